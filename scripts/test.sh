@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Install everything the test suite needs on a fresh machine, then run it (lint + pytest).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python -m pip install --quiet --disable-pip-version-check torch==2.13.0  # the CPU build; plain torch pulls CUDA
+python -m pip install --quiet --disable-pip-version-check -e ".[test]"
+if ! command -v chromium >/dev/null 2>&1; then  # headless browser for the web-app tests (Debian's package)
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+ruff check src tests bench scripts
+python -m pytest -q -p no:cacheprovider

@@ -1,0 +1,318 @@
+"""The ``commet`` command: a thin layer over the Python API.
+
+Every user error (bad dataset, unknown model, run conflict) ends as one line on stderr and
+exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+
+from commet.format.problems import FormatError
+from commet.judges.base import UnknownJudgeError
+from commet.models.base import UnknownModelError
+
+app = typer.Typer(help="CoMMET: multi-turn, multimodal Theory of Mind evaluation.", no_args_is_help=True,
+                  pretty_exceptions_enable=False, add_completion=False)
+console = Console(width=None if sys.stdout.isatty() else 200)
+err_console = Console(stderr=True)
+
+EXIT_USAGE = 2
+
+
+def fail(message: str) -> NoReturn:
+    err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(EXIT_USAGE)
+
+
+class OnOff(str, Enum):
+    on = "on"
+    off = "off"
+
+
+class FeedbackChoice(str, Enum):
+    original = "original"
+    correctness = "correctness"
+    none = "none"
+
+
+class ConvertTarget(str, Enum):
+    jsonl = "jsonl"
+    pipe = "pipe"
+    hf = "hf"
+
+
+def _load(path: str):  # noqa: ANN202 - returns Dataset
+    from commet.format import load_dataset
+
+    try:
+        return load_dataset(path)
+    except FormatError as exc:
+        fail(str(exc))
+    except RuntimeError as exc:
+        fail(str(exc))
+
+
+@app.command()
+def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSON file, HF folder or 'sample'.")]) -> None:
+    """Check a dataset; print every problem as `file:line story=ID turn=K field=F: message`."""
+    from commet.format import has_errors, validate_path
+
+    problems = validate_path(path)
+    for problem in problems:
+        typer.echo(str(problem))
+    errors = sum(p.severity == "error" for p in problems)
+    warnings = len(problems) - errors
+    typer.echo(f"{errors} errors, {warnings} warnings", err=True)
+    raise typer.Exit(EXIT_USAGE if has_errors(problems) else 0)
+
+
+@app.command()
+def stats(path: Annotated[str, typer.Argument(help="Dataset folder, file or 'sample'.")] = "sample",
+          as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False) -> None:
+    """Dataset statistics: StoryTurns per task and category, turns and questions per StoryTurn, images."""
+    from dataclasses import asdict
+
+    from rich.table import Table
+
+    from commet.format import dataset_stats
+
+    figures = dataset_stats(_load(path))
+    if as_json:
+        typer.echo(json.dumps(asdict(figures), indent=2))
+        return
+    summary = Table(title="Dataset")
+    summary.add_column("figure")
+    summary.add_column("value", justify="right")
+    for label, value in [("StoryTurns", figures.storyturns), ("questions", figures.questions),
+                         ("images", figures.images), ("text-complete", figures.text_complete),
+                         ("image-dependent", figures.image_dependent),
+                         ("turns per StoryTurn (mean)", f"{figures.turns_mean:.2f}"),
+                         ("turns per StoryTurn (max)", figures.turns_max),
+                         ("questions per StoryTurn (mean)", f"{figures.questions_mean:.2f}"),
+                         ("questions per StoryTurn (max)", figures.questions_max)]:
+        summary.add_row(label, str(value))
+    console.print(summary)
+    tasks = Table(title="StoryTurns per task")
+    for column in ("task", "StoryTurns", "mean turns"):
+        tasks.add_column(column)
+    for task, count in figures.per_task.items():
+        tasks.add_row(task, str(count), f"{figures.turns_per_task.get(task, 0):.2f}")
+    console.print(tasks)
+    categories = Table(title="StoryTurns per category")
+    categories.add_column("category")
+    categories.add_column("StoryTurns", justify="right")
+    for category, count in figures.per_category.items():
+        categories.add_row(category, str(count))
+    console.print(categories)
+
+
+@app.command()
+def convert(
+    source: Annotated[str, typer.Argument(help="Input: dataset folder, canonical JSONL, pipe JSON/JSONL, HF folder.")],
+    to: Annotated[ConvertTarget, typer.Option(help="Output format.")],
+    out: Annotated[Path, typer.Option(help="Output file (.jsonl/.json) or folder.")],
+    task: Annotated[str | None, typer.Option(help="Task id for input StoryTurns that carry none.")] = None,
+) -> None:
+    """Convert between the pipe format, canonical JSONL / dataset folders and Hugging Face folders."""
+    dataset = _load(source)
+    if task is not None:
+        from commet.taxonomy import TASKS_BY_ID
+
+        if task not in TASKS_BY_ID:
+            fail(f"unknown task {task!r}")
+        for st in dataset.storyturns:
+            if st.task == "unknown":
+                st.task = task
+                st.category = TASKS_BY_ID[task].category_for(st.image_dependent)
+                st.mental_states = st.mental_states or list(TASKS_BY_ID[task].mental_states)
+    for warning in dataset.warnings:
+        typer.echo(str(warning), err=True)
+    if to is ConvertTarget.pipe:
+        if out.suffix == ".json":
+            from commet.format import to_pipe_record
+
+            out.write_text(json.dumps([to_pipe_record(st) for st in dataset], indent=2, ensure_ascii=False) + "\n",
+                           encoding="utf-8")
+        else:
+            dataset.save_pipe(out)
+    elif to is ConvertTarget.hf:
+        try:
+            dataset.save_hf(out)
+        except RuntimeError as exc:
+            fail(str(exc))
+    elif out.suffix == ".jsonl":
+        with out.open("w", encoding="utf-8") as handle:
+            for st in dataset:
+                handle.write(st.model_dump_json() + "\n")
+    else:
+        dataset.save(out)
+    typer.echo(f"wrote {len(dataset)} StoryTurns to {out}")
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of one canonical StoryTurn line."""
+    from commet.format import storyturn_json_schema
+
+    typer.echo(json.dumps(storyturn_json_schema(), indent=2))
+
+
+@app.command("eval")
+def eval_command(
+    model: Annotated[str, typer.Option(help="Model spec, e.g. baseline:first-option, openai:gpt-4o, replay:FILE.")],
+    dataset: Annotated[str, typer.Option(help="Dataset folder/file or 'sample'.")] = "sample",
+    judge: Annotated[str, typer.Option(help="Judge spec: rules, a model spec, or panel:A,B,C.")] = "rules",
+    images: Annotated[OnOff, typer.Option(help="Attach pictures.")] = OnOff.on,
+    feedback: Annotated[FeedbackChoice, typer.Option(help="Feedback condition.")] = FeedbackChoice.original,
+    concurrency: Annotated[int, typer.Option(min=1, help="StoryTurns in flight at once.")] = 8,
+    db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite"),
+    run: Annotated[str | None, typer.Option(help="Run name (default: model|dataset|settings).")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N StoryTurns.")] = None,
+    system_prompt: Annotated[str | None, typer.Option(help="System prompt (default: the built-in one).")] = None,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
+    max_tokens: Annotated[int, typer.Option(help="Maximum tokens per reply.")] = 512,
+    seed: Annotated[int | None, typer.Option(help="Sampling seed, where the provider supports it.")] = None,
+    quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+) -> None:
+    """Run a model over a dataset, judged online, into a resumable SQLite store; print the results."""
+    from commet.engine import EvalSettings, RunConflictError, evaluate_async
+    from commet.engine.conversation import DEFAULT_SYSTEM_PROMPT
+    from commet.judges.registry import create_judge
+    from commet.models.base import GenerationSettings
+    from commet.models.registry import create_model
+
+    try:
+        the_model = create_model(model)
+        the_judge = create_judge(judge)
+    except (UnknownModelError, UnknownJudgeError) as exc:
+        fail(str(exc))
+    data = _load(dataset)
+    settings = EvalSettings(images=images.value, feedback=feedback.value,
+                            system_prompt=DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt,
+                            generation=GenerationSettings(temperature=temperature, max_tokens=max_tokens, seed=seed),
+                            limit=limit)
+    from commet.cli.progress import live_progress
+
+    with live_progress(enabled=not quiet, total=min(limit or len(data), len(data))) as on_progress:
+        try:
+            summary = asyncio.run(evaluate_async(the_model, data, judge=the_judge, db=db, run=run, settings=settings,
+                                                 concurrency=concurrency, on_progress=on_progress))
+        except RunConflictError as exc:
+            fail(str(exc))
+        finally:
+            asyncio.run(_close(the_model, the_judge))
+    done = summary.progress
+    console.print(f"run [bold]{summary.run.name}[/bold]: this time {done.model_calls} model calls, "
+                  f"{done.cached_calls} answered from the store, {done.errors} errors", highlight=False)
+    _print_report(db, [summary.run.name])
+
+
+async def _close(*things: object) -> None:
+    for thing in things:
+        await thing.aclose()  # type: ignore[attr-defined]
+
+
+def _open_store(db: Path):  # noqa: ANN202 - returns Store
+    from commet.store import Store
+
+    if not db.exists():
+        fail(f"no results store at {db}")
+    return Store(db)
+
+
+def _print_report(db: Path, names: list[str] | None, fmt: str = "table") -> None:
+    from commet.reports import accuracy_table, run_metrics, select_runs, to_csv, to_markdown
+    from commet.reports.tables import to_rich
+
+    with _open_store(db) as store:
+        try:
+            runs = select_runs(store, names)
+        except KeyError as exc:
+            fail(str(exc.args[0]))
+        header, rows = accuracy_table([run_metrics(store, r) for r in runs], counts=fmt != "table")
+    if fmt == "markdown":
+        typer.echo(to_markdown(header, rows), nl=False)
+    elif fmt == "csv":
+        typer.echo(to_csv(header, rows), nl=False)
+    else:
+        console.print(to_rich(header, rows))
+
+
+class ReportFormat(str, Enum):
+    table = "table"
+    markdown = "markdown"
+    csv = "csv"
+
+
+@app.command()
+def report(
+    db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite"),
+    run: Annotated[list[str] | None, typer.Option(help="Run name; repeat for several (default: all).")] = None,
+    fmt: Annotated[ReportFormat, typer.Option("--format", help="Output format.")] = ReportFormat.table,
+) -> None:
+    """Story accuracy overall, per category and subset, question accuracy and undecided counts, side by side."""
+    _print_report(db, run, fmt.value)
+
+
+@app.command()
+def runs(db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite")) -> None:
+    """List the runs in a store."""
+    from rich.table import Table
+
+    with _open_store(db) as store:
+        table = Table(title=f"Runs in {db}")
+        for column in ("name", "model", "judge", "dataset", "status", "stories", "started", "finished"):
+            table.add_column(column, overflow="fold")
+        for r in store.runs():
+            table.add_row(r.name, r.model, r.judge, r.dataset_name, r.status, str(r.story_count), r.started_at,
+                          r.finished_at or "")
+    console.print(table)
+
+
+@app.command()
+def export(
+    run: Annotated[str, typer.Option(help="Run name.")],
+    out: Annotated[Path, typer.Option(help="Output JSONL file.")],
+    db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite"),
+) -> None:
+    """Write one JSON line per turn: prompt as sent, images, response, expected, verdict."""
+    from commet.reports.export import export_run
+
+    with _open_store(db) as store:
+        record = store.get_run(run)
+        if record is None:
+            fail(f"no run named {run!r} in {db}")
+        count = export_run(store, record, out)
+    typer.echo(f"wrote {count} turns to {out}")
+
+
+def _register_optional_commands() -> None:
+    """Sub-commands that live in their own modules (generation, judges, apps)."""
+    import importlib
+
+    for module_name, name in (("commet.cli.generate", "generate"),):
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        app.add_typer(module.app, name=name)
+
+
+_register_optional_commands()
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted; run the same command again to resume\n")
+        sys.exit(130)

@@ -1,0 +1,52 @@
+"""The engine: one conversation per StoryTurn, online judging, resumable runs in a SQLite store.
+
+``evaluate`` is the notebook-friendly entry point; ``commet eval`` is a thin layer over it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from commet.engine.conversation import DEFAULT_SYSTEM_PROMPT, apply_branch_rules, choose_feedback, user_text
+from commet.engine.runner import Engine, EvalSettings, Progress, RunConflictError, RunSummary
+from commet.format.dataset import Dataset, load_dataset
+from commet.judges.base import Judge
+from commet.judges.registry import create_judge
+from commet.models.base import GenerationSettings, Model
+from commet.models.registry import create_model
+from commet.store.sqlite import Store
+
+
+async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sample", *, judge: str | Judge = "rules",
+                         db: str | Path | Store = "commet.sqlite", run: str | None = None,
+                         settings: EvalSettings | None = None, concurrency: int = 8,
+                         on_progress: Callable[[Progress], None] | None = None) -> RunSummary:
+    """Run (or resume) one evaluation and return its summary; results are in the store."""
+    data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
+    the_model = create_model(model) if isinstance(model, str) else model
+    the_judge = create_judge(judge) if isinstance(judge, str) else judge
+    store = db if isinstance(db, Store) else Store(db)
+    try:
+        engine = Engine(model=the_model, judge=the_judge, store=store, dataset=data, settings=settings,
+                        concurrency=concurrency, on_progress=on_progress)
+        return await engine.run(run)
+    finally:
+        if isinstance(model, str):
+            await the_model.aclose()
+        if isinstance(judge, str):
+            await the_judge.aclose()
+        if not isinstance(db, Store):
+            store.close()
+
+
+def evaluate(model: str | Model, dataset: str | Path | Dataset = "sample", **kwargs: object) -> RunSummary:
+    """Synchronous :func:`evaluate_async` for scripts and notebooks without a running loop."""
+    return asyncio.run(evaluate_async(model, dataset, **kwargs))  # type: ignore[arg-type]
+
+
+__all__ = [
+    "DEFAULT_SYSTEM_PROMPT", "Engine", "EvalSettings", "GenerationSettings", "Progress", "RunConflictError",
+    "RunSummary", "apply_branch_rules", "choose_feedback", "evaluate", "evaluate_async", "user_text",
+]

@@ -1,0 +1,279 @@
+"""The engine: runs a dataset through a model, one conversation per StoryTurn, judged online.
+
+Many StoryTurns are in flight at once (``concurrency`` workers); the turns of one story run
+strictly in order because each turn's feedback depends on the judged previous answer.
+Every model call and LLM judgment goes through the store's cache, so a killed run started
+again with the same settings resumes without repeating completed calls, and a repeat of a
+finished run makes no call at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from commet.engine.conversation import (
+    DEFAULT_SYSTEM_PROMPT,
+    FeedbackCondition,
+    PreviousOutcome,
+    apply_branch_rules,
+    choose_feedback,
+    user_text,
+)
+from commet.format.dataset import Dataset
+from commet.format.model import StoryTurn
+from commet.judges.base import Judge, JudgeRequest, Verdict
+from commet.models.base import (
+    GenerationSettings,
+    ImagePart,
+    Message,
+    Model,
+    ModelCallError,
+    ModelRequest,
+    TextPart,
+)
+from commet.store.sqlite import RunRecord, Store
+
+
+class EvalSettings(BaseModel):
+    """Everything about a run that changes its results; recorded with the run and hashed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    images: Literal["on", "off"] = "on"
+    feedback: FeedbackCondition = "original"
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    generation: GenerationSettings = Field(default_factory=GenerationSettings)
+    image_max_side: int = 1024
+    image_format: Literal["png", "jpeg"] = "png"
+    limit: int | None = None
+
+
+class RunConflictError(ValueError):
+    """A run name already used with other settings, model, judge or dataset."""
+
+
+@dataclass
+class Progress:
+    """Live counters, passed to the progress callback after every turn."""
+
+    stories_total: int = 0
+    stories_done: int = 0
+    questions: int = 0
+    questions_right: int = 0
+    model_calls: int = 0
+    cached_calls: int = 0
+    errors: int = 0
+
+
+@dataclass
+class RunSummary:
+    run: RunRecord
+    progress: Progress
+    call_counts: dict[str, int] = field(default_factory=dict)
+
+
+def _package_version() -> str:
+    from commet import __version__
+
+    return __version__
+
+
+def config_hash(model: Model, judge: Judge, settings: EvalSettings, dataset_hash: str) -> str:
+    payload = {"model": model.identity(), "judge": judge.name, "settings": settings.model_dump(),
+               "dataset": dataset_hash}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def default_run_name(model: Model, settings: EvalSettings, dataset: Dataset) -> str:
+    return f"{model.spec}@{dataset.name}:images={settings.images},feedback={settings.feedback}"
+
+
+class Engine:
+    """Runs one (model, judge, settings, dataset) combination into a store."""
+
+    def __init__(self, *, model: Model, judge: Judge, store: Store, dataset: Dataset,
+                 settings: EvalSettings | None = None, concurrency: int = 8,
+                 on_progress: Callable[[Progress], None] | None = None):
+        self.model = model
+        self.judge = judge
+        self.store = store
+        self.dataset = dataset
+        self.settings = settings or EvalSettings()
+        self.concurrency = max(1, concurrency)
+        self.on_progress = on_progress
+        self.progress = Progress()
+        self._images: dict[str, ImagePart] = {}
+
+    # run bookkeeping ------------------------------------------------------------------------------
+    def open_run(self, name: str | None) -> RunRecord:
+        dataset_hash = self.dataset.content_hash()
+        digest = config_hash(self.model, self.judge, self.settings, dataset_hash)
+        name = name or default_run_name(self.model, self.settings, self.dataset)
+        existing = self.store.get_run(name)
+        if existing is not None:
+            if existing.config_hash != digest:
+                raise RunConflictError(
+                    f"run {name!r} already exists in {self.store.path} with another model, judge, dataset or "
+                    "settings; pick another --run name")
+            return existing
+        return self.store.create_run(
+            name=name, model=self.model.spec, judge=self.judge.name,
+            settings={**self.settings.model_dump(), "model_identity": self.model.identity()},
+            config_hash=digest, dataset_name=self.dataset.name, dataset_hash=dataset_hash,
+            package_version=_package_version(), story_count=len(self._stories()))
+
+    def _stories(self) -> list[StoryTurn]:
+        stories = self.dataset.storyturns
+        return stories[: self.settings.limit] if self.settings.limit is not None else stories
+
+    async def run(self, name: str | None = None) -> RunSummary:
+        run = self.open_run(name)
+        stories = self._stories()
+        done = self.store.finished_stories(run.id)
+        self.progress = Progress(stories_total=len(stories), stories_done=len(done & {s.id for s in stories}))
+        todo = [(position, st) for position, st in enumerate(stories) if st.id not in done]
+        if todo:
+            self.store.set_run_status(run.id, "running")
+            queue: asyncio.Queue[tuple[int, StoryTurn]] = asyncio.Queue()
+            for item in todo:
+                queue.put_nowait(item)
+            workers = [asyncio.create_task(self._worker(run, queue)) for _ in range(min(self.concurrency, len(todo)))]
+            try:
+                await asyncio.gather(*workers)
+            except BaseException:
+                for worker in workers:
+                    worker.cancel()
+                raise
+        self.store.set_run_status(run.id, "done")
+        final = self.store.get_run(run.name)
+        assert final is not None
+        return RunSummary(final, self.progress, self.store.call_counts(run.id))
+
+    async def _worker(self, run: RunRecord, queue: asyncio.Queue[tuple[int, StoryTurn]]) -> None:
+        while True:
+            try:
+                position, storyturn = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            await self.run_story(run, position, storyturn)
+
+    # one story ------------------------------------------------------------------------------------
+    def image_part(self, image_id: str) -> ImagePart:
+        """The picture as every provider receives it: the run's size and format policy applied once."""
+        if image_id not in self._images:
+            from commet.models.images import prepare_image
+
+            data, mime = prepare_image(self.dataset.image_bytes(image_id), max_side=self.settings.image_max_side,
+                                       fmt=self.settings.image_format)
+            self._images[image_id] = ImagePart(data=data, mime=mime, image_id=image_id)
+        return self._images[image_id]
+
+    async def run_story(self, run: RunRecord, position: int, storyturn: StoryTurn) -> None:
+        messages: list[Message] = []
+        if self.settings.system_prompt:
+            messages.append(Message.text("system", self.settings.system_prompt))
+        previous: PreviousOutcome | None = None
+        active_branch: int | None = None
+        context: list[str] = []
+        status, story_correct = "done", True
+        for k, turn in enumerate(storyturn.turns):
+            feedback_text, feedback_kind = choose_feedback(turn.feedback, previous, self.settings.feedback)
+            text = user_text(feedback_text, turn)
+            parts: list[TextPart | ImagePart] = [TextPart(text)]
+            images: list[dict[str, str]] = []
+            if turn.image and self.settings.images == "on":
+                image = self.image_part(turn.image)
+                parts.append(image)
+                images.append({"id": turn.image, "sha256": image.sha256})
+            messages.append(Message("user", tuple(parts)))
+            request = ModelRequest(tuple(messages), self.settings.generation, tags={"story_id": storyturn.id, "turn": k})
+            row: dict[str, object] = {"prompt": text, "images_json": json.dumps(images), "feedback_kind": feedback_kind,
+                                      "expected_json": json.dumps(turn.answers)}
+            try:
+                reply, model_key = await self._call_model(run, storyturn.id, k, request)
+            except ModelCallError as exc:
+                self.store.record_turn(run.id, storyturn.id, k, **row, error_kind=exc.kind, error=str(exc))
+                self.progress.errors += 1
+                status, story_correct = "failed", False
+                break
+            messages.append(Message.text("assistant", reply))
+            judge_request = JudgeRequest(
+                story_id=storyturn.id, task=storyturn.task, turn=k, context=tuple(context), story=turn.story,
+                question=turn.question, expected=tuple(turn.answers), response=reply, active_branch=active_branch)
+            verdict, judgment_key = await self._call_judge(run, judge_request)
+            score = apply_branch_rules(turn, verdict, active_branch)
+            active_branch = score.active_branch
+            self.store.record_turn(
+                run.id, storyturn.id, k, **row, response=reply, outcome=verdict.outcome,
+                correct=None if score.correct is None else int(score.correct), branch=score.branch,
+                active_branch=active_branch, judge=verdict.judge or self.judge.name, rationale=score.reason,
+                model_key=model_key, judgment_key=judgment_key,
+                error_kind=verdict.details.get("error_kind") if verdict.details else None, error=None)
+            self.progress.questions += 1
+            self.progress.questions_right += int(score.correct is True)
+            story_correct = story_correct and score.correct is True
+            context.append(f"Story: {turn.story}\nQuestion: {turn.question}\nReply: {reply}")
+            previous = PreviousOutcome(score.correct, score.branch, tuple(turn.answers))
+            if self.on_progress:
+                self.on_progress(self.progress)
+        self.store.record_story(
+            run.id, storyturn.id, position=position, task=storyturn.task, category=storyturn.category,
+            image_dependent=int(storyturn.image_dependent), source=storyturn.source, status=status,
+            correct=int(story_correct) if status == "done" else None)
+        self.progress.stories_done += 1
+        if self.on_progress:
+            self.on_progress(self.progress)
+
+    async def _call_model(self, run: RunRecord, story_id: str, turn: int, request: ModelRequest) -> tuple[str, str]:
+        key = self.model.cache_key(request)
+        cached = self.store.cached_model_call(key)
+        if cached is not None:
+            self.store.record_model_call(run_id=run.id, story_id=story_id, turn=turn, key=key, model=self.model.spec,
+                                         request={}, response_text=cached["response_text"], cached=True)
+            self.progress.cached_calls += 1
+            return cached["response_text"], key
+        started = time.perf_counter()
+        try:
+            response = await self.model.generate(request)
+        except ModelCallError as exc:
+            self.store.record_model_call(run_id=run.id, story_id=story_id, turn=turn, key=key, model=self.model.spec,
+                                         request=request.fingerprint(), response_text=None,
+                                         latency_s=time.perf_counter() - started, error_kind=exc.kind, error=str(exc))
+            raise
+        latency = time.perf_counter() - started
+        self.store.record_model_call(
+            run_id=run.id, story_id=story_id, turn=turn, key=key, model=self.model.spec,
+            request=request.fingerprint(), response_text=response.text, finish_reason=response.finish_reason,
+            input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens,
+            latency_s=latency, attempts=response.attempts)
+        self.progress.model_calls += 1
+        return response.text, key
+
+    async def _call_judge(self, run: RunRecord, request: JudgeRequest) -> tuple[Verdict, str | None]:
+        if not self.judge.cacheable:
+            return await self.judge.judge(request), None
+        key = self.judge.cache_key(request)
+        cached = self.store.cached_judgment(key)
+        if cached is not None:
+            self.store.record_judgment(run_id=run.id, story_id=request.story_id, turn=request.turn, key=key,
+                                       judge=cached["judge"], request={}, outcome=cached["outcome"],
+                                       branch=cached["branch"], rationale=cached["rationale"], details={},
+                                       latency_s=0.0, cached=True)
+            return Verdict(cached["outcome"], cached["branch"], cached["rationale"], cached["judge"],
+                           json.loads(cached["details_json"])), key
+        started = time.perf_counter()
+        verdict = await self.judge.judge(request)
+        self.store.record_judgment(run_id=run.id, story_id=request.story_id, turn=request.turn, key=key,
+                                   judge=verdict.judge or self.judge.name, request=request.fingerprint(),
+                                   outcome=verdict.outcome, branch=verdict.branch, rationale=verdict.rationale,
+                                   details=verdict.details, latency_s=time.perf_counter() - started,
+                                   error=str(verdict.details.get("error")) if verdict.details.get("error") else None)
+        return verdict, key

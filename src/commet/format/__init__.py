@@ -1,0 +1,14 @@
+"""The StoryTurn format: canonical model, pipe import/export, datasets, validation, stats."""
+
+from commet.format.dataset import Dataset, bundled_sample_path, load_dataset, read_storyturns
+from commet.format.model import AnswerFeedback, Feedback, StoryTurn, Turn, storyturn_json_schema
+from commet.format.pipe import to_pipe, to_pipe_record
+from commet.format.problems import FormatError, Problem
+from commet.format.stats import DatasetStats, dataset_stats
+from commet.format.validate import has_errors, validate_dataset, validate_path
+
+__all__ = [
+    "AnswerFeedback", "Dataset", "DatasetStats", "Feedback", "FormatError", "Problem", "StoryTurn", "Turn",
+    "bundled_sample_path", "dataset_stats", "has_errors", "load_dataset", "read_storyturns",
+    "storyturn_json_schema", "to_pipe", "to_pipe_record", "validate_dataset", "validate_path",
+]

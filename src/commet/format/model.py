@@ -1,0 +1,95 @@
+"""The canonical StoryTurn model (shared/spec/storyturn.md, sections 1 to 4).
+
+Feedback and branches are structured fields here, never strings to be re-parsed: the
+pipe format of the paper is only an import/export syntax (see :mod:`commet.format.pipe`).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class AnswerFeedback(BaseModel):
+    """Feedback shown when the previous turn was answered with one particular branch answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    answer: str = Field(description="The previous turn's expected answer this text belongs to, as written there.")
+    text: str
+
+
+class Feedback(BaseModel):
+    """Text shown at the START of a turn, chosen by how the previous turn's question was answered.
+
+    ``right``/``wrong`` is the booklet's "If right: ...; If wrong: ..." form; ``by_answer`` is
+    "If the previous answer is A: ...; If the previous answer is B: ..."; ``always`` is
+    unconditional text. An answer-keyed turn falls back to ``wrong`` when the previous answer
+    matched no branch.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    right: str | None = None
+    wrong: str | None = None
+    by_answer: list[AnswerFeedback] = Field(default_factory=list)
+    always: str | None = None
+
+    def is_empty(self) -> bool:
+        return not (self.right or self.wrong or self.by_answer or self.always)
+
+
+class Turn(BaseModel):
+    """One turn of a StoryTurn: feedback, story, question, optional picture, expected answer(s)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    story: str = ""
+    feedback: Feedback | None = None
+    question: str
+    image: str | None = Field(default=None, description="Image id; resolved against the dataset's images/ folder.")
+    answers: list[str] = Field(
+        min_length=1,
+        description="Expected answer(s). More than one makes this turn a branch point: any one is right "
+        "and the one given fixes the story's active branch.",
+    )
+
+    @field_validator("image")
+    @classmethod
+    def _empty_image_is_none(cls, value: str | None) -> str | None:
+        return value.strip() or None if value is not None else None
+
+    @property
+    def is_branch_point(self) -> bool:
+        return len(self.answers) > 1
+
+
+class StoryTurn(BaseModel):
+    """A short story told across several turns, with one question per turn."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    task: str
+    category: str
+    mental_states: list[str] = Field(default_factory=list)
+    image_dependent: bool = False
+    source: str = "unknown"
+    turns: list[Turn] = Field(min_length=1)
+    meta: dict[str, object] = Field(default_factory=dict, description="Free-form extras (scene files, notes).")
+
+    @property
+    def images(self) -> list[str]:
+        return [t.image for t in self.turns if t.image]
+
+    def branch_count(self) -> int:
+        """Number of branches of this story (1 when it has no branch point)."""
+        counts = {len(t.answers) for t in self.turns if t.is_branch_point}
+        return max(counts) if counts else 1
+
+
+def storyturn_json_schema() -> dict[str, object]:
+    """The published JSON Schema of one canonical JSONL line."""
+    schema = StoryTurn.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://commet-bench.org/schema/storyturn-1.json"
+    return schema

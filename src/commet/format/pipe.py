@@ -1,0 +1,246 @@
+"""The paper's pipe format, both ways (spec section 2).
+
+A turn is ``story | feedback | question | image | answer``; a StoryTurn is a list of such
+strings. Real files are messy, so the reader:
+
+* splits on ``|`` outside double quotes (straight or curly), falling back to a plain split
+  when quotes are unbalanced, and strips whitespace around every field;
+* parses feedback written as ``If right: ...; If wrong: ...`` or
+  ``If the previous answer is A: ...; If the previous answer is B: ...``;
+* decides whether semicolons in an answer separate BRANCHES or sit inside one explanation
+  from the story's structure (see :func:`decide_branches`), never from the character alone,
+  and reports what stays ambiguous as a warning.
+
+Image ids are kept as written; :class:`commet.format.dataset.Dataset` resolves them to files.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from commet.format.model import AnswerFeedback, Feedback, StoryTurn, Turn
+from commet.format.problems import FormatError, Problem
+
+FIELDS = ("story", "feedback", "question", "image", "answer")
+_QUOTE_PAIRS = {'"': '"', "\u201c": "\u201d"}
+
+
+def split_outside_quotes(text: str, sep: str) -> list[str]:
+    """Split ``text`` on ``sep`` where it is not inside a double-quoted span."""
+    parts: list[str] = []
+    current: list[str] = []
+    closing: str | None = None
+    for char in text:
+        if closing is not None:
+            if char == closing:
+                closing = None
+        elif char in _QUOTE_PAIRS:
+            closing = _QUOTE_PAIRS[char]
+        elif char == sep:
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    parts.append("".join(current))
+    if closing is not None:  # unbalanced quotes: the quote-aware split is meaningless
+        return text.split(sep)
+    return parts
+
+
+def split_turn_fields(text: str) -> list[str] | None:
+    """The five stripped fields of one pipe turn, or None when they cannot be found."""
+    for fields in (split_outside_quotes(text, "|"), text.split("|")):
+        if len(fields) == len(FIELDS):
+            return [f.strip() for f in fields]
+    return None
+
+
+_FEEDBACK_MARKER = re.compile(
+    r"(?i)(?:^|(?<=[\s;.!?]))if\s+(?:"
+    r"(?P<rw>right|wrong|correct|incorrect)"
+    r"|(?:the\s+)?(?:previous\s+)?(?:answer|choice)\s+(?:is|was)\s+(?P<ans>[^:]{1,80}?)"
+    r")\s*:"
+)
+
+
+def parse_feedback(text: str) -> Feedback | None:
+    """Structured feedback from its pipe text; unconditional text becomes ``always``."""
+    text = text.strip()
+    if not text:
+        return None
+    matches = list(_FEEDBACK_MARKER.finditer(text))
+    feedback = Feedback()
+    head = text[: matches[0].start()] if matches else text
+    head = head.strip().rstrip(";").strip()
+    if head:
+        feedback.always = head
+    for index, match in enumerate(matches):
+        end = matches[index + 1].start() if index + 1 < len(matches) else len(text)
+        body = text[match.end() : end].strip().rstrip(";").strip()
+        if match.group("rw"):
+            if match.group("rw").lower() in ("right", "correct"):
+                feedback.right = body
+            else:
+                feedback.wrong = body
+        else:
+            answer = match.group("ans").strip().strip("\"'\u201c\u201d").strip()
+            feedback.by_answer.append(AnswerFeedback(answer=answer, text=body))
+    return feedback
+
+
+def format_feedback(feedback: Feedback | None) -> str:
+    """The pipe text of structured feedback (inverse of :func:`parse_feedback`)."""
+    if feedback is None or feedback.is_empty():
+        return ""
+    pieces: list[str] = []
+    if feedback.always:
+        pieces.append(feedback.always)
+    if feedback.right is not None:
+        pieces.append(f"If right: {feedback.right}")
+    if feedback.wrong is not None:
+        pieces.append(f"If wrong: {feedback.wrong}")
+    pieces.extend(f"If the previous answer is {fb.answer}: {fb.text}" for fb in feedback.by_answer)
+    return "; ".join(pieces)
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9 ]+", "", text.lower()).strip()
+
+
+def _looks_like_option(part: str) -> bool:
+    words = part.split()
+    return 0 < len(words) <= 5 and not part[0].islower() and not part.lower().startswith("because")
+
+
+@dataclass
+class BranchDecision:
+    """Answers per turn after deciding what each semicolon means, plus what stayed ambiguous."""
+
+    answers: list[list[str]]
+    notes: list[tuple[int, str]] = field(default_factory=list)  # (turn, message) warnings
+
+
+def decide_branches(raw_answers: list[str], questions: list[str], feedbacks: list[Feedback | None]) -> BranchDecision:
+    """Decide, for a whole story, which semicolons separate branches.
+
+    A turn's semicolon-separated parts are branches when they look like short options and the
+    story corroborates it: the next turn's feedback is keyed by those answers, another turn
+    has the same number of option-like parts, or the question names the options. Parts that
+    continue a sentence (lower-case start, "because ...") are one explanatory answer.
+    """
+    parts = [[p.strip() for p in split_outside_quotes(a, ";") if p.strip()] for a in raw_answers]
+    option_like = {k: len(p) > 1 and all(_looks_like_option(x) for x in p) for k, p in enumerate(parts)}
+    count_votes: dict[int, int] = {}
+    for k, p in enumerate(parts):
+        if option_like[k]:
+            count_votes[len(p)] = count_votes.get(len(p), 0) + 1
+
+    decision = BranchDecision(answers=[])
+    for k, p in enumerate(parts):
+        if len(p) <= 1:
+            decision.answers.append([raw_answers[k].strip()] if raw_answers[k].strip() else [])
+            continue
+        next_feedback = feedbacks[k + 1] if k + 1 < len(feedbacks) else None
+        keyed = {_norm(fb.answer) for fb in next_feedback.by_answer} if next_feedback else set()
+        keyed_match = bool(keyed) and {_norm(x) for x in p} <= keyed
+        named_in_question = all(_norm(x) and _norm(x) in _norm(questions[k]) for x in p)
+        shared_count = count_votes.get(len(p), 0) >= 2
+        if keyed_match or (option_like[k] and (shared_count or named_in_question)):
+            decision.answers.append(p)
+        elif option_like[k]:
+            decision.answers.append(p)
+            decision.notes.append((k, f"treated {len(p)} semicolon-separated parts as branches, but no other "
+                                      "turn, feedback or the question corroborates it"))
+        else:
+            decision.answers.append([raw_answers[k].strip()])
+            if all(_looks_like_option(x) for x in p[1:]) and not p[0].lower().startswith("because"):
+                decision.notes.append((k, "semicolons read as part of one explanatory answer; check whether "
+                                          "they were meant as branches"))
+    return decision
+
+
+@dataclass
+class RawStoryTurn:
+    """A StoryTurn as found in a pipe file: its turn strings and whatever record fields came with it."""
+
+    turns: list[str]
+    id: str | None = None
+    task: str | None = None
+    category: str | None = None
+    image_dependent: bool | None = None
+    mental_states: list[str] | None = None
+    source: str | None = None
+    line: int | None = None
+
+
+def parse_storyturn(raw: RawStoryTurn, *, file: str, default_id: str) -> tuple[StoryTurn, list[Problem]]:
+    """Parse one pipe StoryTurn. Raises FormatError on a malformed turn; returns warnings."""
+    from commet.taxonomy import TASKS_BY_ID
+
+    story_id = raw.id or default_id
+    problems: list[Problem] = []
+    rows: list[list[str]] = []
+    for k, text in enumerate(raw.turns):
+        if not isinstance(text, str):
+            raise FormatError([Problem(file, raw.line, story_id, k, None, f"turn must be a string, got {type(text).__name__}")])
+        fields = split_turn_fields(text)
+        if fields is None:
+            count = len(text.split("|"))
+            raise FormatError([Problem(file, raw.line, story_id, k, None,
+                                       f"expected 5 fields (story | feedback | question | image | answer) "
+                                       f"separated by '|', found {count}")])
+        rows.append(fields)
+    if not rows:
+        raise FormatError([Problem(file, raw.line, story_id, None, "turns", "a StoryTurn needs at least one turn")])
+
+    feedbacks: list[Feedback | None] = []
+    for k, row in enumerate(rows):
+        try:
+            feedbacks.append(parse_feedback(row[1]))
+        except ValueError as exc:  # pydantic validation of an odd feedback
+            raise FormatError([Problem(file, raw.line, story_id, k, "feedback", str(exc).splitlines()[0])]) from None
+    decision = decide_branches([r[4] for r in rows], [r[2] for r in rows], feedbacks)
+    problems.extend(Problem(file, raw.line, story_id, k, "answer", msg, "warning") for k, msg in decision.notes)
+
+    turns: list[Turn] = []
+    for k, row in enumerate(rows):
+        if not row[2]:
+            raise FormatError([Problem(file, raw.line, story_id, k, "question", "empty question")])
+        if not decision.answers[k]:
+            raise FormatError([Problem(file, raw.line, story_id, k, "answer", "empty answer")])
+        turns.append(Turn(story=row[0], feedback=feedbacks[k], question=row[2], image=row[3] or None,
+                          answers=decision.answers[k]))
+
+    task = raw.task or "unknown"
+    known = TASKS_BY_ID.get(task)
+    image_dependent = bool(raw.image_dependent)
+    category = raw.category or (known.category_for(image_dependent) if known else "unknown")
+    mental_states = raw.mental_states if raw.mental_states is not None else (list(known.mental_states) if known else [])
+    storyturn = StoryTurn(id=story_id, task=task, category=category, mental_states=mental_states,
+                          image_dependent=image_dependent, source=raw.source or "pipe", turns=turns)
+    return storyturn, problems
+
+
+def format_turn(turn: Turn) -> str:
+    """One turn as a pipe string."""
+    return " | ".join([turn.story, format_feedback(turn.feedback), turn.question, turn.image or "",
+                       "; ".join(turn.answers)])
+
+
+def to_pipe(storyturn: StoryTurn) -> list[str]:
+    """A StoryTurn as the paper's list of pipe strings."""
+    return [format_turn(turn) for turn in storyturn.turns]
+
+
+def to_pipe_record(storyturn: StoryTurn) -> dict[str, object]:
+    """A pipe record that keeps every StoryTurn-level field, so nothing is lost on the way back."""
+    return {
+        "id": storyturn.id,
+        "task": storyturn.task,
+        "category": storyturn.category,
+        "image_dependent": storyturn.image_dependent,
+        "mental_states": storyturn.mental_states,
+        "source": storyturn.source,
+        "storyturn": to_pipe(storyturn),
+    }

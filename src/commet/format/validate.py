@@ -1,0 +1,119 @@
+"""Dataset validation: every problem located to file, line, story, turn and field."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from commet.format.dataset import Dataset, load_dataset
+from commet.format.model import StoryTurn
+from commet.format.problems import FormatError, Problem
+from commet.taxonomy import CATEGORIES, MENTAL_STATES, TASKS_BY_ID
+
+_CONDITIONAL_LOOKING = re.compile(r"(?i)^\s*if\b[^:]{0,80}:")
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.sub(r"[^a-z0-9' ]+", " ", text.lower()).split())
+
+
+def _contains_phrase(haystack: str, needle: str) -> bool:
+    return bool(needle) and re.search(rf"(?<![a-z0-9']){re.escape(needle)}(?![a-z0-9'])", haystack) is not None
+
+
+def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None) -> list[Problem]:
+    """Problems of one StoryTurn (structure, feedback, branches, images, leaks)."""
+    file = dataset.source_file
+    line = line if line is not None else dataset.lines.get(st.id)
+    problems: list[Problem] = []
+
+    def add(turn: int | None, field: str | None, message: str, severity: str = "error") -> None:
+        problems.append(Problem(file, line, st.id, turn, field, message, severity))  # type: ignore[arg-type]
+
+    task = TASKS_BY_ID.get(st.task)
+    if task is None:
+        add(None, "task", f"unknown task {st.task!r}")
+    elif st.category not in (task.category, task.image_category):
+        add(None, "category", f"category {st.category!r} does not match task {st.task!r} "
+                              f"(expected {task.category_for(st.image_dependent)!r})", "warning")
+    if st.category not in CATEGORIES and task is not None:
+        add(None, "category", f"unknown category {st.category!r}")
+    for state in st.mental_states:
+        if state not in MENTAL_STATES:
+            add(None, "mental_states", f"unknown mental state {state!r}", "warning")
+    if st.image_dependent and not st.images:
+        add(None, "image_dependent", "image-dependent StoryTurn has no image")
+
+    branch_counts = {k: len(t.answers) for k, t in enumerate(st.turns) if t.is_branch_point}
+    if len(set(branch_counts.values())) > 1:
+        first_turn, first_count = next(iter(branch_counts.items()))
+        for k, count in branch_counts.items():
+            if count != first_count:
+                add(k, "answer", f"{count} branch answers, but turn {first_turn} has {first_count}: "
+                                 "branch counts must line up across the story")
+
+    for k, turn in enumerate(st.turns):
+        fb = turn.feedback
+        if fb is not None and not fb.is_empty():
+            if k == 0:
+                conditional = fb.right or fb.wrong or fb.by_answer
+                add(k, "feedback", "feedback on the first turn: there is no previous answer to react to",
+                    "error" if conditional else "warning")
+            if fb.always and _CONDITIONAL_LOOKING.match(fb.always):
+                add(k, "feedback", f"unrecognised feedback condition in {fb.always[:40]!r}; "
+                                   "write 'If right: ...; If wrong: ...' or 'If the previous answer is A: ...'")
+            if k > 0 and fb.by_answer:
+                previous = {_norm(a) for a in st.turns[k - 1].answers}
+                for entry in fb.by_answer:
+                    if _norm(entry.answer) not in previous:
+                        add(k, "feedback", f"feedback keyed by answer {entry.answer!r}, which is not an expected "
+                                           f"answer of turn {k - 1} ({'; '.join(st.turns[k - 1].answers)})")
+            for name, text in (("right", fb.right), ("wrong", fb.wrong)):
+                if text is not None and not text.strip():
+                    add(k, "feedback", f"empty 'If {name}' feedback text")
+        if turn.image and not dataset.has_image(turn.image):
+            add(k, "image", f"image {turn.image!r} not found")
+        if not turn.question.strip():
+            add(k, "question", "empty question")
+        story = _norm(turn.story)
+        question = _norm(turn.question)
+        for answer in turn.answers:
+            if not answer.strip():
+                add(k, "answer", "empty answer")
+                continue
+            norm = _norm(answer)
+            if not _contains_phrase(story, norm) or _contains_phrase(question, norm):
+                continue
+            if len(norm.split()) >= 3:
+                add(k, "answer", f"answer {answer!r} appears verbatim in this turn's story text (leak)")
+            else:
+                add(k, "answer", f"answer {answer!r} appears in this turn's story text and is not an option "
+                                 "named by the question (possible leak)", "warning")
+    return problems
+
+
+def validate_dataset(dataset: Dataset) -> list[Problem]:
+    problems = list(dataset.warnings)
+    seen: dict[str, int | None] = {}
+    for index, st in enumerate(dataset.storyturns):
+        line = dataset.line_list[index] if index < len(dataset.line_list) else dataset.lines.get(st.id)
+        if st.id in seen:
+            problems.append(Problem(dataset.source_file, line, st.id, None, "id",
+                                    f"duplicate id (first at line {seen[st.id]})"))
+        else:
+            seen[st.id] = line
+        problems.extend(validate_storyturn(st, dataset, line))
+    return problems
+
+
+def validate_path(path: str | Path) -> list[Problem]:
+    """Load and validate; a file that cannot be read yields its located problem instead of raising."""
+    try:
+        dataset = load_dataset(path)
+    except FormatError as exc:
+        return exc.problems
+    return validate_dataset(dataset)
+
+
+def has_errors(problems: list[Problem]) -> bool:
+    return any(p.severity == "error" for p in problems)

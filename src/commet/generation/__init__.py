@@ -1,0 +1,1 @@
+"""Dataset generators: ways to produce new StoryTurns (procedural, from a world model)."""

@@ -1,0 +1,294 @@
+"""A small world model: who is where, who sees and hears what, and what each agent believes.
+
+The world is one-dimensional from left (x=0) to right (x=1), seen from the front: agents,
+places (containers and surfaces) and occluders stand at an ``x``; things lie on or in a
+place, or are carried by an agent. An agent sees a thing when both are in the room, the
+thing is not inside a closed container or a pocket, and no occluder stands between them.
+
+Events (put, move, take, say, harm, leave, enter) change the state and are witnessed
+only by agents that perceive them; beliefs, desires and knowledge are updated from what
+each agent perceived, never from reality. Story answers are read off this state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from commet.generation.procedural.lexicon import COLOURS, SIZE_WORDS, Kind
+
+#: Spacing (in world x units) of things standing side by side on one place.
+SLOT = 0.075
+
+
+@dataclass
+class Agent:
+    """A character: where they stand, whether they are in the room, and their mind."""
+
+    id: str
+    name: str
+    pronoun: str  # "she" or "he"
+    adult: bool
+    shirt: str  # colour name
+    x: float
+    present: bool = True
+    expression: str = "neutral"  # "happy", "sad", "cross", "scared", "neutral"
+    beliefs: dict[str, str] = field(default_factory=dict)  # thing id -> place id this agent thinks it is in
+    desires: list[str] = field(default_factory=list)  # wanted things or kinds, latest last
+    thinks_wants: dict[str, str] = field(default_factory=dict)  # other agent id -> what this agent thinks they want
+    memories: list[int] = field(default_factory=list)  # indexes of the events this agent perceived
+    busy: bool = False  # cannot hear (on the phone, outside, running a tap)
+
+    @property
+    def poss(self) -> str:
+        return "her" if self.pronoun == "she" else "his"
+
+    @property
+    def obj(self) -> str:
+        return "her" if self.pronoun == "she" else "him"
+
+
+@dataclass
+class Thing:
+    """An object with visible attributes and a location (a place id or an agent id)."""
+
+    id: str
+    kind: Kind
+    colour: str
+    location: str
+    size: int = 2  # 1 small, 2 middle-sized, 3 big
+    feature: str | None = None  # "sunglasses", "bow", "spots"
+    owner: str | None = None
+    noun_override: str | None = None  # a story word for the thing ("birthday card") when the kind is generic
+
+    @property
+    def noun(self) -> str:
+        return self.noun_override or self.kind.noun
+
+    def describe(self, size: bool = False, colour: bool = True) -> str:
+        """``big red ball``-style description, without article."""
+        words = ([SIZE_WORDS[self.size]] if size else []) + ([self.colour] if colour else []) + [self.noun]
+        return " ".join(words)
+
+
+@dataclass
+class Place:
+    """A container (closed ones hide their contents) or a surface, or an off-stage place (not drawn)."""
+
+    id: str
+    kind: str  # "box", "basket", "toy chest", "table", "shelf", "bag", "lunchbox", "offstage"
+    colour: str
+    x: float
+    closed: bool = False
+    name: str = ""  # how the story calls it ("the red box")
+
+    @property
+    def drawn(self) -> bool:
+        return self.kind != "offstage"
+
+
+@dataclass
+class Occluder:
+    """A screen, plant or cupboard that blocks the line of sight across it."""
+
+    id: str
+    kind: str
+    x: float
+
+
+@dataclass
+class Event:
+    """Something that happened, with the agents who perceived it."""
+
+    kind: str  # "put", "move", "take", "say", "harm", "leave", "enter", "request"
+    actor: str
+    witnesses: frozenset[str]
+    thing: str | None = None
+    src: str | None = None
+    dst: str | None = None
+    claim: str | None = None  # for "say": the place the speaker claims the thing is in
+    speaker_belief: str | None = None  # for "say": where the speaker thought it was when speaking
+    truth: str | None = None  # for "say": where it really was
+    knowing: bool = False  # for "harm": the actor knew whose thing it was
+
+
+class World:
+    """The state of one story, with perception and belief updates."""
+
+    def __init__(self, room: str) -> None:
+        self.room = room
+        self.agents: dict[str, Agent] = {}
+        self.things: dict[str, Thing] = {}
+        self.places: dict[str, Place] = {}
+        self.occluders: dict[str, Occluder] = {}
+        self.events: list[Event] = []
+
+    # --- building -----------------------------------------------------------------------
+    def add(self, item: Agent | Thing | Place | Occluder) -> None:
+        """Add an entity; agents in the room at once see what they can see."""
+        table = {Agent: self.agents, Thing: self.things, Place: self.places, Occluder: self.occluders}[type(item)]
+        if item.id in self.all_ids():
+            raise ValueError(f"duplicate id {item.id!r}")
+        table[item.id] = item
+        for agent in self.agents.values():
+            self._look(agent)
+
+    def all_ids(self) -> set[str]:
+        return {*self.agents, *self.things, *self.places, *self.occluders}
+
+    # --- geometry and perception ---------------------------------------------------------
+    def contents(self, place_id: str) -> list[Thing]:
+        """Things in or on a place (or carried by an agent), in insertion order."""
+        return [t for t in self.things.values() if t.location == place_id]
+
+    def thing_x(self, thing_id: str) -> float:
+        """Where a thing stands: things on one place are spread side by side around its x."""
+        thing = self.things[thing_id]
+        holder = self.places.get(thing.location) or self.agents.get(thing.location)
+        if holder is None:
+            raise KeyError(f"{thing_id} is in unknown location {thing.location!r}")
+        if isinstance(holder, Agent) or (isinstance(holder, Place) and holder.closed):
+            return holder.x
+        siblings = [t.id for t in self.contents(thing.location)]
+        index = siblings.index(thing_id)
+        return holder.x + (index - (len(siblings) - 1) / 2) * SLOT
+
+    def hidden_by(self, thing_id: str) -> str | None:
+        """The closed container or the agent (pocket) hiding a thing from everyone, if any."""
+        location = self.things[thing_id].location
+        if location in self.agents:
+            return location
+        place = self.places[location]
+        return place.id if place.closed or not place.drawn else None
+
+    def blocked(self, x0: float, x1: float) -> Occluder | None:
+        """The first occluder strictly between two x positions, if any."""
+        low, high = sorted((x0, x1))
+        for occ in self.occluders.values():
+            if low < occ.x < high:
+                return occ
+        return None
+
+    def can_see(self, agent_id: str, thing_id: str) -> bool:
+        agent = self.agents[agent_id]
+        if not agent.present or self.hidden_by(thing_id) is not None:
+            return False
+        return self.blocked(agent.x, self.thing_x(thing_id)) is None
+
+    def visible_things(self, agent_id: str) -> list[str]:
+        return [t for t in self.things if self.can_see(agent_id, t)]
+
+    def _sees_spot(self, agent: Agent, x: float) -> bool:
+        return agent.present and self.blocked(agent.x, x) is None
+
+    def _look(self, agent: Agent) -> None:
+        """An agent updates beliefs about every thing they can see right now."""
+        for thing_id in self.visible_things(agent.id):
+            agent.beliefs[thing_id] = self.things[thing_id].location
+
+    def _record(self, event: Event) -> Event:
+        self.events.append(event)
+        for agent_id in event.witnesses:
+            self.agents[agent_id].memories.append(len(self.events) - 1)
+        return event
+
+    # --- events -------------------------------------------------------------------------
+    def leave(self, agent_id: str) -> Event:
+        agent = self.agents[agent_id]
+        agent.present = False
+        return self._record(Event("leave", agent_id, frozenset({agent_id})))
+
+    def enter(self, agent_id: str) -> Event:
+        agent = self.agents[agent_id]
+        agent.present = True
+        self._look(agent)
+        return self._record(Event("enter", agent_id, frozenset({agent_id})))
+
+    def put(self, actor_id: str, thing_id: str, place_id: str, kind: str = "put") -> Event:
+        """Move a thing; agents who see where it came from or where it goes (and the actor) learn it."""
+        thing = self.things[thing_id]
+        src = thing.location
+        src_x = self.thing_x(thing_id)
+        thing.location = place_id
+        dst_x = self.thing_x(thing_id)
+        witnesses = {actor_id} | {
+            a.id for a in self.agents.values() if self._sees_spot(a, src_x) or self._sees_spot(a, dst_x)
+        }
+        for agent_id in witnesses:
+            self.agents[agent_id].beliefs[thing_id] = place_id
+        return self._record(Event(kind, actor_id, frozenset(witnesses), thing=thing_id, src=src, dst=place_id))
+
+    def take(self, actor_id: str, thing_id: str) -> Event:
+        """The actor picks a thing up and keeps it (in a pocket: hidden from everyone)."""
+        return self.put(actor_id, thing_id, actor_id, kind="take")
+
+    def hearers(self, speaker_id: str) -> list[str]:
+        return [a.id for a in self.agents.values() if a.present and not a.busy and a.id != speaker_id]
+
+    def say_where(self, speaker_id: str, thing_id: str, claim: str) -> Event:
+        """The speaker says the thing is at ``claim``; hearers who have no better knowledge believe it."""
+        speaker = self.agents[speaker_id]
+        heard = self.hearers(speaker_id)
+        for agent_id in heard:
+            self.agents[agent_id].beliefs[thing_id] = claim
+        return self._record(Event("say", speaker_id, frozenset({speaker_id, *heard}), thing=thing_id, claim=claim,
+                                  speaker_belief=speaker.beliefs.get(thing_id),
+                                  truth=self.things[thing_id].location))
+
+    def request(self, agent_id: str, wanted: str) -> Event:
+        """The agent says what they want; who hears it now thinks that is what the agent wants."""
+        self.agents[agent_id].desires.append(wanted)
+        heard = self.hearers(agent_id)
+        for other in heard:
+            self.agents[other].thinks_wants[agent_id] = wanted
+        return self._record(Event("request", agent_id, frozenset({agent_id, *heard}), claim=wanted))
+
+    def harm(self, actor_id: str, place_id: str) -> Event:
+        """The actor spoils whatever is in a place; knowing if they believed it was someone else's."""
+        thing = self.contents(place_id)[0]
+        believed_there = self.believed_contents(actor_id, place_id)
+        knowing = thing.id in believed_there and thing.owner not in (None, actor_id)
+        witnesses = {actor_id} | {a.id for a in self.agents.values() if self._sees_spot(a, self.places[place_id].x)}
+        return self._record(Event("harm", actor_id, frozenset(witnesses), thing=thing.id, src=place_id,
+                                  knowing=knowing))
+
+    # --- queries ------------------------------------------------------------------------
+    def belief(self, agent_id: str, thing_id: str) -> str:
+        """Where the agent thinks the thing is (KeyError if they have no idea)."""
+        return self.agents[agent_id].beliefs[thing_id]
+
+    def believed_contents(self, agent_id: str, place_id: str) -> list[str]:
+        return [t for t, p in self.agents[agent_id].beliefs.items() if p == place_id]
+
+    def has_false_belief(self, agent_id: str, thing_id: str) -> bool:
+        return self.belief(agent_id, thing_id) != self.things[thing_id].location
+
+    def perceived(self, agent_id: str, event: Event) -> bool:
+        return agent_id in event.witnesses
+
+    def missed_events(self, agent_id: str, thing_id: str) -> list[Event]:
+        """Events that changed where a thing is and that the agent did not perceive."""
+        return [e for e in self.events if e.thing == thing_id and e.kind in ("put", "move", "take")
+                and agent_id not in e.witnesses]
+
+    def last_seen_event(self, agent_id: str, thing_id: str) -> Event | None:
+        seen = [e for e in self.events if e.thing == thing_id and agent_id in e.witnesses]
+        return seen[-1] if seen else None
+
+    def is_lie(self, event: Event) -> bool:
+        """A statement is a lie when the speaker believed otherwise, whatever the truth was."""
+        return event.kind == "say" and event.speaker_belief is not None and event.speaker_belief != event.claim
+
+    def is_false(self, event: Event) -> bool:
+        return event.kind == "say" and event.truth != event.claim
+
+    def naughty(self, event: Event) -> bool:
+        """Moral judgement: a harm is naughty when done knowingly (intent), not by mistake."""
+        return event.kind == "harm" and event.knowing
+
+    def place_name(self, place_id: str) -> str:
+        if place_id in self.agents:
+            return f"{self.agents[place_id].name}'s pocket"
+        return self.places[place_id].name
+
+    def colour_rgb(self, name: str) -> tuple[int, int, int]:
+        return COLOURS[name]

@@ -1,0 +1,70 @@
+"""The judge interface: decide whether one reply matches one turn's expected answer(s).
+
+A judge only says whether the reply matches, and WHICH expected answer (branch) it
+matched. The engine applies the story's branch rules (spec section 3) on top, so every
+judge, from rules to LLM panels, shares one semantics.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+Outcome = Literal["correct", "incorrect", "undecided"]
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """Everything a judge may look at: the story so far, the question, expected answers, the reply."""
+
+    story_id: str
+    task: str
+    turn: int
+    context: tuple[str, ...]  # earlier turns as "story / question / reply" texts, oldest first
+    story: str
+    question: str
+    expected: tuple[str, ...]
+    response: str
+    active_branch: int | None = None  # the story's branch so far, if fixed
+
+    def fingerprint(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass
+class Verdict:
+    outcome: Outcome
+    branch: int | None = None  # index into expected of the answer the reply matched
+    rationale: str = ""
+    judge: str = ""  # who judged: "rules", "openai:gpt-4o@judge-v1", "human:alice", ...
+    details: dict[str, object] = field(default_factory=dict)  # e.g. panel members' verdicts
+
+    @property
+    def correct(self) -> bool | None:
+        return None if self.outcome == "undecided" else self.outcome == "correct"
+
+
+class Judge(ABC):
+    """Decides replies. ``name`` identifies judge and prompt version in the store."""
+
+    name: str
+    #: Whether verdicts are stored in the judgment cache (an LLM judge's are; the free rules judge's are not).
+    cacheable: bool = True
+
+    def cache_key(self, request: JudgeRequest) -> str:
+        payload = json.dumps({"judge": self.name, "request": request.fingerprint()}, sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+    @abstractmethod
+    async def judge(self, request: JudgeRequest) -> Verdict:
+        """Judge one reply."""
+
+    async def aclose(self) -> None:
+        """Release clients."""
+
+
+class UnknownJudgeError(ValueError):
+    """A judge spec that cannot be built."""

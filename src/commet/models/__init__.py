@@ -1,0 +1,20 @@
+"""Models: the interface, the spec registry, baselines, replay and the providers."""
+
+from commet.models.base import (
+    GenerationSettings,
+    ImagePart,
+    Message,
+    Model,
+    ModelCallError,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    UnknownModelError,
+    Usage,
+)
+from commet.models.registry import create_model, parse_spec
+
+__all__ = [
+    "GenerationSettings", "ImagePart", "Message", "Model", "ModelCallError", "ModelRequest", "ModelResponse",
+    "TextPart", "UnknownModelError", "Usage", "create_model", "parse_spec",
+]

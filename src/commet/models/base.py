@@ -1,0 +1,147 @@
+"""The model interface: one async call per conversation turn.
+
+A provider implements :class:`Model` in its own module and is named in
+:mod:`commet.models.registry`; the engine never changes for a new provider. Batching
+backends (transformers, vLLM) collect concurrent ``generate`` calls into batches inside
+the model, so the engine stays one-story-one-coroutine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+
+@dataclass(frozen=True)
+class TextPart:
+    text: str
+
+
+@dataclass(frozen=True)
+class ImagePart:
+    """Picture bytes as sent to every provider (the run's image policy already applied)."""
+
+    data: bytes
+    mime: str
+    image_id: str
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+
+Part = TextPart | ImagePart
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Literal["system", "user", "assistant"]
+    parts: tuple[Part, ...]
+
+    @classmethod
+    def text(cls, role: Literal["system", "user", "assistant"], text: str) -> Message:
+        return cls(role, (TextPart(text),))
+
+    @property
+    def text_content(self) -> str:
+        return "\n\n".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+    @property
+    def images(self) -> list[ImagePart]:
+        return [p for p in self.parts if isinstance(p, ImagePart)]
+
+    def fingerprint(self) -> dict[str, object]:
+        """JSON-able form with pictures replaced by their hashes (what the store keeps)."""
+        return {
+            "role": self.role,
+            "parts": [
+                {"text": p.text} if isinstance(p, TextPart) else {"image": p.image_id, "sha256": p.sha256, "mime": p.mime}
+                for p in self.parts
+            ],
+        }
+
+
+class GenerationSettings(BaseModel):
+    """Sampling settings, recorded with every run and part of every call's cache key."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    temperature: float = 0.0
+    max_tokens: int = 512
+    seed: int | None = None
+    top_p: float | None = None
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    messages: tuple[Message, ...]
+    settings: GenerationSettings = field(default_factory=GenerationSettings)
+    #: Where the call comes from (story_id, turn). Not part of the cache key; replay models read it.
+    tags: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+
+    def fingerprint(self) -> dict[str, object]:
+        return {"messages": [m.fingerprint() for m in self.messages], "settings": self.settings.model_dump()}
+
+
+@dataclass
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
+
+
+@dataclass
+class ModelResponse:
+    text: str
+    usage: Usage = field(default_factory=Usage)
+    finish_reason: str | None = None
+    attempts: int = 1
+
+
+class ModelCallError(Exception):
+    """A call that failed for good (after retries): recorded per call, never scored as a wrong answer."""
+
+    def __init__(self, message: str, *, kind: str = "error", status: int | None = None, retryable: bool = False):
+        super().__init__(message)
+        self.kind = kind  # e.g. "http_400", "auth", "refusal", "timeout", "connection", "rate_limit"
+        self.status = status
+        self.retryable = retryable
+
+
+class UnknownModelError(ValueError):
+    """A model spec that names no known provider or cannot be built."""
+
+
+class Model(ABC):
+    """A chat model. ``spec`` is its ``provider:name`` string without secrets."""
+
+    spec: str
+
+    def identity(self) -> dict[str, object]:
+        """What makes two instances give the same answer to the same request (part of the cache key).
+
+        Never includes API keys.
+        """
+        return {"spec": self.spec}
+
+    def cache_key(self, request: ModelRequest) -> str:
+        payload = json.dumps({"model": self.identity(), "request": request.fingerprint()}, sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+    @abstractmethod
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        """Answer the conversation in ``request``; raise :class:`ModelCallError` on a final failure."""
+
+    def estimated_cost(self, usage: Usage) -> float | None:
+        """Estimated US dollars for ``usage``, when the provider's prices are known."""
+        return None
+
+    async def aclose(self) -> None:
+        """Release clients, engines and pools."""

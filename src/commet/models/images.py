@@ -1,0 +1,66 @@
+"""The run's image policy: the exact bytes every provider receives for a picture.
+
+:func:`prepare_image` decodes the picture, applies its EXIF orientation (providers
+disagree on whether they honour it), downsizes it so that its longer side is at most
+``max_side`` pixels (Lanczos, aspect ratio kept), drops all metadata and re-encodes it
+with fixed settings. The output is a pure function of the input bytes and the arguments
+(for a given Pillow version), so every provider gets the same bytes and the engine can
+record their sha256. Animated images keep their first frame.
+"""
+
+from __future__ import annotations
+
+import io
+
+from PIL import Image, ImageOps
+
+FORMATS = {"png": ("PNG", "image/png"), "jpeg": ("JPEG", "image/jpeg"), "jpg": ("JPEG", "image/jpeg"),
+           "webp": ("WEBP", "image/webp")}
+
+
+def _normalise_mode(image: Image.Image, pil_format: str) -> Image.Image:
+    if image.mode == "P":
+        image = image.convert("RGBA" if "transparency" in image.info else "RGB")
+    if pil_format == "JPEG":
+        if image.mode in ("RGBA", "LA"):
+            background = Image.new("RGB", image.size, (255, 255, 255))
+            background.paste(image.convert("RGBA"), mask=image.convert("RGBA").getchannel("A"))
+            return background
+        if image.mode not in ("RGB", "L"):
+            return image.convert("RGB")
+        return image
+    if image.mode not in ("1", "L", "LA", "RGB", "RGBA"):
+        has_alpha = "A" in image.getbands()
+        return image.convert("RGBA" if has_alpha else "RGB")
+    return image
+
+
+def prepare_image(data: bytes, *, max_side: int = 1024, fmt: str = "png") -> tuple[bytes, str]:
+    """Return ``(bytes, mime)``: ``data`` oriented, downsized to ``max_side`` and re-encoded as ``fmt``."""
+    key = fmt.lower()
+    if key not in FORMATS:
+        raise ValueError(f"unsupported image format {fmt!r} (use one of: {', '.join(FORMATS)})")
+    if max_side < 1:
+        raise ValueError("max_side must be positive")
+    pil_format, mime = FORMATS[key]
+    with Image.open(io.BytesIO(data)) as opened:
+        opened.seek(0)
+        image = ImageOps.exif_transpose(opened.copy())
+    image = _normalise_mode(image, pil_format)
+    width, height = image.size
+    longest = max(width, height)
+    if longest > max_side:
+        scale = max_side / longest
+        size = (max(1, round(width * scale)), max(1, round(height * scale)))
+        if image.mode == "1":
+            image = image.convert("L")
+        image = image.resize(size, Image.Resampling.LANCZOS)
+    image.info = {}
+    out = io.BytesIO()
+    if pil_format == "PNG":
+        image.save(out, format="PNG", optimize=False, compress_level=6)
+    elif pil_format == "JPEG":
+        image.save(out, format="JPEG", quality=90, optimize=False, progressive=False, subsampling=0)
+    else:
+        image.save(out, format="WEBP", lossless=True, quality=80, method=4, exact=False)
+    return out.getvalue(), mime

@@ -1,0 +1,78 @@
+"""Estimated list prices, USD per million tokens (input, output).
+
+ESTIMATES ONLY: prices were copied from the providers' public price pages (standard tier,
+no batch or cache discounts, short-context rates where prices are tiered) and change
+often. Reports must label costs computed from this table as estimates. A run can
+override them with the model options ``price_in`` / ``price_out`` (USD per million
+tokens); models served from a custom ``base_url`` (vLLM, Ollama ...) get no price
+unless those options are given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from commet.models.base import UnknownModelError, Usage
+
+#: provider -> model name prefix -> (input, output) USD per 1M tokens. Longest prefix wins,
+#: so dated snapshots ("gpt-4o-mini-2024-07-18") find their family.
+PRICES: dict[str, dict[str, tuple[float, float]]] = {
+    "openai": {
+        "gpt-4o": (2.50, 10.00),
+        "gpt-4o-mini": (0.15, 0.60),
+        "gpt-4.1": (2.00, 8.00),
+        "gpt-4.1-mini": (0.40, 1.60),
+        "gpt-4.1-nano": (0.10, 0.40),
+        "gpt-5": (1.25, 10.00),
+        "gpt-5-mini": (0.25, 2.00),
+        "gpt-5-nano": (0.05, 0.40),
+        "o3": (2.00, 8.00),
+        "o3-mini": (1.10, 4.40),
+        "o4-mini": (1.10, 4.40),
+    },
+    "anthropic": {
+        "claude-3-5-haiku": (0.80, 4.00),
+        "claude-3-7-sonnet": (3.00, 15.00),
+        "claude-haiku-4-5": (1.00, 5.00),
+        "claude-sonnet-4": (3.00, 15.00),
+        "claude-opus-4": (15.00, 75.00),
+        "claude-opus-4-5": (5.00, 25.00),
+    },
+    "google": {
+        "gemini-2.0-flash": (0.10, 0.40),
+        "gemini-2.0-flash-lite": (0.075, 0.30),
+        "gemini-2.5-flash": (0.30, 2.50),
+        "gemini-2.5-flash-lite": (0.10, 0.40),
+        "gemini-2.5-pro": (1.25, 10.00),
+        "gemini-3-pro": (2.00, 12.00),
+    },
+}
+
+
+def lookup(provider: str, model: str) -> tuple[float, float] | None:
+    """(input, output) USD per million tokens for the longest matching prefix, if known."""
+    table = PRICES.get(provider, {})
+    name = model.rsplit("/", 1)[-1].lower()
+    best = None
+    for prefix, price in table.items():
+        if name.startswith(prefix) and (best is None or len(prefix) > len(best[0])):
+            best = (prefix, price)
+    return best[1] if best else None
+
+
+def price_for(provider: str, model: str, options: Mapping[str, str]) -> tuple[float, float] | None:
+    """The price a model instance uses: options first, else the table (only for the official endpoint)."""
+    if "price_in" in options or "price_out" in options:
+        try:
+            return float(options.get("price_in", 0) or 0), float(options.get("price_out", 0) or 0)
+        except ValueError:
+            raise UnknownModelError("price_in / price_out must be numbers (USD per million tokens)") from None
+    if options.get("base_url"):
+        return None
+    return lookup(provider, model)
+
+
+def cost(price: tuple[float, float] | None, usage: Usage) -> float | None:
+    if price is None:
+        return None
+    return (usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1_000_000

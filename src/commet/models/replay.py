@@ -1,0 +1,51 @@
+"""``replay:PATH``: answers from a JSON file ``{story_id: [reply for turn 0, reply for turn 1, ...]}``.
+
+Used by tests and to re-score recorded answers (for example a human study's) with the
+same engine, feedback and judges as any model. Option ``delay`` (seconds) simulates latency.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from pathlib import Path
+
+from commet.models.base import Model, ModelCallError, ModelRequest, ModelResponse, UnknownModelError
+
+
+class ReplayModel(Model):
+    def __init__(self, replies: dict[str, list[str]], *, source: str, digest: str, delay: float = 0.0):
+        self.replies = replies
+        self.spec = f"replay:{source}"
+        self.digest = digest
+        self.delay = delay
+
+    def identity(self) -> dict[str, object]:
+        return {"spec": "replay", "sha256": self.digest}
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        story_id = str(request.tags.get("story_id"))
+        turn = int(request.tags.get("turn", 0))  # type: ignore[arg-type]
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        replies = self.replies.get(story_id)
+        if replies is None or turn >= len(replies):
+            raise ModelCallError(f"replay file has no reply for story {story_id!r} turn {turn}", kind="replay_missing")
+        return ModelResponse(text=replies[turn])
+
+
+def create(name: str, options: dict[str, str]) -> ReplayModel:
+    path = Path(name)
+    try:
+        raw = path.read_bytes()
+        data = json.loads(raw)
+    except FileNotFoundError:
+        raise UnknownModelError(f"replay file {name!r} not found") from None
+    except json.JSONDecodeError as exc:
+        raise UnknownModelError(f"replay file {name!r}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+    if not isinstance(data, dict) or not all(isinstance(v, list) and all(isinstance(x, str) for x in v)
+                                             for v in data.values()):
+        raise UnknownModelError(f"replay file {name!r} must map story ids to lists of reply strings")
+    return ReplayModel(data, source=path.name, digest=hashlib.sha256(raw).hexdigest(),
+                       delay=float(options.get("delay", 0.0)))
