@@ -229,8 +229,9 @@ def balloon(d: Draw, cx: int, top: int, r: int, colour: str, string_to: int = GR
     d.ellipse((cx - r, top, cx + r, top + int(2.4 * r)), fill=COLOUR[colour], outline=OUTLINE, width=2)
 
 
-def heart_balloon(d: Draw, cx: int, top: int, size: int, colour: str, string_to: int) -> None:
-    d.line((cx, top + size, cx + 8, string_to), fill=OUTLINE, width=1)
+def heart_balloon(d: Draw, cx: int, top: int, size: int, colour: str, string_to: tuple[int, int]) -> None:
+    """A heart-shaped balloon whose string ends at the point ``string_to`` (a hand)."""
+    d.line((cx, top + size + size // 2, *string_to), fill=OUTLINE, width=1)
     half = size // 2
     d.ellipse((cx - size, top, cx, top + size), fill=COLOUR[colour])
     d.ellipse((cx, top, cx + size, top + size), fill=COLOUR[colour])
@@ -466,12 +467,12 @@ def reference_hard_perspective_1(d: Draw) -> None:
     d.rectangle((18, GROUND - 100, 26, GROUND), fill=(120, 80, 45))  # gate post
     d.rectangle((26, GROUND - 90, 70, GROUND - 20), outline=(120, 80, 45), width=5)  # gate
     person(d, 95, height=175, shirt="red", hair="brown", long_hair=True)
-    pumpkin(d, 185, GROUND, 20)
-    pumpkin(d, 260, GROUND, 32)
-    haystack(d, 355, w=100, h=150)
-    pumpkin(d, 440, GROUND, 48)
-    fence(d, 470, 512, GROUND, 90)
-    person(d, 478, feet=GROUND - 78, height=120, shirt="blue", hair="blond", mood="smile", sitting=True)
+    pumpkin(d, 170, GROUND, 18)
+    pumpkin(d, 240, GROUND, 30)
+    haystack(d, 325, w=90, h=150)
+    pumpkin(d, 412, GROUND, 44)
+    fence(d, 462, 512, GROUND, 90)
+    person(d, 474, feet=GROUND - 84, height=120, shirt="blue", hair="blond", mood="smile", sitting=True)
 
 
 def reference_hard_perspective_2(d: Draw) -> None:
@@ -532,7 +533,7 @@ def second_order_belief_desire_1_gift(d: Draw) -> None:
     """Dad gives Nadia a heart balloon."""
     person(d, 330, height=180, shirt="blue", hair="brown")
     person(d, 170, height=125, shirt="yellow", hair="black", skin="dark", long_hair=True)
-    heart_balloon(d, 250, 50, 40, "red", string_to=240)
+    heart_balloon(d, 262, 60, 40, "red", string_to=(295, 226))
 
 
 #: file stem -> (scene, drawing function). File names match the turn's image id plus ".png".

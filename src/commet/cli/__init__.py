@@ -211,9 +211,11 @@ def eval_command(
         finally:
             asyncio.run(_close(the_model, the_judge))
     done = summary.progress
+    from commet.cli.reporting import print_report
+
     console.print(f"run [bold]{summary.run.name}[/bold]: this time {done.model_calls} model calls, "
                   f"{done.cached_calls} answered from the store, {done.errors} errors", highlight=False)
-    _print_report(db, [summary.run.name])
+    print_report(db, [summary.run.name])
 
 
 async def _close(*things: object) -> None:
@@ -221,93 +223,25 @@ async def _close(*things: object) -> None:
         await thing.aclose()  # type: ignore[attr-defined]
 
 
-def _open_store(db: Path):  # noqa: ANN202 - returns Store
-    from commet.store import Store
-
-    if not db.exists():
-        fail(f"no results store at {db}")
-    return Store(db)
+#: Command modules, one per concern: each has ``register(app)`` or is a sub-app ``app``. A module's
+#: optional dependencies are imported inside its commands, so every command is always listed.
+COMMAND_MODULES = ("reporting", "generate", "judging", "review", "study")
 
 
-def _print_report(db: Path, names: list[str] | None, fmt: str = "table") -> None:
-    from commet.reports import accuracy_table, run_metrics, select_runs, to_csv, to_markdown
-    from commet.reports.tables import to_rich
-
-    with _open_store(db) as store:
-        try:
-            runs = select_runs(store, names)
-        except KeyError as exc:
-            fail(str(exc.args[0]))
-        header, rows = accuracy_table([run_metrics(store, r) for r in runs], counts=fmt != "table")
-    if fmt == "markdown":
-        typer.echo(to_markdown(header, rows), nl=False)
-    elif fmt == "csv":
-        typer.echo(to_csv(header, rows), nl=False)
-    else:
-        console.print(to_rich(header, rows))
-
-
-class ReportFormat(str, Enum):
-    table = "table"
-    markdown = "markdown"
-    csv = "csv"
-
-
-@app.command()
-def report(
-    db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite"),
-    run: Annotated[list[str] | None, typer.Option(help="Run name; repeat for several (default: all).")] = None,
-    fmt: Annotated[ReportFormat, typer.Option("--format", help="Output format.")] = ReportFormat.table,
-) -> None:
-    """Story accuracy overall, per category and subset, question accuracy and undecided counts, side by side."""
-    _print_report(db, run, fmt.value)
-
-
-@app.command()
-def runs(db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite")) -> None:
-    """List the runs in a store."""
-    from rich.table import Table
-
-    with _open_store(db) as store:
-        table = Table(title=f"Runs in {db}")
-        for column in ("name", "model", "judge", "dataset", "status", "stories", "started", "finished"):
-            table.add_column(column, overflow="fold")
-        for r in store.runs():
-            table.add_row(r.name, r.model, r.judge, r.dataset_name, r.status, str(r.story_count), r.started_at,
-                          r.finished_at or "")
-    console.print(table)
-
-
-@app.command()
-def export(
-    run: Annotated[str, typer.Option(help="Run name.")],
-    out: Annotated[Path, typer.Option(help="Output JSONL file.")],
-    db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite"),
-) -> None:
-    """Write one JSON line per turn: prompt as sent, images, response, expected, verdict."""
-    from commet.reports.export import export_run
-
-    with _open_store(db) as store:
-        record = store.get_run(run)
-        if record is None:
-            fail(f"no run named {run!r} in {db}")
-        count = export_run(store, record, out)
-    typer.echo(f"wrote {count} turns to {out}")
-
-
-def _register_optional_commands() -> None:
-    """Sub-commands that live in their own modules (generation, judges, apps)."""
+def _register_commands() -> None:
     import importlib
+    import importlib.util
 
-    for module_name, name in (("commet.cli.generate", "generate"),):
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        app.add_typer(module.app, name=name)
+    for name in COMMAND_MODULES:
+        if importlib.util.find_spec(f"commet.cli.{name}") is not None:
+            module = importlib.import_module(f"commet.cli.{name}")
+            if hasattr(module, "register"):
+                module.register(app)
+            else:
+                app.add_typer(module.app, name=name)
 
 
-_register_optional_commands()
+_register_commands()
 
 
 def main() -> None:

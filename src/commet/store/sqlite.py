@@ -272,7 +272,7 @@ class Store:
             " SUM(kind='judge' AND cached=0 AND error IS NULL) AS judge_calls,"
             " SUM(kind='judge' AND cached=1) AS judge_cached"
             " FROM call_log WHERE run_id = ?", (run_id,)).fetchone()
-        return {k: int(row[k] or 0) for k in row.keys()}
+        return {k: int(row[k] or 0) for k in row.keys()}  # noqa: SIM118 - sqlite3.Row iterates values
 
     def usage(self, run_id: int) -> dict[str, int]:
         row = self.db.execute(
