@@ -1,0 +1,1 @@
+"""Web apps for people: expert review of StoryTurns (review) and anonymous human studies (study)."""
