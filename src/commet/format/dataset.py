@@ -160,13 +160,12 @@ def bundled_sample_path() -> Path:
 
 def _json_values_with_lines(text: str, file: str) -> Iterator[tuple[int, object]]:
     """Top-level values of a JSON list, or of a JSONL file, each with its 1-based line number."""
-    stripped = text.lstrip()
     decoder = json.JSONDecoder()
-    if stripped.startswith("["):
-        try:
-            decoder.decode(text)
-        except json.JSONDecodeError as exc:
-            raise FormatError([Problem(file, exc.lineno, None, None, None, f"invalid JSON: {exc.msg}")]) from None
+    try:
+        whole = decoder.decode(text)
+    except json.JSONDecodeError:
+        whole = None  # not one JSON document: read it as JSONL below
+    if isinstance(whole, list) and not (whole and all(isinstance(x, str) for x in whole)):
         index = text.index("[") + 1
         while True:
             while index < len(text) and text[index] in " \t\r\n,":

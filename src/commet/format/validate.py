@@ -10,6 +10,7 @@ from commet.format.model import StoryTurn
 from commet.format.problems import FormatError, Problem
 from commet.taxonomy import CATEGORIES, MENTAL_STATES, TASKS_BY_ID
 
+_LEAD_WORDS = re.compile(r"^(?:(?:yes|no)\s+)?(?:because\s+)?")  # the inference is what must not leak
 _CONDITIONAL_LOOKING = re.compile(r"(?i)^\s*if\b[^:]{0,80}:")
 
 
@@ -81,7 +82,7 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None)
             if not answer.strip():
                 add(k, "answer", "empty answer")
                 continue
-            norm = _norm(answer)
+            norm = _LEAD_WORDS.sub("", _norm(answer))
             if not _contains_phrase(story, norm) or _contains_phrase(question, norm):
                 continue
             if len(norm.split()) >= 3:

@@ -24,6 +24,11 @@ class ReplayModel(Model):
     def identity(self) -> dict[str, object]:
         return {"spec": "replay", "sha256": self.digest}
 
+    def cache_key(self, request: ModelRequest) -> str:
+        """Replies depend on the story and turn, not only on the conversation: key on them too."""
+        tags = f"{request.tags.get('story_id')}:{request.tags.get('turn')}"
+        return hashlib.sha256(f"{super().cache_key(request)}:{tags}".encode()).hexdigest()
+
     async def generate(self, request: ModelRequest) -> ModelResponse:
         story_id = str(request.tags.get("story_id"))
         turn = int(request.tags.get("turn", 0))  # type: ignore[arg-type]

@@ -1,0 +1,5 @@
+"""``python -m commet.cli``."""
+
+from commet.cli import main
+
+main()

@@ -1,0 +1,219 @@
+"""The engine: branch and feedback semantics, scoring, determinism, caching and resume."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from commet.cli import app
+from commet.engine import EvalSettings, RunConflictError, evaluate_async
+from commet.format import read_storyturns
+from commet.models.images import prepare_image
+from commet.reports import run_metrics
+from commet.reports.export import turn_records
+from commet.store import Store
+
+DD_RIGHT = ["I like the pear.", "Kim will pick the cookie."]
+
+
+async def run(dataset: Path, model: str, db: Path, name: str = "r", **settings: object):
+    return await evaluate_async(model, dataset, judge="rules", db=db, run=name,
+                                settings=EvalSettings(**settings), concurrency=4)
+
+
+def turns(db: Path, name: str = "r") -> dict[tuple[str, int], dict]:
+    with Store(db) as store:
+        record = store.get_run(name)
+        assert record is not None
+        return {(t["story_id"], t["turn"]): t for t in turn_records(store, record)}
+
+
+async def test_answer_keyed_feedback_and_branch_fixing(pipe_dataset: Path, replay_file, tmp_path: Path) -> None:
+    replies = replay_file({"dd-1": DD_RIGHT, "fb-1": ["The basket.", "No.", "The box."]})
+    await run(pipe_dataset, f"replay:{replies}", tmp_path / "s.sqlite")
+    t = turns(tmp_path / "s.sqlite")
+    assert t[("dd-1", 0)]["correct"] is True and t[("dd-1", 0)]["branch"] == 0
+    assert t[("dd-1", 1)]["prompt"].startswith("So Kim likes the cookie.\n\nKim likes the other snack better.")
+    assert t[("dd-1", 1)]["feedback_kind"] == "answer:Pear"
+    assert t[("dd-1", 1)]["correct"] is True and t[("dd-1", 1)]["branch"] == 0
+
+
+async def test_other_branch_fixes_the_other_expected_answer(pipe_dataset: Path, replay_file, tmp_path: Path) -> None:
+    replies = replay_file({"dd-1": ["The cookie!", "The pear."], "fb-1": ["The basket.", "No.", "The box."]})
+    await run(pipe_dataset, f"replay:{replies}", tmp_path / "s.sqlite")
+    t = turns(tmp_path / "s.sqlite")
+    assert t[("dd-1", 0)]["branch"] == 1
+    assert t[("dd-1", 1)]["prompt"].startswith("So Kim likes the pear.")
+    assert t[("dd-1", 1)]["correct"] is True and t[("dd-1", 1)]["branch"] == 1
+
+
+async def test_later_answer_matching_the_other_branch_is_wrong(pipe_dataset: Path, replay_file,
+                                                               tmp_path: Path) -> None:
+    replies = replay_file({"dd-1": ["Pear", "Pear"], "fb-1": ["The basket.", "No.", "The box."]})
+    await run(pipe_dataset, f"replay:{replies}", tmp_path / "s.sqlite")
+    t = turns(tmp_path / "s.sqlite")
+    assert t[("dd-1", 1)]["correct"] is False
+    assert "story is on branch 0" in t[("dd-1", 1)]["rationale"]
+
+
+async def test_right_and_wrong_feedback_texts(pipe_dataset: Path, replay_file, tmp_path: Path) -> None:
+    right = replay_file({"dd-1": DD_RIGHT, "fb-1": ["The basket.", "No.", "The box."]}, "right.json")
+    wrong = replay_file({"dd-1": DD_RIGHT, "fb-1": ["The box.", "No.", "The box."]}, "wrong.json")
+    await run(pipe_dataset, f"replay:{right}", tmp_path / "s.sqlite", "right")
+    await run(pipe_dataset, f"replay:{wrong}", tmp_path / "s.sqlite", "wrong")
+    ok, bad = turns(tmp_path / "s.sqlite", "right"), turns(tmp_path / "s.sqlite", "wrong")
+    assert ok[("fb-1", 1)]["prompt"] == "Yes, she did not see Ben move it.\n\nIs the ball in the basket now?"
+    assert ok[("fb-1", 1)]["feedback_kind"] == "right"
+    assert bad[("fb-1", 0)]["correct"] is False
+    assert bad[("fb-1", 1)]["prompt"].startswith("Remember, Ana was outside when Ben moved it.\n\n")
+    assert bad[("fb-1", 1)]["feedback_kind"] == "wrong"
+    assert ok[("fb-1", 2)]["prompt"] == "Where is the ball really, the basket or the box?"  # no feedback
+
+
+async def test_correctness_only_and_no_feedback(pipe_dataset: Path, replay_file, tmp_path: Path) -> None:
+    wrong = replay_file({"dd-1": DD_RIGHT, "fb-1": ["The box.", "No.", "The box."]})
+    db = tmp_path / "s.sqlite"
+    await run(pipe_dataset, f"replay:{wrong}", db, "c", feedback="correctness")
+    await run(pipe_dataset, f"replay:{wrong}", db, "n", feedback="none")
+    c, n = turns(db, "c"), turns(db, "n")
+    assert c[("fb-1", 1)]["prompt"] == "That's not right.\n\nIs the ball in the basket now?"
+    assert c[("dd-1", 1)]["prompt"].startswith("That's right.\n\nKim likes")
+    assert n[("fb-1", 1)]["prompt"] == "Is the ball in the basket now?"
+    assert n[("dd-1", 1)]["feedback_kind"] == "none"
+
+
+async def test_story_accuracy_is_all_or_nothing(pipe_dataset: Path, replay_file, tmp_path: Path) -> None:
+    replies = replay_file({"dd-1": DD_RIGHT, "fb-1": ["The basket.", "No.", "In the basket."]})
+    db = tmp_path / "s.sqlite"
+    await run(pipe_dataset, f"replay:{replies}", db)
+    with Store(db) as store:
+        metrics = run_metrics(store, store.get_run("r"))
+    assert (metrics.questions.correct, metrics.questions.total) == (4, 5)
+    assert (metrics.stories.correct, metrics.stories.total) == (1, 2)
+    assert metrics.per_category["Belief"].correct == 0 and metrics.per_category["Desire"].correct == 1
+
+
+async def test_undecided_is_never_correct_and_is_counted(pipe_dataset: Path, replay_file, tmp_path: Path) -> None:
+    replies = replay_file({"dd-1": DD_RIGHT, "fb-1": ["She will look where she left it.", "No.", "The box."]})
+    db = tmp_path / "s.sqlite"
+    await run(pipe_dataset, f"replay:{replies}", db)
+    t = turns(db)
+    assert t[("fb-1", 0)]["correct"] is None
+    assert t[("fb-1", 1)]["feedback_kind"] == "wrong-undecided"
+    with Store(db) as store:
+        metrics = run_metrics(store, store.get_run("r"))
+    assert metrics.undecided_turns == 1 and metrics.stories.correct == 1
+
+
+async def test_images_on_sends_the_prepared_picture_and_records_its_hash(pipe_dataset: Path, replay_file,
+                                                                          tmp_path: Path) -> None:
+    replies = replay_file({"dd-1": DD_RIGHT, "fb-1": ["The basket.", "No.", "The box."]})
+    db = tmp_path / "s.sqlite"
+    await run(pipe_dataset, f"replay:{replies}", db, "on")
+    await run(pipe_dataset, f"replay:{replies}", db, "off", images="off")
+    dataset = read_storyturns(pipe_dataset)
+    prepared, _ = prepare_image(dataset.image_bytes("snack:table:1"))
+    with Store(db) as store:
+        on = store.db.execute("SELECT images_json FROM turns t JOIN runs r ON r.id = t.run_id "
+                              "WHERE r.name = 'on' AND story_id = 'dd-1' AND turn = 0").fetchone()[0]
+        requests = [json.loads(r[0]) for r in store.db.execute("SELECT request_json FROM model_calls")]
+    assert json.loads(on) == [{"id": "snack:table:1", "sha256": hashlib.sha256(prepared).hexdigest()}]
+    assert turns(db, "off")[("dd-1", 0)]["images"] == []
+    sent_images = [p for req in requests for m in req["messages"] for p in m["parts"] if "image" in p]
+    assert sent_images and all(p["sha256"] == hashlib.sha256(prepared).hexdigest() for p in sent_images)
+
+
+async def test_results_do_not_depend_on_concurrency(pipe_dataset: Path, tmp_path: Path) -> None:
+    from commet.format import Dataset
+
+    base = read_storyturns(pipe_dataset)
+    many = Dataset(storyturns=[st.model_copy(update={"id": f"{st.id}-{i}"}) for i in range(20) for st in base],
+                   name="many", root=base.root)
+    results = []
+    for concurrency in (1, 16):
+        db = tmp_path / f"c{concurrency}.sqlite"
+        await evaluate_async("baseline:random-option?seed=7", many, db=db, run="r", concurrency=concurrency)
+        results.append(sorted((k, v["response"], v["correct"]) for k, v in turns(db).items()))
+    assert results[0] == results[1]
+    assert len({r[1] for r in results[0]}) > 1  # the random baseline really varies
+
+
+async def test_repeat_of_a_finished_run_makes_no_call(pipe_dataset: Path, replay_file, tmp_path: Path) -> None:
+    replies = replay_file({"dd-1": DD_RIGHT, "fb-1": ["The basket.", "No.", "The box."]})
+    db = tmp_path / "s.sqlite"
+    first = await run(pipe_dataset, f"replay:{replies}", db)
+    again = await run(pipe_dataset, f"replay:{replies}", db)
+    assert first.progress.model_calls == 5
+    assert again.progress.model_calls == 0 and again.progress.cached_calls == 0
+    other_name = await run(pipe_dataset, f"replay:{replies}", db, "same-settings-new-name")
+    assert other_name.progress.model_calls == 0 and other_name.progress.cached_calls == 5
+
+
+async def test_same_name_other_settings_is_refused(pipe_dataset: Path, replay_file, tmp_path: Path) -> None:
+    replies = replay_file({"dd-1": DD_RIGHT, "fb-1": ["The basket.", "No.", "The box."]})
+    await run(pipe_dataset, f"replay:{replies}", tmp_path / "s.sqlite")
+    with pytest.raises(RunConflictError):
+        await run(pipe_dataset, f"replay:{replies}", tmp_path / "s.sqlite", images="off")
+
+
+async def test_failed_call_is_recorded_not_scored_wrong(pipe_dataset: Path, replay_file, tmp_path: Path) -> None:
+    replies = replay_file({"dd-1": DD_RIGHT, "fb-1": ["The basket."]})  # turn 1 missing -> the call fails
+    db = tmp_path / "s.sqlite"
+    summary = await run(pipe_dataset, f"replay:{replies}", db)
+    assert summary.progress.errors == 1
+    with Store(db) as store:
+        metrics = run_metrics(store, store.get_run("r"))
+    assert metrics.failed_stories == 1 and metrics.failed_turns == 1
+    assert (metrics.stories.correct, metrics.stories.total) == (1, 1)
+    assert turns(db)[("fb-1", 1)]["error"].startswith("replay file has no reply")
+
+
+def test_cli_eval_export_and_report(pipe_dataset: Path, replay_file, tmp_path: Path) -> None:
+    replies = replay_file({"dd-1": DD_RIGHT, "fb-1": ["The basket.", "No.", "The box."]})
+    db, out = tmp_path / "s.sqlite", tmp_path / "export.jsonl"
+    runner = CliRunner()
+    result = runner.invoke(app, ["eval", "--model", f"replay:{replies}", "--dataset", str(pipe_dataset), "--db",
+                                 str(db), "--run", "cli", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "100.0" in result.output
+    result = runner.invoke(app, ["export", "--db", str(db), "--run", "cli", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) == 5
+    assert set(lines[0]) >= {"story_id", "turn", "prompt", "images", "response", "expected", "correct", "branch",
+                             "judge"}
+    assert lines[0]["images"] == ["snack:table:1"] and lines[0]["expected"] == ["Pear", "Cookie"]
+    result = runner.invoke(app, ["report", "--db", str(db), "--format", "markdown"])
+    assert "| cli | replay:replies.json | on | original | 2 | 100.00 (2/2) |" in result.output
+    result = runner.invoke(app, ["runs", "--db", str(db)])
+    assert "cli" in result.output and "done" in result.output
+
+
+@pytest.mark.parametrize("args", [
+    ["eval", "--model", "nosuch:thing"],
+    ["eval", "--model", "baseline"],
+    ["eval", "--model", "baseline:first-option", "--dataset", "/no/such/dataset.jsonl"],
+    ["eval", "--model", "replay:/no/such/replies.json"],
+])
+def test_bad_input_is_one_line_and_exit_2(args: list[str], tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, [*args, "--db", str(tmp_path / "s.sqlite")])
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1 and result.output.startswith("error: ")
+
+
+async def test_identical_stories_with_different_replays_are_not_conflated(tmp_path: Path, replay_file) -> None:
+    from commet.format import Dataset
+    from commet.format.model import StoryTurn, Turn
+
+    turn = Turn(story="A cat.", question="Is it a cat?", answers=["Yes"])
+    stories = [StoryTurn(id=i, task="sarcasm", category="NLCE", turns=[turn]) for i in ("a", "b")]
+    replies = replay_file({"a": ["Yes."], "b": ["No."]})
+    db = tmp_path / "s.sqlite"
+    await evaluate_async(f"replay:{replies}", Dataset(storyturns=stories, name="twins"), db=db, run="r")
+    t = turns(db)
+    assert (t[("a", 0)]["correct"], t[("b", 0)]["correct"]) == (True, False)

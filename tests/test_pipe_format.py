@@ -1,0 +1,155 @@
+"""The paper's pipe format: every messy case of spec section 2, and a lossless round trip."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from commet.format import FormatError, load_dataset, read_storyturns, to_pipe
+from commet.format.pipe import RawStoryTurn, format_feedback, parse_feedback, parse_storyturn
+
+LEO = [
+    'Mrs. Green puts a gold sticker on her desk. Leo takes it and hides it in his pocket. She asks Leo, "Do you '
+    'know where the sticker went?" Leo says, "No, maybe the wind blew it away." | | Is Leo lying? | | Yes',
+    ' | | Is the sticker really gone? | | No',
+    ' | | Even though the sticker is safe in Leo\'s pocket, Mia feels sad. Why? | | Because she didn\'t know; she '
+    'thought the sticker was lost forever',
+]
+
+
+def parse(turns: list[str], **fields: object):
+    return parse_storyturn(RawStoryTurn(turns=turns, **fields), file="f.jsonl", default_id="s1")
+
+
+def test_whitespace_missing_space_and_empty_fields() -> None:
+    st, warnings = parse(["  Meet Kim.   |   |Which one, the pear or the cookie?|  |  Pear ;Cookie  ",
+                          "Kim likes the other one.| |So which will Kim pick, the pear or the cookie? | | Cookie; Pear"])
+    assert warnings == []
+    assert st.turns[0].story == "Meet Kim."
+    assert st.turns[0].feedback is None
+    assert st.turns[0].question == "Which one, the pear or the cookie?"
+    assert st.turns[0].image is None
+    assert st.turns[0].answers == ["Pear", "Cookie"]
+    assert st.turns[1].answers == ["Cookie", "Pear"]
+
+
+def test_semicolon_inside_one_explanation_is_not_a_branch() -> None:
+    st, warnings = parse(LEO)
+    assert st.turns[2].answers == ["Because she didn't know; she thought the sticker was lost forever"]
+    assert st.branch_count() == 1
+    assert warnings == []
+
+
+def test_branch_semicolons_corroborated_by_answer_keyed_feedback() -> None:
+    st, warnings = parse([
+        "Two boxes. | | Where do you think the kitten is hiding? | | Garage; Kitchen",
+        " | If the previous answer is Garage: Tom thinks it is in the kitchen.; If the previous answer is Kitchen: "
+        "Tom thinks it is in the garage. | Where will Tom look? | | Kitchen; Garage",
+    ])
+    assert [t.answers for t in st.turns] == [["Garage", "Kitchen"], ["Kitchen", "Garage"]]
+    fb = st.turns[1].feedback
+    assert fb is not None and [(e.answer, e.text) for e in fb.by_answer] == [
+        ("Garage", "Tom thinks it is in the kitchen."), ("Kitchen", "Tom thinks it is in the garage.")]
+    assert warnings == []
+
+
+def test_uncorroborated_branch_is_reported_as_ambiguous() -> None:
+    _, warnings = parse(["A story. | | What happened? | | Red door; Blue door"])
+    assert len(warnings) == 1
+    assert "f.jsonl" in str(warnings[0]) and "story=s1 turn=0 field=answer" in str(warnings[0])
+
+
+def test_right_wrong_feedback_and_round_trip_of_feedback_text() -> None:
+    fb = parse_feedback("If right: Yes; she did not see it.; If wrong: Remember, she was outside.")
+    assert fb is not None
+    assert fb.right == "Yes; she did not see it."
+    assert fb.wrong == "Remember, she was outside."
+    assert parse_feedback(format_feedback(fb)) == fb
+
+
+def test_unconditional_feedback_is_kept() -> None:
+    fb = parse_feedback("Look at the picture again.")
+    assert fb is not None and fb.always == "Look at the picture again."
+
+
+def test_pipe_inside_quotes_does_not_split() -> None:
+    st, _ = parse(['He wrote "left | right" on the card. | | What did he write? | | Left or right'])
+    assert st.turns[0].story == 'He wrote "left | right" on the card.'
+    assert st.turns[0].answers == ["Left or right"]
+
+
+def test_malformed_turn_names_file_story_turn() -> None:
+    with pytest.raises(FormatError) as info:
+        parse(["only | three | fields"], id="bad-1")
+    message = str(info.value)
+    assert message.startswith("f.jsonl:")
+    assert "story=bad-1 turn=0" in message and "expected 5 fields" in message
+
+
+def test_empty_question_is_located() -> None:
+    with pytest.raises(FormatError) as info:
+        parse(["Story | | | | Yes", " | | Q? | | No"], id="s9")
+    assert "story=s9 turn=0 field=question" in str(info.value)
+
+
+def test_image_id_with_colons_resolves_to_underscore_file_without_extension(pipe_dataset: Path) -> None:
+    dataset = read_storyturns(pipe_dataset)
+    image_id = dataset.get("dd-1").turns[0].image
+    assert image_id == "snack:table:1"
+    path = dataset.image_path(image_id)
+    assert path is not None and path.name == "snack_table_1.png"
+
+
+@pytest.mark.parametrize("layout", ["json-list", "jsonl-lists", "json-records", "jsonl-records"])
+def test_every_input_layout(tmp_path: Path, layout: str) -> None:
+    from tests.conftest import DIVERSE_DESIRE, FALSE_BELIEF
+
+    records = [DIVERSE_DESIRE, FALSE_BELIEF]
+    lists = [r["storyturn"] for r in records]
+    path = tmp_path / ("in.json" if layout.startswith("json-") else "in.jsonl")
+    if layout == "json-list":
+        path.write_text(json.dumps(lists, indent=2))
+    elif layout == "jsonl-lists":
+        path.write_text("\n".join(json.dumps(x) for x in lists) + "\n")
+    elif layout == "json-records":
+        path.write_text(json.dumps(records, indent=1))
+    else:
+        path.write_text("\n".join(json.dumps(x) for x in records) + "\n")
+    dataset = read_storyturns(path)
+    assert [len(st.turns) for st in dataset] == [2, 3]
+    assert dataset.storyturns[0].turns[1].answers == ["Cookie", "Pear"]
+    if "records" in layout:
+        assert [st.id for st in dataset] == ["dd-1", "fb-1"]
+        assert dataset.storyturns[1].task == "false_belief_location"
+    else:
+        assert dataset.storyturns[1].id == "in-0002"
+    # line numbers point at each StoryTurn's first line
+    assert dataset.line_list[0] < dataset.line_list[1]
+
+
+def test_round_trip_pipe_canonical_pipe_loses_nothing(pipe_dataset: Path, tmp_path: Path) -> None:
+    original = read_storyturns(pipe_dataset)
+    pipe_out = tmp_path / "again.jsonl"
+    original.save_pipe(pipe_out)
+    again = read_storyturns(pipe_out)
+    assert [st.model_dump() for st in again] == [st.model_dump() for st in original]
+    canonical = tmp_path / "canonical"
+    original.save(canonical)
+    reloaded = load_dataset(canonical)
+    assert [st.model_dump() for st in reloaded] == [st.model_dump() for st in original]
+    assert reloaded.image_bytes("snack:table:1") == original.image_bytes("snack:table:1")
+    # field by field, the pipe text equals the input up to whitespace around '|'
+    from tests.conftest import DIVERSE_DESIRE
+
+    def fields(turn: str) -> list[str]:
+        return [f.strip() for f in turn.split("|")]
+
+    assert [fields(t) for t in to_pipe(reloaded.get("dd-1"))] == [fields(t) for t in DIVERSE_DESIRE["storyturn"]]
+
+
+def test_leo_round_trip_keeps_the_explanation_whole(tmp_path: Path) -> None:
+    st, _ = parse(LEO)
+    again, _ = parse(to_pipe(st))
+    assert again == st

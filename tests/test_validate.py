@@ -1,0 +1,131 @@
+"""Validation: each kind of problem, located, with the CLI's exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from commet.cli import app
+from commet.format import validate_path
+from tests.conftest import write_png
+
+GOOD = {
+    "id": "ok-1",
+    "task": "false_belief_location",
+    "category": "Belief",
+    "storyturn": [
+        "Ana puts her ball in the basket and goes out. Ben moves it to the box. | | Where will Ana look, the "
+        "basket or the box? | pic1 | The basket",
+        " | If right: Yes.; If wrong: Remember, Ana was outside. | Why? | | Because she did not see Ben move it",
+    ],
+}
+
+
+def write(tmp_path: Path, *records: dict, with_image: bool = True) -> Path:
+    path = tmp_path / "data.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    if with_image:
+        write_png(tmp_path / "images" / "pic1.png")
+    return path
+
+
+def variant(**changes: object) -> dict:
+    record = json.loads(json.dumps(GOOD))
+    record.update(changes)
+    return record
+
+
+def only(problems: list, severity: str = "error") -> list[str]:
+    return [str(p) for p in problems if p.severity == severity]
+
+
+def test_good_file_has_no_problem(tmp_path: Path) -> None:
+    assert validate_path(write(tmp_path, GOOD)) == []
+
+
+def test_unrecognised_feedback_condition(tmp_path: Path) -> None:
+    record = variant(storyturn=[GOOD["storyturn"][0], " | If rigth: Yes. | Why? | | Because she did not see it"])
+    errors = only(validate_path(write(tmp_path, record)))
+    assert len(errors) == 1 and "story=ok-1 turn=1 field=feedback" in errors[0] and "unrecognised" in errors[0]
+
+
+def test_feedback_keyed_by_an_answer_the_previous_turn_does_not_have(tmp_path: Path) -> None:
+    record = variant(storyturn=[GOOD["storyturn"][0],
+                                " | If the previous answer is The garden: Hmm. | Why? | | Because she did not see it"])
+    errors = only(validate_path(write(tmp_path, record)))
+    assert any("turn=1 field=feedback" in e and "The garden" in e for e in errors)
+
+
+def test_branch_counts_that_do_not_line_up(tmp_path: Path) -> None:
+    record = variant(task="diverse_desire", category="Desire", storyturn=[
+        "Snacks. | | Which do you like, the pear, the plum or the fig? | | Pear; Plum; Fig",
+        "She likes another. | | Which will she pick, the pear or the plum? | | Plum; Pear",
+    ])
+    errors = only(validate_path(write(tmp_path, record)))
+    assert any("turn=1 field=answer" in e and "branch counts must line up" in e for e in errors)
+
+
+def test_feedback_on_first_turn(tmp_path: Path) -> None:
+    record = variant(storyturn=["Story. | If right: Good. | Where, the basket or the box? | | The box"])
+    errors = only(validate_path(write(tmp_path, record)))
+    assert any("turn=0 field=feedback" in e and "first turn" in e for e in errors)
+
+
+def test_missing_image(tmp_path: Path) -> None:
+    errors = only(validate_path(write(tmp_path, GOOD, with_image=False)))
+    assert any("turn=0 field=image" in e and "'pic1' not found" in e for e in errors)
+
+
+def test_unknown_task(tmp_path: Path) -> None:
+    errors = only(validate_path(write(tmp_path, variant(task="mind_reading"))))
+    assert any("field=task" in e and "unknown task 'mind_reading'" in e for e in errors)
+
+
+def test_duplicate_ids_name_the_second_line(tmp_path: Path) -> None:
+    errors = only(validate_path(write(tmp_path, GOOD, GOOD)))
+    assert len(errors) == 1
+    assert ":2 story=ok-1" in errors[0] and "duplicate id (first at line 1)" in errors[0]
+
+
+def test_answer_leaked_in_its_own_story(tmp_path: Path) -> None:
+    record = variant(storyturn=[GOOD["storyturn"][0],
+                                "She did not see Ben move it. | | Why will she look there? | | "
+                                "Because she did not see Ben move it"])
+    errors = only(validate_path(write(tmp_path, record)))
+    assert any("turn=1 field=answer" in e and "leak" in e for e in errors)
+
+
+def test_option_named_in_question_is_not_a_leak(tmp_path: Path) -> None:
+    assert validate_path(write(tmp_path, GOOD)) == []  # "basket" is in the story but is an offered option
+
+
+def test_unreadable_json_is_located(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(GOOD) + "\n{not json\n")
+    problems = validate_path(path)
+    assert len(problems) == 1 and str(problems[0]).startswith(f"{path}:2 ")
+
+
+def test_canonical_schema_error_is_located(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"id": "c1", "task": "sarcasm", "category": "NLCE",
+                                "turns": [{"story": "x", "question": "Why?", "answers": []}]}) + "\n")
+    problems = validate_path(path)
+    assert len(problems) == 1
+    assert "story=c1 turn=0 field=answers" in str(problems[0])
+
+
+@pytest.mark.parametrize(("records", "code"), [((GOOD,), 0), ((GOOD, GOOD), 2)])
+def test_cli_exit_codes(tmp_path: Path, records: tuple, code: int) -> None:
+    result = CliRunner().invoke(app, ["validate", str(write(tmp_path, *records))])
+    assert result.exit_code == code, result.output
+
+
+def test_cli_warnings_only_exit_zero(tmp_path: Path) -> None:
+    record = variant(storyturn=[GOOD["storyturn"][0], " | | What happened next? | | Red door; Blue door"])
+    result = CliRunner().invoke(app, ["validate", str(write(tmp_path, record))])
+    assert result.exit_code == 0
+    assert "warning:" in result.output
