@@ -13,6 +13,7 @@ Run ``python scripts/draw_sample_pictures.py [FOLDER]``; ``scripts/build_sample.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -30,11 +31,26 @@ WALL = (250, 240, 220)
 FLOOR = (200, 160, 120)
 
 SKIN = {"light": (248, 214, 186), "medium": (214, 160, 116), "dark": (141, 95, 64)}
-HAIR = {"black": (40, 35, 35), "brown": (110, 70, 40), "blond": (230, 196, 110), "grey": (180, 180, 180),
-        "red": (190, 90, 40)}
-COLOUR = {"red": (214, 58, 52), "green": (70, 160, 80), "blue": (66, 120, 210), "yellow": (244, 200, 60),
-          "pink": (240, 140, 180), "orange": (240, 140, 40), "purple": (140, 90, 190), "white": (255, 255, 255),
-          "brown": (150, 100, 60), "beige": (225, 205, 160), "grey": (150, 150, 150)}
+HAIR = {
+    "black": (40, 35, 35),
+    "brown": (110, 70, 40),
+    "blond": (230, 196, 110),
+    "grey": (180, 180, 180),
+    "red": (190, 90, 40),
+}
+COLOUR = {
+    "red": (214, 58, 52),
+    "green": (70, 160, 80),
+    "blue": (66, 120, 210),
+    "yellow": (244, 200, 60),
+    "pink": (240, 140, 180),
+    "orange": (240, 140, 40),
+    "purple": (140, 90, 190),
+    "white": (255, 255, 255),
+    "brown": (150, 100, 60),
+    "beige": (225, 205, 160),
+    "grey": (150, 150, 150),
+}
 
 Draw = ImageDraw.ImageDraw
 
@@ -54,9 +70,20 @@ def canvas(scene: str) -> tuple[Image.Image, Draw]:
 # --------------------------------------------------------------------------- people
 
 
-def person(d: Draw, x: int, feet: int = GROUND, height: int = 170, *, shirt: str = "blue", hair: str = "brown",
-           skin: str = "light", mood: str = "neutral", long_hair: bool = False, headphones: bool = False,
-           sitting: bool = False) -> None:
+def person(
+    d: Draw,
+    x: int,
+    feet: int = GROUND,
+    height: int = 170,
+    *,
+    shirt: str = "blue",
+    hair: str = "brown",
+    skin: str = "light",
+    mood: str = "neutral",
+    long_hair: bool = False,
+    headphones: bool = False,
+    sitting: bool = False,
+) -> None:
     """A standing (or sitting) person whose feet are at (x, feet); ``mood`` is smile, frown or neutral."""
     r = int(height * 0.14)
     head_y = feet - height + r
@@ -70,8 +97,16 @@ def person(d: Draw, x: int, feet: int = GROUND, height: int = 170, *, shirt: str
         d.line((x - 9, torso_bottom, x - 12, feet), fill=(70, 70, 120), width=8)
         d.line((x + 9, torso_bottom, x + 12, feet), fill=(70, 70, 120), width=8)
     half = int(height * 0.13)
-    d.polygon([(x - half + 4, torso_top), (x + half - 4, torso_top), (x + half, torso_bottom), (x - half, torso_bottom)],
-              fill=shirt_rgb, outline=OUTLINE)
+    d.polygon(
+        [
+            (x - half + 4, torso_top),
+            (x + half - 4, torso_top),
+            (x + half, torso_bottom),
+            (x - half, torso_bottom),
+        ],
+        fill=shirt_rgb,
+        outline=OUTLINE,
+    )
     arm_end = torso_top + int(height * 0.30)
     d.line((x - half + 4, torso_top + 4, x - half - 12, arm_end), fill=shirt_rgb, width=7)
     d.line((x + half - 4, torso_top + 4, x + half + 12, arm_end), fill=shirt_rgb, width=7)
@@ -79,13 +114,17 @@ def person(d: Draw, x: int, feet: int = GROUND, height: int = 170, *, shirt: str
         d.rectangle((x - r - 3, head_y, x + r + 3, head_y + int(r * 1.5)), fill=HAIR[hair])
     face(d, x, head_y, r, skin=skin, hair=hair, mood=mood)
     if headphones:
-        d.arc((x - r - 4, head_y - r - 6, x + r + 4, head_y + r), start=180, end=360, fill=(30, 30, 30), width=4)
+        d.arc(
+            (x - r - 4, head_y - r - 6, x + r + 4, head_y + r), start=180, end=360, fill=(30, 30, 30), width=4
+        )
         for side in (-1, 1):
             cx = x + side * (r + 2)
             d.ellipse((cx - 6, head_y - 8, cx + 6, head_y + 10), fill=(30, 30, 30))
 
 
-def face(d: Draw, x: int, y: int, r: int, *, skin: str = "light", hair: str = "brown", mood: str = "neutral") -> None:
+def face(
+    d: Draw, x: int, y: int, r: int, *, skin: str = "light", hair: str = "brown", mood: str = "neutral"
+) -> None:
     """A round face centred on (x, y) with radius r: smiling, frowning or neutral."""
     d.ellipse((x - r, y - r, x + r, y + r), fill=SKIN[skin], outline=OUTLINE, width=max(1, r // 12))
     d.chord((x - r, y - r, x + r, y + r // 3), start=180, end=360, fill=HAIR[hair])
@@ -96,18 +135,35 @@ def face(d: Draw, x: int, y: int, r: int, *, skin: str = "light", hair: str = "b
         d.ellipse((ex - eye, eye_y - eye, ex + eye, eye_y + eye), fill=(30, 30, 30))
     mouth_w = r // 2
     if mood == "smile":
-        d.arc((x - mouth_w, y + r // 6, x + mouth_w, y + r // 6 + mouth_w * 3 // 2), start=20, end=160,
-              fill=(150, 40, 40), width=max(2, r // 9))
+        d.arc(
+            (x - mouth_w, y + r // 6, x + mouth_w, y + r // 6 + mouth_w * 3 // 2),
+            start=20,
+            end=160,
+            fill=(150, 40, 40),
+            width=max(2, r // 9),
+        )
     elif mood == "frown":
         top = y + r // 2 + r // 10
-        d.arc((x - mouth_w, top, x + mouth_w, top + mouth_w * 3 // 2), start=200, end=340,
-              fill=(150, 40, 40), width=max(2, r // 9))
+        d.arc(
+            (x - mouth_w, top, x + mouth_w, top + mouth_w * 3 // 2),
+            start=200,
+            end=340,
+            fill=(150, 40, 40),
+            width=max(2, r // 9),
+        )
         for side in (-1, 1):  # eyebrows slanting down towards the nose
             ex = x + side * r // 3
-            d.line((ex - side * eye * 2, eye_y - eye * 3, ex + side * eye * 2, eye_y - eye * 5),
-                   fill=(30, 30, 30), width=max(2, r // 12))
+            d.line(
+                (ex - side * eye * 2, eye_y - eye * 3, ex + side * eye * 2, eye_y - eye * 5),
+                fill=(30, 30, 30),
+                width=max(2, r // 12),
+            )
     else:
-        d.line((x - mouth_w // 2, y + r // 2, x + mouth_w // 2, y + r // 2), fill=(150, 40, 40), width=max(2, r // 10))
+        d.line(
+            (x - mouth_w // 2, y + r // 2, x + mouth_w // 2, y + r // 2),
+            fill=(150, 40, 40),
+            width=max(2, r // 10),
+        )
 
 
 # --------------------------------------------------------------------------- furniture and places
@@ -134,16 +190,27 @@ def box(d: Draw, x: int, bottom: int, w: int, h: int, colour: str, *, open_top: 
     """A box standing at (x .. x+w, bottom); open boxes show a dark inside at the top."""
     d.rectangle((x, bottom - h, x + w, bottom), fill=COLOUR[colour], outline=OUTLINE, width=2)
     if open_top:
-        d.polygon([(x, bottom - h), (x + w, bottom - h), (x + w - 8, bottom - h - 10), (x + 8, bottom - h - 10)],
-                  fill=(70, 60, 50), outline=OUTLINE)
+        d.polygon(
+            [(x, bottom - h), (x + w, bottom - h), (x + w - 8, bottom - h - 10), (x + 8, bottom - h - 10)],
+            fill=(70, 60, 50),
+            outline=OUTLINE,
+        )
     else:
         d.line((x, bottom - h + 12, x + w, bottom - h + 12), fill=OUTLINE, width=2)
 
 
 def basket(d: Draw, cx: int, bottom: int, w: int, colour: str) -> None:
     h = w * 2 // 3
-    d.polygon([(cx - w // 2, bottom - h), (cx + w // 2, bottom - h), (cx + w // 2 - 10, bottom), (cx - w // 2 + 10, bottom)],
-              fill=COLOUR[colour], outline=OUTLINE)
+    d.polygon(
+        [
+            (cx - w // 2, bottom - h),
+            (cx + w // 2, bottom - h),
+            (cx + w // 2 - 10, bottom),
+            (cx - w // 2 + 10, bottom),
+        ],
+        fill=COLOUR[colour],
+        outline=OUTLINE,
+    )
     for k in range(1, 4):
         y = bottom - h + k * h // 4
         d.line((cx - w // 2 + 3, y, cx + w // 2 - 3, y), fill=OUTLINE, width=1)
@@ -168,11 +235,17 @@ def tree(d: Draw, x: int, feet: int = GROUND, height: int = 230) -> None:
 def bush(d: Draw, cx: int, feet: int = GROUND, w: int = 120, h: int = 110) -> None:
     """A dense bush: it hides what is behind it from whoever stands on the other side."""
     for dx, dy, rx in ((-w // 4, 0, w // 3), (w // 4, 0, w // 3), (0, -h // 3, w // 3)):
-        d.ellipse((cx + dx - rx, feet - h + h // 3 + dy - rx // 2, cx + dx + rx, feet), fill=(40, 120, 50), outline=OUTLINE)
+        d.ellipse(
+            (cx + dx - rx, feet - h + h // 3 + dy - rx // 2, cx + dx + rx, feet),
+            fill=(40, 120, 50),
+            outline=OUTLINE,
+        )
 
 
 def haystack(d: Draw, cx: int, feet: int = GROUND, w: int = 110, h: int = 140) -> None:
-    d.rounded_rectangle((cx - w // 2, feet - h, cx + w // 2, feet), radius=30, fill=(226, 190, 90), outline=OUTLINE, width=2)
+    d.rounded_rectangle(
+        (cx - w // 2, feet - h, cx + w // 2, feet), radius=30, fill=(226, 190, 90), outline=OUTLINE, width=2
+    )
     for k in range(1, 6):
         x = cx - w // 2 + k * w // 6
         d.line((x, feet - h + 10, x - 6, feet - 6), fill=(190, 150, 60), width=2)
@@ -181,23 +254,40 @@ def haystack(d: Draw, cx: int, feet: int = GROUND, w: int = 110, h: int = 140) -
 def fence(d: Draw, left: int, right: int, feet: int = GROUND, height: int = 80) -> None:
     for x in range(left, right, 22):
         d.rectangle((x, feet - height, x + 12, feet), fill=(240, 240, 240), outline=OUTLINE)
-    d.rectangle((left - 4, feet - height + 15, right, feet - height + 24), fill=(240, 240, 240), outline=OUTLINE)
+    d.rectangle(
+        (left - 4, feet - height + 15, right, feet - height + 24), fill=(240, 240, 240), outline=OUTLINE
+    )
 
 
 def rock(d: Draw, cx: int, feet: int = GROUND, w: int = 130, h: int = 130) -> None:
-    d.polygon([(cx - w // 2, feet), (cx - w // 2 + 10, feet - h * 2 // 3), (cx - 10, feet - h), (cx + w // 2 - 15, feet - h + 20),
-               (cx + w // 2, feet)], fill=(140, 140, 150), outline=OUTLINE)
+    d.polygon(
+        [
+            (cx - w // 2, feet),
+            (cx - w // 2 + 10, feet - h * 2 // 3),
+            (cx - 10, feet - h),
+            (cx + w // 2 - 15, feet - h + 20),
+            (cx + w // 2, feet),
+        ],
+        fill=(140, 140, 150),
+        outline=OUTLINE,
+    )
 
 
 def sign(d: Draw, cx: int, feet: int = GROUND, w: int = 90, h: int = 190) -> None:
     """A tall blank board on two posts (no writing)."""
     d.rectangle((cx - w // 2 + 10, feet - 40, cx - w // 2 + 18, feet), fill=(120, 80, 45))
     d.rectangle((cx + w // 2 - 18, feet - 40, cx + w // 2 - 10, feet), fill=(120, 80, 45))
-    d.rectangle((cx - w // 2, feet - h, cx + w // 2, feet - 40), fill=(250, 170, 70), outline=OUTLINE, width=3)
+    d.rectangle(
+        (cx - w // 2, feet - h, cx + w // 2, feet - 40), fill=(250, 170, 70), outline=OUTLINE, width=3
+    )
 
 
 def flower_pot(d: Draw, cx: int, feet: int = GROUND) -> None:
-    d.polygon([(cx - 20, feet - 40), (cx + 20, feet - 40), (cx + 14, feet), (cx - 14, feet)], fill=(200, 100, 60), outline=OUTLINE)
+    d.polygon(
+        [(cx - 20, feet - 40), (cx + 20, feet - 40), (cx + 14, feet), (cx - 14, feet)],
+        fill=(200, 100, 60),
+        outline=OUTLINE,
+    )
     d.line((cx, feet - 40, cx, feet - 70), fill=(40, 120, 50), width=4)
     d.ellipse((cx - 12, feet - 84, cx + 12, feet - 62), fill=COLOUR["pink"], outline=OUTLINE)
 
@@ -207,7 +297,13 @@ def flower_pot(d: Draw, cx: int, feet: int = GROUND) -> None:
 
 def ball(d: Draw, cx: int, feet: int, r: int, colour: str) -> None:
     d.ellipse((cx - r, feet - 2 * r, cx + r, feet), fill=COLOUR[colour], outline=OUTLINE, width=2)
-    d.arc((cx - r + 4, feet - 2 * r + 4, cx + r - 4, feet - 4), start=200, end=260, fill=(255, 255, 255), width=3)
+    d.arc(
+        (cx - r + 4, feet - 2 * r + 4, cx + r - 4, feet - 4),
+        start=200,
+        end=260,
+        fill=(255, 255, 255),
+        width=3,
+    )
 
 
 def pumpkin(d: Draw, cx: int, feet: int, r: int) -> None:
@@ -217,11 +313,28 @@ def pumpkin(d: Draw, cx: int, feet: int, r: int) -> None:
 
 
 def shell(d: Draw, cx: int, feet: int, r: int) -> None:
-    """A scallop shell of radius r sitting on the ground."""
-    d.pieslice((cx - r, feet - 2 * r, cx + r, feet + 2), start=180, end=360, fill=(250, 200, 190), outline=OUTLINE, width=2)
-    for k in range(-2, 3):
-        d.line((cx, feet, cx + k * r // 3, feet - r + abs(k) * r // 8), fill=OUTLINE, width=1)
-    d.rectangle((cx - r // 4, feet - 3, cx + r // 4, feet + 4), fill=(250, 200, 190), outline=OUTLINE)
+    """A scallop shell of radius r lying on the ground: a ribbed fan above a small hinge."""
+    hinge = feet - max(3, r // 5)
+    d.pieslice(
+        (cx - r, hinge - r, cx + r, hinge + r),
+        start=180,
+        end=360,
+        fill=(250, 200, 190),
+        outline=OUTLINE,
+        width=2,
+    )
+    for k in range(1, 6):
+        angle = math.pi + k * math.pi / 6
+        d.line(
+            (cx, hinge, cx + int(r * math.cos(angle)), hinge + int(r * math.sin(angle))),
+            fill=OUTLINE,
+            width=1,
+        )
+    d.polygon(
+        [(cx - r // 3, feet), (cx + r // 3, feet), (cx + r // 6, hinge), (cx - r // 6, hinge)],
+        fill=(250, 200, 190),
+        outline=OUTLINE,
+    )
 
 
 def balloon(d: Draw, cx: int, top: int, r: int, colour: str, string_to: int = GROUND) -> None:
@@ -235,8 +348,10 @@ def heart_balloon(d: Draw, cx: int, top: int, size: int, colour: str, string_to:
     half = size // 2
     d.ellipse((cx - size, top, cx, top + size), fill=COLOUR[colour])
     d.ellipse((cx, top, cx + size, top + size), fill=COLOUR[colour])
-    d.polygon([(cx - size + 2, top + half + 6), (cx + size - 2, top + half + 6), (cx, top + size + half + 6)],
-              fill=COLOUR[colour])
+    d.polygon(
+        [(cx - size + 2, top + half + 6), (cx + size - 2, top + half + 6), (cx, top + size + half + 6)],
+        fill=COLOUR[colour],
+    )
 
 
 def mug(d: Draw, x: int, bottom: int, colour: str, *, steam: bool = False) -> None:
@@ -245,13 +360,20 @@ def mug(d: Draw, x: int, bottom: int, colour: str, *, steam: bool = False) -> No
     if steam:
         for k in range(3):
             sx = x + 6 + k * 11
-            d.arc((sx - 6, bottom - 76, sx + 6, bottom - 58), start=90, end=270, fill=(150, 150, 150), width=2)
-            d.arc((sx - 6, bottom - 60, sx + 6, bottom - 44), start=270, end=90, fill=(150, 150, 150), width=2)
+            d.arc(
+                (sx - 6, bottom - 76, sx + 6, bottom - 58), start=90, end=270, fill=(150, 150, 150), width=2
+            )
+            d.arc(
+                (sx - 6, bottom - 60, sx + 6, bottom - 44), start=270, end=90, fill=(150, 150, 150), width=2
+            )
 
 
 def cup(d: Draw, x: int, bottom: int, colour: str, *, spots: bool = False) -> None:
-    d.polygon([(x, bottom - 44), (x + 44, bottom - 44), (x + 38, bottom), (x + 6, bottom)], fill=COLOUR[colour],
-              outline=OUTLINE)
+    d.polygon(
+        [(x, bottom - 44), (x + 44, bottom - 44), (x + 38, bottom), (x + 6, bottom)],
+        fill=COLOUR[colour],
+        outline=OUTLINE,
+    )
     if spots:
         for sx, sy in ((10, 34), (24, 24), (31, 36), (15, 14), (30, 10)):
             d.ellipse((x + sx - 3, bottom - sy - 3, x + sx + 3, bottom - sy + 3), fill=(255, 255, 255))
@@ -268,8 +390,12 @@ def cat(d: Draw, x: int, bottom: int) -> None:
     grey = (120, 120, 130)
     d.ellipse((x - 22, bottom - 40, x + 22, bottom), fill=grey, outline=OUTLINE)
     d.ellipse((x - 16, bottom - 64, x + 16, bottom - 34), fill=grey, outline=OUTLINE)
-    d.polygon([(x - 15, bottom - 56), (x - 12, bottom - 72), (x - 3, bottom - 62)], fill=grey, outline=OUTLINE)
-    d.polygon([(x + 15, bottom - 56), (x + 12, bottom - 72), (x + 3, bottom - 62)], fill=grey, outline=OUTLINE)
+    d.polygon(
+        [(x - 15, bottom - 56), (x - 12, bottom - 72), (x - 3, bottom - 62)], fill=grey, outline=OUTLINE
+    )
+    d.polygon(
+        [(x + 15, bottom - 56), (x + 12, bottom - 72), (x + 3, bottom - 62)], fill=grey, outline=OUTLINE
+    )
     for side in (-1, 1):
         d.ellipse((x + side * 7 - 2, bottom - 52, x + side * 7 + 2, bottom - 48), fill=(30, 30, 30))
     d.arc((x + 12, bottom - 30, x + 40, bottom - 2), start=270, end=90, fill=grey, width=5)
@@ -282,7 +408,9 @@ def teddy(d: Draw, cx: int, bottom: int, size: int = 50) -> None:
     hr = int(r * 0.8)
     hy = bottom - 2 * r - hr + 4
     for side in (-1, 1):
-        d.ellipse((cx + side * hr - 7, hy - hr - 2, cx + side * hr + 7, hy - hr + 12), fill=fur, outline=OUTLINE)
+        d.ellipse(
+            (cx + side * hr - 7, hy - hr - 2, cx + side * hr + 7, hy - hr + 12), fill=fur, outline=OUTLINE
+        )
     d.ellipse((cx - hr, hy - hr, cx + hr, hy + hr), fill=fur, outline=OUTLINE)
     for side in (-1, 1):
         d.ellipse((cx + side * hr // 2 - 2, hy - 4, cx + side * hr // 2 + 2, hy), fill=(30, 30, 30))
@@ -297,31 +425,61 @@ def toy_car(d: Draw, x: int, bottom: int, colour: str = "yellow") -> None:
 
 
 def kite(d: Draw, cx: int, cy: int, size: int, colour: str) -> None:
-    d.polygon([(cx, cy - size), (cx + size * 2 // 3, cy), (cx, cy + size + size // 2), (cx - size * 2 // 3, cy)],
-              fill=COLOUR[colour], outline=OUTLINE)
-    d.line((cx, cy + size + size // 2, cx + 10, cy + size * 2 + 10, cx - 6, cy + size * 2 + 30), fill=OUTLINE, width=2)
+    d.polygon(
+        [(cx, cy - size), (cx + size * 2 // 3, cy), (cx, cy + size + size // 2), (cx - size * 2 // 3, cy)],
+        fill=COLOUR[colour],
+        outline=OUTLINE,
+    )
+    d.line(
+        (cx, cy + size + size // 2, cx + 10, cy + size * 2 + 10, cx - 6, cy + size * 2 + 30),
+        fill=OUTLINE,
+        width=2,
+    )
 
 
 def toy_boat(d: Draw, cx: int, bottom: int, colour: str) -> None:
-    d.polygon([(cx - 40, bottom - 22), (cx + 40, bottom - 22), (cx + 28, bottom), (cx - 28, bottom)], fill=COLOUR[colour],
-              outline=OUTLINE)
+    d.polygon(
+        [(cx - 40, bottom - 22), (cx + 40, bottom - 22), (cx + 28, bottom), (cx - 28, bottom)],
+        fill=COLOUR[colour],
+        outline=OUTLINE,
+    )
     d.line((cx, bottom - 22, cx, bottom - 80), fill=OUTLINE, width=3)
-    d.polygon([(cx + 2, bottom - 78), (cx + 36, bottom - 30), (cx + 2, bottom - 30)], fill=(255, 255, 255), outline=OUTLINE)
+    d.polygon(
+        [(cx + 2, bottom - 78), (cx + 36, bottom - 30), (cx + 2, bottom - 30)],
+        fill=(255, 255, 255),
+        outline=OUTLINE,
+    )
 
 
 def ice_lolly(d: Draw, cx: int, bottom: int) -> None:
     d.rectangle((cx - 3, bottom - 24, cx + 3, bottom), fill=(220, 190, 140), outline=OUTLINE)
-    d.rounded_rectangle((cx - 16, bottom - 80, cx + 16, bottom - 22), radius=14, fill=COLOUR["pink"], outline=OUTLINE)
+    d.rounded_rectangle(
+        (cx - 16, bottom - 80, cx + 16, bottom - 22), radius=14, fill=COLOUR["pink"], outline=OUTLINE
+    )
 
 
 def popcorn(d: Draw, cx: int, bottom: int) -> None:
-    d.polygon([(cx - 26, bottom - 60), (cx + 26, bottom - 60), (cx + 18, bottom), (cx - 18, bottom)], fill=(255, 255, 255),
-              outline=OUTLINE)
+    d.polygon(
+        [(cx - 26, bottom - 60), (cx + 26, bottom - 60), (cx + 18, bottom), (cx - 18, bottom)],
+        fill=(255, 255, 255),
+        outline=OUTLINE,
+    )
     for sx in (-14, 2):
-        d.polygon([(cx + sx, bottom - 60), (cx + sx + 10, bottom - 60), (cx + sx + 8, bottom), (cx + sx + 2, bottom)],
-                  fill=COLOUR["red"])
+        d.polygon(
+            [
+                (cx + sx, bottom - 60),
+                (cx + sx + 10, bottom - 60),
+                (cx + sx + 8, bottom),
+                (cx + sx + 2, bottom),
+            ],
+            fill=COLOUR["red"],
+        )
     for px, py in ((-18, 66), (-4, 72), (10, 68), (20, 64), (2, 62)):
-        d.ellipse((cx + px - 9, bottom - py - 9, cx + px + 9, bottom - py + 9), fill=(255, 248, 210), outline=OUTLINE)
+        d.ellipse(
+            (cx + px - 9, bottom - py - 9, cx + px + 9, bottom - py + 9),
+            fill=(255, 248, 210),
+            outline=OUTLINE,
+        )
 
 
 def sandcastle(d: Draw, cx: int, feet: int = GROUND) -> None:
@@ -333,7 +491,14 @@ def sandcastle(d: Draw, cx: int, feet: int = GROUND) -> None:
 
 
 def pie(d: Draw, cx: int, bottom: int) -> None:
-    d.pieslice((cx - 40, bottom - 34, cx + 40, bottom + 20), start=180, end=360, fill=(220, 160, 80), outline=OUTLINE, width=2)
+    d.pieslice(
+        (cx - 40, bottom - 34, cx + 40, bottom + 20),
+        start=180,
+        end=360,
+        fill=(220, 160, 80),
+        outline=OUTLINE,
+        width=2,
+    )
     d.rectangle((cx - 42, bottom - 8, cx + 42, bottom), fill=(200, 200, 210), outline=OUTLINE)
     for k in (-20, 0, 20):
         d.line((cx + k - 5, bottom - 22, cx + k + 5, bottom - 16), fill=OUTLINE, width=2)
@@ -350,7 +515,14 @@ def pancakes(d: Draw, cx: int, bottom: int) -> None:
 def bowl(d: Draw, cx: int, bottom: int, food: str) -> None:
     """A bowl of ``food`` colour (porridge, soup ...), seen from the side."""
     d.ellipse((cx - 56, bottom - 54, cx + 56, bottom - 34), fill=COLOUR[food], outline=OUTLINE)
-    d.chord((cx - 56, bottom - 74, cx + 56, bottom), start=0, end=180, fill=(120, 170, 220), outline=OUTLINE, width=2)
+    d.chord(
+        (cx - 56, bottom - 74, cx + 56, bottom),
+        start=0,
+        end=180,
+        fill=(120, 170, 220),
+        outline=OUTLINE,
+        width=2,
+    )
 
 
 # --------------------------------------------------------------------------- the pictures, one function each
@@ -416,26 +588,27 @@ def _kitchen_table(d: Draw) -> None:
 
 
 def reference_hard_referent_1_before(d: Draw) -> None:
-    """Grandma Rosa's tea steams in the red mug; her glasses lie next to it; the green mug is empty."""
+    """Grandma Edith's tea steams in the red mug; her glasses lie next to it; the green mug is empty."""
     person(d, 55, height=175, shirt="purple", hair="grey", long_hair=True)
     _kitchen_table(d)
     glasses(d, 140, 230)
     mug(d, 200, 230, "red", steam=True)
-    mug(d, 350, 230, "green")
+    mug(d, 335, 230, "green")
 
 
 def reference_hard_referent_1_after(d: Draw) -> None:
     """The cat has pushed the glasses next to the green mug; Kit stands at the door and did not see."""
     _kitchen_table(d)
     mug(d, 200, 230, "red", steam=True)
-    mug(d, 350, 230, "green")
-    glasses(d, 395, 230)
-    cat(d, 290, 230)
+    mug(d, 335, 230, "green")
+    glasses(d, 390, 230)
+    cat(d, 280, 230)
     person(d, 480, height=140, shirt="green", hair="brown")
 
 
-def _child_close_up(d: Draw, mood: str, food: Callable[[Draw], None], *, shirt: str, hair: str, skin: str,
-                    long_hair: bool) -> None:
+def _child_close_up(
+    d: Draw, mood: str, food: Callable[[Draw], None], *, shirt: str, hair: str, skin: str, long_hair: bool
+) -> None:
     """A big face above a table so that the expression is easy to read."""
     d.rectangle((150, 250, 362, 384), fill=COLOUR[shirt], outline=OUTLINE)
     if long_hair:
@@ -447,17 +620,32 @@ def _child_close_up(d: Draw, mood: str, food: Callable[[Draw], None], *, shirt: 
 
 def nlc_pair_soup(mood: str) -> Callable[[Draw], None]:
     """Lucy and her bowl of soup; only the face (smile or frown) differs between the pair."""
+
     def draw(d: Draw) -> None:
-        _child_close_up(d, mood, lambda dd: bowl(dd, 256, 372, "orange"), shirt="pink", hair="brown", skin="light",
-                        long_hair=True)
+        _child_close_up(
+            d,
+            mood,
+            lambda dd: bowl(dd, 256, 372, "orange"),
+            shirt="pink",
+            hair="brown",
+            skin="light",
+            long_hair=True,
+        )
+
     return draw
 
 
 def nlc_text_pair(mood: str) -> Callable[[Draw], None]:
     """Tariq at breakfast: smiling over pancakes (sincere) or frowning over porridge (sarcastic)."""
+
     def draw(d: Draw) -> None:
-        food = (lambda dd: pancakes(dd, 256, 366)) if mood == "smile" else (lambda dd: bowl(dd, 256, 372, "beige"))
+        food = (
+            (lambda dd: pancakes(dd, 256, 366))
+            if mood == "smile"
+            else (lambda dd: bowl(dd, 256, 372, "beige"))
+        )
         _child_close_up(d, mood, food, shirt="green", hair="black", skin="medium", long_hair=False)
+
     return draw
 
 
@@ -577,7 +765,8 @@ def draw_all(folder: str | Path) -> list[Path]:
         path = folder / f"{name}.png"
         # A fixed 48-colour palette keeps files small; no dithering keeps the output deterministic.
         render(name).quantize(colors=48, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(
-            path, format="PNG", optimize=True)
+            path, format="PNG", optimize=True
+        )
         written.append(path)
     return written
 

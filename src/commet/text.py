@@ -5,7 +5,12 @@ from __future__ import annotations
 import re
 
 _ARTICLES = {"a", "an", "the"}
-_QUESTION_LEAD = re.compile(r"(?i)^(?:which|what|who|where|how|is|are|was|were|do|does|did|will|would|can|should)\b")
+MAX_OPTION_WORDS = 8
+_QUOTES = " '\"\u2018\u2019\u201c\u201d"
+_LEAD_WORD = re.compile(r"(?i)^(?:so\s+|and\s+|now\s+)?(?:which|what|who|whose|where|when|why|how|is|are|was|were|do|"
+                        r"does|did|will|would|can|could|should|if|before|after)\b")
+_YES_NO_LEAD = re.compile(r"(?i)^(?:so\s+|and\s+|now\s+)?(?:is|are|was|were|do|does|did|will|would|can|could|should)\b")
+_TRAILING_CLAUSE = re.compile(r"(?i)\s+(?:when|before|after|because|while|if)\s+")
 _OPTION_LIST = re.compile(r"(?i)([^.?!:]*?\bor\b[^.?!]*)\?")
 
 
@@ -23,26 +28,32 @@ def contains_phrase(haystack: str, needle: str) -> bool:
 
 
 def question_options(question: str) -> list[str]:
-    """The options a question names ("the apple or the chocolate?" -> ["the apple", "the chocolate"]).
+    """The options a question names ("..., the apple or the chocolate?" -> ["the apple", "the chocolate"]).
 
-    Looks at the last clause ending in '?' that contains "or", after its last comma-free lead-in
-    ("Which snack will she pick, the apple or the chocolate?"; "How does he feel, happy or sad?").
+    Reads the last clause ending in '?' that contains "or": the last option follows the final
+    "or" (up to a trailing "when ..." clause); earlier options are the comma-separated segments
+    before it, read right to left until the question's lead-in ("Which snack will she pick").
+    A yes/no lead-in ("Is she happy, sad or angry?") ends with the first option.
     """
     matches = _OPTION_LIST.findall(question)
     if not matches:
         return []
-    clause = matches[-1]
-    if "," in clause:
-        clause = clause.rsplit(",", 1)[1] if " or " in clause.rsplit(",", 1)[1] else clause
-    for lead in (":",):
-        if lead in clause:
-            clause = clause.rsplit(lead, 1)[1]
-    clause = re.sub(r"(?i)^\s*(?:which|what|who|where|how|is|are|do|does|will|would|can|should|did)\b[^,]*?"
-                    r"\b(?:pick|choose|like|want|feel|go|look|think|be|get|take|give|sit|stand|put|search)\b",
-                    "", clause)
-    parts = [p.strip(" ,") for p in re.split(r"(?i),|\bor\b", clause)]
-    parts = [p for p in parts if p]
-    if len(parts) >= 2 and _QUESTION_LEAD.match(parts[0]):
-        parts[0] = " ".join(parts[0].split()[-len(parts[1].split()):])
-    options = [p for p in parts if len(p.split()) <= 6]
+    clause = matches[-1].rsplit(":", 1)[-1].strip()
+    before, _, last = clause.rpartition(" or ")
+    last = _TRAILING_CLAUSE.split(last.strip(), maxsplit=1)[0].strip(" ,")
+    segments = [seg.strip() for seg in before.split(",")]
+    if not last or not before.strip() or len(last.split()) > MAX_OPTION_WORDS:
+        return []
+    options = [last]
+    for position in range(len(segments) - 1, -1, -1):
+        segment = segments[position]
+        if not segment:
+            continue
+        if position > 0 and not _LEAD_WORD.match(segment) and len(segment.split()) <= MAX_OPTION_WORDS:
+            options.insert(0, segment)
+            continue
+        if position == 0 and len(segments) == 1 or _YES_NO_LEAD.match(segment):
+            options.insert(0, " ".join(segment.split()[-len(options[0].split()):]))
+        break
+    options = [option.strip(_QUOTES) for option in options]
     return options if len(options) >= 2 else []

@@ -1,0 +1,69 @@
+"""Option finding in questions, and the rules judge's certain decisions."""
+
+from __future__ import annotations
+
+import pytest
+
+from commet.judges.base import JudgeRequest
+from commet.judges.rules import RulesJudge
+from commet.text import question_options
+
+
+@pytest.mark.parametrize(("question", "options"), [
+    ("Which snack do you like best, the apple or the chocolate?", ["the apple", "the chocolate"]),
+    ("So which snack will Sam pick? The apple or the chocolate?", ["The apple", "the chocolate"]),
+    ("How does Mia feel, Sad or Fine?", ["Sad", "Fine"]),
+    ("Is he happy or sad?", ["happy", "sad"]),
+    ("Is Hana happy or sad when she opens the tin?", ["happy", "sad"]),
+    ("Is she happy, sad, or angry?", ["happy", "sad", "angry"]),
+    ("Who is lying, Tom or Ann?", ["Tom", "Ann"]),
+    ("Before she opens it, what will Hana think is inside the tin, crayons or marbles?", ["crayons", "marbles"]),
+    ("Which pumpkin will she pick, the small one, the middle-sized one or the big one?",
+     ["the small one", "the middle-sized one", "the big one"]),
+    ("Which clue should Ana give, 'the red hat' or 'the hat with a star'?", ["the red hat", "the hat with a star"]),
+    ("Where will Tom look: in the box or under the bed?", ["in the box", "under the bed"]),
+    ("Is Leo lying?", []),
+    ("Why did he say that?", []),
+])
+def test_question_options(question: str, options: list[str]) -> None:
+    assert question_options(question) == options
+
+
+def verdict(response: str, expected: list[str], question: str = "Which one, the pear or the cookie?"):
+    request = JudgeRequest(story_id="s", task="t", turn=0, context=(), story="", question=question,
+                           expected=tuple(expected), response=response)
+    return RulesJudge().decide(request)
+
+
+@pytest.mark.parametrize(("response", "expected", "outcome", "branch"), [
+    ("The pear.", ["Pear", "Cookie"], "correct", 0),
+    ("I would pick the cookie!", ["Pear", "Cookie"], "correct", 1),
+    ("Both the pear and the cookie.", ["Pear", "Cookie"], "undecided", None),
+    ("Not the pear, I think.", ["Pear"], "undecided", None),
+    ("The cookie.", ["Pear"], "incorrect", None),
+    ("Hmm, something sweet.", ["Pear"], "undecided", None),
+    ("", ["Pear"], "incorrect", None),
+])
+def test_short_answers(response: str, expected: list[str], outcome: str, branch: int | None) -> None:
+    result = verdict(response, expected)
+    assert (result.outcome, result.branch) == (outcome, branch)
+
+
+@pytest.mark.parametrize(("response", "expected", "outcome"), [
+    ("Yes.", "Yes", "correct"),
+    ("Yes, he is lying.", "Yes", "correct"),
+    ("No, he is not.", "Yes", "incorrect"),
+    ("I think no.", "No", "correct"),
+    ("He might be.", "Yes", "undecided"),
+    ("No. She did not know Tom did it.", "No. Because she did not see Tom do it", "undecided"),
+    ("Yes, because she did not see Tom do it.", "No. Because she did not see Tom do it", "incorrect"),
+    ("No, because she did not see Tom do it.", "No. Because she did not see Tom do it", "correct"),
+])
+def test_yes_no_answers(response: str, expected: str, outcome: str) -> None:
+    assert verdict(response, [expected], "Is it fair?").outcome == outcome
+
+
+def test_explanations_are_left_to_a_judge_unless_contained_whole() -> None:
+    expected = ["Because she did not see Ben move the ball"]
+    assert verdict("She was outside.", expected, "Why?").outcome == "undecided"
+    assert verdict("Because she did not see Ben move the ball.", expected, "Why?").outcome == "correct"

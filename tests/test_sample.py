@@ -1,0 +1,148 @@
+"""The bundled sample dataset (src/commet/data/sample/): complete, valid and reproducible."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from commet.format import bundled_sample_path, load_dataset, validate_path
+from commet.taxonomy import TASKS, get_task
+
+ROOT = Path(__file__).resolve().parents[1]
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return load_dataset("sample")
+
+
+def test_sample_validates_without_problems():
+    problems = validate_path(bundled_sample_path())
+    assert [str(p) for p in problems] == []
+
+
+def test_sample_metadata(sample):
+    assert sample.name == "commet-sample"
+    assert sample.version == "1.0"
+    assert sample.licence == "CC-BY-4.0"
+    assert sample.description
+
+
+def test_every_task_has_at_least_two_storyturns(sample):
+    counts = Counter(st.task for st in sample)
+    assert set(counts) == {task.id for task in TASKS}
+    assert all(counts[task.id] >= 2 for task in TASKS), counts
+    assert len(sample) >= 36
+
+
+def test_ids_fields_and_categories(sample):
+    ids = [st.id for st in sample]
+    assert len(ids) == len(set(ids))
+    for st in sample:
+        task = get_task(st.task)
+        assert st.id.startswith(f"sample-{st.task}-")
+        assert st.source == "sample"
+        assert st.category == task.category_for(st.image_dependent)
+        assert st.mental_states == list(task.mental_states)
+        assert 2 <= len(st.turns) <= 8
+
+
+def test_image_dependent_story_in_each_required_category(sample):
+    categories = {st.category for st in sample if st.image_dependent}
+    assert {"Percept", "Intention", "MBK", "NLC"} <= categories
+    assert any(st.images and not st.image_dependent for st in sample), (
+        "some text-complete stories have pictures"
+    )
+
+
+def test_every_referenced_image_is_a_small_valid_png(sample):
+    referenced = {name for st in sample for name in st.images}
+    assert referenced
+    for name in referenced:
+        path = sample.image_path(name)
+        assert path is not None, name
+        data = path.read_bytes()
+        assert data.startswith(PNG_SIGNATURE), name
+        assert len(data) < 30_000, name
+        with Image.open(path) as image:
+            image.verify()
+        with Image.open(path) as image:
+            assert image.format == "PNG"
+            assert image.size == (512, 384)
+    on_disk = {p.name for p in (sample.root / "images").iterdir()}
+    assert on_disk == referenced, "every picture in images/ is used by a story"
+
+
+def test_feedback_never_on_first_turn(sample):
+    for st in sample:
+        first = st.turns[0].feedback
+        assert first is None or first.is_empty(), st.id
+
+
+@pytest.mark.parametrize("task", ["common_desire", "diverse_desire", "diverse_belief"])
+def test_branch_points_with_answer_keyed_feedback(sample, task):
+    for st in (s for s in sample if s.task == task):
+        branch_turns = [k for k, t in enumerate(st.turns) if t.is_branch_point]
+        assert len(branch_turns) >= 2, st.id
+        assert {len(st.turns[k].answers) for k in branch_turns} == {2}
+        keyed = [k for k, t in enumerate(st.turns) if t.feedback and t.feedback.by_answer]
+        assert keyed, st.id
+        for k in keyed:
+            assert k > 0
+            assert [e.answer for e in st.turns[k].feedback.by_answer] == st.turns[k - 1].answers
+
+
+def test_common_and_diverse_desire_branch_directions(sample):
+    def key(answer: str) -> str:  # "The green paint" -> "gree", "Pirates" -> "pira"
+        return answer.lower().removeprefix("the ").split()[0][:4]
+
+    for st in (s for s in sample if s.task in ("common_desire", "diverse_desire")):
+        first, second = st.turns[0].answers, st.turns[1].answers
+        # Branches align by index: the character picks the same thing (common) or the other one (diverse).
+        expected = second if st.task == "common_desire" else list(reversed(second))
+        assert all(key(a) in b.lower() for a, b in zip(first, expected, strict=True)), st.id
+
+
+def test_right_wrong_feedback_where_the_task_calls_for_it(sample):
+    tasks = {task.id for task in TASKS if "right/wrong" in task.feedback}
+    assert tasks
+    for st in (s for s in sample if s.task in tasks):
+        rw = [t for t in st.turns if t.feedback and t.feedback.right and t.feedback.wrong]
+        assert rw, f"{st.id} has no right/wrong feedback"
+    for task_id in ("true_belief_action", "moral_true_belief", "lie_vs_false_statement"):
+        for st in (s for s in sample if s.task == task_id):
+            assert sum(bool(t.feedback and t.feedback.right) for t in st.turns) >= 2, (
+                f"{st.id}: two feedback points"
+            )
+
+
+def test_sarcasm_minimal_pair_differs_only_in_the_picture(sample):
+    sincere, sarcastic = sample.get("sample-non_sarcasm-2"), sample.get("sample-sarcasm-2")
+    assert sincere.image_dependent and sarcastic.image_dependent
+    assert [t.story for t in sincere.turns] == [t.story for t in sarcastic.turns]
+    assert [t.question for t in sincere.turns] == [t.question for t in sarcastic.turns]
+    assert sincere.turns[-1].answers == ["Happy"] and sarcastic.turns[-1].answers == ["Sad"]
+    assert sincere.images != sarcastic.images
+
+
+def test_build_script_reproduces_the_sample(tmp_path):
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "build_sample.py"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    bundled = bundled_sample_path()
+    for name in ("storyturns.jsonl", "dataset.json"):
+        assert (tmp_path / name).read_bytes() == (bundled / name).read_bytes(), name
+    built = sorted(p.name for p in (tmp_path / "images").iterdir())
+    assert built == sorted(p.name for p in (bundled / "images").iterdir())
+    for name in built:
+        assert (tmp_path / "images" / name).read_bytes() == (bundled / "images" / name).read_bytes(), name
