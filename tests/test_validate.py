@@ -129,3 +129,14 @@ def test_cli_warnings_only_exit_zero(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["validate", str(write(tmp_path, record))])
     assert result.exit_code == 0
     assert "warning:" in result.output
+
+
+def test_answer_keyed_feedback_missing_a_branch_is_a_warning(tmp_path: Path) -> None:
+    record = variant(task="diverse_desire", category="Desire", storyturn=[
+        "Snacks. | | Which do you like, the pear or the plum? | | Pear; Plum",
+        "She likes the other. | If the previous answer is Pear: She likes the plum. | Which will she pick, the pear "
+        "or the plum? | | Plum; Pear",
+    ])
+    problems = validate_path(write(tmp_path, record))
+    assert [str(p) for p in problems if p.severity == "error"] == []
+    assert any("turn=1 field=feedback" in str(p) and "'Plum'" in str(p) for p in problems)
