@@ -215,7 +215,7 @@ def eval_command(
 
     console.print(f"run [bold]{summary.run.name}[/bold]: this time {done.model_calls} model calls, "
                   f"{done.cached_calls} answered from the store, {done.errors} errors", highlight=False)
-    print_report(db, [summary.run.name])
+    print_report(db, [summary.run.name], brief=True)
 
 
 async def _close(*things: object) -> None:

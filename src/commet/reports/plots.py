@@ -1,0 +1,133 @@
+"""Plots for the HTML report (matplotlib, rendered off-screen to PNG bytes).
+
+Each function returns None when there is nothing to draw.
+"""
+
+from __future__ import annotations
+
+import io
+
+from commet.reports.analyses import FEEDBACK_COLUMNS, Report, RunData, ordered_categories, run_label
+from commet.reports.metrics import SUBSETS
+from commet.reports.stats import Estimate
+
+
+def _figure(width: float, height: float):  # noqa: ANN202 - matplotlib (Figure, Axes)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=(width, height), dpi=100)
+
+
+def _png(fig) -> bytes:  # noqa: ANN001 - matplotlib Figure
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def _labels(runs: list[RunData]) -> list[str]:
+    labels = [run_label(d) for d in runs]
+    return labels if len(set(labels)) == len(labels) else [d.run.name for d in runs]
+
+
+def _grouped_bars(groups: list[str], series: list[tuple[str, list[Estimate]]], title: str, ylabel: str) -> bytes:
+    """Bars per group, one colour per series, with the estimates' intervals as error bars."""
+    fig, ax = _figure(max(6.0, 0.35 * len(groups) * max(1, len(series)) + 2), 4.2)
+    width = 0.8 / max(1, len(series))
+    for i, (name, estimates) in enumerate(series):
+        xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
+        values = [e.value or 0.0 for e in estimates]
+        errors = [[(e.value - e.low) if e.value is not None else 0.0 for e in estimates],
+                  [(e.high - e.value) if e.value is not None else 0.0 for e in estimates]]
+        ax.bar(xs, values, width, yerr=errors, capsize=2, label=name)
+    ax.set_xticks(range(len(groups)), groups, rotation=30, ha="right")
+    ax.set_ylim(0, 105)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return _png(fig)
+
+
+def category_bars(report: Report, subset: str) -> bytes | None:
+    """Story accuracy per category on one subset, one bar per run, with 95% CIs."""
+    runs = [d for d in report.runs if any(s.subset == subset for s in d.scored)]
+    if not runs:
+        return None
+    section = report.section(subset)
+    categories = ["Overall", *section.header[section.header.index("Overall") + 1:]]
+    by_run = {row[0]: row[section.header.index("Overall"):] for row in section.rows}
+    series = [(label, [c for c in by_run[d.run.name] if isinstance(c, Estimate)])
+              for label, d in zip(_labels(runs), runs, strict=True)]
+    return _grouped_bars(categories, series, f"Story accuracy, {subset} subset (95% CI)", "story accuracy (%)")
+
+
+def heatmap(report: Report) -> bytes | None:
+    """Runs by categories, story accuracy over all finished StoryTurns."""
+    runs = [d for d in report.runs if d.scored]
+    if not runs:
+        return None
+    categories = ordered_categories(s for d in runs for s in d.scored)
+    grid: list[list[float]] = []
+    for d in runs:
+        row = []
+        for c in categories:
+            members = [s for s in d.scored if s.category == c]
+            row.append(100.0 * sum(s.correct is True for s in members) / len(members) if members else float("nan"))
+        grid.append(row)
+    fig, ax = _figure(max(6.0, 0.8 * len(categories) + 4), max(2.5, 0.45 * len(runs) + 1.5))
+    image = ax.imshow(grid, cmap="viridis", vmin=0, vmax=100, aspect="auto")
+    ax.set_xticks(range(len(categories)), categories, rotation=30, ha="right")
+    ax.set_yticks(range(len(runs)), _labels(runs))
+    for i, row in enumerate(grid):
+        for j, value in enumerate(row):
+            if value == value:  # not NaN
+                ax.text(j, i, f"{value:.0f}", ha="center", va="center", color="white" if value < 60 else "black",
+                        fontsize="small")
+    fig.colorbar(image, ax=ax, label="story accuracy (%)")
+    ax.set_title("Story accuracy by category")
+    return _png(fig)
+
+
+def feedback_bars(report: Report) -> bytes | None:
+    """Feedback effectiveness per model and condition, by visual-information need and image setting."""
+    section = next((s for s in report.sections if s.key == "feedback"), None)
+    if section is None:
+        return None
+    names = [name for name, _, _ in FEEDBACK_COLUMNS if name in section.header]
+    groups = [f"{row[0]} ({row[1]})" for row in section.rows]
+    series = [(name, [row[section.header.index(name)] for row in section.rows]) for name in names]
+    return _grouped_bars(groups, series, "Feedback effectiveness (95% CI)", "wrong → right after feedback (%)")
+
+
+def turn_lines(report: Report) -> bytes | None:
+    """Question accuracy by turn index, one line per run."""
+    section = next((s for s in report.sections if s.key == "turns"), None)
+    if section is None or len(section.header) <= 4:
+        return None
+    fig, ax = _figure(7.0, 4.0)
+    turns = list(range(1, len(section.header) - 3))
+    for label, row in zip(_labels(report.runs), section.rows, strict=True):
+        points = [(t, c.value) for t, c in zip(turns, row[4:], strict=True)
+                  if isinstance(c, Estimate) and c.value is not None]
+        ax.plot([t for t, _ in points], [v for _, v in points], marker="o", label=label)
+    ax.set_xticks(turns)
+    ax.set_ylim(0, 105)
+    ax.set_xlabel("turn")
+    ax.set_ylabel("question accuracy (%)")
+    ax.set_title("Where in a story models fail")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return _png(fig)
+
+
+def all_plots(report: Report) -> list[tuple[str, bytes]]:
+    """(title, PNG) for every plot that has data."""
+    plots = [(f"Story accuracy per category, {subset} subset", category_bars(report, subset)) for subset in SUBSETS]
+    plots += [("Model by category", heatmap(report)), ("Feedback effectiveness", feedback_bars(report)),
+              ("Accuracy by turn", turn_lines(report))]
+    return [(title, png) for title, png in plots if png is not None]

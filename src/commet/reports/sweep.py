@@ -1,0 +1,169 @@
+"""``commet sweep CONFIG.toml``: a grid of runs (models x image settings x feedback conditions x datasets)
+into one store, then one report.
+
+A config::
+
+    db = "sweep.sqlite"            # results store (relative paths: relative to the config file)
+    out = "sweep-report.html"      # report; format from the suffix (.html .md .csv .tex .txt) or `format`
+    judge = "rules"
+    concurrency = 8
+    models = ["baseline:first-option", "baseline:random-option"]
+    images = ["on", "off"]
+    feedback = ["original", "correctness"]
+    datasets = ["sample"]
+    # optional: limit, system_prompt, temperature, max_tokens, seed, run_prefix, format
+
+Every cell gets the run name ``{run_prefix}{model}@{dataset name}:images={on|off},feedback={condition}``,
+the model spec as written in the config (``commet eval``'s default name for most specs), so running the
+sweep again resumes each cell like ``eval``. Model specs naming files (``replay:FILE``) are resolved from
+the current directory, like ``eval``'s.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+FORMATS_BY_SUFFIX = {".html": "html", ".htm": "html", ".md": "markdown", ".csv": "csv", ".tex": "latex",
+                     ".txt": "table"}
+KNOWN_KEYS = {"db", "out", "format", "judge", "concurrency", "models", "images", "feedback", "datasets", "limit",
+              "system_prompt", "temperature", "max_tokens", "seed", "run_prefix"}
+
+
+class SweepConfigError(ValueError):
+    """A sweep config that cannot be run; the message names the problem."""
+
+
+@dataclass(frozen=True)
+class SweepCell:
+    model: str
+    dataset: str
+    images: str
+    feedback: str
+
+
+@dataclass
+class SweepConfig:
+    models: list[str]
+    datasets: list[str] = field(default_factory=lambda: ["sample"])
+    images: list[str] = field(default_factory=lambda: ["on"])
+    feedback: list[str] = field(default_factory=lambda: ["original"])
+    judge: str = "rules"
+    concurrency: int = 8
+    db: Path = Path("commet.sqlite")
+    out: Path | None = None
+    format: str | None = None
+    limit: int | None = None
+    system_prompt: str | None = None
+    temperature: float = 0.0
+    max_tokens: int = 512
+    seed: int | None = None
+    run_prefix: str = ""
+
+    def cells(self) -> list[SweepCell]:
+        """The grid in a fixed order: dataset, model, images, feedback."""
+        return [SweepCell(m, d, i, f) for d in self.datasets for m in self.models for i in self.images
+                for f in self.feedback]
+
+    def report_format(self) -> str:
+        if self.format:
+            return self.format
+        return FORMATS_BY_SUFFIX.get(self.out.suffix.lower(), "table") if self.out else "table"
+
+
+def _strings(raw: dict[str, object], key: str, default: list[str], allowed: tuple[str, ...] | None = None) -> list[str]:
+    value = raw.get(key, default)
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise SweepConfigError(f"{key!r} must be a non-empty list of strings")
+    if allowed is not None and (bad := [v for v in value if v not in allowed]):
+        raise SweepConfigError(f"{key!r}: {bad[0]!r} is not one of {', '.join(allowed)}")
+    return list(value)
+
+
+def load_config(path: str | Path) -> SweepConfig:
+    """Read and check a sweep config; paths inside it are relative to the config file."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SweepConfigError(f"no sweep config at {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SweepConfigError(f"{path}: {exc}") from None
+    unknown = sorted(set(raw) - KNOWN_KEYS)
+    if unknown:
+        raise SweepConfigError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(KNOWN_KEYS))})")
+    if "models" not in raw:
+        raise SweepConfigError(f"{path}: 'models' is required")
+    base = path.parent
+
+    def local(value: object) -> Path:
+        candidate = Path(str(value))
+        return candidate if candidate.is_absolute() else base / candidate
+
+    datasets = [d if d == "sample" or Path(d).is_absolute() else str(base / d)
+                for d in _strings(raw, "datasets", ["sample"])]
+    fmt = raw.get("format")
+    if fmt is not None and fmt not in set(FORMATS_BY_SUFFIX.values()):
+        raise SweepConfigError(f"'format' must be one of {', '.join(sorted(set(FORMATS_BY_SUFFIX.values())))}")
+    try:
+        return SweepConfig(
+            models=_strings(raw, "models", []), datasets=datasets,
+            images=_strings(raw, "images", ["on"], ("on", "off")),
+            feedback=_strings(raw, "feedback", ["original"], ("original", "correctness", "none")),
+            judge=str(raw.get("judge", "rules")), concurrency=int(raw.get("concurrency", 8)),  # type: ignore[arg-type]
+            db=local(raw.get("db", "commet.sqlite")), out=local(raw["out"]) if "out" in raw else None,
+            format=fmt,  # type: ignore[arg-type]
+            limit=int(raw["limit"]) if "limit" in raw else None,  # type: ignore[arg-type]
+            system_prompt=str(raw["system_prompt"]) if "system_prompt" in raw else None,
+            temperature=float(raw.get("temperature", 0.0)),  # type: ignore[arg-type]
+            max_tokens=int(raw.get("max_tokens", 512)),  # type: ignore[arg-type]
+            seed=int(raw["seed"]) if "seed" in raw else None,  # type: ignore[arg-type]
+            run_prefix=str(raw.get("run_prefix", "")))
+    except (TypeError, ValueError) as exc:
+        raise SweepConfigError(f"{path}: {exc}") from None
+
+
+def run_name(config: SweepConfig, cell: SweepCell, dataset_name: str) -> str:
+    """The run name of a grid cell: the optional prefix, the model spec as configured, dataset and settings."""
+    return f"{config.run_prefix}{cell.model}@{dataset_name}:images={cell.images},feedback={cell.feedback}"
+
+
+async def run_sweep(config: SweepConfig, on_cell: Callable[[int, int, str], None] | None = None) -> list[str]:
+    """Run (or resume) every cell into ``config.db``; returns the run names in grid order.
+
+    ``on_cell(index, total, run_name)`` is called before each cell starts.
+    """
+    from commet.engine import EvalSettings, evaluate_async
+    from commet.engine.conversation import DEFAULT_SYSTEM_PROMPT
+    from commet.format.dataset import load_dataset
+    from commet.models.base import GenerationSettings
+    from commet.store.sqlite import Store
+
+    datasets = {d: load_dataset(d) for d in config.datasets}
+    cells = config.cells()
+    names: list[str] = []
+    with Store(config.db) as store:
+        for index, cell in enumerate(cells):
+            data = datasets[cell.dataset]
+            name = run_name(config, cell, data.name)
+            if on_cell:
+                on_cell(index, len(cells), name)
+            settings = EvalSettings(
+                images=cell.images, feedback=cell.feedback,  # type: ignore[arg-type]
+                system_prompt=DEFAULT_SYSTEM_PROMPT if config.system_prompt is None else config.system_prompt,
+                generation=GenerationSettings(temperature=config.temperature, max_tokens=config.max_tokens,
+                                              seed=config.seed),
+                limit=config.limit)
+            await evaluate_async(cell.model, data, judge=config.judge, db=store, run=name, settings=settings,
+                                 concurrency=config.concurrency)
+            names.append(name)
+    return names

@@ -1,0 +1,89 @@
+"""``commet report`` in every format, ``commet compare`` and ``commet sweep``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from commet.cli import app
+from commet.store import Store
+from tests.test_reports_analyses import store_path, toy_dataset  # noqa: F401 - fixture
+
+runner = CliRunner()
+
+
+def invoke(*args: str) -> str:
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_csv_keeps_the_accuracy_table_first(store_path: Path) -> None:  # noqa: F811
+    text = invoke("report", "--db", str(store_path), "--run", "r1-on", "--format", "csv", "--resamples", "200")
+    first_block = text.split("\n\n")[0]
+    rows = list(csv.reader(io.StringIO(first_block)))
+    assert rows[0][:6] == ["Run", "Model", "Images", "Feedback", "Stories", "Overall"]
+    assert rows[0][-3:] == ["Questions", "Undecided", "Failed"]
+    assert rows[1][0] == "r1-on" and rows[1][5] == "33.33 (1/3)"
+    assert "# Feedback effectiveness (paper Table 3)" in text
+    intervals = list(csv.reader(io.StringIO(text.split("\n\n")[1].split("\n", 1)[1])))
+    header = intervals[0]
+    assert header[5:10] == ["Story accuracy", "Story accuracy CI low", "Story accuracy CI high", "Story accuracy k",
+                            "Story accuracy n"]
+    assert intervals[1][header.index("Story accuracy k")] == "1"
+
+
+def test_markdown_latex_and_terminal(store_path: Path, tmp_path: Path) -> None:  # noqa: F811
+    markdown = invoke("report", "--db", str(store_path), "--format", "markdown", "--resamples", "200")
+    for title in ("Text-complete subset", "Image-dependent subset", "Feedback effectiveness",
+                  "Original versus correctness-only", "per source", "by turn", "wrong answers"):
+        assert title in markdown
+    out = tmp_path / "tables.tex"
+    invoke("report", "--db", str(store_path), "--out", str(out), "--resamples", "200")  # format from suffix
+    latex = out.read_text()
+    assert latex.count(r"\toprule") == latex.count(r"\bottomrule") >= 8 and r"Belief\_Emotion" not in latex
+    assert "r1-corr" in invoke("report", "--db", str(store_path), "--resamples", "200")
+
+
+def test_unknown_run_is_one_line_error(store_path: Path) -> None:  # noqa: F811
+    result = runner.invoke(app, ["report", "--db", str(store_path), "--run", "nope"])
+    assert result.exit_code == 2 and "no run named 'nope'" in result.output
+
+
+def test_compare_command(store_path: Path) -> None:  # noqa: F811
+    text = invoke("compare", "--db", str(store_path), "r1-on", "r1-corr", "--resamples", "200")
+    assert "McNemar exact p = 1" in text and "no evidence of a real difference" in text
+
+
+def test_sweep_runs_a_grid_resumes_and_reports(tmp_path: Path) -> None:
+    toy_dataset().save(tmp_path / "toy")
+    (tmp_path / "r.json").write_text(json.dumps({"tc1": ["The basket.", "No.", "The box."],
+                                                 "tc2": ["The cake.", "The apple."],
+                                                 "id1": ["The blue cup.", "No."]}))
+    config = tmp_path / "sweep.toml"
+    config.write_text('db = "out/sweep.sqlite"\nout = "out/report.md"\njudge = "rules"\nconcurrency = 2\n'
+                      f'models = ["replay:{tmp_path / "r.json"}", "baseline:first-option"]\n'
+                      'images = ["on", "off"]\nfeedback = ["original", "correctness"]\ndatasets = ["toy"]\n')
+    invoke("sweep", str(config), "--quiet")
+    with Store(tmp_path / "out" / "sweep.sqlite") as store:
+        names = [r.name for r in store.runs()]
+        assert len(names) == 8 and "baseline:first-option@toy:images=off,feedback=correctness" in names
+        calls = store.db.execute("SELECT COUNT(*) FROM call_log WHERE cached = 0").fetchone()[0]
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert f"| replay:{tmp_path / 'r.json'}@toy:images=on,feedback=original | replay:r.json | on | original | 3 | " \
+        "66.67 (2/3)" in report
+    invoke("sweep", str(config), "--quiet")  # everything is already done: no new call
+    with Store(tmp_path / "out" / "sweep.sqlite") as store:
+        assert store.db.execute("SELECT COUNT(*) FROM call_log WHERE cached = 0").fetchone()[0] == calls
+        assert len(store.runs()) == 8
+
+
+def test_sweep_config_errors(tmp_path: Path) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text('models = ["baseline:first-option"]\nimages = ["maybe"]\n')
+    result = runner.invoke(app, ["sweep", str(config)])
+    assert result.exit_code == 2 and "'maybe' is not one of on, off" in result.output
