@@ -84,9 +84,9 @@ PAST_TROUBLES: tuple[tuple[str, str, str], ...] = (
     ("pony", "stepped on {pos} foot at the farm", "wearing ribbons in its mane"),
 )
 
-#: Paper things that may be harmed: (the actor's own paper, the victim's paper, what the actor does to it).
-HARMS: tuple[tuple[str, str, str], ...] = (
-    ("scrap paper", "birthday card", "cuts it into little pieces for a craft"),
-    ("old paper", "letter", "folds it into a paper plane"),
-    ("drawing paper", "painting", "paints over it with thick blue paint"),
+#: Paper things that may be harmed: (the actor's own paper, the victim's paper, what the actor does, did).
+HARMS: tuple[tuple[str, str, str, str], ...] = (
+    ("scrap paper", "birthday card", "cuts it into little pieces for a craft", "cut it into little pieces"),
+    ("old paper", "letter", "folds it into a paper plane", "folded it into a paper plane"),
+    ("drawing paper", "painting", "paints over it with thick blue paint", "painted over it"),
 )

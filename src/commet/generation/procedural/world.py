@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from commet.generation.procedural.lexicon import COLOURS, SIZE_WORDS, Kind
+from commet.generation.procedural.lexicon import SIZE_WORDS, Kind
 
 #: Spacing (in world x units) of things standing side by side on one place.
-SLOT = 0.075
+SLOT = 0.1
 
 
 @dataclass
@@ -80,10 +80,11 @@ class Place:
     x: float
     closed: bool = False
     name: str = ""  # how the story calls it ("the red box")
+    away: bool = False  # carried out of the room for now (a shopping bag at the shop)
 
     @property
     def drawn(self) -> bool:
-        return self.kind != "offstage"
+        return self.kind != "offstage" and not self.away
 
 
 @dataclass
@@ -177,6 +178,11 @@ class World:
     def visible_things(self, agent_id: str) -> list[str]:
         return [t for t in self.things if self.can_see(agent_id, t)]
 
+    def _in_room(self, location: str) -> bool:
+        if location in self.agents:
+            return self.agents[location].present
+        return self.places[location].drawn
+
     def _sees_spot(self, agent: Agent, x: float) -> bool:
         return agent.present and self.blocked(agent.x, x) is None
 
@@ -197,6 +203,12 @@ class World:
         agent.present = False
         return self._record(Event("leave", agent_id, frozenset({agent_id})))
 
+    def walk(self, agent_id: str, x: float) -> None:
+        """The agent goes to another spot in the room and looks around."""
+        agent = self.agents[agent_id]
+        agent.x = x
+        self._look(agent)
+
     def enter(self, agent_id: str) -> Event:
         agent = self.agents[agent_id]
         agent.present = True
@@ -204,14 +216,18 @@ class World:
         return self._record(Event("enter", agent_id, frozenset({agent_id})))
 
     def put(self, actor_id: str, thing_id: str, place_id: str, kind: str = "put") -> Event:
-        """Move a thing; agents who see where it came from or where it goes (and the actor) learn it."""
+        """Move a thing; agents who see where it came from or where it goes (and the actor) learn it.
+
+        The actor may be a force of nature ("the wind") rather than an agent.
+        """
         thing = self.things[thing_id]
         src = thing.location
         src_x = self.thing_x(thing_id)
         thing.location = place_id
         dst_x = self.thing_x(thing_id)
-        witnesses = {actor_id} | {
-            a.id for a in self.agents.values() if self._sees_spot(a, src_x) or self._sees_spot(a, dst_x)
+        spots = [x for x, where in ((src_x, src), (dst_x, place_id)) if self._in_room(where)]
+        witnesses = {actor_id} & set(self.agents) | {
+            a.id for a in self.agents.values() if any(self._sees_spot(a, x) for x in spots)
         }
         for agent_id in witnesses:
             self.agents[agent_id].beliefs[thing_id] = place_id
@@ -247,9 +263,14 @@ class World:
         thing = self.contents(place_id)[0]
         believed_there = self.believed_contents(actor_id, place_id)
         knowing = thing.id in believed_there and thing.owner not in (None, actor_id)
-        witnesses = {actor_id} | {a.id for a in self.agents.values() if self._sees_spot(a, self.places[place_id].x)}
+        witnesses = {actor_id} | {a.id for a in self.agents.values()
+                                  if self._in_room(place_id) and self._sees_spot(a, self.places[place_id].x)}
         return self._record(Event("harm", actor_id, frozenset(witnesses), thing=thing.id, src=place_id,
                                   knowing=knowing))
+
+    def past_harm(self, actor: str, victim_id: str, what: str) -> Event:
+        """Something bad the actor did before the story starts; only the victim perceived it."""
+        return self._record(Event("harm", actor, frozenset({victim_id}), claim=what, knowing=True))
 
     # --- queries ------------------------------------------------------------------------
     def belief(self, agent_id: str, thing_id: str) -> str:
@@ -285,10 +306,22 @@ class World:
         """Moral judgement: a harm is naughty when done knowingly (intent), not by mistake."""
         return event.kind == "harm" and event.knowing
 
+    def feeling_toward(self, agent_id: str, actor: str) -> str:
+        """Scared of someone who harmed the agent before (as far as the agent perceived), else happy."""
+        remembered = [e for e in self.events if e.kind == "harm" and e.actor == actor and agent_id in e.witnesses]
+        return "scared" if remembered else "happy"
+
+    def feeling_about(self, agent_id: str, got: str) -> str:
+        """Happy when what the agent got is what they want most now, sad otherwise."""
+        desires = self.agents[agent_id].desires
+        return "happy" if desires and desires[-1] == got else "sad"
+
+    def believes_lost(self, agent_id: str, thing_id: str) -> bool:
+        """The agent thinks the thing is somewhere out of reach (off stage)."""
+        place = self.places.get(self.agents[agent_id].beliefs.get(thing_id, ""))
+        return place is not None and not place.drawn
+
     def place_name(self, place_id: str) -> str:
         if place_id in self.agents:
             return f"{self.agents[place_id].name}'s pocket"
         return self.places[place_id].name
-
-    def colour_rgb(self, name: str) -> tuple[int, int, int]:
-        return COLOURS[name]

@@ -1,0 +1,426 @@
+"""Scenes from world states, and pictures from scenes (Pillow shapes only, never any text).
+
+:func:`compose` lays a :class:`~commet.generation.procedural.world.World` out as a plain
+JSON-able scene: every present agent, place, thing and occluder once, with its pixel
+bounding box, and which things are hidden (inside a closed container or a pocket) and by
+what. :func:`draw` paints exactly that scene and, alongside, an id mask telling which
+entity each pixel belongs to, so tests can check the picture against the scene.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+
+from PIL import Image, ImageDraw
+
+from commet.generation.procedural.lexicon import COLOURS, ROOMS
+from commet.generation.procedural.world import SLOT, World
+
+WIDTH, HEIGHT = 640, 480
+SS = 2  # supersampling factor: drawn at twice the size, then smoothed down
+HORIZON = 300
+GROUND = 440  # where feet and furniture stand
+
+Box = tuple[float, float, float, float]
+RGB = tuple[int, int, int]
+
+OUTLINE: RGB = (60, 50, 60)
+SKIN: tuple[RGB, ...] = ((255, 220, 185), (236, 188, 150), (198, 140, 100), (141, 95, 65))
+HAIR: tuple[RGB, ...] = ((70, 45, 30), (30, 30, 35), (200, 150, 70), (150, 70, 40))
+OCCLUDER_RGB: dict[str, RGB] = {"folding screen": (170, 205, 235), "big plant": (60, 140, 80),
+                                "tall cupboard": (120, 150, 170)}
+PLACE_SIZE: dict[str, tuple[int, int]] = {
+    "table": (130, 82), "shelf": (120, 110), "box": (92, 64), "basket": (92, 56), "toy chest": (104, 74),
+    "bag": (70, 82), "lunchbox": (84, 52),
+}
+OCCLUDER_SIZE: dict[str, tuple[int, int]] = {"folding screen": (76, 215), "big plant": (84, 215),
+                                             "tall cupboard": (84, 230)}
+THING_BASE = 46
+SIZE_SCALE = {1: 0.62, 2: 0.85, 3: 1.15}
+
+
+def px(x: float) -> float:
+    """World x (0..1) to picture x in pixels."""
+    return 50 + x * (WIDTH - 100)
+
+
+def _rgb(name: str) -> list[int]:
+    return list(COLOURS[name])
+
+
+def _round(box: Box) -> list[float]:
+    return [round(v, 1) for v in box]
+
+
+def compose(world: World, variant: int = 0) -> dict[str, object]:
+    """The scene of the world's current state, as JSON-able data (pixel boxes, hiding, sight)."""
+    room = next(r for r in ROOMS if r[0] == world.room)
+    scene: dict[str, object] = {"width": WIDTH, "height": HEIGHT, "room": world.room,
+                                "wall": list(room[1]), "floor": list(room[2]), "variant": variant}
+    agents, places, objects, occluders = [], [], [], []
+    boxes: dict[str, Box] = {}
+    for index, agent in enumerate(world.agents.values()):
+        if not agent.present:
+            continue
+        w, h = (78, 236) if agent.adult else (66, 176)
+        box = (px(agent.x) - w / 2, GROUND - h, px(agent.x) + w / 2, GROUND)
+        boxes[agent.id] = box
+        agents.append({"id": agent.id, "name": agent.name, "adult": agent.adult, "shirt": agent.shirt,
+                       "rgb": _rgb(agent.shirt), "expression": agent.expression, "bbox": _round(box),
+                       "skin": list(SKIN[(index + variant) % len(SKIN)]),
+                       "hair": list(HAIR[(index * 3 + variant) % len(HAIR)]), "long_hair": agent.pronoun == "she"})
+    for place in world.places.values():
+        if not place.drawn:
+            continue
+        w, h = PLACE_SIZE[place.kind]
+        n = len(world.contents(place.id))
+        if not place.closed:
+            w = max(w, n * SLOT * (WIDTH - 100) + 30)
+        box = (px(place.x) - w / 2, GROUND - 6 - h, px(place.x) + w / 2, GROUND - 6)
+        boxes[place.id] = box
+        places.append({"id": place.id, "kind": place.kind, "colour": place.colour, "rgb": _rgb(place.colour),
+                       "closed": place.closed, "bbox": _round(box)})
+    offstage = []
+    for thing in world.things.values():
+        hider = world.hidden_by(thing.id)
+        holder = thing.location
+        if holder not in boxes:  # off stage, or carried by someone who is out of the room
+            offstage.append(thing.id)
+            continue
+        side = THING_BASE * SIZE_SCALE[thing.size]
+        hb = boxes[holder]
+        if hider is not None:  # inside: centred low in the container, or at the hip of the agent
+            side = min(side, (hb[2] - hb[0]) * 0.55, (hb[3] - hb[1]) * 0.55)
+            cx = (hb[0] + hb[2]) / 2
+            bottom = hb[3] - 8 if holder in world.places else hb[1] + (hb[3] - hb[1]) * 0.5
+            side = min(side, 26) if holder in world.agents else side
+        else:
+            cx = px(world.thing_x(thing.id))
+            bottom = hb[1] + (12 if world.places[holder].kind in ("basket", "box", "toy chest") else 0)
+        box = (cx - side / 2, bottom - side, cx + side / 2, bottom)
+        objects.append({"id": thing.id, "kind": thing.kind.shape, "noun": thing.noun, "colour": thing.colour,
+                        "rgb": _rgb(thing.colour), "size": thing.size, "feature": thing.feature,
+                        "location": holder, "bbox": _round(box), "visible": hider is None, "hidden_by": hider})
+    for occ in world.occluders.values():
+        w, h = OCCLUDER_SIZE[occ.kind]
+        box = (px(occ.x) - w / 2, GROUND - h, px(occ.x) + w / 2, GROUND)
+        occluders.append({"id": occ.id, "kind": occ.kind, "rgb": list(OCCLUDER_RGB[occ.kind]), "bbox": _round(box)})
+    scene.update(agents=agents, places=places, objects=objects, occluders=occluders, offstage=offstage,
+                 absent=[a.id for a in world.agents.values() if not a.present],
+                 sees={a.id: world.visible_things(a.id) for a in world.agents.values() if a.present})
+    return scene
+
+
+def mask_ids(scene: dict[str, object]) -> dict[str, int]:
+    """The id-mask value of each drawn entity (1, 2, ...; 0 is the background)."""
+    ids: list[str] = []
+    for key in ("agents", "places", "objects", "occluders"):
+        ids.extend(e["id"] for e in scene[key])  # type: ignore[attr-defined]
+    return {entity_id: k + 1 for k, entity_id in enumerate(ids)}
+
+
+class _Pen:
+    """Draws every shape on the picture and, with the current entity's id, on the mask."""
+
+    def __init__(self, size: tuple[int, int], background: RGB) -> None:
+        self.image = Image.new("RGB", (size[0] * SS, size[1] * SS), background)
+        self.mask = Image.new("L", self.image.size, 0)
+        self._img = ImageDraw.Draw(self.image)
+        self._mask = ImageDraw.Draw(self.mask)
+        self.value = 0
+
+    @staticmethod
+    def _s(box: Box | list[float]) -> list[float]:
+        return [v * SS for v in box]
+
+    def rect(self, box: Box, fill: RGB, radius: float = 0, outline: RGB | None = OUTLINE, width: float = 2) -> None:
+        b = self._s(box)
+        self._img.rounded_rectangle(b, radius * SS, fill=fill, outline=outline, width=int(width * SS))
+        self._mask.rounded_rectangle(b, radius * SS, fill=self.value)
+
+    def ellipse(self, box: Box, fill: RGB, outline: RGB | None = OUTLINE, width: float = 2) -> None:
+        b = self._s(box)
+        self._img.ellipse(b, fill=fill, outline=outline, width=int(width * SS))
+        self._mask.ellipse(b, fill=self.value)
+
+    def polygon(self, points: list[tuple[float, float]], fill: RGB, outline: RGB | None = OUTLINE) -> None:
+        p = [(x * SS, y * SS) for x, y in points]
+        self._img.polygon(p, fill=fill, outline=outline, width=2 * SS)
+        self._mask.polygon(p, fill=self.value)
+
+    def line(self, points: list[tuple[float, float]], fill: RGB, width: float = 2) -> None:
+        p = [(x * SS, y * SS) for x, y in points]
+        self._img.line(p, fill=fill, width=int(width * SS), joint="curve")
+        self._mask.line(p, fill=self.value, width=int(width * SS))
+
+    def arc(self, box: Box, start: float, end: float, fill: RGB, width: float = 2) -> None:
+        self._img.arc(self._s(box), start, end, fill=fill, width=int(width * SS))
+        self._mask.arc(self._s(box), start, end, fill=self.value, width=int(width * SS))
+
+    def background(self, box: Box, fill: RGB) -> None:
+        """Scenery that belongs to no entity (mask stays 0)."""
+        self._img.rectangle(self._s(box), fill=fill)
+
+
+def _darker(rgb: RGB | list[int], f: float = 0.7) -> RGB:
+    return (int(rgb[0] * f), int(rgb[1] * f), int(rgb[2] * f))
+
+
+def _lighter(rgb: RGB | list[int], f: float = 0.55) -> RGB:
+    return tuple(int(c + (255 - c) * f) for c in rgb)  # type: ignore[return-value]
+
+
+def _draw_background(pen: _Pen, scene: dict) -> None:
+    wall, floor = tuple(scene["wall"]), tuple(scene["floor"])
+    pen.background((0, 0, WIDTH, HORIZON), wall)
+    pen.background((0, HORIZON, WIDTH, HEIGHT), floor)
+    if scene["room"] == "garden":
+        pen._img.ellipse(pen._s((540, 30, 600, 90)), fill=(255, 225, 90))
+        for cx in (120, 330):
+            pen._img.ellipse(pen._s((cx, 50, cx + 90, 80)), fill=(255, 255, 255))
+        pen.background((0, HORIZON - 40, WIDTH, HORIZON), (110, 175, 95))
+        return
+    pen.background((0, HORIZON - 8, WIDTH, HORIZON), _darker(wall, 0.85))
+    wx = 90 + (scene["variant"] % 3) * 180
+    pen._img.rounded_rectangle(pen._s((wx, 40, wx + 120, 140)), 6 * SS, fill=(200, 230, 250),
+                               outline=(255, 255, 255), width=6 * SS)
+    pen._img.line(pen._s((wx + 60, 40, wx + 60, 140)), fill=(255, 255, 255), width=4 * SS)
+
+
+def _draw_agent(pen: _Pen, a: dict) -> None:
+    x0, y0, x1, y1 = a["bbox"]
+    w, h = x1 - x0, y1 - y0
+    cx = (x0 + x1) / 2
+    skin, hair, shirt = tuple(a["skin"]), tuple(a["hair"]), tuple(a["rgb"])
+    head = h * 0.25
+    legs_top = y0 + h * 0.70
+    # legs and shoes
+    for side in (-1, 1):
+        lx = cx + side * w * 0.2
+        pen.rect((lx - w * 0.1, legs_top - 4, lx + w * 0.1, y1 - 8), (70, 80, 120), radius=3)
+        pen.ellipse((lx - w * 0.16, y1 - 12, lx + w * 0.14, y1), (50, 40, 40), outline=None)
+    # arms, then body (the shirt is the largest area of the figure)
+    for side in (-1, 1):
+        ax = cx + side * w * 0.42
+        pen.rect((ax - w * 0.09, y0 + head + h * 0.04, ax + w * 0.09, y0 + head + h * 0.33), shirt, radius=5)
+        pen.ellipse((ax - w * 0.09, y0 + head + h * 0.31, ax + w * 0.09, y0 + head + h * 0.31 + w * 0.18), skin)
+    pen.rect((x0 + w * 0.12, y0 + head + h * 0.02, x1 - w * 0.12, legs_top + 2), shirt, radius=10)
+    # head, hair, face
+    hx0, hy0, hx1, hy1 = cx - head * 0.5, y0 + 2, cx + head * 0.5, y0 + head + 4
+    if a["long_hair"]:
+        pen.rect((hx0 - 4, hy0 + head * 0.2, hx1 + 4, hy1 + head * 0.25), hair, radius=8, outline=None)
+    pen.ellipse((hx0, hy0, hx1, hy1), skin)
+    pen.arc((hx0, hy0, hx1, hy1 - head * 0.2), 180, 360, hair, width=head * 0.18)
+    eye_y = hy0 + head * 0.5
+    for side in (-1, 1):
+        ex = cx + side * head * 0.2
+        pen.ellipse((ex - 2.5, eye_y - 2.5, ex + 2.5, eye_y + 2.5), (40, 30, 30), outline=None)
+    mouth = (cx - head * 0.2, hy0 + head * 0.62, cx + head * 0.2, hy0 + head * 0.86)
+    expression = a["expression"]
+    if expression == "happy":
+        pen.arc((mouth[0], mouth[1] - head * 0.12, mouth[2], mouth[3]), 20, 160, (150, 40, 40), width=2.5)
+    elif expression in ("sad", "cross"):
+        pen.arc((mouth[0], mouth[1] + head * 0.05, mouth[2], mouth[3] + head * 0.2), 200, 340, (150, 40, 40),
+                width=2.5)
+        if expression == "cross":
+            for side in (-1, 1):
+                ex = cx + side * head * 0.2
+                pen.line([(ex - side * 5, eye_y - 9), (ex + side * 5, eye_y - 5)], (40, 30, 30), width=2.5)
+        else:
+            pen.ellipse((cx + head * 0.2 - 2, eye_y + 4, cx + head * 0.2 + 3, eye_y + 11), (120, 190, 250),
+                        outline=None)
+    elif expression == "scared":
+        pen.ellipse((cx - 4, mouth[1], cx + 4, mouth[3]), (120, 40, 40), outline=None)
+        for side in (-1, 1):
+            ex = cx + side * head * 0.2
+            pen.arc((ex - 5, eye_y - 12, ex + 5, eye_y - 4), 200, 340, (40, 30, 30), width=2)
+    else:
+        pen.line([(mouth[0] + 2, mouth[1] + 5), (mouth[2] - 2, mouth[1] + 5)], (150, 40, 40), width=2.5)
+
+
+def _draw_place(pen: _Pen, p: dict) -> None:
+    x0, y0, x1, y1 = p["bbox"]
+    rgb, kind = tuple(p["rgb"]), p["kind"]
+    w, h = x1 - x0, y1 - y0
+    if kind == "table":
+        pen.rect((x0, y0, x1, y0 + 14), rgb, radius=4)
+        for lx in (x0 + 10, x1 - 22):
+            pen.rect((lx, y0 + 12, lx + 12, y1 + 6), _darker(rgb, 0.85), radius=2)
+    elif kind == "shelf":
+        pen.rect((x0, y0, x1, y1 + 6), rgb, radius=3)
+        pen.rect((x0 + 8, y0 + 14, x1 - 8, y1 - 6), _lighter(rgb, 0.4), radius=2)
+        pen.rect((x0 + 8, y0 + h * 0.55, x1 - 8, y0 + h * 0.55 + 8), rgb, radius=1)
+    elif kind == "basket":
+        pen.rect((x0, y0, x1, y1), rgb, radius=10)
+        for k in range(1, 4):
+            yy = y0 + k * h / 4
+            pen.line([(x0 + 6, yy), (x1 - 6, yy)], _darker(rgb), width=2)
+    elif kind == "bag":
+        pen.polygon([(x0 + 6, y0 + 16), (x1 - 6, y0 + 16), (x1, y1), (x0, y1)], rgb)
+        pen.arc((x0 + w * 0.28, y0, x1 - w * 0.28, y0 + 30), 180, 360, _darker(rgb), width=4)
+    elif kind == "lunchbox":
+        pen.arc((x0 + w * 0.3, y0, x1 - w * 0.3, y0 + 24), 180, 360, _darker(rgb, 0.6), width=4)
+        pen.rect((x0 + 4, y0 + 20, x1 - 4, y1), rgb, radius=6)
+        pen.rect((x0, y0 + 10, x1, y0 + 24), _darker(rgb, 0.85), radius=4)
+    else:  # box, toy chest: a body and a lid
+        pen.rect((x0, y0 + 12, x1, y1), rgb, radius=6)
+        pen.rect((x0 - 4, y0, x1 + 4, y0 + 16), _darker(rgb, 0.85), radius=4)
+        pen.rect((x0 + w * 0.42, y0 + 10, x1 - w * 0.42, y0 + 24), (235, 200, 80), radius=2)
+
+
+def _star(cx: float, cy: float, r: float) -> list[tuple[float, float]]:
+    return [(cx + (r if k % 2 == 0 else r * 0.45) * math.cos(math.pi / 2 + k * math.pi / 5),
+             cy - (r if k % 2 == 0 else r * 0.45) * math.sin(math.pi / 2 + k * math.pi / 5)) for k in range(10)]
+
+
+def _draw_thing(pen: _Pen, o: dict) -> None:
+    x0, y0, x1, y1 = o["bbox"]
+    w, h = x1 - x0, y1 - y0
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    rgb, shape = tuple(o["rgb"]), o["kind"]
+    white = (255, 255, 255)
+    if shape == "ball":
+        pen.ellipse((x0, y0, x1, y1), rgb)
+        pen.arc((x0 + w * 0.15, y0 + h * 0.15, x1 - w * 0.15, y1 - h * 0.15), 200, 250, white, width=3)
+    elif shape == "cup":
+        pen.polygon([(x0 + w * 0.05, y0 + h * 0.1), (x1 - w * 0.25, y0 + h * 0.1), (x1 - w * 0.32, y1),
+                     (x0 + w * 0.12, y1)], rgb)
+        pen.arc((x1 - w * 0.45, y0 + h * 0.3, x1, y0 + h * 0.75), 270, 90, rgb, width=max(3, w * 0.1))
+    elif shape == "car":
+        line = 1 if w < 40 else 2
+        pen.rect((x0 + w * 0.2, y0 + h * 0.2, x1 - w * 0.2, y0 + h * 0.6), rgb, radius=5, width=line)
+        pen.rect((x0 + w * 0.32, y0 + h * 0.3, x1 - w * 0.32, y0 + h * 0.45), (200, 230, 250), radius=2,
+                 outline=None)
+        pen.rect((x0, y0 + h * 0.45, x1, y1 - h * 0.1), rgb, radius=5, width=line)
+        for wx in (x0 + w * 0.25, x1 - w * 0.25):
+            pen.ellipse((wx - h * 0.12, y1 - h * 0.24, wx + h * 0.12, y1), (40, 40, 40), outline=None)
+    elif shape == "teddy":
+        for ex in (x0 + w * 0.18, x1 - w * 0.18):
+            pen.ellipse((ex - w * 0.12, y0, ex + w * 0.12, y0 + h * 0.22), rgb)
+        pen.ellipse((x0 + w * 0.12, y0 + h * 0.45, x1 - w * 0.12, y1), rgb)
+        pen.ellipse((x0 + w * 0.2, y0 + h * 0.05, x1 - w * 0.2, y0 + h * 0.55), rgb)
+        for ex in (cx - w * 0.1, cx + w * 0.1):
+            pen.ellipse((ex - 1.5, y0 + h * 0.25, ex + 1.5, y0 + h * 0.25 + 3), (30, 30, 30), outline=None)
+    elif shape == "duck":
+        pen.ellipse((x0, y0 + h * 0.4, x1, y1), rgb)
+        pen.ellipse((x0 + w * 0.42, y0 + h * 0.05, x1 - w * 0.05, y0 + h * 0.55), rgb)
+        pen.polygon([(x1 - w * 0.08, y0 + h * 0.28), (x1 + w * 0.08, y0 + h * 0.33), (x1 - w * 0.08, y0 + h * 0.4)],
+                    (250, 150, 40), outline=None)
+        pen.ellipse((x1 - w * 0.25, y0 + h * 0.2, x1 - w * 0.2, y0 + h * 0.25), (30, 30, 30), outline=None)
+    elif shape == "book":
+        pen.rect((x0, y0 + h * 0.15, x1, y1), rgb, radius=3)
+        pen.rect((x0 + w * 0.1, y0 + h * 0.15, x0 + w * 0.22, y1), _darker(rgb), radius=1, outline=None)
+    elif shape == "apple":
+        pen.ellipse((x0 + w * 0.05, y0 + h * 0.18, x1 - w * 0.05, y1), rgb)
+        pen.line([(cx, y0 + h * 0.22), (cx + w * 0.05, y0)], (100, 70, 40), width=3)
+        pen.ellipse((cx + w * 0.05, y0 + h * 0.02, cx + w * 0.3, y0 + h * 0.14), (70, 150, 60), outline=None)
+    elif shape == "cookie":
+        pen.ellipse((x0, y0 + h * 0.2, x1, y1 - h * 0.05), rgb)
+        for dx, dy in ((0.3, 0.45), (0.6, 0.4), (0.45, 0.7), (0.7, 0.68)):
+            pen.ellipse((x0 + w * dx - 2.5, y0 + h * dy - 2.5, x0 + w * dx + 2.5, y0 + h * dy + 2.5),
+                        (70, 40, 20), outline=None)
+    elif shape == "cupcake":
+        pen.polygon([(x0 + w * 0.12, y0 + h * 0.5), (x1 - w * 0.12, y0 + h * 0.5), (x1 - w * 0.22, y1),
+                     (x0 + w * 0.22, y1)], (235, 215, 170))
+        pen.ellipse((x0 + w * 0.02, y0 + h * 0.05, x1 - w * 0.02, y0 + h * 0.62), rgb)
+    elif shape == "sandwich":
+        pen.polygon([(x0, y1), (x1, y1), (cx, y0 + h * 0.2)], (240, 220, 170))
+        pen.polygon([(x0 + w * 0.1, y1 - h * 0.1), (x1 - w * 0.1, y1 - h * 0.1), (cx, y0 + h * 0.3)], rgb,
+                    outline=None)
+    elif shape == "banana":
+        pen.polygon([(x0, y0 + h * 0.25), (x0 + w * 0.2, y1 - h * 0.15), (cx, y1), (x1 - w * 0.2, y1 - h * 0.15),
+                     (x1, y0 + h * 0.15), (x1 - w * 0.15, y0 + h * 0.12), (cx, y1 - h * 0.45),
+                     (x0 + w * 0.15, y0 + h * 0.2)], rgb)
+    elif shape == "jelly":
+        pen.rect((x0, y1 - h * 0.25, x1, y1), (235, 235, 240), radius=4)
+        pen.polygon([(x0 + w * 0.12, y1 - h * 0.25), (x0 + w * 0.22, y0 + h * 0.15), (x1 - w * 0.22, y0 + h * 0.15),
+                     (x1 - w * 0.12, y1 - h * 0.25)], rgb)
+    elif shape == "hat":
+        pen.ellipse((x0, y1 - h * 0.3, x1, y1), rgb)
+        pen.rect((x0 + w * 0.2, y0 + h * 0.2, x1 - w * 0.2, y1 - h * 0.15), rgb, radius=8)
+    elif shape == "card":
+        pen.rect((x0 + w * 0.1, y0, x1 - w * 0.1, y1), rgb, radius=2)
+        pen.ellipse((cx - w * 0.12, cy - h * 0.1, cx + w * 0.12, cy + h * 0.12), white, outline=None)
+    elif shape == "sticker":
+        pen.polygon(_star(cx, cy, w / 2), rgb)
+    elif shape == "balloon":
+        pen.line([(cx, y0 + h * 0.65), (cx + 3, y1)], (90, 90, 90), width=1.5)
+        pen.ellipse((x0 + w * 0.15, y0, x1 - w * 0.15, y0 + h * 0.7), rgb)
+    else:
+        raise ValueError(f"no drawing for shape {shape!r}")
+    _draw_feature(pen, o, rgb)
+
+
+def _draw_feature(pen: _Pen, o: dict, rgb: RGB) -> None:
+    x0, y0, x1, y1 = o["bbox"]
+    w, h = x1 - x0, y1 - y0
+    feature = o["feature"]
+    if feature == "sunglasses":
+        yy = y0 + h * 0.22
+        pen.rect((x1 - w * 0.5, yy - 3, x1 - w * 0.02, yy + 4), (20, 20, 20), radius=2, outline=None)
+    elif feature == "bow":
+        bx, by = x0 + w * 0.65, y0 + h * 0.05
+        pen.polygon([(bx, by), (bx - 8, by - 6), (bx - 8, by + 6)], (250, 250, 250))
+        pen.polygon([(bx, by), (bx + 8, by - 6), (bx + 8, by + 6)], (250, 250, 250))
+    elif feature == "stripes":
+        for k in (0.35, 0.55, 0.75):
+            pen.line([(x0 + w * 0.2, y0 + h * k), (x1 - w * 0.2, y0 + h * k)], (255, 255, 255), width=3)
+    elif feature == "dots":
+        for dx, dy in ((0.35, 0.4), (0.62, 0.35), (0.5, 0.62), (0.3, 0.8), (0.7, 0.8)):
+            pen.ellipse((x0 + w * dx - 2.5, y0 + h * dy - 2.5, x0 + w * dx + 2.5, y0 + h * dy + 2.5),
+                        _lighter(rgb), outline=None)
+
+
+def _draw_occluder(pen: _Pen, o: dict) -> None:
+    x0, y0, x1, y1 = o["bbox"]
+    w, h = x1 - x0, y1 - y0
+    rgb = tuple(o["rgb"])
+    if o["kind"] == "big plant":
+        pen.polygon([(x0 + w * 0.22, y1 - h * 0.22), (x1 - w * 0.22, y1 - h * 0.22), (x1 - w * 0.3, y1),
+                     (x0 + w * 0.3, y1)], (200, 110, 70))
+        for lx0, ly0, lx1, ly1 in ((0, 0.0, 1, 0.45), (0, 0.3, 0.7, 0.8), (0.3, 0.3, 1, 0.8), (0.1, 0.1, 0.9, 0.6)):
+            pen.ellipse((x0 + w * lx0, y0 + h * ly0, x0 + w * lx1, y0 + h * ly1), rgb)
+    elif o["kind"] == "folding screen":
+        panel = w / 3
+        for k in range(3):
+            pen.rect((x0 + k * panel, y0 + (6 if k == 1 else 0), x0 + (k + 1) * panel, y1 - 6), rgb, radius=3)
+        for k in range(3):
+            pen.line([(x0 + k * panel + panel / 2, y1 - 6), (x0 + k * panel + panel / 2, y1)], OUTLINE, width=3)
+    else:
+        pen.rect((x0, y0, x1, y1), rgb, radius=4)
+        pen.line([((x0 + x1) / 2, y0 + 8), ((x0 + x1) / 2, y1 - 8)], _darker(rgb), width=2)
+
+
+def draw(scene: dict) -> tuple[Image.Image, Image.Image]:
+    """Paint a scene; returns the picture and its id mask (values from :func:`mask_ids`), both full size."""
+    pen = _Pen((WIDTH, HEIGHT), tuple(scene["wall"]))
+    _draw_background(pen, scene)
+    ids = mask_ids(scene)
+    hidden = [o for o in scene["objects"] if not o["visible"]]
+    visible = [o for o in scene["objects"] if o["visible"]]
+    for thing in hidden:  # drawn first so that the container or body in front really covers them
+        pen.value = ids[thing["id"]]
+        _draw_thing(pen, thing)
+    for place in scene["places"]:
+        pen.value = ids[place["id"]]
+        _draw_place(pen, place)
+    for agent in scene["agents"]:
+        pen.value = ids[agent["id"]]
+        _draw_agent(pen, agent)
+    for thing in visible:
+        pen.value = ids[thing["id"]]
+        _draw_thing(pen, thing)
+    for occ in scene["occluders"]:
+        pen.value = ids[occ["id"]]
+        _draw_occluder(pen, occ)
+    image = pen.image.resize((WIDTH, HEIGHT), Image.Resampling.BOX)
+    mask = pen.mask.resize((WIDTH, HEIGHT), Image.Resampling.NEAREST)
+    return image, mask
+
+
+def png_bytes(image: Image.Image) -> bytes:
+    """PNG bytes with no metadata, so the same picture always gives the same bytes."""
+    out = io.BytesIO()
+    image.save(out, format="PNG", optimize=False, compress_level=6)
+    return out.getvalue()
