@@ -247,6 +247,14 @@ def _group(runs: list[RunData], key: Callable[[RunData], tuple[str, ...]]) -> di
     return groups
 
 
+def image_condition(data: RunData, story: StoryResult) -> str:
+    """'on' or 'off' for Table 3: the run's image setting, or, for runs that showed pictures only
+    where needed (human studies), whether this StoryTurn was shown any picture."""
+    if data.images in ("on", "off"):
+        return data.images
+    return "on" if any(turn.images for turn in story.turns) else "off"
+
+
 def feedback_section(runs: list[RunData], boot: Bootstrap) -> Section:
     """Feedback effectiveness per model and feedback condition (Table 3), runs with the same model,
     condition and dataset pooled across the image settings."""
@@ -254,11 +262,12 @@ def feedback_section(runs: list[RunData], boot: Bootstrap) -> Section:
     groups = _group([d for d in runs if d.feedback != "none"],
                     lambda d: (d.run.model, d.feedback, d.run.dataset_name))
     present = [col for col in FEEDBACK_COLUMNS
-               if any(d.images == col[2] and any(s.image_dependent == col[1] for s in d.stories) for d in runs)]
+               if any(image_condition(d, s) == col[2] and s.image_dependent == col[1] for d in runs for s in d.stories)]
     rows: list[list[Cell]] = []
     for (model, feedback, dataset), members in groups.items():
-        cells = [_feedback_estimate([s for d in members if d.images == images for s in d.stories
-                                     if s.image_dependent == vi], boot) for _, vi, images in present]
+        cells = [_feedback_estimate([s for d in members for s in d.stories
+                                     if s.image_dependent == vi and image_condition(d, s) == images], boot)
+                 for _, vi, images in present]
         rows.append([model, feedback, *([dataset] if several else []), *cells])
     header = ["Model", "Feedback", *(["Dataset"] if several else []), *(name for name, _, _ in present)]
     return Section("feedback", "Feedback effectiveness (paper Table 3)", header, rows, FEEDBACK_NOTE, fraction=True)

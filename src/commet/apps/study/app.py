@@ -1,0 +1,320 @@
+"""The study web app: anonymous participants at ``/p/<token>``, the organiser at ``/organiser``.
+
+Server-rendered pages, no JavaScript. A participant reads the consent page, then answers
+the questionnaire's StoryTurns turn by turn; each answer is judged online through the
+Judge interface, scored with the engine's branch rules, and the next turn opens with the
+feedback the engine would give a model. All state lives in the study database under the
+link's token, so a participant can close the page and come back with the same link, or stop.
+
+Privacy: no request metadata is read into the database (run uvicorn with
+``access_log=False``); rate limits are keyed by link token, never by address.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import FastAPI, Form, HTTPException, Request
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from commet.apps.study.build import load_study
+from commet.apps.study.db import StudyDB
+from commet.apps.study.export import participant_label, participant_status, response_records, to_csv, to_jsonl
+from commet.apps.study.flow import Position, position, question_count
+from commet.apps.web import (
+    SECURITY_HEADERS,
+    BodySizeLimit,
+    RateLimiter,
+    Sessions,
+    check_csrf,
+    csrf_token,
+    hash_password,
+    safe_child,
+    templates,
+    verify_password,
+)
+from commet.engine.conversation import apply_branch_rules
+from commet.judges.base import Judge, JudgeRequest, Verdict
+from commet.judges.registry import create_judge
+
+HERE = Path(__file__).parent
+STATIC_DIR = HERE / "static"
+MAX_BODY_BYTES = 64 * 1024
+MAX_ANSWER_CHARS = 4000
+MAX_LINKS_PER_REQUEST = 500
+TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+IMAGE_TYPES = {b"\x89PNG": "image/png", b"\xff\xd8\xff": "image/jpeg", b"GIF8": "image/gif", b"RIFF": "image/webp"}
+
+
+def _image_type(data: bytes) -> str:
+    return next((mime for magic, mime in IMAGE_TYPES.items() if data.startswith(magic)), "application/octet-stream")
+
+
+def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = None,
+               organiser_password: str | None = None, secure_cookies: bool = False,
+               participant_rate: int = 120, login_rate: int = 10) -> FastAPI:
+    """The study app for ``study_path`` with participants in ``db_path``.
+
+    ``judge`` defaults to the study's judge spec; without ``organiser_password`` the organiser
+    pages are off. ``participant_rate`` bounds requests per link token and minute,
+    ``login_rate`` organiser login attempts per minute.
+    """
+    study, dataset = load_study(study_path)
+    storyturns = {storyturn.id: storyturn for storyturn in dataset}
+    the_judge = create_judge(judge or study.judge) if not isinstance(judge, Judge) else judge
+    db = StudyDB(db_path, study.digest())
+    sessions = Sessions(db.session_secret(), secure=secure_cookies)
+    password_hash = hash_password(organiser_password) if organiser_password else None
+    per_token = RateLimiter(limit=participant_rate, window_s=60.0)
+    unknown_links = RateLimiter(limit=participant_rate, window_s=60.0)
+    logins = RateLimiter(limit=login_rate, window_s=60.0)
+    pages = templates(HERE / "templates")
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        await the_judge.aclose()
+        db.close()
+
+    app = FastAPI(title="CoMMET study", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
+    app.add_middleware(BodySizeLimit, max_bytes=MAX_BODY_BYTES)
+
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next):  # noqa: ANN001, ANN202 - Starlette's signature
+        response = await call_next(request)
+        response.headers.update(SECURITY_HEADERS)
+        response.headers["Cache-Control"] = "no-store"
+        return response
+
+    def render(request: Request, name: str, session: dict[str, str] | None = None, status: int = 200,
+               **context: object) -> HTMLResponse:
+        response = pages.TemplateResponse(request, name, {"study": study, **context}, status_code=status)
+        if session is not None:
+            sessions.save(response, session)
+        return response
+
+    @app.exception_handler(StarletteHTTPException)
+    async def error_page(request: Request, exc: StarletteHTTPException) -> Response:
+        return render(request, "message.html", status=exc.status_code, heading="Sorry",
+                      message=str(exc.detail) if exc.status_code != 404 else "This page does not exist.")
+
+    # participants ---------------------------------------------------------------------------------
+    def participant(token: str) -> sqlite3.Row:
+        row = db.participant(token) if 0 < len(token) <= 64 and set(token) <= TOKEN_CHARS else None
+        if row is None:
+            unknown_links.check("unknown")
+            raise HTTPException(status_code=404)
+        per_token.check(token)
+        return row
+
+    def where(row: sqlite3.Row) -> Position | None:
+        return position(study.questionnaire(row["questionnaire"]), storyturns, db.answers(row["token"]))
+
+    def question_page(request: Request, row: sqlite3.Row, now: Position, error: str = "",
+                      draft: str = "") -> HTMLResponse:
+        session = sessions.load(request)
+        questionnaire = study.questionnaire(row["questionnaire"])
+        answered = len(db.answers(row["token"]))
+        return render(request, "question.html", session, token=row["token"], csrf=csrf_token(session), at=now,
+                      stories=len(questionnaire.storyturns), answered=answered,
+                      questions=question_count(questionnaire, storyturns), error=error, draft=draft)
+
+    @app.get("/", response_class=HTMLResponse)
+    async def home(request: Request) -> HTMLResponse:
+        return render(request, "message.html", heading=study.title,
+                      message="To take part, open the personal link you were given.")
+
+    @app.get("/static/{name}")
+    async def static(name: str) -> FileResponse:
+        return FileResponse(safe_child(STATIC_DIR, name))
+
+    @app.get("/p/{token}", response_class=HTMLResponse)
+    async def participant_page(request: Request, token: str) -> HTMLResponse:
+        row = participant(token)
+        if row["finished_at"] is not None:
+            return render(request, "done.html", completed=where(row) is None)
+        session = sessions.load(request)
+        if row["consent_at"] is None:
+            return render(request, "consent.html", session, token=token, csrf=csrf_token(session))
+        now = where(row)
+        if now is None:
+            db.finish(token)
+            return render(request, "done.html", completed=True)
+        return question_page(request, row, now)
+
+    @app.post("/p/{token}/consent")
+    async def consent(request: Request, token: str, csrf: Annotated[str, Form()] = "") -> RedirectResponse:
+        participant(token)
+        check_csrf(sessions.load(request), csrf)
+        db.consent(token)
+        return RedirectResponse(f"/p/{token}", status_code=303)
+
+    async def judged(request: JudgeRequest) -> Verdict:
+        """The judge's verdict; a failing judge leaves the answer undecided rather than losing it."""
+        try:
+            return await the_judge.judge(request)
+        except Exception as exc:  # noqa: BLE001 - any judge failure must not block a participant
+            return Verdict("undecided", None, f"judge failed: {type(exc).__name__}", the_judge.name)
+
+    @app.post("/p/{token}/answer", response_model=None)
+    async def answer(request: Request, token: str, response: Annotated[str, Form()] = "",
+                     story: Annotated[int, Form()] = 0, turn: Annotated[int, Form()] = -1,
+                     csrf: Annotated[str, Form()] = "") -> Response:
+        row = participant(token)
+        check_csrf(sessions.load(request), csrf)
+        now = where(row) if row["consent_at"] is not None and row["finished_at"] is None else None
+        if now is None or (now.number, now.current.index) != (story, turn):  # a stale or repeated submit
+            return RedirectResponse(f"/p/{token}", status_code=303)
+        text = response.strip()
+        if not text:
+            return question_page(request, row, now, error="Please type an answer.")
+        if len(text) > MAX_ANSWER_CHARS:
+            return question_page(request, row, now, error=f"Please keep your answer under {MAX_ANSWER_CHARS} "
+                                 "characters.", draft=text[:MAX_ANSWER_CHARS])
+        verdict = await judged(now.judge_request(text))
+        score = apply_branch_rules(now.current.turn, verdict, now.active_branch)
+        db.add_answer(token, now.storyturn.id, now.current.index, response=text, verdict=verdict.outcome,
+                      correct=None if score.correct is None else int(score.correct), branch=score.branch,
+                      active_branch=score.active_branch, feedback_kind=now.current.feedback_kind,
+                      judge=verdict.judge or the_judge.name, rationale=score.reason)
+        if where(row) is None:
+            db.finish(token)
+        return RedirectResponse(f"/p/{token}", status_code=303)
+
+    @app.get("/p/{token}/image/{story}/{turn}")
+    async def image(token: str, story: int, turn: int) -> Response:
+        row = participant(token)
+        now = where(row) if row["consent_at"] is not None and row["finished_at"] is None else None
+        if now is None or story != now.number or not 0 <= turn < len(now.turns) or now.turns[turn].image is None:
+            raise HTTPException(status_code=404)
+        image_id = now.turns[turn].image
+        if not dataset.has_image(image_id):
+            raise HTTPException(status_code=404)
+        data = dataset.image_bytes(image_id)
+        return Response(data, media_type=_image_type(data))
+
+    @app.get("/p/{token}/pause", response_class=HTMLResponse)
+    async def pause(request: Request, token: str) -> HTMLResponse:
+        participant(token)
+        return render(request, "pause.html", token=token)
+
+    @app.get("/p/{token}/stop", response_class=HTMLResponse)
+    async def stop_page(request: Request, token: str) -> HTMLResponse:
+        row = participant(token)
+        if row["finished_at"] is not None:
+            return render(request, "done.html", completed=where(row) is None)
+        session = sessions.load(request)
+        return render(request, "stop.html", session, token=token, csrf=csrf_token(session))
+
+    @app.post("/p/{token}/stop")
+    async def stop(request: Request, token: str, csrf: Annotated[str, Form()] = "") -> RedirectResponse:
+        participant(token)
+        check_csrf(sessions.load(request), csrf)
+        db.finish(token)
+        return RedirectResponse(f"/p/{token}", status_code=303)
+
+    # organiser ------------------------------------------------------------------------------------
+    def organiser_enabled() -> None:
+        if password_hash is None:
+            raise HTTPException(status_code=403, detail="The organiser page is off: start the server with "
+                                "--organiser-password-file.")
+
+    def organiser_session(request: Request) -> dict[str, str] | None:
+        organiser_enabled()
+        session = sessions.load(request)
+        return session if session.get("organiser") == "yes" else None
+
+    def dashboard(request: Request, session: dict[str, str], new_links: list[str] | None = None) -> HTMLResponse:
+        counts = db.answer_counts()
+        base = str(request.base_url).rstrip("/")
+        people = []
+        for row in db.participants():
+            questionnaire = study.questionnaire(row["questionnaire"])
+            total = question_count(questionnaire, storyturns)
+            answered = counts.get(row["token"], 0)
+            people.append({"label": participant_label(row), "questionnaire": row["questionnaire"],
+                           "status": participant_status(row, answered, total), "answered": answered, "total": total,
+                           "link": f"{base}/p/{row['token']}"})
+        summary = []
+        for questionnaire in study.questionnaires:
+            mine = [p for p in people if p["questionnaire"] == questionnaire.index]
+            summary.append({"index": questionnaire.index, "policy": questionnaire.image_policy,
+                            "storyturns": len(questionnaire.storyturns),
+                            "questions": question_count(questionnaire, storyturns), "links": len(mine),
+                            **{status.replace(" ", "_"): sum(p["status"] == status for p in mine)
+                               for status in ("invited", "in progress", "completed", "stopped")},
+                            "answers": sum(int(p["answered"]) for p in mine)})
+        return render(request, "organiser.html", session, csrf=csrf_token(session), summary=summary, people=people,
+                      new_links=[f"{base}/p/{token}" for token in new_links or []])
+
+    @app.get("/organiser", response_class=HTMLResponse)
+    async def organiser(request: Request) -> HTMLResponse:
+        session = organiser_session(request)
+        if session is None:
+            session = sessions.load(request)
+            return render(request, "login.html", session, csrf=csrf_token(session))
+        return dashboard(request, session)
+
+    @app.post("/organiser/login", response_model=None)
+    async def login(request: Request, password: Annotated[str, Form()] = "",
+                    csrf: Annotated[str, Form()] = "") -> Response:
+        organiser_enabled()
+        session = sessions.load(request)
+        check_csrf(session, csrf)
+        logins.check("organiser")
+        assert password_hash is not None
+        if not verify_password(password, password_hash):
+            return render(request, "login.html", session, status=401, csrf=csrf_token(session),
+                          error="Wrong password.")
+        response = RedirectResponse("/organiser", status_code=303)
+        sessions.save(response, {"organiser": "yes", "csrf": secrets.token_urlsafe(24)})
+        return response
+
+    @app.post("/organiser/logout")
+    async def logout(request: Request, csrf: Annotated[str, Form()] = "") -> RedirectResponse:
+        organiser_enabled()
+        check_csrf(sessions.load(request), csrf)
+        response = RedirectResponse("/organiser", status_code=303)
+        sessions.clear(response)
+        return response
+
+    @app.post("/organiser/links", response_model=None)
+    async def new_links(request: Request, count: Annotated[int, Form()] = 1,
+                        questionnaire: Annotated[str, Form()] = "", csrf: Annotated[str, Form()] = "") -> Response:
+        session = organiser_session(request)
+        if session is None:
+            return RedirectResponse("/organiser", status_code=303)
+        check_csrf(session, csrf)
+        if not 1 <= count <= MAX_LINKS_PER_REQUEST:
+            raise HTTPException(status_code=400, detail=f"Create between 1 and {MAX_LINKS_PER_REQUEST} links at once.")
+        if questionnaire == "":
+            chosen = db.balanced_questionnaires(count, len(study.questionnaires))
+        elif questionnaire.isdigit() and int(questionnaire) < len(study.questionnaires):
+            chosen = [int(questionnaire)] * count
+        else:
+            raise HTTPException(status_code=400, detail="No such questionnaire.")
+        return dashboard(request, session, db.create_participants(chosen))
+
+    def export(request: Request, kind: str) -> Response:
+        if organiser_session(request) is None:
+            raise HTTPException(status_code=403, detail="Log in on the organiser page first.")
+        records = response_records(study, storyturns, db)
+        body, media = (to_csv(records), "text/csv") if kind == "csv" else (to_jsonl(records), "application/x-ndjson")
+        return Response(body, media_type=f"{media}; charset=utf-8",
+                        headers={"Content-Disposition": f'attachment; filename="responses.{kind}"'})
+
+    @app.get("/organiser/export.csv")
+    async def export_csv(request: Request) -> Response:
+        return export(request, "csv")
+
+    @app.get("/organiser/export.jsonl")
+    async def export_jsonl(request: Request) -> Response:
+        return export(request, "jsonl")
+
+    return app

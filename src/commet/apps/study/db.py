@@ -1,0 +1,138 @@
+"""The study database: participants (an unguessable token and a questionnaire) and their answers.
+
+Nothing about the person or the request is stored: no name, e-mail, IP address, user agent or
+header, only what the participant typed, how it was judged and when.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+import threading
+from pathlib import Path
+
+from commet.store.sqlite import now
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS participants (
+    id INTEGER PRIMARY KEY,
+    token TEXT UNIQUE NOT NULL,
+    questionnaire INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    consent_at TEXT,
+    finished_at TEXT
+);
+CREATE TABLE IF NOT EXISTS answers (
+    token TEXT NOT NULL REFERENCES participants(token),
+    story_id TEXT NOT NULL,
+    turn INTEGER NOT NULL,
+    response TEXT NOT NULL,
+    verdict TEXT NOT NULL,
+    correct INTEGER,
+    branch INTEGER,
+    active_branch INTEGER,
+    feedback_kind TEXT NOT NULL,
+    judge TEXT NOT NULL,
+    rationale TEXT NOT NULL,
+    answered_at TEXT NOT NULL,
+    PRIMARY KEY (token, story_id, turn)
+);
+"""
+
+TOKEN_BYTES = 32
+
+
+class StudyDatabaseError(ValueError):
+    """A database that belongs to another study."""
+
+
+class StudyDB:
+    """One SQLite file per study; safe to share between the server's threads."""
+
+    def __init__(self, path: Path, study_digest: str):
+        self.path = path
+        self.lock = threading.Lock()
+        self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA busy_timeout=10000")
+        self.db.executescript(SCHEMA)
+        self.db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('study', ?)", (study_digest,))
+        bound = self.db.execute("SELECT value FROM meta WHERE key = 'study'").fetchone()["value"]
+        if bound != study_digest:
+            self.db.close()
+            raise StudyDatabaseError(f"{path} holds another study's participants; use a new --db")
+
+    def close(self) -> None:
+        self.db.close()
+
+    def session_secret(self) -> str:
+        """The key signing session cookies, kept so that a restarted server keeps its sessions."""
+        with self.lock:
+            self.db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('session_secret', ?)",
+                            (secrets.token_urlsafe(32),))
+            return self.db.execute("SELECT value FROM meta WHERE key = 'session_secret'").fetchone()["value"]
+
+    # participants ---------------------------------------------------------------------------------
+    def create_participants(self, questionnaires: list[int]) -> list[str]:
+        """One new link token per entry, assigned to that questionnaire."""
+        tokens = [secrets.token_urlsafe(TOKEN_BYTES) for _ in questionnaires]
+        with self.lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                self.db.executemany("INSERT INTO participants(token, questionnaire, created_at) VALUES (?, ?, ?)",
+                                    [(t, q, now()) for t, q in zip(tokens, questionnaires, strict=True)])
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+        return tokens
+
+    def balanced_questionnaires(self, count: int, questionnaires: int) -> list[int]:
+        """Questionnaires for ``count`` new links, each going to the one with the fewest links so far."""
+        taken = dict.fromkeys(range(questionnaires), 0)
+        for row in self.db.execute("SELECT questionnaire, COUNT(*) AS n FROM participants GROUP BY questionnaire"):
+            if row["questionnaire"] in taken:
+                taken[row["questionnaire"]] = row["n"]
+        chosen = []
+        for _ in range(count):
+            q = min(taken, key=lambda k: (taken[k], k))
+            taken[q] += 1
+            chosen.append(q)
+        return chosen
+
+    def participant(self, token: str) -> sqlite3.Row | None:
+        return self.db.execute("SELECT * FROM participants WHERE token = ?", (token,)).fetchone()
+
+    def participants(self) -> list[sqlite3.Row]:
+        return list(self.db.execute("SELECT * FROM participants ORDER BY id"))
+
+    def consent(self, token: str) -> None:
+        with self.lock:
+            self.db.execute("UPDATE participants SET consent_at = ? WHERE token = ? AND consent_at IS NULL",
+                            (now(), token))
+
+    def finish(self, token: str) -> None:
+        """Mark the participant as done, whether they answered everything or stopped early."""
+        with self.lock:
+            self.db.execute("UPDATE participants SET finished_at = ? WHERE token = ? AND finished_at IS NULL",
+                            (now(), token))
+
+    # answers --------------------------------------------------------------------------------------
+    def answers(self, token: str) -> list[sqlite3.Row]:
+        return list(self.db.execute("SELECT * FROM answers WHERE token = ? ORDER BY story_id, turn", (token,)))
+
+    def answer_counts(self) -> dict[str, int]:
+        rows = self.db.execute("SELECT token, COUNT(*) AS n FROM answers GROUP BY token")
+        return {row["token"]: row["n"] for row in rows}
+
+    def add_answer(self, token: str, story_id: str, turn: int, **fields: object) -> bool:
+        """Store one judged answer; False when that turn was already answered (a repeated submit)."""
+        columns = ["token", "story_id", "turn", *fields, "answered_at"]
+        values = [token, story_id, turn, *fields.values(), now()]
+        with self.lock:
+            cursor = self.db.execute(
+                f"INSERT OR IGNORE INTO answers({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                values)
+        return cursor.rowcount == 1

@@ -1,0 +1,189 @@
+"""Responses out of the study: CSV/JSONL for the organiser, and a ``human`` run for the results store.
+
+The run is written with the engine's own store calls (``create_run``, ``record_turn``,
+``record_story``), one story row per participant and completed StoryTurn, so that
+``commet report`` scores people exactly like models. Story ids carry the participant's
+number (``ST-ID#P0003``); task, category and image_dependent come from the StoryTurn, so
+every per-category and per-subset table works. Prompts are the texts the person saw, and
+verdicts are the ones judged online, which chose the feedback they got. Participants appear
+only as numbers: link tokens never leave the study database.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from commet.apps.study.build import Study
+from commet.apps.study.db import StudyDB
+from commet.apps.study.flow import by_story, question_count, shown_turns
+from commet.engine.conversation import user_text
+from commet.format.dataset import Dataset
+from commet.format.model import StoryTurn
+from commet.store.sqlite import RunRecord, Store
+
+PolicyFilter = Literal["both", "all", "needed"]
+#: What the ``Images`` column of ``commet report`` shows for each policy filter.
+IMAGES_SETTING = {"all": "on", "needed": "needed", "both": "on+needed"}
+
+EXPORT_FIELDS = ["participant", "questionnaire", "image_policy", "status", "position", "story_id", "task",
+                 "category", "image_dependent", "turn", "image", "feedback_kind", "feedback", "story", "question",
+                 "expected", "response", "verdict", "correct", "branch", "judge", "rationale", "answered_at"]
+
+
+def participant_label(participant: sqlite3.Row) -> str:
+    return f"P{participant['id']:04d}"
+
+
+def participant_status(participant: sqlite3.Row, answered: int, total: int) -> str:
+    """invited, in progress, completed or stopped."""
+    if participant["consent_at"] is None:
+        return "invited"
+    if participant["finished_at"] is None:
+        return "in progress"
+    return "completed" if answered >= total else "stopped"
+
+
+def response_records(study: Study, storyturns: Mapping[str, StoryTurn], db: StudyDB) -> list[dict[str, object]]:
+    """One record per answered turn, participants by number, in questionnaire order."""
+    counts = db.answer_counts()
+    records: list[dict[str, object]] = []
+    for participant in db.participants():
+        questionnaire = study.questionnaire(participant["questionnaire"])
+        answered = counts.get(participant["token"], 0)
+        if not answered:
+            continue
+        status = participant_status(participant, answered, question_count(questionnaire, storyturns))
+        grouped = by_story(db.answers(participant["token"]))
+        for number, story_id in enumerate(questionnaire.storyturns, start=1):
+            storyturn = storyturns[story_id]
+            for shown in shown_turns(storyturn, grouped.get(story_id, {}), questionnaire.image_policy):
+                if shown.answer is None:
+                    continue
+                answer = shown.answer
+                records.append({
+                    "participant": participant_label(participant), "questionnaire": questionnaire.index,
+                    "image_policy": questionnaire.image_policy, "status": status, "position": number,
+                    "story_id": story_id, "task": storyturn.task, "category": storyturn.category,
+                    "image_dependent": storyturn.image_dependent, "turn": shown.index, "image": shown.image,
+                    "feedback_kind": shown.feedback_kind, "feedback": shown.feedback, "story": shown.turn.story,
+                    "question": shown.turn.question, "expected": shown.turn.answers, "response": answer["response"],
+                    "verdict": answer["verdict"],
+                    "correct": None if answer["correct"] is None else bool(answer["correct"]),
+                    "branch": answer["branch"], "judge": answer["judge"], "rationale": answer["rationale"],
+                    "answered_at": answer["answered_at"],
+                })
+    return records
+
+
+def to_jsonl(records: list[dict[str, object]]) -> str:
+    return "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+
+
+def to_csv(records: list[dict[str, object]]) -> str:
+    """CSV with one row per answered turn; expected answers as a JSON list, booleans as 1/0."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=EXPORT_FIELDS)
+    writer.writeheader()
+    for record in records:
+        row = dict(record)
+        row["expected"] = json.dumps(record["expected"], ensure_ascii=False)
+        for key in ("image_dependent", "correct"):
+            row[key] = "" if record[key] is None else int(bool(record[key]))
+        writer.writerow(row)
+    return buffer.getvalue()
+
+
+class HumanRunConflictError(ValueError):
+    """The run name is taken by a run of another study, policy filter or model."""
+
+
+@dataclass
+class HumanRunSummary:
+    run: RunRecord
+    participants: int
+    stories: int
+    incomplete: int  # StoryTurns begun but not finished: left out of the run
+
+
+def _config_hash(study: Study, policy: PolicyFilter) -> str:
+    payload = {"model": "human", "study": study.digest(), "policy": policy}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def _images_json(dataset: Dataset, image: str | None) -> str:
+    if image is None or not dataset.has_image(image):
+        return "[]"
+    return json.dumps([{"id": image, "sha256": hashlib.sha256(dataset.image_bytes(image)).hexdigest()}])
+
+
+def export_human_run(study: Study, dataset: Dataset, db: StudyDB, store: Store, *, name: str = "human",
+                     policy: PolicyFilter = "both") -> HumanRunSummary:
+    """Write (or bring up to date) the run ``name`` with model ``human`` from the study's answers.
+
+    Only StoryTurns whose every question was answered become stories; ``policy`` keeps only
+    the questionnaires showing all pictures (``all``) or only the needed ones (``needed``).
+    """
+    from commet import __version__
+
+    storyturns = {storyturn.id: storyturn for storyturn in dataset}
+    digest = _config_hash(study, policy)
+    run = store.get_run(name)
+    if run is not None and (run.config_hash != digest or run.model != "human"):
+        raise HumanRunConflictError(f"run {name!r} already exists in {store.path} with other responses or settings; "
+                                    "pick another --run name")
+    rows: list[tuple[str, StoryTurn, list[tuple[int, dict[str, object]]]]] = []
+    participants: set[int] = set()
+    judges: set[str] = set()
+    incomplete = 0
+    for participant in db.participants():
+        questionnaire = study.questionnaire(participant["questionnaire"])
+        if policy != "both" and questionnaire.image_policy != policy:
+            continue
+        grouped = by_story(db.answers(participant["token"]))
+        for story_id in questionnaire.storyturns:
+            storyturn = storyturns[story_id]
+            got = grouped.get(story_id, {})
+            if len(got) < len(storyturn.turns):
+                incomplete += bool(got)
+                continue
+            turns = []
+            for shown in shown_turns(storyturn, got, questionnaire.image_policy):
+                answer = shown.answer
+                assert answer is not None
+                judges.add(answer["judge"])
+                turns.append((shown.index, {
+                    "prompt": user_text(shown.feedback, shown.turn),
+                    "images_json": _images_json(dataset, shown.image), "feedback_kind": shown.feedback_kind,
+                    "expected_json": json.dumps(shown.turn.answers), "response": answer["response"],
+                    "outcome": answer["verdict"], "correct": answer["correct"], "branch": answer["branch"],
+                    "active_branch": answer["active_branch"], "judge": answer["judge"],
+                    "rationale": answer["rationale"]}))
+            rows.append((f"{story_id}#{participant_label(participant)}", storyturn, turns))
+            participants.add(participant["id"])
+    if run is None:
+        settings = {"images": IMAGES_SETTING[policy], "feedback": "original", "system_prompt": "",
+                    "policy": policy, "study": study.digest(), "judges": sorted(judges)}
+        run = store.create_run(name=name, model="human", judge="+".join(sorted(judges)) or study.judge,
+                               settings=settings, config_hash=digest, dataset_name=study.dataset.name,
+                               dataset_hash=study.dataset.hash, package_version=__version__, story_count=len(rows))
+    else:  # the store has no setter for this; a re-export only adds stories
+        store.db.execute("UPDATE runs SET story_count = ? WHERE id = ?", (len(rows), run.id))
+    with store.transaction():
+        for position, (story_id, storyturn, turns) in enumerate(rows):
+            for turn, fields in turns:
+                store.record_turn(run.id, story_id, turn, **fields)
+            correct = all(fields["correct"] == 1 for _, fields in turns)
+            store.record_story(run.id, story_id, position=position, task=storyturn.task, category=storyturn.category,
+                               image_dependent=int(storyturn.image_dependent), source=storyturn.source,
+                               status="done", correct=int(correct))
+    store.set_run_status(run.id, "done")
+    final = store.get_run(name)
+    assert final is not None
+    return HumanRunSummary(final, len(participants), len(rows), incomplete)

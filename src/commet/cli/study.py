@@ -1,0 +1,158 @@
+"""``commet study``: build questionnaires, hand out links, serve the study, export the human run."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from commet.cli import fail
+
+app = typer.Typer(help="Anonymous human studies in the StoryTurn format (the human baseline).", no_args_is_help=True)
+
+StudyFile = Annotated[Path, typer.Argument(help="The study file written by `commet study build`.")]
+StudyDb = Annotated[Path, typer.Option("--db", help="The study's participant database (SQLite).")]
+
+
+class PolicyChoice(str, Enum):
+    both = "both"
+    all = "all"
+    needed = "needed"
+
+
+def _open(study_file: Path, db: Path):  # noqa: ANN202 - returns (Study, Dataset, StudyDB)
+    from commet.apps.study.build import StudyError, load_study
+    from commet.apps.study.db import StudyDatabaseError, StudyDB
+    from commet.format.problems import FormatError
+
+    try:
+        study, dataset = load_study(study_file)
+        return study, dataset, StudyDB(db, study.digest())
+    except (StudyError, StudyDatabaseError, FormatError) as exc:
+        fail(str(exc))
+
+
+@app.command()
+def build(
+    dataset: Annotated[str, typer.Option(help="Dataset folder, file or 'sample'.")],
+    out: Annotated[Path, typer.Option(help="Study file to write.")] = Path("study.json"),
+    questionnaires: Annotated[int, typer.Option(help="Number of questionnaires; they alternate image policies.")] = 8,
+    seed: Annotated[int, typer.Option(help="Seed of the selection; the same seed gives the same study.")] = 0,
+    judge: Annotated[str, typer.Option(help="Judge spec for answers: 'rules' or a model spec.")] = "rules",
+) -> None:
+    """Select questionnaires as in the paper's Appendix D: per task and image requirement, 1 or 2 StoryTurns."""
+    from commet.apps.study.build import StudyError, build_study
+    from commet.format.problems import FormatError
+
+    try:
+        study = build_study(dataset, out, questionnaires=questionnaires, seed=seed, judge=judge)
+    except (StudyError, FormatError) as exc:
+        fail(str(exc))
+    for questionnaire in study.questionnaires:
+        typer.echo(f"questionnaire {questionnaire.index}: {len(questionnaire.storyturns)} StoryTurns, "
+                   f"pictures: {questionnaire.image_policy}")
+    for shortfall in study.shortfalls:
+        typer.echo(f"too few StoryTurns: {shortfall}", err=True)
+    typer.echo(f"wrote {out}")
+
+
+@app.command()
+def links(
+    study_file: StudyFile,
+    db: StudyDb = Path("study.sqlite"),
+    count: Annotated[int, typer.Option(help="Number of links to create.")] = 1,
+    questionnaire: Annotated[int | None, typer.Option(help="Questionnaire (default: balanced).")] = None,
+    base_url: Annotated[str, typer.Option(help="Prefix printed before each /p/<token> path.")] = "",
+) -> None:
+    """Create anonymous participant links, one per line."""
+    study, _, store = _open(study_file, db)
+    if count < 1:
+        fail("--count must be at least 1")
+    if questionnaire is not None and not 0 <= questionnaire < len(study.questionnaires):
+        fail(f"no questionnaire {questionnaire}; the study has {len(study.questionnaires)}")
+    chosen = ([questionnaire] * count if questionnaire is not None
+              else store.balanced_questionnaires(count, len(study.questionnaires)))
+    for token in store.create_participants(chosen):
+        typer.echo(f"{base_url.rstrip('/')}/p/{token}")
+    store.close()
+
+
+@app.command()
+def serve(
+    study_file: StudyFile,
+    db: StudyDb = Path("study.sqlite"),
+    judge: Annotated[str | None, typer.Option(help="Judge spec (default: the study's).")] = None,
+    organiser_password_file: Annotated[Path | None, typer.Option(
+        help="File holding the organiser password; without it the organiser page is off.")] = None,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    secure_cookies: Annotated[bool, typer.Option(help="Mark cookies Secure (serving behind HTTPS).")] = False,
+) -> None:
+    """Serve the study: participants at /p/<token>, the organiser at /organiser. No access log is written."""
+    import uvicorn
+
+    from commet.apps.study.app import create_app
+    from commet.apps.study.build import StudyError
+    from commet.apps.study.db import StudyDatabaseError
+    from commet.format.problems import FormatError
+    from commet.judges.base import UnknownJudgeError
+
+    password = None
+    if organiser_password_file is not None:
+        try:
+            password = organiser_password_file.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            fail(f"cannot read {organiser_password_file}: {exc.strerror}")
+        if not password:
+            fail(f"{organiser_password_file} is empty")
+    try:
+        web = create_app(study_file, db, judge=judge, organiser_password=password, secure_cookies=secure_cookies)
+    except (StudyError, StudyDatabaseError, FormatError, UnknownJudgeError) as exc:
+        fail(str(exc))
+    typer.echo(f"study at http://{host}:{port}/p/<token>; organiser page "
+               f"{'at /organiser' if password else 'off (no --organiser-password-file)'}")
+    uvicorn.run(web, host=host, port=port, access_log=False, server_header=False, log_level="warning")
+
+
+@app.command()
+def export(
+    study_file: StudyFile,
+    out: Annotated[Path, typer.Option(help="Output file: .csv or .jsonl.")],
+    db: StudyDb = Path("study.sqlite"),
+) -> None:
+    """Write every answered turn (participants by number, never by link) as CSV or JSONL."""
+    from commet.apps.study.export import response_records, to_csv, to_jsonl
+
+    study, dataset, store = _open(study_file, db)
+    records = response_records(study, {st.id: st for st in dataset}, store)
+    store.close()
+    out.write_text(to_csv(records) if out.suffix == ".csv" else to_jsonl(records), encoding="utf-8")
+    typer.echo(f"wrote {len(records)} answers to {out}")
+
+
+@app.command("export-run")
+def export_run(
+    study_file: StudyFile,
+    db: StudyDb = Path("study.sqlite"),
+    store_path: Annotated[Path, typer.Option("--store", help="Results store to write the run into.")] = Path(
+        "commet.sqlite"),
+    run: Annotated[str, typer.Option(help="Run name.")] = "human",
+    policy: Annotated[PolicyChoice, typer.Option(
+        help="Questionnaires to include: both, all (pictures everywhere) or needed (only where needed).")
+    ] = PolicyChoice.both,
+) -> None:
+    """Write the answers as a run with model 'human' so that `commet report` shows people beside models."""
+    from commet.apps.study.export import HumanRunConflictError, export_human_run
+    from commet.store import Store
+
+    study, dataset, participants = _open(study_file, db)
+    with Store(store_path) as store:
+        try:
+            summary = export_human_run(study, dataset, participants, store, name=run, policy=policy.value)
+        except HumanRunConflictError as exc:
+            fail(str(exc))
+    participants.close()
+    typer.echo(f"run {run!r} (model human): {summary.stories} StoryTurns from {summary.participants} participants "
+               f"in {store_path}; {summary.incomplete} unfinished StoryTurns left out")

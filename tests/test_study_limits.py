@@ -1,0 +1,64 @@
+"""The study app's limits, in process: rate limits per link token, bounded bodies, organiser page off."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from commet.apps.study.app import create_app
+from commet.apps.study.build import build_study, load_study
+from commet.apps.study.db import StudyDB
+from commet.format import Dataset, StoryTurn, Turn
+
+
+@pytest.fixture
+def study(tmp_path: Path) -> tuple[Path, Path]:
+    story = StoryTurn(id="s-1", task="false_belief_location", category="Belief",
+                      turns=[Turn(story="Ana leaves.", question="Where will she look, the box or the bag?",
+                                  answers=["Box"])])
+    folder = Dataset([story], name="tiny").save(tmp_path / "ds")
+    build_study(folder, tmp_path / "study.json", questionnaires=1)
+    return tmp_path / "study.json", tmp_path / "study.sqlite"
+
+
+def tokens(study: tuple[Path, Path], count: int) -> list[str]:
+    study_path, db_path = study
+    db = StudyDB(db_path, load_study(study_path)[0].digest())
+    try:
+        return db.create_participants([0] * count)
+    finally:
+        db.close()
+
+
+def test_rate_limit_is_per_token(study: tuple[Path, Path]) -> None:
+    client = TestClient(create_app(*study, participant_rate=3))
+    first, second = tokens(study, 2)
+    assert [client.get(f"/p/{first}").status_code for _ in range(4)] == [200, 200, 200, 429]
+    assert client.get(f"/p/{second}").status_code == 200
+    assert client.get("/p/../../etc/passwd").status_code == 404
+    assert client.get("/p/" + "x" * 100).status_code == 404
+
+
+def test_bodies_are_bounded_and_answers_judged(study: tuple[Path, Path]) -> None:
+    client = TestClient(create_app(*study))
+    [token] = tokens(study, 1)
+    page = client.get(f"/p/{token}").text
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+    assert client.post(f"/p/{token}/consent", data={"csrf": csrf}, follow_redirects=False).status_code == 303
+    big = client.post(f"/p/{token}/answer", data={"csrf": csrf, "story": "1", "turn": "0", "response": "x" * 70_000})
+    assert big.status_code == 413
+    done = client.post(f"/p/{token}/answer", data={"csrf": csrf, "story": "1", "turn": "0", "response": "The box"})
+    assert "answered every question" in done.text
+    row = sqlite3.connect(study[1]).execute("SELECT response, verdict, correct, judge FROM answers").fetchone()
+    assert row == ("The box", "correct", 1, "rules")
+
+
+def test_organiser_page_is_off_without_password(study: tuple[Path, Path]) -> None:
+    client = TestClient(create_app(*study))
+    response = client.get("/organiser")
+    assert response.status_code == 403 and "--organiser-password-file" in response.text
+    assert client.get("/organiser/export.csv").status_code == 403
