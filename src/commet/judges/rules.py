@@ -67,18 +67,24 @@ class RulesJudge(Judge):
         if len(expected) == 1 and yes_no[0] is not None:
             return self._yes_no(request, yes_no[0], expected[0])
 
+        options = [normalize(x) for x in question_options(request.question)]
+        named_other = [o for o in options if _mentions(response, o)
+                       and not any(contains_phrase(o, e) or contains_phrase(e, o) for e in expected if e)]
         matched = [i for i, e in enumerate(expected) if e and (response == e or _mentions(response, e))]
         if len(matched) == 1:
             i = matched[0]
             if len(expected[i].split()) <= SHORT_ANSWER_WORDS or response == expected[i]:
+                if named_other:  # "the shed or the garage"
+                    return Verdict("undecided", None, "reply names the expected answer and another option", self.name)
                 return Verdict("correct", i, f"reply names the expected answer {request.expected[i]!r}", self.name)
             return Verdict("correct", i, "reply contains the whole expected explanation", self.name)
         if len(matched) > 1:
             return Verdict("undecided", None, "reply names more than one expected answer", self.name)
 
-        others = [o for o in (normalize(x) for x in question_options(request.question)) if o not in expected]
-        named_other = [o for o in others if _mentions(response, o)]
-        if named_other and all(len(e.split()) <= SHORT_ANSWER_WORDS for e in expected):
+        # the question's options must be the expected answers' own words ("the book about space" may be "the space
+        # book"), else naming one is no proof of a wrong answer
+        aligned = all(any(contains_phrase(o, e) or contains_phrase(e, o) for o in options) for e in expected)
+        if named_other and aligned and all(len(e.split()) <= SHORT_ANSWER_WORDS for e in expected):
             return Verdict("incorrect", None, f"reply names another option ({named_other[0]!r})", self.name)
         return Verdict("undecided", None, "no rule applies; needs an LLM judge or a person", self.name)
 

@@ -1,0 +1,215 @@
+"""Judge commands: ``rejudge``, ``label`` (and ``label import``), ``judges``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.markup import escape
+
+from commet.cli import console, fail
+from commet.cli.reporting import open_store, print_report
+
+if TYPE_CHECKING:
+    from commet.format.dataset import Dataset
+    from commet.store.sqlite import RunRecord
+
+DB_OPTION = typer.Option(help="SQLite results file.")
+
+
+class AgreementFormat(str, Enum):
+    table = "table"
+    markdown = "markdown"
+    csv = "csv"
+
+
+class SubsetChoice(str, Enum):
+    all = "all"
+    text_complete = "text-complete"
+    image_dependent = "image-dependent"
+
+
+def _dataset_for(source: RunRecord, dataset: str | None) -> Dataset:
+    """The dataset a run used: ``--dataset``, else the run's dataset name or the sample, checked by hash."""
+    from commet.format import load_dataset
+    from commet.format.problems import FormatError
+
+    if dataset:
+        return load_dataset(dataset)
+    for candidate in (source.dataset_name, "sample"):
+        try:
+            data = load_dataset(candidate)
+        except (FormatError, RuntimeError, OSError):
+            continue
+        if data.content_hash() == source.dataset_hash:
+            return data
+    fail(f"cannot find the dataset run {source.name!r} used ({source.dataset_name!r}); pass it with --dataset")
+
+
+def rejudge_command(
+    run: Annotated[str, typer.Option(help="Run whose stored responses are judged again.")],
+    judge: Annotated[str, typer.Option(help="Judge spec: rules, a model spec (rules + LLM cascade), "
+                                            "llm-only:SPEC, or panel:A,B,C.")],
+    new_name: Annotated[str | None, typer.Option("--as", help="Name of the new run (default: RUN~JUDGE).")] = None,
+    dataset: Annotated[str | None, typer.Option(help="The run's dataset (default: found by name and hash).")] = None,
+    db: Annotated[Path, DB_OPTION] = Path("commet.sqlite"),
+) -> None:
+    """Score a run's stored responses again with another judge, into a new run; the model is not called."""
+    from rich.table import Table
+
+    from commet.format.problems import FormatError
+    from commet.judges.base import UnknownJudgeError
+    from commet.judges.registry import create_judge
+    from commet.judges.rejudge import RejudgeError, RejudgeReport, rejudge
+
+    with open_store(db) as store:
+        source = store.get_run(run)
+        if source is None:
+            fail(f"no run named {run!r} in {db}")
+        try:
+            data = _dataset_for(source, dataset)
+            the_judge = create_judge(judge)
+        except (FormatError, RuntimeError, UnknownJudgeError) as exc:
+            fail(str(exc))
+
+        async def go() -> RejudgeReport:
+            try:
+                return await rejudge(store, run, the_judge, data, new_name=new_name)
+            finally:
+                await the_judge.aclose()
+
+        try:
+            result = asyncio.run(go())
+        except RejudgeError as exc:
+            fail(str(exc))
+    decided = ", ".join(f"{name} {count}" for name, count in result.decided_by.items()) or "nothing"
+    console.print(f"re-judged {result.turns} answers of run [bold]{escape(run)}[/bold] into run "
+                  f"[bold]{escape(result.run.name)}[/bold] with {escape(result.run.judge)}", highlight=False)
+    console.print(f"decided by: {escape(decided)}; {result.judge_calls} verdicts computed now, "
+                  f"{result.cached} from the store; {len(result.changed)} answers scored differently", highlight=False)
+    if result.feedback_changes:
+        table = Table(title=f"{len(result.feedback_changes)} turns where the new verdicts would have chosen "
+                            "other feedback (the feedback sent stays as it was)")
+        for column in ("story", "turn", "feedback sent", "would have sent"):
+            table.add_column(column, overflow="fold")
+        for change in result.feedback_changes:
+            table.add_row(escape(change.story_id), str(change.turn), escape(change.sent), escape(change.would_send))
+        console.print(table)
+    else:
+        console.print("the new verdicts would have chosen the same feedback everywhere")
+    print_report(db, [source.name, result.run.name])
+
+
+label_app = typer.Typer(help="Human labels: label a run's answers in the terminal, or import a CSV.",
+                        no_args_is_help=False)
+
+
+@label_app.callback(invoke_without_command=True)
+def label_command(
+    ctx: typer.Context,
+    run: Annotated[str | None, typer.Option(help="Run whose answers to label.")] = None,
+    labeller: Annotated[str | None, typer.Option(help="Your name, stored with every label.")] = None,
+    disputed: Annotated[bool, typer.Option(help="Only answers on which the store's judges disagree.")] = False,
+    db: Annotated[Path, DB_OPTION] = Path("commet.sqlite"),
+) -> None:
+    """Label a run's answers: y = correct, n = incorrect, s = skip, q = quit (resumable)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if not run or not labeller:
+        fail("commet label needs --run and --labeller (or: commet label import FILE.csv)")
+    from rich.prompt import Prompt
+
+    from commet.judges.agreement import collect_verdicts, disputed_items
+    from commet.judges.labels import set_label, turns_to_label
+
+    with open_store(db) as store:
+        record = store.get_run(run)
+        if record is None:
+            fail(f"no run named {run!r} in {db}")
+        history: dict[str, list] = {}
+        for row in store.turn_rows(record.id):
+            history.setdefault(row["story_id"], []).append(row)
+        todo = turns_to_label(store, record, labeller)
+        if disputed:
+            keep = disputed_items(collect_verdicts(store))
+            todo = [r for r in todo if (r["story_id"], r["turn"], r["response"]) in keep]
+        done = 0
+        for position, row in enumerate(todo, start=1):
+            console.rule(f"{position}/{len(todo)}  story {escape(row['story_id'])}  turn {row['turn']}")
+            for earlier in history[row["story_id"]][: row["turn"]]:
+                console.print(f"[dim]{escape(earlier['prompt'])}[/dim]")
+                console.print(f"[dim]> {escape(earlier['response'] or '')}[/dim]")
+            console.print(escape(row["prompt"]))
+            console.print(f"[bold]expected:[/bold] {escape(' ; '.join(json.loads(row['expected_json'])))}")
+            console.print(f"[bold]response:[/bold] {escape(row['response'])}")
+            key = Prompt.ask("correct? y/n, s = skip, q = quit", choices=["y", "n", "s", "q"], console=console)
+            if key == "q":
+                break
+            if key == "s":
+                continue
+            set_label(store, run=run, story_id=row["story_id"], turn=row["turn"], response=row["response"],
+                      label="correct" if key == "y" else "incorrect", labeller=labeller)
+            done += 1
+        left = len(turns_to_label(store, record, labeller))
+    console.print(f"stored {done} labels; {left} answers of run {escape(run)} are not labelled by "
+                  f"{escape(labeller)} yet", highlight=False)
+
+
+@label_app.command("import")
+def label_import(
+    file: Annotated[Path, typer.Argument(help="CSV with columns run, story_id, turn, label, labeller.")],
+    db: Annotated[Path, DB_OPTION] = Path("commet.sqlite"),
+) -> None:
+    """Import human labels (correct / incorrect) from a CSV file."""
+    from commet.judges.labels import LabelError, import_csv
+
+    with open_store(db) as store:
+        try:
+            count = import_csv(store, file)
+        except LabelError as exc:
+            fail(str(exc))
+    console.print(f"imported {count} labels from {escape(str(file))}", highlight=False)
+
+
+def judges_command(
+    run: Annotated[list[str] | None, typer.Option(help="Run name; repeat for several (default: all).")] = None,
+    subset: Annotated[SubsetChoice, typer.Option(help="Only text-complete or image-dependent stories.")] =
+    SubsetChoice.all,
+    fmt: Annotated[AgreementFormat, typer.Option("--format", help="Output format.")] = AgreementFormat.table,
+    db: Annotated[Path, DB_OPTION] = Path("commet.sqlite"),
+) -> None:
+    """Judge agreement (paper Tables 7-10): pairwise counts, percentages, Cohen's kappa, and agreement with people."""
+    from rich.table import Table
+
+    from commet.judges.agreement import AGREEMENT_HEADER, agreement_report, report_tables
+    from commet.reports import to_csv, to_markdown
+
+    with open_store(db) as store:
+        try:
+            report = agreement_report(store, run, None if subset is SubsetChoice.all else subset.value)
+        except KeyError as exc:
+            fail(str(exc.args[0]))
+    tables = report_tables(report)
+    if fmt is AgreementFormat.csv:
+        rows = [[title, *row] for title, header, body in tables if header == AGREEMENT_HEADER for row in body]
+        typer.echo(to_csv(["Table", *AGREEMENT_HEADER], rows), nl=False)
+    elif fmt is AgreementFormat.markdown:
+        typer.echo("\n".join(f"### {title}\n\n{to_markdown(header, body)}" for title, header, body in tables), nl=False)
+    else:
+        for title, header, body in tables:
+            table = Table(title=title)
+            for column in header:
+                table.add_column(column, overflow="fold")
+            for row in body:
+                table.add_row(*(escape(cell) for cell in row))
+            console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("rejudge")(rejudge_command)
+    app.add_typer(label_app, name="label")
+    app.command("judges")(judges_command)

@@ -1,0 +1,175 @@
+"""Judge agreement, the paper's Tables 7 to 10: judges against each other and against people.
+
+An item is one answer: (story_id, turn, response). A judge's verdict on it is the turn's
+score in a run judged by that judge (``runs.judge``), so the same run re-judged by several
+judges (``commet rejudge``) gives every judge a verdict on the same items. Panel runs also
+contribute each member's own verdict (from the stored panel details), with the story's
+branch rules applied as for the panel. Undecided verdicts are left out of every comparison.
+
+* pairwise agreement between judges: agree / disagree counts, percentage, Cohen's kappa
+  (Tables 7 and 9);
+* each judge against the people's labels on the items where the judges disagree
+  (Tables 8 and 10), and on all labelled items.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from itertools import combinations
+
+from commet.engine.conversation import apply_branch_rules
+from commet.format.model import Turn
+from commet.judges.base import Verdict
+from commet.judges.cascade import decided_by
+from commet.judges.labels import Item, human_verdicts
+from commet.reports.metrics import SUBSETS, select_runs
+from commet.store.sqlite import Store
+
+HUMAN = "human"
+
+
+@dataclass(frozen=True)
+class Agreement:
+    a: str
+    b: str
+    agree: int
+    disagree: int
+    kappa: float | None
+
+    @property
+    def n(self) -> int:
+        return self.agree + self.disagree
+
+    @property
+    def percent(self) -> float | None:
+        return 100.0 * self.agree / self.n if self.n else None
+
+
+@dataclass
+class AgreementReport:
+    judges: list[str]
+    who_decided: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)  # (run, its judge) -> counts
+    decided: dict[str, int] = field(default_factory=dict)  # items each judge decided
+    undecided: dict[str, int] = field(default_factory=dict)
+    pairwise: list[Agreement] = field(default_factory=list)
+    disagreements: int = 0  # items on which at least two judges disagree
+    labelled: int = 0  # items with a human verdict
+    human_on_disagreements: list[Agreement] = field(default_factory=list)
+    human_on_all: list[Agreement] = field(default_factory=list)
+
+
+def cohen_kappa(pairs: list[tuple[bool, bool]]) -> float | None:
+    """Cohen's kappa of two raters' yes/no verdicts; None when undefined (no items, or chance agreement is 1)."""
+    if not pairs:
+        return None
+    n = len(pairs)
+    observed = sum(a == b for a, b in pairs) / n
+    a_yes = sum(a for a, _ in pairs) / n
+    b_yes = sum(b for _, b in pairs) / n
+    expected = a_yes * b_yes + (1 - a_yes) * (1 - b_yes)
+    return None if expected == 1 else (observed - expected) / (1 - expected)
+
+
+def compare(a: str, b: str, first: dict[Item, bool | None], second: dict[Item, bool | None],
+            items: set[Item] | None = None) -> Agreement:
+    """Agreement of two raters on the items both decided (restricted to ``items`` when given)."""
+    shared = first.keys() & second.keys() if items is None else items & first.keys() & second.keys()
+    pairs = [(first[i], second[i]) for i in shared if first[i] is not None and second[i] is not None]
+    agree = sum(x == y for x, y in pairs)
+    return Agreement(a, b, agree, len(pairs) - agree, cohen_kappa(pairs))  # type: ignore[arg-type]
+
+
+def _member_correct(record: dict[str, object], expected: list[str], active_before: int | None) -> bool | None:
+    verdict = Verdict(str(record.get("outcome")), record.get("branch"))  # type: ignore[arg-type]
+    return apply_branch_rules(Turn(question="", answers=expected), verdict, active_before).correct
+
+
+def collect_verdicts(store: Store, run_names: list[str] | None = None,
+                     subset: str | None = None) -> dict[str, dict[Item, bool | None]]:
+    """judge name -> item -> verdict (True correct, False incorrect, None undecided) over the chosen runs."""
+    verdicts: dict[str, dict[Item, bool | None]] = {}
+
+    def put(judge: str, item: Item, value: bool | None) -> None:
+        seen = verdicts.setdefault(judge, {})
+        if seen.get(item) is None:
+            seen[item] = value
+
+    for run in select_runs(store, run_names):
+        verdicts.setdefault(run.judge, {})
+        image_dependent = {s["story_id"]: bool(s["image_dependent"]) for s in store.story_rows(run.id)}
+        active: dict[str, int | None] = {}
+        for row in store.turn_rows(run.id):
+            story_id = row["story_id"]
+            active_before = active.get(story_id) if row["turn"] > 0 else None
+            active[story_id] = row["active_branch"]
+            if row["response"] is None:
+                continue
+            if subset is not None and SUBSETS[int(image_dependent.get(story_id, False))] != subset:
+                continue
+            item = (story_id, row["turn"], row["response"])
+            put(run.judge, item, None if row["correct"] is None else bool(row["correct"]))
+            if row["judgment_key"] is None:
+                continue
+            stored = store.cached_judgment(row["judgment_key"])
+            members = json.loads(stored["details_json"]).get("members") if stored is not None else None
+            for record in members or []:
+                put(str(record["judge"]), item, _member_correct(record, json.loads(row["expected_json"]), active_before))
+    return verdicts
+
+
+def disputed_items(verdicts: dict[str, dict[Item, bool | None]]) -> set[Item]:
+    """Items on which at least two judges gave different (decided) verdicts."""
+    every_item: set[Item] = set().union(*(v.keys() for v in verdicts.values()))
+    return {item for item in every_item
+            if len({v[item] for v in verdicts.values() if v.get(item) is not None}) > 1}
+
+
+def agreement_report(store: Store, run_names: list[str] | None = None, subset: str | None = None) -> AgreementReport:
+    """Pairwise agreement of every judge found in the runs, and each judge against the people's labels."""
+    verdicts = collect_verdicts(store, run_names, subset)
+    judges = sorted(verdicts)
+    report = AgreementReport(judges=judges)
+    for run in select_runs(store, run_names):
+        report.who_decided[(run.name, run.judge)] = decided_by(
+            r["judge"] for r in store.turn_rows(run.id) if r["response"] is not None)
+    for judge in judges:
+        report.decided[judge] = sum(v is not None for v in verdicts[judge].values())
+        report.undecided[judge] = sum(v is None for v in verdicts[judge].values())
+    report.pairwise = [compare(a, b, verdicts[a], verdicts[b]) for a, b in combinations(judges, 2)]
+    every_item: set[Item] = set().union(*(v.keys() for v in verdicts.values()))
+    disputed = disputed_items(verdicts)
+    report.disagreements = len(disputed)
+    people = {item: value for item, value in human_verdicts(store).items() if item in every_item}
+    report.labelled = len(people)
+    humans: dict[Item, bool | None] = dict(people)
+    report.human_on_disagreements = [compare(HUMAN, j, humans, verdicts[j], disputed) for j in judges]
+    report.human_on_all = [compare(HUMAN, j, humans, verdicts[j]) for j in judges]
+    return report
+
+
+def _row(agreement: Agreement) -> list[str]:
+    kappa = "-" if agreement.kappa is None else f"{agreement.kappa:.3f}"
+    percent = "-" if agreement.percent is None else f"{agreement.percent:.2f}%"
+    return [f"{agreement.a} vs {agreement.b}", str(agreement.agree), str(agreement.disagree), percent, kappa]
+
+
+AGREEMENT_HEADER = ["Pair", "Agree", "Disagree", "Agreement", "Kappa"]
+
+
+def report_tables(report: AgreementReport) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(title, header, rows) of every table, in the paper's order."""
+    who = ("Who decided, per run", ["Run", "Run's judge", "Decided by", "Answers"],
+           [[run, judge, decider, str(count)] for (run, judge), counts in report.who_decided.items()
+            for decider, count in counts.items()])
+    judges = ("Judges compared (answers decided and undecided)", ["Judge", "Decided", "Undecided"],
+              [[j, str(report.decided[j]), str(report.undecided[j])] for j in report.judges])
+    return [
+        who,
+        judges,
+        ("Agreement among judges (paper Tables 7 and 9)", AGREEMENT_HEADER, [_row(a) for a in report.pairwise]),
+        (f"Agreement with people where the judges disagree ({report.disagreements} answers; "
+         "paper Tables 8 and 10)", AGREEMENT_HEADER, [_row(a) for a in report.human_on_disagreements]),
+        (f"Agreement with people on all labelled answers ({report.labelled})", AGREEMENT_HEADER,
+         [_row(a) for a in report.human_on_all]),
+    ]

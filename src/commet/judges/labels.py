@@ -1,0 +1,142 @@
+"""Human labels: a ``labels`` table on the results file, written by ``commet label`` and CSV imports.
+
+A label belongs to one stored turn of one run (run, story_id, turn) and keeps the response
+it was given to, so it also applies to every re-judged copy of that run: judges are
+compared with people on the same (story_id, turn, response).
+"""
+
+from __future__ import annotations
+
+import csv
+import sqlite3
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from commet.store.sqlite import RunRecord, Store, now
+
+LABELS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS labels (
+    run TEXT NOT NULL,
+    story_id TEXT NOT NULL,
+    turn INTEGER NOT NULL,
+    response TEXT NOT NULL,
+    label TEXT NOT NULL CHECK (label IN ('correct', 'incorrect')),
+    labeller TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (run, story_id, turn, labeller)
+);
+CREATE INDEX IF NOT EXISTS labels_item ON labels(story_id, turn);
+"""
+
+LABELS = ("correct", "incorrect")
+CSV_COLUMNS = ("run", "story_id", "turn", "label", "labeller")
+
+#: An item judges and people are compared on.
+Item = tuple[str, int, str]  # story_id, turn, response
+
+
+class LabelError(ValueError):
+    """A label that cannot be stored (unknown run or turn, bad value); names the file line for imports."""
+
+
+@dataclass(frozen=True)
+class Label:
+    run: str
+    story_id: str
+    turn: int
+    response: str
+    label: str
+    labeller: str
+
+
+def ensure_table(store: Store) -> None:
+    store.db.executescript(LABELS_SCHEMA)
+
+
+def set_label(store: Store, *, run: str, story_id: str, turn: int, response: str, label: str,
+              labeller: str) -> None:
+    """Store (or replace) one labeller's label for one turn."""
+    ensure_table(store)
+    _insert(store.db, run, story_id, turn, response, label, labeller)
+
+
+def _insert(db: sqlite3.Connection, run: str, story_id: str, turn: int, response: str, label: str,
+            labeller: str) -> None:
+    if label not in LABELS:
+        raise LabelError(f"label must be correct or incorrect, not {label!r}")
+    if not labeller.strip():
+        raise LabelError("a label needs a labeller name")
+    db.execute("INSERT OR REPLACE INTO labels(run, story_id, turn, response, label, labeller, created_at)"
+               " VALUES (?,?,?,?,?,?,?)", (run, story_id, turn, response, label, labeller.strip(), now()))
+
+
+def all_labels(store: Store) -> list[Label]:
+    ensure_table(store)
+    rows = store.db.execute("SELECT run, story_id, turn, response, label, labeller FROM labels"
+                            " ORDER BY run, story_id, turn, labeller")
+    return [Label(*row) for row in rows]
+
+
+def human_verdicts(store: Store) -> dict[Item, bool]:
+    """The people's verdict per item: the majority of labellers (ties left out)."""
+    votes: dict[Item, dict[str, bool]] = defaultdict(dict)
+    for label in all_labels(store):
+        votes[(label.story_id, label.turn, label.response)][label.labeller] = label.label == "correct"
+    verdicts: dict[Item, bool] = {}
+    for item, by_labeller in votes.items():
+        tally = Counter(by_labeller.values())
+        if tally[True] != tally[False]:
+            verdicts[item] = tally[True] > tally[False]
+    return verdicts
+
+
+def turns_to_label(store: Store, run: RunRecord, labeller: str) -> list[sqlite3.Row]:
+    """The run's answered turns this labeller has not labelled yet, in story order (resumable labelling)."""
+    ensure_table(store)
+    done = {(r[0], r[1]) for r in store.db.execute("SELECT story_id, turn FROM labels WHERE run = ? AND labeller = ?",
+                                                    (run.name, labeller))}
+    return [row for row in store.turn_rows(run.id)
+            if row["response"] is not None and (row["story_id"], row["turn"]) not in done]
+
+
+def import_csv(store: Store, path: str | Path) -> int:
+    """Import labels from a CSV with columns run, story_id, turn, label, labeller; all or nothing."""
+    path = Path(path)
+    try:
+        handle = path.open(newline="", encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise LabelError(f"{path}: file not found") from None
+    with handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise LabelError(f"{path}: missing column(s) {', '.join(missing)} (need {', '.join(CSV_COLUMNS)})")
+        rows = list(reader)
+    ensure_table(store)
+    runs: dict[str, RunRecord | None] = {}
+    count = 0
+    with store.transaction() as db:
+        for line, row in enumerate(rows, start=2):
+            name = (row["run"] or "").strip()
+            if name not in runs:
+                runs[name] = store.get_run(name)
+            run = runs[name]
+            if run is None:
+                raise LabelError(f"{path}:{line}: no run named {name!r} in {store.path}")
+            try:
+                turn = int(row["turn"])
+            except (TypeError, ValueError):
+                raise LabelError(f"{path}:{line}: turn must be a number, not {row['turn']!r}") from None
+            story_id = (row["story_id"] or "").strip()
+            stored = db.execute("SELECT response FROM turns WHERE run_id = ? AND story_id = ? AND turn = ?",
+                                (run.id, story_id, turn)).fetchone()
+            if stored is None or stored["response"] is None:
+                raise LabelError(f"{path}:{line}: run {name!r} has no answered turn {turn} of story {story_id!r}")
+            try:
+                _insert(db, name, story_id, turn, stored["response"], (row["label"] or "").strip().lower(),
+                        row["labeller"] or "")
+            except LabelError as exc:
+                raise LabelError(f"{path}:{line}: {exc}") from None
+            count += 1
+    return count

@@ -1,0 +1,108 @@
+"""LLM judges: any model spec (``openai:MODEL``, ``anthropic:MODEL``, ``google:MODEL``, ...) as a judge.
+
+``create("openai:gpt-4o")`` gives the default: a cascade where the rules judge decides what
+it can decide with certainty and the LLM judge the rest (:mod:`commet.judges.cascade`).
+The prefix ``llm-only:`` drops the rules judge in front (``llm-only:openai:gpt-4o``, or
+``llm-only:panel:A,B,C`` for a bare panel), which is what judge-comparison studies want.
+
+The judge's name carries the model and the prompt version (``llm:openai:gpt-4o@judge-v1``);
+it is stored with every judgment and is part of the cache key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from commet.judges.base import Judge, JudgeRequest, UnknownJudgeError, Verdict
+from commet.judges.prompts import (
+    PROMPT_VERSION,
+    RETRY_PROMPT,
+    SYSTEM_PROMPT,
+    VerdictParseError,
+    parse_verdict,
+    user_prompt,
+)
+from commet.models.base import (
+    GenerationSettings,
+    Message,
+    Model,
+    ModelCallError,
+    ModelRequest,
+    UnknownModelError,
+)
+
+LLM_ONLY = "llm-only:"
+#: Judges answer deterministically; the room is for reasoning models, whose thinking counts as output.
+JUDGE_SETTINGS = GenerationSettings(temperature=0.0, max_tokens=2048)
+
+
+class LLMJudge(Judge):
+    """Asks a model for a JSON verdict; an unparseable reply is retried, then recorded as undecided."""
+
+    def __init__(self, model: Model, *, version: str = PROMPT_VERSION, attempts: int = 3):
+        self.model = model
+        self.version = version
+        self.attempts = max(1, attempts)
+        self.name = f"llm:{model.spec}@{version}"
+
+    def cache_key(self, request: JudgeRequest) -> str:
+        """Judge name, prompt version, the model's full identity (output-changing options) and the inputs."""
+        payload = json.dumps({"judge": self.name, "model": self.model.identity(), "request": request.fingerprint()},
+                             sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+    async def judge(self, request: JudgeRequest) -> Verdict:
+        messages = [Message.text("system", SYSTEM_PROMPT), Message.text("user", user_prompt(request))]
+        usage = {"input_tokens": 0, "output_tokens": 0}
+        raw, error = "", ""
+        for attempt in range(1, self.attempts + 1):
+            try:
+                response = await self.model.generate(ModelRequest(tuple(messages), JUDGE_SETTINGS,
+                                                                  tags={"story_id": request.story_id,
+                                                                        "turn": request.turn}))
+            except ModelCallError as exc:
+                return Verdict("undecided", None, f"judge call failed: {exc}", self.name,
+                               {"error": str(exc), "error_kind": f"judge_{exc.kind}", "attempts": attempt})
+            usage["input_tokens"] += response.usage.input_tokens
+            usage["output_tokens"] += response.usage.output_tokens
+            raw = response.text
+            try:
+                parsed = parse_verdict(raw, len(request.expected))
+            except VerdictParseError as exc:
+                error = str(exc)
+                messages += [Message.text("assistant", raw), Message.text("user", RETRY_PROMPT.format(error=error))]
+                continue
+            return Verdict("correct" if parsed.correct else "incorrect", parsed.branch, parsed.reason, self.name,
+                           {"attempts": attempt, "usage": usage})
+        return Verdict("undecided", None, f"judge reply could not be parsed: {error}", self.name,
+                       {"error": f"unparseable verdict after {self.attempts} attempts: {error}",
+                        "error_kind": "judge_unparseable", "raw": raw[:2000], "attempts": self.attempts,
+                        "usage": usage})
+
+    async def aclose(self) -> None:
+        await self.model.aclose()
+
+
+def llm_judge(spec: str) -> LLMJudge:
+    """A bare LLM judge for a model spec; model errors become UnknownJudgeError."""
+    from commet.models.registry import create_model
+
+    try:
+        return LLMJudge(create_model(spec))
+    except UnknownModelError as exc:
+        raise UnknownJudgeError(f"judge {spec!r}: {exc}") from None
+
+
+def create(spec: str) -> Judge:
+    """``MODEL_SPEC`` -> rules + LLM cascade; ``llm-only:MODEL_SPEC`` or ``llm-only:panel:...`` -> no rules in front."""
+    from commet.judges.cascade import CascadeJudge
+
+    if spec.startswith(LLM_ONLY):
+        inner = spec[len(LLM_ONLY):]
+        if inner.startswith("panel:"):
+            from commet.judges.panel import panel_judge
+
+            return panel_judge(inner)
+        return llm_judge(inner)
+    return CascadeJudge(llm_judge(spec))

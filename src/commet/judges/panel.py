@@ -1,0 +1,85 @@
+"""Panels: ``panel:A,B,C`` asks several judges and takes the majority vote.
+
+Members are model specs (each a bare LLM judge) or ``rules``. A verdict wins when more than
+half of ALL members give it (the same outcome and, when correct, the same branch);
+otherwise the panel is undecided. Every member's verdict is kept in
+``Verdict.details["members"]``, so one panel run also yields the members' pairwise
+agreement (``commet judges``). ``panel:...`` sits behind the rules judge like any LLM
+judge; ``llm-only:panel:...`` does not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+from commet.judges.base import Judge, JudgeRequest, UnknownJudgeError, Verdict
+from commet.judges.rules import RulesJudge
+
+
+def member_record(verdict: Verdict) -> dict[str, object]:
+    """A member's verdict as stored in the panel's details."""
+    record: dict[str, object] = {"judge": verdict.judge, "outcome": verdict.outcome, "branch": verdict.branch,
+                                 "rationale": verdict.rationale}
+    if verdict.details.get("error"):
+        record["error"] = verdict.details["error"]
+    return record
+
+
+class PanelJudge(Judge):
+    """Majority vote of ``members`` (asked concurrently)."""
+
+    def __init__(self, members: list[Judge]):
+        names = [m.name for m in members]
+        if len(members) < 2:
+            raise UnknownJudgeError("a panel needs at least two members: panel:A,B,C")
+        if len(set(names)) != len(names):
+            raise UnknownJudgeError(f"a panel's members must differ: {', '.join(names)}")
+        self.members = members
+        self.name = f"panel({','.join(names)})"
+
+    async def judge(self, request: JudgeRequest) -> Verdict:
+        verdicts = await asyncio.gather(*(m.judge(request) for m in self.members))
+        for member, verdict in zip(self.members, verdicts, strict=True):
+            verdict.judge = verdict.judge or member.name
+        members = [member_record(v) for v in verdicts]
+
+        def vote(v: Verdict) -> tuple[str, int | None]:
+            if v.outcome != "correct":
+                return v.outcome, None
+            return "correct", 0 if v.branch is None and len(request.expected) == 1 else v.branch
+
+        tally = Counter(vote(v) for v in verdicts if v.outcome != "undecided")
+        summary = ", ".join(f"{v.judge}: {v.outcome}" for v in verdicts)
+        winner = next(((key, n) for key, n in tally.most_common() if n * 2 > len(verdicts)), None)
+        if winner is None:
+            details: dict[str, object] = {"members": members}
+            errors = [str(v.details["error"]) for v in verdicts if v.details.get("error")]
+            if errors:  # not cached: a later run asks again
+                details["error"] = "; ".join(errors)
+                details["error_kind"] = "judge_panel"
+            return Verdict("undecided", None, f"no majority ({summary})", self.name, details)
+        (outcome, branch), count = winner
+        reason = next(v.rationale for v in verdicts if vote(v) == (outcome, branch))
+        return Verdict(outcome, branch, f"{count} of {len(verdicts)} members: {reason}",  # type: ignore[arg-type]
+                       self.name, {"members": members})
+
+    async def aclose(self) -> None:
+        for member in self.members:
+            await member.aclose()
+
+
+def panel_judge(spec: str) -> PanelJudge:
+    """``panel:A,B,C`` -> a bare panel of LLM judges (or ``rules``)."""
+    from commet.judges.llm import LLM_ONLY, llm_judge
+
+    specs = [s.strip() for s in spec.removeprefix("panel:").split(",") if s.strip()]
+    members: list[Judge] = [RulesJudge() if s == "rules" else llm_judge(s.removeprefix(LLM_ONLY)) for s in specs]
+    return PanelJudge(members)
+
+
+def create(spec: str) -> Judge:
+    """``panel:A,B,C`` -> the rules judge in front of the panel (the default cascade)."""
+    from commet.judges.cascade import CascadeJudge
+
+    return CascadeJudge(panel_judge(spec))

@@ -1,0 +1,101 @@
+"""The LLM judge's prompt, versioned, and the strict parser of its JSON verdict.
+
+The version is part of every LLM judge's name (``llm:openai:gpt-4o@judge-v1``), so it is
+stored with every judgment and is part of the judgment cache key: changing the prompt's
+wording means bumping :data:`PROMPT_VERSION`, which makes old cached verdicts unused.
+
+The grading rule follows the paper (Appendix C) and the spec (section 6): an open "why"
+answer is correct when it contains the expected inference and avoids the false one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from commet.judges.base import JudgeRequest
+
+PROMPT_VERSION = "judge-v1"
+
+SYSTEM_PROMPT = """\
+You grade answers for a Theory of Mind benchmark. A model read a short story told over several \
+turns and answered one question per turn. You decide whether ONE answer is correct by comparing \
+it with the expected answer written by the benchmark's authors.
+
+Rules:
+1. Judge meaning, not wording: paraphrases, synonyms and extra polite words are fine.
+2. A short answer (a choice, a place, a person, a feeling, yes or no) is correct when it commits \
+to the expected answer. An answer that hedges, names several options, or contradicts itself is incorrect.
+3. A "why" answer, or the explanation after a yes/no, is correct when it contains the expected \
+inference (the key reason: who knows, saw, heard, believes, wants or intends what) and avoids the \
+false inference (for example, crediting a character with knowledge they cannot have). A reason that \
+is true but misses the key point is incorrect. Leaving out minor details is fine.
+4. When a yes/no answer is expected with a reason, both the yes/no and the reason must be right.
+5. When several expected answers are listed, this is a branch point: any ONE of them is correct, \
+and you say which one the answer gives. An answer that gives more than one of them is incorrect.
+6. Grade against the expected answer, not against your own reading of the story.
+
+Reply with ONLY a JSON object, no other text:
+{"verdict": "correct" or "incorrect", "matched_answer": the number of the expected answer the \
+answer gives (1, 2, ...) or null, "reason": "one sentence"}"""
+
+RETRY_PROMPT = "That reply was not a valid verdict ({error}). Reply again with ONLY the JSON object."
+
+_FENCE = re.compile(r"^```(?:json)?\s*\n?(.*?)\n?```$", re.DOTALL)
+
+
+def user_prompt(request: JudgeRequest) -> str:
+    """The user message: the story so far, this turn's story and question, expected answers, the answer."""
+    earlier = "\n\n".join(request.context) if request.context else "(none: this is the first turn)"
+    expected = "\n".join(f"{i}. {answer}" for i, answer in enumerate(request.expected, start=1))
+    several = ("\nSeveral expected answers: any one of them is correct; say which one the answer gives."
+               if len(request.expected) > 1 else "")
+    return (f"Earlier turns of the story (with the model's answers):\n{earlier}\n\n"
+            f"This turn's story text:\n{request.story.strip() or '(none)'}\n\n"
+            f"Question:\n{request.question.strip()}\n\n"
+            f"Expected answer(s):\n{expected}{several}\n\n"
+            f"Answer to grade:\n<<<\n{request.response.strip()}\n>>>")
+
+
+class VerdictParseError(ValueError):
+    """The judge's reply is not a valid verdict object."""
+
+
+@dataclass(frozen=True)
+class ParsedVerdict:
+    correct: bool
+    branch: int | None  # 0-based index into the expected answers
+    reason: str
+
+
+def parse_verdict(text: str, n_expected: int) -> ParsedVerdict:
+    """Parse a reply strictly: one JSON object (optionally in a ```json fence) with the three fields."""
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1).strip()
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise VerdictParseError(f"not JSON: {exc.msg} at character {exc.pos}") from None
+    if not isinstance(data, dict):
+        raise VerdictParseError("not a JSON object")
+    missing = [key for key in ("verdict", "matched_answer", "reason") if key not in data]
+    if missing:
+        raise VerdictParseError(f"missing field(s) {', '.join(missing)}")
+    verdict, matched, reason = data["verdict"], data["matched_answer"], data["reason"]
+    if verdict not in ("correct", "incorrect"):
+        raise VerdictParseError('"verdict" must be "correct" or "incorrect"')
+    if not isinstance(reason, str) or not reason.strip():
+        raise VerdictParseError('"reason" must be a non-empty string')
+    if matched is not None and (isinstance(matched, bool) or not isinstance(matched, int)
+                                or not 1 <= matched <= n_expected):
+        raise VerdictParseError(f'"matched_answer" must be null or a number from 1 to {n_expected}')
+    if verdict == "incorrect":
+        return ParsedVerdict(False, None, reason.strip())
+    if matched is None:
+        if n_expected > 1:
+            raise VerdictParseError('a correct answer at a branch point needs "matched_answer"')
+        matched = 1
+    return ParsedVerdict(True, matched - 1, reason.strip())

@@ -1,0 +1,120 @@
+"""Re-judging stored responses with another judge: no model call, branch rules re-applied, feedback compared."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from commet.cli import app
+from commet.engine import evaluate, evaluate_async
+from commet.judges import create_judge
+from commet.judges.prompts import PROMPT_VERSION
+from commet.judges.rejudge import FeedbackChange, RejudgeError, rejudge
+from commet.store import Store
+from tests.judge_server import REPLIES, JudgeServer, verdict, write_dataset, write_replies
+
+LLM = f"llm:openai:judge-model@{PROMPT_VERSION}"
+
+
+@pytest.fixture(autouse=True)
+def _dummy_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-test-key")
+
+
+def fair(model: str, answer: str, expected: list[str], question: str) -> str:
+    """Right for 'why' answers that mention seeing or different likes; 'the sweet one' is the apple."""
+    if "sweet one" in answer:
+        return verdict(True, 1, "the sweet one is the apple")
+    ok = any(w in answer.lower() for w in ("saw", "see", "different"))
+    return verdict(ok, 1 if ok else None, "key inference" if ok else "no key inference")
+
+
+def turns(store: Store, run: str) -> dict[tuple[str, int], dict]:
+    record = store.get_run(run)
+    assert record is not None
+    return {(r["story_id"], r["turn"]): dict(r) for r in store.turn_rows(record.id)}
+
+
+async def test_rejudge_reuses_responses_reapplies_branches_and_lists_feedback_changes(tmp_path: Path) -> None:
+    dataset = write_dataset(tmp_path / "ds")
+    replies = {**REPLIES, "dd": ["Hmm, I would go for the sweet one.", "Sam will pick the apple.", "No idea."]}
+    model = write_replies(tmp_path / "replies.json", replies)
+    db = tmp_path / "r.sqlite"
+    await evaluate_async(model, dataset, judge="rules", db=db, run="base")
+    with JudgeServer(fair) as server, Store(db) as store:
+        judge = create_judge(server.spec())
+        report = await rejudge(store, "base", judge, dataset)
+        await judge.aclose()
+        assert server.calls == 3  # fb 1, dd 0 and dd 2: what the rules left undecided
+        old, new = turns(store, "base"), turns(store, report.run.name)
+        model_calls = store.db.execute("SELECT COUNT(*) FROM call_log WHERE run_id = ? AND kind = 'model'",
+                                       (report.run.id,)).fetchone()[0]
+        stories = {r["story_id"]: r["correct"] for r in store.story_rows(report.run.id)}
+    assert report.run.name == f"base~rules+{LLM}" and report.run.judge == f"rules+{LLM}"
+    assert report.run.settings["rejudged_from"] == "base" and report.run.model == "replay:replies.json"
+    assert model_calls == 0
+    for key, row in old.items():  # the conversation stays as it happened
+        assert {f: new[key][f] for f in ("prompt", "response", "feedback_kind", "model_key")} == \
+               {f: row[f] for f in ("prompt", "response", "feedback_kind", "model_key")}
+    assert old[("fb", 1)]["correct"] is None and new[("fb", 1)]["correct"] == 1
+    # 'the sweet one' fixes the apple branch, so the rules' match of 'apple' at turn 1 is now the wrong branch
+    assert old[("dd", 1)]["correct"] == 1 and new[("dd", 1)]["correct"] == 0
+    assert new[("dd", 1)]["active_branch"] == 0 and "branch 1" in new[("dd", 1)]["rationale"]
+    assert report.decided_by == {"rules": 3, LLM: 3}
+    assert (report.judge_calls, report.cached) == (6, 0)
+    assert report.feedback_changes == [FeedbackChange("fb", 2, "wrong-undecided", "right"),
+                                       FeedbackChange("dd", 1, "none", "answer:Apple"),
+                                       FeedbackChange("dd", 2, "right", "wrong")]
+    assert sorted(report.changed) == [("dd", 0, None, True), ("dd", 1, True, False), ("dd", 2, None, False),
+                                      ("fb", 1, None, True)]
+    assert stories == {"fb": 1, "dd": 0}
+
+
+async def test_rejudging_the_same_answers_again_costs_no_call(tmp_path: Path) -> None:
+    dataset = write_dataset(tmp_path / "ds")
+    model = write_replies(tmp_path / "replies.json")
+    db = tmp_path / "r.sqlite"
+    with JudgeServer(fair) as server, Store(db) as store:
+        await evaluate_async(model, dataset, judge=server.spec(), db=db, run="base")
+        assert server.calls == 2
+        judge = create_judge(server.spec())
+        first = await rejudge(store, "base", judge, dataset, new_name="copy")
+        again = await rejudge(store, "base", judge, dataset, new_name="copy")  # resuming the same re-judging
+        await judge.aclose()
+        assert server.calls == 2
+    assert first.cached == 6 and again.cached == 6 and first.feedback_changes == []
+    with pytest.raises(RejudgeError, match="no run named"):
+        await rejudge(Store(db), "nosuch", create_judge("rules"), dataset)
+
+
+async def test_rejudge_refuses_another_dataset_and_a_taken_name(tmp_path: Path) -> None:
+    dataset = write_dataset(tmp_path / "ds")
+    model = write_replies(tmp_path / "replies.json")
+    db = tmp_path / "r.sqlite"
+    await evaluate_async(model, dataset, judge="rules", db=db, run="base")
+    dataset.storyturns[0].turns[0].answers = ["The garage"]
+    with Store(db) as store:
+        with pytest.raises(RejudgeError, match="not the one run"):
+            await rejudge(store, "base", create_judge("rules"), dataset)
+        with pytest.raises(RejudgeError, match="already exists"):
+            await rejudge(store, "base", create_judge("rules"), write_dataset(tmp_path / "ds"), new_name="base")
+
+
+def test_cli_rejudge_prints_changes_and_both_runs(tmp_path: Path) -> None:
+    dataset = write_dataset(tmp_path / "ds")
+    model = write_replies(tmp_path / "replies.json")
+    db = tmp_path / "r.sqlite"
+    evaluate(model, dataset, judge="rules", db=db, run="base")
+    with JudgeServer(fair) as server:
+        result = CliRunner().invoke(app, ["rejudge", "--db", str(db), "--run", "base", "--judge", server.spec(),
+                                          "--as", "llm", "--dataset", str(tmp_path / "ds")])
+    assert result.exit_code == 0, result.output
+    assert server.calls == 2
+    assert "re-judged 6 answers of run base into run llm" in result.output
+    assert f"decided by: rules 4, {LLM} 2" in result.output
+    assert "1 turns where the new verdicts would have chosen" in result.output
+    assert "wrong-undecided" in result.output and "Story accuracy" in result.output
+    missing = CliRunner().invoke(app, ["rejudge", "--db", str(db), "--run", "base", "--judge", "rules"])
+    assert missing.exit_code == 2 and "pass it with --dataset" in missing.output
