@@ -1,0 +1,141 @@
+"""Rate limiter (with a fake clock), retry policy bounds, pricing and the image policy."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import random
+
+import pytest
+from PIL import Image
+
+from commet.models import pricing
+from commet.models.base import ModelCallError, Usage
+from commet.models.images import prepare_image
+from commet.models.retry import RateLimiter, RetryPolicy
+
+
+class FakeClock:
+    """Time only moves when someone sleeps; sleeping yields to the loop once."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.now += seconds
+        await asyncio.sleep(0)
+
+
+async def test_rpm_limiter_spaces_requests_evenly_and_fairly():
+    clock = FakeClock()
+    limiter = RateLimiter(rpm=60, clock=clock, sleep=clock.sleep)  # one per second, burst 1
+    order: list[tuple[int, float]] = []
+
+    async def worker(i: int) -> None:
+        await limiter.acquire()
+        order.append((i, clock.now))
+
+    await asyncio.gather(*(worker(i) for i in range(5)))
+    assert [i for i, _ in order] == [0, 1, 2, 3, 4]  # FIFO
+    assert [t for _, t in order] == pytest.approx([0.0, 1.0, 2.0, 3.0, 4.0])
+
+
+async def test_tpm_limiter_waits_for_tokens_and_settles():
+    clock = FakeClock()
+    limiter = RateLimiter(tpm=6000, clock=clock, sleep=clock.sleep)  # 100 tokens/s, bucket 100
+    await limiter.acquire(100)
+    assert clock.now == 0.0
+    await limiter.acquire(50)  # needs 50 more tokens: half a second
+    assert clock.now == pytest.approx(0.5)
+    limiter.settle(estimated=50, actual=10)  # 40 tokens refunded
+    await limiter.acquire(40)
+    assert clock.now == pytest.approx(0.5)
+    await limiter.acquire(1000)  # bigger than the bucket: waits for a full bucket then overdraws
+    assert clock.now == pytest.approx(1.5)
+    await limiter.acquire(1)
+    assert clock.now == pytest.approx(1.5 + 9.01)
+
+
+async def test_combined_limits_take_the_slower():
+    clock = FakeClock()
+    limiter = RateLimiter(rpm=600, tpm=600, clock=clock, sleep=clock.sleep)  # 10 req/s, 10 tok/s
+    for _ in range(3):
+        await limiter.acquire(10)
+    assert clock.now == pytest.approx(2.0)  # tokens are the bottleneck
+
+
+async def test_retry_policy_backoff_is_bounded_full_jitter():
+    policy = RetryPolicy(backoff_base=1.0, backoff_max=8.0, rng=random.Random(0))
+    for attempt in range(1, 10):
+        ceiling = min(8.0, 2 ** (attempt - 1))
+        assert all(0.0 <= policy.backoff(attempt) <= ceiling for _ in range(50))
+
+
+async def test_retry_policy_wraps_unknown_errors_without_retry():
+    policy = RetryPolicy(max_attempts=5, sleep=lambda s: asyncio.sleep(0))
+    calls = 0
+
+    async def boom():
+        nonlocal calls
+        calls += 1
+        raise ValueError("sk-abcdefghijk1234 is wrong")
+
+    with pytest.raises(ModelCallError) as caught:
+        await policy.run(boom)
+    assert calls == 1 and caught.value.kind == "error" and "sk-abcdefghijk1234" not in str(caught.value)
+
+
+def test_pricing_prefix_lookup():
+    assert pricing.lookup("openai", "gpt-4o-2024-08-06") == (2.50, 10.00)
+    assert pricing.lookup("openai", "gpt-4o-mini") == (0.15, 0.60)
+    assert pricing.lookup("anthropic", "claude-sonnet-4-5-20250929") == (3.00, 15.00)
+    assert pricing.lookup("google", "gemini-2.5-flash-lite") == (0.10, 0.40)
+    assert pricing.lookup("openai", "my-local-llama") is None
+    price = pricing.price_for("openai", "x", {"base_url": "http://h", "price_in": "1", "price_out": "2"})
+    assert pricing.cost(price, Usage(1_000_000, 500_000)) == pytest.approx(2.0)
+
+
+def _png(size: tuple[int, int], mode: str = "RGB") -> bytes:
+    image = Image.new(mode, size)
+    rng = random.Random(1)
+    image.putdata([tuple(rng.randrange(256) for _ in mode) if len(mode) > 1 else rng.randrange(256)
+                   for _ in range(size[0] * size[1])])
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    return out.getvalue()
+
+
+def test_prepare_image_downscales_and_is_deterministic():
+    data = _png((300, 150))
+    first, mime = prepare_image(data, max_side=100)
+    second, _ = prepare_image(data, max_side=100)
+    assert mime == "image/png" and first == second
+    assert Image.open(io.BytesIO(first)).size == (100, 50)
+    small, _ = prepare_image(data, max_side=1024)
+    assert Image.open(io.BytesIO(small)).size == (300, 150)
+    assert hashlib.sha256(small).hexdigest() == hashlib.sha256(prepare_image(data)[0]).hexdigest()
+
+
+def test_prepare_image_jpeg_flattens_alpha_and_rejects_unknown_format():
+    data = _png((40, 20), mode="RGBA")
+    out, mime = prepare_image(data, fmt="jpeg", max_side=20)
+    assert mime == "image/jpeg"
+    image = Image.open(io.BytesIO(out))
+    assert image.format == "JPEG" and image.mode == "RGB" and image.size == (20, 10)
+    assert prepare_image(data, fmt="jpeg", max_side=20)[0] == out
+    with pytest.raises(ValueError):
+        prepare_image(data, fmt="tiff")
+
+
+def test_prepare_image_applies_exif_orientation():
+    image = Image.new("RGB", (40, 20), (200, 10, 10))
+    exif = Image.Exif()
+    exif[0x0112] = 6  # rotate 90 degrees on display
+    out = io.BytesIO()
+    image.save(out, format="JPEG", exif=exif.tobytes())
+    prepared, _ = prepare_image(out.getvalue())
+    assert Image.open(io.BytesIO(prepared)).size == (20, 40)

@@ -1,0 +1,331 @@
+"""Remote providers against real local HTTP servers speaking each provider's wire format."""
+
+from __future__ import annotations
+
+import base64
+import email.utils
+import time
+
+import pytest
+
+from commet.models.base import (
+    GenerationSettings,
+    ImagePart,
+    Message,
+    ModelCallError,
+    ModelRequest,
+    TextPart,
+    UnknownModelError,
+    Usage,
+)
+from commet.models.registry import create_model
+from commet.models.retry import parse_retry_after, redact
+from tests.fakeservers import FakeServer, Reply, anthropic_reply, error_reply, google_reply, openai_reply
+
+KEY = "sk-test-SUPERSECRET-0123456789abcdef"
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+
+
+def request(settings: GenerationSettings | None = None) -> ModelRequest:
+    return ModelRequest(
+        messages=(
+            Message.text("system", "You are a child in a story."),
+            Message("user", (TextPart("Meet Sam."), ImagePart(PNG, "image/png", "img01"),
+                             TextPart("Which snack do you like best?"))),
+            Message.text("assistant", "Apple"),
+            Message.text("user", "So which snack will Sam pick?"),
+        ),
+        settings=settings or GenerationSettings(temperature=0.0, max_tokens=64, seed=7, top_p=0.9),
+    )
+
+
+@pytest.fixture(autouse=True)
+def keys(monkeypatch):
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    for env in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.setenv(env, KEY)
+
+
+class Sleeps(list):
+    async def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+def fast(model) -> Sleeps:
+    """Record the policy's back-off sleeps instead of sleeping."""
+    sleeps = Sleeps()
+    model.policy.sleep = sleeps
+    return sleeps
+
+
+# ----------------------------------------------------------------------------- openai
+
+
+async def test_openai_success_wire_format():
+    with FakeServer("openai") as server:
+        model = create_model(f"openai:gpt-test?base_url={server.url}/v1")
+        response = await model.generate(request())
+        await model.aclose()
+    assert response.text == "Apple"
+    assert response.usage == Usage(11, 3)
+    assert response.finish_reason == "stop" and response.attempts == 1
+    (sent,) = server.requests
+    assert sent.path == "/v1/chat/completions"
+    assert sent.headers["authorization"] == f"Bearer {KEY}"
+    body = sent.json
+    assert body["model"] == "gpt-test"
+    assert body["messages"][0] == {"role": "system", "content": "You are a child in a story."}
+    parts = body["messages"][1]["content"]
+    assert [p["type"] for p in parts] == ["text", "image_url", "text"]
+    assert parts[1]["image_url"]["url"] == "data:image/png;base64," + base64.b64encode(PNG).decode()
+    assert body["messages"][2] == {"role": "assistant", "content": "Apple"}
+    assert body["messages"][3] == {"role": "user", "content": "So which snack will Sam pick?"}
+    assert body["temperature"] == 0.0 and body["max_tokens"] == 64 and body["seed"] == 7 and body["top_p"] == 0.9
+
+
+async def test_openai_official_endpoint_uses_max_completion_tokens_and_image_detail():
+    with FakeServer("openai") as server:
+        model = create_model(f"openai:gpt-test?base_url={server.url}/v1&token_param=max_completion_tokens"
+                             "&image_detail=low")
+        await model.generate(request())
+        await model.aclose()
+    body = server.requests[0].json
+    assert body["max_completion_tokens"] == 64 and "max_tokens" not in body
+    assert body["messages"][1]["content"][1]["image_url"]["detail"] == "low"
+
+
+async def test_openai_retries_429_with_retry_after_then_500_then_succeeds():
+    with FakeServer("openai") as server:
+        server.queue(error_reply(429, "slow down", headers={"Retry-After": "2"}), error_reply(500, "boom"))
+        model = create_model(f"openai:gpt-test?base_url={server.url}/v1&backoff_base=0.5&backoff_max=4")
+        sleeps = fast(model)
+        response = await model.generate(request())
+        await model.aclose()
+    assert len(server.requests) == 3
+    assert response.attempts == 3 and response.text == "Apple"
+    assert sleeps[0] == 2.0  # Retry-After honoured
+    assert 0.0 <= sleeps[1] <= 1.0  # full jitter, second attempt: [0, 0.5 * 2]
+
+
+async def test_openai_retry_after_ms_is_honoured():
+    with FakeServer("openai") as server:
+        server.queue(error_reply(429, headers={"retry-after-ms": "250"}))
+        model = create_model(f"openai:gpt-test?base_url={server.url}/v1")
+        sleeps = fast(model)
+        response = await model.generate(request())
+        await model.aclose()
+    assert sleeps == [0.25] and response.attempts == 2
+
+
+@pytest.mark.parametrize(("status", "kind"), [(401, "auth"), (400, "http_400"), (403, "auth"), (404, "http_404")])
+async def test_openai_client_errors_are_not_retried_and_never_leak_the_key(status, kind):
+    with FakeServer("openai") as server:
+        server.queue(error_reply(status, f"Incorrect API key provided: {KEY}"))
+        model = create_model(f"openai:gpt-test?base_url={server.url}/v1")
+        sleeps = fast(model)
+        with pytest.raises(ModelCallError) as caught:
+            await model.generate(request())
+        await model.aclose()
+    assert len(server.requests) == 1 and sleeps == []
+    error = caught.value
+    assert error.kind == kind and error.status == status and error.retryable is False
+    assert KEY not in str(error) and "SUPERSECRET" not in str(error)
+    assert error.__cause__ is None and error.__suppress_context__
+
+
+async def test_openai_gives_up_after_max_attempts():
+    with FakeServer("openai", responder=lambda r: error_reply(503, "overloaded")) as server:
+        model = create_model(f"openai:gpt-test?base_url={server.url}/v1&max_attempts=3")
+        sleeps = fast(model)
+        with pytest.raises(ModelCallError) as caught:
+            await model.generate(request())
+        await model.aclose()
+    assert len(server.requests) == 3 and len(sleeps) == 2
+    assert caught.value.kind == "http_503" and caught.value.retryable is True
+    assert "after 3 attempts" in str(caught.value)
+
+
+async def test_openai_timeout_is_retried_then_fails():
+    with FakeServer("openai", responder=lambda r: Reply(body=openai_reply().body, delay=1.0)) as server:
+        model = create_model(f"openai:gpt-test?base_url={server.url}/v1&timeout=0.2&max_attempts=2")
+        fast(model)
+        started = time.monotonic()
+        with pytest.raises(ModelCallError) as caught:
+            await model.generate(request())
+        elapsed = time.monotonic() - started
+        await model.aclose()
+    assert caught.value.kind == "timeout"
+    assert len(server.requests) == 2
+    assert elapsed < 0.9
+
+
+async def test_openai_connection_error_is_retried():
+    with FakeServer("openai") as server:
+        url = server.url
+    model = create_model(f"openai:gpt-test?base_url={url}/v1&max_attempts=2")  # server is gone
+    sleeps = fast(model)
+    with pytest.raises(ModelCallError) as caught:
+        await model.generate(request())
+    await model.aclose()
+    assert caught.value.kind in ("connection", "timeout") and len(sleeps) == 1
+
+
+async def test_openai_content_filter_is_a_refusal():
+    with FakeServer("openai") as server:
+        server.queue(openai_reply("", finish_reason="content_filter"))
+        model = create_model(f"openai:gpt-test?base_url={server.url}/v1")
+        with pytest.raises(ModelCallError) as caught:
+            await model.generate(request())
+        await model.aclose()
+    assert caught.value.kind == "refusal" and not caught.value.retryable and len(server.requests) == 1
+
+
+def test_openai_identity_and_cost_never_hold_the_key(monkeypatch):
+    model = create_model("openai:gpt-4o-mini-2024-07-18?image_detail=high&rpm=100")
+    ident = model.identity()
+    assert ident["model"] == "gpt-4o-mini-2024-07-18" and ident["image_detail"] == "high"
+    assert "rpm" not in ident  # transport options do not change outputs
+    assert KEY not in repr(ident) and KEY not in model.spec
+    assert model.estimated_cost(Usage(1_000_000, 1_000_000)) == pytest.approx(0.75)
+    local = create_model("openai:llama?base_url=http://127.0.0.1:9/v1")
+    assert local.identity()["base_url"] == "http://127.0.0.1:9/v1"
+    assert local.estimated_cost(Usage(10, 10)) is None
+
+
+def test_missing_key_and_bad_options_are_clear(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(UnknownModelError, match="OPENAI_API_KEY"):
+        create_model("openai:gpt-4o")
+    monkeypatch.setenv("MY_KEY", KEY)
+    assert create_model("openai:gpt-4o?api_key_env=MY_KEY").api_key == KEY
+    with pytest.raises(UnknownModelError, match="unknown option"):
+        create_model("openai:gpt-4o?api_key_env=MY_KEY&temprature=1")
+    with pytest.raises(UnknownModelError, match="credentials"):
+        create_model("openai:gpt-4o?api_key_env=MY_KEY&base_url=http://user:pw@host/v1")
+
+
+# ----------------------------------------------------------------------------- anthropic
+
+
+async def test_anthropic_success_wire_format():
+    with FakeServer("anthropic") as server:
+        model = create_model(f"anthropic:claude-test?base_url={server.url}")
+        response = await model.generate(request())
+        await model.aclose()
+    assert response.text == "Apple" and response.usage == Usage(12, 4) and response.finish_reason == "end_turn"
+    (sent,) = server.requests
+    assert sent.path == "/v1/messages"
+    assert KEY in (sent.headers.get("x-api-key", "") + sent.headers.get("authorization", ""))
+    body = sent.json
+    assert body["system"] == "You are a child in a story."
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
+    blocks = body["messages"][0]["content"]
+    assert [b["type"] for b in blocks] == ["text", "image", "text"]
+    assert blocks[1]["source"] == {"type": "base64", "media_type": "image/png",
+                                   "data": base64.b64encode(PNG).decode()}
+    assert body["max_tokens"] == 64
+    assert "temperature" not in body  # the default API version refuses sampling parameters
+    assert model.identity()["sampling"] == "provider-default"
+
+
+async def test_anthropic_old_api_version_sends_sampling():
+    with FakeServer("anthropic") as server:
+        model = create_model(f"anthropic:claude-test?base_url={server.url}&api_version=2023-06-01")
+        await model.generate(request())
+        await model.aclose()
+    sent = server.requests[0]
+    assert sent.headers["anthropic-version"] == "2023-06-01"
+    assert sent.json["temperature"] == 0.0 and sent.json["top_p"] == 0.9
+
+
+async def test_anthropic_overloaded_is_retried_and_refusal_is_not():
+    with FakeServer("anthropic") as server:
+        server.queue(error_reply(529, "overloaded", style="anthropic"))
+        model = create_model(f"anthropic:claude-test?base_url={server.url}")
+        sleeps = fast(model)
+        response = await model.generate(request())
+        assert response.attempts == 2 and len(sleeps) == 1
+        server.queue(anthropic_reply("", stop_reason="refusal"))
+        with pytest.raises(ModelCallError) as caught:
+            await model.generate(request())
+        await model.aclose()
+    assert caught.value.kind == "refusal" and len(server.requests) == 3
+
+
+async def test_anthropic_401_not_retried():
+    with FakeServer("anthropic") as server:
+        server.queue(error_reply(401, f"invalid x-api-key {KEY}", style="anthropic"))
+        model = create_model(f"anthropic:claude-test?base_url={server.url}")
+        with pytest.raises(ModelCallError) as caught:
+            await model.generate(request())
+        await model.aclose()
+    assert caught.value.kind == "auth" and len(server.requests) == 1 and KEY not in str(caught.value)
+
+
+# ----------------------------------------------------------------------------- google
+
+
+async def test_google_success_wire_format():
+    with FakeServer("google") as server:
+        model = create_model(f"google:gemini-test?base_url={server.url}")
+        response = await model.generate(request())
+        await model.aclose()
+    assert response.text == "Apple" and response.usage == Usage(13, 5) and response.finish_reason == "stop"
+    (sent,) = server.requests
+    assert sent.path.endswith("/models/gemini-test:generateContent")
+    assert sent.headers["x-goog-api-key"] == KEY
+    body = sent.json
+    assert body["systemInstruction"]["parts"][0]["text"] == "You are a child in a story."
+    assert [c["role"] for c in body["contents"]] == ["user", "model", "user"]
+    parts = body["contents"][0]["parts"]
+    assert parts[0] == {"text": "Meet Sam."}
+    inline = parts[1]["inlineData"]
+    assert inline["data"] == base64.b64encode(PNG).decode()
+    assert (inline.get("mimeType") or inline.get("mime_type")) == "image/png"
+    config = body["generationConfig"]
+    assert config["temperature"] == 0.0 and config["maxOutputTokens"] == 64
+    assert config["seed"] == 7 and config["topP"] == 0.9
+
+
+async def test_google_retry_and_errors():
+    with FakeServer("google") as server:
+        server.queue(error_reply(429, "quota", headers={"Retry-After": "3"}, style="google"))
+        model = create_model(f"google:gemini-test?base_url={server.url}")
+        sleeps = fast(model)
+        assert (await model.generate(request())).attempts == 2
+        assert sleeps == [3.0]
+        server.queue(error_reply(400, "bad", style="google"))
+        with pytest.raises(ModelCallError) as caught:
+            await model.generate(request())
+        assert caught.value.kind == "http_400" and not caught.value.retryable
+        server.queue(google_reply(block_reason="SAFETY"))
+        with pytest.raises(ModelCallError, match="block") as caught:
+            await model.generate(request())
+        assert caught.value.kind == "refusal"
+        server.queue(google_reply("", finish_reason="SAFETY"))
+        with pytest.raises(ModelCallError) as caught:
+            await model.generate(request())
+        assert caught.value.kind == "refusal"
+        await model.aclose()
+    assert len(server.requests) == 5
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def test_parse_retry_after_forms():
+    assert parse_retry_after({"Retry-After": "7"}) == 7.0
+    assert parse_retry_after({"retry-after-ms": "1500", "Retry-After": "9"}) == 1.5
+    now = 1_700_000_000.0
+    date = email.utils.formatdate(now + 30, usegmt=True)
+    assert parse_retry_after({"Retry-After": date}, now=now) == pytest.approx(30.0)
+    assert parse_retry_after({"Retry-After": "soon"}) is None
+    assert parse_retry_after(None) is None
+
+
+def test_redact():
+    assert "SUPERSECRET" not in redact(f"bad key {KEY}", [KEY])
+    assert "sk-proj-abcdef123" not in redact("Incorrect API key provided: sk-proj-abcdef123***wxyz")
+    assert "AIzaSyA1234567890" not in redact("key=AIzaSyA1234567890abcdef")
