@@ -43,3 +43,13 @@ def procedural(
                f"{len(errors)} validation errors)")
     if has_errors(problems):
         raise typer.Exit(1)
+
+
+def _add_llm_pipeline() -> None:
+    """The paper's LLM pipeline lives in its own module; it joins this group as ``generate llm``."""
+    from commet.cli.generate_llm import register_into
+
+    register_into(app)
+
+
+_add_llm_pipeline()

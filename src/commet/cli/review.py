@@ -1,0 +1,113 @@
+"""``commet review``: the expert-review web app (serve), its accounts (add-user) and its output (export)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from commet.cli import fail
+
+app = typer.Typer(help="Expert review of StoryTurns and their pictures (paper, section 3.2.2).", no_args_is_help=True)
+
+DbOption = Annotated[Path, typer.Option(help="The review store (SQLite).")]
+
+
+def _secret(secret_file: Path | None, db: Path) -> str:
+    """The session secret: from --secret-file, else ``DB.secret`` (created once, readable by the owner only)."""
+    path = secret_file or db.with_name(db.name + ".secret")
+    if secret_file is None and not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_urlsafe(48))
+    try:
+        secret = path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        fail(f"cannot read the secret file {path}: {exc.strerror}")
+    if len(secret) < 32:
+        fail(f"the secret in {path} is too short (at least 32 characters)")
+    return secret
+
+
+@app.command()
+def serve(
+    dataset: Annotated[Path, typer.Option(help="Dataset folder to review (storyturns.jsonl and images/).")],
+    db: DbOption = Path("review.sqlite"),
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port.")] = 8000,
+    secret_file: Annotated[Path | None, typer.Option(help="File holding the session-signing secret "
+                                                          "(default: DB.secret, created on first start).")] = None,
+    image_model: Annotated[str | None, typer.Option(help="Picture backend for regeneration, e.g. "
+                                                         "google:gemini-2.5-flash-image.")] = None,
+    secure_cookies: Annotated[bool, typer.Option(help="Mark the session cookie Secure (behind HTTPS).")] = False,
+    max_upload_mb: Annotated[int, typer.Option(min=1, help="Largest picture upload, MiB.")] = 8,
+) -> None:
+    """Serve the review app; the dataset's StoryTurns are added to the store (existing reviews kept)."""
+    import uvicorn
+
+    from commet.apps.review.app import create_app
+    from commet.apps.review.db import ReviewError
+    from commet.format.problems import FormatError
+    from commet.models.base import UnknownModelError
+
+    painter = None
+    if image_model:
+        from commet.generation.llm.images import create_image_model
+
+        try:
+            painter = create_image_model(image_model)
+        except UnknownModelError as exc:
+            fail(str(exc))
+    try:
+        web = create_app(dataset, db, secret=_secret(secret_file, db), image_model=painter,
+                         secure_cookies=secure_cookies, max_upload_bytes=max_upload_mb * 1024 * 1024)
+    except (FormatError, ReviewError) as exc:
+        fail(str(exc))
+    typer.echo(f"reviewing {dataset} at http://{host}:{port}/ (store {db})")
+    uvicorn.run(web, host=host, port=port, log_level="warning")
+
+
+@app.command("add-user")
+def add_user(
+    name: Annotated[str, typer.Argument(help="The reviewer's user name.")],
+    db: DbOption = Path("review.sqlite"),
+    password_stdin: Annotated[bool, typer.Option(help="Read the password from standard input.")] = False,
+) -> None:
+    """Create a reviewer account (the password is prompted for, or read with --password-stdin)."""
+    from commet.apps.review.db import ReviewDB, ReviewError
+
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    try:
+        ReviewDB(db).add_user(name, password)
+    except ReviewError as exc:
+        fail(str(exc))
+    typer.echo(f"added reviewer {name}")
+
+
+@app.command()
+def export(
+    out: Annotated[Path, typer.Option(help="Dataset folder to write.")],
+    db: DbOption = Path("review.sqlite"),
+    dataset: Annotated[Path | None, typer.Option(help="Where the reviewed dataset lives now "
+                                                      "(default: where it was served from).")] = None,
+) -> None:
+    """Write the final items (three reviewers accepted them) as a validated dataset folder."""
+    from commet.apps.review.db import ReviewDB
+
+    if not db.is_file():
+        fail(f"no review store at {db}")
+    exported, problems = ReviewDB(db).export(out, dataset_root=dataset)
+    for problem in problems:
+        typer.echo(str(problem), err=True)
+    errors = sum(p.severity == "error" for p in problems)
+    typer.echo(f"exported {len(exported)} final StoryTurn(s) to {out}; validation: {errors} error(s)")
+    if errors:
+        raise typer.Exit(1)

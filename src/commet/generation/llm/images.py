@@ -1,0 +1,231 @@
+"""Picture backends for generated StoryTurns and for regeneration in the review app.
+
+An image spec looks like a model spec, ``provider:name?option=value&...``:
+
+* ``openai:gpt-image-1`` -- the OpenAI Images API (``images.generate``), picture returned as
+  ``b64_json``. Options: ``base_url``, ``api_key_env`` (default ``OPENAI_API_KEY``), ``size``
+  (default ``1024x1024``), ``quality``, ``response_format`` (default ``b64_json`` for
+  ``dall-e-*`` models; gpt-image models always answer in base64 and reject the parameter).
+* ``google:gemini-2.5-flash-image`` -- Gemini image generation through ``google-genai``
+  (``generate_content`` with the IMAGE response modality; the picture comes back as inline
+  data). Options: ``base_url``, ``api_key_env`` (default ``GEMINI_API_KEY`` then
+  ``GOOGLE_API_KEY``), ``aspect_ratio`` (e.g. ``4:3``).
+* ``diffusers:stabilityai/sd-turbo`` -- a local diffusers pipeline (optional extra, imported
+  lazily). Options: ``device`` (default ``cuda`` when available), ``steps``, ``guidance``,
+  ``seed``. Not exercised by the test suite.
+
+Remote backends share the retry/timeout policy of :mod:`commet.models.retry` (options
+``timeout``, ``max_attempts``, ``backoff_base``, ``backoff_max``). Every backend returns PNG
+bytes re-encoded with Pillow, so a reply that is not a real picture fails loudly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import importlib.util
+import io
+import os
+from abc import ABC, abstractmethod
+from typing import Any
+from urllib.parse import parse_qsl
+
+from PIL import Image, UnidentifiedImageError
+
+from commet.models.base import ModelCallError, UnknownModelError
+from commet.models.retry import TRANSPORT_OPTIONS, RetryPolicy
+
+IMAGE_PROVIDERS = ("openai", "google", "diffusers")
+
+
+def to_png(data: bytes) -> bytes:
+    """``data`` decoded and re-encoded as PNG; a ModelCallError when it is not a picture."""
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            image.load()
+            converted = image.convert("RGBA" if "A" in image.getbands() else "RGB")
+    except (UnidentifiedImageError, OSError, ValueError) as exc:
+        raise ModelCallError(f"the image backend returned something that is not a picture ({exc})",
+                             kind="bad_image") from None
+    out = io.BytesIO()
+    converted.save(out, format="PNG")
+    return out.getvalue()
+
+
+class ImageModel(ABC):
+    """Turns one prompt into one picture (PNG bytes)."""
+
+    spec: str
+
+    @abstractmethod
+    async def generate(self, prompt: str) -> bytes:
+        """One picture for ``prompt``; raises ModelCallError on a final failure."""
+
+    async def aclose(self) -> None:
+        """Release clients and pipelines."""
+
+
+class _RemoteImageModel(ImageModel):
+    provider = ""
+    default_key_envs: tuple[str, ...] = ()
+    extra_options: frozenset[str] = frozenset()
+
+    def __init__(self, name: str, options: dict[str, str]):
+        if not name:
+            raise UnknownModelError(f"{self.provider}: an image model name is required ({self.provider}:MODEL)")
+        unknown = set(options) - TRANSPORT_OPTIONS - self.extra_options - {"base_url"}
+        if unknown:
+            raise UnknownModelError(f"{self.provider} images: unknown option(s) {', '.join(sorted(unknown))}")
+        self.name = name
+        self.options = options
+        self.base_url = options.get("base_url") or None
+        self.api_key = self._resolve_key()
+        self.spec = f"{self.provider}:{name}"
+        self.policy = RetryPolicy.from_options(options, secrets=(self.api_key,))
+
+    def _resolve_key(self) -> str:
+        envs = (self.options["api_key_env"],) if self.options.get("api_key_env") else self.default_key_envs
+        for env in envs:
+            if os.environ.get(env):
+                return os.environ[env]
+        if self.base_url:
+            return "not-needed"
+        raise UnknownModelError(f"{self.provider} images: no API key: set {' or '.join(envs)} "
+                                "(or choose another variable with ?api_key_env=NAME)")
+
+    @abstractmethod
+    async def _call(self, prompt: str) -> bytes:
+        """One attempt, no retries."""
+
+    async def generate(self, prompt: str) -> bytes:
+        data, _ = await self.policy.run(lambda: self._call(prompt), what=self.spec)
+        return to_png(data)
+
+
+class OpenAIImageModel(_RemoteImageModel):
+    provider = "openai"
+    default_key_envs = ("OPENAI_API_KEY",)
+    extra_options = frozenset({"size", "quality", "response_format"})
+
+    def __init__(self, name: str, options: dict[str, str]):
+        super().__init__(name, options)
+        import openai
+
+        self._client = openai.AsyncOpenAI(api_key=self.api_key, base_url=self.base_url, max_retries=0,
+                                          timeout=self.policy.timeout)
+
+    async def _call(self, prompt: str) -> bytes:
+        params: dict[str, Any] = {"model": self.name, "prompt": prompt, "n": 1,
+                                  "size": self.options.get("size", "1024x1024")}
+        if self.options.get("quality"):
+            params["quality"] = self.options["quality"]
+        response_format = self.options.get("response_format", "b64_json" if self.name.startswith("dall-e") else "")
+        if response_format:
+            params["response_format"] = response_format
+        result = await self._client.images.generate(**params)
+        if not result.data or not result.data[0].b64_json:
+            raise ModelCallError("the Images API returned no b64_json picture", kind="empty_response")
+        try:
+            return base64.b64decode(result.data[0].b64_json, validate=True)
+        except binascii.Error:
+            raise ModelCallError("the Images API returned invalid base64", kind="bad_image") from None
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+class GeminiImageModel(_RemoteImageModel):
+    provider = "google"
+    default_key_envs = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    extra_options = frozenset({"aspect_ratio", "api_version"})
+
+    def __init__(self, name: str, options: dict[str, str]):
+        super().__init__(name, options)
+        from google import genai
+        from google.genai import types
+
+        http: dict[str, Any] = {"retry_options": types.HttpRetryOptions(attempts=1)}
+        if self.base_url:
+            http["base_url"] = self.base_url
+        if self.options.get("api_version"):
+            http["api_version"] = self.options["api_version"]
+        if self.policy.timeout is not None:
+            http["timeout"] = int(self.policy.timeout * 1000)
+        self._types = types
+        self._client = genai.Client(api_key=self.api_key, vertexai=False, http_options=types.HttpOptions(**http))
+
+    async def _call(self, prompt: str) -> bytes:
+        config: dict[str, Any] = {"response_modalities": ["TEXT", "IMAGE"]}
+        if self.options.get("aspect_ratio"):
+            config["image_config"] = self._types.ImageConfig(aspect_ratio=self.options["aspect_ratio"])
+        response = await self._client.aio.models.generate_content(
+            model=self.name, contents=prompt, config=self._types.GenerateContentConfig(**config))
+        texts: list[str] = []
+        for candidate in response.candidates or []:
+            for part in (candidate.content.parts if candidate.content and candidate.content.parts else []):
+                if part.inline_data is not None and part.inline_data.data:
+                    return part.inline_data.data
+                if part.text:
+                    texts.append(part.text)
+        said = f"; it said: {' '.join(texts)[:200]}" if texts else ""
+        raise ModelCallError(f"Gemini returned no picture{said}", kind="empty_response")
+
+    async def aclose(self) -> None:
+        await self._client.aio.aclose()
+
+
+class DiffusersImageModel(ImageModel):
+    """A local text-to-image pipeline (``pip install diffusers transformers accelerate torch``)."""
+
+    def __init__(self, name: str, options: dict[str, str]):
+        unknown = set(options) - {"device", "steps", "guidance", "seed"}
+        if unknown:
+            raise UnknownModelError(f"diffusers images: unknown option(s) {', '.join(sorted(unknown))}")
+        missing = [name for name in ("diffusers", "torch") if importlib.util.find_spec(name) is None]
+        if missing:
+            raise UnknownModelError("the diffusers image backend needs the optional packages: pip install "
+                                    f"diffusers transformers accelerate torch (missing: {', '.join(missing)})")
+        import torch
+        from diffusers import AutoPipelineForText2Image
+        device = options.get("device") or ("cuda" if torch.cuda.is_available() else "cpu")
+        dtype = torch.float16 if device.startswith("cuda") else torch.float32
+        self._torch = torch
+        self._pipe = AutoPipelineForText2Image.from_pretrained(name, torch_dtype=dtype).to(device)
+        self._device = device
+        self._steps = int(options.get("steps", "4"))
+        self._guidance = float(options.get("guidance", "0.0"))
+        self._seed = int(options["seed"]) if options.get("seed") else None
+        self._lock = asyncio.Lock()
+        self.spec = f"diffusers:{name}"
+
+    def _run(self, prompt: str) -> bytes:
+        generator = None
+        if self._seed is not None:
+            generator = self._torch.Generator(device=self._device).manual_seed(self._seed)
+        image = self._pipe(prompt=prompt, num_inference_steps=self._steps, guidance_scale=self._guidance,
+                           generator=generator).images[0]
+        out = io.BytesIO()
+        image.save(out, format="PNG")
+        return out.getvalue()
+
+    async def generate(self, prompt: str) -> bytes:
+        async with self._lock:  # one pipeline, one picture at a time
+            return to_png(await asyncio.to_thread(self._run, prompt))
+
+
+def create_image_model(spec: str) -> ImageModel:
+    """Build a picture backend from ``provider:name?options``; UnknownModelError with one clear line."""
+    provider, sep, rest = spec.partition(":")
+    if not sep or not rest:
+        raise UnknownModelError(f"image model spec {spec!r} must look like provider:name "
+                                f"(providers: {', '.join(IMAGE_PROVIDERS)})")
+    name, _, query = rest.partition("?")
+    options = dict(parse_qsl(query, keep_blank_values=True)) if query else {}
+    if provider == "openai":
+        return OpenAIImageModel(name, options)
+    if provider == "google":
+        return GeminiImageModel(name, options)
+    if provider == "diffusers":
+        return DiffusersImageModel(name, options)
+    raise UnknownModelError(f"unknown image provider {provider!r} in {spec!r} (known: {', '.join(IMAGE_PROVIDERS)})")

@@ -1,0 +1,80 @@
+"""The review app on a free 127.0.0.1 port (uvicorn in a background thread) over a small dataset."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import uvicorn
+
+from commet.apps.review.app import create_app
+from commet.apps.review.db import ReviewDB
+from commet.generation.llm.images import ImageModel
+from tests.llm_gen_servers import small_png
+
+SECRET = "test-secret-" + "x" * 40
+PASSWORD = "correct horse battery"
+REVIEWERS = ("alice", "bob", "carol")
+XSS = "<script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\">"
+
+PERSPECTIVE = {
+    "id": "rh-1", "task": "reference_hard_perspective", "category": "Percept", "image_dependent": True,
+    "source": "test", "mental_states": ["percept"],
+    "turns": [
+        {"story": "Three boats float in the bath: a big one, a middle one and a small one. Tom sits at the end "
+                  "of the bath.", "question": "Which boat can Tom not see from where he sits?", "image": "bath.png",
+         "answers": ["The big one"]},
+        {"story": "Mia says: 'Tom, pass me the biggest boat!'", "question": "Which boat will Tom pass?",
+         "feedback": {"right": "Yes, well spotted.", "wrong": "Look again at what Tom can see."},
+         "answers": ["The middle one"]},
+    ],
+}
+SCRIPTED = {
+    "id": "xss-1", "task": "false_belief_location", "category": "Belief", "source": "test",
+    "turns": [{"story": "Ana hides a note. " + XSS, "question": "Where will Ana look for it?",
+               "answers": ["The drawer"]}],
+}
+
+
+def write_dataset(folder: Path) -> Path:
+    (folder / "images").mkdir(parents=True)
+    (folder / "images" / "bath.png").write_bytes(small_png((40, 120, 200), (320, 240)))
+    (folder / "storyturns.jsonl").write_text("".join(json.dumps(st) + "\n" for st in (PERSPECTIVE, SCRIPTED)))
+    (folder / "secret.txt").write_text("outside images/")
+    return folder
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def running_app(tmp_path: Path, image_model: ImageModel | None = None) -> Iterator[tuple[str, Path]]:
+    """Yield (base URL, store path) with three reviewers, the app served by uvicorn in a thread."""
+    dataset = write_dataset(tmp_path / "dataset")
+    db_path = tmp_path / "review.sqlite"
+    store = ReviewDB(db_path)
+    for name in REVIEWERS:
+        store.add_user(name, PASSWORD)
+    app = create_app(dataset, store, secret=SECRET, image_model=image_model, max_upload_bytes=256 * 1024)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the review app did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}", db_path
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
