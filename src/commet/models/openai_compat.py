@@ -13,8 +13,6 @@ Options (query string of the spec):
 * ``token_param``: ``max_tokens`` or ``max_completion_tokens``. Default:
   ``max_completion_tokens`` on the official endpoint (newer models reject ``max_tokens``),
   ``max_tokens`` for a custom ``base_url`` (what most compatible servers understand).
-* ``http_clients``: number of HTTP connection pools used in turn (default 4; less client CPU
-  per call at high concurrency).
 * transport: ``timeout``, ``max_attempts``, ``backoff_base``, ``backoff_max``, ``rpm``, ``tpm``,
   ``price_in``, ``price_out``.
 
@@ -26,8 +24,7 @@ message's parts. A ``content_filter`` finish or a ``refusal`` field is a non-ret
 from __future__ import annotations
 
 import base64
-import itertools
-import ssl
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -74,7 +71,7 @@ class OpenAIChatModel(RemoteModel):
     provider = "openai"
     default_key_envs = ("OPENAI_API_KEY",)
     output_options = frozenset({"image_detail", "reasoning_effort"})
-    transport_options = frozenset({"token_param", "http_clients"})
+    transport_options = frozenset({"token_param"})
 
     def __init__(self, name: str, options: Mapping[str, str]):
         super().__init__(name, options)
@@ -90,26 +87,11 @@ class OpenAIChatModel(RemoteModel):
             import openai
         except ImportError as exc:  # pragma: no cover - the extra is installed in tests
             raise UnknownModelError(f"openai provider needs the SDK: pip install 'commet-bench[openai]' ({exc})") from None
-        from openai.types.chat import ChatCompletion
-
-        self._completion_type = ChatCompletion
-        shards = int(self.options.get("http_clients") or 4)
-        if not 1 <= shards <= 64:
-            raise UnknownModelError("openai: http_clients must be between 1 and 64")
-        # Several HTTP clients, used in turn: httpx's connection pool scans every pooled
-        # connection on each request, so a few small pools cost less CPU than one big one
-        # at high concurrency. They share one TLS context (building one is slow).
-        ssl_context = ssl.create_default_context()
-        self._clients = [
-            openai.AsyncOpenAI(api_key=self.api_key, base_url=self.base_url, max_retries=0,
-                               timeout=self.policy.timeout,
-                               http_client=openai.DefaultAsyncHttpxClient(verify=ssl_context))
-            for _ in range(shards)]
-        self._turn = itertools.count()
-
-    @property
-    def _client(self) -> Any:
-        return self._clients[next(self._turn) % len(self._clients)]
+        # aiohttp (the SDK's ``openai[aiohttp]`` transport) costs about half the client CPU per call
+        # of the default httpx pool at high concurrency (bench/bench_openai_server.py).
+        http_client = openai.DefaultAioHttpClient() if _has_aiohttp() else openai.DefaultAsyncHttpxClient()
+        self._client = openai.AsyncOpenAI(api_key=self.api_key, base_url=self.base_url, max_retries=0,
+                                          timeout=self.policy.timeout, http_client=http_client)
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         settings = request.settings
@@ -129,28 +111,47 @@ class OpenAIChatModel(RemoteModel):
 
     async def _call(self, request: ModelRequest) -> ModelResponse:
         # ``client.post`` is the SDK's documented way to send a request body as is: it keeps the
-        # SDK's auth, base URL, timeouts, error classes and typed response, but skips
-        # ``chat.completions.create``'s recursive TypedDict transform of the messages, which cost
-        # several ms of CPU per call (measured with bench/bench_openai_server.py); our messages
-        # are already plain JSON.
-        completion = await self._client.post("/chat/completions", body=self.build_params(request),
-                                             cast_to=self._completion_type)
-        usage = Usage()
-        if completion.usage is not None:
-            usage = Usage(completion.usage.prompt_tokens or 0, completion.usage.completion_tokens or 0)
-        if not completion.choices:
-            raise ModelCallError("response had no choices", kind="empty_response", retryable=True)
-        choice = completion.choices[0]
-        refusal = getattr(choice.message, "refusal", None)
-        if choice.finish_reason == "content_filter" or refusal:
-            detail = f": {refusal}" if refusal else ""
-            raise ModelCallError(f"the provider refused or filtered the answer{detail}", kind="refusal")
-        return ModelResponse(text=choice.message.content or "", usage=usage, finish_reason=choice.finish_reason)
+        # SDK's auth, base URL, timeouts and error classes, but skips ``chat.completions.create``'s
+        # recursive TypedDict transform of the messages and, with ``cast_to=bytes``, the pydantic
+        # construction of the whole ChatCompletion; a body given as bytes is sent as is, without
+        # the SDK's deep copy and re-serialisation of the whole conversation. Together several ms
+        # of CPU per call (measured with bench/bench_openai_server.py).
+        body = json.dumps(self.build_params(request), ensure_ascii=False).encode()
+        raw = await self._client.post("/chat/completions", content=body, cast_to=bytes,
+                                      options={"headers": {"Content-Type": "application/json"}})
+        return parse_completion(raw)
 
     async def aclose(self) -> None:
-        for client in self._clients:
-            await client.close()
+        await self._client.close()
 
 
 def create(name: str, options: dict[str, str]) -> OpenAIChatModel:
     return OpenAIChatModel(name, options)
+
+
+def _has_aiohttp() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("aiohttp") is not None
+
+
+def parse_completion(raw: bytes) -> ModelResponse:
+    """The reply, usage and finish reason of a chat completion body; refusals and empties raise."""
+    try:
+        completion = json.loads(raw)
+        choices = completion.get("choices") or []
+    except (ValueError, AttributeError):
+        raise ModelCallError("the server sent a body that is not a chat completion", kind="bad_response",
+                             retryable=True) from None
+    if not choices:
+        raise ModelCallError("response had no choices", kind="empty_response", retryable=True)
+    choice = choices[0]
+    message = choice.get("message") or {}
+    refusal = message.get("refusal")
+    if choice.get("finish_reason") == "content_filter" or refusal:
+        detail = f": {refusal}" if refusal else ""
+        raise ModelCallError(f"the provider refused or filtered the answer{detail}", kind="refusal")
+    usage = completion.get("usage") or {}
+    return ModelResponse(text=message.get("content") or "",
+                         usage=Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0),
+                         finish_reason=choice.get("finish_reason"))
