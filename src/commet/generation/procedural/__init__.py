@@ -19,7 +19,7 @@ from pathlib import Path
 
 from commet.format.dataset import IMAGES_DIR, Dataset
 from commet.format.model import StoryTurn
-from commet.generation.procedural.render import draw, png_bytes
+from commet.generation.procedural.render import draw_picture, png_bytes
 from commet.generation.procedural.tasks import GENERATORS, IMAGE_DEPENDENT_TASKS, PAIRS, StoryBuilder
 from commet.taxonomy import TASKS, get_task
 
@@ -104,7 +104,7 @@ def generate_dataset(tasks: str | Sequence[str] = "all", per_task: int = 3, seed
             storyturn, builder = generate_storyturn(task_id, index, seed, image_dependent)
             storyturns.append(storyturn)
             for image_id, scene in builder.scenes.items():
-                images[f"{image_id}.png"] = png_bytes(draw(scene)[0])
+                images[f"{image_id}.png"] = png_bytes(draw_picture(scene))
                 scenes[f"{image_id}.scene.json"] = (json.dumps(scene, indent=1, sort_keys=True) + "\n").encode()
     return ProceduralDataset(
         storyturns=storyturns, name=f"procedural-seed{seed}", version="1", licence="Apache-2.0",

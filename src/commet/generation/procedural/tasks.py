@@ -153,7 +153,8 @@ def _desire(rng: random.Random, b: StoryBuilder, image_dependent: bool, common: 
                                       f"So you like the {liked.noun}. Well, {child.name} does not like the "
                                       f"{liked.noun} very much. {child.name} likes the other one best.")
     b.turn(f"So which one will {child.name} pick?", picks, feedback=keyed(texts))
-    b.facts.update(child=child.name, options=[t.noun for t in things], likes="same as you" if common else "the other")
+    b.facts.update(log=w.record(), child=child.name, options=[t.noun for t in things],
+                   likes="same as you" if common else "the other")
 
 
 def common_desire(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
@@ -202,7 +203,7 @@ def false_belief_location(rng: random.Random, b: StoryBuilder, image_dependent: 
            story=_moved_story(w, owner, mover, thing, first, second), image=b.picture(w))
     b.turn(f"Why will {owner.name} look there?", _why_false_belief(w, owner, thing))
     b.turn(f"Where is the {thing.noun} really?", f"in {w.place_name(thing.location)}")
-    b.facts.update(thing=thing.noun, belief=w.belief(owner.id, thing.id), reality=thing.location)
+    b.facts.update(log=w.record(), thing=thing.noun, belief=w.belief(owner.id, thing.id), reality=thing.location)
 
 
 def implicit_false_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
@@ -211,7 +212,7 @@ def implicit_false_belief(rng: random.Random, b: StoryBuilder, image_dependent: 
            f"look for the {thing.noun} in {w.place_name(w.belief(owner.id, thing.id))}",
            story=_moved_story(w, owner, mover, thing, first, second), image=b.picture(w))
     b.turn(f"Why will {owner.name} do that?", _why_false_belief(w, owner, thing))
-    b.facts.update(thing=thing.noun, belief=w.belief(owner.id, thing.id), reality=thing.location)
+    b.facts.update(log=w.record(), thing=thing.noun, belief=w.belief(owner.id, thing.id), reality=thing.location)
 
 
 def diverse_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
@@ -241,7 +242,8 @@ def diverse_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
            story=f"{child.name} looks there, but the {kind.noun} is not there.",
            feedback=right_wrong(f"Yes, {child.name} looks where {child.pronoun} thinks it is.",
                                 f"Not quite: {child.name} looks where {child.pronoun} thinks the {kind.noun} is."))
-    b.facts.update(thing=kind.noun, places=[p.name for p in places], belief="the place you did not pick")
+    b.facts.update(log=w.record(), thing=kind.noun, places=[p.name for p in places],
+                   belief="the place you did not pick")
 
 
 def true_belief_action(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
@@ -273,7 +275,8 @@ def true_belief_action(rng: random.Random, b: StoryBuilder, image_dependent: boo
     b.turn(f"Why will {child.name} go there?",
            f"Because {child.pronoun} heard {teacher.name} say the {plural} are in {w.place_name(said.claim or '')}.",
            feedback=right_wrong(f"Yes, {child.name} goes to {goes}.", f"Actually, {child.name} goes to {goes}."))
-    b.facts.update(thing=plural, belief=w.belief(child.id, thing.id), reality=thing.location, announced=True)
+    b.facts.update(log=w.record(), thing=plural, belief=w.belief(child.id, thing.id), reality=thing.location,
+                   announced=True, habit=first.id)
 
 
 # --- perception and reference ---------------------------------------------------------------
@@ -307,7 +310,7 @@ def reference_easy(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
     b.turn("How do you know?",
            f"Because {speaker.name} can only see the {kind.noun} on {w.places[meant.location].name}. The {occ.kind} "
            f"hides the other one from {speaker.obj}.")
-    b.facts.update(thing=kind.noun, speaker_sees=w.visible_things(speaker.id), meant=meant.id)
+    b.facts.update(log=w.record(), thing=kind.noun, speaker_sees=w.visible_things(speaker.id), meant=meant.id)
 
 
 def reference_hard_perspective(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
@@ -356,7 +359,8 @@ def reference_hard_perspective(rng: random.Random, b: StoryBuilder, image_depend
            f"where {child.pronoun} stands.",
            feedback=right_wrong(f"That's right, {child.name} wanted the {wanted.colour} one.",
                                 f"Actually, {child.name} wanted the {wanted.colour} one."))
-    b.facts.update(thing=kind.noun, helper_sees=w.visible_things(helper.id), wanted=wanted.id, given=given.id)
+    b.facts.update(log=w.record(), thing=kind.noun, helper_sees=w.visible_things(helper.id), wanted=wanted.id,
+                   given=given.id)
 
 
 def reference_hard_referent(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
@@ -408,7 +412,7 @@ def reference_hard_referent(rng: random.Random, b: StoryBuilder, image_dependent
            f"is still next to the {meant.colour} {kind.noun}.",
            feedback=right_wrong(f"That's right, {speaker.name} wanted the {meant.colour} one.",
                                 f"Actually, {speaker.name} wanted the {meant.colour} one."))
-    b.facts.update(thing=kind.noun, landmark=mark, meant=meant.id, given=given.id,
+    b.facts.update(log=w.record(), thing=kind.noun, landmark=mark, meant=meant.id, given=given.id,
                    speaker_thinks_landmark_in=speaker.beliefs[landmark.id])
 
 
@@ -441,8 +445,9 @@ def interpretation(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
                f"the {ORDINALS[from_left]} from the left",
                story=f"This is {child.name}. {child.name} collects {kind.plural}. {cap(child.pronoun)} wants the "
                      f"special one {feature_words}, and {helper.name} will get it for {child.obj}.", image=image)
-        b.turn(f"{helper.name} looks from behind the shelf, so {helper.name}'s left is your right. Counting from "
-               f"{helper.name}'s left, which one is it?", f"the {ORDINALS[n - 1 - from_left]} from the left",
+        b.turn(f"{helper.name} will look at the row from the back of the shelf, so {helper.name}'s left is your "
+               f"right. Counting from {helper.name}'s left, which one is it?",
+               f"the {ORDINALS[n - 1 - from_left]} from the left",
                feedback=right_wrong("That's right.", f"Look again: it is the {ORDINALS[from_left]} one from your "
                                                      "left."))
     else:
@@ -454,7 +459,7 @@ def interpretation(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
         b.turn("Why is that the better clue?",
                f"Because all {len(matches[a])} {kind.plural} are {colour}, but only one is {feature_words}.",
                feedback=right_wrong("That's right.", f"Not quite: '{good}' is the better clue."))
-    b.facts.update(thing=kind.noun, row=[t.id for t in row], special=special.id,
+    b.facts.update(log=w.record(), thing=kind.noun, row=[t.id for t in row], special=special.id,
                    clue_matches={c: len(m) for c, m in matches.items()})
 
 
@@ -478,7 +483,7 @@ def emotion_reminder(rng: random.Random, b: StoryBuilder, image_dependent: bool)
     b.turn(f"Why will {child.pronoun} sit there?",
            f"Because {child.pronoun} is afraid the {animal} will hurt {child.obj} again." if feeling == "scared"
            else f"Because {child.pronoun} likes the {animal}.")
-    b.facts.update(animal=animal, remembers_harm=True, feeling=feeling)
+    b.facts.update(log=w.record(), animal=animal, remembers_harm=True, feeling=feeling)
 
 
 def expectation_false_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
@@ -512,7 +517,7 @@ def expectation_false_belief(rng: random.Random, b: StoryBuilder, image_dependen
     b.turn(f"What does {child.name} want for lunch?", an(child.desires[-1]))
     feeling = w.feeling_about(child.id, w.contents(lunchbox.id)[0].noun)
     b.turn(f"How will {child.name} feel when {child.pronoun} opens the lunchbox, happy or sad?", feeling)
-    b.facts.update(usual=usual.noun, packed=today.noun, child_thinks=thinks, feeling=feeling)
+    b.facts.update(log=w.record(), usual=usual.noun, packed=today.noun, child_thinks=thinks, feeling=feeling)
 
 
 # --- non-literal communication ----------------------------------------------------------------
@@ -546,7 +551,7 @@ def _sarcasm(rng: random.Random, b: StoryBuilder, image_dependent: bool, sincere
            f"{an(food.noun)}.")
     b.turn(f"Why did {child.name} say, 'Mmm, my favourite'?", why, story=story, image=b.picture(w))
     b.turn(f"Is {child.name} happy or sad?", feeling)
-    b.facts.update(asked_for=wanted.noun, got=food.noun, sarcastic=feeling != "happy")
+    b.facts.update(log=w.record(), asked_for=wanted.noun, got=food.noun, sarcastic=feeling != "happy")
 
 
 def sarcasm(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
@@ -624,7 +629,7 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, knowing: 
     else:
         b.turn("Why?", f"Because {actor.pronoun} thought it was {actor.poss} own {own_word}. {cap(actor.pronoun)} "
                        f"did not know {victim.name}'s {victim_word} was in {first.name}.")
-    b.facts.update(actor=actor.name, victim=victim.name, actor_knew=harm.knowing, naughty=naughty)
+    b.facts.update(log=w.record(), actor=actor.name, victim=victim.name, actor_knew=harm.knowing, naughty=naughty)
 
 
 def moral_false_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
@@ -682,7 +687,7 @@ def lie_vs_false_statement(rng: random.Random, b: StoryBuilder, image_dependent:
             if w.is_lie(lie) else "No."),
            story=f"{liar.name} feels bad and puts the sticker back on the desk. Just then, a big gust of wind blows "
                  "it out of the open window. Now the sticker really is gone.")
-    b.facts.update(liar=liar.name, first_statement_lie=w.is_lie(lie), second_statement_lie=w.is_lie(repeat),
+    b.facts.update(log=w.record(), liar=liar.name, first_statement_lie=w.is_lie(lie), second_statement_lie=w.is_lie(repeat),
                    second_statement_false=w.is_false(repeat))
 
 
@@ -728,7 +733,7 @@ def second_order_belief_desire(rng: random.Random, b: StoryBuilder, image_depend
            f"Because {parent.name} said sorry, but {parent.pronoun} got the {got} that {child.name} wanted.",
            story=f"{child.name} opens the bag and is surprised.",
            feedback=right_wrong(f"Yes, {child.name} got {an(got)}.", f"Look: {child.name} got {an(got)}."))
-    b.facts.update(parent_thinks=thinks, child_wants=child.desires[-1], got=got)
+    b.facts.update(log=w.record(), parent_thinks=thinks, child_wants=child.desires[-1], got=got)
 
 
 Generator = Callable[[random.Random, StoryBuilder, bool], None]

@@ -110,6 +110,7 @@ class Event:
     speaker_belief: str | None = None  # for "say": where the speaker thought it was when speaking
     truth: str | None = None  # for "say": where it really was
     knowing: bool = False  # for "harm": the actor knew whose thing it was
+    present: frozenset[str] = frozenset()  # the agents in the room when it happened (a plain fact, for the record)
 
 
 class World:
@@ -122,6 +123,7 @@ class World:
         self.places: dict[str, Place] = {}
         self.occluders: dict[str, Occluder] = {}
         self.events: list[Event] = []
+        self.start: dict[str, str] = {}  # thing id -> where it was when added to the story
 
     # --- building -----------------------------------------------------------------------
     def add(self, item: Agent | Thing | Place | Occluder) -> None:
@@ -130,6 +132,8 @@ class World:
         if item.id in self.all_ids():
             raise ValueError(f"duplicate id {item.id!r}")
         table[item.id] = item
+        if isinstance(item, Thing):
+            self.start[item.id] = item.location
         for agent in self.agents.values():
             self._look(agent)
 
@@ -192,6 +196,7 @@ class World:
             agent.beliefs[thing_id] = self.things[thing_id].location
 
     def _record(self, event: Event) -> Event:
+        event.present = frozenset(a.id for a in self.agents.values() if a.present)
         self.events.append(event)
         for agent_id in event.witnesses:
             self.agents[agent_id].memories.append(len(self.events) - 1)
@@ -320,6 +325,28 @@ class World:
         """The agent thinks the thing is somewhere out of reach (off stage)."""
         place = self.places.get(self.agents[agent_id].beliefs.get(thing_id, ""))
         return place is not None and not place.drawn
+
+    def record(self) -> dict[str, object]:
+        """Plain facts of the story for the record (who, what, where, and each event with who was in the room).
+
+        Only observable facts are written, never a belief or a judgement, so that tests can check the
+        answers against them independently of the perception and belief logic above.
+        """
+        def compact(d: dict[str, object]) -> dict[str, object]:
+            return {k: v for k, v in d.items() if v is not None}
+
+        return {
+            "room": self.room,
+            "agents": {a.id: {"name": a.name, "pronoun": a.pronoun, "adult": a.adult, "present": a.present}
+                       for a in self.agents.values()},
+            "places": {p.id: {"name": p.name, "kind": p.kind, "colour": p.colour, "closed": p.closed,
+                              "drawn": p.drawn} for p in self.places.values()},
+            "things": {t.id: compact({"noun": t.noun, "colour": t.colour, "size": t.size, "feature": t.feature,
+                                      "owner": t.owner, "start": self.start.get(t.id), "location": t.location})
+                       for t in self.things.values()},
+            "events": [compact({"kind": e.kind, "actor": e.actor, "thing": e.thing, "src": e.src, "dst": e.dst,
+                                "claim": e.claim, "present": sorted(e.present)}) for e in self.events],
+        }
 
     def place_name(self, place_id: str) -> str:
         if place_id in self.agents:

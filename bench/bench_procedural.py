@@ -1,0 +1,88 @@
+"""Measure the procedural generator: StoryTurns per second and pictures per second.
+
+Each figure is printed beside a baseline run on the same items, with the wall-time ratio:
+
+* full generation (``generate_dataset``: stories, scenes, pictures, PNG bytes) against
+  text-only generation (``generate_storyturn``: stories and scene JSON, no drawing);
+* drawing a picture and encoding it as PNG against just encoding a blank PNG of the same
+  size (what the encoder alone costs), and against drawing with the id mask as well
+  (``draw``, what the tests use).
+
+    python bench/bench_procedural.py                  # 18 tasks x 5, best of 3 (well under a minute)
+    python bench/bench_procedural.py --per-task 20 --repeat 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+
+from PIL import Image
+
+from commet.generation.procedural import IMAGE_DEPENDENT_TASKS, generate_dataset, generate_storyturn
+from commet.generation.procedural.render import HEIGHT, WIDTH, draw, draw_picture, png_bytes
+from commet.taxonomy import TASKS
+
+
+def best_of(repeat: int, run: Callable[[], object]) -> float:
+    """The fastest wall time of ``repeat`` runs (the least disturbed by other work on the machine)."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def row(label: str, count: int, unit: str, seconds: float, baseline_label: str, baseline: float) -> str:
+    return (f"{label:<34} {count / seconds:9.1f} {unit}/s   {seconds:7.3f} s | {baseline_label:<30} "
+            f"{count / baseline:9.1f} {unit}/s   {baseline:7.3f} s | ratio {seconds / baseline:6.2f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--per-task", type=int, default=5, help="StoryTurns per task (18 tasks)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--share", type=float, default=0.3, help="image-dependent share")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is kept")
+    args = parser.parse_args()
+
+    tasks = [t.id for t in TASKS]
+    n_image = round(args.per_task * args.share)
+    plan = [(task, k, task in IMAGE_DEPENDENT_TASKS and k >= args.per_task - n_image)
+            for task in tasks for k in range(args.per_task)]
+    n_items = len(plan)
+
+    def text_only() -> None:
+        for task, k, image in plan:
+            generate_storyturn(task, k, args.seed, image)
+
+    dataset = generate_dataset(per_task=args.per_task, seed=args.seed, image_dependent_share=args.share)
+    assert len(dataset) == n_items
+    scenes = [scene for task, k, image in plan for scene in generate_storyturn(task, k, args.seed, image)[1]
+              .scenes.values()]
+    n_pictures = len(scenes)
+    blank = Image.new("RGB", (WIDTH, HEIGHT), (250, 236, 200))
+
+    full = best_of(args.repeat, lambda: generate_dataset(per_task=args.per_task, seed=args.seed,
+                                                         image_dependent_share=args.share))
+    text = best_of(args.repeat, text_only)
+    encode = best_of(args.repeat, lambda: [png_bytes(draw_picture(s)) for s in scenes])
+    blank_png = best_of(args.repeat, lambda: [png_bytes(blank) for _ in scenes])
+    paint = best_of(args.repeat, lambda: [draw_picture(s) for s in scenes])
+    with_mask = best_of(args.repeat, lambda: [draw(s) for s in scenes])
+
+    print(f"procedural generator: {len(tasks)} tasks x {args.per_task} = {n_items} StoryTurns, "
+          f"{n_pictures} pictures ({WIDTH}x{HEIGHT}), seed {args.seed}, best of {args.repeat}")
+    print(row("full generation", n_items, "StoryTurns", full, "text-only (stories + scenes)", text))
+    print(row("pictures in full generation", n_pictures, "pictures", full, "text-only (stories + scenes)", text))
+    print(row("draw + PNG encode", n_pictures, "pictures", encode, "blank PNG encode, same size", blank_png))
+    print(row("draw only (no mask)", n_pictures, "pictures", paint, "draw with id mask (tests)", with_mask))
+    png_kb = sum(len(b) for b in dataset.images.values()) / max(1, len(dataset.images)) / 1024
+    print(f"mean PNG size {png_kb:.1f} kB; drawing is {paint / encode:.0%} of draw + encode; "
+          f"generation per StoryTurn {1000 * full / n_items:.1f} ms (text-only {1000 * text / n_items:.2f} ms)")
+
+
+if __name__ == "__main__":
+    main()

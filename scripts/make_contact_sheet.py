@@ -1,0 +1,69 @@
+"""Draw a contact sheet of the procedural generator: one thumbnail per task, in a grid.
+
+Each thumbnail is the first picture of the task's first StoryTurn (the image-dependent
+variant where the task has one, since that is where the picture matters most), with the
+task id as a caption line under it. A task whose stories carry no picture gets a grey tile
+saying so. Run ``python scripts/make_contact_sheet.py [--seed S] [--out PATH]``; the
+default writes ``docs/procedural-contact-sheet.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from PIL import Image, ImageDraw, ImageFont
+
+from commet.generation.procedural import IMAGE_DEPENDENT_TASKS, generate_storyturn
+from commet.generation.procedural.render import draw
+from commet.taxonomy import TASKS
+
+THUMB = (320, 240)
+CAPTION = 18
+GAP = 8
+COLUMNS = 3
+
+
+def thumbnail(task_id: str, seed: int) -> Image.Image:
+    """The task's first picture, shrunk; a grey tile for a task without pictures."""
+    storyturn, builder = generate_storyturn(task_id, 0, seed, image_dependent=task_id in IMAGE_DEPENDENT_TASKS)
+    first = next((turn.image for turn in storyturn.turns if turn.image), None)
+    if first is None:
+        tile = Image.new("RGB", THUMB, (225, 225, 225))
+        ImageDraw.Draw(tile).text((THUMB[0] // 2, THUMB[1] // 2), "(text-only task: no picture)",
+                                  fill=(90, 90, 90), font=ImageFont.load_default(), anchor="mm")
+        return tile
+    picture, _ = draw(builder.scenes[first])
+    return picture.resize(THUMB, Image.Resampling.LANCZOS)
+
+
+def contact_sheet(seed: int = 1, columns: int = COLUMNS) -> Image.Image:
+    tasks = [task.id for task in TASKS]
+    rows = -(-len(tasks) // columns)
+    cell_w, cell_h = THUMB[0] + GAP, THUMB[1] + CAPTION + GAP
+    sheet = Image.new("RGB", (columns * cell_w + GAP, rows * cell_h + GAP), (255, 255, 255))
+    pen = ImageDraw.Draw(sheet)
+    font = ImageFont.load_default()
+    for k, task_id in enumerate(tasks):
+        x, y = GAP + (k % columns) * cell_w, GAP + (k // columns) * cell_h
+        sheet.paste(thumbnail(task_id, seed), (x, y))
+        variant = " (image-dependent)" if task_id in IMAGE_DEPENDENT_TASKS else ""
+        pen.text((x + 2, y + THUMB[1] + 3), f"{k + 1}. {task_id}{variant}", fill=(20, 20, 20), font=font)
+    return sheet
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--columns", type=int, default=COLUMNS)
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "docs"
+                        / "procedural-contact-sheet.png")
+    args = parser.parse_args()
+    sheet = contact_sheet(args.seed, args.columns)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    sheet.save(args.out, optimize=True)
+    print(f"wrote {args.out} ({sheet.width}x{sheet.height})")
+
+
+if __name__ == "__main__":
+    main()
