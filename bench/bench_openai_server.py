@@ -24,6 +24,7 @@ import io
 import json
 import multiprocessing
 import os
+import resource
 import socket
 import sys
 import tempfile
@@ -154,27 +155,25 @@ def build_dataset(n: int):
 # ----------------------------------------------------------------------------- the run
 
 
+def _cpu_seconds() -> float:
+    """This process's CPU time plus that of its finished worker processes (the server is still running)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
 async def run_bench(args: argparse.Namespace, base_url: str) -> dict[str, float]:
-    from commet.engine import Engine, EvalSettings
-    from commet.judges.registry import create_judge
-    from commet.models.registry import create_model
-    from commet.store.sqlite import Store
+    from commet.engine import EvalSettings, evaluate_async
 
     dataset = build_dataset(args.stories)
     opts = f"base_url={base_url}/v1&timeout=30"
-    model = create_model(f"openai:cand?{opts}")
-    judge = create_judge(f"llm-only:openai:judge?{opts}") if args.judge else create_judge("rules")
+    judge = f"llm-only:openai:judge?{opts}" if args.judge else "rules"
     with tempfile.TemporaryDirectory() as tmp:
-        store = Store(Path(tmp) / "bench.sqlite")
-        engine = Engine(model=model, judge=judge, store=store, dataset=dataset, settings=EvalSettings(),
-                        concurrency=args.concurrency)
-        cpu0, wall0 = time.process_time(), time.perf_counter()
-        summary = await engine.run("bench")
+        cpu0, wall0 = _cpu_seconds(), time.perf_counter()
+        summary = await evaluate_async(f"openai:cand?{opts}", dataset, judge=judge, db=Path(tmp) / "bench.sqlite",
+                                       run="bench", settings=EvalSettings(), concurrency=args.concurrency,
+                                       workers=args.workers)
         wall = time.perf_counter() - wall0
-        cpu = time.process_time() - cpu0
-        store.close()
-    await model.aclose()
-    await judge.aclose()
+        cpu = _cpu_seconds() - cpu0
     turns = [len(s.turns) for s in dataset.storyturns]
     calls_per_turn = 2 if args.judge else 1
     total_calls = sum(turns) * calls_per_turn
@@ -190,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stories", type=int, default=600)
     parser.add_argument("--delay", type=float, default=0.1, help="server answer delay, seconds")
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--workers", type=int, default=1, help="engine worker processes (commet eval --workers)")
     parser.add_argument("--no-judge", dest="judge", action="store_false", help="candidate only, rules judge")
     args = parser.parse_args(argv)
 
@@ -216,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         server.join(5)
     served = sum(counts.values())
     print(f"stories={args.stories} delay={args.delay * 1000:.0f}ms concurrency={args.concurrency} "
+          f"workers={args.workers} "
           f"judge={'llm-only:openai:judge' if args.judge else 'rules (candidate only)'}")
     print(f"calls: expected {result['total_calls']:.0f}, served {served} {counts}, "
           f"errors {result['errors']:.0f}, questions {result['questions']:.0f}")

@@ -217,3 +217,26 @@ async def test_identical_stories_with_different_replays_are_not_conflated(tmp_pa
     await evaluate_async(f"replay:{replies}", Dataset(storyturns=stories, name="twins"), db=db, run="r")
     t = turns(db)
     assert (t[("a", 0)]["correct"], t[("b", 0)]["correct"]) == (True, False)
+
+
+async def test_worker_processes_give_the_same_results_and_resume(pipe_dataset: Path, tmp_path: Path) -> None:
+    from commet.format import Dataset
+
+    base = read_storyturns(pipe_dataset)
+    many = Dataset(storyturns=[st.model_copy(update={"id": f"{st.id}-{i}"}) for i in range(12) for st in base],
+                   name="many", root=base.root)
+    seen: list[int] = []
+    one = await evaluate_async("baseline:random-option?seed=3", many, db=tmp_path / "one.sqlite", run="r")
+    two = await evaluate_async("baseline:random-option?seed=3", many, db=tmp_path / "two.sqlite", run="r",
+                               workers=2, on_progress=lambda p: seen.append(p.stories_done))
+    assert turns(tmp_path / "one.sqlite") == turns(tmp_path / "two.sqlite")
+    assert two.progress.model_calls == one.progress.model_calls  # identical stories share calls in both
+    assert two.progress.model_calls + two.progress.cached_calls == 60
+    assert seen and seen[-1] == 24 and two.run.status == "done"
+    again = await evaluate_async("baseline:random-option?seed=3", many, db=tmp_path / "two.sqlite", run="r",
+                                 workers=2)
+    assert again.progress.model_calls == 0
+    with pytest.raises(ValueError, match="spec strings"):
+        from commet.models.baseline import FirstOptionBaseline
+
+        await evaluate_async(FirstOptionBaseline(), many, db=tmp_path / "x.sqlite", workers=2)

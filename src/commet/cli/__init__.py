@@ -174,6 +174,8 @@ def eval_command(
     images: Annotated[OnOff, typer.Option(help="Attach pictures.")] = OnOff.on,
     feedback: Annotated[FeedbackChoice, typer.Option(help="Feedback condition.")] = FeedbackChoice.original,
     concurrency: Annotated[int, typer.Option(min=1, help="StoryTurns in flight at once.")] = 8,
+    workers: Annotated[int, typer.Option(min=1, help="Processes sharing the run (for very fast servers: "
+                                                     "client CPU then scales with cores).")] = 1,
     db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite"),
     run: Annotated[str | None, typer.Option(help="Run name (default: model|dataset|settings).")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N StoryTurns.")] = None,
@@ -204,8 +206,9 @@ def eval_command(
 
     with live_progress(enabled=not quiet, total=min(limit or len(data), len(data))) as on_progress:
         try:
-            summary = asyncio.run(evaluate_async(the_model, data, judge=the_judge, db=db, run=run, settings=settings,
-                                                 concurrency=concurrency, on_progress=on_progress))
+            summary = asyncio.run(evaluate_async(
+                model if workers > 1 else the_model, data, judge=judge if workers > 1 else the_judge, db=db,
+                run=run, settings=settings, concurrency=concurrency, workers=workers, on_progress=on_progress))
         except RunConflictError as exc:
             fail(str(exc))
         finally:

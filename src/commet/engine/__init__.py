@@ -21,10 +21,22 @@ from commet.store.sqlite import Store
 
 async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sample", *, judge: str | Judge = "rules",
                          db: str | Path | Store = "commet.sqlite", run: str | None = None,
-                         settings: EvalSettings | None = None, concurrency: int = 8,
+                         settings: EvalSettings | None = None, concurrency: int = 8, workers: int = 1,
                          on_progress: Callable[[Progress], None] | None = None) -> RunSummary:
-    """Run (or resume) one evaluation and return its summary; results are in the store."""
+    """Run (or resume) one evaluation and return its summary; results are in the store.
+
+    ``workers`` > 1 spreads the StoryTurns over that many processes (see :mod:`commet.engine.parallel`);
+    model and judge must then be given as specs and ``db`` as a path.
+    """
     data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
+    if workers > 1:
+        if not (isinstance(model, str) and isinstance(judge, str) and not isinstance(db, Store)):
+            raise ValueError("workers > 1 needs the model and judge as spec strings and db as a path")
+        from commet.engine.parallel import evaluate_in_workers
+
+        return await evaluate_in_workers(model, data, judge=judge, db=str(db), run=run,
+                                         settings=settings or EvalSettings(), concurrency=concurrency,
+                                         workers=workers, on_progress=on_progress)
     the_model = create_model(model) if isinstance(model, str) else model
     the_judge = create_judge(judge) if isinstance(judge, str) else judge
     store = db if isinstance(db, Store) else Store(db)

@@ -134,24 +134,35 @@ class Engine:
         stories = self.dataset.storyturns
         return stories[: self.settings.limit] if self.settings.limit is not None else stories
 
-    async def run(self, name: str | None = None) -> RunSummary:
-        run = self.open_run(name)
+    def pending(self, run: RunRecord) -> list[tuple[int, StoryTurn]]:
+        """The (position, StoryTurn) pairs of this run not finished yet; resets the progress counters."""
         stories = self._stories()
         done = self.store.finished_stories(run.id)
         self.progress = Progress(stories_total=len(stories), stories_done=len(done & {s.id for s in stories}))
-        todo = [(position, st) for position, st in enumerate(stories) if st.id not in done]
+        return [(position, st) for position, st in enumerate(stories) if st.id not in done]
+
+    async def run(self, name: str | None = None) -> RunSummary:
+        run = self.open_run(name)
+        todo = self.pending(run)
         if todo:
             self.store.set_run_status(run.id, "running")
-            queue: asyncio.Queue[tuple[int, StoryTurn]] = asyncio.Queue()
-            for item in todo:
-                queue.put_nowait(item)
-            workers = [asyncio.create_task(self._worker(run, queue)) for _ in range(min(self.concurrency, len(todo)))]
-            try:
-                await asyncio.gather(*workers)
-            except BaseException:
-                for worker in workers:
-                    worker.cancel()
-                raise
+            await self.run_stories(run, todo)
+        return self.finish(run)
+
+    async def run_stories(self, run: RunRecord, todo: list[tuple[int, StoryTurn]]) -> None:
+        """Run the given StoryTurns, ``concurrency`` at a time."""
+        queue: asyncio.Queue[tuple[int, StoryTurn]] = asyncio.Queue()
+        for item in todo:
+            queue.put_nowait(item)
+        workers = [asyncio.create_task(self._worker(run, queue)) for _ in range(min(self.concurrency, len(todo)))]
+        try:
+            await asyncio.gather(*workers)
+        except BaseException:
+            for worker in workers:
+                worker.cancel()
+            raise
+
+    def finish(self, run: RunRecord) -> RunSummary:
         self.store.set_run_status(run.id, "done")
         final = self.store.get_run(run.name)
         assert final is not None

@@ -274,6 +274,15 @@ class Store:
             " FROM call_log WHERE run_id = ?", (run_id,)).fetchone()
         return {k: int(row[k] or 0) for k in row.keys()}  # noqa: SIM118 - sqlite3.Row iterates values
 
+    def progress_counts(self, run_id: int) -> dict[str, int]:
+        """Counters of a run as stored: what worker processes report through the shared file."""
+        stories = self.db.execute("SELECT COUNT(*) FROM stories WHERE run_id = ?", (run_id,)).fetchone()[0]
+        turns = self.db.execute("SELECT COUNT(*), COALESCE(SUM(correct = 1), 0) FROM turns WHERE run_id = ? AND "
+                                "response IS NOT NULL", (run_id,)).fetchone()
+        calls = self.call_counts(run_id)
+        return {"stories": stories, "questions": turns[0], "right": turns[1], "model_calls": calls["model_calls"],
+                "cached": calls["model_cached"], "errors": calls["model_errors"]}
+
     def usage(self, run_id: int) -> dict[str, int]:
         row = self.db.execute(
             "SELECT COALESCE(SUM(m.input_tokens), 0) AS input_tokens, COALESCE(SUM(m.output_tokens), 0) AS output_tokens"
