@@ -33,8 +33,8 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
                  brief: bool = False) -> None:
     """Build the full report for ``names`` (all runs when empty) and print it, or write it to ``out``.
 
-    ``brief`` prints only the first two terminal tables (accuracy, and accuracy with intervals):
-    what ``commet eval`` shows at the end of a run.
+    ``brief`` prints the accuracy table turned on its side (one row per figure, which fits a
+    terminal) and the table with intervals: what ``commet eval`` shows at the end of a run.
     """
     from commet.reports import Bootstrap, build_report, render_report, select_runs
     from commet.reports.render import to_rich_tables
@@ -47,11 +47,13 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
             fail(str(exc.args[0]))
         report = build_report(store, runs, bootstrap=boot, compact=fmt == "table")
     if fmt == "table" and out is None:
-        tables = to_rich_tables(report)
-        for table in tables[:2] if brief else tables:
-            console.print(table)
         if brief:
+            console.print(_sideways(report.sections[0]))
+            console.print(to_rich_tables(report)[1])
             console.print(f"[dim]commet report --db {db} shows the paper's tables for this run.[/dim]")
+            return
+        for table in to_rich_tables(report):
+            console.print(table)
         return
     text = render_report(report, fmt, dataset=_load(dataset) if dataset is not None else None)
     if out is None:
@@ -60,6 +62,22 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
     typer.echo(f"wrote {fmt} report on {len(report.runs)} run(s) to {out}", err=True)
+
+
+def _sideways(section):  # noqa: ANN001, ANN202 - a report Section in, a rich Table out
+    """A section with runs as columns and figures as rows."""
+    from rich.table import Table
+
+    from commet.reports.render import cell_text
+
+    first_figure = section.header.index("Stories")
+    table = Table(title=section.title, caption=section.note or None)
+    table.add_column("")
+    for row in section.rows:
+        table.add_column(f"{row[1]}\nimages {row[2]}, feedback {row[3]}", justify="right")
+    for index in range(first_figure, len(section.header)):
+        table.add_row(section.header[index], *(cell_text(row[index], section, "terminal") for row in section.rows))
+    return table
 
 
 def _format_for(fmt: ReportFormat | None, out: Path | None) -> str:
