@@ -1,9 +1,15 @@
 """Real HTTP servers on 127.0.0.1 speaking the providers' wire formats, for tests.
 
 ``FakeServer`` runs a ``ThreadingHTTPServer`` in a daemon thread, records every request
-(method, path, headers, JSON body) and answers first from a script of queued
+(method, path, headers, JSON body, arrival time) and answers first from a script of queued
 :class:`Reply` objects, then from a responder function (default: a success reply in the
 chosen provider's format). Nothing leaves the machine.
+
+Faults a :class:`Reply` can script besides an error status: ``delay`` (answer late),
+``hang`` (never answer: hold the connection until the server stops, then drop it) and
+``truncate`` (announce the whole body's ``Content-Length``, send only its first
+``truncate`` bytes and close the connection). A body given as ``bytes`` is sent as is, so
+a well-framed but cut JSON document is ``Reply(body=b'{"choices": [')``.
 """
 
 from __future__ import annotations
@@ -24,6 +30,10 @@ class Reply:
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    #: never answer; the connection is dropped when the server stops
+    hang: bool = False
+    #: send only this many bytes of the body (Content-Length still announces all of it), then close
+    truncate: int | None = None
 
 
 @dataclass
@@ -32,6 +42,8 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     raw: bytes
+    #: ``time.monotonic()`` when the request had been read
+    at: float = 0.0
 
     @property
     def json(self) -> Any:
@@ -104,6 +116,7 @@ class FakeServer:
         self.script: deque[Reply] = deque()
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
+        self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -124,7 +137,7 @@ class FakeServer:
         length = int(handler.headers.get("Content-Length") or 0)
         raw = handler.rfile.read(length) if length else b""
         request = RecordedRequest(handler.command, handler.path, {k.lower(): v for k, v in handler.headers.items()},
-                                  raw)
+                                  raw, time.monotonic())
         with self._lock:
             self.requests.append(request)
             reply = self.script.popleft() if self.script else None
@@ -132,6 +145,10 @@ class FakeServer:
             reply = self.responder(request)
         if reply.delay:
             time.sleep(reply.delay)
+        if reply.hang:
+            self._stopping.wait(60.0)
+            handler.close_connection = True
+            return
         payload = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
         try:
             handler.send_response(reply.status)
@@ -140,6 +157,11 @@ class FakeServer:
             for key, value in reply.headers.items():
                 handler.send_header(key, value)
             handler.end_headers()
+            if reply.truncate is not None:
+                handler.wfile.write(payload[: reply.truncate])
+                handler.wfile.flush()
+                handler.close_connection = True
+                return
             handler.wfile.write(payload)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (timeout tests)
@@ -158,6 +180,7 @@ class FakeServer:
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
                 pass
 
+        self._stopping.clear()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
@@ -166,6 +189,7 @@ class FakeServer:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()  # release hanging handlers
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()

@@ -12,10 +12,11 @@ Models:
 * causal LMs (``AutoModelForCausalLM`` + ``AutoTokenizer`` and its chat template);
 * image-text-to-text models (``AutoModelForImageTextToText`` + ``AutoProcessor``), chosen
   when the config has a ``vision_config`` or with ``kind=vision``. Pictures are given to the
-  processor as PIL images in the order they appear in the conversation. (This path is
-  written against the processor API but is not exercised by the unit tests, which have no
-  vision checkpoint; a text-only model asked about a picture fails that call with
-  ``ModelCallError(kind="unsupported_input")`` rather than silently dropping it.)
+  processor as PIL images in the order they appear in the conversation (one flat list for
+  the batch), and a prompt whose chat template already starts with BOS is tokenized without
+  a second one. tests/test_models_hf_vision.py runs this path on a tiny random Llava. A
+  text-only model asked about a picture fails that call with
+  ``ModelCallError(kind="unsupported_input")`` rather than silently dropping it.
 
 Decoding is greedy when ``temperature == 0``; otherwise sampling with ``temperature`` /
 ``top_p``, seeded per batch with ``seed`` when given (a seed then fixes the batch, not the
@@ -343,6 +344,11 @@ class HFModel(Model):
         images = [[Image.open(io.BytesIO(p.data)).convert("RGB") for m in r.messages for p in m.images]
                   for r in requests]
         kwargs: dict[str, Any] = {"text": prompts, "return_tensors": "pt", "padding": True}
+        bos = self.tokenizer.bos_token
+        if bos and all(prompt.startswith(bos) for prompt in prompts):
+            # the chat template already wrote BOS: do not let the tokenizer add a second one
+            # (what ProcessorMixin.apply_chat_template(tokenize=True) does too)
+            kwargs["add_special_tokens"] = False
         if any(images):
             kwargs["images"] = [img for row in images for img in row]
         return self.processor(**kwargs)

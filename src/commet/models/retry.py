@@ -4,7 +4,8 @@ One policy for all providers (the SDKs' own retries are switched off with
 ``max_retries=0`` so that this is the only one):
 
 * every attempt runs under a per-call timeout (option ``timeout``, seconds, default 120);
-* 408, 409, 425, 429, 5xx (including 529 "overloaded"), timeouts and connection errors are
+* 408, 409, 425, 429, 5xx (including 529 "overloaded"), timeouts, connection errors (a body
+  cut short of its ``Content-Length`` included) and a body that is not valid JSON are
   retried with exponential backoff and full jitter (``backoff_base`` * 2**n, capped at
   ``backoff_max``), honouring ``Retry-After`` (seconds or an HTTP date) and
   ``retry-after-ms`` when the server sends them;
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import logging
 import math
 import os
@@ -146,9 +148,18 @@ def _is_connection(exc: BaseException) -> bool:
     if isinstance(exc, (ConnectionError, OSError)):
         return True
     names = {cls.__name__ for cls in type(exc).__mro__}
-    # openai/anthropic APIConnectionError, httpx/httpx2 TransportError / ConnectError / RemoteProtocolError
+    # openai/anthropic APIConnectionError, httpx/httpx2 TransportError / ConnectError / RemoteProtocolError,
+    # aiohttp (google-genai's async transport when installed) ClientConnectionError / ClientPayloadError
+    # (a body cut short of its Content-Length), http.client IncompleteRead
     return bool(names & {"APIConnectionError", "TransportError", "ConnectError", "RemoteProtocolError",
-                         "ReadError", "WriteError", "NetworkError", "ServerDisconnectedError"})
+                         "ReadError", "WriteError", "NetworkError", "ServerDisconnectedError",
+                         "ClientConnectionError", "ClientPayloadError", "IncompleteRead"})
+
+
+def _is_bad_body(exc: BaseException) -> bool:
+    """A success status whose body is not valid JSON (cut short or garbled on the way): worth a retry."""
+    return isinstance(exc, json.JSONDecodeError) or any(
+        cls.__name__ == "JSONDecodeError" for cls in type(exc).__mro__)
 
 
 def classify(exc: BaseException, secrets: Iterable[str] = ()) -> tuple[ModelCallError, float | None]:
@@ -169,6 +180,9 @@ def classify(exc: BaseException, secrets: Iterable[str] = ()) -> tuple[ModelCall
     if _is_connection(exc):
         return ModelCallError(redact(f"connection error ({name}): {exc}", secrets)[:2000], kind="connection",
                               retryable=True), None
+    if _is_bad_body(exc):
+        return ModelCallError(redact(f"the provider sent a body that is not valid JSON ({name}): {exc}",
+                                     secrets)[:2000], kind="bad_response", retryable=True), None
     return ModelCallError(redact(f"unexpected provider error ({name}): {exc}", secrets)[:2000], kind="error",
                           retryable=False), None
 
