@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -169,8 +170,9 @@ def test_image_specs_fail_clearly(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(UnknownModelError, match="OPENAI_API_KEY"):
         create_image_model("openai:gpt-image-1")
+    monkeypatch.setitem(sys.modules, "diffusers", None)  # as if the optional extra were not installed
     with pytest.raises(UnknownModelError, match="pip install diffusers"):
-        create_image_model("diffusers:stabilityai/sd-turbo")  # the optional extra is not installed here
+        create_image_model("diffusers:stabilityai/sd-turbo")
     with pytest.raises(UnknownModelError, match="unknown image provider"):
         create_image_model("midjourney:v6")
 

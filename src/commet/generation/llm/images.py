@@ -10,9 +10,15 @@ An image spec looks like a model spec, ``provider:name?option=value&...``:
   (``generate_content`` with the IMAGE response modality; the picture comes back as inline
   data). Options: ``base_url``, ``api_key_env`` (default ``GEMINI_API_KEY`` then
   ``GOOGLE_API_KEY``), ``aspect_ratio`` (e.g. ``4:3``).
-* ``diffusers:stabilityai/sd-turbo`` -- a local diffusers pipeline (optional extra, imported
-  lazily). Options: ``device`` (default ``cuda`` when available), ``steps``, ``guidance``,
-  ``seed``. Not exercised by the test suite.
+* ``diffusers:stabilityai/sd-turbo`` or ``diffusers:/path/to/pipeline`` -- a local text-to-image
+  diffusers pipeline (extra ``commet-bench[diffusers]``, imported lazily), loaded with
+  ``AutoPipelineForText2Image``; a folder written by ``save_pretrained`` is loaded with
+  ``local_files_only`` (never the network), and so is a hub id unless ``download=1`` (then the
+  local cache is tried first by diffusers itself). Options: ``device`` (default ``cuda``, then ``mps``,
+  then ``cpu``), ``dtype`` (``float16``/``bfloat16``/``float32``; default ``float16`` on CUDA,
+  else ``float32``), ``steps`` (default 4), ``guidance`` (default 0.0), ``size`` (``WxH``; default
+  the pipeline's own), ``seed`` (a fixed seed gives the same picture for the same prompt; the
+  noise is drawn on the CPU so it does not depend on the device).
 
 Remote backends share the retry/timeout policy of :mod:`commet.models.retry` (options
 ``timeout``, ``max_attempts``, ``backoff_base``, ``backoff_max``). Every backend returns PNG
@@ -175,43 +181,116 @@ class GeminiImageModel(_RemoteImageModel):
         await self._client.aio.aclose()
 
 
+DIFFUSERS_OPTIONS = frozenset({"download", "device", "dtype", "steps", "guidance", "seed", "size"})
+DIFFUSERS_DTYPES = ("float16", "bfloat16", "float32")
+
+
+def _option(options: dict[str, str], key: str, kind: type, default: Any) -> Any:
+    raw = options.get(key, "")
+    if raw == "":
+        return default
+    try:
+        return kind(raw)
+    except ValueError:
+        raise UnknownModelError(f"diffusers images: option {key}={raw!r} is not a valid {kind.__name__}") from None
+
+
+def _size(raw: str) -> tuple[int, int] | None:
+    if not raw:
+        return None
+    width, sep, height = raw.lower().partition("x")
+    if not (sep and width.isdigit() and height.isdigit() and int(width) > 0 and int(height) > 0):
+        raise UnknownModelError(f"diffusers images: size={raw!r} must look like WIDTHxHEIGHT, e.g. 512x512")
+    return int(width), int(height)
+
+
 class DiffusersImageModel(ImageModel):
-    """A local text-to-image pipeline (``pip install diffusers transformers accelerate torch``)."""
+    """A local text-to-image pipeline (``pip install 'commet-bench[diffusers]'``)."""
 
     def __init__(self, name: str, options: dict[str, str]):
-        unknown = set(options) - {"device", "steps", "guidance", "seed"}
+        if not name:
+            raise UnknownModelError("diffusers: a pipeline is required (diffusers:HUB_ID or diffusers:/path/to/folder)")
+        unknown = set(options) - DIFFUSERS_OPTIONS
         if unknown:
             raise UnknownModelError(f"diffusers images: unknown option(s) {', '.join(sorted(unknown))}")
-        missing = [name for name in ("diffusers", "torch") if importlib.util.find_spec(name) is None]
+        self._steps = _option(options, "steps", int, 4)
+        self._guidance = _option(options, "guidance", float, 0.0)
+        self._seed = _option(options, "seed", int, None)
+        self._size = _size(options.get("size", ""))
+        if self._steps < 1:
+            raise UnknownModelError("diffusers images: steps must be at least 1")
+        dtype_name = options.get("dtype", "")
+        if dtype_name and dtype_name not in DIFFUSERS_DTYPES:
+            raise UnknownModelError(f"diffusers images: dtype must be one of {', '.join(DIFFUSERS_DTYPES)}")
+        missing = [module for module in ("diffusers", "transformers", "torch")
+                   if importlib.util.find_spec(module) is None]
         if missing:
             raise UnknownModelError("the diffusers image backend needs the optional packages: pip install "
-                                    f"diffusers transformers accelerate torch (missing: {', '.join(missing)})")
+                                    "diffusers transformers torch, or pip install 'commet-bench[diffusers]' "
+                                    f"(missing: {', '.join(missing)})")
         import torch
         from diffusers import AutoPipelineForText2Image
-        device = options.get("device") or ("cuda" if torch.cuda.is_available() else "cpu")
-        dtype = torch.float16 if device.startswith("cuda") else torch.float32
+        from diffusers.utils import deprecation_utils
+
+        device = options.get("device") or _default_device(torch)
+        dtype = getattr(torch, dtype_name) if dtype_name else (
+            torch.float16 if device.startswith("cuda") else torch.float32)
+        local = os.path.isdir(os.path.expanduser(name))
+        path = os.path.expanduser(name) if local else name
+        # diffusers renamed from_pretrained's torch_dtype to dtype (the old name still works, with a warning)
+        dtype_key = "dtype" if hasattr(deprecation_utils, "_resolve_dtype") else "torch_dtype"
+        # like hf: models, a hub id is only fetched with download=1; otherwise only the local cache
+        local_only = local or options.get("download", "").lower() not in ("1", "true", "yes")
+        try:
+            pipe = AutoPipelineForText2Image.from_pretrained(path, local_files_only=local_only, **{dtype_key: dtype})
+            pipe = pipe.to(device)
+        except Exception as exc:  # missing files, unknown pipeline class, bad device...
+            raise UnknownModelError(f"diffusers images: cannot load the pipeline {name!r} on {device}: "
+                                    f"{type(exc).__name__}: {exc}") from None
+        pipe.set_progress_bar_config(disable=True)
         self._torch = torch
-        self._pipe = AutoPipelineForText2Image.from_pretrained(name, torch_dtype=dtype).to(device)
+        self._pipe: Any = pipe
         self._device = device
-        self._steps = int(options.get("steps", "4"))
-        self._guidance = float(options.get("guidance", "0.0"))
-        self._seed = int(options["seed"]) if options.get("seed") else None
         self._lock = asyncio.Lock()
         self.spec = f"diffusers:{name}"
 
     def _run(self, prompt: str) -> bytes:
-        generator = None
+        params: dict[str, Any] = {"prompt": prompt, "num_inference_steps": self._steps,
+                                  "guidance_scale": self._guidance, "output_type": "pil"}
+        if self._size is not None:
+            params["width"], params["height"] = self._size
         if self._seed is not None:
-            generator = self._torch.Generator(device=self._device).manual_seed(self._seed)
-        image = self._pipe(prompt=prompt, num_inference_steps=self._steps, guidance_scale=self._guidance,
-                           generator=generator).images[0]
+            # drawn on the CPU: the same seed gives the same noise whatever the device
+            params["generator"] = self._torch.Generator(device="cpu").manual_seed(self._seed)
+        try:
+            images = self._pipe(**params).images
+        except Exception as exc:  # bad size, out of memory...: one failed picture, not a crash
+            raise ModelCallError(f"{self.spec}: the pipeline failed: {type(exc).__name__}: {exc}",
+                                 kind="pipeline_error") from None
+        if not images:
+            raise ModelCallError(f"{self.spec}: the pipeline returned no picture", kind="empty_response")
         out = io.BytesIO()
-        image.save(out, format="PNG")
+        images[0].save(out, format="PNG")
         return out.getvalue()
 
     async def generate(self, prompt: str) -> bytes:
         async with self._lock:  # one pipeline, one picture at a time
             return to_png(await asyncio.to_thread(self._run, prompt))
+
+    async def aclose(self) -> None:
+        pipe, self._pipe = self._pipe, None
+        del pipe
+        if self._device.startswith("cuda") and self._torch.cuda.is_available():
+            self._torch.cuda.empty_cache()
+
+
+def _default_device(torch: Any) -> str:
+    if torch.cuda.is_available():
+        return "cuda"
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        return "mps"
+    return "cpu"
 
 
 def create_image_model(spec: str) -> ImageModel:
