@@ -365,6 +365,20 @@ TRANSPORT_OPTIONS = frozenset({"max_attempts", "timeout", "backoff_base", "backo
 # --------------------------------------------------------------------------- shared remote model
 
 
+def resolve_api_key(provider: str, options: Mapping[str, str], default_envs: tuple[str, ...],
+                    base_url: str | None) -> str:
+    """The key from ``?api_key_env=NAME`` or the provider's usual variables; never from the spec itself."""
+    envs = (options["api_key_env"],) if options.get("api_key_env") else default_envs
+    for env in envs:
+        value = os.environ.get(env)
+        if value:
+            return value
+    if base_url:
+        return "not-needed"  # local servers (vLLM, Ollama, LM Studio) ignore the key
+    raise UnknownModelError(f"{provider}: no API key: set the environment variable "
+                            f"{' or '.join(envs)} (or choose another with ?api_key_env=NAME)")
+
+
 class RemoteModel(Model):
     """What the HTTP providers share: options, key lookup, retry policy, limiter, identity, price.
 
@@ -401,15 +415,7 @@ class RemoteModel(Model):
         self.price = pricing.price_for(self.provider, name, self.options)
 
     def _resolve_key(self) -> str | None:
-        envs = (self.options["api_key_env"],) if self.options.get("api_key_env") else self.default_key_envs
-        for env in envs:
-            value = os.environ.get(env)
-            if value:
-                return value
-        if self.base_url:
-            return "not-needed"  # local servers (vLLM, Ollama, LM Studio) ignore the key
-        raise UnknownModelError(f"{self.provider}: no API key: set the environment variable "
-                                f"{' or '.join(envs)} (or choose another with ?api_key_env=NAME)")
+        return resolve_api_key(self.provider, self.options, self.default_key_envs, self.base_url)
 
     def identity(self) -> dict[str, object]:
         ident: dict[str, object] = {"spec": self.spec, "provider": self.provider, "model": self.name}

@@ -40,7 +40,7 @@ from urllib.parse import parse_qsl
 from PIL import Image, UnidentifiedImageError
 
 from commet.models.base import ModelCallError, UnknownModelError
-from commet.models.retry import TRANSPORT_OPTIONS, RetryPolicy
+from commet.models.retry import TRANSPORT_OPTIONS, RetryPolicy, resolve_api_key
 
 IMAGE_PROVIDERS = ("openai", "google", "diffusers")
 
@@ -86,19 +86,9 @@ class _RemoteImageModel(ImageModel):
         self.name = name
         self.options = options
         self.base_url = options.get("base_url") or None
-        self.api_key = self._resolve_key()
+        self.api_key = resolve_api_key(f"{self.provider} images", options, self.default_key_envs, self.base_url)
         self.spec = f"{self.provider}:{name}"
         self.policy = RetryPolicy.from_options(options, secrets=(self.api_key,))
-
-    def _resolve_key(self) -> str:
-        envs = (self.options["api_key_env"],) if self.options.get("api_key_env") else self.default_key_envs
-        for env in envs:
-            if os.environ.get(env):
-                return os.environ[env]
-        if self.base_url:
-            return "not-needed"
-        raise UnknownModelError(f"{self.provider} images: no API key: set {' or '.join(envs)} "
-                                "(or choose another variable with ?api_key_env=NAME)")
 
     @abstractmethod
     async def _call(self, prompt: str) -> bytes:
@@ -148,18 +138,13 @@ class GeminiImageModel(_RemoteImageModel):
 
     def __init__(self, name: str, options: dict[str, str]):
         super().__init__(name, options)
-        from google import genai
         from google.genai import types
 
-        http: dict[str, Any] = {"retry_options": types.HttpRetryOptions(attempts=1)}
-        if self.base_url:
-            http["base_url"] = self.base_url
-        if self.options.get("api_version"):
-            http["api_version"] = self.options["api_version"]
-        if self.policy.timeout is not None:
-            http["timeout"] = int(self.policy.timeout * 1000)
+        from commet.models.google_model import gemini_client
+
         self._types = types
-        self._client = genai.Client(api_key=self.api_key, vertexai=False, http_options=types.HttpOptions(**http))
+        self._client = gemini_client(self.api_key, self.base_url, self.options.get("api_version"),
+                                     self.policy.timeout)
 
     async def _call(self, prompt: str) -> bytes:
         config: dict[str, Any] = {"response_modalities": ["TEXT", "IMAGE"]}
