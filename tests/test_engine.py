@@ -240,3 +240,11 @@ async def test_worker_processes_give_the_same_results_and_resume(pipe_dataset: P
         from commet.models.baseline import FirstOptionBaseline
 
         await evaluate_async(FirstOptionBaseline(), many, db=tmp_path / "x.sqlite", workers=2)
+
+
+async def test_a_trial_with_limit_does_not_block_the_full_run(pipe_dataset: Path, tmp_path: Path) -> None:
+    db = tmp_path / "s.sqlite"
+    trial = await evaluate_async("baseline:first-option", pipe_dataset, db=db, settings=EvalSettings(limit=1))
+    full = await evaluate_async("baseline:first-option", pipe_dataset, db=db)
+    assert trial.run.name.endswith(",limit=1") and trial.run.story_count == 1
+    assert full.run.story_count == 2 and full.progress.cached_calls == 2  # the trial's calls are reused

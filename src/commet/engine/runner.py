@@ -93,7 +93,9 @@ def config_hash(model: Model, judge: Judge, settings: EvalSettings, dataset_hash
 
 
 def default_run_name(model: Model, settings: EvalSettings, dataset: Dataset) -> str:
-    return f"{model.spec}@{dataset.name}:images={settings.images},feedback={settings.feedback}"
+    """``MODEL@DATASET:images=..,feedback=..``, plus ``,limit=N`` for a trial on the first N StoryTurns."""
+    limit = f",limit={settings.limit}" if settings.limit is not None else ""
+    return f"{model.spec}@{dataset.name}:images={settings.images},feedback={settings.feedback}{limit}"
 
 
 class Engine:
