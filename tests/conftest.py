@@ -8,6 +8,16 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+#: Debian's chromium, started the way this project's browser tests start it.
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+def launch_chromium(playwright):  # noqa: ANN001, ANN201 - playwright's sync API objects
+    """A headless Debian chromium through playwright (never a downloaded browser)."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
 DIVERSE_DESIRE = {
     "id": "dd-1",
     "task": "diverse_desire",

@@ -16,13 +16,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import diffusers  # noqa: F401 - the test extra must provide it
 import pytest
+import torch
+import transformers  # noqa: F401 - the test extra must provide it
 from PIL import Image
 from typer.testing import CliRunner
-
-pytest.importorskip("diffusers")
-pytest.importorskip("transformers")
-torch = pytest.importorskip("torch")
 
 from commet.cli import app  # noqa: E402
 from commet.format import load_dataset, validate_dataset  # noqa: E402

@@ -280,6 +280,6 @@ def test_cut_bodies_are_classified_retryable() -> None:
 
     error, _ = classify(json.JSONDecodeError("Unterminated string", '{"content": [{"te', 15))
     assert (error.kind, error.retryable) == ("bad_response", True)
-    aiohttp = pytest.importorskip("aiohttp")
+    import aiohttp
     error, _ = classify(aiohttp.ClientPayloadError("Response payload is not completed"))
     assert (error.kind, error.retryable) == ("connection", True)

@@ -5,13 +5,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+import torch
 
 from commet.models.base import GenerationSettings, ImagePart, Message, ModelCallError, ModelRequest, TextPart
 from commet.models.hf import MicroBatcher
 from commet.models.registry import create_model
-
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
 
 SPECIALS = ["<pad>", "<s>", "</s>", "<unk>", "<|system|>", "<|user|>", "<|assistant|>"]
 TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}</s>{% endfor %}"

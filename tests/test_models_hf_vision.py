@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
+import transformers
+import transformers.models.llava  # noqa: F401 - the test extra must provide it
 
 from commet.engine import EvalSettings, evaluate_async
 from commet.format.dataset import Dataset
@@ -24,10 +27,6 @@ from commet.format.model import Feedback, StoryTurn, Turn
 from commet.models.base import GenerationSettings, ImagePart, Message, ModelRequest, TextPart
 from commet.models.registry import create_model
 from commet.store import Store
-
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-pytest.importorskip("transformers.models.llava")
 
 SPECIALS = ["<pad>", "<s>", "</s>", "<unk>", "<image>", "<|system|>", "<|user|>", "<|assistant|>"]
 IMAGE_TOKEN_ID = SPECIALS.index("<image>")

@@ -6,6 +6,7 @@ import json
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
@@ -19,8 +20,6 @@ from commet.generation.procedural import (
 )
 from commet.generation.procedural.render import draw, mask_ids
 from commet.taxonomy import TASKS_BY_ID
-
-np = pytest.importorskip("numpy")
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections import deque
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -30,8 +31,6 @@ from commet.generation.procedural import lexicon as lex
 from commet.generation.procedural.lexicon import COLOURS
 from commet.generation.procedural.render import compose, draw, mask_ids
 from commet.generation.procedural.world import Agent, Place, Thing, World
-
-np = pytest.importorskip("numpy")
 
 PROPERTY = settings(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 TASK_IDS = sorted(GENERATORS)

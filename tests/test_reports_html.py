@@ -9,9 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from commet.cli import app
+from tests.conftest import launch_chromium
 from tests.test_reports_analyses import XSS, store_path  # noqa: F401 - fixture
-
-CHROMIUM = Path("/usr/bin/chromium")
 
 
 @pytest.fixture(scope="module")
@@ -30,13 +29,12 @@ def test_html_is_self_contained_and_escaped(html_report: Path) -> None:
     assert text.count('class="plot"') >= 4
 
 
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs the system chromium")
 def test_html_opens_in_chromium_with_plots_and_transcripts(html_report: Path) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
+    from playwright import sync_api
+
     dialogs: list[str] = []
     with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        browser = launch_chromium(pw)
         try:
             page = browser.new_page()
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))

@@ -14,18 +14,18 @@ from commet.cli import app as cli
 from commet.format import load_dataset, validate_dataset
 from commet.format.validate import has_errors
 from commet.generation.llm.images import create_image_model
+from tests.conftest import launch_chromium
 from tests.fakeservers import FakeServer
 from tests.llm_gen_servers import openai_image_reply, small_png
 from tests.review_server import PASSWORD, running_app
 
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 REGENERATED = small_png((220, 80, 40), (320, 240))
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        launched = launch_chromium(playwright)
         yield launched
         launched.close()
 

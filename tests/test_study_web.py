@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import playwright.sync_api as playwright_api
 import pytest
 import uvicorn
 from PIL import Image
@@ -29,11 +30,8 @@ from commet.cli import app as cli
 from commet.engine import evaluate_async
 from commet.reports import accuracy_table, run_metrics
 from commet.store import Store
+from tests.conftest import launch_chromium
 
-playwright_api = pytest.importorskip("playwright.sync_api")
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 PASSWORD = "organiser secret 42"
 
 SNACK = {
@@ -134,7 +132,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     with playwright_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        chromium = launch_chromium(p)
         yield chromium
         chromium.close()
 
