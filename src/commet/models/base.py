@@ -12,6 +12,7 @@ import hashlib
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -30,8 +31,9 @@ class ImagePart:
     mime: str
     image_id: str
 
-    @property
+    @cached_property
     def sha256(self) -> str:
+        """Hashed once: every later turn's request carries the same picture again."""
         return hashlib.sha256(self.data).hexdigest()
 
 
