@@ -248,3 +248,27 @@ async def test_a_trial_with_limit_does_not_block_the_full_run(pipe_dataset: Path
     full = await evaluate_async("baseline:first-option", pipe_dataset, db=db)
     assert trial.run.name.endswith(",limit=1") and trial.run.story_count == 1
     assert full.run.story_count == 2 and full.progress.cached_calls == 2  # the trial's calls are reused
+
+
+async def test_the_judge_sees_what_the_model_saw(pipe_dataset: Path, replay_file, tmp_path: Path) -> None:
+    from commet.judges.base import Judge, JudgeRequest, Verdict
+    from commet.judges.rules import RulesJudge
+
+    class Recording(Judge):
+        name = "recording"
+        cacheable = False
+
+        def __init__(self) -> None:
+            self.requests: list[JudgeRequest] = []
+
+        async def judge(self, request: JudgeRequest) -> Verdict:
+            self.requests.append(request)
+            return RulesJudge().decide(request)
+
+    judge = Recording()
+    replies = replay_file({"dd-1": DD_RIGHT, "fb-1": ["The box.", "No.", "The box."]})
+    await evaluate_async(f"replay:{replies}", pipe_dataset, judge=judge, db=tmp_path / "s.sqlite", concurrency=1)
+    second = next(r for r in judge.requests if r.story_id == "fb-1" and r.turn == 1)
+    assert second.story == "Remember, Ana was outside when Ben moved it."  # the feedback shown, story empty
+    assert second.context == ("Ana puts her ball in the basket and goes outside. Ben moves the ball to the box."
+                              "\n\nWhere will Ana look for her ball, the basket or the box?\nReply: The box.",)

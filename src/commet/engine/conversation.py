@@ -6,11 +6,12 @@ all compose turns and apply branches in exactly one way.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from commet.format.model import Feedback, Turn
-from commet.judges.base import Verdict
+from commet.format.model import Feedback, StoryTurn, Turn
+from commet.judges.base import JudgeRequest, Verdict
 from commet.text import normalize
 
 FeedbackCondition = Literal["original", "correctness", "none"]
@@ -69,6 +70,23 @@ def choose_feedback(feedback: Feedback | None, previous: PreviousOutcome | None,
 def user_text(feedback_text: str, turn: Turn) -> str:
     """One turn's user message: feedback, then story, then question (spec section 5)."""
     return "\n\n".join(piece for piece in (feedback_text.strip(), turn.story.strip(), turn.question.strip()) if piece)
+
+
+def judge_request(storyturn: StoryTurn, k: int, sent: str, reply: str, earlier: Sequence[tuple[str, str]],
+                  active_branch: int | None) -> JudgeRequest:
+    """What a judge sees of turn ``k``: everything the answerer saw, feedback included.
+
+    ``sent`` is the turn's user message (:func:`user_text`); ``earlier`` pairs each earlier
+    turn's message with its reply. The engine, re-judging and the human study all build
+    their requests here, so every judge is asked the same thing.
+    """
+    turn = storyturn.turns[k]
+    question = turn.question.strip()
+    shown = sent[: -len(question)].strip() if question and sent.endswith(question) else turn.story
+    return JudgeRequest(story_id=storyturn.id, task=storyturn.task, turn=k,
+                        context=tuple(f"{message}\nReply: {answer}" for message, answer in earlier),
+                        story=shown, question=turn.question, expected=tuple(turn.answers), response=reply,
+                        active_branch=active_branch)
 
 
 @dataclass(frozen=True)

@@ -25,11 +25,13 @@ from commet.engine.conversation import (
     PreviousOutcome,
     apply_branch_rules,
     choose_feedback,
+    judge_request,
     user_text,
 )
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
 from commet.judges.base import Judge, JudgeRequest, Verdict
+from commet.judges.cache import judge_cached
 from commet.models.base import (
     GenerationSettings,
     ImagePart,
@@ -195,7 +197,7 @@ class Engine:
             messages.append(Message.text("system", self.settings.system_prompt))
         previous: PreviousOutcome | None = None
         active_branch: int | None = None
-        context: list[str] = []
+        earlier: list[tuple[str, str]] = []
         status, story_correct = "done", True
         for k, turn in enumerate(storyturn.turns):
             feedback_text, feedback_kind = choose_feedback(turn.feedback, previous, self.settings.feedback)
@@ -218,10 +220,8 @@ class Engine:
                 status, story_correct = "failed", False
                 break
             messages.append(Message.text("assistant", reply))
-            judge_request = JudgeRequest(
-                story_id=storyturn.id, task=storyturn.task, turn=k, context=tuple(context), story=turn.story,
-                question=turn.question, expected=tuple(turn.answers), response=reply, active_branch=active_branch)
-            verdict, judgment_key = await self._call_judge(run, judge_request)
+            request_for_judge = judge_request(storyturn, k, text, reply, earlier, active_branch)
+            verdict, judgment_key = await self._call_judge(run, request_for_judge)
             score = apply_branch_rules(turn, verdict, active_branch)
             active_branch = score.active_branch
             self.store.record_turn(
@@ -233,7 +233,7 @@ class Engine:
             self.progress.questions += 1
             self.progress.questions_right += int(score.correct is True)
             story_correct = story_correct and score.correct is True
-            context.append(f"Story: {turn.story}\nQuestion: {turn.question}\nReply: {reply}")
+            earlier.append((text, reply))
             previous = PreviousOutcome(score.correct, score.branch, tuple(turn.answers))
             if self.on_progress:
                 self.on_progress(self.progress)
@@ -271,22 +271,5 @@ class Engine:
         return response.text, key
 
     async def _call_judge(self, run: RunRecord, request: JudgeRequest) -> tuple[Verdict, str | None]:
-        if not self.judge.cacheable:
-            return await self.judge.judge(request), None
-        key = self.judge.cache_key(request)
-        cached = self.store.cached_judgment(key)
-        if cached is not None:
-            self.store.record_judgment(run_id=run.id, story_id=request.story_id, turn=request.turn, key=key,
-                                       judge=cached["judge"], request={}, outcome=cached["outcome"],
-                                       branch=cached["branch"], rationale=cached["rationale"], details={},
-                                       latency_s=0.0, cached=True)
-            return Verdict(cached["outcome"], cached["branch"], cached["rationale"], cached["judge"],
-                           json.loads(cached["details_json"])), key
-        started = time.perf_counter()
-        verdict = await self.judge.judge(request)
-        self.store.record_judgment(run_id=run.id, story_id=request.story_id, turn=request.turn, key=key,
-                                   judge=verdict.judge or self.judge.name, request=request.fingerprint(),
-                                   outcome=verdict.outcome, branch=verdict.branch, rationale=verdict.rationale,
-                                   details=verdict.details, latency_s=time.perf_counter() - started,
-                                   error=str(verdict.details.get("error")) if verdict.details.get("error") else None)
+        verdict, key, _ = await judge_cached(self.store, run.id, self.judge, request)
         return verdict, key

@@ -12,12 +12,12 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-import time
 from dataclasses import dataclass, field
 
-from commet.engine.conversation import PreviousOutcome, apply_branch_rules, choose_feedback
+from commet.engine.conversation import PreviousOutcome, apply_branch_rules, choose_feedback, judge_request
 from commet.format.dataset import Dataset
-from commet.judges.base import Judge, JudgeRequest, Verdict
+from commet.judges.base import Judge
+from commet.judges.cache import judge_cached
 from commet.judges.cascade import decided_by
 from commet.store.sqlite import RunRecord, Store
 
@@ -44,28 +44,6 @@ class RejudgeReport:
     cached: int = 0  # verdicts answered from the store
     changed: list[tuple[str, int, bool | None, bool | None]] = field(default_factory=list)  # story, turn, old, new
     feedback_changes: list[FeedbackChange] = field(default_factory=list)
-
-
-async def judge_cached(store: Store, run_id: int, judge: Judge, request: JudgeRequest) -> tuple[Verdict, str | None, bool]:
-    """Judge through the store's cache like the engine does: (verdict, judgment key, from cache)."""
-    if not judge.cacheable:
-        return await judge.judge(request), None, False
-    key = judge.cache_key(request)
-    cached = store.cached_judgment(key)
-    if cached is not None:
-        store.record_judgment(run_id=run_id, story_id=request.story_id, turn=request.turn, key=key,
-                              judge=cached["judge"], request={}, outcome=cached["outcome"], branch=cached["branch"],
-                              rationale=cached["rationale"], details={}, latency_s=0.0, cached=True)
-        return Verdict(cached["outcome"], cached["branch"], cached["rationale"], cached["judge"],
-                       json.loads(cached["details_json"])), key, True
-    started = time.perf_counter()
-    verdict = await judge.judge(request)
-    error = verdict.details.get("error")
-    store.record_judgment(run_id=run_id, story_id=request.story_id, turn=request.turn, key=key,
-                          judge=verdict.judge or judge.name, request=request.fingerprint(), outcome=verdict.outcome,
-                          branch=verdict.branch, rationale=verdict.rationale, details=verdict.details,
-                          latency_s=time.perf_counter() - started, error=str(error) if error else None)
-    return verdict, key, False
 
 
 def default_name(source: RunRecord, judge: Judge) -> str:
@@ -122,7 +100,7 @@ async def _rejudge_story(store: Store, run: RunRecord, judge: Judge, dataset: Da
     condition = str(run.settings.get("feedback", "original"))
     previous: PreviousOutcome | None = None
     active_branch: int | None = None
-    context: list[str] = []
+    earlier: list[tuple[str, str]] = []
     all_correct = True
     for row in rows:
         k = row["turn"]
@@ -135,9 +113,7 @@ async def _rejudge_story(store: Store, run: RunRecord, judge: Judge, dataset: Da
         would = choose_feedback(turn.feedback, previous, condition)[1]  # type: ignore[arg-type]
         if k > 0 and would != row["feedback_kind"]:
             report.feedback_changes.append(FeedbackChange(story_id, k, row["feedback_kind"], would))
-        request = JudgeRequest(story_id=story_id, task=storyturn.task, turn=k, context=tuple(context),
-                               story=turn.story, question=turn.question, expected=tuple(turn.answers),
-                               response=row["response"], active_branch=active_branch)
+        request = judge_request(storyturn, k, row["prompt"], row["response"], earlier, active_branch)
         verdict, key, from_cache = await judge_cached(store, run.id, judge, request)
         report.cached += int(from_cache)
         report.judge_calls += int(not from_cache)
@@ -153,6 +129,6 @@ async def _rejudge_story(store: Store, run: RunRecord, judge: Judge, dataset: Da
         report.turns += 1
         decided.append(verdict.judge or judge.name)
         all_correct = all_correct and score.correct is True
-        context.append(f"Story: {turn.story}\nQuestion: {turn.question}\nReply: {row['response']}")
+        earlier.append((row["prompt"], row["response"]))
         previous = PreviousOutcome(score.correct, score.branch, tuple(turn.answers))
     return all_correct

@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from commet.apps.study.build import ImagePolicy, Questionnaire, shows_image
-from commet.engine.conversation import PreviousOutcome, choose_feedback
+from commet.engine.conversation import PreviousOutcome, choose_feedback, user_text
+from commet.engine.conversation import judge_request as build_judge_request
 from commet.format.model import StoryTurn, Turn
 from commet.judges.base import JudgeRequest
 
@@ -71,12 +72,11 @@ class Position:
 
     def judge_request(self, response: str) -> JudgeRequest:
         """The current turn's judge request, with the same context the engine gives a judge."""
-        context = tuple(f"Story: {t.turn.story}\nQuestion: {t.turn.question}\nReply: {t.answer['response']}"
-                        for t in self.turns[:-1] if t.answer is not None)
-        turn = self.current.turn
-        return JudgeRequest(story_id=self.storyturn.id, task=self.storyturn.task, turn=self.current.index,
-                            context=context, story=turn.story, question=turn.question, expected=tuple(turn.answers),
-                            response=response, active_branch=self.active_branch)
+        earlier = [(user_text(t.feedback, t.turn), t.answer["response"]) for t in self.turns[:-1]
+                   if t.answer is not None]
+        current = self.current
+        return build_judge_request(self.storyturn, current.index, user_text(current.feedback, current.turn), response,
+                             earlier, self.active_branch)
 
 
 def position(questionnaire: Questionnaire, storyturns: Mapping[str, StoryTurn],
