@@ -1,6 +1,6 @@
 """Engine throughput against a real OpenAI-compatible HTTP server with a fixed answer delay.
 
-    python bench/bench_openai_server.py [--stories 600] [--delay 0.1] [--concurrency 64] [--no-judge]
+    python bench/bench_openai_server.py [--stories 600] [--delay 0.1] [--concurrency 64] [--workers 1] [--no-judge]
 
 Builds ~600 StoryTurns (3 or 4 turns each, a quarter with a picture) in memory, starts an
 asyncio HTTP/1.1 server (a minimal ``asyncio.Protocol``, keep-alive, many concurrent
