@@ -329,3 +329,19 @@ def test_redact():
     assert "SUPERSECRET" not in redact(f"bad key {KEY}", [KEY])
     assert "sk-proj-abcdef123" not in redact("Incorrect API key provided: sk-proj-abcdef123***wxyz")
     assert "AIzaSyA1234567890" not in redact("key=AIzaSyA1234567890abcdef")
+
+
+def test_eval_reports_tokens_and_estimated_cost(tmp_path, pipe_dataset):
+    from typer.testing import CliRunner
+
+    from commet.cli import app
+
+    with FakeServer("openai") as server:  # every reply: 11 prompt and 3 completion tokens
+        spec = f"openai:gpt-test?base_url={server.url}/v1&price_in=2&price_out=10"
+        result = CliRunner().invoke(app, ["eval", "--model", spec, "--dataset", str(pipe_dataset),
+                                          "--db", str(tmp_path / "s.sqlite"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    calls = len(server.requests)
+    assert calls == 5
+    cost = (calls * 11 * 2 + calls * 3 * 10) / 1_000_000
+    assert f"tokens: {calls * 11} in, {calls * 3} out, estimated cost ${cost:.4f}" in result.output

@@ -218,7 +218,20 @@ def eval_command(
 
     console.print(f"run [bold]{summary.run.name}[/bold]: this time {done.model_calls} model calls, "
                   f"{done.cached_calls} answered from the store, {done.errors} errors", highlight=False)
+    console.print(_usage_line(db, summary.run.id, the_model), highlight=False)
     print_report(db, [summary.run.name], brief=True)
+
+
+def _usage_line(db: Path, run_id: int, model) -> str:  # noqa: ANN001 - a Model
+    """The run's tokens and, where the provider's prices are known, its estimated cost."""
+    from commet.models.base import Usage
+    from commet.store import Store
+
+    with Store(db) as store:
+        tokens = store.usage(run_id)
+    cost = model.estimated_cost(Usage(tokens["input_tokens"], tokens["output_tokens"]))
+    estimate = f", estimated cost ${cost:.4f}" if cost is not None else ""
+    return f"tokens: {tokens['input_tokens']} in, {tokens['output_tokens']} out{estimate}"
 
 
 async def _close(*things: object) -> None:
