@@ -186,16 +186,18 @@ class Provider:
 EXPECTED_ATTEMPTS = {("dd", 1): 2, ("fb", 0): 2, ("pic", 0): 2, ("ct", 1): 2, ("mx", 0): 2, ("em", 0): 3}
 
 
-def spec(style: str, server: FakeServer) -> str:
+def spec(style: str, server: FakeServer, transport: str | None = None) -> str:
     base = f"{server.url}/v1" if style == "openai" else server.url
+    extra = f"&transport={transport}" if transport else ""
     return (f"{style}:fake-model?base_url={base}&timeout={TIMEOUT}&backoff_base=0.01&backoff_max=0.05"
-            "&max_attempts=4")
+            f"&max_attempts=4{extra}")
 
 
-async def run(style: str, db: Path, *, with_faults: bool) -> tuple[Any, Provider, FakeServer]:
+async def run(style: str, db: Path, *, with_faults: bool,
+              transport: str | None = None) -> tuple[Any, Provider, FakeServer]:
     provider = Provider(style, with_faults=with_faults)
     with FakeServer(style, responder=provider) as server:
-        summary = await evaluate_async(spec(style, server), dataset(), judge="rules", db=db, run="r",
+        summary = await evaluate_async(spec(style, server, transport), dataset(), judge="rules", db=db, run="r",
                                        settings=EvalSettings(images="on", image_max_side=64),
                                        concurrency=6)
     return summary, provider, server
@@ -219,14 +221,17 @@ def stored(db: Path) -> tuple[dict[tuple[str, int], dict[str, Any]], list[dict[s
 COMPARED = ("prompt", "images_json", "response", "outcome", "correct", "branch", "active_branch", "feedback_kind")
 
 
-@pytest.mark.parametrize("style", ["openai", "anthropic", "google"])
-async def test_run_with_faults_equals_run_without(style: str, tmp_path: Path, monkeypatch) -> None:
+@pytest.mark.parametrize(("style", "transport"),
+                         [("openai", "direct"), ("openai", "sdk"), ("anthropic", None), ("google", None)])
+async def test_run_with_faults_equals_run_without(style: str, transport: str | None, tmp_path: Path,
+                                                  monkeypatch) -> None:
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
     monkeypatch.setenv({"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY",
                         "google": "GEMINI_API_KEY"}[style], KEY)
 
-    clean, clean_provider, clean_server = await run(style, tmp_path / "clean.sqlite", with_faults=False)
-    faulty, provider, server = await run(style, tmp_path / "faulty.sqlite", with_faults=True)
+    clean, clean_provider, clean_server = await run(style, tmp_path / "clean.sqlite", with_faults=False,
+                                                    transport=transport)
+    faulty, provider, server = await run(style, tmp_path / "faulty.sqlite", with_faults=True, transport=transport)
 
     data = dataset()
     n_turns = sum(len(s.turns) for s in data)

@@ -63,9 +63,15 @@ def fast(model) -> Sleeps:
 # ----------------------------------------------------------------------------- openai
 
 
-async def test_openai_success_wire_format():
+@pytest.fixture(params=["direct", "sdk"])
+def transport(request) -> str:
+    """Every OpenAI behaviour holds for both transports (aiohttp with the SDK's headers, or the SDK)."""
+    return request.param
+
+
+async def test_openai_success_wire_format(transport):
     with FakeServer("openai") as server:
-        model = create_model(f"openai:gpt-test?base_url={server.url}/v1")
+        model = create_model(f"openai:gpt-test?base_url={server.url}/v1&transport={transport}")
         response = await model.generate(request())
         await model.aclose()
     assert response.text == "Apple"
@@ -85,9 +91,9 @@ async def test_openai_success_wire_format():
     assert body["temperature"] == 0.0 and body["max_tokens"] == 64 and body["seed"] == 7 and body["top_p"] == 0.9
 
 
-async def test_openai_official_endpoint_uses_max_completion_tokens_and_image_detail():
+async def test_openai_official_endpoint_uses_max_completion_tokens_and_image_detail(transport):
     with FakeServer("openai") as server:
-        model = create_model(f"openai:gpt-test?base_url={server.url}/v1&token_param=max_completion_tokens"
+        model = create_model(f"openai:gpt-test?base_url={server.url}/v1&transport={transport}&token_param=max_completion_tokens"
                              "&image_detail=low")
         await model.generate(request())
         await model.aclose()
@@ -96,10 +102,10 @@ async def test_openai_official_endpoint_uses_max_completion_tokens_and_image_det
     assert body["messages"][1]["content"][1]["image_url"]["detail"] == "low"
 
 
-async def test_openai_retries_429_with_retry_after_then_500_then_succeeds():
+async def test_openai_retries_429_with_retry_after_then_500_then_succeeds(transport):
     with FakeServer("openai") as server:
         server.queue(error_reply(429, "slow down", headers={"Retry-After": "2"}), error_reply(500, "boom"))
-        model = create_model(f"openai:gpt-test?base_url={server.url}/v1&backoff_base=0.5&backoff_max=4")
+        model = create_model(f"openai:gpt-test?base_url={server.url}/v1&transport={transport}&backoff_base=0.5&backoff_max=4")
         sleeps = fast(model)
         response = await model.generate(request())
         await model.aclose()
@@ -109,10 +115,10 @@ async def test_openai_retries_429_with_retry_after_then_500_then_succeeds():
     assert 0.0 <= sleeps[1] <= 1.0  # full jitter, second attempt: [0, 0.5 * 2]
 
 
-async def test_openai_retry_after_ms_is_honoured():
+async def test_openai_retry_after_ms_is_honoured(transport):
     with FakeServer("openai") as server:
         server.queue(error_reply(429, headers={"retry-after-ms": "250"}))
-        model = create_model(f"openai:gpt-test?base_url={server.url}/v1")
+        model = create_model(f"openai:gpt-test?base_url={server.url}/v1&transport={transport}")
         sleeps = fast(model)
         response = await model.generate(request())
         await model.aclose()
@@ -120,10 +126,10 @@ async def test_openai_retry_after_ms_is_honoured():
 
 
 @pytest.mark.parametrize(("status", "kind"), [(401, "auth"), (400, "http_400"), (403, "auth"), (404, "http_404")])
-async def test_openai_client_errors_are_not_retried_and_never_leak_the_key(status, kind):
+async def test_openai_client_errors_are_not_retried_and_never_leak_the_key(status, kind, transport):
     with FakeServer("openai") as server:
         server.queue(error_reply(status, f"Incorrect API key provided: {KEY}"))
-        model = create_model(f"openai:gpt-test?base_url={server.url}/v1")
+        model = create_model(f"openai:gpt-test?base_url={server.url}/v1&transport={transport}")
         sleeps = fast(model)
         with pytest.raises(ModelCallError) as caught:
             await model.generate(request())
@@ -135,9 +141,9 @@ async def test_openai_client_errors_are_not_retried_and_never_leak_the_key(statu
     assert error.__cause__ is None and error.__suppress_context__
 
 
-async def test_openai_gives_up_after_max_attempts():
+async def test_openai_gives_up_after_max_attempts(transport):
     with FakeServer("openai", responder=lambda r: error_reply(503, "overloaded")) as server:
-        model = create_model(f"openai:gpt-test?base_url={server.url}/v1&max_attempts=3")
+        model = create_model(f"openai:gpt-test?base_url={server.url}/v1&transport={transport}&max_attempts=3")
         sleeps = fast(model)
         with pytest.raises(ModelCallError) as caught:
             await model.generate(request())
@@ -147,9 +153,9 @@ async def test_openai_gives_up_after_max_attempts():
     assert "after 3 attempts" in str(caught.value)
 
 
-async def test_openai_timeout_is_retried_then_fails():
+async def test_openai_timeout_is_retried_then_fails(transport):
     with FakeServer("openai", responder=lambda r: Reply(body=openai_reply().body, delay=1.0)) as server:
-        model = create_model(f"openai:gpt-test?base_url={server.url}/v1&timeout=0.2&max_attempts=2")
+        model = create_model(f"openai:gpt-test?base_url={server.url}/v1&transport={transport}&timeout=0.2&max_attempts=2")
         fast(model)
         started = time.monotonic()
         with pytest.raises(ModelCallError) as caught:
@@ -161,10 +167,10 @@ async def test_openai_timeout_is_retried_then_fails():
     assert elapsed < 0.9
 
 
-async def test_openai_connection_error_is_retried():
+async def test_openai_connection_error_is_retried(transport):
     with FakeServer("openai") as server:
         url = server.url
-    model = create_model(f"openai:gpt-test?base_url={url}/v1&max_attempts=2")  # server is gone
+    model = create_model(f"openai:gpt-test?base_url={url}/v1&max_attempts=2&transport={transport}")  # server is gone
     sleeps = fast(model)
     with pytest.raises(ModelCallError) as caught:
         await model.generate(request())
@@ -172,14 +178,65 @@ async def test_openai_connection_error_is_retried():
     assert caught.value.kind in ("connection", "timeout") and len(sleeps) == 1
 
 
-async def test_openai_content_filter_is_a_refusal():
+async def test_openai_content_filter_is_a_refusal(transport):
     with FakeServer("openai") as server:
         server.queue(openai_reply("", finish_reason="content_filter"))
-        model = create_model(f"openai:gpt-test?base_url={server.url}/v1")
+        model = create_model(f"openai:gpt-test?base_url={server.url}/v1&transport={transport}")
         with pytest.raises(ModelCallError) as caught:
             await model.generate(request())
         await model.aclose()
     assert caught.value.kind == "refusal" and not caught.value.retryable and len(server.requests) == 1
+
+
+#: headers that differ per request or per HTTP library, not per client configuration
+PER_REQUEST_HEADERS = {"host", "content-length", "accept-encoding", "connection", "x-stainless-retry-count",
+                       "x-stainless-read-timeout"}
+
+
+async def test_openai_transports_send_the_same_request(monkeypatch):
+    """The direct transport sends the bytes and the SDK client's headers that ``client.post`` sends."""
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-commet")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-commet")
+    sent = {}
+    for transport in ("sdk", "direct"):
+        with FakeServer("openai") as server:
+            model = create_model(f"openai:gpt-test?base_url={server.url}/v1&transport={transport}")
+            await model.generate(request())
+            await model.aclose()
+        (sent[transport],) = server.requests
+    sdk, direct = sent["sdk"], sent["direct"]
+    assert (direct.method, direct.path, direct.raw) == (sdk.method, sdk.path, sdk.raw)
+    assert sdk.headers["openai-organization"] == "org-commet" and sdk.headers["openai-project"] == "proj-commet"
+    assert sdk.headers["authorization"] == f"Bearer {KEY}" and "x-stainless-lang" in sdk.headers
+
+    def config(headers: dict[str, str]) -> dict[str, str]:
+        return {k: v for k, v in headers.items() if k not in PER_REQUEST_HEADERS}
+
+    assert config(direct.headers) == config(sdk.headers)
+
+
+async def test_openai_direct_transport_goes_through_the_environment_proxy(monkeypatch):
+    """``HTTP_PROXY`` is honoured (the proxy here is a recording server); ``NO_PROXY`` bypasses it."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with FakeServer("openai") as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        model = create_model("openai:gpt-test?base_url=http://models.invalid/v1&transport=direct&max_attempts=1")
+        response = await model.generate(request())
+        await model.aclose()
+        monkeypatch.setenv("NO_PROXY", "models.invalid")
+        bypass = create_model("openai:gpt-test?base_url=http://models.invalid/v1&transport=direct")
+        assert bypass._direct.proxy is None
+        await bypass.aclose()
+    assert response.text == "Apple"
+    (sent,) = proxy.requests
+    assert sent.path == "http://models.invalid/v1/chat/completions"  # absolute form: a request to a proxy
+    assert sent.headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_openai_transport_option_is_checked():
+    with pytest.raises(UnknownModelError, match="transport must be direct or sdk"):
+        create_model("openai:gpt-test?base_url=http://127.0.0.1:9/v1&transport=curl")
 
 
 def test_openai_identity_and_cost_never_hold_the_key(monkeypatch):

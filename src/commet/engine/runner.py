@@ -154,17 +154,23 @@ class Engine:
         return self.finish(run)
 
     async def run_stories(self, run: RunRecord, todo: list[tuple[int, StoryTurn]]) -> None:
-        """Run the given StoryTurns, ``concurrency`` at a time."""
+        """Run the given StoryTurns, ``concurrency`` at a time, the longest first.
+
+        Longest first keeps the last wave short: when the queue runs dry, the stories still in
+        flight are the short ones, so fewer slots sit idle at the end (results do not depend on
+        the order; each StoryTurn keeps its position).
+        """
         queue: asyncio.Queue[tuple[int, StoryTurn]] = asyncio.Queue()
-        for item in todo:
+        for item in sorted(todo, key=lambda item: -len(item[1].turns)):
             queue.put_nowait(item)
-        workers = [asyncio.create_task(self._worker(run, queue)) for _ in range(min(self.concurrency, len(todo)))]
-        try:
-            await asyncio.gather(*workers)
-        except BaseException:
-            for worker in workers:
-                worker.cancel()
-            raise
+        with self.store.write_batches():
+            workers = [asyncio.create_task(self._worker(run, queue)) for _ in range(min(self.concurrency, len(todo)))]
+            try:
+                await asyncio.gather(*workers)
+            except BaseException:
+                for worker in workers:
+                    worker.cancel()
+                raise
 
     def finish(self, run: RunRecord) -> RunSummary:
         self.store.set_run_status(run.id, "done")
@@ -250,7 +256,7 @@ class Engine:
         cached = self.store.cached_model_call(key)
         if cached is not None:
             self.store.record_model_call(run_id=run.id, story_id=story_id, turn=turn, key=key, model=self.model.spec,
-                                         request={}, response_text=cached["response_text"], cached=True)
+                                         request_json="{}", response_text=cached["response_text"], cached=True)
             self.progress.cached_calls += 1
             return cached["response_text"], key
         started = time.perf_counter()
@@ -258,13 +264,13 @@ class Engine:
             response = await self.model.generate(request)
         except ModelCallError as exc:
             self.store.record_model_call(run_id=run.id, story_id=story_id, turn=turn, key=key, model=self.model.spec,
-                                         request=request.fingerprint(), response_text=None,
+                                         request_json=request.fingerprint_json, response_text=None,
                                          latency_s=time.perf_counter() - started, error_kind=exc.kind, error=str(exc))
             raise
         latency = time.perf_counter() - started
         self.store.record_model_call(
             run_id=run.id, story_id=story_id, turn=turn, key=key, model=self.model.spec,
-            request=request.fingerprint(), response_text=response.text, finish_reason=response.finish_reason,
+            request_json=request.fingerprint_json, response_text=response.text, finish_reason=response.finish_reason,
             input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens,
             latency_s=latency, attempts=response.attempts)
         self.progress.model_calls += 1

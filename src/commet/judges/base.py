@@ -7,11 +7,13 @@ judge, from rules to LLM panels, shares one semantics.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
+
+from commet.models.base import json_key
 
 Outcome = Literal["correct", "incorrect", "undecided"]
 
@@ -31,7 +33,14 @@ class JudgeRequest:
     active_branch: int | None = None  # the story's branch so far, if fixed
 
     def fingerprint(self) -> dict[str, object]:
-        return asdict(self)
+        return {"story_id": self.story_id, "task": self.task, "turn": self.turn, "context": list(self.context),
+                "story": self.story, "question": self.question, "expected": list(self.expected),
+                "response": self.response, "active_branch": self.active_branch}
+
+    @cached_property
+    def fingerprint_json(self) -> str:
+        """The fingerprint as canonical JSON, made once: the cache key and the store's row share it."""
+        return json.dumps(self.fingerprint(), sort_keys=True)
 
 
 @dataclass
@@ -55,8 +64,7 @@ class Judge(ABC):
     cacheable: bool = True
 
     def cache_key(self, request: JudgeRequest) -> str:
-        payload = json.dumps({"judge": self.name, "request": request.fingerprint()}, sort_keys=True)
-        return hashlib.sha256(payload.encode()).hexdigest()
+        return json_key(judge=json.dumps(self.name), request=request.fingerprint_json)
 
     @abstractmethod
     async def judge(self, request: JudgeRequest) -> Verdict:

@@ -17,7 +17,7 @@ async def judge_cached(store: Store, run_id: int, judge: Judge, request: JudgeRe
     cached = store.cached_judgment(key)
     if cached is not None:
         store.record_judgment(run_id=run_id, story_id=request.story_id, turn=request.turn, key=key,
-                              judge=cached["judge"], request={}, outcome=cached["outcome"], branch=cached["branch"],
+                              judge=cached["judge"], request_json="{}", outcome=cached["outcome"], branch=cached["branch"],
                               rationale=cached["rationale"], details={}, latency_s=0.0, cached=True)
         return Verdict(cached["outcome"], cached["branch"], cached["rationale"], cached["judge"],
                        json.loads(cached["details_json"])), key, True
@@ -25,7 +25,7 @@ async def judge_cached(store: Store, run_id: int, judge: Judge, request: JudgeRe
     verdict = await judge.judge(request)
     error = verdict.details.get("error")
     store.record_judgment(run_id=run_id, story_id=request.story_id, turn=request.turn, key=key,
-                          judge=verdict.judge or judge.name, request=request.fingerprint(), outcome=verdict.outcome,
+                          judge=verdict.judge or judge.name, request_json=request.fingerprint_json, outcome=verdict.outcome,
                           branch=verdict.branch, rationale=verdict.rationale, details=verdict.details,
                           latency_s=time.perf_counter() - started, error=str(error) if error else None)
     return verdict, key, False

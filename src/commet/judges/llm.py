@@ -11,7 +11,6 @@ it is stored with every judgment and is part of the cache key.
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 from commet.judges.base import Judge, JudgeRequest, UnknownJudgeError, Verdict
@@ -30,6 +29,7 @@ from commet.models.base import (
     ModelCallError,
     ModelRequest,
     UnknownModelError,
+    json_key,
 )
 
 LLM_ONLY = "llm-only:"
@@ -48,9 +48,8 @@ class LLMJudge(Judge):
 
     def cache_key(self, request: JudgeRequest) -> str:
         """Judge name, prompt version, the model's full identity (output-changing options) and the inputs."""
-        payload = json.dumps({"judge": self.name, "model": self.model.identity(), "request": request.fingerprint()},
-                             sort_keys=True)
-        return hashlib.sha256(payload.encode()).hexdigest()
+        return json_key(judge=json.dumps(self.name), model=json.dumps(self.model.identity(), sort_keys=True),
+                        request=request.fingerprint_json)
 
     async def judge(self, request: JudgeRequest) -> Verdict:
         messages = [Message.text("system", SYSTEM_PROMPT), Message.text("user", user_prompt(request))]

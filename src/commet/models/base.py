@@ -89,6 +89,21 @@ class ModelRequest:
     def fingerprint(self) -> dict[str, object]:
         return {"messages": [m.fingerprint() for m in self.messages], "settings": self.settings.model_dump()}
 
+    @cached_property
+    def fingerprint_json(self) -> str:
+        """The fingerprint as canonical JSON, made once: the cache key and the store's row share it."""
+        return json.dumps(self.fingerprint(), sort_keys=True)
+
+
+def json_key(**fields_json: str) -> str:
+    """sha256 of the canonical JSON object whose fields hold the given (already canonical) JSON texts.
+
+    The same digest as ``json.dumps({name: value, ...}, sort_keys=True)`` of the decoded
+    values, without serialising a long conversation a second time.
+    """
+    body = ", ".join(f"{json.dumps(name)}: {fields_json[name]}" for name in sorted(fields_json))
+    return hashlib.sha256(f"{{{body}}}".encode()).hexdigest()
+
 
 @dataclass
 class Usage:
@@ -134,8 +149,7 @@ class Model(ABC):
         return {"spec": self.spec}
 
     def cache_key(self, request: ModelRequest) -> str:
-        payload = json.dumps({"model": self.identity(), "request": request.fingerprint()}, sort_keys=True)
-        return hashlib.sha256(payload.encode()).hexdigest()
+        return json_key(model=json.dumps(self.identity(), sort_keys=True), request=request.fingerprint_json)
 
     @abstractmethod
     async def generate(self, request: ModelRequest) -> ModelResponse:

@@ -13,8 +13,19 @@ Options (query string of the spec):
 * ``token_param``: ``max_tokens`` or ``max_completion_tokens``. Default:
   ``max_completion_tokens`` on the official endpoint (newer models reject ``max_tokens``),
   ``max_tokens`` for a custom ``base_url`` (what most compatible servers understand).
+* ``transport``: ``direct`` (default when aiohttp is installed) or ``sdk``, see below.
 * transport: ``timeout``, ``max_attempts``, ``backoff_base``, ``backoff_max``, ``rpm``, ``tpm``,
   ``price_in``, ``price_out``.
+
+Two transports, the same requests. The ``AsyncOpenAI`` client is always built: it resolves
+the base URL and the headers (key, organisation, project, user agent, platform headers). With
+``transport=sdk`` every call goes through ``client.post``. With ``transport=direct`` (the
+default) the body is POSTed to the SDK client's URL with the SDK client's headers over one
+aiohttp session: the SDK's per-request machinery (options model, URL and header merge, httpx
+request, auth hook, response wrapper) costs about 2 ms of CPU per call, more than a whole
+call's budget when a local server answers hundreds of calls a second
+(``bench/bench_openai_server.py``). Tests check that both transports send the same body and
+headers and meet faults the same way.
 
 Pictures travel as ``data:`` URLs in ``image_url`` content parts, in the order of the
 message's parts. A ``content_filter`` finish or a ``refusal`` field is a non-retryable
@@ -71,7 +82,7 @@ class OpenAIChatModel(RemoteModel):
     provider = "openai"
     default_key_envs = ("OPENAI_API_KEY",)
     output_options = frozenset({"image_detail", "reasoning_effort"})
-    transport_options = frozenset({"token_param"})
+    transport_options = frozenset({"token_param", "transport"})
 
     def __init__(self, name: str, options: Mapping[str, str]):
         super().__init__(name, options)
@@ -87,11 +98,21 @@ class OpenAIChatModel(RemoteModel):
             import openai
         except ImportError as exc:  # pragma: no cover - the extra is installed in tests
             raise UnknownModelError(f"openai provider needs the SDK: pip install 'commet-bench[openai]' ({exc})") from None
-        # aiohttp (the SDK's ``openai[aiohttp]`` transport) costs about half the client CPU per call
-        # of the default httpx pool at high concurrency (bench/bench_openai_server.py).
-        http_client = openai.DefaultAioHttpClient() if _has_aiohttp() else openai.DefaultAsyncHttpxClient()
+        has_aiohttp = _has_aiohttp()
+        transport = self.options.get("transport", "direct" if has_aiohttp else "sdk")
+        if transport not in ("direct", "sdk"):
+            raise UnknownModelError("openai: transport must be direct or sdk")
+        if transport == "direct" and not has_aiohttp:
+            raise UnknownModelError("openai: transport=direct needs aiohttp: pip install 'commet-bench[openai]'")
+        if transport == "direct":
+            http_client = _idle_http_client(openai)
+        else:
+            # aiohttp (the SDK's ``openai[aiohttp]`` transport) costs about half the client CPU per
+            # call of the default httpx pool at high concurrency (bench/bench_openai_server.py).
+            http_client = openai.DefaultAioHttpClient() if has_aiohttp else openai.DefaultAsyncHttpxClient()
         self._client = openai.AsyncOpenAI(api_key=self.api_key, base_url=self.base_url, max_retries=0,
                                           timeout=self.policy.timeout, http_client=http_client)
+        self._direct = DirectChatTransport(self._client) if transport == "direct" else None
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         settings = request.settings
@@ -117,16 +138,108 @@ class OpenAIChatModel(RemoteModel):
         # the SDK's deep copy and re-serialisation of the whole conversation. Together several ms
         # of CPU per call (measured with bench/bench_openai_server.py).
         body = json.dumps(self.build_params(request), ensure_ascii=False).encode()
+        if self._direct is not None:
+            return parse_completion(await self._direct.post(body))
         raw = await self._client.post("/chat/completions", content=body, cast_to=bytes,
                                       options={"headers": {"Content-Type": "application/json"}})
         return parse_completion(raw)
 
     async def aclose(self) -> None:
+        if self._direct is not None:
+            await self._direct.aclose()
         await self._client.close()
+
+
+class HTTPStatusFailure(Exception):
+    """A non-2xx answer; :func:`commet.models.retry.classify` reads ``status_code`` and ``headers``."""
+
+    def __init__(self, status: int, headers: Mapping[str, str], body: bytes):
+        super().__init__(f"Error code: {status} - {body[:1000].decode('utf-8', 'replace')}")
+        self.status_code = status
+        self.headers = headers
+
+
+class DirectChatTransport:
+    """POST chat completion bodies to the SDK client's URL, with its headers, over one aiohttp session.
+
+    The session is opened on first use, inside the running event loop, and the headers are
+    the SDK client's own (``default_headers`` and ``auth_headers``) taken then. Timeouts and
+    retries are the run's :class:`~commet.models.retry.RetryPolicy`. A proxy from the
+    environment (``HTTPS_PROXY``, ``NO_PROXY``, ...) is looked up once, and https uses the
+    certifi CA bundle, as the SDK's httpx client does.
+    """
+
+    def __init__(self, client: Any, *, connections: int = 1000):
+        self._client = client
+        self.url = f"{str(client.base_url).rstrip('/')}/chat/completions"
+        self.connections = connections
+        self.headers: dict[str, str] = {}
+        self.proxy = env_proxy(self.url)
+        self._session: Any = None
+
+    def _open(self) -> Any:
+        import aiohttp
+
+        headers = {**self._client.default_headers, **self._client.auth_headers}
+        self.headers = {name: value for name, value in headers.items() if isinstance(value, str)}
+        self.headers["Content-Type"] = "application/json"
+        ssl: Any = True
+        if self.url.startswith("https:"):
+            import ssl as ssl_module
+
+            import certifi
+
+            ssl = ssl_module.create_default_context(cafile=certifi.where())
+        self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=self.connections, ssl=ssl),
+                                              timeout=aiohttp.ClientTimeout(total=None))
+        return self._session
+
+    async def post(self, body: bytes) -> bytes:
+        session = self._session or self._open()
+        async with session.post(self.url, data=body, headers=self.headers, proxy=self.proxy) as response:
+            raw = await response.read()
+            if response.status >= 300:
+                raise HTTPStatusFailure(response.status, response.headers, raw)
+            return raw
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
 
 
 def create(name: str, options: dict[str, str]) -> OpenAIChatModel:
     return OpenAIChatModel(name, options)
+
+
+def env_proxy(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``*_PROXY`` and ``NO_PROXY``), if any."""
+    import urllib.parse
+    import urllib.request
+
+    parts = urllib.parse.urlsplit(url)
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if not proxy or urllib.request.proxy_bypass(parts.hostname or ""):
+        return None
+    return proxy
+
+
+def _idle_http_client(openai: Any) -> Any:
+    """The SDK client's own HTTP client under ``transport=direct``: never sends, so never builds a pool.
+
+    (A default one costs about 0.1 s per model at start-up for its connection pool and TLS
+    context, which the direct transport does not use.)
+    """
+    import importlib
+
+    async_client = next(cls for cls in openai.DefaultAsyncHttpxClient.__mro__ if cls.__name__ == "AsyncClient")
+    httpx = importlib.import_module(async_client.__module__.split(".")[0])  # httpx, or httpx2 in newer SDKs
+
+    class NotUsed(httpx.AsyncBaseTransport):  # type: ignore[misc, name-defined]
+        async def handle_async_request(self, request: Any) -> Any:
+            raise RuntimeError("transport=direct sends through DirectChatTransport, not the SDK's HTTP client")
+
+    return openai.DefaultAsyncHttpxClient(transport=NotUsed())
 
 
 def _has_aiohttp() -> bool:

@@ -50,6 +50,7 @@ from commet.models.base import (
 )
 
 log = logging.getLogger(__name__)
+_timeout_scope = getattr(asyncio, "timeout", None)  # Python 3.11+
 
 T = TypeVar("T")
 
@@ -131,7 +132,7 @@ def _find_status_and_headers(exc: BaseException) -> tuple[int | None, Mapping[st
         code = getattr(exc, "code", None)  # google-genai APIError
         status = code if isinstance(code, int) and 100 <= code < 600 else None
     response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None) if response is not None else None
+    headers = getattr(response, "headers", None) if response is not None else getattr(exc, "headers", None)
     if status is None and response is not None:
         code = getattr(response, "status_code", None)
         status = code if isinstance(code, int) else None
@@ -323,10 +324,13 @@ class RetryPolicy:
             if limiter is not None:
                 await limiter.acquire(tokens)
             try:
-                if self.timeout is not None:
-                    result = await asyncio.wait_for(call(), self.timeout)
-                else:
+                if self.timeout is None:
                     result = await call()
+                elif _timeout_scope is not None:  # no extra task per call, unlike wait_for
+                    async with _timeout_scope(self.timeout):
+                        result = await call()
+                else:  # Python 3.10
+                    result = await asyncio.wait_for(call(), self.timeout)
                 return result, attempt
             except asyncio.CancelledError:
                 raise

@@ -2,14 +2,18 @@
 
 Model calls and LLM judgments double as caches keyed by a hash of (model or judge identity,
 request): a run that is killed and started again replays each story from the start, and
-every call that had completed is answered from the store. Each call is committed as soon
-as it returns, in the same transaction as its log row, so a crash loses at most the
-call in flight. API keys are never part of what is stored.
+every call that had completed is answered from the store. Each call is committed with its
+log row as soon as it returns or, while the engine runs (:meth:`Store.write_batches`),
+together with the other writes of the same pass of the event loop, right after that pass:
+a crash loses at most the calls in flight and those of the last pass. API keys are never
+part of what is stored.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,6 +22,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 SCHEMA_VERSION = 1
+log = logging.getLogger(__name__)
+Statement = tuple[str, tuple[object, ...]]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -145,8 +151,14 @@ class Store:
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(SCHEMA)
         self.db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        self._batching = 0
+        self._pending: list[Statement] = []
+        self._pending_rows: dict[tuple[str, str], dict[str, object]] = {}  # (table, key) -> row, read back
+        self._flush_scheduled = False
+        self._flush_error: BaseException | None = None
 
     def close(self) -> None:
+        self.flush()
         self.db.close()
 
     def __enter__(self) -> Store:
@@ -156,7 +168,82 @@ class Store:
         self.close()
 
     @contextmanager
+    def write_batches(self) -> Iterator[None]:
+        """Inside: the writes of one pass of the event loop share one commit, made right after the pass.
+
+        Hundreds of calls a second finish in bursts; one commit per burst instead of one per
+        call takes the commits off the path between a reply and the next request. Reads of the
+        cache see pending rows. A failed commit keeps its rows, is logged, and is raised by the
+        next write and when the block ends.
+        """
+        self._batching += 1
+        try:
+            yield
+        finally:
+            self._batching -= 1
+            if not self._batching:
+                self.flush()
+
+    def _write(self, statements: list[Statement]) -> None:
+        if not self._batching:
+            if self.db.in_transaction:  # part of the caller's ``transaction()``
+                for sql, params in statements:
+                    self.db.execute(sql, params)
+                return
+            with self.transaction() as db:
+                for sql, params in statements:
+                    db.execute(sql, params)
+            return
+        self._pending.extend(statements)
+        if self._flush_error is not None:
+            self.flush()  # the last commit failed: retry now, and raise to the writer if it fails again
+            return
+        if not self._flush_scheduled:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                self.flush()
+                return
+            self._flush_scheduled = True
+            loop.call_soon(self._flush_soon)
+
+    def _flush_soon(self) -> None:
+        try:
+            self.flush()
+        except Exception as exc:  # noqa: BLE001 - kept and raised by the next write or flush
+            log.error("could not commit %d pending writes to %s: %s", len(self._pending), self.path, exc)
+
+    def flush(self) -> None:
+        """Commit the pending writes now (raises what the commit raises; the rows stay pending)."""
+        self._flush_scheduled = False
+        self._flush_error = None
+        if not self._pending:
+            return
+        pending = self._pending
+        if self.db.in_transaction:  # inside the caller's ``transaction()``: commit with it
+            for sql, params in pending:
+                self.db.execute(sql, params)
+            self._pending = []
+            self._pending_rows.clear()
+            return
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                for sql, params in pending:
+                    self.db.execute(sql, params)
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+        except BaseException as exc:
+            self._flush_error = exc
+            raise
+        self._pending = []
+        self._pending_rows.clear()
+
+    @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
+        self.flush()
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield self.db
@@ -167,6 +254,7 @@ class Store:
 
     # runs -----------------------------------------------------------------------------------------
     def get_run(self, name: str) -> RunRecord | None:
+        self.flush()
         row = self.db.execute("SELECT * FROM runs WHERE name = ?", (name,)).fetchone()
         return _run(row) if row else None
 
@@ -188,83 +276,86 @@ class Store:
 
     def set_run_status(self, run_id: int, status: str) -> None:
         finished = now() if status == "done" else None
-        self.db.execute("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, finished, run_id))
+        self._write([("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, finished, run_id))])
 
     # model calls ----------------------------------------------------------------------------------
-    def cached_model_call(self, key: str) -> sqlite3.Row | None:
+    def cached_model_call(self, key: str) -> sqlite3.Row | dict[str, object] | None:
+        pending = self._pending_rows.get(("model_calls", key))
+        if pending is not None:
+            return pending
         return self.db.execute("SELECT * FROM model_calls WHERE key = ?", (key,)).fetchone()
 
     def record_model_call(self, *, run_id: int, story_id: str, turn: int, key: str, model: str,
-                          request: dict[str, object], response_text: str | None, finish_reason: str | None = None,
+                          request_json: str, response_text: str | None, finish_reason: str | None = None,
                           input_tokens: int = 0, output_tokens: int = 0, latency_s: float = 0.0, attempts: int = 1,
                           cached: bool = False, error_kind: str | None = None, error: str | None = None) -> None:
         """Store a completed call (cache row + log row in one transaction), a cache hit, or a failure."""
-        with self.transaction() as db:
-            if response_text is not None and not cached:
-                db.execute(
-                    "INSERT OR REPLACE INTO model_calls(key, model, request_json, response_text, finish_reason,"
-                    " input_tokens, output_tokens, latency_s, attempts, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                    (key, model, json.dumps(request, sort_keys=True), response_text, finish_reason, input_tokens,
-                     output_tokens, latency_s, attempts, now()),
-                )
-            db.execute(
-                "INSERT INTO call_log(run_id, story_id, turn, kind, key, cached, error_kind, error, latency_s,"
-                " created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (run_id, story_id, turn, "model", key, int(cached), error_kind, error, latency_s, now()),
-            )
+        stamp = now()
+        statements: list[Statement] = []
+        if response_text is not None and not cached:
+            row = {"key": key, "model": model, "request_json": request_json, "response_text": response_text,
+                   "finish_reason": finish_reason, "input_tokens": input_tokens, "output_tokens": output_tokens,
+                   "latency_s": latency_s, "attempts": attempts, "created_at": stamp}
+            statements.append(_insert("model_calls", row))
+            if self._batching:
+                self._pending_rows[("model_calls", key)] = row
+        statements.append(_insert("call_log", {
+            "run_id": run_id, "story_id": story_id, "turn": turn, "kind": "model", "key": key, "cached": int(cached),
+            "error_kind": error_kind, "error": error, "latency_s": latency_s, "created_at": stamp}))
+        self._write(statements)
 
     # judgments ------------------------------------------------------------------------------------
-    def cached_judgment(self, key: str) -> sqlite3.Row | None:
+    def cached_judgment(self, key: str) -> sqlite3.Row | dict[str, object] | None:
+        pending = self._pending_rows.get(("judgments", key))
+        if pending is not None:
+            return pending
         return self.db.execute("SELECT * FROM judgments WHERE key = ?", (key,)).fetchone()
 
     def record_judgment(self, *, run_id: int, story_id: str, turn: int, key: str, judge: str,
-                        request: dict[str, object], outcome: str | None, branch: int | None, rationale: str,
+                        request_json: str, outcome: str | None, branch: int | None, rationale: str,
                         details: dict[str, object], latency_s: float, cached: bool = False,
                         store: bool = True, error: str | None = None) -> None:
-        with self.transaction() as db:
-            if store and not cached and outcome is not None and error is None:
-                db.execute(
-                    "INSERT OR REPLACE INTO judgments(key, judge, request_json, outcome, branch, rationale,"
-                    " details_json, latency_s, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
-                    (key, judge, json.dumps(request, sort_keys=True), outcome, branch, rationale,
-                     json.dumps(details, sort_keys=True), latency_s, now()),
-                )
-            if store:
-                db.execute(
-                    "INSERT INTO call_log(run_id, story_id, turn, kind, key, cached, error_kind, error, latency_s,"
-                    " created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                    (run_id, story_id, turn, "judge", key, int(cached), "judge_error" if error else None, error,
-                     latency_s, now()),
-                )
+        if not store:
+            return
+        stamp = now()
+        statements: list[Statement] = []
+        if not cached and outcome is not None and error is None:
+            row = {"key": key, "judge": judge, "request_json": request_json, "outcome": outcome, "branch": branch,
+                   "rationale": rationale, "details_json": json.dumps(details, sort_keys=True),
+                   "latency_s": latency_s, "created_at": stamp}
+            statements.append(_insert("judgments", row))
+            if self._batching:
+                self._pending_rows[("judgments", key)] = row
+        statements.append(_insert("call_log", {
+            "run_id": run_id, "story_id": story_id, "turn": turn, "kind": "judge", "key": key, "cached": int(cached),
+            "error_kind": "judge_error" if error else None, "error": error, "latency_s": latency_s,
+            "created_at": stamp}))
+        self._write(statements)
 
     # turns and stories ----------------------------------------------------------------------------
     def record_turn(self, run_id: int, story_id: str, turn: int, **fields: object) -> None:
-        columns = ["run_id", "story_id", "turn", *fields]
-        values = [run_id, story_id, turn, *fields.values()]
-        self.db.execute(
-            f"INSERT OR REPLACE INTO turns({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", values
-        )
+        self._write([_insert("turns", {"run_id": run_id, "story_id": story_id, "turn": turn, **fields})])
 
     def record_story(self, run_id: int, story_id: str, **fields: object) -> None:
-        columns = ["run_id", "story_id", *fields]
-        values = [run_id, story_id, *fields.values()]
-        self.db.execute(
-            f"INSERT OR REPLACE INTO stories({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", values
-        )
+        self._write([_insert("stories", {"run_id": run_id, "story_id": story_id, **fields})])
 
     def finished_stories(self, run_id: int) -> set[str]:
+        self.flush()
         rows = self.db.execute("SELECT story_id FROM stories WHERE run_id = ? AND status = 'done'", (run_id,))
         return {r["story_id"] for r in rows}
 
     def turn_rows(self, run_id: int) -> list[sqlite3.Row]:
+        self.flush()
         return list(self.db.execute(
             "SELECT t.* FROM turns t JOIN stories s ON s.run_id = t.run_id AND s.story_id = t.story_id "
             "WHERE t.run_id = ? ORDER BY s.position, t.turn", (run_id,)))
 
     def story_rows(self, run_id: int) -> list[sqlite3.Row]:
+        self.flush()
         return list(self.db.execute("SELECT * FROM stories WHERE run_id = ? ORDER BY position", (run_id,)))
 
     def call_counts(self, run_id: int) -> dict[str, int]:
+        self.flush()
         row = self.db.execute(
             "SELECT SUM(kind='model' AND cached=0 AND error IS NULL) AS model_calls,"
             " SUM(kind='model' AND cached=1) AS model_cached,"
@@ -276,6 +367,7 @@ class Store:
 
     def progress_counts(self, run_id: int) -> dict[str, int]:
         """Counters of a run as stored: what worker processes report through the shared file."""
+        self.flush()
         stories = self.db.execute("SELECT COUNT(*) FROM stories WHERE run_id = ?", (run_id,)).fetchone()[0]
         turns = self.db.execute("SELECT COUNT(*), COALESCE(SUM(correct = 1), 0) FROM turns WHERE run_id = ? AND "
                                 "response IS NOT NULL", (run_id,)).fetchone()
@@ -284,10 +376,17 @@ class Store:
                 "cached": calls["model_cached"], "errors": calls["model_errors"]}
 
     def usage(self, run_id: int) -> dict[str, int]:
+        self.flush()
         row = self.db.execute(
             "SELECT COALESCE(SUM(m.input_tokens), 0) AS input_tokens, COALESCE(SUM(m.output_tokens), 0) AS output_tokens"
             " FROM turns t JOIN model_calls m ON m.key = t.model_key WHERE t.run_id = ?", (run_id,)).fetchone()
         return {"input_tokens": int(row["input_tokens"]), "output_tokens": int(row["output_tokens"])}
+
+
+def _insert(table: str, row: dict[str, object]) -> Statement:
+    """An INSERT OR REPLACE of ``row`` (column names come from code, never from data)."""
+    return (f"INSERT OR REPLACE INTO {table}({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+            tuple(row.values()))
 
 
 def _run(row: sqlite3.Row) -> RunRecord:

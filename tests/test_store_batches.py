@@ -1,0 +1,126 @@
+"""The store's batched writes: one commit per pass of the event loop, read back while pending, never lost."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from commet.engine import evaluate_async
+from commet.format.dataset import Dataset
+from commet.format.model import StoryTurn, Turn
+from commet.models.base import Model, ModelRequest, ModelResponse
+from commet.store import Store
+
+
+def new_store(path: Path) -> tuple[Store, int]:
+    store = Store(path)
+    run = store.create_run(name="r", model="m", judge="rules", settings={}, config_hash="h", dataset_name="d",
+                           dataset_hash="h", package_version="0", story_count=1)
+    return store, run.id
+
+
+def record(store: Store, run_id: int, key: str) -> None:
+    store.record_model_call(run_id=run_id, story_id="s", turn=0, key=key, model="m", request_json="{}",
+                            response_text=f"reply {key}", latency_s=0.1)
+
+
+def count(path: Path, table: str) -> int:
+    with sqlite3.connect(path) as other:
+        return other.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+
+
+async def test_one_pass_of_the_loop_is_one_commit_and_pending_rows_are_read_back(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    store, run_id = new_store(path)
+    commits: list[str] = []
+    store.db.set_trace_callback(lambda sql: commits.append(sql) if sql == "COMMIT" else None)
+    with store.write_batches():
+        for key in ("a", "b", "c"):
+            record(store, run_id, key)
+        store.record_turn(run_id, "s", 0, prompt="p", images_json="[]", feedback_kind="none", expected_json="[]")
+        assert store.cached_model_call("b")["response_text"] == "reply b"  # pending, read back
+        assert count(path, "model_calls") == 0 and commits == []  # nothing committed inside the pass
+        await asyncio.sleep(0)  # the pass ends
+        assert count(path, "model_calls") == 3 and count(path, "call_log") == 3 and count(path, "turns") == 1
+        assert commits == ["COMMIT"]
+        record(store, run_id, "d")
+    assert count(path, "model_calls") == 4  # the end of the block commits the rest
+    assert store.cached_model_call("d")["response_text"] == "reply d"
+    store.close()
+
+
+def test_without_a_running_loop_batched_writes_commit_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    store, run_id = new_store(path)
+    with store.write_batches():
+        record(store, run_id, "a")
+        assert count(path, "model_calls") == 1
+    store.close()
+
+
+async def test_a_failed_commit_keeps_its_rows_and_is_raised_until_it_succeeds(tmp_path: Path, caplog) -> None:
+    path = tmp_path / "s.sqlite"
+    store, run_id = new_store(path)
+    store.db.execute("PRAGMA busy_timeout=20")
+    locker = sqlite3.connect(path, isolation_level=None)
+    with store.write_batches():
+        locker.execute("BEGIN EXCLUSIVE")  # another process holds the file
+        record(store, run_id, "a")
+        with caplog.at_level(logging.ERROR, logger="commet.store.sqlite"):
+            await asyncio.sleep(0)
+        assert "could not commit 2 pending writes" in caplog.text
+        assert store.cached_model_call("a") is not None  # still pending, still answered from the cache
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            record(store, run_id, "b")  # the next write retries the commit and says it failed
+        locker.execute("ROLLBACK")
+        record(store, run_id, "c")  # commits a and b, then queues c
+    locker.close()
+    assert count(path, "model_calls") == 3 and count(path, "call_log") == 3
+    store.close()
+
+
+def test_writes_inside_a_transaction_commit_or_roll_back_with_it(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    store, run_id = new_store(path)
+    with pytest.raises(RuntimeError), store.transaction():
+        record(store, run_id, "a")
+        store.record_story(run_id, "s", position=0, task="t", category="c", image_dependent=0, source="x",
+                           status="done", correct=1)
+        raise RuntimeError("the export failed half way")
+    assert count(path, "model_calls") == 0 and count(path, "stories") == 0
+    with store.transaction():
+        record(store, run_id, "a")
+        assert count(path, "model_calls") == 0  # not before the transaction commits
+    assert count(path, "model_calls") == 1
+    store.close()
+
+
+class Recorder(Model):
+    """Answers "yes" and records which story each call came from."""
+
+    spec = "recorder"
+
+    def __init__(self) -> None:
+        self.stories: list[str] = []
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        self.stories.append(str(request.tags["story_id"]))
+        return ModelResponse("yes")
+
+
+async def test_the_longest_storyturns_run_first(tmp_path: Path) -> None:
+    def story(name: str, n: int) -> StoryTurn:
+        return StoryTurn(id=name, task="diverse_desire", category="Desire", source="test",
+                         turns=[Turn(story=f"{name} {k}.", question="Yes?", answers=["Yes"]) for k in range(n)])
+
+    data = Dataset(storyturns=[story("one", 1), story("three", 3), story("two", 2), story("three-b", 3)],
+                   name="order")
+    model = Recorder()
+    summary = await evaluate_async(model, data, db=tmp_path / "o.sqlite", run="r", concurrency=1)
+    assert model.stories == ["three"] * 3 + ["three-b"] * 3 + ["two"] * 2 + ["one"]
+    with Store(tmp_path / "o.sqlite") as store:  # positions (and so reports) keep the dataset's order
+        assert [row["story_id"] for row in store.story_rows(summary.run.id)] == ["one", "three", "two", "three-b"]
