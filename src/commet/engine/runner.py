@@ -101,17 +101,25 @@ def default_run_name(model: Model, settings: EvalSettings, dataset: Dataset) -> 
 
 
 class Engine:
-    """Runs one (model, judge, settings, dataset) combination into a store."""
+    """Runs one (model, judge, settings, dataset) combination into a store.
+
+    The ``concurrency`` story slots start ``start_interval`` seconds apart rather than all at
+    once: 64 first requests fired together open 64 connections in the same instant and come
+    back together, and the client then works through them one by one for several rounds
+    (bench/bench_openai_server.py: about 40 ms more on each of the first calls and a slower
+    first second). Spread by 1 ms, the first requests leave as they are built.
+    """
 
     def __init__(self, *, model: Model, judge: Judge, store: Store, dataset: Dataset,
                  settings: EvalSettings | None = None, concurrency: int = 8,
-                 on_progress: Callable[[Progress], None] | None = None):
+                 on_progress: Callable[[Progress], None] | None = None, start_interval: float = 0.001):
         self.model = model
         self.judge = judge
         self.store = store
         self.dataset = dataset
         self.settings = settings or EvalSettings()
         self.concurrency = max(1, concurrency)
+        self.start_interval = max(0.0, start_interval)
         self.on_progress = on_progress
         self.progress = Progress()
         self._images: dict[str, ImagePart] = {}
@@ -164,7 +172,8 @@ class Engine:
         for item in sorted(todo, key=lambda item: -len(item[1].turns)):
             queue.put_nowait(item)
         with self.store.write_batches():
-            workers = [asyncio.create_task(self._worker(run, queue)) for _ in range(min(self.concurrency, len(todo)))]
+            workers = [asyncio.create_task(self._worker(run, queue, slot * self.start_interval))
+                       for slot in range(min(self.concurrency, len(todo)))]
             try:
                 await asyncio.gather(*workers)
             except BaseException:
@@ -178,7 +187,9 @@ class Engine:
         assert final is not None
         return RunSummary(final, self.progress, self.store.call_counts(run.id))
 
-    async def _worker(self, run: RunRecord, queue: asyncio.Queue[tuple[int, StoryTurn]]) -> None:
+    async def _worker(self, run: RunRecord, queue: asyncio.Queue[tuple[int, StoryTurn]], start_after: float) -> None:
+        if start_after:
+            await asyncio.sleep(start_after)
         while True:
             try:
                 position, storyturn = queue.get_nowait()
