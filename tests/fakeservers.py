@@ -15,6 +15,7 @@ a well-framed but cut JSON document is ``Reply(body=b'{"choices": [')``.
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 import time
 from collections import deque
@@ -110,8 +111,10 @@ DEFAULT_REPLIES: dict[str, Callable[[], Reply]] = {
 class FakeServer:
     """``with FakeServer("openai") as server: ... server.url ... server.requests``."""
 
-    def __init__(self, style: str = "openai", responder: Callable[[RecordedRequest], Reply] | None = None):
+    def __init__(self, style: str = "openai", responder: Callable[[RecordedRequest], Reply] | None = None,
+                 *, tls: ssl.SSLContext | None = None):
         self.style = style
+        self.tls = tls  # serve https with this server context
         self.responder = responder or (lambda request: DEFAULT_REPLIES[style]())
         self.script: deque[Reply] = deque()
         self.requests: list[RecordedRequest] = []
@@ -131,7 +134,7 @@ class FakeServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("Content-Length") or 0)
@@ -183,6 +186,8 @@ class FakeServer:
         self._stopping.clear()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
+        if self.tls is not None:
+            self._server.socket = self.tls.wrap_socket(self._server.socket, server_side=True)
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                         daemon=True)
         self._thread.start()

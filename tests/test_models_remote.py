@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import base64
+import datetime
 import email.utils
+import ipaddress
+import ssl
 import time
+from pathlib import Path
 
 import pytest
 
@@ -232,6 +236,56 @@ async def test_openai_direct_transport_goes_through_the_environment_proxy(monkey
     (sent,) = proxy.requests
     assert sent.path == "http://models.invalid/v1/chat/completions"  # absolute form: a request to a proxy
     assert sent.headers["authorization"] == f"Bearer {KEY}"
+
+
+def self_signed_tls(folder: Path) -> tuple[Path, ssl.SSLContext]:
+    """A certificate for 127.0.0.1 made here (no network), and a server context that presents it."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "commet test CA")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ski = x509.SubjectKeyIdentifier.from_public_key(key.public_key())
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                           critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .add_extension(ski, critical=False)
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_subject_key_identifier(ski), critical=False)
+            .sign(key, hashes.SHA256()))
+    cert_file, key_file = folder / "cert.pem", folder / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_file, key_file)
+    return cert_file, context
+
+
+async def test_openai_https_verifies_the_server_against_ssl_cert_file(transport, tmp_path, monkeypatch):
+    """An unknown certificate is refused at once (kind "tls", no retry); SSL_CERT_FILE trusts it."""
+    cert_file, context = self_signed_tls(tmp_path)
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    with FakeServer("openai", tls=context) as server:
+        assert server.url.startswith("https://")
+        spec = f"openai:gpt-test?base_url={server.url}/v1&transport={transport}&max_attempts=3"
+        untrusting = create_model(spec)
+        sleeps = fast(untrusting)
+        with pytest.raises(ModelCallError) as caught:
+            await untrusting.generate(request())
+        await untrusting.aclose()
+        assert caught.value.kind == "tls" and not caught.value.retryable and sleeps == []
+        assert "SSL_CERT_FILE" in str(caught.value) and server.requests == []
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert_file))
+        trusting = create_model(spec)
+        response = await trusting.generate(request())
+        await trusting.aclose()
+    assert response.text == "Apple" and len(server.requests) == 1
 
 
 def test_openai_transport_option_is_checked():

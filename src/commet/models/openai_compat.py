@@ -165,8 +165,9 @@ class DirectChatTransport:
     The session is opened on first use, inside the running event loop, and the headers are
     the SDK client's own (``default_headers`` and ``auth_headers``) taken then. Timeouts and
     retries are the run's :class:`~commet.models.retry.RetryPolicy`. A proxy from the
-    environment (``HTTPS_PROXY``, ``NO_PROXY``, ...) is looked up once, and https uses the
-    certifi CA bundle, as the SDK's httpx client does.
+    environment (``HTTPS_PROXY``, ``NO_PROXY``, ...) is looked up once, and https trusts
+    ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` when set, else the certifi CA bundle, as the SDK's
+    httpx client does.
     """
 
     def __init__(self, client: Any, *, connections: int = 1000):
@@ -185,11 +186,13 @@ class DirectChatTransport:
         self.headers["Content-Type"] = "application/json"
         ssl: Any = True
         if self.url.startswith("https:"):
+            import os
             import ssl as ssl_module
 
             import certifi
 
-            ssl = ssl_module.create_default_context(cafile=certifi.where())
+            ssl = ssl_module.create_default_context(cafile=os.environ.get("SSL_CERT_FILE") or certifi.where(),
+                                                    capath=os.environ.get("SSL_CERT_DIR") or None)
         self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=self.connections, ssl=ssl),
                                               timeout=aiohttp.ClientTimeout(total=None))
         return self._session

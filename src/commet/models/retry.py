@@ -32,6 +32,7 @@ import math
 import os
 import random
 import re
+import ssl
 import time
 from abc import abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -163,11 +164,27 @@ def _is_bad_body(exc: BaseException) -> bool:
         cls.__name__ == "JSONDecodeError" for cls in type(exc).__mro__)
 
 
+def _untrusted_certificate(exc: BaseException) -> BaseException | None:
+    """The certificate failure behind ``exc``, if any (SDKs wrap it, one even as a timeout)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in str(current):
+            return current
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def classify(exc: BaseException, secrets: Iterable[str] = ()) -> tuple[ModelCallError, float | None]:
     """Map any provider/transport exception to a ModelCallError (and a server-requested delay)."""
     if isinstance(exc, ModelCallError):
         return ModelCallError(redact(str(exc), secrets), kind=exc.kind, status=exc.status,
                               retryable=exc.retryable), None
+    certificate = _untrusted_certificate(exc)
+    if certificate is not None:  # will not fix itself: no retry
+        return ModelCallError(redact(f"the server's TLS certificate is not trusted ({certificate}); for a private "
+                                     "CA set SSL_CERT_FILE", secrets)[:2000], kind="tls", retryable=False), None
     status, headers = _find_status_and_headers(exc)
     name = type(exc).__name__
     if status is not None:
