@@ -15,9 +15,11 @@ It prints the wall time of the run, the lower bound
 ``max(longest story's critical path, total calls * delay / concurrency)``, their ratio
 (goal: < 1.1) and the client process's CPU time per call. The server's CPU is not counted
 (it runs in its own process). To tell the engine's overhead from the workload's, it also
-prints when the first request arrived and the last answer left, and the wall time of a
+prints when the first request arrived and the last answer left, the wall time of a
 zero-overhead engine (longest stories first, each into the first free slot, every call
-exactly ``--delay``): above the bound by the last wave alone.
+exactly ``--delay``: above the bound by the last wave alone), and, as the baseline run side
+by side, the wall time of a bare aiohttp client making the same calls in the same slots and
+order against the same server, with no engine, store or judge.
 """
 
 from __future__ import annotations
@@ -189,9 +191,38 @@ async def run_bench(args: argparse.Namespace, base_url: str) -> dict[str, float]
     bound = max(critical, total_calls * args.delay / args.concurrency)
     greedy = greedy_makespan([t * calls_per_turn * args.delay for t in turns], args.concurrency)
     return {"wall": wall, "cpu": cpu, "start": start, "end": end, "total_calls": total_calls, "critical": critical,
-            "bound": bound, "greedy": greedy,
+            "bound": bound, "greedy": greedy, "calls_per_story": [t * calls_per_turn for t in turns],
             "errors": summary.progress.errors, "questions": summary.progress.questions,
             "model_calls": summary.progress.model_calls}
+
+
+async def bare_client(args: argparse.Namespace, base_url: str, calls_per_story: list[int]) -> float:
+    """Wall time of the same calls in the same slots and order, made with bare aiohttp.
+
+    No engine, no store, no judging, a small fixed body: what this machine, this server and
+    the HTTP library cost by themselves (the baseline the engine runs beside).
+    """
+    import aiohttp
+
+    from commet.engine.runner import START_INTERVAL_S
+
+    url = f"{base_url}/v1/chat/completions"
+    headers = {"Content-Type": "application/json", "Authorization": "Bearer bench"}
+    bodies = [json.dumps({"model": name, "messages": [{"role": "user", "content": "Which snack do you like best?"}]})
+              .encode() for name in (("cand", "judge") if args.judge else ("cand",))]
+    stories = iter(sorted(calls_per_story, reverse=True))  # shared: the next story goes to the first free slot
+
+    async def slot(session: aiohttp.ClientSession, start_after: float) -> None:
+        await asyncio.sleep(start_after)
+        for calls in stories:
+            for k in range(calls):
+                async with session.post(url, data=bodies[k % len(bodies)], headers=headers) as response:
+                    json.loads(await response.read())
+
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1000)) as session:
+        wall0 = time.perf_counter()
+        await asyncio.gather(*(slot(session, i * START_INTERVAL_S) for i in range(args.concurrency)))
+        return time.perf_counter() - wall0
 
 
 def greedy_makespan(durations: list[float], slots: int) -> float:
@@ -235,6 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         result = asyncio.run(run_bench(args, base_url))
         with urllib.request.urlopen(f"{base_url}/stats") as response:
             counts = json.loads(response.read())
+        bare = asyncio.run(bare_client(args, base_url, result["calls_per_story"]))
     finally:
         server.terminate()
         server.join(5)
@@ -253,7 +285,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ratio            {result['wall'] / result['bound']:.3f}  (goal < 1.1)")
     print(f"  zero-overhead engine  {result['greedy']:.3f} s = {result['greedy'] / result['bound']:.3f} x bound "
           "(longest first, no CPU, no latency: the last wave's cost)")
-    print(f"  wall / that           {result['wall'] / result['greedy']:.3f}  (the engine's own overhead)")
+    print(f"  wall / that           {result['wall'] / result['greedy']:.3f}")
+    print(f"  bare aiohttp client   {bare:.3f} s = {bare / result['bound']:.3f} x bound (the same calls in the same "
+          "slots and order; no engine, store or judge)")
+    print(f"  wall / bare client    {result['wall'] / bare:.3f}  (the engine's own overhead)")
     print(f"client CPU/call  {result['cpu'] * 1000 / max(served, 1):.2f} ms  (total {result['cpu']:.2f} s)")
     return 0
 

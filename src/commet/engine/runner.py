@@ -58,6 +58,10 @@ class EvalSettings(BaseModel):
     limit: int | None = None
 
 
+#: seconds between the starts of the story slots (see :class:`Engine`)
+START_INTERVAL_S = 0.001
+
+
 class RunConflictError(ValueError):
     """A run name already used with other settings, model, judge or dataset."""
 
@@ -112,7 +116,8 @@ class Engine:
 
     def __init__(self, *, model: Model, judge: Judge, store: Store, dataset: Dataset,
                  settings: EvalSettings | None = None, concurrency: int = 8,
-                 on_progress: Callable[[Progress], None] | None = None, start_interval: float = 0.001):
+                 on_progress: Callable[[Progress], None] | None = None,
+                 start_interval: float = START_INTERVAL_S):
         self.model = model
         self.judge = judge
         self.store = store
