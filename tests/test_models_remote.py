@@ -5,9 +5,11 @@ from __future__ import annotations
 import base64
 import datetime
 import email.utils
+import gc
 import ipaddress
 import ssl
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -447,11 +449,15 @@ def test_eval_reports_tokens_and_estimated_cost(tmp_path, pipe_dataset):
 
     from commet.cli import app
 
-    with FakeServer("openai") as server:  # every reply: 11 prompt and 3 completion tokens
-        spec = f"openai:gpt-test?base_url={server.url}/v1&price_in=2&price_out=10"
+    with FakeServer("openai") as server, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        spec = f"openai:gpt-test?base_url={server.url}/v1&price_in=2&price_out=10"  # replies: 11 in, 3 out
         result = CliRunner().invoke(app, ["eval", "--model", spec, "--dataset", str(pipe_dataset),
                                           "--db", str(tmp_path / "s.sqlite"), "--quiet"])
+        gc.collect()
     assert result.exit_code == 0, result.output
+    # the clients are closed in the event loop that used them: no connection is left to the collector
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
     calls = len(server.requests)
     assert calls == 5
     cost = (calls * 11 * 2 + calls * 3 * 10) / 1_000_000

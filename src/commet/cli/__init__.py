@@ -186,7 +186,7 @@ def eval_command(
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
 ) -> None:
     """Run a model over a dataset, judged online, into a resumable SQLite store; print the results."""
-    from commet.engine import EvalSettings, RunConflictError, evaluate_async
+    from commet.engine import EvalSettings, RunConflictError, RunSummary, evaluate_async
     from commet.engine.conversation import DEFAULT_SYSTEM_PROMPT
     from commet.judges.registry import create_judge
     from commet.models.base import GenerationSettings
@@ -204,15 +204,19 @@ def eval_command(
                             limit=limit)
     from commet.cli.progress import live_progress
 
+    async def evaluate_then_close() -> RunSummary:
+        try:
+            return await evaluate_async(
+                model if workers > 1 else the_model, data, judge=judge if workers > 1 else the_judge, db=db,
+                run=run, settings=settings, concurrency=concurrency, workers=workers, on_progress=on_progress)
+        finally:  # in the loop the clients were used in: their connections close cleanly
+            await _close(the_model, the_judge)
+
     with live_progress(enabled=not quiet, total=min(limit or len(data), len(data))) as on_progress:
         try:
-            summary = asyncio.run(evaluate_async(
-                model if workers > 1 else the_model, data, judge=judge if workers > 1 else the_judge, db=db,
-                run=run, settings=settings, concurrency=concurrency, workers=workers, on_progress=on_progress))
+            summary = asyncio.run(evaluate_then_close())
         except RunConflictError as exc:
             fail(str(exc))
-        finally:
-            asyncio.run(_close(the_model, the_judge))
     done = summary.progress
     from commet.cli.reporting import print_report
 
