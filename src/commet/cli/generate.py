@@ -39,8 +39,9 @@ def procedural(
     errors = [p for p in problems if p.severity == "error"]
     for problem in errors:
         typer.echo(str(problem), err=True)
-    typer.echo(f"wrote {folder} ({sum(1 for _ in (folder / 'storyturns.jsonl').open())} StoryTurns, "
-               f"{len(errors)} validation errors)")
+    with (folder / "storyturns.jsonl").open(encoding="utf-8") as written:
+        count = sum(1 for _ in written)
+    typer.echo(f"wrote {folder} ({count} StoryTurns, {len(errors)} validation errors)")
     if has_errors(problems):
         raise typer.Exit(1)
 
