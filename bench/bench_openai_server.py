@@ -184,14 +184,13 @@ async def run_bench(args: argparse.Namespace, base_url: str) -> dict[str, float]
         wall = time.perf_counter() - wall0
         end = time.time()
         cpu = _cpu_seconds() - cpu0
-    turns = [len(s.turns) for s in dataset.storyturns]
-    calls_per_turn = 2 if args.judge else 1
-    total_calls = sum(turns) * calls_per_turn
-    critical = max(turns) * calls_per_turn * args.delay
+    calls_per_story = [len(s.turns) * (2 if args.judge else 1) for s in dataset.storyturns]
+    total_calls = sum(calls_per_story)
+    critical = max(calls_per_story) * args.delay
     bound = max(critical, total_calls * args.delay / args.concurrency)
-    greedy = greedy_makespan([t * calls_per_turn * args.delay for t in turns], args.concurrency)
+    greedy = greedy_makespan([calls * args.delay for calls in calls_per_story], args.concurrency)
     return {"wall": wall, "cpu": cpu, "start": start, "end": end, "total_calls": total_calls, "critical": critical,
-            "bound": bound, "greedy": greedy, "calls_per_story": [t * calls_per_turn for t in turns],
+            "bound": bound, "greedy": greedy, "calls_per_story": calls_per_story,
             "errors": summary.progress.errors, "questions": summary.progress.questions,
             "model_calls": summary.progress.model_calls}
 

@@ -102,9 +102,9 @@ class OpenAIChatModel(RemoteModel):
         transport = self.options.get("transport", "direct" if has_aiohttp else "sdk")
         if transport not in ("direct", "sdk"):
             raise UnknownModelError("openai: transport must be direct or sdk")
-        if transport == "direct" and not has_aiohttp:
-            raise UnknownModelError("openai: transport=direct needs aiohttp: pip install 'commet-bench[openai]'")
         if transport == "direct":
+            if not has_aiohttp:
+                raise UnknownModelError("openai: transport=direct needs aiohttp: pip install 'commet-bench[openai]'")
             http_client = _idle_http_client(openai)
         else:
             # aiohttp (the SDK's ``openai[aiohttp]`` transport) costs about half the client CPU per
@@ -131,17 +131,17 @@ class OpenAIChatModel(RemoteModel):
         return params
 
     async def _call(self, request: ModelRequest) -> ModelResponse:
-        # ``client.post`` is the SDK's documented way to send a request body as is: it keeps the
-        # SDK's auth, base URL, timeouts and error classes, but skips ``chat.completions.create``'s
-        # recursive TypedDict transform of the messages and, with ``cast_to=bytes``, the pydantic
-        # construction of the whole ChatCompletion; a body given as bytes is sent as is, without
-        # the SDK's deep copy and re-serialisation of the whole conversation. Together several ms
-        # of CPU per call (measured with bench/bench_openai_server.py).
         body = json.dumps(self.build_params(request), ensure_ascii=False).encode()
         if self._direct is not None:
-            return parse_completion(await self._direct.post(body))
-        raw = await self._client.post("/chat/completions", content=body, cast_to=bytes,
-                                      options={"headers": {"Content-Type": "application/json"}})
+            raw = await self._direct.post(body)
+        else:
+            # ``client.post`` is the SDK's documented way to send a request body as is: it keeps the
+            # SDK's auth, base URL, timeouts and error classes, but skips ``chat.completions.create``'s
+            # recursive TypedDict transform of the messages and, with ``cast_to=bytes``, the pydantic
+            # construction of the whole ChatCompletion; a body given as bytes is sent as is, without
+            # the SDK's deep copy and re-serialisation of the whole conversation.
+            raw = await self._client.post("/chat/completions", content=body, cast_to=bytes,
+                                          options={"headers": {"Content-Type": "application/json"}})
         return parse_completion(raw)
 
     async def aclose(self) -> None:

@@ -16,7 +16,7 @@ import json
 import logging
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -186,13 +186,8 @@ class Store:
 
     def _write(self, statements: list[Statement]) -> None:
         if not self._batching:
-            if self.db.in_transaction:  # part of the caller's ``transaction()``
-                for sql, params in statements:
-                    self.db.execute(sql, params)
-                return
-            with self.transaction() as db:
-                for sql, params in statements:
-                    db.execute(sql, params)
+            self.flush()  # rows a failed batch left behind go first
+            self._execute(statements)
             return
         self._pending.extend(statements)
         if self._flush_error is not None:
@@ -219,38 +214,35 @@ class Store:
         self._flush_error = None
         if not self._pending:
             return
-        pending = self._pending
-        if self.db.in_transaction:  # inside the caller's ``transaction()``: commit with it
-            for sql, params in pending:
-                self.db.execute(sql, params)
-            self._pending = []
-            self._pending_rows.clear()
-            return
         try:
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                for sql, params in pending:
-                    self.db.execute(sql, params)
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-            self.db.execute("COMMIT")
+            self._execute(self._pending)
         except BaseException as exc:
             self._flush_error = exc
             raise
         self._pending = []
         self._pending_rows.clear()
 
+    def _execute(self, statements: list[Statement]) -> None:
+        """Run ``statements`` in one transaction: the caller's open ``transaction()``, else their own."""
+        with nullcontext() if self.db.in_transaction else self._begin_commit():
+            for sql, params in statements:
+                self.db.execute(sql, params)
+
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        self.flush()
+    def _begin_commit(self) -> Iterator[None]:
         self.db.execute("BEGIN IMMEDIATE")
         try:
-            yield self.db
+            yield
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        self.flush()
+        with self._begin_commit():
+            yield self.db
 
     # runs -----------------------------------------------------------------------------------------
     def get_run(self, name: str) -> RunRecord | None:

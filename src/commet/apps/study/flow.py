@@ -76,7 +76,7 @@ class Position:
                    if t.answer is not None]
         current = self.current
         return build_judge_request(self.storyturn, current.index, user_text(current.feedback, current.turn), response,
-                             earlier, self.active_branch)
+                                   earlier, self.active_branch)
 
 
 def position(questionnaire: Questionnaire, storyturns: Mapping[str, StoryTurn],
