@@ -38,6 +38,34 @@ class Feedback(BaseModel):
         return not (self.right or self.wrong or self.by_answer or self.always)
 
 
+class Option(BaseModel):
+    """One choice shown to the respondent (spec section 7): its text and an optional label (A, B, 1, ...).
+
+    Options are not branches: branches are alternative expected answers, options are what the
+    question offers. A reply may name an option by its label ("B", "(b)", "Option B") or its text.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: str | None = Field(default=None, description="Label shown before the option, such as A, b or 1.")
+    text: str = Field(min_length=1)
+
+    @field_validator("label")
+    @classmethod
+    def _blank_label_is_none(cls, value: str | None) -> str | None:
+        return value.strip() or None if value is not None else None
+
+
+class Rubric(BaseModel):
+    """What a right explanation must say and must not say (paper, Appendix C): for LLM judges and people."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key_inference: str = Field(min_length=1, description="The inference a right answer must contain.")
+    false_inferences: list[str] = Field(default_factory=list,
+                                        description="Inferences that make an answer wrong when it states them.")
+
+
 class Turn(BaseModel):
     """One turn of a StoryTurn: feedback, story, question, optional picture, expected answer(s)."""
 
@@ -52,6 +80,12 @@ class Turn(BaseModel):
         description="Expected answer(s). More than one makes this turn a branch point: any one is right "
         "and the one given fixes the story's active branch.",
     )
+
+    options: list[Option] = Field(default_factory=list,
+                                  description="The choices shown with the question, if any (not branches).")
+    rubric: Rubric | None = Field(default=None, description="Grading guidance for an explanation answer.")
+    meta: dict[str, object] = Field(default_factory=dict,
+                                    description="Per-turn metadata (question type, order of belief, ...).")
 
     @field_validator("image")
     @classmethod
