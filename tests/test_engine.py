@@ -127,19 +127,44 @@ async def test_images_on_sends_the_prepared_picture_and_records_its_hash(pipe_da
     assert sent_images and all(p["sha256"] == hashlib.sha256(prepared).hexdigest() for p in sent_images)
 
 
-async def test_results_do_not_depend_on_concurrency(pipe_dataset: Path, tmp_path: Path) -> None:
+async def test_concurrent_stories_really_interleave_and_give_the_same_results(pipe_dataset: Path,
+                                                                              tmp_path: Path) -> None:
+    """With concurrency 16 the offline baseline's stories run side by side (they yield to the loop):
+    the recorded call order shows many stories started before the first one ended, and the
+    results equal a one-at-a-time run."""
     from commet.format import Dataset
 
+    from commet.engine import Engine
+    from commet.judges.rules import RulesJudge
+    from commet.models.registry import create_model
+
     base = read_storyturns(pipe_dataset)
-    many = Dataset(storyturns=[st.model_copy(update={"id": f"{st.id}-{i}"}) for i in range(20) for st in base],
-                   name="many", root=base.root)
-    results = []
+    many = Dataset(storyturns=[st.model_copy(update={"id": f"{st.id}-{i}", "turns": [
+        st.turns[0].model_copy(update={"story": f"{st.turns[0].story} ({i})"}), *st.turns[1:]]})
+        for i in range(20) for st in base], name="many", root=base.root)  # no two stories share a call
+    results, orders = [], []
     for concurrency in (1, 16):
         db = tmp_path / f"c{concurrency}.sqlite"
-        await evaluate_async("baseline:random-option?seed=7", many, db=db, run="r", concurrency=concurrency)
+        with Store(db) as store:  # slots start together (no start interval): the order is deterministic
+            await Engine(model=create_model("baseline:random-option?seed=7"), judge=RulesJudge(), store=store,
+                         dataset=many, concurrency=concurrency, start_interval=0).run("r")
         results.append(sorted((k, v["response"], v["correct"]) for k, v in turns(db).items()))
+        with Store(db) as store:
+            orders.append([(r["story_id"], r["turn"]) for r in store.db.execute(
+                "SELECT story_id, turn FROM call_log WHERE kind = 'model' ORDER BY id")])
     assert results[0] == results[1]
     assert len({r[1] for r in results[0]}) > 1  # the random baseline really varies
+    sequential, interleaved = orders
+    first_story = sequential[0][0]
+    assert [s for s, _ in sequential[:len(base.storyturns[0].turns)]] == [first_story] * 2  # one story at a time
+
+    def started_before_first_finished(order: list[tuple[str, int]]) -> int:
+        first = order[0][0]
+        last_turn_of_first = max(i for i, (story, _) in enumerate(order) if story == first)
+        return len({story for story, _ in order[:last_turn_of_first]})
+
+    assert started_before_first_finished(sequential) == 1
+    assert started_before_first_finished(interleaved) >= 16  # all 16 slots had a story in flight
 
 
 async def test_repeat_of_a_finished_run_makes_no_call(pipe_dataset: Path, replay_file, tmp_path: Path) -> None:
@@ -246,7 +271,7 @@ async def test_a_trial_with_limit_does_not_block_the_full_run(pipe_dataset: Path
     db = tmp_path / "s.sqlite"
     trial = await evaluate_async("baseline:first-option", pipe_dataset, db=db, settings=EvalSettings(limit=1))
     full = await evaluate_async("baseline:first-option", pipe_dataset, db=db)
-    assert trial.run.name.endswith(",limit=1") and trial.run.story_count == 1
+    assert ",limit=1,cfg=" in trial.run.name and trial.run.story_count == 1
     assert full.run.story_count == 2 and full.progress.cached_calls == 2  # the trial's calls are reused
 
 

@@ -1,17 +1,25 @@
 """The ``commet`` command: a thin layer over the Python API.
 
 Every user error (bad dataset, unknown model, run conflict) ends as one line on stderr and
-exit code 2, never a traceback.
+exit code 2, never a traceback. Exit codes (docs/cli.md):
+
+* 0: done; for ``eval``, every StoryTurn was scored;
+* 2: bad input (nothing was run);
+* 3: the run ended incomplete: some calls failed for good (a summary per kind is printed);
+  running the same command again retries them;
+* 130: interrupted (Ctrl-C); running the same command again resumes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import sys
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, NoReturn, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -26,11 +34,36 @@ console = Console(width=None if sys.stdout.isatty() else 200)
 err_console = Console(stderr=True)
 
 EXIT_USAGE = 2
+#: the run ended with calls that failed for good (rerun to retry them)
+EXIT_INCOMPLETE = 3
+#: stopped by Ctrl-C (rerun to resume): 128 + SIGINT, as shells report it
+EXIT_INTERRUPTED = 130
+RESUME_LINE = "interrupted; run the same command again to resume"
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def fail(message: str) -> NoReturn:
     err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_USAGE)
+
+
+def resumable(command: Callable[P, R]) -> Callable[P, R]:
+    """Ctrl-C at any moment of a command that writes runs: the resume line and exit code 130.
+
+    (The engine has already marked the run ``interrupted`` and committed what finished.)
+    """
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except KeyboardInterrupt:
+            sys.stderr.write(f"\n{RESUME_LINE}\n")
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+
+    return wrapper
 
 
 class OnOff(str, Enum):
@@ -166,7 +199,12 @@ def schema() -> None:
     typer.echo(json.dumps(storyturn_json_schema(), indent=2))
 
 
-@app.command("eval")
+EVAL_EPILOG = ("Exit codes: 0 every StoryTurn scored; 2 bad input, nothing run; 3 some calls failed for good "
+               "(summary printed; the same command retries them); 130 interrupted (the same command resumes).")
+
+
+@app.command("eval", epilog=EVAL_EPILOG)
+@resumable
 def eval_command(
     model: Annotated[str, typer.Option(help="Model spec, e.g. baseline:first-option, openai:gpt-4o, replay:FILE.")],
     dataset: Annotated[str, typer.Option(help="Dataset folder/file or 'sample'.")] = "sample",
@@ -177,7 +215,9 @@ def eval_command(
     workers: Annotated[int, typer.Option(min=1, help="Processes sharing the run (for very fast servers: "
                                                      "client CPU then scales with cores).")] = 1,
     db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite"),
-    run: Annotated[str | None, typer.Option(help="Run name (default: model|dataset|settings).")] = None,
+    run: Annotated[str | None, typer.Option(help=(
+        "Run name (default: MODEL@DATASET:images=..,feedback=..,cfg=HASH; HASH covers model options, judge, "
+        "system prompt, temperature, max tokens, seed, images and dataset content)."))] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N StoryTurns.")] = None,
     system_prompt: Annotated[str | None, typer.Option(help="System prompt (default: the built-in one).")] = None,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
@@ -224,6 +264,24 @@ def eval_command(
                   f"{done.cached_calls} answered from the store, {done.errors} errors", highlight=False)
     console.print(_usage_line(db, summary.run.id, the_model), highlight=False)
     print_report(db, [summary.run.name], brief=True)
+    if summary.results is not None and not summary.results.complete:
+        _print_failures(summary.results, secrets=[getattr(m, "api_key", None) for m in (the_model, the_judge)])
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _print_failures(results, *, secrets: list[str | None]) -> None:  # noqa: ANN001 - RunResults
+    """What kept the run from completing: per failure kind, how many turns and the first message."""
+    from commet.models.retry import redact
+
+    write = functools.partial(err_console.print, markup=False, highlight=False, soft_wrap=True)
+    write(f"incomplete: {results.stories_not_scored} of {results.stories} StoryTurns not scored; "
+          "calls that failed for good:")
+    for failure in results.failures:
+        message = redact(" ".join(failure.first_message.split()), [s for s in secrets if s])
+        message = message if len(message) <= 300 else message[:299] + "…"
+        write(f"  {failure.kind} ({failure.what}, {failure.turns} turn{'s' if failure.turns != 1 else ''}), "
+              f"first at story {failure.first_story} turn {failure.first_turn}: {message}")
+    write(f"run the same command again to retry them (exit code {EXIT_INCOMPLETE})")
 
 
 def _usage_line(db: Path, run_id: int, model) -> str:  # noqa: ANN001 - a Model
@@ -265,8 +323,4 @@ _register_commands()
 
 
 def main() -> None:
-    try:
-        app()
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted; run the same command again to resume\n")
-        sys.exit(130)
+    app()

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from commet.engine.conversation import DEFAULT_SYSTEM_PROMPT, apply_branch_rules, choose_feedback, user_text
-from commet.engine.runner import Engine, EvalSettings, Progress, RunConflictError, RunSummary
+from commet.engine.runner import Engine, EvalSettings, Progress, RunConflictError, RunResults, RunSummary
 from commet.format.dataset import Dataset, load_dataset
 from commet.judges.base import Judge
 from commet.judges.registry import create_judge
@@ -24,6 +25,9 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
                          settings: EvalSettings | None = None, concurrency: int = 8, workers: int = 1,
                          on_progress: Callable[[Progress], None] | None = None) -> RunSummary:
     """Run (or resume) one evaluation and return its summary; results are in the store.
+
+    ``summary.results`` describes the whole run as stored (a second call on a finished run
+    reports its real figures and makes no call); ``summary.progress`` counts this call's work.
 
     ``workers`` > 1 spreads the StoryTurns over that many processes (see :mod:`commet.engine.parallel`);
     model and judge must then be given as specs and ``db`` as a path.
@@ -54,11 +58,22 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
 
 
 def evaluate(model: str | Model, dataset: str | Path | Dataset = "sample", **kwargs: object) -> RunSummary:
-    """Synchronous :func:`evaluate_async` for scripts and notebooks without a running loop."""
-    return asyncio.run(evaluate_async(model, dataset, **kwargs))  # type: ignore[arg-type]
+    """:func:`evaluate_async`, waited for: for scripts, and for notebooks whose event loop already runs.
+
+    Where a loop is running in this thread (Jupyter, IPython), ``asyncio.run`` cannot be used,
+    so the evaluation runs in a worker thread with its own loop and this call waits for it;
+    ``await evaluate_async(...)`` is the form that leaves the notebook's loop free meanwhile.
+    """
+    work = evaluate_async(model, dataset, **kwargs)  # type: ignore[arg-type]
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="commet-evaluate") as pool:
+        return pool.submit(asyncio.run, work).result()
 
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT", "Engine", "EvalSettings", "GenerationSettings", "Progress", "RunConflictError",
-    "RunSummary", "apply_branch_rules", "choose_feedback", "evaluate", "evaluate_async", "user_text",
+    "RunResults", "RunSummary", "apply_branch_rules", "choose_feedback", "evaluate", "evaluate_async", "user_text",
 ]

@@ -10,10 +10,18 @@ They give the floor a real model must beat; option ``reply`` sets the fixed repl
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import random
 
-from commet.models.base import Model, ModelRequest, ModelResponse, UnknownModelError
+from commet.models.base import (
+    Model,
+    ModelRequest,
+    ModelResponse,
+    UnknownModelError,
+    did_you_mean,
+    refuse_unknown_options,
+)
 from commet.text import question_options
 
 DEFAULT_REPLY = "Yes."
@@ -40,6 +48,7 @@ class FirstOptionBaseline(Model):
         return {"spec": self.spec, "reply": self.reply}
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
+        await asyncio.sleep(0)  # yield like a real call: stories interleave, commits and Ctrl-C get their turn
         options = question_options(_last_question(request))
         return ModelResponse(text=_sentence(options[0]) if options else self.reply)
 
@@ -53,18 +62,25 @@ class RandomOptionBaseline(Model):
         return {"spec": self.spec, "seed": self.seed}
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
+        await asyncio.sleep(0)  # see FirstOptionBaseline.generate
         digest = hashlib.sha256(f"{self.seed}:{self.cache_key(request)}".encode()).digest()
         rng = random.Random(digest)
         options = question_options(_last_question(request))
         return ModelResponse(text=_sentence(rng.choice(options)) if options else rng.choice(["Yes.", "No."]))
 
 
+#: baseline name -> the options it takes
+BASELINES = {"first-option": ("reply",), "random-option": ("seed",)}
+
+
 def create(name: str, options: dict[str, str]) -> Model:
+    if name not in BASELINES:
+        raise UnknownModelError(f"unknown baseline {name!r}{did_you_mean(name, BASELINES)} "
+                                f"(known: {', '.join(BASELINES)})")
+    refuse_unknown_options(f"baseline:{name}", options, BASELINES[name])
     if name == "first-option":
         return FirstOptionBaseline(reply=options.get("reply", DEFAULT_REPLY))
-    if name == "random-option":
-        try:
-            return RandomOptionBaseline(seed=int(options.get("seed", "0")))
-        except ValueError:
-            raise UnknownModelError(f"baseline:random-option seed must be an integer, got {options['seed']!r}") from None
-    raise UnknownModelError(f"unknown baseline {name!r} (known: first-option, random-option)")
+    try:
+        return RandomOptionBaseline(seed=int(options.get("seed", "0")))
+    except ValueError:
+        raise UnknownModelError(f"baseline:random-option seed must be an integer, got {options['seed']!r}") from None

@@ -11,7 +11,7 @@ import importlib
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl
 
-from commet.models.base import Model, UnknownModelError
+from commet.models.base import Model, UnknownModelError, did_you_mean
 
 #: provider name -> "module:factory". A factory takes (name, options) and returns a Model.
 PROVIDERS: dict[str, str] = {
@@ -44,7 +44,8 @@ def parse_spec(spec: str) -> ModelSpec:
     name, _, query = rest.partition("?")
     options = dict(parse_qsl(query, keep_blank_values=True)) if query else {}
     if provider not in PROVIDERS:
-        raise UnknownModelError(f"unknown model provider {provider!r} in {spec!r} (known: {', '.join(PROVIDERS)})")
+        raise UnknownModelError(f"unknown model provider {provider!r}{did_you_mean(provider, PROVIDERS)} in {spec!r} "
+                                f"(known: {', '.join(PROVIDERS)})")
     return ModelSpec(provider, name, options)
 
 
