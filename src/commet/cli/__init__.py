@@ -24,12 +24,16 @@ from typing import Annotated, NoReturn, ParamSpec, TypeVar
 import typer
 from rich.console import Console
 
+from commet.format.convert import ConvertTarget
 from commet.format.problems import FormatError
 from commet.judges.base import UnknownJudgeError
 from commet.models.base import UnknownModelError
 
+#: Plain click help (``rich_markup_mode=None``), here and in every sub-app: no ``<bool>`` type column on
+#: flags, no boxes, errors as one line.
 app = typer.Typer(help="CoMMET: multi-turn, multimodal Theory of Mind evaluation.", no_args_is_help=True,
-                  pretty_exceptions_enable=False, add_completion=False)
+                  pretty_exceptions_enable=False, add_completion=False, rich_markup_mode=None,
+                  context_settings={"max_content_width": 120})
 console = Console(width=None if sys.stdout.isatty() else 200)
 err_console = Console(stderr=True)
 
@@ -77,15 +81,29 @@ class FeedbackChoice(str, Enum):
     none = "none"
 
 
-class ConvertTarget(str, Enum):
-    jsonl = "jsonl"
-    pipe = "pipe"
-    hf = "hf"
+def check_dataset_path(path: str) -> None:
+    """A dataset that is not there: one line, with the closest name when there is one."""
+    if path == "sample" or Path(path).exists():
+        return
+    import difflib
+
+    given = Path(path)
+    folder = given.parent if str(given.parent) not in ("", ".") else Path(".")
+    try:
+        nearby = [str(folder / entry.name) if folder != Path(".") else entry.name for entry in folder.iterdir()
+                  if not entry.name.startswith(".")]
+    except OSError:
+        nearby = []
+    close = difflib.get_close_matches(path, ["sample", *sorted(nearby)], n=1, cutoff=0.6)
+    hint = (f"; did you mean {close[0]!r}?" if close else
+            "; give a dataset folder, a JSONL/JSON file, a Hugging Face folder, or 'sample' (the bundled one)")
+    fail(f"no dataset {path!r}: no such file or folder{hint}")
 
 
 def _load(path: str):  # noqa: ANN202 - returns Dataset
     from commet.format import load_dataset
 
+    check_dataset_path(path)
     try:
         return load_dataset(path)
     except FormatError as exc:
@@ -99,6 +117,7 @@ def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSO
     """Check a dataset; print every problem as `file:line story=ID turn=K field=F: message`."""
     from commet.format import has_errors, validate_path
 
+    check_dataset_path(path)
     problems = validate_path(path)
     for problem in problems:
         typer.echo(str(problem))
@@ -154,14 +173,27 @@ def convert(
     to: Annotated[ConvertTarget, typer.Option(help="Output format.")],
     out: Annotated[Path, typer.Option(help="Output file (.jsonl/.json) or folder.")],
     task: Annotated[str | None, typer.Option(help="Task id for input StoryTurns that carry none.")] = None,
+    no_pictures: Annotated[bool, typer.Option("--no-pictures", help="Write the StoryTurns without their pictures.")
+                           ] = False,
 ) -> None:
-    """Convert between the pipe format, canonical JSONL / dataset folders and Hugging Face folders."""
+    """Convert between the pipe format, canonical JSONL / dataset folders and Hugging Face folders.
+
+    Pictures go with the StoryTurns: into the folder's images/, into images/ beside an output file (where
+    the loaders look), or embedded in a Hugging Face folder. A picture that cannot be written (missing from
+    the source, or a different file of that name already there) stops the conversion with exit code 2,
+    unless --no-pictures is given.
+    """
+    from commet.format.convert import ConvertError
+    from commet.format.convert import convert as convert_dataset
+
     dataset = _load(source)
     if task is not None:
         from commet.taxonomy import TASKS_BY_ID
 
         if task not in TASKS_BY_ID:
-            fail(f"unknown task {task!r}")
+            from commet.models.base import did_you_mean
+
+            fail(f"unknown task {task!r}{did_you_mean(task, TASKS_BY_ID)}")
         for st in dataset.storyturns:
             if st.task == "unknown":
                 st.task = task
@@ -169,26 +201,22 @@ def convert(
                 st.mental_states = st.mental_states or list(TASKS_BY_ID[task].mental_states)
     for warning in dataset.warnings:
         typer.echo(str(warning), err=True)
-    if to is ConvertTarget.pipe:
-        if out.suffix == ".json":
-            from commet.format import to_pipe_record
-
-            out.write_text(json.dumps([to_pipe_record(st) for st in dataset], indent=2, ensure_ascii=False) + "\n",
-                           encoding="utf-8")
-        else:
-            dataset.save_pipe(out)
+    try:
+        result = convert_dataset(dataset, to, out, pictures=not no_pictures)
+    except (ConvertError, RuntimeError) as exc:
+        fail(str(exc))
+    if no_pictures:
+        where = "without pictures (--no-pictures)"
+    elif result.pictures_at is None:
+        where = "(the StoryTurns name no pictures)"
     elif to is ConvertTarget.hf:
-        try:
-            dataset.save_hf(out)
-        except RuntimeError as exc:
-            fail(str(exc))
-    elif out.suffix == ".jsonl":
-        with out.open("w", encoding="utf-8") as handle:
-            for st in dataset:
-                handle.write(st.model_dump_json() + "\n")
+        where = f"with {result.pictures} pictures embedded"
     else:
-        dataset.save(out)
-    typer.echo(f"wrote {len(dataset)} StoryTurns to {out}")
+        total = result.pictures + result.unchanged
+        kept = (" (all already there)" if result.unchanged == total else
+                f" ({result.unchanged} already there)" if result.unchanged else "")
+        where = f"and its {total} pictures to {result.pictures_at}/{kept}"
+    typer.echo(f"wrote {result.storyturns} StoryTurns to {out} {where}")
 
 
 @app.command()
@@ -216,8 +244,9 @@ def eval_command(
                                                      "client CPU then scales with cores).")] = 1,
     db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite"),
     run: Annotated[str | None, typer.Option(help=(
-        "Run name (default: MODEL@DATASET:images=..,feedback=..,cfg=HASH; HASH covers model options, judge, "
-        "system prompt, temperature, max tokens, seed, images and dataset content)."))] = None,
+        "Run name. Default: model, dataset, images and feedback, then cfg= and a hash of everything that changes "
+        "results (model options, judge, system prompt, temperature, max tokens, seed, dataset content), e.g. "
+        "baseline:first-option@commet-sample:images=on,feedback=original,cfg=fe2e8cc2."))] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N StoryTurns.")] = None,
     system_prompt: Annotated[str | None, typer.Option(help="System prompt (default: the built-in one).")] = None,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
@@ -316,6 +345,7 @@ def _register_commands() -> None:
             if hasattr(module, "register"):
                 module.register(app)
             else:
+                module.app.rich_markup_mode = None
                 app.add_typer(module.app, name=name)
 
 

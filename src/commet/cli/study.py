@@ -13,7 +13,7 @@ from commet.cli import fail
 app = typer.Typer(help="Anonymous human studies in the StoryTurn format (the human baseline).", no_args_is_help=True)
 
 StudyFile = Annotated[Path, typer.Argument(help="The study file written by `commet study build`.")]
-StudyDb = Annotated[Path, typer.Option("--db", help="The study's participant database (SQLite).")]
+StudyDb = Annotated[Path, typer.Option("--study-db", "--db", help="The study's participant database (SQLite).")]
 
 
 class PolicyChoice(str, Enum):
@@ -135,9 +135,12 @@ def export(
 @app.command("export-run")
 def export_run(
     study_file: StudyFile,
-    db: StudyDb = Path("study.sqlite"),
-    store_path: Annotated[Path, typer.Option("--store", help="Results store to write the run into.")] = Path(
-        "commet.sqlite"),
+    study_db: Annotated[Path, typer.Option("--study-db", help="The study's participant database (SQLite).")] = Path(
+        "study.sqlite"),
+    db: Annotated[Path | None, typer.Option(
+        "--db", help="SQLite results file to write the run into (as in eval and report).  [default: commet.sqlite]")
+    ] = None,
+    store_alias: Annotated[Path | None, typer.Option("--store", hidden=True)] = None,
     run: Annotated[str, typer.Option(help="Run name.")] = "human",
     policy: Annotated[PolicyChoice, typer.Option(
         help="Questionnaires to include: both, all (pictures everywhere) or needed (only where needed).")
@@ -147,7 +150,11 @@ def export_run(
     from commet.apps.study.export import HumanRunConflictError, export_human_run
     from commet.store import Store
 
-    study, dataset, participants = _open(study_file, db)
+    if db is not None and store_alias is not None:
+        fail("give the results file once, with --db (--store is its old name); the participant database is "
+             "--study-db")
+    store_path = db or store_alias or Path("commet.sqlite")
+    study, dataset, participants = _open(study_file, study_db)
     with Store(store_path) as store:
         try:
             summary = export_human_run(study, dataset, participants, store, name=run, policy=policy.value)

@@ -26,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from commet.models.base import did_you_mean
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
@@ -100,7 +102,8 @@ def load_config(path: str | Path) -> SweepConfig:
         raise SweepConfigError(f"{path}: {exc}") from None
     unknown = sorted(set(raw) - KNOWN_KEYS)
     if unknown:
-        raise SweepConfigError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(KNOWN_KEYS))})")
+        raise SweepConfigError(f"{path}: unknown key {unknown[0]!r}{did_you_mean(unknown[0], KNOWN_KEYS)} "
+                               f"(known: {', '.join(sorted(KNOWN_KEYS))})")
     if "models" not in raw:
         raise SweepConfigError(f"{path}: 'models' is required")
     base = path.parent
