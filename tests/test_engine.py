@@ -132,9 +132,8 @@ async def test_concurrent_stories_really_interleave_and_give_the_same_results(pi
     """With concurrency 16 the offline baseline's stories run side by side (they yield to the loop):
     the recorded call order shows many stories started before the first one ended, and the
     results equal a one-at-a-time run."""
-    from commet.format import Dataset
-
     from commet.engine import Engine
+    from commet.format import Dataset
     from commet.judges.rules import RulesJudge
     from commet.models.registry import create_model
 

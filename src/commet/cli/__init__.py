@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, NoReturn, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, NoReturn, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -28,6 +28,9 @@ from commet.format.convert import ConvertTarget
 from commet.format.problems import FormatError
 from commet.judges.base import UnknownJudgeError
 from commet.models.base import UnknownModelError
+
+if TYPE_CHECKING:
+    from commet.engine import RunResults
 
 #: Plain click help (``rich_markup_mode=None``), here and in every sub-app: no ``<bool>`` type column on
 #: flags, no boxes, errors as one line.
@@ -293,12 +296,12 @@ def eval_command(
                   f"{done.cached_calls} answered from the store, {done.errors} errors", highlight=False)
     console.print(_usage_line(db, summary.run.id, the_model), highlight=False)
     print_report(db, [summary.run.name], brief=True)
-    if summary.results is not None and not summary.results.complete:
+    if not summary.results.complete:
         _print_failures(summary.results, secrets=[getattr(m, "api_key", None) for m in (the_model, the_judge)])
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
-def _print_failures(results, *, secrets: list[str | None]) -> None:  # noqa: ANN001 - RunResults
+def _print_failures(results: RunResults, *, secrets: list[str | None]) -> None:
     """What kept the run from completing: per failure kind, how many turns and the first message."""
     from commet.models.retry import redact
 

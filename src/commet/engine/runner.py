@@ -110,9 +110,11 @@ class RunSummary:
     """What a call to the engine returns: the run, this call's counters and the whole run's results."""
 
     run: RunRecord
+    #: what this call did
     progress: Progress
+    #: the whole run as stored
+    results: RunResults
     call_counts: dict[str, int] = field(default_factory=dict)
-    results: RunResults | None = None
 
 
 def _package_version() -> str:
@@ -290,7 +292,7 @@ class Engine:
         self.store.set_run_status(run.id, RunStatus.done if results.complete else RunStatus.incomplete)
         final = self.store.get_run(run.name)
         assert final is not None
-        return RunSummary(final, self.progress, self.store.call_counts(run.id), results)
+        return RunSummary(final, self.progress, results, self.store.call_counts(run.id))
 
     def results(self, run: RunRecord) -> RunResults:
         """The whole run's results as stored now (see :class:`RunResults`)."""
