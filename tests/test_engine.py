@@ -254,8 +254,9 @@ async def test_worker_processes_give_the_same_results_and_resume(pipe_dataset: P
     two = await evaluate_async("baseline:random-option?seed=3", many, db=tmp_path / "two.sqlite", run="r",
                                workers=2, on_progress=lambda p: seen.append(p.stories_done))
     assert turns(tmp_path / "one.sqlite") == turns(tmp_path / "two.sqlite")
-    assert two.progress.model_calls == one.progress.model_calls  # identical stories share calls in both
-    assert two.progress.model_calls + two.progress.cached_calls == 60
+    for summary in (one, two):  # identical stories share calls once the first is stored
+        assert summary.progress.model_calls + summary.progress.cached_calls == 60
+        assert summary.progress.cached_calls > 0
     assert seen and seen[-1] == 24 and two.run.status == "done"
     again = await evaluate_async("baseline:random-option?seed=3", many, db=tmp_path / "two.sqlite", run="r",
                                  workers=2)
