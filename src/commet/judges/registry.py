@@ -7,6 +7,7 @@ import importlib
 
 from commet.judges.base import Judge, UnknownJudgeError
 from commet.judges.rules import RulesJudge
+from commet.models.base import did_you_mean
 
 #: judge kind -> "module:create"; ``create(spec: str) -> Judge``.
 JUDGE_KINDS: dict[str, str] = {
@@ -22,7 +23,8 @@ def create_judge(spec: str) -> Judge:
         return RulesJudge()
     kind = "panel" if spec.startswith("panel:") else "llm"
     if ":" not in spec:
-        raise UnknownJudgeError(f"unknown judge {spec!r}: use 'rules', a model spec such as openai:gpt-4o, "
+        hint = did_you_mean(spec, ["rules"])
+        raise UnknownJudgeError(f"unknown judge {spec!r}{hint}: use 'rules', a model spec such as openai:gpt-4o, "
                                 "or panel:SPEC,SPEC,SPEC")
     module_name, _, factory = JUDGE_KINDS[kind].partition(":")
     try:
