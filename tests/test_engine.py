@@ -297,3 +297,64 @@ async def test_the_judge_sees_what_the_model_saw(pipe_dataset: Path, replay_file
     assert second.story == "Remember, Ana was outside when Ben moved it."  # the feedback shown, story empty
     assert second.context == ("Ana puts her ball in the basket and goes outside. Ben moves the ball to the box."
                               "\n\nWhere will Ana look for her ball, the basket or the box?\nReply: The box.",)
+
+
+async def test_a_judge_that_fails_leaves_the_run_incomplete_and_a_rerun_retries_it(pipe_dataset: Path,
+                                                                                    replay_file, tmp_path: Path) -> None:
+    """'done' means every StoryTurn scored: a judge call that failed for good leaves its turn undecided, the
+    run 'incomplete' with the failure listed; the same run with the judge working again completes."""
+    from commet.judges.base import Judge, JudgeRequest, Verdict
+    from commet.judges.rules import RulesJudge
+
+    class Flaky(Judge):
+        name = "flaky-judge"
+
+        def __init__(self) -> None:
+            self.down = True
+
+        async def judge(self, request: JudgeRequest) -> Verdict:
+            if self.down and request.story_id == "fb-1" and request.turn == 1:
+                return Verdict("undecided", rationale="judge unavailable", judge=self.name,
+                               details={"error": "HTTP 503 from judge", "error_kind": "judge_http_503"})
+            return await RulesJudge().judge(request)
+
+    replies = replay_file({"dd-1": DD_RIGHT, "fb-1": ["The basket.", "No.", "The box."]})
+    db, judge = tmp_path / "s.sqlite", Flaky()
+    first = await evaluate_async(f"replay:{replies}", pipe_dataset, judge=judge, db=db, run="r")
+    assert first.run.status == "incomplete" and not first.results.complete
+    assert (first.results.stories_done, first.results.stories_scored) == (2, 1)
+    [failure] = first.results.failures
+    assert (failure.kind, failure.what, failure.turns, failure.first_story, failure.first_turn) == \
+        ("judge_http_503", "judge", 1, "fb-1", 1)
+    assert failure.first_message == "HTTP 503 from judge"
+    judge.down = False
+    second = await evaluate_async(f"replay:{replies}", pipe_dataset, judge=judge, db=db, run="r")
+    assert second.run.status == "done" and second.results.complete and second.results.failures == []
+    assert second.progress.model_calls == 0 and second.progress.cached_calls == 3  # only fb-1 again, from the store
+    assert second.results.questions_right == 5
+
+
+async def test_a_model_call_that_fails_leaves_the_run_incomplete_until_a_rerun_scores_it(
+        pipe_dataset: Path, tmp_path: Path) -> None:
+    from commet.models.base import Model, ModelCallError, ModelRequest, ModelResponse
+
+    class Down(Model):
+        spec = "test:down-once"
+
+        def __init__(self) -> None:
+            self.down = True
+
+        async def generate(self, request: ModelRequest) -> ModelResponse:
+            if self.down and request.tags.get("story_id") == "dd-1":
+                raise ModelCallError("HTTP 401 from provider: Incorrect API key provided: ***", kind="auth",
+                                     status=401)
+            return ModelResponse(text="The basket.")
+
+    model, db = Down(), tmp_path / "s.sqlite"
+    first = await evaluate_async(model, pipe_dataset, db=db, run="r")
+    assert first.run.status == "incomplete" and first.results.stories_failed == 1
+    assert [(f.kind, f.what, f.turns) for f in first.results.failures] == [("auth", "model", 1)]
+    model.down = False
+    second = await evaluate_async(model, pipe_dataset, db=db, run="r")
+    assert second.run.status == "done" and second.results.failures == [] and second.results.stories_failed == 0
+    assert second.progress.model_calls == 2  # dd-1's two turns; fb-1 was not run again
