@@ -38,7 +38,10 @@ class WorkerJob:
 
 
 def run_worker(job: WorkerJob) -> None:
-    asyncio.run(_run_worker(job))
+    try:
+        asyncio.run(_run_worker(job))
+    except KeyboardInterrupt:  # Ctrl-C reaches the whole process group: the parent marks the run and says so
+        pass
 
 
 async def _run_worker(job: WorkerJob) -> None:
