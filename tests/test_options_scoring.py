@@ -100,3 +100,15 @@ def test_options_not_in_the_question_are_shown_to_the_model(options_dataset: Pat
     assert shown["response"] == "The apple." and shown["correct"] == 0  # the first option shown, decided wrong
     assert turns[("en-letters", 0)]["prompt"].endswith("A. the basket B. the box")  # already in the question
     assert turns[("en-letters", 0)]["response"] == "The basket." and turns[("en-letters", 0)]["correct"] == 1
+
+
+def test_schema_shows_options_rubric_and_turn_metadata() -> None:
+    result = CliRunner().invoke(app, ["schema"])
+    assert result.exit_code == 0
+    schema = json.loads(result.output)
+    turn = schema["$defs"]["Turn"]["properties"]
+    assert {"options", "rubric", "meta"} <= set(turn)
+    assert schema["$defs"]["Option"]["required"] == ["text"]
+    assert set(schema["$defs"]["Option"]["properties"]) == {"label", "text"}
+    assert schema["$defs"]["Rubric"]["required"] == ["key_inference"]
+    assert set(schema["$defs"]["Rubric"]["properties"]) == {"key_inference", "false_inferences"}
