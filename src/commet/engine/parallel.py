@@ -9,6 +9,7 @@ conversation in one process, so results are the same as with one process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import multiprocessing
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -38,10 +39,8 @@ class WorkerJob:
 
 
 def run_worker(job: WorkerJob) -> None:
-    try:
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C reaches the whole group: the parent marks the run, says so
         asyncio.run(_run_worker(job))
-    except KeyboardInterrupt:  # Ctrl-C reaches the whole process group: the parent marks the run and says so
-        pass
 
 
 async def _run_worker(job: WorkerJob) -> None:
