@@ -106,7 +106,7 @@ def test_unreadable_json_is_located(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(GOOD) + "\n{not json\n")
     problems = validate_path(path)
-    assert len(problems) == 1 and str(problems[0]).startswith(f"{path}:2 ")
+    assert len(problems) == 1 and str(problems[0]).startswith(f"{path}:2:2 ")
 
 
 def test_canonical_schema_error_is_located(tmp_path: Path) -> None:
