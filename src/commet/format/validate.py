@@ -239,12 +239,12 @@ class DatasetRefused(FormatError):
         self.warning_count = len(problems) - self.errors
         self.forced = forced
 
-    def summary(self) -> str:
-        """One closing line after the located problems."""
-        counts = f"{self.errors} error(s), {self.warning_count} warning(s)"
+    def summary(self) -> str | None:
+        """A closing line after the located problems where they alone do not say why nothing ran."""
         if self.errors:
-            return f"dataset refused: {counts}; nothing was run (`commet validate` lists the same problems)"
-        return f"dataset refused: {counts}; nothing was run (--force runs a dataset whose only problems are warnings)"
+            return None
+        return (f"dataset refused: {self.warning_count} warning(s) and no error; "
+                "--force runs a dataset whose only problems are warnings")
 
 
 def load_checked(path: str | Path, *, force: bool = False) -> tuple[Dataset, list[Problem]]:
