@@ -272,8 +272,12 @@ def _json_problem(file: str, text: str, offset: int, exc: json.JSONDecodeError |
         return Problem(file, line, None, None, None, f"JSON nested more than {MAX_JSON_DEPTH} levels deep",
                        column=column)
     line, column = _position(text, offset + exc.pos)
-    hint = " (a BOM or stray bytes?)" if exc.msg.startswith("Unexpected UTF-8 BOM") else ""
-    return Problem(file, line, None, None, None, f"invalid JSON: {exc.msg}{hint}", column=column)
+    message = exc.msg
+    if message.startswith("Unexpected UTF-8 BOM"):
+        message = "a UTF-8 byte-order mark inside the file (files joined together?)"
+    elif message == "Expecting value" and exc.doc[: exc.pos].rstrip().endswith(","):
+        message += " (a trailing comma?)"
+    return Problem(file, line, None, None, None, f"invalid JSON: {message}", column=column)
 
 
 def _json_values_with_lines(text: str, file: str) -> tuple[list[tuple[int, object]], list[Problem]]:
@@ -336,7 +340,7 @@ def _pydantic_problems(exc: ValidationError, file: str, line: int, story: str | 
         if error["type"] == "extra_forbidden":
             message = "unknown field"
         elif "input" in error and error["type"].endswith("_type"):
-            message += f", got {type(error['input']).__name__}"
+            message += f", got {_json_type(error['input'])}"
         problems.append(Problem(file, line, story, turn, ".".join(loc) or None, message))
     return problems
 
@@ -357,14 +361,14 @@ class PipeRecord(BaseModel):
 
 def _record_storyturn(value: object, *, file: str, line: int, default_id: str) -> tuple[StoryTurn, list[Problem]]:
     """One StoryTurn from a decoded JSON record (pipe list, pipe record or canonical object)."""
+    story = value.get("id") if isinstance(value, dict) and isinstance(value.get("id"), str) and value["id"] else None
     if _too_deep(value):
-        raise FormatError([Problem(file, line, None, None, None, f"JSON nested more than {MAX_JSON_DEPTH} levels deep")])
+        raise FormatError([Problem(file, line, story, None, None, f"JSON nested more than {MAX_JSON_DEPTH} levels deep")])
     if isinstance(value, list):
         return parse_storyturn(RawStoryTurn(turns=value, line=line), file=file, default_id=default_id)
     if not isinstance(value, dict):
         raise FormatError([Problem(file, line, None, None, None, "expected a StoryTurn object or a list of turn "
                                                                  f"strings, got {_json_type(value)}")])
-    story = value.get("id") if isinstance(value.get("id"), str) else None
     if "storyturn" in value:
         try:
             record = PipeRecord.model_validate(value)

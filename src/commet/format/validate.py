@@ -161,12 +161,12 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
             if k > 0 and fb.by_answer:
                 previous = {_norm(a): a for a in st.turns[k - 1].answers}
                 keyed = {_norm(entry.answer) for entry in fb.by_answer}
-                for entry in fb.by_answer:
-                    if _norm(entry.answer) not in previous:
-                        add(k, "feedback", f"feedback keyed by answer {entry.answer!r}, which is not an expected "
-                                           f"answer of turn {k - 1} ({'; '.join(st.turns[k - 1].answers)})")
-                for norm, answer in previous.items():
-                    if norm not in keyed and fb.right is None:
+                unmatched = [entry for entry in fb.by_answer if _norm(entry.answer) not in previous]
+                for entry in unmatched:
+                    add(k, "feedback", f"feedback keyed by answer {entry.answer!r}, which is not an expected "
+                                       f"answer of turn {k - 1} ({'; '.join(st.turns[k - 1].answers)})")
+                for norm, answer in previous.items():  # an unmatched key is most likely that answer misspelt
+                    if norm not in keyed and fb.right is None and not unmatched:
                         add(k, "feedback", f"no feedback for the previous answer {answer!r}", "warning")
             for name, text in (("right", fb.right), ("wrong", fb.wrong)):
                 if text is not None and not text.strip():
