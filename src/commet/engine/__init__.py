@@ -11,7 +11,8 @@ from pathlib import Path
 
 from commet.engine.conversation import DEFAULT_SYSTEM_PROMPT, apply_branch_rules, choose_feedback, user_text
 from commet.engine.runner import Engine, EvalSettings, Progress, RunConflictError, RunSummary
-from commet.format.dataset import Dataset, load_dataset
+from commet.format.dataset import Dataset
+from commet.format.validate import load_checked
 from commet.judges.base import Judge
 from commet.judges.registry import create_judge
 from commet.models.base import GenerationSettings, Model
@@ -25,10 +26,15 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
                          on_progress: Callable[[Progress], None] | None = None) -> RunSummary:
     """Run (or resume) one evaluation and return its summary; results are in the store.
 
+    A ``dataset`` given as a path goes through :func:`commet.format.validate.load_checked`: a dataset
+    with errors raises :class:`commet.format.validate.DatasetRefused` before anything is written
+    (warnings are let through; ``commet eval`` refuses them without ``--force``).
+
     ``workers`` > 1 spreads the StoryTurns over that many processes (see :mod:`commet.engine.parallel`);
     model and judge must then be given as specs and ``db`` as a path.
     """
-    data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
+    # a dataset given by path is checked as `commet validate` checks it: one with errors never runs
+    data = dataset if isinstance(dataset, Dataset) else load_checked(dataset, force=True)[0]
     if workers > 1:
         if not (isinstance(model, str) and isinstance(judge, str) and not isinstance(db, Store)):
             raise ValueError("workers > 1 needs the model and judge as spec strings and db as a path")
