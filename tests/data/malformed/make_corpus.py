@@ -400,6 +400,10 @@ def hf_cases() -> None:
     expect("hf-truncated-arrow", "hf-truncated-arrow", "an arrow file cut in half", file="hf-truncated-arrow")
     saved("hf-wrong-columns", {"question": ["Is he happy or sad?"], "answer": ["Sad"]})
     expect("hf-wrong-columns", "hf-wrong-columns", "a dataset of other columns", file="hf-wrong-columns")
+    no_answers = {**rows, "turns": [[{**rows["turns"][0][0], "answers": []}]]}  # type: ignore[index, dict-item]
+    saved("hf-row-without-answers", no_answers)
+    expect("hf-row-without-answers", "hf-row-without-answers", "a row whose turn has no expected answer",
+           file="hf-row-without-answers")
     folder = saved("hf-state-bad-json", rows)
     (folder / "state.json").write_text('{"_data_files": [\n')
     expect("hf-state-bad-json", "hf-state-bad-json", "state.json cut short", file="hf-state-bad-json")
