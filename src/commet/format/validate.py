@@ -119,10 +119,12 @@ def image_problem(dataset: Dataset, image_id: str) -> str | None:
 
 
 def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
-                       pictures: dict[str, str | None] | None = None) -> list[Problem]:
+                       pictures: dict[str, str | None] | None = None, *, decode_pictures: bool = True) -> list[Problem]:
     """Problems of one StoryTurn (id, taxonomy, structure, feedback, branches, pictures, leaks).
 
     ``pictures`` caches picture checks by image id across StoryTurns (each picture is decoded once).
+    ``decode_pictures=False`` only asks whether each picture is there: for checking a StoryTurn whose
+    pictures are made or kept elsewhere (the LLM pipeline before painting, the review app).
     """
     file = dataset.source_file
     line = line if line is not None else dataset.lines.get(st.id)
@@ -173,7 +175,8 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
                     add(k, "feedback", f"empty 'If {name}' feedback text")
         if turn.image:
             if turn.image not in pictures:
-                pictures[turn.image] = image_problem(dataset, turn.image)
+                pictures[turn.image] = (image_problem(dataset, turn.image) if decode_pictures
+                                        else None if dataset.has_image(turn.image) else "not found")
             if pictures[turn.image]:
                 add(k, "image", f"image {turn.image!r} {pictures[turn.image]}")
         if not turn.question.strip():
