@@ -101,8 +101,8 @@ class Dataset:
                     mode = candidate.stat().st_mode
                 except FileNotFoundError:
                     return None, f"is a broken symbolic link ({candidate})"
-                except OSError as exc:
-                    return None, f"cannot be looked at ({candidate}: {exc.strerror})"
+                except (OSError, RuntimeError) as exc:  # RuntimeError: a symbolic link loop (Python < 3.13)
+                    return None, f"cannot be looked at ({candidate}: {getattr(exc, 'strerror', None) or exc})"
                 if stat.S_ISDIR(mode):
                     return None, f"is a folder, not a picture file ({candidate})"
                 if not stat.S_ISREG(mode):

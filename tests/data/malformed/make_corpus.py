@@ -367,6 +367,8 @@ def picture_cases() -> None:
     (folder / "images" / "pic1.png" / "README").write_text("a folder, not a picture\n")
     folder = picture_case("image-broken-symlink", "a symbolic link to nothing", None, "broken symbolic link")
     os.symlink("nowhere.png", folder / "images" / "pic1.png")
+    folder = picture_case("image-symlink-loop", "a symbolic link to itself", None, "cannot be looked at")
+    os.symlink("pic1.png", folder / "images" / "pic1.png")
     picture_case("image-id-control-char", "an image id with a bell character", None, "control characters",
                  image_id="pic1\a")
 
