@@ -155,7 +155,7 @@ class Dataset:
         (folder / IMAGES_DIR).mkdir(parents=True, exist_ok=True)
         with (folder / STORYTURNS_FILE).open("w", encoding="utf-8") as out:
             for storyturn in self.storyturns:
-                out.write(storyturn.model_dump_json(exclude_defaults=False) + "\n")
+                out.write(storyturn.model_dump_json(exclude_defaults=True) + "\n")
         (folder / METADATA_FILE).write_text(json.dumps(self.metadata(), indent=2) + "\n", encoding="utf-8")
         for storyturn in self.storyturns:
             for image_id in storyturn.images:
@@ -357,6 +357,7 @@ class PipeRecord(BaseModel):
     image_dependent: bool | None = None
     mental_states: list[str] | None = None
     source: str | None = None
+    turn_extras: list[object] | None = None  # per turn: options, rubric, meta (checked by parse_storyturn)
 
 
 def _record_storyturn(value: object, *, file: str, line: int, default_id: str) -> tuple[StoryTurn, list[Problem]]:
@@ -376,7 +377,8 @@ def _record_storyturn(value: object, *, file: str, line: int, default_id: str) -
             raise FormatError(_pydantic_problems(exc, file, line, story, turn_key="storyturn")) from None
         raw = RawStoryTurn(turns=record.storyturn, id=record.id, task=record.task, category=record.category,
                            image_dependent=record.image_dependent, mental_states=record.mental_states,
-                           source=record.source, line=line)
+                           source=record.source, line=line,
+                           turn_extras=record.turn_extras)  # type: ignore[arg-type]
         return parse_storyturn(raw, file=file, default_id=default_id)
     try:
         return StoryTurn.model_validate(value, strict=True), []
