@@ -175,3 +175,13 @@ def test_sweep_study_build_and_review_serve_refuse_like_eval(case: str, tmp_path
     assert not (tmp_path / "sweep.sqlite").exists()  # not even the sample's run: every dataset is checked first
     assert not (tmp_path / "study.json").exists()
     assert not (tmp_path / "review.sqlite").exists()
+
+
+def test_the_python_api_refuses_a_path_with_errors(tmp_path: Path) -> None:
+    from commet.engine import evaluate
+    from commet.format import DatasetRefused
+
+    with pytest.raises(DatasetRefused) as refused:
+        evaluate("baseline:first-option", CORPUS / "cases" / "duplicate-id" / "data.jsonl", db=tmp_path / "api.sqlite")
+    assert [p.field for p in refused.value.problems] == ["id"]
+    assert not (tmp_path / "api.sqlite").exists()

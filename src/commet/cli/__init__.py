@@ -86,8 +86,6 @@ def load_or_fail(path: str, force: bool = False):  # noqa: ANN201 - returns Data
         dataset, warnings = load_checked(path, force=force)
     except FormatError as exc:
         fail_problems(exc)
-    except RuntimeError as exc:
-        fail(str(exc))
     for warning in warnings:
         err_console.print(str(warning), markup=False, highlight=False, soft_wrap=True)
     if warnings:

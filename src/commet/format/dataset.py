@@ -458,8 +458,10 @@ def _load_hf_located(path: Path) -> Dataset:
 
     try:
         return load_hf(path)
-    except (FormatError, RuntimeError):  # RuntimeError: the optional 'datasets' extra is missing
+    except FormatError:
         raise
+    except RuntimeError as exc:  # the optional 'datasets' extra is missing
+        raise FormatError([Problem(str(path), None, None, None, None, str(exc))]) from None
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, NotImplementedError,
             RecursionError) as exc:
         detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
