@@ -9,7 +9,17 @@ from typing import Annotated
 
 import typer
 
-from commet.cli import EXIT_INCOMPLETE, _load, console, err_console, fail, resumable
+from commet.cli import (
+    EXIT_INCOMPLETE,
+    ForceOption,
+    _load,
+    console,
+    err_console,
+    fail,
+    fail_problems,
+    load_or_fail,
+    resumable,
+)
 
 
 def open_store(db: Path):  # noqa: ANN202 - returns Store
@@ -152,9 +162,11 @@ def compare(
 def sweep(
     config: Annotated[Path, typer.Argument(help="Sweep config (TOML): see the example above and docs/cli.md.")],
     quiet: Annotated[bool, typer.Option(help="No per-run lines.")] = False,
+    force: ForceOption = False,
 ) -> None:
     """Run a grid of evaluations (models x images x feedback x datasets) into one store, resumable like eval,
-    then write the report. Exit codes as eval's.
+    then write the report. Exit codes as eval's. Every dataset is validated first, as by `commet validate`;
+    one with errors stops the sweep before any run is written.
 
     \b
     The config (TOML; paths relative to it; only `models` is required):
@@ -189,9 +201,12 @@ def sweep(
         if not quiet:
             typer.echo(f"[{index + 1}/{total}] {name}", err=True)
 
+    datasets = {d: load_or_fail(d, force) for d in settings.datasets}
     try:
-        names = asyncio.run(run_sweep(settings, announce))
-    except (RunConflictError, UnknownModelError, UnknownJudgeError, FormatError, RuntimeError) as exc:
+        names = asyncio.run(run_sweep(settings, announce, datasets=datasets))
+    except FormatError as exc:
+        fail_problems(exc)
+    except (RunConflictError, UnknownModelError, UnknownJudgeError, RuntimeError) as exc:
         fail(str(exc))
     print_report(settings.db, names, settings.report_format(), out=settings.out,
                  dataset=settings.datasets[0] if len(settings.datasets) == 1 else None)
