@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from commet.engine.conversation import DEFAULT_SYSTEM_PROMPT, apply_branch_rules, choose_feedback, user_text
-from commet.engine.runner import Engine, EvalSettings, Progress, RunConflictError, RunSummary
+from commet.engine.runner import Engine, EvalSettings, ImagePolicy, Progress, RunConflictError, RunSummary
 from commet.format.dataset import Dataset, load_dataset
 from commet.judges.base import Judge
 from commet.judges.registry import create_judge
@@ -59,6 +59,6 @@ def evaluate(model: str | Model, dataset: str | Path | Dataset = "sample", **kwa
 
 
 __all__ = [
-    "DEFAULT_SYSTEM_PROMPT", "Engine", "EvalSettings", "GenerationSettings", "Progress", "RunConflictError",
+    "DEFAULT_SYSTEM_PROMPT", "Engine", "EvalSettings", "GenerationSettings", "ImagePolicy", "Progress", "RunConflictError",
     "RunSummary", "apply_branch_rules", "choose_feedback", "evaluate", "evaluate_async", "user_text",
 ]

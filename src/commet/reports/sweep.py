@@ -4,16 +4,17 @@ into one store, then one report.
 A config::
 
     db = "sweep.sqlite"            # results store (relative paths: relative to the config file)
-    out = "sweep-report.html"      # report; format from the suffix (.html .md .csv .tex .txt) or `format`
+    out = "sweep-report.html"      # report; format from the suffix (.html .md .tex .txt), or a folder of
+                                   # CSV files (one per table) with format = "csv"
     judge = "rules"
     concurrency = 8
     models = ["baseline:first-option", "baseline:random-option"]
-    images = ["on", "off"]
+    images = ["on", "off"]          # also "needed": pictures only in image-dependent StoryTurns
     feedback = ["original", "correctness"]
     datasets = ["sample"]
     # optional: limit, system_prompt, temperature, max_tokens, seed, run_prefix, format
 
-Every cell gets the run name ``{run_prefix}{model}@{dataset name}:images={on|off},feedback={condition}``,
+Every cell gets the run name ``{run_prefix}{model}@{dataset name}:images={on|off|needed},feedback={condition}``,
 the model spec as written in the config (``commet eval``'s default name for most specs), so running the
 sweep again resumes each cell like ``eval``. Model specs naming files (``replay:FILE``) are resolved from
 the current directory, like ``eval``'s.
@@ -117,7 +118,7 @@ def load_config(path: str | Path) -> SweepConfig:
     try:
         return SweepConfig(
             models=_strings(raw, "models", []), datasets=datasets,
-            images=_strings(raw, "images", ["on"], ("on", "off")),
+            images=_strings(raw, "images", ["on"], ("on", "off", "needed")),
             feedback=_strings(raw, "feedback", ["original"], ("original", "correctness", "none")),
             judge=str(raw.get("judge", "rules")), concurrency=int(raw.get("concurrency", 8)),  # type: ignore[arg-type]
             db=local(raw.get("db", "commet.sqlite")), out=local(raw["out"]) if "out" in raw else None,
