@@ -27,13 +27,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from commet.reports.render import FORMATS_BY_SUFFIX, ReportTargetError, output_format
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-FORMATS_BY_SUFFIX = {".html": "html", ".htm": "html", ".md": "markdown", ".csv": "csv", ".tex": "latex",
-                     ".txt": "table"}
 KNOWN_KEYS = {"db", "out", "format", "judge", "concurrency", "models", "images", "feedback", "datasets", "limit",
               "system_prompt", "temperature", "max_tokens", "seed", "run_prefix"}
 
@@ -74,9 +74,7 @@ class SweepConfig:
                 for f in self.feedback]
 
     def report_format(self) -> str:
-        if self.format:
-            return self.format
-        return FORMATS_BY_SUFFIX.get(self.out.suffix.lower(), "table") if self.out else "table"
+        return output_format(self.format, self.out)
 
 
 def _strings(raw: dict[str, object], key: str, default: list[str], allowed: tuple[str, ...] | None = None) -> list[str]:
@@ -116,7 +114,7 @@ def load_config(path: str | Path) -> SweepConfig:
     if fmt is not None and fmt not in set(FORMATS_BY_SUFFIX.values()):
         raise SweepConfigError(f"'format' must be one of {', '.join(sorted(set(FORMATS_BY_SUFFIX.values())))}")
     try:
-        return SweepConfig(
+        config = SweepConfig(
             models=_strings(raw, "models", []), datasets=datasets,
             images=_strings(raw, "images", ["on"], ("on", "off", "needed")),
             feedback=_strings(raw, "feedback", ["original"], ("original", "correctness", "none")),
@@ -129,8 +127,12 @@ def load_config(path: str | Path) -> SweepConfig:
             max_tokens=int(raw.get("max_tokens", 512)),  # type: ignore[arg-type]
             seed=int(raw["seed"]) if "seed" in raw else None,  # type: ignore[arg-type]
             run_prefix=str(raw.get("run_prefix", "")))
+        if config.report_format() == "csv" and config.out is not None and config.out.suffix:
+            raise ReportTargetError(f"'out' = {str(raw['out'])!r}: a CSV report is one file per table; give "
+                                    "a folder (with format = \"csv\")")
     except (TypeError, ValueError) as exc:
         raise SweepConfigError(f"{path}: {exc}") from None
+    return config
 
 
 def run_name(config: SweepConfig, cell: SweepCell, dataset_name: str) -> str:
