@@ -123,7 +123,7 @@ def label_command(
         fail("commet label needs --run and --labeller (or: commet label import FILE.csv)")
     from rich.prompt import Prompt
 
-    from commet.judges.agreement import collect_verdicts, disputed_items
+    from commet.judges.agreement import collect_verdicts, disputed_items, original_run
     from commet.judges.labels import set_label, turns_to_label
 
     with open_store(db) as store:
@@ -136,7 +136,8 @@ def label_command(
         todo = turns_to_label(store, record, labeller)
         if disputed:
             keep = disputed_items(collect_verdicts(store))
-            todo = [r for r in todo if (r["story_id"], r["turn"], r["response"]) in keep]
+            origin = original_run(store, record)
+            todo = [r for r in todo if (origin, r["story_id"], r["turn"]) in keep]
         done = 0
         for position, row in enumerate(todo, start=1):
             console.rule(f"{position}/{len(todo)}  story {escape(row['story_id'])}  turn {row['turn']}")
