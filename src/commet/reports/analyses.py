@@ -205,6 +205,17 @@ class Bootstrap:
         high = self.ratio([int(s.correct_if_undecided_right) for s in done])
         return Range(low.k, low.n, low.low, low.high, upper=high)
 
+    def questions(self, groups: list[list[TurnResult]]) -> Estimate:
+        """Question accuracy of answered turns, resampled by group (a story's turns stay together); a
+        :class:`Range` when some answers are undecided."""
+        answered = [[t for t in turns if t.answered] for turns in groups]
+        sizes = [len(turns) for turns in answered]
+        low = self.ratio([sum(t.correct is True for t in turns) for turns in answered], sizes)
+        if not any(t.undecided for turns in answered for t in turns):
+            return low
+        high = self.ratio([sum(t.correct is not False for t in turns) for turns in answered], sizes)
+        return Range(low.k, low.n, low.low, low.high, upper=high)
+
 
 @dataclass
 class Section:
@@ -283,9 +294,8 @@ def summary_section(runs: list[RunData], boot: Bootstrap) -> Section:
     rows: list[list[Cell]] = []
     for data in runs:
         scored = data.scored
-        answered = [[t for t in s.turns if t.answered] for s in scored]
-        questions = boot.ratio([sum(t.correct is True for t in ts) for ts in answered], [len(ts) for ts in answered])
-        rows.append([*_run_columns(data), str(len(scored)), boot.stories(scored), questions,
+        rows.append([*_run_columns(data), str(len(scored)), boot.stories(scored),
+                     boot.questions([s.turns for s in scored]),
                      str(sum(s.undecided for s in scored)), str(sum(s.hinges for s in scored)),
                      str(len(data.stories) - len(scored))])
     return Section("summary", "Summary per run, all StoryTurns (%, 95% CI; not a paper table)",
@@ -455,12 +465,12 @@ def turns_section(runs: list[RunData], boot: Bootstrap) -> Section:
     for data in runs:
         cells: list[Cell] = []
         for k in range(depth):
-            at_k = [s.turns[k] for s in data.scored if len(s.turns) > k and s.turns[k].answered]
-            cells.append(boot.ratio([int(t.correct is True) for t in at_k]))
+            cells.append(boot.questions([[s.turns[k]] for s in data.scored if len(s.turns) > k]))
         rows.append([*_run_columns(data), *cells])
     return Section("turns", "Question accuracy by turn (%, 95% CI)",
                    [*RUN_HEADER, *(f"Turn {k + 1}" for k in range(depth))], rows,
-                   "Only StoryTurns with at least that many turns count toward a column.")
+                   "Only StoryTurns with at least that many turns count toward a column; a-b: undecided answers "
+                   "counted wrong - counted right.")
 
 
 def wrong_answers_section(runs: list[RunData], top: int = 3, *, pool: bool = False) -> Section:
@@ -518,7 +528,8 @@ def undecided_notices(store: Store, runs: list[RunData]) -> list[str]:
         else:
             how = (f"re-judge them with another LLM judge or a panel, e.g. `commet rejudge --db {store.path} "
                    f"--run {name} --judge panel:A,B,C`")
-        hints.append(f"{undecided} answers of run {name} were left undecided by the {judge} judge "
+        answers = "1 answer of run {} was" if undecided == 1 else f"{undecided} answers of run {{}} were"
+        hints.append(f"{answers.format(name)} left undecided by the {judge} judge "
                      f"({hinging} of {len(scored)} stories hinge on them, so their story accuracy is shown as a "
                      f"range: undecided counted wrong - counted right); {how}.")
     return warnings + hints
