@@ -173,6 +173,26 @@ def test_common_wrong_answers(report: Report) -> None:
     assert found[("r1-on", "reference_easy", "No", "Yes.")] == ("1", "2")
 
 
+def test_wrong_answers_never_pool_expected_answers_across_stories() -> None:
+    """The same wrong reply to two questions expecting different answers is two rows, each with its own answer."""
+    from commet.reports.analyses import RunData, StoryResult, TurnResult, wrong_answers_section
+    from commet.store.sqlite import RunRecord
+
+    def story(story_id: str, expected: str) -> StoryResult:
+        turn = TurnResult(turn=0, prompt="q", images=[], feedback_kind="none", response="The box.",
+                          expected=[expected], outcome="incorrect", correct=False, judge="rules", rationale=None,
+                          error=None)
+        return StoryResult(story_id, "false_belief_location", "Belief", False, "sample", "done", False, [turn])
+
+    run = RunRecord(id=1, name="r", model="m", judge="rules", settings={"images": "on", "feedback": "original"},
+                    config_hash="", dataset_name="d", dataset_hash="", package_version="", story_count=3,
+                    status="done", started_at="", finished_at=None)
+    data = RunData(run, [story("a", "The basket"), story("b", "The basket"), story("c", "The drawer")])
+    section = wrong_answers_section([data])
+    assert [row[1:] for row in section.rows] == [["false_belief_location", "The basket", "The box.", "2", "1"],
+                                                 ["false_belief_location", "The drawer", "The box.", "1", "1"]]
+
+
 def test_intervals_contain_estimates_and_are_deterministic(store_path: Path, report: Report) -> None:
     for section in report.sections:
         for row in section.rows:

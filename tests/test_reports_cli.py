@@ -107,3 +107,9 @@ def test_sweep_config_errors(tmp_path: Path) -> None:
     config.write_text('models = ["baseline:first-option"]\nimages = ["maybe"]\n')
     result = runner.invoke(app, ["sweep", str(config)])
     assert result.exit_code == 2 and "'maybe' is not one of on, off, needed" in result.output
+    config.write_text('models = ["baseline:first-option"]\nout = "report.csv"\n')
+    result = runner.invoke(app, ["sweep", str(config)])
+    assert result.exit_code == 2 and "one file per table" in result.output
+    config.write_text('models = ["baseline:first-option"]\nout = "report.pdf"\n')
+    result = runner.invoke(app, ["sweep", str(config)])
+    assert result.exit_code == 2 and "reports are text" in result.output
