@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
-from commet.models.base import json_key
+from commet.models.base import ImagePart, json_key
 
 Outcome = Literal["correct", "incorrect", "undecided"]
 
@@ -31,11 +31,26 @@ class JudgeRequest:
     expected: tuple[str, ...]
     response: str
     active_branch: int | None = None  # the story's branch so far, if fixed
+    options: tuple[tuple[str | None, str], ...] = ()  # (label, text) of the choices shown, if any
+    rubric: tuple[str, tuple[str, ...]] | None = None  # (key inference, false inferences) for an explanation
+    feedback: str = ""  # the feedback shown at the start of this turn (not story text)
+    images: tuple[ImagePart, ...] = ()  # pictures the judge may look at (the run showed them)
 
     def fingerprint(self) -> dict[str, object]:
-        return {"story_id": self.story_id, "task": self.task, "turn": self.turn, "context": list(self.context),
-                "story": self.story, "question": self.question, "expected": list(self.expected),
-                "response": self.response, "active_branch": self.active_branch}
+        """What the verdict depends on; the newer fields only when set, so older keys stay valid."""
+        data: dict[str, object] = {
+            "story_id": self.story_id, "task": self.task, "turn": self.turn, "context": list(self.context),
+            "story": self.story, "question": self.question, "expected": list(self.expected),
+            "response": self.response, "active_branch": self.active_branch}
+        if self.options:
+            data["options"] = [list(option) for option in self.options]
+        if self.rubric is not None:
+            data["rubric"] = [self.rubric[0], list(self.rubric[1])]
+        if self.feedback:
+            data["feedback"] = self.feedback
+        if self.images:
+            data["images"] = [image.sha256 for image in self.images]
+        return data
 
     @cached_property
     def fingerprint_json(self) -> str:
