@@ -22,17 +22,21 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from commet.engine.conversation import (
     DEFAULT_SYSTEM_PROMPT,
+    PAPER_CORRECTNESS_TEXTS,
+    STOPPED_UNDECIDED,
+    CorrectnessTexts,
     FeedbackCondition,
     PreviousOutcome,
-    apply_branch_rules,
+    UndecidedFeedback,
     choose_feedback,
     judge_request,
     user_text,
 )
+from commet.engine.judging import judge_cached, record_scored_turn
+from commet.engine.pictures import PictureCache
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
 from commet.judges.base import Judge, JudgeRequest, Verdict
-from commet.judges.cache import judge_cached
 from commet.models.base import (
     GenerationSettings,
     ImagePart,
@@ -61,6 +65,14 @@ class ImagePolicy(str, Enum):
         return self is ImagePolicy.on or (self is ImagePolicy.needed and image_dependent)
 
 
+class JudgeImages(str, Enum):
+    """Which StoryTurns' pictures an LLM judge sees (only ever pictures the answerer was shown)."""
+
+    NEEDED = "needed"  # image-dependent StoryTurns: the answer rests on the picture
+    ON = "on"
+    OFF = "off"
+
+
 class EvalSettings(BaseModel):
     """Everything about a run that changes its results; recorded with the run and hashed."""
 
@@ -68,6 +80,9 @@ class EvalSettings(BaseModel):
 
     images: ImagePolicy = ImagePolicy.on
     feedback: FeedbackCondition = "original"
+    undecided_feedback: UndecidedFeedback = UndecidedFeedback.STOP
+    correctness_texts: CorrectnessTexts = PAPER_CORRECTNESS_TEXTS
+    judge_images: JudgeImages = JudgeImages.NEEDED
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
     generation: GenerationSettings = Field(default_factory=GenerationSettings)
     image_max_side: int = 1024
@@ -144,7 +159,7 @@ class Engine:
         self.start_interval = max(0.0, start_interval)
         self.on_progress = on_progress
         self.progress = Progress()
-        self._images: dict[str, ImagePart] = {}
+        self._pictures = PictureCache(dataset, max_side=self.settings.image_max_side, fmt=self.settings.image_format)
 
     # run bookkeeping ------------------------------------------------------------------------------
     def open_run(self, name: str | None) -> RunRecord:
@@ -222,13 +237,12 @@ class Engine:
     # one story ------------------------------------------------------------------------------------
     def image_part(self, image_id: str) -> ImagePart:
         """The picture as every provider receives it: the run's size and format policy applied once."""
-        if image_id not in self._images:
-            from commet.models.images import prepare_image
+        return self._pictures.part(image_id)
 
-            data, mime = prepare_image(self.dataset.image_bytes(image_id), max_side=self.settings.image_max_side,
-                                       fmt=self.settings.image_format)
-            self._images[image_id] = ImagePart(data=data, mime=mime, image_id=image_id)
-        return self._images[image_id]
+    def judge_sees_pictures(self, storyturn: StoryTurn) -> bool:
+        """Whether the judge gets the pictures the answerer saw in this StoryTurn."""
+        policy = self.settings.judge_images
+        return policy is JudgeImages.ON or policy is JudgeImages.NEEDED and storyturn.image_dependent
 
     async def run_story(self, run: RunRecord, position: int, storyturn: StoryTurn) -> None:
         messages: list[Message] = []
@@ -237,15 +251,23 @@ class Engine:
         previous: PreviousOutcome | None = None
         active_branch: int | None = None
         earlier: list[tuple[str, str]] = []
+        shown: list[ImagePart] = []
+        judge_pictures = self.judge_sees_pictures(storyturn)
         status, story_correct = "done", True
         for k, turn in enumerate(storyturn.turns):
-            feedback_text, feedback_kind = choose_feedback(turn.feedback, previous, self.settings.feedback)
+            feedback_text, feedback_kind = choose_feedback(
+                turn.feedback, previous, self.settings.feedback, undecided=self.settings.undecided_feedback,
+                texts=self.settings.correctness_texts)
+            if feedback_kind == STOPPED_UNDECIDED:  # the next turn would rest on a guess: not scored
+                status = "stopped"
+                break
             text = user_text(feedback_text, turn)
             parts: list[TextPart | ImagePart] = [TextPart(text)]
             images: list[dict[str, str]] = []
             if turn.image and self.settings.images.shows_pictures(storyturn.image_dependent):
                 image = self.image_part(turn.image)
                 parts.append(image)
+                shown.append(image)
                 images.append({"id": turn.image, "sha256": image.sha256})
             messages.append(Message("user", tuple(parts)))
             request = ModelRequest(tuple(messages), self.settings.generation, tags={"story_id": storyturn.id, "turn": k})
@@ -259,16 +281,12 @@ class Engine:
                 status, story_correct = "failed", False
                 break
             messages.append(Message.text("assistant", reply))
-            request_for_judge = judge_request(storyturn, k, text, reply, earlier, active_branch)
+            request_for_judge = judge_request(storyturn, k, text, reply, earlier, shown if judge_pictures else ())
             verdict, judgment_key = await self._call_judge(run, request_for_judge)
-            score = apply_branch_rules(turn, verdict, active_branch)
+            score = record_scored_turn(self.store, run.id, storyturn.id, k, turn, verdict, active_branch,
+                                       fields={**row, "model_key": model_key}, response=reply,
+                                       judge_name=self.judge.name, judgment_key=judgment_key)
             active_branch = score.active_branch
-            self.store.record_turn(
-                run.id, storyturn.id, k, **row, response=reply, outcome=verdict.outcome,
-                correct=None if score.correct is None else int(score.correct), branch=score.branch,
-                active_branch=active_branch, judge=verdict.judge or self.judge.name, rationale=score.reason,
-                model_key=model_key, judgment_key=judgment_key,
-                error_kind=verdict.details.get("error_kind") if verdict.details else None, error=None)
             self.progress.questions += 1
             self.progress.questions_right += int(score.correct is True)
             story_correct = story_correct and score.correct is True

@@ -213,7 +213,8 @@ def read_storyturns(path: str | Path) -> Dataset:
         elif isinstance(value, dict) and "storyturn" in value:
             raw = RawStoryTurn(turns=value["storyturn"], id=_opt_str(value.get("id")), task=value.get("task"),
                                category=value.get("category"), image_dependent=value.get("image_dependent"),
-                               mental_states=value.get("mental_states"), source=value.get("source"), line=line)
+                               mental_states=value.get("mental_states"), source=value.get("source"), line=line,
+                               turn_extras=value.get("turn_extras"))
             if not isinstance(raw.turns, list):
                 raise FormatError([Problem(file, line, raw.id, None, "storyturn", "must be a list of turn strings")])
             storyturn, warnings = parse_storyturn(raw, file=file, default_id=default_id)

@@ -30,7 +30,6 @@ class JudgeRequest:
     question: str
     expected: tuple[str, ...]
     response: str
-    active_branch: int | None = None  # the story's branch so far, if fixed
     options: tuple[tuple[str | None, str], ...] = ()  # (label, text) of the choices shown, if any
     rubric: tuple[str, tuple[str, ...]] | None = None  # (key inference, false inferences) for an explanation
     feedback: str = ""  # the feedback shown at the start of this turn (not story text)
@@ -41,7 +40,7 @@ class JudgeRequest:
         data: dict[str, object] = {
             "story_id": self.story_id, "task": self.task, "turn": self.turn, "context": list(self.context),
             "story": self.story, "question": self.question, "expected": list(self.expected),
-            "response": self.response, "active_branch": self.active_branch}
+            "response": self.response}
         if self.options:
             data["options"] = [list(option) for option in self.options]
         if self.rubric is not None:
@@ -63,7 +62,7 @@ class Verdict:
     outcome: Outcome
     branch: int | None = None  # index into expected of the answer the reply matched
     rationale: str = ""
-    judge: str = ""  # who judged: "rules", "openai:gpt-4o@judge-v1", "human:alice", ...
+    judge: str = ""  # who judged: "rules", "openai:gpt-4o@judge-v2", "human:alice", ...
     details: dict[str, object] = field(default_factory=dict)  # e.g. panel members' verdicts
 
     @property

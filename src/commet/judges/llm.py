@@ -5,7 +5,7 @@ it can decide with certainty and the LLM judge the rest (:mod:`commet.judges.cas
 The prefix ``llm-only:`` drops the rules judge in front (``llm-only:openai:gpt-4o``, or
 ``llm-only:panel:A,B,C`` for a bare panel), which is what judge-comparison studies want.
 
-The judge's name carries the model and the prompt version (``llm:openai:gpt-4o@judge-v1``);
+The judge's name carries the model and the prompt version (``llm:openai:gpt-4o@judge-v2``);
 it is stored with every judgment and is part of the cache key.
 """
 
@@ -28,6 +28,7 @@ from commet.models.base import (
     Model,
     ModelCallError,
     ModelRequest,
+    TextPart,
     UnknownModelError,
     json_key,
 )
@@ -52,7 +53,8 @@ class LLMJudge(Judge):
                         request=request.fingerprint_json)
 
     async def judge(self, request: JudgeRequest) -> Verdict:
-        messages = [Message.text("system", SYSTEM_PROMPT), Message.text("user", user_prompt(request))]
+        prompt = Message("user", (TextPart(user_prompt(request)), *request.images))
+        messages = [Message.text("system", SYSTEM_PROMPT), prompt]
         usage = {"input_tokens": 0, "output_tokens": 0}
         raw, error = "", ""
         for attempt in range(1, self.attempts + 1):

@@ -111,6 +111,17 @@ class StoryResult:
         return self.status == "done"
 
     @property
+    def stopped(self) -> bool:
+        """Ended at an undecided answer the next turn's feedback depended on (``--undecided-feedback stop``)."""
+        return self.status == "stopped"
+
+    @property
+    def counted(self) -> bool:
+        """Counted in story accuracy: finished, or stopped at an undecided answer (wrong as counted, right if
+        the undecided answers were right and nothing answered was wrong)."""
+        return self.done or self.stopped
+
+    @property
     def subset(self) -> str:
         return SUBSETS[1] if self.image_dependent else SUBSETS[0]
 
@@ -121,7 +132,7 @@ class StoryResult:
     @property
     def correct_if_undecided_right(self) -> bool:
         """Finished with no answer judged wrong: correct if every undecided answer were right."""
-        return self.done and all(t.correct is not False for t in self.turns)
+        return self.counted and all(t.correct is not False for t in self.turns)
 
     @property
     def hinges(self) -> bool:
@@ -146,8 +157,9 @@ class RunData:
 
     @property
     def scored(self) -> list[StoryResult]:
-        """StoryTurns whose conversation finished: the denominator of story accuracy."""
-        return [s for s in self.stories if s.done]
+        """The denominator of story accuracy: StoryTurns whose conversation finished or stopped at an undecided
+        answer (a failed call is not scored)."""
+        return [s for s in self.stories if s.counted]
 
     def pictures_shown(self, story: StoryResult) -> bool:
         """Whether this StoryTurn was run with its pictures: from the run's image policy (on, off, needed),
@@ -198,7 +210,7 @@ class Bootstrap:
     def stories(self, stories: Iterable[StoryResult]) -> Estimate:
         """Story accuracy of the finished StoryTurns among ``stories``; a :class:`Range` when some hinge on
         undecided answers."""
-        done = [s for s in stories if s.done]
+        done = [s for s in stories if s.counted]
         low = self.ratio([int(s.correct is True) for s in done])
         if not any(s.hinges for s in done):
             return low
@@ -297,13 +309,14 @@ def summary_section(runs: list[RunData], boot: Bootstrap) -> Section:
         rows.append([*_run_columns(data), str(len(scored)), boot.stories(scored),
                      boot.questions([s.turns for s in scored]),
                      str(sum(s.undecided for s in scored)), str(sum(s.hinges for s in scored)),
-                     str(len(data.stories) - len(scored))])
+                     str(sum(s.stopped for s in scored)), str(len(data.stories) - len(scored))])
     return Section("summary", "Summary per run, all StoryTurns (%, 95% CI; not a paper table)",
                    [*RUN_HEADER, "Stories", "Story accuracy", "Question accuracy", "Undecided answers",
-                    "Stories hinging on undecided", "Not scored"], rows,
+                    "Stories hinging on undecided", "Stopped at undecided", "Not scored"], rows,
                    "Story accuracy a-b: undecided answers counted wrong (a) and counted right (b); undecided is "
-                   "never counted right in a single figure. Not scored: StoryTurns whose conversation did not "
-                   "finish (failed calls), left out of every accuracy. Intervals: percentile bootstrap over "
+                   "never counted right in a single figure. Stopped: StoryTurns ended at an undecided answer the "
+                   "next feedback depended on (counted in the range). Not scored: StoryTurns whose conversation did "
+                   "not finish (failed calls), left out of every accuracy. Intervals: percentile bootstrap over "
                    "StoryTurns (a story's questions are resampled together).")
 
 
@@ -480,7 +493,7 @@ def wrong_answers_section(runs: list[RunData], top: int = 3, *, pool: bool = Fal
         lambda: defaultdict(list))
     for unit in units(runs, (lambda d: (d.run.model, d.run.dataset_name)) if pool else None):
         for _, story in unit.pairs():
-            if not story.done:
+            if not story.counted:
                 continue
             for turn in story.turns:
                 if turn.wrong and turn.response is not None:
@@ -515,7 +528,8 @@ def undecided_notices(store: Store, runs: list[RunData]) -> list[str]:
     for data in runs:
         scored = data.scored
         undecided = sum(s.undecided for s in scored)
-        if not undecided:
+        stopped = sum(s.stopped for s in scored)
+        if not undecided and not stopped:
             continue
         hinging = sum(s.hinges for s in scored)
         name, judge = data.run.name, data.run.judge
@@ -529,9 +543,10 @@ def undecided_notices(store: Store, runs: list[RunData]) -> list[str]:
             how = (f"re-judge them with another LLM judge or a panel, e.g. `commet rejudge --db {store.path} "
                    f"--run {name} --judge panel:A,B,C`")
         answers = "1 answer of run {} was" if undecided == 1 else f"{undecided} answers of run {{}} were"
+        halted = f", {stopped} of them stopped there (--undecided-feedback stop)" if stopped else ""
         hints.append(f"{answers.format(name)} left undecided by the {judge} judge "
-                     f"({hinging} of {len(scored)} stories hinge on them, so their story accuracy is shown as a "
-                     f"range: undecided counted wrong - counted right); {how}.")
+                     f"({hinging} of {len(scored)} stories hinge on them{halted}, so their story accuracy is shown "
+                     f"as a range: undecided counted wrong - counted right); {how}.")
     return warnings + hints
 
 
@@ -564,8 +579,8 @@ def compare_runs(store: Store, a: RunRecord, b: RunRecord, *, bootstrap: Bootstr
     """Paired bootstrap and McNemar's exact test on story correctness, matched by StoryTurn id."""
     boot = bootstrap or Bootstrap()
     data_a, data_b = load_run(store, a), load_run(store, b)
-    right_a = {s.story_id: s.correct is True for s in data_a.scored}
-    right_b = {s.story_id: s.correct is True for s in data_b.scored}
+    right_a = {s.story_id: s.correct is True for s in data_a.stories if s.done}
+    right_b = {s.story_id: s.correct is True for s in data_b.stories if s.done}
     common = [story_id for story_id in right_a if story_id in right_b]
     if not common:
         raise ValueError(f"runs {a.name!r} and {b.name!r} have no finished StoryTurn in common")

@@ -65,7 +65,8 @@ def _transcript(data: RunData, pictures: _Pictures) -> dict[str, object]:
                           "prompt": t.prompt, "response": t.response, "error": t.error, "judge": t.judge,
                           "rationale": t.rationale, "expected": " / ".join(t.expected),
                           "images": images, "no_picture": "no picture" if data.pictures_shown(story) else f"images {data.images}"})
-        verdict = "failed" if not story.done else "correct" if story.correct else "incorrect"
+        verdict = ("undecided" if story.stopped else "failed" if not story.done
+                   else "correct" if story.correct else "incorrect")
         stories.append({"id": story.story_id, "task": story.task, "category": story.category, "subset": story.subset,
                         "source": story.source, "verdict": verdict, "turns": turns})
     return {"name": data.run.name, "stories": stories}

@@ -333,7 +333,8 @@ class Store:
 
     def finished_stories(self, run_id: int) -> set[str]:
         self.flush()
-        rows = self.db.execute("SELECT story_id FROM stories WHERE run_id = ? AND status = 'done'", (run_id,))
+        rows = self.db.execute("SELECT story_id FROM stories WHERE run_id = ? AND status IN ('done', 'stopped')",
+                               (run_id,))
         return {r["story_id"] for r in rows}
 
     def turn_rows(self, run_id: int) -> list[sqlite3.Row]:
