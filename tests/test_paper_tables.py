@@ -23,11 +23,12 @@ from typer.testing import CliRunner
 
 from commet.cli import app
 from commet.engine import EvalSettings, ImagePolicy, evaluate_async
+from commet.engine.conversation import UndecidedFeedback
+from commet.engine.rejudge import rejudge
 from commet.format.dataset import Dataset
 from commet.format.model import Feedback, StoryTurn, Turn
 from commet.judges import create_judge
 from commet.judges.prompts import PROMPT_VERSION
-from commet.judges.rejudge import rejudge
 from commet.store import Store
 
 R, W, U = "The apple.", "The pear.", "Hmm, hard to say really."
@@ -109,8 +110,10 @@ def paper_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for run, folder, images, feedback in (("on", "a", "on", "original"), ("on-again", "a", "on", "original"),
                                               ("needed", "b", "needed", "original"),
                                               ("corr", "a", "on", "correctness")):
+            # skip: n1's second turn shows only the unconditional feedback (kind skipped-undecided) and goes on
             await evaluate_async(f"replay:{files[folder]}", dataset, judge="rules", db=db, run=run,
-                                 settings=EvalSettings(images=images, feedback=feedback))
+                                 settings=EvalSettings(images=images, feedback=feedback,
+                                                       undecided_feedback=UndecidedFeedback.SKIP))
         with Store(db) as store:
             for source, judge_file, name in (("on", "jfix", "on~jfix"), *((run, j, f"{run}~{j}") for run in
                                                                           ("on", "needed") for j in ("j1", "j2", "j3"))):
@@ -320,13 +323,13 @@ def test_judge_agreement_counts_each_run_story_and_turn(paper_store: Path, tmp_p
 
 
 # issue 13, point 3: honest undecided everywhere ----------------------------------------------------------------
-HINT = ("1 answer of run on was left undecided by the rules judge (1 of 7 stories hinge on them, so their story "
-        "accuracy is shown as a range: undecided counted wrong - counted right); re-judge them with `commet rejudge "
-        "--db {db} --run on --judge openai:gpt-4o` (any model spec) or run with --judge MODEL.")
+HINT = ("1 answer of run on was left undecided by the rules judge (1 of 7 stories hinge on them{stopped}, so their "
+        "story accuracy is shown as a range: undecided counted wrong - counted right); re-judge them with `commet "
+        "rejudge --db {db} --run on --judge openai:gpt-4o` (any model spec) or run with --judge MODEL.")
 
 
 def test_undecided_range_and_hint_in_every_format(paper_store: Path, tmp_path: Path) -> None:
-    hint = HINT.format(db=paper_store)
+    hint = HINT.format(db=paper_store, stopped="")
     args = ["report", "--db", str(paper_store), "--run", "on", "--resamples", "100"]
     table = runner.invoke(app, args)
     assert hint in " ".join(table.stdout.split()) and "14.3–28.6" in table.stdout  # 1/7 .. 2/7
@@ -351,7 +354,7 @@ def test_mostly_undecided_run_says_so_before_the_table(undecided_store: Path) ->
     text = runner.invoke(app, ["report", "--db", str(undecided_store), "--resamples", "100"]).stdout
     warning = "Run mostly-u: 7 of 7 stories hinge on undecided answers, so its story accuracy is mostly not judged."
     assert text.splitlines()[0] == warning and text.index(warning) < text.index("Table 1")
-    assert "0.0–100.0 [" in text
+    assert "0.0–100.0 [" in text  # every story stopped at its undecided first answer (the default policy)
     markdown = runner.invoke(app, ["report", "--db", str(undecided_store), "--format", "markdown"]).stdout
     assert " 0.00 [" not in markdown  # never a bare 0 % that is really "not judged"
 
@@ -363,5 +366,7 @@ def test_eval_end_of_run_shows_the_range_and_the_hint(tmp_path: Path) -> None:
     result = runner.invoke(app, ["eval", "--model", f"replay:{tmp_path / 'r.json'}", "--dataset",
                                  str(tmp_path / "ds"), "--db", str(db), "--run", "on", "--quiet"])
     assert result.exit_code == 0, result.output
-    assert HINT.format(db=db) in " ".join(result.stdout.split())
+    # the default --undecided-feedback stop ends n1 at its undecided answer: counted in the range
+    hint = HINT.format(db=db, stopped="; 1 stopped there under --undecided-feedback stop")
+    assert hint in " ".join(result.stdout.split())
     assert "14.29–28.57 [" in result.stdout and "(1–2/7)" in result.stdout

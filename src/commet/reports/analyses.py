@@ -543,7 +543,7 @@ def undecided_notices(store: Store, runs: list[RunData]) -> list[str]:
             how = (f"re-judge them with another LLM judge or a panel, e.g. `commet rejudge --db {store.path} "
                    f"--run {name} --judge panel:A,B,C`")
         answers = "1 answer of run {} was" if undecided == 1 else f"{undecided} answers of run {{}} were"
-        halted = f", {stopped} of them stopped there (--undecided-feedback stop)" if stopped else ""
+        halted = f"; {stopped} stopped there under --undecided-feedback stop" if stopped else ""
         hints.append(f"{answers.format(name)} left undecided by the {judge} judge "
                      f"({hinging} of {len(scored)} stories hinge on them{halted}, so their story accuracy is shown "
                      f"as a range: undecided counted wrong - counted right); {how}.")
