@@ -370,3 +370,18 @@ def test_eval_end_of_run_shows_the_range_and_the_hint(tmp_path: Path) -> None:
     hint = HINT.format(db=db, stopped="; 1 stopped there under --undecided-feedback stop")
     assert hint in " ".join(result.stdout.split())
     assert "14.29–28.57 [" in result.stdout and "(1–2/7)" in result.stdout
+
+
+def test_eval_on_the_bundled_sample_prints_the_range_and_the_hint(tmp_path: Path) -> None:
+    db = tmp_path / "s.sqlite"
+    result = runner.invoke(app, ["eval", "--model", "baseline:first-option", "--db", str(db), "--quiet"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    with Store(db) as store:
+        (run,) = store.runs()
+        undecided = sum(row["response"] is not None and row["correct"] is None for row in store.turn_rows(run.id))
+    assert undecided > 0  # the baseline's replies to "why" questions are left to an LLM judge
+    assert f"{undecided} answers of run {run.name} were left undecided by the rules judge" in text
+    assert f"`commet rejudge --db {db} --run {run.name} --judge openai:gpt-4o`" in text
+    story = next(line for line in result.stdout.splitlines() if "Story accuracy" in line)
+    assert "–" in story  # a range, never a bare figure while stories hinge on undecided answers
