@@ -105,3 +105,17 @@ def test_report_and_eval_in_a_real_terminal(paper_store: Path, tmp_path: Path) -
     text = "\n".join(evaluated)
     assert "14.29–28.57 [" in text and "Story accuracy" in text and "Table 1, text-complete" in text
     assert "left undecided by the rules judge" in text
+
+
+def test_story_text_is_never_read_as_markup() -> None:
+    from commet.reports.analyses import Section
+    from commet.reports.render import fitted_tables
+
+    section = Section("wrong-answers", "Wrong [bold]answers[/bold]", ["Run", "Wrong answer"],
+                      [["r", "[red]The box[/red] and [link=x]"]])
+    for width in (30, 120):
+        console = Console(file=io.StringIO(), width=width, record=True)
+        for renderable in fitted_tables(section, width):
+            console.print(renderable)
+        text = "".join(console.export_text().replace("│", " ").split())
+        assert "[red]Thebox[/red]and[link=x]" in text and "[bold]answers[/bold]" in text

@@ -185,7 +185,6 @@ def judges_command(
     db: Annotated[Path, DB_OPTION] = Path("commet.sqlite"),
 ) -> None:
     """Judge agreement (paper Tables 7-10): pairwise counts, percentages, Cohen's kappa, and agreement with people."""
-    from rich.table import Table
 
     from commet.judges.agreement import AGREEMENT_HEADER, agreement_report, report_tables
     from commet.reports import to_csv, to_markdown
@@ -201,14 +200,14 @@ def judges_command(
         typer.echo(to_csv(["Table", *AGREEMENT_HEADER], rows), nl=False)
     elif fmt is AgreementFormat.markdown:
         typer.echo("\n".join(f"### {title}\n\n{to_markdown(header, body)}" for title, header, body in tables), nl=False)
-    else:
-        for title, header, body in tables:
-            table = Table(title=title)
-            for column in header:
-                table.add_column(column, overflow="fold")
-            for row in body:
-                table.add_row(*(escape(cell) for cell in row))
-            console.print(table)
+    else:  # each table in the first layout that fits the terminal
+        from commet.reports.analyses import Section
+        from commet.reports.render import fitted_tables
+
+        for number, (title, header, body) in enumerate(tables):
+            for renderable in fitted_tables(Section(f"judges-{number}", title, header, [list(r) for r in body]),
+                                            console.width):
+                console.print(renderable, markup=False, highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -98,7 +98,7 @@ def _brief(report):  # noqa: ANN001, ANN202 - a Report in, rich renderables out
     for data in report.runs:
         ranged = any(isinstance(c, Range) for s in report.sections for r in s.rows if r[0] == data.run.name
                      for c in r)
-        table = Table(title=f"{data.run.model}: images {data.images}, feedback {data.feedback}",
+        table = Table(title=Text(f"{data.run.model}: images {data.images}, feedback {data.feedback}"),
                       caption="a–b: undecided answers counted wrong – counted right" if ranged else None)
         table.add_column("figure")
         table.add_column("value (%, 95% CI)", justify="right")
@@ -106,17 +106,17 @@ def _brief(report):  # noqa: ANN001, ANN202 - a Report in, rich renderables out
         if summary is not None:
             row = next(r for r in summary.rows if r[0] == data.run.name)
             for index in range(4, len(summary.header)):
-                table.add_row(summary.header[index], cell_text(row[index], summary))
+                table.add_row(summary.header[index], Text(str(cell_text(row[index], summary))))
         for key, label in (("text-complete", "Table 1, text-complete"), ("image-dependent", "Table 2, image-dependent")):
             section = by_key.get(key)
             row = next((r for r in section.rows if r[0] == data.run.name), None) if section else None
             if section is None or row is None:
                 continue
             first = section.header.index("Stories")
-            table.add_row(f"{label}: stories", str(row[first]))
+            table.add_row(f"{label}: stories", Text(str(row[first])))
             for name, cell in zip(section.header[first + 1:], row[first + 1:], strict=True):
                 if cell_text(cell, section) != "-":
-                    table.add_row(f"  {name}", cell_text(cell, section))
+                    table.add_row(Text(f"  {name}"), Text(cell_text(cell, section)))
         yield table
 
 

@@ -57,17 +57,24 @@ def cell_text(cell: Cell, section: Section, style: Style = "full") -> str:
 
 
 # terminal -----------------------------------------------------------------------------------------------
+def _text(value: str):  # noqa: ANN202 - a rich Text, or None for no text
+    """Plain text for rich: story text and run names are never read as console markup."""
+    from rich.text import Text
+
+    return Text(value) if value else None
+
+
 def _plain_table(section: Section, title: str | None = None):  # noqa: ANN202 - a rich Table
     from rich.table import Table
 
-    table = Table(title=section.title if title is None else title, caption=section.note or None)
+    table = Table(title=_text(section.title if title is None else title), caption=_text(section.note))
     texts = [[cell_text(c, section, "terminal") for c in row] for row in section.rows]
     for index, column in enumerate(section.header):
         numeric = any(isinstance(row[index], Estimate) for row in section.rows)
         single_words = all(len(text.split()) <= 1 for text in [column, *(row[index] for row in texts)])
-        table.add_column(column, justify="right" if numeric else "left", no_wrap=single_words)
+        table.add_column(_text(column), justify="right" if numeric else "left", no_wrap=single_words)
     for row in texts:
-        table.add_row(*row)
+        table.add_row(*map(_text, row))
     return table
 
 
@@ -78,12 +85,13 @@ def _transposed_table(section: Section) -> list[object]:
     from rich.text import Text
 
     legend = Text("\n".join(f"#{number}: {row[0]}" for number, row in enumerate(section.rows, start=1)))
-    table = Table(title=section.title, caption=section.note or None)
-    table.add_column(section.header[0])
+    table = Table(title=_text(section.title), caption=_text(section.note))
+    table.add_column(_text(section.header[0]))
     for number in range(1, len(section.rows) + 1):
         table.add_column(f"#{number}", justify="right")
     for index in range(1, len(section.header)):
-        table.add_row(section.header[index], *(cell_text(row[index], section, "terminal") for row in section.rows))
+        table.add_row(_text(section.header[index]),
+                      *(_text(cell_text(row[index], section, "terminal")) for row in section.rows))
     return [legend, table]
 
 
@@ -94,12 +102,12 @@ def _row_tables(section: Section) -> list[object]:
 
     tables: list[object] = []
     for number, row in enumerate(section.rows, start=1):
-        table = Table(title=f"{section.title} ({number}/{len(section.rows)})", show_header=False,
+        table = Table(title=_text(f"{section.title} ({number}/{len(section.rows)})"), show_header=False,
                       title_justify="left")
         table.add_column(no_wrap=True)
         table.add_column(overflow="fold")
         for name, cell in zip(section.header, row, strict=True):
-            table.add_row(name, cell_text(cell, section, "terminal"))
+            table.add_row(_text(name), _text(cell_text(cell, section, "terminal")))
         tables.append(table)
     if section.note:
         tables.append(Text(section.note, style="dim"))
