@@ -46,6 +46,8 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
             runs = select_runs(store, names)
         except KeyError as exc:
             fail(str(exc.args[0]))
+        if not runs:
+            fail(f"nothing to report: no runs in {db}")
         report = build_report(store, runs, bootstrap=boot, pool=pool)
     if tables:
         keys = [s.key for s in report.sections]
