@@ -115,6 +115,8 @@ def test_cli_rejudge_prints_changes_and_both_runs(tmp_path: Path) -> None:
     assert server.calls == 2
     assert "re-judged 6 answers of run base into run llm" in result.output
     assert f"decided by: rules 4, {LLM} 2" in result.output
+    # the fake judge's replies carry 11 prompt and 3 completion tokens; a base_url model has no price
+    assert "judge tokens: 22 in, 6 out, price unknown" in result.output
     assert "1 turns where the new verdicts would have chosen" in result.output
     assert "wrong-undecided" in result.output and "Story accuracy" in result.output
     missing = CliRunner().invoke(app, ["rejudge", "--db", str(db), "--run", "base", "--judge", "rules"])

@@ -92,6 +92,11 @@ def rejudge_command(
                   f"[bold]{escape(result.run.name)}[/bold] with {escape(result.run.judge)}", highlight=False)
     console.print(f"decided by: {escape(decided)}; {result.judge_calls} verdicts computed now, "
                   f"{result.cached} from the store; {len(result.changed)} answers scored differently", highlight=False)
+    with open_store(db) as store:
+        spend = store.spend(result.run.id)
+    cost = "price unknown" if spend.judge_cost is None else f"estimated cost ${spend.judge_cost:.4f}"
+    console.print(f"judge tokens: {spend.judge_input_tokens} in, {spend.judge_output_tokens} out, {cost}",
+                  highlight=False)
     if result.feedback_changes:
         table = Table(title=f"{len(result.feedback_changes)} turns where the new verdicts would have chosen "
                             "other feedback (the feedback sent stays as it was)")

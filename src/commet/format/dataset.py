@@ -121,7 +121,7 @@ class Dataset:
         (folder / IMAGES_DIR).mkdir(parents=True, exist_ok=True)
         with (folder / STORYTURNS_FILE).open("w", encoding="utf-8") as out:
             for storyturn in self.storyturns:
-                out.write(storyturn.model_dump_json(exclude_defaults=False) + "\n")
+                out.write(storyturn.model_dump_json(exclude_defaults=True) + "\n")
         (folder / METADATA_FILE).write_text(json.dumps(self.metadata(), indent=2) + "\n", encoding="utf-8")
         for storyturn in self.storyturns:
             for image_id in storyturn.images:

@@ -84,8 +84,26 @@ class Judge(ABC):
     async def judge(self, request: JudgeRequest) -> Verdict:
         """Judge one reply."""
 
+    def price_known(self) -> bool:
+        """Whether this judge's calls can be priced (free judges can; a spend limit needs it)."""
+        return True
+
     async def aclose(self) -> None:
         """Release clients."""
+
+    async def __aenter__(self) -> Judge:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def spent(details: dict[str, object]) -> tuple[int, int, float | None]:
+    """(input tokens, output tokens, estimated USD or None when unknown) recorded in a verdict's details."""
+    usage = details.get("usage")
+    tokens = (int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))) if isinstance(usage, dict) else (0, 0)
+    cost = details.get("cost_usd", 0.0 if usage is None else None)
+    return tokens[0], tokens[1], float(cost) if isinstance(cost, (int, float)) else None
 
 
 class UnknownJudgeError(ValueError):
