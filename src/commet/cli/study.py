@@ -34,6 +34,11 @@ def _open(study_file: Path, db: Path):  # noqa: ANN202 - returns (Study, Dataset
         fail(str(exc))
 
 
+class GroupingChoice(str, Enum):
+    paper = "paper"
+    task = "task"
+
+
 @app.command()
 def build(
     dataset: Annotated[str, typer.Option(help="Dataset folder, file or 'sample'.")],
@@ -41,15 +46,33 @@ def build(
     questionnaires: Annotated[int, typer.Option(help="Number of questionnaires; they alternate image policies.")] = 8,
     seed: Annotated[int, typer.Option(help="Seed of the selection; the same seed gives the same study.")] = 0,
     judge: Annotated[str, typer.Option(help="Judge spec for answers: 'rules' or a model spec.")] = "rules",
+    grouping: Annotated[GroupingChoice, typer.Option(
+        help="paper: Figure 3 task groups (text-complete) and Table 2 categories (image-dependent), 20 "
+             "combinations; task: the 18 booklet tasks with and without pictures.")] = GroupingChoice.paper,
+    title: Annotated[str | None, typer.Option(help="Title participants see.")] = None,
+    contact: Annotated[str | None, typer.Option(help="How participants reach the researchers.")] = None,
+    guidance: Annotated[str | None, typer.Option(help="How full an answer should be.")] = None,
+    adult_confirmation: Annotated[str | None, typer.Option(
+        help="Statement participants tick before starting; '' for none.")] = None,
+    minutes: Annotated[int | None, typer.Option(
+        help="Duration told on the consent page (default: estimated from each questionnaire).")] = None,
 ) -> None:
-    """Select questionnaires as in the paper's Appendix D: per task and image requirement, 1 or 2 StoryTurns."""
-    from commet.apps.study.build import StudyError, build_study
+    """Select questionnaires as in the paper's Appendix D: per group and image requirement, 1 or 2 StoryTurns."""
+    from commet.apps.study.build import DEFAULT_TITLE, ParticipantTexts, StudyError, build_study
     from commet.format.problems import FormatError
 
+    if minutes is not None and minutes < 1:
+        fail("--minutes must be at least 1")
+    texts = ParticipantTexts(**{key: value for key, value in {
+        "contact": contact, "guidance": guidance, "adult_confirmation": adult_confirmation, "minutes": minutes,
+    }.items() if value is not None})
     try:
-        study = build_study(dataset, out, questionnaires=questionnaires, seed=seed, judge=judge)
+        study = build_study(dataset, out, questionnaires=questionnaires, seed=seed, judge=judge,
+                            grouping=grouping.value, participant=texts, title=title or DEFAULT_TITLE)
     except (StudyError, FormatError) as exc:
         fail(str(exc))
+    for line in study.design():
+        typer.echo(line)
     for questionnaire in study.questionnaires:
         typer.echo(f"questionnaire {questionnaire.index}: {len(questionnaire.storyturns)} StoryTurns, "
                    f"pictures: {questionnaire.image_policy}")
