@@ -17,6 +17,7 @@ StudyDb = Annotated[Path, typer.Option("--db", help="The study's participant dat
 
 
 class PolicyChoice(str, Enum):
+    each = "each"
     both = "both"
     all = "all"
     needed = "needed"
@@ -161,21 +162,30 @@ def export_run(
     db: StudyDb = Path("study.sqlite"),
     store_path: Annotated[Path, typer.Option("--store", help="Results store to write the run into.")] = Path(
         "commet.sqlite"),
-    run: Annotated[str, typer.Option(help="Run name.")] = "human",
+    run: Annotated[str, typer.Option(
+        help="Run name; with --policy each, one run per policy: NAME:images=on and NAME:images=needed.")] = "human",
     policy: Annotated[PolicyChoice, typer.Option(
-        help="Questionnaires to include: both, all (pictures everywhere) or needed (only where needed).")
-    ] = PolicyChoice.both,
+        help="each: one run per picture policy (the paper's Human Yes/No rows); all (pictures everywhere), "
+             "needed (only where needed) or both (the two pooled into one run).")
+    ] = PolicyChoice.each,
 ) -> None:
-    """Write the answers as a run with model 'human' so that `commet report` shows people beside models."""
-    from commet.apps.study.export import HumanRunConflictError, export_human_run
+    """Write the answers as runs with model 'human' so that `commet report` shows people beside models."""
+    from commet.apps.study.build import dataset_location
+    from commet.apps.study.export import HumanRunConflictError, check_human_run, export_human_run, human_runs
     from commet.store import Store
 
     study, dataset, participants = _open(study_file, db)
+    planned = human_runs(run, policy.value)
     with Store(store_path) as store:
         try:
-            summary = export_human_run(study, dataset, participants, store, name=run, policy=policy.value)
+            for name, chosen in planned:
+                check_human_run(study, store, name, chosen)
         except HumanRunConflictError as exc:
             fail(str(exc))
+        for name, chosen in planned:
+            summary = export_human_run(study, dataset, participants, store, name=name, policy=chosen,
+                                       dataset_path=dataset_location(study, study_file))
+            typer.echo(f"run {name!r} (model human, pictures: {chosen}): {summary.stories} StoryTurns from "
+                       f"{summary.participants} participants in {store_path}; {summary.incomplete} unfinished "
+                       "StoryTurns left out")
     participants.close()
-    typer.echo(f"run {run!r} (model human): {summary.stories} StoryTurns from {summary.participants} participants "
-               f"in {store_path}; {summary.incomplete} unfinished StoryTurns left out")
