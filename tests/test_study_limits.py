@@ -48,7 +48,9 @@ def test_bodies_are_bounded_and_answers_judged(study: tuple[Path, Path]) -> None
     [token] = tokens(study, 1)
     page = client.get(f"/p/{token}").text
     csrf = re.search(r'name="csrf" value="([^"]+)"', page).group(1)
-    assert client.post(f"/p/{token}/consent", data={"csrf": csrf}, follow_redirects=False).status_code == 303
+    assert client.post(f"/p/{token}/consent", data={"csrf": csrf}, follow_redirects=False).status_code == 400
+    assert client.post(f"/p/{token}/consent", data={"csrf": csrf, "adult": "yes"},
+                       follow_redirects=False).status_code == 303
     big = client.post(f"/p/{token}/answer", data={"csrf": csrf, "story": "1", "turn": "0", "response": "x" * 70_000})
     assert big.status_code == 413
     done = client.post(f"/p/{token}/answer", data={"csrf": csrf, "story": "1", "turn": "0", "response": "The box"})
