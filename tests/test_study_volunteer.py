@@ -24,12 +24,12 @@ import playwright.sync_api as playwright_api
 import pytest
 import uvicorn
 
+from commet.apps.study.app import create_app
 from commet.apps.study.build import Questionnaire, build_study
 from commet.apps.study.db import StudyDB
-from commet.apps.study.app import create_app
 from tests.browser_checks import DESKTOP, PHONE, check_page
 from tests.conftest import launch_chromium
-from tests.test_study_web import BALL, MUFFIN, SNACK, write_dataset
+from tests.test_study_web import write_dataset
 
 PASSWORD = "organiser secret 42"
 SHOTS = os.environ.get("COMMET_SCREENSHOTS")
