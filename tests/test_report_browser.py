@@ -103,11 +103,15 @@ def test_report_in_chromium(store_path: Path, tmp_path: Path, browser, viewport:
     widths = page.eval_on_selector_all("img.plot", "els => els.map(e => e.getBoundingClientRect().width / e.naturalWidth)")
     assert len(heights) >= 3 and min(heights) >= 150, heights  # readable: at least 80% of the drawn size
     assert min(widths) >= 0.79, widths
+    name = "phone" if viewport == PHONE else "desktop"
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SHOTS) / f"report-{name}.png"))
     page.locator("details.story").first.locator("summary").click()
     pictures = page.eval_on_selector_all("img[data-image]", "els => els.map(e => e.naturalWidth)")
     assert pictures and all(w > 0 for w in pictures)
     check_page(page, f"report ({viewport['width']})")
     if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SHOTS) / f"report-{'phone' if viewport == PHONE else 'desktop'}.png"))
+        page.locator("details.story").first.scroll_into_view_if_needed()
+        page.screenshot(path=str(Path(SHOTS) / f"report-transcript-{name}.png"))
     page.close()
