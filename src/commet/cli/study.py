@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from commet.cli import fail
+from commet.cli import ForceOption, fail, load_or_fail
 
 app = typer.Typer(help="Anonymous human studies in the StoryTurn format (the human baseline).", no_args_is_help=True)
 
@@ -57,20 +57,24 @@ def build(
         help="Statement participants tick before starting; '' for none.")] = None,
     minutes: Annotated[int | None, typer.Option(
         help="Duration told on the consent page (default: estimated from each questionnaire).")] = None,
+    force: ForceOption = False,
 ) -> None:
-    """Select questionnaires as in the paper's Appendix D: per group and image requirement, 1 or 2 StoryTurns."""
+    """Select questionnaires as in the paper's Appendix D: per group and image requirement, 1 or 2 StoryTurns.
+
+    The dataset is validated first, as by `commet validate`; one with errors is refused.
+    """
     from commet.apps.study.build import DEFAULT_TITLE, ParticipantTexts, StudyError, build_study
-    from commet.format.problems import FormatError
 
     if minutes is not None and minutes < 1:
         fail("--minutes must be at least 1")
     texts = ParticipantTexts(**{key: value for key, value in {
         "contact": contact, "guidance": guidance, "adult_confirmation": adult_confirmation, "minutes": minutes,
     }.items() if value is not None})
+    checked = load_or_fail(dataset, force)
     try:
         study = build_study(dataset, out, questionnaires=questionnaires, seed=seed, judge=judge,
-                            grouping=grouping.value, participant=texts, title=title or DEFAULT_TITLE)
-    except (StudyError, FormatError) as exc:
+                            grouping=grouping.value, participant=texts, title=title or DEFAULT_TITLE, loaded=checked)
+    except StudyError as exc:
         fail(str(exc))
     for line in study.design():
         typer.echo(line)

@@ -29,6 +29,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from commet.format.dataset import Dataset, load_dataset
 from commet.format.model import StoryTurn
+from commet.format.validate import load_checked
 from commet.taxonomy import TASKS
 
 ImagePolicy = Literal["all", "needed"]
@@ -215,10 +216,14 @@ def select_questionnaires(dataset: Dataset, count: int, seed: int, grouping: Gro
 
 
 def build_study(dataset_path: str | Path, out: Path, *, questionnaires: int = 8, seed: int = 0,
-                judge: str = "rules", grouping: Grouping = "paper",
-                participant: ParticipantTexts | None = None, title: str = DEFAULT_TITLE) -> Study:
-    """Select the questionnaires from a dataset and write ``out`` (study.json)."""
-    dataset = load_dataset(dataset_path)
+                judge: str = "rules", grouping: Grouping = "paper", participant: ParticipantTexts | None = None,
+                title: str = DEFAULT_TITLE, loaded: Dataset | None = None) -> Study:
+    """Select the questionnaires from a dataset and write ``out`` (study.json).
+
+    ``loaded`` is the dataset at ``dataset_path`` already checked by the caller; without it the
+    dataset is loaded through :func:`load_checked`, which refuses one with problems.
+    """
+    dataset = loaded if loaded is not None else load_checked(dataset_path)[0]
     selected, combinations = select_questionnaires(dataset, questionnaires, seed, grouping)
     if str(dataset_path) == "sample":
         stored = "sample"
