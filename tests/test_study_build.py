@@ -85,6 +85,9 @@ def complete_dir(tmp_path: Path) -> Path:
     """Two text-complete StoryTurns per booklet task and one image-dependent StoryTurn per Table 2 category."""
     stories = [storyturn(task.id, task.category, n, False) for task in TASKS for n in range(2)]
     stories += [storyturn(task, category, 0, True) for task, category in PAPER_IMAGE_TASKS.items()]
+    for st in stories:
+        for image in st.images:
+            write_png(tmp_path / "complete" / "images" / image)
     return Dataset(stories, name="complete").save(tmp_path / "complete")
 
 

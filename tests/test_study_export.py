@@ -37,10 +37,10 @@ PERCEPT = StoryTurn(id="muffin", task="reference_hard_perspective", category="Pe
 
 #: Per participant: questionnaire (0 shows all pictures, 1 only the needed one) and replies per StoryTurn.
 PEOPLE = [
-    (0, {"ball": ["The basket", "The box"], "snack": ["The cookie"], "muffin": ["The small one"]}),  # 3 of 3
-    (0, {"ball": ["The box", "The box"], "snack": ["The cookie"], "muffin": ["The small one"]}),  # ball wrong
-    (1, {"ball": ["The basket", "The box"], "snack": ["The cookie"], "muffin": ["The big one"]}),  # muffin wrong
-    (1, {"snack": ["The pear"], "muffin": ["The small one"], "ball": ["The basket"]}),  # snack wrong, ball unfinished
+    (0, {"ball": ["The basket", "The box"], "snack": ["The cookie"], "muffin": ["Small"]}),  # 3 of 3
+    (0, {"ball": ["The box", "The box"], "snack": ["The cookie"], "muffin": ["Small"]}),  # ball wrong
+    (1, {"ball": ["The basket", "The box"], "snack": ["The cookie"], "muffin": ["Big"]}),  # muffin wrong
+    (1, {"snack": ["The pear"], "muffin": ["Small"], "ball": ["The basket"]}),  # snack wrong, ball unfinished
 ]
 #: Counted by hand from PEOPLE: (right, total) per category for each picture policy.
 EXPECTED = {
@@ -79,13 +79,11 @@ def answer_all(client: TestClient, token: str, order: list[str], replies: dict[s
                                                  "response": given[turn]})
 
 
-def table1_counts(report_csv: str, run: str) -> tuple[int, int]:
-    """(right, total) of the Overall column of the run's row in the report's Table 1 section."""
-    sections = report_csv.split("\n# ")
-    table1 = next(s for s in sections if "Table 1" in s.splitlines()[0])
-    rows = list(csv.DictReader(io.StringIO(table1.split("\n", 1)[1])))
-    row = next(r for r in rows if r["Run"] == run)
-    return int(row["Overall k"]), int(row["Overall n"])
+def table1_rows(report_csv: str) -> dict[str, dict[str, str]]:
+    """The rows of ``commet report --format csv --table text-complete`` (paper Table 1) by run name."""
+    lines = report_csv.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Run,"))
+    return {row["Run"]: row for row in csv.DictReader(io.StringIO("\n".join(lines[start:])))}
 
 
 def test_export_run_writes_one_run_per_picture_policy(tmp_path: Path) -> None:
@@ -116,11 +114,15 @@ def test_export_run_writes_one_run_per_picture_policy(tmp_path: Path) -> None:
             metrics = run_metrics(store, run)
             got = {c: (t.correct, t.total) for c, t in metrics.per_category.items()}
             assert got == EXPECTED[policy], name
-    report = CliRunner().invoke(cli, ["report", "--db", str(store_path), "--format", "csv", "--resamples", "100"])
+    report = CliRunner().invoke(cli, ["report", "--db", str(store_path), "--format", "csv", "--table",
+                                      "text-complete", "--resamples", "100"])
     assert report.exit_code == 0, report.output
-    # Table 1 is the text-complete subset (Belief, Desire): "Yes" 3 of 4, "No" 2 of 3
-    assert table1_counts(report.output, "human:images=on") == (3, 4)
-    assert table1_counts(report.output, "human:images=needed") == (2, 3)
+    rows = table1_rows(report.output)
+    # Table 1 is the text-complete subset (Belief, Desire): Human "Yes" 3 of 4, Human "No" 2 of 3
+    yes, no = rows["human:images=on"], rows["human:images=needed"]
+    assert (yes["Overall k"], yes["Overall n"], yes["Belief k"], yes["Belief n"]) == ("3", "4", "1", "2")
+    assert (no["Overall k"], no["Overall n"], no["Desire k"], no["Desire n"]) == ("2", "3", "1", "2")
+    assert (yes["Image"], no["Image"]) == ("Yes", "No")
 
     pooled = CliRunner().invoke(cli, ["study", "export-run", str(study_path), "--db", str(db_path),
                                       "--store", str(store_path), "--policy", "both", "--run", "human-pooled"])

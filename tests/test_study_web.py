@@ -61,7 +61,8 @@ MUFFIN = {
     "id": "muffin-1", "task": "reference_hard_perspective", "category": "Percept", "image_dependent": True,
     "turns": [
         {"story": "Dad packs a snack for Mia. Mia says: I want the big muffin.", "image": "muffins.png",
-         "question": "Which muffin will Dad pack, the big one or the medium one?", "answers": ["Medium"]},
+         "question": "Which muffin will Dad pack, the big one or the medium one?", "answers": ["Medium"],
+         "options": [{"text": "Big"}, {"text": "Medium"}]},  # so that the rules judge can call "The big one" wrong
         {"feedback": {"right": "Yes, Dad cannot see the big muffin from where he stands.",
                       "wrong": "Look again: Dad cannot see the big muffin from where he stands."},
          "question": "Did Mia get the muffin she wanted, yes or no?", "answers": ["No"]},
