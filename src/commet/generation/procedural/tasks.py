@@ -191,6 +191,12 @@ def _room(rng: random.Random, indoors: bool = True) -> str:
     return rng.choice([r[0] for r in lex.ROOMS if not indoors or r[0] != "garden"])
 
 
+def _back(w: World, agent: Agent, b: StoryBuilder) -> str:
+    """The agent comes back into the room; a picture of that moment."""
+    w.enter(agent.id)
+    return b.picture(w)
+
+
 def _why_belief(w: World, agent: Agent, thing: Thing) -> str:
     """The reason an agent looks where they do, from the events they did and did not perceive."""
     seen = w.last_seen_event(agent.id, thing.id)
@@ -262,6 +268,7 @@ class _Moved:
     second: Place
     story: str
     watched: bool
+    before: str  # the picture of the owner putting the thing away
 
 
 def _moved_object(rng: random.Random, b: StoryBuilder) -> _Moved:
@@ -283,6 +290,7 @@ def _moved_object(rng: random.Random, b: StoryBuilder) -> _Moved:
     leaves, away = (fill(p, owner) for p in rng.choice(lex.LEAVES))
     reason = rng.choice(lex.MOVE_REASONS)
     w.put(owner.id, thing.id, first.id)
+    before = b.picture(w)  # the owner puts it away
     story = (f"{owner.name} and {mover.name} are in the {w.room}. {owner.name} puts {owner.poss} {thing.describe()} "
              f"in {first.name}. ")
     if watched:
@@ -296,7 +304,7 @@ def _moved_object(rng: random.Random, b: StoryBuilder) -> _Moved:
         w.leave(owner.id)
         w.put(mover.id, thing.id, second.id, kind="move")
         w.enter(owner.id)
-    return _Moved(w, owner, mover, thing, first, second, story, watched)
+    return _Moved(w, owner, mover, thing, first, second, story, watched, before)
 
 
 def _belief_rubric(m: _Moved) -> tuple[str, list[str]]:
@@ -313,10 +321,10 @@ def false_belief_location(rng: random.Random, b: StoryBuilder, image_dependent: 
     w, owner, thing = m.w, m.owner, m.thing
     places = [f"in {m.first.name}", f"in {m.second.name}"]
     b.choose(f"Where will {owner.name} look for {owner.poss} {thing.noun} first", places,
-             f"in {w.place_name(w.belief(owner.id, thing.id))}", story=m.story, image=b.picture(w))
+             f"in {w.place_name(w.belief(owner.id, thing.id))}", story=m.story, image=m.before)
     key, false = _belief_rubric(m)
     b.why(f"Why will {owner.name} look there?", _why_belief(w, owner, thing), key, false)
-    b.choose(f"Where is the {thing.noun} really", places, f"in {w.place_name(thing.location)}")
+    b.choose(f"Where is the {thing.noun} really", places, f"in {w.place_name(thing.location)}", image=b.picture(w))
     b.facts.update(log=w.record(), thing=thing.noun, belief=w.belief(owner.id, thing.id), reality=thing.location,
                    variant="true-belief control" if m.watched else "false belief")
 
@@ -326,7 +334,7 @@ def implicit_false_belief(rng: random.Random, b: StoryBuilder, image_dependent: 
     w, owner, thing = m.w, m.owner, m.thing
     b.turn(f"What will {owner.name} do next?",
            f"look for the {thing.noun} in {w.place_name(w.belief(owner.id, thing.id))}", story=m.story,
-           image=b.picture(w))
+           image=m.before)
     key, false = _belief_rubric(m)
     b.why(f"Why will {owner.name} do that?", _why_belief(w, owner, thing), key, false)
     b.facts.update(log=w.record(), thing=thing.noun, belief=w.belief(owner.id, thing.id), reality=thing.location,
@@ -825,8 +833,10 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, main_know
                f"{own_word} is still in {first.name}."),
               [f"{actor.name} wants to spoil {victim.name}'s {victim_word}" if not knowing else
                f"{actor.name} thinks it is still in {first.name}", "the papers look different"])
+        w.enter(victim.id)
         b.turn(f"How does {victim.name} feel?", "sad",
-               story=f"{deed} It was {victim.name}'s {victim_word}! {victim.name} comes back and sees it.")
+               story=f"{deed} It was {victim.name}'s {victim_word}! {victim.name} comes back and sees it.",
+               image=b.picture(w))
     else:  # moral_true_belief
         b.choose(f"Where is {actor.name}'s own {own_word} now", places, f"in {w.place_name(own.location)}",
                  story=story, image=image)
@@ -838,7 +848,7 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, main_know
               f"{actor.name} spoiled {victim.name}'s {victim_word}, which {victim.name} cared about.",
               [f"{victim.name} spoiled it {victim.obj}self".replace("herself", "her").replace("himself", "him"),
                f"{victim.name} lost {victim.poss} {victim_word}"],
-              story=f"{deed} {victim.name} comes back, sees it and starts to cry.",
+              story=f"{deed} {victim.name} comes back, sees it and starts to cry.", image=_back(w, victim, b),
               feedback=right_wrong(f"Yes, {actor.name} {'saw' if saw else 'did not see'} it.",
                                    f"Actually, {actor.name} {'was watching' if saw else 'was away'}."))
     b.yes_no(f"Is {actor.name} naughty?", naughty)
@@ -933,6 +943,7 @@ def lie_vs_false_statement(rng: random.Random, b: StoryBuilder, image_dependent:
                   if teacher_lies else f"Because {teacher.pronoun} does not know {taker.name} has it; "
                                        f"{teacher.pronoun} believes what {speaker.name} said."),
              story=f"{victim.name} comes to get {victim.poss} prize. {t} says, 'I am so sorry. {excuse} It is gone.'",
+             image=b.picture(w),
              feedback=right_wrong(f"Yes, {speaker.name} {'knows' if knows else 'does not know'} where it is.",
                                   f"Actually, {speaker.name} {'knows' if knows else 'does not know'} where it is."))
     b.turns[-1] = b.turns[-1].model_copy(update={"rubric": Rubric(
@@ -1020,7 +1031,7 @@ def second_order_belief_desire(rng: random.Random, b: StoryBuilder, image_depend
                                f"{parent.pronoun} still believes {child.pronoun} wants the first toy."))
     b.choose(f"What does {child.name} want now", toys, an(child.desires[-1]))
     child.expression = "happy" if w.feeling_about(child.id, got) == "happy" else "sad"
-    b.choose(f"What did {child.name} get", toys, an(got),
+    b.choose(f"What did {child.name} get", toys, an(got), image=b.picture(w),
              story=f"{child.name} opens the bag and is surprised.",
              feedback=right_wrong("Yes.", f"Actually, {child.name} wants {an(child.desires[-1])} now."))
     b.why(f"Why is {child.name} surprised?",
