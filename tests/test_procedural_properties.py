@@ -528,3 +528,47 @@ def test_no_story_states_its_own_answer(item: tuple[str, int, int, bool]) -> Non
             content = _LEAD.sub("", low(answer))
             if content and f" {content} " in story:
                 assert f" {content} " in question, f"{storyturn.id}: story states the answer {answer!r}"
+
+
+# --- identity across frames -------------------------------------------------------------------
+
+MULTI_FRAME = [t for t in TASK_IDS if t in ("false_belief_location", "moral_false_belief", "moral_true_belief",
+                                             "lie_vs_false_statement", "second_order_belief_desire")]
+
+
+@settings(PROPERTY, max_examples=150)
+@given(items(MULTI_FRAME))
+def test_everyone_and_everything_keeps_its_looks_across_frames(item: tuple[str, int, int, bool]) -> None:
+    """From the scene files: a character keeps skin, hair, clothes and size in every picture of a story;
+    furniture stays put and keeps its size; the room does not change. No shirt has the colour of a thing,
+    a place, or an option asked about."""
+    task, seed, index, image_dependent = item
+    storyturn, builder = generate_storyturn(task, index, seed, image_dependent)
+    scenes = [builder.scenes[t.image] for t in storyturn.turns if t.image]
+    assert len(scenes) >= 2, "a story that unfolds shows more than one picture"
+    looks: dict[str, tuple] = {}
+    furniture: dict[str, tuple] = {}
+    for scene in scenes:
+        assert (scene["wall"], scene["floor"], scene["variant"]) == (scenes[0]["wall"], scenes[0]["floor"],
+                                                                     scenes[0]["variant"])
+        for agent in scene["agents"]:
+            x0, y0, x1, y1 = agent["bbox"]
+            look = (tuple(agent["skin"]), tuple(agent["hair"]), agent["shirt"], agent["long_hair"], x1 - x0, y1 - y0)
+            assert looks.setdefault(agent["id"], look) == look, f"{agent['id']} changes between pictures"
+        for place in scene["places"]:
+            spot = (tuple(place["bbox"]), place["kind"], place["colour"])
+            assert furniture.setdefault(place["id"], spot) == spot, f"{place['id']} moves between pictures"
+    shirts = {look[2] for look in looks.values()}
+    asked = {w for turn in storyturn.turns for o in turn.options for w in low(o.text).split()}
+    coloured = {o["colour"] for s in scenes for o in s["objects"]} | {p["colour"] for s in scenes for p in s["places"]}
+    assert not shirts & (asked | coloured), (shirts, asked, coloured)
+
+
+@settings(PROPERTY, max_examples=60)
+@given(items())
+def test_no_shirt_matches_a_thing_in_any_picture(item: tuple[str, int, int, bool]) -> None:
+    task, seed, index, image_dependent = item
+    storyturn, builder = generate_storyturn(task, index, seed, image_dependent)
+    for scene in builder.scenes.values():
+        shirts = {a["shirt"] for a in scene["agents"]}
+        assert not shirts & ({o["colour"] for o in scene["objects"]} | {p["colour"] for p in scene["places"]})

@@ -348,13 +348,13 @@ def _draw_thing(pen: _Pen, o: dict) -> None:
         pen.polygon([(x0 + w * 0.12, y0 + h * 0.5), (x1 - w * 0.12, y0 + h * 0.5), (x1 - w * 0.22, y1),
                      (x0 + w * 0.22, y1)], (235, 215, 170))
         pen.ellipse((x0 + w * 0.02, y0 + h * 0.05, x1 - w * 0.02, y0 + h * 0.62), rgb)
-    elif shape == "sandwich":  # seen from the side: two slices of bread, lettuce and the filling between
-        bread, crust, lettuce = (245, 225, 175), (185, 130, 70), (120, 200, 90)
-        pen.rect((x0, y1 - h * 0.3, x1, y1), bread, radius=4, outline=crust)
-        pen.rect((x0 + 1, y1 - h * 0.52, x1 - 1, y1 - h * 0.28), rgb, radius=2)
-        pen.polygon([(x0 - 2, y1 - h * 0.5)] + [(x0 + w * k / 6, y1 - h * (0.6 if k % 2 else 0.5)) for k in range(7)]
-                    + [(x1 + 2, y1 - h * 0.5)], lettuce, outline=None)
-        pen.rect((x0, y0 + h * 0.12, x1, y1 - h * 0.55), bread, radius=7, outline=crust)
+    elif shape == "sandwich":  # seen from the side: a thick filling between two slices of bread, lettuce on top
+        crust, lettuce = (185, 130, 70), (120, 200, 90)
+        pen.rect((x0, y1 - h * 0.24, x1, y1), (236, 212, 160), radius=4, outline=crust)
+        pen.rect((x0 + 1, y1 - h * 0.6, x1 - 1, y1 - h * 0.22), rgb, radius=2)
+        pen.polygon([(x0 - 2, y1 - h * 0.56)] + [(x0 + w * k / 6, y1 - h * (0.66 if k % 2 else 0.56))
+                                                 for k in range(7)] + [(x1 + 2, y1 - h * 0.56)], lettuce, outline=None)
+        pen.rect((x0, y0 + h * 0.1, x1, y1 - h * 0.62), (245, 225, 175), radius=7, outline=crust)
     elif shape == "banana":  # a curved crescent with brown tips
         outer = [(cx + w * 0.5 * math.cos(a), y0 + h * 0.05 + h * 0.85 * math.sin(a))
                  for a in (math.radians(d) for d in range(15, 166, 15))]

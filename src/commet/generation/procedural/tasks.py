@@ -231,7 +231,7 @@ def _desire(rng: random.Random, b: StoryBuilder, image_dependent: bool, common: 
     story = (f"{rng.choice(lex.OCCASIONS)}, and {child.name} may choose one of the two {word} on the table: "
              f"{an(a.describe())} or {an(c.describe())}.")
     names = [f"the {t.noun}" for t in things]
-    b.choose("Which one do you like best", names, names, story=story, image=b.picture(w))
+    b.choose("Which one would you choose", names, names, story=story, image=b.picture(w))
     picks, texts = [], {}
     for liked, other in ((a, c), (c, a)):  # one world per branch: the participant's pick fixes the story
         branch = copy.deepcopy(w)
@@ -243,7 +243,7 @@ def _desire(rng: random.Random, b: StoryBuilder, image_dependent: bool, common: 
                                       if common else
                                       f"So you like the {liked.noun}. Well, {child.name} does not like the "
                                       f"{liked.noun} very much. {child.name} likes the other one best.")
-    b.choose(f"So which one will {child.name} pick", names, picks, feedback=keyed(texts))
+    b.choose(f"So which one will {child.name} take", names, picks, feedback=keyed(texts))
     b.facts.update(log=w.record(), child=child.name, options=[t.noun for t in things],
                    likes="same as you" if common else "the other")
 
@@ -902,10 +902,10 @@ def lie_vs_false_statement(rng: random.Random, b: StoryBuilder, image_dependent:
     taker, absent = (speaker, other) if lies else (other, speaker)
     excuse, later = rng.choice(lex.EXCUSES)
     t, p = teacher.name, prize_word
-    story = (f"{t} puts {an(prize.describe())} on {teacher.poss} desk. It is a prize for {victim.name}, "
-             f"{rng.choice(lex.PRIZE_REASONS)}. ")
+    story = (f"{t} has {an(prize.describe())} ready for {victim.name}, {rng.choice(lex.PRIZE_REASONS)}; it lies on "
+             f"the desk. ")
     story += (f"{t} goes to the far end of the room to water the plants; from there {teacher.pronoun} can still see "
-              "the desk. " if teacher_saw else f"{t} leaves the room for a moment. ")
+              "the desk. " if teacher_saw else f"{t} steps out to fetch the register. ")
     story += (f"{victim.name} is standing at the door. " if victim_saw else f"{victim.name} is out at play. ")
     if not teacher_saw:
         w.leave(teacher.id)
@@ -927,8 +927,8 @@ def lie_vs_false_statement(rng: random.Random, b: StoryBuilder, image_dependent:
         w.enter(teacher.id)
     if not lies:
         w.guess(speaker.id, prize.id, outside.id)  # sees the empty desk and the open window: an honest guess
-    story += (f"When {t} comes back, the desk is empty. {cap(teacher.pronoun)} asks {speaker.name} where the {p} went. "
-              f"{speaker.name} says, '{excuse}'")
+    story += (f"Back at the desk, {t} finds it bare and turns to {speaker.name}: 'What happened to the {p}?' "
+              f"{speaker.name} answers, '{excuse}'")
     said = w.say_where(speaker.id, prize.id, outside.id)
     b.yes_no(f"Is {speaker.name} lying?", w.is_lie(said), story=story, image=image)
     knows = w.belief(speaker.id, prize.id) == prize.location
@@ -942,7 +942,7 @@ def lie_vs_false_statement(rng: random.Random, b: StoryBuilder, image_dependent:
              why=(f"Because {teacher.pronoun} saw {taker.name} take it, so {teacher.pronoun} knows where it is."
                   if teacher_lies else f"Because {teacher.pronoun} does not know {taker.name} has it; "
                                        f"{teacher.pronoun} believes what {speaker.name} said."),
-             story=f"{victim.name} comes to get {victim.poss} prize. {t} says, 'I am so sorry. {excuse} It is gone.'",
+             story=f"At the end of the day {victim.name} asks for the prize. {t} tells {victim.obj}, 'Bad news. {excuse}'",
              image=b.picture(w),
              feedback=right_wrong(f"Yes, {speaker.name} {'knows' if knows else 'does not know'} where it is.",
                                   f"Actually, {speaker.name} {'knows' if knows else 'does not know'} where it is."))
@@ -967,12 +967,13 @@ def lie_vs_false_statement(rng: random.Random, b: StoryBuilder, image_dependent:
           feedback=right_wrong(f"Yes, {victim.name} feels {feeling}.", f"Actually, {victim.name} feels {feeling}."))
     w.put(taker.id, prize.id, desk.id)
     w.put("chance", prize.id, outside.id, kind="move")
-    b.yes_no(f"Was {speaker.name} lying earlier, when {speaker.pronoun} told {t} what happened to the {p}? "
-             "Why or why not?", w.is_lie(said),
+    b.yes_no(f"Think back to what {speaker.name} told {t}. Was that a lie? Why or why not?", w.is_lie(said),
              why=(f"Because when {speaker.pronoun} said it, the {p} was really in {speaker.poss} pocket." if lies else
                   f"Because {speaker.pronoun} believed it when {speaker.pronoun} said it."),
-             story=f"{taker.name} feels bad and puts the {p} back on the desk. Just then, {later}. Now the {p} "
-                   "really is gone.")
+             story=f"{taker.name}, feeling guilty, slips the {p} back onto the desk, but {later}, so this time it "
+                   "really is lost.",
+             feedback=right_wrong("That's right.", (f"Remember, {victim.name} believes what {t} said." if lost else
+                                                    f"Remember, {victim.name} saw {taker.name} take it.")))
     b.turns[-1] = b.turns[-1].model_copy(update={"rubric": Rubric(
         key_inference=("A lie depends on what the speaker believed when speaking: " +
                        (f"{speaker.name} knew the {p} was in {speaker.poss} pocket." if lies else
