@@ -101,11 +101,13 @@ class ShortcutBaseline(Model):
         return {"spec": self.spec, "train": self.train, "half": self.half}
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
-        question = _last_question(request)
+        text = next((m.text_content.strip() for m in reversed(request.messages) if m.role == "user"), "")
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        question = next((line for line in reversed(lines) if "?" in line), lines[-1] if lines else "")
         story_id, turn = request.tags.get("story_id"), request.tags.get("turn")
         task = self.task_of.get(str(story_id), "") if story_id is not None else ""
         index = turn if isinstance(turn, int) else -1
-        return ModelResponse(text=self.learner.answer_text(question, question_options(question), task, index))
+        return ModelResponse(text=self.learner.answer_text(question, _offered_options(request), task, index))
 
 
 def create(name: str, options: dict[str, str]) -> Model:
