@@ -91,6 +91,15 @@ def test_audit_cli(tmp_path: Path) -> None:
     assert table.exit_code == 0 and "chance" in table.output
     missing = CliRunner().invoke(app, ["audit", str(tmp_path / "nope")])
     assert missing.exit_code == 2 and "Traceback" not in missing.output
+    strict = CliRunner().invoke(app, ["audit", "sample", "--fail-above", "5"])
+    assert strict.exit_code == 1 and "above chance by more than 5" in strict.output
+    from commet.format.dataset import Dataset
+
+    balanced = [StoryTurn(id=f"b{k}", task="sarcasm", category="NLCE", turns=[
+        Turn(story="x", question="Is Mia happy?", answers=["Yes" if k % 2 else "No"])]) for k in range(8)]
+    Dataset(storyturns=balanced, name="b").save(tmp_path / "balanced")
+    fine = CliRunner().invoke(app, ["audit", str(tmp_path / "balanced"), "--fail-above", "5"])
+    assert fine.exit_code == 0, fine.output
 
 
 def test_baseline_shortcut_model_answers_from_what_it_learned(tmp_path: Path) -> None:

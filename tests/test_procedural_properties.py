@@ -477,7 +477,7 @@ def check_picture(scene: dict) -> None:
     assert set(scene["offstage"]).isdisjoint(entities)
 
 
-@settings(PROPERTY, max_examples=60)
+@settings(PROPERTY, max_examples=40)
 @given(items([t for t in TASK_IDS if t != "emotion_reminder"]))
 def test_every_picture_contains_exactly_its_scene(item: tuple[str, int, int, bool]) -> None:
     task, seed, index, image_dependent = item

@@ -635,8 +635,8 @@ def emotion_reminder(rng: random.Random, b: StoryBuilder, image_dependent: bool)
         w.past_kindness(f"the {animal}", child.id, did)
     feeling = w.feeling_toward(child.id, f"the {animal}")
     b.choose(f"How does {child.name} feel when {child.pronoun} sees the {animal}", ["happy", "scared"], feeling,
-             story=f"Last week at the {where}, {an(animal)} {did}. Today {child.name} goes to the {where} again, and "
-                   f"there is the same {animal}, {looks}.")
+             story=f"{child.name} remembers last week at the {where}: {an(animal)} {did}. Today {child.name} goes to "
+                   f"the {where} again, and there is the same {animal}, {looks}.")
     b.why("Why?", f"Because last week the {animal} {did}.",
           f"{child.name} remembers what the {animal} did last week" + (", and is afraid it will happen again."
                                                                         if harmed else ", and liked it."),
