@@ -197,9 +197,9 @@ def test_every_why_has_a_rubric_and_closed_questions_show_their_options() -> Non
 
 
 def test_no_two_storyturns_of_a_set_are_the_same() -> None:
-    dataset = generate_dataset(tasks=["emotion_reminder", "diverse_belief", "common_desire"], per_task=60, seed=2)
+    dataset = generate_dataset(tasks=["emotion_reminder", "diverse_belief"], per_task=48, seed=2)
     texts = [storyturn_text(st) for st in dataset]
-    assert len(set(texts)) == len(texts) == 180
+    assert len(set(texts)) == len(texts) == 96
 
 
 def _inside(inner: list[float], outer: list[float], tol: float = 1.0) -> bool:

@@ -360,6 +360,8 @@ def check_second_order(s, log, scenes, facts) -> None:  # noqa: ANN001
     assert one(s, 0) == an(heard[-1]) and one(s, 2) == an(requests[-1]["claim"]) and one(s, 3) == an(got)
     bag_thing = next(o for o in scenes[0]["objects"] if o["hidden_by"] == "bag")  # the gift is inside the bag, unseen
     assert bag_thing["noun"] == got
+    opened = next(o for o in scenes[-1]["objects"] if o["noun"] == got)
+    assert opened["visible"] and opened["location"] == "table"  # once the bag is opened, everyone sees the gift
     assert s.turns[4].feedback is not None and s.turns[4].rubric is not None
 
 

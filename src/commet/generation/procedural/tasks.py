@@ -804,7 +804,7 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, main_know
     w.put(helper.id, theirs.id, first.id)
     image = b.picture(w)  # the swap: the actor is in the picture when she watched it
     if image_dependent:
-        story += (f"{actor.name} wears a {actor.shirt} top. Then {helper.name} tidies up {tidy}: {helper.pronoun} "
+        story += (f"{actor.name} wears {an(actor.shirt)} top. Then {helper.name} tidies up {tidy}: {helper.pronoun} "
                   f"moves {actor.name}'s {own_word} to {second.name} and puts {victim.name}'s {victim_word} in "
                   f"{first.name}. The picture shows who is in the room while {helper.pronoun} does it.")
     elif knowing:
@@ -915,7 +915,7 @@ def lie_vs_false_statement(rng: random.Random, b: StoryBuilder, image_dependent:
     w.take(taker.id, prize.id)
     image = b.picture(w)  # who is in the room when it goes: the taker
     if image_dependent:
-        story += (f"{speaker.name} wears a {speaker.shirt} top and {other.name} a {other.shirt} one. One of the two "
+        story += (f"{speaker.name} wears {an(speaker.shirt)} top and {other.name} {an(other.shirt)} one. One of the two "
                   f"goes out to get a book, and the other one takes the {p} and hides it in a pocket (the picture "
                   "shows who stayed). ")
     elif lies:
@@ -992,12 +992,13 @@ def second_order_belief_desire(rng: random.Random, b: StoryBuilder, image_depend
     and says sorry; the child, who thinks the parent knew, does not expect it and is surprised."""
     cast = Cast(rng)
     w = World(rng.choice(("living room", "hallway", "kitchen", "bedroom")))
-    child, parent = cast.child(0.2), cast.adult(0.75)
+    child, parent = cast.child(0.12), cast.adult(0.82)
     first_kind, second_kind = rng.sample(lex.TOYS, 2)
     c1, c2 = rng.choice(first_kind.colours), rng.choice(second_kind.colours)
     shop = Place("shop", "offstage", "brown", 3.0, name="the shop")
-    bag = Place("bag", "bag", rng.choice(("orange", "blue", "green", "pink")), 0.5, closed=True, name="the bag",
+    bag = Place("bag", "bag", rng.choice(("orange", "blue", "green", "pink")), 0.58, closed=True, name="the bag",
                 away=True)
+    w.add(Place("table", "table", "brown", 0.36, name="the table"))
     first = Thing("gift1", first_kind, c1, shop.id)
     second = Thing("gift2", second_kind, c2, shop.id)
     for item in (child, parent, shop, bag, first, second):
@@ -1032,8 +1033,9 @@ def second_order_belief_desire(rng: random.Random, b: StoryBuilder, image_depend
                                f"{parent.pronoun} still believes {child.pronoun} wants the first toy."))
     b.choose(f"What does {child.name} want now", toys, an(child.desires[-1]))
     child.expression = "happy" if w.feeling_about(child.id, got) == "happy" else "sad"
+    w.put(child.id, bought.id, "table")  # takes it out of the bag: now everyone can see it
     b.choose(f"What did {child.name} get", toys, an(got), image=b.picture(w),
-             story=f"{child.name} opens the bag and is surprised.",
+             story=f"{child.name} opens the bag, puts what is inside on the table and is surprised.",
              feedback=right_wrong("Yes.", f"Actually, {child.name} wants {an(child.desires[-1])} now."))
     b.why(f"Why is {child.name} surprised?",
           f"Because {child.pronoun} thought {parent.name} knew {child.pronoun} wanted {an(got)}, so when "
