@@ -276,3 +276,15 @@ def test_cli_procedural(tmp_path: Path) -> None:
     assert len(dataset) == 4 and sum(st.image_dependent for st in dataset) == 2
     bad = CliRunner().invoke(app, ["procedural", "--tasks", "nope", "--out", str(tmp_path / "x")])
     assert bad.exit_code != 0
+
+
+def test_a_repeated_story_is_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A generator that can only tell two stories: two StoryTurns come out different, a third is refused."""
+    def two_stories(rng, builder, image_dependent) -> None:  # noqa: ANN001
+        builder.turn("Is it sunny?", "yes", story="Sunny." if rng.random() < 0.5 else "Rainy.")
+
+    monkeypatch.setitem(GENERATORS, "emotion_reminder", two_stories)
+    dataset = generate_dataset(tasks=["emotion_reminder"], per_task=2, seed=1)
+    assert {st.turns[0].story for st in dataset} == {"Sunny.", "Rainy."}
+    with pytest.raises(RuntimeError, match="no new story"):
+        generate_dataset(tasks=["emotion_reminder"], per_task=3, seed=1)
