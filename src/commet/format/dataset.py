@@ -2,7 +2,8 @@
 
 :func:`load_dataset` also reads a single canonical JSONL file, any of the pipe inputs
 (JSON list of turn-string lists, JSONL of such lists, JSON/JSONL records with a
-``storyturn`` field), the bundled ``sample`` and a Hugging Face ``save_to_disk`` folder.
+``storyturn`` field), the bundled ``sample``, and Hugging Face data: ``save_to_disk`` folders,
+parquet folders (with or without a dataset card) and single ``.parquet`` files.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from commet.format.hf import is_hf_folder
 from commet.format.model import StoryTurn
 from commet.format.pipe import RawStoryTurn, parse_storyturn, to_pipe_record
 from commet.format.problems import FormatError, Problem
@@ -152,7 +154,7 @@ class Dataset:
         return path
 
     def save_hf(self, folder: str | Path) -> Path:
-        """Write a Hugging Face ``datasets`` folder (``save_to_disk``) with pictures embedded."""
+        """Write a Hub-ready Hugging Face folder: parquet files with pictures as ``Image`` features, and a card."""
         from commet.format.hf import save_hf
 
         return save_hf(self, Path(folder))
@@ -294,12 +296,12 @@ def load_dataset(path: str | Path) -> Dataset:
         else:
             dataset.name = path.name
         return dataset
-    if path.is_dir() and ((path / "dataset_info.json").is_file() or (path / "state.json").is_file()
-                          or (path / "dataset_dict.json").is_file()):
+    if path.suffix.lower() == ".parquet" and path.is_file() or path.is_dir() and is_hf_folder(path):
         from commet.format.hf import load_hf
 
         return load_hf(path)
     if path.is_dir():
         raise FormatError([Problem(str(path), None, None, None, None,
-                                   f"not a dataset folder: no {STORYTURNS_FILE} and no Hugging Face dataset files")])
+                                   f"not a dataset folder: no {STORYTURNS_FILE}, no Hugging Face dataset files "
+                                   "(state.json, .parquet)")])
     return read_storyturns(path)
