@@ -30,7 +30,7 @@ class ReportFormat(str, Enum):
 
 def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: Path | None = None,
                  dataset: str | None = None, seed: int | None = None, resamples: int | None = None,
-                 brief: bool = False) -> None:
+                 brief: bool = False, by: list[str] | None = None) -> None:
     """Build the full report for ``names`` (all runs when empty) and print it, or write it to ``out``.
 
     ``brief`` prints the accuracy table turned on its side (one row per figure, which fits a
@@ -46,6 +46,9 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
         except KeyError as exc:
             fail(str(exc.args[0]))
         report = build_report(store, runs, bootstrap=boot, compact=fmt == "table")
+    loaded = _load(dataset) if dataset is not None else None
+    if by:
+        _add_groupings(report, by, loaded)
     if fmt == "table" and out is None:
         if brief:
             console.print(_sideways(report.sections[0]))
@@ -55,13 +58,25 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
         for table in to_rich_tables(report):
             console.print(table)
         return
-    text = render_report(report, fmt, dataset=_load(dataset) if dataset is not None else None)
+    text = render_report(report, fmt, dataset=loaded)
     if out is None:
         typer.echo(text, nl=False)
         return
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
     typer.echo(f"wrote {fmt} report on {len(report.runs)} run(s) to {out}", err=True)
+
+
+def _add_groupings(report, keys: list[str], dataset) -> None:  # noqa: ANN001 - Report, Dataset | None
+    """Append one ``--by KEY`` table per key (commet.reports.grouping)."""
+    from commet.reports.grouping import by_key_section, check_dataset
+
+    try:
+        if dataset is not None:
+            check_dataset(report.runs, dataset)
+        report.sections.extend(by_key_section(report.runs, key, report.bootstrap, dataset) for key in keys)
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def _sideways(section):  # noqa: ANN001, ANN202 - a report Section in, a rich Table out
@@ -98,11 +113,14 @@ def report(
         help="Dataset folder or 'sample': embeds the pictures in HTML transcripts.")] = None,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
+    by: Annotated[list[str] | None, typer.Option(
+        help="Also group accuracy by this per-turn or StoryTurn metadata key or field (e.g. question_type); "
+             "repeatable; metadata keys need --dataset.")] = None,
 ) -> None:
     """The paper's tables for stored runs with 95% bootstrap CIs: story accuracy per subset and category,
     feedback effectiveness, per-source split, accuracy by turn, common wrong answers; HTML adds plots and
     transcripts."""
-    print_report(db, run, _format_for(fmt, out), out=out, dataset=dataset, seed=seed, resamples=resamples)
+    print_report(db, run, _format_for(fmt, out), out=out, dataset=dataset, seed=seed, resamples=resamples, by=by)
 
 
 def compare(

@@ -20,7 +20,6 @@ scalar sits in the field of its type, anything else (null, lists, objects) as JS
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 from collections.abc import Iterator
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from commet.extras import require
 from commet.format.model import StoryTurn
 from commet.format.problems import FormatError, Problem
 
@@ -48,11 +48,7 @@ META_FIELDS = ("string", "int", "float", "bool", "json")
 
 
 def _require(module: str):  # noqa: ANN202 - returns the module
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise RuntimeError(f"the Hugging Face format needs the 'datasets' extra ({module} is missing): "
-                           "pip install 'commet-bench[datasets]'") from None
+    return require(module, "the Hugging Face format")
 
 
 def _features():  # noqa: ANN202 - returns datasets.Features
