@@ -110,3 +110,13 @@ def test_booklet_declaration_round_trips() -> None:
     assert Taxonomy.from_json(BOOKLET.to_json()).tasks == BOOKLET.tasks
     with pytest.raises(TaxonomyError):
         Taxonomy.from_json({"tasks": {"": {"categories": ["X"]}}})
+
+
+def test_stats_list_the_declared_tasks_and_categories_in_order(tmp_path: Path) -> None:
+    from commet.format import dataset_stats
+
+    folder = write_folder(tmp_path, DECLARATION, storyturn("tomi_reality", "Reality"),
+                          storyturn("tomi_belief", "First-order belief", "t2"))
+    stats = dataset_stats(load_dataset(folder))
+    assert list(stats.per_task) == ["tomi_belief", "tomi_reality", "sarcasm"]
+    assert list(stats.per_category) == ["First-order belief", "Reality"]
