@@ -99,6 +99,19 @@ def test_round_trip_commet_hub_folder_parquet_commet(tmp_path: Path) -> None:
     shutil.copytree(folder, bare)
     (bare / "dataset.json").unlink()
     assert_same(load_dataset(bare), original)
+    # a third party's card without CoMMET's metadata: name, licence and languages from its YAML
+    carded = tmp_path / "carded"
+    (carded / "data").mkdir(parents=True)
+    (shard,) = (folder / "data").glob("*.parquet")
+    table = pq.read_table(shard)
+    pq.write_table(table.replace_schema_metadata({b"huggingface": table.schema.metadata[b"huggingface"]}),
+                   carded / "data" / "train.parquet")
+    (carded / "README.md").write_text("---\nlicense: mit\nlanguage: [fr]\npretty_name: Theirs\n---\n# Theirs\n")
+    theirs = load_dataset(carded)
+    assert (theirs.name, theirs.licence, theirs.languages) == ("Theirs", "mit", ["fr"])
+    # a plain folder of parquet files, no card
+    shutil.copytree(folder / "data", tmp_path / "plain" / "shards")
+    assert_same(load_dataset(tmp_path / "plain"), original)
     # a single parquet file
     (single,) = (folder / "data").glob("*.parquet")
     assert_same(load_dataset(single), original)

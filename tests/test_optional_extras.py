@@ -54,6 +54,8 @@ CASES = [
     ("hf", ["torch", "transformers"], ["eval", "--model", "hf:some/model", "--db", "h.sqlite"]),
     ("vllm", ["vllm"], ["eval", "--model", "vllm:some/model", "--db", "v.sqlite"]),
     ("web", ["fastapi", "uvicorn"], ["review", "serve", "--dataset", "sample", "--db", "review.sqlite"]),
+    ("diffusers", ["diffusers"], ["generate", "llm", "--model", "baseline:first-option", "--image-model",
+                                  "diffusers:some/model", "--task", "diverse_desire", "--out", "gen"]),
 ]
 
 
@@ -66,4 +68,4 @@ def test_missing_extra_is_one_line_naming_it(workspace: Path, extra: str, hidden
     assert result.returncode == 2, (result.returncode, result.stderr[-2000:])
     assert "Traceback" not in result.stderr and len(lines) == 1, result.stderr[-2000:]
     assert f"commet-bench[{extra}]" in lines[0], lines[0]
-    assert not (workspace / "out.html").exists() and not (workspace / "hub").exists()
+    assert not any((workspace / name).exists() for name in ("out.html", "hub", "gen"))

@@ -356,21 +356,26 @@ def _arrow_tables(folder: Path) -> Iterator[tuple[Path, pyarrow.Table]]:
             yield file, table
 
 
-def _card_data_files(folder: Path) -> list[Path] | None:
-    """Parquet files of the card's first config (``configs: data_files``), or None without a usable card."""
+def _card(folder: Path) -> dict[str, Any]:
+    """The YAML front matter of the folder's dataset card ({} without a card, PyYAML or valid YAML)."""
     card = folder / CARD_FILE
     if not card.is_file():
-        return None
+        return {}
     match = re.match(r"---\s*\n(.*?)\n---", card.read_text(encoding="utf-8", errors="replace"), re.S)
     if match is None:
-        return None
+        return {}
     try:
         import yaml
 
         front = yaml.safe_load(match.group(1)) or {}
-    except Exception:  # noqa: BLE001 - no PyYAML or a card that is not YAML: fall back to every parquet file
-        return None
-    configs = front.get("configs") if isinstance(front, dict) else None
+    except Exception:  # noqa: BLE001 - no PyYAML or a card that is not YAML: read the data without it
+        return {}
+    return front if isinstance(front, dict) else {}
+
+
+def _card_data_files(folder: Path) -> list[Path] | None:
+    """Parquet files of the card's first config (``configs: data_files``), or None without a usable card."""
+    configs = _card(folder).get("configs")
     if not isinstance(configs, list) or not configs:
         return None
     config = next((c for c in configs if isinstance(c, dict) and c.get("default")), configs[0])
@@ -417,9 +422,28 @@ def load_hf(path: Path) -> Dataset:
             dataset.storyturns.append(st)
             dataset.lines.setdefault(st.id, index + 1)
             dataset.line_list.append(index + 1)
-    if not metadata_done:
-        _metadata_from_legacy_info(dataset, path, name)
+    if not metadata_done and path.is_dir():
+        _metadata_from_card(dataset, path) or _metadata_from_legacy_info(dataset, path, name)
     return dataset
+
+
+def _metadata_from_card(dataset: Dataset, folder: Path) -> bool:
+    """Name, licence and languages from a third party's dataset card, when it has one."""
+    front = _card(folder)
+    if not front:
+        return False
+    if isinstance(front.get("pretty_name"), str):
+        dataset.name = front["pretty_name"]
+    licence = front.get("license")
+    if isinstance(licence, list) and licence:
+        licence = licence[0]
+    if isinstance(licence, str):
+        dataset.licence = front.get("license_name") if licence == "other" and front.get("license_name") else licence
+    languages = front.get("language")
+    languages = [languages] if isinstance(languages, str) else languages
+    if isinstance(languages, list) and languages and all(isinstance(x, str) for x in languages):
+        dataset.languages = languages
+    return True
 
 
 def _table_rows(table: pyarrow.Table) -> Iterator[dict[str, Any]]:
