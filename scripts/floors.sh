@@ -23,3 +23,24 @@ echo "floors: $(tr '\n' ' ' < "$VENV/constraints.txt")"
   tests/test_taxonomy_declared.py tests/test_hf.py tests/test_dataset_io.py tests/test_validate.py \
   tests/test_pipe_format.py tests/test_engine.py tests/test_rules_and_options.py tests/test_models_remote.py \
   tests/test_reports_analyses.py tests/test_reports_cli.py tests/test_reports_stats.py tests/test_optional_extras.py
+
+# The plain install (base dependencies at their floors, no extra): the main job runs, and a command that
+# needs an extra says which one in one line (exit 2) instead of a traceback.
+BASE="$VENV-base"
+python -m venv --clear "$BASE"
+"$BASE/bin/python" -m pip install "${PIP[@]}" -c "$VENV/constraints.txt" -e .
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+"$BASE/bin/commet" validate sample
+"$BASE/bin/commet" eval --model baseline:first-option --db "$WORK/base.sqlite" > /dev/null
+for command in "report --db $WORK/base.sqlite --format html --out $WORK/report.html" \
+               "convert sample --to hf --out $WORK/hf"; do
+  status=0
+  "$BASE/bin/commet" $command 2> "$WORK/err" || status=$?
+  if [ "$status" != 2 ] || [ "$(grep -c . "$WORK/err")" != 1 ] || ! grep -q "commet-bench\[" "$WORK/err"; then
+    echo "floors: 'commet $command' on the plain install should print one line naming the extra (exit $status):"
+    cat "$WORK/err"
+    exit 1
+  fi
+  echo "plain install: commet ${command%% *}: $(cat "$WORK/err")"
+done
