@@ -53,15 +53,49 @@ class ConvertTarget(str, Enum):
     hf = "hf"
 
 
+def fail_problems(exc: FormatError) -> NoReturn:
+    """Each located problem on its own line on stderr, then exit 2 (a refused dataset adds its summary)."""
+    from commet.format.validate import DatasetRefused
+
+    for problem in exc.problems:
+        err_console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
+    if isinstance(exc, DatasetRefused) and exc.summary():
+        err_console.print(f"error: {exc.summary()}", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(EXIT_USAGE)
+
+
 def _load(path: str):  # noqa: ANN202 - returns Dataset
     from commet.format import load_dataset
 
     try:
         return load_dataset(path)
     except FormatError as exc:
-        fail(str(exc))
+        fail_problems(exc)
     except RuntimeError as exc:
         fail(str(exc))
+
+
+def load_or_fail(path: str, force: bool = False):  # noqa: ANN201 - returns Dataset
+    """The dataset a command will run, checked exactly as `commet validate` checks it.
+
+    Why one function: eval, sweep, study build and review serve must refuse the same datasets;
+    errors always stop the command before anything is written, warnings unless ``force``.
+    """
+    from commet.format.validate import load_checked
+
+    try:
+        dataset, warnings = load_checked(path, force=force)
+    except FormatError as exc:
+        fail_problems(exc)
+    for warning in warnings:
+        err_console.print(str(warning), markup=False, highlight=False, soft_wrap=True)
+    if warnings:
+        err_console.print(f"running despite {len(warnings)} warning(s) (--force)", markup=False, highlight=False)
+    return dataset
+
+
+ForceOption = Annotated[bool, typer.Option(help="Run a dataset whose only problems are warnings "
+                                                "(a dataset with errors is never run).")]
 
 
 @app.command()
@@ -200,8 +234,13 @@ def eval_command(
              "image-dependent ones (needed), all, or none.")] = JudgeImages.NEEDED,
     max_cost: Annotated[float | None, typer.Option(
         min=0, help="Stop cleanly (resumable) before the run's estimated spend in USD would pass this.")] = None,
+    force: ForceOption = False,
 ) -> None:
-    """Run a model over a dataset, judged online, into a resumable SQLite store; print the results."""
+    """Run a model over a dataset, judged online, into a resumable SQLite store; print the results.
+
+    The dataset is validated first, as by `commet validate`; a dataset with errors is refused
+    before anything is written.
+    """
     from commet.engine import EvalSettings, RunConflictError, RunSummary, SpendLimitError, evaluate_async
     from commet.engine.conversation import DEFAULT_SYSTEM_PROMPT
     from commet.judges.registry import create_judge
@@ -213,7 +252,7 @@ def eval_command(
         the_judge = create_judge(judge)
     except (UnknownModelError, UnknownJudgeError) as exc:
         fail(str(exc))
-    data = _load(dataset)
+    data = load_or_fail(dataset, force)
     settings = EvalSettings(images=images.value, feedback=feedback.value,
                             system_prompt=DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt,
                             generation=GenerationSettings(temperature=temperature, max_tokens=max_tokens, seed=seed),

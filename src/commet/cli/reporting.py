@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from commet.cli import _load, console, fail
+from commet.cli import ForceOption, _load, console, fail, fail_problems, load_or_fail
 
 
 def open_store(db: Path):  # noqa: ANN202 - returns Store
@@ -169,8 +169,13 @@ def compare(
 def sweep(
     config: Annotated[Path, typer.Argument(help="Sweep config (TOML): models, images, feedback, datasets, ...")],
     quiet: Annotated[bool, typer.Option(help="No per-run lines.")] = False,
+    force: ForceOption = False,
 ) -> None:
-    """Run a grid of evaluations into one store (resumable like eval), then write the report."""
+    """Run a grid of evaluations into one store (resumable like eval), then write the report.
+
+    Every dataset is validated first, as by `commet validate`; one with errors stops the sweep
+    before any run is written.
+    """
     from commet.engine import RunConflictError
     from commet.format.problems import FormatError
     from commet.judges.base import UnknownJudgeError
@@ -186,9 +191,12 @@ def sweep(
         if not quiet:
             typer.echo(f"[{index + 1}/{total}] {name}", err=True)
 
+    datasets = {d: load_or_fail(d, force) for d in settings.datasets}
     try:
-        names = asyncio.run(run_sweep(settings, announce))
-    except (RunConflictError, UnknownModelError, UnknownJudgeError, FormatError, RuntimeError) as exc:
+        names = asyncio.run(run_sweep(settings, announce, datasets=datasets))
+    except FormatError as exc:
+        fail_problems(exc)
+    except (RunConflictError, UnknownModelError, UnknownJudgeError, RuntimeError) as exc:
         fail(str(exc))
     print_report(settings.db, names, settings.report_format(), out=settings.out,
                  dataset=settings.datasets[0] if len(settings.datasets) == 1 else None)

@@ -520,7 +520,7 @@ def _picture(value: object, file: Path) -> bytes | None:
 
 
 def _storyturn(row: dict[str, Any], index: int, file: Path, dataset: Dataset) -> StoryTurn:
-    from commet.format.dataset import _pydantic_problem
+    from commet.format.dataset import _pydantic_problems
 
     story_id = row.get("id")
     story_id = str(story_id) if story_id not in (None, "") else f"{dataset.name}-{index + 1:04d}"
@@ -575,7 +575,7 @@ def _storyturn(row: dict[str, Any], index: int, file: Path, dataset: Dataset) ->
     except FormatError:
         raise
     except ValidationError as exc:
-        raise FormatError([_pydantic_problem(exc, str(file), index + 1, story_id)]) from None
+        raise FormatError(_pydantic_problems(exc, str(file), index + 1, story_id)[:1]) from None
     except (ValueError, TypeError, AttributeError) as exc:  # JSON text, wrong cell types in third-party data
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise FormatError([Problem(str(file), index + 1, story_id, turn_index, field,

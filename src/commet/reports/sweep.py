@@ -25,6 +25,10 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from commet.format.dataset import Dataset
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -137,18 +141,23 @@ def run_name(config: SweepConfig, cell: SweepCell, dataset_name: str) -> str:
     return f"{config.run_prefix}{cell.model}@{dataset_name}:images={cell.images},feedback={cell.feedback}"
 
 
-async def run_sweep(config: SweepConfig, on_cell: Callable[[int, int, str], None] | None = None) -> list[str]:
+async def run_sweep(config: SweepConfig, on_cell: Callable[[int, int, str], None] | None = None, *,
+                    datasets: dict[str, Dataset] | None = None) -> list[str]:
     """Run (or resume) every cell into ``config.db``; returns the run names in grid order.
 
-    ``on_cell(index, total, run_name)`` is called before each cell starts.
+    ``on_cell(index, total, run_name)`` is called before each cell starts. ``datasets`` maps the
+    config's dataset entries to datasets already checked by the caller; without it every dataset is
+    loaded with :func:`commet.format.validate.load_checked` (refused with errors or warnings) before
+    the first run starts.
     """
     from commet.engine import EvalSettings, evaluate_async
     from commet.engine.conversation import DEFAULT_SYSTEM_PROMPT
-    from commet.format.dataset import load_dataset
+    from commet.format.validate import load_checked
     from commet.models.base import GenerationSettings
     from commet.store.sqlite import Store
 
-    datasets = {d: load_dataset(d) for d in config.datasets}
+    if datasets is None:
+        datasets = {d: load_checked(d)[0] for d in config.datasets}
     cells = config.cells()
     names: list[str] = []
     with Store(config.db) as store:
