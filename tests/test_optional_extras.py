@@ -46,7 +46,7 @@ CASES = [
     ("reports", ["jinja2"], ["report", "--db", "r.sqlite", "--format", "html", "--out", "out.html"]),
     ("reports", ["matplotlib"], ["report", "--db", "r.sqlite", "--format", "html", "--out", "out.html"]),
     ("datasets", ["datasets"], ["convert", "sample", "--to", "hf", "--out", "hub"]),
-    ("datasets", ["pyarrow", "pyarrow.parquet"], ["validate", "one.parquet"]),
+    ("datasets", ["pyarrow", "pyarrow.parquet"], ["stats", "one.parquet"]),
     ("openai", ["openai"], ["eval", "--model", "openai:gpt-4o-mini", "--db", "o.sqlite"]),
     ("openai", ["openai"], ["eval", "--model", "baseline:first-option", "--judge", "openai:gpt-4o", "--db", "j.sqlite"]),
     ("anthropic", ["anthropic"], ["eval", "--model", "anthropic:claude-test", "--db", "a.sqlite"]),
@@ -61,7 +61,7 @@ CASES = [
 
 @pytest.mark.parametrize(("extra", "hidden", "argv"), CASES, ids=[f"{c[0]}-{c[1][0]}-{c[2][0]}" for c in CASES])
 def test_missing_extra_is_one_line_naming_it(workspace: Path, extra: str, hidden: list[str], argv: list[str]) -> None:
-    if argv[0] == "validate":
+    if argv[0] == "stats":
         (workspace / "one.parquet").write_bytes(b"PAR1")  # never opened: pyarrow is missing first
     result = run_hidden(hidden, argv, workspace)
     lines = [line for line in result.stderr.splitlines() if line.strip()]
