@@ -3,10 +3,10 @@
 # the extras below) into a fresh venv and run the fast tests there. Proves the lower bounds work.
 # pip has no --resolution=lowest-direct: scripts/floors.py writes a constraints file pinning each
 # direct dependency to its floor and pip resolves everything else as a user's install would.
-# The hf/diffusers/vllm extras (torch) and the web apps (browser tests) are left to the main suite.
+# The hf/diffusers/vllm extras (torch) and the browser tests of the web apps are left to the main suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-EXTRAS="providers,datasets,reports"
+EXTRAS="providers,datasets,reports,web"
 VENV="${COMMET_FLOORS_VENV:-${TMPDIR:-/tmp}/commet-floors-venv}"
 python -m venv --clear "$VENV"
 PY="$VENV/bin/python"
@@ -18,11 +18,12 @@ echo "floors: $(tr '\n' ' ' < "$VENV/constraints.txt")"
   "pytest>=8.0" "pytest-asyncio>=0.23" "pytest-timeout>=2.3" "hypothesis>=6.0" "jsonschema>=4.0" "pyyaml>=6.0"
 "$PY" -m pip check
 # The fast tests that touch the floored packages (format + HF, engine, providers on local fake servers,
-# reports, optional extras); each file runs in well under a minute.
+# reports, optional extras, the web apps over HTTP without a browser); each file runs in under a minute.
 "$PY" -m pytest -q -p no:cacheprovider \
   tests/test_taxonomy_declared.py tests/test_hf.py tests/test_dataset_io.py tests/test_validate.py \
   tests/test_pipe_format.py tests/test_engine.py tests/test_rules_and_options.py tests/test_models_remote.py \
-  tests/test_reports_analyses.py tests/test_reports_cli.py tests/test_reports_stats.py tests/test_optional_extras.py
+  tests/test_reports_analyses.py tests/test_reports_cli.py tests/test_reports_stats.py tests/test_optional_extras.py \
+  tests/test_report_by.py tests/test_review_security.py tests/test_study_limits.py
 
 # The plain install (base dependencies at their floors, no extra): the main job runs, and a command that
 # needs an extra says which one in one line (exit 2) instead of a traceback.

@@ -298,10 +298,33 @@ From Python: `commet.load_dataset("{name}")`. With `datasets`:
 # ----------------------------------------------------------------------------------------------- import
 
 
+PARQUET_DEPTH = 3  # data/train/x.parquet, CONFIG/SPLIT/0000.parquet: Hub layouts nest at most this deep
+
+
+def parquet_files(folder: Path) -> list[Path]:
+    """The ``.parquet`` files under ``folder``, at most :data:`PARQUET_DEPTH` folders down, in path order.
+
+    Bounded so that pointing CoMMET at a big folder that is not a dataset answers at once.
+    """
+    found: list[Path] = []
+    level = [folder]
+    for _ in range(PARQUET_DEPTH + 1):
+        below: list[Path] = []
+        for directory in level:
+            try:
+                entries = sorted(directory.iterdir())
+            except OSError:
+                continue
+            found += [e for e in entries if e.suffix == ".parquet" and e.is_file()]
+            below += [e for e in entries if e.is_dir() and not e.name.startswith(".")]
+        level = below
+    return sorted(found)
+
+
 def is_hf_folder(path: Path) -> bool:
     """Whether ``path`` looks like a ``save_to_disk`` folder or a folder of parquet files."""
     names = ("state.json", "dataset_dict.json", "dataset_info.json")
-    return any((path / n).is_file() for n in names) or next(path.rglob("*.parquet"), None) is not None
+    return any((path / n).is_file() for n in names) or bool(parquet_files(path))
 
 
 def _read_error(file: Path, exc: BaseException) -> FormatError:
@@ -401,7 +424,7 @@ def load_hf(path: Path) -> Dataset:
     elif (path / "state.json").is_file() or (path / "dataset_dict.json").is_file():
         tables = _arrow_tables(path)
     else:
-        files = _card_data_files(path) or sorted(path.rglob("*.parquet"))
+        files = _card_data_files(path) or parquet_files(path)
         if not files:
             raise FormatError([Problem(str(path), None, None, None, None,
                                        "no Arrow or parquet data: not a save_to_disk folder (state.json) "
