@@ -40,25 +40,27 @@ def run_db(tmp_path: Path) -> tuple[Path, Path]:
     return db, folder
 
 
-def rows(output: str, key: str) -> dict[str, list[str]]:
-    table = output.split(f"# Accuracy by {key}")[1].split("\n", 1)[1].strip().split("\n\n")[0]
-    reader = list(csv.reader(io.StringIO(table)))
+def rows(db: Path, folder: Path, key: str) -> dict[str, list[str]]:
+    """The ``--by KEY`` table as CSV rows keyed by the grouping value."""
+    result = CliRunner().invoke(app, ["report", "--db", str(db), "--format", "csv", "--dataset", str(folder),
+                                      "--by", key, "--table", f"by-{key}"])
+    assert result.exit_code == 0, result.output
+    reader = list(csv.reader(io.StringIO(result.stdout.strip())))
     header = reader[0]
     return {r[header.index(key)]: r for r in reader[1:]}
 
 
 def test_by_question_type_counts_each_turn_under_its_label(run_db: tuple[Path, Path]) -> None:
     db, folder = run_db
-    result = CliRunner().invoke(app, ["report", "--db", str(db), "--format", "csv", "--dataset", str(folder),
-                                      "--by", "question_type", "--by", "task"])
-    assert result.exit_code == 0, result.output
-    by_type = rows(result.output, "question_type")
+    by_type = rows(db, folder, "question_type")
     assert set(by_type) == {"reality", "first_order"}
     # replies: reality right in s0 and s1, first-order right in s0 only; no story has one label throughout
     assert by_type["reality"][5:7] == ["3", "66.6667"] and by_type["first_order"][5:7] == ["3", "33.3333"]
     assert by_type["reality"][-2:] == ["-", "-"]
-    by_task = rows(result.output, "task")  # a StoryTurn field: story accuracy too (s0 is the only right story)
+    by_task = rows(db, folder, "task")  # a StoryTurn field: story accuracy too (s0 is the only right story)
     assert set(by_task) == {"tomi"} and by_task["tomi"][5:7] == ["6", "50"] and by_task["tomi"][11:13] == ["3", "33.3333"]
+    table = CliRunner().invoke(app, ["report", "--db", str(db), "--dataset", str(folder), "--by", "question_type"])
+    assert table.exit_code == 0 and "Accuracy by question_type" in table.output
 
 
 def test_metadata_key_needs_the_runs_dataset(run_db: tuple[Path, Path], tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import json
 
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
-from commet.reports.analyses import RUN_HEADER, Bootstrap, Cell, RunData, Section, StoryResult
+from commet.reports.analyses import RUN_HEADER, Bootstrap, Cell, RunData, Section, StoryResult, TurnResult
 
 #: Keys the store itself records per StoryTurn (no dataset needed).
 STORED_KEYS = ("task", "category", "source", "image_dependent")
@@ -60,22 +60,27 @@ def by_key_section(runs: list[RunData], key: str, boot: Bootstrap, dataset: Data
     by_id = {st.id: st for st in dataset.storyturns} if dataset is not None else {}
     rows: list[list[Cell]] = []
     for data in runs:
-        turns: dict[str, list[bool]] = {}
+        turns: dict[str, list[list[TurnResult]]] = {}  # value -> one list of turns per StoryTurn
         stories: dict[str, list[StoryResult]] = {}
         for story in data.scored:
             values = _turn_values(story, key, by_id.get(story.story_id) if dataset is not None else None)
+            mine: dict[str, list[TurnResult]] = {}
             for turn, value in zip(story.turns, values, strict=True):
-                if turn.answered:
-                    turns.setdefault(value, []).append(turn.correct is True)
+                mine.setdefault(value, []).append(turn)
+            for value, group in mine.items():
+                turns.setdefault(value, []).append(group)
             if values and len(set(values)) == 1:
                 stories.setdefault(values[0], []).append(story)
         for value in sorted(turns, key=lambda v: (v == MISSING, v)):
-            answered = turns[value]
+            answered = sum(t.answered for group in turns[value] for t in group)
+            if not answered:
+                continue
             members = stories.get(value, [])
-            rows.append([data.run.name, data.run.model, data.images, data.feedback, value, str(len(answered)),
-                         boot.ratio([int(c) for c in answered]), str(len(members)) if members else "-",
+            rows.append([data.run.name, data.run.model, data.images, data.feedback, value, str(answered),
+                         boot.questions(turns[value]), str(len(members)) if members else "-",
                          boot.stories(members) if members else "-"])
     return Section(f"by-{key}", f"Accuracy by {key} (%, 95% CI)",
                    [*RUN_HEADER, key, "Questions", "Question accuracy", "Stories", "Story accuracy"], rows,
-                   f"Questions: answered turns whose {key} has that value. Stories: StoryTurns whose turns all "
-                   f"share it ('-' when none do). {MISSING}: the key is absent.")
+                   f"Questions: answered turns whose {key} has that value (resampled by StoryTurn). Stories: "
+                   f"StoryTurns whose turns all share it ('-' when none do). {MISSING}: the key is absent. "
+                   "a-b: undecided answers counted wrong - counted right.")
