@@ -409,7 +409,9 @@ def _card_data_files(folder: Path) -> list[Path] | None:
     for entry in data_files or []:
         paths = entry.get("path") if isinstance(entry, dict) else entry
         patterns += [paths] if isinstance(paths, str) else [p for p in paths or [] if isinstance(p, str)]
-    files = [f for pattern in patterns for f in sorted(folder.glob(pattern)) if f.suffix == ".parquet"]
+    root = folder.resolve()
+    files = [f for pattern in patterns if not Path(pattern).is_absolute() for f in sorted(folder.glob(pattern))
+             if f.suffix == ".parquet" and f.resolve().is_relative_to(root)]  # a card cannot point outside
     return list(dict.fromkeys(files)) or None
 
 
