@@ -171,7 +171,7 @@ class Taxonomy:
     Why: benchmarks other than the booklet (ToMi, BigToM, ...) have their own tasks. A dataset
     declares them in ``dataset.json`` (``tasks``, optional ``categories`` and ``mental_states``;
     docs/storyturn.md, "Declared tasks and categories"); without a declaration it is :data:`BOOKLET`.
-    ``categories`` is also the column order of the reports.
+    ``categories`` is also the order ``commet stats`` lists them in.
     """
 
     tasks: tuple[Task, ...]
