@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from commet.format.model import StoryTurn
 from commet.format.pipe import RawStoryTurn, parse_storyturn, to_pipe_record
 from commet.format.problems import FormatError, Problem
-from commet.taxonomy import taxonomy_dict
+from commet.taxonomy import BOOKLET, Taxonomy, TaxonomyError, taxonomy_dict
 
 STORYTURNS_FILE = "storyturns.jsonl"
 METADATA_FILE = "dataset.json"
@@ -56,6 +56,8 @@ class Dataset:
     line_list: list[int] = field(default_factory=list)  # line of each StoryTurn, in order
     warnings: list[Problem] = field(default_factory=list)
     images: dict[str, bytes] = field(default_factory=dict)  # in-memory pictures (HF datasets, generators)
+    taxonomy: Taxonomy = BOOKLET  # the tasks and categories it declares (dataset.json), else the booklet's
+    languages: list[str] = field(default_factory=lambda: ["en"])  # ISO 639-1 codes of its text
 
     def __len__(self) -> int:
         return len(self.storyturns)
@@ -106,14 +108,21 @@ class Dataset:
         return digest.hexdigest()
 
     def metadata(self) -> dict[str, object]:
-        return {
+        """The ``dataset.json`` object: a declared taxonomy is written as ``tasks``/``categories``/
+        ``mental_states`` (read back as the declaration); the booklet's is written as ``taxonomy`` for reference."""
+        meta: dict[str, object] = {
             "name": self.name,
             "version": self.version,
-            "licence": self.licence,
+            "license": self.licence,
             "description": self.description,
+            "language": list(self.languages),
             "format": FORMAT_VERSION,
-            "taxonomy": taxonomy_dict(),
         }
+        if self.taxonomy.declared:
+            meta.update(self.taxonomy.to_json())
+        else:
+            meta["taxonomy"] = taxonomy_dict()
+        return meta
 
     def save(self, folder: str | Path) -> Path:
         """Write the canonical dataset folder (JSONL, images, metadata)."""
@@ -237,6 +246,40 @@ def _opt_str(value: object) -> str | None:
     return None if value is None else str(value)
 
 
+def apply_metadata(dataset: Dataset, text: str, file: str, default_name: str) -> None:
+    """Read a ``dataset.json`` text into ``dataset``: name, version, licence, languages and declared taxonomy."""
+    try:
+        meta = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FormatError([Problem(file, exc.lineno, None, None, None, f"invalid JSON: {exc.msg}")]) from None
+    if not isinstance(meta, dict):
+        raise FormatError([Problem(file, 1, None, None, None, "must be a JSON object")])
+    dataset.name = str(meta.get("name", default_name))
+    dataset.version = str(meta.get("version", "0"))
+    dataset.licence = str(meta.get("license", meta.get("licence", "unspecified")))
+    dataset.description = str(meta.get("description", ""))
+    languages = meta.get("language", ["en"])
+    languages = [languages] if isinstance(languages, str) else languages
+    if not isinstance(languages, list) or not all(isinstance(x, str) and x for x in languages):
+        raise FormatError([Problem(file, _key_line(text, "language"), None, None, "language",
+                                   "must be a language code or a list of them (such as \"en\")")])
+    dataset.languages = list(languages)
+    try:
+        dataset.taxonomy = Taxonomy.from_json(meta)
+    except TaxonomyError as exc:
+        parts = exc.field.split(".")
+        line = _key_line(text, parts[1] if len(parts) > 1 and parts[0] == "tasks" else parts[0])
+        raise FormatError([Problem(file, line, None, None, exc.field, str(exc))]) from None
+
+
+def _key_line(text: str, key: str) -> int | None:
+    """The line where ``"key":`` first appears in a JSON text (for located errors), else None."""
+    index = text.find(json.dumps(key) + ":")
+    if index < 0:
+        index = text.find(json.dumps(key))
+    return text.count("\n", 0, index) + 1 if index >= 0 else None
+
+
 def load_dataset(path: str | Path) -> Dataset:
     """Load a dataset from a folder, a file, a Hugging Face folder, or ``"sample"``."""
     if str(path) == "sample":
@@ -247,14 +290,7 @@ def load_dataset(path: str | Path) -> Dataset:
         dataset.root = path
         meta_path = path / METADATA_FILE
         if meta_path.is_file():
-            try:
-                meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                raise FormatError([Problem(str(meta_path), exc.lineno, None, None, None, f"invalid JSON: {exc.msg}")]) from None
-            dataset.name = str(meta.get("name", path.name))
-            dataset.version = str(meta.get("version", "0"))
-            dataset.licence = str(meta.get("licence", meta.get("license", "unspecified")))
-            dataset.description = str(meta.get("description", ""))
+            apply_metadata(dataset, meta_path.read_text(encoding="utf-8"), str(meta_path), path.name)
         else:
             dataset.name = path.name
         return dataset

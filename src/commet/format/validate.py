@@ -8,7 +8,6 @@ from pathlib import Path
 from commet.format.dataset import Dataset, load_dataset
 from commet.format.model import StoryTurn
 from commet.format.problems import FormatError, Problem
-from commet.taxonomy import CATEGORIES, MENTAL_STATES, TASKS_BY_ID
 
 _LEAD_WORDS = re.compile(r"^(?:(?:yes|no)\s+)?(?:because\s+)?")  # the inference is what must not leak
 _CONDITIONAL_LOOKING = re.compile(r"(?i)^\s*if\b[^:]{0,80}:")
@@ -31,16 +30,18 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None)
     def add(turn: int | None, field: str | None, message: str, severity: str = "error") -> None:
         problems.append(Problem(file, line, st.id, turn, field, message, severity))  # type: ignore[arg-type]
 
-    task = TASKS_BY_ID.get(st.task)
+    taxonomy = dataset.taxonomy  # declared in dataset.json, else the 18 booklet tasks
+    where = "declared in dataset.json" if taxonomy.declared else "of the booklet taxonomy"
+    task = taxonomy.task(st.task)
     if task is None:
-        add(None, "task", f"unknown task {st.task!r}")
-    elif st.category not in (task.category, task.image_category):
+        add(None, "task", f"unknown task {st.task!r} (not one of the tasks {where})")
+    elif st.category not in task.categories:
         add(None, "category", f"category {st.category!r} does not match task {st.task!r} "
                               f"(expected {task.category_for(st.image_dependent)!r})", "warning")
-    if st.category not in CATEGORIES and task is not None:
-        add(None, "category", f"unknown category {st.category!r}")
+    if st.category not in taxonomy.categories and task is not None:
+        add(None, "category", f"unknown category {st.category!r} (not one of the categories {where})")
     for state in st.mental_states:
-        if state not in MENTAL_STATES:
+        if state not in taxonomy.mental_states:
             add(None, "mental_states", f"unknown mental state {state!r}", "warning")
     if st.image_dependent and not st.images:
         add(None, "image_dependent", "image-dependent StoryTurn has no image")
