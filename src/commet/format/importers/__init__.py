@@ -49,8 +49,10 @@ def import_benchmark(format_name: str, source: str | Path, protocol: Protocol | 
     source = Path(source)
     if not source.exists():
         raise FormatError([Problem(str(source), None, None, None, None, "file not found")])
-    stories = module.read(source, options or ImportOptions())
-    return build_dataset(module.BENCHMARK, stories, Protocol(protocol), source)
+    options = options or ImportOptions()
+    stories = module.read(source, options)
+    return build_dataset(module.BENCHMARK, stories, Protocol(protocol), source,
+                         language=options.language if module.BENCHMARK.name == "tombench" else "en")
 
 
 __all__ = ["FORMATS", "Benchmark", "DeclaredTask", "ImportOptions", "ImportResult", "Protocol", "benchmarks",

@@ -18,6 +18,8 @@ from pathlib import Path
 from commet.format.dataset import METADATA_FILE, Dataset
 from commet.format.model import Feedback, Option, Rubric, StoryTurn, Turn
 from commet.format.problems import FormatError, Problem
+from commet.format.validate import ANSWER_IN_STORY
+from commet.taxonomy import MENTAL_STATES, Task, Taxonomy
 
 #: Correctness feedback between questions of the conversation protocol, in the paper's wording
 #: (Appendix I: "Your answer is wrong.") with its positive counterpart.
@@ -44,9 +46,9 @@ class DeclaredTask:
     mental_states: tuple[str, ...]
     description: str
 
-    def as_dict(self) -> dict[str, object]:
-        return {"id": self.id, "name": self.name, "category": self.category, "image_category": self.category,
-                "mental_states": list(self.mental_states), "description": self.description}
+    def to_task(self) -> Task:
+        return Task(self.id, self.name, self.category, self.mental_states, self.description, feedback="",
+                    picture="no")
 
 
 @dataclass(frozen=True)
@@ -194,29 +196,26 @@ def build_storyturns(benchmark: Benchmark, stories: Iterable[SourceStory],
 
 
 def _turn(story: str, question: SourceQuestion, feedback: Feedback | None, position: int) -> Turn:
+    meta = {**question.meta, "position": position + 1}
+    if not question.options:  # an open answer these benchmarks take from the story: not a leak
+        meta[ANSWER_IN_STORY] = True
     return Turn(story=story, feedback=feedback, question=question.text, answers=[question.answer],
-                options=list(question.options), rubric=question.rubric, meta={**question.meta, "position": position + 1})
+                options=list(question.options), rubric=question.rubric, meta=meta)
 
 
 @dataclass
 class ImportResult:
-    """An imported benchmark: the dataset, the tasks it declares and where it came from."""
+    """An imported benchmark: the dataset (with the tasks it declares) and where it came from."""
 
     dataset: Dataset
-    tasks: list[DeclaredTask]
     provenance: dict[str, object]
 
     def metadata(self) -> dict[str, object]:
-        """``dataset.json``: the dataset's own metadata with its declared tasks and its provenance."""
-        meta = self.dataset.metadata()
-        meta["taxonomy"] = [task.as_dict() for task in self.tasks]
-        meta["tasks"] = [task.as_dict() for task in self.tasks]
-        meta["categories"] = sorted({task.category for task in self.tasks})
-        meta["source"] = self.provenance
-        return meta
+        """``dataset.json``: the dataset's own metadata (declared taxonomy included) and its provenance."""
+        return {**self.dataset.metadata(), "source": self.provenance}
 
     def save(self, folder: str | Path) -> Path:
-        """Write the dataset folder; nothing is written before the whole import has succeeded."""
+        """Write the dataset folder (call it only once the whole import has succeeded)."""
         folder = self.dataset.save(folder)
         (folder / METADATA_FILE).write_text(json.dumps(self.metadata(), indent=2, ensure_ascii=False) + "\n",
                                             encoding="utf-8")
@@ -231,14 +230,18 @@ def declared_tasks(stories: Iterable[SourceStory]) -> list[DeclaredTask]:
     return list(tasks.values())
 
 
-def build_dataset(benchmark: Benchmark, stories: list[SourceStory], protocol: Protocol,
-                  source: Path) -> ImportResult:
+def build_dataset(benchmark: Benchmark, stories: list[SourceStory], protocol: Protocol, source: Path,
+                  language: str = "en") -> ImportResult:
     """The imported dataset in memory: StoryTurns, licence, declared tasks and provenance."""
     if not stories:
         raise source_error(source, None, None, f"no {benchmark.title} questions found")
     storyturns, lines = build_storyturns(benchmark, stories, protocol)
+    tasks = [task.to_task() for task in declared_tasks(stories)]
+    categories = tuple(dict.fromkeys(task.category for task in tasks))
+    states = tuple(dict.fromkeys([*MENTAL_STATES, *(s for task in tasks for s in task.mental_states)]))
     dataset = Dataset(storyturns=storyturns, name=f"{benchmark.name}-{protocol.value}", version="1",
-                      licence=benchmark.licence,
+                      licence=benchmark.licence, taxonomy=Taxonomy(tuple(tasks), categories, states, declared=True),
+                      languages=[language],
                       description=f"{benchmark.title} imported from {source.name} "
                                   f"({protocol.value} protocol) by `commet import {benchmark.name}`.",
                       source_file=str(source), line_list=lines)
@@ -252,4 +255,4 @@ def build_dataset(benchmark: Benchmark, stories: list[SourceStory], protocol: Pr
     }
     if protocol is Protocol.conversation:
         provenance["feedback"] = {"right": RIGHT_FEEDBACK, "wrong": WRONG_FEEDBACK}
-    return ImportResult(dataset, declared_tasks(stories), provenance)
+    return ImportResult(dataset, provenance)

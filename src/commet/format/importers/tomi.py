@@ -63,8 +63,12 @@ def read(source: Path, options: ImportOptions) -> list[SourceStory]:
             raise source_error(source, number, None, "expected 'N sentence' (a line number, a space, the text)")
         index, content = int(match.group(1)), match.group(2)
         if index == 1:
-            story, first = [], number
+            if story:
+                raise source_error(source, first, "question", "this example ends without a question line")
+            first = number
         if "\t" not in content:
+            if content.rstrip().endswith("?"):
+                raise source_error(source, number, "question", "a question line needs 'question<TAB>answer<TAB>support'")
             story.append(content.strip())
             continue
         fields = content.split("\t")
@@ -72,7 +76,8 @@ def read(source: Path, options: ImportOptions) -> list[SourceStory]:
             raise source_error(source, number, "question", "a question line needs 'question<TAB>answer<TAB>support'")
         if not story:
             raise source_error(source, number, "story", "question before any story line")
-        examples.append((first, list(story), fields[0].strip(), fields[1].strip()))
+        examples.append((first, story, fields[0].strip(), fields[1].strip()))
+        story = []
     traces = _traces(source, len(examples))
     stories: list[SourceStory] = []
     for position, (line, sentences, question, answer) in enumerate(examples):
