@@ -28,7 +28,7 @@ CASES = {
     "opentom": ("opentom/opentom_data", 1, 6, "CC-BY-NC-4.0"),
     "fantom": ("fantom/fantom_v1.json", 1, 7, "MIT"),
     "exploretom": ("exploretom/ExploreToM-data-sample.csv", 2, 4, "CC-BY-NC-4.0"),
-    "mmtomqa": ("mmtomqa/questions.json", 2, 3, "MIT"),
+    "mmtomqa": ("mmtomqa/questions.json", 3, 3, "MIT"),
     "mumatom": ("mumatom", 1, 2, "Apache-2.0"),
 }
 
@@ -137,9 +137,9 @@ def test_options_labels_and_orders() -> None:
     assert [st.task for st in hitom] == ["hitom_no_tell", "hitom_tell"]
 
     mm = import_benchmark("mmtomqa", DATA / "mmtomqa" / "questions.json").dataset
-    assert [len(st.turns) for st in mm] == [2, 1]
-    assert mm.storyturns[1].turns[0].answers == ["Jon thinks that the remote control is not on the desk."]
-    assert mm.storyturns[0].turns[1].meta["question_type"] == "goal_given_true_belief"
+    assert [st.task for st in mm] == ["mmtomqa_belief", "mmtomqa_goal", "mmtomqa_belief"]
+    assert mm.storyturns[2].turns[0].answers == ["Jon thinks that the remote control is not on the desk."]
+    assert mm.storyturns[1].turns[0].meta["question_type"] == "goal_given_true_belief"
     assert mm.taxonomy.categories == ("Belief", "Goal")
 
     big = import_benchmark("bigtom", DATA / "bigtom" / "bigtom.csv").dataset

@@ -4,7 +4,8 @@ Each line holds ``question`` (the apartment, the person's actions, then ``Questi
 (a) ... (b) ... Please respond with either a or b.``), ``answer`` (``a`` or ``b``),
 ``question_type`` (1.1 to 1.3 belief inference, 2.1 to 2.4 goal inference), ``episode``,
 ``start_time``/``end_time`` (the video steps the text covers) and ``answer_list``. The text
-before ``Question:`` is the story; lines with the same episode and story are one story.
+before ``Question:`` is the story; belief (or goal) questions with the same episode and story
+are one story.
 The videos are not imported.
 """
 
@@ -48,7 +49,7 @@ _OPTIONS = re.compile(r"\(a\)\s*(?P<a>.+?)\s*\(b\)\s*(?P<b>.+?)\s*Please respond
 
 
 def read(source: Path, options: ImportOptions) -> list[SourceStory]:
-    stories: dict[tuple[object, str], SourceStory] = {}
+    stories: dict[tuple[object, str, str], SourceStory] = {}
     for number, raw in enumerate(read_text(source).splitlines(), start=1):
         if not raw.strip():
             continue
@@ -71,7 +72,7 @@ def read(source: Path, options: ImportOptions) -> list[SourceStory]:
             raise source_error(source, number, "question_type", f"unknown question type {kind!r} "
                                                                 f"(known: {', '.join(QUESTION_TYPES)})")
         episode = record.get("episode")
-        key = (episode, story_text.strip())
+        key = (episode, kind[0], story_text.strip())  # belief and goal questions are different tasks
         story = stories.get(key)
         if story is None:
             story = SourceStory(key=f"{episode}-{len(stories) + 1:04d}", task=TASKS[kind[0]], story=story_text.strip(),
