@@ -8,18 +8,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from inspect_ai import eval as inspect_eval  # the test extra includes commet-bench[inspect]
+from inspect_ai.log import read_eval_log
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from typer.testing import CliRunner
 
 from commet.cli import app
+from commet.integrations.inspect_task import storyturns
 from commet.reports.metrics import run_metrics, select_runs
 from commet.store import Store
-
-inspect_ai = pytest.importorskip("inspect_ai", reason="the inspect extra: pip install 'commet-bench[inspect]'")
-from inspect_ai import eval as inspect_eval  # noqa: E402
-from inspect_ai.log import read_eval_log  # noqa: E402
-from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
-
-from commet.integrations.inspect_task import storyturns  # noqa: E402
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -114,12 +111,14 @@ def test_pictures_reach_the_model_as_images(tmp_path: Path) -> None:
                          display="none")
     with_images = sum(seen)
     seen.clear()
-    [log_off] = inspect_eval(storyturns(dataset="sample", images="off"), model=model, log_dir=str(tmp_path / "off"),
-                             display="none")
-    assert log.status == log_off.status == "success"
+    [log_needed] = inspect_eval(storyturns(dataset="sample", images="needed"), model=model,
+                                log_dir=str(tmp_path / "needed"), display="none")
+    assert log.status == log_needed.status == "success"
     from commet.format import load_dataset
 
-    assert with_images == sum(len(st.images) for st in load_dataset("sample")) > 0 and sum(seen) == 0
+    sample = load_dataset("sample")
+    assert with_images == sum(len(st.images) for st in sample)
+    assert 0 < sum(seen) == sum(len(st.images) for st in sample if st.image_dependent) < with_images
 
 
 def test_registered_name_entry_point_and_cli(tmp_path: Path) -> None:
