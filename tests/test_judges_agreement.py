@@ -9,12 +9,12 @@ import pytest
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.engine import evaluate
+from commet.engine import EvalSettings, evaluate
+from commet.engine.rejudge import rejudge
 from commet.judges import create_judge
 from commet.judges.agreement import agreement_report, cohen_kappa
 from commet.judges.labels import LabelError, human_verdicts, import_csv, set_label, turns_to_label
 from commet.judges.prompts import PROMPT_VERSION
-from commet.judges.rejudge import rejudge
 from commet.store import Store
 from tests.judge_server import REPLIES, JudgeServer, verdict, write_dataset, write_replies
 
@@ -36,7 +36,8 @@ def store_with_judges(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("OPENAI_API_KEY", "dummy-test-key")
     dataset = write_dataset(tmp_path / "ds")
     db = tmp_path / "r.sqlite"
-    evaluate(write_replies(tmp_path / "replies.json"), dataset, judge="rules", db=db, run="base")
+    evaluate(write_replies(tmp_path / "replies.json"), dataset, judge="rules", db=db, run="base",
+             settings=EvalSettings(undecided_feedback="wrong"))  # every turn answered, whatever the rules decide
 
     async def rejudge_all(server: JudgeServer) -> None:
         with Store(db) as store:

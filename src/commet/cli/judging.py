@@ -57,14 +57,15 @@ def rejudge_command(
     new_name: Annotated[str | None, typer.Option("--as", help="Name of the new run (default: RUN~JUDGE).")] = None,
     dataset: Annotated[str | None, typer.Option(help="The run's dataset (default: found by name and hash).")] = None,
     db: Annotated[Path, DB_OPTION] = Path("commet.sqlite"),
+    concurrency: Annotated[int, typer.Option(help="Judge calls in flight at once (as in eval).")] = 16,
 ) -> None:
     """Score a run's stored responses again with another judge, into a new run; the model is not called."""
     from rich.table import Table
 
+    from commet.engine.rejudge import RejudgeError, RejudgeReport, rejudge
     from commet.format.problems import FormatError
     from commet.judges.base import UnknownJudgeError
     from commet.judges.registry import create_judge
-    from commet.judges.rejudge import RejudgeError, RejudgeReport, rejudge
 
     with open_store(db) as store:
         source = store.get_run(run)
@@ -78,7 +79,7 @@ def rejudge_command(
 
         async def go() -> RejudgeReport:
             try:
-                return await rejudge(store, run, the_judge, data, new_name=new_name)
+                return await rejudge(store, run, the_judge, data, new_name=new_name, concurrency=concurrency)
             finally:
                 await the_judge.aclose()
 
@@ -91,6 +92,11 @@ def rejudge_command(
                   f"[bold]{escape(result.run.name)}[/bold] with {escape(result.run.judge)}", highlight=False)
     console.print(f"decided by: {escape(decided)}; {result.judge_calls} verdicts computed now, "
                   f"{result.cached} from the store; {len(result.changed)} answers scored differently", highlight=False)
+    with open_store(db) as store:
+        spend = store.spend(result.run.id)
+    cost = "price unknown" if spend.judge_cost is None else f"estimated cost ${spend.judge_cost:.4f}"
+    console.print(f"judge tokens: {spend.judge_input_tokens} in, {spend.judge_output_tokens} out, {cost}",
+                  highlight=False)
     if result.feedback_changes:
         table = Table(title=f"{len(result.feedback_changes)} turns where the new verdicts would have chosen "
                             "other feedback (the feedback sent stays as it was)")

@@ -130,7 +130,7 @@ class Dataset:
         (folder / IMAGES_DIR).mkdir(parents=True, exist_ok=True)
         with (folder / STORYTURNS_FILE).open("w", encoding="utf-8") as out:
             for storyturn in self.storyturns:
-                out.write(storyturn.model_dump_json(exclude_defaults=False) + "\n")
+                out.write(storyturn.model_dump_json(exclude_defaults=True) + "\n")
         (folder / METADATA_FILE).write_text(json.dumps(self.metadata(), indent=2) + "\n", encoding="utf-8")
         for storyturn in self.storyturns:
             for image_id in storyturn.images:
@@ -222,7 +222,8 @@ def read_storyturns(path: str | Path) -> Dataset:
         elif isinstance(value, dict) and "storyturn" in value:
             raw = RawStoryTurn(turns=value["storyturn"], id=_opt_str(value.get("id")), task=value.get("task"),
                                category=value.get("category"), image_dependent=value.get("image_dependent"),
-                               mental_states=value.get("mental_states"), source=value.get("source"), line=line)
+                               mental_states=value.get("mental_states"), source=value.get("source"), line=line,
+                               turn_extras=value.get("turn_extras"))
             if not isinstance(raw.turns, list):
                 raise FormatError([Problem(file, line, raw.id, None, "storyturn", "must be a list of turn strings")])
             storyturn, warnings = parse_storyturn(raw, file=file, default_id=default_id)
