@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from commet.cli import app
+from commet.engine.conversation import options_text
 from commet.format import load_dataset, validate_dataset
 from commet.format.importers import FORMATS, Protocol, import_benchmark
 from commet.reports.metrics import run_metrics, select_runs
@@ -80,6 +81,8 @@ def test_import_validates_and_right_answers_score_100(tmp_path: Path, fmt: str, 
             assert turn.meta.get("question_type"), (st.id, turn.question)
             if turn.options:  # the expected answer is one of the options shown
                 assert turn.answers[0] in [o.text for o in turn.options]
+    for st in dataset:  # the question already lists its options as the original prompt does: not twice
+        assert all(options_text(turn) == "" for turn in st.turns), st.id
     if protocol == "conversation":
         assert all(st.turns[k].feedback.wrong == "Your answer is wrong." for st in dataset for k in range(1, len(st.turns)))
 
@@ -100,18 +103,22 @@ def test_a_wrong_option_scores_wrong(tmp_path: Path, fmt: str) -> None:
     assert metrics.stories.correct == 0
 
 
-@pytest.mark.xfail(reason="needs the rules judge that reads option letters through Turn.options (lead, main)",
-                   strict=True)
+LETTER_STYLES = ("({})", "{}", "Option {}", "The answer is {}.")
+
+
+@pytest.mark.parametrize("protocol", ["conversation", "independent"])
 @pytest.mark.parametrize("fmt", ["hitom", "tombench", "mmtomqa", "mumatom", "bigtom", "fantom"])
-def test_answer_letters_score_100(tmp_path: Path, fmt: str) -> None:
-    out = import_to(tmp_path, fmt, "conversation")
+def test_answer_letters_score_100(tmp_path: Path, fmt: str, protocol: str) -> None:
+    """Replies that name the right option by its letter ("(b)", "B", "Option B", "The answer is B.")."""
+    out = import_to(tmp_path, fmt, protocol)
     dataset = load_dataset(out)
-    letters = {}
+    letters, position = {}, 0
     for st in dataset:
         replies = []
         for turn in st.turns:
             label = turn.meta.get("answer_label")
-            replies.append(f"({str(label).lower()})" if label else turn.answers[0])
+            position += 1
+            replies.append(LETTER_STYLES[position % len(LETTER_STYLES)].format(label) if label else turn.answers[0])
         letters[st.id] = replies
     metrics = replay_score(tmp_path, out, letters)
     assert metrics.undecided_turns == 0

@@ -61,16 +61,18 @@ def replaying(replies: dict[tuple[str, ...], str]):  # noqa: ANN201 - a mockllm 
 def test_reproduces_commet_eval_on_the_sample(tmp_path: Path, feedback: str) -> None:
     metrics, replies = commet_run(tmp_path, "baseline:first-option", "--feedback", feedback)
     assert 0 < metrics.stories.correct < metrics.stories.total  # a discriminating reference: some right, some wrong
+    assert metrics.failed_stories > 0  # and some stopped at an undecided answer (not scored, in both)
     model = get_model("mockllm/model", custom_outputs=replaying(replies), memoize=False)
     [log] = inspect_eval(storyturns(dataset="sample", feedback=feedback), model=model, log_dir=str(tmp_path / "logs"),
                          display="none", max_samples=4)
     assert log.status == "success", log.error
     scores = {s.name: s for s in log.results.scores}["story_accuracy"].metrics
-    assert scores["accuracy"].value == pytest.approx(metrics.stories.correct / metrics.stories.total)
+    assert scores["overall"].value == pytest.approx(metrics.stories.correct / metrics.stories.total)
+    assert scores["not_scored"].value == metrics.failed_stories
     for category, tally in metrics.per_category.items():
         assert scores[category].value == pytest.approx(tally.correct / tally.total), category
     samples = read_eval_log(log.location).samples
-    assert len(samples) == metrics.stories.total
+    assert len(samples) == metrics.stories.total + metrics.failed_stories
     right = sum(s.scores["story_accuracy"].metadata["questions_right"] for s in samples)
     undecided = sum(s.scores["story_accuracy"].metadata["undecided"] for s in samples)
     assert (right, undecided) == (metrics.questions.correct, metrics.undecided_turns)
@@ -136,13 +138,14 @@ def test_registered_name_entry_point_and_cli(tmp_path: Path) -> None:
     env = {"PYTHONPATH": f"{SRC}:{tmp_path / 'site'}", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
            "INSPECT_LOG_DIR": str(tmp_path / "logs")}
     done = subprocess.run([sys.executable, str(driver), "eval", "commet/storyturns", "-T", "dataset=sample",
-                           "-T", "limit=3", "--model", "mockllm/model", "--display", "none"],
+                           "-T", "limit=3", "-T", "undecided_feedback=wrong", "--model", "mockllm/model", "--display", "none"],
                           capture_output=True, text=True, env=env, timeout=240)
     assert done.returncode == 0, done.stderr[-2000:]
     [location] = list((tmp_path / "logs").glob("*.eval"))
     log = read_eval_log(str(location))
     assert log.eval.task == "commet/storyturns" and log.status == "success"
-    assert len(log.samples) == 3 and log.results.scores[0].metrics["accuracy"].value == 0.0
+    metrics = log.results.scores[0].metrics
+    assert len(log.samples) == 3 and metrics["overall"].value == 0.0 and metrics["not_scored"].value == 0
 
 
 def test_import_commet_does_not_import_inspect() -> None:

@@ -36,14 +36,28 @@ from inspect_ai.model import (
     get_model,
 )
 from inspect_ai.model import Model as InspectModel
-from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, grouped, scorer, stderr
+from inspect_ai.scorer import (
+    CORRECT,
+    INCORRECT,
+    NOANSWER,
+    Metric,
+    SampleScore,
+    Score,
+    Scorer,
+    Target,
+    metric,
+    scorer,
+    value_to_float,
+)
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import registry_info
 
 from commet.engine.conversation import (
     DEFAULT_SYSTEM_PROMPT,
+    STOPPED_UNDECIDED,
     FeedbackCondition,
     PreviousOutcome,
+    UndecidedFeedback,
     apply_branch_rules,
     choose_feedback,
     judge_request,
@@ -55,6 +69,7 @@ from commet.judges.base import Judge
 from commet.models.base import ImagePart, Message, Model, ModelRequest, ModelResponse, Usage
 
 ImageSetting = Literal["on", "off", "needed"]
+JudgeImageSetting = Literal["on", "off", "needed"]
 #: Generation defaults of ``commet eval`` (inspect's own --temperature / --max-tokens override them).
 DEFAULT_CONFIG = GenerateConfig(temperature=0.0, max_tokens=512)
 
@@ -127,37 +142,50 @@ def create_judge(spec: str) -> Judge:
 
 @solver
 def storyturn_protocol(dataset: Dataset, images: ImageSetting = "on", feedback: FeedbackCondition = "original",
-                       judge: str = "rules", system_prompt: str = DEFAULT_SYSTEM_PROMPT) -> Solver:
+                       judge: str = "rules", system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+                       undecided_feedback: UndecidedFeedback = UndecidedFeedback.STOP,
+                       judge_images: JudgeImageSetting = "needed") -> Solver:
     """Runs one StoryTurn per sample as CoMMET's engine does, judging each reply before the next turn."""
     stories = {st.id: st for st in dataset}
-    pictures: dict[str, ContentImage] = {}
+    pictures: dict[str, ImagePart] = {}
 
-    def picture(image_id: str) -> ContentImage:
+    def picture(image_id: str) -> ImagePart:
         if image_id not in pictures:  # the engine's size and format policy, applied once per picture
             from commet.models.images import prepare_image
 
             data, mime = prepare_image(dataset.image_bytes(image_id), max_side=1024, fmt="png")
-            pictures[image_id] = ContentImage(image=f"data:{mime};base64,{base64.b64encode(data).decode()}")
+            pictures[image_id] = ImagePart(data=data, mime=mime, image_id=image_id)
         return pictures[image_id]
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         storyturn: StoryTurn = stories[str(state.sample_id)]
         the_judge = create_judge(judge)
         show = images == "on" or (images == "needed" and storyturn.image_dependent)
+        judge_sees = judge_images == "on" or (judge_images == "needed" and storyturn.image_dependent)
         state.messages = [ChatMessageSystem(content=system_prompt)] if system_prompt else []
         previous: PreviousOutcome | None = None
         active_branch: int | None = None
         earlier: list[tuple[str, str]] = []
+        shown: list[ImagePart] = []
         records: list[TurnRecord] = []
+        status = "done"
         try:
             for k, turn in enumerate(storyturn.turns):
-                feedback_text, feedback_kind = choose_feedback(turn.feedback, previous, feedback)
+                feedback_text, feedback_kind = choose_feedback(turn.feedback, previous, feedback,
+                                                               undecided=UndecidedFeedback(undecided_feedback))
+                if feedback_kind == STOPPED_UNDECIDED:  # the next turn would rest on a guess: not scored
+                    status = "stopped"
+                    break
                 text = user_text(feedback_text, turn)
-                content = [ContentText(text=text), picture(turn.image)] if turn.image and show else text
+                content: str | list[ContentText | ContentImage] = text
+                if turn.image and show:
+                    shown.append(picture(turn.image))
+                    content = [ContentText(text=text), _image(shown[-1])]
                 state.messages.append(ChatMessageUser(content=content))
                 state = await generate(state)
                 reply = state.output.completion
-                verdict = await the_judge.judge(judge_request(storyturn, k, text, reply, earlier, active_branch))
+                verdict = await the_judge.judge(judge_request(storyturn, k, text, reply, earlier,
+                                                              shown if judge_sees else ()))
                 score = apply_branch_rules(turn, verdict, active_branch)
                 active_branch = score.active_branch
                 records.append(TurnRecord(k, text, feedback_kind, reply, verdict.outcome, score.correct, score.branch,
@@ -167,27 +195,74 @@ def storyturn_protocol(dataset: Dataset, images: ImageSetting = "on", feedback: 
         finally:
             await the_judge.aclose()
         state.metadata["commet_turns"] = [asdict(record) for record in records]
+        state.metadata["commet_status"] = status
         return state
 
     return solve
 
 
-@scorer(metrics=[accuracy(), stderr(), grouped(accuracy(), "category", name_template="{group_name}")])
+def _done(scores: list[SampleScore]) -> list[SampleScore]:
+    """Stories that ran to the end: a story stopped at an undecided answer is not scored (as in ``commet report``)."""
+    return [s for s in scores if (s.score.metadata or {}).get("status", "done") == "done"]
+
+
+def _rate(scores: list[SampleScore]) -> float:
+    """Mean of the story scores (1 right, 0 not); inspect has already turned C/I into numbers here."""
+    as_float = value_to_float()
+    return sum(as_float(s.score.value) for s in scores) / len(scores) if scores else float("nan")
+
+
+@metric
+def overall() -> Metric:
+    """Share of scored StoryTurns with every question right."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        return _rate(_done(scores))
+
+    return compute
+
+
+@metric
+def per_category() -> Metric:
+    """Story accuracy per reporting category (the paper's Table 1 columns)."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        groups: dict[str, list[SampleScore]] = {}
+        for item in _done(scores):
+            groups.setdefault(str((item.sample_metadata or {}).get("category")), []).append(item)
+        return {category: _rate(group) for category, group in sorted(groups.items())}
+
+    return compute
+
+
+@metric
+def not_scored() -> Metric:
+    """StoryTurns stopped at an undecided answer (left out of the accuracy, like failed stories)."""
+
+    def compute(scores: list[SampleScore]) -> int:
+        return len(scores) - len(_done(scores))
+
+    return compute
+
+
+@scorer(metrics=[overall(), per_category(), not_scored()])
 def story_accuracy() -> Scorer:
     """A StoryTurn is right only when every turn was judged right (undecided counts as not right)."""
 
     async def score(state: TaskState, target: Target) -> Score:
         turns = state.metadata.get("commet_turns", [])
+        status = state.metadata.get("commet_status", "done")
         right = sum(1 for t in turns if t["correct"] is True)
         undecided = sum(1 for t in turns if t["correct"] is None)
-        complete = len(turns) == len(target.target)
-        correct = complete and right == len(turns)
-        return Score(value=CORRECT if correct else INCORRECT,
+        correct = right == len(turns) == len(target.target)
+        value = NOANSWER if status != "done" else CORRECT if correct else INCORRECT
+        return Score(value=value,
                      answer=" | ".join(t["response"] for t in turns),
                      explanation="; ".join(f"turn {t['turn']}: {t['outcome']} ({t['judge']}: {t['rationale']})"
-                                           for t in turns),
-                     metadata={"questions": len(target.target), "questions_right": right, "undecided": undecided,
-                               "turns": turns})
+                                           for t in turns) + ("; stopped at an undecided answer" if status != "done"
+                                                              else ""),
+                     metadata={"status": status, "questions": len(target.target), "questions_right": right,
+                               "undecided": undecided, "turns": turns})
 
     return score
 
@@ -201,7 +276,8 @@ def to_sample(storyturn: StoryTurn) -> Sample:
 
 
 def storyturns(dataset: str = "sample", images: ImageSetting = "on", feedback: FeedbackCondition = "original",
-               judge: str = "rules", system_prompt: str | None = None, limit: int | None = None) -> Task:
+               judge: str = "rules", system_prompt: str | None = None, limit: int | None = None,
+               undecided_feedback: str = "stop", judge_images: JudgeImageSetting = "needed") -> Task:
     """CoMMET's StoryTurns: multi-turn ToM stories with adaptive feedback and online judging.
 
     Args:
@@ -211,16 +287,20 @@ def storyturns(dataset: str = "sample", images: ImageSetting = "on", feedback: F
       judge: ``rules``, ``grader`` (model role), ``role:NAME``, or a ``commet eval --judge`` spec.
       system_prompt: the system prompt (default: CoMMET's).
       limit: only the first N StoryTurns.
+      undecided_feedback: ``stop``, ``skip`` or ``wrong``: feedback after an answer no judge could decide.
+      judge_images: ``needed``, ``on`` or ``off``: which pictures the answerer saw an LLM judge sees too.
     """
     data = load_dataset(dataset)
     if limit is not None:
         data.storyturns = data.storyturns[: int(limit)]
     return Task(dataset=MemoryDataset([to_sample(st) for st in data], name=data.name),
                 solver=storyturn_protocol(data, images, feedback, judge,
-                                          DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt),
+                                          DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt,
+                                          UndecidedFeedback(undecided_feedback), judge_images),
                 scorer=story_accuracy(), config=DEFAULT_CONFIG,
                 metadata={"commet_dataset": data.name, "commet_dataset_hash": data.content_hash(),
-                          "images": images, "feedback": feedback, "judge": judge})
+                          "images": images, "feedback": feedback, "judge": judge,
+                          "undecided_feedback": undecided_feedback, "judge_images": judge_images})
 
 
 #: Registered as ``commet/storyturns``. Inspect namespaces tasks of installed packages itself; in an
