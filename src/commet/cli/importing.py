@@ -43,7 +43,16 @@ def register(app: typer.Typer) -> None:
         except FormatError as exc:
             fail(str(exc))
         folder = imported.save(out)
+        from commet.format.validate import has_errors, validate_path
+
+        problems = validate_path(folder)
+        for problem in problems:
+            if problem.severity == "error":
+                typer.echo(str(problem), err=True)
         source_info = imported.provenance
+        errors = sum(p.severity == "error" for p in problems)
         typer.echo(f"wrote {folder}: {len(imported.dataset)} StoryTurns from {source_info['stories']} stories and "
                    f"{source_info['questions']} questions ({protocol.value} protocol; licence "
-                   f"{source_info['licence']})")
+                   f"{source_info['licence']}; {errors} validation errors)")
+        if has_errors(problems):
+            raise typer.Exit(1)
