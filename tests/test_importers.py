@@ -135,6 +135,12 @@ def test_tomi_reads_the_trace(tmp_path: Path) -> None:
     assert first.turns[0].story.startswith("Mila entered the hallway.") and first.turns[1].story == ""
     assert first.turns[1].question == "Where will Omar look for the pear?" and first.turns[1].answers == ["red_box"]
 
+    alone = tmp_path / "alone.txt"  # without its .trace file: types from ToMi's question templates
+    alone.write_text((DATA / "tomi" / "test.txt").read_text(encoding="utf-8"), encoding="utf-8")
+    untraced = import_benchmark("tomi", alone).dataset.storyturns[0]
+    assert untraced.task == "tomi"
+    assert [t.meta["question_type"] for t in untraced.turns] == ["memory", "first_order", "second_order", "reality"]
+
 
 def test_options_labels_and_orders() -> None:
     hitom = import_benchmark("hitom", DATA / "hitom" / "Hi-ToM_data.json").dataset

@@ -50,6 +50,20 @@ def _question_meta(kind: str) -> dict[str, object]:
     return {"question_type": kind, "order": 0, "tom": False, "trace_question": kind}
 
 
+#: Without a trace file the question type follows from ToMi's four question templates.
+_TEMPLATES = (
+    (re.compile(r"^Where was the .+ at the beginning\?$"), "memory"),
+    (re.compile(r"^Where is the .+ really\?$"), "reality"),
+    (re.compile(r"^Where does .+ think that .+ searches for the .+\?$"), "second_order"),
+    (re.compile(r"^Where will .+ look for the .+\?$"), "first_order"),
+)
+
+
+def _untraced_meta(question: str) -> dict[str, object]:
+    kind = next((name for pattern, name in _TEMPLATES if pattern.match(question)), "unknown")
+    return {"question_type": kind, "order": {"first_order": 1, "second_order": 2}.get(kind, 0)}
+
+
 def read(source: Path, options: ImportOptions) -> list[SourceStory]:
     text = read_text(source)
     examples: list[tuple[int, list[str], str, str]] = []  # first line, story lines, question, answer
@@ -82,7 +96,7 @@ def read(source: Path, options: ImportOptions) -> list[SourceStory]:
     stories: list[SourceStory] = []
     for position, (line, sentences, question, answer) in enumerate(examples):
         trace = traces[position] if traces else None
-        meta = _question_meta(trace[-2]) if trace else {}
+        meta = _question_meta(trace[-2]) if trace else _untraced_meta(question)
         story_text = "\n".join(sentences)
         if stories and stories[-1].story == story_text and (trace is None or stories[-1].meta.get("story_type") == trace[-1]):
             target = stories[-1]
