@@ -51,8 +51,8 @@ def test_declared_tasks_validate_and_booklet_ones_are_refused(tmp_path: Path) ->
     assert dataset.taxonomy.task("sarcasm") == BOOKLET.task("sarcasm")  # {} takes the booklet's definition
     assert dataset.licence == "CC-BY-NC-4.0"
     errors = [str(p) for p in validate_path(folder) if p.severity == "error"]
-    assert len(errors) == 1, errors
-    assert "story=t3" in errors[0] and "field=task" in errors[0] and "declared in dataset.json" in errors[0]
+    assert all("story=t3" in e for e in errors), errors  # the booklet task (and its category) is not declared
+    assert any("field=task" in e and "declared in dataset.json" in e for e in errors)
 
 
 def test_category_outside_the_declared_ones_is_an_error(tmp_path: Path) -> None:
@@ -71,7 +71,7 @@ def test_without_declaration_the_booklet_applies(tmp_path: Path) -> None:
     folder = write_folder(tmp_path, {"name": "x"}, storyturn("tomi_belief", "Belief"))
     assert load_dataset(folder).taxonomy is BOOKLET
     errors = [str(p) for p in validate_path(folder) if p.severity == "error"]
-    assert any("unknown task 'tomi_belief'" in e and "booklet" in e for e in errors)
+    assert any("unknown task 'tomi_belief'" in e for e in errors)
 
 
 @pytest.mark.parametrize(("tasks", "field", "words"), [

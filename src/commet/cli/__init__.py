@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 
 from commet.engine.conversation import UndecidedFeedback
-from commet.engine.runner import JudgeImages
+from commet.engine.runner import ImagePolicy, JudgeImages
 from commet.format.problems import FormatError
 from commet.judges.base import UnknownJudgeError
 from commet.models.base import UnknownModelError
@@ -35,11 +35,6 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(EXIT_USAGE)
 
 
-class OnOff(str, Enum):
-    on = "on"
-    off = "off"
-
-
 class FeedbackChoice(str, Enum):
     original = "original"
     correctness = "correctness"
@@ -52,15 +47,49 @@ class ConvertTarget(str, Enum):
     hf = "hf"
 
 
+def fail_problems(exc: FormatError) -> NoReturn:
+    """Each located problem on its own line on stderr, then exit 2 (a refused dataset adds its summary)."""
+    from commet.format.validate import DatasetRefused
+
+    for problem in exc.problems:
+        err_console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
+    if isinstance(exc, DatasetRefused) and exc.summary():
+        err_console.print(f"error: {exc.summary()}", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(EXIT_USAGE)
+
+
 def _load(path: str):  # noqa: ANN202 - returns Dataset
     from commet.format import load_dataset
 
     try:
         return load_dataset(path)
     except FormatError as exc:
-        fail(str(exc))
+        fail_problems(exc)
     except RuntimeError as exc:
         fail(str(exc))
+
+
+def load_or_fail(path: str, force: bool = False):  # noqa: ANN201 - returns Dataset
+    """The dataset a command will run, checked exactly as `commet validate` checks it.
+
+    Why one function: eval, sweep, study build and review serve must refuse the same datasets;
+    errors always stop the command before anything is written, warnings unless ``force``.
+    """
+    from commet.format.validate import load_checked
+
+    try:
+        dataset, warnings = load_checked(path, force=force)
+    except FormatError as exc:
+        fail_problems(exc)
+    for warning in warnings:
+        err_console.print(str(warning), markup=False, highlight=False, soft_wrap=True)
+    if warnings:
+        err_console.print(f"running despite {len(warnings)} warning(s) (--force)", markup=False, highlight=False)
+    return dataset
+
+
+ForceOption = Annotated[bool, typer.Option(help="Run a dataset whose only problems are warnings "
+                                                "(a dataset with errors is never run).")]
 
 
 @app.command()
@@ -177,7 +206,9 @@ def eval_command(
     model: Annotated[str, typer.Option(help="Model spec, e.g. baseline:first-option, openai:gpt-4o, replay:FILE.")],
     dataset: Annotated[str, typer.Option(help="Dataset folder/file or 'sample'.")] = "sample",
     judge: Annotated[str, typer.Option(help="Judge spec: rules, a model spec, or panel:A,B,C.")] = "rules",
-    images: Annotated[OnOff, typer.Option(help="Attach pictures.")] = OnOff.on,
+    images: Annotated[ImagePolicy, typer.Option(
+        help="Pictures: on (every turn that has one), off, or needed (only in image-dependent StoryTurns).")] =
+    ImagePolicy.on,
     feedback: Annotated[FeedbackChoice, typer.Option(help="Feedback condition.")] = FeedbackChoice.original,
     concurrency: Annotated[int, typer.Option(min=1, help="StoryTurns in flight at once.")] = 8,
     workers: Annotated[int, typer.Option(min=1, help="Processes sharing the run (for very fast servers: "
@@ -199,8 +230,13 @@ def eval_command(
              "image-dependent ones (needed), all, or none.")] = JudgeImages.NEEDED,
     max_cost: Annotated[float | None, typer.Option(
         min=0, help="Stop cleanly (resumable) before the run's estimated spend in USD would pass this.")] = None,
+    force: ForceOption = False,
 ) -> None:
-    """Run a model over a dataset, judged online, into a resumable SQLite store; print the results."""
+    """Run a model over a dataset, judged online, into a resumable SQLite store; print the results.
+
+    The dataset is validated first, as by `commet validate`; a dataset with errors is refused
+    before anything is written.
+    """
     from commet.engine import EvalSettings, RunConflictError, RunSummary, SpendLimitError, evaluate_async
     from commet.engine.conversation import DEFAULT_SYSTEM_PROMPT
     from commet.judges.registry import create_judge
@@ -212,8 +248,8 @@ def eval_command(
         the_judge = create_judge(judge)
     except (UnknownModelError, UnknownJudgeError) as exc:
         fail(str(exc))
-    data = _load(dataset)
-    settings = EvalSettings(images=images.value, feedback=feedback.value,
+    data = load_or_fail(dataset, force)
+    settings = EvalSettings(images=images, feedback=feedback.value,
                             system_prompt=DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt,
                             generation=GenerationSettings(temperature=temperature, max_tokens=max_tokens, seed=seed),
                             limit=limit, undecided_feedback=undecided_feedback, judge_images=judge_images)

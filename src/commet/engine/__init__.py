@@ -20,13 +20,15 @@ from commet.engine.conversation import (
 from commet.engine.runner import (
     Engine,
     EvalSettings,
+    ImagePolicy,
     JudgeImages,
     Progress,
     RunConflictError,
     RunSummary,
     SpendLimitError,
 )
-from commet.format.dataset import Dataset, load_dataset
+from commet.format.dataset import Dataset
+from commet.format.validate import load_checked
 from commet.judges.base import Judge
 from commet.judges.registry import create_judge
 from commet.models.base import GenerationSettings, Model
@@ -41,11 +43,16 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
                          max_cost: float | None = None) -> RunSummary:
     """Run (or resume) one evaluation and return its summary; results are in the store.
 
+    A ``dataset`` given as a path goes through :func:`commet.format.validate.load_checked`: a dataset
+    with errors raises :class:`commet.format.validate.DatasetRefused` before anything is written
+    (warnings are let through; ``commet eval`` refuses them without ``--force``).
+
     ``workers`` > 1 spreads the StoryTurns over that many processes (see :mod:`commet.engine.parallel`);
     model and judge must then be given as specs and ``db`` as a path. ``max_cost`` (USD) stops the
     run cleanly, resumable, before its estimated spend would pass that limit.
     """
-    data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
+    # a dataset given by path is checked as `commet validate` checks it: one with errors never runs
+    data = dataset if isinstance(dataset, Dataset) else load_checked(dataset, force=True)[0]
     if workers > 1:
         if max_cost is not None:
             raise ValueError("a spend limit (max_cost) needs one process: drop workers or max_cost")
@@ -78,7 +85,7 @@ def evaluate(model: str | Model, dataset: str | Path | Dataset = "sample", **kwa
 
 
 __all__ = [
-    "DEFAULT_SYSTEM_PROMPT", "CorrectnessTexts", "Engine", "EvalSettings", "GenerationSettings", "JudgeImages",
-    "Progress", "RunConflictError", "RunSummary", "SpendLimitError", "UndecidedFeedback", "apply_branch_rules",
-    "choose_feedback", "evaluate", "evaluate_async", "user_text",
+    "DEFAULT_SYSTEM_PROMPT", "CorrectnessTexts", "Engine", "EvalSettings", "GenerationSettings", "ImagePolicy",
+    "JudgeImages", "Progress", "RunConflictError", "RunSummary", "SpendLimitError", "UndecidedFeedback",
+    "apply_branch_rules", "choose_feedback", "evaluate", "evaluate_async", "user_text",
 ]
