@@ -29,30 +29,37 @@ def output(text: str) -> ModelOutput:
 
 
 def commet_run(tmp_path: Path, model: str, *extra: str):
-    """`commet eval` on the sample: its metrics and its (prompts so far -> reply) for every turn."""
+    """`commet eval` on the sample: its metrics and (prompts so far -> (reply, pictures sent)) for every turn."""
     db = tmp_path / "commet.sqlite"
     result = CliRunner().invoke(app, ["eval", "--model", model, "--db", str(db), "--run", "ref", "--quiet", *extra])
     assert result.exit_code == 0, result.output
     with Store(db) as store:
         run = select_runs(store, ["ref"])[0]
         metrics = run_metrics(store, run)
-        replies: dict[tuple[str, ...], str] = {}
+        replies: dict[tuple[str, ...], tuple[str, int]] = {}
         prompts: dict[str, list[str]] = {}
         for row in store.turn_rows(run.id):
             so_far = prompts.setdefault(row["story_id"], [])
             so_far.append(row["prompt"])
-            replies[tuple(so_far)] = row["response"]
+            replies[tuple(so_far)] = (row["response"], len(json.loads(row["images_json"])))
     return metrics, replies
 
 
-def replaying(replies: dict[tuple[str, ...], str]):  # noqa: ANN201 - a mockllm custom_outputs callable
+def images_in(message) -> int:  # noqa: ANN001 - an inspect ChatMessage
+    return sum(1 for part in message.content if part.type == "image") if isinstance(message.content, list) else 0
+
+
+def replaying(replies: dict[tuple[str, ...], tuple[str, int]]):  # noqa: ANN201 - a mockllm custom_outputs callable
     """Inspect's mock model answering each conversation as the CoMMET run did; an unseen one fails the run."""
 
     def reply(messages, tools, tool_choice, config) -> ModelOutput:  # noqa: ANN001
         key = tuple(m.text for m in messages if m.role == "user")
         if key not in replies:
             raise AssertionError(f"inspect sent a conversation commet eval never sent: {key[-1][:80]!r}")
-        return output(replies[key])
+        text, pictures = replies[key]
+        if images_in(messages[-1]) != pictures:
+            raise AssertionError(f"{images_in(messages[-1])} pictures where commet eval sent {pictures}")
+        return output(text)
 
     return reply
 
@@ -61,18 +68,18 @@ def replaying(replies: dict[tuple[str, ...], str]):  # noqa: ANN201 - a mockllm 
 def test_reproduces_commet_eval_on_the_sample(tmp_path: Path, feedback: str) -> None:
     metrics, replies = commet_run(tmp_path, "baseline:first-option", "--feedback", feedback)
     assert 0 < metrics.stories.correct < metrics.stories.total  # a discriminating reference: some right, some wrong
-    assert metrics.failed_stories > 0  # and some stopped at an undecided answer (not scored, in both)
+    assert metrics.stopped_stories > 0  # and some stopped at an undecided answer (counted not right, in both)
     model = get_model("mockllm/model", custom_outputs=replaying(replies), memoize=False)
     [log] = inspect_eval(storyturns(dataset="sample", feedback=feedback), model=model, log_dir=str(tmp_path / "logs"),
                          display="none", max_samples=4)
     assert log.status == "success", log.error
     scores = {s.name: s for s in log.results.scores}["story_accuracy"].metrics
     assert scores["overall"].value == pytest.approx(metrics.stories.correct / metrics.stories.total)
-    assert scores["not_scored"].value == metrics.failed_stories
+    assert scores["stopped"].value == metrics.stopped_stories
     for category, tally in metrics.per_category.items():
         assert scores[category].value == pytest.approx(tally.correct / tally.total), category
     samples = read_eval_log(log.location).samples
-    assert len(samples) == metrics.stories.total + metrics.failed_stories
+    assert len(samples) == metrics.stories.total
     right = sum(s.scores["story_accuracy"].metadata["questions_right"] for s in samples)
     undecided = sum(s.scores["story_accuracy"].metadata["undecided"] for s in samples)
     assert (right, undecided) == (metrics.questions.correct, metrics.undecided_turns)
@@ -99,28 +106,22 @@ def test_llm_judge_through_the_grader_role(tmp_path: Path) -> None:
     assert "Let me think about the story" in asked[0]  # CoMMET's judge prompt carries the reply
 
 
-def test_pictures_reach_the_model_as_images(tmp_path: Path) -> None:
+def test_pictures_only_where_needed(tmp_path: Path) -> None:
+    """`-T images=needed`: pictures only in image-dependent StoryTurns (with `on`, the test above checks each turn)."""
     seen: list[int] = []
 
     def count_images(messages, tools, tool_choice, config) -> ModelOutput:  # noqa: ANN001
-        last = messages[-1]
-        seen.append(sum(1 for part in last.content if getattr(part, "type", "") == "image")
-                    if isinstance(last.content, list) else 0)
+        seen.append(images_in(messages[-1]))
         return output("I do not know.")
 
     model = get_model("mockllm/model", custom_outputs=count_images, memoize=False)
-    [log] = inspect_eval(storyturns(dataset="sample", images="on"), model=model, log_dir=str(tmp_path / "on"),
-                         display="none")
-    with_images = sum(seen)
-    seen.clear()
-    [log_needed] = inspect_eval(storyturns(dataset="sample", images="needed"), model=model,
-                                log_dir=str(tmp_path / "needed"), display="none")
-    assert log.status == log_needed.status == "success"
+    [log] = inspect_eval(storyturns(dataset="sample", images="needed", undecided_feedback="wrong"), model=model,
+                         log_dir=str(tmp_path / "needed"), display="none")
+    assert log.status == "success"
     from commet.format import load_dataset
 
     sample = load_dataset("sample")
-    assert with_images == sum(len(st.images) for st in sample)
-    assert 0 < sum(seen) == sum(len(st.images) for st in sample if st.image_dependent) < with_images
+    assert 0 < sum(seen) == sum(len(st.images) for st in sample if st.image_dependent) < sum(len(st.images) for st in sample)
 
 
 def test_registered_name_entry_point_and_cli(tmp_path: Path) -> None:
@@ -145,7 +146,7 @@ def test_registered_name_entry_point_and_cli(tmp_path: Path) -> None:
     log = read_eval_log(str(location))
     assert log.eval.task == "commet/storyturns" and log.status == "success"
     metrics = log.results.scores[0].metrics
-    assert len(log.samples) == 3 and metrics["overall"].value == 0.0 and metrics["not_scored"].value == 0
+    assert len(log.samples) == 3 and metrics["overall"].value == 0.0 and metrics["stopped"].value == 0
 
 
 def test_import_commet_does_not_import_inspect() -> None:

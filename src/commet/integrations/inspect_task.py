@@ -39,7 +39,6 @@ from inspect_ai.model import Model as InspectModel
 from inspect_ai.scorer import (
     CORRECT,
     INCORRECT,
-    NOANSWER,
     Metric,
     SampleScore,
     Score,
@@ -201,11 +200,6 @@ def storyturn_protocol(dataset: Dataset, images: ImageSetting = "on", feedback: 
     return solve
 
 
-def _done(scores: list[SampleScore]) -> list[SampleScore]:
-    """Stories that ran to the end: a story stopped at an undecided answer is not scored (as in ``commet report``)."""
-    return [s for s in scores if (s.score.metadata or {}).get("status", "done") == "done"]
-
-
 def _rate(scores: list[SampleScore]) -> float:
     """Mean of the story scores (1 right, 0 not); inspect has already turned C/I into numbers here."""
     as_float = value_to_float()
@@ -214,10 +208,10 @@ def _rate(scores: list[SampleScore]) -> float:
 
 @metric
 def overall() -> Metric:
-    """Share of scored StoryTurns with every question right."""
+    """Share of StoryTurns with every question right."""
 
     def compute(scores: list[SampleScore]) -> float:
-        return _rate(_done(scores))
+        return _rate(scores)
 
     return compute
 
@@ -228,7 +222,7 @@ def per_category() -> Metric:
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         groups: dict[str, list[SampleScore]] = {}
-        for item in _done(scores):
+        for item in scores:
             groups.setdefault(str((item.sample_metadata or {}).get("category")), []).append(item)
         return {category: _rate(group) for category, group in sorted(groups.items())}
 
@@ -236,16 +230,16 @@ def per_category() -> Metric:
 
 
 @metric
-def not_scored() -> Metric:
-    """StoryTurns stopped at an undecided answer (left out of the accuracy, like failed stories)."""
+def stopped() -> Metric:
+    """StoryTurns stopped at an undecided answer (counted as not right, as in ``commet report``)."""
 
     def compute(scores: list[SampleScore]) -> int:
-        return len(scores) - len(_done(scores))
+        return sum(1 for s in scores if (s.score.metadata or {}).get("status") == "stopped")
 
     return compute
 
 
-@scorer(metrics=[overall(), per_category(), not_scored()])
+@scorer(metrics=[overall(), per_category(), stopped()])
 def story_accuracy() -> Scorer:
     """A StoryTurn is right only when every turn was judged right (undecided counts as not right)."""
 
@@ -255,7 +249,7 @@ def story_accuracy() -> Scorer:
         right = sum(1 for t in turns if t["correct"] is True)
         undecided = sum(1 for t in turns if t["correct"] is None)
         correct = right == len(turns) == len(target.target)
-        value = NOANSWER if status != "done" else CORRECT if correct else INCORRECT
+        value = CORRECT if correct and status == "done" else INCORRECT
         return Score(value=value,
                      answer=" | ".join(t["response"] for t in turns),
                      explanation="; ".join(f"turn {t['turn']}: {t['outcome']} ({t['judge']}: {t['rationale']})"
