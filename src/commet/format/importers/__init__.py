@@ -38,10 +38,6 @@ def importer(format_name: str) -> ModuleType:
     return importlib.import_module(f"commet.format.importers.{module}")
 
 
-def benchmarks() -> list[Benchmark]:
-    return [importer(name).BENCHMARK for name in FORMATS]
-
-
 def import_benchmark(format_name: str, source: str | Path, protocol: Protocol | str = Protocol.conversation,
                      options: ImportOptions | None = None) -> ImportResult:
     """Read a benchmark's published files into a StoryTurn dataset (in memory; ``.save(folder)`` writes it)."""
@@ -55,5 +51,5 @@ def import_benchmark(format_name: str, source: str | Path, protocol: Protocol | 
                          language=options.language if module.BENCHMARK.name == "tombench" else "en")
 
 
-__all__ = ["FORMATS", "Benchmark", "DeclaredTask", "ImportOptions", "ImportResult", "Protocol", "benchmarks",
+__all__ = ["FORMATS", "Benchmark", "DeclaredTask", "ImportOptions", "ImportResult", "Protocol",
            "import_benchmark", "importer"]

@@ -138,11 +138,6 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
-def lettered(options: Sequence[str], labels: str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ") -> list[Option]:
-    """Options labelled A, B, C, ... in the given order."""
-    return [Option(label=label, text=text) for label, text in zip(labels, options, strict=False)]
-
-
 def option_lines(options: Sequence[Option], *, template: str = "{label}. {text}") -> str:
     """The options as the original prompts list them, one per line."""
     return "\n".join(template.format(label=o.label or "", text=o.text) for o in options)
@@ -175,6 +170,7 @@ def build_storyturns(benchmark: Benchmark, stories: Iterable[SourceStory],
     lines: list[int] = []
     for story in stories:
         task = story.task
+        key = story.key.replace("/", "_").replace("\\", "_")  # ids end up in file names and URLs
         common = {"task": task.id, "category": task.category, "mental_states": list(task.mental_states),
                   "image_dependent": False, "source": benchmark.name}
         if protocol is Protocol.conversation:
@@ -182,12 +178,12 @@ def build_storyturns(benchmark: Benchmark, stories: Iterable[SourceStory],
             for k, question in enumerate(story.questions):
                 feedback = Feedback(right=RIGHT_FEEDBACK, wrong=WRONG_FEEDBACK) if k > 0 else None
                 turns.append(_turn(story.story if k == 0 else "", question, feedback, k))
-            storyturns.append(StoryTurn(id=f"{benchmark.name}-{story.key}", turns=turns,
+            storyturns.append(StoryTurn(id=f"{benchmark.name}-{key}", turns=turns,
                                         meta={**story.meta, "protocol": protocol.value}, **common))
             lines.append(story.line or 0)
             continue
         for k, question in enumerate(story.questions):
-            storyturns.append(StoryTurn(id=f"{benchmark.name}-{story.key}-q{k + 1}",
+            storyturns.append(StoryTurn(id=f"{benchmark.name}-{key}-q{k + 1}",
                                         turns=[_turn(story.story, question, None, k)],
                                         meta={**story.meta, "protocol": protocol.value, "story": story.key},
                                         **common))
