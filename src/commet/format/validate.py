@@ -31,6 +31,9 @@ IMAGE_FORMATS = ("PNG", "JPEG", "GIF", "WEBP")
 
 _LEAD_WORDS = re.compile(r"^(?:(?:yes|no)\s+)?(?:because\s+)?")  # the inference is what must not leak
 _CONDITIONAL_LOOKING = re.compile(r"(?i)^\s*if\b[^:]{0,80}:")
+#: Turn metadata marking an answer that is meant to be found in the story (reading-comprehension
+#: benchmarks such as ToMi): the leak check does not apply to it.
+ANSWER_IN_STORY = "answer_in_story"
 
 
 def _norm(text: str) -> str:
@@ -194,7 +197,7 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
                 add(k, "answer", "empty answer")
                 continue
             norm = _LEAD_WORDS.sub("", _norm(answer))
-            if not _contains_phrase(story, norm) or _contains_phrase(question, norm):
+            if not _contains_phrase(story, norm) or _contains_phrase(question, norm) or turn.meta.get(ANSWER_IN_STORY):
                 continue
             if len(norm.split()) >= 3:
                 add(k, "answer", f"answer {answer!r} appears verbatim in this turn's story text (leak)")
