@@ -27,6 +27,7 @@ from rich.console import Console
 
 from commet.engine.conversation import UndecidedFeedback
 from commet.engine.runner import ImagePolicy, JudgeImages
+from commet.extras import MissingExtraError, missing_extra_message
 from commet.format.convert import ConvertTarget
 from commet.format.problems import FormatError
 from commet.judges.base import UnknownJudgeError
@@ -403,7 +404,7 @@ async def _close(*things: object) -> None:
 
 #: Command modules, one per concern: each has ``register(app)`` or is a sub-app ``app``. A module's
 #: optional dependencies are imported inside its commands, so every command is always listed.
-COMMAND_MODULES = ("reporting", "generate", "judging", "review", "study")
+COMMAND_MODULES = ("reporting", "generate", "judging", "review", "study", "audit", "importing")
 
 
 def _register_commands() -> None:
@@ -424,4 +425,11 @@ _register_commands()
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except (ImportError, MissingExtraError) as exc:  # an optional extra is missing: one line naming it
+        message = str(exc) if isinstance(exc, MissingExtraError) else missing_extra_message(exc)
+        if message is None:
+            raise
+        sys.stderr.write(f"error: {message}\n")
+        sys.exit(EXIT_USAGE)
