@@ -235,6 +235,7 @@ def stored_configuration(run: RunRecord) -> dict[str, object]:
     """:func:`run_configuration` of a stored run, from what the store recorded."""
     settings = dict(run.settings)
     identity = settings.pop("model_identity", {"spec": run.model})
+    settings.pop("dataset_path", None)  # where the data was read from: recorded, not part of the configuration
     return _flatten({"model": identity, "judge": run.judge,
                      "dataset": {"name": run.dataset_name, "sha256": run.dataset_hash}, **settings})
 
