@@ -118,7 +118,7 @@ def _brief(report):  # noqa: ANN001, ANN202 - a Report in, rich renderables out
     from rich.table import Table
     from rich.text import Text
 
-    from commet.reports.render import cell_text
+    from commet.reports.cells import cell_text
     from commet.reports.stats import Range
 
     yield from (Text(line, style="bold") for line in report.notices)
