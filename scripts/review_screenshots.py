@@ -142,7 +142,7 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         dataset, store = build(Path(tmp))
-        app = create_app(dataset, store, secret="screenshots-" + "s" * 40)
+        app = create_app(dataset, store)
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             port = sock.getsockname()[1]

@@ -17,7 +17,6 @@ from commet.apps.review.db import ReviewDB
 from commet.generation.llm.images import ImageModel
 from tests.llm_gen_servers import small_png
 
-SECRET = "test-secret-" + "x" * 40
 PASSWORD = "correct horse battery"
 REVIEWERS = ("alice", "bob", "carol")
 XSS = "<script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\">"
@@ -63,7 +62,7 @@ def running_app(tmp_path: Path, image_model: ImageModel | None = None) -> Iterat
     store = ReviewDB(db_path)
     for name in REVIEWERS:
         store.add_user(name, PASSWORD)
-    app = create_app(dataset, store, secret=SECRET, image_model=image_model, max_upload_bytes=256 * 1024)
+    app = create_app(dataset, store, image_model=image_model, max_upload_bytes=256 * 1024)
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, daemon=True)

@@ -405,6 +405,11 @@ class ReviewDB:
             raise ReviewError(f"no item {item_id!r}")
         return int(row["revision"])
 
+    def require_revision(self, item_id: str, seen_revision: int) -> None:
+        """Raise :class:`StaleRevision` unless the item is still at ``seen_revision``."""
+        with self.transaction(item_id, seen_revision):
+            pass
+
     def save_edit(self, item_id: str, user_id: int, changes: list[tuple[int | None, str, str, str]],
                   updated: StoryTurn, *, seen_revision: int | None = None) -> int:
         """Store ``updated`` as the current text, one history row per (turn, field, old, new); new revision.
