@@ -47,6 +47,7 @@ from commet.apps.review.db import (
     open_for_me,
 )
 from commet.apps.web import (
+    MAX_UPLOAD_PIXELS,
     SECURITY_HEADERS,
     BodySizeLimit,
     LoginThrottle,
@@ -98,7 +99,8 @@ def feedback_lines(feedback: Feedback | None) -> list[tuple[str, str]]:
 
 def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
                image_model: ImageModel | None = None, secure_cookies: bool = False,
-               max_upload_bytes: int = 8 * 1024 * 1024, max_upload_pixels: int = 25_000_000) -> FastAPI:
+               max_upload_bytes: int = 8 * 1024 * 1024, max_upload_pixels: int = MAX_UPLOAD_PIXELS,
+               login_throttle: LoginThrottle | None = None) -> FastAPI:
     """The review app over ``dataset`` (imported into ``db`` on start; existing reviews are kept; sessions live in
     ``db`` too)."""
     data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
@@ -109,7 +111,7 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
     pages = templates(HERE / "templates")
     pages.env.filters["when"] = lambda iso: iso[:16].replace("T", " ") + " UTC"
     actions = RateLimiter(limit=300, window_s=60)
-    logins = LoginThrottle()
+    logins = login_throttle or LoginThrottle()
 
     app = FastAPI(title="CoMMET review", docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(BodySizeLimit, max_bytes=max_upload_bytes + 64 * 1024)
@@ -509,8 +511,11 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
         message = "Checks of " + ", ".join(saved) + " saved"
         if filed:
             message += "; errors filed: " + ", ".join(IMAGE_ERRORS[k] for _, k in filed)
+        unnamed = [p.label for p in current if p.id in given and store.needs_prominent(p.id, uid)]
+        if unnamed:
+            message += "; choose the most prominent error of " + ", ".join(unnamed) + " (several criteria fail)"
         first = next((p for p in current if p.id in given), None)
-        return back(session, item_url(item_id, picture_anchor(st, first.image_id) if first else None), message + ".")
+        return back(session, item_url(item_id, f"checks-{first.id}" if first else None), message + ".")
 
     @app.post("/items/{item_id}/errors")
     async def file_error(request: Request, item_id: str) -> Response:

@@ -224,6 +224,7 @@ class Table6Column:
 
     title: str
     counts: dict[str, int]
+    unclassified: int = 0  # erroneous images whose reviewer has not named the most prominent error yet
 
     @property
     def images(self) -> int:
@@ -549,7 +550,11 @@ class ReviewDB:
 
     def record_checks(self, picture_id: int, user_id: int, results: dict[str, bool], note: str = "", *,
                       prominent: str | None = None, seen_revision: int | None = None) -> list[str]:
-        """Store one verdict per criterion; each newly failed criterion files a Table 6 error. Returns those."""
+        """Store one verdict per criterion; each newly failed criterion files a Table 6 error. Returns those.
+
+        ``prominent`` names the most prominent failed criterion (Table 6 counts the picture under it); with
+        one failed criterion it is that one, with several and none chosen the picture stays unclassified
+        (see :meth:`needs_prominent`)."""
         picture = self.picture(picture_id)
         with self.transaction(picture.item_id, seen_revision) as db:
             return self._record_checks(db, picture, user_id, CheckInput(results, note, prominent))
@@ -566,16 +571,14 @@ class ReviewDB:
         merged = {**previous, **given.results}
         failed = [key for key in CRITERION_KEYS if merged.get(key) is False]
         chosen = _latest_prominent(db, picture.id, user_id)
-        if given.prominent:
-            if given.prominent not in failed:
-                raise ReviewError(f"{picture.label}: the most prominent error must be one of its failed criteria")
+        if given.prominent and given.prominent not in CRITERION_KEYS:
+            raise ReviewError(f"unknown criterion {given.prominent!r}")
+        if given.prominent in failed:
             chosen = given.prominent
-        elif len(failed) == 1:
+        elif len(failed) == 1:  # a choice that is no failed criterion (a form showing an older choice) is ignored
             chosen = failed[0]
         elif chosen not in failed:
             chosen = None
-        if len(failed) > 1 and chosen is None:
-            raise ReviewError(f"{picture.label} fails {len(failed)} criteria: choose the most prominent error")
         changed = {key: passed for key, passed in given.results.items() if previous.get(key) != passed}
         db.executemany("INSERT INTO picture_checks (picture_id, user_id, criterion, passed, at) VALUES (?, ?, ?, ?, ?)",
                        [(picture.id, user_id, key, int(passed), now()) for key, passed in changed.items()])
@@ -594,6 +597,12 @@ class ReviewDB:
         """A reviewer's latest verdict per criterion on one picture version."""
         with self.connect() as db:
             return _latest_checks(db, picture_id, user_id)
+
+    def needs_prominent(self, picture_id: int, user_id: int) -> bool:
+        """Whether the reviewer failed several criteria of the picture without naming the most prominent."""
+        with self.connect() as db:
+            failed = [k for k, ok in _latest_checks(db, picture_id, user_id).items() if not ok]
+            return len(failed) > 1 and _latest_prominent(db, picture_id, user_id) not in failed
 
     def prominent_by(self, picture_id: int, user_id: int) -> str | None:
         with self.connect() as db:
@@ -793,7 +802,8 @@ class ReviewDB:
 
         def column(title: str, categories: list[str | None]) -> Table6Column:
             counted = Counter(c for c in categories if c in IMAGE_ERRORS)
-            return Table6Column(title, {key: counted[key] for key in IMAGE_ERRORS})
+            return Table6Column(title, {key: counted[key] for key in IMAGE_ERRORS},
+                                sum(c not in IMAGE_ERRORS for c in categories))
 
         columns = [column("All images", [c for _, c in first.values()])]
         columns += [column(name, [c for (u, _), (_, _, c) in found.items() if u == uid]) for uid, name in names.items()]

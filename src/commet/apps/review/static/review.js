@@ -1,14 +1,21 @@
 // CoMMET review: keep the scroll position across saves, and keyboard shortcuts (listed on the item page).
 "use strict";
 (function () {
+  // Saves reload the page; put the part of the page the reviewer was working on back where it was.
   var key = "commet-scroll:" + location.pathname;
-  document.addEventListener("submit", function () {
-    try { sessionStorage.setItem(key, String(window.scrollY)); } catch (e) { /* storage off: the anchor still helps */ }
+  document.addEventListener("submit", function (event) {
+    var form = event.target, button = event.submitter;
+    var anchor = (button && button.closest("[id]")) || form.closest("[id]") || document.getElementById("main");
+    var spot = { id: anchor.id, top: anchor.getBoundingClientRect().top, y: window.scrollY };
+    try { sessionStorage.setItem(key, JSON.stringify(spot)); } catch (e) { /* storage off: the #anchor still helps */ }
   }, true);
   window.addEventListener("load", function () {
-    var saved = null;
-    try { saved = sessionStorage.getItem(key); sessionStorage.removeItem(key); } catch (e) { saved = null; }
-    if (saved !== null && document.querySelector(".flash")) { window.scrollTo(0, parseInt(saved, 10) || 0); }
+    var spot = null;
+    try { spot = JSON.parse(sessionStorage.getItem(key) || "null"); sessionStorage.removeItem(key); } catch (e) { spot = null; }
+    if (!spot || !document.querySelector(".flash")) { return; }
+    var anchor = document.getElementById(spot.id);
+    if (anchor && anchor.id !== "main") { window.scrollBy(0, anchor.getBoundingClientRect().top - spot.top); }
+    else { window.scrollTo(0, spot.y); }
   });
 
   function activePicture() {
@@ -28,7 +35,9 @@
   document.addEventListener("keydown", function (event) {
     var target = event.target;
     if (event.ctrlKey || event.metaKey || event.altKey) { return; }
-    if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) { return; }
+    var typing = target && (target.isContentEditable || /^(TEXTAREA|SELECT)$/.test(target.tagName) ||
+      (target.tagName === "INPUT" && !/^(radio|checkbox|button|submit)$/.test(target.type)));
+    if (typing) { return; }
     var digit = /^Digit([1-5])$/.exec(event.code || "");
     if (digit) {
       var picture = activePicture();
