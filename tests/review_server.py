@@ -14,6 +14,7 @@ import uvicorn
 
 from commet.apps.review.app import create_app
 from commet.apps.review.db import ReviewDB
+from commet.apps.web import LoginThrottle
 from commet.generation.llm.images import ImageModel
 from tests.llm_gen_servers import small_png
 
@@ -55,14 +56,15 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_app(tmp_path: Path, image_model: ImageModel | None = None) -> Iterator[tuple[str, Path]]:
+def running_app(tmp_path: Path, image_model: ImageModel | None = None,
+                login_throttle: LoginThrottle | None = None) -> Iterator[tuple[str, Path]]:
     """Yield (base URL, store path) with three reviewers, the app served by uvicorn in a thread."""
     dataset = write_dataset(tmp_path / "dataset")
     db_path = tmp_path / "review.sqlite"
     store = ReviewDB(db_path)
     for name in REVIEWERS:
         store.add_user(name, PASSWORD)
-    app = create_app(dataset, store, image_model=image_model, max_upload_bytes=256 * 1024)
+    app = create_app(dataset, store, image_model=image_model, max_upload_bytes=256 * 1024, login_throttle=login_throttle)
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, daemon=True)
