@@ -112,6 +112,7 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
     pages.env.filters["when"] = lambda iso: iso[:16].replace("T", " ") + " UTC"
     actions = RateLimiter(limit=300, window_s=60)
     logins = login_throttle or LoginThrottle()
+    lint_counts: dict[tuple[str, int], int] = {}
 
     app = FastAPI(title="CoMMET review", docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(BodySizeLimit, max_bytes=max_upload_bytes + 64 * 1024)
@@ -288,7 +289,12 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
         pages_total = max(1, -(-len(rows) // PAGE_SIZE))
         page = min(max(page, 1), pages_total)
         shown = rows[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
-        lint = {r.id: len(lint_storyturn(store.item(r.id)[0])) for r in shown}
+        lint = {}
+        for row in shown:  # the lint of a revision never changes: computed once per (item, revision)
+            key = (row.id, row.revision)
+            if key not in lint_counts:
+                lint_counts[key] = len(lint_storyturn(store.item(row.id)[0]))
+            lint[row.id] = lint_counts[key]
 
         def link(to: int) -> str:
             return "/?" + urlencode({k: v for k, v in (("q", q), ("status", status), ("page", to)) if v})
