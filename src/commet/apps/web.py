@@ -47,7 +47,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 SESSION_COOKIE = "commet_session"
 SESSION_MAX_AGE_S = 14 * 24 * 3600
-ANONYMOUS_SESSION_MAX_AGE_S = 6 * 3600
+ANONYMOUS_SESSION_MAX_AGE_S = 2 * 24 * 3600  # since last use
 #: Largest picture (width x height) an upload may declare: 25 megapixels, five times a 2048x2048 picture.
 MAX_UPLOAD_PIXELS = 25_000_000
 #: First characters that make a spreadsheet cell a formula (OWASP CSV injection).
@@ -140,8 +140,11 @@ class Sessions:
         token = data.get(_SID)
         with _session_db(self.path) as db:
             if token is not None:
-                updated = db.execute("UPDATE web_sessions SET data = ?, subject = ? WHERE id = ? AND expires_at > ?",
-                                     (payload, subject, _sid_hash(token), now)).rowcount
+                # an anonymous session (a participant's, a sign-in form's) lives while it is used
+                updated = db.execute("UPDATE web_sessions SET data = ?, subject = ?, expires_at = CASE WHEN ? IS NULL "
+                                     "THEN ? ELSE expires_at END WHERE id = ? AND expires_at > ?",
+                                     (payload, subject, subject, now + ANONYMOUS_SESSION_MAX_AGE_S, _sid_hash(token),
+                                      now)).rowcount
                 if updated:
                     self._set_cookie(response, token, subject)
                     return
@@ -154,7 +157,8 @@ class Sessions:
         self._set_cookie(response, token, subject)
 
     def _set_cookie(self, response: Response, token: str, subject: str | None) -> None:
-        response.set_cookie(SESSION_COOKIE, token, max_age=self.max_age_s if subject else None, httponly=True,
+        response.set_cookie(SESSION_COOKIE, token, max_age=self.max_age_s if subject else ANONYMOUS_SESSION_MAX_AGE_S,
+                            httponly=True,
                             samesite="lax", secure=self.secure)
 
     def drop(self, data: dict[str, str]) -> None:
