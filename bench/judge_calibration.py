@@ -1,16 +1,24 @@
-"""Measure a judge on the labelled calibration set (tests/data/judge_calibration.jsonl).
+"""Measure a judge on the labelled sets: its decided share and its precision on what it decides.
 
-Each case is one answer to a question of the bundled sample, with the verdict a careful
-person gives (and, at branch turns, the story's active branch). The judge sees the story
-so far (earlier turns answered as expected), and the story's branch rules are applied to
-its verdict, exactly as in a run.
+Two sets, both labelled by hand with the verdict a careful person gives:
+
+* tests/data/judge_calibration.jsonl: answers to questions of the bundled sample (and, at
+  branch turns, the story's active branch); the judge sees the story so far (earlier turns
+  answered as expected);
+* tests/data/rules_judge_labelled.jsonl: self-contained replies (question, options, expected
+  answers) of every hard kind: hedges, contrasts, self-corrections, idioms, rhetorical
+  questions, negated options, letters, Chinese and Japanese, long replies.
+
+The story's branch rules are applied to each verdict, exactly as in a run. The rules judge's
+contract is 0 wrong decided verdicts on both.
 
     python bench/judge_calibration.py                       # the rules judge
     python bench/judge_calibration.py --judge openai:gpt-4o # rules + LLM cascade
     python bench/judge_calibration.py --judge llm-only:google:gemini-2.5-pro --show-errors
 
-Coverage: the share of cases the judge decides (not undecided). Accuracy: the share of
-decided cases where it agrees with the label. False positives: wrong answers marked right.
+Decided share: the cases the judge decides (not undecided). Precision: the share of decided
+cases where it agrees with the label. False positives: wrong answers marked right; false
+negatives: right answers marked wrong.
 """
 
 from __future__ import annotations
@@ -24,9 +32,11 @@ from pathlib import Path
 from commet.engine.conversation import apply_branch_rules
 from commet.format import load_dataset
 from commet.format.dataset import Dataset
+from commet.format.model import Turn
 from commet.judges import Judge, JudgeRequest, create_judge
 
 CALIBRATION = Path(__file__).resolve().parent.parent / "tests" / "data" / "judge_calibration.jsonl"
+LABELLED = CALIBRATION.with_name("rules_judge_labelled.jsonl")
 
 
 @dataclass(frozen=True)
@@ -37,6 +47,10 @@ class Case:
     label: str
     note: str
     active_branch: int | None = None
+    #: a self-contained case (the labelled replies set) carries its own question, answers and options
+    question: str | None = None
+    expected: tuple[str, ...] = ()
+    options: tuple[tuple[str | None, str], ...] = ()
 
 
 @dataclass
@@ -77,8 +91,31 @@ def load_cases(path: Path = CALIBRATION) -> list[Case]:
     return [Case(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def load_labelled(path: Path = LABELLED) -> list[Case]:
+    """The self-contained labelled replies, one case per row (``note`` is the row's kind)."""
+    cases = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+        if line.strip():
+            row = json.loads(line)
+            cases.append(Case(story_id="labelled", turn=i, response=row["response"], label=row["label"],
+                              note=row["kind"], active_branch=row.get("active_branch"), question=row["question"],
+                              expected=tuple(row["expected"]),
+                              options=tuple((label, text) for label, text in row.get("options", []))))
+    return cases
+
+
+def _turn(case: Case, dataset: Dataset) -> Turn:
+    if case.question is not None:
+        return Turn(question=case.question, answers=list(case.expected))
+    return dataset.get(case.story_id).turns[case.turn]
+
+
 def request_for(case: Case, dataset: Dataset) -> JudgeRequest:
     """The judge's view of a case: earlier turns answered as expected (on the case's branch)."""
+    if case.question is not None:
+        return JudgeRequest(story_id=case.story_id, task="labelled", turn=case.turn, context=(), story="",
+                            question=case.question, expected=case.expected, response=case.response,
+                            options=case.options)
     storyturn = dataset.get(case.story_id)
     context = []
     for earlier in storyturn.turns[: case.turn]:
@@ -86,9 +123,11 @@ def request_for(case: Case, dataset: Dataset) -> JudgeRequest:
         reply = answers[case.active_branch] if case.active_branch is not None and len(answers) > 1 else answers[0]
         context.append(f"Story: {earlier.story}\nQuestion: {earlier.question}\nReply: {reply}")
     turn = storyturn.turns[case.turn]
+    rubric = (turn.rubric.key_inference, tuple(turn.rubric.false_inferences)) if turn.rubric else None
     return JudgeRequest(story_id=case.story_id, task=storyturn.task, turn=case.turn, context=tuple(context),
                         story=turn.story, question=turn.question, expected=tuple(turn.answers),
-                        response=case.response, active_branch=case.active_branch)
+                        response=case.response, options=tuple((o.label, o.text) for o in turn.options),
+                        rubric=rubric)
 
 
 async def measure(judge: Judge, cases: list[Case], dataset: Dataset, *, concurrency: int = 8) -> Figures:
@@ -98,8 +137,7 @@ async def measure(judge: Judge, cases: list[Case], dataset: Dataset, *, concurre
     async def one(case: Case) -> Outcome:
         async with limit:
             verdict = await judge.judge(request_for(case, dataset))
-        turn = dataset.get(case.story_id).turns[case.turn]
-        score = apply_branch_rules(turn, verdict, case.active_branch)
+        score = apply_branch_rules(_turn(case, dataset), verdict, case.active_branch)
         return Outcome(case, score.correct, verdict.judge or judge.name, score.reason)
 
     return Figures(list(await asyncio.gather(*(one(c) for c in cases))))
@@ -110,8 +148,8 @@ def summary(name: str, figures: Figures) -> str:
     decided_by: dict[str, int] = {}
     for outcome in figures.outcomes:
         decided_by[outcome.judge] = decided_by.get(outcome.judge, 0) + 1
-    return (f"{name}: {len(figures.outcomes)} cases, coverage {100 * figures.coverage:.1f}% "
-            f"({len(figures.decided)} decided), accuracy on decided {accuracy}, "
+    return (f"{name}: {len(figures.outcomes)} cases, decided share {100 * figures.coverage:.1f}% "
+            f"({len(figures.decided)} decided), precision {accuracy}, "
             f"false positives {len(figures.false_positives)}, false negatives {len(figures.false_negatives)}; "
             f"decided by {decided_by}")
 
@@ -119,21 +157,27 @@ def summary(name: str, figures: Figures) -> str:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--judge", default="rules", help="judge spec (default: rules)")
-    parser.add_argument("--cases", type=Path, default=CALIBRATION)
+    parser.add_argument("--cases", type=Path, default=None,
+                        help="one sample-based case file (default: both labelled sets)")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--show-errors", action="store_true", help="list every case the judge got wrong")
     args = parser.parse_args()
     judge = create_judge(args.judge)
+    sets = ({args.cases.name: load_cases(args.cases)} if args.cases else
+            {CALIBRATION.name: load_cases(CALIBRATION), LABELLED.name: load_labelled()})
+    sample = load_dataset("sample")
     try:
-        figures = await measure(judge, load_cases(args.cases), load_dataset("sample"), concurrency=args.concurrency)
+        for set_name, cases in sets.items():
+            figures = await measure(judge, cases, sample, concurrency=args.concurrency)
+            print(f"[{set_name}] " + summary(judge.name, figures))
+            if args.show_errors:
+                for outcome in figures.false_positives + figures.false_negatives:
+                    case = outcome.case
+                    where = case.question or f"{case.story_id} turn {case.turn}"
+                    print(f"  {where} [{case.label}, {case.note}] {case.response!r}: judged "
+                          f"{'correct' if outcome.correct else 'incorrect'} by {outcome.judge} ({outcome.rationale})")
     finally:
         await judge.aclose()
-    print(summary(judge.name, figures))
-    if args.show_errors:
-        for outcome in figures.false_positives + figures.false_negatives:
-            case = outcome.case
-            print(f"  {case.story_id} turn {case.turn} [{case.label}, {case.note}] {case.response!r}: "
-                  f"judged {'correct' if outcome.correct else 'incorrect'} by {outcome.judge} ({outcome.rationale})")
 
 
 if __name__ == "__main__":

@@ -7,8 +7,8 @@ stories the picture carries the fact the question needs (which thing a bush or a
 hides, where the glasses lie now, whether a face smiles or frowns) and the story text
 does not say it.
 
-Run ``python scripts/draw_sample_pictures.py [FOLDER]``; ``scripts/build_sample.py`` calls
-:func:`draw_all` before it writes the dataset.
+Run ``python scripts/draw_sample_pictures.py [FOLDER]`` to draw them again (the StoryTurns
+themselves are hand-edited data in src/commet/data/sample/storyturns.jsonl).
 """
 
 from __future__ import annotations

@@ -20,8 +20,15 @@ from tests.fakeservers import FakeServer, RecordedRequest, Reply, openai_reply
 Decide = Callable[[str, str, list[str], str], str]
 
 _ANSWER = re.compile(r"Answer to grade:\n<<<\n(.*)\n>>>", re.DOTALL)
-_EXPECTED = re.compile(r"Expected answer\(s\):\n(.*?)\n\n(?:Several|Answer to grade)", re.DOTALL)
-_QUESTION = re.compile(r"Question:\n(.*?)\n\nExpected", re.DOTALL)
+_EXPECTED = re.compile(r"Expected answer\(s\):\n(.*?)\n\n(?:Several|Grading rubric|Pictures|Answer to grade)", re.DOTALL)
+_QUESTION = re.compile(r"Question:\n(.*?)\n\n(?:Options shown|Expected)", re.DOTALL)
+
+
+def prompt_text(content: str | list[dict]) -> str:
+    """The text of a chat message's content: a string, or the text parts of a list (pictures attached)."""
+    if isinstance(content, str):
+        return content
+    return "".join(part["text"] for part in content if part.get("type") == "text")
 
 
 def verdict(correct: bool, matched: int | None = None, reason: str = "because the test says so") -> str:
@@ -39,7 +46,7 @@ class JudgeServer:
     def _respond(self, request: RecordedRequest) -> Reply:
         body = request.json
         # the first user message is the grading request; later ones are retry prompts
-        prompt = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        prompt = prompt_text(next(m["content"] for m in body["messages"] if m["role"] == "user"))
         answer = _ANSWER.search(prompt)
         expected = _EXPECTED.search(prompt)
         question = _QUESTION.search(prompt)
@@ -93,7 +100,7 @@ STORIES = [
 #: the "why" answers need an LLM judge.
 REPLIES = {
     "fb": ["The shed.", "He never saw his sister move it, so he thinks it is still in the shed.",
-           "No, it is in the garage now."],
+           "No, he will not."],
     "dd": ["I like the apple best.", "Sam will pick the chocolate.", "Because Sam has different taste than me."],
 }
 

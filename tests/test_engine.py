@@ -80,10 +80,31 @@ async def test_correctness_only_and_no_feedback(pipe_dataset: Path, replay_file,
     await run(pipe_dataset, f"replay:{wrong}", db, "c", feedback="correctness")
     await run(pipe_dataset, f"replay:{wrong}", db, "n", feedback="none")
     c, n = turns(db, "c"), turns(db, "n")
-    assert c[("fb-1", 1)]["prompt"] == "That's not right.\n\nIs the ball in the basket now?"
-    assert c[("dd-1", 1)]["prompt"].startswith("That's right.\n\nKim likes")
+    # the paper's control wording (Appendix I) replaces right/wrong feedback
+    assert c[("fb-1", 1)]["prompt"] == "Your answer is wrong.\n\nIs the ball in the basket now?"
+    assert c[("fb-1", 1)]["feedback_kind"] == "correctness-wrong"
+    assert c[("fb-1", 2)]["prompt"].startswith("Your answer is right.") is False  # turn 2 carries no feedback
     assert n[("fb-1", 1)]["prompt"] == "Is the ball in the basket now?"
-    assert n[("dd-1", 1)]["feedback_kind"] == "none"
+    # answer-keyed feedback carries a story fact the next question needs: it stays in every condition
+    for condition in (c, n):
+        assert condition[("dd-1", 1)]["prompt"].startswith("So Kim likes the cookie.\n\nKim likes")
+        assert condition[("dd-1", 1)]["feedback_kind"] == "answer:Pear"
+    with Store(db) as store:
+        assert store.get_run("c").settings["correctness_texts"] == {"right": "Your answer is right.",
+                                                                    "wrong": "Your answer is wrong."}
+
+
+async def test_correctness_texts_are_configurable_and_recorded(pipe_dataset: Path, replay_file,
+                                                               tmp_path: Path) -> None:
+    from commet.engine.conversation import CorrectnessTexts
+
+    replies = replay_file({"dd-1": DD_RIGHT, "fb-1": ["The basket.", "No.", "The box."]})
+    db = tmp_path / "s.sqlite"
+    texts = CorrectnessTexts(right="Correct.", wrong="Incorrect.")
+    await run(pipe_dataset, f"replay:{replies}", db, "own", feedback="correctness", correctness_texts=texts)
+    assert turns(db, "own")[("fb-1", 1)]["prompt"] == "Correct.\n\nIs the ball in the basket now?"
+    with Store(db) as store:
+        assert store.get_run("own").settings["correctness_texts"] == {"right": "Correct.", "wrong": "Incorrect."}
 
 
 async def test_story_accuracy_is_all_or_nothing(pipe_dataset: Path, replay_file, tmp_path: Path) -> None:
@@ -97,16 +118,49 @@ async def test_story_accuracy_is_all_or_nothing(pipe_dataset: Path, replay_file,
     assert metrics.per_category["Belief"].correct == 0 and metrics.per_category["Desire"].correct == 1
 
 
+UNDECIDED_FIRST = {"dd-1": DD_RIGHT, "fb-1": ["She will look where she left it.", "No.", "The box."]}
+
+
 async def test_undecided_is_never_correct_and_is_counted(pipe_dataset: Path, replay_file, tmp_path: Path) -> None:
-    replies = replay_file({"dd-1": DD_RIGHT, "fb-1": ["She will look where she left it.", "No.", "The box."]})
+    replies = replay_file(UNDECIDED_FIRST)
     db = tmp_path / "s.sqlite"
-    await run(pipe_dataset, f"replay:{replies}", db)
+    await run(pipe_dataset, f"replay:{replies}", db, undecided_feedback="wrong")
     t = turns(db)
     assert t[("fb-1", 0)]["correct"] is None
     assert t[("fb-1", 1)]["feedback_kind"] == "wrong-undecided"
     with Store(db) as store:
         metrics = run_metrics(store, store.get_run("r"))
     assert metrics.undecided_turns == 1 and metrics.stories.correct == 1
+
+
+@pytest.mark.parametrize(("policy", "fb_turns", "turn_1_prompt", "kind", "status"), [
+    ("wrong", 3, "Remember, Ana was outside when Ben moved it.\n\nIs the ball in the basket now?",
+     "wrong-undecided", "done"),
+    ("skip", 3, "Is the ball in the basket now?", "skipped-undecided", "done"),
+    ("stop", 1, None, None, "stopped"),
+])
+async def test_undecided_feedback_policy_in_transcripts(pipe_dataset: Path, replay_file, tmp_path: Path, policy: str,
+                                                        fb_turns: int, turn_1_prompt: str | None, kind: str | None,
+                                                        status: str) -> None:
+    """After an undecided answer, the turn whose feedback depends on it follows the run's recorded policy."""
+    replies = replay_file(UNDECIDED_FIRST)
+    db = tmp_path / "s.sqlite"
+    await run(pipe_dataset, f"replay:{replies}", db, undecided_feedback=policy)
+    with Store(db) as store:
+        record = store.get_run("r")
+        assert record is not None and record.settings["undecided_feedback"] == policy
+        transcript = [dict(r) for r in store.turn_rows(record.id) if r["story_id"] == "fb-1"]
+        story = next(dict(r) for r in store.story_rows(record.id) if r["story_id"] == "fb-1")
+        model_calls = store.db.execute("SELECT COUNT(*) FROM call_log WHERE run_id = ? AND kind = 'model' "
+                                       "AND story_id = 'fb-1'", (record.id,)).fetchone()[0]
+    assert len(transcript) == fb_turns and model_calls == fb_turns
+    assert transcript[0]["outcome"] == "undecided"
+    assert story["status"] == status and (story["correct"] is None) == (status == "stopped")
+    if turn_1_prompt is not None:
+        assert transcript[1]["prompt"] == turn_1_prompt and transcript[1]["feedback_kind"] == kind
+    # a stopped story is finished: running again makes no call and does not ask turn 1
+    await run(pipe_dataset, f"replay:{replies}", db, undecided_feedback=policy)
+    assert len([t for t in turns(db) if t[0] == "fb-1"]) == fb_turns
 
 
 async def test_images_on_sends_the_prepared_picture_and_records_its_hash(pipe_dataset: Path, replay_file,
@@ -188,7 +242,7 @@ def test_cli_eval_export_and_report(pipe_dataset: Path, replay_file, tmp_path: P
                              "judge"}
     assert lines[0]["images"] == ["snack:table:1"] and lines[0]["expected"] == ["Pear", "Cookie"]
     result = runner.invoke(app, ["report", "--db", str(db), "--format", "markdown"])
-    assert "| cli | replay:replies.json | on | original | 2 | 100.00 (2/2) |" in result.output
+    assert "| cli | replay:replies.json | on | original | 2 | 100.00 [100.00, 100.00] (2/2) |" in result.output
     result = runner.invoke(app, ["runs", "--db", str(db)])
     assert "cli" in result.output and "done" in result.output
 
@@ -203,7 +257,8 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], tmp_path: Path) -> No
     result = CliRunner().invoke(app, [*args, "--db", str(tmp_path / "s.sqlite")])
     assert result.exit_code == 2
     assert "Traceback" not in result.output
-    assert len(result.output.strip().splitlines()) == 1 and result.output.startswith("error: ")
+    assert len(result.output.strip().splitlines()) == 1
+    assert result.output.startswith("error: ") or ": error: " in result.output  # a dataset problem is located
 
 
 async def test_identical_stories_with_different_replays_are_not_conflated(tmp_path: Path, replay_file) -> None:
@@ -269,6 +324,7 @@ async def test_the_judge_sees_what_the_model_saw(pipe_dataset: Path, replay_file
     replies = replay_file({"dd-1": DD_RIGHT, "fb-1": ["The box.", "No.", "The box."]})
     await evaluate_async(f"replay:{replies}", pipe_dataset, judge=judge, db=tmp_path / "s.sqlite", concurrency=1)
     second = next(r for r in judge.requests if r.story_id == "fb-1" and r.turn == 1)
-    assert second.story == "Remember, Ana was outside when Ben moved it."  # the feedback shown, story empty
+    assert second.feedback == "Remember, Ana was outside when Ben moved it."  # labelled as feedback
+    assert second.story == ""  # the turn has no story text of its own
     assert second.context == ("Ana puts her ball in the basket and goes outside. Ben moves the ball to the box."
                               "\n\nWhere will Ana look for her ball, the basket or the box?\nReply: The box.",)

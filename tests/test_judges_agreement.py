@@ -9,12 +9,12 @@ import pytest
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.engine import evaluate
+from commet.engine import EvalSettings, evaluate
+from commet.engine.rejudge import rejudge
 from commet.judges import create_judge
 from commet.judges.agreement import agreement_report, cohen_kappa
 from commet.judges.labels import LabelError, human_verdicts, import_csv, set_label, turns_to_label
 from commet.judges.prompts import PROMPT_VERSION
-from commet.judges.rejudge import rejudge
 from commet.store import Store
 from tests.judge_server import REPLIES, JudgeServer, verdict, write_dataset, write_replies
 
@@ -36,7 +36,8 @@ def store_with_judges(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("OPENAI_API_KEY", "dummy-test-key")
     dataset = write_dataset(tmp_path / "ds")
     db = tmp_path / "r.sqlite"
-    evaluate(write_replies(tmp_path / "replies.json"), dataset, judge="rules", db=db, run="base")
+    evaluate(write_replies(tmp_path / "replies.json"), dataset, judge="rules", db=db, run="base",
+             settings=EvalSettings(undecided_feedback="wrong"))  # every turn answered, whatever the rules decide
 
     async def rejudge_all(server: JudgeServer) -> None:
         with Store(db) as store:
@@ -133,12 +134,12 @@ def test_cli_judges_tables_in_markdown_and_csv(store_with_judges: Path, tmp_path
     markdown = runner.invoke(app, ["judges", "--db", str(store_with_judges), "--run", "b", "--run", "c",
                                    "--format", "markdown"])
     assert markdown.exit_code == 0, markdown.output
-    assert f"| {name('judge-b')} vs {name('judge-c')} | 4 | 2 | 66.67% | -0.200 |" in markdown.output
-    assert f"| human vs {name('judge-c')} | 2 | 0 | 100.00% |" in markdown.output
+    assert f"| {name('judge-b')} vs {name('judge-c')} | 4 | 2 | 6 | 66.67% | -0.200 |" in markdown.output
+    assert f"| human vs {name('judge-c')} | 2 | 0 | 2 | 100.00% |" in markdown.output
     assert "### Agreement with people where the judges disagree (2 answers" in markdown.output
     assert f"| b | {name('judge-b')} | {name('judge-b')} | 6 |" in markdown.output  # who decided, per run
     csv_out = runner.invoke(app, ["judges", "--db", str(store_with_judges), "--format", "csv"])
-    assert csv_out.exit_code == 0 and csv_out.output.startswith("Table,Pair,Agree,Disagree,Agreement,Kappa")
+    assert csv_out.exit_code == 0 and csv_out.output.startswith("Table,Pair,Agree,Disagree,n,Agreement,Kappa")
     table = runner.invoke(app, ["judges", "--db", str(store_with_judges)])
     assert table.exit_code == 0 and "Agreement among judges" in table.output
     unknown = runner.invoke(app, ["judges", "--db", str(store_with_judges), "--run", "nosuch"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -52,11 +53,13 @@ def turn_rows(db: Path, run: str) -> list[dict]:
 
 #: The prompt's text per version: changing the wording without bumping PROMPT_VERSION fails here,
 #: because cached verdicts of the old wording would be reused under the same name.
-PROMPT_SHA256 = {"judge-v1": "8ab94434331b9888c0413d07e9d569e27e9ec1de4f0b93440168cb8c497f5385"}
+PROMPT_SHA256 = {"judge-v2": "c79e5b94f1f59e1994f8a3681b6408284811ce34b5b296a1d515373e6f2a3ff6"}
 
 
 def test_prompt_changes_come_with_a_new_version() -> None:
-    sample = JudgeRequest("s", "t", 1, ("Story: a\nQuestion: b\nReply: c",), "story", "question?", ("A", "B"), "reply")
+    sample = JudgeRequest("s", "t", 1, ("Story: a\nQuestion: b\nReply: c",), "story", "question?", ("A", "B"), "reply",
+                          options=(("A", "first"), ("B", "second")), rubric=("key", ("false one", "false two")),
+                          feedback="feedback")
     text = SYSTEM_PROMPT + user_prompt(sample) + RETRY_PROMPT
     assert hashlib.sha256(text.encode()).hexdigest() == PROMPT_SHA256.get(PROMPT_VERSION)
 
@@ -216,3 +219,62 @@ async def test_judge_errors_are_not_cached_and_are_asked_again(tmp_path: Path) -
         await evaluate_async(model, dataset, judge=server.spec(), db=db, run="second")
         assert server.calls == 8  # asked again, now answered
     assert all(r["correct"] == 1 for r in turn_rows(db, "second"))
+
+
+# ------------------------------------------------------------------------------- rubric and pictures
+
+def _rubric_dataset(folder: Path) -> Path:
+    """One image-dependent StoryTurn whose "why" turn carries a rubric, and one text-complete twin."""
+    from PIL import Image
+
+    (folder / "images").mkdir(parents=True)
+    Image.new("RGB", (40, 30), (10, 120, 200)).save(folder / "images" / "robot.png")
+    turns = [
+        {"story": "Leo wished for a ball. His mother did not hear him change his wish to a robot.",
+         "question": "What is in the box, a ball or a robot?", "image": "robot", "answers": ["A robot"],
+         "options": [{"label": "A", "text": "a ball"}, {"label": "B", "text": "a robot"}]},
+        {"question": "Why is Leo surprised?", "answers": ["Because he did not expect the robot"],
+         "rubric": {"key_inference": "Leo did not expect a robot",
+                    "false_inferences": ["Leo knew his mother had not heard him"]}},
+    ]
+    rows = [{"id": "pic", "task": "interpretation", "category": "Percept", "image_dependent": True, "turns": turns},
+            {"id": "txt", "task": "interpretation", "category": "Percept", "image_dependent": False, "turns": turns}]
+    (folder / "storyturns.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize(("judge_images", "pictures_for"), [("needed", {"pic"}), ("on", {"pic", "txt"}),
+                                                            ("off", set())])
+async def test_rubric_and_picture_reach_the_judge_in_the_wire_format(tmp_path: Path, judge_images: str,
+                                                                     pictures_for: set[str]) -> None:
+    import base64
+
+    from commet.engine import EvalSettings
+    from commet.models.images import prepare_image
+
+    folder = _rubric_dataset(tmp_path / "ds")
+    replies = write_replies(tmp_path / "r.json", {"pic": ["B", "He thought he would get a ball."],
+                                                   "txt": ["B", "He thought he would get a ball."]})
+    with JudgeServer(lambda *_: verdict(True, 1)) as server:
+        await evaluate_async(replies, folder, judge=server.spec(), db=tmp_path / "r.sqlite",
+                             settings=EvalSettings(judge_images=judge_images))
+        requests = [r.json for r in server.fake.requests]
+    assert len(requests) == 2  # "B" is decided by the rules (option letter); each "why" goes to the LLM judge
+    picture, _ = prepare_image((folder / "images" / "robot.png").read_bytes())
+    data_url = "data:image/png;base64," + base64.b64encode(picture).decode("ascii")
+    with_pictures = 0
+    for body in requests:
+        user = body["messages"][1]
+        assert user["role"] == "user" and body["messages"][0]["role"] == "system"
+        content = user["content"]
+        parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        text = "".join(p["text"] for p in parts if p["type"] == "text")
+        assert "Grading rubric:\nKey inference the answer must contain: Leo did not expect a robot" in text
+        assert "False inferences that make the answer incorrect:\n- Leo knew his mother had not heard him" in text
+        images = [p["image_url"]["url"] for p in parts if p["type"] == "image_url"]
+        if images:
+            assert images == [data_url] and "Pictures the answerer saw: 1 attached" in text
+            with_pictures += 1
+        else:
+            assert "Pictures the answerer saw" not in text
+    assert with_pictures == len(pictures_for)

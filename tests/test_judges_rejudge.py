@@ -8,10 +8,10 @@ import pytest
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.engine import evaluate, evaluate_async
+from commet.engine import EvalSettings, evaluate, evaluate_async
+from commet.engine.rejudge import FeedbackChange, RejudgeError, rejudge
 from commet.judges import create_judge
 from commet.judges.prompts import PROMPT_VERSION
-from commet.judges.rejudge import FeedbackChange, RejudgeError, rejudge
 from commet.store import Store
 from tests.judge_server import REPLIES, JudgeServer, verdict, write_dataset, write_replies
 
@@ -42,12 +42,14 @@ async def test_rejudge_reuses_responses_reapplies_branches_and_lists_feedback_ch
     replies = {**REPLIES, "dd": ["Hmm, I would go for the sweet one.", "Sam will pick the apple.", "No idea."]}
     model = write_replies(tmp_path / "replies.json", replies)
     db = tmp_path / "r.sqlite"
-    await evaluate_async(model, dataset, judge="rules", db=db, run="base")
+    # the 'wrong' undecided-feedback policy lets the conversations go on past undecided answers
+    await evaluate_async(model, dataset, judge="rules", db=db, run="base",
+                         settings=EvalSettings(undecided_feedback="wrong"))
     with JudgeServer(fair) as server, Store(db) as store:
         judge = create_judge(server.spec())
         report = await rejudge(store, "base", judge, dataset)
         await judge.aclose()
-        assert server.calls == 3  # fb 1, dd 0 and dd 2: what the rules left undecided
+        assert server.calls == 2  # fb 1 and dd 0: what the rules left undecided ("No idea." is decided wrong)
         old, new = turns(store, "base"), turns(store, report.run.name)
         model_calls = store.db.execute("SELECT COUNT(*) FROM call_log WHERE run_id = ? AND kind = 'model'",
                                        (report.run.id,)).fetchone()[0]
@@ -62,13 +64,12 @@ async def test_rejudge_reuses_responses_reapplies_branches_and_lists_feedback_ch
     # 'the sweet one' fixes the apple branch, so the rules' match of 'apple' at turn 1 is now the wrong branch
     assert old[("dd", 1)]["correct"] == 1 and new[("dd", 1)]["correct"] == 0
     assert new[("dd", 1)]["active_branch"] == 0 and "branch 1" in new[("dd", 1)]["rationale"]
-    assert report.decided_by == {"rules": 3, LLM: 3}
+    assert report.decided_by == {"rules": 4, LLM: 2}
     assert (report.judge_calls, report.cached) == (6, 0)
     assert report.feedback_changes == [FeedbackChange("fb", 2, "wrong-undecided", "right"),
                                        FeedbackChange("dd", 1, "none", "answer:Apple"),
                                        FeedbackChange("dd", 2, "right", "wrong")]
-    assert sorted(report.changed) == [("dd", 0, None, True), ("dd", 1, True, False), ("dd", 2, None, False),
-                                      ("fb", 1, None, True)]
+    assert report.changed == [("fb", 1, None, True), ("dd", 0, None, True), ("dd", 1, True, False)]
     assert stories == {"fb": 1, "dd": 0}
 
 
@@ -106,7 +107,7 @@ def test_cli_rejudge_prints_changes_and_both_runs(tmp_path: Path) -> None:
     dataset = write_dataset(tmp_path / "ds")
     model = write_replies(tmp_path / "replies.json")
     db = tmp_path / "r.sqlite"
-    evaluate(model, dataset, judge="rules", db=db, run="base")
+    evaluate(model, dataset, judge="rules", db=db, run="base", settings=EvalSettings(undecided_feedback="wrong"))
     with JudgeServer(fair) as server:
         result = CliRunner().invoke(app, ["rejudge", "--db", str(db), "--run", "base", "--judge", server.spec(),
                                           "--as", "llm", "--dataset", str(tmp_path / "ds")])
@@ -114,6 +115,8 @@ def test_cli_rejudge_prints_changes_and_both_runs(tmp_path: Path) -> None:
     assert server.calls == 2
     assert "re-judged 6 answers of run base into run llm" in result.output
     assert f"decided by: rules 4, {LLM} 2" in result.output
+    # the fake judge's replies carry 11 prompt and 3 completion tokens; a base_url model has no price
+    assert "judge tokens: 22 in, 6 out, price unknown" in result.output
     assert "1 turns where the new verdicts would have chosen" in result.output
     assert "wrong-undecided" in result.output and "Story accuracy" in result.output
     missing = CliRunner().invoke(app, ["rejudge", "--db", str(db), "--run", "base", "--judge", "rules"])

@@ -198,7 +198,8 @@ async def run(style: str, db: Path, *, with_faults: bool,
     provider = Provider(style, with_faults=with_faults)
     with FakeServer(style, responder=provider) as server:
         summary = await evaluate_async(spec(style, server, transport), dataset(), judge="rules", db=db, run="r",
-                                       settings=EvalSettings(images="on", image_max_side=64),
+                                       settings=EvalSettings(images="on", image_max_side=64,
+                                                             undecided_feedback="wrong"),  # every turn asked
                                        concurrency=6)
     return summary, provider, server
 

@@ -89,8 +89,14 @@ async def test_retry_policy_wraps_unknown_errors_without_retry():
     assert calls == 1 and caught.value.kind == "error" and "sk-abcdefghijk1234" not in str(caught.value)
 
 
-def test_pricing_prefix_lookup():
+def test_pricing_lookup_is_exact_or_a_dated_snapshot():
     assert pricing.lookup("openai", "gpt-4o-2024-08-06") == (2.50, 10.00)
+    assert pricing.lookup("openai", "gpt-4o-mini-2024-07-18") == (0.15, 0.60)
+    assert pricing.lookup("anthropic", "claude-3-5-haiku-latest") == (0.80, 4.00)
+    # no borrowing a neighbour's price: an unlisted model has none
+    assert pricing.lookup("anthropic", "claude-opus-4-7") is None
+    assert pricing.lookup("openai", "gpt-5.4") is None
+    assert pricing.lookup("openai", "gpt-4o-audio-preview") is None
     assert pricing.lookup("openai", "gpt-4o-mini") == (0.15, 0.60)
     assert pricing.lookup("anthropic", "claude-sonnet-4-5-20250929") == (3.00, 15.00)
     assert pricing.lookup("google", "gemini-2.5-flash-lite") == (0.10, 0.40)

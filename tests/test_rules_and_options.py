@@ -51,7 +51,8 @@ def test_short_answers(response: str, expected: list[str], outcome: str, branch:
 
 @pytest.mark.parametrize(("response", "expected", "outcome"), [
     ("Yes.", "Yes", "correct"),
-    ("Yes, he is lying.", "Yes", "correct"),
+    ("Yes, it is.", "Yes", "correct"),
+    ("Yes, he is lying.", "Yes", "undecided"),  # the tail says more than the question: a judge decides
     ("No, he is not.", "Yes", "incorrect"),
     ("I think no.", "No", "correct"),
     ("He might be.", "Yes", "undecided"),
@@ -63,7 +64,7 @@ def test_yes_no_answers(response: str, expected: str, outcome: str) -> None:
     assert verdict(response, [expected], "Is it fair?").outcome == outcome
 
 
-def test_explanations_are_left_to_a_judge_unless_contained_whole() -> None:
+def test_explanations_are_left_to_a_judge_unless_given_word_for_word() -> None:
     expected = ["Because she did not see Ben move the ball"]
     assert verdict("She was outside.", expected, "Why?").outcome == "undecided"
     assert verdict("Because she did not see Ben move the ball.", expected, "Why?").outcome == "correct"

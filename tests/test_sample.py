@@ -131,18 +131,32 @@ def test_sarcasm_minimal_pair_differs_only_in_the_picture(sample):
     assert sincere.images != sarcastic.images
 
 
-def test_build_script_reproduces_the_sample(tmp_path):
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "build_sample.py"), str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def test_sample_is_canonical_hand_edited_data():
+    """The sample's StoryTurns are data: each line is the canonical form of itself (defaults left out)."""
+    from commet.format.model import StoryTurn
+
+    lines = (bundled_sample_path() / "storyturns.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 41
+    for line in lines:
+        assert StoryTurn.model_validate_json(line).model_dump_json(exclude_defaults=True) == line
+
+
+def test_every_why_question_of_the_sample_carries_a_rubric(sample):
+    why = [(st.id, k, t) for st in sample for k, t in enumerate(st.turns)
+           if t.question.lower().startswith("why") or "why?" in t.question.lower() or t.question == "How do you know?"]
+    assert len(why) >= 45
+    missing = [(sid, k) for sid, k, t in why if t.rubric is None]
+    assert missing == []
+    for _, _, turn in why:
+        assert turn.rubric is not None and turn.rubric.key_inference and turn.rubric.false_inferences
+
+
+def test_drawing_script_reproduces_the_sample_pictures(tmp_path):
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "draw_sample_pictures.py"), str(tmp_path)],
+                            capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
-    bundled = bundled_sample_path()
-    for name in ("storyturns.jsonl", "dataset.json"):
-        assert (tmp_path / name).read_bytes() == (bundled / name).read_bytes(), name
-    built = sorted(p.name for p in (tmp_path / "images").iterdir())
-    assert built == sorted(p.name for p in (bundled / "images").iterdir())
-    for name in built:
-        assert (tmp_path / "images" / name).read_bytes() == (bundled / "images" / name).read_bytes(), name
+    bundled = bundled_sample_path() / "images"
+    drawn = sorted(p.name for p in tmp_path.rglob("*.png"))
+    assert drawn == sorted(p.name for p in bundled.iterdir())
+    for path in tmp_path.rglob("*.png"):
+        assert path.read_bytes() == (bundled / path.name).read_bytes(), path.name

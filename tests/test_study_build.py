@@ -21,14 +21,17 @@ from commet.apps.study.db import StudyDatabaseError, StudyDB
 from commet.cli import app as cli
 from commet.format import Dataset, StoryTurn, Turn, load_dataset
 from commet.taxonomy import TASKS
+from tests.conftest import write_png
 
 IMAGE_TASKS = ("reference_hard_referent", "reference_hard_perspective", "interpretation", "sarcasm")
 
 
 def storyturn(task: str, category: str, n: int, image_dependent: bool) -> StoryTurn:
     kind = "img" if image_dependent else "txt"
-    return StoryTurn(id=f"{task}-{kind}-{n}", task=task, category=category, image_dependent=image_dependent,
-                     turns=[Turn(story=f"Story {n}.", question="Is it so, yes or no?", answers=["Yes"])])
+    story_id = f"{task}-{kind}-{n}"
+    return StoryTurn(id=story_id, task=task, category=category, image_dependent=image_dependent,
+                     turns=[Turn(story=f"Story {n}.", question="Is it so, yes or no?", answers=["Yes"],
+                                 image=f"{story_id}.png" if image_dependent else None)])
 
 
 @pytest.fixture
@@ -41,6 +44,9 @@ def dataset_dir(tmp_path: Path) -> Path:
         stories += [storyturn(task.id, task.category, n, False) for n in range(count)]
         if task.id in IMAGE_TASKS:
             stories += [storyturn(task.id, task.category_for(True), n, True) for n in range(3)]
+    for st in stories:  # an image-dependent StoryTurn needs its picture to validate
+        for image in st.images:
+            write_png(tmp_path / "ds" / "images" / image)
     return Dataset(stories, name="synthetic").save(tmp_path / "ds")
 
 

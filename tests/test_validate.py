@@ -106,7 +106,7 @@ def test_unreadable_json_is_located(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(GOOD) + "\n{not json\n")
     problems = validate_path(path)
-    assert len(problems) == 1 and str(problems[0]).startswith(f"{path}:2 ")
+    assert len(problems) == 1 and str(problems[0]).startswith(f"{path}:2:2 ")
 
 
 def test_canonical_schema_error_is_located(tmp_path: Path) -> None:
@@ -140,3 +140,33 @@ def test_answer_keyed_feedback_missing_a_branch_is_a_warning(tmp_path: Path) -> 
     problems = validate_path(write(tmp_path, record))
     assert [str(p) for p in problems if p.severity == "error"] == []
     assert any("turn=1 field=feedback" in str(p) and "'Plum'" in str(p) for p in problems)
+
+
+def test_every_problem_is_its_own_located_line(tmp_path: Path) -> None:
+    path = tmp_path / "many.jsonl"
+    path.write_text(json.dumps(GOOD) + "\n{broken\n" + json.dumps(variant(id=7)) + "\n"
+                    + json.dumps(variant(id="ok-2", task="mind_reading")) + "\n" + json.dumps(variant(id="ok-2")) + "\n")
+    write_png(tmp_path / "images" / "pic1.png")
+    read_errors = [str(p) for p in validate_path(path)]
+    assert read_errors == [f"{path}:2:2 story=- turn=- field=-: error: invalid JSON: Expecting property name "
+                           "enclosed in double quotes",
+                           f"{path}:3 story=- turn=- field=id: error: Input should be a valid string, got a number"]
+    path.write_text(json.dumps(GOOD) + "\n" + json.dumps(variant(id="ok-2", task="mind_reading")) + "\n"
+                    + json.dumps(variant(id="ok-2")) + "\n")
+    result = CliRunner().invoke(app, ["validate", str(path)])
+    assert result.stdout.splitlines() == [
+        f"{path}:2 story=ok-2 turn=- field=task: error: unknown task 'mind_reading'",
+        f"{path}:3 story=ok-2 turn=- field=id: error: duplicate id (first at line 2)",
+    ]
+    evaluated = CliRunner().invoke(app, ["eval", "--model", "baseline:first-option", "--dataset", str(path),
+                                         "--db", str(tmp_path / "s.sqlite"), "--force"])
+    assert evaluated.exit_code == 2 and evaluated.stderr.splitlines() == result.stdout.splitlines()
+    assert not (tmp_path / "s.sqlite").exists()
+
+
+def test_problems_never_print_control_characters() -> None:
+    from commet.format.problems import Problem, printable
+
+    problem = Problem("f\x1b.jsonl", 3, "a\nb\u202ec\x00", 1, "fi\teld", "bad \r\n\x07", column=4)
+    assert str(problem) == "f\\x1b.jsonl:3:4 story=a\\nb\\u202ec\\x00 turn=1 field=fi\\teld: error: bad \\r\\n\\x07"
+    assert printable("Zoë 日本 ok") == "Zoë 日本 ok"

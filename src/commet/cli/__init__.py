@@ -16,6 +16,8 @@ from typing import Annotated, NoReturn
 import typer
 from rich.console import Console
 
+from commet.engine.conversation import UndecidedFeedback
+from commet.engine.runner import ImagePolicy, JudgeImages
 from commet.format.problems import FormatError
 from commet.judges.base import UnknownJudgeError
 from commet.models.base import UnknownModelError
@@ -33,11 +35,6 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(EXIT_USAGE)
 
 
-class OnOff(str, Enum):
-    on = "on"
-    off = "off"
-
-
 class FeedbackChoice(str, Enum):
     original = "original"
     correctness = "correctness"
@@ -50,15 +47,49 @@ class ConvertTarget(str, Enum):
     hf = "hf"
 
 
+def fail_problems(exc: FormatError) -> NoReturn:
+    """Each located problem on its own line on stderr, then exit 2 (a refused dataset adds its summary)."""
+    from commet.format.validate import DatasetRefused
+
+    for problem in exc.problems:
+        err_console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
+    if isinstance(exc, DatasetRefused) and exc.summary():
+        err_console.print(f"error: {exc.summary()}", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(EXIT_USAGE)
+
+
 def _load(path: str):  # noqa: ANN202 - returns Dataset
     from commet.format import load_dataset
 
     try:
         return load_dataset(path)
     except FormatError as exc:
-        fail(str(exc))
+        fail_problems(exc)
     except RuntimeError as exc:
         fail(str(exc))
+
+
+def load_or_fail(path: str, force: bool = False):  # noqa: ANN201 - returns Dataset
+    """The dataset a command will run, checked exactly as `commet validate` checks it.
+
+    Why one function: eval, sweep, study build and review serve must refuse the same datasets;
+    errors always stop the command before anything is written, warnings unless ``force``.
+    """
+    from commet.format.validate import load_checked
+
+    try:
+        dataset, warnings = load_checked(path, force=force)
+    except FormatError as exc:
+        fail_problems(exc)
+    for warning in warnings:
+        err_console.print(str(warning), markup=False, highlight=False, soft_wrap=True)
+    if warnings:
+        err_console.print(f"running despite {len(warnings)} warning(s) (--force)", markup=False, highlight=False)
+    return dataset
+
+
+ForceOption = Annotated[bool, typer.Option(help="Run a dataset whose only problems are warnings "
+                                                "(a dataset with errors is never run).")]
 
 
 @app.command()
@@ -166,12 +197,18 @@ def schema() -> None:
     typer.echo(json.dumps(storyturn_json_schema(), indent=2))
 
 
+#: exit code of a run stopped by --max-cost before it was complete (rerun with a higher limit to resume)
+EXIT_SPEND_LIMIT = 3
+
+
 @app.command("eval")
 def eval_command(
     model: Annotated[str, typer.Option(help="Model spec, e.g. baseline:first-option, openai:gpt-4o, replay:FILE.")],
     dataset: Annotated[str, typer.Option(help="Dataset folder/file or 'sample'.")] = "sample",
     judge: Annotated[str, typer.Option(help="Judge spec: rules, a model spec, or panel:A,B,C.")] = "rules",
-    images: Annotated[OnOff, typer.Option(help="Attach pictures.")] = OnOff.on,
+    images: Annotated[ImagePolicy, typer.Option(
+        help="Pictures: on (every turn that has one), off, or needed (only in image-dependent StoryTurns).")] =
+    ImagePolicy.on,
     feedback: Annotated[FeedbackChoice, typer.Option(help="Feedback condition.")] = FeedbackChoice.original,
     concurrency: Annotated[int, typer.Option(min=1, help="StoryTurns in flight at once.")] = 8,
     workers: Annotated[int, typer.Option(min=1, help="Processes sharing the run (for very fast servers: "
@@ -184,9 +221,23 @@ def eval_command(
     max_tokens: Annotated[int, typer.Option(help="Maximum tokens per reply.")] = 512,
     seed: Annotated[int | None, typer.Option(help="Sampling seed, where the provider supports it.")] = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+    undecided_feedback: Annotated[UndecidedFeedback, typer.Option(
+        help="When a turn's feedback depends on an answer the judge left undecided: stop the story there, "
+             "unscored (stop); show only its unconditional part (skip); or send the 'wrong' text (wrong).")
+    ] = UndecidedFeedback.STOP,
+    judge_images: Annotated[JudgeImages, typer.Option(
+        help="Which StoryTurns' pictures an LLM judge sees (only pictures the model was shown): "
+             "image-dependent ones (needed), all, or none.")] = JudgeImages.NEEDED,
+    max_cost: Annotated[float | None, typer.Option(
+        min=0, help="Stop cleanly (resumable) before the run's estimated spend in USD would pass this.")] = None,
+    force: ForceOption = False,
 ) -> None:
-    """Run a model over a dataset, judged online, into a resumable SQLite store; print the results."""
-    from commet.engine import EvalSettings, RunConflictError, RunSummary, evaluate_async
+    """Run a model over a dataset, judged online, into a resumable SQLite store; print the results.
+
+    The dataset is validated first, as by `commet validate`; a dataset with errors is refused
+    before anything is written.
+    """
+    from commet.engine import EvalSettings, RunConflictError, RunSummary, SpendLimitError, evaluate_async
     from commet.engine.conversation import DEFAULT_SYSTEM_PROMPT
     from commet.judges.registry import create_judge
     from commet.models.base import GenerationSettings
@@ -197,25 +248,28 @@ def eval_command(
         the_judge = create_judge(judge)
     except (UnknownModelError, UnknownJudgeError) as exc:
         fail(str(exc))
-    data = _load(dataset)
-    settings = EvalSettings(images=images.value, feedback=feedback.value,
+    data = load_or_fail(dataset, force)
+    settings = EvalSettings(images=images, feedback=feedback.value,
                             system_prompt=DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt,
                             generation=GenerationSettings(temperature=temperature, max_tokens=max_tokens, seed=seed),
-                            limit=limit)
+                            limit=limit, undecided_feedback=undecided_feedback, judge_images=judge_images)
+    if max_cost is not None and workers > 1:
+        fail("--max-cost needs one process: drop --workers")
     from commet.cli.progress import live_progress
 
     async def evaluate_then_close() -> RunSummary:
         try:
             return await evaluate_async(
                 model if workers > 1 else the_model, data, judge=judge if workers > 1 else the_judge, db=db,
-                run=run, settings=settings, concurrency=concurrency, workers=workers, on_progress=on_progress)
+                run=run, settings=settings, concurrency=concurrency, workers=workers, on_progress=on_progress,
+                max_cost=max_cost)
         finally:  # in the loop the clients were used in: their connections close cleanly
             await _close(the_model, the_judge)
 
     with live_progress(enabled=not quiet, total=min(limit or len(data), len(data))) as on_progress:
         try:
             summary = asyncio.run(evaluate_then_close())
-        except RunConflictError as exc:
+        except (RunConflictError, SpendLimitError) as exc:
             fail(str(exc))
     done = summary.progress
     from commet.cli.reporting import print_report
@@ -224,18 +278,31 @@ def eval_command(
                   f"{done.cached_calls} answered from the store, {done.errors} errors", highlight=False)
     console.print(_usage_line(db, summary.run.id, the_model), highlight=False)
     print_report(db, [summary.run.name], brief=True)
+    if summary.stopped_at_spend is not None:
+        console.print(f"[bold]stopped before the spend limit[/bold]: estimated ${summary.stopped_at_spend:.4f} of "
+                      f"${max_cost:.4f} spent; raise --max-cost and run the same command again to resume",
+                      highlight=False)
+        raise typer.Exit(EXIT_SPEND_LIMIT)
 
 
 def _usage_line(db: Path, run_id: int, model) -> str:  # noqa: ANN001 - a Model
-    """The run's tokens and, where the provider's prices are known, its estimated cost."""
+    """The run's tokens and estimated cost, the judge's beside the model's ("price unknown" when it is)."""
     from commet.models.base import Usage
     from commet.store import Store
 
     with Store(db) as store:
         tokens = store.usage(run_id)
-    cost = model.estimated_cost(Usage(tokens["input_tokens"], tokens["output_tokens"]))
-    estimate = f", estimated cost ${cost:.4f}" if cost is not None else ""
-    return f"tokens: {tokens['input_tokens']} in, {tokens['output_tokens']} out{estimate}"
+        spend = store.spend(run_id)
+
+    def price(cost: float | None) -> str:
+        return f"estimated cost ${cost:.4f}" if cost is not None else "price unknown"
+
+    model_cost = model.estimated_cost(Usage(tokens["input_tokens"], tokens["output_tokens"]))
+    line = f"tokens: {tokens['input_tokens']} in, {tokens['output_tokens']} out, {price(model_cost)}"
+    if spend.judge_input_tokens or spend.judge_output_tokens:
+        line += (f"; judge: {spend.judge_input_tokens} in, {spend.judge_output_tokens} out, "
+                 f"{price(spend.judge_cost)}")
+    return line
 
 
 async def _close(*things: object) -> None:

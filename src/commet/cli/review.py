@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from commet.cli import fail
+from commet.cli import ForceOption, fail, load_or_fail
 
 app = typer.Typer(help="Expert review of StoryTurns and their pictures (paper, section 3.2.2).", no_args_is_help=True)
 
@@ -25,8 +25,12 @@ def serve(
                                                          "google:gemini-2.5-flash-image.")] = None,
     secure_cookies: Annotated[bool, typer.Option(help="Mark the session cookie Secure (behind HTTPS).")] = False,
     max_upload_mb: Annotated[int, typer.Option(min=1, help="Largest picture upload, MiB.")] = 8,
+    force: ForceOption = False,
 ) -> None:
-    """Serve the review app; the dataset's StoryTurns are added to the store (existing reviews kept)."""
+    """Serve the review app; the dataset's StoryTurns are added to the store (existing reviews kept).
+
+    The dataset is validated first, as by `commet validate`; one with errors is refused.
+    """
     import uvicorn
 
     from commet.apps.review.app import create_app
@@ -34,6 +38,7 @@ def serve(
     from commet.format.problems import FormatError
     from commet.models.base import UnknownModelError
 
+    checked = load_or_fail(str(dataset), force)
     painter = None
     if image_model:
         from commet.generation.llm.images import create_image_model
@@ -43,7 +48,7 @@ def serve(
         except UnknownModelError as exc:
             fail(str(exc))
     try:
-        web = create_app(dataset, db, image_model=painter,
+        web = create_app(checked, db, image_model=painter,
                          secure_cookies=secure_cookies, max_upload_bytes=max_upload_mb * 1024 * 1024)
     except (FormatError, ReviewError) as exc:
         fail(str(exc))

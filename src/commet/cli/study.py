@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from commet.cli import fail
+from commet.cli import ForceOption, fail, load_or_fail
 
 app = typer.Typer(help="Anonymous human studies in the StoryTurn format (the human baseline).", no_args_is_help=True)
 
@@ -41,14 +41,18 @@ def build(
     questionnaires: Annotated[int, typer.Option(help="Number of questionnaires; they alternate image policies.")] = 8,
     seed: Annotated[int, typer.Option(help="Seed of the selection; the same seed gives the same study.")] = 0,
     judge: Annotated[str, typer.Option(help="Judge spec for answers: 'rules' or a model spec.")] = "rules",
+    force: ForceOption = False,
 ) -> None:
-    """Select questionnaires as in the paper's Appendix D: per task and image requirement, 1 or 2 StoryTurns."""
-    from commet.apps.study.build import StudyError, build_study
-    from commet.format.problems import FormatError
+    """Select questionnaires as in the paper's Appendix D: per task and image requirement, 1 or 2 StoryTurns.
 
+    The dataset is validated first, as by `commet validate`; one with errors is refused.
+    """
+    from commet.apps.study.build import StudyError, build_study
+
+    checked = load_or_fail(dataset, force)
     try:
-        study = build_study(dataset, out, questionnaires=questionnaires, seed=seed, judge=judge)
-    except (StudyError, FormatError) as exc:
+        study = build_study(dataset, out, questionnaires=questionnaires, seed=seed, judge=judge, loaded=checked)
+    except StudyError as exc:
         fail(str(exc))
     for questionnaire in study.questionnaires:
         typer.echo(f"questionnaire {questionnaire.index}: {len(questionnaire.storyturns)} StoryTurns, "

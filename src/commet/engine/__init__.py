@@ -9,9 +9,26 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
-from commet.engine.conversation import DEFAULT_SYSTEM_PROMPT, apply_branch_rules, choose_feedback, user_text
-from commet.engine.runner import Engine, EvalSettings, Progress, RunConflictError, RunSummary
-from commet.format.dataset import Dataset, load_dataset
+from commet.engine.conversation import (
+    DEFAULT_SYSTEM_PROMPT,
+    CorrectnessTexts,
+    UndecidedFeedback,
+    apply_branch_rules,
+    choose_feedback,
+    user_text,
+)
+from commet.engine.runner import (
+    Engine,
+    EvalSettings,
+    ImagePolicy,
+    JudgeImages,
+    Progress,
+    RunConflictError,
+    RunSummary,
+    SpendLimitError,
+)
+from commet.format.dataset import Dataset
+from commet.format.validate import load_checked
 from commet.judges.base import Judge
 from commet.judges.registry import create_judge
 from commet.models.base import GenerationSettings, Model
@@ -22,14 +39,23 @@ from commet.store.sqlite import Store
 async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sample", *, judge: str | Judge = "rules",
                          db: str | Path | Store = "commet.sqlite", run: str | None = None,
                          settings: EvalSettings | None = None, concurrency: int = 8, workers: int = 1,
-                         on_progress: Callable[[Progress], None] | None = None) -> RunSummary:
+                         on_progress: Callable[[Progress], None] | None = None,
+                         max_cost: float | None = None) -> RunSummary:
     """Run (or resume) one evaluation and return its summary; results are in the store.
 
+    A ``dataset`` given as a path goes through :func:`commet.format.validate.load_checked`: a dataset
+    with errors raises :class:`commet.format.validate.DatasetRefused` before anything is written
+    (warnings are let through; ``commet eval`` refuses them without ``--force``).
+
     ``workers`` > 1 spreads the StoryTurns over that many processes (see :mod:`commet.engine.parallel`);
-    model and judge must then be given as specs and ``db`` as a path.
+    model and judge must then be given as specs and ``db`` as a path. ``max_cost`` (USD) stops the
+    run cleanly, resumable, before its estimated spend would pass that limit.
     """
-    data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
+    # a dataset given by path is checked as `commet validate` checks it: one with errors never runs
+    data = dataset if isinstance(dataset, Dataset) else load_checked(dataset, force=True)[0]
     if workers > 1:
+        if max_cost is not None:
+            raise ValueError("a spend limit (max_cost) needs one process: drop workers or max_cost")
         if not (isinstance(model, str) and isinstance(judge, str) and not isinstance(db, Store)):
             raise ValueError("workers > 1 needs the model and judge as spec strings and db as a path")
         from commet.engine.parallel import evaluate_in_workers
@@ -42,7 +68,7 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
     store = db if isinstance(db, Store) else Store(db)
     try:
         engine = Engine(model=the_model, judge=the_judge, store=store, dataset=data, settings=settings,
-                        concurrency=concurrency, on_progress=on_progress)
+                        concurrency=concurrency, on_progress=on_progress, max_cost=max_cost)
         return await engine.run(run)
     finally:
         if isinstance(model, str):
@@ -59,6 +85,7 @@ def evaluate(model: str | Model, dataset: str | Path | Dataset = "sample", **kwa
 
 
 __all__ = [
-    "DEFAULT_SYSTEM_PROMPT", "Engine", "EvalSettings", "GenerationSettings", "Progress", "RunConflictError",
-    "RunSummary", "apply_branch_rules", "choose_feedback", "evaluate", "evaluate_async", "user_text",
+    "DEFAULT_SYSTEM_PROMPT", "CorrectnessTexts", "Engine", "EvalSettings", "GenerationSettings", "ImagePolicy",
+    "JudgeImages", "Progress", "RunConflictError", "RunSummary", "SpendLimitError", "UndecidedFeedback",
+    "apply_branch_rules", "choose_feedback", "evaluate", "evaluate_async", "user_text",
 ]

@@ -8,17 +8,46 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from commet.format.model import Feedback, StoryTurn, Turn
 from commet.judges.base import JudgeRequest, Verdict
-from commet.text import normalize
+from commet.models.base import ImagePart
+from commet.text import fold, normalize
 
 FeedbackCondition = Literal["original", "correctness", "none"]
 
-#: Correctness-only feedback (paper, Appendix I).
-CORRECT_TEXT = "That's right."
-INCORRECT_TEXT = "That's not right."
+
+class UndecidedFeedback(str, Enum):
+    """What a turn's feedback does when it depends on a previous answer nobody could judge (spec section 7).
+
+    ``stop`` (the default) ends the story there, not scored: no later answer rests on feedback
+    that may be wrong, and the story shows up in the report's range until a judge decides it.
+    ``skip`` shows only the unconditional part and goes on; ``wrong`` sends the "wrong" text
+    (the behaviour before this policy existed, kept for comparison with older runs).
+    """
+
+    STOP = "stop"
+    SKIP = "skip"
+    WRONG = "wrong"
+
+
+class CorrectnessTexts(BaseModel):
+    """The correctness-only control's two texts (paper, Appendix I: "Your answer is wrong."); recorded per run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    right: str = "Your answer is right."
+    wrong: str = "Your answer is wrong."
+
+
+PAPER_CORRECTNESS_TEXTS = CorrectnessTexts()
+#: feedback kinds of a turn that follows an undecided answer (left out of Tables 3 and 14)
+STOPPED_UNDECIDED = "stopped-undecided"
+SKIPPED_UNDECIDED = "skipped-undecided"
 
 DEFAULT_SYSTEM_PROMPT = (
     "You will read a short story told over several turns, with a picture in some turns. "
@@ -36,57 +65,84 @@ class PreviousOutcome:
     answers: tuple[str, ...]
 
 
-def choose_feedback(feedback: Feedback | None, previous: PreviousOutcome | None,
-                    condition: FeedbackCondition) -> tuple[str, str]:
+def choose_feedback(feedback: Feedback | None, previous: PreviousOutcome | None, condition: FeedbackCondition, *,
+                    undecided: UndecidedFeedback,
+                    texts: CorrectnessTexts = PAPER_CORRECTNESS_TEXTS) -> tuple[str, str]:
     """The feedback text for a turn and which kind was chosen (recorded per turn).
 
-    An undecided previous answer gets the 'wrong' text: a corrective hint is the cautious
-    choice when nobody could confirm the answer (kind is then ``wrong-undecided``).
+    Story facts stay in every condition (the paper applies its controls "wherever
+    applicable"): the unconditional part (``always``) and answer-keyed text, which tells what
+    follows from the answer given. Only right/wrong feedback is replaced by the correctness
+    texts (``correctness``) or dropped (``none``). When the text depends on a previous answer
+    that is undecided, ``undecided`` decides; the kind then ends in ``-undecided``.
     """
-    if feedback is None or feedback.is_empty() or previous is None or condition == "none":
+    if feedback is None or feedback.is_empty() or previous is None:
         return "", "none"
+    always = [feedback.always] if feedback.always else []
+    evaluative = bool(feedback.right or feedback.wrong) and condition != "none"
+    if previous.correct is None and (evaluative or feedback.by_answer):
+        if undecided is UndecidedFeedback.STOP:
+            return "", STOPPED_UNDECIDED
+        if undecided is UndecidedFeedback.SKIP:
+            return " ".join(always), SKIPPED_UNDECIDED
     right = previous.correct is True
     suffix = "" if previous.correct is not None else "-undecided"
-    if condition == "correctness":
-        return (CORRECT_TEXT, "correctness-right") if right else (INCORRECT_TEXT, "correctness-wrong" + suffix)
-    pieces: list[str] = [feedback.always] if feedback.always else []
-    kind = "always" if feedback.always else "none"
     keyed = None
     if right and previous.branch is not None and feedback.by_answer:
         given = normalize(previous.answers[previous.branch])
         keyed = next((fb for fb in feedback.by_answer if normalize(fb.answer) == given), None)
     if keyed is not None:
-        pieces.append(keyed.text)
-        kind = f"answer:{keyed.answer}"
-    elif right and feedback.right:
-        pieces.append(feedback.right)
-        kind = "right"
-    elif not right and feedback.wrong:
-        pieces.append(feedback.wrong)
-        kind = "wrong" + suffix
-    return " ".join(pieces), kind
+        return " ".join([*always, keyed.text]), f"answer:{keyed.answer}"
+    if evaluative and condition == "correctness":
+        return " ".join([*always, texts.right if right else texts.wrong]), (
+            "correctness-right" if right else "correctness-wrong" + suffix)
+    if evaluative and right and feedback.right:
+        return " ".join([*always, feedback.right]), "right"
+    if evaluative and not right and feedback.wrong:
+        return " ".join([*always, feedback.wrong]), "wrong" + suffix
+    return " ".join(always), "always" if always else "none"
+
+
+def options_text(turn: Turn) -> str:
+    """The turn's options as shown under the question, unless the question already shows every one."""
+    if not turn.options:
+        return ""
+    question = fold(turn.question)
+    if all(fold(option.text) in question for option in turn.options):
+        return ""
+    return "\n".join(f"{option.label}. {option.text}" if option.label else f"- {option.text}"
+                     for option in turn.options)
 
 
 def user_text(feedback_text: str, turn: Turn) -> str:
-    """One turn's user message: feedback, then story, then question (spec section 5)."""
-    return "\n\n".join(piece for piece in (feedback_text.strip(), turn.story.strip(), turn.question.strip()) if piece)
+    """One turn's user message: feedback, then story, then question and its options (spec section 5)."""
+    pieces = (feedback_text.strip(), turn.story.strip(), turn.question.strip(), options_text(turn))
+    return "\n\n".join(piece for piece in pieces if piece)
+
+
+def shown_feedback(sent: str, turn: Turn) -> str:
+    """The feedback part of a stored user message (what :func:`user_text` put before the story)."""
+    rest = user_text("", turn)
+    return sent[: -len(rest)].strip() if rest and sent.endswith(rest) else ""
 
 
 def judge_request(storyturn: StoryTurn, k: int, sent: str, reply: str, earlier: Sequence[tuple[str, str]],
-                  active_branch: int | None) -> JudgeRequest:
-    """What a judge sees of turn ``k``: everything the answerer saw, feedback included.
+                  images: Sequence[ImagePart] = ()) -> JudgeRequest:
+    """What a judge sees of turn ``k``: everything the answerer saw, feedback labelled as feedback.
 
     ``sent`` is the turn's user message (:func:`user_text`); ``earlier`` pairs each earlier
-    turn's message with its reply. The engine, re-judging and the human study all build
-    their requests here, so every judge is asked the same thing.
+    turn's message with its reply; ``images`` are the pictures the judge may look at. The
+    engine, re-judging and the human study all build their requests here, so every judge is
+    asked the same thing. The request never depends on earlier verdicts (branch rules are
+    applied after judging), so a story's turns can be judged in any order.
     """
     turn = storyturn.turns[k]
-    question = turn.question.strip()
-    shown = sent[: -len(question)].strip() if question and sent.endswith(question) else turn.story
+    options = tuple((o.label, o.text) for o in turn.options)
+    rubric = (turn.rubric.key_inference, tuple(turn.rubric.false_inferences)) if turn.rubric else None
     return JudgeRequest(story_id=storyturn.id, task=storyturn.task, turn=k,
                         context=tuple(f"{message}\nReply: {answer}" for message, answer in earlier),
-                        story=shown, question=turn.question, expected=tuple(turn.answers), response=reply,
-                        active_branch=active_branch)
+                        story=turn.story, question=turn.question, expected=tuple(turn.answers), response=reply,
+                        options=options, rubric=rubric, feedback=shown_feedback(sent, turn), images=tuple(images))
 
 
 @dataclass(frozen=True)

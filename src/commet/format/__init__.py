@@ -5,10 +5,10 @@ from commet.format.model import AnswerFeedback, Feedback, StoryTurn, Turn, story
 from commet.format.pipe import to_pipe, to_pipe_record
 from commet.format.problems import FormatError, Problem
 from commet.format.stats import DatasetStats, dataset_stats
-from commet.format.validate import has_errors, validate_dataset, validate_path
+from commet.format.validate import DatasetRefused, has_errors, load_checked, validate_dataset, validate_path
 
 __all__ = [
-    "AnswerFeedback", "Dataset", "DatasetStats", "Feedback", "FormatError", "Problem", "StoryTurn", "Turn",
-    "bundled_sample_path", "dataset_stats", "has_errors", "load_dataset", "read_storyturns",
+    "AnswerFeedback", "Dataset", "DatasetRefused", "DatasetStats", "Feedback", "FormatError", "Problem", "StoryTurn", "Turn",
+    "bundled_sample_path", "dataset_stats", "has_errors", "load_checked", "load_dataset", "read_storyturns",
     "storyturn_json_schema", "to_pipe", "to_pipe_record", "validate_dataset", "validate_path",
 ]

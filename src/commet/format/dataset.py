@@ -7,14 +7,18 @@
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
+import os
+import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from commet.format.model import StoryTurn
 from commet.format.pipe import RawStoryTurn, parse_storyturn, to_pipe_record
@@ -26,6 +30,7 @@ METADATA_FILE = "dataset.json"
 IMAGES_DIR = "images"
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp", ".gif")
 FORMAT_VERSION = "storyturn-1"
+MAX_JSON_DEPTH = 64  # StoryTurns nest about 6 levels; deeper input is refused before it can exhaust the stack
 
 
 def image_file_candidates(image_id: str) -> list[str]:
@@ -73,15 +78,44 @@ class Dataset:
     def images_dir(self) -> Path | None:
         return self.root / IMAGES_DIR if self.root is not None else None
 
-    def image_path(self, image_id: str) -> Path | None:
-        """The file an image id refers to, or None when it does not exist."""
-        folders = [d for d in (self.images_dir, self.root) if d is not None]
-        for folder in folders:
+    def locate_image(self, image_id: str) -> tuple[Path | None, str | None]:
+        """The regular file an image id refers to, or None and why not.
+
+        Why: a picture must be a regular file inside the dataset folder; a path that leaves it
+        (``..``, an absolute path, a symbolic link pointing out) is refused, never read.
+        """
+        if self.root is None:
+            return None, "not found (no images/ folder next to the dataset file)"
+        if not image_id.isprintable() or image_id != image_id.strip():
+            return None, "has control characters or surrounding blanks in its id"
+        top = self.root.resolve()
+        for folder in (self.root / IMAGES_DIR, self.root):
             for name in image_file_candidates(image_id):
                 candidate = folder / name
-                if candidate.is_file() and candidate.resolve().is_relative_to(folder.resolve()):
-                    return candidate
-        return None
+                try:
+                    if not os.path.lexists(candidate):
+                        continue
+                    if not candidate.resolve().is_relative_to(top):
+                        what = "is a symbolic link pointing" if candidate.is_symlink() else "leads"
+                        return None, f"{what} out of the dataset folder (refused, not read)"
+                    mode = candidate.stat().st_mode
+                except FileNotFoundError:
+                    return None, f"is a broken symbolic link ({candidate})"
+                except (OSError, RuntimeError) as exc:  # RuntimeError: a symbolic link loop (Python < 3.13)
+                    return None, f"cannot be looked at ({candidate}: {getattr(exc, 'strerror', None) or exc})"
+                if stat.S_ISDIR(mode):
+                    return None, f"is a folder, not a picture file ({candidate})"
+                if not stat.S_ISREG(mode):
+                    return None, f"is not a regular file ({candidate})"
+                return candidate, None
+        parts = Path(image_id).parts
+        if Path(image_id).is_absolute() or ".." in parts:
+            return None, "leads out of the dataset folder (refused, not read)"
+        return None, "not found"
+
+    def image_path(self, image_id: str) -> Path | None:
+        """The file an image id refers to, or None when it does not exist or is refused."""
+        return self.locate_image(image_id)[0]
 
     def has_image(self, image_id: str) -> bool:
         return any(n in self.images for n in image_file_candidates(image_id)) or self.image_path(image_id) is not None
@@ -121,7 +155,7 @@ class Dataset:
         (folder / IMAGES_DIR).mkdir(parents=True, exist_ok=True)
         with (folder / STORYTURNS_FILE).open("w", encoding="utf-8") as out:
             for storyturn in self.storyturns:
-                out.write(storyturn.model_dump_json(exclude_defaults=False) + "\n")
+                out.write(storyturn.model_dump_json(exclude_defaults=True) + "\n")
         (folder / METADATA_FILE).write_text(json.dumps(self.metadata(), indent=2) + "\n", encoding="utf-8")
         for storyturn in self.storyturns:
             for image_id in storyturn.images:
@@ -158,83 +192,281 @@ def bundled_sample_path() -> Path:
     return Path(str(resources.files("commet") / "data" / "sample"))
 
 
-def _json_values_with_lines(text: str, file: str) -> Iterator[tuple[int, object]]:
-    """Top-level values of a JSON list, or of a JSONL file, each with its 1-based line number."""
-    decoder = json.JSONDecoder()
+def read_text(path: Path) -> str:
+    """A dataset file's text: UTF-8 without byte-order mark, line endings made ``\n``; located errors otherwise."""
+    file = str(path)
+
+    def refuse(message: str, line: int | None = None, column: int | None = None) -> FormatError:
+        return FormatError([Problem(file, line, None, None, None, message, column=column)])
+
     try:
-        whole = decoder.decode(text)
-    except json.JSONDecodeError:
-        whole = None  # not one JSON document: read it as JSONL below
-    if isinstance(whole, list) and not (whole and all(isinstance(x, str) for x in whole)):
-        index = text.index("[") + 1
-        while True:
-            while index < len(text) and text[index] in " \t\r\n,":
-                index += 1
-            if index >= len(text) or text[index] == "]":
-                return
-            value, end = decoder.raw_decode(text, index)
-            yield text.count("\n", 0, index) + 1, value
-            index = end
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+        mode = path.stat().st_mode
+        if stat.S_ISDIR(mode):
+            raise refuse("is a folder, not a file")
+        if not stat.S_ISREG(mode):
+            raise refuse("is not a regular file")
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise refuse("no such file or folder") from None
+    except OSError as exc:
+        raise refuse(f"cannot read: {exc.strerror or exc}") from None
+    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)) and len(data) % 4 == 0:
+        raise refuse("UTF-32 text (byte-order mark); save the file as UTF-8 without BOM", 1, 1)
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise refuse("UTF-16 text (byte-order mark); save the file as UTF-8 without BOM", 1, 1)
+    if data.startswith(codecs.BOM_UTF8):
+        raise refuse("the file starts with a UTF-8 byte-order mark; save it as UTF-8 without BOM", 1, 1)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        column = len(data[line_start:exc.start].decode("utf-8", errors="replace")) + 1
+        raise refuse(f"not UTF-8 text: byte 0x{data[exc.start]:02x} ({exc.reason}); save the file as UTF-8",
+                     data.count(b"\n", 0, exc.start) + 1, column) from None
+    if "\x00" in text:
+        at = text.index("\x00")
+        raise refuse("NUL byte in the text (UTF-16 without byte-order mark, or not a text file)",
+                     text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1)
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}]')
+
+
+def _depth_position(text: str, start: int, limit: int) -> int:
+    """Where nesting first goes deeper than ``limit`` (strings skipped), or ``start``."""
+    depth = 0
+    for match in _JSON_TOKEN.finditer(text, start):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > limit:
+                return match.start()
+        elif token in "]}":
+            depth -= 1
+    return start
+
+
+def _too_deep(value: object, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether a decoded JSON value nests deeper than ``limit`` (iterative: no recursion of its own)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return False
+
+
+def _position(text: str, index: int) -> tuple[int, int]:
+    """1-based line and column of a character index."""
+    return text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def _json_problem(file: str, text: str, offset: int, exc: json.JSONDecodeError | RecursionError) -> Problem:
+    if isinstance(exc, RecursionError):
+        line, column = _position(text, _depth_position(text, offset, MAX_JSON_DEPTH))
+        return Problem(file, line, None, None, None, f"JSON nested more than {MAX_JSON_DEPTH} levels deep",
+                       column=column)
+    line, column = _position(text, offset + exc.pos)
+    message = exc.msg
+    if message.startswith("Unexpected UTF-8 BOM"):
+        message = "a UTF-8 byte-order mark inside the file (files joined together?)"
+    elif message == "Expecting value" and exc.doc[: exc.pos].rstrip().endswith(","):
+        message += " (a trailing comma?)"
+    return Problem(file, line, None, None, None, f"invalid JSON: {message}", column=column)
+
+
+def _json_values_with_lines(text: str, file: str) -> tuple[list[tuple[int, object]], list[Problem]]:
+    """Top-level records of a JSON document (a list of records, or one record) or of a JSONL file.
+
+    Each record comes with its 1-based line. A file is JSONL when it is not one JSON document and
+    its first non-blank line is a JSON value on its own; otherwise a JSON error is reported where
+    the document breaks (line and column), not at line 1.
+    """
+    if not text.strip():
+        return [], []
+    decoder = json.JSONDecoder()
+    first = len(text) - len(text.lstrip())
+    try:
+        whole = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        whole_error: json.JSONDecodeError | RecursionError = exc
+    else:
+        if isinstance(whole, list) and not (whole and all(isinstance(x, str) for x in whole)):
+            values = []
+            index = first + 1
+            while True:
+                while index < len(text) and text[index] in " \t\n,":
+                    index += 1
+                if index >= len(text) or text[index] == "]":
+                    return values, []
+                value, end = decoder.raw_decode(text, index)
+                values.append((_position(text, index)[0], value))
+                index = end
+        return [(_position(text, first)[0], whole)], []
+    lines = text.split("\n")
+    first_line = next(line for line in lines if line.strip())
+    try:
+        json.loads(first_line)
+    except (json.JSONDecodeError, RecursionError):
+        return [], [_json_problem(file, text, 0, whole_error)]
+    values, problems = [], []
+    offset = 0
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            try:
+                values.append((number, json.loads(line)))
+            except (json.JSONDecodeError, RecursionError) as exc:
+                problems.append(_json_problem(file, text, offset, exc))
+        offset += len(line) + 1
+    return values, problems
+
+
+def _pydantic_problems(exc: ValidationError, file: str, line: int, story: str | None,
+                       turn_key: str = "turns") -> list[Problem]:
+    """One located problem per pydantic error (``turns.2.answers`` becomes turn 2, field ``answers``)."""
+    problems = []
+    for error in exc.errors():
+        loc = [str(p) for p in error["loc"]]
+        turn = None
+        if len(loc) >= 2 and loc[0] == turn_key and loc[1].isdigit():
+            turn = int(loc[1])
+            loc = loc[2:] or [turn_key]
+        message = error["msg"]
+        if error["type"] == "extra_forbidden":
+            message = "unknown field"
+        elif "input" in error and error["type"].endswith("_type"):
+            message += f", got {_json_type(error['input'])}"
+        problems.append(Problem(file, line, story, turn, ".".join(loc) or None, message))
+    return problems
+
+
+class PipeRecord(BaseModel):
+    """A pipe record's shape (``storyturn`` plus StoryTurn-level fields), checked strictly."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    storyturn: list[str]
+    id: str | None = None
+    task: str | None = None
+    category: str | None = None
+    image_dependent: bool | None = None
+    mental_states: list[str] | None = None
+    source: str | None = None
+    turn_extras: list[object] | None = None  # per turn: options, rubric, meta (checked by parse_storyturn)
+
+
+def _record_storyturn(value: object, *, file: str, line: int, default_id: str) -> tuple[StoryTurn, list[Problem]]:
+    """One StoryTurn from a decoded JSON record (pipe list, pipe record or canonical object)."""
+    story = value.get("id") if isinstance(value, dict) and isinstance(value.get("id"), str) and value["id"] else None
+    if _too_deep(value):
+        raise FormatError([Problem(file, line, story, None, None, f"JSON nested more than {MAX_JSON_DEPTH} levels deep")])
+    if isinstance(value, list):
+        return parse_storyturn(RawStoryTurn(turns=value, line=line), file=file, default_id=default_id)
+    if not isinstance(value, dict):
+        raise FormatError([Problem(file, line, None, None, None, "expected a StoryTurn object or a list of turn "
+                                                                 f"strings, got {_json_type(value)}")])
+    if "storyturn" in value:
         try:
-            yield number, json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise FormatError([Problem(file, number, None, None, None, f"invalid JSON: {exc.msg}")]) from None
+            record = PipeRecord.model_validate(value)
+        except ValidationError as exc:
+            raise FormatError(_pydantic_problems(exc, file, line, story, turn_key="storyturn")) from None
+        raw = RawStoryTurn(turns=record.storyturn, id=record.id, task=record.task, category=record.category,
+                           image_dependent=record.image_dependent, mental_states=record.mental_states,
+                           source=record.source, line=line,
+                           turn_extras=record.turn_extras)  # type: ignore[arg-type]
+        return parse_storyturn(raw, file=file, default_id=default_id)
+    try:
+        return StoryTurn.model_validate(value, strict=True), []
+    except ValidationError as exc:
+        raise FormatError(_pydantic_problems(exc, file, line, story)) from None
 
 
-def _pydantic_problem(exc: ValidationError, file: str, line: int, story: str | None) -> Problem:
-    error = exc.errors()[0]
-    loc = [str(p) for p in error["loc"]]
-    turn = None
-    if len(loc) >= 2 and loc[0] == "turns" and loc[1].isdigit():
-        turn = int(loc[1])
-        loc = loc[2:]
-    return Problem(file, line, story, turn, ".".join(loc) or None, error["msg"])
+def _json_type(value: object) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "true/false", int: "a number",
+             float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
 
 
 def read_storyturns(path: str | Path) -> Dataset:
-    """Read one file of StoryTurns in the canonical or the pipe format, keeping line numbers."""
+    """Read one file of StoryTurns in the canonical or the pipe format, keeping line numbers.
+
+    Every record is read; the problems of all unreadable records are raised together.
+    """
     path = Path(path)
     file = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FormatError([Problem(file, None, None, None, None, "file not found")]) from None
-    except UnicodeDecodeError as exc:
-        raise FormatError([Problem(file, None, None, None, None, f"not UTF-8 text: {exc.reason}")]) from None
+    text = read_text(path)
     dataset = Dataset(storyturns=[], name=path.stem, source_file=file,
                       root=path.parent if (path.parent / IMAGES_DIR).is_dir() else None)
-    for position, (line, value) in enumerate(_json_values_with_lines(text, file)):
-        default_id = f"{path.stem}-{position + 1:04d}"
-        if isinstance(value, list):
-            storyturn, warnings = parse_storyturn(RawStoryTurn(turns=value, line=line), file=file, default_id=default_id)
-        elif isinstance(value, dict) and "storyturn" in value:
-            raw = RawStoryTurn(turns=value["storyturn"], id=_opt_str(value.get("id")), task=value.get("task"),
-                               category=value.get("category"), image_dependent=value.get("image_dependent"),
-                               mental_states=value.get("mental_states"), source=value.get("source"), line=line)
-            if not isinstance(raw.turns, list):
-                raise FormatError([Problem(file, line, raw.id, None, "storyturn", "must be a list of turn strings")])
-            storyturn, warnings = parse_storyturn(raw, file=file, default_id=default_id)
-        elif isinstance(value, dict):
-            try:
-                storyturn = StoryTurn.model_validate(value)
-            except ValidationError as exc:
-                raise FormatError([_pydantic_problem(exc, file, line, _opt_str(value.get("id")))]) from None
-            warnings = []
-        else:
-            raise FormatError([Problem(file, line, None, None, None,
-                                       "expected a StoryTurn object or a list of turn strings")])
+    values, problems = _json_values_with_lines(text, file)
+    for position, (line, value) in enumerate(values):
+        try:
+            storyturn, warnings = _record_storyturn(value, file=file, line=line,
+                                                    default_id=f"{path.stem}-{position + 1:04d}")
+        except FormatError as exc:
+            problems.extend(exc.problems)
+            continue
         dataset.storyturns.append(storyturn)
         dataset.lines.setdefault(storyturn.id, line)
         dataset.line_list.append(line)
         dataset.warnings.extend(warnings)
+    if problems:
+        raise FormatError(problems)
     return dataset
 
 
-def _opt_str(value: object) -> str | None:
-    return None if value is None else str(value)
+def _read_metadata(dataset: Dataset, meta_path: Path) -> None:
+    """Name, version, licence and description from ``dataset.json`` (an object; other keys are kept out)."""
+    file = str(meta_path)
+    text = read_text(meta_path)
+    try:
+        meta = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise FormatError([_json_problem(file, text, 0, exc)]) from None
+    if not isinstance(meta, dict):
+        raise FormatError([Problem(file, 1, None, None, None, f"dataset.json must be a JSON object, got {_json_type(meta)}")])
+    problems = []
+    for key, kinds in (("name", (str,)), ("version", (str, int, float)), ("licence", (str,)), ("license", (str,)),
+                       ("description", (str,))):
+        if key in meta and (not isinstance(meta[key], kinds) or isinstance(meta[key], bool)):
+            line = _key_line(text, key)
+            problems.append(Problem(file, line, None, None, key, f"must be {'a string' if kinds == (str,) else 'a string or a number'}, "
+                                                                  f"got {_json_type(meta[key])}"))
+    if problems:
+        raise FormatError(problems)
+    dataset.name = str(meta.get("name", dataset.name))
+    dataset.version = str(meta.get("version", "0"))
+    dataset.licence = str(meta.get("licence", meta.get("license", "unspecified")))
+    dataset.description = str(meta.get("description", ""))
+
+
+def _key_line(text: str, key: str) -> int:
+    match = re.search(rf'"{re.escape(key)}"\s*:', text)
+    return _position(text, match.start())[0] if match else 1
+
+
+HF_MARKERS = ("dataset_info.json", "state.json", "dataset_dict.json")
+
+
+def _load_hf_located(path: Path) -> Dataset:
+    """The Hugging Face loader, with anything it raises about the folder turned into a located problem."""
+    from commet.format.hf import load_hf
+
+    try:
+        return load_hf(path)
+    except FormatError:
+        raise
+    except RuntimeError as exc:  # the optional 'datasets' extra is missing
+        raise FormatError([Problem(str(path), None, None, None, None, str(exc))]) from None
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, NotImplementedError,
+            RecursionError) as exc:
+        detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+        raise FormatError([Problem(str(path), None, None, None, None, "cannot read this Hugging Face dataset "
+                                                                      f"folder: {type(exc).__name__}: {detail}")]) from None
 
 
 def load_dataset(path: str | Path) -> Dataset:
@@ -242,28 +474,24 @@ def load_dataset(path: str | Path) -> Dataset:
     if str(path) == "sample":
         path = bundled_sample_path()
     path = Path(path)
-    if path.is_dir() and (path / STORYTURNS_FILE).is_file():
+    try:
+        is_dir = path.is_dir()
+        exists = is_dir or os.path.lexists(path)
+    except (OSError, ValueError) as exc:
+        raise FormatError([Problem(str(path), None, None, None, None, f"cannot use this path: {exc}")]) from None
+    if not exists:
+        raise FormatError([Problem(str(path), None, None, None, None, "no such file or folder")])
+    if is_dir and os.path.lexists(path / STORYTURNS_FILE):
         dataset = read_storyturns(path / STORYTURNS_FILE)
         dataset.root = path
+        dataset.name = path.name
         meta_path = path / METADATA_FILE
-        if meta_path.is_file():
-            try:
-                meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                raise FormatError([Problem(str(meta_path), exc.lineno, None, None, None, f"invalid JSON: {exc.msg}")]) from None
-            dataset.name = str(meta.get("name", path.name))
-            dataset.version = str(meta.get("version", "0"))
-            dataset.licence = str(meta.get("licence", meta.get("license", "unspecified")))
-            dataset.description = str(meta.get("description", ""))
-        else:
-            dataset.name = path.name
+        if os.path.lexists(meta_path):
+            _read_metadata(dataset, meta_path)
         return dataset
-    if path.is_dir() and ((path / "dataset_info.json").is_file() or (path / "state.json").is_file()
-                          or (path / "dataset_dict.json").is_file()):
-        from commet.format.hf import load_hf
-
-        return load_hf(path)
-    if path.is_dir():
+    if is_dir and any((path / marker).is_file() for marker in HF_MARKERS):
+        return _load_hf_located(path)
+    if is_dir:
         raise FormatError([Problem(str(path), None, None, None, None,
                                    f"not a dataset folder: no {STORYTURNS_FILE} and no Hugging Face dataset files")])
     return read_storyturns(path)

@@ -19,8 +19,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from commet.format.model import AnswerFeedback, Feedback, StoryTurn, Turn
+from pydantic import ValidationError
+
+from commet.format.model import AnswerFeedback, Feedback, Option, StoryTurn, Turn
 from commet.format.problems import FormatError, Problem
+from commet.text import labelled_options
 
 FIELDS = ("story", "feedback", "question", "image", "answer")
 _QUOTE_PAIRS = {'"': '"', "\u201c": "\u201d"}
@@ -172,6 +175,18 @@ class RawStoryTurn:
     mental_states: list[str] | None = None
     source: str | None = None
     line: int | None = None
+    #: per turn, the canonical fields the pipe string cannot hold (options, rubric, meta), as in a pipe record
+    turn_extras: list[dict[str, object]] | None = None
+
+
+#: Turn fields a pipe record carries beside the turn strings, so that a pipe round trip loses nothing
+TURN_EXTRAS = ("options", "rubric", "meta")
+
+
+def options_in_question(question: str) -> list[Option]:
+    """Labelled options written in the question ("A. x B. y", "(a) x (b) y", one per line), if any."""
+    found = labelled_options(question)
+    return [Option(label=label, text=text) for label, text in found[1]] if found else []
 
 
 def parse_storyturn(raw: RawStoryTurn, *, file: str, default_id: str) -> tuple[StoryTurn, list[Problem]]:
@@ -209,8 +224,17 @@ def parse_storyturn(raw: RawStoryTurn, *, file: str, default_id: str) -> tuple[S
             raise FormatError([Problem(file, raw.line, story_id, k, "question", "empty question")])
         if not decision.answers[k]:
             raise FormatError([Problem(file, raw.line, story_id, k, "answer", "empty answer")])
-        turns.append(Turn(story=row[0], feedback=feedbacks[k], question=row[2], image=row[3] or None,
-                          answers=decision.answers[k]))
+        extras = (raw.turn_extras[k] if raw.turn_extras and k < len(raw.turn_extras) else None) or {}
+        if not isinstance(extras, dict) or set(extras) - set(TURN_EXTRAS):
+            raise FormatError([Problem(file, raw.line, story_id, k, "turn_extras",
+                                       f"must be an object with only {', '.join(TURN_EXTRAS)}")])
+        try:
+            turns.append(Turn(story=row[0], feedback=feedbacks[k], question=row[2], image=row[3] or None,
+                              answers=decision.answers[k], **{"options": options_in_question(row[2]), **extras}))
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            field = ".".join(str(x) for x in error["loc"]) or "turn_extras"
+            raise FormatError([Problem(file, raw.line, story_id, k, field, error["msg"])]) from None
 
     task = raw.task or "unknown"
     known = TASKS_BY_ID.get(task)
@@ -233,9 +257,17 @@ def to_pipe(storyturn: StoryTurn) -> list[str]:
     return [format_turn(turn) for turn in storyturn.turns]
 
 
+def _turn_extras(turn: Turn) -> dict[str, object]:
+    """The canonical fields of a turn that its pipe string does not already say."""
+    extras = turn.model_dump(include=set(TURN_EXTRAS), exclude_defaults=True)
+    if extras.get("options") == [o.model_dump(exclude_defaults=True) for o in options_in_question(turn.question)]:
+        del extras["options"]
+    return extras
+
+
 def to_pipe_record(storyturn: StoryTurn) -> dict[str, object]:
     """A pipe record that keeps every StoryTurn-level field, so nothing is lost on the way back."""
-    return {
+    record: dict[str, object] = {
         "id": storyturn.id,
         "task": storyturn.task,
         "category": storyturn.category,
@@ -244,3 +276,7 @@ def to_pipe_record(storyturn: StoryTurn) -> dict[str, object]:
         "source": storyturn.source,
         "storyturn": to_pipe(storyturn),
     }
+    extras = [_turn_extras(turn) for turn in storyturn.turns]
+    if any(extras):
+        record["turn_extras"] = extras
+    return record

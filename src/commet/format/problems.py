@@ -8,9 +8,32 @@ from typing import Literal
 Severity = Literal["error", "warning"]
 
 
+def printable(text: str) -> str:
+    """``text`` with every non-printable character escaped (``\\n``, ``\\x1b``, ``\\u202e``).
+
+    Why: a problem is one line on a terminal; a hostile id must neither split it nor drive the
+    terminal (colours, cursor moves, right-to-left overrides).
+    """
+    if text.isprintable():
+        return text
+    out = []
+    for char in text:
+        if char.isprintable():
+            out.append(char)
+        elif char in "\n\r\t":
+            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}[char])
+        elif ord(char) < 0x100:
+            out.append(f"\\x{ord(char):02x}")
+        elif ord(char) < 0x10000:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(f"\\U{ord(char):08x}")
+    return "".join(out)
+
+
 @dataclass(frozen=True)
 class Problem:
-    """One finding, printed as ``file:line story=ID turn=K field=F: severity: message``."""
+    """One finding, printed as ``file:line[:column] story=ID turn=K field=F: severity: message``."""
 
     file: str
     line: int | None
@@ -19,13 +42,16 @@ class Problem:
     field: str | None
     message: str
     severity: Severity = "error"
+    column: int | None = None
 
     def __str__(self) -> str:
         line = self.line if self.line is not None else 0
-        story = self.story if self.story is not None else "-"
+        column = f":{self.column}" if self.column is not None else ""
+        story = printable(self.story) if self.story is not None else "-"
         turn = self.turn if self.turn is not None else "-"
-        field = self.field or "-"
-        return f"{self.file}:{line} story={story} turn={turn} field={field}: {self.severity}: {self.message}"
+        field = printable(self.field) if self.field else "-"
+        return (f"{printable(self.file)}:{line}{column} story={story} turn={turn} field={field}: "
+                f"{self.severity}: {printable(self.message)}")
 
 
 class FormatError(ValueError):

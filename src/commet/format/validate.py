@@ -1,14 +1,33 @@
-"""Dataset validation: every problem located to file, line, story, turn and field."""
+"""Dataset validation: every problem located to file, line, story, turn and field.
+
+:func:`load_checked` is the one gate every command that runs a dataset goes through
+(``eval``, ``sweep``, ``study build``, ``review serve``): it loads and validates exactly as
+``commet validate`` does and refuses a dataset with errors, so nothing is run (and no run row
+is written) on data that ``validate`` rejects.
+"""
 
 from __future__ import annotations
 
+import io
 import re
+import warnings
 from pathlib import Path
+
+from PIL import Image, UnidentifiedImageError
 
 from commet.format.dataset import Dataset, load_dataset
 from commet.format.model import StoryTurn
-from commet.format.problems import FormatError, Problem
+from commet.format.problems import FormatError, Problem, Severity
 from commet.taxonomy import CATEGORIES, MENTAL_STATES, TASKS_BY_ID
+
+#: Largest picture accepted, in pixels (a 20000x20000 PNG can be a few KiB and decode to 1.6 GB).
+MAX_IMAGE_PIXELS = 50_000_000
+#: Largest picture file accepted, in bytes.
+MAX_IMAGE_BYTES = 50 * 1024 * 1024
+#: Longest StoryTurn id accepted.
+MAX_ID_LENGTH = 200
+#: Formats every part of CoMMET (engine, web apps, HTML report) handles.
+IMAGE_FORMATS = ("PNG", "JPEG", "GIF", "WEBP")
 
 _LEAD_WORDS = re.compile(r"^(?:(?:yes|no)\s+)?(?:because\s+)?")  # the inference is what must not leak
 _CONDITIONAL_LOOKING = re.compile(r"(?i)^\s*if\b[^:]{0,80}:")
@@ -22,26 +41,104 @@ def _contains_phrase(haystack: str, needle: str) -> bool:
     return bool(needle) and re.search(rf"(?<![a-z0-9']){re.escape(needle)}(?![a-z0-9'])", haystack) is not None
 
 
-def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None) -> list[Problem]:
-    """Problems of one StoryTurn (structure, feedback, branches, images, leaks)."""
+def id_problem(story_id: str) -> str | None:
+    """Why a StoryTurn id is refused, or None. Ids end up in file names, URLs, terminals and reports."""
+    if not story_id.strip():
+        return "blank id"
+    if not story_id.isprintable():
+        return "id contains control or invisible characters (shown escaped)"
+    if story_id != story_id.strip():
+        return "id has leading or trailing blanks"
+    if "/" in story_id or "\\" in story_id or story_id in (".", ".."):
+        return "id contains a path separator or is '.' or '..'"
+    if len(story_id) > MAX_ID_LENGTH:
+        return f"id is {len(story_id)} characters long (at most {MAX_ID_LENGTH})"
+    return None
+
+
+def taxonomy_problems(st: StoryTurn) -> list[tuple[str, str, Severity]]:
+    """``(field, message, severity)`` for the task, category and mental states: all taxonomy checks in one place."""
+    found: list[tuple[str, str, Severity]] = []
+    task = TASKS_BY_ID.get(st.task)
+    if task is None:
+        found.append(("task", "no task given (add a 'task' field, or `commet convert --task TASK`)"
+                      if st.task == "unknown" else f"unknown task {st.task!r}", "error"))
+    if st.category not in CATEGORIES:
+        if not (task is None and st.category == "unknown"):  # the missing task is the one problem
+            found.append(("category", f"unknown category {st.category!r} (known: {', '.join(CATEGORIES)})", "error"))
+    elif task is not None and st.category not in (task.category, task.image_category):
+        found.append(("category", f"category {st.category!r} does not match task {st.task!r} "
+                                  f"(expected {task.category_for(st.image_dependent)!r})", "warning"))
+    found.extend(("mental_states", f"unknown mental state {state!r}", "warning")
+                 for state in st.mental_states if state not in MENTAL_STATES)
+    return found
+
+
+def picture_problem(data: bytes) -> str | None:
+    """Why picture bytes are refused (read after "image 'ID' "), or None: decoded in full under a pixel limit."""
+    if not data:
+        return "is an empty file (0 bytes)"
+    if len(data) > MAX_IMAGE_BYTES:
+        return f"is {len(data):,} bytes (at most {MAX_IMAGE_BYTES:,})"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as image:
+                width, height = image.size
+                if width * height > MAX_IMAGE_PIXELS:
+                    return (f"declares {width}x{height} pixels, more than the limit of {MAX_IMAGE_PIXELS:,} "
+                            "(a decompression bomb?)")
+                if image.format not in IMAGE_FORMATS:
+                    return f"is a {image.format} picture (use {', '.join(IMAGE_FORMATS)})"
+                image.load()
+                image.getexif()
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        return f"is a decompression bomb: {exc}"
+    except UnidentifiedImageError:
+        return "is not a picture (not PNG, JPEG, GIF or WebP data)"
+    except Exception as exc:  # noqa: BLE001 - Pillow's decoders raise many kinds; each is a broken picture
+        return f"is truncated or corrupt: {exc}"
+    return None
+
+
+def image_problem(dataset: Dataset, image_id: str) -> str | None:
+    """Why an image id does not lead to a readable picture of this dataset, or None."""
+    for name in (image_id, image_id.replace(":", "_")):
+        if name in dataset.images:
+            return picture_problem(dataset.images[name])
+    path, reason = dataset.locate_image(image_id)
+    if path is None:
+        return reason
+    try:
+        size = path.stat().st_size
+        if size > MAX_IMAGE_BYTES:
+            return f"is {size:,} bytes (at most {MAX_IMAGE_BYTES:,})"
+        return picture_problem(path.read_bytes())
+    except OSError as exc:
+        return f"cannot be read ({path}: {exc.strerror or exc})"
+
+
+def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
+                       pictures: dict[str, str | None] | None = None, *, decode_pictures: bool = True) -> list[Problem]:
+    """Problems of one StoryTurn (id, taxonomy, structure, feedback, branches, pictures, leaks).
+
+    ``pictures`` caches picture checks by image id across StoryTurns (each picture is decoded once).
+    ``decode_pictures=False`` only asks whether each picture is there: for checking a StoryTurn whose
+    pictures are made or kept elsewhere (the LLM pipeline before painting, the review app).
+    """
     file = dataset.source_file
     line = line if line is not None else dataset.lines.get(st.id)
     problems: list[Problem] = []
+    pictures = {} if pictures is None else pictures
 
-    def add(turn: int | None, field: str | None, message: str, severity: str = "error") -> None:
-        problems.append(Problem(file, line, st.id, turn, field, message, severity))  # type: ignore[arg-type]
+    def add(turn: int | None, field: str | None, message: str, severity: Severity = "error") -> None:
+        problems.append(Problem(file, line, st.id, turn, field, message, severity))
 
-    task = TASKS_BY_ID.get(st.task)
-    if task is None:
-        add(None, "task", f"unknown task {st.task!r}")
-    elif st.category not in (task.category, task.image_category):
-        add(None, "category", f"category {st.category!r} does not match task {st.task!r} "
-                              f"(expected {task.category_for(st.image_dependent)!r})", "warning")
-    if st.category not in CATEGORIES and task is not None:
-        add(None, "category", f"unknown category {st.category!r}")
-    for state in st.mental_states:
-        if state not in MENTAL_STATES:
-            add(None, "mental_states", f"unknown mental state {state!r}", "warning")
+    bad_id = id_problem(st.id)
+    if bad_id:
+        add(None, "id", bad_id)
+    for field, message, severity in taxonomy_problems(st):
+        add(None, field, message, severity)
     if st.image_dependent and not st.images:
         add(None, "image_dependent", "image-dependent StoryTurn has no image")
 
@@ -66,18 +163,22 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None)
             if k > 0 and fb.by_answer:
                 previous = {_norm(a): a for a in st.turns[k - 1].answers}
                 keyed = {_norm(entry.answer) for entry in fb.by_answer}
-                for entry in fb.by_answer:
-                    if _norm(entry.answer) not in previous:
-                        add(k, "feedback", f"feedback keyed by answer {entry.answer!r}, which is not an expected "
-                                           f"answer of turn {k - 1} ({'; '.join(st.turns[k - 1].answers)})")
-                for norm, answer in previous.items():
-                    if norm not in keyed and fb.right is None:
+                unmatched = [entry for entry in fb.by_answer if _norm(entry.answer) not in previous]
+                for entry in unmatched:
+                    add(k, "feedback", f"feedback keyed by answer {entry.answer!r}, which is not an expected "
+                                       f"answer of turn {k - 1} ({'; '.join(st.turns[k - 1].answers)})")
+                for norm, answer in previous.items():  # an unmatched key is most likely that answer misspelt
+                    if norm not in keyed and fb.right is None and not unmatched:
                         add(k, "feedback", f"no feedback for the previous answer {answer!r}", "warning")
             for name, text in (("right", fb.right), ("wrong", fb.wrong)):
                 if text is not None and not text.strip():
                     add(k, "feedback", f"empty 'If {name}' feedback text")
-        if turn.image and not dataset.has_image(turn.image):
-            add(k, "image", f"image {turn.image!r} not found")
+        if turn.image:
+            if turn.image not in pictures:
+                pictures[turn.image] = (image_problem(dataset, turn.image) if decode_pictures
+                                        else None if dataset.has_image(turn.image) else "not found")
+            if pictures[turn.image]:
+                add(k, "image", f"image {turn.image!r} {pictures[turn.image]}")
         if not turn.question.strip():
             add(k, "question", "empty question")
         story = _norm(turn.story)
@@ -98,8 +199,12 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None)
 
 
 def validate_dataset(dataset: Dataset) -> list[Problem]:
+    """Every problem of a loaded dataset: the loader's warnings, emptiness, duplicate ids, each StoryTurn."""
     problems = list(dataset.warnings)
+    if not dataset.storyturns:
+        problems.append(Problem(dataset.source_file, None, None, None, None, "empty dataset: no StoryTurns"))
     seen: dict[str, int | None] = {}
+    pictures: dict[str, str | None] = {}
     for index, st in enumerate(dataset.storyturns):
         line = dataset.line_list[index] if index < len(dataset.line_list) else dataset.lines.get(st.id)
         if st.id in seen:
@@ -107,18 +212,51 @@ def validate_dataset(dataset: Dataset) -> list[Problem]:
                                     f"duplicate id (first at line {seen[st.id]})"))
         else:
             seen[st.id] = line
-        problems.extend(validate_storyturn(st, dataset, line))
+        problems.extend(validate_storyturn(st, dataset, line, pictures))
     return problems
 
 
-def validate_path(path: str | Path) -> list[Problem]:
-    """Load and validate; a file that cannot be read yields its located problem instead of raising."""
+def _load_and_validate(path: str | Path) -> tuple[Dataset | None, list[Problem]]:
     try:
         dataset = load_dataset(path)
     except FormatError as exc:
-        return exc.problems
-    return validate_dataset(dataset)
+        return None, exc.problems
+    return dataset, validate_dataset(dataset)
+
+
+def validate_path(path: str | Path) -> list[Problem]:
+    """Load and validate; a file that cannot be read yields its located problems instead of raising."""
+    return _load_and_validate(path)[1]
 
 
 def has_errors(problems: list[Problem]) -> bool:
     return any(p.severity == "error" for p in problems)
+
+
+class DatasetRefused(FormatError):
+    """A dataset nothing may run on: it has errors, or warnings and the caller did not force it."""
+
+    def __init__(self, problems: list[Problem], *, forced: bool = False):
+        super().__init__(problems)
+        self.errors = sum(p.severity == "error" for p in problems)
+        self.warning_count = len(problems) - self.errors
+        self.forced = forced
+
+    def summary(self) -> str | None:
+        """A closing line after the located problems where they alone do not say why nothing ran."""
+        if self.errors:
+            return None
+        return (f"dataset refused: {self.warning_count} warning(s) and no error; "
+                "--force runs a dataset whose only problems are warnings")
+
+
+def load_checked(path: str | Path, *, force: bool = False) -> tuple[Dataset, list[Problem]]:
+    """Load and validate exactly as ``commet validate``; return the dataset and its warnings.
+
+    Raises :class:`DatasetRefused` with every problem when the dataset has an error, or a warning
+    and ``force`` is false. ``force`` never lets an error through.
+    """
+    dataset, problems = _load_and_validate(path)
+    if dataset is None or has_errors(problems) or (problems and not force):
+        raise DatasetRefused(problems, forced=force)
+    return dataset, problems

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
-from commet.models.base import json_key
+from commet.models.base import ImagePart, json_key
 
 Outcome = Literal["correct", "incorrect", "undecided"]
 
@@ -30,12 +30,26 @@ class JudgeRequest:
     question: str
     expected: tuple[str, ...]
     response: str
-    active_branch: int | None = None  # the story's branch so far, if fixed
+    options: tuple[tuple[str | None, str], ...] = ()  # (label, text) of the choices shown, if any
+    rubric: tuple[str, tuple[str, ...]] | None = None  # (key inference, false inferences) for an explanation
+    feedback: str = ""  # the feedback shown at the start of this turn (not story text)
+    images: tuple[ImagePart, ...] = ()  # pictures the judge may look at (the run showed them)
 
     def fingerprint(self) -> dict[str, object]:
-        return {"story_id": self.story_id, "task": self.task, "turn": self.turn, "context": list(self.context),
-                "story": self.story, "question": self.question, "expected": list(self.expected),
-                "response": self.response, "active_branch": self.active_branch}
+        """What the verdict depends on; the newer fields only when set, so older keys stay valid."""
+        data: dict[str, object] = {
+            "story_id": self.story_id, "task": self.task, "turn": self.turn, "context": list(self.context),
+            "story": self.story, "question": self.question, "expected": list(self.expected),
+            "response": self.response}
+        if self.options:
+            data["options"] = [list(option) for option in self.options]
+        if self.rubric is not None:
+            data["rubric"] = [self.rubric[0], list(self.rubric[1])]
+        if self.feedback:
+            data["feedback"] = self.feedback
+        if self.images:
+            data["images"] = [image.sha256 for image in self.images]
+        return data
 
     @cached_property
     def fingerprint_json(self) -> str:
@@ -48,7 +62,7 @@ class Verdict:
     outcome: Outcome
     branch: int | None = None  # index into expected of the answer the reply matched
     rationale: str = ""
-    judge: str = ""  # who judged: "rules", "openai:gpt-4o@judge-v1", "human:alice", ...
+    judge: str = ""  # who judged: "rules", "openai:gpt-4o@judge-v2", "human:alice", ...
     details: dict[str, object] = field(default_factory=dict)  # e.g. panel members' verdicts
 
     @property
@@ -70,8 +84,26 @@ class Judge(ABC):
     async def judge(self, request: JudgeRequest) -> Verdict:
         """Judge one reply."""
 
+    def price_known(self) -> bool:
+        """Whether this judge's calls can be priced (free judges can; a spend limit needs it)."""
+        return True
+
     async def aclose(self) -> None:
         """Release clients."""
+
+    async def __aenter__(self) -> Judge:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def spent(details: dict[str, object]) -> tuple[int, int, float | None]:
+    """(input tokens, output tokens, estimated USD or None when unknown) recorded in a verdict's details."""
+    usage = details.get("usage")
+    tokens = (int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))) if isinstance(usage, dict) else (0, 0)
+    cost = details.get("cost_usd", 0.0 if usage is None else None)
+    return tokens[0], tokens[1], float(cost) if isinstance(cost, (int, float)) else None
 
 
 class UnknownJudgeError(ValueError):

@@ -29,6 +29,9 @@ class CascadeJudge(Judge):
         verdict.details = {**verdict.details, "rules": first.rationale}
         return verdict
 
+    def price_known(self) -> bool:
+        return self.fallback.price_known()
+
     async def aclose(self) -> None:
         await self.fallback.aclose()
 

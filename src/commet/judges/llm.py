@@ -5,7 +5,7 @@ it can decide with certainty and the LLM judge the rest (:mod:`commet.judges.cas
 The prefix ``llm-only:`` drops the rules judge in front (``llm-only:openai:gpt-4o``, or
 ``llm-only:panel:A,B,C`` for a bare panel), which is what judge-comparison studies want.
 
-The judge's name carries the model and the prompt version (``llm:openai:gpt-4o@judge-v1``);
+The judge's name carries the model and the prompt version (``llm:openai:gpt-4o@judge-v2``);
 it is stored with every judgment and is part of the cache key.
 """
 
@@ -28,7 +28,9 @@ from commet.models.base import (
     Model,
     ModelCallError,
     ModelRequest,
+    TextPart,
     UnknownModelError,
+    Usage,
     json_key,
 )
 
@@ -51,9 +53,13 @@ class LLMJudge(Judge):
         return json_key(judge=json.dumps(self.name), model=json.dumps(self.model.identity(), sort_keys=True),
                         request=request.fingerprint_json)
 
+    def price_known(self) -> bool:
+        return self.model.price_known()
+
     async def judge(self, request: JudgeRequest) -> Verdict:
-        messages = [Message.text("system", SYSTEM_PROMPT), Message.text("user", user_prompt(request))]
-        usage = {"input_tokens": 0, "output_tokens": 0}
+        prompt = Message("user", (TextPart(user_prompt(request)), *request.images))
+        messages = [Message.text("system", SYSTEM_PROMPT), prompt]
+        usage = Usage()
         raw, error = "", ""
         for attempt in range(1, self.attempts + 1):
             try:
@@ -62,9 +68,10 @@ class LLMJudge(Judge):
                                                                         "turn": request.turn}))
             except ModelCallError as exc:
                 return Verdict("undecided", None, f"judge call failed: {exc}", self.name,
-                               {"error": str(exc), "error_kind": f"judge_{exc.kind}", "attempts": attempt})
-            usage["input_tokens"] += response.usage.input_tokens
-            usage["output_tokens"] += response.usage.output_tokens
+                               {"error": str(exc), "error_kind": f"judge_{exc.kind}", "attempts": attempt,
+                                **self._spend(usage)})
+            usage = Usage(usage.input_tokens + response.usage.input_tokens,
+                          usage.output_tokens + response.usage.output_tokens)
             raw = response.text
             try:
                 parsed = parse_verdict(raw, len(request.expected))
@@ -73,11 +80,16 @@ class LLMJudge(Judge):
                 messages += [Message.text("assistant", raw), Message.text("user", RETRY_PROMPT.format(error=error))]
                 continue
             return Verdict("correct" if parsed.correct else "incorrect", parsed.branch, parsed.reason, self.name,
-                           {"attempts": attempt, "usage": usage})
+                           {"attempts": attempt, **self._spend(usage)})
         return Verdict("undecided", None, f"judge reply could not be parsed: {error}", self.name,
                        {"error": f"unparseable verdict after {self.attempts} attempts: {error}",
                         "error_kind": "judge_unparseable", "raw": raw[:2000], "attempts": self.attempts,
-                        "usage": usage})
+                        **self._spend(usage)})
+
+    def _spend(self, usage: Usage) -> dict[str, object]:
+        """The tokens a verdict cost and their estimated price (None: the judge model has no known price)."""
+        return {"usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+                "cost_usd": self.model.estimated_cost(usage)}
 
     async def aclose(self) -> None:
         await self.model.aclose()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
-from commet.judges.base import Judge, JudgeRequest, UnknownJudgeError, Verdict
+from commet.judges.base import Judge, JudgeRequest, UnknownJudgeError, Verdict, spent
 from commet.judges.rules import RulesJudge
 
 
@@ -43,6 +43,11 @@ class PanelJudge(Judge):
         for member, verdict in zip(self.members, verdicts, strict=True):
             verdict.judge = verdict.judge or member.name
         members = [member_record(v) for v in verdicts]
+        costs = [spent(v.details) for v in verdicts]
+        prices = [c[2] for c in costs]
+        spend: dict[str, object] = {
+            "usage": {"input_tokens": sum(c[0] for c in costs), "output_tokens": sum(c[1] for c in costs)},
+            "cost_usd": None if None in prices else sum(p for p in prices if p is not None)}
 
         def vote(v: Verdict) -> tuple[str, int | None]:
             if v.outcome != "correct":
@@ -53,7 +58,7 @@ class PanelJudge(Judge):
         summary = ", ".join(f"{v.judge}: {v.outcome}" for v in verdicts)
         winner = next(((key, n) for key, n in tally.most_common() if n * 2 > len(verdicts)), None)
         if winner is None:
-            details: dict[str, object] = {"members": members}
+            details: dict[str, object] = {"members": members, **spend}
             errors = [str(v.details["error"]) for v in verdicts if v.details.get("error")]
             if errors:  # not cached: a later run asks again
                 details["error"] = "; ".join(errors)
@@ -62,7 +67,10 @@ class PanelJudge(Judge):
         (outcome, branch), count = winner
         reason = next(v.rationale for v in verdicts if vote(v) == (outcome, branch))
         return Verdict(outcome, branch, f"{count} of {len(verdicts)} members: {reason}",  # type: ignore[arg-type]
-                       self.name, {"members": members})
+                       self.name, {"members": members, **spend})
+
+    def price_known(self) -> bool:
+        return all(member.price_known() for member in self.members)
 
     async def aclose(self) -> None:
         for member in self.members:

@@ -1,53 +1,124 @@
-"""The ``rules`` judge: fast, deterministic, and never marks a wrong answer right.
+"""The ``rules`` judge: fast, deterministic, and never wrong when it decides.
 
-It decides only what it can decide with certainty:
+Its contract (spec section 7): a decided verdict is never wrong. It decides only when the
+reply's conclusion is unambiguous, and says ``undecided`` for everything else, which a
+cascade sends to an LLM judge (or a person). It decides:
 
-* yes/no answers ("Yes", "No. Because ...") by the reply's leading yes or no;
-* short answers by normalised exact match or whole-phrase containment, telling which
-  expected answer (branch) matched;
-* clear mismatches: the reply names another option (another branch's answer or an option
-  the question offers) and not the expected one, or says the opposite yes/no;
-* explanations only when the reply contains the whole expected explanation.
+* exact answers: the whole reply (after answer boilerplate such as "The answer is" or
+  "I think") is one expected answer, one option's label ("B", "(b)", "Option B", "b)"),
+  one option's text, or a label with its own text ("B. the box");
+* yes/no answers: a bare yes or no, or a yes/no followed by punctuation and a tail that
+  only restates the question (with the polarity the yes/no implies); a reply that commits
+  to the opposite yes/no is wrong;
+* short sentences that name exactly one option, only when the question itself names the
+  options (``Turn.options`` or "..., the apple or the chocolate?") and every expected
+  answer is one of them, and the sentence's other words come from the question;
+* an explanation only when the reply is that explanation, word for word.
 
-Everything else is ``undecided``: never counted as correct, always reported, and left to
-an LLM judge when one is configured.
+Anything with a hedge, a contrast or concession, a self-correction, both options, a negated
+option, a question mark, or a conclusion that may differ from the opening is undecided.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from commet.judges.base import Judge, JudgeRequest, Verdict
-from commet.text import contains_phrase, normalize, question_options
+from commet.text import contains_phrase, fold, labelled_options, normalize, question_options, words
 
+#: expected answers up to this many words are "short": a sentence naming one may decide
 SHORT_ANSWER_WORDS = 4
-_YES = {"yes", "yeah", "yep", "yup", "correct", "true"}
-_NO = {"no", "nope", "nah", "false"}
-_NEGATION = re.compile(r"(?:\bnot|n't|\bnever|\bno)\s+(?:\w+\s+){0,2}$")
+#: a sentence longer than this never decides by naming an option (its conclusion may come late)
+MAX_SENTENCE_WORDS = 14
+
+_YES = {"yes", "yeah", "yep", "yup"}
+_NO = {"no", "nope", "nah"}
+_NEGATIONS = {"not", "no", "never", "nothing", "nobody", "none", "neither", "nor", "without", "hardly",
+              "nowhere", "cannot", "noone"}
+#: words that make a conclusion uncertain or two-sided: hedges, contrasts, self-corrections, alternatives
+_UNCERTAIN = {
+    "maybe", "perhaps", "probably", "possibly", "might", "may", "could", "unsure", "guess", "either", "likely",
+    "unlikely", "unclear", "depends", "depending", "seems", "seem", "suppose", "presumably", "apparently",
+    "but", "although", "though", "however", "yet", "whereas", "while", "except", "instead", "rather", "actually",
+    "wait", "sorry", "correction", "mean", "oops", "nevertheless", "nonetheless", "otherwise", "unless", "or",
+    "both", "neither", "nor", "and/or", "if", "hmm", "um", "uh", "er", "doubt", "kidding", "joking", "scratch",
+    "correct", "incorrect", "wrong", "right", "true", "false", "tricky", "hard", "difficult", "trick",
+}
+_FUNCTION_WORDS = {
+    "a", "an", "the", "i", "you", "he", "she", "it", "we", "they", "me", "him", "her", "us", "them", "my", "your",
+    "his", "its", "our", "their", "this", "that", "these", "those", "one", "ones", "is", "are", "was", "were", "be",
+    "been", "being", "am", "will", "would", "shall", "should", "can", "do", "does", "did", "has", "have", "had",
+    "'s", "s", "'ll", "ll", "'d", "d", "'re", "re", "'m", "m", "'ve", "ve", "in", "on", "at", "to", "into", "onto",
+    "under", "inside", "behind", "from", "with", "for", "of", "by", "there", "here", "so", "very", "really",
+    "definitely", "certainly", "surely", "indeed", "absolutely", "totally", "quite",
+}
+#: words a reply may use to say it chooses, beyond the question's own words
+_CHOICE_WORDS = {"pick", "picks", "choose", "chooses", "select", "selects", "go", "goes", "answer", "option",
+                 "choice", "say", "says"}
+#: answer boilerplate stripped from the front of a reply before an exact comparison
+_PREFIX = re.compile(
+    r"(?i)^\s*(?:(?:my\s+|the\s+)?(?:final\s+|correct\s+)?answer\s*(?:is\s*)?[:：]?\s*|i\s+think\s*(?:that\s+|it'?s\s+|it\s+is\s+)?"
+    r"|i'?d\s+say\s+|i\s+would\s+say\s+|i\s+(?:would\s+|will\s+|'?d\s+)?(?:choose|pick|select|go\s+with)\s+"
+    r"|答案\s*(?:是|为|：|:)?\s*|我选(?!项)\s*|选(?!项)\s*)")
+_MARKDOWN = re.compile(r"[*_`#>]+")
+#: a bare option label: "B", "(b)", "b)", "B.", "[B]", "Option B", "选项B", "B选项"
+_BARE_LABEL = re.compile(r"(?i)^(?:option|choice|选项)?\s*[(\[（]?\s*([a-z]|\d{1,2})\s*[)\]）]?\s*[.:：)]?\s*(?:选项)?$")
+#: a label followed by text: "B. the box", "(b) the box", "B) the box", "B: the box"
+_LABEL_WITH_TEXT = re.compile(r"(?i)^(?:option\s+)?(?:[(\[（]\s*([a-z]|\d{1,2})\s*[)\]）]|([a-z]|\d{1,2})\s*[.:：)])\s*(.+)$")
+_NON_ANSWERS = {"i don't know", "i do not know", "don't know", "dunno", "no idea", "i have no idea", "not sure",
+                "i'm not sure", "i am not sure", "i can't tell", "i cannot tell", "can't tell", "cannot tell",
+                "i can't say", "i cannot say", "unknown", "i can't answer", "i cannot answer", "no comment"}
+_PREPOSITIONS = {"in", "on", "at", "under", "inside", "into", "onto", "behind", "to", "the", "a", "an"}
 
 
-def leading_yes_no(text: str) -> str | None:
-    """'yes' or 'no' when the text starts with one (after 'I think', 'well', ...)."""
-    words = normalize(text, drop_articles=False).split()
-    while words and words[0] in {"well", "i", "think", "so", "hmm", "oh", "um", "answer", "my", "is"}:
-        words = words[1:]
-    if not words:
-        return None
-    if words[0] in _YES:
-        return "yes"
-    if words[0] in _NO:
-        return "no"
-    return None
+@dataclass(frozen=True)
+class _Choice:
+    """One option the respondent was offered, and the expected answer it is (None: a wrong option)."""
+
+    label: str | None
+    text: str
+    expected: int | None
 
 
-def _mentions(response: str, phrase: str) -> bool:
-    """Whole-phrase mention that is not negated just before ("not the apple")."""
-    if not contains_phrase(response, phrase):
-        return False
-    for match in re.finditer(rf"(?<![a-z0-9']){re.escape(phrase)}(?![a-z0-9'])", response):
-        if not _NEGATION.search(response[: match.start()]):
-            return True
-    return False
+def _core(text: str) -> str:
+    """Normalised text without leading prepositions and articles: "in the basket" and "the basket" -> "basket"."""
+    tokens = normalize(text).split()
+    while len(tokens) > 1 and tokens[0] in _PREPOSITIONS:
+        tokens = tokens[1:]
+    return " ".join(tokens)
+
+
+def _strip_reply(response: str) -> str:
+    """The reply without markdown, surrounding quotes, trailing full stops and answer boilerplate."""
+    text = _MARKDOWN.sub("", fold(response)).strip()
+    previous = None
+    while previous != text:
+        previous = text
+        text = _PREFIX.sub("", text, count=1).strip().strip("\"'\u201c\u201d\u300c\u300d").strip()
+        text = text.rstrip(".!。！ \t\n").strip()
+    return text
+
+
+def _negations(tokens: Sequence[str]) -> int:
+    return sum(1 for t in tokens if t in _NEGATIONS or t.endswith("n't"))
+
+
+def _without_contraction(token: str) -> str:
+    if token.endswith("n't"):
+        stem = token[:-3]
+        return {"wo": "will", "ca": "can", "sha": "shall"}.get(stem, stem)
+    return token
+
+
+def _uncertain(text: str, tokens: Sequence[str]) -> bool:
+    """A hedge, contrast, self-correction, alternative, rhetorical question or trailing-off in the reply."""
+    if "?" in text or "？" in text or "..." in text or "…" in text:
+        return True
+    if any(t in _UNCERTAIN for t in tokens):
+        return True
+    return any(a in _YES | _NO and b in _YES | _NO for a, b in zip(tokens, tokens[1:], strict=False))
 
 
 class RulesJudge(Judge):
@@ -58,44 +129,180 @@ class RulesJudge(Judge):
         return self.decide(request)
 
     def decide(self, request: JudgeRequest) -> Verdict:
-        response = normalize(request.response)
-        expected = [normalize(e) for e in request.expected]
-        if not response:
-            return Verdict("incorrect", None, "empty reply", self.name)
+        if not words(request.response):
+            return self._verdict("incorrect", None, "empty reply")
+        reply = _strip_reply(request.response)
+        choices = self._choices(request)
+        exact = self._exact(request, reply, choices)
+        if exact is not None:
+            return exact
+        if all(self._yes_no(e)[0] is not None for e in request.expected):
+            return self._decide_yes_no(request)
+        if normalize(reply, drop_articles=False) in _NON_ANSWERS and not any(
+                set(words(e)) & {"know", "sure", "idea", "tell", "unknown"} for e in request.expected):
+            return self._verdict("incorrect", None, "the reply gives no answer")
+        return self._decide_sentence(request, choices)
 
-        yes_no = [leading_yes_no(e) for e in request.expected]
-        if len(expected) == 1 and yes_no[0] is not None:
-            return self._yes_no(request, yes_no[0], expected[0])
+    # the parts ----------------------------------------------------------------------------------------
+    def _verdict(self, outcome: str, branch: int | None, rationale: str) -> Verdict:
+        return Verdict(outcome, branch, rationale, self.name)  # type: ignore[arg-type]
 
-        options = [normalize(x) for x in question_options(request.question)]
-        named_other = [o for o in options if _mentions(response, o)
-                       and not any(contains_phrase(o, e) or contains_phrase(e, o) for e in expected if e)]
-        matched = [i for i, e in enumerate(expected) if e and (response == e or _mentions(response, e))]
-        if len(matched) == 1:
-            i = matched[0]
-            if len(expected[i].split()) <= SHORT_ANSWER_WORDS or response == expected[i]:
-                if named_other:  # "the shed or the garage"
-                    return Verdict("undecided", None, "reply names the expected answer and another option", self.name)
-                return Verdict("correct", i, f"reply names the expected answer {request.expected[i]!r}", self.name)
-            return Verdict("correct", i, "reply contains the whole expected explanation", self.name)
-        if len(matched) > 1:
-            return Verdict("undecided", None, "reply names more than one expected answer", self.name)
+    def _choices(self, request: JudgeRequest) -> list[_Choice] | None:
+        """The options offered, each tied to the expected answer it is; None when they do not line up.
 
-        # the question's options must be the expected answers' own words ("the book about space" may be "the space
-        # book"), else naming one is no proof of a wrong answer
-        aligned = all(any(contains_phrase(o, e) or contains_phrase(e, o) for o in options) for e in expected)
-        if named_other and aligned and all(len(e.split()) <= SHORT_ANSWER_WORDS for e in expected):
-            return Verdict("incorrect", None, f"reply names another option ({named_other[0]!r})", self.name)
-        return Verdict("undecided", None, "no rule applies; needs an LLM judge or a person", self.name)
+        Options come from the turn, else from labelled options or an "x or y?" list in the
+        question. Every expected answer must be exactly one option (by text, by label, or as
+        "B. text"), else naming an option proves nothing and only exact answers decide.
+        """
+        offered: list[tuple[str | None, str]] = list(request.options)
+        if not offered:
+            labelled = labelled_options(request.question)
+            offered = list(labelled[1]) if labelled else [(None, o) for o in question_options(request.question)]
+        if len(offered) < 2:
+            return None
+        cores = [_core(text) for _, text in offered]
+        if len(set(cores)) < len(cores) or any(not c for c in cores):
+            return None
+        owner: list[int | None] = [None] * len(offered)
+        for i, expected in enumerate(request.expected):
+            hits = [j for j, (label, text) in enumerate(offered) if _is_option(expected, label, text)]
+            if len(hits) != 1 or owner[hits[0]] is not None:
+                return None
+            owner[hits[0]] = i
+        return [_Choice(label, text, owner[j]) for j, (label, text) in enumerate(offered)]
 
-    def _yes_no(self, request: JudgeRequest, want: str, expected: str) -> Verdict:
-        got = leading_yes_no(request.response)
-        explanation = " ".join(expected.split()[1:])
-        if got is None:
-            return Verdict("undecided", None, "reply does not start with yes or no", self.name)
-        if got != want:
-            return Verdict("incorrect", None, f"reply says {got!r}, expected {want!r}", self.name)
-        if not explanation or contains_phrase(normalize(request.response), explanation):
-            return Verdict("correct", 0, f"reply says {want!r}" + (" and gives the explanation" if explanation else ""),
-                           self.name)
-        return Verdict("undecided", None, f"reply says {want!r} but its explanation needs a judge", self.name)
+    def _exact(self, request: JudgeRequest, reply: str, choices: list[_Choice] | None) -> Verdict | None:
+        """The whole reply is one expected answer, or one option by label, text, or both."""
+        if _uncertain(reply, []):
+            return None
+        norm = normalize(reply)
+        for i, expected in enumerate(request.expected):
+            if norm and norm in (normalize(expected), normalize(_strip_reply(expected))):
+                return self._verdict("correct", i, f"reply is the expected answer {expected!r}")
+        if choices is None:
+            return None
+        labelled = [c for c in choices if c.label]
+        picked: _Choice | None = None
+        bare = _BARE_LABEL.match(reply)
+        with_text = _LABEL_WITH_TEXT.match(reply)
+        if bare and labelled:
+            picked = next((c for c in labelled if fold(c.label or "") == fold(bare.group(1))), None)
+            if picked is None:
+                return None
+        elif with_text and labelled:
+            label, text = with_text.group(1) or with_text.group(2), with_text.group(3)
+            by_label = next((c for c in labelled if fold(c.label or "") == fold(label)), None)
+            if by_label is None or _core(text) != _core(by_label.text):
+                return None
+            picked = by_label
+        else:
+            picked = next((c for c in choices if _core(reply) == _core(c.text)), None)
+        if picked is None:
+            return None
+        shown = f"{picked.label}. {picked.text}" if picked.label else picked.text
+        if picked.expected is None:
+            return self._verdict("incorrect", None, f"reply is another option ({shown!r})")
+        return self._verdict("correct", picked.expected, f"reply is the expected option {shown!r}")
+
+    @staticmethod
+    def _yes_no(text: str) -> tuple[str | None, str]:
+        """('yes'|'no'|None, the tail after it) when the text opens with a yes/no and punctuation."""
+        stripped = _PREFIX.sub("", _MARKDOWN.sub("", fold(text)).strip(), count=1).strip()
+        match = re.match(r"^(yes|yeah|yep|yup|no|nope|nah)(?:$|\s*([,.;:!—–-])\s*(.*))$", stripped, re.DOTALL)
+        if match is None:
+            return None, ""
+        word = match.group(1)
+        return ("yes" if word in _YES else "no"), (match.group(3) or "").strip()
+
+    def _decide_yes_no(self, request: JudgeRequest) -> Verdict:
+        said, tail = self._yes_no(request.response)
+        if said is None:
+            return self._verdict("undecided", None, "reply does not open with a clear yes or no")
+        tail_tokens = words(tail)
+        if tail and _uncertain(tail, tail_tokens) or any(t in _YES | _NO for t in tail_tokens):
+            return self._verdict("undecided", None, "reply hedges, corrects itself or turns after its yes/no")
+        question_tokens = words(request.question)
+        question_negated = _negations(question_tokens) > 0
+        expected = [self._yes_no(e) for e in request.expected]
+        matches = [i for i, (word, _) in enumerate(expected) if word == said]
+        wanted_negations = _negations(question_tokens) + (1 if said == "no" else 0)
+        if not matches:
+            if question_negated:
+                return self._verdict("undecided", None, "yes/no to a negative question is ambiguous")
+            if tail and not (_restates(tail_tokens, question_tokens, wanted_negations) or _short_reason(tail_tokens)):
+                return self._verdict("undecided", None, f"reply says {said!r} but its tail may read the other way")
+            want = expected[0][0]
+            return self._verdict("incorrect", None, f"reply says {said!r}, expected {want!r}")
+        i = matches[0]
+        explanation = expected[i][1]
+        if explanation:
+            if tail and _same_explanation(tail, explanation):
+                return self._verdict("correct", i, f"reply says {said!r} with the expected explanation")
+            return self._verdict("undecided", None, f"reply says {said!r}; its explanation needs a judge")
+        if not tail:
+            return self._verdict("correct", i, f"reply says {said!r}")
+        if _restates(tail_tokens, question_tokens, wanted_negations):
+            return self._verdict("correct", i, f"reply says {said!r} and restates the question")
+        return self._verdict("undecided", None, f"reply says {said!r} but adds more than the question")
+
+    def _decide_sentence(self, request: JudgeRequest, choices: list[_Choice] | None) -> Verdict:
+        """A short sentence that names exactly one offered option, in the question's own words."""
+        if choices is None:
+            return self._verdict("undecided", None, "no rule applies; needs an LLM judge or a person")
+        if any(len(normalize(e).split()) > SHORT_ANSWER_WORDS for e in request.expected):
+            return self._verdict("undecided", None, "the expected answer is an explanation; needs a judge")
+        text = fold(request.response).strip()
+        tokens = words(text)
+        body = text.rstrip(".!。！ ")
+        if len(tokens) > MAX_SENTENCE_WORDS or re.search(r"[.!;。！；\n]", body):
+            return self._verdict("undecided", None, "a long or multi-sentence reply; needs a judge")
+        if _uncertain(text, tokens) or _negations(tokens):
+            return self._verdict("undecided", None, "reply hedges, negates or turns; needs a judge")
+        norm = normalize(text)
+        named = [c for c in choices if contains_phrase(norm, _core(c.text)) or contains_phrase(norm, normalize(c.text))]
+        named = [c for c in named if not any(o is not c and _core(c.text) in _core(o.text) for o in named)]
+        if len(named) != 1:
+            return self._verdict("undecided", None, "reply names no option or several")
+        choice = named[0]
+        rest = re.sub(rf"(?<![\w']){re.escape(_core(choice.text))}(?![\w'])", " ", norm)
+        allowed = set(words(request.question)) | _FUNCTION_WORDS | _CHOICE_WORDS | set(words(choice.text))
+        if not all(_without_contraction(t) in allowed for t in rest.split()):
+            return self._verdict("undecided", None, "reply says more than which option; needs a judge")
+        if choice.expected is None:
+            return self._verdict("incorrect", None, f"reply names another option ({choice.text!r})")
+        return self._verdict("correct", choice.expected, f"reply names the expected option {choice.text!r}")
+
+
+def _is_option(expected: str, label: str | None, text: str) -> bool:
+    """Whether an expected answer is this option: its text, its label, or "label. text"."""
+    norm = normalize(expected)
+    if _core(expected) == _core(text) or norm == normalize(text):
+        return True
+    if label is None:
+        return False
+    bare = _BARE_LABEL.match(fold(expected).strip())
+    if bare:
+        return fold(bare.group(1)) == fold(label)
+    with_text = _LABEL_WITH_TEXT.match(fold(expected).strip())
+    return bool(with_text) and fold(with_text.group(1) or with_text.group(2)) == fold(label) \
+        and _core(with_text.group(3)) == _core(text)
+
+
+def _restates(tail: Sequence[str], question: Sequence[str], negations: int) -> bool:
+    """The tail only restates the question ("No, he did not."), with the polarity its yes/no implies."""
+    allowed = set(question) | _FUNCTION_WORDS | _NEGATIONS
+    return all(_without_contraction(t) in allowed for t in tail) and _negations(tail) == negations
+
+
+def _short_reason(tail: Sequence[str]) -> bool:
+    """A short "because ..." tail with no conclusion of its own ("so", "therefore"): the yes/no stands."""
+    return (tail[:1] in (["because"], ["since"]) and len(tail) <= 12
+            and not set(tail) & {"so", "therefore", "thus", "hence", "means", "answer", "conclusion", "overall"})
+
+
+def _same_explanation(reply_tail: str, explanation: str) -> bool:
+    """The reply's explanation is the expected one, word for word (a leading "because" aside)."""
+    def core(text: str) -> str:
+        tokens = normalize(text).split()
+        return " ".join(tokens[1:] if tokens[:1] == ["because"] else tokens)
+    return bool(core(explanation)) and core(reply_tail) == core(explanation)

@@ -140,6 +140,8 @@ class Model(ABC):
     """A chat model. ``spec`` is its ``provider:name`` string without secrets."""
 
     spec: str
+    #: runs on this machine or needs no call at all (baselines, replay, transformers, vLLM): costs nothing
+    free: bool = False
 
     def identity(self) -> dict[str, object]:
         """What makes two instances give the same answer to the same request (part of the cache key).
@@ -156,8 +158,18 @@ class Model(ABC):
         """Answer the conversation in ``request``; raise :class:`ModelCallError` on a final failure."""
 
     def estimated_cost(self, usage: Usage) -> float | None:
-        """Estimated US dollars for ``usage``, when the provider's prices are known."""
-        return None
+        """Estimated US dollars for ``usage``: 0 for a free model, None when the price is unknown."""
+        return 0.0 if self.free else None
+
+    def price_known(self) -> bool:
+        """Whether :meth:`estimated_cost` gives a figure (a spend limit needs one)."""
+        return self.estimated_cost(Usage()) is not None
 
     async def aclose(self) -> None:
         """Release clients, engines and pools."""
+
+    async def __aenter__(self) -> Model:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

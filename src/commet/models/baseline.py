@@ -1,7 +1,8 @@
-"""Honest trivial baselines: they read only the question, never the story.
+"""Honest trivial baselines: they read only the question and its options, never the story.
 
-* ``baseline:first-option`` answers with the first option the question names
-  ("..., the apple or the chocolate?" -> "The apple."), else a fixed short reply;
+* ``baseline:first-option`` answers with the first option shown (the turn's listed options,
+  "A. x B. y" in the question, or "..., the apple or the chocolate?" -> "The apple."), else a
+  fixed short reply;
 * ``baseline:random-option?seed=N`` picks a named option at random, else "Yes." or "No.",
   seeded per call content so results do not depend on concurrency or order.
 
@@ -14,16 +15,24 @@ import hashlib
 import random
 
 from commet.models.base import Model, ModelRequest, ModelResponse, UnknownModelError
-from commet.text import question_options
+from commet.text import labelled_options, question_options
 
 DEFAULT_REPLY = "Yes."
 
 
-def _last_question(request: ModelRequest) -> str:
-    for message in reversed(request.messages):
-        if message.role == "user":
-            return message.text_content.strip().splitlines()[-1] if message.text_content.strip() else ""
-    return ""
+def _offered_options(request: ModelRequest) -> list[str]:
+    """The options shown in the last user message: listed under the question, labelled, or "x or y?"."""
+    text = next((m.text_content.strip() for m in reversed(request.messages) if m.role == "user"), "")
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    listed = []
+    while lines and lines[-1].startswith("- "):
+        listed.insert(0, lines.pop()[2:].strip())
+    if len(listed) >= 2:
+        return listed
+    labelled = labelled_options(text)
+    if labelled:
+        return [option for _, option in labelled[1]]
+    return question_options(lines[-1]) if lines else []
 
 
 def _sentence(option: str) -> str:
@@ -32,6 +41,8 @@ def _sentence(option: str) -> str:
 
 
 class FirstOptionBaseline(Model):
+    free = True  # no paid call
+
     def __init__(self, reply: str = DEFAULT_REPLY):
         self.reply = reply
         self.spec = "baseline:first-option"
@@ -40,11 +51,13 @@ class FirstOptionBaseline(Model):
         return {"spec": self.spec, "reply": self.reply}
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
-        options = question_options(_last_question(request))
+        options = _offered_options(request)
         return ModelResponse(text=_sentence(options[0]) if options else self.reply)
 
 
 class RandomOptionBaseline(Model):
+    free = True  # no paid call
+
     def __init__(self, seed: int = 0):
         self.seed = seed
         self.spec = "baseline:random-option"
@@ -55,7 +68,7 @@ class RandomOptionBaseline(Model):
     async def generate(self, request: ModelRequest) -> ModelResponse:
         digest = hashlib.sha256(f"{self.seed}:{self.cache_key(request)}".encode()).digest()
         rng = random.Random(digest)
-        options = question_options(_last_question(request))
+        options = _offered_options(request)
         return ModelResponse(text=_sentence(rng.choice(options)) if options else rng.choice(["Yes.", "No."]))
 
 

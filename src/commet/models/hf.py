@@ -240,6 +240,8 @@ def to_chat(messages: Sequence[Message], *, vision: bool) -> list[dict[str, Any]
 
 
 class HFModel(Model):
+    free = True  # no paid call
+
     def __init__(self, name: str, options: Mapping[str, str]):
         unknown = set(options) - HF_OPTIONS
         if unknown:

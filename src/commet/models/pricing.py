@@ -10,12 +10,14 @@ unless those options are given.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from commet.models.base import UnknownModelError, Usage
 
-#: provider -> model name prefix -> (input, output) USD per 1M tokens. Longest prefix wins,
-#: so dated snapshots ("gpt-4o-mini-2024-07-18") find their family.
+#: provider -> model name -> (input, output) USD per 1M tokens. A name matches exactly, or as a
+#: dated snapshot of it ("gpt-4o-mini-2024-07-18", "claude-3-5-haiku-20241022", "...-latest");
+#: any other name ("gpt-5.4", "claude-opus-4-7") has no price rather than a neighbour's.
 PRICES: dict[str, dict[str, tuple[float, float]]] = {
     "openai": {
         "gpt-4o": (2.50, 10.00),
@@ -35,7 +37,9 @@ PRICES: dict[str, dict[str, tuple[float, float]]] = {
         "claude-3-7-sonnet": (3.00, 15.00),
         "claude-haiku-4-5": (1.00, 5.00),
         "claude-sonnet-4": (3.00, 15.00),
+        "claude-sonnet-4-5": (3.00, 15.00),
         "claude-opus-4": (15.00, 75.00),
+        "claude-opus-4-1": (15.00, 75.00),
         "claude-opus-4-5": (5.00, 25.00),
     },
     "google": {
@@ -49,15 +53,14 @@ PRICES: dict[str, dict[str, tuple[float, float]]] = {
 }
 
 
+_SNAPSHOT = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|latest)$")
+
+
 def lookup(provider: str, model: str) -> tuple[float, float] | None:
-    """(input, output) USD per million tokens for the longest matching prefix, if known."""
+    """(input, output) USD per million tokens for this exact model (or a dated snapshot of it), if known."""
     table = PRICES.get(provider, {})
     name = model.rsplit("/", 1)[-1].lower()
-    best = None
-    for prefix, price in table.items():
-        if name.startswith(prefix) and (best is None or len(prefix) > len(best[0])):
-            best = (prefix, price)
-    return best[1] if best else None
+    return table.get(name) or table.get(_SNAPSHOT.sub("", name))
 
 
 def price_for(provider: str, model: str, options: Mapping[str, str]) -> tuple[float, float] | None:

@@ -15,6 +15,8 @@ from commet.models.base import Model, ModelCallError, ModelRequest, ModelRespons
 
 
 class ReplayModel(Model):
+    free = True  # no paid call
+
     def __init__(self, replies: dict[str, list[str]], *, source: str, digest: str, delay: float = 0.0):
         self.replies = replies
         self.spec = f"replay:{source}"

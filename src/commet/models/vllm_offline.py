@@ -102,6 +102,8 @@ def to_vllm_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
 
 
 class VLLMModel(Model):
+    free = True  # no paid call
+
     def __init__(self, name: str, options: Mapping[str, str]):
         if not name:
             raise UnknownModelError("vllm: a model path or hub id is required (vllm:PATH_OR_ID)")

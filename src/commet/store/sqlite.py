@@ -333,7 +333,8 @@ class Store:
 
     def finished_stories(self, run_id: int) -> set[str]:
         self.flush()
-        rows = self.db.execute("SELECT story_id FROM stories WHERE run_id = ? AND status = 'done'", (run_id,))
+        rows = self.db.execute("SELECT story_id FROM stories WHERE run_id = ? AND status IN ('done', 'stopped')",
+                               (run_id,))
         return {r["story_id"] for r in rows}
 
     def turn_rows(self, run_id: int) -> list[sqlite3.Row]:
@@ -367,12 +368,43 @@ class Store:
         return {"stories": stories, "questions": turns[0], "right": turns[1], "model_calls": calls["model_calls"],
                 "cached": calls["model_cached"], "errors": calls["model_errors"]}
 
+    def spend(self, run_id: int) -> RunSpend:
+        """Tokens and judge cost of the calls this run made (not those answered from the store)."""
+        self.flush()
+        model = self.db.execute(
+            "SELECT COALESCE(SUM(m.input_tokens), 0), COALESCE(SUM(m.output_tokens), 0) FROM call_log c"
+            " JOIN model_calls m ON m.key = c.key WHERE c.run_id = ? AND c.kind = 'model' AND c.cached = 0"
+            " AND c.error IS NULL", (run_id,)).fetchone()
+        judge_in = judge_out = 0
+        judge_cost: float | None = 0.0
+        for (details,) in self.db.execute(
+                "SELECT j.details_json FROM call_log c JOIN judgments j ON j.key = c.key WHERE c.run_id = ?"
+                " AND c.kind = 'judge' AND c.cached = 0", (run_id,)):
+            data = json.loads(details)
+            usage = data.get("usage") or {}
+            judge_in += int(usage.get("input_tokens", 0))
+            judge_out += int(usage.get("output_tokens", 0))
+            cost = data.get("cost_usd", 0.0 if not usage else None)
+            judge_cost = None if judge_cost is None or cost is None else judge_cost + float(cost)
+        return RunSpend(int(model[0]), int(model[1]), judge_in, judge_out, judge_cost)
+
     def usage(self, run_id: int) -> dict[str, int]:
         self.flush()
         row = self.db.execute(
             "SELECT COALESCE(SUM(m.input_tokens), 0) AS input_tokens, COALESCE(SUM(m.output_tokens), 0) AS output_tokens"
             " FROM turns t JOIN model_calls m ON m.key = t.model_key WHERE t.run_id = ?", (run_id,)).fetchone()
         return {"input_tokens": int(row["input_tokens"]), "output_tokens": int(row["output_tokens"])}
+
+
+@dataclass(frozen=True)
+class RunSpend:
+    """What a run's own calls used (answers from the store excluded): model tokens, judge tokens and cost."""
+
+    model_input_tokens: int
+    model_output_tokens: int
+    judge_input_tokens: int
+    judge_output_tokens: int
+    judge_cost: float | None  # None: some judgment had no known price
 
 
 def _insert(table: str, row: dict[str, object]) -> Statement:

@@ -343,7 +343,7 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
         previous, following = store.neighbours(item_id)
         return render(request, session, "item.html", user=name, st=st, revision=revision, turns=turns,
                       status=status, blind=blind, mine=store.my_decision(item_id, uid),
-                      lint=lint_storyturn(st), problems=validate_storyturn(st, probe),
+                      lint=lint_storyturn(st), problems=validate_storyturn(st, probe, decode_pictures=False),
                       edits=store.edits(item_id), errors=errors, decisions=decisions,
                       regen=store.open_regen_requests(item_id), criteria=CRITERIA, image_errors=IMAGE_ERRORS,
                       text_errors=TEXT_ERRORS, categories=ERROR_CATEGORIES, tasks=TASKS,

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from commet.format.dataset import Dataset, load_dataset
 from commet.format.model import StoryTurn
+from commet.format.validate import load_checked
 from commet.taxonomy import TASKS
 
 ImagePolicy = Literal["all", "needed"]
@@ -145,9 +146,13 @@ def select_questionnaires(dataset: Dataset, count: int, seed: int) -> tuple[list
 
 
 def build_study(dataset_path: str | Path, out: Path, *, questionnaires: int = 8, seed: int = 0,
-                judge: str = "rules") -> Study:
-    """Select the questionnaires from a dataset and write ``out`` (study.json)."""
-    dataset = load_dataset(dataset_path)
+                judge: str = "rules", loaded: Dataset | None = None) -> Study:
+    """Select the questionnaires from a dataset and write ``out`` (study.json).
+
+    ``loaded`` is the dataset at ``dataset_path`` already checked by the caller; without it the
+    dataset is loaded through :func:`load_checked`, which refuses one with problems.
+    """
+    dataset = loaded if loaded is not None else load_checked(dataset_path)[0]
     selected, shortfalls = select_questionnaires(dataset, questionnaires, seed)
     if str(dataset_path) == "sample":
         stored = "sample"

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from commet.apps.study.build import ImagePolicy, Questionnaire, shows_image
-from commet.engine.conversation import PreviousOutcome, choose_feedback, user_text
+from commet.engine.conversation import PreviousOutcome, UndecidedFeedback, choose_feedback, user_text
 from commet.engine.conversation import judge_request as build_judge_request
 from commet.format.model import StoryTurn, Turn
 from commet.judges.base import JudgeRequest
@@ -36,7 +36,9 @@ def shown_turns(storyturn: StoryTurn, answers: Mapping[int, sqlite3.Row], policy
     previous: PreviousOutcome | None = None
     picture = shows_image(storyturn, policy)
     for k, turn in enumerate(storyturn.turns):
-        text, kind = choose_feedback(turn.feedback, previous, "original")
+        # a volunteer's story never stops; feedback that rests on an undecided answer shows only its
+        # unconditional part, so nobody is corrected for an answer that may have been right
+        text, kind = choose_feedback(turn.feedback, previous, "original", undecided=UndecidedFeedback.SKIP)
         row = answers.get(k)
         shown.append(ShownTurn(k, turn, text, kind, turn.image if picture else None, row))
         if row is None:
@@ -76,7 +78,7 @@ class Position:
                    if t.answer is not None]
         current = self.current
         return build_judge_request(self.storyturn, current.index, user_text(current.feedback, current.turn), response,
-                                   earlier, self.active_branch)
+                                   earlier)
 
 
 def position(questionnaire: Questionnaire, storyturns: Mapping[str, StoryTurn],

@@ -1,16 +1,19 @@
-"""Judging through the store's judgment cache: the engine and re-judging share this one path."""
+"""The per-turn judging step shared by the engine and re-judging: judge through the store's cache,
+apply the story's branch rules, and record the scored turn."""
 
 from __future__ import annotations
 
 import json
 import time
 
+from commet.engine.conversation import TurnScore, apply_branch_rules
+from commet.format.model import Turn
 from commet.judges.base import Judge, JudgeRequest, Verdict
 from commet.store.sqlite import Store
 
 
 async def judge_cached(store: Store, run_id: int, judge: Judge, request: JudgeRequest) -> tuple[Verdict, str | None, bool]:
-    """Judge through the store's cache like the engine does: (verdict, judgment key, from cache)."""
+    """Judge through the store's cache: (verdict, judgment key, from cache)."""
     if not judge.cacheable:
         return await judge.judge(request), None, False
     key = judge.cache_key(request)
@@ -29,3 +32,17 @@ async def judge_cached(store: Store, run_id: int, judge: Judge, request: JudgeRe
                           branch=verdict.branch, rationale=verdict.rationale, details=verdict.details,
                           latency_s=time.perf_counter() - started, error=str(error) if error else None)
     return verdict, key, False
+
+
+def record_scored_turn(store: Store, run_id: int, story_id: str, k: int, turn: Turn, verdict: Verdict,
+                       active_branch: int | None, *, fields: dict[str, object], response: str, judge_name: str,
+                       judgment_key: str | None) -> TurnScore:
+    """Apply the branch rules to a verdict and record the turn; returns the turn's score."""
+    score = apply_branch_rules(turn, verdict, active_branch)
+    store.record_turn(
+        run_id, story_id, k, **fields, response=response, outcome=verdict.outcome,
+        correct=None if score.correct is None else int(score.correct), branch=score.branch,
+        active_branch=score.active_branch, judge=verdict.judge or judge_name, rationale=score.reason,
+        judgment_key=judgment_key, error_kind=verdict.details.get("error_kind") if verdict.details else None,
+        error=None)
+    return score

@@ -1,0 +1,194 @@
+"""Re-judging: score a run's stored responses again with another judge, without calling the model.
+
+The new run copies the old run's settings (judge changed) and its turns reuse the stored
+prompts and responses. Judging runs with the same concurrency and caching as ``commet eval``:
+a judge request never depends on earlier verdicts, so every turn of every story is judged
+at once (``concurrency`` calls in flight), and the branch rules are applied per story, in
+order, once its verdicts are in. Feedback that was sent online stays as it was (the
+conversation happened); the report lists the turns where the new verdicts would have chosen
+other feedback. Judgments go through the store's cache, so re-judging twice costs no call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from commet.engine.conversation import (
+    PreviousOutcome,
+    UndecidedFeedback,
+    choose_feedback,
+    judge_request,
+)
+from commet.engine.judging import judge_cached, record_scored_turn
+from commet.engine.pictures import PictureCache
+from commet.engine.runner import EvalSettings, JudgeImages
+from commet.format.dataset import Dataset
+from commet.judges.base import Judge, JudgeRequest, Verdict
+from commet.judges.cascade import decided_by
+from commet.models.base import ImagePart
+from commet.store.sqlite import RunRecord, Store
+
+
+class RejudgeError(ValueError):
+    """A re-judging request that cannot be done (unknown run, other dataset, name taken)."""
+
+
+@dataclass(frozen=True)
+class FeedbackChange:
+    story_id: str
+    turn: int
+    sent: str  # feedback kind sent online
+    would_send: str  # feedback kind the new verdicts would have chosen
+
+
+@dataclass
+class RejudgeReport:
+    source: RunRecord
+    run: RunRecord
+    turns: int = 0
+    decided_by: dict[str, int] = field(default_factory=dict)
+    judge_calls: int = 0  # verdicts computed now (rules decisions included)
+    cached: int = 0  # verdicts answered from the store
+    changed: list[tuple[str, int, bool | None, bool | None]] = field(default_factory=list)  # story, turn, old, new
+    feedback_changes: list[FeedbackChange] = field(default_factory=list)
+
+
+def default_name(source: RunRecord, judge: Judge) -> str:
+    return f"{source.name}~{judge.name}"
+
+
+def _open_run(store: Store, source: RunRecord, judge: Judge, name: str) -> RunRecord:
+    digest = hashlib.sha256(json.dumps({"rejudged_from": source.config_hash, "judge": judge.name},
+                                       sort_keys=True).encode()).hexdigest()
+    existing = store.get_run(name)
+    if existing is not None:
+        if existing.config_hash != digest:
+            raise RejudgeError(f"run {name!r} already exists with other settings; pick another name with --as")
+        return existing
+    return store.create_run(name=name, model=source.model, judge=judge.name,
+                            settings={**source.settings, "rejudged_from": source.name}, config_hash=digest,
+                            dataset_name=source.dataset_name, dataset_hash=source.dataset_hash,
+                            package_version=source.package_version, story_count=source.story_count)
+
+
+def _source_settings(source: RunRecord) -> EvalSettings:
+    """The source run's settings as recorded (fields added since it ran take their defaults)."""
+    known = {k: v for k, v in source.settings.items() if k in EvalSettings.model_fields}
+    try:
+        return EvalSettings.model_validate(known)
+    except ValueError:
+        return EvalSettings()
+
+
+async def rejudge(store: Store, source_name: str, judge: Judge, dataset: Dataset, *,
+                  new_name: str | None = None, concurrency: int = 8,
+                  on_progress: Callable[[int], None] | None = None) -> RejudgeReport:
+    """Re-judge run ``source_name`` with ``judge`` into a new run (or resume one with the same settings).
+
+    ``concurrency`` judge calls run at once; ``on_progress`` gets the number of turns judged so far.
+    """
+    source = store.get_run(source_name)
+    if source is None:
+        raise RejudgeError(f"no run named {source_name!r} in {store.path}")
+    if dataset.content_hash() != source.dataset_hash:
+        raise RejudgeError(f"dataset {dataset.name!r} is not the one run {source_name!r} used "
+                           f"({source.dataset_name!r}); pass the same dataset with --dataset")
+    run = _open_run(store, source, judge, new_name or default_name(source, judge))
+    settings = _source_settings(source)
+    job = _Rejudging(store, run, judge, dataset, settings, asyncio.Semaphore(max(1, concurrency)), on_progress)
+    report = RejudgeReport(source=source, run=run)
+    store.set_run_status(run.id, "running")
+    by_story: dict[str, list[sqlite3.Row]] = {}
+    for row in store.turn_rows(source.id):
+        by_story.setdefault(row["story_id"], []).append(row)
+    stories = store.story_rows(source.id)
+    with store.write_batches():
+        await asyncio.gather(*(job.story(story, by_story.get(story["story_id"], []), report) for story in stories))
+    position = {story["story_id"]: story["position"] for story in stories}
+    report.feedback_changes.sort(key=lambda change: (position[change.story_id], change.turn))
+    report.changed.sort(key=lambda change: (position[change[0]], change[1]))
+    store.set_run_status(run.id, "done")
+    report.run = store.get_run(run.name) or run
+    report.decided_by = decided_by(job.decided)
+    return report
+
+
+class _Rejudging:
+    """One re-judging job: its store, run, judge, pictures and the semaphore over judge calls."""
+
+    def __init__(self, store: Store, run: RunRecord, judge: Judge, dataset: Dataset, settings: EvalSettings,
+                 slots: asyncio.Semaphore, on_progress: Callable[[int], None] | None):
+        self.store, self.run, self.judge, self.dataset, self.settings = store, run, judge, dataset, settings
+        self.slots = slots
+        self.on_progress = on_progress
+        self.pictures = PictureCache(dataset, max_side=settings.image_max_side, fmt=settings.image_format)
+        self.decided: list[str] = []
+        self.judged = 0
+
+    async def _judge(self, request: JudgeRequest) -> tuple[Verdict, str | None, bool]:
+        async with self.slots:
+            return await judge_cached(self.store, self.run.id, self.judge, request)
+
+    async def story(self, story: sqlite3.Row, rows: list[sqlite3.Row], report: RejudgeReport) -> None:
+        """Judge one story's answered turns concurrently, then apply the branch rules in order and record."""
+        story_id = story["story_id"]
+        storyturn = self.dataset.get(story_id)
+        policy = self.settings.judge_images
+        with_pictures = policy is JudgeImages.ON or policy is JudgeImages.NEEDED and storyturn.image_dependent
+        earlier: list[tuple[str, str]] = []
+        shown: list[ImagePart] = []
+        pending = []
+        for row in rows:
+            if with_pictures:
+                shown.extend(self.pictures.part(image["id"]) for image in json.loads(row["images_json"]))
+            if row["response"] is None:  # the model call failed: nothing to judge
+                pending.append(None)
+                continue
+            request = judge_request(storyturn, row["turn"], row["prompt"], row["response"], earlier, shown)
+            pending.append(asyncio.ensure_future(self._judge(request)))
+            earlier.append((row["prompt"], row["response"]))
+        verdicts = [await task if task is not None else None for task in pending]
+
+        previous: PreviousOutcome | None = None
+        active_branch: int | None = None
+        all_correct = True
+        for row, judged in zip(rows, verdicts, strict=True):
+            k = row["turn"]
+            turn = storyturn.turns[k]
+            fields = {key: row[key] for key in ("prompt", "images_json", "feedback_kind", "expected_json", "model_key")}
+            if judged is None:
+                self.store.record_turn(self.run.id, story_id, k, **fields, error_kind=row["error_kind"],
+                                       error=row["error"])
+                all_correct = False
+                continue
+            verdict, key, from_cache = judged
+            would = choose_feedback(turn.feedback, previous, self.settings.feedback,
+                                    undecided=UndecidedFeedback(self.settings.undecided_feedback),
+                                    texts=self.settings.correctness_texts)[1]
+            if k > 0 and would != row["feedback_kind"]:
+                report.feedback_changes.append(FeedbackChange(story_id, k, row["feedback_kind"], would))
+            score = record_scored_turn(self.store, self.run.id, story_id, k, turn, verdict, active_branch,
+                                       fields=fields, response=row["response"], judge_name=self.judge.name,
+                                       judgment_key=key)
+            active_branch = score.active_branch
+            report.cached += int(from_cache)
+            report.judge_calls += int(not from_cache)
+            old = None if row["correct"] is None else bool(row["correct"])
+            if old != score.correct:
+                report.changed.append((story_id, k, old, score.correct))
+            report.turns += 1
+            self.decided.append(verdict.judge or self.judge.name)
+            all_correct = all_correct and score.correct is True
+            previous = PreviousOutcome(score.correct, score.branch, tuple(turn.answers))
+            self.judged += 1
+            if self.on_progress:
+                self.on_progress(self.judged)
+        self.store.record_story(self.run.id, story_id, position=story["position"], task=story["task"],
+                                category=story["category"], image_dependent=story["image_dependent"],
+                                source=story["source"], status=story["status"],
+                                correct=int(all_correct) if story["status"] == "done" else None)
