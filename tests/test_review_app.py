@@ -32,6 +32,8 @@ REGENERATED = small_png((220, 80, 40), (320, 240))
 FIVE = ("text_artifacts", "spatial", "narrative", "duplication", "clues")
 
 
+expect.set_options(timeout=20_000)  # the machine running the suite may be busy
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     with sync_playwright() as playwright:

@@ -110,6 +110,8 @@ def test_study_organiser_backoff_sessions_origin_and_csv(study: tuple[Path, Path
     assert organiser_login(old, "another pass 7").status_code == 303
 
 
+expect.set_options(timeout=20_000)  # the machine running the suite may be busy
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     with sync_playwright() as playwright:
