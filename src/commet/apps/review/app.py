@@ -331,7 +331,7 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
                     checks = {key: {who: ok for who, ok in by.items() if who == name} for key, by in checks.items()}
                 entry.update(mine=store.checks_by(picture.id, uid), checks=checks,
                              prominent=store.prominent_by(picture.id, uid),
-                             first_shown=st.turns.index(next(t for t in st.turns if t.image == turn.image)) == k,
+                             first_shown=next(i for i, t in enumerate(st.turns) if t.image == turn.image) == k,
                              versions=len(store.versions(item_id, picture.image_id)),
                              prompt=picture.prompt or image_prompt(st, k, turn.story, turn.story or turn.question))
             turns.append(entry)
