@@ -262,3 +262,36 @@ def test_study_hardening_in_chromium(browser: Browser, study: tuple[Path, Path])
         server.should_exit = True
         thread.join(timeout=10)
         sock.close()
+
+
+def test_sessions_expire_on_the_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Signed-in sessions end 14 days after sign-in; anonymous ones two days after their last use."""
+    from starlette.requests import Request
+    from starlette.responses import Response
+
+    from commet.apps import web
+
+    clock = [1_000_000.0]
+    monkeypatch.setattr(web.time, "time", lambda: clock[0])
+    sessions = web.Sessions(tmp_path / "app.sqlite")
+
+    def request_with(token: str | None) -> Request:
+        headers = [(b"cookie", f"{web.SESSION_COOKIE}={token}".encode())] if token else []
+        return Request({"type": "http", "method": "GET", "path": "/", "headers": headers})
+
+    signed, anonymous = {"subject": "user:1", "csrf": "a"}, {"csrf": "b"}
+    for data in (signed, anonymous):
+        sessions.save(Response(), data)
+    day = 24 * 3600
+    for _ in range(13):  # used every day for 13 days
+        clock[0] += day
+        for data in (signed, anonymous):
+            loaded = sessions.load(request_with(data["_sid"]))
+            assert loaded["csrf"] == data["csrf"]
+            sessions.save(Response(), loaded)
+    clock[0] += day + 1
+    assert sessions.load(request_with(signed["_sid"])) == {}  # 14 days after sign-in, however busy
+    assert sessions.load(request_with(anonymous["_sid"]))["csrf"] == "b"  # still in use
+    clock[0] += 2 * day + 1
+    assert sessions.load(request_with(anonymous["_sid"])) == {}  # two idle days
+    assert sessions.load(request_with("forged-token")) == {} and sessions.load(request_with(None)) == {}

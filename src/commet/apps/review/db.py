@@ -259,7 +259,11 @@ class ReviewDB:
                 db.execute("ALTER TABLE users ADD COLUMN name_key TEXT")
                 for row in db.execute("SELECT id, name FROM users").fetchall():
                     db.execute("UPDATE users SET name_key = ? WHERE id = ?", (normalise_name(row["name"]), row["id"]))
-                db.execute("CREATE UNIQUE INDEX IF NOT EXISTS users_name_key ON users (name_key)")
+                try:
+                    db.execute("CREATE UNIQUE INDEX IF NOT EXISTS users_name_key ON users (name_key)")
+                except sqlite3.IntegrityError:
+                    raise ReviewError(f"{self.path}: two reviewer names differ only in case, width or surrounding "
+                                      "spaces; rename one before starting this version") from None
 
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
