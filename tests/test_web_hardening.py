@@ -195,6 +195,24 @@ def test_review_hardening_in_chromium(browser: Browser, tmp_path: Path, viewport
 
         assert ReviewDB(db).decisions("xss-1") == []
 
+        # a password change signs out every other session of the reviewer
+        other = browser.new_context(base_url=base).new_page()
+        other.goto("/login")
+        other.fill("input[name=name]", "ALICE")
+        other.fill("input[name=password]", PASSWORD)
+        other.click("main button[type=submit]")
+        expect(other.locator("h1")).to_have_text("Items")
+        page.goto("/account")
+        page.fill("input[name=current]", PASSWORD)
+        page.fill("input[name=new]", "a new password 9")
+        page.fill("input[name=again]", "a new password 9")
+        page.click("main button[type=submit]")
+        expect(page.locator(".flash")).to_have_text("Password changed; every other session of yours is signed out.")
+        check_page(page)
+        other.goto("/")
+        expect(other).to_have_url(f"{base}/login")
+        other.context.close()
+
         # sign-out ends the session on the server: a copied cookie no longer works
         cookies = context.cookies()
         page.click("button:has-text('Sign out')")
