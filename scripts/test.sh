@@ -7,9 +7,8 @@ python -m pip install --quiet --disable-pip-version-check -e ".[test]"
 if ! command -v chromium >/dev/null 2>&1; then  # headless browser for the web-app tests (Debian's package)
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
-if [ ! -f node_modules/axe-core/axe.min.js ]; then  # accessibility checks of the web-app tests (npm registry)
-  command -v npm >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null; }
-  npm install --no-save --no-package-lock --no-audit --no-fund axe-core@4 >/dev/null
+if [ ! -f .node/node_modules/axe-core/axe.min.js ]; then  # accessibility checks of the web pages (npm registry)
+  npm install --silent --no-audit --no-fund --prefix .node axe-core
 fi
 ruff check src tests bench scripts
 python -m pytest -q -p no:cacheprovider

@@ -16,6 +16,7 @@ from commet.apps.review.app import create_app
 from commet.apps.review.db import ReviewDB
 from commet.apps.web import LoginThrottle
 from commet.generation.llm.images import ImageModel
+from tests.browser_checks import DESKTOP, PHONE, check_page
 from tests.llm_gen_servers import small_png
 
 PASSWORD = "correct horse battery"
@@ -79,3 +80,17 @@ def running_app(tmp_path: Path, image_model: ImageModel | None = None,
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+#: The two window sizes every browser test of the review app runs at.
+VIEWPORTS = {"desktop": DESKTOP, "phone": PHONE}
+
+
+def check(page, seen: set[str] | None = None) -> None:  # noqa: ANN001 - playwright Page
+    """check_page (no sideways scroll, no serious axe finding) once per kind of page (path without ids) in ``seen``."""
+    kind = page.evaluate("location.pathname.replace(/\\/[^/]*\\d[^/]*/g, '/N')")
+    if seen is not None:
+        if kind in seen:
+            return
+        seen.add(kind)
+    check_page(page, f"{kind} at {page.viewport_size['width']} px")

@@ -22,11 +22,11 @@ from commet.cli import app as cli
 from commet.format import load_dataset, validate_dataset
 from commet.format.validate import has_errors
 from commet.generation.llm.images import create_image_model
-from tests.browser_checks import VIEWPORTS, check_page
+from tests.browser_checks import check_page
 from tests.conftest import launch_chromium
 from tests.fakeservers import FakeServer
 from tests.llm_gen_servers import openai_image_reply, small_png
-from tests.review_server import PASSWORD, running_app
+from tests.review_server import PASSWORD, VIEWPORTS, check, running_app
 
 REGENERATED = small_png((220, 80, 40), (320, 240))
 FIVE = ("text_artifacts", "spatial", "narrative", "duplication", "clues")
@@ -43,7 +43,7 @@ def browser() -> Iterator[Browser]:
 
 
 def open_page(browser: Browser, base: str, viewport: str) -> Page:
-    context = browser.new_context(base_url=base, viewport=VIEWPORTS[viewport], bypass_csp=True, accept_downloads=True)
+    context = browser.new_context(base_url=base, viewport=VIEWPORTS[viewport], accept_downloads=True)
     return context.new_page()
 
 
@@ -52,7 +52,7 @@ def sign_in(browser: Browser, base: str, name: str, viewport: str, seen: set[str
     page.goto("/")
     expect(page).to_have_url(f"{base}/login")
     if seen is not None:
-        check_page(page, seen)
+        check(page, seen)
     page.fill("input[name=name]", name)
     page.fill("input[name=password]", PASSWORD)
     page.click("main button[type=submit]")
@@ -72,10 +72,10 @@ def test_three_reviewers_fail_fix_and_agree(browser: Browser, tmp_path: Path, vi
         with running_app(tmp_path, image_model=painter) as (base, db):
             # the first expert reviews and corrects; "ALICE " is alice (one normal form for names)
             alice = sign_in(browser, base, " ALICE ", viewport, seen)
-            check_page(alice, seen)
+            check(alice, seen)
             expect(alice.locator(".items tbody tr")).to_have_count(2)
             alice.click("text=rh-1")
-            check_page(alice, seen)
+            check(alice, seen)
             expect(alice.locator("#keys")).to_contain_text("a accept")
             expect(alice.locator("section.turn")).to_have_count(2)
             expect(alice.locator("#turn-2 .feedback")).to_contain_text("If wrong: Look again at what Tom can see.")
@@ -120,7 +120,7 @@ def test_three_reviewers_fail_fix_and_agree(browser: Browser, tmp_path: Path, vi
             alice.fill("#turn-1 textarea[name=prompt]", "Three toy boats in a bath, no text anywhere.")
             alice.click("#turn-1 button:has-text('Regenerate with openai:gpt-image-1')")
             expect(alice.locator("h1")).to_have_text("bath.png: 2 versions")
-            check_page(alice, seen)
+            check(alice, seen)
             expect(alice.locator(".illustrates")).to_contain_text("Three toy boats float in the bath")
             expect(alice.locator(".illustrates")).to_contain_text("Which boat can Tom not see from where he sits?")
             expect(alice.locator(".version.current h2")).to_contain_text("Version 2")
@@ -160,7 +160,7 @@ def test_three_reviewers_fail_fix_and_agree(browser: Browser, tmp_path: Path, vi
             carol.click("#reject")
             expect(carol.locator(".flash")).to_have_text("Decision saved; the item is disagreement.")
             carol.goto("/disagreements")
-            check_page(carol, seen)
+            check(carol, seen)
             expect(carol.locator("tbody")).to_contain_text("accepted by alice, bob; rejected by carol")
             expect(carol.locator("tbody")).to_contain_text("Unintended clues passed by alice, bob, failed by carol")
 
@@ -186,24 +186,24 @@ def test_three_reviewers_fail_fix_and_agree(browser: Browser, tmp_path: Path, vi
             bob.goto("/next")
             expect(bob.locator("h1")).to_have_text("xss-1")  # the next item still waiting for bob
             bob.goto("/stats")
-            check_page(bob, seen)
+            check(bob, seen)
             row = bob.locator("#table6 tr[data-key=text_artifacts] td")
             expect(row.nth(0)).to_contain_text("1 (100.0%)")  # All images: alice found it first, chose text artifacts
             expect(bob.locator("#table6 thead")).to_contain_text("Final items")
             expect(bob.locator("#pictures-line")).to_contain_text("1 of 1 image(s) erroneous; 1 revised")
 
             bob.goto("/export")
-            check_page(bob, seen)
+            check(bob, seen)
             with bob.expect_download() as download:
                 bob.click("#export-items")
             rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text())))
             assert [(r["item"], r["status"], r["accepted_by"]) for r in rows] == [
                 ("rh-1", "final", "alice bob carol"), ("xss-1", "open", "")]
             bob.goto("/account")
-            check_page(bob, seen)
+            check(bob, seen)
             bob.goto("/items/no-such-item")
             expect(bob.locator("h1")).to_have_text("Not found")
-            check_page(bob, seen)
+            check(bob, seen)
 
             store = ReviewDB(db)
             assert store.status("rh-1").final and store.status("rh-1").revision == 4
@@ -236,7 +236,7 @@ def test_two_reviewers_edit_one_item_at_once(browser: Browser, tmp_path: Path, v
         bob.fill("#turn-2 textarea[name=question]", "Which boat will Tom hand over?")
         bob.click("#turn-2 button:has-text('Save turn 2')")
         expect(bob.locator("h1")).to_contain_text("Not saved: rh-1 changed while you had it open")
-        check_page(bob, seen)
+        check(bob, seen)
         expect(bob.locator("#changed")).to_contain_text("The tap hides the big one.")
         expect(bob.locator("#changed")).to_contain_text("alice")
         expect(bob.locator(".unsaved")).to_contain_text("Which boat will Tom hand over?")
@@ -272,7 +272,7 @@ def test_an_accept_on_a_stale_revision_is_refused(browser: Browser, tmp_path: Pa
         bob.click("#accept")  # bob saw revision 1
         expect(bob.locator("h1")).to_contain_text("Not saved: rh-1 changed")
         expect(bob.locator(".conflict")).to_contain_text("You were looking at revision 1; the item is now at revision 2")
-        check_page(bob)
+        check(bob)
         store = ReviewDB(db)
         assert store.decisions("rh-1") == [] and store.checks(1) == {}
         bob.click("text=Open revision 2 of rh-1")
@@ -286,13 +286,13 @@ def test_an_accept_on_a_stale_revision_is_refused(browser: Browser, tmp_path: Pa
 
 def test_the_page_checks_catch_overflow_and_unlabelled_inputs(browser: Browser) -> None:
     """The two checks above can fail: a page 2000 px wide and an unlabelled file input are caught."""
-    page = browser.new_context(viewport=VIEWPORTS["phone"], bypass_csp=True).new_page()
+    page = browser.new_context(viewport=VIEWPORTS["phone"]).new_page()
     page.set_content('<!doctype html><html lang="en"><head><title>t</title></head><body><main>'
                      '<div style="width: 2000px">wide</div></main></body></html>')
-    with pytest.raises(AssertionError, match=r"is 20\d\d px wide in a 390 px window"):
-        check_page(page)
+    with pytest.raises(AssertionError, match=r"px wider than the 390 px viewport"):
+        check_page(page, "wide")
     page.set_content('<!doctype html><html lang="en"><head><title>t</title></head><body><main>'
                      '<input type="file"></main></body></html>')
     with pytest.raises(AssertionError, match="label"):
-        check_page(page)
+        check_page(page, "unlabelled")
     page.context.close()

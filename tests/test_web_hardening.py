@@ -26,9 +26,8 @@ from commet.apps.study.build import build_study, load_study
 from commet.apps.study.db import StudyDB
 from commet.apps.web import LoginThrottle
 from commet.format import Dataset, StoryTurn, Turn
-from tests.browser_checks import VIEWPORTS, check_page
 from tests.conftest import launch_chromium
-from tests.review_server import PASSWORD, running_app
+from tests.review_server import PASSWORD, VIEWPORTS, check, running_app
 from tests.test_review_security import png_declaring
 
 ORGANISER = "organiser pass 42"
@@ -79,7 +78,7 @@ def test_study_organiser_backoff_sessions_origin_and_csv(study: tuple[Path, Path
     [token] = db.create_participants([0])
     db.close()
     csrf = csrf_of(participant.get(f"/p/{token}").text)
-    participant.post(f"/p/{token}/consent", data={"csrf": csrf})
+    participant.post(f"/p/{token}/consent", data={"csrf": csrf, "adult": "yes"})
     for k, answer in enumerate(FORMULA_ANSWERS):
         participant.post(f"/p/{token}/answer", data={"csrf": csrf, "story": str(k // 2 + 1), "turn": str(k % 2),
                                                      "response": answer})
@@ -145,8 +144,7 @@ def cross_site_post(browser: Browser, action: str, csrf: str, fields: dict[str, 
 def test_review_hardening_in_chromium(browser: Browser, tmp_path: Path, viewport: str) -> None:
     throttle = LoginThrottle(free=2, base_s=30, max_delay_s=30)
     with running_app(tmp_path, login_throttle=throttle) as (base, db):
-        context = browser.new_context(base_url=base, viewport=VIEWPORTS[viewport], bypass_csp=True,
-                                      accept_downloads=True)
+        context = browser.new_context(base_url=base, viewport=VIEWPORTS[viewport], accept_downloads=True)
         page = context.new_page()
         for _ in range(2):
             page.goto("/login")
@@ -158,7 +156,7 @@ def test_review_hardening_in_chromium(browser: Browser, tmp_path: Path, viewport
         page.fill("input[name=password]", PASSWORD)
         page.click("main button[type=submit]")
         expect(page.locator(".flash")).to_contain_text("Too many failed sign-ins for this name; try again in")
-        check_page(page)
+        check(page)
         page.fill("input[name=name]", "alice")
         page.fill("input[name=password]", PASSWORD)
         page.click("main button[type=submit]")
@@ -172,7 +170,7 @@ def test_review_hardening_in_chromium(browser: Browser, tmp_path: Path, viewport
         page.click("#turn-1 button:has-text('Upload a replacement')")
         expect(page.locator("h1")).to_have_text("Too large")
         expect(page.locator("main")).to_contain_text("Picture not stored: the picture declares far too many pixels")
-        check_page(page)
+        check(page)
 
         # formula-like notes reach the spreadsheet escaped
         page.goto("/items/xss-1")
@@ -208,7 +206,7 @@ def test_review_hardening_in_chromium(browser: Browser, tmp_path: Path, viewport
         page.fill("input[name=again]", "a new password 9")
         page.click("main button[type=submit]")
         expect(page.locator(".flash")).to_have_text("Password changed; every other session of yours is signed out.")
-        check_page(page)
+        check(page)
         other.goto("/")
         expect(other).to_have_url(f"{base}/login")
         other.context.close()
@@ -250,6 +248,8 @@ def test_study_hardening_in_chromium(browser: Browser, study: tuple[Path, Path])
         context = browser.new_context(base_url=base, accept_downloads=True)
         page = context.new_page()
         page.goto(f"/p/{token}")
+        if page.locator("#adult").count():
+            page.check("#adult")
         page.click("#agree")
         for answer in FORMULA_ANSWERS:
             page.fill("#response", answer)

@@ -312,7 +312,7 @@ async def _close(*things: object) -> None:
 
 #: Command modules, one per concern: each has ``register(app)`` or is a sub-app ``app``. A module's
 #: optional dependencies are imported inside its commands, so every command is always listed.
-COMMAND_MODULES = ("reporting", "generate", "judging", "review", "study")
+COMMAND_MODULES = ("reporting", "generate", "judging", "review", "study", "audit")
 
 
 def _register_commands() -> None:

@@ -39,6 +39,12 @@ CREATE TABLE IF NOT EXISTS answers (
     answered_at TEXT NOT NULL,
     PRIMARY KEY (token, story_id, turn)
 );
+CREATE TABLE IF NOT EXISTS drafts (
+    token TEXT PRIMARY KEY REFERENCES participants(token),
+    story_id TEXT NOT NULL,
+    turn INTEGER NOT NULL,
+    text TEXT NOT NULL
+);
 """
 
 TOKEN_BYTES = 32
@@ -134,6 +140,27 @@ class StudyDB:
         rows = self.db.execute("SELECT token, COUNT(*) AS n FROM answers GROUP BY token")
         return {row["token"]: row["n"] for row in rows}
 
+    def undecided_counts(self) -> dict[str, int]:
+        """Answers per link that the judge could not decide (they count as not correct until labelled)."""
+        rows = self.db.execute("SELECT token, COUNT(*) AS n FROM answers WHERE verdict = 'undecided' GROUP BY token")
+        return {row["token"]: row["n"] for row in rows}
+
+    # drafts ---------------------------------------------------------------------------------------
+    def save_draft(self, token: str, story_id: str, turn: int, text: str) -> None:
+        """Keep what a participant typed but did not submit (one draft per link: the current question)."""
+        with self.lock:
+            if text:
+                self.db.execute("INSERT OR REPLACE INTO drafts(token, story_id, turn, text) VALUES (?, ?, ?, ?)",
+                                (token, story_id, turn, text))
+            else:
+                self.db.execute("DELETE FROM drafts WHERE token = ?", (token,))
+
+    def draft(self, token: str, story_id: str, turn: int) -> str:
+        """The kept text for this question, or '' (a draft for another question is stale and ignored)."""
+        row = self.db.execute("SELECT text FROM drafts WHERE token = ? AND story_id = ? AND turn = ?",
+                              (token, story_id, turn)).fetchone()
+        return row["text"] if row else ""
+
     def add_answer(self, token: str, story_id: str, turn: int, **fields: object) -> bool:
         """Store one judged answer; False when that turn was already answered (a repeated submit)."""
         columns = ["token", "story_id", "turn", *fields, "answered_at"]
@@ -142,4 +169,5 @@ class StudyDB:
             cursor = self.db.execute(
                 f"INSERT OR IGNORE INTO answers({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
                 values)
+            self.db.execute("DELETE FROM drafts WHERE token = ?", (token,))
         return cursor.rowcount == 1
