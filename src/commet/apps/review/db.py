@@ -403,13 +403,6 @@ class ReviewDB:
             raise ReviewError(f"no item {item_id!r}")
         return StoryTurn.model_validate_json(row["current"]), int(row["revision"])
 
-    def revision(self, item_id: str) -> int:
-        with self.connect() as db:
-            row = db.execute("SELECT revision FROM items WHERE id = ?", (item_id,)).fetchone()
-        if row is None:
-            raise ReviewError(f"no item {item_id!r}")
-        return int(row["revision"])
-
     def require_revision(self, item_id: str, seen_revision: int) -> None:
         """Raise :class:`StaleRevision` unless the item is still at ``seen_revision``."""
         with self.transaction(item_id, seen_revision):
