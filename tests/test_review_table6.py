@@ -14,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from commet.apps.review.app import create_app
-from commet.apps.review.db import CRITERION_KEYS, CheckInput, ReviewDB
+from commet.apps.review.db import CRITERION_KEYS, CheckInput, ReviewDB, ReviewError, StaleRevision
 from commet.format import Dataset, StoryTurn, Turn
 from tests.llm_gen_servers import small_png
 
@@ -140,3 +140,23 @@ def test_the_second_and_third_reviewer_review_blind_to_each_other(crafted: tuple
     store.decide("C", ids["r3"], "reject")
     page = client.get("/items/C").text
     assert "the tap hides the wrong boat" in page and "rejected by r2, r3" in page
+
+
+def test_an_accept_needs_all_five_passed_checks_and_no_pending_regeneration(
+        crafted: tuple[ReviewDB, dict[str, int], Path]) -> None:
+    store, pic, _ = crafted
+    ids = dict((n, i) for i, n in store.users())
+    d1 = pic["d1.png@1"]
+    with pytest.raises(ReviewError, match="check d1.png v1 against all five criteria"):
+        store.decide("D", ids["r1"], "accept", checks={d1: CheckInput({"spatial": True})})
+    assert store.checks_by(d1, ids["r1"]) == {"spatial": True}  # what the refused accept carried is kept
+    store.mark_for_regeneration(d1, ids["r2"], "the boy is missing")
+    with pytest.raises(ReviewError, match="d1.png is marked for regeneration by r2"):
+        store.decide("D", ids["r1"], "accept", checks={d1: CheckInput(checks())})
+    assert store.withdraw_regeneration(d1, ids["r2"]) == 1
+    store.decide("D", ids["r1"], "accept")
+    assert store.status("D").accepts == ["r1"]
+    revision = store.status("D").revision
+    with pytest.raises(StaleRevision) as stale:
+        store.decide("D", ids["r2"], "accept", seen_revision=revision - 1)
+    assert stale.value.current == revision and store.status("D").accepts == ["r1"]
