@@ -12,3 +12,8 @@ if [ ! -f .node/node_modules/axe-core/axe.min.js ]; then  # accessibility checks
 fi
 ruff check src tests bench scripts
 python -m pytest -q -p no:cacheprovider
+# Floors job: the lowest versions pyproject.toml allows, in a separate venv, with the fast tests
+# (scripts/floors.sh, a few minutes). COMMET_SKIP_FLOORS=1 skips it locally.
+if [ "${COMMET_SKIP_FLOORS:-0}" != "1" ]; then
+  bash scripts/floors.sh
+fi
