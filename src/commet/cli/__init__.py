@@ -178,7 +178,9 @@ def convert(
             dataset.save_pipe(out)
     elif to is ConvertTarget.hf:
         try:
-            dataset.save_hf(out)
+            from commet.format.hf import save_hf
+
+            save_hf(dataset, out)
         except RuntimeError as exc:
             fail(str(exc))
     elif out.suffix == ".jsonl":
