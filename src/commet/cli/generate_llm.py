@@ -42,7 +42,7 @@ def llm(
     id_prefix: Annotated[str, typer.Option(help="Prefix of the new StoryTurn ids.")] = "llm",
 ) -> None:
     """Generate StoryTurns of a task by one-shot prompting, draw their pictures, lint and validate them."""
-    from commet.format.dataset import load_dataset
+    from commet.format.loading import load_dataset
     from commet.generation.llm.images import create_image_model
     from commet.generation.llm.pipeline import (
         GeneratedItem,

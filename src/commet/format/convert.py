@@ -61,7 +61,9 @@ def convert(dataset: Dataset, target: ConvertTarget, out: Path, *, pictures: boo
         raise ConvertError(f"{len(missing)} of {len(ids)} pictures the StoryTurns name are not in the source "
                            f"(first: {missing[0]!r}); nothing written; --no-pictures writes the StoryTurns alone")
     if target is ConvertTarget.hf:
-        dataset.save_hf(out)
+        from commet.format.hf import save_hf
+
+        save_hf(dataset, out)
         return ConvertResult(len(dataset), out, len(ids), out if ids else None)
     if target is ConvertTarget.jsonl and out.suffix != ".jsonl":
         dataset.save(out)  # a dataset folder: StoryTurns, metadata, images/
