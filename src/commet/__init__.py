@@ -14,19 +14,15 @@ first use, so ``import commet`` stays light.
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from commet.format import Dataset, Feedback, FormatError, StoryTurn, Turn, load_dataset, validate_dataset
+from commet.version import __version__
 
 if TYPE_CHECKING:
     from commet.engine import EvalSettings, RunSummary, evaluate, evaluate_async
 
-try:
-    __version__ = version("commet-bench")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.0.0"
 
 _ENGINE_NAMES = ("EvalSettings", "RunSummary", "evaluate", "evaluate_async")
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from commet.cli import fail
+from commet.cli.common import fail
 from commet.format.problems import FormatError
 from commet.models.base import UnknownModelError
 

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from commet.cli import (
+from commet.cli.common import (
     EXIT_INCOMPLETE,
     ForceOption,
     _load,

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from commet.cli import ForceOption, fail, load_or_fail
+from commet.cli.common import ForceOption, fail, load_or_fail
 
 app = typer.Typer(help="Anonymous human studies in the StoryTurn format (the human baseline).", no_args_is_help=True)
 

@@ -196,7 +196,7 @@ def _dataset_path(dataset: Dataset) -> dict[str, str]:
 
 
 def _package_version() -> str:
-    from commet import __version__
+    from commet.version import __version__
 
     return __version__
 
