@@ -142,7 +142,7 @@ class _Rejudging:
         with_pictures = policy is JudgeImages.ON or policy is JudgeImages.NEEDED and storyturn.image_dependent
         earlier: list[tuple[str, str]] = []
         shown: list[ImagePart] = []
-        pending = []
+        pending: list[asyncio.Future[tuple[Verdict, str | None, bool]] | None] = []
         for row in rows:
             if with_pictures:
                 shown.extend(self.pictures.part(image["id"]) for image in json.loads(row["images_json"]))

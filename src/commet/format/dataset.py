@@ -300,7 +300,7 @@ def _json_values_with_lines(text: str, file: str) -> tuple[list[tuple[int, objec
         whole_error: json.JSONDecodeError | RecursionError = exc
     else:
         if isinstance(whole, list) and not (whole and all(isinstance(x, str) for x in whole)):
-            values = []
+            values: list[tuple[int, object]] = []
             index = first + 1
             while True:
                 while index < len(text) and text[index] in " \t\n,":

@@ -229,8 +229,9 @@ def parse_storyturn(raw: RawStoryTurn, *, file: str, default_id: str) -> tuple[S
             raise FormatError([Problem(file, raw.line, story_id, k, "turn_extras",
                                        f"must be an object with only {', '.join(TURN_EXTRAS)}")])
         try:
-            turns.append(Turn(story=row[0], feedback=feedbacks[k], question=row[2], image=row[3] or None,
-                              answers=decision.answers[k], **{"options": options_in_question(row[2]), **extras}))
+            turns.append(Turn.model_validate({
+                "story": row[0], "feedback": feedbacks[k], "question": row[2], "image": row[3] or None,
+                "answers": decision.answers[k], "options": options_in_question(row[2]), **extras}))
         except ValidationError as exc:
             error = exc.errors()[0]
             field = ".".join(str(x) for x in error["loc"]) or "turn_extras"

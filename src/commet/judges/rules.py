@@ -287,7 +287,7 @@ def _is_option(expected: str, label: str | None, text: str) -> bool:
     if bare:
         return fold(bare.group(1)) == fold(label)
     with_text = _LABEL_WITH_TEXT.match(fold(expected).strip())
-    return bool(with_text) and fold(with_text.group(1) or with_text.group(2)) == fold(label) \
+    return with_text is not None and fold(with_text.group(1) or with_text.group(2)) == fold(label) \
         and _core(with_text.group(3)) == _core(text)
 
 

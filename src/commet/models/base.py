@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal
+from typing import Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict
 
@@ -81,12 +81,19 @@ class GenerationSettings(BaseModel):
     top_p: float | None = None
 
 
+class RequestTags(TypedDict, total=False):
+    """Where a call comes from; replay and baseline models read it, the cache key does not."""
+
+    story_id: str
+    turn: int
+
+
 @dataclass(frozen=True)
 class ModelRequest:
     messages: tuple[Message, ...]
     settings: GenerationSettings = field(default_factory=GenerationSettings)
-    #: Where the call comes from (story_id, turn). Not part of the cache key; replay models read it.
-    tags: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+    #: Where the call comes from. Not part of the cache key; replay models read it.
+    tags: RequestTags = field(default_factory=RequestTags, compare=False, hash=False)
 
     def fingerprint(self) -> dict[str, object]:
         return {"messages": [m.fingerprint() for m in self.messages], "settings": self.settings.model_dump()}

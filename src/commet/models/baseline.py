@@ -37,7 +37,7 @@ def _offered_options(request: ModelRequest) -> list[str]:
     """The options shown in the last user message: listed under the question, labelled, or "x or y?"."""
     text = next((m.text_content.strip() for m in reversed(request.messages) if m.role == "user"), "")
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    listed = []
+    listed: list[str] = []
     while lines and lines[-1].startswith("- "):
         listed.insert(0, lines.pop()[2:].strip())
     if len(listed) >= 2:

@@ -122,7 +122,8 @@ class MicroBatcher(Generic[T, R]):
         if not self._pending:
             return []
         key = self.key(self._pending[0].item)
-        batch, rest = [], []
+        batch: list[_Pending[T, R]] = []
+        rest: list[_Pending[T, R]] = []
         for pending in self._pending:
             if len(batch) < self.max_batch and self.key(pending.item) == key:
                 batch.append(pending)
@@ -294,7 +295,9 @@ class HFModel(Model):
             raise UnknownModelError(f"hf: cannot load {name!r}: {exc}") from None
         if not options.get("device_map"):
             device = options.get("device") or ("cuda" if torch.cuda.is_available() else "cpu")
-            self.model.to(device)
+            # transformers decorates .to with functools.wraps; typeshed's _Wrapped is no descriptor, so mypy
+            # does not bind self and reads the device as the model argument.
+            self.model.to(device)  # type: ignore[arg-type]
         self.model.eval()
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:

@@ -40,7 +40,7 @@ class ReplayModel(Model):
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
         story_id = str(request.tags.get("story_id"))
-        turn = int(request.tags.get("turn", 0))  # type: ignore[arg-type]
+        turn = int(request.tags.get("turn", 0))
         await asyncio.sleep(self.delay)  # even 0 yields: stories interleave, commits and Ctrl-C get their turn
         replies = self.replies.get(story_id)
         if replies is None or turn >= len(replies):

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
+from typing import TypedDict
 
 from commet.format.dataset import METADATA_FILE, Dataset
 from commet.format.model import Feedback, Option, Rubric, StoryTurn, Turn
@@ -163,6 +164,16 @@ def with_answer_label(question: SourceQuestion) -> SourceQuestion:
     return question
 
 
+class _SharedFields(TypedDict):
+    """The StoryTurn fields every StoryTurn of one source story shares."""
+
+    task: str
+    category: str
+    mental_states: list[str]
+    image_dependent: bool
+    source: str
+
+
 def build_storyturns(benchmark: Benchmark, stories: Iterable[SourceStory],
                      protocol: Protocol) -> tuple[list[StoryTurn], list[int]]:
     """StoryTurns under one protocol, with the source line of each (for located validation)."""
@@ -171,8 +182,9 @@ def build_storyturns(benchmark: Benchmark, stories: Iterable[SourceStory],
     for story in stories:
         task = story.task
         key = story.key.replace("/", "_").replace("\\", "_")  # ids end up in file names and URLs
-        common = {"task": task.id, "category": task.category, "mental_states": list(task.mental_states),
-                  "image_dependent": False, "source": benchmark.name}
+        common: _SharedFields = {"task": task.id, "category": task.category,
+                                 "mental_states": list(task.mental_states), "image_dependent": False,
+                                 "source": benchmark.name}
         if protocol is Protocol.conversation:
             turns = []
             for k, question in enumerate(story.questions):

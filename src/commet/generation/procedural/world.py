@@ -129,12 +129,17 @@ class World:
     # --- building -----------------------------------------------------------------------
     def add(self, item: Agent | Thing | Place | Occluder) -> None:
         """Add an entity; agents in the room at once see what they can see."""
-        table = {Agent: self.agents, Thing: self.things, Place: self.places, Occluder: self.occluders}[type(item)]
         if item.id in self.all_ids():
             raise ValueError(f"duplicate id {item.id!r}")
-        table[item.id] = item
-        if isinstance(item, Thing):
+        if isinstance(item, Agent):
+            self.agents[item.id] = item
+        elif isinstance(item, Thing):
+            self.things[item.id] = item
             self.start[item.id] = item.location
+        elif isinstance(item, Place):
+            self.places[item.id] = item
+        else:
+            self.occluders[item.id] = item
         for agent in self.agents.values():
             self._look(agent)
 
