@@ -20,6 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from commet.engine.claims import Shard, StoryClaims, share_rate_budgets
 from commet.engine.conversation import (
     DEFAULT_SYSTEM_PROMPT,
     PAPER_CORRECTNESS_TEXTS,
@@ -169,7 +170,8 @@ class Engine:
     def __init__(self, *, model: Model, judge: Judge, store: Store, dataset: Dataset,
                  settings: EvalSettings | None = None, concurrency: int = 8,
                  on_progress: Callable[[Progress], None] | None = None,
-                 start_interval: float = START_INTERVAL_S, max_cost: float | None = None):
+                 start_interval: float = START_INTERVAL_S, max_cost: float | None = None,
+                 shard: Shard | None = None):
         self.model = model
         self.judge = judge
         self.store = store
@@ -182,6 +184,8 @@ class Engine:
         self.max_cost = max_cost
         self.budget: SpendBudget | None = None
         self._spend_limit_reached = False
+        self.shard = shard
+        self._claims: StoryClaims | None = None
         self._pictures = PictureCache(dataset, max_side=self.settings.image_max_side, fmt=self.settings.image_format)
 
     # run bookkeeping ------------------------------------------------------------------------------
@@ -206,12 +210,17 @@ class Engine:
         stories = self.dataset.storyturns
         return stories[: self.settings.limit] if self.settings.limit is not None else stories
 
+    def mine(self) -> list[tuple[int, StoryTurn]]:
+        """The (position, StoryTurn) pairs this engine runs: the run's, or its shard's share."""
+        stories = list(enumerate(self._stories()))
+        return self.shard.share(stories) if self.shard is not None else stories
+
     def pending(self, run: RunRecord) -> list[tuple[int, StoryTurn]]:
         """The (position, StoryTurn) pairs of this run not finished yet; resets the progress counters."""
-        stories = self._stories()
+        stories = self.mine()
         done = self.store.finished_stories(run.id)
-        self.progress = Progress(stories_total=len(stories), stories_done=len(done & {s.id for s in stories}))
-        return [(position, st) for position, st in enumerate(stories) if st.id not in done]
+        self.progress = Progress(stories_total=len(stories), stories_done=len(done & {s.id for _, s in stories}))
+        return [(position, st) for position, st in stories if st.id not in done]
 
     async def run(self, name: str | None = None) -> RunSummary:
         run = self.open_run(name)
@@ -222,11 +231,13 @@ class Engine:
                 raise SpendLimitError(f"--max-cost needs known prices, but the {' and the '.join(unpriced)} "
                                       "has none (price unknown); give price_in/price_out as model options")
             self.budget = SpendBudget(self.max_cost, spent=self.spent_so_far(run))
+        if self.shard is not None:
+            self.store.record_shard(run.id, self.shard.index, self.shard.count)
         todo = self.pending(run)
         if todo:
             self.store.set_run_status(run.id, "running")
             await self.run_stories(run, todo)
-        unfinished = {st.id for st in self._stories()} - self.store.finished_stories(run.id)
+        unfinished = {st.id for _, st in self.mine()} - self.store.finished_stories(run.id)
         if self.budget is not None and unfinished:
             self.store.set_run_status(run.id, "stopped-spend-limit")
             return RunSummary(self.store.get_run(run.name) or run, self.progress, self.store.call_counts(run.id),
@@ -246,13 +257,15 @@ class Engine:
 
         Longest first keeps the last wave short: when the queue runs dry, the stories still in
         flight are the short ones, so fewer slots sit idle at the end (results do not depend on
-        the order; each StoryTurn keeps its position).
+        the order; each StoryTurn keeps its position). Each story is claimed in the store first
+        (:mod:`commet.engine.claims`), so other processes on the same run take the others, and
+        rate limits are one budget in the store shared with them.
         """
-        queue: asyncio.Queue[tuple[int, StoryTurn]] = asyncio.Queue()
-        for item in sorted(todo, key=lambda item: -len(item[1].turns)):
-            queue.put_nowait(item)
-        with self.store.write_batches():
-            workers = [asyncio.create_task(self._worker(run, queue, slot * self.start_interval))
+        share_rate_budgets(self.store, self.model, self.judge)
+        claims = StoryClaims(self.store, run.id, todo, chunk=max(1, min(16, self.concurrency // 4)))
+        self._claims = claims
+        with self.store.write_batches(), claims.held():
+            workers = [asyncio.create_task(self._worker(run, claims, slot * self.start_interval))
                        for slot in range(min(self.concurrency, len(todo)))]
             try:
                 await asyncio.gather(*workers)
@@ -267,15 +280,14 @@ class Engine:
         assert final is not None
         return RunSummary(final, self.progress, self.store.call_counts(run.id))
 
-    async def _worker(self, run: RunRecord, queue: asyncio.Queue[tuple[int, StoryTurn]], start_after: float) -> None:
+    async def _worker(self, run: RunRecord, claims: StoryClaims, start_after: float) -> None:
         if start_after:
             await asyncio.sleep(start_after)
         while not self._spend_limit_reached:
-            try:
-                position, storyturn = queue.get_nowait()
-            except asyncio.QueueEmpty:
+            item = await claims.next()
+            if item is None:
                 return
-            await self.run_story(run, position, storyturn)
+            await self.run_story(run, *item)
 
     # one story ------------------------------------------------------------------------------------
     def image_part(self, image_id: str) -> ImagePart:
@@ -350,6 +362,8 @@ class Engine:
             run.id, storyturn.id, position=position, task=storyturn.task, category=storyturn.category,
             image_dependent=int(storyturn.image_dependent), source=storyturn.source, status=status,
             correct=int(story_correct) if status == "done" else None)
+        if self._claims is not None:
+            self._claims.ended(storyturn.id, finished=status != "failed")
         self.progress.stories_done += 1
         if self.on_progress:
             self.on_progress(self.progress)

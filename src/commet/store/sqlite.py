@@ -15,12 +15,15 @@ import asyncio
 import json
 import logging
 import sqlite3
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TypeVar
 
+T = TypeVar("T")
 SCHEMA_VERSION = 1
 log = logging.getLogger(__name__)
 Statement = tuple[str, tuple[object, ...]]
@@ -112,7 +115,31 @@ CREATE TABLE IF NOT EXISTS stories (
     correct INTEGER,
     PRIMARY KEY (run_id, story_id)
 );
+CREATE TABLE IF NOT EXISTS leases (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    story_id TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    state TEXT NOT NULL,
+    expires_at REAL NOT NULL,
+    PRIMARY KEY (run_id, story_id)
+);
+CREATE TABLE IF NOT EXISTS rate_budget (
+    key TEXT PRIMARY KEY,
+    requests REAL NOT NULL,
+    tokens REAL NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS shards (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    shard_index INTEGER NOT NULL,
+    shard_count INTEGER NOT NULL,
+    PRIMARY KEY (run_id, shard_index, shard_count)
+);
 """
+
+#: lease states: a story being run by its owner, or ended unfinished (failed) in the current session
+LEASE_HELD = "held"
+LEASE_ENDED = "ended"
 
 
 def now() -> str:
@@ -330,6 +357,101 @@ class Store:
 
     def record_story(self, run_id: int, story_id: str, **fields: object) -> None:
         self._write([_insert("stories", {"run_id": run_id, "story_id": story_id, **fields})])
+
+    # leases: which process runs which story ----------------------------------------------------
+    def claim_stories(self, run_id: int, story_ids: list[str], *, owner: str, ttl: float, limit: int,
+                      alive: Callable[[str], bool]) -> tuple[list[str], set[str]]:
+        """Claim up to ``limit`` of ``story_ids`` (in order) for ``owner``, in one write transaction.
+
+        A story can be claimed when it is not finished and has no lease, or its lease is held
+        by an owner whose lease expired or who is dead (``alive`` says no). Returns (claimed,
+        gone): ``gone`` are stories finished or ended in this session, never to be claimed.
+        Checking and writing in one ``BEGIN IMMEDIATE`` transaction is what makes two processes
+        never claim the same story.
+        """
+        claimed: list[str] = []
+        gone: set[str] = set()
+        with self.transaction() as db:
+            stamp = time.time()
+            finished = {r[0] for r in db.execute(
+                "SELECT story_id FROM stories WHERE run_id = ? AND status IN ('done', 'stopped')", (run_id,))}
+            leases = {r["story_id"]: r for r in db.execute(
+                "SELECT story_id, owner, state, expires_at FROM leases WHERE run_id = ?", (run_id,))}
+            for story_id in story_ids:
+                lease = leases.get(story_id)
+                if story_id in finished or lease is not None and lease["state"] == LEASE_ENDED:
+                    gone.add(story_id)
+                    continue
+                if len(claimed) >= limit:
+                    continue
+                if (lease is not None and lease["owner"] != owner and lease["expires_at"] > stamp
+                        and alive(lease["owner"])):
+                    continue
+                db.execute("INSERT OR REPLACE INTO leases(run_id, story_id, owner, state, expires_at) "
+                           "VALUES (?, ?, ?, ?, ?)", (run_id, story_id, owner, LEASE_HELD, stamp + ttl))
+                claimed.append(story_id)
+        return claimed, gone
+
+    def renew_leases(self, run_id: int, owner: str, ttl: float) -> None:
+        """Push the expiry of every lease ``owner`` holds in the run ``ttl`` seconds ahead."""
+        with self.transaction() as db:
+            db.execute("UPDATE leases SET expires_at = ? WHERE run_id = ? AND owner = ? AND state = ?",
+                       (time.time() + ttl, run_id, owner, LEASE_HELD))
+
+    def end_lease(self, run_id: int, story_id: str, owner: str, *, finished: bool) -> None:
+        """A story's end (batched with its story row): a finished one frees its lease; an unfinished
+        (failed) one is marked ended, so the other processes of this session do not run it again."""
+        if finished:
+            self._write([("DELETE FROM leases WHERE run_id = ? AND story_id = ?", (run_id, story_id))])
+        else:
+            self._write([("UPDATE leases SET state = ? WHERE run_id = ? AND story_id = ? AND owner = ?",
+                          (LEASE_ENDED, run_id, story_id, owner))])
+
+    def release_leases(self, run_id: int, owner: str) -> None:
+        """Give back the stories ``owner`` still holds (a stop before they were finished)."""
+        self._write([("DELETE FROM leases WHERE run_id = ? AND owner = ? AND state = ?",
+                      (run_id, owner, LEASE_HELD))])
+
+    def start_session(self, run_id: int, owner: str, alive: Callable[[str], bool]) -> bool:
+        """Start a new session of the run unless another live process is running it.
+
+        A new session forgets which stories ended unfinished, so that failed stories are tried
+        again (as a rerun of a finished command does); joining a running session keeps them, so
+        a failure is not tried again by every process. Returns whether a new session started.
+        """
+        with self.transaction() as db:
+            stamp = time.time()
+            others = [r for r in db.execute("SELECT owner, expires_at FROM leases WHERE run_id = ? AND state = ? "
+                                            "AND owner != ?", (run_id, LEASE_HELD, owner))]
+            if any(r["expires_at"] > stamp and alive(r["owner"]) for r in others):
+                return False
+            db.execute("DELETE FROM leases WHERE run_id = ? AND state = ?", (run_id, LEASE_ENDED))
+            return True
+
+    def lease_rows(self, run_id: int) -> list[sqlite3.Row]:
+        self.flush()
+        return list(self.db.execute("SELECT * FROM leases WHERE run_id = ? ORDER BY story_id", (run_id,)))
+
+    # shared budgets (rate limits of all processes using this store) --------------------------------
+    def update_budget(self, key: str, update: Callable[[tuple[float, float, float] | None],
+                                                       tuple[tuple[float, float, float], T]]) -> T:
+        """Read-modify-write the budget row ``key`` (requests, tokens, updated) in one write transaction."""
+        with self.transaction() as db:
+            row = db.execute("SELECT requests, tokens, updated FROM rate_budget WHERE key = ?", (key,)).fetchone()
+            state, result = update(None if row is None else (row[0], row[1], row[2]))
+            db.execute("INSERT OR REPLACE INTO rate_budget(key, requests, tokens, updated) VALUES (?, ?, ?, ?)",
+                       (key, *state))
+        return result
+
+    # shards ---------------------------------------------------------------------------------------
+    def record_shard(self, run_id: int, index: int, count: int) -> None:
+        self._write([("INSERT OR IGNORE INTO shards(run_id, shard_index, shard_count) VALUES (?, ?, ?)",
+                      (run_id, index, count))])
+
+    def shards(self, run_id: int) -> list[tuple[int, int]]:
+        self.flush()
+        return [(r[0], r[1]) for r in self.db.execute(
+            "SELECT shard_index, shard_count FROM shards WHERE run_id = ? ORDER BY shard_index", (run_id,))]
 
     def finished_stories(self, run_id: int) -> set[str]:
         self.flush()
