@@ -51,6 +51,7 @@ from commet.models.base import (
     UnknownModelError,
     Usage,
 )
+from commet.models.endpoints import split_base_urls
 
 log = logging.getLogger(__name__)
 _timeout_scope = getattr(asyncio, "timeout", None)  # Python 3.11+
@@ -462,6 +463,8 @@ class RemoteModel(Model):
     output_options: frozenset[str] = frozenset()
     #: provider-specific options that do not change outputs
     transport_options: frozenset[str] = frozenset()
+    #: whether ``base_url`` may name several endpoints (:mod:`commet.models.endpoints`)
+    many_endpoints: bool = False
 
     def __init__(self, name: str, options: Mapping[str, str]):
         if not name:
@@ -473,10 +476,14 @@ class RemoteModel(Model):
         if unknown:
             raise UnknownModelError(f"{self.provider}: unknown option(s) {', '.join(sorted(unknown))} "
                                     f"(known: {', '.join(sorted(known))})")
-        self.base_url = self.options.get("base_url") or None
-        if self.base_url and ("@" in self.base_url.split("//", 1)[-1].split("/", 1)[0]):
+        self.base_urls = split_base_urls(self.options.get("base_url"))
+        self.base_url = self.base_urls[0] if self.base_urls else None
+        if any("@" in url.split("//", 1)[-1].split("/", 1)[0] for url in self.base_urls):
             raise UnknownModelError(f"{self.provider}: put credentials in an environment variable "
                                     "(option api_key_env), not in base_url")
+        if len(self.base_urls) > 1 and not self.many_endpoints:
+            raise UnknownModelError(f"{self.provider}: several base_url endpoints are supported by openai: "
+                                    "(OpenAI-compatible servers) only")
         self.api_key = self._resolve_key()
         self.spec = f"{self.provider}:{name}"
         self.policy = RetryPolicy.from_options(self.options, secrets=(self.api_key,) if self.api_key else ())
@@ -486,7 +493,12 @@ class RemoteModel(Model):
     @property
     def rate_key(self) -> str:
         """The name of this model's shared rate budget: provider, model and endpoint (never a key)."""
-        return f"{self.spec}@{self.base_url or 'default'}"
+        return f"{self.spec}@{self.endpoints_identity or 'default'}"
+
+    @property
+    def endpoints_identity(self) -> str | None:
+        """The endpoint(s) as recorded: one base_url, or the sorted list (its order changes nothing)."""
+        return ",".join(sorted(self.base_urls)) if len(self.base_urls) > 1 else self.base_url
 
     def _resolve_key(self) -> str | None:
         return resolve_api_key(self.provider, self.options, self.default_key_envs, self.base_url)
@@ -494,7 +506,7 @@ class RemoteModel(Model):
     def identity(self) -> dict[str, object]:
         ident: dict[str, object] = {"spec": self.spec, "provider": self.provider, "model": self.name}
         if self.base_url:
-            ident["base_url"] = self.base_url
+            ident["base_url"] = self.endpoints_identity
         for key in sorted(self.output_options):
             if key in self.options:
                 ident[key] = self.options[key]
