@@ -134,12 +134,12 @@ def test_cli_judges_tables_in_markdown_and_csv(store_with_judges: Path, tmp_path
     markdown = runner.invoke(app, ["judges", "--db", str(store_with_judges), "--run", "b", "--run", "c",
                                    "--format", "markdown"])
     assert markdown.exit_code == 0, markdown.output
-    assert f"| {name('judge-b')} vs {name('judge-c')} | 4 | 2 | 66.67% | -0.200 |" in markdown.output
-    assert f"| human vs {name('judge-c')} | 2 | 0 | 100.00% |" in markdown.output
+    assert f"| {name('judge-b')} vs {name('judge-c')} | 4 | 2 | 6 | 66.67% | -0.200 |" in markdown.output
+    assert f"| human vs {name('judge-c')} | 2 | 0 | 2 | 100.00% |" in markdown.output
     assert "### Agreement with people where the judges disagree (2 answers" in markdown.output
     assert f"| b | {name('judge-b')} | {name('judge-b')} | 6 |" in markdown.output  # who decided, per run
     csv_out = runner.invoke(app, ["judges", "--db", str(store_with_judges), "--format", "csv"])
-    assert csv_out.exit_code == 0 and csv_out.output.startswith("Table,Pair,Agree,Disagree,Agreement,Kappa")
+    assert csv_out.exit_code == 0 and csv_out.output.startswith("Table,Pair,Agree,Disagree,n,Agreement,Kappa")
     table = runner.invoke(app, ["judges", "--db", str(store_with_judges)])
     assert table.exit_code == 0 and "Agreement among judges" in table.output
     unknown = runner.invoke(app, ["judges", "--db", str(store_with_judges), "--run", "nosuch"])

@@ -61,7 +61,7 @@ ANSWERS = {
     Q_NOW: "No.",
     Q_REALLY: "The box.",
     Q_WHO: "Tom.",
-    Q_OPEN: "No, it is closed.",
+    Q_OPEN: "No, it is not open.",
     Q_THINK: "Crayons.",
     Q_PUT: "The green cupboard.",
     Q_MAX: "The blue cupboard.",  # wrong

@@ -453,7 +453,8 @@ def test_eval_reports_tokens_and_estimated_cost(tmp_path, pipe_dataset):
         warnings.simplefilter("always", ResourceWarning)
         spec = f"openai:gpt-test?base_url={server.url}/v1&price_in=2&price_out=10"  # replies: 11 in, 3 out
         result = CliRunner().invoke(app, ["eval", "--model", spec, "--dataset", str(pipe_dataset),
-                                          "--db", str(tmp_path / "s.sqlite"), "--quiet"])
+                                          "--db", str(tmp_path / "s.sqlite"), "--quiet",
+                                          "--undecided-feedback", "wrong"])  # every turn asked
         gc.collect()
     assert result.exit_code == 0, result.output
     # the clients are closed in the event loop that used them: no connection is left to the collector

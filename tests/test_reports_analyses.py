@@ -100,47 +100,49 @@ def frac(cell: str | Estimate) -> tuple[float, float]:
 
 
 def test_story_and_question_accuracy(report: Report) -> None:
-    on = cells(report.section("intervals"), "r1-on")
+    on = cells(report.section("summary"), "r1-on")
     assert frac(on["Story accuracy"]) == (1, 3)  # only tc2 fully right
     assert frac(on["Question accuracy"]) == (4, 7)  # tc1 2/3, tc2 2/2, id1 0/2
-    corr = cells(report.section("intervals"), "r1-corr")
+    assert on["Undecided answers"] == "0" and on["Not scored"] == "0"
+    corr = cells(report.section("summary"), "r1-corr")
     assert frac(corr["Story accuracy"]) == (1, 3) and frac(corr["Question accuracy"]) == (4, 7)
-    overview = cells(report.section("overview"), "r1-on")
-    assert overview["Overall"] == "33.33 (1/3)" and overview["Questions"] == "57.14 (4/7)"
 
 
 def test_table1_text_complete_and_table2_image_dependent(report: Report) -> None:
+    """The paper's columns, in its order, empty ones kept (as '-' when rendered)."""
     table1 = report.section("text-complete")
-    assert table1.header[5:] == ["Overall", "Belief", "Desire"]
+    assert table1.header[5:] == ["Overall", "Belief", "Emotion", "Intention", "Desire", "Percept", "Belief_Emotion",
+                                 "Belief_Desire", "NLCE", "MBK"]
     row = cells(table1, "r1-off")
-    assert row["Images"] == "off" and row["Stories"] == "2"
+    assert row["Image"] == "No" and row["Stories"] == "2" and cells(table1, "r1-on")["Image"] == "Yes"
     assert frac(row["Overall"]) == (1, 2) and frac(row["Belief"]) == (0, 1) and frac(row["Desire"]) == (1, 1)
+    assert frac(row["Emotion"]) == (0, 0)
     table2 = report.section("image-dependent")
-    assert table2.header[5:] == ["Overall", "Percept"]
+    assert table2.header[5:] == ["Overall", "Percept", "Intention", "MBK", "NLC"]
     assert frac(cells(table2, "r1-on")["Percept"]) == (0, 1)
 
 
 def test_table3_feedback_effectiveness(report: Report) -> None:
-    """tc1: wrong, then feedback, then right (1/1); id1: wrong, feedback, wrong again (0/1)."""
+    """Per run: tc1 wrong, then feedback, then right (1/1); id1 wrong, feedback, wrong again (0/1)."""
     section = report.section("feedback")
-    assert section.fraction
-    original = next(r for r in section.rows if r[1] == "original")
-    row = dict(zip(section.header, original, strict=True))
-    assert row["Model"] == "replay:r.json"
-    assert frac(row["VI not required, with image"]) == (1, 1)
-    assert frac(row["VI not required, no image"]) == (1, 1)
-    assert frac(row["VI required, with image"]) == (0, 1)
-    assert frac(row["VI required, no image"]) == (0, 1)
+    assert section.fraction and section.header[:3] == ["Run", "Model", "Feedback"]
+    on, off = cells(section, "r1-on"), cells(section, "r1-off")
+    assert on["Model"] == "replay:r.json"
+    assert frac(on["VI not required, with image"]) == (1, 1) and frac(on["VI not required, no image"]) == (0, 0)
+    assert frac(on["VI required, with image"]) == (0, 1)
+    assert frac(off["VI not required, no image"]) == (1, 1) and frac(off["VI required, no image"]) == (0, 1)
+    assert frac(off["VI not required, with image"]) == (0, 0)
 
 
 def test_table14_original_versus_correctness(report: Report) -> None:
     """Correctness run: tc1 wrong->wrong->right gives 1/2, id1 wrong->right gives 1/1."""
     section = report.section("feedback-conditions")
-    rows = {r[2]: dict(zip(section.header, r, strict=True)) for r in section.rows if r[1] == "on"}
-    assert frac(rows["original"]["Text-complete subset"]) == (1, 1)
-    assert frac(rows["original"]["Image-dependent subset"]) == (0, 1)
-    assert frac(rows["correctness"]["Text-complete subset"]) == (1, 2)
-    assert frac(rows["correctness"]["Image-dependent subset"]) == (1, 1)
+    rows = {r[0]: dict(zip(section.header, r, strict=True)) for r in section.rows}
+    assert set(rows) == {"r1-on", "r1-off", "r1-corr"}
+    assert frac(rows["r1-on"]["Text-complete subset"]) == (1, 1)
+    assert frac(rows["r1-on"]["Image-dependent subset"]) == (0, 1)
+    assert frac(rows["r1-corr"]["Text-complete subset"]) == (1, 2)
+    assert frac(rows["r1-corr"]["Image-dependent subset"]) == (1, 1)
 
 
 def test_feedback_kinds_recorded_as_expected(store_path: Path) -> None:
@@ -153,11 +155,9 @@ def test_feedback_kinds_recorded_as_expected(store_path: Path) -> None:
 
 
 def test_source_split(report: Report) -> None:
-    section = report.section("sources")
-    rows = {r[4]: dict(zip(section.header, r, strict=True)) for r in section.rows if r[0] == "r1-on"}
-    assert set(rows) == {"procedural", "sample"}
-    assert frac(rows["sample"]["Overall"]) == (0, 2) and frac(rows["procedural"]["Overall"]) == (1, 1)
-    assert frac(rows["sample"]["Image-dependent"]) == (0, 1)
+    sample, procedural = report.section("source-sample"), report.section("source-procedural")
+    assert frac(cells(sample, "r1-on")["Overall"]) == (0, 2) and frac(cells(procedural, "r1-on")["Overall"]) == (1, 1)
+    assert frac(cells(sample, "r1-on")["Image-dependent (Table 11)"]) == (0, 1)
 
 
 def test_accuracy_by_turn(report: Report) -> None:
@@ -167,11 +167,30 @@ def test_accuracy_by_turn(report: Report) -> None:
 
 def test_common_wrong_answers(report: Report) -> None:
     section = report.section("wrong-answers")
-    found = {(r[0], r[1]): (r[2], r[3]) for r in section.rows}
-    # r1-on, r1-off and r1-corr all answer tc1 turn 1 and id1 turn 1 wrongly
-    assert found[("false_belief_location", "The box.")] == ("3", "1")
-    assert found[("reference_easy", "The red cup.")] == ("3", "1")
-    assert found[("reference_easy", "Yes.")] == ("2", "2")
+    found = {(r[0], r[1], r[2], r[3]): (r[4], r[5]) for r in section.rows}
+    assert found[("r1-on", "false_belief_location", "The basket", "The box.")] == ("1", "1")
+    assert found[("r1-corr", "reference_easy", "The blue cup", "The red cup.")] == ("1", "1")
+    assert found[("r1-on", "reference_easy", "No", "Yes.")] == ("1", "2")
+
+
+def test_wrong_answers_never_pool_expected_answers_across_stories() -> None:
+    """The same wrong reply to two questions expecting different answers is two rows, each with its own answer."""
+    from commet.reports.analyses import RunData, StoryResult, TurnResult, wrong_answers_section
+    from commet.store.sqlite import RunRecord
+
+    def story(story_id: str, expected: str) -> StoryResult:
+        turn = TurnResult(turn=0, prompt="q", images=[], feedback_kind="none", response="The box.",
+                          expected=[expected], outcome="incorrect", correct=False, judge="rules", rationale=None,
+                          error=None)
+        return StoryResult(story_id, "false_belief_location", "Belief", False, "sample", "done", False, [turn])
+
+    run = RunRecord(id=1, name="r", model="m", judge="rules", settings={"images": "on", "feedback": "original"},
+                    config_hash="", dataset_name="d", dataset_hash="", package_version="", story_count=3,
+                    status="done", started_at="", finished_at=None)
+    data = RunData(run, [story("a", "The basket"), story("b", "The basket"), story("c", "The drawer")])
+    section = wrong_answers_section([data])
+    assert [row[1:] for row in section.rows] == [["false_belief_location", "The basket", "The box.", "2", "1"],
+                                                 ["false_belief_location", "The drawer", "The box.", "1", "1"]]
 
 
 def test_intervals_contain_estimates_and_are_deterministic(store_path: Path, report: Report) -> None:

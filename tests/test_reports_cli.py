@@ -22,30 +22,50 @@ def invoke(*args: str) -> str:
     return result.output
 
 
-def test_csv_keeps_the_accuracy_table_first(store_path: Path) -> None:  # noqa: F811
-    text = invoke("report", "--db", str(store_path), "--run", "r1-on", "--format", "csv", "--resamples", "200")
-    first_block = text.split("\n\n")[0]
-    rows = list(csv.reader(io.StringIO(first_block)))
-    assert rows[0][:6] == ["Run", "Model", "Images", "Feedback", "Stories", "Overall"]
-    assert rows[0][-3:] == ["Questions", "Undecided", "Failed"]
-    assert rows[1][0] == "r1-on" and rows[1][5] == "33.33 (1/3)"
-    assert "# Feedback effectiveness (paper Table 3)" in text
-    intervals = list(csv.reader(io.StringIO(text.split("\n\n")[1].split("\n", 1)[1])))
-    header = intervals[0]
+def test_csv_is_one_file_per_table(store_path: Path, tmp_path: Path) -> None:  # noqa: F811
+    out = tmp_path / "csv"
+    result = runner.invoke(app, ["report", "--db", str(store_path), "--run", "r1-on", "--format", "csv",
+                                 "--out", str(out), "--resamples", "200"])
+    assert result.exit_code == 0, result.output
+    files = sorted(p.name for p in out.iterdir())
+    assert files == ["feedback.csv", "image-dependent.csv", "source-procedural.csv", "source-sample.csv",
+                     "summary.csv", "text-complete.csv", "turns.csv", "wrong-answers.csv"]
+    for file in out.iterdir():  # one shape per file: every row as long as the header
+        rows = list(csv.reader(io.StringIO(file.read_text())))
+        assert len({len(r) for r in rows}) == 1, file.name
+    summary = list(csv.reader(io.StringIO((out / "summary.csv").read_text())))
+    header = summary[0]
     assert header[5:10] == ["Story accuracy", "Story accuracy CI low", "Story accuracy CI high", "Story accuracy k",
                             "Story accuracy n"]
-    assert intervals[1][header.index("Story accuracy k")] == "1"
+    assert summary[1][0] == "r1-on" and summary[1][header.index("Story accuracy k")] == "1"
+    one = invoke("report", "--db", str(store_path), "--run", "r1-on", "--format", "csv", "--table", "summary",
+                 "--resamples", "200")
+    assert one == (out / "summary.csv").read_text()
+    mixed = runner.invoke(app, ["report", "--db", str(store_path), "--format", "csv"])
+    assert mixed.exit_code == 2 and "--table" in mixed.output and "--out DIR" in mixed.output
+    single = runner.invoke(app, ["report", "--db", str(store_path), "--out", str(tmp_path / "r.csv")])
+    assert single.exit_code == 2 and not (tmp_path / "r.csv").exists()
+
+
+def test_pdf_and_contradicting_suffixes_are_refused(store_path: Path, tmp_path: Path) -> None:  # noqa: F811
+    for args in (["--out", str(tmp_path / "x.pdf")], ["--format", "markdown", "--out", str(tmp_path / "x.pdf")],
+                 ["--format", "markdown", "--out", str(tmp_path / "x.tex")]):
+        result = runner.invoke(app, ["report", "--db", str(store_path), *args])
+        assert result.exit_code == 2, result.output
+        assert result.output.startswith("error: ") and result.output.count("\n") == 1
+    assert not any(tmp_path.iterdir())
 
 
 def test_markdown_latex_and_terminal(store_path: Path, tmp_path: Path) -> None:  # noqa: F811
     markdown = invoke("report", "--db", str(store_path), "--format", "markdown", "--resamples", "200")
-    for title in ("Text-complete subset", "Image-dependent subset", "Feedback effectiveness",
-                  "Original versus correctness-only", "per source", "by turn", "wrong answers"):
+    for title in ("Table 1: text-complete subset", "Table 2: image-dependent subset", "Table 3: feedback",
+                  "Table 14: original versus correctness-only", "Source sample", "by turn", "wrong answers"):
         assert title in markdown
+    assert markdown.index("Table 1:") < markdown.index("Table 2:") < markdown.index("Summary per run")
     out = tmp_path / "tables.tex"
     invoke("report", "--db", str(store_path), "--out", str(out), "--resamples", "200")  # format from suffix
     latex = out.read_text()
-    assert latex.count(r"\toprule") == latex.count(r"\bottomrule") >= 8 and r"Belief\_Emotion" not in latex
+    assert latex.count(r"\toprule") == latex.count(r"\bottomrule") >= 8 and r"Belief\_Emotion" in latex
     assert "r1-corr" in invoke("report", "--db", str(store_path), "--resamples", "200")
 
 
@@ -75,7 +95,7 @@ def test_sweep_runs_a_grid_resumes_and_reports(tmp_path: Path) -> None:
         calls = store.db.execute("SELECT COUNT(*) FROM call_log WHERE cached = 0").fetchone()[0]
     report = (tmp_path / "out" / "report.md").read_text()
     assert f"| replay:{tmp_path / 'r.json'}@toy:images=on,feedback=original | replay:r.json | on | original | 3 | " \
-        "66.67 (2/3)" in report
+        "66.67 [" in report and "] (2/3) |" in report
     invoke("sweep", str(config), "--quiet")  # everything is already done: no new call
     with Store(tmp_path / "out" / "sweep.sqlite") as store:
         assert store.db.execute("SELECT COUNT(*) FROM call_log WHERE cached = 0").fetchone()[0] == calls
@@ -86,4 +106,10 @@ def test_sweep_config_errors(tmp_path: Path) -> None:
     config = tmp_path / "bad.toml"
     config.write_text('models = ["baseline:first-option"]\nimages = ["maybe"]\n')
     result = runner.invoke(app, ["sweep", str(config)])
-    assert result.exit_code == 2 and "'maybe' is not one of on, off" in result.output
+    assert result.exit_code == 2 and "'maybe' is not one of on, off, needed" in result.output
+    config.write_text('models = ["baseline:first-option"]\nout = "report.csv"\n')
+    result = runner.invoke(app, ["sweep", str(config)])
+    assert result.exit_code == 2 and "one file per table" in result.output
+    config.write_text('models = ["baseline:first-option"]\nout = "report.pdf"\n')
+    result = runner.invoke(app, ["sweep", str(config)])
+    assert result.exit_code == 2 and "reports are text" in result.output

@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 
 from commet.engine.conversation import UndecidedFeedback
-from commet.engine.runner import JudgeImages
+from commet.engine.runner import ImagePolicy, JudgeImages
 from commet.format.problems import FormatError
 from commet.judges.base import UnknownJudgeError
 from commet.models.base import UnknownModelError
@@ -33,11 +33,6 @@ EXIT_USAGE = 2
 def fail(message: str) -> NoReturn:
     err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_USAGE)
-
-
-class OnOff(str, Enum):
-    on = "on"
-    off = "off"
 
 
 class FeedbackChoice(str, Enum):
@@ -211,7 +206,9 @@ def eval_command(
     model: Annotated[str, typer.Option(help="Model spec, e.g. baseline:first-option, openai:gpt-4o, replay:FILE.")],
     dataset: Annotated[str, typer.Option(help="Dataset folder/file or 'sample'.")] = "sample",
     judge: Annotated[str, typer.Option(help="Judge spec: rules, a model spec, or panel:A,B,C.")] = "rules",
-    images: Annotated[OnOff, typer.Option(help="Attach pictures.")] = OnOff.on,
+    images: Annotated[ImagePolicy, typer.Option(
+        help="Pictures: on (every turn that has one), off, or needed (only in image-dependent StoryTurns).")] =
+    ImagePolicy.on,
     feedback: Annotated[FeedbackChoice, typer.Option(help="Feedback condition.")] = FeedbackChoice.original,
     concurrency: Annotated[int, typer.Option(min=1, help="StoryTurns in flight at once.")] = 8,
     workers: Annotated[int, typer.Option(min=1, help="Processes sharing the run (for very fast servers: "
@@ -255,7 +252,7 @@ def eval_command(
     except (UnknownModelError, UnknownJudgeError) as exc:
         fail(str(exc))
     data = load_or_fail(dataset, force)
-    settings = EvalSettings(images=images.value, feedback=feedback.value,
+    settings = EvalSettings(images=images, feedback=feedback.value,
                             system_prompt=DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt,
                             generation=GenerationSettings(temperature=temperature, max_tokens=max_tokens, seed=seed),
                             limit=limit, undecided_feedback=undecided_feedback, judge_images=judge_images)

@@ -129,7 +129,7 @@ def label_command(
         fail("commet label needs --run and --labeller (or: commet label import FILE.csv)")
     from rich.prompt import Prompt
 
-    from commet.judges.agreement import collect_verdicts, disputed_items
+    from commet.judges.agreement import collect_verdicts, disputed_items, original_run
     from commet.judges.labels import set_label, turns_to_label
 
     with open_store(db) as store:
@@ -142,7 +142,8 @@ def label_command(
         todo = turns_to_label(store, record, labeller)
         if disputed:
             keep = disputed_items(collect_verdicts(store))
-            todo = [r for r in todo if (r["story_id"], r["turn"], r["response"]) in keep]
+            origin = original_run(store, record)
+            todo = [r for r in todo if (origin, r["story_id"], r["turn"]) in keep]
         done = 0
         for position, row in enumerate(todo, start=1):
             console.rule(f"{position}/{len(todo)}  story {escape(row['story_id'])}  turn {row['turn']}")
@@ -189,7 +190,6 @@ def judges_command(
     db: Annotated[Path, DB_OPTION] = Path("commet.sqlite"),
 ) -> None:
     """Judge agreement (paper Tables 7-10): pairwise counts, percentages, Cohen's kappa, and agreement with people."""
-    from rich.table import Table
 
     from commet.judges.agreement import AGREEMENT_HEADER, agreement_report, report_tables
     from commet.reports import to_csv, to_markdown
@@ -205,14 +205,14 @@ def judges_command(
         typer.echo(to_csv(["Table", *AGREEMENT_HEADER], rows), nl=False)
     elif fmt is AgreementFormat.markdown:
         typer.echo("\n".join(f"### {title}\n\n{to_markdown(header, body)}" for title, header, body in tables), nl=False)
-    else:
-        for title, header, body in tables:
-            table = Table(title=title)
-            for column in header:
-                table.add_column(column, overflow="fold")
-            for row in body:
-                table.add_row(*(escape(cell) for cell in row))
-            console.print(table)
+    else:  # each table in the first layout that fits the terminal
+        from commet.reports.analyses import Section
+        from commet.reports.render import fitted_tables
+
+        for number, (title, header, body) in enumerate(tables):
+            for renderable in fitted_tables(Section(f"judges-{number}", title, header, [list(r) for r in body]),
+                                            console.width):
+                console.print(renderable, markup=False, highlight=False)
 
 
 def register(app: typer.Typer) -> None:

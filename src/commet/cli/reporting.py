@@ -30,14 +30,15 @@ class ReportFormat(str, Enum):
 
 def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: Path | None = None,
                  dataset: str | None = None, seed: int | None = None, resamples: int | None = None,
-                 brief: bool = False) -> None:
-    """Build the full report for ``names`` (all runs when empty) and print it, or write it to ``out``.
+                 brief: bool = False, tables: list[str] | None = None, pool: bool = False) -> None:
+    """Build the report for ``names`` (all runs when empty) and print it, or write it to ``out``.
 
-    ``brief`` prints the accuracy table turned on its side (one row per figure, which fits a
-    terminal) and the table with intervals: what ``commet eval`` shows at the end of a run.
+    ``brief`` prints one run's figures as a two-column table (what ``commet eval`` shows at the end
+    of a run; it fits 80 columns). ``tables`` keeps only the sections with those keys. CSV is one
+    file per table: ``out`` is then a folder, or one table is chosen.
     """
     from commet.reports import Bootstrap, build_report, render_report, select_runs
-    from commet.reports.render import to_rich_tables
+    from commet.reports.render import OneTablePerFile, csv_files, to_rich_tables
 
     boot = Bootstrap(**{k: v for k, v in (("seed", seed), ("resamples", resamples)) if v is not None})
     with open_store(db) as store:
@@ -45,17 +46,39 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
             runs = select_runs(store, names)
         except KeyError as exc:
             fail(str(exc.args[0]))
-        report = build_report(store, runs, bootstrap=boot, compact=fmt == "table")
+        if not runs:
+            fail(f"nothing to report: no runs in {db}")
+        report = build_report(store, runs, bootstrap=boot, pool=pool)
+    if tables:
+        keys = [s.key for s in report.sections]
+        unknown = [t for t in tables if t not in keys]
+        if unknown:
+            fail(f"no table {unknown[0]!r} in this report (tables: {', '.join(keys)})")
+        report.sections = [s for s in report.sections if s.key in tables]
     if fmt == "table" and out is None:
+        renderables = [*_brief(report)] if brief else to_rich_tables(report, console.width)
+        for renderable in renderables:
+            console.print(renderable, highlight=False)
         if brief:
-            console.print(_sideways(report.sections[0]))
-            console.print(to_rich_tables(report)[1])
             console.print(f"[dim]commet report --db {db} shows the paper's tables for this run.[/dim]")
-            return
-        for table in to_rich_tables(report):
-            console.print(table)
         return
-    text = render_report(report, fmt, dataset=_load(dataset) if dataset is not None else None)
+    if fmt == "csv" and out is not None and (not out.suffix or out.is_dir()):
+        if out.exists() and not out.is_dir():
+            fail(f"{out} is a file; CSV reports are written as one file per table into a folder")
+        out.mkdir(parents=True, exist_ok=True)
+        files = csv_files(report)
+        for name, text in files.items():
+            (out / name).write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {len(report.sections)} CSV tables on {len(report.runs)} run(s) to {out}/", err=True)
+        return
+    try:
+        text = render_report(report, fmt, dataset=_load(dataset) if dataset is not None else None)
+    except OneTablePerFile as exc:
+        fail(f"{exc}: give --out DIR (one file per table) or choose one with --table "
+             f"({', '.join(s.key for s in report.sections)})")
+    if fmt == "csv":  # one table: the notices go to stderr, the file stays one clean table
+        for line in report.notices:
+            typer.echo(line, err=True)
     if out is None:
         typer.echo(text, nl=False)
         return
@@ -64,28 +87,39 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
     typer.echo(f"wrote {fmt} report on {len(report.runs)} run(s) to {out}", err=True)
 
 
-def _sideways(section):  # noqa: ANN001, ANN202 - a report Section in, a rich Table out
-    """A section with runs as columns and figures as rows."""
+def _brief(report):  # noqa: ANN001, ANN202 - a Report in, rich renderables out
+    """The notices, then one small table per run: figure, value (summary, Table 1 and Table 2 figures)."""
     from rich.table import Table
+    from rich.text import Text
 
     from commet.reports.render import cell_text
+    from commet.reports.stats import Range
 
-    first_figure = section.header.index("Stories")
-    table = Table(title=section.title, caption=section.note or None)
-    table.add_column("")
-    for row in section.rows:
-        table.add_column(f"{row[1]}\nimages {row[2]}, feedback {row[3]}", justify="right")
-    for index in range(first_figure, len(section.header)):
-        table.add_row(section.header[index], *(cell_text(row[index], section, "terminal") for row in section.rows))
-    return table
-
-
-def _format_for(fmt: ReportFormat | None, out: Path | None) -> str:
-    from commet.reports.sweep import FORMATS_BY_SUFFIX
-
-    if fmt is not None:
-        return fmt.value
-    return FORMATS_BY_SUFFIX.get(out.suffix.lower(), "table") if out is not None else "table"
+    yield from (Text(line, style="bold") for line in report.notices)
+    by_key = {s.key: s for s in report.sections}
+    for data in report.runs:
+        ranged = any(isinstance(c, Range) for s in report.sections for r in s.rows if r[0] == data.run.name
+                     for c in r)
+        table = Table(title=Text(f"{data.run.model}: images {data.images}, feedback {data.feedback}"),
+                      caption="a–b: undecided answers counted wrong – counted right" if ranged else None)
+        table.add_column("figure")
+        table.add_column("value (%, 95% CI)", justify="right")
+        summary = by_key.get("summary")
+        if summary is not None:
+            row = next(r for r in summary.rows if r[0] == data.run.name)
+            for index in range(4, len(summary.header)):
+                table.add_row(summary.header[index], Text(str(cell_text(row[index], summary))))
+        for key, label in (("text-complete", "Table 1, text-complete"), ("image-dependent", "Table 2, image-dependent")):
+            section = by_key.get(key)
+            row = next((r for r in section.rows if r[0] == data.run.name), None) if section else None
+            if section is None or row is None:
+                continue
+            first = section.header.index("Stories")
+            table.add_row(f"{label}: stories", Text(str(row[first])))
+            for name, cell in zip(section.header[first + 1:], row[first + 1:], strict=True):
+                if cell_text(cell, section) != "-":
+                    table.add_row(Text(f"  {name}"), Text(cell_text(cell, section)))
+        yield table
 
 
 def report(
@@ -93,16 +127,30 @@ def report(
     run: Annotated[list[str] | None, typer.Option(help="Run name; repeat for several (default: all).")] = None,
     fmt: Annotated[ReportFormat | None, typer.Option(
         "--format", help="Output format (default: from --out's suffix, else table).")] = None,
-    out: Annotated[Path | None, typer.Option(help="Write to this file instead of the terminal.")] = None,
+    out: Annotated[Path | None, typer.Option(
+        help="Write to this file instead of the terminal (.md .html .tex .txt; for CSV a folder: one file per "
+             "table).")] = None,
+    table: Annotated[list[str] | None, typer.Option(
+        help="Only this table (its key, e.g. text-complete, feedback); repeat for several.")] = None,
+    pool: Annotated[bool, typer.Option(
+        help="Pool runs of the same model, feedback condition and dataset in Tables 3 and 14 and the wrong "
+             "answers (default: one row per run).")] = False,
     dataset: Annotated[str | None, typer.Option(
         help="Dataset folder or 'sample': embeds the pictures in HTML transcripts.")] = None,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
 ) -> None:
-    """The paper's tables for stored runs with 95% bootstrap CIs: story accuracy per subset and category,
-    feedback effectiveness, per-source split, accuracy by turn, common wrong answers; HTML adds plots and
-    transcripts."""
-    print_report(db, run, _format_for(fmt, out), out=out, dataset=dataset, seed=seed, resamples=resamples)
+    """The paper's tables for stored runs with 95% bootstrap CIs, one row per run: Tables 1 and 2 (story
+    accuracy per category), a summary, Tables 3 and 14 (feedback), one table per source (Tables 11 and 12),
+    accuracy by turn, common wrong answers; HTML adds plots and transcripts."""
+    from commet.reports.render import ReportTargetError, output_format
+
+    try:
+        chosen = output_format(fmt.value if fmt is not None else None, out)
+    except ReportTargetError as exc:
+        fail(str(exc))
+    print_report(db, run, chosen, out=out, dataset=dataset, seed=seed, resamples=resamples, tables=table,
+                 pool=pool)
 
 
 def compare(

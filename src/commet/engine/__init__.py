@@ -21,6 +21,7 @@ from commet.engine.conversation import (
 from commet.engine.runner import (
     Engine,
     EvalSettings,
+    ImagePolicy,
     JudgeImages,
     Progress,
     RunConflictError,
@@ -88,7 +89,7 @@ def evaluate(model: str | Model, dataset: str | Path | Dataset = "sample", **kwa
 
 
 __all__ = [
-    "DEFAULT_SYSTEM_PROMPT", "CorrectnessTexts", "Engine", "EvalSettings", "GenerationSettings", "JudgeImages",
-    "Progress", "RunConflictError", "RunSummary", "Shard", "SpendLimitError", "UndecidedFeedback", "apply_branch_rules",
-    "choose_feedback", "evaluate", "evaluate_async", "user_text",
+    "DEFAULT_SYSTEM_PROMPT", "CorrectnessTexts", "Engine", "EvalSettings", "GenerationSettings", "ImagePolicy",
+    "JudgeImages", "Progress", "RunConflictError", "RunSummary", "Shard", "SpendLimitError", "UndecidedFeedback",
+    "apply_branch_rules", "choose_feedback", "evaluate", "evaluate_async", "user_text",
 ]

@@ -50,6 +50,22 @@ from commet.models.base import (
 from commet.store.sqlite import RunRecord, Store
 
 
+class ImagePolicy(str, Enum):
+    """Which turns show their pictures: all (``on``), none (``off``), or only the turns of image-dependent
+    StoryTurns (``needed``: the paper's third condition, Table 3 and Appendix D)."""
+
+    on = "on"
+    off = "off"
+    needed = "needed"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def shows_pictures(self, image_dependent: bool) -> bool:
+        """Whether a StoryTurn's turns show their pictures under this policy."""
+        return self is ImagePolicy.on or (self is ImagePolicy.needed and image_dependent)
+
+
 class JudgeImages(str, Enum):
     """Which StoryTurns' pictures an LLM judge sees (only ever pictures the answerer was shown)."""
 
@@ -63,7 +79,7 @@ class EvalSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    images: Literal["on", "off"] = "on"
+    images: ImagePolicy = ImagePolicy.on
     feedback: FeedbackCondition = "original"
     undecided_feedback: UndecidedFeedback = UndecidedFeedback.STOP
     correctness_texts: CorrectnessTexts = PAPER_CORRECTNESS_TEXTS
@@ -146,7 +162,7 @@ def _package_version() -> str:
 
 
 def config_hash(model: Model, judge: Judge, settings: EvalSettings, dataset_hash: str) -> str:
-    payload = {"model": model.identity(), "judge": judge.name, "settings": settings.model_dump(),
+    payload = {"model": model.identity(), "judge": judge.name, "settings": settings.model_dump(mode="json"),
                "dataset": dataset_hash}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
@@ -154,7 +170,7 @@ def config_hash(model: Model, judge: Judge, settings: EvalSettings, dataset_hash
 def default_run_name(model: Model, settings: EvalSettings, dataset: Dataset) -> str:
     """``MODEL@DATASET:images=..,feedback=..``, plus ``,limit=N`` for a trial on the first N StoryTurns."""
     limit = f",limit={settings.limit}" if settings.limit is not None else ""
-    return f"{model.spec}@{dataset.name}:images={settings.images},feedback={settings.feedback}{limit}"
+    return f"{model.spec}@{dataset.name}:images={settings.images.value},feedback={settings.feedback}{limit}"
 
 
 class Engine:
@@ -202,7 +218,7 @@ class Engine:
             return existing
         return self.store.create_run(
             name=name, model=self.model.spec, judge=self.judge.name,
-            settings={**self.settings.model_dump(), "model_identity": self.model.identity()},
+            settings={**self.settings.model_dump(mode="json"), "model_identity": self.model.identity()},
             config_hash=digest, dataset_name=self.dataset.name, dataset_hash=dataset_hash,
             package_version=_package_version(), story_count=len(self._stories()))
 
@@ -324,7 +340,7 @@ class Engine:
                 text = user_text(feedback_text, turn)
                 parts: list[TextPart | ImagePart] = [TextPart(text)]
                 images: list[dict[str, str]] = []
-                if turn.image and self.settings.images == "on":
+                if turn.image and self.settings.images.shows_pictures(storyturn.image_dependent):
                     image = self.image_part(turn.image)
                     parts.append(image)
                     shown.append(image)

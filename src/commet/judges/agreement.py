@@ -1,10 +1,12 @@
 """Judge agreement, the paper's Tables 7 to 10: judges against each other and against people.
 
-An item is one answer: (story_id, turn, response). A judge's verdict on it is the turn's
-score in a run judged by that judge (``runs.judge``), so the same run re-judged by several
-judges (``commet rejudge``) gives every judge a verdict on the same items. Panel runs also
-contribute each member's own verdict (from the stored panel details), with the story's
-branch rules applied as for the panel. Undecided verdicts are left out of every comparison.
+An item is one answer of one candidate run: (run, story_id, turn), where a re-judged copy
+(``commet rejudge``) counts as its original run, as the paper counts (its Table 7 pools the
+with- and without-image runs of one model: the same reply in both runs is two items). A
+judge's verdict on an item is the turn's score in a run judged by that judge (``runs.judge``);
+panel runs also contribute each member's own verdict (from the stored panel details), with
+the story's branch rules applied as for the panel. Undecided verdicts are left out of every
+comparison. The runs given (default: all) are the ones pooled; each table says which.
 
 * pairwise agreement between judges: agree / disagree counts, percentage, Cohen's kappa
   (Tables 7 and 9);
@@ -22,11 +24,52 @@ from commet.engine.conversation import apply_branch_rules
 from commet.format.model import Turn
 from commet.judges.base import Verdict
 from commet.judges.cascade import decided_by
-from commet.judges.labels import Item, human_verdicts
+from commet.judges.labels import all_labels
 from commet.reports.metrics import SUBSETS, select_runs
-from commet.store.sqlite import Store
+from commet.store.sqlite import RunRecord, Store
 
 HUMAN = "human"
+
+#: One answer of one candidate run: (original run name, story_id, turn).
+Item = tuple[str, str, int]
+
+
+def original_run(store: Store, run: RunRecord | str) -> str:
+    """The candidate run a run's answers come from: itself, or (re-judged copies) the run it was re-judged
+    from, followed back to the first."""
+    name = run if isinstance(run, str) else run.name
+    seen = {name}
+    record = store.get_run(name)
+    while record is not None and record.settings.get("rejudged_from"):
+        name = str(record.settings["rejudged_from"])
+        if name in seen:
+            break
+        seen.add(name)
+        record = store.get_run(name)
+    return name
+
+
+def people_verdicts(store: Store) -> dict[Item, bool]:
+    """The people's verdict per item: the majority of labellers (ties left out). A label given on a
+    re-judged copy belongs to the original run's answer, and only while the stored reply is the same."""
+    responses: dict[str, dict[tuple[str, int], str | None]] = {}
+    votes: dict[Item, dict[str, bool]] = {}
+    for label in all_labels(store):
+        origin = original_run(store, label.run)
+        if origin not in responses:
+            record = store.get_run(origin)
+            responses[origin] = {} if record is None else {
+                (row["story_id"], row["turn"]): row["response"] for row in store.turn_rows(record.id)}
+        if responses[origin].get((label.story_id, label.turn)) != label.response:
+            continue
+        votes.setdefault((origin, label.story_id, label.turn), {})[label.labeller] = label.label == "correct"
+    verdicts: dict[Item, bool] = {}
+    for item, by_labeller in votes.items():
+        right = sum(by_labeller.values())
+        wrong = len(by_labeller) - right
+        if right != wrong:
+            verdicts[item] = right > wrong
+    return verdicts
 
 
 @dataclass(frozen=True)
@@ -49,6 +92,8 @@ class Agreement:
 @dataclass
 class AgreementReport:
     judges: list[str]
+    pooled: list[str] = field(default_factory=list)  # the original runs whose answers are the items
+    items: int = 0
     who_decided: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)  # (run, its judge) -> counts
     decided: dict[str, int] = field(default_factory=dict)  # items each judge decided
     undecided: dict[str, int] = field(default_factory=dict)
@@ -97,6 +142,7 @@ def collect_verdicts(store: Store, run_names: list[str] | None = None,
 
     for run in select_runs(store, run_names):
         verdicts.setdefault(run.judge, {})
+        origin = original_run(store, run)
         image_dependent = {s["story_id"]: bool(s["image_dependent"]) for s in store.story_rows(run.id)}
         active: dict[str, int | None] = {}
         for row in store.turn_rows(run.id):
@@ -107,7 +153,7 @@ def collect_verdicts(store: Store, run_names: list[str] | None = None,
                 continue
             if subset is not None and SUBSETS[int(image_dependent.get(story_id, False))] != subset:
                 continue
-            item = (story_id, row["turn"], row["response"])
+            item = (origin, story_id, row["turn"])
             put(run.judge, item, None if row["correct"] is None else bool(row["correct"]))
             if row["judgment_key"] is None:
                 continue
@@ -129,8 +175,9 @@ def agreement_report(store: Store, run_names: list[str] | None = None, subset: s
     """Pairwise agreement of every judge found in the runs, and each judge against the people's labels."""
     verdicts = collect_verdicts(store, run_names, subset)
     judges = sorted(verdicts)
-    report = AgreementReport(judges=judges)
-    for run in select_runs(store, run_names):
+    runs = select_runs(store, run_names)
+    report = AgreementReport(judges=judges, pooled=list(dict.fromkeys(original_run(store, r) for r in runs)))
+    for run in runs:
         report.who_decided[(run.name, run.judge)] = decided_by(
             r["judge"] for r in store.turn_rows(run.id) if r["response"] is not None)
     for judge in judges:
@@ -138,9 +185,10 @@ def agreement_report(store: Store, run_names: list[str] | None = None, subset: s
         report.undecided[judge] = sum(v is None for v in verdicts[judge].values())
     report.pairwise = [compare(a, b, verdicts[a], verdicts[b]) for a, b in combinations(judges, 2)]
     every_item: set[Item] = set().union(*(v.keys() for v in verdicts.values()))
+    report.items = len(every_item)
     disputed = disputed_items(verdicts)
     report.disagreements = len(disputed)
-    people = {item: value for item, value in human_verdicts(store).items() if item in every_item}
+    people = {item: value for item, value in people_verdicts(store).items() if item in every_item}
     report.labelled = len(people)
     humans: dict[Item, bool | None] = dict(people)
     report.human_on_disagreements = [compare(HUMAN, j, humans, verdicts[j], disputed) for j in judges]
@@ -151,10 +199,11 @@ def agreement_report(store: Store, run_names: list[str] | None = None, subset: s
 def _row(agreement: Agreement) -> list[str]:
     kappa = "-" if agreement.kappa is None else f"{agreement.kappa:.3f}"
     percent = "-" if agreement.percent is None else f"{agreement.percent:.2f}%"
-    return [f"{agreement.a} vs {agreement.b}", str(agreement.agree), str(agreement.disagree), percent, kappa]
+    return [f"{agreement.a} vs {agreement.b}", str(agreement.agree), str(agreement.disagree), str(agreement.n),
+            percent, kappa]
 
 
-AGREEMENT_HEADER = ["Pair", "Agree", "Disagree", "Agreement", "Kappa"]
+AGREEMENT_HEADER = ["Pair", "Agree", "Disagree", "n", "Agreement", "Kappa"]
 
 
 def report_tables(report: AgreementReport) -> list[tuple[str, list[str], list[list[str]]]]:
@@ -162,7 +211,8 @@ def report_tables(report: AgreementReport) -> list[tuple[str, list[str], list[li
     who = ("Who decided, per run", ["Run", "Run's judge", "Decided by", "Answers"],
            [[run, judge, decider, str(count)] for (run, judge), counts in report.who_decided.items()
             for decider, count in counts.items()])
-    judges = ("Judges compared (answers decided and undecided)", ["Judge", "Decided", "Undecided"],
+    judges = (f"Judges compared ({report.items} answers of {len(report.pooled)} run(s) pooled: "
+              f"{', '.join(report.pooled)}; one answer per run, story and turn)", ["Judge", "Decided", "Undecided"],
               [[j, str(report.decided[j]), str(report.undecided[j])] for j in report.judges])
     return [
         who,

@@ -151,8 +151,9 @@ class RulesJudge(Judge):
         """The options offered, each tied to the expected answer it is; None when they do not line up.
 
         Options come from the turn, else from labelled options or an "x or y?" list in the
-        question. Every expected answer must be exactly one option (by text, by label, or as
-        "B. text"), else naming an option proves nothing and only exact answers decide.
+        question. Every expected answer must be exactly one option (by text, by label, as
+        "B. text", or as words found in that option alone), else naming an option proves
+        nothing and only exact answers decide.
         """
         offered: list[tuple[str | None, str]] = list(request.options)
         if not offered:
@@ -166,6 +167,8 @@ class RulesJudge(Judge):
         owner: list[int | None] = [None] * len(offered)
         for i, expected in enumerate(request.expected):
             hits = [j for j, (label, text) in enumerate(offered) if _is_option(expected, label, text)]
+            if not hits:  # "Medium" names "the medium one" when no other option contains it
+                hits = [j for j, core in enumerate(cores) if contains_phrase(core, _core(expected))]
             if len(hits) != 1 or owner[hits[0]] is not None:
                 return None
             owner[hits[0]] = i

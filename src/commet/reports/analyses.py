@@ -1,38 +1,55 @@
 """The paper's analyses for any set of stored runs, each as a :class:`Section` (a titled table).
 
-* story accuracy with 95% bootstrap intervals, overall and per category, on the text-complete
-  subset (paper, Table 1) and the image-dependent subset (Table 2);
+* story accuracy per category on the text-complete subset (paper, Table 1) and on the
+  image-dependent subset (Table 2), in the paper's column order, one row per run;
+* a summary per run (not a paper table): story and question accuracy, undecided answers;
 * feedback effectiveness (Table 3) and original versus correctness-only feedback (Table 14);
-* a split by where StoryTurns come from (``stories.source``: the bundled sample versus generated
+* one table per StoryTurn source (``stories.source``: the bundled sample versus generated
   ones, like Tables 11 and 12);
-* question accuracy, accuracy by turn index, and the most common wrong answers per task.
+* question accuracy by turn index, and the most common wrong answers per question.
+
+Every table reports each run on its own row. Only when asked (``pool=True``) do Tables 3 and
+14 and the wrong answers pool runs of the same model, feedback condition and dataset, and a
+pooled row names the runs it pools.
 
 Story accuracy counts only StoryTurns whose conversation finished (a failed model call is not
-a wrong answer); an undecided turn is never correct.
+a wrong answer). An undecided answer is never counted right: where stories hinge on one, the
+figure is a :class:`~commet.reports.stats.Range` (undecided counted wrong .. counted right)
+and :attr:`Report.notices` says which judge would decide them.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from commet.reports.metrics import SUBSETS, run_metrics
+from commet.reports.metrics import SUBSETS
 from commet.reports.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     Estimate,
     PairedComparison,
+    Range,
     bootstrap_ratio,
     paired_comparison,
 )
-from commet.reports.tables import accuracy_table
 from commet.store.sqlite import RunRecord, Store
 from commet.taxonomy import CATEGORIES
 from commet.text import normalize
 
 Cell = str | Estimate
+
+#: The paper's column order: Table 1 (text-complete subset) and Table 2 (image-dependent subset).
+TABLE1_CATEGORIES = ("Belief", "Emotion", "Intention", "Desire", "Percept", "Belief_Emotion", "Belief_Desire",
+                     "NLCE", "MBK")
+TABLE2_CATEGORIES = ("Percept", "Intention", "MBK", "NLC")
+PAPER_CATEGORIES = {SUBSETS[0]: TABLE1_CATEGORIES, SUBSETS[1]: TABLE2_CATEGORIES}
+
+#: A judge that decides what the rules leave undecided, suggested in the undecided notice.
+SUGGESTED_JUDGE = "openai:gpt-4o"
 
 
 @dataclass(frozen=True)
@@ -61,6 +78,15 @@ class TurnResult:
         return self.answered and self.correct is False
 
     @property
+    def undecided(self) -> bool:
+        return self.answered and self.correct is None
+
+    @property
+    def feedback_on_undecided(self) -> bool:
+        """The feedback this turn showed rested on an undecided previous answer (kinds ending in -undecided)."""
+        return self.feedback_kind.endswith("-undecided")
+
+    @property
     def verdict(self) -> str:
         if not self.answered:
             return "failed"
@@ -85,8 +111,33 @@ class StoryResult:
         return self.status == "done"
 
     @property
+    def stopped(self) -> bool:
+        """Ended at an undecided answer the next turn's feedback depended on (``--undecided-feedback stop``)."""
+        return self.status == "stopped"
+
+    @property
+    def counted(self) -> bool:
+        """Counted in story accuracy: finished, or stopped at an undecided answer (wrong as counted, right if
+        the undecided answers were right and nothing answered was wrong)."""
+        return self.done or self.stopped
+
+    @property
     def subset(self) -> str:
         return SUBSETS[1] if self.image_dependent else SUBSETS[0]
+
+    @property
+    def undecided(self) -> int:
+        return sum(t.undecided for t in self.turns)
+
+    @property
+    def correct_if_undecided_right(self) -> bool:
+        """Finished with no answer judged wrong: correct if every undecided answer were right."""
+        return self.counted and all(t.correct is not False for t in self.turns)
+
+    @property
+    def hinges(self) -> bool:
+        """Its verdict depends on undecided answers (wrong as counted, right if they were right)."""
+        return self.correct is not True and self.correct_if_undecided_right
 
 
 @dataclass
@@ -106,8 +157,23 @@ class RunData:
 
     @property
     def scored(self) -> list[StoryResult]:
-        """StoryTurns whose conversation finished: the denominator of story accuracy."""
-        return [s for s in self.stories if s.done]
+        """The denominator of story accuracy: StoryTurns whose conversation finished or stopped at an undecided
+        answer (a failed call is not scored)."""
+        return [s for s in self.stories if s.counted]
+
+    def pictures_shown(self, story: StoryResult) -> bool:
+        """Whether this StoryTurn was run with its pictures: from the run's image policy (on, off, needed),
+        else (human runs mixing policies) from the turns as stored."""
+        if self.images in ("on", "off"):
+            return self.images == "on"
+        if self.images == "needed":
+            return story.image_dependent
+        return any(turn.images for turn in story.turns)
+
+    def pictures_label(self, stories: list[StoryResult]) -> str:
+        """The paper's Image column for these StoryTurns: Yes, No, or mixed."""
+        shown = {self.pictures_shown(s) for s in stories}
+        return "mixed" if len(shown) > 1 else "Yes" if shown == {True} else "No"
 
 
 def load_run(store: Store, run: RunRecord) -> RunData:
@@ -142,8 +208,25 @@ class Bootstrap:
         return bootstrap_ratio(numerators, denominators, resamples=self.resamples, seed=self.seed)
 
     def stories(self, stories: Iterable[StoryResult]) -> Estimate:
-        """Story accuracy of the finished StoryTurns among ``stories``."""
-        return self.ratio([int(s.correct is True) for s in stories if s.done])
+        """Story accuracy of the finished StoryTurns among ``stories``; a :class:`Range` when some hinge on
+        undecided answers."""
+        done = [s for s in stories if s.counted]
+        low = self.ratio([int(s.correct is True) for s in done])
+        if not any(s.hinges for s in done):
+            return low
+        high = self.ratio([int(s.correct_if_undecided_right) for s in done])
+        return Range(low.k, low.n, low.low, low.high, upper=high)
+
+    def questions(self, groups: list[list[TurnResult]]) -> Estimate:
+        """Question accuracy of answered turns, resampled by group (a story's turns stay together); a
+        :class:`Range` when some answers are undecided."""
+        answered = [[t for t in turns if t.answered] for turns in groups]
+        sizes = [len(turns) for turns in answered]
+        low = self.ratio([sum(t.correct is True for t in turns) for turns in answered], sizes)
+        if not any(t.undecided for turns in answered for t in turns):
+            return low
+        high = self.ratio([sum(t.correct is not False for t in turns) for turns in answered], sizes)
+        return Range(low.k, low.n, low.low, low.high, upper=high)
 
 
 @dataclass
@@ -163,14 +246,18 @@ class Report:
     runs: list[RunData]
     sections: list[Section]
     bootstrap: Bootstrap = field(default_factory=Bootstrap)
+    #: lines to show before the tables: runs mostly not judged, and how to decide undecided answers
+    notices: list[str] = field(default_factory=list)
 
     def section(self, key: str) -> Section:
         return next(s for s in self.sections if s.key == key)
 
 
-def ordered_categories(stories: Iterable[StoryResult]) -> list[str]:
-    present = {s.category for s in stories}
-    return [c for c in CATEGORIES if c in present] + sorted(present - set(CATEGORIES))
+def ordered_categories(stories: Iterable[StoryResult], first: Iterable[str] = ()) -> list[str]:
+    """``first`` (always, in order), then the other categories present in the taxonomy's order."""
+    first = list(first)
+    present = {s.category for s in stories} - set(first)
+    return first + [c for c in CATEGORIES if c in present] + sorted(present - set(CATEGORIES))
 
 
 def _run_columns(data: RunData) -> list[Cell]:
@@ -180,127 +267,208 @@ def _run_columns(data: RunData) -> list[Cell]:
 RUN_HEADER = ["Run", "Model", "Images", "Feedback"]
 
 
-def overview_section(store: Store, runs: list[RunData], *, counts: bool = True) -> Section:
-    """The classic accuracy table of ``commet report`` (kept column for column; ``counts=False``: bare %)."""
-    header, rows = accuracy_table([run_metrics(store, d.run) for d in runs], counts=counts)
-    return Section("overview", "Story accuracy (%)", header, [list(r) for r in rows],
-                   "Undecided and Failed count turns; undecided turns never count as correct, "
-                   "failed stories are not scored.")
+@dataclass
+class Unit:
+    """The runs one table row stands for: one run, or runs pooled on request (named in ``label``)."""
+
+    label: str
+    runs: list[RunData]
+
+    @property
+    def model(self) -> str:
+        return self.runs[0].run.model
+
+    @property
+    def feedback(self) -> str:
+        return self.runs[0].feedback
+
+    @property
+    def images(self) -> str:
+        return "+".join(dict.fromkeys(d.images for d in self.runs))
+
+    def pairs(self) -> list[tuple[RunData, StoryResult]]:
+        return [(d, s) for d in self.runs for s in d.stories]
 
 
-def intervals_section(runs: list[RunData], boot: Bootstrap) -> Section:
-    """Story and question accuracy with 95% bootstrap intervals over StoryTurns."""
+def units(runs: list[RunData], pool: Callable[[RunData], tuple[str, ...]] | None) -> list[Unit]:
+    """One unit per run, or (``pool`` given) one per group of runs sharing ``pool``'s key."""
+    if pool is None:
+        return [Unit(d.run.name, [d]) for d in runs]
+    groups: dict[tuple[str, ...], list[RunData]] = {}
+    for data in runs:
+        groups.setdefault(pool(data), []).append(data)
+    return [Unit(members[0].run.name if len(members) == 1 else "pooled: " + ", ".join(d.run.name for d in members),
+                 members) for members in groups.values()]
+
+
+def summary_section(runs: list[RunData], boot: Bootstrap) -> Section:
+    """Per run, over all its StoryTurns: story and question accuracy with intervals, undecided and unscored."""
     rows: list[list[Cell]] = []
     for data in runs:
         scored = data.scored
-        answered = [[t for t in s.turns if t.answered] for s in scored]
-        questions = boot.ratio([sum(t.correct is True for t in ts) for ts in answered], [len(ts) for ts in answered])
-        rows.append([*_run_columns(data), str(len(scored)), boot.stories(scored), str(int(questions.n)), questions])
-    return Section("intervals", "Story and question accuracy (%, 95% CI)",
-                   [*RUN_HEADER, "Stories", "Story accuracy", "Questions", "Question accuracy"], rows,
-                   "Intervals: percentile bootstrap over StoryTurns (a story's questions are resampled together).")
+        rows.append([*_run_columns(data), str(len(scored)), boot.stories(scored),
+                     boot.questions([s.turns for s in scored]),
+                     str(sum(s.undecided for s in scored)), str(sum(s.hinges for s in scored)),
+                     str(sum(s.stopped for s in scored)), str(len(data.stories) - len(scored))])
+    return Section("summary", "Summary per run, all StoryTurns (%, 95% CI; not a paper table)",
+                   [*RUN_HEADER, "Stories", "Story accuracy", "Question accuracy", "Undecided answers",
+                    "Stories hinging on undecided", "Stopped at undecided", "Not scored"], rows,
+                   "Story accuracy a-b: undecided answers counted wrong (a) and counted right (b); undecided is "
+                   "never counted right in a single figure. Stopped: StoryTurns ended at an undecided answer the "
+                   "next feedback depended on (counted in the range). Not scored: StoryTurns whose conversation did "
+                   "not finish (failed calls), left out of every accuracy. Intervals: percentile bootstrap over "
+                   "StoryTurns (a story's questions are resampled together).")
 
 
 def subset_section(runs: list[RunData], subset: str, boot: Bootstrap) -> Section:
-    """Story accuracy overall and per category on one subset (Table 1: text-complete; Table 2: image-dependent)."""
+    """Story accuracy overall and per category on one subset (Table 1: text-complete; Table 2:
+    image-dependent), the paper's columns first and in its order, an empty one shown as '-'."""
     members = {d.run.name: [s for s in d.scored if s.subset == subset] for d in runs}
-    categories = ordered_categories(s for stories in members.values() for s in stories)
+    paper = PAPER_CATEGORIES[subset]
+    categories = ordered_categories((s for stories in members.values() for s in stories), paper)
     rows: list[list[Cell]] = []
     for data in runs:
         stories = members[data.run.name]
         if not stories:
             continue
-        rows.append([*_run_columns(data), str(len(stories)), boot.stories(stories),
-                     *(boot.stories(s for s in stories if s.category == c) for c in categories)])
+        rows.append([data.run.name, data.run.model, data.pictures_label(stories), data.feedback, str(len(stories)),
+                     boot.stories(stories), *(boot.stories(s for s in stories if s.category == c)
+                                              for c in categories)])
+    extra = categories[len(paper):]
     table = "Table 1" if subset == SUBSETS[0] else "Table 2"
-    return Section(subset, f"{subset.capitalize()} subset: story accuracy (%, 95% CI; paper {table})",
-                   [*RUN_HEADER, "Stories", "Overall", *categories], rows)
+    note = "Image: whether these StoryTurns were shown their pictures (Yes), not (No), or some of them (mixed)."
+    if extra:
+        note += f" {', '.join(extra)}: categories the paper's {table} does not have."
+    return Section(subset, f"{table}: {subset} subset, story accuracy (%, 95% CI)",
+                   ["Run", "Model", "Image", "Feedback", "Stories", "Overall", *categories], rows, note)
 
 
-def feedback_cases(story: StoryResult) -> tuple[int, int]:
-    """(effective, cases): turns answered wrongly whose next turn carries feedback, and how many of those
-    next turns were answered right."""
-    effective = cases = 0
+@dataclass(frozen=True)
+class FeedbackCount:
+    """Feedback effectiveness counts of some StoryTurns (paper, Table 3)."""
+
+    effective: int = 0
+    cases: int = 0
+    on_undecided: int = 0  # turns whose feedback rested on an undecided answer: left out
+    next_undecided: int = 0  # cases whose next answer is undecided: left out
+
+    def __add__(self, other: FeedbackCount) -> FeedbackCount:
+        return FeedbackCount(self.effective + other.effective, self.cases + other.cases,
+                             self.on_undecided + other.on_undecided, self.next_undecided + other.next_undecided)
+
+
+def feedback_cases(story: StoryResult) -> FeedbackCount:
+    """Turns answered wrongly whose next turn carries feedback (the cases), and how many of those next turns
+    were answered right. Left out and counted: turns whose feedback rested on an undecided answer, and
+    cases whose next answer is undecided (neither effective nor not)."""
+    count = FeedbackCount()
     for before, after in zip(story.turns, story.turns[1:], strict=False):
-        if before.wrong and after.feedback_kind != "none" and after.answered:
-            cases += 1
-            effective += after.correct is True
-    return effective, cases
+        if after.feedback_on_undecided:
+            count += FeedbackCount(on_undecided=1)
+        elif before.wrong and after.feedback_kind != "none" and after.answered:
+            if after.undecided:
+                count += FeedbackCount(next_undecided=1)
+            else:
+                count += FeedbackCount(int(after.correct is True), 1)
+    return count
 
 
-def _feedback_estimate(stories: list[StoryResult], boot: Bootstrap) -> Estimate:
+def _feedback_estimate(stories: list[StoryResult], boot: Bootstrap) -> tuple[Estimate, FeedbackCount]:
     counts = [feedback_cases(s) for s in stories]
-    return boot.ratio([e for e, _ in counts], [c for _, c in counts])
+    total = sum(counts, FeedbackCount())
+    return boot.ratio([c.effective for c in counts], [c.cases for c in counts]), total
 
 
-FEEDBACK_COLUMNS = (("VI not required, with image", False, "on"), ("VI not required, no image", False, "off"),
-                    ("VI required, with image", True, "on"), ("VI required, no image", True, "off"))
+#: Table 3's columns: (header, visual information required, pictures shown); the last is not in the paper.
+FEEDBACK_COLUMNS = (("VI not required, with image", False, True), ("VI not required, no image", False, False),
+                    ("VI required, with image", True, True), ("VI required, no image", True, False))
 FEEDBACK_NOTE = ("Among turns answered wrongly whose next turn carries feedback (any feedback text), how many "
                  "next turns are answered right; undecided answers are not counted as wrong. VI: visual "
-                 "information required (image-dependent StoryTurn); with/no image: the run's image setting.")
+                 "information required (image-dependent StoryTurn); with/no image: whether the StoryTurn was "
+                 "shown its pictures (images on; needed shows them only where VI is required).")
 
 
-def _group(runs: list[RunData], key: Callable[[RunData], tuple[str, ...]]) -> dict[tuple[str, ...], list[RunData]]:
-    groups: dict[tuple[str, ...], list[RunData]] = {}
-    for data in runs:
-        groups.setdefault(key(data), []).append(data)
-    return groups
+def _left_out_note(total: FeedbackCount) -> str:
+    parts = []
+    if total.on_undecided:
+        parts.append(f"{total.on_undecided} turns whose feedback rested on an undecided answer (feedback kind "
+                     "ending in -undecided)")
+    if total.next_undecided:
+        parts.append(f"{total.next_undecided} cases whose next answer is undecided")
+    return f" Left out: {'; '.join(parts)}." if parts else ""
 
 
-def image_condition(data: RunData, story: StoryResult) -> str:
-    """'on' or 'off' for Table 3: the run's image setting, or, for runs that showed pictures only
-    where needed (human studies), whether this StoryTurn was shown any picture."""
-    if data.images in ("on", "off"):
-        return data.images
-    return "on" if any(turn.images for turn in story.turns) else "off"
+def _pool_note(pooled: bool) -> str:
+    return (" Rows pool runs of the same model, feedback condition and dataset (--pool); each names its runs."
+            if pooled else " One row per run (--pool pools runs of the same model, feedback and dataset).")
 
 
-def feedback_section(runs: list[RunData], boot: Bootstrap) -> Section:
-    """Feedback effectiveness per model and feedback condition (Table 3), runs with the same model,
-    condition and dataset pooled across the image settings."""
-    several = len({d.run.dataset_name for d in runs}) > 1
-    groups = _group([d for d in runs if d.feedback != "none"],
-                    lambda d: (d.run.model, d.feedback, d.run.dataset_name))
-    present = [col for col in FEEDBACK_COLUMNS
-               if any(image_condition(d, s) == col[2] and s.image_dependent == col[1] for d in runs for s in d.stories)]
+def feedback_section(runs: list[RunData], boot: Bootstrap, *, pool: bool = False) -> Section:
+    """Feedback effectiveness (Table 3) per run, or per pooled runs of one model, condition and dataset; the
+    paper's three columns always, 'VI required, no image' (not in the paper) only when a run has it."""
+    chosen = units([d for d in runs if d.feedback != "none"],
+                   (lambda d: (d.run.model, d.feedback, d.run.dataset_name)) if pool else None)
+    present = [col for col in FEEDBACK_COLUMNS[:3]] + [
+        col for col in FEEDBACK_COLUMNS[3:]
+        if any(s.image_dependent and not d.pictures_shown(s) for u in chosen for d, s in u.pairs())]
     rows: list[list[Cell]] = []
-    for (model, feedback, dataset), members in groups.items():
-        cells = [_feedback_estimate([s for d in members for s in d.stories
-                                     if s.image_dependent == vi and image_condition(d, s) == images], boot)
-                 for _, vi, images in present]
-        rows.append([model, feedback, *([dataset] if several else []), *cells])
-    header = ["Model", "Feedback", *(["Dataset"] if several else []), *(name for name, _, _ in present)]
-    return Section("feedback", "Feedback effectiveness (paper Table 3)", header, rows, FEEDBACK_NOTE, fraction=True)
+    total = FeedbackCount()
+    for unit in chosen:
+        cells: list[Cell] = []
+        for _, vi, shown in present:
+            estimate, count = _feedback_estimate([s for d, s in unit.pairs()
+                                                  if s.image_dependent == vi and d.pictures_shown(s) == shown], boot)
+            cells.append(estimate)
+            total += count
+        rows.append([unit.label, unit.model, unit.feedback, *cells])
+    header = ["Runs" if pool else "Run", "Model", "Feedback", *(name for name, _, _ in present)]
+    return Section("feedback", "Table 3: feedback effectiveness", header, rows,
+                   FEEDBACK_NOTE + _left_out_note(total) + _pool_note(pool), fraction=True)
 
 
-def feedback_conditions_section(runs: list[RunData], boot: Bootstrap) -> Section:
-    """Original versus correctness-only feedback side by side (Table 14), for models run under both."""
+def feedback_conditions_section(runs: list[RunData], boot: Bootstrap, *, pool: bool = False) -> Section:
+    """Original versus correctness-only feedback (Table 14), per run, for models run under both."""
     conditions = ("original", "correctness")
     both = {m for m in {d.run.model for d in runs} if all(any(d.run.model == m and d.feedback == c for d in runs)
                                                            for c in conditions)}
-    groups = _group([d for d in runs if d.run.model in both and d.feedback in conditions],
-                    lambda d: (d.run.model, d.images, d.feedback))
+    chosen = units([d for d in runs if d.run.model in both and d.feedback in conditions],
+                   (lambda d: (d.run.model, d.images, d.feedback, d.run.dataset_name)) if pool else None)
     rows: list[list[Cell]] = []
-    for (model, images, feedback), members in sorted(groups.items(),
-                                                     key=lambda kv: (kv[0][0], kv[0][1], conditions.index(kv[0][2]))):
-        stories = [s for d in members for s in d.stories]
-        rows.append([model, images, feedback, *(_feedback_estimate([s for s in stories if s.subset == subset], boot)
-                                                for subset in SUBSETS)])
-    return Section("feedback-conditions", "Original versus correctness-only feedback (paper Table 14)",
-                   ["Model", "Images", "Feedback", "Text-complete subset", "Image-dependent subset"], rows,
-                   FEEDBACK_NOTE.split(";")[0] + ".", fraction=True)
+    total = FeedbackCount()
+    for unit in sorted(chosen, key=lambda u: (u.model, u.images, conditions.index(u.feedback), u.label)):
+        cells: list[Cell] = []
+        for subset in SUBSETS:
+            estimate, count = _feedback_estimate([s for _, s in unit.pairs() if s.subset == subset], boot)
+            cells.append(estimate)
+            total += count
+        rows.append([unit.label, unit.model, unit.images, unit.feedback, *cells])
+    return Section("feedback-conditions", "Table 14: original versus correctness-only feedback",
+                   ["Runs" if pool else "Run", "Model", "Images", "Feedback", "Text-complete subset",
+                    "Image-dependent subset"], rows,
+                   FEEDBACK_NOTE.split(";")[0] + "." + _left_out_note(total) + _pool_note(pool), fraction=True)
 
 
-def source_section(runs: list[RunData], boot: Bootstrap) -> Section:
-    """Story accuracy per StoryTurn source: bundled sample items versus generated ones (Tables 11 and 12)."""
-    rows: list[list[Cell]] = []
-    for data in runs:
-        for source in sorted({s.source for s in data.scored}):
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "none"
+
+
+def source_sections(runs: list[RunData], boot: Bootstrap) -> list[Section]:
+    """One table per StoryTurn source (the bundled booklet-like sample, generated items, ...), as the paper
+    separates the original booklet tasks (Tables 11 and 12) from CoMMET."""
+    sources = sorted({s.source for d in runs for s in d.scored})
+    sections = []
+    for source in sources:
+        rows: list[list[Cell]] = []
+        for data in runs:
             stories = [s for s in data.scored if s.source == source]
-            rows.append([*_run_columns(data), source, str(len(stories)), boot.stories(stories),
-                         *(boot.stories(s for s in stories if s.subset == subset) for subset in SUBSETS)])
-    return Section("sources", "Story accuracy per source (%, 95% CI; paper Tables 11 and 12)",
-                   [*RUN_HEADER, "Source", "Stories", "Overall", *(s.capitalize() for s in SUBSETS)], rows)
+            if stories:
+                rows.append([*_run_columns(data), str(len(stories)), boot.stories(stories),
+                             *(boot.stories(s for s in stories if s.subset == subset) for subset in SUBSETS)])
+        sections.append(Section(
+            f"source-{_slug(source)}", f"Source {source}: story accuracy (%, 95% CI; paper Tables 11 and 12)",
+            [*RUN_HEADER, "Stories", "Overall", "Text-complete (Table 12)", "Image-dependent (Table 11)"], rows,
+            f"Only StoryTurns whose source is {source!r}; Images is the run's picture setting."))
+    return sections
 
 
 def turns_section(runs: list[RunData], boot: Bootstrap) -> Section:
@@ -310,32 +478,41 @@ def turns_section(runs: list[RunData], boot: Bootstrap) -> Section:
     for data in runs:
         cells: list[Cell] = []
         for k in range(depth):
-            at_k = [s.turns[k] for s in data.scored if len(s.turns) > k and s.turns[k].answered]
-            cells.append(boot.ratio([int(t.correct is True) for t in at_k]))
+            cells.append(boot.questions([[s.turns[k]] for s in data.scored if len(s.turns) > k]))
         rows.append([*_run_columns(data), *cells])
     return Section("turns", "Question accuracy by turn (%, 95% CI)",
                    [*RUN_HEADER, *(f"Turn {k + 1}" for k in range(depth))], rows,
-                   "Only StoryTurns with at least that many turns count toward a column.")
+                   "Only StoryTurns with at least that many turns count toward a column; a-b: undecided answers "
+                   "counted wrong - counted right.")
 
 
-def wrong_answers_section(runs: list[RunData], top: int = 3) -> Section:
-    """The most common wrong replies per task, pooled over the runs (replies grouped after normalising)."""
-    groups: dict[str, dict[str, list[tuple[str, int, str]]]] = defaultdict(lambda: defaultdict(list))
-    for data in runs:
-        for story in data.scored:
+def wrong_answers_section(runs: list[RunData], top: int = 3, *, pool: bool = False) -> Section:
+    """The most common wrong replies per task and expected answer, per run (or pooled runs of one model and
+    dataset): a reply is counted against the answer its own question expected, never another story's."""
+    groups: dict[tuple[str, str, str], dict[str, list[tuple[str, int, str]]]] = defaultdict(
+        lambda: defaultdict(list))
+    for unit in units(runs, (lambda d: (d.run.model, d.run.dataset_name)) if pool else None):
+        for _, story in unit.pairs():
+            if not story.counted:
+                continue
             for turn in story.turns:
                 if turn.wrong and turn.response is not None:
+                    expected = " / ".join(turn.expected)
                     key = normalize(turn.response) or turn.response.strip()
-                    groups[story.task][key].append((turn.response.strip(), turn.turn + 1, " / ".join(turn.expected)))
+                    groups[(unit.label, story.task, normalize(expected) or expected)][key].append(
+                        (turn.response.strip(), turn.turn + 1, expected))
     rows: list[list[Cell]] = []
-    for task, replies in sorted(groups.items(), key=lambda kv: (-sum(map(len, kv[1].values())), kv[0])):
+    for (label, task, _), replies in groups.items():
         for _, found in sorted(replies.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:top]:
             reply = Counter(r for r, _, _ in found).most_common(1)[0][0]
             expected = Counter(e for _, _, e in found).most_common(1)[0][0]
             turns = ", ".join(str(t) for t in sorted({t for _, t, _ in found}))
-            rows.append([task, _shorten(reply), str(len(found)), turns, _shorten(expected)])
-    return Section("wrong-answers", f"Most common wrong answers per task (top {top})",
-                   ["Task", "Wrong answer", "Count", "Turns", "Expected (most often)"], rows)
+            rows.append([label, task, _shorten(expected), _shorten(reply), str(len(found)), turns])
+    rows.sort(key=lambda r: (str(r[0]), str(r[1]), -int(str(r[4])), str(r[2]), str(r[3])))
+    return Section("wrong-answers", f"Most common wrong answers per task and expected answer (top {top})",
+                   ["Runs" if pool else "Run", "Task", "Expected", "Wrong answer", "Count", "Turns"], rows,
+                   "Replies are grouped after normalising, separately for each expected answer; Count: answers "
+                   "(story and turn) given that reply.")
 
 
 def _shorten(text: str, limit: int = 90) -> str:
@@ -343,18 +520,48 @@ def _shorten(text: str, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def undecided_notices(store: Store, runs: list[RunData]) -> list[str]:
+    """For each run with undecided answers: one line before the tables when more than half its stories hinge
+    on them, and one plain sentence saying which ``--judge`` would decide them."""
+    warnings: list[str] = []
+    hints: list[str] = []
+    for data in runs:
+        scored = data.scored
+        undecided = sum(s.undecided for s in scored)
+        stopped = sum(s.stopped for s in scored)
+        if not undecided and not stopped:
+            continue
+        hinging = sum(s.hinges for s in scored)
+        name, judge = data.run.name, data.run.judge
+        if 2 * hinging > len(scored):
+            warnings.append(f"Run {name}: {hinging} of {len(scored)} stories hinge on undecided answers, so its "
+                            "story accuracy is mostly not judged.")
+        if judge == "rules":
+            how = (f"re-judge them with `commet rejudge --db {store.path} --run {name} --judge {SUGGESTED_JUDGE}` "
+                   "(any model spec) or run with --judge MODEL")
+        else:
+            how = (f"re-judge them with another LLM judge or a panel, e.g. `commet rejudge --db {store.path} "
+                   f"--run {name} --judge panel:A,B,C`")
+        answers = "1 answer of run {} was" if undecided == 1 else f"{undecided} answers of run {{}} were"
+        halted = f"; {stopped} stopped there under --undecided-feedback stop" if stopped else ""
+        hints.append(f"{answers.format(name)} left undecided by the {judge} judge "
+                     f"({hinging} of {len(scored)} stories hinge on them{halted}, so their story accuracy is shown "
+                     f"as a range: undecided counted wrong - counted right); {how}.")
+    return warnings + hints
+
+
 def build_report(store: Store, runs: list[RunRecord], *, bootstrap: Bootstrap | None = None,
-                 compact: bool = False) -> Report:
-    """Every analysis for the given runs; sections without rows are left out (``compact``: terminal view)."""
+                 pool: bool = False) -> Report:
+    """Every analysis for the given runs, one row per run (``pool``: Tables 3 and 14 and the wrong answers
+    pool runs of one model, feedback condition and dataset); sections without rows are left out."""
     boot = bootstrap or Bootstrap()
     data = [load_run(store, r) for r in runs]
     sections = [
-        overview_section(store, data, counts=not compact), intervals_section(data, boot),
-        *(subset_section(data, subset, boot) for subset in SUBSETS),
-        feedback_section(data, boot), feedback_conditions_section(data, boot), source_section(data, boot),
-        turns_section(data, boot), wrong_answers_section(data),
+        *(subset_section(data, subset, boot) for subset in SUBSETS), summary_section(data, boot),
+        feedback_section(data, boot, pool=pool), feedback_conditions_section(data, boot, pool=pool),
+        *source_sections(data, boot), turns_section(data, boot), wrong_answers_section(data, pool=pool),
     ]
-    return Report(data, [s for s in sections if s.rows], boot)
+    return Report(data, [s for s in sections if s.rows], boot, undecided_notices(store, data))
 
 
 @dataclass(frozen=True)
@@ -372,8 +579,8 @@ def compare_runs(store: Store, a: RunRecord, b: RunRecord, *, bootstrap: Bootstr
     """Paired bootstrap and McNemar's exact test on story correctness, matched by StoryTurn id."""
     boot = bootstrap or Bootstrap()
     data_a, data_b = load_run(store, a), load_run(store, b)
-    right_a = {s.story_id: s.correct is True for s in data_a.scored}
-    right_b = {s.story_id: s.correct is True for s in data_b.scored}
+    right_a = {s.story_id: s.correct is True for s in data_a.stories if s.done}
+    right_b = {s.story_id: s.correct is True for s in data_b.stories if s.done}
     common = [story_id for story_id in right_a if story_id in right_b]
     if not common:
         raise ValueError(f"runs {a.name!r} and {b.name!r} have no finished StoryTurn in common")

@@ -64,8 +64,9 @@ def _transcript(data: RunData, pictures: _Pictures) -> dict[str, object]:
             turns.append({"number": t.turn + 1, "verdict": t.verdict, "feedback_kind": t.feedback_kind,
                           "prompt": t.prompt, "response": t.response, "error": t.error, "judge": t.judge,
                           "rationale": t.rationale, "expected": " / ".join(t.expected),
-                          "images": images, "no_picture": "images off" if data.images == "off" else "no picture"})
-        verdict = "failed" if not story.done else "correct" if story.correct else "incorrect"
+                          "images": images, "no_picture": "no picture" if data.pictures_shown(story) else f"images {data.images}"})
+        verdict = ("undecided" if story.stopped else "failed" if not story.done
+                   else "correct" if story.correct else "incorrect")
         stories.append({"id": story.story_id, "task": story.task, "category": story.category, "subset": story.subset,
                         "source": story.source, "verdict": verdict, "turns": turns})
     return {"name": data.run.name, "stories": stories}
@@ -88,5 +89,6 @@ def to_html_report(report: Report, *, dataset: Dataset | None = None, title: str
     pictures = _Pictures(dataset)
     transcripts = [_transcript(d, pictures) for d in report.runs]
     return env.get_template("report.html.j2").render(
-        title=title, runs=runs, sections=sections, plots=plots, transcripts=transcripts, pictures=pictures.uris,
+        title=title, runs=runs, sections=sections, notices=report.notices, plots=plots, transcripts=transcripts,
+        pictures=pictures.uris,
         have_pictures=dataset is not None, resamples=report.bootstrap.resamples, seed=report.bootstrap.seed)

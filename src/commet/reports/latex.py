@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from commet.reports.analyses import Report, Section
-from commet.reports.stats import Estimate
+from commet.reports.stats import Estimate, Range
 
 _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
             "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
@@ -19,6 +19,8 @@ def _cell(cell: str | Estimate, fraction: bool) -> str:
         return escape(cell)
     if cell.value is None:
         return "--"
+    if isinstance(cell, Range) and cell.upper.value is not None:
+        return f"{cell.value:.2f}--{cell.upper.value:.2f} {{\\scriptsize [{cell.low:.1f}, {cell.upper.high:.1f}]}}"
     interval = f"{{\\scriptsize [{cell.low:.1f}, {cell.high:.1f}]}}"
     if fraction:
         return f"{cell.k:g}/{cell.n:g} {{\\scriptsize ({cell.value:.1f}\\%)}}"
@@ -41,5 +43,6 @@ def section_latex(section: Section) -> str:
 def to_latex_report(report: Report) -> str:
     header = (f"% CoMMET report: runs {', '.join(d.run.name for d in report.runs)}\n"
               f"% 95% percentile bootstrap over StoryTurns ({report.bootstrap.resamples} resamples, "
-              f"seed {report.bootstrap.seed}); needs \\usepackage{{booktabs}}\n")
+              f"seed {report.bootstrap.seed}); needs \\usepackage{{booktabs}}\n"
+              + "".join(f"\\noindent {escape(line.replace('`', ''))}\\par\n" for line in report.notices))
     return header + "\n".join(section_latex(s) for s in report.sections)

@@ -1,8 +1,9 @@
 """Metrics from the store: story accuracy (all-or-nothing), question accuracy, undecided and failed counts.
 
 A story is correct only when every question in it is judged correct. An undecided turn is
-never counted as correct; a story whose model call failed is not scored as wrong either:
-it is left out of the accuracy denominator and counted as failed.
+never counted as correct, nor a story stopped at one (``--undecided-feedback stop``); a story
+whose model call failed is not scored as wrong either: it is left out of the accuracy
+denominator and counted as failed.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class RunMetrics:
     undecided_turns: int = 0
     failed_turns: int = 0
     failed_stories: int = 0
+    stopped_stories: int = 0
     stories_with_undecided: int = 0
 
     @property
@@ -59,7 +61,9 @@ def run_metrics(store: Store, run: RunRecord) -> RunMetrics:
             undecided_by_story.add(row["story_id"])
         metrics.questions.add(row["correct"] == 1)
     for story in store.story_rows(run.id):
-        if story["status"] != "done":
+        if story["status"] == "stopped":  # ended at an undecided answer: never counted correct
+            metrics.stopped_stories += 1
+        elif story["status"] != "done":
             metrics.failed_stories += 1
             continue
         correct = story["correct"] == 1

@@ -1,22 +1,32 @@
 """Text renderings of a :class:`~commet.reports.analyses.Report`: terminal (rich), Markdown and CSV.
 
 An :class:`Estimate` cell reads ``66.67 [62.83, 70.50] (400/600)`` in Markdown, shorter in the
-terminal, and ``k/n (pct%) [low, high]`` in the feedback tables. In CSV every estimate column
-becomes five numeric columns (value, CI low, CI high, k, n); sections follow one another,
-each after a blank line and a ``# title`` line, the classic accuracy table first.
+terminal, and ``k/n (pct%) [low, high]`` in the feedback tables. A :class:`Range` (stories
+hinging on undecided answers) reads ``33.33–66.67 [low, high] (1–2/3)``: undecided counted
+wrong, then counted right. CSV holds one table per file: every estimate column becomes five
+numeric columns (value, CI low, CI high, k, n), plus three (value and k if undecided counted
+right, stories hinging) in tables where some figure is a range.
+
+In a terminal each table takes the first layout that fits the width: as is, transposed (one
+column per row), or one small two-column table per row, so no header is ever broken into
+single letters.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from pathlib import Path
 from typing import Literal
 
 from commet.format.dataset import Dataset
 from commet.reports.analyses import Cell, Report, Section
-from commet.reports.stats import Estimate
+from commet.reports.stats import Estimate, Range
 
 Style = Literal["terminal", "full"]
+
+#: the widest a terminal rendering is measured at (tables are never that wide)
+_UNBOUNDED = 100_000
 
 
 def _number(value: float) -> str:
@@ -28,6 +38,12 @@ def estimate_text(cell: Estimate, *, fraction: bool = False, style: Style = "ful
     if cell.value is None:
         return "-"
     digits = 1 if style == "terminal" else 2
+    if isinstance(cell, Range) and cell.upper.value is not None:
+        interval = f"[{cell.low:.{digits}f}, {cell.upper.high:.{digits}f}]"
+        span = f"{cell.value:.{digits}f}–{cell.upper.value:.{digits}f}"
+        if style == "terminal":
+            return f"{span} {interval}"
+        return f"{span} {interval} ({_number(cell.k)}–{_number(cell.upper.k)}/{_number(cell.n)})"
     interval = f"[{cell.low:.{digits}f}, {cell.high:.{digits}f}]"
     if fraction:
         return f"{_number(cell.k)}/{_number(cell.n)} ({cell.value:.1f}%) {interval}"
@@ -40,21 +56,128 @@ def cell_text(cell: Cell, section: Section, style: Style = "full") -> str:
     return estimate_text(cell, fraction=section.fraction, style=style) if isinstance(cell, Estimate) else cell
 
 
-def to_rich_tables(report: Report) -> list[object]:
-    """One rich Table per section."""
+# terminal -----------------------------------------------------------------------------------------------
+def _text(value: str):  # noqa: ANN202 - a rich Text, or None for no text
+    """Plain text for rich: story text and run names are never read as console markup."""
+    from rich.text import Text
+
+    return Text(value) if value else None
+
+
+def _plain_table(section: Section, title: str | None = None):  # noqa: ANN202 - a rich Table
     from rich.table import Table
 
+    table = Table(title=_text(section.title if title is None else title), caption=_text(section.note))
+    texts = [[cell_text(c, section, "terminal") for c in row] for row in section.rows]
+    for index, column in enumerate(section.header):
+        numeric = any(isinstance(row[index], Estimate) for row in section.rows)
+        single_words = all(len(text.split()) <= 1 for text in [column, *(row[index] for row in texts)])
+        table.add_column(_text(column), justify="right" if numeric else "left", no_wrap=single_words)
+    for row in texts:
+        table.add_row(*map(_text, row))
+    return table
+
+
+def _transposed_table(section: Section) -> list[object]:
+    """Figures as rows, one column per row of the section, headed #1, #2, ... with a legend naming each
+    (the first cell, e.g. a run name, is usually too long for a column header)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    legend = Text("\n".join(f"#{number}: {row[0]}" for number, row in enumerate(section.rows, start=1)))
+    table = Table(title=_text(section.title), caption=_text(section.note))
+    table.add_column(_text(section.header[0]))
+    for number in range(1, len(section.rows) + 1):
+        table.add_column(f"#{number}", justify="right")
+    for index in range(1, len(section.header)):
+        table.add_row(_text(section.header[index]),
+                      *(_text(cell_text(row[index], section, "terminal")) for row in section.rows))
+    return [legend, table]
+
+
+def _row_tables(section: Section) -> list[object]:
+    """One two-column table (figure, value) per row of the section, titled by the row's first cell."""
+    from rich.table import Table
+    from rich.text import Text
+
     tables: list[object] = []
-    for section in report.sections:
-        table = Table(title=section.title, caption=section.note or None)
-        for column in section.header:
-            table.add_column(column, overflow="fold")
-        for row in section.rows:
-            table.add_row(*(cell_text(c, section, "terminal") for c in row))
+    for number, row in enumerate(section.rows, start=1):
+        table = Table(title=_text(f"{section.title} ({number}/{len(section.rows)})"), show_header=False,
+                      title_justify="left")
+        table.add_column(no_wrap=True)
+        table.add_column(overflow="fold")
+        for name, cell in zip(section.header, row, strict=True):
+            table.add_row(_text(name), _text(cell_text(cell, section, "terminal")))
+        tables.append(table)
+    if section.note:
+        tables.append(Text(section.note, style="dim"))
+    return tables
+
+
+def _measure(table: object) -> tuple[int, int]:
+    """(narrowest without breaking a word, natural) widths of a rich renderable."""
+    from rich.console import Console
+    from rich.measure import Measurement
+
+    console = Console(width=_UNBOUNDED, file=io.StringIO())
+    measured = Measurement.get(console, console.options.update_width(_UNBOUNDED), table)  # type: ignore[arg-type]
+    return measured.minimum, measured.maximum
+
+
+def natural_width(table: object) -> int:
+    """The width a rich renderable takes when nothing limits it."""
+    return _measure(table)[1]
+
+
+def _grouped_tables(section: Section) -> list[object] | None:
+    """One compact table per value of the first column (e.g. per run), without that column; None when every
+    row has its own value (nothing to group)."""
+    from rich import box
+
+    groups: dict[str, list[list[Cell]]] = {}
+    for row in section.rows:
+        groups.setdefault(str(row[0]), []).append(row[1:])
+    if len(groups) == len(section.rows):
+        return None
+    tables: list[object] = []
+    for value, rows in groups.items():
+        part = Section(section.key, f"{section.title}: {value}", section.header[1:], rows, fraction=section.fraction)
+        table = _plain_table(part)
+        table.caption, table.title_justify = None, "left"
+        table.box, table.show_edge, table.pad_edge = box.SIMPLE_HEAD, False, False
         tables.append(table)
     return tables
 
 
+def fitted_tables(section: Section, width: int) -> list[object]:
+    """The section in the first layout that fits ``width`` columns: as is; one table per value of the first
+    column (cells wrapped at spaces, never inside a word); transposed; or one two-column table per row."""
+    from rich.text import Text
+
+    plain = _plain_table(section)
+    if natural_width(plain) <= width:
+        return [plain]
+    grouped = _grouped_tables(section)
+    if grouped is not None and all(_measure(t)[0] <= width for t in grouped):
+        return [*grouped, *([Text(section.note, style="dim")] if section.note else [])]
+    if len(section.rows) > 1:
+        transposed = _transposed_table(section)
+        if natural_width(transposed[1]) <= width:
+            return transposed
+    return _row_tables(section)
+
+
+def to_rich_tables(report: Report, width: int | None = None) -> list[object]:
+    """The notices, then every section; each laid out to fit ``width`` (None: each table at its full width)."""
+    from rich.text import Text
+
+    renderables: list[object] = [Text(line, style="bold") for line in report.notices]
+    for section in report.sections:
+        renderables.extend([_plain_table(section)] if width is None else fitted_tables(section, width))
+    return renderables
+
+
+# markdown ------------------------------------------------------------------------------------------------
 def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines.extend("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows)
@@ -65,6 +188,7 @@ def to_markdown_report(report: Report, title: str = "CoMMET report") -> str:
     parts = [f"# {title}\n", f"Runs: {', '.join(f'`{d.run.name}`' for d in report.runs)}. Intervals: 95% "
              f"percentile bootstrap over StoryTurns ({report.bootstrap.resamples} resamples, seed "
              f"{report.bootstrap.seed}).\n"]
+    parts.extend(f"**{line}**\n" for line in report.notices)
     for section in report.sections:
         parts.append(f"## {section.title}\n")
         parts.append(_markdown_table(section.header, [[cell_text(c, section) for c in row] for row in section.rows]))
@@ -73,44 +197,99 @@ def to_markdown_report(report: Report, title: str = "CoMMET report") -> str:
     return "\n".join(parts)
 
 
+# csv -----------------------------------------------------------------------------------------------------
+def _csv_number(value: float | None) -> str:
+    return "" if value is None else f"{round(value, 4):g}"
+
+
 def _csv_columns(section: Section) -> tuple[list[str], list[list[str]]]:
     estimate_columns = {i for row in section.rows for i, c in enumerate(row) if isinstance(c, Estimate)}
+    ranges = any(isinstance(c, Range) for row in section.rows for c in row)
+    extra = ["if undecided right", "if undecided right k", "hinging"] if ranges else []
     header: list[str] = []
     for i, name in enumerate(section.header):
-        header.extend([name, f"{name} CI low", f"{name} CI high", f"{name} k", f"{name} n"]
-                      if i in estimate_columns else [name])
+        header.extend([name, f"{name} CI low", f"{name} CI high", f"{name} k", f"{name} n",
+                       *(f"{name} {e}" for e in extra)] if i in estimate_columns else [name])
     rows = []
     for row in section.rows:
         out: list[str] = []
         for i, c in enumerate(row):
             if isinstance(c, Estimate):
-                out.extend(["" if v is None else f"{round(v, 4):g}" for v in (c.value, c.low, c.high, c.k, c.n)])
+                out.extend(_csv_number(v) for v in (c.value, c.low, c.high, c.k, c.n))
+                if ranges:
+                    upper = c.upper if isinstance(c, Range) else c
+                    hinging = c.hinging if isinstance(c, Range) else 0
+                    out.extend([_csv_number(upper.value), _csv_number(upper.k),
+                                _csv_number(hinging) if c.value is not None else ""])
             elif i in estimate_columns:
-                out.extend([c, "", "", "", ""])
+                out.extend([c, "", "", "", "", *("" for _ in extra)])
             else:
                 out.append(c)
         rows.append(out)
     return header, rows
 
 
-def to_csv_report(report: Report) -> str:
+def section_csv(section: Section) -> str:
+    """One table as CSV (a header row, then one row per table row)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    for number, section in enumerate(report.sections):
-        if number:
-            buffer.write(f"\n# {section.title}\n")
-        header, rows = _csv_columns(section)
-        writer.writerow(header)
-        writer.writerows(rows)
+    header, rows = _csv_columns(section)
+    writer.writerow(header)
+    writer.writerows(rows)
     return buffer.getvalue()
 
 
+def csv_files(report: Report) -> dict[str, str]:
+    """File name -> content: one CSV per table (``KEY.csv``), and ``notices.txt`` when there are notices."""
+    files = {f"{section.key}.csv": section_csv(section) for section in report.sections}
+    if report.notices:
+        files["notices.txt"] = "\n".join(report.notices) + "\n"
+    return files
+
+
+FORMATS_BY_SUFFIX = {".html": "html", ".htm": "html", ".md": "markdown", ".csv": "csv", ".tex": "latex",
+                     ".txt": "table"}
+
+
+class ReportTargetError(ValueError):
+    """A report cannot be written where or as asked (a .pdf, a format that contradicts the file's suffix)."""
+
+
+def output_format(fmt: str | None, out: Path | None) -> str:
+    """The format to write: ``fmt``, else from ``out``'s suffix (a folder: CSV files), else the terminal table.
+
+    Refuses a suffix no text format has (``x.pdf``, ``x.docx``) and a format that contradicts the suffix, so
+    a report is never written as text into a file whose name promises something else.
+    """
+    if out is None:
+        return fmt or "table"
+    suffix = out.suffix.lower()
+    if not suffix or out.is_dir():
+        if fmt is None and out.is_dir():
+            return "csv"
+        return fmt or "table"
+    by_suffix = FORMATS_BY_SUFFIX.get(suffix)
+    if by_suffix is None:
+        raise ReportTargetError(f"cannot write a report to {out}: reports are text; use .md, .html, .tex, .txt, "
+                                ".csv (one table) or a folder for CSV files")
+    if fmt is not None and fmt != by_suffix:
+        raise ReportTargetError(f"--format {fmt} does not match {out} (a {suffix} file holds {by_suffix})")
+    return by_suffix
+
+
+class OneTablePerFile(ValueError):
+    """CSV was asked for in one file or stream while the report has several tables."""
+
+
 def render_report(report: Report, fmt: str, *, dataset: Dataset | None = None) -> str:
-    """The report as text in ``fmt``: table (plain terminal text), markdown, csv, latex or html."""
+    """The report as text in ``fmt``: table (plain text, every table at its full width), markdown, csv (a
+    report of exactly one table; see :func:`csv_files`), latex or html."""
     if fmt == "markdown":
         return to_markdown_report(report)
     if fmt == "csv":
-        return to_csv_report(report)
+        if len(report.sections) != 1:
+            raise OneTablePerFile(f"CSV holds one table per file and this report has {len(report.sections)}")
+        return section_csv(report.sections[0])
     if fmt == "latex":
         from commet.reports.latex import to_latex_report
 
@@ -122,8 +301,11 @@ def render_report(report: Report, fmt: str, *, dataset: Dataset | None = None) -
     if fmt != "table":
         raise ValueError(f"unknown report format {fmt!r}")
     from rich.console import Console
+    from rich.text import Text
 
-    console = Console(file=io.StringIO(), width=200, record=True)
-    for table in to_rich_tables(report):
-        console.print(table)
+    renderables = to_rich_tables(report)
+    width = max([80, *(natural_width(r) for r in renderables if not isinstance(r, Text))])
+    console = Console(file=io.StringIO(), width=width, record=True)
+    for renderable in renderables:
+        console.print(renderable)
     return console.export_text()

@@ -34,6 +34,19 @@ class Estimate:
         return 100.0 * self.k / self.n if self.n else None
 
 
+@dataclass(frozen=True)
+class Range(Estimate):
+    """Story accuracy while some answers are undecided: its own fields count them wrong, ``upper`` counts
+    them right. A Range is an Estimate, so wherever one plain figure is read it reads the honest lower bound."""
+
+    upper: Estimate = Estimate(0, 0)
+
+    @property
+    def hinging(self) -> int:
+        """StoryTurns whose verdict depends on undecided answers."""
+        return round(self.upper.k - self.k)
+
+
 def _quantile(sorted_values: list[float], q: float) -> float:
     """Linear-interpolation quantile of already sorted values (numpy's default method)."""
     position = q * (len(sorted_values) - 1)

@@ -4,16 +4,17 @@ into one store, then one report.
 A config::
 
     db = "sweep.sqlite"            # results store (relative paths: relative to the config file)
-    out = "sweep-report.html"      # report; format from the suffix (.html .md .csv .tex .txt) or `format`
+    out = "sweep-report.html"      # report; format from the suffix (.html .md .tex .txt), or a folder of
+                                   # CSV files (one per table) with format = "csv"
     judge = "rules"
     concurrency = 8
     models = ["baseline:first-option", "baseline:random-option"]
-    images = ["on", "off"]
+    images = ["on", "off"]          # also "needed": pictures only in image-dependent StoryTurns
     feedback = ["original", "correctness"]
     datasets = ["sample"]
     # optional: limit, system_prompt, temperature, max_tokens, seed, run_prefix, format
 
-Every cell gets the run name ``{run_prefix}{model}@{dataset name}:images={on|off},feedback={condition}``,
+Every cell gets the run name ``{run_prefix}{model}@{dataset name}:images={on|off|needed},feedback={condition}``,
 the model spec as written in the config (``commet eval``'s default name for most specs), so running the
 sweep again resumes each cell like ``eval``. Model specs naming files (``replay:FILE``) are resolved from
 the current directory, like ``eval``'s.
@@ -30,13 +31,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from commet.format.dataset import Dataset
 
+from commet.reports.render import FORMATS_BY_SUFFIX, ReportTargetError, output_format
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-FORMATS_BY_SUFFIX = {".html": "html", ".htm": "html", ".md": "markdown", ".csv": "csv", ".tex": "latex",
-                     ".txt": "table"}
 KNOWN_KEYS = {"db", "out", "format", "judge", "concurrency", "models", "images", "feedback", "datasets", "limit",
               "system_prompt", "temperature", "max_tokens", "seed", "run_prefix"}
 
@@ -77,9 +78,7 @@ class SweepConfig:
                 for f in self.feedback]
 
     def report_format(self) -> str:
-        if self.format:
-            return self.format
-        return FORMATS_BY_SUFFIX.get(self.out.suffix.lower(), "table") if self.out else "table"
+        return output_format(self.format, self.out)
 
 
 def _strings(raw: dict[str, object], key: str, default: list[str], allowed: tuple[str, ...] | None = None) -> list[str]:
@@ -119,9 +118,9 @@ def load_config(path: str | Path) -> SweepConfig:
     if fmt is not None and fmt not in set(FORMATS_BY_SUFFIX.values()):
         raise SweepConfigError(f"'format' must be one of {', '.join(sorted(set(FORMATS_BY_SUFFIX.values())))}")
     try:
-        return SweepConfig(
+        config = SweepConfig(
             models=_strings(raw, "models", []), datasets=datasets,
-            images=_strings(raw, "images", ["on"], ("on", "off")),
+            images=_strings(raw, "images", ["on"], ("on", "off", "needed")),
             feedback=_strings(raw, "feedback", ["original"], ("original", "correctness", "none")),
             judge=str(raw.get("judge", "rules")), concurrency=int(raw.get("concurrency", 8)),  # type: ignore[arg-type]
             db=local(raw.get("db", "commet.sqlite")), out=local(raw["out"]) if "out" in raw else None,
@@ -132,8 +131,12 @@ def load_config(path: str | Path) -> SweepConfig:
             max_tokens=int(raw.get("max_tokens", 512)),  # type: ignore[arg-type]
             seed=int(raw["seed"]) if "seed" in raw else None,  # type: ignore[arg-type]
             run_prefix=str(raw.get("run_prefix", "")))
+        if config.report_format() == "csv" and config.out is not None and config.out.suffix:
+            raise ReportTargetError(f"'out' = {str(raw['out'])!r}: a CSV report is one file per table; give "
+                                    "a folder (with format = \"csv\")")
     except (TypeError, ValueError) as exc:
         raise SweepConfigError(f"{path}: {exc}") from None
+    return config
 
 
 def run_name(config: SweepConfig, cell: SweepCell, dataset_name: str) -> str:
