@@ -1,0 +1,76 @@
+"""One model spec, several OpenAI-compatible endpoints (replicas): spread load, survive a failing one."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from commet.engine import evaluate_async
+from commet.models.base import UnknownModelError
+from commet.models.endpoints import Endpoint, EndpointPool
+from commet.models.registry import create_model
+from tests.fakeservers import FakeServer, RecordedRequest, Reply, error_reply
+from tests.test_scale_processes import answer, write_stories
+
+
+def turns(db: Path) -> list[tuple]:
+    with sqlite3.connect(db) as con:
+        return con.execute("SELECT story_id, turn, prompt, response, correct, branch, feedback_kind, error_kind "
+                           "FROM turns ORDER BY story_id, turn").fetchall()
+
+
+def paced(request: RecordedRequest) -> Reply:
+    reply = answer(request)
+    reply.delay = 0.01
+    return reply
+
+
+@pytest.mark.parametrize("failure", ["refused", "http_500"])
+async def test_three_endpoints_one_failing_give_the_same_results_spread_evenly(tmp_path: Path, failure: str) -> None:
+    dataset = write_stories(tmp_path / "stories.jsonl", 40)
+    with FakeServer("openai", paced) as alone, FakeServer("openai", paced) as a, FakeServer("openai", paced) as b, \
+            FakeServer("openai", lambda request: error_reply(500, "replica down")) as broken:
+        bad_url = broken.url
+        if failure == "refused":
+            broken.stop()  # nothing listens there any more
+        await evaluate_async(f"openai:fake?base_url={alone.url}/v1", dataset, db=tmp_path / "one.sqlite",
+                             run="r", concurrency=8)
+        spec = f"openai:fake?base_url={a.url}/v1,{bad_url}/v1,{b.url}/v1&backoff_base=0.01"
+        summary = await evaluate_async(spec, dataset, db=tmp_path / "three.sqlite", run="r", concurrency=8)
+        served = [len(a.requests), len(b.requests)]
+        failed_there = len(broken.requests)
+    assert summary.progress.errors == 0 and summary.run.status == "done"
+    assert turns(tmp_path / "three.sqlite") == turns(tmp_path / "one.sqlite")
+    assert len(turns(tmp_path / "one.sqlite")) == 120 and len(alone.requests) == 120
+    assert sum(served) == 120  # every call answered once, by a healthy replica
+    assert abs(served[0] - served[1]) <= 0.2 * max(served), served
+    if failure == "http_500":
+        assert 1 <= failed_there <= 10  # taken out after its failures, not asked for every call
+
+
+def test_a_failing_endpoint_is_taken_out_and_tried_again_later() -> None:
+    now = [0.0]
+    pool = EndpointPool([Endpoint(name, name) for name in ("a", "b")], clock=lambda: now[0])
+    picks = [pool.pick() for _ in range(4)]
+    assert sorted(e.url for e in picks) == ["a", "a", "b", "b"]  # least outstanding work
+    for endpoint in picks:
+        pool.done(endpoint, failed=endpoint.url == "b")
+    assert [e.url for e in pool.healthy()] == ["a"]  # b failed twice in a row: out for a while
+    assert {pool.pick().url for _ in range(3)} == {"a"}
+    now[0] = 2.5
+    assert [e.url for e in pool.healthy()] == ["a", "b"]  # cool-down over: tried again
+    probe = next(e for e in (pool.pick(), pool.pick()) if e.url == "b")
+    pool.done(probe, failed=True)  # still failing: out again, for twice as long
+    assert [e.url for e in pool.healthy()] == ["a"] and probe.out_until == pytest.approx(6.5)
+    assert pool.pick({"a"}).url == "b"  # nothing healthy left to try: the one back soonest
+
+
+def test_several_base_urls_are_recorded_sorted_and_only_where_supported() -> None:
+    one = create_model("openai:m?base_url=http://b:1/v1,http://a:1/v1")
+    two = create_model("openai:m?base_url=http://a:1/v1, http://b:1/v1")
+    assert one.identity() == two.identity() and one.identity()["base_url"] == "http://a:1/v1,http://b:1/v1"
+    assert [e.url for e in one.pool.endpoints] == ["http://b:1/v1", "http://a:1/v1"]
+    with pytest.raises(UnknownModelError, match="openai: .*only"):
+        create_model("anthropic:m?base_url=http://a:1,http://b:1")
