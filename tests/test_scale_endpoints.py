@@ -74,3 +74,34 @@ def test_several_base_urls_are_recorded_sorted_and_only_where_supported() -> Non
     assert [e.url for e in one.pool.endpoints] == ["http://b:1/v1", "http://a:1/v1"]
     with pytest.raises(UnknownModelError, match="openai: .*only"):
         create_model("anthropic:m?base_url=http://a:1,http://b:1")
+
+
+async def test_sweep_cells_run_at_once_within_one_concurrency_per_endpoint(tmp_path: Path) -> None:
+    import threading
+    import time
+
+    from commet.reports.sweep import SweepConfig, run_sweep
+
+    dataset = write_stories(tmp_path / "stories.jsonl", 12)
+    lock, in_flight, peak = threading.Lock(), [0], [0]
+
+    def counted(request: RecordedRequest) -> Reply:
+        with lock:
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+        time.sleep(0.05)
+        with lock:
+            in_flight[0] -= 1
+        return answer(request)
+
+    with FakeServer("openai", counted) as server:
+        url = f"{server.url}/v1"
+        config = SweepConfig(models=[f"openai:m1?base_url={url}", f"openai:m2?base_url={url}"],
+                             datasets=[str(dataset)], feedback=["original", "correctness"], concurrency=4,
+                             db=tmp_path / "sweep.sqlite")
+        names = await run_sweep(config)
+        by_model = {m: [r.at for r in server.requests if r.json["model"] == m] for m in ("m1", "m2")}
+        calls = len(server.requests)
+    assert len(names) == 4 and calls == len({r.raw for r in server.requests}) > 100  # shared turns asked once
+    assert peak[0] == 4  # one endpoint: the cells share its 4 slots, and fill them
+    assert min(by_model["m2"]) < max(by_model["m1"])  # the cells overlap in time

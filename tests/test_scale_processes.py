@@ -104,14 +104,14 @@ def test_a_lease_is_taken_over_only_from_a_dead_or_expired_owner(tmp_path: Path)
         assert store.claim_stories(run.id, ["a", "b"], owner=other, ttl=60, limit=5, alive=owner_alive)[0] == ["a", "b"]
         assert store.claim_stories(run.id, ["c"], owner=ghost, ttl=60, limit=5, alive=owner_alive)[0] == ["c"]
         assert store.claim_stories(run.id, ["d"], owner=other, ttl=-1, limit=5, alive=owner_alive)[0] == ["d"]
-        claimed, gone = store.claim_stories(run.id, ["a", "b", "c", "d"], owner=me, ttl=60, limit=5,
-                                            alive=owner_alive)
-        assert claimed == ["c", "d"] and gone == set()  # a, b: live and not expired; c: dead owner; d: expired
+        claimed, gone, crowded = store.claim_stories(run.id, ["a", "b", "c", "d"], owner=me, ttl=60, limit=5,
+                                                     alive=owner_alive)
+        assert claimed == ["c", "d"] and gone == set() and crowded  # a, b: live and not expired; c: dead owner; d: expired
         store.record_story(run.id, "c", position=2, task="t", category="Belief", image_dependent=0, source="s",
                            status="done", correct=1)
         store.end_lease(run.id, "c", me, finished=True)
         store.end_lease(run.id, "d", me, finished=False)  # failed in this session: nobody retries it now
-        claimed, gone = store.claim_stories(run.id, ["c", "d"], owner=other, ttl=60, limit=5, alive=owner_alive)
+        claimed, gone, _ = store.claim_stories(run.id, ["c", "d"], owner=other, ttl=60, limit=5, alive=owner_alive)
         assert claimed == [] and gone == {"c", "d"}
         assert not store.start_session(run.id, me, owner_alive)  # `other` still holds a and b
         store.release_leases(run.id, other)

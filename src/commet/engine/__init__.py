@@ -41,7 +41,8 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
                          db: str | Path | Store = "commet.sqlite", run: str | None = None,
                          settings: EvalSettings | None = None, concurrency: int = 8, workers: int = 1,
                          on_progress: Callable[[Progress], None] | None = None,
-                         max_cost: float | None = None, shard: Shard | None = None) -> RunSummary:
+                         max_cost: float | None = None, shard: Shard | None = None,
+                         slots: asyncio.Semaphore | None = None) -> RunSummary:
     """Run (or resume) one evaluation and return its summary; results are in the store.
 
     A ``dataset`` given as a path goes through :func:`commet.format.validate.load_checked`: a dataset
@@ -53,7 +54,8 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
     run cleanly, resumable, before its estimated spend would pass that limit. ``shard`` runs only
     that deterministic share of the StoryTurns (``commet merge`` joins the shards' stores).
     Any number of processes may run the same run on the same store at once: they split the
-    StoryTurns through leases in the store (:mod:`commet.engine.claims`).
+    StoryTurns through leases in the store (:mod:`commet.engine.claims`). ``slots``, shared by
+    several runs at once (``commet sweep``), caps their StoryTurns in flight together.
     """
     # a dataset given by path is checked as `commet validate` checks it: one with errors never runs
     data = dataset if isinstance(dataset, Dataset) else load_checked(dataset, force=True)[0]
@@ -72,7 +74,8 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
     store = db if isinstance(db, Store) else Store(db)
     try:
         engine = Engine(model=the_model, judge=the_judge, store=store, dataset=data, settings=settings,
-                        concurrency=concurrency, on_progress=on_progress, max_cost=max_cost, shard=shard)
+                        concurrency=concurrency, on_progress=on_progress, max_cost=max_cost, shard=shard,
+                        slots=slots)
         return await engine.run(run)
     finally:
         if isinstance(model, str):

@@ -13,12 +13,13 @@ remaining ones (they may die), and returns once every story of its list is finis
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
 import uuid
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -34,6 +35,8 @@ log = logging.getLogger(__name__)
 LEASE_TTL_S = 30.0
 #: seconds between looks at the store while other processes hold the remaining stories
 WAIT_POLL_S = 0.5
+#: seconds between looks at the store while another process makes the same call
+CALL_POLL_S = 0.02
 
 
 def new_owner() -> str:
@@ -65,7 +68,7 @@ class StoryClaims:
     """Hands this process's story slots the next story it could claim, longest first."""
 
     def __init__(self, store: Store, run_id: int, todo: list[tuple[int, StoryTurn]], *, chunk: int,
-                 ttl: float = LEASE_TTL_S, poll: float = WAIT_POLL_S):
+                 ttl: float = LEASE_TTL_S, poll: float = WAIT_POLL_S, crowded: bool = False):
         self.store = store
         self.run_id = run_id
         self.owner = new_owner()
@@ -77,6 +80,26 @@ class StoryClaims:
         self._ready: deque[str] = deque()
         self._lock = asyncio.Lock()
         self.stopped = False
+        #: other processes run this run too: calls are then leased one by one (see :meth:`one_call`)
+        self.crowded = crowded
+
+    @contextlib.asynccontextmanager
+    async def one_call(self, key: str) -> AsyncIterator[None]:
+        """Inside: no other process makes call ``key`` (the caller then looks in the cache first).
+
+        Only while other processes run the run (``crowded``): then equal requests of two
+        processes (equal StoryTurns, equal first turns) are made once, at the price of one write
+        transaction per call; a process alone skips it.
+        """
+        if not self.crowded:
+            yield
+            return
+        while not self.store.lease_call(key, self.owner, ttl=self.ttl, alive=owner_alive):
+            await asyncio.sleep(CALL_POLL_S)
+        try:
+            yield
+        finally:
+            self.store.end_call_lease(key)
 
     async def next(self) -> tuple[int, StoryTurn] | None:
         """The next story claimed for this process, or None when nothing is left to run."""
@@ -86,8 +109,10 @@ class StoryClaims:
                     return self._by_id[self._ready.popleft()]
                 if not self._candidates:
                     return None
-                claimed, gone = self.store.claim_stories(self.run_id, self._candidates, owner=self.owner,
-                                                         ttl=self.ttl, limit=self.chunk, alive=owner_alive)
+                claimed, gone, crowded = self.store.claim_stories(
+                    self.run_id, self._candidates, owner=self.owner, ttl=self.ttl, limit=self.chunk,
+                    alive=owner_alive)
+                self.crowded = self.crowded or crowded
                 taken = gone | set(claimed)
                 self._candidates = [story_id for story_id in self._candidates if story_id not in taken]
                 self._ready.extend(claimed)

@@ -93,7 +93,7 @@ async def _run_worker(job: WorkerJob) -> None:
     try:
         with Store(job.db) as store:
             engine = Engine(model=model, judge=judge, store=store, dataset=job.dataset, settings=job.settings,
-                            concurrency=job.concurrency)
+                            concurrency=job.concurrency, crowded=True)
             run = store.get_run(job.run)
             assert run is not None
             stories = job.dataset.storyturns

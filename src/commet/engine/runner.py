@@ -10,6 +10,7 @@ finished run makes no call at all.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import time
@@ -187,7 +188,7 @@ class Engine:
                  settings: EvalSettings | None = None, concurrency: int = 8,
                  on_progress: Callable[[Progress], None] | None = None,
                  start_interval: float = START_INTERVAL_S, max_cost: float | None = None,
-                 shard: Shard | None = None):
+                 shard: Shard | None = None, slots: asyncio.Semaphore | None = None, crowded: bool = False):
         self.model = model
         self.judge = judge
         self.store = store
@@ -201,6 +202,8 @@ class Engine:
         self.budget: SpendBudget | None = None
         self._spend_limit_reached = False
         self.shard = shard
+        self.slots = slots  # story slots shared with other engines on the same endpoint (a sweep)
+        self.crowded = crowded  # other processes run this run from the start (--workers)
         self._claims: StoryClaims | None = None
         self._pictures = PictureCache(dataset, max_side=self.settings.image_max_side, fmt=self.settings.image_format)
 
@@ -278,7 +281,8 @@ class Engine:
         rate limits are one budget in the store shared with them.
         """
         share_rate_budgets(self.store, self.model, self.judge)
-        claims = StoryClaims(self.store, run.id, todo, chunk=max(1, min(16, self.concurrency // 4)))
+        claims = StoryClaims(self.store, run.id, todo, chunk=max(1, min(16, self.concurrency // 4)),
+                             crowded=self.crowded)
         self._claims = claims
         with self.store.write_batches(), claims.held():
             workers = [asyncio.create_task(self._worker(run, claims, slot * self.start_interval))
@@ -300,10 +304,11 @@ class Engine:
         if start_after:
             await asyncio.sleep(start_after)
         while not self._spend_limit_reached:
-            item = await claims.next()
-            if item is None:
-                return
-            await self.run_story(run, *item)
+            async with self.slots or contextlib.nullcontext():
+                item = await claims.next()
+                if item is None:
+                    return
+                await self.run_story(run, *item)
 
     # one story ------------------------------------------------------------------------------------
     def image_part(self, image_id: str) -> ImagePart:
@@ -388,6 +393,14 @@ class Engine:
                           request: ModelRequest) -> tuple[str, str, float]:
         """(reply, cache key, estimated USD of this call: 0 when answered from the store or unpriced)."""
         key = self.model.cache_key(request)
+        async with self.store.single_flight(key):
+            if self._claims is None or not self._claims.crowded:
+                return await self._call_model_once(run, story_id, turn, request, key)
+            async with self._claims.one_call(key):  # another process may be making this call
+                return await self._call_model_once(run, story_id, turn, request, key)
+
+    async def _call_model_once(self, run: RunRecord, story_id: str, turn: int, request: ModelRequest,
+                               key: str) -> tuple[str, str, float]:
         cached = self.store.cached_model_call(key)
         if cached is not None:
             self.store.record_model_call(run_id=run.id, story_id=story_id, turn=turn, key=key, model=self.model.spec,

@@ -16,8 +16,8 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -123,6 +123,11 @@ CREATE TABLE IF NOT EXISTS leases (
     expires_at REAL NOT NULL,
     PRIMARY KEY (run_id, story_id)
 );
+CREATE TABLE IF NOT EXISTS call_leases (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    expires_at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS rate_budget (
     key TEXT PRIMARY KEY,
     requests REAL NOT NULL,
@@ -183,6 +188,7 @@ class Store:
         self._pending_rows: dict[tuple[str, str], dict[str, object]] = {}  # (table, key) -> row, read back
         self._flush_scheduled = False
         self._flush_error: BaseException | None = None
+        self._in_flight: dict[str, asyncio.Future[None]] = {}
 
     def close(self) -> None:
         self.flush()
@@ -193,6 +199,24 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @asynccontextmanager
+    async def single_flight(self, key: str) -> AsyncIterator[None]:
+        """Inside: no other call with this cache key runs in this process; a second one waits.
+
+        Runs at once in one process (sweep cells, stories with equal turns) ask the same
+        request at the same moment; the second waits for the first and then finds its answer
+        in the cache (or, if the first failed, makes the call itself).
+        """
+        while (waiting := self._in_flight.get(key)) is not None:
+            await asyncio.shield(waiting)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._in_flight[key] = done
+        try:
+            yield
+        finally:
+            del self._in_flight[key]
+            done.set_result(None)
 
     @contextmanager
     def write_batches(self) -> Iterator[None]:
@@ -360,12 +384,13 @@ class Store:
 
     # leases: which process runs which story ----------------------------------------------------
     def claim_stories(self, run_id: int, story_ids: list[str], *, owner: str, ttl: float, limit: int,
-                      alive: Callable[[str], bool]) -> tuple[list[str], set[str]]:
+                      alive: Callable[[str], bool]) -> tuple[list[str], set[str], bool]:
         """Claim up to ``limit`` of ``story_ids`` (in order) for ``owner``, in one write transaction.
 
         A story can be claimed when it is not finished and has no lease, or its lease is held
         by an owner whose lease expired or who is dead (``alive`` says no). Returns (claimed,
-        gone): ``gone`` are stories finished or ended in this session, never to be claimed.
+        gone, crowded): ``gone`` are stories finished or ended in this session, never to be
+        claimed; ``crowded`` whether another live process holds stories of the run.
         Checking and writing in one ``BEGIN IMMEDIATE`` transaction is what makes two processes
         never claim the same story.
         """
@@ -390,13 +415,31 @@ class Store:
                 db.execute("INSERT OR REPLACE INTO leases(run_id, story_id, owner, state, expires_at) "
                            "VALUES (?, ?, ?, ?, ?)", (run_id, story_id, owner, LEASE_HELD, stamp + ttl))
                 claimed.append(story_id)
-        return claimed, gone
+            crowded = any(lease["owner"] != owner and lease["state"] == LEASE_HELD and lease["expires_at"] > stamp
+                          and alive(lease["owner"]) for lease in leases.values())
+        return claimed, gone, crowded
+
+    def lease_call(self, key: str, owner: str, *, ttl: float, alive: Callable[[str], bool]) -> bool:
+        """Take the right to make call ``key`` (processes sharing a run); False while a live other has it."""
+        with self.transaction() as db:
+            stamp = time.time()
+            row = db.execute("SELECT owner, expires_at FROM call_leases WHERE key = ?", (key,)).fetchone()
+            if row is not None and row["owner"] != owner and row["expires_at"] > stamp and alive(row["owner"]):
+                return False
+            db.execute("INSERT OR REPLACE INTO call_leases(key, owner, expires_at) VALUES (?, ?, ?)",
+                       (key, owner, stamp + ttl))
+            return True
+
+    def end_call_lease(self, key: str) -> None:
+        """Free call ``key`` (batched with its cache row: the others see the answer as the lease goes)."""
+        self._write([("DELETE FROM call_leases WHERE key = ?", (key,))])
 
     def renew_leases(self, run_id: int, owner: str, ttl: float) -> None:
-        """Push the expiry of every lease ``owner`` holds in the run ``ttl`` seconds ahead."""
+        """Push the expiry of every lease ``owner`` holds in the run (and of its calls) ``ttl`` seconds ahead."""
         with self.transaction() as db:
             db.execute("UPDATE leases SET expires_at = ? WHERE run_id = ? AND owner = ? AND state = ?",
                        (time.time() + ttl, run_id, owner, LEASE_HELD))
+            db.execute("UPDATE call_leases SET expires_at = ? WHERE owner = ?", (time.time() + ttl, owner))
 
     def end_lease(self, run_id: int, story_id: str, owner: str, *, finished: bool) -> None:
         """A story's end (batched with its story row): a finished one frees its lease; an unfinished
