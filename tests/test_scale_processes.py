@@ -5,6 +5,7 @@ Real `commet eval` subprocesses against a real OpenAI-compatible HTTP server on 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
@@ -18,7 +19,8 @@ from pathlib import Path
 
 import psutil
 
-from commet.engine.claims import new_owner, owner_alive
+from commet.engine import evaluate_async
+from commet.engine.claims import LEASE_TTL_S, new_owner, owner_alive
 from commet.store.sqlite import Store
 from tests.conftest import FALSE_BELIEF
 from tests.fakeservers import FakeServer, RecordedRequest, Reply, openai_reply
@@ -85,7 +87,8 @@ def test_two_eval_processes_on_one_run_split_it_without_a_repeated_call(tmp_path
         assert sum(made) == 120 and min(made) > 0, made  # both processes worked, each call once
 
         alone = tmp_path / "alone.sqlite"
-        subprocess.run(eval_cmd(dataset, alone, server.url, "--concurrency", "8"), check=True, capture_output=True)
+        asyncio.run(evaluate_async(f"openai:fake?base_url={server.url}/v1", dataset, db=alone, run="shared",
+                                   concurrency=8))
     assert results(db) == results(alone) and len(results(db)) == 120
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT status FROM runs").fetchone()[0] == "done"
@@ -131,9 +134,9 @@ def _alive(pids: list[int]) -> list[int]:
 
 
 def test_workers_do_not_outlive_a_killed_parent(tmp_path: Path) -> None:
-    dataset = write_stories(tmp_path / "stories.jsonl", 40)
+    dataset = write_stories(tmp_path / "stories.jsonl", 30)
     db = tmp_path / "killed.sqlite"
-    with FakeServer("openai", slow(0.2)) as server:
+    with FakeServer("openai", slow(0.1)) as server:
         parent = subprocess.Popen(eval_cmd(dataset, db, server.url, "--workers", "2", "--concurrency", "4"),
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
@@ -158,6 +161,15 @@ def test_workers_do_not_outlive_a_killed_parent(tmp_path: Path) -> None:
         time.sleep(0.5)
         assert logged_calls(db) == calls_after  # nobody works on
 
+        # a rerun started at once takes the dead workers' stories over without waiting for their leases
+        # to expire, and repeats only the calls that were in flight (4 slots) when the parent was killed
+        started = time.monotonic()
+        subprocess.run(eval_cmd(dataset, db, server.url, "--workers", "2", "--concurrency", "4"), check=True,
+                       capture_output=True, timeout=120)
+        repeated = sum(count - 1 for count in Counter(r.raw for r in server.requests).values())
+    assert repeated <= 4 and len(results(db)) == 90, repeated
+    assert time.monotonic() - started < LEASE_TTL_S  # no wait for the dead owners' leases to expire
+
 
 def test_a_rate_limit_holds_across_worker_processes(tmp_path: Path) -> None:
     rpm = 1200
@@ -176,3 +188,27 @@ def test_a_rate_limit_holds_across_worker_processes(tmp_path: Path) -> None:
     print(f"measured {measured:.0f} rpm, {took:.1f} s")
     assert abs(measured - rpm) <= 0.1 * rpm, f"{measured:.0f} requests per minute for a limit of {rpm}"
     assert took < 30
+
+
+async def test_limiters_sharing_a_store_draw_on_one_budget(tmp_path: Path) -> None:
+    from commet.models.retry import RateLimiter
+
+    with Store(tmp_path / "s.sqlite") as store:
+        first, second = (RateLimiter(rpm=600, tpm=6000, key="openai:m@http://x") for _ in range(2))
+        other = RateLimiter(rpm=600, key="openai:other@http://x")
+        for limiter in (first, second, other):
+            limiter.share(store.update_budget)
+        started = time.monotonic()
+        for _ in range(5):  # the bucket holds one second: 10 requests, 100 tokens
+            await first.acquire(10)
+            await second.acquire(10)
+        assert time.monotonic() - started < 0.1
+        await other.acquire(0)  # another model's budget is its own
+        assert time.monotonic() - started < 0.1
+        await second.acquire(10)  # the 11th request of the shared budget waits about 1/10 s
+        waited = time.monotonic() - started
+        assert 0.07 <= waited < 0.5, waited
+        first.settle(10, 0)  # a request that used fewer tokens than estimated gives them back
+        with sqlite3.connect(tmp_path / "s.sqlite") as con:
+            tokens = con.execute("SELECT tokens FROM rate_budget WHERE key = 'openai:m@http://x'").fetchone()[0]
+        assert tokens > 0  # 100 - 110 + refill + 10 returned
