@@ -105,3 +105,11 @@ async def test_sweep_cells_run_at_once_within_one_concurrency_per_endpoint(tmp_p
     assert len(names) == 4 and calls == len({r.raw for r in server.requests}) > 100  # shared turns asked once
     assert peak[0] == 4  # one endpoint: the cells share its 4 slots, and fill them
     assert min(by_model["m2"]) < max(by_model["m1"])  # the cells overlap in time
+
+
+def test_a_panel_member_may_list_several_endpoints() -> None:
+    from commet.judges.panel import panel_judge
+
+    panel = panel_judge("panel:openai:a?base_url=http://x:1/v1,http://y:1/v1,rules,llm-only:openai:b")
+    assert len(panel.members) == 3
+    assert [e.url for e in panel.members[0].model.pool.endpoints] == ["http://x:1/v1", "http://y:1/v1"]
