@@ -8,8 +8,13 @@ Each figure is printed beside a baseline run on the same items, with the wall-ti
   size (what the encoder alone costs), and against drawing with the id mask as well
   (``draw``, what the tests use).
 
+It then prints, per task, the variety of a larger text-only sample (``--variety`` StoryTurns
+per task): distinct sentence skeletons (names, colours, things and places masked; see
+``commet.generation.procedural.variety``), vocabulary size, and the shortcut audit's accuracy
+beside chance (``commet audit``: a learner that never reads the story).
+
     python bench/bench_procedural.py                  # 18 tasks x 5, best of 3 (well under a minute)
-    python bench/bench_procedural.py --per-task 20 --repeat 5
+    python bench/bench_procedural.py --per-task 20 --repeat 5 --variety 120
 """
 
 from __future__ import annotations
@@ -20,8 +25,10 @@ from collections.abc import Callable
 
 from PIL import Image
 
-from commet.generation.procedural import IMAGE_DEPENDENT_TASKS, generate_dataset, generate_storyturn
+from commet.generation.procedural import generate_dataset, generate_storyturn, is_image_dependent
 from commet.generation.procedural.render import HEIGHT, WIDTH, draw, draw_picture, png_bytes
+from commet.generation.procedural.variety import skeleton_counts, storyturn_words, vocabulary_sizes
+from commet.models.shortcut import audit_dataset
 from commet.taxonomy import TASKS
 
 
@@ -46,11 +53,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--share", type=float, default=0.3, help="image-dependent share")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is kept")
+    parser.add_argument("--variety", type=int, default=48, help="StoryTurns per task for the variety table")
     args = parser.parse_args()
 
     tasks = [t.id for t in TASKS]
-    n_image = round(args.per_task * args.share)
-    plan = [(task, k, task in IMAGE_DEPENDENT_TASKS and k >= args.per_task - n_image)
+    plan = [(task, k, is_image_dependent(task, k, args.per_task, args.share))
             for task in tasks for k in range(args.per_task)]
     n_items = len(plan)
 
@@ -82,6 +89,28 @@ def main() -> None:
     png_kb = sum(len(b) for b in dataset.images.values()) / max(1, len(dataset.images)) / 1024
     print(f"mean PNG size {png_kb:.1f} kB; drawing is {paint / encode:.0%} of draw + encode; "
           f"generation per StoryTurn {1000 * full / n_items:.1f} ms (text-only {1000 * text / n_items:.2f} ms)")
+
+    variety(tasks, args.variety, args.seed, args.share)
+
+
+def variety(tasks: list[str], per_task: int, seed: int, share: float) -> None:
+    """Skeletons, vocabulary and the shortcut audit per task, on a text-only sample."""
+    start = time.perf_counter()
+    storyturns = [generate_storyturn(task, k, seed, is_image_dependent(task, k, per_task, share))[0]
+                  for task in tasks for k in range(per_task)]
+    seconds = time.perf_counter() - start
+    skeletons, vocabulary = skeleton_counts(storyturns), vocabulary_sizes(storyturns)
+    audit = {line.task: line for line in audit_dataset(storyturns).tasks}
+    print(f"\nvariety and counterbalancing: {per_task} StoryTurns per task, seed {seed} (text-only, "
+          f"{1000 * seconds / len(storyturns):.2f} ms per StoryTurn)")
+    print(f"{'task':<28} {'skeletons':>9} {'vocabulary':>10} {'shortcut %':>10} {'chance %':>8} {'closed':>6}")
+    for task in tasks:
+        line = audit.get(task)
+        shortcut = f"{100 * line.accuracy:10.1f} {100 * line.chance_rate:8.1f} {line.turns:6d}" if line and line.turns \
+            else f"{'-':>10} {'-':>8} {0:6d}"
+        print(f"{task:<28} {skeletons[task]:9d} {vocabulary[task]:10d} {shortcut}")
+    everything = {w for st in storyturns for w in storyturn_words(st)}
+    print(f"{'all tasks':<28} {sum(skeletons.values()):9d} {len(everything):10d}")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ def test_hugging_face_round_trip_keeps_stories_and_pictures(pipe_dataset: Path, 
     original = read_storyturns(pipe_dataset)
     original.name = "tiny"
     folder = original.save_hf(tmp_path / "hf")
-    assert (folder / "dataset_info.json").is_file()
+    assert (folder / "data" / "test-00000-of-00001.parquet").is_file() and (folder / "README.md").is_file()
     loaded = load_dataset(folder)
     assert [st.model_dump() for st in loaded] == [st.model_dump() for st in original]
     assert loaded.name == "tiny"

@@ -16,6 +16,7 @@ from commet.generation.procedural import (
     IMAGE_DEPENDENT_TASKS,
     generate_dataset,
     generate_storyturn,
+    storyturn_text,
     write_dataset,
 )
 from commet.generation.procedural.render import draw, mask_ids
@@ -56,6 +57,7 @@ def test_dataset_validates_with_scene_files(folder: Path) -> None:
             assert (folder / "images" / st.meta["scenes"][image_id]).is_file()  # type: ignore[index]
         if st.image_dependent:
             assert st.task in IMAGE_DEPENDENT_TASKS and st.images
+    assert len({storyturn_text(st) for st in dataset}) == len(dataset)
 
 
 def _answers(task: str, index: int = 0, image_dependent: bool = False, seed: int = 3):
@@ -63,32 +65,38 @@ def _answers(task: str, index: int = 0, image_dependent: bool = False, seed: int
     return st, builder.facts
 
 
+def test_image_dependent_categories_are_the_papers_table_2() -> None:
+    """Generated image-dependent StoryTurns fall in Percept, Intention, MBK and NLC; no Desire."""
+    categories = {TASKS_BY_ID[t].category_for(True) for t in IMAGE_DEPENDENT_TASKS}
+    assert categories == {"Percept", "Intention", "MBK", "NLC"}
+    for task in IMAGE_DEPENDENT_TASKS:
+        st, _ = generate_storyturn(task, 0, 1, True)
+        assert st.image_dependent and st.category in categories and st.images
+    with pytest.raises(ValueError):
+        generate_storyturn("common_desire", 0, 1, True)
+
+
 @pytest.mark.parametrize("task", ["false_belief_location", "implicit_false_belief"])
-def test_false_belief_answers_follow_the_belief_not_reality(task: str) -> None:
-    for index in range(4):
+def test_false_belief_items_have_true_belief_controls(task: str) -> None:
+    variants = set()
+    for index in range(12):
         st, facts = _answers(task, index)
-        assert facts["belief"] != facts["reality"]
-        first = st.turns[0].answers[0].lower()
-        scene = next(iter(generate_storyturn(task, index, 3)[1].scenes.values()))
-        hidden = next(o for o in scene["objects"] if o["id"] == "thing")
-        assert hidden["hidden_by"] == facts["reality"] and not hidden["visible"]  # the picture shows reality
-        place_words = {p["id"]: f"the {p['colour']} {p['kind']}" for p in scene["places"]}
-        assert first.endswith(f"{place_words[facts['belief']]}") and place_words[facts["reality"]] not in first
-        assert "did not see" in st.turns[1].answers[0]
-        if task == "false_belief_location":
-            assert st.turns[2].answers[0].lower() == f"in {place_words[facts['reality']]}"
+        variants.add(facts["variant"])
+        control = facts["variant"] == "true-belief control"
+        assert (facts["belief"] == facts["reality"]) == control
+        assert ("did not see" in st.turns[1].answers[0]) != control
+        assert st.turns[1].rubric is not None and st.turns[1].rubric.false_inferences
+    assert variants == {"false belief", "true-belief control"}
 
 
 def test_desire_branches_are_keyed_to_the_previous_answer() -> None:
     for task, same in (("common_desire", True), ("diverse_desire", False)):
-        for image_dependent in (False, True):
-            st, _ = _answers(task, image_dependent=image_dependent)
-            first, second = st.turns
-            assert len(first.answers) == len(second.answers) == 2
-            assert second.answers == (first.answers if same else first.answers[::-1])
-            assert [f.answer for f in second.feedback.by_answer] == first.answers
-            if not same:
-                assert all("the other one" in f.text for f in second.feedback.by_answer)
+        st, _ = _answers(task)
+        first, second = st.turns
+        assert len(first.answers) == len(second.answers) == 2
+        assert second.answers == (first.answers if same else first.answers[::-1])
+        assert [f.answer for f in second.feedback.by_answer] == first.answers
+        assert {o.text for o in first.options} == {a.lower() for a in first.answers}
 
 
 def test_diverse_belief_three_turns() -> None:
@@ -111,53 +119,87 @@ def test_perspective_listener_gives_biggest_visible_and_picture_agrees() -> None
             assert "thing3" not in scene["sees"][next(a["id"] for a in scene["agents"] if a["adult"])]
             assert st.turns[0].answers == [f"The {by_id['thing2']['colour']} one"]
             assert st.turns[2].answers == [f"The {by_id['thing3']['colour']} one"]
-            occ = scene["occluders"][0]["bbox"]
-            helper = next(a for a in scene["agents"] if a["adult"])["bbox"]
-            big = by_id["thing3"]["bbox"]
-            assert min(big[2], helper[2]) < occ[0] + 1 or max(big[0], helper[0]) > occ[2] - 1  # screen between
+            assert len(st.turns[0].options) == 3 and len(st.turns[2].options) == 3
             if image_dependent:  # the colours the answers need are only in the picture
                 assert by_id["thing3"]["colour"] not in st.turns[0].story
 
 
-def test_reference_and_interpretation_answers_from_state() -> None:
-    st, facts = _answers("reference_easy")
-    assert facts["speaker_sees"] == [facts["meant"]]
-    st, facts = _answers("reference_hard_referent")
-    assert facts["meant"] == "target" and facts["given"] == "other" and facts["speaker_thinks_landmark_in"] == "table"
-    st, facts = _answers("interpretation")
-    good = st.turns[0].answers[0].strip("'").lower()
-    assert facts["clue_matches"][good] == 1
-    st, facts = _answers("interpretation", image_dependent=True)
-    k = facts["row"].index(facts["special"])
-    assert st.turns[0].answers[0].split()[1] == ("first", "second", "third", "fourth", "fifth")[k]
+def test_referent_is_a_mistaken_referent_not_a_moved_object() -> None:
+    for index in range(6):
+        st, facts = _answers("reference_hard_referent", index)
+        assert facts["meant"] != facts["given"]
+        assert not [e for e in facts["log"]["events"] if e["kind"] in ("move", "put")]
+        assert "next to the" in st.turns[0].story and st.turns[3].feedback is not None
+
+
+def test_interpretation_clue_is_ambiguous_in_half_the_items() -> None:
+    seen = set()
+    for index in range(12):
+        st, facts = _answers("interpretation", index)
+        unique = st.turns[0].answers == ["Yes"]
+        seen.add(unique)
+        assert sorted(facts["clue_matches"].values()) == [1, 2]
+        assert [o.label for o in st.turns[2].options] == ["A", "B"]
+        assert "A: '" in st.turns[2].question and "B: '" in st.turns[2].question
+        assert "left" not in st.turns[0].question  # no perspective step given away
+    assert seen == {True, False}
 
 
 def test_minimal_pairs_differ_in_one_fact() -> None:
-    sincere, f1 = _answers("non_sarcasm")
-    sarcastic, f2 = _answers("sarcasm")
-    assert f1["asked_for"] == f2["asked_for"] and f1["got"] == f1["asked_for"] != f2["got"]
-    assert (sincere.turns[1].answers, sarcastic.turns[1].answers) == (["Happy"], ["Sad"])
-    fb, f3 = _answers("moral_false_belief")
-    tb, f4 = _answers("moral_true_belief")
-    assert (f3["actor"], f3["victim"]) == (f4["actor"], f4["victim"])
-    assert (f3["actor_knew"], f3["naughty"], f4["actor_knew"], f4["naughty"]) == (False, False, True, True)
-    assert fb.turns[0].answers[0] != "In " + "x" and "did not see" in fb.turns[1].answers[0]
-    assert fb.meta["pair"] == tb.id and tb.meta["pair"] == fb.id
+    for index in range(6):
+        sincere, f1 = _answers("non_sarcasm", index)
+        sarcastic, f2 = _answers("sarcasm", index)
+        assert f1["asked_for"] == f2["asked_for"] and f1["got"] == f2["got"] and f1["feeling"] == f2["feeling"]
+        assert f1["remark"] != f2["remark"]  # same situation: sincere words and ironic words
+        fb, f3 = _answers("moral_false_belief", index)
+        tb, f4 = _answers("moral_true_belief", index)
+        assert (f3["actor"], f3["victim"]) == (f4["actor"], f4["victim"])
+        assert f3["actor_knew"] != f4["actor_knew"] and f3["naughty"] == f3["actor_knew"]
+        assert fb.meta["pair"] == tb.id and tb.meta["pair"] == fb.id
 
 
-def test_lying_and_second_order_answers() -> None:
-    st, facts = _answers("lie_vs_false_statement")
-    assert facts["first_statement_lie"] and not facts["second_statement_lie"] and facts["second_statement_false"]
-    assert [t.answers[0].split(".")[0] for t in st.turns[:4]] == ["Yes", "No", "No", "No"]
-    assert st.turns[4].answers == ["Sad"] and st.turns[-1].answers[0].startswith("Yes")
-    scene = next(iter(generate_storyturn("lie_vs_false_statement", 0, 3)[1].scenes.values()))
-    sticker = next(o for o in scene["objects"] if o["id"] == "sticker")
-    assert sticker["hidden_by"] in {a["id"] for a in scene["agents"]}  # in the liar's pocket
+def test_lying_variants_and_second_order() -> None:
+    combos = set()
+    for index in range(12):
+        st, facts = _answers("lie_vs_false_statement", index)
+        lie = facts["first_statement_lie"]
+        combos.add((lie, facts["second_statement_lie"], facts["victim_thinks_lost"]))
+        assert st.turns[0].answers == ["Yes" if lie else "No"]
+        assert st.turns[-1].answers[0].startswith("Yes" if lie else "No")
+    assert len(combos) >= 6  # liar / honestly mistaken, teacher believing / knowing, owner believing / knowing
     st, facts = _answers("second_order_belief_desire")
     assert facts["parent_thinks"] != facts["child_wants"] == facts["got"]
     assert len(st.turns) == 5 and st.turns[0].answers == [f"A {facts['parent_thinks']}"]
+    surprised = st.turns[4]
+    assert surprised.feedback is not None and surprised.rubric is not None
+    assert "did not expect" in surprised.rubric.key_inference
+    assert any("did not hear" in f for f in surprised.rubric.false_inferences)
     st, facts = _answers("expectation_false_belief")
-    assert st.turns[1].answers == [f"A {facts['child_thinks'][0]}"] and facts["child_thinks"] != [facts["packed"]]
+    assert "Before" in st.turns[4].question and "opens" in st.turns[4].question  # the expectation, before opening
+
+
+def test_every_why_has_a_rubric_and_closed_questions_show_their_options() -> None:
+    for task in GENERATORS:
+        for index in range(4):
+            st, _ = generate_storyturn(task, index, 9, task in IMAGE_DEPENDENT_TASKS and index % 2 == 1)
+            for k, turn in enumerate(st.turns):
+                q = turn.question.lower()
+                if q.startswith(("why", "how do you know", "how did you know")) or " why" in q.split("?")[0] \
+                        or "why or why not" in q:
+                    assert turn.rubric is not None and turn.rubric.key_inference, (st.id, k, turn.question)
+                for option in turn.options:
+                    assert option.text in turn.question, (st.id, k)
+                if turn.options:
+                    assert all(a.lower() in [o.text for o in turn.options] for a in turn.answers)
+                # feedback before every "why" that follows a revealed outcome (a story told after the first turn)
+                if turn.rubric is not None and k > 0 and (turn.story or st.turns[k - 1].story and k - 1 > 0):
+                    assert turn.feedback is not None, (st.id, k, turn.question)
+
+
+def test_no_two_storyturns_of_a_set_are_the_same() -> None:
+    dataset = generate_dataset(tasks=["emotion_reminder", "diverse_belief"], per_task=48, seed=2)
+    texts = [storyturn_text(st) for st in dataset]
+    assert len(set(texts)) == len(texts) == 96
 
 
 def _inside(inner: list[float], outer: list[float], tol: float = 1.0) -> bool:
@@ -234,3 +276,15 @@ def test_cli_procedural(tmp_path: Path) -> None:
     assert len(dataset) == 4 and sum(st.image_dependent for st in dataset) == 2
     bad = CliRunner().invoke(app, ["procedural", "--tasks", "nope", "--out", str(tmp_path / "x")])
     assert bad.exit_code != 0
+
+
+def test_a_repeated_story_is_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A generator that can only tell two stories: two StoryTurns come out different, a third is refused."""
+    def two_stories(rng, builder, image_dependent) -> None:  # noqa: ANN001
+        builder.turn("Is it sunny?", "yes", story="Sunny." if rng.random() < 0.5 else "Rainy.")
+
+    monkeypatch.setitem(GENERATORS, "emotion_reminder", two_stories)
+    dataset = generate_dataset(tasks=["emotion_reminder"], per_task=2, seed=1)
+    assert {st.turns[0].story for st in dataset} == {"Sunny.", "Rainy."}
+    with pytest.raises(RuntimeError, match="no new story"):
+        generate_dataset(tasks=["emotion_reminder"], per_task=3, seed=1)

@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import re
-from collections import deque
+from collections import Counter, deque
 
 import numpy as np
 import pytest
@@ -57,15 +57,23 @@ def an(noun: str) -> str:
 
 
 def believed(log: dict, agent: str, thing: str, upto: int | None = None, default: str | None = None) -> str | None:
-    """Replay: the place of the last move of ``thing`` the agent made or was in the room for, or the last
-    claim about it the agent heard someone else make, whichever came later (events before ``upto``)."""
+    """Replay: the place of the last move of ``thing`` the agent made or was in the room for; a claim about
+    it the agent heard someone else make (in the room, not kept from hearing) unless the agent was in the
+    room for its last move; or the agent's own guess (events before ``upto``)."""
     belief = default
+    last_move: dict | None = None
     for event in log["events"][:upto]:
         if event.get("thing") != thing:
             continue
-        if event["kind"] in ("put", "move", "take") and (agent == event["actor"] or agent in event["present"]):
-            belief = event["dst"]
-        elif event["kind"] == "say" and agent != event["actor"] and agent in event["present"]:
+        if event["kind"] in ("put", "move", "take"):
+            last_move = event
+            if agent == event["actor"] or agent in event["present"]:
+                belief = event["dst"]
+        elif event["kind"] == "say" and agent != event["actor"] and agent in event["present"] \
+                and agent not in event.get("busy", []):
+            if last_move is None or (agent != last_move["actor"] and agent not in last_move["present"]):
+                belief = event["claim"]
+        elif event["kind"] == "guess" and agent == event["actor"]:
             belief = event["claim"]
     return belief
 
@@ -127,25 +135,23 @@ def check_desire(s, log, scenes, facts) -> None:  # noqa: ANN001
     expected = nouns if common else nouns[::-1]  # the character likes the participant's pick / the other one
     assert answers(s, 1) == [f"the {n}" for n in expected]
     assert [low(f.answer) for f in s.turns[1].feedback.by_answer] == answers(s, 0)
-    story = low(s.turns[0].story)
-    for obj in objects:
-        assert (obj["noun"] in story) != s.image_dependent  # image-dependent: the things are only in the picture
+    assert not s.image_dependent and all(o["noun"] in low(s.turns[0].story) for o in objects)
 
 
 def check_false_belief(s, log, scenes, facts) -> None:  # noqa: ANN001
     owner = log["things"]["thing"]["owner"]
     belief, reality = believed(log, owner, "thing"), location_at(log, "thing")
     moves = [e for e in log["events"] if e["kind"] == "move"]
-    assert moves and owner not in moves[-1]["present"], "the owner was away during the move"
-    assert belief != reality and belief is not None
-    (scene,) = scenes
-    assert not scene["occluders"]  # nothing blocks sight: being in the room is seeing
-    shown = next(o for o in scene["objects"] if o["id"] == "thing")
-    assert shown["hidden_by"] == reality and not shown["visible"]
+    watched = owner in moves[-1]["present"]
+    assert (belief == reality) == watched and belief is not None  # a true-belief control when the owner watched
+    assert all(not scene["occluders"] for scene in scenes)  # nothing blocks sight: being in the room is seeing
+    shown = next(o for o in scenes[-1]["objects"] if o["id"] == "thing")
+    if s.task == "false_belief_location":
+        assert shown["hidden_by"] == reality and not shown["visible"]
     first = one(s, 0)
-    assert first.endswith(place_words(log, scenes, belief)) and place_words(log, scenes, reality) not in first
+    assert first == f"in {place_words(log, scenes, belief)}" or first.endswith(place_words(log, scenes, belief))
     mover = log["agents"][moves[-1]["actor"]]["name"]
-    assert "did not see" in one(s, 1) and low(mover) in one(s, 1)
+    assert ("did not see" in one(s, 1)) != watched and low(mover) in one(s, 1)
     if s.task == "false_belief_location":
         assert one(s, 2) == f"in {place_words(log, scenes, reality)}"
 
@@ -204,60 +210,68 @@ def check_perspective(s, log, scenes, facts) -> None:  # noqa: ANN001
 
 
 def check_referent(s, log, scenes, facts) -> None:  # noqa: ANN001
-    before, after = scenes
-    nouns = [o["noun"] for o in before["objects"]]
-    landmark = next(o for o in before["objects"] if nouns.count(o["noun"]) == 1)
-    speaker = next(a for a in before["agents"] if not a["adult"])
-    assert speaker["id"] in after["absent"]  # the speaker was out when the landmark moved
+    (scene,) = scenes
+    nouns = Counter(o["noun"] for o in scene["objects"])
+    assert sorted(nouns.values()) == [2, 2]  # two things and two landmarks that look the same
+    speaker = next(a for a in scene["agents"] if not a["adult"])
+    listener = next(a for a in scene["agents"] if a["adult"])
+    mark = next(n for n in nouns if f"next to the {n}" in low(s.turns[0].story))
 
-    def next_to_landmark(scene: dict) -> dict:
-        where = next(o["location"] for o in scene["objects"] if o["id"] == landmark["id"])
-        (found,) = [o for o in scene["objects"] if o["id"] != landmark["id"] and o["location"] == where]
+    def picks(agent: dict) -> dict:
+        seen = [o for o in scene["objects"] if sees(scene, agent["id"], o)]
+        marks = {o["location"] for o in seen if o["noun"] == mark}
+        (found,) = [o for o in seen if o["noun"] != mark and o["location"] in marks]
         return found
 
-    meant, given_ = next_to_landmark(before), next_to_landmark(after)  # last seen by the speaker / now
-    assert meant["id"] != given_["id"]
-    move = next(e for e in log["events"] if e["kind"] == "move")
-    assert move["thing"] == landmark["id"] and speaker["id"] not in move["present"]
-    assert one(s, 0) == "yes"
-    assert one(s, 1) == f"the {given_['colour']} one"
-    assert one(s, 3) == f"the {meant['colour']} one"
+    meant, given_ = picks(speaker), picks(listener)
+    assert meant["id"] != given_["id"] and not [e for e in log["events"] if e["kind"] == "move"]  # nothing moves
+    assert one(s, 0) == f"the {given_['colour']} one"
+    assert one(s, 2) == f"the {meant['colour']} one"
+    if s.image_dependent:
+        assert given_["colour"] not in low(s.turns[0].story).split()
 
 
 def check_interpretation(s, log, scenes, facts) -> None:  # noqa: ANN001
     (scene,) = scenes
-    row = sorted(scene["objects"], key=lambda o: o["bbox"][0])
-    featured = [k for k, o in enumerate(row) if o["feature"]]
-    assert len(featured) == 1 and len({(o["kind"], o["colour"]) for o in row}) == 1
-    k, n = featured[0], len(row)
-    if s.image_dependent:
-        assert one(s, 0) == f"the {ORDINAL[k]} from the left"
-        assert one(s, 1) == f"the {ORDINAL[n - 1 - k]} from the left"  # seen from behind: left and right swap
-        return
-    clues = re.findall(r"'([^']+)'", s.turns[0].question)
-    colour = row[0]["colour"]
-    matches = {c: (n if colour in c.split() else 1) for c in clues}  # by colour: all of them; by feature: one
-    good = [c for c, m in matches.items() if m == 1]
-    assert len(clues) == 2 and len(good) == 1
-    assert one(s, 0) == low(good[0])
+    row = scene["objects"]
+    noun = row[0]["noun"]
+    words = {"sunglasses": "wearing sunglasses", "bow": "with a bow", "stripes": "with stripes", "dots": "with dots"}
+
+    def fits(clue: str) -> int:
+        clue = low(clue)
+        return sum(1 for o in row if clue in (f"the {o['colour']} {noun}", f"the {noun} {words.get(o['feature'], '')}"))
+
+    asked = re.search(r"please get me ([^!']+)", low(s.turns[0].story)).group(1)
+    assert one(s, 0) == ("yes" if fits(asked) == 1 else "no")
+    clues = [o.text for o in s.turns[2].options]
+    assert [o.label for o in s.turns[2].options] == ["A", "B"]
+    good = [c for c in clues if fits(c) == 1]
+    assert len(clues) == 2 and len(good) == 1 and one(s, 2) == low(good[0])
+    if s.image_dependent:  # the row is only in the picture
+        wanted = next(o for o in row if o["feature"] and f"the {o['colour']} one" in low(s.turns[0].story))
+        assert not any(o["colour"] in low(s.turns[0].story).split() for o in row if o["colour"] != wanted["colour"])
 
 
 def check_emotion(s, log, scenes, facts) -> None:  # noqa: ANN001
     child = next(iter(log["agents"]))
-    harms = [e for e in log["events"] if e["kind"] == "harm" and child in e["present"]]
-    assert harms and low(harms[0]["actor"]).removeprefix("the ") in low(s.turns[0].story)
-    assert one(s, 0) == "scared" and one(s, 2) == "far from it"
+    past = [e for e in log["events"] if e["kind"] in ("harm", "kindness") and child in e["present"] or
+            e["kind"] in ("harm", "kindness")]
+    assert len(past) == 1 and low(past[0]["actor"]).removeprefix("the ") in low(s.turns[0].story)
+    harmed = past[0]["kind"] == "harm"
+    assert one(s, 0) == ("scared" if harmed else "happy") and one(s, 2) == ("far from it" if harmed else "near it")
 
 
 def check_expectation(s, log, scenes, facts) -> None:  # noqa: ANN001
     child = next(a for a, info in log["agents"].items() if not info["adult"])
     packing = next(e for e in log["events"] if e["kind"] == "put" and e["dst"] == "lunchbox")
-    assert child not in packing["present"]
+    watched = child in packing["present"]
     usual, packed = log["things"]["expected"]["noun"], log["things"][packing["thing"]]["noun"]
-    # the child saw nothing change, so the child still expects the usual food (the story's habit)
-    assert believed(log, child, packing["thing"]) is None and usual != packed
-    assert one(s, 0) == an(packed) and one(s, 1) == an(usual) and one(s, 3) == an(usual)
-    assert one(s, 4) == "sad"
+    thinks = packed if watched else usual  # the child saw the packing, or expects the usual food (the habit)
+    assert usual != packed
+    story = low(s.turns[0].story)
+    wants = packed if "would love" in story else usual
+    assert one(s, 0) == an(packed) and one(s, 1) == an(thinks) and one(s, 3) == an(wants)
+    assert one(s, 4) == ("happy" if thinks == wants else "sad")  # asked before opening: the expectation
     (scene,) = scenes
     (shown,) = scene["objects"]
     assert shown["hidden_by"] == "lunchbox" and shown["noun"] == packed
@@ -268,33 +282,43 @@ def check_sarcasm(s, log, scenes, facts) -> None:  # noqa: ANN001
     (scene,) = scenes
     (food,) = scene["objects"]
     happy = food["noun"] == request["claim"]
-    assert happy == (s.task == "non_sarcasm")
     assert one(s, 1) == ("happy" if happy else "sad")
+    remark = re.search(r"say, '([^']+)'", s.turns[0].question).group(1)
+    praise = remark in lex.PRAISE
+    assert praise == (happy == (s.task == "non_sarcasm"))  # sincere: words match the feeling; sarcasm: opposite
     child = next(a for a in scene["agents"] if a["id"] == request["actor"])
     assert child["expression"] == ("happy" if happy else "cross")
     story = low(s.turns[0].story)
     if s.image_dependent:  # the cue is only in the picture
-        assert "smile" not in story and "grumpy" not in story
-        assert happy or food["noun"] not in story
+        assert "grin" not in story and "grumpy" not in story
+        assert food["noun"] not in story.split("asks")[1] if not happy else True
     else:
-        assert ("smile" in story) == happy and ("grumpy" in story) != happy
+        assert ("grin" in story) == happy and ("grumpy" in story) != happy
 
 
 def check_moral(s, log, scenes, facts) -> None:  # noqa: ANN001
     actor = log["things"]["own"]["owner"]
+    own, theirs = log["things"]["own"], log["things"]["theirs"]
+    assert (own["colour"], own["size"]) == (theirs["colour"], theirs["size"])  # they look the same
     first = next(e["dst"] for e in log["events"] if e.get("thing") == "own" and e["kind"] == "put")
     planted = next(e for e in log["events"] if e.get("thing") == "theirs" and e["dst"] == first)
+    assert planted["actor"] not in (actor, theirs["owner"])  # moved by a helper, not by the victim
     knew = actor in planted["present"]
-    assert knew == (s.task == "moral_true_belief")
-    yes_no = "yes" if knew else "no"
+    harm = next(e for e in log["events"] if e["kind"] == "harm")
+    assert harm["thing"] == "theirs" and harm["actor"] == actor
     naughty = next(k for k, t in enumerate(s.turns) if t.question.endswith("naughty?"))
+    yes_no = "yes" if knew else "no"
     assert one(s, naughty) == yes_no and one(s, naughty + 1) == yes_no
-    if knew:
+    if s.task == "moral_true_belief":
         assert one(s, 0) == f"in {place_words(log, scenes, location_at(log, 'own'))}"
-        assert one(s, 1) == "yes"
+        assert one(s, 1) == yes_no
+        assert one(s, len(s.turns) - 1).startswith(yes_no)  # still in trouble after it is fixed: if on purpose
     else:
         assert one(s, 0) == f"in {place_words(log, scenes, believed(log, actor, 'own'))}"
-        assert believed(log, actor, "own") == first != location_at(log, "own")
+        assert (believed(log, actor, "own") == first) != knew
+    if s.image_dependent:  # whether the actor watched is only in the picture
+        assert (actor in {a["id"] for a in scenes[0]["agents"]}) == knew
+        assert "watches" not in low(s.turns[0].story)
 
 
 def check_lie(s, log, scenes, facts) -> None:  # noqa: ANN001
@@ -305,30 +329,40 @@ def check_lie(s, log, scenes, facts) -> None:  # noqa: ANN001
     for k in says:
         e = events[k]
         knows = believed(log, e["actor"], e["thing"], upto=k)
-        results.append((knows != e["claim"], location_at(log, e["thing"], upto=k) != e["claim"]))
-    (lie1, false1), (lie2, false2) = results
-    assert (lie1, false1, lie2, false2) == (True, True, False, True)  # a lie, then a sincere false statement
-    assert one(s, 0) == "yes" and one(s, 1) == "no"
-    assert one(s, 2).startswith("no") and one(s, 3) == "no"
-    victim = log["things"]["sticker"]["owner"]
-    thinks = believed(log, victim, "sticker", upto=says[1] + 1)
-    assert not log["places"][thinks]["drawn"] and one(s, 4) == "sad"  # thinks it is gone for good
-    assert one(s, 6).startswith("yes")  # it was a lie when said, even though it later came true
-    assert location_at(log, "sticker") == events[says[0]]["claim"]
+        where = location_at(log, e["thing"], upto=k)
+        results.append((knows != e["claim"], knows == where))
+    (lie1, knows1), (lie2, knows2) = results
+    yn = ("no", "yes")
+    assert one(s, 0) == yn[lie1] and one(s, 1) == yn[knows1]
+    assert one(s, 2).startswith(yn[lie2]) and one(s, 3) == yn[knows2]
+    victim = log["things"]["prize"]["owner"]
+    thinks = believed(log, victim, "prize", upto=says[1] + 1)
+    lost = not log["places"].get(thinks, {"drawn": True})["drawn"]
+    assert one(s, 4) == ("sad" if lost else "fine")
+    assert one(s, 6).startswith(yn[lie1])  # it was a lie when said (or not), whatever happened later
+    take = next(e for e in events if e["kind"] == "take")
+    assert (take["actor"] == events[says[0]]["actor"]) == lie1
+    if s.image_dependent:  # who took it: only the picture shows who stayed in the room
+        assert take["actor"] in {a["id"] for a in scenes[0]["agents"]}
+        assert not any(a["id"] in {take["actor"]} for a in scenes[0]["agents"] if False)
 
 
 def check_second_order(s, log, scenes, facts) -> None:  # noqa: ANN001
     requests = [e for e in log["events"] if e["kind"] == "request"]
     child = requests[0]["actor"]
     parent = next(e["actor"] for e in log["events"] if e["kind"] == "put")
-    heard = [e["claim"] for e in requests if parent in e["present"]]
+    heard = [e["claim"] for e in requests if parent in e["present"] and parent not in e.get("busy", [])]
+    missed = [e for e in requests if parent in e["present"] and parent in e.get("busy", [])]
+    assert missed, "the parent was there, so the child thinks the parent heard; but the parent could not hear"
     bought = next(e["thing"] for e in log["events"] if e["kind"] == "put" and e["dst"] == "bag")
     got = log["things"][bought]["noun"]
     assert heard[-1] != requests[-1]["claim"] == got and child != parent
     assert one(s, 0) == an(heard[-1]) and one(s, 2) == an(requests[-1]["claim"]) and one(s, 3) == an(got)
-    (scene,) = scenes
-    (bag_thing,) = scene["objects"]
-    assert bag_thing["hidden_by"] == "bag"  # the hat is inside the bag, unseen
+    bag_thing = next(o for o in scenes[0]["objects"] if o["hidden_by"] == "bag")  # the gift is inside the bag, unseen
+    assert bag_thing["noun"] == got
+    opened = next(o for o in scenes[-1]["objects"] if o["noun"] == got)
+    assert opened["visible"] and opened["location"] == "table"  # once the bag is opened, everyone sees the gift
+    assert s.turns[4].feedback is not None and s.turns[4].rubric is not None
 
 
 CHECKS = {
@@ -445,7 +479,7 @@ def check_picture(scene: dict) -> None:
     assert set(scene["offstage"]).isdisjoint(entities)
 
 
-@settings(PROPERTY, max_examples=60)
+@settings(PROPERTY, max_examples=40)
 @given(items([t for t in TASK_IDS if t != "emotion_reminder"]))
 def test_every_picture_contains_exactly_its_scene(item: tuple[str, int, int, bool]) -> None:
     task, seed, index, image_dependent = item
@@ -496,3 +530,47 @@ def test_no_story_states_its_own_answer(item: tuple[str, int, int, bool]) -> Non
             content = _LEAD.sub("", low(answer))
             if content and f" {content} " in story:
                 assert f" {content} " in question, f"{storyturn.id}: story states the answer {answer!r}"
+
+
+# --- identity across frames -------------------------------------------------------------------
+
+MULTI_FRAME = [t for t in TASK_IDS if t in ("false_belief_location", "moral_false_belief", "moral_true_belief",
+                                             "lie_vs_false_statement", "second_order_belief_desire")]
+
+
+@settings(PROPERTY, max_examples=150)
+@given(items(MULTI_FRAME))
+def test_everyone_and_everything_keeps_its_looks_across_frames(item: tuple[str, int, int, bool]) -> None:
+    """From the scene files: a character keeps skin, hair, clothes and size in every picture of a story;
+    furniture stays put and keeps its size; the room does not change. No shirt has the colour of a thing,
+    a place, or an option asked about."""
+    task, seed, index, image_dependent = item
+    storyturn, builder = generate_storyturn(task, index, seed, image_dependent)
+    scenes = [builder.scenes[t.image] for t in storyturn.turns if t.image]
+    assert len(scenes) >= 2, "a story that unfolds shows more than one picture"
+    looks: dict[str, tuple] = {}
+    furniture: dict[str, tuple] = {}
+    for scene in scenes:
+        assert (scene["wall"], scene["floor"], scene["variant"]) == (scenes[0]["wall"], scenes[0]["floor"],
+                                                                     scenes[0]["variant"])
+        for agent in scene["agents"]:
+            x0, y0, x1, y1 = agent["bbox"]
+            look = (tuple(agent["skin"]), tuple(agent["hair"]), agent["shirt"], agent["long_hair"], x1 - x0, y1 - y0)
+            assert looks.setdefault(agent["id"], look) == look, f"{agent['id']} changes between pictures"
+        for place in scene["places"]:
+            spot = (tuple(place["bbox"]), place["kind"], place["colour"])
+            assert furniture.setdefault(place["id"], spot) == spot, f"{place['id']} moves between pictures"
+    shirts = {look[2] for look in looks.values()}
+    asked = {w for turn in storyturn.turns for o in turn.options for w in low(o.text).split()}
+    coloured = {o["colour"] for s in scenes for o in s["objects"]} | {p["colour"] for s in scenes for p in s["places"]}
+    assert not shirts & (asked | coloured), (shirts, asked, coloured)
+
+
+@settings(PROPERTY, max_examples=60)
+@given(items())
+def test_no_shirt_matches_a_thing_in_any_picture(item: tuple[str, int, int, bool]) -> None:
+    task, seed, index, image_dependent = item
+    storyturn, builder = generate_storyturn(task, index, seed, image_dependent)
+    for scene in builder.scenes.values():
+        shirts = {a["shirt"] for a in scene["agents"]}
+        assert not shirts & ({o["colour"] for o in scene["objects"]} | {p["colour"] for p in scene["places"]})

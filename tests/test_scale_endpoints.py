@@ -108,8 +108,9 @@ async def test_sweep_cells_run_at_once_within_one_concurrency_per_endpoint(tmp_p
 
 
 def test_a_panel_member_may_list_several_endpoints() -> None:
-    from commet.judges.panel import panel_judge
+    from commet.judges.registry import create_judge
 
-    panel = panel_judge("panel:openai:a?base_url=http://x:1/v1,http://y:1/v1,rules,llm-only:openai:b?base_url=http://z:1")
+    panel = create_judge("llm-only:panel:openai:a?base_url=http://x:1/v1,http://y:1/v1,rules,"
+                         "llm-only:openai:b?base_url=http://z:1")
     assert len(panel.members) == 3
     assert [e.url for e in panel.members[0].model.pool.endpoints] == ["http://x:1/v1", "http://y:1/v1"]

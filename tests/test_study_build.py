@@ -13,6 +13,7 @@ from commet.apps.study.build import (
     Study,
     StudyError,
     build_study,
+    estimated_minutes,
     load_study,
     select_questionnaires,
     shows_image,
@@ -55,8 +56,10 @@ def combination(story_id: str) -> tuple[str, bool]:
     return task, kind == "img"
 
 
-def test_questionnaires_follow_appendix_d(dataset_dir: Path) -> None:
-    questionnaires, shortfalls = select_questionnaires(load_dataset(dataset_dir), 8, seed=1)
+def test_per_task_grouping_is_kept_as_an_option(dataset_dir: Path) -> None:
+    questionnaires, combinations = select_questionnaires(load_dataset(dataset_dir), 8, seed=1, grouping="task")
+    shortfalls = [c for c in combinations if c.available < c.wanted]
+    assert len(combinations) == 18 + 4
     assert [q.image_policy for q in questionnaires] == ["all", "needed"] * 4
     for q in questionnaires:
         assert len(set(q.storyturns)) == len(q.storyturns)
@@ -66,11 +69,75 @@ def test_questionnaires_follow_appendix_d(dataset_dir: Path) -> None:
             assert per[(task.id, False)] == wanted
             assert per[(task.id, True)] == (1 if task.id in IMAGE_TASKS else 0)
         assert len(q.storyturns) == 16 * 2 + 1 + 4
-    assert {(s.task, s.image_dependent, s.wanted, s.available) for s in shortfalls} == {
+    assert {(s.group, s.image_dependent, s.wanted, s.available) for s in shortfalls} == {
         ("common_desire", False, 2, 0), ("emotion_reminder", False, 2, 1)}
     # StoryTurns are dealt in turn: 16 picks of 5 text-complete StoryTurns use each 3 or 4 times
     uses = Counter(i for q in questionnaires for i in q.storyturns if combination(i) == ("implicit_false_belief", False))
     assert len(uses) == 5 and set(uses.values()) <= {3, 4}
+
+
+PAPER_IMAGE_TASKS = {"reference_hard_perspective": "Percept", "reference_hard_referent": "Intention",
+                     "moral_false_belief": "MBK", "sarcasm": "NLC"}
+
+
+@pytest.fixture
+def complete_dir(tmp_path: Path) -> Path:
+    """Two text-complete StoryTurns per booklet task and one image-dependent StoryTurn per Table 2 category."""
+    stories = [storyturn(task.id, task.category, n, False) for task in TASKS for n in range(2)]
+    stories += [storyturn(task, category, 0, True) for task, category in PAPER_IMAGE_TASKS.items()]
+    for st in stories:
+        for image in st.images:
+            write_png(tmp_path / "complete" / "images" / image)
+    return Dataset(stories, name="complete").save(tmp_path / "complete")
+
+
+def test_paper_design_has_20_combinations_and_36_storyturns(complete_dir: Path) -> None:
+    """Appendix D by hand: 16 task groups (18 tasks, two minimal pairs joined) x 2 + 4 categories x 1 = 36."""
+    questionnaires, combinations = select_questionnaires(load_dataset(complete_dir), 8, seed=4)
+    text = [c for c in combinations if not c.image_dependent]
+    pictures = [c for c in combinations if c.image_dependent]
+    assert (len(combinations), len(text), len(pictures)) == (20, 16, 4)
+    assert [c.group for c in pictures] == ["Percept", "Intention", "MBK", "NLC"]
+    joined = {c.group: c.available for c in text if c.available == 4}
+    assert joined == {"sarcasm": 4, "moral_false_belief": 4}  # sarcasm + non_sarcasm, both moral judgements
+    assert all(c.available == 2 for c in text if c.group not in joined)
+    assert [len(q.storyturns) for q in questionnaires] == [36] * 8
+    assert [q.image_policy for q in questionnaires] == ["all", "needed"] * 4
+    for q in questionnaires:
+        per = Counter(combination(i) for i in q.storyturns)
+        assert sum(n for (_, img), n in per.items() if img) == 4
+        assert all(per[(task, True)] == 1 for task in PAPER_IMAGE_TASKS)
+        pair = per[("sarcasm", False)] + per[("non_sarcasm", False)]
+        moral = per[("moral_false_belief", False)] + per[("moral_true_belief", False)]
+        assert pair == moral == 2
+        for task in TASKS:  # every other task: both of its text-complete StoryTurns
+            if task.id not in ("sarcasm", "non_sarcasm", "moral_false_belief", "moral_true_belief"):
+                assert per[(task.id, False)] == 2
+    # a joined group of 4 dealt 2 at a time to 8 questionnaires: each of its StoryTurns 4 times
+    uses = Counter(i for q in questionnaires for i in q.storyturns if i.startswith(("sarcasm-txt", "non_sarcasm-txt")))
+    assert sorted(uses.values()) == [4, 4, 4, 4]
+
+
+def test_build_prints_the_design(complete_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "study.json"
+    result = CliRunner().invoke(cli, ["study", "build", "--dataset", str(complete_dir), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "20 combinations: 16 text-complete x 2, 4 image-dependent x 1 = 36 StoryTurns wanted" in result.output
+    assert "StoryTurns per questionnaire: 36\n" in result.output
+    assert "8 questionnaires: 4 with all pictures, 4 with pictures only where needed" in result.output
+    assert "too few" not in result.output
+    by_task = CliRunner().invoke(cli, ["study", "build", "--dataset", str(complete_dir), "--out", str(out),
+                                       "--grouping", "task"])
+    assert by_task.exit_code == 0, by_task.output
+    # 18 tasks text-complete x 2 + 4 tasks image-dependent x 1
+    assert "22 combinations: 18 text-complete x 2, 4 image-dependent x 1 = 40 StoryTurns wanted" in by_task.output
+    assert json.loads(out.read_text())["grouping"] == "task"
+
+
+def test_consent_duration_is_estimated_from_the_questionnaire() -> None:
+    # 36 StoryTurns and 130 typed answers: 18 + 65 = 83 minutes, said as 85
+    assert estimated_minutes(36, 130) == 85
+    assert estimated_minutes(1, 1) == 5 and estimated_minutes(10, 10) == 10
 
 
 def test_seed_reproduces_the_selection(dataset_dir: Path, tmp_path: Path) -> None:
@@ -97,6 +164,7 @@ def test_cli_build_links_and_dataset_pinning(dataset_dir: Path, tmp_path: Path) 
     data = json.loads(out.read_text())
     assert data["dataset"]["hash"] == load_dataset(dataset_dir).content_hash()
     assert data["judge"] == "rules" and data["seed"] == 3 and len(data["questionnaires"]) == 4
+    assert data["grouping"] == "paper" and data["participant"]["adult_confirmation"]
     assert {q["image_policy"] for q in data["questionnaires"]} == {"all", "needed"}
     study, _ = load_study(out)
 

@@ -48,7 +48,9 @@ def test_bodies_are_bounded_and_answers_judged(study: tuple[Path, Path]) -> None
     [token] = tokens(study, 1)
     page = client.get(f"/p/{token}").text
     csrf = re.search(r'name="csrf" value="([^"]+)"', page).group(1)
-    assert client.post(f"/p/{token}/consent", data={"csrf": csrf}, follow_redirects=False).status_code == 303
+    assert client.post(f"/p/{token}/consent", data={"csrf": csrf}, follow_redirects=False).status_code == 400
+    assert client.post(f"/p/{token}/consent", data={"csrf": csrf, "adult": "yes"},
+                       follow_redirects=False).status_code == 303
     big = client.post(f"/p/{token}/answer", data={"csrf": csrf, "story": "1", "turn": "0", "response": "x" * 70_000})
     assert big.status_code == 413
     done = client.post(f"/p/{token}/answer", data={"csrf": csrf, "story": "1", "turn": "0", "response": "The box"})
@@ -62,3 +64,28 @@ def test_organiser_page_is_off_without_password(study: tuple[Path, Path]) -> Non
     response = client.get("/organiser")
     assert response.status_code == 403 and "--organiser-password-file" in response.text
     assert client.get("/organiser/export.csv").status_code == 403
+
+
+def test_answer_limit_counts_answers_only_and_keeps_the_typed_answer(tmp_path: Path) -> None:
+    """Page loads and pictures do not count; the answer over the limit is kept, with the seconds to wait."""
+    stories = [StoryTurn(id=f"s-{n}", task=task, category="Belief",
+                         turns=[Turn(story="Ana leaves.", question="Where will she look, the box or the bag?",
+                                     answers=["Box"])])
+               for n, task in enumerate(("false_belief_location", "diverse_belief", "implicit_false_belief"))]
+    folder = Dataset(stories, name="three").save(tmp_path / "ds")
+    build_study(folder, tmp_path / "study.json", questionnaires=1, grouping="task")
+    client = TestClient(create_app(tmp_path / "study.json", tmp_path / "study.sqlite", answer_rate=2))
+    [token] = tokens((tmp_path / "study.json", tmp_path / "study.sqlite"), 1)
+    page = client.get(f"/p/{token}").text
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+    client.post(f"/p/{token}/consent", data={"csrf": csrf, "adult": "yes"})
+    assert all(client.get(f"/p/{token}").status_code == 200 for _ in range(150))  # reloads: never limited
+    for story in (1, 2):
+        client.post(f"/p/{token}/answer", data={"csrf": csrf, "story": str(story), "turn": "0", "response": "box"})
+    limited = client.post(f"/p/{token}/answer", data={"csrf": csrf, "story": "3", "turn": "0",
+                                                       "response": "In the box, because she left it there"})
+    assert limited.status_code == 429 and 55 <= int(limited.headers["retry-after"]) <= 60
+    wait = re.search(r"Please wait (\d+) seconds", limited.text)
+    assert wait and int(wait.group(1)) == int(limited.headers["retry-after"])
+    assert ">In the box, because she left it there</textarea>" in limited.text
+    assert sqlite3.connect(tmp_path / "study.sqlite").execute("SELECT COUNT(*) FROM answers").fetchone()[0] == 2

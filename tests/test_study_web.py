@@ -61,7 +61,8 @@ MUFFIN = {
     "id": "muffin-1", "task": "reference_hard_perspective", "category": "Percept", "image_dependent": True,
     "turns": [
         {"story": "Dad packs a snack for Mia. Mia says: I want the big muffin.", "image": "muffins.png",
-         "question": "Which muffin will Dad pack, the big one or the medium one?", "answers": ["Medium"]},
+         "question": "Which muffin will Dad pack, the big one or the medium one?", "answers": ["Medium"],
+         "options": [{"text": "Big"}, {"text": "Medium"}]},  # so that the rules judge can call "The big one" wrong
         {"feedback": {"right": "Yes, Dad cannot see the big muffin from where he stands.",
                       "wrong": "Look again: Dad cannot see the big muffin from where he stands."},
          "question": "Did Mia get the muffin she wanted, yes or no?", "answers": ["No"]},
@@ -137,6 +138,11 @@ def browser() -> Iterator[object]:
         chromium.close()
 
 
+def agree(page) -> None:  # noqa: ANN001 - playwright Page
+    page.check("#adult")
+    page.click("#agree")
+
+
 def answer(page, text: str) -> None:  # noqa: ANN001 - playwright Page
     page.fill("#response", text)
     page.click("#submit")
@@ -160,7 +166,7 @@ def test_participant_sees_right_and_wrong_feedback(served: Served, browser) -> N
     page = browser.new_page()
     page.goto(link)
     assert "anonymous" in page.inner_text("#consent")
-    page.click("#agree")
+    agree(page)
     order = served.study.questionnaire(0).storyturns
     for number, story_id in enumerate(order, start=1):
         assert page.inner_text("#where").startswith(f"Story {number} of 3")
@@ -179,7 +185,7 @@ def test_pause_resume_and_stop(served: Served, browser) -> None:  # noqa: ANN001
     context = browser.new_context()
     page = context.new_page()
     page.goto(link)
-    page.click("#agree")
+    agree(page)
     assert page.locator("#current img").count() == (1 if first == "muffin-1" else 0)
     answer(page, RIGHT[first][0])
     context.close()  # pause: the browser and its cookies are gone
@@ -210,7 +216,7 @@ def test_empty_answer_is_refused_and_forms_need_csrf(served: Served, browser) ->
     [link] = served.links(0)
     page = browser.new_page()
     page.goto(link)
-    page.click("#agree")
+    agree(page)
     page.eval_on_selector("#response", "e => e.removeAttribute('required')")
     answer(page, "   ")
     assert page.inner_text("#error") == "Please type an answer."
@@ -264,7 +270,7 @@ def test_database_holds_no_request_metadata(served: Served, browser) -> None:  #
     page = browser.new_page(extra_http_headers={"X-Forwarded-For": "203.0.113.9", "Accept-Language": "de-CH"})
     agent = page.evaluate("navigator.userAgent")
     page.goto(link)
-    page.click("#agree")
+    agree(page)
     answer(page, "Apple")
     page.close()
     db = sqlite3.connect(served.db_path)
@@ -272,7 +278,7 @@ def test_database_holds_no_request_metadata(served: Served, browser) -> None:  #
     needles = ["127.0.0.1", "203.0.113.9", agent, "HeadlessChrome", "Mozilla", "de-CH", "user-agent", "user_agent",
                "accept-language", "x-forwarded-for", "sec-ch-ua", "referer", "host"]
     tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    assert set(tables) == {"meta", "participants", "answers"}
+    assert set(tables) == {"meta", "participants", "answers", "drafts", "web_sessions"}  # sessions: token hash + CSRF
     for table in tables:
         columns = [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
         assert not {"ip", "address", "agent", "headers", "email", "name"} & set(columns)
@@ -293,7 +299,8 @@ def test_human_row_in_report(served: Served, tmp_path: Path) -> None:
     with ThreadPoolExecutor(1) as pool:  # the browser fixture's event loop is running in this thread
         pool.submit(asyncio.run, baseline).result()
     result = CliRunner().invoke(cli, ["study", "export-run", str(served.study_path), "--db", str(served.db_path),
-                                      "--store", str(store_path), "--run", "human"])
+                                      "--store", str(store_path), "--run", "human",
+                                      "--policy", "both"])
     assert result.exit_code == 0, result.output
     with Store(store_path) as store:
         human = store.get_run("human")
@@ -318,7 +325,7 @@ def test_human_row_in_report(served: Served, tmp_path: Path) -> None:
     assert any(line.startswith("| human | human |") and "50.0" in line for line in lines)
     assert any(line.startswith("| baseline | baseline:first-option |") for line in lines)
     again = CliRunner().invoke(cli, ["study", "export-run", str(served.study_path), "--db", str(served.db_path),
-                                     "--store", str(store_path), "--run", "human"])
+                                     "--store", str(store_path), "--run", "human", "--policy", "both"])
     assert again.exit_code == 0, again.output  # a re-export brings the same run up to date
     clash = CliRunner().invoke(cli, ["study", "export-run", str(served.study_path), "--db", str(served.db_path),
                                      "--store", str(store_path), "--run", "human", "--policy", "all"])

@@ -18,6 +18,7 @@ from rich.console import Console
 
 from commet.engine.conversation import UndecidedFeedback
 from commet.engine.runner import ImagePolicy, JudgeImages
+from commet.extras import MissingExtraError, missing_extra_message
 from commet.format.problems import FormatError
 from commet.judges.base import UnknownJudgeError
 from commet.models.base import UnknownModelError
@@ -321,7 +322,7 @@ async def _close(*things: object) -> None:
 
 #: Command modules, one per concern: each has ``register(app)`` or is a sub-app ``app``. A module's
 #: optional dependencies are imported inside its commands, so every command is always listed.
-COMMAND_MODULES = ("reporting", "generate", "judging", "review", "study", "scale")
+COMMAND_MODULES = ("reporting", "generate", "judging", "review", "study", "audit", "importing", "scale")
 
 
 def _register_commands() -> None:
@@ -346,3 +347,9 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted; run the same command again to resume\n")
         sys.exit(130)
+    except (ImportError, MissingExtraError) as exc:  # an optional extra is missing: one line naming it
+        message = str(exc) if isinstance(exc, MissingExtraError) else missing_extra_message(exc)
+        if message is None:
+            raise
+        sys.stderr.write(f"error: {message}\n")
+        sys.exit(EXIT_USAGE)

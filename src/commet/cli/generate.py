@@ -35,6 +35,8 @@ def procedural(
                                image_dependent_share=image_dependent_share)
     except KeyError as exc:
         raise typer.BadParameter(str(exc.args[0]), param_hint="--tasks") from None
+    except RuntimeError as exc:  # more StoryTurns asked for than the generator can make distinct
+        raise typer.BadParameter(str(exc), param_hint="--per-task") from None
     problems = validate_path(folder)
     errors = [p for p in problems if p.severity == "error"]
     for problem in errors:

@@ -30,7 +30,8 @@ class ReportFormat(str, Enum):
 
 def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: Path | None = None,
                  dataset: str | None = None, seed: int | None = None, resamples: int | None = None,
-                 brief: bool = False, tables: list[str] | None = None, pool: bool = False) -> None:
+                 brief: bool = False, tables: list[str] | None = None, pool: bool = False,
+                 by: list[str] | None = None) -> None:
     """Build the report for ``names`` (all runs when empty) and print it, or write it to ``out``.
 
     ``brief`` prints one run's figures as a two-column table (what ``commet eval`` shows at the end
@@ -49,6 +50,9 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
         if not runs:
             fail(f"nothing to report: no runs in {db}")
         report = build_report(store, runs, bootstrap=boot, pool=pool)
+    loaded = _load(dataset) if dataset is not None else None
+    if by:
+        _add_groupings(report, by, loaded)
     if tables:
         keys = [s.key for s in report.sections]
         unknown = [t for t in tables if t not in keys]
@@ -72,7 +76,7 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
         typer.echo(f"wrote {len(report.sections)} CSV tables on {len(report.runs)} run(s) to {out}/", err=True)
         return
     try:
-        text = render_report(report, fmt, dataset=_load(dataset) if dataset is not None else None)
+        text = render_report(report, fmt, dataset=loaded)
     except OneTablePerFile as exc:
         fail(f"{exc}: give --out DIR (one file per table) or choose one with --table "
              f"({', '.join(s.key for s in report.sections)})")
@@ -87,12 +91,24 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
     typer.echo(f"wrote {fmt} report on {len(report.runs)} run(s) to {out}", err=True)
 
 
+def _add_groupings(report, keys: list[str], dataset) -> None:  # noqa: ANN001 - Report, Dataset | None
+    """Append one ``--by KEY`` table per key (commet.reports.grouping)."""
+    from commet.reports.grouping import by_key_section, check_dataset
+
+    try:
+        if dataset is not None:
+            check_dataset(report.runs, dataset)
+        report.sections.extend(by_key_section(report.runs, key, report.bootstrap, dataset) for key in keys)
+    except ValueError as exc:
+        fail(str(exc))
+
+
 def _brief(report):  # noqa: ANN001, ANN202 - a Report in, rich renderables out
     """The notices, then one small table per run: figure, value (summary, Table 1 and Table 2 figures)."""
     from rich.table import Table
     from rich.text import Text
 
-    from commet.reports.render import cell_text
+    from commet.reports.cells import cell_text
     from commet.reports.stats import Range
 
     yield from (Text(line, style="bold") for line in report.notices)
@@ -139,6 +155,9 @@ def report(
         help="Dataset folder or 'sample': embeds the pictures in HTML transcripts.")] = None,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
+    by: Annotated[list[str] | None, typer.Option(
+        help="Also group accuracy by this per-turn or StoryTurn metadata key or field (e.g. question_type); "
+             "repeatable; metadata keys need --dataset.")] = None,
 ) -> None:
     """The paper's tables for stored runs with 95% bootstrap CIs, one row per run: Tables 1 and 2 (story
     accuracy per category), a summary, Tables 3 and 14 (feedback), one table per source (Tables 11 and 12),
@@ -150,7 +169,7 @@ def report(
     except ReportTargetError as exc:
         fail(str(exc))
     print_report(db, run, chosen, out=out, dataset=dataset, seed=seed, resamples=resamples, tables=table,
-                 pool=pool)
+                 pool=pool, by=by)
 
 
 def compare(

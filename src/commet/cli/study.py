@@ -17,6 +17,7 @@ StudyDb = Annotated[Path, typer.Option("--db", help="The study's participant dat
 
 
 class PolicyChoice(str, Enum):
+    each = "each"
     both = "both"
     all = "all"
     needed = "needed"
@@ -34,6 +35,11 @@ def _open(study_file: Path, db: Path):  # noqa: ANN202 - returns (Study, Dataset
         fail(str(exc))
 
 
+class GroupingChoice(str, Enum):
+    paper = "paper"
+    task = "task"
+
+
 @app.command()
 def build(
     dataset: Annotated[str, typer.Option(help="Dataset folder, file or 'sample'.")],
@@ -41,19 +47,37 @@ def build(
     questionnaires: Annotated[int, typer.Option(help="Number of questionnaires; they alternate image policies.")] = 8,
     seed: Annotated[int, typer.Option(help="Seed of the selection; the same seed gives the same study.")] = 0,
     judge: Annotated[str, typer.Option(help="Judge spec for answers: 'rules' or a model spec.")] = "rules",
+    grouping: Annotated[GroupingChoice, typer.Option(
+        help="paper: Figure 3 task groups (text-complete) and Table 2 categories (image-dependent), 20 "
+             "combinations; task: the 18 booklet tasks with and without pictures.")] = GroupingChoice.paper,
+    title: Annotated[str | None, typer.Option(help="Title participants see.")] = None,
+    contact: Annotated[str | None, typer.Option(help="How participants reach the researchers.")] = None,
+    guidance: Annotated[str | None, typer.Option(help="How full an answer should be.")] = None,
+    adult_confirmation: Annotated[str | None, typer.Option(
+        help="Statement participants tick before starting; '' for none.")] = None,
+    minutes: Annotated[int | None, typer.Option(
+        help="Duration told on the consent page (default: estimated from each questionnaire).")] = None,
     force: ForceOption = False,
 ) -> None:
-    """Select questionnaires as in the paper's Appendix D: per task and image requirement, 1 or 2 StoryTurns.
+    """Select questionnaires as in the paper's Appendix D: per group and image requirement, 1 or 2 StoryTurns.
 
     The dataset is validated first, as by `commet validate`; one with errors is refused.
     """
-    from commet.apps.study.build import StudyError, build_study
+    from commet.apps.study.build import DEFAULT_TITLE, ParticipantTexts, StudyError, build_study
 
+    if minutes is not None and minutes < 1:
+        fail("--minutes must be at least 1")
+    texts = ParticipantTexts(**{key: value for key, value in {
+        "contact": contact, "guidance": guidance, "adult_confirmation": adult_confirmation, "minutes": minutes,
+    }.items() if value is not None})
     checked = load_or_fail(dataset, force)
     try:
-        study = build_study(dataset, out, questionnaires=questionnaires, seed=seed, judge=judge, loaded=checked)
+        study = build_study(dataset, out, questionnaires=questionnaires, seed=seed, judge=judge,
+                            grouping=grouping.value, participant=texts, title=title or DEFAULT_TITLE, loaded=checked)
     except StudyError as exc:
         fail(str(exc))
+    for line in study.design():
+        typer.echo(line)
     for questionnaire in study.questionnaires:
         typer.echo(f"questionnaire {questionnaire.index}: {len(questionnaire.storyturns)} StoryTurns, "
                    f"pictures: {questionnaire.image_policy}")
@@ -142,21 +166,30 @@ def export_run(
     db: StudyDb = Path("study.sqlite"),
     store_path: Annotated[Path, typer.Option("--store", help="Results store to write the run into.")] = Path(
         "commet.sqlite"),
-    run: Annotated[str, typer.Option(help="Run name.")] = "human",
+    run: Annotated[str, typer.Option(
+        help="Run name; with --policy each, one run per policy: NAME:images=on and NAME:images=needed.")] = "human",
     policy: Annotated[PolicyChoice, typer.Option(
-        help="Questionnaires to include: both, all (pictures everywhere) or needed (only where needed).")
-    ] = PolicyChoice.both,
+        help="each: one run per picture policy (the paper's Human Yes/No rows); all (pictures everywhere), "
+             "needed (only where needed) or both (the two pooled into one run).")
+    ] = PolicyChoice.each,
 ) -> None:
-    """Write the answers as a run with model 'human' so that `commet report` shows people beside models."""
-    from commet.apps.study.export import HumanRunConflictError, export_human_run
+    """Write the answers as runs with model 'human' so that `commet report` shows people beside models."""
+    from commet.apps.study.build import dataset_location
+    from commet.apps.study.export import HumanRunConflictError, check_human_run, export_human_run, human_runs
     from commet.store import Store
 
     study, dataset, participants = _open(study_file, db)
+    planned = human_runs(run, policy.value)
     with Store(store_path) as store:
         try:
-            summary = export_human_run(study, dataset, participants, store, name=run, policy=policy.value)
+            for name, chosen in planned:
+                check_human_run(study, store, name, chosen)
         except HumanRunConflictError as exc:
             fail(str(exc))
+        for name, chosen in planned:
+            summary = export_human_run(study, dataset, participants, store, name=name, policy=chosen,
+                                       dataset_path=dataset_location(study, study_file))
+            typer.echo(f"run {name!r} (model human, pictures: {chosen}): {summary.stories} StoryTurns from "
+                       f"{summary.participants} participants in {store_path}; {summary.incomplete} unfinished "
+                       "StoryTurns left out")
     participants.close()
-    typer.echo(f"run {run!r} (model human): {summary.stories} StoryTurns from {summary.participants} participants "
-               f"in {store_path}; {summary.incomplete} unfinished StoryTurns left out")

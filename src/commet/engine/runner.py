@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -156,6 +157,15 @@ class RunSummary:
     stopped_at_spend: float | None = None
 
 
+def _dataset_path(dataset: Dataset) -> dict[str, str]:
+    """Where the dataset was read from, recorded so that reports find its pictures again (not in the config hash)."""
+    if dataset.root is not None:
+        return {"dataset_path": str(dataset.root.resolve())}
+    if dataset.source_file != "<memory>" and Path(dataset.source_file).exists():
+        return {"dataset_path": str(Path(dataset.source_file).resolve())}
+    return {}
+
+
 def _package_version() -> str:
     from commet import __version__
 
@@ -221,7 +231,8 @@ class Engine:
             return existing
         return self.store.create_run(
             name=name, model=self.model.spec, judge=self.judge.name,
-            settings={**self.settings.model_dump(mode="json"), "model_identity": self.model.identity()},
+            settings={**self.settings.model_dump(mode="json"), "model_identity": self.model.identity(),
+                      **_dataset_path(self.dataset)},
             config_hash=digest, dataset_name=self.dataset.name, dataset_hash=dataset_hash,
             package_version=_package_version(), story_count=len(self._stories()))
 

@@ -11,11 +11,9 @@ judge; ``llm-only:panel:...`` does not.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections import Counter
 
 from commet.judges.base import Judge, JudgeRequest, UnknownJudgeError, Verdict, spent
-from commet.judges.rules import RulesJudge
 
 
 def member_record(verdict: Verdict) -> dict[str, object]:
@@ -76,24 +74,3 @@ class PanelJudge(Judge):
     async def aclose(self) -> None:
         for member in self.members:
             await member.aclose()
-
-
-#: a comma that starts the next member: ``rules`` or ``provider:``, not a URL's ``http://`` (a member's
-#: ``base_url`` may list several endpoints, comma-separated)
-MEMBER_BREAK = re.compile(r",(?=\s*(?:rules\s*(?:,|$)|[A-Za-z][\w-]*:(?!//)))")
-
-
-def panel_judge(spec: str) -> PanelJudge:
-    """``panel:A,B,C`` -> a bare panel of LLM judges (or ``rules``)."""
-    from commet.judges.llm import LLM_ONLY, llm_judge
-
-    specs = [s.strip() for s in MEMBER_BREAK.split(spec.removeprefix("panel:")) if s.strip()]
-    members: list[Judge] = [RulesJudge() if s == "rules" else llm_judge(s.removeprefix(LLM_ONLY)) for s in specs]
-    return PanelJudge(members)
-
-
-def create(spec: str) -> Judge:
-    """``panel:A,B,C`` -> the rules judge in front of the panel (the default cascade)."""
-    from commet.judges.cascade import CascadeJudge
-
-    return CascadeJudge(panel_judge(spec))

@@ -6,6 +6,11 @@
 * ``baseline:random-option?seed=N`` picks a named option at random, else "Yes." or "No.",
   seeded per call content so results do not depend on concurrency or order.
 
+* ``baseline:shortcut?train=DATASET&half=first`` learns, from one half of a dataset (per task, the
+  first or the second half of its StoryTurns), the answer position, yes/no and answer text per
+  (task, turn) and per question wording, and answers from that alone (see
+  :mod:`commet.models.shortcut`); score it on the other half.
+
 They give the floor a real model must beat; option ``reply`` sets the fixed reply.
 """
 
@@ -72,6 +77,39 @@ class RandomOptionBaseline(Model):
         return ModelResponse(text=_sentence(rng.choice(options)) if options else rng.choice(["Yes.", "No."]))
 
 
+class ShortcutBaseline(Model):
+    """Answers from answer regularities learned on half a dataset; reads the question, never the story."""
+
+    def __init__(self, train: str, half: str = "first"):
+        from commet.format import load_dataset
+        from commet.format.problems import FormatError
+        from commet.models.shortcut import ShortcutLearner, split_halves
+
+        if half not in ("first", "second"):
+            raise UnknownModelError(f"baseline:shortcut half must be 'first' or 'second', got {half!r}")
+        try:
+            storyturns = list(load_dataset(train))
+        except (FormatError, OSError, RuntimeError) as exc:
+            raise UnknownModelError(f"baseline:shortcut cannot load its training dataset {train!r}: {exc}") from None
+        first, second = split_halves(storyturns)
+        self.learner = ShortcutLearner().fit(first if half == "first" else second)
+        self.task_of = {st.id: st.task for st in storyturns}
+        self.train, self.half = train, half
+        self.spec = "baseline:shortcut"
+
+    def identity(self) -> dict[str, object]:
+        return {"spec": self.spec, "train": self.train, "half": self.half}
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        text = next((m.text_content.strip() for m in reversed(request.messages) if m.role == "user"), "")
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        question = next((line for line in reversed(lines) if "?" in line), lines[-1] if lines else "")
+        story_id, turn = request.tags.get("story_id"), request.tags.get("turn")
+        task = self.task_of.get(str(story_id), "") if story_id is not None else ""
+        index = turn if isinstance(turn, int) else -1
+        return ModelResponse(text=self.learner.answer_text(question, _offered_options(request), task, index))
+
+
 def create(name: str, options: dict[str, str]) -> Model:
     if name == "first-option":
         return FirstOptionBaseline(reply=options.get("reply", DEFAULT_REPLY))
@@ -80,4 +118,8 @@ def create(name: str, options: dict[str, str]) -> Model:
             return RandomOptionBaseline(seed=int(options.get("seed", "0")))
         except ValueError:
             raise UnknownModelError(f"baseline:random-option seed must be an integer, got {options['seed']!r}") from None
-    raise UnknownModelError(f"unknown baseline {name!r} (known: first-option, random-option)")
+    if name == "shortcut":
+        if not options.get("train"):
+            raise UnknownModelError("baseline:shortcut needs train=DATASET (a folder, file or 'sample')")
+        return ShortcutBaseline(options["train"], options.get("half", "first"))
+    raise UnknownModelError(f"unknown baseline {name!r} (known: first-option, random-option, shortcut)")

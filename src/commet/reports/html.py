@@ -3,16 +3,24 @@
 Plots are PNGs and pictures thumbnails, both embedded as base64 ``data:`` URIs; each picture is
 stored once and placed into every turn that showed it by a few lines of inline script. All
 story text goes through Jinja2's autoescaping.
+
+Pictures come from the dataset each run recorded (its path, checked by content hash), else
+from a dataset found by the run's content hash (the bundled sample, the dataset's name as a
+path), and from ``--dataset`` when given; a picture is embedded only when its bytes have the
+hash the run stored for it, and the report says for each run where its pictures came from or
+why they are missing.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
+from dataclasses import dataclass
 
-from commet.format.dataset import Dataset
+from commet.format.dataset import Dataset, load_dataset
 from commet.reports.analyses import Report, RunData
-from commet.reports.render import cell_text
+from commet.reports.cells import cell_text
 from commet.reports.stats import Estimate
 
 THUMBNAIL_SIDE = 360
@@ -36,31 +44,104 @@ def thumbnail(data: bytes, side: int = THUMBNAIL_SIDE) -> str:
     return data_uri(buffer.getvalue(), "image/jpeg")
 
 
-class _Pictures:
-    """Picture ids to keys of the embedded picture table, loading each picture at most once."""
+@dataclass(frozen=True)
+class RunPictures:
+    """Where one run's pictures come from: the datasets to look in and a note for the reader."""
 
-    def __init__(self, dataset: Dataset | None):
-        self.dataset = dataset
-        self.keys: dict[str, str | None] = {}
+    sources: tuple[Dataset, ...]
+    note: str
+
+
+class DatasetFinder:
+    """Finds the dataset a run used, by its recorded path or by content hash; each location loaded once."""
+
+    def __init__(self, given: Dataset | None = None):
+        self.given = given
+        self.given_hash = given.content_hash() if given is not None else None
+        self.loaded: dict[str, Dataset | None] = {}
+
+    def load(self, location: str) -> Dataset | None:
+        if location not in self.loaded:
+            try:
+                self.loaded[location] = load_dataset(location)
+            except Exception:  # noqa: BLE001 - any unreadable candidate just is not the run's dataset
+                self.loaded[location] = None
+        return self.loaded[location]
+
+    def for_run(self, data: RunData) -> RunPictures:
+        run = data.run
+        if not any(t.images for s in data.stories for t in s.turns):
+            return RunPictures((), "")
+        given = (self.given,) if self.given is not None else ()
+        if self.given_hash == run.dataset_hash:
+            return RunPictures(given, "Pictures from the dataset given with --dataset.")
+        recorded = run.settings.get("dataset_path")
+        candidates = [str(recorded)] if isinstance(recorded, str) and recorded else []
+        candidates += [c for c in ("sample", run.dataset_name) if c not in candidates]
+        for location in candidates:
+            found = self.load(location)
+            if found is not None and found.content_hash() == run.dataset_hash:
+                how = "recorded with the run" if location == recorded else "found by content hash"
+                return RunPictures((*given, found), f"Pictures from {location} ({how}).")
+        where = f"recorded at {recorded}" if recorded else "no path recorded"
+        if given:
+            return RunPictures(given, f"The run's own dataset was not found ({where}); pictures come from --dataset "
+                                      "where their content hash matches the run's.")
+        return RunPictures((), f"The run's dataset ({run.dataset_name}, content hash {run.dataset_hash[:12]}) was not "
+                               f"found ({where}): pictures are shown by id. Pass --dataset DIR to embed them.")
+
+
+def _hashes(data: bytes, settings: dict[str, object]) -> set[str]:
+    """sha256 of a picture file, and of the same picture prepared the way the run sent it to the model."""
+    from commet.models.images import prepare_image
+
+    found = {hashlib.sha256(data).hexdigest()}
+    try:
+        sent, _ = prepare_image(data, max_side=int(settings.get("image_max_side", 1024)),  # type: ignore[call-overload]
+                                fmt=str(settings.get("image_format", "png")))
+    except (ValueError, OSError):
+        return found
+    return found | {hashlib.sha256(sent).hexdigest()}
+
+
+class _Pictures:
+    """Picture (id, hash) pairs to keys of the embedded picture table, loading each picture at most once."""
+
+    def __init__(self) -> None:
+        self.keys: dict[tuple[str, str], str | None] = {}
         self.uris: dict[str, str] = {}
 
-    def key(self, image_id: str) -> str | None:
-        if image_id not in self.keys:
-            self.keys[image_id] = None
-            if self.dataset is not None and self.dataset.has_image(image_id):
+    def key(self, image_id: str, sha256: str, sources: tuple[Dataset, ...], settings: dict[str, object]) -> str | None:
+        """The embedded picture for this id whose bytes hash to ``sha256`` (any bytes when the run stored no hash).
+
+        Model runs store the hash of the picture as the model received it (resized and encoded with
+        the run's settings), the human study the hash of the file: either matches.
+        """
+        if (image_id, sha256) not in self.keys:
+            self.keys[(image_id, sha256)] = None
+            for dataset in sources:
+                if not dataset.has_image(image_id):
+                    continue
+                data = dataset.image_bytes(image_id)
+                if sha256 and sha256 not in _hashes(data, settings):
+                    continue
                 key = f"p{len(self.uris)}"
-                self.uris[key] = thumbnail(self.dataset.image_bytes(image_id))
-                self.keys[image_id] = key
-        return self.keys[image_id]
+                self.uris[key] = thumbnail(data)
+                self.keys[(image_id, sha256)] = key
+                break
+        return self.keys[(image_id, sha256)]
 
 
-def _transcript(data: RunData, pictures: _Pictures) -> dict[str, object]:
+def _transcript(data: RunData, pictures: _Pictures, found: RunPictures) -> dict[str, object]:
     stories = []
+    missing = 0
     for story in data.stories:
         turns = []
         for t in story.turns:
-            images = [{"id": im.get("id", ""), "sha256": im.get("sha256", "")[:12], "key": pictures.key(im.get("id", ""))}
+            images = [{"id": im.get("id", ""), "sha256": im.get("sha256", "")[:12],
+                       "key": pictures.key(im.get("id", ""), im.get("sha256", ""), found.sources, data.run.settings)}
                       for im in t.images]
+            missing += sum(im["key"] is None for im in images)
             turns.append({"number": t.turn + 1, "verdict": t.verdict, "feedback_kind": t.feedback_kind,
                           "prompt": t.prompt, "response": t.response, "error": t.error, "judge": t.judge,
                           "rationale": t.rationale, "expected": " / ".join(t.expected),
@@ -69,7 +150,15 @@ def _transcript(data: RunData, pictures: _Pictures) -> dict[str, object]:
                    else "correct" if story.correct else "incorrect")
         stories.append({"id": story.story_id, "task": story.task, "category": story.category, "subset": story.subset,
                         "source": story.source, "verdict": verdict, "turns": turns})
-    return {"name": data.run.name, "stories": stories}
+    note = found.note
+    if found.sources and missing:
+        note += f" {missing} picture(s) of this run were not found there and are shown by id."
+    return {"name": data.run.name, "stories": stories, "pictures_note": note}
+
+
+def _readable_width(png: bytes) -> int:
+    """The narrowest a plot may be drawn and keep its text readable: 80% of its own width (a phone scrolls it)."""
+    return round(0.8 * int.from_bytes(png[16:20], "big"))
 
 
 def to_html_report(report: Report, *, dataset: Dataset | None = None, title: str = "CoMMET report") -> str:
@@ -85,10 +174,11 @@ def to_html_report(report: Report, *, dataset: Dataset | None = None, title: str
     runs = [{"name": d.run.name, "model": d.run.model, "judge": d.run.judge, "dataset": d.run.dataset_name,
              "images": d.images, "feedback": d.feedback, "status": d.run.status, "stories": len(d.stories)}
             for d in report.runs]
-    plots = [{"title": name, "uri": data_uri(png, "image/png")} for name, png in all_plots(report)]
-    pictures = _Pictures(dataset)
-    transcripts = [_transcript(d, pictures) for d in report.runs]
+    plots = [{"title": name, "uri": data_uri(png, "image/png"), "min_width": _readable_width(png)}
+             for name, png in all_plots(report)]
+    pictures = _Pictures()
+    finder = DatasetFinder(dataset)
+    transcripts = [_transcript(d, pictures, finder.for_run(d)) for d in report.runs]
     return env.get_template("report.html.j2").render(
         title=title, runs=runs, sections=sections, notices=report.notices, plots=plots, transcripts=transcripts,
-        pictures=pictures.uris,
-        have_pictures=dataset is not None, resamples=report.bootstrap.resamples, seed=report.bootstrap.seed)
+        pictures=pictures.uris, resamples=report.bootstrap.resamples, seed=report.bootstrap.seed)

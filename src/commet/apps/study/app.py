@@ -1,10 +1,18 @@
 """The study web app: anonymous participants at ``/p/<token>``, the organiser at ``/organiser``.
 
-Server-rendered pages, no JavaScript. A participant reads the consent page, then answers
-the questionnaire's StoryTurns turn by turn; each answer is judged online through the
-Judge interface, scored with the engine's branch rules, and the next turn opens with the
-feedback the engine would give a model. All state lives in the study database under the
-link's token, so a participant can close the page and come back with the same link, or stop.
+Server-rendered pages, no JavaScript. A participant reads the consent page (how long the
+study takes, who to contact, how full an answer should be, an adult confirmation), then
+answers the questionnaire's StoryTurns turn by turn; each answer is judged online through
+the Judge interface, scored with the engine's branch rules, and the next turn opens with the
+feedback the engine would give a model, styled by its kind (story information is neutral, a
+correction is never shown as praise). All state lives in the study database under the link's
+token, so a participant can close the page and come back with the same link, or stop; text
+typed before "Take a break" is kept, and an answer sent from an outdated page (a second tab)
+is not saved and the participant is told so.
+
+Limits a person never meets: answers are counted per link (``answer_rate`` a minute; page
+loads and pictures only against a far higher bound). If the answer limit is ever met, the
+page says how many seconds to wait and keeps the typed answer.
 
 Privacy: no request metadata is read into the database (run uvicorn with
 ``access_log=False``); rate limits are keyed by link token, never by address.
@@ -12,8 +20,12 @@ Privacy: no request metadata is read into the database (run uvicorn with
 
 from __future__ import annotations
 
+import hashlib
+import math
 import secrets
 import sqlite3
+import time
+from collections import defaultdict, deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -23,16 +35,19 @@ from fastapi import FastAPI, Form, HTTPException, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from commet.apps.study.build import load_study
+from commet.apps.study.build import estimated_minutes, load_study
 from commet.apps.study.db import StudyDB
 from commet.apps.study.export import participant_label, participant_status, response_records, to_csv, to_jsonl
 from commet.apps.study.flow import Position, position, question_count
 from commet.apps.web import (
     SECURITY_HEADERS,
     BodySizeLimit,
+    LoginThrottle,
     RateLimiter,
+    SameOriginPosts,
     Sessions,
     check_csrf,
+    client_address,
     csrf_token,
     hash_password,
     safe_child,
@@ -50,6 +65,42 @@ MAX_ANSWER_CHARS = 4000
 MAX_LINKS_PER_REQUEST = 500
 TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 IMAGE_TYPES = {b"\x89PNG": "image/png", b"\xff\xd8\xff": "image/jpeg", b"GIF8": "image/gif", b"RIFF": "image/webp"}
+#: Share of undecided answers above which the organiser page flags a participant.
+UNDECIDED_WARNING = 0.2
+
+
+class AnswerLimiter:
+    """At most ``limit`` answers per ``window_s`` per link; tells how long to wait instead of refusing outright."""
+
+    def __init__(self, limit: int, window_s: float = 60.0):
+        self.limit = limit
+        self.window_s = window_s
+        self.events: dict[str, deque[float]] = defaultdict(deque)
+
+    def wait_s(self, key: str) -> float:
+        """0 when an answer may be taken now (and it is counted), else the seconds until one may."""
+        now = time.monotonic()
+        events = self.events[key]
+        while events and now - events[0] >= self.window_s:
+            events.popleft()
+        if len(events) >= self.limit:
+            return self.window_s - (now - events[0])
+        events.append(now)
+        return 0.0
+
+
+def feedback_style(kind: str) -> str:
+    """How a feedback kind (the engine's ``choose_feedback``) is shown: ``right``, ``correction`` or ``info``.
+
+    Answer-keyed and unconditional feedback carry story facts, so they are neutral; only a
+    "right" text is shown as confirmation, and a correction (also after an undecided answer)
+    never looks like one.
+    """
+    if kind in ("right", "correctness-right"):
+        return "right"
+    if kind.startswith(("wrong", "correctness-wrong")):
+        return "correction"
+    return "info"
 
 
 def _image_type(data: bytes) -> str:
@@ -58,22 +109,28 @@ def _image_type(data: bytes) -> str:
 
 def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = None,
                organiser_password: str | None = None, secure_cookies: bool = False,
-               participant_rate: int = 120, login_rate: int = 10) -> FastAPI:
+               participant_rate: int = 600, answer_rate: int = 60, login_rate: int = 10) -> FastAPI:
     """The study app for ``study_path`` with participants in ``db_path``.
 
     ``judge`` defaults to the study's judge spec; without ``organiser_password`` the organiser
-    pages are off. ``participant_rate`` bounds requests per link token and minute,
-    ``login_rate`` organiser login attempts per minute.
+    pages are off. ``answer_rate`` bounds answers per link and minute (one a second: no person
+    types that fast), ``participant_rate`` all requests per link and minute (page loads and
+    pictures included), ``login_rate`` organiser login attempts per minute.
     """
     study, dataset = load_study(study_path)
     storyturns = {storyturn.id: storyturn for storyturn in dataset}
     the_judge = create_judge(judge or study.judge) if not isinstance(judge, Judge) else judge
     db = StudyDB(db_path, study.digest())
-    sessions = Sessions(db.session_secret(), secure=secure_cookies)
+    sessions = Sessions(db_path, secure=secure_cookies)
     password_hash = hash_password(organiser_password) if organiser_password else None
+    # organiser sessions name the password they were opened with: a new password revokes the old ones
+    organiser_subject = "organiser:" + hashlib.sha256(
+        f"{db.session_secret()}\n{organiser_password or ''}".encode()).hexdigest()[:24]
+    db.revoke_other_organiser_sessions(organiser_subject)
     per_token = RateLimiter(limit=participant_rate, window_s=60.0)
+    answer_limit = AnswerLimiter(answer_rate, 60.0)
     unknown_links = RateLimiter(limit=participant_rate, window_s=60.0)
-    logins = RateLimiter(limit=login_rate, window_s=60.0)
+    logins = LoginThrottle(free=login_rate)
     pages = templates(HERE / "templates")
 
     @asynccontextmanager
@@ -84,6 +141,7 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
 
     app = FastAPI(title="CoMMET study", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.add_middleware(BodySizeLimit, max_bytes=MAX_BODY_BYTES)
+    app.add_middleware(SameOriginPosts)
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next):  # noqa: ANN001, ANN202 - Starlette's signature
@@ -101,6 +159,14 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
 
     @app.exception_handler(StarletteHTTPException)
     async def error_page(request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == 429:  # only a script meets this one; still, say what to do and link back
+            token = request.path_params.get("token")
+            response = render(request, "message.html", status=429, heading="Please slow down",
+                              message="This link received more requests in the last minute than a person makes. "
+                                      "Please wait a minute, then continue; your answers are saved.",
+                              back=f"/p/{token}" if isinstance(token, str) and set(token) <= TOKEN_CHARS else None)
+            response.headers["Retry-After"] = "60"
+            return response
         return render(request, "message.html", status=exc.status_code, heading="Sorry",
                       message=str(exc.detail) if exc.status_code != 404 else "This page does not exist.")
 
@@ -117,13 +183,33 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
         return position(study.questionnaire(row["questionnaire"]), storyturns, db.answers(row["token"]))
 
     def question_page(request: Request, row: sqlite3.Row, now: Position, error: str = "",
-                      draft: str = "") -> HTMLResponse:
+                      draft: str | None = None, stale: str | None = None, status: int = 200) -> HTMLResponse:
         session = sessions.load(request)
         questionnaire = study.questionnaire(row["questionnaire"])
         answered = len(db.answers(row["token"]))
-        return render(request, "question.html", session, token=row["token"], csrf=csrf_token(session), at=now,
-                      stories=len(questionnaire.storyturns), answered=answered,
-                      questions=question_count(questionnaire, storyturns), error=error, draft=draft)
+        if draft is None:
+            draft = db.draft(row["token"], now.storyturn.id, now.current.index)
+        return render(request, "question.html", session, status=status, token=row["token"], csrf=csrf_token(session),
+                      at=now, stories=len(questionnaire.storyturns), answered=answered,
+                      questions=question_count(questionnaire, storyturns), error=error, draft=draft, stale=stale,
+                      styles=[feedback_style(t.feedback_kind) for t in now.turns])
+
+    def consent_page(request: Request, row: sqlite3.Row, error: str = "", status: int = 200) -> HTMLResponse:
+        session = sessions.load(request)
+        questionnaire = study.questionnaire(row["questionnaire"])
+        questions = question_count(questionnaire, storyturns)
+        minutes = study.participant.minutes or estimated_minutes(len(questionnaire.storyturns), questions)
+        return render(request, "consent.html", session, status=status, token=row["token"], csrf=csrf_token(session),
+                      stories=len(questionnaire.storyturns), questions=questions, minutes=minutes,
+                      pictures=questionnaire.image_policy, error=error)
+
+    def submitted_before(row: sqlite3.Row, story: int, turn: int, text: str) -> bool:
+        """Whether this exact answer to this question is already stored (a double click, a resent form)."""
+        order = study.questionnaire(row["questionnaire"]).storyturns
+        if not 1 <= story <= len(order):
+            return False
+        return any(a["story_id"] == order[story - 1] and a["turn"] == turn and a["response"] == text
+                   for a in db.answers(row["token"]))
 
     @app.get("/", response_class=HTMLResponse)
     async def home(request: Request) -> HTMLResponse:
@@ -139,19 +225,21 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
         row = participant(token)
         if row["finished_at"] is not None:
             return render(request, "done.html", completed=where(row) is None)
-        session = sessions.load(request)
         if row["consent_at"] is None:
-            return render(request, "consent.html", session, token=token, csrf=csrf_token(session))
+            return consent_page(request, row)
         now = where(row)
         if now is None:
             db.finish(token)
             return render(request, "done.html", completed=True)
         return question_page(request, row, now)
 
-    @app.post("/p/{token}/consent")
-    async def consent(request: Request, token: str, csrf: Annotated[str, Form()] = "") -> RedirectResponse:
-        participant(token)
+    @app.post("/p/{token}/consent", response_model=None)
+    async def consent(request: Request, token: str, csrf: Annotated[str, Form()] = "",
+                      adult: Annotated[str, Form()] = "") -> Response:
+        row = participant(token)
         check_csrf(sessions.load(request), csrf)
+        if study.participant.adult_confirmation and adult != "yes" and row["consent_at"] is None:
+            return consent_page(request, row, status=400, error="Please confirm the statement above to take part.")
         db.consent(token)
         return RedirectResponse(f"/p/{token}", status_code=303)
 
@@ -169,14 +257,25 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
         row = participant(token)
         check_csrf(sessions.load(request), csrf)
         now = where(row) if row["consent_at"] is not None and row["finished_at"] is None else None
-        if now is None or (now.number, now.current.index) != (story, turn):  # a stale or repeated submit
-            return RedirectResponse(f"/p/{token}", status_code=303)
         text = response.strip()
+        if now is None or (now.number, now.current.index) != (story, turn):
+            if now is None or submitted_before(row, story, turn, text):
+                return RedirectResponse(f"/p/{token}", status_code=303)
+            # an outdated page (a second tab, the back button): say so, show what was not saved
+            return question_page(request, row, now, stale=text[:MAX_ANSWER_CHARS], status=409)
         if not text:
             return question_page(request, row, now, error="Please type an answer.")
         if len(text) > MAX_ANSWER_CHARS:
             return question_page(request, row, now, error=f"Please keep your answer under {MAX_ANSWER_CHARS} "
                                  "characters.", draft=text[:MAX_ANSWER_CHARS])
+        wait = answer_limit.wait_s(token)
+        if wait > 0:
+            seconds = math.ceil(wait)
+            page = question_page(request, row, now, status=429, draft=text,
+                                 error=f"You are answering faster than this study allows. Please wait {seconds} "
+                                       "seconds, then press Answer again: your answer is kept below.")
+            page.headers["Retry-After"] = str(seconds)
+            return page
         verdict = await judged(now.judge_request(text))
         score = apply_branch_rules(now.current.turn, verdict, now.active_branch)
         db.add_answer(token, now.storyturn.id, now.current.index, response=text, verdict=verdict.outcome,
@@ -204,6 +303,18 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
         participant(token)
         return render(request, "pause.html", token=token)
 
+    @app.post("/p/{token}/pause")
+    async def take_break(request: Request, token: str, response: Annotated[str, Form()] = "",
+                         story: Annotated[int, Form()] = 0, turn: Annotated[int, Form()] = -1,
+                         csrf: Annotated[str, Form()] = "") -> RedirectResponse:
+        """Keep the text typed so far for the current question, then show the break page."""
+        row = participant(token)
+        check_csrf(sessions.load(request), csrf)
+        now = where(row) if row["consent_at"] is not None and row["finished_at"] is None else None
+        if now is not None and (now.number, now.current.index) == (story, turn):
+            db.save_draft(token, now.storyturn.id, now.current.index, response.strip()[:MAX_ANSWER_CHARS])
+        return RedirectResponse(f"/p/{token}/pause", status_code=303)
+
     @app.get("/p/{token}/stop", response_class=HTMLResponse)
     async def stop_page(request: Request, token: str) -> HTMLResponse:
         row = participant(token)
@@ -228,18 +339,21 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
     def organiser_session(request: Request) -> dict[str, str] | None:
         organiser_enabled()
         session = sessions.load(request)
-        return session if session.get("organiser") == "yes" else None
+        return session if session.get("subject") == organiser_subject else None
 
     def dashboard(request: Request, session: dict[str, str], new_links: list[str] | None = None) -> HTMLResponse:
         counts = db.answer_counts()
+        undecided = db.undecided_counts()
         base = str(request.base_url).rstrip("/")
         people = []
         for row in db.participants():
             questionnaire = study.questionnaire(row["questionnaire"])
             total = question_count(questionnaire, storyturns)
             answered = counts.get(row["token"], 0)
+            open_ = undecided.get(row["token"], 0)
             people.append({"label": participant_label(row), "questionnaire": row["questionnaire"],
                            "status": participant_status(row, answered, total), "answered": answered, "total": total,
+                           "undecided": open_, "flag": answered > 0 and open_ / answered >= UNDECIDED_WARNING,
                            "link": f"{base}/p/{row['token']}"})
         summary = []
         for questionnaire in study.questionnaires:
@@ -249,9 +363,14 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
                             "questions": question_count(questionnaire, storyturns), "links": len(mine),
                             **{status.replace(" ", "_"): sum(p["status"] == status for p in mine)
                                for status in ("invited", "in progress", "completed", "stopped")},
-                            "answers": sum(int(p["answered"]) for p in mine)})
+                            "answers": sum(int(p["answered"]) for p in mine),
+                            "undecided": sum(int(p["undecided"]) for p in mine)})
+        answers = sum(int(p["answered"]) for p in people)
+        open_total = sum(int(p["undecided"]) for p in people)
         return render(request, "organiser.html", session, csrf=csrf_token(session), summary=summary, people=people,
-                      new_links=[f"{base}/p/{token}" for token in new_links or []])
+                      new_links=[f"{base}/p/{token}" for token in new_links or []], answers=answers,
+                      undecided=open_total, flagged=sum(bool(p["flag"]) for p in people),
+                      warning_share=int(UNDECIDED_WARNING * 100))
 
     @app.get("/organiser", response_class=HTMLResponse)
     async def organiser(request: Request) -> HTMLResponse:
@@ -267,21 +386,29 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
         organiser_enabled()
         session = sessions.load(request)
         check_csrf(session, csrf)
-        logins.check("organiser")
+        client = client_address(request)
+        wait = logins.wait_s("organiser", client)
+        if wait > 0:
+            return render(request, "login.html", session, status=429, csrf=csrf_token(session),
+                          error=f"Too many wrong passwords; try again in {int(wait) + 1} seconds.")
         assert password_hash is not None
         if not verify_password(password, password_hash):
+            logins.failed("organiser", client)
             return render(request, "login.html", session, status=401, csrf=csrf_token(session),
                           error="Wrong password.")
+        logins.succeeded("organiser", client)
+        sessions.drop(session)
         response = RedirectResponse("/organiser", status_code=303)
-        sessions.save(response, {"organiser": "yes", "csrf": secrets.token_urlsafe(24)})
+        sessions.save(response, {"subject": organiser_subject, "csrf": secrets.token_urlsafe(24)})
         return response
 
     @app.post("/organiser/logout")
     async def logout(request: Request, csrf: Annotated[str, Form()] = "") -> RedirectResponse:
         organiser_enabled()
-        check_csrf(sessions.load(request), csrf)
+        session = sessions.load(request)
+        check_csrf(session, csrf)
         response = RedirectResponse("/organiser", status_code=303)
-        sessions.clear(response)
+        sessions.clear(response, session)
         return response
 
     @app.post("/organiser/links", response_model=None)

@@ -1,11 +1,19 @@
 """Study files: which StoryTurns each questionnaire holds and how it shows pictures (paper, Appendix D).
 
-For every (task, image requirement) combination of the dataset, each questionnaire takes one
-image-dependent StoryTurn or two text-complete ones. A combination's StoryTurns are shuffled
-once (seeded) and dealt to the questionnaires in turn, so that questionnaires share as few
-StoryTurns as the dataset allows; a combination with too few StoryTurns gives what it has and
-is reported as a shortfall. Questionnaires alternate between showing the pictures of every
-StoryTurn (``all``) and only those of image-dependent StoryTurns (``needed``).
+The paper crosses its Figure 3 task groups with the image requirement and gets 20
+combinations; each questionnaire takes two StoryTurns of every combination that needs no
+picture and one of every combination that does, 36 StoryTurns in all. The default grouping
+(``paper``) reproduces that: text-complete StoryTurns are grouped by task, with each of the
+taxonomy's minimal pairs (sarcasm and its sincere control, the two moral judgements) one
+group, 16 groups; image-dependent StoryTurns are grouped by the categories of the paper's
+Table 2 (Percept, Intention, MBK, NLC), 4 groups. ``task`` keeps the older grouping by the 18
+booklet tasks on both sides.
+
+A combination's StoryTurns are shuffled once (seeded) and dealt to the questionnaires in
+turn, so that questionnaires share as few StoryTurns as the dataset allows; a combination
+with too few StoryTurns gives what it has and is reported as a shortfall. Questionnaires
+alternate between showing the pictures of every StoryTurn (``all``) and only those of
+image-dependent StoryTurns (``needed``), so 8 questionnaires are 4 of each.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ import random
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from commet.format.dataset import Dataset, load_dataset
 from commet.format.model import StoryTurn
@@ -25,10 +33,15 @@ from commet.format.validate import load_checked
 from commet.taxonomy import TASKS
 
 ImagePolicy = Literal["all", "needed"]
+Grouping = Literal["paper", "task"]
 STUDY_FORMAT = "commet-study-1"
 #: StoryTurns per questionnaire and combination (paper, Appendix D).
 PER_IMAGE_DEPENDENT = 1
 PER_TEXT_COMPLETE = 2
+#: Figure 3 groups related tasks: each minimal pair of the taxonomy is one task group.
+TASK_GROUPS = {"non_sarcasm": "sarcasm", "moral_true_belief": "moral_false_belief"}
+#: The image-dependent combinations of the paper's design: Table 2's categories, in its column order.
+IMAGE_CATEGORIES = ("Percept", "Intention", "MBK", "NLC")
 
 DEFAULT_TITLE = "A study of story understanding"
 DEFAULT_CONSENT = [
@@ -41,6 +54,20 @@ DEFAULT_CONSENT = [
     "Your answers are used for research on how people and AI systems understand stories about what others "
     "think, want and feel.",
 ]
+DEFAULT_GUIDANCE = ("Answer each question in your own words, in a full sentence. When a question asks why, give "
+                    "the reason from the story. One or two sentences are usually enough; a single word is often "
+                    "too short to tell what you mean.")
+DEFAULT_ADULT = "I am 18 years old or older."
+DEFAULT_CONTACT = ("Questions about the study? Ask the person or team who sent you this link; they can put you in "
+                   "touch with the researchers.")
+#: Minutes a careful reader needs, used to tell participants how long the study takes.
+MINUTES_PER_STORY = 0.5
+MINUTES_PER_ANSWER = 0.5
+GROUPING_HELP = {
+    "paper": "paper (Appendix D): text-complete StoryTurns by Figure 3 task group, image-dependent ones by "
+             "Table 2 category",
+    "task": "task: the 18 booklet tasks, each with and without a needed picture",
+}
 
 
 class DatasetRef(BaseModel):
@@ -61,19 +88,31 @@ class Questionnaire(BaseModel):
     storyturns: list[str]
 
 
-class Shortfall(BaseModel):
-    """A (task, image requirement) combination with fewer StoryTurns than one questionnaire wants."""
+class Combination(BaseModel):
+    """A (group, image requirement) combination: how many StoryTurns each questionnaire wants and the dataset has."""
 
     model_config = ConfigDict(extra="forbid")
 
-    task: str
+    group: str = Field(validation_alias=AliasChoices("group", "task"),
+                       description="A task or task group (text-complete), or a category (image-dependent, paper design).")
     image_dependent: bool
     wanted: int
     available: int
 
     def __str__(self) -> str:
         subset = "image-dependent" if self.image_dependent else "text-complete"
-        return f"{self.task} ({subset}): {self.available} of {self.wanted} StoryTurns per questionnaire"
+        return f"{self.group} ({subset}): {self.available} of {self.wanted} StoryTurns per questionnaire"
+
+
+class ParticipantTexts(BaseModel):
+    """What the consent page tells participants beyond the consent paragraphs; the organiser may edit each."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    contact: str = DEFAULT_CONTACT
+    guidance: str = DEFAULT_GUIDANCE
+    adult_confirmation: str = Field(DEFAULT_ADULT, description="The statement a participant ticks to start; empty: none.")
+    minutes: int | None = Field(None, description="How long the study takes; None: estimated per questionnaire.")
 
 
 class Study(BaseModel):
@@ -84,11 +123,14 @@ class Study(BaseModel):
     format: Literal["commet-study-1"] = STUDY_FORMAT
     title: str = DEFAULT_TITLE
     consent: list[str] = Field(default_factory=lambda: list(DEFAULT_CONSENT))
+    participant: ParticipantTexts = Field(default_factory=ParticipantTexts)
     dataset: DatasetRef
     judge: str = "rules"
     seed: int
+    grouping: Grouping = "task"  # files written before the paper's design was the default grouped by task
     questionnaires: list[Questionnaire]
-    shortfalls: list[Shortfall] = Field(default_factory=list)
+    combinations: list[Combination] = Field(default_factory=list)
+    shortfalls: list[Combination] = Field(default_factory=list)
 
     def questionnaire(self, index: int) -> Questionnaire:
         return self.questionnaires[index]
@@ -97,6 +139,22 @@ class Study(BaseModel):
         """What ties a participant database to this study: dataset hash and questionnaires."""
         payload = {"dataset": self.dataset.hash, "questionnaires": [q.model_dump() for q in self.questionnaires]}
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+    def design(self) -> list[str]:
+        """The design in a few lines: grouping, combinations, StoryTurns per questionnaire, image conditions."""
+        text = [c for c in self.combinations if not c.image_dependent]
+        pictures = [c for c in self.combinations if c.image_dependent]
+        sizes = sorted({len(q.storyturns) for q in self.questionnaires})
+        policies = [q.image_policy for q in self.questionnaires]
+        lines = [f"grouping: {GROUPING_HELP[self.grouping]}"]
+        if self.combinations:
+            lines.append(f"{len(self.combinations)} combinations: {len(text)} text-complete x {PER_TEXT_COMPLETE}, "
+                         f"{len(pictures)} image-dependent x {PER_IMAGE_DEPENDENT} = "
+                         f"{len(text) * PER_TEXT_COMPLETE + len(pictures) * PER_IMAGE_DEPENDENT} StoryTurns wanted")
+        lines.append(f"StoryTurns per questionnaire: {' or '.join(map(str, sizes))}")
+        lines.append(f"{len(policies)} questionnaires: {policies.count('all')} with all pictures, "
+                     f"{policies.count('needed')} with pictures only where needed")
+        return lines
 
     def save(self, path: Path) -> Path:
         path.write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
@@ -112,29 +170,41 @@ def shows_image(storyturn: StoryTurn, policy: ImagePolicy) -> bool:
     return policy == "all" or storyturn.image_dependent
 
 
-def _combinations(dataset: Dataset) -> dict[tuple[str, bool], list[str]]:
-    """StoryTurn ids per (task, image-dependent), in taxonomy order; every task's text-complete one included."""
+def group_of(storyturn: StoryTurn, grouping: Grouping) -> str:
+    """The group a StoryTurn is drawn from: its task, its task group, or (image-dependent, paper) its category."""
+    if grouping == "task":
+        return storyturn.task
+    if storyturn.image_dependent:
+        return storyturn.category
+    return TASK_GROUPS.get(storyturn.task, storyturn.task)
+
+
+def _combinations(dataset: Dataset, grouping: Grouping) -> dict[tuple[str, bool], list[str]]:
+    """StoryTurn ids per (group, image-dependent), in taxonomy order; every group the design expects included."""
     found: dict[tuple[str, bool], list[str]] = {}
     for storyturn in dataset:
-        found.setdefault((storyturn.task, storyturn.image_dependent), []).append(storyturn.id)
+        found.setdefault((group_of(storyturn, grouping), storyturn.image_dependent), []).append(storyturn.id)
     order = {task.id: i for i, task in enumerate(TASKS)}
-    keys = set(found) | {(task.id, False) for task in TASKS}
-    ranked = sorted(keys, key=lambda key: (order.get(key[0], len(order)), key[0], key[1]))
+    order.update({category: len(TASKS) + i for i, category in enumerate(IMAGE_CATEGORIES)})
+    expected = {(TASK_GROUPS.get(task.id, task.id) if grouping == "paper" else task.id, False) for task in TASKS}
+    if grouping == "paper":
+        expected |= {(category, True) for category in IMAGE_CATEGORIES}
+    ranked = sorted(set(found) | expected, key=lambda key: (key[1], order.get(key[0], len(order)), key[0]))
     return {key: sorted(found.get(key, [])) for key in ranked}
 
 
-def select_questionnaires(dataset: Dataset, count: int, seed: int) -> tuple[list[Questionnaire], list[Shortfall]]:
-    """The questionnaires of Appendix D and the combinations that had too few StoryTurns."""
+def select_questionnaires(dataset: Dataset, count: int, seed: int, grouping: Grouping = "paper",
+                          ) -> tuple[list[Questionnaire], list[Combination]]:
+    """The questionnaires of Appendix D and every combination, with what the dataset had of it."""
     if count < 1:
         raise StudyError("a study needs at least one questionnaire")
     rng = random.Random(seed)
     chosen: list[list[str]] = [[] for _ in range(count)]
-    shortfalls: list[Shortfall] = []
-    for (task, image_dependent), ids in _combinations(dataset).items():
+    combinations: list[Combination] = []
+    for (group, image_dependent), ids in _combinations(dataset, grouping).items():
         wanted = PER_IMAGE_DEPENDENT if image_dependent else PER_TEXT_COMPLETE
         take = min(wanted, len(ids))
-        if take < wanted:
-            shortfalls.append(Shortfall(task=task, image_dependent=image_dependent, wanted=wanted, available=take))
+        combinations.append(Combination(group=group, image_dependent=image_dependent, wanted=wanted, available=len(ids)))
         rng.shuffle(ids)
         for q in range(count):
             chosen[q].extend(ids[(q * take + i) % len(ids)] for i in range(take))
@@ -142,26 +212,36 @@ def select_questionnaires(dataset: Dataset, count: int, seed: int) -> tuple[list
     for q, ids in enumerate(chosen):
         rng.shuffle(ids)
         questionnaires.append(Questionnaire(index=q, image_policy="all" if q % 2 == 0 else "needed", storyturns=ids))
-    return questionnaires, shortfalls
+    return questionnaires, combinations
 
 
 def build_study(dataset_path: str | Path, out: Path, *, questionnaires: int = 8, seed: int = 0,
-                judge: str = "rules", loaded: Dataset | None = None) -> Study:
+                judge: str = "rules", grouping: Grouping = "paper", participant: ParticipantTexts | None = None,
+                title: str = DEFAULT_TITLE, loaded: Dataset | None = None) -> Study:
     """Select the questionnaires from a dataset and write ``out`` (study.json).
 
     ``loaded`` is the dataset at ``dataset_path`` already checked by the caller; without it the
     dataset is loaded through :func:`load_checked`, which refuses one with problems.
     """
     dataset = loaded if loaded is not None else load_checked(dataset_path)[0]
-    selected, shortfalls = select_questionnaires(dataset, questionnaires, seed)
+    selected, combinations = select_questionnaires(dataset, questionnaires, seed, grouping)
     if str(dataset_path) == "sample":
         stored = "sample"
     else:
         stored = os.path.relpath(Path(dataset_path).resolve(), out.resolve().parent)
-    study = Study(dataset=DatasetRef(path=stored, name=dataset.name, hash=dataset.content_hash()), judge=judge,
-                  seed=seed, questionnaires=selected, shortfalls=shortfalls)
+    shortfalls = [c for c in combinations if c.available < c.wanted]
+    study = Study(title=title, participant=participant or ParticipantTexts(),
+                  dataset=DatasetRef(path=stored, name=dataset.name, hash=dataset.content_hash()), judge=judge,
+                  seed=seed, grouping=grouping, questionnaires=selected, combinations=combinations,
+                  shortfalls=shortfalls)
     study.save(out)
     return study
+
+
+def dataset_location(study: Study, study_path: Path) -> str:
+    """Where the study's dataset is: ``sample`` or a path (absolute, resolved from the study file's folder)."""
+    location = study.dataset.path
+    return location if location == "sample" else str((study_path.resolve().parent / location).resolve())
 
 
 def load_study(path: Path) -> tuple[Study, Dataset]:
@@ -173,7 +253,7 @@ def load_study(path: Path) -> tuple[Study, Dataset]:
     except ValueError as exc:
         raise StudyError(f"{path} is not a study file: {exc}") from None
     location = study.dataset.path
-    dataset = load_dataset(location if location == "sample" else path.resolve().parent / location)
+    dataset = load_dataset(dataset_location(study, path))
     if dataset.content_hash() != study.dataset.hash:
         raise StudyError(f"the dataset at {location} changed since {path} was built; build the study again")
     known = {storyturn.id for storyturn in dataset}
@@ -181,3 +261,9 @@ def load_study(path: Path) -> tuple[Study, Dataset]:
     if missing:
         raise StudyError(f"{path} names StoryTurns the dataset lacks: {', '.join(missing[:5])}")
     return study, dataset
+
+
+def estimated_minutes(storyturns: int, answers: int) -> int:
+    """How long a careful participant needs, rounded up to 5 minutes."""
+    minutes = storyturns * MINUTES_PER_STORY + answers * MINUTES_PER_ANSWER
+    return max(5, 5 * -(-int(minutes + 0.999) // 5))

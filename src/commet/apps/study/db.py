@@ -11,6 +11,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from commet.apps.web import SESSION_SCHEMA
 from commet.store.sqlite import now
 
 SCHEMA = """
@@ -37,6 +38,12 @@ CREATE TABLE IF NOT EXISTS answers (
     rationale TEXT NOT NULL,
     answered_at TEXT NOT NULL,
     PRIMARY KEY (token, story_id, turn)
+);
+CREATE TABLE IF NOT EXISTS drafts (
+    token TEXT PRIMARY KEY REFERENCES participants(token),
+    story_id TEXT NOT NULL,
+    turn INTEGER NOT NULL,
+    text TEXT NOT NULL
 );
 """
 
@@ -73,6 +80,12 @@ class StudyDB:
             self.db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('session_secret', ?)",
                             (secrets.token_urlsafe(32),))
             return self.db.execute("SELECT value FROM meta WHERE key = 'session_secret'").fetchone()["value"]
+
+    def revoke_other_organiser_sessions(self, subject: str) -> None:
+        """Delete organiser sessions opened with another password (the web layer's ``web_sessions`` table)."""
+        with self.lock:
+            self.db.executescript(SESSION_SCHEMA)
+            self.db.execute("DELETE FROM web_sessions WHERE subject LIKE 'organiser:%' AND subject != ?", (subject,))
 
     # participants ---------------------------------------------------------------------------------
     def create_participants(self, questionnaires: list[int]) -> list[str]:
@@ -127,6 +140,27 @@ class StudyDB:
         rows = self.db.execute("SELECT token, COUNT(*) AS n FROM answers GROUP BY token")
         return {row["token"]: row["n"] for row in rows}
 
+    def undecided_counts(self) -> dict[str, int]:
+        """Answers per link that the judge could not decide (they count as not correct until labelled)."""
+        rows = self.db.execute("SELECT token, COUNT(*) AS n FROM answers WHERE verdict = 'undecided' GROUP BY token")
+        return {row["token"]: row["n"] for row in rows}
+
+    # drafts ---------------------------------------------------------------------------------------
+    def save_draft(self, token: str, story_id: str, turn: int, text: str) -> None:
+        """Keep what a participant typed but did not submit (one draft per link: the current question)."""
+        with self.lock:
+            if text:
+                self.db.execute("INSERT OR REPLACE INTO drafts(token, story_id, turn, text) VALUES (?, ?, ?, ?)",
+                                (token, story_id, turn, text))
+            else:
+                self.db.execute("DELETE FROM drafts WHERE token = ?", (token,))
+
+    def draft(self, token: str, story_id: str, turn: int) -> str:
+        """The kept text for this question, or '' (a draft for another question is stale and ignored)."""
+        row = self.db.execute("SELECT text FROM drafts WHERE token = ? AND story_id = ? AND turn = ?",
+                              (token, story_id, turn)).fetchone()
+        return row["text"] if row else ""
+
     def add_answer(self, token: str, story_id: str, turn: int, **fields: object) -> bool:
         """Store one judged answer; False when that turn was already answered (a repeated submit)."""
         columns = ["token", "story_id", "turn", *fields, "answered_at"]
@@ -135,4 +169,5 @@ class StudyDB:
             cursor = self.db.execute(
                 f"INSERT OR IGNORE INTO answers({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
                 values)
+            self.db.execute("DELETE FROM drafts WHERE token = ?", (token,))
         return cursor.rowcount == 1

@@ -23,6 +23,7 @@ from typing import Literal
 from commet.apps.study.build import Study
 from commet.apps.study.db import StudyDB
 from commet.apps.study.flow import by_story, question_count, shown_turns
+from commet.apps.web import csv_safe
 from commet.engine.conversation import user_text
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
@@ -31,6 +32,13 @@ from commet.store.sqlite import RunRecord, Store
 PolicyFilter = Literal["both", "all", "needed"]
 #: What the ``Images`` column of ``commet report`` shows for each policy filter.
 IMAGES_SETTING = {"all": "on", "needed": "needed", "both": "on+needed"}
+
+
+def human_runs(name: str, policy: PolicyFilter | Literal["each"]) -> list[tuple[str, PolicyFilter]]:
+    """The runs an export writes: ``each`` is one run per picture policy (the paper's Human "Yes" and "No" rows)."""
+    if policy == "each":
+        return [(f"{name}:images={IMAGES_SETTING[p]}", p) for p in ("all", "needed")]
+    return [(name, policy)]
 
 EXPORT_FIELDS = ["participant", "questionnaire", "image_policy", "status", "position", "story_id", "task",
                  "category", "image_dependent", "turn", "image", "feedback_kind", "feedback", "story", "question",
@@ -87,7 +95,10 @@ def to_jsonl(records: list[dict[str, object]]) -> str:
 
 
 def to_csv(records: list[dict[str, object]]) -> str:
-    """CSV with one row per answered turn; expected answers as a JSON list, booleans as 1/0."""
+    """CSV with one row per answered turn; expected answers as a JSON list, booleans as 1/0.
+
+    Text a spreadsheet would run as a formula (typed answers starting with ``=``, ``+`` ...)
+    gets a leading ``'`` (OWASP CSV injection)."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=EXPORT_FIELDS)
     writer.writeheader()
@@ -96,7 +107,7 @@ def to_csv(records: list[dict[str, object]]) -> str:
         row["expected"] = json.dumps(record["expected"], ensure_ascii=False)
         for key in ("image_dependent", "correct"):
             row[key] = "" if record[key] is None else int(bool(record[key]))
-        writer.writerow(row)
+        writer.writerow({key: csv_safe(value) for key, value in row.items()})
     return buffer.getvalue()
 
 
@@ -123,8 +134,16 @@ def _images_json(dataset: Dataset, image: str | None) -> str:
     return json.dumps([{"id": image, "sha256": hashlib.sha256(dataset.image_bytes(image)).hexdigest()}])
 
 
+def check_human_run(study: Study, store: Store, name: str, policy: PolicyFilter) -> None:
+    """Refuse a run name taken by another study, policy filter or model (before anything is written)."""
+    run = store.get_run(name)
+    if run is not None and (run.config_hash != _config_hash(study, policy) or run.model != "human"):
+        raise HumanRunConflictError(f"run {name!r} already exists in {store.path} with other responses or settings; "
+                                    "pick another --run name")
+
+
 def export_human_run(study: Study, dataset: Dataset, db: StudyDB, store: Store, *, name: str = "human",
-                     policy: PolicyFilter = "both") -> HumanRunSummary:
+                     policy: PolicyFilter = "both", dataset_path: str | None = None) -> HumanRunSummary:
     """Write (or bring up to date) the run ``name`` with model ``human`` from the study's answers.
 
     Only StoryTurns whose every question was answered become stories; ``policy`` keeps only
@@ -134,10 +153,8 @@ def export_human_run(study: Study, dataset: Dataset, db: StudyDB, store: Store, 
 
     storyturns = {storyturn.id: storyturn for storyturn in dataset}
     digest = _config_hash(study, policy)
+    check_human_run(study, store, name, policy)
     run = store.get_run(name)
-    if run is not None and (run.config_hash != digest or run.model != "human"):
-        raise HumanRunConflictError(f"run {name!r} already exists in {store.path} with other responses or settings; "
-                                    "pick another --run name")
     rows: list[tuple[str, StoryTurn, list[tuple[int, dict[str, object]]]]] = []
     participants: set[int] = set()
     judges: set[str] = set()
@@ -170,6 +187,8 @@ def export_human_run(study: Study, dataset: Dataset, db: StudyDB, store: Store, 
     if run is None:
         settings = {"images": IMAGES_SETTING[policy], "feedback": "original", "system_prompt": "",
                     "policy": policy, "study": study.digest(), "judges": sorted(judges)}
+        if dataset_path is not None:  # where the report finds the pictures again
+            settings["dataset_path"] = dataset_path
         run = store.create_run(name=name, model="human", judge="+".join(sorted(judges)) or study.judge,
                                settings=settings, config_hash=digest, dataset_name=study.dataset.name,
                                dataset_hash=study.dataset.hash, package_version=__version__, story_count=len(rows))

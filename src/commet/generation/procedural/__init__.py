@@ -24,7 +24,7 @@ from commet.generation.procedural.tasks import GENERATORS, IMAGE_DEPENDENT_TASKS
 from commet.taxonomy import TASKS, get_task
 
 __all__ = ["GENERATORS", "IMAGE_DEPENDENT_TASKS", "ProceduralDataset", "generate_dataset", "generate_storyturn",
-           "write_dataset"]
+           "is_image_dependent", "storyturn_text", "write_dataset"]
 
 
 @dataclass
@@ -38,6 +38,21 @@ class ProceduralDataset(Dataset):
         for name, data in self.scenes.items():
             (folder / IMAGES_DIR / name).write_bytes(data)
         return folder
+
+
+#: Draws tried for a StoryTurn whose text repeats an earlier one of the same dataset.
+MAX_ATTEMPTS = 20
+
+
+def storyturn_text(storyturn: StoryTurn) -> str:
+    """Everything a respondent reads: stories, feedback texts and questions, in order."""
+    parts: list[str] = []
+    for turn in storyturn.turns:
+        if turn.feedback is not None:
+            parts += [turn.feedback.right or "", turn.feedback.wrong or "",
+                      *(f.text for f in turn.feedback.by_answer)]
+        parts += [turn.story, turn.question]
+    return " ".join(p for p in parts if p)
 
 
 def _resolve_tasks(tasks: str | Sequence[str]) -> list[str]:
@@ -55,20 +70,32 @@ def image_dependent_count(per_task: int, share: float) -> int:
     return round(per_task * share)
 
 
-def generate_storyturn(task_id: str, index: int, seed: int, image_dependent: bool = False
+def is_image_dependent(task_id: str, index: int, per_task: int, share: float) -> bool:
+    """Whether the task's StoryTurn ``index`` is image-dependent: the share is spread evenly over the
+    indexes (not bunched at the end), so both halves of a task hold both variants."""
+    if task_id not in IMAGE_DEPENDENT_TASKS:
+        return False
+    n_image = image_dependent_count(per_task, share)
+    return n_image > 0 and (index * n_image) // per_task != ((index + 1) * n_image) // per_task
+
+
+def generate_storyturn(task_id: str, index: int, seed: int, image_dependent: bool = False, attempt: int = 0
                        ) -> tuple[StoryTurn, StoryBuilder]:
     """One StoryTurn of a task, and the builder holding its scenes; deterministic in (task, index, seed).
 
     Minimal pairs (sarcasm / non_sarcasm, moral_false_belief / moral_true_belief) draw from one
     random stream, so the two members with the same index share names, things and places.
+    ``attempt`` > 0 redraws names, things and phrases (not the counterbalanced variant), to avoid a
+    duplicate within a dataset.
     """
     task = get_task(task_id)
     if image_dependent and task_id not in IMAGE_DEPENDENT_TASKS:
         raise ValueError(f"task {task_id!r} has no image-dependent variant")
     group = "+".join(sorted((task_id, PAIRS[task_id]))) if task_id in PAIRS else task_id
-    rng = random.Random(f"commet-procedural:{seed}:{group}:{index}")
+    rng = random.Random(f"commet-procedural:{seed}:{group}:{index}" + (f":{attempt}" if attempt else ""))
     suffix = "img" if image_dependent else "txt"
-    builder = StoryBuilder(f"proc-{seed}-{task_id}-{index + 1:03d}-{suffix}")
+    builder = StoryBuilder(f"proc-{seed}-{task_id}-{index + 1:03d}-{suffix}", rng=rng, group=group, index=index,
+                           seed=seed)
     GENERATORS[task_id](rng, builder, image_dependent)
     meta: dict[str, object] = {
         "generator": "procedural",
@@ -89,19 +116,28 @@ def generate_dataset(tasks: str | Sequence[str] = "all", per_task: int = 3, seed
                      image_dependent_share: float = 0.3) -> ProceduralDataset:
     """Generate ``per_task`` StoryTurns for each task, pictures and scene files included.
 
-    For tasks with an image-dependent variant, the last ``round(per_task * image_dependent_share)``
-    StoryTurns are image-dependent; the others (and all StoryTurns of other tasks) are text-complete.
+    For tasks with an image-dependent variant, ``round(per_task * image_dependent_share)`` StoryTurns,
+    spread evenly over the indexes, are image-dependent; the others (and all StoryTurns of other tasks)
+    are text-complete. No two StoryTurns of the set have the same text (a repeat is drawn again).
     """
     if per_task < 0:
         raise ValueError("per_task must not be negative")
-    n_image = image_dependent_count(per_task, image_dependent_share)
+    image_dependent_count(per_task, image_dependent_share)  # checks the share
     storyturns: list[StoryTurn] = []
     images: dict[str, bytes] = {}
     scenes: dict[str, bytes] = {}
+    seen: set[str] = set()
     for task_id in _resolve_tasks(tasks):
         for index in range(per_task):
-            image_dependent = task_id in IMAGE_DEPENDENT_TASKS and index >= per_task - n_image
-            storyturn, builder = generate_storyturn(task_id, index, seed, image_dependent)
+            image_dependent = is_image_dependent(task_id, index, per_task, image_dependent_share)
+            for attempt in range(MAX_ATTEMPTS):
+                storyturn, builder = generate_storyturn(task_id, index, seed, image_dependent, attempt)
+                text = storyturn_text(storyturn)
+                if text not in seen:
+                    break
+            else:
+                raise RuntimeError(f"{task_id} {index}: no new story in {MAX_ATTEMPTS} draws")
+            seen.add(text)
             storyturns.append(storyturn)
             for image_id, scene in builder.scenes.items():
                 images[f"{image_id}.png"] = png_bytes(draw_picture(scene))

@@ -74,7 +74,7 @@ def compose(world: World, variant: int = 0) -> dict[str, object]:
         if not place.drawn:
             continue
         w, h = PLACE_SIZE[place.kind]
-        n = len(world.contents(place.id))
+        n = len(_ever_on(world, place.id))  # furniture keeps its size from picture to picture
         if not place.closed:
             w = max(w, n * SLOT * (WIDTH - 100) + 30)
         box = (px(place.x) - w / 2, GROUND - 6 - h, px(place.x) + w / 2, GROUND - 6)
@@ -110,6 +110,12 @@ def compose(world: World, variant: int = 0) -> dict[str, object]:
                  absent=[a.id for a in world.agents.values() if not a.present],
                  sees={a.id: world.visible_things(a.id) for a in world.agents.values() if a.present})
     return scene
+
+
+def _ever_on(world: World, place_id: str) -> set[str]:
+    """The things that are, were at the start or were ever put on a place."""
+    return {t.id for t in world.things.values() if t.location == place_id or world.start.get(t.id) == place_id} | {
+        e.thing for e in world.events if e.dst == place_id and e.thing is not None}
 
 
 def mask_ids(scene: dict[str, object]) -> dict[str, int]:
@@ -270,10 +276,20 @@ def _draw_place(pen: _Pen, p: dict) -> None:
         pen.arc((x0 + w * 0.3, y0, x1 - w * 0.3, y0 + 24), 180, 360, _darker(rgb, 0.6), width=4)
         pen.rect((x0 + 4, y0 + 20, x1 - 4, y1), rgb, radius=6)
         pen.rect((x0, y0 + 10, x1, y0 + 24), _darker(rgb, 0.85), radius=4)
-    else:  # box, toy chest: a body and a lid
-        pen.rect((x0, y0 + 12, x1, y1), rgb, radius=6)
-        pen.rect((x0 - 4, y0, x1 + 4, y0 + 16), _darker(rgb, 0.85), radius=4)
-        pen.rect((x0 + w * 0.42, y0 + 10, x1 - w * 0.42, y0 + 24), (235, 200, 80), radius=2)
+    elif kind == "toy chest":  # a domed lid, two metal bands and a lock
+        pen.rect((x0, y0 + 18, x1, y1), rgb, radius=4)
+        pen.ellipse((x0, y0 - 6, x1, y0 + 36), _darker(rgb, 0.85))
+        pen.rect((x0, y0 + 16, x1, y0 + 24), _darker(rgb, 0.7), radius=1)
+        for bx in (x0 + w * 0.18, x1 - w * 0.18 - 8):
+            pen.rect((bx, y0 + 2, bx + 8, y1), (150, 150, 160), radius=1, outline=None)
+        pen.rect((x0 + w * 0.44, y0 + 20, x1 - w * 0.44, y0 + 34), (235, 200, 80), radius=2)
+    else:  # box: a cardboard-style box with open flaps folded down and a strip of tape
+        pen.rect((x0, y0 + 12, x1, y1), rgb, radius=2)
+        pen.polygon([(x0, y0 + 12), (x0 + w * 0.5, y0 + 12), (x0 + w * 0.42, y0 + 2), (x0 - 8, y0 + 2)],
+                    _darker(rgb, 0.85))
+        pen.polygon([(x0 + w * 0.5, y0 + 12), (x1, y0 + 12), (x1 + 8, y0 + 2), (x0 + w * 0.58, y0 + 2)],
+                    _darker(rgb, 0.85))
+        pen.rect((x0 + w * 0.44, y0 + 12, x1 - w * 0.44, y0 + h * 0.6), (225, 205, 150), radius=0, outline=None)
 
 
 def _star(cx: float, cy: float, r: float) -> list[tuple[float, float]]:
@@ -332,14 +348,21 @@ def _draw_thing(pen: _Pen, o: dict) -> None:
         pen.polygon([(x0 + w * 0.12, y0 + h * 0.5), (x1 - w * 0.12, y0 + h * 0.5), (x1 - w * 0.22, y1),
                      (x0 + w * 0.22, y1)], (235, 215, 170))
         pen.ellipse((x0 + w * 0.02, y0 + h * 0.05, x1 - w * 0.02, y0 + h * 0.62), rgb)
-    elif shape == "sandwich":
-        pen.polygon([(x0, y1), (x1, y1), (cx, y0 + h * 0.2)], (240, 220, 170))
-        pen.polygon([(x0 + w * 0.1, y1 - h * 0.1), (x1 - w * 0.1, y1 - h * 0.1), (cx, y0 + h * 0.3)], rgb,
-                    outline=None)
-    elif shape == "banana":
-        pen.polygon([(x0, y0 + h * 0.25), (x0 + w * 0.2, y1 - h * 0.15), (cx, y1), (x1 - w * 0.2, y1 - h * 0.15),
-                     (x1, y0 + h * 0.15), (x1 - w * 0.15, y0 + h * 0.12), (cx, y1 - h * 0.45),
-                     (x0 + w * 0.15, y0 + h * 0.2)], rgb)
+    elif shape == "sandwich":  # seen from the side: a thick filling between two slices of bread, lettuce on top
+        crust, lettuce = (185, 130, 70), (120, 200, 90)
+        pen.rect((x0, y1 - h * 0.24, x1, y1), (236, 212, 160), radius=4, outline=crust)
+        pen.rect((x0 + 1, y1 - h * 0.6, x1 - 1, y1 - h * 0.22), rgb, radius=2)
+        pen.polygon([(x0 - 2, y1 - h * 0.56)] + [(x0 + w * k / 6, y1 - h * (0.66 if k % 2 else 0.56))
+                                                 for k in range(7)] + [(x1 + 2, y1 - h * 0.56)], lettuce, outline=None)
+        pen.rect((x0, y0 + h * 0.1, x1, y1 - h * 0.62), (245, 225, 175), radius=7, outline=crust)
+    elif shape == "banana":  # a curved crescent with brown tips
+        outer = [(cx + w * 0.5 * math.cos(a), y0 + h * 0.05 + h * 0.85 * math.sin(a))
+                 for a in (math.radians(d) for d in range(15, 166, 15))]
+        inner = [(cx + w * 0.36 * math.cos(a), y0 + h * 0.05 + h * 0.5 * math.sin(a))
+                 for a in (math.radians(d) for d in range(165, 14, -15))]
+        pen.polygon(outer + inner, rgb)
+        for px_, py_ in (outer[0], outer[-1]):
+            pen.ellipse((px_ - 3, py_ - 3, px_ + 3, py_ + 3), (110, 80, 40), outline=None)
     elif shape == "jelly":
         pen.rect((x0, y1 - h * 0.25, x1, y1), (235, 235, 240), radius=4)
         pen.polygon([(x0 + w * 0.12, y1 - h * 0.25), (x0 + w * 0.22, y0 + h * 0.15), (x1 - w * 0.22, y0 + h * 0.15),

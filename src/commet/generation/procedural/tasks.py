@@ -5,6 +5,13 @@ the states the turns show, and reads every expected answer, branch answer and fe
 text off the world: the agent's belief (not reality) in false-belief tasks, what the
 listener can see in perspective tasks, whether a statement contradicted the speaker's
 own belief in the lying task, and so on.
+
+Counterbalancing (as in a psychology lab): every closed question lists its options in an
+order randomised per item, with the right answer's position balanced within blocks of
+:data:`BLOCK` items of a task; yes/no answers are balanced by story variants in which the
+answer differs (a liar and an honestly mistaken speaker, ironic and sincere remarks, a
+true-belief control beside a false-belief item), drawn the same balanced way. So a
+respondent who never reads the story cannot beat chance (``commet audit``).
 """
 
 from __future__ import annotations
@@ -14,12 +21,14 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from commet.format.model import AnswerFeedback, Feedback, Turn
+from commet.format.model import AnswerFeedback, Feedback, Option, Rubric, Turn
 from commet.generation.procedural import lexicon as lex
 from commet.generation.procedural.render import compose
-from commet.generation.procedural.world import Agent, Event, Occluder, Place, Thing, World
+from commet.generation.procedural.world import Agent, Occluder, Place, Thing, World
 
-ORDINALS = ("first", "second", "third", "fourth", "fifth")
+#: Items per counterbalancing block: every answer position and variant occurs equally often in a block.
+BLOCK = 12
+LABELS = ("A", "B", "C", "D", "E")
 
 
 def cap(text: str) -> str:
@@ -31,26 +40,105 @@ def an(noun: str) -> str:
     return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
 
 
+def join_or(items: list[str]) -> str:
+    """``a or b``, ``a, b or c``."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
+
+
+def fill(text: str, agent: Agent) -> str:
+    """Put an agent's pronouns into a pool phrase (``{pos}``, ``{obj}``, ``{sub}``)."""
+    return text.format(pos=agent.poss, obj=agent.obj, sub=agent.pronoun)
+
+
 @dataclass
 class StoryBuilder:
-    """Collects the turns, the scenes shown with them and a few world facts of one story."""
+    """Collects the turns, the scenes shown with them and a few world facts of one story.
+
+    ``group`` and ``index`` place the story in its task's sequence, for counterbalancing:
+    :meth:`balanced` draws a value that is exactly balanced within each block of items.
+    """
 
     story_id: str
+    rng: random.Random = field(default_factory=random.Random)
+    group: str = ""
+    index: int = 0
+    seed: int = 0
     turns: list[Turn] = field(default_factory=list)
     scenes: dict[str, dict] = field(default_factory=dict)
     facts: dict[str, object] = field(default_factory=dict)
 
+    def _sequence(self, key: str, n: int, length: int = BLOCK) -> list[int]:
+        block = self.index // BLOCK
+        sequence = [k % n for k in range(length - length % n)]
+        random.Random(f"commet-balance:{self.seed}:{self.group}:{key}:{block}").shuffle(sequence)
+        return sequence
+
+    def balanced(self, key: str, n: int, given: tuple[str, int] | None = None) -> int:
+        """A value in ``range(n)``; over each block of :data:`BLOCK` items every value occurs equally often.
+
+        With ``given`` (another key and its n), the value is balanced within the items of the block that
+        share that key's value: the two are crossed, so a respondent who answers one turn by position
+        cannot use the other turn's position (branch turns, whose right answer follows the earlier pick).
+        """
+        position = self.index % BLOCK
+        if given is None:
+            sequence = self._sequence(key, n)
+            return sequence[position] if position < len(sequence) else self.rng.randrange(n)
+        first = self._sequence(*given)
+        if position >= len(first):
+            return self.rng.randrange(n)
+        same = [j for j, v in enumerate(first) if v == first[position]]
+        sub = self._sequence(f"{key}|{given[0]}={first[position]}", n, len(same))
+        k = same.index(position)
+        return sub[k] if k < len(sub) else self.rng.randrange(n)
+
     def picture(self, world: World) -> str:
         """Snapshot the world's current state as a scene; returns its image id."""
         image_id = f"{self.story_id}-img{len(self.scenes) + 1}"
-        self.scenes[image_id] = compose(world, variant=len(self.scenes) + len(self.story_id))
+        self.scenes[image_id] = compose(world, variant=sum(map(ord, self.story_id)))
         return image_id
 
     def turn(self, question: str, answers: str | list[str], story: str = "", image: str | None = None,
-             feedback: Feedback | None = None) -> None:
+             feedback: Feedback | None = None, rubric: Rubric | None = None, options: list[Option] | None = None,
+             kind: str = "open") -> None:
         answers = [answers] if isinstance(answers, str) else answers
-        self.turns.append(Turn(story=story, question=question, answers=[cap(a) for a in answers],
-                               image=image, feedback=feedback))
+        self.turns.append(Turn(story=story, question=question, answers=[cap(a) for a in answers], image=image,
+                               feedback=feedback, rubric=rubric, options=options or [], meta={"type": kind}))
+
+    def yes_no(self, question: str, answer: bool, why: str = "", **kwargs: object) -> None:
+        """A yes/no question (no options shown); ``why`` follows the yes or no when the question asks why."""
+        word = "yes" if answer else "no"
+        self.turn(question, f"{cap(word)}. {why}" if why else word, kind="yes/no", **kwargs)  # type: ignore[arg-type]
+
+    def choose(self, stem: str, options: list[str], answers: str | list[str], story: str = "",
+               image: str | None = None, feedback: Feedback | None = None, labelled: bool = False) -> None:
+        """A closed question: the options in a randomised order, the (first) answer's position balanced.
+
+        ``answers`` are given in branch order (when several); ``options`` in any order. The question
+        names the options ("..., the red one or the blue one?"), or lists them with letters.
+        """
+        answers = [answers] if isinstance(answers, str) else answers
+        assert all(a in options for a in answers), (answers, options)
+        branch_point = next((k for k, t in enumerate(self.turns) if len(t.answers) > 1), None)
+        given = (f"position:{branch_point}", len(self.turns[branch_point].options)) \
+            if branch_point is not None and len(answers) > 1 else None
+        position = self.balanced(f"position:{len(self.turns)}", len(options), given)
+        rest = [o for o in options if o != answers[0]]
+        self.rng.shuffle(rest)
+        ordered = rest[:position] + [answers[0]] + rest[position:]
+        if labelled:
+            shown = [Option(label=LABELS[k], text=o) for k, o in enumerate(ordered)]
+            question = f"{stem}? " + " or ".join(f"{o.label}: '{o.text}'" for o in shown)
+        else:
+            shown = [Option(text=o) for o in ordered]
+            question = f"{stem}, {join_or(ordered)}?"
+        self.turn(question, answers, story=story, image=image, feedback=feedback, options=shown, kind="choice")
+
+    def why(self, question: str, answer: str, key: str, false: list[str], story: str = "",
+            feedback: Feedback | None = None, image: str | None = None) -> None:
+        """An explanation question with its rubric: the key inference and the false inferences."""
+        self.turn(question, answer, story=story, feedback=feedback, image=image,
+                  rubric=Rubric(key_inference=key, false_inferences=false), kind="why")
 
 
 def right_wrong(right: str, wrong: str) -> Feedback:
@@ -63,12 +151,12 @@ def keyed(texts: dict[str, str]) -> Feedback:
 
 
 class Cast:
-    """Picks distinct names, pronouns and shirt colours for one story."""
+    """Picks distinct names and pronouns for one story; shirts come from a palette no thing uses."""
 
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
         self.used: set[str] = set()
-        self.shirts = list(lex.THING_COLOURS)
+        self.shirts = list(lex.SHIRT_COLOURS)
         rng.shuffle(self.shirts)
 
     def _agent(self, name: str, pronoun: str, adult: bool, x: float) -> Agent:
@@ -88,10 +176,11 @@ class Cast:
 
 
 def _two_containers(rng: random.Random, w: World, xs: tuple[float, float]) -> tuple[Place, Place]:
+    """Two closed containers of different colours (and, half the time, different kinds)."""
     colours = rng.sample(("red", "blue", "green", "yellow", "purple", "orange"), 2)
-    kind = rng.choice(("box", "toy chest"))
+    kinds = [rng.choice(lex.CONTAINERS)] * 2 if rng.random() < 0.5 else rng.sample(lex.CONTAINERS, 2)
     places = []
-    for k, (colour, x) in enumerate(zip(colours, xs, strict=True)):
+    for k, (colour, x, kind) in enumerate(zip(colours, xs, kinds, strict=True)):
         place = Place(f"place{k + 1}", kind, colour, x, closed=True, name=f"the {colour} {kind}")
         w.add(place)
         places.append(place)
@@ -99,48 +188,50 @@ def _two_containers(rng: random.Random, w: World, xs: tuple[float, float]) -> tu
 
 
 def _room(rng: random.Random, indoors: bool = True) -> str:
-    rooms = [r[0] for r in lex.ROOMS if not indoors or r[0] != "garden"]
-    return rng.choice(rooms)
+    return rng.choice([r[0] for r in lex.ROOMS if not indoors or r[0] != "garden"])
 
 
-def _why_false_belief(w: World, agent: Agent, thing: Thing) -> str:
+def _back(w: World, agent: Agent, b: StoryBuilder) -> str:
+    """The agent comes back into the room; a picture of that moment."""
+    w.enter(agent.id)
+    return b.picture(w)
+
+
+def _why_belief(w: World, agent: Agent, thing: Thing) -> str:
     """The reason an agent looks where they do, from the events they did and did not perceive."""
     seen = w.last_seen_event(agent.id, thing.id)
     missed = w.missed_events(agent.id, thing.id)
     assert seen is not None and seen.dst is not None
     where = w.place_name(seen.dst)
-    first = (f"{agent.pronoun} put it in {where}" if seen.actor == agent.id
-             else f"{agent.pronoun} saw it go into {where}")
+    if seen.actor == agent.id:
+        first = f"{agent.pronoun} put it in {where}"
+    else:
+        mover = w.agents[seen.actor].name if seen.actor in w.agents else seen.actor
+        first = f"{agent.pronoun} saw {mover} put it in {where}"
     if not missed:
         return f"Because {first}."
     mover = w.agents[missed[-1].actor].name if missed[-1].actor in w.agents else missed[-1].actor
     return f"Because {first}, and {agent.pronoun} did not see {mover} move it to {w.place_name(missed[-1].dst or '')}."
 
 
-# --- desire ---------------------------------------------------------------------------------
+# --- desire -----------------------------------------------------------------------------------
 
 def _desire(rng: random.Random, b: StoryBuilder, image_dependent: bool, common: bool) -> None:
     cast = Cast(rng)
-    w = World(_room(rng))
+    w = World(_room(rng, indoors=False))
     child = cast.child(0.18)
     w.add(child)
     group, word = rng.choice(((lex.SNACKS, "snacks"), (lex.TOYS, "toys")))
     kinds = rng.sample(group, 2)
-    w.add(Place("table", "table", "brown", 0.55, name="the table"))
+    w.add(Place("table", "table", "brown", 0.58, name="the table"))
     things = [Thing(f"thing{k + 1}", kind, rng.choice(kind.colours), "table") for k, kind in enumerate(kinds)]
     for thing in things:
         w.add(thing)
-    image = b.picture(w)
     a, c = things
-    if image_dependent:
-        story = f"Meet {child.name}. There are two {word} on the table. Look at the picture."
-        question = "Which one do you like best?"
-    else:
-        story = (f"Meet {child.name}. There are two {word} on the table: {an(a.describe())} and "
-                 f"{an(c.describe())}.")
-        question = f"Which one do you like best, the {a.noun} or the {c.noun}?"
-    options = [f"the {t.noun}" for t in things]
-    b.turn(question, options, story=story, image=image)
+    story = (f"{rng.choice(lex.OCCASIONS)}, and {child.name} may choose one of the two {word} on the table: "
+             f"{an(a.describe())} or {an(c.describe())}.")
+    names = [f"the {t.noun}" for t in things]
+    b.choose("Which one would you choose", names, names, story=story, image=b.picture(w))
     picks, texts = [], {}
     for liked, other in ((a, c), (c, a)):  # one world per branch: the participant's pick fixes the story
         branch = copy.deepcopy(w)
@@ -152,7 +243,7 @@ def _desire(rng: random.Random, b: StoryBuilder, image_dependent: bool, common: 
                                       if common else
                                       f"So you like the {liked.noun}. Well, {child.name} does not like the "
                                       f"{liked.noun} very much. {child.name} likes the other one best.")
-    b.turn(f"So which one will {child.name} pick?", picks, feedback=keyed(texts))
+    b.choose(f"So which one will {child.name} take", names, picks, feedback=keyed(texts))
     b.facts.update(log=w.record(), child=child.name, options=[t.noun for t in things],
                    likes="same as you" if common else "the other")
 
@@ -167,8 +258,22 @@ def diverse_desire(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
 
 # --- belief: location -----------------------------------------------------------------------
 
-def _moved_object(rng: random.Random) -> tuple[World, Agent, Agent, Thing, Place, Place]:
-    """An owner puts a thing in one container and leaves; someone else moves it to the other one."""
+@dataclass
+class _Moved:
+    w: World
+    owner: Agent
+    mover: Agent
+    thing: Thing
+    first: Place
+    second: Place
+    story: str
+    watched: bool
+    before: str  # the picture of the owner putting the thing away
+
+
+def _moved_object(rng: random.Random, b: StoryBuilder) -> _Moved:
+    """An owner puts a thing in one container; someone else moves it to the other one, while the owner
+    is away (the false-belief item) or watching (its true-belief control, half the items)."""
     cast = Cast(rng)
     w = World(_room(rng))
     owner, mover = cast.child(0.12), (cast.child(0.88) if rng.random() < 0.5 else cast.adult(0.88))
@@ -181,38 +286,59 @@ def _moved_object(rng: random.Random) -> tuple[World, Agent, Agent, Thing, Place
     w.add(Place("hands", "offstage", "brown", -5.0, name="in hand"))  # it starts in the owner's hands
     thing = Thing("thing", kind, rng.choice(kind.colours), "hands", owner=owner.id)
     w.add(thing)
+    watched = b.balanced("watched", 2) == 1
+    leaves, away = (fill(p, owner) for p in rng.choice(lex.LEAVES))
+    reason = rng.choice(lex.MOVE_REASONS)
     w.put(owner.id, thing.id, first.id)
-    w.leave(owner.id)
-    w.put(mover.id, thing.id, second.id, kind="move")
-    w.enter(owner.id)
-    return w, owner, mover, thing, first, second
+    before = b.picture(w)  # the owner puts it away
+    story = (f"{owner.name} and {mover.name} are in the {w.room}. {owner.name} puts {owner.poss} {thing.describe()} "
+             f"in {first.name}. ")
+    if watched:
+        story += (f"{owner.name} stays and watches while {mover.name} takes the {thing.noun} out and puts it in "
+                  f"{second.name} {reason}. Then {owner.name} wants {owner.poss} {thing.noun}.")
+        w.put(mover.id, thing.id, second.id, kind="move")
+    else:
+        story += (f"Then {owner.name} {leaves}. While {owner.name} is {away}, {mover.name} takes the {thing.noun} "
+                  f"out and puts it in {second.name} {reason}. Then {owner.name} comes back and wants "
+                  f"{owner.poss} {thing.noun}.")
+        w.leave(owner.id)
+        w.put(mover.id, thing.id, second.id, kind="move")
+        w.enter(owner.id)
+    return _Moved(w, owner, mover, thing, first, second, story, watched, before)
 
 
-def _moved_story(w: World, owner: Agent, mover: Agent, thing: Thing, first: Place, second: Place) -> str:
-    return (f"{owner.name} and {mover.name} are in the {w.room}. {owner.name} puts {owner.poss} "
-            f"{thing.describe()} in {first.name} and goes outside to play. While {owner.name} is away, "
-            f"{mover.name} takes the {thing.noun} out and puts it in {second.name}. Then {owner.name} comes back "
-            f"and wants {owner.poss} {thing.noun}.")
+def _belief_rubric(m: _Moved) -> tuple[str, list[str]]:
+    o, where, other = m.owner.name, m.first.name, m.second.name
+    if m.watched:
+        return (f"{o} saw {m.mover.name} move it to {other}, so {o} knows it is there.",
+                [f"{o} thinks it is still in {where}", f"{o} did not see it being moved"])
+    return (f"{o} did not see {m.mover.name} move it, so {o} still thinks it is in {where}.",
+            [f"{o} knows it was moved", f"{o} saw {m.mover.name} move it", f"{o} will look in {other}"])
 
 
 def false_belief_location(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
-    w, owner, mover, thing, first, second = _moved_object(rng)
-    options = f"in {first.name} or in {second.name}"
-    b.turn(f"Where will {owner.name} look for {owner.poss} {thing.noun} first, {options}?",
-           f"in {w.place_name(w.belief(owner.id, thing.id))}",
-           story=_moved_story(w, owner, mover, thing, first, second), image=b.picture(w))
-    b.turn(f"Why will {owner.name} look there?", _why_false_belief(w, owner, thing))
-    b.turn(f"Where is the {thing.noun} really?", f"in {w.place_name(thing.location)}")
-    b.facts.update(log=w.record(), thing=thing.noun, belief=w.belief(owner.id, thing.id), reality=thing.location)
+    m = _moved_object(rng, b)
+    w, owner, thing = m.w, m.owner, m.thing
+    places = [f"in {m.first.name}", f"in {m.second.name}"]
+    b.choose(f"Where will {owner.name} look for {owner.poss} {thing.noun} first", places,
+             f"in {w.place_name(w.belief(owner.id, thing.id))}", story=m.story, image=m.before)
+    key, false = _belief_rubric(m)
+    b.why(f"Why will {owner.name} look there?", _why_belief(w, owner, thing), key, false)
+    b.choose(f"Where is the {thing.noun} really", places, f"in {w.place_name(thing.location)}", image=b.picture(w))
+    b.facts.update(log=w.record(), thing=thing.noun, belief=w.belief(owner.id, thing.id), reality=thing.location,
+                   variant="true-belief control" if m.watched else "false belief")
 
 
 def implicit_false_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
-    w, owner, mover, thing, first, second = _moved_object(rng)
+    m = _moved_object(rng, b)
+    w, owner, thing = m.w, m.owner, m.thing
     b.turn(f"What will {owner.name} do next?",
-           f"look for the {thing.noun} in {w.place_name(w.belief(owner.id, thing.id))}",
-           story=_moved_story(w, owner, mover, thing, first, second), image=b.picture(w))
-    b.turn(f"Why will {owner.name} do that?", _why_false_belief(w, owner, thing))
-    b.facts.update(log=w.record(), thing=thing.noun, belief=w.belief(owner.id, thing.id), reality=thing.location)
+           f"look for the {thing.noun} in {w.place_name(w.belief(owner.id, thing.id))}", story=m.story,
+           image=m.before)
+    key, false = _belief_rubric(m)
+    b.why(f"Why will {owner.name} do that?", _why_belief(w, owner, thing), key, false)
+    b.facts.update(log=w.record(), thing=thing.noun, belief=w.belief(owner.id, thing.id), reality=thing.location,
+                   variant="true-belief control" if m.watched else "false belief")
 
 
 def diverse_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
@@ -223,10 +349,10 @@ def diverse_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
     places = _two_containers(rng, w, (0.45, 0.75))
     kind = rng.choice(lex.TOYS)
     image = b.picture(w)  # the lost thing is nowhere in sight
-    options = f"in {places[0].name} or in {places[1].name}"
-    b.turn(f"Where do you think the {kind.noun} is, {options}?", [f"in {p.name}" for p in places],
-           story=f"{child.name} has lost {child.poss} {kind.noun}. It might be in {places[0].name}, or it might "
-                 f"be in {places[1].name}.", image=image)
+    names = [f"in {p.name}" for p in places]
+    b.choose(f"Where do you think the {kind.noun} is", names, names,
+             story=f"{child.name} cannot find {child.poss} {kind.noun} {rng.choice(lex.LOST_WHEN)}. It might be in "
+                   f"{places[0].name}, or it might be in {places[1].name}.", image=image)
     looks, really, texts = [], [], {}
     for guess in places:  # per branch: the child thinks it is in the other place; it turns out to be the guess
         branch = copy.deepcopy(w)
@@ -237,18 +363,18 @@ def diverse_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
         really.append(f"in {branch.place_name(branch.things['lost'].location)}")
         texts[f"in {guess.name}"] = (f"That is a good guess. But {child.name} thinks the {kind.noun} is in the "
                                      "other place.")
-    b.turn(f"So where will {child.name} look for the {kind.noun}, {options}?", looks, feedback=keyed(texts))
-    b.turn(f"So where is the {kind.noun} really?", really,
-           story=f"{child.name} looks there, but the {kind.noun} is not there.",
-           feedback=right_wrong(f"Yes, {child.name} looks where {child.pronoun} thinks it is.",
-                                f"Not quite: {child.name} looks where {child.pronoun} thinks the {kind.noun} is."))
+    b.choose(f"So where will {child.name} look for the {kind.noun}", names, looks, feedback=keyed(texts))
+    b.choose(f"So where is the {kind.noun} really", names, really,
+             story=f"{child.name} looks there, but the {kind.noun} is not there.",
+             feedback=right_wrong(f"Yes, {child.name} looks where {child.pronoun} thinks it is.",
+                                  f"Not quite: {child.name} looks where {child.pronoun} thinks the {kind.noun} is."))
     b.facts.update(log=w.record(), thing=kind.noun, places=[p.name for p in places],
                    belief="the place you did not pick")
 
 
 def true_belief_action(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
     cast = Cast(rng)
-    w = World("classroom")
+    w = World(rng.choice(("classroom", "art room", "library")))
     child, teacher = cast.child(0.12), cast.adult(0.88, teacher=True)
     w.add(child)
     w.add(teacher)
@@ -257,24 +383,29 @@ def true_belief_action(rng: random.Random, b: StoryBuilder, image_dependent: boo
     thing = Thing("thing", kind, rng.choice(kind.colours), first.id)
     w.add(thing)
     child.beliefs[thing.id] = first.id  # the class always keeps it there
+    leaves, _ = (fill(p, child) for p in rng.choice(lex.LEAVES))
     w.leave(child.id)
     w.put(teacher.id, thing.id, second.id, kind="move")
     w.enter(child.id)
     said = w.say_where(teacher.id, thing.id, second.id)
     plural = kind.plural
-    story = (f"In {child.name}'s class, the {plural} are always kept in {first.name}. At lunch time, "
-             f"{teacher.name} moves the {plural} to {second.name}. When everyone is back, {teacher.name} tells "
-             f"the whole class, 'The {plural} are in {second.name} now.' {child.name} wants {an(kind.noun)}.")
-    options = f"to {first.name} or to {second.name}"
-    b.turn(f"Where are the {plural} now, in {first.name} or in {second.name}?",
-           f"in {w.place_name(thing.location)}", story=story, image=b.picture(w))
+    story = (f"In {child.name}'s class, the {plural} are always kept in {first.name}. One day {child.name} {leaves}, "
+             f"and {teacher.name} moves the {plural} to {second.name} {rng.choice(lex.MOVE_REASONS)}. When "
+             f"{child.name} is back, {teacher.name} tells the whole class, 'The {plural} are in {second.name} now.' "
+             f"{child.name} wants {an(kind.noun)} {fill(rng.choice(lex.WANTS_FOR), child)}.")
+    places = [f"in {first.name}", f"in {second.name}"]
+    b.choose(f"Where are the {plural} now", places, f"in {w.place_name(thing.location)}", story=story,
+             image=b.picture(w))
     goes = w.place_name(w.belief(child.id, thing.id))
-    b.turn(f"Where will {child.name} go to get {an(kind.noun)}, {options}?", f"to {goes}",
-           feedback=right_wrong("That's right.", f"Not quite: the {plural} are in {w.place_name(thing.location)} now."))
+    b.choose(f"Where will {child.name} go to get {an(kind.noun)}", [f"to {first.name}", f"to {second.name}"],
+             f"to {goes}",
+             feedback=right_wrong("That's right.", f"Not quite: the {plural} are in {w.place_name(thing.location)} now."))
     assert w.perceived(child.id, said)
-    b.turn(f"Why will {child.name} go there?",
-           f"Because {child.pronoun} heard {teacher.name} say the {plural} are in {w.place_name(said.claim or '')}.",
-           feedback=right_wrong(f"Yes, {child.name} goes to {goes}.", f"Actually, {child.name} goes to {goes}."))
+    b.why(f"Why will {child.name} go there?",
+          f"Because {child.pronoun} heard {teacher.name} say the {plural} are in {w.place_name(said.claim or '')}.",
+          f"{child.name} heard {teacher.name} say they were moved, so {child.name} knows where they are now.",
+          [f"{child.name} saw {teacher.name} move them", f"{child.name} thinks they are still in {first.name}"],
+          feedback=right_wrong(f"Yes, {child.name} goes to {goes}.", f"Actually, {child.name} goes to {goes}."))
     b.facts.update(log=w.record(), thing=plural, belief=w.belief(child.id, thing.id), reality=thing.location,
                    announced=True, habit=first.id)
 
@@ -289,7 +420,7 @@ def reference_easy(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
     speaker, listener = cast.child(x(0.06)), cast.adult(x(0.94))
     kind = rng.choice(lex.TOYS)
     colour = rng.choice(kind.colours)
-    surfaces = rng.sample(lex.SURFACES, 2)
+    surfaces = list(lex.SURFACES)[:: 1 if b.balanced("near surface", 2) else -1]  # which one the speaker sees
     near = Place("near", surfaces[0], "brown", x(0.25), name=f"the {surfaces[0]}")
     far = Place("far", surfaces[1], "brown", x(0.69), name=f"the {surfaces[1]}")
     occ = Occluder("occluder", rng.choice(lex.OCCLUDERS), x(0.465))
@@ -302,14 +433,18 @@ def reference_easy(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
     story = (f"{speaker.name} and {listener.name} are in the {w.room}. There are two {kind.plural} that look just "
              f"the same: one is on the {near.kind} and one is on the {far.kind}.")
     if not image_dependent:
-        story += (f" A {occ.kind} stands between {speaker.name} and the {w.places[hidden.location].kind}, so "
-                  f"{speaker.name} cannot see the {kind.noun} there.")
-    story += f" {speaker.name} points and says, 'I want that one!'"
-    b.turn(f"Which {kind.noun} does {speaker.name} mean, {where['near']} or {where['far']}?",
-           where[meant.location], story=story, image=b.picture(w))
-    b.turn("How do you know?",
-           f"Because {speaker.name} can only see the {kind.noun} on {w.places[meant.location].name}. The {occ.kind} "
-           f"hides the other one from {speaker.obj}.")
+        story += (f" {cap(an(occ.kind))} stands between {speaker.name} and the {w.places[hidden.location].kind}, "
+                  f"so {speaker.name} cannot see the {kind.noun} there.")
+    story += (f" {speaker.name} wants one {fill(rng.choice(lex.WANTS_FOR), speaker)}, points and says, "
+              "'I want that one!'")
+    b.choose(f"Which {kind.noun} does {speaker.name} mean", list(where.values()), where[meant.location], story=story,
+             image=b.picture(w))
+    b.why("How do you know?",
+          f"Because {speaker.name} can only see the {kind.noun} on {w.places[meant.location].name}. The {occ.kind} "
+          f"hides the other one from {speaker.obj}.",
+          f"{speaker.name} can only see the {kind.noun} on {w.places[meant.location].name}; the {occ.kind} hides the "
+          "other one, so 'that one' must be the one she can see.".replace("she", speaker.pronoun),
+          [f"{speaker.name} means the one {speaker.pronoun} cannot see", f"{listener.name} decides which one"])
     b.facts.update(log=w.record(), thing=kind.noun, speaker_sees=w.visible_things(speaker.id), meant=meant.id)
 
 
@@ -326,9 +461,8 @@ def reference_hard_perspective(rng: random.Random, b: StoryBuilder, image_depend
         Place("right", "table", "brown", x(0.69), name="the second table")
     for item in (child, helper, left, right):
         w.add(item)
-    sizes = [3, 2, 1]
     things = [Thing(f"thing{s}", kind, c, left.id if s == 3 else right.id, size=s)
-              for s, c in zip(sizes, colours, strict=True)]
+              for s, c in zip((3, 2, 1), colours, strict=True)]
     for thing in (things[0], *rng.sample(things[1:], 2)):
         w.add(thing)
     w.walk(child.id, x(0.07))  # the child set them out, then goes to her side of the screen
@@ -338,129 +472,150 @@ def reference_hard_perspective(rng: random.Random, b: StoryBuilder, image_depend
     wanted = max((w.things[t] for t in child.beliefs), key=lambda t: t.size)
     given = max((w.things[t] for t in w.visible_things(helper.id)), key=lambda t: t.size)
     hidden = [t for t in things if not w.can_see(helper.id, t.id)]
-    listed = rng.sample(things, 3)
-    names = ", ".join(f"the {t.colour} one" for t in listed[:2]) + f" or the {listed[2].colour} one"
     story = f"{child.name} has three {kind.plural}: a big one, a middle-sized one and a small one."
     if not image_dependent:
         story += (f" The big one is {wanted.colour}, the middle-sized one is {things[1].colour} and the small one "
                   f"is {things[2].colour}. The big one is on the other side of {an(occ.kind)}, so {helper.name} "
                   f"cannot see it from where {helper.pronoun} stands.")
-    story += f" {child.name} says to {helper.name}, 'Please give me the big {kind.noun}!'"
-    b.turn(f"Which {kind.noun} will {helper.name} give {child.name}, {names}?", f"the {given.colour} one",
-           story=story, image=b.picture(w))
-    b.turn(f"Why will {helper.name} give that one?",
-           f"Because {helper.name} cannot see the {hidden[0].colour} {kind.noun} behind the {occ.kind}, so the "
-           f"{given.colour} one is the biggest one {helper.pronoun} can see.")
-    b.turn(f"Which {kind.noun} did {child.name} really want?", f"the {wanted.colour} one",
-           feedback=right_wrong(f"Yes! {helper.name} gives {child.name} the {given.colour} one.",
-                                f"Look again: {helper.name} gives {child.name} the {given.colour} one."))
-    b.turn("How did you know?",
-           f"Because the {wanted.colour} {kind.noun} is the biggest of all, and {child.name} can see it from "
-           f"where {child.pronoun} stands.",
-           feedback=right_wrong(f"That's right, {child.name} wanted the {wanted.colour} one.",
-                                f"Actually, {child.name} wanted the {wanted.colour} one."))
+    story += (f" {child.name} wants the biggest one {fill(rng.choice(lex.WANTS_FOR), child)} and says to "
+              f"{helper.name}, 'Please give me the big {kind.noun}!'")
+    names = [f"the {t.colour} one" for t in things]
+    b.choose(f"Which {kind.noun} will {helper.name} give {child.name}", names, f"the {given.colour} one",
+             story=story, image=b.picture(w))
+    b.why(f"Why will {helper.name} give that one?",
+          f"Because {helper.name} cannot see the {hidden[0].colour} {kind.noun} behind the {occ.kind}, so the "
+          f"{given.colour} one is the biggest one {helper.pronoun} can see.",
+          f"The {occ.kind} hides the biggest one from {helper.name}, so the {given.colour} one is the biggest "
+          f"{helper.pronoun} can see.",
+          [f"{helper.name} knows about the {hidden[0].colour} one", f"{helper.name} wants to keep the big one"])
+    b.choose(f"Which {kind.noun} did {child.name} really want", names, f"the {wanted.colour} one",
+             feedback=right_wrong(f"Yes! {helper.name} gives {child.name} the {given.colour} one.",
+                                  f"Look again: {helper.name} gives {child.name} the {given.colour} one."))
+    b.why("How did you know?",
+          f"Because the {wanted.colour} {kind.noun} is the biggest of all, and {child.name} can see it from "
+          f"where {child.pronoun} stands.",
+          f"{child.name} can see all three, and the {wanted.colour} one is the biggest of all.",
+          [f"{child.name} wanted the {given.colour} one", f"{child.name} cannot see the {wanted.colour} one"],
+          feedback=right_wrong(f"That's right, {child.name} wanted the {wanted.colour} one.",
+                               f"Actually, {child.name} wanted the {wanted.colour} one."))
     b.facts.update(log=w.record(), thing=kind.noun, helper_sees=w.visible_things(helper.id), wanted=wanted.id,
                    given=given.id)
 
 
 def reference_hard_referent(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
+    """A mistaken referent: 'the X next to the Y' picks out a different X for the listener, who cannot
+    see the Y the speaker means (nothing is moved: two people, two views of one room)."""
     cast = Cast(rng)
     w = World(_room(rng))
-    speaker, listener = cast.child(0.08), cast.adult(0.92)
+    flip = rng.random() < 0.5
+    x = (lambda v: 1 - v) if flip else (lambda v: v)
+    speaker, listener = cast.child(x(0.06)), cast.adult(x(0.94))
     kind, mark_kind = rng.sample([k for k in lex.TOYS if k.shape != "teddy"], 2)
     colours = rng.sample(kind.colours, 2)
     mark_colour = rng.choice([c for c in mark_kind.colours if c not in colours])
-    table, shelf = Place("table", "table", "brown", 0.32, name="the table"), \
-        Place("shelf", "shelf", "brown", 0.68, name="the shelf")
-    target, other = Thing("target", kind, colours[0], table.id), Thing("other", kind, colours[1], shelf.id)
-    landmark = Thing("landmark", mark_kind, mark_colour, table.id)
-    for item in (speaker, listener, table, shelf, target, landmark, other):
+    surfaces = rng.sample(lex.SURFACES, 2)
+    near = Place("near", surfaces[0], "brown", x(0.25), name=f"the {surfaces[0]}")
+    far = Place("far", surfaces[1], "brown", x(0.71), name=f"the {surfaces[1]}")
+    occ = Occluder("occluder", rng.choice(lex.OCCLUDERS), x(0.48))
+    mine, theirs = Thing("target", kind, colours[0], near.id), Thing("other", kind, colours[1], far.id)
+    mark1, mark2 = Thing("mark1", mark_kind, mark_colour, near.id), Thing("mark2", mark_kind, mark_colour, far.id)
+    for item in (speaker, listener, near, far, occ, mine, mark1, theirs, mark2):
         w.add(item)
-    first_image = b.picture(w)
-
-    def next_to(place_of: dict[str, str]) -> Thing:
-        return next(t for t in (target, other) if place_of[t.id] == place_of[landmark.id])
-
-    w.leave(speaker.id)
-    w.put(listener.id, landmark.id, shelf.id, kind="move")  # the speaker stays outside and does not see it
-    reality = {t: th.location for t, th in w.things.items()}
-    given, meant = next_to(reality), next_to(speaker.beliefs)
     mark = mark_kind.noun
-    if image_dependent:
-        story = (f"{speaker.name} and {listener.name} are in the {w.room}. There are two {kind.plural}, one on the "
-                 f"table and one on the shelf, and {an(mark)}. {speaker.name} goes out.")
-        moved = f"While {speaker.name} is away, {listener.name} tidies up and moves the {mark}."
-    else:
-        story = (f"{speaker.name} and {listener.name} are in the {w.room}. There is {an(target.describe())} on the "
-                 f"table with {an(mark)} next to it, and {an(other.describe())} on the shelf. {speaker.name} goes out.")
-        moved = (f"While {speaker.name} is away, {listener.name} tidies up and moves the {mark} to the shelf, next "
-                 f"to the {other.describe()}.")
-    b.turn(f"Is there {an(mark)} in the {w.room}?", "yes", story=story, image=first_image)
-    b.turn(f"Which {kind.noun} will {listener.name} bring {speaker.name}, the {colours[0]} one or the "
-           f"{colours[1]} one?", f"the {given.colour} one",
-           story=f"{moved} {speaker.name} calls from outside, 'Please bring me the {kind.noun} next to the {mark}!'",
-           image=b.picture(w))
-    b.turn(f"Why will {listener.name} bring that one?",
-           f"Because the {given.colour} {kind.noun} is the one next to the {mark} now.")
-    b.turn(f"Which {kind.noun} did {speaker.name} really want?", f"the {meant.colour} one",
-           feedback=right_wrong(f"Yes! {listener.name} brings {speaker.name} the {given.colour} one. But "
-                                f"{speaker.name} frowns.",
-                                f"Look again: {listener.name} brings {speaker.name} the {given.colour} one. But "
-                                f"{speaker.name} frowns."))
-    b.turn("How did you know?",
-           f"Because {speaker.name} did not see {listener.name} move the {mark}. {speaker.name} thinks the {mark} "
-           f"is still next to the {meant.colour} {kind.noun}.",
-           feedback=right_wrong(f"That's right, {speaker.name} wanted the {meant.colour} one.",
-                                f"Actually, {speaker.name} wanted the {meant.colour} one."))
-    b.facts.update(log=w.record(), thing=kind.noun, landmark=mark, meant=meant.id, given=given.id,
-                   speaker_thinks_landmark_in=speaker.beliefs[landmark.id])
+
+    def next_to_mark(agent: Agent) -> Thing:
+        seen = w.visible_things(agent.id)
+        return next(w.things[t] for t in seen if w.things[t].kind == kind
+                    and any(w.things[m].kind == mark_kind and w.things[m].location == w.things[t].location
+                            for m in seen))
+
+    meant, given = next_to_mark(speaker), next_to_mark(listener)
+    story = (f"{speaker.name} and {listener.name} are in the {w.room}, at the two ends of the room. There are two "
+             f"{kind.plural}, one on the {near.kind} and one on the {far.kind}, and next to each of them there is "
+             f"{an(mark)} that looks just the same.")
+    if not image_dependent:
+        story += (f" {cap(an(occ.kind))} stands in the middle, so {speaker.name} can only see the {near.kind} and "
+                  f"{listener.name} can only see the {far.kind}. The {kind.noun} on the {near.kind} is "
+                  f"{mine.colour} and the one on the {far.kind} is {theirs.colour}.")
+    story += (f" {speaker.name} wants a {kind.noun} {fill(rng.choice(lex.WANTS_FOR), speaker)} and calls out, "
+              f"'Please bring me the {kind.noun} next to the {mark}!'")
+    names = [f"the {c} one" for c in colours]
+    b.choose(f"Which {kind.noun} will {listener.name} bring {speaker.name}", names, f"the {given.colour} one",
+             story=story, image=b.picture(w))
+    b.why(f"Why will {listener.name} bring that one?",
+          f"Because the only {mark} {listener.name} can see is next to the {given.colour} {kind.noun}.",
+          f"{listener.name} cannot see the {mark} on the {near.kind}; the only {mark} {listener.pronoun} sees is next "
+          f"to the {given.colour} one, so {listener.pronoun} thinks that is the one meant.",
+          [f"{listener.name} knows which one {speaker.name} means", f"{listener.name} brings the wrong one on purpose"])
+    b.choose(f"Which {kind.noun} did {speaker.name} really want", names, f"the {meant.colour} one",
+             story=f"{listener.name} brings the {given.colour} {kind.noun}. {speaker.name} frowns.",
+             feedback=right_wrong(f"Yes, {listener.name} brings the {given.colour} one.",
+                                  f"Not quite: {listener.name} brings the {given.colour} one."))
+    b.why("How did you know?",
+          f"Because {speaker.name} can only see the {mark} next to the {meant.colour} {kind.noun}; {speaker.pronoun} "
+          f"did not know there is another {mark} next to the other one.",
+          f"{speaker.name} meant the {kind.noun} next to the {mark} {speaker.pronoun} can see, the {meant.colour} "
+          "one; the words fit a different one for the listener.",
+          [f"{speaker.name} wanted the {given.colour} one", f"{speaker.name} knew about both {mark_kind.plural}"],
+          feedback=right_wrong(f"That's right, {speaker.name} wanted the {meant.colour} one.",
+                               f"Actually, {speaker.name} wanted the {meant.colour} one."))
+    b.facts.update(log=w.record(), thing=kind.noun, landmark=mark, meant=meant.id, given=given.id)
+
+
+_FEATURE_WORDS = {"sunglasses": "wearing sunglasses", "bow": "with a bow", "stripes": "with stripes",
+                  "dots": "with dots"}
 
 
 def interpretation(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
+    """Is a description ambiguous? A row where the child's clue fits one thing, or two; which clue is
+    better: by colour or by feature (the one that fits exactly one thing)."""
     cast = Cast(rng)
     w = World(_room(rng))
     child, helper = cast.child(0.08), cast.adult(0.92)
     w.add(child)
     w.add(helper)
     kind = rng.choice([k for k in lex.TOYS if k.shape in ("duck", "teddy", "ball")])
-    colour = rng.choice(kind.colours)
     feature = rng.choice(("sunglasses", "bow") if kind.shape != "ball" else ("stripes", "dots"))
-    feature_words = {"sunglasses": "wearing sunglasses", "bow": "with a bow", "stripes": "with stripes",
-                     "dots": "with dots"}[feature]
-    n = rng.choice((4, 5))
-    special_at = rng.randrange(n)
+    c, c2, c3 = rng.sample(kind.colours, 3)
+    colour_unique = b.balanced("colour unique", 2) == 1
+    # the wanted one is (c, feature); a second thing shares the feature or the colour, never both
+    specs = [(c, feature), (c2, feature) if colour_unique else (c, None), (c3, None), (c2, None)]
+    rng.shuffle(specs)
     w.add(Place("shelf", "shelf", "brown", 0.5, name="the shelf"))
-    for k in range(n):
-        w.add(Thing(f"thing{k + 1}", kind, colour, "shelf", feature=feature if k == special_at else None))
+    for k, (colour, feat) in enumerate(specs):
+        w.add(Thing(f"thing{k + 1}", kind, colour, "shelf", feature=feat))
     row = sorted(w.things.values(), key=lambda t: w.thing_x(t.id))
-    special = next(t for t in row if t.feature == feature)
-    clues = {f"the {colour} {kind.noun}": lambda t: t.colour == colour,
-             f"the {kind.noun} {feature_words}": lambda t: t.feature == feature}
-    matches = {clue: [t.id for t in row if test(t)] for clue, test in clues.items()}
-    good = next(c for c, m in matches.items() if len(m) == 1)
-    image = b.picture(w)
-    if image_dependent:
-        from_left = row.index(special)
-        b.turn(f"Can you tell {helper.name} where it is in the row? Counting from the left, which one is it?",
-               f"the {ORDINALS[from_left]} from the left",
-               story=f"This is {child.name}. {child.name} collects {kind.plural}. {cap(child.pronoun)} wants the "
-                     f"special one {feature_words}, and {helper.name} will get it for {child.obj}.", image=image)
-        b.turn(f"{helper.name} will look at the row from the back of the shelf, so {helper.name}'s left is your "
-               f"right. Counting from {helper.name}'s left, which one is it?",
-               f"the {ORDINALS[n - 1 - from_left]} from the left",
-               feedback=right_wrong("That's right.", f"Look again: it is the {ORDINALS[from_left]} one from your "
-                                                     "left."))
-    else:
-        story = (f"This is {child.name}. There are {n} {colour} {kind.plural} in a row on the shelf. Only one of them "
-                 f"is {feature_words}, and {child.name} wants that one. {helper.name} will get it for {child.obj}.")
-        a, c = clues
-        b.turn(f"Which clue should {child.name} give {helper.name}: '{a}' or '{c}'?", good,
-               story=story, image=image)
-        b.turn("Why is that the better clue?",
-               f"Because all {len(matches[a])} {kind.plural} are {colour}, but only one is {feature_words}.",
-               feedback=right_wrong("That's right.", f"Not quite: '{good}' is the better clue."))
-    b.facts.update(log=w.record(), thing=kind.noun, row=[t.id for t in row], special=special.id,
-                   clue_matches={c: len(m) for c, m in matches.items()})
+    target = next(t for t in row if t.colour == c and t.feature == feature)
+    by_colour, by_feature = f"the {c} {kind.noun}", f"the {kind.noun} {_FEATURE_WORDS[feature]}"
+    fits = {by_colour: [t.id for t in row if t.colour == c], by_feature: [t.id for t in row if t.feature == feature]}
+    better = next(clue for clue, ids in fits.items() if len(ids) == 1)
+    listed = ", ".join(an(f"{t.colour} {kind.noun}" + (f" {_FEATURE_WORDS[t.feature]}" if t.feature else ""))
+                       for t in row)
+    story = f"{child.name} {rng.choice(('collects', 'loves', 'plays with'))} {kind.plural}."
+    story += (f" On the shelf, from left to right, there are {listed}." if not image_dependent else
+              f" Four {kind.plural} sit in a row on the shelf.")
+    story += (f" {child.name} wants the {c} one {_FEATURE_WORDS[feature]} {fill(rng.choice(lex.WANTS_FOR), child)} "
+              f"and asks {helper.name}, 'Please get me {by_feature}!'")
+    unique = len(fits[by_feature]) == 1
+    b.yes_no(f"Can {helper.name} tell for sure which {kind.noun} {child.name} means?", unique, story=story,
+             image=b.picture(w))
+    n_feature = len(fits[by_feature])
+    b.why("Why or why not?",
+          f"Because only one {kind.noun} is {_FEATURE_WORDS[feature]}." if unique else
+          f"Because two {kind.plural} are {_FEATURE_WORDS[feature]}.",
+          f"{n_feature} {kind.noun}{'s' if n_feature > 1 else ''} on the shelf fit{'' if n_feature > 1 else 's'} "
+          f"'{by_feature}', so the clue {'picks out one' if unique else 'does not pick out one'}.",
+          ["every clue is equally good", f"{helper.name} can read {child.name}'s mind"],
+          feedback=right_wrong("That's right.", "Look at the shelf again."))
+    b.choose(f"Which clue tells {helper.name} exactly which {kind.noun} {child.name} wants", [by_colour, by_feature],
+             better, labelled=True)
+    b.why("Why is that the better clue?",
+          f"Because only one {kind.noun} fits '{better}'.",
+          f"'{better}' fits exactly one {kind.noun} on the shelf; the other clue fits two.",
+          ["the longer clue is better", "both clues fit only one"],
+          feedback=right_wrong("That's right.", f"Not quite: '{better}' is the better clue."))
+    b.facts.update(log=w.record(), thing=kind.noun, row=[t.id for t in row], target=target.id,
+                   clue_matches={clue: len(ids) for clue, ids in fits.items()})
 
 
 # --- emotion ----------------------------------------------------------------------------------
@@ -470,23 +625,39 @@ def emotion_reminder(rng: random.Random, b: StoryBuilder, image_dependent: bool)
     w = World("garden")
     child = cast.child(0.3)
     w.add(child)
-    animal, did, friendly = rng.choice(lex.PAST_TROUBLES)
-    pronouns = {"pos": child.poss, "obj": child.obj, "sub": child.pronoun}
-    w.past_harm(f"the {animal}", child.id, did.format(**pronouns))
+    animal, bad, good, looks = rng.choice(lex.ANIMALS)
+    where = rng.choice(lex.MEETINGS)
+    harmed = b.balanced("bad memory", 2) == 1
+    did = fill(bad if harmed else good, child)
+    if harmed:
+        w.past_harm(f"the {animal}", child.id, did)
+    else:
+        w.past_kindness(f"the {animal}", child.id, did)
     feeling = w.feeling_toward(child.id, f"the {animal}")
-    b.turn(f"How does {child.name} feel when {child.pronoun} sees the {animal}, happy or scared?", feeling,
-           story=f"Last week, {an(animal)} {did.format(**pronouns)}. Today {child.name} goes to the park again, and "
-                 f"there is the same {animal}, {friendly}.")
-    b.turn("Why?", f"Because last week the {animal} {did.format(**pronouns)}.")
+    b.choose(f"How does {child.name} feel when {child.pronoun} sees the {animal}", ["happy", "scared"], feeling,
+             story=f"{child.name} remembers last week at the {where}: {an(animal)} {did}. Today {child.name} goes to "
+                   f"the {where} again, and there is the same {animal}, {looks}.")
+    b.why("Why?", f"Because last week the {animal} {did}.",
+          f"{child.name} remembers what the {animal} did last week" + (", and is afraid it will happen again."
+                                                                        if harmed else ", and liked it."),
+          ["how the animal looks today decides the feeling", "the child has never met the animal"])
     near_far = "far from it" if feeling == "scared" else "near it"
-    b.turn(f"Will {child.name} sit near the {animal} or far from it?", near_far)
-    b.turn(f"Why will {child.pronoun} sit there?",
-           f"Because {child.pronoun} is afraid the {animal} will hurt {child.obj} again." if feeling == "scared"
-           else f"Because {child.pronoun} likes the {animal}.")
-    b.facts.update(log=w.record(), animal=animal, remembers_harm=True, feeling=feeling)
+    b.choose(f"Where will {child.name} sit", ["near it", "far from it"], near_far)
+    b.why(f"Why will {child.pronoun} sit there?",
+          f"Because {child.pronoun} is afraid the {animal} will hurt {child.obj} again." if feeling == "scared"
+          else f"Because {child.pronoun} likes the {animal}.",
+          f"{child.name} is {'afraid of' if harmed else 'fond of'} the {animal} because of last week.",
+          ["the animal looks friendly, so the child is not afraid" if harmed else "all animals are scary"],
+          feedback=right_wrong("That's right.", f"Think about what happened at the {where} last week."))
+    b.facts.update(log=w.record(), animal=animal, remembers_harm=harmed, feeling=feeling)
 
 
 def expectation_false_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
+    """A familiar container with unexpected contents; the child's expectation is asked before opening.
+
+    Variants: the child did not see the packing (false belief) or watched it (true-belief control);
+    the child loves the usual food or is tired of it (so the expectation feels good or bad).
+    """
     cast = Cast(rng)
     w = World("kitchen")
     child, parent = cast.child(0.2), cast.adult(0.8)
@@ -499,59 +670,96 @@ def expectation_false_belief(rng: random.Random, b: StoryBuilder, image_dependen
     packed = Thing("packed", today, rng.choice(today.colours), "cupboard")
     for item in (parent, child, expected, packed):
         w.add(item)
+    watched = b.balanced("watched", 2) == 1
+    loves_usual = b.balanced("loves usual", 2) == 1
     child.beliefs[expected.id] = lunchbox.id  # every day the lunchbox holds the usual food
-    child.desires.append(usual.noun)
-    w.leave(child.id)
-    w.put(parent.id, packed.id, lunchbox.id)
-    w.enter(child.id)
+    child.desires.append(usual.noun if loves_usual else today.noun)
+    occasion = rng.choice(lex.LUNCH_OCCASIONS)
+    story = (f"Every day, {parent.name} packs {an(usual.noun)} in {child.name}'s lunchbox {occasion}. "
+             + (f"{child.name} loves {usual.plural}. " if loves_usual else
+                f"{child.name} {rng.choice(lex.TIRED_OF)} and would love {an(today.noun)} instead. "))
+    if watched:
+        w.put(parent.id, packed.id, lunchbox.id)
+        w.agents[child.id].beliefs.pop(expected.id)  # saw what went in instead
+        story += (f"Today {child.name} sits at the table and watches {parent.name} pack {an(today.noun)} instead "
+                  f"and close the lunchbox. Then {child.name} picks up {child.poss} lunchbox.")
+    else:
+        _, away = (fill(p, child) for p in rng.choice(lex.LEAVES))
+        w.leave(child.id)
+        w.put(parent.id, packed.id, lunchbox.id)
+        w.enter(child.id)
+        story += (f"Today, while {child.name} is {away}, "
+                  f"{parent.name} packs {an(today.noun)} instead and closes the lunchbox. Later {child.name} picks "
+                  f"up {child.poss} lunchbox.")
+    foods = [an(usual.noun), an(today.noun)]
+    b.choose(f"What did {parent.name} really pack today", foods, an(w.contents(lunchbox.id)[0].noun), story=story,
+             image=b.picture(w))
     thinks = [w.things[t].noun for t in w.believed_contents(child.id, lunchbox.id)]
-    story = (f"Every day, {parent.name} packs {an(usual.noun)} in {child.name}'s lunchbox. {child.name} loves "
-             f"{usual.plural}. Today, while {child.name} is outside, {parent.name} packs {an(today.noun)} instead and "
-             f"closes the lunchbox. {child.name} comes in and picks up {child.poss} lunchbox.")
-    b.turn(f"What did {parent.name} really pack today, {an(usual.noun)} or {an(today.noun)}?", an(w.contents(lunchbox.id)[0].noun),
-           story=story, image=b.picture(w))
-    b.turn(f"What does {child.name} think is in the lunchbox?", an(thinks[0]))
-    b.turn(f"Why does {child.name} think that?",
-           f"Because {parent.name} always packs {an(usual.noun)}, and {child.name} did not see {parent.name} pack the "
-           f"{today.noun}.")
-    b.turn(f"What does {child.name} want for lunch?", an(child.desires[-1]))
-    feeling = w.feeling_about(child.id, w.contents(lunchbox.id)[0].noun)
-    b.turn(f"How will {child.name} feel when {child.pronoun} opens the lunchbox, happy or sad?", feeling)
-    b.facts.update(log=w.record(), usual=usual.noun, packed=today.noun, child_thinks=thinks, feeling=feeling)
+    b.choose(f"Before opening it, what does {child.name} think is in the lunchbox", foods, an(thinks[0]))
+    b.why(f"Why does {child.name} think that?",
+          f"Because {child.pronoun} saw {parent.name} pack the {today.noun}." if watched else
+          f"Because {parent.name} always packs {an(usual.noun)}, and {child.name} did not see {parent.name} pack the "
+          f"{today.noun}.",
+          (f"{child.name} watched the packing, so {child.pronoun} knows it is {an(today.noun)}." if watched else
+           f"{child.name} did not see the packing, so {child.pronoun} expects the usual {usual.noun}."),
+          [f"{child.name} knows what is inside without seeing it" if not watched else
+           f"{child.name} thinks it is the usual {usual.noun}", "the lunchbox is see-through"],
+          feedback=right_wrong("That's right.", f"Not quite: {child.name} thinks it is {an(thinks[0])}."))
+    b.choose(f"What does {child.name} want for lunch", foods, an(child.desires[-1]))
+    feeling = w.feeling_about(child.id, thinks[0])  # what the child expects, before opening
+    b.choose(f"Before {child.name} opens the lunchbox, how does {child.pronoun} feel", ["happy", "sad"], feeling,
+             feedback=right_wrong("That's right.", f"Actually, {child.name} wants {an(child.desires[-1])}."))
+    b.facts.update(log=w.record(), usual=usual.noun, packed=today.noun, child_thinks=thinks, feeling=feeling,
+                   watched=watched, wants=child.desires[-1])
 
 
 # --- non-literal communication ----------------------------------------------------------------
 
 def _sarcasm(rng: random.Random, b: StoryBuilder, image_dependent: bool, sincere: bool) -> None:
+    """Ironic remarks (sarcasm) and sincere ones (control); in each task, half the remarks are praise and
+    half complaints, so the feeling (happy or sad) is balanced and must be read off the story."""
     cast = Cast(rng)
-    w = World("kitchen")
+    w = World(rng.choice(("kitchen", "dining room", "living room")))
     child, parent = cast.child(0.2), cast.adult(0.82)
     wanted, other = rng.sample(lex.SNACKS, 2)
     w.add(Place("table", "table", "brown", 0.5, name="the table"))
     w.add(Place("counter", "offstage", "brown", -5.0, name="the counter"))
     for item in (child, parent):
         w.add(item)
+    gets_wanted = b.balanced("gets wanted", 2) == 1
     w.request(child.id, wanted.noun)
-    served = wanted if sincere else other
+    served = wanted if gets_wanted else other
     food = Thing("food", served, rng.choice(served.colours), "counter")
     w.add(food)
     w.put(parent.id, food.id, "table")
     feeling = w.feeling_about(child.id, food.noun)
+    praise = (feeling == "happy") == sincere  # sincere praise when happy; ironic praise (sarcasm) when not
+    remark = rng.choice(lex.PRAISE if praise else lex.COMPLAINT)
     child.expression = "happy" if feeling == "happy" else "cross"
-    story = f"{child.name} asks {parent.name} for {an(wanted.noun)} for a snack."
+    when = fill(rng.choice(lex.MEALTIMES), child)
+    story = f"{cap(when)}, {child.name} asks {parent.name} for {an(wanted.noun)}."
     if image_dependent:
-        story += f" {parent.name} puts a snack on the table. {child.name} looks at it and says, 'Mmm, my favourite!'"
+        story += f" {parent.name} puts a snack on the table. {child.name} looks at it and says, '{remark}'"
     else:
-        cue = ("with a big smile" if feeling == "happy" else "in a grumpy voice, rolling " + child.poss + " eyes")
-        story += (f" {parent.name} brings {child.obj} {an(food.noun)}. {child.name} looks at it and says {cue}, "
-                  "'Mmm, my favourite!'")
-    why = (f"Because {child.pronoun} really likes {wanted.plural} and got what {child.pronoun} asked for."
-           if feeling == "happy" else
-           f"Because {child.pronoun} is being sarcastic. {cap(child.pronoun)} wanted {an(wanted.noun)}, not "
-           f"{an(food.noun)}.")
-    b.turn(f"Why did {child.name} say, 'Mmm, my favourite'?", why, story=story, image=b.picture(w))
-    b.turn(f"Is {child.name} happy or sad?", feeling)
-    b.facts.update(log=w.record(), asked_for=wanted.noun, got=food.noun, sarcastic=feeling != "happy")
+        cue = "with a big grin" if feeling == "happy" else f"in a grumpy voice, rolling {child.poss} eyes"
+        story += f" {parent.name} brings {child.obj} {an(food.noun)}. {child.name} looks at it and says {cue}, '{remark}'"
+    if feeling == "happy":
+        why = (f"Because {child.pronoun} really likes {wanted.plural} and got what {child.pronoun} asked for." if sincere
+               else f"Because {child.pronoun} is joking. {cap(child.pronoun)} got the {wanted.noun} {child.pronoun} "
+                    "wanted and is happy.")
+    else:
+        why = (f"Because {child.pronoun} is being sarcastic. {cap(child.pronoun)} wanted {an(wanted.noun)}, not "
+               f"{an(food.noun)}." if not sincere else
+               f"Because {child.pronoun} wanted {an(wanted.noun)}, not {an(food.noun)}, and is disappointed.")
+    meaning = "means the opposite of what the words say" if not sincere else "means what the words say"
+    b.why(f"Why did {child.name} say, '{remark}'?", why,
+          f"{child.name} got {'what' if feeling == 'happy' else 'not what'} {child.pronoun} asked for and "
+          f"{meaning}.",
+          [f"{child.name} " + ("means it literally" if not sincere else "is joking"),
+           f"{child.name} is {'sad' if feeling == 'happy' else 'happy'}"], story=story, image=b.picture(w))
+    b.choose(f"How does {child.name} feel", ["happy", "sad"], feeling)
+    b.facts.update(log=w.record(), asked_for=wanted.noun, got=food.noun, sarcastic=not sincere, remark=remark,
+                   feeling=feeling)
 
 
 def sarcasm(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
@@ -564,175 +772,278 @@ def non_sarcasm(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> N
 
 # --- moral reasoning --------------------------------------------------------------------------
 
-def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, knowing: bool) -> None:
+def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, main_knowing: bool) -> None:
+    """Two papers that look just the same; a helper tidying (with no intent against anyone) swaps where
+    they are. The actor spoils the one in her box: by mistake when she was away (false belief) or
+    knowingly when she watched the swap. Each task has its main item and the other as a control,
+    balanced; the image-dependent variant leaves whether the actor watched to the picture."""
     cast = Cast(rng)
-    w = World(rng.choice(("classroom", "playroom", "living room")))
-    actor, victim = cast.child(0.12), cast.child(0.88)
-    w.add(actor)
-    w.add(victim)
-    first, second = _two_containers(rng, w, (0.4, 0.62))
+    w = World(rng.choice(("classroom", "playroom", "living room", "art room", "bedroom")))
+    actor, victim, helper = cast.child(0.12), cast.child(0.9), cast.adult(0.72)
+    for agent in (actor, victim, helper):
+        w.add(agent)
+    first, second = _two_containers(rng, w, (0.33, 0.55))
     own_word, victim_word, does, did = rng.choice(lex.HARMS)
+    victim_word = fill(victim_word, victim)
+    colour = rng.choice(("yellow", "blue", "green", "pink"))
     w.add(Place("hands", "offstage", "brown", -5.0, name="in hand"))
-    own = Thing("own", lex.CARD, "yellow", "hands", owner=actor.id, noun_override=own_word)
-    theirs = Thing("theirs", lex.CARD, rng.choice(("red", "blue", "green", "purple")), "hands", owner=victim.id,
-                   noun_override=victim_word)
+    own = Thing("own", lex.CARD, colour, "hands", owner=actor.id, noun_override=own_word)
+    theirs = Thing("theirs", lex.CARD, colour, "hands", owner=victim.id, noun_override=victim_word)
     w.add(own)
     w.add(theirs)
+    knowing = (b.balanced("knowing", 2) == 1) == main_knowing  # the pair members always differ in this fact
+    leaves, away = (fill(p, actor) for p in rng.choice(lex.LEAVES))
     w.put(actor.id, own.id, first.id)
+    story = (f"{actor.name}, {victim.name} and {helper.name} are in the {w.room}. {actor.name} puts {actor.poss} "
+             f"{own_word} in {first.name}. {victim.name} has {an(victim_word)}, and it looks just the same: the same "
+             f"size, the same {colour} colour. ")
     if not knowing:
         w.leave(actor.id)
-    w.put(victim.id, own.id, second.id, kind="move")
-    w.put(victim.id, theirs.id, first.id)
+    tidy = rng.choice(lex.TIDY_REASONS)
+    w.put(helper.id, own.id, second.id, kind="move")
+    w.put(helper.id, theirs.id, first.id)
+    image = b.picture(w)  # the swap: the actor is in the picture when she watched it
+    if image_dependent:
+        story += (f"{actor.name} wears {an(actor.shirt)} top. Then {helper.name} tidies up {tidy}: {helper.pronoun} "
+                  f"moves {actor.name}'s {own_word} to {second.name} and puts {victim.name}'s {victim_word} in "
+                  f"{first.name}. The picture shows who is in the room while {helper.pronoun} does it.")
+    elif knowing:
+        story += (f"{actor.name} watches while {helper.name} tidies up {tidy}: {helper.pronoun} moves "
+                  f"{actor.name}'s {own_word} to {second.name} and puts {victim.name}'s {victim_word} in "
+                  f"{first.name}.")
+    else:
+        story += (f"Then {actor.name} {leaves}. While {actor.name} is {away}, {helper.name} tidies up {tidy}: "
+                  f"{helper.pronoun} moves {actor.name}'s {own_word} to {second.name} and puts {victim.name}'s "
+                  f"{victim_word} in {first.name}.")
+    story += f" Then {victim.name} goes out to play."
     w.leave(victim.id)
     if not knowing:
         w.enter(actor.id)
-    image = b.picture(w)
-    harm: Event = w.harm(actor.id, first.id)
+    harm = w.harm(actor.id, first.id)
+    assert harm.knowing == knowing
     naughty = w.naughty(harm)
-    yes_no = "yes" if naughty else "no"
-    setup = (f"{actor.name} puts {actor.poss} {own_word} in {first.name}. "
-             + (f"Then {actor.name} goes to get a drink. While {actor.name} is away, " if not knowing else
-                f"{actor.name} is watching when ")
-             + f"{victim.name} moves the {own_word} to {second.name} and puts {victim.poss} new {victim_word} in "
-             f"{first.name} to keep it safe. Then {victim.name} goes out to play.")
     deed = f"{actor.name} opens {first.name}, takes out the paper inside and {does}."
-    if not knowing:
-        b.turn(f"{actor.name} comes back and wants {actor.poss} {own_word}. Where will {actor.pronoun} look for it, "
-               f"in {first.name} or in {second.name}?",
-               f"in {w.place_name(w.belief(actor.id, own.id))}", story=setup, image=image)
-        b.turn(f"Why will {actor.pronoun} look there?", _why_false_belief(w, actor, own))
+    places = [f"in {first.name}", f"in {second.name}"]
+    if not main_knowing:  # moral_false_belief, the booklet's order
+        b.choose(f"{actor.name} wants {actor.poss} {own_word}. Where will {actor.pronoun} look for it", places,
+                 f"in {w.place_name(w.belief(actor.id, own.id))}", story=story, image=image)
+        b.why(f"Why will {actor.pronoun} look there?", _why_belief(w, actor, own),
+              (f"{actor.name} saw {helper.name} move it, so {actor.pronoun} knows where it is." if knowing else
+               f"{actor.name} did not see {helper.name} swap the papers, so {actor.pronoun} thinks {actor.poss} "
+               f"{own_word} is still in {first.name}."),
+              [f"{actor.name} wants to spoil {victim.name}'s {victim_word}" if not knowing else
+               f"{actor.name} thinks it is still in {first.name}", "the papers look different"])
+        w.enter(victim.id)
         b.turn(f"How does {victim.name} feel?", "sad",
-               story=f"{deed} It was {victim.name}'s {victim_word}! {victim.name} comes back and sees it.")
+               story=f"{deed} It was {victim.name}'s {victim_word}! {victim.name} comes back and sees it.",
+               image=b.picture(w))
+    else:  # moral_true_belief
+        b.choose(f"Where is {actor.name}'s own {own_word} now", places, f"in {w.place_name(own.location)}",
+                 story=story, image=image)
+        saw = actor.beliefs.get(theirs.id) == first.id
+        b.yes_no(f"Did {actor.name} see {helper.name} put {victim.name}'s {victim_word} in {first.name}?", saw,
+                 feedback=right_wrong("That's right.", f"Not quite: {actor.name}'s {own_word} is in {second.name} "
+                                                       "now."))
+        b.why(f"Why is {victim.name} crying?", f"Because {actor.name} took {victim.poss} {victim_word} and {did}.",
+              f"{actor.name} spoiled {victim.name}'s {victim_word}, which {victim.name} cared about.",
+              [f"{victim.name} spoiled it {victim.obj}self".replace("herself", "her").replace("himself", "him"),
+               f"{victim.name} lost {victim.poss} {victim_word}"],
+              story=f"{deed} {victim.name} comes back, sees it and starts to cry.", image=_back(w, victim, b),
+              feedback=right_wrong(f"Yes, {actor.name} {'saw' if saw else 'did not see'} it.",
+                                   f"Actually, {actor.name} {'was watching' if saw else 'was away'}."))
+    b.yes_no(f"Is {actor.name} naughty?", naughty)
+    b.yes_no(f"Should {actor.name} be in trouble?", naughty)
+    know_why = (f"{actor.pronoun} knew it was {victim.name}'s {victim_word} and spoiled it anyway" if knowing else
+                f"{actor.pronoun} thought it was {actor.poss} own {own_word}; {actor.pronoun} did not know "
+                f"{victim.name}'s {victim_word} was in {first.name}")
+    rubric_key = (f"{actor.name} knew whose it was, so spoiling it was on purpose." if knowing else
+                  f"{actor.name} did not know it was {victim.name}'s {victim_word}: it was an accident.")
+    false = ([f"{actor.name} did it by accident", "it is fine because it looked like hers"] if knowing else
+             [f"{actor.name} did it on purpose", f"{actor.name} should be punished because the paper was spoiled"])
+    trouble_feedback = right_wrong("That's right.", f"Think about what {actor.name} knew.")
+    if main_knowing:
+        b.yes_no(f"Should {actor.name} still be in trouble?", naughty, why=f"Because {know_why}.",
+                 story=f"{helper.name} helps {victim.name} make a new {victim_word.split(' for ')[0]}, and "
+                       f"{victim.name} is happy again.", feedback=trouble_feedback)
+        b.turns[-1] = b.turns[-1].model_copy(update={"rubric": Rubric(key_inference=rubric_key,
+                                                                       false_inferences=false)})
     else:
-        b.turn(f"Where is {actor.name}'s {own_word} now, in {first.name} or in {second.name}?",
-               f"in {w.place_name(own.location)}", story=setup, image=image)
-        b.turn(f"Did {actor.name} see {victim.name} put the {victim_word} in {first.name}?",
-               "yes" if actor.beliefs.get(theirs.id) == first.id else "no",
-               feedback=right_wrong("That's right.", f"Not quite: the {own_word} is in {second.name} now."))
-        b.turn(f"Why is {victim.name} crying?",
-               f"Because {actor.name} took {victim.poss} {victim_word} and {did}.",
-               story=f"{actor.name} takes {victim.name}'s {victim_word} out of {first.name} and {does}. "
-                     f"{victim.name} comes back, sees it and starts to cry.",
-               feedback=right_wrong(f"Yes, {actor.name} saw it.", f"Actually, {actor.name} was watching, so "
-                                                                  f"{actor.pronoun} saw it."))
-    b.turn(f"Is {actor.name} naughty?", yes_no)
-    b.turn(f"Should {actor.name} be in trouble?", yes_no,
-           feedback=right_wrong("That's right.", f"Hmm, think about what {actor.name} knew.") if knowing else None)
-    if knowing:
-        b.turn(f"Should {actor.name} still be in trouble?",
-               f"Yes. Because {actor.pronoun} spoiled {victim.name}'s {victim_word} on purpose, even though it is "
-               "fixed now.",
-               story=f"{actor.name}'s teacher helps {victim.name} make a new {victim_word}, and {victim.name} is "
-                     "happy again.",
-               feedback=right_wrong(f"Yes, {actor.name} did it on purpose.",
-                                    f"Actually, {actor.name} knew it was {victim.name}'s {victim_word}."))
-    else:
-        b.turn("Why?", f"Because {actor.pronoun} thought it was {actor.poss} own {own_word}. {cap(actor.pronoun)} "
-                       f"did not know {victim.name}'s {victim_word} was in {first.name}.")
+        b.why("Why?", f"Because {know_why}.", rubric_key, false, feedback=trouble_feedback)
     b.facts.update(log=w.record(), actor=actor.name, victim=victim.name, actor_knew=harm.knowing, naughty=naughty)
 
 
 def moral_false_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
-    _moral(rng, b, image_dependent, knowing=False)
+    _moral(rng, b, image_dependent, main_knowing=False)
 
 
 def moral_true_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
-    _moral(rng, b, image_dependent, knowing=True)
+    _moral(rng, b, image_dependent, main_knowing=True)
 
 
 def lie_vs_false_statement(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
+    """A statement about where a prize went, by a liar or by an honestly mistaken child; the teacher
+    repeats it believing it or knowing better; the owner believes it or knows better. Each of the
+    three is a balanced variant; the image-dependent variant shows only in the picture who took it."""
     cast = Cast(rng)
-    w = World("classroom")
-    teacher, liar, victim = cast.adult(0.85, teacher=True), cast.child(0.12), cast.child(0.62)
-    desk = Place("desk", "table", "brown", 0.42, name="the desk")
+    w = World(rng.choice(("classroom", "art room", "library")))
+    teacher, speaker, other, victim = (cast.adult(0.9, teacher=True), cast.child(0.08), cast.child(0.24),
+                                       cast.child(0.68))
+    desk = Place("desk", "table", "brown", 0.47, name="the desk")
     outside = Place("outside", "offstage", "brown", 2.0, name="outside")
-    victim.present = False
-    sticker = Thing("sticker", lex.STICKER, rng.choice(("yellow", "orange", "pink", "green")), desk.id,
-                    owner=victim.id)
-    victim.desires.append(sticker.id)
-    for item in (teacher, liar, victim, desk, outside, sticker):
+    prize_word = rng.choice(lex.PRIZES)
+    prize = Thing("prize", lex.STICKER, rng.choice(("yellow", "orange", "pink", "green")), desk.id, owner=victim.id,
+                  noun_override=prize_word)
+    victim.desires.append(prize.id)
+    for item in (teacher, speaker, other, victim, desk, outside, prize):
         w.add(item)
-    w.leave(teacher.id)
-    w.take(liar.id, sticker.id)
-    w.enter(teacher.id)
-    lie = w.say_where(liar.id, sticker.id, outside.id)
-    image = b.picture(w)
-    s = sticker.describe()
-    b.turn(f"Is {liar.name} lying?", "yes" if w.is_lie(lie) else "no",
-           story=f"{teacher.name} puts {an(s)} on {teacher.poss} desk. It is a prize for {victim.name}. "
-                 f"{teacher.name} leaves the room for a moment. While {teacher.pronoun} is gone, {liar.name} takes "
-                 f"the sticker and hides it in {liar.poss} pocket. When {teacher.name} comes back, the desk is empty. "
-                 f"{teacher.pronoun.capitalize()} asks {liar.name} where the sticker went. {liar.name} says, "
-                 "'The wind blew it out of the window.'", image=image)
-    b.turn("Is the sticker really outside?", "no" if lie.truth != lie.claim else "yes",
-           feedback=right_wrong(f"Yes, {liar.name} is lying.", f"Hmm, {liar.name} knows where the sticker is."))
-    w.enter(victim.id)
-    repeat = w.say_where(teacher.id, sticker.id, outside.id)
-    b.turn(f"Is {teacher.name} lying? Why or why not?",
-           (f"No. Because {teacher.pronoun} does not know {liar.name} has it. {cap(teacher.pronoun)} thinks the wind "
-            "took it." if not w.is_lie(repeat) else "Yes."),
-           story=f"{victim.name} comes in and asks for {victim.poss} prize. {teacher.name} says, 'I am so sorry, "
-                 "the wind blew your sticker out of the window. It is gone.'")
-    b.turn("Is the sticker really lost outside?", "no" if w.is_false(repeat) else "yes",
-           feedback=right_wrong(f"That's right, {teacher.name} believes what {liar.name} said.",
-                                f"Actually, {teacher.name} believes what {liar.name} said."))
-    feeling = "sad" if w.believes_lost(victim.id, sticker.id) else "fine"
-    b.turn(f"How does {victim.name} feel, sad or fine?", feeling)
-    b.turn(f"The sticker is safe in {liar.name}'s pocket, but {victim.name} feels {feeling}. Why?",
-           f"Because {victim.pronoun} thinks the sticker is lost for good.")
-    w.put(liar.id, sticker.id, desk.id)
-    w.put("the wind", sticker.id, outside.id, kind="move")
-    b.turn(f"Was {liar.name} lying earlier, when {liar.pronoun} said the wind blew the sticker away? Why or why not?",
-           (f"Yes. Because when {liar.pronoun} said it, the sticker was really in {liar.poss} pocket."
-            if w.is_lie(lie) else "No."),
-           story=f"{liar.name} feels bad and puts the sticker back on the desk. Just then, a big gust of wind blows "
-                 "it out of the open window. Now the sticker really is gone.")
-    b.facts.update(log=w.record(), liar=liar.name, first_statement_lie=w.is_lie(lie), second_statement_lie=w.is_lie(repeat),
-                   second_statement_false=w.is_false(repeat))
+    lies = b.balanced("speaker took it", 2) == 1
+    teacher_saw = b.balanced("teacher saw", 2) == 1
+    victim_saw = b.balanced("victim saw", 2) == 1
+    taker, absent = (speaker, other) if lies else (other, speaker)
+    excuse, later = rng.choice(lex.EXCUSES)
+    t, p = teacher.name, prize_word
+    story = (f"{t} has {an(prize.describe())} ready for {victim.name}, {rng.choice(lex.PRIZE_REASONS)}; it lies on "
+             f"the desk. ")
+    story += (f"{t} goes to the far end of the room to water the plants; from there {teacher.pronoun} can still see "
+              "the desk. " if teacher_saw else f"{t} steps out to fetch the register. ")
+    story += (f"{victim.name} is standing at the door. " if victim_saw else f"{victim.name} is out at play. ")
+    if not teacher_saw:
+        w.leave(teacher.id)
+    if not victim_saw:
+        w.leave(victim.id)
+    w.leave(absent.id)
+    w.take(taker.id, prize.id)
+    image = b.picture(w)  # who is in the room when it goes: the taker
+    if image_dependent:
+        story += (f"{speaker.name} wears {an(speaker.shirt)} top and {other.name} {an(other.shirt)} one. One of the two "
+                  f"goes out to get a book, and the other one takes the {p} and hides it in a pocket (the picture "
+                  "shows who stayed). ")
+    elif lies:
+        story += f"{other.name} goes out to get a book, and {speaker.name} takes the {p} and hides it in a pocket. "
+    else:
+        story += f"{speaker.name} goes out to get a book, and {other.name} takes the {p} and hides it in a pocket. "
+    w.enter(absent.id)
+    if not teacher_saw:
+        w.enter(teacher.id)
+    if not lies:
+        w.guess(speaker.id, prize.id, outside.id)  # sees the empty desk and the open window: an honest guess
+    story += (f"Back at the desk, {t} finds it bare and turns to {speaker.name}: 'What happened to the {p}?' "
+              f"{speaker.name} answers, '{excuse}'")
+    said = w.say_where(speaker.id, prize.id, outside.id)
+    b.yes_no(f"Is {speaker.name} lying?", w.is_lie(said), story=story, image=image)
+    knows = w.belief(speaker.id, prize.id) == prize.location
+    b.yes_no(f"Does {speaker.name} know where the {p} really is?", knows,
+             feedback=right_wrong("That's right.", f"Think about what {speaker.name} knew when speaking."))
+    if not victim_saw:
+        w.enter(victim.id)
+    repeat = w.say_where(teacher.id, prize.id, outside.id)
+    teacher_lies = w.is_lie(repeat)
+    b.yes_no(f"Is {t} lying? Why or why not?", teacher_lies,
+             why=(f"Because {teacher.pronoun} saw {taker.name} take it, so {teacher.pronoun} knows where it is."
+                  if teacher_lies else f"Because {teacher.pronoun} does not know {taker.name} has it; "
+                                       f"{teacher.pronoun} believes what {speaker.name} said."),
+             story=f"At the end of the day {victim.name} asks for the prize. {t} tells {victim.obj}, 'Bad news. {excuse}'",
+             image=b.picture(w),
+             feedback=right_wrong(f"Yes, {speaker.name} {'knows' if knows else 'does not know'} where it is.",
+                                  f"Actually, {speaker.name} {'knows' if knows else 'does not know'} where it is."))
+    b.turns[-1] = b.turns[-1].model_copy(update={"rubric": Rubric(
+        key_inference=(f"{t} saw {taker.name} take it and says otherwise, so it is a lie." if teacher_lies else
+                       f"{t} believes the story, so it is a false statement, not a lie."),
+        false_inferences=["saying something false is always lying" if not teacher_lies else
+                          "teachers never lie", f"{t} knows {taker.name} has it" if not teacher_lies else
+                          f"{t} believes the {p} is outside"])})
+    b.yes_no(f"Does {t} know where the {p} really is?", w.belief(teacher.id, prize.id) == prize.location)
+    lost = w.believes_lost(victim.id, prize.id)
+    feeling = "sad" if lost else "fine"
+    b.choose(f"How does {victim.name} feel about the {p}", ["sad", "fine"], feeling,
+             feedback=right_wrong("That's right.", f"Think about what {t} knows."))
+    b.why(f"The {p} is safe in {taker.name}'s pocket. Why does {victim.name} feel {feeling}?",
+          (f"Because {victim.pronoun} thinks the {p} is lost for good." if lost else
+           f"Because {victim.pronoun} saw {taker.name} take it, so {victim.pronoun} knows it is not lost."),
+          (f"{victim.name} believes what {t} said, so {victim.pronoun} thinks it is gone." if lost else
+           f"{victim.name} saw who took it, so {victim.pronoun} knows it is safe."),
+          [f"{victim.name} knows where the {p} is" if lost else f"{victim.name} thinks the {p} is lost",
+           f"{victim.name} feels what is true, not what {victim.pronoun} believes"],
+          feedback=right_wrong(f"Yes, {victim.name} feels {feeling}.", f"Actually, {victim.name} feels {feeling}."))
+    w.put(taker.id, prize.id, desk.id)
+    w.put("chance", prize.id, outside.id, kind="move")
+    b.yes_no(f"Think back to what {speaker.name} told {t}. Was that a lie? Why or why not?", w.is_lie(said),
+             why=(f"Because when {speaker.pronoun} said it, the {p} was really in {speaker.poss} pocket." if lies else
+                  f"Because {speaker.pronoun} believed it when {speaker.pronoun} said it."),
+             story=f"{taker.name}, feeling guilty, slips the {p} back onto the desk, but {later}, so this time it "
+                   "really is lost.",
+             feedback=right_wrong("That's right.", (f"Remember, {victim.name} believes what {t} said." if lost else
+                                                    f"Remember, {victim.name} saw {taker.name} take it.")))
+    b.turns[-1] = b.turns[-1].model_copy(update={"rubric": Rubric(
+        key_inference=("A lie depends on what the speaker believed when speaking: " +
+                       (f"{speaker.name} knew the {p} was in {speaker.poss} pocket." if lies else
+                        f"{speaker.name} believed what {speaker.pronoun} said.")),
+        false_inferences=["it came true later, so it was not a lie" if lies else "it was false when said, so it "
+                                                                                 "was a lie"])})
+    b.facts.update(log=w.record(), speaker=speaker.name, taker=taker.name, first_statement_lie=w.is_lie(said),
+                   second_statement_lie=teacher_lies, victim_thinks_lost=lost)
 
 
 # --- second-order belief-desire ---------------------------------------------------------------
 
 def second_order_belief_desire(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
+    """The paper's Figure 1 logic: the child changes the request as the parent leaves, believes the
+    parent heard it, but the parent did not; the parent, unable to get the first toy, buys the second
+    and says sorry; the child, who thinks the parent knew, does not expect it and is surprised."""
     cast = Cast(rng)
-    w = World("living room")
-    child, parent, other = cast.child(0.15), cast.adult(0.85), cast.adult(0.5)
-    features = rng.sample(("stripes", "dots"), 2)
-    words = {"stripes": "striped hat", "dots": "dotted hat"}
-    colour = rng.choice(lex.HATS.colours)
+    w = World(rng.choice(("living room", "hallway", "kitchen", "bedroom")))
+    child, parent = cast.child(0.12), cast.adult(0.82)
+    first_kind, second_kind = rng.sample(lex.TOYS, 2)
+    c1, c2 = rng.choice(first_kind.colours), rng.choice(second_kind.colours)
     shop = Place("shop", "offstage", "brown", 3.0, name="the shop")
-    bag = Place("bag", "bag", rng.choice(("orange", "blue", "green", "pink")), 0.65, closed=True, name="the bag",
+    bag = Place("bag", "bag", rng.choice(("orange", "blue", "green", "pink")), 0.58, closed=True, name="the bag",
                 away=True)
-    hats = [Thing(f"hat_{f}", lex.HATS, colour, shop.id, feature=f, noun_override=words[f]) for f in features]
-    for item in (child, parent, other, shop, bag, *hats):
+    w.add(Place("table", "table", "brown", 0.36, name="the table"))
+    first = Thing("gift1", first_kind, c1, shop.id)
+    second = Thing("gift2", second_kind, c2, shop.id)
+    for item in (child, parent, shop, bag, first, second):
         w.add(item)
-    first, second = hats
+    occasion = fill(rng.choice(lex.GIFT_OCCASIONS), child)
+    noise, noise_reason = rng.choice(lex.NOT_HEARD)
     w.request(child.id, first.noun)
-    w.leave(parent.id)
+    parent.busy = True  # on the way out: cannot hear
     w.request(child.id, second.noun)
+    parent.busy = False
+    w.leave(parent.id)
     thinks = parent.thinks_wants[child.id]
-    in_stock = next(h for h in hats if h.noun != thinks)  # the hat the parent thinks she wants is sold out
-    w.put(parent.id, in_stock.id, bag.id)
-    bag.away = False  # the parent brings the bag home
+    bought = next(t for t in (first, second) if t.noun != thinks)  # the one the parent thinks is wanted is sold out
+    w.put(parent.id, bought.id, bag.id)
+    bag.away = False
     w.enter(parent.id)
     got = w.contents(bag.id)[0].noun
-    story = (f"{child.name} asks {parent.name} for {an(first.noun)} for {child.poss} birthday. {parent.name} goes to "
-             f"the shop. After {parent.name} has left, {child.name} tells {other.name}, 'I want {an(second.noun)} "
-             f"now!' At the shop there are no {first.noun}s left, so {parent.name} buys {an(in_stock.noun)}. "
-             f"{parent.name} comes home with a bag and says, 'I am sorry, I could not get the hat you wanted.'")
-    b.turn(f"What does {parent.name} think {child.name} wants, {an(first.noun)} or {an(second.noun)}?", an(thinks), story=story, image=b.picture(w))
-    b.turn(f"Why does {parent.name} say sorry?",
-           f"Because {parent.name} thinks {child.name} wants {an(thinks)}, and {parent.pronoun} got {an(got)}.")
-    b.turn(f"What does {child.name} want now?", an(child.desires[-1]),
-           feedback=right_wrong("That's right.", f"Not quite: {parent.name} did not hear {child.name} change "
-                                                 f"{child.poss} mind."))
+    story = (f"{child.name} asks {parent.name} for {an(first.describe())} {occasion}. {parent.name} goes to the shop. "
+             f"As {parent.name} goes out, {child.name} calls after {parent.obj} {noise}, 'Wait! I want "
+             f"{an(second.describe())} instead!' {child.name} thinks {parent.name} heard. But {parent.name} did not "
+             f"hear, because {noise_reason}. At the shop there are no {first_kind.plural} left, so {parent.name} buys "
+             f"{an(second.describe())}. {parent.name} comes home with a bag and says, 'I am sorry, I could not get the "
+             f"one you wanted.'")
+    toys = [an(first.noun), an(second.noun)]
+    b.choose(f"What does {parent.name} think {child.name} wants", toys, an(thinks), story=story, image=b.picture(w))
+    b.why(f"Why does {parent.name} say sorry?",
+          f"Because {parent.name} thinks {child.name} wants {an(thinks)}, and {parent.pronoun} got {an(got)}.",
+          f"{parent.name} did not hear the change, so {parent.pronoun} still thinks {child.name} wants {an(thinks)}.",
+          [f"{parent.name} knows {child.name} wants {an(got)}", f"{parent.name} got nothing"],
+          feedback=right_wrong(f"That's right. {parent.name} thinks {child.name} still wants {an(thinks)}.",
+                               f"Remember, {parent.name} did not hear {child.name} change {child.poss} mind, so "
+                               f"{parent.pronoun} still believes {child.pronoun} wants the first toy."))
+    b.choose(f"What does {child.name} want now", toys, an(child.desires[-1]))
     child.expression = "happy" if w.feeling_about(child.id, got) == "happy" else "sad"
-    b.turn(f"What did {child.name} get?", an(got),
-           feedback=right_wrong("Yes.", f"Actually, {child.name} wants {an(child.desires[-1])} now."))
-    b.turn(f"Why is {child.name} surprised?",
-           f"Because {parent.name} said sorry, but {parent.pronoun} got the {got} that {child.name} wanted.",
-           story=f"{child.name} opens the bag and is surprised.",
-           feedback=right_wrong(f"Yes, {child.name} got {an(got)}.", f"Look: {child.name} got {an(got)}."))
+    w.put(child.id, bought.id, "table")  # takes it out of the bag: now everyone can see it
+    b.choose(f"What did {child.name} get", toys, an(got), image=b.picture(w),
+             story=f"{child.name} opens the bag, puts what is inside on the table and is surprised.",
+             feedback=right_wrong("Yes.", f"Actually, {child.name} wants {an(child.desires[-1])} now."))
+    b.why(f"Why is {child.name} surprised?",
+          f"Because {child.pronoun} thought {parent.name} knew {child.pronoun} wanted {an(got)}, so when "
+          f"{parent.name} said sorry, {child.pronoun} did not expect to get {an(got)}.",
+          f"{child.name} did not expect to get {an(got)}: {child.pronoun} thought {parent.name} heard the change, so "
+          "the sorry meant it could not be found.",
+          [f"{child.name} knows {parent.name} did not hear {child.obj}", f"{child.name} did not want {an(got)}"],
+          feedback=right_wrong(f"Yes, {child.name} got {an(got)}.", f"Look: {child.name} got {an(got)}."))
     b.facts.update(log=w.record(), parent_thinks=thinks, child_wants=child.desires[-1], got=got)
 
 
@@ -760,10 +1071,13 @@ GENERATORS: dict[str, Generator] = {
     "sarcasm": sarcasm,
 }
 
-#: Tasks with an image-dependent variant (the fact the questions need is only in the picture).
+#: Tasks with an image-dependent variant (the fact the questions need is only in the picture). Their
+#: categories are the paper's Table 2 columns: Percept (reference_easy, reference_hard_perspective,
+#: interpretation), Intention (reference_hard_referent), MBK (the moral pair and lie_vs_false_statement:
+#: the picture shows who was in the room) and NLC (the sarcasm pair). Desire tasks have none.
 IMAGE_DEPENDENT_TASKS: frozenset[str] = frozenset({
-    "common_desire", "diverse_desire", "reference_easy", "reference_hard_referent", "reference_hard_perspective",
-    "interpretation", "sarcasm", "non_sarcasm",
+    "reference_easy", "reference_hard_referent", "reference_hard_perspective", "interpretation", "sarcasm",
+    "non_sarcasm", "moral_false_belief", "moral_true_belief", "lie_vs_false_statement",
 })
 
 #: Minimal pairs share their random draws (same names, things, places) and differ in one fact.

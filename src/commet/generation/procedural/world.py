@@ -111,6 +111,7 @@ class Event:
     truth: str | None = None  # for "say": where it really was
     knowing: bool = False  # for "harm": the actor knew whose thing it was
     present: frozenset[str] = frozenset()  # the agents in the room when it happened (a plain fact, for the record)
+    busy: frozenset[str] = frozenset()  # the agents in the room who could not hear (a door slamming, an engine)
 
 
 class World:
@@ -197,6 +198,7 @@ class World:
 
     def _record(self, event: Event) -> Event:
         event.present = frozenset(a.id for a in self.agents.values() if a.present)
+        event.busy = frozenset(a.id for a in self.agents.values() if a.present and a.busy)
         self.events.append(event)
         for agent_id in event.witnesses:
             self.agents[agent_id].memories.append(len(self.events) - 1)
@@ -246,11 +248,13 @@ class World:
         return [a.id for a in self.agents.values() if a.present and not a.busy and a.id != speaker_id]
 
     def say_where(self, speaker_id: str, thing_id: str, claim: str) -> Event:
-        """The speaker says the thing is at ``claim``; hearers who have no better knowledge believe it."""
+        """The speaker says the thing is at ``claim``; hearers believe it unless they saw its last move."""
         speaker = self.agents[speaker_id]
         heard = self.hearers(speaker_id)
+        moves = [e for e in self.events if e.thing == thing_id and e.kind in ("put", "move", "take")]
         for agent_id in heard:
-            self.agents[agent_id].beliefs[thing_id] = claim
+            if not moves or agent_id not in moves[-1].witnesses:
+                self.agents[agent_id].beliefs[thing_id] = claim
         return self._record(Event("say", speaker_id, frozenset({speaker_id, *heard}), thing=thing_id, claim=claim,
                                   speaker_belief=speaker.beliefs.get(thing_id),
                                   truth=self.things[thing_id].location))
@@ -276,6 +280,15 @@ class World:
     def past_harm(self, actor: str, victim_id: str, what: str) -> Event:
         """Something bad the actor did before the story starts; only the victim perceived it."""
         return self._record(Event("harm", actor, frozenset({victim_id}), claim=what, knowing=True))
+
+    def past_kindness(self, actor: str, friend_id: str, what: str) -> Event:
+        """Something nice the actor did before the story starts; only the friend perceived it."""
+        return self._record(Event("kindness", actor, frozenset({friend_id}), claim=what))
+
+    def guess(self, agent_id: str, thing_id: str, place_id: str) -> Event:
+        """The agent, who did not see where a thing went, concludes it is at ``place_id`` (an honest guess)."""
+        self.agents[agent_id].beliefs[thing_id] = place_id
+        return self._record(Event("guess", agent_id, frozenset({agent_id}), thing=thing_id, claim=place_id))
 
     # --- queries ------------------------------------------------------------------------
     def belief(self, agent_id: str, thing_id: str) -> str:
@@ -345,7 +358,8 @@ class World:
                                       "owner": t.owner, "start": self.start.get(t.id), "location": t.location})
                        for t in self.things.values()},
             "events": [compact({"kind": e.kind, "actor": e.actor, "thing": e.thing, "src": e.src, "dst": e.dst,
-                                "claim": e.claim, "present": sorted(e.present)}) for e in self.events],
+                                "claim": e.claim, "present": sorted(e.present),
+                                "busy": sorted(e.busy) or None}) for e in self.events],
         }
 
     def place_name(self, place_id: str) -> str:
