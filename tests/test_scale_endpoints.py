@@ -114,3 +114,36 @@ def test_a_panel_member_may_list_several_endpoints() -> None:
                          "llm-only:openai:b?base_url=http://z:1")
     assert len(panel.members) == 3
     assert [e.url for e in panel.members[0].model.pool.endpoints] == ["http://x:1/v1", "http://y:1/v1"]
+
+
+async def test_the_llm_pipeline_keeps_its_chat_replies_in_a_store(tmp_path: Path) -> None:
+    import json
+
+    from commet.format import load_dataset
+    from commet.generation.llm import GenerationOptions, create_image_model, generate_storyturns
+    from commet.store.sqlite import Store
+    from tests.fakeservers import openai_reply
+    from tests.llm_gen_servers import openai_image_reply, small_png
+    from tests.test_generate_llm import EXEMPLAR, GOOD
+
+    source = tmp_path / "src.jsonl"
+    source.write_text(json.dumps(EXEMPLAR) + "\n")
+    exemplars = load_dataset(source)
+    exemplars.images["snack_table_1.png"] = small_png()
+    exemplars = load_dataset(exemplars.save(tmp_path / "exemplars"))
+    png = small_png()
+    with FakeServer("openai", lambda r: openai_reply(json.dumps(GOOD))) as chat, \
+            FakeServer("openai", lambda r: openai_image_reply(png)) as images, Store(tmp_path / "gen.sqlite") as cache:
+        model = create_model(f"openai:gen?base_url={chat.url}/v1")
+        painter = create_image_model(f"openai:gpt-image-1?base_url={images.url}/v1")
+        options = GenerationOptions(task="diverse_desire", count=3, concurrency=3, seed=1)
+        first = await generate_storyturns(model, painter, exemplars, options, cache=cache)
+        assert len(chat.requests) == 3 and len(first.items) == 3  # three items at once, one call each
+        again = await generate_storyturns(model, painter, exemplars, options, cache=cache)  # a rerun after a crash
+        assert len(chat.requests) == 3  # every reply from the store
+        assert [i.storyturn for i in again.items] == [i.storyturn for i in first.items]
+        taken = {i.storyturn.id for i in first.items}
+        more = await generate_storyturns(model, painter, exemplars, options, cache=cache, taken_ids=taken)
+        assert len(chat.requests) == 6 and not taken & {i.storyturn.id for i in more.items}  # new items: asked afresh
+        await model.aclose()
+        await painter.aclose()

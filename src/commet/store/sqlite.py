@@ -347,6 +347,15 @@ class Store:
             "error_kind": error_kind, "error": error, "latency_s": latency_s, "created_at": stamp}))
         self._write(statements)
 
+    def remember_model_call(self, *, key: str, model: str, request_json: str, response_text: str,
+                            finish_reason: str | None, input_tokens: int, output_tokens: int, latency_s: float,
+                            attempts: int) -> None:
+        """Store a completed call in the cache only (calls made outside a run: the LLM pipeline)."""
+        self._write([_insert("model_calls", {
+            "key": key, "model": model, "request_json": request_json, "response_text": response_text,
+            "finish_reason": finish_reason, "input_tokens": input_tokens, "output_tokens": output_tokens,
+            "latency_s": latency_s, "attempts": attempts, "created_at": now()})])
+
     # judgments ------------------------------------------------------------------------------------
     def cached_judgment(self, key: str) -> sqlite3.Row | dict[str, object] | None:
         pending = self._pending_rows.get(("judgments", key))
