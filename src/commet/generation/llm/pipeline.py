@@ -166,13 +166,14 @@ async def generate_one(model: Model, image_model: ImageModel, task: Task, exempl
     transcript = [{"role": m.role, "text": m.text_content} for m in messages]
     findings += _segment_findings(parsed)
     st = parsed.storyturn
-    images: dict[str, bytes] = {}
     prompts: dict[str, str] = {}
     for picture in parsed.pictures:
         image_id = st.turns[picture.turn].image
         assert image_id is not None
         prompts[image_id] = image_prompt(st, picture.turn, picture.segment, picture.scene)
-        images[image_id] = await image_model.generate(prompts[image_id])
+    # an item's pictures are independent of each other: drawn at once
+    drawn = await asyncio.gather(*(image_model.generate(text) for text in prompts.values()))
+    images = dict(zip(prompts, drawn, strict=True))
     st.meta = {
         "generator": {"kind": "llm", "model": model.spec, "image_model": image_model.spec, "exemplar": exemplar.id,
                       "prompt_version": PROMPT_VERSION, "attempts": attempt},
