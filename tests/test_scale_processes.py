@@ -212,3 +212,27 @@ async def test_limiters_sharing_a_store_draw_on_one_budget(tmp_path: Path) -> No
         with sqlite3.connect(tmp_path / "s.sqlite") as con:
             tokens = con.execute("SELECT tokens FROM rate_budget WHERE key = 'openai:m@http://x'").fetchone()[0]
         assert tokens > 0  # 100 - 110 + refill + 10 returned
+
+
+def test_a_process_finishes_the_stories_of_one_killed_beside_it(tmp_path: Path) -> None:
+    dataset = write_stories(tmp_path / "stories.jsonl", 30)
+    db = tmp_path / "shared.sqlite"
+    with FakeServer("openai", slow(0.1)) as server:
+        cmd = eval_cmd(dataset, db, server.url, "--concurrency", "2")
+        doomed = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        survivor = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while logged_calls(db) < 12 and time.monotonic() < deadline and doomed.poll() is None:
+            time.sleep(0.02)
+        assert doomed.poll() is None, "the run finished before it could be killed"
+        doomed.send_signal(signal.SIGKILL)
+        doomed.wait()
+        killed_at = time.monotonic()
+        out, err = survivor.communicate(timeout=120)
+        assert survivor.returncode == 0, err
+        assert time.monotonic() - killed_at < LEASE_TTL_S  # the dead owner's stories were taken at once
+        repeated = sum(count - 1 for count in Counter(r.raw for r in server.requests).values())
+    assert repeated <= 2  # only what the killed process had in flight (2 slots)
+    assert len(results(db)) == 90
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT status FROM runs").fetchone()[0] == "done"
