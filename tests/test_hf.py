@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from commet.cli import app
 from commet.format import Dataset, FormatError, StoryTurn, load_dataset, validate_dataset
-from commet.format.hf import decode_meta, encode_meta
+from commet.format.hf import decode_meta, encode_meta, save_hf
 from commet.taxonomy import Taxonomy
 
 datasets = pytest.importorskip("datasets")
@@ -92,7 +92,7 @@ def test_meta_encoding_keeps_types_and_order() -> None:
 
 def test_round_trip_commet_hub_folder_parquet_commet(tmp_path: Path) -> None:
     original = rich_dataset()
-    folder = original.save_hf(tmp_path / "hub")
+    folder = save_hf(original, tmp_path / "hub")
     assert_same(load_dataset(folder), original)
     # the folder without dataset.json: the parquet schema metadata carries the dataset's metadata
     bare = tmp_path / "bare"
@@ -127,7 +127,7 @@ def test_round_trip_commet_hub_folder_parquet_commet(tmp_path: Path) -> None:
 
 def test_load_dataset_on_the_folder_gives_the_written_rows_with_image_features(tmp_path: Path) -> None:
     original = rich_dataset()
-    folder = original.save_hf(tmp_path / "hub")
+    folder = save_hf(original, tmp_path / "hub")
     hub = datasets.load_dataset(str(folder), split="test", cache_dir=str(tmp_path / "cache"))
     (single,) = (folder / "data").glob("*.parquet")
     assert hub.with_format("arrow")[:].to_pylist() == pq.read_table(single).to_pylist()
@@ -146,7 +146,7 @@ def test_load_dataset_on_the_folder_gives_the_written_rows_with_image_features(t
 def test_dataset_card(tmp_path: Path) -> None:
     import yaml
 
-    folder = rich_dataset().save_hf(tmp_path / "hub")
+    folder = save_hf(rich_dataset(), tmp_path / "hub")
     text = (folder / "README.md").read_text()
     front = yaml.safe_load(text.split("---")[1])
     assert front["license"] == "cc-by-nc-4.0" and front["language"] == ["en", "zh"]

@@ -112,8 +112,8 @@ def test_a_lease_is_taken_over_only_from_a_dead_or_expired_owner(tmp_path: Path)
         assert claimed == ["c", "d"] and gone == set() and crowded  # a, b: live and not expired; c: dead owner; d: expired
         store.record_story(run.id, "c", position=2, task="t", category="Belief", image_dependent=0, source="s",
                            status="done", correct=1)
-        store.end_lease(run.id, "c", me, finished=True)
-        store.end_lease(run.id, "d", me, finished=False)  # failed in this session: nobody retries it now
+        store.end_lease(run.id, "c", me)
+        store.end_lease(run.id, "d", me)  # ended unscored in this session: nobody retries it now
         claimed, gone, _ = store.claim_stories(run.id, ["c", "d"], owner=other, ttl=60, limit=5, alive=owner_alive)
         assert claimed == [] and gone == {"c", "d"}
         assert not store.start_session(run.id, me, owner_alive)  # `other` still holds a and b

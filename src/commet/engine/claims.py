@@ -120,8 +120,8 @@ class StoryClaims:
                     await asyncio.sleep(self.poll)
             return None
 
-    def ended(self, story_id: str, *, finished: bool) -> None:
-        self.store.end_lease(self.run_id, story_id, self.owner, finished=finished)
+    def ended(self, story_id: str) -> None:
+        self.store.end_lease(self.run_id, story_id, self.owner)
 
     async def _renew(self) -> None:
         while True:
@@ -141,6 +141,7 @@ class StoryClaims:
             self._ready.clear()
             try:
                 self.store.release_leases(self.run_id, self.owner)
+                self.store.start_session(self.run_id, self.owner, owner_alive)  # the last one out clears the rows
             except Exception as exc:  # noqa: BLE001 - the leases then expire on their own
                 log.warning("could not give back the leases of %s: %s", self.owner, exc)
 

@@ -32,7 +32,7 @@ from commet.engine.runner import Engine, EvalSettings, Progress, RunSummary
 from commet.format.dataset import Dataset
 from commet.judges.registry import create_judge
 from commet.models.registry import create_model
-from commet.store.sqlite import Store
+from commet.store.sqlite import RunStatus, Store
 
 POLL_S = 0.25
 #: seconds between a worker's looks at whether its parent is still there
@@ -81,6 +81,8 @@ def run_worker(job: WorkerJob, errors: Connection) -> None:
     watch_parent(job.parent)
     try:
         asyncio.run(_run_worker(job))
+    except KeyboardInterrupt:  # Ctrl-C reaches the whole group: the parent marks the run and says so
+        pass
     except BaseException as exc:  # noqa: BLE001 - sent to the parent, which raises it
         errors.send(f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
         raise SystemExit(1) from None
@@ -122,12 +124,13 @@ async def evaluate_in_workers(model: str, dataset: Dataset, *, judge: str, db: s
                 store.record_shard(record.id, shard.index, shard.count)
             todo = tuple(position for position, _ in engine.pending(record))
             if todo:
-                store.set_run_status(record.id, "running")
+                store.set_run_status(record.id, RunStatus.running)
                 count = min(workers, len(todo))
                 per_worker = max(1, -(-concurrency // count))
                 jobs = [WorkerJob(model, judge, dataset, db, record.name, settings, per_worker, todo, os.getpid())
                         for _ in range(count)]
-                await _supervise(jobs, store, record.id, engine.progress, on_progress)
+                with engine.marked_if_stopped(record):
+                    await _supervise(jobs, store, record.id, engine.progress, on_progress)
             return engine.finish(record)
     finally:
         await parent_model.aclose()

@@ -21,7 +21,6 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from commet.format.hf import is_hf_folder
 from commet.format.model import StoryTurn
 from commet.format.pipe import RawStoryTurn, parse_storyturn, to_pipe_record
 from commet.format.problems import FormatError, Problem
@@ -186,13 +185,6 @@ class Dataset:
             for storyturn in self.storyturns:
                 out.write(json.dumps(to_pipe_record(storyturn), ensure_ascii=False) + "\n")
         return path
-
-    def save_hf(self, folder: str | Path) -> Path:
-        """Write a Hub-ready Hugging Face folder: parquet files with pictures as ``Image`` features, and a card."""
-        from commet.format.hf import save_hf
-
-        return save_hf(self, Path(folder))
-
 
 def _image_filename(image_id: str) -> str:
     stem = image_id.replace(":", "_").replace("/", "_")
@@ -478,53 +470,3 @@ def apply_metadata(dataset: Dataset, text: str, file: str, default_name: str) ->
 def _key_line(text: str, key: str) -> int:
     match = re.search(rf'"{re.escape(key)}"\s*:', text)
     return _position(text, match.start())[0] if match else 1
-
-
-HF_MARKERS = ("dataset_info.json", "state.json", "dataset_dict.json")
-
-
-def _load_hf_located(path: Path) -> Dataset:
-    """The Hugging Face loader, with anything it raises about the folder turned into a located problem."""
-    from commet.format.hf import load_hf
-
-    try:
-        return load_hf(path)
-    except FormatError:
-        raise
-    except RuntimeError as exc:  # the optional 'datasets' extra is missing
-        raise FormatError([Problem(str(path), None, None, None, None, str(exc))]) from None
-    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, NotImplementedError,
-            RecursionError) as exc:
-        detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
-        raise FormatError([Problem(str(path), None, None, None, None, "cannot read this Hugging Face dataset "
-                                                                      f"folder: {type(exc).__name__}: {detail}")]) from None
-
-
-def load_dataset(path: str | Path) -> Dataset:
-    """Load a dataset from a folder, a file, a Hugging Face folder, or ``"sample"``."""
-    if str(path) == "sample":
-        path = bundled_sample_path()
-    path = Path(path)
-    try:
-        is_dir = path.is_dir()
-        exists = is_dir or os.path.lexists(path)
-    except (OSError, ValueError) as exc:
-        raise FormatError([Problem(str(path), None, None, None, None, f"cannot use this path: {exc}")]) from None
-    if not exists:
-        raise FormatError([Problem(str(path), None, None, None, None, "no such file or folder")])
-    if is_dir and os.path.lexists(path / STORYTURNS_FILE):
-        dataset = read_storyturns(path / STORYTURNS_FILE)
-        dataset.root = path
-        dataset.name = path.name
-        meta_path = path / METADATA_FILE
-        if os.path.lexists(meta_path):
-            _read_metadata(dataset, meta_path)
-        return dataset
-    if is_dir and (any((path / marker).is_file() for marker in HF_MARKERS) or is_hf_folder(path)) or \
-            not is_dir and path.suffix.lower() == ".parquet":
-        return _load_hf_located(path)
-    if is_dir:
-        raise FormatError([Problem(str(path), None, None, None, None,
-                                   f"not a dataset folder: no {STORYTURNS_FILE}, no Hugging Face dataset files "
-                                   "(state.json, .parquet)")])
-    return read_storyturns(path)

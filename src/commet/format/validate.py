@@ -15,7 +15,8 @@ from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
-from commet.format.dataset import Dataset, load_dataset
+from commet.format.dataset import Dataset
+from commet.format.loading import load_dataset
 from commet.format.model import StoryTurn
 from commet.format.problems import FormatError, Problem, Severity
 from commet.taxonomy import BOOKLET, Taxonomy

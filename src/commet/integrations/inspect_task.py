@@ -62,7 +62,8 @@ from commet.engine.conversation import (
     judge_request,
     user_text,
 )
-from commet.format.dataset import Dataset, load_dataset
+from commet.format.dataset import Dataset
+from commet.format.loading import load_dataset
 from commet.format.model import StoryTurn
 from commet.judges.base import Judge
 from commet.models.base import ImagePart, Message, Model, ModelRequest, ModelResponse, Usage

@@ -63,7 +63,8 @@ from commet.apps.web import (
     safe_child,
     templates,
 )
-from commet.format.dataset import Dataset, load_dataset
+from commet.format.dataset import Dataset
+from commet.format.loading import load_dataset
 from commet.format.model import Feedback, StoryTurn
 from commet.format.pipe import format_feedback, parse_feedback
 from commet.format.validate import validate_storyturn

@@ -32,7 +32,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from commet.apps.web import csv_safe, hash_password, normalise_name, revoke_sessions, verify_password
-from commet.format.dataset import Dataset, load_dataset
+from commet.format.dataset import Dataset
+from commet.format.loading import load_dataset
 from commet.format.model import StoryTurn
 from commet.format.problems import Problem
 from commet.format.validate import validate_dataset

@@ -25,7 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from commet.format.dataset import STORYTURNS_FILE, Dataset, load_dataset
+from commet.format.dataset import STORYTURNS_FILE, Dataset
+from commet.format.loading import load_dataset
 from commet.format.model import StoryTurn
 from commet.format.problems import Problem
 from commet.format.validate import validate_dataset, validate_storyturn
