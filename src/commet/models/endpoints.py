@@ -79,6 +79,8 @@ class EndpointPool(Generic[T]):
     def done(self, endpoint: Endpoint[T], *, failed: bool) -> None:
         """The request sent to ``endpoint`` ended: an endpoint-level failure, or an answer of any kind."""
         endpoint.in_flight -= 1
+        if len(self.endpoints) == 1:
+            return  # nowhere else to go: the retry policy alone decides
         if not failed:
             endpoint.failures = 0
             endpoint.cooldown = COOLDOWN_FIRST_S
@@ -86,6 +88,6 @@ class EndpointPool(Generic[T]):
         endpoint.failures += 1
         if endpoint.failures >= FAILURES_TO_EJECT and endpoint.out_until <= self._clock():
             endpoint.out_until = self._clock() + endpoint.cooldown
-            log.warning("endpoint %s taken out for %.0f s after %d failures", endpoint.url, endpoint.cooldown,
+            log.info("endpoint %s taken out for %.0f s after %d failures", endpoint.url, endpoint.cooldown,
                         endpoint.failures)
             endpoint.cooldown = min(COOLDOWN_MAX_S, endpoint.cooldown * 2)
