@@ -179,12 +179,23 @@ def test_every_sample_scene_draws_each_entity_once_inside_its_box():
         entities = [e for key in ("agents", "places", "objects", "occluders") for e in scene[key]]
         assert len({e["id"] for e in entities}) == len(entities) == len(values), name
         for entity in entities:
+            assert 0 <= entity["bbox"][0] < entity["bbox"][2] <= scene["width"], f"{name}: {entity['id']} off the picture"
+            assert 0 <= entity["bbox"][1] < entity["bbox"][3] <= scene["height"], f"{name}: {entity['id']} off the picture"
             ys, xs = np.nonzero(ids == values[entity["id"]])
             assert len(xs) > 30, f"{name}: {entity['id']} not drawn"
             x0, y0, x1, y1 = entity["bbox"]
             slack = 12  # handles, tails, a sitting child's legs may reach a little past the box
             assert xs.min() >= x0 - slack and xs.max() <= x1 + slack, f"{name}: {entity['id']}"
             assert ys.min() >= y0 - slack and ys.max() <= y1 + slack, f"{name}: {entity['id']}"
+
+
+def test_a_misspelt_kind_in_a_scene_is_refused_not_drawn_as_something_else():
+    scene = _scenes()["sample-reference_easy-2-0"]
+    for key, kind in (("places", "flowerpot"), ("occluders", "bushes"), ("objects", "bal")):
+        broken = json.loads(json.dumps(scene))
+        broken[key][0]["kind"] = kind
+        with pytest.raises(ValueError, match=repr(kind)):
+            draw(broken)
 
 
 def _centre_x(entity: dict) -> float:

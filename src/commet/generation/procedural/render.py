@@ -329,6 +329,8 @@ def _draw_place(pen: _Pen, p: dict) -> None:
         pen.rect((x0 + w * 0.44, y0 + 20, x1 - w * 0.44, y0 + 34), (235, 200, 80), radius=2)
     elif kind in SCENE_KINDS["places"]:
         _draw_scene_place(pen, kind, (x0, y0, x1, y1), rgb)
+    elif kind != "box":  # a hand-written scene may misspell a kind: say so rather than draw a box
+        raise ValueError(f"no drawing for place kind {kind!r}")
     else:  # box: a cardboard-style box with open flaps folded down and a strip of tape
         pen.rect((x0, y0 + 12, x1, y1), rgb, radius=2)
         pen.polygon([(x0, y0 + 12), (x0 + w * 0.5, y0 + 12), (x0 + w * 0.42, y0 + 2), (x0 - 8, y0 + 2)],
@@ -468,6 +470,8 @@ def _draw_occluder(pen: _Pen, o: dict) -> None:
             pen.line([(x0 + k * panel + panel / 2, y1 - 6), (x0 + k * panel + panel / 2, y1)], OUTLINE, width=3)
     elif o["kind"] in SCENE_KINDS["occluders"]:
         _draw_scene_occluder(pen, o["kind"], (x0, y0, x1, y1), rgb)
+    elif o["kind"] != "tall cupboard":
+        raise ValueError(f"no drawing for occluder kind {o['kind']!r}")
     else:
         pen.rect((x0, y0, x1, y1), rgb, radius=4)
         pen.line([((x0 + x1) / 2, y0 + 8), ((x0 + x1) / 2, y1 - 8)], _darker(rgb), width=2)
