@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from commet.cli import fail
+from commet.cli.common import fail
 from commet.format.problems import FormatError
 from commet.models.base import UnknownModelError
 
@@ -27,7 +27,8 @@ def llm(
     model: Annotated[str, typer.Option(help="Chat model spec that writes the StoryTurns, e.g. google:gemini-3-pro.")],
     image_model: Annotated[str, typer.Option(help="Picture backend: openai:gpt-image-1, "
                                                   "google:gemini-2.5-flash-image or diffusers:MODEL.")],
-    task: Annotated[str, typer.Option(help="Task id (see shared/spec/tasks.md), e.g. diverse_desire.")],
+    task: Annotated[str, typer.Option(help="Task id, e.g. diverse_desire (the 18 ids: docs/tasks.md in the "
+                                           "repository, or `commet stats sample`).")],
     out: Annotated[Path, typer.Option(help="Dataset folder to create or extend.")],
     count: Annotated[int, typer.Option(min=1, help="How many StoryTurns to generate.")] = 1,
     exemplars: Annotated[str, typer.Option(help="Dataset holding the one-shot exemplar of the task.")] = "sample",

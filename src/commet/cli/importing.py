@@ -33,7 +33,7 @@ def register(app: typer.Typer) -> None:
         context: Annotated[str, typer.Option(help="FANToM: the short or the full conversation.")] = "short",
     ) -> None:
         """Import a ToM benchmark (ToMi, Hi-ToM, BigToM, ToMBench, OpenToM, FANToM, ExploreToM, MMToM-QA, MuMA-ToM)."""
-        from commet.cli import fail
+        from commet.cli.common import fail
         from commet.format.importers import ImportOptions, import_benchmark
         from commet.format.problems import FormatError
 

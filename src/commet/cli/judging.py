@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from commet.cli import console, fail
+from commet.cli.common import console, fail
 from commet.cli.reporting import open_store, print_report
 
 if TYPE_CHECKING:

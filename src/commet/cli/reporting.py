@@ -9,7 +9,17 @@ from typing import Annotated
 
 import typer
 
-from commet.cli import ForceOption, _load, console, fail, fail_problems, load_or_fail
+from commet.cli.common import (
+    EXIT_INCOMPLETE,
+    ForceOption,
+    _load,
+    console,
+    err_console,
+    fail,
+    fail_problems,
+    load_or_fail,
+    resumable,
+)
 
 
 def open_store(db: Path):  # noqa: ANN202 - returns Store
@@ -215,15 +225,33 @@ def compare(
     console.print(f"verdict: {verdict}", highlight=False, markup=False)
 
 
+@resumable
 def sweep(
-    config: Annotated[Path, typer.Argument(help="Sweep config (TOML): models, images, feedback, datasets, ...")],
+    config: Annotated[Path, typer.Argument(help="Sweep config (TOML): see the example above and docs/cli.md.")],
     quiet: Annotated[bool, typer.Option(help="No per-run lines.")] = False,
     force: ForceOption = False,
 ) -> None:
-    """Run a grid of evaluations into one store (resumable like eval), then write the report.
+    """Run a grid of evaluations (models x images x feedback x datasets) into one store, resumable like eval,
+    then write the report. Exit codes as eval's. Every dataset is validated first, as by `commet validate`;
+    one with errors stops the sweep before any run is written.
 
-    Every dataset is validated first, as by `commet validate`; one with errors stops the sweep
-    before any run is written.
+    \b
+    The config (TOML; paths relative to it; only `models` is required):
+      models = ["baseline:first-option", "openai:gpt-4o-mini"]   # model specs
+      datasets = ["sample"]                # folders, files or "sample"
+      images = ["on", "off"]               # default ["on"]
+      feedback = ["original", "correctness", "none"]   # default ["original"]
+      judge = "rules"                      # judge spec
+      db = "sweep.sqlite"                  # results file (default commet.sqlite)
+      out = "report.html"                  # report file; format from the suffix
+      format = "markdown"                  # table, markdown, csv, latex or html
+      concurrency = 8
+      limit = 10                           # only the first N StoryTurns
+      system_prompt = "..."
+      temperature = 0.0
+      max_tokens = 512
+      seed = 1
+      run_prefix = "exp1/"                 # prefix of every run name
     """
     from commet.engine import RunConflictError
     from commet.format.problems import FormatError
@@ -249,6 +277,16 @@ def sweep(
         fail(str(exc))
     print_report(settings.db, names, settings.report_format(), out=settings.out,
                  dataset=settings.datasets[0] if len(settings.datasets) == 1 else None)
+    with open_store(settings.db) as store:
+        unfinished = [(name, record.status) for name in names
+                      if (record := store.get_run(name)) is not None and record.status != "done"]
+    if unfinished:
+        for name, status in unfinished:
+            err_console.print(f"{status}: {name}", markup=False, highlight=False, soft_wrap=True)
+        err_console.print(f"{len(unfinished)} of {len(names)} runs not complete; `commet eval` on one shows why; "
+                          f"run the same command again to retry (exit code {EXIT_INCOMPLETE})",
+                          markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_INCOMPLETE)
 
 
 def runs(db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite")) -> None:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from commet.cli import ForceOption, fail, load_or_fail
+from commet.cli.common import ForceOption, fail, load_or_fail
 
 app = typer.Typer(help="Expert review of StoryTurns and their pictures (paper, section 3.2.2).", no_args_is_help=True)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from commet.engine.conversation import (
@@ -24,6 +25,7 @@ from commet.engine.runner import (
     JudgeImages,
     Progress,
     RunConflictError,
+    RunResults,
     RunSummary,
     SpendLimitError,
 )
@@ -42,6 +44,9 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
                          on_progress: Callable[[Progress], None] | None = None,
                          max_cost: float | None = None) -> RunSummary:
     """Run (or resume) one evaluation and return its summary; results are in the store.
+
+    ``summary.results`` describes the whole run as stored (a second call on a finished run
+    reports its real figures and makes no call); ``summary.progress`` counts this call's work.
 
     A ``dataset`` given as a path goes through :func:`commet.format.validate.load_checked`: a dataset
     with errors raises :class:`commet.format.validate.DatasetRefused` before anything is written
@@ -80,12 +85,23 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
 
 
 def evaluate(model: str | Model, dataset: str | Path | Dataset = "sample", **kwargs: object) -> RunSummary:
-    """Synchronous :func:`evaluate_async` for scripts and notebooks without a running loop."""
-    return asyncio.run(evaluate_async(model, dataset, **kwargs))  # type: ignore[arg-type]
+    """:func:`evaluate_async`, waited for: for scripts, and for notebooks whose event loop already runs.
+
+    Where a loop is running in this thread (Jupyter, IPython), ``asyncio.run`` cannot be used,
+    so the evaluation runs in a worker thread with its own loop and this call waits for it;
+    ``await evaluate_async(...)`` is the form that leaves the notebook's loop free meanwhile.
+    """
+    work = evaluate_async(model, dataset, **kwargs)  # type: ignore[arg-type]
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="commet-evaluate") as pool:
+        return pool.submit(asyncio.run, work).result()
 
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT", "CorrectnessTexts", "Engine", "EvalSettings", "GenerationSettings", "ImagePolicy",
-    "JudgeImages", "Progress", "RunConflictError", "RunSummary", "SpendLimitError", "UndecidedFeedback",
+    "JudgeImages", "Progress", "RunConflictError", "RunResults", "RunSummary", "SpendLimitError", "UndecidedFeedback",
     "apply_branch_rules", "choose_feedback", "evaluate", "evaluate_async", "user_text",
 ]

@@ -9,6 +9,7 @@ conversation in one process, so results are the same as with one process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import multiprocessing
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -18,7 +19,7 @@ from commet.engine.runner import Engine, EvalSettings, Progress, RunSummary
 from commet.format.dataset import Dataset
 from commet.judges.registry import create_judge
 from commet.models.registry import create_model
-from commet.store.sqlite import Store
+from commet.store.sqlite import RunStatus, Store
 
 POLL_S = 0.25
 
@@ -38,7 +39,8 @@ class WorkerJob:
 
 
 def run_worker(job: WorkerJob) -> None:
-    asyncio.run(_run_worker(job))
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C reaches the whole group: the parent marks the run, says so
+        asyncio.run(_run_worker(job))
 
 
 async def _run_worker(job: WorkerJob) -> None:
@@ -67,12 +69,13 @@ async def evaluate_in_workers(model: str, dataset: Dataset, *, judge: str, db: s
             record = engine.open_run(run)
             todo = [position for position, _ in engine.pending(record)]
             if todo:
-                store.set_run_status(record.id, "running")
+                store.set_run_status(record.id, RunStatus.running)
                 shards = [tuple(todo[i::workers]) for i in range(workers) if todo[i::workers]]
                 per_worker = max(1, -(-concurrency // len(shards)))
                 jobs = [WorkerJob(model, judge, dataset, db, record.name, settings, per_worker, shard)
                         for shard in shards]
-                await _supervise(jobs, store, record.id, engine.progress, on_progress)
+                with engine.marked_if_stopped(record):
+                    await _supervise(jobs, store, record.id, engine.progress, on_progress)
             return engine.finish(record)
     finally:
         await parent_model.aclose()

@@ -13,7 +13,8 @@ import asyncio
 import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -47,7 +48,7 @@ from commet.models.base import (
     ModelRequest,
     TextPart,
 )
-from commet.store.sqlite import RunRecord, Store
+from commet.store.sqlite import FailureKind, RunRecord, RunStatus, Store
 
 
 class ImagePolicy(str, Enum):
@@ -96,7 +97,7 @@ START_INTERVAL_S = 0.001
 
 
 class RunConflictError(ValueError):
-    """A run name already used with other settings, model, judge or dataset."""
+    """A run name already used with other settings, model, judge or dataset; the message lists what differs."""
 
 
 class SpendLimitError(ValueError):
@@ -135,7 +136,7 @@ class SpendBudget:
 
 @dataclass
 class Progress:
-    """Live counters, passed to the progress callback after every turn."""
+    """Live counters of this call (not of earlier calls on the same run), passed to the progress callback."""
 
     stories_total: int = 0
     stories_done: int = 0
@@ -146,10 +147,40 @@ class Progress:
     errors: int = 0
 
 
+@dataclass(frozen=True)
+class RunResults:
+    """The whole run as it stands in the store: every call that ever worked on it, not only this one's."""
+
+    stories: int
+    stories_done: int
+    #: done with every turn judged (none left undecided by a judge that failed)
+    stories_scored: int
+    stories_failed: int
+    stories_correct: int
+    questions: int
+    questions_right: int
+    #: final failures per kind (model calls that failed for good, judges that could not decide)
+    failures: list[FailureKind] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        """Every StoryTurn was scored: all done, none left with a failed call."""
+        return self.stories_scored == self.stories
+
+    @property
+    def stories_not_scored(self) -> int:
+        return self.stories - self.stories_scored
+
+
 @dataclass
 class RunSummary:
+    """What a call to the engine returns: the run, this call's counters and the whole run's results."""
+
     run: RunRecord
+    #: what this call did
     progress: Progress
+    #: the whole run as stored
+    results: RunResults
     call_counts: dict[str, int] = field(default_factory=dict)
     #: the estimated spend (USD) when a spend limit stopped the run before it was complete
     stopped_at_spend: float | None = None
@@ -165,7 +196,7 @@ def _dataset_path(dataset: Dataset) -> dict[str, str]:
 
 
 def _package_version() -> str:
-    from commet import __version__
+    from commet.version import __version__
 
     return __version__
 
@@ -176,10 +207,64 @@ def config_hash(model: Model, judge: Judge, settings: EvalSettings, dataset_hash
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
-def default_run_name(model: Model, settings: EvalSettings, dataset: Dataset) -> str:
-    """``MODEL@DATASET:images=..,feedback=..``, plus ``,limit=N`` for a trial on the first N StoryTurns."""
+#: hex digits of the configuration hash in a default run name
+NAME_HASH_LENGTH = 8
+
+
+def default_run_name(model: Model, settings: EvalSettings, dataset: Dataset, digest: str) -> str:
+    """``MODEL@DATASET:images=..,feedback=..[,limit=N],cfg=HASH``.
+
+    ``HASH`` is the start of the configuration hash: model identity and options, judge, system
+    prompt, sampling settings, image policy and dataset content. Changing any of them gives a
+    new run instead of a clash with the earlier one.
+    """
     limit = f",limit={settings.limit}" if settings.limit is not None else ""
-    return f"{model.spec}@{dataset.name}:images={settings.images.value},feedback={settings.feedback}{limit}"
+    return (f"{model.spec}@{dataset.name}:images={settings.images.value},feedback={settings.feedback}{limit},"
+            f"cfg={digest[:NAME_HASH_LENGTH]}")
+
+
+def run_configuration(model: Model, judge: Judge, settings: EvalSettings, dataset: Dataset,
+                      dataset_hash: str) -> dict[str, object]:
+    """Everything a run's results depend on, flattened to ``name: value`` (what a conflict compares)."""
+    return _flatten({"model": model.identity(), "judge": judge.name,
+                     "dataset": {"name": dataset.name, "sha256": dataset_hash},
+                     **settings.model_dump(mode="json")})
+
+
+def stored_configuration(run: RunRecord) -> dict[str, object]:
+    """:func:`run_configuration` of a stored run, from what the store recorded."""
+    settings = dict(run.settings)
+    identity = settings.pop("model_identity", {"spec": run.model})
+    settings.pop("dataset_path", None)  # where the data was read from: recorded, not part of the configuration
+    return _flatten({"model": identity, "judge": run.judge,
+                     "dataset": {"name": run.dataset_name, "sha256": run.dataset_hash}, **settings})
+
+
+def _flatten(tree: dict[str, object], prefix: str = "") -> dict[str, object]:
+    flat: dict[str, object] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def _shown(value: object, width: int = 36) -> str:
+    text = "(none)" if value is None else (value if isinstance(value, str) else json.dumps(value))
+    text = text.replace("\n", " ").replace("\r", " ")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def conflict_message(name: str, where: object, stored: dict[str, object], wanted: dict[str, object]) -> str:
+    """The settings that differ between a stored run and this command, side by side."""
+    keys = [k for k in dict.fromkeys([*stored, *wanted]) if stored.get(k) != wanted.get(k)]
+    rows = [("setting", "stored run", "this command")] + [(k, _shown(stored.get(k)), _shown(wanted.get(k)))
+                                                          for k in keys]
+    widths = [max(len(row[i]) for row in rows) for i in range(2)]
+    table = "\n".join(f"  {row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]}" for row in rows)
+    return (f"run {name!r} already exists in {where} with other settings:\n{table}\n"
+            "pick another --run name, or leave --run out: the default name differs for each configuration")
 
 
 class Engine:
@@ -214,13 +299,12 @@ class Engine:
     def open_run(self, name: str | None) -> RunRecord:
         dataset_hash = self.dataset.content_hash()
         digest = config_hash(self.model, self.judge, self.settings, dataset_hash)
-        name = name or default_run_name(self.model, self.settings, self.dataset)
+        name = name or default_run_name(self.model, self.settings, self.dataset, digest)
         existing = self.store.get_run(name)
         if existing is not None:
             if existing.config_hash != digest:
-                raise RunConflictError(
-                    f"run {name!r} already exists in {self.store.path} with another model, judge, dataset or "
-                    "settings; pick another --run name")
+                wanted = run_configuration(self.model, self.judge, self.settings, self.dataset, dataset_hash)
+                raise RunConflictError(conflict_message(name, self.store.path, stored_configuration(existing), wanted))
             return existing
         return self.store.create_run(
             name=name, model=self.model.spec, judge=self.judge.name,
@@ -234,13 +318,18 @@ class Engine:
         return stories[: self.settings.limit] if self.settings.limit is not None else stories
 
     def pending(self, run: RunRecord) -> list[tuple[int, StoryTurn]]:
-        """The (position, StoryTurn) pairs of this run not finished yet; resets the progress counters."""
+        """The (position, StoryTurn) pairs of this run not scored yet; resets the progress counters.
+
+        Not scored: never finished, or finished with a call that failed for good (a model call,
+        or a judge that left a turn undecided), so a rerun retries those.
+        """
         stories = self._stories()
-        done = self.store.finished_stories(run.id)
+        done = self.store.finished_stories(run.id) - self.store.stories_with_judge_errors(run.id)
         self.progress = Progress(stories_total=len(stories), stories_done=len(done & {s.id for s in stories}))
         return [(position, st) for position, st in enumerate(stories) if st.id not in done]
 
     async def run(self, name: str | None = None) -> RunSummary:
+        """Run (or resume) the run; on Ctrl-C or an error it is marked ``interrupted`` or ``failed``."""
         run = self.open_run(name)
         if self.max_cost is not None:
             unpriced = [what for what, known in (("model " + self.model.spec, self.model.price_known()),
@@ -251,14 +340,27 @@ class Engine:
             self.budget = SpendBudget(self.max_cost, spent=self.spent_so_far(run))
         todo = self.pending(run)
         if todo:
-            self.store.set_run_status(run.id, "running")
-            await self.run_stories(run, todo)
+            self.store.set_run_status(run.id, RunStatus.running)
+            with self.marked_if_stopped(run):
+                await self.run_stories(run, todo)
         unfinished = {st.id for st in self._stories()} - self.store.finished_stories(run.id)
         if self.budget is not None and unfinished:
-            self.store.set_run_status(run.id, "stopped-spend-limit")
-            return RunSummary(self.store.get_run(run.name) or run, self.progress, self.store.call_counts(run.id),
-                              stopped_at_spend=self.budget.spent)
+            self.store.set_run_status(run.id, RunStatus.stopped_spend_limit)
+            return RunSummary(self.store.get_run(run.name) or run, self.progress, self.results(run),
+                              self.store.call_counts(run.id), stopped_at_spend=self.budget.spent)
         return self.finish(run)
+
+    @contextmanager
+    def marked_if_stopped(self, run: RunRecord) -> Iterator[None]:
+        """Record why a run stopped before its end: ``interrupted`` (Ctrl-C, cancelled) or ``failed``."""
+        try:
+            yield
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            self.store.set_run_status(run.id, RunStatus.interrupted)
+            raise
+        except Exception:
+            self.store.set_run_status(run.id, RunStatus.failed)
+            raise
 
     def spent_so_far(self, run: RunRecord) -> float:
         """The estimated spend of the calls this run has made (earlier sessions included)."""
@@ -289,10 +391,23 @@ class Engine:
                 raise
 
     def finish(self, run: RunRecord) -> RunSummary:
-        self.store.set_run_status(run.id, "done")
+        """Close the run: ``done`` when every StoryTurn was scored, else ``incomplete`` (a rerun retries)."""
+        results = self.results(run)
+        self.store.set_run_status(run.id, RunStatus.done if results.complete else RunStatus.incomplete)
         final = self.store.get_run(run.name)
         assert final is not None
-        return RunSummary(final, self.progress, self.store.call_counts(run.id))
+        return RunSummary(final, self.progress, results, self.store.call_counts(run.id))
+
+    def results(self, run: RunRecord) -> RunResults:
+        """The whole run's results as stored now (see :class:`RunResults`)."""
+        ids = {st.id for st in self._stories()}
+        totals = self.store.run_totals(run.id)
+        done = self.store.finished_stories(run.id) & ids
+        return RunResults(stories=len(ids), stories_done=len(done),
+                          stories_scored=len(done - self.store.stories_with_judge_errors(run.id)),
+                          stories_failed=totals["stories_failed"], stories_correct=totals["stories_correct"],
+                          questions=totals["questions"], questions_right=totals["questions_right"],
+                          failures=self.store.run_failures(run.id))
 
     async def _worker(self, run: RunRecord, queue: asyncio.Queue[tuple[int, StoryTurn]], start_after: float) -> None:
         if start_after:
@@ -303,6 +418,7 @@ class Engine:
             except asyncio.QueueEmpty:
                 return
             await self.run_story(run, position, storyturn)
+            await asyncio.sleep(0)  # a story answered from the store never yields: let Ctrl-C and commits in
 
     # one story ------------------------------------------------------------------------------------
     def image_part(self, image_id: str) -> ImagePart:

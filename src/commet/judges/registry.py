@@ -19,7 +19,7 @@ from commet.judges.cascade import CascadeJudge
 from commet.judges.llm import llm_judge
 from commet.judges.panel import PanelJudge
 from commet.judges.rules import RulesJudge
-from commet.models.base import UnknownModelError
+from commet.models.base import UnknownModelError, did_you_mean
 from commet.plugins import load_plugin, plugin_names
 
 LLM_ONLY = "llm-only:"
@@ -39,8 +39,8 @@ def create_judge(spec: str) -> Judge:
     if sep and kind in plugin_names(GROUP):
         return _plugin(kind, rest)
     if not sep:
-        raise UnknownJudgeError(f"unknown judge {spec!r}: use 'rules', a model spec such as openai:gpt-4o, "
-                                "llm-only:SPEC, or panel:SPEC,SPEC,SPEC")
+        raise UnknownJudgeError(f"unknown judge {spec!r}{did_you_mean(spec, ['rules'])}: use 'rules', a model "
+                                "spec such as openai:gpt-4o, llm-only:SPEC, or panel:SPEC,SPEC,SPEC")
     return CascadeJudge(_bare(spec))
 
 

@@ -81,6 +81,7 @@ def to_openai_messages(messages: Sequence[Message], *, image_detail: str | None 
 class OpenAIChatModel(RemoteModel):
     provider = "openai"
     default_key_envs = ("OPENAI_API_KEY",)
+    sdk_module = "openai"
     output_options = frozenset({"image_detail", "reasoning_effort"})
     transport_options = frozenset({"token_param", "transport"})
 

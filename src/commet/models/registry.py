@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl
 
-from commet.models.base import Model, UnknownModelError
+from commet.models.base import Model, UnknownModelError, did_you_mean
 from commet.plugins import load_plugin, plugin_names
 
 #: the entry-point group providers register in; a factory takes (name, options) and returns a Model
@@ -38,7 +38,8 @@ def parse_spec(spec: str) -> ModelSpec:
     name, _, query = rest.partition("?")
     options = dict(parse_qsl(query, keep_blank_values=True)) if query else {}
     if provider not in providers:
-        raise UnknownModelError(f"unknown model provider {provider!r} in {spec!r} (known: {', '.join(providers)})")
+        raise UnknownModelError(f"unknown model provider {provider!r}{did_you_mean(provider, providers)} in {spec!r} "
+                                f"(known: {', '.join(providers)})")
     return ModelSpec(provider, name, options)
 
 

@@ -48,6 +48,7 @@ from commet.models.base import (
     ModelResponse,
     UnknownModelError,
     Usage,
+    unknown_options,
 )
 
 log = logging.getLogger(__name__)
@@ -370,6 +371,16 @@ class RetryPolicy:
             await self.sleep(delay)
 
 
+def _importable(module: str) -> bool:
+    import importlib
+
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
 def limiter_from_options(options: Mapping[str, str], **kwargs: Any) -> RateLimiter | None:
     rpm = _option_float(options, "rpm", None)
     tpm = _option_float(options, "tpm", None)
@@ -414,22 +425,16 @@ class RemoteModel(Model):
     output_options: frozenset[str] = frozenset()
     #: provider-specific options that do not change outputs
     transport_options: frozenset[str] = frozenset()
+    #: the SDK module the provider needs (its extra has the provider's name)
+    sdk_module: str = ""
 
     def __init__(self, name: str, options: Mapping[str, str]):
         if not name:
             raise UnknownModelError(f"{self.provider}: a model name is required ({self.provider}:MODEL)")
         self.name = name
         self.options = dict(options)
-        known = TRANSPORT_OPTIONS | self.output_options | self.transport_options | {"base_url"}
-        unknown = set(self.options) - known
-        if unknown:
-            raise UnknownModelError(f"{self.provider}: unknown option(s) {', '.join(sorted(unknown))} "
-                                    f"(known: {', '.join(sorted(known))})")
         self.base_url = self.options.get("base_url") or None
-        if self.base_url and ("@" in self.base_url.split("//", 1)[-1].split("/", 1)[0]):
-            raise UnknownModelError(f"{self.provider}: put credentials in an environment variable "
-                                    "(option api_key_env), not in base_url")
-        self.api_key = self._resolve_key()
+        self.api_key = self._check_prerequisites()
         self.spec = f"{self.provider}:{name}"
         self.policy = RetryPolicy.from_options(self.options, secrets=(self.api_key,) if self.api_key else ())
         self.limiter = limiter_from_options(self.options)
@@ -437,6 +442,29 @@ class RemoteModel(Model):
 
     def _resolve_key(self) -> str | None:
         return resolve_api_key(self.provider, self.options, self.default_key_envs, self.base_url)
+
+    def _check_prerequisites(self) -> str | None:
+        """The API key; every missing prerequisite (options, key, SDK) reported at once, in one line."""
+        known = TRANSPORT_OPTIONS | self.output_options | self.transport_options | {"base_url"}
+        problems = [p for p in (unknown_options(self.provider, self.options, known),) if p]
+        if self.base_url and ("@" in self.base_url.split("//", 1)[-1].split("/", 1)[0]):
+            problems.append(f"{self.provider}: put credentials in an environment variable (option api_key_env), "
+                            "not in base_url")
+        key: str | None = None
+        try:
+            key = self._resolve_key()
+        except UnknownModelError as exc:
+            problems.append(str(exc))
+        if self.sdk_module and not _importable(self.sdk_module):
+            problems.append(f"{self.provider}: the SDK ({self.sdk_module}) is not installed: "
+                            f"pip install 'commet-bench[{self.provider}]'")
+        if len(problems) > 1:
+            prefix = f"{self.provider}: "
+            raise UnknownModelError(f"{prefix}{len(problems)} problems: "
+                                    + "; ".join(p.removeprefix(prefix) for p in problems))
+        if problems:
+            raise UnknownModelError(problems[0])
+        return key
 
     def identity(self) -> dict[str, object]:
         ident: dict[str, object] = {"spec": self.spec, "provider": self.provider, "model": self.name}

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from commet.format.dataset import Dataset
 
+from commet.models.base import did_you_mean
 from commet.reports.render import FORMATS_BY_SUFFIX, ReportTargetError, output_format
 
 if sys.version_info >= (3, 11):
@@ -103,7 +104,8 @@ def load_config(path: str | Path) -> SweepConfig:
         raise SweepConfigError(f"{path}: {exc}") from None
     unknown = sorted(set(raw) - KNOWN_KEYS)
     if unknown:
-        raise SweepConfigError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(KNOWN_KEYS))})")
+        raise SweepConfigError(f"{path}: unknown key {unknown[0]!r}{did_you_mean(unknown[0], KNOWN_KEYS)} "
+                               f"(known: {', '.join(sorted(KNOWN_KEYS))})")
     if "models" not in raw:
         raise SweepConfigError(f"{path}: 'models' is required")
     base = path.parent

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from enum import Enum
 from pathlib import Path
 
 SCHEMA_VERSION = 1
@@ -117,6 +118,33 @@ CREATE TABLE IF NOT EXISTS stories (
 
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class RunStatus(str, Enum):
+    """Where a run stands. Only a run whose every StoryTurn was scored is ``done``."""
+
+    running = "running"
+    done = "done"
+    #: ended with StoryTurns whose calls failed for good; a rerun retries them
+    incomplete = "incomplete"
+    #: stopped by Ctrl-C (SIGINT); a rerun resumes
+    interrupted = "interrupted"
+    #: stopped by an unexpected error; a rerun resumes
+    failed = "failed"
+    #: stopped before its estimated spend would pass ``--max-cost``; a rerun with a higher limit resumes
+    stopped_spend_limit = "stopped-spend-limit"
+
+
+@dataclass(frozen=True)
+class FailureKind:
+    """One kind of final failure in a run as it stands: how many turns, and the first message."""
+
+    kind: str
+    what: str  # "model" or "judge"
+    turns: int
+    first_story: str
+    first_turn: int
+    first_message: str
 
 
 @dataclass(frozen=True)
@@ -266,8 +294,8 @@ class Store:
         assert run is not None
         return run
 
-    def set_run_status(self, run_id: int, status: str) -> None:
-        finished = now() if status == "done" else None
+    def set_run_status(self, run_id: int, status: RunStatus | str) -> None:
+        finished = None if RunStatus(status) is RunStatus.running else now()
         self._write([("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, finished, run_id))])
 
     # model calls ----------------------------------------------------------------------------------
@@ -336,6 +364,53 @@ class Store:
         rows = self.db.execute("SELECT story_id FROM stories WHERE run_id = ? AND status IN ('done', 'stopped')",
                                (run_id,))
         return {r["story_id"] for r in rows}
+
+    def run_totals(self, run_id: int) -> dict[str, int]:
+        """Stories failed and right, questions answered and right, over the StoryTurns recorded so far."""
+        self.flush()
+        stories = self.db.execute(
+            "SELECT COALESCE(SUM(status = 'failed'), 0), COALESCE(SUM(status = 'done' AND correct = 1), 0)"
+            " FROM stories WHERE run_id = ?", (run_id,)).fetchone()
+        turns = self.db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(t.correct = 1), 0) FROM turns t JOIN stories s"
+            " ON s.run_id = t.run_id AND s.story_id = t.story_id WHERE t.run_id = ? AND t.response IS NOT NULL",
+            (run_id,)).fetchone()
+        return {"stories_failed": int(stories[0]), "stories_correct": int(stories[1]), "questions": int(turns[0]),
+                "questions_right": int(turns[1])}
+
+    def stories_with_judge_errors(self, run_id: int) -> set[str]:
+        """StoryTurns recorded ``done`` with a turn whose judge failed for good (left undecided)."""
+        self.flush()
+        rows = self.db.execute("SELECT DISTINCT story_id FROM turns WHERE run_id = ? AND response IS NOT NULL "
+                               "AND error_kind IS NOT NULL", (run_id,))
+        return {r["story_id"] for r in rows}
+
+    def run_failures(self, run_id: int) -> list[FailureKind]:
+        """The run's final failures as they stand now, per kind, with the first message of each kind.
+
+        A model call that failed for good leaves a turn with an error and no response; a judge
+        that failed for good leaves an answered turn with an ``error_kind`` (its message is in
+        the call log). Failures a later rerun fixed are not counted: turn rows are replaced.
+        """
+        self.flush()
+        rows = self.db.execute(
+            "SELECT t.story_id, t.turn, t.response, t.error_kind, t.error,"
+            " (SELECT c.error FROM call_log c WHERE c.run_id = t.run_id AND c.story_id = t.story_id"
+            "  AND c.turn = t.turn AND c.kind = 'judge' AND c.error IS NOT NULL ORDER BY c.id DESC LIMIT 1)"
+            " AS judge_error"
+            " FROM turns t JOIN stories s ON s.run_id = t.run_id AND s.story_id = t.story_id"
+            " WHERE t.run_id = ? AND t.error_kind IS NOT NULL ORDER BY s.position, t.turn", (run_id,))
+        kinds: dict[str, FailureKind] = {}
+        for r in rows:
+            what = "model" if r["response"] is None else "judge"
+            message = (r["error"] if what == "model" else r["judge_error"]) or r["error_kind"]
+            known = kinds.get(r["error_kind"])
+            if known is None:
+                kinds[r["error_kind"]] = FailureKind(r["error_kind"], what, 1, r["story_id"], r["turn"], message)
+            else:
+                kinds[r["error_kind"]] = FailureKind(known.kind, known.what, known.turns + 1, known.first_story,
+                                                     known.first_turn, known.first_message)
+        return list(kinds.values())
 
     def turn_rows(self, run_id: int) -> list[sqlite3.Row]:
         self.flush()

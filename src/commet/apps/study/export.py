@@ -149,7 +149,7 @@ def export_human_run(study: Study, dataset: Dataset, db: StudyDB, store: Store, 
     Only StoryTurns whose every question was answered become stories; ``policy`` keeps only
     the questionnaires showing all pictures (``all``) or only the needed ones (``needed``).
     """
-    from commet import __version__
+    from commet.version import __version__
 
     storyturns = {storyturn.id: storyturn for storyturn in dataset}
     digest = _config_hash(study, policy)
