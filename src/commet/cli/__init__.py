@@ -208,6 +208,9 @@ def eval_command(
     max_cost: Annotated[float | None, typer.Option(
         min=0, help="Stop cleanly (resumable) before the run's estimated spend in USD would pass this.")] = None,
     force: ForceOption = False,
+    shard: Annotated[str | None, typer.Option(
+        help="INDEX/COUNT (INDEX from 0): run only this deterministic share of the StoryTurns, e.g. one task "
+             "of a Slurm job array with its own --db; `commet merge` joins the shards' stores.")] = None,
 ) -> None:
     """Run a model over a dataset, judged online, into a resumable SQLite store; print the results.
 
@@ -232,6 +235,12 @@ def eval_command(
                             limit=limit, undecided_feedback=undecided_feedback, judge_images=judge_images)
     if max_cost is not None and workers > 1:
         fail("--max-cost needs one process: drop --workers")
+    from commet.engine import Shard
+
+    try:
+        the_shard = Shard.parse(shard) if shard is not None else None
+    except ValueError as exc:
+        fail(f"--shard: {exc}")
     from commet.cli.progress import live_progress
 
     async def evaluate_then_close() -> RunSummary:
@@ -239,7 +248,7 @@ def eval_command(
             return await evaluate_async(
                 model if workers > 1 else the_model, data, judge=judge if workers > 1 else the_judge, db=db,
                 run=run, settings=settings, concurrency=concurrency, workers=workers, on_progress=on_progress,
-                max_cost=max_cost)
+                max_cost=max_cost, shard=the_shard)
         finally:  # in the loop the clients were used in: their connections close cleanly
             await _close(the_model, the_judge)
 
@@ -307,7 +316,7 @@ async def _close(*things: object) -> None:
 
 #: Command modules, one per concern: each has ``register(app)`` or is a sub-app ``app``. A module's
 #: optional dependencies are imported inside its commands, so every command is always listed.
-COMMAND_MODULES = ("reporting", "generate", "judging", "review", "study", "audit", "importing")
+COMMAND_MODULES = ("reporting", "generate", "judging", "review", "study", "audit", "importing", "scale")
 
 
 def _register_commands() -> None:

@@ -40,6 +40,8 @@ def llm(
                                                       "back for repair).")] = 3,
     concurrency: Annotated[int, typer.Option(min=1, help="Items in flight at once.")] = 4,
     id_prefix: Annotated[str, typer.Option(help="Prefix of the new StoryTurn ids.")] = "llm",
+    db: Annotated[Path | None, typer.Option(help="Keep every chat reply in this SQLite store: the same command "
+                                                 "run again after a crash makes no repeated chat call.")] = None,
 ) -> None:
     """Generate StoryTurns of a task by one-shot prompting, draw their pictures, lint and validate them."""
     from commet.format.loading import load_dataset
@@ -81,7 +83,13 @@ def llm(
     async def run() -> GenerationReport:
         try:
             taken = {st.id for st in previous} if previous is not None else set()
-            return await generate_storyturns(chat, painter, examples, options, taken_ids=taken, on_done=report)
+            if db is None:
+                return await generate_storyturns(chat, painter, examples, options, taken_ids=taken, on_done=report)
+            from commet.store.sqlite import Store
+
+            with Store(db) as cache:
+                return await generate_storyturns(chat, painter, examples, options, taken_ids=taken, on_done=report,
+                                                 cache=cache)
         finally:
             await chat.aclose()
             await painter.aclose()

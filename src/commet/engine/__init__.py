@@ -10,6 +10,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from commet.engine.claims import Shard
 from commet.engine.conversation import (
     DEFAULT_SYSTEM_PROMPT,
     CorrectnessTexts,
@@ -42,7 +43,8 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
                          db: str | Path | Store = "commet.sqlite", run: str | None = None,
                          settings: EvalSettings | None = None, concurrency: int = 8, workers: int = 1,
                          on_progress: Callable[[Progress], None] | None = None,
-                         max_cost: float | None = None) -> RunSummary:
+                         max_cost: float | None = None, shard: Shard | None = None,
+                         slots: asyncio.Semaphore | None = None) -> RunSummary:
     """Run (or resume) one evaluation and return its summary; results are in the store.
 
     ``summary.results`` describes the whole run as stored (a second call on a finished run
@@ -54,7 +56,11 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
 
     ``workers`` > 1 spreads the StoryTurns over that many processes (see :mod:`commet.engine.parallel`);
     model and judge must then be given as specs and ``db`` as a path. ``max_cost`` (USD) stops the
-    run cleanly, resumable, before its estimated spend would pass that limit.
+    run cleanly, resumable, before its estimated spend would pass that limit. ``shard`` runs only
+    that deterministic share of the StoryTurns (``commet merge`` joins the shards' stores).
+    Any number of processes may run the same run on the same store at once: they split the
+    StoryTurns through leases in the store (:mod:`commet.engine.claims`). ``slots``, shared by
+    several runs at once (``commet sweep``), caps their StoryTurns in flight together.
     """
     # a dataset given by path is checked as `commet validate` checks it: one with errors never runs
     data = dataset if isinstance(dataset, Dataset) else load_checked(dataset, force=True)[0]
@@ -67,13 +73,14 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
 
         return await evaluate_in_workers(model, data, judge=judge, db=str(db), run=run,
                                          settings=settings or EvalSettings(), concurrency=concurrency,
-                                         workers=workers, on_progress=on_progress)
+                                         workers=workers, on_progress=on_progress, shard=shard)
     the_model = create_model(model) if isinstance(model, str) else model
     the_judge = create_judge(judge) if isinstance(judge, str) else judge
     store = db if isinstance(db, Store) else Store(db)
     try:
         engine = Engine(model=the_model, judge=the_judge, store=store, dataset=data, settings=settings,
-                        concurrency=concurrency, on_progress=on_progress, max_cost=max_cost)
+                        concurrency=concurrency, on_progress=on_progress, max_cost=max_cost, shard=shard,
+                        slots=slots)
         return await engine.run(run)
     finally:
         if isinstance(model, str):
@@ -102,6 +109,7 @@ def evaluate(model: str | Model, dataset: str | Path | Dataset = "sample", **kwa
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT", "CorrectnessTexts", "Engine", "EvalSettings", "GenerationSettings", "ImagePolicy",
-    "JudgeImages", "Progress", "RunConflictError", "RunResults", "RunSummary", "SpendLimitError", "UndecidedFeedback",
+    "JudgeImages", "Progress", "RunConflictError", "RunResults", "RunSummary", "Shard", "SpendLimitError",
+    "UndecidedFeedback",
     "apply_branch_rules", "choose_feedback", "evaluate", "evaluate_async", "user_text",
 ]

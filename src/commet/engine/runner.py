@@ -10,6 +10,7 @@ finished run makes no call at all.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import time
@@ -22,6 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from commet.engine.claims import Shard, StoryClaims, share_rate_budgets
 from commet.engine.conversation import (
     DEFAULT_SYSTEM_PROMPT,
     PAPER_CORRECTNESS_TEXTS,
@@ -280,7 +282,8 @@ class Engine:
     def __init__(self, *, model: Model, judge: Judge, store: Store, dataset: Dataset,
                  settings: EvalSettings | None = None, concurrency: int = 8,
                  on_progress: Callable[[Progress], None] | None = None,
-                 start_interval: float = START_INTERVAL_S, max_cost: float | None = None):
+                 start_interval: float = START_INTERVAL_S, max_cost: float | None = None,
+                 shard: Shard | None = None, slots: asyncio.Semaphore | None = None, crowded: bool = False):
         self.model = model
         self.judge = judge
         self.store = store
@@ -293,6 +296,10 @@ class Engine:
         self.max_cost = max_cost
         self.budget: SpendBudget | None = None
         self._spend_limit_reached = False
+        self.shard = shard
+        self.slots = slots  # story slots shared with other engines on the same endpoint (a sweep)
+        self.crowded = crowded  # other processes run this run from the start (--workers)
+        self._claims: StoryClaims | None = None
         self._pictures = PictureCache(dataset, max_side=self.settings.image_max_side, fmt=self.settings.image_format)
 
     # run bookkeeping ------------------------------------------------------------------------------
@@ -317,16 +324,21 @@ class Engine:
         stories = self.dataset.storyturns
         return stories[: self.settings.limit] if self.settings.limit is not None else stories
 
+    def mine(self) -> list[tuple[int, StoryTurn]]:
+        """The (position, StoryTurn) pairs this engine runs: the run's, or its shard's share."""
+        stories = list(enumerate(self._stories()))
+        return self.shard.share(stories) if self.shard is not None else stories
+
     def pending(self, run: RunRecord) -> list[tuple[int, StoryTurn]]:
-        """The (position, StoryTurn) pairs of this run not scored yet; resets the progress counters.
+        """The (position, StoryTurn) pairs of this run (or shard) not scored yet; resets the progress counters.
 
         Not scored: never finished, or finished with a call that failed for good (a model call,
         or a judge that left a turn undecided), so a rerun retries those.
         """
-        stories = self._stories()
+        stories = self.mine()
         done = self.store.finished_stories(run.id) - self.store.stories_with_judge_errors(run.id)
-        self.progress = Progress(stories_total=len(stories), stories_done=len(done & {s.id for s in stories}))
-        return [(position, st) for position, st in enumerate(stories) if st.id not in done]
+        self.progress = Progress(stories_total=len(stories), stories_done=len(done & {s.id for _, s in stories}))
+        return [(position, st) for position, st in stories if st.id not in done]
 
     async def run(self, name: str | None = None) -> RunSummary:
         """Run (or resume) the run; on Ctrl-C or an error it is marked ``interrupted`` or ``failed``."""
@@ -338,12 +350,14 @@ class Engine:
                 raise SpendLimitError(f"--max-cost needs known prices, but the {' and the '.join(unpriced)} "
                                       "has none (price unknown); give price_in/price_out as model options")
             self.budget = SpendBudget(self.max_cost, spent=self.spent_so_far(run))
+        if self.shard is not None:
+            self.store.record_shard(run.id, self.shard.index, self.shard.count)
         todo = self.pending(run)
         if todo:
             self.store.set_run_status(run.id, RunStatus.running)
             with self.marked_if_stopped(run):
                 await self.run_stories(run, todo)
-        unfinished = {st.id for st in self._stories()} - self.store.finished_stories(run.id)
+        unfinished = {st.id for _, st in self.mine()} - self.store.finished_stories(run.id)
         if self.budget is not None and unfinished:
             self.store.set_run_status(run.id, RunStatus.stopped_spend_limit)
             return RunSummary(self.store.get_run(run.name) or run, self.progress, self.results(run),
@@ -375,13 +389,16 @@ class Engine:
 
         Longest first keeps the last wave short: when the queue runs dry, the stories still in
         flight are the short ones, so fewer slots sit idle at the end (results do not depend on
-        the order; each StoryTurn keeps its position).
+        the order; each StoryTurn keeps its position). Each story is claimed in the store first
+        (:mod:`commet.engine.claims`), so other processes on the same run take the others, and
+        rate limits are one budget in the store shared with them.
         """
-        queue: asyncio.Queue[tuple[int, StoryTurn]] = asyncio.Queue()
-        for item in sorted(todo, key=lambda item: -len(item[1].turns)):
-            queue.put_nowait(item)
-        with self.store.write_batches():
-            workers = [asyncio.create_task(self._worker(run, queue, slot * self.start_interval))
+        share_rate_budgets(self.store, self.model, self.judge)
+        claims = StoryClaims(self.store, run.id, todo, chunk=max(1, min(16, self.concurrency // 4)),
+                             crowded=self.crowded)
+        self._claims = claims
+        with self.store.write_batches(), claims.held():
+            workers = [asyncio.create_task(self._worker(run, claims, slot * self.start_interval))
                        for slot in range(min(self.concurrency, len(todo)))]
             try:
                 await asyncio.gather(*workers)
@@ -400,7 +417,7 @@ class Engine:
 
     def results(self, run: RunRecord) -> RunResults:
         """The whole run's results as stored now (see :class:`RunResults`)."""
-        ids = {st.id for st in self._stories()}
+        ids = {st.id for _, st in self.mine()}  # a shard's results are its share's
         totals = self.store.run_totals(run.id)
         done = self.store.finished_stories(run.id) & ids
         return RunResults(stories=len(ids), stories_done=len(done),
@@ -409,15 +426,15 @@ class Engine:
                           questions=totals["questions"], questions_right=totals["questions_right"],
                           failures=self.store.run_failures(run.id))
 
-    async def _worker(self, run: RunRecord, queue: asyncio.Queue[tuple[int, StoryTurn]], start_after: float) -> None:
+    async def _worker(self, run: RunRecord, claims: StoryClaims, start_after: float) -> None:
         if start_after:
             await asyncio.sleep(start_after)
         while not self._spend_limit_reached:
-            try:
-                position, storyturn = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            await self.run_story(run, position, storyturn)
+            async with self.slots or contextlib.nullcontext():
+                item = await claims.next()
+                if item is None:
+                    return
+                await self.run_story(run, *item)
             await asyncio.sleep(0)  # a story answered from the store never yields: let Ctrl-C and commits in
 
     # one story ------------------------------------------------------------------------------------
@@ -493,6 +510,8 @@ class Engine:
             run.id, storyturn.id, position=position, task=storyturn.task, category=storyturn.category,
             image_dependent=int(storyturn.image_dependent), source=storyturn.source, status=status,
             correct=int(story_correct) if status == "done" else None)
+        if self._claims is not None:
+            self._claims.ended(storyturn.id)
         self.progress.stories_done += 1
         if self.on_progress:
             self.on_progress(self.progress)
@@ -501,6 +520,14 @@ class Engine:
                           request: ModelRequest) -> tuple[str, str, float]:
         """(reply, cache key, estimated USD of this call: 0 when answered from the store or unpriced)."""
         key = self.model.cache_key(request)
+        async with self.store.single_flight(key):
+            if self._claims is None or not self._claims.crowded:
+                return await self._call_model_once(run, story_id, turn, request, key)
+            async with self._claims.one_call(key):  # another process may be making this call
+                return await self._call_model_once(run, story_id, turn, request, key)
+
+    async def _call_model_once(self, run: RunRecord, story_id: str, turn: int, request: ModelRequest,
+                               key: str) -> tuple[str, str, float]:
         cached = self.store.cached_model_call(key)
         if cached is not None:
             self.store.record_model_call(run_id=run.id, story_id=story_id, turn=turn, key=key, model=self.model.spec,

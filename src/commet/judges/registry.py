@@ -14,6 +14,8 @@ The grammar:
 
 from __future__ import annotations
 
+import re
+
 from commet.judges.base import Judge, UnknownJudgeError
 from commet.judges.cascade import CascadeJudge
 from commet.judges.llm import llm_judge
@@ -24,6 +26,9 @@ from commet.plugins import load_plugin, plugin_names
 
 LLM_ONLY = "llm-only:"
 PANEL = "panel:"
+#: a comma that starts the next panel member: ``rules`` or ``provider:``, not a URL's ``http://`` (a
+#: member's ``base_url`` may list several endpoints, comma-separated)
+PANEL_MEMBER_BREAK = re.compile(r",(?=\s*(?:rules\s*(?:,|$)|[A-Za-z][\w-]*:(?!//)))")
 #: the entry-point group third-party judge kinds register in
 GROUP = "commet.judges"
 
@@ -47,7 +52,7 @@ def create_judge(spec: str) -> Judge:
 def _bare(spec: str) -> Judge:
     """A judge with no rules in front: a panel or an LLM judge."""
     if spec.startswith(PANEL):
-        specs = [s.strip() for s in spec[len(PANEL):].split(",") if s.strip()]
+        specs = [s.strip() for s in PANEL_MEMBER_BREAK.split(spec[len(PANEL):]) if s.strip()]
         return PanelJudge([RulesJudge() if s == "rules" else _llm(s.removeprefix(LLM_ONLY)) for s in specs])
     return _llm(spec)
 

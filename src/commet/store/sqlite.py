@@ -15,13 +15,16 @@ import asyncio
 import json
 import logging
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
+from typing import TypeVar
 
+T = TypeVar("T")
 SCHEMA_VERSION = 1
 log = logging.getLogger(__name__)
 Statement = tuple[str, tuple[object, ...]]
@@ -113,7 +116,36 @@ CREATE TABLE IF NOT EXISTS stories (
     correct INTEGER,
     PRIMARY KEY (run_id, story_id)
 );
+CREATE TABLE IF NOT EXISTS leases (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    story_id TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    state TEXT NOT NULL,
+    expires_at REAL NOT NULL,
+    PRIMARY KEY (run_id, story_id)
+);
+CREATE TABLE IF NOT EXISTS call_leases (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    expires_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS rate_budget (
+    key TEXT PRIMARY KEY,
+    requests REAL NOT NULL,
+    tokens REAL NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS shards (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    shard_index INTEGER NOT NULL,
+    shard_count INTEGER NOT NULL,
+    PRIMARY KEY (run_id, shard_index, shard_count)
+);
 """
+
+#: lease states: a story being run by its owner, or ended unfinished (failed) in the current session
+LEASE_HELD = "held"
+LEASE_ENDED = "ended"
 
 
 def now() -> str:
@@ -184,6 +216,7 @@ class Store:
         self._pending_rows: dict[tuple[str, str], dict[str, object]] = {}  # (table, key) -> row, read back
         self._flush_scheduled = False
         self._flush_error: BaseException | None = None
+        self._in_flight: dict[str, asyncio.Future[None]] = {}
 
     def close(self) -> None:
         self.flush()
@@ -194,6 +227,24 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @asynccontextmanager
+    async def single_flight(self, key: str) -> AsyncIterator[None]:
+        """Inside: no other call with this cache key runs in this process; a second one waits.
+
+        Runs at once in one process (sweep cells, stories with equal turns) ask the same
+        request at the same moment; the second waits for the first and then finds its answer
+        in the cache (or, if the first failed, makes the call itself).
+        """
+        while (waiting := self._in_flight.get(key)) is not None:
+            await asyncio.shield(waiting)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._in_flight[key] = done
+        try:
+            yield
+        finally:
+            del self._in_flight[key]
+            done.set_result(None)
 
     @contextmanager
     def write_batches(self) -> Iterator[None]:
@@ -324,6 +375,15 @@ class Store:
             "error_kind": error_kind, "error": error, "latency_s": latency_s, "created_at": stamp}))
         self._write(statements)
 
+    def remember_model_call(self, *, key: str, model: str, request_json: str, response_text: str,
+                            finish_reason: str | None, input_tokens: int, output_tokens: int, latency_s: float,
+                            attempts: int) -> None:
+        """Store a completed call in the cache only (calls made outside a run: the LLM pipeline)."""
+        self._write([_insert("model_calls", {
+            "key": key, "model": model, "request_json": request_json, "response_text": response_text,
+            "finish_reason": finish_reason, "input_tokens": input_tokens, "output_tokens": output_tokens,
+            "latency_s": latency_s, "attempts": attempts, "created_at": now()})])
+
     # judgments ------------------------------------------------------------------------------------
     def cached_judgment(self, key: str) -> sqlite3.Row | dict[str, object] | None:
         pending = self._pending_rows.get(("judgments", key))
@@ -358,6 +418,120 @@ class Store:
 
     def record_story(self, run_id: int, story_id: str, **fields: object) -> None:
         self._write([_insert("stories", {"run_id": run_id, "story_id": story_id, **fields})])
+
+    # leases: which process runs which story ----------------------------------------------------
+    def claim_stories(self, run_id: int, story_ids: list[str], *, owner: str, ttl: float, limit: int,
+                      alive: Callable[[str], bool]) -> tuple[list[str], set[str], bool]:
+        """Claim up to ``limit`` of ``story_ids`` (in order) for ``owner``, in one write transaction.
+
+        A story can be claimed when it is not finished and has no lease, or its lease is held
+        by an owner whose lease expired or who is dead (``alive`` says no). Returns (claimed,
+        gone, crowded): ``gone`` are stories finished or ended in this session, never to be
+        claimed; ``crowded`` whether another live process holds stories of the run.
+        Checking and writing in one ``BEGIN IMMEDIATE`` transaction is what makes two processes
+        never claim the same story.
+        """
+        claimed: list[str] = []
+        gone: set[str] = set()
+        with self.transaction() as db:
+            stamp = time.time()
+            finished = {r[0] for r in db.execute(  # as :meth:`stories_with_judge_errors`: a judge error is retried
+                "SELECT story_id FROM stories WHERE run_id = ? AND status IN ('done', 'stopped') AND story_id NOT IN "
+                "(SELECT story_id FROM turns WHERE run_id = ? AND response IS NOT NULL AND error_kind IS NOT NULL)",
+                (run_id, run_id))}
+            leases = {r["story_id"]: r for r in db.execute(
+                "SELECT story_id, owner, state, expires_at FROM leases WHERE run_id = ?", (run_id,))}
+            for story_id in story_ids:
+                lease = leases.get(story_id)
+                if story_id in finished or lease is not None and lease["state"] == LEASE_ENDED:
+                    gone.add(story_id)
+                    continue
+                if len(claimed) >= limit:
+                    continue
+                if (lease is not None and lease["owner"] != owner and lease["expires_at"] > stamp
+                        and alive(lease["owner"])):
+                    continue
+                db.execute("INSERT OR REPLACE INTO leases(run_id, story_id, owner, state, expires_at) "
+                           "VALUES (?, ?, ?, ?, ?)", (run_id, story_id, owner, LEASE_HELD, stamp + ttl))
+                claimed.append(story_id)
+            crowded = any(lease["owner"] != owner and lease["state"] == LEASE_HELD and lease["expires_at"] > stamp
+                          and alive(lease["owner"]) for lease in leases.values())
+        return claimed, gone, crowded
+
+    def lease_call(self, key: str, owner: str, *, ttl: float, alive: Callable[[str], bool]) -> bool:
+        """Take the right to make call ``key`` (processes sharing a run); False while a live other has it."""
+        with self.transaction() as db:
+            stamp = time.time()
+            row = db.execute("SELECT owner, expires_at FROM call_leases WHERE key = ?", (key,)).fetchone()
+            if row is not None and row["owner"] != owner and row["expires_at"] > stamp and alive(row["owner"]):
+                return False
+            db.execute("INSERT OR REPLACE INTO call_leases(key, owner, expires_at) VALUES (?, ?, ?)",
+                       (key, owner, stamp + ttl))
+            return True
+
+    def end_call_lease(self, key: str) -> None:
+        """Free call ``key`` (batched with its cache row: the others see the answer as the lease goes)."""
+        self._write([("DELETE FROM call_leases WHERE key = ?", (key,))])
+
+    def renew_leases(self, run_id: int, owner: str, ttl: float) -> None:
+        """Push the expiry of every lease ``owner`` holds in the run (and of its calls) ``ttl`` seconds ahead."""
+        with self.transaction() as db:
+            db.execute("UPDATE leases SET expires_at = ? WHERE run_id = ? AND owner = ? AND state = ?",
+                       (time.time() + ttl, run_id, owner, LEASE_HELD))
+            db.execute("UPDATE call_leases SET expires_at = ? WHERE owner = ?", (time.time() + ttl, owner))
+
+    def end_lease(self, run_id: int, story_id: str, owner: str) -> None:
+        """A story's end (batched with its story row): its lease is marked ended, so no other process of
+        this session runs it again, not even when it ended unscored (a failed call is retried by the
+        next session, see :meth:`start_session`)."""
+        self._write([("UPDATE leases SET state = ? WHERE run_id = ? AND story_id = ? AND owner = ?",
+                      (LEASE_ENDED, run_id, story_id, owner))])
+
+    def release_leases(self, run_id: int, owner: str) -> None:
+        """Give back the stories ``owner`` still holds (a stop before they were finished)."""
+        self._write([("DELETE FROM leases WHERE run_id = ? AND owner = ? AND state = ?",
+                      (run_id, owner, LEASE_HELD))])
+
+    def start_session(self, run_id: int, owner: str, alive: Callable[[str], bool]) -> bool:
+        """Start (or, at the end, close) a session of the run unless another live process is running it.
+
+        A new session forgets which stories ended, so that those left unscored are tried again
+        (as a rerun of a finished command does); joining a running session keeps them, so a
+        failure is not tried again by every process. Returns whether the session was reset.
+        """
+        with self.transaction() as db:
+            stamp = time.time()
+            others = [r for r in db.execute("SELECT owner, expires_at FROM leases WHERE run_id = ? AND state = ? "
+                                            "AND owner != ?", (run_id, LEASE_HELD, owner))]
+            if any(r["expires_at"] > stamp and alive(r["owner"]) for r in others):
+                return False
+            db.execute("DELETE FROM leases WHERE run_id = ? AND state = ?", (run_id, LEASE_ENDED))
+            return True
+
+    def lease_rows(self, run_id: int) -> list[sqlite3.Row]:
+        self.flush()
+        return list(self.db.execute("SELECT * FROM leases WHERE run_id = ? ORDER BY story_id", (run_id,)))
+
+    # shared budgets (rate limits of all processes using this store) --------------------------------
+    def update_budget(self, key: str, update: Callable[[tuple[float, float, float] | None],
+                                                       tuple[tuple[float, float, float], T]]) -> T:
+        """Read-modify-write the budget row ``key`` (requests, tokens, updated) in one write transaction."""
+        with self.transaction() as db:
+            row = db.execute("SELECT requests, tokens, updated FROM rate_budget WHERE key = ?", (key,)).fetchone()
+            state, result = update(None if row is None else (row[0], row[1], row[2]))
+            db.execute("INSERT OR REPLACE INTO rate_budget(key, requests, tokens, updated) VALUES (?, ?, ?, ?)",
+                       (key, *state))
+        return result
+
+    # shards ---------------------------------------------------------------------------------------
+    def record_shard(self, run_id: int, index: int, count: int) -> None:
+        self._write([("INSERT OR IGNORE INTO shards(run_id, shard_index, shard_count) VALUES (?, ?, ?)",
+                      (run_id, index, count))])
+
+    def shards(self, run_id: int) -> list[tuple[int, int]]:
+        self.flush()
+        return [(r[0], r[1]) for r in self.db.execute(
+            "SELECT shard_index, shard_count FROM shards WHERE run_id = ? ORDER BY shard_index", (run_id,))]
 
     def finished_stories(self, run_id: int) -> set[str]:
         self.flush()
