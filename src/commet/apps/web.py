@@ -43,7 +43,7 @@ from urllib.parse import urlsplit
 from fastapi import HTTPException, Request, Response
 from fastapi.templating import Jinja2Templates
 from PIL import Image, UnidentifiedImageError
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 SESSION_COOKIE = "commet_session"
 SESSION_MAX_AGE_S = 14 * 24 * 3600
@@ -242,7 +242,7 @@ class BodySizeLimit:
             return
         received = 0
 
-        async def limited_receive() -> dict:
+        async def limited_receive() -> Message:
             nonlocal received
             message = await receive()
             if message["type"] == "http.request":

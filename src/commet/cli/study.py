@@ -67,7 +67,7 @@ def build(
 
     if minutes is not None and minutes < 1:
         fail("--minutes must be at least 1")
-    texts = ParticipantTexts(**{key: value for key, value in {
+    texts = ParticipantTexts.model_validate({key: value for key, value in {
         "contact": contact, "guidance": guidance, "adult_confirmation": adult_confirmation, "minutes": minutes,
     }.items() if value is not None})
     checked = load_or_fail(dataset, force)

@@ -24,7 +24,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from pydantic import ValidationError
 
@@ -130,15 +130,48 @@ def decode_meta(entries: object) -> dict[str, object]:
 
 # ----------------------------------------------------------------------------------------------- export
 
+class _PictureCell(TypedDict):
+    """A turn's picture as the ``Image`` feature stores it."""
 
-def _rows(dataset: Dataset) -> list[dict[str, object]]:
+    bytes: bytes
+    path: str
+
+
+class _TurnRow(TypedDict):
+    """One turn as exported (an element of the ``turns`` column)."""
+
+    story: str
+    feedback: dict[str, Any] | None
+    question: str
+    image_id: str | None
+    image: _PictureCell | None
+    answers: list[str]
+    options: list[dict[str, Any]]
+    rubric: dict[str, Any] | None
+    meta: list[dict[str, object]]
+
+
+class _StoryRow(TypedDict):
+    """One exported row: a StoryTurn with its turns nested."""
+
+    id: str
+    task: str
+    category: str
+    mental_states: list[str]
+    image_dependent: bool
+    source: str
+    meta: list[dict[str, object]]
+    turns: list[_TurnRow]
+
+
+def _rows(dataset: Dataset) -> list[_StoryRow]:
     from commet.format.dataset import _image_filename
 
-    rows = []
+    rows: list[_StoryRow] = []
     for st in dataset.storyturns:
-        turns = []
+        turns: list[_TurnRow] = []
         for turn in st.turns:
-            picture = None
+            picture: _PictureCell | None = None
             if turn.image and dataset.has_image(turn.image):
                 path = dataset.image_path(turn.image)
                 picture = {"bytes": dataset.image_bytes(turn.image),
@@ -160,11 +193,11 @@ def _rows(dataset: Dataset) -> list[dict[str, object]]:
     return rows
 
 
-def _shards(rows: list[dict[str, object]]) -> list[list[dict[str, object]]]:
-    shards: list[list[dict[str, object]]] = [[]]
+def _shards(rows: list[_StoryRow]) -> list[list[_StoryRow]]:
+    shards: list[list[_StoryRow]] = [[]]
     size = 0
     for row in rows:
-        row_bytes = sum(len(t["image"]["bytes"]) for t in row["turns"] if t["image"])  # type: ignore[index, union-attr]
+        row_bytes = sum(len(t["image"]["bytes"]) for t in row["turns"] if t["image"])
         if shards[-1] and size + row_bytes > SHARD_BYTES:
             shards.append([])
             size = 0
@@ -447,8 +480,8 @@ def load_hf(path: Path) -> Dataset:
             dataset.storyturns.append(st)
             dataset.lines.setdefault(st.id, index + 1)
             dataset.line_list.append(index + 1)
-    if not metadata_done and path.is_dir():
-        _metadata_from_card(dataset, path) or _metadata_from_legacy_info(dataset, path, name)
+    if not metadata_done and path.is_dir() and not _metadata_from_card(dataset, path):
+        _metadata_from_legacy_info(dataset, path, name)
     return dataset
 
 
@@ -463,7 +496,8 @@ def _metadata_from_card(dataset: Dataset, folder: Path) -> bool:
     if isinstance(licence, list) and licence:
         licence = licence[0]
     if isinstance(licence, str):
-        dataset.licence = front.get("license_name") if licence == "other" and front.get("license_name") else licence
+        named = front.get("license_name")
+        dataset.licence = named if licence == "other" and named else licence
     languages = front.get("language")
     languages = [languages] if isinstance(languages, str) else languages
     if isinstance(languages, list) and languages and all(isinstance(x, str) for x in languages):

@@ -30,6 +30,7 @@ from inspect_ai.model import (
     ChatMessageAssistant,
     ChatMessageSystem,
     ChatMessageUser,
+    Content,
     ContentImage,
     ContentText,
     GenerateConfig,
@@ -177,7 +178,7 @@ def storyturn_protocol(dataset: Dataset, images: ImageSetting = "on", feedback: 
                     status = "stopped"
                     break
                 text = user_text(feedback_text, turn)
-                content: str | list[ContentText | ContentImage] = text
+                content: str | list[Content] = text
                 if turn.image and show:
                     shown.append(picture(turn.image))
                     content = [ContentText(text=text), _image(shown[-1])]

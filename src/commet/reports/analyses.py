@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from commet.reports.metrics import SUBSETS
@@ -204,7 +204,7 @@ class Bootstrap:
     resamples: int = DEFAULT_RESAMPLES
     seed: int = DEFAULT_SEED
 
-    def ratio(self, numerators: list[float], denominators: list[float] | None = None) -> Estimate:
+    def ratio(self, numerators: Sequence[float], denominators: Sequence[float] | None = None) -> Estimate:
         return bootstrap_ratio(numerators, denominators, resamples=self.resamples, seed=self.seed)
 
     def stories(self, stories: Iterable[StoryResult]) -> Estimate:

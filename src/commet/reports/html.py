@@ -35,8 +35,8 @@ def thumbnail(data: bytes, side: int = THUMBNAIL_SIDE) -> str:
     """A picture shrunk to fit ``side`` pixels, as a JPEG data URI."""
     from PIL import Image
 
-    with Image.open(io.BytesIO(data)) as image:
-        image = image.convert("RGBA")
+    with Image.open(io.BytesIO(data)) as opened:
+        image = opened.convert("RGBA")
         canvas = Image.new("RGB", image.size, "white")
         canvas.paste(image, mask=image.getchannel("A"))
         canvas.thumbnail((side, side))

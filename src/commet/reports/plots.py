@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import io
 
-from commet.reports.analyses import FEEDBACK_COLUMNS, Report, RunData, ordered_categories, run_label
+from commet.reports.analyses import FEEDBACK_COLUMNS, Cell, Report, RunData, ordered_categories, run_label
 from commet.reports.metrics import SUBSETS
 from commet.reports.stats import Estimate
 
@@ -36,6 +36,21 @@ def _labels(runs: list[RunData]) -> list[str]:
     return labels if len(set(labels)) == len(labels) else [d.run.name for d in runs]
 
 
+def _error_span(estimate: Estimate) -> tuple[float, float]:
+    """How far the interval reaches below and above the value; none for an empty estimate (no value)."""
+    value, low, high = estimate.value, estimate.low, estimate.high
+    if value is None or low is None or high is None:
+        return 0.0, 0.0
+    return value - low, high - value
+
+
+def _figure_cell(cell: Cell) -> Estimate:
+    """A table cell that is plotted: the plotted columns hold figures, never text."""
+    if not isinstance(cell, Estimate):
+        raise TypeError(f"a plotted cell holds text, not a figure: {cell!r}")
+    return cell
+
+
 def _grouped_bars(groups: list[str], series: list[tuple[str, list[Estimate]]], title: str, ylabel: str) -> bytes:
     """Bars per group, one colour per series, with the estimates' intervals as error bars."""
     fig, ax = _figure(max(6.0, 0.35 * len(groups) * max(1, len(series)) + 2), 4.2)
@@ -43,8 +58,8 @@ def _grouped_bars(groups: list[str], series: list[tuple[str, list[Estimate]]], t
     for i, (name, estimates) in enumerate(series):
         xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
         values = [e.value or 0.0 for e in estimates]
-        errors = [[(e.value - e.low) if e.value is not None else 0.0 for e in estimates],
-                  [(e.high - e.value) if e.value is not None else 0.0 for e in estimates]]
+        spans = [_error_span(e) for e in estimates]
+        errors = [[below for below, _ in spans], [above for _, above in spans]]
         ax.bar(xs, values, width, yerr=errors, capsize=2, label=name)
     ax.set_xticks(range(len(groups)), groups, rotation=30, ha="right")
     ax.set_ylim(0, 105)
@@ -101,7 +116,7 @@ def feedback_bars(report: Report) -> bytes | None:
         return None
     names = [name for name, _, _ in FEEDBACK_COLUMNS if name in section.header]
     groups = [f"{row[0]} ({row[1]})" for row in section.rows]
-    series = [(name, [row[section.header.index(name)] for row in section.rows]) for name in names]
+    series = [(name, [_figure_cell(row[section.header.index(name)]) for row in section.rows]) for name in names]
     return _grouped_bars(groups, series, "Feedback effectiveness (95% CI)", "wrong → right after feedback (%)")
 
 

@@ -24,7 +24,7 @@ import hashlib
 import io
 import sqlite3
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -409,7 +409,7 @@ class ReviewDB:
         with self.transaction(item_id, seen_revision):
             pass
 
-    def save_edit(self, item_id: str, user_id: int, changes: list[tuple[int | None, str, str, str]],
+    def save_edit(self, item_id: str, user_id: int, changes: Sequence[tuple[int | None, str, str, str]],
                   updated: StoryTurn, *, seen_revision: int | None = None) -> int:
         """Store ``updated`` as the current text, one history row per (turn, field, old, new); new revision.
 

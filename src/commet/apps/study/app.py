@@ -290,10 +290,10 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
     async def image(token: str, story: int, turn: int) -> Response:
         row = participant(token)
         now = where(row) if row["consent_at"] is not None and row["finished_at"] is None else None
-        if now is None or story != now.number or not 0 <= turn < len(now.turns) or now.turns[turn].image is None:
+        if now is None or story != now.number or not 0 <= turn < len(now.turns):
             raise HTTPException(status_code=404)
         image_id = now.turns[turn].image
-        if not dataset.has_image(image_id):
+        if image_id is None or not dataset.has_image(image_id):
             raise HTTPException(status_code=404)
         data = dataset.image_bytes(image_id)
         return Response(data, media_type=_image_type(data))

@@ -23,7 +23,7 @@ import json
 import os
 import random
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
@@ -35,7 +35,7 @@ from commet.taxonomy import TASKS
 
 ImagePolicy = Literal["all", "needed"]
 Grouping = Literal["paper", "task"]
-STUDY_FORMAT = "commet-study-1"
+STUDY_FORMAT: Final = "commet-study-1"
 #: StoryTurns per questionnaire and combination (paper, Appendix D).
 PER_IMAGE_DEPENDENT = 1
 PER_TEXT_COMPLETE = 2
@@ -112,8 +112,8 @@ class ParticipantTexts(BaseModel):
 
     contact: str = DEFAULT_CONTACT
     guidance: str = DEFAULT_GUIDANCE
-    adult_confirmation: str = Field(DEFAULT_ADULT, description="The statement a participant ticks to start; empty: none.")
-    minutes: int | None = Field(None, description="How long the study takes; None: estimated per questionnaire.")
+    adult_confirmation: str = Field(default=DEFAULT_ADULT, description="The statement a participant ticks to start; empty: none.")
+    minutes: int | None = Field(default=None, description="How long the study takes; None: estimated per questionnaire.")
 
 
 class Study(BaseModel):

@@ -185,8 +185,8 @@ def export_human_run(study: Study, dataset: Dataset, db: StudyDB, store: Store, 
             rows.append((f"{story_id}#{participant_label(participant)}", storyturn, turns))
             participants.add(participant["id"])
     if run is None:
-        settings = {"images": IMAGES_SETTING[policy], "feedback": "original", "system_prompt": "",
-                    "policy": policy, "study": study.digest(), "judges": sorted(judges)}
+        settings: dict[str, object] = {"images": IMAGES_SETTING[policy], "feedback": "original", "system_prompt": "",
+                                       "policy": policy, "study": study.digest(), "judges": sorted(judges)}
         if dataset_path is not None:  # where the report finds the pictures again
             settings["dataset_path"] = dataset_path
         run = store.create_run(name=name, model="human", judge="+".join(sorted(judges)) or study.judge,

@@ -222,7 +222,10 @@ async def generate_storyturns(model: Model, image_model: ImageModel, exemplars: 
                     cache=cache)
             except (ReplyError, ModelCallError) as exc:
                 result = GenerationFailure(number, story_id, str(exc))
-        (report.items if isinstance(result, GeneratedItem) else report.failures).append(result)
+        if isinstance(result, GeneratedItem):
+            report.items.append(result)
+        else:
+            report.failures.append(result)
         if on_done is not None:
             on_done(result)
 
