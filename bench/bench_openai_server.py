@@ -152,7 +152,7 @@ def build_dataset(n: int):
             Turn(story="Sam likes the other snack better.", question="So which snack will Sam pick?",
                  answers=["Chocolate", "Apple"]),
             Turn(feedback=Feedback(right="That's right.", wrong="That's not right."),
-                 story="Sam goes outside to play.", question="Where is Sam now?", answers=["Outside"]),
+                 story="Sam goes out to play.", question="Where is Sam now?", answers=["Outside"]),
         ]
         if i % 2:
             turns.append(Turn(story="Sam comes back hungry.", question="Is Sam hungry?", answers=["Yes"]))

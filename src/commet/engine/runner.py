@@ -35,6 +35,7 @@ from commet.engine.conversation import (
 )
 from commet.engine.judging import judge_cached, record_scored_turn
 from commet.engine.pictures import PictureCache
+from commet.engine.schedule import SlotQueues
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
 from commet.judges.base import Judge, JudgeRequest, Verdict, spent
@@ -269,18 +270,16 @@ class Engine:
         return (model or 0.0) + (spend.judge_cost or 0.0)
 
     async def run_stories(self, run: RunRecord, todo: list[tuple[int, StoryTurn]]) -> None:
-        """Run the given StoryTurns, ``concurrency`` at a time, the longest first.
+        """Run the given StoryTurns, ``concurrency`` at a time, on a balanced plan (:mod:`commet.engine.schedule`).
 
-        Longest first keeps the last wave short: when the queue runs dry, the stories still in
-        flight are the short ones, so fewer slots sit idle at the end (results do not depend on
-        the order; each StoryTurn keeps its position).
+        Each slot works through a list of StoryTurns planned so that all slots finish at about the
+        same time (weighed by turns), and takes work from the busiest slot when its own runs out.
+        Results do not depend on the order: each StoryTurn keeps its position.
         """
-        queue: asyncio.Queue[tuple[int, StoryTurn]] = asyncio.Queue()
-        for item in sorted(todo, key=lambda item: -len(item[1].turns)):
-            queue.put_nowait(item)
+        queues = SlotQueues([len(storyturn.turns) for _, storyturn in todo], self.concurrency)
         with self.store.write_batches():
-            workers = [asyncio.create_task(self._worker(run, queue, slot * self.start_interval))
-                       for slot in range(min(self.concurrency, len(todo)))]
+            workers = [asyncio.create_task(self._worker(run, todo, queues, slot, slot * self.start_interval))
+                       for slot in range(queues.slots if todo else 0)]
             try:
                 await asyncio.gather(*workers)
             except BaseException:
@@ -294,15 +293,15 @@ class Engine:
         assert final is not None
         return RunSummary(final, self.progress, self.store.call_counts(run.id))
 
-    async def _worker(self, run: RunRecord, queue: asyncio.Queue[tuple[int, StoryTurn]], start_after: float) -> None:
+    async def _worker(self, run: RunRecord, todo: list[tuple[int, StoryTurn]], queues: SlotQueues, slot: int,
+                      start_after: float) -> None:
         if start_after:
             await asyncio.sleep(start_after)
         while not self._spend_limit_reached:
-            try:
-                position, storyturn = queue.get_nowait()
-            except asyncio.QueueEmpty:
+            item = queues.next(slot)
+            if item is None:
                 return
-            await self.run_story(run, position, storyturn)
+            await self.run_story(run, *todo[item])
 
     # one story ------------------------------------------------------------------------------------
     def image_part(self, image_id: str) -> ImagePart:
