@@ -213,12 +213,15 @@ class Engine:
 
     # run bookkeeping ------------------------------------------------------------------------------
     def open_run(self, name: str | None) -> RunRecord:
-        dataset_hash = self.dataset.content_hash()
+        pictures = self.settings.images is not ImagePolicy.off  # a run without pictures never reads them
+        dataset_hash = self.dataset.content_hash(pictures=pictures)
         digest = config_hash(self.model, self.judge, self.settings, dataset_hash)
         name = name or default_run_name(self.model, self.settings, self.dataset)
         existing = self.store.get_run(name)
         if existing is not None:
-            if existing.config_hash != digest:
+            # (runs recorded before the hash left the pictures out of runs without pictures resume too)
+            if existing.config_hash != digest and (pictures or existing.config_hash != config_hash(
+                    self.model, self.judge, self.settings, self.dataset.content_hash())):
                 raise RunConflictError(
                     f"run {name!r} already exists in {self.store.path} with another model, judge, dataset or "
                     "settings; pick another --run name")
