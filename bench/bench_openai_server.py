@@ -1,25 +1,31 @@
 """Engine throughput against a real OpenAI-compatible HTTP server with a fixed answer delay.
 
     python bench/bench_openai_server.py [--stories 600] [--delay 0.1] [--concurrency 64] [--workers 1]
-                                        [--transport direct|sdk] [--no-judge]
+                                        [--transport direct|sdk] [--images on|off|needed] [--no-judge]
+                                        [--runs 5]
 
 Builds ~600 StoryTurns (3 or 4 turns each, a quarter with a picture) in memory, starts an
 asyncio HTTP/1.1 server (a minimal ``asyncio.Protocol``, keep-alive, many concurrent
-connections, little CPU) on 127.0.0.1 in a SEPARATE PROCESS that
-answers every chat completion after ``--delay`` seconds, then runs the real engine
-(``commet.engine.Engine`` with a fresh SQLite store) with the candidate ``openai:cand`` and,
-unless ``--no-judge``, the LLM judge ``llm-only:openai:judge`` (so every turn is two serial
-calls) through that server at ``--concurrency`` stories in flight.
+connections, little CPU) on 127.0.0.1 in a SEPARATE PROCESS that answers every chat
+completion after ``--delay`` seconds (the judge says "incorrect" to one request in five,
+fixed by its bytes, so the report has real intervals). Then, ``--runs`` times, side by side:
 
-It prints the wall time of the run, the lower bound
-``max(longest story's critical path, total calls * delay / concurrency)``, their ratio
-(goal: < 1.1) and the client process's CPU time per call. The server's CPU is not counted
-(it runs in its own process). To tell the engine's overhead from the workload's, it also
-prints when the first request arrived and the last answer left, the wall time of a
-zero-overhead engine (longest stories first, each into the first free slot, every call
-exactly ``--delay``: above the bound by the last wave alone), and, as the baseline run side
-by side, the wall time of a bare aiohttp client making the same calls in the same slots and
-order against the same server, with no engine, store or judge.
+* the engine in this process (``evaluate_async`` with a fresh SQLite store, imports done
+  beforehand) with the candidate ``openai:cand`` and, unless ``--no-judge``, the LLM judge
+  ``llm-only:openai:judge`` (every turn is two serial calls) at ``--concurrency`` stories in
+  flight: its wall time and the client CPU per call (the server's CPU is not counted);
+* the whole process as a user runs it: ``python -m commet.cli eval`` on the same StoryTurns
+  saved as a dataset folder, timed from process start to exit (imports, validation, the
+  run, the end-of-run report with its bootstrap);
+* a bare aiohttp client making the same calls in the same slots and order (the engine's
+  plan), with no engine, store or judge: what this machine, server and HTTP library cost.
+
+The lower bound is ``max(longest story's critical path, total calls * delay / concurrency)``.
+For each it prints wall / bound and the time from the first request's arrival to the last
+answer's departure over the bound (the run without start-up and tail), and, for reference,
+the wall time of a zero-overhead engine on the engine's plan and on the longest-first
+schedule it used before. Figures are medians over the runs; the load average is printed
+because on a shared machine wall times follow it (client CPU per call much less so).
 """
 
 from __future__ import annotations

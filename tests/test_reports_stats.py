@@ -89,7 +89,8 @@ def test_vectorised_bootstrap_equals_the_python_loop_exactly(monkeypatch) -> Non
     expected = _python_bootstrap(nums, dens, 700, 11)
     estimate = bootstrap_ratio(nums, dens, resamples=700, seed=11)
     assert (estimate.low, estimate.high) == expected
-    monkeypatch.setattr(stats, "BLOCK_DRAWS", 1000)  # 3 resamples per block
+    monkeypatch.setattr(stats, "BLOCK_DRAWS", 1000)  # 3 resamples per block, drawn afresh (not the kept draws)
+    monkeypatch.setattr(stats, "CACHED_DRAWS", 0)
     assert bootstrap_ratio(nums, dens, resamples=700, seed=11) == estimate
     assert bootstrap_ratio(nums, dens, resamples=700, seed=12) != estimate
 

@@ -12,9 +12,10 @@ integers, so the intervals are exactly those of the plain Python computation.
 
 from __future__ import annotations
 
+import functools
 import random
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from math import comb, exp, lgamma, log, log1p
 
@@ -25,6 +26,8 @@ DEFAULT_SEED = 0
 LEVEL = 0.95
 #: index draws held at once (resamples x StoryTurns): memory stays small for any dataset
 BLOCK_DRAWS = 1 << 20
+#: draws kept for the next figure with the same StoryTurn count (8 bytes each)
+CACHED_DRAWS = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -62,13 +65,28 @@ def _quantile(sorted_values: Sequence[float], q: float) -> float:
     return float(sorted_values[lower] + (sorted_values[upper] - sorted_values[lower]) * (position - lower))
 
 
-def _resample_indices(n: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
+def _resample_indices(n: int, resamples: int, seed: int) -> Iterable[np.ndarray]:
     """Blocks of rows of ``n`` indices drawn with replacement, ``resamples`` rows in all.
 
     Each index is a 64-bit draw reduced modulo n (unbiased to 1 part in 2**64); the draws are
     ``random.Random(seed).randbytes`` read as little-endian words, one stream whatever the block
-    size, so the same seed gives the same resamples on every run and every machine.
+    size, so the same seed gives the same resamples on every run and every machine. A report
+    asks for the same draws for many figures: up to ``CACHED_DRAWS`` of them are kept.
     """
+    if n * resamples <= CACHED_DRAWS:
+        return _kept_indices(n, resamples, seed)
+    return _draw_indices(n, resamples, seed)
+
+
+@functools.lru_cache(maxsize=4)
+def _kept_indices(n: int, resamples: int, seed: int) -> tuple[np.ndarray, ...]:
+    blocks = tuple(_draw_indices(n, resamples, seed))
+    for block in blocks:
+        block.flags.writeable = False
+    return blocks
+
+
+def _draw_indices(n: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
     rng = random.Random(seed)
     rows = max(1, BLOCK_DRAWS // max(n, 1))
     for start in range(0, resamples, rows):
