@@ -248,24 +248,25 @@ async def bare_client(args: argparse.Namespace, base_url: str, calls_per_story: 
     import aiohttp
 
     from commet.engine.runner import START_INTERVAL_S
-    from commet.engine.schedule import SlotQueues
+    from commet.engine.schedule import planned_order
 
     url = f"{base_url}/v1/chat/completions"
     headers = {"Content-Type": "application/json", "Authorization": "Bearer bench"}
     bodies = [json.dumps({"model": name, "messages": [{"role": "user", "content": "Which snack do you like best?"}]})
               .encode() for name in (("cand", "judge") if args.judge else ("cand",))]
-    queues = SlotQueues(calls_per_story, args.concurrency)  # the engine's plan
+    turns = [calls // (2 if args.judge else 1) for calls in calls_per_story]
+    stories = iter(planned_order(turns, args.concurrency))  # the engine's order, each to the first free slot
 
     async def slot(session: aiohttp.ClientSession, index: int) -> None:
         await asyncio.sleep(index * START_INTERVAL_S)
-        while (story := queues.next(index)) is not None:
+        for story in stories:
             for k in range(calls_per_story[story]):
                 async with session.post(url, data=bodies[k % len(bodies)], headers=headers) as response:
                     json.loads(await response.read())
 
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1000)) as session:
         wall0 = time.perf_counter()
-        await asyncio.gather(*(slot(session, i) for i in range(queues.slots)))
+        await asyncio.gather(*(slot(session, i) for i in range(min(args.concurrency, len(calls_per_story)))))
         return time.perf_counter() - wall0
 
 
@@ -320,13 +321,13 @@ def main(argv: list[str] | None = None) -> int:
         server.terminate()
         server.join(5)
     load_after = os.getloadavg()
-    from commet.engine.schedule import simulate
+    from commet.engine.schedule import planned_order, simulate
 
     total_calls = sum(calls_per_story)
     critical = max(calls_per_story) * args.delay
     bound = max(critical, total_calls * args.delay / args.concurrency)
     durations = [calls * args.delay for calls in calls_per_story]
-    planned = simulate(durations, args.concurrency, weights=calls_per_story)
+    planned = simulate(durations, planned_order(calls_per_story, args.concurrency), args.concurrency)
     longest_first = greedy_makespan(durations, args.concurrency)
 
     def med(runs: list[dict[str, float]], key: str) -> float:

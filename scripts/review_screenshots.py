@@ -127,12 +127,17 @@ def build(folder: Path) -> tuple[Path, ReviewDB]:
         store.decide("perspective-01", users[name], "accept", "")
     ice = store.current_pictures("sarcasm-07")["ice.png"]
     store.record_checks(ice.id, users["bob"], {"narrative": False, "duplication": True}, "dad is missing")
-    store.record_checks(ice.id, users["carol"], {"narrative": True, "clues": False}, "the frown gives it away")
-    store.decide("sarcasm-07", users["bob"], "reject", "dad is missing from the picture")
+    store.record_checks(ice.id, users["carol"], {key: True for key in ("text_artifacts", "spatial", "narrative",
+                                                                         "duplication", "clues")}, "")
     store.decide("sarcasm-07", users["carol"], "accept", "")
+    store.decide("sarcasm-07", users["bob"], "reject", "dad is missing from the picture")
     for name in ("alice", "bob", "carol"):
         store.decide("desire-03", users[name], "accept", "")
     return dataset, store
+
+
+def users_by_name(store: ReviewDB) -> dict[str, int]:
+    return {name: uid for uid, name in store.users()}
 
 
 def main() -> None:
@@ -142,7 +147,7 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         dataset, store = build(Path(tmp))
-        app = create_app(dataset, store, secret="screenshots-" + "s" * 40)
+        app = create_app(dataset, store)
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             port = sock.getsockname()[1]
@@ -155,27 +160,45 @@ def main() -> None:
         try:
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-                page = browser.new_context(base_url=base, viewport={"width": 1280, "height": 860}).new_page()
-                page.set_viewport_size({"width": 1280, "height": 480})
+                page = browser.new_context(base_url=base, viewport={"width": 1400, "height": 900}).new_page()
+                page.set_viewport_size({"width": 1400, "height": 520})
                 page.goto("/login")
                 page.screenshot(path=str(args.out / "login.png"))
-                page.fill("input[name=name]", "carol")
+                page.fill("input[name=name]", "bob")
                 page.fill("input[name=password]", PASSWORD)
-                page.click("button[type=submit]")
+                page.click("main button[type=submit]")
                 page.wait_for_url(f"{base}/")
                 page.screenshot(path=str(args.out / "items.png"))
-                page.set_viewport_size({"width": 1280, "height": 860})
+                page.set_viewport_size({"width": 1400, "height": 900})
                 page.goto("/items/perspective-01")
                 page.click("#turn-1 summary:has-text('Edit this turn')")
                 page.screenshot(path=str(args.out / "item.png"), full_page=True)
                 page.goto(f"/items/perspective-01/versions/{store.current_pictures('perspective-01')['bath.png'].id}")
                 page.screenshot(path=str(args.out / "versions.png"), full_page=True)
-                page.set_viewport_size({"width": 1280, "height": 480})
+                page.set_viewport_size({"width": 1400, "height": 520})
                 page.goto("/disagreements")
                 page.screenshot(path=str(args.out / "disagreements.png"))
-                page.set_viewport_size({"width": 1280, "height": 860})
+                page.set_viewport_size({"width": 1400, "height": 900})
                 page.goto("/stats")
                 page.screenshot(path=str(args.out / "stats.png"), full_page=True)
+                page.goto("/export")
+                page.screenshot(path=str(args.out / "export.png"))
+                stale = store.item("sarcasm-07")[1]
+                page.goto("/items/sarcasm-07")
+                st, _ = store.item("sarcasm-07")
+                old = st.turns[1].question
+                st.turns[1].question = "Is Lena happy or sad about the ice cream?"
+                store.save_edit("sarcasm-07", users_by_name(store)["alice"], [(1, "question", old, st.turns[1].question)],
+                                st, seen_revision=stale)
+                page.click("#turn-1 summary:has-text('Edit this turn')")
+                page.fill("#turn-1 textarea[name=story]", "Lena asked for strawberry ice cream. Her dad brings mint.")
+                page.click("#turn-1 button:has-text('Save turn 1')")
+                page.screenshot(path=str(args.out / "conflict.png"))
+                page.set_viewport_size({"width": 390, "height": 844})
+                page.goto("/")
+                page.screenshot(path=str(args.out / "items-phone.png"))
+                page.goto("/items/perspective-01")
+                page.screenshot(path=str(args.out / "item-phone.png"), full_page=True)
                 browser.close()
         finally:
             server.should_exit = True

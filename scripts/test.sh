@@ -2,7 +2,14 @@
 # Install everything the test suite needs on a fresh machine, then run it (lint + pytest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python -m pip install --quiet --disable-pip-version-check torch==2.13.0  # the CPU build; plain torch pulls CUDA
+# torch's CPU build, explicitly: from PyTorch's CPU wheel index where it can be reached (the plain name on
+# PyPI is the multi-gigabyte CUDA build on Linux); else by name, for machines whose own mirror serves CPU wheels.
+TORCH=torch==2.13.0
+if ! python -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '${TORCH#torch==}')" 2>/dev/null; then
+  python -m pip install --quiet --disable-pip-version-check --retries 1 --timeout 20 \
+    --index-url https://download.pytorch.org/whl/cpu "$TORCH" \
+    || python -m pip install --quiet --disable-pip-version-check "$TORCH"
+fi
 python -m pip install --quiet --disable-pip-version-check -e ".[test]"
 if ! command -v chromium >/dev/null 2>&1; then  # headless browser for the web-app tests (Debian's package)
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
@@ -12,3 +19,8 @@ if [ ! -f .node/node_modules/axe-core/axe.min.js ]; then  # accessibility checks
 fi
 ruff check src tests bench scripts
 python -m pytest -q -p no:cacheprovider
+# Floors job: the lowest versions pyproject.toml allows, in a separate venv, with the fast tests
+# (scripts/floors.sh, a few minutes). COMMET_SKIP_FLOORS=1 skips it locally.
+if [ "${COMMET_SKIP_FLOORS:-0}" != "1" ]; then
+  bash scripts/floors.sh
+fi

@@ -14,10 +14,11 @@ import uvicorn
 
 from commet.apps.review.app import create_app
 from commet.apps.review.db import ReviewDB
+from commet.apps.web import LoginThrottle
 from commet.generation.llm.images import ImageModel
+from tests.browser_checks import DESKTOP, PHONE, check_page
 from tests.llm_gen_servers import small_png
 
-SECRET = "test-secret-" + "x" * 40
 PASSWORD = "correct horse battery"
 REVIEWERS = ("alice", "bob", "carol")
 XSS = "<script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\">"
@@ -56,14 +57,15 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_app(tmp_path: Path, image_model: ImageModel | None = None) -> Iterator[tuple[str, Path]]:
+def running_app(tmp_path: Path, image_model: ImageModel | None = None,
+                login_throttle: LoginThrottle | None = None) -> Iterator[tuple[str, Path]]:
     """Yield (base URL, store path) with three reviewers, the app served by uvicorn in a thread."""
     dataset = write_dataset(tmp_path / "dataset")
     db_path = tmp_path / "review.sqlite"
     store = ReviewDB(db_path)
     for name in REVIEWERS:
         store.add_user(name, PASSWORD)
-    app = create_app(dataset, store, secret=SECRET, image_model=image_model, max_upload_bytes=256 * 1024)
+    app = create_app(dataset, store, image_model=image_model, max_upload_bytes=256 * 1024, login_throttle=login_throttle)
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -78,3 +80,17 @@ def running_app(tmp_path: Path, image_model: ImageModel | None = None) -> Iterat
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+#: The two window sizes every browser test of the review app runs at.
+VIEWPORTS = {"desktop": DESKTOP, "phone": PHONE}
+
+
+def check(page, seen: set[str] | None = None) -> None:  # noqa: ANN001 - playwright Page
+    """check_page (no sideways scroll, no serious axe finding) once per kind of page (path without ids) in ``seen``."""
+    kind = page.evaluate("location.pathname.replace(/\\/[^/]*\\d[^/]*/g, '/N')")
+    if seen is not None:
+        if kind in seen:
+            return
+        seen.add(kind)
+    check_page(page, f"{kind} at {page.viewport_size['width']} px")

@@ -9,13 +9,14 @@ from typer.testing import CliRunner
 
 from commet.cli import app
 from commet.format import dataset_stats, load_dataset, read_storyturns, storyturn_json_schema
+from commet.format.hf import save_hf
 
 
 def test_hugging_face_round_trip_keeps_stories_and_pictures(pipe_dataset: Path, tmp_path: Path) -> None:
     original = read_storyturns(pipe_dataset)
     original.name = "tiny"
-    folder = original.save_hf(tmp_path / "hf")
-    assert (folder / "dataset_info.json").is_file()
+    folder = save_hf(original, tmp_path / "hf")
+    assert (folder / "data" / "test-00000-of-00001.parquet").is_file() and (folder / "README.md").is_file()
     loaded = load_dataset(folder)
     assert [st.model_dump() for st in loaded] == [st.model_dump() for st in original]
     assert loaded.name == "tiny"

@@ -181,19 +181,43 @@ async def test_images_on_sends_the_prepared_picture_and_records_its_hash(pipe_da
     assert sent_images and all(p["sha256"] == hashlib.sha256(prepared).hexdigest() for p in sent_images)
 
 
-async def test_results_do_not_depend_on_concurrency(pipe_dataset: Path, tmp_path: Path) -> None:
+async def test_concurrent_stories_really_interleave_and_give_the_same_results(pipe_dataset: Path,
+                                                                              tmp_path: Path) -> None:
+    """With concurrency 16 the offline baseline's stories run side by side (they yield to the loop):
+    the recorded call order shows many stories started before the first one ended, and the
+    results equal a one-at-a-time run."""
+    from commet.engine import Engine
     from commet.format import Dataset
+    from commet.judges.rules import RulesJudge
+    from commet.models.registry import create_model
 
     base = read_storyturns(pipe_dataset)
-    many = Dataset(storyturns=[st.model_copy(update={"id": f"{st.id}-{i}"}) for i in range(20) for st in base],
-                   name="many", root=base.root)
-    results = []
+    many = Dataset(storyturns=[st.model_copy(update={"id": f"{st.id}-{i}", "turns": [
+        st.turns[0].model_copy(update={"story": f"{st.turns[0].story} ({i})"}), *st.turns[1:]]})
+        for i in range(20) for st in base], name="many", root=base.root)  # no two stories share a call
+    results, orders = [], []
     for concurrency in (1, 16):
         db = tmp_path / f"c{concurrency}.sqlite"
-        await evaluate_async("baseline:random-option?seed=7", many, db=db, run="r", concurrency=concurrency)
+        with Store(db) as store:  # slots start together (no start interval): the order is deterministic
+            await Engine(model=create_model("baseline:random-option?seed=7"), judge=RulesJudge(), store=store,
+                         dataset=many, concurrency=concurrency, start_interval=0).run("r")
         results.append(sorted((k, v["response"], v["correct"]) for k, v in turns(db).items()))
+        with Store(db) as store:
+            orders.append([(r["story_id"], r["turn"]) for r in store.db.execute(
+                "SELECT story_id, turn FROM call_log WHERE kind = 'model' ORDER BY id")])
     assert results[0] == results[1]
     assert len({r[1] for r in results[0]}) > 1  # the random baseline really varies
+    sequential, interleaved = orders
+    first_story = sequential[0][0]
+    assert [s for s, _ in sequential[:len(base.storyturns[0].turns)]] == [first_story] * 2  # one story at a time
+
+    def started_before_first_finished(order: list[tuple[str, int]]) -> int:
+        first = order[0][0]
+        last_turn_of_first = max(i for i, (story, _) in enumerate(order) if story == first)
+        return len({story for story, _ in order[:last_turn_of_first]})
+
+    assert started_before_first_finished(sequential) == 1
+    assert started_before_first_finished(interleaved) >= 16  # all 16 slots had a story in flight
 
 
 async def test_repeat_of_a_finished_run_makes_no_call(pipe_dataset: Path, replay_file, tmp_path: Path) -> None:
@@ -285,8 +309,9 @@ async def test_worker_processes_give_the_same_results_and_resume(pipe_dataset: P
     two = await evaluate_async("baseline:random-option?seed=3", many, db=tmp_path / "two.sqlite", run="r",
                                workers=2, on_progress=lambda p: seen.append(p.stories_done))
     assert turns(tmp_path / "one.sqlite") == turns(tmp_path / "two.sqlite")
-    assert two.progress.model_calls == one.progress.model_calls  # identical stories share calls in both
-    assert two.progress.model_calls + two.progress.cached_calls == 60
+    for summary in (one, two):  # identical stories share calls once the first is stored
+        assert summary.progress.model_calls + summary.progress.cached_calls == 60
+        assert summary.progress.cached_calls > 0
     assert seen and seen[-1] == 24 and two.run.status == "done"
     again = await evaluate_async("baseline:random-option?seed=3", many, db=tmp_path / "two.sqlite", run="r",
                                  workers=2)
@@ -301,7 +326,7 @@ async def test_a_trial_with_limit_does_not_block_the_full_run(pipe_dataset: Path
     db = tmp_path / "s.sqlite"
     trial = await evaluate_async("baseline:first-option", pipe_dataset, db=db, settings=EvalSettings(limit=1))
     full = await evaluate_async("baseline:first-option", pipe_dataset, db=db)
-    assert trial.run.name.endswith(",limit=1") and trial.run.story_count == 1
+    assert ",limit=1,cfg=" in trial.run.name and trial.run.story_count == 1
     assert full.run.story_count == 2 and full.progress.cached_calls == 2  # the trial's calls are reused
 
 
@@ -328,3 +353,70 @@ async def test_the_judge_sees_what_the_model_saw(pipe_dataset: Path, replay_file
     assert second.story == ""  # the turn has no story text of its own
     assert second.context == ("Ana puts her ball in the basket and goes outside. Ben moves the ball to the box."
                               "\n\nWhere will Ana look for her ball, the basket or the box?\nReply: The box.",)
+
+
+async def test_a_judge_that_fails_leaves_the_run_incomplete_and_a_rerun_retries_it(pipe_dataset: Path,
+                                                                                    replay_file, tmp_path: Path) -> None:
+    """'done' means every StoryTurn scored: a judge call that failed for good leaves its turn undecided, the
+    run 'incomplete' with the failure listed; the same run with the judge working again completes."""
+    from commet.judges.base import Judge, JudgeRequest, Verdict
+    from commet.judges.rules import RulesJudge
+
+    class Flaky(Judge):
+        name = "flaky-judge"
+
+        def __init__(self) -> None:
+            self.down = True
+
+        async def judge(self, request: JudgeRequest) -> Verdict:
+            if self.down and request.story_id == "fb-1" and request.turn == 1:
+                return Verdict("undecided", rationale="judge unavailable", judge=self.name,
+                               details={"error": "HTTP 503 from judge", "error_kind": "judge_http_503"})
+            return await RulesJudge().judge(request)
+
+    replies = replay_file({"dd-1": DD_RIGHT, "fb-1": ["The basket.", "No.", "The box."]})
+    db, judge = tmp_path / "s.sqlite", Flaky()
+    first = await evaluate_async(f"replay:{replies}", pipe_dataset, judge=judge, db=db, run="r")
+    assert first.run.status == "incomplete" and not first.results.complete
+    assert (first.results.stories_done, first.results.stories_scored) == (2, 1)
+    [failure] = first.results.failures
+    assert (failure.kind, failure.what, failure.turns, failure.first_story, failure.first_turn) == \
+        ("judge_http_503", "judge", 1, "fb-1", 1)
+    assert failure.first_message == "HTTP 503 from judge"
+    judge.down = False
+    second = await evaluate_async(f"replay:{replies}", pipe_dataset, judge=judge, db=db, run="r")
+    assert second.run.status == "done" and second.results.complete and second.results.failures == []
+    assert second.progress.model_calls == 0 and second.progress.cached_calls == 3  # only fb-1 again, from the store
+    assert second.results.questions_right == 5
+
+
+async def test_a_model_call_that_fails_leaves_the_run_incomplete_until_a_rerun_scores_it(
+        pipe_dataset: Path, tmp_path: Path) -> None:
+    from commet.models.base import Model, ModelCallError, ModelRequest, ModelResponse
+
+    class Down(Model):
+        spec = "test:down-once"
+
+        def __init__(self) -> None:
+            self.down = True
+
+        async def generate(self, request: ModelRequest) -> ModelResponse:
+            if self.down and request.tags.get("story_id") == "dd-1":
+                raise ModelCallError("HTTP 401 from provider: Incorrect API key provided: ***", kind="auth",
+                                     status=401)
+            return ModelResponse(text="The basket.")
+
+    model, db = Down(), tmp_path / "s.sqlite"
+    first = await evaluate_async(model, pipe_dataset, db=db, run="r")
+    assert first.run.status == "incomplete" and first.results.stories_failed == 1
+    assert [(f.kind, f.what, f.turns) for f in first.results.failures] == [("auth", "model", 1)]
+    model.down = False
+
+    def calls_for(story: str) -> int:
+        with Store(db) as store:
+            return store.db.execute("SELECT COUNT(*) FROM call_log WHERE story_id = ?", (story,)).fetchone()[0]
+
+    fb_calls = calls_for("fb-1")
+    second = await evaluate_async(model, pipe_dataset, db=db, run="r")
+    assert second.run.status == "done" and second.results.failures == [] and second.results.stories_failed == 0
+    assert second.progress.model_calls >= 1 and calls_for("fb-1") == fb_calls  # only dd-1 ran again

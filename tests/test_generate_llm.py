@@ -212,8 +212,9 @@ def test_lint_finds_the_papers_text_defects() -> None:
     assert lint_storyturn(first_turn)[0].severity == "error"
 
     reveal = _st("false_belief_location", [
-        Turn(story="Ana puts her ball in the basket and goes out. Ana thinks her ball is still in the "
-                   "basket. She did not see Ben move the ball to the box.", question="Where will Ana look for her ball?", answers=["the basket"]),
+        Turn(story="Ana puts her ball in the basket and goes out. Ben moves the ball to the box. Ana will look for "
+                   "her ball in the basket, because she did not see Ben move the ball to the box.",
+             question="Where will Ana look for her ball?", answers=["the basket"]),
         Turn(story="", question="Why will she look there?",
              answers=["Because she did not see Ben move the ball to the box"]),
     ])

@@ -12,10 +12,10 @@ from commet.cli import app
 from commet.engine import EvalSettings, evaluate
 from commet.engine.rejudge import rejudge
 from commet.judges import create_judge
-from commet.judges.agreement import agreement_report, cohen_kappa
-from commet.judges.labels import LabelError, human_verdicts, import_csv, set_label, turns_to_label
 from commet.judges.prompts import PROMPT_VERSION
+from commet.reports.agreement import agreement_report, cohen_kappa
 from commet.store import Store
+from commet.store.labels import LabelError, human_verdicts, import_csv, set_label, turns_to_label
 from tests.judge_server import REPLIES, JudgeServer, verdict, write_dataset, write_replies
 
 

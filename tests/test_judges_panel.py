@@ -9,11 +9,11 @@ import pytest
 
 from commet.engine import evaluate_async
 from commet.judges import create_judge
-from commet.judges.agreement import agreement_report
 from commet.judges.base import JudgeRequest
 from commet.judges.cascade import CascadeJudge
 from commet.judges.panel import PanelJudge
 from commet.judges.prompts import PROMPT_VERSION
+from commet.reports.agreement import agreement_report
 from commet.store import Store
 from tests.judge_server import JudgeServer, verdict, write_dataset, write_replies
 

@@ -1,17 +1,31 @@
-"""The review app fails safely: no session, no CSRF token, `../` picture paths, `<script>` in a story, big bodies."""
+"""The review app fails safely, over raw HTTP against a real uvicorn server on 127.0.0.1: no session, no CSRF
+token, `../` picture paths, `<script>` in a story, big bodies; and the web hardening of both apps (one
+normal form for names, sign-in backoff per (name, client), decompression bombs, server-side sessions,
+same-origin POSTs, formula-safe CSV) over raw HTTP and in Chromium."""
 
 from __future__ import annotations
 
+import csv
 import http.client
+import io
 import re
+import resource
+import struct
+import time
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
+from PIL import Image
+from typer.testing import CliRunner
 
 from commet.apps.review.db import ReviewDB
+from commet.apps.web import LoginThrottle, csv_safe, normalise_name
+from commet.cli import app as cli
+from tests.llm_gen_servers import small_png
 from tests.review_server import PASSWORD, running_app
 
 
@@ -78,7 +92,8 @@ def test_forms_without_a_valid_csrf_token_are_refused(served: tuple[str, Path]) 
             foreign = csrf_of(other.get("/login").text)
         assert client.post("/items/rh-1/decision", data={"decision": "accept", "csrf": foreign}).status_code == 403
         token = csrf_of(client.get("/items/rh-1").text)
-        assert client.post("/items/rh-1/decision", data={"decision": "accept", "csrf": token}).status_code == 303
+        assert client.post("/items/rh-1/decision", data={"decision": "reject", "csrf": token,
+                                                         "revision": "1"}).status_code == 303
         assert len(ReviewDB(db).decisions("rh-1")) == 1
 
 
@@ -145,3 +160,149 @@ def test_cli_accounts_and_export_errors(tmp_path: Path) -> None:
     assert prompted.exit_code == 0 and "pass phrase" not in prompted.output
     missing = runner.invoke(cli, ["review", "export", "--db", str(tmp_path / "none.sqlite"), "--out", str(tmp_path / "o")])
     assert missing.exit_code == 2 and "no review store" in missing.output
+
+
+# ---------------------------------------------------------------------------------------------- web hardening
+
+def png_declaring(width: int, height: int) -> bytes:
+    """A small real PNG whose header is rewritten to declare ``width`` x ``height`` (a decompression bomb)."""
+    out = io.BytesIO()
+    Image.new("RGB", (64, 64), (200, 30, 30)).save(out, format="PNG")
+    data = bytearray(out.getvalue())
+    ihdr = data[12:29]  # b"IHDR" + 13 bytes of header
+    ihdr[4:12] = struct.pack(">II", width, height)
+    data[12:29] = ihdr
+    data[29:33] = struct.pack(">I", zlib.crc32(bytes(ihdr)))
+    return bytes(data)
+
+
+def real_bomb() -> bytes:
+    """A genuine 20000 x 20000 picture that compresses to a few tens of KiB."""
+    out = io.BytesIO()
+    Image.new("1", (20_000, 20_000)).save(out, format="PNG", optimize=True)
+    return out.getvalue()
+
+
+def client_at(base: str, address: str) -> httpx.Client:
+    """An HTTP client whose connections come from ``address`` (another loopback address is another client)."""
+    return httpx.Client(base_url=base, follow_redirects=False, transport=httpx.HTTPTransport(local_address=address))
+
+
+def attempt(client: httpx.Client, name: str, password: str) -> httpx.Response:
+    return client.post("/login", data={"csrf": csrf_of(client.get("/login").text), "name": name, "password": password})
+
+
+def test_login_throttle_backs_off_and_caps() -> None:
+    now = [0.0]
+    throttle = LoginThrottle(free=3, base_s=1.0, max_delay_s=8.0, clock=lambda: now[0])
+    waits = []
+    for _ in range(8):
+        waits.append(throttle.wait_s(" Bob", "10.0.0.1"))
+        throttle.failed("BOB\t", "10.0.0.1")
+    assert waits == [0, 0, 0, 1, 2, 4, 8, 8]  # one key for every spelling of bob; the wait never exceeds 8 s
+    assert throttle.wait_s("bob", "10.0.0.2") == 0  # another client is not slowed down
+    now[0] += 8
+    assert throttle.wait_s("bob", "10.0.0.1") == 0
+    throttle.succeeded("bob", "10.0.0.1")
+    assert throttle.failures == {}
+    assert normalise_name("\tＢｏｂ ") == normalise_name("bob") == "bob"
+
+
+def test_names_have_one_normal_form_and_a_guesser_does_not_lock_out_the_owner(tmp_path: Path) -> None:
+    throttle = LoginThrottle(free=3, base_s=0.5, max_delay_s=1.0)
+    with running_app(tmp_path, login_throttle=throttle) as (base, _), client_at(base, "127.0.0.1") as here, \
+            client_at(base, "127.0.0.2") as owner:
+        for spelling in ("bob", " bob", "BOB ", "\tbob", "ｂｏｂ"):
+            response = attempt(here, spelling, PASSWORD)
+            assert response.status_code == 303 and response.headers["location"] == "/", spelling
+            here.cookies.clear()
+        for spelling in ("bob ", " BOB", "\tbob"):  # three guesses, whatever the spelling, count for one name
+            assert attempt(here, spelling, "guess 123").headers["location"] == "/login"
+        refused = attempt(here, "bob", PASSWORD)
+        assert refused.status_code == 429 and "Too many failed sign-ins" in refused.text
+        assert attempt(here, "alice", PASSWORD).status_code == 303  # other names are not affected
+        assert attempt(owner, "bob", PASSWORD).headers["location"] == "/"  # the owner elsewhere: at once
+        time.sleep(1.05)  # and on the guesser's own machine after at most max_delay_s
+        here.cookies.clear()
+        assert attempt(here, "bob", PASSWORD).headers["location"] == "/"
+
+
+def test_uploads_are_decoded_under_a_pixel_limit(served: tuple[str, Path]) -> None:
+    base, db = served
+    store = ReviewDB(db)
+    with sign_in(base) as client:
+        token = csrf_of(client.get("/items/rh-1").text)
+        revision = str(store.item("rh-1")[1])
+        bombs = (("declared.png", png_declaring(12_000, 12_000)), ("real.png", real_bomb()))
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # the server runs in this process
+        for name, data in bombs:
+            assert len(data) < 200_000
+            response = client.post("/items/rh-1/upload", data={"csrf": token, "picture_id": "1", "revision": revision},
+                                   files={"file": (name, data, "image/png")})
+            assert response.status_code == 413, (name, response.status_code)
+            assert "Too large" in response.text and "at most 25,000,000 pixels" in response.text
+        grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+        assert grown_mib < 100, f"the server grew by {grown_mib:.0f} MiB decoding bombs"
+        assert len(store.versions("rh-1", "bath.png")) == 1
+        ok = client.post("/items/rh-1/upload", data={"csrf": token, "picture_id": "1", "revision": revision},
+                         files={"file": ("fine.png", small_png((1, 2, 3), (80, 60)), "image/png")})
+        assert ok.status_code == 303 and len(store.versions("rh-1", "bath.png")) == 2
+
+
+def test_sessions_live_on_the_server_and_die_at_sign_out_and_password_change(tmp_path: Path) -> None:
+    with running_app(tmp_path) as (base, db):
+        with sign_in(base, "carol") as first:
+            cookie = first.cookies["commet_session"]
+            with httpx.Client(base_url=base, cookies={"commet_session": cookie}) as copy:
+                assert copy.get("/", follow_redirects=False).status_code == 200
+                first.post("/logout", data={"csrf": csrf_of(first.get("/").text)})
+                assert copy.get("/", follow_redirects=False).headers["location"] == "/login"  # revoked with it
+        assert cookie.encode() not in b"".join(p.read_bytes() for p in tmp_path.glob("review.sqlite*"))
+
+        with sign_in(base, "carol") as one, sign_in(base, "carol") as other:
+            token = csrf_of(one.get("/account").text)
+            changed = one.post("/account/password", data={"csrf": token, "current": PASSWORD, "new": "new pass 123",
+                                                          "again": "new pass 123"})
+            assert changed.status_code == 303
+            assert one.get("/").status_code == 200  # the browser that changed it gets a new session
+            assert other.get("/").headers["location"] == "/login"  # every other session is gone
+            result = CliRunner().invoke(cli, ["review", "set-password", "carol", "--db", str(db), "--password-stdin"],
+                                        input="third pass 1\n")
+            assert result.exit_code == 0, result.output
+            assert one.get("/").headers["location"] == "/login"
+            assert ReviewDB(db).authenticate("Carol", "third pass 1") is not None
+
+
+def test_posts_from_another_site_are_refused(served: tuple[str, Path]) -> None:
+    base, db = served
+    store = ReviewDB(db)
+    with sign_in(base, "bob") as client:
+        token = csrf_of(client.get("/items/xss-1").text)
+        form = {"csrf": token, "revision": str(store.item("xss-1")[1]), "decision": "reject"}
+        for headers in ({"Origin": "http://evil.example"}, {"Origin": "null"},
+                        {"Referer": "http://evil.example/page"}, {"Origin": "http://127.0.0.1.evil.example"}):
+            refused = client.post("/items/xss-1/decision", data=form, headers=headers)
+            assert refused.status_code == 403 and "cross-site" in refused.text, headers
+        assert store.decisions("xss-1") == []
+        same = client.post("/items/xss-1/decision", data=form, headers={"Origin": base})
+        assert same.status_code == 303 and len(store.decisions("xss-1")) == 1
+
+
+FORMULAS = ["=HYPERLINK(\"http://evil.example\",\"x\")", "+1+1", "-2+3", "@SUM(A1:A2)", "\tlead", "\rlead"]
+
+
+def test_csv_exports_escape_formula_cells(served: tuple[str, Path]) -> None:
+    base, db = served
+    with sign_in(base, "alice") as client:
+        token = csrf_of(client.get("/items/xss-1").text)
+        revision = str(ReviewDB(db).item("xss-1")[1])
+        for note in [*FORMULAS, "a = b, plain"]:
+            assert client.post("/items/xss-1/errors", data={"csrf": token, "revision": revision, "category":
+                                                            "text_other", "note": note}).status_code == 303
+        body = client.get("/export/errors.csv")
+        assert body.headers["content-type"].startswith("text/csv")
+    notes = [row["note"] for row in csv.DictReader(io.StringIO(body.text, newline="")) if row["item"] == "xss-1"]
+    # the form strips surrounding white space, so tab and CR leads arrive as plain text
+    expected = ["'" + f.strip() if f.strip()[0] in "=+-@" else f.strip() for f in FORMULAS] + ["a = b, plain"]
+    assert notes == expected
+    assert csv_safe("\tx") == "'\tx" and csv_safe("\rx") == "'\rx" and csv_safe(-1) == -1 and csv_safe("a=1") == "a=1"

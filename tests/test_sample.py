@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image
 
 from commet.format import bundled_sample_path, load_dataset, validate_path
+from commet.generation.procedural.render import draw, mask_ids
 from commet.taxonomy import TASKS, get_task
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,7 +77,7 @@ def test_every_referenced_image_is_a_small_valid_png(sample):
             image.verify()
         with Image.open(path) as image:
             assert image.format == "PNG"
-            assert image.size == (512, 384)
+            assert image.size == (640, 480)  # the one renderer's size
     on_disk = {p.name for p in (sample.root / "images").iterdir()}
     assert on_disk == referenced, "every picture in images/ is used by a story"
 
@@ -151,12 +154,99 @@ def test_every_why_question_of_the_sample_carries_a_rubric(sample):
         assert turn.rubric is not None and turn.rubric.key_inference and turn.rubric.false_inferences
 
 
-def test_drawing_script_reproduces_the_sample_pictures(tmp_path):
+def test_rendering_the_scene_files_reproduces_the_sample_pictures(tmp_path):
+    """The pictures are data: each is its scene file drawn by the procedural renderer, byte for byte."""
     result = subprocess.run([sys.executable, str(ROOT / "scripts" / "draw_sample_pictures.py"), str(tmp_path)],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     bundled = bundled_sample_path() / "images"
     drawn = sorted(p.name for p in tmp_path.rglob("*.png"))
     assert drawn == sorted(p.name for p in bundled.iterdir())
+    assert drawn == sorted(p.stem + ".png" for p in (bundled_sample_path() / "scenes").glob("*.json"))
     for path in tmp_path.rglob("*.png"):
         assert path.read_bytes() == (bundled / path.name).read_bytes(), path.name
+    assert not (ROOT / "scripts" / "draw_sample_pictures.py").read_text().count("ImageDraw")  # no own vocabulary
+
+
+def _scenes() -> dict[str, dict]:
+    return {p.stem: json.loads(p.read_text()) for p in sorted((bundled_sample_path() / "scenes").glob("*.json"))}
+
+
+def test_every_sample_scene_draws_each_entity_once_inside_its_box():
+    for name, scene in _scenes().items():
+        image, mask = draw(scene)
+        ids, values = np.asarray(mask), mask_ids(scene)
+        entities = [e for key in ("agents", "places", "objects", "occluders") for e in scene[key]]
+        assert len({e["id"] for e in entities}) == len(entities) == len(values), name
+        for entity in entities:
+            assert 0 <= entity["bbox"][0] < entity["bbox"][2] <= scene["width"], f"{name}: {entity['id']} off the picture"
+            assert 0 <= entity["bbox"][1] < entity["bbox"][3] <= scene["height"], f"{name}: {entity['id']} off the picture"
+            ys, xs = np.nonzero(ids == values[entity["id"]])
+            assert len(xs) > 30, f"{name}: {entity['id']} not drawn"
+            x0, y0, x1, y1 = entity["bbox"]
+            slack = 12  # handles, tails, a sitting child's legs may reach a little past the box
+            assert xs.min() >= x0 - slack and xs.max() <= x1 + slack, f"{name}: {entity['id']}"
+            assert ys.min() >= y0 - slack and ys.max() <= y1 + slack, f"{name}: {entity['id']}"
+
+
+def test_a_misspelt_kind_in_a_scene_is_refused_not_drawn_as_something_else():
+    scene = _scenes()["sample-reference_easy-2-0"]
+    for key, kind in (("places", "flowerpot"), ("occluders", "bushes"), ("objects", "bal")):
+        broken = json.loads(json.dumps(scene))
+        broken[key][0]["kind"] = kind
+        with pytest.raises(ValueError, match=repr(kind)):
+            draw(broken)
+
+
+def _centre_x(entity: dict) -> float:
+    return (entity["bbox"][0] + entity["bbox"][2]) / 2
+
+
+def test_each_sample_scene_says_who_sees_what_as_its_boxes_show():
+    """``sees`` is recomputed from the boxes: a thing is hidden from someone when an occluder stands
+    between them and reaches above their eyes (a tall grandad looks over a box that hides a teddy from Nina)."""
+    told = {name for name, scene in _scenes().items() if scene.get("sight") == "story"}
+    # One text-complete story says who stands "at the front" and who "at the side": a flat picture
+    # cannot show that, so its scene marks its ``sees`` as told by the story. No image-dependent one may.
+    assert told == {"sample-reference_hard_perspective-2-0"}
+    assert not any(st.image_dependent for st in load_dataset("sample") if f"{st.id}-0" in told)
+    for name, scene in _scenes().items():
+        if name in told:
+            continue
+        for agent in scene["agents"]:
+            ax, eyes = _centre_x(agent), agent["bbox"][1] + (agent["bbox"][3] - agent["bbox"][1]) * 0.125
+            seen = [o["id"] for o in scene["objects"] if o["visible"] and not any(
+                min(ax, _centre_x(o)) < _centre_x(occ) < max(ax, _centre_x(o)) and occ["bbox"][1] < eyes
+                for occ in scene["occluders"])]
+            assert scene["sees"][agent["id"]] == seen, f"{name}: {agent['id']}"
+
+
+def test_the_image_dependent_facts_are_in_the_scenes(sample):
+    """What the image-dependent questions need is in the picture, and the story text does not say it."""
+    scenes = _scenes()
+
+    def things(name: str) -> dict[str, dict]:
+        return {o["id"]: o for o in scenes[name]["objects"]}
+
+    def face(name: str) -> str:
+        return scenes[name]["agents"][0]["expression"]
+
+    assert face("sample-non_sarcasm-2-0") == "happy" and face("sample-sarcasm-2-0") == "cross"
+    assert {k: v for k, v in scenes["sample-non_sarcasm-2-0"].items() if k != "agents"} == {
+        k: v for k, v in scenes["sample-sarcasm-2-0"].items() if k != "agents"}  # only the face differs
+    # the bush hides the ball by the flower pot from Amara; Jon sees both
+    assert scenes["sample-reference_easy-2-0"]["sees"] == {"amara": ["ball_tree"], "jon": ["ball_tree", "ball_pot"]}
+    # the haystack hides the big pumpkin from Aunt June, the rock the big shell from Dad
+    assert scenes["sample-reference_hard_perspective-1-0"]["sees"]["june"] == ["small", "middle"]
+    assert scenes["sample-reference_hard_perspective-3-0"]["sees"]["dad"] == ["middle", "small"]
+    assert things("sample-moral_false_belief-2-0")["ball"]["location"] == "green_basket"
+    for name, mug in (("sample-reference_hard_referent-1-0", "red_mug"), ("sample-reference_hard_referent-1-1", "green_mug")):
+        near = things(name)
+        glasses = near.pop("glasses")
+        assert min(near.values(), key=lambda o: abs(_centre_x(o) - _centre_x(glasses)))["id"] == mug, name
+    assert things("sample-reference_hard_referent-1-0")["red_mug"]["feature"] == "steam"
+    cups = things("sample-interpretation-2-0")
+    assert [(c["colour"], c["feature"]) for c in cups.values()] == [("blue", "dots"), ("red", "dots"), ("yellow", None)]
+    texts = {st.id: " ".join(t.story for t in st.turns).lower() for st in sample}
+    assert "smile" not in texts["sample-sarcasm-2"] and "frown" not in texts["sample-sarcasm-2"]
+    assert "green basket" not in texts["sample-moral_false_belief-2"]

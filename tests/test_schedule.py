@@ -1,32 +1,31 @@
-"""The story slots' plan: balanced loads, a partition of the work, stealing when real calls run long."""
+"""The engine's dispatch order: a balanced plan, run exactly by a shared queue, robust when calls run long."""
 
 from __future__ import annotations
 
 import random
 
-from commet.engine.schedule import SlotQueues, plan_slots, simulate
+from commet.engine.schedule import plan_slots, planned_order, simulate
 
 
-def longest_first(durations: list[float], slots: int) -> float:
-    """The schedule the engine used before: longest first, each into the first free slot."""
-    free = [0.0] * slots
-    for duration in sorted(durations, reverse=True):
-        free[free.index(min(free))] += duration
-    return max(free)
+def longest_first(weights: list[int]) -> list[int]:
+    """The order the engine used before: longest first (ties by position)."""
+    return sorted(range(len(weights)), key=lambda i: (-weights[i], i))
 
 
-def test_plan_balances_the_bench_workload_where_longest_first_does_not() -> None:
+def test_the_plan_balances_the_bench_workload_where_longest_first_does_not() -> None:
     weights = [3 if i % 2 == 0 else 4 for i in range(600)]  # bench/bench_openai_server.py's stories
     plan = plan_slots(weights, 64)
     loads = [sum(weights[i] for i in slot) for slot in plan]
     assert sorted(i for slot in plan for i in slot) == list(range(600))  # every story exactly once
     assert max(loads) == 33 and min(loads) >= 32  # 2100 turns / 64 slots = 32.8
-    assert longest_first([float(w) for w in weights], 64) == 35
-    assert simulate(weights, 64) == 33
-    assert all(slot == sorted(slot, key=lambda i: (-weights[i], i)) for slot in plan)  # longest first in a slot
+    order = planned_order(weights, 64)
+    assert sorted(order) == list(range(600))
+    assert simulate(weights, longest_first(weights), 64) == 35
+    assert simulate(weights, order, 64) == 33  # the shared queue in planned order runs the plan exactly
+    assert simulate(weights, order, 64, start_interval=0.001) < 33.1  # slots starting 1 ms apart
 
 
-def test_plan_is_deterministic_and_near_the_bound_on_random_work() -> None:
+def test_the_plan_is_deterministic_and_near_the_bound_on_random_work() -> None:
     rng = random.Random(4)
     for stories, slots in ((540, 64), (2000, 32), (90, 8)):
         weights = [rng.randint(1, 9) for _ in range(stories)]
@@ -35,34 +34,22 @@ def test_plan_is_deterministic_and_near_the_bound_on_random_work() -> None:
         assert sorted(i for slot in plan for i in slot) == list(range(stories))
         bound = max(max(weights), -(-sum(weights) // slots))  # whole turns: no slot can do less than this
         assert max(sum(weights[i] for i in slot) for slot in plan) <= bound + 1
+        assert simulate(weights, planned_order(weights, slots), slots) <= bound + 1
+        assert simulate(weights, planned_order(weights, slots), slots) <= simulate(weights, longest_first(weights), slots)
 
 
 def test_fewer_stories_than_slots_and_no_stories() -> None:
     assert sorted(plan_slots([2.0, 5.0], 64)) == [[0], [1]]  # one slot per story
-    assert len(SlotQueues([2.0, 5.0], 64).queues) == 2
-    assert SlotQueues([], 8).next(0) is None
+    assert planned_order([], 8) == []
+    assert simulate([2.0, 5.0], planned_order([2.0, 5.0], 64), 64) == 5.0
 
 
-def test_a_slot_out_of_work_steals_the_shortest_story_of_the_busiest_slot() -> None:
-    weights = [5, 4, 3, 3, 2, 1]
-    queues = SlotQueues(weights, 2)
-    own = list(queues.queues[0])
-    taken = [queues.next(0) for _ in own]
-    assert taken == own
-    busiest = queues.queues[1]
-    shortest = busiest[-1]
-    assert queues.next(0) == shortest  # slot 0's own list is done: it takes from slot 1's tail
-    while queues.next(1) is not None:
-        pass
-    assert queues.next(0) is None and queues.next(1) is None
-
-
-def test_stealing_keeps_slots_busy_when_calls_take_other_times_than_planned() -> None:
-    """Planned by turns, but one slot's stories run three times longer: the others take its unstarted work."""
+def test_a_shared_queue_keeps_slots_busy_when_calls_take_other_times_than_planned() -> None:
+    """Planned by turns, but one slot's stories run three times longer: a plan followed blindly would
+    take 96; handed out in order to the first free slot, the others take the waiting work."""
     weights = [4] * 64
     plan = plan_slots(weights, 8)
     slow = set(plan[0])
     durations = [3.0 * w if i in slow else float(w) for i, w in enumerate(weights)]
-    unbalanced = max(sum(durations[i] for i in slot) for slot in plan)  # following the plan blindly
-    assert unbalanced == 96.0
-    assert simulate(durations, 8, weights=weights) <= 44.0  # the bound is 320 / 8 = 40; one story more at most
+    assert max(sum(durations[i] for i in slot) for slot in plan) == 96.0
+    assert simulate(durations, planned_order(weights, 8), 8) <= 48.0  # the bound is 320 / 8 = 40

@@ -97,8 +97,8 @@ def test_export_run_writes_one_run_per_picture_policy(tmp_path: Path) -> None:
         answer_all(client, token, study.questionnaire(questionnaire).storyturns, replies)
 
     store_path = tmp_path / "commet.sqlite"
-    result = CliRunner().invoke(cli, ["study", "export-run", str(study_path), "--db", str(db_path),
-                                      "--store", str(store_path)])
+    result = CliRunner().invoke(cli, ["study", "export-run", str(study_path), "--study-db", str(db_path),
+                                      "--db", str(store_path)])
     assert result.exit_code == 0, result.output
     assert "run 'human:images=on' (model human, pictures: all): 6 StoryTurns from 2 participants" in result.output
     assert "run 'human:images=needed' (model human, pictures: needed): 5 StoryTurns from 2 participants" in result.output
@@ -124,15 +124,15 @@ def test_export_run_writes_one_run_per_picture_policy(tmp_path: Path) -> None:
     assert (no["Overall k"], no["Overall n"], no["Desire k"], no["Desire n"]) == ("2", "3", "1", "2")
     assert (yes["Image"], no["Image"]) == ("Yes", "No")
 
-    pooled = CliRunner().invoke(cli, ["study", "export-run", str(study_path), "--db", str(db_path),
-                                      "--store", str(store_path), "--policy", "both", "--run", "human-pooled"])
+    pooled = CliRunner().invoke(cli, ["study", "export-run", str(study_path), "--study-db", str(db_path),
+                                      "--db", str(store_path), "--policy", "both", "--run", "human-pooled"])
     assert pooled.exit_code == 0, pooled.output
     with Store(store_path) as store:
         run = store.get_run("human-pooled")
         assert run is not None and run.settings["images"] == "on+needed"
         assert run_metrics(store, run).stories.total == 6 + 5
-    clash = CliRunner().invoke(cli, ["study", "export-run", str(study_path), "--db", str(db_path),
-                                     "--store", str(store_path), "--run", "human-pooled", "--policy", "all"])
+    clash = CliRunner().invoke(cli, ["study", "export-run", str(study_path), "--study-db", str(db_path),
+                                     "--db", str(store_path), "--run", "human-pooled", "--policy", "all"])
     assert clash.exit_code == 2 and "already exists" in clash.output
     with Store(store_path) as store:  # refused before anything was written
         assert {r.name for r in store.runs()} == {"human:images=on", "human:images=needed", "human-pooled"}

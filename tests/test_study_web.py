@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 import sqlite3
 import threading
@@ -21,6 +22,7 @@ import playwright.sync_api as playwright_api
 import pytest
 import uvicorn
 from PIL import Image
+from playwright.sync_api import expect
 from typer.testing import CliRunner
 
 from commet.apps.study.app import create_app
@@ -144,9 +146,10 @@ def agree(page) -> None:  # noqa: ANN001 - playwright Page
 
 
 def answer(page, text: str) -> None:  # noqa: ANN001 - playwright Page
+    """Submit an answer and wait for the page the server sends back (not only for the click)."""
     page.fill("#response", text)
-    page.click("#submit")
-    page.wait_for_load_state()
+    with page.expect_navigation():
+        page.click("#submit")
 
 
 def shown_feedback(page) -> str | None:  # noqa: ANN001
@@ -179,36 +182,44 @@ def test_participant_sees_right_and_wrong_feedback(served: Served, browser) -> N
 
 
 def test_pause_resume_and_stop(served: Served, browser) -> None:  # noqa: ANN001
-    """Questionnaire 1 (pictures only where needed): close the page mid-story, reopen the link, go on, stop."""
+    """Questionnaire 1 (pictures only where needed): close the page mid-story, reopen the link, go on, stop.
+
+    Every check after a click waits for its condition (Playwright's ``expect`` retries until it holds or
+    times out): reading the page right after a click may read the page before the navigation.
+    """
     [link] = served.links(1)
     first, second = served.study.questionnaire(1).storyturns[:2]
+    where, pictures = "#where", "#current img"
     context = browser.new_context()
     page = context.new_page()
     page.goto(link)
     agree(page)
-    assert page.locator("#current img").count() == (1 if first == "muffin-1" else 0)
+    expect(page.locator(where)).to_have_text(re.compile(r"^Story 1 of 3 · 0 of 7 questions answered"))
+    expect(page.locator(pictures)).to_have_count(1 if first == "muffin-1" else 0)
     answer(page, RIGHT[first][0])
+    expect(page.locator(where)).to_have_text(re.compile(r"^Story 1 of 3 · 1 of 7 questions answered"))
     context.close()  # pause: the browser and its cookies are gone
 
     context = browser.new_context()
     page = context.new_page()
     page.goto(link)
-    assert page.inner_text("#where").startswith("Story 1 of 3 · 1 of 7 questions answered")
-    assert page.inner_text(".given") == f"Your answer: {RIGHT[first][0]}"
+    expect(page.locator(where)).to_have_text(re.compile(r"^Story 1 of 3 · 1 of 7 questions answered"))
+    expect(page.locator(".given")).to_have_text(f"Your answer: {RIGHT[first][0]}")
     assert shown_feedback(page) == RIGHT_FEEDBACK[first][0]
     for reply in RIGHT[first][1:]:
         answer(page, reply)
-    assert page.inner_text("#where").startswith("Story 2 of 3")
-    assert page.locator("#current img").count() == (1 if second == "muffin-1" else 0)
+    expect(page.locator(where)).to_have_text(re.compile(r"^Story 2 of 3"))
+    expect(page.locator(pictures)).to_have_count(1 if second == "muffin-1" else 0)
     answer(page, RIGHT[second][0])
     page.click("#pause")
-    assert page.inner_text("#link") == link
+    expect(page.locator("#link")).to_have_text(link)
     page.click("#continue")
+    expect(page.locator(where)).to_have_text(re.compile(r"^Story 2 of 3"))
     page.click("#stop")
     page.click("#confirm-stop")
-    assert "You stopped the study" in page.inner_text("#message")
+    expect(page.locator("#message")).to_contain_text("You stopped the study")
     page.goto(link)
-    assert "You stopped the study" in page.inner_text("#message")
+    expect(page.locator("#message")).to_contain_text("You stopped the study")
     context.close()
 
 
@@ -278,7 +289,7 @@ def test_database_holds_no_request_metadata(served: Served, browser) -> None:  #
     needles = ["127.0.0.1", "203.0.113.9", agent, "HeadlessChrome", "Mozilla", "de-CH", "user-agent", "user_agent",
                "accept-language", "x-forwarded-for", "sec-ch-ua", "referer", "host"]
     tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    assert set(tables) == {"meta", "participants", "answers", "drafts"}
+    assert set(tables) == {"meta", "participants", "answers", "drafts", "web_sessions"}  # sessions: token hash + CSRF
     for table in tables:
         columns = [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
         assert not {"ip", "address", "agent", "headers", "email", "name"} & set(columns)
@@ -298,8 +309,8 @@ def test_human_row_in_report(served: Served, tmp_path: Path) -> None:
     baseline = evaluate_async("baseline:first-option", served.dataset, judge="rules", db=store_path, run="baseline")
     with ThreadPoolExecutor(1) as pool:  # the browser fixture's event loop is running in this thread
         pool.submit(asyncio.run, baseline).result()
-    result = CliRunner().invoke(cli, ["study", "export-run", str(served.study_path), "--db", str(served.db_path),
-                                      "--store", str(store_path), "--run", "human",
+    result = CliRunner().invoke(cli, ["study", "export-run", str(served.study_path), "--study-db",
+                                      str(served.db_path), "--db", str(store_path), "--run", "human",
                                       "--policy", "both"])
     assert result.exit_code == 0, result.output
     with Store(store_path) as store:
@@ -324,9 +335,11 @@ def test_human_row_in_report(served: Served, tmp_path: Path) -> None:
     lines = report.output.splitlines()
     assert any(line.startswith("| human | human |") and "50.0" in line for line in lines)
     assert any(line.startswith("| baseline | baseline:first-option |") for line in lines)
-    again = CliRunner().invoke(cli, ["study", "export-run", str(served.study_path), "--db", str(served.db_path),
-                                     "--store", str(store_path), "--run", "human", "--policy", "both"])
+    again = CliRunner().invoke(cli, ["study", "export-run", str(served.study_path), "--study-db",
+                                     str(served.db_path), "--db", str(store_path), "--run", "human", "--policy",
+                                     "both"])
     assert again.exit_code == 0, again.output  # a re-export brings the same run up to date
-    clash = CliRunner().invoke(cli, ["study", "export-run", str(served.study_path), "--db", str(served.db_path),
-                                     "--store", str(store_path), "--run", "human", "--policy", "all"])
+    clash = CliRunner().invoke(cli, ["study", "export-run", str(served.study_path), "--study-db",
+                                     str(served.db_path), "--db", str(store_path), "--run", "human",
+                                     "--policy", "all"])
     assert clash.exit_code == 2 and "already exists" in clash.output

@@ -1,13 +1,58 @@
-"""CoMMET: multi-turn, multimodal Theory of Mind evaluation (StoryTurn format, engine, judges, reports)."""
+"""CoMMET: multi-turn, multimodal Theory of Mind evaluation (StoryTurn format, engine, judges, reports).
 
-from importlib.metadata import PackageNotFoundError, version
+The Python API in four names::
+
+    import commet
+    data = commet.load_dataset("sample")
+    summary = commet.evaluate("baseline:first-option", data, db="commet.sqlite")   # or: await commet.evaluate_async(...)
+    print(commet.report("commet.sqlite", [summary.run.name]))
+
+``evaluate`` also works where an event loop is already running (Jupyter): it then runs the
+evaluation in a worker thread and waits for it. The engine, judges and reports are imported on
+first use, so ``import commet`` stays light.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from commet.format import Dataset, Feedback, FormatError, StoryTurn, Turn, load_dataset, validate_dataset
+from commet.version import __version__
 
-try:
-    __version__ = version("commet-bench")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.0.0"
+if TYPE_CHECKING:
+    from commet.engine import EvalSettings, RunSummary, evaluate, evaluate_async
 
-__all__ = ["Dataset", "Feedback", "FormatError", "StoryTurn", "Turn", "__version__", "load_dataset",
-           "validate_dataset"]
+
+_ENGINE_NAMES = ("EvalSettings", "RunSummary", "evaluate", "evaluate_async")
+
+
+def __getattr__(name: str) -> object:
+    """The engine's names, imported when first asked for (the engine imports this package's version)."""
+    if name in _ENGINE_NAMES:
+        import commet.engine
+
+        return getattr(commet.engine, name)
+    raise AttributeError(f"module 'commet' has no attribute {name!r}")
+
+
+def report(db: str | Path = "commet.sqlite", runs: list[str] | None = None, *, format: str = "markdown",  # noqa: A002
+           dataset: str | Path | Dataset | None = None, seed: int = 0, resamples: int = 2000) -> str:
+    """The paper's tables for ``runs`` (default: every run in ``db``) as text: markdown, csv, latex or html.
+
+    ``dataset`` embeds the pictures in HTML transcripts. Raises ``FileNotFoundError`` when
+    ``db`` does not exist and ``KeyError`` for a run name it does not hold.
+    """
+    from commet.reports import Bootstrap, build_report, render_report, select_runs
+    from commet.store import Store
+
+    if not Path(db).is_file():
+        raise FileNotFoundError(f"no results store at {db}")
+    with Store(db) as store:
+        built = build_report(store, select_runs(store, runs), bootstrap=Bootstrap(seed=seed, resamples=resamples))
+    data = load_dataset(dataset) if isinstance(dataset, (str, Path)) else dataset
+    return render_report(built, format, dataset=data)
+
+
+__all__ = ["Dataset", "EvalSettings", "Feedback", "FormatError", "RunSummary", "StoryTurn", "Turn", "__version__",
+           "evaluate", "evaluate_async", "load_dataset", "report", "validate_dataset"]

@@ -49,10 +49,17 @@ class Task:
     picture: str  # "no", "often", "yes", "sometimes", "cue may be in the picture"
     #: Category used when the StoryTurn is image-dependent (NLCE becomes NLC when the cue is only in the picture).
     image_category: str | None = None
+    #: Further categories a StoryTurn of this task may be reported under (declared taxonomies only).
+    other_categories: tuple[str, ...] = ()
 
     def category_for(self, image_dependent: bool) -> str:
         """The reporting category of a StoryTurn of this task."""
         return (self.image_category or self.category) if image_dependent else self.category
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        """Every category a StoryTurn of this task may carry, the default first."""
+        return tuple(dict.fromkeys((self.category, self.image_category or self.category, *self.other_categories)))
 
 
 TASKS: tuple[Task, ...] = (
@@ -144,3 +151,117 @@ def taxonomy_dict() -> list[dict[str, object]]:
         }
         for t in TASKS
     ]
+
+
+class TaxonomyError(ValueError):
+    """A declared taxonomy that cannot be used; ``field`` is the dotted path inside ``dataset.json``."""
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        super().__init__(message)
+
+
+_TASK_KEYS = ("categories", "image_category", "name", "description", "mental_states", "feedback", "picture")
+
+
+@dataclass(frozen=True)
+class Taxonomy:
+    """The tasks, categories and mental states a dataset is checked and reported against.
+
+    Why: benchmarks other than the booklet (ToMi, BigToM, ...) have their own tasks. A dataset
+    declares them in ``dataset.json`` (``tasks``, optional ``categories`` and ``mental_states``;
+    docs/storyturn.md, "Declared tasks and categories"); without a declaration it is :data:`BOOKLET`.
+    ``categories`` is also the order ``commet stats`` lists them in.
+    """
+
+    tasks: tuple[Task, ...]
+    categories: tuple[str, ...]
+    mental_states: tuple[str, ...]
+    declared: bool = False
+
+    def task(self, task_id: str) -> Task | None:
+        return next((t for t in self.tasks if t.id == task_id), None)
+
+    @property
+    def task_ids(self) -> tuple[str, ...]:
+        return tuple(t.id for t in self.tasks)
+
+    def to_json(self) -> dict[str, object]:
+        """The declaration as written into ``dataset.json`` (read back by :meth:`from_json`)."""
+        tasks: dict[str, dict[str, object]] = {}
+        for t in self.tasks:
+            entry: dict[str, object] = {"name": t.name, "categories": [t.category, *t.other_categories]}
+            if t.image_category and t.image_category != t.category:
+                entry["image_category"] = t.image_category
+            entry.update({"mental_states": list(t.mental_states), "description": t.description})
+            entry.update({k: v for k, v in (("feedback", t.feedback), ("picture", t.picture)) if v})
+            tasks[t.id] = entry
+        return {"categories": list(self.categories), "mental_states": list(self.mental_states), "tasks": tasks}
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> Taxonomy:
+        """The taxonomy a ``dataset.json`` object declares, or :data:`BOOKLET` when it has no ``tasks`` key.
+
+        A task entry may be ``{}`` for a booklet task id (the booklet's definition is used).
+        Raises :class:`TaxonomyError` naming the offending field.
+        """
+        declared = data.get("tasks")
+        if declared is None:
+            return BOOKLET
+        if not isinstance(declared, dict) or not declared:
+            raise TaxonomyError("tasks", "must be a non-empty object {task id: {\"categories\": [...], ...}}")
+        tasks = [_declared_task(str(task_id), entry) for task_id, entry in declared.items()]
+        used = list(dict.fromkeys(c for t in tasks for c in t.categories))
+        categories = _string_list(data, "categories", "categories") if "categories" in data else used
+        for t in tasks:
+            missing = [c for c in t.categories if c not in categories]
+            if missing:
+                raise TaxonomyError(f"tasks.{t.id}.categories",
+                                    f"category {missing[0]!r} is not among the declared categories")
+        states = (_string_list(data, "mental_states", "mental_states") if "mental_states" in data
+                  else list(dict.fromkeys([*MENTAL_STATES, *(s for t in tasks for s in t.mental_states)])))
+        for t in tasks:
+            unknown = [s for s in t.mental_states if s not in states]
+            if unknown:
+                raise TaxonomyError(f"tasks.{t.id}.mental_states",
+                                    f"mental state {unknown[0]!r} is not among the declared mental_states")
+        return cls(tuple(tasks), tuple(categories), tuple(states), declared=True)
+
+
+def _string_list(data: dict[str, object], key: str, field: str, *, empty_ok: bool = False) -> list[str]:
+    value = data.get(key)
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise TaxonomyError(field, "must be a list of non-empty strings")
+    if not value and not empty_ok:
+        raise TaxonomyError(field, "must not be empty")
+    return list(dict.fromkeys(value))
+
+
+def _declared_task(task_id: str, entry: object) -> Task:
+    field = f"tasks.{task_id}"
+    if not task_id.strip():
+        raise TaxonomyError("tasks", "a task id is empty")
+    if not isinstance(entry, dict):
+        raise TaxonomyError(field, "must be an object with at least \"categories\"")
+    unknown = sorted(set(entry) - set(_TASK_KEYS))
+    if unknown:
+        raise TaxonomyError(f"{field}.{unknown[0]}", f"unknown key (allowed: {', '.join(_TASK_KEYS)})")
+    if not entry and task_id in TASKS_BY_ID:
+        return TASKS_BY_ID[task_id]
+    if "categories" not in entry:
+        raise TaxonomyError(f"{field}.categories", "required: the categories this task is reported under")
+    categories = _string_list(entry, "categories", f"{field}.categories")
+    texts: dict[str, str] = {}
+    for key in ("image_category", "name", "description", "feedback", "picture"):
+        value = entry.get(key)
+        if value is not None and not isinstance(value, str):
+            raise TaxonomyError(f"{field}.{key}", "must be a string")
+        texts[key] = value or ""
+    states = (_string_list(entry, "mental_states", f"{field}.mental_states", empty_ok=True)
+              if "mental_states" in entry else [])
+    return Task(task_id, texts["name"] or task_id, categories[0], tuple(states), texts["description"],
+                texts["feedback"], texts["picture"], texts["image_category"] or None, tuple(categories[1:]))
+
+
+#: The 18 booklet tasks: the taxonomy of every dataset that declares none.
+BOOKLET = Taxonomy(TASKS, CATEGORIES, MENTAL_STATES)

@@ -1,31 +1,62 @@
-"""What both web apps (expert review, human study) share: sessions, CSRF, limits, passwords.
+"""What both web apps (expert review, human study) share: sessions, CSRF, origins, limits, passwords, exports.
 
-* Sessions are signed cookies (itsdangerous), HttpOnly and SameSite=Lax; no server-side
-  request metadata (IP, user agent) is ever read or stored.
+* Sessions live on the server, in a ``web_sessions`` table of the app's own SQLite file; the
+  cookie holds only a random token (HttpOnly, SameSite=Lax) and the table only its SHA-256.
+  Signing out deletes the row, and a password change deletes every row of that account, so
+  a copied cookie stops working at once (:class:`Sessions`).
 * Every POST form carries a CSRF token bound to the session (:func:`csrf_token`,
-  :func:`check_csrf`).
-* Request bodies are bounded (:class:`BodySizeLimit`) and requests can be rate-limited
-  per session key (:class:`RateLimiter`).
-* Passwords are hashed with scrypt and a random salt.
-* Templates autoescape, so story text can never inject markup.
+  :func:`check_csrf`), and every POST whose ``Origin`` (or, without one, ``Referer``) names
+  another site is refused before it reaches a route (:class:`SameOriginPosts`).
+* Names are compared in one normal form everywhere (:func:`normalise_name`: NFKC, stripped,
+  casefolded), for sign-in and for its throttle alike.
+* Failed sign-ins are throttled per (name, client) with a capped exponential backoff
+  (:class:`LoginThrottle`): a guesser elsewhere never locks the owner out, and on the
+  guesser's own machine the wait never exceeds ``max_delay_s``. The client address is used
+  in memory for this only and never stored.
+* Uploaded pictures are decoded under a pixel limit (:func:`decode_picture`); a
+  decompression bomb is refused with 413 before its pixels are allocated.
+* CSV and spreadsheet exports escape cells that a spreadsheet would run as a formula
+  (:func:`csv_safe`, OWASP "CSV injection").
+* Request bodies are bounded (:class:`BodySizeLimit`) and requests can be rate-limited per
+  key (:class:`RateLimiter`). Passwords are hashed with scrypt and a random salt. Templates
+  autoescape, so story text can never inject markup.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import io
+import json
 import secrets
+import sqlite3
 import time
-from collections import defaultdict, deque
+import unicodedata
+import warnings
+from collections import OrderedDict, defaultdict, deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from fastapi import HTTPException, Request, Response
 from fastapi.templating import Jinja2Templates
-from itsdangerous import BadSignature, URLSafeTimedSerializer
+from PIL import Image, UnidentifiedImageError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 SESSION_COOKIE = "commet_session"
 SESSION_MAX_AGE_S = 14 * 24 * 3600
+ANONYMOUS_SESSION_MAX_AGE_S = 2 * 24 * 3600  # since last use
+#: Largest picture (width x height) an upload may declare: 25 megapixels, five times a 2048x2048 picture.
+MAX_UPLOAD_PIXELS = 25_000_000
+#: First characters that make a spreadsheet cell a formula (OWASP CSV injection).
+FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def normalise_name(name: str) -> str:
+    """The one form a user name is compared in: NFKC, surrounding white space removed, casefolded."""
+    return unicodedata.normalize("NFKC", name).strip().casefold()
 
 
 def hash_password(password: str, *, salt: bytes | None = None) -> str:
@@ -45,29 +76,105 @@ def verify_password(password: str, stored: str) -> bool:
     return hmac.compare_digest(candidate, digest_hex)
 
 
-class Sessions:
-    """Signed-cookie sessions holding a small dict (user or participant token, CSRF token)."""
+SESSION_SCHEMA = """
+CREATE TABLE IF NOT EXISTS web_sessions (
+  id TEXT PRIMARY KEY, subject TEXT, data TEXT NOT NULL, created_at REAL NOT NULL, expires_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS web_sessions_subject ON web_sessions (subject);
+"""
+_SID = "_sid"  # the session's cookie token inside a loaded session dict (never stored in the row)
 
-    def __init__(self, secret: str, *, secure: bool = False):
-        self.serializer = URLSafeTimedSerializer(secret, salt="commet-session")
+
+def _sid_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def revoke_sessions(db_path: str | Path, subject: str) -> int:
+    """Delete every session of ``subject`` (e.g. ``user:3`` after a password change); returns how many."""
+    with _session_db(Path(db_path)) as db:
+        return db.execute("DELETE FROM web_sessions WHERE subject = ?", (subject,)).rowcount
+
+
+@contextmanager
+def _session_db(path: Path) -> Iterator[sqlite3.Connection]:
+    db = sqlite3.connect(path, timeout=30)
+    try:
+        db.execute("PRAGMA journal_mode = WAL")
+        db.executescript(SESSION_SCHEMA)
+        with db:
+            yield db
+    finally:
+        db.close()
+
+
+class Sessions:
+    """Server-side sessions in the app's SQLite file, holding a small dict of strings.
+
+    The key ``subject`` names whose session it is (``user:3``, ``organiser``) so that all of an
+    account's sessions can be revoked; a session without one is anonymous and short-lived.
+    """
+
+    def __init__(self, db_path: str | Path, *, secure: bool = False, max_age_s: int = SESSION_MAX_AGE_S):
+        self.path = Path(db_path)
         self.secure = secure
+        self.max_age_s = max_age_s
+        with _session_db(self.path):
+            pass
 
     def load(self, request: Request) -> dict[str, str]:
-        raw = request.cookies.get(SESSION_COOKIE)
-        if not raw:
+        token = request.cookies.get(SESSION_COOKIE)
+        if not token or len(token) > 128:
             return {}
-        try:
-            data = self.serializer.loads(raw, max_age=SESSION_MAX_AGE_S)
-        except BadSignature:
+        with _session_db(self.path) as db:
+            row = db.execute("SELECT data FROM web_sessions WHERE id = ? AND expires_at > ?",
+                             (_sid_hash(token), time.time())).fetchone()
+        if row is None:
             return {}
-        return data if isinstance(data, dict) else {}
+        data = json.loads(row[0])
+        return {**data, _SID: token} if isinstance(data, dict) else {}
 
     def save(self, response: Response, data: dict[str, str]) -> None:
-        response.set_cookie(SESSION_COOKIE, self.serializer.dumps(data), max_age=SESSION_MAX_AGE_S, httponly=True,
+        """Store ``data``: in its own row when it was loaded from one, else in a new row with a new token."""
+        payload = json.dumps({k: v for k, v in data.items() if k != _SID})
+        subject = data.get("subject")
+        now = time.time()
+        token = data.get(_SID)
+        with _session_db(self.path) as db:
+            if token is not None:
+                # an anonymous session (a participant's, a sign-in form's) lives while it is used
+                updated = db.execute("UPDATE web_sessions SET data = ?, subject = ?, expires_at = CASE WHEN ? IS NULL "
+                                     "THEN ? ELSE expires_at END WHERE id = ? AND expires_at > ?",
+                                     (payload, subject, subject, now + ANONYMOUS_SESSION_MAX_AGE_S, _sid_hash(token),
+                                      now)).rowcount
+                if updated:
+                    self._set_cookie(response, token, subject)
+                    return
+            token = secrets.token_urlsafe(32)
+            max_age = self.max_age_s if subject else ANONYMOUS_SESSION_MAX_AGE_S
+            db.execute("DELETE FROM web_sessions WHERE expires_at <= ?", (now,))
+            db.execute("INSERT INTO web_sessions (id, subject, data, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+                       (_sid_hash(token), subject, payload, now, now + max_age))
+        data[_SID] = token
+        self._set_cookie(response, token, subject)
+
+    def _set_cookie(self, response: Response, token: str, subject: str | None) -> None:
+        response.set_cookie(SESSION_COOKIE, token, max_age=self.max_age_s if subject else ANONYMOUS_SESSION_MAX_AGE_S,
+                            httponly=True,
                             samesite="lax", secure=self.secure)
 
-    def clear(self, response: Response) -> None:
+    def drop(self, data: dict[str, str]) -> None:
+        """Delete the session ``data`` was loaded from (before a sign-in replaces it, or at sign-out)."""
+        token = data.get(_SID)
+        if token:
+            with _session_db(self.path) as db:
+                db.execute("DELETE FROM web_sessions WHERE id = ?", (_sid_hash(token),))
+
+    def clear(self, response: Response, data: dict[str, str]) -> None:
+        """Sign out: the row is deleted (a copied cookie is dead too) and the cookie removed."""
+        self.drop(data)
         response.delete_cookie(SESSION_COOKIE)
+
+    def revoke(self, subject: str) -> int:
+        return revoke_sessions(self.path, subject)
 
 
 def csrf_token(session: dict[str, str]) -> str:
@@ -81,6 +188,40 @@ def check_csrf(session: dict[str, str], submitted: str | None) -> None:
     expected = session.get("csrf")
     if not expected or not submitted or not hmac.compare_digest(expected, submitted):
         raise HTTPException(status_code=403, detail="missing or invalid CSRF token")
+
+
+class SameOriginPosts:
+    """ASGI middleware: 403 for a POST (any unsafe method) sent from another site.
+
+    The request's ``Origin`` header, or its ``Referer`` when there is no ``Origin``, must name
+    this server's host (the ``Host`` header); ``Origin: null`` (sandboxed frames, privacy
+    redirects) is refused. Browsers send ``Origin`` with every cross-site POST, so a request
+    without either header does not come from a page in a browser; it still needs a CSRF token.
+    """
+
+    SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] not in self.SAFE:
+            headers = dict(scope.get("headers") or [])
+            source = headers.get(b"origin", headers.get(b"referer"))
+            if source is not None and not _same_host(source, headers.get(b"host")):
+                await _plain(send, 403, b"cross-site request refused (Origin or Referer names another site)")
+                return
+        await self.app(scope, receive, send)
+
+
+def _same_host(source: bytes, host: bytes | None) -> bool:
+    if host is None or source.strip() in (b"", b"null"):
+        return False
+    try:
+        netloc = urlsplit(source.decode("latin-1").strip()).netloc
+    except ValueError:
+        return False
+    return bool(netloc) and netloc.lower() == host.decode("latin-1").strip().lower()
 
 
 class BodySizeLimit:
@@ -115,7 +256,7 @@ class BodySizeLimit:
 
 async def _plain(send: Send, status: int, body: bytes) -> None:
     await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"text/plain"), (b"content-length", str(len(body)).encode())]})
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -135,6 +276,103 @@ class RateLimiter:
         if len(events) >= self.limit:
             raise HTTPException(status_code=429, detail="too many requests; slow down")
         events.append(now)
+
+
+@dataclass
+class _Failures:
+    count: int
+    last: float
+
+
+class LoginThrottle:
+    """Failed sign-ins per (normalised name, client address), with a capped exponential backoff.
+
+    The first ``free`` failures cost nothing; after that each attempt must wait
+    ``base_s * 2 ** (failures - free)`` seconds since the last failure, at most ``max_delay_s``.
+    A success clears the pair, and a pair is forgotten ``forget_s`` after its last failure.
+    Keys are held in memory only (at most ``max_keys``, oldest dropped first).
+    """
+
+    def __init__(self, *, free: int = 5, base_s: float = 1.0, max_delay_s: float = 30.0, forget_s: float = 900.0,
+                 max_keys: int = 50_000, clock: Callable[[], float] = time.monotonic):
+        self.free, self.base_s, self.max_delay_s, self.forget_s = free, base_s, max_delay_s, forget_s
+        self.max_keys = max_keys
+        self.clock = clock
+        self.failures: OrderedDict[tuple[str, str], _Failures] = OrderedDict()
+
+    @staticmethod
+    def key(name: str, client: str | None) -> tuple[str, str]:
+        return normalise_name(name), client or "-"
+
+    def wait_s(self, name: str, client: str | None) -> float:
+        """Seconds before this (name, client) may try again; 0 when it may try now."""
+        entry = self.failures.get(self.key(name, client))
+        if entry is None:
+            return 0.0
+        elapsed = self.clock() - entry.last
+        if elapsed > self.forget_s:
+            del self.failures[self.key(name, client)]
+            return 0.0
+        if entry.count < self.free:
+            return 0.0
+        delay = min(self.max_delay_s, self.base_s * 2 ** (entry.count - self.free))
+        return max(0.0, delay - elapsed)
+
+    def failed(self, name: str, client: str | None) -> None:
+        key = self.key(name, client)
+        entry = self.failures.pop(key, None)
+        self.failures[key] = _Failures((entry.count if entry else 0) + 1, self.clock())
+        while len(self.failures) > self.max_keys:
+            self.failures.popitem(last=False)
+
+    def succeeded(self, name: str, client: str | None) -> None:
+        self.failures.pop(self.key(name, client), None)
+
+
+def client_address(request: Request) -> str | None:
+    """The peer address, for the sign-in throttle only (never logged or stored)."""
+    return request.client.host if request.client else None
+
+
+class PictureTooLarge(ValueError):
+    """The upload declares more pixels than allowed (a decompression bomb): answered with 413."""
+
+
+class NotAPicture(ValueError):
+    """The upload is not a picture Pillow can decode."""
+
+
+def decode_picture(data: bytes, *, max_pixels: int = MAX_UPLOAD_PIXELS) -> bytes:
+    """``data`` decoded and re-encoded as PNG, refusing pictures over ``max_pixels`` before decoding them.
+
+    The size is read from the header; Pillow's own bomb guard (which fires at about 89 million
+    pixels, before ours could for a larger limit) is answered the same way."""
+    too_large = f"at most {max_pixels:,} pixels are accepted"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        try:
+            with Image.open(io.BytesIO(data)) as image:
+                width, height = image.size
+                if width * height > max_pixels:
+                    raise PictureTooLarge(f"the picture is {width}x{height} pixels; {too_large}")
+                image.load()
+                converted = image.convert("RGBA" if "A" in image.getbands() else "RGB")
+        except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+            raise PictureTooLarge(f"the picture declares far too many pixels; {too_large}") from None
+        except (UnidentifiedImageError, OSError, ValueError, SyntaxError, EOFError) as exc:
+            if isinstance(exc, PictureTooLarge):
+                raise
+            raise NotAPicture("that file is not a picture") from None
+    out = io.BytesIO()
+    converted.save(out, format="PNG")
+    return out.getvalue()
+
+
+def csv_safe(value: object) -> object:
+    """``value`` with a leading ``'`` when it is text a spreadsheet would run as a formula (OWASP)."""
+    if isinstance(value, str) and value.startswith(FORMULA_LEADS):
+        return "'" + value
+    return value
 
 
 def safe_child(root: Path, name: str) -> Path:
@@ -158,7 +396,8 @@ def templates(folder: Path) -> Jinja2Templates:
 SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    # same-origin, not no-referrer: with no-referrer a browser sends "Origin: null" on form posts
+    "Referrer-Policy": "same-origin",
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
                                "script-src 'self'; form-action 'self'; frame-ancestors 'none'",
 }

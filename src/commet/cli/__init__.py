@@ -1,102 +1,65 @@
 """The ``commet`` command: a thin layer over the Python API.
 
 Every user error (bad dataset, unknown model, run conflict) ends as one line on stderr and
-exit code 2, never a traceback.
+exit code 2, never a traceback. Exit codes (docs/cli.md):
+
+* 0: done; for ``eval``, every StoryTurn was scored;
+* 2: bad input (nothing was run);
+* 3: the run ended incomplete: some calls failed for good (a summary per kind is printed);
+  running the same command again retries them;
+* 4: the run stopped before its estimated spend would pass ``--max-cost``;
+* 130: interrupted (Ctrl-C); running the same command again resumes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import sys
-from enum import Enum
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
+from commet.cli.common import (  # noqa: F401 - the shared names stay importable from commet.cli
+    EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
+    EXIT_SPEND_LIMIT,
+    EXIT_USAGE,
+    RESUME_LINE,
+    FeedbackChoice,
+    ForceOption,
+    _load,
+    check_dataset_path,
+    console,
+    err_console,
+    fail,
+    fail_problems,
+    load_or_fail,
+    resumable,
+)
 from commet.engine.conversation import UndecidedFeedback
 from commet.engine.runner import ImagePolicy, JudgeImages
-from commet.format.problems import FormatError
+from commet.extras import MissingExtraError, missing_extra_message
+from commet.format.convert import ConvertTarget
 from commet.judges.base import UnknownJudgeError
 from commet.models.base import UnknownModelError
 
+if TYPE_CHECKING:
+    from commet.engine import RunResults
+
+#: Plain click help (``rich_markup_mode=None``), here and in every sub-app: no ``<bool>`` type column on
+#: flags, no boxes, errors as one line.
 app = typer.Typer(help="CoMMET: multi-turn, multimodal Theory of Mind evaluation.", no_args_is_help=True,
-                  pretty_exceptions_enable=False, add_completion=False)
-console = Console(width=None if sys.stdout.isatty() else 200)
-err_console = Console(stderr=True)
-
-EXIT_USAGE = 2
-
-
-def fail(message: str) -> NoReturn:
-    err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(EXIT_USAGE)
-
-
-class FeedbackChoice(str, Enum):
-    original = "original"
-    correctness = "correctness"
-    none = "none"
-
-
-class ConvertTarget(str, Enum):
-    jsonl = "jsonl"
-    pipe = "pipe"
-    hf = "hf"
-
-
-def fail_problems(exc: FormatError) -> NoReturn:
-    """Each located problem on its own line on stderr, then exit 2 (a refused dataset adds its summary)."""
-    from commet.format.validate import DatasetRefused
-
-    for problem in exc.problems:
-        err_console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
-    if isinstance(exc, DatasetRefused) and exc.summary():
-        err_console.print(f"error: {exc.summary()}", markup=False, highlight=False, soft_wrap=True)
-    raise typer.Exit(EXIT_USAGE)
-
-
-def _load(path: str):  # noqa: ANN202 - returns Dataset
-    from commet.format import load_dataset
-
-    try:
-        return load_dataset(path)
-    except FormatError as exc:
-        fail_problems(exc)
-    except RuntimeError as exc:
-        fail(str(exc))
-
-
-def load_or_fail(path: str, force: bool = False):  # noqa: ANN201 - returns Dataset
-    """The dataset a command will run, checked exactly as `commet validate` checks it.
-
-    Why one function: eval, sweep, study build and review serve must refuse the same datasets;
-    errors always stop the command before anything is written, warnings unless ``force``.
-    """
-    from commet.format.validate import load_checked
-
-    try:
-        dataset, warnings = load_checked(path, force=force)
-    except FormatError as exc:
-        fail_problems(exc)
-    for warning in warnings:
-        err_console.print(str(warning), markup=False, highlight=False, soft_wrap=True)
-    if warnings:
-        err_console.print(f"running despite {len(warnings)} warning(s) (--force)", markup=False, highlight=False)
-    return dataset
-
-
-ForceOption = Annotated[bool, typer.Option(help="Run a dataset whose only problems are warnings "
-                                                "(a dataset with errors is never run).")]
-
-
+                  pretty_exceptions_enable=False, add_completion=False, rich_markup_mode=None,
+                  context_settings={"max_content_width": 120})
 @app.command()
 def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSON file, HF folder or 'sample'.")]) -> None:
     """Check a dataset; print every problem as `file:line story=ID turn=K field=F: message`."""
     from commet.format import has_errors, validate_path
 
+    check_dataset_path(path)
     problems = validate_path(path)
     for problem in problems:
         typer.echo(str(problem))
@@ -152,14 +115,27 @@ def convert(
     to: Annotated[ConvertTarget, typer.Option(help="Output format.")],
     out: Annotated[Path, typer.Option(help="Output file (.jsonl/.json) or folder.")],
     task: Annotated[str | None, typer.Option(help="Task id for input StoryTurns that carry none.")] = None,
+    no_pictures: Annotated[bool, typer.Option("--no-pictures", help="Write the StoryTurns without their pictures.")
+                           ] = False,
 ) -> None:
-    """Convert between the pipe format, canonical JSONL / dataset folders and Hugging Face folders."""
+    """Convert between the pipe format, canonical JSONL / dataset folders and Hugging Face folders.
+
+    Pictures go with the StoryTurns: into the folder's images/, into images/ beside an output file (where
+    the loaders look), or embedded in a Hugging Face folder. A picture that cannot be written (missing from
+    the source, or a different file of that name already there) stops the conversion with exit code 2,
+    unless --no-pictures is given.
+    """
+    from commet.format.convert import ConvertError
+    from commet.format.convert import convert as convert_dataset
+
     dataset = _load(source)
     if task is not None:
         from commet.taxonomy import TASKS_BY_ID
 
         if task not in TASKS_BY_ID:
-            fail(f"unknown task {task!r}")
+            from commet.models.base import did_you_mean
+
+            fail(f"unknown task {task!r}{did_you_mean(task, TASKS_BY_ID)}")
         for st in dataset.storyturns:
             if st.task == "unknown":
                 st.task = task
@@ -167,26 +143,22 @@ def convert(
                 st.mental_states = st.mental_states or list(TASKS_BY_ID[task].mental_states)
     for warning in dataset.warnings:
         typer.echo(str(warning), err=True)
-    if to is ConvertTarget.pipe:
-        if out.suffix == ".json":
-            from commet.format import to_pipe_record
-
-            out.write_text(json.dumps([to_pipe_record(st) for st in dataset], indent=2, ensure_ascii=False) + "\n",
-                           encoding="utf-8")
-        else:
-            dataset.save_pipe(out)
+    try:
+        result = convert_dataset(dataset, to, out, pictures=not no_pictures)
+    except (ConvertError, RuntimeError) as exc:
+        fail(str(exc))
+    if no_pictures:
+        where = "without pictures (--no-pictures)"
+    elif result.pictures_at is None:
+        where = "(the StoryTurns name no pictures)"
     elif to is ConvertTarget.hf:
-        try:
-            dataset.save_hf(out)
-        except RuntimeError as exc:
-            fail(str(exc))
-    elif out.suffix == ".jsonl":
-        with out.open("w", encoding="utf-8") as handle:
-            for st in dataset:
-                handle.write(st.model_dump_json() + "\n")
+        where = f"with {result.pictures} pictures embedded"
     else:
-        dataset.save(out)
-    typer.echo(f"wrote {len(dataset)} StoryTurns to {out}")
+        total = result.pictures + result.unchanged
+        kept = (" (all already there)" if result.unchanged == total else
+                f" ({result.unchanged} already there)" if result.unchanged else "")
+        where = f"and its {total} pictures to {result.pictures_at}/{kept}"
+    typer.echo(f"wrote {result.storyturns} StoryTurns to {out} {where}")
 
 
 @app.command()
@@ -197,11 +169,13 @@ def schema() -> None:
     typer.echo(json.dumps(storyturn_json_schema(), indent=2))
 
 
-#: exit code of a run stopped by --max-cost before it was complete (rerun with a higher limit to resume)
-EXIT_SPEND_LIMIT = 3
+EVAL_EPILOG = ("Exit codes: 0 every StoryTurn scored; 2 bad input, nothing run; 3 some calls failed for good "
+               "(summary printed; the same command retries them); 4 stopped by --max-cost (raise it and run the "
+               "same command to resume); 130 interrupted (the same command resumes).")
 
 
-@app.command("eval")
+@app.command("eval", epilog=EVAL_EPILOG)
+@resumable
 def eval_command(
     model: Annotated[str, typer.Option(help="Model spec, e.g. baseline:first-option, openai:gpt-4o, replay:FILE.")],
     dataset: Annotated[str, typer.Option(help="Dataset folder/file or 'sample'.")] = "sample",
@@ -214,7 +188,10 @@ def eval_command(
     workers: Annotated[int, typer.Option(min=1, help="Processes sharing the run (for very fast servers: "
                                                      "client CPU then scales with cores).")] = 1,
     db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite"),
-    run: Annotated[str | None, typer.Option(help="Run name (default: model|dataset|settings).")] = None,
+    run: Annotated[str | None, typer.Option(help=(
+        "Run name. Default: model, dataset, images and feedback, then cfg= and a hash of everything that changes "
+        "results (model options, judge, system prompt, temperature, max tokens, seed, dataset content), e.g. "
+        "baseline:first-option@commet-sample:images=on,feedback=original,cfg=fe2e8cc2."))] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N StoryTurns.")] = None,
     system_prompt: Annotated[str | None, typer.Option(help="System prompt (default: the built-in one).")] = None,
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
@@ -231,6 +208,9 @@ def eval_command(
     max_cost: Annotated[float | None, typer.Option(
         min=0, help="Stop cleanly (resumable) before the run's estimated spend in USD would pass this.")] = None,
     force: ForceOption = False,
+    shard: Annotated[str | None, typer.Option(
+        help="INDEX/COUNT (INDEX from 0): run only this deterministic share of the StoryTurns, e.g. one task "
+             "of a Slurm job array with its own --db; `commet merge` joins the shards' stores.")] = None,
 ) -> None:
     """Run a model over a dataset, judged online, into a resumable SQLite store; print the results.
 
@@ -255,6 +235,12 @@ def eval_command(
                             limit=limit, undecided_feedback=undecided_feedback, judge_images=judge_images)
     if max_cost is not None and workers > 1:
         fail("--max-cost needs one process: drop --workers")
+    from commet.engine import Shard
+
+    try:
+        the_shard = Shard.parse(shard) if shard is not None else None
+    except ValueError as exc:
+        fail(f"--shard: {exc}")
     from commet.cli.progress import live_progress
 
     async def evaluate_then_close() -> RunSummary:
@@ -262,7 +248,7 @@ def eval_command(
             return await evaluate_async(
                 model if workers > 1 else the_model, data, judge=judge if workers > 1 else the_judge, db=db,
                 run=run, settings=settings, concurrency=concurrency, workers=workers, on_progress=on_progress,
-                max_cost=max_cost)
+                max_cost=max_cost, shard=the_shard)
         finally:  # in the loop the clients were used in: their connections close cleanly
             await _close(the_model, the_judge)
 
@@ -283,6 +269,24 @@ def eval_command(
                       f"${max_cost:.4f} spent; raise --max-cost and run the same command again to resume",
                       highlight=False)
         raise typer.Exit(EXIT_SPEND_LIMIT)
+    if not summary.results.complete:
+        _print_failures(summary.results, secrets=[getattr(m, "api_key", None) for m in (the_model, the_judge)])
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _print_failures(results: RunResults, *, secrets: list[str | None]) -> None:
+    """What kept the run from completing: per failure kind, how many turns and the first message."""
+    from commet.models.retry import redact
+
+    write = functools.partial(err_console.print, markup=False, highlight=False, soft_wrap=True)
+    write(f"incomplete: {results.stories_not_scored} of {results.stories} StoryTurns not scored; "
+          "calls that failed for good:")
+    for failure in results.failures:
+        message = redact(" ".join(failure.first_message.split()), [s for s in secrets if s])
+        message = message if len(message) <= 300 else message[:299] + "…"
+        write(f"  {failure.kind} ({failure.what}, {failure.turns} turn{'s' if failure.turns != 1 else ''}), "
+              f"first at story {failure.first_story} turn {failure.first_turn}: {message}")
+    write(f"run the same command again to retry them (exit code {EXIT_INCOMPLETE})")
 
 
 def _usage_line(db: Path, run_id: int, model) -> str:  # noqa: ANN001 - a Model
@@ -312,7 +316,7 @@ async def _close(*things: object) -> None:
 
 #: Command modules, one per concern: each has ``register(app)`` or is a sub-app ``app``. A module's
 #: optional dependencies are imported inside its commands, so every command is always listed.
-COMMAND_MODULES = ("reporting", "generate", "judging", "review", "study", "audit")
+COMMAND_MODULES = ("reporting", "generate", "judging", "review", "study", "audit", "importing", "scale")
 
 
 def _register_commands() -> None:
@@ -325,6 +329,7 @@ def _register_commands() -> None:
             if hasattr(module, "register"):
                 module.register(app)
             else:
+                module.app.rich_markup_mode = None
                 app.add_typer(module.app, name=name)
 
 
@@ -334,6 +339,9 @@ _register_commands()
 def main() -> None:
     try:
         app()
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted; run the same command again to resume\n")
-        sys.exit(130)
+    except (ImportError, MissingExtraError) as exc:  # an optional extra is missing: one line naming it
+        message = str(exc) if isinstance(exc, MissingExtraError) else missing_extra_message(exc)
+        if message is None:
+            raise
+        sys.stderr.write(f"error: {message}\n")
+        sys.exit(EXIT_USAGE)

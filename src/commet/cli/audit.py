@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from commet.cli import _load, console
+from commet.cli.common import _load, console
 
 if TYPE_CHECKING:
     from commet.models.shortcut import Audit, TaskAudit

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from commet.cli import fail
+from commet.cli.common import fail
 from commet.format.problems import FormatError
 from commet.models.base import UnknownModelError
 
@@ -27,7 +27,8 @@ def llm(
     model: Annotated[str, typer.Option(help="Chat model spec that writes the StoryTurns, e.g. google:gemini-3-pro.")],
     image_model: Annotated[str, typer.Option(help="Picture backend: openai:gpt-image-1, "
                                                   "google:gemini-2.5-flash-image or diffusers:MODEL.")],
-    task: Annotated[str, typer.Option(help="Task id (see shared/spec/tasks.md), e.g. diverse_desire.")],
+    task: Annotated[str, typer.Option(help="Task id, e.g. diverse_desire (the 18 ids: docs/tasks.md in the "
+                                           "repository, or `commet stats sample`).")],
     out: Annotated[Path, typer.Option(help="Dataset folder to create or extend.")],
     count: Annotated[int, typer.Option(min=1, help="How many StoryTurns to generate.")] = 1,
     exemplars: Annotated[str, typer.Option(help="Dataset holding the one-shot exemplar of the task.")] = "sample",
@@ -39,9 +40,11 @@ def llm(
                                                       "back for repair).")] = 3,
     concurrency: Annotated[int, typer.Option(min=1, help="Items in flight at once.")] = 4,
     id_prefix: Annotated[str, typer.Option(help="Prefix of the new StoryTurn ids.")] = "llm",
+    db: Annotated[Path | None, typer.Option(help="Keep every chat reply in this SQLite store: the same command "
+                                                 "run again after a crash makes no repeated chat call.")] = None,
 ) -> None:
     """Generate StoryTurns of a task by one-shot prompting, draw their pictures, lint and validate them."""
-    from commet.format.dataset import load_dataset
+    from commet.format.loading import load_dataset
     from commet.generation.llm.images import create_image_model
     from commet.generation.llm.pipeline import (
         GeneratedItem,
@@ -80,7 +83,13 @@ def llm(
     async def run() -> GenerationReport:
         try:
             taken = {st.id for st in previous} if previous is not None else set()
-            return await generate_storyturns(chat, painter, examples, options, taken_ids=taken, on_done=report)
+            if db is None:
+                return await generate_storyturns(chat, painter, examples, options, taken_ids=taken, on_done=report)
+            from commet.store.sqlite import Store
+
+            with Store(db) as cache:
+                return await generate_storyturns(chat, painter, examples, options, taken_ids=taken, on_done=report,
+                                                 cache=cache)
         finally:
             await chat.aclose()
             await painter.aclose()

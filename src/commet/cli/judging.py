@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from commet.cli import console, fail
+from commet.cli.common import console, fail
 from commet.cli.reporting import open_store, print_report
 
 if TYPE_CHECKING:
@@ -129,8 +129,8 @@ def label_command(
         fail("commet label needs --run and --labeller (or: commet label import FILE.csv)")
     from rich.prompt import Prompt
 
-    from commet.judges.agreement import collect_verdicts, disputed_items, original_run
-    from commet.judges.labels import set_label, turns_to_label
+    from commet.reports.agreement import collect_verdicts, disputed_items, original_run
+    from commet.store.labels import set_label, turns_to_label
 
     with open_store(db) as store:
         record = store.get_run(run)
@@ -172,7 +172,7 @@ def label_import(
     db: Annotated[Path, DB_OPTION] = Path("commet.sqlite"),
 ) -> None:
     """Import human labels (correct / incorrect) from a CSV file."""
-    from commet.judges.labels import LabelError, import_csv
+    from commet.store.labels import LabelError, import_csv
 
     with open_store(db) as store:
         try:
@@ -191,8 +191,8 @@ def judges_command(
 ) -> None:
     """Judge agreement (paper Tables 7-10): pairwise counts, percentages, Cohen's kappa, and agreement with people."""
 
-    from commet.judges.agreement import AGREEMENT_HEADER, agreement_report, report_tables
     from commet.reports import to_csv, to_markdown
+    from commet.reports.agreement import AGREEMENT_HEADER, agreement_report, report_tables
 
     with open_store(db) as store:
         try:

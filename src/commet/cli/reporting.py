@@ -9,7 +9,17 @@ from typing import Annotated
 
 import typer
 
-from commet.cli import ForceOption, _load, console, fail, fail_problems, load_or_fail
+from commet.cli.common import (
+    EXIT_INCOMPLETE,
+    ForceOption,
+    _load,
+    console,
+    err_console,
+    fail,
+    fail_problems,
+    load_or_fail,
+    resumable,
+)
 
 
 def open_store(db: Path):  # noqa: ANN202 - returns Store
@@ -30,7 +40,8 @@ class ReportFormat(str, Enum):
 
 def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: Path | None = None,
                  dataset: str | None = None, seed: int | None = None, resamples: int | None = None,
-                 brief: bool = False, tables: list[str] | None = None, pool: bool = False) -> None:
+                 brief: bool = False, tables: list[str] | None = None, pool: bool = False,
+                 by: list[str] | None = None) -> None:
     """Build the report for ``names`` (all runs when empty) and print it, or write it to ``out``.
 
     ``brief`` prints one run's figures as a two-column table (what ``commet eval`` shows at the end
@@ -49,6 +60,9 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
         if not runs:
             fail(f"nothing to report: no runs in {db}")
         report = build_report(store, runs, bootstrap=boot, pool=pool)
+    loaded = _load(dataset) if dataset is not None else None
+    if by:
+        _add_groupings(report, by, loaded)
     if tables:
         keys = [s.key for s in report.sections]
         unknown = [t for t in tables if t not in keys]
@@ -72,7 +86,7 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
         typer.echo(f"wrote {len(report.sections)} CSV tables on {len(report.runs)} run(s) to {out}/", err=True)
         return
     try:
-        text = render_report(report, fmt, dataset=_load(dataset) if dataset is not None else None)
+        text = render_report(report, fmt, dataset=loaded)
     except OneTablePerFile as exc:
         fail(f"{exc}: give --out DIR (one file per table) or choose one with --table "
              f"({', '.join(s.key for s in report.sections)})")
@@ -87,12 +101,24 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
     typer.echo(f"wrote {fmt} report on {len(report.runs)} run(s) to {out}", err=True)
 
 
+def _add_groupings(report, keys: list[str], dataset) -> None:  # noqa: ANN001 - Report, Dataset | None
+    """Append one ``--by KEY`` table per key (commet.reports.grouping)."""
+    from commet.reports.grouping import by_key_section, check_dataset
+
+    try:
+        if dataset is not None:
+            check_dataset(report.runs, dataset)
+        report.sections.extend(by_key_section(report.runs, key, report.bootstrap, dataset) for key in keys)
+    except ValueError as exc:
+        fail(str(exc))
+
+
 def _brief(report):  # noqa: ANN001, ANN202 - a Report in, rich renderables out
     """The notices, then one small table per run: figure, value (summary, Table 1 and Table 2 figures)."""
     from rich.table import Table
     from rich.text import Text
 
-    from commet.reports.render import cell_text
+    from commet.reports.cells import cell_text
     from commet.reports.stats import Range
 
     yield from (Text(line, style="bold") for line in report.notices)
@@ -139,6 +165,9 @@ def report(
         help="Dataset folder or 'sample': embeds the pictures in HTML transcripts.")] = None,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
+    by: Annotated[list[str] | None, typer.Option(
+        help="Also group accuracy by this per-turn or StoryTurn metadata key or field (e.g. question_type); "
+             "repeatable; metadata keys need --dataset.")] = None,
 ) -> None:
     """The paper's tables for stored runs with 95% bootstrap CIs, one row per run: Tables 1 and 2 (story
     accuracy per category), a summary, Tables 3 and 14 (feedback), one table per source (Tables 11 and 12),
@@ -150,7 +179,7 @@ def report(
     except ReportTargetError as exc:
         fail(str(exc))
     print_report(db, run, chosen, out=out, dataset=dataset, seed=seed, resamples=resamples, tables=table,
-                 pool=pool)
+                 pool=pool, by=by)
 
 
 def compare(
@@ -196,15 +225,33 @@ def compare(
     console.print(f"verdict: {verdict}", highlight=False, markup=False)
 
 
+@resumable
 def sweep(
-    config: Annotated[Path, typer.Argument(help="Sweep config (TOML): models, images, feedback, datasets, ...")],
+    config: Annotated[Path, typer.Argument(help="Sweep config (TOML): see the example above and docs/cli.md.")],
     quiet: Annotated[bool, typer.Option(help="No per-run lines.")] = False,
     force: ForceOption = False,
 ) -> None:
-    """Run a grid of evaluations into one store (resumable like eval), then write the report.
+    """Run a grid of evaluations (models x images x feedback x datasets) into one store, resumable like eval,
+    then write the report. Exit codes as eval's. Every dataset is validated first, as by `commet validate`;
+    one with errors stops the sweep before any run is written.
 
-    Every dataset is validated first, as by `commet validate`; one with errors stops the sweep
-    before any run is written.
+    \b
+    The config (TOML; paths relative to it; only `models` is required):
+      models = ["baseline:first-option", "openai:gpt-4o-mini"]   # model specs
+      datasets = ["sample"]                # folders, files or "sample"
+      images = ["on", "off"]               # default ["on"]
+      feedback = ["original", "correctness", "none"]   # default ["original"]
+      judge = "rules"                      # judge spec
+      db = "sweep.sqlite"                  # results file (default commet.sqlite)
+      out = "report.html"                  # report file; format from the suffix
+      format = "markdown"                  # table, markdown, csv, latex or html
+      concurrency = 8
+      limit = 10                           # only the first N StoryTurns
+      system_prompt = "..."
+      temperature = 0.0
+      max_tokens = 512
+      seed = 1
+      run_prefix = "exp1/"                 # prefix of every run name
     """
     from commet.engine import RunConflictError
     from commet.format.problems import FormatError
@@ -230,6 +277,16 @@ def sweep(
         fail(str(exc))
     print_report(settings.db, names, settings.report_format(), out=settings.out,
                  dataset=settings.datasets[0] if len(settings.datasets) == 1 else None)
+    with open_store(settings.db) as store:
+        unfinished = [(name, record.status) for name in names
+                      if (record := store.get_run(name)) is not None and record.status != "done"]
+    if unfinished:
+        for name, status in unfinished:
+            err_console.print(f"{status}: {name}", markup=False, highlight=False, soft_wrap=True)
+        err_console.print(f"{len(unfinished)} of {len(names)} runs not complete; `commet eval` on one shows why; "
+                          f"run the same command again to retry (exit code {EXIT_INCOMPLETE})",
+                          markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_INCOMPLETE)
 
 
 def runs(db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite")) -> None:

@@ -2,36 +2,17 @@
 
 from __future__ import annotations
 
-import os
-import secrets
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from commet.cli import ForceOption, fail, load_or_fail
+from commet.cli.common import ForceOption, fail, load_or_fail
 
 app = typer.Typer(help="Expert review of StoryTurns and their pictures (paper, section 3.2.2).", no_args_is_help=True)
 
 DbOption = Annotated[Path, typer.Option(help="The review store (SQLite).")]
-
-
-def _secret(secret_file: Path | None, db: Path) -> str:
-    """The session secret: from --secret-file, else ``DB.secret`` (created once, readable by the owner only)."""
-    path = secret_file or db.with_name(db.name + ".secret")
-    if secret_file is None and not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(secrets.token_urlsafe(48))
-    try:
-        secret = path.read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        fail(f"cannot read the secret file {path}: {exc.strerror}")
-    if len(secret) < 32:
-        fail(f"the secret in {path} is too short (at least 32 characters)")
-    return secret
 
 
 @app.command()
@@ -40,8 +21,6 @@ def serve(
     db: DbOption = Path("review.sqlite"),
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port.")] = 8000,
-    secret_file: Annotated[Path | None, typer.Option(help="File holding the session-signing secret "
-                                                          "(default: DB.secret, created on first start).")] = None,
     image_model: Annotated[str | None, typer.Option(help="Picture backend for regeneration, e.g. "
                                                          "google:gemini-2.5-flash-image.")] = None,
     secure_cookies: Annotated[bool, typer.Option(help="Mark the session cookie Secure (behind HTTPS).")] = False,
@@ -69,7 +48,7 @@ def serve(
         except UnknownModelError as exc:
             fail(str(exc))
     try:
-        web = create_app(checked, db, secret=_secret(secret_file, db), image_model=painter,
+        web = create_app(checked, db, image_model=painter,
                          secure_cookies=secure_cookies, max_upload_bytes=max_upload_mb * 1024 * 1024)
     except (FormatError, ReviewError) as exc:
         fail(str(exc))
@@ -95,6 +74,28 @@ def add_user(
     except ReviewError as exc:
         fail(str(exc))
     typer.echo(f"added reviewer {name}")
+
+
+@app.command("set-password")
+def set_password(
+    name: Annotated[str, typer.Argument(help="The reviewer's user name.")],
+    db: DbOption = Path("review.sqlite"),
+    password_stdin: Annotated[bool, typer.Option(help="Read the new password from standard input.")] = False,
+) -> None:
+    """Give a reviewer a new password; every session of that reviewer is signed out at once."""
+    from commet.apps.review.db import ReviewDB, ReviewError
+
+    if not db.is_file():
+        fail(f"no review store at {db}")
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = typer.prompt("New password", hide_input=True, confirmation_prompt=True)
+    try:
+        ReviewDB(db).set_password(name, password)
+    except ReviewError as exc:
+        fail(str(exc))
+    typer.echo(f"new password set for {name}; their sessions are signed out")
 
 
 @app.command()

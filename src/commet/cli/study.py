@@ -8,12 +8,12 @@ from typing import Annotated
 
 import typer
 
-from commet.cli import ForceOption, fail, load_or_fail
+from commet.cli.common import ForceOption, fail, load_or_fail
 
 app = typer.Typer(help="Anonymous human studies in the StoryTurn format (the human baseline).", no_args_is_help=True)
 
 StudyFile = Annotated[Path, typer.Argument(help="The study file written by `commet study build`.")]
-StudyDb = Annotated[Path, typer.Option("--db", help="The study's participant database (SQLite).")]
+StudyDb = Annotated[Path, typer.Option("--study-db", "--db", help="The study's participant database (SQLite).")]
 
 
 class PolicyChoice(str, Enum):
@@ -163,9 +163,12 @@ def export(
 @app.command("export-run")
 def export_run(
     study_file: StudyFile,
-    db: StudyDb = Path("study.sqlite"),
-    store_path: Annotated[Path, typer.Option("--store", help="Results store to write the run into.")] = Path(
-        "commet.sqlite"),
+    study_db: Annotated[Path, typer.Option("--study-db", help="The study's participant database (SQLite).")] = Path(
+        "study.sqlite"),
+    db: Annotated[Path | None, typer.Option(
+        "--db", help="SQLite results file to write the run into (as in eval and report).  [default: commet.sqlite]")
+    ] = None,
+    store_alias: Annotated[Path | None, typer.Option("--store", hidden=True)] = None,
     run: Annotated[str, typer.Option(
         help="Run name; with --policy each, one run per policy: NAME:images=on and NAME:images=needed.")] = "human",
     policy: Annotated[PolicyChoice, typer.Option(
@@ -178,7 +181,11 @@ def export_run(
     from commet.apps.study.export import HumanRunConflictError, check_human_run, export_human_run, human_runs
     from commet.store import Store
 
-    study, dataset, participants = _open(study_file, db)
+    if db is not None and store_alias is not None:
+        fail("give the results file once, with --db (--store is its old name); the participant database is "
+             "--study-db")
+    store_path = db or store_alias or Path("commet.sqlite")
+    study, dataset, participants = _open(study_file, study_db)
     planned = human_runs(run, policy.value)
     with Store(store_path) as store:
         try:

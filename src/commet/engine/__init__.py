@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from commet.engine.claims import Shard
 from commet.engine.conversation import (
     DEFAULT_SYSTEM_PROMPT,
     CorrectnessTexts,
@@ -24,6 +26,7 @@ from commet.engine.runner import (
     JudgeImages,
     Progress,
     RunConflictError,
+    RunResults,
     RunSummary,
     SpendLimitError,
 )
@@ -40,8 +43,12 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
                          db: str | Path | Store = "commet.sqlite", run: str | None = None,
                          settings: EvalSettings | None = None, concurrency: int = 8, workers: int = 1,
                          on_progress: Callable[[Progress], None] | None = None,
-                         max_cost: float | None = None) -> RunSummary:
+                         max_cost: float | None = None, shard: Shard | None = None,
+                         slots: asyncio.Semaphore | None = None) -> RunSummary:
     """Run (or resume) one evaluation and return its summary; results are in the store.
+
+    ``summary.results`` describes the whole run as stored (a second call on a finished run
+    reports its real figures and makes no call); ``summary.progress`` counts this call's work.
 
     A ``dataset`` given as a path goes through :func:`commet.format.validate.load_checked`: a dataset
     with errors raises :class:`commet.format.validate.DatasetRefused` before anything is written
@@ -49,7 +56,11 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
 
     ``workers`` > 1 spreads the StoryTurns over that many processes (see :mod:`commet.engine.parallel`);
     model and judge must then be given as specs and ``db`` as a path. ``max_cost`` (USD) stops the
-    run cleanly, resumable, before its estimated spend would pass that limit.
+    run cleanly, resumable, before its estimated spend would pass that limit. ``shard`` runs only
+    that deterministic share of the StoryTurns (``commet merge`` joins the shards' stores).
+    Any number of processes may run the same run on the same store at once: they split the
+    StoryTurns through leases in the store (:mod:`commet.engine.claims`). ``slots``, shared by
+    several runs at once (``commet sweep``), caps their StoryTurns in flight together.
     """
     # a dataset given by path is checked as `commet validate` checks it: one with errors never runs
     data = dataset if isinstance(dataset, Dataset) else load_checked(dataset, force=True)[0]
@@ -62,13 +73,14 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
 
         return await evaluate_in_workers(model, data, judge=judge, db=str(db), run=run,
                                          settings=settings or EvalSettings(), concurrency=concurrency,
-                                         workers=workers, on_progress=on_progress)
+                                         workers=workers, on_progress=on_progress, shard=shard)
     the_model = create_model(model) if isinstance(model, str) else model
     the_judge = create_judge(judge) if isinstance(judge, str) else judge
     store = db if isinstance(db, Store) else Store(db)
     try:
         engine = Engine(model=the_model, judge=the_judge, store=store, dataset=data, settings=settings,
-                        concurrency=concurrency, on_progress=on_progress, max_cost=max_cost)
+                        concurrency=concurrency, on_progress=on_progress, max_cost=max_cost, shard=shard,
+                        slots=slots)
         return await engine.run(run)
     finally:
         if isinstance(model, str):
@@ -80,12 +92,24 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
 
 
 def evaluate(model: str | Model, dataset: str | Path | Dataset = "sample", **kwargs: object) -> RunSummary:
-    """Synchronous :func:`evaluate_async` for scripts and notebooks without a running loop."""
-    return asyncio.run(evaluate_async(model, dataset, **kwargs))  # type: ignore[arg-type]
+    """:func:`evaluate_async`, waited for: for scripts, and for notebooks whose event loop already runs.
+
+    Where a loop is running in this thread (Jupyter, IPython), ``asyncio.run`` cannot be used,
+    so the evaluation runs in a worker thread with its own loop and this call waits for it;
+    ``await evaluate_async(...)`` is the form that leaves the notebook's loop free meanwhile.
+    """
+    work = evaluate_async(model, dataset, **kwargs)  # type: ignore[arg-type]
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="commet-evaluate") as pool:
+        return pool.submit(asyncio.run, work).result()
 
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT", "CorrectnessTexts", "Engine", "EvalSettings", "GenerationSettings", "ImagePolicy",
-    "JudgeImages", "Progress", "RunConflictError", "RunSummary", "SpendLimitError", "UndecidedFeedback",
+    "JudgeImages", "Progress", "RunConflictError", "RunResults", "RunSummary", "Shard", "SpendLimitError",
+    "UndecidedFeedback",
     "apply_branch_rules", "choose_feedback", "evaluate", "evaluate_async", "user_text",
 ]

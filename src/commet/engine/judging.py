@@ -17,6 +17,12 @@ async def judge_cached(store: Store, run_id: int, judge: Judge, request: JudgeRe
     if not judge.cacheable:
         return await judge.judge(request), None, False
     key = judge.cache_key(request)
+    async with store.single_flight(f"judge:{key}"):
+        return await _judge_once(store, run_id, judge, request, key)
+
+
+async def _judge_once(store: Store, run_id: int, judge: Judge, request: JudgeRequest,
+                      key: str) -> tuple[Verdict, str | None, bool]:
     cached = store.cached_judgment(key)
     if cached is not None:
         store.record_judgment(run_id=run_id, story_id=request.story_id, turn=request.turn, key=key,

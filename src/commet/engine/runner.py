@@ -10,10 +10,12 @@ finished run makes no call at all.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -21,6 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from commet.engine.claims import Shard, StoryClaims, share_rate_budgets
 from commet.engine.conversation import (
     DEFAULT_SYSTEM_PROMPT,
     PAPER_CORRECTNESS_TEXTS,
@@ -35,7 +38,7 @@ from commet.engine.conversation import (
 )
 from commet.engine.judging import judge_cached, record_scored_turn
 from commet.engine.pictures import PictureCache
-from commet.engine.schedule import SlotQueues
+from commet.engine.schedule import planned_order
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
 from commet.judges.base import Judge, JudgeRequest, Verdict, spent
@@ -48,7 +51,7 @@ from commet.models.base import (
     ModelRequest,
     TextPart,
 )
-from commet.store.sqlite import RunRecord, Store
+from commet.store.sqlite import FailureKind, RunRecord, RunStatus, Store
 
 
 class ImagePolicy(str, Enum):
@@ -97,7 +100,7 @@ START_INTERVAL_S = 0.001
 
 
 class RunConflictError(ValueError):
-    """A run name already used with other settings, model, judge or dataset."""
+    """A run name already used with other settings, model, judge or dataset; the message lists what differs."""
 
 
 class SpendLimitError(ValueError):
@@ -136,7 +139,7 @@ class SpendBudget:
 
 @dataclass
 class Progress:
-    """Live counters, passed to the progress callback after every turn."""
+    """Live counters of this call (not of earlier calls on the same run), passed to the progress callback."""
 
     stories_total: int = 0
     stories_done: int = 0
@@ -147,10 +150,40 @@ class Progress:
     errors: int = 0
 
 
+@dataclass(frozen=True)
+class RunResults:
+    """The whole run as it stands in the store: every call that ever worked on it, not only this one's."""
+
+    stories: int
+    stories_done: int
+    #: done with every turn judged (none left undecided by a judge that failed)
+    stories_scored: int
+    stories_failed: int
+    stories_correct: int
+    questions: int
+    questions_right: int
+    #: final failures per kind (model calls that failed for good, judges that could not decide)
+    failures: list[FailureKind] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        """Every StoryTurn was scored: all done, none left with a failed call."""
+        return self.stories_scored == self.stories
+
+    @property
+    def stories_not_scored(self) -> int:
+        return self.stories - self.stories_scored
+
+
 @dataclass
 class RunSummary:
+    """What a call to the engine returns: the run, this call's counters and the whole run's results."""
+
     run: RunRecord
+    #: what this call did
     progress: Progress
+    #: the whole run as stored
+    results: RunResults
     call_counts: dict[str, int] = field(default_factory=dict)
     #: the estimated spend (USD) when a spend limit stopped the run before it was complete
     stopped_at_spend: float | None = None
@@ -166,7 +199,7 @@ def _dataset_path(dataset: Dataset) -> dict[str, str]:
 
 
 def _package_version() -> str:
-    from commet import __version__
+    from commet.version import __version__
 
     return __version__
 
@@ -177,10 +210,64 @@ def config_hash(model: Model, judge: Judge, settings: EvalSettings, dataset_hash
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
-def default_run_name(model: Model, settings: EvalSettings, dataset: Dataset) -> str:
-    """``MODEL@DATASET:images=..,feedback=..``, plus ``,limit=N`` for a trial on the first N StoryTurns."""
+#: hex digits of the configuration hash in a default run name
+NAME_HASH_LENGTH = 8
+
+
+def default_run_name(model: Model, settings: EvalSettings, dataset: Dataset, digest: str) -> str:
+    """``MODEL@DATASET:images=..,feedback=..[,limit=N],cfg=HASH``.
+
+    ``HASH`` is the start of the configuration hash: model identity and options, judge, system
+    prompt, sampling settings, image policy and dataset content. Changing any of them gives a
+    new run instead of a clash with the earlier one.
+    """
     limit = f",limit={settings.limit}" if settings.limit is not None else ""
-    return f"{model.spec}@{dataset.name}:images={settings.images.value},feedback={settings.feedback}{limit}"
+    return (f"{model.spec}@{dataset.name}:images={settings.images.value},feedback={settings.feedback}{limit},"
+            f"cfg={digest[:NAME_HASH_LENGTH]}")
+
+
+def run_configuration(model: Model, judge: Judge, settings: EvalSettings, dataset: Dataset,
+                      dataset_hash: str) -> dict[str, object]:
+    """Everything a run's results depend on, flattened to ``name: value`` (what a conflict compares)."""
+    return _flatten({"model": model.identity(), "judge": judge.name,
+                     "dataset": {"name": dataset.name, "sha256": dataset_hash},
+                     **settings.model_dump(mode="json")})
+
+
+def stored_configuration(run: RunRecord) -> dict[str, object]:
+    """:func:`run_configuration` of a stored run, from what the store recorded."""
+    settings = dict(run.settings)
+    identity = settings.pop("model_identity", {"spec": run.model})
+    settings.pop("dataset_path", None)  # where the data was read from: recorded, not part of the configuration
+    return _flatten({"model": identity, "judge": run.judge,
+                     "dataset": {"name": run.dataset_name, "sha256": run.dataset_hash}, **settings})
+
+
+def _flatten(tree: dict[str, object], prefix: str = "") -> dict[str, object]:
+    flat: dict[str, object] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def _shown(value: object, width: int = 36) -> str:
+    text = "(none)" if value is None else (value if isinstance(value, str) else json.dumps(value))
+    text = text.replace("\n", " ").replace("\r", " ")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def conflict_message(name: str, where: object, stored: dict[str, object], wanted: dict[str, object]) -> str:
+    """The settings that differ between a stored run and this command, side by side."""
+    keys = [k for k in dict.fromkeys([*stored, *wanted]) if stored.get(k) != wanted.get(k)]
+    rows = [("setting", "stored run", "this command")] + [(k, _shown(stored.get(k)), _shown(wanted.get(k)))
+                                                          for k in keys]
+    widths = [max(len(row[i]) for row in rows) for i in range(2)]
+    table = "\n".join(f"  {row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]}" for row in rows)
+    return (f"run {name!r} already exists in {where} with other settings:\n{table}\n"
+            "pick another --run name, or leave --run out: the default name differs for each configuration")
 
 
 class Engine:
@@ -196,7 +283,8 @@ class Engine:
     def __init__(self, *, model: Model, judge: Judge, store: Store, dataset: Dataset,
                  settings: EvalSettings | None = None, concurrency: int = 8,
                  on_progress: Callable[[Progress], None] | None = None,
-                 start_interval: float = START_INTERVAL_S, max_cost: float | None = None):
+                 start_interval: float = START_INTERVAL_S, max_cost: float | None = None,
+                 shard: Shard | None = None, slots: asyncio.Semaphore | None = None, crowded: bool = False):
         self.model = model
         self.judge = judge
         self.store = store
@@ -209,6 +297,10 @@ class Engine:
         self.max_cost = max_cost
         self.budget: SpendBudget | None = None
         self._spend_limit_reached = False
+        self.shard = shard
+        self.slots = slots  # story slots shared with other engines on the same endpoint (a sweep)
+        self.crowded = crowded  # other processes run this run from the start (--workers)
+        self._claims: StoryClaims | None = None
         self._pictures = PictureCache(dataset, max_side=self.settings.image_max_side, fmt=self.settings.image_format)
 
     # run bookkeeping ------------------------------------------------------------------------------
@@ -216,15 +308,14 @@ class Engine:
         pictures = self.settings.images is not ImagePolicy.off  # a run without pictures never reads them
         dataset_hash = self.dataset.content_hash(pictures=pictures)
         digest = config_hash(self.model, self.judge, self.settings, dataset_hash)
-        name = name or default_run_name(self.model, self.settings, self.dataset)
+        name = name or default_run_name(self.model, self.settings, self.dataset, digest)
         existing = self.store.get_run(name)
         if existing is not None:
             # (runs recorded before the hash left the pictures out of runs without pictures resume too)
             if existing.config_hash != digest and (pictures or existing.config_hash != config_hash(
                     self.model, self.judge, self.settings, self.dataset.content_hash())):
-                raise RunConflictError(
-                    f"run {name!r} already exists in {self.store.path} with another model, judge, dataset or "
-                    "settings; pick another --run name")
+                wanted = run_configuration(self.model, self.judge, self.settings, self.dataset, dataset_hash)
+                raise RunConflictError(conflict_message(name, self.store.path, stored_configuration(existing), wanted))
             return existing
         return self.store.create_run(
             name=name, model=self.model.spec, judge=self.judge.name,
@@ -237,14 +328,24 @@ class Engine:
         stories = self.dataset.storyturns
         return stories[: self.settings.limit] if self.settings.limit is not None else stories
 
+    def mine(self) -> list[tuple[int, StoryTurn]]:
+        """The (position, StoryTurn) pairs this engine runs: the run's, or its shard's share."""
+        stories = list(enumerate(self._stories()))
+        return self.shard.share(stories) if self.shard is not None else stories
+
     def pending(self, run: RunRecord) -> list[tuple[int, StoryTurn]]:
-        """The (position, StoryTurn) pairs of this run not finished yet; resets the progress counters."""
-        stories = self._stories()
-        done = self.store.finished_stories(run.id)
-        self.progress = Progress(stories_total=len(stories), stories_done=len(done & {s.id for s in stories}))
-        return [(position, st) for position, st in enumerate(stories) if st.id not in done]
+        """The (position, StoryTurn) pairs of this run (or shard) not scored yet; resets the progress counters.
+
+        Not scored: never finished, or finished with a call that failed for good (a model call,
+        or a judge that left a turn undecided), so a rerun retries those.
+        """
+        stories = self.mine()
+        done = self.store.finished_stories(run.id) - self.store.stories_with_judge_errors(run.id)
+        self.progress = Progress(stories_total=len(stories), stories_done=len(done & {s.id for _, s in stories}))
+        return [(position, st) for position, st in stories if st.id not in done]
 
     async def run(self, name: str | None = None) -> RunSummary:
+        """Run (or resume) the run; on Ctrl-C or an error it is marked ``interrupted`` or ``failed``."""
         run = self.open_run(name)
         if self.max_cost is not None:
             unpriced = [what for what, known in (("model " + self.model.spec, self.model.price_known()),
@@ -253,16 +354,31 @@ class Engine:
                 raise SpendLimitError(f"--max-cost needs known prices, but the {' and the '.join(unpriced)} "
                                       "has none (price unknown); give price_in/price_out as model options")
             self.budget = SpendBudget(self.max_cost, spent=self.spent_so_far(run))
+        if self.shard is not None:
+            self.store.record_shard(run.id, self.shard.index, self.shard.count)
         todo = self.pending(run)
         if todo:
-            self.store.set_run_status(run.id, "running")
-            await self.run_stories(run, todo)
-        unfinished = {st.id for st in self._stories()} - self.store.finished_stories(run.id)
+            self.store.set_run_status(run.id, RunStatus.running)
+            with self.marked_if_stopped(run):
+                await self.run_stories(run, todo)
+        unfinished = {st.id for _, st in self.mine()} - self.store.finished_stories(run.id)
         if self.budget is not None and unfinished:
-            self.store.set_run_status(run.id, "stopped-spend-limit")
-            return RunSummary(self.store.get_run(run.name) or run, self.progress, self.store.call_counts(run.id),
-                              stopped_at_spend=self.budget.spent)
+            self.store.set_run_status(run.id, RunStatus.stopped_spend_limit)
+            return RunSummary(self.store.get_run(run.name) or run, self.progress, self.results(run),
+                              self.store.call_counts(run.id), stopped_at_spend=self.budget.spent)
         return self.finish(run)
+
+    @contextmanager
+    def marked_if_stopped(self, run: RunRecord) -> Iterator[None]:
+        """Record why a run stopped before its end: ``interrupted`` (Ctrl-C, cancelled) or ``failed``."""
+        try:
+            yield
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            self.store.set_run_status(run.id, RunStatus.interrupted)
+            raise
+        except Exception:
+            self.store.set_run_status(run.id, RunStatus.failed)
+            raise
 
     def spent_so_far(self, run: RunRecord) -> float:
         """The estimated spend of the calls this run has made (earlier sessions included)."""
@@ -275,14 +391,20 @@ class Engine:
     async def run_stories(self, run: RunRecord, todo: list[tuple[int, StoryTurn]]) -> None:
         """Run the given StoryTurns, ``concurrency`` at a time, on a balanced plan (:mod:`commet.engine.schedule`).
 
-        Each slot works through a list of StoryTurns planned so that all slots finish at about the
-        same time (weighed by turns), and takes work from the busiest slot when its own runs out.
-        Results do not depend on the order: each StoryTurn keeps its position.
+        The StoryTurns are handed out in the order of a plan that gives every slot about the same
+        number of turns (so all slots finish at about the same time), each to the first free slot;
+        results do not depend on the order (each StoryTurn keeps its position). Each story is
+        claimed in the store first (:mod:`commet.engine.claims`), so other processes on the same
+        run take the others, and rate limits are one budget in the store shared with them.
         """
-        queues = SlotQueues([len(storyturn.turns) for _, storyturn in todo], self.concurrency)
-        with self.store.write_batches():
-            workers = [asyncio.create_task(self._worker(run, todo, queues, slot, slot * self.start_interval))
-                       for slot in range(queues.slots if todo else 0)]
+        share_rate_budgets(self.store, self.model, self.judge)
+        order = planned_order([len(storyturn.turns) for _, storyturn in todo], self.concurrency)
+        claims = StoryClaims(self.store, run.id, [todo[i] for i in order],
+                             chunk=max(1, min(16, self.concurrency // 4)), crowded=self.crowded)
+        self._claims = claims
+        with self.store.write_batches(), claims.held():
+            workers = [asyncio.create_task(self._worker(run, claims, slot * self.start_interval))
+                       for slot in range(min(self.concurrency, len(todo)))]
             try:
                 await asyncio.gather(*workers)
             except BaseException:
@@ -291,20 +413,34 @@ class Engine:
                 raise
 
     def finish(self, run: RunRecord) -> RunSummary:
-        self.store.set_run_status(run.id, "done")
+        """Close the run: ``done`` when every StoryTurn was scored, else ``incomplete`` (a rerun retries)."""
+        results = self.results(run)
+        self.store.set_run_status(run.id, RunStatus.done if results.complete else RunStatus.incomplete)
         final = self.store.get_run(run.name)
         assert final is not None
-        return RunSummary(final, self.progress, self.store.call_counts(run.id))
+        return RunSummary(final, self.progress, results, self.store.call_counts(run.id))
 
-    async def _worker(self, run: RunRecord, todo: list[tuple[int, StoryTurn]], queues: SlotQueues, slot: int,
-                      start_after: float) -> None:
+    def results(self, run: RunRecord) -> RunResults:
+        """The whole run's results as stored now (see :class:`RunResults`)."""
+        ids = {st.id for _, st in self.mine()}  # a shard's results are its share's
+        totals = self.store.run_totals(run.id)
+        done = self.store.finished_stories(run.id) & ids
+        return RunResults(stories=len(ids), stories_done=len(done),
+                          stories_scored=len(done - self.store.stories_with_judge_errors(run.id)),
+                          stories_failed=totals["stories_failed"], stories_correct=totals["stories_correct"],
+                          questions=totals["questions"], questions_right=totals["questions_right"],
+                          failures=self.store.run_failures(run.id))
+
+    async def _worker(self, run: RunRecord, claims: StoryClaims, start_after: float) -> None:
         if start_after:
             await asyncio.sleep(start_after)
         while not self._spend_limit_reached:
-            item = queues.next(slot)
-            if item is None:
-                return
-            await self.run_story(run, *todo[item])
+            async with self.slots or contextlib.nullcontext():
+                item = await claims.next()
+                if item is None:
+                    return
+                await self.run_story(run, *item)
+            await asyncio.sleep(0)  # a story answered from the store never yields: let Ctrl-C and commits in
 
     # one story ------------------------------------------------------------------------------------
     def image_part(self, image_id: str) -> ImagePart:
@@ -379,6 +515,8 @@ class Engine:
             run.id, storyturn.id, position=position, task=storyturn.task, category=storyturn.category,
             image_dependent=int(storyturn.image_dependent), source=storyturn.source, status=status,
             correct=int(story_correct) if status == "done" else None)
+        if self._claims is not None:
+            self._claims.ended(storyturn.id)
         self.progress.stories_done += 1
         if self.on_progress:
             self.on_progress(self.progress)
@@ -387,7 +525,16 @@ class Engine:
                           request: ModelRequest) -> tuple[str, str, float]:
         """(reply, cache key, estimated USD of this call: 0 when answered from the store or unpriced)."""
         key = self.model.cache_key(request)
-        cached = self.store.cached_model_call(key)
+        async with self.store.single_flight(key):
+            if self._claims is None or not self._claims.crowded:
+                return await self._call_model_once(run, story_id, turn, request, key)
+            async with self._claims.one_call(key):  # another process may be making this call
+                return await self._call_model_once(run, story_id, turn, request, key)
+
+    async def _call_model_once(self, run: RunRecord, story_id: str, turn: int, request: ModelRequest,
+                               key: str) -> tuple[str, str, float]:
+        # with other processes on the run, a row one of them just wrote counts: ask SQLite, not only the index
+        cached = self.store.cached_model_call(key, fresh=self._claims is not None and self._claims.crowded)
         if cached is not None:
             self.store.record_model_call(run_id=run.id, story_id=story_id, turn=turn, key=key, model=self.model.spec,
                                          request_json="{}", response_text=cached["response_text"], cached=True)

@@ -1,20 +1,20 @@
-"""Which story slot runs which StoryTurn: a balanced plan, followed while it holds, rebalanced when it does not.
+"""The order in which the engine hands StoryTurns to its slots: a balanced plan, followed by a shared queue.
 
 A run's wall time is that of its busiest slot. Handing the longest StoryTurns out first, each to
 the first free slot, leaves the slots finishing at different times (the "last wave"): with 600
 stories of 3 or 4 turns on 64 slots that alone costs 7 % over the lower bound. So the work is
-split beforehand into per-slot lists of nearly equal total length (longest-processing-time
-first, then moves and swaps between the fullest and the emptiest slot), and each slot works
-through its own list. Real calls do not all take the same time: a slot that runs out of its
-own work takes a not-yet-started StoryTurn from the slot with the most work left (the shortest
-one there), so no slot idles while stories wait. Results never depend on this order: each
-StoryTurn is one conversation and keeps its position in the dataset.
+first split into per-slot lists of nearly equal total length (longest processing time first,
+then moves and swaps between the fullest and the emptiest slot), and the StoryTurns are queued
+in the order of their planned start times. Slots that are free at the same moment are
+interchangeable, so a shared queue in that order, each story to the first free slot, runs
+exactly the plan when calls take the time planned, and stays a good list schedule when they do
+not (no slot idles while stories wait). Results never depend on the order: each StoryTurn is
+one conversation and keeps its position.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections import deque
 from collections.abc import Sequence
 
 #: improvement steps per slot before the plan is taken as it is (each step strictly improves it)
@@ -85,44 +85,22 @@ def _improve(bins: list[list[int]], loads: list[float], weights: Sequence[float]
     return False
 
 
-class SlotQueues:
-    """The plan as work queues: each slot takes its own next item, else steals from the slot with most work left."""
-
-    def __init__(self, weights: Sequence[float], slots: int):
-        self.weights = weights
-        self.queues = [deque(items) for items in plan_slots(weights, slots)]
-        self.left = [sum(weights[i] for i in q) for q in self.queues]
-
-    @property
-    def slots(self) -> int:
-        return len(self.queues)
-
-    def next(self, slot: int) -> int | None:
-        """The index slot ``slot`` runs next, or None when no work is left anywhere."""
-        if self.queues[slot]:
-            item = self.queues[slot].popleft()
-            self.left[slot] -= self.weights[item]
-            return item
-        victim = max(range(len(self.queues)), key=lambda s: (self.left[s], -s))
-        if not self.queues[victim]:
-            return None
-        item = self.queues[victim].pop()  # its shortest: the victim keeps the long ones it is about to start
-        self.left[victim] -= self.weights[item]
-        return item
+def planned_order(weights: Sequence[float], slots: int) -> list[int]:
+    """Indices of ``weights`` in the order a shared queue should hand them out (see the module docstring)."""
+    starts: list[tuple[float, int, int]] = []
+    for slot, items in enumerate(plan_slots(weights, slots)):
+        start = 0.0
+        for i in items:
+            starts.append((start, slot, i))
+            start += weights[i]
+    return [i for _, _, i in sorted(starts)]
 
 
-def simulate(durations: Sequence[float], slots: int, weights: Sequence[float] | None = None,
-             start_interval: float = 0.0) -> float:
-    """Wall time of ``durations`` run by :class:`SlotQueues` with no overhead (planned by ``weights``)."""
-    queues = SlotQueues(weights if weights is not None else durations, slots)
-    clock = [(s * start_interval, s) for s in range(queues.slots)]
-    heapq.heapify(clock)
-    end = 0.0
-    while clock:
-        now, s = heapq.heappop(clock)
-        item = queues.next(s)
-        if item is None:
-            end = max(end, now)
-            continue
-        heapq.heappush(clock, (now + durations[item], s))
-    return end
+def simulate(durations: Sequence[float], order: Sequence[int], slots: int, start_interval: float = 0.0) -> float:
+    """Wall time of ``durations`` handed out in ``order``, each to the first free of ``slots``, with no overhead."""
+    free = [(s * start_interval, s) for s in range(max(1, min(slots, len(order))))]
+    heapq.heapify(free)
+    for i in order:
+        now, s = heapq.heappop(free)
+        heapq.heappush(free, (now + durations[i], s))
+    return max(now for now, _ in free)

@@ -1,6 +1,7 @@
 """The StoryTurn format: canonical model, pipe import/export, datasets, validation, stats."""
 
-from commet.format.dataset import Dataset, bundled_sample_path, load_dataset, read_storyturns
+from commet.format.dataset import Dataset, bundled_sample_path, read_storyturns
+from commet.format.loading import load_dataset
 from commet.format.model import AnswerFeedback, Feedback, StoryTurn, Turn, storyturn_json_schema
 from commet.format.pipe import to_pipe, to_pipe_record
 from commet.format.problems import FormatError, Problem

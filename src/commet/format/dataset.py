@@ -2,7 +2,8 @@
 
 :func:`load_dataset` also reads a single canonical JSONL file, any of the pipe inputs
 (JSON list of turn-string lists, JSONL of such lists, JSON/JSONL records with a
-``storyturn`` field), the bundled ``sample`` and a Hugging Face ``save_to_disk`` folder.
+``storyturn`` field), the bundled ``sample``, and Hugging Face data: ``save_to_disk`` folders,
+parquet folders (with or without a dataset card) and single ``.parquet`` files.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from commet.format.model import StoryTurn
 from commet.format.pipe import RawStoryTurn, parse_storyturn, to_pipe_record
 from commet.format.problems import FormatError, Problem
-from commet.taxonomy import taxonomy_dict
+from commet.taxonomy import BOOKLET, Taxonomy, TaxonomyError, taxonomy_dict
 
 STORYTURNS_FILE = "storyturns.jsonl"
 METADATA_FILE = "dataset.json"
@@ -61,6 +62,8 @@ class Dataset:
     line_list: list[int] = field(default_factory=list)  # line of each StoryTurn, in order
     warnings: list[Problem] = field(default_factory=list)
     images: dict[str, bytes] = field(default_factory=dict)  # in-memory pictures (HF datasets, generators)
+    taxonomy: Taxonomy = BOOKLET  # the tasks and categories it declares (dataset.json), else the booklet's
+    languages: list[str] = field(default_factory=lambda: ["en"])  # ISO 639-1 codes of its text
 
     def __len__(self) -> int:
         return len(self.storyturns)
@@ -162,14 +165,21 @@ class Dataset:
         return hashlib.sha256(path.read_bytes()).digest() if path is not None else None
 
     def metadata(self) -> dict[str, object]:
-        return {
+        """The ``dataset.json`` object: a declared taxonomy is written as ``tasks``/``categories``/
+        ``mental_states`` (read back as the declaration); the booklet's is written as ``taxonomy`` for reference."""
+        meta: dict[str, object] = {
             "name": self.name,
             "version": self.version,
-            "licence": self.licence,
+            "license": self.licence,
             "description": self.description,
+            "language": list(self.languages),
             "format": FORMAT_VERSION,
-            "taxonomy": taxonomy_dict(),
         }
+        if self.taxonomy.declared:
+            meta.update(self.taxonomy.to_json())
+        else:
+            meta["taxonomy"] = taxonomy_dict()
+        return meta
 
     def save(self, folder: str | Path) -> Path:
         """Write the canonical dataset folder (JSONL, images, metadata)."""
@@ -197,13 +207,6 @@ class Dataset:
             for storyturn in self.storyturns:
                 out.write(json.dumps(to_pipe_record(storyturn), ensure_ascii=False) + "\n")
         return path
-
-    def save_hf(self, folder: str | Path) -> Path:
-        """Write a Hugging Face ``datasets`` folder (``save_to_disk``) with pictures embedded."""
-        from commet.format.hf import save_hf
-
-        return save_hf(self, Path(folder))
-
 
 def _image_filename(image_id: str) -> str:
     stem = image_id.replace(":", "_").replace("/", "_")
@@ -442,9 +445,16 @@ def read_storyturns(path: str | Path) -> Dataset:
 
 
 def _read_metadata(dataset: Dataset, meta_path: Path) -> None:
-    """Name, version, licence and description from ``dataset.json`` (an object; other keys are kept out)."""
-    file = str(meta_path)
-    text = read_text(meta_path)
+    """Name, version, licence, description, languages and declared taxonomy from ``dataset.json``."""
+    apply_metadata(dataset, read_text(meta_path), str(meta_path), dataset.name)
+
+
+def apply_metadata(dataset: Dataset, text: str, file: str, default_name: str) -> None:
+    """Read a ``dataset.json`` text into ``dataset`` (an object; other keys are kept out).
+
+    A declared taxonomy (``tasks``, ``categories``, ``mental_states``; docs/storyturn.md section 8)
+    becomes ``dataset.taxonomy``; without one the dataset uses the booklet's.
+    """
     try:
         meta = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
@@ -458,62 +468,27 @@ def _read_metadata(dataset: Dataset, meta_path: Path) -> None:
             line = _key_line(text, key)
             problems.append(Problem(file, line, None, None, key, f"must be {'a string' if kinds == (str,) else 'a string or a number'}, "
                                                                   f"got {_json_type(meta[key])}"))
+    languages = meta.get("language", ["en"])
+    languages = [languages] if isinstance(languages, str) else languages
+    if not isinstance(languages, list) or not languages or not all(isinstance(x, str) and x for x in languages):
+        problems.append(Problem(file, _key_line(text, "language"), None, None, "language",
+                                "must be a language code or a list of them (such as \"en\")"))
     if problems:
         raise FormatError(problems)
-    dataset.name = str(meta.get("name", dataset.name))
+    try:
+        taxonomy = Taxonomy.from_json(meta)
+    except TaxonomyError as exc:
+        parts = exc.field.split(".")
+        line = _key_line(text, parts[1] if len(parts) > 1 and parts[0] == "tasks" else parts[0])
+        raise FormatError([Problem(file, line, None, None, exc.field, str(exc))]) from None
+    dataset.name = str(meta.get("name", default_name))
     dataset.version = str(meta.get("version", "0"))
-    dataset.licence = str(meta.get("licence", meta.get("license", "unspecified")))
+    dataset.licence = str(meta.get("license", meta.get("licence", "unspecified")))
     dataset.description = str(meta.get("description", ""))
+    dataset.languages = list(languages)
+    dataset.taxonomy = taxonomy
 
 
 def _key_line(text: str, key: str) -> int:
     match = re.search(rf'"{re.escape(key)}"\s*:', text)
     return _position(text, match.start())[0] if match else 1
-
-
-HF_MARKERS = ("dataset_info.json", "state.json", "dataset_dict.json")
-
-
-def _load_hf_located(path: Path) -> Dataset:
-    """The Hugging Face loader, with anything it raises about the folder turned into a located problem."""
-    from commet.format.hf import load_hf
-
-    try:
-        return load_hf(path)
-    except FormatError:
-        raise
-    except RuntimeError as exc:  # the optional 'datasets' extra is missing
-        raise FormatError([Problem(str(path), None, None, None, None, str(exc))]) from None
-    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, NotImplementedError,
-            RecursionError) as exc:
-        detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
-        raise FormatError([Problem(str(path), None, None, None, None, "cannot read this Hugging Face dataset "
-                                                                      f"folder: {type(exc).__name__}: {detail}")]) from None
-
-
-def load_dataset(path: str | Path) -> Dataset:
-    """Load a dataset from a folder, a file, a Hugging Face folder, or ``"sample"``."""
-    if str(path) == "sample":
-        path = bundled_sample_path()
-    path = Path(path)
-    try:
-        is_dir = path.is_dir()
-        exists = is_dir or os.path.lexists(path)
-    except (OSError, ValueError) as exc:
-        raise FormatError([Problem(str(path), None, None, None, None, f"cannot use this path: {exc}")]) from None
-    if not exists:
-        raise FormatError([Problem(str(path), None, None, None, None, "no such file or folder")])
-    if is_dir and os.path.lexists(path / STORYTURNS_FILE):
-        dataset = read_storyturns(path / STORYTURNS_FILE)
-        dataset.root = path
-        dataset.name = path.name
-        meta_path = path / METADATA_FILE
-        if os.path.lexists(meta_path):
-            _read_metadata(dataset, meta_path)
-        return dataset
-    if is_dir and any((path / marker).is_file() for marker in HF_MARKERS):
-        return _load_hf_located(path)
-    if is_dir:
-        raise FormatError([Problem(str(path), None, None, None, None,
-                                   f"not a dataset folder: no {STORYTURNS_FILE} and no Hugging Face dataset files")])
-    return read_storyturns(path)

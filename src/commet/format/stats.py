@@ -6,7 +6,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from commet.format.dataset import Dataset
-from commet.taxonomy import TASKS
 
 
 @dataclass
@@ -35,7 +34,11 @@ def dataset_stats(dataset: Dataset) -> DatasetStats:
     turns = [len(st.turns) for st in sts]
     questions = [sum(1 for t in st.turns if t.question.strip()) for st in sts]
     per_task = Counter(st.task for st in sts)
-    ordered_tasks = [t.id for t in TASKS] + sorted(set(per_task) - {t.id for t in TASKS})
+    declared = dataset.taxonomy.task_ids  # the dataset's declared tasks, else the 18 booklet tasks
+    ordered_tasks = [*declared, *sorted(set(per_task) - set(declared))]
+    categories = Counter(st.category for st in sts)
+    ordered_categories = [c for c in dataset.taxonomy.categories if c in categories] + \
+        sorted(set(categories) - set(dataset.taxonomy.categories))
     turns_by_task: dict[str, list[int]] = {}
     for st in sts:
         turns_by_task.setdefault(st.task, []).append(len(st.turns))
@@ -50,6 +53,6 @@ def dataset_stats(dataset: Dataset) -> DatasetStats:
         questions_mean=sum(questions) / len(questions) if questions else 0.0,
         questions_max=max(questions, default=0),
         per_task={task: per_task.get(task, 0) for task in ordered_tasks},
-        per_category=dict(sorted(Counter(st.category for st in sts).items())),
+        per_category={c: categories[c] for c in ordered_categories},
         turns_per_task={task: sum(v) / len(v) for task, v in turns_by_task.items()},
     )

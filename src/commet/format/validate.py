@@ -15,10 +15,11 @@ from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
-from commet.format.dataset import Dataset, load_dataset
+from commet.format.dataset import Dataset
+from commet.format.loading import load_dataset
 from commet.format.model import StoryTurn
 from commet.format.problems import FormatError, Problem, Severity
-from commet.taxonomy import CATEGORIES, MENTAL_STATES, TASKS_BY_ID
+from commet.taxonomy import BOOKLET, Taxonomy
 
 #: Largest picture accepted, in pixels (a 20000x20000 PNG can be a few KiB and decode to 1.6 GB).
 MAX_IMAGE_PIXELS = 50_000_000
@@ -31,6 +32,9 @@ IMAGE_FORMATS = ("PNG", "JPEG", "GIF", "WEBP")
 
 _LEAD_WORDS = re.compile(r"^(?:(?:yes|no)\s+)?(?:because\s+)?")  # the inference is what must not leak
 _CONDITIONAL_LOOKING = re.compile(r"(?i)^\s*if\b[^:]{0,80}:")
+#: Turn metadata marking an answer that is meant to be found in the story (reading-comprehension
+#: benchmarks such as ToMi): the leak check does not apply to it.
+ANSWER_IN_STORY = "answer_in_story"
 
 
 def _norm(text: str) -> str:
@@ -56,21 +60,27 @@ def id_problem(story_id: str) -> str | None:
     return None
 
 
-def taxonomy_problems(st: StoryTurn) -> list[tuple[str, str, Severity]]:
-    """``(field, message, severity)`` for the task, category and mental states: all taxonomy checks in one place."""
+def taxonomy_problems(st: StoryTurn, taxonomy: Taxonomy = BOOKLET) -> list[tuple[str, str, Severity]]:
+    """``(field, message, severity)`` for the task, category and mental states: all taxonomy checks in one place.
+
+    ``taxonomy`` is the dataset's (declared in dataset.json, else the 18 booklet tasks).
+    """
     found: list[tuple[str, str, Severity]] = []
-    task = TASKS_BY_ID.get(st.task)
+    where = "declared in dataset.json" if taxonomy.declared else "known"
+    task = taxonomy.task(st.task)
     if task is None:
         found.append(("task", "no task given (add a 'task' field, or `commet convert --task TASK`)"
-                      if st.task == "unknown" else f"unknown task {st.task!r}", "error"))
-    if st.category not in CATEGORIES:
+                      if st.task == "unknown" else f"unknown task {st.task!r}"
+                      + (" (not one of the tasks declared in dataset.json)" if taxonomy.declared else ""), "error"))
+    if st.category not in taxonomy.categories:
         if not (task is None and st.category == "unknown"):  # the missing task is the one problem
-            found.append(("category", f"unknown category {st.category!r} (known: {', '.join(CATEGORIES)})", "error"))
-    elif task is not None and st.category not in (task.category, task.image_category):
+            found.append(("category", f"unknown category {st.category!r} ({where}: {', '.join(taxonomy.categories)})",
+                          "error"))
+    elif task is not None and st.category not in task.categories:
         found.append(("category", f"category {st.category!r} does not match task {st.task!r} "
                                   f"(expected {task.category_for(st.image_dependent)!r})", "warning"))
     found.extend(("mental_states", f"unknown mental state {state!r}", "warning")
-                 for state in st.mental_states if state not in MENTAL_STATES)
+                 for state in st.mental_states if state not in taxonomy.mental_states)
     return found
 
 
@@ -137,7 +147,7 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
     bad_id = id_problem(st.id)
     if bad_id:
         add(None, "id", bad_id)
-    for field, message, severity in taxonomy_problems(st):
+    for field, message, severity in taxonomy_problems(st, dataset.taxonomy):
         add(None, field, message, severity)
     if st.image_dependent and not st.images:
         add(None, "image_dependent", "image-dependent StoryTurn has no image")
@@ -188,7 +198,7 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
                 add(k, "answer", "empty answer")
                 continue
             norm = _LEAD_WORDS.sub("", _norm(answer))
-            if not _contains_phrase(story, norm) or _contains_phrase(question, norm):
+            if not _contains_phrase(story, norm) or _contains_phrase(question, norm) or turn.meta.get(ANSWER_IN_STORY):
                 continue
             if len(norm.split()) >= 3:
                 add(k, "answer", f"answer {answer!r} appears verbatim in this turn's story text (leak)")

@@ -1,9 +1,7 @@
 """LLM judges: any model spec (``openai:MODEL``, ``anthropic:MODEL``, ``google:MODEL``, ...) as a judge.
 
-``create("openai:gpt-4o")`` gives the default: a cascade where the rules judge decides what
-it can decide with certainty and the LLM judge the rest (:mod:`commet.judges.cascade`).
-The prefix ``llm-only:`` drops the rules judge in front (``llm-only:openai:gpt-4o``, or
-``llm-only:panel:A,B,C`` for a bare panel), which is what judge-comparison studies want.
+:func:`commet.judges.registry.create_judge` puts one behind the rules judge (a cascade) or,
+with ``llm-only:``, uses it alone.
 
 The judge's name carries the model and the prompt version (``llm:openai:gpt-4o@judge-v2``);
 it is stored with every judgment and is part of the cache key.
@@ -13,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from commet.judges.base import Judge, JudgeRequest, UnknownJudgeError, Verdict
+from commet.judges.base import Judge, JudgeRequest, Verdict
 from commet.judges.prompts import (
     PROMPT_VERSION,
     RETRY_PROMPT,
@@ -29,12 +27,10 @@ from commet.models.base import (
     ModelCallError,
     ModelRequest,
     TextPart,
-    UnknownModelError,
     Usage,
     json_key,
 )
 
-LLM_ONLY = "llm-only:"
 #: Judges answer deterministically; the room is for reasoning models, whose thinking counts as output.
 JUDGE_SETTINGS = GenerationSettings(temperature=0.0, max_tokens=2048)
 
@@ -96,24 +92,7 @@ class LLMJudge(Judge):
 
 
 def llm_judge(spec: str) -> LLMJudge:
-    """A bare LLM judge for a model spec; model errors become UnknownJudgeError."""
+    """A bare LLM judge for a model spec (raises UnknownModelError for a bad spec)."""
     from commet.models.registry import create_model
 
-    try:
-        return LLMJudge(create_model(spec))
-    except UnknownModelError as exc:
-        raise UnknownJudgeError(f"judge {spec!r}: {exc}") from None
-
-
-def create(spec: str) -> Judge:
-    """``MODEL_SPEC`` -> rules + LLM cascade; ``llm-only:MODEL_SPEC`` or ``llm-only:panel:...`` -> no rules in front."""
-    from commet.judges.cascade import CascadeJudge
-
-    if spec.startswith(LLM_ONLY):
-        inner = spec[len(LLM_ONLY):]
-        if inner.startswith("panel:"):
-            from commet.judges.panel import panel_judge
-
-            return panel_judge(inner)
-        return llm_judge(inner)
-    return CascadeJudge(llm_judge(spec))
+    return LLMJudge(create_model(spec))

@@ -14,7 +14,6 @@ import asyncio
 from collections import Counter
 
 from commet.judges.base import Judge, JudgeRequest, UnknownJudgeError, Verdict, spent
-from commet.judges.rules import RulesJudge
 
 
 def member_record(verdict: Verdict) -> dict[str, object]:
@@ -75,19 +74,3 @@ class PanelJudge(Judge):
     async def aclose(self) -> None:
         for member in self.members:
             await member.aclose()
-
-
-def panel_judge(spec: str) -> PanelJudge:
-    """``panel:A,B,C`` -> a bare panel of LLM judges (or ``rules``)."""
-    from commet.judges.llm import LLM_ONLY, llm_judge
-
-    specs = [s.strip() for s in spec.removeprefix("panel:").split(",") if s.strip()]
-    members: list[Judge] = [RulesJudge() if s == "rules" else llm_judge(s.removeprefix(LLM_ONLY)) for s in specs]
-    return PanelJudge(members)
-
-
-def create(spec: str) -> Judge:
-    """``panel:A,B,C`` -> the rules judge in front of the panel (the default cascade)."""
-    from commet.judges.cascade import CascadeJudge
-
-    return CascadeJudge(panel_judge(spec))

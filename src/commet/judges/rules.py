@@ -63,8 +63,8 @@ _PREFIX = re.compile(
     r"|i'?d\s+say\s+|i\s+would\s+say\s+|i\s+(?:would\s+|will\s+|'?d\s+)?(?:choose|pick|select|go\s+with)\s+"
     r"|答案\s*(?:是|为|：|:)?\s*|我选(?!项)\s*|选(?!项)\s*)")
 _MARKDOWN = re.compile(r"[*_`#>]+")
-#: a bare option label: "B", "(b)", "b)", "B.", "[B]", "Option B", "选项B", "B选项"
-_BARE_LABEL = re.compile(r"(?i)^(?:option|choice|选项)?\s*[(\[（]?\s*([a-z]|\d{1,2})\s*[)\]）]?\s*[.:：)]?\s*(?:选项)?$")
+#: a bare option label: "B", "(b)", "b)", "B.", "[B]", "[[B]]" (ToMBench's reply format), "Option B", "选项B", "B选项"
+_BARE_LABEL = re.compile(r"(?i)^(?:option|choice|选项)?\s*[(\[（]{0,2}\s*([a-z]|\d{1,2})\s*[)\]）]{0,2}\s*[.:：)]?\s*(?:选项)?$")
 #: a label followed by text: "B. the box", "(b) the box", "B) the box", "B: the box"
 _LABEL_WITH_TEXT = re.compile(r"(?i)^(?:option\s+)?(?:[(\[（]\s*([a-z]|\d{1,2})\s*[)\]）]|([a-z]|\d{1,2})\s*[.:：)])\s*(.+)$")
 _NON_ANSWERS = {"i don't know", "i do not know", "don't know", "dunno", "no idea", "i have no idea", "not sure",

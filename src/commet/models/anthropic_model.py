@@ -66,6 +66,7 @@ def to_anthropic(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
 class AnthropicModel(RemoteModel):
     provider = "anthropic"
     default_key_envs = ("ANTHROPIC_API_KEY",)
+    sdk_module = "anthropic"
     output_options = frozenset({"api_version", "sampling"})
 
     def __init__(self, name: str, options: Mapping[str, str]):

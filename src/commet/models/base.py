@@ -8,9 +8,11 @@ the model, so the engine stays one-story-one-coroutine.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
@@ -134,6 +136,29 @@ class ModelCallError(Exception):
 
 class UnknownModelError(ValueError):
     """A model spec that names no known provider or cannot be built."""
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices``, or nothing when none is close."""
+    close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def unknown_options(provider: str, options: Mapping[str, str], known: Iterable[str]) -> str | None:
+    """The problem with options a provider does not know, each with its closest known option; or None."""
+    known = sorted(set(known))
+    unknown = sorted(set(options) - set(known))
+    if not unknown:
+        return None
+    named = ", ".join(f"{name!r}{did_you_mean(name, known)}" for name in unknown)
+    return f"{provider}: unknown option(s) {named}; known: {', '.join(known) or 'none'}"
+
+
+def refuse_unknown_options(provider: str, options: Mapping[str, str], known: Iterable[str]) -> None:
+    """Every provider refuses options it would otherwise ignore silently."""
+    problem = unknown_options(provider, options, known)
+    if problem is not None:
+        raise UnknownModelError(problem)
 
 
 class Model(ABC):

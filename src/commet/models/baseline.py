@@ -16,10 +16,18 @@ They give the floor a real model must beat; option ``reply`` sets the fixed repl
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import random
 
-from commet.models.base import Model, ModelRequest, ModelResponse, UnknownModelError
+from commet.models.base import (
+    Model,
+    ModelRequest,
+    ModelResponse,
+    UnknownModelError,
+    did_you_mean,
+    refuse_unknown_options,
+)
 from commet.text import labelled_options, question_options
 
 DEFAULT_REPLY = "Yes."
@@ -56,6 +64,7 @@ class FirstOptionBaseline(Model):
         return {"spec": self.spec, "reply": self.reply}
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
+        await asyncio.sleep(0)  # yield like a real call: stories interleave, commits and Ctrl-C get their turn
         options = _offered_options(request)
         return ModelResponse(text=_sentence(options[0]) if options else self.reply)
 
@@ -71,6 +80,7 @@ class RandomOptionBaseline(Model):
         return {"spec": self.spec, "seed": self.seed}
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
+        await asyncio.sleep(0)  # see FirstOptionBaseline.generate
         digest = hashlib.sha256(f"{self.seed}:{self.cache_key(request)}".encode()).digest()
         rng = random.Random(digest)
         options = _offered_options(request)
@@ -101,6 +111,7 @@ class ShortcutBaseline(Model):
         return {"spec": self.spec, "train": self.train, "half": self.half}
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
+        await asyncio.sleep(0)  # see FirstOptionBaseline.generate
         text = next((m.text_content.strip() for m in reversed(request.messages) if m.role == "user"), "")
         lines = [line.strip() for line in text.splitlines() if line.strip()]
         question = next((line for line in reversed(lines) if "?" in line), lines[-1] if lines else "")
@@ -110,7 +121,15 @@ class ShortcutBaseline(Model):
         return ModelResponse(text=self.learner.answer_text(question, _offered_options(request), task, index))
 
 
+#: baseline name -> the options it takes
+BASELINES = {"first-option": ("reply",), "random-option": ("seed",), "shortcut": ("train", "half")}
+
+
 def create(name: str, options: dict[str, str]) -> Model:
+    if name not in BASELINES:
+        raise UnknownModelError(f"unknown baseline {name!r}{did_you_mean(name, BASELINES)} "
+                                f"(known: {', '.join(BASELINES)})")
+    refuse_unknown_options(f"baseline:{name}", options, BASELINES[name])
     if name == "first-option":
         return FirstOptionBaseline(reply=options.get("reply", DEFAULT_REPLY))
     if name == "random-option":
@@ -118,8 +137,6 @@ def create(name: str, options: dict[str, str]) -> Model:
             return RandomOptionBaseline(seed=int(options.get("seed", "0")))
         except ValueError:
             raise UnknownModelError(f"baseline:random-option seed must be an integer, got {options['seed']!r}") from None
-    if name == "shortcut":
-        if not options.get("train"):
-            raise UnknownModelError("baseline:shortcut needs train=DATASET (a folder, file or 'sample')")
-        return ShortcutBaseline(options["train"], options.get("half", "first"))
-    raise UnknownModelError(f"unknown baseline {name!r} (known: first-option, random-option, shortcut)")
+    if not options.get("train"):
+        raise UnknownModelError("baseline:shortcut needs train=DATASET (a folder, file or 'sample')")
+    return ShortcutBaseline(options["train"], options.get("half", "first"))

@@ -78,6 +78,7 @@ def gemini_client(api_key: str | None, base_url: str | None, api_version: str | 
 class GoogleModel(RemoteModel):
     provider = "google"
     default_key_envs = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    sdk_module = "google.genai"
     output_options = frozenset({"api_version", "thinking_budget"})
 
     def __init__(self, name: str, options: Mapping[str, str]):

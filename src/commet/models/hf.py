@@ -54,6 +54,7 @@ from commet.models.base import (
     ModelResponse,
     UnknownModelError,
     Usage,
+    refuse_unknown_options,
 )
 
 T = TypeVar("T")
@@ -243,10 +244,7 @@ class HFModel(Model):
     free = True  # no paid call
 
     def __init__(self, name: str, options: Mapping[str, str]):
-        unknown = set(options) - HF_OPTIONS
-        if unknown:
-            raise UnknownModelError(f"hf: unknown option(s) {', '.join(sorted(unknown))} "
-                                    f"(known: {', '.join(sorted(HF_OPTIONS))})")
+        refuse_unknown_options("hf", options, HF_OPTIONS)
         if not name:
             raise UnknownModelError("hf: a model path or hub id is required (hf:PATH_OR_ID)")
         try:

@@ -6,7 +6,10 @@ run's single retry/timeout/rate-limit policy lives in :mod:`commet.models.retry`
 Options (query string of the spec):
 
 * ``base_url``: server root, e.g. ``http://127.0.0.1:8000/v1``. With a ``base_url`` and no
-  key in the environment a dummy key is sent (local servers ignore it).
+  key in the environment a dummy key is sent (local servers ignore it). Several roots,
+  comma-separated (``base_url=http://a:8000/v1,http://b:8000/v1``), spread the requests over
+  replicas by least outstanding work and take failing ones out for a while
+  (:mod:`commet.models.endpoints`).
 * ``api_key_env``: environment variable holding the key (default ``OPENAI_API_KEY``).
 * ``image_detail``: ``auto`` / ``low`` / ``high``, sent with every picture (changes outputs).
 * ``reasoning_effort``: passed through for reasoning models (changes outputs).
@@ -37,6 +40,7 @@ message's parts. A ``content_filter`` finish or a ``refusal`` field is a non-ret
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import functools
 import json
@@ -54,7 +58,8 @@ from commet.models.base import (
     UnknownModelError,
     Usage,
 )
-from commet.models.retry import RemoteModel
+from commet.models.endpoints import Endpoint, EndpointPool
+from commet.models.retry import RemoteModel, classify
 
 
 def data_url(part: ImagePart) -> str:
@@ -87,8 +92,10 @@ def to_openai_messages(messages: Sequence[Message], *, image_detail: str | None 
 class OpenAIChatModel(RemoteModel):
     provider = "openai"
     default_key_envs = ("OPENAI_API_KEY",)
+    sdk_module = "openai"
     output_options = frozenset({"image_detail", "reasoning_effort"})
     transport_options = frozenset({"token_param", "transport"})
+    many_endpoints = True
 
     def __init__(self, name: str, options: Mapping[str, str]):
         super().__init__(name, options)
@@ -100,36 +107,35 @@ class OpenAIChatModel(RemoteModel):
         self.token_param = self.options.get("token_param", default_param)
         if self.token_param not in ("max_tokens", "max_completion_tokens"):
             raise UnknownModelError("openai: token_param must be max_tokens or max_completion_tokens")
-        import importlib.util
-
-        if importlib.util.find_spec("openai") is None:  # pragma: no cover - the extra is installed in tests
-            raise UnknownModelError("openai provider needs the SDK: pip install 'commet-bench[openai]'")
         has_aiohttp = _has_aiohttp()
         transport = self.options.get("transport", "direct" if has_aiohttp else "sdk")
         if transport not in ("direct", "sdk"):
             raise UnknownModelError("openai: transport must be direct or sdk")
         if transport == "direct" and not has_aiohttp:
             raise UnknownModelError("openai: transport=direct needs aiohttp: pip install 'commet-bench[openai]'")
-        self._client: Any = None
-        self._direct: DirectChatTransport | None = None
-        target = sdk_target(self.api_key, self.base_url) if transport == "direct" else None
-        if target is not None:
-            self._direct = DirectChatTransport(target.url, lambda: target.headers)
-            return
-        import openai
 
-        if transport == "direct":
-            http_client = _idle_http_client(openai)
-        else:
-            # aiohttp (the SDK's ``openai[aiohttp]`` transport) costs about half the client CPU per
-            # call of the default httpx pool at high concurrency (bench/bench_openai_server.py).
-            http_client = openai.DefaultAioHttpClient() if has_aiohttp else openai.DefaultAsyncHttpxClient()
-        self._client = openai.AsyncOpenAI(api_key=self.api_key, base_url=self.base_url, max_retries=0,
-                                          timeout=self.policy.timeout, http_client=http_client)
-        if transport == "direct":
-            client = self._client
-            self._direct = DirectChatTransport(f"{str(client.base_url).rstrip('/')}/chat/completions",
+        def connect(base_url: str | None) -> tuple[Any, DirectChatTransport | None]:
+            target = sdk_target(self.api_key, base_url) if transport == "direct" else None
+            if target is not None:  # the SDK client's URL and headers, without importing the SDK
+                return None, DirectChatTransport(target.url, lambda: target.headers)
+            import openai
+
+            if transport == "direct":
+                http_client = _idle_http_client(openai)
+            else:
+                # aiohttp (the SDK's ``openai[aiohttp]`` transport) costs about half the client CPU per
+                # call of the default httpx pool at high concurrency (bench/bench_openai_server.py).
+                http_client = openai.DefaultAioHttpClient() if has_aiohttp else openai.DefaultAsyncHttpxClient()
+            client = openai.AsyncOpenAI(api_key=self.api_key, base_url=base_url, max_retries=0,
+                                        timeout=self.policy.timeout, http_client=http_client)
+            if transport != "direct":
+                return client, None
+            return client, DirectChatTransport(f"{str(client.base_url).rstrip('/')}/chat/completions",
                                                lambda: {**client.default_headers, **client.auth_headers})
+
+        self.pool: EndpointPool[tuple[Any, DirectChatTransport | None]] = EndpointPool(
+            [Endpoint(url or "default", connect(url)) for url in (self.base_urls or [None])])
+        self._client, self._direct = self.pool.endpoints[0].client
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         settings = request.settings
@@ -149,23 +155,49 @@ class OpenAIChatModel(RemoteModel):
 
     async def _call(self, request: ModelRequest) -> ModelResponse:
         body = json.dumps(self.build_params(request), ensure_ascii=False).encode()
-        if self._direct is not None:
-            raw = await self._direct.post(body)
+        tried: set[str] = set()
+        while True:
+            endpoint = self.pool.pick(tried)
+            failed = True  # a cancellation (the attempt's timeout) counts against the endpoint
+            try:
+                raw = await self._send(*endpoint.client, body)
+                failed = False
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                failed = endpoint_failure(classify(exc)[0])
+                tried.add(endpoint.url)
+                if not (failed and self.pool.healthy(tried)):
+                    raise
+                continue  # another endpoint takes this request at once
+            finally:
+                self.pool.done(endpoint, failed=failed)
+            return parse_completion(raw)
+
+    async def _send(self, client: Any, direct: DirectChatTransport | None, body: bytes) -> bytes:
+        if direct is not None:
+            return await direct.post(body)
         else:
             # ``client.post`` is the SDK's documented way to send a request body as is: it keeps the
             # SDK's auth, base URL, timeouts and error classes, but skips ``chat.completions.create``'s
             # recursive TypedDict transform of the messages and, with ``cast_to=bytes``, the pydantic
             # construction of the whole ChatCompletion; a body given as bytes is sent as is, without
             # the SDK's deep copy and re-serialisation of the whole conversation.
-            raw = await self._client.post("/chat/completions", content=body, cast_to=bytes,
-                                          options={"headers": {"Content-Type": "application/json"}})
-        return parse_completion(raw)
+            return await client.post("/chat/completions", content=body, cast_to=bytes,
+                                     options={"headers": {"Content-Type": "application/json"}})
 
     async def aclose(self) -> None:
-        if self._direct is not None:
-            await self._direct.aclose()
-        if self._client is not None:
-            await self._client.close()
+        for endpoint in self.pool.endpoints:
+            client, direct = endpoint.client
+            if direct is not None:
+                await direct.aclose()
+            if client is not None:
+                await client.close()
+
+
+def endpoint_failure(error: ModelCallError) -> bool:
+    """A failure of the endpoint rather than of the request: worth another endpoint."""
+    return error.kind in ("connection", "timeout") or (error.status or 0) >= 500
 
 
 class HTTPStatusFailure(Exception):

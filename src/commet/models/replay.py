@@ -11,7 +11,14 @@ import hashlib
 import json
 from pathlib import Path
 
-from commet.models.base import Model, ModelCallError, ModelRequest, ModelResponse, UnknownModelError
+from commet.models.base import (
+    Model,
+    ModelCallError,
+    ModelRequest,
+    ModelResponse,
+    UnknownModelError,
+    refuse_unknown_options,
+)
 
 
 class ReplayModel(Model):
@@ -34,8 +41,7 @@ class ReplayModel(Model):
     async def generate(self, request: ModelRequest) -> ModelResponse:
         story_id = str(request.tags.get("story_id"))
         turn = int(request.tags.get("turn", 0))  # type: ignore[arg-type]
-        if self.delay:
-            await asyncio.sleep(self.delay)
+        await asyncio.sleep(self.delay)  # even 0 yields: stories interleave, commits and Ctrl-C get their turn
         replies = self.replies.get(story_id)
         if replies is None or turn >= len(replies):
             raise ModelCallError(f"replay file has no reply for story {story_id!r} turn {turn}", kind="replay_missing")
@@ -43,6 +49,7 @@ class ReplayModel(Model):
 
 
 def create(name: str, options: dict[str, str]) -> ReplayModel:
+    refuse_unknown_options("replay", options, ("delay",))
     path = Path(name)
     try:
         raw = path.read_bytes()
@@ -54,5 +61,8 @@ def create(name: str, options: dict[str, str]) -> ReplayModel:
     if not isinstance(data, dict) or not all(isinstance(v, list) and all(isinstance(x, str) for x in v)
                                              for v in data.values()):
         raise UnknownModelError(f"replay file {name!r} must map story ids to lists of reply strings")
-    return ReplayModel(data, source=path.name, digest=hashlib.sha256(raw).hexdigest(),
-                       delay=float(options.get("delay", 0.0)))
+    try:
+        delay = float(options.get("delay", 0.0))
+    except ValueError:
+        raise UnknownModelError(f"replay: option delay={options['delay']!r} must be a number of seconds") from None
+    return ReplayModel(data, source=path.name, digest=hashlib.sha256(raw).hexdigest(), delay=delay)

@@ -19,7 +19,9 @@ API key (and of anything that looks like a key) and the original exception is no
 chained, so tracebacks and logs never carry credentials.
 
 :class:`RateLimiter` is an async, FIFO-fair token bucket over requests per minute
-(``rpm``) and tokens per minute (``tpm``); its clock and sleep are injectable for tests.
+(``rpm``) and tokens per minute (``tpm``); its clock and sleep are injectable for tests. The
+engine can move its bucket into the results store (:meth:`RateLimiter.share`), so that every
+process using that store draws on one budget.
 """
 
 from __future__ import annotations
@@ -48,7 +50,9 @@ from commet.models.base import (
     ModelResponse,
     UnknownModelError,
     Usage,
+    unknown_options,
 )
+from commet.models.endpoints import split_base_urls
 
 log = logging.getLogger(__name__)
 _timeout_scope = getattr(asyncio, "timeout", None)  # Python 3.11+
@@ -216,14 +220,20 @@ class RateLimiter:
     A request whose token estimate exceeds the bucket waits for a full bucket and then
     overdraws it, so a big request is delayed rather than refused. Waiters queue behind an
     ``asyncio.Lock`` (FIFO), so a large request is never starved by small ones.
+
+    Shared (:meth:`share`): the bucket's levels live in a row named ``key`` that a
+    :data:`BudgetUpdate` reads and writes atomically (the results store's, across processes),
+    on the wall clock; this process's lock then only orders its own waiters.
     """
 
     def __init__(self, rpm: float | None = None, tpm: float | None = None, *, burst_seconds: float = 1.0,
                  clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep):
+                 sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep, key: str = ""):
         if rpm is not None and rpm <= 0 or tpm is not None and tpm <= 0:
             raise UnknownModelError("rpm and tpm must be positive")
         self.rpm, self.tpm = rpm, tpm
+        self.key = key
+        self._shared: BudgetUpdate | None = None
         self._clock, self._sleep = clock, sleep
         self._req_capacity = max(1.0, rpm / 60.0 * burst_seconds) if rpm else 0.0
         self._tok_capacity = max(1.0, tpm / 60.0 * burst_seconds) if tpm else 0.0
@@ -237,8 +247,29 @@ class RateLimiter:
     def enabled(self) -> bool:
         return bool(self.rpm or self.tpm)
 
-    def _refill(self) -> None:
-        now = self._clock()
+    def share(self, update: BudgetUpdate) -> None:
+        """Keep the bucket in the shared row ``self.key`` through ``update`` from now on."""
+        self._shared = update
+
+    def _take_shared(self, tokens: float) -> float:
+        """One atomic look at the shared bucket: take the budget (0.0) or say how long to wait."""
+
+        def step(state: tuple[float, float, float] | None) -> tuple[tuple[float, float, float], float]:
+            now = time.time()
+            self._req_level, self._tok_level, self._last = state or (self._req_capacity, self._tok_capacity, now)
+            self._refill(now)
+            wait = self._wait_needed(tokens)
+            if wait <= 1e-9:
+                self._req_level -= 1.0 if self.rpm else 0.0
+                self._tok_level -= tokens if self.tpm else 0.0
+                wait = 0.0
+            return (self._req_level, self._tok_level, now), wait
+
+        assert self._shared is not None
+        return self._shared(self.key, step)
+
+    def _refill(self, now: float | None = None) -> None:
+        now = self._clock() if now is None else now
         elapsed = max(0.0, now - self._last)
         self._last = now
         if self.rpm:
@@ -266,6 +297,11 @@ class RateLimiter:
         """Wait until one request carrying about ``tokens`` tokens may be sent."""
         if not self.enabled:
             return
+        if self._shared is not None:
+            async with self._get_lock():
+                while (wait := self._take_shared(tokens)) > 0:
+                    await self._sleep(wait)
+            return
         async with self._get_lock():
             while True:
                 self._refill()
@@ -280,8 +316,21 @@ class RateLimiter:
 
     def settle(self, estimated: float, actual: float) -> None:
         """Correct the token bucket once the real usage of a request is known."""
-        if self.tpm:
-            self._tok_level = min(self._tok_capacity, self._tok_level + (estimated - actual))
+        if not self.tpm:
+            return
+        if self._shared is not None:
+            def give_back(state: tuple[float, float, float] | None) -> tuple[tuple[float, float, float], None]:
+                requests, level, when = state or (self._req_capacity, self._tok_capacity, time.time())
+                return (requests, min(self._tok_capacity, level + (estimated - actual)), when), None
+
+            self._shared(self.key, give_back)
+            return
+        self._tok_level = min(self._tok_capacity, self._tok_level + (estimated - actual))
+
+
+#: ``update(key, step)``: atomically read the bucket row ``key`` (requests, tokens, wall time;
+#: None when new), pass it to ``step``, write back the state ``step`` returns, return its result.
+BudgetUpdate = Callable[[str, Callable[[Any], tuple[tuple[float, float, float], Any]]], Any]
 
 
 def estimate_tokens(request: ModelRequest, *, image_tokens: int = 800) -> int:
@@ -370,7 +419,18 @@ class RetryPolicy:
             await self.sleep(delay)
 
 
+def _importable(module: str) -> bool:
+    import importlib
+
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
 def limiter_from_options(options: Mapping[str, str], **kwargs: Any) -> RateLimiter | None:
+    """The limiter the ``rpm``/``tpm`` options ask for (``key``: its shared budget's name), or None."""
     rpm = _option_float(options, "rpm", None)
     tpm = _option_float(options, "tpm", None)
     if not rpm and not tpm:
@@ -414,34 +474,67 @@ class RemoteModel(Model):
     output_options: frozenset[str] = frozenset()
     #: provider-specific options that do not change outputs
     transport_options: frozenset[str] = frozenset()
+    #: whether ``base_url`` may name several endpoints (:mod:`commet.models.endpoints`)
+    many_endpoints: bool = False
+    #: the SDK module the provider needs (its extra has the provider's name)
+    sdk_module: str = ""
 
     def __init__(self, name: str, options: Mapping[str, str]):
         if not name:
             raise UnknownModelError(f"{self.provider}: a model name is required ({self.provider}:MODEL)")
         self.name = name
         self.options = dict(options)
-        known = TRANSPORT_OPTIONS | self.output_options | self.transport_options | {"base_url"}
-        unknown = set(self.options) - known
-        if unknown:
-            raise UnknownModelError(f"{self.provider}: unknown option(s) {', '.join(sorted(unknown))} "
-                                    f"(known: {', '.join(sorted(known))})")
-        self.base_url = self.options.get("base_url") or None
-        if self.base_url and ("@" in self.base_url.split("//", 1)[-1].split("/", 1)[0]):
-            raise UnknownModelError(f"{self.provider}: put credentials in an environment variable "
-                                    "(option api_key_env), not in base_url")
-        self.api_key = self._resolve_key()
+        self.base_urls = split_base_urls(self.options.get("base_url"))
+        self.base_url = self.base_urls[0] if self.base_urls else None
+        self.api_key = self._check_prerequisites()
         self.spec = f"{self.provider}:{name}"
         self.policy = RetryPolicy.from_options(self.options, secrets=(self.api_key,) if self.api_key else ())
-        self.limiter = limiter_from_options(self.options)
+        self.limiter = limiter_from_options(self.options, key=self.rate_key)
         self.price = pricing.price_for(self.provider, name, self.options)
+
+    @property
+    def rate_key(self) -> str:
+        """The name of this model's shared rate budget: provider, model and endpoint (never a key)."""
+        return f"{self.spec}@{self.endpoints_identity or 'default'}"
+
+    @property
+    def endpoints_identity(self) -> str | None:
+        """The endpoint(s) as recorded: one base_url, or the sorted list (its order changes nothing)."""
+        return ",".join(sorted(self.base_urls)) if len(self.base_urls) > 1 else self.base_url
 
     def _resolve_key(self) -> str | None:
         return resolve_api_key(self.provider, self.options, self.default_key_envs, self.base_url)
 
+    def _check_prerequisites(self) -> str | None:
+        """The API key; every missing prerequisite (options, key, SDK) reported at once, in one line."""
+        known = TRANSPORT_OPTIONS | self.output_options | self.transport_options | {"base_url"}
+        problems = [p for p in (unknown_options(self.provider, self.options, known),) if p]
+        if any("@" in url.split("//", 1)[-1].split("/", 1)[0] for url in self.base_urls):
+            problems.append(f"{self.provider}: put credentials in an environment variable (option api_key_env), "
+                            "not in base_url")
+        if len(self.base_urls) > 1 and not self.many_endpoints:
+            problems.append(f"{self.provider}: several base_url endpoints are supported by openai: "
+                            "(OpenAI-compatible servers) only")
+        key: str | None = None
+        try:
+            key = self._resolve_key()
+        except UnknownModelError as exc:
+            problems.append(str(exc))
+        if self.sdk_module and not _importable(self.sdk_module):
+            problems.append(f"{self.provider}: the SDK ({self.sdk_module}) is not installed: "
+                            f"pip install 'commet-bench[{self.provider}]'")
+        if len(problems) > 1:
+            prefix = f"{self.provider}: "
+            raise UnknownModelError(f"{prefix}{len(problems)} problems: "
+                                    + "; ".join(p.removeprefix(prefix) for p in problems))
+        if problems:
+            raise UnknownModelError(problems[0])
+        return key
+
     def identity(self) -> dict[str, object]:
         ident: dict[str, object] = {"spec": self.spec, "provider": self.provider, "model": self.name}
         if self.base_url:
-            ident["base_url"] = self.base_url
+            ident["base_url"] = self.endpoints_identity
         for key in sorted(self.output_options):
             if key in self.options:
                 ident[key] = self.options[key]

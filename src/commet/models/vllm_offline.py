@@ -41,6 +41,7 @@ from commet.models.base import (
     ModelResponse,
     UnknownModelError,
     Usage,
+    refuse_unknown_options,
 )
 from commet.models.hf import MicroBatcher, files_fingerprint, offline_env, option_bool, option_int
 from commet.models.openai_compat import to_openai_messages
@@ -60,10 +61,7 @@ INSTALL_HINT = ("the vllm provider needs vLLM on a CUDA machine: pip install 'co
 
 def engine_kwargs(name: str, options: Mapping[str, str]) -> dict[str, Any]:
     """Keyword arguments for ``vllm.LLM`` from a spec's options."""
-    unknown = set(options) - VLLM_OPTIONS
-    if unknown:
-        raise UnknownModelError(f"vllm: unknown option(s) {', '.join(sorted(unknown))} "
-                                f"(known: {', '.join(sorted(VLLM_OPTIONS))})")
+    refuse_unknown_options("vllm", options, VLLM_OPTIONS)
     kwargs: dict[str, Any] = {"model": name, "enable_prefix_caching": True}
     for key in INT_OPTIONS:
         if options.get(key):

@@ -18,9 +18,10 @@ import hashlib
 import io
 from dataclasses import dataclass
 
-from commet.format.dataset import Dataset, load_dataset
+from commet.format.dataset import Dataset
+from commet.format.loading import load_dataset
 from commet.reports.analyses import Report, RunData
-from commet.reports.render import cell_text
+from commet.reports.cells import cell_text
 from commet.reports.stats import Estimate
 
 THUMBNAIL_SIDE = 360

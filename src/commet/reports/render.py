@@ -17,43 +17,14 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
-from typing import Literal
 
 from commet.format.dataset import Dataset
 from commet.reports.analyses import Cell, Report, Section
+from commet.reports.cells import cell_text
 from commet.reports.stats import Estimate, Range
-
-Style = Literal["terminal", "full"]
 
 #: the widest a terminal rendering is measured at (tables are never that wide)
 _UNBOUNDED = 100_000
-
-
-def _number(value: float) -> str:
-    return f"{value:g}" if value == int(value) else f"{value:.2f}"
-
-
-def estimate_text(cell: Estimate, *, fraction: bool = False, style: Style = "full") -> str:
-    """One estimate as text; '-' when it has no data."""
-    if cell.value is None:
-        return "-"
-    digits = 1 if style == "terminal" else 2
-    if isinstance(cell, Range) and cell.upper.value is not None:
-        interval = f"[{cell.low:.{digits}f}, {cell.upper.high:.{digits}f}]"
-        span = f"{cell.value:.{digits}f}–{cell.upper.value:.{digits}f}"
-        if style == "terminal":
-            return f"{span} {interval}"
-        return f"{span} {interval} ({_number(cell.k)}–{_number(cell.upper.k)}/{_number(cell.n)})"
-    interval = f"[{cell.low:.{digits}f}, {cell.high:.{digits}f}]"
-    if fraction:
-        return f"{_number(cell.k)}/{_number(cell.n)} ({cell.value:.1f}%) {interval}"
-    if style == "terminal":
-        return f"{cell.value:.1f} {interval}"
-    return f"{cell.value:.2f} {interval} ({_number(cell.k)}/{_number(cell.n)})"
-
-
-def cell_text(cell: Cell, section: Section, style: Style = "full") -> str:
-    return estimate_text(cell, fraction=section.fraction, style=style) if isinstance(cell, Estimate) else cell
 
 
 # terminal -----------------------------------------------------------------------------------------------

@@ -18,10 +18,16 @@ Every cell gets the run name ``{run_prefix}{model}@{dataset name}:images={on|off
 the model spec as written in the config (``commet eval``'s default name for most specs), so running the
 sweep again resumes each cell like ``eval``. Model specs naming files (``replay:FILE``) are resolved from
 the current directory, like ``eval``'s.
+
+The cells run at once, in one process and one store: cells whose models share a provider
+endpoint (the same ``base_url`` list, or the provider's default) share ``concurrency`` StoryTurns
+in flight, and each model's ``rpm``/``tpm`` budget is kept in the store, shared by every cell
+(and any other process) using it; cells on different endpoints run side by side.
 """
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,6 +37,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from commet.format.dataset import Dataset
 
+from commet.models.base import did_you_mean
 from commet.reports.render import FORMATS_BY_SUFFIX, ReportTargetError, output_format
 
 if sys.version_info >= (3, 11):
@@ -103,7 +110,8 @@ def load_config(path: str | Path) -> SweepConfig:
         raise SweepConfigError(f"{path}: {exc}") from None
     unknown = sorted(set(raw) - KNOWN_KEYS)
     if unknown:
-        raise SweepConfigError(f"{path}: unknown key {unknown[0]!r} (known: {', '.join(sorted(KNOWN_KEYS))})")
+        raise SweepConfigError(f"{path}: unknown key {unknown[0]!r}{did_you_mean(unknown[0], KNOWN_KEYS)} "
+                               f"(known: {', '.join(sorted(KNOWN_KEYS))})")
     if "models" not in raw:
         raise SweepConfigError(f"{path}: 'models' is required")
     base = path.parent
@@ -148,7 +156,7 @@ async def run_sweep(config: SweepConfig, on_cell: Callable[[int, int, str], None
                     datasets: dict[str, Dataset] | None = None) -> list[str]:
     """Run (or resume) every cell into ``config.db``; returns the run names in grid order.
 
-    ``on_cell(index, total, run_name)`` is called before each cell starts. ``datasets`` maps the
+    ``on_cell(index, total, run_name)`` is called as each cell starts (cells run at once, see above). ``datasets`` maps the
     config's dataset entries to datasets already checked by the caller; without it every dataset is
     loaded with :func:`commet.format.validate.load_checked` (refused with errors or warnings) before
     the first run starts.
@@ -162,20 +170,40 @@ async def run_sweep(config: SweepConfig, on_cell: Callable[[int, int, str], None
     if datasets is None:
         datasets = {d: load_checked(d)[0] for d in config.datasets}
     cells = config.cells()
-    names: list[str] = []
+    names = [run_name(config, cell, datasets[cell.dataset].name) for cell in cells]
+    slots: dict[str, asyncio.Semaphore] = {}
+    for model in dict.fromkeys(cell.model for cell in cells):
+        slots.setdefault(endpoint_of(model), asyncio.Semaphore(max(1, config.concurrency)))
+
+    async def run_cell(index: int, cell: SweepCell) -> None:
+        if on_cell:
+            on_cell(index, len(cells), names[index])
+        settings = EvalSettings(
+            images=cell.images, feedback=cell.feedback,  # type: ignore[arg-type]
+            system_prompt=DEFAULT_SYSTEM_PROMPT if config.system_prompt is None else config.system_prompt,
+            generation=GenerationSettings(temperature=config.temperature, max_tokens=config.max_tokens,
+                                          seed=config.seed),
+            limit=config.limit)
+        await evaluate_async(cell.model, datasets[cell.dataset], judge=config.judge, db=store, run=names[index],
+                             settings=settings, concurrency=config.concurrency, slots=slots[endpoint_of(cell.model)])
+
     with Store(config.db) as store:
-        for index, cell in enumerate(cells):
-            data = datasets[cell.dataset]
-            name = run_name(config, cell, data.name)
-            if on_cell:
-                on_cell(index, len(cells), name)
-            settings = EvalSettings(
-                images=cell.images, feedback=cell.feedback,  # type: ignore[arg-type]
-                system_prompt=DEFAULT_SYSTEM_PROMPT if config.system_prompt is None else config.system_prompt,
-                generation=GenerationSettings(temperature=config.temperature, max_tokens=config.max_tokens,
-                                              seed=config.seed),
-                limit=config.limit)
-            await evaluate_async(cell.model, data, judge=config.judge, db=store, run=name, settings=settings,
-                                 concurrency=config.concurrency)
-            names.append(name)
+        tasks = [asyncio.ensure_future(run_cell(index, cell)) for index, cell in enumerate(cells)]
+        try:
+            await asyncio.gather(*tasks)
+        finally:  # one cell failed (or the sweep was stopped): stop the others too
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
     return names
+
+
+def endpoint_of(model: str) -> str:
+    """The provider endpoint a model spec talks to: provider and base_url(s), or the spec itself when local."""
+    from commet.models.endpoints import split_base_urls
+    from commet.models.registry import parse_spec
+
+    spec = parse_spec(model)
+    if spec.provider in ("baseline", "replay", "hf", "vllm"):
+        return model  # runs here: each model is its own "endpoint"
+    return f"{spec.provider}@{','.join(sorted(split_base_urls(spec.options.get('base_url')))) or 'default'}"

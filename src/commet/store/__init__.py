@@ -1,5 +1,5 @@
 """The results store (SQLite, WAL): runs, calls, judgments, turns and stories."""
 
-from commet.store.sqlite import RunRecord, Store
+from commet.store.sqlite import FailureKind, RunRecord, RunStatus, Store
 
-__all__ = ["RunRecord", "Store"]
+__all__ = ["FailureKind", "RunRecord", "RunStatus", "Store"]

@@ -20,12 +20,16 @@ import json
 import logging
 import re
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from enum import Enum
 from pathlib import Path
+from typing import TypeVar
 
+T = TypeVar("T")
 SCHEMA_VERSION = 1
 #: most cache keys per table held in the in-memory index (about 50 bytes each); a larger table is asked
 KEY_INDEX_LIMIT = 500_000
@@ -119,11 +123,67 @@ CREATE TABLE IF NOT EXISTS stories (
     correct INTEGER,
     PRIMARY KEY (run_id, story_id)
 );
+CREATE TABLE IF NOT EXISTS leases (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    story_id TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    state TEXT NOT NULL,
+    expires_at REAL NOT NULL,
+    PRIMARY KEY (run_id, story_id)
+);
+CREATE TABLE IF NOT EXISTS call_leases (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    expires_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS rate_budget (
+    key TEXT PRIMARY KEY,
+    requests REAL NOT NULL,
+    tokens REAL NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS shards (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    shard_index INTEGER NOT NULL,
+    shard_count INTEGER NOT NULL,
+    PRIMARY KEY (run_id, shard_index, shard_count)
+);
 """
+
+#: lease states: a story being run by its owner, or ended unfinished (failed) in the current session
+LEASE_HELD = "held"
+LEASE_ENDED = "ended"
 
 
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class RunStatus(str, Enum):
+    """Where a run stands. Only a run whose every StoryTurn was scored is ``done``."""
+
+    running = "running"
+    done = "done"
+    #: ended with StoryTurns whose calls failed for good; a rerun retries them
+    incomplete = "incomplete"
+    #: stopped by Ctrl-C (SIGINT); a rerun resumes
+    interrupted = "interrupted"
+    #: stopped by an unexpected error; a rerun resumes
+    failed = "failed"
+    #: stopped before its estimated spend would pass ``--max-cost``; a rerun with a higher limit resumes
+    stopped_spend_limit = "stopped-spend-limit"
+
+
+@dataclass(frozen=True)
+class FailureKind:
+    """One kind of final failure in a run as it stands: how many turns, and the first message."""
+
+    kind: str
+    what: str  # "model" or "judge"
+    turns: int
+    first_story: str
+    first_turn: int
+    first_message: str
 
 
 @dataclass(frozen=True)
@@ -163,9 +223,10 @@ class Store:
         self._pending_rows: dict[tuple[str, str], dict[str, object]] = {}  # (table, key) -> row, read back
         self._flush_scheduled = False
         self._flush_error: BaseException | None = None
+        self._in_flight: dict[str, asyncio.Future[None]] = {}
         self._stamp: str | None = None  # the timestamp of the writes waiting for the next commit
         #: per cache table, ``hash(key)`` of every row this connection knows of (None: too many to hold). A
-        #: row another process adds later is not seen: that call is made again, as by two processes at once
+        #: row another process adds later is not seen (``fresh=True`` asks SQLite): that call is made again
         self._known_keys: dict[str, set[int] | None] = {}
 
     def close(self) -> None:
@@ -177,6 +238,24 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    @asynccontextmanager
+    async def single_flight(self, key: str) -> AsyncIterator[None]:
+        """Inside: no other call with this cache key runs in this process; a second one waits.
+
+        Runs at once in one process (sweep cells, stories with equal turns) ask the same
+        request at the same moment; the second waits for the first and then finds its answer
+        in the cache (or, if the first failed, makes the call itself).
+        """
+        while (waiting := self._in_flight.get(key)) is not None:
+            await asyncio.shield(waiting)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._in_flight[key] = done
+        try:
+            yield
+        finally:
+            del self._in_flight[key]
+            done.set_result(None)
 
     @contextmanager
     def write_batches(self) -> Iterator[None]:
@@ -269,13 +348,14 @@ class Store:
             self._known_keys[table] = keys if len(keys) <= KEY_INDEX_LIMIT else None
         return self._known_keys[table]
 
-    def _cached_row(self, table: str, key: str) -> sqlite3.Row | dict[str, object] | None:
-        """The stored row of a cache key: pending, or committed (a key the index has never seen is a miss)."""
+    def _cached_row(self, table: str, key: str, *, fresh: bool = False) -> sqlite3.Row | dict[str, object] | None:
+        """The stored row of a cache key: pending, or committed (a key the index has never seen is a miss,
+        unless ``fresh``)."""
         pending = self._pending_rows.get((table, key))
         if pending is not None:
             return pending
         known = self._key_index(table)
-        if known is not None and hash(key) not in known:
+        if known is not None and hash(key) not in known and not fresh:
             return None
         return self.db.execute(f"SELECT * FROM {table} WHERE key = ?", (key,)).fetchone()
 
@@ -297,11 +377,8 @@ class Store:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         self.flush()
-        try:
-            with self._begin_commit():
-                yield self.db
-        finally:
-            self._known_keys.clear()  # the caller's SQL may have written any table: read the keys again
+        with self._begin_commit():
+            yield self.db
 
     # runs -----------------------------------------------------------------------------------------
     def get_run(self, name: str) -> RunRecord | None:
@@ -325,13 +402,14 @@ class Store:
         assert run is not None
         return run
 
-    def set_run_status(self, run_id: int, status: str) -> None:
-        finished = now() if status == "done" else None
+    def set_run_status(self, run_id: int, status: RunStatus | str) -> None:
+        finished = None if RunStatus(status) is RunStatus.running else now()
         self._write([("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, finished, run_id))])
 
     # model calls ----------------------------------------------------------------------------------
-    def cached_model_call(self, key: str) -> sqlite3.Row | dict[str, object] | None:
-        return self._cached_row("model_calls", key)
+    def cached_model_call(self, key: str, *, fresh: bool = False) -> sqlite3.Row | dict[str, object] | None:
+        """The stored call of ``key``; ``fresh`` also finds a row another process wrote since this one looked."""
+        return self._cached_row("model_calls", key, fresh=fresh)
 
     def record_model_call(self, *, run_id: int, story_id: str, turn: int, key: str, model: str,
                           request_json: str, response_text: str | None, finish_reason: str | None = None,
@@ -352,6 +430,16 @@ class Store:
             "run_id": run_id, "story_id": story_id, "turn": turn, "kind": "model", "key": key, "cached": int(cached),
             "error_kind": error_kind, "error": error, "latency_s": latency_s, "created_at": stamp}))
         self._write(statements)
+
+    def remember_model_call(self, *, key: str, model: str, request_json: str, response_text: str,
+                            finish_reason: str | None, input_tokens: int, output_tokens: int, latency_s: float,
+                            attempts: int) -> None:
+        """Store a completed call in the cache only (calls made outside a run: the LLM pipeline)."""
+        self._write([_insert("model_calls", {
+            "key": key, "model": model, "request_json": request_json, "response_text": response_text,
+            "finish_reason": finish_reason, "input_tokens": input_tokens, "output_tokens": output_tokens,
+            "latency_s": latency_s, "attempts": attempts, "created_at": self._timestamp()})])
+        self._remember_key("model_calls", key)
 
     # judgments ------------------------------------------------------------------------------------
     def cached_judgment(self, key: str) -> sqlite3.Row | dict[str, object] | None:
@@ -386,11 +474,172 @@ class Store:
     def record_story(self, run_id: int, story_id: str, **fields: object) -> None:
         self._write([_insert("stories", {"run_id": run_id, "story_id": story_id, **fields})])
 
+    # leases: which process runs which story ----------------------------------------------------
+    def claim_stories(self, run_id: int, story_ids: list[str], *, owner: str, ttl: float, limit: int,
+                      alive: Callable[[str], bool]) -> tuple[list[str], set[str], bool]:
+        """Claim up to ``limit`` of ``story_ids`` (in order) for ``owner``, in one write transaction.
+
+        A story can be claimed when it is not finished and has no lease, or its lease is held
+        by an owner whose lease expired or who is dead (``alive`` says no). Returns (claimed,
+        gone, crowded): ``gone`` are stories finished or ended in this session, never to be
+        claimed; ``crowded`` whether another live process holds stories of the run.
+        Checking and writing in one ``BEGIN IMMEDIATE`` transaction is what makes two processes
+        never claim the same story.
+        """
+        claimed: list[str] = []
+        gone: set[str] = set()
+        with self.transaction() as db:
+            stamp = time.time()
+            finished = {r[0] for r in db.execute(  # as :meth:`stories_with_judge_errors`: a judge error is retried
+                "SELECT story_id FROM stories WHERE run_id = ? AND status IN ('done', 'stopped') AND story_id NOT IN "
+                "(SELECT story_id FROM turns WHERE run_id = ? AND response IS NOT NULL AND error_kind IS NOT NULL)",
+                (run_id, run_id))}
+            leases = {r["story_id"]: r for r in db.execute(
+                "SELECT story_id, owner, state, expires_at FROM leases WHERE run_id = ?", (run_id,))}
+            for story_id in story_ids:
+                lease = leases.get(story_id)
+                if story_id in finished or lease is not None and lease["state"] == LEASE_ENDED:
+                    gone.add(story_id)
+                    continue
+                if len(claimed) >= limit:
+                    continue
+                if (lease is not None and lease["owner"] != owner and lease["expires_at"] > stamp
+                        and alive(lease["owner"])):
+                    continue
+                db.execute("INSERT OR REPLACE INTO leases(run_id, story_id, owner, state, expires_at) "
+                           "VALUES (?, ?, ?, ?, ?)", (run_id, story_id, owner, LEASE_HELD, stamp + ttl))
+                claimed.append(story_id)
+            crowded = any(lease["owner"] != owner and lease["state"] == LEASE_HELD and lease["expires_at"] > stamp
+                          and alive(lease["owner"]) for lease in leases.values())
+        return claimed, gone, crowded
+
+    def lease_call(self, key: str, owner: str, *, ttl: float, alive: Callable[[str], bool]) -> bool:
+        """Take the right to make call ``key`` (processes sharing a run); False while a live other has it."""
+        with self.transaction() as db:
+            stamp = time.time()
+            row = db.execute("SELECT owner, expires_at FROM call_leases WHERE key = ?", (key,)).fetchone()
+            if row is not None and row["owner"] != owner and row["expires_at"] > stamp and alive(row["owner"]):
+                return False
+            db.execute("INSERT OR REPLACE INTO call_leases(key, owner, expires_at) VALUES (?, ?, ?)",
+                       (key, owner, stamp + ttl))
+            return True
+
+    def end_call_lease(self, key: str) -> None:
+        """Free call ``key`` (batched with its cache row: the others see the answer as the lease goes)."""
+        self._write([("DELETE FROM call_leases WHERE key = ?", (key,))])
+
+    def renew_leases(self, run_id: int, owner: str, ttl: float) -> None:
+        """Push the expiry of every lease ``owner`` holds in the run (and of its calls) ``ttl`` seconds ahead."""
+        with self.transaction() as db:
+            db.execute("UPDATE leases SET expires_at = ? WHERE run_id = ? AND owner = ? AND state = ?",
+                       (time.time() + ttl, run_id, owner, LEASE_HELD))
+            db.execute("UPDATE call_leases SET expires_at = ? WHERE owner = ?", (time.time() + ttl, owner))
+
+    def end_lease(self, run_id: int, story_id: str, owner: str) -> None:
+        """A story's end (batched with its story row): its lease is marked ended, so no other process of
+        this session runs it again, not even when it ended unscored (a failed call is retried by the
+        next session, see :meth:`start_session`)."""
+        self._write([("UPDATE leases SET state = ? WHERE run_id = ? AND story_id = ? AND owner = ?",
+                      (LEASE_ENDED, run_id, story_id, owner))])
+
+    def release_leases(self, run_id: int, owner: str) -> None:
+        """Give back the stories ``owner`` still holds (a stop before they were finished)."""
+        self._write([("DELETE FROM leases WHERE run_id = ? AND owner = ? AND state = ?",
+                      (run_id, owner, LEASE_HELD))])
+
+    def start_session(self, run_id: int, owner: str, alive: Callable[[str], bool]) -> bool:
+        """Start (or, at the end, close) a session of the run unless another live process is running it.
+
+        A new session forgets which stories ended, so that those left unscored are tried again
+        (as a rerun of a finished command does); joining a running session keeps them, so a
+        failure is not tried again by every process. Returns whether the session was reset.
+        """
+        with self.transaction() as db:
+            stamp = time.time()
+            others = [r for r in db.execute("SELECT owner, expires_at FROM leases WHERE run_id = ? AND state = ? "
+                                            "AND owner != ?", (run_id, LEASE_HELD, owner))]
+            if any(r["expires_at"] > stamp and alive(r["owner"]) for r in others):
+                return False
+            db.execute("DELETE FROM leases WHERE run_id = ? AND state = ?", (run_id, LEASE_ENDED))
+            return True
+
+    def lease_rows(self, run_id: int) -> list[sqlite3.Row]:
+        self.flush()
+        return list(self.db.execute("SELECT * FROM leases WHERE run_id = ? ORDER BY story_id", (run_id,)))
+
+    # shared budgets (rate limits of all processes using this store) --------------------------------
+    def update_budget(self, key: str, update: Callable[[tuple[float, float, float] | None],
+                                                       tuple[tuple[float, float, float], T]]) -> T:
+        """Read-modify-write the budget row ``key`` (requests, tokens, updated) in one write transaction."""
+        with self.transaction() as db:
+            row = db.execute("SELECT requests, tokens, updated FROM rate_budget WHERE key = ?", (key,)).fetchone()
+            state, result = update(None if row is None else (row[0], row[1], row[2]))
+            db.execute("INSERT OR REPLACE INTO rate_budget(key, requests, tokens, updated) VALUES (?, ?, ?, ?)",
+                       (key, *state))
+        return result
+
+    # shards ---------------------------------------------------------------------------------------
+    def record_shard(self, run_id: int, index: int, count: int) -> None:
+        self._write([("INSERT OR IGNORE INTO shards(run_id, shard_index, shard_count) VALUES (?, ?, ?)",
+                      (run_id, index, count))])
+
+    def shards(self, run_id: int) -> list[tuple[int, int]]:
+        self.flush()
+        return [(r[0], r[1]) for r in self.db.execute(
+            "SELECT shard_index, shard_count FROM shards WHERE run_id = ? ORDER BY shard_index", (run_id,))]
+
     def finished_stories(self, run_id: int) -> set[str]:
         self.flush()
         rows = self.db.execute("SELECT story_id FROM stories WHERE run_id = ? AND status IN ('done', 'stopped')",
                                (run_id,))
         return {r["story_id"] for r in rows}
+
+    def run_totals(self, run_id: int) -> dict[str, int]:
+        """Stories failed and right, questions answered and right, over the StoryTurns recorded so far."""
+        self.flush()
+        stories = self.db.execute(
+            "SELECT COALESCE(SUM(status = 'failed'), 0), COALESCE(SUM(status = 'done' AND correct = 1), 0)"
+            " FROM stories WHERE run_id = ?", (run_id,)).fetchone()
+        turns = self.db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(t.correct = 1), 0) FROM turns t JOIN stories s"
+            " ON s.run_id = t.run_id AND s.story_id = t.story_id WHERE t.run_id = ? AND t.response IS NOT NULL",
+            (run_id,)).fetchone()
+        return {"stories_failed": int(stories[0]), "stories_correct": int(stories[1]), "questions": int(turns[0]),
+                "questions_right": int(turns[1])}
+
+    def stories_with_judge_errors(self, run_id: int) -> set[str]:
+        """StoryTurns recorded ``done`` with a turn whose judge failed for good (left undecided)."""
+        self.flush()
+        rows = self.db.execute("SELECT DISTINCT story_id FROM turns WHERE run_id = ? AND response IS NOT NULL "
+                               "AND error_kind IS NOT NULL", (run_id,))
+        return {r["story_id"] for r in rows}
+
+    def run_failures(self, run_id: int) -> list[FailureKind]:
+        """The run's final failures as they stand now, per kind, with the first message of each kind.
+
+        A model call that failed for good leaves a turn with an error and no response; a judge
+        that failed for good leaves an answered turn with an ``error_kind`` (its message is in
+        the call log). Failures a later rerun fixed are not counted: turn rows are replaced.
+        """
+        self.flush()
+        rows = self.db.execute(
+            "SELECT t.story_id, t.turn, t.response, t.error_kind, t.error,"
+            " (SELECT c.error FROM call_log c WHERE c.run_id = t.run_id AND c.story_id = t.story_id"
+            "  AND c.turn = t.turn AND c.kind = 'judge' AND c.error IS NOT NULL ORDER BY c.id DESC LIMIT 1)"
+            " AS judge_error"
+            " FROM turns t JOIN stories s ON s.run_id = t.run_id AND s.story_id = t.story_id"
+            " WHERE t.run_id = ? AND t.error_kind IS NOT NULL ORDER BY s.position, t.turn", (run_id,))
+        kinds: dict[str, FailureKind] = {}
+        for r in rows:
+            what = "model" if r["response"] is None else "judge"
+            message = (r["error"] if what == "model" else r["judge_error"]) or r["error_kind"]
+            known = kinds.get(r["error_kind"])
+            if known is None:
+                kinds[r["error_kind"]] = FailureKind(r["error_kind"], what, 1, r["story_id"], r["turn"], message)
+            else:
+                kinds[r["error_kind"]] = FailureKind(known.kind, known.what, known.turns + 1, known.first_story,
+                                                     known.first_turn, known.first_message)
+        return list(kinds.values())
 
     def turn_rows(self, run_id: int) -> list[sqlite3.Row]:
         self.flush()

@@ -2,48 +2,73 @@
 
 Reviewers sign in, read each StoryTurn turn by turn with its pictures, edit its text (every
 edit kept with author and time), check each picture against the five criteria of Table 5
-(a failed criterion files an error under the matching Table 6 category), file text errors,
-mark pictures for regeneration, regenerate them with the configured image model or upload a
-replacement, compare versions, and accept or reject. Security: signed sessions, a CSRF token
-on every form, every route but sign-in (and the stylesheet) behind a session, autoescaped
-templates, pictures only from the dataset's own ``images/`` folder or from the store, bounded
-request and upload sizes, and per-user rate limits.
+(a failed criterion files an error under the matching Table 6 category, and the reviewer
+names the most prominent one), file text errors, mark pictures for regeneration, regenerate
+them with the configured image model or upload a replacement, compare versions, and accept
+or reject. Review runs in the paper's order (one expert corrects first, two more review
+independently, blind to each other's verdicts until they gave theirs); every form carries the
+revision it showed, and a write on a stale revision is refused with what changed (409).
+
+Security (shared with the study app, :mod:`commet.apps.web`): server-side sessions revoked at
+sign-out and password change, a CSRF token on every form, same-origin POSTs only, sign-in
+throttled per (name, client) with a capped backoff, every route but sign-in (and static files)
+behind a session, autoescaped templates, pictures only from the dataset's own ``images/``
+folder or from the store, uploads decoded under a pixel limit, bounded request sizes, and
+per-reviewer rate limits.
 """
 
 from __future__ import annotations
 
+import io
+import tempfile
+import zipfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.datastructures import FormData, UploadFile
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from commet.apps.review.db import (
     CRITERIA,
     ERROR_CATEGORIES,
     IMAGE_ERRORS,
+    STATUS_KINDS,
     TEXT_ERRORS,
+    AcceptRefused,
+    CheckInput,
     Picture,
     ReviewDB,
     ReviewError,
+    StaleRevision,
+    open_for_me,
 )
 from commet.apps.web import (
+    MAX_UPLOAD_PIXELS,
     SECURITY_HEADERS,
     BodySizeLimit,
+    LoginThrottle,
+    NotAPicture,
+    PictureTooLarge,
     RateLimiter,
+    SameOriginPosts,
     Sessions,
     check_csrf,
+    client_address,
     csrf_token,
+    decode_picture,
     safe_child,
     templates,
 )
-from commet.format.dataset import Dataset, load_dataset
+from commet.format.dataset import Dataset
+from commet.format.loading import load_dataset
 from commet.format.model import Feedback, StoryTurn
 from commet.format.pipe import format_feedback, parse_feedback
 from commet.format.validate import validate_storyturn
-from commet.generation.llm.images import ImageModel, to_png
+from commet.generation.llm.images import ImageModel
 from commet.generation.llm.lint import lint_storyturn
 from commet.generation.llm.prompts import image_prompt
 from commet.models.base import ModelCallError
@@ -51,6 +76,9 @@ from commet.taxonomy import TASKS, TASKS_BY_ID
 
 HERE = Path(__file__).parent
 FIELD_LIMIT = 20_000  # characters of one text field
+PAGE_SIZE = 50
+#: The item list's filters: (value, label).
+FILTERS = (("", "All items"), ("mine", "Open for me"), *((kind, kind) for kind in STATUS_KINDS))
 
 
 class NotSignedIn(Exception):
@@ -70,22 +98,26 @@ def feedback_lines(feedback: Feedback | None) -> list[tuple[str, str]]:
     return lines
 
 
-def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *, secret: str,
+def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
                image_model: ImageModel | None = None, secure_cookies: bool = False,
-               max_upload_bytes: int = 8 * 1024 * 1024) -> FastAPI:
-    """The review app over ``dataset`` (imported into ``db`` on start; existing reviews are kept)."""
+               max_upload_bytes: int = 8 * 1024 * 1024, max_upload_pixels: int = MAX_UPLOAD_PIXELS,
+               login_throttle: LoginThrottle | None = None) -> FastAPI:
+    """The review app over ``dataset`` (imported into ``db`` on start; existing reviews are kept; sessions live in
+    ``db`` too)."""
     data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
     store = db if isinstance(db, ReviewDB) else ReviewDB(db)
     store.import_dataset(data)
     images_dir = data.images_dir
-    sessions = Sessions(secret, secure=secure_cookies)
+    sessions = Sessions(store.path, secure=secure_cookies)
     pages = templates(HERE / "templates")
     pages.env.filters["when"] = lambda iso: iso[:16].replace("T", " ") + " UTC"
     actions = RateLimiter(limit=300, window_s=60)
-    logins = RateLimiter(limit=10, window_s=60)
+    logins = login_throttle or LoginThrottle()
+    lint_counts: dict[tuple[str, int], int] = {}
 
     app = FastAPI(title="CoMMET review", docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(BodySizeLimit, max_bytes=max_upload_bytes + 64 * 1024)
+    app.add_middleware(SameOriginPosts)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 
     @app.middleware("http")
@@ -102,22 +134,32 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *, secr
             return RedirectResponse("/login", status_code=303)
         return PlainTextResponse("sign in first", status_code=401)
 
+    @app.exception_handler(StarletteHTTPException)
+    async def error_page(request: Request, exc: StarletteHTTPException) -> Response:
+        messages = {404: "There is no such page or item.", 413: "That is too large.", 429: "Too many requests; "
+                    "wait a moment and try again.", 403: "That request was refused."}
+        detail = exc.detail if isinstance(exc.detail, str) and exc.status_code != 404 else messages.get(exc.status_code)
+        return pages.TemplateResponse(request, "error.html", {
+            "user": None, "csrf": "", "flash": None, "status": exc.status_code, "message": detail or "Something "
+            "went wrong."}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
+
     def signed_in(request: Request) -> tuple[dict[str, str], int, str]:
         session = sessions.load(request)
-        uid = session.get("uid")
-        name = store.user_name(int(uid)) if uid and uid.isdigit() else None
+        subject = session.get("subject", "")
+        uid = subject.removeprefix("user:")
+        name = store.user_name(int(uid)) if subject.startswith("user:") and uid.isdigit() else None
         if name is None:
             raise NotSignedIn
-        return session, int(uid), name  # type: ignore[arg-type]
+        return session, int(uid), name
 
-    async def posted(request: Request) -> tuple[dict[str, str], int, FormData]:
+    async def posted(request: Request) -> tuple[dict[str, str], int, str, FormData]:
         """The signed-in user's CSRF-checked, rate-limited form."""
-        session, uid, _ = signed_in(request)
+        session, uid, name = signed_in(request)
         actions.check(f"user:{uid}")
-        form = await request.form(max_files=1, max_fields=40, max_part_size=max_upload_bytes)
+        form = await request.form(max_files=1, max_fields=80, max_part_size=max_upload_bytes)
         token = form.get("csrf")
         check_csrf(session, token if isinstance(token, str) else None)
-        return session, uid, form
+        return session, uid, name, form
 
     def text(form: FormData, key: str, default: str = "") -> str:
         value = form.get(key, default)
@@ -129,14 +171,16 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *, secr
 
     def number(form: FormData, key: str) -> int:
         value = text(form, key)
-        if not value.isdigit():
+        if not value.isdigit() or len(value) > 12:
             raise HTTPException(400, f"field {key} must be a number")
         return int(value)
 
-    def render(request: Request, session: dict[str, str], name: str, **context: Any) -> Response:
+    def render(request: Request, session: dict[str, str], name: str, status_code: int = 200,
+               **context: Any) -> Response:
         flash = session.pop("flash", None)
         response = pages.TemplateResponse(request, name, {
-            "csrf": csrf_token(session), "flash": flash, "user": context.pop("user", None), **context})
+            "csrf": csrf_token(session), "flash": flash, "user": context.pop("user", None), **context},
+            status_code=status_code)
         sessions.save(response, session)
         return response
 
@@ -147,8 +191,8 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *, secr
         sessions.save(response, session)
         return response
 
-    def item_url(item_id: str) -> str:
-        return f"/items/{item_id}"
+    def item_url(item_id: str, anchor: str | None = None) -> str:
+        return f"/items/{item_id}" + (f"#{anchor}" if anchor else "")
 
     def own_picture(item_id: str, picture_id: int) -> Picture:
         try:
@@ -163,9 +207,18 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *, secr
         try:
             return store.item(item_id)
         except ReviewError:
-            raise HTTPException(404, "no such item") from None
+            raise HTTPException(404) from None
 
-    # ------------------------------------------------------------------ sign-in
+    def conflict(request: Request, session: dict[str, str], name: str, exc: StaleRevision,
+                 unsaved: list[tuple[str, str]] | None = None) -> Response:
+        """409: the write was refused because the item moved on; show what changed and what was not saved."""
+        return render(request, session, "conflict.html", status_code=409, user=name, exc=exc, unsaved=unsaved or [])
+
+    def picture_anchor(st: StoryTurn, image_id: str) -> str | None:
+        k = next((k for k, turn in enumerate(st.turns) if turn.image == image_id), None)
+        return f"turn-{k + 1}" if k is not None else None
+
+    # ------------------------------------------------------------------ sign-in, account
 
     @app.get("/login", response_class=HTMLResponse)
     def login_page(request: Request) -> Response:
@@ -178,38 +231,94 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *, secr
         token = form.get("csrf")
         check_csrf(session, token if isinstance(token, str) else None)
         name = str(form.get("name", ""))[:64]
-        logins.check(f"login:{name.lower()}")
+        client = client_address(request)
+        wait = logins.wait_s(name, client)
+        if wait > 0:
+            session["flash"] = f"Too many failed sign-ins for this name; try again in {int(wait) + 1} s."
+            return render(request, session, "login.html", status_code=429)
         uid = store.authenticate(name, str(form.get("password", ""))[:1024])
         if uid is None:
+            logins.failed(name, client)
             return back(session, "/login", "Unknown user or wrong password.")
-        fresh: dict[str, str] = {"uid": str(uid)}
-        csrf_token(fresh)  # a new token after sign-in
+        logins.succeeded(name, client)
+        sessions.drop(session)  # a new session (and CSRF token) after sign-in: no fixation
+        fresh: dict[str, str] = {"subject": f"user:{uid}"}
+        csrf_token(fresh)
         return back(fresh, "/")
 
     @app.post("/logout")
     async def logout(request: Request) -> Response:
-        await posted(request)
+        session, _, _, _ = await posted(request)
         response = RedirectResponse("/login", status_code=303)
-        sessions.clear(response)
+        sessions.clear(response, session)
         return response
+
+    @app.get("/account", response_class=HTMLResponse)
+    def account_page(request: Request) -> Response:
+        session, _, name = signed_in(request)
+        return render(request, session, "account.html", user=name)
+
+    @app.post("/account/password")
+    async def change_password(request: Request) -> Response:
+        session, uid, name, form = await posted(request)
+        if not store.verify(uid, str(form.get("current", ""))[:1024]):
+            return back(session, "/account", "The current password is wrong; nothing changed.")
+        new, again = str(form.get("new", ""))[:1024], str(form.get("again", ""))[:1024]
+        if new != again:
+            return back(session, "/account", "The two new passwords differ; nothing changed.")
+        try:
+            store.set_password(name, new)  # revokes every session of this reviewer, this one included
+        except ReviewError as exc:
+            return back(session, "/account", f"{exc}; nothing changed.")
+        fresh: dict[str, str] = {"subject": f"user:{uid}"}
+        csrf_token(fresh)
+        return back(fresh, "/account", "Password changed; every other session of yours is signed out.")
 
     # ------------------------------------------------------------------ pages
 
     @app.get("/", response_class=HTMLResponse)
-    def index(request: Request) -> Response:
+    def index(request: Request, q: str = "", status: str = "", page: int = 1) -> Response:
         session, uid, name = signed_in(request)
-        rows = []
-        for item_id in store.item_ids():
-            st, revision = store.item(item_id)
-            rows.append({"st": st, "revision": revision, "status": store.status(item_id),
-                         "mine": store.my_decision(item_id, uid), "errors": len(store.errors(item_id)),
-                         "lint": len(lint_storyturn(st)), "pictures": len(store.current_pictures(item_id))})
-        return render(request, session, "index.html", user=name, rows=rows)
+        rows = store.overview(uid)
+        needle = q.strip().casefold()[:100]
+        if needle:
+            rows = [r for r in rows if needle in r.id.casefold() or needle in (r.task or "").casefold()]
+        if status == "mine":
+            rows = [r for r in rows if open_for_me(r)]
+        elif status in STATUS_KINDS:
+            rows = [r for r in rows if r.status.kind == status and not r.status.blind_for(name)]
+        pages_total = max(1, -(-len(rows) // PAGE_SIZE))
+        page = min(max(page, 1), pages_total)
+        shown = rows[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
+        lint = {}
+        for row in shown:  # the lint of a revision never changes: computed once per (item, revision)
+            key = (row.id, row.revision)
+            if key not in lint_counts:
+                lint_counts[key] = len(lint_storyturn(store.item(row.id)[0]))
+            lint[row.id] = lint_counts[key]
+
+        def link(to: int) -> str:
+            return "/?" + urlencode({k: v for k, v in (("q", q), ("status", status), ("page", to)) if v})
+
+        return render(request, session, "index.html", user=name, rows=shown, lint=lint, q=q, status=status,
+                      filters=FILTERS, page=page, pages_total=pages_total, matching=len(rows),
+                      prev_link=link(page - 1) if page > 1 else None,
+                      next_link=link(page + 1) if page < pages_total else None)
+
+    @app.get("/next")
+    def next_open(request: Request, after: str = "") -> Response:
+        session, uid, _ = signed_in(request)
+        found = store.next_open_for(uid, after or None)
+        if found is None:
+            return back(session, "/?status=mine", "Nothing is waiting for your verdict.")
+        return RedirectResponse(item_url(found), status_code=303)
 
     @app.get("/items/{item_id}", response_class=HTMLResponse)
     def item_page(request: Request, item_id: str) -> Response:
         session, uid, name = signed_in(request)
         st, revision = known_item(item_id)
+        status = store.status(item_id)
+        blind = status.blind_for(name)
         current = store.current_pictures(item_id)
         probe = Dataset(storyturns=[st], images={i: b"" for i in current}, source_file=item_id)
         turns = []
@@ -218,38 +327,89 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *, secr
             entry: dict[str, Any] = {"k": k, "turn": turn, "feedback": feedback_lines(turn.feedback),
                                      "feedback_text": format_feedback(turn.feedback), "picture": picture}
             if picture is not None:
-                entry.update(mine=store.checks_by(picture.id, uid), checks=store.checks(picture.id),
+                checks = store.checks(picture.id)
+                if blind:
+                    checks = {key: {who: ok for who, ok in by.items() if who == name} for key, by in checks.items()}
+                entry.update(mine=store.checks_by(picture.id, uid), checks=checks,
+                             prominent=store.prominent_by(picture.id, uid),
+                             first_shown=next(i for i, t in enumerate(st.turns) if t.image == turn.image) == k,
                              versions=len(store.versions(item_id, picture.image_id)),
                              prompt=picture.prompt or image_prompt(st, k, turn.story, turn.story or turn.question))
             turns.append(entry)
+        errors = store.errors(item_id)
+        decisions = store.decisions(item_id)
+        if blind:
+            errors = [e for e in errors if e["author"] == name or e["revision"] != revision]
+            decisions = [d for d in decisions if d["author"] == name or d["revision"] != revision]
+        previous, following = store.neighbours(item_id)
         return render(request, session, "item.html", user=name, st=st, revision=revision, turns=turns,
-                      status=store.status(item_id), mine=store.my_decision(item_id, uid),
+                      status=status, blind=blind, mine=store.my_decision(item_id, uid),
                       lint=lint_storyturn(st), problems=validate_storyturn(st, probe, decode_pictures=False),
-                      edits=store.edits(item_id), errors=store.errors(item_id), decisions=store.decisions(item_id),
+                      edits=store.edits(item_id), errors=errors, decisions=decisions,
                       regen=store.open_regen_requests(item_id), criteria=CRITERIA, image_errors=IMAGE_ERRORS,
                       text_errors=TEXT_ERRORS, categories=ERROR_CATEGORIES, tasks=TASKS,
                       pictures=list(current.values()), can_regenerate=image_model is not None,
-                      image_model=image_model.spec if image_model is not None else None)
+                      image_model=image_model.spec if image_model is not None else None,
+                      previous=previous, following=following)
 
     @app.get("/items/{item_id}/versions/{picture_id}", response_class=HTMLResponse)
     def versions_page(request: Request, item_id: str, picture_id: int) -> Response:
         session, _, name = signed_in(request)
-        st, _ = known_item(item_id)
+        st, revision = known_item(item_id)
         picture = own_picture(item_id, picture_id)
+        blind = store.status(item_id).blind_for(name)
         current = store.current_pictures(item_id).get(picture.image_id)
-        versions = [{"picture": v, "checks": store.checks(v.id)} for v in store.versions(item_id, picture.image_id)]
+        versions = []
+        for version in store.versions(item_id, picture.image_id):
+            checks = store.checks(version.id)
+            if blind:
+                checks = {key: {who: ok for who, ok in by.items() if who == name} for key, by in checks.items()}
+            versions.append({"picture": version, "checks": checks})
+        shown_in = [(k, turn) for k, turn in enumerate(st.turns) if turn.image == picture.image_id]
         return render(request, session, "versions.html", user=name, st=st, image_id=picture.image_id,
-                      versions=versions, current=current, criteria=CRITERIA)
+                      versions=versions, current=current, criteria=CRITERIA, revision=revision, shown_in=shown_in,
+                      blind=blind)
 
     @app.get("/disagreements", response_class=HTMLResponse)
     def disagreements_page(request: Request) -> Response:
         session, _, name = signed_in(request)
-        return render(request, session, "disagreements.html", user=name, rows=store.disagreements())
+        rows = [r for r in store.disagreements() if not r["status"].blind_for(name)]  # type: ignore[attr-defined]
+        return render(request, session, "disagreements.html", user=name, rows=rows)
 
     @app.get("/stats", response_class=HTMLResponse)
     def stats_page(request: Request) -> Response:
         session, _, name = signed_in(request)
-        return render(request, session, "stats.html", user=name, stats=store.stats())
+        return render(request, session, "stats.html", user=name, stats=store.stats(), image_errors=IMAGE_ERRORS)
+
+    @app.get("/export", response_class=HTMLResponse)
+    def export_page(request: Request) -> Response:
+        session, _, name = signed_in(request)
+        final = sum(s.final for s in store.statuses().values())
+        return render(request, session, "export.html", user=name, final=final, items=len(store.item_ids()))
+
+    @app.get("/export/{name}.csv")
+    def export_csv(request: Request, name: str) -> Response:
+        signed_in(request)
+        if name not in ("items", "errors"):
+            raise HTTPException(404)
+        body = store.items_csv() if name == "items" else store.errors_csv()
+        return Response(body, media_type="text/csv; charset=utf-8",
+                        headers={"Content-Disposition": f'attachment; filename="review-{name}.csv"'})
+
+    @app.get("/export/final.zip")
+    def export_zip(request: Request) -> Response:
+        """The final items as a validated dataset folder (what ``commet review export`` writes), zipped."""
+        signed_in(request)
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp) / "reviewed"
+            store.export(folder)
+            buffer = io.BytesIO()
+            with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+                for path in sorted(folder.rglob("*")):
+                    if path.is_file():
+                        archive.write(path, path.relative_to(folder.parent).as_posix())
+        return Response(buffer.getvalue(), media_type="application/zip",
+                        headers={"Content-Disposition": 'attachment; filename="reviewed.zip"'})
 
     # ------------------------------------------------------------------ pictures
 
@@ -270,9 +430,23 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *, secr
 
     # ------------------------------------------------------------------ actions
 
+    def carried_checks(form: FormData, pictures: list[Picture]) -> dict[int, CheckInput]:
+        """The Table 5 verdicts, notes and prominent errors a form sent, per current picture."""
+        found = {}
+        for picture in pictures:
+            results = {}
+            for key, _, _ in CRITERIA:
+                verdict = form.get(f"c_{picture.id}_{key}")
+                if verdict in ("pass", "fail"):
+                    results[key] = verdict == "pass"
+            prominent = text(form, f"prominent_{picture.id}") or None
+            if results or prominent:
+                found[picture.id] = CheckInput(results, text(form, f"note_{picture.id}"), prominent)
+        return found
+
     @app.post("/items/{item_id}/edit")
     async def edit_turn(request: Request, item_id: str) -> Response:
-        session, uid, form = await posted(request)
+        session, uid, name, form = await posted(request)
         st, _ = known_item(item_id)
         k = number(form, "turn")
         if k >= len(st.turns):
@@ -284,21 +458,26 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *, secr
         old_values = {"story": old.story, "feedback": format_feedback(old.feedback), "question": old.question,
                       "answers": "\n".join(old.answers)}
         changes = [(k, key, old_values[key], value) for key, value in new_values.items() if value != old_values[key]]
+        anchor = f"turn-{k + 1}"
         if not changes:
-            return back(session, item_url(item_id), "Nothing changed.")
+            return back(session, item_url(item_id, anchor), "Nothing changed.")
         try:
             turn = old.model_copy(update={"story": new_values["story"], "question": new_values["question"],
                                           "feedback": parse_feedback(new_values["feedback"]), "answers": answers})
             updated = StoryTurn.model_validate({**st.model_dump(), "turns": [
                 t.model_dump() if i != k else turn.model_dump() for i, t in enumerate(st.turns)]})
         except ValueError as exc:
-            return back(session, item_url(item_id), f"Edit not saved: {str(exc).splitlines()[0]}")
-        revision = store.save_edit(item_id, uid, changes, updated)
-        return back(session, item_url(item_id), f"Turn {k + 1} saved (revision {revision}).")
+            return back(session, item_url(item_id, anchor), f"Edit not saved: {str(exc).splitlines()[0]}")
+        try:
+            revision = store.save_edit(item_id, uid, changes, updated, seen_revision=number(form, "revision"))
+        except StaleRevision as exc:
+            return conflict(request, session, name, exc, [(f"Turn {k + 1} {key}", value) for key, value in
+                                                          new_values.items() if value != old_values[key]])
+        return back(session, item_url(item_id, anchor), f"Turn {k + 1} saved (revision {revision}).")
 
     @app.post("/items/{item_id}/meta")
     async def edit_meta(request: Request, item_id: str) -> Response:
-        session, uid, form = await posted(request)
+        session, uid, name, form = await posted(request)
         st, _ = known_item(item_id)
         task = TASKS_BY_ID.get(text(form, "task"))
         if task is None:
@@ -310,55 +489,87 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *, secr
             return back(session, item_url(item_id), "Nothing changed.")
         updated = st.model_copy(update={"task": task.id, "image_dependent": image_dependent,
                                         "category": task.category_for(image_dependent)})
-        revision = store.save_edit(item_id, uid, changes, updated)
+        try:
+            revision = store.save_edit(item_id, uid, changes, updated, seen_revision=number(form, "revision"))
+        except StaleRevision as exc:
+            return conflict(request, session, name, exc, [(key, new) for _, key, _, new in changes])
         return back(session, item_url(item_id), f"Task and variant saved (revision {revision}).")
 
     @app.post("/items/{item_id}/checks")
     async def picture_checks(request: Request, item_id: str) -> Response:
-        session, uid, form = await posted(request)
-        picture = own_picture(item_id, number(form, "picture_id"))
-        results = {}
-        for key, _, _ in CRITERIA:
-            verdict = form.get(f"c_{key}")
-            if verdict in ("pass", "fail"):
-                results[key] = verdict == "pass"
-        if not results:
+        session, uid, name, form = await posted(request)
+        st, _ = known_item(item_id)
+        current = list(store.current_pictures(item_id).values())
+        given = carried_checks(form, current)
+        if not given:
             return back(session, item_url(item_id), "Choose pass or fail for at least one criterion.")
-        filed = store.record_checks(picture.id, uid, results, text(form, "note"))
-        message = f"Checks of {picture.image_id} v{picture.version} saved"
+        saved, filed = [], []
+        try:
+            for picture in current:
+                if picture.id in given:
+                    filed += [(picture, key) for key in store.record_checks(
+                        picture.id, uid, given[picture.id].results, given[picture.id].note,
+                        prominent=given[picture.id].prominent, seen_revision=number(form, "revision"))]
+                    saved.append(picture.label)
+        except StaleRevision as exc:
+            return conflict(request, session, name, exc)
+        except ReviewError as exc:
+            return back(session, item_url(item_id), f"{exc}.")
+        message = "Checks of " + ", ".join(saved) + " saved"
         if filed:
-            message += "; errors filed: " + ", ".join(IMAGE_ERRORS[k] for k in filed)
-        return back(session, item_url(item_id), message + ".")
+            message += "; errors filed: " + ", ".join(IMAGE_ERRORS[k] for _, k in filed)
+        unnamed = [p.label for p in current if p.id in given and store.needs_prominent(p.id, uid)]
+        if unnamed:
+            message += "; choose the most prominent error of " + ", ".join(unnamed) + " (several criteria fail)"
+        first = next((p for p in current if p.id in given), None)
+        return back(session, item_url(item_id, f"checks-{first.id}" if first else None), message + ".")
 
     @app.post("/items/{item_id}/errors")
     async def file_error(request: Request, item_id: str) -> Response:
-        session, uid, form = await posted(request)
+        session, uid, name, form = await posted(request)
         known_item(item_id)
         picture_id = number(form, "picture_id") if text(form, "picture_id") else None
         if picture_id is not None:
             own_picture(item_id, picture_id)
         try:
-            store.file_error(item_id, uid, text(form, "category"), text(form, "note"), picture_id=picture_id)
+            store.file_error(item_id, uid, text(form, "category"), text(form, "note"), picture_id=picture_id,
+                             seen_revision=number(form, "revision"))
+        except StaleRevision as exc:
+            return conflict(request, session, name, exc)
         except ReviewError as exc:
-            return back(session, item_url(item_id), str(exc))
-        return back(session, item_url(item_id), "Error filed.")
+            return back(session, item_url(item_id, "decide"), str(exc))
+        return back(session, item_url(item_id, "decide"), "Error filed.")
 
     @app.post("/items/{item_id}/mark")
     async def mark(request: Request, item_id: str) -> Response:
-        session, uid, form = await posted(request)
+        session, uid, name, form = await posted(request)
+        st, _ = known_item(item_id)
         picture = own_picture(item_id, number(form, "picture_id"))
-        store.mark_for_regeneration(picture.id, uid, text(form, "note"))
-        return back(session, item_url(item_id), f"{picture.image_id} marked for regeneration.")
+        withdraw = form.get("withdraw") == "yes"
+        try:
+            if withdraw:
+                store.withdraw_regeneration(picture.id, uid, seen_revision=number(form, "revision"))
+            else:
+                store.mark_for_regeneration(picture.id, uid, text(form, "note"), seen_revision=number(form, "revision"))
+        except StaleRevision as exc:
+            return conflict(request, session, name, exc)
+        message = "mark withdrawn" if withdraw else "marked for regeneration"
+        return back(session, item_url(item_id, picture_anchor(st, picture.image_id)), f"{picture.image_id} {message}.")
 
     @app.post("/items/{item_id}/regenerate")
     async def regenerate(request: Request, item_id: str) -> Response:
-        session, uid, form = await posted(request)
+        session, uid, name, form = await posted(request)
         picture = own_picture(item_id, number(form, "picture_id"))
         prompt = text(form, "prompt")
+        seen = number(form, "revision")
         if image_model is None:
             return back(session, item_url(item_id), "No image model configured (start with --image-model).")
         if not prompt:
             return back(session, item_url(item_id), "The prompt is empty.")
+        try:
+            store.require_revision(item_id, seen)
+        except StaleRevision as exc:
+            return conflict(request, session, name, exc)
         try:
             data = await image_model.generate(prompt)
         except ModelCallError as exc:
@@ -369,38 +580,52 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *, secr
 
     @app.post("/items/{item_id}/upload")
     async def upload(request: Request, item_id: str) -> Response:
-        session, uid, form = await posted(request)
+        session, uid, name, form = await posted(request)
         picture = own_picture(item_id, number(form, "picture_id"))
         file = form.get("file")
-        if not isinstance(file, UploadFile):
+        if not isinstance(file, UploadFile) or not file.filename:
             return back(session, item_url(item_id), "Choose a picture file.")
         raw = await file.read(max_upload_bytes + 1)
         if len(raw) > max_upload_bytes:
             return back(session, item_url(item_id), f"The picture is larger than {max_upload_bytes // 1024} KiB.")
         try:
-            data = to_png(raw)
-        except ModelCallError:
+            data = decode_picture(raw, max_pixels=max_upload_pixels)
+        except PictureTooLarge as exc:
+            raise HTTPException(413, f"Picture not stored: {exc}.") from None
+        except NotAPicture:
             return back(session, item_url(item_id), "That file is not a picture.")
-        new_id = store.add_version(item_id, picture.image_id, data, source="upload", user_id=uid,
-                                   prompt=text(form, "note") or None)
+        try:
+            new_id = store.add_version(item_id, picture.image_id, data, source="upload", user_id=uid,
+                                       prompt=text(form, "note") or None, seen_revision=number(form, "revision"))
+        except StaleRevision as exc:
+            return conflict(request, session, name, exc)
         return back(session, f"/items/{item_id}/versions/{new_id}", f"{picture.image_id}: uploaded version stored.")
 
     @app.post("/items/{item_id}/select")
     async def select(request: Request, item_id: str) -> Response:
-        session, _, form = await posted(request)
+        session, uid, name, form = await posted(request)
         picture = own_picture(item_id, number(form, "picture_id"))
-        store.select_version(item_id, picture.id)
+        try:
+            store.select_version(item_id, picture.id, uid, seen_revision=number(form, "revision"))
+        except StaleRevision as exc:
+            return conflict(request, session, name, exc)
         return back(session, item_url(item_id), f"{picture.image_id}: version {picture.version} is now current.")
 
     @app.post("/items/{item_id}/decision")
     async def decide(request: Request, item_id: str) -> Response:
-        session, uid, form = await posted(request)
+        session, uid, name, form = await posted(request)
         known_item(item_id)
+        current = list(store.current_pictures(item_id).values())
         try:
-            store.decide(item_id, uid, text(form, "decision"), text(form, "note"))
+            store.decide(item_id, uid, text(form, "decision"), text(form, "note"),
+                         seen_revision=number(form, "revision"), checks=carried_checks(form, current))
+        except StaleRevision as exc:
+            return conflict(request, session, name, exc, [("Decision", text(form, "decision"))])
         except ReviewError as exc:
-            return back(session, item_url(item_id), str(exc))
+            prefix = "" if isinstance(exc, AcceptRefused) else "Not saved: "
+            return back(session, item_url(item_id, "decide"), f"{prefix}{exc}")
         status = store.status(item_id)
-        return back(session, item_url(item_id), f"Decision saved; the item is {status.label}.")
+        message = f"Decision saved; the item is {status.label}."
+        return back(session, item_url(item_id, "decide"), message)
 
     return app

@@ -20,6 +20,7 @@ Privacy: no request metadata is read into the database (run uvicorn with
 
 from __future__ import annotations
 
+import hashlib
 import math
 import secrets
 import sqlite3
@@ -41,9 +42,12 @@ from commet.apps.study.flow import Position, position, question_count
 from commet.apps.web import (
     SECURITY_HEADERS,
     BodySizeLimit,
+    LoginThrottle,
     RateLimiter,
+    SameOriginPosts,
     Sessions,
     check_csrf,
+    client_address,
     csrf_token,
     hash_password,
     safe_child,
@@ -117,12 +121,16 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
     storyturns = {storyturn.id: storyturn for storyturn in dataset}
     the_judge = create_judge(judge or study.judge) if not isinstance(judge, Judge) else judge
     db = StudyDB(db_path, study.digest())
-    sessions = Sessions(db.session_secret(), secure=secure_cookies)
+    sessions = Sessions(db_path, secure=secure_cookies)
     password_hash = hash_password(organiser_password) if organiser_password else None
+    # organiser sessions name the password they were opened with: a new password revokes the old ones
+    organiser_subject = "organiser:" + hashlib.sha256(
+        f"{db.session_secret()}\n{organiser_password or ''}".encode()).hexdigest()[:24]
+    db.revoke_other_organiser_sessions(organiser_subject)
     per_token = RateLimiter(limit=participant_rate, window_s=60.0)
     answer_limit = AnswerLimiter(answer_rate, 60.0)
     unknown_links = RateLimiter(limit=participant_rate, window_s=60.0)
-    logins = RateLimiter(limit=login_rate, window_s=60.0)
+    logins = LoginThrottle(free=login_rate)
     pages = templates(HERE / "templates")
 
     @asynccontextmanager
@@ -133,6 +141,7 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
 
     app = FastAPI(title="CoMMET study", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.add_middleware(BodySizeLimit, max_bytes=MAX_BODY_BYTES)
+    app.add_middleware(SameOriginPosts)
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next):  # noqa: ANN001, ANN202 - Starlette's signature
@@ -330,7 +339,7 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
     def organiser_session(request: Request) -> dict[str, str] | None:
         organiser_enabled()
         session = sessions.load(request)
-        return session if session.get("organiser") == "yes" else None
+        return session if session.get("subject") == organiser_subject else None
 
     def dashboard(request: Request, session: dict[str, str], new_links: list[str] | None = None) -> HTMLResponse:
         counts = db.answer_counts()
@@ -377,21 +386,29 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
         organiser_enabled()
         session = sessions.load(request)
         check_csrf(session, csrf)
-        logins.check("organiser")
+        client = client_address(request)
+        wait = logins.wait_s("organiser", client)
+        if wait > 0:
+            return render(request, "login.html", session, status=429, csrf=csrf_token(session),
+                          error=f"Too many wrong passwords; try again in {int(wait) + 1} seconds.")
         assert password_hash is not None
         if not verify_password(password, password_hash):
+            logins.failed("organiser", client)
             return render(request, "login.html", session, status=401, csrf=csrf_token(session),
                           error="Wrong password.")
+        logins.succeeded("organiser", client)
+        sessions.drop(session)
         response = RedirectResponse("/organiser", status_code=303)
-        sessions.save(response, {"organiser": "yes", "csrf": secrets.token_urlsafe(24)})
+        sessions.save(response, {"subject": organiser_subject, "csrf": secrets.token_urlsafe(24)})
         return response
 
     @app.post("/organiser/logout")
     async def logout(request: Request, csrf: Annotated[str, Form()] = "") -> RedirectResponse:
         organiser_enabled()
-        check_csrf(sessions.load(request), csrf)
+        session = sessions.load(request)
+        check_csrf(session, csrf)
         response = RedirectResponse("/organiser", status_code=303)
-        sessions.clear(response)
+        sessions.clear(response, session)
         return response
 
     @app.post("/organiser/links", response_model=None)

@@ -27,7 +27,8 @@ from typing import Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from commet.format.dataset import Dataset, load_dataset
+from commet.format.dataset import Dataset
+from commet.format.loading import load_dataset
 from commet.format.model import StoryTurn
 from commet.format.validate import load_checked
 from commet.taxonomy import TASKS

@@ -11,6 +11,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from commet.apps.web import SESSION_SCHEMA
 from commet.store.sqlite import now
 
 SCHEMA = """
@@ -79,6 +80,12 @@ class StudyDB:
             self.db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('session_secret', ?)",
                             (secrets.token_urlsafe(32),))
             return self.db.execute("SELECT value FROM meta WHERE key = 'session_secret'").fetchone()["value"]
+
+    def revoke_other_organiser_sessions(self, subject: str) -> None:
+        """Delete organiser sessions opened with another password (the web layer's ``web_sessions`` table)."""
+        with self.lock:
+            self.db.executescript(SESSION_SCHEMA)
+            self.db.execute("DELETE FROM web_sessions WHERE subject LIKE 'organiser:%' AND subject != ?", (subject,))
 
     # participants ---------------------------------------------------------------------------------
     def create_participants(self, questionnaires: list[int]) -> list[str]:

@@ -23,6 +23,7 @@ from typing import Literal
 from commet.apps.study.build import Study
 from commet.apps.study.db import StudyDB
 from commet.apps.study.flow import by_story, question_count, shown_turns
+from commet.apps.web import csv_safe
 from commet.engine.conversation import user_text
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
@@ -94,7 +95,10 @@ def to_jsonl(records: list[dict[str, object]]) -> str:
 
 
 def to_csv(records: list[dict[str, object]]) -> str:
-    """CSV with one row per answered turn; expected answers as a JSON list, booleans as 1/0."""
+    """CSV with one row per answered turn; expected answers as a JSON list, booleans as 1/0.
+
+    Text a spreadsheet would run as a formula (typed answers starting with ``=``, ``+`` ...)
+    gets a leading ``'`` (OWASP CSV injection)."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=EXPORT_FIELDS)
     writer.writeheader()
@@ -103,7 +107,7 @@ def to_csv(records: list[dict[str, object]]) -> str:
         row["expected"] = json.dumps(record["expected"], ensure_ascii=False)
         for key in ("image_dependent", "correct"):
             row[key] = "" if record[key] is None else int(bool(record[key]))
-        writer.writerow(row)
+        writer.writerow({key: csv_safe(value) for key, value in row.items()})
     return buffer.getvalue()
 
 
@@ -145,7 +149,7 @@ def export_human_run(study: Study, dataset: Dataset, db: StudyDB, store: Store, 
     Only StoryTurns whose every question was answered become stories; ``policy`` keeps only
     the questionnaires showing all pictures (``all``) or only the needed ones (``needed``).
     """
-    from commet import __version__
+    from commet.version import __version__
 
     storyturns = {storyturn.id: storyturn for storyturn in dataset}
     digest = _config_hash(study, policy)

@@ -3,9 +3,10 @@
 * ``feedback_same_turn`` -- feedback placed in the same turn as the answer it reacts to
   (feedback on the first turn, feedback keyed by the turn's own answers, or "If right" /
   "That's right" text inside story, question or answer fields);
-* ``reveals_answer`` -- story or feedback text shown before a question that states its answer
-  (an answer phrase next to a mental-state or prediction word, or an explanation that is
-  restated almost word for word);
+* ``reveals_answer`` -- story text shown before a question that states its answer with the
+  question's own predicate (a belief stated as the premise of a false-belief story, a desire
+  stated before "which will she pick?", and feedback are not leaks), or an explanation that
+  is restated almost word for word;
 * ``other_task`` -- an item that belongs to another task (declared task differs, the
   branch structure of an answer-keyed task is missing, or the cues of the task's minimal-pair
   twin outweigh its own, e.g. a "non-sarcasm" story whose speaker is unhappy).
@@ -45,9 +46,18 @@ _CONDITIONAL = re.compile(r"(?i)\bif (?:you |the child |they )?(?:said|answered|
                           r"|\bif (?:right|wrong|correct|incorrect)\b|\bif the (?:previous )?answer (?:is|was)\b")
 _PRAISE = re.compile(r"(?i)\b(?:that'?s|that is|you'?re|you are) (?:right|correct|not right|wrong)\b"
                      r"|\bwell done\b|\bgood job\b|\bgreat guess\b|\bcorrect!")
-_CUE_WORDS = re.compile(r"(?i)\b(?:thinks?|thought|believes?|believed|knows?|knew|wants?|wanted|feels?|felt|"
-                        r"will|is going to|decides?|decided|picks?|chooses?|chose|prefers?|likes?|"
-                        r"looks? (?:in|for|under)|means?|meant)\b")
+_PREDICATES: dict[str, re.Pattern[str]] = {
+    "belief": re.compile(r"(?i)\b(?:thinks?|thought|believes?|believed|is sure|was sure)\b"),
+    "know": re.compile(r"(?i)\b(?:knows?|knew)\b"),
+    "want": re.compile(r"(?i)\b(?:wants?|wanted|wishes|wished)\b"),
+    "feel": re.compile(r"(?i)\b(?:feels?|felt)\b"),
+    "look": re.compile(r"(?i)\b(?:look(?:s|ed|ing)?|search(?:es|ed)?)\b"),
+    "choose": re.compile(r"(?i)\b(?:picks?|picked|chooses?|chose|takes?|took|decides?|decided)\b"),
+    "like": re.compile(r"(?i)\b(?:likes?|liked|prefers?|preferred|loves?|loved)\b"),
+    "mean": re.compile(r"(?i)\b(?:means?|meant)\b"),
+    "future": re.compile(r"(?i)\b(?:will|is going to|are going to|'ll)\b"),
+}
+_EXPLAINS = re.compile(r"(?i)\b(?:because|that is why|that's why|so that|the reason)\b")
 _STOP = frozenset({
     "a", "an", "the", "and", "or", "but", "to", "of", "in", "on", "at", "for", "with", "is", "was", "are", "were",
     "be", "been", "it", "its", "this", "that", "he", "she", "they", "him", "her", "them", "his", "hers", "their",
@@ -101,30 +111,51 @@ def lint_feedback_placement(storyturn: StoryTurn) -> list[LintFinding]:
     return findings
 
 
+def _predicates(text: str) -> set[str]:
+    """The mental-state or action predicates a text uses (``belief``, ``look``, ``choose`` ...).
+
+    The future auxiliary counts only when no other predicate is there ("Where will Ana look?" asks
+    about looking, "Which boat will Tom pass?" about what he will do)."""
+    found = {group for group, pattern in _PREDICATES.items() if pattern.search(text)}
+    return found - {"future"} if len(found) > 1 else found
+
+
 def lint_reveals(storyturn: StoryTurn) -> list[LintFinding]:
+    """Story text that states a question's answer before the question is asked (a leak).
+
+    A leak is the answer said with the question's own predicate ("Ana will look in the basket"
+    before "Where will Ana look?"), in this turn's story or any earlier one, or an explanation
+    the story already gives almost word for word as an explanation ("because ...", or with the
+    question's predicate). Not leaks: a premise stated with another
+    predicate (a false-belief story says what Ana *thinks* and asks where she will *look*; a
+    desire story says what Sam *likes* and asks what he will *pick*), text that offers the
+    options, and feedback, which reacts to the previous answer by design."""
     findings: list[LintFinding] = []
-    earlier_sentences: list[str] = []
+    earlier_sentences: list[tuple[int, str]] = []
     for k, turn in enumerate(storyturn.turns):
-        shown = [turn.story, *_feedback_texts(storyturn, k)]
-        sentences = [s for text in shown for s in _SENTENCE.split(text) if s.strip()]
-        earlier_sentences.extend(_SENTENCE.split(turn.story))
+        earlier_sentences.extend((k, s) for s in _SENTENCE.split(turn.story) if s.strip())
+        asked = _predicates(turn.question)
         for answer in turn.answers:
             norm = _norm(answer)
             words = _content_words(answer)
             if len(words) >= 4:
-                for sentence in earlier_sentences:
+                for _, sentence in earlier_sentences:
                     overlap = len(words & _content_words(sentence)) / len(words)
-                    if overlap >= 0.75:
+                    explains = _EXPLAINS.search(sentence) or asked & _predicates(sentence)
+                    if overlap >= 0.75 and explains:
                         findings.append(LintFinding("reveals_answer", k, "story", f"the story already says the "
                                                     f"explanation {answer!r} ({sentence.strip()[:80]!r})"))
                         break
                 continue
-            for sentence in sentences:
+            if not asked:
+                continue  # without the question's predicate a stated fact cannot be told from a premise
+            for at, sentence in earlier_sentences:
                 flat = _norm(sentence)
                 offers_options = " or " in f" {flat} " or sum(_has_phrase(flat, _norm(a)) for a in turn.answers) > 1
-                if _has_phrase(flat, norm) and _CUE_WORDS.search(sentence) and not offers_options:
-                    findings.append(LintFinding("reveals_answer", k, "story", f"text shown before the question "
-                                                f"states the answer {answer!r}: {sentence.strip()[:100]!r}"))
+                if _has_phrase(flat, norm) and asked & _predicates(sentence) and not offers_options:
+                    where = "this turn's story" if at == k else f"the story of turn {at + 1}"
+                    findings.append(LintFinding("reveals_answer", k, "story", f"{where} states the answer "
+                                                f"{answer!r} before the question asks it: {sentence.strip()[:100]!r}"))
                     break
     return findings
 

@@ -6,18 +6,27 @@ reply is parsed (:mod:`.parse`), validated with :func:`commet.format.validate.va
 and linted for the paper's defects (:mod:`.lint`); a reply with errors is sent back with the
 errors for a corrected version, up to ``attempts`` times. Accepted items then get their
 pictures from the image backend (:mod:`.images`), one prompt per turn that asked for one.
+
+Items are made ``concurrency`` at a time, every chat call goes through the model's retry
+policy, and with a ``cache`` store every chat reply is kept there keyed by (model, request,
+item id), as ``commet eval`` keeps its calls: a generation killed before it wrote its items and
+started again with the same options makes no repeated chat call, while a later run that adds
+items (new ids) asks afresh.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from commet.format.dataset import STORYTURNS_FILE, Dataset, load_dataset
+from commet.format.dataset import STORYTURNS_FILE, Dataset
+from commet.format.loading import load_dataset
 from commet.format.model import StoryTurn
 from commet.format.problems import Problem
 from commet.format.validate import validate_dataset, validate_storyturn
@@ -31,7 +40,8 @@ from commet.generation.llm.prompts import (
     repair_prompt,
     user_prompt,
 )
-from commet.models.base import GenerationSettings, Message, Model, ModelCallError, ModelRequest
+from commet.models.base import GenerationSettings, Message, Model, ModelCallError, ModelRequest, json_key
+from commet.store.sqlite import Store
 from commet.taxonomy import Task, get_task
 
 VARIANTS = ("auto", "text-complete", "image-dependent")
@@ -110,8 +120,26 @@ def _segment_findings(parsed: ParsedReply) -> list[LintFinding]:
     return findings
 
 
+async def ask(model: Model, request: ModelRequest, story_id: str, cache: Store | None) -> str:
+    """The chat reply to ``request`` for item ``story_id``: from the cache when it was asked before."""
+    if cache is None:
+        return (await model.generate(request)).text
+    key = json_key(call=json.dumps(model.cache_key(request)), item=json.dumps(story_id))
+    async with cache.single_flight(key):
+        cached = cache.cached_model_call(key)
+        if cached is not None:
+            return str(cached["response_text"])
+        started = time.perf_counter()
+        reply = await model.generate(request)
+        cache.remember_model_call(key=key, model=model.spec, request_json=request.fingerprint_json,
+                                  response_text=reply.text, finish_reason=reply.finish_reason,
+                                  input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens,
+                                  latency_s=time.perf_counter() - started, attempts=reply.attempts)
+        return reply.text
+
+
 async def generate_one(model: Model, image_model: ImageModel, task: Task, exemplar: StoryTurn, *, number: int,
-                       story_id: str, options: GenerationOptions) -> GeneratedItem:
+                       story_id: str, options: GenerationOptions, cache: Store | None = None) -> GeneratedItem:
     """One StoryTurn with its pictures; raises ReplyError / ModelCallError when it cannot be made."""
     seed = None if options.seed is None else options.seed + number
     settings = GenerationSettings(temperature=options.temperature, max_tokens=options.max_tokens, seed=seed)
@@ -123,10 +151,10 @@ async def generate_one(model: Model, image_model: ImageModel, task: Task, exempl
     attempt = 0
     while parsed is None:
         attempt += 1
-        reply = await model.generate(ModelRequest(tuple(messages), settings, tags={"story_id": story_id}))
-        messages.append(Message.text("assistant", reply.text))
+        reply = await ask(model, ModelRequest(tuple(messages), settings, tags={"story_id": story_id}), story_id, cache)
+        messages.append(Message.text("assistant", reply))
         try:
-            candidate = parse_reply(reply.text, task=task, story_id=story_id, source=f"llm:{model.spec}")
+            candidate = parse_reply(reply, task=task, story_id=story_id, source=f"llm:{model.spec}")
             errors, findings = _problems_of(candidate)
         except ReplyError as exc:
             errors = [str(exc).splitlines()[0]]
@@ -139,13 +167,14 @@ async def generate_one(model: Model, image_model: ImageModel, task: Task, exempl
     transcript = [{"role": m.role, "text": m.text_content} for m in messages]
     findings += _segment_findings(parsed)
     st = parsed.storyturn
-    images: dict[str, bytes] = {}
     prompts: dict[str, str] = {}
     for picture in parsed.pictures:
         image_id = st.turns[picture.turn].image
         assert image_id is not None
         prompts[image_id] = image_prompt(st, picture.turn, picture.segment, picture.scene)
-        images[image_id] = await image_model.generate(prompts[image_id])
+    # an item's pictures are independent of each other: drawn at once
+    drawn = await asyncio.gather(*(image_model.generate(text) for text in prompts.values()))
+    images = dict(zip(prompts, drawn, strict=True))
     st.meta = {
         "generator": {"kind": "llm", "model": model.spec, "image_model": image_model.spec, "exemplar": exemplar.id,
                       "prompt_version": PROMPT_VERSION, "attempts": attempt},
@@ -172,8 +201,8 @@ def next_ids(prefix: str, task: str, count: int, taken: set[str]) -> list[str]:
 async def generate_storyturns(model: Model, image_model: ImageModel, exemplars: Dataset, options: GenerationOptions,
                               *, taken_ids: set[str] | None = None,
                               on_done: Callable[[GeneratedItem | GenerationFailure], None] | None = None,
-                              ) -> GenerationReport:
-    """Generate ``options.count`` StoryTurns of ``options.task`` concurrently."""
+                              cache: Store | None = None) -> GenerationReport:
+    """Generate ``options.count`` StoryTurns of ``options.task`` concurrently (chat replies kept in ``cache``)."""
     if options.variant not in VARIANTS:
         raise GenerationError(f"variant must be one of {', '.join(VARIANTS)}")
     try:
@@ -189,14 +218,16 @@ async def generate_storyturns(model: Model, image_model: ImageModel, exemplars: 
         async with gate:
             try:
                 result: GeneratedItem | GenerationFailure = await generate_one(
-                    model, image_model, task, exemplar, number=number, story_id=story_id, options=options)
+                    model, image_model, task, exemplar, number=number, story_id=story_id, options=options,
+                    cache=cache)
             except (ReplyError, ModelCallError) as exc:
                 result = GenerationFailure(number, story_id, str(exc))
         (report.items if isinstance(result, GeneratedItem) else report.failures).append(result)
         if on_done is not None:
             on_done(result)
 
-    await asyncio.gather(*(one(n, sid) for n, sid in enumerate(ids, start=1)))
+    with cache.write_batches() if cache is not None else contextlib.nullcontext():
+        await asyncio.gather(*(one(n, sid) for n, sid in enumerate(ids, start=1)))
     report.items.sort(key=lambda item: item.storyturn.id)
     return report
 

@@ -24,8 +24,8 @@ from commet.engine.conversation import apply_branch_rules
 from commet.format.model import Turn
 from commet.judges.base import Verdict
 from commet.judges.cascade import decided_by
-from commet.judges.labels import all_labels
 from commet.reports.metrics import SUBSETS, select_runs
+from commet.store.labels import all_labels
 from commet.store.sqlite import RunRecord, Store
 
 HUMAN = "human"

@@ -1,0 +1,78 @@
+"""Print a pip constraints file pinning every direct dependency to its declared lower bound.
+
+Why: pip has no ``--resolution=lowest-direct``; pinning each ``name>=X`` of the base
+dependencies and of the chosen extras to ``name==X`` and letting pip resolve the rest gives
+the same install, which proves the lower bounds in pyproject.toml really work.
+
+    python scripts/floors.py openai,datasets,reports > constraints.txt
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*([^;]*?)\s*(?:;\s*(.*))?$")
+
+
+def floors(extras: list[str]) -> dict[str, str]:
+    """``{name: floor}`` for the base dependencies and ``extras`` (``commet-bench[...]`` references followed)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    optional: dict[str, list[str]] = project.get("optional-dependencies", {})
+    requirements = list(project["dependencies"])
+    todo, seen = list(extras), set()
+    while todo:
+        extra = todo.pop()
+        if extra in seen:
+            continue
+        if extra not in optional:
+            raise SystemExit(f"floors: unknown extra {extra!r} (known: {', '.join(optional)})")
+        seen.add(extra)
+        requirements += optional[extra]
+        for requirement in optional[extra]:
+            nested = re.match(rf"^\s*{re.escape(project['name'])}\s*\[([^\]]*)\]", requirement)
+            if nested:
+                todo += [e.strip() for e in nested.group(1).split(",")]
+    pins: dict[str, str] = {}
+    for requirement in requirements:
+        match = REQUIREMENT.match(requirement)
+        if match is None:
+            raise SystemExit(f"floors: cannot read requirement {requirement!r}")
+        name, specifier, marker = match.groups()
+        if name == project["name"] or (marker and not _marker_holds(marker)):
+            continue
+        floor = re.search(r">=\s*([0-9][^,\s]*)", specifier)
+        if floor is None:
+            raise SystemExit(f"floors: {requirement!r} has no lower bound")
+        pins[name.lower()] = max(pins.get(name.lower(), floor.group(1)), floor.group(1), key=_version_key)
+    return pins
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version))
+
+
+def _marker_holds(marker: str) -> bool:
+    """The only markers used in pyproject.toml: ``python_version<'3.11'`` and the like."""
+    match = re.fullmatch(r"python_version\s*(<|>=)\s*['\"](\d+)\.(\d+)['\"]", marker.strip())
+    if match is None:
+        raise SystemExit(f"floors: unsupported marker {marker!r}")
+    version = (int(match.group(2)), int(match.group(3)))
+    return sys.version_info[:2] < version if match.group(1) == "<" else sys.version_info[:2] >= version
+
+
+def main() -> None:
+    extras = [e for e in (sys.argv[1] if len(sys.argv) > 1 else "").split(",") if e]
+    for name, version in sorted(floors(extras).items()):
+        print(f"{name}=={version}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+"""What every ``commet`` command shares: the consoles, exit codes, one-line failures, dataset loading.
+
+Its own module so that the command modules and the ``commet`` app (``commet.cli``) both build on
+it without importing each other.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, NoReturn, ParamSpec, TypeVar
+
+import typer
+from rich.console import Console
+
+from commet.format.problems import FormatError
+
+console = Console(width=None if sys.stdout.isatty() else 200)
+err_console = Console(stderr=True)
+
+EXIT_USAGE = 2
+#: the run ended with calls that failed for good (rerun to retry them)
+EXIT_INCOMPLETE = 3
+#: stopped by --max-cost before it was complete (rerun with a higher limit to resume)
+EXIT_SPEND_LIMIT = 4
+#: stopped by Ctrl-C (rerun to resume): 128 + SIGINT, as shells report it
+EXIT_INTERRUPTED = 130
+RESUME_LINE = "interrupted; run the same command again to resume"
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def fail(message: str) -> NoReturn:
+    err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(EXIT_USAGE)
+
+
+def resumable(command: Callable[P, R]) -> Callable[P, R]:
+    """Ctrl-C at any moment of a command that writes runs: the resume line and exit code 130.
+
+    (The engine has already marked the run ``interrupted`` and committed what finished.)
+    """
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except KeyboardInterrupt:
+            sys.stderr.write(f"\n{RESUME_LINE}\n")
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+
+    return wrapper
+
+
+class FeedbackChoice(str, Enum):
+    original = "original"
+    correctness = "correctness"
+    none = "none"
+
+
+def check_dataset_path(path: str) -> None:
+    """A dataset that is not there: one line, with the closest name when there is one."""
+    if path == "sample" or Path(path).exists():
+        return
+    import difflib
+
+    given = Path(path)
+    folder = given.parent if str(given.parent) not in ("", ".") else Path(".")
+    try:
+        nearby = [str(folder / entry.name) if folder != Path(".") else entry.name for entry in folder.iterdir()
+                  if not entry.name.startswith(".")]
+    except OSError:
+        nearby = []
+    close = difflib.get_close_matches(path, ["sample", *sorted(nearby)], n=1, cutoff=0.6)
+    hint = (f"; did you mean {close[0]!r}?" if close else
+            "; give a dataset folder, a JSONL/JSON file, a Hugging Face folder, or 'sample' (the bundled one)")
+    fail(f"no dataset {path!r}: no such file or folder{hint}")
+
+
+def fail_problems(exc: FormatError) -> NoReturn:
+    """Each located problem on its own line on stderr, then exit 2 (a refused dataset adds its summary)."""
+    from commet.format.validate import DatasetRefused
+
+    for problem in exc.problems:
+        err_console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
+    if isinstance(exc, DatasetRefused) and exc.summary():
+        err_console.print(f"error: {exc.summary()}", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(EXIT_USAGE)
+
+
+def _load(path: str):  # noqa: ANN202 - returns Dataset
+    from commet.format import load_dataset
+
+    check_dataset_path(path)
+    try:
+        return load_dataset(path)
+    except FormatError as exc:
+        fail_problems(exc)
+    except RuntimeError as exc:
+        fail(str(exc))
+
+
+def load_or_fail(path: str, force: bool = False):  # noqa: ANN201 - returns Dataset
+    """The dataset a command will run, checked exactly as `commet validate` checks it.
+
+    Why one function: eval, sweep, study build and review serve must refuse the same datasets;
+    errors always stop the command before anything is written, warnings unless ``force``.
+    """
+    from commet.format.validate import load_checked
+
+    check_dataset_path(path)
+    try:
+        dataset, warnings = load_checked(path, force=force)
+    except FormatError as exc:
+        fail_problems(exc)
+    for warning in warnings:
+        err_console.print(str(warning), markup=False, highlight=False, soft_wrap=True)
+    if warnings:
+        err_console.print(f"running despite {len(warnings)} warning(s) (--force)", markup=False, highlight=False)
+    return dataset
+
+
+ForceOption = Annotated[bool, typer.Option(help="Run a dataset whose only problems are warnings "
+                                                "(a dataset with errors is never run).")]

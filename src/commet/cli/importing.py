@@ -1,0 +1,58 @@
+"""``commet import FORMAT SOURCE --out DIR``: ToM benchmarks from their authors' files."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from commet.format.importers import FORMATS
+
+BenchmarkFormat = Enum("BenchmarkFormat", {name: name for name in FORMATS}, type=str)  # type: ignore[misc]
+
+
+class ProtocolChoice(str, Enum):
+    conversation = "conversation"
+    independent = "independent"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("import")
+    def import_command(
+        format_name: Annotated[BenchmarkFormat, typer.Argument(metavar="FORMAT", help="Benchmark: "
+                                                                + ", ".join(FORMATS) + ".")],
+        source: Annotated[Path, typer.Argument(help="The benchmark's published file or folder.")],
+        out: Annotated[Path, typer.Option(help="Output dataset folder.")],
+        protocol: Annotated[ProtocolChoice, typer.Option(
+            help="conversation: a story's questions in one conversation with correctness feedback; "
+                 "independent: each question in a fresh conversation, as the original papers ask.")]
+        = ProtocolChoice.conversation,
+        language: Annotated[str, typer.Option(help="ToMBench: en or zh.")] = "en",
+        context: Annotated[str, typer.Option(help="FANToM: the short or the full conversation.")] = "short",
+    ) -> None:
+        """Import a ToM benchmark (ToMi, Hi-ToM, BigToM, ToMBench, OpenToM, FANToM, ExploreToM, MMToM-QA, MuMA-ToM)."""
+        from commet.cli.common import fail
+        from commet.format.importers import ImportOptions, import_benchmark
+        from commet.format.problems import FormatError
+
+        try:
+            imported = import_benchmark(format_name.value, source, protocol.value,
+                                        ImportOptions(language=language, context=context))
+        except FormatError as exc:
+            fail(str(exc))
+        folder = imported.save(out)
+        from commet.format.validate import has_errors, validate_path
+
+        problems = validate_path(folder)
+        for problem in problems:
+            if problem.severity == "error":
+                typer.echo(str(problem), err=True)
+        source_info = imported.provenance
+        errors = sum(p.severity == "error" for p in problems)
+        typer.echo(f"wrote {folder}: {len(imported.dataset)} StoryTurns from {source_info['stories']} stories and "
+                   f"{source_info['questions']} questions ({protocol.value} protocol; licence "
+                   f"{source_info['licence']}; {errors} validation errors)")
+        if has_errors(problems):
+            raise typer.Exit(1)

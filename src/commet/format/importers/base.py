@@ -1,0 +1,254 @@
+"""What every importer shares: the records a benchmark file is read into, and the two protocols.
+
+An importer only reads its benchmark's published files into :class:`SourceStory` records
+(a story, its questions, where each came from). Turning those into StoryTurns under either
+protocol, declaring the benchmark's tasks and recording its licence happens here, once, so
+that every benchmark follows the same rules.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+from commet.format.dataset import METADATA_FILE, Dataset
+from commet.format.model import Feedback, Option, Rubric, StoryTurn, Turn
+from commet.format.problems import FormatError, Problem
+from commet.format.validate import ANSWER_IN_STORY
+from commet.taxonomy import MENTAL_STATES, Task, Taxonomy
+
+#: Correctness feedback between questions of the conversation protocol, in the paper's wording
+#: (Appendix I: "Your answer is wrong.") with its positive counterpart.
+RIGHT_FEEDBACK = "Your answer is right."
+WRONG_FEEDBACK = "Your answer is wrong."
+
+
+class Protocol(str, Enum):
+    """How a story's questions are asked."""
+
+    #: All of a story's questions in one multi-turn conversation, with correctness feedback.
+    conversation = "conversation"
+    #: Each question in a fresh one-turn conversation, as the original papers ask them.
+    independent = "independent"
+
+
+@dataclass(frozen=True)
+class DeclaredTask:
+    """A task the imported dataset declares (open taxonomy): its id, reporting category and states."""
+
+    id: str
+    name: str
+    category: str
+    mental_states: tuple[str, ...]
+    description: str
+
+    def to_task(self) -> Task:
+        return Task(self.id, self.name, self.category, self.mental_states, self.description, feedback="",
+                    picture="no")
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A published ToM benchmark: where it comes from and under which licence."""
+
+    name: str  # the FORMAT word of `commet import`
+    title: str
+    licence: str
+    url: str
+    citation: str
+    source_help: str  # which published file or folder to pass as SOURCE
+
+
+@dataclass
+class SourceQuestion:
+    """One question as the benchmark publishes it, with the options it shows and its metadata."""
+
+    text: str  # the question as asked, options included where the original prompt lists them
+    answer: str  # the expected answer: the right option's text, or the open answer
+    line: int | None = None
+    options: list[Option] = field(default_factory=list)
+    meta: dict[str, object] = field(default_factory=dict)
+    rubric: Rubric | None = None
+
+
+@dataclass
+class SourceStory:
+    """One story with its questions, read from the benchmark's file."""
+
+    key: str  # unique within the import; becomes part of the StoryTurn id
+    task: DeclaredTask
+    story: str
+    questions: list[SourceQuestion]
+    line: int | None = None
+    meta: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    """Choices some benchmarks publish more than one way of."""
+
+    language: str = "en"  # ToMBench: "en" or "zh"
+    context: str = "short"  # FANToM: the "short" or the "full" conversation
+
+
+def source_error(file: str | Path, line: int | None, field_name: str | None, message: str,
+                 story: str | None = None) -> FormatError:
+    """A located error for a bad benchmark file (CLI: one line, exit 2)."""
+    return FormatError([Problem(str(file), line, story, None, field_name, message)])
+
+
+def read_text(path: Path) -> str:
+    """A UTF-8 text file, or a located error."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise source_error(path, None, None, "file not found") from None
+    except IsADirectoryError:
+        raise source_error(path, None, None, "is a folder, expected a file") from None
+    except UnicodeDecodeError as exc:
+        raise source_error(path, None, None, f"not UTF-8 text: {exc.reason}") from None
+
+
+def read_json(path: Path) -> object:
+    """A JSON document (NaN allowed, as pandas writes it), or a located error."""
+    try:
+        return json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise source_error(path, exc.lineno, None, f"invalid JSON: {exc.msg}") from None
+
+
+def json_line(text: str, needle: str) -> int | None:
+    """The line of the first occurrence of ``needle`` (a key or value as written), for located errors."""
+    index = text.find(needle)
+    return text.count("\n", 0, index) + 1 if index >= 0 else None
+
+
+def key_lines(text: str, key: str, count: int) -> list[int | None]:
+    """The line of each record of a JSON list, found by a key every record starts with; None when unsure."""
+    found = [text.count("\n", 0, m.start()) + 1 for m in re.finditer(rf'"{re.escape(key)}"\s*:', text)]
+    return list(found) if len(found) == count else [None] * count  # type: ignore[return-value]
+
+
+def slug(text: str) -> str:
+    """A lower-case id made of letters, digits and underscores."""
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def option_lines(options: Sequence[Option], *, template: str = "{label}. {text}") -> str:
+    """The options as the original prompts list them, one per line."""
+    return "\n".join(template.format(label=o.label or "", text=o.text) for o in options)
+
+
+def answer_option(options: Sequence[Option], label: str, *, file: str | Path, line: int | None,
+                  story: str | None = None, field_name: str = "answer") -> Option:
+    """The option a published answer letter names; a letter that names none is a located error."""
+    wanted = label.strip().strip("()[]").rstrip(").:").upper()
+    for option in options:
+        if (option.label or "").upper() == wanted:
+            return option
+    known = ", ".join(o.label or "?" for o in options)
+    raise source_error(file, line, field_name, f"answer {label!r} names no option (options: {known})", story)
+
+
+def with_answer_label(question: SourceQuestion) -> SourceQuestion:
+    """Record the right option's label in the question's metadata (``answer_label``)."""
+    for option in question.options:
+        if option.text == question.answer and option.label:
+            question.meta.setdefault("answer_label", option.label)
+            break
+    return question
+
+
+def build_storyturns(benchmark: Benchmark, stories: Iterable[SourceStory],
+                     protocol: Protocol) -> tuple[list[StoryTurn], list[int]]:
+    """StoryTurns under one protocol, with the source line of each (for located validation)."""
+    storyturns: list[StoryTurn] = []
+    lines: list[int] = []
+    for story in stories:
+        task = story.task
+        key = story.key.replace("/", "_").replace("\\", "_")  # ids end up in file names and URLs
+        common = {"task": task.id, "category": task.category, "mental_states": list(task.mental_states),
+                  "image_dependent": False, "source": benchmark.name}
+        if protocol is Protocol.conversation:
+            turns = []
+            for k, question in enumerate(story.questions):
+                feedback = Feedback(right=RIGHT_FEEDBACK, wrong=WRONG_FEEDBACK) if k > 0 else None
+                turns.append(_turn(story.story if k == 0 else "", question, feedback, k))
+            storyturns.append(StoryTurn(id=f"{benchmark.name}-{key}", turns=turns,
+                                        meta={**story.meta, "protocol": protocol.value}, **common))
+            lines.append(story.line or 0)
+            continue
+        for k, question in enumerate(story.questions):
+            storyturns.append(StoryTurn(id=f"{benchmark.name}-{key}-q{k + 1}",
+                                        turns=[_turn(story.story, question, None, k)],
+                                        meta={**story.meta, "protocol": protocol.value, "story": story.key},
+                                        **common))
+            lines.append(question.line or story.line or 0)
+    return storyturns, lines
+
+
+def _turn(story: str, question: SourceQuestion, feedback: Feedback | None, position: int) -> Turn:
+    meta = {**question.meta, "position": position + 1}
+    if not question.options:  # an open answer these benchmarks take from the story: not a leak
+        meta[ANSWER_IN_STORY] = True
+    return Turn(story=story, feedback=feedback, question=question.text, answers=[question.answer],
+                options=list(question.options), rubric=question.rubric, meta=meta)
+
+
+@dataclass
+class ImportResult:
+    """An imported benchmark: the dataset (with the tasks it declares) and where it came from."""
+
+    dataset: Dataset
+    provenance: dict[str, object]
+
+    def metadata(self) -> dict[str, object]:
+        """``dataset.json``: the dataset's own metadata (declared taxonomy included) and its provenance."""
+        return {**self.dataset.metadata(), "source": self.provenance}
+
+    def save(self, folder: str | Path) -> Path:
+        """Write the dataset folder (call it only once the whole import has succeeded)."""
+        folder = self.dataset.save(folder)
+        (folder / METADATA_FILE).write_text(json.dumps(self.metadata(), indent=2, ensure_ascii=False) + "\n",
+                                            encoding="utf-8")
+        return folder
+
+
+def declared_tasks(stories: Iterable[SourceStory]) -> list[DeclaredTask]:
+    """The tasks the imported stories use, in order of first use: what the dataset declares."""
+    tasks: dict[str, DeclaredTask] = {}
+    for story in stories:
+        tasks.setdefault(story.task.id, story.task)
+    return list(tasks.values())
+
+
+def build_dataset(benchmark: Benchmark, stories: list[SourceStory], protocol: Protocol, source: Path,
+                  language: str = "en") -> ImportResult:
+    """The imported dataset in memory: StoryTurns, licence, declared tasks and provenance."""
+    if not stories:
+        raise source_error(source, None, None, f"no {benchmark.title} questions found")
+    storyturns, lines = build_storyturns(benchmark, stories, protocol)
+    tasks = [task.to_task() for task in declared_tasks(stories)]
+    categories = tuple(dict.fromkeys(task.category for task in tasks))
+    states = tuple(dict.fromkeys([*MENTAL_STATES, *(s for task in tasks for s in task.mental_states)]))
+    dataset = Dataset(storyturns=storyturns, name=f"{benchmark.name}-{protocol.value}", version="1",
+                      licence=benchmark.licence, taxonomy=Taxonomy(tuple(tasks), categories, states, declared=True),
+                      languages=[language],
+                      description=f"{benchmark.title} imported from {source.name} "
+                                  f"({protocol.value} protocol) by `commet import {benchmark.name}`.",
+                      source_file=str(source), line_list=lines)
+    for storyturn, line in zip(storyturns, lines, strict=True):
+        dataset.lines.setdefault(storyturn.id, line)
+    provenance: dict[str, object] = {
+        "benchmark": benchmark.title, "format": benchmark.name, "url": benchmark.url,
+        "citation": benchmark.citation, "licence": benchmark.licence, "file": source.name,
+        "protocol": protocol.value, "stories": len(stories),
+        "questions": sum(len(s.questions) for s in stories),
+    }
+    if protocol is Protocol.conversation:
+        provenance["feedback"] = {"right": RIGHT_FEEDBACK, "wrong": WRONG_FEEDBACK}
+    return ImportResult(dataset, provenance)

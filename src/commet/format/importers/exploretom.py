@@ -1,0 +1,88 @@
+"""ExploreToM (Sclar et al., 2024): the authors' ``ExploreToM-data-sample.csv``.
+
+A CSV with a header; one row per question: ``story_structure`` (the raw story),
+``infilled_story`` (the story as prose), ``question``, ``expected_answer``,
+``qprop=params`` (a Python tuple: people asked about, object, relation),
+``qprop=nth_order`` (-1 for factual or memory questions, else 1 or 2),
+``qprop=non_unique_mental_state`` and story properties (``sprop=...``, ``param=...``). Rows
+that share an infilled story are one story. Yes/no questions and the "knows about it / does
+not know about it" questions get those two options.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+from pathlib import Path
+
+from commet.format.importers.base import (
+    Benchmark,
+    DeclaredTask,
+    ImportOptions,
+    SourceQuestion,
+    SourceStory,
+    read_text,
+    source_error,
+)
+from commet.format.model import Option
+
+BENCHMARK = Benchmark(
+    name="exploretom", title="ExploreToM", licence="CC-BY-NC-4.0", url="https://huggingface.co/datasets/facebook/ExploreToM",
+    citation="Sclar, Dwivedi-Yu, Fazel-Zarandi, Tsvetkov, Bisk, Choi and Celikyilmaz (2024). Explore Theory of "
+             "Mind: Program-guided Adversarial Data Generation for Theory of Mind Reasoning. ICLR 2025.",
+    source_help="ExploreToM-data-sample.csv (the Hugging Face dataset's CSV file)")
+
+TASK = DeclaredTask("exploretom", "ExploreToM", "Belief", ("belief", "knowledge"),
+                    "adversarially searched stories about who knows where things are and who knows what happened")
+REQUIRED = ("infilled_story", "question", "expected_answer", "qprop=nth_order")
+ANSWER_SETS = (("yes", "no"), ("knows about it", "does not know about it"))
+
+
+def read(source: Path, options: ImportOptions) -> list[SourceStory]:
+    reader = csv.DictReader(io.StringIO(read_text(source)))
+    missing = [name for name in REQUIRED if name not in (reader.fieldnames or [])]
+    if missing:
+        raise source_error(source, 1, missing[0], "column missing from the header")
+    stories: dict[str, SourceStory] = {}
+    for row in reader:
+        line = reader.line_num
+        for name in REQUIRED:
+            if not (row.get(name) or "").strip():
+                raise source_error(source, line, name, "empty field")
+        try:
+            order = int(float(row["qprop=nth_order"]))
+        except ValueError:
+            raise source_error(source, line, "qprop=nth_order", f"not a number: {row['qprop=nth_order']!r}") from None
+        text = row["infilled_story"].strip()
+        story = stories.get(text)
+        if story is None:
+            meta = {name: row[name] for name in row if name and name.startswith(("sprop=", "param=story_type"))}
+            story = SourceStory(key=f"{len(stories) + 1:05d}", task=TASK, story=text, questions=[], line=line,
+                                meta=meta)
+            stories[text] = story
+        story.questions.append(_question(row, order, line))
+    return list(stories.values())
+
+
+def _relation(params: str) -> str:
+    """The relation a question asks about (``container_location``, ``memory-...``), from ``qprop=params``."""
+    try:
+        value = ast.literal_eval(params)
+    except (ValueError, SyntaxError):
+        return "unknown"
+    return str(value[-1]) if isinstance(value, tuple) and value else "unknown"
+
+
+def _question(row: dict[str, str], order: int, line: int) -> SourceQuestion:
+    answer = row["expected_answer"].strip()
+    meta: dict[str, object] = {"question_type": _relation(row.get("qprop=params") or ""), "order": order,
+                               "interesting": (row.get("qprop=non_unique_mental_state") or "").strip() == "True"}
+    question = row["question"].strip()
+    for answer_set in ANSWER_SETS:
+        if answer.lower() in answer_set:
+            options = [Option(text=text) for text in answer_set]
+            prompt = f"Answer '{answer_set[0]}' or '{answer_set[1]}'."
+            return SourceQuestion(text=f"{question} {prompt}", answer=answer.lower(), line=line, options=options,
+                                  meta=meta)
+    return SourceQuestion(text=question, answer=answer, line=line, meta=meta)

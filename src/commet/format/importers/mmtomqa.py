@@ -1,0 +1,86 @@
+"""MMToM-QA (Jin et al., 2024), text part: ``Benchmark/questions.json`` (one JSON object per line).
+
+Each line holds ``question`` (the apartment, the person's actions, then ``Question: ...
+(a) ... (b) ... Please respond with either a or b.``), ``answer`` (``a`` or ``b``),
+``question_type`` (1.1 to 1.3 belief inference, 2.1 to 2.4 goal inference), ``episode``,
+``start_time``/``end_time`` (the video steps the text covers) and ``answer_list``. The text
+before ``Question:`` is the story; belief (or goal) questions with the same episode and story
+are one story.
+The videos are not imported.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from commet.format.importers.base import (
+    Benchmark,
+    DeclaredTask,
+    ImportOptions,
+    SourceQuestion,
+    SourceStory,
+    answer_option,
+    read_text,
+    source_error,
+    with_answer_label,
+)
+from commet.format.model import Option
+
+BENCHMARK = Benchmark(
+    name="mmtomqa", title="MMToM-QA (text)", licence="MIT", url="https://github.com/chuanyangjin/MMToM-QA",
+    citation="Jin, Wu, Li, Zhang, Yu, Ma, Mo, Malik, Ullman, Shu and Tenenbaum (2024). MMToM-QA: Multimodal "
+             "Theory of Mind Question Answering. ACL.",
+    source_help="Benchmark/questions.json")
+
+QUESTION_TYPES = {
+    "1.1": "true_belief_short_term", "1.2": "false_belief_short_term", "1.3": "belief_tracking_long_term",
+    "2.1": "goal_given_true_belief", "2.2": "goal_given_false_belief", "2.3": "goal_given_updated_belief",
+    "2.4": "goal_given_future_actions",
+}
+TASKS = {
+    "1": DeclaredTask("mmtomqa_belief", "MMToM-QA belief inference", "Belief", ("belief", "percept"),
+                      "infer what a person in a household believes from their actions (text part)"),
+    "2": DeclaredTask("mmtomqa_goal", "MMToM-QA goal inference", "Goal", ("desire", "intention", "belief"),
+                      "infer what a person in a household wants from their actions and beliefs (text part)"),
+}
+_OPTIONS = re.compile(r"\(a\)\s*(?P<a>.+?)\s*\(b\)\s*(?P<b>.+?)\s*Please respond with either a or b\.?\s*$", re.S)
+
+
+def read(source: Path, options: ImportOptions) -> list[SourceStory]:
+    stories: dict[tuple[object, str, str], SourceStory] = {}
+    for number, raw in enumerate(read_text(source).splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise source_error(source, number, None, f"invalid JSON: {exc.msg}") from None
+        if not isinstance(record, dict) or not isinstance(record.get("question"), str):
+            raise source_error(source, number, "question", "expected an object with a 'question' text")
+        story_text, marker, asked = record["question"].partition("Question:")
+        if not marker or not story_text.strip():
+            raise source_error(source, number, "question", "no 'Question:' after the story text")
+        match = _OPTIONS.search(asked)
+        if match is None:
+            raise source_error(source, number, "question", "expected '(a) ... (b) ... Please respond with either a or b.'")
+        choices = [Option(label="a", text=match.group("a").strip()), Option(label="b", text=match.group("b").strip())]
+        right = answer_option(choices, str(record.get("answer", "")), file=source, line=number)
+        kind = str(record.get("question_type"))
+        if kind not in QUESTION_TYPES:
+            raise source_error(source, number, "question_type", f"unknown question type {kind!r} "
+                                                                f"(known: {', '.join(QUESTION_TYPES)})")
+        episode = record.get("episode")
+        key = (episode, kind[0], story_text.strip())  # belief and goal questions are different tasks
+        story = stories.get(key)
+        if story is None:
+            story = SourceStory(key=f"{episode}-{len(stories) + 1:04d}", task=TASKS[kind[0]], story=story_text.strip(),
+                                questions=[], line=number,
+                                meta={"episode": episode, "start_time": record.get("start_time"),
+                                      "end_time": record.get("end_time")})
+            stories[key] = story
+        story.questions.append(with_answer_label(SourceQuestion(
+            text=f"Question:{asked.rstrip()}", answer=right.text, line=number, options=choices,
+            meta={"question_type": QUESTION_TYPES[kind], "type_code": kind})))
+    return list(stories.values())

@@ -1,0 +1,120 @@
+"""ToMBench (Chen et al., 2024): ``data/*.jsonl``, one file per task, Chinese and English fields.
+
+Each line holds the ability (``"能力\\nABILITY"``, e.g. ``"Belief: Location false beliefs"``),
+an index, the story, question and options A-D in Chinese (``故事``, ``问题``, ``选项A``..) and
+in English (``STORY``, ``QUESTION``, ``OPTION-A``..), and the answer letter
+(``"答案\\nANSWER"``). Two-option items leave C and D empty (``NaN``); options may start
+with their own letter (``"A. ..."``). Consecutive lines with the same story are one story.
+SOURCE is one task file or the ``data`` folder (every ``*.jsonl`` in it, by name).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from commet.format.importers.base import (
+    Benchmark,
+    DeclaredTask,
+    ImportOptions,
+    SourceQuestion,
+    SourceStory,
+    answer_option,
+    option_lines,
+    read_text,
+    slug,
+    source_error,
+    with_answer_label,
+)
+from commet.format.model import Option
+
+BENCHMARK = Benchmark(
+    name="tombench", title="ToMBench", licence="MIT", url="https://github.com/zhchen18/ToMBench",
+    citation="Chen, Wu, Zhou, Wen, Sun, Zhang, Huang, Wang, Liu and Huang (2024). ToMBench: Benchmarking "
+             "Theory of Mind in Large Language Models. ACL.",
+    source_help="a data/<task>.jsonl file or the data/ folder; --language en|zh")
+
+#: ABILITY prefixes (the ATOMS dimensions ToMBench uses) -> reporting category.
+CATEGORIES = {"belief": "Belief", "desire": "Desire", "emotion": "Emotion", "intention": "Intention",
+              "knowledge": "Knowledge", "percept": "Percept", "non-literal communication": "NLC"}
+ABILITY = "能力\nABILITY"
+INDEX = "序号\nINDEX"
+ANSWER = "答案\nANSWER"
+FIELDS = {"en": ("STORY", "QUESTION", "OPTION-"), "zh": ("故事", "问题", "选项")}
+LABELS = "ABCD"
+HEADINGS = {"en": ("[Question]", "[Candidate Answers]"), "zh": ("[问题]", "[答案选项]")}
+
+
+def files(source: Path) -> list[Path]:
+    if source.is_dir():
+        found = sorted(source.glob("*.jsonl"))
+        if not found:
+            raise source_error(source, None, None, "no *.jsonl task files in this folder")
+        return found
+    return [source]
+
+
+def read(source: Path, options: ImportOptions) -> list[SourceStory]:
+    if options.language not in FIELDS:
+        raise source_error(source, None, "language", f"ToMBench has 'en' and 'zh', not {options.language!r}")
+    stories: list[SourceStory] = []
+    for path in files(source):
+        stories.extend(_read_file(path, options.language))
+    return stories
+
+
+def task_for(path: Path, ability: str) -> DeclaredTask:
+    """The task a ToMBench file declares: named after the file, reported under its ability's dimension."""
+    dimension = ability.split(":", 1)[0].strip().lower()
+    category = CATEGORIES.get(dimension, ability.split(":", 1)[0].strip())
+    states = ("non_literal_communication",) if category == "NLC" else (category.lower(),)
+    return DeclaredTask(f"tombench_{slug(path.stem)}", f"ToMBench {path.stem}", category, states,
+                        f"ToMBench task '{path.stem}' ({ability})")
+
+
+def _text(value: object) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value).strip()
+
+
+def _read_file(path: Path, language: str) -> list[SourceStory]:
+    story_field, question_field, option_field = FIELDS[language]
+    stories: list[SourceStory] = []
+    for number, raw in enumerate(read_text(path).splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise source_error(path, number, None, f"invalid JSON: {exc.msg}") from None
+        if not isinstance(record, dict):
+            raise source_error(path, number, None, "expected one JSON object per line")
+        for name in (ABILITY, story_field, question_field, ANSWER):
+            if not _text(record.get(name)):
+                raise source_error(path, number, name.replace("\n", " "), "missing or empty")
+        choices: list[Option] = []
+        for label in LABELS:
+            text = _text(record.get(option_field + label))
+            for prefix in (f"{label}. ", f"{label}."):
+                text = text.removeprefix(prefix).strip()
+            if text:
+                choices.append(Option(label=label, text=text))
+        if len(choices) < 2:
+            raise source_error(path, number, option_field + "A", "fewer than two options")
+        where = {"file": path, "line": number, "field_name": ANSWER.replace("\n", " ")}
+        right = answer_option(choices, _text(record[ANSWER]), **where)  # type: ignore[arg-type]
+        task = task_for(path, _text(record[ABILITY]))
+        story_text = _text(record[story_field])
+        if not stories or stories[-1].story != story_text or stories[-1].task.id != task.id:
+            stories.append(SourceStory(key=f"{slug(path.stem)}-{len(stories) + 1:04d}", task=task,
+                                       story=story_text, questions=[], line=number,
+                                       meta={"language": language, "file": path.name}))
+        asked, listed = HEADINGS[language]
+        question = SourceQuestion(
+            text=f"{asked}\n{_text(record[question_field])}\n\n{listed}\n{option_lines(choices)}",
+            answer=right.text, line=number, options=choices,
+            meta={"question_type": _text(record[ABILITY]), "index": record.get(INDEX)})
+        stories[-1].questions.append(with_answer_label(question))
+    return stories

@@ -1,0 +1,306 @@
+"""The inspect_ai task ``commet/storyturns``: CoMMET's StoryTurn protocol inside inspect.
+
+``pip install 'commet-bench[inspect]'`` registers this module under inspect's ``inspect_ai``
+entry point, so ``inspect eval commet/storyturns -T dataset=sample --model openai/gpt-4o``
+runs every StoryTurn as one conversation: feedback chosen by the previous answer
+(:func:`~commet.engine.conversation.choose_feedback`), messages composed by
+:func:`~commet.engine.conversation.user_text`, each reply judged online by a CoMMET judge
+(:func:`~commet.engine.conversation.judge_request`) and the story's branch rules applied
+(:func:`~commet.engine.conversation.apply_branch_rules`), exactly as ``commet eval`` does. The
+scorer reports story accuracy (all-or-nothing), overall and per category, in a normal inspect
+log; each sample's score metadata keeps the per-turn verdicts.
+
+Judges: ``-T judge=rules`` (default), ``-T judge=grader`` (rules first, the rest by an LLM judge
+with CoMMET's prompt, through inspect's model role ``grader``: ``--model-role grader=openai/gpt-4o``),
+``-T judge=role:NAME`` for another role, or any ``commet eval --judge`` spec.
+
+Only inspect loads this module; ``import commet`` never imports inspect_ai.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    ContentImage,
+    ContentText,
+    GenerateConfig,
+    get_model,
+)
+from inspect_ai.model import Model as InspectModel
+from inspect_ai.scorer import (
+    CORRECT,
+    INCORRECT,
+    Metric,
+    SampleScore,
+    Score,
+    Scorer,
+    Target,
+    metric,
+    scorer,
+    value_to_float,
+)
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import registry_info
+
+from commet.engine.conversation import (
+    DEFAULT_SYSTEM_PROMPT,
+    STOPPED_UNDECIDED,
+    FeedbackCondition,
+    PreviousOutcome,
+    UndecidedFeedback,
+    apply_branch_rules,
+    choose_feedback,
+    judge_request,
+    user_text,
+)
+from commet.format.dataset import Dataset
+from commet.format.loading import load_dataset
+from commet.format.model import StoryTurn
+from commet.judges.base import Judge
+from commet.models.base import ImagePart, Message, Model, ModelRequest, ModelResponse, Usage
+
+ImageSetting = Literal["on", "off", "needed"]
+JudgeImageSetting = Literal["on", "off", "needed"]
+#: Generation defaults of ``commet eval`` (inspect's own --temperature / --max-tokens override them).
+DEFAULT_CONFIG = GenerateConfig(temperature=0.0, max_tokens=512)
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """One judged turn, kept in the score's metadata (what ``commet eval`` stores per turn)."""
+
+    turn: int
+    prompt: str
+    feedback_kind: str
+    response: str
+    outcome: str
+    correct: bool | None
+    branch: int | None
+    active_branch: int | None
+    judge: str
+    rationale: str
+
+
+class InspectRoleModel(Model):
+    """An inspect model (a model role) seen through CoMMET's model interface, for CoMMET's LLM judge."""
+
+    def __init__(self, model: InspectModel, role: str):
+        self.model = model
+        self.spec = f"inspect:{model}"
+        self.role = role
+
+    def identity(self) -> dict[str, object]:
+        return {"spec": self.spec, "role": self.role}
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        output = await self.model.generate(
+            [_chat_message(message) for message in request.messages],
+            config=GenerateConfig(temperature=request.settings.temperature, max_tokens=request.settings.max_tokens,
+                                  seed=request.settings.seed))
+        usage = output.usage
+        return ModelResponse(output.completion,
+                             Usage(usage.input_tokens, usage.output_tokens) if usage is not None else Usage(),
+                             finish_reason=output.stop_reason)
+
+
+def _chat_message(message: Message) -> ChatMessage:
+    text = message.text_content
+    if message.role == "system":
+        return ChatMessageSystem(content=text)
+    if message.role == "assistant":
+        return ChatMessageAssistant(content=text)
+    images = message.images
+    if not images:
+        return ChatMessageUser(content=text)
+    return ChatMessageUser(content=[ContentText(text=text), *(_image(image) for image in images)])
+
+
+def _image(image: ImagePart) -> ContentImage:
+    return ContentImage(image=f"data:{image.mime};base64,{base64.b64encode(image.data).decode()}")
+
+
+def create_judge(spec: str) -> Judge:
+    """``rules``, ``grader`` / ``role:NAME`` (rules, then CoMMET's LLM judge on an inspect model role) or a CoMMET spec."""
+    from commet.judges.cascade import CascadeJudge
+    from commet.judges.llm import LLMJudge
+    from commet.judges.registry import create_judge as create_commet_judge
+
+    role = "grader" if spec == "grader" else spec.removeprefix("role:") if spec.startswith("role:") else None
+    if role is None:
+        return create_commet_judge(spec)
+    return CascadeJudge(LLMJudge(InspectRoleModel(get_model(role=role, required=True), role)))
+
+
+@solver
+def storyturn_protocol(dataset: Dataset, images: ImageSetting = "on", feedback: FeedbackCondition = "original",
+                       judge: str = "rules", system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+                       undecided_feedback: UndecidedFeedback = UndecidedFeedback.STOP,
+                       judge_images: JudgeImageSetting = "needed") -> Solver:
+    """Runs one StoryTurn per sample as CoMMET's engine does, judging each reply before the next turn."""
+    stories = {st.id: st for st in dataset}
+    pictures: dict[str, ImagePart] = {}
+
+    def picture(image_id: str) -> ImagePart:
+        if image_id not in pictures:  # the engine's size and format policy, applied once per picture
+            from commet.models.images import prepare_image
+
+            data, mime = prepare_image(dataset.image_bytes(image_id), max_side=1024, fmt="png")
+            pictures[image_id] = ImagePart(data=data, mime=mime, image_id=image_id)
+        return pictures[image_id]
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        storyturn: StoryTurn = stories[str(state.sample_id)]
+        the_judge = create_judge(judge)
+        show = images == "on" or (images == "needed" and storyturn.image_dependent)
+        judge_sees = judge_images == "on" or (judge_images == "needed" and storyturn.image_dependent)
+        state.messages = [ChatMessageSystem(content=system_prompt)] if system_prompt else []
+        previous: PreviousOutcome | None = None
+        active_branch: int | None = None
+        earlier: list[tuple[str, str]] = []
+        shown: list[ImagePart] = []
+        records: list[TurnRecord] = []
+        status = "done"
+        try:
+            for k, turn in enumerate(storyturn.turns):
+                feedback_text, feedback_kind = choose_feedback(turn.feedback, previous, feedback,
+                                                               undecided=UndecidedFeedback(undecided_feedback))
+                if feedback_kind == STOPPED_UNDECIDED:  # the next turn would rest on a guess: not scored
+                    status = "stopped"
+                    break
+                text = user_text(feedback_text, turn)
+                content: str | list[ContentText | ContentImage] = text
+                if turn.image and show:
+                    shown.append(picture(turn.image))
+                    content = [ContentText(text=text), _image(shown[-1])]
+                state.messages.append(ChatMessageUser(content=content))
+                state = await generate(state)
+                reply = state.output.completion
+                verdict = await the_judge.judge(judge_request(storyturn, k, text, reply, earlier,
+                                                              shown if judge_sees else ()))
+                score = apply_branch_rules(turn, verdict, active_branch)
+                active_branch = score.active_branch
+                records.append(TurnRecord(k, text, feedback_kind, reply, verdict.outcome, score.correct, score.branch,
+                                          active_branch, verdict.judge or the_judge.name, score.reason))
+                earlier.append((text, reply))
+                previous = PreviousOutcome(score.correct, score.branch, tuple(turn.answers))
+        finally:
+            await the_judge.aclose()
+        state.metadata["commet_turns"] = [asdict(record) for record in records]
+        state.metadata["commet_status"] = status
+        return state
+
+    return solve
+
+
+def _rate(scores: list[SampleScore]) -> float:
+    """Mean of the story scores (1 right, 0 not); inspect has already turned C/I into numbers here."""
+    as_float = value_to_float()
+    return sum(as_float(s.score.value) for s in scores) / len(scores) if scores else float("nan")
+
+
+@metric
+def overall() -> Metric:
+    """Share of StoryTurns with every question right."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        return _rate(scores)
+
+    return compute
+
+
+@metric
+def per_category() -> Metric:
+    """Story accuracy per reporting category (the paper's Table 1 columns)."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        groups: dict[str, list[SampleScore]] = {}
+        for item in scores:
+            groups.setdefault(str((item.sample_metadata or {}).get("category")), []).append(item)
+        return {category: _rate(group) for category, group in sorted(groups.items())}
+
+    return compute
+
+
+@metric
+def stopped() -> Metric:
+    """StoryTurns stopped at an undecided answer (counted as not right, as in ``commet report``)."""
+
+    def compute(scores: list[SampleScore]) -> int:
+        return sum(1 for s in scores if (s.score.metadata or {}).get("status") == "stopped")
+
+    return compute
+
+
+@scorer(metrics=[overall(), per_category(), stopped()])
+def story_accuracy() -> Scorer:
+    """A StoryTurn is right only when every turn was judged right (undecided counts as not right)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        turns = state.metadata.get("commet_turns", [])
+        status = state.metadata.get("commet_status", "done")
+        right = sum(1 for t in turns if t["correct"] is True)
+        undecided = sum(1 for t in turns if t["correct"] is None)
+        correct = right == len(turns) == len(target.target)
+        value = CORRECT if correct and status == "done" else INCORRECT
+        return Score(value=value,
+                     answer=" | ".join(t["response"] for t in turns),
+                     explanation="; ".join(f"turn {t['turn']}: {t['outcome']} ({t['judge']}: {t['rationale']})"
+                                           for t in turns) + ("; stopped at an undecided answer" if status != "done"
+                                                              else ""),
+                     metadata={"status": status, "questions": len(target.target), "questions_right": right,
+                               "undecided": undecided, "turns": turns})
+
+    return score
+
+
+def to_sample(storyturn: StoryTurn) -> Sample:
+    """One sample per StoryTurn: the first turn as input, every turn's expected answers as target."""
+    return Sample(id=storyturn.id, input=user_text("", storyturn.turns[0]),
+                  target=["; ".join(turn.answers) for turn in storyturn.turns],
+                  metadata={"category": storyturn.category, "task": storyturn.task,
+                            "image_dependent": storyturn.image_dependent, "source": storyturn.source})
+
+
+def storyturns(dataset: str = "sample", images: ImageSetting = "on", feedback: FeedbackCondition = "original",
+               judge: str = "rules", system_prompt: str | None = None, limit: int | None = None,
+               undecided_feedback: str = "stop", judge_images: JudgeImageSetting = "needed") -> Task:
+    """CoMMET's StoryTurns: multi-turn ToM stories with adaptive feedback and online judging.
+
+    Args:
+      dataset: a dataset folder or file, a Hugging Face folder, or ``sample``.
+      images: ``on``, ``off`` or ``needed`` (pictures only in image-dependent StoryTurns).
+      feedback: ``original``, ``correctness`` or ``none``.
+      judge: ``rules``, ``grader`` (model role), ``role:NAME``, or a ``commet eval --judge`` spec.
+      system_prompt: the system prompt (default: CoMMET's).
+      limit: only the first N StoryTurns.
+      undecided_feedback: ``stop``, ``skip`` or ``wrong``: feedback after an answer no judge could decide.
+      judge_images: ``needed``, ``on`` or ``off``: which pictures the answerer saw an LLM judge sees too.
+    """
+    data = load_dataset(dataset)
+    if limit is not None:
+        data.storyturns = data.storyturns[: int(limit)]
+    return Task(dataset=MemoryDataset([to_sample(st) for st in data], name=data.name),
+                solver=storyturn_protocol(data, images, feedback, judge,
+                                          DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt,
+                                          UndecidedFeedback(undecided_feedback), judge_images),
+                scorer=story_accuracy(), config=DEFAULT_CONFIG,
+                metadata={"commet_dataset": data.name, "commet_dataset_hash": data.content_hash(),
+                          "images": images, "feedback": feedback, "judge": judge,
+                          "undecided_feedback": undecided_feedback, "judge_images": judge_images})
+
+
+#: Registered as ``commet/storyturns``. Inspect namespaces tasks of installed packages itself; in an
+#: editable or source-path install it does not, so the namespaced name is given explicitly there.
+TASK_NAME = "commet/storyturns"
+storyturns_task = task(name="storyturns")(storyturns)
+if registry_info(storyturns_task).name != TASK_NAME:
+    storyturns_task = task(name=TASK_NAME)(storyturns)

@@ -1,0 +1,43 @@
+"""How one report cell reads as text, shared by every rendering (terminal, Markdown, CSV, HTML).
+
+An :class:`Estimate` reads ``66.67 [62.83, 70.50] (400/600)``, shorter in the terminal, and
+``k/n (pct%) [low, high]`` in the feedback tables; a :class:`Range` (stories hinging on
+undecided answers) reads ``33.33–66.67 [low, high] (1–2/3)``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from commet.reports.analyses import Cell, Section
+from commet.reports.stats import Estimate, Range
+
+Style = Literal["terminal", "full"]
+
+
+
+def _number(value: float) -> str:
+    return f"{value:g}" if value == int(value) else f"{value:.2f}"
+
+
+def estimate_text(cell: Estimate, *, fraction: bool = False, style: Style = "full") -> str:
+    """One estimate as text; '-' when it has no data."""
+    if cell.value is None:
+        return "-"
+    digits = 1 if style == "terminal" else 2
+    if isinstance(cell, Range) and cell.upper.value is not None:
+        interval = f"[{cell.low:.{digits}f}, {cell.upper.high:.{digits}f}]"
+        span = f"{cell.value:.{digits}f}–{cell.upper.value:.{digits}f}"
+        if style == "terminal":
+            return f"{span} {interval}"
+        return f"{span} {interval} ({_number(cell.k)}–{_number(cell.upper.k)}/{_number(cell.n)})"
+    interval = f"[{cell.low:.{digits}f}, {cell.high:.{digits}f}]"
+    if fraction:
+        return f"{_number(cell.k)}/{_number(cell.n)} ({cell.value:.1f}%) {interval}"
+    if style == "terminal":
+        return f"{cell.value:.1f} {interval}"
+    return f"{cell.value:.2f} {interval} ({_number(cell.k)}/{_number(cell.n)})"
+
+
+def cell_text(cell: Cell, section: Section, style: Style = "full") -> str:
+    return estimate_text(cell, fraction=section.fraction, style=style) if isinstance(cell, Estimate) else cell

@@ -1,0 +1,86 @@
+"""Accuracy grouped by any StoryTurn field or metadata key: ``commet report --by question_type``.
+
+Why: imported benchmarks label their questions (question type, order of belief, ...) in
+per-turn metadata (``turns[k].meta``); researchers compare models along those labels. A key
+is looked up in the turn's ``meta``, then the StoryTurn's ``meta``, then the StoryTurn's own
+fields (``task``, ``category``, ``source``, ``image_dependent``). Metadata lives in the dataset,
+not the store, so a metadata key needs the dataset the runs were made on (checked by hash).
+"""
+
+from __future__ import annotations
+
+import json
+
+from commet.format.dataset import Dataset
+from commet.format.model import StoryTurn
+from commet.reports.analyses import RUN_HEADER, Bootstrap, Cell, RunData, Section, StoryResult, TurnResult
+
+#: Keys the store itself records per StoryTurn (no dataset needed).
+STORED_KEYS = ("task", "category", "source", "image_dependent")
+MISSING = "(none)"
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _turn_values(story: StoryResult, key: str, storyturn: StoryTurn | None) -> list[str]:
+    """The key's value for each stored turn of ``story``."""
+    if storyturn is None:
+        value = getattr(story, key) if key in STORED_KEYS else MISSING
+        return [_text(value)] * len(story.turns)
+    values = []
+    for turn in story.turns:
+        meta = storyturn.turns[turn.turn].meta if turn.turn < len(storyturn.turns) else {}
+        if key in meta:
+            values.append(_text(meta[key]))
+        elif key in storyturn.meta:
+            values.append(_text(storyturn.meta[key]))
+        elif key in STORED_KEYS:
+            values.append(_text(getattr(story, key)))
+        else:
+            values.append(MISSING)
+    return values
+
+
+def check_dataset(runs: list[RunData], dataset: Dataset) -> None:
+    """Refuse (ValueError, one line) when a run was made on other StoryTurns than ``dataset``'s."""
+    digest = dataset.content_hash()
+    for data in runs:
+        if data.run.dataset_hash != digest:
+            raise ValueError(f"run {data.run.name!r} was made on other StoryTurns than {dataset.source_file} "
+                             f"(dataset {data.run.dataset_name!r}); give the dataset the run used")
+
+
+def by_key_section(runs: list[RunData], key: str, boot: Bootstrap, dataset: Dataset | None = None) -> Section:
+    """Question accuracy per value of ``key`` and, where every turn of a story has one value, story accuracy."""
+    if dataset is None and key not in STORED_KEYS:
+        raise ValueError(f"--by {key}: metadata keys are read from the dataset; give --dataset "
+                         f"(the store knows only {', '.join(STORED_KEYS)})")
+    by_id = {st.id: st for st in dataset.storyturns} if dataset is not None else {}
+    rows: list[list[Cell]] = []
+    for data in runs:
+        turns: dict[str, list[list[TurnResult]]] = {}  # value -> one list of turns per StoryTurn
+        stories: dict[str, list[StoryResult]] = {}
+        for story in data.scored:
+            values = _turn_values(story, key, by_id.get(story.story_id) if dataset is not None else None)
+            mine: dict[str, list[TurnResult]] = {}
+            for turn, value in zip(story.turns, values, strict=True):
+                mine.setdefault(value, []).append(turn)
+            for value, group in mine.items():
+                turns.setdefault(value, []).append(group)
+            if values and len(set(values)) == 1:
+                stories.setdefault(values[0], []).append(story)
+        for value in sorted(turns, key=lambda v: (v == MISSING, v)):
+            answered = sum(t.answered for group in turns[value] for t in group)
+            if not answered:
+                continue
+            members = stories.get(value, [])
+            rows.append([data.run.name, data.run.model, data.images, data.feedback, value, str(answered),
+                         boot.questions(turns[value]), str(len(members)) if members else "-",
+                         boot.stories(members) if members else "-"])
+    return Section(f"by-{key}", f"Accuracy by {key} (%, 95% CI)",
+                   [*RUN_HEADER, key, "Questions", "Question accuracy", "Stories", "Story accuracy"], rows,
+                   f"Questions: answered turns whose {key} has that value (resampled by StoryTurn). Stories: "
+                   f"StoryTurns whose turns all share it ('-' when none do). {MISSING}: the key is absent. "
+                   "a-b: undecided answers counted wrong - counted right.")
