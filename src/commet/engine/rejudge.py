@@ -95,7 +95,7 @@ async def rejudge(store: Store, source_name: str, judge: Judge, dataset: Dataset
     source = store.get_run(source_name)
     if source is None:
         raise RejudgeError(f"no run named {source_name!r} in {store.path}")
-    if dataset.content_hash() != source.dataset_hash:
+    if not dataset.hash_matches(source.dataset_hash):
         raise RejudgeError(f"dataset {dataset.name!r} is not the one run {source_name!r} used "
                            f"({source.dataset_name!r}); pass the same dataset with --dataset")
     run = _open_run(store, source, judge, new_name or default_name(source, judge))

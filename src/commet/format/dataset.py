@@ -132,15 +132,37 @@ class Dataset:
             raise FileNotFoundError(f"image {image_id!r} not found in {self.images_dir or 'memory'}")
         return path.read_bytes()
 
-    def content_hash(self) -> str:
-        """A hash of the StoryTurns and the picture bytes they use: runs record it to tell datasets apart."""
+    def content_hash(self, *, pictures: bool = True) -> str:
+        """A hash of the StoryTurns and the picture bytes they use: runs record it to tell datasets apart.
+
+        ``pictures=False`` leaves the pictures out, for a run that shows none (its results do not
+        depend on them, so its pictures are neither read nor hashed).
+        """
         digest = hashlib.sha256()
+        pictures_seen: dict[str, bytes | None] = {}  # one read and hash per picture
         for storyturn in self.storyturns:
             digest.update(storyturn.model_dump_json().encode())
+            if not pictures:
+                continue
             for image_id in storyturn.images:
-                if self.has_image(image_id):
-                    digest.update(hashlib.sha256(self.image_bytes(image_id)).digest())
+                if image_id not in pictures_seen:
+                    pictures_seen[image_id] = self._picture_digest(image_id)
+                picture = pictures_seen[image_id]
+                if picture is not None:
+                    digest.update(picture)
         return digest.hexdigest()
+
+    def hash_matches(self, digest: str) -> bool:
+        """Whether ``digest`` is this dataset's content hash, with its pictures or without (a run that showed none)."""
+        return digest in (self.content_hash(pictures=False), self.content_hash())
+
+    def _picture_digest(self, image_id: str) -> bytes | None:
+        """sha256 of a picture's bytes, None when the dataset has no such picture."""
+        for name in image_file_candidates(image_id):
+            if name in self.images:
+                return hashlib.sha256(self.images[name]).digest()
+        path = self.image_path(image_id)
+        return hashlib.sha256(path.read_bytes()).digest() if path is not None else None
 
     def metadata(self) -> dict[str, object]:
         """The ``dataset.json`` object: a declared taxonomy is written as ``tasks``/``categories``/
