@@ -221,6 +221,8 @@ class DirectChatTransport:
     """
 
     def __init__(self, url: str, headers: Callable[[], Mapping[str, object]], *, connections: int = 1000):
+        import aiohttp  # noqa: F401 - imported with the model, not on the first call's path
+
         self.url = url
         self._headers = headers
         self.connections = connections
@@ -233,7 +235,7 @@ class DirectChatTransport:
 
         self.headers = {name: value for name, value in self._headers().items() if isinstance(value, str)}
         self.headers["Content-Type"] = "application/json"
-        ssl: Any = True
+        ssl: Any = False  # plain http: no TLS context to build
         if self.url.startswith("https:"):
             import os
             import ssl as ssl_module
