@@ -51,6 +51,38 @@ def split_outside_quotes(text: str, sep: str) -> list[str]:
     return parts
 
 
+_PRINTED_SEPARATOR = re.compile(r'["\u201d]\s*,\s*["\u201c]')
+
+
+def printed_turns(text: str) -> list[str] | None:
+    """The turn strings of a StoryTurn as the paper prints it (Table 13), or None when it is not that.
+
+    The paper prints a StoryTurn as quoted turns separated by commas, ``"turn", "turn"``, with
+    quotes inside the story text left unescaped, so it is not JSON. A separator ``", "`` is taken
+    as the end of a turn only where the text before it holds a whole turn (four ``|``), so a quoted
+    remark inside a story ("...," she said, "...") stays in its turn.
+    """
+    body = text.strip()
+    if body.startswith("[") and body.endswith("]"):
+        body = body[1:-1].strip()
+    if len(body) < 2 or body[0] not in "\"\u201c" or body[-1] not in "\"\u201d":
+        return None
+    body = body[1:-1]
+    turns: list[str] = []
+    current = ""
+    start = 0
+    for match in _PRINTED_SEPARATOR.finditer(body):
+        candidate = current + body[start:match.start()]
+        if candidate.count("|") == len(FIELDS) - 1:
+            turns.append(candidate)
+            current = ""
+        else:
+            current = candidate + body[match.start():match.end()]
+        start = match.end()
+    turns.append(current + body[start:])
+    return turns if all(turn.count("|") == len(FIELDS) - 1 for turn in turns) else None
+
+
 def split_turn_fields(text: str) -> list[str] | None:
     """The five stripped fields of one pipe turn, or None when they cannot be found."""
     for fields in (split_outside_quotes(text, "|"), text.split("|")):
