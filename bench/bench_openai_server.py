@@ -1,25 +1,31 @@
 """Engine throughput against a real OpenAI-compatible HTTP server with a fixed answer delay.
 
     python bench/bench_openai_server.py [--stories 600] [--delay 0.1] [--concurrency 64] [--workers 1]
-                                        [--transport direct|sdk] [--no-judge]
+                                        [--transport direct|sdk] [--images on|off|needed] [--no-judge]
+                                        [--runs 5]
 
 Builds ~600 StoryTurns (3 or 4 turns each, a quarter with a picture) in memory, starts an
 asyncio HTTP/1.1 server (a minimal ``asyncio.Protocol``, keep-alive, many concurrent
-connections, little CPU) on 127.0.0.1 in a SEPARATE PROCESS that
-answers every chat completion after ``--delay`` seconds, then runs the real engine
-(``commet.engine.Engine`` with a fresh SQLite store) with the candidate ``openai:cand`` and,
-unless ``--no-judge``, the LLM judge ``llm-only:openai:judge`` (so every turn is two serial
-calls) through that server at ``--concurrency`` stories in flight.
+connections, little CPU) on 127.0.0.1 in a SEPARATE PROCESS that answers every chat
+completion after ``--delay`` seconds (the judge says "incorrect" to one request in five,
+fixed by its bytes, so the report has real intervals). Then, ``--runs`` times, side by side:
 
-It prints the wall time of the run, the lower bound
-``max(longest story's critical path, total calls * delay / concurrency)``, their ratio
-(goal: < 1.1) and the client process's CPU time per call. The server's CPU is not counted
-(it runs in its own process). To tell the engine's overhead from the workload's, it also
-prints when the first request arrived and the last answer left, the wall time of a
-zero-overhead engine (longest stories first, each into the first free slot, every call
-exactly ``--delay``: above the bound by the last wave alone), and, as the baseline run side
-by side, the wall time of a bare aiohttp client making the same calls in the same slots and
-order against the same server, with no engine, store or judge.
+* the engine in this process (``evaluate_async`` with a fresh SQLite store, imports done
+  beforehand) with the candidate ``openai:cand`` and, unless ``--no-judge``, the LLM judge
+  ``llm-only:openai:judge`` (every turn is two serial calls) at ``--concurrency`` stories in
+  flight: its wall time and the client CPU per call (the server's CPU is not counted);
+* the whole process as a user runs it: ``python -m commet.cli eval`` on the same StoryTurns
+  saved as a dataset folder, timed from process start to exit (imports, validation, the
+  run, the end-of-run report with its bootstrap);
+* a bare aiohttp client making the same calls in the same slots and order (the engine's
+  plan), with no engine, store or judge: what this machine, server and HTTP library cost.
+
+The lower bound is ``max(longest story's critical path, total calls * delay / concurrency)``.
+For each it prints wall / bound and the time from the first request's arrival to the last
+answer's departure over the bound (the run without start-up and tail), and, for reference,
+the wall time of a zero-overhead engine on the engine's plan and on the longest-first
+schedule it used before. Figures are medians over the runs; the load average is printed
+because on a shared machine wall times follow it (client CPU per call much less so).
 """
 
 from __future__ import annotations
@@ -33,10 +39,13 @@ import multiprocessing
 import os
 import resource
 import socket
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+import zlib
 from pathlib import Path
 
 VERDICT = json.dumps({"verdict": "correct", "matched_answer": 1, "reason": "matches the expected answer"})
@@ -79,12 +88,17 @@ class _Http(asyncio.Protocol):
     async def answer(self, path: str, body: bytes) -> None:
         if path == "/stats":
             payload = json.dumps(self.counts).encode()
+        elif path == "/reset":
+            self.counts.clear()
+            self.counts.update(cand=0, judge=0)
+            payload = b"{}"
         else:
             model = "judge" if b'"model":"judge"' in body or b'"model": "judge"' in body else "cand"
             self.counts[model] += 1
             self.counts.setdefault("first_arrival", time.time())
             await asyncio.sleep(self.delay)
-            payload = JUDGE_REPLY if model == "judge" else CAND_REPLY
+            # one judge verdict in five is "incorrect" (fixed by the request's bytes), so the report has real intervals
+            payload = (JUDGE_WRONG if zlib.crc32(body) % 5 == 0 else JUDGE_REPLY) if model == "judge" else CAND_REPLY
             self.counts["last_answer"] = time.time()
         if self.transport is not None and not self.transport.is_closing():
             self.transport.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
@@ -101,6 +115,7 @@ def _reply(model: str, text: str) -> bytes:
 
 CAND_REPLY = _reply("cand", "Apple")
 JUDGE_REPLY = _reply("judge", VERDICT)
+JUDGE_WRONG = _reply("judge", json.dumps({"verdict": "incorrect", "matched_answer": None, "reason": "another answer"}))
 
 
 def serve(port: int, delay: float, ready) -> None:  # noqa: ANN001 - a multiprocessing Event
@@ -152,7 +167,7 @@ def build_dataset(n: int):
             Turn(story="Sam likes the other snack better.", question="So which snack will Sam pick?",
                  answers=["Chocolate", "Apple"]),
             Turn(feedback=Feedback(right="That's right.", wrong="That's not right."),
-                 story="Sam goes outside to play.", question="Where is Sam now?", answers=["Outside"]),
+                 story="Sam goes out to play.", question="Where is Sam now?", answers=["Outside"]),
         ]
         if i % 2:
             turns.append(Turn(story="Sam comes back hungry.", question="Is Sam hungry?", answers=["Yes"]))
@@ -161,38 +176,67 @@ def build_dataset(n: int):
     return Dataset(storyturns=stories, name="bench", images=images)
 
 
-# ----------------------------------------------------------------------------- the run
+# ----------------------------------------------------------------------------- the runs
 
 
 def _cpu_seconds() -> float:
-    """This process's CPU time plus that of its finished worker processes (the server is still running)."""
+    """This process's CPU time plus that of its finished child processes (the server is still running)."""
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.process_time() + children.ru_utime + children.ru_stime
 
 
-async def run_bench(args: argparse.Namespace, base_url: str) -> dict[str, float]:
+def _server(base_url: str, path: str) -> dict[str, float]:
+    with urllib.request.urlopen(f"{base_url}{path}") as response:
+        return json.loads(response.read())
+
+
+def _model_specs(args: argparse.Namespace, base_url: str) -> tuple[str, str]:
+    opts = f"base_url={base_url}/v1&timeout=30&transport={args.transport}"
+    return f"openai:cand?{opts}", (f"llm-only:openai:judge?{opts}" if args.judge else "rules")
+
+
+def _timing(wall: float, cpu: float, start: float, end: float, counts: dict[str, float]) -> dict[str, float]:
+    served = counts["cand"] + counts["judge"]
+    return {"wall": wall, "cpu_ms_per_call": cpu * 1000 / max(served, 1), "served": served,
+            "busy": counts["last_answer"] - counts["first_arrival"],  # first request to last answer
+            "startup": counts["first_arrival"] - start, "tail": end - counts["last_answer"]}
+
+
+async def engine_in_process(args: argparse.Namespace, base_url: str, dataset) -> dict[str, float]:  # noqa: ANN001
+    """The engine in this process (imports already done): what the engine itself costs per call."""
     from commet.engine import EvalSettings, evaluate_async
 
-    dataset = build_dataset(args.stories)
-    opts = f"base_url={base_url}/v1&timeout=30&transport={args.transport}"
-    judge = f"llm-only:openai:judge?{opts}" if args.judge else "rules"
+    model, judge = _model_specs(args, base_url)
+    _server(base_url, "/reset")
     with tempfile.TemporaryDirectory() as tmp:
         cpu0, wall0, start = _cpu_seconds(), time.perf_counter(), time.time()
-        summary = await evaluate_async(f"openai:cand?{opts}", dataset, judge=judge, db=Path(tmp) / "bench.sqlite",
-                                       run="bench", settings=EvalSettings(), concurrency=args.concurrency,
+        summary = await evaluate_async(model, dataset, judge=judge, db=Path(tmp) / "bench.sqlite", run="bench",
+                                       settings=EvalSettings(images=args.images), concurrency=args.concurrency,
                                        workers=args.workers)
-        wall = time.perf_counter() - wall0
-        end = time.time()
-        cpu = _cpu_seconds() - cpu0
-    calls_per_story = [len(s.turns) * (2 if args.judge else 1) for s in dataset.storyturns]
-    total_calls = sum(calls_per_story)
-    critical = max(calls_per_story) * args.delay
-    bound = max(critical, total_calls * args.delay / args.concurrency)
-    greedy = greedy_makespan([calls * args.delay for calls in calls_per_story], args.concurrency)
-    return {"wall": wall, "cpu": cpu, "start": start, "end": end, "total_calls": total_calls, "critical": critical,
-            "bound": bound, "greedy": greedy, "calls_per_story": calls_per_story,
-            "errors": summary.progress.errors, "questions": summary.progress.questions,
-            "model_calls": summary.progress.model_calls}
+        wall, end, cpu = time.perf_counter() - wall0, time.time(), _cpu_seconds() - cpu0
+    result = _timing(wall, cpu, start, end, _server(base_url, "/stats"))
+    result.update(errors=summary.progress.errors, questions=summary.progress.questions)
+    return result
+
+
+def whole_process(args: argparse.Namespace, base_url: str, folder: Path) -> dict[str, float]:
+    """``commet eval`` as a user runs it, from process start to exit: imports, validation, run, report."""
+    import commet
+
+    model, judge = _model_specs(args, base_url)
+    src = str(Path(commet.__file__).resolve().parents[1])  # the same checkout as this process's commet
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
+    _server(base_url, "/reset")
+    with tempfile.TemporaryDirectory() as tmp:
+        command = [sys.executable, "-m", "commet.cli", "eval", "--model", model, "--judge", judge, "--dataset",
+                   str(folder), "--db", str(Path(tmp) / "bench.sqlite"), "--concurrency", str(args.concurrency),
+                   "--workers", str(args.workers), "--images", args.images, "--quiet"]
+        cpu0, wall0, start = _cpu_seconds(), time.perf_counter(), time.time()
+        done = subprocess.run(command, env=env, capture_output=True, text=True)
+        wall, end, cpu = time.perf_counter() - wall0, time.time(), _cpu_seconds() - cpu0
+    if done.returncode != 0:
+        raise SystemExit(f"commet eval failed ({done.returncode}):\n{done.stderr}")
+    return _timing(wall, cpu, start, end, _server(base_url, "/stats"))
 
 
 async def bare_client(args: argparse.Namespace, base_url: str, calls_per_story: list[int]) -> float:
@@ -204,31 +248,32 @@ async def bare_client(args: argparse.Namespace, base_url: str, calls_per_story: 
     import aiohttp
 
     from commet.engine.runner import START_INTERVAL_S
+    from commet.engine.schedule import planned_order
 
     url = f"{base_url}/v1/chat/completions"
     headers = {"Content-Type": "application/json", "Authorization": "Bearer bench"}
     bodies = [json.dumps({"model": name, "messages": [{"role": "user", "content": "Which snack do you like best?"}]})
               .encode() for name in (("cand", "judge") if args.judge else ("cand",))]
-    stories = iter(sorted(calls_per_story, reverse=True))  # shared: the next story goes to the first free slot
+    turns = [calls // (2 if args.judge else 1) for calls in calls_per_story]
+    stories = iter(planned_order(turns, args.concurrency))  # the engine's order, each to the first free slot
 
-    async def slot(session: aiohttp.ClientSession, start_after: float) -> None:
-        await asyncio.sleep(start_after)
-        for calls in stories:
-            for k in range(calls):
+    async def slot(session: aiohttp.ClientSession, index: int) -> None:
+        await asyncio.sleep(index * START_INTERVAL_S)
+        for story in stories:
+            for k in range(calls_per_story[story]):
                 async with session.post(url, data=bodies[k % len(bodies)], headers=headers) as response:
                     json.loads(await response.read())
 
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1000)) as session:
         wall0 = time.perf_counter()
-        await asyncio.gather(*(slot(session, i * START_INTERVAL_S) for i in range(args.concurrency)))
+        await asyncio.gather(*(slot(session, i) for i in range(min(args.concurrency, len(calls_per_story)))))
         return time.perf_counter() - wall0
 
 
 def greedy_makespan(durations: list[float], slots: int) -> float:
-    """Wall time of a zero-overhead engine: stories longest first, each into the first free slot.
+    """Wall time of a zero-overhead engine handing the longest stories out first, each to the first free slot.
 
-    Above the lower bound by the last wave alone (slots finishing their last story at
-    different times), which no scheduler that keeps a story in one slot can avoid.
+    (What the engine did before its balanced plan: above the bound by the last wave.)
     """
     free = [0.0] * slots
     for duration in sorted(durations, reverse=True):
@@ -244,7 +289,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=1, help="engine worker processes (commet eval --workers)")
     parser.add_argument("--transport", choices=["direct", "sdk"], default="direct",
                         help="openai: transport (sdk: every request through the SDK's client.post)")
+    parser.add_argument("--images", choices=["on", "off", "needed"], default="on", help="the run's picture policy")
     parser.add_argument("--no-judge", dest="judge", action="store_false", help="candidate only, rules judge")
+    parser.add_argument("--runs", type=int, default=1, help="repeat everything; figures are medians")
     args = parser.parse_args(argv)
 
     os.environ.setdefault("OPENAI_API_KEY", "bench-dummy")
@@ -253,42 +300,70 @@ def main(argv: list[str] | None = None) -> int:
     ready = ctx.Event()
     server = ctx.Process(target=serve, args=(port, args.delay, ready), daemon=True)
     server.start()
+    load_before = os.getloadavg()
+    engine_runs, process_runs, bare_runs = [], [], []
     try:
         if not ready.wait(30):
             print("server did not start", file=sys.stderr)
             return 1
         base_url = f"http://127.0.0.1:{port}"
-        import openai  # noqa: F401
+        import commet.engine  # noqa: F401 - import cost outside the in-process run (the whole process pays it)
 
-        import commet.engine  # noqa: F401 - import cost outside the timed region
-
-        result = asyncio.run(run_bench(args, base_url))
-        with urllib.request.urlopen(f"{base_url}/stats") as response:
-            counts = json.loads(response.read())
-        bare = asyncio.run(bare_client(args, base_url, result["calls_per_story"]))
+        dataset = build_dataset(args.stories)
+        calls_per_story = [len(s.turns) * (2 if args.judge else 1) for s in dataset.storyturns]
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = dataset.save(Path(tmp) / "dataset")
+            for _ in range(args.runs):
+                engine_runs.append(asyncio.run(engine_in_process(args, base_url, dataset)))
+                process_runs.append(whole_process(args, base_url, folder))
+                bare_runs.append(asyncio.run(bare_client(args, base_url, calls_per_story)))
     finally:
         server.terminate()
         server.join(5)
-    served = int(counts["cand"] + counts["judge"])
+    load_after = os.getloadavg()
+    from commet.engine.schedule import planned_order, simulate
+
+    total_calls = sum(calls_per_story)
+    critical = max(calls_per_story) * args.delay
+    bound = max(critical, total_calls * args.delay / args.concurrency)
+    durations = [calls * args.delay for calls in calls_per_story]
+    planned = simulate(durations, planned_order(calls_per_story, args.concurrency), args.concurrency)
+    longest_first = greedy_makespan(durations, args.concurrency)
+
+    def med(runs: list[dict[str, float]], key: str) -> float:
+        return statistics.median(run[key] for run in runs)
+
+    bare = statistics.median(bare_runs)
     print(f"stories={args.stories} delay={args.delay * 1000:.0f}ms concurrency={args.concurrency} "
-          f"workers={args.workers} transport={args.transport} "
-          f"judge={'llm-only:openai:judge' if args.judge else 'rules (candidate only)'}")
-    print(f"calls: expected {result['total_calls']:.0f}, served {served} (candidate {counts['cand']:.0f}, judge {counts['judge']:.0f}), "
-          f"errors {result['errors']:.0f}, questions {result['questions']:.0f}")
-    print(f"wall time        {result['wall']:.3f} s")
-    print(f"lower bound      {result['bound']:.3f} s  (critical path {result['critical']:.3f} s, "
-          f"calls*delay/concurrency {result['total_calls'] * args.delay / args.concurrency:.3f} s)")
-    print(f"  first request  {counts['first_arrival'] - result['start']:.3f} s after the start "
-          f"(building clients, opening the store)")
-    print(f"  last answer    {result['end'] - counts['last_answer']:.3f} s before the end (scoring, closing the run)")
-    print(f"ratio            {result['wall'] / result['bound']:.3f}  (goal < 1.1)")
-    print(f"  zero-overhead engine  {result['greedy']:.3f} s = {result['greedy'] / result['bound']:.3f} x bound "
-          "(longest first, no CPU, no latency: the last wave's cost)")
-    print(f"  wall / that           {result['wall'] / result['greedy']:.3f}")
-    print(f"  bare aiohttp client   {bare:.3f} s = {bare / result['bound']:.3f} x bound (the same calls in the same "
-          "slots and order; no engine, store or judge)")
-    print(f"  wall / bare client    {result['wall'] / bare:.3f}  (the engine's own overhead)")
-    print(f"client CPU/call  {result['cpu'] * 1000 / max(served, 1):.2f} ms  (total {result['cpu']:.2f} s)")
+          f"workers={args.workers} transport={args.transport} images={args.images} "
+          f"judge={'llm-only:openai:judge' if args.judge else 'rules (candidate only)'} runs={args.runs} "
+          f"(medians)")
+    print(f"load average (1, 5, 15 min) before {' '.join(f'{x:.2f}' for x in load_before)}, after "
+          f"{' '.join(f'{x:.2f}' for x in load_after)} on {os.cpu_count()} CPUs")
+    print(f"calls per run: expected {total_calls}, served {med(engine_runs, 'served'):.0f} (engine) "
+          f"{med(process_runs, 'served'):.0f} (whole process); errors {med(engine_runs, 'errors'):.0f}, "
+          f"questions {med(engine_runs, 'questions'):.0f}")
+    print(f"lower bound {bound:.3f} s = max(critical path {critical:.3f} s, calls*delay/concurrency "
+          f"{total_calls * args.delay / args.concurrency:.3f} s)")
+    print()
+    print(f"{'':34} {'wall s':>8} {'x bound':>8} {'first req->last answer':>23} {'CPU ms/call':>12}")
+    for name, runs in (("engine, in process", engine_runs), ("whole process (commet eval)", process_runs)):
+        print(f"{name:34} {med(runs, 'wall'):8.3f} {med(runs, 'wall') / bound:8.3f} "
+              f"{med(runs, 'busy'):9.3f} s = {med(runs, 'busy') / bound:5.3f} x {med(runs, 'cpu_ms_per_call'):12.2f}")
+        print(f"{'':36}(first request {med(runs, 'startup'):.3f} s after the start, last answer "
+              f"{med(runs, 'tail'):.3f} s before the end)")
+    print(f"{'bare aiohttp client, same plan':34} {bare:8.3f} {bare / bound:8.3f}")
+    print(f"{'zero-overhead engine, its plan':34} {planned:8.3f} {planned / bound:8.3f}")
+    print(f"{'zero-overhead, longest first':34} {longest_first:8.3f} {longest_first / bound:8.3f}  (the schedule before)")
+    print()
+    print(f"whole-process ratio {med(process_runs, 'wall') / bound:.3f} (goal <= 1.15); first request to last answer "
+          f"{med(process_runs, 'busy') / bound:.3f} (goal <= 1.05); engine CPU {med(engine_runs, 'cpu_ms_per_call'):.2f} "
+          f"ms per call (goal <= 0.5); engine wall / bare client {med(engine_runs, 'wall') / bare:.3f}")
+    if args.runs > 1:
+        for name, runs in (("engine", engine_runs), ("whole process", process_runs)):
+            print(f"  {name} per run: wall " + " ".join(f"{r['wall']:.3f}" for r in runs)
+                  + "; CPU ms/call " + " ".join(f"{r['cpu_ms_per_call']:.2f}" for r in runs))
+        print("  bare client per run: " + " ".join(f"{b:.3f}" for b in bare_runs))
     return 0
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from commet.format import FormatError, load_dataset, read_storyturns, to_pipe
-from commet.format.pipe import RawStoryTurn, format_feedback, parse_feedback, parse_storyturn
+from commet.format.pipe import RawStoryTurn, decide_branches, format_feedback, parse_feedback, parse_storyturn
 
 LEO = [
     'Mrs. Green puts a gold sticker on her desk. Leo takes it and hides it in his pocket. She asks Leo, "Do you '
@@ -153,3 +153,39 @@ def test_leo_round_trip_keeps_the_explanation_whole(tmp_path: Path) -> None:
     st, _ = parse(LEO)
     again, _ = parse(to_pipe(st))
     assert again == st
+
+
+def test_the_papers_printed_table_13_imports_with_a_warning(tmp_path):
+    """Table 13 prints StoryTurns as quoted turns with unescaped quotes inside: read as printed, with a warning."""
+    # the three samples exactly as the paper prints them (copied from Table 13 of the paper's text)
+    printed = (Path(__file__).parent / "data" / "paper_table13.txt").read_text(encoding="utf-8").splitlines()
+    assert len(printed) == 3
+    source = tmp_path / "table13.txt"
+    source.write_text("\n".join(printed) + "\n", encoding="utf-8")
+    data = load_dataset(source)
+    assert [len(st.turns) for st in data] == [1, 3, 7]
+    deception = data.storyturns[2]
+    assert deception.turns[0].story.endswith('Leo tells her, "No, maybe the wind blew it out the window."')
+    assert deception.turns[0].answers == ["Yes"]
+    # a semicolon inside one explanation is not a branch
+    assert deception.turns[5].answers == ["Because she didn’t know; she thought the sticker was lost forever"]
+    assert deception.turns[4].question == "How does Mia feel, Sad or Fine?"
+    # the one-turn sample is valid JSON (one quoted turn); the other two are not, and are named
+    printed_warnings = [w for w in data.warnings if "printed form" in w.message]
+    assert [w.line for w in printed_warnings] == [2, 3]
+    spatial = data.storyturns[0].turns[0]
+    assert spatial.image == "story_5_2025-12-27 11:22:07.738437_1"
+    # a line that is neither JSON nor the printed form is still a located error
+    broken = tmp_path / "broken.txt"
+    broken.write_text('"only | three | fields", "x"\n', encoding="utf-8")
+    with pytest.raises(FormatError):
+        load_dataset(broken)
+
+
+def test_long_branch_options_follow_the_structure():
+    long_a, long_b = "The duck with the striped hat on it", "The duck with the dotted scarf on it"
+    lined_up = decide_branches([f"{long_a}; {long_b}", f"{long_b}; {long_a}"], ["q1", "q2"], [None, None])
+    assert lined_up.answers == [[long_a, long_b], [long_b, long_a]] and lined_up.notes == []
+    alone = decide_branches([f"{long_a}; {long_b}", "Yes"], ["q1", "q2"], [None, None])
+    assert alone.answers == [[f"{long_a}; {long_b}"], ["Yes"]]
+    assert len(alone.notes) == 1 and "longer than five words" in alone.notes[0][1]

@@ -53,3 +53,66 @@ def test_paired_comparison_counts_and_significance() -> None:
     assert result.significant
     same = paired_comparison(a, a, resamples=200)
     assert same.difference == 0 and same.p_value == 1.0 and not same.significant
+
+
+def _python_bootstrap(nums: list[float], dens: list[float], resamples: int, seed: int) -> tuple[float, float]:
+    """The plain Python cluster bootstrap (one resample at a time) the vectorised one must reproduce."""
+    import random
+
+    rng, n, ratios = random.Random(seed), len(nums), []
+    for _ in range(resamples):
+        idx = [word % n for word in memoryview(rng.randbytes(8 * n)).cast("Q")]
+        total = sum(dens[i] for i in idx)
+        if total:
+            ratios.append(100.0 * sum(nums[i] for i in idx) / total)
+    ratios.sort()
+
+    def quantile(q: float) -> float:
+        position = q * (len(ratios) - 1)
+        lower = int(position)
+        upper = min(lower + 1, len(ratios) - 1)
+        return ratios[lower] + (ratios[upper] - ratios[lower]) * (position - lower)
+
+    return quantile(0.025), quantile(0.975)
+
+
+def test_vectorised_bootstrap_equals_the_python_loop_exactly(monkeypatch) -> None:
+    """Whole-number counts: the NumPy sums give bit for bit the intervals of the one-at-a-time loop,
+    whatever the block size (one stream of draws)."""
+    import random
+
+    from commet.reports import stats
+
+    rng = random.Random(5)
+    dens = [rng.randint(0, 5) for _ in range(300)]
+    nums = [rng.randint(0, d) for d in dens]
+    expected = _python_bootstrap(nums, dens, 700, 11)
+    estimate = bootstrap_ratio(nums, dens, resamples=700, seed=11)
+    assert (estimate.low, estimate.high) == expected
+    monkeypatch.setattr(stats, "BLOCK_DRAWS", 1000)  # 3 resamples per block, drawn afresh (not the kept draws)
+    monkeypatch.setattr(stats, "CACHED_DRAWS", 0)
+    assert bootstrap_ratio(nums, dens, resamples=700, seed=11) == estimate
+    assert bootstrap_ratio(nums, dens, resamples=700, seed=12) != estimate
+
+
+def test_vectorised_bootstrap_of_fractional_values_matches_to_rounding() -> None:
+    import random
+
+    rng = random.Random(8)
+    dens = [rng.uniform(0.5, 3.0) for _ in range(120)]
+    nums = [d * rng.random() for d in dens]
+    low, high = _python_bootstrap(nums, dens, 500, 2)
+    estimate = bootstrap_ratio(nums, dens, resamples=500, seed=2)
+    assert estimate.low == pytest.approx(low, abs=1e-9) and estimate.high == pytest.approx(high, abs=1e-9)
+
+
+def test_paired_comparison_interval_equals_the_python_loop() -> None:
+    import random
+
+    rng = random.Random(3)
+    a = [rng.random() < 0.7 for _ in range(250)]
+    b = [rng.random() < 0.5 for _ in range(250)]
+    diffs = [int(x) - int(y) for x, y in zip(a, b, strict=True)]
+    low, high = _python_bootstrap(diffs, [1] * len(diffs), 900, 4)
+    result = paired_comparison(a, b, resamples=900, seed=4)
+    assert (result.low, result.high) == (low, high)

@@ -45,7 +45,7 @@ def _dataset_for(source: RunRecord, dataset: str | None) -> Dataset:
             data = load_dataset(candidate)
         except (FormatError, RuntimeError, OSError):
             continue
-        if data.content_hash() == source.dataset_hash:
+        if data.hash_matches(source.dataset_hash):
             return data
     fail(f"cannot find the dataset run {source.name!r} used ({source.dataset_name!r}); pass it with --dataset")
 

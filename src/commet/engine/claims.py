@@ -65,7 +65,7 @@ def owner_alive(owner: str) -> bool:
 
 
 class StoryClaims:
-    """Hands this process's story slots the next story it could claim, longest first."""
+    """Hands this process's story slots the next story it could claim, in the order of ``todo``."""
 
     def __init__(self, store: Store, run_id: int, todo: list[tuple[int, StoryTurn]], *, chunk: int,
                  ttl: float = LEASE_TTL_S, poll: float = WAIT_POLL_S, crowded: bool = False):
@@ -76,7 +76,7 @@ class StoryClaims:
         self.poll = poll
         self.chunk = max(1, chunk)
         self._by_id = {st.id: (position, st) for position, st in todo}
-        self._candidates = [st.id for _, st in sorted(todo, key=lambda item: -len(item[1].turns))]
+        self._candidates = [st.id for _, st in todo]  # in the order given (the engine's plan)
         self._ready: deque[str] = deque()
         self._lock = asyncio.Lock()
         self.stopped = False

@@ -2,9 +2,9 @@
 
 The new run copies the old run's settings (judge changed) and its turns reuse the stored
 prompts and responses. Judging runs with the same concurrency and caching as ``commet eval``:
-a judge request never depends on earlier verdicts, so every turn of every story is judged
-at once (``concurrency`` calls in flight), and the branch rules are applied per story, in
-order, once its verdicts are in. Feedback that was sent online stays as it was (the
+a judge request never depends on earlier verdicts, so ``concurrency`` workers take the calls
+of every story from one list, in story order, and a story's branch rules are applied, in turn
+order, once its last verdict is in. Feedback that was sent online stays as it was (the
 conversation happened); the report lists the turns where the new verdicts would have chosen
 other feedback. Judgments go through the store's cache, so re-judging twice costs no call.
 """
@@ -15,6 +15,7 @@ import asyncio
 import hashlib
 import json
 import sqlite3
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -95,20 +96,24 @@ async def rejudge(store: Store, source_name: str, judge: Judge, dataset: Dataset
     source = store.get_run(source_name)
     if source is None:
         raise RejudgeError(f"no run named {source_name!r} in {store.path}")
-    if dataset.content_hash() != source.dataset_hash:
+    if not dataset.hash_matches(source.dataset_hash):
         raise RejudgeError(f"dataset {dataset.name!r} is not the one run {source_name!r} used "
                            f"({source.dataset_name!r}); pass the same dataset with --dataset")
     run = _open_run(store, source, judge, new_name or default_name(source, judge))
     settings = _source_settings(source)
-    job = _Rejudging(store, run, judge, dataset, settings, asyncio.Semaphore(max(1, concurrency)), on_progress)
     report = RejudgeReport(source=source, run=run)
+    job = _Rejudging(store, run, judge, dataset, settings, report, on_progress)
     store.set_run_status(run.id, "running")
     by_story: dict[str, list[sqlite3.Row]] = {}
     for row in store.turn_rows(source.id):
         by_story.setdefault(row["story_id"], []).append(row)
     stories = store.story_rows(source.id)
+    calls = deque(call for story in stories for call in job.prepare(story, by_story.get(story["story_id"], [])))
     with store.write_batches():
-        await asyncio.gather(*(job.story(story, by_story.get(story["story_id"], []), report) for story in stories))
+        await asyncio.gather(*(job.worker(calls) for _ in range(min(max(1, concurrency), len(calls)))))
+        for story in stories:  # stories with no answered turn have no call to finish them
+            if job.pending.get(story["story_id"]) == 0:
+                job.finish(story["story_id"])
     position = {story["story_id"]: story["position"] for story in stories}
     report.feedback_changes.sort(key=lambda change: (position[change.story_id], change.turn))
     report.changed.sort(key=lambda change: (position[change[0]], change[1]))
@@ -118,46 +123,68 @@ async def rejudge(store: Store, source_name: str, judge: Judge, dataset: Dataset
     return report
 
 
+@dataclass
+class _Story:
+    """A story being re-judged: its rows and the verdicts that have come in (None: nothing to judge)."""
+
+    row: sqlite3.Row
+    rows: list[sqlite3.Row]
+    verdicts: list[tuple[Verdict, str | None, bool] | None]
+
+
 class _Rejudging:
-    """One re-judging job: its store, run, judge, pictures and the semaphore over judge calls."""
+    """One re-judging job: ``concurrency`` workers take judge calls in story order from one list; a
+    story's branch rules are applied and its turns recorded when its last verdict comes in."""
 
     def __init__(self, store: Store, run: RunRecord, judge: Judge, dataset: Dataset, settings: EvalSettings,
-                 slots: asyncio.Semaphore, on_progress: Callable[[int], None] | None):
+                 report: RejudgeReport, on_progress: Callable[[int], None] | None):
         self.store, self.run, self.judge, self.dataset, self.settings = store, run, judge, dataset, settings
-        self.slots = slots
+        self.report = report
         self.on_progress = on_progress
         self.pictures = PictureCache(dataset, max_side=settings.image_max_side, fmt=settings.image_format)
+        self.stories: dict[str, _Story] = {}
+        self.pending: dict[str, int] = {}  # story -> verdicts still to come
         self.decided: list[str] = []
         self.judged = 0
 
-    async def _judge(self, request: JudgeRequest) -> tuple[Verdict, str | None, bool]:
-        async with self.slots:
-            return await judge_cached(self.store, self.run.id, self.judge, request)
-
-    async def story(self, story: sqlite3.Row, rows: list[sqlite3.Row], report: RejudgeReport) -> None:
-        """Judge one story's answered turns concurrently, then apply the branch rules in order and record."""
+    def prepare(self, story: sqlite3.Row, rows: list[sqlite3.Row]) -> list[tuple[str, int, JudgeRequest]]:
+        """The judge calls of one story's answered turns: (story id, row index, request)."""
         story_id = story["story_id"]
         storyturn = self.dataset.get(story_id)
         policy = self.settings.judge_images
         with_pictures = policy is JudgeImages.ON or policy is JudgeImages.NEEDED and storyturn.image_dependent
         earlier: list[tuple[str, str]] = []
         shown: list[ImagePart] = []
-        pending: list[asyncio.Future[tuple[Verdict, str | None, bool]] | None] = []
-        for row in rows:
+        calls = []
+        for index, row in enumerate(rows):
             if with_pictures:
                 shown.extend(self.pictures.part(image["id"]) for image in json.loads(row["images_json"]))
             if row["response"] is None:  # the model call failed: nothing to judge
-                pending.append(None)
                 continue
-            request = judge_request(storyturn, row["turn"], row["prompt"], row["response"], earlier, shown)
-            pending.append(asyncio.ensure_future(self._judge(request)))
+            calls.append((story_id, index, judge_request(storyturn, row["turn"], row["prompt"], row["response"],
+                                                         earlier, shown)))
             earlier.append((row["prompt"], row["response"]))
-        verdicts = [await task if task is not None else None for task in pending]
+        self.stories[story_id] = _Story(story, rows, [None] * len(rows))
+        self.pending[story_id] = len(calls)
+        return calls
 
+    async def worker(self, calls: deque[tuple[str, int, JudgeRequest]]) -> None:
+        while calls:
+            story_id, index, request = calls.popleft()
+            self.stories[story_id].verdicts[index] = await judge_cached(self.store, self.run.id, self.judge, request)
+            self.pending[story_id] -= 1
+            if self.pending[story_id] == 0:
+                self.finish(story_id)
+
+    def finish(self, story_id: str) -> None:
+        """Apply the branch rules to a story's verdicts in turn order and record its turns and result."""
+        state = self.stories[story_id]
+        story, rows, report = state.row, state.rows, self.report
+        storyturn = self.dataset.get(story_id)
         previous: PreviousOutcome | None = None
         active_branch: int | None = None
         all_correct = True
-        for row, judged in zip(rows, verdicts, strict=True):
+        for row, judged in zip(rows, state.verdicts, strict=True):
             k = row["turn"]
             turn = storyturn.turns[k]
             fields = {key: row[key] for key in ("prompt", "images_json", "feedback_kind", "expected_json", "model_key")}
@@ -188,6 +215,7 @@ class _Rejudging:
             self.judged += 1
             if self.on_progress:
                 self.on_progress(self.judged)
+        self.pending[story_id] = -1  # finished
         self.store.record_story(self.run.id, story_id, position=story["position"], task=story["task"],
                                 category=story["category"], image_dependent=story["image_dependent"],
                                 source=story["source"], status=story["status"],

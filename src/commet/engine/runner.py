@@ -38,6 +38,7 @@ from commet.engine.conversation import (
 )
 from commet.engine.judging import judge_cached, record_scored_turn
 from commet.engine.pictures import PictureCache
+from commet.engine.schedule import planned_order
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
 from commet.judges.base import Judge, JudgeRequest, Verdict, spent
@@ -304,12 +305,15 @@ class Engine:
 
     # run bookkeeping ------------------------------------------------------------------------------
     def open_run(self, name: str | None) -> RunRecord:
-        dataset_hash = self.dataset.content_hash()
+        pictures = self.settings.images is not ImagePolicy.off  # a run without pictures never reads them
+        dataset_hash = self.dataset.content_hash(pictures=pictures)
         digest = config_hash(self.model, self.judge, self.settings, dataset_hash)
         name = name or default_run_name(self.model, self.settings, self.dataset, digest)
         existing = self.store.get_run(name)
         if existing is not None:
-            if existing.config_hash != digest:
+            # (runs recorded before the hash left the pictures out of runs without pictures resume too)
+            if existing.config_hash != digest and (pictures or existing.config_hash != config_hash(
+                    self.model, self.judge, self.settings, self.dataset.content_hash())):
                 wanted = run_configuration(self.model, self.judge, self.settings, self.dataset, dataset_hash)
                 raise RunConflictError(conflict_message(name, self.store.path, stored_configuration(existing), wanted))
             return existing
@@ -385,17 +389,18 @@ class Engine:
         return (model or 0.0) + (spend.judge_cost or 0.0)
 
     async def run_stories(self, run: RunRecord, todo: list[tuple[int, StoryTurn]]) -> None:
-        """Run the given StoryTurns, ``concurrency`` at a time, the longest first.
+        """Run the given StoryTurns, ``concurrency`` at a time, on a balanced plan (:mod:`commet.engine.schedule`).
 
-        Longest first keeps the last wave short: when the queue runs dry, the stories still in
-        flight are the short ones, so fewer slots sit idle at the end (results do not depend on
-        the order; each StoryTurn keeps its position). Each story is claimed in the store first
-        (:mod:`commet.engine.claims`), so other processes on the same run take the others, and
-        rate limits are one budget in the store shared with them.
+        The StoryTurns are handed out in the order of a plan that gives every slot about the same
+        number of turns (so all slots finish at about the same time), each to the first free slot;
+        results do not depend on the order (each StoryTurn keeps its position). Each story is
+        claimed in the store first (:mod:`commet.engine.claims`), so other processes on the same
+        run take the others, and rate limits are one budget in the store shared with them.
         """
         share_rate_budgets(self.store, self.model, self.judge)
-        claims = StoryClaims(self.store, run.id, todo, chunk=max(1, min(16, self.concurrency // 4)),
-                             crowded=self.crowded)
+        order = planned_order([len(storyturn.turns) for _, storyturn in todo], self.concurrency)
+        claims = StoryClaims(self.store, run.id, [todo[i] for i in order],
+                             chunk=max(1, min(16, self.concurrency // 4)), crowded=self.crowded)
         self._claims = claims
         with self.store.write_batches(), claims.held():
             workers = [asyncio.create_task(self._worker(run, claims, slot * self.start_interval))
@@ -528,7 +533,8 @@ class Engine:
 
     async def _call_model_once(self, run: RunRecord, story_id: str, turn: int, request: ModelRequest,
                                key: str) -> tuple[str, str, float]:
-        cached = self.store.cached_model_call(key)
+        # with other processes on the run, a row one of them just wrote counts: ask SQLite, not only the index
+        cached = self.store.cached_model_call(key, fresh=self._claims is not None and self._claims.crowded)
         if cached is not None:
             self.store.record_model_call(run_id=run.id, story_id=story_id, turn=turn, key=key, model=self.model.spec,
                                          request_json="{}", response_text=cached["response_text"], cached=True)

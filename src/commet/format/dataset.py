@@ -22,7 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from commet.format.model import StoryTurn
-from commet.format.pipe import RawStoryTurn, parse_storyturn, to_pipe_record
+from commet.format.pipe import FIELDS, RawStoryTurn, parse_storyturn, printed_turns, to_pipe_record
 from commet.format.problems import FormatError, Problem
 from commet.taxonomy import BOOKLET, Taxonomy, TaxonomyError, taxonomy_dict
 
@@ -132,15 +132,37 @@ class Dataset:
             raise FileNotFoundError(f"image {image_id!r} not found in {self.images_dir or 'memory'}")
         return path.read_bytes()
 
-    def content_hash(self) -> str:
-        """A hash of the StoryTurns and the picture bytes they use: runs record it to tell datasets apart."""
+    def content_hash(self, *, pictures: bool = True) -> str:
+        """A hash of the StoryTurns and the picture bytes they use: runs record it to tell datasets apart.
+
+        ``pictures=False`` leaves the pictures out, for a run that shows none (its results do not
+        depend on them, so its pictures are neither read nor hashed).
+        """
         digest = hashlib.sha256()
+        pictures_seen: dict[str, bytes | None] = {}  # one read and hash per picture
         for storyturn in self.storyturns:
             digest.update(storyturn.model_dump_json().encode())
+            if not pictures:
+                continue
             for image_id in storyturn.images:
-                if self.has_image(image_id):
-                    digest.update(hashlib.sha256(self.image_bytes(image_id)).digest())
+                if image_id not in pictures_seen:
+                    pictures_seen[image_id] = self._picture_digest(image_id)
+                picture = pictures_seen[image_id]
+                if picture is not None:
+                    digest.update(picture)
         return digest.hexdigest()
+
+    def hash_matches(self, digest: str) -> bool:
+        """Whether ``digest`` is this dataset's content hash, with its pictures or without (a run that showed none)."""
+        return digest in (self.content_hash(pictures=False), self.content_hash())
+
+    def _picture_digest(self, image_id: str) -> bytes | None:
+        """sha256 of a picture's bytes, None when the dataset has no such picture."""
+        for name in image_file_candidates(image_id):
+            if name in self.images:
+                return hashlib.sha256(self.images[name]).digest()
+        path = self.image_path(image_id)
+        return hashlib.sha256(path.read_bytes()).digest() if path is not None else None
 
     def metadata(self) -> dict[str, object]:
         """The ``dataset.json`` object: a declared taxonomy is written as ``tasks``/``categories``/
@@ -283,6 +305,10 @@ def _json_problem(file: str, text: str, offset: int, exc: json.JSONDecodeError |
     return Problem(file, line, None, None, None, f"invalid JSON: {message}", column=column)
 
 
+PRINTED_FORM_WARNING = ("read as the paper's printed form (quoted turns separated by commas, quotes inside them "
+                        "not escaped); save it as JSON (commet convert) to silence this")
+
+
 def _json_values_with_lines(text: str, file: str) -> tuple[list[tuple[int, object]], list[Problem]]:
     """Top-level records of a JSON document (a list of records, or one record) or of a JSONL file.
 
@@ -316,7 +342,8 @@ def _json_values_with_lines(text: str, file: str) -> tuple[list[tuple[int, objec
     try:
         json.loads(first_line)
     except (json.JSONDecodeError, RecursionError):
-        return [], [_json_problem(file, text, 0, whole_error)]
+        if printed_turns(first_line) is None:
+            return [], [_json_problem(file, text, 0, whole_error)]
     values, problems = [], []
     offset = 0
     for number, line in enumerate(lines, start=1):
@@ -324,7 +351,12 @@ def _json_values_with_lines(text: str, file: str) -> tuple[list[tuple[int, objec
             try:
                 values.append((number, json.loads(line)))
             except (json.JSONDecodeError, RecursionError) as exc:
-                problems.append(_json_problem(file, text, offset, exc))
+                turns = printed_turns(line)
+                if turns is None:
+                    problems.append(_json_problem(file, text, offset, exc))
+                else:  # the paper's printed form (Table 13): quotes inside turns are not escaped
+                    values.append((number, turns))
+                    problems.append(Problem(file, number, None, None, None, PRINTED_FORM_WARNING, "warning"))
         offset += len(line) + 1
     return values, problems
 
@@ -368,6 +400,8 @@ def _record_storyturn(value: object, *, file: str, line: int, default_id: str) -
     story = value.get("id") if isinstance(value, dict) and isinstance(value.get("id"), str) and value["id"] else None
     if _too_deep(value):
         raise FormatError([Problem(file, line, story, None, None, f"JSON nested more than {MAX_JSON_DEPTH} levels deep")])
+    if isinstance(value, str) and value.count("|") == len(FIELDS) - 1:
+        value = [value]  # a one-turn StoryTurn as the paper prints it: one quoted pipe turn
     if isinstance(value, list):
         return parse_storyturn(RawStoryTurn(turns=value, line=line), file=file, default_id=default_id)
     if not isinstance(value, dict):
@@ -406,6 +440,8 @@ def read_storyturns(path: str | Path) -> Dataset:
     dataset = Dataset(storyturns=[], name=path.stem, source_file=file,
                       root=path.parent if (path.parent / IMAGES_DIR).is_dir() else None)
     values, problems = _json_values_with_lines(text, file)
+    dataset.warnings.extend(p for p in problems if p.severity == "warning")
+    problems = [p for p in problems if p.severity != "warning"]
     for position, (line, value) in enumerate(values):
         try:
             storyturn, warnings = _record_storyturn(value, file=file, line=line,

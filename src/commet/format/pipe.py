@@ -51,6 +51,38 @@ def split_outside_quotes(text: str, sep: str) -> list[str]:
     return parts
 
 
+_PRINTED_SEPARATOR = re.compile(r'["\u201d]\s*,\s*["\u201c]')
+
+
+def printed_turns(text: str) -> list[str] | None:
+    """The turn strings of a StoryTurn as the paper prints it (Table 13), or None when it is not that.
+
+    The paper prints a StoryTurn as quoted turns separated by commas, ``"turn", "turn"``, with
+    quotes inside the story text left unescaped, so it is not JSON. A separator ``", "`` is taken
+    as the end of a turn only where the text before it holds a whole turn (four ``|``), so a quoted
+    remark inside a story ("...," she said, "...") stays in its turn.
+    """
+    body = text.strip()
+    if body.startswith("[") and body.endswith("]"):
+        body = body[1:-1].strip()
+    if len(body) < 2 or body[0] not in "\"\u201c" or body[-1] not in "\"\u201d":
+        return None
+    body = body[1:-1]
+    turns: list[str] = []
+    current = ""
+    start = 0
+    for match in _PRINTED_SEPARATOR.finditer(body):
+        candidate = current + body[start:match.start()]
+        if candidate.count("|") == len(FIELDS) - 1:
+            turns.append(candidate)
+            current = ""
+        else:
+            current = candidate + body[match.start():match.end()]
+        start = match.end()
+    turns.append(current + body[start:])
+    return turns if all(turn.count("|") == len(FIELDS) - 1 for turn in turns) else None
+
+
 def split_turn_fields(text: str) -> list[str] | None:
     """The five stripped fields of one pipe turn, or None when they cannot be found."""
     for fields in (split_outside_quotes(text, "|"), text.split("|")):
@@ -111,9 +143,13 @@ def _norm(text: str) -> str:
     return re.sub(r"[^a-z0-9 ]+", "", text.lower()).strip()
 
 
+def _looks_like_branch(part: str) -> bool:
+    """A part that could be an answer of its own: it does not continue a sentence ("because ...", "she ...")."""
+    return bool(part) and not part[0].islower() and not part.lower().startswith("because")
+
+
 def _looks_like_option(part: str) -> bool:
-    words = part.split()
-    return 0 < len(words) <= 5 and not part[0].islower() and not part.lower().startswith("because")
+    return _looks_like_branch(part) and len(part.split()) <= 5
 
 
 @dataclass
@@ -134,9 +170,10 @@ def decide_branches(raw_answers: list[str], questions: list[str], feedbacks: lis
     """
     parts = [[p.strip() for p in split_outside_quotes(a, ";") if p.strip()] for a in raw_answers]
     option_like = {k: len(p) > 1 and all(_looks_like_option(x) for x in p) for k, p in enumerate(parts)}
-    count_votes: dict[int, int] = {}
+    branch_like = {k: len(p) > 1 and all(_looks_like_branch(x) for x in p) for k, p in enumerate(parts)}
+    count_votes: dict[int, int] = {}  # how many turns have this many branch-like parts
     for k, p in enumerate(parts):
-        if option_like[k]:
+        if branch_like[k]:
             count_votes[len(p)] = count_votes.get(len(p), 0) + 1
 
     decision = BranchDecision(answers=[])
@@ -155,9 +192,15 @@ def decide_branches(raw_answers: list[str], questions: list[str], feedbacks: lis
             decision.answers.append(p)
             decision.notes.append((k, f"treated {len(p)} semicolon-separated parts as branches, but no other "
                                       "turn, feedback or the question corroborates it"))
+        elif branch_like[k] and shared_count:  # long options, but another turn's branches line up with them
+            decision.answers.append(p)
         else:
             decision.answers.append([raw_answers[k].strip()])
-            if all(_looks_like_option(x) for x in p[1:]) and not p[0].lower().startswith("because"):
+            if branch_like[k]:
+                decision.notes.append((k, f"{len(p)} semicolon-separated parts, some longer than five words, read "
+                                          "as one answer: no other turn or feedback lines up with them as branches; "
+                                          "check whether they were meant as branches"))
+            elif all(_looks_like_option(x) for x in p[1:]) and not p[0].lower().startswith("because"):
                 decision.notes.append((k, "semicolons read as part of one explanatory answer; check whether "
                                           "they were meant as branches"))
     return decision

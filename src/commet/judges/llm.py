@@ -10,6 +10,7 @@ it is stored with every judgment and is part of the cache key.
 from __future__ import annotations
 
 import json
+from functools import cached_property
 
 from commet.judges.base import Judge, JudgeRequest, Verdict
 from commet.judges.prompts import (
@@ -44,10 +45,15 @@ class LLMJudge(Judge):
         self.attempts = max(1, attempts)
         self.name = f"llm:{model.spec}@{version}"
 
+    @cached_property
+    def _identity_json(self) -> tuple[str, str]:
+        """The judge's name and its model's identity as canonical JSON, made once (they never change)."""
+        return json.dumps(self.name), json.dumps(self.model.identity(), sort_keys=True)
+
     def cache_key(self, request: JudgeRequest) -> str:
         """Judge name, prompt version, the model's full identity (output-changing options) and the inputs."""
-        return json_key(judge=json.dumps(self.name), model=json.dumps(self.model.identity(), sort_keys=True),
-                        request=request.fingerprint_json)
+        name, model = self._identity_json
+        return json_key(judge=name, model=model, request=request.fingerprint_json)
 
     def price_known(self) -> bool:
         return self.model.price_known()

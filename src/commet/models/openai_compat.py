@@ -20,15 +20,18 @@ Options (query string of the spec):
 * transport: ``timeout``, ``max_attempts``, ``backoff_base``, ``backoff_max``, ``rpm``, ``tpm``,
   ``price_in``, ``price_out``.
 
-Two transports, the same requests. The ``AsyncOpenAI`` client is always built: it resolves
-the base URL and the headers (key, organisation, project, user agent, platform headers). With
-``transport=sdk`` every call goes through ``client.post``. With ``transport=direct`` (the
-default) the body is POSTed to the SDK client's URL with the SDK client's headers over one
-aiohttp session: the SDK's per-request machinery (options model, URL and header merge, httpx
-request, auth hook, response wrapper) costs about 2 ms of CPU per call, more than a whole
-call's budget when a local server answers hundreds of calls a second
-(``bench/bench_openai_server.py``). Tests check that both transports send the same body and
-headers and meet faults the same way.
+Two transports, the same requests. With ``transport=sdk`` every call goes through the SDK
+client's ``client.post``. With ``transport=direct`` (the default) the body is POSTed over one
+aiohttp session to the URL and with the headers the SDK client would use (key, organisation,
+project, user agent, platform headers): the SDK's per-request machinery (options model, URL and
+header merge, httpx request, auth hook, response wrapper) costs about 2 ms of CPU per call,
+more than a whole call's budget when a local server answers hundreds of calls a second
+(``bench/bench_openai_server.py``). That URL and those headers are computed the way the SDK
+computes them (:func:`sdk_target`) without importing it: ``import openai`` alone costs about
+a second of CPU at start-up. A configuration this does not reproduce with certainty (a
+``base_url`` the SDK would normalise) builds the SDK client and takes them from it. Tests
+check that both transports send the same bytes and headers and meet faults the same way, and
+that the computed headers equal the SDK client's.
 
 Pictures travel as ``data:`` URLs in ``image_url`` content parts, in the order of the
 message's parts. A ``content_filter`` finish or a ``refusal`` field is a non-retryable
@@ -39,8 +42,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import json
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from commet.models.base import (
@@ -101,10 +107,6 @@ class OpenAIChatModel(RemoteModel):
         self.token_param = self.options.get("token_param", default_param)
         if self.token_param not in ("max_tokens", "max_completion_tokens"):
             raise UnknownModelError("openai: token_param must be max_tokens or max_completion_tokens")
-        try:
-            import openai
-        except ImportError as exc:  # pragma: no cover - the extra is installed in tests
-            raise UnknownModelError(f"openai provider needs the SDK: pip install 'commet-bench[openai]' ({exc})") from None
         has_aiohttp = _has_aiohttp()
         transport = self.options.get("transport", "direct" if has_aiohttp else "sdk")
         if transport not in ("direct", "sdk"):
@@ -113,6 +115,11 @@ class OpenAIChatModel(RemoteModel):
             raise UnknownModelError("openai: transport=direct needs aiohttp: pip install 'commet-bench[openai]'")
 
         def connect(base_url: str | None) -> tuple[Any, DirectChatTransport | None]:
+            target = sdk_target(self.api_key, base_url) if transport == "direct" else None
+            if target is not None:  # the SDK client's URL and headers, without importing the SDK
+                return None, DirectChatTransport(target.url, lambda: target.headers)
+            import openai
+
             if transport == "direct":
                 http_client = _idle_http_client(openai)
             else:
@@ -121,7 +128,10 @@ class OpenAIChatModel(RemoteModel):
                 http_client = openai.DefaultAioHttpClient() if has_aiohttp else openai.DefaultAsyncHttpxClient()
             client = openai.AsyncOpenAI(api_key=self.api_key, base_url=base_url, max_retries=0,
                                         timeout=self.policy.timeout, http_client=http_client)
-            return client, DirectChatTransport(client) if transport == "direct" else None
+            if transport != "direct":
+                return client, None
+            return client, DirectChatTransport(f"{str(client.base_url).rstrip('/')}/chat/completions",
+                                               lambda: {**client.default_headers, **client.auth_headers})
 
         self.pool: EndpointPool[tuple[Any, DirectChatTransport | None]] = EndpointPool(
             [Endpoint(url or "default", connect(url)) for url in (self.base_urls or [None])])
@@ -181,7 +191,8 @@ class OpenAIChatModel(RemoteModel):
             client, direct = endpoint.client
             if direct is not None:
                 await direct.aclose()
-            await client.close()
+            if client is not None:
+                await client.close()
 
 
 def endpoint_failure(error: ModelCallError) -> bool:
@@ -201,17 +212,19 @@ class HTTPStatusFailure(Exception):
 class DirectChatTransport:
     """POST chat completion bodies to the SDK client's URL, with its headers, over one aiohttp session.
 
-    The session is opened on first use, inside the running event loop, and the headers are
-    the SDK client's own (``default_headers`` and ``auth_headers``) taken then. Timeouts and
-    retries are the run's :class:`~commet.models.retry.RetryPolicy`. A proxy from the
-    environment (``HTTPS_PROXY``, ``NO_PROXY``, ...) is looked up once, and https trusts
+    The session is opened on first use, inside the running event loop, and ``headers()`` is
+    called then (the SDK's ``X-Stainless-Async`` header names the running async library).
+    Timeouts and retries are the run's :class:`~commet.models.retry.RetryPolicy`. A proxy from
+    the environment (``HTTPS_PROXY``, ``NO_PROXY``, ...) is looked up once, and https trusts
     ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` when set, else the certifi CA bundle, as the SDK's
     httpx client does.
     """
 
-    def __init__(self, client: Any, *, connections: int = 1000):
-        self._client = client
-        self.url = f"{str(client.base_url).rstrip('/')}/chat/completions"
+    def __init__(self, url: str, headers: Callable[[], Mapping[str, object]], *, connections: int = 1000):
+        import aiohttp  # noqa: F401 - imported with the model, not on the first call's path
+
+        self.url = url
+        self._headers = headers
         self.connections = connections
         self.headers: dict[str, str] = {}
         self.proxy = env_proxy(self.url)
@@ -220,10 +233,9 @@ class DirectChatTransport:
     def _open(self) -> Any:
         import aiohttp
 
-        headers = {**self._client.default_headers, **self._client.auth_headers}
-        self.headers = {name: value for name, value in headers.items() if isinstance(value, str)}
+        self.headers = {name: value for name, value in self._headers().items() if isinstance(value, str)}
         self.headers["Content-Type"] = "application/json"
-        ssl: Any = True
+        ssl: Any = False  # plain http: no TLS context to build
         if self.url.startswith("https:"):
             import os
             import ssl as ssl_module
@@ -252,6 +264,123 @@ class DirectChatTransport:
 
 def create(name: str, options: dict[str, str]) -> OpenAIChatModel:
     return OpenAIChatModel(name, options)
+
+
+@dataclass(frozen=True)
+class ChatTarget:
+    """Where a chat completion goes and the headers the SDK client sends with it."""
+
+    url: str
+    headers: dict[str, str]
+
+
+#: the SDK's default endpoint (``AsyncOpenAI`` without ``base_url`` and without ``OPENAI_BASE_URL``)
+OPENAI_API_BASE = "https://api.openai.com/v1"
+#: a base URL the SDK (httpx's URL) keeps byte for byte: lower-case scheme and host names, a port
+#: that is not the scheme's default, a path of characters kept as they are, without ``.``/``..``
+#: segments or empty ones, no query, user info or fragment
+_PLAIN_URL = re.compile(r"(?P<scheme>https?)://[a-z0-9-]+(?:\.[a-z0-9-]+)*(?::(?P<port>[1-9][0-9]{0,4}))?"
+                        r"(?P<path>(?:/[A-Za-z0-9._~!$&'()*+,;=:@-]+)*/?)")
+_DEFAULT_PORTS = {"http": "80", "https": "443"}
+
+
+def plain_base_url(url: str) -> bool:
+    """Whether the SDK would use ``url`` exactly as written (else it normalises it and is asked instead)."""
+    match = _PLAIN_URL.fullmatch(url)
+    return (match is not None and match["port"] != _DEFAULT_PORTS[match["scheme"]]
+            and int(match["port"] or 0) <= 65535 and not re.search(r"/\.\.?(?:/|$)", match["path"]))
+
+
+def sdk_target(api_key: str | None, base_url: str | None) -> ChatTarget | None:
+    """The URL and headers ``AsyncOpenAI(api_key=..., base_url=...)`` would use, computed without importing the SDK.
+
+    Mirrors the SDK's client (``_base_client.platform_headers``, ``default_headers``,
+    ``auth_headers``, ``OPENAI_BASE_URL`` / ``OPENAI_ORG_ID`` / ``OPENAI_PROJECT_ID``), asked
+    from inside an asyncio loop. None when the result could differ from the SDK's (no key, a
+    base URL the SDK would normalise, an SDK whose version cannot be read): the caller then
+    asks the SDK itself.
+    """
+    import os
+
+    if not api_key:
+        return None
+    base = base_url if base_url is not None else os.environ.get("OPENAI_BASE_URL") or OPENAI_API_BASE
+    if not plain_base_url(base):
+        return None
+    version = _sdk_version()
+    if version is None:
+        return None
+    headers = {"Accept": "application/json", "Content-Type": "application/json",
+               "User-Agent": f"AsyncOpenAI/Python {version}", **_platform_headers(version),
+               "X-Stainless-Async": "async:asyncio"}  # aiohttp runs only in asyncio
+    for header, env in (("OpenAI-Organization", "OPENAI_ORG_ID"), ("OpenAI-Project", "OPENAI_PROJECT_ID")):
+        value = os.environ.get(env)
+        if value is not None:
+            headers[header] = value
+    headers["Authorization"] = f"Bearer {api_key}"
+    return ChatTarget(f"{base.rstrip('/')}/chat/completions", headers)
+
+
+@functools.lru_cache(maxsize=1)
+def _sdk_version() -> str | None:
+    """The installed SDK's ``openai.__version__``, read from its ``_version.py`` without importing the package."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("openai")
+    if spec is None or spec.origin is None:
+        return None
+    try:
+        text = (Path(spec.origin).parent / "_version.py").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    match = re.search(r'^__version__\s*=\s*"([^"]+)"', text, re.MULTILINE)
+    return match[1] if match else None
+
+
+@functools.cache
+def _platform_headers(version: str) -> dict[str, str]:
+    """The SDK's ``X-Stainless-*`` platform headers (``openai._base_client.platform_headers``)."""
+    import platform
+    import sys
+
+    def guarded(read: Callable[[], str], default: str) -> str:
+        try:
+            return read()
+        except Exception:  # noqa: BLE001 - the SDK answers "unknown" when the platform module fails
+            return default
+
+    def os_name() -> str:
+        system, name = platform.system().lower(), platform.platform().lower()
+        if "iphone" in name or "ipad" in name:
+            return "iOS"
+        named = {"darwin": "MacOS", "windows": "Windows", "freebsd": "FreeBSD", "openbsd": "OpenBSD"}
+        if system in named:
+            return named[system]
+        if "android" in name:
+            return "Android"
+        if system == "linux":
+            try:
+                distro = platform.freedesktop_os_release().get("ID", "").lower()
+            except OSError:
+                distro = ""
+            return {"freebsd": "FreeBSD", "openbsd": "OpenBSD"}.get(distro, "Linux")
+        return f"Other:{name}" if name else "Unknown"
+
+    def arch() -> str:
+        machine = platform.machine().lower()
+        if machine in ("arm64", "aarch64"):
+            return "arm64"
+        if machine in ("arm", "x86_64"):
+            return {"arm": "arm", "x86_64": "x64"}[machine]
+        if sys.maxsize <= 2**32:
+            return "x32"
+        return f"other:{machine}" if machine else "unknown"
+
+    return {"X-Stainless-Lang": "python", "X-Stainless-Package-Version": version,
+            "X-Stainless-OS": guarded(os_name, "Unknown"), "X-Stainless-Arch": guarded(arch, "unknown"),
+            "X-Stainless-Runtime": guarded(platform.python_implementation, "unknown"),
+            "X-Stainless-Runtime-Version": guarded(platform.python_version, "unknown")}
 
 
 def env_proxy(url: str) -> str | None:

@@ -3,21 +3,31 @@
 Every figure of a report is a ratio of per-story sums (correct stories / stories, correct
 questions / questions, effective feedback / feedback cases), so one resampling scheme serves
 them all: StoryTurns are drawn with replacement (a cluster bootstrap: a story's questions
-stay together) and the ratio is recomputed. Pure Python with a fixed seed, so the same
-store always gives the same intervals, with or without numpy installed.
+stay together) and the ratio is recomputed. The draws come from ``random.Random(seed)``, so
+the same store always gives the same intervals; the resampled sums are NumPy array sums over
+blocks of resamples (2,000 resamples of 600 StoryTurns in milliseconds, not the half second
+of a Python loop, at the end of every ``commet eval``). Whole-number counts are summed as
+integers, so the intervals are exactly those of the plain Python computation.
 """
 
 from __future__ import annotations
 
+import functools
 import random
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from math import comb, exp, lgamma, log, log1p
+
+import numpy as np
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 0
 LEVEL = 0.95
+#: index draws held at once (resamples x StoryTurns): memory stays small for any dataset
+BLOCK_DRAWS = 1 << 20
+#: draws kept for the next figure with the same StoryTurn count (8 bytes each)
+CACHED_DRAWS = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -47,20 +57,50 @@ class Range(Estimate):
         return round(self.upper.k - self.k)
 
 
-def _quantile(sorted_values: list[float], q: float) -> float:
+def _quantile(sorted_values: Sequence[float], q: float) -> float:
     """Linear-interpolation quantile of already sorted values (numpy's default method)."""
     position = q * (len(sorted_values) - 1)
     lower = int(position)
     upper = min(lower + 1, len(sorted_values) - 1)
-    return sorted_values[lower] + (sorted_values[upper] - sorted_values[lower]) * (position - lower)
+    return float(sorted_values[lower] + (sorted_values[upper] - sorted_values[lower]) * (position - lower))
 
 
-def _resample_indices(n: int, resamples: int, seed: int) -> Iterator[list[int]]:
-    """``resamples`` lists of ``n`` indices drawn with replacement (64-bit draws reduced modulo n: fast, unbiased
-    to 1 part in 2**64, and the same on every run with the same seed)."""
+def _resample_indices(n: int, resamples: int, seed: int) -> Iterable[np.ndarray]:
+    """Blocks of rows of ``n`` indices drawn with replacement, ``resamples`` rows in all.
+
+    Each index is a 64-bit draw reduced modulo n (unbiased to 1 part in 2**64); the draws are
+    ``random.Random(seed).randbytes`` read as little-endian words, one stream whatever the block
+    size, so the same seed gives the same resamples on every run and every machine. A report
+    asks for the same draws for many figures: up to ``CACHED_DRAWS`` of them are kept.
+    """
+    if n * resamples <= CACHED_DRAWS:
+        return _kept_indices(n, resamples, seed)
+    return _draw_indices(n, resamples, seed)
+
+
+@functools.lru_cache(maxsize=4)
+def _kept_indices(n: int, resamples: int, seed: int) -> tuple[np.ndarray, ...]:
+    blocks = tuple(_draw_indices(n, resamples, seed))
+    for block in blocks:
+        block.flags.writeable = False
+    return blocks
+
+
+def _draw_indices(n: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
     rng = random.Random(seed)
-    for _ in range(resamples):
-        yield list(map(n.__rmod__, memoryview(rng.randbytes(8 * n)).cast("Q")))
+    rows = max(1, BLOCK_DRAWS // max(n, 1))
+    for start in range(0, resamples, rows):
+        count = min(rows, resamples - start)
+        words = np.frombuffer(rng.randbytes(8 * n * count), dtype="<u8").reshape(count, n)
+        yield (words % np.uint64(n)).astype(np.intp)
+
+
+def _exact_array(values: Sequence[float]) -> np.ndarray:
+    """``values`` as int64 when they are all whole numbers (sums then exact), else as float64."""
+    array = np.asarray(values, dtype=np.float64)
+    if array.size and np.all(array == np.round(array)) and np.all(np.abs(array) < 2.0 ** 53):
+        return array.astype(np.int64)
+    return array
 
 
 def _binary_resamples(n: int, k: int, resamples: int, seed: int) -> list[float]:
@@ -95,14 +135,15 @@ def bootstrap_ratio(numerators: Sequence[float], denominators: Sequence[float] |
     if not n:
         return Estimate(k, n)
     if all(d == 1 for d in dens) and all(x in (0, 1) for x in nums):
-        ratios = _binary_resamples(len(nums), int(k), resamples, seed)
+        ratios = np.sort(np.asarray(_binary_resamples(len(nums), int(k), resamples, seed)))
     else:
-        ratios = []
+        num_array, den_array = _exact_array(nums), _exact_array(dens)
+        blocks = []
         for idx in _resample_indices(len(nums), resamples, seed):
-            total = sum(map(dens.__getitem__, idx))
-            if total:
-                ratios.append(100.0 * sum(map(nums.__getitem__, idx)) / total)
-    ratios.sort()
+            totals = den_array[idx].sum(axis=1)
+            kept = totals != 0
+            blocks.append(100.0 * num_array[idx].sum(axis=1)[kept] / totals[kept])
+        ratios = np.sort(np.concatenate(blocks))
     tail = (1.0 - level) / 2
     return Estimate(k, n, _quantile(ratios, tail), _quantile(ratios, 1.0 - tail))
 
@@ -146,7 +187,9 @@ def paired_comparison(a: Sequence[bool], b: Sequence[bool], *, resamples: int = 
     n = len(a)
     pairs = list(zip(a, b, strict=True))
     diffs = [int(x) - int(y) for x, y in pairs]
-    samples = sorted(100.0 * sum(map(diffs.__getitem__, idx)) / n for idx in _resample_indices(n, resamples, seed))
+    diff_array = np.asarray(diffs, dtype=np.int64)
+    samples = np.sort(np.concatenate([100.0 * diff_array[idx].sum(axis=1) / n
+                                      for idx in _resample_indices(n, resamples, seed)]))
     tail = (1.0 - level) / 2
     a_only = sum(bool(x and not y) for x, y in pairs)
     b_only = sum(bool(y and not x) for x, y in pairs)

@@ -7,6 +7,10 @@ log row as soon as it returns or, while the engine runs (:meth:`Store.write_batc
 together with the other writes of the same pass of the event loop, right after that pass:
 a crash loses at most the calls in flight and those of the last pass. API keys are never
 part of what is stored.
+
+Per call the store does as little as it can on the event loop's path: the rows of one pass
+go in as one ``executemany`` per statement, with one timestamp, in one transaction, and a
+cache miss is answered from an in-memory index of the keys stored (no SELECT).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -26,6 +31,8 @@ from typing import TypeVar
 
 T = TypeVar("T")
 SCHEMA_VERSION = 1
+#: most cache keys per table held in the in-memory index (about 50 bytes each); a larger table is asked
+KEY_INDEX_LIMIT = 500_000
 log = logging.getLogger(__name__)
 Statement = tuple[str, tuple[object, ...]]
 
@@ -217,6 +224,10 @@ class Store:
         self._flush_scheduled = False
         self._flush_error: BaseException | None = None
         self._in_flight: dict[str, asyncio.Future[None]] = {}
+        self._stamp: str | None = None  # the timestamp of the writes waiting for the next commit
+        #: per cache table, ``hash(key)`` of every row this connection knows of (None: too many to hold). A
+        #: row another process adds later is not seen (``fresh=True`` asks SQLite): that call is made again
+        self._known_keys: dict[str, set[int] | None] = {}
 
     def close(self) -> None:
         self.flush()
@@ -291,6 +302,7 @@ class Store:
         """Commit the pending writes now (raises what the commit raises; the rows stay pending)."""
         self._flush_scheduled = False
         self._flush_error = None
+        self._stamp = None
         if not self._pending:
             return
         try:
@@ -302,10 +314,55 @@ class Store:
         self._pending_rows.clear()
 
     def _execute(self, statements: list[Statement]) -> None:
-        """Run ``statements`` in one transaction: the caller's open ``transaction()``, else their own."""
+        """Run ``statements`` in one transaction: the caller's open ``transaction()``, else their own.
+
+        Where each table is written by one SQL text, each text goes in as one ``executemany``:
+        rows of one table keep their order, so the result is that of running them one by one
+        (else they are run one by one).
+        """
+        groups = _grouped(statements)
         with nullcontext() if self.db.in_transaction else self._begin_commit():
-            for sql, params in statements:
-                self.db.execute(sql, params)
+            if groups is None:
+                for sql, params in statements:
+                    self.db.execute(sql, params)
+            else:
+                for sql, rows in groups.items():
+                    self.db.executemany(sql, rows)
+
+    def _timestamp(self) -> str:
+        """Now; inside a batch, one timestamp for all the writes of the same commit."""
+        if not self._batching:
+            return now()
+        if self._stamp is None:
+            self._stamp = now()
+        return self._stamp
+
+    def _key_index(self, table: str) -> set[int] | None:
+        """The hashes of the cache keys ``table`` holds, read once (None when there are too many to hold)."""
+        if table not in self._known_keys:
+            keys: set[int] = set()
+            for (key,) in self.db.execute(f"SELECT key FROM {table}"):
+                keys.add(hash(key))
+                if len(keys) > KEY_INDEX_LIMIT:
+                    break
+            self._known_keys[table] = keys if len(keys) <= KEY_INDEX_LIMIT else None
+        return self._known_keys[table]
+
+    def _cached_row(self, table: str, key: str, *, fresh: bool = False) -> sqlite3.Row | dict[str, object] | None:
+        """The stored row of a cache key: pending, or committed (a key the index has never seen is a miss,
+        unless ``fresh``)."""
+        pending = self._pending_rows.get((table, key))
+        if pending is not None:
+            return pending
+        known = self._key_index(table)
+        if known is not None and hash(key) not in known and not fresh:
+            return None
+        return self.db.execute(f"SELECT * FROM {table} WHERE key = ?", (key,)).fetchone()
+
+    def _remember_key(self, table: str, key: str) -> None:
+        known = self._key_index(table)
+        if known is not None:
+            known.add(hash(key))
 
     @contextmanager
     def _begin_commit(self) -> Iterator[None]:
@@ -350,18 +407,16 @@ class Store:
         self._write([("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, finished, run_id))])
 
     # model calls ----------------------------------------------------------------------------------
-    def cached_model_call(self, key: str) -> sqlite3.Row | dict[str, object] | None:
-        pending = self._pending_rows.get(("model_calls", key))
-        if pending is not None:
-            return pending
-        return self.db.execute("SELECT * FROM model_calls WHERE key = ?", (key,)).fetchone()
+    def cached_model_call(self, key: str, *, fresh: bool = False) -> sqlite3.Row | dict[str, object] | None:
+        """The stored call of ``key``; ``fresh`` also finds a row another process wrote since this one looked."""
+        return self._cached_row("model_calls", key, fresh=fresh)
 
     def record_model_call(self, *, run_id: int, story_id: str, turn: int, key: str, model: str,
                           request_json: str, response_text: str | None, finish_reason: str | None = None,
                           input_tokens: int = 0, output_tokens: int = 0, latency_s: float = 0.0, attempts: int = 1,
                           cached: bool = False, error_kind: str | None = None, error: str | None = None) -> None:
         """Store a completed call (cache row + log row in one transaction), a cache hit, or a failure."""
-        stamp = now()
+        stamp = self._timestamp()
         statements: list[Statement] = []
         if response_text is not None and not cached:
             row = {"key": key, "model": model, "request_json": request_json, "response_text": response_text,
@@ -370,6 +425,7 @@ class Store:
             statements.append(_insert("model_calls", row))
             if self._batching:
                 self._pending_rows[("model_calls", key)] = row
+            self._remember_key("model_calls", key)
         statements.append(_insert("call_log", {
             "run_id": run_id, "story_id": story_id, "turn": turn, "kind": "model", "key": key, "cached": int(cached),
             "error_kind": error_kind, "error": error, "latency_s": latency_s, "created_at": stamp}))
@@ -382,14 +438,12 @@ class Store:
         self._write([_insert("model_calls", {
             "key": key, "model": model, "request_json": request_json, "response_text": response_text,
             "finish_reason": finish_reason, "input_tokens": input_tokens, "output_tokens": output_tokens,
-            "latency_s": latency_s, "attempts": attempts, "created_at": now()})])
+            "latency_s": latency_s, "attempts": attempts, "created_at": self._timestamp()})])
+        self._remember_key("model_calls", key)
 
     # judgments ------------------------------------------------------------------------------------
     def cached_judgment(self, key: str) -> sqlite3.Row | dict[str, object] | None:
-        pending = self._pending_rows.get(("judgments", key))
-        if pending is not None:
-            return pending
-        return self.db.execute("SELECT * FROM judgments WHERE key = ?", (key,)).fetchone()
+        return self._cached_row("judgments", key)
 
     def record_judgment(self, *, run_id: int, story_id: str, turn: int, key: str, judge: str,
                         request_json: str, outcome: str | None, branch: int | None, rationale: str,
@@ -397,7 +451,7 @@ class Store:
                         store: bool = True, error: str | None = None) -> None:
         if not store:
             return
-        stamp = now()
+        stamp = self._timestamp()
         statements: list[Statement] = []
         if not cached and outcome is not None and error is None:
             row = {"key": key, "judge": judge, "request_json": request_json, "outcome": outcome, "branch": branch,
@@ -406,6 +460,7 @@ class Store:
             statements.append(_insert("judgments", row))
             if self._batching:
                 self._pending_rows[("judgments", key)] = row
+            self._remember_key("judgments", key)
         statements.append(_insert("call_log", {
             "run_id": run_id, "story_id": story_id, "turn": turn, "kind": "judge", "key": key, "cached": int(cached),
             "error_kind": "judge_error" if error else None, "error": error, "latency_s": latency_s,
@@ -654,6 +709,21 @@ class RunSpend:
     judge_input_tokens: int
     judge_output_tokens: int
     judge_cost: float | None  # None: some judgment had no known price
+
+
+_TABLE = re.compile(r"\b(?:INTO|UPDATE)\s+(\w+)")
+
+
+def _grouped(statements: list[Statement]) -> dict[str, list[tuple[object, ...]]] | None:
+    """The statements' parameters by SQL text, or None when some table is written by two different texts."""
+    groups: dict[str, list[tuple[object, ...]]] = {}
+    table_sql: dict[str, str] = {}
+    for sql, params in statements:
+        match = _TABLE.search(sql)
+        if match is None or table_sql.setdefault(match[1], sql) != sql:
+            return None
+        groups.setdefault(sql, []).append(params)
+    return groups
 
 
 def _insert(table: str, row: dict[str, object]) -> Statement:
