@@ -71,14 +71,14 @@ def _improve(bins: list[list[int]], loads: list[float], weights: Sequence[float]
                         best = (after, i, j)
         if best is None:
             continue
-        _, i, j = best
-        bins[top].remove(i)
-        bins[low].append(i)
-        moved = weights[i]
-        if j is not None:
-            bins[low].remove(j)
-            bins[top].append(j)
-            moved -= weights[j]
+        _, given, taken = best  # given: top -> low; taken (a swap): low -> top
+        bins[top].remove(given)
+        bins[low].append(given)
+        moved = weights[given]
+        if taken is not None:
+            bins[low].remove(taken)
+            bins[top].append(taken)
+            moved -= weights[taken]
         loads[top] -= moved
         loads[low] += moved
         return True
