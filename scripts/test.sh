@@ -15,9 +15,13 @@ if ! command -v chromium >/dev/null 2>&1; then  # headless browser for the web-a
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 if [ ! -f .node/node_modules/axe-core/axe.min.js ]; then  # accessibility checks of the web pages (npm registry)
+  if ! command -v npm >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null
+  fi
   npm install --silent --no-audit --no-fund --prefix .node axe-core
 fi
 ruff check src tests bench scripts
+mypy  # the package, in default mode ([tool.mypy] in pyproject.toml)
 python -m pytest -q -p no:cacheprovider
 # Floors job: the lowest versions pyproject.toml allows, in a separate venv, with the fast tests
 # (scripts/floors.sh, a few minutes). COMMET_SKIP_FLOORS=1 skips it locally.

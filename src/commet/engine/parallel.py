@@ -145,10 +145,10 @@ async def _supervise(jobs: list[WorkerJob], store: Store, run_id: int, progress:
     try:
         for job in jobs:
             receiver, sender = context.Pipe(duplex=False)
-            process = context.Process(target=run_worker, args=(job, sender), name="commet-worker", daemon=True)
-            process.start()
+            worker = context.Process(target=run_worker, args=(job, sender), name="commet-worker", daemon=True)
+            worker.start()
             sender.close()
-            started.append((process, receiver))
+            started.append((worker, receiver))
         while any(process.is_alive() for process, _ in started):
             await asyncio.sleep(POLL_S)
             _update(progress, start, store.progress_counts(run_id))

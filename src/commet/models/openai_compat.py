@@ -134,8 +134,12 @@ class OpenAIChatModel(RemoteModel):
                                                lambda: {**client.default_headers, **client.auth_headers})
 
         self.pool: EndpointPool[tuple[Any, DirectChatTransport | None]] = EndpointPool(
-            [Endpoint(url or "default", connect(url)) for url in (self.base_urls or [None])])
+            [Endpoint(url or "default", connect(url)) for url in self._endpoint_urls()])
         self._client, self._direct = self.pool.endpoints[0].client
+
+    def _endpoint_urls(self) -> list[str | None]:
+        """The base URLs to spread requests over; None: the SDK's default endpoint."""
+        return [*self.base_urls] if self.base_urls else [None]
 
     def build_params(self, request: ModelRequest) -> dict[str, Any]:
         settings = request.settings

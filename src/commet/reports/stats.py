@@ -57,7 +57,7 @@ class Range(Estimate):
         return round(self.upper.k - self.k)
 
 
-def _quantile(sorted_values: Sequence[float], q: float) -> float:
+def _quantile(sorted_values: Sequence[float] | np.ndarray, q: float) -> float:
     """Linear-interpolation quantile of already sorted values (numpy's default method)."""
     position = q * (len(sorted_values) - 1)
     lower = int(position)

@@ -21,13 +21,13 @@ import logging
 import re
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
-from typing import TypeVar
+from typing import TypedDict, TypeVar
 
 T = TypeVar("T")
 SCHEMA_VERSION = 1
@@ -203,6 +203,22 @@ class RunRecord:
     finished_at: str | None
 
 
+class CachedCall(TypedDict):
+    """A stored model call, as the cache answers it."""
+
+    response_text: str
+
+
+class CachedJudgment(TypedDict):
+    """A stored verdict, as the cache answers it."""
+
+    judge: str
+    outcome: str
+    branch: int | None
+    rationale: str
+    details_json: str
+
+
 class Store:
     """A SQLite results file. Use one Store per process; writes commit immediately."""
 
@@ -220,7 +236,7 @@ class Store:
         self.db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         self._batching = 0
         self._pending: list[Statement] = []
-        self._pending_rows: dict[tuple[str, str], dict[str, object]] = {}  # (table, key) -> row, read back
+        self._pending_rows: dict[tuple[str, str], Mapping[str, object]] = {}  # (table, key) -> row, read back
         self._flush_scheduled = False
         self._flush_error: BaseException | None = None
         self._in_flight: dict[str, asyncio.Future[None]] = {}
@@ -348,7 +364,7 @@ class Store:
             self._known_keys[table] = keys if len(keys) <= KEY_INDEX_LIMIT else None
         return self._known_keys[table]
 
-    def _cached_row(self, table: str, key: str, *, fresh: bool = False) -> sqlite3.Row | dict[str, object] | None:
+    def _cached_row(self, table: str, key: str, *, fresh: bool = False) -> sqlite3.Row | Mapping[str, object] | None:
         """The stored row of a cache key: pending, or committed (a key the index has never seen is a miss,
         unless ``fresh``)."""
         pending = self._pending_rows.get((table, key))
@@ -407,9 +423,10 @@ class Store:
         self._write([("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, finished, run_id))])
 
     # model calls ----------------------------------------------------------------------------------
-    def cached_model_call(self, key: str, *, fresh: bool = False) -> sqlite3.Row | dict[str, object] | None:
+    def cached_model_call(self, key: str, *, fresh: bool = False) -> CachedCall | None:
         """The stored call of ``key``; ``fresh`` also finds a row another process wrote since this one looked."""
-        return self._cached_row("model_calls", key, fresh=fresh)
+        row = self._cached_row("model_calls", key, fresh=fresh)
+        return None if row is None else CachedCall(response_text=str(row["response_text"]))
 
     def record_model_call(self, *, run_id: int, story_id: str, turn: int, key: str, model: str,
                           request_json: str, response_text: str | None, finish_reason: str | None = None,
@@ -442,8 +459,14 @@ class Store:
         self._remember_key("model_calls", key)
 
     # judgments ------------------------------------------------------------------------------------
-    def cached_judgment(self, key: str) -> sqlite3.Row | dict[str, object] | None:
-        return self._cached_row("judgments", key)
+    def cached_judgment(self, key: str) -> CachedJudgment | None:
+        row = self._cached_row("judgments", key)
+        if row is None:
+            return None
+        branch = row["branch"]
+        return CachedJudgment(judge=str(row["judge"]), outcome=str(row["outcome"]),
+                              branch=branch if isinstance(branch, int) else None, rationale=str(row["rationale"]),
+                              details_json=str(row["details_json"]))
 
     def record_judgment(self, *, run_id: int, story_id: str, turn: int, key: str, judge: str,
                         request_json: str, outcome: str | None, branch: int | None, rationale: str,
@@ -726,7 +749,7 @@ def _grouped(statements: list[Statement]) -> dict[str, list[tuple[object, ...]]]
     return groups
 
 
-def _insert(table: str, row: dict[str, object]) -> Statement:
+def _insert(table: str, row: Mapping[str, object]) -> Statement:
     """An INSERT OR REPLACE of ``row`` (column names come from code, never from data)."""
     return (f"INSERT OR REPLACE INTO {table}({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
             tuple(row.values()))

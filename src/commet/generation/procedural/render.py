@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Callable
 
 from PIL import Image, ImageDraw
 
@@ -79,8 +80,8 @@ def compose(world: World, variant: int = 0) -> dict[str, object]:
     for index, agent in enumerate(world.agents.values()):
         if not agent.present:
             continue
-        w, h = (78, 236) if agent.adult else (66, 176)
-        box = (px(agent.x) - w / 2, GROUND - h, px(agent.x) + w / 2, GROUND)
+        w, h = (78.0, 236.0) if agent.adult else (66.0, 176.0)
+        box: Box = (px(agent.x) - w / 2, GROUND - h, px(agent.x) + w / 2, GROUND)
         boxes[agent.id] = box
         agents.append({"id": agent.id, "name": agent.name, "adult": agent.adult, "shirt": agent.shirt,
                        "rgb": _rgb(agent.shirt), "expression": agent.expression, "bbox": _round(box),
@@ -89,7 +90,7 @@ def compose(world: World, variant: int = 0) -> dict[str, object]:
     for place in world.places.values():
         if not place.drawn:
             continue
-        w, h = PLACE_SIZE[place.kind]
+        w, h = (float(side) for side in PLACE_SIZE[place.kind])
         n = len(_ever_on(world, place.id))  # furniture keeps its size from picture to picture
         if not place.closed:
             w = max(w, n * SLOT * (WIDTH - 100) + 30)
@@ -145,7 +146,7 @@ def mask_ids(scene: dict[str, object]) -> dict[str, int]:
 class _NoDraw:
     """Stands in for the mask's drawing context when no mask is wanted: every call does nothing."""
 
-    def __getattr__(self, name: str) -> object:
+    def __getattr__(self, name: str) -> Callable[..., None]:
         return lambda *args, **kwargs: None
 
 
