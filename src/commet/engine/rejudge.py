@@ -66,15 +66,14 @@ def default_name(source: RunRecord, judge: Judge) -> str:
 def _open_run(store: Store, source: RunRecord, judge: Judge, name: str) -> RunRecord:
     digest = hashlib.sha256(json.dumps({"rejudged_from": source.config_hash, "judge": judge.name},
                                        sort_keys=True).encode()).hexdigest()
-    existing = store.get_run(name)
-    if existing is not None:
-        if existing.config_hash != digest:
-            raise RejudgeError(f"run {name!r} already exists with other settings; pick another name with --as")
-        return existing
-    return store.create_run(name=name, model=source.model, judge=judge.name,
-                            settings={**source.settings, "rejudged_from": source.name}, config_hash=digest,
-                            dataset_name=source.dataset_name, dataset_hash=source.dataset_hash,
-                            package_version=source.package_version, story_count=source.story_count)
+    existing = store.get_run(name) or store.create_run(
+        name=name, model=source.model, judge=judge.name,
+        settings={**source.settings, "rejudged_from": source.name}, config_hash=digest,
+        dataset_name=source.dataset_name, dataset_hash=source.dataset_hash,
+        package_version=source.package_version, story_count=source.story_count)
+    if existing.config_hash != digest:
+        raise RejudgeError(f"run {name!r} already exists with other settings; pick another name with --as")
+    return existing
 
 
 def _source_settings(source: RunRecord) -> EvalSettings:

@@ -309,20 +309,19 @@ class Engine:
         dataset_hash = self.dataset.content_hash(pictures=pictures)
         digest = config_hash(self.model, self.judge, self.settings, dataset_hash)
         name = name or default_run_name(self.model, self.settings, self.dataset, digest)
-        existing = self.store.get_run(name)
-        if existing is not None:
-            # (runs recorded before the hash left the pictures out of runs without pictures resume too)
-            if existing.config_hash != digest and (pictures or existing.config_hash != config_hash(
-                    self.model, self.judge, self.settings, self.dataset.content_hash())):
-                wanted = run_configuration(self.model, self.judge, self.settings, self.dataset, dataset_hash)
-                raise RunConflictError(conflict_message(name, self.store.path, stored_configuration(existing), wanted))
-            return existing
-        return self.store.create_run(
+        existing = self.store.get_run(name) or self.store.create_run(
             name=name, model=self.model.spec, judge=self.judge.name,
             settings={**self.settings.model_dump(mode="json"), "model_identity": self.model.identity(),
                       **_dataset_path(self.dataset)},
             config_hash=digest, dataset_name=self.dataset.name, dataset_hash=dataset_hash,
             package_version=_package_version(), story_count=len(self._stories()))
+        # (created by another process a moment ago, or earlier: the stored configuration must be this one;
+        # runs recorded before the hash left the pictures out of runs without pictures resume too)
+        if existing.config_hash != digest and (pictures or existing.config_hash != config_hash(
+                self.model, self.judge, self.settings, self.dataset.content_hash())):
+            wanted = run_configuration(self.model, self.judge, self.settings, self.dataset, dataset_hash)
+            raise RunConflictError(conflict_message(name, self.store.path, stored_configuration(existing), wanted))
+        return existing
 
     def _stories(self) -> list[StoryTurn]:
         stories = self.dataset.storyturns

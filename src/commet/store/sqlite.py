@@ -31,6 +31,8 @@ from typing import TypedDict, TypeVar
 
 T = TypeVar("T")
 SCHEMA_VERSION = 1
+#: how long an opener or writer waits for another process's lock on the file before giving up
+BUSY_TIMEOUT_S = 30.0
 #: most cache keys per table held in the in-memory index (about 50 bytes each); a larger table is asked
 KEY_INDEX_LIMIT = 500_000
 log = logging.getLogger(__name__)
@@ -226,14 +228,14 @@ class Store:
         self.path = Path(path)
         if self.path.parent and not self.path.parent.exists():
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+        # the busy wait is set before anything else: a second process opening the file while the
+        # first writes (or switches it to WAL) waits for the lock instead of failing at once
+        self.db = sqlite3.connect(
+            str(self.path), isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S
+        )
         self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA busy_timeout=10000")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.executescript(SCHEMA)
-        self.db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        self.db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+        self._open_schema()
         self._batching = 0
         self._pending: list[Statement] = []
         self._pending_rows: dict[tuple[str, str], Mapping[str, object]] = {}  # (table, key) -> row, read back
@@ -244,6 +246,30 @@ class Store:
         #: per cache table, ``hash(key)`` of every row this connection knows of (None: too many to hold). A
         #: row another process adds later is not seen (``fresh=True`` asks SQLite): that call is made again
         self._known_keys: dict[str, set[int] | None] = {}
+
+    def _open_schema(self) -> None:
+        """WAL mode and the tables, retried while another process holds the file's setup lock.
+
+        SQLite answers "database is locked" without calling the busy handler in a few setup
+        cases (a journal-mode switch racing another opener, WAL recovery), so setup retries
+        for as long as the busy timeout would have waited.
+        """
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                if self.db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=NORMAL")
+                self.db.execute("PRAGMA foreign_keys=ON")
+                self.db.executescript(SCHEMA)
+                self.db.execute(
+                    "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+                )
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def close(self) -> None:
         self.flush()
@@ -407,9 +433,11 @@ class Store:
 
     def create_run(self, *, name: str, model: str, judge: str, settings: dict[str, object], config_hash: str,
                    dataset_name: str, dataset_hash: str, package_version: str, story_count: int) -> RunRecord:
+        """The run named ``name``, created now, or as another process created it a moment earlier
+        (two processes starting one run race here; the caller checks the stored configuration)."""
         with self.transaction() as db:
             db.execute(
-                "INSERT INTO runs(name, model, judge, settings_json, config_hash, dataset_name, dataset_hash,"
+                "INSERT OR IGNORE INTO runs(name, model, judge, settings_json, config_hash, dataset_name, dataset_hash,"
                 " package_version, status, story_count, started_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (name, model, judge, json.dumps(settings, sort_keys=True), config_hash, dataset_name, dataset_hash,
                  package_version, "running", story_count, now()),
