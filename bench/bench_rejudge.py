@@ -8,8 +8,10 @@ rules judge (no network), then re-judges the stored answers with the bare LLM ju
 call after ``--delay`` seconds) at ``--concurrency`` calls in flight. Every turn is one judge
 call and no request depends on another's verdict, so the lower bound is
 ``ceil(calls / concurrency) * delay``. It prints the wall time, the bound, their ratio (goal
-<= 1.2) and, side by side, what the same calls would take one after another (the way
-``commet rejudge`` worked before it ran concurrently).
+<= 1.2) and, side by side, a bare aiohttp client making the same number of calls at the same
+concurrency (no engine, no store: what this machine, this server and the HTTP library cost by
+themselves) and what the same calls would take one after another (the way ``commet rejudge``
+worked before it ran concurrently). ``--runs N`` prints medians of N runs of each.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import json
 import math
 import multiprocessing
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -59,11 +62,32 @@ async def run(args: argparse.Namespace, base_url: str) -> dict[str, float]:
             "serial": calls * args.delay, "turns": report.turns}
 
 
+async def bare_client(args: argparse.Namespace, base_url: str, calls: int) -> float:
+    """Wall time of ``calls`` judge calls with a small fixed body from ``concurrency`` bare aiohttp workers."""
+    import aiohttp
+
+    url = f"{base_url}/v1/chat/completions"
+    headers = {"Content-Type": "application/json", "Authorization": "Bearer bench"}
+    body = json.dumps({"model": "judge", "messages": [{"role": "user", "content": "Is the answer right?"}]}).encode()
+    left = iter(range(calls))
+
+    async def worker(session: aiohttp.ClientSession) -> None:
+        for _ in left:
+            async with session.post(url, data=body, headers=headers) as response:
+                json.loads(await response.read())
+
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1000)) as session:
+        started = time.perf_counter()
+        await asyncio.gather(*(worker(session) for _ in range(min(args.concurrency, calls))))
+        return time.perf_counter() - started
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--stories", type=int, default=200)
     parser.add_argument("--delay", type=float, default=0.1, help="server answer delay, seconds")
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--runs", type=int, default=1, help="runs of each, medians printed")
     args = parser.parse_args(argv)
 
     os.environ.setdefault("OPENAI_API_KEY", "bench-dummy")
@@ -79,20 +103,32 @@ def main(argv: list[str] | None = None) -> int:
         base_url = f"http://127.0.0.1:{port}"
         import commet.engine  # noqa: F401 - import cost outside the timed region
 
-        result = asyncio.run(run(args, base_url))
+        results, bare_walls = [], []
+        for _ in range(max(1, args.runs)):
+            results.append(asyncio.run(run(args, base_url)))
+            bare_walls.append(asyncio.run(bare_client(args, base_url, int(results[-1]["calls"]))))
         with urllib.request.urlopen(f"{base_url}/stats") as response:
             counts = json.loads(response.read())
     finally:
         server.terminate()
         server.join(5)
+    result = results[0]
+    wall = statistics.median(r["wall"] for r in results)
+    bare = statistics.median(bare_walls)
+    bound = result["bound"]
     print(f"stories={args.stories} delay={args.delay * 1000:.0f}ms concurrency={args.concurrency} "
-          f"judge=llm-only:openai:judge")
-    print(f"judge calls: made {result['calls']:.0f}, served {counts['judge']:.0f}, turns {result['turns']:.0f}")
-    print(f"wall time        {result['wall']:.3f} s")
-    print(f"lower bound      {result['bound']:.3f} s  (ceil(calls / concurrency) * delay)")
-    print(f"ratio            {result['wall'] / result['bound']:.3f}  (goal <= 1.2)")
-    print(f"  one at a time  {result['serial']:.3f} s = {result['serial'] / result['wall']:.1f} x this run "
+          f"judge=llm-only:openai:judge runs={len(results)} (medians)")
+    print(f"judge calls per run: made {result['calls']:.0f}, turns {result['turns']:.0f}; "
+          f"served in all {counts['judge']:.0f}")
+    print(f"lower bound               {bound:.3f} s  (ceil(calls / concurrency) * delay)")
+    print(f"commet rejudge            {wall:.3f} s  ratio {wall / bound:.3f}  (goal <= 1.2)")
+    print(f"bare aiohttp client       {bare:.3f} s  ratio {bare / bound:.3f}  (same calls, same concurrency)")
+    print(f"rejudge / bare client     {wall / bare:.3f}")
+    print(f"  one at a time           {result['serial']:.3f} s = {result['serial'] / wall:.1f} x this run "
           "(serial re-judging, as before)")
+    if len(results) > 1:
+        print("  rejudge per run: " + " ".join(f"{r['wall']:.3f}" for r in results))
+        print("  bare client per run: " + " ".join(f"{b:.3f}" for b in bare_walls))
     return 0
 
 
