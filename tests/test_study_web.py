@@ -248,9 +248,10 @@ def test_organiser_progress_links_and_export(served: Served, browser) -> None:  
     assert page.request.get(served.url + "/organiser/export.csv").status == 403
     page.fill("#password", PASSWORD)
     page.click("#login")
-    assert "Progress per questionnaire" in page.content()
+    expect(page.locator("#progress-title")).to_have_text("Progress per questionnaire")  # waits for the page
     page.fill("#count", "2")
     page.click("#create-links")
+    expect(page.locator("#new-links code")).to_have_count(2)
     new = page.locator("#new-links code").all_inner_texts()
     assert len(new) == 2 and all(link.startswith(served.url + "/p/") for link in new)
     with page.expect_download() as download:
