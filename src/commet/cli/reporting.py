@@ -59,7 +59,7 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
             fail(str(exc.args[0]))
         if not runs:
             fail(f"nothing to report: no runs in {db}")
-        report = build_report(store, runs, bootstrap=boot, pool=pool)
+        report = build_report(store, runs, bootstrap=boot, pool=pool, brief=brief)
     loaded = _load(dataset) if dataset is not None else None
     if by:
         _add_groupings(report, by, loaded)

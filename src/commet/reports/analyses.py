@@ -551,16 +551,21 @@ def undecided_notices(store: Store, runs: list[RunData]) -> list[str]:
 
 
 def build_report(store: Store, runs: list[RunRecord], *, bootstrap: Bootstrap | None = None,
-                 pool: bool = False) -> Report:
+                 pool: bool = False, brief: bool = False) -> Report:
     """Every analysis for the given runs, one row per run (``pool``: Tables 3 and 14 and the wrong answers
-    pool runs of one model, feedback condition and dataset); sections without rows are left out."""
+    pool runs of one model, feedback condition and dataset); sections without rows are left out.
+
+    ``brief``: only Tables 1 and 2 and the summary (what ``commet eval`` prints at the end of a run), so
+    a finished run's last line is not kept waiting for tables nobody sees.
+    """
     boot = bootstrap or Bootstrap()
     data = [load_run(store, r) for r in runs]
-    sections = [
-        *(subset_section(data, subset, boot) for subset in SUBSETS), summary_section(data, boot),
-        feedback_section(data, boot, pool=pool), feedback_conditions_section(data, boot, pool=pool),
-        *source_sections(data, boot), turns_section(data, boot), wrong_answers_section(data, pool=pool),
-    ]
+    sections = [*(subset_section(data, subset, boot) for subset in SUBSETS), summary_section(data, boot)]
+    if not brief:
+        sections += [
+            feedback_section(data, boot, pool=pool), feedback_conditions_section(data, boot, pool=pool),
+            *source_sections(data, boot), turns_section(data, boot), wrong_answers_section(data, pool=pool),
+        ]
     return Report(data, [s for s in sections if s.rows], boot, undecided_notices(store, data))
 
 
