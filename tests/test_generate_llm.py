@@ -177,6 +177,43 @@ def test_image_specs_fail_clearly(monkeypatch: pytest.MonkeyPatch) -> None:
         create_image_model("midjourney:v6")
 
 
+def test_image_specs_share_the_chat_models_option_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-images-000")
+    with pytest.raises(UnknownModelError, match=r"unknown option\(s\) 'qualty' \(did you mean 'quality'\?\)"):
+        create_image_model("openai:gpt-image-1?qualty=high")
+    # token budgets and token prices do not apply to pictures: refused, never silently ignored
+    for option in ("tpm=1000", "price_in=1", "price_out=2"):
+        with pytest.raises(UnknownModelError, match=f"option {option.split('=')[0]} does not apply to picture models"):
+            create_image_model(f"openai:gpt-image-1?{option}")
+    with pytest.raises(UnknownModelError, match="2 problems"):  # every problem at once
+        create_image_model("openai:gpt-image-1?tpm=1&bogus=2")
+    with pytest.raises(UnknownModelError, match="must look like provider:name"):
+        create_image_model("openai:")
+
+
+async def test_image_model_keeps_its_requests_per_minute() -> None:
+    """rpm=120 is two pictures a second: after the bucket's one-second burst (two pictures), one every 0.5 s."""
+    import time
+
+    png = small_png()
+    arrivals: list[float] = []
+
+    def reply(request: object) -> Reply:
+        arrivals.append(time.monotonic())
+        return openai_image_reply(png)
+
+    with FakeServer("openai", reply) as images:
+        painter = create_image_model(f"openai:gpt-image-1?base_url={images.url}/v1&rpm=120&api_key_env=NO_SUCH_KEY_ENV")
+        try:
+            pictures = [await painter.generate(f"picture {i}") for i in range(4)]
+        finally:
+            await painter.aclose()
+    assert all(picture.startswith(b"\x89PNG") for picture in pictures)
+    gaps = [later - earlier for earlier, later in zip(arrivals, arrivals[1:], strict=False)]
+    assert len(arrivals) == 4 and all(gap >= 0.45 for gap in gaps[1:]), gaps
+    assert arrivals[-1] - arrivals[0] >= 0.95
+
+
 def test_reply_parsing_errors_are_specific() -> None:
     task = get_task("diverse_desire")
     with pytest.raises(ReplyError, match=r"turns\[1\].answers"):

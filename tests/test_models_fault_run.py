@@ -282,7 +282,7 @@ async def test_run_with_faults_equals_run_without(style: str, transport: str | N
 
 def test_cut_bodies_are_classified_retryable() -> None:
     """The two cut-body faults above, as the retry policy classifies them (both were final failures before)."""
-    from commet.models.retry import classify
+    from commet.models.errors import classify
 
     error, _ = classify(json.JSONDecodeError("Unterminated string", '{"content": [{"te', 15))
     assert (error.kind, error.retryable) == ("bad_response", True)

@@ -13,7 +13,8 @@ from PIL import Image
 from commet.models import pricing
 from commet.models.base import ModelCallError, Usage
 from commet.models.images import prepare_image
-from commet.models.retry import RateLimiter, RetryPolicy
+from commet.models.ratelimit import RateLimiter
+from commet.models.retry import RetryPolicy
 
 
 class FakeClock:
@@ -87,6 +88,24 @@ async def test_retry_policy_wraps_unknown_errors_without_retry():
     with pytest.raises(ModelCallError) as caught:
         await policy.run(boom)
     assert calls == 1 and caught.value.kind == "error" and "sk-abcdefghijk1234" not in str(caught.value)
+
+
+async def test_a_final_failure_says_how_many_attempts_were_made():
+    policy = RetryPolicy(max_attempts=3, backoff_base=0.0, sleep=lambda s: asyncio.sleep(0))
+
+    async def overloaded():
+        raise ModelCallError("HTTP 503", kind="http_503", status=503, retryable=True)
+
+    async def refused():
+        raise ModelCallError("HTTP 400", kind="http_400", status=400)
+
+    with pytest.raises(ModelCallError) as caught:
+        await policy.run(overloaded)
+    assert (caught.value.attempts, caught.value.kind, caught.value.status) == (3, "http_503", 503)
+    assert "(after 3 attempts)" in str(caught.value)
+    with pytest.raises(ModelCallError) as caught:
+        await policy.run(refused)
+    assert caught.value.attempts == 1 and not caught.value.retryable
 
 
 def test_pricing_lookup_is_exact_or_a_dated_snapshot():

@@ -24,8 +24,8 @@ from commet.models.base import (
     UnknownModelError,
     Usage,
 )
+from commet.models.errors import parse_retry_after, redact
 from commet.models.registry import create_model
-from commet.models.retry import parse_retry_after, redact
 from tests.fakeservers import FakeServer, Reply, anthropic_reply, error_reply, google_reply, openai_reply
 
 KEY = "sk-test-SUPERSECRET-0123456789abcdef"

@@ -191,7 +191,7 @@ def test_a_rate_limit_holds_across_worker_processes(tmp_path: Path) -> None:
 
 
 async def test_limiters_sharing_a_store_draw_on_one_budget(tmp_path: Path) -> None:
-    from commet.models.retry import RateLimiter
+    from commet.models.ratelimit import RateLimiter
 
     with Store(tmp_path / "s.sqlite") as store:
         first, second = (RateLimiter(rpm=600, tpm=6000, key="openai:m@http://x") for _ in range(2))

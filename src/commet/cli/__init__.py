@@ -276,7 +276,7 @@ def eval_command(
 
 def _print_failures(results: RunResults, *, secrets: list[str | None]) -> None:
     """What kept the run from completing: per failure kind, how many turns and the first message."""
-    from commet.models.retry import redact
+    from commet.models.errors import redact
 
     write = functools.partial(err_console.print, markup=False, highlight=False, soft_wrap=True)
     write(f"incomplete: {results.stories_not_scored} of {results.stories} StoryTurns not scored; "

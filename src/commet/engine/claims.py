@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from commet.format.model import StoryTurn
 from commet.judges.base import Judge
 from commet.models.base import Model
-from commet.models.retry import RateLimiter
+from commet.models.ratelimit import RateLimiter
 from commet.store.sqlite import Store
 
 log = logging.getLogger(__name__)

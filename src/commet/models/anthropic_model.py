@@ -16,7 +16,7 @@ supported by the API and is ignored.
 
 Options: ``base_url``, ``api_key_env`` (default ``ANTHROPIC_API_KEY``), ``api_version``,
 ``sampling`` (``auto`` / ``send`` / ``omit``) and the transport options of
-:mod:`commet.models.retry`.
+:mod:`commet.models.remote` (``TRANSPORT_OPTIONS``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from commet.models.base import (
     UnknownModelError,
     Usage,
 )
-from commet.models.retry import RemoteModel
+from commet.models.remote import RemoteModel
 
 #: First API version that refuses sampling parameters.
 NO_SAMPLING_FROM = "2026-10-21"

@@ -134,11 +134,13 @@ class ModelResponse:
 class ModelCallError(Exception):
     """A call that failed for good (after retries): recorded per call, never scored as a wrong answer."""
 
-    def __init__(self, message: str, *, kind: str = "error", status: int | None = None, retryable: bool = False):
+    def __init__(self, message: str, *, kind: str = "error", status: int | None = None, retryable: bool = False,
+                 attempts: int = 1):
         super().__init__(message)
         self.kind = kind  # e.g. "http_400", "auth", "refusal", "timeout", "connection", "rate_limit"
         self.status = status
         self.retryable = retryable
+        self.attempts = attempts  # tries made before this final failure (the retry policy's count)
 
 
 class UnknownModelError(ValueError):

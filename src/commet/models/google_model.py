@@ -12,7 +12,7 @@ their tokens count as output tokens.
 Options: ``base_url`` (sent as ``http_options.base_url``), ``api_version`` (default the SDK's,
 ``v1beta``), ``api_key_env`` (default ``GEMINI_API_KEY``, then ``GOOGLE_API_KEY``),
 ``thinking_budget`` (tokens; changes outputs) and the transport options of
-:mod:`commet.models.retry`.
+:mod:`commet.models.remote` (``TRANSPORT_OPTIONS``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from commet.models.base import (
     UnknownModelError,
     Usage,
 )
-from commet.models.retry import RemoteModel
+from commet.models.remote import RemoteModel
 
 REFUSAL_FINISH = frozenset({"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY",
                             "IMAGE_PROHIBITED_CONTENT", "MODEL_ARMOR", "LANGUAGE"})

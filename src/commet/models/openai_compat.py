@@ -1,7 +1,7 @@
 """``openai:MODEL``: OpenAI and every OpenAI-compatible chat server (vLLM, SGLang, Ollama, LM Studio).
 
 Uses the official ``openai`` SDK (``AsyncOpenAI``) with its own retries switched off; the
-run's single retry/timeout/rate-limit policy lives in :mod:`commet.models.retry`.
+run's single retry/timeout policy is :mod:`commet.models.retry`, its rate limits :mod:`commet.models.ratelimit`.
 
 Options (query string of the spec):
 
@@ -59,7 +59,8 @@ from commet.models.base import (
     Usage,
 )
 from commet.models.endpoints import Endpoint, EndpointPool
-from commet.models.retry import RemoteModel, classify
+from commet.models.errors import classify
+from commet.models.remote import RemoteModel
 
 
 def data_url(part: ImagePart) -> str:
@@ -205,7 +206,7 @@ def endpoint_failure(error: ModelCallError) -> bool:
 
 
 class HTTPStatusFailure(Exception):
-    """A non-2xx answer; :func:`commet.models.retry.classify` reads ``status_code`` and ``headers``."""
+    """A non-2xx answer; :func:`commet.models.errors.classify` reads ``status_code`` and ``headers``."""
 
     def __init__(self, status: int, headers: Mapping[str, str], body: bytes):
         super().__init__(f"Error code: {status} - {body[:1000].decode('utf-8', 'replace')}")

@@ -20,8 +20,11 @@ An image spec looks like a model spec, ``provider:name?option=value&...``:
   the pipeline's own), ``seed`` (a fixed seed gives the same picture for the same prompt; the
   noise is drawn on the CPU so it does not depend on the device).
 
-Remote backends share the retry/timeout policy of :mod:`commet.models.retry` (options
-``timeout``, ``max_attempts``, ``backoff_base``, ``backoff_max``). Every backend returns PNG
+Remote backends stand on the chat models' remote base (:class:`commet.models.remote.RemoteService`):
+the same retry/timeout policy (options ``timeout``, ``max_attempts``, ``backoff_base``,
+``backoff_max``), requests-per-minute limit (``rpm``, shared across processes like a chat
+model's) and key lookup (``api_key_env``); ``tpm``, ``price_in`` and ``price_out`` are refused
+(pictures are limited and priced per picture). Every backend returns PNG
 bytes re-encoded with Pillow, so a reply that is not a real picture fails loudly.
 """
 
@@ -40,7 +43,7 @@ from urllib.parse import parse_qsl
 from PIL import Image, UnidentifiedImageError
 
 from commet.models.base import ModelCallError, UnknownModelError
-from commet.models.retry import TRANSPORT_OPTIONS, RetryPolicy, resolve_api_key
+from commet.models.remote import RemoteService
 
 IMAGE_PROVIDERS = ("openai", "google", "diffusers")
 
@@ -72,37 +75,32 @@ class ImageModel(ABC):
         """Release clients and pipelines."""
 
 
-class _RemoteImageModel(ImageModel):
-    provider = ""
-    default_key_envs: tuple[str, ...] = ()
-    extra_options: frozenset[str] = frozenset()
+class _RemoteImageModel(RemoteService, ImageModel):
+    """A picture API on the chat models' remote base: the same option checks, key lookup, retry
+    policy and ``rpm`` limit. Token budgets and token prices are refused: a picture's cost and
+    limits are counted per picture, and the API's usage figures do not say it."""
 
-    def __init__(self, name: str, options: dict[str, str]):
-        if not name:
-            raise UnknownModelError(f"{self.provider}: an image model name is required ({self.provider}:MODEL)")
-        unknown = set(options) - TRANSPORT_OPTIONS - self.extra_options - {"base_url"}
-        if unknown:
-            raise UnknownModelError(f"{self.provider} images: unknown option(s) {', '.join(sorted(unknown))}")
-        self.name = name
-        self.options = options
-        self.base_url = options.get("base_url") or None
-        self.api_key = resolve_api_key(f"{self.provider} images", options, self.default_key_envs, self.base_url)
-        self.spec = f"{self.provider}:{name}"
-        self.policy = RetryPolicy.from_options(options, secrets=(self.api_key,))
+    kind = "image model"
+    refused_options = {
+        "tpm": "does not apply to picture models (their limits count pictures: use rpm)",
+        "price_in": "does not apply to picture models (they are priced per picture, not per token)",
+        "price_out": "does not apply to picture models (they are priced per picture, not per token)",
+    }
 
     @abstractmethod
     async def _call(self, prompt: str) -> bytes:
         """One attempt, no retries."""
 
     async def generate(self, prompt: str) -> bytes:
-        data, _ = await self.policy.run(lambda: self._call(prompt), what=self.spec)
+        data, _ = await self.policy.run(lambda: self._call(prompt), limiter=self.limiter, what=self.spec)
         return to_png(data)
 
 
 class OpenAIImageModel(_RemoteImageModel):
     provider = "openai"
     default_key_envs = ("OPENAI_API_KEY",)
-    extra_options = frozenset({"size", "quality", "response_format"})
+    sdk_module = "openai"
+    output_options = frozenset({"size", "quality", "response_format"})
 
     def __init__(self, name: str, options: dict[str, str]):
         super().__init__(name, options)
@@ -134,7 +132,9 @@ class OpenAIImageModel(_RemoteImageModel):
 class GeminiImageModel(_RemoteImageModel):
     provider = "google"
     default_key_envs = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-    extra_options = frozenset({"aspect_ratio", "api_version"})
+    sdk_module = "google.genai"
+    output_options = frozenset({"aspect_ratio"})
+    transport_options = frozenset({"api_version"})
 
     def __init__(self, name: str, options: dict[str, str]):
         super().__init__(name, options)

@@ -1,0 +1,24 @@
+"""Numeric spec options (``?timeout=30&rpm=600``), read with an error that names the option."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from commet.models.base import UnknownModelError
+
+
+def option_float(options: Mapping[str, str], key: str, default: float | None) -> float | None:
+    """The number in option ``key``, ``default`` when absent or empty; a located error when not a number."""
+    raw = options.get(key)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise UnknownModelError(f"option {key}={raw!r} must be a number") from None
+
+
+def option_int(options: Mapping[str, str], key: str, default: int | None) -> int | None:
+    """The whole number in option ``key`` (as :func:`option_float`)."""
+    value = option_float(options, key, None if default is None else float(default))
+    return None if value is None else int(value)
