@@ -90,7 +90,7 @@ async def test_correctness_only_and_no_feedback(pipe_dataset: Path, replay_file,
         assert condition[("dd-1", 1)]["prompt"].startswith("So Kim likes the cookie.\n\nKim likes")
         assert condition[("dd-1", 1)]["feedback_kind"] == "answer:Pear"
     with Store(db) as store:
-        assert store.get_run("c").settings["correctness_texts"] == {"right": "Your answer is right.",
+        assert store.get_run("c").settings.stored["correctness_texts"] == {"right": "Your answer is right.",
                                                                     "wrong": "Your answer is wrong."}
 
 
@@ -104,7 +104,7 @@ async def test_correctness_texts_are_configurable_and_recorded(pipe_dataset: Pat
     await run(pipe_dataset, f"replay:{replies}", db, "own", feedback="correctness", correctness_texts=texts)
     assert turns(db, "own")[("fb-1", 1)]["prompt"] == "Correct.\n\nIs the ball in the basket now?"
     with Store(db) as store:
-        assert store.get_run("own").settings["correctness_texts"] == {"right": "Correct.", "wrong": "Incorrect."}
+        assert store.get_run("own").settings.stored["correctness_texts"] == {"right": "Correct.", "wrong": "Incorrect."}
 
 
 async def test_story_accuracy_is_all_or_nothing(pipe_dataset: Path, replay_file, tmp_path: Path) -> None:
@@ -148,7 +148,7 @@ async def test_undecided_feedback_policy_in_transcripts(pipe_dataset: Path, repl
     await run(pipe_dataset, f"replay:{replies}", db, undecided_feedback=policy)
     with Store(db) as store:
         record = store.get_run("r")
-        assert record is not None and record.settings["undecided_feedback"] == policy
+        assert record is not None and record.settings.undecided_feedback == policy
         transcript = [dict(r) for r in store.turn_rows(record.id) if r["story_id"] == "fb-1"]
         story = next(dict(r) for r in store.story_rows(record.id) if r["story_id"] == "fb-1")
         model_calls = store.db.execute("SELECT COUNT(*) FROM call_log WHERE run_id = ? AND kind = 'model' "

@@ -55,7 +55,7 @@ async def test_rejudge_reuses_responses_reapplies_branches_and_lists_feedback_ch
                                        (report.run.id,)).fetchone()[0]
         stories = {r["story_id"]: r["correct"] for r in store.story_rows(report.run.id)}
     assert report.run.name == f"base~rules+{LLM}" and report.run.judge == f"rules+{LLM}"
-    assert report.run.settings["rejudged_from"] == "base" and report.run.model == "replay:replies.json"
+    assert report.run.settings.rejudged_from == "base" and report.run.model == "replay:replies.json"
     assert model_calls == 0
     for key, row in old.items():  # the conversation stays as it happened
         assert {f: new[key][f] for f in ("prompt", "response", "feedback_kind", "model_key")} == \

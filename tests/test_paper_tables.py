@@ -204,7 +204,7 @@ def test_table1_and_table2_are_the_papers(paper_store: Path) -> None:
 def test_images_needed_shows_pictures_only_in_image_dependent_storyturns(paper_store: Path) -> None:
     with Store(paper_store) as store:
         run = store.get_run("needed")
-        assert run is not None and run.settings["images"] == "needed"
+        assert run is not None and run.settings.images is ImagePolicy.needed
         shown = {(r["story_id"], r["turn"]): json.loads(r["images_json"]) for r in store.turn_rows(run.id)}
     assert [i["id"] for i in shown[("p1", 0)]] == ["pic-p1"] and [i["id"] for i in shown[("m1", 0)]] == ["pic-m1"]
     assert shown[("b1", 0)] == [] and shown[("d1", 0)] == []
@@ -241,13 +241,13 @@ def test_eval_and_sweep_accept_images_needed(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     with Store(db) as store:
         (run,) = store.runs()
-    assert run.settings["images"] == "needed" and ":images=needed," in run.name
+    assert run.settings.images is ImagePolicy.needed and ":images=needed," in run.name
     config = tmp_path / "s.toml"
     config.write_text(f'db = "s.sqlite"\nmodels = ["replay:{tmp_path / "r.json"}"]\nimages = ["needed"]\n'
                       f'datasets = ["{tmp_path / "ds"}"]\n')
     assert runner.invoke(app, ["sweep", str(config), "--quiet"]).exit_code == 0
     with Store(tmp_path / "s.sqlite") as store:
-        assert [r.settings["images"] for r in store.runs()] == ["needed"]
+        assert [r.settings.images for r in store.runs()] == [ImagePolicy.needed]
 
 
 # issue 20, point 0: every table per run; pooling only when asked, naming the runs ------------------------------

@@ -54,7 +54,7 @@ def html(store_path: Path, out: Path, *extra: str) -> str:
 def test_runs_record_their_dataset_and_the_report_finds_it(store_path: Path, tmp_path: Path) -> None:
     folder = store_path.parent / "ds"
     with Store(store_path) as store:
-        assert {r.settings["dataset_path"] for r in store.runs()} == {str(folder.resolve())}
+        assert {r.settings.dataset_path for r in store.runs()} == {str(folder.resolve())}
     text = html(store_path, tmp_path / "r.html")
     assert text.count("data:image/jpeg;base64,") == 2  # snack.png and muffins.png, each embedded once
     assert text.count("(recorded with the run)") == 1  # the run with pictures on; "off" showed none

@@ -17,6 +17,7 @@ from commet.reports import Bootstrap, build_report, compare_runs
 from commet.reports.analyses import Report, Section
 from commet.reports.stats import Estimate
 from commet.store import Store
+from commet.store.settings import RunSettings
 
 XSS = "<script>alert('x')</script>"
 
@@ -184,7 +185,7 @@ def test_wrong_answers_never_pool_expected_answers_across_stories() -> None:
                           error=None)
         return StoryResult(story_id, "false_belief_location", "Belief", False, "sample", "done", False, [turn])
 
-    run = RunRecord(id=1, name="r", model="m", judge="rules", settings={"images": "on", "feedback": "original"},
+    run = RunRecord(id=1, name="r", model="m", judge="rules", settings=RunSettings.from_stored({"images": "on", "feedback": "original"}),
                     config_hash="", dataset_name="d", dataset_hash="", package_version="", story_count=3,
                     status="done", started_at="", finished_at=None)
     data = RunData(run, [story("a", "The basket"), story("b", "The basket"), story("c", "The drawer")])

@@ -20,6 +20,7 @@ from commet.apps.study.app import create_app
 from commet.apps.study.build import build_study, load_study
 from commet.apps.study.db import StudyDB
 from commet.cli import app as cli
+from commet.conditions import ImagePolicy
 from commet.format import Dataset, StoryTurn, Turn
 from commet.reports import run_metrics
 from commet.store import Store
@@ -108,9 +109,9 @@ def test_export_run_writes_one_run_per_picture_policy(tmp_path: Path) -> None:
         assert set(runs) == {"human:images=on", "human:images=needed"}
         for name, policy in (("human:images=on", "all"), ("human:images=needed", "needed")):
             run = runs[name]
-            assert run.model == "human" and run.settings["policy"] == policy
-            assert run.settings["images"] == {"all": "on", "needed": "needed"}[policy]
-            assert run.settings["dataset_path"] == str((tmp_path / "ds").resolve())
+            assert run.model == "human" and run.settings.stored["policy"] == policy
+            assert run.settings.images is {"all": ImagePolicy.on, "needed": ImagePolicy.needed}[policy]
+            assert run.settings.dataset_path == str((tmp_path / "ds").resolve())
             metrics = run_metrics(store, run)
             got = {c: (t.correct, t.total) for c, t in metrics.per_category.items()}
             assert got == EXPECTED[policy], name
@@ -129,7 +130,7 @@ def test_export_run_writes_one_run_per_picture_policy(tmp_path: Path) -> None:
     assert pooled.exit_code == 0, pooled.output
     with Store(store_path) as store:
         run = store.get_run("human-pooled")
-        assert run is not None and run.settings["images"] == "on+needed"
+        assert run is not None and run.settings.images is None and run.settings.images_label == "on+needed"
         assert run_metrics(store, run).stories.total == 6 + 5
     clash = CliRunner().invoke(cli, ["study", "export-run", str(study_path), "--study-db", str(db_path),
                                      "--db", str(store_path), "--run", "human-pooled", "--policy", "all"])

@@ -28,7 +28,6 @@ from commet.cli.common import (  # noqa: F401 - the shared names stay importable
     EXIT_SPEND_LIMIT,
     EXIT_USAGE,
     RESUME_LINE,
-    FeedbackChoice,
     ForceOption,
     _load,
     check_dataset_path,
@@ -39,8 +38,7 @@ from commet.cli.common import (  # noqa: F401 - the shared names stay importable
     load_or_fail,
     resumable,
 )
-from commet.engine.conversation import UndecidedFeedback
-from commet.engine.runner import ImagePolicy, JudgeImages
+from commet.conditions import FeedbackCondition, ImagePolicy, JudgeImages, UndecidedFeedback
 from commet.extras import MissingExtraError, missing_extra_message
 from commet.format.convert import ConvertTarget
 from commet.judges.base import UnknownJudgeError
@@ -183,7 +181,7 @@ def eval_command(
     images: Annotated[ImagePolicy, typer.Option(
         help="Pictures: on (every turn that has one), off, or needed (only in image-dependent StoryTurns).")] =
     ImagePolicy.on,
-    feedback: Annotated[FeedbackChoice, typer.Option(help="Feedback condition.")] = FeedbackChoice.original,
+    feedback: Annotated[FeedbackCondition, typer.Option(help="Feedback condition.")] = FeedbackCondition.original,
     concurrency: Annotated[int, typer.Option(min=1, help="StoryTurns in flight at once.")] = 8,
     workers: Annotated[int, typer.Option(min=1, help="Processes sharing the run (for very fast servers: "
                                                      "client CPU then scales with cores).")] = 1,
@@ -229,7 +227,7 @@ def eval_command(
     except (UnknownModelError, UnknownJudgeError) as exc:
         fail(str(exc))
     data = load_or_fail(dataset, force)
-    settings = EvalSettings(images=images, feedback=feedback.value,
+    settings = EvalSettings(images=images, feedback=feedback,
                             system_prompt=DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt,
                             generation=GenerationSettings(temperature=temperature, max_tokens=max_tokens, seed=seed),
                             limit=limit, undecided_feedback=undecided_feedback, judge_images=judge_images)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, NoReturn, ParamSpec, TypeVar
 
@@ -54,12 +53,6 @@ def resumable(command: Callable[P, R]) -> Callable[P, R]:
             raise typer.Exit(EXIT_INTERRUPTED) from None
 
     return wrapper
-
-
-class FeedbackChoice(str, Enum):
-    original = "original"
-    correctness = "correctness"
-    none = "none"
 
 
 def check_dataset_path(path: str) -> None:

@@ -10,11 +10,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from commet.conditions import FeedbackCondition, ImagePolicy, JudgeImages, UndecidedFeedback
 from commet.engine.claims import Shard
 from commet.engine.conversation import (
     DEFAULT_SYSTEM_PROMPT,
     CorrectnessTexts,
-    UndecidedFeedback,
     apply_branch_rules,
     choose_feedback,
     user_text,
@@ -22,8 +22,6 @@ from commet.engine.conversation import (
 from commet.engine.runner import (
     Engine,
     EvalSettings,
-    ImagePolicy,
-    JudgeImages,
     Progress,
     RunConflictError,
     RunResults,
@@ -108,7 +106,8 @@ def evaluate(model: str | Model, dataset: str | Path | Dataset = "sample", **kwa
 
 
 __all__ = [
-    "DEFAULT_SYSTEM_PROMPT", "CorrectnessTexts", "Engine", "EvalSettings", "GenerationSettings", "ImagePolicy",
+    "DEFAULT_SYSTEM_PROMPT", "CorrectnessTexts", "Engine", "EvalSettings", "FeedbackCondition", "GenerationSettings",
+    "ImagePolicy",
     "JudgeImages", "Progress", "RunConflictError", "RunResults", "RunSummary", "Shard", "SpendLimitError",
     "UndecidedFeedback",
     "apply_branch_rules", "choose_feedback", "evaluate", "evaluate_async", "user_text",

@@ -8,31 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from commet.conditions import FeedbackCondition, UndecidedFeedback
 from commet.format.model import Feedback, StoryTurn, Turn
 from commet.judges.base import JudgeRequest, Verdict
 from commet.models.base import ImagePart
 from commet.text import fold, normalize
-
-FeedbackCondition = Literal["original", "correctness", "none"]
-
-
-class UndecidedFeedback(str, Enum):
-    """What a turn's feedback does when it depends on a previous answer nobody could judge (spec section 7).
-
-    ``stop`` (the default) ends the story there, not scored: no later answer rests on feedback
-    that may be wrong, and the story shows up in the report's range until a judge decides it.
-    ``skip`` shows only the unconditional part and goes on; ``wrong`` sends the "wrong" text
-    (the behaviour before this policy existed, kept for comparison with older runs).
-    """
-
-    STOP = "stop"
-    SKIP = "skip"
-    WRONG = "wrong"
 
 
 class CorrectnessTexts(BaseModel):
@@ -79,7 +62,7 @@ def choose_feedback(feedback: Feedback | None, previous: PreviousOutcome | None,
     if feedback is None or feedback.is_empty() or previous is None:
         return "", "none"
     always = [feedback.always] if feedback.always else []
-    evaluative = bool(feedback.right or feedback.wrong) and condition != "none"
+    evaluative = bool(feedback.right or feedback.wrong) and condition is not FeedbackCondition.none
     if previous.correct is None and (evaluative or feedback.by_answer):
         if undecided is UndecidedFeedback.STOP:
             return "", STOPPED_UNDECIDED
@@ -93,7 +76,7 @@ def choose_feedback(feedback: Feedback | None, previous: PreviousOutcome | None,
         keyed = next((fb for fb in feedback.by_answer if normalize(fb.answer) == given), None)
     if keyed is not None:
         return " ".join([*always, keyed.text]), f"answer:{keyed.answer}"
-    if evaluative and condition == "correctness":
+    if evaluative and condition is FeedbackCondition.correctness:
         return " ".join([*always, texts.right if right else texts.wrong]), (
             "correctness-right" if right else "correctness-wrong" + suffix)
     if evaluative and right and feedback.right:

@@ -19,15 +19,15 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from commet.conditions import JudgeImages, UndecidedFeedback
 from commet.engine.conversation import (
     PreviousOutcome,
-    UndecidedFeedback,
     choose_feedback,
     judge_request,
 )
 from commet.engine.judging import judge_cached, record_scored_turn
 from commet.engine.pictures import PictureCache
-from commet.engine.runner import EvalSettings, JudgeImages
+from commet.engine.runner import EvalSettings
 from commet.format.dataset import Dataset
 from commet.judges.base import Judge, JudgeRequest, Verdict
 from commet.judges.cascade import decided_by
@@ -68,7 +68,7 @@ def _open_run(store: Store, source: RunRecord, judge: Judge, name: str) -> RunRe
                                        sort_keys=True).encode()).hexdigest()
     existing = store.get_run(name) or store.create_run(
         name=name, model=source.model, judge=judge.name,
-        settings={**source.settings, "rejudged_from": source.name}, config_hash=digest,
+        settings={**source.settings.stored, "rejudged_from": source.name}, config_hash=digest,
         dataset_name=source.dataset_name, dataset_hash=source.dataset_hash,
         package_version=source.package_version, story_count=source.story_count)
     if existing.config_hash != digest:
@@ -78,7 +78,7 @@ def _open_run(store: Store, source: RunRecord, judge: Judge, name: str) -> RunRe
 
 def _source_settings(source: RunRecord) -> EvalSettings:
     """The source run's settings as recorded (fields added since it ran take their defaults)."""
-    known = {k: v for k, v in source.settings.items() if k in EvalSettings.model_fields}
+    known = {k: v for k, v in source.settings.stored.items() if k in EvalSettings.model_fields}
     try:
         return EvalSettings.model_validate(known)
     except ValueError:

@@ -17,21 +17,19 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from commet.conditions import FeedbackCondition, ImagePolicy, JudgeImages, UndecidedFeedback
 from commet.engine.claims import Shard, StoryClaims, share_rate_budgets
 from commet.engine.conversation import (
     DEFAULT_SYSTEM_PROMPT,
     PAPER_CORRECTNESS_TEXTS,
     STOPPED_UNDECIDED,
     CorrectnessTexts,
-    FeedbackCondition,
     PreviousOutcome,
-    UndecidedFeedback,
     choose_feedback,
     judge_request,
     user_text,
@@ -54,37 +52,13 @@ from commet.models.base import (
 from commet.store.sqlite import FailureKind, RunRecord, RunStatus, Store
 
 
-class ImagePolicy(str, Enum):
-    """Which turns show their pictures: all (``on``), none (``off``), or only the turns of image-dependent
-    StoryTurns (``needed``: the paper's third condition, Table 3 and Appendix D)."""
-
-    on = "on"
-    off = "off"
-    needed = "needed"
-
-    def __str__(self) -> str:
-        return self.value
-
-    def shows_pictures(self, image_dependent: bool) -> bool:
-        """Whether a StoryTurn's turns show their pictures under this policy."""
-        return self is ImagePolicy.on or (self is ImagePolicy.needed and image_dependent)
-
-
-class JudgeImages(str, Enum):
-    """Which StoryTurns' pictures an LLM judge sees (only ever pictures the answerer was shown)."""
-
-    NEEDED = "needed"  # image-dependent StoryTurns: the answer rests on the picture
-    ON = "on"
-    OFF = "off"
-
-
 class EvalSettings(BaseModel):
     """Everything about a run that changes its results; recorded with the run and hashed."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     images: ImagePolicy = ImagePolicy.on
-    feedback: FeedbackCondition = "original"
+    feedback: FeedbackCondition = FeedbackCondition.original
     undecided_feedback: UndecidedFeedback = UndecidedFeedback.STOP
     correctness_texts: CorrectnessTexts = PAPER_CORRECTNESS_TEXTS
     judge_images: JudgeImages = JudgeImages.NEEDED
@@ -236,7 +210,7 @@ def run_configuration(model: Model, judge: Judge, settings: EvalSettings, datase
 
 def stored_configuration(run: RunRecord) -> dict[str, object]:
     """:func:`run_configuration` of a stored run, from what the store recorded."""
-    settings = dict(run.settings)
+    settings = dict(run.settings.stored)
     identity = settings.pop("model_identity", {"spec": run.model})
     settings.pop("dataset_path", None)  # where the data was read from: recorded, not part of the configuration
     return _flatten({"model": identity, "judge": run.judge,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import TypeVar
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -52,12 +52,11 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import registry_info
 
+from commet.conditions import FeedbackCondition, ImagePolicy, JudgeImages, UndecidedFeedback
 from commet.engine.conversation import (
     DEFAULT_SYSTEM_PROMPT,
     STOPPED_UNDECIDED,
-    FeedbackCondition,
     PreviousOutcome,
-    UndecidedFeedback,
     apply_branch_rules,
     choose_feedback,
     judge_request,
@@ -69,8 +68,18 @@ from commet.format.model import StoryTurn
 from commet.judges.base import Judge
 from commet.models.base import ImagePart, Message, Model, ModelRequest, ModelResponse, Usage
 
-ImageSetting = Literal["on", "off", "needed"]
-JudgeImageSetting = Literal["on", "off", "needed"]
+Choice = TypeVar("Choice", ImagePolicy, FeedbackCondition, UndecidedFeedback, JudgeImages)
+
+
+def _choice(kind: type[Choice], name: str, value: str) -> Choice:
+    """A task argument (``-T images=on`` arrives as a string) as its enum, or one clear error naming it."""
+    try:
+        return kind(value)
+    except ValueError:
+        raise ValueError(f"storyturns: {name} must be one of {', '.join(c.value for c in kind)}, "
+                         f"not {value!r}") from None
+
+
 #: Generation defaults of ``commet eval`` (inspect's own --temperature / --max-tokens override them).
 DEFAULT_CONFIG = GenerateConfig(temperature=0.0, max_tokens=512)
 
@@ -142,10 +151,11 @@ def create_judge(spec: str) -> Judge:
 
 
 @solver
-def storyturn_protocol(dataset: Dataset, images: ImageSetting = "on", feedback: FeedbackCondition = "original",
+def storyturn_protocol(dataset: Dataset, images: ImagePolicy = ImagePolicy.on,
+                       feedback: FeedbackCondition = FeedbackCondition.original,
                        judge: str = "rules", system_prompt: str = DEFAULT_SYSTEM_PROMPT,
                        undecided_feedback: UndecidedFeedback = UndecidedFeedback.STOP,
-                       judge_images: JudgeImageSetting = "needed") -> Solver:
+                       judge_images: JudgeImages = JudgeImages.NEEDED) -> Solver:
     """Runs one StoryTurn per sample as CoMMET's engine does, judging each reply before the next turn."""
     stories = {st.id: st for st in dataset}
     pictures: dict[str, ImagePart] = {}
@@ -161,8 +171,9 @@ def storyturn_protocol(dataset: Dataset, images: ImageSetting = "on", feedback: 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         storyturn: StoryTurn = stories[str(state.sample_id)]
         the_judge = create_judge(judge)
-        show = images == "on" or (images == "needed" and storyturn.image_dependent)
-        judge_sees = judge_images == "on" or (judge_images == "needed" and storyturn.image_dependent)
+        show = images.shows_pictures(storyturn.image_dependent)
+        judge_sees = judge_images is JudgeImages.ON or (judge_images is JudgeImages.NEEDED
+                                                        and storyturn.image_dependent)
         state.messages = [ChatMessageSystem(content=system_prompt)] if system_prompt else []
         previous: PreviousOutcome | None = None
         active_branch: int | None = None
@@ -173,7 +184,7 @@ def storyturn_protocol(dataset: Dataset, images: ImageSetting = "on", feedback: 
         try:
             for k, turn in enumerate(storyturn.turns):
                 feedback_text, feedback_kind = choose_feedback(turn.feedback, previous, feedback,
-                                                               undecided=UndecidedFeedback(undecided_feedback))
+                                                               undecided=undecided_feedback)
                 if feedback_kind == STOPPED_UNDECIDED:  # the next turn would rest on a guess: not scored
                     status = "stopped"
                     break
@@ -271,9 +282,9 @@ def to_sample(storyturn: StoryTurn) -> Sample:
                             "image_dependent": storyturn.image_dependent, "source": storyturn.source})
 
 
-def storyturns(dataset: str = "sample", images: ImageSetting = "on", feedback: FeedbackCondition = "original",
+def storyturns(dataset: str = "sample", images: str = "on", feedback: str = "original",
                judge: str = "rules", system_prompt: str | None = None, limit: int | None = None,
-               undecided_feedback: str = "stop", judge_images: JudgeImageSetting = "needed") -> Task:
+               undecided_feedback: str = "stop", judge_images: str = "needed") -> Task:
     """CoMMET's StoryTurns: multi-turn ToM stories with adaptive feedback and online judging.
 
     Args:
@@ -286,13 +297,16 @@ def storyturns(dataset: str = "sample", images: ImageSetting = "on", feedback: F
       undecided_feedback: ``stop``, ``skip`` or ``wrong``: feedback after an answer no judge could decide.
       judge_images: ``needed``, ``on`` or ``off``: which pictures the answerer saw an LLM judge sees too.
     """
+    conditions = (_choice(ImagePolicy, "images", images), _choice(FeedbackCondition, "feedback", feedback))
+    undecided, judge_pictures = (_choice(UndecidedFeedback, "undecided_feedback", undecided_feedback),
+                                 _choice(JudgeImages, "judge_images", judge_images))
     data = load_dataset(dataset)
     if limit is not None:
         data.storyturns = data.storyturns[: int(limit)]
     return Task(dataset=MemoryDataset([to_sample(st) for st in data], name=data.name),
-                solver=storyturn_protocol(data, images, feedback, judge,
+                solver=storyturn_protocol(data, *conditions, judge,
                                           DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt,
-                                          UndecidedFeedback(undecided_feedback), judge_images),
+                                          undecided, judge_pictures),
                 scorer=story_accuracy(), config=DEFAULT_CONFIG,
                 metadata={"commet_dataset": data.name, "commet_dataset_hash": data.content_hash(),
                           "images": images, "feedback": feedback, "judge": judge,

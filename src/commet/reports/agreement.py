@@ -40,8 +40,8 @@ def original_run(store: Store, run: RunRecord | str) -> str:
     name = run if isinstance(run, str) else run.name
     seen = {name}
     record = store.get_run(name)
-    while record is not None and record.settings.get("rejudged_from"):
-        name = str(record.settings["rejudged_from"])
+    while record is not None and record.settings.rejudged_from:
+        name = record.settings.rejudged_from
         if name in seen:
             break
         seen.add(name)

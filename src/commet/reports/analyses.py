@@ -149,11 +149,11 @@ class RunData:
 
     @property
     def images(self) -> str:
-        return str(self.run.settings.get("images", ""))
+        return self.run.settings.images_label
 
     @property
     def feedback(self) -> str:
-        return str(self.run.settings.get("feedback", ""))
+        return str(self.run.settings.feedback or "")
 
     @property
     def scored(self) -> list[StoryResult]:

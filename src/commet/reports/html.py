@@ -23,6 +23,7 @@ from commet.format.loading import load_dataset
 from commet.reports.analyses import Report, RunData
 from commet.reports.cells import cell_text
 from commet.reports.stats import Estimate
+from commet.store.settings import RunSettings
 
 THUMBNAIL_SIDE = 360
 
@@ -76,8 +77,8 @@ class DatasetFinder:
         given = (self.given,) if self.given is not None else ()
         if self.given_hash == run.dataset_hash:
             return RunPictures(given, "Pictures from the dataset given with --dataset.")
-        recorded = run.settings.get("dataset_path")
-        candidates = [str(recorded)] if isinstance(recorded, str) and recorded else []
+        recorded = run.settings.dataset_path
+        candidates = [recorded] if recorded else []
         candidates += [c for c in ("sample", run.dataset_name) if c not in candidates]
         for location in candidates:
             found = self.load(location)
@@ -92,14 +93,13 @@ class DatasetFinder:
                                f"found ({where}): pictures are shown by id. Pass --dataset DIR to embed them.")
 
 
-def _hashes(data: bytes, settings: dict[str, object]) -> set[str]:
+def _hashes(data: bytes, settings: RunSettings) -> set[str]:
     """sha256 of a picture file, and of the same picture prepared the way the run sent it to the model."""
     from commet.models.images import prepare_image
 
     found = {hashlib.sha256(data).hexdigest()}
     try:
-        sent, _ = prepare_image(data, max_side=int(settings.get("image_max_side", 1024)),  # type: ignore[call-overload]
-                                fmt=str(settings.get("image_format", "png")))
+        sent, _ = prepare_image(data, max_side=settings.image_max_side, fmt=settings.image_format)
     except (ValueError, OSError):
         return found
     return found | {hashlib.sha256(sent).hexdigest()}
@@ -112,7 +112,7 @@ class _Pictures:
         self.keys: dict[tuple[str, str], str | None] = {}
         self.uris: dict[str, str] = {}
 
-    def key(self, image_id: str, sha256: str, sources: tuple[Dataset, ...], settings: dict[str, object]) -> str | None:
+    def key(self, image_id: str, sha256: str, sources: tuple[Dataset, ...], settings: RunSettings) -> str | None:
         """The embedded picture for this id whose bytes hash to ``sha256`` (any bytes when the run stored no hash).
 
         Model runs store the hash of the picture as the model received it (resized and encoded with

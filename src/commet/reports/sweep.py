@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from commet.format.dataset import Dataset
 
+from commet.conditions import FeedbackCondition, ImagePolicy
 from commet.models.base import did_you_mean
 from commet.reports.render import FORMATS_BY_SUFFIX, ReportTargetError, output_format
 
@@ -57,16 +58,16 @@ class SweepConfigError(ValueError):
 class SweepCell:
     model: str
     dataset: str
-    images: str
-    feedback: str
+    images: ImagePolicy
+    feedback: FeedbackCondition
 
 
 @dataclass
 class SweepConfig:
     models: list[str]
     datasets: list[str] = field(default_factory=lambda: ["sample"])
-    images: list[str] = field(default_factory=lambda: ["on"])
-    feedback: list[str] = field(default_factory=lambda: ["original"])
+    images: list[ImagePolicy] = field(default_factory=lambda: [ImagePolicy.on])
+    feedback: list[FeedbackCondition] = field(default_factory=lambda: [FeedbackCondition.original])
     judge: str = "rules"
     concurrency: int = 8
     db: Path = Path("commet.sqlite")
@@ -128,8 +129,8 @@ def load_config(path: str | Path) -> SweepConfig:
     try:
         config = SweepConfig(
             models=_strings(raw, "models", []), datasets=datasets,
-            images=_strings(raw, "images", ["on"], ("on", "off", "needed")),
-            feedback=_strings(raw, "feedback", ["original"], ("original", "correctness", "none")),
+            images=[ImagePolicy(v) for v in _strings(raw, "images", ["on"], tuple(ImagePolicy))],
+            feedback=[FeedbackCondition(v) for v in _strings(raw, "feedback", ["original"], tuple(FeedbackCondition))],
             judge=str(raw.get("judge", "rules")), concurrency=int(raw.get("concurrency", 8)),  # type: ignore[arg-type]
             db=local(raw.get("db", "commet.sqlite")), out=local(raw["out"]) if "out" in raw else None,
             format=fmt,  # type: ignore[arg-type]
@@ -179,7 +180,7 @@ async def run_sweep(config: SweepConfig, on_cell: Callable[[int, int, str], None
         if on_cell:
             on_cell(index, len(cells), names[index])
         settings = EvalSettings(
-            images=cell.images, feedback=cell.feedback,  # type: ignore[arg-type]
+            images=cell.images, feedback=cell.feedback,
             system_prompt=DEFAULT_SYSTEM_PROMPT if config.system_prompt is None else config.system_prompt,
             generation=GenerationSettings(temperature=config.temperature, max_tokens=config.max_tokens,
                                           seed=config.seed),

@@ -28,7 +28,7 @@ def accuracy_table(metrics: list[RunMetrics], *, counts: bool = True) -> tuple[l
     for m in metrics:
         settings = m.run.settings
         rows.append([
-            m.run.name, m.run.model, str(settings.get("images", "")), str(settings.get("feedback", "")),
+            m.run.name, m.run.model, settings.images_label, str(settings.feedback or ""),
             str(m.stories.total), _pct(m.stories, counts), *(_pct(m.per_category.get(c), counts) for c in categories),
             *(_pct(m.per_subset.get(s), counts) for s in SUBSETS), _pct(m.questions, counts),
             f"{m.undecided_turns} turns / {m.stories_with_undecided} stories" if counts else str(m.undecided_turns),

@@ -29,6 +29,8 @@ from enum import Enum
 from pathlib import Path
 from typing import TypedDict, TypeVar
 
+from commet.store.settings import RunSettings
+
 T = TypeVar("T")
 SCHEMA_VERSION = 1
 #: how long an opener or writer waits for another process's lock on the file before giving up
@@ -194,7 +196,7 @@ class RunRecord:
     name: str
     model: str
     judge: str
-    settings: dict[str, object]
+    settings: RunSettings
     config_hash: str
     dataset_name: str
     dataset_hash: str
@@ -786,7 +788,8 @@ def _insert(table: str, row: Mapping[str, object]) -> Statement:
 def _run(row: sqlite3.Row) -> RunRecord:
     return RunRecord(
         id=row["id"], name=row["name"], model=row["model"], judge=row["judge"],
-        settings=json.loads(row["settings_json"]), config_hash=row["config_hash"], dataset_name=row["dataset_name"],
+        settings=RunSettings.from_stored(json.loads(row["settings_json"]), run=row["name"]),
+        config_hash=row["config_hash"], dataset_name=row["dataset_name"],
         dataset_hash=row["dataset_hash"], package_version=row["package_version"], status=row["status"],
         story_count=row["story_count"], started_at=row["started_at"], finished_at=row["finished_at"],
     )

@@ -27,13 +27,18 @@ from typing import Final, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+from commet.conditions import ImagePolicy
 from commet.format.dataset import Dataset
 from commet.format.loading import load_dataset
 from commet.format.model import StoryTurn
 from commet.format.validate import load_checked
 from commet.taxonomy import TASKS
 
-ImagePolicy = Literal["all", "needed"]
+#: A questionnaire's pictures, as study files, exports and ``--policy`` spell them: every picture
+#: (``all``: the engine's ImagePolicy.on) or only those of image-dependent StoryTurns (``needed``).
+#: A study keeps its own words (they are in every study file written), mapped onto the one enum.
+QuestionnairePictures = Literal["all", "needed"]
+PICTURE_POLICY: dict[str, ImagePolicy] = {"all": ImagePolicy.on, "needed": ImagePolicy.needed}
 Grouping = Literal["paper", "task"]
 STUDY_FORMAT: Final = "commet-study-1"
 #: StoryTurns per questionnaire and combination (paper, Appendix D).
@@ -85,7 +90,7 @@ class Questionnaire(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     index: int
-    image_policy: ImagePolicy
+    image_policy: QuestionnairePictures
     storyturns: list[str]
 
 
@@ -166,9 +171,9 @@ class StudyError(ValueError):
     """A study file that cannot be used (unreadable, or its dataset changed)."""
 
 
-def shows_image(storyturn: StoryTurn, policy: ImagePolicy) -> bool:
+def shows_image(storyturn: StoryTurn, policy: QuestionnairePictures) -> bool:
     """Whether a questionnaire with this policy shows the StoryTurn's pictures."""
-    return policy == "all" or storyturn.image_dependent
+    return PICTURE_POLICY[policy].shows_pictures(storyturn.image_dependent)
 
 
 def group_of(storyturn: StoryTurn, grouping: Grouping) -> str:

@@ -20,10 +20,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from commet.apps.study.build import Study
+from commet.apps.study.build import PICTURE_POLICY, Study
 from commet.apps.study.db import StudyDB
 from commet.apps.study.flow import by_story, question_count, shown_turns
 from commet.apps.web import csv_safe
+from commet.conditions import FeedbackCondition
 from commet.engine.conversation import user_text
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
@@ -31,7 +32,8 @@ from commet.store.sqlite import RunRecord, Store
 
 PolicyFilter = Literal["both", "all", "needed"]
 #: What the ``Images`` column of ``commet report`` shows for each policy filter.
-IMAGES_SETTING = {"all": "on", "needed": "needed", "both": "on+needed"}
+IMAGES_SETTING = {**{name: policy.value for name, policy in PICTURE_POLICY.items()},
+                  "both": "+".join(PICTURE_POLICY[name].value for name in ("all", "needed"))}
 
 
 def human_runs(name: str, policy: PolicyFilter | Literal["each"]) -> list[tuple[str, PolicyFilter]]:
@@ -185,7 +187,7 @@ def export_human_run(study: Study, dataset: Dataset, db: StudyDB, store: Store, 
             rows.append((f"{story_id}#{participant_label(participant)}", storyturn, turns))
             participants.add(participant["id"])
     if run is None:
-        settings: dict[str, object] = {"images": IMAGES_SETTING[policy], "feedback": "original", "system_prompt": "",
+        settings: dict[str, object] = {"images": IMAGES_SETTING[policy], "feedback": FeedbackCondition.original.value, "system_prompt": "",
                                        "policy": policy, "study": study.digest(), "judges": sorted(judges)}
         if dataset_path is not None:  # where the report finds the pictures again
             settings["dataset_path"] = dataset_path

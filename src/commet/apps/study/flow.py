@@ -11,8 +11,9 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from commet.apps.study.build import ImagePolicy, Questionnaire, shows_image
-from commet.engine.conversation import PreviousOutcome, UndecidedFeedback, choose_feedback, user_text
+from commet.apps.study.build import Questionnaire, QuestionnairePictures, shows_image
+from commet.conditions import FeedbackCondition, UndecidedFeedback
+from commet.engine.conversation import PreviousOutcome, choose_feedback, user_text
 from commet.engine.conversation import judge_request as build_judge_request
 from commet.format.model import StoryTurn, Turn
 from commet.judges.base import JudgeRequest
@@ -30,7 +31,7 @@ class ShownTurn:
     answer: sqlite3.Row | None
 
 
-def shown_turns(storyturn: StoryTurn, answers: Mapping[int, sqlite3.Row], policy: ImagePolicy) -> list[ShownTurn]:
+def shown_turns(storyturn: StoryTurn, answers: Mapping[int, sqlite3.Row], policy: QuestionnairePictures) -> list[ShownTurn]:
     """The answered turns of a StoryTurn, then the first unanswered one (if any)."""
     shown: list[ShownTurn] = []
     previous: PreviousOutcome | None = None
@@ -38,7 +39,7 @@ def shown_turns(storyturn: StoryTurn, answers: Mapping[int, sqlite3.Row], policy
     for k, turn in enumerate(storyturn.turns):
         # a volunteer's story never stops; feedback that rests on an undecided answer shows only its
         # unconditional part, so nobody is corrected for an answer that may have been right
-        text, kind = choose_feedback(turn.feedback, previous, "original", undecided=UndecidedFeedback.SKIP)
+        text, kind = choose_feedback(turn.feedback, previous, FeedbackCondition.original, undecided=UndecidedFeedback.SKIP)
         row = answers.get(k)
         shown.append(ShownTurn(k, turn, text, kind, turn.image if picture else None, row))
         if row is None:

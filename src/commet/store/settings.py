@@ -1,0 +1,84 @@
+"""A run's recorded settings, typed: what reports, re-judging and the tools read back from the store.
+
+The store keeps the settings as the JSON the run wrote (``stored``: the engine's full settings, the
+model's identity, where the dataset was read from, what a re-judged run was judged from, a human
+run's study); that JSON, and so every config hash and every older file, stays exactly as it was.
+The conditions are read into the enums of :mod:`commet.conditions`; a value outside them is an
+error naming the run and the field, except a human run that pools questionnaires of several
+picture policies (``images`` recorded as ``on+needed``): its ``images`` is None and
+``images_label`` says what was pooled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import TypeVar
+
+from commet.conditions import FeedbackCondition, ImagePolicy, JudgeImages, UndecidedFeedback
+
+Choice = TypeVar("Choice", bound=Enum)
+
+
+class RunSettingsError(ValueError):
+    """A stored setting outside its declared values (a damaged or foreign results file)."""
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """The typed view of one run's stored settings (None: the run did not record that field)."""
+
+    stored: Mapping[str, object]
+    images: ImagePolicy | None
+    images_label: str
+    feedback: FeedbackCondition | None
+    undecided_feedback: UndecidedFeedback | None
+    judge_images: JudgeImages | None
+    dataset_path: str | None
+    rejudged_from: str | None
+    #: how pictures were prepared for the model (largest side in pixels, file format)
+    image_max_side: int = 1024
+    image_format: str = "png"
+
+    @classmethod
+    def from_stored(cls, stored: Mapping[str, object], *, run: str = "?") -> RunSettings:
+        def choice(kind: type[Choice], field: str) -> Choice | None:
+            value = stored.get(field)
+            if value is None:
+                return None
+            try:
+                return kind(value)
+            except ValueError:
+                raise RunSettingsError(f"run {run!r}: stored setting {field}={value!r} is not one of "
+                                       f"{', '.join(str(c.value) for c in kind)}") from None
+
+        images_value = stored.get("images")
+        pooled = isinstance(images_value, str) and "+" in images_value
+        if pooled:  # each pooled policy must be a real one
+            for part in str(images_value).split("+"):
+                cls.from_stored({"images": part}, run=run)
+        return cls(
+            stored=dict(stored),
+            images=None if pooled else choice(ImagePolicy, "images"),
+            images_label="" if images_value is None else str(images_value),
+            feedback=choice(FeedbackCondition, "feedback"),
+            undecided_feedback=choice(UndecidedFeedback, "undecided_feedback"),
+            judge_images=choice(JudgeImages, "judge_images"),
+            dataset_path=_text(stored.get("dataset_path")),
+            rejudged_from=_text(stored.get("rejudged_from")),
+            image_max_side=_whole(stored.get("image_max_side"), 1024, run),
+            image_format=_text(stored.get("image_format")) or "png",
+        )
+
+
+def _whole(value: object, default: int, run: str) -> int:
+    if value is None:
+        return default
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    raise RunSettingsError(f"run {run!r}: stored setting image_max_side={value!r} is not a positive whole number")
+
+
+def _text(value: object) -> str | None:
+    return None if value is None or value == "" else str(value)
