@@ -195,7 +195,7 @@ def test_help_has_no_type_noise_on_flags_and_one_name_for_the_results_file() -> 
     generate = CliRunner().invoke(app, ["generate", "llm", "--help"], env={"COLUMNS": "100"}).output
     assert "docs/tasks.md" in generate and (README.parent / "docs" / "tasks.md").is_file()
     sweep = CliRunner().invoke(app, ["sweep", "--help"], env={"COLUMNS": "100"}).output
-    from commet.reports.sweep import KNOWN_KEYS
+    from commet.engine.sweep import KNOWN_KEYS
 
     assert all(f"{key} =" in sweep for key in KNOWN_KEYS)  # every key of the sweep file is documented
 
@@ -205,6 +205,19 @@ def test_a_sweep_key_typo_gets_the_closest_name(tmp_path: Path) -> None:
     config.write_text('models = ["baseline:first-option"]\nfeedbacks = ["none"]\n')
     result = CliRunner().invoke(app, ["sweep", str(config)])
     assert result.exit_code == 2 and "unknown key 'feedbacks' (did you mean 'feedback'?)" in result.output
+
+
+@pytest.mark.parametrize(("lines", "message"), [
+    ('format = "pdf"', "'format' must be one of csv, html, latex, markdown, table, not 'pdf'"),
+    ('out = "grid.csv"\nformat = "csv"', "a CSV report is one file per table; give a folder"),
+    ('out = "grid.pdf"', "cannot write a report to"),
+])
+def test_a_sweep_report_target_is_refused_before_any_cell_runs(tmp_path: Path, lines: str, message: str) -> None:
+    config = tmp_path / "grid.toml"
+    config.write_text(f'models = ["baseline:first-option"]\ndb = "grid.sqlite"\n{lines}\n')
+    result = CliRunner().invoke(app, ["sweep", str(config)])
+    assert result.exit_code == 2 and message in result.output and str(config) in result.output, result.output
+    assert not (tmp_path / "grid.sqlite").exists()  # nothing ran, nothing written
 
 
 def test_study_export_run_takes_the_results_file_as_db_and_refuses_both_names(tmp_path: Path) -> None:

@@ -80,7 +80,7 @@ async def test_sweep_cells_run_at_once_within_one_concurrency_per_endpoint(tmp_p
     import threading
     import time
 
-    from commet.reports.sweep import SweepConfig, run_sweep
+    from commet.engine.sweep import SweepConfig, run_sweep
 
     dataset = write_stories(tmp_path / "stories.jsonl", 12)
     lock, in_flight, peak = threading.Lock(), [0], [0]

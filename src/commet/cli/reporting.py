@@ -38,6 +38,21 @@ class ReportFormat(str, Enum):
     html = "html"
 
 
+def sweep_report_format(fmt: str | None, out: Path | None) -> str:
+    """The format of a sweep's report, checked before any cell runs: a known format that agrees with
+    ``out``'s suffix, and a CSV report (one file per table) only into a folder."""
+    from commet.reports.render import FORMATS_BY_SUFFIX, ReportTargetError, output_format
+
+    formats = sorted(set(FORMATS_BY_SUFFIX.values()))
+    if fmt is not None and fmt not in formats:
+        raise ReportTargetError(f"'format' must be one of {', '.join(formats)}, not {fmt!r}")
+    chosen = output_format(fmt, out)
+    if chosen == "csv" and out is not None and out.suffix and not out.is_dir():
+        raise ReportTargetError(f"'out' = {str(out)!r}: a CSV report is one file per table; give a folder "
+                                "(with format = \"csv\")")
+    return chosen
+
+
 def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: Path | None = None,
                  dataset: str | None = None, seed: int | None = None, resamples: int | None = None,
                  brief: bool = False, tables: list[str] | None = None, pool: bool = False,
@@ -254,15 +269,19 @@ def sweep(
       run_prefix = "exp1/"                 # prefix of every run name
     """
     from commet.engine import RunConflictError
+    from commet.engine.sweep import SweepConfigError, load_config, run_sweep
     from commet.format.problems import FormatError
     from commet.judges.base import UnknownJudgeError
     from commet.models.base import UnknownModelError
-    from commet.reports.sweep import SweepConfigError, load_config, run_sweep
+    from commet.reports.render import ReportTargetError
 
     try:
         settings = load_config(config)
+        report_format = sweep_report_format(settings.format, settings.out)
     except SweepConfigError as exc:
         fail(str(exc))
+    except ReportTargetError as exc:
+        fail(f"{config}: {exc}")
 
     def announce(index: int, total: int, name: str) -> None:
         if not quiet:
@@ -275,7 +294,7 @@ def sweep(
         fail_problems(exc)
     except (RunConflictError, UnknownModelError, UnknownJudgeError, RuntimeError) as exc:
         fail(str(exc))
-    print_report(settings.db, names, settings.report_format(), out=settings.out,
+    print_report(settings.db, names, report_format, out=settings.out,
                  dataset=settings.datasets[0] if len(settings.datasets) == 1 else None)
     with open_store(settings.db) as store:
         unfinished = [(name, record.status) for name in names
