@@ -149,8 +149,8 @@ async def test_undecided_feedback_policy_in_transcripts(pipe_dataset: Path, repl
     with Store(db) as store:
         record = store.get_run("r")
         assert record is not None and record.settings.undecided_feedback == policy
-        transcript = [dict(r) for r in store.turn_rows(record.id) if r["story_id"] == "fb-1"]
-        story = next(dict(r) for r in store.story_rows(record.id) if r["story_id"] == "fb-1")
+        transcript = [r.columns() for r in store.turn_rows(record.id) if r.story_id == "fb-1"]
+        story = next(r.columns() for r in store.story_rows(record.id) if r.story_id == "fb-1")
         model_calls = store.db.execute("SELECT COUNT(*) FROM call_log WHERE run_id = ? AND kind = 'model' "
                                        "AND story_id = 'fb-1'", (record.id,)).fetchone()[0]
     assert len(transcript) == fb_turns and model_calls == fb_turns

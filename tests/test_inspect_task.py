@@ -39,9 +39,9 @@ def commet_run(tmp_path: Path, model: str, *extra: str):
         replies: dict[tuple[str, ...], tuple[str, int]] = {}
         prompts: dict[str, list[str]] = {}
         for row in store.turn_rows(run.id):
-            so_far = prompts.setdefault(row["story_id"], [])
-            so_far.append(row["prompt"])
-            replies[tuple(so_far)] = (row["response"], len(json.loads(row["images_json"])))
+            so_far = prompts.setdefault(row.story_id, [])
+            so_far.append(row.prompt)
+            replies[tuple(so_far)] = (row.response, len(row.images))
     return metrics, replies
 
 

@@ -46,7 +46,7 @@ def turn_rows(db: Path, run: str) -> list[dict]:
     with Store(db) as store:
         record = store.get_run(run)
         assert record is not None
-        return [dict(r) for r in store.turn_rows(record.id)]
+        return [r.columns() for r in store.turn_rows(record.id)]
 
 
 # ------------------------------------------------------------------------------- prompt and parser

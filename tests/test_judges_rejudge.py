@@ -34,7 +34,7 @@ def fair(model: str, answer: str, expected: list[str], question: str) -> str:
 def turns(store: Store, run: str) -> dict[tuple[str, int], dict]:
     record = store.get_run(run)
     assert record is not None
-    return {(r["story_id"], r["turn"]): dict(r) for r in store.turn_rows(record.id)}
+    return {(r.story_id, r.turn): r.columns() for r in store.turn_rows(record.id)}
 
 
 async def test_rejudge_reuses_responses_reapplies_branches_and_lists_feedback_changes(tmp_path: Path) -> None:
@@ -53,7 +53,7 @@ async def test_rejudge_reuses_responses_reapplies_branches_and_lists_feedback_ch
         old, new = turns(store, "base"), turns(store, report.run.name)
         model_calls = store.db.execute("SELECT COUNT(*) FROM call_log WHERE run_id = ? AND kind = 'model'",
                                        (report.run.id,)).fetchone()[0]
-        stories = {r["story_id"]: r["correct"] for r in store.story_rows(report.run.id)}
+        stories = {r.story_id: r.columns()["correct"] for r in store.story_rows(report.run.id)}
     assert report.run.name == f"base~rules+{LLM}" and report.run.judge == f"rules+{LLM}"
     assert report.run.settings.rejudged_from == "base" and report.run.model == "replay:replies.json"
     assert model_calls == 0

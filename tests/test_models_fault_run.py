@@ -208,8 +208,8 @@ def stored(db: Path) -> tuple[dict[tuple[str, int], dict[str, Any]], list[dict[s
     with Store(db) as store:
         record = store.get_run("r")
         assert record is not None and record.status == "done"
-        turns = {(r["story_id"], r["turn"]): dict(r) for r in store.turn_rows(record.id)}
-        stories = [dict(r) for r in store.story_rows(record.id)]
+        turns = {(r.story_id, r.turn): r.columns() for r in store.turn_rows(record.id)}
+        stories = [r.columns() for r in store.story_rows(record.id)]
         attempts = {(r["story_id"], r["turn"]): r["attempts"] for r in store.db.execute(
             "SELECT t.story_id, t.turn, m.attempts FROM turns t JOIN model_calls m ON m.key = t.model_key "
             "WHERE t.run_id = ?", (record.id,))}

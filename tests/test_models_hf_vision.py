@@ -160,10 +160,10 @@ async def test_two_turn_story_with_a_picture_runs_end_to_end(tiny_vlm_dir, tmp_p
             with Store(db) as store:
                 record = store.get_run("r")
                 assert record is not None
-                turns = [dict(r) for r in store.turn_rows(record.id)]
+                turns = [r.columns() for r in store.turn_rows(record.id)]
                 (story,) = store.story_rows(record.id)
                 usage = store.usage(record.id)
-            assert story["status"] == "done"
+            assert story.status == "done"
             results.append(turns)
     finally:
         await model.aclose()

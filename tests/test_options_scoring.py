@@ -81,9 +81,9 @@ def test_eval_scores_letters_chinese_and_option_text(options_dataset: Path, tmp_
         assert run is not None
         turns = store.turn_rows(run.id)
         stories = store.story_rows(run.id)
-    assert len(turns) == 6 and all(t["outcome"] != "undecided" for t in turns), [dict(t) for t in turns]
-    assert [s["status"] for s in stories] == ["done"] * 4
-    assert sum(s["correct"] for s in stories) / len(stories) == accuracy
+    assert len(turns) == 6 and all(t.outcome != "undecided" for t in turns), turns
+    assert [s.status for s in stories] == ["done"] * 4
+    assert sum(s.correct is True for s in stories) / len(stories) == accuracy
 
 
 def test_options_not_in_the_question_are_shown_to_the_model(options_dataset: Path, tmp_path: Path) -> None:
@@ -94,7 +94,7 @@ def test_options_not_in_the_question_are_shown_to_the_model(options_dataset: Pat
     with Store(db) as store:
         run = store.get_run("b")
         assert run is not None
-        turns = {(t["story_id"], t["turn"]): dict(t) for t in store.turn_rows(run.id)}
+        turns = {(t.story_id, t.turn): t.columns() for t in store.turn_rows(run.id)}
     shown = turns[("en-options", 0)]
     assert shown["prompt"].endswith("Which snack will Sam pick?\n\nA. the apple\nB. the chocolate\nC. the banana")
     assert shown["response"] == "The apple." and shown["correct"] == 0  # the first option shown, decided wrong

@@ -205,7 +205,7 @@ def test_images_needed_shows_pictures_only_in_image_dependent_storyturns(paper_s
     with Store(paper_store) as store:
         run = store.get_run("needed")
         assert run is not None and run.settings.images is ImagePolicy.needed
-        shown = {(r["story_id"], r["turn"]): json.loads(r["images_json"]) for r in store.turn_rows(run.id)}
+        shown = {(r.story_id, r.turn): r.images for r in store.turn_rows(run.id)}
     assert [i["id"] for i in shown[("p1", 0)]] == ["pic-p1"] and [i["id"] for i in shown[("m1", 0)]] == ["pic-m1"]
     assert shown[("b1", 0)] == [] and shown[("d1", 0)] == []
     assert ImagePolicy("needed").shows_pictures(True) and not ImagePolicy("needed").shows_pictures(False)
@@ -379,7 +379,7 @@ def test_eval_on_the_bundled_sample_prints_the_range_and_the_hint(tmp_path: Path
     text = " ".join(result.stdout.split())
     with Store(db) as store:
         (run,) = store.runs()
-        undecided = sum(row["response"] is not None and row["correct"] is None for row in store.turn_rows(run.id))
+        undecided = sum(row.response is not None and row.correct is None for row in store.turn_rows(run.id))
     assert undecided > 0  # the baseline's replies to "why" questions are left to an LLM judge
     assert f"{undecided} answers of run {run.name} were left undecided by the rules judge" in text
     assert f"`commet rejudge --db {db} --run {run.name} --judge openai:gpt-4o`" in text

@@ -93,7 +93,7 @@ async def test_a_third_party_provider_and_judge_run_a_real_evaluation(plugin_dis
         run = store.get_run("plug")
         assert run is not None and run.model == "echo:Pear" and run.judge == "always:correct"
         turns = store.turn_rows(run.id)
-    assert turns and all(t["response"] == "Pear" and t["correct"] == 1 for t in turns)
+    assert turns and all(t.response == "Pear" and t.correct is True for t in turns)
     assert summary.progress.questions == len(turns)
 
 

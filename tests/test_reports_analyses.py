@@ -150,7 +150,7 @@ def test_feedback_kinds_recorded_as_expected(store_path: Path) -> None:
     with Store(store_path) as store:
         run = store.get_run("r1-corr")
         assert run is not None
-        kinds = {(r["story_id"], r["turn"]): r["feedback_kind"] for r in store.turn_rows(run.id)}
+        kinds = {(r.story_id, r.turn): r.feedback_kind for r in store.turn_rows(run.id)}
     assert kinds[("tc1", 1)] == "correctness-wrong" and kinds[("tc1", 2)] == "correctness-wrong"
     assert kinds[("tc2", 1)] == "none"
 

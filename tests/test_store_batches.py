@@ -14,6 +14,7 @@ from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn, Turn
 from commet.models.base import Model, ModelRequest, ModelResponse
 from commet.store import Store
+from commet.store.records import StoryRecord, TurnRecord
 
 
 def new_store(path: Path) -> tuple[Store, int]:
@@ -41,7 +42,8 @@ async def test_one_pass_of_the_loop_is_one_commit_and_pending_rows_are_read_back
     with store.write_batches():
         for key in ("a", "b", "c"):
             record(store, run_id, key)
-        store.record_turn(run_id, "s", 0, prompt="p", images_json="[]", feedback_kind="none", expected_json="[]")
+        store.record_turn(TurnRecord(run_id, "s", 0, prompt="p", images_json="[]", feedback_kind="none",
+                                     expected_json="[]"))
         assert store.cached_model_call("b")["response_text"] == "reply b"  # pending, read back
         assert count(path, "model_calls") == 0 and commits == []  # nothing committed inside the pass
         await asyncio.sleep(0)  # the pass ends
@@ -88,8 +90,8 @@ def test_writes_inside_a_transaction_commit_or_roll_back_with_it(tmp_path: Path)
     store, run_id = new_store(path)
     with pytest.raises(RuntimeError), store.transaction():
         record(store, run_id, "a")
-        store.record_story(run_id, "s", position=0, task="t", category="c", image_dependent=0, source="x",
-                           status="done", correct=1)
+        store.record_story(StoryRecord(run_id, "s", position=0, task="t", category="c", image_dependent=False,
+                                       source="x", status="done", correct=True))
         raise RuntimeError("the export failed half way")
     assert count(path, "model_calls") == 0 and count(path, "stories") == 0
     with store.transaction():
@@ -123,4 +125,4 @@ async def test_the_longest_storyturns_run_first(tmp_path: Path) -> None:
     summary = await evaluate_async(model, data, db=tmp_path / "o.sqlite", run="r", concurrency=1)
     assert model.stories == ["three"] * 3 + ["three-b"] * 3 + ["two"] * 2 + ["one"]
     with Store(tmp_path / "o.sqlite") as store:  # positions (and so reports) keep the dataset's order
-        assert [row["story_id"] for row in store.story_rows(summary.run.id)] == ["one", "three", "two", "three-b"]
+        assert [row.story_id for row in store.story_rows(summary.run.id)] == ["one", "three", "two", "three-b"]

@@ -318,7 +318,7 @@ def test_human_row_in_report(served: Served, tmp_path: Path) -> None:
         human = store.get_run("human")
         assert human is not None and human.model == "human"
         metrics = run_metrics(store, human)
-        stories = {row["story_id"]: row for row in store.story_rows(human.id)}
+        stories = {row.story_id: row for row in store.story_rows(human.id)}
         header, rows = accuracy_table([run_metrics(store, r) for r in store.runs()])
     # mixed participant: 3 complete StoryTurns, only ball-1 right; pause/stop participant: first StoryTurn right
     assert metrics.stories.correct == 2 and metrics.stories.total == 4, stories
@@ -327,8 +327,8 @@ def test_human_row_in_report(served: Served, tmp_path: Path) -> None:
     expected[first] = (expected[first][0] + 1, expected[first][1] + 1)
     assert {c: (t.correct, t.total) for c, t in metrics.per_category.items()} == expected
     assert all("#P" in story_id for story_id in stories)
-    assert {row["category"] for row in stories.values()} <= {"Desire", "Belief", "Percept"}
-    assert any(row["image_dependent"] == 1 for row in stories.values() if row["story_id"].startswith("muffin-1"))
+    assert {row.category for row in stories.values()} <= {"Desire", "Belief", "Percept"}
+    assert any(row.image_dependent for row in stories.values() if row.story_id.startswith("muffin-1"))
     human_row = next(r for r in rows if r[1] == "human")
     assert human_row[header.index("Overall")] == "50.00 (2/4)"
     report = CliRunner().invoke(cli, ["report", "--db", str(store_path), "--format", "markdown"])

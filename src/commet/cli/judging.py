@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -16,6 +15,7 @@ from commet.cli.reporting import open_store, print_report
 
 if TYPE_CHECKING:
     from commet.format.dataset import Dataset
+    from commet.store.records import TurnRecord
     from commet.store.sqlite import RunRecord
 
 DB_OPTION = typer.Option(help="SQLite results file.")
@@ -136,29 +136,30 @@ def label_command(
         record = store.get_run(run)
         if record is None:
             fail(f"no run named {run!r} in {db}")
-        history: dict[str, list] = {}
+        history: dict[str, list[TurnRecord]] = {}
         for row in store.turn_rows(record.id):
-            history.setdefault(row["story_id"], []).append(row)
+            history.setdefault(row.story_id, []).append(row)
         todo = turns_to_label(store, record, labeller)
         if disputed:
             keep = disputed_items(collect_verdicts(store))
             origin = original_run(store, record)
-            todo = [r for r in todo if (origin, r["story_id"], r["turn"]) in keep]
+            todo = [r for r in todo if (origin, r.story_id, r.turn) in keep]
         done = 0
         for position, row in enumerate(todo, start=1):
-            console.rule(f"{position}/{len(todo)}  story {escape(row['story_id'])}  turn {row['turn']}")
-            for earlier in history[row["story_id"]][: row["turn"]]:
-                console.print(f"[dim]{escape(earlier['prompt'])}[/dim]")
-                console.print(f"[dim]> {escape(earlier['response'] or '')}[/dim]")
-            console.print(escape(row["prompt"]))
-            console.print(f"[bold]expected:[/bold] {escape(' ; '.join(json.loads(row['expected_json'])))}")
-            console.print(f"[bold]response:[/bold] {escape(row['response'])}")
+            console.rule(f"{position}/{len(todo)}  story {escape(row.story_id)}  turn {row.turn}")
+            for earlier in history[row.story_id][: row.turn]:
+                console.print(f"[dim]{escape(earlier.prompt)}[/dim]")
+                console.print(f"[dim]> {escape(earlier.response or '')}[/dim]")
+            console.print(escape(row.prompt))
+            response = row.response or ""  # turns_to_label gives answered turns only
+            console.print(f"[bold]expected:[/bold] {escape(' ; '.join(row.expected))}")
+            console.print(f"[bold]response:[/bold] {escape(response)}")
             key = Prompt.ask("correct? y/n, s = skip, q = quit", choices=["y", "n", "s", "q"], console=console)
             if key == "q":
                 break
             if key == "s":
                 continue
-            set_label(store, run=run, story_id=row["story_id"], turn=row["turn"], response=row["response"],
+            set_label(store, run=run, story_id=row.story_id, turn=row.turn, response=response,
                       label="correct" if key == "y" else "incorrect", labeller=labeller)
             done += 1
         left = len(turns_to_label(store, record, labeller))

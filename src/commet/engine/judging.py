@@ -10,6 +10,7 @@ from typing import cast
 from commet.engine.conversation import TurnScore, apply_branch_rules
 from commet.format.model import Turn
 from commet.judges.base import Judge, JudgeRequest, Outcome, Verdict
+from commet.store.records import ShownTurn, TurnRecord
 from commet.store.sqlite import Store
 
 
@@ -42,14 +43,13 @@ async def _judge_once(store: Store, run_id: int, judge: Judge, request: JudgeReq
 
 
 def record_scored_turn(store: Store, run_id: int, story_id: str, k: int, turn: Turn, verdict: Verdict,
-                       active_branch: int | None, *, fields: dict[str, object], response: str, judge_name: str,
+                       active_branch: int | None, *, shown: ShownTurn, response: str, judge_name: str,
                        judgment_key: str | None) -> TurnScore:
     """Apply the branch rules to a verdict and record the turn; returns the turn's score."""
     score = apply_branch_rules(turn, verdict, active_branch)
-    store.record_turn(
-        run_id, story_id, k, **fields, response=response, outcome=verdict.outcome,
-        correct=None if score.correct is None else int(score.correct), branch=score.branch,
-        active_branch=score.active_branch, judge=verdict.judge or judge_name, rationale=score.reason,
-        judgment_key=judgment_key, error_kind=verdict.details.get("error_kind") if verdict.details else None,
-        error=None)
+    error_kind = verdict.details.get("error_kind") if verdict.details else None
+    store.record_turn(TurnRecord.of(
+        run_id, story_id, k, shown, response=response, outcome=verdict.outcome, correct=score.correct,
+        branch=score.branch, active_branch=score.active_branch, judge=verdict.judge or judge_name,
+        rationale=score.reason, judgment_key=judgment_key, error_kind=None if error_kind is None else str(error_kind)))
     return score

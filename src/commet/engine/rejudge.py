@@ -14,10 +14,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import sqlite3
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from commet.conditions import JudgeImages, UndecidedFeedback
 from commet.engine.conversation import (
@@ -32,6 +31,7 @@ from commet.format.dataset import Dataset
 from commet.judges.base import Judge, JudgeRequest, Verdict
 from commet.judges.cascade import decided_by
 from commet.models.base import ImagePart
+from commet.store.records import StoryRecord, TurnRecord
 from commet.store.sqlite import RunRecord, Store
 
 
@@ -103,17 +103,17 @@ async def rejudge(store: Store, source_name: str, judge: Judge, dataset: Dataset
     report = RejudgeReport(source=source, run=run)
     job = _Rejudging(store, run, judge, dataset, settings, report, on_progress)
     store.set_run_status(run.id, "running")
-    by_story: dict[str, list[sqlite3.Row]] = {}
+    by_story: dict[str, list[TurnRecord]] = {}
     for row in store.turn_rows(source.id):
-        by_story.setdefault(row["story_id"], []).append(row)
+        by_story.setdefault(row.story_id, []).append(row)
     stories = store.story_rows(source.id)
-    calls = deque(call for story in stories for call in job.prepare(story, by_story.get(story["story_id"], [])))
+    calls = deque(call for story in stories for call in job.prepare(story, by_story.get(story.story_id, [])))
     with store.write_batches():
         await asyncio.gather(*(job.worker(calls) for _ in range(min(max(1, concurrency), len(calls)))))
         for story in stories:  # stories with no answered turn have no call to finish them
-            if job.pending.get(story["story_id"]) == 0:
-                job.finish(story["story_id"])
-    position = {story["story_id"]: story["position"] for story in stories}
+            if job.pending.get(story.story_id) == 0:
+                job.finish(story.story_id)
+    position = {story.story_id: story.position for story in stories}
     report.feedback_changes.sort(key=lambda change: (position[change.story_id], change.turn))
     report.changed.sort(key=lambda change: (position[change[0]], change[1]))
     store.set_run_status(run.id, "done")
@@ -126,8 +126,8 @@ async def rejudge(store: Store, source_name: str, judge: Judge, dataset: Dataset
 class _Story:
     """A story being re-judged: its rows and the verdicts that have come in (None: nothing to judge)."""
 
-    row: sqlite3.Row
-    rows: list[sqlite3.Row]
+    row: StoryRecord
+    rows: list[TurnRecord]
     verdicts: list[tuple[Verdict, str | None, bool] | None]
 
 
@@ -146,9 +146,9 @@ class _Rejudging:
         self.decided: list[str] = []
         self.judged = 0
 
-    def prepare(self, story: sqlite3.Row, rows: list[sqlite3.Row]) -> list[tuple[str, int, JudgeRequest]]:
+    def prepare(self, story: StoryRecord, rows: list[TurnRecord]) -> list[tuple[str, int, JudgeRequest]]:
         """The judge calls of one story's answered turns: (story id, row index, request)."""
-        story_id = story["story_id"]
+        story_id = story.story_id
         storyturn = self.dataset.get(story_id)
         policy = self.settings.judge_images
         with_pictures = policy is JudgeImages.ON or policy is JudgeImages.NEEDED and storyturn.image_dependent
@@ -157,12 +157,12 @@ class _Rejudging:
         calls = []
         for index, row in enumerate(rows):
             if with_pictures:
-                shown.extend(self.pictures.part(image["id"]) for image in json.loads(row["images_json"]))
-            if row["response"] is None:  # the model call failed: nothing to judge
+                shown.extend(self.pictures.part(image["id"]) for image in row.images)
+            if row.response is None:  # the model call failed: nothing to judge
                 continue
-            calls.append((story_id, index, judge_request(storyturn, row["turn"], row["prompt"], row["response"],
+            calls.append((story_id, index, judge_request(storyturn, row.turn, row.prompt, row.response,
                                                          earlier, shown)))
-            earlier.append((row["prompt"], row["response"]))
+            earlier.append((row.prompt, row.response))
         self.stories[story_id] = _Story(story, rows, [None] * len(rows))
         self.pending[story_id] = len(calls)
         return calls
@@ -184,29 +184,28 @@ class _Rejudging:
         active_branch: int | None = None
         all_correct = True
         for row, judged in zip(rows, state.verdicts, strict=True):
-            k = row["turn"]
+            k = row.turn
             turn = storyturn.turns[k]
-            fields = {key: row[key] for key in ("prompt", "images_json", "feedback_kind", "expected_json", "model_key")}
+            shown = row.what_was_shown
             if judged is None:
-                self.store.record_turn(self.run.id, story_id, k, **fields, error_kind=row["error_kind"],
-                                       error=row["error"])
+                self.store.record_turn(TurnRecord.of(self.run.id, story_id, k, shown, error_kind=row.error_kind,
+                                                     error=row.error))
                 all_correct = False
                 continue
             verdict, key, from_cache = judged
             would = choose_feedback(turn.feedback, previous, self.settings.feedback,
                                     undecided=UndecidedFeedback(self.settings.undecided_feedback),
                                     texts=self.settings.correctness_texts)[1]
-            if k > 0 and would != row["feedback_kind"]:
-                report.feedback_changes.append(FeedbackChange(story_id, k, row["feedback_kind"], would))
+            if k > 0 and would != row.feedback_kind:
+                report.feedback_changes.append(FeedbackChange(story_id, k, row.feedback_kind, would))
             score = record_scored_turn(self.store, self.run.id, story_id, k, turn, verdict, active_branch,
-                                       fields=fields, response=row["response"], judge_name=self.judge.name,
+                                       shown=shown, response=row.response or "", judge_name=self.judge.name,
                                        judgment_key=key)
             active_branch = score.active_branch
             report.cached += int(from_cache)
             report.judge_calls += int(not from_cache)
-            old = None if row["correct"] is None else bool(row["correct"])
-            if old != score.correct:
-                report.changed.append((story_id, k, old, score.correct))
+            if row.correct != score.correct:
+                report.changed.append((story_id, k, row.correct, score.correct))
             report.turns += 1
             self.decided.append(verdict.judge or self.judge.name)
             all_correct = all_correct and score.correct is True
@@ -215,7 +214,5 @@ class _Rejudging:
             if self.on_progress:
                 self.on_progress(self.judged)
         self.pending[story_id] = -1  # finished
-        self.store.record_story(self.run.id, story_id, position=story["position"], task=story["task"],
-                                category=story["category"], image_dependent=story["image_dependent"],
-                                source=story["source"], status=story["status"],
-                                correct=int(all_correct) if story["status"] == "done" else None)
+        self.store.record_story(replace(story, run_id=self.run.id,
+                                        correct=all_correct if story.status == "done" else None))

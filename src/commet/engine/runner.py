@@ -16,7 +16,7 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -49,6 +49,7 @@ from commet.models.base import (
     ModelRequest,
     TextPart,
 )
+from commet.store.records import ShownTurn, StoryRecord, TurnRecord
 from commet.store.sqlite import FailureKind, RunRecord, RunStatus, Store
 
 
@@ -457,12 +458,12 @@ class Engine:
                     images.append({"id": turn.image, "sha256": image.sha256})
                 messages.append(Message("user", tuple(parts)))
                 request = ModelRequest(tuple(messages), self.settings.generation, tags={"story_id": storyturn.id, "turn": k})
-                row: dict[str, object] = {"prompt": text, "images_json": json.dumps(images), "feedback_kind": feedback_kind,
-                                          "expected_json": json.dumps(turn.answers)}
+                shown_turn = ShownTurn(text, json.dumps(images), feedback_kind, json.dumps(turn.answers))
                 try:
                     reply, model_key, cost = await self._call_model(run, storyturn.id, k, request)
                 except ModelCallError as exc:
-                    self.store.record_turn(run.id, storyturn.id, k, **row, error_kind=exc.kind, error=str(exc))
+                    self.store.record_turn(TurnRecord.of(run.id, storyturn.id, k, shown_turn, error_kind=exc.kind,
+                                                         error=str(exc)))
                     self.progress.errors += 1
                     status, story_correct = "failed", False
                     break
@@ -471,7 +472,7 @@ class Engine:
                 verdict, judgment_key, judge_cost = await self._call_judge(run, request_for_judge)
                 cost += judge_cost
                 score = record_scored_turn(self.store, run.id, storyturn.id, k, turn, verdict, active_branch,
-                                           fields={**row, "model_key": model_key}, response=reply,
+                                           shown=replace(shown_turn, model_key=model_key), response=reply,
                                            judge_name=self.judge.name, judgment_key=judgment_key)
                 active_branch = score.active_branch
                 self.progress.questions += 1
@@ -484,10 +485,10 @@ class Engine:
             finally:
                 if self.budget is not None:
                     self.budget.finished(cost)
-        self.store.record_story(
+        self.store.record_story(StoryRecord(
             run.id, storyturn.id, position=position, task=storyturn.task, category=storyturn.category,
-            image_dependent=int(storyturn.image_dependent), source=storyturn.source, status=status,
-            correct=int(story_correct) if status == "done" else None)
+            image_dependent=storyturn.image_dependent, source=storyturn.source, status=status,
+            correct=story_correct if status == "done" else None))
         if self._claims is not None:
             self._claims.ended(storyturn.id)
         self.progress.stories_done += 1

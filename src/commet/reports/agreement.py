@@ -59,7 +59,7 @@ def people_verdicts(store: Store) -> dict[Item, bool]:
         if origin not in responses:
             record = store.get_run(origin)
             responses[origin] = {} if record is None else {
-                (row["story_id"], row["turn"]): row["response"] for row in store.turn_rows(record.id)}
+                (row.story_id, row.turn): row.response for row in store.turn_rows(record.id)}
         if responses[origin].get((label.story_id, label.turn)) != label.response:
             continue
         votes.setdefault((origin, label.story_id, label.turn), {})[label.labeller] = label.label == "correct"
@@ -143,24 +143,24 @@ def collect_verdicts(store: Store, run_names: list[str] | None = None,
     for run in select_runs(store, run_names):
         verdicts.setdefault(run.judge, {})
         origin = original_run(store, run)
-        image_dependent = {s["story_id"]: bool(s["image_dependent"]) for s in store.story_rows(run.id)}
+        image_dependent = {s.story_id: s.image_dependent for s in store.story_rows(run.id)}
         active: dict[str, int | None] = {}
         for row in store.turn_rows(run.id):
-            story_id = row["story_id"]
-            active_before = active.get(story_id) if row["turn"] > 0 else None
-            active[story_id] = row["active_branch"]
-            if row["response"] is None:
+            story_id = row.story_id
+            active_before = active.get(story_id) if row.turn > 0 else None
+            active[story_id] = row.active_branch
+            if row.response is None:
                 continue
             if subset is not None and SUBSETS[int(image_dependent.get(story_id, False))] != subset:
                 continue
-            item = (origin, story_id, row["turn"])
-            put(run.judge, item, None if row["correct"] is None else bool(row["correct"]))
-            if row["judgment_key"] is None:
+            item = (origin, story_id, row.turn)
+            put(run.judge, item, row.correct)
+            if row.judgment_key is None:
                 continue
-            stored = store.cached_judgment(row["judgment_key"])
+            stored = store.cached_judgment(row.judgment_key)
             members = json.loads(stored["details_json"]).get("members") if stored is not None else None
             for record in members or []:
-                put(str(record["judge"]), item, _member_correct(record, json.loads(row["expected_json"]), active_before))
+                put(str(record["judge"]), item, _member_correct(record, row.expected, active_before))
     return verdicts
 
 
@@ -179,7 +179,7 @@ def agreement_report(store: Store, run_names: list[str] | None = None, subset: s
     report = AgreementReport(judges=judges, pooled=list(dict.fromkeys(original_run(store, r) for r in runs)))
     for run in runs:
         report.who_decided[(run.name, run.judge)] = decided_by(
-            r["judge"] for r in store.turn_rows(run.id) if r["response"] is not None)
+            r.judge for r in store.turn_rows(run.id) if r.response is not None)
     for judge in judges:
         report.decided[judge] = sum(v is not None for v in verdicts[judge].values())
         report.undecided[judge] = sum(v is None for v in verdicts[judge].values())

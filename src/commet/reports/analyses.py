@@ -20,7 +20,6 @@ and :attr:`Report.notices` says which judge would decide them.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -179,15 +178,15 @@ class RunData:
 def load_run(store: Store, run: RunRecord) -> RunData:
     turns: dict[str, list[TurnResult]] = defaultdict(list)
     for row in store.turn_rows(run.id):
-        turns[row["story_id"]].append(TurnResult(
-            turn=row["turn"], prompt=row["prompt"], images=json.loads(row["images_json"]),
-            feedback_kind=row["feedback_kind"], response=row["response"], expected=json.loads(row["expected_json"]),
-            outcome=row["outcome"], correct=None if row["correct"] is None else bool(row["correct"]),
-            judge=row["judge"], rationale=row["rationale"], error=row["error"]))
+        turns[row.story_id].append(TurnResult(
+            turn=row.turn, prompt=row.prompt, images=row.images,
+            feedback_kind=row.feedback_kind, response=row.response, expected=row.expected,
+            outcome=row.outcome, correct=row.correct,
+            judge=row.judge, rationale=row.rationale, error=row.error))
     stories = [StoryResult(
-        story_id=row["story_id"], task=row["task"], category=row["category"],
-        image_dependent=bool(row["image_dependent"]), source=row["source"], status=row["status"],
-        correct=None if row["correct"] is None else bool(row["correct"]), turns=turns.get(row["story_id"], []))
+        story_id=row.story_id, task=row.task, category=row.category,
+        image_dependent=row.image_dependent, source=row.source, status=row.status,
+        correct=row.correct, turns=turns.get(row.story_id, []))
         for row in store.story_rows(run.id)]
     return RunData(run, stories)
 

@@ -12,18 +12,18 @@ def turn_records(store: Store, run: RunRecord) -> list[dict[str, object]]:
     records = []
     for row in store.turn_rows(run.id):
         records.append({
-            "story_id": row["story_id"],
-            "turn": row["turn"],
-            "prompt": row["prompt"],
-            "images": [image["id"] for image in json.loads(row["images_json"])],
-            "feedback_kind": row["feedback_kind"],
-            "response": row["response"],
-            "expected": json.loads(row["expected_json"]),
-            "correct": None if row["correct"] is None else bool(row["correct"]),
-            "branch": row["branch"],
-            "judge": row["judge"],
-            "rationale": row["rationale"],
-            "error": row["error"],
+            "story_id": row.story_id,
+            "turn": row.turn,
+            "prompt": row.prompt,
+            "images": [image["id"] for image in row.images],
+            "feedback_kind": row.feedback_kind,
+            "response": row.response,
+            "expected": row.expected,
+            "correct": row.correct,
+            "branch": row.branch,
+            "judge": row.judge,
+            "rationale": row.rationale,
+            "error": row.error,
         })
     return records
 

@@ -53,23 +53,23 @@ def run_metrics(store: Store, run: RunRecord) -> RunMetrics:
     metrics = RunMetrics(run=run)
     undecided_by_story: set[str] = set()
     for row in store.turn_rows(run.id):
-        if row["error"] is not None and row["response"] is None:
+        if row.error is not None and row.response is None:
             metrics.failed_turns += 1
             continue
-        if row["correct"] is None:
+        if row.correct is None:
             metrics.undecided_turns += 1
-            undecided_by_story.add(row["story_id"])
-        metrics.questions.add(row["correct"] == 1)
+            undecided_by_story.add(row.story_id)
+        metrics.questions.add(row.correct is True)
     for story in store.story_rows(run.id):
-        if story["status"] == "stopped":  # ended at an undecided answer: never counted correct
+        if story.status == "stopped":  # ended at an undecided answer: never counted correct
             metrics.stopped_stories += 1
-        elif story["status"] != "done":
+        elif story.status != "done":
             metrics.failed_stories += 1
             continue
-        correct = story["correct"] == 1
+        correct = story.correct is True
         metrics.stories.add(correct)
-        metrics.per_category.setdefault(story["category"], Tally()).add(correct)
-        subset = SUBSETS[1] if story["image_dependent"] else SUBSETS[0]
+        metrics.per_category.setdefault(story.category, Tally()).add(correct)
+        subset = SUBSETS[1] if story.image_dependent else SUBSETS[0]
         metrics.per_subset.setdefault(subset, Tally()).add(correct)
     metrics.stories_with_undecided = len(undecided_by_story)
     return metrics

@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from commet.store.records import TurnRecord
 from commet.store.sqlite import RunRecord, Store, now
 
 LABELS_SCHEMA = """
@@ -91,13 +92,13 @@ def human_verdicts(store: Store) -> dict[Item, bool]:
     return verdicts
 
 
-def turns_to_label(store: Store, run: RunRecord, labeller: str) -> list[sqlite3.Row]:
+def turns_to_label(store: Store, run: RunRecord, labeller: str) -> list[TurnRecord]:
     """The run's answered turns this labeller has not labelled yet, in story order (resumable labelling)."""
     ensure_table(store)
     done = {(r[0], r[1]) for r in store.db.execute("SELECT story_id, turn FROM labels WHERE run = ? AND labeller = ?",
                                                     (run.name, labeller))}
     return [row for row in store.turn_rows(run.id)
-            if row["response"] is not None and (row["story_id"], row["turn"]) not in done]
+            if row.response is not None and (row.story_id, row.turn) not in done]
 
 
 def import_csv(store: Store, path: str | Path) -> int:

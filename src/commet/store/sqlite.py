@@ -29,6 +29,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TypedDict, TypeVar
 
+from commet.store.records import StoryRecord, TurnRecord
 from commet.store.settings import RunSettings
 
 T = TypeVar("T")
@@ -521,11 +522,11 @@ class Store:
         self._write(statements)
 
     # turns and stories ----------------------------------------------------------------------------
-    def record_turn(self, run_id: int, story_id: str, turn: int, **fields: object) -> None:
-        self._write([_insert("turns", {"run_id": run_id, "story_id": story_id, "turn": turn, **fields})])
+    def record_turn(self, record: TurnRecord) -> None:
+        self._write([_insert("turns", record.columns())])
 
-    def record_story(self, run_id: int, story_id: str, **fields: object) -> None:
-        self._write([_insert("stories", {"run_id": run_id, "story_id": story_id, **fields})])
+    def record_story(self, record: StoryRecord) -> None:
+        self._write([_insert("stories", record.columns())])
 
     # leases: which process runs which story ----------------------------------------------------
     def claim_stories(self, run_id: int, story_ids: list[str], *, owner: str, ttl: float, limit: int,
@@ -694,15 +695,22 @@ class Store:
                                                      known.first_turn, known.first_message)
         return list(kinds.values())
 
-    def turn_rows(self, run_id: int) -> list[sqlite3.Row]:
+    def turn_rows(self, run_id: int) -> list[TurnRecord]:
+        """The run's turns of finished or ended stories, in story order then turn order."""
         self.flush()
-        return list(self.db.execute(
+        return [TurnRecord.from_row(row) for row in self.db.execute(
             "SELECT t.* FROM turns t JOIN stories s ON s.run_id = t.run_id AND s.story_id = t.story_id "
-            "WHERE t.run_id = ? ORDER BY s.position, t.turn", (run_id,)))
+            "WHERE t.run_id = ? ORDER BY s.position, t.turn", (run_id,))]
 
-    def story_rows(self, run_id: int) -> list[sqlite3.Row]:
+    def story_rows(self, run_id: int) -> list[StoryRecord]:
+        """The run's stories in their dataset order."""
         self.flush()
-        return list(self.db.execute("SELECT * FROM stories WHERE run_id = ? ORDER BY position", (run_id,)))
+        return [StoryRecord.from_row(row) for row in self.db.execute(
+            "SELECT * FROM stories WHERE run_id = ? ORDER BY position", (run_id,))]
+
+    def set_story_count(self, run_id: int, count: int) -> None:
+        """A run's number of StoryTurns (a human run grows as more people finish)."""
+        self._write([("UPDATE runs SET story_count = ? WHERE id = ?", (count, run_id))])
 
     def call_counts(self, run_id: int) -> dict[str, int]:
         self.flush()

@@ -17,7 +17,7 @@ import io
 import json
 import sqlite3
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from commet.apps.study.build import PICTURE_POLICY, Study
@@ -28,6 +28,7 @@ from commet.conditions import FeedbackCondition
 from commet.engine.conversation import user_text
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
+from commet.store.records import ShownTurn, StoryRecord, TurnRecord
 from commet.store.sqlite import RunRecord, Store
 
 PolicyFilter = Literal["both", "all", "needed"]
@@ -157,7 +158,7 @@ def export_human_run(study: Study, dataset: Dataset, db: StudyDB, store: Store, 
     digest = _config_hash(study, policy)
     check_human_run(study, store, name, policy)
     run = store.get_run(name)
-    rows: list[tuple[str, StoryTurn, list[tuple[int, dict[str, object]]]]] = []
+    rows: list[tuple[str, StoryTurn, list[TurnRecord]]] = []
     participants: set[int] = set()
     judges: set[str] = set()
     incomplete = 0
@@ -177,13 +178,14 @@ def export_human_run(study: Study, dataset: Dataset, db: StudyDB, store: Store, 
                 answer = shown.answer
                 assert answer is not None
                 judges.add(answer["judge"])
-                turns.append((shown.index, {
-                    "prompt": user_text(shown.feedback, shown.turn),
-                    "images_json": _images_json(dataset, shown.image), "feedback_kind": shown.feedback_kind,
-                    "expected_json": json.dumps(shown.turn.answers), "response": answer["response"],
-                    "outcome": answer["verdict"], "correct": answer["correct"], "branch": answer["branch"],
-                    "active_branch": answer["active_branch"], "judge": answer["judge"],
-                    "rationale": answer["rationale"]}))
+                correct = answer["correct"]
+                turns.append(TurnRecord.of(  # run id 0 until the run exists
+                    0, f"{story_id}#{participant_label(participant)}", shown.index,
+                    ShownTurn(user_text(shown.feedback, shown.turn), _images_json(dataset, shown.image),
+                              shown.feedback_kind, json.dumps(shown.turn.answers)),
+                    response=answer["response"], outcome=answer["verdict"],
+                    correct=None if correct is None else bool(correct), branch=answer["branch"],
+                    active_branch=answer["active_branch"], judge=answer["judge"], rationale=answer["rationale"]))
             rows.append((f"{story_id}#{participant_label(participant)}", storyturn, turns))
             participants.add(participant["id"])
     if run is None:
@@ -194,16 +196,16 @@ def export_human_run(study: Study, dataset: Dataset, db: StudyDB, store: Store, 
         run = store.create_run(name=name, model="human", judge="+".join(sorted(judges)) or study.judge,
                                settings=settings, config_hash=digest, dataset_name=study.dataset.name,
                                dataset_hash=study.dataset.hash, package_version=__version__, story_count=len(rows))
-    else:  # the store has no setter for this; a re-export only adds stories
-        store.db.execute("UPDATE runs SET story_count = ? WHERE id = ?", (len(rows), run.id))
+    else:  # a re-export only adds stories
+        store.set_story_count(run.id, len(rows))
     with store.transaction():
         for position, (story_id, storyturn, turns) in enumerate(rows):
-            for turn, fields in turns:
-                store.record_turn(run.id, story_id, turn, **fields)
-            correct = all(fields["correct"] == 1 for _, fields in turns)
-            store.record_story(run.id, story_id, position=position, task=storyturn.task, category=storyturn.category,
-                               image_dependent=int(storyturn.image_dependent), source=storyturn.source,
-                               status="done", correct=int(correct))
+            for record in turns:
+                store.record_turn(replace(record, run_id=run.id))
+            store.record_story(StoryRecord(
+                run.id, story_id, position=position, task=storyturn.task, category=storyturn.category,
+                image_dependent=storyturn.image_dependent, source=storyturn.source, status="done",
+                correct=all(record.correct is True for record in turns)))
     store.set_run_status(run.id, "done")
     final = store.get_run(name)
     assert final is not None

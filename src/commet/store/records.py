@@ -1,0 +1,121 @@
+"""What the results store writes and returns for a run's StoryTurns: typed, frozen records.
+
+One shape per table, used by every writer (the engine, re-judging, the study export) and every
+reader (reports, exports, labelling, re-judging), so a column is named and typed in one place.
+Values are as stored: JSON columns stay JSON text (``images_json``, ``expected_json``) with
+parsed views beside them, and SQLite's 0/1 integers are read as booleans.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import asdict, dataclass
+from typing import cast
+
+from commet.judges.base import Outcome
+
+
+@dataclass(frozen=True, slots=True)
+class ShownTurn:
+    """What a turn showed the answerer: the prompt, its pictures, the feedback kind, the expected answers."""
+
+    prompt: str
+    images_json: str
+    feedback_kind: str
+    expected_json: str
+    model_key: str | None = None  # the model call's cache key (None: no model call, e.g. a person answered)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRecord:
+    """One turn of one StoryTurn in a run: what was shown, the answer, and how it was judged.
+
+    ``response`` None: the model call failed for good (``error_kind``, ``error``); ``outcome`` None:
+    not judged. ``correct`` is the score after the branch rules (None: undecided).
+    """
+
+    run_id: int
+    story_id: str
+    turn: int
+    prompt: str
+    images_json: str
+    feedback_kind: str
+    expected_json: str
+    response: str | None = None
+    outcome: Outcome | None = None
+    correct: bool | None = None
+    branch: int | None = None
+    active_branch: int | None = None
+    judge: str | None = None
+    rationale: str | None = None
+    model_key: str | None = None
+    judgment_key: str | None = None
+    error_kind: str | None = None
+    error: str | None = None
+
+    @classmethod
+    def of(cls, run_id: int, story_id: str, turn: int, shown: ShownTurn, *, response: str | None = None,
+           outcome: Outcome | None = None, correct: bool | None = None, branch: int | None = None,
+           active_branch: int | None = None, judge: str | None = None, rationale: str | None = None,
+           judgment_key: str | None = None, error_kind: str | None = None, error: str | None = None) -> TurnRecord:
+        """A turn from what it showed and how it was answered and judged."""
+        return cls(run_id, story_id, turn, shown.prompt, shown.images_json, shown.feedback_kind, shown.expected_json,
+                   response, outcome, correct, branch, active_branch, judge, rationale, shown.model_key,
+                   judgment_key, error_kind, error)
+
+    @property
+    def what_was_shown(self) -> ShownTurn:
+        return ShownTurn(self.prompt, self.images_json, self.feedback_kind, self.expected_json, self.model_key)
+
+    @property
+    def images(self) -> list[dict[str, str]]:
+        """The pictures shown with this turn: ``{"id": ..., "sha256": ...}`` each."""
+        return cast(list[dict[str, str]], json.loads(self.images_json))
+
+    @property
+    def expected(self) -> list[str]:
+        return cast(list[str], json.loads(self.expected_json))
+
+    def columns(self) -> dict[str, object]:
+        """The row as the ``turns`` table stores it (booleans as 0/1)."""
+        row = asdict(self)
+        row["correct"] = None if self.correct is None else int(self.correct)
+        return row
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> TurnRecord:
+        correct = row["correct"]
+        return cls(row["run_id"], row["story_id"], row["turn"], row["prompt"], row["images_json"],
+                   row["feedback_kind"], row["expected_json"], row["response"], row["outcome"],
+                   None if correct is None else bool(correct), row["branch"], row["active_branch"], row["judge"],
+                   row["rationale"], row["model_key"], row["judgment_key"], row["error_kind"], row["error"])
+
+
+@dataclass(frozen=True, slots=True)
+class StoryRecord:
+    """One StoryTurn's result in a run: where it stands (``done``, ``stopped``, ``failed``) and, when done,
+    whether every turn was right."""
+
+    run_id: int
+    story_id: str
+    position: int
+    task: str
+    category: str
+    image_dependent: bool
+    source: str
+    status: str
+    correct: bool | None = None
+
+    def columns(self) -> dict[str, object]:
+        row = asdict(self)
+        row["image_dependent"] = int(self.image_dependent)
+        row["correct"] = None if self.correct is None else int(self.correct)
+        return row
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> StoryRecord:
+        correct = row["correct"]
+        return cls(row["run_id"], row["story_id"], row["position"], row["task"], row["category"],
+                   bool(row["image_dependent"]), row["source"], row["status"],
+                   None if correct is None else bool(correct))
