@@ -9,9 +9,8 @@ parsed views beside them, and SQLite's 0/1 integers are read as booleans.
 from __future__ import annotations
 
 import json
-import sqlite3
-from dataclasses import asdict, dataclass
-from typing import cast
+from dataclasses import asdict, dataclass, fields
+from typing import Any, cast
 
 from commet.judges.base import Outcome
 
@@ -84,12 +83,13 @@ class TurnRecord:
         return row
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> TurnRecord:
-        correct = row["correct"]
-        return cls(row["run_id"], row["story_id"], row["turn"], row["prompt"], row["images_json"],
-                   row["feedback_kind"], row["expected_json"], row["response"], row["outcome"],
-                   None if correct is None else bool(correct), row["branch"], row["active_branch"], row["judge"],
-                   row["rationale"], row["model_key"], row["judgment_key"], row["error_kind"], row["error"])
+    def from_values(cls, values: tuple[Any, ...]) -> TurnRecord:
+        """A record from the columns of :data:`TURN_COLUMNS`, in that order (the fast path for big runs)."""
+        (run_id, story_id, turn, prompt, images_json, feedback_kind, expected_json, response, outcome, correct,
+         branch, active_branch, judge, rationale, model_key, judgment_key, error_kind, error) = values
+        return cls(run_id, story_id, turn, prompt, images_json, feedback_kind, expected_json, response, outcome,
+                   None if correct is None else bool(correct), branch, active_branch, judge, rationale, model_key,
+                   judgment_key, error_kind, error)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,8 +114,13 @@ class StoryRecord:
         return row
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> StoryRecord:
-        correct = row["correct"]
-        return cls(row["run_id"], row["story_id"], row["position"], row["task"], row["category"],
-                   bool(row["image_dependent"]), row["source"], row["status"],
+    def from_values(cls, values: tuple[Any, ...]) -> StoryRecord:
+        """A record from the columns of :data:`STORY_COLUMNS`, in that order."""
+        run_id, story_id, position, task, category, image_dependent, source, status, correct = values
+        return cls(run_id, story_id, position, task, category, bool(image_dependent), source, status,
                    None if correct is None else bool(correct))
+
+
+#: the columns of each table in the order of its record's fields (what ``from_values`` reads)
+TURN_COLUMNS = tuple(field.name for field in fields(TurnRecord))
+STORY_COLUMNS = tuple(field.name for field in fields(StoryRecord))

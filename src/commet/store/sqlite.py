@@ -29,7 +29,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TypedDict, TypeVar
 
-from commet.store.records import StoryRecord, TurnRecord
+from commet.store.records import STORY_COLUMNS, TURN_COLUMNS, StoryRecord, TurnRecord
 from commet.store.settings import RunSettings
 
 T = TypeVar("T")
@@ -698,15 +698,20 @@ class Store:
     def turn_rows(self, run_id: int) -> list[TurnRecord]:
         """The run's turns of finished or ended stories, in story order then turn order."""
         self.flush()
-        return [TurnRecord.from_row(row) for row in self.db.execute(
-            "SELECT t.* FROM turns t JOIN stories s ON s.run_id = t.run_id AND s.story_id = t.story_id "
+        cursor = self.db.cursor()
+        cursor.row_factory = None  # plain tuples, in the record's field order
+        columns = ", ".join(f"t.{name}" for name in TURN_COLUMNS)
+        return [TurnRecord.from_values(values) for values in cursor.execute(
+            f"SELECT {columns} FROM turns t JOIN stories s ON s.run_id = t.run_id AND s.story_id = t.story_id "
             "WHERE t.run_id = ? ORDER BY s.position, t.turn", (run_id,))]
 
     def story_rows(self, run_id: int) -> list[StoryRecord]:
         """The run's stories in their dataset order."""
         self.flush()
-        return [StoryRecord.from_row(row) for row in self.db.execute(
-            "SELECT * FROM stories WHERE run_id = ? ORDER BY position", (run_id,))]
+        cursor = self.db.cursor()
+        cursor.row_factory = None
+        return [StoryRecord.from_values(values) for values in cursor.execute(
+            f"SELECT {', '.join(STORY_COLUMNS)} FROM stories WHERE run_id = ? ORDER BY position", (run_id,))]
 
     def set_story_count(self, run_id: int, count: int) -> None:
         """A run's number of StoryTurns (a human run grows as more people finish)."""
