@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -56,6 +57,19 @@ def serve(
     uvicorn.run(web, host=host, port=port, log_level="warning")
 
 
+def _with_password(use: Callable[[str], object], from_stdin: bool, prompt: str) -> None:
+    """Read a password (one line of standard input, or a hidden prompt asked twice) and hand it to ``use``;
+    a password the review store refuses is one line and exit code 2."""
+    from commet.apps.review.db import ReviewError
+
+    password = sys.stdin.readline().rstrip("\r\n") if from_stdin else typer.prompt(
+        prompt, hide_input=True, confirmation_prompt=True)
+    try:
+        use(password)
+    except ReviewError as exc:
+        fail(str(exc))
+
+
 @app.command("add-user")
 def add_user(
     name: Annotated[str, typer.Argument(help="The reviewer's user name.")],
@@ -63,16 +77,9 @@ def add_user(
     password_stdin: Annotated[bool, typer.Option(help="Read the password from standard input.")] = False,
 ) -> None:
     """Create a reviewer account (the password is prompted for, or read with --password-stdin)."""
-    from commet.apps.review.db import ReviewDB, ReviewError
+    from commet.apps.review.db import ReviewDB
 
-    if password_stdin:
-        password = sys.stdin.readline().rstrip("\r\n")
-    else:
-        password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
-    try:
-        ReviewDB(db).add_user(name, password)
-    except ReviewError as exc:
-        fail(str(exc))
+    _with_password(lambda password: ReviewDB(db).add_user(name, password), password_stdin, "Password")
     typer.echo(f"added reviewer {name}")
 
 
@@ -83,18 +90,11 @@ def set_password(
     password_stdin: Annotated[bool, typer.Option(help="Read the new password from standard input.")] = False,
 ) -> None:
     """Give a reviewer a new password; every session of that reviewer is signed out at once."""
-    from commet.apps.review.db import ReviewDB, ReviewError
+    from commet.apps.review.db import ReviewDB
 
     if not db.is_file():
         fail(f"no review store at {db}")
-    if password_stdin:
-        password = sys.stdin.readline().rstrip("\r\n")
-    else:
-        password = typer.prompt("New password", hide_input=True, confirmation_prompt=True)
-    try:
-        ReviewDB(db).set_password(name, password)
-    except ReviewError as exc:
-        fail(str(exc))
+    _with_password(lambda password: ReviewDB(db).set_password(name, password), password_stdin, "New password")
     typer.echo(f"new password set for {name}; their sessions are signed out")
 
 
