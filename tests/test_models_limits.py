@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from commet.models import pricing
-from commet.models.base import ModelCallError, Usage
+from commet.models.base import CallErrorKind, ModelCallError, Usage
 from commet.models.images import prepare_image
 from commet.models.ratelimit import RateLimiter
 from commet.models.retry import RetryPolicy
@@ -102,10 +102,23 @@ async def test_a_final_failure_says_how_many_attempts_were_made():
     with pytest.raises(ModelCallError) as caught:
         await policy.run(overloaded)
     assert (caught.value.attempts, caught.value.kind, caught.value.status) == (3, "http_503", 503)
+    assert caught.value.family is CallErrorKind.http
     assert "(after 3 attempts)" in str(caught.value)
     with pytest.raises(ModelCallError) as caught:
         await policy.run(refused)
     assert caught.value.attempts == 1 and not caught.value.retryable
+
+
+def test_a_call_error_kind_is_typed_and_its_label_is_as_stored():
+    assert ModelCallError("x", kind="refusal").family is CallErrorKind.refusal
+    assert ModelCallError("x", kind=CallErrorKind.rate_limit, status=429).kind == "rate_limit"
+    http = ModelCallError("x", kind="http_404")
+    assert (http.family, http.status, http.kind) == (CallErrorKind.http, 404, "http_404")
+    assert ModelCallError("x", kind=CallErrorKind.http, status=502).kind == "http_502"
+    with pytest.raises(ValueError, match="unknown model call error kind 'oops'"):
+        ModelCallError("x", kind="oops")
+    with pytest.raises(ValueError, match="needs its status"):
+        ModelCallError("x", kind=CallErrorKind.http)
 
 
 def test_pricing_lookup_is_exact_or_a_dated_snapshot():

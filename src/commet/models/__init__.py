@@ -1,6 +1,7 @@
 """Models: the interface, the spec registry, baselines, replay and the providers."""
 
 from commet.models.base import (
+    CallErrorKind,
     GenerationSettings,
     ImagePart,
     Message,
@@ -15,6 +16,6 @@ from commet.models.base import (
 from commet.models.registry import create_model, parse_spec
 
 __all__ = [
-    "GenerationSettings", "ImagePart", "Message", "Model", "ModelCallError", "ModelRequest", "ModelResponse",
+    "CallErrorKind", "GenerationSettings", "ImagePart", "Message", "Model", "ModelCallError", "ModelRequest", "ModelResponse",
     "TextPart", "UnknownModelError", "Usage", "create_model", "parse_spec",
 ]

@@ -11,9 +11,11 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from functools import cached_property
 from typing import Literal, TypedDict
 
@@ -131,16 +133,60 @@ class ModelResponse:
     attempts: int = 1
 
 
-class ModelCallError(Exception):
-    """A call that failed for good (after retries): recorded per call, never scored as a wrong answer."""
+class CallErrorKind(str, Enum):
+    """What kind of failure ended a model call. ``http`` is any other HTTP status: its label carries the
+    status (``http_404``), as stored and printed."""
 
-    def __init__(self, message: str, *, kind: str = "error", status: int | None = None, retryable: bool = False,
-                 attempts: int = 1):
+    rate_limit = "rate_limit"  # HTTP 429
+    auth = "auth"  # HTTP 401 / 403
+    http = "http"
+    timeout = "timeout"
+    connection = "connection"
+    tls = "tls"  # the server's certificate is not trusted
+    bad_response = "bad_response"  # a body that is not what the API promises
+    bad_request = "bad_request"  # a request this provider cannot send (e.g. a picture where none may go)
+    empty_response = "empty_response"
+    refusal = "refusal"  # a content refusal or safety block
+    unsupported_input = "unsupported_input"  # e.g. a picture for a text-only local model
+    bad_image = "bad_image"  # a picture API returned something that is not a picture
+    replay_missing = "replay_missing"  # a replay file has no answer for this turn
+    generation_error = "generation_error"  # a local model's generation failed
+    pipeline_error = "pipeline_error"
+    error = "error"  # anything else
+
+
+_HTTP_LABEL = re.compile(r"http_(\d{3})")
+
+
+class ModelCallError(Exception):
+    """A call that failed for good (after retries): recorded per call, never scored as a wrong answer.
+
+    ``family`` is the typed kind; ``kind`` its label as stored and printed (``http_404`` for an HTTP
+    status without a family of its own). ``attempts``: tries made before this final failure.
+    """
+
+    def __init__(self, message: str, *, kind: CallErrorKind | str = CallErrorKind.error, status: int | None = None,
+                 retryable: bool = False, attempts: int = 1):
         super().__init__(message)
-        self.kind = kind  # e.g. "http_400", "auth", "refusal", "timeout", "connection", "rate_limit"
+        http = _HTTP_LABEL.fullmatch(kind) if isinstance(kind, str) else None
+        if http is not None:
+            self.family, status = CallErrorKind.http, status or int(http.group(1))
+        else:
+            try:
+                self.family = CallErrorKind(kind)
+            except ValueError:
+                raise ValueError(f"unknown model call error kind {kind!r}; one of "
+                                 f"{', '.join(k.value for k in CallErrorKind)} or http_NNN") from None
+        if self.family is CallErrorKind.http and status is None:
+            raise ValueError("an http model call error needs its status")
         self.status = status
         self.retryable = retryable
-        self.attempts = attempts  # tries made before this final failure (the retry policy's count)
+        self.attempts = attempts
+
+    @property
+    def kind(self) -> str:
+        """The kind's label: the family's name, or ``http_NNN``."""
+        return f"http_{self.status}" if self.family is CallErrorKind.http else self.family.value
 
 
 class UnknownModelError(ValueError):

@@ -18,7 +18,7 @@ import ssl
 import time
 from collections.abc import Iterable, Mapping
 
-from commet.models.base import ModelCallError
+from commet.models.base import CallErrorKind, ModelCallError
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 
@@ -66,12 +66,12 @@ def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = 
     return max(0.0, when.timestamp() - current)
 
 
-def status_kind(status: int) -> str:
+def status_kind(status: int) -> CallErrorKind:
     if status == 429:
-        return "rate_limit"
+        return CallErrorKind.rate_limit
     if status in (401, 403):
-        return "auth"
-    return f"http_{status}"
+        return CallErrorKind.auth
+    return CallErrorKind.http
 
 
 def _find_status_and_headers(exc: BaseException) -> tuple[int | None, Mapping[str, str] | None]:
@@ -126,7 +126,7 @@ def _untrusted_certificate(exc: BaseException) -> BaseException | None:
 def classify(exc: BaseException, secrets: Iterable[str] = ()) -> tuple[ModelCallError, float | None]:
     """Map any provider/transport exception to a ModelCallError (and a server-requested delay)."""
     if isinstance(exc, ModelCallError):
-        return ModelCallError(redact(str(exc), secrets), kind=exc.kind, status=exc.status,
+        return ModelCallError(redact(str(exc), secrets), kind=exc.family, status=exc.status,
                               retryable=exc.retryable), None
     certificate = _untrusted_certificate(exc)
     if certificate is not None:  # will not fix itself: no retry

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from commet.models.base import (
+    CallErrorKind,
     ImagePart,
     Message,
     ModelCallError,
@@ -202,7 +203,7 @@ class OpenAIChatModel(RemoteModel):
 
 def endpoint_failure(error: ModelCallError) -> bool:
     """A failure of the endpoint rather than of the request: worth another endpoint."""
-    return error.kind in ("connection", "timeout") or (error.status or 0) >= 500
+    return error.family in (CallErrorKind.connection, CallErrorKind.timeout) or (error.status or 0) >= 500
 
 
 class HTTPStatusFailure(Exception):

@@ -92,7 +92,7 @@ class RetryPolicy:
                                            retryable=True)
             if not error.retryable or attempt >= self.max_attempts:
                 suffix = f" (after {attempt} attempts)" if attempt > 1 else ""
-                raise ModelCallError(f"{what}: {error}{suffix}", kind=error.kind, status=error.status,
+                raise ModelCallError(f"{what}: {error}{suffix}", kind=error.family, status=error.status,
                                      retryable=error.retryable, attempts=attempt) from None
             delay = self.backoff(attempt)
             if retry_after is not None:
