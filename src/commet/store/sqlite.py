@@ -465,19 +465,13 @@ class Store:
                           cached: bool = False, error_kind: str | None = None, error: str | None = None) -> None:
         """Store a completed call (cache row + log row in one transaction), a cache hit, or a failure."""
         stamp = self._timestamp()
-        statements: list[Statement] = []
-        if response_text is not None and not cached:
-            row = {"key": key, "model": model, "request_json": request_json, "response_text": response_text,
-                   "finish_reason": finish_reason, "input_tokens": input_tokens, "output_tokens": output_tokens,
-                   "latency_s": latency_s, "attempts": attempts, "created_at": stamp}
-            statements.append(_insert("model_calls", row))
-            if self._batching:
-                self._pending_rows[("model_calls", key)] = row
-            self._remember_key("model_calls", key)
-        statements.append(_insert("call_log", {
+        row = None if response_text is None or cached else {
+            "key": key, "model": model, "request_json": request_json, "response_text": response_text,
+            "finish_reason": finish_reason, "input_tokens": input_tokens, "output_tokens": output_tokens,
+            "latency_s": latency_s, "attempts": attempts, "created_at": stamp}
+        self._record_call("model_calls", key, row, {
             "run_id": run_id, "story_id": story_id, "turn": turn, "kind": "model", "key": key, "cached": int(cached),
-            "error_kind": error_kind, "error": error, "latency_s": latency_s, "created_at": stamp}))
-        self._write(statements)
+            "error_kind": error_kind, "error": error, "latency_s": latency_s, "created_at": stamp})
 
     def remember_model_call(self, *, key: str, model: str, request_json: str, response_text: str,
                             finish_reason: str | None, input_tokens: int, output_tokens: int, latency_s: float,
@@ -506,19 +500,25 @@ class Store:
         if not store:
             return
         stamp = self._timestamp()
-        statements: list[Statement] = []
-        if not cached and outcome is not None and error is None:
-            row = {"key": key, "judge": judge, "request_json": request_json, "outcome": outcome, "branch": branch,
-                   "rationale": rationale, "details_json": json.dumps(details, sort_keys=True),
-                   "latency_s": latency_s, "created_at": stamp}
-            statements.append(_insert("judgments", row))
-            if self._batching:
-                self._pending_rows[("judgments", key)] = row
-            self._remember_key("judgments", key)
-        statements.append(_insert("call_log", {
+        row = None if cached or outcome is None or error is not None else {
+            "key": key, "judge": judge, "request_json": request_json, "outcome": outcome, "branch": branch,
+            "rationale": rationale, "details_json": json.dumps(details, sort_keys=True),
+            "latency_s": latency_s, "created_at": stamp}
+        self._record_call("judgments", key, row, {
             "run_id": run_id, "story_id": story_id, "turn": turn, "kind": "judge", "key": key, "cached": int(cached),
             "error_kind": "judge_error" if error else None, "error": error, "latency_s": latency_s,
-            "created_at": stamp}))
+            "created_at": stamp})
+
+    def _record_call(self, table: str, key: str, row: Mapping[str, object] | None, log: Mapping[str, object]) -> None:
+        """A call's cache row (None: nothing new to keep) and its log row, written together; the cache row
+        is readable at once, even while the batch it is in waits for its commit."""
+        statements: list[Statement] = []
+        if row is not None:
+            statements.append(_insert(table, row))
+            if self._batching:
+                self._pending_rows[(table, key)] = row
+            self._remember_key(table, key)
+        statements.append(_insert("call_log", log))
         self._write(statements)
 
     # turns and stories ----------------------------------------------------------------------------
