@@ -31,6 +31,9 @@ from commet.format.model import StoryTurn
 from commet.store.records import ShownTurn, StoryRecord, TurnRecord
 from commet.store.sqlite import RunRecord, Store
 
+#: Which questionnaires a human run pools: one picture policy (``all``, ``needed``: see
+#: :data:`~commet.apps.study.build.PICTURE_POLICY`) or ``both`` together. A filter over questionnaires,
+#: not a condition of its own, so not an :class:`~commet.conditions.ImagePolicy`.
 PolicyFilter = Literal["both", "all", "needed"]
 #: What the ``Images`` column of ``commet report`` shows for each policy filter.
 IMAGES_SETTING = {**{name: policy.value for name, policy in PICTURE_POLICY.items()},
