@@ -25,6 +25,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from commet.conditions import FeedbackCondition
 from commet.reports.metrics import SUBSETS
 from commet.reports.stats import (
     DEFAULT_RESAMPLES,
@@ -163,10 +164,9 @@ class RunData:
     def pictures_shown(self, story: StoryResult) -> bool:
         """Whether this StoryTurn was run with its pictures: from the run's image policy (on, off, needed),
         else (human runs mixing policies) from the turns as stored."""
-        if self.images in ("on", "off"):
-            return self.images == "on"
-        if self.images == "needed":
-            return story.image_dependent
+        policy = self.run.settings.images
+        if policy is not None:
+            return policy.shows_pictures(story.image_dependent)
         return any(turn.images for turn in story.turns)
 
     def pictures_label(self, stories: list[StoryResult]) -> str:
@@ -280,6 +280,11 @@ class Unit:
     @property
     def feedback(self) -> str:
         return self.runs[0].feedback
+
+    @property
+    def condition(self) -> FeedbackCondition | None:
+        """The feedback condition of the unit's runs (pooled runs share it)."""
+        return self.runs[0].run.settings.feedback
 
     @property
     def images(self) -> str:
@@ -405,7 +410,7 @@ def _pool_note(pooled: bool) -> str:
 def feedback_section(runs: list[RunData], boot: Bootstrap, *, pool: bool = False) -> Section:
     """Feedback effectiveness (Table 3) per run, or per pooled runs of one model, condition and dataset; the
     paper's three columns always, 'VI required, no image' (not in the paper) only when a run has it."""
-    chosen = units([d for d in runs if d.feedback != "none"],
+    chosen = units([d for d in runs if d.run.settings.feedback is not FeedbackCondition.none],
                    (lambda d: (d.run.model, d.feedback, d.run.dataset_name)) if pool else None)
     present = [col for col in FEEDBACK_COLUMNS[:3]] + [
         col for col in FEEDBACK_COLUMNS[3:]
@@ -427,14 +432,14 @@ def feedback_section(runs: list[RunData], boot: Bootstrap, *, pool: bool = False
 
 def feedback_conditions_section(runs: list[RunData], boot: Bootstrap, *, pool: bool = False) -> Section:
     """Original versus correctness-only feedback (Table 14), per run, for models run under both."""
-    conditions = ("original", "correctness")
-    both = {m for m in {d.run.model for d in runs} if all(any(d.run.model == m and d.feedback == c for d in runs)
-                                                           for c in conditions)}
-    chosen = units([d for d in runs if d.run.model in both and d.feedback in conditions],
+    conditions = (FeedbackCondition.original, FeedbackCondition.correctness)
+    both = {m for m in {d.run.model for d in runs}
+            if all(any(d.run.model == m and d.run.settings.feedback is c for d in runs) for c in conditions)}
+    chosen = units([d for d in runs if d.run.model in both and d.run.settings.feedback in conditions],
                    (lambda d: (d.run.model, d.images, d.feedback, d.run.dataset_name)) if pool else None)
     rows: list[list[Cell]] = []
     total = FeedbackCount()
-    for unit in sorted(chosen, key=lambda u: (u.model, u.images, conditions.index(u.feedback), u.label)):
+    for unit in sorted(chosen, key=lambda u: (u.model, u.images, conditions.index(u.condition), u.label)):
         cells: list[Cell] = []
         for subset in SUBSETS:
             estimate, count = _feedback_estimate([s for _, s in unit.pairs() if s.subset == subset], boot)
