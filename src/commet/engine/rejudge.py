@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from commet.conditions import JudgeImages, UndecidedFeedback
+from commet.conditions import JudgeImages
 from commet.engine.conversation import (
     PreviousOutcome,
     choose_feedback,
@@ -194,7 +194,7 @@ class _Rejudging:
                 continue
             verdict, key, from_cache = judged
             would = choose_feedback(turn.feedback, previous, self.settings.feedback,
-                                    undecided=UndecidedFeedback(self.settings.undecided_feedback),
+                                    undecided=self.settings.undecided_feedback,
                                     texts=self.settings.correctness_texts)[1]
             if k > 0 and would != row.feedback_kind:
                 report.feedback_changes.append(FeedbackChange(story_id, k, row.feedback_kind, would))
