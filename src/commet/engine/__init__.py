@@ -107,8 +107,7 @@ def evaluate(model: str | Model, dataset: str | Path | Dataset = "sample", **kwa
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT", "CorrectnessTexts", "Engine", "EvalSettings", "FeedbackCondition", "GenerationSettings",
-    "ImagePolicy",
-    "JudgeImages", "Progress", "RunConflictError", "RunResults", "RunSummary", "Shard", "SpendLimitError",
-    "UndecidedFeedback",
+    "ImagePolicy", "JudgeImages", "Progress", "RunConflictError", "RunResults", "RunSummary", "Shard",
+    "SpendLimitError", "UndecidedFeedback",
     "apply_branch_rules", "choose_feedback", "evaluate", "evaluate_async", "user_text",
 ]

@@ -43,41 +43,42 @@ class RunSettings:
 
     @classmethod
     def from_stored(cls, stored: Mapping[str, object], *, run: str = "?") -> RunSettings:
-        def choice(kind: type[Choice], field: str) -> Choice | None:
-            value = stored.get(field)
-            if value is None:
-                return None
-            try:
-                return kind(value)
-            except ValueError:
-                raise RunSettingsError(f"run {run!r}: stored setting {field}={value!r} is not one of "
-                                       f"{', '.join(str(c.value) for c in kind)}") from None
-
         images_value = stored.get("images")
         pooled = isinstance(images_value, str) and "+" in images_value
         if pooled:  # each pooled policy must be a real one
             for part in str(images_value).split("+"):
-                cls.from_stored({"images": part}, run=run)
+                _choice(ImagePolicy, "images", part, run)
         return cls(
             stored=dict(stored),
-            images=None if pooled else choice(ImagePolicy, "images"),
+            images=None if pooled else _choice(ImagePolicy, "images", images_value, run),
             images_label="" if images_value is None else str(images_value),
-            feedback=choice(FeedbackCondition, "feedback"),
-            undecided_feedback=choice(UndecidedFeedback, "undecided_feedback"),
-            judge_images=choice(JudgeImages, "judge_images"),
+            feedback=_choice(FeedbackCondition, "feedback", stored.get("feedback"), run),
+            undecided_feedback=_choice(UndecidedFeedback, "undecided_feedback", stored.get("undecided_feedback"), run),
+            judge_images=_choice(JudgeImages, "judge_images", stored.get("judge_images"), run),
             dataset_path=_text(stored.get("dataset_path")),
             rejudged_from=_text(stored.get("rejudged_from")),
-            image_max_side=_whole(stored.get("image_max_side"), 1024, run),
+            image_max_side=_whole(stored.get("image_max_side"), "image_max_side", 1024, run),
             image_format=_text(stored.get("image_format")) or "png",
         )
 
 
-def _whole(value: object, default: int, run: str) -> int:
+def _choice(kind: type[Choice], field: str, value: object, run: str) -> Choice | None:
+    """``value`` as its enum (None when not recorded); a value outside it names the run and the field."""
+    if value is None:
+        return None
+    try:
+        return kind(value)
+    except ValueError:
+        raise RunSettingsError(f"run {run!r}: stored setting {field}={value!r} is not one of "
+                               f"{', '.join(str(c.value) for c in kind)}") from None
+
+
+def _whole(value: object, field: str, default: int, run: str) -> int:
     if value is None:
         return default
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
         return value
-    raise RunSettingsError(f"run {run!r}: stored setting image_max_side={value!r} is not a positive whole number")
+    raise RunSettingsError(f"run {run!r}: stored setting {field}={value!r} is not a positive whole number")
 
 
 def _text(value: object) -> str | None:
