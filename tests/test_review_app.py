@@ -60,6 +60,13 @@ def sign_in(browser: Browser, base: str, name: str, viewport: str, seen: set[str
     return page
 
 
+def press(page: Page, *keys: str) -> None:
+    """Press shortcut keys once the page's deferred script listens (a key pressed earlier is lost)."""
+    expect(page.locator("html[data-keys=on]")).to_have_count(1)
+    for key in keys:
+        page.keyboard.press(key)
+
+
 def flash(page: Page) -> str:
     return page.locator(".flash").inner_text()
 
@@ -90,8 +97,7 @@ def test_three_reviewers_fail_fix_and_agree(browser: Browser, tmp_path: Path, vi
 
             # Table 5 checks with the keyboard (Shift+digit fails, digit passes the criterion of the picture in view)
             alice.locator("#turn-1 .checks").scroll_into_view_if_needed()
-            for key in ("Shift+Digit1", "Shift+Digit2", "Digit3", "Digit4", "Digit5"):
-                alice.keyboard.press(key)
+            press(alice, "Shift+Digit1", "Shift+Digit2", "Digit3", "Digit4", "Digit5")
             assert alice.locator("input[name=c_1_text_artifacts][value=fail]").is_checked()
             assert alice.locator("input[name=c_1_clues][value=pass]").is_checked()
             alice.locator("#turn-1 button:has-text('Save picture checks')").scroll_into_view_if_needed()
@@ -110,7 +116,7 @@ def test_three_reviewers_fail_fix_and_agree(browser: Browser, tmp_path: Path, vi
             expect(alice.locator("#turn-1 .verdicts").first).to_contain_text("✗ alice")
 
             # an accept is refused while a criterion fails, and while a picture waits for regeneration
-            alice.keyboard.press("a")
+            press(alice, "a")
             expect(alice.locator(".flash")).to_contain_text("Not accepted: bath.png v1 fails unintended text artifacts")
             alice.click("#turn-1 summary:has-text('Regenerate or replace')")
             alice.fill("#turn-1 form[action$='/mark'] input[name=note]", "remove the label")
@@ -129,9 +135,8 @@ def test_three_reviewers_fail_fix_and_agree(browser: Browser, tmp_path: Path, vi
             alice.goto("/items/rh-1")
             expect(alice.locator("#turn-1 .marked")).to_have_count(0)  # the new version closed the mark
             alice.locator("#turn-1 .checks").scroll_into_view_if_needed()
-            for digit in "12345":
-                alice.keyboard.press(f"Digit{digit}")
-            alice.keyboard.press("a")  # the accept carries the five checks: nothing saved separately
+            press(alice, *(f"Digit{digit}" for digit in "12345"))
+            press(alice, "a")  # the accept carries the five checks: nothing saved separately
             expect(alice.locator(".flash")).to_have_text("Decision saved; the item is 1 of 3 accepts.")
             expect(alice.locator("#status")).to_have_text("1 of 3 accepts")
 

@@ -51,4 +51,6 @@
     var id = actions[event.key];
     if (id) { event.preventDefault(); go(id); }
   });
+  // shortcuts are live from here on (the script is deferred); tests and assistive scripts can wait for it
+  document.documentElement.dataset.keys = "on";
 })();
