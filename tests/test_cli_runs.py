@@ -16,6 +16,8 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -34,8 +36,11 @@ def commet(*args: str, env: dict[str, str] | None = None, timeout: float = 120) 
 
 
 def start(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+    # Ctrl-C's default action in the child: a test suite started in the background of a script
+    # (``cmd &``) inherits SIGINT ignored, and a child that ignores it would never be interrupted
     return subprocess.Popen([sys.executable, "-m", "commet.cli", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, **TERMINAL, **(env or {})})
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, **TERMINAL, **(env or {})},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def false_beliefs(path: Path, count: int) -> Path:
@@ -69,8 +74,43 @@ def wait_for_calls(process: subprocess.Popen, db: Path, count: int, timeout: flo
     deadline = time.monotonic() + timeout
     while calls_made(db) < count and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.01)
-    assert process.poll() is None, "the run ended before it could be interrupted"
     assert calls_made(db) >= count
+
+
+@contextmanager
+def held_mid_run(process: subprocess.Popen, db: Path, count: int, total: int) -> Iterator[int | None]:
+    """Hold the store's write lock once the run has committed ``count`` calls: the run cannot commit
+    (so cannot end) while held, and blocks at its next commit; a signal sent inside arrives mid-run
+    however slowly this process is scheduled. Yields the calls committed by then, or None when
+    the run had already ended before the lock was taken (a starved test process: try again)."""
+    wait_for_calls(process, db, count)
+    lock = sqlite3.connect(db, timeout=30, isolation_level=None)
+    try:
+        lock.execute("BEGIN IMMEDIATE")
+        made = lock.execute("SELECT COUNT(*) FROM call_log WHERE kind = 'model' AND cached = 0 "
+                            "AND error IS NULL").fetchone()[0]
+        status = lock.execute("SELECT status FROM runs").fetchone()[0]
+        yield made if status == "running" and made < total else None
+    finally:
+        if lock.in_transaction:
+            lock.execute("ROLLBACK")
+        lock.close()
+
+
+def signal_mid_run(args: list[str], db: Path, sig: signal.Signals, *, after: int, total: int,
+                   tries: int = 3) -> tuple[subprocess.Popen, str, int]:
+    """Start ``commet ARGS``, send ``sig`` once ``after`` calls are committed (see :func:`held_mid_run`);
+    returns the ended process, its stderr and the calls committed when the signal was sent."""
+    for _ in range(tries):
+        db.unlink(missing_ok=True)
+        process = start(*args)
+        with held_mid_run(process, db, after, total) as made:
+            if made is not None:
+                process.send_signal(sig)
+        _, stderr = process.communicate(timeout=60)
+        if made is not None:
+            return process, stderr, made
+    raise AssertionError(f"the run ended before it could be signalled, {tries} times")
 
 
 # ---------------------------------------------------------------------------------------- failures
@@ -162,21 +202,19 @@ def test_sigint_with_a_network_model_marks_the_run_interrupted_and_a_rerun_resum
     with FakeServer("openai", responder=lambda request: slow) as server:
         args = ["eval", "--model", f"openai:m?base_url={server.url}/v1", "--dataset", str(dataset), "--db", str(db),
                 "--concurrency", "4", "--quiet"]
-        process = start(*args)
-        wait_for_calls(process, db, 12)
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=30)
+        process, stderr, made = signal_mid_run(args, db, signal.SIGINT, after=12, total=90)
         assert process.returncode == 130, stderr
         assert stderr.strip().splitlines()[-1] == RESUME_LINE and "Traceback" not in stderr
         assert run_status(db) == "interrupted"
         before = calls_made(db)
-        assert 12 <= before < 90
+        assert 12 <= made <= before < 90  # the calls answered while the lock was held are committed too
+        requests_before = len(server.requests)
         again = commet(*args)
-        sent = len(server.requests)
+        sent = len(server.requests) - requests_before
     assert again.returncode == 0, again.stderr
     assert run_status(db) == "done"
     assert calls_made(db) == query(db, "SELECT COUNT(*) FROM model_calls")[0][0] == 90  # none made twice
-    assert sent <= 90 + 4  # at most the calls in flight at the interrupt were sent again
+    assert sent <= 90 - before + 4  # at most the calls in flight at the interrupt were sent again
 
 
 def test_sigint_and_sigkill_with_the_baseline(tmp_path: Path) -> None:
@@ -186,18 +224,14 @@ def test_sigint_and_sigkill_with_the_baseline(tmp_path: Path) -> None:
     interrupted, killed, clean = tmp_path / "int.sqlite", tmp_path / "kill.sqlite", tmp_path / "clean.sqlite"
     args = ["eval", "--model", "baseline:first-option", "--dataset", str(dataset), "--concurrency", "16", "--quiet"]
 
-    process = start(*args, "--db", str(interrupted))
-    wait_for_calls(process, interrupted, 150)
-    process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=30)
+    process, stderr, _ = signal_mid_run([*args, "--db", str(interrupted)], interrupted, signal.SIGINT,
+                                        after=150, total=1800)
     assert process.returncode == 130 and stderr.strip().splitlines()[-1] == RESUME_LINE
     assert run_status(interrupted) == "interrupted" and calls_made(interrupted) < 1800
 
-    process = start(*args, "--db", str(killed))
-    wait_for_calls(process, killed, 150)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
-    assert 150 <= calls_made(killed) < 1800  # committed while running, not only at the end
+    process, _, made = signal_mid_run([*args, "--db", str(killed)], killed, signal.SIGKILL, after=150, total=1800)
+    assert process.returncode == -signal.SIGKILL
+    assert 150 <= made == calls_made(killed) < 1800  # committed while running, not only at the end
     assert run_status(killed) == "running"
 
     for db in (interrupted, killed, clean):

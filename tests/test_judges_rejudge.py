@@ -121,3 +121,30 @@ def test_cli_rejudge_prints_changes_and_both_runs(tmp_path: Path) -> None:
     assert "wrong-undecided" in result.output and "Story accuracy" in result.output
     missing = CliRunner().invoke(app, ["rejudge", "--db", str(db), "--run", "base", "--judge", "rules"])
     assert missing.exit_code == 2 and "pass it with --dataset" in missing.output
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    # valid for the store's typed view, not for the engine's settings: re-judging refuses it itself
+    ("'$.generation.temperature', 'hot'", "run 'base': stored settings do not validate "
+                                          "(generation.temperature='hot': Input should be a valid number"),
+    # outside its enum: the store refuses to read the run, naming the file
+    ("'$.undecided_feedback', 'maybe'", "r.sqlite: run 'base': stored setting undecided_feedback='maybe' "
+                                        "is not one of stop, skip, wrong"),
+])
+def test_rejudge_refuses_stored_settings_that_do_not_validate_and_writes_nothing(
+        tmp_path: Path, edit: str, message: str) -> None:
+    dataset = write_dataset(tmp_path / "ds")
+    model = write_replies(tmp_path / "replies.json")
+    db = tmp_path / "r.sqlite"
+    evaluate(model, dataset, judge="rules", db=db, run="base", settings=EvalSettings(undecided_feedback="wrong"))
+    with Store(db) as store:  # a file edited by hand (or written by a newer version with other rules)
+        store.db.execute(f"UPDATE runs SET settings_json = json_set(settings_json, {edit}) WHERE name = 'base'")
+        runs_before = store.db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+    result = CliRunner().invoke(app, ["rejudge", "--db", str(db), "--run", "base", "--judge", "rules",
+                                      "--dataset", str(tmp_path / "ds")])
+    assert result.exit_code == 2, result.output
+    line = result.output.strip()
+    assert "\n" not in line and "Traceback" not in line
+    assert line.startswith("error: ") and message in line, line
+    with Store(db) as store:  # refused before a run was created (the default policy wrote no defaults)
+        assert store.db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == runs_before

@@ -141,8 +141,10 @@ def browser() -> Iterator[object]:
 
 
 def agree(page) -> None:  # noqa: ANN001 - playwright Page
+    """Give consent and wait for the page the server sends back (a lookup right after the click raced it)."""
     page.check("#adult")
-    page.click("#agree")
+    with page.expect_navigation():
+        page.click("#agree")
 
 
 def answer(page, text: str) -> None:  # noqa: ANN001 - playwright Page

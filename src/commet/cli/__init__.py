@@ -36,6 +36,7 @@ from commet.cli.common import (  # noqa: F401 - the shared names stay importable
     fail,
     fail_problems,
     load_or_fail,
+    refuse_damaged_stores,
     resumable,
 )
 from commet.conditions import FeedbackCondition, ImagePolicy, JudgeImages, UndecidedFeedback
@@ -241,6 +242,11 @@ def eval_command(
         fail(f"--shard: {exc}")
     from commet.cli.progress import live_progress
 
+    if db.exists():  # a file that is not a results store is refused before the progress bar starts
+        from commet.store import Store
+
+        Store(db).close()
+
     async def evaluate_then_close() -> RunSummary:
         try:
             return await evaluate_async(
@@ -329,6 +335,7 @@ def _register_commands() -> None:
             else:
                 module.app.rich_markup_mode = None
                 app.add_typer(module.app, name=name)
+    refuse_damaged_stores(app)
 
 
 _register_commands()

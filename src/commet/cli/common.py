@@ -55,6 +55,31 @@ def resumable(command: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def _store_errors_as_failures(command: Callable[P, R]) -> Callable[P, R]:
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        from commet.store.errors import StoreError
+
+        try:
+            return command(*args, **kwargs)
+        except StoreError as exc:
+            fail(str(exc))
+
+    wrapper.__dict__["refuses_damaged_stores"] = True
+    return wrapper
+
+
+def refuse_damaged_stores(app: typer.Typer) -> None:
+    """Every command of ``app`` and its sub-apps: a file that is not a readable results store (not
+    SQLite, another program's, a newer schema, a damaged run) is one line and exit 2, not a traceback."""
+    for info in app.registered_commands:
+        if info.callback is not None and not info.callback.__dict__.get("refuses_damaged_stores"):
+            info.callback = _store_errors_as_failures(info.callback)
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            refuse_damaged_stores(group.typer_instance)
+
+
 def check_dataset_path(path: str) -> None:
     """A dataset that is not there: one line, with the closest name when there is one."""
     if path == "sample" or Path(path).exists():

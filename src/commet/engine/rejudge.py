@@ -18,6 +18,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from pydantic import ValidationError
+
 from commet.conditions import JudgeImages
 from commet.engine.conversation import (
     PreviousOutcome,
@@ -77,12 +79,19 @@ def _open_run(store: Store, source: RunRecord, judge: Judge, name: str) -> RunRe
 
 
 def _source_settings(source: RunRecord) -> EvalSettings:
-    """The source run's settings as recorded (fields added since it ran take their defaults)."""
+    """The source run's settings as recorded (fields added since it ran take their defaults).
+
+    A stored value that no longer validates is refused, naming run and field: re-judging with
+    default settings in its place would choose feedback the run never had.
+    """
     known = {k: v for k, v in source.settings.stored.items() if k in EvalSettings.model_fields}
     try:
         return EvalSettings.model_validate(known)
-    except ValueError:
-        return EvalSettings()
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(part) for part in error['loc']) or '-'}={error.get('input')!r}: "
+                             f"{error['msg']}" for error in exc.errors())
+        raise RejudgeError(f"run {source.name!r}: stored settings do not validate ({problems}); "
+                           "nothing was re-judged") from None
 
 
 async def rejudge(store: Store, source_name: str, judge: Judge, dataset: Dataset, *,
@@ -98,8 +107,8 @@ async def rejudge(store: Store, source_name: str, judge: Judge, dataset: Dataset
     if not dataset.hash_matches(source.dataset_hash):
         raise RejudgeError(f"dataset {dataset.name!r} is not the one run {source_name!r} used "
                            f"({source.dataset_name!r}); pass the same dataset with --dataset")
+    settings = _source_settings(source)  # before anything is written
     run = _open_run(store, source, judge, new_name or default_name(source, judge))
-    settings = _source_settings(source)
     report = RejudgeReport(source=source, run=run)
     job = _Rejudging(store, run, judge, dataset, settings, report, on_progress)
     store.set_run_status(run.id, "running")

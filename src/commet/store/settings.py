@@ -17,11 +17,12 @@ from enum import Enum
 from typing import TypeVar
 
 from commet.conditions import FeedbackCondition, ImagePolicy, JudgeImages, UndecidedFeedback
+from commet.store.errors import StoreError
 
 Choice = TypeVar("Choice", bound=Enum)
 
 
-class RunSettingsError(ValueError):
+class RunSettingsError(StoreError):
     """A stored setting outside its declared values (a damaged or foreign results file)."""
 
 

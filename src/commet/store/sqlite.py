@@ -16,6 +16,7 @@ cache miss is answered from an in-memory index of the keys stored (no SELECT).
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import re
@@ -29,8 +30,9 @@ from enum import Enum
 from pathlib import Path
 from typing import TypedDict, TypeVar
 
+from commet.store.errors import StoreError
 from commet.store.records import STORY_COLUMNS, TURN_COLUMNS, StoryRecord, TurnRecord
-from commet.store.settings import RunSettings
+from commet.store.settings import RunSettings, RunSettingsError
 
 T = TypeVar("T")
 SCHEMA_VERSION = 1
@@ -237,8 +239,14 @@ class Store:
             str(self.path), isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S
         )
         self.db.row_factory = sqlite3.Row
-        self.db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
-        self._open_schema()
+        try:
+            self.db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+            self._open_schema()
+        except (sqlite3.DatabaseError, StoreError) as error:
+            self.db.close()
+            if isinstance(error, StoreError):
+                raise
+            raise StoreError(f"{self.path}: not a CoMMET results store (SQLite: {error})") from None
         self._batching = 0
         self._pending: list[Statement] = []
         self._pending_rows: dict[tuple[str, str], Mapping[str, object]] = {}  # (table, key) -> row, read back
@@ -251,28 +259,57 @@ class Store:
         self._known_keys: dict[str, set[int] | None] = {}
 
     def _open_schema(self) -> None:
-        """WAL mode and the tables, retried while another process holds the file's setup lock.
+        """Check the file is a store this version reads, then WAL mode and the tables; retried while
+        another process holds the file's setup lock.
 
-        SQLite answers "database is locked" without calling the busy handler in a few setup
-        cases (a journal-mode switch racing another opener, WAL recovery), so setup retries
-        for as long as the busy timeout would have waited.
+        The check comes before anything is written: another program's SQLite file is refused
+        untouched. The tables and the schema version are created in one transaction, so a second
+        process opening a new file sees either nothing or the whole schema. SQLite answers
+        "database is locked" without calling the busy handler in a few setup cases (a journal-mode
+        switch racing another opener, WAL recovery), so setup retries for as long as the busy
+        timeout would have waited.
         """
         deadline = time.monotonic() + BUSY_TIMEOUT_S
         while True:
             try:
+                self._check_schema(before_setup=True)
                 if self.db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                     self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.execute("PRAGMA synchronous=NORMAL")
                 self.db.execute("PRAGMA foreign_keys=ON")
-                self.db.executescript(SCHEMA)
-                self.db.execute(
-                    "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
-                )
+                self.db.executescript(
+                    f"BEGIN IMMEDIATE;{SCHEMA}INSERT OR IGNORE INTO meta(key, value) "
+                    f"VALUES ('schema_version', '{SCHEMA_VERSION}');COMMIT;")
+                self._check_schema(before_setup=False)
                 return
             except sqlite3.OperationalError as error:
+                if self.db.in_transaction:
+                    self.db.rollback()
                 if "locked" not in str(error) or time.monotonic() > deadline:
                     raise
                 time.sleep(0.05)
+
+    def _check_schema(self, *, before_setup: bool) -> None:
+        """Refuse a file of a newer schema, or another program's SQLite file (tables but no CoMMET
+        schema version, or tables lacking columns this version reads)."""
+        tables = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if before_setup and not tables:
+            return  # a new file
+        version = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
+            if "meta" in tables else None
+        if version is None or not str(version[0]).isdigit():
+            raise StoreError(f"{self.path}: not a CoMMET results store (it has tables but no CoMMET schema version)")
+        if int(version[0]) > SCHEMA_VERSION:
+            raise StoreError(f"{self.path}: written by a newer CoMMET (store schema {version[0]}); "
+                             f"this version reads schema {SCHEMA_VERSION}: upgrade commet")
+        for table, columns in _schema_columns().items():
+            if table not in tables:
+                continue  # added by a later release of this schema version: setup creates it
+            have = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
+            missing = [column for column in columns if column not in have]
+            if missing:
+                raise StoreError(f"{self.path}: not a CoMMET results store (table {table} lacks "
+                                 f"{', '.join(missing)})")
 
     def close(self) -> None:
         self.flush()
@@ -429,10 +466,10 @@ class Store:
     def get_run(self, name: str) -> RunRecord | None:
         self.flush()
         row = self.db.execute("SELECT * FROM runs WHERE name = ?", (name,)).fetchone()
-        return _run(row) if row else None
+        return _run(row, self.path) if row else None
 
     def runs(self) -> list[RunRecord]:
-        return [_run(r) for r in self.db.execute("SELECT * FROM runs ORDER BY id")]
+        return [_run(r, self.path) for r in self.db.execute("SELECT * FROM runs ORDER BY id")]
 
     def create_run(self, *, name: str, model: str, judge: str, settings: dict[str, object], config_hash: str,
                    dataset_name: str, dataset_hash: str, package_version: str, story_count: int) -> RunRecord:
@@ -798,10 +835,32 @@ def _insert(table: str, row: Mapping[str, object]) -> Statement:
             tuple(row.values()))
 
 
-def _run(row: sqlite3.Row) -> RunRecord:
+@functools.cache
+def _schema_columns() -> dict[str, tuple[str, ...]]:
+    """Each table of :data:`SCHEMA` and its columns, read from the schema itself (built in memory once)."""
+    db = sqlite3.connect(":memory:")
+    try:
+        db.executescript(SCHEMA)
+        tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {table: tuple(row[1] for row in db.execute(f"PRAGMA table_info({table})")) for table in tables}
+    finally:
+        db.close()
+
+
+def _run(row: sqlite3.Row, path: Path) -> RunRecord:
+    """The run of ``row``; settings that cannot be read name the file, the run and the field."""
+    try:
+        stored = json.loads(row["settings_json"])
+        if not isinstance(stored, dict):
+            raise RunSettingsError(f"run {row['name']!r}: stored settings are not a JSON object")
+        settings = RunSettings.from_stored(stored, run=row["name"])
+    except RunSettingsError as error:
+        raise RunSettingsError(f"{path}: {error}") from None
+    except ValueError as error:
+        raise RunSettingsError(f"{path}: run {row['name']!r}: stored settings are not JSON ({error})") from None
     return RunRecord(
         id=row["id"], name=row["name"], model=row["model"], judge=row["judge"],
-        settings=RunSettings.from_stored(json.loads(row["settings_json"]), run=row["name"]),
+        settings=settings,
         config_hash=row["config_hash"], dataset_name=row["dataset_name"],
         dataset_hash=row["dataset_hash"], package_version=row["package_version"], status=row["status"],
         story_count=row["story_count"], started_at=row["started_at"], finished_at=row["finished_at"],
