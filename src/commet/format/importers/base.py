@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -120,6 +120,17 @@ def read_json(path: Path) -> object:
         return json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise source_error(path, exc.lineno, None, f"invalid JSON: {exc.msg}") from None
+
+
+def read_json_lines(path: Path) -> Iterator[tuple[int, object]]:
+    """Each non-blank line of a JSON Lines file with its line number, parsed; invalid JSON is a located error."""
+    for number, raw in enumerate(read_text(path).splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            yield number, json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise source_error(path, number, None, f"invalid JSON: {exc.msg}") from None
 
 
 def json_line(text: str, needle: str) -> int | None:

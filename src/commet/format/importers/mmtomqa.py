@@ -11,7 +11,6 @@ The videos are not imported.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from commet.format.importers.base import (
     SourceQuestion,
     SourceStory,
     answer_option,
-    read_text,
+    read_json_lines,
     source_error,
     with_answer_label,
 )
@@ -50,13 +49,7 @@ _OPTIONS = re.compile(r"\(a\)\s*(?P<a>.+?)\s*\(b\)\s*(?P<b>.+?)\s*Please respond
 
 def read(source: Path, options: ImportOptions) -> list[SourceStory]:
     stories: dict[tuple[object, str, str], SourceStory] = {}
-    for number, raw in enumerate(read_text(source).splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise source_error(source, number, None, f"invalid JSON: {exc.msg}") from None
+    for number, record in read_json_lines(source):
         if not isinstance(record, dict) or not isinstance(record.get("question"), str):
             raise source_error(source, number, "question", "expected an object with a 'question' text")
         story_text, marker, asked = record["question"].partition("Question:")

@@ -10,7 +10,6 @@ SOURCE is one task file or the ``data`` folder (every ``*.jsonl`` in it, by name
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from commet.format.importers.base import (
     SourceStory,
     answer_option,
     option_lines,
-    read_text,
+    read_json_lines,
     slug,
     source_error,
     with_answer_label,
@@ -82,13 +81,7 @@ def _text(value: object) -> str:
 def _read_file(path: Path, language: str) -> list[SourceStory]:
     story_field, question_field, option_field = FIELDS[language]
     stories: list[SourceStory] = []
-    for number, raw in enumerate(read_text(path).splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise source_error(path, number, None, f"invalid JSON: {exc.msg}") from None
+    for number, record in read_json_lines(path):
         if not isinstance(record, dict):
             raise source_error(path, number, None, "expected one JSON object per line")
         for name in (ABILITY, story_field, question_field, ANSWER):
