@@ -282,3 +282,20 @@ def test_imported_dataset_validates_in_memory() -> None:
     for fmt, (source, *_rest) in CASES.items():
         result = import_benchmark(fmt, DATA / source, Protocol.independent)
         assert [p for p in validate_dataset(result.dataset) if p.severity == "error"] == [], fmt
+
+
+@pytest.mark.parametrize(("fmt", "name"), [("tombench", "False Belief Task.jsonl"), ("mmtomqa", "questions.json")])
+def test_a_line_that_is_not_json_is_located_by_its_line(tmp_path: Path, fmt: str, name: str) -> None:
+    source = _copy(tmp_path, fmt)
+    target = source if source.is_file() and source.name == name else next(
+        path for path in (source.rglob(name) if source.is_dir() else source.parent.rglob(name)))
+    lines = target.read_text(encoding="utf-8").splitlines()
+    lines.insert(1, "")  # blank lines are skipped but counted
+    lines.insert(2, '{"truncated": ')
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["import", fmt, str(source), "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    [line] = [line for line in result.output.splitlines() if line.strip()]
+    assert line.startswith(f"error: {target}:3 ") and "invalid JSON: Expecting value" in line, line
+    assert not out.exists()
