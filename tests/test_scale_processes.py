@@ -21,7 +21,7 @@ import psutil
 
 from commet.engine import evaluate_async
 from commet.engine.claims import LEASE_TTL_S, new_owner, owner_alive
-from commet.store.records import StoryRecord
+from commet.store.records import StoryRecord, StoryStatus
 from commet.store.sqlite import Store
 from tests.conftest import FALSE_BELIEF
 from tests.fakeservers import FakeServer, RecordedRequest, Reply, openai_reply
@@ -112,7 +112,7 @@ def test_a_lease_is_taken_over_only_from_a_dead_or_expired_owner(tmp_path: Path)
                                                      alive=owner_alive)
         assert claimed == ["c", "d"] and gone == set() and crowded  # a, b: live and not expired; c: dead owner; d: expired
         store.record_story(StoryRecord(run.id, "c", position=2, task="t", category="Belief", image_dependent=False,
-                                       source="s", status="done", correct=True))
+                                       source="s", status=StoryStatus.done, correct=True))
         store.end_lease(run.id, "c", me)
         store.end_lease(run.id, "d", me)  # ended unscored in this session: nobody retries it now
         claimed, gone, _ = store.claim_stories(run.id, ["c", "d"], owner=other, ttl=60, limit=5, alive=owner_alive)

@@ -14,7 +14,7 @@ from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn, Turn
 from commet.models.base import Model, ModelRequest, ModelResponse
 from commet.store import Store
-from commet.store.records import StoryRecord, TurnRecord
+from commet.store.records import StoryRecord, StoryStatus, TurnRecord
 
 
 def new_store(path: Path) -> tuple[Store, int]:
@@ -91,7 +91,7 @@ def test_writes_inside_a_transaction_commit_or_roll_back_with_it(tmp_path: Path)
     with pytest.raises(RuntimeError), store.transaction():
         record(store, run_id, "a")
         store.record_story(StoryRecord(run_id, "s", position=0, task="t", category="c", image_dependent=False,
-                                       source="x", status="done", correct=True))
+                                       source="x", status=StoryStatus.done, correct=True))
         raise RuntimeError("the export failed half way")
     assert count(path, "model_calls") == 0 and count(path, "stories") == 0
     with store.transaction():

@@ -33,8 +33,8 @@ from commet.format.dataset import Dataset
 from commet.judges.base import Judge, JudgeRequest, Verdict
 from commet.judges.cascade import decided_by
 from commet.models.base import ImagePart
-from commet.store.records import StoryRecord, TurnRecord
-from commet.store.sqlite import RunRecord, Store
+from commet.store.records import StoryRecord, StoryStatus, TurnRecord
+from commet.store.sqlite import RunRecord, RunStatus, Store
 
 
 class RejudgeError(ValueError):
@@ -125,7 +125,7 @@ async def rejudge(store: Store, source_name: str, judge: Judge, dataset: Dataset
     position = {story.story_id: story.position for story in stories}
     report.feedback_changes.sort(key=lambda change: (position[change.story_id], change.turn))
     report.changed.sort(key=lambda change: (position[change[0]], change[1]))
-    store.set_run_status(run.id, "done")
+    store.set_run_status(run.id, RunStatus.done)
     report.run = store.get_run(run.name) or run
     report.decided_by = decided_by(job.decided)
     return report
@@ -224,4 +224,4 @@ class _Rejudging:
                 self.on_progress(self.judged)
         self.pending[story_id] = -1  # finished
         self.store.record_story(replace(story, run_id=self.run.id,
-                                        correct=all_correct if story.status == "done" else None))
+                                        correct=all_correct if story.status is StoryStatus.done else None))

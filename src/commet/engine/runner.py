@@ -49,7 +49,7 @@ from commet.models.base import (
     ModelRequest,
     TextPart,
 )
-from commet.store.records import ShownTurn, StoryRecord, TurnRecord
+from commet.store.records import ShownTurn, StoryRecord, StoryStatus, TurnRecord
 from commet.store.sqlite import FailureKind, RunRecord, RunStatus, Store
 
 
@@ -435,7 +435,7 @@ class Engine:
         earlier: list[tuple[str, str]] = []
         shown: list[ImagePart] = []
         judge_pictures = self.judge_sees_pictures(storyturn)
-        status, story_correct = "done", True
+        status, story_correct = StoryStatus.done, True
         for k, turn in enumerate(storyturn.turns):
             if self.budget is not None and not self.budget.may_start():
                 self._spend_limit_reached = True
@@ -446,7 +446,7 @@ class Engine:
                     turn.feedback, previous, self.settings.feedback, undecided=self.settings.undecided_feedback,
                     texts=self.settings.correctness_texts)
                 if feedback_kind == STOPPED_UNDECIDED:  # the next turn would rest on a guess: not scored
-                    status = "stopped"
+                    status = StoryStatus.stopped
                     break
                 text = user_text(feedback_text, turn)
                 parts: list[TextPart | ImagePart] = [TextPart(text)]
@@ -465,7 +465,7 @@ class Engine:
                     self.store.record_turn(TurnRecord.of(run.id, storyturn.id, k, shown_turn, error_kind=exc.kind,
                                                          error=str(exc)))
                     self.progress.errors += 1
-                    status, story_correct = "failed", False
+                    status, story_correct = StoryStatus.failed, False
                     break
                 messages.append(Message.text("assistant", reply))
                 request_for_judge = judge_request(storyturn, k, text, reply, earlier, shown if judge_pictures else ())
@@ -488,7 +488,7 @@ class Engine:
         self.store.record_story(StoryRecord(
             run.id, storyturn.id, position=position, task=storyturn.task, category=storyturn.category,
             image_dependent=storyturn.image_dependent, source=storyturn.source, status=status,
-            correct=story_correct if status == "done" else None))
+            correct=story_correct if status is StoryStatus.done else None))
         if self._claims is not None:
             self._claims.ended(storyturn.id)
         self.progress.stories_done += 1

@@ -36,6 +36,7 @@ from commet.reports.stats import (
     bootstrap_ratio,
     paired_comparison,
 )
+from commet.store.records import StoryStatus
 from commet.store.sqlite import RunRecord, Store
 from commet.taxonomy import CATEGORIES
 from commet.text import normalize
@@ -102,18 +103,18 @@ class StoryResult:
     category: str
     image_dependent: bool
     source: str
-    status: str
+    status: StoryStatus
     correct: bool | None
     turns: list[TurnResult]
 
     @property
     def done(self) -> bool:
-        return self.status == "done"
+        return self.status == StoryStatus.done
 
     @property
     def stopped(self) -> bool:
         """Ended at an undecided answer the next turn's feedback depended on (``--undecided-feedback stop``)."""
-        return self.status == "stopped"
+        return self.status == StoryStatus.stopped
 
     @property
     def counted(self) -> bool:

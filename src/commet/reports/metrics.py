@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from commet.store.records import StoryStatus
 from commet.store.sqlite import RunRecord, Store
 from commet.taxonomy import CATEGORIES
 
@@ -61,9 +62,9 @@ def run_metrics(store: Store, run: RunRecord) -> RunMetrics:
             undecided_by_story.add(row.story_id)
         metrics.questions.add(row.correct is True)
     for story in store.story_rows(run.id):
-        if story.status == "stopped":  # ended at an undecided answer: never counted correct
+        if story.status == StoryStatus.stopped:  # ended at an undecided answer: never counted correct
             metrics.stopped_stories += 1
-        elif story.status != "done":
+        elif story.status != StoryStatus.done:
             metrics.failed_stories += 1
             continue
         correct = story.correct is True

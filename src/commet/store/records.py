@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, fields
+from enum import Enum
 from typing import Any, cast
 
 from commet.judges.base import Outcome
+from commet.store.errors import StoreError
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,10 +94,23 @@ class TurnRecord:
                    judgment_key, error_kind, error)
 
 
+class StoryStatus(str, Enum):
+    """How a StoryTurn of a run ended (stored as its value)."""
+
+    #: every turn was answered and judged
+    done = "done"
+    #: a turn's feedback would have rested on an undecided verdict (``--undecided-feedback stop``)
+    stopped = "stopped"
+    #: a call failed for good; a rerun asks the story again
+    failed = "failed"
+
+    def __str__(self) -> str:  # printed and exported as stored
+        return self.value
+
+
 @dataclass(frozen=True, slots=True)
 class StoryRecord:
-    """One StoryTurn's result in a run: where it stands (``done``, ``stopped``, ``failed``) and, when done,
-    whether every turn was right."""
+    """One StoryTurn's result in a run: where it stands and, when done, whether every turn was right."""
 
     run_id: int
     story_id: str
@@ -104,8 +119,12 @@ class StoryRecord:
     category: str
     image_dependent: bool
     source: str
-    status: str
+    status: StoryStatus
     correct: bool | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.status, StoryStatus):  # "done" from a caller: the enum (or its ValueError)
+            object.__setattr__(self, "status", StoryStatus(self.status))
 
     def columns(self) -> dict[str, object]:
         row = {name: getattr(self, name) for name in STORY_COLUMNS}
@@ -117,7 +136,12 @@ class StoryRecord:
     def from_values(cls, values: tuple[Any, ...]) -> StoryRecord:
         """A record from the columns of :data:`STORY_COLUMNS`, in that order."""
         run_id, story_id, position, task, category, image_dependent, source, status, correct = values
-        return cls(run_id, story_id, position, task, category, bool(image_dependent), source, status,
+        try:
+            story_status = StoryStatus(status)
+        except ValueError:
+            raise StoreError(f"run {run_id}, story {story_id!r}: stored status {status!r} is not one of "
+                             f"{', '.join(s.value for s in StoryStatus)}") from None
+        return cls(run_id, story_id, position, task, category, bool(image_dependent), source, story_status,
                    None if correct is None else bool(correct))
 
 

@@ -28,8 +28,8 @@ from commet.conditions import FeedbackCondition
 from commet.engine.conversation import user_text
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
-from commet.store.records import ShownTurn, StoryRecord, TurnRecord
-from commet.store.sqlite import RunRecord, Store
+from commet.store.records import ShownTurn, StoryRecord, StoryStatus, TurnRecord
+from commet.store.sqlite import RunRecord, RunStatus, Store
 
 #: Which questionnaires a human run pools: one picture policy (``all``, ``needed``: see
 #: :data:`~commet.apps.study.build.PICTURE_POLICY`) or ``both`` together. A filter over questionnaires,
@@ -207,9 +207,9 @@ def export_human_run(study: Study, dataset: Dataset, db: StudyDB, store: Store, 
                 store.record_turn(replace(record, run_id=run.id))
             store.record_story(StoryRecord(
                 run.id, story_id, position=position, task=storyturn.task, category=storyturn.category,
-                image_dependent=storyturn.image_dependent, source=storyturn.source, status="done",
+                image_dependent=storyturn.image_dependent, source=storyturn.source, status=StoryStatus.done,
                 correct=all(record.correct is True for record in turns)))
-    store.set_run_status(run.id, "done")
+    store.set_run_status(run.id, RunStatus.done)
     final = store.get_run(name)
     assert final is not None
     return HumanRunSummary(final, len(participants), len(rows), incomplete)
