@@ -94,3 +94,14 @@ def test_a_new_file_opened_by_two_stores_at_once_gets_one_schema(tmp_path: Path)
     first.close()
     second.close()
     assert Store(path).db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "1"
+
+
+def test_a_folder_given_as_the_store_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "results"
+    folder.mkdir()
+    for command in COMMANDS:
+        result = CliRunner().invoke(app, [*command, "--db", str(folder)])
+        assert result.exit_code == 2, (command, result.output)
+        assert result.output.strip() == f"error: {folder}: is a folder, expected a results file (.sqlite)", command
+    assert list(folder.iterdir()) == []

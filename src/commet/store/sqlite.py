@@ -231,13 +231,18 @@ class Store:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        if self.path.is_dir():
+            raise StoreError(f"{self.path}: is a folder, expected a results file (.sqlite)")
         if self.path.parent and not self.path.parent.exists():
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        # the busy wait is set before anything else: a second process opening the file while the
-        # first writes (or switches it to WAL) waits for the lock instead of failing at once
-        self.db = sqlite3.connect(
-            str(self.path), isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S
-        )
+        try:
+            # the busy wait is set before anything else: a second process opening the file while the
+            # first writes (or switches it to WAL) waits for the lock instead of failing at once
+            self.db = sqlite3.connect(
+                str(self.path), isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S
+            )
+        except sqlite3.Error as error:
+            raise StoreError(f"{self.path}: cannot open the results store (SQLite: {error})") from None
         self.db.row_factory = sqlite3.Row
         try:
             self.db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
@@ -246,6 +251,8 @@ class Store:
             self.db.close()
             if isinstance(error, StoreError):
                 raise
+            if isinstance(error, sqlite3.OperationalError):  # locked past the busy timeout, no permission, ...
+                raise StoreError(f"{self.path}: cannot open the results store (SQLite: {error})") from None
             raise StoreError(f"{self.path}: not a CoMMET results store (SQLite: {error})") from None
         self._batching = 0
         self._pending: list[Statement] = []
