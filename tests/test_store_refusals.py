@@ -73,12 +73,19 @@ def test_a_run_with_damaged_settings_is_named_with_its_file_and_field(tmp_path: 
     monkeypatch.chdir(tmp_path)
     db = tmp_path / "r.sqlite"
     evaluate("baseline:first-option", "sample", judge="rules", db=db, run="b")
+    with Store(db) as store:
+        original = store.db.execute("SELECT settings_json FROM runs").fetchone()[0]
     for damage, message in [("json_set(settings_json, '$.images', 'sometimes')",
                              "run 'b': stored setting images='sometimes' is not one of on, off, needed"),
                             ("'{not json'", "run 'b': stored settings are not JSON"),
-                            ("'[1, 2]'", "run 'b': stored settings are not a JSON object")]:
+                            ("'[1, 2]'", "run 'b': stored settings are not a JSON object"),
+                            (None, "run 'b': stored status 'paused' is not one of running, done, incomplete, "
+                                   "interrupted, failed, stopped-spend-limit")]:
         with Store(db) as store:
-            store.db.execute(f"UPDATE runs SET settings_json = {damage}")
+            if damage is None:  # the settings as written, the status outside its choices
+                store.db.execute("UPDATE runs SET settings_json = ?, status = 'paused'", (original,))
+            else:
+                store.db.execute(f"UPDATE runs SET settings_json = {damage}")
         for command in COMMANDS:
             result = CliRunner().invoke(app, [*command, "--db", str(db)])
             assert result.exit_code == 2, (command, result.output)

@@ -296,9 +296,11 @@ def sweep(
         fail(str(exc))
     print_report(settings.db, names, report_format, out=settings.out,
                  dataset=settings.datasets[0] if len(settings.datasets) == 1 else None)
+    from commet.store import RunStatus
+
     with open_store(settings.db) as store:
         unfinished = [(name, record.status) for name in names
-                      if (record := store.get_run(name)) is not None and record.status != "done"]
+                      if (record := store.get_run(name)) is not None and record.status is not RunStatus.done]
     if unfinished:
         for name, status in unfinished:
             err_console.print(f"{status}: {name}", markup=False, highlight=False, soft_wrap=True)

@@ -111,7 +111,7 @@ async def rejudge(store: Store, source_name: str, judge: Judge, dataset: Dataset
     run = _open_run(store, source, judge, new_name or default_name(source, judge))
     report = RejudgeReport(source=source, run=run)
     job = _Rejudging(store, run, judge, dataset, settings, report, on_progress)
-    store.set_run_status(run.id, "running")
+    store.set_run_status(run.id, RunStatus.running)
     by_story: dict[str, list[TurnRecord]] = {}
     for row in store.turn_rows(source.id):
         by_story.setdefault(row.story_id, []).append(row)

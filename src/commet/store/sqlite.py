@@ -180,6 +180,9 @@ class RunStatus(str, Enum):
     #: stopped before its estimated spend would pass ``--max-cost``; a rerun with a higher limit resumes
     stopped_spend_limit = "stopped-spend-limit"
 
+    def __str__(self) -> str:  # printed and exported as stored
+        return self.value
+
 
 @dataclass(frozen=True)
 class FailureKind:
@@ -204,10 +207,14 @@ class RunRecord:
     dataset_name: str
     dataset_hash: str
     package_version: str
-    status: str
+    status: RunStatus
     story_count: int
     started_at: str
     finished_at: str | None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.status, RunStatus):  # "done" from a caller: the enum (or its ValueError)
+            object.__setattr__(self, "status", RunStatus(self.status))
 
 
 class CachedCall(TypedDict):
@@ -493,7 +500,7 @@ class Store:
         assert run is not None
         return run
 
-    def set_run_status(self, run_id: int, status: RunStatus | str) -> None:
+    def set_run_status(self, run_id: int, status: RunStatus) -> None:
         finished = None if RunStatus(status) is RunStatus.running else now()
         self._write([("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, finished, run_id))])
 
@@ -865,10 +872,15 @@ def _run(row: sqlite3.Row, path: Path) -> RunRecord:
         raise RunSettingsError(f"{path}: {error}") from None
     except ValueError as error:
         raise RunSettingsError(f"{path}: run {row['name']!r}: stored settings are not JSON ({error})") from None
+    try:
+        status = RunStatus(row["status"])
+    except ValueError:
+        raise StoreError(f"{path}: run {row['name']!r}: stored status {row['status']!r} is not one of "
+                         f"{', '.join(s.value for s in RunStatus)}") from None
     return RunRecord(
         id=row["id"], name=row["name"], model=row["model"], judge=row["judge"],
         settings=settings,
         config_hash=row["config_hash"], dataset_name=row["dataset_name"],
-        dataset_hash=row["dataset_hash"], package_version=row["package_version"], status=row["status"],
+        dataset_hash=row["dataset_hash"], package_version=row["package_version"], status=status,
         story_count=row["story_count"], started_at=row["started_at"], finished_at=row["finished_at"],
     )
