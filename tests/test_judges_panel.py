@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -101,7 +100,7 @@ async def test_panel_run_sits_behind_the_rules_stores_members_and_is_cached(tmp_
         rows = store.turn_rows(run.id)
         panel_rows = [r for r in rows if (r.judge or "").startswith("panel(")]
         assert len(panel_rows) == 2 and all(r.correct is True for r in panel_rows)
-        details = json.loads(store.cached_judgment(panel_rows[0].judgment_key or "")["details_json"])
+        details = store.cached_judgment(panel_rows[0].judgment_key or "").details
         assert len(details["members"]) == 3
         # one panel run gives the members' pairwise agreement (on the answers the panel judged)
         report = agreement_report(store, ["panel"])

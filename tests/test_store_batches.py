@@ -44,14 +44,14 @@ async def test_one_pass_of_the_loop_is_one_commit_and_pending_rows_are_read_back
             record(store, run_id, key)
         store.record_turn(TurnRecord(run_id, "s", 0, prompt="p", images_json="[]", feedback_kind="none",
                                      expected_json="[]"))
-        assert store.cached_model_call("b")["response_text"] == "reply b"  # pending, read back
+        assert store.cached_model_call("b").response_text == "reply b"  # pending, read back
         assert count(path, "model_calls") == 0 and commits == []  # nothing committed inside the pass
         await asyncio.sleep(0)  # the pass ends
         assert count(path, "model_calls") == 3 and count(path, "call_log") == 3 and count(path, "turns") == 1
         assert commits == ["COMMIT"]
         record(store, run_id, "d")
     assert count(path, "model_calls") == 4  # the end of the block commits the rest
-    assert store.cached_model_call("d")["response_text"] == "reply d"
+    assert store.cached_model_call("d").response_text == "reply d"
     store.close()
 
 

@@ -23,13 +23,13 @@ def test_a_cache_miss_asks_no_sqlite_and_a_hit_is_read(tmp_path: Path) -> None:
     store = Store(path)
     trace: list[str] = []
     store.db.set_trace_callback(trace.append)
-    assert store.cached_model_call("old")["response_text"] == "reply old"  # the index is read once, then the row
+    assert store.cached_model_call("old").response_text == "reply old"  # the index is read once, then the row
     assert sum(sql == "SELECT key FROM model_calls" for sql in trace) == 1 and selects(trace, "model_calls") == 1
     for key in ("new-1", "new-2", "new-3"):
         assert store.cached_model_call(key) is None
     assert selects(trace, "model_calls") == 1  # three misses, no SELECT
     record(store, run_id, "new-1")
-    assert store.cached_model_call("new-1")["response_text"] == "reply new-1"
+    assert store.cached_model_call("new-1").response_text == "reply new-1"
     assert store.cached_judgment("nothing") is None
     store.close()
 
@@ -41,7 +41,7 @@ def test_rows_written_by_another_process_are_seen_when_asked_fresh_or_by_a_new_s
     other = Store(path)
     record(other, run_id, "k")  # another process: this store's index does not know the row
     assert store.cached_model_call("k") is None
-    assert store.cached_model_call("k", fresh=True)["response_text"] == "reply k"  # processes sharing a run ask so
+    assert store.cached_model_call("k", fresh=True).response_text == "reply k"  # processes sharing a run ask so
     other.close()
     store.close()
     with Store(path) as new:

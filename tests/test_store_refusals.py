@@ -112,3 +112,28 @@ def test_a_folder_given_as_the_store_is_refused(tmp_path: Path, monkeypatch: pyt
         assert result.exit_code == 2, (command, result.output)
         assert result.output.strip() == f"error: {folder}: is a folder, expected a results file (.sqlite)", command
     assert list(folder.iterdir()) == []
+
+
+def test_a_damaged_stored_verdict_is_named_not_scored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "r.sqlite"
+    evaluate("baseline:first-option", "sample", judge="rules", db=db, run="b")
+    with Store(db) as store:
+        story, turn = store.db.execute("SELECT story_id, turn FROM turns WHERE outcome = 'correct' "
+                                       "ORDER BY story_id, turn LIMIT 1").fetchone()
+        store.db.execute("UPDATE turns SET outcome = 'maybe' WHERE story_id = ? AND turn = ?", (story, turn))
+    for command in (["report"], ["export", "--run", "b", "--out", "x.jsonl"]):
+        result = CliRunner().invoke(app, [*command, "--db", str(db)])
+        assert result.exit_code == 2, (command, result.output)
+        assert result.output.strip() == (f"error: {db}: run 1, story {story!r}, turn {turn}: stored outcome 'maybe' "
+                                         "is not one of correct, incorrect, undecided"), command
+    assert not (tmp_path / "x.jsonl").exists()
+    with Store(db) as store:  # a cached verdict (what an LLM judge's rerun would reuse) is checked the same way
+        store.record_judgment(run_id=1, story_id=story, turn=turn, key="k" * 64, judge="openai:j", request_json="{}",
+                              outcome="correct", branch=None, rationale="", details={}, latency_s=0.0)
+        store.flush()
+        assert store.cached_judgment("k" * 64).verdict().outcome == "correct"
+        store.db.execute("UPDATE judgments SET outcome = 'yes'")
+    with Store(db) as store, pytest.raises(StoreError) as refused:
+        store.cached_judgment("k" * 64)
+    assert str(refused.value) == f"{db}: judgment kkkkkkkkkkkk: stored outcome 'yes' is not one of correct, incorrect, undecided"

@@ -3,13 +3,11 @@ apply the story's branch rules, and record the scored turn."""
 
 from __future__ import annotations
 
-import json
 import time
-from typing import cast
 
 from commet.engine.conversation import TurnScore, apply_branch_rules
 from commet.format.model import Turn
-from commet.judges.base import Judge, JudgeRequest, Outcome, Verdict
+from commet.judges.base import Judge, JudgeRequest, Verdict
 from commet.store.records import ShownTurn, TurnRecord
 from commet.store.sqlite import Store
 
@@ -28,10 +26,9 @@ async def _judge_once(store: Store, run_id: int, judge: Judge, request: JudgeReq
     cached = store.cached_judgment(key)
     if cached is not None:
         store.record_judgment(run_id=run_id, story_id=request.story_id, turn=request.turn, key=key,
-                              judge=cached["judge"], request_json="{}", outcome=cached["outcome"], branch=cached["branch"],
-                              rationale=cached["rationale"], details={}, latency_s=0.0, cached=True)
-        return Verdict(cast(Outcome, cached["outcome"]), cached["branch"], cached["rationale"], cached["judge"],
-                       json.loads(cached["details_json"])), key, True
+                              judge=cached.judge, request_json="{}", outcome=cached.outcome, branch=cached.branch,
+                              rationale=cached.rationale, details={}, latency_s=0.0, cached=True)
+        return cached.verdict(), key, True
     started = time.perf_counter()
     verdict = await judge.judge(request)
     error = verdict.details.get("error")

@@ -511,9 +511,9 @@ class Engine:
         cached = self.store.cached_model_call(key, fresh=self._claims is not None and self._claims.crowded)
         if cached is not None:
             self.store.record_model_call(run_id=run.id, story_id=story_id, turn=turn, key=key, model=self.model.spec,
-                                         request_json="{}", response_text=cached["response_text"], cached=True)
+                                         request_json="{}", response_text=cached.response_text, cached=True)
             self.progress.cached_calls += 1
-            return cached["response_text"], key, 0.0
+            return cached.response_text, key, 0.0
         started = time.perf_counter()
         try:
             response = await self.model.generate(request)

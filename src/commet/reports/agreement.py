@@ -16,9 +16,9 @@ comparison. The runs given (default: all) are the ones pooled; each table says w
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import cast
 
 from commet.engine.conversation import apply_branch_rules
 from commet.format.model import Turn
@@ -158,8 +158,8 @@ def collect_verdicts(store: Store, run_names: list[str] | None = None,
             if row.judgment_key is None:
                 continue
             stored = store.cached_judgment(row.judgment_key)
-            members = json.loads(stored["details_json"]).get("members") if stored is not None else None
-            for record in members or []:
+            members = stored.details.get("members") if stored is not None else None  # a panel's verdicts
+            for record in cast(list[dict[str, object]], members or []):
                 put(str(record["judge"]), item, _member_correct(record, row.expected, active_before))
     return verdicts
 

@@ -11,10 +11,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, fields
 from enum import Enum
-from typing import Any, cast
+from typing import Any, cast, get_args
 
-from commet.judges.base import Outcome
+from commet.judges.base import Outcome, Verdict
 from commet.store.errors import StoreError
+
+#: what a stored verdict may say: the judges' ``Outcome``
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +92,9 @@ class TurnRecord:
         """A record from the columns of :data:`TURN_COLUMNS`, in that order (the fast path for big runs)."""
         (run_id, story_id, turn, prompt, images_json, feedback_kind, expected_json, response, outcome, correct,
          branch, active_branch, judge, rationale, model_key, judgment_key, error_kind, error) = values
+        if outcome is not None and outcome not in OUTCOMES:
+            raise StoreError(f"run {run_id}, story {story_id!r}, turn {turn}: stored outcome {outcome!r} is not one "
+                             f"of {', '.join(OUTCOMES)}")
         return cls(run_id, story_id, turn, prompt, images_json, feedback_kind, expected_json, response, outcome,
                    None if correct is None else bool(correct), branch, active_branch, judge, rationale, model_key,
                    judgment_key, error_kind, error)
@@ -143,6 +149,42 @@ class StoryRecord:
                              f"{', '.join(s.value for s in StoryStatus)}") from None
         return cls(run_id, story_id, position, task, category, bool(image_dependent), source, story_status,
                    None if correct is None else bool(correct))
+
+
+@dataclass(frozen=True, slots=True)
+class CachedCall:
+    """A stored model call, as the cache answers it."""
+
+    response_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CachedJudgment:
+    """A stored verdict, as the cache answers it: who judged, and what."""
+
+    key: str
+    judge: str
+    outcome: Outcome
+    branch: int | None
+    rationale: str
+    details_json: str
+
+    @property
+    def details(self) -> dict[str, object]:
+        """The judge's details (a panel's members' verdicts, ...)."""
+        return cast(dict[str, object], json.loads(self.details_json))
+
+    def verdict(self) -> Verdict:
+        return Verdict(self.outcome, self.branch, self.rationale, self.judge, self.details)
+
+    @classmethod
+    def from_values(cls, key: str, judge: object, outcome: object, branch: object, rationale: object,
+                    details_json: object) -> CachedJudgment:
+        """A cached verdict from its stored columns; a stored outcome the judges cannot give is a StoreError."""
+        if outcome not in OUTCOMES:
+            raise StoreError(f"judgment {key[:12]}: stored outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
+        return cls(key, str(judge), cast(Outcome, outcome), branch if isinstance(branch, int) else None,
+                   str(rationale), str(details_json))
 
 
 #: the columns of each table in the order of its record's fields (what ``from_values`` reads)

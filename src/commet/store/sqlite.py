@@ -28,10 +28,17 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
-from typing import TypedDict, TypeVar
+from typing import TypeVar
 
 from commet.store.errors import StoreError
-from commet.store.records import STORY_COLUMNS, TURN_COLUMNS, StoryRecord, TurnRecord
+from commet.store.records import (
+    STORY_COLUMNS,
+    TURN_COLUMNS,
+    CachedCall,
+    CachedJudgment,
+    StoryRecord,
+    TurnRecord,
+)
 from commet.store.settings import RunSettings, RunSettingsError
 
 T = TypeVar("T")
@@ -157,9 +164,14 @@ CREATE TABLE IF NOT EXISTS shards (
 );
 """
 
-#: lease states: a story being run by its owner, or ended unfinished (failed) in the current session
-LEASE_HELD = "held"
-LEASE_ENDED = "ended"
+
+class LeaseState(str, Enum):
+    """A story's lease in the ``leases`` table (stored as its value)."""
+
+    #: being run by its owner
+    held = "held"
+    #: ended unfinished (failed) in the current session: no other process of the session takes it again
+    ended = "ended"
 
 
 def now() -> str:
@@ -215,22 +227,6 @@ class RunRecord:
     def __post_init__(self) -> None:
         if not isinstance(self.status, RunStatus):  # "done" from a caller: the enum (or its ValueError)
             object.__setattr__(self, "status", RunStatus(self.status))
-
-
-class CachedCall(TypedDict):
-    """A stored model call, as the cache answers it."""
-
-    response_text: str
-
-
-class CachedJudgment(TypedDict):
-    """A stored verdict, as the cache answers it."""
-
-    judge: str
-    outcome: str
-    branch: int | None
-    rationale: str
-    details_json: str
 
 
 class Store:
@@ -461,6 +457,14 @@ class Store:
             known.add(hash(key))
 
     @contextmanager
+    def _located(self) -> Iterator[None]:
+        """A damaged stored value read inside names this file first."""
+        try:
+            yield
+        except StoreError as error:
+            raise StoreError(f"{self.path}: {error}") from None
+
+    @contextmanager
     def _begin_commit(self) -> Iterator[None]:
         self.db.execute("BEGIN IMMEDIATE")
         try:
@@ -508,7 +512,7 @@ class Store:
     def cached_model_call(self, key: str, *, fresh: bool = False) -> CachedCall | None:
         """The stored call of ``key``; ``fresh`` also finds a row another process wrote since this one looked."""
         row = self._cached_row("model_calls", key, fresh=fresh)
-        return None if row is None else CachedCall(response_text=str(row["response_text"]))
+        return None if row is None else CachedCall(str(row["response_text"]))
 
     def record_model_call(self, *, run_id: int, story_id: str, turn: int, key: str, model: str,
                           request_json: str, response_text: str | None, finish_reason: str | None = None,
@@ -539,10 +543,9 @@ class Store:
         row = self._cached_row("judgments", key)
         if row is None:
             return None
-        branch = row["branch"]
-        return CachedJudgment(judge=str(row["judge"]), outcome=str(row["outcome"]),
-                              branch=branch if isinstance(branch, int) else None, rationale=str(row["rationale"]),
-                              details_json=str(row["details_json"]))
+        with self._located():
+            return CachedJudgment.from_values(key, row["judge"], row["outcome"], row["branch"], row["rationale"],
+                                              row["details_json"])
 
     def record_judgment(self, *, run_id: int, story_id: str, turn: int, key: str, judge: str,
                         request_json: str, outcome: str | None, branch: int | None, rationale: str,
@@ -603,7 +606,7 @@ class Store:
                 "SELECT story_id, owner, state, expires_at FROM leases WHERE run_id = ?", (run_id,))}
             for story_id in story_ids:
                 lease = leases.get(story_id)
-                if story_id in finished or lease is not None and lease["state"] == LEASE_ENDED:
+                if story_id in finished or lease is not None and lease["state"] == LeaseState.ended:
                     gone.add(story_id)
                     continue
                 if len(claimed) >= limit:
@@ -612,9 +615,9 @@ class Store:
                         and alive(lease["owner"])):
                     continue
                 db.execute("INSERT OR REPLACE INTO leases(run_id, story_id, owner, state, expires_at) "
-                           "VALUES (?, ?, ?, ?, ?)", (run_id, story_id, owner, LEASE_HELD, stamp + ttl))
+                           "VALUES (?, ?, ?, ?, ?)", (run_id, story_id, owner, LeaseState.held, stamp + ttl))
                 claimed.append(story_id)
-            crowded = any(lease["owner"] != owner and lease["state"] == LEASE_HELD and lease["expires_at"] > stamp
+            crowded = any(lease["owner"] != owner and lease["state"] == LeaseState.held and lease["expires_at"] > stamp
                           and alive(lease["owner"]) for lease in leases.values())
         return claimed, gone, crowded
 
@@ -637,7 +640,7 @@ class Store:
         """Push the expiry of every lease ``owner`` holds in the run (and of its calls) ``ttl`` seconds ahead."""
         with self.transaction() as db:
             db.execute("UPDATE leases SET expires_at = ? WHERE run_id = ? AND owner = ? AND state = ?",
-                       (time.time() + ttl, run_id, owner, LEASE_HELD))
+                       (time.time() + ttl, run_id, owner, LeaseState.held))
             db.execute("UPDATE call_leases SET expires_at = ? WHERE owner = ?", (time.time() + ttl, owner))
 
     def end_lease(self, run_id: int, story_id: str, owner: str) -> None:
@@ -645,12 +648,12 @@ class Store:
         this session runs it again, not even when it ended unscored (a failed call is retried by the
         next session, see :meth:`start_session`)."""
         self._write([("UPDATE leases SET state = ? WHERE run_id = ? AND story_id = ? AND owner = ?",
-                      (LEASE_ENDED, run_id, story_id, owner))])
+                      (LeaseState.ended, run_id, story_id, owner))])
 
     def release_leases(self, run_id: int, owner: str) -> None:
         """Give back the stories ``owner`` still holds (a stop before they were finished)."""
         self._write([("DELETE FROM leases WHERE run_id = ? AND owner = ? AND state = ?",
-                      (run_id, owner, LEASE_HELD))])
+                      (run_id, owner, LeaseState.held))])
 
     def start_session(self, run_id: int, owner: str, alive: Callable[[str], bool]) -> bool:
         """Start (or, at the end, close) a session of the run unless another live process is running it.
@@ -662,15 +665,11 @@ class Store:
         with self.transaction() as db:
             stamp = time.time()
             others = [r for r in db.execute("SELECT owner, expires_at FROM leases WHERE run_id = ? AND state = ? "
-                                            "AND owner != ?", (run_id, LEASE_HELD, owner))]
+                                            "AND owner != ?", (run_id, LeaseState.held, owner))]
             if any(r["expires_at"] > stamp and alive(r["owner"]) for r in others):
                 return False
-            db.execute("DELETE FROM leases WHERE run_id = ? AND state = ?", (run_id, LEASE_ENDED))
+            db.execute("DELETE FROM leases WHERE run_id = ? AND state = ?", (run_id, LeaseState.ended))
             return True
-
-    def lease_rows(self, run_id: int) -> list[sqlite3.Row]:
-        self.flush()
-        return list(self.db.execute("SELECT * FROM leases WHERE run_id = ? ORDER BY story_id", (run_id,)))
 
     # shared budgets (rate limits of all processes using this store) --------------------------------
     def update_budget(self, key: str, update: Callable[[tuple[float, float, float] | None],
@@ -752,17 +751,19 @@ class Store:
         cursor = self.db.cursor()
         cursor.row_factory = None  # plain tuples, in the record's field order
         columns = ", ".join(f"t.{name}" for name in TURN_COLUMNS)
-        return [TurnRecord.from_values(values) for values in cursor.execute(
-            f"SELECT {columns} FROM turns t JOIN stories s ON s.run_id = t.run_id AND s.story_id = t.story_id "
-            "WHERE t.run_id = ? ORDER BY s.position, t.turn", (run_id,))]
+        with self._located():
+            return [TurnRecord.from_values(values) for values in cursor.execute(
+                f"SELECT {columns} FROM turns t JOIN stories s ON s.run_id = t.run_id AND s.story_id = t.story_id "
+                "WHERE t.run_id = ? ORDER BY s.position, t.turn", (run_id,))]
 
     def story_rows(self, run_id: int) -> list[StoryRecord]:
         """The run's stories in their dataset order."""
         self.flush()
         cursor = self.db.cursor()
         cursor.row_factory = None
-        return [StoryRecord.from_values(values) for values in cursor.execute(
-            f"SELECT {', '.join(STORY_COLUMNS)} FROM stories WHERE run_id = ? ORDER BY position", (run_id,))]
+        with self._located():
+            return [StoryRecord.from_values(values) for values in cursor.execute(
+                f"SELECT {', '.join(STORY_COLUMNS)} FROM stories WHERE run_id = ? ORDER BY position", (run_id,))]
 
     def set_story_count(self, run_id: int, count: int) -> None:
         """A run's number of StoryTurns (a human run grows as more people finish)."""

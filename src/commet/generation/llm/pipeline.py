@@ -128,7 +128,7 @@ async def ask(model: Model, request: ModelRequest, story_id: str, cache: Store |
     async with cache.single_flight(key):
         cached = cache.cached_model_call(key)
         if cached is not None:
-            return str(cached["response_text"])
+            return cached.response_text
         started = time.perf_counter()
         reply = await model.generate(request)
         cache.remember_model_call(key=key, model=model.spec, request_json=request.fingerprint_json,
