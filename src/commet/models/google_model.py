@@ -21,7 +21,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from commet.models.base import (
-    ImagePart,
     Message,
     ModelCallError,
     ModelRequest,
@@ -50,12 +49,8 @@ def to_google(messages: Sequence[Message]) -> tuple[str | None, list[Any]]:
     for message in messages:
         if message.role == "system":
             continue
-        parts = []
-        for part in message.parts:
-            if isinstance(part, ImagePart):
-                parts.append(types.Part.from_bytes(data=part.data, mime_type=part.mime))
-            else:
-                parts.append(types.Part.from_text(text=part.text))
+        parts = message.blocks(lambda image: types.Part.from_bytes(data=image.data, mime_type=image.mime),
+                               lambda text: types.Part.from_text(text=text))
         contents.append(types.Content(role="model" if message.role == "assistant" else "user", parts=parts))
     return ("\n\n".join(system) if system else None), contents
 
