@@ -62,7 +62,7 @@ from commet.models.base import (
 )
 from commet.models.endpoints import Endpoint, EndpointPool
 from commet.models.errors import classify
-from commet.models.remote import RemoteModel
+from commet.models.remote import RemoteModel, RemoteService
 
 
 def data_url(part: ImagePart) -> str:
@@ -89,10 +89,15 @@ def to_openai_messages(messages: Sequence[Message], *, image_detail: str | None 
     return out
 
 
-class OpenAIChatModel(RemoteModel):
+class OpenAIService(RemoteService):
+    """The OpenAI API (or a compatible server) as chat and picture models reach it: the key variable and the SDK."""
+
     provider = "openai"
     default_key_envs = ("OPENAI_API_KEY",)
     sdk_module = "openai"
+
+
+class OpenAIChatModel(OpenAIService, RemoteModel):
     output_options = frozenset({"image_detail", "reasoning_effort"})
     transport_options = frozenset({"token_param", "transport"})
     many_endpoints = True
