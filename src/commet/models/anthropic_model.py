@@ -33,11 +33,17 @@ from commet.models.base import (
     ModelResponse,
     UnknownModelError,
     Usage,
+    text_block,
 )
 from commet.models.remote import RemoteModel
 
 #: First API version that refuses sampling parameters.
 NO_SAMPLING_FROM = "2026-10-21"
+
+
+def image_block(part: ImagePart) -> dict[str, object]:
+    return {"type": "image", "source": {"type": "base64", "media_type": part.mime,
+                                        "data": base64.b64encode(part.data).decode("ascii")}}
 
 
 def to_anthropic(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
@@ -52,14 +58,7 @@ def to_anthropic(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
             continue
         if message.role != "user":
             raise ModelCallError("pictures are only supported in user messages", kind="bad_request")
-        blocks: list[dict[str, Any]] = []
-        for part in message.parts:
-            if isinstance(part, ImagePart):
-                blocks.append({"type": "image", "source": {"type": "base64", "media_type": part.mime,
-                                                           "data": base64.b64encode(part.data).decode("ascii")}})
-            else:
-                blocks.append({"type": "text", "text": part.text})
-        out.append({"role": "user", "content": blocks})
+        out.append({"role": "user", "content": message.blocks(image_block, text_block)})
     return ("\n\n".join(system) if system else None), out
 
 

@@ -13,11 +13,11 @@ import hashlib
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
-from typing import Literal, TypedDict
+from typing import Literal, TypedDict, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -42,6 +42,7 @@ class ImagePart:
 
 
 Part = TextPart | ImagePart
+Block = TypeVar("Block")
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,11 @@ class Message:
     def images(self) -> list[ImagePart]:
         return [p for p in self.parts if isinstance(p, ImagePart)]
 
+    def blocks(self, image: Callable[[ImagePart], Block], text: Callable[[str], Block]) -> list[Block]:
+        """The parts in order as a provider's content blocks: every wire format keeps the order of pictures
+        and text, and differs only in how one picture or one text is written."""
+        return [image(part) if isinstance(part, ImagePart) else text(part.text) for part in self.parts]
+
     def fingerprint(self) -> dict[str, object]:
         """JSON-able form with pictures replaced by their hashes (what the store keeps)."""
         return {
@@ -70,6 +76,11 @@ class Message:
                 for p in self.parts
             ],
         }
+
+
+def text_block(text: str) -> dict[str, object]:
+    """A text content block as the OpenAI and Anthropic APIs and chat templates write it."""
+    return {"type": "text", "text": text}
 
 
 class GenerationSettings(BaseModel):

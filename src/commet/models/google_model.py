@@ -21,7 +21,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from commet.models.base import (
-    ImagePart,
     Message,
     ModelCallError,
     ModelRequest,
@@ -29,7 +28,7 @@ from commet.models.base import (
     UnknownModelError,
     Usage,
 )
-from commet.models.remote import RemoteModel
+from commet.models.remote import RemoteModel, RemoteService
 
 REFUSAL_FINISH = frozenset({"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY",
                             "IMAGE_PROHIBITED_CONTENT", "MODEL_ARMOR", "LANGUAGE"})
@@ -50,46 +49,43 @@ def to_google(messages: Sequence[Message]) -> tuple[str | None, list[Any]]:
     for message in messages:
         if message.role == "system":
             continue
-        parts = []
-        for part in message.parts:
-            if isinstance(part, ImagePart):
-                parts.append(types.Part.from_bytes(data=part.data, mime_type=part.mime))
-            else:
-                parts.append(types.Part.from_text(text=part.text))
+        parts = message.blocks(lambda image: types.Part.from_bytes(data=image.data, mime_type=image.mime),
+                               lambda text: types.Part.from_text(text=text))
         contents.append(types.Content(role="model" if message.role == "assistant" else "user", parts=parts))
     return ("\n\n".join(system) if system else None), contents
 
 
-def gemini_client(api_key: str | None, base_url: str | None, api_version: str | None, timeout: float | None) -> Any:
-    """A google-genai client with its own retries off (ours apply) and our base URL and timeout."""
-    from google import genai
-    from google.genai import types
+class GoogleService(RemoteService):
+    """The Gemini API as chat and picture models reach it: the key variables, the SDK, and a
+    google-genai client with its own retries off (ours apply) and our base URL, API version and timeout."""
 
-    http: dict[str, Any] = {"retry_options": types.HttpRetryOptions(attempts=1)}
-    if base_url:
-        http["base_url"] = base_url
-    if api_version:
-        http["api_version"] = api_version
-    if timeout is not None:
-        http["timeout"] = int(timeout * 1000)  # milliseconds
-    return genai.Client(api_key=api_key, vertexai=False, http_options=types.HttpOptions(**http))
-
-
-class GoogleModel(RemoteModel):
     provider = "google"
     default_key_envs = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
     sdk_module = "google.genai"
-    output_options = frozenset({"api_version", "thinking_budget"})
 
     def __init__(self, name: str, options: Mapping[str, str]):
         super().__init__(name, options)
         try:
+            from google import genai
             from google.genai import types
         except ImportError as exc:  # pragma: no cover
             raise UnknownModelError(f"google provider needs the SDK: pip install 'commet-bench[google]' ({exc})") from None
+        http: dict[str, Any] = {"retry_options": types.HttpRetryOptions(attempts=1)}
+        if self.base_url:
+            http["base_url"] = self.base_url
+        if self.options.get("api_version"):
+            http["api_version"] = self.options["api_version"]
+        if self.policy.timeout is not None:
+            http["timeout"] = int(self.policy.timeout * 1000)  # milliseconds
         self._types = types
-        self._client = gemini_client(self.api_key, self.base_url, self.options.get("api_version"),
-                                     self.policy.timeout)
+        self._client = genai.Client(api_key=self.api_key, vertexai=False, http_options=types.HttpOptions(**http))
+
+    async def aclose(self) -> None:
+        await self._client.aio.aclose()
+
+
+class GoogleModel(GoogleService, RemoteModel):
+    output_options = frozenset({"api_version", "thinking_budget"})
 
     def build_config(self, request: ModelRequest, system: str | None) -> Any:
         settings = request.settings
@@ -126,9 +122,6 @@ class GoogleModel(RemoteModel):
         parts = candidate.content.parts if candidate.content is not None and candidate.content.parts else []
         text = "".join(p.text for p in parts if p.text and not p.thought)
         return ModelResponse(text=text, usage=usage, finish_reason=finish.lower() if finish else None)
-
-    async def aclose(self) -> None:
-        await self._client.aio.aclose()
 
 
 def create(name: str, options: dict[str, str]) -> GoogleModel:

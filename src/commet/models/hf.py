@@ -46,7 +46,6 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from commet.models.base import (
-    ImagePart,
     Message,
     Model,
     ModelCallError,
@@ -55,6 +54,7 @@ from commet.models.base import (
     UnknownModelError,
     Usage,
     refuse_unknown_options,
+    text_block,
 )
 
 T = TypeVar("T")
@@ -231,13 +231,7 @@ def to_chat(messages: Sequence[Message], *, vision: bool) -> list[dict[str, Any]
                                      kind="unsupported_input")
             out.append({"role": message.role, "content": message.text_content})
             continue
-        parts: list[dict[str, Any]] = []
-        for part in message.parts:
-            if isinstance(part, ImagePart):
-                parts.append({"type": "image"})
-            else:
-                parts.append({"type": "text", "text": part.text})
-        out.append({"role": message.role, "content": parts})
+        out.append({"role": message.role, "content": message.blocks(lambda image: {"type": "image"}, text_block)})
     return out
 
 

@@ -58,10 +58,11 @@ from commet.models.base import (
     ModelResponse,
     UnknownModelError,
     Usage,
+    text_block,
 )
 from commet.models.endpoints import Endpoint, EndpointPool
 from commet.models.errors import classify
-from commet.models.remote import RemoteModel
+from commet.models.remote import RemoteModel, RemoteService
 
 
 def data_url(part: ImagePart) -> str:
@@ -70,6 +71,12 @@ def data_url(part: ImagePart) -> str:
 
 def to_openai_messages(messages: Sequence[Message], *, image_detail: str | None = None) -> list[dict[str, Any]]:
     """Chat Completions messages: plain strings for text-only turns, content parts with pictures."""
+    def image_block(part: ImagePart) -> dict[str, object]:
+        image = {"url": data_url(part)}
+        if image_detail:
+            image["detail"] = image_detail
+        return {"type": "image_url", "image_url": image}
+
     out: list[dict[str, Any]] = []
     for message in messages:
         if not message.images or message.role != "user":
@@ -78,23 +85,19 @@ def to_openai_messages(messages: Sequence[Message], *, image_detail: str | None 
                                      kind="bad_request")
             out.append({"role": message.role, "content": message.text_content})
             continue
-        parts: list[dict[str, Any]] = []
-        for part in message.parts:
-            if isinstance(part, ImagePart):
-                image: dict[str, Any] = {"url": data_url(part)}
-                if image_detail:
-                    image["detail"] = image_detail
-                parts.append({"type": "image_url", "image_url": image})
-            else:
-                parts.append({"type": "text", "text": part.text})
-        out.append({"role": message.role, "content": parts})
+        out.append({"role": message.role, "content": message.blocks(image_block, text_block)})
     return out
 
 
-class OpenAIChatModel(RemoteModel):
+class OpenAIService(RemoteService):
+    """The OpenAI API (or a compatible server) as chat and picture models reach it: the key variable and the SDK."""
+
     provider = "openai"
     default_key_envs = ("OPENAI_API_KEY",)
     sdk_module = "openai"
+
+
+class OpenAIChatModel(OpenAIService, RemoteModel):
     output_options = frozenset({"image_detail", "reasoning_effort"})
     transport_options = frozenset({"token_param", "transport"})
     many_endpoints = True

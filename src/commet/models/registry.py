@@ -8,6 +8,7 @@ own included, and are imported lazily, so a missing optional extra only matters 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl
 
@@ -30,17 +31,26 @@ class ModelSpec:
         return f"{self.provider}:{self.name}"
 
 
-def parse_spec(spec: str) -> ModelSpec:
-    providers = plugin_names(GROUP)
+def split_spec(spec: str, providers: Sequence[str], *, what: str = "model") -> ModelSpec:
+    """The spec grammar, for chat and picture models alike: ``provider:name?option=value&...``.
+
+    Whether the provider is known is the caller's question (each kind has its own providers).
+    """
     provider, sep, rest = spec.partition(":")
     if not sep or not provider or not rest:
-        raise UnknownModelError(f"model spec {spec!r} must look like provider:name (providers: {', '.join(providers)})")
+        raise UnknownModelError(f"{what} spec {spec!r} must look like provider:name (providers: {', '.join(providers)})")
     name, _, query = rest.partition("?")
     options = dict(parse_qsl(query, keep_blank_values=True)) if query else {}
-    if provider not in providers:
-        raise UnknownModelError(f"unknown model provider {provider!r}{did_you_mean(provider, providers)} in {spec!r} "
-                                f"(known: {', '.join(providers)})")
     return ModelSpec(provider, name, options)
+
+
+def parse_spec(spec: str) -> ModelSpec:
+    providers = plugin_names(GROUP)
+    parsed = split_spec(spec, providers)
+    if parsed.provider not in providers:
+        raise UnknownModelError(f"unknown model provider {parsed.provider!r}{did_you_mean(parsed.provider, providers)} "
+                                f"in {spec!r} (known: {', '.join(providers)})")
+    return parsed
 
 
 def create_model(spec: str | ModelSpec, **overrides: str) -> Model:

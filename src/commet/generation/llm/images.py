@@ -20,12 +20,15 @@ An image spec looks like a model spec, ``provider:name?option=value&...``:
   the pipeline's own), ``seed`` (a fixed seed gives the same picture for the same prompt; the
   noise is drawn on the CPU so it does not depend on the device).
 
-Remote backends stand on the chat models' remote base (:class:`commet.models.remote.RemoteService`):
-the same retry/timeout policy (options ``timeout``, ``max_attempts``, ``backoff_base``,
-``backoff_max``), requests-per-minute limit (``rpm``, shared across processes like a chat
-model's) and key lookup (``api_key_env``); ``tpm``, ``price_in`` and ``price_out`` are refused
-(pictures are limited and priced per picture). Every backend returns PNG
-bytes re-encoded with Pillow, so a reply that is not a real picture fails loudly.
+Remote backends stand on the chat models' remote base (:class:`commet.models.remote.RemoteService`)
+and share each provider's key variables, SDK and client set-up with its chat model
+(:class:`~commet.models.openai_compat.OpenAIService`, :class:`~commet.models.google_model.GoogleService`)
+and the model specs' grammar (:func:`commet.models.registry.split_spec`): the same retry/timeout
+policy (options ``timeout``, ``max_attempts``, ``backoff_base``, ``backoff_max``),
+requests-per-minute limit (``rpm``, shared across processes like a chat model's) and key lookup
+(``api_key_env``); ``tpm``, ``price_in`` and ``price_out`` are refused (pictures are limited and
+priced per picture). Every backend returns PNG bytes re-encoded with Pillow, so a reply that is
+not a real picture fails loudly.
 """
 
 from __future__ import annotations
@@ -38,11 +41,13 @@ import io
 import os
 from abc import ABC, abstractmethod
 from typing import Any
-from urllib.parse import parse_qsl
 
 from PIL import Image, UnidentifiedImageError
 
 from commet.models.base import ModelCallError, UnknownModelError
+from commet.models.google_model import GoogleService
+from commet.models.openai_compat import OpenAIService
+from commet.models.registry import split_spec
 from commet.models.remote import RemoteService
 
 IMAGE_PROVIDERS = ("openai", "google", "diffusers")
@@ -96,10 +101,7 @@ class _RemoteImageModel(RemoteService, ImageModel):
         return to_png(data)
 
 
-class OpenAIImageModel(_RemoteImageModel):
-    provider = "openai"
-    default_key_envs = ("OPENAI_API_KEY",)
-    sdk_module = "openai"
+class OpenAIImageModel(OpenAIService, _RemoteImageModel):
     output_options = frozenset({"size", "quality", "response_format"})
 
     def __init__(self, name: str, options: dict[str, str]):
@@ -129,22 +131,9 @@ class OpenAIImageModel(_RemoteImageModel):
         await self._client.close()
 
 
-class GeminiImageModel(_RemoteImageModel):
-    provider = "google"
-    default_key_envs = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-    sdk_module = "google.genai"
+class GeminiImageModel(GoogleService, _RemoteImageModel):
     output_options = frozenset({"aspect_ratio"})
     transport_options = frozenset({"api_version"})
-
-    def __init__(self, name: str, options: dict[str, str]):
-        super().__init__(name, options)
-        from google.genai import types
-
-        from commet.models.google_model import gemini_client
-
-        self._types = types
-        self._client = gemini_client(self.api_key, self.base_url, self.options.get("api_version"),
-                                     self.policy.timeout)
 
     async def _call(self, prompt: str) -> bytes:
         config: dict[str, Any] = {"response_modalities": ["TEXT", "IMAGE"]}
@@ -161,9 +150,6 @@ class GeminiImageModel(_RemoteImageModel):
                     texts.append(part.text)
         said = f"; it said: {' '.join(texts)[:200]}" if texts else ""
         raise ModelCallError(f"Gemini returned no picture{said}", kind="empty_response")
-
-    async def aclose(self) -> None:
-        await self._client.aio.aclose()
 
 
 DIFFUSERS_OPTIONS = frozenset({"download", "device", "dtype", "steps", "guidance", "seed", "size"})
@@ -280,16 +266,12 @@ def _default_device(torch: Any) -> str:
 
 def create_image_model(spec: str) -> ImageModel:
     """Build a picture backend from ``provider:name?options``; UnknownModelError with one clear line."""
-    provider, sep, rest = spec.partition(":")
-    if not sep or not rest:
-        raise UnknownModelError(f"image model spec {spec!r} must look like provider:name "
-                                f"(providers: {', '.join(IMAGE_PROVIDERS)})")
-    name, _, query = rest.partition("?")
-    options = dict(parse_qsl(query, keep_blank_values=True)) if query else {}
-    if provider == "openai":
-        return OpenAIImageModel(name, options)
-    if provider == "google":
-        return GeminiImageModel(name, options)
-    if provider == "diffusers":
-        return DiffusersImageModel(name, options)
-    raise UnknownModelError(f"unknown image provider {provider!r} in {spec!r} (known: {', '.join(IMAGE_PROVIDERS)})")
+    parsed = split_spec(spec, IMAGE_PROVIDERS, what="image model")
+    if parsed.provider == "openai":
+        return OpenAIImageModel(parsed.name, parsed.options)
+    if parsed.provider == "google":
+        return GeminiImageModel(parsed.name, parsed.options)
+    if parsed.provider == "diffusers":
+        return DiffusersImageModel(parsed.name, parsed.options)
+    raise UnknownModelError(f"unknown image provider {parsed.provider!r} in {spec!r} "
+                            f"(known: {', '.join(IMAGE_PROVIDERS)})")
