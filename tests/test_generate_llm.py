@@ -175,6 +175,8 @@ def test_image_specs_fail_clearly(monkeypatch: pytest.MonkeyPatch) -> None:
         create_image_model("diffusers:stabilityai/sd-turbo")
     with pytest.raises(UnknownModelError, match="unknown image provider"):
         create_image_model("midjourney:v6")
+    with pytest.raises(UnknownModelError, match=r"unknown image provider 'googel' \(did you mean 'google'\?\) in"):
+        create_image_model("googel:gemini-2.5-flash-image")
 
 
 def test_image_specs_share_the_chat_models_option_checks(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -44,7 +44,7 @@ from typing import Any
 
 from PIL import Image, UnidentifiedImageError
 
-from commet.models.base import ModelCallError, UnknownModelError
+from commet.models.base import ModelCallError, UnknownModelError, did_you_mean
 from commet.models.google_model import GoogleService
 from commet.models.openai_compat import OpenAIService
 from commet.models.registry import split_spec
@@ -273,5 +273,6 @@ def create_image_model(spec: str) -> ImageModel:
         return GeminiImageModel(parsed.name, parsed.options)
     if parsed.provider == "diffusers":
         return DiffusersImageModel(parsed.name, parsed.options)
-    raise UnknownModelError(f"unknown image provider {parsed.provider!r} in {spec!r} "
+    raise UnknownModelError(f"unknown image provider {parsed.provider!r}{did_you_mean(parsed.provider, IMAGE_PROVIDERS)} "
+                            f"in {spec!r} "
                             f"(known: {', '.join(IMAGE_PROVIDERS)})")
