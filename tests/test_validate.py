@@ -102,6 +102,28 @@ def test_option_named_in_question_is_not_a_leak(tmp_path: Path) -> None:
     assert validate_path(write(tmp_path, GOOD)) == []  # "basket" is in the story but is an offered option
 
 
+def test_answers_or_options_a_judge_cannot_tell_apart(tmp_path: Path) -> None:
+    branches = variant(task="diverse_desire", category="Desire", storyturn=[
+        "Snacks. | | Which do you like, the pear or the plum? | | The pear; Pear!",
+        "She likes another. | | Which will she pick, the pear or the plum? | | The plum; The pear",
+    ])
+    errors = only(validate_path(write(tmp_path, branches)))
+    assert errors == [f"{tmp_path / 'data.jsonl'}:1 story=ok-1 turn=0 field=answers: error: answers 0 and 1 are the "
+                      "same once case, punctuation and articles are set aside ('The pear', 'Pear!'): a judge cannot "
+                      "tell them apart"]
+    turn = {"story": "Ana puts her ball in the basket and goes out.", "question": "Where will Ana look?",
+            "answers": ["A"], "options": [{"label": "A", "text": "the basket"}, {"label": "b", "text": "the box"}]}
+    canonical = {"id": "o-1", "task": "false_belief_location", "category": "Belief", "turns": [turn]}
+    assert only(validate_path(write(tmp_path, canonical, with_image=False))) == []
+    turn["options"] = [{"label": "A", "text": "the basket"}, {"label": "a", "text": "a Basket."}]
+    errors = only(validate_path(write(tmp_path, canonical, with_image=False)))
+    assert [e.split(": error: ")[1].split(" (")[0] for e in errors] == ["options 0 and 1 are the same once case, "
+                                                                       "punctuation and articles are set aside",
+                                                                       "option labels 0 and 1 are the same once "
+                                                                       "case, punctuation and articles are set aside"]
+    assert all("story=o-1 turn=0 field=options" in e for e in errors)
+
+
 def test_unreadable_json_is_located(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(GOOD) + "\n{not json\n")

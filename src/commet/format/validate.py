@@ -17,9 +17,10 @@ from PIL import Image, UnidentifiedImageError
 
 from commet.format.dataset import Dataset
 from commet.format.loading import load_dataset
-from commet.format.model import StoryTurn
+from commet.format.model import StoryTurn, Turn
 from commet.format.problems import FormatError, Problem, Severity
 from commet.taxonomy import BOOKLET, Taxonomy
+from commet.text import fold, normalize
 
 #: Largest picture accepted, in pixels (a 20000x20000 PNG can be a few KiB and decode to 1.6 GB).
 MAX_IMAGE_PIXELS = 50_000_000
@@ -128,6 +129,28 @@ def image_problem(dataset: Dataset, image_id: str) -> str | None:
         return f"cannot be read ({path}: {exc.strerror or exc})"
 
 
+def _repeated_choices(turn: Turn) -> list[tuple[str, str]]:
+    """Expected answers, option texts or option labels a judge cannot tell apart (the same once case,
+    punctuation and articles are set aside): which branch or option a reply names would be a guess."""
+    found = []
+    for field, what, values, key in (
+            ("answers", "answers", turn.answers, normalize),
+            ("options", "options", [o.text for o in turn.options], normalize),
+            ("options", "option labels", [o.label for o in turn.options if o.label is not None], fold)):
+        first: dict[str, int] = {}
+        for i, value in enumerate(values):
+            same = key(value).strip()
+            if not same:
+                continue
+            if same in first:
+                j = first[same]
+                found.append((field, f"{what} {j} and {i} are the same once case, punctuation and articles are "
+                                     f"set aside ({values[j]!r}, {value!r}): a judge cannot tell them apart"))
+            else:
+                first[same] = i
+    return found
+
+
 def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
                        pictures: dict[str, str | None] | None = None, *, decode_pictures: bool = True) -> list[Problem]:
     """Problems of one StoryTurn (id, taxonomy, structure, feedback, branches, pictures, leaks).
@@ -191,6 +214,8 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
                 add(k, "image", f"image {turn.image!r} {pictures[turn.image]}")
         if not turn.question.strip():
             add(k, "question", "empty question")
+        for field, message in _repeated_choices(turn):
+            add(k, field, message)
         story = _norm(turn.story)
         question = _norm(turn.question)
         for answer in turn.answers:
