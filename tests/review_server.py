@@ -66,17 +66,25 @@ def running_app(tmp_path: Path, image_model: ImageModel | None = None,
     for name in REVIEWERS:
         store.add_user(name, PASSWORD)
     app = create_app(dataset, store, image_model=image_model, max_upload_bytes=256 * 1024, login_throttle=login_throttle)
+    with serving(app) as base:
+        yield base, db_path
+
+
+@contextmanager
+def serving(app: object) -> Iterator[str]:
+    """Yield the base URL of ``app`` (an ASGI app) served by uvicorn on 127.0.0.1 in a thread."""
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",  # type: ignore[arg-type]
+                                           lifespan="off"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
     while not server.started:
         if time.monotonic() > deadline:
-            raise RuntimeError("the review app did not start")
+            raise RuntimeError("the app did not start")
         time.sleep(0.02)
     try:
-        yield f"http://127.0.0.1:{port}", db_path
+        yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout=10)

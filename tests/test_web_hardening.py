@@ -11,10 +11,12 @@ downloads with escaped cells.
 from __future__ import annotations
 
 import csv
+import http.client
 import io
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from fastapi.testclient import TestClient
@@ -27,7 +29,7 @@ from commet.apps.study.db import StudyDB
 from commet.apps.web import LoginThrottle
 from commet.format import Dataset, StoryTurn, Turn
 from tests.conftest import launch_chromium
-from tests.review_server import PASSWORD, VIEWPORTS, check, running_app
+from tests.review_server import PASSWORD, VIEWPORTS, check, running_app, serving
 from tests.test_review_security import png_declaring
 
 ORGANISER = "organiser pass 42"
@@ -313,3 +315,31 @@ def test_sessions_expire_on_the_server(tmp_path: Path, monkeypatch: pytest.Monke
     clock[0] += 2 * day + 1
     assert sessions.load(request_with(anonymous["_sid"])) == {}  # two idle days
     assert sessions.load(request_with("forged-token")) == {} and sessions.load(request_with(None)) == {}
+
+
+def fetch(base: str, method: str, path: str) -> tuple[int, dict[str, str], bytes]:
+    """One request over a real connection: status, headers (lower-case names, no date), body."""
+    connection = http.client.HTTPConnection(urlsplit(base).netloc, timeout=10)
+    connection.request(method, path)
+    response = connection.getresponse()
+    body = response.read()
+    connection.close()
+    return response.status, {k.lower(): v for k, v in response.getheaders() if k.lower() != "date"}, body
+
+
+def test_head_is_answered_as_get_without_a_body(study: tuple[Path, Path], tmp_path: Path) -> None:
+    study_path, db_path = study
+    db = StudyDB(db_path, load_study(study_path)[0].digest())
+    [token] = db.create_participants([0])
+    db.close()
+    study_app = create_study_app(study_path, db_path, judge="rules")
+    with serving(study_app) as study_base, running_app(tmp_path / "review") as (review_base, _):
+        for base, path, status in [(study_base, "/", 200), (study_base, f"/p/{token}", 200),
+                                   (study_base, "/p/no-such-link", 404), (study_base, f"/p/{token}/answer", 405),
+                                   (review_base, "/login", 200), (review_base, "/static/review.js", 200)]:
+            got, got_headers, got_body = fetch(base, "GET", path)
+            head, head_headers, head_body = fetch(base, "HEAD", path)
+            assert (got, head) == (status, status), (base, path)
+            assert head_body == b"" and got_body, (base, path)
+            for name in ("content-type", "content-length", "content-security-policy", "x-frame-options"):
+                assert head_headers.get(name) == got_headers.get(name), (path, name)

@@ -224,6 +224,28 @@ def _same_host(source: bytes, host: bytes | None) -> bool:
     return bool(netloc) and netloc.lower() == host.decode("latin-1").strip().lower()
 
 
+class HeadAsGet:
+    """ASGI middleware: a HEAD request is answered as its GET would be, headers only (uptime checks and
+    ``curl -I`` get the page's status and headers, not 405)."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+
+        async def headers_only(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                if message.get("more_body", False):
+                    return
+                message = {"type": "http.response.body", "body": b"", "more_body": False}
+            await send(message)
+
+        await self.app({**scope, "method": "GET"}, receive, headers_only)
+
+
 class BodySizeLimit:
     """ASGI middleware rejecting request bodies over ``max_bytes`` with 413, before they are read whole."""
 

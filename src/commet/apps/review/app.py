@@ -50,6 +50,7 @@ from commet.apps.web import (
     MAX_UPLOAD_PIXELS,
     SECURITY_HEADERS,
     BodySizeLimit,
+    HeadAsGet,
     LoginThrottle,
     NotAPicture,
     PictureTooLarge,
@@ -118,6 +119,7 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
     app = FastAPI(title="CoMMET review", docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(BodySizeLimit, max_bytes=max_upload_bytes + 64 * 1024)
     app.add_middleware(SameOriginPosts)
+    app.add_middleware(HeadAsGet)  # outermost: every layer below sees a GET
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 
     @app.middleware("http")

@@ -42,6 +42,7 @@ from commet.apps.study.flow import Position, position, question_count
 from commet.apps.web import (
     SECURITY_HEADERS,
     BodySizeLimit,
+    HeadAsGet,
     LoginThrottle,
     RateLimiter,
     SameOriginPosts,
@@ -142,6 +143,7 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
     app = FastAPI(title="CoMMET study", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.add_middleware(BodySizeLimit, max_bytes=MAX_BODY_BYTES)
     app.add_middleware(SameOriginPosts)
+    app.add_middleware(HeadAsGet)  # outermost: every layer below sees a GET
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next):  # noqa: ANN001, ANN202 - Starlette's signature
