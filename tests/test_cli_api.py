@@ -224,3 +224,41 @@ def test_study_export_run_takes_the_results_file_as_db_and_refuses_both_names(tm
     result = CliRunner().invoke(app, ["study", "export-run", str(tmp_path / "study.json"), "--db", "a.sqlite",
                                       "--store", "b.sqlite"])
     assert result.exit_code == 2 and "give the results file once, with --db" in result.output
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (["--max-tokens", "0"], "--max-tokens: Input should be greater than or equal to 1, not 0"),
+    (["--temperature", "-0.5"], "--temperature: Input should be greater than or equal to 0, not -0.5"),
+    (["--temperature", "nan"], "--temperature: Input should be a finite number, not nan"),
+])
+def test_sampling_settings_no_provider_accepts_are_refused_before_anything_runs(
+        tmp_path: Path, options: list[str], message: str) -> None:
+    db = tmp_path / "r.sqlite"
+    result = CliRunner().invoke(app, ["eval", "--model", "baseline:first-option", "--db", str(db), "--quiet",
+                                      *options])
+    assert result.exit_code == 2 and result.output.strip() == f"error: {message}", result.output
+    assert not db.exists()
+    config = tmp_path / "grid.toml"
+    key, value = options[0].removeprefix("--").replace("-", "_"), options[1]
+    config.write_text(f'models = ["baseline:first-option"]\ndb = "grid.sqlite"\n{key} = {value}\n')
+    result = CliRunner().invoke(app, ["sweep", str(config)])
+    field, why = message.removeprefix("--").split(": ", 1)
+    assert result.exit_code == 2 and result.output.strip() == f"error: {config}: {field.replace('-', '_')}: {why}"
+    assert not (tmp_path / "grid.sqlite").exists()
+
+
+def test_a_path_the_system_refuses_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    commet.evaluate("baseline:first-option", "sample", db=db, run="b")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    for command in (["report", "--db", str(db), "--out", str(blocker / "r.md")],
+                    ["export", "--db", str(db), "--run", "b", "--out", str(blocker / "b.jsonl")],
+                    ["convert", "sample", "--to", "pipe", "--out", str(blocker / "s.json"), "--no-pictures"]):
+        result = CliRunner().invoke(app, command)
+        assert result.exit_code == 2, (command, result.output)
+        assert result.output.strip().endswith(f": {blocker} is a file, where a folder is needed"), command
+        assert "Traceback" not in result.output
+    made = tmp_path / "new" / "folder" / "s.json"  # a folder that is not there yet is made, as by every --out
+    result = CliRunner().invoke(app, ["convert", "sample", "--to", "pipe", "--out", str(made)])
+    assert result.exit_code == 0 and made.is_file() and (made.parent / "images").is_dir(), result.output

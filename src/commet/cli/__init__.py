@@ -34,9 +34,10 @@ from commet.cli.common import (  # noqa: F401 - the shared names stay importable
     console,
     err_console,
     fail,
+    fail_option,
     fail_problems,
     load_or_fail,
-    refuse_damaged_stores,
+    refuse_bad_files,
     resumable,
 )
 from commet.conditions import FeedbackCondition, ImagePolicy, JudgeImages, UndecidedFeedback
@@ -227,11 +228,15 @@ def eval_command(
         the_judge = create_judge(judge)
     except (UnknownModelError, UnknownJudgeError) as exc:
         fail(str(exc))
+    try:
+        generation = GenerationSettings.checked(temperature=temperature, max_tokens=max_tokens, seed=seed)
+    except ValueError as exc:
+        fail_option(exc)
     data = load_or_fail(dataset, force)
     settings = EvalSettings(images=images, feedback=feedback,
                             system_prompt=DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt,
-                            generation=GenerationSettings(temperature=temperature, max_tokens=max_tokens, seed=seed),
-                            limit=limit, undecided_feedback=undecided_feedback, judge_images=judge_images)
+                            generation=generation, limit=limit, undecided_feedback=undecided_feedback,
+                            judge_images=judge_images)
     if max_cost is not None and workers > 1:
         fail("--max-cost needs one process: drop --workers")
     from commet.engine import Shard
@@ -335,7 +340,7 @@ def _register_commands() -> None:
             else:
                 module.app.rich_markup_mode = None
                 app.add_typer(module.app, name=name)
-    refuse_damaged_stores(app)
+    refuse_bad_files(app)
 
 
 _register_commands()

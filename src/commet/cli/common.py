@@ -55,7 +55,7 @@ def resumable(command: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-def _store_errors_as_failures(command: Callable[P, R]) -> Callable[P, R]:
+def _file_errors_as_failures(command: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         from commet.store.errors import StoreError
@@ -64,20 +64,41 @@ def _store_errors_as_failures(command: Callable[P, R]) -> Callable[P, R]:
             return command(*args, **kwargs)
         except StoreError as exc:
             fail(str(exc))
+        except OSError as exc:
+            if exc.filename is None:  # not a file (a socket, a process): not the user's path, so not hidden
+                raise
+            fail(_file_error(exc))
 
-    wrapper.__dict__["refuses_damaged_stores"] = True
+    wrapper.__dict__["refuses_bad_files"] = True
     return wrapper
 
 
-def refuse_damaged_stores(app: typer.Typer) -> None:
+def _file_error(exc: OSError) -> str:
+    """What went wrong with a path, in words: "File exists" from making a folder means a file is in the way."""
+    path = Path(exc.filename)
+    if isinstance(exc, (FileExistsError, NotADirectoryError)):
+        blocker = next((p for p in (path, *path.parents) if p.is_file()), None)
+        if blocker is not None:
+            return f"{path}: {blocker} is a file, where a folder is needed"
+    return f"{path}: {exc.strerror or exc}"
+
+
+def refuse_bad_files(app: typer.Typer) -> None:
     """Every command of ``app`` and its sub-apps: a file that is not a readable results store (not
-    SQLite, another program's, a newer schema, a damaged run) is one line and exit 2, not a traceback."""
+    SQLite, another program's, a newer schema, a damaged run), or a path the system will not read or
+    write (no such folder, no permission, a read-only disk), is one line and exit 2, not a traceback."""
     for info in app.registered_commands:
-        if info.callback is not None and not info.callback.__dict__.get("refuses_damaged_stores"):
-            info.callback = _store_errors_as_failures(info.callback)
+        if info.callback is not None and not info.callback.__dict__.get("refuses_bad_files"):
+            info.callback = _file_errors_as_failures(info.callback)
     for group in app.registered_groups:
         if group.typer_instance is not None:
-            refuse_damaged_stores(group.typer_instance)
+            refuse_bad_files(group.typer_instance)
+
+
+def fail_option(exc: ValueError) -> NoReturn:
+    """A setting refused as ``field: why`` (``GenerationSettings.checked``), said as the option the user typed."""
+    field, _, why = str(exc).partition(": ")
+    fail(f"--{field.replace('_', '-')}: {why}")
 
 
 def check_dataset_path(path: str) -> None:

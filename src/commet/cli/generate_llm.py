@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from commet.cli.common import fail
+from commet.cli.common import fail, fail_option
 from commet.format.problems import FormatError
 from commet.models.base import UnknownModelError
 
@@ -66,9 +66,12 @@ def llm(
         painter = create_image_model(image_model)
     except UnknownModelError as exc:
         fail(str(exc))
-    options = GenerationOptions(task=task, count=count, variant=variant.value, temperature=temperature,
-                                max_tokens=max_tokens, seed=seed, attempts=attempts, concurrency=concurrency,
-                                id_prefix=id_prefix)
+    try:
+        options = GenerationOptions(task=task, count=count, variant=variant.value, temperature=temperature,
+                                    max_tokens=max_tokens, seed=seed, attempts=attempts, concurrency=concurrency,
+                                    id_prefix=id_prefix)
+    except ValueError as exc:
+        fail_option(exc)
 
     def report(result: GeneratedItem | GenerationFailure) -> None:
         if isinstance(result, GeneratedItem):

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from commet.format.dataset import Dataset
 
 from commet.conditions import FeedbackCondition, ImagePolicy
-from commet.models.base import did_you_mean
+from commet.models.base import GenerationSettings, did_you_mean
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -137,6 +137,7 @@ def load_config(path: str | Path) -> SweepConfig:
             max_tokens=int(raw.get("max_tokens", 512)),  # type: ignore[arg-type]
             seed=int(raw["seed"]) if "seed" in raw else None,  # type: ignore[arg-type]
             run_prefix=str(raw.get("run_prefix", "")))
+        GenerationSettings.checked(temperature=config.temperature, max_tokens=config.max_tokens, seed=config.seed)
     except (TypeError, ValueError) as exc:
         raise SweepConfigError(f"{path}: {exc}") from None
     return config
@@ -159,7 +160,6 @@ async def run_sweep(config: SweepConfig, on_cell: Callable[[int, int, str], None
     from commet.engine import EvalSettings, evaluate_async
     from commet.engine.conversation import DEFAULT_SYSTEM_PROMPT
     from commet.format.validate import load_checked
-    from commet.models.base import GenerationSettings
     from commet.store.sqlite import Store
 
     if datasets is None:

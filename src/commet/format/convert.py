@@ -76,6 +76,7 @@ def convert(dataset: Dataset, target: ConvertTarget, out: Path, *, pictures: boo
         if path.exists() and (not path.is_file() or path.read_bytes() != data):
             raise ConvertError(f"{path} already exists with other content (picture {image!r}); nothing written; "
                                "choose an --out in another folder")
+    out.parent.mkdir(parents=True, exist_ok=True)  # as every other --out does
     if target is ConvertTarget.pipe and out.suffix == ".json":
         out.write_text(json.dumps([to_pipe_record(st) for st in dataset], indent=2, ensure_ascii=False) + "\n",
                        encoding="utf-8")

@@ -19,7 +19,7 @@ from enum import Enum
 from functools import cached_property
 from typing import Literal, TypedDict, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 
 @dataclass(frozen=True)
@@ -88,10 +88,21 @@ class GenerationSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    temperature: float = 0.0
-    max_tokens: int = 512
+    temperature: float = Field(default=0.0, ge=0.0, allow_inf_nan=False)
+    max_tokens: int = Field(default=512, ge=1)
     seed: int | None = None
-    top_p: float | None = None
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0, allow_inf_nan=False)
+
+    @classmethod
+    def checked(cls, **values: object) -> GenerationSettings:
+        """Settings from loose values (a command line, a sweep file); a bad one is a ValueError of one
+        line naming it ("max_tokens: Input should be greater than or equal to 1, not 0")."""
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            field = ".".join(str(part) for part in error["loc"])
+            raise ValueError(f"{field}: {error['msg']}, not {error['input']!r}") from None
 
 
 class RequestTags(TypedDict, total=False):

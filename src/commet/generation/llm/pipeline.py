@@ -64,6 +64,9 @@ class GenerationOptions:
     concurrency: int = 4
     id_prefix: str = "llm"
 
+    def __post_init__(self) -> None:  # a bad sampling setting is refused here, not at the first call
+        GenerationSettings.checked(temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
+
 
 @dataclass
 class GeneratedItem:
