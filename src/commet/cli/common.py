@@ -79,7 +79,7 @@ def _file_error(exc: OSError) -> str:
     if isinstance(exc, (FileExistsError, NotADirectoryError)):
         blocker = next((p for p in (path, *path.parents) if p.is_file()), None)
         if blocker is not None:
-            return f"{path}: {blocker} is a file, where a folder is needed"
+            return f"{path}: {'' if blocker == path else f'{blocker} '}is a file, where a folder is needed"
     return f"{path}: {exc.strerror or exc}"
 
 
