@@ -110,10 +110,20 @@ def test_label_import_is_checked_and_all_or_nothing(store_with_judges: Path, tmp
         "bad_turn.csv": ("run,story_id,turn,label,labeller\nbase,fb,9,correct,ann\n", "no answered turn 9"),
         "bad_run.csv": ("run,story_id,turn,label,labeller\nnosuch,fb,0,correct,ann\n", "no run named 'nosuch'"),
         "bad_header.csv": ("run,story,turn,label\n", "missing column(s) story_id, labeller"),
+        "twice.csv": ("run,story_id,turn,label,labeller\nbase,fb,0,correct,ann\nbase,fb,1,correct,ann\n"
+                      "base,fb,0,incorrect, ann\n", "twice.csv:4: 'ann' labels turn 0 of story 'fb' again (first at "
+                                                     "line 2)"),
+        "quoted.csv": ('run,story_id,turn,label,labeller\n"base",fb,0,correct,"ann\nlee"\nbase,fb,1,maybe,x\n',
+                       "quoted.csv:4: label must be"),  # a record over two lines: the file's own line numbers
+        "latin1.csv": ("run,story_id,turn,label,labeller\nbase,fb,0,correct,Zoë\n".encode("latin-1"),
+                       "latin1.csv:2: not UTF-8 text: byte 0xeb (invalid continuation byte); save the file as UTF-8"),
     }
     with Store(store_with_judges) as store:
         for file, (text, message) in bad.items():
-            (tmp_path / file).write_text(text)
+            if isinstance(text, bytes):
+                (tmp_path / file).write_bytes(text)
+            else:
+                (tmp_path / file).write_text(text)
             with pytest.raises(LabelError, match=message.replace("(", r"\(").replace(")", r"\)")):
                 import_csv(store, tmp_path / file)
         assert human_verdicts(store) == {}  # nothing from the failed files was kept

@@ -7,6 +7,7 @@ compared with people on the same (story_id, turn, response).
 
 from __future__ import annotations
 
+import codecs
 import csv
 import sqlite3
 from collections import Counter, defaultdict
@@ -101,6 +102,19 @@ def turns_to_label(store: Store, run: RunRecord, labeller: str) -> list[TurnReco
             if row.response is not None and (row.story_id, row.turn) not in done]
 
 
+def _not_utf8(path: Path) -> str:
+    """Where a file stops being UTF-8 (a byte-order mark allowed, as spreadsheets write one)."""
+    data = path.read_bytes()
+    start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    try:
+        data[start:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        at = start + exc.start
+        line = data.count(b"\n", 0, at) + 1
+        return f"{path}:{line}: not UTF-8 text: byte 0x{data[at]:02x} ({exc.reason}); save the file as UTF-8"
+    return f"{path}: not UTF-8 text; save the file as UTF-8"
+
+
 def import_csv(store: Store, path: str | Path) -> int:
     """Import labels from a CSV with columns run, story_id, turn, label, labeller; all or nothing."""
     path = Path(path)
@@ -110,15 +124,27 @@ def import_csv(store: Store, path: str | Path) -> int:
         raise LabelError(f"{path}: file not found") from None
     with handle:
         reader = csv.DictReader(handle)
-        missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise LabelError(f"{path}: missing column(s) {', '.join(missing)} (need {', '.join(CSV_COLUMNS)})")
-        rows = list(reader)
+        try:
+            missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or [])]
+            if missing:
+                raise LabelError(f"{path}: missing column(s) {', '.join(missing)} (need {', '.join(CSV_COLUMNS)})")
+            rows = [(reader.line_num, row) for row in reader]  # the line a record ends on (quoted newlines)
+        except UnicodeDecodeError:
+            raise LabelError(_not_utf8(path)) from None
+        except csv.Error as exc:
+            raise LabelError(f"{path}:{reader.line_num}: not readable as CSV ({exc})") from None
+    first_at: dict[tuple[str, ...], int] = {}
+    for line, row in rows:  # one answer labelled twice by one person in one file: which label is meant?
+        key = tuple((row[c] or "").strip() for c in ("run", "story_id", "turn", "labeller"))
+        if key in first_at:
+            raise LabelError(f"{path}:{line}: {key[3]!r} labels turn {key[2]} of story {key[1]!r} again "
+                             f"(first at line {first_at[key]}); keep one line per answer and labeller")
+        first_at[key] = line
     ensure_table(store)
     runs: dict[str, RunRecord | None] = {}
     count = 0
     with store.transaction() as db:
-        for line, row in enumerate(rows, start=2):
+        for line, row in rows:
             name = (row["run"] or "").strip()
             if name not in runs:
                 runs[name] = store.get_run(name)
