@@ -10,6 +10,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from commet.cli import app
+from commet.engine import EvalSettings, evaluate
+from commet.reports import Bootstrap, compare_runs
 from commet.store import Store
 from tests.test_reports_analyses import store_path, toy_dataset  # noqa: F401 - fixture
 
@@ -67,6 +69,35 @@ def test_markdown_latex_and_terminal(store_path: Path, tmp_path: Path) -> None: 
     latex = out.read_text()
     assert latex.count(r"\toprule") == latex.count(r"\bottomrule") >= 8 and r"Belief\_Emotion" in latex
     assert "r1-corr" in invoke("report", "--db", str(store_path), "--resamples", "200")
+
+
+def test_compare_leaves_out_stories_that_hinge_on_undecided_answers_and_says_so(tmp_path: Path) -> None:
+    db = tmp_path / "r.sqlite"
+    for model, run in (("baseline:random-option", "a"), ("baseline:first-option", "b")):
+        evaluate(model, "sample", db=db, run=run, settings=EvalSettings(images="off", feedback="correctness"))
+    with Store(db) as store:
+        a, b = store.get_run("a"), store.get_run("b")
+        assert a is not None and b is not None
+        result = compare_runs(store, a, b, bootstrap=Bootstrap(resamples=200))
+
+        def story_results(run_id: int) -> dict[str, tuple[bool, bool]]:
+            """Per StoryTurn counted in story accuracy: (right as counted, right if undecided answers were right)."""
+            turns: dict[str, list[bool | None]] = {}
+            for row in store.turn_rows(run_id):
+                turns.setdefault(row.story_id, []).append(row.correct)
+            return {s.story_id: (s.correct is True, all(c is not False for c in turns[s.story_id]))
+                    for s in store.story_rows(run_id) if str(s.status) in ("done", "stopped")}
+
+        in_a, in_b = story_results(a.id), story_results(b.id)
+    hinging = {i for i in in_a.keys() & in_b.keys() if in_a[i][0] != in_a[i][1] or in_b[i][0] != in_b[i][1]}
+    decided = (in_a.keys() & in_b.keys()) - hinging
+    assert hinging and result.undecided == len(hinging)  # the sample has replies the rules leave undecided
+    assert result.paired.items == len(decided)
+    assert result.paired.both_right == sum(in_a[i][0] and in_b[i][0] for i in decided)
+    assert result.paired.a_only == sum(in_a[i][0] and not in_b[i][0] for i in decided)
+    text = runner.invoke(app, ["compare", "a", "b", "--db", str(db), "--resamples", "200"]).output
+    assert f"left out: {len(hinging)} StoryTurns whose result hinges on undecided answers in A or B" in text
+    assert f"on the {len(decided)} compared" in text
 
 
 def test_unknown_run_is_one_line_error(store_path: Path) -> None:  # noqa: F811

@@ -14,6 +14,7 @@ import csv
 import http.client
 import io
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -343,3 +344,36 @@ def test_head_is_answered_as_get_without_a_body(study: tuple[Path, Path], tmp_pa
             assert head_body == b"" and got_body, (base, path)
             for name in ("content-type", "content-length", "content-security-policy", "x-frame-options"):
                 assert head_headers.get(name) == got_headers.get(name), (path, name)
+
+
+def test_serve_binds_first_a_busy_port_is_one_line_and_port_0_is_announced(study: tuple[Path, Path]) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    study_path, db_path = study
+    command = [sys.executable, "-m", "commet.cli", "study", "serve", str(study_path), "--db", str(db_path)]
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        busy = subprocess.run([*command, "--port", str(port)], capture_output=True, text=True, timeout=60)
+    assert busy.returncode == 2 and busy.stdout == ""
+    assert busy.stderr.strip().startswith(f"error: cannot listen on 127.0.0.1:{port}: "), busy.stderr
+    server = subprocess.Popen([*command, "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        announced = server.stdout.readline() if server.stdout else ""
+        match = re.match(r"study at (http://127\.0\.0\.1:(\d+))/p/<token>; organiser page off", announced)
+        assert match and match.group(2) != "0", announced
+        deadline = time.monotonic() + 30
+        while True:  # the line is printed once the port is bound; uvicorn then starts answering
+            try:
+                status = fetch(match.group(1), "GET", "/")[0]
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the study app did not answer"
+                time.sleep(0.1)
+        assert status == 200
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -101,6 +101,31 @@ def fail_option(exc: ValueError) -> NoReturn:
     fail(f"--{field.replace('_', '-')}: {why}")
 
 
+def serve_web_app(web: object, host: str, port: int, announce: Callable[[str], str], **options: object) -> None:
+    """Serve a web app: the address is bound first, so a port in use (or out of reach) is one line and
+    exit 2 before anything is announced, and ``--port 0`` announces the port it got.
+    ``announce(base_url)`` is the line printed once listening."""
+    import socket
+
+    import uvicorn
+
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        listener = socket.socket(family, socket.SOCK_STREAM)
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((host, port))
+    except OSError as exc:
+        listener.close()
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    bound = listener.getsockname()[1]
+    typer.echo(announce(f"http://{f'[{host}]' if ':' in host else host}:{bound}"))
+    server = uvicorn.Server(uvicorn.Config(web, host=host, port=bound, **options))  # type: ignore[arg-type]
+    server.run(sockets=[listener])
+
+
 def check_dataset_path(path: str) -> None:
     """A dataset that is not there: one line, with the closest name when there is one."""
     if path == "sample" or Path(path).exists():

@@ -57,7 +57,7 @@ def rejudge_command(
     new_name: Annotated[str | None, typer.Option("--as", help="Name of the new run (default: RUN~JUDGE).")] = None,
     dataset: Annotated[str | None, typer.Option(help="The run's dataset (default: found by name and hash).")] = None,
     db: Annotated[Path, DB_OPTION] = Path("commet.sqlite"),
-    concurrency: Annotated[int, typer.Option(help="Judge calls in flight at once (as in eval).")] = 16,
+    concurrency: Annotated[int, typer.Option(min=1, help="Judge calls in flight at once (as in eval).")] = 16,
 ) -> None:
     """Score a run's stored responses again with another judge, into a new run; the model is not called."""
     from rich.table import Table

@@ -226,15 +226,21 @@ def compare(
         table.add_column(column, justify="right")
     table.add_row("B right", str(p.both_right), str(p.b_only))
     table.add_row("B wrong", str(p.a_only), str(p.both_wrong))
-    console.print(f"A = {run_a}: story accuracy {p.accuracy_a:.2f}%", highlight=False, markup=False)
-    console.print(f"B = {run_b}: story accuracy {p.accuracy_b:.2f}%", highlight=False, markup=False)
+    console.print(f"A = {run_a}: story accuracy {p.accuracy_a:.2f}% on the {p.items} compared", highlight=False,
+                  markup=False)
+    console.print(f"B = {run_b}: story accuracy {p.accuracy_b:.2f}% on the {p.items} compared", highlight=False,
+                  markup=False)
     console.print(table)
     console.print(f"difference A - B: {p.difference:+.2f} points, 95% paired bootstrap CI "
                   f"[{p.low:+.2f}, {p.high:+.2f}]; McNemar exact p = {p.p_value:.4g} "
                   f"(discordant: {p.a_only} A only, {p.b_only} B only)", highlight=False, markup=False)
     if result.only_a or result.only_b:
-        console.print(f"left out: {result.only_a} StoryTurns finished only in A, {result.only_b} only in B",
+        console.print(f"left out: {result.only_a} StoryTurns scored only in A, {result.only_b} only in B",
                       highlight=False, markup=False)
+    if result.undecided:
+        console.print(f"left out: {result.undecided} StoryTurns whose result hinges on undecided answers in A or B "
+                      f"(neither counted right nor wrong); re-judge them with an LLM judge (commet rejudge) to "
+                      "compare on all", highlight=False, markup=False)
     verdict = ("a real difference at the 5% level" if p.significant
                else "no evidence of a real difference at the 5% level")
     console.print(f"verdict: {verdict}", highlight=False, markup=False)

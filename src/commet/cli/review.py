@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from commet.cli.common import ForceOption, fail, load_or_fail
+from commet.cli.common import ForceOption, fail, load_or_fail, serve_web_app
 
 app = typer.Typer(help="Expert review of StoryTurns and their pictures (paper, section 3.2.2).", no_args_is_help=True)
 
@@ -21,7 +21,7 @@ def serve(
     dataset: Annotated[Path, typer.Option(help="Dataset folder to review (storyturns.jsonl and images/).")],
     db: DbOption = Path("review.sqlite"),
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port.")] = 8000,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = 8000,
     image_model: Annotated[str | None, typer.Option(help="Picture backend for regeneration, e.g. "
                                                          "google:gemini-2.5-flash-image.")] = None,
     secure_cookies: Annotated[bool, typer.Option(help="Mark the session cookie Secure (behind HTTPS).")] = False,
@@ -32,8 +32,6 @@ def serve(
 
     The dataset is validated first, as by `commet validate`; one with errors is refused.
     """
-    import uvicorn
-
     from commet.apps.review.app import create_app
     from commet.apps.review.db import ReviewError
     from commet.format.problems import FormatError
@@ -53,8 +51,7 @@ def serve(
                          secure_cookies=secure_cookies, max_upload_bytes=max_upload_mb * 1024 * 1024)
     except (FormatError, ReviewError) as exc:
         fail(str(exc))
-    typer.echo(f"reviewing {dataset} at http://{host}:{port}/ (store {db})")
-    uvicorn.run(web, host=host, port=port, log_level="warning")
+    serve_web_app(web, host, port, lambda base: f"reviewing {dataset} at {base}/ (store {db})", log_level="warning")
 
 
 def _with_password(use: Callable[[str], object], from_stdin: bool, prompt: str) -> None:

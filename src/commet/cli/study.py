@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from commet.cli.common import ForceOption, fail, load_or_fail
+from commet.cli.common import ForceOption, fail, load_or_fail, serve_web_app
 
 app = typer.Typer(help="Anonymous human studies in the StoryTurn format (the human baseline).", no_args_is_help=True)
 
@@ -115,12 +115,10 @@ def serve(
     organiser_password_file: Annotated[Path | None, typer.Option(
         help="File holding the organiser password; without it the organiser page is off.")] = None,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on (0: any free one).")] = 8000,
     secure_cookies: Annotated[bool, typer.Option(help="Mark cookies Secure (serving behind HTTPS).")] = False,
 ) -> None:
     """Serve the study: participants at /p/<token>, the organiser at /organiser. No access log is written."""
-    import uvicorn
-
     from commet.apps.study.app import create_app
     from commet.apps.study.build import StudyError
     from commet.apps.study.db import StudyDatabaseError
@@ -139,9 +137,9 @@ def serve(
         web = create_app(study_file, db, judge=judge, organiser_password=password, secure_cookies=secure_cookies)
     except (StudyError, StudyDatabaseError, FormatError, UnknownJudgeError) as exc:
         fail(str(exc))
-    typer.echo(f"study at http://{host}:{port}/p/<token>; organiser page "
-               f"{'at /organiser' if password else 'off (no --organiser-password-file)'}")
-    uvicorn.run(web, host=host, port=port, access_log=False, server_header=False, log_level="warning")
+    organiser = "at /organiser" if password else "off (no --organiser-password-file)"
+    serve_web_app(web, host, port, lambda base: f"study at {base}/p/<token>; organiser page {organiser}",
+          access_log=False, server_header=False, log_level="warning")
 
 
 @app.command()

@@ -576,24 +576,35 @@ def build_report(store: Store, runs: list[RunRecord], *, bootstrap: Bootstrap | 
 
 @dataclass(frozen=True)
 class RunComparison:
-    """Two runs on the StoryTurns both finished: the paired statistics and what was left out."""
+    """Two runs on the StoryTurns both scored and decided: the paired statistics and what was left out."""
 
     a: RunData
     b: RunData
     paired: PairedComparison
-    only_a: int  # finished in A only
+    only_a: int  # scored in A only
     only_b: int
+    #: scored in both, but right or wrong in A or B depending on undecided answers: not guessed, left out
+    undecided: int
 
 
 def compare_runs(store: Store, a: RunRecord, b: RunRecord, *, bootstrap: Bootstrap | None = None) -> RunComparison:
-    """Paired bootstrap and McNemar's exact test on story correctness, matched by StoryTurn id."""
+    """Paired bootstrap and McNemar's exact test on story correctness, matched by StoryTurn id.
+
+    The StoryTurns compared are those both runs scored (as story accuracy counts them) whose result
+    does not hinge on an undecided answer in either run: an undecided answer is neither counted
+    wrong nor right here, as a paired test has no range to show; how many were left out is said.
+    """
     boot = bootstrap or Bootstrap()
     data_a, data_b = load_run(store, a), load_run(store, b)
-    right_a = {s.story_id: s.correct is True for s in data_a.stories if s.done}
-    right_b = {s.story_id: s.correct is True for s in data_b.stories if s.done}
-    common = [story_id for story_id in right_a if story_id in right_b]
-    if not common:
-        raise ValueError(f"runs {a.name!r} and {b.name!r} have no finished StoryTurn in common")
-    paired = paired_comparison([right_a[i] for i in common], [right_b[i] for i in common],
+    scored_a = {s.story_id: s for s in data_a.scored}
+    scored_b = {s.story_id: s for s in data_b.scored}
+    common = [story_id for story_id in scored_a if story_id in scored_b]
+    decided = [i for i in common if not scored_a[i].hinges and not scored_b[i].hinges]
+    if not decided:
+        hinging = f" ({len(common)} hinge on undecided answers: re-judge them)" if common else ""
+        raise ValueError(f"runs {a.name!r} and {b.name!r} have no decided StoryTurn in common{hinging}")
+    paired = paired_comparison([scored_a[i].correct is True for i in decided],
+                               [scored_b[i].correct is True for i in decided],
                                resamples=boot.resamples, seed=boot.seed)
-    return RunComparison(data_a, data_b, paired, len(right_a) - len(common), len(right_b) - len(common))
+    return RunComparison(data_a, data_b, paired, len(scored_a) - len(common), len(scored_b) - len(common),
+                         len(common) - len(decided))
