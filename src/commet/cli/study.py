@@ -139,7 +139,7 @@ def serve(
         fail(str(exc))
     organiser = "at /organiser" if password else "off (no --organiser-password-file)"
     serve_web_app(web, host, port, lambda base: f"study at {base}/p/<token>; organiser page {organiser}",
-          access_log=False, server_header=False, log_level="warning")
+                  access_log=False, server_header=False, log_level="warning")
 
 
 @app.command()

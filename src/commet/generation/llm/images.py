@@ -273,6 +273,6 @@ def create_image_model(spec: str) -> ImageModel:
         return GeminiImageModel(parsed.name, parsed.options)
     if parsed.provider == "diffusers":
         return DiffusersImageModel(parsed.name, parsed.options)
-    raise UnknownModelError(f"unknown image provider {parsed.provider!r}{did_you_mean(parsed.provider, IMAGE_PROVIDERS)} "
-                            f"in {spec!r} "
+    hint = did_you_mean(parsed.provider, IMAGE_PROVIDERS)
+    raise UnknownModelError(f"unknown image provider {parsed.provider!r}{hint} in {spec!r} "
                             f"(known: {', '.join(IMAGE_PROVIDERS)})")
