@@ -1,4 +1,4 @@
-"""The store's batched writes: one commit per pass of the event loop, read back while pending, never lost."""
+"""The store's batched writes: one commit per commit window, read back while pending, never lost."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from commet.format.model import StoryTurn, Turn
 from commet.models.base import Model, ModelRequest, ModelResponse
 from commet.store import Store
 from commet.store.records import StoryRecord, StoryStatus, TurnRecord
+from commet.store.sqlite import COMMIT_WINDOW_S
 
 
 def new_store(path: Path) -> tuple[Store, int]:
@@ -34,7 +35,7 @@ def count(path: Path, table: str) -> int:
         return other.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
 
 
-async def test_one_pass_of_the_loop_is_one_commit_and_pending_rows_are_read_back(tmp_path: Path) -> None:
+async def test_one_commit_window_is_one_commit_and_pending_rows_are_read_back(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     store, run_id = new_store(path)
     commits: list[str] = []
@@ -45,9 +46,13 @@ async def test_one_pass_of_the_loop_is_one_commit_and_pending_rows_are_read_back
         store.record_turn(TurnRecord(run_id, "s", 0, prompt="p", images_json="[]", feedback_kind="none",
                                      expected_json="[]"))
         assert store.cached_model_call("b").response_text == "reply b"  # pending, read back
-        assert count(path, "model_calls") == 0 and commits == []  # nothing committed inside the pass
-        await asyncio.sleep(0)  # the pass ends
-        assert count(path, "model_calls") == 3 and count(path, "call_log") == 3 and count(path, "turns") == 1
+        assert count(path, "model_calls") == 0 and commits == []  # nothing committed inside the window
+        await asyncio.sleep(0)  # a pass of the loop: still inside the window
+        store.record_turn(TurnRecord(run_id, "s", 1, prompt="p", images_json="[]", feedback_kind="none",
+                                     expected_json="[]"))
+        assert count(path, "turns") == 0 and commits == []
+        await asyncio.sleep(3 * COMMIT_WINDOW_S)  # the window ends
+        assert count(path, "model_calls") == 3 and count(path, "call_log") == 3 and count(path, "turns") == 2
         assert commits == ["COMMIT"]
         record(store, run_id, "d")
     assert count(path, "model_calls") == 4  # the end of the block commits the rest
@@ -73,7 +78,7 @@ async def test_a_failed_commit_keeps_its_rows_and_is_raised_until_it_succeeds(tm
         locker.execute("BEGIN EXCLUSIVE")  # another process holds the file
         record(store, run_id, "a")
         with caplog.at_level(logging.ERROR, logger="commet.store.sqlite"):
-            await asyncio.sleep(0)
+            await asyncio.sleep(3 * COMMIT_WINDOW_S)
         assert "could not commit 2 pending writes" in caplog.text
         assert store.cached_model_call("a") is not None  # still pending, still answered from the cache
         with pytest.raises(sqlite3.OperationalError, match="locked"):

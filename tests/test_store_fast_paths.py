@@ -71,11 +71,12 @@ async def test_one_commit_has_one_timestamp_and_one_executemany_per_statement(tm
     with store.write_batches():
         for key in ("a", "b", "c"):
             record(store, run_id, key)
-        await asyncio.sleep(0)  # the first pass ends: committed
-        store.db = _Spy(real, calls)  # the next pass: watch what the commit sends
+        await asyncio.sleep(3 * store_module.COMMIT_WINDOW_S)  # the first window ends: committed
+        store.db = _Spy(real, calls)  # the next window: watch what the commit sends
         for key in ("d", "e", "f"):
             record(store, run_id, key)
-        await asyncio.sleep(0)
+            await asyncio.sleep(0)  # passes of the loop inside one window
+        await asyncio.sleep(3 * store_module.COMMIT_WINDOW_S)
         store.db = real
     stamps = [row[0] for row in real.execute("SELECT created_at FROM model_calls ORDER BY key")]
     logged = [row[0] for row in real.execute("SELECT created_at FROM call_log ORDER BY id")]

@@ -1,0 +1,59 @@
+"""The end of ``commet eval``: the report's modules imported while the run waits on answers, and an
+exit that does not walk every object of the run once more."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from commet.cli import reporting
+from commet.cli.reporting import REPORT_PRELOAD_AFTER_S, report_modules_preloaded
+
+
+@pytest.fixture
+def probe_modules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Two fresh modules to preload: one that records the thread it was imported in, one that fails."""
+    (tmp_path / "preload_probe_ok.py").write_text("import threading\nTHREAD = threading.current_thread().name\n")
+    (tmp_path / "preload_probe_bad.py").write_text("raise RuntimeError('broken module')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    names = ["preload_probe_bad", "preload_probe_ok"]
+    for name in names:
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.setattr(reporting, "REPORT_MODULES", tuple(names))
+    return names
+
+
+async def test_the_modules_are_imported_in_a_thread_once_the_run_is_under_way(probe_modules: list[str]) -> None:
+    interval = sys.getswitchinterval()
+    with report_modules_preloaded(asyncio.get_running_loop()):
+        await asyncio.sleep(REPORT_PRELOAD_AFTER_S / 2)
+        assert "preload_probe_ok" not in sys.modules  # not while the first requests are being sent
+        await asyncio.sleep(REPORT_PRELOAD_AFTER_S)
+    # waited for at the end; a module that fails to import is left to the report, which says what is wrong
+    assert sys.modules["preload_probe_ok"].THREAD == "commet-report-imports"
+    assert "preload_probe_bad" not in sys.modules
+    assert sys.getswitchinterval() == interval
+    assert not any(t.name == "commet-report-imports" for t in threading.enumerate())
+
+
+async def test_a_run_shorter_than_the_delay_imports_nothing(probe_modules: list[str]) -> None:
+    with report_modules_preloaded(asyncio.get_running_loop()):
+        await asyncio.sleep(0)
+    await asyncio.sleep(REPORT_PRELOAD_AFTER_S * 1.5)
+    assert "preload_probe_ok" not in sys.modules
+
+
+def test_the_program_leaves_its_objects_out_of_the_last_collection_at_exit() -> None:
+    script = ("import atexit, gc, sys\n"
+              "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 1000))\n"
+              "from commet.cli import main\n"
+              "sys.argv = ['commet', 'validate', 'sample']\n"
+              "main()\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "frozen True"
