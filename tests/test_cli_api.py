@@ -247,6 +247,16 @@ def test_sampling_settings_no_provider_accepts_are_refused_before_anything_runs(
     assert not (tmp_path / "grid.sqlite").exists()
 
 
+def test_the_python_api_names_a_refused_setting_as_the_settings_do() -> None:
+    from commet.models.base import GenerationSettings, SettingError
+
+    with pytest.raises(SettingError) as refused:
+        GenerationSettings.checked(temperature=0.0, top_p=1.5)
+    assert (refused.value.field, refused.value.reason) == ("top_p", "Input should be less than or equal to 1, not 1.5")
+    assert str(refused.value) == "top_p: Input should be less than or equal to 1, not 1.5"
+    assert isinstance(refused.value, ValueError)  # callers that catch ValueError keep working
+
+
 def test_a_path_the_system_refuses_is_one_line_not_a_traceback(tmp_path: Path) -> None:
     db = tmp_path / "r.sqlite"
     commet.evaluate("baseline:first-option", "sample", db=db, run="b")

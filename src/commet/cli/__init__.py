@@ -221,7 +221,7 @@ def eval_command(
     from commet.engine import EvalSettings, RunConflictError, RunSummary, SpendLimitError, evaluate_async
     from commet.engine.conversation import DEFAULT_SYSTEM_PROMPT
     from commet.judges.registry import create_judge
-    from commet.models.base import GenerationSettings
+    from commet.models.base import GenerationSettings, SettingError
     from commet.models.registry import create_model
 
     try:
@@ -231,7 +231,7 @@ def eval_command(
         fail(str(exc))
     try:
         generation = GenerationSettings.checked(temperature=temperature, max_tokens=max_tokens, seed=seed)
-    except ValueError as exc:
+    except SettingError as exc:
         fail_option(exc)
     data = load_or_fail(dataset, force)
     settings = EvalSettings(images=images, feedback=feedback,

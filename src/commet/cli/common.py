@@ -10,12 +10,15 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, NoReturn, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, NoReturn, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
 
 from commet.format.problems import FormatError
+
+if TYPE_CHECKING:
+    from commet.models.base import SettingError
 
 console = Console(width=None if sys.stdout.isatty() else 200)
 err_console = Console(stderr=True)
@@ -95,10 +98,9 @@ def refuse_bad_files(app: typer.Typer) -> None:
             refuse_bad_files(group.typer_instance)
 
 
-def fail_option(exc: ValueError) -> NoReturn:
-    """A setting refused as ``field: why`` (``GenerationSettings.checked``), said as the option the user typed."""
-    field, _, why = str(exc).partition(": ")
-    fail(f"--{field.replace('_', '-')}: {why}")
+def fail_option(exc: SettingError) -> NoReturn:
+    """A refused setting (``GenerationSettings.checked``), said as the option the user typed."""
+    fail(f"--{exc.field.replace('_', '-')}: {exc.reason}")
 
 
 def serve_web_app(web: object, host: str, port: int, announce: Callable[[str], str], **options: object) -> None:

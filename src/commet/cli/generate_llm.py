@@ -11,7 +11,7 @@ import typer
 
 from commet.cli.common import fail, fail_option
 from commet.format.problems import FormatError
-from commet.models.base import UnknownModelError
+from commet.models.base import SettingError, UnknownModelError
 
 if TYPE_CHECKING:
     from commet.generation.llm.pipeline import GenerationFailure, GenerationReport
@@ -70,7 +70,7 @@ def llm(
         options = GenerationOptions(task=task, count=count, variant=variant.value, temperature=temperature,
                                     max_tokens=max_tokens, seed=seed, attempts=attempts, concurrency=concurrency,
                                     id_prefix=id_prefix)
-    except ValueError as exc:
+    except SettingError as exc:
         fail_option(exc)
 
     def report(result: GeneratedItem | GenerationFailure) -> None:

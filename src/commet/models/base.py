@@ -95,14 +95,23 @@ class GenerationSettings(BaseModel):
 
     @classmethod
     def checked(cls, **values: object) -> GenerationSettings:
-        """Settings from loose values (a command line, a sweep file); a bad one is a ValueError of one
-        line naming it ("max_tokens: Input should be greater than or equal to 1, not 0")."""
+        """Settings from loose values (a command line, a sweep file); a bad one is a :class:`SettingError`
+        naming it ("max_tokens: Input should be greater than or equal to 1, not 0")."""
         try:
             return cls.model_validate(values)
         except ValidationError as exc:
             error = exc.errors()[0]
-            field = ".".join(str(part) for part in error["loc"])
-            raise ValueError(f"{field}: {error['msg']}, not {error['input']!r}") from None
+            raise SettingError(".".join(str(part) for part in error["loc"]),
+                               f"{error['msg']}, not {error['input']!r}") from None
+
+
+class SettingError(ValueError):
+    """One refused setting: which (``field``, as the settings name it) and why; reads ``field: reason``."""
+
+    def __init__(self, field: str, reason: str):
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
 
 
 class RequestTags(TypedDict, total=False):
