@@ -14,11 +14,11 @@ from types import ModuleType
 
 from commet.format.importers.base import (
     Benchmark,
-    DeclaredTask,
     ImportOptions,
     ImportResult,
     Protocol,
     build_dataset,
+    declared_task,
 )
 from commet.format.problems import FormatError, Problem
 
@@ -51,5 +51,5 @@ def import_benchmark(format_name: str, source: str | Path, protocol: Protocol | 
                          language=options.language if module.BENCHMARK.name == "tombench" else "en")
 
 
-__all__ = ["FORMATS", "Benchmark", "DeclaredTask", "ImportOptions", "ImportResult", "Protocol",
+__all__ = ["FORMATS", "Benchmark", "ImportOptions", "ImportResult", "Protocol", "declared_task",
            "import_benchmark", "importer"]
