@@ -20,12 +20,6 @@ from pathlib import Path
 from commet.format.importers import base
 from commet.format.model import Option
 
-BENCHMARK = base.Benchmark(
-    name="bigtom", title="BigToM", licence="MIT", url="https://github.com/cicl-stanford/procedural-evals-tom",
-    citation="Gandhi, Fränken, Gerstenberg and Goodman (2023). Understanding Social Reasoning in Language "
-             "Models with Language Models. NeurIPS Datasets and Benchmarks.",
-    source_help="data/bigtom/bigtom.csv")
-
 CONDITIONS = {
     "true_belief": "the agent perceives the change",
     "false_belief": "the agent does not perceive the change",

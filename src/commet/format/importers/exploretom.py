@@ -19,12 +19,6 @@ from pathlib import Path
 from commet.format.importers import base
 from commet.format.model import Option
 
-BENCHMARK = base.Benchmark(
-    name="exploretom", title="ExploreToM", licence="CC-BY-NC-4.0", url="https://huggingface.co/datasets/facebook/ExploreToM",
-    citation="Sclar, Dwivedi-Yu, Fazel-Zarandi, Tsvetkov, Bisk, Choi and Celikyilmaz (2024). Explore Theory of "
-             "Mind: Program-guided Adversarial Data Generation for Theory of Mind Reasoning. ICLR 2025.",
-    source_help="ExploreToM-data-sample.csv (the Hugging Face dataset's CSV file)")
-
 TASK = base.declared_task("exploretom", "ExploreToM", "Belief", ("belief", "knowledge"),
                           "adversarially searched stories about who knows where things are and who knows what happened")
 REQUIRED = ("infilled_story", "question", "expected_answer", "qprop=nth_order")

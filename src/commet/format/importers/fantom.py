@@ -19,12 +19,6 @@ from pathlib import Path
 from commet.format.importers import base
 from commet.format.model import Option, Rubric
 
-BENCHMARK = base.Benchmark(
-    name="fantom", title="FANToM", licence="MIT", url="https://github.com/skywalker023/fantom",
-    citation="Kim, Sclar, Zhou, Le Bras, Kim, Choi and Sap (2023). FANToM: A Benchmark for Stress-testing "
-             "Machine Theory of Mind in Interactions. EMNLP.",
-    source_help="fantom_v1.json (from the authors' fantom.tar.gz); --context short|full")
-
 TASK = base.declared_task("fantom", "FANToM", "Belief", ("belief", "knowledge"),
                           "who knows what in a multi-party conversation that some characters missed parts of")
 

@@ -14,12 +14,6 @@ from pathlib import Path
 from commet.format.importers import base
 from commet.format.model import Option
 
-BENCHMARK = base.Benchmark(
-    name="hitom", title="Hi-ToM", licence="Apache-2.0", url="https://github.com/ying-hui-he/Hi-ToM_dataset",
-    citation="Wu, He, Jia, Mihalcea, Chen and Deng (2023). Hi-ToM: A Benchmark for Evaluating Higher-Order "
-             "Theory of Mind Reasoning in Large Language Models. Findings of EMNLP.",
-    source_help="Hi-ToM_data.json")
-
 TASKS = {
     False: base.declared_task("hitom_no_tell", "Hi-ToM without communication", "Belief", ("belief",),
                       "stories without communication between agents; belief questions of order 0 to 4"),

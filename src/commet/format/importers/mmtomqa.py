@@ -17,12 +17,6 @@ from pathlib import Path
 from commet.format.importers import base
 from commet.format.model import Option
 
-BENCHMARK = base.Benchmark(
-    name="mmtomqa", title="MMToM-QA (text)", licence="MIT", url="https://github.com/chuanyangjin/MMToM-QA",
-    citation="Jin, Wu, Li, Zhang, Yu, Ma, Mo, Malik, Ullman, Shu and Tenenbaum (2024). MMToM-QA: Multimodal "
-             "Theory of Mind Question Answering. ACL.",
-    source_help="Benchmark/questions.json")
-
 QUESTION_TYPES = {
     "1.1": "true_belief_short_term", "1.2": "false_belief_short_term", "1.3": "belief_tracking_long_term",
     "2.1": "goal_given_true_belief", "2.2": "goal_given_false_belief", "2.3": "goal_given_updated_belief",

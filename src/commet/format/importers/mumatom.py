@@ -17,12 +17,6 @@ from pathlib import Path
 from commet.format.importers import base
 from commet.format.model import Option
 
-BENCHMARK = base.Benchmark(
-    name="mumatom", title="MuMA-ToM (text)", licence="Apache-2.0", url="https://github.com/SCAI-JHU/MuMA-ToM",
-    citation="Shi, Ye, Fang, Jin, Isik, Kuo and Shu (2025). MuMA-ToM: Multi-modal Multi-Agent Theory of Mind. "
-             "AAAI.",
-    source_help="the folder with questions.json and texts.json (or questions.json)")
-
 TASK = base.declared_task("mumatom", "MuMA-ToM", "Belief", ("belief", "intention", "desire"),
                           "two agents in a household; infer beliefs, social goals and beliefs about others' goals")
 _OPTION = re.compile(r"^\s*([A-Z])\)\s*(.+?)\s*$")

@@ -16,12 +16,6 @@ from pathlib import Path
 from commet.format.importers import base
 from commet.format.model import Option
 
-BENCHMARK = base.Benchmark(
-    name="opentom", title="OpenToM", licence="CC-BY-NC-4.0", url="https://github.com/seacowx/OpenToM",
-    citation="Xu, Zhao, Li, Yang, Chen, Wu, Wang and He (2024). OpenToM: A Comprehensive Benchmark for "
-             "Evaluating Theory-of-Mind Reasoning Capabilities of Large Language Models. ACL.",
-    source_help="the data/opentom_data folder (meta_data.json and the question files)")
-
 TASK = base.declared_task("opentom", "OpenToM", "Belief", ("belief", "emotion", "intention"),
                           "characters' beliefs about locations, fullness, accessibility, and their attitudes")
 LONG_TASK = base.declared_task("opentom_long", "OpenToM (long narratives)", "Belief",

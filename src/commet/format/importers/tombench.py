@@ -17,12 +17,6 @@ from commet.format.importers import base
 from commet.format.model import Option
 from commet.taxonomy import Task
 
-BENCHMARK = base.Benchmark(
-    name="tombench", title="ToMBench", licence="MIT", url="https://github.com/zhchen18/ToMBench",
-    citation="Chen, Wu, Zhou, Wen, Sun, Zhang, Huang, Wang, Liu and Huang (2024). ToMBench: Benchmarking "
-             "Theory of Mind in Large Language Models. ACL.",
-    source_help="a data/<task>.jsonl file or the data/ folder; --language en|zh")
-
 #: ABILITY prefixes (the ATOMS dimensions ToMBench uses) -> reporting category.
 CATEGORIES = {"belief": "Belief", "desire": "Desire", "emotion": "Emotion", "intention": "Intention",
               "knowledge": "Knowledge", "percept": "Percept", "non-literal communication": "NLC"}

@@ -15,12 +15,6 @@ from pathlib import Path
 
 from commet.format.importers import base
 
-BENCHMARK = base.Benchmark(
-    name="tomi", title="ToMi", licence="CC-BY-NC-4.0", url="https://github.com/facebookresearch/ToMi",
-    citation="Le, Boureau and Nickel (2019). Revisiting the Evaluation of Theory of Mind through Question "
-             "Answering. EMNLP-IJCNLP.",
-    source_help="a ToMi .txt file (test.txt, fb_all_test.txt, ...); its .trace file beside it is read too")
-
 STORY_TYPES = {
     "true_belief": "every agent saw every move",
     "false_belief": "an agent missed a move",
