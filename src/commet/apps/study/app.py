@@ -24,8 +24,6 @@ import hashlib
 import math
 import secrets
 import sqlite3
-import time
-from collections import defaultdict, deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -41,15 +39,13 @@ from commet.apps.study.export import participant_label, participant_status, resp
 from commet.apps.study.flow import Position, position, question_count
 from commet.apps.web import (
     SECURITY_HEADERS,
-    BodySizeLimit,
-    HeadAsGet,
     LoginThrottle,
     RateLimiter,
-    SameOriginPosts,
     Sessions,
     check_csrf,
     client_address,
     csrf_token,
+    guarded_app,
     hash_password,
     safe_child,
     templates,
@@ -68,26 +64,6 @@ TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 IMAGE_TYPES = {b"\x89PNG": "image/png", b"\xff\xd8\xff": "image/jpeg", b"GIF8": "image/gif", b"RIFF": "image/webp"}
 #: Share of undecided answers above which the organiser page flags a participant.
 UNDECIDED_WARNING = 0.2
-
-
-class AnswerLimiter:
-    """At most ``limit`` answers per ``window_s`` per link; tells how long to wait instead of refusing outright."""
-
-    def __init__(self, limit: int, window_s: float = 60.0):
-        self.limit = limit
-        self.window_s = window_s
-        self.events: dict[str, deque[float]] = defaultdict(deque)
-
-    def wait_s(self, key: str) -> float:
-        """0 when an answer may be taken now (and it is counted), else the seconds until one may."""
-        now = time.monotonic()
-        events = self.events[key]
-        while events and now - events[0] >= self.window_s:
-            events.popleft()
-        if len(events) >= self.limit:
-            return self.window_s - (now - events[0])
-        events.append(now)
-        return 0.0
 
 
 def feedback_style(kind: str) -> str:
@@ -129,7 +105,7 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
         f"{db.session_secret()}\n{organiser_password or ''}".encode()).hexdigest()[:24]
     db.revoke_other_organiser_sessions(organiser_subject)
     per_token = RateLimiter(limit=participant_rate, window_s=60.0)
-    answer_limit = AnswerLimiter(answer_rate, 60.0)
+    answer_limit = RateLimiter(answer_rate, 60.0)  # tells how long to wait instead of refusing outright
     unknown_links = RateLimiter(limit=participant_rate, window_s=60.0)
     logins = LoginThrottle(free=login_rate)
     pages = templates(HERE / "templates")
@@ -140,10 +116,7 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
         await the_judge.aclose()
         db.close()
 
-    app = FastAPI(title="CoMMET study", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
-    app.add_middleware(BodySizeLimit, max_bytes=MAX_BODY_BYTES)
-    app.add_middleware(SameOriginPosts)
-    app.add_middleware(HeadAsGet)  # outermost: every layer below sees a GET
+    app = guarded_app("CoMMET study", max_body_bytes=MAX_BODY_BYTES, lifespan=lifespan)
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next):  # noqa: ANN001, ANN202 - Starlette's signature
