@@ -154,8 +154,18 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
         per_token.check(token)
         return row
 
+    def posted(request: Request, token: str, csrf: str) -> sqlite3.Row:
+        """The participant a form is posted for, once the form's CSRF token is checked."""
+        row = participant(token)
+        check_csrf(sessions.load(request), csrf)
+        return row
+
     def where(row: sqlite3.Row) -> Position | None:
         return position(study.questionnaire(row["questionnaire"]), storyturns, db.answers(row["token"]))
+
+    def in_progress(row: sqlite3.Row) -> Position | None:
+        """Where a participant who has consented and not yet finished stands; None before and after."""
+        return where(row) if row["consent_at"] is not None and row["finished_at"] is None else None
 
     def question_page(request: Request, row: sqlite3.Row, now: Position, error: str = "",
                       draft: str | None = None, stale: str | None = None, status: int = 200) -> HTMLResponse:
@@ -211,8 +221,7 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
     @app.post("/p/{token}/consent", response_model=None)
     async def consent(request: Request, token: str, csrf: Annotated[str, Form()] = "",
                       adult: Annotated[str, Form()] = "") -> Response:
-        row = participant(token)
-        check_csrf(sessions.load(request), csrf)
+        row = posted(request, token, csrf)
         if study.participant.adult_confirmation and adult != "yes" and row["consent_at"] is None:
             return consent_page(request, row, status=400, error="Please confirm the statement above to take part.")
         db.consent(token)
@@ -229,9 +238,8 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
     async def answer(request: Request, token: str, response: Annotated[str, Form()] = "",
                      story: Annotated[int, Form()] = 0, turn: Annotated[int, Form()] = -1,
                      csrf: Annotated[str, Form()] = "") -> Response:
-        row = participant(token)
-        check_csrf(sessions.load(request), csrf)
-        now = where(row) if row["consent_at"] is not None and row["finished_at"] is None else None
+        row = posted(request, token, csrf)
+        now = in_progress(row)
         text = response.strip()
         if now is None or (now.number, now.current.index) != (story, turn):
             if now is None or submitted_before(row, story, turn, text):
@@ -264,7 +272,7 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
     @app.get("/p/{token}/image/{story}/{turn}")
     async def image(token: str, story: int, turn: int) -> Response:
         row = participant(token)
-        now = where(row) if row["consent_at"] is not None and row["finished_at"] is None else None
+        now = in_progress(row)
         if now is None or story != now.number or not 0 <= turn < len(now.turns):
             raise HTTPException(status_code=404)
         image_id = now.turns[turn].image
@@ -283,9 +291,8 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
                          story: Annotated[int, Form()] = 0, turn: Annotated[int, Form()] = -1,
                          csrf: Annotated[str, Form()] = "") -> RedirectResponse:
         """Keep the text typed so far for the current question, then show the break page."""
-        row = participant(token)
-        check_csrf(sessions.load(request), csrf)
-        now = where(row) if row["consent_at"] is not None and row["finished_at"] is None else None
+        row = posted(request, token, csrf)
+        now = in_progress(row)
         if now is not None and (now.number, now.current.index) == (story, turn):
             db.save_draft(token, now.storyturn.id, now.current.index, response.strip()[:MAX_ANSWER_CHARS])
         return RedirectResponse(f"/p/{token}/pause", status_code=303)
@@ -300,8 +307,7 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
 
     @app.post("/p/{token}/stop")
     async def stop(request: Request, token: str, csrf: Annotated[str, Form()] = "") -> RedirectResponse:
-        participant(token)
-        check_csrf(sessions.load(request), csrf)
+        posted(request, token, csrf)
         db.finish(token)
         return RedirectResponse(f"/p/{token}", status_code=303)
 
