@@ -16,9 +16,11 @@ from commet.format.model import Option
 
 TASKS = {
     False: base.declared_task("hitom_no_tell", "Hi-ToM without communication", "Belief", ("belief",),
-                      "stories without communication between agents; belief questions of order 0 to 4"),
-    True: base.declared_task("hitom_tell", "Hi-ToM with communication (deception)", "Belief", ("belief", "intention"),
-                      "stories where agents tell each other things, possibly lies; belief questions of order 0 to 4"),
+                              "stories without communication between agents; belief questions of order 0 to 4"),
+    True: base.declared_task("hitom_tell", "Hi-ToM with communication (deception)", "Belief",
+                             ("belief", "intention"),
+                             "stories where agents tell each other things, possibly lies; belief questions of "
+                             "order 0 to 4"),
 }
 
 _CHOICE = re.compile(r"(?:^|,\s*)([A-Z])\.\s+")
