@@ -38,9 +38,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
-from fastapi import HTTPException, Request, Response
+from fastapi import FastAPI, HTTPException, Request, Response
 from fastapi.templating import Jinja2Templates
 from PIL import Image, UnidentifiedImageError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -276,6 +277,16 @@ class BodySizeLimit:
         await self.app(scope, limited_receive, send)
 
 
+def guarded_app(title: str, max_body_bytes: int, **options: Any) -> FastAPI:
+    """A FastAPI app behind this layer's guards: no API docs, bodies over ``max_body_bytes`` refused, POSTs
+    from other origins refused, HEAD answered as GET (outermost, so every layer below sees a GET)."""
+    app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None, **options)
+    app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
+    app.add_middleware(SameOriginPosts)
+    app.add_middleware(HeadAsGet)
+    return app
+
+
 async def _plain(send: Send, status: int, body: bytes) -> None:
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]})
@@ -290,14 +301,21 @@ class RateLimiter:
         self.window_s = window_s
         self.events: dict[str, deque[float]] = defaultdict(deque)
 
-    def check(self, key: str) -> None:
+    def wait_s(self, key: str) -> float:
+        """0 when an event may happen now (and it is counted), else the seconds until one may."""
         now = time.monotonic()
         events = self.events[key]
-        while events and now - events[0] > self.window_s:
+        while events and now - events[0] >= self.window_s:
             events.popleft()
         if len(events) >= self.limit:
-            raise HTTPException(status_code=429, detail="too many requests; slow down")
+            return self.window_s - (now - events[0])
         events.append(now)
+        return 0.0
+
+    def check(self, key: str) -> None:
+        """Count an event, or refuse it (429) while ``key`` is over its limit."""
+        if self.wait_s(key):
+            raise HTTPException(status_code=429, detail="too many requests; slow down")
 
 
 @dataclass

@@ -22,6 +22,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from commet import models
 from commet.conditions import FeedbackCondition, ImagePolicy, JudgeImages, UndecidedFeedback
 from commet.engine.claims import Shard, StoryClaims, share_rate_budgets
 from commet.engine.conversation import (
@@ -40,15 +41,6 @@ from commet.engine.schedule import planned_order
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
 from commet.judges.base import Judge, JudgeRequest, Verdict, spent
-from commet.models.base import (
-    GenerationSettings,
-    ImagePart,
-    Message,
-    Model,
-    ModelCallError,
-    ModelRequest,
-    TextPart,
-)
 from commet.store.records import ShownTurn, StoryRecord, StoryStatus, TurnRecord
 from commet.store.sqlite import FailureKind, RunRecord, RunStatus, Store
 
@@ -64,7 +56,7 @@ class EvalSettings(BaseModel):
     correctness_texts: CorrectnessTexts = PAPER_CORRECTNESS_TEXTS
     judge_images: JudgeImages = JudgeImages.NEEDED
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
-    generation: GenerationSettings = Field(default_factory=GenerationSettings)
+    generation: models.GenerationSettings = Field(default_factory=models.GenerationSettings)
     image_max_side: int = 1024
     image_format: Literal["png", "jpeg"] = "png"
     limit: int | None = None
@@ -179,7 +171,7 @@ def _package_version() -> str:
     return __version__
 
 
-def config_hash(model: Model, judge: Judge, settings: EvalSettings, dataset_hash: str) -> str:
+def config_hash(model: models.Model, judge: Judge, settings: EvalSettings, dataset_hash: str) -> str:
     payload = {"model": model.identity(), "judge": judge.name, "settings": settings.model_dump(mode="json"),
                "dataset": dataset_hash}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
@@ -189,7 +181,7 @@ def config_hash(model: Model, judge: Judge, settings: EvalSettings, dataset_hash
 NAME_HASH_LENGTH = 8
 
 
-def default_run_name(model: Model, settings: EvalSettings, dataset: Dataset, digest: str) -> str:
+def default_run_name(model: models.Model, settings: EvalSettings, dataset: Dataset, digest: str) -> str:
     """``MODEL@DATASET:images=..,feedback=..[,limit=N],cfg=HASH``.
 
     ``HASH`` is the start of the configuration hash: model identity and options, judge, system
@@ -201,7 +193,7 @@ def default_run_name(model: Model, settings: EvalSettings, dataset: Dataset, dig
             f"cfg={digest[:NAME_HASH_LENGTH]}")
 
 
-def run_configuration(model: Model, judge: Judge, settings: EvalSettings, dataset: Dataset,
+def run_configuration(model: models.Model, judge: Judge, settings: EvalSettings, dataset: Dataset,
                       dataset_hash: str) -> dict[str, object]:
     """Everything a run's results depend on, flattened to ``name: value`` (what a conflict compares)."""
     return _flatten({"model": model.identity(), "judge": judge.name,
@@ -255,7 +247,7 @@ class Engine:
     first second). Spread by 1 ms, the first requests leave as they are built.
     """
 
-    def __init__(self, *, model: Model, judge: Judge, store: Store, dataset: Dataset,
+    def __init__(self, *, model: models.Model, judge: Judge, store: Store, dataset: Dataset,
                  settings: EvalSettings | None = None, concurrency: int = 8,
                  on_progress: Callable[[Progress], None] | None = None,
                  start_interval: float = START_INTERVAL_S, max_cost: float | None = None,
@@ -417,7 +409,7 @@ class Engine:
             await asyncio.sleep(0)  # a story answered from the store never yields: let Ctrl-C and commits in
 
     # one story ------------------------------------------------------------------------------------
-    def image_part(self, image_id: str) -> ImagePart:
+    def image_part(self, image_id: str) -> models.ImagePart:
         """The picture as every provider receives it: the run's size and format policy applied once."""
         return self._pictures.part(image_id)
 
@@ -427,13 +419,13 @@ class Engine:
         return policy is JudgeImages.ON or policy is JudgeImages.NEEDED and storyturn.image_dependent
 
     async def run_story(self, run: RunRecord, position: int, storyturn: StoryTurn) -> None:
-        messages: list[Message] = []
+        messages: list[models.Message] = []
         if self.settings.system_prompt:
-            messages.append(Message.text("system", self.settings.system_prompt))
+            messages.append(models.Message.text("system", self.settings.system_prompt))
         previous: PreviousOutcome | None = None
         active_branch: int | None = None
         earlier: list[tuple[str, str]] = []
-        shown: list[ImagePart] = []
+        shown: list[models.ImagePart] = []
         judge_pictures = self.judge_sees_pictures(storyturn)
         status, story_correct = StoryStatus.done, True
         for k, turn in enumerate(storyturn.turns):
@@ -449,25 +441,26 @@ class Engine:
                     status = StoryStatus.stopped
                     break
                 text = user_text(feedback_text, turn)
-                parts: list[TextPart | ImagePart] = [TextPart(text)]
+                parts: list[models.TextPart | models.ImagePart] = [models.TextPart(text)]
                 images: list[dict[str, str]] = []
                 if turn.image and self.settings.images.shows_pictures(storyturn.image_dependent):
                     image = self.image_part(turn.image)
                     parts.append(image)
                     shown.append(image)
                     images.append({"id": turn.image, "sha256": image.sha256})
-                messages.append(Message("user", tuple(parts)))
-                request = ModelRequest(tuple(messages), self.settings.generation, tags={"story_id": storyturn.id, "turn": k})
+                messages.append(models.Message("user", tuple(parts)))
+                request = models.ModelRequest(tuple(messages), self.settings.generation,
+                                              tags={"story_id": storyturn.id, "turn": k})
                 shown_turn = ShownTurn(text, json.dumps(images), feedback_kind, json.dumps(turn.answers))
                 try:
                     reply, model_key, cost = await self._call_model(run, storyturn.id, k, request)
-                except ModelCallError as exc:
+                except models.ModelCallError as exc:
                     self.store.record_turn(TurnRecord.of(run.id, storyturn.id, k, shown_turn, error_kind=exc.kind,
                                                          error=str(exc)))
                     self.progress.errors += 1
                     status, story_correct = StoryStatus.failed, False
                     break
-                messages.append(Message.text("assistant", reply))
+                messages.append(models.Message.text("assistant", reply))
                 request_for_judge = judge_request(storyturn, k, text, reply, earlier, shown if judge_pictures else ())
                 verdict, judgment_key, judge_cost = await self._call_judge(run, request_for_judge)
                 cost += judge_cost
@@ -496,7 +489,7 @@ class Engine:
             self.on_progress(self.progress)
 
     async def _call_model(self, run: RunRecord, story_id: str, turn: int,
-                          request: ModelRequest) -> tuple[str, str, float]:
+                          request: models.ModelRequest) -> tuple[str, str, float]:
         """(reply, cache key, estimated USD of this call: 0 when answered from the store or unpriced)."""
         key = self.model.cache_key(request)
         async with self.store.single_flight(key):
@@ -505,7 +498,7 @@ class Engine:
             async with self._claims.one_call(key):  # another process may be making this call
                 return await self._call_model_once(run, story_id, turn, request, key)
 
-    async def _call_model_once(self, run: RunRecord, story_id: str, turn: int, request: ModelRequest,
+    async def _call_model_once(self, run: RunRecord, story_id: str, turn: int, request: models.ModelRequest,
                                key: str) -> tuple[str, str, float]:
         # with other processes on the run, a row one of them just wrote counts: ask SQLite, not only the index
         cached = self.store.cached_model_call(key, fresh=self._claims is not None and self._claims.crowded)
@@ -517,7 +510,7 @@ class Engine:
         started = time.perf_counter()
         try:
             response = await self.model.generate(request)
-        except ModelCallError as exc:
+        except models.ModelCallError as exc:
             self.store.record_model_call(run_id=run.id, story_id=story_id, turn=turn, key=key, model=self.model.spec,
                                          request_json=request.fingerprint_json, response_text=None,
                                          latency_s=time.perf_counter() - started, error_kind=exc.kind, error=str(exc))

@@ -15,11 +15,12 @@ import os
 import re
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from importlib import resources
 from pathlib import Path
+from typing import Any, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from commet.format.model import StoryTurn
 from commet.format.pipe import FIELDS, RawStoryTurn, parse_storyturn, printed_turns, to_pipe_record
@@ -380,19 +381,22 @@ def _pydantic_problems(exc: ValidationError, file: str, line: int, story: str | 
     return problems
 
 
-class PipeRecord(BaseModel):
-    """A pipe record's shape (``storyturn`` plus StoryTurn-level fields), checked strictly."""
+def _pipe_record_model() -> type[BaseModel]:
+    """A pipe record's shape, checked strictly: ``storyturn`` (the turn strings) plus the StoryTurn-level
+    fields :class:`RawStoryTurn` declares, so that the two cannot drift apart."""
+    hints = get_type_hints(RawStoryTurn)
+    record_fields: dict[str, Any] = {"storyturn": (list[str], ...)}
+    for raw_field in fields(RawStoryTurn):
+        if raw_field.name not in ("turns", "line"):  # the line is where the record was read, not a field of it
+            record_fields[raw_field.name] = (hints[raw_field.name], raw_field.default)
+    # per turn: options, rubric, meta, of any shape here: parse_storyturn checks them and says where
+    record_fields["turn_extras"] = (list[object] | None, None)
+    return create_model("PipeRecord", __config__=ConfigDict(extra="forbid", strict=True),
+                        __doc__="A pipe record's shape (``storyturn`` plus StoryTurn-level fields), checked strictly.",
+                        **record_fields)
 
-    model_config = ConfigDict(extra="forbid", strict=True)
 
-    storyturn: list[str]
-    id: str | None = None
-    task: str | None = None
-    category: str | None = None
-    image_dependent: bool | None = None
-    mental_states: list[str] | None = None
-    source: str | None = None
-    turn_extras: list[object] | None = None  # per turn: options, rubric, meta (checked by parse_storyturn)
+PipeRecord = _pipe_record_model()
 
 
 def _record_storyturn(value: object, *, file: str, line: int, default_id: str) -> tuple[StoryTurn, list[Problem]]:
@@ -409,13 +413,10 @@ def _record_storyturn(value: object, *, file: str, line: int, default_id: str) -
                                                                  f"strings, got {_json_type(value)}")])
     if "storyturn" in value:
         try:
-            record = PipeRecord.model_validate(value)
+            record = dict(PipeRecord.model_validate(value))
         except ValidationError as exc:
             raise FormatError(_pydantic_problems(exc, file, line, story, turn_key="storyturn")) from None
-        raw = RawStoryTurn(turns=record.storyturn, id=record.id, task=record.task, category=record.category,
-                           image_dependent=record.image_dependent, mental_states=record.mental_states,
-                           source=record.source, line=line,
-                           turn_extras=record.turn_extras)  # type: ignore[arg-type]
+        raw = RawStoryTurn(turns=record.pop("storyturn"), line=line, **record)
         return parse_storyturn(raw, file=file, default_id=default_id)
     try:
         return StoryTurn.model_validate(value, strict=True), []

@@ -25,28 +25,19 @@ import base64
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from commet.models.base import (
-    ImagePart,
-    Message,
-    ModelCallError,
-    ModelRequest,
-    ModelResponse,
-    UnknownModelError,
-    Usage,
-    text_block,
-)
+from commet.models import base
 from commet.models.remote import RemoteModel
 
 #: First API version that refuses sampling parameters.
 NO_SAMPLING_FROM = "2026-10-21"
 
 
-def image_block(part: ImagePart) -> dict[str, object]:
+def image_block(part: base.ImagePart) -> dict[str, object]:
     return {"type": "image", "source": {"type": "base64", "media_type": part.mime,
                                         "data": base64.b64encode(part.data).decode("ascii")}}
 
 
-def to_anthropic(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
+def to_anthropic(messages: Sequence[base.Message]) -> tuple[str | None, list[dict[str, Any]]]:
     """(system prompt, Messages API messages)."""
     system = [m.text_content for m in messages if m.role == "system"]
     out: list[dict[str, Any]] = []
@@ -57,8 +48,8 @@ def to_anthropic(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
             out.append({"role": message.role, "content": message.text_content})
             continue
         if message.role != "user":
-            raise ModelCallError("pictures are only supported in user messages", kind="bad_request")
-        out.append({"role": "user", "content": message.blocks(image_block, text_block)})
+            raise base.ModelCallError("pictures are only supported in user messages", kind="bad_request")
+        out.append({"role": "user", "content": message.blocks(image_block, base.text_block)})
     return ("\n\n".join(system) if system else None), out
 
 
@@ -70,15 +61,11 @@ class AnthropicModel(RemoteModel):
 
     def __init__(self, name: str, options: Mapping[str, str]):
         super().__init__(name, options)
-        try:
-            import anthropic
-        except ImportError as exc:  # pragma: no cover
-            raise UnknownModelError(f"anthropic provider needs the SDK: pip install 'commet-bench[anthropic]' "
-                                    f"({exc})") from None
+        anthropic = self.sdk()
         self.api_version = self.options.get("api_version") or None
         mode = self.options.get("sampling", "auto")
         if mode not in ("auto", "send", "omit"):
-            raise UnknownModelError("anthropic: sampling must be auto, send or omit")
+            raise base.UnknownModelError("anthropic: sampling must be auto, send or omit")
         if mode == "auto":
             self.send_sampling = self.api_version is not None and self.api_version < NO_SAMPLING_FROM
         else:
@@ -92,7 +79,7 @@ class AnthropicModel(RemoteModel):
         ident["sampling"] = "sent" if self.send_sampling else "provider-default"
         return ident
 
-    def build_params(self, request: ModelRequest) -> dict[str, Any]:
+    def build_params(self, request: base.ModelRequest) -> dict[str, Any]:
         system, messages = to_anthropic(request.messages)
         params: dict[str, Any] = {"model": self.name, "max_tokens": request.settings.max_tokens,
                                   "messages": messages}
@@ -105,16 +92,16 @@ class AnthropicModel(RemoteModel):
             params["extra_body"] = extra
         return params
 
-    async def _call(self, request: ModelRequest) -> ModelResponse:
+    async def _call(self, request: base.ModelRequest) -> base.ModelResponse:
         message = await self._client.messages.create(**self.build_params(request))
         if message.stop_reason == "refusal":
-            raise ModelCallError("the provider refused to answer (stop_reason=refusal)", kind="refusal")
+            raise base.ModelCallError("the provider refused to answer (stop_reason=refusal)", kind="refusal")
         text = "".join(getattr(block, "text", "") for block in message.content if block.type == "text")
         usage = message.usage
         input_tokens = (usage.input_tokens or 0) + (getattr(usage, "cache_creation_input_tokens", 0) or 0) \
             + (getattr(usage, "cache_read_input_tokens", 0) or 0)
-        return ModelResponse(text=text, usage=Usage(input_tokens, usage.output_tokens or 0),
-                             finish_reason=message.stop_reason)
+        return base.ModelResponse(text=text, usage=base.Usage(input_tokens, usage.output_tokens or 0),
+                                  finish_reason=message.stop_reason)
 
     async def aclose(self) -> None:
         await self._client.close()

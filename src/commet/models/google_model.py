@@ -20,14 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from commet.models.base import (
-    Message,
-    ModelCallError,
-    ModelRequest,
-    ModelResponse,
-    UnknownModelError,
-    Usage,
-)
+from commet.models import base
 from commet.models.remote import RemoteModel, RemoteService
 
 REFUSAL_FINISH = frozenset({"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY",
@@ -40,7 +33,7 @@ def _enum_name(value: Any) -> str | None:
     return str(getattr(value, "name", value)).rsplit(".", 1)[-1]
 
 
-def to_google(messages: Sequence[Message]) -> tuple[str | None, list[Any]]:
+def to_google(messages: Sequence[base.Message]) -> tuple[str | None, list[Any]]:
     """(system instruction, list of ``types.Content``)."""
     from google.genai import types
 
@@ -65,11 +58,7 @@ class GoogleService(RemoteService):
 
     def __init__(self, name: str, options: Mapping[str, str]):
         super().__init__(name, options)
-        try:
-            from google import genai
-            from google.genai import types
-        except ImportError as exc:  # pragma: no cover
-            raise UnknownModelError(f"google provider needs the SDK: pip install 'commet-bench[google]' ({exc})") from None
+        genai, types = self.sdk(), self.sdk("google.genai.types")
         http: dict[str, Any] = {"retry_options": types.HttpRetryOptions(attempts=1)}
         if self.base_url:
             http["base_url"] = self.base_url
@@ -87,7 +76,7 @@ class GoogleService(RemoteService):
 class GoogleModel(GoogleService, RemoteModel):
     output_options = frozenset({"api_version", "thinking_budget"})
 
-    def build_config(self, request: ModelRequest, system: str | None) -> Any:
+    def build_config(self, request: base.ModelRequest, system: str | None) -> Any:
         settings = request.settings
         config: dict[str, Any] = {"temperature": settings.temperature, "max_output_tokens": settings.max_tokens}
         if system:
@@ -100,28 +89,28 @@ class GoogleModel(GoogleService, RemoteModel):
             config["thinking_config"] = self._types.ThinkingConfig(thinking_budget=int(self.options["thinking_budget"]))
         return self._types.GenerateContentConfig(**config)
 
-    async def _call(self, request: ModelRequest) -> ModelResponse:
+    async def _call(self, request: base.ModelRequest) -> base.ModelResponse:
         system, contents = to_google(request.messages)
         response = await self._client.aio.models.generate_content(
             model=self.name, contents=contents, config=self.build_config(request, system))
         meta = response.usage_metadata
-        usage = Usage()
+        usage = base.Usage()
         if meta is not None:
-            usage = Usage(meta.prompt_token_count or 0,
-                          (meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0))
+            usage = base.Usage(meta.prompt_token_count or 0,
+                               (meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0))
         feedback = response.prompt_feedback
         block = _enum_name(feedback.block_reason) if feedback is not None else None
         if block and block != "BLOCKED_REASON_UNSPECIFIED":
-            raise ModelCallError(f"the provider blocked the prompt (block_reason={block})", kind="refusal")
+            raise base.ModelCallError(f"the provider blocked the prompt (block_reason={block})", kind="refusal")
         if not response.candidates:
-            raise ModelCallError("response had no candidates", kind="empty_response", retryable=True)
+            raise base.ModelCallError("response had no candidates", kind="empty_response", retryable=True)
         candidate = response.candidates[0]
         finish = _enum_name(candidate.finish_reason)
         if finish in REFUSAL_FINISH:
-            raise ModelCallError(f"the provider stopped the answer (finish_reason={finish})", kind="refusal")
+            raise base.ModelCallError(f"the provider stopped the answer (finish_reason={finish})", kind="refusal")
         parts = candidate.content.parts if candidate.content is not None and candidate.content.parts else []
         text = "".join(p.text for p in parts if p.text and not p.thought)
-        return ModelResponse(text=text, usage=usage, finish_reason=finish.lower() if finish else None)
+        return base.ModelResponse(text=text, usage=usage, finish_reason=finish.lower() if finish else None)
 
 
 def create(name: str, options: dict[str, str]) -> GoogleModel:

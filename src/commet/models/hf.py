@@ -45,17 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from commet.models.base import (
-    Message,
-    Model,
-    ModelCallError,
-    ModelRequest,
-    ModelResponse,
-    UnknownModelError,
-    Usage,
-    refuse_unknown_options,
-    text_block,
-)
+from commet.models import base
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -182,7 +172,7 @@ def option_int(options: Mapping[str, str], key: str, default: int) -> int:
     try:
         return int(raw)
     except ValueError:
-        raise UnknownModelError(f"option {key}={raw!r} must be an integer") from None
+        raise base.UnknownModelError(f"option {key}={raw!r} must be an integer") from None
 
 
 def option_bool(options: Mapping[str, str], key: str, default: bool = False) -> bool:
@@ -220,34 +210,34 @@ HF_OPTIONS = frozenset({"device", "device_map", "dtype", "kind", "max_batch", "b
                         "trust_remote_code", "download"})
 
 
-def to_chat(messages: Sequence[Message], *, vision: bool) -> list[dict[str, Any]]:
+def to_chat(messages: Sequence[base.Message], *, vision: bool) -> list[dict[str, Any]]:
     """Conversation for a chat template: plain strings for text models, typed parts for processors."""
     out: list[dict[str, Any]] = []
     for message in messages:
         if not vision:
             if message.images:
-                raise ModelCallError("this model is text-only and the turn carries a picture "
-                                     "(run without images or use an image-text-to-text model)",
-                                     kind="unsupported_input")
+                raise base.ModelCallError("this model is text-only and the turn carries a picture "
+                                          "(run without images or use an image-text-to-text model)",
+                                          kind="unsupported_input")
             out.append({"role": message.role, "content": message.text_content})
             continue
-        out.append({"role": message.role, "content": message.blocks(lambda image: {"type": "image"}, text_block)})
+        out.append({"role": message.role, "content": message.blocks(lambda image: {"type": "image"}, base.text_block)})
     return out
 
 
-class HFModel(Model):
+class HFModel(base.Model):
     free = True  # no paid call
 
     def __init__(self, name: str, options: Mapping[str, str]):
-        refuse_unknown_options("hf", options, HF_OPTIONS)
+        base.refuse_unknown_options("hf", options, HF_OPTIONS)
         if not name:
-            raise UnknownModelError("hf: a model path or hub id is required (hf:PATH_OR_ID)")
+            raise base.UnknownModelError("hf: a model path or hub id is required (hf:PATH_OR_ID)")
         try:
             import torch
             import transformers
         except ImportError as exc:
-            raise UnknownModelError(f"hf provider needs torch and transformers: pip install 'commet-bench[hf]' "
-                                    f"({exc})") from None
+            raise base.UnknownModelError(f"hf provider needs torch and transformers: pip install 'commet-bench[hf]' "
+                                         f"({exc})") from None
         self._torch = torch
         self.name = name
         self.options = dict(options)
@@ -264,15 +254,15 @@ class HFModel(Model):
             config = transformers.AutoConfig.from_pretrained(source, **common)
         except (OSError, ValueError) as exc:
             hint = " (downloads are off: pass a local directory, or ?download=1 for a hub id)" if local_only else ""
-            raise UnknownModelError(f"hf: cannot load {name!r}{hint}: {exc}") from None
+            raise base.UnknownModelError(f"hf: cannot load {name!r}{hint}: {exc}") from None
         kind = options.get("kind") or ("vision" if getattr(config, "vision_config", None) is not None else "causal")
         if kind not in ("causal", "vision"):
-            raise UnknownModelError("hf: kind must be causal or vision")
+            raise base.UnknownModelError("hf: kind must be causal or vision")
         self.kind = kind
         self.dtype_name = options.get("dtype", "auto")
         dtype: Any = "auto" if self.dtype_name == "auto" else getattr(torch, self.dtype_name, None)
         if dtype is None:
-            raise UnknownModelError(f"hf: unknown dtype {self.dtype_name!r}")
+            raise base.UnknownModelError(f"hf: unknown dtype {self.dtype_name!r}")
         load: dict[str, Any] = {**common, "dtype": dtype}
         if options.get("device_map"):
             load["device_map"] = options["device_map"]
@@ -286,7 +276,7 @@ class HFModel(Model):
                 self.tokenizer = transformers.AutoTokenizer.from_pretrained(source, **common)
                 self.model = transformers.AutoModelForCausalLM.from_pretrained(source, **load)
         except (OSError, ValueError) as exc:
-            raise UnknownModelError(f"hf: cannot load {name!r}: {exc}") from None
+            raise base.UnknownModelError(f"hf: cannot load {name!r}: {exc}") from None
         if not options.get("device_map"):
             device = options.get("device") or ("cuda" if torch.cuda.is_available() else "cpu")
             # transformers decorates .to with functools.wraps; typeshed's _Wrapped is no descriptor, so mypy
@@ -298,14 +288,14 @@ class HFModel(Model):
             self.tokenizer.pad_token = self.tokenizer.eos_token
         if getattr(self.tokenizer, "chat_template", None) is None and not (
                 self.processor is not None and getattr(self.processor, "chat_template", None)):
-            raise UnknownModelError(f"hf: {name!r} has no chat template; CoMMET needs a chat model")
+            raise base.UnknownModelError(f"hf: {name!r} has no chat template; CoMMET needs a chat model")
         eos = self.model.generation_config.eos_token_id
         if eos is None:
             eos = self.tokenizer.eos_token_id
         self.eos_ids = set(eos if isinstance(eos, list) else [eos]) - {None}
         self.fingerprint = (files_fingerprint(self.local_path) if self.local_path and self.local_path.is_dir()
                             else getattr(config, "_commit_hash", None) or options.get("revision") or "unknown")
-        self.batcher: MicroBatcher[ModelRequest, ModelResponse] = MicroBatcher(
+        self.batcher: MicroBatcher[base.ModelRequest, base.ModelResponse] = MicroBatcher(
             self._run_batch, max_batch=option_int(options, "max_batch", 16),
             wait_s=option_int(options, "batch_wait_ms", 10) / 1000.0,
             key=lambda request: request.settings, name="hf")
@@ -314,19 +304,19 @@ class HFModel(Model):
         return {"spec": self.spec, "provider": "hf", "model": self.name, "weights": self.fingerprint,
                 "dtype": self.dtype_name, "kind": self.kind}
 
-    async def generate(self, request: ModelRequest) -> ModelResponse:
+    async def generate(self, request: base.ModelRequest) -> base.ModelResponse:
         to_chat(request.messages, vision=self.kind == "vision")  # fail fast on unsupported input
         try:
             return await self.batcher.submit(request)
-        except ModelCallError:
+        except base.ModelCallError:
             raise
         except Exception as exc:  # noqa: BLE001 - a failed batch is this call's failure
-            raise ModelCallError(f"{self.spec}: generation failed: {type(exc).__name__}: {exc}",
-                                 kind="generation_error") from exc
+            raise base.ModelCallError(f"{self.spec}: generation failed: {type(exc).__name__}: {exc}",
+                                      kind="generation_error") from exc
 
     # -- runs in the worker thread
 
-    def _encode(self, requests: list[ModelRequest]) -> Any:
+    def _encode(self, requests: list[base.ModelRequest]) -> Any:
         vision = self.kind == "vision"
         conversations = [to_chat(r.messages, vision=vision) for r in requests]
         if not vision:
@@ -350,7 +340,7 @@ class HFModel(Model):
             kwargs["images"] = [img for row in images for img in row]
         return self.processor(**kwargs)
 
-    def _run_batch(self, requests: list[ModelRequest]) -> list[ModelResponse | Exception]:
+    def _run_batch(self, requests: list[base.ModelRequest]) -> list[base.ModelResponse | Exception]:
         torch = self._torch
         settings = requests[0].settings
         inputs = self._encode(requests).to(self.model.device)
@@ -373,7 +363,7 @@ class HFModel(Model):
             output = self.model.generate(**inputs, generation_config=config)
         prompt_len = inputs["input_ids"].shape[1]
         input_counts = inputs["attention_mask"].sum(dim=1).tolist()
-        results: list[ModelResponse | Exception] = []
+        results: list[base.ModelResponse | Exception] = []
         for row, count in zip(output[:, prompt_len:].tolist(), input_counts, strict=True):
             tokens: list[int] = []
             finish = "length"
@@ -385,8 +375,8 @@ class HFModel(Model):
                 tokens.append(token)
             text_tokens = tokens[:-1] if finish == "stop" else tokens
             text = self.tokenizer.decode(text_tokens, skip_special_tokens=True)
-            results.append(ModelResponse(text=text, usage=Usage(int(count), len(tokens)),
-                                         finish_reason=finish))
+            results.append(base.ModelResponse(text=text, usage=base.Usage(int(count), len(tokens)),
+                                              finish_reason=finish))
         return results
 
     async def aclose(self) -> None:

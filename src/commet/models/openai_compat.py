@@ -49,29 +49,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from commet.models.base import (
-    CallErrorKind,
-    ImagePart,
-    Message,
-    ModelCallError,
-    ModelRequest,
-    ModelResponse,
-    UnknownModelError,
-    Usage,
-    text_block,
-)
+from commet.models import base
 from commet.models.endpoints import Endpoint, EndpointPool
 from commet.models.errors import classify
 from commet.models.remote import RemoteModel, RemoteService
 
 
-def data_url(part: ImagePart) -> str:
+def data_url(part: base.ImagePart) -> str:
     return f"data:{part.mime};base64,{base64.b64encode(part.data).decode('ascii')}"
 
 
-def to_openai_messages(messages: Sequence[Message], *, image_detail: str | None = None) -> list[dict[str, Any]]:
+def to_openai_messages(messages: Sequence[base.Message], *, image_detail: str | None = None) -> list[dict[str, Any]]:
     """Chat Completions messages: plain strings for text-only turns, content parts with pictures."""
-    def image_block(part: ImagePart) -> dict[str, object]:
+    def image_block(part: base.ImagePart) -> dict[str, object]:
         image = {"url": data_url(part)}
         if image_detail:
             image["detail"] = image_detail
@@ -81,11 +71,11 @@ def to_openai_messages(messages: Sequence[Message], *, image_detail: str | None 
     for message in messages:
         if not message.images or message.role != "user":
             if message.images:
-                raise ModelCallError(f"pictures are only supported in user messages, not {message.role}",
-                                     kind="bad_request")
+                raise base.ModelCallError(f"pictures are only supported in user messages, not {message.role}",
+                                          kind="bad_request")
             out.append({"role": message.role, "content": message.text_content})
             continue
-        out.append({"role": message.role, "content": message.blocks(image_block, text_block)})
+        out.append({"role": message.role, "content": message.blocks(image_block, base.text_block)})
     return out
 
 
@@ -106,18 +96,18 @@ class OpenAIChatModel(OpenAIService, RemoteModel):
         super().__init__(name, options)
         detail = self.options.get("image_detail")
         if detail not in (None, "auto", "low", "high"):
-            raise UnknownModelError("openai: image_detail must be auto, low or high")
+            raise base.UnknownModelError("openai: image_detail must be auto, low or high")
         self.image_detail = detail
         default_param = "max_tokens" if self.base_url else "max_completion_tokens"
         self.token_param = self.options.get("token_param", default_param)
         if self.token_param not in ("max_tokens", "max_completion_tokens"):
-            raise UnknownModelError("openai: token_param must be max_tokens or max_completion_tokens")
+            raise base.UnknownModelError("openai: token_param must be max_tokens or max_completion_tokens")
         has_aiohttp = _has_aiohttp()
         transport = self.options.get("transport", "direct" if has_aiohttp else "sdk")
         if transport not in ("direct", "sdk"):
-            raise UnknownModelError("openai: transport must be direct or sdk")
+            raise base.UnknownModelError("openai: transport must be direct or sdk")
         if transport == "direct" and not has_aiohttp:
-            raise UnknownModelError("openai: transport=direct needs aiohttp: pip install 'commet-bench[openai]'")
+            raise base.UnknownModelError("openai: transport=direct needs aiohttp: pip install 'commet-bench[openai]'")
 
         def connect(base_url: str | None) -> tuple[Any, DirectChatTransport | None]:
             target = sdk_target(self.api_key, base_url) if transport == "direct" else None
@@ -146,7 +136,7 @@ class OpenAIChatModel(OpenAIService, RemoteModel):
         """The base URLs to spread requests over; None: the SDK's default endpoint."""
         return [*self.base_urls] if self.base_urls else [None]
 
-    def build_params(self, request: ModelRequest) -> dict[str, Any]:
+    def build_params(self, request: base.ModelRequest) -> dict[str, Any]:
         settings = request.settings
         params: dict[str, Any] = {
             "model": self.name,
@@ -162,7 +152,7 @@ class OpenAIChatModel(OpenAIService, RemoteModel):
             params["reasoning_effort"] = self.options["reasoning_effort"]
         return params
 
-    async def _call(self, request: ModelRequest) -> ModelResponse:
+    async def _call(self, request: base.ModelRequest) -> base.ModelResponse:
         body = json.dumps(self.build_params(request), ensure_ascii=False).encode()
         tried: set[str] = set()
         while True:
@@ -204,9 +194,9 @@ class OpenAIChatModel(OpenAIService, RemoteModel):
                 await client.close()
 
 
-def endpoint_failure(error: ModelCallError) -> bool:
+def endpoint_failure(error: base.ModelCallError) -> bool:
     """A failure of the endpoint rather than of the request: worth another endpoint."""
-    return error.family in (CallErrorKind.connection, CallErrorKind.timeout) or (error.status or 0) >= 500
+    return error.family in (base.CallErrorKind.connection, base.CallErrorKind.timeout) or (error.status or 0) >= 500
 
 
 class HTTPStatusFailure(Exception):
@@ -428,23 +418,23 @@ def _has_aiohttp() -> bool:
     return importlib.util.find_spec("aiohttp") is not None
 
 
-def parse_completion(raw: bytes) -> ModelResponse:
+def parse_completion(raw: bytes) -> base.ModelResponse:
     """The reply, usage and finish reason of a chat completion body; refusals and empties raise."""
     try:
         completion = json.loads(raw)
         choices = completion.get("choices") or []
     except (ValueError, AttributeError):
-        raise ModelCallError("the server sent a body that is not a chat completion", kind="bad_response",
-                             retryable=True) from None
+        raise base.ModelCallError("the server sent a body that is not a chat completion", kind="bad_response",
+                                  retryable=True) from None
     if not choices:
-        raise ModelCallError("response had no choices", kind="empty_response", retryable=True)
+        raise base.ModelCallError("response had no choices", kind="empty_response", retryable=True)
     choice = choices[0]
     message = choice.get("message") or {}
     refusal = message.get("refusal")
     if choice.get("finish_reason") == "content_filter" or refusal:
         detail = f": {refusal}" if refusal else ""
-        raise ModelCallError(f"the provider refused or filtered the answer{detail}", kind="refusal")
+        raise base.ModelCallError(f"the provider refused or filtered the answer{detail}", kind="refusal")
     usage = completion.get("usage") or {}
-    return ModelResponse(text=message.get("content") or "",
-                         usage=Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0),
-                         finish_reason=choice.get("finish_reason"))
+    return base.ModelResponse(text=message.get("content") or "",
+                              usage=base.Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0),
+                              finish_reason=choice.get("finish_reason"))

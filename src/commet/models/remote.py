@@ -7,9 +7,11 @@ honour ``rpm``, ``timeout`` and the retry options alike.
 
 from __future__ import annotations
 
+import importlib
 import os
 from abc import abstractmethod
 from collections.abc import Mapping
+from types import ModuleType
 
 from commet.models import pricing
 from commet.models.base import (
@@ -99,6 +101,15 @@ class RemoteService:
     def endpoints_identity(self) -> str | None:
         """The endpoint(s) as recorded: one base_url, or the sorted list (its order changes nothing)."""
         return ",".join(sorted(self.base_urls)) if len(self.base_urls) > 1 else self.base_url
+
+    def sdk(self, module: str = "") -> ModuleType:
+        """The provider's SDK (``sdk_module``) or one of its modules. Its presence is checked with the other
+        prerequisites, so this fails only where the SDK itself breaks on import."""
+        try:
+            return importlib.import_module(module or self.sdk_module)
+        except ImportError as exc:  # pragma: no cover
+            raise UnknownModelError(f"{self.provider} provider needs the SDK: pip install "
+                                    f"'commet-bench[{self.provider}]' ({exc})") from None
 
     def _resolve_key(self) -> str | None:
         return resolve_api_key(self.provider, self.options, self.default_key_envs, self.base_url)

@@ -32,17 +32,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from commet.models.base import (
-    GenerationSettings,
-    Message,
-    Model,
-    ModelCallError,
-    ModelRequest,
-    ModelResponse,
-    UnknownModelError,
-    Usage,
-    refuse_unknown_options,
-)
+from commet.models import base
 from commet.models.hf import MicroBatcher, files_fingerprint, offline_env, option_bool, option_int
 from commet.models.openai_compat import to_openai_messages
 
@@ -61,7 +51,7 @@ INSTALL_HINT = ("the vllm provider needs vLLM on a CUDA machine: pip install 'co
 
 def engine_kwargs(name: str, options: Mapping[str, str]) -> dict[str, Any]:
     """Keyword arguments for ``vllm.LLM`` from a spec's options."""
-    refuse_unknown_options("vllm", options, VLLM_OPTIONS)
+    base.refuse_unknown_options("vllm", options, VLLM_OPTIONS)
     kwargs: dict[str, Any] = {"model": name, "enable_prefix_caching": True}
     for key in INT_OPTIONS:
         if options.get(key):
@@ -71,7 +61,7 @@ def engine_kwargs(name: str, options: Mapping[str, str]) -> dict[str, Any]:
             try:
                 kwargs[key] = float(options[key])
             except ValueError:
-                raise UnknownModelError(f"option {key}={options[key]!r} must be a number") from None
+                raise base.UnknownModelError(f"option {key}={options[key]!r} must be a number") from None
     for key in BOOL_OPTIONS:
         if options.get(key):
             kwargs[key] = option_bool(options, key)
@@ -79,13 +69,13 @@ def engine_kwargs(name: str, options: Mapping[str, str]) -> dict[str, Any]:
         if options.get(key):
             kwargs[key] = options[key]
     if kwargs.get("distributed_executor_backend") not in (None, "ray", "mp", "uni", "external_launcher"):
-        raise UnknownModelError("vllm: distributed_executor_backend must be ray, mp, uni or external_launcher")
+        raise base.UnknownModelError("vllm: distributed_executor_backend must be ray, mp, uni or external_launcher")
     if options.get("max_images"):
         kwargs["limit_mm_per_prompt"] = {"image": option_int(options, "max_images", 1)}
     return kwargs
 
 
-def sampling_kwargs(settings: GenerationSettings) -> dict[str, Any]:
+def sampling_kwargs(settings: base.GenerationSettings) -> dict[str, Any]:
     """Keyword arguments for ``vllm.SamplingParams`` (temperature 0 is greedy in vLLM)."""
     kwargs: dict[str, Any] = {"temperature": settings.temperature, "max_tokens": settings.max_tokens,
                               "top_p": settings.top_p if settings.top_p is not None else 1.0}
@@ -94,17 +84,17 @@ def sampling_kwargs(settings: GenerationSettings) -> dict[str, Any]:
     return kwargs
 
 
-def to_vllm_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def to_vllm_messages(messages: Sequence[base.Message]) -> list[dict[str, Any]]:
     """OpenAI-style chat messages, which ``LLM.chat`` accepts (pictures as data URLs)."""
     return to_openai_messages(messages)
 
 
-class VLLMModel(Model):
+class VLLMModel(base.Model):
     free = True  # no paid call
 
     def __init__(self, name: str, options: Mapping[str, str]):
         if not name:
-            raise UnknownModelError("vllm: a model path or hub id is required (vllm:PATH_OR_ID)")
+            raise base.UnknownModelError("vllm: a model path or hub id is required (vllm:PATH_OR_ID)")
         self.name = name
         self.options = dict(options)
         self.spec = f"vllm:{name}"
@@ -112,7 +102,7 @@ class VLLMModel(Model):
         try:
             vllm = importlib.import_module("vllm")
         except ImportError as exc:
-            raise UnknownModelError(f"{INSTALL_HINT} ({exc})") from None
+            raise base.UnknownModelError(f"{INSTALL_HINT} ({exc})") from None
         self._vllm = vllm
         path = Path(name).expanduser()
         self.local_path = path.resolve() if path.exists() else None
@@ -124,7 +114,7 @@ class VLLMModel(Model):
         self.llm = vllm.LLM(**kwargs)
         self.fingerprint = (files_fingerprint(self.local_path) if self.local_path and self.local_path.is_dir()
                             else options.get("revision") or "unknown")
-        self.batcher: MicroBatcher[ModelRequest, ModelResponse] = MicroBatcher(
+        self.batcher: MicroBatcher[base.ModelRequest, base.ModelResponse] = MicroBatcher(
             self._run_batch, max_batch=option_int(options, "max_batch", 256),
             wait_s=option_int(options, "batch_wait_ms", 20) / 1000.0, name="vllm")
 
@@ -136,25 +126,26 @@ class VLLMModel(Model):
                 ident[key] = self.options[key]
         return ident
 
-    async def generate(self, request: ModelRequest) -> ModelResponse:
+    async def generate(self, request: base.ModelRequest) -> base.ModelResponse:
         try:
             return await self.batcher.submit(request)
-        except ModelCallError:
+        except base.ModelCallError:
             raise
         except Exception as exc:  # noqa: BLE001
-            raise ModelCallError(f"{self.spec}: generation failed: {type(exc).__name__}: {exc}",
-                                 kind="generation_error") from exc
+            raise base.ModelCallError(f"{self.spec}: generation failed: {type(exc).__name__}: {exc}",
+                                      kind="generation_error") from exc
 
-    def _run_batch(self, requests: list[ModelRequest]) -> list[ModelResponse | Exception]:
+    def _run_batch(self, requests: list[base.ModelRequest]) -> list[base.ModelResponse | Exception]:
         conversations = [to_vllm_messages(r.messages) for r in requests]
         params = [self._vllm.SamplingParams(**sampling_kwargs(r.settings)) for r in requests]
         outputs = self.llm.chat(conversations, sampling_params=params, use_tqdm=False,
                                 add_generation_prompt=True)
-        results: list[ModelResponse | Exception] = []
+        results: list[base.ModelResponse | Exception] = []
         for output in outputs:
             completion = output.outputs[0]
-            usage = Usage(len(output.prompt_token_ids or []), len(completion.token_ids or []))
-            results.append(ModelResponse(text=completion.text, usage=usage, finish_reason=completion.finish_reason))
+            usage = base.Usage(len(output.prompt_token_ids or []), len(completion.token_ids or []))
+            results.append(base.ModelResponse(text=completion.text, usage=usage,
+                                              finish_reason=completion.finish_reason))
         return results
 
     async def aclose(self) -> None:

@@ -51,9 +51,11 @@ KEY_INDEX_LIMIT = 500_000
 COMMIT_WINDOW_S = 0.01
 log = logging.getLogger(__name__)
 Statement = tuple[str, tuple[object, ...]]
+#: The key-value table each of CoMMET's SQLite files (results store, study, review) keeps its own
+#: facts in: the schema version, the study it belongs to, the session key.
+META_TABLE = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+SCHEMA = META_TABLE + """
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY,
     name TEXT UNIQUE NOT NULL,

@@ -49,18 +49,16 @@ from commet.apps.review.db import (
 from commet.apps.web import (
     MAX_UPLOAD_PIXELS,
     SECURITY_HEADERS,
-    BodySizeLimit,
-    HeadAsGet,
     LoginThrottle,
     NotAPicture,
     PictureTooLarge,
     RateLimiter,
-    SameOriginPosts,
     Sessions,
     check_csrf,
     client_address,
     csrf_token,
     decode_picture,
+    guarded_app,
     safe_child,
     templates,
 )
@@ -116,10 +114,7 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
     logins = login_throttle or LoginThrottle()
     lint_counts: dict[tuple[str, int], int] = {}
 
-    app = FastAPI(title="CoMMET review", docs_url=None, redoc_url=None, openapi_url=None)
-    app.add_middleware(BodySizeLimit, max_bytes=max_upload_bytes + 64 * 1024)
-    app.add_middleware(SameOriginPosts)
-    app.add_middleware(HeadAsGet)  # outermost: every layer below sees a GET
+    app = guarded_app("CoMMET review", max_body_bytes=max_upload_bytes + 64 * 1024)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 
     @app.middleware("http")

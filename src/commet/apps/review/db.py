@@ -37,6 +37,7 @@ from commet.format.loading import load_dataset
 from commet.format.model import StoryTurn
 from commet.format.problems import Problem
 from commet.format.validate import validate_dataset
+from commet.store.sqlite import META_TABLE
 
 REVIEWERS_FOR_CONSENSUS = 3
 
@@ -69,8 +70,7 @@ TEXT_ERRORS: dict[str, str] = {
 ERROR_CATEGORIES: dict[str, str] = {**IMAGE_ERRORS, **TEXT_ERRORS}
 STATUS_KINDS = ("open", "review", "disagreement", "rejected", "final")
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+SCHEMA = META_TABLE + """
 CREATE TABLE IF NOT EXISTS users (
   id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL, password_hash TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS items (

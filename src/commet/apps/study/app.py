@@ -24,8 +24,6 @@ import hashlib
 import math
 import secrets
 import sqlite3
-import time
-from collections import defaultdict, deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -41,15 +39,13 @@ from commet.apps.study.export import participant_label, participant_status, resp
 from commet.apps.study.flow import Position, position, question_count
 from commet.apps.web import (
     SECURITY_HEADERS,
-    BodySizeLimit,
-    HeadAsGet,
     LoginThrottle,
     RateLimiter,
-    SameOriginPosts,
     Sessions,
     check_csrf,
     client_address,
     csrf_token,
+    guarded_app,
     hash_password,
     safe_child,
     templates,
@@ -68,26 +64,6 @@ TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 IMAGE_TYPES = {b"\x89PNG": "image/png", b"\xff\xd8\xff": "image/jpeg", b"GIF8": "image/gif", b"RIFF": "image/webp"}
 #: Share of undecided answers above which the organiser page flags a participant.
 UNDECIDED_WARNING = 0.2
-
-
-class AnswerLimiter:
-    """At most ``limit`` answers per ``window_s`` per link; tells how long to wait instead of refusing outright."""
-
-    def __init__(self, limit: int, window_s: float = 60.0):
-        self.limit = limit
-        self.window_s = window_s
-        self.events: dict[str, deque[float]] = defaultdict(deque)
-
-    def wait_s(self, key: str) -> float:
-        """0 when an answer may be taken now (and it is counted), else the seconds until one may."""
-        now = time.monotonic()
-        events = self.events[key]
-        while events and now - events[0] >= self.window_s:
-            events.popleft()
-        if len(events) >= self.limit:
-            return self.window_s - (now - events[0])
-        events.append(now)
-        return 0.0
 
 
 def feedback_style(kind: str) -> str:
@@ -129,7 +105,7 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
         f"{db.session_secret()}\n{organiser_password or ''}".encode()).hexdigest()[:24]
     db.revoke_other_organiser_sessions(organiser_subject)
     per_token = RateLimiter(limit=participant_rate, window_s=60.0)
-    answer_limit = AnswerLimiter(answer_rate, 60.0)
+    answer_limit = RateLimiter(answer_rate, 60.0)  # tells how long to wait instead of refusing outright
     unknown_links = RateLimiter(limit=participant_rate, window_s=60.0)
     logins = LoginThrottle(free=login_rate)
     pages = templates(HERE / "templates")
@@ -140,10 +116,7 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
         await the_judge.aclose()
         db.close()
 
-    app = FastAPI(title="CoMMET study", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
-    app.add_middleware(BodySizeLimit, max_bytes=MAX_BODY_BYTES)
-    app.add_middleware(SameOriginPosts)
-    app.add_middleware(HeadAsGet)  # outermost: every layer below sees a GET
+    app = guarded_app("CoMMET study", max_body_bytes=MAX_BODY_BYTES, lifespan=lifespan)
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next):  # noqa: ANN001, ANN202 - Starlette's signature
@@ -181,8 +154,18 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
         per_token.check(token)
         return row
 
+    def posted(request: Request, token: str, csrf: str) -> sqlite3.Row:
+        """The participant a form is posted for, once the form's CSRF token is checked."""
+        row = participant(token)
+        check_csrf(sessions.load(request), csrf)
+        return row
+
     def where(row: sqlite3.Row) -> Position | None:
         return position(study.questionnaire(row["questionnaire"]), storyturns, db.answers(row["token"]))
+
+    def in_progress(row: sqlite3.Row) -> Position | None:
+        """Where a participant who has consented and not yet finished stands; None before and after."""
+        return where(row) if row["consent_at"] is not None and row["finished_at"] is None else None
 
     def question_page(request: Request, row: sqlite3.Row, now: Position, error: str = "",
                       draft: str | None = None, stale: str | None = None, status: int = 200) -> HTMLResponse:
@@ -238,8 +221,7 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
     @app.post("/p/{token}/consent", response_model=None)
     async def consent(request: Request, token: str, csrf: Annotated[str, Form()] = "",
                       adult: Annotated[str, Form()] = "") -> Response:
-        row = participant(token)
-        check_csrf(sessions.load(request), csrf)
+        row = posted(request, token, csrf)
         if study.participant.adult_confirmation and adult != "yes" and row["consent_at"] is None:
             return consent_page(request, row, status=400, error="Please confirm the statement above to take part.")
         db.consent(token)
@@ -256,9 +238,8 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
     async def answer(request: Request, token: str, response: Annotated[str, Form()] = "",
                      story: Annotated[int, Form()] = 0, turn: Annotated[int, Form()] = -1,
                      csrf: Annotated[str, Form()] = "") -> Response:
-        row = participant(token)
-        check_csrf(sessions.load(request), csrf)
-        now = where(row) if row["consent_at"] is not None and row["finished_at"] is None else None
+        row = posted(request, token, csrf)
+        now = in_progress(row)
         text = response.strip()
         if now is None or (now.number, now.current.index) != (story, turn):
             if now is None or submitted_before(row, story, turn, text):
@@ -291,7 +272,7 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
     @app.get("/p/{token}/image/{story}/{turn}")
     async def image(token: str, story: int, turn: int) -> Response:
         row = participant(token)
-        now = where(row) if row["consent_at"] is not None and row["finished_at"] is None else None
+        now = in_progress(row)
         if now is None or story != now.number or not 0 <= turn < len(now.turns):
             raise HTTPException(status_code=404)
         image_id = now.turns[turn].image
@@ -310,9 +291,8 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
                          story: Annotated[int, Form()] = 0, turn: Annotated[int, Form()] = -1,
                          csrf: Annotated[str, Form()] = "") -> RedirectResponse:
         """Keep the text typed so far for the current question, then show the break page."""
-        row = participant(token)
-        check_csrf(sessions.load(request), csrf)
-        now = where(row) if row["consent_at"] is not None and row["finished_at"] is None else None
+        row = posted(request, token, csrf)
+        now = in_progress(row)
         if now is not None and (now.number, now.current.index) == (story, turn):
             db.save_draft(token, now.storyturn.id, now.current.index, response.strip()[:MAX_ANSWER_CHARS])
         return RedirectResponse(f"/p/{token}/pause", status_code=303)
@@ -327,8 +307,7 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
 
     @app.post("/p/{token}/stop")
     async def stop(request: Request, token: str, csrf: Annotated[str, Form()] = "") -> RedirectResponse:
-        participant(token)
-        check_csrf(sessions.load(request), csrf)
+        posted(request, token, csrf)
         db.finish(token)
         return RedirectResponse(f"/p/{token}", status_code=303)
 

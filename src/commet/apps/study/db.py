@@ -12,10 +12,9 @@ import threading
 from pathlib import Path
 
 from commet.apps.web import SESSION_SCHEMA
-from commet.store.sqlite import now
+from commet.store.sqlite import META_TABLE, now
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+SCHEMA = META_TABLE + """
 CREATE TABLE IF NOT EXISTS participants (
     id INTEGER PRIMARY KEY,
     token TEXT UNIQUE NOT NULL,

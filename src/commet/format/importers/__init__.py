@@ -9,47 +9,51 @@ feedback, or one fresh conversation per question).
 from __future__ import annotations
 
 import importlib
+import json
+from importlib import resources
 from pathlib import Path
 from types import ModuleType
 
 from commet.format.importers.base import (
     Benchmark,
-    DeclaredTask,
     ImportOptions,
     ImportResult,
     Protocol,
     build_dataset,
+    declared_task,
 )
 from commet.format.problems import FormatError, Problem
 
-#: FORMAT word -> module name; each module has ``BENCHMARK`` and ``read(source, options)``.
-FORMATS: dict[str, str] = {
-    "tomi": "tomi", "hitom": "hitom", "bigtom": "bigtom", "tombench": "tombench", "opentom": "opentom",
-    "fantom": "fantom", "exploretom": "exploretom", "mmtomqa": "mmtomqa", "mumatom": "mumatom",
+#: FORMAT word -> the benchmark: where it comes from and under which licence (``benchmarks.json``, a
+#: table of citations). The module of the same name reads its published files: ``read(source, options)``.
+FORMATS: dict[str, Benchmark] = {
+    name: Benchmark(name=name, **fields)
+    for name, fields in json.loads(resources.files(__name__).joinpath("benchmarks.json").read_text("utf-8")).items()
 }
 
 
 def importer(format_name: str) -> ModuleType:
     """The importer module of a FORMAT word; an unknown word is a FormatError naming the known ones."""
-    module = FORMATS.get(format_name.lower())
-    if module is None:
+    name = format_name.lower()
+    if name not in FORMATS:
         raise FormatError([Problem("<format>", None, None, None, "format",
                                    f"unknown benchmark format {format_name!r}; known: {', '.join(FORMATS)}")])
-    return importlib.import_module(f"commet.format.importers.{module}")
+    return importlib.import_module(f"commet.format.importers.{name}")
 
 
 def import_benchmark(format_name: str, source: str | Path, protocol: Protocol | str = Protocol.conversation,
                      options: ImportOptions | None = None) -> ImportResult:
     """Read a benchmark's published files into a StoryTurn dataset (in memory; ``.save(folder)`` writes it)."""
     module = importer(format_name)
+    benchmark = FORMATS[format_name.lower()]
     source = Path(source)
     if not source.exists():
         raise FormatError([Problem(str(source), None, None, None, None, "file not found")])
     options = options or ImportOptions()
     stories = module.read(source, options)
-    return build_dataset(module.BENCHMARK, stories, Protocol(protocol), source,
-                         language=options.language if module.BENCHMARK.name == "tombench" else "en")
+    return build_dataset(benchmark, stories, Protocol(protocol), source,
+                         language=options.language if benchmark.name == "tombench" else "en")
 
 
-__all__ = ["FORMATS", "Benchmark", "DeclaredTask", "ImportOptions", "ImportResult", "Protocol",
+__all__ = ["FORMATS", "Benchmark", "ImportOptions", "ImportResult", "Protocol", "declared_task",
            "import_benchmark", "importer"]

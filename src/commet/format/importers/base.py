@@ -37,19 +37,11 @@ class Protocol(str, Enum):
     independent = "independent"
 
 
-@dataclass(frozen=True)
-class DeclaredTask:
-    """A task the imported dataset declares (open taxonomy): its id, reporting category and states."""
-
-    id: str
-    name: str
-    category: str
-    mental_states: tuple[str, ...]
-    description: str
-
-    def to_task(self) -> Task:
-        return Task(self.id, self.name, self.category, self.mental_states, self.description, feedback="",
-                    picture="no")
+def declared_task(task_id: str, name: str, category: str, mental_states: tuple[str, ...],
+                  description: str) -> Task:
+    """A task the imported dataset declares (open taxonomy): its id, reporting category and states; the
+    booklet's feedback kind and picture use do not apply."""
+    return Task(task_id, name, category, mental_states, description, feedback="", picture="no")
 
 
 @dataclass(frozen=True)
@@ -81,7 +73,7 @@ class SourceStory:
     """One story with its questions, read from the benchmark's file."""
 
     key: str  # unique within the import; becomes part of the StoryTurn id
-    task: DeclaredTask
+    task: Task
     story: str
     questions: list[SourceQuestion]
     line: int | None = None
@@ -241,9 +233,9 @@ class ImportResult:
         return folder
 
 
-def declared_tasks(stories: Iterable[SourceStory]) -> list[DeclaredTask]:
+def declared_tasks(stories: Iterable[SourceStory]) -> list[Task]:
     """The tasks the imported stories use, in order of first use: what the dataset declares."""
-    tasks: dict[str, DeclaredTask] = {}
+    tasks: dict[str, Task] = {}
     for story in stories:
         tasks.setdefault(story.task.id, story.task)
     return list(tasks.values())
@@ -255,7 +247,7 @@ def build_dataset(benchmark: Benchmark, stories: list[SourceStory], protocol: Pr
     if not stories:
         raise source_error(source, None, None, f"no {benchmark.title} questions found")
     storyturns, lines = build_storyturns(benchmark, stories, protocol)
-    tasks = [task.to_task() for task in declared_tasks(stories)]
+    tasks = declared_tasks(stories)
     categories = tuple(dict.fromkeys(task.category for task in tasks))
     states = tuple(dict.fromkeys([*MENTAL_STATES, *(s for task in tasks for s in task.mental_states)]))
     dataset = Dataset(storyturns=storyturns, name=f"{benchmark.name}-{protocol.value}", version="1",

@@ -16,50 +16,37 @@ import csv
 import io
 from pathlib import Path
 
-from commet.format.importers.base import (
-    Benchmark,
-    DeclaredTask,
-    ImportOptions,
-    SourceQuestion,
-    SourceStory,
-    read_text,
-    source_error,
-)
+from commet.format.importers import base
 from commet.format.model import Option
 
-BENCHMARK = Benchmark(
-    name="exploretom", title="ExploreToM", licence="CC-BY-NC-4.0", url="https://huggingface.co/datasets/facebook/ExploreToM",
-    citation="Sclar, Dwivedi-Yu, Fazel-Zarandi, Tsvetkov, Bisk, Choi and Celikyilmaz (2024). Explore Theory of "
-             "Mind: Program-guided Adversarial Data Generation for Theory of Mind Reasoning. ICLR 2025.",
-    source_help="ExploreToM-data-sample.csv (the Hugging Face dataset's CSV file)")
-
-TASK = DeclaredTask("exploretom", "ExploreToM", "Belief", ("belief", "knowledge"),
-                    "adversarially searched stories about who knows where things are and who knows what happened")
+TASK = base.declared_task("exploretom", "ExploreToM", "Belief", ("belief", "knowledge"),
+                          "adversarially searched stories about who knows where things are and who knows what happened")
 REQUIRED = ("infilled_story", "question", "expected_answer", "qprop=nth_order")
 ANSWER_SETS = (("yes", "no"), ("knows about it", "does not know about it"))
 
 
-def read(source: Path, options: ImportOptions) -> list[SourceStory]:
-    reader = csv.DictReader(io.StringIO(read_text(source)))
+def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
+    reader = csv.DictReader(io.StringIO(base.read_text(source)))
     missing = [name for name in REQUIRED if name not in (reader.fieldnames or [])]
     if missing:
-        raise source_error(source, 1, missing[0], "column missing from the header")
-    stories: dict[str, SourceStory] = {}
+        raise base.source_error(source, 1, missing[0], "column missing from the header")
+    stories: dict[str, base.SourceStory] = {}
     for row in reader:
         line = reader.line_num
         for name in REQUIRED:
             if not (row.get(name) or "").strip():
-                raise source_error(source, line, name, "empty field")
+                raise base.source_error(source, line, name, "empty field")
         try:
             order = int(float(row["qprop=nth_order"]))
         except ValueError:
-            raise source_error(source, line, "qprop=nth_order", f"not a number: {row['qprop=nth_order']!r}") from None
+            raise base.source_error(source, line, "qprop=nth_order",
+                                    f"not a number: {row['qprop=nth_order']!r}") from None
         text = row["infilled_story"].strip()
         story = stories.get(text)
         if story is None:
             meta = {name: row[name] for name in row if name and name.startswith(("sprop=", "param=story_type"))}
-            story = SourceStory(key=f"{len(stories) + 1:05d}", task=TASK, story=text, questions=[], line=line,
-                                meta=meta)
+            story = base.SourceStory(key=f"{len(stories) + 1:05d}", task=TASK, story=text, questions=[], line=line,
+                                     meta=meta)
             stories[text] = story
         story.questions.append(_question(row, order, line))
     return list(stories.values())
@@ -74,7 +61,7 @@ def _relation(params: str) -> str:
     return str(value[-1]) if isinstance(value, tuple) and value else "unknown"
 
 
-def _question(row: dict[str, str], order: int, line: int) -> SourceQuestion:
+def _question(row: dict[str, str], order: int, line: int) -> base.SourceQuestion:
     answer = row["expected_answer"].strip()
     meta: dict[str, object] = {"question_type": _relation(row.get("qprop=params") or ""), "order": order,
                                "interesting": (row.get("qprop=non_unique_mental_state") or "").strip() == "True"}
@@ -83,6 +70,6 @@ def _question(row: dict[str, str], order: int, line: int) -> SourceQuestion:
         if answer.lower() in answer_set:
             options = [Option(text=text) for text in answer_set]
             prompt = f"Answer '{answer_set[0]}' or '{answer_set[1]}'."
-            return SourceQuestion(text=f"{question} {prompt}", answer=answer.lower(), line=line, options=options,
-                                  meta=meta)
-    return SourceQuestion(text=question, answer=answer, line=line, meta=meta)
+            return base.SourceQuestion(text=f"{question} {prompt}", answer=answer.lower(), line=line, options=options,
+                                       meta=meta)
+    return base.SourceQuestion(text=question, answer=answer, line=line, meta=meta)

@@ -16,48 +16,32 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from commet.format.importers.base import (
-    Benchmark,
-    DeclaredTask,
-    ImportOptions,
-    SourceQuestion,
-    SourceStory,
-    key_lines,
-    read_json,
-    read_text,
-    source_error,
-    with_answer_label,
-)
+from commet.format.importers import base
 from commet.format.model import Option, Rubric
 
-BENCHMARK = Benchmark(
-    name="fantom", title="FANToM", licence="MIT", url="https://github.com/skywalker023/fantom",
-    citation="Kim, Sclar, Zhou, Le Bras, Kim, Choi and Sap (2023). FANToM: A Benchmark for Stress-testing "
-             "Machine Theory of Mind in Interactions. EMNLP.",
-    source_help="fantom_v1.json (from the authors' fantom.tar.gz); --context short|full")
-
-TASK = DeclaredTask("fantom", "FANToM", "Belief", ("belief", "knowledge"),
-                    "who knows what in a multi-party conversation that some characters missed parts of")
+TASK = base.declared_task("fantom", "FANToM", "Belief", ("belief", "knowledge"),
+                          "who knows what in a multi-party conversation that some characters missed parts of")
 
 
-def read(source: Path, options: ImportOptions) -> list[SourceStory]:
+def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
     if options.context not in ("short", "full"):
-        raise source_error(source, None, "context", f"FANToM has 'short' and 'full' contexts, not {options.context!r}")
-    document = read_json(source)
+        raise base.source_error(source, None, "context",
+                                f"FANToM has 'short' and 'full' contexts, not {options.context!r}")
+    document = base.read_json(source)
     if not isinstance(document, list):
-        raise source_error(source, 1, None, "expected a JSON list of conversation sets")
-    lines = key_lines(read_text(source), "set_id", len(document))
-    stories: list[SourceStory] = []
+        raise base.source_error(source, 1, None, "expected a JSON list of conversation sets")
+    lines = base.key_lines(base.read_text(source), "set_id", len(document))
+    stories: list[base.SourceStory] = []
     for index, record in enumerate(document):
         line = lines[index]
         if not isinstance(record, dict):
-            raise source_error(source, line, f"[{index}]", "expected a conversation set object")
+            raise base.source_error(source, line, f"[{index}]", "expected a conversation set object")
         set_id = str(record.get("set_id") or index)
         reader = _SetReader(source, line, set_id, record)
         context = reader.text(f"{options.context}_context")
         questions = reader.questions()
-        stories.append(SourceStory(key=set_id, task=TASK, story=context, questions=questions, line=line,
-                                   meta={"set_id": set_id, "context": options.context}))
+        stories.append(base.SourceStory(key=set_id, task=TASK, story=context, questions=questions, line=line,
+                                        meta={"set_id": set_id, "context": options.context}))
     return stories
 
 
@@ -68,7 +52,7 @@ class _SetReader:
         self.file, self.line, self.set_id, self.record = file, line, set_id, record
 
     def fail(self, field: str, message: str) -> Exception:
-        return source_error(self.file, self.line, field, message, story=self.set_id)
+        return base.source_error(self.file, self.line, field, message, story=self.set_id)
 
     def text(self, field: str, item: object = None) -> str:
         holder = self.record if item is None else item
@@ -89,14 +73,14 @@ class _SetReader:
             raise self.fail(field, "expected a list of question objects")
         return value
 
-    def questions(self) -> list[SourceQuestion]:
-        out: list[SourceQuestion] = []
+    def questions(self) -> list[base.SourceQuestion]:
+        out: list[base.SourceQuestion] = []
         fact = self.item("factQA")
         fact_q = fact_a = ""
         if fact is not None:
             fact_q, fact_a = self.text("question", fact), self.text("correct_answer", fact)
-            out.append(SourceQuestion(text=fact_q, answer=fact_a, line=self.line,
-                                      meta={"question_type": "fact", "order": 0}))
+            out.append(base.SourceQuestion(text=fact_q, answer=fact_a, line=self.line,
+                                           meta={"question_type": "fact", "order": 0}))
         for k, belief in enumerate(self.items("beliefQAs")):
             out.append(self.belief_choice(belief, k))
         for field, prefix in (("answerabilityQA_list", f"Target: {fact_q}"),
@@ -112,7 +96,7 @@ class _SetReader:
             raise self.fail("beliefQAs", "a conversation set without questions")
         return out
 
-    def belief_choice(self, belief: dict[str, object], k: int) -> SourceQuestion:
+    def belief_choice(self, belief: dict[str, object], k: int) -> base.SourceQuestion:
         right, wrong = self.text("correct_answer", belief), self.text("wrong_answer", belief)
         pair = [right, wrong]
         random.Random(f"{self.set_id}-{k}").shuffle(pair)  # the authors shuffle; fixed here per item
@@ -120,29 +104,29 @@ class _SetReader:
         listed = "\n".join(f"({o.label}) {o.text}" for o in options)
         kind = str(belief.get("question_type") or "tom:belief")
         tom_type = str(belief.get("tom_type") or "")
-        return with_answer_label(SourceQuestion(
+        return base.with_answer_label(base.SourceQuestion(
             text=f"{self.text('question', belief)}\n{listed}\n\nChoose an answer from above:", answer=right,
             line=self.line, options=options,
             meta={"question_type": "belief:multiple-choice", "fantom_type": kind + ":multiple-choice",
                   "tom_type": tom_type, "order": 2 if tom_type.startswith("second") else 1,
                   "missed_info_accessibility": belief.get("missed_info_accessibility")}))
 
-    def list_question(self, listed: dict[str, object], field: str, prefix: str) -> SourceQuestion:
+    def list_question(self, listed: dict[str, object], field: str, prefix: str) -> base.SourceQuestion:
         know, not_know = listed.get("correct_answer"), listed.get("wrong_answer") or []
         if not isinstance(know, list) or not know or not isinstance(not_know, list):
             raise self.fail(f"{field}.correct_answer", "expected lists of character names")
         rubric = Rubric(key_inference=f"names every one of: {', '.join(map(str, know))}",
                         false_inferences=[f"names {name}" for name in not_know])
         kind = "answerability:list" if field.startswith("answerability") else "info_accessibility:list"
-        return SourceQuestion(text=f"{prefix}\nQuestion: {self.text('question', listed)}",
-                              answer=", ".join(map(str, know)), line=self.line, rubric=rubric,
-                              meta={"question_type": kind, "order": 1, "unaware": [str(n) for n in not_know]})
+        return base.SourceQuestion(text=f"{prefix}\nQuestion: {self.text('question', listed)}",
+                                   answer=", ".join(map(str, know)), line=self.line, rubric=rubric,
+                                   meta={"question_type": kind, "order": 1, "unaware": [str(n) for n in not_know]})
 
-    def binary(self, binary: dict[str, object], field: str, prefix: str) -> SourceQuestion:
+    def binary(self, binary: dict[str, object], field: str, prefix: str) -> base.SourceQuestion:
         answer = self.text("correct_answer", binary).split(":")[0].lower()
         if answer not in ("yes", "no"):
             raise self.fail(f"{field}.correct_answer", f"expected yes or no, not {answer!r}")
         kind = "answerability:binary" if field.startswith("answerability") else "info_accessibility:binary"
-        return SourceQuestion(text=f"{prefix}\nQuestion: {self.text('question', binary)} Answer yes or no.",
-                              answer=answer, line=self.line, options=[Option(text="yes"), Option(text="no")],
-                              meta={"question_type": kind, "order": 1})
+        return base.SourceQuestion(text=f"{prefix}\nQuestion: {self.text('question', binary)} Answer yes or no.",
+                                   answer=answer, line=self.line, options=[Option(text="yes"), Option(text="no")],
+                                   meta={"question_type": kind, "order": 1})

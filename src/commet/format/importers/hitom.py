@@ -11,32 +11,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from commet.format.importers.base import (
-    Benchmark,
-    DeclaredTask,
-    ImportOptions,
-    SourceQuestion,
-    SourceStory,
-    key_lines,
-    option_lines,
-    read_json,
-    read_text,
-    source_error,
-    with_answer_label,
-)
+from commet.format.importers import base
 from commet.format.model import Option
 
-BENCHMARK = Benchmark(
-    name="hitom", title="Hi-ToM", licence="Apache-2.0", url="https://github.com/ying-hui-he/Hi-ToM_dataset",
-    citation="Wu, He, Jia, Mihalcea, Chen and Deng (2023). Hi-ToM: A Benchmark for Evaluating Higher-Order "
-             "Theory of Mind Reasoning in Large Language Models. Findings of EMNLP.",
-    source_help="Hi-ToM_data.json")
-
 TASKS = {
-    False: DeclaredTask("hitom_no_tell", "Hi-ToM without communication", "Belief", ("belief",),
-                 "stories without communication between agents; belief questions of order 0 to 4"),
-    True: DeclaredTask("hitom_tell", "Hi-ToM with communication (deception)", "Belief", ("belief", "intention"),
-                 "stories where agents tell each other things, possibly lies; belief questions of order 0 to 4"),
+    False: base.declared_task("hitom_no_tell", "Hi-ToM without communication", "Belief", ("belief",),
+                              "stories without communication between agents; belief questions of order 0 to 4"),
+    True: base.declared_task("hitom_tell", "Hi-ToM with communication (deception)", "Belief",
+                             ("belief", "intention"),
+                             "stories where agents tell each other things, possibly lies; belief questions of "
+                             "order 0 to 4"),
 }
 
 _CHOICE = re.compile(r"(?:^|,\s*)([A-Z])\.\s+")
@@ -50,40 +34,40 @@ def parse_choices(choices: str) -> list[Option]:
             for i, m in enumerate(marks)]
 
 
-def read(source: Path, options: ImportOptions) -> list[SourceStory]:
-    document = read_json(source)
+def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
+    document = base.read_json(source)
     records = document.get("data") if isinstance(document, dict) else document
     if not isinstance(records, list):
-        raise source_error(source, 1, "data", "expected {\"data\": [records]} or a list of records")
-    lines = key_lines(read_text(source), "prompting_type", len(records))
-    stories: dict[str, SourceStory] = {}
+        raise base.source_error(source, 1, "data", "expected {\"data\": [records]} or a list of records")
+    lines = base.key_lines(base.read_text(source), "prompting_type", len(records))
+    stories: dict[str, base.SourceStory] = {}
     for index, record in enumerate(records):
         line = lines[index]
         where = f"data[{index}]"
         if not isinstance(record, dict):
-            raise source_error(source, line, where, "expected a record object")
+            raise base.source_error(source, line, where, "expected a record object")
         for name in REQUIRED:
             if not isinstance(record.get(name), str) or not record[name].strip():
-                raise source_error(source, line, f"{where}.{name}", "missing or empty")
+                raise base.source_error(source, line, f"{where}.{name}", "missing or empty")
         choices = parse_choices(record["choices"])
         if len(choices) < 2:
-            raise source_error(source, line, f"{where}.choices", "expected 'A. option, B. option, ...'")
+            raise base.source_error(source, line, f"{where}.choices", "expected 'A. option, B. option, ...'")
         answer = record["answer"].strip()
         if answer not in {c.text for c in choices}:
-            raise source_error(source, line, f"{where}.answer", f"answer {answer!r} is not one of the choices")
+            raise base.source_error(source, line, f"{where}.answer", f"answer {answer!r} is not one of the choices")
         story_text = record["story"].strip()
         story = stories.get(story_text)
         if story is None:
             deception = bool(record.get("deception"))
-            story = SourceStory(
+            story = base.SourceStory(
                 key=f"{len(stories) + 1:04d}", task=TASKS[deception],
                 story=story_text, questions=[], line=line,
                 meta={"deception": deception, "story_length": record.get("story_length"),
                       "sample_id": record.get("sample_id"), "prompting_type": record.get("prompting_type")})
             stories[story_text] = story
         order = record.get("question_order")
-        question = SourceQuestion(
-            text=f"{record['question'].strip()}\nChoices:\n{option_lines(choices)}", answer=answer, line=line,
+        question = base.SourceQuestion(
+            text=f"{record['question'].strip()}\nChoices:\n{base.option_lines(choices)}", answer=answer, line=line,
             options=choices, meta={"question_type": f"order_{order}", "order": order})
-        story.questions.append(with_answer_label(question))
+        story.questions.append(base.with_answer_label(question))
     return list(stories.values())

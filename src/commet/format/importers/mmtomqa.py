@@ -14,24 +14,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from commet.format.importers.base import (
-    Benchmark,
-    DeclaredTask,
-    ImportOptions,
-    SourceQuestion,
-    SourceStory,
-    answer_option,
-    read_json_lines,
-    source_error,
-    with_answer_label,
-)
+from commet.format.importers import base
 from commet.format.model import Option
-
-BENCHMARK = Benchmark(
-    name="mmtomqa", title="MMToM-QA (text)", licence="MIT", url="https://github.com/chuanyangjin/MMToM-QA",
-    citation="Jin, Wu, Li, Zhang, Yu, Ma, Mo, Malik, Ullman, Shu and Tenenbaum (2024). MMToM-QA: Multimodal "
-             "Theory of Mind Question Answering. ACL.",
-    source_help="Benchmark/questions.json")
 
 QUESTION_TYPES = {
     "1.1": "true_belief_short_term", "1.2": "false_belief_short_term", "1.3": "belief_tracking_long_term",
@@ -39,41 +23,42 @@ QUESTION_TYPES = {
     "2.4": "goal_given_future_actions",
 }
 TASKS = {
-    "1": DeclaredTask("mmtomqa_belief", "MMToM-QA belief inference", "Belief", ("belief", "percept"),
-                      "infer what a person in a household believes from their actions (text part)"),
-    "2": DeclaredTask("mmtomqa_goal", "MMToM-QA goal inference", "Goal", ("desire", "intention", "belief"),
-                      "infer what a person in a household wants from their actions and beliefs (text part)"),
+    "1": base.declared_task("mmtomqa_belief", "MMToM-QA belief inference", "Belief", ("belief", "percept"),
+                            "infer what a person in a household believes from their actions (text part)"),
+    "2": base.declared_task("mmtomqa_goal", "MMToM-QA goal inference", "Goal", ("desire", "intention", "belief"),
+                            "infer what a person in a household wants from their actions and beliefs (text part)"),
 }
 _OPTIONS = re.compile(r"\(a\)\s*(?P<a>.+?)\s*\(b\)\s*(?P<b>.+?)\s*Please respond with either a or b\.?\s*$", re.S)
 
 
-def read(source: Path, options: ImportOptions) -> list[SourceStory]:
-    stories: dict[tuple[object, str, str], SourceStory] = {}
-    for number, record in read_json_lines(source):
+def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
+    stories: dict[tuple[object, str, str], base.SourceStory] = {}
+    for number, record in base.read_json_lines(source):
         if not isinstance(record, dict) or not isinstance(record.get("question"), str):
-            raise source_error(source, number, "question", "expected an object with a 'question' text")
+            raise base.source_error(source, number, "question", "expected an object with a 'question' text")
         story_text, marker, asked = record["question"].partition("Question:")
         if not marker or not story_text.strip():
-            raise source_error(source, number, "question", "no 'Question:' after the story text")
+            raise base.source_error(source, number, "question", "no 'Question:' after the story text")
         match = _OPTIONS.search(asked)
         if match is None:
-            raise source_error(source, number, "question", "expected '(a) ... (b) ... Please respond with either a or b.'")
+            raise base.source_error(source, number, "question",
+                                    "expected '(a) ... (b) ... Please respond with either a or b.'")
         choices = [Option(label="a", text=match.group("a").strip()), Option(label="b", text=match.group("b").strip())]
-        right = answer_option(choices, str(record.get("answer", "")), file=source, line=number)
+        right = base.answer_option(choices, str(record.get("answer", "")), file=source, line=number)
         kind = str(record.get("question_type"))
         if kind not in QUESTION_TYPES:
-            raise source_error(source, number, "question_type", f"unknown question type {kind!r} "
-                                                                f"(known: {', '.join(QUESTION_TYPES)})")
+            raise base.source_error(source, number, "question_type", f"unknown question type {kind!r} "
+                                                                     f"(known: {', '.join(QUESTION_TYPES)})")
         episode = record.get("episode")
         key = (episode, kind[0], story_text.strip())  # belief and goal questions are different tasks
         story = stories.get(key)
         if story is None:
-            story = SourceStory(key=f"{episode}-{len(stories) + 1:04d}", task=TASKS[kind[0]], story=story_text.strip(),
-                                questions=[], line=number,
-                                meta={"episode": episode, "start_time": record.get("start_time"),
-                                      "end_time": record.get("end_time")})
+            story = base.SourceStory(key=f"{episode}-{len(stories) + 1:04d}", task=TASKS[kind[0]],
+                                     story=story_text.strip(), questions=[], line=number,
+                                     meta={"episode": episode, "start_time": record.get("start_time"),
+                                           "end_time": record.get("end_time")})
             stories[key] = story
-        story.questions.append(with_answer_label(SourceQuestion(
+        story.questions.append(base.with_answer_label(base.SourceQuestion(
             text=f"Question:{asked.rstrip()}", answer=right.text, line=number, options=choices,
             meta={"question_type": QUESTION_TYPES[kind], "type_code": kind})))
     return list(stories.values())

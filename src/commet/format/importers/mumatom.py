@@ -14,29 +14,11 @@ import ast
 import re
 from pathlib import Path
 
-from commet.format.importers.base import (
-    Benchmark,
-    DeclaredTask,
-    ImportOptions,
-    SourceQuestion,
-    SourceStory,
-    answer_option,
-    json_line,
-    read_json,
-    read_text,
-    source_error,
-    with_answer_label,
-)
+from commet.format.importers import base
 from commet.format.model import Option
 
-BENCHMARK = Benchmark(
-    name="mumatom", title="MuMA-ToM (text)", licence="Apache-2.0", url="https://github.com/SCAI-JHU/MuMA-ToM",
-    citation="Shi, Ye, Fang, Jin, Isik, Kuo and Shu (2025). MuMA-ToM: Multi-modal Multi-Agent Theory of Mind. "
-             "AAAI.",
-    source_help="the folder with questions.json and texts.json (or questions.json)")
-
-TASK = DeclaredTask("mumatom", "MuMA-ToM", "Belief", ("belief", "intention", "desire"),
-                    "two agents in a household; infer beliefs, social goals and beliefs about others' goals")
+TASK = base.declared_task("mumatom", "MuMA-ToM", "Belief", ("belief", "intention", "desire"),
+                          "two agents in a household; infer beliefs, social goals and beliefs about others' goals")
 _OPTION = re.compile(r"^\s*([A-Z])\)\s*(.+?)\s*$")
 
 
@@ -53,31 +35,31 @@ def _description(value: object) -> str:
     return text
 
 
-def read(source: Path, options: ImportOptions) -> list[SourceStory]:
+def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
     questions_path = source / "questions.json" if source.is_dir() else source
     texts_path = questions_path.parent / "texts.json"
-    document = read_json(questions_path)
+    document = base.read_json(questions_path)
     if not isinstance(document, dict):
-        raise source_error(questions_path, 1, None, "expected an object mapping episode ids to question records")
-    texts = read_json(texts_path) if texts_path.is_file() else {}
+        raise base.source_error(questions_path, 1, None, "expected an object mapping episode ids to question records")
+    texts = base.read_json(texts_path) if texts_path.is_file() else {}
     if not isinstance(texts, dict):
-        raise source_error(texts_path, 1, None, "expected an object mapping episode ids to texts")
-    raw = read_text(questions_path)
-    stories: list[SourceStory] = []
+        raise base.source_error(texts_path, 1, None, "expected an object mapping episode ids to texts")
+    raw = base.read_text(questions_path)
+    stories: list[base.SourceStory] = []
     for episode, record in document.items():
-        line = json_line(raw, f'"{episode}"')
+        line = base.json_line(raw, f'"{episode}"')
         if not isinstance(record, dict):
-            raise source_error(questions_path, line, None, "expected a record object", story=episode)
+            raise base.source_error(questions_path, line, None, "expected a record object", story=episode)
         story_text = str(texts.get(episode) or "").strip() or _description(record.get("description"))
         if not story_text:
-            raise source_error(questions_path, line, "description", "no text for this episode in texts.json "
-                                                                    "and no description", story=episode)
+            raise base.source_error(questions_path, line, "description", "no text for this episode in texts.json "
+                                                                         "and no description", story=episode)
         asked, answers, labels = (record.get(name) for name in ("questions", "answers", "labels"))
         if not isinstance(asked, dict) or not isinstance(answers, dict):
-            raise source_error(questions_path, line, "questions", "expected 'questions' and 'answers' objects",
-                               story=episode)
-        story = SourceStory(key=str(episode), task=TASK, story=story_text, questions=[], line=line,
-                            meta={"episode": episode})
+            raise base.source_error(questions_path, line, "questions", "expected 'questions' and 'answers' objects",
+                                    story=episode)
+        story = base.SourceStory(key=str(episode), task=TASK, story=story_text, questions=[], line=line,
+                                 meta={"episode": episode})
         for number, text in asked.items():
             story.questions.append(_question(questions_path, line, episode, number, text, answers.get(number),
                                              (labels or {}).get(number)))
@@ -86,9 +68,9 @@ def read(source: Path, options: ImportOptions) -> list[SourceStory]:
 
 
 def _question(path: Path, line: int | None, episode: str, number: str, text: object, answer: object,
-              label: object) -> SourceQuestion:
+              label: object) -> base.SourceQuestion:
     if not isinstance(text, str) or not isinstance(answer, str):
-        raise source_error(path, line, f"questions.{number}", "question and answer must be texts", story=episode)
+        raise base.source_error(path, line, f"questions.{number}", "question and answer must be texts", story=episode)
     stem: list[str] = []
     choices: list[Option] = []
     for row in text.splitlines():
@@ -98,9 +80,10 @@ def _question(path: Path, line: int | None, episode: str, number: str, text: obj
         elif not choices:
             stem.append(row)
     if len(choices) < 2:
-        raise source_error(path, line, f"questions.{number}", "expected option lines 'A) ...', 'B) ...'", story=episode)
-    right = answer_option(choices, answer.strip()[:1], file=path, line=line, story=episode,
-                          field_name=f"answers.{number}")
-    return with_answer_label(SourceQuestion(
+        raise base.source_error(path, line, f"questions.{number}", "expected option lines 'A) ...', 'B) ...'",
+                                story=episode)
+    right = base.answer_option(choices, answer.strip()[:1], file=path, line=line, story=episode,
+                               field_name=f"answers.{number}")
+    return base.with_answer_label(base.SourceQuestion(
         text=text.strip(), answer=right.text, line=line, options=choices,
         meta={"question_type": str(label or "unknown"), "number": number}))

@@ -13,29 +13,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from commet.format.importers.base import (
-    Benchmark,
-    DeclaredTask,
-    ImportOptions,
-    SourceQuestion,
-    SourceStory,
-    json_line,
-    read_json,
-    read_text,
-    source_error,
-)
+from commet.format.importers import base
 from commet.format.model import Option
 
-BENCHMARK = Benchmark(
-    name="opentom", title="OpenToM", licence="CC-BY-NC-4.0", url="https://github.com/seacowx/OpenToM",
-    citation="Xu, Zhao, Li, Yang, Chen, Wu, Wang and He (2024). OpenToM: A Comprehensive Benchmark for "
-             "Evaluating Theory-of-Mind Reasoning Capabilities of Large Language Models. ACL.",
-    source_help="the data/opentom_data folder (meta_data.json and the question files)")
-
-TASK = DeclaredTask("opentom", "OpenToM", "Belief", ("belief", "emotion", "intention"),
-                    "characters' beliefs about locations, fullness, accessibility, and their attitudes")
-LONG_TASK = DeclaredTask("opentom_long", "OpenToM (long narratives)", "Belief", ("belief", "emotion", "intention"),
-                         "OpenToM questions over the long narratives")
+TASK = base.declared_task("opentom", "OpenToM", "Belief", ("belief", "emotion", "intention"),
+                          "characters' beliefs about locations, fullness, accessibility, and their attitudes")
+LONG_TASK = base.declared_task("opentom_long", "OpenToM (long narratives)", "Belief",
+                               ("belief", "emotion", "intention"), "OpenToM questions over the long narratives")
 
 #: Question files in the order their questions are asked, with the genre each holds.
 GENRE_FILES = (
@@ -55,26 +39,27 @@ ANSWER_SPACES = {
 }
 
 
-def read(source: Path, options: ImportOptions) -> list[SourceStory]:
+def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
     if not source.is_dir():
-        raise source_error(source, None, None, "expected the opentom_data folder (meta_data.json and question files)")
+        raise base.source_error(source, None, None,
+                                "expected the opentom_data folder (meta_data.json and question files)")
     meta_path = next((source / name for name in ("meta_data.json", "meta_data_long.json")
                       if (source / name).is_file()), None)
     if meta_path is None:
-        raise source_error(source / "meta_data.json", None, None, "file not found")
-    metadata = read_json(meta_path)
+        raise base.source_error(source / "meta_data.json", None, None, "file not found")
+    metadata = base.read_json(meta_path)
     if not isinstance(metadata, dict):
-        raise source_error(meta_path, 1, None, "expected an object mapping story ids to story records")
-    meta_text = read_text(meta_path)
+        raise base.source_error(meta_path, 1, None, "expected an object mapping story ids to story records")
+    meta_text = base.read_text(meta_path)
     task = LONG_TASK if meta_path.name == "meta_data_long.json" else TASK
-    stories: dict[str, SourceStory] = {}
+    stories: dict[str, base.SourceStory] = {}
     for key, record in metadata.items():
-        line = json_line(meta_text, f'"{key}"')
+        line = base.json_line(meta_text, f'"{key}"')
         narrative = record.get("narrative") if isinstance(record, dict) else None
         if not isinstance(narrative, str) or not narrative.strip():
-            raise source_error(meta_path, line, "narrative", "missing or empty", story=key)
-        stories[key] = SourceStory(key=str(key), task=task, story=narrative.strip(), questions=[], line=line,
-                                   meta={"plot_info": record.get("plot_info"), "observed": record.get("observed")})
+            raise base.source_error(meta_path, line, "narrative", "missing or empty", story=key)
+        stories[key] = base.SourceStory(key=str(key), task=task, story=narrative.strip(), questions=[], line=line,
+                                        meta={"plot_info": record.get("plot_info"), "observed": record.get("observed")})
     found_any = False
     for names, genre in GENRE_FILES:
         path = next((source / name for name in names if (source / name).is_file()), None)
@@ -83,30 +68,31 @@ def read(source: Path, options: ImportOptions) -> list[SourceStory]:
         found_any = True
         _add_questions(path, genre, stories)
     if not found_any:
-        raise source_error(source, None, None, "no OpenToM question files (location_cg_fo.json, ...) in this folder")
+        raise base.source_error(source, None, None,
+                                "no OpenToM question files (location_cg_fo.json, ...) in this folder")
     return [story for story in stories.values() if story.questions]
 
 
-def _add_questions(path: Path, genre: str, stories: dict[str, SourceStory]) -> None:
-    document = read_json(path)
+def _add_questions(path: Path, genre: str, stories: dict[str, base.SourceStory]) -> None:
+    document = base.read_json(path)
     if not isinstance(document, dict):
-        raise source_error(path, 1, None, "expected an object mapping story ids to lists of questions")
-    text = read_text(path)
+        raise base.source_error(path, 1, None, "expected an object mapping story ids to lists of questions")
+    text = base.read_text(path)
     for key, questions in document.items():
-        line = json_line(text, f'"{key}"')
+        line = base.json_line(text, f'"{key}"')
         if key not in stories:
-            raise source_error(path, line, None, "story id not in the metadata file", story=key)
+            raise base.source_error(path, line, None, "story id not in the metadata file", story=key)
         if not isinstance(questions, list):
-            raise source_error(path, line, None, "expected a list of questions", story=key)
+            raise base.source_error(path, line, None, "expected a list of questions", story=key)
         for index, item in enumerate(questions):
             if not isinstance(item, dict) or not all(isinstance(item.get(f), str) and item[f].strip()
                                                      for f in ("question", "answer", "type")):
-                raise source_error(path, line, f"[{index}]", "a question needs 'question', 'answer' and 'type'",
-                                   story=key)
+                raise base.source_error(path, line, f"[{index}]", "a question needs 'question', 'answer' and 'type'",
+                                        story=key)
             stories[key].questions.append(_question(item, genre, path, line, key))
 
 
-def _question(item: dict[str, str], genre: str, path: Path, line: int | None, key: str) -> SourceQuestion:
+def _question(item: dict[str, str], genre: str, path: Path, line: int | None, key: str) -> base.SourceQuestion:
     text, answer, kind = item["question"].strip(), item["answer"].strip(), item["type"].strip()
     space_name = genre
     if genre == "multihop":
@@ -116,10 +102,10 @@ def _question(item: dict[str, str], genre: str, path: Path, line: int | None, ke
     meta: dict[str, object] = {"question_type": space_name if genre == "multihop" else genre, "order": order,
                                "opentom_type": kind}
     if space is None:  # fine location: an open answer
-        return SourceQuestion(text=text, answer=answer, line=line, meta=meta)
+        return base.SourceQuestion(text=text, answer=answer, line=line, meta=meta)
     matching = [option for option in space if option.lower() == answer.lower()]
     if not matching:
-        raise source_error(path, line, "answer", f"answer {answer!r} is not one of {', '.join(space)}", story=key)
+        raise base.source_error(path, line, "answer", f"answer {answer!r} is not one of {', '.join(space)}", story=key)
     options = [Option(text=option) for option in space]
     prompt = "Answer yes or no." if space_name == "location_coarse" else f"Answer with one of: {', '.join(space)}."
-    return SourceQuestion(text=f"{text} {prompt}", answer=matching[0], line=line, options=options, meta=meta)
+    return base.SourceQuestion(text=f"{text} {prompt}", answer=matching[0], line=line, options=options, meta=meta)

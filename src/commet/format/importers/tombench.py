@@ -13,26 +13,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from commet.format.importers.base import (
-    Benchmark,
-    DeclaredTask,
-    ImportOptions,
-    SourceQuestion,
-    SourceStory,
-    answer_option,
-    option_lines,
-    read_json_lines,
-    slug,
-    source_error,
-    with_answer_label,
-)
+from commet.format.importers import base
 from commet.format.model import Option
-
-BENCHMARK = Benchmark(
-    name="tombench", title="ToMBench", licence="MIT", url="https://github.com/zhchen18/ToMBench",
-    citation="Chen, Wu, Zhou, Wen, Sun, Zhang, Huang, Wang, Liu and Huang (2024). ToMBench: Benchmarking "
-             "Theory of Mind in Large Language Models. ACL.",
-    source_help="a data/<task>.jsonl file or the data/ folder; --language en|zh")
+from commet.taxonomy import Task
 
 #: ABILITY prefixes (the ATOMS dimensions ToMBench uses) -> reporting category.
 CATEGORIES = {"belief": "Belief", "desire": "Desire", "emotion": "Emotion", "intention": "Intention",
@@ -49,27 +32,27 @@ def files(source: Path) -> list[Path]:
     if source.is_dir():
         found = sorted(source.glob("*.jsonl"))
         if not found:
-            raise source_error(source, None, None, "no *.jsonl task files in this folder")
+            raise base.source_error(source, None, None, "no *.jsonl task files in this folder")
         return found
     return [source]
 
 
-def read(source: Path, options: ImportOptions) -> list[SourceStory]:
+def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
     if options.language not in FIELDS:
-        raise source_error(source, None, "language", f"ToMBench has 'en' and 'zh', not {options.language!r}")
-    stories: list[SourceStory] = []
+        raise base.source_error(source, None, "language", f"ToMBench has 'en' and 'zh', not {options.language!r}")
+    stories: list[base.SourceStory] = []
     for path in files(source):
         stories.extend(_read_file(path, options.language))
     return stories
 
 
-def task_for(path: Path, ability: str) -> DeclaredTask:
+def task_for(path: Path, ability: str) -> Task:
     """The task a ToMBench file declares: named after the file, reported under its ability's dimension."""
     dimension = ability.split(":", 1)[0].strip().lower()
     category = CATEGORIES.get(dimension, ability.split(":", 1)[0].strip())
     states = ("non_literal_communication",) if category == "NLC" else (category.lower(),)
-    return DeclaredTask(f"tombench_{slug(path.stem)}", f"ToMBench {path.stem}", category, states,
-                        f"ToMBench task '{path.stem}' ({ability})")
+    return base.declared_task(f"tombench_{base.slug(path.stem)}", f"ToMBench {path.stem}", category, states,
+                              f"ToMBench task '{path.stem}' ({ability})")
 
 
 def _text(value: object) -> str:
@@ -78,15 +61,15 @@ def _text(value: object) -> str:
     return str(value).strip()
 
 
-def _read_file(path: Path, language: str) -> list[SourceStory]:
+def _read_file(path: Path, language: str) -> list[base.SourceStory]:
     story_field, question_field, option_field = FIELDS[language]
-    stories: list[SourceStory] = []
-    for number, record in read_json_lines(path):
+    stories: list[base.SourceStory] = []
+    for number, record in base.read_json_lines(path):
         if not isinstance(record, dict):
-            raise source_error(path, number, None, "expected one JSON object per line")
+            raise base.source_error(path, number, None, "expected one JSON object per line")
         for name in (ABILITY, story_field, question_field, ANSWER):
             if not _text(record.get(name)):
-                raise source_error(path, number, name.replace("\n", " "), "missing or empty")
+                raise base.source_error(path, number, name.replace("\n", " "), "missing or empty")
         choices: list[Option] = []
         for label in LABELS:
             text = _text(record.get(option_field + label))
@@ -95,19 +78,19 @@ def _read_file(path: Path, language: str) -> list[SourceStory]:
             if text:
                 choices.append(Option(label=label, text=text))
         if len(choices) < 2:
-            raise source_error(path, number, option_field + "A", "fewer than two options")
+            raise base.source_error(path, number, option_field + "A", "fewer than two options")
         where = {"file": path, "line": number, "field_name": ANSWER.replace("\n", " ")}
-        right = answer_option(choices, _text(record[ANSWER]), **where)  # type: ignore[arg-type]
+        right = base.answer_option(choices, _text(record[ANSWER]), **where)  # type: ignore[arg-type]
         task = task_for(path, _text(record[ABILITY]))
         story_text = _text(record[story_field])
         if not stories or stories[-1].story != story_text or stories[-1].task.id != task.id:
-            stories.append(SourceStory(key=f"{slug(path.stem)}-{len(stories) + 1:04d}", task=task,
-                                       story=story_text, questions=[], line=number,
-                                       meta={"language": language, "file": path.name}))
+            stories.append(base.SourceStory(key=f"{base.slug(path.stem)}-{len(stories) + 1:04d}", task=task,
+                                            story=story_text, questions=[], line=number,
+                                            meta={"language": language, "file": path.name}))
         asked, listed = HEADINGS[language]
-        question = SourceQuestion(
-            text=f"{asked}\n{_text(record[question_field])}\n\n{listed}\n{option_lines(choices)}",
+        question = base.SourceQuestion(
+            text=f"{asked}\n{_text(record[question_field])}\n\n{listed}\n{base.option_lines(choices)}",
             answer=right.text, line=number, options=choices,
             meta={"question_type": _text(record[ABILITY]), "index": record.get(INDEX)})
-        stories[-1].questions.append(with_answer_label(question))
+        stories[-1].questions.append(base.with_answer_label(question))
     return stories

@@ -13,30 +13,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from commet.format.importers.base import (
-    Benchmark,
-    DeclaredTask,
-    ImportOptions,
-    SourceQuestion,
-    SourceStory,
-    read_text,
-    source_error,
-)
-
-BENCHMARK = Benchmark(
-    name="tomi", title="ToMi", licence="CC-BY-NC-4.0", url="https://github.com/facebookresearch/ToMi",
-    citation="Le, Boureau and Nickel (2019). Revisiting the Evaluation of Theory of Mind through Question "
-             "Answering. EMNLP-IJCNLP.",
-    source_help="a ToMi .txt file (test.txt, fb_all_test.txt, ...); its .trace file beside it is read too")
+from commet.format.importers import base
 
 STORY_TYPES = {
     "true_belief": "every agent saw every move",
     "false_belief": "an agent missed a move",
     "second_order_false_belief": "an agent has a false belief about another agent's belief",
 }
-TASKS = {kind: DeclaredTask(f"tomi_{kind}", f"ToMi {kind.replace('_', ' ')}", "Belief", ("belief",), description)
+TASKS = {kind: base.declared_task(f"tomi_{kind}", f"ToMi {kind.replace('_', ' ')}", "Belief", ("belief",), description)
          for kind, description in STORY_TYPES.items()}
-UNTRACED = DeclaredTask("tomi", "ToMi", "Belief", ("belief",), "ToMi story read without its .trace file")
+UNTRACED = base.declared_task("tomi", "ToMi", "Belief", ("belief",), "ToMi story read without its .trace file")
 
 _LINE = re.compile(r"^(\d+) (.*)$")
 _QUESTION_TYPE = re.compile(r"^(first_order|second_order)_([01])_(tom|no_tom)$")
@@ -64,8 +50,8 @@ def _untraced_meta(question: str) -> dict[str, object]:
     return {"question_type": kind, "order": {"first_order": 1, "second_order": 2}.get(kind, 0)}
 
 
-def read(source: Path, options: ImportOptions) -> list[SourceStory]:
-    text = read_text(source)
+def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
+    text = base.read_text(source)
     examples: list[tuple[int, list[str], str, str]] = []  # first line, story lines, question, answer
     story: list[str] = []
     first = 0
@@ -74,26 +60,28 @@ def read(source: Path, options: ImportOptions) -> list[SourceStory]:
             continue
         match = _LINE.match(raw)
         if match is None:
-            raise source_error(source, number, None, "expected 'N sentence' (a line number, a space, the text)")
+            raise base.source_error(source, number, None, "expected 'N sentence' (a line number, a space, the text)")
         index, content = int(match.group(1)), match.group(2)
         if index == 1:
             if story:
-                raise source_error(source, first, "question", "this example ends without a question line")
+                raise base.source_error(source, first, "question", "this example ends without a question line")
             first = number
         if "\t" not in content:
             if content.rstrip().endswith("?"):
-                raise source_error(source, number, "question", "a question line needs 'question<TAB>answer<TAB>support'")
+                raise base.source_error(source, number, "question",
+                                        "a question line needs 'question<TAB>answer<TAB>support'")
             story.append(content.strip())
             continue
         fields = content.split("\t")
         if len(fields) < 2 or not fields[0].strip() or not fields[1].strip():
-            raise source_error(source, number, "question", "a question line needs 'question<TAB>answer<TAB>support'")
+            raise base.source_error(source, number, "question",
+                                    "a question line needs 'question<TAB>answer<TAB>support'")
         if not story:
-            raise source_error(source, number, "story", "question before any story line")
+            raise base.source_error(source, number, "story", "question before any story line")
         examples.append((first, story, fields[0].strip(), fields[1].strip()))
         story = []
     traces = _traces(source, len(examples))
-    stories: list[SourceStory] = []
+    stories: list[base.SourceStory] = []
     for position, (line, sentences, question, answer) in enumerate(examples):
         trace = traces[position] if traces else None
         meta = _question_meta(trace[-2]) if trace else _untraced_meta(question)
@@ -103,13 +91,13 @@ def read(source: Path, options: ImportOptions) -> list[SourceStory]:
         else:
             story_meta: dict[str, object] = {"story_type": trace[-1]} if trace else {}
             if trace is not None and trace[-1] not in TASKS:
-                raise source_error(source.with_suffix(".trace"), position + 1, "story_type",
-                                   f"unknown ToMi story type {trace[-1]!r} (known: {', '.join(TASKS)})")
+                raise base.source_error(source.with_suffix(".trace"), position + 1, "story_type",
+                                        f"unknown ToMi story type {trace[-1]!r} (known: {', '.join(TASKS)})")
             task = TASKS[trace[-1]] if trace is not None else UNTRACED
-            target = SourceStory(key=f"{source.stem}-{len(stories) + 1:05d}", task=task, story=story_text,
-                                 questions=[], line=line, meta=story_meta)
+            target = base.SourceStory(key=f"{source.stem}-{len(stories) + 1:05d}", task=task, story=story_text,
+                                      questions=[], line=line, meta=story_meta)
             stories.append(target)
-        target.questions.append(SourceQuestion(text=question, answer=answer, line=line, meta=meta))
+        target.questions.append(base.SourceQuestion(text=question, answer=answer, line=line, meta=meta))
     return stories
 
 
@@ -118,10 +106,11 @@ def _traces(source: Path, count: int) -> list[list[str]] | None:
     path = source.with_suffix(".trace")
     if not path.is_file():
         return None
-    lines = [line.strip().split(",") for line in read_text(path).splitlines() if line.strip()]
+    lines = [line.strip().split(",") for line in base.read_text(path).splitlines() if line.strip()]
     if len(lines) != count:
-        raise source_error(path, len(lines), None, f"{len(lines)} trace lines for {count} examples in {source.name}")
+        raise base.source_error(path, len(lines), None,
+                                f"{len(lines)} trace lines for {count} examples in {source.name}")
     for number, fields in enumerate(lines, start=1):
         if len(fields) < 2:
-            raise source_error(path, number, None, "a trace line ends with 'question_type,story_type'")
+            raise base.source_error(path, number, None, "a trace line ends with 'question_type,story_type'")
     return lines

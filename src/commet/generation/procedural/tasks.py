@@ -20,6 +20,7 @@ import copy
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from commet.format.model import AnswerFeedback, Feedback, Option, Rubric, Turn
 from commet.generation.procedural import lexicon as lex
@@ -412,11 +413,17 @@ def true_belief_action(rng: random.Random, b: StoryBuilder, image_dependent: boo
 
 # --- perception and reference ---------------------------------------------------------------
 
-def reference_easy(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
+def _mirrored_room(rng: random.Random) -> tuple[Cast, World, Callable[[float], float]]:
+    """A cast, a room and the map of positions in it: mirrored in half of the stories, so that the
+    speaker (and what only the speaker sees) stands on the left as often as on the right."""
     cast = Cast(rng)
     w = World(_room(rng))
     flip = rng.random() < 0.5
-    x = (lambda v: 1 - v) if flip else (lambda v: v)
+    return cast, w, (lambda v: 1 - v) if flip else (lambda v: v)
+
+
+def reference_easy(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
+    cast, w, x = _mirrored_room(rng)
     speaker, listener = cast.child(x(0.06)), cast.adult(x(0.94))
     kind = rng.choice(lex.TOYS)
     colour = rng.choice(kind.colours)
@@ -448,11 +455,37 @@ def reference_easy(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
     b.facts.update(log=w.record(), thing=kind.noun, speaker_sees=w.visible_things(speaker.id), meant=meant.id)
 
 
+class _Why(NamedTuple):
+    """An explanation question's expected answer, key inference and false inferences (:meth:`StoryBuilder.why`)."""
+
+    answer: str
+    key: str
+    false: list[str]
+
+
+def _mistaken_request(rng: random.Random, b: StoryBuilder, w: World, image_dependent: bool, *, story: str,
+                      detail: str, asker: Agent, giver: Agent, kind: lex.Kind, verb: str, wish: str, call: str,
+                      colours: list[str], given: Thing, wanted: Thing, why_given: _Why, handed: Feedback,
+                      why_wanted: _Why, handed_story: str = "") -> None:
+    """The story and four turns both hard reference tasks share: the asker asks for a thing in words the
+    giver, who cannot see all the asker sees, takes for another; which one will the giver hand over and
+    why, which one did the asker really want and how do you know. ``detail`` tells what the picture shows."""
+    if not image_dependent:
+        story += detail
+    story += f" {asker.name} wants {wish} {fill(rng.choice(lex.WANTS_FOR), asker)} and {call}"
+    names = [f"the {colour} one" for colour in colours]
+    b.choose(f"Which {kind.noun} will {giver.name} {verb} {asker.name}", names, f"the {given.colour} one",
+             story=story, image=b.picture(w))
+    b.why(f"Why will {giver.name} {verb} that one?", *why_given)
+    b.choose(f"Which {kind.noun} did {asker.name} really want", names, f"the {wanted.colour} one",
+             story=handed_story, feedback=handed)
+    b.why("How did you know?", *why_wanted,
+          feedback=right_wrong(f"That's right, {asker.name} wanted the {wanted.colour} one.",
+                               f"Actually, {asker.name} wanted the {wanted.colour} one."))
+
+
 def reference_hard_perspective(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
-    cast = Cast(rng)
-    w = World(_room(rng))
-    flip = rng.random() < 0.5
-    x = (lambda v: 1 - v) if flip else (lambda v: v)
+    cast, w, x = _mirrored_room(rng)
     child, helper = cast.child(x(0.5)), cast.adult(x(0.92))
     helper.present = False  # comes in after the screen is set up
     kind = rng.choice([k for k in lex.TOYS if k.shape != "book"])
@@ -472,32 +505,28 @@ def reference_hard_perspective(rng: random.Random, b: StoryBuilder, image_depend
     wanted = max((w.things[t] for t in child.beliefs), key=lambda t: t.size)
     given = max((w.things[t] for t in w.visible_things(helper.id)), key=lambda t: t.size)
     hidden = [t for t in things if not w.can_see(helper.id, t.id)]
-    story = f"{child.name} has three {kind.plural}: a big one, a middle-sized one and a small one."
-    if not image_dependent:
-        story += (f" The big one is {wanted.colour}, the middle-sized one is {things[1].colour} and the small one "
-                  f"is {things[2].colour}. The big one is on the other side of {an(occ.kind)}, so {helper.name} "
-                  f"cannot see it from where {helper.pronoun} stands.")
-    story += (f" {child.name} wants the biggest one {fill(rng.choice(lex.WANTS_FOR), child)} and says to "
-              f"{helper.name}, 'Please give me the big {kind.noun}!'")
-    names = [f"the {t.colour} one" for t in things]
-    b.choose(f"Which {kind.noun} will {helper.name} give {child.name}", names, f"the {given.colour} one",
-             story=story, image=b.picture(w))
-    b.why(f"Why will {helper.name} give that one?",
-          f"Because {helper.name} cannot see the {hidden[0].colour} {kind.noun} behind the {occ.kind}, so the "
-          f"{given.colour} one is the biggest one {helper.pronoun} can see.",
-          f"The {occ.kind} hides the biggest one from {helper.name}, so the {given.colour} one is the biggest "
-          f"{helper.pronoun} can see.",
-          [f"{helper.name} knows about the {hidden[0].colour} one", f"{helper.name} wants to keep the big one"])
-    b.choose(f"Which {kind.noun} did {child.name} really want", names, f"the {wanted.colour} one",
-             feedback=right_wrong(f"Yes! {helper.name} gives {child.name} the {given.colour} one.",
-                                  f"Look again: {helper.name} gives {child.name} the {given.colour} one."))
-    b.why("How did you know?",
-          f"Because the {wanted.colour} {kind.noun} is the biggest of all, and {child.name} can see it from "
-          f"where {child.pronoun} stands.",
-          f"{child.name} can see all three, and the {wanted.colour} one is the biggest of all.",
-          [f"{child.name} wanted the {given.colour} one", f"{child.name} cannot see the {wanted.colour} one"],
-          feedback=right_wrong(f"That's right, {child.name} wanted the {wanted.colour} one.",
-                               f"Actually, {child.name} wanted the {wanted.colour} one."))
+    _mistaken_request(
+        rng, b, w, image_dependent,
+        story=f"{child.name} has three {kind.plural}: a big one, a middle-sized one and a small one.",
+        detail=f" The big one is {wanted.colour}, the middle-sized one is {things[1].colour} and the small one "
+               f"is {things[2].colour}. The big one is on the other side of {an(occ.kind)}, so {helper.name} "
+               f"cannot see it from where {helper.pronoun} stands.",
+        asker=child, giver=helper, kind=kind, verb="give", wish="the biggest one",
+        call=f"says to {helper.name}, 'Please give me the big {kind.noun}!'",
+        colours=[t.colour for t in things], given=given, wanted=wanted,
+        why_given=_Why(f"Because {helper.name} cannot see the {hidden[0].colour} {kind.noun} behind the {occ.kind}, "
+                       f"so the {given.colour} one is the biggest one {helper.pronoun} can see.",
+                       f"The {occ.kind} hides the biggest one from {helper.name}, so the {given.colour} one is the "
+                       f"biggest {helper.pronoun} can see.",
+                       [f"{helper.name} knows about the {hidden[0].colour} one",
+                        f"{helper.name} wants to keep the big one"]),
+        handed=right_wrong(f"Yes! {helper.name} gives {child.name} the {given.colour} one.",
+                           f"Look again: {helper.name} gives {child.name} the {given.colour} one."),
+        why_wanted=_Why(f"Because the {wanted.colour} {kind.noun} is the biggest of all, and {child.name} can see "
+                        f"it from where {child.pronoun} stands.",
+                        f"{child.name} can see all three, and the {wanted.colour} one is the biggest of all.",
+                        [f"{child.name} wanted the {given.colour} one",
+                         f"{child.name} cannot see the {wanted.colour} one"]))
     b.facts.update(log=w.record(), thing=kind.noun, helper_sees=w.visible_things(helper.id), wanted=wanted.id,
                    given=given.id)
 
@@ -505,10 +534,7 @@ def reference_hard_perspective(rng: random.Random, b: StoryBuilder, image_depend
 def reference_hard_referent(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
     """A mistaken referent: 'the X next to the Y' picks out a different X for the listener, who cannot
     see the Y the speaker means (nothing is moved: two people, two views of one room)."""
-    cast = Cast(rng)
-    w = World(_room(rng))
-    flip = rng.random() < 0.5
-    x = (lambda v: 1 - v) if flip else (lambda v: v)
+    cast, w, x = _mirrored_room(rng)
     speaker, listener = cast.child(x(0.06)), cast.adult(x(0.94))
     kind, mark_kind = rng.sample([k for k in lex.TOYS if k.shape != "teddy"], 2)
     colours = rng.sample(kind.colours, 2)
@@ -530,35 +556,32 @@ def reference_hard_referent(rng: random.Random, b: StoryBuilder, image_dependent
                             for m in seen))
 
     meant, given = next_to_mark(speaker), next_to_mark(listener)
-    story = (f"{speaker.name} and {listener.name} are in the {w.room}, at the two ends of the room. There are two "
-             f"{kind.plural}, one on the {near.kind} and one on the {far.kind}, and next to each of them there is "
-             f"{an(mark)} that looks just the same.")
-    if not image_dependent:
-        story += (f" {cap(an(occ.kind))} stands in the middle, so {speaker.name} can only see the {near.kind} and "
-                  f"{listener.name} can only see the {far.kind}. The {kind.noun} on the {near.kind} is "
-                  f"{mine.colour} and the one on the {far.kind} is {theirs.colour}.")
-    story += (f" {speaker.name} wants a {kind.noun} {fill(rng.choice(lex.WANTS_FOR), speaker)} and calls out, "
-              f"'Please bring me the {kind.noun} next to the {mark}!'")
-    names = [f"the {c} one" for c in colours]
-    b.choose(f"Which {kind.noun} will {listener.name} bring {speaker.name}", names, f"the {given.colour} one",
-             story=story, image=b.picture(w))
-    b.why(f"Why will {listener.name} bring that one?",
-          f"Because the only {mark} {listener.name} can see is next to the {given.colour} {kind.noun}.",
-          f"{listener.name} cannot see the {mark} on the {near.kind}; the only {mark} {listener.pronoun} sees is next "
-          f"to the {given.colour} one, so {listener.pronoun} thinks that is the one meant.",
-          [f"{listener.name} knows which one {speaker.name} means", f"{listener.name} brings the wrong one on purpose"])
-    b.choose(f"Which {kind.noun} did {speaker.name} really want", names, f"the {meant.colour} one",
-             story=f"{listener.name} brings the {given.colour} {kind.noun}. {speaker.name} frowns.",
-             feedback=right_wrong(f"Yes, {listener.name} brings the {given.colour} one.",
-                                  f"Not quite: {listener.name} brings the {given.colour} one."))
-    b.why("How did you know?",
-          f"Because {speaker.name} can only see the {mark} next to the {meant.colour} {kind.noun}; {speaker.pronoun} "
-          f"did not know there is another {mark} next to the other one.",
-          f"{speaker.name} meant the {kind.noun} next to the {mark} {speaker.pronoun} can see, the {meant.colour} "
-          "one; the words fit a different one for the listener.",
-          [f"{speaker.name} wanted the {given.colour} one", f"{speaker.name} knew about both {mark_kind.plural}"],
-          feedback=right_wrong(f"That's right, {speaker.name} wanted the {meant.colour} one.",
-                               f"Actually, {speaker.name} wanted the {meant.colour} one."))
+    _mistaken_request(
+        rng, b, w, image_dependent,
+        story=f"{speaker.name} and {listener.name} are in the {w.room}, at the two ends of the room. There are two "
+              f"{kind.plural}, one on the {near.kind} and one on the {far.kind}, and next to each of them there is "
+              f"{an(mark)} that looks just the same.",
+        detail=f" {cap(an(occ.kind))} stands in the middle, so {speaker.name} can only see the {near.kind} and "
+               f"{listener.name} can only see the {far.kind}. The {kind.noun} on the {near.kind} is "
+               f"{mine.colour} and the one on the {far.kind} is {theirs.colour}.",
+        asker=speaker, giver=listener, kind=kind, verb="bring", wish=f"a {kind.noun}",
+        call=f"calls out, 'Please bring me the {kind.noun} next to the {mark}!'",
+        colours=colours, given=given, wanted=meant,
+        why_given=_Why(f"Because the only {mark} {listener.name} can see is next to the {given.colour} {kind.noun}.",
+                       f"{listener.name} cannot see the {mark} on the {near.kind}; the only {mark} "
+                       f"{listener.pronoun} sees is next to the {given.colour} one, so {listener.pronoun} thinks "
+                       "that is the one meant.",
+                       [f"{listener.name} knows which one {speaker.name} means",
+                        f"{listener.name} brings the wrong one on purpose"]),
+        handed=right_wrong(f"Yes, {listener.name} brings the {given.colour} one.",
+                           f"Not quite: {listener.name} brings the {given.colour} one."),
+        handed_story=f"{listener.name} brings the {given.colour} {kind.noun}. {speaker.name} frowns.",
+        why_wanted=_Why(f"Because {speaker.name} can only see the {mark} next to the {meant.colour} {kind.noun}; "
+                        f"{speaker.pronoun} did not know there is another {mark} next to the other one.",
+                        f"{speaker.name} meant the {kind.noun} next to the {mark} {speaker.pronoun} can see, the "
+                        f"{meant.colour} one; the words fit a different one for the listener.",
+                        [f"{speaker.name} wanted the {given.colour} one",
+                         f"{speaker.name} knew about both {mark_kind.plural}"]))
     b.facts.update(log=w.record(), thing=kind.noun, landmark=mark, meant=meant.id, given=given.id)
 
 
