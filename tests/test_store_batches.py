@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,29 @@ async def test_the_longest_storyturns_run_first(tmp_path: Path) -> None:
     assert model.stories == ["three"] * 3 + ["three-b"] * 3 + ["two"] * 2 + ["one"]
     with Store(tmp_path / "o.sqlite") as store:  # positions (and so reports) keep the dataset's order
         assert [row.story_id for row in store.story_rows(summary.run.id)] == ["one", "three", "two", "three-b"]
+
+
+async def test_inside_a_batch_block_a_thread_copies_the_log_into_the_file_not_the_commits(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite's own checkpoint ends a commit with a sync of the file (10-20 ms on the event loop); inside
+    ``write_batches`` the commits leave it to a thread, and the log is still copied as the run goes."""
+    from commet.store import sqlite as store_module
+
+    monkeypatch.setattr(store_module, "CHECKPOINT_INTERVAL_S", 0.05)
+    path = tmp_path / "s.sqlite"
+    store, run_id = new_store(path)
+    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size_before = path.stat().st_size
+    with store.write_batches():
+        assert store.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+        assert any(t.name == "commet-store-checkpoints" for t in threading.enumerate())
+        for i in range(300):
+            record(store, run_id, f"key-{i}-" + "x" * 200)
+            if i % 50 == 0:
+                await asyncio.sleep(3 * store_module.COMMIT_WINDOW_S)
+        await asyncio.sleep(0.3)
+        assert path.stat().st_size > size_before  # rows reached the file itself while the block runs
+    assert store.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+    assert not any(t.name == "commet-store-checkpoints" for t in threading.enumerate())
+    assert count(path, "model_calls") == 300
+    store.close()

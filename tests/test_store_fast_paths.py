@@ -116,3 +116,24 @@ class _Spy:
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.real, name)
+
+
+def test_a_claim_reads_its_candidates_a_window_at_a_time_and_skips_finished_and_held_ones(tmp_path: Path) -> None:
+    from commet.store.records import StoryRecord, StoryStatus
+
+    store, run_id = new_store(tmp_path / "s.sqlite")
+    ids = [f"s{i:03d}" for i in range(150)]
+    finished = store_module.CLAIM_WINDOW + 6  # the whole first window and the start of the second
+    for position, story_id in enumerate(ids[:finished]):
+        store.record_story(StoryRecord(run_id, story_id, position, "t", "Belief", False, "x", StoryStatus.done, True))
+    claimed, gone, crowded = store.claim_stories(run_id, ids, owner="a", ttl=60, limit=5, alive=lambda _: True)
+    assert claimed == ids[finished:finished + 5] and gone == set(ids[:finished]) and not crowded
+    # another live process: the stories "a" holds are not its to take; "a" holding some makes it crowded
+    claimed, gone, crowded = store.claim_stories(run_id, ids[finished:], owner="b", ttl=60, limit=5,
+                                                 alive=lambda _: True)
+    assert claimed == ids[finished + 5:finished + 10] and gone == set() and crowded
+    # "a" has died: its stories go to the next claim
+    claimed, _, crowded = store.claim_stories(run_id, ids[finished:], owner="c", ttl=60, limit=3,
+                                              alive=lambda owner: owner != "a")
+    assert claimed == ids[finished:finished + 3] and crowded  # "b" is alive and holds stories
+    store.close()
