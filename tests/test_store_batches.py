@@ -158,3 +158,19 @@ async def test_inside_a_batch_block_a_thread_copies_the_log_into_the_file_not_th
     assert not any(t.name == "commet-store-checkpoints" for t in threading.enumerate())
     assert count(path, "model_calls") == 300
     store.close()
+
+
+async def test_batch_blocks_of_engines_side_by_side_may_end_in_any_order(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    store, run_id = new_store(path)
+    first, second = store.write_batches(), store.write_batches()
+    first.__enter__()
+    second.__enter__()
+    record(store, run_id, "a")
+    first.__exit__(None, None, None)  # the first engine ends while the second still runs
+    assert any(t.name == "commet-store-checkpoints" for t in threading.enumerate())
+    second.__exit__(None, None, None)
+    assert not any(t.name == "commet-store-checkpoints" for t in threading.enumerate())
+    assert store.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+    assert count(path, "model_calls") == 1
+    store.close()

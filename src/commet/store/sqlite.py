@@ -309,6 +309,7 @@ class Store:
                 raise StoreError(f"{self.path}: cannot open the results store (SQLite: {error})") from None
             raise StoreError(f"{self.path}: not a CoMMET results store (SQLite: {error})") from None
         self._batching = 0
+        self._checkpoints: _Checkpointer | None = None  # while write batches are on
         self._pending: list[Statement] = []
         self._pending_rows: dict[tuple[str, str], Mapping[str, object]] = {}  # (table, key) -> row, read back
         self._flush_scheduled = False
@@ -416,10 +417,10 @@ class Store:
         the file and held the event loop for 10 to 20 ms, eight times in the bench's run.
         """
         self._batching += 1
-        checkpoints = _Checkpointer(self.path) if self._batching == 1 else None
-        if checkpoints is not None:
+        if self._batching == 1:  # blocks of engines running side by side (a sweep) may end in any order
             self.db.execute("PRAGMA wal_autocheckpoint=0")
-            checkpoints.start()
+            self._checkpoints = _Checkpointer(self.path)
+            self._checkpoints.start()
         try:
             yield
         finally:
@@ -428,9 +429,10 @@ class Store:
                 try:
                     self.flush()
                 finally:
-                    if checkpoints is not None:
-                        checkpoints.stop()
-                        self.db.execute(f"PRAGMA wal_autocheckpoint={DEFAULT_AUTOCHECKPOINT_PAGES}")
+                    if self._checkpoints is not None:
+                        self._checkpoints.stop()
+                        self._checkpoints = None
+                    self.db.execute(f"PRAGMA wal_autocheckpoint={DEFAULT_AUTOCHECKPOINT_PAGES}")
 
     def _write(self, statements: list[Statement]) -> None:
         if not self._batching:
