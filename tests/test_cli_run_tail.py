@@ -57,3 +57,17 @@ def test_the_program_leaves_its_objects_out_of_the_last_collection_at_exit() -> 
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "frozen True"
+
+
+def test_a_test_driving_the_app_in_its_own_process_keeps_its_collector_as_it_was(tmp_path: Path) -> None:
+    import gc
+
+    from typer.testing import CliRunner
+
+    from commet.cli import app
+
+    before = gc.get_freeze_count()
+    result = CliRunner().invoke(app, ["eval", "--model", "baseline:first-option", "--db", str(tmp_path / "r.sqlite"),
+                                      "--quiet", "--limit", "2"])
+    assert result.exit_code == 0, result.output
+    assert gc.get_freeze_count() == before

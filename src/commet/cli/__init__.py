@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import gc
 import json
 import sys
 from pathlib import Path
@@ -30,6 +29,7 @@ from commet.cli.common import (  # noqa: F401 - the shared names stay importable
     EXIT_USAGE,
     RESUME_LINE,
     ForceOption,
+    Program,
     _load,
     check_dataset_path,
     console,
@@ -254,6 +254,10 @@ def eval_command(
 
         Store(db).close()
 
+    # what exists now (modules, the validated dataset) lives until the exit: the collections during the
+    # run, whose pauses hold every story in flight, leave it out (bench/bench_openai_server.py)
+    Program.freeze_objects()
+
     async def evaluate_then_close() -> RunSummary:
         try:
             with report_modules_preloaded(asyncio.get_running_loop()):
@@ -351,6 +355,7 @@ _register_commands()
 
 def main() -> None:
     """The ``commet`` program (tests drive ``app`` itself)."""
+    Program.running = True
     try:
         app()
     except (ImportError, MissingExtraError) as exc:  # an optional extra is missing: one line naming it
@@ -363,4 +368,4 @@ def main() -> None:
         # The interpreter's last garbage collection at exit would walk every object still alive (a
         # run's dataset and results: about 60 ms for 600 StoryTurns) only to free memory the system
         # takes back anyway; stores and clients are closed by then. Frozen objects are left out of it.
-        gc.freeze()
+        Program.freeze_objects()

@@ -7,6 +7,7 @@ it without importing each other.
 from __future__ import annotations
 
 import functools
+import gc
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -34,6 +35,22 @@ RESUME_LINE = "interrupted; run the same command again to resume"
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+
+class Program:
+    """This process as the ``commet`` program (``commet.cli.main``), not a test driving ``app`` in its own.
+
+    Only the program leaves long-lived objects out of the garbage collector's passes: frozen
+    objects are never collected, which a process that runs one command and exits can afford.
+    """
+
+    running = False
+
+    @classmethod
+    def freeze_objects(cls) -> None:
+        """Leave every object alive now out of later collections (the program only, see above)."""
+        if cls.running:
+            gc.freeze()
 
 
 def fail(message: str) -> NoReturn:
