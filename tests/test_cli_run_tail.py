@@ -29,13 +29,20 @@ def probe_modules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 async def test_the_modules_are_imported_in_a_thread_once_the_run_is_under_way(probe_modules: list[str]) -> None:
+    from commet.reports import stats
+
+    stats._kept_indices.cache_clear()
     interval = sys.getswitchinterval()
-    with report_modules_preloaded(asyncio.get_running_loop()):
+    with report_modules_preloaded(asyncio.get_running_loop(), stories=37):
         await asyncio.sleep(REPORT_PRELOAD_AFTER_S / 2)
         assert "preload_probe_ok" not in sys.modules  # not while the first requests are being sent
         await asyncio.sleep(REPORT_PRELOAD_AFTER_S)
     # waited for at the end; a module that fails to import is left to the report, which says what is wrong
     assert sys.modules["preload_probe_ok"].THREAD == "commet-report-imports"
+    # the bootstrap's draws for 37 StoryTurns are made and kept: the report finds them
+    assert stats._kept_indices.cache_info().currsize == 1
+    stats.bootstrap_ratio([1, 2, 0] * 12 + [3], [3] * 37)
+    assert stats._kept_indices.cache_info().hits == 1
     assert "preload_probe_bad" not in sys.modules
     assert sys.getswitchinterval() == interval
     assert not any(t.name == "commet-report-imports" for t in threading.enumerate())

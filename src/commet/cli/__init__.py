@@ -260,7 +260,7 @@ def eval_command(
 
     async def evaluate_then_close() -> RunSummary:
         try:
-            with report_modules_preloaded(asyncio.get_running_loop()):
+            with report_modules_preloaded(asyncio.get_running_loop(), stories=min(limit or len(data), len(data))):
                 return await evaluate_async(
                     model if workers > 1 else the_model, data, judge=judge if workers > 1 else the_judge, db=db,
                     run=run, settings=settings, concurrency=concurrency, workers=workers, on_progress=on_progress,

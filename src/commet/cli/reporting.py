@@ -35,27 +35,32 @@ REPORT_PRELOAD_AFTER_S = 0.3
 PRELOAD_SWITCH_INTERVAL_S = 0.0005
 
 
-def _import_report_modules() -> None:
+def _prepare_report(stories: int) -> None:
     interval = sys.getswitchinterval()
     sys.setswitchinterval(PRELOAD_SWITCH_INTERVAL_S)
     try:
         for name in REPORT_MODULES:
             with suppress(Exception):  # the report imports it again and says what is wrong
                 importlib.import_module(name)
+        with suppress(Exception):
+            from commet.reports.stats import prepare_draws
+
+            prepare_draws(stories)
     finally:
         sys.setswitchinterval(interval)
 
 
 @contextmanager
-def report_modules_preloaded(loop: asyncio.AbstractEventLoop) -> Iterator[None]:
-    """Inside: the report's modules are imported in a thread once the run is under way.
+def report_modules_preloaded(loop: asyncio.AbstractEventLoop, stories: int = 0) -> Iterator[None]:
+    """Inside: the report's modules are imported in a thread once the run is under way, and the
+    bootstrap's draws for a run of ``stories`` StoryTurns are made.
 
     A run spends most of its time waiting for answers, and the end-of-run report's imports
-    would otherwise come after the last one (bench/bench_openai_server.py). The thread
-    starts ``REPORT_PRELOAD_AFTER_S`` into the run, when the loop is mostly idle, and is
-    waited for at the end, so the report never races an import.
+    and draws would otherwise come after the last one (bench/bench_openai_server.py). The
+    thread starts ``REPORT_PRELOAD_AFTER_S`` into the run, when the loop is mostly idle, and
+    is waited for at the end, so the report never races it.
     """
-    thread = threading.Thread(target=_import_report_modules, name="commet-report-imports", daemon=True)
+    thread = threading.Thread(target=_prepare_report, args=(stories,), name="commet-report-imports", daemon=True)
     timer = loop.call_later(REPORT_PRELOAD_AFTER_S, thread.start)
     try:
         yield

@@ -24,8 +24,9 @@ import numpy as np
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 0
 LEVEL = 0.95
-#: index draws held at once (resamples x StoryTurns): memory stays small for any dataset
-BLOCK_DRAWS = 1 << 20
+#: index draws made at once (resamples x StoryTurns): memory stays small for any dataset, and a block is
+#: a few milliseconds of work (draws made ahead in a thread hold an event loop no longer than that)
+BLOCK_DRAWS = 1 << 16
 #: draws kept for the next figure with the same StoryTurn count (8 bytes each)
 CACHED_DRAWS = 4 << 20
 
@@ -76,6 +77,15 @@ def _resample_indices(n: int, resamples: int, seed: int) -> Iterable[np.ndarray]
     if n * resamples <= CACHED_DRAWS:
         return _kept_indices(n, resamples, seed)
     return _draw_indices(n, resamples, seed)
+
+
+def prepare_draws(n: int, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> None:
+    """Make, and keep, the draws a report on ``n`` StoryTurns will ask for, before it asks.
+
+    (``commet eval`` calls it in a thread while the run waits on answers.)
+    """
+    if n > 0 and n * resamples <= CACHED_DRAWS:
+        _kept_indices(n, resamples, seed)
 
 
 @functools.lru_cache(maxsize=4)
