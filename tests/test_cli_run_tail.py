@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from commet.cli import reporting
-from commet.cli.reporting import REPORT_PRELOAD_AFTER_S, report_modules_preloaded
+from commet.cli.reporting import REPORT_PREPARATION_AFTER_S, report_prepared_meanwhile
 
 
 @pytest.fixture
@@ -33,25 +33,25 @@ async def test_the_modules_are_imported_in_a_thread_once_the_run_is_under_way(pr
 
     stats._kept_indices.cache_clear()
     interval = sys.getswitchinterval()
-    with report_modules_preloaded(asyncio.get_running_loop(), stories=37):
-        await asyncio.sleep(REPORT_PRELOAD_AFTER_S / 2)
+    with report_prepared_meanwhile(asyncio.get_running_loop(), stories=37):
+        await asyncio.sleep(REPORT_PREPARATION_AFTER_S / 2)
         assert "preload_probe_ok" not in sys.modules  # not while the first requests are being sent
-        await asyncio.sleep(REPORT_PRELOAD_AFTER_S)
+        await asyncio.sleep(REPORT_PREPARATION_AFTER_S)
     # waited for at the end; a module that fails to import is left to the report, which says what is wrong
-    assert sys.modules["preload_probe_ok"].THREAD == "commet-report-imports"
+    assert sys.modules["preload_probe_ok"].THREAD == "commet-report-preparation"
     # the bootstrap's draws for 37 StoryTurns are made and kept: the report finds them
     assert stats._kept_indices.cache_info().currsize == 1
     stats.bootstrap_ratio([1, 2, 0] * 12 + [3], [3] * 37)
     assert stats._kept_indices.cache_info().hits == 1
     assert "preload_probe_bad" not in sys.modules
     assert sys.getswitchinterval() == interval
-    assert not any(t.name == "commet-report-imports" for t in threading.enumerate())
+    assert not any(t.name == "commet-report-preparation" for t in threading.enumerate())
 
 
 async def test_a_run_shorter_than_the_delay_imports_nothing(probe_modules: list[str]) -> None:
-    with report_modules_preloaded(asyncio.get_running_loop()):
+    with report_prepared_meanwhile(asyncio.get_running_loop()):
         await asyncio.sleep(0)
-    await asyncio.sleep(REPORT_PRELOAD_AFTER_S * 1.5)
+    await asyncio.sleep(REPORT_PREPARATION_AFTER_S * 1.5)
     assert "preload_probe_ok" not in sys.modules
 
 

@@ -247,7 +247,7 @@ def eval_command(
     except ValueError as exc:
         fail(f"--shard: {exc}")
     from commet.cli.progress import live_progress
-    from commet.cli.reporting import report_modules_preloaded
+    from commet.cli.reporting import report_prepared_meanwhile
 
     if db.exists():  # a file that is not a results store is refused before the progress bar starts
         from commet.store import Store
@@ -260,7 +260,7 @@ def eval_command(
 
     async def evaluate_then_close() -> RunSummary:
         try:
-            with report_modules_preloaded(asyncio.get_running_loop(), stories=min(limit or len(data), len(data))):
+            with report_prepared_meanwhile(asyncio.get_running_loop(), stories=min(limit or len(data), len(data))):
                 return await evaluate_async(
                     model if workers > 1 else the_model, data, judge=judge if workers > 1 else the_judge, db=db,
                     run=run, settings=settings, concurrency=concurrency, workers=workers, on_progress=on_progress,

@@ -28,16 +28,16 @@ from commet.cli.common import (
 
 #: what the end-of-run report imports (NumPy the largest part): about 0.15 s that need not follow the run
 REPORT_MODULES = ("commet.reports", "commet.reports.render", "rich.table", "rich.text")
-#: seconds into a run before those imports start: the first requests are built and sent by then
-REPORT_PRELOAD_AFTER_S = 0.3
-#: the interpreter's thread switch interval while they run, so the run's event loop waits at most
-#: this long for the GIL when an answer arrives (the default is 5 ms)
-PRELOAD_SWITCH_INTERVAL_S = 0.0005
+#: seconds into a run before the report is prepared: the first requests are built and sent by then
+REPORT_PREPARATION_AFTER_S = 0.3
+#: the interpreter's thread switch interval meanwhile, so the run's event loop waits at most this long
+#: for the GIL when an answer arrives (the default is 5 ms)
+PREPARATION_SWITCH_INTERVAL_S = 0.0005
 
 
 def _prepare_report(stories: int) -> None:
     interval = sys.getswitchinterval()
-    sys.setswitchinterval(PRELOAD_SWITCH_INTERVAL_S)
+    sys.setswitchinterval(PREPARATION_SWITCH_INTERVAL_S)
     try:
         for name in REPORT_MODULES:
             with suppress(Exception):  # the report imports it again and says what is wrong
@@ -51,17 +51,17 @@ def _prepare_report(stories: int) -> None:
 
 
 @contextmanager
-def report_modules_preloaded(loop: asyncio.AbstractEventLoop, stories: int = 0) -> Iterator[None]:
-    """Inside: the report's modules are imported in a thread once the run is under way, and the
-    bootstrap's draws for a run of ``stories`` StoryTurns are made.
+def report_prepared_meanwhile(loop: asyncio.AbstractEventLoop, stories: int = 0) -> Iterator[None]:
+    """Inside: once the run is under way, a thread imports the report's modules and makes the
+    bootstrap's draws for a run of ``stories`` StoryTurns.
 
     A run spends most of its time waiting for answers, and the end-of-run report's imports
     and draws would otherwise come after the last one (bench/bench_openai_server.py). The
-    thread starts ``REPORT_PRELOAD_AFTER_S`` into the run, when the loop is mostly idle, and
+    thread starts ``REPORT_PREPARATION_AFTER_S`` into the run, when the loop is mostly idle, and
     is waited for at the end, so the report never races it.
     """
-    thread = threading.Thread(target=_prepare_report, args=(stories,), name="commet-report-imports", daemon=True)
-    timer = loop.call_later(REPORT_PRELOAD_AFTER_S, thread.start)
+    thread = threading.Thread(target=_prepare_report, args=(stories,), name="commet-report-preparation", daemon=True)
+    timer = loop.call_later(REPORT_PREPARATION_AFTER_S, thread.start)
     try:
         yield
     finally:
