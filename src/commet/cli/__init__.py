@@ -254,13 +254,14 @@ def eval_command(
 
         Store(db).close()
 
+    stories = min(limit or len(data), len(data))
     # what exists now (modules, the validated dataset) lives until the exit: the collections during the
     # run, whose pauses hold every story in flight, leave it out (bench/bench_openai_server.py)
     Program.freeze_objects()
 
     async def evaluate_then_close() -> RunSummary:
         try:
-            with report_prepared_meanwhile(asyncio.get_running_loop(), stories=min(limit or len(data), len(data))):
+            with report_prepared_meanwhile(asyncio.get_running_loop(), stories=stories):
                 return await evaluate_async(
                     model if workers > 1 else the_model, data, judge=judge if workers > 1 else the_judge, db=db,
                     run=run, settings=settings, concurrency=concurrency, workers=workers, on_progress=on_progress,
@@ -268,7 +269,7 @@ def eval_command(
         finally:  # in the loop the clients were used in: their connections close cleanly
             await _close(the_model, the_judge)
 
-    with live_progress(enabled=not quiet, total=min(limit or len(data), len(data))) as on_progress:
+    with live_progress(enabled=not quiet, total=stories) as on_progress:
         try:
             summary = asyncio.run(evaluate_then_close())
         except (RunConflictError, SpendLimitError) as exc:
