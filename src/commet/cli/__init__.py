@@ -9,9 +9,11 @@ exit code 2, never a traceback. Exit codes (docs/cli.md):
   running the same command again retries them;
 * 4: the run stopped before its estimated spend would pass ``--max-cost``;
 * 130: interrupted (Ctrl-C); running the same command again resumes.
-"""
 
-from __future__ import annotations
+The modules that define commands leave out ``from __future__ import annotations``: Typer reads
+every command's annotations at every start, and evaluating 700 of them from strings was 30 ms of
+each ``commet`` command (names only needed for type checking are quoted instead).
+"""
 
 import asyncio
 import functools
@@ -291,7 +293,7 @@ def eval_command(
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
-def _print_failures(results: RunResults, *, secrets: list[str | None]) -> None:
+def _print_failures(results: "RunResults", *, secrets: list[str | None]) -> None:
     """What kept the run from completing: per failure kind, how many turns and the first message."""
     from commet.models.errors import redact
 

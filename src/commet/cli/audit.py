@@ -1,7 +1,5 @@
 """``commet audit DATASET``: can the answers be guessed without reading the stories?"""
 
-from __future__ import annotations
-
 import json
 from typing import TYPE_CHECKING, Annotated
 
@@ -47,7 +45,7 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(1)
 
 
-def _print_table(path: str, result: Audit, rows: list[TaskAudit]) -> None:
+def _print_table(path: str, result: "Audit", rows: "list[TaskAudit]") -> None:
     """The audit as a table, one task a line."""
     from rich.table import Table
 

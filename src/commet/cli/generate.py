@@ -1,7 +1,5 @@
 """``commet generate``: make new StoryTurn datasets."""
 
-from __future__ import annotations
-
 from pathlib import Path
 
 import typer

@@ -1,7 +1,5 @@
 """``commet generate llm``: the paper's one-shot LLM construction pipeline (StoryTurns plus pictures)."""
 
-from __future__ import annotations
-
 import asyncio
 from enum import Enum
 from pathlib import Path
@@ -73,7 +71,7 @@ def llm(
     except SettingError as exc:
         fail_option(exc)
 
-    def report(result: GeneratedItem | GenerationFailure) -> None:
+    def report(result: "GeneratedItem | GenerationFailure") -> None:
         if isinstance(result, GeneratedItem):
             flags = f", {len(result.lint)} lint finding(s)" if result.lint else ""
             typer.echo(f"generated {result.storyturn.id} ({len(result.images)} picture(s), "
@@ -83,7 +81,7 @@ def llm(
         else:
             typer.echo(f"failed {result.story_id}: {result.error}", err=True)
 
-    async def run() -> GenerationReport:
+    async def run() -> "GenerationReport":
         try:
             taken = {st.id for st in previous} if previous is not None else set()
             if db is None:

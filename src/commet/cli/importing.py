@@ -1,7 +1,5 @@
 """``commet import FORMAT SOURCE --out DIR``: ToM benchmarks from their authors' files."""
 
-from __future__ import annotations
-
 from enum import Enum
 from pathlib import Path
 from typing import Annotated

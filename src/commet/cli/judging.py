@@ -1,7 +1,5 @@
 """Judge commands: ``rejudge``, ``label`` (and ``label import``), ``judges``."""
 
-from __future__ import annotations
-
 import asyncio
 from enum import Enum
 from pathlib import Path
@@ -33,7 +31,7 @@ class SubsetChoice(str, Enum):
     image_dependent = "image-dependent"
 
 
-def _dataset_for(source: RunRecord, dataset: str | None) -> Dataset:
+def _dataset_for(source: "RunRecord", dataset: str | None) -> "Dataset":
     """The dataset a run used: ``--dataset``, else the run's dataset name or the sample, checked by hash."""
     from commet.format import load_dataset
     from commet.format.problems import FormatError

@@ -1,7 +1,5 @@
 """Result commands: ``report``, ``compare``, ``sweep``, ``runs``, ``export``."""
 
-from __future__ import annotations
-
 import asyncio
 import importlib
 import sys

@@ -1,7 +1,5 @@
 """``commet review``: the expert-review web app (serve), its accounts (add-user) and its output (export)."""
 
-from __future__ import annotations
-
 import sys
 from collections.abc import Callable
 from pathlib import Path

@@ -1,7 +1,5 @@
 """``commet merge``: join the stores of a run's shards (``commet eval --shard i/N``) into one."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

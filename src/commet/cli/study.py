@@ -1,7 +1,5 @@
 """``commet study``: build questionnaires, hand out links, serve the study, export the human run."""
 
-from __future__ import annotations
-
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
