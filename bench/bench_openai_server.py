@@ -2,7 +2,7 @@
 
     python bench/bench_openai_server.py [--stories 600] [--delay 0.1] [--concurrency 64] [--workers 1]
                                         [--transport direct|sdk] [--images on|off|needed] [--no-judge]
-                                        [--runs 5]
+                                        [--picture-size 64x48] [--runs 5]
 
 Builds ~600 StoryTurns (3 or 4 turns each, a quarter with a picture) in memory, starts an
 asyncio HTTP/1.1 server (a minimal ``asyncio.Protocol``, keep-alive, many concurrent
@@ -37,6 +37,7 @@ import io
 import json
 import multiprocessing
 import os
+import random
 import resource
 import socket
 import statistics
@@ -59,7 +60,7 @@ class _Http(asyncio.Protocol):
 
     def __init__(self, delay: float, counts: dict[str, float]):
         self.delay, self.counts = delay, counts
-        self.buffer = b""
+        self.buffer = bytearray()  # appended to in place: a body of megabytes arrives in many pieces
         self.transport: asyncio.Transport | None = None
 
     def connection_made(self, transport):  # type: ignore[override]
@@ -80,8 +81,8 @@ class _Http(asyncio.Protocol):
             total = head_end + 4 + length
             if len(self.buffer) < total:
                 return
-            body = self.buffer[head_end + 4:total]
-            self.buffer = self.buffer[total:]
+            body = bytes(self.buffer[head_end + 4:total])
+            del self.buffer[:total]
             path = head.split(" ", 2)[1]
             asyncio.get_running_loop().create_task(self.answer(path, body))
 
@@ -141,16 +142,21 @@ def free_port() -> int:
 # ----------------------------------------------------------------------------- the data
 
 
-def tiny_png(seed: int) -> bytes:
+def tiny_png(seed: int, size: tuple[int, int] = (64, 48)) -> bytes:
+    """A plain picture of ``size``; above the default, a photograph's worth of bytes (seeded noise, which
+    PNG cannot compress: about 3 bytes a pixel)."""
     from PIL import Image
 
-    image = Image.new("RGB", (64, 48), ((seed * 37) % 256, (seed * 91) % 256, 128))
+    if size == (64, 48):
+        image = Image.new("RGB", size, ((seed * 37) % 256, (seed * 91) % 256, 128))
+    else:
+        image = Image.frombytes("RGB", size, random.Random(seed).randbytes(size[0] * size[1] * 3))
     out = io.BytesIO()
-    image.save(out, format="PNG")
+    image.save(out, format="PNG", compress_level=1)
     return out.getvalue()
 
 
-def build_dataset(n: int):
+def build_dataset(n: int, picture_size: tuple[int, int] = (64, 48)):
     from commet.format.dataset import Dataset
     from commet.format.model import Feedback, StoryTurn, Turn
 
@@ -159,7 +165,7 @@ def build_dataset(n: int):
         image = None
         if i % 4 == 0:
             image = f"img{i}.png"
-            images[image] = tiny_png(i)
+            images[image] = tiny_png(i, picture_size)
         turns = [
             Turn(story=f"Meet Sam #{i}. There is a shiny red apple and a yummy chocolate bar on the table.",
                  question="Which snack do you like best, the apple or the chocolate?", image=image,
@@ -281,6 +287,11 @@ def greedy_makespan(durations: list[float], slots: int) -> float:
     return max(free)
 
 
+def _size(text: str) -> tuple[int, int]:
+    width, _, height = text.partition("x")
+    return int(width), int(height)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--stories", type=int, default=600)
@@ -290,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--transport", choices=["direct", "sdk"], default="direct",
                         help="openai: transport (sdk: every request through the SDK's client.post)")
     parser.add_argument("--images", choices=["on", "off", "needed"], default="on", help="the run's picture policy")
+    parser.add_argument("--picture-size", type=_size, default=(64, 48), metavar="WxH",
+                        help="pictures (a quarter of the StoryTurns) of this size; 1024x768 is about 2.3 MB each")
     parser.add_argument("--no-judge", dest="judge", action="store_false", help="candidate only, rules judge")
     parser.add_argument("--runs", type=int, default=1, help="repeat everything; figures are medians")
     args = parser.parse_args(argv)
@@ -309,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
         base_url = f"http://127.0.0.1:{port}"
         import commet.engine  # noqa: F401 - import cost outside the in-process run (the whole process pays it)
 
-        dataset = build_dataset(args.stories)
+        dataset = build_dataset(args.stories, args.picture_size)
         calls_per_story = [len(s.turns) * (2 if args.judge else 1) for s in dataset.storyturns]
         with tempfile.TemporaryDirectory() as tmp:
             folder = dataset.save(Path(tmp) / "dataset")
@@ -336,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
     bare = statistics.median(bare_runs)
     print(f"stories={args.stories} delay={args.delay * 1000:.0f}ms concurrency={args.concurrency} "
           f"workers={args.workers} transport={args.transport} images={args.images} "
+          f"pictures={args.picture_size[0]}x{args.picture_size[1]} "
           f"judge={'llm-only:openai:judge' if args.judge else 'rules (candidate only)'} runs={args.runs} "
           f"(medians)")
     print(f"load average (1, 5, 15 min) before {' '.join(f'{x:.2f}' for x in load_before)}, after "

@@ -14,7 +14,7 @@ import contextlib
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -368,6 +368,8 @@ class Engine:
         claims = StoryClaims(self.store, run.id, [todo[i] for i in order],
                              chunk=max(1, min(16, self.concurrency // 4)), crowded=self.crowded)
         self._claims = claims
+        if not self.crowded:  # alone, this process shows every picture of the run, in this order
+            self._pictures.prepare_ahead(self.pictures_shown(todo[i][1] for i in order))
         with self.store.write_batches(), claims.held():
             workers = [asyncio.create_task(self._worker(run, claims, slot * self.start_interval))
                        for slot in range(min(self.concurrency, len(todo)))]
@@ -377,6 +379,14 @@ class Engine:
                 for worker in workers:
                     worker.cancel()
                 raise
+            finally:
+                self._pictures.close()
+
+    def pictures_shown(self, storyturns: Iterable[StoryTurn]) -> Iterator[str]:
+        """The image ids the model is shown in these StoryTurns, in order (the run's picture policy)."""
+        for storyturn in storyturns:
+            if self.settings.images.shows_pictures(storyturn.image_dependent):
+                yield from (turn.image for turn in storyturn.turns if turn.image)
 
     def finish(self, run: RunRecord) -> RunSummary:
         """Close the run: ``done`` when every StoryTurn was scored, else ``incomplete`` (a rerun retries)."""
@@ -409,10 +419,6 @@ class Engine:
             await asyncio.sleep(0)  # a story answered from the store never yields: let Ctrl-C and commits in
 
     # one story ------------------------------------------------------------------------------------
-    def image_part(self, image_id: str) -> models.ImagePart:
-        """The picture as every provider receives it: the run's size and format policy applied once."""
-        return self._pictures.part(image_id)
-
     def judge_sees_pictures(self, storyturn: StoryTurn) -> bool:
         """Whether the judge gets the pictures the answerer saw in this StoryTurn."""
         policy = self.settings.judge_images
@@ -444,7 +450,7 @@ class Engine:
                 parts: list[models.TextPart | models.ImagePart] = [models.TextPart(text)]
                 images: list[dict[str, str]] = []
                 if turn.image and self.settings.images.shows_pictures(storyturn.image_dependent):
-                    image = self.image_part(turn.image)
+                    image = await self._pictures.ready_part(turn.image)
                     parts.append(image)
                     shown.append(image)
                     images.append({"id": turn.image, "sha256": image.sha256})

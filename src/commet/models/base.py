@@ -13,6 +13,7 @@ import hashlib
 import json
 import re
 from abc import ABC, abstractmethod
+from base64 import b64encode
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -39,6 +40,11 @@ class ImagePart:
     def sha256(self) -> str:
         """Hashed once: every later turn's request carries the same picture again."""
         return hashlib.sha256(self.data).hexdigest()
+
+    @cached_property
+    def base64(self) -> str:
+        """Encoded once, for the same reason (data URLs, JSON bodies)."""
+        return b64encode(self.data).decode("ascii")
 
 
 Part = TextPart | ImagePart
