@@ -19,7 +19,6 @@ Only inspect loads this module; ``import commet`` never imports inspect_ai.
 
 from __future__ import annotations
 
-import base64
 from dataclasses import asdict, dataclass
 from typing import TypeVar
 
@@ -135,7 +134,7 @@ def _chat_message(message: Message) -> ChatMessage:
 
 
 def _image(image: ImagePart) -> ContentImage:
-    return ContentImage(image=f"data:{image.mime};base64,{base64.b64encode(image.data).decode()}")
+    return ContentImage(image=f"data:{image.mime};base64,{image.base64}")
 
 
 def create_judge(spec: str) -> Judge:

@@ -21,7 +21,6 @@ Options: ``base_url``, ``api_key_env`` (default ``ANTHROPIC_API_KEY``), ``api_ve
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -34,7 +33,7 @@ NO_SAMPLING_FROM = "2026-10-21"
 
 def image_block(part: base.ImagePart) -> dict[str, object]:
     return {"type": "image", "source": {"type": "base64", "media_type": part.mime,
-                                        "data": base64.b64encode(part.data).decode("ascii")}}
+                                        "data": part.base64}}
 
 
 def to_anthropic(messages: Sequence[base.Message]) -> tuple[str | None, list[dict[str, Any]]]:
