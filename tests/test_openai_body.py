@@ -61,3 +61,12 @@ def test_each_picture_is_encoded_once_however_often_it_is_sent(monkeypatch: pyte
     bodies = [json_body(functools.partial(model.build_params, ModelRequest(messages[:turns]))) for turns in (2, 4, 6)]
     assert [body.count(b"data:image/png;base64,") for body in bodies] == [1, 3, 3]
     assert len(encoded) == 2  # the red picture and the blue one, once each
+
+
+def test_a_media_type_that_needs_escaping_is_escaped_as_the_encoder_would(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    model = OpenAIChatModel("cand", {"base_url": "http://127.0.0.1:9/v1"})
+    odd = ImagePart(b"\x89PNG\r\n", 'image/x-"odd"\\é', "odd")
+    request = ModelRequest((Message("user", (TextPart("Look."), odd)),))
+    expected = json.dumps(model.build_params(request), ensure_ascii=False).encode()
+    assert json_body(functools.partial(model.build_params, request)) == expected

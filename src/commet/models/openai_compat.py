@@ -83,8 +83,12 @@ def json_body(params_with: Callable[[Callable[[base.ImagePart], str]], dict[str,
     if not pictures:
         return text.encode()
     pieces = _PICTURE_SLOT.split(text)  # text, picture index, text, ..., text
-    return b"".join(f'"{data_url(pictures[int(piece)])}"'.encode("ascii") if i % 2 else piece.encode()
-                    for i, piece in enumerate(pieces))
+    return b"".join(_url_json(pictures[int(piece)]) if i % 2 else piece.encode() for i, piece in enumerate(pieces))
+
+
+def _url_json(part: base.ImagePart) -> bytes:
+    """A picture's data URL as the JSON encoder writes it: only the media type can need escaping."""
+    return f'"data:{json.dumps(part.mime, ensure_ascii=False)[1:-1]};base64,{part.base64}"'.encode()
 
 
 def to_openai_messages(messages: Sequence[base.Message], *, image_detail: str | None = None,
