@@ -14,7 +14,7 @@ import contextlib
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -368,8 +368,6 @@ class Engine:
         claims = StoryClaims(self.store, run.id, [todo[i] for i in order],
                              chunk=max(1, min(16, self.concurrency // 4)), crowded=self.crowded)
         self._claims = claims
-        if not self.crowded:  # alone, this process shows every picture of the run, in this order
-            self._pictures.prepare_ahead(self.pictures_shown(todo[i][1] for i in order))
         with self.store.write_batches(), claims.held():
             workers = [asyncio.create_task(self._worker(run, claims, slot * self.start_interval))
                        for slot in range(min(self.concurrency, len(todo)))]
@@ -381,12 +379,6 @@ class Engine:
                 raise
             finally:
                 self._pictures.close()
-
-    def pictures_shown(self, storyturns: Iterable[StoryTurn]) -> Iterator[str]:
-        """The image ids the model is shown in these StoryTurns, in order (the run's picture policy)."""
-        for storyturn in storyturns:
-            if self.settings.images.shows_pictures(storyturn.image_dependent):
-                yield from (turn.image for turn in storyturn.turns if turn.image)
 
     def finish(self, run: RunRecord) -> RunSummary:
         """Close the run: ``done`` when every StoryTurn was scored, else ``incomplete`` (a rerun retries)."""

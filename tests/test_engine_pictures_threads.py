@@ -1,5 +1,5 @@
-"""An engine run prepares its pictures in threads, ahead of the stories that show them, never on the
-event loop; the bytes sent (and so every cache key) are those made on the loop before."""
+"""An engine run prepares its pictures in threads as stories first show them, never on the event loop;
+the bytes sent (and so every cache key) are those made on the loop before."""
 
 from __future__ import annotations
 
