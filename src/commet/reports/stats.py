@@ -84,8 +84,8 @@ def prepare_draws(n: int, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAUL
 
     (``commet eval`` calls it in a thread while the run waits on answers.)
     """
-    if n > 0 and n * resamples <= CACHED_DRAWS:
-        _kept_indices(n, resamples, seed)
+    if n > 0:
+        _resample_indices(n, resamples, seed)  # draws beyond what is kept are made lazily, as a report asks
 
 
 @functools.lru_cache(maxsize=4)
