@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import io
 import json
+import struct
+import threading
+import warnings
+import zlib
 from pathlib import Path
 
 import pytest
+from PIL import Image
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.format import validate_path
+from commet.format import validate, validate_path
 from tests.conftest import write_png
 
 GOOD = {
@@ -77,6 +83,77 @@ def test_feedback_on_first_turn(tmp_path: Path) -> None:
 def test_missing_image(tmp_path: Path) -> None:
     errors = only(validate_path(write(tmp_path, GOOD, with_image=False)))
     assert any("turn=0 field=image" in e and "'pic1' not found" in e for e in errors)
+
+
+def _png(width: int, height: int, mode: str = "RGB") -> bytes:
+    out = io.BytesIO()
+    Image.new(mode, (width, height), 200 if mode != "RGB" else (200, 80, 60)).save(out, format="PNG")
+    return out.getvalue()
+
+
+def _png_declaring(width: int, height: int) -> bytes:
+    """A tiny PNG whose header declares ``width`` x ``height`` (the data is one empty row)."""
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\x00" * (width + 1)))
+            + chunk(b"IEND", b""))
+
+
+def test_pictures_checked_in_threads_say_what_one_at_a_time_says(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dataset of many pictures, good and bad, is checked in threads (Pillow decodes without the GIL):
+    each picture's verdict is the one it gets alone, Pillow's own bomb warning included (refused, not
+    printed), and the warnings filter is as it was afterwards."""
+    bmp = io.BytesIO()
+    Image.new("RGB", (8, 8)).save(bmp, format="BMP")
+    kinds = {
+        "good": _png(640, 480),
+        "truncated": _png(640, 480)[:-200],
+        "declared-bomb": _png_declaring(20000, 20000),  # over Pillow's error limit
+        "real-bomb": _png(10000, 10000, "1"),  # 100 megapixels: over Pillow's warning limit only
+        "not-a-picture": b"GIF89a? no, plain text",
+        "bmp": bmp.getvalue(),
+        "empty": b"",
+    }
+    records, expected = [], {}
+    for copy in range(3):
+        for kind, data in kinds.items():
+            image_id = f"{kind}-{copy}"
+            (tmp_path / "images").mkdir(exist_ok=True)
+            (tmp_path / "images" / f"{image_id}.png").write_bytes(data)
+            record = json.loads(json.dumps(GOOD))
+            record["id"] = f"st-{image_id}"
+            record["storyturn"][0] = record["storyturn"][0].replace("| pic1 |", f"| {image_id} |")
+            records.append(record)
+            expected[image_id] = validate.picture_problem(data)
+    assert expected["good-0"] is None and "decompression bomb" in str(expected["real-bomb-0"])
+    assert "decompression bomb" in str(expected["declared-bomb-0"])
+    threads: list[str] = []
+    check_one = validate._image_problem
+
+    def recorded(dataset, image_id):  # noqa: ANN001, ANN202 - the real check, noting the thread it ran in
+        threads.append(threading.current_thread().name)
+        return check_one(dataset, image_id)
+
+    monkeypatch.setattr(validate, "_image_problem", recorded)
+    monkeypatch.setattr(validate.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(validate, "SEQUENTIAL_CHECKS_S", 0.0)  # the first picture alone, the rest in threads
+    filters_before = list(warnings.filters)
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        problems = validate_path(write(tmp_path, *records, with_image=False))
+    assert not shown  # no Pillow warning reached the user: the real bomb is refused instead
+    assert list(warnings.filters) == filters_before
+    assert len(threads) == len(expected)  # each picture once
+    assert threads.count("MainThread") == 1 and len(set(threads) - {"MainThread"}) > 1
+    assert all(name.startswith("commet-picture-check") for name in set(threads) - {"MainThread"})
+    found = {p.story.removeprefix("st-"): p.message for p in problems if p.field == "image"}
+    for image_id, why in expected.items():
+        if why is None:
+            assert image_id not in found
+        else:
+            assert found[image_id] == f"image {image_id!r} {why}"
 
 
 def test_unknown_task(tmp_path: Path) -> None:
