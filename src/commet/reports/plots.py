@@ -6,10 +6,12 @@ Each function returns None when there is nothing to draw.
 from __future__ import annotations
 
 import io
+import re
+import textwrap
 
 from commet.reports.analyses import FEEDBACK_COLUMNS, Cell, Report, RunData, ordered_categories, run_label
 from commet.reports.metrics import SUBSETS
-from commet.reports.stats import Estimate
+from commet.reports.stats import Estimate, Range
 
 
 def _figure(width: float, height: float):  # noqa: ANN202 - matplotlib (Figure, Axes)
@@ -22,13 +24,43 @@ def _figure(width: float, height: float):  # noqa: ANN202 - matplotlib (Figure, 
 
 
 def _png(fig) -> bytes:  # noqa: ANN001 - matplotlib Figure
+    """The figure as PNG bytes, the picture grown to hold everything drawn.
+
+    A legend beside the axes and long run names do not fit a fixed canvas: ``tight_layout`` cannot
+    make room for them (it warned on the user's terminal, and titles, legends and labels were cut).
+    """
     import matplotlib.pyplot as plt
 
     buffer = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buffer, format="png")
+    fig.savefig(buffer, format="png", bbox_inches="tight", pad_inches=0.1)
     plt.close(fig)
     return buffer.getvalue()
+
+
+#: characters per line of a run name or column name on a plot (longer ones are wrapped)
+LABEL_WIDTH = 36
+#: written where a figure has no StoryTurns (a table's "-"): no bar is drawn, and none is zero
+NO_DATA = "n/a"
+
+
+def _wrapped(text: str) -> str:
+    """``text`` in lines of at most ``LABEL_WIDTH`` characters, broken after a blank, ',' or '@' where it can
+    be (run names have no blanks: ``model@dataset:images=on,feedback=...``)."""
+    lines = [""]
+    for piece in re.findall(r"[^\s,@]*[\s,@]?", text):
+        if lines[-1] and len(lines[-1]) + len(piece.rstrip()) > LABEL_WIDTH:
+            lines.append("")
+        lines[-1] += piece
+    return "\n".join(chunk for line in lines for chunk in textwrap.wrap(line.strip(), LABEL_WIDTH) or [""]).strip()
+
+
+def _mark_empty_and_zero(ax, xs: list[float], estimates: list[Estimate]) -> None:  # noqa: ANN001 - Axes
+    """A bar of no data and a bar of 0 % both have no height: each gets a label, so neither reads as the other."""
+    for x, estimate in zip(xs, estimates, strict=True):
+        if estimate.value is None:
+            ax.text(x, 1, NO_DATA, rotation=90, ha="center", va="bottom", fontsize="x-small", color="dimgray")
+        elif estimate.value == 0:
+            ax.text(x, 1, "0", ha="center", va="bottom", fontsize="x-small")
 
 
 def _labels(runs: list[RunData]) -> list[str]:
@@ -52,16 +84,32 @@ def _figure_cell(cell: Cell) -> Estimate:
 
 
 def _grouped_bars(groups: list[str], series: list[tuple[str, list[Estimate]]], title: str, ylabel: str) -> bytes:
-    """Bars per group, one colour per series, with the estimates' intervals as error bars."""
+    """Bars per group, one colour per series, with the estimates' intervals as error bars.
+
+    A figure that hinges on undecided answers (a :class:`Range`, "a-b" in the tables) is a bar up
+    to ``a`` (undecided counted wrong, the figure every table reads) and a hatched outline from
+    ``a`` to ``b`` (counted right).
+    """
     fig, ax = _figure(max(6.0, 0.35 * len(groups) * max(1, len(series)) + 2), 4.2)
     width = 0.8 / max(1, len(series))
+    range_shown = False
     for i, (name, estimates) in enumerate(series):
         xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
         values = [e.value or 0.0 for e in estimates]
         spans = [_error_span(e) for e in estimates]
         errors = [[below for below, _ in spans], [above for _, above in spans]]
-        ax.bar(xs, values, width, yerr=errors, capsize=2, label=name)
-    ax.set_xticks(range(len(groups)), groups, rotation=30, ha="right")
+        bars = ax.bar(xs, values, width, yerr=errors, capsize=2, label=_wrapped(name))
+        _mark_empty_and_zero(ax, xs, estimates)
+        hinging = [(x, e.value, e.upper.value) for x, e in zip(xs, estimates, strict=True)
+                   if isinstance(e, Range) and e.value is not None and e.upper.value is not None
+                   and e.upper.value > e.value]
+        if hinging:
+            ax.bar([x for x, _, _ in hinging], [high - low for _, low, high in hinging], width,
+                   bottom=[low for _, low, _ in hinging], fill=False, hatch="///", linewidth=0.8,
+                   edgecolor=bars.patches[0].get_facecolor(),
+                   label=None if range_shown else "undecided answers counted right")
+            range_shown = True
+    ax.set_xticks(range(len(groups)), [_wrapped(g) for g in groups], rotation=30, ha="right")
     ax.set_ylim(0, 105)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -77,7 +125,7 @@ def category_bars(report: Report, subset: str) -> bytes | None:
     section = report.section(subset)
     categories = ["Overall", *section.header[section.header.index("Overall") + 1:]]
     by_run = {row[0]: row[section.header.index("Overall"):] for row in section.rows}
-    series = [(label, [c for c in by_run[d.run.name] if isinstance(c, Estimate)])
+    series = [(label, [c if isinstance(c, Estimate) else Estimate(0, 0) for c in by_run[d.run.name]])
               for label, d in zip(_labels(runs), runs, strict=True)]
     return _grouped_bars(categories, series, f"Story accuracy, {subset} subset (95% CI)", "story accuracy (%)")
 
@@ -98,12 +146,14 @@ def heatmap(report: Report) -> bytes | None:
     fig, ax = _figure(max(6.0, 0.8 * len(categories) + 4), max(2.5, 0.45 * len(runs) + 1.5))
     image = ax.imshow(grid, cmap="viridis", vmin=0, vmax=100, aspect="auto")
     ax.set_xticks(range(len(categories)), categories, rotation=30, ha="right")
-    ax.set_yticks(range(len(runs)), _labels(runs))
+    ax.set_yticks(range(len(runs)), [_wrapped(label) for label in _labels(runs)])
     for i, row in enumerate(grid):
         for j, value in enumerate(row):
             if value == value:  # not NaN
                 ax.text(j, i, f"{value:.0f}", ha="center", va="center", color="white" if value < 60 else "black",
                         fontsize="small")
+            else:  # this run has no StoryTurn of this category
+                ax.text(j, i, NO_DATA, ha="center", va="center", color="dimgray", fontsize="small")
     fig.colorbar(image, ax=ax, label="story accuracy (%)")
     ax.set_title("Story accuracy by category")
     return _png(fig)
@@ -130,7 +180,7 @@ def turn_lines(report: Report) -> bytes | None:
     for label, row in zip(_labels(report.runs), section.rows, strict=True):
         points = [(t, c.value) for t, c in zip(turns, row[4:], strict=True)
                   if isinstance(c, Estimate) and c.value is not None]
-        ax.plot([t for t, _ in points], [v for _, v in points], marker="o", label=label)
+        ax.plot([t for t, _ in points], [v for _, v in points], marker="o", label=_wrapped(label))
     ax.set_xticks(turns)
     ax.set_ylim(0, 105)
     ax.set_xlabel("turn")

@@ -1,0 +1,97 @@
+"""The HTML report's plots: no figure reads as another, nothing drawn is cut off, no warning for the user."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from commet.engine import EvalSettings, evaluate_async
+from commet.reports import plots
+from commet.reports.stats import Estimate, Range
+from tests.test_study_web import write_dataset
+
+LONG = "baseline:first-option@commet-sample:images=on,feedback=original,cfg=fe2e8cc2"  # a default run name
+
+
+@pytest.fixture
+def drawn(monkeypatch: pytest.MonkeyPatch) -> list:
+    """The figures the plot functions make, kept for inspection (and still saved as PNG, warnings as errors)."""
+    figures: list = []
+    save = plots._png
+
+    def keep(fig):  # noqa: ANN001, ANN202 - a matplotlib Figure
+        figures.append(fig)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return save(fig)
+
+    monkeypatch.setattr(plots, "_png", keep)
+    return figures
+
+
+def test_no_data_zero_and_undecided_ranges_each_read_as_what_they_are(drawn: list) -> None:
+    groups = ["Overall", "Belief", "Emotion", "Desire"]
+    series = [
+        ("run a", [Estimate(3, 4, 50.0, 100.0), Estimate(0, 2, 0.0, 0.0), Estimate(0, 0), Range(1, 4, upper=Estimate(3, 4))]),
+        (LONG, [Estimate(2, 4), Estimate(0, 0), Estimate(1, 1), Estimate(2, 2)]),
+    ]
+    png = plots._grouped_bars(groups, series, "title", "story accuracy (%)")
+    assert Image.open(io.BytesIO(png)).format == "PNG"
+    ax = drawn[0].axes[0]
+    width = 0.8 / 2
+    at = {(round(t.get_position()[0], 3), t.get_text()) for t in ax.texts}
+    # run a: Belief is 0 %, Emotion has no StoryTurn; the long run: Belief has none
+    assert at == {(round(1 - width / 2, 3), "0"), (round(2 - width / 2, 3), plots.NO_DATA),
+                  (round(1 + width / 2, 3), plots.NO_DATA)}
+    outlines = [p for p in ax.patches if not p.get_fill()]  # the undecided part of run a's Desire: 25 % to 75 %
+    assert len(outlines) == 1 and outlines[0].get_hatch() == "///"
+    assert outlines[0].get_y() == pytest.approx(25.0) and outlines[0].get_height() == pytest.approx(50.0)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels.count("undecided answers counted right") == 1
+    assert all(len(line) <= plots.LABEL_WIDTH for label in labels for line in label.split("\n"))
+    assert LONG.replace("\n", "") == next(label for label in labels if label.startswith("baseline")).replace("\n", "")
+
+
+def test_the_saved_picture_holds_the_legend_and_the_labels(drawn: list) -> None:
+    """A legend beside the axes used to be cut at the canvas's edge: the picture now grows to hold it."""
+    png = plots._grouped_bars(["Overall"], [(LONG, [Estimate(1, 2)]), ("run b", [Estimate(2, 2)])], "t", "y")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = drawn[0]
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    legend = fig.axes[0].get_legend().get_window_extent(renderer)  # pixels, from the canvas's left edge
+    assert legend.x1 > fig.get_figwidth() * fig.dpi  # it does reach past the figure's own canvas
+    drawn_from = fig.get_tightbbox(renderer).x0 * fig.dpi  # where the saved picture starts (before its margin)
+    assert Image.open(io.BytesIO(png)).width >= legend.x1 - drawn_from
+
+
+def test_wrapping_breaks_run_names_where_they_can_be_read() -> None:
+    assert plots._wrapped(LONG) == "baseline:first-option@\ncommet-sample:images=on,\nfeedback=original,cfg=fe2e8cc2"
+    assert plots._wrapped("short name") == "short name"
+    assert all(len(line) <= plots.LABEL_WIDTH for line in plots._wrapped("x" * 100).split("\n"))
+
+
+def test_html_report_of_long_run_names_prints_no_warning(tmp_path: Path) -> None:
+    """The command a user runs: every plot drawn, nothing but the one line on the terminal."""
+    dataset = write_dataset(tmp_path / "ds")
+
+    async def fill() -> None:
+        for images in ("on", "off"):
+            await evaluate_async("baseline:first-option", str(dataset), judge="rules", db=tmp_path / "s.sqlite",
+                                 settings=EvalSettings(images=images))
+
+    asyncio.run(fill())
+    done = subprocess.run([sys.executable, "-m", "commet.cli", "report", "--db", str(tmp_path / "s.sqlite"),
+                           "--format", "html", "--out", str(tmp_path / "r.html"), "--resamples", "100"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("wrote html report on 2 run(s)") and done.stderr.count("\n") == 1, done.stderr
+    assert done.stdout == ""
+    assert (tmp_path / "r.html").read_text().count('class="plot"') >= 4
