@@ -39,7 +39,8 @@ def drawn(monkeypatch: pytest.MonkeyPatch) -> list:
 def test_no_data_zero_and_undecided_ranges_each_read_as_what_they_are(drawn: list) -> None:
     groups = ["Overall", "Belief", "Emotion", "Desire"]
     series = [
-        ("run a", [Estimate(3, 4, 50.0, 100.0), Estimate(0, 2, 0.0, 0.0), Estimate(0, 0), Range(1, 4, upper=Estimate(3, 4))]),
+        ("run a", [Estimate(3, 4, 50.0, 100.0), Estimate(0, 2, 0.0, 0.0), Estimate(0, 0),
+                   Range(1, 4, 0.0, 50.0, upper=Estimate(3, 4, 50.0, 100.0))]),
         (LONG, [Estimate(2, 4), Estimate(0, 0), Estimate(1, 1), Estimate(2, 2)]),
     ]
     png = plots._grouped_bars(groups, series, "title", "story accuracy (%)")
@@ -52,9 +53,15 @@ def test_no_data_zero_and_undecided_ranges_each_read_as_what_they_are(drawn: lis
                   (round(1 + width / 2, 3), plots.NO_DATA)}
     outlines = [p for p in ax.patches if not p.get_fill()]  # the undecided part of run a's Desire: 25 % to 75 %
     assert len(outlines) == 1 and outlines[0].get_hatch() == "///"
+    # its interval is the tables' "[low, high]": low of 25 % (undecided wrong) to high of 75 % (undecided right)
+    desire_bar = [segment for collection in ax.collections for segment in collection.get_segments()
+                  if segment[0][0] == pytest.approx(3 - width / 2)]
+    assert [(y0, y1) for (_, y0), (_, y1) in desire_bar] == [(pytest.approx(0.0), pytest.approx(100.0))]
+    colours = {tuple(p.get_facecolor()) for p in ax.patches if p.get_fill()}
+    assert len(colours) == 2 and tuple(outlines[0].get_edgecolor()) in colours  # each run its own colour
     assert outlines[0].get_y() == pytest.approx(25.0) and outlines[0].get_height() == pytest.approx(50.0)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels.count("undecided answers counted right") == 1
+    assert labels[-1] == plots.UNDECIDED_RANGE and labels.count(plots.UNDECIDED_RANGE) == 1
     assert all(len(line) <= plots.LABEL_WIDTH for label in labels for line in label.split("\n"))
     assert LONG.replace("\n", "") == next(label for label in labels if label.startswith("baseline")).replace("\n", "")
 

@@ -39,6 +39,8 @@ def _png(fig) -> bytes:  # noqa: ANN001 - matplotlib Figure
 
 #: characters per line of a run name or column name on a plot (longer ones are wrapped)
 LABEL_WIDTH = 36
+#: the legend entry of the hatched outlines (a figure that hinges on undecided answers)
+UNDECIDED_RANGE = "undecided answers counted right"
 #: written where a figure has no StoryTurns (a table's "-"): no bar is drawn, and none is zero
 NO_DATA = "n/a"
 
@@ -69,8 +71,14 @@ def _labels(runs: list[RunData]) -> list[str]:
 
 
 def _error_span(estimate: Estimate) -> tuple[float, float]:
-    """How far the interval reaches below and above the value; none for an empty estimate (no value)."""
+    """How far the interval reaches below and above the value; none for an empty estimate (no value).
+
+    A :class:`Range`'s interval is the tables' one: from the low end of its figure counting
+    undecided answers wrong to the high end of the one counting them right.
+    """
     value, low, high = estimate.value, estimate.low, estimate.high
+    if isinstance(estimate, Range) and estimate.upper.value is not None:
+        high = estimate.upper.high
     if value is None or low is None or high is None:
         return 0.0, 0.0
     return value - low, high - value
@@ -106,14 +114,20 @@ def _grouped_bars(groups: list[str], series: list[tuple[str, list[Estimate]]], t
         if hinging:
             ax.bar([x for x, _, _ in hinging], [high - low for _, low, high in hinging], width,
                    bottom=[low for _, low, _ in hinging], fill=False, hatch="///", linewidth=0.8,
-                   edgecolor=bars.patches[0].get_facecolor(),
-                   label=None if range_shown else "undecided answers counted right")
+                   # the run's own colour; given as color too, so the colour cycle does not move on
+                   color=bars.patches[0].get_facecolor(), edgecolor=bars.patches[0].get_facecolor())
             range_shown = True
     ax.set_xticks(range(len(groups)), [_wrapped(g) for g in groups], rotation=30, ha="right")
     ax.set_ylim(0, 105)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    handles, labels = ax.get_legend_handles_labels()
+    if range_shown:  # one grey entry, after the runs, for the outlines of every colour
+        from matplotlib.patches import Patch
+
+        handles.append(Patch(fill=False, hatch="///", edgecolor="dimgray", linewidth=0.8))
+        labels.append(UNDECIDED_RANGE)
+    ax.legend(handles, labels, fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return _png(fig)
 
 
