@@ -102,3 +102,26 @@ def test_html_report_of_long_run_names_prints_no_warning(tmp_path: Path) -> None
     assert done.stderr.startswith("wrote html report on 2 run(s)") and done.stderr.count("\n") == 1, done.stderr
     assert done.stdout == ""
     assert (tmp_path / "r.html").read_text().count('class="plot"') >= 4
+
+
+def test_turn_lines_show_what_undecided_answers_leave_open(tmp_path: Path, drawn: list) -> None:
+    """The rules judge leaves many of a baseline's replies undecided: each run gets its line counting them
+    wrong (the tables' first figure) and a dashed one counting them right (their second), at every turn."""
+    from commet.format import load_dataset
+    from commet.reports import Bootstrap, build_report
+    from commet.store import Store
+
+    asyncio.run(evaluate_async("baseline:random-option", load_dataset("sample"), judge="rules",
+                               db=tmp_path / "s.sqlite", settings=EvalSettings(images="off")))
+    with Store(tmp_path / "s.sqlite") as store:
+        report = build_report(store, store.runs(), bootstrap=Bootstrap(resamples=100))
+    section = next(s for s in report.sections if s.key == "turns")
+    cells = [c for c in section.rows[0][4:] if isinstance(c, Estimate) and c.value is not None]
+    assert any(isinstance(c, Range) and c.upper.value != c.value for c in cells)  # the case this is about
+    assert plots.turn_lines(report) is not None
+    solid, dashed = drawn[0].axes[0].get_lines()
+    assert list(solid.get_ydata()) == pytest.approx([c.value for c in cells])
+    assert list(dashed.get_ydata()) == pytest.approx(
+        [c.upper.value if isinstance(c, Range) else c.value for c in cells])
+    assert dashed.get_linestyle() == "--" and dashed.get_color() == solid.get_color()
+    assert [t.get_text() for t in drawn[0].axes[0].get_legend().get_texts()][-1] == plots.UNDECIDED_RANGE

@@ -185,22 +185,33 @@ def feedback_bars(report: Report) -> bytes | None:
 
 
 def turn_lines(report: Report) -> bytes | None:
-    """Question accuracy by turn index, one line per run."""
+    """Question accuracy by turn index, one line per run (dashed: undecided answers counted right, where
+    that differs)."""
     section = next((s for s in report.sections if s.key == "turns"), None)
     if section is None or len(section.header) <= 4:
         return None
     fig, ax = _figure(7.0, 4.0)
     turns = list(range(1, len(section.header) - 3))
+    range_shown = False
     for label, row in zip(_labels(report.runs), section.rows, strict=True):
-        points = [(t, c.value) for t, c in zip(turns, row[4:], strict=True)
-                  if isinstance(c, Estimate) and c.value is not None]
-        ax.plot([t for t, _ in points], [v for _, v in points], marker="o", label=_wrapped(label))
+        cells = [(t, c) for t, c in zip(turns, row[4:], strict=True) if isinstance(c, Estimate) and c.value is not None]
+        (line,) = ax.plot([t for t, _ in cells], [c.value for _, c in cells], marker="o", label=_wrapped(label))
+        upper = [(t, c.upper.value if isinstance(c, Range) and c.upper.value is not None else c.value) for t, c in cells]
+        if any(high != c.value for (_, high), (_, c) in zip(upper, cells, strict=True)):
+            ax.plot([t for t, _ in upper], [v for _, v in upper], linestyle="--", color=line.get_color(), linewidth=1)
+            range_shown = True
     ax.set_xticks(turns)
     ax.set_ylim(0, 105)
     ax.set_xlabel("turn")
     ax.set_ylabel("question accuracy (%)")
     ax.set_title("Where in a story models fail")
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    handles, labels = ax.get_legend_handles_labels()
+    if range_shown:
+        from matplotlib.lines import Line2D
+
+        handles.append(Line2D([], [], color="dimgray", linestyle="--", linewidth=1))
+        labels.append(UNDECIDED_RANGE)
+    ax.legend(handles, labels, fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return _png(fig)
 
 
