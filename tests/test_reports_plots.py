@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 import subprocess
 import sys
@@ -125,3 +126,37 @@ def test_turn_lines_show_what_undecided_answers_leave_open(tmp_path: Path, drawn
         [c.upper.value if isinstance(c, Range) else c.value for c in cells])
     assert dashed.get_linestyle() == "--" and dashed.get_color() == solid.get_color()
     assert [t.get_text() for t in drawn[0].axes[0].get_legend().get_texts()][-1] == plots.UNDECIDED_RANGE
+
+
+def test_heatmap_cells_read_as_the_tables_do(tmp_path: Path, drawn: list) -> None:
+    """Each cell: the category's story accuracy as the tables print it ("a–b" where undecided answers
+    decide it), "n/a" where a run has no StoryTurn of that category."""
+    from commet.format import load_dataset
+    from commet.reports import Bootstrap, build_report
+    from commet.store import Store
+
+    sample = load_dataset("sample")
+    first = [st for st in sample.storyturns if st.category != "Emotion"]  # one run without any Emotion story
+    asyncio.run(evaluate_async("baseline:random-option", sample, judge="rules", db=tmp_path / "s.sqlite",
+                               settings=EvalSettings(images="off")))
+    asyncio.run(evaluate_async("baseline:first-option", dataclasses.replace(sample, storyturns=first),
+                               judge="rules", db=tmp_path / "s.sqlite", settings=EvalSettings(images="off")))
+    with Store(tmp_path / "s.sqlite") as store:
+        report = build_report(store, store.runs(), bootstrap=Bootstrap(resamples=100))
+    assert plots.heatmap(report) is not None
+    ax = drawn[0].axes[0]
+    categories = [t.get_text() for t in ax.get_xticklabels()]
+    cells = {(round(t.get_position()[1]), categories[round(t.get_position()[0])]): t.get_text() for t in ax.texts}
+    boot = Bootstrap(resamples=100)
+    for i, data in enumerate(d for d in report.runs if d.scored):
+        for category in categories:
+            members = [s for s in data.scored if s.category == category]
+            if not members:
+                assert cells[(i, category)] == plots.NO_DATA
+                continue
+            estimate = boot.stories(members)  # what a table prints for these StoryTurns
+            expected = f"{estimate.value:.0f}"
+            if isinstance(estimate, Range):
+                expected += f"–{estimate.upper.value:.0f}"
+            assert cells[(i, category)] == expected
+    assert any("–" in text for text in cells.values()) and plots.NO_DATA in cells.values()

@@ -145,29 +145,36 @@ def category_bars(report: Report, subset: str) -> bytes | None:
 
 
 def heatmap(report: Report) -> bytes | None:
-    """Runs by categories, story accuracy over all finished StoryTurns."""
+    """Runs by categories, story accuracy over all finished StoryTurns (colour: undecided answers counted
+    wrong; the text "a–b" as in the tables where counting them right gives more)."""
     runs = [d for d in report.runs if d.scored]
     if not runs:
         return None
     categories = ordered_categories(s for d in runs for s in d.scored)
     grid: list[list[float]] = []
+    texts: list[list[str]] = []
     for d in runs:
-        row = []
+        row, text = [], []
         for c in categories:
             members = [s for s in d.scored if s.category == c]
-            row.append(100.0 * sum(s.correct is True for s in members) / len(members) if members else float("nan"))
+            if not members:  # this run has no StoryTurn of this category
+                row.append(float("nan"))
+                text.append(NO_DATA)
+                continue
+            low = 100.0 * sum(s.correct is True for s in members) / len(members)
+            high = 100.0 * sum(s.correct_if_undecided_right for s in members) / len(members)
+            row.append(low)
+            text.append(f"{low:.0f}" if high == low else f"{low:.0f}–{high:.0f}")
         grid.append(row)
+        texts.append(text)
     fig, ax = _figure(max(6.0, 0.8 * len(categories) + 4), max(2.5, 0.45 * len(runs) + 1.5))
     image = ax.imshow(grid, cmap="viridis", vmin=0, vmax=100, aspect="auto")
     ax.set_xticks(range(len(categories)), categories, rotation=30, ha="right")
     ax.set_yticks(range(len(runs)), [_wrapped(label) for label in _labels(runs)])
     for i, row in enumerate(grid):
         for j, value in enumerate(row):
-            if value == value:  # not NaN
-                ax.text(j, i, f"{value:.0f}", ha="center", va="center", color="white" if value < 60 else "black",
-                        fontsize="small")
-            else:  # this run has no StoryTurn of this category
-                ax.text(j, i, NO_DATA, ha="center", va="center", color="dimgray", fontsize="small")
+            colour = "dimgray" if value != value else "white" if value < 60 else "black"  # NaN: no data
+            ax.text(j, i, texts[i][j], ha="center", va="center", color=colour, fontsize="small")
     fig.colorbar(image, ax=ax, label="story accuracy (%)")
     ax.set_title("Story accuracy by category")
     return _png(fig)
