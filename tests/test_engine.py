@@ -423,3 +423,34 @@ async def test_a_model_call_that_fails_leaves_the_run_incomplete_until_a_rerun_s
     second = await evaluate_async(model, pipe_dataset, db=db, run="r")
     assert second.run.status == "done" and second.results.failures == [] and second.results.stories_failed == 0
     assert second.progress.model_calls >= 1 and calls_for("fb-1") == fb_calls  # only dd-1 ran again
+
+
+async def test_stories_that_never_wait_still_let_the_loop_run(tmp_path: Path) -> None:
+    """A story answered from the store never waits: between two of them the engine lets the event loop
+    run (commits, Ctrl-C). (A story that waited for answers has let it run already and goes straight on
+    to the next: the bench's figures show that, not this test.)"""
+    import asyncio
+
+    from commet.format import load_dataset
+
+    sample = load_dataset("sample")
+    db = tmp_path / "s.sqlite"
+    settings = EvalSettings(images="off")
+    await evaluate_async("baseline:first-option", sample, judge="rules", db=db, run="first", settings=settings)
+    progress = []
+    seen: set[int] = set()  # stories done, as each pass of the loop finds them
+    stop = False
+
+    def tick() -> None:
+        if progress:
+            seen.add(progress[-1].stories_done)
+        if not stop:
+            asyncio.get_running_loop().call_soon(tick)
+
+    asyncio.get_running_loop().call_soon(tick)
+    again = await evaluate_async("baseline:first-option", sample, judge="rules", db=db, run="again",
+                                 settings=settings, concurrency=2, on_progress=progress.append)
+    stop = True
+    assert again.progress.model_calls == 0 and again.progress.cached_calls > 0  # every answer from the store
+    assert again.results.stories_done == len(sample.storyturns)
+    assert len(seen) >= len(sample.storyturns) // 2  # the loop ran between a slot's stories
