@@ -66,3 +66,68 @@ async def test_a_run_that_shows_no_picture_makes_none(tmp_path: Path, monkeypatc
     summary = await evaluate_async("baseline:first-option", dataset(), db=tmp_path / "r.sqlite", run="r",
                                    settings=EvalSettings(images="off"))
     assert summary.results.complete and made == []
+
+
+async def test_pictures_of_the_next_stories_are_made_before_they_start(tmp_path: Path) -> None:
+    """When a slot takes a story, the threads start on the pictures of that story and the next ones in
+    the queue, so stories rarely wait for theirs. A picture made ahead for a story that never asks
+    for it, or whose making fails, leaves nothing behind."""
+    import asyncio
+    import gc
+    import logging
+
+    from commet.engine.pictures import PictureCache
+    from commet.engine.runner import PICTURE_LOOKAHEAD, Engine
+
+    data = dataset(16)
+    events: list[tuple[str, str]] = []  # ("make", image id) when a thread is asked to make a picture,
+    real_making = PictureCache._making  # ("start", story id) when a slot takes a story
+
+    def making(self: PictureCache, image_id: str):  # noqa: ANN202 - the real one, observed
+        if image_id not in self._pending:
+            events.append(("make", image_id))
+        return real_making(self, image_id)
+
+    real_prefetch = Engine._prefetch_pictures
+
+    def prefetch(self: Engine, storyturns: list[StoryTurn]) -> None:
+        events.append(("start", storyturns[0].id))
+        assert len(storyturns) <= 1 + PICTURE_LOOKAHEAD
+        real_prefetch(self, storyturns)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(PictureCache, "_making", making)
+        patch.setattr(Engine, "_prefetch_pictures", prefetch)
+        summary = await evaluate_async("baseline:first-option", data, db=tmp_path / "r.sqlite", run="r",
+                                       settings=EvalSettings(images="on"), concurrency=2)
+    assert summary.results.complete
+    made = [image for kind, image in events if kind == "make"]
+    assert sorted(made) == sorted(data.images)  # each picture made once
+    started = [story for kind, story in events if kind == "start"]
+    assert sorted(started) == sorted(st.id for st in data.storyturns)
+    # every story with a picture, but the first two (one per slot), found it asked for before it started
+    shows = {st.id: st.turns[0].image for st in data.storyturns if st.turns[0].image}
+    early = [story for story in started if story in shows][2:]
+    assert early and all(events.index(("make", shows[story])) < events.index(("start", story)) for story in early)
+
+    # made ahead and never asked for (a story another process claims), or failing: nothing left behind
+    cache = PictureCache(Dataset(storyturns=[], name="x", images={"ok.png": photo(1), "bad.png": b"not a picture"}),
+                         max_side=1024, fmt="png")
+    logged: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = logged.append  # type: ignore[method-assign]
+    logging.getLogger("asyncio").addHandler(handler)
+    try:
+        cache.prefetch(["ok.png", "bad.png"])
+        await asyncio.gather(*cache._pending.values(), return_exceptions=True)
+        with pytest.raises(Exception):  # noqa: B017 - Pillow's own error, raised where the picture is asked for
+            await cache.ready_part("bad.png")
+        assert (await cache.ready_part("ok.png")).data == prepare_image(photo(1))[0]
+        cache.prefetch(["bad.png"])  # asked for again, never awaited
+        cache.close()
+        del cache
+        gc.collect()
+        await asyncio.sleep(0)
+    finally:
+        logging.getLogger("asyncio").removeHandler(handler)
+    assert not [r for r in logged if "never retrieved" in r.getMessage()]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import os
 import socket
@@ -119,6 +120,13 @@ class StoryClaims:
                 if not claimed and self._candidates:  # all held by other live processes: they may die
                     await asyncio.sleep(self.poll)
             return None
+
+    def upcoming(self, count: int) -> list[StoryTurn]:
+        """The next ``count`` stories :meth:`next` would hand out, as far as this process knows (another
+        process may still claim some of those not yet claimed here)."""
+        ids = [*itertools.islice(self._ready, count)]
+        ids += self._candidates[:count - len(ids)]
+        return [self._by_id[story_id][1] for story_id in ids]
 
     def ended(self, story_id: str) -> None:
         self.store.end_lease(self.run_id, story_id, self.owner)

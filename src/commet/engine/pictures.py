@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 from commet.format.dataset import Dataset
@@ -50,6 +51,18 @@ class PictureCache:
         """The prepared picture; the event loop runs other stories while a thread makes it."""
         if image_id in self._parts:
             return self._parts[image_id]
+        part = await asyncio.shield(self._making(image_id))  # stories sharing a picture wait for one making
+        self._parts[image_id] = part
+        return part
+
+    def prefetch(self, image_ids: Iterable[str]) -> None:
+        """Start making these pictures in the threads, for stories about to start (:meth:`ready_part` then
+        finds them made, or being made). A failure is raised where the picture is asked for."""
+        for image_id in image_ids:
+            if image_id not in self._parts and image_id not in self._pending:
+                self._making(image_id).add_done_callback(_seen)
+
+    def _making(self, image_id: str) -> asyncio.Future[ImagePart]:
         pending = self._pending.get(image_id)
         if pending is None:
             if self._threads is None:
@@ -57,9 +70,7 @@ class PictureCache:
                 self._threads = ThreadPoolExecutor(workers, thread_name_prefix="commet-pictures")
             pending = asyncio.get_running_loop().run_in_executor(self._threads, self._prepare, image_id)
             self._pending[image_id] = pending
-        part = await asyncio.shield(pending)  # stories sharing a picture wait for one making
-        self._parts[image_id] = part
-        return part
+        return pending
 
     def close(self) -> None:
         """Stop the threads (a run's end)."""
@@ -68,3 +79,9 @@ class PictureCache:
             self._threads = None
         self._pending.clear()
 
+
+
+def _seen(future: asyncio.Future[ImagePart]) -> None:
+    """Retrieve a prefetched picture's failure (a story claimed elsewhere may never ask for it)."""
+    if not future.cancelled():
+        future.exception()

@@ -64,6 +64,8 @@ class EvalSettings(BaseModel):
 
 #: seconds between the starts of the story slots (see :class:`Engine`)
 START_INTERVAL_S = 0.001
+#: stories ahead (in the order they are handed out) whose pictures are made before they start
+PICTURE_LOOKAHEAD = 4
 
 
 class RunConflictError(ValueError):
@@ -407,6 +409,7 @@ class Engine:
                 item = await claims.next()
                 if item is None:
                     return
+                self._prefetch_pictures([item[1], *claims.upcoming(PICTURE_LOOKAHEAD)])
                 loop_passed = [False]  # set by the loop's next pass: whether the story let it run
                 mark = asyncio.get_running_loop().call_soon(loop_passed.__setitem__, 0, True)
                 await self.run_story(run, *item)
@@ -416,6 +419,13 @@ class Engine:
                 # pass of the loop (about 1 ms at 64 stories in flight).
                 mark.cancel()
                 await asyncio.sleep(0)
+
+    def _prefetch_pictures(self, storyturns: list[StoryTurn]) -> None:
+        """Have the threads make the pictures these StoryTurns will show (this one's later turns, the next
+        ones' first): a story then rarely waits for its picture when it starts."""
+        self._pictures.prefetch(turn.image for storyturn in storyturns
+                                if self.settings.images.shows_pictures(storyturn.image_dependent)
+                                for turn in storyturn.turns if turn.image)
 
     # one story ------------------------------------------------------------------------------------
     def judge_sees_pictures(self, storyturn: StoryTurn) -> bool:
