@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from commet.engine.schedule import plan_slots, planned_order, simulate
 
 
@@ -23,6 +25,9 @@ def test_the_plan_balances_the_bench_workload_where_longest_first_does_not() -> 
     assert simulate(weights, longest_first(weights), 64) == 35
     assert simulate(weights, order, 64) == 33  # the shared queue in planned order runs the plan exactly
     assert simulate(weights, order, 64, start_interval=0.001) < 33.1  # slots starting 1 ms apart
+    # 52 slots plan 33 turns and 12 plan 32: the fullest lists go to the slots that start first, so the
+    # last of the 33s starts 51 intervals late, and the 32s have a turn to spare for starting later
+    assert simulate(weights, order, 64, start_interval=0.01) == pytest.approx(33 + 51 * 0.01)
 
 
 def test_the_plan_is_deterministic_and_near_the_bound_on_random_work() -> None:

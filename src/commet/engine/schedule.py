@@ -86,9 +86,14 @@ def _improve(bins: list[list[int]], loads: list[float], weights: Sequence[float]
 
 
 def planned_order(weights: Sequence[float], slots: int) -> list[int]:
-    """Indices of ``weights`` in the order a shared queue should hand them out (see the module docstring)."""
+    """Indices of ``weights`` in the order a shared queue should hand them out (see the module docstring).
+
+    The fullest lists go first: the engine's slots start a moment apart (``START_INTERVAL_S``), and the
+    slots that start last then have the lists with room to spare.
+    """
+    plan = sorted(plan_slots(weights, slots), key=lambda items: -sum(weights[i] for i in items))  # stable
     starts: list[tuple[float, int, int]] = []
-    for slot, items in enumerate(plan_slots(weights, slots)):
+    for slot, items in enumerate(plan):
         start = 0.0
         for i in items:
             starts.append((start, slot, i))
