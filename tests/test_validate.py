@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import io
 import json
-import struct
 import threading
 import warnings
-import zlib
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ from typer.testing import CliRunner
 from commet.cli import app
 from commet.format import validate, validate_path
 from tests.conftest import write_png
+from tests.data.malformed.make_corpus import png, png_declaring
 
 GOOD = {
     "id": "ok-1",
@@ -85,21 +84,6 @@ def test_missing_image(tmp_path: Path) -> None:
     assert any("turn=0 field=image" in e and "'pic1' not found" in e for e in errors)
 
 
-def _png(width: int, height: int, mode: str = "RGB") -> bytes:
-    out = io.BytesIO()
-    Image.new(mode, (width, height), 200 if mode != "RGB" else (200, 80, 60)).save(out, format="PNG")
-    return out.getvalue()
-
-
-def _png_declaring(width: int, height: int) -> bytes:
-    """A tiny PNG whose header declares ``width`` x ``height`` (the data is one empty row)."""
-    def chunk(kind: bytes, body: bytes) -> bytes:
-        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
-    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\x00" * (width + 1)))
-            + chunk(b"IEND", b""))
-
-
 def test_pictures_checked_in_threads_say_what_one_at_a_time_says(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """A dataset of many pictures, good and bad, is checked in threads (Pillow decodes without the GIL):
@@ -108,10 +92,10 @@ def test_pictures_checked_in_threads_say_what_one_at_a_time_says(tmp_path: Path,
     bmp = io.BytesIO()
     Image.new("RGB", (8, 8)).save(bmp, format="BMP")
     kinds = {
-        "good": _png(640, 480),
-        "truncated": _png(640, 480)[:-200],
-        "declared-bomb": _png_declaring(20000, 20000),  # over Pillow's error limit
-        "real-bomb": _png(10000, 10000, "1"),  # 100 megapixels: over Pillow's warning limit only
+        "good": png(640, 480),
+        "truncated": png(640, 480)[:-200],
+        "declared-bomb": png_declaring(20000, 20000),  # over Pillow's error limit
+        "real-bomb": png(10000, 10000, "1"),  # 100 megapixels: over Pillow's warning limit only
         "not-a-picture": b"GIF89a? no, plain text",
         "bmp": bmp.getvalue(),
         "empty": b"",
