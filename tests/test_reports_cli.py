@@ -144,3 +144,19 @@ def test_sweep_config_errors(tmp_path: Path) -> None:
     config.write_text('models = ["baseline:first-option"]\nout = "report.pdf"\n')
     result = runner.invoke(app, ["sweep", str(config)])
     assert result.exit_code == 2 and "reports are text" in result.output
+
+
+def test_latex_prints_text_as_written(tmp_path: Path) -> None:
+    """Commands in the report's notices keep their "--" (LaTeX would set an en dash: a reader copying
+    `commet rejudge --db ...` from the PDF would get a broken command), and no text character is
+    LaTeX markup."""
+    from commet.reports.latex import escape
+
+    assert escape("commet rejudge --db a_b.sqlite --judge x") == r"commet rejudge -{}-db a\_b.sqlite -{}-judge x"
+    assert escape("---") == "-{}-{}-" and escape("a<b>c") == r"a\textless{}b\textgreater{}c"
+    db = tmp_path / "r.sqlite"
+    evaluate("baseline:random-option", "sample", db=db, run="a", settings=EvalSettings(images="off"))
+    latex = invoke("report", "--db", str(db), "--format", "latex", "--resamples", "100")
+    notices = [line for line in latex.splitlines() if line.startswith(r"\noindent")]
+    assert notices and all(" --" not in line for line in notices)
+    assert any(r"commet rejudge -{}-db" in line for line in notices)

@@ -6,12 +6,14 @@ from commet.reports.analyses import Report, Section
 from commet.reports.stats import Estimate, Range
 
 _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-            "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+            "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}",
+            ">": r"\textgreater{}"}
 
 
 def escape(text: str) -> str:
-    """Text safe inside a LaTeX table cell."""
-    return "".join(_SPECIAL.get(ch, ch) for ch in text)
+    """Text safe inside a LaTeX table cell, printed as written: "--" stays two hyphens (a command's
+    ``--judge``, not an en dash), and ``<`` and ``>`` are not the old text fonts' inverted marks."""
+    return "".join(_SPECIAL.get(ch, ch) for ch in text).replace("--", "-{}-").replace("--", "-{}-")
 
 
 def _cell(cell: str | Estimate, fraction: bool) -> str:
