@@ -22,6 +22,7 @@ from commet.format.dataset import Dataset
 from commet.reports.analyses import Cell, Report, Section
 from commet.reports.cells import cell_text
 from commet.reports.stats import Estimate, Range
+from commet.reports.tables import to_markdown
 
 #: the widest a terminal rendering is measured at (tables are never that wide)
 _UNBOUNDED = 100_000
@@ -149,12 +150,6 @@ def to_rich_tables(report: Report, width: int | None = None) -> list[object]:
 
 
 # markdown ------------------------------------------------------------------------------------------------
-def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines.extend("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows)
-    return "\n".join(lines) + "\n"
-
-
 def to_markdown_report(report: Report, title: str = "CoMMET report") -> str:
     parts = [f"# {title}\n", f"Runs: {', '.join(f'`{d.run.name}`' for d in report.runs)}. Intervals: 95% "
              f"percentile bootstrap over StoryTurns ({report.bootstrap.resamples} resamples, seed "
@@ -162,7 +157,7 @@ def to_markdown_report(report: Report, title: str = "CoMMET report") -> str:
     parts.extend(f"**{line}**\n" for line in report.notices)
     for section in report.sections:
         parts.append(f"## {section.title}\n")
-        parts.append(_markdown_table(section.header, [[cell_text(c, section) for c in row] for row in section.rows]))
+        parts.append(to_markdown(section.header, [[cell_text(c, section) for c in row] for row in section.rows]))
         if section.note:
             parts.append(f"\n{section.note}\n")
     return "\n".join(parts)
