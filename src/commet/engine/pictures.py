@@ -20,11 +20,13 @@ class PictureCache:
 
     Preparing a photograph (decode, resize, re-encode) takes 50 to 120 ms; on the event loop that
     held every story in flight each time (bench/bench_openai_server.py --picture-size 1024x768).
-    An engine asks for a picture when a story first shows it (:meth:`ready_part`): a thread makes
-    it while the other stories go on, and Pillow releases the GIL while it decodes and encodes, so
-    the threads use the other cores. The bytes are the same as made on the loop. (Making every
-    picture of the run ahead, in its planned order, was measured too: 5 % faster with 2.3 MB
-    pictures, slower with small ones, whose Python-level work then crowds the loop's start.)
+    A thread makes each picture while the other stories go on, and Pillow releases the GIL while it
+    decodes and encodes, so the threads use the other cores. The engine asks for the pictures of a
+    story and of the next few in its queue when a slot takes it (:meth:`prefetch`), and a story
+    waits only for a picture not made yet (:meth:`ready_part`). The bytes are the same as made on
+    the loop. (Making every picture of the run ahead, at its start, was measured too: 5 % faster
+    with 2.3 MB pictures, slower with small ones, whose Python-level work then crowds the loop's
+    start.)
     """
 
     def __init__(self, dataset: Dataset, *, max_side: int, fmt: str):
@@ -78,7 +80,6 @@ class PictureCache:
             self._threads.shutdown(wait=True, cancel_futures=True)
             self._threads = None
         self._pending.clear()
-
 
 
 def _seen(future: asyncio.Future[ImagePart]) -> None:
