@@ -7,6 +7,7 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from commet.cli import app
@@ -160,3 +161,33 @@ def test_latex_prints_text_as_written(tmp_path: Path) -> None:
     notices = [line for line in latex.splitlines() if line.startswith(r"\noindent")]
     assert notices and all(" --" not in line for line in notices)
     assert any(r"commet rejudge -{}-db" in line for line in notices)
+
+
+def test_csv_holds_every_figure_the_tables_print(tmp_path: Path) -> None:
+    """A range "a–b [low, high]" (stories hinging on undecided answers) is four CSV columns: the
+    figure, its CI low, "if undecided right" and "if undecided right CI high"."""
+    import re
+
+    db = tmp_path / "r.sqlite"
+    evaluate("baseline:random-option", "sample", db=db, run="a", settings=EvalSettings(images="off"))
+    markdown = invoke("report", "--db", str(db), "--format", "markdown", "--resamples", "200")
+    invoke("report", "--db", str(db), "--format", "csv", "--out", str(tmp_path / "csv"), "--resamples", "200")
+    table = markdown.split("## Table 1")[1].split("\n\n")[1].splitlines()
+    header = [h.strip() for h in table[0].strip("|").split("|")]
+    printed = dict(zip(header, (c.strip() for c in table[2].strip("|").split("|")), strict=True))
+    row = next(csv.DictReader((tmp_path / "csv" / "text-complete.csv").open()))
+    ranges = 0
+    for category in header[5:]:
+        found = re.match(r"([\d.]+)(?:–([\d.]+))? \[([\d.]+), ([\d.]+)\]", printed[category])
+        if found is None:
+            continue  # no StoryTurn of this category
+        value, upper, low, high = found.groups()
+        assert float(row[category]) == pytest.approx(float(value), abs=0.005)
+        assert float(row[f"{category} CI low"]) == pytest.approx(float(low), abs=0.005)
+        if upper is None:
+            assert float(row[f"{category} CI high"]) == pytest.approx(float(high), abs=0.005)
+        else:
+            ranges += 1
+            assert float(row[f"{category} if undecided right"]) == pytest.approx(float(upper), abs=0.005)
+            assert float(row[f"{category} if undecided right CI high"]) == pytest.approx(float(high), abs=0.005)
+    assert ranges >= 2

@@ -171,7 +171,8 @@ def _csv_number(value: float | None) -> str:
 def _csv_columns(section: Section) -> tuple[list[str], list[list[str]]]:
     estimate_columns = {i for row in section.rows for i, c in enumerate(row) if isinstance(c, Estimate)}
     ranges = any(isinstance(c, Range) for row in section.rows for c in row)
-    extra = ["if undecided right", "if undecided right k", "hinging"] if ranges else []
+    # a range's printed interval runs from CI low to "if undecided right CI high" (see reports.cells)
+    extra = ["if undecided right", "if undecided right CI high", "if undecided right k", "hinging"] if ranges else []
     header: list[str] = []
     for i, name in enumerate(section.header):
         header.extend([name, f"{name} CI low", f"{name} CI high", f"{name} k", f"{name} n",
@@ -185,7 +186,7 @@ def _csv_columns(section: Section) -> tuple[list[str], list[list[str]]]:
                 if ranges:
                     upper = c.upper if isinstance(c, Range) else c
                     hinging = c.hinging if isinstance(c, Range) else 0
-                    out.extend([_csv_number(upper.value), _csv_number(upper.k),
+                    out.extend([_csv_number(upper.value), _csv_number(upper.high), _csv_number(upper.k),
                                 _csv_number(hinging) if c.value is not None else ""])
             elif i in estimate_columns:
                 out.extend([c, "", "", "", "", *("" for _ in extra)])
