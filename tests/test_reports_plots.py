@@ -102,7 +102,9 @@ def test_html_report_of_long_run_names_prints_no_warning(tmp_path: Path) -> None
     assert done.returncode == 0, done.stderr
     assert done.stderr.startswith("wrote html report on 2 run(s)") and done.stderr.count("\n") == 1, done.stderr
     assert done.stdout == ""
-    assert (tmp_path / "r.html").read_text().count('class="plot"') >= 4
+    html = (tmp_path / "r.html").read_text()
+    assert html.count('class="plot"') >= 4
+    assert "n/a: no StoryTurns of that kind" in html and "hatched outlines and dashed lines" in html  # the key
 
 
 def test_turn_lines_show_what_undecided_answers_leave_open(tmp_path: Path, drawn: list) -> None:
