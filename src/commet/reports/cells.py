@@ -25,13 +25,13 @@ def estimate_text(cell: Estimate, *, fraction: bool = False, style: Style = "ful
     if cell.value is None:
         return "-"
     digits = 1 if style == "terminal" else 2
+    low, high = cell.interval
+    interval = f"[{low:.{digits}f}, {high:.{digits}f}]"
     if isinstance(cell, Range) and cell.upper.value is not None:
-        interval = f"[{cell.low:.{digits}f}, {cell.upper.high:.{digits}f}]"
         span = f"{cell.value:.{digits}f}–{cell.upper.value:.{digits}f}"
         if style == "terminal":
             return f"{span} {interval}"
         return f"{span} {interval} ({_number(cell.k)}–{_number(cell.upper.k)}/{_number(cell.n)})"
-    interval = f"[{cell.low:.{digits}f}, {cell.high:.{digits}f}]"
     if fraction:
         return f"{_number(cell.k)}/{_number(cell.n)} ({cell.value:.1f}%) {interval}"
     if style == "terminal":

@@ -21,9 +21,10 @@ def _cell(cell: str | Estimate, fraction: bool) -> str:
         return escape(cell)
     if cell.value is None:
         return "--"
+    low, high = cell.interval
+    interval = f"{{\\scriptsize [{low:.1f}, {high:.1f}]}}"
     if isinstance(cell, Range) and cell.upper.value is not None:
-        return f"{cell.value:.2f}--{cell.upper.value:.2f} {{\\scriptsize [{cell.low:.1f}, {cell.upper.high:.1f}]}}"
-    interval = f"{{\\scriptsize [{cell.low:.1f}, {cell.high:.1f}]}}"
+        return f"{cell.value:.2f}--{cell.upper.value:.2f} {interval}"
     if fraction:
         return f"{cell.k:g}/{cell.n:g} {{\\scriptsize ({cell.value:.1f}\\%)}}"
     return f"{cell.value:.2f} {interval}"

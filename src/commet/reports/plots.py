@@ -71,14 +71,9 @@ def _labels(runs: list[RunData]) -> list[str]:
 
 
 def _error_span(estimate: Estimate) -> tuple[float, float]:
-    """How far the interval reaches below and above the value; none for an empty estimate (no value).
-
-    A :class:`Range`'s interval is the tables' one: from the low end of its figure counting
-    undecided answers wrong to the high end of the one counting them right.
-    """
-    value, low, high = estimate.value, estimate.low, estimate.high
-    if isinstance(estimate, Range) and estimate.upper.value is not None:
-        high = estimate.upper.high
+    """How far the interval the tables print (:attr:`Estimate.interval`, a :class:`Range`'s included) reaches
+    below and above the value; none for an empty estimate (no value)."""
+    value, (low, high) = estimate.value, estimate.interval
     if value is None or low is None or high is None:
         return 0.0, 0.0
     return value - low, high - value

@@ -44,6 +44,11 @@ class Estimate:
     def value(self) -> float | None:
         return 100.0 * self.k / self.n if self.n else None
 
+    @property
+    def interval(self) -> tuple[float | None, float | None]:
+        """The 95 % interval as every report prints it: ``[low, high]``."""
+        return self.low, self.high
+
 
 @dataclass(frozen=True)
 class Range(Estimate):
@@ -51,6 +56,12 @@ class Range(Estimate):
     them right. A Range is an Estimate, so wherever one plain figure is read it reads the honest lower bound."""
 
     upper: Estimate = Estimate(0, 0)
+
+    @property
+    def interval(self) -> tuple[float | None, float | None]:
+        """From the low end of the figure counting undecided answers wrong to the high end of the one
+        counting them right (when that one has data)."""
+        return (self.low, self.upper.high) if self.upper.value is not None else (self.low, self.high)
 
     @property
     def hinging(self) -> int:
