@@ -16,7 +16,7 @@ from PIL import Image
 from commet.engine import EvalSettings, evaluate_async
 from commet.reports import plots
 from commet.reports.stats import Estimate, Range
-from tests.test_study_web import write_dataset
+from tests.test_report_browser import store_path  # noqa: F401 - fixture
 
 LONG = "baseline:first-option@commet-sample:images=on,feedback=original,cfg=fe2e8cc2"  # a default run name
 
@@ -86,17 +86,10 @@ def test_wrapping_breaks_run_names_where_they_can_be_read() -> None:
     assert all(len(line) <= plots.LABEL_WIDTH for line in plots._wrapped("x" * 100).split("\n"))
 
 
-def test_html_report_of_long_run_names_prints_no_warning(tmp_path: Path) -> None:
-    """The command a user runs: every plot drawn, nothing but the one line on the terminal."""
-    dataset = write_dataset(tmp_path / "ds")
-
-    async def fill() -> None:
-        for images in ("on", "off"):
-            await evaluate_async("baseline:first-option", str(dataset), judge="rules", db=tmp_path / "s.sqlite",
-                                 settings=EvalSettings(images=images))
-
-    asyncio.run(fill())
-    done = subprocess.run([sys.executable, "-m", "commet.cli", "report", "--db", str(tmp_path / "s.sqlite"),
+def test_html_report_of_long_run_names_prints_no_warning(store_path: Path, tmp_path: Path) -> None:  # noqa: F811
+    """The command a user runs on two runs with their default (long) names: every plot drawn, nothing but
+    the one line on the terminal."""
+    done = subprocess.run([sys.executable, "-m", "commet.cli", "report", "--db", str(store_path),
                            "--format", "html", "--out", str(tmp_path / "r.html"), "--resamples", "100"],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
