@@ -1,6 +1,7 @@
 """Re-judging throughput against a real OpenAI-compatible HTTP server with a fixed answer delay.
 
-    python bench/bench_rejudge.py [--stories 200] [--delay 0.1] [--concurrency 64]
+    python bench/bench_rejudge.py [--stories 200] [--delay 0.1] [--concurrency 64] [--runs 3]
+                               [--server-loop select|epoll]
 
 Runs the StoryTurns of bench/bench_openai_server.py once with a replayed candidate and the
 rules judge (no network), then re-judges the stored answers with the bare LLM judge
@@ -21,7 +22,6 @@ import asyncio
 import importlib.util
 import json
 import math
-import multiprocessing
 import os
 import statistics
 import sys
@@ -88,14 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--delay", type=float, default=0.1, help="server answer delay, seconds")
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--runs", type=int, default=1, help="runs of each, medians printed")
+    server_bench.add_server_loop_option(parser)
     args = parser.parse_args(argv)
 
     os.environ.setdefault("OPENAI_API_KEY", "bench-dummy")
     port = server_bench.free_port()
-    ctx = multiprocessing.get_context("spawn")
-    ready = ctx.Event()
-    server = ctx.Process(target=server_bench.serve, args=(port, args.delay, ready), daemon=True)
-    server.start()
+    server, ready, precise = server_bench.start_server(port, args)
     try:
         if not ready.wait(30):
             print("server did not start", file=sys.stderr)
@@ -117,9 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     bare = statistics.median(bare_walls)
     bound = result["bound"]
     print(f"stories={args.stories} delay={args.delay * 1000:.0f}ms concurrency={args.concurrency} "
-          f"judge=llm-only:openai:judge runs={len(results)} (medians)")
+          f"judge=llm-only:openai:judge runs={len(results)} (medians) server loop={'select' if precise else 'epoll'}")
     print(f"judge calls per run: made {result['calls']:.0f}, turns {result['turns']:.0f}; "
-          f"served in all {counts['judge']:.0f}")
+          f"served in all {counts['judge']:.0f}; the server held each "
+          f"{counts['held_over'] * 1000 / max(counts['cand'] + counts['judge'], 1):.3f} ms over the delay (all runs)")
     print(f"lower bound               {bound:.3f} s  (ceil(calls / concurrency) * delay)")
     print(f"commet rejudge            {wall:.3f} s  ratio {wall / bound:.3f}  (goal <= 1.2)")
     print(f"bare aiohttp client       {bare:.3f} s  ratio {bare / bound:.3f}  (same calls, same concurrency)")
