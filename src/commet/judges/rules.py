@@ -8,7 +8,8 @@ cascade sends to an LLM judge (or a person). It decides:
   "I think") is one expected answer, one option's label ("B", "(b)", "Option B", "b)"),
   one option's text, or a label with its own text ("B. the box");
 * yes/no answers: a bare yes or no, or a yes/no followed by punctuation and a tail that
-  only restates the question (with the polarity the yes/no implies); a reply that commits
+  only restates the question (with the polarity the yes/no implies; never when the question
+  itself has a negation, whose restatement's polarity cannot be counted); a reply that commits
   to the opposite yes/no is wrong;
 * short sentences that name exactly one option, only when the question itself names the
   options (``Turn.options`` or "..., the apple or the chocolate?") and every expected
@@ -244,6 +245,8 @@ class RulesJudge(Judge):
             return self._verdict("undecided", None, f"reply says {said!r}; its explanation needs a judge")
         if not tail:
             return self._verdict("correct", i, f"reply says {said!r}")
+        if question_negated:  # "Isn't he lying?" "Yes, he isn't.": a restatement's polarity cannot be counted
+            return self._verdict("undecided", None, f"reply says {said!r} to a negative question and restates it")
         if _restates(tail_tokens, question_tokens, wanted_negations):
             return self._verdict("correct", i, f"reply says {said!r} and restates the question")
         return self._verdict("undecided", None, f"reply says {said!r} but adds more than the question")

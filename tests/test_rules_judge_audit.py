@@ -1,0 +1,38 @@
+"""Replies the rules judge once decided wrongly (an audit's labelled cases): each must now be right or undecided.
+
+Every case is (question, expected answers, options, reply, the only verdicts allowed). The contract (spec
+section 7) is that a decided verdict is never wrong; "undecided" is always allowed for a hard reply.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from commet.judges.base import JudgeRequest
+from commet.judges.rules import RulesJudge
+
+UNDECIDED = {"undecided"}
+RIGHT = {"correct", "undecided"}
+WRONG = {"incorrect", "undecided"}
+
+CASES: list[tuple[str, list[str], list[tuple[str | None, str]], str, set[str]]] = [
+    # a negative question: "yes, he isn't" says he is NOT lying, whatever the yes
+    ("Isn't Leo lying?", ["Yes"], [], "Yes, he isn't.", WRONG),
+    ("Isn't Leo lying?", ["Yes"], [], "Yes, he isn't lying.", WRONG),
+    ("Is Leo lying when he says he didn't take the sticker?", ["Yes"], [], "Yes, he didn't.", WRONG),
+    ("Didn't Sam see the dog?", ["No"], [], "No, he did.", WRONG),
+    ("Isn't Leo lying?", ["Yes"], [], "Yes", {"correct"}),
+]
+
+
+def _verdict(question: str, expected: list[str], options: list[tuple[str | None, str]], reply: str) -> str:
+    request = JudgeRequest(story_id="audit", task="audit", turn=0, context=(), story="", question=question,
+                           expected=tuple(expected), response=reply, options=tuple(options))
+    return RulesJudge().decide(request).outcome
+
+
+@pytest.mark.parametrize(("question", "expected", "options", "reply", "allowed"), CASES,
+                         ids=[f"{c[0][:30]}|{c[3]}" for c in CASES])
+def test_decided_verdicts_are_right(question: str, expected: list[str], options: list[tuple[str | None, str]],
+                                    reply: str, allowed: set[str]) -> None:
+    assert _verdict(question, expected, options, reply) in allowed
