@@ -36,3 +36,29 @@ def _verdict(question: str, expected: list[str], options: list[tuple[str | None,
 def test_decided_verdicts_are_right(question: str, expected: list[str], options: list[tuple[str | None, str]],
                                     reply: str, allowed: set[str]) -> None:
     assert _verdict(question, expected, options, reply) in allowed
+
+
+LABELLED = [("A", "the basket"), ("B", "the box")]
+PETS = [("A", "the goldfish"), ("B", "the hamster")]
+LABEL_CASES: list[tuple[str, list[str], list[tuple[str | None, str]], str, set[str]]] = [
+    # an option's label with another option's text: which one is meant? ("A" is also the article "a")
+    ("Where will Sally look for her marble?", ["The basket"], LABELLED, "A) the box", UNDECIDED),
+    ("Where will Sally look for her marble?", ["The basket"], LABELLED, "A, the box", UNDECIDED),
+    ("Where will Sally look for her marble?", ["The basket"], LABELLED, "The answer is A, the box.", UNDECIDED),
+    ("Where will Sally look for her marble?", ["The basket"], LABELLED, "B. The basket", UNDECIDED),
+    ("Which pet will Ines take home?", ["The hamster"], PETS, "A: the hamster", UNDECIDED),
+    ("Which pet will Ines take home? A. the goldfish B. the hamster", ["The hamster"], [], "A: the hamster",
+     UNDECIDED),
+    # label and text agree, or a bare label: still decided
+    ("Where will Sally look for her marble?", ["The basket"], LABELLED, "A. the basket", {"correct"}),
+    ("Where will Sally look for her marble?", ["The basket"], LABELLED, "B) the box", {"incorrect"}),
+    ("Where will Sally look for her marble?", ["The basket"], LABELLED, "A", {"correct"}),
+]
+
+
+@pytest.mark.parametrize(("question", "expected", "options", "reply", "allowed"), LABEL_CASES,
+                         ids=[f"{c[0][:30]}|{c[3]}" for c in LABEL_CASES])
+def test_a_label_with_another_options_text_is_undecided(question: str, expected: list[str],
+                                                        options: list[tuple[str | None, str]], reply: str,
+                                                        allowed: set[str]) -> None:
+    assert _verdict(question, expected, options, reply) in allowed

@@ -68,6 +68,8 @@ _MARKDOWN = re.compile(r"[*_`#>]+")
 _BARE_LABEL = re.compile(r"(?i)^(?:option|choice|选项)?\s*[(\[（]{0,2}\s*([a-z]|\d{1,2})\s*[)\]）]{0,2}\s*[.:：)]?\s*(?:选项)?$")
 #: a label followed by text: "B. the box", "(b) the box", "B) the box", "B: the box"
 _LABEL_WITH_TEXT = re.compile(r"(?i)^(?:option\s+)?(?:[(\[（]\s*([a-z]|\d{1,2})\s*[)\]）]|([a-z]|\d{1,2})\s*[.:：)])\s*(.+)$")
+#: a reply that opens with an option label and goes on: "A) the box", "A, the box", "(b): the basket"
+_LEADING_LABEL = re.compile(r"(?i)^(?:option\s+|choice\s+)?(?:[(\[（]\s*([a-z]|\d{1,2})\s*[)\]）]\s*[.:：,，]?|([a-z]|\d{1,2})\s*[.:：),，])\s*(\S.*)$")
 _NON_ANSWERS = {"i don't know", "i do not know", "don't know", "dunno", "no idea", "i have no idea", "not sure",
                 "i'm not sure", "i am not sure", "i can't tell", "i cannot tell", "can't tell", "cannot tell",
                 "i can't say", "i cannot say", "unknown", "i can't answer", "i cannot answer", "no comment"}
@@ -156,10 +158,7 @@ class RulesJudge(Judge):
         "B. text", or as words found in that option alone), else naming an option proves
         nothing and only exact answers decide.
         """
-        offered: list[tuple[str | None, str]] = list(request.options)
-        if not offered:
-            labelled = labelled_options(request.question)
-            offered = list(labelled[1]) if labelled else [(None, o) for o in question_options(request.question)]
+        offered = _offered(request)
         if len(offered) < 2:
             return None
         cores = [_core(text) for _, text in offered]
@@ -179,6 +178,8 @@ class RulesJudge(Judge):
         """The whole reply is one expected answer, or one option by label, text, or both."""
         if _uncertain(reply, []):
             return None
+        if _label_conflict(reply, _offered(request)):  # "A) the box" where A is the basket: which one is meant?
+            return self._verdict("undecided", None, "reply's option label and option text disagree")
         norm = normalize(reply)
         for i, expected in enumerate(request.expected):
             if norm and norm in (normalize(expected), normalize(_strip_reply(expected))):
@@ -277,6 +278,32 @@ class RulesJudge(Judge):
         if choice.expected is None:
             return self._verdict("incorrect", None, f"reply names another option ({choice.text!r})")
         return self._verdict("correct", choice.expected, f"reply names the expected option {choice.text!r}")
+
+
+def _offered(request: JudgeRequest) -> list[tuple[str | None, str]]:
+    """The options shown: the turn's, else labelled options or an "x or y?" list in the question."""
+    if request.options:
+        return list(request.options)
+    labelled = labelled_options(request.question)
+    return list(labelled[1]) if labelled else [(None, o) for o in question_options(request.question)]
+
+
+def _label_conflict(reply: str, offered: Sequence[tuple[str | None, str]]) -> bool:
+    """The reply opens with one option's label but its text names another option ("A) the box", A the basket).
+
+    A leading "A" is also the article "a", so without this check "A: the hamster" reads as "the hamster".
+    """
+    match = _LEADING_LABEL.match(reply)
+    if match is None:
+        return False
+    label, text = match.group(1) or match.group(2), match.group(3)
+    by_label = [i for i, (own, _) in enumerate(offered) if own is not None and fold(own) == fold(label)]
+    if len(by_label) != 1:
+        return False
+    norm = normalize(text)
+    named = {i for i, (_, option) in enumerate(offered)
+             if _core(text) == _core(option) or contains_phrase(norm, _core(option))}
+    return bool(named - set(by_label))
 
 
 def _is_option(expected: str, label: str | None, text: str) -> bool:
