@@ -62,3 +62,25 @@ def test_a_label_with_another_options_text_is_undecided(question: str, expected:
                                                         options: list[tuple[str | None, str]], reply: str,
                                                         allowed: set[str]) -> None:
     assert _verdict(question, expected, options, reply) in allowed
+
+
+SNACK = "Sam likes a different snack than you. Which snack will Sam pick, the apple or the chocolate?"
+CONTRAST_CASES: list[tuple[str, list[str], list[tuple[str | None, str]], str, set[str]]] = [
+    # the question's own words may point away from the option the reply names
+    (SNACK, ["The chocolate"], [], "Sam will pick a different snack than the apple.", RIGHT),
+    (SNACK, ["The chocolate"], [], "A different snack than the apple", RIGHT),
+    ("Sam likes the other snack. Which snack will Sam pick, the apple or the chocolate?", ["The chocolate"], [],
+     "Sam will pick the other snack, not the apple", RIGHT),
+    ("Sam likes the opposite snack to you. Which snack will Sam pick, the apple or the chocolate?",
+     ["The chocolate"], [], "Sam will pick the opposite snack to the apple", RIGHT),
+    (SNACK, ["The chocolate"], [], "Sam will pick the chocolate", {"correct"}),
+    (SNACK, ["The chocolate"], [], "The apple", {"incorrect"}),
+]
+
+
+@pytest.mark.parametrize(("question", "expected", "options", "reply", "allowed"), CONTRAST_CASES,
+                         ids=[f"{c[0][:30]}|{c[3]}" for c in CONTRAST_CASES])
+def test_a_reply_pointing_away_from_the_option_it_names_is_undecided(
+        question: str, expected: list[str], options: list[tuple[str | None, str]], reply: str,
+        allowed: set[str]) -> None:
+    assert _verdict(question, expected, options, reply) in allowed

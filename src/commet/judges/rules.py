@@ -38,7 +38,8 @@ _YES = {"yes", "yeah", "yep", "yup"}
 _NO = {"no", "nope", "nah"}
 _NEGATIONS = {"not", "no", "never", "nothing", "nobody", "none", "neither", "nor", "without", "hardly",
               "nowhere", "cannot", "noone"}
-#: words that make a conclusion uncertain or two-sided: hedges, contrasts, self-corrections, alternatives
+#: words that make a conclusion uncertain or two-sided: hedges, contrasts, self-corrections, alternatives,
+#: and words that point away from the option named
 _UNCERTAIN = {
     "maybe", "perhaps", "probably", "possibly", "might", "may", "could", "unsure", "guess", "either", "likely",
     "unlikely", "unclear", "depends", "depending", "seems", "seem", "suppose", "presumably", "apparently",
@@ -46,6 +47,9 @@ _UNCERTAIN = {
     "wait", "sorry", "correction", "mean", "oops", "nevertheless", "nonetheless", "otherwise", "unless", "or",
     "both", "neither", "nor", "and/or", "if", "hmm", "um", "uh", "er", "doubt", "kidding", "joking", "scratch",
     "correct", "incorrect", "wrong", "right", "true", "false", "tricky", "hard", "difficult", "trick",
+    # words that point away from the option they name ("a different snack than the apple"); the sentence rule
+    # allows the question's own words, and a question may use these ("Sam likes a different snack than you")
+    "other", "another", "different", "differently", "than", "opposite", "unlike", "besides", "else",
 }
 _FUNCTION_WORDS = {
     "a", "an", "the", "i", "you", "he", "she", "it", "we", "they", "me", "him", "her", "us", "them", "my", "your",
