@@ -84,3 +84,26 @@ def test_a_reply_pointing_away_from_the_option_it_names_is_undecided(
         question: str, expected: list[str], options: list[tuple[str | None, str]], reply: str,
         allowed: set[str]) -> None:
     assert _verdict(question, expected, options, reply) in allowed
+
+
+HATS = "Which hat does Ben want, the hat or the big hat?"
+CONTAINED_CASES: list[tuple[str, list[str], list[tuple[str | None, str]], str, set[str]]] = [
+    # one option's text inside another's: naming both is still naming both
+    (HATS, ["The hat"], [], "The big hat, the hat", UNDECIDED),
+    (HATS, ["The big hat"], [], "The hat, the big hat", UNDECIDED),
+    ("Is Tom happy or unhappy?", ["Unhappy"], [], "Tom is happy, unhappy", UNDECIDED),
+    ("Is Tom happy or unhappy?", ["Happy"], [], "Tom is unhappy, happy", UNDECIDED),
+    # naming only the longer one, or only the shorter one, still decides
+    (HATS, ["The hat"], [], "Ben does want the big hat", {"incorrect"}),
+    (HATS, ["The big hat"], [], "Ben does want the big hat", {"correct"}),
+    (HATS, ["The hat"], [], "Ben does want the hat", {"correct"}),
+    ("Is Tom happy or unhappy?", ["Unhappy"], [], "Tom is unhappy", {"correct"}),
+]
+
+
+@pytest.mark.parametrize(("question", "expected", "options", "reply", "allowed"), CONTAINED_CASES,
+                         ids=[f"{c[0][:30]}|{c[3]}" for c in CONTAINED_CASES])
+def test_an_option_inside_another_named_on_its_own_counts(
+        question: str, expected: list[str], options: list[tuple[str | None, str]], reply: str,
+        allowed: set[str]) -> None:
+    assert _verdict(question, expected, options, reply) in allowed

@@ -271,7 +271,7 @@ class RulesJudge(Judge):
             return self._verdict("undecided", None, "reply hedges, negates or turns; needs a judge")
         norm = normalize(text)
         named = [c for c in choices if contains_phrase(norm, _core(c.text)) or contains_phrase(norm, normalize(c.text))]
-        named = [c for c in named if not any(o is not c and _core(c.text) in _core(o.text) for o in named)]
+        named = [c for c in named if _named_on_its_own(norm, c, named)]
         if len(named) != 1:
             return self._verdict("undecided", None, "reply names no option or several")
         choice = named[0]
@@ -282,6 +282,17 @@ class RulesJudge(Judge):
         if choice.expected is None:
             return self._verdict("incorrect", None, f"reply names another option ({choice.text!r})")
         return self._verdict("correct", choice.expected, f"reply names the expected option {choice.text!r}")
+
+
+def _named_on_its_own(norm: str, choice: _Choice, named: Sequence[_Choice]) -> bool:
+    """Whether the normalised reply names ``choice`` outside the longer named options that contain it: "the big
+    hat" names only the big hat, "the big hat, the hat" names both."""
+    core = _core(choice.text)
+    rest = norm
+    for other in named:
+        if other is not choice and contains_phrase(_core(other.text), core):
+            rest = re.sub(rf"(?<![\w']){re.escape(_core(other.text))}(?![\w'])", " | ", rest)
+    return contains_phrase(rest, core) or contains_phrase(rest, normalize(choice.text))
 
 
 def _offered(request: JudgeRequest) -> list[tuple[str | None, str]]:
