@@ -107,3 +107,22 @@ def test_an_option_inside_another_named_on_its_own_counts(
         question: str, expected: list[str], options: list[tuple[str | None, str]], reply: str,
         allowed: set[str]) -> None:
     assert _verdict(question, expected, options, reply) in allowed
+
+
+SALLY = "Where will Sally look for her marble?"
+TWO_LABEL_CASES: list[tuple[str, list[str], list[tuple[str | None, str]], str, set[str]]] = [
+    # two options' labels: the leading "A" must not be dropped as the article "a"
+    *((SALLY, ["B"], LABELLED, reply, UNDECIDED) for reply in ("A/B", "A, B", "A B", "A & B", "B/A")),
+    ("Where will Sally look for her marble? A. the basket B. the box", ["B"], [], "A/B", UNDECIDED),
+    (SALLY, ["B"], LABELLED, "B", {"correct"}),
+    (SALLY, ["B"], LABELLED, "A", {"incorrect"}),
+    (SALLY, ["B"], LABELLED, "the box", {"correct"}),
+]
+
+
+@pytest.mark.parametrize(("question", "expected", "options", "reply", "allowed"), TWO_LABEL_CASES,
+                         ids=[f"{c[0][:30]}|{c[3]}" for c in TWO_LABEL_CASES])
+def test_a_reply_with_two_options_labels_is_undecided(
+        question: str, expected: list[str], options: list[tuple[str | None, str]], reply: str,
+        allowed: set[str]) -> None:
+    assert _verdict(question, expected, options, reply) in allowed

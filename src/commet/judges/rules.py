@@ -182,8 +182,14 @@ class RulesJudge(Judge):
         """The whole reply is one expected answer, or one option by label, text, or both."""
         if _uncertain(reply, []):
             return None
-        if _label_conflict(reply, _offered(request)):  # "A) the box" where A is the basket: which one is meant?
+        offered = _offered(request)
+        if _label_conflict(reply, offered):  # "A) the box" where A is the basket: which one is meant?
             return self._verdict("undecided", None, "reply's option label and option text disagree")
+        literal = normalize(reply, drop_articles=False)
+        if len(_labels_given(reply, offered)) > 1 and not any(
+                literal == normalize(e, drop_articles=False) for e in request.expected):
+            # "A/B", "A, B": dropping the article "a" would leave "b"
+            return self._verdict("undecided", None, "reply gives the labels of several options")
         norm = normalize(reply)
         for i, expected in enumerate(request.expected):
             if norm and norm in (normalize(expected), normalize(_strip_reply(expected))):
@@ -301,6 +307,12 @@ def _offered(request: JudgeRequest) -> list[tuple[str | None, str]]:
         return list(request.options)
     labelled = labelled_options(request.question)
     return list(labelled[1]) if labelled else [(None, o) for o in question_options(request.question)]
+
+
+def _labels_given(reply: str, offered: Sequence[tuple[str | None, str]]) -> set[int]:
+    """The offered options whose label is a word of the reply ("A/B" gives two; "a" may also be the article)."""
+    tokens = set(words(reply))
+    return {i for i, (label, _) in enumerate(offered) if label is not None and fold(label) in tokens}
 
 
 def _label_conflict(reply: str, offered: Sequence[tuple[str | None, str]]) -> bool:
