@@ -126,3 +126,26 @@ def test_a_reply_with_two_options_labels_is_undecided(
         question: str, expected: list[str], options: list[tuple[str | None, str]], reply: str,
         allowed: set[str]) -> None:
     assert _verdict(question, expected, options, reply) in allowed
+
+
+GIVE = "Who will give the apple to Sam, Mia or Tom?"
+THINK = "Who does Mia think took the cake, Tom or Sam?"
+ORDER_CASES: list[tuple[str, list[str], list[tuple[str | None, str]], str, set[str]]] = [
+    # the option named in another role than the question asks about
+    (GIVE, ["Mia"], [], "Sam will give the apple to Mia.", WRONG),
+    (THINK, ["Tom"], [], "Tom does think Mia took the cake.", WRONG),
+    # the question's order: decided
+    (GIVE, ["Mia"], [], "Mia will give the apple to Sam.", {"correct"}),
+    (THINK, ["Tom"], [], "Mia does think Tom took the cake.", {"correct"}),
+    (THINK, ["Tom"], [], "Mia does think Sam took the cake.", {"incorrect"}),
+    ("Where will Jonah look for his ball, the shed or the garage?", ["The shed"], [],
+     "Jonah will look for his ball in the shed.", {"correct"}),
+]
+
+
+@pytest.mark.parametrize(("question", "expected", "options", "reply", "allowed"), ORDER_CASES,
+                         ids=[f"{c[0][:30]}|{c[3]}" for c in ORDER_CASES])
+def test_an_option_named_in_another_role_is_undecided(
+        question: str, expected: list[str], options: list[tuple[str | None, str]], reply: str,
+        allowed: set[str]) -> None:
+    assert _verdict(question, expected, options, reply) in allowed

@@ -13,7 +13,8 @@ cascade sends to an LLM judge (or a person). It decides:
   to the opposite yes/no is wrong;
 * short sentences that name exactly one option, only when the question itself names the
   options (``Turn.options`` or "..., the apple or the chocolate?") and every expected
-  answer is one of them, and the sentence's other words come from the question;
+  answer is one of them, and the sentence's other words come from the question, in the question's
+  order (so that the option keeps the question's role);
 * an explanation only when the reply is that explanation, word for word.
 
 Anything with a hedge, a contrast or concession, a self-correction, both options, a negated
@@ -285,9 +286,29 @@ class RulesJudge(Judge):
         allowed = set(words(request.question)) | _FUNCTION_WORDS | _CHOICE_WORDS | set(words(choice.text))
         if not all(_without_contraction(t) in allowed for t in rest.split()):
             return self._verdict("undecided", None, "reply says more than which option; needs a judge")
+        if not _in_question_order(rest, request.question, choice):
+            # "Who will give the apple to Sam, Mia or Tom?" "Sam will give the apple to Mia.": Mia is not the giver
+            return self._verdict("undecided", None, "reply uses the question's words in another order; needs a judge")
         if choice.expected is None:
             return self._verdict("incorrect", None, f"reply names another option ({choice.text!r})")
         return self._verdict("correct", choice.expected, f"reply names the expected option {choice.text!r}")
+
+
+def _in_question_order(rest: str, question: str, choice: _Choice) -> bool:
+    """Whether the reply's own content words (the question's, beyond function words and the option) come in the
+    question's order, so that the option keeps the question's role: "Mia will give the apple to Sam" for "Who will
+    give the apple to Sam?", not "Sam will give the apple to Mia"."""
+    asked = words(question)
+    skip = _FUNCTION_WORDS | _CHOICE_WORDS | set(words(choice.text))
+    position = 0
+    for token in (_without_contraction(t) for t in rest.split()):
+        if token in skip:
+            continue
+        try:
+            position = asked.index(token, position) + 1
+        except ValueError:
+            return False
+    return True
 
 
 def _named_on_its_own(norm: str, choice: _Choice, named: Sequence[_Choice]) -> bool:
