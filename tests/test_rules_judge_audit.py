@@ -149,3 +149,24 @@ def test_an_option_named_in_another_role_is_undecided(
         question: str, expected: list[str], options: list[tuple[str | None, str]], reply: str,
         allowed: set[str]) -> None:
     assert _verdict(question, expected, options, reply) in allowed
+
+
+SAY = "What will Tom say when Mia asks where the cake is?"
+NOT_KNOWING_CASES: list[tuple[str, list[str], list[tuple[str | None, str]], str, set[str]]] = [
+    # "I don't know" may be the answer: what someone says, or that someone does not know
+    (SAY, ["He has no clue"], [], "I don't know.", RIGHT),
+    (SAY, ["That he has no clue where it is"], [], "No idea.", RIGHT),
+    ("What does Tom know about who took the cake?", ["Nothing"], [], "I don't know.", RIGHT),
+    ("What does Tom know about who took the cake?", ["He knows nothing"], [], "I don't know.", RIGHT),
+    # where it is no answer, it is still wrong
+    ("Where is the ball now?", ["In the garage"], [], "I don't know.", {"incorrect"}),
+    ("Where will Jonah look for his ball, the shed or the garage?", ["The shed"], [], "No idea.", {"incorrect"}),
+]
+
+
+@pytest.mark.parametrize(("question", "expected", "options", "reply", "allowed"), NOT_KNOWING_CASES,
+                         ids=[f"{c[0][:30]}|{c[1][0]}|{c[3]}" for c in NOT_KNOWING_CASES])
+def test_i_dont_know_is_wrong_only_where_it_cannot_be_the_answer(
+        question: str, expected: list[str], options: list[tuple[str | None, str]], reply: str,
+        allowed: set[str]) -> None:
+    assert _verdict(question, expected, options, reply) in allowed

@@ -78,6 +78,11 @@ _LEADING_LABEL = re.compile(r"(?i)^(?:option\s+|choice\s+)?(?:[(\[（]\s*([a-z]|
 _NON_ANSWERS = {"i don't know", "i do not know", "don't know", "dunno", "no idea", "i have no idea", "not sure",
                 "i'm not sure", "i am not sure", "i can't tell", "i cannot tell", "can't tell", "cannot tell",
                 "i can't say", "i cannot say", "unknown", "i can't answer", "i cannot answer", "no comment"}
+#: word beginnings that make "I don't know" a possible answer: in the expected answer (someone does not know, has no
+#: idea or clue, knows nothing) or in a question about what someone says ("What will Tom say?": "I don't know.")
+_NOT_KNOWING_ANSWER = ("know", "knew", "sure", "idea", "clue", "tell", "told", "unknown", "unaware", "aware", "nothing",
+                       "certain", "say", "said", "repl", "answer", "respon")
+_SPEECH_QUESTION = ("say", "said", "tell", "told", "repl", "answer", "respon")
 _PREPOSITIONS = {"in", "on", "at", "under", "inside", "into", "onto", "behind", "to", "the", "a", "an"}
 
 
@@ -146,8 +151,7 @@ class RulesJudge(Judge):
             return exact
         if all(self._yes_no(e)[0] is not None for e in request.expected):
             return self._decide_yes_no(request)
-        if normalize(reply, drop_articles=False) in _NON_ANSWERS and not any(
-                set(words(e)) & {"know", "sure", "idea", "tell", "unknown"} for e in request.expected):
+        if normalize(reply, drop_articles=False) in _NON_ANSWERS and not _not_knowing_may_answer(request):
             return self._verdict("incorrect", None, "the reply gives no answer")
         return self._decide_sentence(request, choices)
 
@@ -320,6 +324,14 @@ def _named_on_its_own(norm: str, choice: _Choice, named: Sequence[_Choice]) -> b
         if other is not choice and contains_phrase(_core(other.text), core):
             rest = re.sub(rf"(?<![\w']){re.escape(_core(other.text))}(?![\w'])", " | ", rest)
     return contains_phrase(rest, core) or contains_phrase(rest, normalize(choice.text))
+
+
+def _not_knowing_may_answer(request: JudgeRequest) -> bool:
+    """Whether a reply such as "I don't know" may be the answer rather than no answer: the expected answer is about
+    not knowing ("He has no clue", "Nothing"), or the question asks what someone says or replies."""
+    expected = [w for e in request.expected for w in words(e)]
+    return (any(w.startswith(_NOT_KNOWING_ANSWER) for w in expected)
+            or any(w.startswith(_SPEECH_QUESTION) for w in words(request.question)))
 
 
 def _offered(request: JudgeRequest) -> list[tuple[str | None, str]]:
