@@ -117,6 +117,11 @@ TWO_LABEL_CASES: list[tuple[str, list[str], list[tuple[str | None, str]], str, s
     (SALLY, ["B"], LABELLED, "B", {"correct"}),
     (SALLY, ["B"], LABELLED, "A", {"incorrect"}),
     (SALLY, ["B"], LABELLED, "the box", {"correct"}),
+    *((SALLY, ["B"], LABELLED, reply, UNDECIDED) for reply in ("The answer is A/B", "A and B", "(A) (B)")),
+    # an option whose text starts with the article "a" is no second label: "B. a box" names B alone
+    *((SALLY, ["B"], [("A", "a basket"), ("B", "a box")], reply, {"correct"})
+      for reply in ("B. a box", "B) a box", "(B) a box", "Answer: B. a box", "B. A box")),
+    (SALLY, ["B"], [("A", "a basket"), ("B", "a box")], "A. a basket", {"incorrect"}),
 ]
 
 

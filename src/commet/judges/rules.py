@@ -83,6 +83,8 @@ _NON_ANSWERS = {"i don't know", "i do not know", "don't know", "dunno", "no idea
 _NOT_KNOWING_ANSWER = ("know", "knew", "sure", "idea", "clue", "tell", "told", "unknown", "unaware", "aware", "nothing",
                        "certain", "say", "said", "repl", "answer", "respon")
 _SPEECH_QUESTION = ("say", "said", "tell", "told", "repl", "answer", "respon")
+#: what may stand between option labels in a reply that lists several ("A/B", "A, B", "A and B", "A & B")
+_LABEL_SEPARATORS = re.compile(r"(?:[\s/,，;&+|]|\band\b)+")
 _PREPOSITIONS = {"in", "on", "at", "under", "inside", "into", "onto", "behind", "to", "the", "a", "an"}
 
 
@@ -343,9 +345,16 @@ def _offered(request: JudgeRequest) -> list[tuple[str | None, str]]:
 
 
 def _labels_given(reply: str, offered: Sequence[tuple[str | None, str]]) -> set[int]:
-    """The offered options whose label is a word of the reply ("A/B" gives two; "a" may also be the article)."""
-    tokens = set(words(reply))
-    return {i for i, (label, _) in enumerate(offered) if label is not None and fold(label) in tokens}
+    """The offered options whose labels make up the whole reply with separators only ("A/B", "A, B", "B & A").
+
+    Only a reply of nothing but labels counts: in "B. a box" the "a" is an article, not option A.
+    """
+    labels = {fold(label): i for i, (label, _) in enumerate(offered) if label is not None}
+    parts = [part.strip("()[]（）") for part in _LABEL_SEPARATORS.split(_strip_reply(reply))]
+    parts = [part for part in parts if part]
+    if not parts or any(part not in labels for part in parts):
+        return set()
+    return {labels[part] for part in parts}
 
 
 def _label_conflict(reply: str, offered: Sequence[tuple[str | None, str]]) -> bool:
