@@ -259,9 +259,11 @@ def test_tables_3_and_14_report_per_run_unless_pooled(paper_store: Path) -> None
         assert [figure(rows[run], c) for c in columns] == [("1", "2"), ("0", "0"), ("1", "2")], run
     pooled = by_run(report_csv(paper_store, "feedback", "--pool", "--run", "on", "--run", "on-again", "--run",
                                "on~jfix", "--run", "needed", "--run", "corr"), "Runs")
-    row = pooled["pooled: on, on-again, on~jfix, needed"]
-    # three runs with pictures on at 1/2 each, "needed": 3/4 without pictures and 1/2 with
-    assert [figure(row, c) for c in columns] == [("3", "6"), ("3", "4"), ("4", "8")]
+    row = pooled["pooled: on, on-again, needed"]
+    # two runs with pictures on at 1/2 each, "needed": 3/4 without pictures and 1/2 with
+    assert [figure(row, c) for c in columns] == [("2", "4"), ("3", "4"), ("3", "6")]
+    # the re-judged copy has on's answers (and another judge): pooled, they would count twice
+    assert [figure(pooled["on~jfix"], c) for c in columns] == [("1", "2"), ("0", "0"), ("1", "2")]
     assert [figure(pooled["corr"], c) for c in columns] == [("1", "2"), ("0", "0"), ("1", "2")]
     table14 = by_run(report_csv(paper_store, "feedback-conditions"))
     # the correctness run's verdicts are the same as "on"'s (same replies): 1/2 and 1/2 both
@@ -272,6 +274,25 @@ def test_tables_3_and_14_report_per_run_unless_pooled(paper_store: Path) -> None
     pooled14 = by_run(report_csv(paper_store, "feedback-conditions", "--pool", "--run", "on", "--run", "on-again",
                                  "--run", "corr"), "Runs")
     assert figure(pooled14["pooled: on, on-again"], "Text-complete subset") == ("2", "4")
+
+
+def test_pooling_keeps_judges_apart_and_never_counts_the_same_answers_twice(paper_store: Path) -> None:
+    from dataclasses import replace
+
+    from commet.reports.analyses import RunData, units
+
+    with Store(paper_store) as store:
+        record = {name: store.get_run(name) for name in ("on", "on-again", "needed", "on~j1", "needed~j1", "on~j2")}
+    # a second copy of "on" re-judged by the same judge as on~j1: the same answers and the same judge
+    again = replace(record["on~j1"], name="on~j1-again")
+    runs = [RunData(r, []) for r in (*record.values(), again)]
+    grouped = {unit.label: [d.run.name for d in unit.runs] for unit in units(runs, lambda d: (d.run.model, d.feedback))}
+    assert grouped == {
+        "pooled: on, on-again, needed": ["on", "on-again", "needed"],  # the rules judge's runs of two answer sets
+        "pooled: on~j1, needed~j1": ["on~j1", "needed~j1"],  # judge j1, on's and needed's answers
+        "on~j2": ["on~j2"],  # another judge
+        "on~j1-again": ["on~j1-again"],  # on's answers again, by j1 again
+    }
 
 
 # issue 20, point 11: one table per source --------------------------------------------------------------------

@@ -220,8 +220,8 @@ def report(
     table: Annotated[list[str] | None, typer.Option(
         help="Only this table (its key, e.g. text-complete, feedback); repeat for several.")] = None,
     pool: Annotated[bool, typer.Option(
-        help="Pool runs of the same model, feedback condition and dataset in Tables 3 and 14 and the wrong "
-             "answers (default: one row per run).")] = False,
+        help="Pool runs of the same model, feedback condition, dataset and judge in Tables 3 and 14 and the "
+             "wrong answers, never two runs with the same answers (default: one row per run).")] = False,
     dataset: Annotated[str | None, typer.Option(
         help="Dataset folder or 'sample': embeds the pictures in HTML transcripts.")] = None,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,

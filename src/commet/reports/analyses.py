@@ -9,8 +9,8 @@
 * question accuracy by turn index, and the most common wrong answers per question.
 
 Every table reports each run on its own row. Only when asked (``pool=True``) do Tables 3 and
-14 and the wrong answers pool runs of the same model, feedback condition and dataset, and a
-pooled row names the runs it pools.
+14 and the wrong answers pool runs of the same model, feedback condition, dataset and judge (never
+two runs with the same answers), and a pooled row names the runs it pools.
 
 Story accuracy counts only StoryTurns whose conversation finished (a failed model call is not
 a wrong answer). An undecided answer is never counted right: where stories hinge on one, the
@@ -296,12 +296,30 @@ class Unit:
 
 
 def units(runs: list[RunData], pool: Callable[[RunData], tuple[str, ...]] | None) -> list[Unit]:
-    """One unit per run, or (``pool`` given) one per group of runs sharing ``pool``'s key."""
+    """One unit per run, or (``pool`` given) one per group of runs sharing ``pool``'s key and their judge.
+
+    Runs judged differently are never pooled (one figure, one judge), nor are runs whose answers are the
+    same: a re-judged copy and its run (or two copies of one run) stay rows of their own, else the same
+    answers would count twice.
+    """
     if pool is None:
         return [Unit(d.run.name, [d]) for d in runs]
+    by_name = {d.run.name: d for d in runs}
+
+    def answers_of(data: RunData) -> str:
+        """The run whose answers these are, followed back through re-judged copies among ``runs``."""
+        name, seen = data.run.name, set()
+        while name in by_name and (source := by_name[name].run.settings.rejudged_from) and name not in seen:
+            seen.add(name)
+            name = source
+        return name
+
     groups: dict[tuple[str, ...], list[RunData]] = {}
     for data in runs:
-        groups.setdefault(pool(data), []).append(data)
+        key = (*pool(data), data.run.judge)
+        while any(answers_of(other) == answers_of(data) for other in groups.get(key, [])):
+            key = (*key, data.run.name)  # the same answers again: a row of its own
+        groups.setdefault(key, []).append(data)
     return [Unit(members[0].run.name if len(members) == 1 else "pooled: " + ", ".join(d.run.name for d in members),
                  members) for members in groups.values()]
 
@@ -404,8 +422,9 @@ def _left_out_note(total: FeedbackCount) -> str:
 
 
 def _pool_note(pooled: bool) -> str:
-    return (" Rows pool runs of the same model, feedback condition and dataset (--pool); each names its runs."
-            if pooled else " One row per run (--pool pools runs of the same model, feedback and dataset).")
+    return (" Rows pool runs of the same model, feedback condition, dataset and judge (--pool), never two runs "
+            "with the same answers (a re-judged copy); each names its runs."
+            if pooled else " One row per run (--pool pools runs of the same model, feedback, dataset and judge).")
 
 
 def feedback_section(runs: list[RunData], boot: Bootstrap, *, pool: bool = False) -> Section:
