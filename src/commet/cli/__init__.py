@@ -202,8 +202,9 @@ def eval_command(
     seed: Annotated[int | None, typer.Option(help="Sampling seed, where the provider supports it.")] = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
     undecided_feedback: Annotated[UndecidedFeedback, typer.Option(
-        help="When a turn's feedback depends on an answer the judge left undecided: stop the story there, "
-             "unscored (stop); show only its unconditional part (skip); or send the 'wrong' text (wrong).")
+        help="When a turn's feedback depends on an answer the judge left undecided: stop the story there (stop; "
+             "the report counts it in its range: wrong at the low end, right at the "
+             "high end); show only its unconditional part (skip); or send the 'wrong' text (wrong).")
     ] = UndecidedFeedback.STOP,
     judge_images: Annotated[JudgeImages, typer.Option(
         help="Which StoryTurns' pictures an LLM judge sees (only pictures the model was shown): "
