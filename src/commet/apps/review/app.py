@@ -24,7 +24,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, Response
@@ -84,6 +84,12 @@ class NotSignedIn(Exception):
     """Raised by :func:`create_app`'s guard; answered with a redirect (GET) or 401."""
 
 
+def item_segment(item_id: object) -> str:
+    """An item id as one URL path segment (or query value): every character but letters, digits and ``_.-~``
+    percent-encoded, so that ids holding ``?``, ``#``, ``%``, ``&`` or spaces still name their item."""
+    return quote(str(item_id), safe="")
+
+
 def feedback_lines(feedback: Feedback | None) -> list[tuple[str, str]]:
     """(condition, text) pairs for display."""
     if feedback is None:
@@ -110,6 +116,8 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
     sessions = Sessions(store.path, secure=secure_cookies)
     pages = templates(HERE / "templates")
     pages.env.filters["when"] = lambda iso: iso[:16].replace("T", " ") + " UTC"
+    # an item id is one URL path segment: '?', '#', '%', '&' and spaces are allowed in ids (never '/')
+    pages.env.filters["path"] = item_segment
     actions = RateLimiter(limit=300, window_s=60)
     logins = login_throttle or LoginThrottle()
     lint_counts: dict[tuple[str, int], int] = {}
@@ -189,7 +197,7 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
         return response
 
     def item_url(item_id: str, anchor: str | None = None) -> str:
-        return f"/items/{item_id}" + (f"#{anchor}" if anchor else "")
+        return f"/items/{item_segment(item_id)}" + (f"#{anchor}" if anchor else "")
 
     def own_picture(item_id: str, picture_id: int) -> Picture:
         try:
@@ -573,7 +581,7 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
             return back(session, item_url(item_id), f"Regeneration failed: {exc}")
         new_id = store.add_version(item_id, picture.image_id, data, source="regenerated", user_id=uid, prompt=prompt,
                                    model=image_model.spec)
-        return back(session, f"/items/{item_id}/versions/{new_id}", f"{picture.image_id}: new version generated.")
+        return back(session, f"{item_url(item_id)}/versions/{new_id}", f"{picture.image_id}: new version generated.")
 
     @app.post("/items/{item_id}/upload")
     async def upload(request: Request, item_id: str) -> Response:
@@ -596,7 +604,7 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
                                        prompt=text(form, "note") or None, seen_revision=number(form, "revision"))
         except StaleRevision as exc:
             return conflict(request, session, name, exc)
-        return back(session, f"/items/{item_id}/versions/{new_id}", f"{picture.image_id}: uploaded version stored.")
+        return back(session, f"{item_url(item_id)}/versions/{new_id}", f"{picture.image_id}: uploaded version stored.")
 
     @app.post("/items/{item_id}/select")
     async def select(request: Request, item_id: str) -> Response:
