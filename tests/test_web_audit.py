@@ -4,8 +4,12 @@ Chromium where the defect is in the browser)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
+from contextlib import contextmanager
+from urllib.parse import quote
 
+import httpx
 import playwright.sync_api as playwright_api
 import pytest
 
@@ -45,6 +49,21 @@ def review(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     store.add_user("alice", PASSWORD)
     with serving(review_app(folder, store)) as base:
         yield base
+
+
+def csrf_of(html: str) -> str:
+    match = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert match, "no CSRF field in the page"
+    return match.group(1)
+
+
+@contextmanager
+def signed_in_client(base: str) -> Iterator[tuple[httpx.Client, str]]:
+    """An HTTP client signed in as alice, and its session's CSRF token."""
+    with httpx.Client(base_url=base, follow_redirects=False) as client:
+        token = csrf_of(client.get("/login").text)
+        assert client.post("/login", data={"csrf": token, "name": "alice", "password": PASSWORD}).status_code == 303
+        yield client, csrf_of(client.get("/").text)
 
 
 def signed_in_page(browser: playwright_api.Browser, base: str, viewport: dict[str, int] | None = None
@@ -89,3 +108,23 @@ def test_review_item_with_url_special_characters_in_its_id_opens_and_saves(brows
         assert page.locator("h1").inner_text() == "plain-1"
     finally:
         page.close()
+
+
+def test_review_odd_numbers_in_forms_and_urls_are_answered_without_a_500(review: str) -> None:
+    """A Unicode digit ('²'.isdigit() is True, int('²') fails) in a form's number field, and a picture id too large
+    for SQLite in a URL, are a bad request and a missing picture, never an internal error."""
+    with signed_in_client(review) as (client, csrf):
+        item = "/items/plain-1"
+        for field, value in (("revision", "²"), ("revision", "١٢³"), ("turn", "²")):
+            fields = {"csrf": csrf, "decision": "reject", "revision": "1", "turn": "0"}
+            fields[field] = value
+            action = "/edit" if field == "turn" else "/decision"
+            response = client.post(item + action, data=fields)
+            assert response.status_code == 400, (field, value, response.status_code)
+            assert f"field {field} must be a number" in response.text
+        huge = "9" * 30
+        for path in (f"/pictures/{huge}.png", f"/items/{quote(ODD_ID, safe='')}/versions/{huge}",
+                     f"/pictures/{2**63}.png"):
+            response = client.get(path)
+            assert response.status_code == 404, (path, response.status_code)
+            assert "There is no such page or item." in response.text

@@ -176,7 +176,7 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
 
     def number(form: FormData, key: str) -> int:
         value = text(form, key)
-        if not value.isdigit() or len(value) > 12:
+        if not (value.isascii() and value.isdigit()) or len(value) > 12:  # '²'.isdigit(), but int('²') fails
             raise HTTPException(400, f"field {key} must be a number")
         return int(value)
 

@@ -248,6 +248,10 @@ class OverviewRow:
     errors: int
 
 
+#: The largest integer SQLite stores; a larger Python int in a query raises OverflowError.
+SQLITE_MAX_INT = 2**63 - 1
+
+
 class ReviewDB:
     """All reads and writes of the review store (one short connection per call; safe across threads)."""
 
@@ -455,6 +459,8 @@ class ReviewDB:
                        row["prompt"], row["model"], row["author"], row["at"])
 
     def picture(self, picture_id: int) -> Picture:
+        if not 0 <= picture_id <= SQLITE_MAX_INT:  # an id from a URL; SQLite cannot even compare a larger one
+            raise ReviewError(f"no picture {picture_id}")
         with self.connect() as db:
             row = db.execute("SELECT p.*, u.name AS author FROM pictures p LEFT JOIN users u ON u.id = p.user_id "
                              "WHERE p.id = ?", (picture_id,)).fetchone()
@@ -463,6 +469,8 @@ class ReviewDB:
         return self._picture(row)
 
     def picture_data(self, picture_id: int) -> bytes | None:
+        if not 0 <= picture_id <= SQLITE_MAX_INT:
+            return None
         with self.connect() as db:
             row = db.execute("SELECT data FROM pictures WHERE id = ?", (picture_id,)).fetchone()
         return row["data"] if row else None
