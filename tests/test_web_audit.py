@@ -7,6 +7,8 @@ import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import quote
 
 import httpx
@@ -15,6 +17,9 @@ import pytest
 
 from commet.apps.review.app import create_app as review_app
 from commet.apps.review.db import ReviewDB
+from commet.apps.study.app import create_app as study_app
+from commet.apps.study.build import build_study, load_study
+from commet.apps.study.db import StudyDB
 from commet.format.model import StoryTurn
 from tests.conftest import launch_chromium
 from tests.llm_gen_servers import small_png
@@ -29,6 +34,43 @@ PLAIN = {"id": "plain-1", "task": "false_belief_location", "category": "Belief",
          "turns": [{"story": "Ben hides a note.", "question": "Where is the note?", "answers": ["The drawer"]}]}
 
 
+ORGANISER = "organiser pass 42"
+BALL = {"id": "ball-1", "task": "false_belief_location", "category": "Belief", "source": "test",
+        "turns": [{"story": "Ana puts her ball in the basket and goes out. Ben moves it to the box.", "image": "ball.png",
+                   "question": "Where will Ana look for her ball, the basket or the box?", "answers": ["The basket"]},
+                  {"feedback": {"right": "Yes, she did not see Ben.", "wrong": "Ana was outside."},
+                   "question": "Where is the ball really, the basket or the box?", "answers": ["The box"]}]}
+
+
+@dataclass
+class Study:
+    url: str
+    db: StudyDB
+
+    def link(self) -> str:
+        return f"/p/{self.db.create_participants([0])[0]}"
+
+
+def write_dataset(folder: Path, *storyturns: dict[str, object]) -> Path:
+    (folder / "images").mkdir(parents=True)
+    (folder / "images" / "ball.png").write_bytes(small_png((40, 120, 200), (64, 48)))
+    (folder / "storyturns.jsonl").write_text("".join(json.dumps(StoryTurn.model_validate(st).model_dump()) + "\n"
+                                                     for st in storyturns))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Study]:
+    """The study app over BALL (one questionnaire, every picture), with the organiser page on."""
+    root = tmp_path_factory.mktemp("audit-study")
+    build_study(write_dataset(root / "dataset", BALL), root / "study.json", questionnaires=1)
+    db = StudyDB(root / "study.sqlite", load_study(root / "study.json")[0].digest())
+    with serving(study_app(root / "study.json", root / "study.sqlite", judge="rules",
+                           organiser_password=ORGANISER)) as base:
+        yield Study(base, db)
+    db.close()
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[playwright_api.Browser]:
     with playwright_api.sync_playwright() as p:
@@ -40,11 +82,7 @@ def browser() -> Iterator[playwright_api.Browser]:
 @pytest.fixture(scope="module")
 def review(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The review app over ODD and PLAIN, with reviewer alice."""
-    folder = tmp_path_factory.mktemp("audit-review") / "dataset"
-    (folder / "images").mkdir(parents=True)
-    (folder / "images" / "ball.png").write_bytes(small_png((40, 120, 200), (64, 48)))
-    (folder / "storyturns.jsonl").write_text("".join(json.dumps(StoryTurn.model_validate(st).model_dump()) + "\n"
-                                                     for st in (ODD, PLAIN)))
+    folder = write_dataset(tmp_path_factory.mktemp("audit-review") / "dataset", ODD, PLAIN)
     store = ReviewDB(folder.parent / "review.sqlite")
     store.add_user("alice", PASSWORD)
     with serving(review_app(folder, store)) as base:
@@ -128,3 +166,26 @@ def test_review_odd_numbers_in_forms_and_urls_are_answered_without_a_500(review:
             response = client.get(path)
             assert response.status_code == 404, (path, response.status_code)
             assert "There is no such page or item." in response.text
+
+
+def test_malformed_requests_get_the_apps_own_error_page_not_a_json_dump(review: str, study: Study) -> None:
+    """A form or query field FastAPI cannot bind is a 400 page naming the field, a bad path segment a 404 page;
+    neither is FastAPI's JSON validation dump (which echoes the input back)."""
+    with signed_in_client(review) as (client, _):
+        for path, status, says in (("/?page=abc", 400, "page not understood"),
+                                   ("/pictures/abc.png", 404, "There is no such page or item."),
+                                   ("/items/plain-1/versions/abc", 404, "There is no such page or item.")):
+            response = client.get(path)
+            assert (response.status_code, response.headers["content-type"]) == (status, "text/html; charset=utf-8"), path
+            assert says in response.text and "int_parsing" not in response.text
+    with httpx.Client(base_url=study.url) as client:
+        link = study.link()
+        csrf = csrf_of(client.get(link).text)
+        assert client.post(f"{link}/consent", data={"csrf": csrf, "adult": "yes"}).status_code == 303
+        response = client.post(f"{link}/answer", data={"csrf": csrf, "story": "abc", "turn": "0", "response": "x"})
+        assert (response.status_code, response.headers["content-type"]) == (400, "text/html; charset=utf-8")
+        assert "story not understood" in response.text and "int_parsing" not in response.text
+        response = client.get(f"{link}/image/one/0")
+        assert (response.status_code, response.headers["content-type"]) == (404, "text/html; charset=utf-8")
+        assert "This page does not exist." in response.text
+        assert "abc" not in client.post(f"{link}/answer", data={"csrf": csrf, "story": "1", "turn": "abc"}).text

@@ -42,8 +42,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from fastapi import FastAPI, HTTPException, Request, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.templating import Jinja2Templates
 from PIL import Image, UnidentifiedImageError
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 SESSION_COOKIE = "commet_session"
@@ -285,6 +287,18 @@ def guarded_app(title: str, max_body_bytes: int, **options: Any) -> FastAPI:
     app.add_middleware(SameOriginPosts)
     app.add_middleware(HeadAsGet)
     return app
+
+
+def malformed_request(exc: RequestValidationError) -> StarletteHTTPException:
+    """A request FastAPI could not bind (``/pictures/abc.png``, ``story=abc`` in a form) as the HTTP error the app's own
+    error page shows: 404 when a path segment is wrong (no such page), else 400 naming the fields, never the raw
+    JSON validation dump (which echoes the input)."""
+    places = [error.get("loc", ()) for error in exc.errors()]
+    if any(place and place[0] == "path" for place in places):
+        return StarletteHTTPException(status_code=404)
+    fields = sorted({str(place[-1]) for place in places if place})
+    return StarletteHTTPException(status_code=400, detail="This request is malformed" + (
+        f" ({', '.join(fields)} not understood)." if fields else "."))
 
 
 async def _plain(send: Send, status: int, body: bytes) -> None:

@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.datastructures import FormData, UploadFile
@@ -59,6 +60,7 @@ from commet.apps.web import (
     csrf_token,
     decode_picture,
     guarded_app,
+    malformed_request,
     safe_child,
     templates,
 )
@@ -147,6 +149,10 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
         return pages.TemplateResponse(request, "error.html", {
             "user": None, "csrf": "", "flash": None, "status": exc.status_code, "message": detail or "Something "
             "went wrong."}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(RequestValidationError)
+    async def malformed(request: Request, exc: RequestValidationError) -> Response:
+        return await error_page(request, malformed_request(exc))
 
     def signed_in(request: Request) -> tuple[dict[str, str], int, str]:
         session = sessions.load(request)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Annotated
 
 from fastapi import FastAPI, Form, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -47,6 +48,7 @@ from commet.apps.web import (
     csrf_token,
     guarded_app,
     hash_password,
+    malformed_request,
     safe_child,
     templates,
     verify_password,
@@ -144,6 +146,10 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
             return response
         return render(request, "message.html", status=exc.status_code, heading="Sorry",
                       message=str(exc.detail) if exc.status_code != 404 else "This page does not exist.")
+
+    @app.exception_handler(RequestValidationError)
+    async def malformed(request: Request, exc: RequestValidationError) -> Response:
+        return await error_page(request, malformed_request(exc))
 
     # participants ---------------------------------------------------------------------------------
     def participant(token: str) -> sqlite3.Row:
