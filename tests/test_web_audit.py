@@ -21,6 +21,7 @@ from commet.apps.study.app import create_app as study_app
 from commet.apps.study.build import build_study, load_study
 from commet.apps.study.db import StudyDB
 from commet.format.model import StoryTurn
+from tests.browser_checks import sideways_overflow
 from tests.conftest import launch_chromium
 from tests.llm_gen_servers import small_png
 from tests.review_server import PASSWORD, serving
@@ -34,6 +35,15 @@ PLAIN = {"id": "plain-1", "task": "false_belief_location", "category": "Belief",
          "turns": [{"story": "Ben hides a note.", "question": "Where is the note?", "answers": ["The drawer"]}]}
 
 
+#: A word longer than a phone is wide (a pasted URL, a hash): it must wrap, not widen the page.
+LONG_WORD = "https://example.org/" + "x" * 300
+LONGWORDS = {"id": "long-1", "task": "diverse_desire", "category": "Desire", "source": "test",
+             "turns": [{"story": "Sam " + LONG_WORD, "question": "Which snack does Sam like, the apple or the " + LONG_WORD
+                        + "?", "answers": ["The apple", "The " + LONG_WORD]},
+                       {"feedback": {"always": "Look: " + LONG_WORD, "by_answer": [
+                           {"answer": "The apple", "text": "So " + LONG_WORD},
+                           {"answer": "The " + LONG_WORD, "text": "So the other one."}]},
+                        "question": "Does Sam like it, yes or no?", "answers": ["Yes"]}]}
 ORGANISER = "organiser pass 42"
 BALL = {"id": "ball-1", "task": "false_belief_location", "category": "Belief", "source": "test",
         "turns": [{"story": "Ana puts her ball in the basket and goes out. Ben moves it to the box.", "image": "ball.png",
@@ -81,8 +91,8 @@ def browser() -> Iterator[playwright_api.Browser]:
 
 @pytest.fixture(scope="module")
 def review(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The review app over ODD and PLAIN, with reviewer alice."""
-    folder = write_dataset(tmp_path_factory.mktemp("audit-review") / "dataset", ODD, PLAIN)
+    """The review app over ODD, PLAIN and LONGWORDS, with reviewer alice."""
+    folder = write_dataset(tmp_path_factory.mktemp("audit-review") / "dataset", ODD, PLAIN, LONGWORDS)
     store = ReviewDB(folder.parent / "review.sqlite")
     store.add_user("alice", PASSWORD)
     with serving(review_app(folder, store)) as base:
@@ -189,3 +199,37 @@ def test_malformed_requests_get_the_apps_own_error_page_not_a_json_dump(review: 
         assert (response.status_code, response.headers["content-type"]) == (404, "text/html; charset=utf-8")
         assert "This page does not exist." in response.text
         assert "abc" not in client.post(f"{link}/answer", data={"csrf": csrf, "story": "1", "turn": "abc"}).text
+
+
+PHONE = {"width": 375, "height": 667}
+
+
+def test_a_long_word_wraps_instead_of_widening_the_page(browser: playwright_api.Browser, review: str,
+                                                        study: Study) -> None:
+    """A participant's pasted URL (shown back under "Your answer" and in the out-of-date notice), and a long word
+    in a reviewed item's story, expected answers and feedback, wrap at phone width."""
+    page = browser.new_page(viewport=PHONE)
+    try:
+        link = study.link()
+        page.goto(study.url + link)
+        page.check("#adult")
+        page.click("#agree")
+        page.fill("#response", LONG_WORD)
+        page.click("#submit")
+        page.wait_for_selector(".given")
+        page.wait_for_load_state()  # the stylesheet, not only the markup
+        assert sideways_overflow(page) == 0, "the answer shown back widens the question page"
+        page.evaluate("document.querySelector('input[name=turn]').value = '0'")  # as an outdated tab would send it
+        page.fill("#response", "Other " + LONG_WORD)
+        page.click("#submit")
+        page.wait_for_selector("#stale")
+        page.wait_for_load_state()
+        assert sideways_overflow(page) == 0, "the out-of-date notice widens the page"
+    finally:
+        page.close()
+    page = signed_in_page(browser, review, PHONE)
+    try:
+        page.goto(f"{review}/items/long-1")
+        assert sideways_overflow(page) == 0, "a long word in the item widens the review page"
+    finally:
+        page.close()
