@@ -233,3 +233,28 @@ def test_a_long_word_wraps_instead_of_widening_the_page(browser: playwright_api.
         assert sideways_overflow(page) == 0, "a long word in the item widens the review page"
     finally:
         page.close()
+
+
+def test_an_answer_as_long_as_the_box_allows_is_saved_with_its_line_breaks(browser: playwright_api.Browser,
+                                                                           study: Study) -> None:
+    """The textarea takes 4000 characters, counting a line break as one; the form sends each as CRLF. An answer of
+    4000 characters in 40 lines was refused ("under 4000 characters") and the kept text cut short."""
+    typed = "\n".join(f"{k:02d} " + "a" * 96 for k in range(40))
+    assert len(typed) == 3999
+    page = browser.new_page()
+    try:
+        link = study.link()
+        page.goto(study.url + link)
+        page.check("#adult")
+        page.click("#agree")
+        page.focus("#response")
+        page.keyboard.insert_text(typed + "!")
+        assert page.evaluate("document.querySelector('#response').value.length") == 4000
+        page.click("#submit")
+        page.wait_for_load_state()
+        assert page.locator("#error").count() == 0, page.locator("#error").inner_text()
+        assert "1 of 2 questions answered" in page.locator("#where").inner_text()
+        (stored,) = study.db.answers(link.removeprefix("/p/"))
+        assert stored["response"] == typed + "!"
+    finally:
+        page.close()

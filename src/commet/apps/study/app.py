@@ -82,6 +82,12 @@ def feedback_style(kind: str) -> str:
     return "info"
 
 
+def typed(response: str) -> str:
+    """The text a participant typed, as their browser holds it: a form sends each line break as CRLF, which the
+    textarea (and its ``maxlength``) counts as one character, so line breaks are LF again before anything counts."""
+    return response.replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
 def _image_type(data: bytes) -> str:
     return next((mime for magic, mime in IMAGE_TYPES.items() if data.startswith(magic)), "application/octet-stream")
 
@@ -246,7 +252,7 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
                      csrf: Annotated[str, Form()] = "") -> Response:
         row = posted(request, token, csrf)
         now = in_progress(row)
-        text = response.strip()
+        text = typed(response)
         if now is None or (now.number, now.current.index) != (story, turn):
             if now is None or submitted_before(row, story, turn, text):
                 return RedirectResponse(f"/p/{token}", status_code=303)
@@ -300,7 +306,7 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
         row = posted(request, token, csrf)
         now = in_progress(row)
         if now is not None and (now.number, now.current.index) == (story, turn):
-            db.save_draft(token, now.storyturn.id, now.current.index, response.strip()[:MAX_ANSWER_CHARS])
+            db.save_draft(token, now.storyturn.id, now.current.index, typed(response)[:MAX_ANSWER_CHARS])
         return RedirectResponse(f"/p/{token}/pause", status_code=303)
 
     @app.get("/p/{token}/stop", response_class=HTMLResponse)
