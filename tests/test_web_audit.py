@@ -258,3 +258,29 @@ def test_an_answer_as_long_as_the_box_allows_is_saved_with_its_line_breaks(brows
         assert stored["response"] == typed + "!"
     finally:
         page.close()
+
+
+def test_an_edit_without_expected_answers_says_why_it_was_not_saved(browser: playwright_api.Browser,
+                                                                    review: str) -> None:
+    """Clearing a turn's expected answers was refused with "Edit not saved: 1 validation error for StoryTurn" after
+    the page had been left (every other field typed was lost); the browser now keeps the form until the answers
+    box is filled, and the server names what is missing."""
+    with signed_in_client(review) as (client, csrf):
+        response = client.post("/items/plain-1/edit", data={"csrf": csrf, "revision": "1", "turn": "0", "story": "new",
+                                                           "question": "Where is the note?", "answers": " \n "})
+        assert response.status_code == 303
+        page = client.get(response.headers["location"].split("#")[0]).text
+        assert "Edit not saved: turn 1 needs at least one expected answer." in page
+        assert "validation error" not in page
+    page = signed_in_page(browser, review)
+    try:
+        page.goto(f"{review}/items/plain-1")
+        page.click("#turn-1 summary:text('Edit this turn')")
+        page.fill("#turn-1 textarea[name=story]", "Ben hides a note in the drawer.")
+        page.fill("#turn-1 textarea[name=answers]", "")
+        page.click("#turn-1 button:text('Save turn 1')")
+        assert page.evaluate("document.querySelector('#turn-1 textarea[name=answers]').validity.valueMissing")
+        assert page.input_value("#turn-1 textarea[name=story]") == "Ben hides a note in the drawer."
+        assert page.locator("#revision").inner_text() == "1"
+    finally:
+        page.close()

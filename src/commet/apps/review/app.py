@@ -30,6 +30,7 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from pydantic import ValidationError
 from starlette.datastructures import FormData, UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -472,11 +473,18 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
         anchor = f"turn-{k + 1}"
         if not changes:
             return back(session, item_url(item_id, anchor), "Nothing changed.")
+        if not answers:
+            return back(session, item_url(item_id, anchor), f"Edit not saved: turn {k + 1} needs at least one expected "
+                        "answer.")
         try:
             turn = old.model_copy(update={"story": new_values["story"], "question": new_values["question"],
                                           "feedback": parse_feedback(new_values["feedback"]), "answers": answers})
             updated = StoryTurn.model_validate({**st.model_dump(), "turns": [
                 t.model_dump() if i != k else turn.model_dump() for i, t in enumerate(st.turns)]})
+        except ValidationError as exc:  # its first line ("1 validation error for StoryTurn") says nothing
+            reasons = "; ".join(f"{' '.join(str(part) for part in error['loc'][2:]) or 'the item'}: {error['msg']}"
+                                for error in exc.errors())
+            return back(session, item_url(item_id, anchor), f"Edit not saved: {reasons}.")
         except ValueError as exc:
             return back(session, item_url(item_id, anchor), f"Edit not saved: {str(exc).splitlines()[0]}")
         try:
