@@ -3,6 +3,8 @@ Chromium where the defect is in the browser)."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from collections.abc import Iterator
@@ -44,6 +46,7 @@ LONGWORDS = {"id": "long-1", "task": "diverse_desire", "category": "Desire", "so
                            {"answer": "The apple", "text": "So " + LONG_WORD},
                            {"answer": "The " + LONG_WORD, "text": "So the other one."}]},
                         "question": "Does Sam like it, yes or no?", "answers": ["Yes"]}]}
+BLIND = {**PLAIN, "id": "blind-1"}
 ORGANISER = "organiser pass 42"
 BALL = {"id": "ball-1", "task": "false_belief_location", "category": "Belief", "source": "test",
         "turns": [{"story": "Ana puts her ball in the basket and goes out. Ben moves it to the box.", "image": "ball.png",
@@ -91,10 +94,11 @@ def browser() -> Iterator[playwright_api.Browser]:
 
 @pytest.fixture(scope="module")
 def review(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The review app over ODD, PLAIN and LONGWORDS, with reviewer alice."""
-    folder = write_dataset(tmp_path_factory.mktemp("audit-review") / "dataset", ODD, PLAIN, LONGWORDS)
+    """The review app over ODD, PLAIN, LONGWORDS and BLIND, with reviewers alice and bob."""
+    folder = write_dataset(tmp_path_factory.mktemp("audit-review") / "dataset", ODD, PLAIN, LONGWORDS, BLIND)
     store = ReviewDB(folder.parent / "review.sqlite")
     store.add_user("alice", PASSWORD)
+    store.add_user("bob", PASSWORD)
     with serving(review_app(folder, store)) as base:
         yield base
 
@@ -106,11 +110,11 @@ def csrf_of(html: str) -> str:
 
 
 @contextmanager
-def signed_in_client(base: str) -> Iterator[tuple[httpx.Client, str]]:
-    """An HTTP client signed in as alice, and its session's CSRF token."""
+def signed_in_client(base: str, name: str = "alice") -> Iterator[tuple[httpx.Client, str]]:
+    """An HTTP client signed in as ``name``, and its session's CSRF token."""
     with httpx.Client(base_url=base, follow_redirects=False) as client:
         token = csrf_of(client.get("/login").text)
-        assert client.post("/login", data={"csrf": token, "name": "alice", "password": PASSWORD}).status_code == 303
+        assert client.post("/login", data={"csrf": token, "name": name, "password": PASSWORD}).status_code == 303
         yield client, csrf_of(client.get("/").text)
 
 
@@ -284,3 +288,29 @@ def test_an_edit_without_expected_answers_says_why_it_was_not_saved(browser: pla
         assert page.locator("#revision").inner_text() == "1"
     finally:
         page.close()
+
+
+def test_spreadsheets_and_the_items_list_keep_independent_review_blind(review: str) -> None:
+    """Once alice accepted blind-1, bob reviews it blind: the item page hid alice's decision, error filing and notes,
+    but the Export page's spreadsheets (and the items list's error count) showed them to him."""
+    def rows(client: httpx.Client, name: str) -> list[dict[str, str]]:
+        return list(csv.DictReader(io.StringIO(client.get(f"/export/{name}.csv").text)))
+
+    with signed_in_client(review, "alice") as (alice, csrf):
+        for path, fields in (("errors", {"category": "other_task", "note": "alice's private doubt"}),
+                             ("decision", {"decision": "accept", "note": "alice's accept note"})):
+            assert alice.post(f"/items/blind-1/{path}", data={"csrf": csrf, "revision": "1", **fields}).status_code == 303
+    with signed_in_client(review, "bob") as (bob, csrf):
+        assert "awaiting your verdict" in bob.get("/items/blind-1").text
+        (item,) = [row for row in rows(bob, "items") if row["item"] == "blind-1"]
+        assert item["status"] == "awaiting your verdict"
+        assert (item["accepted_by"], item["errors_filed"], item["decision_notes"]) == ("", "", "")
+        assert [row for row in rows(bob, "errors") if row["item"] == "blind-1"] == []
+        listed = bob.get("/", params={"q": "blind-1"}).text
+        assert re.search(r'<td class="num wide">0</td>\s*<td>–</td>\s*</tr>', listed), "the list counts alice's filing"
+        assert bob.post("/items/blind-1/decision", data={"csrf": csrf, "revision": "1", "decision": "reject"}
+                        ).status_code == 303
+        (item,) = [row for row in rows(bob, "items") if row["item"] == "blind-1"]  # his verdict given: all shown
+        assert (item["accepted_by"], item["rejected_by"], item["errors_filed"]) == ("alice", "bob", "other_task")
+        assert "alice: alice's accept note" in item["decision_notes"]
+        assert [row["note"] for row in rows(bob, "errors") if row["item"] == "blind-1"] == ["alice's private doubt"]

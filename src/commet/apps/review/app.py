@@ -401,10 +401,10 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
 
     @app.get("/export/{name}.csv")
     def export_csv(request: Request, name: str) -> Response:
-        signed_in(request)
+        _, _, viewer = signed_in(request)
         if name not in ("items", "errors"):
             raise HTTPException(404)
-        body = store.items_csv() if name == "items" else store.errors_csv()
+        body = store.items_csv(viewer) if name == "items" else store.errors_csv(viewer)
         return Response(body, media_type="text/csv; charset=utf-8",
                         headers={"Content-Disposition": f'attachment; filename="review-{name}.csv"'})
 

@@ -728,7 +728,14 @@ class ReviewDB:
                                "json_extract(current, '$.category') AS category, "
                                "json_array_length(current, '$.turns') AS turns FROM items ORDER BY position").fetchall()
             pictures = dict(db.execute("SELECT item_id, COUNT(*) FROM current_pictures GROUP BY item_id").fetchall())
-            errors = dict(db.execute("SELECT item_id, COUNT(*) FROM error_filings GROUP BY item_id").fetchall())
+            name = db.execute("SELECT name FROM users WHERE id = ?", (user_id,)).fetchone()
+            revisions = {r["id"]: r["revision"] for r in items}
+            errors: dict[str, int] = defaultdict(int)
+            for row in db.execute("SELECT item_id, revision, user_id FROM error_filings"):
+                # another reviewer's filing on the current revision of an item this reviewer reviews blind is hidden
+                if (row["user_id"] == user_id or row["revision"] != revisions.get(row["item_id"]) or name is None
+                        or not statuses[row["item_id"]].blind_for(name["name"])):
+                    errors[row["item_id"]] += 1
             mine = {r["item_id"]: r["decision"] for r in db.execute(
                 "SELECT d.item_id, d.decision FROM decisions d JOIN items i ON i.id = d.item_id AND i.revision = d.revision "
                 "WHERE d.id IN (SELECT MAX(id) FROM decisions WHERE user_id = ? GROUP BY item_id)", (user_id,))}
@@ -872,33 +879,53 @@ class ReviewDB:
         saved = load_dataset(out)
         return saved, validate_dataset(saved)
 
-    def items_csv(self) -> str:
-        """One row per item (status, reviewers, errors filed): a spreadsheet of the review, formula-safe."""
+    def items_csv(self, viewer: str | None = None) -> str:
+        """One row per item (status, reviewers, errors filed): a spreadsheet of the review, formula-safe.
+
+        For ``viewer`` (a reviewer's name), an item they review blind shows its status as awaiting their verdict
+        and none of the other reviewers' decisions, filings or notes on its current revision, as the item page."""
         statuses = self.statuses()
         with self.connect() as db:
             items = db.execute("SELECT id, revision, json_extract(current, '$.task') AS task, "
                                "json_extract(current, '$.category') AS category FROM items ORDER BY position").fetchall()
-            errors = defaultdict(list)
-            for row in db.execute("SELECT item_id, category FROM error_filings ORDER BY id"):
-                errors[row["item_id"]].append(row["category"])
-            notes = defaultdict(list)
-            for row in db.execute("SELECT d.item_id, d.note, u.name FROM decisions d JOIN users u ON u.id = d.user_id "
-                                  "WHERE d.note != '' ORDER BY d.id"):
-                notes[row["item_id"]].append(f"{row['name']}: {row['note']}")
-        return _csv(["item", "task", "category", "revision", "status", "accepted_by", "rejected_by", "errors_filed",
-                     "decision_notes"],
-                    [[r["id"], r["task"], r["category"], r["revision"], statuses[r["id"]].kind,
-                      " ".join(statuses[r["id"]].accepts), " ".join(statuses[r["id"]].rejects),
-                      " ".join(errors[r["id"]]), " | ".join(notes[r["id"]])] for r in items])
+            revisions = {r["id"]: r["revision"] for r in items}
 
-    def errors_csv(self) -> str:
-        """Every error filing (who, when, which revision and picture, category, note), formula-safe."""
+            def hidden(item_id: str, revision: int, author: str) -> bool:
+                return (viewer is not None and author != viewer and revision == revisions.get(item_id)
+                        and statuses[item_id].blind_for(viewer))
+
+            errors = defaultdict(list)
+            for row in db.execute("SELECT e.item_id, e.category, e.revision, u.name FROM error_filings e "
+                                  "JOIN users u ON u.id = e.user_id ORDER BY e.id"):
+                if not hidden(row["item_id"], row["revision"], row["name"]):
+                    errors[row["item_id"]].append(row["category"])
+            notes = defaultdict(list)
+            for row in db.execute("SELECT d.item_id, d.note, d.revision, u.name FROM decisions d JOIN users u "
+                                  "ON u.id = d.user_id WHERE d.note != '' ORDER BY d.id"):
+                if not hidden(row["item_id"], row["revision"], row["name"]):
+                    notes[row["item_id"]].append(f"{row['name']}: {row['note']}")
+        rows = []
+        for r in items:
+            status = statuses[r["id"]]
+            blind = viewer is not None and status.blind_for(viewer)
+            rows.append([r["id"], r["task"], r["category"], r["revision"], "awaiting your verdict" if blind else
+                         status.kind, "" if blind else " ".join(status.accepts),
+                         "" if blind else " ".join(status.rejects), " ".join(errors[r["id"]]),
+                         " | ".join(notes[r["id"]])])
+        return _csv(["item", "task", "category", "revision", "status", "accepted_by", "rejected_by", "errors_filed",
+                     "decision_notes"], rows)
+
+    def errors_csv(self, viewer: str | None = None) -> str:
+        """Every error filing (who, when, which revision and picture, category, note), formula-safe; for ``viewer``,
+        without the other reviewers' filings on the current revision of an item they review blind."""
+        statuses = self.statuses()
         with self.connect() as db:
             rows = db.execute("SELECT e.at, e.item_id, e.revision, u.name, e.category, p.image_id, p.version, e.note "
                               "FROM error_filings e JOIN users u ON u.id = e.user_id LEFT JOIN pictures p "
                               "ON p.id = e.picture_id ORDER BY e.id").fetchall()
-        return _csv(["at", "item", "revision", "reviewer", "category", "picture", "version", "note"],
-                    [list(r) for r in rows])
+        shown = [list(r) for r in rows if viewer is None or r["name"] == viewer
+                 or r["revision"] != statuses[r["item_id"]].revision or not statuses[r["item_id"]].blind_for(viewer)]
+        return _csv(["at", "item", "revision", "reviewer", "category", "picture", "version", "note"], shown)
 
 
 def open_for_me(row: OverviewRow) -> bool:
