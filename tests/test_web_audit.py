@@ -3,11 +3,13 @@ Chromium where the defect is in the browser)."""
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import json
 import re
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +25,7 @@ from commet.apps.study.app import create_app as study_app
 from commet.apps.study.build import build_study, load_study
 from commet.apps.study.db import StudyDB
 from commet.format.model import StoryTurn
+from commet.judges.base import Judge, JudgeRequest, Verdict
 from tests.browser_checks import sideways_overflow
 from tests.conftest import launch_chromium
 from tests.llm_gen_servers import small_png
@@ -314,3 +317,37 @@ def test_spreadsheets_and_the_items_list_keep_independent_review_blind(review: s
         assert (item["accepted_by"], item["rejected_by"], item["errors_filed"]) == ("alice", "bob", "other_task")
         assert "alice: alice's accept note" in item["decision_notes"]
         assert [row["note"] for row in rows(bob, "errors") if row["item"] == "blind-1"] == ["alice's private doubt"]
+
+
+class SlowJudge(Judge):
+    """Calls every reply correct after a pause, as an LLM judge takes its time."""
+
+    name = "slow"
+    cacheable = False
+
+    async def judge(self, request: JudgeRequest) -> Verdict:
+        await asyncio.sleep(0.6)
+        return Verdict("correct", 0, "slow", self.name)
+
+
+def test_two_tabs_answering_the_same_question_at_once_are_told_which_answer_was_not_saved(tmp_path: Path) -> None:
+    """Two answers to one question sent while the judge is still deciding the first: one is stored; the other was
+    dropped silently (the page moved on as if it had been saved). It gets the out-of-date notice with its text."""
+    build_study(write_dataset(tmp_path / "dataset", BALL), tmp_path / "study.json", questionnaires=1)
+    app = study_app(tmp_path / "study.json", tmp_path / "study.sqlite", judge=SlowJudge())
+    db = StudyDB(tmp_path / "study.sqlite", load_study(tmp_path / "study.json")[0].digest())
+    link = f"/p/{db.create_participants([0])[0]}"
+    with serving(app) as base, httpx.Client(base_url=base) as first, httpx.Client(base_url=base) as second:
+        csrf = csrf_of(first.get(link).text)
+        assert first.post(f"{link}/consent", data={"csrf": csrf, "adult": "yes"}).status_code == 303
+        forms = [(first, csrf, "In the basket"), (second, csrf_of(second.get(link).text), "In the box, I think")]
+        with ThreadPoolExecutor(2) as pool:
+            answers = list(pool.map(lambda form: form[0].post(f"{link}/answer", data={
+                "csrf": form[1], "story": "1", "turn": "0", "response": form[2]}), forms))
+    (stored,) = db.answers(link.removeprefix("/p/"))
+    db.close()
+    ((text, lost),) = [(text, response) for (_, _, text), response in zip(forms, answers, strict=True)
+                       if text != stored["response"]]
+    assert lost.status_code == 409
+    assert "was <strong>not saved</strong>" in lost.text
+    assert f'<q id="stale-text">{text}</q>' in lost.text

@@ -273,10 +273,15 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
             return page
         verdict = await judged(now.judge_request(text))
         score = apply_branch_rules(now.current.turn, verdict, now.active_branch)
-        db.add_answer(token, now.storyturn.id, now.current.index, response=text, verdict=verdict.outcome,
-                      correct=None if score.correct is None else int(score.correct), branch=score.branch,
-                      active_branch=score.active_branch, feedback_kind=now.current.feedback_kind,
-                      judge=verdict.judge or the_judge.name, rationale=score.reason)
+        saved = db.add_answer(token, now.storyturn.id, now.current.index, response=text, verdict=verdict.outcome,
+                              correct=None if score.correct is None else int(score.correct), branch=score.branch,
+                              active_branch=score.active_branch, feedback_kind=now.current.feedback_kind,
+                              judge=verdict.judge or the_judge.name, rationale=score.reason)
+        if not saved and not submitted_before(row, story, turn, text):
+            # another tab's answer to this question was stored while this one was being judged: not saved, say so
+            later = in_progress(row)
+            if later is not None:
+                return question_page(request, row, later, stale=text, status=409)
         if where(row) is None:
             db.finish(token)
         return RedirectResponse(f"/p/{token}", status_code=303)
