@@ -351,3 +351,36 @@ def test_two_tabs_answering_the_same_question_at_once_are_told_which_answer_was_
     assert lost.status_code == 409
     assert "was <strong>not saved</strong>" in lost.text
     assert f'<q id="stale-text">{text}</q>' in lost.text
+
+
+def test_an_answer_from_a_page_whose_session_ended_is_kept_and_can_be_sent_again(browser: playwright_api.Browser,
+                                                                                   study: Study) -> None:
+    """A participant's session (and with it the form's CSRF token) ends after two idle days or when cookies are
+    cleared; pressing Answer on a page left open gave a bare 'Sorry: missing or invalid CSRF token' and the typed
+    answer was lost. The question comes back with the text in the box and a fresh token; nothing was stored."""
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        link = study.link()
+        page.goto(study.url + link)
+        page.check("#adult")
+        context.clear_cookies()  # the consent page outlived its session
+        page.click("#agree")
+        assert "press the button again" in page.locator("#error").inner_text()
+        page.check("#adult")
+        page.click("#agree")
+        page.fill("#response", "In the basket, she did not see Ben.")
+        context.clear_cookies()
+        page.click("#submit")
+        assert "your answer was not sent" in page.locator("#error").inner_text()
+        assert page.input_value("#response") == "In the basket, she did not see Ben."
+        assert study.db.answers(link.removeprefix("/p/")) == []
+        context.clear_cookies()
+        page.click("#pause")  # a break from an expired page keeps the text too
+        assert page.input_value("#response") == "In the basket, she did not see Ben."
+        page.click("#submit")
+        assert "1 of 2 questions answered" in page.locator("#where").inner_text()
+        (stored,) = study.db.answers(link.removeprefix("/p/"))
+        assert stored["response"] == "In the basket, she did not see Ben."
+    finally:
+        context.close()

@@ -187,9 +187,13 @@ def csrf_token(session: dict[str, str]) -> str:
     return session["csrf"]
 
 
-def check_csrf(session: dict[str, str], submitted: str | None) -> None:
+def csrf_valid(session: dict[str, str], submitted: str | None) -> bool:
     expected = session.get("csrf")
-    if not expected or not submitted or not hmac.compare_digest(expected, submitted):
+    return bool(expected and submitted and hmac.compare_digest(expected, submitted))
+
+
+def check_csrf(session: dict[str, str], submitted: str | None) -> None:
+    if not csrf_valid(session, submitted):
         raise HTTPException(status_code=403, detail="missing or invalid CSRF token")
 
 

@@ -46,6 +46,7 @@ from commet.apps.web import (
     check_csrf,
     client_address,
     csrf_token,
+    csrf_valid,
     guarded_app,
     hash_password,
     malformed_request,
@@ -172,6 +173,20 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
         check_csrf(sessions.load(request), csrf)
         return row
 
+    def expired_form(request: Request, token: str, csrf: str, response: str) -> tuple[sqlite3.Row, Response | None]:
+        """The participant an answer or break form is posted for, and, when its CSRF token is no longer valid (the
+        page stayed open past the session's lifetime, cookies were cleared), the page to answer instead: the
+        current question again with the typed text kept, nothing stored, and a fresh token."""
+        row = participant(token)
+        if csrf_valid(sessions.load(request), csrf):
+            return row, None
+        now = in_progress(row)
+        if now is None:
+            return row, RedirectResponse(f"/p/{token}", status_code=303)
+        return row, question_page(request, row, now, status=403, draft=typed(response)[:MAX_ANSWER_CHARS],
+                                  error="This page was open for a long time (or your browser blocks cookies), so "
+                                        "your answer was not sent. It is kept below: please press Answer again.")
+
     def where(row: sqlite3.Row) -> Position | None:
         return position(study.questionnaire(row["questionnaire"]), storyturns, db.answers(row["token"]))
 
@@ -233,7 +248,12 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
     @app.post("/p/{token}/consent", response_model=None)
     async def consent(request: Request, token: str, csrf: Annotated[str, Form()] = "",
                       adult: Annotated[str, Form()] = "") -> Response:
-        row = posted(request, token, csrf)
+        row = participant(token)
+        if not csrf_valid(sessions.load(request), csrf):
+            if row["consent_at"] is not None:
+                return RedirectResponse(f"/p/{token}", status_code=303)
+            return consent_page(request, row, status=403, error="This page was open for a long time (or your browser "
+                                "blocks cookies); please confirm and press the button again.")
         if study.participant.adult_confirmation and adult != "yes" and row["consent_at"] is None:
             return consent_page(request, row, status=400, error="Please confirm the statement above to take part.")
         db.consent(token)
@@ -250,7 +270,9 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
     async def answer(request: Request, token: str, response: Annotated[str, Form()] = "",
                      story: Annotated[int, Form()] = 0, turn: Annotated[int, Form()] = -1,
                      csrf: Annotated[str, Form()] = "") -> Response:
-        row = posted(request, token, csrf)
+        row, refused = expired_form(request, token, csrf, response)
+        if refused is not None:
+            return refused
         now = in_progress(row)
         text = typed(response)
         if now is None or (now.number, now.current.index) != (story, turn):
@@ -303,12 +325,14 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
         participant(token)
         return render(request, "pause.html", token=token)
 
-    @app.post("/p/{token}/pause")
+    @app.post("/p/{token}/pause", response_model=None)
     async def take_break(request: Request, token: str, response: Annotated[str, Form()] = "",
                          story: Annotated[int, Form()] = 0, turn: Annotated[int, Form()] = -1,
-                         csrf: Annotated[str, Form()] = "") -> RedirectResponse:
+                         csrf: Annotated[str, Form()] = "") -> Response:
         """Keep the text typed so far for the current question, then show the break page."""
-        row = posted(request, token, csrf)
+        row, refused = expired_form(request, token, csrf, response)
+        if refused is not None:
+            return refused
         now = in_progress(row)
         if now is not None and (now.number, now.current.index) == (story, turn):
             db.save_draft(token, now.storyturn.id, now.current.index, typed(response)[:MAX_ANSWER_CHARS])
