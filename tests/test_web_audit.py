@@ -384,3 +384,24 @@ def test_an_answer_from_a_page_whose_session_ended_is_kept_and_can_be_sent_again
         assert stored["response"] == "In the basket, she did not see Ben."
     finally:
         context.close()
+
+
+def test_review_and_study_on_one_host_keep_their_own_sessions(browser: playwright_api.Browser, review: str,
+                                                              study: Study) -> None:
+    """Cookies ignore the port: with one cookie name, opening the study (on another port of 127.0.0.1) replaced the
+    reviewer's session cookie and signed them out of the review app, and the review sign-in page did the same to
+    the study's organiser."""
+    page = signed_in_page(browser, review)
+    try:
+        page.goto(study.url + study.link())
+        page.goto(f"{study.url}/organiser")
+        page.fill("#password", ORGANISER)
+        page.click("#login")
+        assert page.locator("h1").inner_text().startswith("Organiser: ")
+        page.goto(f"{review}/")
+        assert page.url == f"{review}/", "opening the study signed the reviewer out"
+        page.goto(f"{review}/login")
+        page.goto(f"{study.url}/organiser")
+        assert page.locator("h1").inner_text().startswith("Organiser: "), "the review app signed the organiser out"
+    finally:
+        page.close()

@@ -24,6 +24,7 @@ from fastapi.testclient import TestClient
 from httpx import Response
 from playwright.sync_api import Browser, expect, sync_playwright
 
+from commet.apps.study.app import SESSION_COOKIE as STUDY_COOKIE
 from commet.apps.study.app import create_app as create_study_app
 from commet.apps.study.build import build_study, load_study
 from commet.apps.study.db import StudyDB
@@ -96,18 +97,18 @@ def test_study_organiser_backoff_sessions_origin_and_csv(study: tuple[Path, Path
     assert owner.post("/organiser/links", data=form, headers={"Origin": "http://study.test"}).status_code == 200
 
     # sign-out kills a copied cookie too
-    cookie = owner.cookies["commet_session"]
-    copy.cookies.set("commet_session", cookie)
+    cookie = owner.cookies[STUDY_COOKIE]
+    copy.cookies.set(STUDY_COOKIE, cookie)
     assert "Organiser: " in copy.get("/organiser").text
     owner.post("/organiser/logout", data={"csrf": csrf_of(owner.get("/organiser").text)})
     assert "Organiser: " not in copy.get("/organiser").text
     assert organiser_login(owner, ORGANISER).status_code == 303
-    kept = owner.cookies["commet_session"]
+    kept = owner.cookies[STUDY_COOKIE]
 
     # a new organiser password (the server restarted with another one) revokes the old sessions
     renewed = create_study_app(study_path, db_path, judge="rules", organiser_password="another pass 7")
     old = asgi_client(renewed, "10.0.0.2")
-    old.cookies.set("commet_session", kept)
+    old.cookies.set(STUDY_COOKIE, kept)
     assert "Organiser: " not in old.get("/organiser").text
     assert organiser_login(old, "another pass 7").status_code == 303
 

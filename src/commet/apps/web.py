@@ -48,7 +48,7 @@ from PIL import Image, UnidentifiedImageError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-SESSION_COOKIE = "commet_session"
+SESSION_COOKIE = "commet_session"  # the review app's; each app names its own (cookies ignore the port)
 SESSION_MAX_AGE_S = 14 * 24 * 3600
 ANONYMOUS_SESSION_MAX_AGE_S = 2 * 24 * 3600  # since last use
 #: Largest picture (width x height) an upload may declare: 25 megapixels, five times a 2048x2048 picture.
@@ -116,15 +116,19 @@ class Sessions:
     account's sessions can be revoked; a session without one is anonymous and short-lived.
     """
 
-    def __init__(self, db_path: str | Path, *, secure: bool = False, max_age_s: int = SESSION_MAX_AGE_S):
+    def __init__(self, db_path: str | Path, *, secure: bool = False, max_age_s: int = SESSION_MAX_AGE_S,
+                 cookie: str = SESSION_COOKIE):
         self.path = Path(db_path)
+        # A browser sends a host's cookies to every port of it: two apps on one host (review on :8000, study on
+        # :8001) sharing a cookie name would overwrite each other's session, signing their users out.
+        self.cookie = cookie
         self.secure = secure
         self.max_age_s = max_age_s
         with _session_db(self.path):
             pass
 
     def load(self, request: Request) -> dict[str, str]:
-        token = request.cookies.get(SESSION_COOKIE)
+        token = request.cookies.get(self.cookie)
         if not token or len(token) > 128:
             return {}
         with _session_db(self.path) as db:
@@ -160,7 +164,7 @@ class Sessions:
         self._set_cookie(response, token, subject)
 
     def _set_cookie(self, response: Response, token: str, subject: str | None) -> None:
-        response.set_cookie(SESSION_COOKIE, token, max_age=self.max_age_s if subject else ANONYMOUS_SESSION_MAX_AGE_S,
+        response.set_cookie(self.cookie, token, max_age=self.max_age_s if subject else ANONYMOUS_SESSION_MAX_AGE_S,
                             httponly=True,
                             samesite="lax", secure=self.secure)
 
@@ -174,7 +178,7 @@ class Sessions:
     def clear(self, response: Response, data: dict[str, str]) -> None:
         """Sign out: the row is deleted (a copied cookie is dead too) and the cookie removed."""
         self.drop(data)
-        response.delete_cookie(SESSION_COOKIE)
+        response.delete_cookie(self.cookie)
 
     def revoke(self, subject: str) -> int:
         return revoke_sessions(self.path, subject)

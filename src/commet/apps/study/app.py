@@ -65,6 +65,8 @@ MAX_ANSWER_CHARS = 4000
 MAX_LINKS_PER_REQUEST = 500
 TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 IMAGE_TYPES = {b"\x89PNG": "image/png", b"\xff\xd8\xff": "image/jpeg", b"GIF8": "image/gif", b"RIFF": "image/webp"}
+#: The study's session cookie: not the review app's, which may be served on another port of the same host.
+SESSION_COOKIE = "commet_study_session"
 #: Share of undecided answers above which the organiser page flags a participant.
 UNDECIDED_WARNING = 0.2
 
@@ -107,7 +109,7 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
     storyturns = {storyturn.id: storyturn for storyturn in dataset}
     the_judge = create_judge(judge or study.judge) if not isinstance(judge, Judge) else judge
     db = StudyDB(db_path, study.digest())
-    sessions = Sessions(db_path, secure=secure_cookies)
+    sessions = Sessions(db_path, secure=secure_cookies, cookie=SESSION_COOKIE)
     password_hash = hash_password(organiser_password) if organiser_password else None
     # organiser sessions name the password they were opened with: a new password revokes the old ones
     organiser_subject = "organiser:" + hashlib.sha256(
