@@ -405,3 +405,29 @@ def test_review_and_study_on_one_host_keep_their_own_sessions(browser: playwrigh
         assert page.locator("h1").inner_text().startswith("Organiser: "), "the review app signed the organiser out"
     finally:
         page.close()
+
+
+def test_reloading_the_organiser_page_after_creating_links_creates_no_more(browser: playwright_api.Browser,
+                                                                           study: Study) -> None:
+    """The new links were the answer to the POST itself, so reloading that page (to see progress) sent the form
+    again and created another batch. Now the POST redirects to the organiser page, which shows them once."""
+    page = browser.new_page()
+    try:
+        page.goto(f"{study.url}/organiser")
+        page.fill("#password", ORGANISER)
+        page.click("#login")
+        before = len(study.db.participants())
+        page.fill("#count", "3")
+        page.click("#create-links")
+        page.wait_for_load_state()
+        assert page.url == f"{study.url}/organiser#new-links"
+        shown = page.locator("#new-links code").all_inner_texts()
+        assert len(shown) == 3 and len(study.db.participants()) == before + 3
+        assert all(link.startswith(f"{study.url}/p/") for link in shown)
+        page.reload()
+        page.wait_for_load_state()
+        assert len(study.db.participants()) == before + 3, "the reload created more links"
+        assert page.locator("#new-links").count() == 0  # shown once
+        assert page.locator("#participants tbody tr").count() == before + 3
+    finally:
+        page.close()

@@ -402,7 +402,8 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
         if session is None:
             session = sessions.load(request)
             return render(request, "login.html", session, csrf=csrf_token(session))
-        return dashboard(request, session)
+        created = session.pop("new_links", "")  # shown once, after the redirect that follows creating them
+        return dashboard(request, session, created.split() or None)
 
     @app.post("/organiser/login", response_model=None)
     async def login(request: Request, password: Annotated[str, Form()] = "",
@@ -450,7 +451,11 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
             chosen = [int(questionnaire)] * count
         else:
             raise HTTPException(status_code=400, detail="No such questionnaire.")
-        return dashboard(request, session, db.create_participants(chosen))
+        # post/redirect/get: reloading the page that lists the new links must not create another batch
+        session["new_links"] = " ".join(db.create_participants(chosen))
+        response = RedirectResponse("/organiser#new-links", status_code=303)
+        sessions.save(response, session)
+        return response
 
     def export(request: Request, kind: str) -> Response:
         if organiser_session(request) is None:
