@@ -87,6 +87,35 @@ CREATE INDEX IF NOT EXISTS web_sessions_subject ON web_sessions (subject);
 _SID = "_sid"  # the session's cookie token inside a loaded session dict (never stored in the row)
 
 
+def check_app_store(path: Path, what: str, own_table: str) -> str | None:
+    """Why ``path`` cannot be this app's SQLite store (``what``, e.g. "review store"), or None.
+
+    Asked before anything is written, so a refused file is left as it was: a folder, a file that
+    is not SQLite, another program's SQLite file (tables, none of them ``own_table``; a CoMMET
+    results store included), or a file SQLite cannot open (no permission, locked). A missing
+    file is fine: it becomes a new store.
+    """
+    if path.is_dir():
+        return f"{path}: is a folder, expected a {what} (.sqlite)"
+    if not path.exists():
+        return None
+    try:
+        db = sqlite3.connect(path, timeout=30)
+    except sqlite3.Error as exc:
+        return f"{path}: cannot open the {what} (SQLite: {exc})"
+    try:
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.OperationalError as exc:  # locked, no permission
+        return f"{path}: cannot open the {what} (SQLite: {exc})"
+    except sqlite3.DatabaseError as exc:
+        return f"{path}: not a {what} (SQLite: {exc})"
+    finally:
+        db.close()
+    if tables and own_table not in tables:
+        return f"{path}: not a {what} (it has tables, but not the {what}'s; give another file)"
+    return None
+
+
 def _sid_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 

@@ -101,11 +101,14 @@ def export(
                                                       "(default: where it was served from).")] = None,
 ) -> None:
     """Write the final items (three reviewers accepted them) as a validated dataset folder."""
-    from commet.apps.review.db import ReviewDB
+    from commet.apps.review.db import ReviewDB, ReviewError
 
     if not db.is_file():
         fail(f"no review store at {db}")
-    exported, problems = ReviewDB(db).export(out, dataset_root=dataset)
+    try:
+        exported, problems = ReviewDB(db).export(out, dataset_root=dataset)
+    except ReviewError as exc:
+        fail(str(exc))
     for problem in problems:
         typer.echo(str(problem), err=True)
     errors = sum(p.severity == "error" for p in problems)

@@ -31,7 +31,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import quote
 
-from commet.apps.web import csv_safe, hash_password, normalise_name, revoke_sessions, verify_password
+from commet.apps.web import (
+    check_app_store,
+    csv_safe,
+    hash_password,
+    normalise_name,
+    revoke_sessions,
+    verify_password,
+)
 from commet.format.dataset import Dataset
 from commet.format.loading import load_dataset
 from commet.format.model import StoryTurn
@@ -257,6 +264,10 @@ class ReviewDB:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        refused = check_app_store(self.path, "review store", "items")
+        if refused is not None:
+            raise ReviewError(refused)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.connect() as db:
             db.executescript(SCHEMA)
             columns = {row["name"] for row in db.execute("PRAGMA table_info(users)")}

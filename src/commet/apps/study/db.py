@@ -11,7 +11,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from commet.apps.web import SESSION_SCHEMA
+from commet.apps.web import SESSION_SCHEMA, check_app_store
 from commet.store.sqlite import META_TABLE, now
 
 SCHEMA = META_TABLE + """
@@ -59,6 +59,10 @@ class StudyDB:
     def __init__(self, path: Path, study_digest: str):
         self.path = path
         self.lock = threading.Lock()
+        refused = check_app_store(Path(path), "study database", "participants")
+        if refused is not None:
+            raise StudyDatabaseError(refused)
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA journal_mode=WAL")

@@ -1,0 +1,84 @@
+"""Bad input, as the real ``commet`` program meets it: one line naming what is wrong, exit code 2, no
+traceback, and nothing written (docs/cli.md)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import commet
+
+#: the package under test, whatever the working folder of the command
+SOURCE = str(Path(commet.__file__).resolve().parents[1])
+
+
+def commet_cli(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": "200", "PYTHONPATH": os.pathsep.join([SOURCE, os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, "-m", "commet.cli", *args], capture_output=True, text=True, cwd=cwd,
+                          env=env, input=stdin, timeout=180)
+
+
+def refused(result: subprocess.CompletedProcess, *says: str) -> None:
+    """Exit 2 and one line on stderr, saying each of ``says``."""
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: "), result.stderr
+    for words in says:
+        assert words in result.stderr, result.stderr
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    """Every file under ``folder`` and a hash of its bytes."""
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+# ------------------------------------------------------------- the study and review apps' SQLite files
+
+
+@pytest.fixture(scope="module")
+def study_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("study")
+    built = commet_cli("study", "build", "--dataset", "sample", "--out", "study.json", cwd=folder)
+    assert built.returncode == 0, built.stderr
+    return folder / "study.json"
+
+
+@pytest.mark.parametrize("kind", ["not sqlite", "another program's", "a results store", "a folder"])
+def test_the_study_and_review_apps_refuse_a_file_that_is_not_their_store_untouched(
+        kind: str, tmp_path: Path, study_file: Path) -> None:
+    db = tmp_path / "x.sqlite"
+    if kind == "not sqlite":
+        db.write_text("not a database at all\n")
+    elif kind == "another program's":
+        with sqlite3.connect(db) as con:
+            con.execute("CREATE TABLE t (x)")
+    elif kind == "a results store":
+        made = commet_cli("eval", "--model", "baseline:first-option", "--quiet", "--limit", "1", "--db", str(db),
+                          cwd=tmp_path)
+        assert made.returncode == 0, made.stderr
+    else:
+        db.mkdir()
+    before = snapshot(tmp_path)
+    for args, stdin in [(["study", "links", str(study_file), "--db", str(db)], None),
+                        (["study", "export", str(study_file), "--out", "answers.csv", "--db", str(db)], None),
+                        (["review", "add-user", "ada", "--password-stdin", "--db", str(db)], "long enough password\n"),
+                        (["review", "export", "--out", "final", "--db", str(db)], None)]:
+        result = commet_cli(*args, cwd=tmp_path, stdin=stdin)
+        if kind == "a folder" and args[:2] == ["review", "export"]:
+            refused(result, "no review store at")
+            continue
+        refused(result, str(db), "is a folder" if kind == "a folder" else "not a")
+        assert snapshot(tmp_path) == before  # no answers file, no dataset folder, the store byte for byte
+
+
+def test_a_new_study_database_in_a_new_folder_is_made(tmp_path: Path, study_file: Path) -> None:
+    result = commet_cli("study", "links", str(study_file), "--db", "new/study.sqlite", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "new" / "study.sqlite").is_file()
