@@ -4,10 +4,12 @@ traceback, and nothing written (docs/cli.md)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -82,3 +84,43 @@ def test_a_new_study_database_in_a_new_folder_is_made(tmp_path: Path, study_file
     result = commet_cli("study", "links", str(study_file), "--db", "new/study.sqlite", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "new" / "study.sqlite").is_file()
+
+
+# ------------------------------------------------------------------------------------ benchmark imports
+
+IMPORTERS = Path(__file__).parent / "data" / "importers"
+
+
+def _mmtomqa_episode_list(folder: Path) -> Path:
+    lines = (IMPORTERS / "mmtomqa" / "questions.json").read_text().splitlines()
+    first = json.loads(lines[0])
+    (folder / "questions.json").write_text("\n".join([json.dumps({**first, "episode": [3]}), *lines[1:]]) + "\n")
+    return folder / "questions.json"
+
+
+def _mumatom_with(field: str, value: object) -> Callable[[Path], Path]:
+    def make(folder: Path) -> Path:
+        for name in ("questions.json", "texts.json"):
+            (folder / name).write_text((IMPORTERS / "mumatom" / name).read_text())
+        questions = json.loads((folder / "questions.json").read_text())
+        for record in questions.values():
+            record[field] = value
+        (folder / "questions.json").write_text(json.dumps(questions, indent=4))
+        return folder
+
+    return make
+
+
+@pytest.mark.parametrize(("importer", "make", "says"), [
+    ("mmtomqa", _mmtomqa_episode_list, "questions.json:1 story=- turn=- field=episode: error: expected an episode"),
+    ("mumatom", _mumatom_with("questions", {}), "story=812 turn=- field=questions: error: no questions"),
+    ("mumatom", _mumatom_with("labels", 7), "story=812 turn=- field=labels: error: expected a 'labels' object"),
+])
+def test_a_benchmark_record_of_the_wrong_shape_is_one_located_line(
+        importer: str, make: Callable[[Path], Path], says: str, tmp_path: Path) -> None:
+    (tmp_path / "source").mkdir()
+    source = make(tmp_path / "source")
+    before = snapshot(tmp_path)
+    result = commet_cli("import", importer, str(source), "--out", "imported", cwd=tmp_path)
+    refused(result, says)
+    assert snapshot(tmp_path) == before and not (tmp_path / "imported").exists()

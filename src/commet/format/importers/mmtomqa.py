@@ -50,6 +50,8 @@ def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
             raise base.source_error(source, number, "question_type", f"unknown question type {kind!r} "
                                                                      f"(known: {', '.join(QUESTION_TYPES)})")
         episode = record.get("episode")
+        if isinstance(episode, (bool, list, dict)):
+            raise base.source_error(source, number, "episode", f"expected an episode number or name, not {episode!r}")
         key = (episode, kind[0], story_text.strip())  # belief and goal questions are different tasks
         story = stories.get(key)
         if story is None:

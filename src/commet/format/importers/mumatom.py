@@ -58,6 +58,10 @@ def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
         if not isinstance(asked, dict) or not isinstance(answers, dict):
             raise base.source_error(questions_path, line, "questions", "expected 'questions' and 'answers' objects",
                                     story=episode)
+        if not asked:
+            raise base.source_error(questions_path, line, "questions", "no questions for this episode", story=episode)
+        if labels is not None and not isinstance(labels, dict):
+            raise base.source_error(questions_path, line, "labels", "expected a 'labels' object", story=episode)
         story = base.SourceStory(key=str(episode), task=TASK, story=story_text, questions=[], line=line,
                                  meta={"episode": episode})
         for number, text in asked.items():
