@@ -124,3 +124,25 @@ def test_a_benchmark_record_of_the_wrong_shape_is_one_located_line(
     result = commet_cli("import", importer, str(source), "--out", "imported", cwd=tmp_path)
     refused(result, says)
     assert snapshot(tmp_path) == before and not (tmp_path / "imported").exists()
+
+
+# --------------------------------------------------------------------------------- model spec options
+
+
+@pytest.mark.parametrize("spec", [
+    "openai:gpt-4o?base_url=http://127.0.0.1:9/v1&timeout=nan",
+    "openai:gpt-4o?base_url=http://127.0.0.1:9/v1&timeout=-1",
+    "openai:gpt-4o?base_url=http://127.0.0.1:9/v1&rpm=nan",
+    "openai:gpt-4o?base_url=http://127.0.0.1:9/v1&backoff_max=inf",
+    "openai:gpt-4o?base_url=http://127.0.0.1:9/v1&price_in=-1",
+    "openai:gpt-4o?base_url=http://127.0.0.1:9/v1&price_out=nan",
+    "replay:answers.json?delay=inf",
+    "replay:answers.json?delay=-1",
+])
+def test_a_numeric_model_option_that_is_not_finite_or_is_negative_is_refused(spec: str, tmp_path: Path) -> None:
+    (tmp_path / "answers.json").write_text('{"sample-common_desire-1": ["The kite", "The kite"]}')
+    result = commet_cli("eval", "--model", spec, "--quiet", "--limit", "1", "--db", "r.sqlite", cwd=tmp_path)
+    option = spec.rsplit("&" if "&" in spec else "?", 1)[1]
+    refused(result, f"option {option.split('=')[0]}=")
+    assert not (tmp_path / "r.sqlite").exists()
+

@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from commet.models.base import UnknownModelError
 
 
 def option_float(options: Mapping[str, str], key: str, default: float | None) -> float | None:
-    """The number in option ``key``, ``default`` when absent or empty; a located error when not a number."""
+    """The number in option ``key``, ``default`` when absent or empty; a located error when not a number,
+    or not finite, or negative."""
     raw = options.get(key)
     if raw is None or raw == "":
         return default
     try:
-        return float(raw)
+        value = float(raw)
     except ValueError:
         raise UnknownModelError(f"option {key}={raw!r} must be a number") from None
+    if not math.isfinite(value) or value < 0:  # every numeric option is a count, a rate, a time or a price
+        raise UnknownModelError(f"option {key}={raw!r} must be a finite number, 0 or more")
+    return value
 
 
 def option_int(options: Mapping[str, str], key: str, default: int | None) -> int | None:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from commet.models.base import UnknownModelError, Usage
+from commet.models.base import Usage
+from commet.models.options import option_float
 
 #: provider -> model name -> (input, output) USD per 1M tokens. A name matches exactly, or as a
 #: dated snapshot of it ("gpt-4o-mini-2024-07-18", "claude-3-5-haiku-20241022", "...-latest");
@@ -66,10 +67,8 @@ def lookup(provider: str, model: str) -> tuple[float, float] | None:
 def price_for(provider: str, model: str, options: Mapping[str, str]) -> tuple[float, float] | None:
     """The price a model instance uses: options first, else the table (only for the official endpoint)."""
     if "price_in" in options or "price_out" in options:
-        try:
-            return float(options.get("price_in", 0) or 0), float(options.get("price_out", 0) or 0)
-        except ValueError:
-            raise UnknownModelError("price_in / price_out must be numbers (USD per million tokens)") from None
+        prices = (option_float(options, "price_in", 0.0), option_float(options, "price_out", 0.0))
+        return prices[0] or 0.0, prices[1] or 0.0
     if options.get("base_url"):
         return None
     return lookup(provider, model)

@@ -19,6 +19,7 @@ from commet.models.base import (
     UnknownModelError,
     refuse_unknown_options,
 )
+from commet.models.options import option_float
 
 
 class ReplayModel(Model):
@@ -61,8 +62,5 @@ def create(name: str, options: dict[str, str]) -> ReplayModel:
     if not isinstance(data, dict) or not all(isinstance(v, list) and all(isinstance(x, str) for x in v)
                                              for v in data.values()):
         raise UnknownModelError(f"replay file {name!r} must map story ids to lists of reply strings")
-    try:
-        delay = float(options.get("delay", 0.0))
-    except ValueError:
-        raise UnknownModelError(f"replay: option delay={options['delay']!r} must be a number of seconds") from None
+    delay = option_float(options, "delay", 0.0) or 0.0
     return ReplayModel(data, source=path.name, digest=hashlib.sha256(raw).hexdigest(), delay=delay)
