@@ -152,3 +152,23 @@ def test_a_replay_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
     result = commet_cli("eval", "--model", "replay:answers.json", "--quiet", "--db", "r.sqlite", cwd=tmp_path)
     refused(result, "replay file 'answers.json': not UTF-8")
     assert not (tmp_path / "r.sqlite").exists()
+
+
+# ------------------------------------------------------------------------------------------- convert
+
+
+def test_convert_into_a_dataset_folder_never_overwrites_a_different_picture(tmp_path: Path) -> None:
+    out = tmp_path / "folder"
+    (out / "images").mkdir(parents=True)
+    (out / "images" / "sample-common_desire-1-0.png").write_bytes(b"someone else's picture")
+    before = snapshot(tmp_path)
+    result = commet_cli("convert", "sample", "--to", "jsonl", "--out", "folder", cwd=tmp_path)
+    refused(result, "folder/images/sample-common_desire-1-0.png already exists with other content")
+    assert snapshot(tmp_path) == before  # no storyturns.jsonl, no dataset.json, the picture as it was
+
+    again = commet_cli("convert", "sample", "--to", "jsonl", "--out", "copy", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    same = commet_cli("convert", "sample", "--to", "jsonl", "--out", "copy", cwd=tmp_path)  # the same bytes: fine
+    assert same.returncode == 0, same.stderr
+    into_itself = commet_cli("convert", "copy", "--to", "jsonl", "--out", "copy", cwd=tmp_path)
+    assert into_itself.returncode == 0, into_itself.stderr

@@ -66,6 +66,13 @@ def convert(dataset: Dataset, target: ConvertTarget, out: Path, *, pictures: boo
         save_hf(dataset, out)
         return ConvertResult(len(dataset), out, len(ids), out if ids else None)
     if target is ConvertTarget.jsonl and out.suffix != ".jsonl":
+        folder = out / IMAGES_DIR
+        for image in ids:
+            path = folder / dataset.saved_image_name(image)
+            source = dataset.image_path(image)
+            if source is not None and path.exists() and source.resolve() == path.resolve():
+                continue  # converting a folder into itself: the picture stays where it is
+            _refuse_overwrite(path, dataset.image_bytes(image), image)
         dataset.save(out)  # a dataset folder: StoryTurns, metadata, images/
         return ConvertResult(len(dataset), out, len(ids), out / IMAGES_DIR if ids else None)
     folder = out.parent / IMAGES_DIR
@@ -73,9 +80,7 @@ def convert(dataset: Dataset, target: ConvertTarget, out: Path, *, pictures: boo
     for image, path, data in plan:
         if not path.resolve().is_relative_to(folder.resolve()):
             raise ConvertError(f"picture {image!r} would be written outside {folder}; nothing written")
-        if path.exists() and (not path.is_file() or path.read_bytes() != data):
-            raise ConvertError(f"{path} already exists with other content (picture {image!r}); nothing written; "
-                               "choose an --out in another folder")
+        _refuse_overwrite(path, data, image)
     out.parent.mkdir(parents=True, exist_ok=True)  # as every other --out does
     if target is ConvertTarget.pipe and out.suffix == ".json":
         out.write_text(json.dumps([to_pipe_record(st) for st in dataset], indent=2, ensure_ascii=False) + "\n",
@@ -94,6 +99,13 @@ def convert(dataset: Dataset, target: ConvertTarget, out: Path, *, pictures: boo
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
     return ConvertResult(len(dataset), out, len(plan) - unchanged, folder if plan else None, unchanged)
+
+
+def _refuse_overwrite(path: Path, data: bytes, image: str) -> None:
+    """A different file (or a folder) where picture ``image`` would be written stops the conversion."""
+    if path.exists() and (not path.is_file() or path.read_bytes() != data):
+        raise ConvertError(f"{path} already exists with other content (picture {image!r}); nothing written; "
+                           "choose an --out in another folder")
 
 
 def picture_file_name(dataset: Dataset, image_id: str) -> str:

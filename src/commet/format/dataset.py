@@ -195,11 +195,15 @@ class Dataset:
                 if not self.has_image(image_id):
                     continue
                 source = self.image_path(image_id)
-                target_name = source.name if source is not None else _image_filename(image_id)
-                target = folder / IMAGES_DIR / target_name
+                target = folder / IMAGES_DIR / self.saved_image_name(image_id)
                 if source is None or source.resolve() != target.resolve():
                     target.write_bytes(self.image_bytes(image_id))
         return folder
+
+    def saved_image_name(self, image_id: str) -> str:
+        """The file name :meth:`save` gives a picture in the folder's ``images/``."""
+        source = self.image_path(image_id)
+        return source.name if source is not None else _image_filename(image_id)
 
     def save_pipe(self, path: str | Path) -> Path:
         """Write pipe records (JSONL), one StoryTurn per line, keeping every StoryTurn-level field."""
