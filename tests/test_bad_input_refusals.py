@@ -172,3 +172,14 @@ def test_convert_into_a_dataset_folder_never_overwrites_a_different_picture(tmp_
     assert same.returncode == 0, same.stderr
     into_itself = commet_cli("convert", "copy", "--to", "jsonl", "--out", "copy", cwd=tmp_path)
     assert into_itself.returncode == 0, into_itself.stderr
+
+
+# -------------------------------------------------------------------------------------------- generate
+
+
+@pytest.mark.parametrize("option", [["--per-task", "0"], ["--tasks", ","], ["--tasks", " "]])
+def test_generating_an_empty_dataset_is_refused_before_anything_is_written(option: list[str], tmp_path: Path) -> None:
+    result = commet_cli("generate", "procedural", "--out", "made", *option, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr and option[0] in result.stderr
+    assert not (tmp_path / "made").exists()

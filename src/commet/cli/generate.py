@@ -17,7 +17,7 @@ def generate() -> None:
 def procedural(
     out: Path = typer.Option(..., "--out", "-o", help="Output dataset folder."),
     tasks: str = typer.Option("all", "--tasks", help="'all' or comma-separated task ids."),
-    per_task: int = typer.Option(3, "--per-task", min=0, help="StoryTurns per task."),
+    per_task: int = typer.Option(3, "--per-task", min=1, help="StoryTurns per task."),
     seed: int = typer.Option(0, "--seed", help="Random seed; the same seed gives byte-identical output."),
     image_dependent_share: float = typer.Option(
         0.3, "--image-dependent-share", min=0.0, max=1.0,
@@ -28,6 +28,9 @@ def procedural(
     from commet.generation.procedural import write_dataset
 
     task_list: str | list[str] = "all" if tasks.strip() == "all" else [t.strip() for t in tasks.split(",") if t.strip()]
+    if not task_list:  # an empty dataset is refused by every command that reads one
+        raise typer.BadParameter(f"no task ids in {tasks!r}; give 'all' or comma-separated task ids",
+                                 param_hint="--tasks")
     try:
         folder = write_dataset(out, tasks=task_list, per_task=per_task, seed=seed,
                                image_dependent_share=image_dependent_share)
