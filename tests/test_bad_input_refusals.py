@@ -183,3 +183,16 @@ def test_generating_an_empty_dataset_is_refused_before_anything_is_written(optio
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr and option[0] in result.stderr
     assert not (tmp_path / "made").exists()
+
+
+# ----------------------------------------------------------------------------------------------- study
+
+
+@pytest.mark.parametrize("text", ['{"dataset": 5}', "[1]", '{"title": "cut off'])
+def test_a_file_that_is_not_a_study_file_is_one_line(text: str, tmp_path: Path) -> None:
+    (tmp_path / "study.json").write_text(text)
+    for args in (["links"], ["export", "--out", "answers.csv"], ["export-run"]):
+        result = commet_cli("study", args[0], "study.json", *args[1:], cwd=tmp_path)
+        refused(result, "study.json is not a study file: ")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["study.json"]
+

@@ -25,7 +25,7 @@ import random
 from pathlib import Path
 from typing import Final, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from commet.conditions import ImagePolicy
 from commet.format.dataset import Dataset
@@ -256,6 +256,11 @@ def load_study(path: Path) -> tuple[Study, Dataset]:
         study = Study.model_validate_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise StudyError(f"no study file at {path}") from None
+    except ValidationError as exc:  # its text is many lines; the first problem, in one
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise StudyError(f"{path} is not a study file: {where + ': ' if where else ''}{error['msg']}{more}") from None
     except ValueError as exc:
         raise StudyError(f"{path} is not a study file: {exc}") from None
     location = study.dataset.path
