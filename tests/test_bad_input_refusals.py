@@ -196,3 +196,10 @@ def test_a_file_that_is_not_a_study_file_is_one_line(text: str, tmp_path: Path) 
         refused(result, "study.json is not a study file: ")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["study.json"]
 
+
+@pytest.mark.parametrize("option", [["--count", "0"], ["--count", "-1"], ["--questionnaire", "99"]])
+def test_study_links_with_bad_options_makes_no_participant_database(
+        option: list[str], tmp_path: Path, study_file: Path) -> None:
+    result = commet_cli("study", "links", str(study_file), "--db", "study.sqlite", *option, cwd=tmp_path)
+    refused(result, "--count must be at least 1" if option[0] == "--count" else "no questionnaire 99")
+    assert list(tmp_path.iterdir()) == []

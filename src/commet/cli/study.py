@@ -1,12 +1,16 @@
 """``commet study``: build questionnaires, hand out links, serve the study, export the human run."""
 
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from commet.cli.common import ForceOption, fail, load_or_fail, serve_web_app
+
+if TYPE_CHECKING:
+    from commet.apps.study.build import Study
 
 app = typer.Typer(help="Anonymous human studies in the StoryTurn format (the human baseline).", no_args_is_help=True)
 
@@ -21,13 +25,16 @@ class PolicyChoice(str, Enum):
     needed = "needed"
 
 
-def _open(study_file: Path, db: Path):  # noqa: ANN202 - returns (Study, Dataset, StudyDB)
+def _open(study_file: Path, db: Path, check: Callable[["Study"], None] | None = None):  # noqa: ANN202
+    """(Study, Dataset, StudyDB); ``check`` sees the study before the database is opened (or made)."""
     from commet.apps.study.build import StudyError, load_study
     from commet.apps.study.db import StudyDatabaseError, StudyDB
     from commet.format.problems import FormatError
 
     try:
         study, dataset = load_study(study_file)
+        if check is not None:
+            check(study)
         return study, dataset, StudyDB(db, study.digest())
     except (StudyError, StudyDatabaseError, FormatError) as exc:
         fail(str(exc))
@@ -93,11 +100,14 @@ def links(
     base_url: Annotated[str, typer.Option(help="Prefix printed before each /p/<token> path.")] = "",
 ) -> None:
     """Create anonymous participant links, one per line."""
-    study, _, store = _open(study_file, db)
     if count < 1:
         fail("--count must be at least 1")
-    if questionnaire is not None and not 0 <= questionnaire < len(study.questionnaires):
-        fail(f"no questionnaire {questionnaire}; the study has {len(study.questionnaires)}")
+
+    def check(study: "Study") -> None:  # before the participant database is made or opened
+        if questionnaire is not None and not 0 <= questionnaire < len(study.questionnaires):
+            fail(f"no questionnaire {questionnaire}; the study has {len(study.questionnaires)}")
+
+    study, _, store = _open(study_file, db, check)
     chosen = ([questionnaire] * count if questionnaire is not None
               else store.balanced_questionnaires(count, len(study.questionnaires)))
     for token in store.create_participants(chosen):
