@@ -203,3 +203,10 @@ def test_study_links_with_bad_options_makes_no_participant_database(
     result = commet_cli("study", "links", str(study_file), "--db", "study.sqlite", *option, cwd=tmp_path)
     refused(result, "--count must be at least 1" if option[0] == "--count" else "no questionnaire 99")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_hugging_face_model_that_cannot_be_loaded_is_one_line(tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    result = commet_cli("eval", "--model", "hf:commet-tests/no-such-model", "--quiet", "--db", "r.sqlite", cwd=tmp_path)
+    refused(result, "hf: cannot load 'commet-tests/no-such-model'")
+    assert not (tmp_path / "r.sqlite").exists()

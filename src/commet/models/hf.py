@@ -165,6 +165,11 @@ class MicroBatcher(Generic[T, R]):
         self._executor.shutdown(wait=False, cancel_futures=True)
 
 
+def _one_line(exc: BaseException) -> str:
+    """A library's error message (transformers' run over several lines) as one line of the refusal."""
+    return " ".join(str(exc).split())
+
+
 def option_int(options: Mapping[str, str], key: str, default: int) -> int:
     raw = options.get(key)
     if raw in (None, ""):
@@ -254,7 +259,7 @@ class HFModel(base.Model):
             config = transformers.AutoConfig.from_pretrained(source, **common)
         except (OSError, ValueError) as exc:
             hint = " (downloads are off: pass a local directory, or ?download=1 for a hub id)" if local_only else ""
-            raise base.UnknownModelError(f"hf: cannot load {name!r}{hint}: {exc}") from None
+            raise base.UnknownModelError(f"hf: cannot load {name!r}{hint}: {_one_line(exc)}") from None
         kind = options.get("kind") or ("vision" if getattr(config, "vision_config", None) is not None else "causal")
         if kind not in ("causal", "vision"):
             raise base.UnknownModelError("hf: kind must be causal or vision")
@@ -276,7 +281,7 @@ class HFModel(base.Model):
                 self.tokenizer = transformers.AutoTokenizer.from_pretrained(source, **common)
                 self.model = transformers.AutoModelForCausalLM.from_pretrained(source, **load)
         except (OSError, ValueError) as exc:
-            raise base.UnknownModelError(f"hf: cannot load {name!r}: {exc}") from None
+            raise base.UnknownModelError(f"hf: cannot load {name!r}: {_one_line(exc)}") from None
         if not options.get("device_map"):
             device = options.get("device") or ("cuda" if torch.cuda.is_available() else "cpu")
             # transformers decorates .to with functools.wraps; typeshed's _Wrapped is no descriptor, so mypy
