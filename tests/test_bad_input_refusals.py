@@ -210,3 +210,15 @@ def test_a_hugging_face_model_that_cannot_be_loaded_is_one_line(tmp_path: Path) 
     result = commet_cli("eval", "--model", "hf:commet-tests/no-such-model", "--quiet", "--db", "r.sqlite", cwd=tmp_path)
     refused(result, "hf: cannot load 'commet-tests/no-such-model'")
     assert not (tmp_path / "r.sqlite").exists()
+
+
+# ------------------------------------------------------------------------------ commands that read a store
+
+
+@pytest.mark.parametrize("args", [["report"], ["runs"], ["judges"], ["compare", "a", "b"],
+                                  ["export", "--run", "a", "--out", "a.jsonl"]])
+def test_a_command_that_reads_a_store_leaves_an_empty_file_empty(args: list[str], tmp_path: Path) -> None:
+    (tmp_path / "results.sqlite").touch()
+    result = commet_cli(*args, "--db", "results.sqlite", cwd=tmp_path)
+    refused(result, "no results store at results.sqlite")
+    assert [(p.name, p.stat().st_size) for p in tmp_path.iterdir()] == [("results.sqlite", 0)]

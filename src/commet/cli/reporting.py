@@ -73,7 +73,21 @@ def open_store(db: Path):  # noqa: ANN202 - returns Store
 
     if not db.exists():
         fail(f"no results store at {db}")
+    if db.is_file() and not _has_tables(db):  # an empty file: opening it as a store would write the schema
+        fail(f"no results store at {db} (the file holds no tables)")
     return Store(db)
+
+
+def _has_tables(db: Path) -> bool:
+    """Whether ``db`` has any table; True for what is not SQLite at all, which :class:`Store` refuses in words."""
+    import sqlite3
+    from contextlib import closing
+
+    try:
+        with closing(sqlite3.connect(db)) as con:
+            return con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' LIMIT 1").fetchone() is not None
+    except sqlite3.Error:
+        return True
 
 
 class ReportFormat(str, Enum):
