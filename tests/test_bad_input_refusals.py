@@ -222,3 +222,13 @@ def test_a_command_that_reads_a_store_leaves_an_empty_file_empty(args: list[str]
     result = commet_cli(*args, "--db", "results.sqlite", cwd=tmp_path)
     refused(result, "no results store at results.sqlite")
     assert [(p.name, p.stat().st_size) for p in tmp_path.iterdir()] == [("results.sqlite", 0)]
+
+
+# ----------------------------------------------------------------------------------------------- sweep
+
+
+def test_a_sweep_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "grid.toml").write_bytes(b'models = ["baseline:first-option"]\nrun_prefix = "caf\xe9"\n')
+    result = commet_cli("sweep", "grid.toml", cwd=tmp_path)
+    refused(result, "grid.toml: not UTF-8")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["grid.toml"]

@@ -106,6 +106,8 @@ def load_config(path: str | Path) -> SweepConfig:
         raise SweepConfigError(f"no sweep config at {path}") from None
     except tomllib.TOMLDecodeError as exc:
         raise SweepConfigError(f"{path}: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise SweepConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     unknown = sorted(set(raw) - KNOWN_KEYS)
     if unknown:
         raise SweepConfigError(f"{path}: unknown key {unknown[0]!r}{did_you_mean(unknown[0], KNOWN_KEYS)} "
