@@ -140,6 +140,9 @@ def load_config(path: str | Path) -> SweepConfig:
             seed=int(raw["seed"]) if "seed" in raw else None,  # type: ignore[arg-type]
             run_prefix=str(raw.get("run_prefix", "")))
         GenerationSettings.checked(temperature=config.temperature, max_tokens=config.max_tokens, seed=config.seed)
+        for key, value in (("concurrency", config.concurrency), ("limit", config.limit)):
+            if value is not None and value < 1:  # as eval's --concurrency and --limit
+                raise ValueError(f"{key}: must be at least 1, not {value}")
     except (TypeError, ValueError) as exc:
         raise SweepConfigError(f"{path}: {exc}") from None
     return config
