@@ -242,3 +242,11 @@ def test_a_sweep_file_refuses_what_eval_refuses_before_anything_runs(setting: st
     result = commet_cli("sweep", "grid.toml", cwd=tmp_path)
     refused(result, f"grid.toml: {says}")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["grid.toml"]
+
+
+# ----------------------------------------------------------------------------------------------- audit
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_audit_refuses_a_fail_above_that_could_never_fail(value: str, tmp_path: Path) -> None:
+    refused(commet_cli("audit", "sample", "--fail-above", value, cwd=tmp_path), "--fail-above")

@@ -28,8 +28,13 @@ def register(app: typer.Typer) -> None:
         one half of each task's StoryTurns, and answers the closed questions of the other half
         (and the other way round). Tasks more than 5 points above chance are marked with '!'.
         """
+        import math
+
+        from commet.cli.common import fail
         from commet.models.shortcut import audit_dataset
 
+        if fail_above is not None and not math.isfinite(fail_above):  # nan would never fail: a gate that never shuts
+            fail(f"--fail-above: must be a finite number of points, not {fail_above}")
         result = audit_dataset(list(_load(path)), name=path)
         rows = [*result.tasks, result.overall]
         over = [t.task for t in result.tasks if t.turns and fail_above is not None and t.excess > fail_above]
