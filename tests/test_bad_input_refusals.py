@@ -20,8 +20,10 @@ import commet
 SOURCE = str(Path(commet.__file__).resolve().parents[1])
 
 
-def commet_cli(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "COLUMNS": "200", "PYTHONPATH": os.pathsep.join([SOURCE, os.environ.get("PYTHONPATH", "")])}
+def commet_cli(*args: str, cwd: Path, stdin: str | None = None,
+               env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": "200", "PYTHONPATH": os.pathsep.join([SOURCE, os.environ.get("PYTHONPATH", "")]),
+           **(env or {})}
     return subprocess.run([sys.executable, "-m", "commet.cli", *args], capture_output=True, text=True, cwd=cwd,
                           env=env, input=stdin, timeout=180)
 
@@ -250,3 +252,16 @@ def test_a_sweep_file_refuses_what_eval_refuses_before_anything_runs(setting: st
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
 def test_audit_refuses_a_fail_above_that_could_never_fail(value: str, tmp_path: Path) -> None:
     refused(commet_cli("audit", "sample", "--fail-above", value, cwd=tmp_path), "--fail-above")
+
+
+# -------------------------------------------------------------------------------------------- generate llm
+
+
+@pytest.mark.parametrize("prefix", ["../up", "a/b", " padded"])
+def test_generate_llm_refuses_an_id_prefix_that_makes_invalid_ids(prefix: str, tmp_path: Path) -> None:
+    result = commet_cli("generate", "llm", "--out", "made", "--task", "diverse_desire",
+                        "--model", "openai:gpt-4o?base_url=http://127.0.0.1:9/v1&max_attempts=1",
+                        "--image-model", "openai:gpt-image-1", "--id-prefix", prefix, cwd=tmp_path,
+                        env={"OPENAI_API_KEY": "sk-test-not-a-real-key-0123456789"})
+    refused(result, "--id-prefix: ")
+    assert list(tmp_path.iterdir()) == []

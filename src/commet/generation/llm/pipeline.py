@@ -29,7 +29,7 @@ from commet.format.dataset import STORYTURNS_FILE, Dataset
 from commet.format.loading import load_dataset
 from commet.format.model import StoryTurn
 from commet.format.problems import Problem
-from commet.format.validate import validate_dataset, validate_storyturn
+from commet.format.validate import id_problem, validate_dataset, validate_storyturn
 from commet.generation.llm.images import ImageModel
 from commet.generation.llm.lint import LintFinding, lint_storyturn
 from commet.generation.llm.parse import ParsedReply, ReplyError, parse_reply
@@ -40,7 +40,15 @@ from commet.generation.llm.prompts import (
     repair_prompt,
     user_prompt,
 )
-from commet.models.base import GenerationSettings, Message, Model, ModelCallError, ModelRequest, json_key
+from commet.models.base import (
+    GenerationSettings,
+    Message,
+    Model,
+    ModelCallError,
+    ModelRequest,
+    SettingError,
+    json_key,
+)
 from commet.store.sqlite import Store
 from commet.taxonomy import Task, get_task
 
@@ -66,6 +74,9 @@ class GenerationOptions:
 
     def __post_init__(self) -> None:  # a bad sampling setting is refused here, not at the first call
         GenerationSettings.checked(temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
+        problem = id_problem(f"{self.id_prefix}-{self.task}-0001")  # the ids it makes must pass validation
+        if problem is not None:
+            raise SettingError("id_prefix", f"{problem}, with the prefix {self.id_prefix!r}")
 
 
 @dataclass
