@@ -265,3 +265,27 @@ def test_generate_llm_refuses_an_id_prefix_that_makes_invalid_ids(prefix: str, t
                         env={"OPENAI_API_KEY": "sk-test-not-a-real-key-0123456789"})
     refused(result, "--id-prefix: ")
     assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------------------------------------ secrets
+
+SECRET = "sk-SECRET0123456789abcdefghij"
+
+
+@pytest.mark.parametrize("base_url", [f"http://127.0.0.1:9/v1?key={SECRET}", "http://127.0.0.1:9/v1?api-key=abc123",
+                                      f"http://127.0.0.1:9/{SECRET}/v1"])
+def test_a_key_in_a_base_url_is_refused_before_it_reaches_the_store(base_url: str, tmp_path: Path) -> None:
+    from urllib.parse import quote
+
+    spec = f"openai:gpt-4o?max_attempts=1&base_url={quote(base_url, safe=':/')}"
+    result = commet_cli("eval", "--model", spec, "--quiet", "--limit", "1", "--db", "r.sqlite", cwd=tmp_path,
+                        env={"OPENAI_API_KEY": "sk-test-not-a-real-key-0123456789"})
+    refused(result, "put credentials in an environment variable")
+    assert SECRET not in result.stderr + result.stdout and not (tmp_path / "r.sqlite").exists()
+
+
+def test_a_base_url_with_an_ordinary_query_is_still_accepted(tmp_path: Path) -> None:
+    spec = "openai:gpt-4o?max_attempts=1&base_url=http://127.0.0.1:9/v1%3Fapi-version%3D2024-02-01"
+    result = commet_cli("eval", "--model", spec, "--quiet", "--limit", "1", "--db", "r.sqlite", cwd=tmp_path,
+                        env={"OPENAI_API_KEY": "sk-test-not-a-real-key-0123456789"})
+    assert result.returncode == 3, result.stderr  # it ran: the server is not there

@@ -23,6 +23,7 @@ from commet.models.base import (
     unknown_options,
 )
 from commet.models.endpoints import split_base_urls
+from commet.models.errors import looks_like_key
 from commet.models.ratelimit import estimate_tokens, limiter_from_options
 from commet.models.retry import RetryPolicy
 
@@ -41,6 +42,21 @@ def _importable(module: str) -> bool:
 #: Options every remote provider understands (they never change outputs, so not in identity()).
 TRANSPORT_OPTIONS = frozenset({"max_attempts", "timeout", "backoff_base", "backoff_max", "rpm", "tpm",
                                "api_key_env", "price_in", "price_out"})
+
+
+#: query parameters that carry a credential (``?key=`` of Google, ``?api-key=``, ``?token=``, ...)
+_CREDENTIAL_PARAMETERS = frozenset({"key", "apikey", "api_key", "api-key", "token", "access_token", "secret",
+                                    "password", "sig", "signature"})
+
+
+def _credential_in_url(url: str) -> bool:
+    """Whether a base_url carries a credential (user info, a credential parameter, a key-shaped part): it would
+    be stored with the run and shown in reports, so it is refused."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    parts = urlsplit(url)
+    return ("@" in parts.netloc or looks_like_key(url)
+            or any(name.lower() in _CREDENTIAL_PARAMETERS for name, _ in parse_qsl(parts.query, keep_blank_values=True)))
 
 
 def resolve_api_key(provider: str, options: Mapping[str, str], default_envs: tuple[str, ...],
@@ -121,7 +137,7 @@ class RemoteService:
         problems = [p for p in (unknown_options(self.provider, self.options, known),) if p]
         problems += [f"{self.provider}: option {name} {why}" for name, why in self.refused_options.items()
                      if name in self.options]
-        if any("@" in url.split("//", 1)[-1].split("/", 1)[0] for url in self.base_urls):
+        if any(_credential_in_url(url) for url in self.base_urls):
             problems.append(f"{self.provider}: put credentials in an environment variable (option api_key_env), "
                             "not in base_url")
         if len(self.base_urls) > 1 and not self.many_endpoints:
