@@ -289,3 +289,18 @@ def test_a_base_url_with_an_ordinary_query_is_still_accepted(tmp_path: Path) -> 
     result = commet_cli("eval", "--model", spec, "--quiet", "--limit", "1", "--db", "r.sqlite", cwd=tmp_path,
                         env={"OPENAI_API_KEY": "sk-test-not-a-real-key-0123456789"})
     assert result.returncode == 3, result.stderr  # it ran: the server is not there
+
+
+# --------------------------------------------------------------------------------------------- run names
+
+
+@pytest.mark.parametrize("name", ["evil\x1b[31mred", "two\nlines", " ", "trailing "])
+def test_a_run_name_that_would_break_lines_or_drive_the_terminal_is_refused(name: str, tmp_path: Path) -> None:
+    result = commet_cli("eval", "--model", "baseline:first-option", "--quiet", "--limit", "1", "--db", "r.sqlite",
+                        "--run", name, cwd=tmp_path)
+    refused(result, "--run: a run name cannot")
+    assert "\x1b" not in result.stderr and not (tmp_path / "r.sqlite").exists()
+    (tmp_path / "grid.toml").write_text(f'models = ["baseline:first-option"]\nrun_prefix = {json.dumps(name)}\n')
+    if not name.isprintable():
+        refused(commet_cli("sweep", "grid.toml", cwd=tmp_path), "run_prefix: a run name cannot")
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["grid.toml"]

@@ -34,6 +34,7 @@ from commet.cli.common import (  # noqa: F401 - the shared names stay importable
     Program,
     _load,
     check_dataset_path,
+    check_run_name,
     console,
     err_console,
     fail,
@@ -227,6 +228,7 @@ def eval_command(
     from commet.models.base import GenerationSettings, SettingError
     from commet.models.registry import create_model
 
+    check_run_name("--run", run)
     try:
         the_model = create_model(model)
         the_judge = create_judge(judge)

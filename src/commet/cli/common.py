@@ -145,6 +145,20 @@ def serve_web_app(web: object, host: str, port: int, announce: Callable[[str], s
     server.run(sockets=[listener])
 
 
+def check_run_name(option: str, name: str | None) -> None:
+    """A run name given on the command line: not blank, no control or invisible characters (a newline would
+    split the lines of `commet runs` and the reports' tables; an escape sequence would drive the terminal),
+    no leading or trailing blanks. Refused before anything is written."""
+    if name is None:
+        return
+    if not name.strip():
+        fail(f"{option}: a run name cannot be blank")
+    if not name.isprintable():
+        fail(f"{option}: a run name cannot hold control or invisible characters: {name!r}")
+    if name != name.strip():
+        fail(f"{option}: a run name cannot start or end with blanks: {name!r}")
+
+
 def check_dataset_path(path: str) -> None:
     """A dataset that is not there: one line, with the closest name when there is one."""
     if path == "sample" or Path(path).exists():

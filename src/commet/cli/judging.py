@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from commet.cli.common import console, fail
+from commet.cli.common import check_run_name, console, fail
 from commet.cli.reporting import open_store, print_report
 
 if TYPE_CHECKING:
@@ -65,6 +65,7 @@ def rejudge_command(
     from commet.judges.base import UnknownJudgeError
     from commet.judges.registry import create_judge
 
+    check_run_name("--as", new_name)
     with open_store(db) as store:
         source = store.get_run(run)
         if source is None:

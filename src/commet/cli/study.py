@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from commet.cli.common import ForceOption, fail, load_or_fail, serve_web_app
+from commet.cli.common import ForceOption, check_run_name, fail, load_or_fail, serve_web_app
 
 if TYPE_CHECKING:
     from commet.apps.study.build import Study
@@ -190,6 +190,7 @@ def export_run(
     if db is not None and store_alias is not None:
         fail("give the results file once, with --db (--store is its old name); the participant database is "
              "--study-db")
+    check_run_name("--run", run)
     store_path = db or store_alias or Path("commet.sqlite")
     study, dataset, participants = _open(study_file, study_db)
     planned = human_runs(run, policy.value)

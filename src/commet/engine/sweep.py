@@ -143,6 +143,9 @@ def load_config(path: str | Path) -> SweepConfig:
         for key, value in (("concurrency", config.concurrency), ("limit", config.limit)):
             if value is not None and value < 1:  # as eval's --concurrency and --limit
                 raise ValueError(f"{key}: must be at least 1, not {value}")
+        if not config.run_prefix.isprintable():  # as eval's --run: it starts every run name
+            raise ValueError(f"run_prefix: a run name cannot hold control or invisible characters: "
+                             f"{config.run_prefix!r}")
     except (TypeError, ValueError) as exc:
         raise SweepConfigError(f"{path}: {exc}") from None
     return config
