@@ -284,6 +284,18 @@ def test_a_key_in_a_base_url_is_refused_before_it_reaches_the_store(base_url: st
     assert SECRET not in result.stderr + result.stdout and not (tmp_path / "r.sqlite").exists()
 
 
+@pytest.mark.parametrize(("base_url", "refused_"), [
+    ("http://my-desk-server:8000/v1", False), ("http://risk-model.internal:8000/v1", False),
+    ("https://api.runpod.ai/v2/disk-abcdef1234567890abcd/openai/v1", False),
+    ("https://x.openai.azure.com/openai?api-version=2024-02-01", False),
+    (f"http://h:8000/v1/{SECRET}", True), (f"http://h:8000/v1?x={SECRET}", True), ("http://h/v1?Key=abc", True),
+    (f"http://h/v1%3Fk%3D{SECRET}", True), ("http://user:pw@h/v1", True)])
+def test_only_a_credential_in_a_base_url_is_taken_for_one(base_url: str, refused_: bool) -> None:
+    from commet.models.remote import _credential_in_url
+
+    assert _credential_in_url(base_url) is refused_
+
+
 def test_a_base_url_with_an_ordinary_query_is_still_accepted(tmp_path: Path) -> None:
     spec = "openai:gpt-4o?max_attempts=1&base_url=http://127.0.0.1:9/v1%3Fapi-version%3D2024-02-01"
     result = commet_cli("eval", "--model", spec, "--quiet", "--limit", "1", "--db", "r.sqlite", cwd=tmp_path,

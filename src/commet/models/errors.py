@@ -34,11 +34,6 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     return _KEY_PATTERNS.sub("***", text)
 
 
-def looks_like_key(text: str) -> bool:
-    """Whether ``text`` holds anything shaped like an API key (what :func:`redact` hides)."""
-    return _KEY_PATTERNS.search(text) is not None
-
-
 def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = None) -> float | None:
     """Seconds to wait from ``retry-after-ms``, or ``Retry-After`` (delta seconds or HTTP date)."""
     if not headers:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 from abc import abstractmethod
 from collections.abc import Mapping
 from types import ModuleType
@@ -23,7 +24,6 @@ from commet.models.base import (
     unknown_options,
 )
 from commet.models.endpoints import split_base_urls
-from commet.models.errors import looks_like_key
 from commet.models.ratelimit import estimate_tokens, limiter_from_options
 from commet.models.retry import RetryPolicy
 
@@ -47,15 +47,19 @@ TRANSPORT_OPTIONS = frozenset({"max_attempts", "timeout", "backoff_base", "backo
 #: query parameters that carry a credential (``?key=`` of Google, ``?api-key=``, ``?token=``, ...)
 _CREDENTIAL_PARAMETERS = frozenset({"key", "apikey", "api_key", "api-key", "token", "access_token", "secret",
                                     "password", "sig", "signature"})
+#: an API key standing as a word of a URL's path or query (OpenAI's and Anthropic's ``sk-...``, Google's ``AIza...``);
+#: a host name is never read for it ("my-desk-server", "risk-model" are names, not keys)
+_KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9])(?:sk-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{30,})")
 
 
 def _credential_in_url(url: str) -> bool:
-    """Whether a base_url carries a credential (user info, a credential parameter, a key-shaped part): it would
-    be stored with the run and shown in reports, so it is refused."""
-    from urllib.parse import parse_qsl, urlsplit
+    """Whether a base_url carries a credential (user info, a credential parameter, a key in its path or query): it
+    would be stored with the run and shown in reports, so it is refused."""
+    from urllib.parse import parse_qsl, unquote, urlsplit
 
     parts = urlsplit(url)
-    return ("@" in parts.netloc or looks_like_key(url)
+    return ("@" in parts.netloc
+            or _KEY_SHAPED.search(unquote(f"{parts.path}?{parts.query}#{parts.fragment}")) is not None
             or any(name.lower() in _CREDENTIAL_PARAMETERS for name, _ in parse_qsl(parts.query, keep_blank_values=True)))
 
 
