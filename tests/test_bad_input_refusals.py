@@ -246,6 +246,14 @@ def test_a_sweep_file_refuses_what_eval_refuses_before_anything_runs(setting: st
     assert sorted(p.name for p in tmp_path.iterdir()) == ["grid.toml"]
 
 
+def test_a_bad_model_spec_in_one_sweep_cell_is_refused_before_the_store_is_made(tmp_path: Path) -> None:
+    (tmp_path / "grid.toml").write_text('models = ["baseline:first-option", "openai:gpt-4o?timeout=nan"]\n'
+                                        'db = "s.sqlite"\n')
+    result = commet_cli("sweep", "grid.toml", cwd=tmp_path, env={"OPENAI_API_KEY": "sk-test-not-a-real-key-0123456789"})
+    refused(result, "timeout")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["grid.toml"]
+
+
 # ----------------------------------------------------------------------------------------------- audit
 
 

@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from commet.format.dataset import Dataset
+    from commet.judges.base import Judge
+    from commet.models.base import Model
 
 from commet.conditions import FeedbackCondition, ImagePolicy
 from commet.models.base import GenerationSettings, did_you_mean
@@ -168,6 +170,8 @@ async def run_sweep(config: SweepConfig, on_cell: Callable[[int, int, str], None
     from commet.engine import EvalSettings, evaluate_async
     from commet.engine.conversation import DEFAULT_SYSTEM_PROMPT
     from commet.format.validate import load_checked
+    from commet.judges.registry import create_judge
+    from commet.models.registry import create_model
     from commet.store.sqlite import Store
 
     if datasets is None:
@@ -187,17 +191,30 @@ async def run_sweep(config: SweepConfig, on_cell: Callable[[int, int, str], None
             generation=GenerationSettings(temperature=config.temperature, max_tokens=config.max_tokens,
                                           seed=config.seed),
             limit=config.limit)
-        await evaluate_async(cell.model, datasets[cell.dataset], judge=config.judge, db=store, run=names[index],
+        await evaluate_async(models[index], datasets[cell.dataset], judge=judges[index], db=store, run=names[index],
                              settings=settings, concurrency=config.concurrency, slots=slots[endpoint_of(cell.model)])
 
-    with Store(config.db) as store:
-        tasks = [asyncio.ensure_future(run_cell(index, cell)) for index, cell in enumerate(cells)]
-        try:
-            await asyncio.gather(*tasks)
-        finally:  # one cell failed (or the sweep was stopped): stop the others too
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+    # every cell's model and judge are made (their specs checked) before the store is opened: a bad spec in
+    # one cell writes nothing
+    models: list[Model] = []
+    judges: list[Judge] = []
+    try:
+        for cell in cells:
+            models.append(create_model(cell.model))
+            judges.append(create_judge(config.judge))
+        with Store(config.db) as store:
+            tasks = [asyncio.ensure_future(run_cell(index, cell)) for index, cell in enumerate(cells)]
+            try:
+                await asyncio.gather(*tasks)
+            finally:  # one cell failed (or the sweep was stopped): stop the others too
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+    finally:
+        for made in models:
+            await made.aclose()
+        for judging in judges:
+            await judging.aclose()
     return names
 
 
