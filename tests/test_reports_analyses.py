@@ -194,6 +194,37 @@ def test_wrong_answers_never_pool_expected_answers_across_stories() -> None:
                                                  ["false_belief_location", "The drawer", "The box.", "1", "1"]]
 
 
+def test_a_wrong_reply_with_control_characters_is_shown_not_obeyed() -> None:
+    """A model's reply is any text: an escape sequence in it is shown as \\x1b in every format, and the terminal
+    table never carries the raw character."""
+    import io
+
+    from rich.console import Console
+
+    from commet.reports.analyses import Report, RunData, StoryResult, TurnResult, wrong_answers_section
+    from commet.reports.render import render_report, to_rich_tables
+    from commet.store.sqlite import RunRecord
+
+    reply = "The \x1b[8mbox\rThe basket"
+    turn = TurnResult(turn=0, prompt="q", images=[], feedback_kind="none", response=reply, expected=["The basket"],
+                      outcome="incorrect", correct=False, judge="rules", rationale=None, error=None)
+    run = RunRecord(id=1, name="r", model="m", judge="rules",
+                    settings=RunSettings.from_stored({"images": "on", "feedback": "original"}), config_hash="",
+                    dataset_name="d", dataset_hash="", package_version="", story_count=1, status="done",
+                    started_at="", finished_at=None)
+    data = RunData(run, [StoryResult("a", "false_belief_location", "Belief", False, "sample", "done", False, [turn])])
+    section = wrong_answers_section([data])
+    assert section.rows[0][3] == "The \\x1b[8mbox The basket"  # one line: the carriage return is a blank
+    report = Report([data], [section])
+    console = Console(file=io.StringIO(), width=200, record=True)
+    for renderable in to_rich_tables(report, 200):
+        console.print(renderable)
+    terminal = console.export_text()
+    assert "\x1b" not in terminal and "\r" not in terminal and "\\x1b[8mbox" in terminal
+    for fmt in ("markdown", "csv", "latex"):
+        assert "\x1b" not in render_report(report, fmt), fmt
+
+
 def test_intervals_contain_estimates_and_are_deterministic(store_path: Path, report: Report) -> None:
     for section in report.sections:
         for row in section.rows:

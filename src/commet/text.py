@@ -24,6 +24,19 @@ _OPTION_LIST = re.compile(r"(?i)([^.?!:]*?\bor\b[^.?!]*)\?")
 _LABEL_MARK = re.compile(r"(?:^|(?<=[\s?:;/]))(?:\((?P<p>[A-Za-z]|\d)\)|(?P<d>[A-Za-z]|\d)[.):])(?=\s)")
 
 
+#: control characters other than line breaks and tabs (C0, DEL, C1): escape sequences, carriage returns, bells
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with its control characters shown as ``\\x1b`` and the like (line breaks and tabs kept).
+
+    Replies, answers and ids are untrusted text: a terminal would obey an escape sequence in them
+    (colour, hidden text, a moved cursor) and a carriage return would overwrite the line it is on.
+    """
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+
+
 def fold(text: str) -> str:
     """NFKC and casefold, with typographic apostrophes made plain: the comparison form of any script."""
     return unicodedata.normalize("NFKC", text).casefold().translate(_APOSTROPHES)

@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from commet.cli.common import check_run_name, console, fail
 from commet.cli.reporting import open_store, print_report
+from commet.text import printable
 
 if TYPE_CHECKING:
     from commet.format.dataset import Dataset
@@ -102,7 +103,8 @@ def rejudge_command(
         for column in ("story", "turn", "feedback sent", "would have sent"):
             table.add_column(column, overflow="fold")
         for change in result.feedback_changes:
-            table.add_row(escape(change.story_id), str(change.turn), escape(change.sent), escape(change.would_send))
+            table.add_row(*(escape(printable(text)) for text in (change.story_id, str(change.turn), change.sent,
+                                                                 change.would_send)))
         console.print(table)
     else:
         console.print("the new verdicts would have chosen the same feedback everywhere")
@@ -147,12 +149,12 @@ def label_command(
         for position, row in enumerate(todo, start=1):
             console.rule(f"{position}/{len(todo)}  story {escape(row.story_id)}  turn {row.turn}")
             for earlier in history[row.story_id][: row.turn]:
-                console.print(f"[dim]{escape(earlier.prompt)}[/dim]")
-                console.print(f"[dim]> {escape(earlier.response or '')}[/dim]")
-            console.print(escape(row.prompt))
+                console.print(f"[dim]{escape(printable(earlier.prompt))}[/dim]")
+                console.print(f"[dim]> {escape(printable(earlier.response or ''))}[/dim]")
+            console.print(escape(printable(row.prompt)))
             response = row.response or ""  # turns_to_label gives answered turns only
-            console.print(f"[bold]expected:[/bold] {escape(' ; '.join(row.expected))}")
-            console.print(f"[bold]response:[/bold] {escape(response)}")
+            console.print(f"[bold]expected:[/bold] {escape(printable(' ; '.join(row.expected)))}")
+            console.print(f"[bold]response:[/bold] {escape(printable(response))}")
             key = Prompt.ask("correct? y/n, s = skip, q = quit", choices=["y", "n", "s", "q"], console=console)
             if key == "q":
                 break

@@ -39,7 +39,7 @@ from commet.reports.stats import (
 from commet.store.records import StoryStatus
 from commet.store.sqlite import RunRecord, Store
 from commet.taxonomy import CATEGORIES
-from commet.text import normalize
+from commet.text import normalize, printable
 
 Cell = str | Estimate
 
@@ -540,7 +540,8 @@ def wrong_answers_section(runs: list[RunData], top: int = 3, *, pool: bool = Fal
 
 
 def _shorten(text: str, limit: int = 90) -> str:
-    text = " ".join(text.split())
+    """One line of at most ``limit`` characters, control characters shown (a reply is any text a model gave)."""
+    text = printable(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

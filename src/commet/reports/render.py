@@ -23,6 +23,7 @@ from commet.reports.analyses import Cell, Report, Section
 from commet.reports.cells import cell_text
 from commet.reports.stats import Estimate, Range
 from commet.reports.tables import to_markdown
+from commet.text import printable
 
 #: the widest a terminal rendering is measured at (tables are never that wide)
 _UNBOUNDED = 100_000
@@ -30,10 +31,11 @@ _UNBOUNDED = 100_000
 
 # terminal -----------------------------------------------------------------------------------------------
 def _text(value: str):  # noqa: ANN202 - a rich Text, or None for no text
-    """Plain text for rich: story text and run names are never read as console markup."""
+    """Plain text for rich: story text and run names are never read as console markup, and their control
+    characters are shown, not obeyed."""
     from rich.text import Text
 
-    return Text(value) if value else None
+    return Text(printable(value)) if value else None
 
 
 def _plain_table(section: Section, title: str | None = None):  # noqa: ANN202 - a rich Table
@@ -56,7 +58,7 @@ def _transposed_table(section: Section) -> list[object]:
     from rich.table import Table
     from rich.text import Text
 
-    legend = Text("\n".join(f"#{number}: {row[0]}" for number, row in enumerate(section.rows, start=1)))
+    legend = Text("\n".join(f"#{number}: {printable(str(row[0]))}" for number, row in enumerate(section.rows, start=1)))
     table = Table(title=_text(section.title), caption=_text(section.note))
     table.add_column(_text(section.header[0]))
     for number in range(1, len(section.rows) + 1):
