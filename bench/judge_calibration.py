@@ -1,16 +1,21 @@
 """Measure a judge on the labelled sets: its decided share and its precision on what it decides.
 
-Two sets, both labelled by hand with the verdict a careful person gives:
+Three sets, labelled by hand with the verdict a careful person gives:
 
 * tests/data/judge_calibration.jsonl: answers to questions of the bundled sample (and, at
   branch turns, the story's active branch); the judge sees the story so far (earlier turns
   answered as expected);
 * tests/data/rules_judge_labelled.jsonl: self-contained replies (question, options, expected
   answers) of every hard kind: hedges, contrasts, self-corrections, idioms, rhetorical
-  questions, negated options, letters, Chinese and Japanese, long replies.
+  questions, negated options, letters, Chinese and Japanese, long replies;
+* tests/data/rules_judge_audit.jsonl: 222 more self-contained replies written to break the rules
+  judge (negative questions, option labels that disagree with option text, words pointing away
+  from an option, options inside each other, several labels, options in another role, "I don't
+  know"), some labelled ``unclear``: a careful person cannot tell right from wrong, so a judge must
+  leave them undecided (a decided verdict on one counts as wrong).
 
 The story's branch rules are applied to each verdict, exactly as in a run. The rules judge's
-contract is 0 wrong decided verdicts on both.
+contract is 0 wrong decided verdicts on all three.
 
     python bench/judge_calibration.py                       # the rules judge
     python bench/judge_calibration.py --judge openai:gpt-4o # rules + LLM cascade
@@ -37,6 +42,7 @@ from commet.judges import Judge, JudgeRequest, create_judge
 
 CALIBRATION = Path(__file__).resolve().parent.parent / "tests" / "data" / "judge_calibration.jsonl"
 LABELLED = CALIBRATION.with_name("rules_judge_labelled.jsonl")
+AUDIT = CALIBRATION.with_name("rules_judge_audit.jsonl")
 
 
 @dataclass(frozen=True)
@@ -76,7 +82,8 @@ class Figures:
     @property
     def accuracy(self) -> float | None:
         decided = self.decided
-        return sum(o.correct == (o.case.label == "correct") for o in decided) / len(decided) if decided else None
+        agree = sum(o.case.label != "unclear" and o.correct == (o.case.label == "correct") for o in decided)
+        return agree / len(decided) if decided else None
 
     @property
     def false_positives(self) -> list[Outcome]:
@@ -85,6 +92,15 @@ class Figures:
     @property
     def false_negatives(self) -> list[Outcome]:
         return [o for o in self.decided if not o.correct and o.case.label == "correct"]
+
+    @property
+    def decided_unclear(self) -> list[Outcome]:
+        """Decided verdicts on cases a careful person cannot decide: wrong whichever way they go."""
+        return [o for o in self.decided if o.case.label == "unclear"]
+
+    @property
+    def wrong(self) -> list[Outcome]:
+        return self.false_positives + self.false_negatives + self.decided_unclear
 
 
 def load_cases(path: Path = CALIBRATION) -> list[Case]:
@@ -150,7 +166,8 @@ def summary(name: str, figures: Figures) -> str:
         decided_by[outcome.judge] = decided_by.get(outcome.judge, 0) + 1
     return (f"{name}: {len(figures.outcomes)} cases, decided share {100 * figures.coverage:.1f}% "
             f"({len(figures.decided)} decided), precision {accuracy}, "
-            f"false positives {len(figures.false_positives)}, false negatives {len(figures.false_negatives)}; "
+            f"false positives {len(figures.false_positives)}, false negatives {len(figures.false_negatives)}, "
+            f"decided where unclear {len(figures.decided_unclear)}; "
             f"decided by {decided_by}")
 
 
@@ -158,20 +175,21 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--judge", default="rules", help="judge spec (default: rules)")
     parser.add_argument("--cases", type=Path, default=None,
-                        help="one sample-based case file (default: both labelled sets)")
+                        help="one sample-based case file (default: the three labelled sets)")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--show-errors", action="store_true", help="list every case the judge got wrong")
     args = parser.parse_args()
     judge = create_judge(args.judge)
     sets = ({args.cases.name: load_cases(args.cases)} if args.cases else
-            {CALIBRATION.name: load_cases(CALIBRATION), LABELLED.name: load_labelled()})
+            {CALIBRATION.name: load_cases(CALIBRATION), LABELLED.name: load_labelled(),
+             AUDIT.name: load_labelled(AUDIT)})
     sample = load_dataset("sample")
     try:
         for set_name, cases in sets.items():
             figures = await measure(judge, cases, sample, concurrency=args.concurrency)
             print(f"[{set_name}] " + summary(judge.name, figures))
             if args.show_errors:
-                for outcome in figures.false_positives + figures.false_negatives:
+                for outcome in figures.wrong:
                     case = outcome.case
                     where = case.question or f"{case.story_id} turn {case.turn}"
                     print(f"  {where} [{case.label}, {case.note}] {case.response!r}: judged "

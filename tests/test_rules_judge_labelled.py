@@ -4,8 +4,10 @@ tests/data/rules_judge_labelled.jsonl holds self-contained replies a careful per
 against the expected answer: plain answers, case and punctuation variants, paraphrases, letters
 and option text, Chinese and Japanese, and the hard kinds (hedges, contrasts, self-corrections,
 idioms, rhetorical questions, negated options, long replies whose conclusion differs from their
-opening). The bundled sample's calibration set is held to the same contract. Both are measured by
-bench/judge_calibration.py, which prints the decided share and the precision.
+opening). The bundled sample's calibration set and tests/data/rules_judge_audit.jsonl (replies written
+to break the judge, some of them ``unclear``: no decided verdict is right there) are held to the same
+contract. All three are measured by bench/judge_calibration.py, which prints the decided share and the
+precision.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from commet.judges.rules import RulesJudge
 from tests.test_judges_calibration import CASES, SAMPLE, bench
 
 LABELLED = bench.load_labelled()
+AUDIT = bench.load_labelled(bench.AUDIT)
 
 
 def test_labelled_set_is_large_and_covers_every_kind() -> None:
@@ -32,14 +35,15 @@ def test_labelled_set_is_large_and_covers_every_kind() -> None:
     assert len({(c.question, c.response, c.active_branch) for c in LABELLED}) == len(LABELLED)
 
 
-@pytest.mark.parametrize("cases", [LABELLED, CASES], ids=["labelled-replies", "sample-calibration"])
-async def test_rules_judge_makes_no_wrong_decided_verdict(cases: list) -> None:
+@pytest.mark.parametrize(("cases", "least_decided"), [(LABELLED, 0.4), (CASES, 0.4), (AUDIT, 0.3)],
+                         ids=["labelled-replies", "sample-calibration", "audit"])
+async def test_rules_judge_makes_no_wrong_decided_verdict(cases: list, least_decided: float) -> None:
     figures = await bench.measure(RulesJudge(), cases, SAMPLE)
-    wrong = [(o.case.question or o.case.story_id, o.case.response, o.case.label)
-             for o in figures.false_positives + figures.false_negatives]
+    wrong = [(o.case.question or o.case.story_id, o.case.response, o.case.label) for o in figures.wrong]
     assert wrong == []
-    # it must still decide the plain cases: a judge that never decides would pass the line above
-    assert figures.coverage >= 0.4
+    # it must still decide the plain cases: a judge that never decides would pass the line above (the audit set
+    # is mostly replies written to be hard)
+    assert figures.coverage >= least_decided
 
 
 @pytest.mark.parametrize("kind", ["plain", "letter", "option-text", "chinese", "japanese", "case"])
