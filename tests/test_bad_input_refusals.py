@@ -207,6 +207,14 @@ def test_study_links_with_bad_options_makes_no_participant_database(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("out", ["answers.txt", "answers", "answers.json"])
+def test_study_export_to_a_file_that_is_neither_csv_nor_jsonl_is_refused(out: str, tmp_path: Path,
+                                                                         study_file: Path) -> None:
+    result = commet_cli("study", "export", str(study_file), "--out", out, "--db", "study.sqlite", cwd=tmp_path)
+    refused(result, f"--out {out}: write the answers to a .csv or a .jsonl file")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_hugging_face_model_that_cannot_be_loaded_is_one_line(tmp_path: Path) -> None:
     pytest.importorskip("transformers")
     result = commet_cli("eval", "--model", "hf:commet-tests/no-such-model", "--quiet", "--db", "r.sqlite", cwd=tmp_path)

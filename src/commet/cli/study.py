@@ -159,10 +159,12 @@ def export(
     """Write every answered turn (participants by number, never by link) as CSV or JSONL."""
     from commet.apps.study.export import response_records, to_csv, to_jsonl
 
+    if out.suffix.lower() not in (".csv", ".jsonl"):
+        fail(f"--out {out}: write the answers to a .csv or a .jsonl file")
     study, dataset, store = _open(study_file, db)
     records = response_records(study, {st.id: st for st in dataset}, store)
     store.close()
-    out.write_text(to_csv(records) if out.suffix == ".csv" else to_jsonl(records), encoding="utf-8")
+    out.write_text(to_csv(records) if out.suffix.lower() == ".csv" else to_jsonl(records), encoding="utf-8")
     typer.echo(f"wrote {len(records)} answers to {out}")
 
 
