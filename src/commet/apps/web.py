@@ -116,6 +116,42 @@ def check_app_store(path: Path, what: str, own_table: str) -> str | None:
     return None
 
 
+#: how long opening an app's store keeps trying while another process sets the same file up
+SETUP_TIMEOUT_S = 30.0
+
+
+def set_up_store(path: Path, schema: str, migrate: Callable[[sqlite3.Connection], object] | None = None) -> None:
+    """Make or update an app's SQLite store: write-ahead log, ``schema`` (CREATE ... IF NOT EXISTS), then ``migrate``.
+
+    The tables are made in one IMMEDIATE transaction and ``migrate`` runs in another, so a second process
+    opening the same new file (``review serve`` and ``review add-user`` at once) sees none or all of them and
+    never migrates twice. SQLite answers "database is locked" without waiting in a few setup cases (a
+    journal-mode switch racing another opener), so setup is tried again for up to ``SETUP_TIMEOUT_S``.
+    """
+    deadline = time.monotonic() + SETUP_TIMEOUT_S
+    while True:
+        db = sqlite3.connect(path, timeout=SETUP_TIMEOUT_S, isolation_level=None)
+        try:
+            if db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                db.execute("PRAGMA journal_mode = WAL")
+            db.executescript(f"BEGIN IMMEDIATE;{schema}COMMIT;")
+            if migrate is not None:
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    migrate(db)
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+        finally:
+            db.close()
+        time.sleep(0.01)
+
+
 def _sid_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -128,10 +164,9 @@ def revoke_sessions(db_path: str | Path, subject: str) -> int:
 
 @contextmanager
 def _session_db(path: Path) -> Iterator[sqlite3.Connection]:
+    """The session table's file (made by :class:`Sessions`, in write-ahead-log mode)."""
     db = sqlite3.connect(path, timeout=30)
     try:
-        db.execute("PRAGMA journal_mode = WAL")
-        db.executescript(SESSION_SCHEMA)
         with db:
             yield db
     finally:
@@ -153,8 +188,7 @@ class Sessions:
         self.cookie = cookie
         self.secure = secure
         self.max_age_s = max_age_s
-        with _session_db(self.path):
-            pass
+        set_up_store(self.path, SESSION_SCHEMA)
 
     def load(self, request: Request) -> dict[str, str]:
         token = request.cookies.get(self.cookie)

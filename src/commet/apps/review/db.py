@@ -32,11 +32,13 @@ from pathlib import Path
 from urllib.parse import quote
 
 from commet.apps.web import (
+    SESSION_SCHEMA,
     check_app_store,
     csv_safe,
     hash_password,
     normalise_name,
     revoke_sessions,
+    set_up_store,
     verify_password,
 )
 from commet.format.dataset import Dataset
@@ -268,25 +270,26 @@ class ReviewDB:
         if refused is not None:
             raise ReviewError(refused)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.connect() as db:
-            db.executescript(SCHEMA)
-            columns = {row["name"] for row in db.execute("PRAGMA table_info(users)")}
-            if "name_key" not in columns:  # stores made before names had one normal form
-                db.execute("ALTER TABLE users ADD COLUMN name_key TEXT")
-                for row in db.execute("SELECT id, name FROM users").fetchall():
-                    db.execute("UPDATE users SET name_key = ? WHERE id = ?", (normalise_name(row["name"]), row["id"]))
-                try:
-                    db.execute("CREATE UNIQUE INDEX IF NOT EXISTS users_name_key ON users (name_key)")
-                except sqlite3.IntegrityError:
-                    raise ReviewError(f"{self.path}: two reviewer names differ only in case, width or surrounding "
-                                      "spaces; rename one before starting this version") from None
+        set_up_store(self.path, SCHEMA + SESSION_SCHEMA, self._migrate)
+
+    def _migrate(self, db: sqlite3.Connection) -> None:
+        """Bring a store made by an earlier version up to date (inside the setup's write transaction)."""
+        columns = {row[1] for row in db.execute("PRAGMA table_info(users)")}
+        if "name_key" not in columns:  # stores made before names had one normal form
+            db.execute("ALTER TABLE users ADD COLUMN name_key TEXT")
+            for user_id, name in db.execute("SELECT id, name FROM users").fetchall():
+                db.execute("UPDATE users SET name_key = ? WHERE id = ?", (normalise_name(name), user_id))
+            try:
+                db.execute("CREATE UNIQUE INDEX IF NOT EXISTS users_name_key ON users (name_key)")
+            except sqlite3.IntegrityError:
+                raise ReviewError(f"{self.path}: two reviewer names differ only in case, width or surrounding "
+                                  "spaces; rename one before starting this version") from None
 
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
         db = sqlite3.connect(self.path, timeout=30)
         db.row_factory = sqlite3.Row
-        db.execute("PRAGMA foreign_keys = ON")
-        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA foreign_keys = ON")  # (the write-ahead log is the file's, set up once)
         try:
             with db:
                 yield db

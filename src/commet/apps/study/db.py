@@ -11,7 +11,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from commet.apps.web import SESSION_SCHEMA, check_app_store
+from commet.apps.web import SESSION_SCHEMA, check_app_store, set_up_store
 from commet.store.sqlite import META_TABLE, now
 
 SCHEMA = META_TABLE + """
@@ -63,12 +63,11 @@ class StudyDB:
         if refused is not None:
             raise StudyDatabaseError(refused)
         Path(path).parent.mkdir(parents=True, exist_ok=True)
+        set_up_store(Path(path), SCHEMA + SESSION_SCHEMA, lambda db: db.execute(
+            "INSERT OR IGNORE INTO meta(key, value) VALUES ('study', ?)", (study_digest,)))
         self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA busy_timeout=10000")
-        self.db.executescript(SCHEMA)
-        self.db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('study', ?)", (study_digest,))
         bound = self.db.execute("SELECT value FROM meta WHERE key = 'study'").fetchone()["value"]
         if bound != study_digest:
             self.db.close()
@@ -87,7 +86,6 @@ class StudyDB:
     def revoke_other_organiser_sessions(self, subject: str) -> None:
         """Delete organiser sessions opened with another password (the web layer's ``web_sessions`` table)."""
         with self.lock:
-            self.db.executescript(SESSION_SCHEMA)
             self.db.execute("DELETE FROM web_sessions WHERE subject LIKE 'organiser:%' AND subject != ?", (subject,))
 
     # participants ---------------------------------------------------------------------------------
