@@ -215,6 +215,25 @@ def test_study_export_to_a_file_that_is_neither_csv_nor_jsonl_is_refused(out: st
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(("judge", "says"), [
+    ("nope", "--judge: unknown judge 'nope'"), ("openai:gpt-4o?bogus=1", "unknown option(s) 'bogus'"),
+    ("panel:rules,openai:gpt-4o?timeout=-1", "option timeout='-1'")])
+def test_study_build_refuses_a_judge_its_server_could_not_build(judge: str, says: str, tmp_path: Path) -> None:
+    result = commet_cli("study", "build", "--dataset", "sample", "--judge", judge, cwd=tmp_path,
+                        env={"OPENAI_API_KEY": "sk-test-not-a-real-key-0123456789"})
+    refused(result, says)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_study_build_takes_a_judge_whose_key_is_only_where_the_server_runs(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    env["PYTHONPATH"] = os.pathsep.join([SOURCE, os.environ.get("PYTHONPATH", "")])
+    result = subprocess.run([sys.executable, "-m", "commet.cli", "study", "build", "--dataset", "sample", "--judge",
+                             "openai:gpt-4o"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stderr
+    assert json.loads((tmp_path / "study.json").read_text())["judge"] == "openai:gpt-4o"
+
+
 def test_a_hugging_face_model_that_cannot_be_loaded_is_one_line(tmp_path: Path) -> None:
     pytest.importorskip("transformers")
     result = commet_cli("eval", "--model", "hf:commet-tests/no-such-model", "--quiet", "--db", "r.sqlite", cwd=tmp_path)

@@ -45,6 +45,24 @@ class GroupingChoice(str, Enum):
     task = "task"
 
 
+def _check_judge_spec(spec: str) -> None:
+    """A judge spec the study's server could not build is refused now, before the study file is written; a
+    missing API key is not (the server may run where the key is)."""
+    import asyncio
+
+    from commet.judges.base import UnknownJudgeError
+    from commet.judges.registry import create_judge
+    from commet.models.base import MissingKeyError
+
+    try:
+        judge = create_judge(spec)
+    except UnknownJudgeError as exc:
+        if not isinstance(exc.__cause__, MissingKeyError):
+            fail(f"--judge: {exc}")
+    else:
+        asyncio.run(judge.aclose())
+
+
 @app.command()
 def build(
     dataset: Annotated[str, typer.Option(help="Dataset folder, file or 'sample'.")],
@@ -75,6 +93,7 @@ def build(
     texts = ParticipantTexts.model_validate({key: value for key, value in {
         "contact": contact, "guidance": guidance, "adult_confirmation": adult_confirmation, "minutes": minutes,
     }.items() if value is not None})
+    _check_judge_spec(judge)
     checked = load_or_fail(dataset, force)
     try:
         study = build_study(dataset, out, questionnaires=questionnaires, seed=seed, judge=judge,

@@ -61,7 +61,7 @@ def _llm(spec: str) -> Judge:
     try:
         return llm_judge(spec)
     except UnknownModelError as exc:
-        raise UnknownJudgeError(f"judge {spec!r}: {exc}") from None
+        raise UnknownJudgeError(f"judge {spec!r}: {exc}") from exc  # the cause tells a missing key from a bad spec
 
 
 def _plugin(kind: str, rest: str) -> Judge:

@@ -230,6 +230,10 @@ class UnknownModelError(ValueError):
     """A model spec that names no known provider or cannot be built."""
 
 
+class MissingKeyError(UnknownModelError):
+    """A remote model whose API key is not in the environment here (it may be where the spec is used)."""
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` for the closest of ``choices``, or nothing when none is close."""
     close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)

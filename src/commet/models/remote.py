@@ -16,6 +16,7 @@ from types import ModuleType
 
 from commet.models import pricing
 from commet.models.base import (
+    MissingKeyError,
     Model,
     ModelRequest,
     ModelResponse,
@@ -73,7 +74,7 @@ def resolve_api_key(provider: str, options: Mapping[str, str], default_envs: tup
             return value
     if base_url:
         return "not-needed"  # local servers (vLLM, Ollama, LM Studio) ignore the key
-    raise UnknownModelError(f"{provider}: no API key: set the environment variable "
+    raise MissingKeyError(f"{provider}: no API key: set the environment variable "
                             f"{' or '.join(envs)} (or choose another with ?api_key_env=NAME)")
 
 
@@ -148,8 +149,12 @@ class RemoteService:
             problems.append(f"{self.provider}: several base_url endpoints are supported by openai: "
                             "(OpenAI-compatible servers) only")
         key: str | None = None
+        missing_key: MissingKeyError | None = None
         try:
             key = self._resolve_key()
+        except MissingKeyError as exc:
+            missing_key = exc
+            problems.append(str(exc))
         except UnknownModelError as exc:
             problems.append(str(exc))
         if self.sdk_module and not _importable(self.sdk_module):
@@ -159,6 +164,8 @@ class RemoteService:
             prefix = f"{self.provider}: "
             raise UnknownModelError(f"{prefix}{len(problems)} problems: "
                                     + "; ".join(p.removeprefix(prefix) for p in problems))
+        if missing_key is not None and problems == [str(missing_key)]:
+            raise missing_key  # the key alone: it may be set where the spec is used (a study's server)
         if problems:
             raise UnknownModelError(problems[0])
         return key
