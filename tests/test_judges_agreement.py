@@ -126,7 +126,9 @@ def test_label_import_is_checked_and_all_or_nothing(store_with_judges: Path, tmp
                 (tmp_path / file).write_text(text)
             with pytest.raises(LabelError, match=message.replace("(", r"\(").replace(")", r"\)")):
                 import_csv(store, tmp_path / file)
-        assert human_verdicts(store) == {}  # nothing from the failed files was kept
+        # nothing from the failed files was kept, not even an empty labels table
+        assert store.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'labels'").fetchone() is None
+        assert human_verdicts(store) == {}
         set_label(store, run="base", story_id="fb", turn=0, response=REPLIES["fb"][0], label="correct", labeller="x")
         set_label(store, run="base", story_id="fb", turn=0, response=REPLIES["fb"][0], label="incorrect",
                   labeller="y")

@@ -56,6 +56,12 @@ def ensure_table(store: Store) -> None:
     store.db.executescript(LABELS_SCHEMA)
 
 
+def _create_table(db: sqlite3.Connection) -> None:
+    """The labels table inside an open transaction (rolled back with it, unlike ``executescript``)."""
+    for statement in filter(str.strip, LABELS_SCHEMA.split(";")):
+        db.execute(statement)
+
+
 def set_label(store: Store, *, run: str, story_id: str, turn: int, response: str, label: str,
               labeller: str) -> None:
     """Store (or replace) one labeller's label for one turn."""
@@ -140,10 +146,10 @@ def import_csv(store: Store, path: str | Path) -> int:
             raise LabelError(f"{path}:{line}: {key[3]!r} labels turn {key[2]} of story {key[1]!r} again "
                              f"(first at line {first_at[key]}); keep one line per answer and labeller")
         first_at[key] = line
-    ensure_table(store)
     runs: dict[str, RunRecord | None] = {}
     count = 0
-    with store.transaction() as db:
+    with store.transaction() as db:  # a refused file leaves the store as it was, without a labels table
+        _create_table(db)
         for line, row in rows:
             name = (row["run"] or "").strip()
             if name not in runs:
