@@ -13,7 +13,7 @@ from commet.engine import EvalSettings, evaluate
 from commet.engine.rejudge import rejudge
 from commet.judges import create_judge
 from commet.judges.prompts import PROMPT_VERSION
-from commet.reports.agreement import agreement_report, cohen_kappa
+from commet.reports.agreement import agreement_report, cohen_kappa, report_tables
 from commet.store import Store
 from commet.store.labels import LabelError, human_verdicts, import_csv, set_label, turns_to_label
 from tests.judge_server import REPLIES, JudgeServer, verdict, write_dataset, write_replies
@@ -57,6 +57,38 @@ LABELS_CSV = ("run,story_id,turn,label,labeller\n"
               "base,fb,1,correct,ann\n"
               "a,dd,2,incorrect,ann\n"  # labels follow the answer into every re-judged copy
               "base,dd,2,Incorrect,bo\n")
+
+
+def test_an_answer_whose_judging_failed_is_left_out_and_the_tables_say_so(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A panel whose third member fails where the other two disagree has no verdict there: the answer is not an
+    'undecided' of the panel, and the agreement tables name it as left out."""
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-test-key")
+    dataset = write_dataset(tmp_path / "ds")
+    db = tmp_path / "r.sqlite"
+    evaluate(write_replies(tmp_path / "replies.json"), dataset, judge="rules", db=db, run="base",
+             settings=EvalSettings(undecided_feedback="wrong"))
+
+    def decide(model: str, answer: str, expected: list[str], question: str) -> str:
+        if model == "judge-x":  # judge-a's verdicts, but no verdict at all on the answer with 'never'
+            return "I would rather not say." if "never" in answer else three_judges("judge-a", answer, expected, question)
+        return three_judges(model, answer, expected, question)
+
+    async def rejudge_with_panel(server: JudgeServer) -> None:
+        judge = create_judge("llm-only:panel:" + ",".join(server.spec(m) for m in ("judge-a", "judge-b", "judge-x")))
+        with Store(db) as store:
+            await rejudge(store, "base", judge, dataset, new_name="p")
+        await judge.aclose()
+
+    with JudgeServer(decide) as server:
+        asyncio.run(rejudge_with_panel(server))
+    with Store(db) as store:
+        report = agreement_report(store, ["p"])
+    panel = next(judge for judge in report.judges if judge.startswith("panel("))
+    assert report.failed == {"p": 1}
+    assert (report.decided[panel], report.undecided[panel]) == (5, 0)  # not counted as undecided
+    assert (report.decided[name("judge-a")], report.decided[name("judge-b")]) == (5, 5)
+    assert "1 answer(s) of p left out: judging them failed" in report_tables(report)[1][0]
 
 
 def test_cohen_kappa() -> None:

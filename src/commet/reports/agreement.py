@@ -100,6 +100,7 @@ class AgreementReport:
     pairwise: list[Agreement] = field(default_factory=list)
     disagreements: int = 0  # items on which at least two judges disagree
     labelled: int = 0  # items with a human verdict
+    failed: dict[str, int] = field(default_factory=dict)  # run -> answers whose judging failed (left out)
     human_on_disagreements: list[Agreement] = field(default_factory=list)
     human_on_all: list[Agreement] = field(default_factory=list)
 
@@ -149,7 +150,7 @@ def collect_verdicts(store: Store, run_names: list[str] | None = None,
             story_id = row.story_id
             active_before = active.get(story_id) if row.turn > 0 else None
             active[story_id] = row.active_branch
-            if row.response is None:
+            if row.response is None or row.error_kind is not None:  # no answer, or its judging failed: no verdict
                 continue
             if subset is not None and SUBSETS[int(image_dependent.get(story_id, False))] != subset:
                 continue
@@ -178,8 +179,10 @@ def agreement_report(store: Store, run_names: list[str] | None = None, subset: s
     runs = select_runs(store, run_names)
     report = AgreementReport(judges=judges, pooled=list(dict.fromkeys(original_run(store, r) for r in runs)))
     for run in runs:
-        report.who_decided[(run.name, run.judge)] = decided_by(
-            r.judge for r in store.turn_rows(run.id) if r.response is not None)
+        answered = [r for r in store.turn_rows(run.id) if r.response is not None]
+        report.who_decided[(run.name, run.judge)] = decided_by(r.judge for r in answered if r.error_kind is None)
+        if failed := sum(r.error_kind is not None for r in answered):
+            report.failed[run.name] = failed
     for judge in judges:
         report.decided[judge] = sum(v is not None for v in verdicts[judge].values())
         report.undecided[judge] = sum(v is None for v in verdicts[judge].values())
@@ -211,8 +214,10 @@ def report_tables(report: AgreementReport) -> list[tuple[str, list[str], list[li
     who = ("Who decided, per run", ["Run", "Run's judge", "Decided by", "Answers"],
            [[run, judge, decider, str(count)] for (run, judge), counts in report.who_decided.items()
             for decider, count in counts.items()])
+    failed = "".join(f"; {count} answer(s) of {run} left out: judging them failed (the same `commet eval` or "
+                     "`commet rejudge` again retries them)" for run, count in report.failed.items())
     judges = (f"Judges compared ({report.items} answers of {len(report.pooled)} run(s) pooled: "
-              f"{', '.join(report.pooled)}; one answer per run, story and turn)", ["Judge", "Decided", "Undecided"],
+              f"{', '.join(report.pooled)}; one answer per run, story and turn{failed})", ["Judge", "Decided", "Undecided"],
               [[j, str(report.decided[j]), str(report.undecided[j])] for j in report.judges])
     return [
         who,
