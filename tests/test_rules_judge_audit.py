@@ -15,7 +15,7 @@ UNDECIDED = {"undecided"}
 RIGHT = {"correct", "undecided"}
 WRONG = {"incorrect", "undecided"}
 
-CASES: list[tuple[str, list[str], list[tuple[str | None, str]], str, set[str]]] = [
+NEGATIVE_CASES: list[tuple[str, list[str], list[tuple[str | None, str]], str, set[str]]] = [
     # a negative question: "yes, he isn't" says he is NOT lying, whatever the yes
     ("Isn't Leo lying?", ["Yes"], [], "Yes, he isn't.", WRONG),
     ("Isn't Leo lying?", ["Yes"], [], "Yes, he isn't lying.", WRONG),
@@ -29,13 +29,6 @@ def _verdict(question: str, expected: list[str], options: list[tuple[str | None,
     request = JudgeRequest(story_id="audit", task="audit", turn=0, context=(), story="", question=question,
                            expected=tuple(expected), response=reply, options=tuple(options))
     return RulesJudge().decide(request).outcome
-
-
-@pytest.mark.parametrize(("question", "expected", "options", "reply", "allowed"), CASES,
-                         ids=[f"{c[0][:30]}|{c[3]}" for c in CASES])
-def test_decided_verdicts_are_right(question: str, expected: list[str], options: list[tuple[str | None, str]],
-                                    reply: str, allowed: set[str]) -> None:
-    assert _verdict(question, expected, options, reply) in allowed
 
 
 LABELLED = [("A", "the basket"), ("B", "the box")]
@@ -56,14 +49,6 @@ LABEL_CASES: list[tuple[str, list[str], list[tuple[str | None, str]], str, set[s
 ]
 
 
-@pytest.mark.parametrize(("question", "expected", "options", "reply", "allowed"), LABEL_CASES,
-                         ids=[f"{c[0][:30]}|{c[3]}" for c in LABEL_CASES])
-def test_a_label_with_another_options_text_is_undecided(question: str, expected: list[str],
-                                                        options: list[tuple[str | None, str]], reply: str,
-                                                        allowed: set[str]) -> None:
-    assert _verdict(question, expected, options, reply) in allowed
-
-
 SNACK = "Sam likes a different snack than you. Which snack will Sam pick, the apple or the chocolate?"
 CONTRAST_CASES: list[tuple[str, list[str], list[tuple[str | None, str]], str, set[str]]] = [
     # the question's own words may point away from the option the reply names
@@ -76,14 +61,6 @@ CONTRAST_CASES: list[tuple[str, list[str], list[tuple[str | None, str]], str, se
     (SNACK, ["The chocolate"], [], "Sam will pick the chocolate", {"correct"}),
     (SNACK, ["The chocolate"], [], "The apple", {"incorrect"}),
 ]
-
-
-@pytest.mark.parametrize(("question", "expected", "options", "reply", "allowed"), CONTRAST_CASES,
-                         ids=[f"{c[0][:30]}|{c[3]}" for c in CONTRAST_CASES])
-def test_a_reply_pointing_away_from_the_option_it_names_is_undecided(
-        question: str, expected: list[str], options: list[tuple[str | None, str]], reply: str,
-        allowed: set[str]) -> None:
-    assert _verdict(question, expected, options, reply) in allowed
 
 
 HATS = "Which hat does Ben want, the hat or the big hat?"
@@ -99,14 +76,6 @@ CONTAINED_CASES: list[tuple[str, list[str], list[tuple[str | None, str]], str, s
     (HATS, ["The hat"], [], "Ben does want the hat", {"correct"}),
     ("Is Tom happy or unhappy?", ["Unhappy"], [], "Tom is unhappy", {"correct"}),
 ]
-
-
-@pytest.mark.parametrize(("question", "expected", "options", "reply", "allowed"), CONTAINED_CASES,
-                         ids=[f"{c[0][:30]}|{c[3]}" for c in CONTAINED_CASES])
-def test_an_option_inside_another_named_on_its_own_counts(
-        question: str, expected: list[str], options: list[tuple[str | None, str]], reply: str,
-        allowed: set[str]) -> None:
-    assert _verdict(question, expected, options, reply) in allowed
 
 
 SALLY = "Where will Sally look for her marble?"
@@ -125,14 +94,6 @@ TWO_LABEL_CASES: list[tuple[str, list[str], list[tuple[str | None, str]], str, s
 ]
 
 
-@pytest.mark.parametrize(("question", "expected", "options", "reply", "allowed"), TWO_LABEL_CASES,
-                         ids=[f"{c[0][:30]}|{c[3]}" for c in TWO_LABEL_CASES])
-def test_a_reply_with_two_options_labels_is_undecided(
-        question: str, expected: list[str], options: list[tuple[str | None, str]], reply: str,
-        allowed: set[str]) -> None:
-    assert _verdict(question, expected, options, reply) in allowed
-
-
 GIVE = "Who will give the apple to Sam, Mia or Tom?"
 THINK = "Who does Mia think took the cake, Tom or Sam?"
 ORDER_CASES: list[tuple[str, list[str], list[tuple[str | None, str]], str, set[str]]] = [
@@ -148,14 +109,6 @@ ORDER_CASES: list[tuple[str, list[str], list[tuple[str | None, str]], str, set[s
 ]
 
 
-@pytest.mark.parametrize(("question", "expected", "options", "reply", "allowed"), ORDER_CASES,
-                         ids=[f"{c[0][:30]}|{c[3]}" for c in ORDER_CASES])
-def test_an_option_named_in_another_role_is_undecided(
-        question: str, expected: list[str], options: list[tuple[str | None, str]], reply: str,
-        allowed: set[str]) -> None:
-    assert _verdict(question, expected, options, reply) in allowed
-
-
 SAY = "What will Tom say when Mia asks where the cake is?"
 NOT_KNOWING_CASES: list[tuple[str, list[str], list[tuple[str | None, str]], str, set[str]]] = [
     # "I don't know" may be the answer: what someone says, or that someone does not know
@@ -169,9 +122,15 @@ NOT_KNOWING_CASES: list[tuple[str, list[str], list[tuple[str | None, str]], str,
 ]
 
 
-@pytest.mark.parametrize(("question", "expected", "options", "reply", "allowed"), NOT_KNOWING_CASES,
-                         ids=[f"{c[0][:30]}|{c[1][0]}|{c[3]}" for c in NOT_KNOWING_CASES])
-def test_i_dont_know_is_wrong_only_where_it_cannot_be_the_answer(
-        question: str, expected: list[str], options: list[tuple[str | None, str]], reply: str,
-        allowed: set[str]) -> None:
+#: each kind of reply the audit found decided wrongly, with its cases
+KINDS = {"negative question": NEGATIVE_CASES, "label and text disagree": LABEL_CASES, "pointing away": CONTRAST_CASES,
+         "option inside another": CONTAINED_CASES, "several labels": TWO_LABEL_CASES, "another role": ORDER_CASES,
+         "I don't know": NOT_KNOWING_CASES}
+ALL_CASES = [(kind, *case) for kind, cases in KINDS.items() for case in cases]
+
+
+@pytest.mark.parametrize(("kind", "question", "expected", "options", "reply", "allowed"), ALL_CASES,
+                         ids=[f"{c[0]}|{c[1][:30]}|{c[4]}" for c in ALL_CASES])
+def test_decided_verdicts_are_right(kind: str, question: str, expected: list[str],
+                                    options: list[tuple[str | None, str]], reply: str, allowed: set[str]) -> None:
     assert _verdict(question, expected, options, reply) in allowed
