@@ -331,6 +331,16 @@ def test_only_a_credential_in_a_base_url_is_taken_for_one(base_url: str, refused
     assert _credential_in_url(base_url) is refused_
 
 
+@pytest.mark.parametrize("option", ["--model", "--judge"])
+def test_a_key_pasted_as_the_model_name_is_refused_and_never_repeated(option: str, tmp_path: Path) -> None:
+    spec = f"openai:{SECRET}"
+    args = ["--model", spec] if option == "--model" else ["--model", "baseline:first-option", "--judge", spec]
+    result = commet_cli("eval", *args, "--quiet", "--db", "r.sqlite", cwd=tmp_path,
+                        env={"OPENAI_API_KEY": "sk-test-not-a-real-key-0123456789"})
+    refused(result, "the model name looks like an API key")
+    assert SECRET not in result.stderr + result.stdout and not (tmp_path / "r.sqlite").exists()
+
+
 def test_a_base_url_with_an_ordinary_query_is_still_accepted(tmp_path: Path) -> None:
     spec = "openai:gpt-4o?max_attempts=1&base_url=http://127.0.0.1:9/v1%3Fapi-version%3D2024-02-01"
     result = commet_cli("eval", "--model", spec, "--quiet", "--limit", "1", "--db", "r.sqlite", cwd=tmp_path,

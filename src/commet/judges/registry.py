@@ -22,6 +22,7 @@ from commet.judges.llm import llm_judge
 from commet.judges.panel import PanelJudge
 from commet.judges.rules import RulesJudge
 from commet.models.base import UnknownModelError, did_you_mean
+from commet.models.errors import redact
 from commet.plugins import load_plugin, plugin_names
 
 LLM_ONLY = "llm-only:"
@@ -61,7 +62,8 @@ def _llm(spec: str) -> Judge:
     try:
         return llm_judge(spec)
     except UnknownModelError as exc:
-        raise UnknownJudgeError(f"judge {spec!r}: {exc}") from exc  # the cause tells a missing key from a bad spec
+        # the cause tells a missing key from a bad spec; a key pasted into the spec is not repeated
+        raise UnknownJudgeError(f"judge {redact(spec)!r}: {exc}") from exc
 
 
 def _plugin(kind: str, rest: str) -> Judge:

@@ -142,6 +142,9 @@ class RemoteService:
         problems = [p for p in (unknown_options(self.provider, self.options, known),) if p]
         problems += [f"{self.provider}: option {name} {why}" for name, why in self.refused_options.items()
                      if name in self.options]
+        if _KEY_SHAPED.search(self.name):  # a key pasted as the model name would be stored in the run's name
+            problems.append(f"{self.provider}: the {self.kind} name looks like an API key; put keys in an environment "
+                            "variable (option api_key_env)")
         if any(_credential_in_url(url) for url in self.base_urls):
             problems.append(f"{self.provider}: put credentials in an environment variable (option api_key_env), "
                             "not in base_url")
