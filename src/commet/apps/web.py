@@ -48,6 +48,8 @@ from PIL import Image, UnidentifiedImageError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from commet.store.sqlite import table_names
+
 SESSION_COOKIE = "commet_session"  # the review app's; each app names its own (cookies ignore the port)
 SESSION_MAX_AGE_S = 14 * 24 * 3600
 ANONYMOUS_SESSION_MAX_AGE_S = 2 * 24 * 3600  # since last use
@@ -104,7 +106,7 @@ def check_app_store(path: Path, what: str, own_table: str) -> str | None:
     except sqlite3.Error as exc:
         return f"{path}: cannot open the {what} (SQLite: {exc})"
     try:
-        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        tables = table_names(db)
     except sqlite3.OperationalError as exc:  # locked, no permission
         return f"{path}: cannot open the {what} (SQLite: {exc})"
     except sqlite3.DatabaseError as exc:

@@ -83,9 +83,11 @@ def _has_tables(db: Path) -> bool:
     import sqlite3
     from contextlib import closing
 
+    from commet.store.sqlite import table_names
+
     try:
         with closing(sqlite3.connect(db)) as con:
-            return con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' LIMIT 1").fetchone() is not None
+            return bool(table_names(con))
     except sqlite3.Error:
         return True
 

@@ -52,12 +52,9 @@ class Label:
     labeller: str
 
 
-def ensure_table(store: Store) -> None:
-    store.db.executescript(LABELS_SCHEMA)
-
-
-def _create_table(db: sqlite3.Connection) -> None:
-    """The labels table inside an open transaction (rolled back with it, unlike ``executescript``)."""
+def ensure_table(db: sqlite3.Connection) -> None:
+    """The labels table, statement by statement: inside an open transaction it is rolled back with it
+    (``executescript`` would commit that transaction first)."""
     for statement in filter(str.strip, LABELS_SCHEMA.split(";")):
         db.execute(statement)
 
@@ -65,7 +62,7 @@ def _create_table(db: sqlite3.Connection) -> None:
 def set_label(store: Store, *, run: str, story_id: str, turn: int, response: str, label: str,
               labeller: str) -> None:
     """Store (or replace) one labeller's label for one turn."""
-    ensure_table(store)
+    ensure_table(store.db)
     _insert(store.db, run, story_id, turn, response, label, labeller)
 
 
@@ -80,7 +77,7 @@ def _insert(db: sqlite3.Connection, run: str, story_id: str, turn: int, response
 
 
 def all_labels(store: Store) -> list[Label]:
-    ensure_table(store)
+    ensure_table(store.db)
     rows = store.db.execute("SELECT run, story_id, turn, response, label, labeller FROM labels"
                             " ORDER BY run, story_id, turn, labeller")
     return [Label(*row) for row in rows]
@@ -101,7 +98,7 @@ def human_verdicts(store: Store) -> dict[Item, bool]:
 
 def turns_to_label(store: Store, run: RunRecord, labeller: str) -> list[TurnRecord]:
     """The run's answered turns this labeller has not labelled yet, in story order (resumable labelling)."""
-    ensure_table(store)
+    ensure_table(store.db)
     done = {(r[0], r[1]) for r in store.db.execute("SELECT story_id, turn FROM labels WHERE run = ? AND labeller = ?",
                                                     (run.name, labeller))}
     return [row for row in store.turn_rows(run.id)
@@ -149,7 +146,7 @@ def import_csv(store: Store, path: str | Path) -> int:
     runs: dict[str, RunRecord | None] = {}
     count = 0
     with store.transaction() as db:  # a refused file leaves the store as it was, without a labels table
-        _create_table(db)
+        ensure_table(db)
         for line, row in rows:
             name = (row["run"] or "").strip()
             if name not in runs:

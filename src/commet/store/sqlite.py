@@ -183,6 +183,11 @@ class LeaseState(str, Enum):
     ended = "ended"
 
 
+def table_names(db: sqlite3.Connection) -> set[str]:
+    """The tables of an open SQLite file (raises :class:`sqlite3.Error` for what is not one)."""
+    return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
@@ -354,7 +359,7 @@ class Store:
     def _check_schema(self, *, before_setup: bool) -> None:
         """Refuse a file of a newer schema, or another program's SQLite file (tables but no CoMMET
         schema version, or tables lacking columns this version reads)."""
-        tables = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        tables = table_names(self.db)
         if before_setup and not tables:
             return  # a new file
         version = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
@@ -934,8 +939,7 @@ def _schema_columns() -> dict[str, tuple[str, ...]]:
     db = sqlite3.connect(":memory:")
     try:
         db.executescript(SCHEMA)
-        tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        return {table: tuple(row[1] for row in db.execute(f"PRAGMA table_info({table})")) for table in tables}
+        return {table: tuple(row[1] for row in db.execute(f"PRAGMA table_info({table})")) for table in table_names(db)}
     finally:
         db.close()
 

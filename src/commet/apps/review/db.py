@@ -211,6 +211,11 @@ class ItemStatus:
         """Whether ``name`` must not see the other reviewers' verdicts yet (independent review, none of theirs)."""
         return bool(self.accepts) and not self.final and not self.decided(name)
 
+    def hides(self, viewer: str | None, author: str | None, revision: int) -> bool:
+        """Whether ``viewer`` must not see what ``author`` recorded on ``revision`` (a decision, a filing, a note):
+        another reviewer's, on the current revision of an item ``viewer`` reviews blind. No viewer: nothing hidden."""
+        return viewer is not None and author != viewer and revision == self.revision and self.blind_for(viewer)
+
     def label_for(self, name: str) -> str:
         """The status as ``name`` may see it: no counts while their independent verdict is outstanding."""
         return "awaiting your verdict" if self.blind_for(name) else self.label
@@ -742,13 +747,12 @@ class ReviewDB:
                                "json_extract(current, '$.category') AS category, "
                                "json_array_length(current, '$.turns') AS turns FROM items ORDER BY position").fetchall()
             pictures = dict(db.execute("SELECT item_id, COUNT(*) FROM current_pictures GROUP BY item_id").fetchall())
-            name = db.execute("SELECT name FROM users WHERE id = ?", (user_id,)).fetchone()
-            revisions = {r["id"]: r["revision"] for r in items}
+            user = db.execute("SELECT name FROM users WHERE id = ?", (user_id,)).fetchone()
+            viewer = user["name"] if user else None
             errors: dict[str, int] = defaultdict(int)
-            for row in db.execute("SELECT item_id, revision, user_id FROM error_filings"):
-                # another reviewer's filing on the current revision of an item this reviewer reviews blind is hidden
-                if (row["user_id"] == user_id or row["revision"] != revisions.get(row["item_id"]) or name is None
-                        or not statuses[row["item_id"]].blind_for(name["name"])):
+            for row in db.execute("SELECT e.item_id, e.revision, u.name FROM error_filings e LEFT JOIN users u "
+                                  "ON u.id = e.user_id"):
+                if not statuses[row["item_id"]].hides(viewer, row["name"], row["revision"]):
                     errors[row["item_id"]] += 1
             mine = {r["item_id"]: r["decision"] for r in db.execute(
                 "SELECT d.item_id, d.decision FROM decisions d JOIN items i ON i.id = d.item_id AND i.revision = d.revision "
@@ -902,21 +906,15 @@ class ReviewDB:
         with self.connect() as db:
             items = db.execute("SELECT id, revision, json_extract(current, '$.task') AS task, "
                                "json_extract(current, '$.category') AS category FROM items ORDER BY position").fetchall()
-            revisions = {r["id"]: r["revision"] for r in items}
-
-            def hidden(item_id: str, revision: int, author: str) -> bool:
-                return (viewer is not None and author != viewer and revision == revisions.get(item_id)
-                        and statuses[item_id].blind_for(viewer))
-
             errors = defaultdict(list)
             for row in db.execute("SELECT e.item_id, e.category, e.revision, u.name FROM error_filings e "
                                   "JOIN users u ON u.id = e.user_id ORDER BY e.id"):
-                if not hidden(row["item_id"], row["revision"], row["name"]):
+                if not statuses[row["item_id"]].hides(viewer, row["name"], row["revision"]):
                     errors[row["item_id"]].append(row["category"])
             notes = defaultdict(list)
             for row in db.execute("SELECT d.item_id, d.note, d.revision, u.name FROM decisions d JOIN users u "
                                   "ON u.id = d.user_id WHERE d.note != '' ORDER BY d.id"):
-                if not hidden(row["item_id"], row["revision"], row["name"]):
+                if not statuses[row["item_id"]].hides(viewer, row["name"], row["revision"]):
                     notes[row["item_id"]].append(f"{row['name']}: {row['note']}")
         rows = []
         for r in items:
@@ -937,8 +935,7 @@ class ReviewDB:
             rows = db.execute("SELECT e.at, e.item_id, e.revision, u.name, e.category, p.image_id, p.version, e.note "
                               "FROM error_filings e JOIN users u ON u.id = e.user_id LEFT JOIN pictures p "
                               "ON p.id = e.picture_id ORDER BY e.id").fetchall()
-        shown = [list(r) for r in rows if viewer is None or r["name"] == viewer
-                 or r["revision"] != statuses[r["item_id"]].revision or not statuses[r["item_id"]].blind_for(viewer)]
+        shown = [list(r) for r in rows if not statuses[r["item_id"]].hides(viewer, r["name"], r["revision"])]
         return _csv(["at", "item", "revision", "reviewer", "category", "picture", "version", "note"], shown)
 
 
