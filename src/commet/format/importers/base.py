@@ -66,6 +66,9 @@ class SourceQuestion:
     options: list[Option] = field(default_factory=list)
     meta: dict[str, object] = field(default_factory=dict)
     rubric: Rubric | None = None
+    #: for an open answer that is one of a closed set named in the story (ToMi's containers, OpenToM's two
+    #: places): that set, which the judge decides by and the model is never shown (``Turn.candidates``)
+    candidates: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -211,7 +214,8 @@ def _turn(story: str, question: SourceQuestion, feedback: Feedback | None, posit
     if not question.options:  # an open answer these benchmarks take from the story: not a leak
         meta[ANSWER_IN_STORY] = True
     return Turn(story=story, feedback=feedback, question=question.text, answers=[question.answer],
-                options=list(question.options), rubric=question.rubric, meta=meta)
+                options=list(question.options), candidates=list(question.candidates), rubric=question.rubric,
+                meta=meta)
 
 
 @dataclass
@@ -242,26 +246,31 @@ def declared_tasks(stories: Iterable[SourceStory]) -> list[Task]:
 
 
 def build_dataset(benchmark: Benchmark, stories: list[SourceStory], protocol: Protocol, source: Path,
-                  language: str = "en") -> ImportResult:
-    """The imported dataset in memory: StoryTurns, licence, declared tasks and provenance."""
+                  language: str = "en", variant: str | None = None) -> ImportResult:
+    """The imported dataset in memory: StoryTurns, licence, declared tasks and provenance.
+
+    Its name is ``FORMAT[-VARIANT]-PROTOCOL`` (``tombench-zh-independent``): each published version
+    and protocol is a dataset of its own.
+    """
     if not stories:
         raise source_error(source, None, None, f"no {benchmark.title} questions found")
     storyturns, lines = build_storyturns(benchmark, stories, protocol)
     tasks = declared_tasks(stories)
     categories = tuple(dict.fromkeys(task.category for task in tasks))
     states = tuple(dict.fromkeys([*MENTAL_STATES, *(s for task in tasks for s in task.mental_states)]))
-    dataset = Dataset(storyturns=storyturns, name=f"{benchmark.name}-{protocol.value}", version="1",
+    name = "-".join(part for part in (benchmark.name, variant, protocol.value) if part)
+    dataset = Dataset(storyturns=storyturns, name=name, version="1",
                       licence=benchmark.licence, taxonomy=Taxonomy(tuple(tasks), categories, states, declared=True),
                       languages=[language],
-                      description=f"{benchmark.title} imported from {source.name} "
-                                  f"({protocol.value} protocol) by `commet import {benchmark.name}`.",
+                      description=f"{benchmark.title}{f' ({variant})' if variant else ''} imported from "
+                                  f"{source.name} ({protocol.value} protocol) by `commet import {benchmark.name}`.",
                       source_file=str(source), line_list=lines)
     for storyturn, line in zip(storyturns, lines, strict=True):
         dataset.lines.setdefault(storyturn.id, line)
     provenance: dict[str, object] = {
         "benchmark": benchmark.title, "format": benchmark.name, "url": benchmark.url,
         "citation": benchmark.citation, "licence": benchmark.licence, "file": source.name,
-        "protocol": protocol.value, "stories": len(stories),
+        "protocol": protocol.value, "variant": variant, "language": language, "stories": len(stories),
         "questions": sum(len(s.questions) for s in stories),
     }
     if protocol is Protocol.conversation:

@@ -28,6 +28,15 @@ LABELS = "ABCD"
 HEADINGS = {"en": ("[Question]", "[Candidate Answers]"), "zh": ("[问题]", "[答案选项]")}
 
 
+def variant(source: Path, options: base.ImportOptions) -> str:
+    """The language: ``tombench-en-...`` and ``tombench-zh-...`` are two datasets."""
+    return options.language
+
+
+def language(source: Path, options: base.ImportOptions) -> str:
+    return options.language
+
+
 def files(source: Path) -> list[Path]:
     if source.is_dir():
         found = sorted(source.glob("*.jsonl"))
