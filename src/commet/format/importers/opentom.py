@@ -65,7 +65,7 @@ def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
     if not source.is_dir():
         raise base.source_error(source, None, None,
                                 "expected the opentom_data folder (meta_data.json and question files) or opentom.json")
-    names = ("meta_data_long.json", "metadata_long.json") if options.context == "long" else \
+    names: tuple[str, ...] = ("meta_data_long.json", "metadata_long.json") if options.context == "long" else \
         ("meta_data.json", "metadata.json", "meta_data_long.json", "metadata_long.json")
     meta_path = next((source / name for name in names if (source / name).is_file()), None)
     if meta_path is None:
@@ -90,7 +90,7 @@ def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
         if path is None:
             continue
         found_any = True
-        _add_questions(path, genre, stories, every_story=options.context == "short")
+        _add_questions(path, genre, stories, every_story="long" not in meta_path.name)
     if not found_any:
         raise base.source_error(source, None, None,
                                 "no OpenToM question files (location_cg_fo.json, ...) in this folder")
