@@ -220,16 +220,34 @@ def build_storyturns(benchmark: Benchmark, stories: Iterable[SourceStory],
                                         meta={**story.meta, "protocol": protocol.value}, **common))
             lines.append(story.line or 0)
             continue
-        for k, question in enumerate(story.questions):
+        for group in _asked_together(story.questions):
+            k = group[0]
             told = _joined(story.story, *_told_before(story.questions[:k + 1]))
             image = next((q.image for q in reversed(story.questions[:k + 1]) if q.image), None)
             alone: _SharedFields = {**common, "image_dependent": story.image_dependent and image is not None}
             alone["category"] = task.category_for(alone["image_dependent"])
+            turns = [_turn(told, story.questions[k], None, k, image)]
+            turns += [_turn(story.questions[j].story, story.questions[j], story.questions[j].feedback, j,
+                            story.questions[j].image) for j in group[1:]]
             storyturns.append(StoryTurn(
-                id=f"{benchmark.name}-{key}-q{k + 1}", turns=[_turn(told, question, None, k, image)],
+                id=f"{benchmark.name}-{key}-q{k + 1}", turns=turns,
                 meta={**story.meta, "protocol": protocol.value, "story": story.key}, **alone))
-            lines.append(question.line or story.line or 0)
+            lines.append(story.questions[k].line or story.line or 0)
     return storyturns, lines
+
+
+def _asked_together(questions: Sequence[SourceQuestion]) -> list[list[int]]:
+    """The questions of a story in fresh conversations: each alone, except a branch point and the branch points
+    after it, whose right answer depends on the branch it fixed ("Which do you like better?", then "So which will
+    Henry choose?"): alone, the second would accept any answer."""
+    groups: list[list[int]] = []
+    for k, question in enumerate(questions):
+        previous = questions[groups[-1][-1]] if groups else None
+        if previous is not None and len(question.answers) > 1 and len(previous.answers) == len(question.answers):
+            groups[-1].append(k)
+        else:
+            groups.append([k])
+    return groups
 
 
 def _joined(*parts: str) -> str:

@@ -342,14 +342,14 @@ def _said(text: str) -> str:
         return ""
     said: list[str] = []
     for sentence in sentences(stripped):
-        if re.fullmatch(r"\([^()]*\)\.?", sentence.strip()):  # a note to the experimenter on its own
-            continue
         if _UNSCORED.search(sentence):  # the mark, with the questions it is about
             while said and said[-1].rstrip().endswith("?"):
                 said.pop()
             sentence = _UNSCORED.sub("", sentence).strip()
             if not sentence or sentence.endswith("?"):
                 continue
+        if re.fullmatch(r"\([^()]*\)\.?", sentence.strip()):  # a note to the experimenter on its own
+            continue
         said.append(sentence)
     if all(_clean(s).rstrip().rstrip("])").endswith("?") for s in said):
         return ""

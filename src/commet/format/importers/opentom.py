@@ -194,7 +194,9 @@ def places(plot_info: object, answer: str) -> list[str]:
     found = [str(plot_info.get(name) or "").strip() for name in ("original_place", "move_to_place")]
     if not all(found) or normalize(found[0]) == normalize(found[1]):
         return []
-    if normalize(answer) in {normalize(place) for place in found}:
+    same = [i for i, place in enumerate(found) if normalize(place) == normalize(answer)]
+    if same:  # written as the answer is ("donation bin" for the plot's "a donation bin")
+        found[same[0]] = answer
         return found
     ratios = [difflib.SequenceMatcher(None, normalize(answer), normalize(place)).ratio() for place in found]
     best = max(range(2), key=ratios.__getitem__)
