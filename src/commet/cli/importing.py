@@ -31,7 +31,8 @@ def register(app: typer.Typer) -> None:
         context: Annotated[str, typer.Option(help="FANToM: the short or the full conversation; OpenToM: short "
                                                   "(the normal narratives) or long (OpenToM-L).")] = "short",
     ) -> None:
-        """Import a ToM benchmark (ToMi, Hi-ToM, BigToM, ToMBench, OpenToM, FANToM, ExploreToM, MMToM-QA, MuMA-ToM)."""
+        """Import a ToM benchmark (ToMi, Hi-ToM, BigToM, ToMBench, OpenToM, FANToM, ExploreToM, MMToM-QA, MuMA-ToM,
+        the ToM Booklet)."""
         from commet.cli.common import fail
         from commet.format.importers import ImportOptions, import_benchmark
         from commet.format.problems import FormatError
