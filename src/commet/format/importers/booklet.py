@@ -182,7 +182,6 @@ class _Builder:
         out: list[base.SourceQuestion] = []
         told: list[str] = []
         feedback: Feedback | None = None
-        pending: list[base.SourceQuestion] = []
         for block in blocks:
             if block.kind is BlockKind.narration:
                 told.append(_said(block.text))
@@ -190,11 +189,10 @@ class _Builder:
                 feedback = _merge(feedback, Feedback(right=_clean_or_none(block.right),
                                                      wrong=_clean_or_none(block.wrong)))
             elif block.kind is BlockKind.question and not _UNSCORED.search(block.text):
-                pending = self._asked(block)
-                first = pending[0]
-                first.story = "\n\n".join(t for t in told if t)
-                first.feedback = _merge(feedback, first.feedback)
-                out.extend(pending)
+                asked = self._asked(block)
+                asked[0].story = "\n\n".join(t for t in told if t)
+                asked[0].feedback = _merge(feedback, asked[0].feedback)
+                out.extend(asked)
                 told, feedback = [], None
         return out
 
@@ -376,6 +374,8 @@ def _merge(first: Feedback | None, second: Feedback | None) -> Feedback | None:
         return second
     if second is None or second.is_empty():
         return first
-    join = lambda a, b: " ".join(x for x in (a, b) if x) or None  # noqa: E731
+    def join(a: str | None, b: str | None) -> str | None:
+        return " ".join(x for x in (a, b) if x) or None
+
     return Feedback(right=join(first.right, second.right), wrong=join(first.wrong, second.wrong),
                     by_answer=first.by_answer or second.by_answer, always=join(first.always, second.always))
