@@ -74,6 +74,7 @@ def _features():  # noqa: ANN202 - returns datasets.Features
             "image": datasets.Image(),
             "answers": [string],
             "options": [{"label": string, "text": string}],
+            "candidates": [string],
             "rubric": {"key_inference": string, "false_inferences": [string]},
             "meta": meta,
         }],
@@ -147,6 +148,7 @@ class _TurnRow(TypedDict):
     image: _PictureCell | None
     answers: list[str]
     options: list[dict[str, Any]]
+    candidates: list[str]
     rubric: dict[str, Any] | None
     meta: list[dict[str, object]]
 
@@ -184,6 +186,7 @@ def _rows(dataset: Dataset) -> list[_StoryRow]:
                 "image": picture,
                 "answers": list(turn.answers),
                 "options": [o.model_dump() for o in turn.options],
+                "candidates": list(turn.candidates),
                 "rubric": turn.rubric.model_dump() if turn.rubric is not None else None,
                 "meta": encode_meta(turn.meta),
             })
@@ -301,6 +304,7 @@ previous question was answered (CoMMET's `docs/storyturn.md` describes the forma
 | `turns.image_id`, `turns.image` | string, Image | the picture shown with the turn |
 | `turns.answers` | list of string | expected answers; more than one makes the turn a branch point |
 | `turns.options` | list of `{{label, text}}` | choices offered by the question |
+| `turns.candidates` | list of string | for judging only, never shown: the closed set an open answer is one of |
 | `turns.rubric` | `{{key_inference, false_inferences}}` or null | what a right explanation must and must not say |
 | `turns.meta` | as `meta` | per-turn metadata (question type, order of belief, ...) |
 
@@ -611,6 +615,7 @@ def _storyturn(row: dict[str, Any], index: int, file: Path, dataset: Dataset) ->
                 "story": turn.get("story") or "", "feedback": feedback, "question": turn["question"],
                 "image": image_id or None, "answers": [answers] if isinstance(answers, str) else answers,
                 "options": [{"text": o} if isinstance(o, str) else o for o in options],
+                "candidates": turn.get("candidates") or [],
                 "rubric": turn.get("rubric"), "meta": decode_meta(turn.get("meta")),
             })
         turn_index = None

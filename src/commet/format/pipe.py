@@ -218,12 +218,13 @@ class RawStoryTurn:
     mental_states: list[str] | None = None
     source: str | None = None
     line: int | None = None
-    #: per turn, the canonical fields the pipe string cannot hold (options, rubric, meta), as in a pipe record
+    #: per turn, the canonical fields the pipe string cannot hold (options, candidates, rubric, meta), as in a pipe
+    #: record
     turn_extras: list[dict[str, object]] | None = None
 
 
 #: Turn fields a pipe record carries beside the turn strings, so that a pipe round trip loses nothing
-TURN_EXTRAS = ("options", "rubric", "meta")
+TURN_EXTRAS = ("options", "candidates", "rubric", "meta")
 
 
 def options_in_question(question: str) -> list[Option]:

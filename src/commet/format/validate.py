@@ -192,7 +192,8 @@ def _repeated_choices(turn: Turn) -> list[tuple[str, str]]:
     for field, what, values, key in (
             ("answers", "answers", turn.answers, normalize),
             ("options", "options", [o.text for o in turn.options], normalize),
-            ("options", "option labels", [o.label for o in turn.options if o.label is not None], fold)):
+            ("options", "option labels", [o.label for o in turn.options if o.label is not None], fold),
+            ("candidates", "candidates", turn.candidates, normalize)):
         first: dict[str, int] = {}
         for i, value in enumerate(values):
             same = key(value).strip()
@@ -205,6 +206,20 @@ def _repeated_choices(turn: Turn) -> list[tuple[str, str]]:
             else:
                 first[same] = i
     return found
+
+
+def candidate_problems(turn: Turn) -> list[str]:
+    """Why a turn's judge-only candidates cannot decide its answers: they must be a closed set of at least two
+    that holds every expected answer, on a turn without options (options already are the closed set)."""
+    if not turn.candidates:
+        return []
+    if turn.options:
+        return ["a turn with options has no candidates: its options already are the closed set the judge uses"]
+    problems = [] if len(turn.candidates) >= 2 else ["at least two candidates are needed, or none"]
+    known = {normalize(candidate) for candidate in turn.candidates}
+    problems += [f"expected answer {answer!r} is not one of the candidates ({'; '.join(turn.candidates)})"
+                 for answer in turn.answers if answer.strip() and normalize(answer) not in known]
+    return problems
 
 
 def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
@@ -272,6 +287,8 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
             add(k, "question", "empty question")
         for field, message in _repeated_choices(turn):
             add(k, field, message)
+        for message in candidate_problems(turn):
+            add(k, "candidates", message)
         story = _norm(turn.story)
         question = _norm(turn.question)
         for answer in turn.answers:
