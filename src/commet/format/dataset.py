@@ -22,6 +22,7 @@ from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from commet.format.bounded import InputFileError, JSONLimitError, loads_bounded, read_regular_file
 from commet.format.model import StoryTurn
 from commet.format.pipe import FIELDS, RawStoryTurn, parse_storyturn, printed_turns, to_pipe_record
 from commet.format.problems import FormatError, Problem
@@ -32,7 +33,6 @@ METADATA_FILE = "dataset.json"
 IMAGES_DIR = "images"
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp", ".gif")
 FORMAT_VERSION = "storyturn-1"
-MAX_JSON_DEPTH = 64  # StoryTurns nest about 6 levels; deeper input is refused before it can exhaust the stack
 
 
 def image_file_candidates(image_id: str) -> list[str]:
@@ -222,24 +222,29 @@ def bundled_sample_path() -> Path:
     return Path(str(resources.files("commet") / "data" / "sample"))
 
 
-def read_text(path: Path) -> str:
-    """A dataset file's text: UTF-8 without byte-order mark, line endings made ``\n``; located errors otherwise."""
+#: Largest dataset text file read (StoryTurns, pipe records): 20,000 StoryTurns take about 40 MB.
+MAX_DATASET_FILE_BYTES = 512 * 1024 * 1024
+#: Largest ``dataset.json`` read (a declared taxonomy of a few hundred tasks is well under a megabyte).
+MAX_METADATA_FILE_BYTES = 16 * 1024 * 1024
+
+
+def read_text(path: Path, *, max_bytes: int = MAX_DATASET_FILE_BYTES) -> str:
+    """A dataset file's text: UTF-8 without byte-order mark, line endings made ``\n``; located errors otherwise.
+
+    Read by :func:`~commet.format.bounded.read_regular_file`: a FIFO, a device or a file over
+    ``max_bytes`` is refused before any of it is read.
+    """
     file = str(path)
 
     def refuse(message: str, line: int | None = None, column: int | None = None) -> FormatError:
         return FormatError([Problem(file, line, None, None, None, message, column=column)])
 
     try:
-        mode = path.stat().st_mode
-        if stat.S_ISDIR(mode):
-            raise refuse("is a folder, not a file")
-        if not stat.S_ISREG(mode):
-            raise refuse("is not a regular file")
-        data = path.read_bytes()
+        data = read_regular_file(path, max_bytes=max_bytes, what="dataset file")
     except FileNotFoundError:
         raise refuse("no such file or folder") from None
-    except OSError as exc:
-        raise refuse(f"cannot read: {exc.strerror or exc}") from None
+    except InputFileError as exc:
+        raise refuse(str(exc)) from None
     if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)) and len(data) % 4 == 0:
         raise refuse("UTF-32 text (byte-order mark); save the file as UTF-8 without BOM", 1, 1)
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
@@ -260,54 +265,49 @@ def read_text(path: Path) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-_JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}]')
-
-
-def _depth_position(text: str, start: int, limit: int) -> int:
-    """Where nesting first goes deeper than ``limit`` (strings skipped), or ``start``."""
-    depth = 0
-    for match in _JSON_TOKEN.finditer(text, start):
-        token = match.group()
-        if token in "[{":
-            depth += 1
-            if depth > limit:
-                return match.start()
-        elif token in "]}":
-            depth -= 1
-    return start
-
-
-def _too_deep(value: object, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Whether a decoded JSON value nests deeper than ``limit`` (iterative: no recursion of its own)."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            return True
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-    return False
-
-
 def _position(text: str, index: int) -> tuple[int, int]:
     """1-based line and column of a character index."""
     return text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1) + 1
 
 
-def _json_problem(file: str, text: str, offset: int, exc: json.JSONDecodeError | RecursionError) -> Problem:
-    if isinstance(exc, RecursionError):
-        line, column = _position(text, _depth_position(text, offset, MAX_JSON_DEPTH))
-        return Problem(file, line, None, None, None, f"JSON nested more than {MAX_JSON_DEPTH} levels deep",
-                       column=column)
+def _json_problem(file: str, text: str, offset: int, exc: json.JSONDecodeError) -> Problem:
+    """A located problem for JSON that does not parse (``offset``: where the parsed text starts in ``text``)."""
     line, column = _position(text, offset + exc.pos)
+    if isinstance(exc, JSONLimitError):
+        story, turn, field = _where_in_record(exc.value, exc.path)
+        return Problem(file, line, story, turn, field, exc.msg, column=column)
     message = exc.msg
     if message.startswith("Unexpected UTF-8 BOM"):
         message = "a UTF-8 byte-order mark inside the file (files joined together?)"
     elif message == "Expecting value" and exc.doc[: exc.pos].rstrip().endswith(","):
         message += " (a trailing comma?)"
     return Problem(file, line, None, None, None, f"invalid JSON: {message}", column=column)
+
+
+def _where_in_record(value: object, path: list[str | int] | None) -> tuple[str | None, int | None, str | None]:
+    """Story, turn and field of a key path inside a decoded record (a canonical or pipe record, a list of turns)."""
+    if path is None:
+        return None, None, None
+    keys = list(path)
+    shown = 2  # key components named in the field (a path 64 levels deep is named by its top)
+    first = keys[0] if keys else None
+    if isinstance(value, list) and len(keys) > 1 and isinstance(first, int) and isinstance(value[first], (dict, list)):
+        value = value[first]  # a JSON document listing records: into the record
+        keys.pop(0)
+    story = value.get("id") if isinstance(value, dict) and isinstance(value.get("id"), str) else None
+    if isinstance(value, dict) and keys and keys[0] in ("storyturn", "turns", "turn_extras"):
+        container = str(keys.pop(0))
+        turns = value[container]
+    elif isinstance(value, list):
+        container, turns = "storyturn", value
+    else:
+        return story, None, ".".join(str(k) for k in keys[:shown]) or None
+    turn = keys.pop(0) if keys and isinstance(keys[0], int) else None
+    if container == "storyturn" and isinstance(turn, int) and not keys and isinstance(turns[turn], str):
+        text = turns[turn]  # a pipe turn string: which of its five fields
+        at = next((i for i, char in enumerate(text) if 0xD800 <= ord(char) <= 0xDFFF), 0)
+        return story, turn, FIELDS[min(text.count("|", 0, at), len(FIELDS) - 1)]
+    return story, turn if isinstance(turn, int) else None, ".".join(str(k) for k in keys[:shown]) or container
 
 
 PRINTED_FORM_WARNING = ("read as the paper's printed form (quoted turns separated by commas, quotes inside them "
@@ -323,12 +323,13 @@ def _json_values_with_lines(text: str, file: str) -> tuple[list[tuple[int, objec
     """
     if not text.strip():
         return [], []
-    decoder = json.JSONDecoder()
     first = len(text) - len(text.lstrip())
     try:
-        whole = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        whole_error: json.JSONDecodeError | RecursionError = exc
+        whole = loads_bounded(text)[0]
+    except JSONLimitError as exc:
+        return [], [_json_problem(file, text, 0, exc)]
+    except json.JSONDecodeError as exc:
+        whole_error = exc
     else:
         if isinstance(whole, list) and not (whole and all(isinstance(x, str) for x in whole)):
             values: list[tuple[int, object]] = []
@@ -338,15 +339,17 @@ def _json_values_with_lines(text: str, file: str) -> tuple[list[tuple[int, objec
                     index += 1
                 if index >= len(text) or text[index] == "]":
                     return values, []
-                value, end = decoder.raw_decode(text, index)
+                value, end = loads_bounded(text, index, whole=False)
                 values.append((_position(text, index)[0], value))
                 index = end
         return [(_position(text, first)[0], whole)], []
     lines = text.split("\n")
     first_line = next(line for line in lines if line.strip())
     try:
-        json.loads(first_line)
-    except (json.JSONDecodeError, RecursionError):
+        loads_bounded(first_line)
+    except JSONLimitError:
+        pass  # a JSONL file whose first record is refused: said at its line below
+    except json.JSONDecodeError:
         if printed_turns(first_line) is None:
             return [], [_json_problem(file, text, 0, whole_error)]
     values, problems = [], []
@@ -354,8 +357,10 @@ def _json_values_with_lines(text: str, file: str) -> tuple[list[tuple[int, objec
     for number, line in enumerate(lines, start=1):
         if line.strip():
             try:
-                values.append((number, json.loads(line)))
-            except (json.JSONDecodeError, RecursionError) as exc:
+                values.append((number, loads_bounded(line)[0]))
+            except JSONLimitError as exc:
+                problems.append(_json_problem(file, text, offset, exc))
+            except json.JSONDecodeError as exc:
                 turns = printed_turns(line)
                 if turns is None:
                     problems.append(_json_problem(file, text, offset, exc))
@@ -406,8 +411,6 @@ PipeRecord = _pipe_record_model()
 def _record_storyturn(value: object, *, file: str, line: int, default_id: str) -> tuple[StoryTurn, list[Problem]]:
     """One StoryTurn from a decoded JSON record (pipe list, pipe record or canonical object)."""
     story = value.get("id") if isinstance(value, dict) and isinstance(value.get("id"), str) and value["id"] else None
-    if _too_deep(value):
-        raise FormatError([Problem(file, line, story, None, None, f"JSON nested more than {MAX_JSON_DEPTH} levels deep")])
     if isinstance(value, str) and value.count("|") == len(FIELDS) - 1:
         value = [value]  # a one-turn StoryTurn as the paper prints it: one quoted pipe turn
     if isinstance(value, list):
@@ -465,7 +468,7 @@ def read_storyturns(path: str | Path) -> Dataset:
 
 def _read_metadata(dataset: Dataset, meta_path: Path) -> None:
     """Name, version, licence, description, languages and declared taxonomy from ``dataset.json``."""
-    apply_metadata(dataset, read_text(meta_path), str(meta_path), dataset.name)
+    apply_metadata(dataset, read_text(meta_path, max_bytes=MAX_METADATA_FILE_BYTES), str(meta_path), dataset.name)
 
 
 def apply_metadata(dataset: Dataset, text: str, file: str, default_name: str) -> None:
@@ -475,8 +478,8 @@ def apply_metadata(dataset: Dataset, text: str, file: str, default_name: str) ->
     becomes ``dataset.taxonomy``; without one the dataset uses the booklet's.
     """
     try:
-        meta = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
+        meta = loads_bounded(text)[0]
+    except json.JSONDecodeError as exc:
         raise FormatError([_json_problem(file, text, 0, exc)]) from None
     if not isinstance(meta, dict):
         raise FormatError([Problem(file, 1, None, None, None, f"dataset.json must be a JSON object, got {_json_type(meta)}")])

@@ -167,7 +167,7 @@ def file_cases() -> None:
         deep = {"k": deep}
     write_bytes("deep-nesting-meta", "data.jsonl", jsonl(PIPE, {**CANONICAL, "meta": deep}))
     expect("deep-nesting-meta", "deep-nesting-meta/data.jsonl", "a record nested 200 levels in its meta",
-           file="data.jsonl", line=2, story="c-1", says="nested more than 64 levels")
+           file="data.jsonl", line=2, column=857, story="c-1", field="meta.k", says="nested more than 64 levels")
     write_bytes("top-level-number", "data.json", b"42\n")
     expect("top-level-number", "top-level-number/data.json", "a number, not records", file="data.json", line=1,
            says="got a number")
