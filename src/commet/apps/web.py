@@ -32,7 +32,6 @@ import secrets
 import sqlite3
 import time
 import unicodedata
-import warnings
 from collections import OrderedDict, defaultdict, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -44,10 +43,11 @@ from urllib.parse import urlsplit
 from fastapi import FastAPI, HTTPException, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.templating import Jinja2Templates
-from PIL import Image, UnidentifiedImageError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from commet.format.pictures import MAX_IMAGE_SIDE, PictureError, bombs_refused, opened_picture
+from commet.format.pictures import PictureTooLarge as PictureTooLargeToRead
 from commet.store.sqlite import table_names
 
 SESSION_COOKIE = "commet_session"  # the review app's; each app names its own (cookies ignore the port)
@@ -472,24 +472,19 @@ class NotAPicture(ValueError):
 def decode_picture(data: bytes, *, max_pixels: int = MAX_UPLOAD_PIXELS) -> bytes:
     """``data`` decoded and re-encoded as PNG, refusing pictures over ``max_pixels`` before decoding them.
 
-    The size is read from the header; Pillow's own bomb guard (which fires at about 89 million
-    pixels, before ours could for a larger limit) is answered the same way."""
-    too_large = f"at most {max_pixels:,} pixels are accepted"
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", Image.DecompressionBombWarning)
-        try:
-            with Image.open(io.BytesIO(data)) as image:
-                width, height = image.size
-                if width * height > max_pixels:
-                    raise PictureTooLarge(f"the picture is {width}x{height} pixels; {too_large}")
-                image.load()
-                converted = image.convert("RGBA" if "A" in image.getbands() else "RGB")
-        except (Image.DecompressionBombError, Image.DecompressionBombWarning):
-            raise PictureTooLarge(f"the picture declares far too many pixels; {too_large}") from None
-        except (UnidentifiedImageError, OSError, ValueError, SyntaxError, EOFError) as exc:
-            if isinstance(exc, PictureTooLarge):
-                raise
-            raise NotAPicture("that file is not a picture") from None
+    Opened by :func:`commet.format.pictures.opened_picture` (the check every dataset picture passes), so a
+    side too long to resize or pixels too large for memory are refused from the header too; Pillow's own
+    bomb guard is answered the same way."""
+    too_large = f"at most {max_pixels:,} pixels and {MAX_IMAGE_SIDE:,} a side are accepted"
+    try:
+        with bombs_refused(), opened_picture(data, max_pixels=max_pixels, formats=None) as image:
+            image.load()
+            converted = image.convert("RGBA" if "A" in image.getbands() else "RGB")
+    except PictureTooLargeToRead as exc:
+        raise PictureTooLarge(f"the picture is {exc.size[0]}x{exc.size[1]} pixels; {too_large}" if exc.size
+                              else f"the picture declares far too many pixels; {too_large}") from None
+    except PictureError:
+        raise NotAPicture("that file is not a picture") from None
     out = io.BytesIO()
     converted.save(out, format="PNG")
     return out.getvalue()

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from commet.format.bounded import InputFileError, JSONLimitError, loads_bounded, read_regular_file
 from commet.format.model import StoryTurn
+from commet.format.pictures import PictureError, read_picture_file
 from commet.format.pipe import FIELDS, RawStoryTurn, parse_storyturn, printed_turns, to_pipe_record
 from commet.format.problems import FormatError, Problem
 from commet.taxonomy import BOOKLET, Taxonomy, TaxonomyError, taxonomy_dict
@@ -125,13 +126,20 @@ class Dataset:
         return any(n in self.images for n in image_file_candidates(image_id)) or self.image_path(image_id) is not None
 
     def image_bytes(self, image_id: str) -> bytes:
+        """The picture's bytes: in memory, or its file read within the size limit.
+
+        Raises FileNotFoundError when the dataset has no such picture, :class:`PictureError` when
+        its file is refused (outside the folder, not a regular file, too large).
+        """
         for name in image_file_candidates(image_id):
             if name in self.images:
                 return self.images[name]
-        path = self.image_path(image_id)
+        path, reason = self.locate_image(image_id)
         if path is None:
-            raise FileNotFoundError(f"image {image_id!r} not found in {self.images_dir or 'memory'}")
-        return path.read_bytes()
+            if reason == "not found":
+                raise FileNotFoundError(f"image {image_id!r} not found in {self.images_dir or 'memory'}")
+            raise PictureError(reason)
+        return read_picture_file(path)
 
     def content_hash(self, *, pictures: bool = True) -> str:
         """A hash of the StoryTurns and the picture bytes they use: runs record it to tell datasets apart.
@@ -163,7 +171,7 @@ class Dataset:
             if name in self.images:
                 return hashlib.sha256(self.images[name]).digest()
         path = self.image_path(image_id)
-        return hashlib.sha256(path.read_bytes()).digest() if path is not None else None
+        return hashlib.sha256(read_picture_file(path)).digest() if path is not None else None
 
     def metadata(self) -> dict[str, object]:
         """The ``dataset.json`` object: a declared taxonomy is written as ``tasks``/``categories``/

@@ -21,6 +21,7 @@ scalar sits in the field of its type, anything else (null, lists, objects) as JS
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -476,7 +477,7 @@ def load_hf(path: Path) -> Dataset:
             metadata_done = _metadata_from_table(dataset, table, file, name)
         _check_columns(table, file)
         for index, row in enumerate(_table_rows(table)):
-            st = _storyturn(row, index, file, dataset)
+            st = _storyturn(row, index, file, dataset, path if path.is_dir() else path.parent)
             dataset.storyturns.append(st)
             dataset.lines.setdefault(st.id, index + 1)
             dataset.line_list.append(index + 1)
@@ -560,8 +561,13 @@ def _check_columns(table: pyarrow.Table, file: Path) -> None:
                                        f"missing required turn field {name!r} (turn fields: {', '.join(turn_fields)})")])
 
 
-def _picture(value: object, file: Path) -> bytes | None:
-    """The bytes of an ``Image`` cell ({bytes, path}); a path is read when it is a local file."""
+def _picture(value: object, file: Path, root: Path) -> bytes | None:
+    """The bytes of an ``Image`` cell ({bytes, path}); a path-only cell names a file inside ``root`` (the dataset
+    folder), read within the picture size limit.
+
+    A path that is absolute, climbs out with ``..`` or is a symbolic link pointing out is refused and never
+    read (:class:`PictureError`): a dataset cannot make CoMMET copy or send a file from elsewhere.
+    """
     if value is None:
         return None
     if isinstance(value, (bytes, bytearray)):
@@ -571,15 +577,39 @@ def _picture(value: object, file: Path) -> bytes | None:
             return bytes(value["bytes"])
         path = value.get("path")
         if isinstance(path, str) and path:
-            for candidate in (Path(path), file.parent / path):
-                if candidate.is_file():
-                    return candidate.read_bytes()
+            return _picture_at(path, file, root)
         return None
     raise ValueError("must be an Image ({bytes, path})")
 
 
-def _storyturn(row: dict[str, Any], index: int, file: Path, dataset: Dataset) -> StoryTurn:
+def _picture_at(path: str, file: Path, root: Path) -> bytes:
+    """A path-only ``Image`` cell's file: beside the data file or at the dataset's top, never outside it."""
+    from commet.format.pictures import PictureError, read_picture_file
+    from commet.format.problems import printable
+
+    shown = printable(path if len(path) <= 120 else path[:100] + "...")
+    if Path(path).is_absolute() or Path(path).drive:
+        raise PictureError(f"path {shown!r} is absolute: pictures are read only from inside the dataset folder "
+                           "(refused, not read)")
+    top = root.resolve()
+    for candidate in dict.fromkeys((file.parent / path, root / path)):
+        try:
+            if not os.path.lexists(candidate):
+                continue
+            if not candidate.resolve().is_relative_to(top):
+                what = "is a symbolic link pointing" if candidate.is_symlink() else "leads"
+                raise PictureError(f"path {shown!r} {what} out of the dataset folder (refused, not read)")
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a symbolic link loop (Python < 3.13)
+            raise PictureError(f"path {shown!r} cannot be looked at: {getattr(exc, 'strerror', None) or exc}") from None
+        return read_picture_file(candidate)
+    if ".." in Path(path).parts:
+        raise PictureError(f"path {shown!r} leads out of the dataset folder (refused, not read)")
+    raise PictureError(f"path {shown!r} not found in the dataset folder (and the cell holds no bytes)")
+
+
+def _storyturn(row: dict[str, Any], index: int, file: Path, dataset: Dataset, root: Path | None = None) -> StoryTurn:
     from commet.format.dataset import _pydantic_problems
+    from commet.format.pictures import PictureError
 
     story_id = row.get("id")
     story_id = str(story_id) if story_id not in (None, "") else f"{dataset.name}-{index + 1:04d}"
@@ -594,7 +624,7 @@ def _storyturn(row: dict[str, Any], index: int, file: Path, dataset: Dataset) ->
             image = turn.get("image")
             if isinstance(image, str):  # older layout: the id, bytes in image_files
                 image_id, image = image or None, side_images.get(image)
-            picture = _picture(image, file)
+            picture = _picture(image, file, root or file.parent)
             if picture is not None and not image_id:
                 suffix = Path(str((image or {}).get("path") or "")).suffix.lower() or ".png"
                 image_id = f"{story_id}-{turn_index}{suffix}"
@@ -633,6 +663,8 @@ def _storyturn(row: dict[str, Any], index: int, file: Path, dataset: Dataset) ->
         })
     except FormatError:
         raise
+    except PictureError as exc:
+        raise FormatError([Problem(str(file), index + 1, story_id, turn_index, "image", f"picture {exc}")]) from None
     except ValidationError as exc:
         raise FormatError(_pydantic_problems(exc, str(file), index + 1, story_id)[:1]) from None
     except (ValueError, TypeError, AttributeError) as exc:  # JSON text, wrong cell types in third-party data

@@ -9,35 +9,33 @@ is written) on data that ``validate`` rejects.
 from __future__ import annotations
 
 import functools
-import io
 import os
 import re
 import time
-import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
-
-from PIL import Image, UnidentifiedImageError
 
 from commet.format.dataset import Dataset
 from commet.format.loading import load_dataset
 from commet.format.model import StoryTurn, Turn
+from commet.format.pictures import (  # noqa: F401 - the limits, re-exported where they were
+    IMAGE_FORMATS,
+    MAX_IMAGE_BYTES,
+    MAX_IMAGE_PIXELS,
+    PictureError,
+    bombs_refused,
+    decode_problem,
+    picture_problem,
+)
 from commet.format.problems import FormatError, Problem, Severity
 from commet.taxonomy import BOOKLET, Taxonomy
 from commet.text import fold, normalize
 
-#: Largest picture accepted, in pixels (a 20000x20000 PNG can be a few KiB and decode to 1.6 GB).
-MAX_IMAGE_PIXELS = 50_000_000
-#: Largest picture file accepted, in bytes.
-MAX_IMAGE_BYTES = 50 * 1024 * 1024
 #: Pictures are checked one by one for this long, the rest in threads (:func:`image_problems`).
 SEQUENTIAL_CHECKS_S = 0.02
 #: Longest StoryTurn id accepted.
 MAX_ID_LENGTH = 200
-#: Formats every part of CoMMET (engine, web apps, HTML report) handles.
-IMAGE_FORMATS = ("PNG", "JPEG", "GIF", "WEBP")
 
 _LEAD_WORDS = re.compile(r"^(?:(?:yes|no)\s+)?(?:because\s+)?")  # the inference is what must not leak
 _CONDITIONAL_LOOKING = re.compile(r"(?i)^\s*if\b[^:]{0,80}:")
@@ -93,69 +91,21 @@ def taxonomy_problems(st: StoryTurn, taxonomy: Taxonomy = BOOKLET) -> list[tuple
     return found
 
 
-@contextmanager
-def _bombs_refused() -> Iterator[None]:
-    """Pillow's decompression-bomb warning (a picture over its own pixel limit) raised as an error.
-
-    The warnings filter is process-wide: threads that check pictures inside this block, the
-    thread that entered it waiting for them, refuse bombs the same way.
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", Image.DecompressionBombWarning)
-        yield
-
-
-def picture_problem(data: bytes) -> str | None:
-    """Why picture bytes are refused (read after "image 'ID' "), or None: decoded in full under a pixel limit."""
-    with _bombs_refused():
-        return _decoded_problem(data)
-
-
-def _decoded_problem(data: bytes) -> str | None:
-    """:func:`picture_problem` inside :func:`_bombs_refused` (entered once for many pictures)."""
-    if not data:
-        return "is an empty file (0 bytes)"
-    if len(data) > MAX_IMAGE_BYTES:
-        return f"is {len(data):,} bytes (at most {MAX_IMAGE_BYTES:,})"
-    try:
-        with Image.open(io.BytesIO(data)) as image:
-            width, height = image.size
-            if width * height > MAX_IMAGE_PIXELS:
-                return (f"declares {width}x{height} pixels, more than the limit of {MAX_IMAGE_PIXELS:,} "
-                        "(a decompression bomb?)")
-            if image.format not in IMAGE_FORMATS:
-                return f"is a {image.format} picture (use {', '.join(IMAGE_FORMATS)})"
-            image.load()
-            image.getexif()
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-        return f"is a decompression bomb: {exc}"
-    except UnidentifiedImageError:
-        return "is not a picture (not PNG, JPEG, GIF or WebP data)"
-    except Exception as exc:  # noqa: BLE001 - Pillow's decoders raise many kinds; each is a broken picture
-        return f"is truncated or corrupt: {exc}"
-    return None
-
-
 def image_problem(dataset: Dataset, image_id: str) -> str | None:
     """Why an image id does not lead to a readable picture of this dataset, or None."""
-    with _bombs_refused():
+    with bombs_refused():
         return _image_problem(dataset, image_id)
 
 
 def _image_problem(dataset: Dataset, image_id: str) -> str | None:
-    for name in (image_id, image_id.replace(":", "_")):
-        if name in dataset.images:
-            return _decoded_problem(dataset.images[name])
-    path, reason = dataset.locate_image(image_id)
-    if path is None:
-        return reason
+    """:func:`image_problem` inside :func:`bombs_refused` (entered once for many pictures)."""
     try:
-        size = path.stat().st_size
-        if size > MAX_IMAGE_BYTES:
-            return f"is {size:,} bytes (at most {MAX_IMAGE_BYTES:,})"
-        return _decoded_problem(path.read_bytes())
-    except OSError as exc:
-        return f"cannot be read ({path}: {exc.strerror or exc})"
+        data = dataset.image_bytes(image_id)
+    except FileNotFoundError:
+        return "not found"
+    except PictureError as exc:
+        return str(exc)
+    return decode_problem(data)
 
 
 def image_problems(dataset: Dataset, image_ids: Iterable[str]) -> dict[str, str | None]:
@@ -168,7 +118,7 @@ def image_problems(dataset: Dataset, image_ids: Iterable[str]) -> dict[str, str 
     """
     ids = list(dict.fromkeys(image_ids))
     found: dict[str, str | None] = {}
-    with _bombs_refused():
+    with bombs_refused():
         started = time.perf_counter()
         pending = iter(ids)
         for image_id in pending:
