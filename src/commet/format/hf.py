@@ -607,6 +607,21 @@ def _picture_at(path: str, file: Path, root: Path) -> bytes:
     raise PictureError(f"path {shown!r} not found in the dataset folder (and the cell holds no bytes)")
 
 
+def _strict_bool(value: object) -> bool | None:
+    """A boolean cell: true/false, 1/0, or missing (false); None for anything else (the text "false" is not false)."""
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    return None
+
+
+def _shown_cell(value: object) -> str:
+    """A cell's value as an error line shows it: its type and at most 40 characters of it."""
+    text = repr(value)
+    return f"{type(value).__name__} {text[:40]}{'...' if len(text) > 40 else ''}"
+
+
 def _storyturn(row: dict[str, Any], index: int, file: Path, dataset: Dataset, root: Path | None = None) -> StoryTurn:
     from commet.format.dataset import _pydantic_problems
     from commet.format.pictures import PictureError
@@ -648,7 +663,11 @@ def _storyturn(row: dict[str, Any], index: int, file: Path, dataset: Dataset, ro
         meta = decode_meta(row.get("meta"))
         category = row.get("category")
         task = dataset.taxonomy.task(str(row["task"]))
-        image_dependent = bool(row.get("image_dependent") or False)
+        image_dependent = _strict_bool(row.get("image_dependent"))
+        if image_dependent is None:
+            raise FormatError([Problem(str(file), index + 1, story_id, None, "image_dependent",
+                                       f"must be true or false (or 1 or 0), not {_shown_cell(row['image_dependent'])}: "
+                                       "it decides whether the StoryTurn counts as image-dependent (Table 2)")])
         if category in (None, "") and task is not None:
             category = task.category_for(image_dependent)
         if category in (None, ""):

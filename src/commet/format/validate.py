@@ -18,7 +18,7 @@ from pathlib import Path
 
 from commet.format.dataset import Dataset
 from commet.format.loading import load_dataset
-from commet.format.model import StoryTurn, Turn
+from commet.format.model import Feedback, StoryTurn, Turn
 from commet.format.pictures import (  # noqa: F401 - the limits, re-exported where they were
     IMAGE_FORMATS,
     MAX_IMAGE_BYTES,
@@ -30,7 +30,7 @@ from commet.format.pictures import (  # noqa: F401 - the limits, re-exported whe
 )
 from commet.format.problems import FormatError, Problem, Severity
 from commet.taxonomy import BOOKLET, Taxonomy
-from commet.text import fold, normalize
+from commet.text import _LABEL_MARK, fold, labelled_options, normalize
 
 #: Pictures are checked one by one for this long, the rest in threads (:func:`image_problems`).
 SEQUENTIAL_CHECKS_S = 0.02
@@ -135,6 +135,38 @@ def image_problems(dataset: Dataset, image_ids: Iterable[str]) -> dict[str, str 
     return found
 
 
+def _keyed_twice(feedback: Feedback) -> list[tuple[str, str]]:
+    """``(answer, first key)`` for each answer-keyed feedback whose key another entry already has (as :func:`_norm`
+    matches keys to the previous turn's answers: case and punctuation aside)."""
+    first: dict[str, str] = {}
+    found = []
+    for entry in feedback.by_answer:
+        key = _norm(entry.answer)
+        if key in first:
+            found.append((entry.answer, first[key]))
+        else:
+            first[key] = entry.answer
+    return found
+
+
+def repeated_option_label(question: str) -> str | None:
+    """Why the labelled options written in a question cannot be read for sure (a label used twice,
+    ``A. x B. y A. z``), or None. Read as labelled options, the repeated one is glued onto another."""
+    found = labelled_options(question)
+    if found is None:
+        return None
+    stem, options = found
+    labels = {label for label, _ in options}
+    # in the text before the list only a second start ("A. x A. y B. z") counts: "Mr. B. Smith?" is a name
+    for text, used in ((stem, {options[0][0]}), *((body, labels) for _, body in options)):
+        for mark in _LABEL_MARK.finditer(text):
+            label = mark.group("p") or mark.group("d")
+            if label in used:
+                return (f"option label {label!r} is used twice in the question: which option a reply names "
+                        "would be a guess")
+    return None
+
+
 def _repeated_choices(turn: Turn) -> list[tuple[str, str]]:
     """Expected answers, option texts or option labels a judge cannot tell apart (the same once case,
     punctuation and articles are set aside): which branch or option a reply names would be a guess."""
@@ -199,6 +231,9 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
             if fb.always and _CONDITIONAL_LOOKING.match(fb.always):
                 add(k, "feedback", f"unrecognised feedback condition in {fb.always[:40]!r}; "
                                    "write 'If right: ...; If wrong: ...' or 'If the previous answer is A: ...'")
+            for answer, first in _keyed_twice(fb):
+                add(k, "feedback", f"feedback keyed twice by the previous answer {answer!r} (also as {first!r}, "
+                                   "the same once case and punctuation are set aside): which text to show would be a guess")
             if k > 0 and fb.by_answer:
                 previous = {_norm(a): a for a in st.turns[k - 1].answers}
                 keyed = {_norm(entry.answer) for entry in fb.by_answer}
@@ -220,6 +255,9 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
                 add(k, "image", f"image {turn.image!r} {pictures[turn.image]}")
         if not turn.question.strip():
             add(k, "question", "empty question")
+        repeated = repeated_option_label(turn.question)
+        if repeated:
+            add(k, "question", repeated)
         for field, message in _repeated_choices(turn):
             add(k, field, message)
         story = _norm(turn.story)
