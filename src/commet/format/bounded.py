@@ -6,8 +6,9 @@
 * :func:`loads_bounded` parses JSON refusing what Python's parser turns into a crash or a
   silent change: nesting deeper than a limit (RecursionError), integers outside 64 bits (a
   5,000-digit number is a ValueError from ``int``, a 20-digit one cannot be stored in SQLite),
-  non-finite numbers (``NaN``, ``Infinity``, ``1e999``, which are not JSON), and lone UTF-16
-  surrogates (``"\\ud800"``: text that can be neither stored nor written as UTF-8).
+  non-finite numbers (``NaN``, ``Infinity``, ``1e999``, which are not JSON), lone UTF-16
+  surrogates (``"\\ud800"``: text that can be neither stored nor written as UTF-8), and a key
+  named twice in one object (json keeps the last value and drops the other without a word).
 
 Every refusal is a :class:`JSONLimitError`, a :class:`json.JSONDecodeError` with the position of
 the offending value, so callers locate it (line and column) as they locate a syntax error.
@@ -95,10 +96,19 @@ class JSONLimitError(json.JSONDecodeError):
     that holds it, so that a caller can name the record and field as well.
     """
 
-    def __init__(self, msg: str, doc: str, pos: int, *, value: object = None, path: list[str | int] | None = None):
+    def __init__(self, msg: str, doc: str, pos: int, *, value: object = None, path: list[str | int] | None = None,
+                 exact: bool = True):
         super().__init__(msg, doc, pos)
         self.value = value
         self.path = path
+        #: whether ``pos`` is the offending character itself (else: where the value holding it starts)
+        self.exact = exact
+
+
+class _DuplicateKeys(dict):  # type: ignore[type-arg]
+    """An object that named one key twice (``first`` kept, as json does, would silently drop a value)."""
+
+    key: str
 
 
 class _Refused:
@@ -232,9 +242,22 @@ def loads_bounded(text: str, start: int = 0, *, max_depth: int = MAX_JSON_DEPTH,
             refused.append(made)
         return made
 
+    duplicated: list[_DuplicateKeys] = []
+
+    def pairs_to_dict(pairs: list[tuple[str, object]]) -> dict[str, object]:
+        made = dict(pairs)
+        if len(made) == len(pairs):
+            return made
+        seen: set[str] = set()
+        marked = _DuplicateKeys(made)
+        marked.key = next(key for key, _ in pairs if key in seen or seen.add(key))  # type: ignore[func-returns-value]
+        duplicated.append(marked)
+        return marked
+
     decoder = json.JSONDecoder(parse_int=lambda s: keep(_int_or_refused(s)),
                                parse_float=lambda s: keep(_float_or_refused(s)),
-                               parse_constant=lambda s: keep(_constant_refused(s)))
+                               parse_constant=lambda s: keep(_constant_refused(s)),
+                               object_pairs_hook=pairs_to_dict)
     try:
         value, end = decoder.raw_decode(text, index)
     except RecursionError:
@@ -255,6 +278,11 @@ def loads_bounded(text: str, start: int = 0, *, max_depth: int = MAX_JSON_DEPTH,
         first = found[1] if found is not None and isinstance(found[1], _Refused) else refused[0]
         raise JSONLimitError(first.message, text, _literal_position(text, index, first.literal), value=value,
                              path=found[0] if found else None)
+    if duplicated:
+        found = _first_path(value, lambda item: isinstance(item, _DuplicateKeys))
+        twice = found[1] if found is not None and isinstance(found[1], _DuplicateKeys) else duplicated[0]
+        raise JSONLimitError(f"key {twice.key!r} appears twice in one object: one of its values would be dropped",
+                             text, index, value=value, path=[*found[0], twice.key] if found else None, exact=False)
     if _SURROGATE_ESCAPE.search(text, index, end):
         found = _first_path(value, _has_surrogate)
         if found is not None:

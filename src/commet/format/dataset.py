@@ -283,7 +283,7 @@ def _json_problem(file: str, text: str, offset: int, exc: json.JSONDecodeError) 
     line, column = _position(text, offset + exc.pos)
     if isinstance(exc, JSONLimitError):
         story, turn, field = _where_in_record(exc.value, exc.path)
-        return Problem(file, line, story, turn, field, exc.msg, column=column)
+        return Problem(file, line, story, turn, field, exc.msg, column=column if exc.exact else None)
     message = exc.msg
     if message.startswith("Unexpected UTF-8 BOM"):
         message = "a UTF-8 byte-order mark inside the file (files joined together?)"
