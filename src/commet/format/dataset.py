@@ -8,6 +8,7 @@ parquet folders (with or without a dataset card) and single ``.parquet`` files.
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import hashlib
 import json
@@ -15,7 +16,7 @@ import os
 import re
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, get_type_hints
@@ -62,6 +63,8 @@ class Dataset:
     source_file: str = "<memory>"
     lines: dict[str, int] = field(default_factory=dict)  # first line of each id
     line_list: list[int] = field(default_factory=list)  # line of each StoryTurn, in order
+    #: file of each StoryTurn, in order, where a dataset spans files (parquet shards, splits); else all ``source_file``
+    file_list: list[str] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     images: dict[str, bytes] = field(default_factory=dict)  # in-memory pictures (HF datasets, generators)
     taxonomy: Taxonomy = BOOKLET  # the tasks and categories it declares (dataset.json), else the booklet's
@@ -72,6 +75,12 @@ class Dataset:
 
     def __iter__(self) -> Iterator[StoryTurn]:
         return iter(self.storyturns)
+
+    def where(self, index: int) -> tuple[str, int | None]:
+        """The file and line (row) the ``index``-th StoryTurn was read from."""
+        file = self.file_list[index] if index < len(self.file_list) else self.source_file
+        line = self.line_list[index] if index < len(self.line_list) else self.lines.get(self.storyturns[index].id)
+        return file, line
 
     def get(self, story_id: str) -> StoryTurn:
         for storyturn in self.storyturns:
@@ -360,23 +369,88 @@ def _json_values_with_lines(text: str, file: str) -> tuple[list[tuple[int, objec
     except json.JSONDecodeError:
         if printed_turns(first_line) is None:
             return [], [_json_problem(file, text, 0, whole_error)]
-    values, problems = [], []
-    offset = 0
-    for number, line in enumerate(lines, start=1):
-        if line.strip():
-            try:
-                values.append((number, loads_bounded(line)[0]))
-            except JSONLimitError as exc:
-                problems.append(_json_problem(file, text, offset, exc))
-            except json.JSONDecodeError as exc:
-                turns = printed_turns(line)
-                if turns is None:
-                    problems.append(_json_problem(file, text, offset, exc))
-                else:  # the paper's printed form (Table 13): quotes inside turns are not escaped
-                    values.append((number, turns))
-                    problems.append(Problem(file, number, None, None, None, PRINTED_FORM_WARNING, "warning"))
-        offset += len(line) + 1
+    return _jsonl_values(text, lines, file)
+
+
+def _jsonl_values(text: str, lines: list[str], file: str) -> tuple[list[tuple[int, object]], list[Problem]]:
+    """The records of a JSONL file, one a line, with one problem per mistake: a record pretty-printed over
+    several lines is one problem (not one per line), and so is a run of adjacent lines that do not parse."""
+    values: list[tuple[int, object]] = []
+    problems: list[Problem] = []
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    number = 0
+    while number < len(lines):
+        line, offset = lines[number], starts[number]
+        number += 1
+        if not line.strip():
+            continue
+        try:
+            values.append((number, loads_bounded(line)[0]))
+            continue
+        except JSONLimitError as exc:
+            problems.append(_json_problem(file, text, offset, exc))
+            continue
+        except json.JSONDecodeError as exc:
+            error = exc
+        turns = printed_turns(line)
+        if turns is not None:  # the paper's printed form (Table 13): quotes inside turns are not escaped
+            values.append((number, turns))
+            problems.append(Problem(file, number, None, None, None, PRINTED_FORM_WARNING, "warning"))
+            continue
+        spread = _record_over_lines(text, offset, starts)
+        if isinstance(spread, int):
+            problems.append(Problem(file, number, None, None, None,
+                                    f"one record spread over lines {number} to {spread}: a JSONL file holds one "
+                                    "record per line (write each on one line, or make the file one JSON list)"))
+            number = spread
+            continue
+        bad = number
+        while bad < len(lines) and not _is_record(lines[bad]):
+            bad += 1  # the lines after it up to the next record belong to the same mistake
+        while bad > number and not lines[bad - 1].strip():
+            bad -= 1
+        if spread is not None:  # a record spread over lines that breaks further down: said where it breaks
+            problem = _json_problem(file, text, 0, spread)
+            problem = replace(problem, message=f"{problem.message} (in a record spread over lines {number} to {bad}; "
+                                               "a JSONL file holds one record per line)")
+        else:
+            problem = _json_problem(file, text, offset, error)
+            skipped = sum(1 for line in lines[number:bad] if line.strip())
+            if skipped:
+                problem = replace(problem, message=f"{problem.message} (and the {skipped} line(s) after it, up to the "
+                                                   "next record, do not parse either)")
+        problems.append(problem)
+        number = bad
     return values, problems
+
+
+def _is_record(line: str) -> bool:
+    """Whether a line holds one JSON object or list of its own (a JSONL record), right or wrong."""
+    try:
+        return isinstance(loads_bounded(line)[0], (dict, list))
+    except JSONLimitError:
+        return True
+    except json.JSONDecodeError:
+        return printed_turns(line) is not None
+
+
+def _record_over_lines(text: str, offset: int, starts: list[int]) -> int | json.JSONDecodeError | None:
+    """For a line that does not parse alone: the last line of a JSON value that starts there and ends on a later
+    line with nothing after it; or the error where such a value, begun there, breaks on a later line; or None."""
+    first_line = bisect.bisect_right(starts, offset)
+    try:
+        _, end = loads_bounded(text, offset, whole=False)
+    except json.JSONDecodeError as exc:
+        next_line = starts[first_line] if first_line < len(starts) else len(text)
+        continued = exc.pos > next_line and text[next_line:exc.pos + 1].strip()  # the value went on below
+        return exc if continued else None
+    last = bisect.bisect_right(starts, end - 1)  # 1-based line of the value's last character
+    line_end = starts[last] - 1 if last < len(starts) else len(text)
+    if last <= first_line or text[end:line_end].strip():
+        return None
+    return last
 
 
 def _pydantic_problems(exc: ValidationError, file: str, line: int, story: str | None,

@@ -14,6 +14,7 @@ import re
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 from commet.format.dataset import Dataset
@@ -63,7 +64,7 @@ def id_problem(story_id: str) -> str | None:
     if "/" in story_id or "\\" in story_id or story_id in (".", ".."):
         return "id contains a path separator or is '.' or '..'"
     if len(story_id) > MAX_ID_LENGTH:
-        return f"id is {len(story_id)} characters long (at most {MAX_ID_LENGTH})"
+        return f"id is {len(story_id):,} characters long (at most {MAX_ID_LENGTH})"
     return None
 
 
@@ -190,14 +191,15 @@ def _repeated_choices(turn: Turn) -> list[tuple[str, str]]:
 
 
 def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
-                       pictures: dict[str, str | None] | None = None, *, decode_pictures: bool = True) -> list[Problem]:
+                       pictures: dict[str, str | None] | None = None, *, decode_pictures: bool = True,
+                       file: str | None = None) -> list[Problem]:
     """Problems of one StoryTurn (id, taxonomy, structure, feedback, branches, pictures, leaks).
 
     ``pictures`` caches picture checks by image id across StoryTurns (each picture is decoded once).
     ``decode_pictures=False`` only asks whether each picture is there: for checking a StoryTurn whose
     pictures are made or kept elsewhere (the LLM pipeline before painting, the review app).
     """
-    file = dataset.source_file
+    file = file if file is not None else dataset.source_file
     line = line if line is not None else dataset.lines.get(st.id)
     problems: list[Problem] = []
     pictures = {} if pictures is None else pictures
@@ -282,17 +284,37 @@ def validate_dataset(dataset: Dataset) -> list[Problem]:
     problems = list(dataset.warnings)
     if not dataset.storyturns:
         problems.append(Problem(dataset.source_file, None, None, None, None, "empty dataset: no StoryTurns"))
-    seen: dict[str, int | None] = {}
+    seen: dict[str, tuple[str, int | None]] = {}
     pictures = image_problems(dataset, (turn.image for st in dataset.storyturns for turn in st.turns if turn.image))
     for index, st in enumerate(dataset.storyturns):
-        line = dataset.line_list[index] if index < len(dataset.line_list) else dataset.lines.get(st.id)
+        file, line = dataset.where(index)
         if st.id in seen:
-            problems.append(Problem(dataset.source_file, line, st.id, None, "id",
-                                    f"duplicate id (first at line {seen[st.id]})"))
+            first_file, first_line = seen[st.id]
+            where = f"line {first_line}" if first_file == file else f"{first_file}:{first_line or 0}"
+            problems.append(Problem(file, line, st.id, None, "id", f"duplicate id (first at {where})"))
         else:
-            seen[st.id] = line
-        problems.extend(validate_storyturn(st, dataset, line, pictures))
-    return problems
+            seen[st.id] = (file, line)
+        problems.extend(validate_storyturn(st, dataset, line, pictures, file=file))
+    return _one_line_per_picture(problems)
+
+
+def _one_line_per_picture(problems: list[Problem]) -> list[Problem]:
+    """A refused picture said once, where it is first used, with how many other turns use it: one mistake
+    (a missing or broken file) is one line, however many turns show the picture."""
+    first: dict[str, int] = {}
+    uses: dict[str, int] = {}
+    kept: list[Problem] = []
+    for problem in problems:
+        if problem.field == "image" and problem.severity == "error" and problem.message.startswith("image "):
+            uses[problem.message] = uses.get(problem.message, 0) + 1
+            if problem.message in first:
+                continue
+            first[problem.message] = len(kept)
+        kept.append(problem)
+    for message, index in first.items():
+        if uses[message] > 1:
+            kept[index] = replace(kept[index], message=f"{message} (and {uses[message] - 1} more turn(s) show it)")
+    return kept
 
 
 def _load_and_validate(path: str | Path) -> tuple[Dataset | None, list[Problem]]:
