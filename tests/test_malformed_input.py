@@ -225,3 +225,8 @@ def test_what_cannot_be_committed_is_refused_at_once_in_bounded_memory(kind: str
                                          "--db", str(tmp_path / "r.sqlite"), "--quiet"])
     assert evaluated.exit_code == 2 and located(evaluated.stderr) == lines, evaluated.output
     assert not (tmp_path / "r.sqlite").exists()
+    if kind == "sparse-1gib-picture":  # convert reads pictures without validating: refused before writing
+        converted = CliRunner().invoke(app, ["convert", dataset, "--to", "jsonl", "--out", str(tmp_path / "out")])
+        assert converted.exit_code == 2 and converted.stderr.count("\n") == 1, converted.output
+        assert "a picture cannot be read: it is 1,073,741,824 bytes" in converted.stderr
+        assert not (tmp_path / "out").exists()

@@ -4,8 +4,9 @@
   never ends), refuses it by its size before reading, and never reads more than the limit even
   when the file grows meanwhile.
 * :func:`loads_bounded` parses JSON refusing what Python's parser turns into a crash or a
-  silent change: nesting deeper than a limit (RecursionError), integers outside 64 bits (a
-  5,000-digit number is a ValueError from ``int``, a 20-digit one cannot be stored in SQLite),
+  silent change: nesting deeper than a limit (RecursionError), integers of more than 100 digits
+  (a 5,000-digit number is a ValueError from ``int``, and big ones cost quadratic time to convert;
+  a 128-bit identifier has 39 digits; beyond 64 bits, metadata keeps them as JSON text),
   non-finite numbers (``NaN``, ``Infinity``, ``1e999``, which are not JSON), lone UTF-16
   surrogates (``"\\ud800"``: text that can be neither stored nor written as UTF-8), and a key
   named twice in one object (json keeps the last value and drops the other without a word).
@@ -26,8 +27,8 @@ from pathlib import Path
 
 #: Deepest JSON nesting accepted (StoryTurns nest about 6 levels).
 MAX_JSON_DEPTH = 64
-#: Integers must fit in a signed 64-bit integer (what SQLite, Arrow and every JSON reader elsewhere hold).
-INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+#: Most digits an integer may have (a 128-bit identifier has 39).
+MAX_INT_DIGITS = 100
 #: Longest number literal read (digits, sign, exponent): longer ones are refused before conversion.
 MAX_NUMBER_CHARS = 400
 
@@ -124,12 +125,9 @@ class _Refused:
 
 def _int_or_refused(literal: str) -> int | _Refused:
     digits = len(literal.lstrip("-"))
-    if digits > 19:  # never handed to int(): 5,000 digits is a ValueError there, and slow before it
-        return _Refused(literal, f"integer of {digits:,} digits is out of range (integers must fit in 64 bits)")
-    value = int(literal)
-    if not INT_MIN <= value <= INT_MAX:
-        return _Refused(literal, f"integer {literal} is out of range (integers must fit in 64 bits)")
-    return value
+    if digits > MAX_INT_DIGITS:  # never handed to int(): 5,000 digits is a ValueError there, and slow before it
+        return _Refused(literal, f"integer of {digits:,} digits is out of range (at most {MAX_INT_DIGITS} digits)")
+    return int(literal)
 
 
 def _float_or_refused(literal: str) -> float | _Refused:

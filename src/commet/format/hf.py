@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from pydantic import ValidationError
 
 from commet.extras import require
+from commet.format.bounded import loads as bounded_loads
 from commet.format.model import StoryTurn
 from commet.format.problems import FormatError, Problem
 
@@ -106,7 +107,7 @@ def decode_meta(entries: object) -> dict[str, object]:
     if entries is None:
         return {}
     if isinstance(entries, str):
-        value = json.loads(entries) if entries.strip() else {}
+        value = bounded_loads(entries) if entries.strip() else {}
         if not isinstance(value, dict):
             raise ValueError("must be a JSON object")
         return value
@@ -124,7 +125,7 @@ def decode_meta(entries: object) -> dict[str, object]:
         if not set_fields:
             meta[entry["key"]] = None
         elif set_fields[0] == "json":
-            meta[entry["key"]] = json.loads(entry["json"])
+            meta[entry["key"]] = bounded_loads(entry["json"])
         else:
             meta[entry["key"]] = entry[set_fields[0]]
     return meta
@@ -670,7 +671,7 @@ def _storyturn(row: dict[str, Any], index: int, file: Path, dataset: Dataset, ro
             field = "feedback"
             feedback = turn.get("feedback")
             if isinstance(feedback, str):
-                feedback = json.loads(feedback) if feedback.strip() else None
+                feedback = bounded_loads(feedback) if feedback.strip() else None
             answers = turn["answers"]
             options = turn.get("options") or []
             field = "meta"

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from PIL import Image, UnidentifiedImageError
+from PIL import Image, ImageOps, UnidentifiedImageError
 
 from commet.format.bounded import InputFileError, read_regular_file
 
@@ -33,6 +33,8 @@ MAX_DECODED_BYTES = 200_000_000
 MAX_IMAGE_BYTES = 50 * 1024 * 1024
 #: Formats every part of CoMMET (engine, web apps, HTML report) handles.
 IMAGE_FORMATS = ("PNG", "JPEG", "GIF", "WEBP")
+#: The EXIF tag saying which way up a photograph was taken.
+EXIF_ORIENTATION = 0x0112
 #: Bytes Pillow keeps per pixel, by mode (others: 4).
 _PIXEL_BYTES = {"1": 1, "L": 1, "P": 1, "I;16": 2, "I;16B": 2, "I;16L": 2, "I;16N": 2}
 
@@ -134,7 +136,8 @@ def decode_problem(data: bytes) -> str | None:
     try:
         with opened_picture(data) as image:
             image.load()
-            image.getexif()
+            if image.getexif().get(EXIF_ORIENTATION, 1) != 1:  # turned upright as prepare_image will
+                ImageOps.exif_transpose(image)
     except PictureError as exc:
         return str(exc)
     return None

@@ -257,12 +257,12 @@ def number_cases() -> None:
     expect("int-5000-digits-meta", "a 5,000-digit integer (a traceback from validate, eval and study build)",
            path=path, file="data.jsonl", line=1, column=column_of(line, huge), story="c-1", field="meta.n",
            says="integer of 5,000 digits is out of range")
-    line = json.dumps({**PIPE, "turn_extras": [{"meta": {"order": 0}}, {}]}).replace('"order": 0',
-                                                                                   '"order": -9223372036854775809')
-    path = write("int-below-64-bits", line + "\n")
-    expect("int-below-64-bits", "one below the smallest 64-bit integer, in a pipe record's turn_extras", path=path,
-           file="data.jsonl", line=1, column=column_of(line, "-9223"), story="in-1", turn=0, field="meta.order",
-           says="integer -9223372036854775809 is out of range")
+    big = "-1" + "0" * 100
+    line = json.dumps({**PIPE, "turn_extras": [{"meta": {"order": 0}}, {}]}).replace('"order": 0', f'"order": {big}')
+    path = write("int-101-digits-turn-extras", line + "\n")
+    expect("int-101-digits-turn-extras", "a negative 101-digit integer in a pipe record's turn_extras", path=path,
+           file="data.jsonl", line=1, column=column_of(line, big), story="in-1", turn=0, field="meta.order",
+           says="integer of 101 digits is out of range (at most 100 digits)")
     line = json.dumps({**CANONICAL, "meta": {"weight": 0}}).replace('"weight": 0', '"weight": 1e400')
     path = write("float-1e400", line + "\n")
     expect("float-1e400", "a number too large for a float (read as inf)", path=path, file="data.jsonl", line=1,
@@ -279,9 +279,9 @@ def number_cases() -> None:
            column=column_of(line, digits), story="c-1", field="meta.p", says="number of 502 characters is too long")
     folder = case_dir("int-huge-in-dataset-json")
     (folder / "storyturns.jsonl").write_text(jsonl(PIPE))
-    (folder / "dataset.json").write_text('{\n  "name": "x",\n  "version": ' + "7" * 30 + "\n}\n")
-    expect("int-huge-in-dataset-json", "a 30-digit version in dataset.json", file="dataset.json", line=3,
-           column=14, field="version", says="integer of 30 digits is out of range")
+    (folder / "dataset.json").write_text('{\n  "name": "x",\n  "version": ' + "7" * 300 + "\n}\n")
+    expect("int-huge-in-dataset-json", "a 300-digit version in dataset.json", file="dataset.json", line=3,
+           column=14, field="version", says="integer of 300 digits is out of range")
     line = "[" * 100_000 + "]" * 100_000
     path = write("nesting-100000-jsonl-line", jsonl(PIPE) + line + "\n")
     expect("nesting-100000-jsonl-line", "a JSONL line nested 100,000 deep", path=path, file="data.jsonl", line=2,
@@ -409,8 +409,9 @@ def controls() -> None:
     pair = json.dumps({**PIPE, "storyturn": [TURN0.replace("goes out", "goes out @"), TURN1]}).replace("@", "\\ud83d\\ude00")
     control("escaped-surrogate-pair-and-backslash", "data.jsonl",
             pair + "\n" + json.dumps({**PIPE, "id": "in-2", "source": "a \\ud800 written out"}) + "\n")
-    control("int64-limits-and-floats", "data.jsonl", jsonl({**CANONICAL, "meta": {
-        "max": 2**63 - 1, "min": -(2**63), "small": 1e-300, "big": 1.5e300, "neg": -0.0}}))
+    control("big-integers-and-floats", "data.jsonl", jsonl({**CANONICAL, "meta": {
+        "max": 2**63 - 1, "min": -(2**63), "uuid": 2**128 - 1, "hundred_digits": 10**100 - 1, "small": 1e-300,
+        "big": 1.5e300, "neg": -0.0}}))
     control("feedback-if-words-inside-text", "data.jsonl", jsonl({**PIPE, "storyturn": [TURN0, TURN1.replace(
         "If wrong: Remember, Ana was outside.", "If wrong: Remember: she asked what to do if wrong, and left.")]}))
     control("options-once-each", "data.jsonl", jsonl({**PIPE, "storyturn": [TURN0, TURN1.replace(
