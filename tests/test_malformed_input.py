@@ -230,3 +230,20 @@ def test_what_cannot_be_committed_is_refused_at_once_in_bounded_memory(kind: str
         assert converted.exit_code == 2 and converted.stderr.count("\n") == 1, converted.output
         assert "a picture cannot be read: it is 1,073,741,824 bytes" in converted.stderr
         assert not (tmp_path / "out").exists()
+
+
+def test_review_export_refuses_a_dataset_broken_since_it_was_served(tmp_path: Path) -> None:
+    from commet.apps.review.db import ReviewDB
+    from commet.format import load_dataset
+
+    folder = tmp_path / "reviewed"
+    folder.mkdir()
+    (folder / "storyturns.jsonl").write_text(json.dumps({**PIPE, "storyturn": [PIPE["storyturn"][0].replace(  # type: ignore[index]
+        "| pic1 |", "| |")]}) + "\n")
+    ReviewDB(tmp_path / "review.sqlite").import_dataset(load_dataset(folder))
+    (folder / "storyturns.jsonl").write_text('{"id": "in-1", "n": ' + "9" * 5000 + "}\n")
+    result = CliRunner().invoke(app, ["review", "export", "--out", str(tmp_path / "final"), "--db",
+                                      str(tmp_path / "review.sqlite"), "--dataset", str(folder)])
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert len(located(result.stderr)) == 1 and "integer of 5,000 digits" in result.stderr, result.output
+    assert not (tmp_path / "final").exists()

@@ -12,6 +12,7 @@ from commet.cli.common import (
     ForceOption,
     ForwardedAllowIpsOption,
     fail,
+    fail_problems,
     load_or_fail,
     serve_web_app,
 )
@@ -112,6 +113,8 @@ def export(
 ) -> None:
     """Write the final items (three reviewers accepted them) as a validated dataset folder."""
     from commet.apps.review.db import ReviewDB, ReviewError
+    from commet.format.pictures import PictureError
+    from commet.format.problems import FormatError
 
     if not db.is_file():
         fail(f"no review store at {db}")
@@ -119,6 +122,10 @@ def export(
         exported, problems = ReviewDB(db).export(out, dataset_root=dataset)
     except ReviewError as exc:
         fail(str(exc))
+    except FormatError as exc:  # the reviewed dataset, changed since it was served
+        fail_problems(exc)
+    except PictureError as exc:
+        fail(f"a picture of the reviewed dataset cannot be read: it {exc}")
     for problem in problems:
         typer.echo(str(problem), err=True)
     errors = sum(p.severity == "error" for p in problems)
