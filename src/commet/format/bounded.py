@@ -90,6 +90,45 @@ def read_regular_file(path: str | Path, *, max_bytes: int, what: str = "file") -
         os.close(descriptor)
 
 
+def files_under(folder: Path, suffix: str, depth: int) -> list[Path]:
+    """The regular files named ``*suffix`` under ``folder``, at most ``depth`` folders down, in path order.
+
+    Each folder and file is visited once, by its device and inode (links followed), so symbolic links
+    that loop (``ln -s . again``) cost nothing: 45 self-links made a walk that followed them grow as
+    45^4 (30 s and 1.5 GB), and find every file once per path to it. Hidden folders are skipped.
+    """
+    found: list[Path] = []
+    seen: set[tuple[int, int]] = set()
+    try:
+        top = folder.stat()
+        seen.add((top.st_dev, top.st_ino))
+    except OSError:
+        return []
+    level = [folder]
+    for _ in range(depth + 1):
+        below: list[Path] = []
+        for directory in level:
+            try:
+                entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+            except OSError:
+                continue
+            for entry in entries:
+                try:
+                    info = entry.stat()  # links followed: a linked folder or file is visited as its target
+                except OSError:
+                    continue
+                if (info.st_dev, info.st_ino) in seen:
+                    continue
+                if stat.S_ISREG(info.st_mode) and entry.name.endswith(suffix):
+                    seen.add((info.st_dev, info.st_ino))
+                    found.append(Path(entry.path))
+                elif stat.S_ISDIR(info.st_mode) and not entry.name.startswith("."):
+                    seen.add((info.st_dev, info.st_ino))
+                    below.append(Path(entry.path))
+        level = below
+    return sorted(found)
+
+
 class JSONLimitError(json.JSONDecodeError):
     """JSON that parses but is refused (too deep, a number out of range, a lone surrogate), at ``pos``.
 

@@ -21,9 +21,7 @@ scalar sits in the field of its type, anything else (null, lists, objects) as JS
 from __future__ import annotations
 
 import json
-import os
 import re
-import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -31,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from pydantic import ValidationError
 
 from commet.extras import require
+from commet.format.bounded import files_under
 from commet.format.bounded import loads as bounded_loads
 from commet.format.model import StoryTurn
 from commet.format.problems import FormatError, Problem
@@ -340,41 +339,10 @@ PARQUET_DEPTH = 3  # data/train/x.parquet, CONFIG/SPLIT/0000.parquet: Hub layout
 def parquet_files(folder: Path) -> list[Path]:
     """The ``.parquet`` files under ``folder``, at most :data:`PARQUET_DEPTH` folders down, in path order.
 
-    Bounded so that pointing CoMMET at a big folder that is not a dataset answers at once. Each folder
-    and file is visited once, by its device and inode, so symbolic links that loop (``ln -s . again``)
-    cost nothing: 45 self-links made the walk grow as 45^4 (30 s and 1.5 GB), and found every file
-    once per path to it.
+    Bounded so that pointing CoMMET at a big folder that is not a dataset answers at once; each folder
+    and file visited once however symbolic links loop (:func:`~commet.format.bounded.files_under`).
     """
-    found: list[Path] = []
-    seen: set[tuple[int, int]] = set()
-    try:
-        top = folder.stat()
-        seen.add((top.st_dev, top.st_ino))
-    except OSError:
-        return []
-    level = [folder]
-    for _ in range(PARQUET_DEPTH + 1):
-        below: list[Path] = []
-        for directory in level:
-            try:
-                entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
-            except OSError:
-                continue
-            for entry in entries:
-                try:
-                    info = entry.stat()  # links followed: a linked folder or file is visited as its target
-                except OSError:
-                    continue
-                if (info.st_dev, info.st_ino) in seen:
-                    continue
-                if stat.S_ISREG(info.st_mode) and entry.name.endswith(".parquet"):
-                    seen.add((info.st_dev, info.st_ino))
-                    found.append(Path(entry.path))
-                elif stat.S_ISDIR(info.st_mode) and not entry.name.startswith("."):
-                    seen.add((info.st_dev, info.st_ino))
-                    below.append(Path(entry.path))
-        level = below
-    return sorted(found)
+    return files_under(folder, ".parquet", PARQUET_DEPTH)
 
 
 def is_hf_folder(path: Path) -> bool:
@@ -585,12 +553,8 @@ def _check_columns(table: pyarrow.Table, file: Path) -> None:
 
 
 def _picture(value: object, file: Path, root: Path) -> bytes | None:
-    """The bytes of an ``Image`` cell ({bytes, path}); a path-only cell names a file inside ``root`` (the dataset
-    folder), read within the picture size limit.
-
-    A path that is absolute, climbs out with ``..`` or is a symbolic link pointing out is refused and never
-    read (:class:`PictureError`): a dataset cannot make CoMMET copy or send a file from elsewhere.
-    """
+    """The bytes of an ``Image`` cell ({bytes, path}); a path-only cell names a file beside the data file or at
+    the top of ``root`` (the dataset folder), never outside it (:func:`~commet.format.pictures.read_picture_inside`)."""
     if value is None:
         return None
     if isinstance(value, (bytes, bytearray)):
@@ -600,34 +564,11 @@ def _picture(value: object, file: Path, root: Path) -> bytes | None:
             return bytes(value["bytes"])
         path = value.get("path")
         if isinstance(path, str) and path:
-            return _picture_at(path, file, root)
+            from commet.format.pictures import read_picture_inside
+
+            return read_picture_inside(root, path, (file.parent, root))
         return None
     raise ValueError("must be an Image ({bytes, path})")
-
-
-def _picture_at(path: str, file: Path, root: Path) -> bytes:
-    """A path-only ``Image`` cell's file: beside the data file or at the dataset's top, never outside it."""
-    from commet.format.pictures import PictureError, read_picture_file
-    from commet.format.problems import printable
-
-    shown = printable(path if len(path) <= 120 else path[:100] + "...")
-    if Path(path).is_absolute() or Path(path).drive:
-        raise PictureError(f"path {shown!r} is absolute: pictures are read only from inside the dataset folder "
-                           "(refused, not read)")
-    top = root.resolve()
-    for candidate in dict.fromkeys((file.parent / path, root / path)):
-        try:
-            if not os.path.lexists(candidate):
-                continue
-            if not candidate.resolve().is_relative_to(top):
-                what = "is a symbolic link pointing" if candidate.is_symlink() else "leads"
-                raise PictureError(f"path {shown!r} {what} out of the dataset folder (refused, not read)")
-        except (OSError, RuntimeError) as exc:  # RuntimeError: a symbolic link loop (Python < 3.13)
-            raise PictureError(f"path {shown!r} cannot be looked at: {getattr(exc, 'strerror', None) or exc}") from None
-        return read_picture_file(candidate)
-    if ".." in Path(path).parts:
-        raise PictureError(f"path {shown!r} leads out of the dataset folder (refused, not read)")
-    raise PictureError(f"path {shown!r} not found in the dataset folder (and the cell holds no bytes)")
 
 
 def _strict_bool(value: object) -> bool | None:

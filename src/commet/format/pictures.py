@@ -14,6 +14,7 @@ it, so a picture validate passes is one the run can prepare.
 from __future__ import annotations
 
 import io
+import os
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -61,6 +62,32 @@ def read_picture_file(path: str | Path) -> bytes:
         raise PictureError(f"not found ({path})") from None
     except InputFileError as exc:
         raise PictureError(f"{exc} ({path})") from None
+
+
+def read_picture_inside(root: Path, path: str, folders: tuple[Path, ...]) -> bytes:
+    """The picture file ``path`` names, looked for in each of ``folders`` (inside ``root``), read only if it stays
+    inside ``root``: an absolute path, ``..`` climbing out or a symbolic link pointing out is refused
+    (:class:`PictureError`) and never read, so a dataset cannot make CoMMET copy or send a file from elsewhere."""
+    from commet.format.problems import printable
+
+    shown = printable(path if len(path) <= 120 else path[:100] + "...")
+    if Path(path).is_absolute() or Path(path).drive:
+        raise PictureError(f"path {shown!r} is absolute: pictures are read only from inside the dataset folder "
+                           "(refused, not read)")
+    top = root.resolve()
+    for candidate in dict.fromkeys(folder / path for folder in folders):
+        try:
+            if not os.path.lexists(candidate):
+                continue
+            if not candidate.resolve().is_relative_to(top):
+                what = "is a symbolic link pointing" if candidate.is_symlink() else "leads"
+                raise PictureError(f"path {shown!r} {what} out of the dataset folder (refused, not read)")
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a symbolic link loop (Python < 3.13)
+            raise PictureError(f"path {shown!r} cannot be looked at: {getattr(exc, 'strerror', None) or exc}") from None
+        return read_picture_file(candidate)
+    if ".." in Path(path).parts:
+        raise PictureError(f"path {shown!r} leads out of the dataset folder (refused, not read)")
+    raise PictureError(f"path {shown!r} not found in the dataset folder (and the cell holds no bytes)")
 
 
 @contextmanager
