@@ -66,7 +66,7 @@ class Problem:
         column = f":{self.column}" if self.column is not None else ""
         story = printable(shortened(self.story)) if self.story is not None else "-"
         turn = self.turn if self.turn is not None else "-"
-        field = printable(shortened(self.field)).replace(" ", "_") if self.field else "-"
+        field = printable(shortened(self.field)) if self.field else "-"
         return (f"{printable(shortened(self.file, 4 * MAX_SHOWN))}:{line}{column} story={story} turn={turn} "
                 f"field={field}: {self.severity}: {printable(shortened(self.message, MAX_MESSAGE))}")
 
