@@ -455,20 +455,34 @@ def _record_over_lines(text: str, offset: int, starts: list[int]) -> int | json.
 
 def _pydantic_problems(exc: ValidationError, file: str, line: int, story: str | None,
                        turn_key: str = "turns") -> list[Problem]:
-    """One located problem per pydantic error (``turns.2.answers`` becomes turn 2, field ``answers``)."""
-    problems = []
+    """One located problem per pydantic error (``turns.2.answers`` becomes turn 2, field ``answers``), except that
+    the missing and unknown fields of one object are one problem: a misspelt key (``Question``) or a record
+    that is not a StoryTurn at all is one mistake, not a line per field."""
+    problems: list[Problem] = []
+    shape: dict[tuple[int | None, str], tuple[list[str], list[str]]] = {}  # (turn, object) -> missing, unknown
     for error in exc.errors():
         loc = [str(p) for p in error["loc"]]
         turn = None
         if len(loc) >= 2 and loc[0] == turn_key and loc[1].isdigit():
             turn = int(loc[1])
             loc = loc[2:] or [turn_key]
+        if error["type"] in ("missing", "extra_forbidden") and loc:
+            missing, unknown = shape.setdefault((turn, ".".join(loc[:-1])), ([], []))
+            (missing if error["type"] == "missing" else unknown).append(loc[-1])
+            continue
         message = error["msg"]
-        if error["type"] == "extra_forbidden":
-            message = "unknown field"
-        elif "input" in error and error["type"].endswith("_type"):
+        if "input" in error and error["type"].endswith("_type"):
             message += f", got {_json_type(error['input'])}"
         problems.append(Problem(file, line, story, turn, ".".join(loc) or None, message))
+    for (turn, parent), (missing, unknown) in shape.items():
+        prefix = f"{parent}." if parent else ""
+        if len(missing) + len(unknown) == 1:
+            problems.append(Problem(file, line, story, turn, prefix + (missing or unknown)[0],
+                                    "Field required" if missing else "unknown field"))
+            continue
+        said = [f"missing required field(s) {', '.join(missing)}"] if missing else []
+        said += [f"unknown field(s) {', '.join(repr(name) for name in unknown)}"] if unknown else []
+        problems.append(Problem(file, line, story, turn, prefix + ",".join(missing or unknown), "; ".join(said)))
     return problems
 
 
