@@ -170,23 +170,28 @@ def repeated_option_label(question: str) -> str | None:
 
 def _repeated_choices(turn: Turn) -> list[tuple[str, str]]:
     """Expected answers, option texts or option labels a judge cannot tell apart (the same once case,
-    punctuation and articles are set aside): which branch or option a reply names would be a guess."""
+    punctuation and articles are set aside): which branch or option a reply names would be a guess.
+    One line for each kind, naming the first pair and how many more repeats there are."""
     found = []
     for field, what, values, key in (
             ("answers", "answers", turn.answers, normalize),
             ("options", "options", [o.text for o in turn.options], normalize),
             ("options", "option labels", [o.label for o in turn.options if o.label is not None], fold)):
         first: dict[str, int] = {}
+        pairs: list[tuple[int, int]] = []
         for i, value in enumerate(values):
             same = key(value).strip()
             if not same:
                 continue
             if same in first:
-                j = first[same]
-                found.append((field, f"{what} {j} and {i} are the same once case, punctuation and articles are "
-                                     f"set aside ({values[j]!r}, {value!r}): a judge cannot tell them apart"))
+                pairs.append((first[same], i))
             else:
                 first[same] = i
+        if pairs:
+            j, i = pairs[0]
+            more = f" (and {len(pairs) - 1} more repeat(s))" if len(pairs) > 1 else ""
+            found.append((field, f"{what} {j} and {i} are the same once case, punctuation and articles are "
+                                 f"set aside ({values[j]!r}, {values[i]!r}): a judge cannot tell them apart{more}"))
     return found
 
 
