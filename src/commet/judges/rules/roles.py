@@ -1,0 +1,187 @@
+"""Who does what: a sentence decides only when it names the question's people in the question's frame.
+
+"What kind of balloon does Dad think Nadia wants?" asks about Dad's belief. "Dad wants a star
+balloon." names the option in another frame (what Dad wants), and "Nadia wants a star balloon."
+states what Nadia wants, not what Dad thinks: neither decides. "Dad thinks Nadia wants a star
+balloon." and "A star balloon." do. A sentence decides when:
+
+* it names exactly one option (or, where every option is a feeling, one feeling word that can mean
+  only one of them: "sad" for "happy or upset?", never for "sad or angry?");
+* its other words are the question's own (by stem: "thinks" for "think", "believes" for "think"),
+  function words, or words that say a choice is made, in the question's order;
+* unless it names the option alone, it refers to every person the question names (by name; by a
+  pronoun only where the question names one person), and it has every verb of thinking, wanting,
+  knowing or saying the question has;
+* it has no hedge, contrast, negation or judgement word, no word pointing away from the option it names
+  ("a different snack than the apple"), and it is no copy of (the start of) the question.
+"""
+
+from __future__ import annotations
+
+import enum
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from commet.judges.rules.lexicon import hedged, lexicon, mental_stems, negation_count, stem, tokens_of
+from commet.judges.rules.options import Choice, Named, named_options
+from commet.text import char_kind, word_spans
+
+#: a sentence longer than this never decides by naming an option (its conclusion may come late)
+MAX_SENTENCE_WORDS = 24
+
+
+class Reading(enum.Enum):
+    """Why a sentence decides nothing."""
+
+    NONE = "names no option"
+    SEVERAL = "names several options"
+    HEDGED = "hedges, contrasts, negates or judges"
+    OTHER_WORDS = "says more than which option, or in another order than the question"
+    OTHER_ROLE = "names other people or another frame than the question's"
+    REPEATS = "repeats the question"
+    TOO_LONG = "too long a sentence"
+
+
+@dataclass(frozen=True)
+class Frame:
+    """What a question asks about: its words (and their stems), its people and its mental verbs."""
+
+    tokens: tuple[str, ...]
+    stems: tuple[str, ...]
+    persons: tuple[frozenset[str], ...]
+    verbs: frozenset[str]
+    unspaced: bool  # written in a script without spaces: no frame can be read
+
+
+#: words that open a question and are capitalised for that alone
+_QUESTION_OPENERS = frozenset({"is", "are", "was", "were", "do", "does", "did", "will", "would", "can", "could",
+                               "should", "has", "have", "had", "if", "after", "before", "when", "now", "so", "and",
+                               "then", "look", "imagine", "remember", "story", "question", "mr", "mrs", "ms"})
+
+
+def question_frame(question: str, choices: Sequence[Choice]) -> Frame:
+    """The frame of a question (its stem, without a list of labelled options).
+
+    People and verbs are read from the sentence that asks (the last one ending in a question mark: "Sam
+    likes a different snack. Which snack will Sam pick?" asks what Sam picks, not what he likes). A
+    person is a run of capitalised words that are never written in lower case in the question and
+    are no function, question or mental-verb word and no option's word ("Mrs Green", "Nadia").
+    """
+    lists = lexicon()
+    tokens = tuple(tokens_of(question))
+    option_words = {word for choice in choices for word in choice.core}
+    text = _asking_sentence(unicodedata.normalize("NFKC", question))
+    spans = word_spans(text)
+    lower = {text[s:e].casefold() for s, e in spans if not text[s].isupper()}
+
+    def is_name(word: str) -> bool:
+        folded = word.casefold()
+        return (word[0].isupper() and folded not in lower and folded not in option_words and folded != "i"
+                and folded not in lists.function_words and folded not in lists.question_words
+                and folded not in _QUESTION_OPENERS and stem(folded) not in mental_stems())
+
+    persons: list[set[str]] = []
+    previous_end = -2
+    for start, end in spans:
+        word = text[start:end]
+        if not is_name(word):
+            continue
+        if persons and text[previous_end:start] == " ":
+            persons[-1].add(word.casefold())
+        else:
+            persons.append({word.casefold()})
+        previous_end = end
+    verbs = frozenset(stem(t) for t in tokens_of(text) if stem(t) in mental_stems() and t not in option_words)
+    unspaced = any(char_kind(ch) == "u" for ch in question)
+    return Frame(tokens, tuple(stem(t) for t in tokens), tuple(frozenset(p) for p in persons), verbs, unspaced)
+
+
+def _asking_sentence(question: str) -> str:
+    """The last sentence of ``question`` that ends in a question mark (the whole question when none does)."""
+    end = max(question.rfind("?"), question.rfind("？"))
+    if end < 0:
+        return question
+    start = max(question.rfind(mark, 0, end) for mark in ".!?？。\n") + 1
+    return question[start:end + 1]
+
+
+def repeats_question(tokens: Sequence[str], frame: Frame) -> bool:
+    """The words are the question's first words (three or more): a copy of the question, cut short or not."""
+    return len(tokens) >= 3 and tuple(tokens) == frame.tokens[: len(tokens)]
+
+
+def emotion_named(tokens: Sequence[str], choices: Sequence[Choice]) -> list[Named]:
+    """Where every option is one feeling word, the feeling words of the sentence, each tied to the one option
+    it can mean ("sad" for "happy or upset?"); empty when there is none, or one could mean several options
+    ("upset" for "sad or angry?")."""
+    lists = lexicon()
+    families = [lists.emotions.get(choice.core) for choice in choices]
+    if any(family is None for family in families):
+        return []
+    found: list[Named] = []
+    for start, end in lists.emotion_words.matches(tokens):
+        meant = lists.emotions[tuple(tokens[start:end])]
+        options = [i for i, family in enumerate(families) if family and family & meant]
+        if len(options) != 1:
+            return []
+        found.append(Named(options[0], start, end))
+    return found
+
+
+def sentence_choice(tokens: Sequence[str], choices: Sequence[Choice], frame: Frame) -> int | Reading:
+    """The option a sentence names in the question's frame (its index), or why it names none."""
+    lists = lexicon()
+    if len(tokens) > MAX_SENTENCE_WORDS:
+        return Reading.TOO_LONG
+    if repeats_question(tokens, frame):
+        return Reading.REPEATS
+    named = named_options(tokens, choices) or emotion_named(tokens, choices)
+    if not named:
+        return Reading.NONE
+    if len({n.index for n in named}) > 1:
+        return Reading.SEVERAL
+    outside = [t for i, t in enumerate(tokens) if not any(n.start <= i < n.end for n in named)]
+    if hedged(outside) or negation_count(tokens) or lists.pointing_away.found_in(outside) or lists.judgements.found_in(
+            [t for t in outside if stem(t) not in frame.stems]):
+        return Reading.HEDGED
+    if frame.unspaced or any(char_kind(t[0]) == "u" for t in outside):
+        return Reading.OTHER_WORDS
+    chosen = choices[named[0].index]
+    own = set(tokens_of(chosen.text))
+    skip = lists.function_words | lists.choice_words | own
+    content = [t for t in outside if t not in skip]
+    asked = set(frame.stems) | {w for person in frame.persons for w in person}
+    if any(stem(t) not in asked and t not in asked for t in content):
+        return Reading.OTHER_WORDS
+    if not _in_order(content, frame):
+        return Reading.OTHER_WORDS
+    if content and not _same_roles(tokens, frame):
+        return Reading.OTHER_ROLE
+    return named[0].index
+
+
+def _in_order(content: Sequence[str], frame: Frame) -> bool:
+    """Whether the sentence's own words come in the question's order (so the option keeps the question's
+    role: "Mia will give the apple to Sam" for "Who will give the apple to Sam?", not "Sam will give...")."""
+    position = 0
+    for token in content:
+        wanted = stem(token)
+        for i in range(position, len(frame.stems)):
+            if frame.stems[i] == wanted or frame.tokens[i] == token:
+                position = i + 1
+                break
+        else:
+            return False
+    return True
+
+
+def _same_roles(tokens: Sequence[str], frame: Frame) -> bool:
+    """Every person of the question referred to (a pronoun stands for the only one), every verb of its frame."""
+    present = set(tokens)
+    pronoun = bool(present & lexicon().pronouns)
+    for person in frame.persons:
+        if not person & present and not (pronoun and len(frame.persons) == 1):
+            return False
+    stems = {stem(t) for t in tokens}
+    return frame.verbs <= stems
