@@ -24,10 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from commet.judges.rules.labels import leading_label
-from commet.judges.rules.lexicon import hedged, lexicon, negation_count, stem
+from commet.judges.rules.lexicon import hedged, judged, lexicon, negation_count, stem
 from commet.judges.rules.marks import Reply
 from commet.judges.rules.options import Choice, named_options
-from commet.judges.rules.roles import Frame, Reading, sentence_choice
+from commet.judges.rules.roles import Frame, Reading, emotion_named, sentence_choice
 
 #: words that open a reason after an answer ("The shed because he never saw it moved")
 _REASONS = frozenset({"because", "since", "as", "cause", "given", "porque", "weil", "da", "parce", "car", "因为", "由于"})
@@ -98,7 +98,7 @@ def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Fra
     end = sentence_end(reply, offset)
     first = reply.token_at(offset)
     words = reply.tokens[first:min(reply.token_at(end), first + ANSWER_WORDS)]
-    named = named_options(words, choices)
+    named = named_options(words, choices) or emotion_named(words, choices)
     if named and named[0].start <= _lead_words(words) and _stands_alone(reply, first + named[0].end, end):
         after = reply.ends[first + named[0].end - 1]
         following = text[after:after + 4].lstrip()[:1]
@@ -110,10 +110,24 @@ def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Fra
         return None, end
     if not sentence:
         return Unclear.UNCLEAR, end
+    clause = _first_clause(reply, first, first + len(words))
+    if clause < first + len(words):  # "She'll look in the garage, where she parked it": the answer, then a comment
+        read = sentence_choice(reply.tokens[first:clause], choices, frame)
+        if isinstance(read, int):
+            return read, reply.ends[clause - 1]
     read = sentence_choice(words, choices, frame)
     if isinstance(read, int):
         return read, end
     return (Unclear.UNCLEAR if read in (Reading.HEDGED, Reading.SEVERAL) else None), end
+
+
+def _first_clause(reply: Reply, first: int, last: int) -> int:
+    """The end (a token index) of the first clause of the words ``first`` to ``last``: before a comma, dash or
+    bracket, or before a reason ("because", "since")."""
+    for i in range(first + 1, last):
+        if reply.boundary(i) or reply.tokens[i] in _REASONS:
+            return i
+    return last
 
 
 def _stands_alone(reply: Reply, following: int, end: int) -> bool:
@@ -140,7 +154,7 @@ def statements(reply: Reply, region: int, choices: Sequence[Choice], frame: Fram
     found: dict[str, list[Statement]] = {"answer line": [], "bold answer": [], "conclusion": [], "opening answer": []}
     for start, end in lists.strong_markers.matches(tokens[region:]):
         start, end = start + region, end + region
-        if negation_count(tokens[max(region, start - 2):start]):
+        if start > region and not reply.boundary(start) and negation_count(tokens[max(region, start - 2):start]):
             found["answer line"].append(Statement("answer line", reply.starts[start], reply.ends[end - 1],
                                                   Unclear.UNCLEAR))  # "not the answer: B"
             continue
@@ -173,7 +187,7 @@ def statements(reply: Reply, region: int, choices: Sequence[Choice], frame: Fram
     closing = _closing_sentence(reply, region)
     if closing is not None and (not found["conclusion"] or found["conclusion"][-1].start < reply.starts[closing]):
         read, after = read_answer(reply, reply.starts[closing], choices, frame, sentence=True)
-        if read is not None:
+        if isinstance(read, int):  # a closing sentence that is not an answer is the end of an explanation
             found["conclusion"].append(Statement("closing answer", reply.starts[closing], after, read))
     return found
 
@@ -200,16 +214,18 @@ def tail_problem(reply: Reply, offset: int, chosen: int, choices: Sequence[Choic
     contrast or self-correction, the chosen option negated, a judgement."""
     lists = lexicon()
     tokens = reply.tokens[reply.token_at(offset):]
+    affirmed = lists.affirmations.matches(tokens[:8])
+    if affirmed and affirmed[0][0] == 0:  # "Option A is correct."
+        tokens = tokens[affirmed[0][1]:]
     if not tokens:
         return ""
-    named = named_options(tokens, choices)
+    named = named_options(tokens, choices) + emotion_named(tokens, choices)
     if any(n.index != chosen for n in named):
         return "names another option after its conclusion"
-    if hedged(tokens):
+    if hedged(tokens, frame.tokens):
         return "hedges, contrasts or corrects itself after its conclusion"
     if named and negation_count(tokens):
         return "negates after its conclusion"
-    if lists.judgements.found_in([t for t in tokens if stem(t) not in frame.stems]) or \
-            lists.pointing_away.found_in([t for t in tokens if stem(t) not in frame.stems]):
+    if judged(tokens, frame.tokens) or lists.pointing_away.found_in([t for t in tokens if stem(t) not in frame.stems]):
         return "judges or points away after its conclusion"
     return ""

@@ -37,7 +37,7 @@ from commet.text import fold
 _ANYWHERE = {MarkKind.STRIKE, MarkKind.CROSS_OR_TICK, MarkKind.PICTOGRAPH, MarkKind.SHRUG, MarkKind.SARCASM}
 _QUOTES = str.maketrans({c: '"' for c in "\u201c\u201d\u201e\u00ab\u00bb\u300c\u300d\u300e\u300f\uff02'"})
 #: characters stripped around a whole reply before it is compared word for word
-_WRAPPING = " \t\n\"*_`~#>"
+_WRAPPING = " \t\n\"*_`#>"
 #: word beginnings that make "I don't know" a possible answer: in the expected answer (someone does not know, has
 #: no idea or clue, knows nothing) or in a question about what someone says ("What will Tom say?": "I don't know.")
 _NOT_KNOWING_ANSWER = ("know", "knew", "sure", "idea", "clue", "tell", "told", "unknown", "unaware", "aware",
@@ -176,9 +176,10 @@ def _suspicious(reply: Reply, offset: int, request: JudgeRequest) -> Mark | None
     ("*such*", "NEVER"), at or after ``offset``: where the reply states its answer, such marks change it."""
     lists = lexicon()
     allowed = set(tokens_of(" ".join([request.question, *request.expected, *(t for _, t in offered(request))])))
-    allowed |= lists.function_words | lists.yes | lists.no | {w for p in lists.preambles for w in p}
+    allowed |= lists.prepositions | lists.yes | lists.no | {w for p in lists.preambles for w in p}
     allowed |= {w for phrase in lists.strong_markers.entries | lists.sentence_markers.entries for w in phrase}
     allowed |= {fold(label) for label, _ in offered(request) if label}
+    allowed -= lists.function_words - lists.prepositions  # "*so*", "*such*", "SO", "*really*": emphasis of a word
     for mark in reply.marks_from(offset, {MarkKind.QUESTION, MarkKind.CAPITALS}):
         if mark.kind is MarkKind.QUESTION or not set(tokens_of(mark.text)) <= allowed:
             return mark
@@ -218,7 +219,8 @@ def _conclusion(found: dict[str, list[Statement]]) -> Statement | str:
         last = said[-1]
         if last.read is Unclear.UNCLEAR:
             return f"reply's last {kind} hedges or names several options"
-        if kind != "answer line" and opening is not None and opening.read != last.read:
+        committed = opening is not None and isinstance(opening.read, int) and opening.end <= last.start
+        if kind != "answer line" and committed and opening.read != last.read:  # type: ignore[union-attr]
             return f"reply's opening answer and its {kind} differ"
         return last
     if opening is None:
@@ -229,10 +231,8 @@ def _conclusion(found: dict[str, list[Statement]]) -> Statement | str:
 
 
 def _decide_yes_no(request: JudgeRequest, reply: Reply, region: int, frame: Frame) -> Decision:
-    lists = lexicon()
-    negative = any(t in lists.negations for t in frame.tokens)
     start = _yes_no_line(reply, region)
-    read = read_yes_no(reply, start, frame, negative)
+    read = read_yes_no(reply, start, frame, frame.negative)
     if read.said is None:
         return _undecided(read.problem)
     mark = _suspicious(reply, reply.starts[start], request)
@@ -241,13 +241,13 @@ def _decide_yes_no(request: JudgeRequest, reply: Reply, region: int, frame: Fram
     expected = [yes_no_of(e) for e in request.expected]
     matches = [i for i, (word, _) in enumerate(expected) if word == read.said]
     if not matches:
-        if negative:
+        if frame.negative:
             return _undecided("yes/no to a negative question is ambiguous")
         return "incorrect", None, f"reply says {read.said!r}, expected {expected[0][0]!r}"
     i = matches[0]
     explanation = expected[i][1]
     if explanation:
-        if _same_explanation(reply.tokens[start + 1:], explanation):
+        if _same_explanation(reply.tokens[read.after:], explanation):
             return "correct", i, f"reply says {read.said!r} with the expected explanation"
         return _undecided(f"reply says {read.said!r}; its explanation needs a judge")
     return "correct", i, f"reply says {read.said!r}"

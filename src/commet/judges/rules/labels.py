@@ -108,7 +108,7 @@ def labels_only(tokens: Sequence[str], offered: Sequence[str]) -> list[str] | No
     i = 0
     while i < len(tokens):
         token = tokens[i]
-        prefix = next((w for w in LABEL_WORDS if tuple(tokens[i:i + len(w)]) == w), None)
+        prefix = next((w for w in LABEL_WORDS if w[0] == token and tuple(tokens[i:i + len(w)]) == w), None)
         if prefix is not None:
             i += len(prefix)
             continue

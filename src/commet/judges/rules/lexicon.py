@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from commet.text import words
@@ -27,6 +27,9 @@ def split_contractions(tokens: Iterable[str]) -> list[str]:
     """Words with English contractions and French elisions split: the form every list is compared in."""
     out: list[str] = []
     for token in tokens:
+        if "'" not in token:
+            out.append(token)
+            continue
         if token.endswith("n't") and len(token) > 3:
             out += [_NOT_STEMS.get(token[:-3], token[:-3]), "not"]
             continue
@@ -46,22 +49,29 @@ def tokens_of(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Phrases:
-    """A set of phrases, each a tuple of normalised words."""
+    """A set of phrases, each a tuple of normalised words, indexed by first word (with their lengths, longest
+    first)."""
 
     entries: frozenset[tuple[str, ...]]
-    longest: int
+    by_first: dict[str, tuple[int, ...]]
 
     @classmethod
     def of(cls, texts: Iterable[str]) -> Phrases:
-        entries = frozenset(tuple(tokens_of(text)) for text in texts) - {()}
-        return cls(entries, max((len(e) for e in entries), default=0))
+        return cls.of_entries(frozenset(tuple(tokens_of(text)) for text in texts) - {()})
+
+    @classmethod
+    def of_entries(cls, entries: frozenset[tuple[str, ...]]) -> Phrases:
+        lengths: dict[str, set[int]] = {}
+        for entry in entries:
+            lengths.setdefault(entry[0], set()).add(len(entry))
+        return cls(entries, {first: tuple(sorted(sizes, reverse=True)) for first, sizes in lengths.items()})
 
     def spans(self, tokens: Sequence[str]) -> list[tuple[int, int]]:
         """(start, end) of every phrase found in ``tokens``, longest first at each start."""
         found = []
-        for start in range(len(tokens)):
-            for size in range(min(self.longest, len(tokens) - start), 0, -1):
-                if tuple(tokens[start:start + size]) in self.entries:
+        for start, token in enumerate(tokens):
+            for size in self.by_first.get(token, ()):
+                if size == 1 or tuple(tokens[start:start + size]) in self.entries:
                     found.append((start, start + size))
                     break
         return found
@@ -89,6 +99,10 @@ class Lexicon:
     hedge_exceptions: Phrases
     contrasts: Phrases
     judgements: Phrases
+    judgement_exceptions: Phrases
+    affirmations: Phrases
+    yes_phrases: Phrases
+    no_phrases: Phrases
     pointing_away: Phrases
     negations: Phrases
     sarcasm: Phrases
@@ -114,6 +128,18 @@ class Lexicon:
     emotion_words: Phrases
 
 
+def _symmetric(pairs: dict[str, list[str]], irregular: dict[str, str]) -> dict[str, frozenset[str]]:
+    """Opposites by stem, both ways: "lie" has "truth" among its opposites, so "truth" has "lie"."""
+    found: dict[str, set[str]] = {}
+    for key, opposed in pairs.items():
+        stem_of_key = _plain_stem(key, irregular)
+        for word in opposed:
+            stem_of_word = _plain_stem(word, irregular)
+            found.setdefault(stem_of_key, set()).add(stem_of_word)
+            found.setdefault(stem_of_word, set()).add(stem_of_key)
+    return {key: frozenset(words) for key, words in found.items()}
+
+
 def _words(texts: Iterable[str]) -> frozenset[str]:
     return frozenset(" ".join(tokens_of(text)) for text in texts)
 
@@ -129,18 +155,20 @@ def lexicon() -> Lexicon:
     return Lexicon(
         hedges=Phrases.of(data["hedges"]), hedge_exceptions=Phrases.of(data["hedge_exceptions"]),
         contrasts=Phrases.of(data["contrasts"]), judgements=Phrases.of(data["judgements"]),
+        judgement_exceptions=Phrases.of(data["judgement_exceptions"]), affirmations=Phrases.of(data["affirmations"]),
+        yes_phrases=Phrases.of(data["yes_phrases"]), no_phrases=Phrases.of(data["no_phrases"]),
         pointing_away=Phrases.of(data["pointing_away"]), negations=Phrases.of(data["negations"]),
         sarcasm=Phrases.of(data["sarcasm"]), yes=_words(data["yes"]), no=_words(data["no"]),
         function_words=_words(data["function_words"]), pronouns=_words(data["pronouns"]),
         choice_words=_words(data["choice_words"]), question_words=_words(data["question_words"]),
         mental_verbs=_words(data["mental_verbs"]), synonyms=synonyms, irregular=irregular,
-        opposites={_plain_stem(key, irregular): _words(opposed) for key, opposed in data["predicate_opposites"].items()},
+        opposites=_symmetric(data["predicate_opposites"], irregular),
         preambles=frozenset(tuple(tokens_of(text)) for text in data["preamble_sentences"]),
         lead_ins=Phrases.of(data["lead_ins"]), strong_markers=Phrases.of(data["strong_markers"]),
         sentence_markers=Phrases.of(data["sentence_markers"]), marker_fillers=Phrases.of(data["marker_fillers"]),
         foreign_articles=_words(data["foreign_articles"]), prepositions=_words(data["prepositions"]),
         non_answers=_words(data["non_answers"]),
-        emotions=emotions, emotion_words=Phrases(frozenset(emotions), max(len(word) for word in emotions)))
+        emotions=emotions, emotion_words=Phrases.of_entries(frozenset(emotions)))
 
 
 def _plain_stem(word: str, irregular: dict[str, str]) -> str:
@@ -159,6 +187,7 @@ def _plain_stem(word: str, irregular: dict[str, str]) -> str:
     return base[:-1] if len(base) > 3 and base.endswith("e") else base
 
 
+@lru_cache(maxsize=16384)
 def stem(word: str) -> str:
     """The stem by which verb forms and their synonyms compare: "thinks", "thought", "believes" -> one stem."""
     lists = lexicon()
@@ -172,15 +201,33 @@ def mental_stems() -> frozenset[str]:
     return frozenset(stem(verb) for verb in lexicon().mental_verbs)
 
 
+def judged(tokens: Sequence[str], asked: Iterable[str] = ()) -> bool:
+    """A judgement word ("correct", "wrong", "true") among ``tokens``, not one the question itself uses and not in
+    a set phrase ("false belief", "right now")."""
+    lists = lexicon()
+    excused = {i for s, e in lists.judgement_exceptions.spans(tokens) for i in range(s, e)}
+    asked_stems = {stem(word) for word in asked}
+    return any(s not in excused and stem(tokens[s]) not in asked_stems for s, _ in lists.judgements.spans(tokens))
+
+
 def negation_count(tokens: Sequence[str]) -> int:
     """Negation words among ``tokens`` (contractions split: "don't" is do not)."""
     return len(lexicon().negations.spans(tokens))
 
 
-def hedged(tokens: Sequence[str]) -> bool:
-    """A hedge, a contrast or self-correction, or a sarcasm phrase among ``tokens``."""
+#: contrast words that a question's own words excuse ("Which box will Kim open first?": "first"), unlike these
+_NEVER_EXCUSED = frozenset({"or", "but", "both", "either", "neither", "nor", "however", "although", "though",
+                            "actually", "wait", "instead", "rather", "unless"})
+
+
+def hedged(tokens: Sequence[str], asked: Iterable[str] = ()) -> bool:
+    """A hedge, a contrast or self-correction, or a sarcasm phrase among ``tokens``; a contrast word the question
+    itself uses (``asked``) is no contrast ("first" in "Which box will Kim open first?")."""
     lists = lexicon()
-    if lists.contrasts.found_in(tokens) or lists.sarcasm.found_in(tokens):
+    excused = set(asked) - _NEVER_EXCUSED
+    if any(tuple(tokens[s:e]) != (tokens[s],) or tokens[s] not in excused for s, e in lists.contrasts.spans(tokens)):
+        return True
+    if lists.sarcasm.found_in(tokens):
         return True
     spans = lists.hedges.spans(tokens)
     if not spans:

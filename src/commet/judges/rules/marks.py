@@ -23,8 +23,8 @@ from functools import lru_cache
 from commet.judges.rules.lexicon import split_contractions
 from commet.text import word_spans
 
-#: replies longer than this are left to another judge (a long reasoning model's reply is far shorter)
-MAX_REPLY_CHARS = 20_000
+#: replies longer than this are left to another judge (a chat model's reasoning and answer are far shorter)
+MAX_REPLY_CHARS = 12_000
 
 #: characters that stand between an option's label and its text, or between two labels, besides spaces and
 #: ordinary punctuation: dashes (any Unicode dash), arrows, middle dots and bullets, invisible separators
@@ -93,10 +93,12 @@ class Reply:
     def boundary(self, i: int) -> str:
         """What stands before token ``i``: "sentence" (a full stop, '!', '?', a line break), "clause" (a comma,
         semicolon, colon, dash, bracket or separator) or "" (spaces only)."""
-        gap = self.gap(i)
-        if any(ch in _SENTENCE_ENDS for ch in gap):
+        low = self.ends[i - 1] if i > 0 else 0
+        high = self.starts[i] if i < len(self.starts) else len(self.clean)
+        at = bisect.bisect_left(self.sentence_ends, low)
+        if at < len(self.sentence_ends) and self.sentence_ends[at] < high:
             return "sentence"
-        return "clause" if gap.strip() else ""
+        return "clause" if self.clean[low:high].strip() else ""
 
 
 @lru_cache(maxsize=4096)
@@ -164,20 +166,27 @@ def read_reply(raw: str) -> Reply:
 def _sentence_ends(text: str) -> list[int]:
     """Offsets of the characters that end a sentence: '!', '?', ';', a line break, a full stop that is not
     inside a number or a word ("3.5", "e.g") and does not follow an abbreviation ("Mrs.")."""
-    found = []
+    found: list[int] = []
     word_start = 0
     for i, ch in enumerate(text):
-        if ch.isalpha():
-            if i == 0 or not text[i - 1].isalpha():
+        if ch.isalnum():
+            if i == 0 or not text[i - 1].isalnum():
                 word_start = i
             continue
         if ch not in _SENTENCE_ENDS:
             continue
-        if ch == "." and (i + 1 < len(text) and text[i + 1].isalnum()
-                          or i > 0 and text[i - 1].isalpha() and text[word_start:i] in _ABBREVIATIONS):
-            continue
+        word = text[word_start:i] if i > 0 and text[i - 1].isalnum() else ""
+        if ch == "." and (i + 1 < len(text) and text[i + 1].isalnum() or word in _ABBREVIATIONS
+                          or len(word) == 1 and _opens_sentence(text, word_start, found)):
+            continue  # "3.5", "Mrs.", and the full stop of a label that opens a sentence ("B. the box")
         found.append(i)
     return found
+
+
+def _opens_sentence(text: str, start: int, ends: list[int]) -> bool:
+    """Whether only spaces and formatting stand between the last sentence end (or the text's start) and ``start``."""
+    begin = ends[-1] + 1 if ends else 0
+    return not text[begin:start].strip(" \t\n(" + SEPARATOR)
 
 
 def _without_formatting(text: str) -> tuple[str, list[tuple[int, int]], list[tuple[int, int]]]:

@@ -88,6 +88,17 @@ def choices_of(request: JudgeRequest) -> list[Choice] | None:
     return [Choice(fold(label) if label else None, text, owner[j], cores[j]) for j, (label, text) in enumerate(shown)]
 
 
+def distinctive_words(choices: Sequence[Choice], index: int) -> tuple[str, ...]:
+    """The words of an option that no other option has, where all options share the rest ("star" of "a star
+    balloon" against "a heart balloon"); empty where the options share nothing or it has no words of its own."""
+    common = set(choices[0].core).intersection(*(c.core for c in choices[1:]))
+    if not common:
+        return ()
+    own = tuple(word for word in choices[index].core if word not in common)
+    others = {word for j, c in enumerate(choices) if j != index for word in c.core}
+    return own if own and not set(own) & others else ()
+
+
 def find(tokens: Sequence[str], phrase: Sequence[str]) -> list[int]:
     """Start of every occurrence of ``phrase`` in ``tokens``."""
     size = len(phrase)
@@ -107,14 +118,16 @@ class Named:
 
 
 def named_options(tokens: Sequence[str], choices: Sequence[Choice]) -> list[Named]:
-    """Every place ``tokens`` name an option by its words (articles ignored), an option inside a longer
-    named option not counted ("the big hat" names the big hat, not also "the hat")."""
+    """Every place ``tokens`` name an option by its words (articles ignored), or by the words that set it apart
+    from options sharing the rest ("the blue one", "Red." for "the red box or the blue box"); an option inside a
+    longer named option is not counted ("the big hat" names the big hat, not also "the hat")."""
     kept = [(i, t) for i, t in enumerate(tokens) if t not in _ARTICLES]
     words = [t for _, t in kept]
     found: list[Named] = []
     for index, choice in enumerate(choices):
-        for start in find(words, choice.core):
-            found.append(Named(index, kept[start][0], kept[start + len(choice.core) - 1][0] + 1))
+        for phrase in {choice.core, distinctive_words(choices, index)} - {()}:
+            for start in find(words, phrase):
+                found.append(Named(index, kept[start][0], kept[start + len(phrase) - 1][0] + 1))
     found.sort(key=lambda n: (n.start, -n.end))
     kept_names: list[Named] = []
     reach = -1  # the furthest end of the names before: one that reaches this one's end contains it

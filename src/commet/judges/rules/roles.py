@@ -23,7 +23,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from commet.judges.rules.lexicon import hedged, lexicon, mental_stems, negation_count, stem, tokens_of
+from commet.judges.rules.lexicon import hedged, judged, lexicon, mental_stems, negation_count, stem, tokens_of
 from commet.judges.rules.options import Choice, Named, named_options
 from commet.text import char_kind, word_spans
 
@@ -52,6 +52,7 @@ class Frame:
     persons: tuple[frozenset[str], ...]
     verbs: frozenset[str]
     unspaced: bool  # written in a script without spaces: no frame can be read
+    negative: bool  # a negative question ("Isn't he lying?", "Does she not know?")
 
 
 #: words that open a question and are capitalised for that alone
@@ -64,8 +65,8 @@ def question_frame(question: str, choices: Sequence[Choice]) -> Frame:
     """The frame of a question (its stem, without a list of labelled options).
 
     People and verbs are read from the sentence that asks (the last one ending in a question mark: "Sam
-    likes a different snack. Which snack will Sam pick?" asks what Sam picks, not what he likes). A
-    person is a run of capitalised words that are never written in lower case in the question and
+    likes a different snack. Which snack will Sam pick?" asks what Sam picks, not what he likes), before
+    an adjunct clause ("How will Leo feel when he sees ...?" asks how Leo feels). A person is a run of capitalised words that are never written in lower case in the question and
     are no function, question or mental-verb word and no option's word ("Mrs Green", "Nadia").
     """
     lists = lexicon()
@@ -83,7 +84,8 @@ def question_frame(question: str, choices: Sequence[Choice]) -> Frame:
 
     persons: list[set[str]] = []
     previous_end = -2
-    for start, end in spans:
+    main = _main_clause_end(text, spans)
+    for start, end in spans[:main]:
         word = text[start:end]
         if not is_name(word):
             continue
@@ -92,9 +94,25 @@ def question_frame(question: str, choices: Sequence[Choice]) -> Frame:
         else:
             persons.append({word.casefold()})
         previous_end = end
-    verbs = frozenset(stem(t) for t in tokens_of(text) if stem(t) in mental_stems() and t not in option_words)
+    main_words = tokens_of(text[: spans[main - 1][1]] if main else "")
+    verbs = frozenset(stem(t) for t in main_words if stem(t) in mental_stems() and t not in option_words)
     unspaced = any(char_kind(ch) == "u" for ch in question)
-    return Frame(tokens, tuple(stem(t) for t in tokens), tuple(frozenset(p) for p in persons), verbs, unspaced)
+    negative = negation_count(tokens_of(text)[:3]) > 0
+    return Frame(tokens, tuple(stem(t) for t in tokens), tuple(frozenset(p) for p in persons), verbs, unspaced,
+                 negative)
+
+
+#: words that open an adjunct clause of a question ("How will Leo feel when he sees ...?"): its people and
+#: verbs are circumstances, not the frame an answer must keep
+_ADJUNCTS = frozenset({"when", "if", "because", "after", "before", "while", "since", "until", "once", "as"})
+
+
+def _main_clause_end(text: str, spans: Sequence[tuple[int, int]]) -> int:
+    """How many words of the asking sentence come before its first adjunct clause."""
+    for i, (start, end) in enumerate(spans):
+        if i > 0 and text[start:end].casefold() in _ADJUNCTS:
+            return i
+    return len(spans)
 
 
 def _asking_sentence(question: str) -> str:
@@ -106,9 +124,17 @@ def _asking_sentence(question: str) -> str:
     return question[start:end + 1]
 
 
-def repeats_question(tokens: Sequence[str], frame: Frame) -> bool:
-    """The words are the question's first words (three or more): a copy of the question, cut short or not."""
-    return len(tokens) >= 3 and tuple(tokens) == frame.tokens[: len(tokens)]
+def repeats_question(tokens: Sequence[str], frame: Frame, option_words: int = 1) -> bool:
+    """The words are a copy of the question, cut short or not: its first three words or more, or a stretch of
+    it two words longer than the option they name ("does Dad think Nadia wants, a star balloon")."""
+    if len(tokens) >= 3 and tuple(tokens) == frame.tokens[: len(tokens)]:
+        return True
+    size = len(tokens)
+    if size < option_words + 2 or size > len(frame.tokens):
+        return False
+    first = tokens[0]
+    return any(frame.tokens[i] == first and tuple(frame.tokens[i:i + size]) == tuple(tokens)
+               for i in range(len(frame.tokens) - size + 1))
 
 
 def emotion_named(tokens: Sequence[str], choices: Sequence[Choice]) -> list[Named]:
@@ -134,16 +160,16 @@ def sentence_choice(tokens: Sequence[str], choices: Sequence[Choice], frame: Fra
     lists = lexicon()
     if len(tokens) > MAX_SENTENCE_WORDS:
         return Reading.TOO_LONG
-    if repeats_question(tokens, frame):
-        return Reading.REPEATS
     named = named_options(tokens, choices) or emotion_named(tokens, choices)
+    if repeats_question(tokens, frame, max((n.end - n.start for n in named), default=1)):
+        return Reading.REPEATS
     if not named:
         return Reading.NONE
     if len({n.index for n in named}) > 1:
         return Reading.SEVERAL
     outside = [t for i, t in enumerate(tokens) if not any(n.start <= i < n.end for n in named)]
-    if hedged(outside) or negation_count(tokens) or lists.pointing_away.found_in(outside) or lists.judgements.found_in(
-            [t for t in outside if stem(t) not in frame.stems]):
+    if hedged(outside, frame.tokens) or negation_count(tokens) or lists.pointing_away.found_in(outside) \
+            or judged(outside, frame.tokens):
         return Reading.HEDGED
     if frame.unspaced or any(char_kind(t[0]) == "u" for t in outside):
         return Reading.OTHER_WORDS

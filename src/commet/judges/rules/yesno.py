@@ -34,6 +34,7 @@ class YesNo:
 
     said: str | None  # "yes" / "no" / None
     problem: str = ""  # why nothing is decided, when said is None or the tail spoils it
+    after: int = 0  # the first token after the yes or no
 
 
 def yes_no_of(text: str) -> tuple[str | None, str]:
@@ -90,7 +91,7 @@ def clauses(reply: Reply, start: int, end: int) -> list[tuple[int, int]]:
     found: list[tuple[int, int]] = []
     first = start
     for i in range(start + 1, end):
-        if reply.boundary(i):
+        if reply.boundary(i) or reply.tokens[i] in _REASONS:
             found.append((first, i))
             first = i
     if first < end:
@@ -105,10 +106,7 @@ def read_yes_no(reply: Reply, start: int, frame: Frame, negative_question: bool)
     if start >= len(tokens):
         return YesNo(None, "no words")
     pred = predicate(frame)
-    word = tokens[start]
-    said = "yes" if word in lists.yes else "no" if word in lists.no else None
-    if said is not None and start + 1 < len(tokens) and not reply.boundary(start + 1):
-        said = None  # "no one saw it", "yes he is" without punctuation: not a yes/no of its own
+    said, after = _opening_yes_no(reply, start)
     if said is None:
         rest = tokens[start:]
         if negative_question or len(rest) > 14 or any(reply.boundary(i) == "sentence" for i in range(start + 1,
@@ -117,17 +115,17 @@ def read_yes_no(reply: Reply, start: int, frame: Frame, negative_question: bool)
         polarity = clause_polarity(rest, pred)
         if polarity is None or not restates(rest, frame, pred) or hedged(rest):
             return YesNo(None, "reply does not open with a clear yes or no")
-        return YesNo("no" if polarity else "yes")
-    tail = tokens[start + 1:]
+        return YesNo("no" if polarity else "yes", after=len(tokens))
+    tail = tokens[after:]
     if not tail:
-        return YesNo(said)
+        return YesNo(said, after=after)
     if negative_question:
         return YesNo(None, f"reply says {said!r} to a negative question and goes on")
     if hedged(tail) or any(t in lists.yes or t in lists.no for t in tail):
         return YesNo(None, f"reply says {said!r} but hedges, corrects itself or turns after it")
     if lists.judgements.found_in([t for t in tail if stem(t) not in frame.stems]):
         return YesNo(None, f"reply says {said!r} and judges something after it")
-    parts = clauses(reply, start + 1, len(tokens))
+    parts = clauses(reply, after, len(tokens))
     first = tokens[parts[0][0]:parts[0][1]]
     elliptic = all(t in lists.function_words or t in lists.pronouns or negation_count([t]) for t in first)
     if elliptic and negation_count(first) % 2 != (said == "no"):
@@ -139,4 +137,21 @@ def read_yes_no(reply: Reply, start: int, frame: Frame, negative_question: bool)
         polarity = clause_polarity(tokens[begin:end], pred)
         if polarity is not None and polarity != (said == "no"):
             return YesNo(None, f"reply says {said!r} but a clause after it reads the other way")
-    return YesNo(said)
+    return YesNo(said, after=after)
+
+
+def _opening_yes_no(reply: Reply, start: int) -> tuple[str | None, int]:
+    """("yes"|"no", the token after it) where the reply opens with a yes or no of its own ("Yes.", "No, ...",
+    "I don't think so."); (None, start) where it does not ("No one saw it", "Yes he is" without punctuation)."""
+    lists = lexicon()
+    tokens = reply.tokens
+    for said, phrases in (("no", lists.no_phrases), ("yes", lists.yes_phrases)):
+        found = phrases.matches(tokens[start:start + 6])
+        if found and found[0][0] == 0:
+            after = start + found[0][1]
+            return (said, after) if after >= len(tokens) or reply.boundary(after) else (None, start)
+    word = tokens[start]
+    said = "yes" if word in lists.yes else "no" if word in lists.no else None
+    if said is None or start + 1 < len(tokens) and not reply.boundary(start + 1):
+        return None, start
+    return said, start + 1
