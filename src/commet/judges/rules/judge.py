@@ -34,7 +34,8 @@ from commet.judges.rules.yesno import read_yes_no, yes_no_of
 from commet.text import fold
 
 #: marks that make a reply undecided wherever they are
-_ANYWHERE = {MarkKind.STRIKE, MarkKind.CROSS_OR_TICK, MarkKind.PICTOGRAPH, MarkKind.SHRUG, MarkKind.SARCASM}
+_ANYWHERE = {MarkKind.STRIKE, MarkKind.CROSS_OR_TICK, MarkKind.PICTOGRAPH, MarkKind.SHRUG, MarkKind.SARCASM,
+             MarkKind.REORDERED}
 _QUOTES = str.maketrans({c: '"' for c in "\u201c\u201d\u201e\u00ab\u00bb\u300c\u300d\u300e\u300f\uff02'"})
 #: characters stripped around a whole reply before it is compared word for word
 _WRAPPING = " \t\n\"*_`#>"

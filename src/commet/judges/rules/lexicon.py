@@ -232,5 +232,5 @@ def hedged(tokens: Sequence[str], asked: Iterable[str] = ()) -> bool:
     spans = lists.hedges.spans(tokens)
     if not spans:
         return False
-    excused = {start for start, _ in lists.hedge_exceptions.spans(tokens)}
-    return any(start not in excused for start, _ in spans)
+    exceptions = {start for start, _ in lists.hedge_exceptions.spans(tokens)}
+    return any(start not in exceptions for start, _ in spans)

@@ -3,7 +3,7 @@
 Formatting is removed only after the marks that change meaning have been looked for: a struck-through
 option (markdown ``~~B~~``, ``<s>``, Unicode combining overlays such as B\u0336), crosses and ticks
 (``❌ B ✅ A``), question marks of every script (found by their Unicode names: ``?``, ``؟``, ``¿``, ``❓``,
-the Greek ``;``), emoji and pictographs, a shrug ``¯\\_(ツ)_/¯``, the sarcasm tag ``/s``, emphasis on a
+the Greek ``;``), emoji and pictographs, controls that reorder the text as shown, a shrug ``¯\\_(ツ)_/¯``, the sarcasm tag ``/s``, emphasis on a
 word (``*such*``) and words in capitals (``NEVER``). The judge decides nothing where such a mark bears
 on the answer, unless the mark is part of the expected answer itself.
 
@@ -48,6 +48,7 @@ class MarkKind(enum.Enum):
     PICTOGRAPH = "an emoji or pictograph"
     SHRUG = "a shrug"
     SARCASM = "a sarcasm tag"
+    REORDERED = "a control that reorders the text as shown"
     CAPITALS = "a word in capitals"
     EMPHASIS = "an emphasised word"
 
@@ -118,6 +119,8 @@ def char_mark(ch: str) -> MarkKind | str | None:
         return MarkKind.PICTOGRAPH if "KEYCAP" in name else MarkKind.STRIKE
     if category == "Mn" and "OVERLAY" in name:
         return MarkKind.STRIKE
+    if "\u202a" <= ch <= "\u202e" or "\u2066" <= ch <= "\u2069":  # shown in another order than written
+        return MarkKind.REORDERED
     if category == "Cf" or category == "Pd" or "ARROW" in name or ch in "\u00b7\u2022\u2027\u2219\u22c5\u30fb\u2043\u2212":
         return "separator"
     if category in ("So", "Sk") and ord(ch) >= 0x2000 and not 0x2500 <= ord(ch) <= 0x25FF:

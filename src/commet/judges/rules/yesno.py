@@ -145,11 +145,11 @@ def _opening_yes_no(reply: Reply, start: int) -> tuple[str | None, int]:
     "I don't think so."); (None, start) where it does not ("No one saw it", "Yes he is" without punctuation)."""
     lists = lexicon()
     tokens = reply.tokens
-    for said, phrases in (("no", lists.no_phrases), ("yes", lists.yes_phrases)):
+    for phrase_said, phrases in (("no", lists.no_phrases), ("yes", lists.yes_phrases)):
         found = phrases.matches(tokens[start:start + 6])
         if found and found[0][0] == 0:
             after = start + found[0][1]
-            return (said, after) if after >= len(tokens) or reply.boundary(after) else (None, start)
+            return (phrase_said, after) if after >= len(tokens) or reply.boundary(after) else (None, start)
     word = tokens[start]
     said = "yes" if word in lists.yes else "no" if word in lists.no else None
     if said is None or start + 1 < len(tokens) and not reply.boundary(start + 1):
