@@ -91,3 +91,39 @@ async def test_commet_evaluate_with_a_replay_model_judges_as_the_unit_path(cases
     engine = await bench.measure_through_eval("rules", cases, tmp_path / "calibration.sqlite")
     assert [o.correct for o in engine.outcomes] == [o.correct for o in unit.outcomes]
     assert engine.wrong == []
+
+
+def test_commet_eval_from_a_dataset_file_judges_as_the_unit_path(tmp_path) -> None:  # noqa: ANN001
+    """Through the command line: a JSONL dataset (one StoryTurn a reply, options as the file gives them) and a
+    replay file of the replies; each turn's stored verdict is the unit path's."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from commet.cli import app
+    from commet.store import Store
+
+    cases = [c for c in REALISTIC + ADVERSARIAL if c.active_branch is None][::6]
+    lines, replies = [], {}
+    for i, case in enumerate(cases):
+        lines.append(json.dumps({
+            "id": f"case-{i}", "task": "false_belief_location", "category": "Belief", "mental_states": [],
+            "image_dependent": False, "source": "test", "meta": {},
+            "turns": [{"story": "A story.", "feedback": None, "question": case.question, "image": None,
+                       "answers": list(case.expected), "rubric": None, "meta": {},
+                       "options": [{"label": label, "text": text} for label, text in case.options]}]},
+            ensure_ascii=False))
+        replies[f"case-{i}"] = [case.response]
+    (tmp_path / "data.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "replies.json").write_text(json.dumps(replies, ensure_ascii=False), encoding="utf-8")
+    result = CliRunner().invoke(app, ["eval", "--dataset", str(tmp_path / "data.jsonl"), "--model",
+                                      f"replay:{tmp_path / 'replies.json'}", "--judge", "rules", "--quiet", "--force",
+                                      "--db", str(tmp_path / "r.sqlite"), "--run", "replayed"])
+    assert result.exit_code == 0, result.output
+    with Store(tmp_path / "r.sqlite") as store:
+        run = store.get_run("replayed")
+        assert run is not None
+        stored = {row.story_id: row.correct for row in store.turn_rows(run.id)}
+    unit = [RulesJudge().decide(bench.request_for(case, SAMPLE)) for case in cases]
+    assert [stored[f"case-{i}"] for i in range(len(cases))] == [v.correct for v in unit]
+    assert len(cases) >= 100 and sum(v.correct is not None for v in unit) >= 30

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from commet.judges.rules.labels import leading_label, labels_only
+from commet.judges.rules.labels import labels_only, leading_label
 from commet.judges.rules.marks import MarkKind, read_reply
 from commet.text import contains_phrase, normalize, words
 
