@@ -91,6 +91,10 @@ def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Fra
         named = named_options(rest, choices)
         by_label = labels.index(lead.label)
         opens = bool(named) and named[0].start <= _lead_words(rest)
+        following = leading_label(text[rest_start:rest_start + 64])
+        if following is not None and following.label in labels and following.label != "a" \
+                and (following.marked or following.rest >= len(text[rest_start:rest_start + 64].rstrip())):
+            return Unclear.UNCLEAR, sentence_end(reply, rest_start)  # "A/B", "A, B", "A → B"
         if lead.marked or lead.label != "a" or not rest or not opens:
             if opens and named[0].index != by_label:
                 return Unclear.UNCLEAR, sentence_end(reply, rest_start)  # "A) the box" where A is the basket
@@ -101,8 +105,8 @@ def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Fra
     named = named_options(words, choices) or emotion_named(words, choices)
     if named and named[0].start <= _lead_words(words) and _stands_alone(reply, first + named[0].end, end):
         after = reply.ends[first + named[0].end - 1]
-        following = text[after:after + 4].lstrip()[:1]
-        label = leading_label(text[after:after + 64]) if following and following in "([（" else None
+        bracket = text[after:after + 4].lstrip()[:1]
+        label = leading_label(text[after:after + 64]) if bracket and bracket in "([（" else None
         if label is not None and label.label in labels and labels.index(label.label) != named[0].index:
             return Unclear.UNCLEAR, end  # "the basket (B)" where B is the box
         return named[0].index, after
@@ -161,6 +165,9 @@ def statements(reply: Reply, region: int, choices: Sequence[Choice], frame: Fram
         content = first_content(reply, end)
         offset = reply.starts[content] if content < len(tokens) else len(reply.clean)
         read, after = read_answer(reply, offset, choices, frame, sentence=True)
+        if read is None and content + 1 < len(tokens) and (negation_count(tokens[content:content + 1])
+                                                           or hedged(tokens[content:content + 1])):
+            read = Unclear.UNCLEAR  # "Final answer: not B", "The answer is maybe A"
         if read is not None:
             found["answer line"].append(Statement("answer line", reply.starts[start], after, read))
     for start, end in reply.emphasis:
@@ -222,6 +229,9 @@ def tail_problem(reply: Reply, offset: int, chosen: int, choices: Sequence[Choic
     named = named_options(tokens, choices) + emotion_named(tokens, choices)
     if any(n.index != chosen for n in named):
         return "names another option after its conclusion"
+    other_labels = {c.label for i, c in enumerate(choices) if c.label and i != chosen} - {"a", "i"}
+    if other_labels & set(tokens):
+        return "gives another option's label after its conclusion"
     if hedged(tokens, frame.tokens):
         return "hedges, contrasts or corrects itself after its conclusion"
     if named and negation_count(tokens):

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from commet.judges.base import Judge, JudgeRequest, Outcome, Verdict
 from commet.judges.rules.conclusions import Statement, Unclear, statements, tail_problem
 from commet.judges.rules.labels import labels_only, leading_label
-from commet.judges.rules.lexicon import lexicon, tokens_of
+from commet.judges.rules.lexicon import lexicon, negation_count, tokens_of
 from commet.judges.rules.marks import MAX_REPLY_CHARS, Mark, MarkKind, Reply, read_reply
 from commet.judges.rules.options import Choice, choices_of, offered, question_stem
 from commet.judges.rules.roles import Frame, question_frame, repeats_question
@@ -181,6 +181,7 @@ def _suspicious(reply: Reply, offset: int, request: JudgeRequest) -> Mark | None
     allowed |= {w for phrase in lists.strong_markers.entries | lists.sentence_markers.entries for w in phrase}
     allowed |= {fold(label) for label, _ in offered(request) if label}
     allowed -= lists.function_words - lists.prepositions  # "*so*", "*such*", "SO", "*really*": emphasis of a word
+    allowed = {word for word in allowed if not negation_count([word])}  # "NOT", "*never*": an emphatic negation
     for mark in reply.marks_from(offset, {MarkKind.QUESTION, MarkKind.CAPITALS}):
         if mark.kind is MarkKind.QUESTION or not set(tokens_of(mark.text)) <= allowed:
             return mark

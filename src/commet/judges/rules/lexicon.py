@@ -109,6 +109,7 @@ class Lexicon:
     yes: frozenset[str]
     no: frozenset[str]
     function_words: frozenset[str]
+    foreign_function_words: frozenset[str]
     pronouns: frozenset[str]
     choice_words: frozenset[str]
     question_words: frozenset[str]
@@ -160,6 +161,7 @@ def lexicon() -> Lexicon:
         pointing_away=Phrases.of(data["pointing_away"]), negations=Phrases.of(data["negations"]),
         sarcasm=Phrases.of(data["sarcasm"]), yes=_words(data["yes"]), no=_words(data["no"]),
         function_words=_words(data["function_words"]), pronouns=_words(data["pronouns"]),
+        foreign_function_words=_words(data["foreign_function_words"]),
         choice_words=_words(data["choice_words"]), question_words=_words(data["question_words"]),
         mental_verbs=_words(data["mental_verbs"]), synonyms=synonyms, irregular=irregular,
         opposites=_symmetric(data["predicate_opposites"], irregular),

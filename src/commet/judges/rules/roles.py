@@ -8,7 +8,9 @@ balloon." and "A star balloon." do. A sentence decides when:
 * it names exactly one option (or, where every option is a feeling, one feeling word that can mean
   only one of them: "sad" for "happy or upset?", never for "sad or angry?");
 * its other words are the question's own (by stem: "thinks" for "think", "believes" for "think"),
-  function words, or words that say a choice is made, in the question's order;
+  function words (of English, Spanish, German or French), or words that say a choice is made, in the
+  question's order where the question has two people or people as options (the order keeps their
+  roles: "Mia will give the apple to Sam", not "Sam will give the apple to Mia");
 * unless it names the option alone, it refers to every person the question names (by name; by a
   pronoun only where the question names one person), and it has every verb of thinking, wanting,
   knowing or saying the question has;
@@ -53,6 +55,8 @@ class Frame:
     verbs: frozenset[str]
     unspaced: bool  # written in a script without spaces: no frame can be read
     negative: bool  # a negative question ("Isn't he lying?", "Does she not know?")
+    roles_by_order: bool  # two people, or people as options: only the question's word order keeps their roles
+    claims: frozenset[str]  # stems of the words after its main clause ("lying when he says he didn't break it")
 
 
 #: words that open a question and are capitalised for that alone
@@ -85,9 +89,9 @@ def question_frame(question: str, choices: Sequence[Choice]) -> Frame:
     persons: list[set[str]] = []
     previous_end = -2
     main = _main_clause_end(text, spans)
-    for start, end in spans[:main]:
+    for index, (start, end) in enumerate(spans[:main]):
         word = text[start:end]
-        if not is_name(word):
+        if index == 0 or not is_name(word):  # the first word is capitalised for opening the sentence
             continue
         if persons and text[previous_end:start] == " ":
             persons[-1].add(word.casefold())
@@ -98,8 +102,19 @@ def question_frame(question: str, choices: Sequence[Choice]) -> Frame:
     verbs = frozenset(stem(t) for t in main_words if stem(t) in mental_stems() and t not in option_words)
     unspaced = any(char_kind(ch) == "u" for ch in question)
     negative = negation_count(tokens_of(text)[:3]) > 0
+    people_as_options = any(len(c.core) == 1 and _capitalised(c.text, c.core[0]) for c in choices) or bool(
+        {"who", "whom", "whose", "wer", "wen", "wem", "quién", "quien", "qui"} & set(tokens_of(text)))
+    subordinate = tokens_of(text[spans[main][0]:] if main < len(spans) else "")
+    claims = frozenset(stem(t) for t in subordinate if t not in lists.function_words and t not in lists.question_words
+                       and t not in _ADJUNCTS and not any(t in person for person in persons))
     return Frame(tokens, tuple(stem(t) for t in tokens), tuple(frozenset(p) for p in persons), verbs, unspaced,
-                 negative)
+                 negative, len(persons) > 1 or people_as_options, claims)
+
+
+def _capitalised(text: str, word: str) -> bool:
+    """Whether ``word`` is written with a capital in ``text`` (an option that may be a person's name: "Tom")."""
+    folded = unicodedata.normalize("NFKC", text)
+    return any(folded[s:e].casefold() == word and folded[s].isupper() for s, e in word_spans(folded))
 
 
 #: words that open an adjunct clause of a question ("How will Leo feel when he sees ...?"): its people and
@@ -175,12 +190,12 @@ def sentence_choice(tokens: Sequence[str], choices: Sequence[Choice], frame: Fra
         return Reading.OTHER_WORDS
     chosen = choices[named[0].index]
     own = set(tokens_of(chosen.text))
-    skip = lists.function_words | lists.choice_words | own
+    skip = lists.function_words | lists.foreign_function_words | lists.choice_words | own
     content = [t for t in outside if t not in skip]
     asked = set(frame.stems) | {w for person in frame.persons for w in person}
     if any(stem(t) not in asked and t not in asked for t in content):
         return Reading.OTHER_WORDS
-    if not _in_order(content, frame):
+    if frame.roles_by_order and not _in_order(content, frame):
         return Reading.OTHER_WORDS
     if content and not _same_roles(tokens, frame):
         return Reading.OTHER_ROLE

@@ -134,9 +134,14 @@ def read_yes_no(reply: Reply, start: int, frame: Frame, negative_question: bool)
     if not (first[0] in _REASONS or elliptic or restated):
         return YesNo(None, f"reply says {said!r}; what follows neither restates the question nor gives a reason")
     for begin, end in parts:
-        polarity = clause_polarity(tokens[begin:end], pred)
+        clause = tokens[begin:end]
+        polarity = clause_polarity(clause, pred)
         if polarity is not None and polarity != (said == "no"):
             return YesNo(None, f"reply says {said!r} but a clause after it reads the other way")
+        if polarity is None and ({stem(t) for t in clause} & frame.claims or all(negation_count([t]) for t in clause)):
+            # "Yes, because he didn't break it" to "Is he lying when he says he didn't break it?": whether that
+            # supports the yes depends on what the question's own claim means; a lone "NOT" reverses it
+            return YesNo(None, f"reply says {said!r} and explains it with the question's own claim; needs a judge")
     return YesNo(said, after=after)
 
 
