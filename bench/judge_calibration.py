@@ -17,7 +17,7 @@ Three sets, labelled by hand with the verdict a careful person gives:
   lines after reasoning, chain of thought that names the wrong option first, markdown, polite
   preambles, long explanations, Spanish, German, French, Japanese and Chinese by label and by
   option text, belief phrasings, feelings, yes/no with an explanation, "why" questions);
-* tests/data/rules_judge_adversarial.jsonl: 321 replies of the kinds that once made the judge wrong
+* tests/data/rules_judge_adversarial.jsonl: 326 replies of the kinds that once made the judge wrong
   (strike-through, crosses and ticks, question marks of other scripts, emoji, shrugs, sarcasm,
   labels after dashes, arrows, middle dots and invisible characters, several labels, people in
   another role, copies of the question, conclusions taken back), most labelled ``unclear``.

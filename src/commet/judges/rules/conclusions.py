@@ -78,27 +78,27 @@ def first_content(reply: Reply, token: int) -> int:
 
 
 def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Frame, *,
-                sentence: bool) -> tuple[Read, int]:
-    """What the text at ``offset`` answers (an option by label, by text, or, where ``sentence``, a sentence
-    naming one option in the question's frame) and the offset after that answer."""
+                sentence: bool, by_label: bool = True) -> tuple[Read, int]:
+    """What the text at ``offset`` answers (an option by label, unless ``by_label`` is false, by text, or, where
+    ``sentence``, a sentence naming one option in the question's frame) and the offset after that answer."""
     text = reply.clean
     labels = [c.label for c in choices]
-    lead = leading_label(text[offset:offset + 64])
+    lead = leading_label(text[offset:offset + 64]) if by_label else None
     if lead is not None and lead.label in labels:
         rest_start = offset + lead.rest
         first = reply.token_at(rest_start)
         rest = reply.tokens[first:min(reply.token_at(sentence_end(reply, rest_start)), first + ANSWER_WORDS)]
         named = named_options(rest, choices)
-        by_label = labels.index(lead.label)
+        labelled = labels.index(lead.label)
         opens = bool(named) and named[0].start <= _lead_words(rest)
         following = leading_label(text[rest_start:rest_start + 64])
         if following is not None and following.label in labels and following.label != "a" \
                 and (following.marked or following.rest >= len(text[rest_start:rest_start + 64].rstrip())):
             return Unclear.UNCLEAR, sentence_end(reply, rest_start)  # "A/B", "A, B", "A → B"
         if lead.marked or lead.label != "a" or not rest or not opens:
-            if opens and named[0].index != by_label:
+            if opens and named[0].index != labelled:
                 return Unclear.UNCLEAR, sentence_end(reply, rest_start)  # "A) the box" where A is the basket
-            return by_label, (reply.ends[first + named[0].end - 1] if opens else rest_start)
+            return labelled, (reply.ends[first + named[0].end - 1] if opens else rest_start)
     end = sentence_end(reply, offset)
     first = reply.token_at(offset)
     words = reply.tokens[first:min(reply.token_at(end), first + ANSWER_WORDS)]
@@ -156,6 +156,7 @@ def statements(reply: Reply, region: int, choices: Sequence[Choice], frame: Fram
     lists = lexicon()
     tokens = reply.tokens
     found: dict[str, list[Statement]] = {"answer line": [], "bold answer": [], "conclusion": [], "opening answer": []}
+    by_label = not _numbered_lines(reply, choices)  # in a numbered list only answer lines and bold give labels
     for start, end in lists.strong_markers.matches(tokens[region:]):
         start, end = start + region, end + region
         if start > region and not reply.boundary(start) and negation_count(tokens[max(region, start - 2):start]):
@@ -184,19 +185,31 @@ def statements(reply: Reply, region: int, choices: Sequence[Choice], frame: Fram
         content = first_content(reply, end)
         if content >= len(tokens):
             continue
-        read, after = read_answer(reply, reply.starts[content], choices, frame, sentence=True)
+        read, after = read_answer(reply, reply.starts[content], choices, frame, sentence=True, by_label=by_label)
         if read is not None:
             found["conclusion"].append(Statement("conclusion", reply.starts[start], after, read))
     if region < len(tokens):
-        read, after = read_answer(reply, reply.starts[region], choices, frame, sentence=True)
+        read, after = read_answer(reply, reply.starts[region], choices, frame, sentence=True, by_label=by_label)
         if read is not None:
             found["opening answer"].append(Statement("opening answer", reply.starts[region], after, read))
     closing = _closing_sentence(reply, region)
     if closing is not None and (not found["conclusion"] or found["conclusion"][-1].start < reply.starts[closing]):
-        read, after = read_answer(reply, reply.starts[closing], choices, frame, sentence=True)
+        read, after = read_answer(reply, reply.starts[closing], choices, frame, sentence=True, by_label=by_label)
         if isinstance(read, int):  # a closing sentence that is not an answer is the end of an explanation
             found["conclusion"].append(Statement("closing answer", reply.starts[closing], after, read))
     return found
+
+
+def _numbered_lines(reply: Reply, choices: Sequence[Choice]) -> bool:
+    """Whether two or more lines of the reply open with different option labels ("1. Noah left. 2. His sister
+    came in."): a numbered list of reasoning, whose first number is no answer."""
+    labels = {c.label for c in choices if c.label}
+    found = set()
+    for line in reply.clean.split("\n"):
+        lead = leading_label(line[:64])
+        if lead is not None and lead.marked and lead.label in labels:
+            found.add(lead.label)
+    return len(found) > 1
 
 
 def _closing_sentence(reply: Reply, region: int) -> int | None:
