@@ -1,8 +1,12 @@
-"""Text utilities shared by the rules judge, the baselines and the importers: normalising and finding options.
+"""Text utilities shared by every layer: the one normalisation of CoMMET, and finding options in questions.
 
-Normalisation is Unicode-aware (NFKC, casefold), so that replies in any script compare: a
-Chinese or Japanese answer written without spaces is one word, full-width letters become
-ASCII, and a reply of just "A" is never emptied.
+One normalisation (:func:`normalize`, from :func:`words`) compares texts for the rules judge, the
+leak check of ``commet validate``, feedback keyed by answer and the reports. It is Unicode-aware:
+NFKC and casefold (full-width letters become ASCII), words in any script with their combining
+marks, a character of a script written without spaces (Chinese, Japanese, Thai) a word of its
+own, underscores and hyphens separating words (``red_wicker_basket`` is ``red wicker basket``),
+and a reply of just "A" is never emptied. Everything here is one pass or a pattern that cannot
+backtrack, whatever the text.
 """
 
 from __future__ import annotations
