@@ -14,6 +14,8 @@ import re
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import commet.judges
 import commet.text
@@ -84,3 +86,20 @@ def test_every_pattern_of_the_judges_and_the_text_utilities_is_linear(name: str,
         pattern.findall(text)
         pattern.split(text)
         assert time.perf_counter() - started < LIMIT_S, (name, text[:20])
+
+
+PIECES = ["A", "B", "a", "(", ")", ".", ":", ",", "-", "–", "→", "·", "*", "_", "~", "?", "؟", " ", "\n", "\u200b",
+          "\u0336", "\u202e", "'", "yes", "no", "not", "the basket", "the box", "Final answer:", "so", "because", "🙄",
+          "篮子", "答案是", "B选项", "**", "~~", "/s", "NEVER", "I would choose", "Answer", "isn't", "Option", "1."]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=30), st.sampled_from(["Where will Sally look for her marble?",
+                                                                        "Is Leo lying?", "", "?", "小周会去哪里找？"]))
+def test_any_reply_gets_a_verdict_and_never_an_exception(pieces: list[str], question: str) -> None:
+    request = JudgeRequest(story_id="s", task="t", turn=0, context=(), story="", question=question,
+                           expected=("the basket",) if "Sally" in question else ("Yes",), response="".join(pieces),
+                           options=(("A", "the basket"), ("B", "the box")) if "Sally" in question else ())
+    outcome, branch, why = decide(request)
+    assert outcome in ("correct", "incorrect", "undecided") and why
+    assert (branch is not None) == (outcome == "correct")

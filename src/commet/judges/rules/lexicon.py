@@ -71,7 +71,7 @@ class Phrases:
         found = []
         for start, token in enumerate(tokens):
             for size in self.by_first.get(token, ()):
-                if size == 1 or tuple(tokens[start:start + size]) in self.entries:
+                if size == 1 or start + size <= len(tokens) and tuple(tokens[start:start + size]) in self.entries:
                     found.append((start, start + size))
                     break
         return found
