@@ -73,12 +73,15 @@ def _options(version: Annotated[bool, typer.Option(
 
 
 @app.command()
-def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSON file, HF folder or 'sample'.")]) -> None:
+def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSON file, HF folder or 'sample'.")],
+             strict: Annotated[bool, typer.Option(
+                 "--strict", help="Hold the data to what its own authors must meet: an answer found verbatim in "
+                                  "its own story is an error (a counted warning by default).")] = False) -> None:
     """Check a dataset; print every problem as `file:line story=ID turn=K field=F: message`."""
     from commet.format import has_errors, validate_path
 
     check_dataset_path(path)
-    problems = validate_path(path)
+    problems = validate_path(path, strict=strict)
     for problem in problems:
         typer.echo(str(problem))
     errors = sum(p.severity == "error" for p in problems)

@@ -31,26 +31,42 @@ from commet.format.pictures import (  # noqa: F401 - the limits, re-exported whe
 )
 from commet.format.problems import FormatError, Problem, Severity
 from commet.taxonomy import BOOKLET, Taxonomy
-from commet.text import _LABEL_MARK, fold, labelled_options, normalize
+from commet.text import _LABEL_MARK, char_kind, contains_phrase, fold, labelled_options, normalize
 
 #: Pictures are checked one by one for this long, the rest in threads (:func:`image_problems`).
 SEQUENTIAL_CHECKS_S = 0.02
 #: Longest StoryTurn id accepted.
 MAX_ID_LENGTH = 200
 
-_LEAD_WORDS = re.compile(r"^(?:(?:yes|no)\s+)?(?:because\s+)?")  # the inference is what must not leak
 _CONDITIONAL_LOOKING = re.compile(r"(?i)^\s*if\b[^:]{0,80}:")
 #: Turn metadata marking an answer that is meant to be found in the story (reading-comprehension
 #: benchmarks such as ToMi): the leak check does not apply to it.
 ANSWER_IN_STORY = "answer_in_story"
+#: Leak warnings listed one by one in a dataset; the rest are counted in one closing warning.
+LEAK_WARNINGS_LISTED = 10
+#: An answer of this many words (a character of Chinese or Japanese counts as half a word) found in its
+#: story is a verbatim leak (an error under ``--strict``); a shorter one may be a name the story must use.
+VERBATIM_LEAK_WORDS = 3
 
 
 def _norm(text: str) -> str:
-    return " ".join(re.sub(r"[^a-z0-9' ]+", " ", text.lower()).split())
+    """The comparison form of the leak check and of answer keys: :func:`commet.text.normalize`, articles kept."""
+    return normalize(text, drop_articles=False)
 
 
-def _contains_phrase(haystack: str, needle: str) -> bool:
-    return bool(needle) and re.search(rf"(?<![a-z0-9']){re.escape(needle)}(?![a-z0-9'])", haystack) is not None
+def _leaked_core(answer: str) -> str:
+    """The part of an answer that must not be in its story: without a leading yes/no and "because"."""
+    tokens = _norm(answer).split()
+    if tokens[:1] in (["yes"], ["no"]) and len(tokens) > 1:
+        tokens = tokens[1:]
+    if tokens[:1] == ["because"] and len(tokens) > 1:
+        tokens = tokens[1:]
+    return " ".join(tokens)
+
+
+def _answer_length(core: str) -> float:
+    """Words of a normalised answer; a character of a script written without spaces counts half a word."""
+    return sum(0.5 if len(token) == 1 and char_kind(token) == "u" else 1.0 for token in core.split())
 
 
 def id_problem(story_id: str) -> str | None:
@@ -212,12 +228,15 @@ def candidate_problems(turn: Turn) -> list[str]:
 
 def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
                        pictures: dict[str, str | None] | None = None, *, decode_pictures: bool = True,
-                       file: str | None = None) -> list[Problem]:
+                       file: str | None = None, strict: bool = False) -> list[Problem]:
     """Problems of one StoryTurn (id, taxonomy, structure, feedback, branches, pictures, leaks).
 
     ``pictures`` caches picture checks by image id across StoryTurns (each picture is decoded once).
     ``decode_pictures=False`` only asks whether each picture is there: for checking a StoryTurn whose
     pictures are made or kept elsewhere (the LLM pipeline before painting, the review app).
+    An answer found in its own turn's story is a warning: data a user imports was not written by them
+    and is never refused for it. ``strict`` (``commet validate --strict``, the LLM pipeline's own
+    stories) makes a verbatim leak of three words or more an error.
     """
     file = file if file is not None else dataset.source_file
     line = line if line is not None else dataset.lines.get(st.id)
@@ -290,24 +309,32 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
             if not answer.strip():
                 add(k, "answer", "empty answer")
                 continue
-            norm = _LEAD_WORDS.sub("", _norm(answer))
-            if not _contains_phrase(story, norm) or _contains_phrase(question, norm) or turn.meta.get(ANSWER_IN_STORY):
+            core = _leaked_core(answer)
+            if not contains_phrase(story, core) or contains_phrase(question, core) or turn.meta.get(ANSWER_IN_STORY):
                 continue
-            if len(norm.split()) >= 3:
-                add(k, "answer", f"answer {answer!r} appears verbatim in this turn's story text (leak)")
+            if _answer_length(core) >= VERBATIM_LEAK_WORDS:
+                add(k, "answer", f"answer {answer!r} appears verbatim in this turn's story text (leak)",
+                    "error" if strict else "warning")
             else:
                 add(k, "answer", f"answer {answer!r} appears in this turn's story text and is not an option "
                                  "named by the question (possible leak)", "warning")
     return problems
 
 
-def validate_dataset(dataset: Dataset) -> list[Problem]:
-    """Every problem of a loaded dataset: the loader's warnings, emptiness, duplicate ids, each StoryTurn."""
+def validate_dataset(dataset: Dataset, *, strict: bool = False) -> list[Problem]:
+    """Every problem of a loaded dataset: the loader's warnings, emptiness, duplicate ids, each StoryTurn.
+
+    Leak warnings (answers found in their own story, :func:`validate_storyturn`) are listed for the first
+    ``LEAK_WARNINGS_LISTED`` turns and counted in one closing warning: a benchmark whose answers are meant
+    to be in the story (ToMi's containers) gives one line, not thousands. ``strict`` lists them all and
+    makes verbatim ones errors.
+    """
     problems = list(dataset.warnings)
     if not dataset.storyturns:
         problems.append(Problem(dataset.source_file, None, None, None, None, "empty dataset: no StoryTurns"))
     seen: dict[str, tuple[str, int | None]] = {}
     pictures = image_problems(dataset, (turn.image for st in dataset.storyturns for turn in st.turns if turn.image))
+    leaks: list[Problem] = []
     for index, st in enumerate(dataset.storyturns):
         file, line = dataset.where(index)
         if st.id in seen:
@@ -316,7 +343,20 @@ def validate_dataset(dataset: Dataset) -> list[Problem]:
             problems.append(Problem(file, line, st.id, None, "id", f"duplicate id (first at {where})"))
         else:
             seen[st.id] = (file, line)
-        problems.extend(validate_storyturn(st, dataset, line, pictures, file=file))
+        for problem in validate_storyturn(st, dataset, line, pictures, file=file, strict=strict):
+            is_leak = problem.field == "answer" and problem.severity == "warning" and "leak" in problem.message
+            if is_leak and not strict:
+                leaks.append(problem)
+                if len(leaks) > LEAK_WARNINGS_LISTED:
+                    continue
+            problems.append(problem)
+    if len(leaks) > LEAK_WARNINGS_LISTED:
+        stories = len({leak.story for leak in leaks})
+        problems.append(Problem(
+            dataset.source_file, None, None, None, "answer",
+            f"{len(leaks):,} answers in {stories:,} StoryTurns appear in their own turn's story text, "
+            f"{len(leaks) - LEAK_WARNINGS_LISTED:,} of them not listed above (possible leaks: fine where the "
+            "answer must be found in the story; `commet validate --strict` lists them all)", "warning"))
     return _one_line_per_picture(problems)
 
 
@@ -339,17 +379,21 @@ def _one_line_per_picture(problems: list[Problem]) -> list[Problem]:
     return kept
 
 
-def _load_and_validate(path: str | Path) -> tuple[Dataset | None, list[Problem]]:
+def _load_and_validate(path: str | Path, *, strict: bool = False) -> tuple[Dataset | None, list[Problem]]:
     try:
         dataset = load_dataset(path)
     except FormatError as exc:
         return None, exc.problems
-    return dataset, validate_dataset(dataset)
+    return dataset, validate_dataset(dataset, strict=strict)
 
 
-def validate_path(path: str | Path) -> list[Problem]:
-    """Load and validate; a file that cannot be read yields its located problems instead of raising."""
-    return _load_and_validate(path)[1]
+def validate_path(path: str | Path, *, strict: bool = False) -> list[Problem]:
+    """Load and validate; a file that cannot be read yields its located problems instead of raising.
+
+    ``strict`` holds a dataset to what its own authors must meet: an answer found verbatim in its own
+    story is an error (by default a warning: data a user imports was not written by them).
+    """
+    return _load_and_validate(path, strict=strict)[1]
 
 
 def has_errors(problems: list[Problem]) -> bool:

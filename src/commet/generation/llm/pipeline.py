@@ -118,7 +118,8 @@ def _problems_of(parsed: ParsedReply) -> tuple[list[str], list[LintFinding]]:
     st = parsed.storyturn
     probe = Dataset(storyturns=[st], images={image: b"" for image in st.images}, source_file="<reply>")
     errors = [f"turn {p.turn}: {p.field}: {p.message}" if p.turn is not None else f"{p.field}: {p.message}"
-              for p in validate_storyturn(st, probe, decode_pictures=False) if p.severity == "error"]
+              for p in validate_storyturn(st, probe, decode_pictures=False, strict=True)
+              if p.severity == "error"]
     findings = lint_storyturn(st, parsed.declared_task)
     errors += [str(f) for f in findings if f.severity == "error"]
     return errors, findings
