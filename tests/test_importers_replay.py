@@ -30,7 +30,6 @@ from commet.store import Store
 PUBLISHED = Path(__file__).parent / "data" / "importers_published"
 OLDER = Path(__file__).parent / "data" / "importers"
 runner = CliRunner()
-EXACT = "needs the judge branch: exact answers decide"
 
 
 @dataclass(frozen=True)
@@ -43,7 +42,6 @@ class Case:
     stories: int  # StoryTurns under the conversation protocol
     questions: int
     options: dict[str, str] = field(default_factory=dict)
-    undecided_today: tuple[str, ...] = ()  # "right" / "wrong": replays the rules judge leaves undecided today
 
 
 CASES = [
@@ -52,14 +50,12 @@ CASES = [
     Case("bigtom", OLDER / "bigtom" / "bigtom.csv", "bigtom", 8, 12),
     Case("tombench", PUBLISHED / "tombench" / "data", "tombench-en", 5, 6, {"language": "en"}),
     Case("tombench", PUBLISHED / "tombench" / "data", "tombench-zh", 5, 6, {"language": "zh"}),
-    Case("tombench", PUBLISHED / "tombench_exact" / "data", "tombench-en", 2, 2, {"language": "en"},
-         ("right", "wrong")),
-    Case("tombench", PUBLISHED / "tombench_exact" / "data", "tombench-zh", 2, 2, {"language": "zh"},
-         ("right", "wrong")),
+    Case("tombench", PUBLISHED / "tombench_exact" / "data", "tombench-en", 2, 2, {"language": "en"}),
+    Case("tombench", PUBLISHED / "tombench_exact" / "data", "tombench-zh", 2, 2, {"language": "zh"}),
     Case("opentom", PUBLISHED / "opentom" / "opentom_data", "opentom", 2, 46),
     Case("opentom", PUBLISHED / "opentom" / "opentom_data", "opentom-long", 1, 23, {"context": "long"}),
     Case("opentom", PUBLISHED / "opentom_json" / "opentom.json", "opentom", 2, 14),
-    Case("opentom", PUBLISHED / "opentom_exact" / "opentom_data", "opentom", 1, 1, undecided_today=("wrong",)),
+    Case("opentom", PUBLISHED / "opentom_exact" / "opentom_data", "opentom", 1, 1),
     Case("fantom", OLDER / "fantom" / "fantom_v1.json", "fantom-short", 1, 7),
     Case("fantom", OLDER / "fantom" / "fantom_v1.json", "fantom-full", 1, 7, {"context": "full"}),
     Case("exploretom", PUBLISHED / "exploretom" / "ExploreToM-data-sample.csv", "exploretom", 2, 8),
@@ -135,9 +131,8 @@ def wrong_replies(dataset: Dataset) -> tuple[dict[str, list[str]], set[tuple[str
     return replies, decidable
 
 
-def params(kind: str) -> list[object]:
-    return [pytest.param(case, marks=pytest.mark.xfail(strict=True, reason=EXACT) if kind in case.undecided_today
-                         else (), id=case_id(case)) for case in CASES]
+def params() -> list[object]:
+    return [pytest.param(case, id=case_id(case)) for case in CASES]
 
 
 @pytest.mark.parametrize("protocol", ["conversation", "independent"])
@@ -159,7 +154,7 @@ def test_import_counts_names_and_validation(tmp_path: Path, case: Case, protocol
 
 
 @pytest.mark.parametrize("protocol", ["conversation", "independent"])
-@pytest.mark.parametrize("case", params("right"))
+@pytest.mark.parametrize("case", params())
 def test_right_answers_score_100(tmp_path: Path, case: Case, protocol: str) -> None:
     folder, dataset = imported(tmp_path, case, protocol)
     right = {st.id: [turn.answers[0] for turn in st.turns] for st in dataset}
@@ -170,7 +165,7 @@ def test_right_answers_score_100(tmp_path: Path, case: Case, protocol: str) -> N
 
 
 @pytest.mark.parametrize("protocol", ["conversation", "independent"])
-@pytest.mark.parametrize("case", params("wrong"))
+@pytest.mark.parametrize("case", params())
 def test_wrong_answers_score_0(tmp_path: Path, case: Case, protocol: str) -> None:
     folder, dataset = imported(tmp_path, case, protocol)
     replies, decidable = wrong_replies(dataset)

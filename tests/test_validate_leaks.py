@@ -114,18 +114,29 @@ def test_third_party_conversions_validate_with_counted_warnings(tmp_path: Path) 
         assert strict.exit_code == (2 if verbatim else 0), strict.output
 
 
-def test_force_runs_a_dataset_whose_leaks_are_warnings(tmp_path: Path) -> None:
-    """As documented (docs/validation.md): eval refuses a dataset with warnings unless --force, runs it with
-    --force, and --force never lets an error through."""
+def test_leak_warnings_never_gate_a_run_other_warnings_need_force(tmp_path: Path) -> None:
+    """Third-party data is never refused for a leak the user did not write: eval runs a dataset whose only
+    warnings are possible leaks without --force, and says so; any other warning (a category that does not
+    match its task) still needs --force, and --force never lets an error through."""
     path = _write(tmp_path, _booklet_like())
     runner = CliRunner()
     args = ["eval", "--dataset", str(path), "--model", "baseline:first-option", "--judge", "rules", "--quiet",
             "--db", str(tmp_path / "r.sqlite")]
+    leaks_only = runner.invoke(app, args)
+    assert leaks_only.exit_code == 0, leaks_only.output
+    assert "(leak)" in leaks_only.output and "running with 2 possible answer leak warning(s)" in leaks_only.output
+    mismatched = _booklet_like()
+    mismatched[0]["category"] = "Emotion"  # not a category of false_belief_location: a warning that gates
+    (tmp_path / "mismatched").mkdir()
+    gated = _write(tmp_path / "mismatched", mismatched)
+    args = ["eval", "--dataset", str(gated), "--model", "baseline:first-option", "--quiet",
+            "--db", str(tmp_path / "g.sqlite")]
     refused = runner.invoke(app, args)
     assert refused.exit_code == 2 and "warning" in refused.output and "--force" in refused.output
-    assert not (tmp_path / "r.sqlite").exists()
+    assert not (tmp_path / "g.sqlite").exists()
     forced = runner.invoke(app, [*args, "--force"])
     assert forced.exit_code == 0, forced.output
+    assert "running despite 3 warning(s) (--force)" in forced.output
     broken = _booklet_like()
     broken[0]["turns"][0]["question"] = " "  # an error: an empty question
     (tmp_path / "broken").mkdir()

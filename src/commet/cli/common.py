@@ -231,8 +231,11 @@ def load_or_fail(path: str, force: bool = False):  # noqa: ANN201 - returns Data
         fail_problems(exc)
     for warning in warnings:
         err_console.print(str(warning), markup=False, highlight=False, soft_wrap=True)
-    if warnings:
+    if any(w.gates for w in warnings):
         err_console.print(f"running despite {len(warnings)} warning(s) (--force)", markup=False, highlight=False)
+    elif warnings:  # possible answer leaks only: said, never a reason to refuse data the user did not write
+        err_console.print(f"running with {len(warnings)} possible answer leak warning(s)", markup=False,
+                          highlight=False)
     return dataset
 
 

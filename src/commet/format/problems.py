@@ -60,6 +60,9 @@ class Problem:
     message: str
     severity: Severity = "error"
     column: int | None = None
+    #: whether this warning keeps a run from starting without ``--force``; a possible answer leak does not
+    #: (data a user imports was not written by them: said, never refused)
+    gates: bool = True
 
     def __str__(self) -> str:
         line = self.line if self.line is not None else 0

@@ -243,8 +243,9 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
     problems: list[Problem] = []
     pictures = {} if pictures is None else pictures
 
-    def add(turn: int | None, field: str | None, message: str, severity: Severity = "error") -> None:
-        problems.append(Problem(file, line, st.id, turn, field, message, severity))
+    def add(turn: int | None, field: str | None, message: str, severity: Severity = "error", *,
+            gates: bool = True) -> None:
+        problems.append(Problem(file, line, st.id, turn, field, message, severity, gates=gates))
 
     bad_id = id_problem(st.id)
     if bad_id:
@@ -314,10 +315,10 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
                 continue
             if _answer_length(core) >= VERBATIM_LEAK_WORDS:
                 add(k, "answer", f"answer {answer!r} appears verbatim in this turn's story text (leak)",
-                    "error" if strict else "warning")
+                    "error" if strict else "warning", gates=False)
             else:
                 add(k, "answer", f"answer {answer!r} appears in this turn's story text and is not an option "
-                                 "named by the question (possible leak)", "warning")
+                                 "named by the question (possible leak)", "warning", gates=False)
     return problems
 
 
@@ -344,7 +345,7 @@ def validate_dataset(dataset: Dataset, *, strict: bool = False) -> list[Problem]
         else:
             seen[st.id] = (file, line)
         for problem in validate_storyturn(st, dataset, line, pictures, file=file, strict=strict):
-            is_leak = problem.field == "answer" and problem.severity == "warning" and "leak" in problem.message
+            is_leak = problem.field == "answer" and problem.severity == "warning" and not problem.gates
             if is_leak and not strict:
                 leaks.append(problem)
                 if len(leaks) > LEAK_WARNINGS_LISTED:
@@ -356,7 +357,8 @@ def validate_dataset(dataset: Dataset, *, strict: bool = False) -> list[Problem]
             dataset.source_file, None, None, None, "answer",
             f"{len(leaks):,} answers in {stories:,} StoryTurns appear in their own turn's story text, "
             f"{len(leaks) - LEAK_WARNINGS_LISTED:,} of them not listed above (possible leaks: fine where the "
-            "answer must be found in the story; `commet validate --strict` lists them all)", "warning"))
+            "answer must be found in the story; `commet validate --strict` lists them all)", "warning",
+            gates=False))
     return _one_line_per_picture(problems)
 
 
@@ -421,9 +423,10 @@ def load_checked(path: str | Path, *, force: bool = False) -> tuple[Dataset, lis
     """Load and validate exactly as ``commet validate``; return the dataset and its warnings.
 
     Raises :class:`DatasetRefused` with every problem when the dataset has an error, or a warning
-    and ``force`` is false. ``force`` never lets an error through.
+    that gates (every warning but a possible answer leak) and ``force`` is false. ``force`` never lets
+    an error through.
     """
     dataset, problems = _load_and_validate(path)
-    if dataset is None or has_errors(problems) or (problems and not force):
+    if dataset is None or has_errors(problems) or (any(p.gates for p in problems) and not force):
         raise DatasetRefused(problems, forced=force)
     return dataset, problems
