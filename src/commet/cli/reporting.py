@@ -109,7 +109,7 @@ def sweep_report_format(fmt: str | None, out: Path | None) -> str:
     if fmt is not None and fmt not in formats:
         raise ReportTargetError(f"'format' must be one of {', '.join(formats)}, not {fmt!r}")
     chosen = output_format(fmt, out)
-    if chosen == "csv" and out is not None and out.suffix and not out.is_dir():
+    if chosen == "csv" and out is not None and out.suffix.lower() == ".csv" and not out.is_dir():
         raise ReportTargetError(f"'out' = {str(out)!r}: a CSV report is one file per table; give a folder "
                                 "(with format = \"csv\")")
     return chosen
@@ -153,7 +153,7 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
         if brief:
             console.print(f"[dim]commet report --db {db} shows the paper's tables for this run.[/dim]")
         return
-    if fmt == "csv" and out is not None and (not out.suffix or out.is_dir()):
+    if fmt == "csv" and out is not None and (out.suffix.lower() != ".csv" or out.is_dir()):  # a folder
         if out.exists() and not out.is_dir():
             fail(f"{out} is a file; CSV reports are written as one file per table into a folder")
         out.mkdir(parents=True, exist_ok=True)
@@ -271,6 +271,7 @@ def compare(
     from rich.table import Table
 
     from commet.reports import Bootstrap, compare_runs
+    from commet.reports.stats import fixed
 
     with open_store(db) as store:
         records = [store.get_run(name) for name in (run_a, run_b)]
@@ -293,8 +294,8 @@ def compare(
     console.print(f"B = {run_b}: story accuracy {p.accuracy_b:.2f}% on the {p.items} compared", highlight=False,
                   markup=False)
     console.print(table)
-    console.print(f"difference A - B: {p.difference:+.2f} points, 95% paired bootstrap CI "
-                  f"[{p.low:+.2f}, {p.high:+.2f}]; McNemar exact p = {p.p_value:.4g} "
+    console.print(f"difference A - B: {fixed(p.difference, 2, sign=True)} points, 95% paired bootstrap CI "
+                  f"[{fixed(p.low, 2, sign=True)}, {fixed(p.high, 2, sign=True)}]; McNemar exact p = {p.p_value:.4g} "
                   f"(discordant: {p.a_only} A only, {p.b_only} B only)", highlight=False, markup=False)
     if result.only_a or result.only_b:
         console.print(f"left out: {result.only_a} StoryTurns scored only in A, {result.only_b} only in B",
