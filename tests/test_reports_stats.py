@@ -8,7 +8,13 @@ from math import comb
 
 import pytest
 
-from commet.reports.stats import bootstrap_ratio, exact_boundary_interval, fixed, mcnemar_exact, paired_comparison
+from commet.reports.stats import (
+    bootstrap_ratio,
+    exact_boundary_interval,
+    fixed,
+    mcnemar_exact,
+    paired_comparison,
+)
 
 
 def test_bootstrap_is_seeded_and_contains_the_estimate() -> None:

@@ -92,6 +92,13 @@ def _has_tables(db: Path) -> bool:
         return True
 
 
+class FeedbackCasesChoice(str, Enum):
+    """``--feedback-cases`` (:class:`commet.reports.feedback.FeedbackCases`, not imported before it is needed)."""
+
+    correctness = "correctness"
+    any = "any"
+
+
 class ReportFormat(str, Enum):
     table = "table"
     markdown = "markdown"
@@ -118,7 +125,7 @@ def sweep_report_format(fmt: str | None, out: Path | None) -> str:
 def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: Path | None = None,
                  dataset: str | None = None, seed: int | None = None, resamples: int | None = None,
                  brief: bool = False, tables: list[str] | None = None, pool: bool = False,
-                 by: list[str] | None = None) -> None:
+                 by: list[str] | None = None, feedback_cases: str = "correctness") -> None:
     """Build the report for ``names`` (all runs when empty) and print it, or write it to ``out``.
 
     ``brief`` prints one run's figures as a two-column table (what ``commet eval`` shows at the end
@@ -126,6 +133,7 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
     file per table: ``out`` is then a folder, or one table is chosen.
     """
     from commet.reports import Bootstrap, build_report, render_report, select_runs
+    from commet.reports.feedback import FeedbackCases
     from commet.reports.render import OneTablePerFile, csv_files, to_rich_tables
 
     boot = Bootstrap(**{k: v for k, v in (("seed", seed), ("resamples", resamples)) if v is not None})
@@ -136,7 +144,8 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
             fail(str(exc.args[0]))
         if not runs:
             fail(f"nothing to report: no runs in {db}")
-        report = build_report(store, runs, bootstrap=boot, pool=pool, brief=brief)
+        report = build_report(store, runs, bootstrap=boot, pool=pool, brief=brief,
+                              feedback_cases=FeedbackCases(feedback_cases))
     loaded = _load(dataset) if dataset is not None else None
     if by:
         _add_groupings(report, by, loaded)
@@ -245,6 +254,10 @@ def report(
     by: Annotated[list[str] | None, typer.Option(
         help="Also group accuracy by this per-turn or StoryTurn metadata key or field (e.g. question_type); "
              "repeatable; metadata keys need --dataset.")] = None,
+    feedback_cases: Annotated[FeedbackCasesChoice, typer.Option(
+        help="Which wrong answers are cases in Tables 3 and 14: those followed by correctness-based feedback "
+             "(the paper's section 4.3), or by any feedback text, unconditional lines included.")] =
+    FeedbackCasesChoice.correctness,
 ) -> None:
     """The paper's tables for stored runs with 95% bootstrap CIs, one row per run: Tables 1 and 2 (story
     accuracy per category), a summary, Tables 3 and 14 (feedback), one table per source (Tables 11 and 12),
@@ -256,7 +269,7 @@ def report(
     except ReportTargetError as exc:
         fail(str(exc))
     print_report(db, run, chosen, out=out, dataset=dataset, seed=seed, resamples=resamples, tables=table,
-                 pool=pool, by=by)
+                 pool=pool, by=by, feedback_cases=feedback_cases.value)
 
 
 def compare(
