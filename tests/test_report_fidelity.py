@@ -143,3 +143,45 @@ def test_pooled_wrong_answers_count_each_stored_answer_once(store_path: Path) ->
     assert counts[("reference_easy", "1, 2")] == "4"
     # false_belief_location: t1's turns 1 and 2 in each run: not shared (t1 went without its picture in 'needed')
     assert counts[("false_belief_location", "1, 2")] == "4"
+
+
+def test_export_run_names_the_runs_after_run_without_policy(tmp_path: Path) -> None:
+    """`study export-run --run NAME` (default --policy each) writes NAME:images=on and NAME:images=needed, says so,
+    and a report asking for NAME itself names those two runs instead of a bare 'no run'."""
+    from fastapi.testclient import TestClient
+
+    from commet.apps.study.app import create_app
+    from commet.apps.study.build import load_study
+    from commet.apps.study.db import StudyDB
+    from tests.test_study_export import PEOPLE, answer_all, study_files
+
+    study_path, db_path = study_files(tmp_path)
+    client = TestClient(create_app(study_path, db_path))
+    study = load_study(study_path)[0]
+    people = StudyDB(db_path, study.digest())
+    tokens = people.create_participants([q for q, _ in PEOPLE])
+    people.close()
+    for token, (questionnaire, replies) in zip(tokens, PEOPLE, strict=True):
+        answer_all(client, token, study.questionnaire(questionnaire).storyturns, replies)
+    results = tmp_path / "results.sqlite"
+    exported = runner.invoke(app, ["study", "export-run", str(study_path), "--study-db", str(db_path), "--db",
+                                   str(results), "--run", "volunteers"])
+    assert exported.exit_code == 0, exported.output
+    assert "run 'volunteers:images=on'" in exported.output and "run 'volunteers:images=needed'" in exported.output
+    with Store(results) as store:
+        assert sorted(r.name for r in store.runs()) == ["volunteers:images=needed", "volunteers:images=on"]
+    asked = runner.invoke(app, ["report", "--db", str(results), "--run", "volunteers"])
+    assert asked.exit_code == 2 and "'volunteers:images=on', 'volunteers:images=needed'" in asked.output
+    single = runner.invoke(app, ["study", "export-run", str(study_path), "--study-db", str(db_path), "--db",
+                                 str(results), "--run", "volunteers", "--policy", "both"])
+    assert single.exit_code == 0, single.output
+    assert runner.invoke(app, ["report", "--db", str(results), "--run", "volunteers", "--table", "summary"]).exit_code == 0
+
+
+def test_a_kappa_just_below_zero_prints_as_zero() -> None:
+    from commet.reports.agreement import Agreement, _row, cohen_kappa
+
+    # 1,000 pairs whose kappa is -1/1999 ~ -0.0005: printed "-0.001"; -0.0001 printed "0.000", never "-0.000"
+    assert _row(Agreement("a", "b", 1, 1, -0.0001))[-1] == "0.000"
+    pairs = [(True, True)] * 250 + [(True, False)] * 250 + [(False, True)] * 250 + [(False, False)] * 250
+    assert _row(Agreement("a", "b", 500, 500, cohen_kappa(pairs)))[-1] == "0.000"

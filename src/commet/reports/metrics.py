@@ -84,6 +84,9 @@ def select_runs(store: Store, names: list[str] | None) -> list[RunRecord]:
     for name in names:
         run = store.get_run(name)
         if run is None:
-            raise KeyError(f"no run named {name!r} in {store.path}")
+            family = [r.name for r in store.runs() if r.name.startswith(f"{name}:images=")]
+            hint = (f" (runs {', '.join(repr(f) for f in family)}: `commet study export-run --run {name}` writes one "
+                    "run per picture policy; name each with --run)" if family else "")
+            raise KeyError(f"no run named {name!r} in {store.path}{hint}")
         runs.append(run)
     return runs
