@@ -338,7 +338,8 @@ async def _close(*things: object) -> None:
 
 #: Command modules, one per concern: each has ``register(app)`` or is a sub-app ``app``. A module's
 #: optional dependencies are imported inside its commands, so every command is always listed.
-COMMAND_MODULES = ("reporting", "generate", "judging", "review", "study", "audit", "importing", "scale")
+COMMAND_MODULES = ("reporting", "generate", "judging", "calibration", "review", "study", "audit", "importing",
+                   "scale")
 
 
 def _register_commands() -> None:

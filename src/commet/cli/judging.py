@@ -121,6 +121,8 @@ def label_command(
     run: Annotated[str | None, typer.Option(help="Run whose answers to label.")] = None,
     labeller: Annotated[str | None, typer.Option(help="Your name, stored with every label.")] = None,
     disputed: Annotated[bool, typer.Option(help="Only answers on which the store's judges disagree.")] = False,
+    calibration: Annotated[bool, typer.Option(
+        help="The answers of the run's calibration sample (commet calibrate), in the sample's order.")] = False,
     db: Annotated[Path, DB_OPTION] = Path("commet.sqlite"),
 ) -> None:
     """Label a run's answers: y = correct, n = incorrect, s = skip, q = quit (resumable)."""
@@ -128,6 +130,9 @@ def label_command(
         return
     if not run or not labeller:
         fail("commet label needs --run and --labeller (or: commet label import FILE.csv)")
+    if disputed and calibration:
+        fail("--disputed and --calibration choose different answers: give one (labels on disputed answers are not "
+             "a random sample and never count in the calibration)")
     from rich.prompt import Prompt
 
     from commet.reports.agreement import collect_verdicts, disputed_items, original_run
@@ -145,6 +150,14 @@ def label_command(
             keep = disputed_items(collect_verdicts(store))
             origin = original_run(store, record)
             todo = [r for r in todo if (origin, r.story_id, r.turn) in keep]
+        if calibration:
+            from commet.store.calibration import sample_answers
+
+            order = {(row.story_id, row.turn): index for index, (_, row) in enumerate(sample_answers(store, record))}
+            if not order:
+                fail(f"run {run!r} has no calibration sample: draw one with `commet calibrate --db {db} --run {run} "
+                     "--sample N`")
+            todo = sorted((r for r in todo if (r.story_id, r.turn) in order), key=lambda r: order[(r.story_id, r.turn)])
         done = 0
         for position, row in enumerate(todo, start=1):
             console.rule(f"{position}/{len(todo)}  story {escape(row.story_id)}  turn {row.turn}")
@@ -164,8 +177,11 @@ def label_command(
                       label="correct" if key == "y" else "incorrect", labeller=labeller)
             done += 1
         left = len(turns_to_label(store, record, labeller))
-    console.print(f"stored {done} labels; {left} answers of run {escape(run)} are not labelled by "
-                  f"{escape(labeller)} yet", highlight=False)
+        if calibration:
+            left = sum((r.story_id, r.turn) in order for r in turns_to_label(store, record, labeller))
+    what = "answers of the calibration sample of run" if calibration else "answers of run"
+    console.print(f"stored {done} labels; {left} {what} {escape(run)} are not labelled by {escape(labeller)} yet",
+                  highlight=False)
 
 
 @label_app.command("import")

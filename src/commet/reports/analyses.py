@@ -7,7 +7,10 @@
   in :mod:`commet.reports.feedback`;
 * one table per StoryTurn source (``stories.source``: the bundled sample versus generated
   ones, like Tables 11 and 12);
-* question accuracy by turn index, and the most common wrong answers per question.
+* question accuracy by turn index, and the most common wrong answers per question;
+* for runs with a calibration sample (``commet calibrate``), the judged story and question accuracy
+  beside the same corrected by people's labels, and each judge against the people
+  (:mod:`commet.reports.calibration`).
 
 Every table reports each run on its own row. Only when asked (``pool=True``) do Tables 3 and
 14 and the wrong answers pool runs of the same model, feedback condition, dataset and judge (never
@@ -25,6 +28,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from commet.reports.calibration import calibrate, calibration_section, judges_section
 from commet.reports.feedback import (
     FEEDBACK_COLUMNS,
     FeedbackCases,
@@ -238,6 +242,9 @@ def build_report(store: Store, runs: list[RunRecord], *, bootstrap: Bootstrap | 
             feedback_conditions_section(data, boot, pool=pool, cases=feedback_cases),
             *source_sections(data, boot), turns_section(data, boot), wrong_answers_section(data, pool=pool),
         ]
+        calibrated = [c for r in runs if (c := calibrate(store, r, bootstrap=boot)) is not None]
+        if calibrated:  # runs with a calibration sample: the judged figures beside the corrected ones
+            sections += [calibration_section(calibrated, boot), judges_section(calibrated)]
     return Report(data, [s for s in sections if s.rows], boot, undecided_notices(store, data))
 
 

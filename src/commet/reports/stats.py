@@ -75,6 +75,15 @@ class Range(Estimate):
         return round(self.upper.k - self.k)
 
 
+@dataclass(frozen=True)
+class Corrected(Estimate):
+    """An estimate that is not a plain count: the judged accuracy corrected by people's labels (PPI), or a judge's
+    accuracy over a weighted sample. ``k`` is the estimated number right of ``n``; ``basis`` says what it rests
+    on ("PPI, 40 StoryTurns labelled") and is printed after it instead of k/n."""
+
+    basis: str = ""
+
+
 def fixed(value: float, digits: int, *, sign: bool = False) -> str:
     """``value`` with ``digits`` decimals, never as a negative zero ("-0.000" for a kappa of -0.0001)."""
     rounded = round(value, digits) + 0.0  # -0.0 + 0.0 is +0.0

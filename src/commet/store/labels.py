@@ -96,11 +96,16 @@ def human_verdicts(store: Store) -> dict[Item, bool]:
     return verdicts
 
 
+def labelled_by(store: Store, run: str, labeller: str) -> set[tuple[str, int]]:
+    """(story_id, turn) of the answers of ``run`` this labeller has labelled."""
+    ensure_table(store.db)
+    return {(r[0], r[1]) for r in store.db.execute("SELECT story_id, turn FROM labels WHERE run = ? AND labeller = ?",
+                                                    (run, labeller.strip()))}
+
+
 def turns_to_label(store: Store, run: RunRecord, labeller: str) -> list[TurnRecord]:
     """The run's answered turns this labeller has not labelled yet, in story order (resumable labelling)."""
-    ensure_table(store.db)
-    done = {(r[0], r[1]) for r in store.db.execute("SELECT story_id, turn FROM labels WHERE run = ? AND labeller = ?",
-                                                    (run.name, labeller))}
+    done = labelled_by(store, run.name, labeller)
     return [row for row in store.turn_rows(run.id)
             if row.response is not None and (row.story_id, row.turn) not in done]
 
