@@ -210,7 +210,12 @@ def undecided_notices(store: Store, runs: list[RunData]) -> list[str]:
         if 2 * hinging > len(scored):
             warnings.append(f"Run {name}: {hinging} of {len(scored)} stories hinge on undecided answers, so its "
                             "story accuracy is mostly not judged.")
-        if judge == "rules":
+        if stopped:  # questions never asked: re-judging cannot decide them, finishing asks them
+            how = (f"finish them with `commet eval --db {store.path} --finish {name} --judge "
+                   f"{SUGGESTED_JUDGE if judge == 'rules' else 'panel:A,B,C'}` (any judge spec: it decides the "
+                   "undecided answers and asks the stopped StoryTurns' remaining questions; every earlier call and "
+                   "verdict comes from the store)")
+        elif judge == "rules":
             how = (f"re-judge them with `commet rejudge --db {store.path} --run {name} --judge {SUGGESTED_JUDGE}` "
                    "(any model spec) or run with --judge MODEL")
         else:
