@@ -33,9 +33,9 @@ def refuse_settings(ctx: typer.Context) -> None:
 def finish(*, source: str, model: str | None, dataset: str | None, judge: str, db: Path, run: str | None,
            concurrency: int, quiet: bool, force: bool) -> None:
     """Finish run ``source`` into a new run (see the module text), then print what eval prints."""
-    from commet.cli.judging import _dataset_for
     from commet.cli.progress import live_progress
     from commet.cli.reporting import open_store, print_report
+    from commet.cli.run_dataset import DatasetNotFound, dataset_for
     from commet.engine.finish import FinishError, default_name, finishing_engine
     from commet.engine.runner import RunConflictError, RunSummary
     from commet.judges.base import UnknownJudgeError
@@ -62,7 +62,10 @@ def finish(*, source: str, model: str | None, dataset: str | None, judge: str, d
         elif isinstance(recorded, str) and Path(recorded).exists():
             data = load_or_fail(recorded, force)
         else:
-            data = _dataset_for(record, None)
+            try:
+                data = dataset_for(record, None)
+            except DatasetNotFound as exc:
+                fail(str(exc))
         try:
             engine = finishing_engine(store, source, the_model, the_judge, data, concurrency=concurrency)
         except FinishError as exc:

@@ -10,12 +10,11 @@ from rich.markup import escape
 
 from commet.cli.common import check_run_name, console, fail
 from commet.cli.reporting import open_store, print_report
+from commet.cli.run_dataset import DatasetNotFound, dataset_for
 from commet.text import printable
 
 if TYPE_CHECKING:
-    from commet.format.dataset import Dataset
     from commet.store.records import TurnRecord
-    from commet.store.sqlite import RunRecord
 
 DB_OPTION = typer.Option(help="SQLite results file.")
 
@@ -30,23 +29,6 @@ class SubsetChoice(str, Enum):
     all = "all"
     text_complete = "text-complete"
     image_dependent = "image-dependent"
-
-
-def _dataset_for(source: "RunRecord", dataset: str | None) -> "Dataset":
-    """The dataset a run used: ``--dataset``, else the run's dataset name or the sample, checked by hash."""
-    from commet.format import load_dataset
-    from commet.format.problems import FormatError
-
-    if dataset:
-        return load_dataset(dataset)
-    for candidate in (source.dataset_name, "sample"):
-        try:
-            data = load_dataset(candidate)
-        except (FormatError, RuntimeError, OSError):
-            continue
-        if data.hash_matches(source.dataset_hash):
-            return data
-    fail(f"cannot find the dataset run {source.name!r} used ({source.dataset_name!r}); pass it with --dataset")
 
 
 def rejudge_command(
@@ -72,9 +54,9 @@ def rejudge_command(
         if source is None:
             fail(f"no run named {run!r} in {db}")
         try:
-            data = _dataset_for(source, dataset)
+            data = dataset_for(source, dataset)
             the_judge = create_judge(judge)
-        except (FormatError, RuntimeError, UnknownJudgeError) as exc:
+        except (FormatError, RuntimeError, UnknownJudgeError, DatasetNotFound) as exc:
             fail(str(exc))
 
         async def go() -> RejudgeReport:
@@ -200,18 +182,44 @@ def label_import(
     console.print(f"imported {count} labels from {escape(str(file))}", highlight=False)
 
 
+class ProbeChoice(str, Enum):
+    position = "position"
+    length = "length"
+
+
 def judges_command(
     run: Annotated[list[str] | None, typer.Option(help="Run name; repeat for several (default: all).")] = None,
     subset: Annotated[SubsetChoice, typer.Option(help="Only text-complete or image-dependent stories.")] =
     SubsetChoice.all,
     fmt: Annotated[AgreementFormat, typer.Option("--format", help="Output format.")] = AgreementFormat.table,
     db: Annotated[Path, DB_OPTION] = Path("commet.sqlite"),
+    probe: Annotated[ProbeChoice | None, typer.Option(
+        help="A bias probe on one --run: re-ask a seeded sample of its answers with the options (and a branch "
+             "point's expected answers) in reverse order (position), or with the reply padded by neutral text "
+             "(length), and print each judge's flip rate with a 95% interval.")] = None,
+    judge: Annotated[list[str] | None, typer.Option(
+        help="With --probe: a judge spec to probe; repeat for several (default: rules, for a run judged by it).")]
+    = None,
+    sample: Annotated[int, typer.Option(min=1, help="With --probe: answers to re-ask.")] = 100,
+    seed: Annotated[int, typer.Option(help="With --probe: seed of the sample.")] = 0,
+    concurrency: Annotated[int, typer.Option(min=1, help="With --probe: judge calls in flight at once.")] = 16,
+    dataset: Annotated[str | None, typer.Option(
+        help="With --probe: the run's dataset (default: found by name and hash).")] = None,
 ) -> None:
-    """Judge agreement (paper Tables 7-10): pairwise counts, percentages, Cohen's kappa, and agreement with people."""
+    """Judge agreement (paper Tables 7-10): pairwise counts, percentages, Cohen's kappa, and agreement with people;
+    with --probe, the judges' position or length bias on one run's answers."""
 
     from commet.reports import to_csv, to_markdown
     from commet.reports.agreement import AGREEMENT_HEADER, agreement_report, report_tables
 
+    if probe is not None:
+        from commet.cli.probing import probe_command
+
+        probe_command(db=db, runs=run or [], probe=probe.value, judges=judge or [], sample=sample, seed=seed,
+                      concurrency=concurrency, dataset=dataset, fmt=fmt.value)
+        return
+    if judge:
+        fail("--judge chooses the judges of a --probe; agreement compares the judges of the runs given")
     with open_store(db) as store:
         try:
             report = agreement_report(store, run, None if subset is SubsetChoice.all else subset.value)
