@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from commet.store.records import TurnRecord
-from commet.store.sqlite import RunRecord, Store, now
+from commet.store.sqlite import RunRecord, Store, now, table_names
 
 LABELS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS labels (
@@ -77,7 +77,8 @@ def _insert(db: sqlite3.Connection, run: str, story_id: str, turn: int, response
 
 
 def all_labels(store: Store) -> list[Label]:
-    ensure_table(store.db)
+    if "labels" not in table_names(store.db):  # none yet (and nothing written: the store may be read-only)
+        return []
     rows = store.db.execute("SELECT run, story_id, turn, response, label, labeller FROM labels"
                             " ORDER BY run, story_id, turn, labeller")
     return [Label(*row) for row in rows]
