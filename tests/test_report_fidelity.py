@@ -181,7 +181,20 @@ def test_export_run_names_the_runs_after_run_without_policy(tmp_path: Path) -> N
 def test_a_kappa_just_below_zero_prints_as_zero() -> None:
     from commet.reports.agreement import Agreement, _row, cohen_kappa
 
-    # 1,000 pairs whose kappa is -1/1999 ~ -0.0005: printed "-0.001"; -0.0001 printed "0.000", never "-0.000"
+    # -0.0001 prints "0.000", never "-0.000"; so does a kappa of 0 computed from 1,000 pairs with no agreement beyond chance
     assert _row(Agreement("a", "b", 1, 1, -0.0001))[-1] == "0.000"
     pairs = [(True, True)] * 250 + [(True, False)] * 250 + [(False, True)] * 250 + [(False, False)] * 250
     assert _row(Agreement("a", "b", 500, 500, cohen_kappa(pairs)))[-1] == "0.000"
+
+
+def test_a_csv_report_goes_into_a_folder_whose_name_has_a_dot(store_path: Path, tmp_path: Path) -> None:
+    out = tmp_path / "results.v2"
+    result = runner.invoke(app, ["report", "--db", str(store_path), "--format", "csv", "--out", str(out),
+                                 "--resamples", "100"])
+    assert result.exit_code == 0, result.output
+    assert out.is_dir() and (out / "feedback.csv").is_file() and (out / "summary.csv").is_file()
+    one = runner.invoke(app, ["report", "--db", str(store_path), "--format", "csv", "--out", str(tmp_path / "t.csv"),
+                              "--table", "summary", "--resamples", "100"])
+    assert one.exit_code == 0 and (tmp_path / "t.csv").is_file()  # a .csv is still one table's file
+    unknown = runner.invoke(app, ["report", "--db", str(store_path), "--out", str(tmp_path / "results.v3")])
+    assert unknown.exit_code == 2 and "--format csv for a folder whose name has a dot" in unknown.output
