@@ -114,8 +114,11 @@ def test_draw_is_seeded_recorded_and_refused_again_without_redraw(world: tuple[P
         sample = load_sample(store, RUN)
     assert sample is not None and [item.story_id for item in sample.items] == SAMPLE
     assert sample.population == {h: len(m) for h, m in STRATA.items()} and sample.seed == SEED
-    again = runner.invoke(app, ["calibrate", "--db", str(db), "--run", RUN, "--sample", "5"])
-    assert again.exit_code == 2 and "already has a calibration sample (8 StoryTurns, seed 7" in again.output
+    for other in (["--sample", "5"], ["--seed", "8"]):
+        again = runner.invoke(app, ["calibrate", "--db", str(db), "--run", RUN, *other])
+        assert again.exit_code == 2 and "already has a calibration sample (8 StoryTurns, seed 7" in again.output
+    shown = runner.invoke(app, ["calibrate", "--db", str(db), "--run", RUN])  # the sample as it stands
+    assert shown.exit_code == 0 and "0 of the 8 sampled StoryTurns labelled" in shown.output
     none = runner.invoke(app, ["calibrate", "--db", str(db), "--run", "nosuch", "--sample", "5"])
     assert none.exit_code == 2 and "no run named 'nosuch'" in none.output
     assert "needs at least two labelled StoryTurns in every stratum" in drawn.output

@@ -57,7 +57,8 @@ def calibrate_command(
     run: Annotated[str, typer.Option(help="Run whose judge to calibrate.")],
     sample: Annotated[int | None, typer.Option(
         min=1, help="StoryTurns to draw for people to label (every answer of each); needed the first time.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the random draw (recorded with the sample).")] = 0,
+    seed: Annotated[int | None, typer.Option(
+        help="Seed of the random draw (recorded with the sample).  [default: 0]")] = None,
     redraw: Annotated[bool, typer.Option(
         help="Draw a new sample in place of the run's (labels stay; only those on the new sample count).")] = False,
     estimator: Annotated[EstimatorChoice, typer.Option(
@@ -95,11 +96,12 @@ def calibrate_command(
         if existing is None and sample is None:
             fail(f"run {run!r} has no calibration sample yet: draw one with --sample N (N StoryTurns; people label "
                  "every answer of each)")
-        if existing is not None and not redraw and sample is not None and (sample, seed) != (existing.size,
-                                                                                            existing.seed):
+        if existing is not None and not redraw and (sample not in (None, existing.size)
+                                                    or seed not in (None, existing.seed)):
             fail(f"run {run!r} already has a calibration sample ({existing.size} StoryTurns, seed {existing.seed}, "
                  f"drawn {existing.created_at[:16]}); --redraw replaces it")
         if existing is None or redraw:
+            seed = 0 if seed is None else seed
             drawn = _draw(store, record, sample or (existing.size if existing else 1), seed)
             console.print(f"drew {len(drawn.items)} StoryTurns of run {run} (seed {seed}) for people to label: "
                           + "; ".join(f"{h}: {drawn.drawn(h)} of {n}" for h, n in sorted(drawn.population.items())),
