@@ -196,7 +196,7 @@ def judges_command(
     probe: Annotated[ProbeChoice | None, typer.Option(
         help="A bias probe on one --run: re-ask a seeded sample of its answers with the options (and a branch "
              "point's expected answers) in reverse order (position), or with the reply padded by neutral text "
-             "(length), and print each judge's flip rate with a 95% interval.")] = None,
+             "(length), and print each judge's flip rate with a 95% interval (CSV: the flip rates only).")] = None,
     judge: Annotated[list[str] | None, typer.Option(
         help="With --probe: a judge spec to probe; repeat for several (default: rules, for a run judged by it).")]
     = None,
@@ -215,6 +215,8 @@ def judges_command(
     if probe is not None:
         from commet.cli.probing import probe_command
 
+        if subset is not SubsetChoice.all:
+            fail("--subset chooses the answers of the agreement tables; a --probe samples all of one run's answers")
         probe_command(db=db, runs=run or [], probe=probe.value, judges=judge or [], sample=sample, seed=seed,
                       concurrency=concurrency, dataset=dataset, fmt=fmt.value)
         return
