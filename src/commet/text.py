@@ -110,9 +110,10 @@ def labelled_options(text: str) -> tuple[str, list[tuple[str, str]]] | None:
     a, b, c..., or 1, 2, 3...) from the first, so "Mr. B. Smith" is never an option list.
     """
     marks = list(_LABEL_MARK.finditer(text))
+    every = [m.group("p") or m.group("d") for m in marks]
     for start in range(len(marks)):
-        run = marks[start:]
-        labels = [m.group("p") or m.group("d") for m in run]
+        run = marks[start:start + 27]  # a run of one-character labels is at most 26 long (A to Z): linear time
+        labels = every[start:start + 27]
         # the longest run from this mark whose labels are in sequence
         length = 0
         while length < len(labels) and _label_sequence(labels[: length + 1]):

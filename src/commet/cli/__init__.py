@@ -51,13 +51,27 @@ from commet.judges.base import UnknownJudgeError
 from commet.models.base import UnknownModelError
 
 if TYPE_CHECKING:
-    from commet.engine import RunResults
+    from commet.engine import RunResults, RunSummary
 
 #: Plain click help (``rich_markup_mode=None``), here and in every sub-app: no ``<bool>`` type column on
 #: flags, no boxes, errors as one line.
 app = typer.Typer(help="CoMMET: multi-turn, multimodal Theory of Mind evaluation.", no_args_is_help=True,
                   pretty_exceptions_enable=False, add_completion=False, rich_markup_mode=None,
                   context_settings={"max_content_width": 120})
+def _print_version(value: bool) -> None:
+    if value:
+        from commet.version import __version__
+
+        typer.echo(f"commet {__version__} (Python {sys.version.split()[0]})")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_print_version, help="Print the version and exit.")] = False) -> None:
+    """CoMMET: multi-turn, multimodal Theory of Mind evaluation."""
+
+
 @app.command()
 def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSON file, HF folder or 'sample'.")]) -> None:
     """Check a dataset; print every problem as `file:line story=ID turn=K field=F: message`."""
@@ -298,11 +312,9 @@ def eval_command(
             summary = asyncio.run(evaluate_then_close())
         except (RunConflictError, SpendLimitError) as exc:
             fail(str(exc))
-    done = summary.progress
     from commet.cli.reporting import print_report
 
-    console.print(f"run [bold]{summary.run.name}[/bold]: this time {done.model_calls} model calls, "
-                  f"{done.cached_calls} answered from the store, {done.errors} errors", highlight=False)
+    console.print(_run_line(summary), highlight=False)
     console.print(_usage_line(db, summary.run.id, the_model), highlight=False)
     print_report(db, [summary.run.name], brief=True)
     if summary.stopped_at_spend is not None:
@@ -313,6 +325,22 @@ def eval_command(
     if not summary.results.complete:
         _print_failures(summary.results, secrets=[getattr(m, "api_key", None) for m in (the_model, the_judge)])
         raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _run_line(summary: "RunSummary") -> str:
+    """What this call did to the run: all of it, resumed it (how much was kept), or nothing (already complete)."""
+    from rich.markup import escape
+
+    done, run = summary.progress, summary.run
+    named = f"run [bold]{escape(run.name)}[/bold] (id {run.short_id})"
+    this_time = (f"this time {done.model_calls} model calls, {done.cached_calls} answered from the store, "
+                 f"{done.errors} errors")
+    total = done.stories_total
+    if done.stories_kept == total and not (done.model_calls or done.cached_calls or done.errors):
+        return f"{named} is already complete: all {total} StoryTurns were scored earlier; nothing was run"
+    if done.stories_kept:
+        return f"{named} resumed: {done.stories_kept} of {total} StoryTurns kept from before; {this_time}"
+    return f"{named}: {this_time}"
 
 
 def _print_failures(results: "RunResults", *, secrets: list[str | None]) -> None:

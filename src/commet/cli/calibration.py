@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from commet.cli.common import console, fail
-from commet.cli.reporting import ReportFormat, open_store
+from commet.cli.reporting import ReportFormat, find_run_or_fail, open_store
 
 if TYPE_CHECKING:
     from commet.reports.analyses import Report
@@ -89,9 +89,8 @@ def calibrate_command(
         fail("CSV holds one table per file: give --out DIR")
     boot = Bootstrap(resamples=resamples)
     with open_store(db) as store:
-        record = store.get_run(run)
-        if record is None:
-            fail(f"no run named {run!r} in {db}")
+        record = find_run_or_fail(store, run)
+        run = record.name
         existing = load_sample(store, run)
         if existing is None and sample is None:
             fail(f"run {run!r} has no calibration sample yet: draw one with --sample N (N StoryTurns; people label "

@@ -34,7 +34,7 @@ def finish(*, source: str, model: str | None, dataset: str | None, judge: str, d
            concurrency: int, quiet: bool, force: bool) -> None:
     """Finish run ``source`` into a new run (see the module text), then print what eval prints."""
     from commet.cli.progress import live_progress
-    from commet.cli.reporting import open_store, print_report
+    from commet.cli.reporting import find_run_or_fail, open_store, print_report
     from commet.cli.run_dataset import DatasetNotFound, dataset_for
     from commet.engine.finish import FinishError, default_name, finishing_engine
     from commet.engine.runner import RunConflictError, RunSummary
@@ -44,9 +44,8 @@ def finish(*, source: str, model: str | None, dataset: str | None, judge: str, d
     from commet.models.registry import create_model
 
     with open_store(db) as store:
-        record = store.get_run(source)
-        if record is None:
-            fail(f"no run named {source!r} in {db}")
+        record = find_run_or_fail(store, source)
+        source = record.name
         try:
             the_model = create_model(model or record.model)
         except UnknownModelError as exc:  # the stored spec leaves out options and paths: the user's --model has them

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from commet.cli.common import check_run_name, console, fail
-from commet.cli.reporting import open_store, print_report
+from commet.cli.reporting import find_run_or_fail, open_store, print_report
 from commet.cli.run_dataset import DatasetNotFound, dataset_for
 from commet.text import printable
 
@@ -32,7 +32,8 @@ class SubsetChoice(str, Enum):
 
 
 def rejudge_command(
-    run: Annotated[str, typer.Option(help="Run whose stored responses are judged again.")],
+    run: Annotated[str, typer.Option(
+        help="Run whose stored responses are judged again: name, short id or unique prefix.")],
     judge: Annotated[str, typer.Option(help="Judge spec: rules, a model spec (rules + LLM cascade), "
                                             "llm-only:SPEC, or panel:A,B,C.")],
     new_name: Annotated[str | None, typer.Option("--as", help="Name of the new run (default: RUN~JUDGE).")] = None,
@@ -50,9 +51,7 @@ def rejudge_command(
 
     check_run_name("--as", new_name)
     with open_store(db) as store:
-        source = store.get_run(run)
-        if source is None:
-            fail(f"no run named {run!r} in {db}")
+        source = find_run_or_fail(store, run)
         try:
             data = dataset_for(source, dataset)
             the_judge = create_judge(judge)
@@ -61,7 +60,7 @@ def rejudge_command(
 
         async def go() -> RejudgeReport:
             try:
-                return await rejudge(store, run, the_judge, data, new_name=new_name, concurrency=concurrency)
+                return await rejudge(store, source.name, the_judge, data, new_name=new_name, concurrency=concurrency)
             finally:
                 await the_judge.aclose()
 
@@ -70,7 +69,7 @@ def rejudge_command(
         except RejudgeError as exc:
             fail(str(exc))
     decided = ", ".join(f"{name} {count}" for name, count in result.decided_by.items()) or "nothing"
-    console.print(f"re-judged {result.turns} answers of run [bold]{escape(run)}[/bold] into run "
+    console.print(f"re-judged {result.turns} answers of run [bold]{escape(source.name)}[/bold] into run "
                   f"[bold]{escape(result.run.name)}[/bold] with {escape(result.run.judge)}", highlight=False)
     console.print(f"decided by: {escape(decided)}; {result.judge_calls} verdicts computed now, "
                   f"{result.cached} from the store; {len(result.changed)} answers scored differently", highlight=False)
@@ -100,7 +99,7 @@ label_app = typer.Typer(help="Human labels: label a run's answers in the termina
 @label_app.callback(invoke_without_command=True)
 def label_command(
     ctx: typer.Context,
-    run: Annotated[str | None, typer.Option(help="Run whose answers to label.")] = None,
+    run: Annotated[str | None, typer.Option(help="Run whose answers to label: name, short id or unique prefix.")] = None,
     labeller: Annotated[str | None, typer.Option(help="Your name, stored with every label.")] = None,
     disputed: Annotated[bool, typer.Option(help="Only answers on which the store's judges disagree.")] = False,
     calibration: Annotated[bool, typer.Option(
@@ -121,9 +120,7 @@ def label_command(
     from commet.store.labels import set_label, turns_to_label
 
     with open_store(db) as store:
-        record = store.get_run(run)
-        if record is None:
-            fail(f"no run named {run!r} in {db}")
+        record = find_run_or_fail(store, run)
         history: dict[str, list[TurnRecord]] = {}
         for row in store.turn_rows(record.id):
             history.setdefault(row.story_id, []).append(row)
@@ -137,8 +134,8 @@ def label_command(
 
             order = {(row.story_id, row.turn): index for index, (_, row) in enumerate(sample_answers(store, record))}
             if not order:
-                fail(f"run {run!r} has no calibration sample: draw one with `commet calibrate --db {db} --run {run} "
-                     "--sample N`")
+                fail(f"run {record.name!r} has no calibration sample: draw one with `commet calibrate --db {db} --run "
+                     f"{record.name} --sample N`")
             todo = sorted((r for r in todo if (r.story_id, r.turn) in order), key=lambda r: order[(r.story_id, r.turn)])
         done = 0
         for position, row in enumerate(todo, start=1):
@@ -155,15 +152,15 @@ def label_command(
                 break
             if key == "s":
                 continue
-            set_label(store, run=run, story_id=row.story_id, turn=row.turn, response=response,
+            set_label(store, run=record.name, story_id=row.story_id, turn=row.turn, response=response,
                       label="correct" if key == "y" else "incorrect", labeller=labeller)
             done += 1
         left = len(turns_to_label(store, record, labeller))
         if calibration:
             left = sum((r.story_id, r.turn) in order for r in turns_to_label(store, record, labeller))
     what = "answers of the calibration sample of run" if calibration else "answers of run"
-    console.print(f"stored {done} labels; {left} {what} {escape(run)} are not labelled by {escape(labeller)} yet",
-                  highlight=False)
+    console.print(f"stored {done} labels; {left} {what} {escape(record.name)} are not labelled by "
+                  f"{escape(labeller)} yet", highlight=False)
 
 
 @label_app.command("import")
@@ -188,7 +185,8 @@ class ProbeChoice(str, Enum):
 
 
 def judges_command(
-    run: Annotated[list[str] | None, typer.Option(help="Run name; repeat for several (default: all).")] = None,
+    run: Annotated[list[str] | None, typer.Option(
+        help="Run: name, short id or unique prefix; repeat for several (default: all).")] = None,
     subset: Annotated[SubsetChoice, typer.Option(help="Only text-complete or image-dependent stories.")] =
     SubsetChoice.all,
     fmt: Annotated[AgreementFormat, typer.Option("--format", help="Output format.")] = AgreementFormat.table,

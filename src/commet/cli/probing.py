@@ -80,7 +80,7 @@ def panel_sections(probe: str, results: "list[ProbeResult]") -> "list[Section]":
 
 def probe_command(*, db: Path, runs: list[str], probe: str, judges: list[str], sample: int, seed: int,
                   concurrency: int, dataset: str | None, fmt: str) -> None:
-    from commet.cli.reporting import open_store
+    from commet.cli.reporting import find_run_or_fail, open_store
     from commet.cli.run_dataset import DatasetNotFound, dataset_for
     from commet.engine.probes import Probe, probe_items, run_probe
     from commet.engine.rejudge import RejudgeError
@@ -91,9 +91,7 @@ def probe_command(*, db: Path, runs: list[str], probe: str, judges: list[str], s
     if len(runs) != 1:
         fail("--probe re-asks the answers of one run: give exactly one --run")
     with open_store(db) as store:
-        record = store.get_run(runs[0])
-        if record is None:
-            fail(f"no run named {runs[0]!r} in {db}")
+        record = find_run_or_fail(store, runs[0])
         if not judges:
             if record.judge != "rules":
                 fail(f"give the judge(s) to probe with --judge SPEC (run {record.name!r} was judged by "

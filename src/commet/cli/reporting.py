@@ -78,6 +78,16 @@ def open_store(db: Path):  # noqa: ANN202 - returns Store
     return Store(db)
 
 
+def find_run_or_fail(store, wanted: str):  # noqa: ANN001, ANN201 - a Store; returns its RunRecord
+    """The run ``wanted`` names (name, short id or unique prefix), else one line with candidates and exit 2."""
+    from commet.store import RunLookupError
+
+    try:
+        return store.find_run(wanted)
+    except RunLookupError as exc:
+        fail(str(exc))
+
+
 def _has_tables(db: Path) -> bool:
     """Whether ``db`` has any table; True for what is not SQLite at all, which :class:`Store` refuses in words."""
     import sqlite3
@@ -236,7 +246,8 @@ def _brief(report):  # noqa: ANN001, ANN202 - a Report in, rich renderables out
 
 def report(
     db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite"),
-    run: Annotated[list[str] | None, typer.Option(help="Run name; repeat for several (default: all).")] = None,
+    run: Annotated[list[str] | None, typer.Option(
+        help="Run: name, short id or unique prefix; repeat for several (default: all).")] = None,
     fmt: Annotated[ReportFormat | None, typer.Option(
         "--format", help="Output format (default: from --out's suffix, else table).")] = None,
     out: Annotated[Path | None, typer.Option(
@@ -273,8 +284,8 @@ def report(
 
 
 def compare(
-    run_a: Annotated[str, typer.Argument(help="First run name.")],
-    run_b: Annotated[str, typer.Argument(help="Second run name.")],
+    run_a: Annotated[str, typer.Argument(help="First run: name, short id or unique prefix.")],
+    run_b: Annotated[str, typer.Argument(help="Second run: name, short id or unique prefix.")],
     db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite"),
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
@@ -287,13 +298,10 @@ def compare(
     from commet.reports.stats import fixed
 
     with open_store(db) as store:
-        records = [store.get_run(name) for name in (run_a, run_b)]
-        for name, record in zip((run_a, run_b), records, strict=True):
-            if record is None:
-                fail(f"no run named {name!r} in {db}")
+        first, second = (find_run_or_fail(store, name) for name in (run_a, run_b))
+        run_a, run_b = first.name, second.name
         try:
-            result = compare_runs(store, records[0], records[1],  # type: ignore[arg-type]
-                                  bootstrap=Bootstrap(resamples=resamples, seed=seed))
+            result = compare_runs(store, first, second, bootstrap=Bootstrap(resamples=resamples, seed=seed))
         except ValueError as exc:
             fail(str(exc))
     p = result.paired
@@ -392,22 +400,55 @@ def sweep(
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
-def runs(db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite")) -> None:
-    """List the runs in a store."""
+def runs(db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite"),
+         wide: Annotated[bool, typer.Option("--wide", help="Also the model, judge, dataset and start time.")] = False,
+         ) -> None:
+    """List the runs in a store, each with its short id (accepted by every --run, as is a unique prefix)."""
+    from rich.padding import Padding
     from rich.table import Table
+    from rich.text import Text
+
+    from commet.store import short_ids
+    from commet.text import printable
 
     with open_store(db) as store:
-        table = Table(title=f"Runs in {db}")
-        for column in ("name", "model", "judge", "dataset", "status", "stories", "started", "finished"):
-            table.add_column(column, overflow="fold")
-        for r in store.runs():
-            table.add_row(r.name, r.model, r.judge, r.dataset_name, r.status, str(r.story_count), r.started_at,
-                          r.finished_at or "")
-    console.print(table)
+        records = store.runs()
+    if not records:
+        console.print(f"no runs in {db}", markup=False, highlight=False)
+        return
+    ids = short_ids(r.name for r in records)
+    header = ["id", "status", "stories", "finished"] + (["model", "judge", "dataset", "started"] if wide else [])
+    rows = [[ids[r.name], str(r.status), str(r.story_count), _minute(r.finished_at)]
+            + ([r.model, r.judge, r.dataset_name, _minute(r.started_at)] if wide else []) for r in records]
+    widths = [max(len(header[i]), *(len(row[i]) for row in rows)) for i in range(len(header))]
+    longest = max(len(r.name) for r in records)
+    table = Table(title=f"Runs in {db}", title_justify="left", box=None, pad_edge=False, header_style="bold")
+    for column in header:
+        table.add_column(column, no_wrap=column != "name", justify="right" if column == "stories" else "left")
+    if sum(widths) + 2 * len(widths) + longest <= console.width:  # one line per run
+        table.add_column("name", no_wrap=True)
+        for record, row in zip(records, rows, strict=True):
+            table.add_row(*row, Text(printable(record.name)))
+        console.print(table)
+        return
+    # narrow terminal: each run's name on a line of its own under its figures, folded only where it must be
+    def line(cells: list[str]) -> str:
+        return "  ".join(cell.rjust(w) if h == "stories" else cell.ljust(w)
+                         for h, cell, w in zip(header, cells, widths, strict=True)).rstrip()
+
+    console.print(Text(f"Runs in {db}", style="italic"), Text(line(header), style="bold"), sep="\n")
+    for record, row in zip(records, rows, strict=True):
+        console.print(Text(line(row)), no_wrap=True, overflow="ellipsis")
+        console.print(Padding(Text(printable(record.name), overflow="fold"), (0, 0, 0, 2)))
+
+
+def _minute(stamp: str | None) -> str:
+    """A stored ISO time to the minute ("2026-12-04 15:58"), or "-"."""
+    return "-" if not stamp else stamp[:16].replace("T", " ")
 
 
 def export(
-    run: Annotated[str, typer.Option(help="Run name.")],
+    run: Annotated[str, typer.Option(help="Run: name, short id (`commet runs`) or unique prefix.")],
     out: Annotated[Path, typer.Option(help="Output JSONL file.")],
     db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite"),
 ) -> None:
@@ -415,10 +456,7 @@ def export(
     from commet.reports.export import export_run
 
     with open_store(db) as store:
-        record = store.get_run(run)
-        if record is None:
-            fail(f"no run named {run!r} in {db}")
-        count = export_run(store, record, out)
+        count = export_run(store, find_run_or_fail(store, run), out)
     typer.echo(f"wrote {count} turns to {out}")
 
 

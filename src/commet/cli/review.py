@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from commet.cli.common import ForceOption, fail, load_or_fail, serve_web_app
+from commet.cli.common import (
+    AllowedHostsOption,
+    ForceOption,
+    ForwardedAllowIpsOption,
+    fail,
+    fail_problems,
+    load_or_fail,
+    serve_web_app,
+)
 
 app = typer.Typer(help="Expert review of StoryTurns and their pictures (paper, section 3.2.2).", no_args_is_help=True)
 
@@ -28,6 +36,8 @@ def serve(
         help="A results store (commet.sqlite): adds the pages that label its runs' calibration samples "
              "(commet calibrate).")] = None,
     force: ForceOption = False,
+    allowed_hosts: AllowedHostsOption = None,
+    forwarded_allow_ips: ForwardedAllowIpsOption = None,
 ) -> None:
     """Serve the review app; the dataset's StoryTurns are added to the store (existing reviews kept).
 
@@ -61,7 +71,8 @@ def serve(
                          max_upload_bytes=max_upload_mb * 1024 * 1024, results=results)
     except (FormatError, ReviewError) as exc:
         fail(str(exc))
-    serve_web_app(web, host, port, lambda base: f"reviewing {dataset} at {base}/ (store {db})", log_level="warning")
+    serve_web_app(web, host, port, lambda base: f"reviewing {dataset} at {base}/ (store {db})", log_level="warning",
+                  allowed_hosts=allowed_hosts, forwarded_allow_ips=forwarded_allow_ips)
 
 
 def _with_password(use: Callable[[str], object], from_stdin: bool, prompt: str) -> None:
@@ -114,6 +125,8 @@ def export(
 ) -> None:
     """Write the final items (three reviewers accepted them) as a validated dataset folder."""
     from commet.apps.review.db import ReviewDB, ReviewError
+    from commet.format.pictures import PictureError
+    from commet.format.problems import FormatError
 
     if not db.is_file():
         fail(f"no review store at {db}")
@@ -121,6 +134,10 @@ def export(
         exported, problems = ReviewDB(db).export(out, dataset_root=dataset)
     except ReviewError as exc:
         fail(str(exc))
+    except FormatError as exc:  # the reviewed dataset, changed since it was served
+        fail_problems(exc)
+    except PictureError as exc:
+        fail(f"a picture of the reviewed dataset cannot be read: it {exc}")
     for problem in problems:
         typer.echo(str(problem), err=True)
     errors = sum(p.severity == "error" for p in problems)

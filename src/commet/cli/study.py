@@ -7,7 +7,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from commet.cli.common import ForceOption, check_run_name, fail, load_or_fail, serve_web_app
+from commet.cli.common import (
+    AllowedHostsOption,
+    ForceOption,
+    ForwardedAllowIpsOption,
+    check_run_name,
+    fail,
+    load_or_fail,
+    serve_web_app,
+)
 
 if TYPE_CHECKING:
     from commet.apps.study.build import Study
@@ -144,6 +152,8 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on (0: any free one).")] = 8000,
     secure_cookies: Annotated[bool, typer.Option(help="Mark cookies Secure (serving behind HTTPS).")] = False,
+    allowed_hosts: AllowedHostsOption = None,
+    forwarded_allow_ips: ForwardedAllowIpsOption = None,
 ) -> None:
     """Serve the study: participants at /p/<token>, the organiser at /organiser. No access log is written."""
     from commet.apps.study.app import create_app
@@ -166,7 +176,8 @@ def serve(
         fail(str(exc))
     organiser = "at /organiser" if password else "off (no --organiser-password-file)"
     serve_web_app(web, host, port, lambda base: f"study at {base}/p/<token>; organiser page {organiser}",
-                  access_log=False, server_header=False, log_level="warning")
+                  access_log=False, server_header=False, log_level="warning", allowed_hosts=allowed_hosts,
+                  forwarded_allow_ips=forwarded_allow_ips)
 
 
 @app.command()

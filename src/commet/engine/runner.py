@@ -112,6 +112,8 @@ class Progress:
 
     stories_total: int = 0
     stories_done: int = 0
+    #: StoryTurns already scored by earlier calls on the run when this one started (a resumed run)
+    stories_kept: int = 0
     questions: int = 0
     questions_right: int = 0
     model_calls: int = 0
@@ -321,7 +323,10 @@ class Engine:
         """
         stories = self.mine()
         done = self.store.finished_stories(run.id) - self.store.stories_with_judge_errors(run.id)
-        self.progress = Progress(stories_total=len(stories), stories_done=len(done & {s.id for _, s in stories}))
+        kept = len(done & {s.id for _, s in stories})
+        self.progress = Progress(stories_total=len(stories), stories_done=kept, stories_kept=kept)
+        if self.on_progress:  # a resumed run's bar starts where the run stands
+            self.on_progress(self.progress)
         return [(position, st) for position, st in stories if st.id not in done]
 
     async def run(self, name: str | None = None) -> RunSummary:

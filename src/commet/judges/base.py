@@ -31,6 +31,9 @@ class JudgeRequest:
     expected: tuple[str, ...]
     response: str
     options: tuple[tuple[str | None, str], ...] = ()  # (label, text) of the choices shown, if any
+    #: False when ``options`` are the turn's judge-only candidates (``Turn.candidates``): the closed set the
+    #: answer is one of, which the answerer was not shown
+    options_shown: bool = True
     rubric: tuple[str, tuple[str, ...]] | None = None  # (key inference, false inferences) for an explanation
     feedback: str = ""  # the feedback shown at the start of this turn (not story text)
     images: tuple[ImagePart, ...] = ()  # pictures the judge may look at (the run showed them)
@@ -43,6 +46,8 @@ class JudgeRequest:
             "response": self.response}
         if self.options:
             data["options"] = [list(option) for option in self.options]
+            if not self.options_shown:
+                data["options_shown"] = False
         if self.rubric is not None:
             data["rubric"] = [self.rubric[0], list(self.rubric[1])]
         if self.feedback:

@@ -74,8 +74,10 @@ def user_prompt(request: JudgeRequest) -> str:
     sections.append(f"This turn's story text:\n{request.story.strip() or '(none)'}")
     sections.append(f"Question:\n{request.question.strip()}")
     if request.options:
-        sections.append("Options shown:\n" + "\n".join(f"{label}. {text}" if label else f"- {text}"
-                                                          for label, text in request.options))
+        heading = ("Options shown:" if request.options_shown else
+                   "The expected answer is one of these (not shown to the answerer; another one is wrong):")
+        sections.append(heading + "\n" + "\n".join(f"{label}. {text}" if label else f"- {text}"
+                                                     for label, text in request.options))
     sections.append(f"Expected answer(s):\n{expected}{several}")
     if request.rubric is not None:
         key, false = request.rubric

@@ -77,16 +77,8 @@ def run_metrics(store: Store, run: RunRecord) -> RunMetrics:
 
 
 def select_runs(store: Store, names: list[str] | None) -> list[RunRecord]:
-    """Runs by name (all when ``names`` is empty); unknown names raise KeyError naming them."""
+    """Runs by name, short id or unique prefix (all when ``names`` is empty); a name no run or several runs
+    answer to raises :class:`~commet.store.RunLookupError` (a KeyError) naming candidates."""
     if not names:
         return store.runs()
-    runs = []
-    for name in names:
-        run = store.get_run(name)
-        if run is None:
-            family = [r.name for r in store.runs() if r.name.startswith(f"{name}:images=")]
-            hint = (f" (runs {', '.join(repr(f) for f in family)}: `commet study export-run --run {name}` writes one "
-                    "run per picture policy; name each with --run)" if family else "")
-            raise KeyError(f"no run named {name!r} in {store.path}{hint}")
-        runs.append(run)
-    return runs
+    return [store.find_run(name) for name in names]

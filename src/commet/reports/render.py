@@ -20,7 +20,7 @@ from pathlib import Path
 
 from commet.format.dataset import Dataset
 from commet.reports.analyses import Cell, Report, Section
-from commet.reports.cells import cell_text
+from commet.reports.cells import cell_text, run_legend
 from commet.reports.stats import Estimate, Range
 from commet.reports.tables import to_markdown
 from commet.text import printable
@@ -146,6 +146,7 @@ def to_rich_tables(report: Report, width: int | None = None) -> list[object]:
     from rich.text import Text
 
     renderables: list[object] = [Text(line, style="bold") for line in report.notices]
+    renderables.append(Text(f"runs: {run_legend(report)}", style="dim"))
     for section in report.sections:
         renderables.extend([_plain_table(section)] if width is None else fitted_tables(section, width))
     return renderables
@@ -153,7 +154,7 @@ def to_rich_tables(report: Report, width: int | None = None) -> list[object]:
 
 # markdown ------------------------------------------------------------------------------------------------
 def to_markdown_report(report: Report, title: str = "CoMMET report") -> str:
-    parts = [f"# {title}\n", f"Runs: {', '.join(f'`{d.run.name}`' for d in report.runs)}. Intervals: 95% "
+    parts = [f"# {title}\n", f"Runs (short id, name): {run_legend(report, '`')}. Intervals: 95% "
              f"percentile bootstrap over StoryTurns ({report.bootstrap.resamples} resamples, seed "
              f"{report.bootstrap.seed}).\n"]
     parts.extend(f"**{line}**\n" for line in report.notices)
