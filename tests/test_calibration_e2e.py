@@ -244,3 +244,14 @@ def test_labels_from_the_cli_and_the_review_app_give_the_hand_computed_calibrati
     terminal = runner.invoke(app, ["report", "--db", str(db), "--table", "calibration"], terminal_width=200)
     assert "61.4 [" in terminal.output
 
+
+
+def test_review_serve_refuses_a_results_store_that_is_not_one(world: tuple[Path, Path], tmp_path: Path) -> None:
+    folder, _ = world
+    missing = runner.invoke(app, ["review", "serve", "--dataset", str(folder), "--db", str(tmp_path / "r.sqlite"),
+                                  "--results", str(tmp_path / "nowhere.sqlite")])
+    assert missing.exit_code == 2 and "no results store there" in missing.output
+    (tmp_path / "not.sqlite").write_text("not a database")
+    other = runner.invoke(app, ["review", "serve", "--dataset", str(folder), "--db", str(tmp_path / "r.sqlite"),
+                                "--results", str(tmp_path / "not.sqlite")])
+    assert other.exit_code == 2 and other.output.startswith("error: --results") and "Traceback" not in other.output
