@@ -213,7 +213,7 @@ def mcnemar_exact(b: int, c: int) -> float:
     ``2 * P(X <= min(b, c))`` for X ~ Binomial(b + c, 1/2), capped at 1, summed in log space in
     linear time: the largest term of the lower tail, C(m, k) / 2^m, comes from ``lgamma``, and each
     smaller one from the last by the ratio ``i / (m - i + 1)`` (a sum of exact big integers, as
-    before, grows quadratically: 13 s at b + c = 10,200).
+    before, grows quadratically: 5 to 13 s at b + c = 10,200, against 40 microseconds).
     """
     m, k = b + c, min(b, c)
     if m == 0 or 2 * k >= m:
