@@ -198,8 +198,11 @@ EVAL_EPILOG = ("Exit codes: 0 every StoryTurn scored; 2 bad input, nothing run; 
 @app.command("eval", epilog=EVAL_EPILOG)
 @resumable
 def eval_command(
-    model: Annotated[str, typer.Option(help="Model spec, e.g. baseline:first-option, openai:gpt-4o, replay:FILE.")],
-    dataset: Annotated[str, typer.Option(help="Dataset folder/file or 'sample'.")] = "sample",
+    ctx: typer.Context,
+    model: Annotated[str | None, typer.Option(
+        help="Model spec, e.g. baseline:first-option, openai:gpt-4o, replay:FILE (required unless --finish).")] = None,
+    dataset: Annotated[str | None, typer.Option(help="Dataset folder/file or 'sample' (default: sample; with "
+                                                     "--finish, the run's).")] = None,
     judge: Annotated[str, typer.Option(help="Judge spec: rules, a model spec, or panel:A,B,C.")] = "rules",
     images: Annotated[ImagePolicy, typer.Option(
         help="Pictures: on (every turn that has one), off, or needed (only in image-dependent StoryTurns).")] =
@@ -233,19 +236,35 @@ def eval_command(
     shard: Annotated[str | None, typer.Option(
         help="INDEX/COUNT (INDEX from 0): run only this deterministic share of the StoryTurns, e.g. one task "
              "of a Slurm job array with its own --db; `commet merge` joins the shards' stores.")] = None,
+    finish: Annotated[str | None, typer.Option(
+        help="A run to finish: its StoryTurns stopped at (or holding) an undecided answer continue with --judge "
+             "from that answer, asking their remaining questions (new calls); its decided verdicts and every "
+             "earlier call come from the store. Model, dataset and settings are the run's; a new run "
+             "(RUN~finish:JUDGE, or --run).")] = None,
 ) -> None:
     """Run a model over a dataset, judged online, into a resumable SQLite store; print the results.
 
     The dataset is validated first, as by `commet validate`; a dataset with errors is refused
     before anything is written.
     """
+    check_run_name("--run", run)
+    if finish is not None:
+        from commet.cli.finishing import finish as finish_run
+        from commet.cli.finishing import refuse_settings
+
+        refuse_settings(ctx)
+        finish_run(source=finish, model=model, dataset=dataset, judge=judge, db=db, run=run, concurrency=concurrency,
+                   quiet=quiet, force=force)
+        return
+    if model is None:
+        fail("commet eval needs --model (or --finish RUN)")
+    dataset = dataset or "sample"
     from commet.engine import EvalSettings, RunConflictError, RunSummary, SpendLimitError, evaluate_async
     from commet.engine.conversation import DEFAULT_SYSTEM_PROMPT
     from commet.judges.registry import create_judge
     from commet.models.base import GenerationSettings, SettingError
     from commet.models.registry import create_model
 
-    check_run_name("--run", run)
     try:
         the_model = create_model(model)
         the_judge = create_judge(judge)
@@ -369,7 +388,8 @@ async def _close(*things: object) -> None:
 
 #: Command modules, one per concern: each has ``register(app)`` or is a sub-app ``app``. A module's
 #: optional dependencies are imported inside its commands, so every command is always listed.
-COMMAND_MODULES = ("reporting", "generate", "judging", "review", "study", "audit", "importing", "scale")
+COMMAND_MODULES = ("reporting", "generate", "judging", "calibration", "review", "study", "audit", "importing",
+                   "scale")
 
 
 def _register_commands() -> None:

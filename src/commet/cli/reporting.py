@@ -102,6 +102,13 @@ def _has_tables(db: Path) -> bool:
         return True
 
 
+class FeedbackCasesChoice(str, Enum):
+    """``--feedback-cases`` (:class:`commet.reports.feedback.FeedbackCases`, not imported before it is needed)."""
+
+    correctness = "correctness"
+    any = "any"
+
+
 class ReportFormat(str, Enum):
     table = "table"
     markdown = "markdown"
@@ -119,7 +126,7 @@ def sweep_report_format(fmt: str | None, out: Path | None) -> str:
     if fmt is not None and fmt not in formats:
         raise ReportTargetError(f"'format' must be one of {', '.join(formats)}, not {fmt!r}")
     chosen = output_format(fmt, out)
-    if chosen == "csv" and out is not None and out.suffix and not out.is_dir():
+    if chosen == "csv" and out is not None and out.suffix.lower() == ".csv" and not out.is_dir():
         raise ReportTargetError(f"'out' = {str(out)!r}: a CSV report is one file per table; give a folder "
                                 "(with format = \"csv\")")
     return chosen
@@ -128,7 +135,7 @@ def sweep_report_format(fmt: str | None, out: Path | None) -> str:
 def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: Path | None = None,
                  dataset: str | None = None, seed: int | None = None, resamples: int | None = None,
                  brief: bool = False, tables: list[str] | None = None, pool: bool = False,
-                 by: list[str] | None = None) -> None:
+                 by: list[str] | None = None, feedback_cases: str = "correctness") -> None:
     """Build the report for ``names`` (all runs when empty) and print it, or write it to ``out``.
 
     ``brief`` prints one run's figures as a two-column table (what ``commet eval`` shows at the end
@@ -136,6 +143,7 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
     file per table: ``out`` is then a folder, or one table is chosen.
     """
     from commet.reports import Bootstrap, build_report, render_report, select_runs
+    from commet.reports.feedback import FeedbackCases
     from commet.reports.render import OneTablePerFile, csv_files, to_rich_tables
 
     boot = Bootstrap(**{k: v for k, v in (("seed", seed), ("resamples", resamples)) if v is not None})
@@ -146,7 +154,8 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
             fail(str(exc.args[0]))
         if not runs:
             fail(f"nothing to report: no runs in {db}")
-        report = build_report(store, runs, bootstrap=boot, pool=pool, brief=brief)
+        report = build_report(store, runs, bootstrap=boot, pool=pool, brief=brief,
+                              feedback_cases=FeedbackCases(feedback_cases))
     loaded = _load(dataset) if dataset is not None else None
     if by:
         _add_groupings(report, by, loaded)
@@ -163,7 +172,7 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
         if brief:
             console.print(f"[dim]commet report --db {db} shows the paper's tables for this run.[/dim]")
         return
-    if fmt == "csv" and out is not None and (not out.suffix or out.is_dir()):
+    if fmt == "csv" and out is not None and (out.suffix.lower() != ".csv" or out.is_dir()):  # a folder
         if out.exists() and not out.is_dir():
             fail(f"{out} is a file; CSV reports are written as one file per table into a folder")
         out.mkdir(parents=True, exist_ok=True)
@@ -256,6 +265,10 @@ def report(
     by: Annotated[list[str] | None, typer.Option(
         help="Also group accuracy by this per-turn or StoryTurn metadata key or field (e.g. question_type); "
              "repeatable; metadata keys need --dataset.")] = None,
+    feedback_cases: Annotated[FeedbackCasesChoice, typer.Option(
+        help="Which wrong answers are cases in Tables 3 and 14: those followed by correctness-based feedback "
+             "(the paper's section 4.3), or by any feedback text, unconditional lines included.")] =
+    FeedbackCasesChoice.correctness,
 ) -> None:
     """The paper's tables for stored runs with 95% bootstrap CIs, one row per run: Tables 1 and 2 (story
     accuracy per category), a summary, Tables 3 and 14 (feedback), one table per source (Tables 11 and 12),
@@ -267,7 +280,7 @@ def report(
     except ReportTargetError as exc:
         fail(str(exc))
     print_report(db, run, chosen, out=out, dataset=dataset, seed=seed, resamples=resamples, tables=table,
-                 pool=pool, by=by)
+                 pool=pool, by=by, feedback_cases=feedback_cases.value)
 
 
 def compare(
@@ -282,6 +295,7 @@ def compare(
     from rich.table import Table
 
     from commet.reports import Bootstrap, compare_runs
+    from commet.reports.stats import fixed
 
     with open_store(db) as store:
         first, second = (find_run_or_fail(store, name) for name in (run_a, run_b))
@@ -301,8 +315,8 @@ def compare(
     console.print(f"B = {run_b}: story accuracy {p.accuracy_b:.2f}% on the {p.items} compared", highlight=False,
                   markup=False)
     console.print(table)
-    console.print(f"difference A - B: {p.difference:+.2f} points, 95% paired bootstrap CI "
-                  f"[{p.low:+.2f}, {p.high:+.2f}]; McNemar exact p = {p.p_value:.4g} "
+    console.print(f"difference A - B: {fixed(p.difference, 2, sign=True)} points, 95% paired bootstrap CI "
+                  f"[{fixed(p.low, 2, sign=True)}, {fixed(p.high, 2, sign=True)}]; McNemar exact p = {p.p_value:.4g} "
                   f"(discordant: {p.a_only} A only, {p.b_only} B only)", highlight=False, markup=False)
     if result.only_a or result.only_b:
         console.print(f"left out: {result.only_a} StoryTurns scored only in A, {result.only_b} only in B",

@@ -32,6 +32,9 @@ def serve(
                                                          "google:gemini-2.5-flash-image.")] = None,
     secure_cookies: Annotated[bool, typer.Option(help="Mark the session cookie Secure (behind HTTPS).")] = False,
     max_upload_mb: Annotated[int, typer.Option(min=1, help="Largest picture upload, MiB.")] = 8,
+    results: Annotated[Path | None, typer.Option(
+        help="A results store (commet.sqlite): adds the pages that label its runs' calibration samples "
+             "(commet calibrate).")] = None,
     force: ForceOption = False,
     allowed_hosts: AllowedHostsOption = None,
     forwarded_allow_ips: ForwardedAllowIpsOption = None,
@@ -54,9 +57,18 @@ def serve(
             painter = create_image_model(image_model)
         except UnknownModelError as exc:
             fail(str(exc))
+    if results is not None:
+        from commet.store import Store, StoreError
+
+        if not results.is_file():
+            fail(f"--results {results}: no results store there")
+        try:
+            Store(results).close()
+        except StoreError as exc:
+            fail(f"--results: {exc}")
     try:
-        web = create_app(checked, db, image_model=painter,
-                         secure_cookies=secure_cookies, max_upload_bytes=max_upload_mb * 1024 * 1024)
+        web = create_app(checked, db, image_model=painter, secure_cookies=secure_cookies,
+                         max_upload_bytes=max_upload_mb * 1024 * 1024, results=results)
     except (FormatError, ReviewError) as exc:
         fail(str(exc))
     serve_web_app(web, host, port, lambda base: f"reviewing {dataset} at {base}/ (store {db})", log_level="warning",

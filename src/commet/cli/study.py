@@ -208,7 +208,8 @@ def export_run(
     ] = None,
     store_alias: Annotated[Path | None, typer.Option("--store", hidden=True)] = None,
     run: Annotated[str, typer.Option(
-        help="Run name; with --policy each, one run per policy: NAME:images=on and NAME:images=needed.")] = "human",
+        help="Run name. By default (--policy each) it names two runs, NAME:images=on and NAME:images=needed (the "
+             "paper's Human Yes and No rows); with --policy all, needed or both, the one run NAME.")] = "human",
     policy: Annotated[PolicyChoice, typer.Option(
         help="each: one run per picture policy (the paper's Human Yes/No rows); all (pictures everywhere), "
              "needed (only where needed) or both (the two pooled into one run).")

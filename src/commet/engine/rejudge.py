@@ -78,7 +78,7 @@ def _open_run(store: Store, source: RunRecord, judge: Judge, name: str) -> RunRe
     return existing
 
 
-def _source_settings(source: RunRecord) -> EvalSettings:
+def source_settings(source: RunRecord) -> EvalSettings:
     """The source run's settings as recorded (fields added since it ran take their defaults).
 
     A stored value that no longer validates is refused, naming run and field: re-judging with
@@ -107,7 +107,7 @@ async def rejudge(store: Store, source_name: str, judge: Judge, dataset: Dataset
     if not dataset.hash_matches(source.dataset_hash):
         raise RejudgeError(f"dataset {dataset.name!r} is not the one run {source_name!r} used "
                            f"({source.dataset_name!r}); pass the same dataset with --dataset")
-    settings = _source_settings(source)  # before anything is written
+    settings = source_settings(source)  # before anything is written
     run = _open_run(store, source, judge, new_name or default_name(source, judge))
     report = RejudgeReport(source=source, run=run)
     job = _Rejudging(store, run, judge, dataset, settings, report, on_progress)

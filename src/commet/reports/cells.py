@@ -3,7 +3,8 @@ LaTeX, HTML).
 
 An :class:`Estimate` reads ``66.67 [62.83, 70.50] (400/600)``, shorter in the terminal, and
 ``k/n (pct%) [low, high]`` in the feedback tables; a :class:`Range` (stories hinging on
-undecided answers) reads ``33.33–66.67 [low, high] (1–2/3)``.
+undecided answers) reads ``33.33–66.67 [low, high] (1–2/3)``; a :class:`Corrected` estimate
+(prediction-powered) reads ``71.20 [64.10, 78.30] (PPI, 40 StoryTurns labelled)``.
 """
 
 from __future__ import annotations
@@ -11,10 +12,9 @@ from __future__ import annotations
 from typing import Literal
 
 from commet.reports.analyses import Cell, Report, Section
-from commet.reports.stats import Estimate, Range
+from commet.reports.stats import Corrected, Estimate, Range
 
 Style = Literal["terminal", "full"]
-
 
 
 def _number(value: float) -> str:
@@ -33,6 +33,8 @@ def estimate_text(cell: Estimate, *, fraction: bool = False, style: Style = "ful
         if style == "terminal":
             return f"{span} {interval}"
         return f"{span} {interval} ({_number(cell.k)}–{_number(cell.upper.k)}/{_number(cell.n)})"
+    if isinstance(cell, Corrected):
+        return f"{cell.value:.{digits}f} {interval}" + ("" if style == "terminal" else f" ({cell.basis})")
     if fraction:
         return f"{_number(cell.k)}/{_number(cell.n)} ({cell.value:.1f}%) {interval}"
     if style == "terminal":

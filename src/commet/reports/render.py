@@ -168,7 +168,7 @@ def to_markdown_report(report: Report, title: str = "CoMMET report") -> str:
 
 # csv -----------------------------------------------------------------------------------------------------
 def _csv_number(value: float | None) -> str:
-    return "" if value is None else f"{round(value, 4):g}"
+    return "" if value is None else f"{round(value, 4) + 0.0:g}"  # (+ 0.0: never "-0")
 
 
 def _csv_columns(section: Section) -> tuple[list[str], list[list[str]]]:
@@ -228,6 +228,8 @@ class ReportTargetError(ValueError):
 def output_format(fmt: str | None, out: Path | None) -> str:
     """The format to write: ``fmt``, else from ``out``'s suffix (a folder: CSV files), else the terminal table.
 
+    With ``fmt`` csv, an ``out`` not ending in ``.csv`` is a folder (``results.v2`` included).
+
     Refuses a suffix no text format has (``x.pdf``, ``x.docx``) and a format that contradicts the suffix, so
     a report is never written as text into a file whose name promises something else.
     """
@@ -238,10 +240,13 @@ def output_format(fmt: str | None, out: Path | None) -> str:
         if fmt is None and out.is_dir():
             return "csv"
         return fmt or "table"
+    if fmt == "csv" and suffix != ".csv":  # a folder whose name has a dot (results.v2): one file per table
+        return fmt
     by_suffix = FORMATS_BY_SUFFIX.get(suffix)
     if by_suffix is None:
         raise ReportTargetError(f"cannot write a report to {out}: reports are text; use .md, .html, .tex, .txt, "
-                                ".csv (one table) or a folder for CSV files")
+                                ".csv (one table) or a folder for CSV files (--format csv for a folder whose name "
+                                "has a dot)")
     if fmt is not None and fmt != by_suffix:
         raise ReportTargetError(f"--format {fmt} does not match {out} (a {suffix} file holds {by_suffix})")
     return by_suffix

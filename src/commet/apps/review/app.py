@@ -109,9 +109,9 @@ def feedback_lines(feedback: Feedback | None) -> list[tuple[str, str]]:
 def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
                image_model: ImageModel | None = None, secure_cookies: bool = False,
                max_upload_bytes: int = 8 * 1024 * 1024, max_upload_pixels: int = MAX_UPLOAD_PIXELS,
-               login_throttle: LoginThrottle | None = None) -> FastAPI:
+               login_throttle: LoginThrottle | None = None, results: str | Path | None = None) -> FastAPI:
     """The review app over ``dataset`` (imported into ``db`` on start; existing reviews are kept; sessions live in
-    ``db`` too)."""
+    ``db`` too); with ``results`` (a results store), also the pages that label its runs' calibration samples."""
     data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
     store = db if isinstance(db, ReviewDB) else ReviewDB(db)
     store.import_dataset(data)
@@ -121,6 +121,7 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
     pages.env.filters["when"] = lambda iso: iso[:16].replace("T", " ") + " UTC"
     # an item id is one URL path segment: '?', '#', '%', '&' and spaces are allowed in ids (never '/')
     pages.env.filters["path"] = item_segment
+    pages.env.globals["calibration_pages"] = results is not None
     actions = RateLimiter(limit=300, window_s=60)
     logins = login_throttle or LoginThrottle()
     lint_counts: dict[tuple[str, int], int] = {}
@@ -422,6 +423,11 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
                         archive.write(path, path.relative_to(folder.parent).as_posix())
         return Response(buffer.getvalue(), media_type="application/zip",
                         headers={"Content-Disposition": 'attachment; filename="reviewed.zip"'})
+
+    if results is not None:
+        from commet.apps.review.calibration import add_calibration_pages
+
+        add_calibration_pages(app, Path(results), data, signed_in=signed_in, posted=posted, render=render, back=back)
 
     # ------------------------------------------------------------------ pictures
 
