@@ -5,8 +5,10 @@ A package adds one by declaring it in its own metadata, for example in pyproject
     [project.entry-points."commet.models"]
     echo = "my_package.echo:create"      # create(name: str, options: dict[str, str]) -> Model
 
-CoMMET's own providers are declared the same way. When CoMMET runs from a source tree that was
-never installed (no metadata), its built-in table stands in for its own entry points.
+CoMMET's own providers and judge kinds are declared the same way, from one table
+(:mod:`commet.builtin_plugins`); that table also stands in for them where CoMMET runs from a source
+tree that was never installed (no metadata). An installed entry point wins over a built-in of the
+same name.
 """
 
 from __future__ import annotations
@@ -16,18 +18,17 @@ from functools import cache
 from importlib import import_module
 from importlib.metadata import entry_points
 
-#: CoMMET's own plug-ins, as declared in its pyproject.toml (used only without installed metadata)
+from commet.builtin_plugins import JUDGE_KINDS, PROVIDERS
+
+#: the entry-point groups: model providers, judge kinds
+MODELS = "commet.models"
+JUDGES = "commet.judges"
+
+#: CoMMET's own plug-ins, group -> name -> "module:attribute", derived from :mod:`commet.builtin_plugins`
+#: (pyproject.toml declares the same entry points; this stands in where no metadata is installed)
 BUILT_IN: dict[str, dict[str, str]] = {
-    "commet.models": {
-        "baseline": "commet.models.baseline:create",
-        "replay": "commet.models.replay:create",
-        "openai": "commet.models.openai_compat:create",
-        "anthropic": "commet.models.anthropic_model:create",
-        "google": "commet.models.google_model:create",
-        "hf": "commet.models.hf:create",
-        "vllm": "commet.models.vllm_offline:create",
-    },
-    "commet.judges": {},
+    MODELS: {provider.name: provider.factory for provider in PROVIDERS},
+    JUDGES: {kind.name: kind.factory for kind in JUDGE_KINDS},
 }
 
 

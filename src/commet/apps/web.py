@@ -48,6 +48,7 @@ from PIL import Image, UnidentifiedImageError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from commet.errors import CommetError
 from commet.store.sqlite import table_names
 
 SESSION_COOKIE = "commet_session"  # the review app's; each app names its own (cookies ignore the port)
@@ -461,11 +462,11 @@ def client_address(request: Request) -> str | None:
     return request.client.host if request.client else None
 
 
-class PictureTooLarge(ValueError):
+class PictureTooLarge(CommetError, ValueError):
     """The upload declares more pixels than allowed (a decompression bomb): answered with 413."""
 
 
-class NotAPicture(ValueError):
+class NotAPicture(CommetError, ValueError):
     """The upload is not a picture Pillow can decode."""
 
 

@@ -14,6 +14,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from commet.errors import CommetError
 from commet.judges.base import JudgeRequest
 
 PROMPT_VERSION = "judge-v2"
@@ -91,7 +92,7 @@ def user_prompt(request: JudgeRequest) -> str:
     return "\n\n".join(sections)
 
 
-class VerdictParseError(ValueError):
+class VerdictParseError(CommetError, ValueError):
     """The judge's reply is not a valid verdict object."""
 
 
