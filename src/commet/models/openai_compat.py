@@ -49,6 +49,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from commet.errors import CommetError
 from commet.models import base
 from commet.models.endpoints import Endpoint, EndpointPool
 from commet.models.errors import classify
@@ -232,7 +233,7 @@ def endpoint_failure(error: base.ModelCallError) -> bool:
     return error.family in (base.CallErrorKind.connection, base.CallErrorKind.timeout) or (error.status or 0) >= 500
 
 
-class HTTPStatusFailure(Exception):
+class HTTPStatusFailure(CommetError):
     """A non-2xx answer; :func:`commet.models.errors.classify` reads ``status_code`` and ``headers``."""
 
     def __init__(self, status: int, headers: Mapping[str, str], body: bytes):
