@@ -46,7 +46,8 @@ def plugin_names(group: str) -> list[str]:
 def load_plugin(group: str, name: str) -> Callable[..., object]:
     """The factory registered as ``name`` in ``group`` (imported now; ImportError when it cannot be)."""
     module_name, _, attribute = _targets(group)[name].partition(":")
-    return getattr(import_module(module_name), attribute)
+    factory: Callable[..., object] = getattr(import_module(module_name), attribute)
+    return factory
 
 
 def refresh() -> None:
