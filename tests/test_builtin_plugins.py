@@ -50,14 +50,11 @@ def test_pyproject_and_readme_say_what_the_table_says() -> None:
 
 
 def test_the_run_time_copies_are_the_table() -> None:
-    assert plugins.BUILT_IN["commet.models"] == {"baseline": "commet.models.baseline:create",
-                                                 "replay": "commet.models.replay:create",
-                                                 "openai": "commet.models.openai_compat:create",
-                                                 "anthropic": "commet.models.anthropic_model:create",
-                                                 "google": "commet.models.google_model:create",
-                                                 "hf": "commet.models.hf:create",
-                                                 "vllm": "commet.models.vllm_offline:create"}
-    assert set(plugins.BUILT_IN["commet.judges"]) == {"rules", "cascade", "panel", "llm-only"}
+    assert plugins.BUILT_IN["commet.models"] == {p.name: p.factory for p in table.PROVIDERS}
+    assert plugins.BUILT_IN["commet.models"]["openai"] == "commet.models.openai_compat:create"
+    assert {"baseline", "replay", "openai", "anthropic", "google", "hf", "vllm"} <= set(plugins.BUILT_IN["commet.models"])
+    assert plugins.BUILT_IN["commet.judges"] == {k.name: k.factory for k in table.JUDGE_KINDS}
+    assert {"rules", "cascade", "panel", "llm-only"} <= set(plugins.BUILT_IN["commet.judges"])
     modules = [module for extra in table.EXTRAS for module in extra.modules]
     assert len(modules) == len(set(modules)), "a module names one extra to install"
     assert extras.EXTRA_OF_MODULE["aiohttp"] == "openai" and extras.EXTRA_OF_MODULE["inspect_ai"] == "inspect"
@@ -163,13 +160,13 @@ def test_readme_edited_alone_fails_the_check(old: str, new: str, problem: str) -
 
 
 def test_the_table_edited_alone_fails_the_check() -> None:
-    echo = table.Provider("echo", "commet.models.echo:create", "echo", (("`echo:TEXT`", "says TEXT"),))
-    found = sync.problems(PYPROJECT, README, providers=(*table.PROVIDERS, echo))
-    assert any("entry point 'echo' in commet.models" in p for p in found)
-    assert any("provider 'echo' needs extra 'echo'" in p for p in found)
+    new = table.Provider("not-yet", "commet.models.not_yet:create", "not-yet", (("`not-yet:TEXT`", "says TEXT"),))
+    found = sync.problems(PYPROJECT, README, providers=(*table.PROVIDERS, new))
+    assert any("entry point 'not-yet' in commet.models" in p for p in found)
+    assert any("provider 'not-yet' needs extra 'not-yet'" in p for p in found)
     assert any("the models table differs" in p for p in found)
-    found = sync.problems(PYPROJECT, README, extras=(*table.EXTRAS, table.Extra("echo", ("echo",), "echoes")))
-    assert any("the table's extra 'echo' is missing" in p for p in found)
+    found = sync.problems(PYPROJECT, README, extras=(*table.EXTRAS, table.Extra("not-yet", ("not_yet",), "a thing")))
+    assert any("the table's extra 'not-yet' is missing" in p for p in found)
     assert any("the extras table differs" in p for p in found)
     kinds = tuple(replace(k, factory="elsewhere:create") if k.name == "rules" else k for k in table.JUDGE_KINDS)
     assert sync.problems(PYPROJECT, README, kinds=kinds) == [
