@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 from importlib import import_module
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoints, entry_points
+from typing import Protocol
 
 from commet.builtin_plugins import JUDGE_KINDS, PROVIDERS
 
@@ -32,10 +33,22 @@ BUILT_IN: dict[str, dict[str, str]] = {
 }
 
 
+class _Installed(Protocol):
+    """What ``entry_points()`` returns (``SelectableGroups`` before Python 3.12, ``EntryPoints`` since)."""
+
+    def select(self, *, group: str) -> EntryPoints: ...
+
+
+@cache
+def _installed() -> _Installed:
+    """Every installed entry point, read once for all groups (a run reads both: one scan, not two)."""
+    return entry_points()
+
+
 @cache
 def _targets(group: str) -> dict[str, str]:
     """Name -> "module:attribute" for a group: the installed entry points over the built-in table."""
-    found = {ep.name: ep.value for ep in entry_points(group=group)}
+    found = {ep.name: ep.value for ep in _installed().select(group=group)}
     return {**BUILT_IN.get(group, {}), **found}
 
 
@@ -52,4 +65,5 @@ def load_plugin(group: str, name: str) -> Callable[..., object]:
 
 def refresh() -> None:
     """Forget what was read, so plug-ins installed since are seen (tests, notebooks)."""
+    _installed.cache_clear()
     _targets.cache_clear()
