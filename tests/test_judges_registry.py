@@ -50,6 +50,7 @@ def test_each_built_in_kind_builds_its_judge(replay: str) -> None:
 @pytest.mark.parametrize(("spec", "message"), [
     ("rules:strict", "judge 'rules' takes no argument: write rules, not 'rules:strict'"),
     ("rules:", "judge 'rules' takes no argument"),
+    ("rules:sk-abcdefghijklmnopqrstuvwxyz0123456789", "not 'rules:***'"),  # a pasted key is not repeated
     ("panel", "judge 'panel' needs an argument: panel:SPEC,SPEC,SPEC"),
     ("llm-only", "judge 'llm-only' needs an argument: llm-only:SPEC"),
     ("rulez", "unknown judge 'rulez' (did you mean 'rules'?): use 'rules', a model spec such as openai:gpt-4o, "

@@ -20,6 +20,7 @@ from __future__ import annotations
 from commet.builtin_plugins import JUDGE_KINDS
 from commet.judges.base import Judge, UnknownJudgeError
 from commet.models.base import did_you_mean
+from commet.models.errors import redact
 from commet.plugins import JUDGES, load_plugin, plugin_names
 
 #: the entry-point group judge kinds register in
@@ -40,7 +41,7 @@ def create_judge(spec: str) -> Judge:
         if takes_argument and not sep:
             raise UnknownJudgeError(f"judge {spec!r} needs an argument: {USAGE.get(kind, kind + ':...')}")
         if sep and not takes_argument:
-            raise UnknownJudgeError(f"judge {kind!r} takes no argument: write {USAGE[kind]}, not {spec!r}")
+            raise UnknownJudgeError(f"judge {kind!r} takes no argument: write {USAGE[kind]}, not {redact(spec)!r}")
         return _build(kind, rest)
     if not sep:
         usages = [USAGE.get(name, f"{name}:...") for name in kinds]
