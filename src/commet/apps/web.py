@@ -47,6 +47,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from commet.errors import CommetError
 from commet.format.pictures import MAX_IMAGE_SIDE, PictureError, bombs_refused, opened_picture
 from commet.format.pictures import PictureTooLarge as PictureTooLargeToRead
 from commet.store.sqlite import table_names
@@ -571,11 +572,11 @@ class HostAllowList:
         await self.app(scope, receive, send)
 
 
-class PictureTooLarge(ValueError):
+class PictureTooLarge(CommetError, ValueError):
     """The upload declares more pixels than allowed (a decompression bomb): answered with 413."""
 
 
-class NotAPicture(ValueError):
+class NotAPicture(CommetError, ValueError):
     """The upload is not a picture Pillow can decode."""
 
 

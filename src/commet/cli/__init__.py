@@ -48,7 +48,7 @@ from commet.conditions import FeedbackCondition, ImagePolicy, JudgeImages, Undec
 from commet.extras import MissingExtraError, missing_extra_message
 from commet.format.convert import ConvertTarget
 from commet.judges.base import UnknownJudgeError
-from commet.models.base import UnknownModelError
+from commet.models.base import ModelSpecError
 
 if TYPE_CHECKING:
     from commet.engine import RunResults, RunSummary
@@ -268,7 +268,7 @@ def eval_command(
     try:
         the_model = create_model(model)
         the_judge = create_judge(judge)
-    except (UnknownModelError, UnknownJudgeError) as exc:
+    except (ModelSpecError, UnknownJudgeError) as exc:
         fail(str(exc))
     try:
         generation = GenerationSettings.checked(temperature=temperature, max_tokens=max_tokens, seed=seed)

@@ -362,7 +362,7 @@ def sweep(
     from commet.engine.sweep import SweepConfigError, load_config, run_sweep
     from commet.format.problems import FormatError
     from commet.judges.base import UnknownJudgeError
-    from commet.models.base import UnknownModelError
+    from commet.models.base import ModelSpecError
     from commet.reports.render import ReportTargetError
 
     try:
@@ -382,7 +382,7 @@ def sweep(
         names = asyncio.run(run_sweep(settings, announce, datasets=datasets))
     except FormatError as exc:
         fail_problems(exc)
-    except (RunConflictError, UnknownModelError, UnknownJudgeError, RuntimeError) as exc:
+    except (RunConflictError, ModelSpecError, UnknownJudgeError, RuntimeError) as exc:
         fail(str(exc))
     print_report(settings.db, names, report_format, out=settings.out,
                  dataset=settings.datasets[0] if len(settings.datasets) == 1 else None)

@@ -46,7 +46,7 @@ def serve(
     from commet.apps.review.app import create_app
     from commet.apps.review.db import ReviewError
     from commet.format.problems import FormatError
-    from commet.models.base import UnknownModelError
+    from commet.models.base import ModelSpecError
 
     checked = load_or_fail(str(dataset), force)
     painter = None
@@ -55,7 +55,7 @@ def serve(
 
         try:
             painter = create_image_model(image_model)
-        except UnknownModelError as exc:
+        except ModelSpecError as exc:
             fail(str(exc))
     if results is not None:
         from commet.store import Store, StoreError

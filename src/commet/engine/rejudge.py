@@ -29,6 +29,7 @@ from commet.engine.conversation import (
 from commet.engine.judging import judge_cached, record_scored_turn
 from commet.engine.pictures import PictureCache
 from commet.engine.runner import EvalSettings
+from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.judges.base import Judge, JudgeRequest, Verdict
 from commet.judges.cascade import decided_by
@@ -37,7 +38,7 @@ from commet.store.records import StoryRecord, StoryStatus, TurnRecord
 from commet.store.sqlite import RunRecord, RunStatus, Store
 
 
-class RejudgeError(ValueError):
+class RejudgeError(CommetError, ValueError):
     """A re-judging request that cannot be done (unknown run, other dataset, name taken)."""
 
 

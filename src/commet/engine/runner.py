@@ -38,6 +38,7 @@ from commet.engine.conversation import (
 from commet.engine.judging import judge_cached, record_scored_turn
 from commet.engine.pictures import PictureCache
 from commet.engine.schedule import planned_order
+from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
 from commet.judges.base import Judge, JudgeRequest, Verdict, spent
@@ -68,11 +69,11 @@ START_INTERVAL_S = 0.001
 PICTURE_LOOKAHEAD = 4
 
 
-class RunConflictError(ValueError):
+class RunConflictError(CommetError, ValueError):
     """A run name already used with other settings, model, judge or dataset; the message lists what differs."""
 
 
-class SpendLimitError(ValueError):
+class SpendLimitError(CommetError, ValueError):
     """A spend limit that cannot be kept: a model or judge in the run has no known price."""
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 
+from commet.errors import CommetError
 from commet.format.dataset import IMAGE_EXTENSIONS, IMAGES_DIR, Dataset
 from commet.format.pictures import PictureError
 from commet.format.pipe import to_pipe_record
@@ -27,7 +28,7 @@ class ConvertTarget(str, Enum):
     hf = "hf"
 
 
-class ConvertError(ValueError):
+class ConvertError(CommetError, ValueError):
     """A conversion that would lose or overwrite pictures; nothing was written."""
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from commet.errors import CommetError
+
 Severity = Literal["error", "warning"]
 
 
@@ -74,7 +76,7 @@ class Problem:
                 f"field={field}: {self.severity}: {printable(shortened(self.message, MAX_MESSAGE))}")
 
 
-class FormatError(ValueError):
+class FormatError(CommetError, ValueError):
     """Input that cannot be read. ``str()`` is the first problem as one located line."""
 
     def __init__(self, problems: list[Problem]):

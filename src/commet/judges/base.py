@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
+from commet.errors import CommetError
 from commet.models.base import ImagePart, json_key
 
 Outcome = Literal["correct", "incorrect", "undecided"]
@@ -111,5 +112,5 @@ def spent(details: dict[str, object]) -> tuple[int, int, float | None]:
     return tokens[0], tokens[1], float(cost) if isinstance(cost, (int, float)) else None
 
 
-class UnknownJudgeError(ValueError):
+class UnknownJudgeError(CommetError, ValueError):
     """A judge spec that cannot be built."""

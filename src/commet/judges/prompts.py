@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from commet.errors import CommetError
 from commet.judges.base import JudgeRequest
 
 PROMPT_VERSION = "judge-v2"
@@ -99,7 +100,7 @@ def user_prompt(request: JudgeRequest) -> str:
     return "\n\n".join(sections)
 
 
-class VerdictParseError(ValueError):
+class VerdictParseError(CommetError, ValueError):
     """The judge's reply is not a valid verdict object."""
 
 

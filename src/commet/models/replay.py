@@ -16,6 +16,7 @@ from commet.models.base import (
     ModelCallError,
     ModelRequest,
     ModelResponse,
+    ModelSpecError,
     UnknownModelError,
     refuse_unknown_options,
 )
@@ -58,11 +59,11 @@ def create(name: str, options: dict[str, str]) -> ReplayModel:
     except FileNotFoundError:
         raise UnknownModelError(f"replay file {name!r} not found") from None
     except json.JSONDecodeError as exc:
-        raise UnknownModelError(f"replay file {name!r}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+        raise ModelSpecError(f"replay file {name!r}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
     except UnicodeDecodeError as exc:
-        raise UnknownModelError(f"replay file {name!r}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+        raise ModelSpecError(f"replay file {name!r}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     if not isinstance(data, dict) or not all(isinstance(v, list) and all(isinstance(x, str) for x in v)
                                              for v in data.values()):
-        raise UnknownModelError(f"replay file {name!r} must map story ids to lists of reply strings")
+        raise ModelSpecError(f"replay file {name!r} must map story ids to lists of reply strings")
     delay = option_float(options, "delay", 0.0) or 0.0
     return ReplayModel(data, source=path.name, digest=hashlib.sha256(raw).hexdigest(), delay=delay)

@@ -18,6 +18,7 @@ import csv
 import io
 from pathlib import Path
 
+from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.reports.analyses import Cell, Report, Section
 from commet.reports.cells import cell_text, run_legend
@@ -221,7 +222,7 @@ FORMATS_BY_SUFFIX = {".html": "html", ".htm": "html", ".md": "markdown", ".csv":
                      ".txt": "table"}
 
 
-class ReportTargetError(ValueError):
+class ReportTargetError(CommetError, ValueError):
     """A report cannot be written where or as asked (a .pdf, a format that contradicts the file's suffix)."""
 
 
@@ -252,7 +253,7 @@ def output_format(fmt: str | None, out: Path | None) -> str:
     return by_suffix
 
 
-class OneTablePerFile(ValueError):
+class OneTablePerFile(CommetError, ValueError):
     """CSV was asked for in one file or stream while the report has several tables."""
 
 

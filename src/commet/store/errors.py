@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from commet.errors import CommetError
 
-class StoreError(ValueError):
+
+class StoreError(CommetError, ValueError):
     """A results file that is not a CoMMET store, comes from a newer version, or holds damaged rows.
 
     The message names the file (and the run and field where one is to blame); commands print it

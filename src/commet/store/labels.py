@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from commet.store.errors import StoreError
 from commet.store.records import TurnRecord
 from commet.store.sqlite import RunRecord, Store, now, table_names
 
@@ -38,7 +39,7 @@ CSV_COLUMNS = ("run", "story_id", "turn", "label", "labeller")
 Item = tuple[str, int, str]  # story_id, turn, response
 
 
-class LabelError(ValueError):
+class LabelError(StoreError):
     """A label that cannot be stored (unknown run or turn, bad value); names the file line for imports."""
 
 

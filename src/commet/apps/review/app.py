@@ -65,6 +65,7 @@ from commet.apps.web import (
     safe_child,
     templates,
 )
+from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.format.loading import load_dataset
 from commet.format.model import Feedback, StoryTurn
@@ -83,7 +84,7 @@ PAGE_SIZE = 50
 FILTERS = (("", "All items"), ("mine", "Open for me"), *((kind, kind) for kind in STATUS_KINDS))
 
 
-class NotSignedIn(Exception):
+class NotSignedIn(CommetError):
     """Raised by :func:`create_app`'s guard; answered with a redirect (GET) or 401."""
 
 

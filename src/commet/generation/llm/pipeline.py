@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from commet.errors import CommetError
 from commet.format.dataset import STORYTURNS_FILE, Dataset
 from commet.format.loading import load_dataset
 from commet.format.model import StoryTurn
@@ -56,7 +57,7 @@ VARIANTS = ("auto", "text-complete", "image-dependent")
 LOG_FILE = "generation.jsonl"
 
 
-class GenerationError(ValueError):
+class GenerationError(CommetError, ValueError):
     """A problem with the request itself (unknown task, no exemplar): one clear line."""
 
 
