@@ -178,6 +178,7 @@ def test_labels_from_the_cli_and_the_review_app_give_the_hand_computed_calibrati
             if story == "p0" and turn == 0:  # the picture the model saw, from the dataset served
                 image = page.locator("#this-turn img")
                 expect(image).to_have_count(1)
+                page.wait_for_function("document.querySelector('#this-turn img').complete")  # loaded, or failed
                 assert page.evaluate("document.querySelector('#this-turn img').naturalWidth") == 64
             if number == 1:
                 assert page.locator("details.card .exchange").count() == 1  # the conversation so far

@@ -572,7 +572,7 @@ class HostAllowList:
         await self.app(scope, receive, send)
 
 
-class PictureTooLarge(CommetError, ValueError):
+class UploadTooLarge(CommetError, ValueError):
     """The upload declares more pixels than allowed (a decompression bomb): answered with 413."""
 
 
@@ -592,7 +592,7 @@ def decode_picture(data: bytes, *, max_pixels: int = MAX_UPLOAD_PIXELS) -> bytes
             image.load()
             converted = image.convert("RGBA" if "A" in image.getbands() else "RGB")
     except PictureTooLargeToRead as exc:
-        raise PictureTooLarge(f"the picture is {exc.size[0]}x{exc.size[1]} pixels; {too_large}" if exc.size
+        raise UploadTooLarge(f"the picture is {exc.size[0]}x{exc.size[1]} pixels; {too_large}" if exc.size
                               else f"the picture declares far too many pixels; {too_large}") from None
     except PictureError:
         raise NotAPicture("that file is not a picture") from None

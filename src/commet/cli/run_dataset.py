@@ -3,12 +3,14 @@ judges --probe)."""
 
 from typing import TYPE_CHECKING
 
+from commet.errors import CommetError
+
 if TYPE_CHECKING:
     from commet.format.dataset import Dataset
     from commet.store.sqlite import RunRecord
 
 
-class DatasetNotFound(ValueError):
+class DatasetNotFound(CommetError, ValueError):
     """The dataset a run used is not where the run recorded it, nor found by its name."""
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from commet.engine.rejudge import RejudgeError, source_settings
 from commet.engine.runner import Engine, Progress
+from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.judges.base import Judge, JudgeRequest, Verdict
 from commet.models.base import Model
@@ -25,7 +26,7 @@ from commet.store.records import StoryStatus
 from commet.store.sqlite import RunRecord, Store
 
 
-class FinishError(ValueError):
+class FinishError(CommetError, ValueError):
     """A run that cannot be finished as asked (unknown, answered by people, another model or dataset, nothing to do)."""
 
 

@@ -25,6 +25,8 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
+from commet.errors import CommetError
+
 #: Deepest JSON nesting accepted (StoryTurns nest about 6 levels).
 MAX_JSON_DEPTH = 64
 #: Most digits an integer may have (a 128-bit identifier has 39).
@@ -33,7 +35,7 @@ MAX_INT_DIGITS = 100
 MAX_NUMBER_CHARS = 400
 
 
-class InputFileError(ValueError):
+class InputFileError(CommetError, ValueError):
     """A file refused before (or while) reading it: not a regular file, too large, unreadable.
 
     ``str()`` is the reason, said after the file's name ("is not a regular file (a FIFO)").
@@ -129,7 +131,7 @@ def files_under(folder: Path, suffix: str, depth: int) -> list[Path]:
     return sorted(found)
 
 
-class JSONLimitError(json.JSONDecodeError):
+class JSONLimitError(CommetError, json.JSONDecodeError):
     """JSON that parses but is refused (too deep, a number out of range, a lone surrogate), at ``pos``.
 
     For a lone surrogate, ``value`` is the decoded value and ``path`` the keys leading to the string

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
+from commet.errors import CommetError
 from commet.format.bounded import InputFileError, read_regular_file
 
 #: Largest picture accepted, in pixels (a 20000x20000 PNG can be a few KiB and decode to 1.6 GB).
@@ -40,7 +41,7 @@ EXIF_ORIENTATION = 0x0112
 _PIXEL_BYTES = {"1": 1, "L": 1, "P": 1, "I;16": 2, "I;16B": 2, "I;16L": 2, "I;16N": 2}
 
 
-class PictureError(ValueError):
+class PictureError(CommetError, ValueError):
     """A picture refused; ``str()`` reads after "image 'ID' " ("is an empty file (0 bytes)")."""
 
 

@@ -37,6 +37,7 @@ from math import floor
 
 import numpy as np
 
+from commet.errors import CommetError
 from commet.reports.agreement import original_run, people_verdicts
 from commet.reports.ppi import (
     Estimator,
@@ -56,7 +57,7 @@ RULES = "rules"
 UNDECIDED = "undecided answers"
 
 
-class CalibrationError(ValueError):
+class CalibrationError(CommetError, ValueError):
     """A sample that cannot be drawn as asked (too small for its strata, a run with nothing to label)."""
 
 

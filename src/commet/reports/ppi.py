@@ -39,6 +39,8 @@ from statistics import NormalDist
 
 import numpy as np
 
+from commet.errors import CommetError
+
 LEVEL = 0.95
 #: added to each stratum's sum of squared rectifier deviations: (1/2)^2, half of one answer (or StoryTurn) judged
 #: wrongly, the largest variance one yes/no can have (as Wilson's and Agresti-Coull's intervals add pseudo-counts)
@@ -52,7 +54,7 @@ class Estimator(str, Enum):
     ppi_plus = "ppi++"
 
 
-class NotEnoughLabels(ValueError):
+class NotEnoughLabels(CommetError, ValueError):
     """A stratum with StoryTurns but fewer than two labelled ones (and not all of them): its error is unknown."""
 
 

@@ -53,9 +53,9 @@ from commet.apps.web import (
     SECURITY_HEADERS,
     LoginThrottle,
     NotAPicture,
-    PictureTooLarge,
     RateLimiter,
     Sessions,
+    UploadTooLarge,
     check_csrf,
     client_address,
     csrf_token,
@@ -616,7 +616,7 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
             return back(session, item_url(item_id), f"The picture is larger than {max_upload_bytes // 1024} KiB.")
         try:
             data = decode_picture(raw, max_pixels=max_upload_pixels)
-        except PictureTooLarge as exc:
+        except UploadTooLarge as exc:
             raise HTTPException(413, f"Picture not stored: {exc}.") from None
         except NotAPicture:
             return back(session, item_url(item_id), "That file is not a picture.")
