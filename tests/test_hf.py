@@ -207,12 +207,13 @@ TURN = {"story": "s", "question": "q?", "answers": ["a"]}
 
 
 @pytest.mark.parametrize(("make", "expected"), [
-    (lambda d: write_table(d / "x.parquet", {"task": ["sarcasm"]}), ["x.parquet", "field=turns", "missing required column 'turns'"]),
+    (lambda d: write_table(d / "x.parquet", {"task": ["sarcasm"]}),  # no turns: which columns? (one line)
+     ["x.parquet", "field=columns", "cannot tell which columns", "task (string)", "--columns id=COLUMN"]),
     (lambda d: write_table(d / "x.parquet", {"turns": [[TURN]]}), ["field=task", "missing required column 'task'"]),
     (lambda d: write_table(d / "x.parquet", {"task": ["sarcasm"], "turns": [[{"story": "s", "question": "q?"}]]}),
      ["field=turns.answers", "missing required turn field 'answers'"]),
-    (lambda d: write_table(d / "x.parquet", {"task": ["sarcasm"], "turns": ["not a list"]}),
-     ["field=turns", "must be a list of structs"]),
+    (lambda d: write_table(d / "x.parquet", {"task": ["sarcasm"], "turns": ["not a list"]}),  # read as layout (a)
+     [":1 story=x-0001", "field=turns", "not the paper's pipe-format turns"]),
     (lambda d: write_table(d / "x.parquet", {"id": ["s1"], "task": ["nope"], "turns": [[TURN]]}),
      [":1 story=s1", "field=category", "not a known task"]),
     (lambda d: write_table(d / "x.parquet", {"id": ["s1", "s2"], "task": ["sarcasm"] * 2, "meta": ["{}", "{oops"],

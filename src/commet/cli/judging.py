@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from commet.cli.common import check_run_name, console, fail
+from commet.cli.common import ColumnsOption, check_run_name, console, fail
 from commet.cli.reporting import open_store, print_report
 from commet.text import printable
 
@@ -32,16 +32,20 @@ class SubsetChoice(str, Enum):
     image_dependent = "image-dependent"
 
 
-def _dataset_for(source: "RunRecord", dataset: str | None) -> "Dataset":
-    """The dataset a run used: ``--dataset``, else the run's dataset name or the sample, checked by hash."""
+def _dataset_for(source: "RunRecord", dataset: str | None, columns: str | None = None) -> "Dataset":
+    """The dataset a run used: ``--dataset``, else where the run recorded reading it (with its ``--columns``),
+    its dataset name or the sample, checked by hash."""
     from commet.format import load_dataset
     from commet.format.problems import FormatError
 
     if dataset:
-        return load_dataset(dataset)
-    for candidate in (source.dataset_name, "sample"):
+        return load_dataset(dataset, columns=columns)
+    recorded = source.settings.dataset_path
+    recorded_columns = source.settings.stored.get("dataset_columns")
+    candidates = [(recorded, recorded_columns if isinstance(recorded_columns, str) else None)] if recorded else []
+    for candidate, candidate_columns in [*candidates, (source.dataset_name, None), ("sample", None)]:
         try:
-            data = load_dataset(candidate)
+            data = load_dataset(candidate, columns=candidate_columns)
         except (FormatError, RuntimeError, OSError):
             continue
         if data.hash_matches(source.dataset_hash):
@@ -54,7 +58,9 @@ def rejudge_command(
     judge: Annotated[str, typer.Option(help="Judge spec: rules, a model spec (rules + LLM cascade), "
                                             "llm-only:SPEC, or panel:A,B,C.")],
     new_name: Annotated[str | None, typer.Option("--as", help="Name of the new run (default: RUN~JUDGE).")] = None,
-    dataset: Annotated[str | None, typer.Option(help="The run's dataset (default: found by name and hash).")] = None,
+    dataset: Annotated[str | None, typer.Option(help="The run's dataset (default: where the run read it, else found "
+                                                     "by name and hash).")] = None,
+    columns: ColumnsOption = None,
     db: Annotated[Path, DB_OPTION] = Path("commet.sqlite"),
     concurrency: Annotated[int, typer.Option(min=1, help="Judge calls in flight at once (as in eval).")] = 16,
 ) -> None:
@@ -72,7 +78,7 @@ def rejudge_command(
         if source is None:
             fail(f"no run named {run!r} in {db}")
         try:
-            data = _dataset_for(source, dataset)
+            data = _dataset_for(source, dataset, columns)
             the_judge = create_judge(judge)
         except (FormatError, RuntimeError, UnknownJudgeError) as exc:
             fail(str(exc))

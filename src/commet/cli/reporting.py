@@ -14,6 +14,7 @@ import typer
 
 from commet.cli.common import (
     EXIT_INCOMPLETE,
+    ColumnsOption,
     ForceOption,
     _load,
     console,
@@ -118,7 +119,7 @@ def sweep_report_format(fmt: str | None, out: Path | None) -> str:
 def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: Path | None = None,
                  dataset: str | None = None, seed: int | None = None, resamples: int | None = None,
                  brief: bool = False, tables: list[str] | None = None, pool: bool = False,
-                 by: list[str] | None = None) -> None:
+                 by: list[str] | None = None, columns: str | None = None) -> None:
     """Build the report for ``names`` (all runs when empty) and print it, or write it to ``out``.
 
     ``brief`` prints one run's figures as a two-column table (what ``commet eval`` shows at the end
@@ -137,7 +138,7 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
         if not runs:
             fail(f"nothing to report: no runs in {db}")
         report = build_report(store, runs, bootstrap=boot, pool=pool, brief=brief)
-    loaded = _load(dataset) if dataset is not None else None
+    loaded = _load(dataset, columns) if dataset is not None else None
     if by:
         _add_groupings(report, by, loaded)
     if tables:
@@ -239,12 +240,13 @@ def report(
         help="Pool runs of the same model, feedback condition, dataset and judge in Tables 3 and 14 and the "
              "wrong answers, never two runs with the same answers (default: one row per run).")] = False,
     dataset: Annotated[str | None, typer.Option(
-        help="Dataset folder or 'sample': embeds the pictures in HTML transcripts.")] = None,
+        help="Dataset folder, hf:OWNER/NAME or 'sample': embeds the pictures in HTML transcripts.")] = None,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
     by: Annotated[list[str] | None, typer.Option(
         help="Also group accuracy by this per-turn or StoryTurn metadata key or field (e.g. question_type); "
              "repeatable; metadata keys need --dataset.")] = None,
+    columns: ColumnsOption = None,
 ) -> None:
     """The paper's tables for stored runs with 95% bootstrap CIs, one row per run: Tables 1 and 2 (story
     accuracy per category), a summary, Tables 3 and 14 (feedback), one table per source (Tables 11 and 12),
@@ -256,7 +258,7 @@ def report(
     except ReportTargetError as exc:
         fail(str(exc))
     print_report(db, run, chosen, out=out, dataset=dataset, seed=seed, resamples=resamples, tables=table,
-                 pool=pool, by=by)
+                 pool=pool, by=by, columns=columns)
 
 
 def compare(

@@ -360,6 +360,31 @@ def is_hf_folder(path: Path) -> bool:
     return any((path / n).is_file() for n in names) or bool(parquet_files(path))
 
 
+def native_layout(path: Path) -> bool:
+    """Whether the parquet or ``save_to_disk`` data at ``path`` is in CoMMET's own layout (a ``turns`` column
+    of structs); True too when its schema cannot be read, so that this module's reader names the broken file."""
+    try:
+        pa = _require("pyarrow")
+        pq = _require("pyarrow.parquet")
+        if path.is_file():
+            schema = pq.read_schema(path)
+        elif (path / "state.json").is_file() or (path / "dataset_dict.json").is_file():
+            split = path / json.loads((path / "dataset_dict.json").read_text())["splits"][0] \
+                if (path / "dataset_dict.json").is_file() else path
+            first = json.loads((split / "state.json").read_text())["_data_files"][0]["filename"]
+            with pa.memory_map(str(split / first)) as source:
+                schema = pa.ipc.open_stream(source).schema
+        else:
+            files = _card_data_files(path) or parquet_files(path)
+            schema = pq.read_schema(files[0])
+    except Exception:  # noqa: BLE001 - a missing extra, a broken or absent file: the reader says which
+        return True
+    if "turns" not in schema.names:
+        return False
+    turns = schema.field("turns").type
+    return (pa.types.is_list(turns) or pa.types.is_large_list(turns)) and pa.types.is_struct(turns.value_type)
+
+
 def _read_error(file: Path, exc: BaseException) -> FormatError:
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return FormatError([Problem(str(file), None, None, None, None, f"cannot read {file.name}: {message}")])
@@ -623,7 +648,8 @@ def _storyturn(row: dict[str, Any], index: int, file: Path, dataset: Dataset) ->
             category = task.category_for(image_dependent)
         if category in (None, ""):
             raise FormatError([Problem(str(file), index + 1, story_id, None, "category",
-                                       f"no category, and task {row['task']!r} is not a known task to take it from")])
+                                       f"no category, and task {row['task']!r} is not a known task to take it from: "
+                                       "map the column that holds it with --columns category=COLUMN")])
         states = row.get("mental_states")
         if states is None:
             states = list(task.mental_states) if task is not None else []

@@ -307,17 +307,18 @@ def validate_dataset(dataset: Dataset) -> list[Problem]:
     return problems
 
 
-def _load_and_validate(path: str | Path) -> tuple[Dataset | None, list[Problem]]:
+def _load_and_validate(path: str | Path, columns: str | None = None) -> tuple[Dataset | None, list[Problem]]:
     try:
-        dataset = load_dataset(path)
+        dataset = load_dataset(path, columns=columns)
     except FormatError as exc:
         return None, exc.problems
     return dataset, validate_dataset(dataset)
 
 
-def validate_path(path: str | Path) -> list[Problem]:
-    """Load and validate; a file that cannot be read yields its located problems instead of raising."""
-    return _load_and_validate(path)[1]
+def validate_path(path: str | Path, columns: str | None = None) -> list[Problem]:
+    """Load and validate; a file that cannot be read yields its located problems instead of raising.
+    ``columns``: the ``--columns`` mapping of a table's columns (:mod:`commet.format.columns`)."""
+    return _load_and_validate(path, columns)[1]
 
 
 def has_errors(problems: list[Problem]) -> bool:
@@ -341,13 +342,14 @@ class DatasetRefused(FormatError):
                 "--force runs a dataset whose only problems are warnings")
 
 
-def load_checked(path: str | Path, *, force: bool = False) -> tuple[Dataset, list[Problem]]:
+def load_checked(path: str | Path, *, force: bool = False,
+                 columns: str | None = None) -> tuple[Dataset, list[Problem]]:
     """Load and validate exactly as ``commet validate``; return the dataset and its warnings.
 
     Raises :class:`DatasetRefused` with every problem when the dataset has an error, or a warning
     and ``force`` is false. ``force`` never lets an error through.
     """
-    dataset, problems = _load_and_validate(path)
+    dataset, problems = _load_and_validate(path, columns)
     if dataset is None or has_errors(problems) or (problems and not force):
         raise DatasetRefused(problems, forced=force)
     return dataset, problems
