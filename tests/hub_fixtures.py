@@ -7,7 +7,7 @@ other people spell them ("Diverse Desire", "belief-emotion", "Non-Literal Commun
 
 * :func:`layout_a`: one row per StoryTurn, turns in the paper's pipe format (a list, or one string),
   pictures in a ``List(Image())`` column named by file (or left unnamed, matched in order);
-* :func:`layout_b`: one row per turn, rows shuffled, grouped by ``story_id``, ordered by ``turn_no``,
+* :func:`layout_b`: one row per turn, a story's rows shuffled, grouped by ``story_id``, ordered by ``turn_no``,
   each row's picture in an ``Image()`` column;
 * :func:`layout_c`: an image folder whose ``metadata.jsonl`` rows name their picture file;
 * :func:`hub_cache`: a folder placed as the Hub cache's snapshot of ``OWNER/NAME`` (refs/main).
@@ -83,7 +83,7 @@ def layout_a(folder: Path, *, one_string: bool = False, named: bool = True, cite
     """(a): one row per StoryTurn; turns a list of pipe strings (or one JSON string); pictures by name or order."""
     data = reference()
     rows: dict[str, list[object]] = {"story_id": [], "task": [], "category": [], "image_dependent": [],
-                                     "storyturn": [], "images": []}
+                                     "storyturn": [], "images": [], "source": []}
     for st in data.storyturns:
         rows["story_id"].append(st.id)
         rows["task"].append(_task(st))
@@ -92,11 +92,12 @@ def layout_a(folder: Path, *, one_string: bool = False, named: bool = True, cite
         turns = to_pipe(st)
         rows["storyturn"].append(json.dumps(turns) if one_string else turns)
         rows["images"].append([{"bytes": data.images[i], "path": i if named else None} for i in st.images])
+        rows["source"].append(st.source)
     features = datasets.Features({
         "story_id": datasets.Value("string"), "task": datasets.Value("string"), "category": datasets.Value("string"),
         "image_dependent": datasets.Value("bool"),
         "storyturn": datasets.Value("string") if one_string else datasets.Sequence(datasets.Value("string")),
-        "images": datasets.Sequence(datasets.Image())})
+        "images": datasets.Sequence(datasets.Image()), "source": datasets.Value("string")})
     (folder / "data").mkdir(parents=True)
     datasets.Dataset.from_dict(rows, features=features).to_parquet(str(folder / "data" / "test-00000-of-00001.parquet"))
     _card(folder, "data/test-*.parquet", cite=cite)
@@ -110,13 +111,14 @@ def _turn_rows(data: Dataset) -> list[dict[str, object]]:
             rows.append({"story_id": st.id, "turn_no": k + 1, "task": _task(st), "category": _category(st),
                          "image_dependent": "image-dependent" if st.image_dependent else "text-complete",
                          "story": turn.story, "feedback": format_feedback(turn.feedback), "question": turn.question,
-                         "answer": list(turn.answers), "image": turn.image})
-    random.Random(7).shuffle(rows)  # rows out of order: the turn column orders them
-    return rows
+                         "answer": list(turn.answers), "image": turn.image, "source": st.source})
+    stories = [st.id for st in data.storyturns]
+    shuffle = random.Random(7)  # each story's turns out of order (the turn column orders them), stories in order
+    return sorted(rows, key=lambda row: (stories.index(str(row["story_id"])), shuffle.random()))
 
 
 def layout_b(folder: Path, *, columns: dict[str, str] | None = None) -> Path:
-    """(b): one row per turn, shuffled, each with its picture; ``columns`` renames columns (unknown names)."""
+    """(b): one row per turn (a story's rows out of order), each with its picture; ``columns`` renames columns (unknown names)."""
     data = reference()
     rows = _turn_rows(data)
     for row in rows:
@@ -126,7 +128,8 @@ def layout_b(folder: Path, *, columns: dict[str, str] | None = None) -> Path:
         "story_id": datasets.Value("string"), "turn_no": datasets.Value("int64"), "task": datasets.Value("string"),
         "category": datasets.Value("string"), "image_dependent": datasets.Value("string"),
         "story": datasets.Value("string"), "feedback": datasets.Value("string"), "question": datasets.Value("string"),
-        "answer": datasets.Sequence(datasets.Value("string")), "image": datasets.Image()})
+        "answer": datasets.Sequence(datasets.Value("string")), "image": datasets.Image(),
+        "source": datasets.Value("string")})
     table = datasets.Dataset.from_list(rows, features=features)
     if columns:
         table = table.rename_columns(columns)
@@ -148,7 +151,7 @@ def layout_c(folder: Path) -> Path:
                     "file_name": turn.image, "story_id": st.id, "turn": k, "task": st.task.replace("_", "-"),
                     "category": _category(st), "needs_image": "yes" if st.image_dependent else "no",
                     "story": turn.story, "question": turn.question, "answer": "; ".join(turn.answers),
-                    "feedback": turn.feedback.model_dump() if turn.feedback else None}) + "\n")
+                    "feedback": turn.feedback.model_dump() if turn.feedback else None, "source": st.source}) + "\n")
     for image, picture in data.images.items():
         (folder / "test" / image).write_bytes(picture)
     return folder

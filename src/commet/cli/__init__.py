@@ -87,7 +87,6 @@ def stats(path: Annotated[str, typer.Argument(help="Dataset folder, file, hf:OWN
     from rich.table import Table
 
     from commet.format import dataset_stats
-
     from commet.format.hub import OFFICIAL
 
     dataset = _load(path, columns)

@@ -184,7 +184,7 @@ def column_of(name: str, feature: object) -> Column:
     return Column(
         name=name, kind=kind,
         picture=type_name == "Image" or type(inner).__name__ == "Image",
-        text=type_name == "ClassLabel" or type_name == "Value" and dtype in ("string", "large_string"),
+        text=type_name in ("ClassLabel", "Json") or type_name == "Value" and dtype in ("string", "large_string"),
         texts=inner is not None and type(inner).__name__ == "Value" and str(getattr(inner, "dtype", "")) in (
             "string", "large_string"),
         number=type_name == "Value" and re.fullmatch(r"u?int\d+|float\d+|double", dtype) is not None,

@@ -16,13 +16,14 @@ and by a dataset card that cites the paper, so ``commet stats`` sets its figures
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from commet.extras import require
+from commet.extras import MissingExtraError, require
 from commet.format.columns import ColumnMapping, column_of
 from commet.format.dataset import Dataset, image_file_candidates
 from commet.format.layouts import Source, Table, dataset_from_tables
@@ -125,6 +126,11 @@ def parse_hub_spec(text: str) -> HubSpec:
     return HubSpec(repo, folder, revision or None, values.get("config"), values.get("split"))
 
 
+def _datasets() -> Any:
+    """The ``datasets`` module (a one-line error naming the extra when it is not installed)."""
+    return require("datasets", "a Hugging Face dataset")
+
+
 # ----------------------------------------------------------------------------------------------- pictures
 
 
@@ -162,10 +168,8 @@ class PictureFiles:
 
 def _cache_roots() -> tuple[Path, ...]:
     roots = []
-    with contextlib.suppress(ImportError):
-        import datasets
-
-        roots.append(Path(str(datasets.config.HF_DATASETS_CACHE)).expanduser())
+    with contextlib.suppress(MissingExtraError):
+        roots.append(Path(str(_datasets().config.HF_DATASETS_CACHE)).expanduser())
     with contextlib.suppress(ImportError):
         from huggingface_hub import constants
 
@@ -187,6 +191,11 @@ def _decoded(value: Any, feature: Any, files: PictureFiles) -> Any:
         return value
     if kind == "ClassLabel" and isinstance(value, int) and value >= 0:
         return feature.int2str(value)
+    if kind == "Json" and isinstance(value, str):  # a column of mixed types (datasets >= 4), kept as JSON text
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
     if isinstance(feature, dict) and isinstance(value, dict):
         return {k: _decoded(v, feature[k], files) if k in feature else v for k, v in value.items()}
     inner = feature[0] if isinstance(feature, list) and feature else getattr(feature, "feature", None)
@@ -214,8 +223,7 @@ def tables_of(loaded: Any, where: str, files: PictureFiles) -> list[Table]:
 @contextlib.contextmanager
 def _quiet(datasets: Any) -> Iterator[None]:
     """No progress bars or cache notices from ``datasets`` and ``huggingface_hub`` on the user's terminal."""
-    from datasets.utils import logging as ds_logging
-
+    ds_logging = datasets.utils.logging
     bars = getattr(datasets, "disable_progress_bars", None)
     were_off = datasets.utils.are_progress_bars_disabled() if hasattr(datasets.utils, "are_progress_bars_disabled") \
         else True
@@ -241,7 +249,7 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
                 repo: str | None = None) -> Dataset:
     """A local folder (or ``files`` in it) as ``datasets.load_dataset`` reads it, made into StoryTurns;
     ``repo`` names the Hub dataset when the folder is its snapshot."""
-    datasets = require("datasets", "a Hugging Face or tabular dataset")
+    datasets = _datasets()
     where = where or str(folder)
     with _quiet(datasets):
         try:
@@ -288,15 +296,15 @@ def _finish(tables: list[Table], source: Source, given: ColumnMapping | None, da
 
 
 def _offline() -> bool:
-    import datasets
-
-    return bool(datasets.config.HF_HUB_OFFLINE)
+    return bool(_datasets().config.HF_HUB_OFFLINE)
 
 
 def _snapshot(spec: HubSpec) -> Path | None:
     """The Hub cache's snapshot folder of the spec's revision, without asking the network; None without one."""
     from huggingface_hub import snapshot_download
 
+    if spec.repo is None:
+        return None
     try:
         return Path(snapshot_download(spec.repo, repo_type="dataset", revision=spec.revision, local_files_only=True))
     except Exception:  # noqa: BLE001 - not cached (LocalEntryNotFoundError), incomplete, unreadable
@@ -306,8 +314,7 @@ def _snapshot(spec: HubSpec) -> Path | None:
 def _not_cached(spec: HubSpec) -> HubError:
     from huggingface_hub import constants
 
-    import datasets
-
+    datasets = _datasets()
     return HubError(str(spec), f"{spec.repo}{'@' + spec.revision if spec.revision else ''} is not in the Hugging "
                                f"Face cache and the Hub may not be asked (HF_HUB_OFFLINE): download it once online "
                                f"(hf download {spec.repo} --repo-type dataset), or point to a snapshot folder with "
@@ -316,7 +323,7 @@ def _not_cached(spec: HubSpec) -> HubError:
 
 def load_hub(spec: HubSpec, given: ColumnMapping | None = None) -> Dataset:
     """The dataset ``spec`` names, read through ``datasets.load_dataset`` and made into StoryTurns."""
-    datasets = require("datasets", "a Hugging Face dataset")
+    datasets = _datasets()
     if spec.folder is not None:
         return load_folder(spec.folder, given, where=str(spec), config=spec.config, split=spec.split)
     assert spec.repo is not None

@@ -24,6 +24,7 @@ booklet's, extended by what the data holds), so that it validates and reports as
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import re
 from collections.abc import Callable
@@ -147,6 +148,7 @@ def detect_layout(table: Table, given: ColumnMapping | None, taxonomy: Taxonomy 
             raise _fail(table, None, None, None, "task",
                         f"missing required column 'task' (columns: {', '.join(names)})")
         return Layout("commet", {role: column for role, column in roles.items() if role in STORY_ROLES})
+    required: tuple[Role, ...]
     if Role.TURNS in roles:
         required, kind = REQUIRED_PIPE, "a"
         roles = {r: c for r, c in roles.items() if r in (Role.TURNS, Role.IMAGE, *STORY_ROLES)}
@@ -434,10 +436,8 @@ def _turn_feedback(table: Table, line: int, story_id: str, k: int, column: str |
 
 def _options(value: object, question: str) -> list[dict[str, object]]:
     if isinstance(value, str) and value.strip().startswith("["):
-        try:
+        with contextlib.suppress(ValueError):
             value = json.loads(value)
-        except ValueError:
-            pass
     if isinstance(value, list) and value:
         return [{"text": str(o)} if not isinstance(o, dict) else o for o in value if o not in (None, "")]
     return [o.model_dump() for o in options_in_question(question)]
@@ -469,16 +469,17 @@ def _assemble(table: Table, roles: dict[Role, str], story_id: str, story: _Story
     def cell(row: dict[str, object], role: Role) -> object:
         return row.get(roles[role]) if role in roles else None
 
-    questions, feedbacks, raw_answers, turns = [], [], [], []
+    questions: list[str] = []
+    feedbacks: list[Feedback | None] = []
+    raw_answers: list[str | list[str]] = []
+    turns: list[dict[str, object]] = []
     for k, (line, row) in enumerate(members):
         question = _text(cell(row, Role.QUESTION))
         if question is None:
             raise _fail(table, line, story_id, k, roles[Role.QUESTION], "empty question")
-        answer = cell(row, Role.ANSWER)
-        if isinstance(answer, list):
-            answer = [str(a).strip() for a in answer if str(a).strip()]
-        elif answer is not None and not isinstance(answer, (dict, bytes)):
-            answer = str(answer).strip()
+        value = cell(row, Role.ANSWER)
+        answer: str | list[str] = [str(a).strip() for a in value if str(a).strip()] if isinstance(value, list) \
+            else _text(value) or ""
         if not answer:
             raise _fail(table, line, story_id, k, roles[Role.ANSWER], "empty answer")
         feedback = _turn_feedback(table, line, story_id, k, roles.get(Role.FEEDBACK), cell(row, Role.FEEDBACK))
@@ -500,7 +501,7 @@ def _assemble(table: Table, roles: dict[Role, str], story_id: str, story: _Story
     texts = [a if isinstance(a, str) else "" for a in raw_answers]
     decision = decide_branches(texts, questions, feedbacks)
     for k, (turn, answer) in enumerate(zip(turns, raw_answers, strict=True)):
-        turn["answers"] = answer if isinstance(answer, list) else decision.answers[k]
+        turn["answers"] = list(answer) if isinstance(answer, list) else decision.answers[k]
     dataset.warnings.extend(_problem(table, members[k][0], story_id, k, roles[Role.ANSWER], message, "warning")
                             for k, message in decision.notes if isinstance(raw_answers[k], str))
     known = dataset.taxonomy.task(story.task)
@@ -534,9 +535,8 @@ def declared_taxonomy(storyturns: list[StoryTurn], base: Taxonomy = BOOKLET) -> 
         extra = tuple(c for t, c in pairs if t == task.id and c not in task.categories)
         tasks.append(replace(task, other_categories=task.other_categories + extra) if extra else task)
     for task_id in dict.fromkeys(t for t, _ in pairs if base.task(t) is None):
-        categories = [c for t, c in pairs if t == task_id]
-        tasks.append(Task(task_id, task_id.replace("_", " "), categories[0], (), "", "", "", None,
-                          tuple(categories[1:])))
+        own = [c for t, c in pairs if t == task_id]
+        tasks.append(Task(task_id, task_id.replace("_", " "), own[0], (), "", "", "", None, tuple(own[1:])))
     categories = (*base.categories, *dict.fromkeys(c for _, c in pairs if c not in base.categories))
     return Taxonomy(tuple(tasks), categories, (*base.mental_states, *states), declared=True)
 
@@ -559,8 +559,9 @@ def dataset_from_tables(tables: list[Table], source: Source, given: ColumnMappin
         if this.kind == "commet":
             for index, row in enumerate(table.rows):
                 row = {**row, **{role.value: row.get(column) for role, column in this.roles.items()}}
-                if isinstance(row.get("turns"), dict):  # a Sequence of structs, stored as a struct of lists
-                    row["turns"] = _transposed(row["turns"])
+                nested = row.get("turns")
+                if isinstance(nested, dict):  # a Sequence of structs, stored as a struct of lists
+                    row["turns"] = _transposed(nested)
                 _add(dataset, _storyturn(row, index, Path(table.where), dataset), index + 1)
         elif this.kind == "a":
             _pipe_rows(table, this, dataset, source, first)
