@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.format import Dataset, FormatError, StoryTurn, load_dataset, validate_dataset
+from commet.format import Dataset, FormatError, StoryTurn, hf, load_dataset, validate_dataset
 from commet.format.hf import decode_meta, encode_meta, save_hf
 from commet.taxonomy import Taxonomy
 
@@ -154,6 +155,37 @@ def test_dataset_card(tmp_path: Path) -> None:
     assert front["configs"] == [{"config_name": "default", "data_files": [{"split": "test", "path": "data/test-*.parquet"}]}]
     assert "| `tomi_belief` | ToMi belief | First-order belief, Second-order belief | 1 |" in text
     assert "commet eval --dataset" in text and "## Format" in text
+
+
+@pytest.mark.parametrize("shard_bytes", [hf.SHARD_BYTES, 20_000])  # one parquet file, and several
+def test_dataset_info_in_the_card_agrees_with_the_files_as_datasets_reads_them(
+        tmp_path: Path, shard_bytes: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    import yaml
+
+    monkeypatch.setattr(hf, "SHARD_BYTES", shard_bytes)
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "cache")
+    folder = save_hf(load_dataset("sample"), tmp_path / "hub")
+    files = sorted((folder / "data").glob("*.parquet"))
+    assert (len(files) == 1) == (shard_bytes > 10**6), len(files)
+    text = (folder / "README.md").read_text()
+    info = yaml.safe_load(text.split("---")[1])["dataset_info"]
+    assert datasets.Features._from_yaml_list(info["features"]) == hf._features()
+    [split] = info["splits"]
+    assert split["name"] == "test" and split["num_examples"] == 41
+    assert info["download_size"] == sum(f.stat().st_size for f in files) and info["dataset_size"] == split["num_bytes"]
+    loaded = datasets.load_dataset(str(folder), split="test", verification_mode="all_checks")  # checks the card
+    assert loaded.features == hf._features() and len(loaded) == 41
+    bare = tmp_path / "bare"  # the same files without dataset_info: what datasets itself counts
+    shutil.copytree(folder, bare)
+    (bare / "README.md").write_text(re.sub(r"dataset_info:\n(?:  .*\n|  \n)*", "", text))
+    assert "dataset_info" not in (bare / "README.md").read_text() and "configs:" in (bare / "README.md").read_text()
+    builder = datasets.load_dataset_builder(str(bare))
+    builder.download_and_prepare()
+    assert builder.info.splits["test"].num_bytes == split["num_bytes"]
+    assert builder.info.splits["test"].num_examples == 41
+    (folder / "README.md").write_text(text.replace("num_examples: 41", "num_examples: 40"))
+    with pytest.raises(datasets.exceptions.NonMatchingSplitsSizesError):  # datasets does check the card
+        datasets.load_dataset(str(folder), split="test", download_mode="force_redownload")
 
 
 def test_convert_to_hf_cli_and_eval_on_the_folder(tmp_path: Path) -> None:

@@ -277,13 +277,13 @@ def _finish(tables: list[Table], source: Source, given: ColumnMapping | None, da
             folder: Path | None, official: bool) -> Dataset:
     from dataclasses import replace
 
-    from commet.format.hf import _metadata_from_card
+    from commet.format.card import metadata_from_card
 
     if not tables or not any(t.rows for t in tables):
         raise HubError(source.location, "no rows: the dataset is empty")
     data = dataset if dataset is not None else Dataset(storyturns=[], name=source.name)
     if folder is not None:
-        _metadata_from_card(data, folder)
+        metadata_from_card(data, folder)
     if official:
         data.name, data.licence = OFFICIAL.name, data.licence if data.licence != "unspecified" else OFFICIAL.licence
     data = dataset_from_tables([t for t in tables if t.rows], source, given, data)
