@@ -20,7 +20,6 @@ import huggingface_hub
 import pytest
 from typer.testing import CliRunner
 
-import hub_fixtures as fixtures
 from commet.cli import app
 from commet.format import load_dataset
 from commet.format.columns import ColumnMapping, ColumnsError, canonical_category, canonical_task, parse_flag
@@ -28,6 +27,7 @@ from commet.format.hub import OFFICIAL, HubError, parse_hub_spec
 from commet.format.problems import FormatError
 from commet.store import Store
 from commet.taxonomy import BOOKLET
+from tests import hub_fixtures as fixtures
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 REPO = "someone/tom-release"

@@ -38,15 +38,11 @@ from commet.reports.stats import (
 )
 from commet.store.records import StoryStatus
 from commet.store.sqlite import RunRecord, Store
-from commet.taxonomy import CATEGORIES
+from commet.taxonomy import CATEGORIES, TABLE1_CATEGORIES, TABLE2_CATEGORIES
 from commet.text import normalize, printable
 
 Cell = str | Estimate
 
-#: The paper's column order: Table 1 (text-complete subset) and Table 2 (image-dependent subset).
-TABLE1_CATEGORIES = ("Belief", "Emotion", "Intention", "Desire", "Percept", "Belief_Emotion", "Belief_Desire",
-                     "NLCE", "MBK")
-TABLE2_CATEGORIES = ("Percept", "Intention", "MBK", "NLC")
 PAPER_CATEGORIES = {SUBSETS[0]: TABLE1_CATEGORIES, SUBSETS[1]: TABLE2_CATEGORIES}
 
 #: A judge that decides what the rules leave undecided, suggested in the undecided notice.
