@@ -223,18 +223,22 @@ def tables_of(loaded: Any, where: str, files: PictureFiles) -> list[Table]:
 @contextlib.contextmanager
 def _quiet(datasets: Any) -> Iterator[None]:
     """No progress bars or cache notices from ``datasets`` and ``huggingface_hub`` on the user's terminal."""
+    from huggingface_hub.utils import logging as hub_logging
+
     ds_logging = datasets.utils.logging
     bars = getattr(datasets, "disable_progress_bars", None)
     were_off = datasets.utils.are_progress_bars_disabled() if hasattr(datasets.utils, "are_progress_bars_disabled") \
         else True
-    level = ds_logging.get_verbosity()
+    levels = ds_logging.get_verbosity(), hub_logging.get_verbosity()
     if bars is not None:
         bars()
     ds_logging.set_verbosity_error()
+    hub_logging.set_verbosity_error()  # its retries ("Retrying in 1s") are said once, in our error line
     try:
         yield
     finally:
-        ds_logging.set_verbosity(level)
+        ds_logging.set_verbosity(levels[0])
+        hub_logging.set_verbosity(levels[1])
         if not were_off and hasattr(datasets, "enable_progress_bars"):
             datasets.enable_progress_bars()
 
