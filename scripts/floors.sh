@@ -10,26 +10,35 @@
 # where one is installed; else this machine's python, saying so (the job then proves the floors on it only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-EXTRAS="providers,datasets,reports,web,inspect"
+EXTRAS="providers,datasets,reports,web"
+# inspect-ai (from the floor the inspect extra declares) requires Python 3.11: on an older Python its floor is
+# proven in a second venv of the first Python >= 3.11 found
+LATE_EXTRA="inspect"
+LATE_PYTHON="3.11"
 MINIMUM="$(sed -n 's/^requires-python *= *">= *\([0-9.]*\)".*/\1/p' pyproject.toml)"
-find_python() {
-  if [ -n "${COMMET_FLOORS_PYTHON:-}" ]; then echo "$COMMET_FLOORS_PYTHON"; return; fi
-  local candidate
-  for candidate in "python$MINIMUM" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$MINIMUM".*/bin/python; do
-    if command -v "$candidate" >/dev/null 2>&1 \
-        && "$candidate" -c "import sys; sys.exit(sys.version_info[:2] != tuple(map(int, '$MINIMUM'.split('.'))))"; then
+find_python() {  # an interpreter of version $1 exactly ("$1+": or later), else nothing
+  local wanted="${1%+}" candidate
+  for candidate in "python$wanted" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$wanted".*/bin/python python3 python; do
+    if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c "import sys; v = sys.version_info[:2]; \
+        w = tuple(map(int, '$wanted'.split('.'))); sys.exit(not (v >= w if '$1'.endswith('+') else v == w))" \
+        2>/dev/null; then
       echo "$candidate"; return
     fi
   done
-  echo python
 }
-PYTHON="$(find_python)"
+PYTHON="${COMMET_FLOORS_PYTHON:-$(find_python "$MINIMUM")}"
+PYTHON="${PYTHON:-python}"
 VERSION="$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
 if [ "$VERSION" != "$MINIMUM" ]; then
   echo "floors: Python $MINIMUM (requires-python) is not installed here; running on Python $VERSION," \
        "so the floors are proven on $VERSION only (set COMMET_FLOORS_PYTHON to a $MINIMUM interpreter)"
 fi
 echo "floors: Python $VERSION ($PYTHON)"
+INSPECT_TESTS=()
+if "$PYTHON" -c "import sys; sys.exit(sys.version_info[:2] < (${LATE_PYTHON/./, }))"; then
+  EXTRAS="$EXTRAS,$LATE_EXTRA"
+  INSPECT_TESTS=(tests/test_inspect_task.py)
+fi
 VENV="${COMMET_FLOORS_VENV:-${TMPDIR:-/tmp}/commet-floors-venv}"
 "$PYTHON" -m venv --clear "$VENV"
 PY="$VENV/bin/python"
@@ -50,7 +59,24 @@ echo "floors: $(tr '\n' ' ' < "$VENV/constraints.txt")"
   tests/test_validate.py tests/test_pipe_format.py tests/test_engine.py tests/test_rules_and_options.py \
   tests/test_models_remote.py tests/test_reports_analyses.py tests/test_reports_cli.py tests/test_reports_stats.py \
   tests/test_optional_extras.py tests/test_report_by.py tests/test_review_security.py tests/test_study_limits.py \
-  tests/test_inspect_task.py tests/test_dependencies.py
+  tests/test_dependencies.py "${INSPECT_TESTS[@]}"
+
+if [ "${#INSPECT_TESTS[@]}" = 0 ]; then  # the inspect extra at its floors, on the first Python that can have it
+  LATE="$(find_python "$LATE_PYTHON+")"
+  if [ -z "$LATE" ]; then
+    echo "floors: no Python >= $LATE_PYTHON here: the '$LATE_EXTRA' extra's floors are not proven"
+  else
+    echo "floors: the '$LATE_EXTRA' extra on Python $("$LATE" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+    "$LATE" -m venv --clear "$VENV-$LATE_EXTRA"
+    LPY="$VENV-$LATE_EXTRA/bin/python"
+    "$LPY" -m pip install "${PIP[@]}" --upgrade pip
+    "$LPY" scripts/floors.py "$LATE_EXTRA" > "$VENV-$LATE_EXTRA/constraints.txt"
+    "$LPY" -m pip install "${PIP[@]}" -c "$VENV-$LATE_EXTRA/constraints.txt" -e ".[$LATE_EXTRA]" "pytest>=8.0" \
+      "pytest-asyncio>=0.23" "pytest-timeout>=2.3"
+    "$LPY" -m pip check
+    "$LPY" -m pytest -q -p no:cacheprovider tests/test_inspect_task.py
+  fi
+fi
 
 # The plain install (base dependencies at their floors, no extra): the main job runs, and a command that
 # needs an extra says which one in one line (exit 2) instead of a traceback.

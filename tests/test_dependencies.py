@@ -19,6 +19,8 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
+#: the standard library's from Python 3.11 (imported only there; tomli is declared for 3.10)
+STDLIB_FROM_311 = {"tomllib"}
 #: declared, used without being imported by name
 USED_INDIRECTLY = {"python-multipart": "FastAPI reads the review and study apps' forms with it",
                    "itsdangerous": "Starlette's session middleware signs the apps' cookies with it"}
@@ -58,7 +60,7 @@ def imported_modules() -> dict[str, str]:
                 names = [str(node.value.value)]  # a remote provider's SDK, imported by models.remote
             for name in names:
                 top = name.split(".")[0]
-                if top != "commet" and top not in sys.stdlib_module_names:
+                if top != "commet" and top not in sys.stdlib_module_names and top not in STDLIB_FROM_311:
                     found.setdefault(top, str(path.relative_to(ROOT)))
     return found
 

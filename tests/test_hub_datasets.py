@@ -33,6 +33,13 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 REPO = "someone/tom-release"
 LAYOUTS = {"a": fixtures.layout_a, "a-one-string": lambda f: fixtures.layout_a(f, one_string=True, named=False),
            "b": fixtures.layout_b, "c": fixtures.layout_c}
+#: an image folder whose metadata has rows without a picture (turns that show none): datasets reads them from 5.0
+OLD_IMAGE_FOLDERS = pytest.mark.skipif(int(datasets.__version__.split(".")[0]) < 5,
+                                       reason="datasets < 5 needs every image-folder metadata row to name a file")
+
+
+def layouts(*names: str) -> list:
+    return [pytest.param(name, marks=OLD_IMAGE_FOLDERS) if name == "c" else name for name in names]
 
 
 @pytest.fixture
@@ -73,7 +80,7 @@ def canonical_report(tmp_path_factory: pytest.TempPathFactory) -> str:
     return report_of(folder.parent, str(folder))
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("layout", layouts(*LAYOUTS))
 def test_every_layout_reads_the_same_storyturns_and_pictures(layout: str, tmp_path: Path, hub: Path) -> None:
     folder = LAYOUTS[layout](tmp_path / layout)
     data = load_dataset(str(folder))
@@ -89,7 +96,7 @@ def test_every_layout_reads_the_same_storyturns_and_pictures(layout: str, tmp_pa
                                         else "layout (b)" in data.origin.layout)
 
 
-@pytest.mark.parametrize("layout", ["a", "b", "c"])
+@pytest.mark.parametrize("layout", layouts("a", "b", "c"))
 def test_hub_cache_and_snapshot_folder_run_to_the_canonical_tables(layout: str, tmp_path: Path, hub: Path,
                                                                    canonical_report: str) -> None:
     snapshot = fixtures.hub_cache(hub, REPO, LAYOUTS[layout](tmp_path / "published"))
@@ -234,12 +241,22 @@ def test_rows_of_one_story_that_contradict_each_other_are_located(tmp_path: Path
     cases = {"twice": ([TURNS[0], {**TURNS[1], "turn": 1}], ":2 story=s1", "turn 1 of this story is also on row 1"),
              "disagree": ([TURNS[0], {**TURNS[1], "task": "Non Sarcasm"}], ":2 story=s1", "disagree on its task"),
              "flag": ([{**row, "image_dependent": "maybe"} for row in TURNS], ":1 story=s1", "neither image-dependent"),
-             "turn": ([{**TURNS[0], "turn": "first"}, TURNS[1]], ":1 story=s1", "is not a number")}
+             "turn": ([{**TURNS[0], "turn": "first"}, {**TURNS[1], "turn": "2"}], ":1 story=s1", "is not a number")}
     for name, (rows, where, says) in cases.items():
         write_rows(tmp_path / name / "data" / "test.jsonl", rows)
         with pytest.raises(FormatError) as caught:
             load_dataset(str(tmp_path / name))
         assert where in str(caught.value) and says in str(caught.value), str(caught.value)
+
+
+@pytest.mark.skipif(not hasattr(datasets, "Json"), reason="datasets reads a column of mixed types from 4.x (Json)")
+def test_a_column_of_mixed_types_is_read_as_its_values(tmp_path: Path, hub: Path) -> None:
+    write_rows(tmp_path / "mixed" / "data" / "test.jsonl", [{**TURNS[0], "turn": "first"}, TURNS[1]])
+    with pytest.raises(FormatError, match="turn 'first' is not a number"):
+        load_dataset(str(tmp_path / "mixed"))
+    write_rows(tmp_path / "fine" / "data" / "test.jsonl", [{**TURNS[1], "turn": 2}, {**TURNS[0], "turn": "1"}])
+    [st] = load_dataset(str(tmp_path / "fine")).storyturns
+    assert [t.question for t in st.turns] == [TURNS[0]["question"], TURNS[1]["question"]]
 
 
 def test_picture_paths_outside_the_data_are_never_read(tmp_path: Path, hub: Path) -> None:
