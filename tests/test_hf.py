@@ -22,6 +22,12 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 
 @pytest.fixture(autouse=True)
+def datasets_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What datasets prepares while reading tables (parquet of other layouts) goes to tmp_path, not ~/.cache."""
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "datasets-cache")
+
+
+@pytest.fixture(autouse=True)
 def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -163,7 +169,6 @@ def test_dataset_info_in_the_card_agrees_with_the_files_as_datasets_reads_them(
     import yaml
 
     monkeypatch.setattr(hf, "SHARD_BYTES", shard_bytes)
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "cache")
     folder = save_hf(load_dataset("sample"), tmp_path / "hub")
     files = sorted((folder / "data").glob("*.parquet"))
     assert (len(files) == 1) == (shard_bytes > 10**6), len(files)

@@ -305,12 +305,13 @@ def _offline() -> bool:
 
 def _snapshot(spec: HubSpec) -> Path | None:
     """The Hub cache's snapshot folder of the spec's revision, without asking the network; None without one."""
-    from huggingface_hub import snapshot_download
+    from huggingface_hub import constants, snapshot_download
 
     if spec.repo is None:
         return None
-    try:
-        return Path(snapshot_download(spec.repo, repo_type="dataset", revision=spec.revision, local_files_only=True))
+    try:  # the cache named at the call (older huggingface_hub read its default once, at import)
+        return Path(snapshot_download(spec.repo, repo_type="dataset", revision=spec.revision, local_files_only=True,
+                                      cache_dir=constants.HF_HUB_CACHE))
     except Exception:  # noqa: BLE001 - not cached (LocalEntryNotFoundError), incomplete, unreadable
         return None
 
