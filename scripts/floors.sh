@@ -70,7 +70,9 @@ if [ "${#INSPECT_TESTS[@]}" = 0 ]; then  # the inspect extra at its floors, on t
     "$LATE" -m venv --clear "$VENV-$LATE_EXTRA"
     LPY="$VENV-$LATE_EXTRA/bin/python"
     "$LPY" -m pip install "${PIP[@]}" --upgrade pip
-    "$LPY" scripts/floors.py "$LATE_EXTRA" > "$VENV-$LATE_EXTRA/constraints.txt"
+    # its own dependencies at their floors; the base ones as it needs them (inspect-ai 0.3.285 wants pydantic 2.13)
+    "$LPY" scripts/floors.py "$LATE_EXTRA" --only-extras > "$VENV-$LATE_EXTRA/constraints.txt"
+    echo "floors: $(tr '\n' ' ' < "$VENV-$LATE_EXTRA/constraints.txt")"
     "$LPY" -m pip install "${PIP[@]}" -c "$VENV-$LATE_EXTRA/constraints.txt" -e ".[$LATE_EXTRA]" "pytest>=8.0" \
       "pytest-asyncio>=0.23" "pytest-timeout>=2.3"
     "$LPY" -m pip check

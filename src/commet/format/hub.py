@@ -269,7 +269,9 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
     reader = PictureFiles(folder, (folder.resolve(), *_cache_roots()))
     card = (folder / "README.md").read_text(encoding="utf-8", errors="replace") if (folder / "README.md").is_file() \
         else ""
-    official = is_official(repo or "") or OFFICIAL.paper.split(":")[1] in card or OFFICIAL.repo.lower() in card.lower()
+    cached_as = "datasets--" + OFFICIAL.repo.replace("/", "--").lower()  # a snapshot folder of the Hub cache
+    official = is_official(repo or "") or OFFICIAL.paper.split(":")[1] in card or OFFICIAL.repo.lower() in card.lower() \
+        or any(part.lower() == cached_as for part in folder.resolve().parts)
     name = OFFICIAL.name if official else repo.split("/")[-1] if repo else \
         Path(files[0]).stem if len(files) == 1 else folder.resolve().name
     source = Source(name=name, source=repo or folder.resolve().name, location=where,
