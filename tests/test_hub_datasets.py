@@ -110,6 +110,20 @@ def test_hub_cache_and_snapshot_folder_run_to_the_canonical_tables(layout: str, 
     assert "dataset_columns" not in settings
 
 
+def test_commets_own_export_by_name_is_the_folder_itself(tmp_path: Path, hub: Path) -> None:
+    """`commet convert --to hf`, published and read back by name: the same StoryTurns, taxonomy and content hash."""
+    from commet.format.hf import save_hf
+    from commet.format.importers import import_benchmark
+
+    tomi = import_benchmark("tomi", Path(__file__).parent / "data" / "importers" / "tomi" / "test.txt").dataset
+    folder = save_hf(tomi, tmp_path / "published")
+    fixtures.hub_cache(hub, REPO, folder)
+    by_name = load_dataset(f"hf:{REPO}")
+    assert by_name.content_hash() == load_dataset(folder).content_hash() == tomi.content_hash()
+    assert by_name.taxonomy == tomi.taxonomy and by_name.taxonomy.declared and by_name.name == tomi.name
+    assert by_name.origin is not None and by_name.origin.layout.startswith("CoMMET's own layout")
+
+
 def test_a_revision_or_config_the_cache_lacks_is_one_line(tmp_path: Path, hub: Path) -> None:
     fixtures.hub_cache(hub, REPO, fixtures.layout_a(tmp_path / "published"))
     assert len(load_dataset(f"hf:{REPO}@main:split=test")) == 41

@@ -25,7 +25,7 @@ from typing import Any
 
 from commet.extras import MissingExtraError, require
 from commet.format.columns import ColumnMapping, column_of
-from commet.format.dataset import Dataset, image_file_candidates
+from commet.format.dataset import METADATA_FILE, Dataset, apply_metadata, image_file_candidates
 from commet.format.layouts import Source, Table, dataset_from_tables
 from commet.format.problems import FormatError, Problem
 
@@ -288,7 +288,10 @@ def _finish(tables: list[Table], source: Source, given: ColumnMapping | None, da
     if not tables or not any(t.rows for t in tables):
         raise HubError(source.location, "no rows: the dataset is empty")
     data = dataset if dataset is not None else Dataset(storyturns=[], name=source.name)
-    if folder is not None:
+    metadata = folder / METADATA_FILE if folder is not None else None
+    if metadata is not None and metadata.is_file():  # CoMMET's own export: name, licence, declared taxonomy
+        apply_metadata(data, metadata.read_text(encoding="utf-8"), str(metadata), source.name)
+    elif folder is not None:
         metadata_from_card(data, folder)
     if official:
         data.name, data.licence = OFFICIAL.name, data.licence if data.licence != "unspecified" else OFFICIAL.licence
