@@ -178,6 +178,9 @@ def test_unknown_columns_give_one_message_whose_mapping_then_works(tmp_path: Pat
     with Store(tmp_path / "run.sqlite") as store:
         run = store.runs()[0]
     assert run.settings.stored["dataset_columns"] == mapping.group(1)
+    html = CliRunner().invoke(app, ["report", "--db", str(tmp_path / "run.sqlite"), "--out", str(tmp_path / "r.html")])
+    assert html.exit_code == 0, html.output  # the pictures found where the run read them, with its mapping
+    assert f"Pictures from {folder} (recorded with the run)" in (tmp_path / "r.html").read_text()
     plain = load_dataset(str(fixtures.layout_b(tmp_path / "plain")))
     assert run.dataset_hash != plain.content_hash()  # the mapping is part of the dataset's hash
     mapped = load_dataset(str(folder), columns=mapping.group(1))

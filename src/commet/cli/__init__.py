@@ -64,10 +64,14 @@ def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSO
                                                     "or 'sample'.")],
              columns: ColumnsOption = None) -> None:
     """Check a dataset; print every problem as `file:line story=ID turn=K field=F: message`."""
-    from commet.format import has_errors, validate_path
+    from commet.format import has_errors
+    from commet.format.validate import load_and_validate
 
     check_dataset_path(path)
-    problems = validate_path(path, columns)
+    dataset, problems = load_and_validate(path, columns)
+    if dataset is not None and dataset.origin is not None:  # a table read by its columns: say how
+        err_console.print(f"read from {dataset.origin.location}: {dataset.origin.layout}", markup=False,
+                          highlight=False, soft_wrap=True)
     for problem in problems:
         typer.echo(str(problem))
     errors = sum(p.severity == "error" for p in problems)

@@ -220,6 +220,9 @@ def load_or_fail(path: str, force: bool = False, columns: str | None = None):  #
         dataset, warnings = load_checked(path, force=force, columns=columns)
     except FormatError as exc:
         fail_problems(exc)
+    if dataset.origin is not None:  # a table read by its columns (a Hub dataset, JSON lines, CSV): say how
+        err_console.print(f"read from {dataset.origin.location}: {dataset.origin.layout}", markup=False,
+                          highlight=False, soft_wrap=True)
     for warning in warnings:
         err_console.print(str(warning), markup=False, highlight=False, soft_wrap=True)
     if warnings:

@@ -307,6 +307,11 @@ def validate_dataset(dataset: Dataset) -> list[Problem]:
     return problems
 
 
+def load_and_validate(path: str | Path, columns: str | None = None) -> tuple[Dataset | None, list[Problem]]:
+    """The dataset (None when it cannot be read) and every problem of it, as ``commet validate`` finds them."""
+    return _load_and_validate(path, columns)
+
+
 def _load_and_validate(path: str | Path, columns: str | None = None) -> tuple[Dataset | None, list[Problem]]:
     try:
         dataset = load_dataset(path, columns=columns)
