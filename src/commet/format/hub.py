@@ -109,6 +109,7 @@ def parse_hub_spec(text: str) -> HubSpec:
         folder = Path(head).expanduser()
         if not folder.is_dir():
             raise HubError(text, f"no such folder {str(folder)!r}")
+        folder = folder.resolve()  # recorded with runs and studies: the same folder from anywhere
         repo, revision = None, ""
     else:
         repo, at, revision = head.partition("@")
