@@ -5,6 +5,7 @@ dependencies and of the chosen extras to ``name==X`` and letting pip resolve the
 the same install, which proves the lower bounds in pyproject.toml really work.
 
     python scripts/floors.py openai,datasets,reports > constraints.txt
+    python scripts/floors.py inspect --only-extras > constraints.txt   # inspect-ai at its floor, the rest resolved
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ ROOT = Path(__file__).resolve().parent.parent
 REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*([^;]*?)\s*(?:;\s*(.*))?$")
 
 
-def floors(extras: list[str]) -> dict[str, str]:
-    """``{name: floor}`` for the base dependencies and ``extras`` (``commet-bench[...]`` references followed)."""
+def floors(extras: list[str], *, only_extras: bool = False) -> dict[str, str]:
+    """``{name: floor}`` for the base dependencies and ``extras`` (``commet-bench[...]`` references followed);
+    ``only_extras``: the extras' own dependencies alone (an extra whose packages need newer base ones)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     optional: dict[str, list[str]] = project.get("optional-dependencies", {})
-    requirements = list(project["dependencies"])
+    requirements = [] if only_extras else list(project["dependencies"])
     todo, seen = list(extras), set()
     while todo:
         extra = todo.pop()
@@ -69,8 +71,9 @@ def _marker_holds(marker: str) -> bool:
 
 
 def main() -> None:
-    extras = [e for e in (sys.argv[1] if len(sys.argv) > 1 else "").split(",") if e]
-    for name, version in sorted(floors(extras).items()):
+    arguments = [a for a in sys.argv[1:] if a != "--only-extras"]
+    extras = [e for e in (arguments[0] if arguments else "").split(",") if e]
+    for name, version in sorted(floors(extras, only_extras="--only-extras" in sys.argv[1:]).items()):
         print(f"{name}=={version}")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -12,12 +13,18 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.format import Dataset, FormatError, StoryTurn, load_dataset, validate_dataset
+from commet.format import Dataset, FormatError, StoryTurn, hf, load_dataset, validate_dataset
 from commet.format.hf import decode_meta, encode_meta, save_hf
 from commet.taxonomy import Taxonomy
 
 datasets = pytest.importorskip("datasets")
 pq = pytest.importorskip("pyarrow.parquet")
+
+
+@pytest.fixture(autouse=True)
+def datasets_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What datasets prepares while reading tables (parquet of other layouts) goes to tmp_path, not ~/.cache."""
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "datasets-cache")
 
 
 @pytest.fixture(autouse=True)
@@ -156,6 +163,36 @@ def test_dataset_card(tmp_path: Path) -> None:
     assert "commet eval --dataset" in text and "## Format" in text
 
 
+@pytest.mark.parametrize("shard_bytes", [hf.SHARD_BYTES, 20_000])  # one parquet file, and several
+def test_dataset_info_in_the_card_agrees_with_the_files_as_datasets_reads_them(
+        tmp_path: Path, shard_bytes: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    import yaml
+
+    monkeypatch.setattr(hf, "SHARD_BYTES", shard_bytes)
+    folder = save_hf(load_dataset("sample"), tmp_path / "hub")
+    files = sorted((folder / "data").glob("*.parquet"))
+    assert (len(files) == 1) == (shard_bytes > 10**6), len(files)
+    text = (folder / "README.md").read_text()
+    info = yaml.safe_load(text.split("---")[1])["dataset_info"]
+    assert datasets.Features._from_yaml_list(info["features"]) == hf._features()
+    [split] = info["splits"]
+    assert split["name"] == "test" and split["num_examples"] == 41
+    assert info["download_size"] == sum(f.stat().st_size for f in files) and info["dataset_size"] == split["num_bytes"]
+    loaded = datasets.load_dataset(str(folder), split="test", verification_mode="all_checks")  # checks the card
+    assert loaded.features == hf._features() and len(loaded) == 41
+    bare = tmp_path / "bare"  # the same files without dataset_info: what datasets itself counts
+    shutil.copytree(folder, bare)
+    (bare / "README.md").write_text(re.sub(r"dataset_info:\n(?:  .*\n|  \n)*", "", text))
+    assert "dataset_info" not in (bare / "README.md").read_text() and "configs:" in (bare / "README.md").read_text()
+    builder = datasets.load_dataset_builder(str(bare))
+    builder.download_and_prepare()
+    assert builder.info.splits["test"].num_bytes == split["num_bytes"]
+    assert builder.info.splits["test"].num_examples == 41
+    (folder / "README.md").write_text(text.replace("num_examples: 41", "num_examples: 40"))
+    with pytest.raises(datasets.exceptions.NonMatchingSplitsSizesError):  # datasets does check the card
+        datasets.load_dataset(str(folder), split="test", download_mode="force_redownload")
+
+
 def test_convert_to_hf_cli_and_eval_on_the_folder(tmp_path: Path) -> None:
     runner = CliRunner()
     result = runner.invoke(app, ["convert", "sample", "--to", "hf", "--out", str(tmp_path / "hub")])
@@ -207,12 +244,13 @@ TURN = {"story": "s", "question": "q?", "answers": ["a"]}
 
 
 @pytest.mark.parametrize(("make", "expected"), [
-    (lambda d: write_table(d / "x.parquet", {"task": ["sarcasm"]}), ["x.parquet", "field=turns", "missing required column 'turns'"]),
+    (lambda d: write_table(d / "x.parquet", {"task": ["sarcasm"]}),  # no turns: which columns? (one line)
+     ["x.parquet", "field=columns", "cannot tell which columns", "task (string)", "--columns id=COLUMN"]),
     (lambda d: write_table(d / "x.parquet", {"turns": [[TURN]]}), ["field=task", "missing required column 'task'"]),
     (lambda d: write_table(d / "x.parquet", {"task": ["sarcasm"], "turns": [[{"story": "s", "question": "q?"}]]}),
      ["field=turns.answers", "missing required turn field 'answers'"]),
-    (lambda d: write_table(d / "x.parquet", {"task": ["sarcasm"], "turns": ["not a list"]}),
-     ["field=turns", "must be a list of structs"]),
+    (lambda d: write_table(d / "x.parquet", {"task": ["sarcasm"], "turns": ["not a list"]}),  # read as layout (a)
+     [":1 story=x-0001", "field=turns", "not the paper's pipe-format turns"]),
     (lambda d: write_table(d / "x.parquet", {"id": ["s1"], "task": ["nope"], "turns": [[TURN]]}),
      [":1 story=s1", "field=category", "not a known task"]),
     (lambda d: write_table(d / "x.parquet", {"id": ["s1", "s2"], "task": ["sarcasm"] * 2, "meta": ["{}", "{oops"],

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from commet.cli import app
 from commet.integrations.inspect_task import storyturns
+from commet.reports.analyses import load_run
 from commet.reports.metrics import run_metrics, select_runs
 from commet.store import Store
 
@@ -28,6 +29,21 @@ def output(text: str) -> ModelOutput:
     return reply
 
 
+def paper_figures(store: Store, run) -> dict[str, float]:  # noqa: ANN001 - a RunRecord
+    """A run's story accuracy as inspect's metrics name it, both ends of each range, from `commet report`'s
+    own story results: overall and per subset (Tables 1 and 2) and category."""
+    stories = [s for s in load_run(store, run).stories if s.counted]
+    groups: dict[str, list] = {"overall": stories}
+    for story in stories:
+        groups.setdefault(f"{story.subset} overall", []).append(story)
+        groups.setdefault(f"{story.subset} {story.category}", []).append(story)
+    figures = {}
+    for name, members in groups.items():
+        figures[name] = sum(s.correct is True for s in members) / len(members)
+        figures[f"{name} (undecided right)"] = sum(s.correct_if_undecided_right for s in members) / len(members)
+    return figures
+
+
 def commet_run(tmp_path: Path, model: str, *extra: str):
     """`commet eval` on the sample: its metrics and (prompts so far -> (reply, pictures sent)) for every turn."""
     db = tmp_path / "commet.sqlite"
@@ -36,6 +52,7 @@ def commet_run(tmp_path: Path, model: str, *extra: str):
     with Store(db) as store:
         run = select_runs(store, ["ref"])[0]
         metrics = run_metrics(store, run)
+        metrics.figures = paper_figures(store, run)  # type: ignore[attr-defined]
         replies: dict[tuple[str, ...], tuple[str, int]] = {}
         prompts: dict[str, list[str]] = {}
         for row in store.turn_rows(run.id):
@@ -76,8 +93,11 @@ def test_reproduces_commet_eval_on_the_sample(tmp_path: Path, feedback: str) -> 
     scores = {s.name: s for s in log.results.scores}["story_accuracy"].metrics
     assert scores["overall"].value == pytest.approx(metrics.stories.correct / metrics.stories.total)
     assert scores["stopped"].value == metrics.stopped_stories
-    for category, tally in metrics.per_category.items():
-        assert scores[category].value == pytest.approx(tally.correct / tally.total), category
+    figures = {name: metric.value for name, metric in scores.items() if name != "stopped"}
+    assert figures == pytest.approx(metrics.figures)  # both ends of every range, Tables 1 and 2 apart
+    assert figures["overall (undecided right)"] > figures["overall"]  # the sample's ranges are real ranges
+    assert "text-complete Percept" in figures and "image-dependent Percept" in figures  # never pooled
+    assert not any(name in figures for name in metrics.per_category)  # no pooled category figure
     samples = read_eval_log(log.location).samples
     assert len(samples) == metrics.stories.total
     right = sum(s.scores["story_accuracy"].metadata["questions_right"] for s in samples)
@@ -124,29 +144,31 @@ def test_pictures_only_where_needed(tmp_path: Path) -> None:
     assert 0 < sum(seen) == sum(len(st.images) for st in sample if st.image_dependent) < sum(len(st.images) for st in sample)
 
 
-def test_registered_name_entry_point_and_cli(tmp_path: Path) -> None:
-    """`inspect eval commet/storyturns -T dataset=sample` finds the task through the entry point and logs it."""
+def test_inspect_command_line_runs_offline_with_a_commet_model(tmp_path: Path) -> None:
+    """`inspect eval commet/storyturns --model commet/baseline:first-option` as docs/inspect.md shows it: the task
+    found through the package's entry point, no network (proxies to a closed port, an empty tiktoken cache), the
+    same figures as `commet eval`."""
+    metrics, _ = commet_run(tmp_path, "baseline:first-option", "--images", "needed")
     dist = tmp_path / "site" / "commet_bench_ep-0.dist-info"
     dist.mkdir(parents=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: commet-bench-ep\nVersion: 0\n")
     (dist / "entry_points.txt").write_text("[inspect_ai]\ncommet = commet.integrations.inspect_task\n")
-    # inspect's own command line; only mockllm's token estimate is replaced (it would download tiktoken's tables)
-    driver = tmp_path / "inspect_offline.py"
-    driver.write_text("import sys\nfrom inspect_ai.model._providers.mockllm import MockLLM\n\n\n"
-                      "async def count_text_tokens(self, text):\n    return max(1, len(text) // 4)\n\n\n"
-                      "MockLLM.count_text_tokens = count_text_tokens\n"
-                      "from inspect_ai._cli.main import main\n\nsys.argv[0] = 'inspect'\nmain()\n")
     env = {"PYTHONPATH": f"{SRC}:{tmp_path / 'site'}", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
-           "INSPECT_LOG_DIR": str(tmp_path / "logs")}
-    done = subprocess.run([sys.executable, str(driver), "eval", "commet/storyturns", "-T", "dataset=sample",
-                           "-T", "limit=3", "-T", "undecided_feedback=wrong", "--model", "mockllm/model", "--display", "none"],
+           "INSPECT_LOG_DIR": str(tmp_path / "logs"), "TIKTOKEN_CACHE_DIR": str(tmp_path / "no-tables"),
+           "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": "",
+           "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", "commet/storyturns", "-T", "dataset=sample",
+                           "-T", "images=needed", "--model", "commet/baseline:first-option", "--display", "none"],
                           capture_output=True, text=True, env=env, timeout=240)
     assert done.returncode == 0, done.stderr[-2000:]
     [location] = list((tmp_path / "logs").glob("*.eval"))
     log = read_eval_log(str(location))
-    assert log.eval.task == "commet/storyturns" and log.status == "success"
-    metrics = log.results.scores[0].metrics
-    assert len(log.samples) == 3 and metrics["overall"].value == 0.0 and metrics["stopped"].value == 0
+    assert log.eval.task == "commet/storyturns"  # found through the entry point, under its registered name
+    assert log.status == "success" and len(log.samples) == metrics.stories.total
+    scores = log.results.scores[0].metrics
+    assert {n: m.value for n, m in scores.items() if n != "stopped"} == pytest.approx(metrics.figures)
+    assert scores["stopped"].value == metrics.stopped_stories
+    assert not (tmp_path / "no-tables").exists()  # no tokenizer table was fetched
 
 
 def test_import_commet_does_not_import_inspect() -> None:
@@ -155,3 +177,18 @@ def test_import_commet_does_not_import_inspect() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"}, timeout=60)
     assert done.stdout.strip() == "False", done.stderr
+
+
+def test_the_task_takes_a_hub_dataset_and_a_column_mapping(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    datasets = pytest.importorskip("datasets")  # the datasets extra (the floors job runs this file without it)
+
+    from tests import hub_fixtures
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "cache")
+    folder = hub_fixtures.layout_b(tmp_path / "release", columns={"question": "prompt_text"})
+    task = storyturns(dataset=f"hf:{folder}", columns="question=prompt_text", limit=5)
+    assert len(task.dataset) == 5
+    assert task.metadata["commet_dataset_columns"] == "question=prompt_text"
+    assert task.metadata["commet_dataset_layout"].startswith("layout (b)")
+    with pytest.raises(Exception, match="cannot tell which columns"):
+        storyturns(dataset=f"hf:{folder}")

@@ -37,6 +37,11 @@ CATEGORIES: tuple[str, ...] = (
     "MBK",
 )
 
+#: The paper's column order of Table 1 (text-complete StoryTurns) and Table 2 (image-dependent ones), reported apart.
+TABLE1_CATEGORIES: tuple[str, ...] = ("Belief", "Emotion", "Intention", "Desire", "Percept", "Belief_Emotion",
+                                      "Belief_Desire", "NLCE", "MBK")
+TABLE2_CATEGORIES: tuple[str, ...] = ("Percept", "Intention", "MBK", "NLC")
+
 
 @dataclass(frozen=True)
 class Task:

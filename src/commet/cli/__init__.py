@@ -30,6 +30,7 @@ from commet.cli.common import (  # noqa: F401 - the shared names stay importable
     EXIT_SPEND_LIMIT,
     EXIT_USAGE,
     RESUME_LINE,
+    ColumnsOption,
     ForceOption,
     Program,
     _load,
@@ -73,15 +74,21 @@ def _options(version: Annotated[bool, typer.Option(
 
 
 @app.command()
-def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSON file, HF folder or 'sample'.")],
+def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSON file, HF folder, hf:OWNER/NAME "
+                                                    "or 'sample'.")],
+             columns: ColumnsOption = None,
              strict: Annotated[bool, typer.Option(
                  "--strict", help="Hold the data to what its own authors must meet: an answer found verbatim in "
                                   "its own story is an error (a counted warning by default).")] = False) -> None:
     """Check a dataset; print every problem as `file:line story=ID turn=K field=F: message`."""
-    from commet.format import has_errors, validate_path
+    from commet.format import has_errors
+    from commet.format.validate import load_and_validate
 
     check_dataset_path(path)
-    problems = validate_path(path, strict=strict)
+    dataset, problems = load_and_validate(path, columns, strict=strict)
+    if dataset is not None and dataset.origin is not None:  # a table read by its columns: say how
+        err_console.print(f"read from {dataset.origin.location}: {dataset.origin.layout}", markup=False,
+                          highlight=False, soft_wrap=True)
     for problem in problems:
         typer.echo(str(problem))
     errors = sum(p.severity == "error" for p in problems)
@@ -91,30 +98,44 @@ def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSO
 
 
 @app.command()
-def stats(path: Annotated[str, typer.Argument(help="Dataset folder, file or 'sample'.")] = "sample",
-          as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False) -> None:
-    """Dataset statistics: StoryTurns per task and category, turns and questions per StoryTurn, images."""
+def stats(path: Annotated[str, typer.Argument(help="Dataset folder, file, hf:OWNER/NAME or 'sample'.")] = "sample",
+          as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+          columns: ColumnsOption = None) -> None:
+    """Dataset statistics: StoryTurns, questions and pictures (beside the paper's 591 / 1,976 / 844 for its
+    release), per task and category, turns and questions per StoryTurn."""
     from dataclasses import asdict
 
     from rich.table import Table
 
     from commet.format import dataset_stats
+    from commet.format.hub import OFFICIAL
 
-    figures = dataset_stats(_load(path))
+    dataset = _load(path, columns)
+    figures = dataset_stats(dataset)
+    official = dataset.origin is not None and dataset.origin.official
     if as_json:
-        typer.echo(json.dumps(asdict(figures), indent=2))
+        typer.echo(json.dumps({**asdict(figures), **({"read": {"from": dataset.origin.location,
+                                                               "layout": dataset.origin.layout}}
+                                                     if dataset.origin is not None else {})}, indent=2))
         return
-    summary = Table(title="Dataset")
+    if dataset.origin is not None:
+        console.print(f"read from {dataset.origin.location}: {dataset.origin.layout}", markup=False, highlight=False)
+    summary = Table(title="Dataset" + (f" (the paper's release, {OFFICIAL.repo})" if official else ""))
     summary.add_column("figure")
     summary.add_column("value", justify="right")
-    for label, value in [("StoryTurns", figures.storyturns), ("questions", figures.questions),
-                         ("images", figures.images), ("text-complete", figures.text_complete),
-                         ("image-dependent", figures.image_dependent),
-                         ("turns per StoryTurn (mean)", f"{figures.turns_mean:.2f}"),
-                         ("turns per StoryTurn (max)", figures.turns_max),
-                         ("questions per StoryTurn (mean)", f"{figures.questions_mean:.2f}"),
-                         ("questions per StoryTurn (max)", figures.questions_max)]:
-        summary.add_row(label, str(value))
+    paper = {"StoryTurns": OFFICIAL.storyturns, "questions": OFFICIAL.questions, "pictures": OFFICIAL.pictures,
+             "text-complete": OFFICIAL.text_complete, "image-dependent": OFFICIAL.image_dependent}
+    if official:
+        summary.add_column("the paper", justify="right")
+    rows = [("StoryTurns", figures.storyturns), ("questions", figures.questions), ("pictures", figures.images),
+            *([("pictures missing", figures.pictures_missing)] if figures.pictures_missing else []),
+            ("text-complete", figures.text_complete), ("image-dependent", figures.image_dependent),
+            ("turns per StoryTurn (mean)", f"{figures.turns_mean:.2f}"),
+            ("turns per StoryTurn (max)", figures.turns_max),
+            ("questions per StoryTurn (mean)", f"{figures.questions_mean:.2f}"),
+            ("questions per StoryTurn (max)", figures.questions_max)]
+    for label, value in rows:
+        summary.add_row(label, str(value), *([f"{paper[label]:,}" if label in paper else ""] if official else []))
     console.print(summary)
     tasks = Table(title="StoryTurns per task")
     for column in ("task", "StoryTurns", "mean turns"):
@@ -132,12 +153,14 @@ def stats(path: Annotated[str, typer.Argument(help="Dataset folder, file or 'sam
 
 @app.command()
 def convert(
-    source: Annotated[str, typer.Argument(help="Input: dataset folder, canonical JSONL, pipe JSON/JSONL, HF folder.")],
+    source: Annotated[str, typer.Argument(help="Input: dataset folder, canonical JSONL, pipe JSON/JSONL, HF folder, "
+                                               "hf:OWNER/NAME.")],
     to: Annotated[ConvertTarget, typer.Option(help="Output format.")],
     out: Annotated[Path, typer.Option(help="Output file (.jsonl/.json) or folder.")],
     task: Annotated[str | None, typer.Option(help="Task id for input StoryTurns that carry none.")] = None,
     no_pictures: Annotated[bool, typer.Option("--no-pictures", help="Write the StoryTurns without their pictures.")
                            ] = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """Convert between the pipe format, canonical JSONL / dataset folders and Hugging Face folders.
 
@@ -149,7 +172,7 @@ def convert(
     from commet.format.convert import ConvertError
     from commet.format.convert import convert as convert_dataset
 
-    dataset = _load(source)
+    dataset = _load(source, columns)
     if task is not None:
         from commet.taxonomy import TASKS_BY_ID
 
@@ -201,8 +224,9 @@ def eval_command(
     ctx: typer.Context,
     model: Annotated[str | None, typer.Option(
         help="Model spec, e.g. baseline:first-option, openai:gpt-4o, replay:FILE (required unless --finish).")] = None,
-    dataset: Annotated[str | None, typer.Option(help="Dataset folder/file or 'sample' (default: sample; with "
-                                                     "--finish, the run's).")] = None,
+    dataset: Annotated[str | None, typer.Option(
+        help="Dataset folder/file, hf:OWNER/NAME[@REVISION][:config=C][:split=S] or 'sample' (default: sample; "
+             "with --finish, the run's).")] = None,
     judge: Annotated[str, typer.Option(help="Judge spec: rules, a model spec, or panel:A,B,C.")] = "rules",
     images: Annotated[ImagePolicy, typer.Option(
         help="Pictures: on (every turn that has one), off, or needed (only in image-dependent StoryTurns).")] =
@@ -241,6 +265,7 @@ def eval_command(
              "from that answer, asking their remaining questions (new calls); its decided verdicts and every "
              "earlier call come from the store. Model, dataset and settings are the run's; a new run "
              "(RUN~finish:JUDGE, or --run).")] = None,
+    columns: ColumnsOption = None,
 ) -> None:
     """Run a model over a dataset, judged online, into a resumable SQLite store; print the results.
 
@@ -274,7 +299,7 @@ def eval_command(
         generation = GenerationSettings.checked(temperature=temperature, max_tokens=max_tokens, seed=seed)
     except SettingError as exc:
         fail_option(exc)
-    data = load_or_fail(dataset, force)
+    data = load_or_fail(dataset, force, columns)
     settings = EvalSettings(images=images, feedback=feedback,
                             system_prompt=DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt,
                             generation=generation, limit=limit, undecided_feedback=undecided_feedback,

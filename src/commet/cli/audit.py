@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from commet.cli.common import _load, console
+from commet.cli.common import ColumnsOption, _load, console
 
 if TYPE_CHECKING:
     from commet.models.shortcut import Audit, TaskAudit
@@ -20,6 +20,7 @@ def register(app: typer.Typer) -> None:
               as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
               fail_above: Annotated[float | None, typer.Option(
                   "--fail-above", help="Exit 1 when any task is more than this many points above chance.")] = None,
+              columns: ColumnsOption = None,
               ) -> None:
         """Train a story-blind shortcut learner on half of each task and print its accuracy beside chance.
 
@@ -35,7 +36,7 @@ def register(app: typer.Typer) -> None:
 
         if fail_above is not None and not math.isfinite(fail_above):  # nan would never fail: a gate that never shuts
             fail(f"--fail-above: must be a finite number of points, not {fail_above}")
-        result = audit_dataset(list(_load(path)), name=path)
+        result = audit_dataset(list(_load(path, columns)), name=path)
         rows = [*result.tasks, result.overall]
         over = [t.task for t in result.tasks if t.turns and fail_above is not None and t.excess > fail_above]
         if as_json:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -175,9 +176,14 @@ def check_run_name(option: str, name: str | None) -> None:
 
 
 def check_dataset_path(path: str) -> None:
-    """A dataset that is not there: one line, with the closest name when there is one."""
-    if path == "sample" or Path(path).exists():
+    """A dataset that is not there: one line, with the closest name when there is one (a Hub dataset
+    by name, ``hf:OWNER/NAME``, is looked for by the loader)."""
+    from commet.format.hub import is_hub_spec
+
+    if path == "sample" or is_hub_spec(path) or Path(path).exists():
         return
+    if re.fullmatch(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*", path) and not Path(path).parent.exists():
+        fail(f"no dataset {path!r}: no such file or folder; a Hugging Face Hub dataset is written hf:{path}")
     import difflib
 
     given = Path(path)
@@ -204,19 +210,19 @@ def fail_problems(exc: FormatError) -> NoReturn:
     raise typer.Exit(EXIT_USAGE)
 
 
-def _load(path: str):  # noqa: ANN202 - returns Dataset
+def _load(path: str, columns: str | None = None):  # noqa: ANN202 - returns Dataset
     from commet.format import load_dataset
 
     check_dataset_path(path)
     try:
-        return load_dataset(path)
+        return load_dataset(path, columns=columns)
     except FormatError as exc:
         fail_problems(exc)
     except RuntimeError as exc:
         fail(str(exc))
 
 
-def load_or_fail(path: str, force: bool = False):  # noqa: ANN201 - returns Dataset
+def load_or_fail(path: str, force: bool = False, columns: str | None = None):  # noqa: ANN201 - returns Dataset
     """The dataset a command will run, checked exactly as `commet validate` checks it.
 
     Why one function: eval, sweep, study build and review serve must refuse the same datasets;
@@ -226,9 +232,12 @@ def load_or_fail(path: str, force: bool = False):  # noqa: ANN201 - returns Data
 
     check_dataset_path(path)
     try:
-        dataset, warnings = load_checked(path, force=force)
+        dataset, warnings = load_checked(path, force=force, columns=columns)
     except FormatError as exc:
         fail_problems(exc)
+    if dataset.origin is not None:  # a table read by its columns (a Hub dataset, JSON lines, CSV): say how
+        err_console.print(f"read from {dataset.origin.location}: {dataset.origin.layout}", markup=False,
+                          highlight=False, soft_wrap=True)
     for warning in warnings:
         err_console.print(str(warning), markup=False, highlight=False, soft_wrap=True)
     if any(w.gates for w in warnings):
@@ -248,3 +257,8 @@ ForwardedAllowIpsOption = Annotated[str | None, typer.Option(
          "Without it the header is ignored: the client address is the connection's.")]
 ForceOption = Annotated[bool, typer.Option(help="Run a dataset whose only problems are warnings "
                                                 "(a dataset with errors is never run).")]
+ColumnsOption = Annotated[str | None, typer.Option(
+    "--columns", help="For a table whose column names do not say it (a Hub dataset, parquet, JSON lines, CSV): "
+                      "which column is which part of a StoryTurn, ROLE=COLUMN,... (roles: turns, id, turn, story, "
+                      "feedback, question, answer, options, image, image_id, task, category, image_dependent, "
+                      "mental_states, source). Recorded with the run; it changes the dataset's hash.")]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from commet.cli.common import check_run_name, console, fail
+from commet.cli.common import ColumnsOption, check_run_name, console, fail
 from commet.cli.reporting import find_run_or_fail, open_store, print_report
 from commet.cli.run_dataset import DatasetNotFound, dataset_for
 from commet.text import printable
@@ -37,7 +37,9 @@ def rejudge_command(
     judge: Annotated[str, typer.Option(help="Judge spec: rules, a model spec (rules + LLM cascade), "
                                             "llm-only:SPEC, or panel:A,B,C.")],
     new_name: Annotated[str | None, typer.Option("--as", help="Name of the new run (default: RUN~JUDGE).")] = None,
-    dataset: Annotated[str | None, typer.Option(help="The run's dataset (default: found by name and hash).")] = None,
+    dataset: Annotated[str | None, typer.Option(help="The run's dataset (default: where the run read it, else found "
+                                                     "by name and hash).")] = None,
+    columns: ColumnsOption = None,
     db: Annotated[Path, DB_OPTION] = Path("commet.sqlite"),
     concurrency: Annotated[int, typer.Option(min=1, help="Judge calls in flight at once (as in eval).")] = 16,
 ) -> None:
@@ -53,7 +55,7 @@ def rejudge_command(
     with open_store(db) as store:
         source = find_run_or_fail(store, run)
         try:
-            data = dataset_for(source, dataset)
+            data = dataset_for(source, dataset, columns)
             the_judge = create_judge(judge)
         except (FormatError, RuntimeError, UnknownJudgeError, DatasetNotFound) as exc:
             fail(str(exc))

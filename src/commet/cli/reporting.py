@@ -14,6 +14,7 @@ import typer
 
 from commet.cli.common import (
     EXIT_INCOMPLETE,
+    ColumnsOption,
     ForceOption,
     _load,
     console,
@@ -135,7 +136,8 @@ def sweep_report_format(fmt: str | None, out: Path | None) -> str:
 def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: Path | None = None,
                  dataset: str | None = None, seed: int | None = None, resamples: int | None = None,
                  brief: bool = False, tables: list[str] | None = None, pool: bool = False,
-                 by: list[str] | None = None, feedback_cases: str = "correctness") -> None:
+                 by: list[str] | None = None, feedback_cases: str = "correctness",
+                 columns: str | None = None) -> None:
     """Build the report for ``names`` (all runs when empty) and print it, or write it to ``out``.
 
     ``brief`` prints one run's figures as a two-column table (what ``commet eval`` shows at the end
@@ -156,7 +158,7 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
             fail(f"nothing to report: no runs in {db}")
         report = build_report(store, runs, bootstrap=boot, pool=pool, brief=brief,
                               feedback_cases=FeedbackCases(feedback_cases))
-    loaded = _load(dataset) if dataset is not None else None
+    loaded = _load(dataset, columns) if dataset is not None else None
     if by:
         _add_groupings(report, by, loaded)
     if tables:
@@ -259,7 +261,7 @@ def report(
         help="Pool runs of the same model, feedback condition, dataset and judge in Tables 3 and 14 and the "
              "wrong answers, never two runs with the same answers (default: one row per run).")] = False,
     dataset: Annotated[str | None, typer.Option(
-        help="Dataset folder or 'sample': embeds the pictures in HTML transcripts.")] = None,
+        help="Dataset folder, hf:OWNER/NAME or 'sample': embeds the pictures in HTML transcripts.")] = None,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
     by: Annotated[list[str] | None, typer.Option(
@@ -269,6 +271,7 @@ def report(
         help="Which wrong answers are cases in Tables 3 and 14: those followed by correctness-based feedback "
              "(the paper's section 4.3), or by any feedback text, unconditional lines included.")] =
     FeedbackCasesChoice.correctness,
+    columns: ColumnsOption = None,
 ) -> None:
     """The paper's tables for stored runs with 95% bootstrap CIs, one row per run: Tables 1 and 2 (story
     accuracy per category), a summary, Tables 3 and 14 (feedback), one table per source (Tables 11 and 12),
@@ -280,7 +283,7 @@ def report(
     except ReportTargetError as exc:
         fail(str(exc))
     print_report(db, run, chosen, out=out, dataset=dataset, seed=seed, resamples=resamples, tables=table,
-                 pool=pool, by=by, feedback_cases=feedback_cases.value)
+                 pool=pool, by=by, feedback_cases=feedback_cases.value, columns=columns)
 
 
 def compare(

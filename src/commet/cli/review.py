@@ -3,12 +3,13 @@
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from commet.cli.common import (
     AllowedHostsOption,
+    ColumnsOption,
     ForceOption,
     ForwardedAllowIpsOption,
     fail,
@@ -17,6 +18,9 @@ from commet.cli.common import (
     serve_web_app,
 )
 
+if TYPE_CHECKING:
+    from commet.format.dataset import Dataset
+
 app = typer.Typer(help="Expert review of StoryTurns and their pictures (paper, section 3.2.2).", no_args_is_help=True)
 
 DbOption = Annotated[Path, typer.Option(help="The review store (SQLite).")]
@@ -24,7 +28,9 @@ DbOption = Annotated[Path, typer.Option(help="The review store (SQLite).")]
 
 @app.command()
 def serve(
-    dataset: Annotated[Path, typer.Option(help="Dataset folder to review (storyturns.jsonl and images/).")],
+    dataset: Annotated[str, typer.Option(help="Dataset to review: a dataset folder (storyturns.jsonl and images/); "
+                                              "anything else (hf:OWNER/NAME, a file, a table) is reviewed as a "
+                                              "dataset folder written beside the store, DB-dataset/.")],
     db: DbOption = Path("review.sqlite"),
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = 8000,
@@ -38,6 +44,7 @@ def serve(
     force: ForceOption = False,
     allowed_hosts: AllowedHostsOption = None,
     forwarded_allow_ips: ForwardedAllowIpsOption = None,
+    columns: ColumnsOption = None,
 ) -> None:
     """Serve the review app; the dataset's StoryTurns are added to the store (existing reviews kept).
 
@@ -48,7 +55,9 @@ def serve(
     from commet.format.problems import FormatError
     from commet.models.base import ModelSpecError
 
-    checked = load_or_fail(str(dataset), force)
+    checked = load_or_fail(dataset, force, columns)
+    if checked.root is None:  # the app reviews a dataset folder, whose files it serves and exports from
+        checked = _as_folder(checked, db.with_name(f"{db.stem}-dataset"))
     painter = None
     if image_model:
         from commet.generation.llm.images import create_image_model
@@ -73,6 +82,29 @@ def serve(
         fail(str(exc))
     serve_web_app(web, host, port, lambda base: f"reviewing {dataset} at {base}/ (store {db})", log_level="warning",
                   allowed_hosts=allowed_hosts, forwarded_allow_ips=forwarded_allow_ips)
+
+
+def _as_folder(dataset: "Dataset", folder: Path) -> "Dataset":
+    """``dataset`` written as a dataset folder (kept when it already holds exactly this dataset)."""
+    from commet.format import load_dataset
+    from commet.format.convert import ConvertError, ConvertTarget, convert, picture_ids
+    from commet.format.problems import FormatError
+
+    if folder.exists():
+        try:
+            kept = load_dataset(folder)
+        except FormatError:
+            kept = None
+        if kept is None or [st.model_dump() for st in kept] != [st.model_dump() for st in dataset] or any(
+                kept.image_bytes(i) != dataset.image_bytes(i) for i in picture_ids(dataset) if dataset.has_image(i)):
+            fail(f"{folder} holds another dataset; remove it, or give another --db")
+        return kept
+    try:
+        convert(dataset, ConvertTarget.jsonl, folder)
+    except ConvertError as exc:
+        fail(str(exc))
+    typer.echo(f"wrote the dataset as a folder for review: {folder}")
+    return load_dataset(folder)
 
 
 def _with_password(use: Callable[[str], object], from_stdin: bool, prompt: str) -> None:

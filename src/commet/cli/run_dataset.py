@@ -14,18 +14,22 @@ class DatasetNotFound(CommetError, ValueError):
     """The dataset a run used is not where the run recorded it, nor found by its name."""
 
 
-def dataset_for(source: "RunRecord", dataset: str | None) -> "Dataset":
-    """The dataset a run used: ``--dataset``, else where the run read it from, its name or the sample, checked by
-    hash; :class:`DatasetNotFound` when none is."""
+def dataset_for(source: "RunRecord", dataset: str | None, columns: str | None = None) -> "Dataset":
+    """The dataset a run used: ``--dataset`` (read with ``columns``), else where the run recorded reading it (with
+    its recorded ``--columns``), its dataset name or the sample, checked by hash; :class:`DatasetNotFound` when
+    none is."""
     from commet.format import load_dataset
     from commet.format.problems import FormatError
 
     if dataset:
-        return load_dataset(dataset)
+        return load_dataset(dataset, columns=columns)
     recorded = source.settings.stored.get("dataset_path")
-    for candidate in ([recorded] if isinstance(recorded, str) else []) + [source.dataset_name, "sample"]:
+    recorded_columns = source.settings.stored.get("dataset_columns")
+    candidates = [(recorded, recorded_columns if isinstance(recorded_columns, str) else None)] \
+        if isinstance(recorded, str) and recorded else []
+    for candidate, candidate_columns in [*candidates, (source.dataset_name, None), ("sample", None)]:
         try:
-            data = load_dataset(candidate)
+            data = load_dataset(candidate, columns=candidate_columns)
         except (FormatError, RuntimeError, OSError):
             continue
         if data.hash_matches(source.dataset_hash):

@@ -9,6 +9,7 @@ import typer
 
 from commet.cli.common import (
     AllowedHostsOption,
+    ColumnsOption,
     ForceOption,
     ForwardedAllowIpsOption,
     check_run_name,
@@ -73,7 +74,7 @@ def _check_judge_spec(spec: str) -> None:
 
 @app.command()
 def build(
-    dataset: Annotated[str, typer.Option(help="Dataset folder, file or 'sample'.")],
+    dataset: Annotated[str, typer.Option(help="Dataset folder, file, hf:OWNER/NAME or 'sample'.")],
     out: Annotated[Path, typer.Option(help="Study file to write.")] = Path("study.json"),
     questionnaires: Annotated[int, typer.Option(help="Number of questionnaires; they alternate image policies.")] = 8,
     seed: Annotated[int, typer.Option(help="Seed of the selection; the same seed gives the same study.")] = 0,
@@ -89,6 +90,7 @@ def build(
     minutes: Annotated[int | None, typer.Option(
         help="Duration told on the consent page (default: estimated from each questionnaire).")] = None,
     force: ForceOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """Select questionnaires as in the paper's Appendix D: per group and image requirement, 1 or 2 StoryTurns.
 
@@ -102,7 +104,7 @@ def build(
         "contact": contact, "guidance": guidance, "adult_confirmation": adult_confirmation, "minutes": minutes,
     }.items() if value is not None})
     _check_judge_spec(judge)
-    checked = load_or_fail(dataset, force)
+    checked = load_or_fail(dataset, force, columns)
     try:
         study = build_study(dataset, out, questionnaires=questionnaires, seed=seed, judge=judge,
                             grouping=grouping.value, participant=texts, title=title or DEFAULT_TITLE, loaded=checked)

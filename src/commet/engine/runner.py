@@ -162,7 +162,12 @@ class RunSummary:
 
 
 def _dataset_path(dataset: Dataset) -> dict[str, str]:
-    """Where the dataset was read from, recorded so that reports find its pictures again (not in the config hash)."""
+    """Where the dataset was read from, recorded so that reports find its pictures again (not in the config hash);
+    for a table written by others (a Hub dataset: ``hf:OWNER/NAME@COMMIT``), how it was read and its
+    ``--columns`` mapping (which is in the hash, through the dataset's)."""
+    if dataset.origin is not None:
+        recorded = {"dataset_path": dataset.origin.location, "dataset_layout": dataset.origin.layout}
+        return recorded | ({"dataset_columns": dataset.origin.columns} if dataset.origin.columns else {})
     if dataset.root is not None:
         return {"dataset_path": str(dataset.root.resolve())}
     if dataset.source_file != "<memory>" and Path(dataset.source_file).exists():
@@ -215,7 +220,8 @@ def stored_configuration(run: RunRecord) -> dict[str, object]:
     """:func:`run_configuration` of a stored run, from what the store recorded."""
     settings = dict(run.settings.stored)
     identity = settings.pop("model_identity", {"spec": run.model})
-    settings.pop("dataset_path", None)  # where the data was read from: recorded, not part of the configuration
+    for recorded in ("dataset_path", "dataset_layout", "dataset_columns"):  # how the data was read: recorded,
+        settings.pop(recorded, None)  # not part of the configuration (the mapping is, through the dataset hash)
     return _flatten({"model": identity, "judge": run.judge,
                      "dataset": {"name": run.dataset_name, "sha256": run.dataset_hash}, **settings})
 

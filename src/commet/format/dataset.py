@@ -50,6 +50,21 @@ def image_file_candidates(image_id: str) -> list[str]:
     return names
 
 
+@dataclass(frozen=True)
+class Origin:
+    """How a dataset read from a table (a Hub dataset, a folder of parquet, JSON lines or CSV) was read.
+
+    ``location`` loads it again (``hf:OWNER/NAME@COMMIT`` or a path); ``layout`` says how its rows
+    became StoryTurns; ``columns`` is the ``--columns`` mapping the user gave, part of the content
+    hash (another mapping reads other StoryTurns); ``official`` marks the paper's own release.
+    """
+
+    location: str
+    layout: str
+    columns: str | None = None
+    official: bool = False
+
+
 @dataclass
 class Dataset:
     """StoryTurns plus where their pictures live and where each came from (for located errors)."""
@@ -69,6 +84,7 @@ class Dataset:
     images: dict[str, bytes] = field(default_factory=dict)  # in-memory pictures (HF datasets, generators)
     taxonomy: Taxonomy = BOOKLET  # the tasks and categories it declares (dataset.json), else the booklet's
     languages: list[str] = field(default_factory=lambda: ["en"])  # ISO 639-1 codes of its text
+    origin: Origin | None = None  # how a table written by others was read (commet.format.layouts)
 
     def __len__(self) -> int:
         return len(self.storyturns)
@@ -157,6 +173,8 @@ class Dataset:
         depend on them, so its pictures are neither read nor hashed).
         """
         digest = hashlib.sha256()
+        if self.origin is not None and self.origin.columns:  # the user's --columns: another mapping, other data
+            digest.update(f"columns={self.origin.columns}\n".encode())
         pictures_seen: dict[str, bytes | None] = {}  # one read and hash per picture
         for storyturn in self.storyturns:
             digest.update(storyturn.model_dump_json().encode())

@@ -21,7 +21,6 @@ scalar sits in the field of its type, anything else (null, lists, objects) as JS
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -31,6 +30,15 @@ from pydantic import ValidationError
 from commet.extras import require
 from commet.format.bounded import files_under
 from commet.format.bounded import loads as bounded_loads
+from commet.format.card import (
+    CARD_FILE,
+    DATA_DIR,
+    SPLIT,
+    SplitSizes,
+    card_data_files,
+    dataset_card,
+    metadata_from_card,
+)
 from commet.format.model import StoryTurn
 from commet.format.problems import FormatError, Problem
 
@@ -39,9 +47,6 @@ if TYPE_CHECKING:
 
     from commet.format.dataset import Dataset
 
-SPLIT = "test"
-DATA_DIR = "data"
-CARD_FILE = "README.md"
 SCHEMA_METADATA_KEY = b"commet"  # parquet schema metadata: the dataset.json object
 SHARD_BYTES = 256 * 1024 * 1024  # picture bytes per parquet file (the Hub prefers files well under 1 GB)
 ROW_GROUP_ROWS = 100  # small row groups keep the Hub viewer fast on rows with pictures
@@ -225,113 +230,18 @@ def save_hf(dataset: Dataset, folder: Path) -> Path:
     data_dir.mkdir(parents=True, exist_ok=True)
     for old in data_dir.glob(f"{SPLIT}-*.parquet"):
         old.unlink()
+    written = []
     for index, shard in enumerate(shards):
         table = datasets.Dataset.from_list(shard, features=features).data.table
         table = table.replace_schema_metadata({**(table.schema.metadata or {}), SCHEMA_METADATA_KEY: metadata})
-        pq.write_table(table, data_dir / f"{SPLIT}-{index:05d}-of-{len(shards):05d}.parquet",
-                       row_group_size=ROW_GROUP_ROWS)
-    (folder / CARD_FILE).write_text(dataset_card(dataset), encoding="utf-8")
+        written.append(data_dir / f"{SPLIT}-{index:05d}-of-{len(shards):05d}.parquet")
+        pq.write_table(table, written[-1], row_group_size=ROW_GROUP_ROWS)
+    sizes = SplitSizes(features, len(rows), num_bytes=sum(pq.read_table(file).nbytes for file in written),
+                       download_size=sum(file.stat().st_size for file in written))
+    (folder / CARD_FILE).write_text(dataset_card(dataset, sizes), encoding="utf-8")
     (folder / METADATA_FILE).write_text(json.dumps(dataset.metadata(), indent=2, ensure_ascii=False) + "\n",
                                         encoding="utf-8")
     return folder
-
-
-_HUB_LICENSES = {"apache-2.0", "mit", "cc-by-4.0", "cc-by-sa-4.0", "cc-by-nc-4.0", "cc-by-nc-sa-4.0",
-                 "cc-by-nd-4.0", "cc-by-nc-nd-4.0", "cc0-1.0", "cc-by-3.0", "cc-by-sa-3.0", "cc-by-nc-3.0",
-                 "odc-by", "odbl", "pddl", "gpl-3.0", "bsd-3-clause", "bsd-2-clause", "openrail", "llama2",
-                 "unknown", "other"}
-
-
-def hub_license(licence: str) -> str:
-    """The Hub's licence id for an SPDX-style licence ("CC-BY-4.0" -> "cc-by-4.0"; unknown ones -> "other")."""
-    lowered = licence.strip().lower()
-    if lowered in ("", "unspecified", "unknown"):
-        return "unknown"
-    return lowered if lowered in _HUB_LICENSES else "other"
-
-
-def _size_category(count: int) -> str:
-    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
-        if count < limit:
-            return name
-    return "1M<n<10M"
-
-
-def dataset_card(dataset: Dataset) -> str:
-    """The Hub dataset card: YAML front matter the Hub and ``datasets`` read, then the prose."""
-    pictures = sum(1 for st in dataset.storyturns for t in st.turns if t.image)
-    licence = hub_license(dataset.licence)
-    yaml_lines = ["---", f"license: {licence}"]
-    if licence == "other":
-        yaml_lines.append(f"license_name: {json.dumps(re.sub(r'[^a-z0-9.-]+', '-', dataset.licence.lower()))}")
-    yaml_lines += ["language:", *(f"- {json.dumps(code)}" for code in dataset.languages)]
-    yaml_lines += ["task_categories:", *(["- visual-question-answering"] if pictures else []),
-                   "- question-answering", "tags:", "- theory-of-mind", "- multi-turn", "- commet", "- storyturn",
-                   *(["- multimodal"] if pictures else []),
-                   f"pretty_name: {json.dumps(dataset.name)}", "size_categories:",
-                   f"- {_size_category(len(dataset))}", "configs:", "- config_name: default", "  data_files:",
-                   f"  - split: {SPLIT}", f"    path: {DATA_DIR}/{SPLIT}-*.parquet", "---", ""]
-    taxonomy = dataset.taxonomy
-    counts: dict[str, int] = {}
-    for st in dataset.storyturns:
-        counts[st.task] = counts.get(st.task, 0) + 1
-    task_rows = [f"| `{t.id}` | {t.name} | {', '.join(t.categories)} | {counts.get(t.id, 0)} | "
-                 f"{t.description.replace('|', '/')} |" for t in taxonomy.tasks if counts.get(t.id)]
-    task_rows += [f"| `{task}` | (not declared) | | {n} | |" for task, n in counts.items() if taxonomy.task(task) is None]
-    turns = sum(len(st.turns) for st in dataset.storyturns)
-    name = dataset.name
-    prose = f"""# {name}
-
-{dataset.description or "StoryTurns for measuring Theory of Mind with CoMMET."}
-
-{len(dataset)} StoryTurns, {turns} turns, {pictures} pictures. Version {dataset.version}; licence
-{dataset.licence}; format `storyturn-1`.
-
-## Format
-
-One row per **StoryTurn**: a short story told across several turns of one conversation, one
-question per turn, optional pictures, and feedback at the start of a turn that depends on how the
-previous question was answered (CoMMET's `docs/storyturn.md` describes the format).
-
-| column | type | meaning |
-|---|---|---|
-| `id`, `task`, `category` | string | StoryTurn id, task id, reporting category |
-| `mental_states` | list of string | mental states the story probes |
-| `image_dependent` | bool | the needed fact is only in a picture |
-| `source` | string | where the StoryTurn comes from |
-| `meta` | list of `{{key, string, int, float, bool, json}}` | free-form metadata; each value sits in the field of its type, other values as JSON text in `json` |
-| `turns` | list of structs | the turns, in order |
-| `turns.story`, `turns.question` | string | text told before the question, and the question |
-| `turns.feedback` | `{{right, wrong, by_answer: [{{answer, text}}], always}}` or null | text shown at the start of the turn, chosen by the previous answer |
-| `turns.image_id`, `turns.image` | string, Image | the picture shown with the turn |
-| `turns.answers` | list of string | expected answers; more than one makes the turn a branch point |
-| `turns.options` | list of `{{label, text}}` | choices offered by the question |
-| `turns.candidates` | list of string | for judging only, never shown: the closed set an open answer is one of |
-| `turns.rubric` | `{{key_inference, false_inferences}}` or null | what a right explanation must and must not say |
-| `turns.meta` | as `meta` | per-turn metadata (question type, order of belief, ...) |
-
-## Tasks
-
-| task | name | categories | StoryTurns | what it probes |
-|---|---|---|---|---|
-{chr(10).join(task_rows)}
-
-## Run it with CoMMET
-
-CoMMET reads this folder (or any one of its parquet files) as it is:
-
-```bash
-pip install 'commet-bench[datasets]'
-hf download OWNER/REPO --repo-type dataset --local-dir {name}   # a copy of this repository
-commet validate {name}
-commet eval --dataset {name} --model openai:gpt-4o-mini --judge openai:gpt-4o
-commet report
-```
-
-From Python: `commet.load_dataset("{name}")`. With `datasets`:
-`datasets.load_dataset("{name}", split="{SPLIT}")`.
-"""
-    return "\n".join(yaml_lines) + prose
 
 
 # ----------------------------------------------------------------------------------------------- import
@@ -353,6 +263,31 @@ def is_hf_folder(path: Path) -> bool:
     """Whether ``path`` looks like a ``save_to_disk`` folder or a folder of parquet files."""
     names = ("state.json", "dataset_dict.json", "dataset_info.json")
     return any((path / n).is_file() for n in names) or bool(parquet_files(path))
+
+
+def native_layout(path: Path) -> bool:
+    """Whether the parquet or ``save_to_disk`` data at ``path`` is in CoMMET's own layout (a ``turns`` column
+    of structs); True too when its schema cannot be read, so that this module's reader names the broken file."""
+    try:
+        pa = _require("pyarrow")
+        pq = _require("pyarrow.parquet")
+        if path.is_file():
+            schema = pq.read_schema(path)
+        elif (path / "state.json").is_file() or (path / "dataset_dict.json").is_file():
+            split = path / json.loads((path / "dataset_dict.json").read_text())["splits"][0] \
+                if (path / "dataset_dict.json").is_file() else path
+            first = json.loads((split / "state.json").read_text())["_data_files"][0]["filename"]
+            with pa.memory_map(str(split / first)) as source:
+                schema = pa.ipc.open_stream(source).schema
+        else:
+            files = card_data_files(path) or parquet_files(path)
+            schema = pq.read_schema(files[0])
+    except Exception:  # noqa: BLE001 - a missing extra, a broken or absent file: the reader says which
+        return True
+    if "turns" not in schema.names:
+        return False
+    turns = schema.field("turns").type
+    return (pa.types.is_list(turns) or pa.types.is_large_list(turns)) and pa.types.is_struct(turns.value_type)
 
 
 def _read_error(file: Path, exc: BaseException) -> FormatError:
@@ -407,42 +342,6 @@ def _arrow_tables(folder: Path) -> Iterator[tuple[Path, pyarrow.Table]]:
             yield file, table
 
 
-def _card(folder: Path) -> dict[str, Any]:
-    """The YAML front matter of the folder's dataset card ({} without a card, PyYAML or valid YAML)."""
-    card = folder / CARD_FILE
-    if not card.is_file():
-        return {}
-    match = re.match(r"---\s*\n(.*?)\n---", card.read_text(encoding="utf-8", errors="replace"), re.S)
-    if match is None:
-        return {}
-    try:
-        import yaml
-
-        front = yaml.safe_load(match.group(1)) or {}
-    except Exception:  # noqa: BLE001 - no PyYAML or a card that is not YAML: read the data without it
-        return {}
-    return front if isinstance(front, dict) else {}
-
-
-def _card_data_files(folder: Path) -> list[Path] | None:
-    """Parquet files of the card's first config (``configs: data_files``), or None without a usable card."""
-    configs = _card(folder).get("configs")
-    if not isinstance(configs, list) or not configs:
-        return None
-    config = next((c for c in configs if isinstance(c, dict) and c.get("default")), configs[0])
-    data_files = config.get("data_files") if isinstance(config, dict) else None
-    if isinstance(data_files, str):
-        data_files = [{"path": data_files}]
-    patterns: list[str] = []
-    for entry in data_files or []:
-        paths = entry.get("path") if isinstance(entry, dict) else entry
-        patterns += [paths] if isinstance(paths, str) else [p for p in paths or [] if isinstance(p, str)]
-    root = folder.resolve()
-    files = [f for pattern in patterns if not Path(pattern).is_absolute() for f in sorted(folder.glob(pattern))
-             if f.suffix == ".parquet" and f.resolve().is_relative_to(root)]  # a card cannot point outside
-    return list(dict.fromkeys(files)) or None
-
-
 def load_hf(path: Path) -> Dataset:
     """A dataset from a Hub-style or parquet folder, a ``.parquet`` file or a ``save_to_disk`` folder."""
     from commet.format.dataset import METADATA_FILE, Dataset, apply_metadata
@@ -454,7 +353,7 @@ def load_hf(path: Path) -> Dataset:
     elif (path / "state.json").is_file() or (path / "dataset_dict.json").is_file():
         tables = _arrow_tables(path)
     else:
-        files = _card_data_files(path) or parquet_files(path)
+        files = card_data_files(path) or parquet_files(path)
         if not files:
             raise FormatError([Problem(str(path), None, None, None, None,
                                        "no Arrow or parquet data: not a save_to_disk folder (state.json) "
@@ -476,29 +375,9 @@ def load_hf(path: Path) -> Dataset:
             dataset.lines.setdefault(st.id, index + 1)
             dataset.line_list.append(index + 1)
             dataset.file_list.append(str(file))
-    if not metadata_done and path.is_dir() and not _metadata_from_card(dataset, path):
+    if not metadata_done and path.is_dir() and not metadata_from_card(dataset, path):
         _metadata_from_legacy_info(dataset, path, name)
     return dataset
-
-
-def _metadata_from_card(dataset: Dataset, folder: Path) -> bool:
-    """Name, licence and languages from a third party's dataset card, when it has one."""
-    front = _card(folder)
-    if not front:
-        return False
-    if isinstance(front.get("pretty_name"), str):
-        dataset.name = front["pretty_name"]
-    licence = front.get("license")
-    if isinstance(licence, list) and licence:
-        licence = licence[0]
-    if isinstance(licence, str):
-        named = front.get("license_name")
-        dataset.licence = named if licence == "other" and named else licence
-    languages = front.get("language")
-    languages = [languages] if isinstance(languages, str) else languages
-    if isinstance(languages, list) and languages and all(isinstance(x, str) for x in languages):
-        dataset.languages = languages
-    return True
 
 
 def _table_rows(table: pyarrow.Table) -> Iterator[dict[str, Any]]:
@@ -641,7 +520,8 @@ def _storyturn(row: dict[str, Any], index: int, file: Path, dataset: Dataset, ro
             category = task.category_for(image_dependent)
         if category in (None, ""):
             raise FormatError([Problem(str(file), index + 1, story_id, None, "category",
-                                       f"no category, and task {row['task']!r} is not a known task to take it from")])
+                                       f"no category, and task {row['task']!r} is not a known task to take it from: "
+                                       "map the column that holds it with --columns category=COLUMN")])
         states = row.get("mental_states")
         if states is None:
             states = list(task.mental_states) if task is not None else []

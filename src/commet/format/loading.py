@@ -1,7 +1,14 @@
 """Loading a dataset from any of its forms: a folder, a canonical or pipe file, a Hugging Face
-folder or parquet file, or ``"sample"``. Here because it needs both the file readers
-(:mod:`commet.format.dataset`) and the Hugging Face reader (:mod:`commet.format.hf`), which
-itself builds a :class:`~commet.format.dataset.Dataset`.
+folder or parquet file, a Hub dataset by name (``hf:OWNER/NAME``), a folder of JSON lines or CSV
+tables, or ``"sample"``. Here because it needs the file readers (:mod:`commet.format.dataset`),
+the Hugging Face reader (:mod:`commet.format.hf`) and the table layouts (:mod:`commet.format.hub`),
+which themselves build a :class:`~commet.format.dataset.Dataset`.
+
+Which reader: a folder with ``storyturns.jsonl`` is canonical; parquet or ``save_to_disk`` data in
+CoMMET's own layout (a ``turns`` column of structs) is read by :mod:`commet.format.hf` with pyarrow
+alone; any other table (parquet of other columns, JSON lines, CSV, an image folder with
+``metadata.jsonl``) is read by ``datasets.load_dataset`` and made into StoryTurns by the layouts of
+:mod:`commet.format.layouts`, as are ``.csv`` files and JSON files given with ``--columns``.
 """
 
 from __future__ import annotations
@@ -9,6 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from commet.format.columns import ColumnMapping, ColumnsError
 from commet.format.dataset import (
     METADATA_FILE,
     STORYTURNS_FILE,
@@ -17,10 +25,15 @@ from commet.format.dataset import (
     bundled_sample_path,
     read_storyturns,
 )
-from commet.format.hf import is_hf_folder
+from commet.format.hf import is_hf_folder, native_layout
+from commet.format.hub import is_hub_spec, load_folder, load_hub, parse_hub_spec
 from commet.format.problems import FormatError, Problem
 
 HF_MARKERS = ("dataset_info.json", "state.json", "dataset_dict.json")
+#: Data files ``datasets`` reads from a folder (besides parquet): a folder holding one is a table dataset.
+TABLE_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv", ".jsonl.gz", ".csv.gz")
+TABLE_FILES = (".csv", ".tsv")  # single files always read as tables (JSON ones only with --columns)
+DATA_DEPTH = 3
 
 
 def _load_hf_located(path: Path) -> Dataset:
@@ -40,8 +53,52 @@ def _load_hf_located(path: Path) -> Dataset:
                                                                       f"folder: {type(exc).__name__}: {detail}")]) from None
 
 
-def load_dataset(path: str | Path) -> Dataset:
-    """Load a dataset from a folder, a file, a Hugging Face folder, or ``"sample"``."""
+def _table_files(folder: Path) -> bool:
+    """Whether ``folder`` holds data files ``datasets`` reads (JSON lines, CSV, an image folder's metadata),
+    at most :data:`DATA_DEPTH` folders down."""
+    level = [folder]
+    for _ in range(DATA_DEPTH + 1):
+        below: list[Path] = []
+        for directory in level:
+            try:
+                entries = list(directory.iterdir())
+            except OSError:
+                continue
+            if any(e.name.lower().endswith(TABLE_SUFFIXES) and e.is_file() for e in entries):
+                return True
+            below += [e for e in entries if e.is_dir() and not e.name.startswith(".")]
+        level = below
+    return False
+
+
+def _mapping(columns: str | ColumnMapping | None, where: str) -> ColumnMapping | None:
+    try:
+        return ColumnMapping.parse(columns) if isinstance(columns, str) else columns
+    except ColumnsError as exc:
+        raise FormatError([Problem(where, None, None, None, "columns", str(exc))]) from None
+
+
+def _columns_not_used(path: Path, what: str) -> FormatError:
+    return FormatError([Problem(str(path), None, None, None, "columns",
+                                f"--columns maps the columns of a table; {what} has none to map")])
+
+
+def load_dataset(path: str | Path, *, columns: str | ColumnMapping | None = None) -> Dataset:
+    """Load a dataset from a folder, a file, a Hugging Face folder, ``hf:OWNER/NAME``, or ``"sample"``.
+
+    ``columns`` (``role=column,...``, see :mod:`commet.format.columns`) says which column of a table
+    is which part of a StoryTurn, where the names do not say it.
+    """
+    mapping = _mapping(columns, str(path))
+    try:
+        if isinstance(path, str) and is_hub_spec(path):
+            return load_hub(parse_hub_spec(path), mapping)
+        return _load_path(path, mapping)
+    except ColumnsError as exc:
+        raise FormatError([Problem(str(path), None, None, None, "columns", str(exc))]) from None
+
+
+def _load_path(path: str | Path, mapping: ColumnMapping | None) -> Dataset:
     if str(path) == "sample":
         path = bundled_sample_path()
     path = Path(path)
@@ -53,6 +110,8 @@ def load_dataset(path: str | Path) -> Dataset:
     if not exists:
         raise FormatError([Problem(str(path), None, None, None, None, "no such file or folder")])
     if is_dir and os.path.lexists(path / STORYTURNS_FILE):
+        if mapping is not None:
+            raise _columns_not_used(path, "a canonical dataset folder")
         dataset = read_storyturns(path / STORYTURNS_FILE)
         dataset.root = path
         dataset.name = path.name
@@ -62,9 +121,35 @@ def load_dataset(path: str | Path) -> Dataset:
         return dataset
     if is_dir and (any((path / marker).is_file() for marker in HF_MARKERS) or is_hf_folder(path)) or \
             not is_dir and path.suffix.lower() == ".parquet":
-        return _load_hf_located(path)
+        if mapping is None and native_layout(path):
+            return _load_hf_located(path)
+        if not is_dir:
+            return load_folder(path.parent, mapping, where=str(path), files=(str(path),))
+        if (path / "state.json").is_file() or (path / "dataset_dict.json").is_file():
+            return _load_saved(path, mapping)
+        return load_folder(path, mapping)
     if is_dir:
+        if _table_files(path):
+            return load_folder(path, mapping)
         raise FormatError([Problem(str(path), None, None, None, None,
                                    f"not a dataset folder: no {STORYTURNS_FILE}, no Hugging Face dataset files "
-                                   "(state.json, .parquet)")])
+                                   "(state.json, .parquet) and no data files (.jsonl, .json, .csv)")])
+    if path.suffix.lower() in TABLE_FILES or mapping is not None:
+        return load_folder(path.parent, mapping, where=str(path), files=(str(path),))
     return read_storyturns(path)
+
+
+def _load_saved(folder: Path, mapping: ColumnMapping | None) -> Dataset:
+    """A ``save_to_disk`` folder in another layout: its splits through ``datasets.load_from_disk``."""
+    from commet.extras import require
+    from commet.format.hub import PictureFiles, Source, _cache_roots, _finish, tables_of
+
+    datasets = require("datasets", "a Hugging Face dataset")
+    try:
+        loaded = datasets.load_from_disk(str(folder))
+    except Exception as exc:  # noqa: BLE001 - datasets raises many kinds: one located line
+        raise FormatError([Problem(str(folder), None, None, None, None,
+                                   f"datasets cannot read this folder: {type(exc).__name__}: {exc}")]) from None
+    reader = PictureFiles(folder, (folder.resolve(), *_cache_roots()))
+    source = Source(name=folder.resolve().name, source=str(folder), location=str(folder), read_picture=reader.read_name)
+    return _finish(tables_of(loaded, str(folder), reader), source, mapping, None, folder, False)

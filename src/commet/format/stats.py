@@ -19,6 +19,7 @@ class DatasetStats:
     turns_max: int
     questions_mean: float
     questions_max: int
+    pictures_missing: int = 0  # pictures named by a turn that the dataset does not have
     per_task: dict[str, int] = field(default_factory=dict)
     per_category: dict[str, int] = field(default_factory=dict)
     turns_per_task: dict[str, float] = field(default_factory=dict)
@@ -45,7 +46,8 @@ def dataset_stats(dataset: Dataset) -> DatasetStats:
     return DatasetStats(
         storyturns=len(sts),
         questions=sum(questions),
-        images=len({image for st in sts for image in st.images}),
+        images=len(named := {image for st in sts for image in st.images}),
+        pictures_missing=sum(1 for image in named if not dataset.has_image(image)),
         text_complete=sum(1 for st in sts if not st.image_dependent),
         image_dependent=sum(1 for st in sts if st.image_dependent),
         turns_mean=sum(turns) / len(turns) if turns else 0.0,

@@ -381,21 +381,29 @@ def _one_line_per_picture(problems: list[Problem]) -> list[Problem]:
     return kept
 
 
-def _load_and_validate(path: str | Path, *, strict: bool = False) -> tuple[Dataset | None, list[Problem]]:
+def load_and_validate(path: str | Path, columns: str | None = None, *,
+                      strict: bool = False) -> tuple[Dataset | None, list[Problem]]:
+    """The dataset (None when it cannot be read) and every problem of it, as ``commet validate`` finds them."""
+    return _load_and_validate(path, columns, strict=strict)
+
+
+def _load_and_validate(path: str | Path, columns: str | None = None, *,
+                       strict: bool = False) -> tuple[Dataset | None, list[Problem]]:
     try:
-        dataset = load_dataset(path)
+        dataset = load_dataset(path, columns=columns)
     except FormatError as exc:
         return None, exc.problems
     return dataset, validate_dataset(dataset, strict=strict)
 
 
-def validate_path(path: str | Path, *, strict: bool = False) -> list[Problem]:
+def validate_path(path: str | Path, columns: str | None = None, *, strict: bool = False) -> list[Problem]:
     """Load and validate; a file that cannot be read yields its located problems instead of raising.
 
-    ``strict`` holds a dataset to what its own authors must meet: an answer found verbatim in its own
-    story is an error (by default a warning: data a user imports was not written by them).
+    ``columns``: the ``--columns`` mapping of a table's columns (:mod:`commet.format.columns`). ``strict``
+    holds a dataset to what its own authors must meet: an answer found verbatim in its own story is an
+    error (by default a warning: data a user imports was not written by them).
     """
-    return _load_and_validate(path, strict=strict)[1]
+    return _load_and_validate(path, columns, strict=strict)[1]
 
 
 def has_errors(problems: list[Problem]) -> bool:
@@ -419,14 +427,15 @@ class DatasetRefused(FormatError):
                 "--force runs a dataset whose only problems are warnings")
 
 
-def load_checked(path: str | Path, *, force: bool = False) -> tuple[Dataset, list[Problem]]:
+def load_checked(path: str | Path, *, force: bool = False,
+                 columns: str | None = None) -> tuple[Dataset, list[Problem]]:
     """Load and validate exactly as ``commet validate``; return the dataset and its warnings.
 
     Raises :class:`DatasetRefused` with every problem when the dataset has an error, or a warning
     that gates (every warning but a possible answer leak) and ``force`` is false. ``force`` never lets
     an error through.
     """
-    dataset, problems = _load_and_validate(path)
+    dataset, problems = _load_and_validate(path, columns)
     if dataset is None or has_errors(problems) or (any(p.gates for p in problems) and not force):
         raise DatasetRefused(problems, forced=force)
     return dataset, problems

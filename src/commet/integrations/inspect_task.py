@@ -64,8 +64,12 @@ from commet.engine.conversation import (
 from commet.format.dataset import Dataset
 from commet.format.loading import load_dataset
 from commet.format.model import StoryTurn
+from commet.integrations.inspect_models import CURRENT_TURN
 from commet.judges.base import Judge
 from commet.models.base import ImagePart, Message, Model, ModelRequest, ModelResponse, Usage
+from commet.taxonomy import CATEGORIES, TABLE1_CATEGORIES, TABLE2_CATEGORIES
+
+SUBSETS = ("text-complete", "image-dependent")  # the paper's Table 1 and Table 2, never pooled
 
 Choice = TypeVar("Choice", ImagePolicy, FeedbackCondition, UndecidedFeedback, JudgeImages)
 
@@ -193,7 +197,11 @@ def storyturn_protocol(dataset: Dataset, images: ImagePolicy = ImagePolicy.on,
                     shown.append(picture(turn.image))
                     content = [ContentText(text=text), _image(shown[-1])]
                 state.messages.append(ChatMessageUser(content=content))
-                state = await generate(state)
+                called = CURRENT_TURN.set((storyturn.id, k))  # for CoMMET's own models (commet/SPEC)
+                try:
+                    state = await generate(state)
+                finally:
+                    CURRENT_TURN.reset(called)
                 reply = state.output.completion
                 verdict = await the_judge.judge(judge_request(storyturn, k, text, reply, earlier,
                                                               shown if judge_sees else ()))
@@ -212,33 +220,61 @@ def storyturn_protocol(dataset: Dataset, images: ImagePolicy = ImagePolicy.on,
     return solve
 
 
-def _rate(scores: list[SampleScore]) -> float:
-    """Mean of the story scores (1 right, 0 not); inspect has already turned C/I into numbers here."""
+#: the name a figure's high end carries: undecided answers (and stories stopped at one) counted right
+UNDECIDED_RIGHT = " (undecided right)"
+
+
+def _ends(scores: list[SampleScore], name: str) -> dict[str, float]:
+    """Story accuracy of ``scores`` at both ends of its range: undecided counted wrong (``name``, what the score
+    says), and counted right (``name (undecided right)``), as ``commet report`` shows ``a–b``."""
+    if not scores:
+        return {}
     as_float = value_to_float()
-    return sum(as_float(s.score.value) for s in scores) / len(scores) if scores else float("nan")
+    low = sum(as_float(s.score.value) for s in scores) / len(scores)
+    high = sum(bool((s.score.metadata or {}).get("right_if_undecided_right")) for s in scores) / len(scores)
+    return {name: low, name + UNDECIDED_RIGHT: high}
 
 
 @metric
 def overall() -> Metric:
-    """Share of StoryTurns with every question right."""
+    """Share of StoryTurns with every question right, both ends of its range (all StoryTurns)."""
 
-    def compute(scores: list[SampleScore]) -> float:
-        return _rate(scores)
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        return _ends(scores, "overall")
+
+    return compute
+
+
+def _subset_metric(image_dependent: bool) -> Metric:
+    """Story accuracy overall and per category on one subset, never pooled with the other (Tables 1 and 2)."""
+    subset = SUBSETS[1] if image_dependent else SUBSETS[0]
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        mine = [s for s in scores if bool((s.sample_metadata or {}).get("image_dependent")) is image_dependent]
+        groups: dict[str, list[SampleScore]] = {}
+        for item in mine:
+            groups.setdefault(str((item.sample_metadata or {}).get("category")), []).append(item)
+        paper = TABLE2_CATEGORIES if image_dependent else TABLE1_CATEGORIES
+        known = [*paper, *(c for c in CATEGORIES if c not in paper)]  # the paper's columns first, in its order
+        order = [c for c in known if c in groups] + sorted(set(groups) - set(known))
+        figures = _ends(mine, f"{subset} overall")
+        for category in order:
+            figures.update(_ends(groups[category], f"{subset} {category}"))
+        return figures
 
     return compute
 
 
 @metric
-def per_category() -> Metric:
-    """Story accuracy per reporting category (the paper's Table 1 columns)."""
+def text_complete() -> Metric:
+    """The paper's Table 1: story accuracy on the text-complete StoryTurns, overall and per category."""
+    return _subset_metric(image_dependent=False)
 
-    def compute(scores: list[SampleScore]) -> dict[str, float]:
-        groups: dict[str, list[SampleScore]] = {}
-        for item in scores:
-            groups.setdefault(str((item.sample_metadata or {}).get("category")), []).append(item)
-        return {category: _rate(group) for category, group in sorted(groups.items())}
 
-    return compute
+@metric
+def image_dependent() -> Metric:
+    """The paper's Table 2: story accuracy on the image-dependent StoryTurns, overall and per category."""
+    return _subset_metric(image_dependent=True)
 
 
 @metric
@@ -251,9 +287,10 @@ def stopped() -> Metric:
     return compute
 
 
-@scorer(metrics=[overall(), per_category(), stopped()])
+@scorer(metrics=[overall(), text_complete(), image_dependent(), stopped()])
 def story_accuracy() -> Scorer:
-    """A StoryTurn is right only when every turn was judged right (undecided counts as not right)."""
+    """A StoryTurn is right only when every turn was judged right (undecided counts as not right); the score's
+    metadata says whether it would be right were its undecided answers right (the high end of a range)."""
 
     async def score(state: TaskState, target: Target) -> Score:
         turns = state.metadata.get("commet_turns", [])
@@ -262,13 +299,16 @@ def story_accuracy() -> Scorer:
         undecided = sum(1 for t in turns if t["correct"] is None)
         correct = right == len(turns) == len(target.target)
         value = CORRECT if correct and status == "done" else INCORRECT
+        # as commet report: a finished story, or one stopped at an undecided answer, with no answer judged wrong
+        high = status in ("done", "stopped") and all(t["correct"] is not False for t in turns) and (
+            status == "stopped" or len(turns) == len(target.target))
         return Score(value=value,
                      answer=" | ".join(t["response"] for t in turns),
                      explanation="; ".join(f"turn {t['turn']}: {t['outcome']} ({t['judge']}: {t['rationale']})"
                                            for t in turns) + ("; stopped at an undecided answer" if status != "done"
                                                               else ""),
                      metadata={"status": status, "questions": len(target.target), "questions_right": right,
-                               "undecided": undecided, "turns": turns})
+                               "undecided": undecided, "right_if_undecided_right": high, "turns": turns})
 
     return score
 
@@ -283,11 +323,11 @@ def to_sample(storyturn: StoryTurn) -> Sample:
 
 def storyturns(dataset: str = "sample", images: str = "on", feedback: str = "original",
                judge: str = "rules", system_prompt: str | None = None, limit: int | None = None,
-               undecided_feedback: str = "stop", judge_images: str = "needed") -> Task:
+               undecided_feedback: str = "stop", judge_images: str = "needed", columns: str | None = None) -> Task:
     """CoMMET's StoryTurns: multi-turn ToM stories with adaptive feedback and online judging.
 
     Args:
-      dataset: a dataset folder or file, a Hugging Face folder, or ``sample``.
+      dataset: a dataset folder or file, a Hugging Face folder, ``hf:OWNER/NAME[@REVISION]``, or ``sample``.
       images: ``on``, ``off`` or ``needed`` (pictures only in image-dependent StoryTurns).
       feedback: ``original``, ``correctness`` or ``none``.
       judge: ``rules``, ``grader`` (model role), ``role:NAME``, or a ``commet eval --judge`` spec.
@@ -295,11 +335,12 @@ def storyturns(dataset: str = "sample", images: str = "on", feedback: str = "ori
       limit: only the first N StoryTurns.
       undecided_feedback: ``stop``, ``skip`` or ``wrong``: feedback after an answer no judge could decide.
       judge_images: ``needed``, ``on`` or ``off``: which pictures the answerer saw an LLM judge sees too.
+      columns: ``role=column,...``: which column of a table is which part of a StoryTurn (``commet eval --columns``).
     """
     conditions = (_choice(ImagePolicy, "images", images), _choice(FeedbackCondition, "feedback", feedback))
     undecided, judge_pictures = (_choice(UndecidedFeedback, "undecided_feedback", undecided_feedback),
                                  _choice(JudgeImages, "judge_images", judge_images))
-    data = load_dataset(dataset)
+    data = load_dataset(dataset, columns=columns)
     if limit is not None:
         data.storyturns = data.storyturns[: int(limit)]
     return Task(dataset=MemoryDataset([to_sample(st) for st in data], name=data.name),
@@ -308,6 +349,8 @@ def storyturns(dataset: str = "sample", images: str = "on", feedback: str = "ori
                                           undecided, judge_pictures),
                 scorer=story_accuracy(), config=DEFAULT_CONFIG,
                 metadata={"commet_dataset": data.name, "commet_dataset_hash": data.content_hash(),
+                          **({"commet_dataset_read": data.origin.location, "commet_dataset_layout": data.origin.layout,
+                              "commet_dataset_columns": data.origin.columns} if data.origin is not None else {}),
                           "images": images, "feedback": feedback, "judge": judge,
                           "undecided_feedback": undecided_feedback, "judge_images": judge_images})
 

@@ -57,6 +57,7 @@ from commet.reports.rundata import (
 )
 from commet.reports.stats import PairedComparison, paired_comparison
 from commet.store.sqlite import RunRecord, Store
+from commet.taxonomy import TABLE1_CATEGORIES, TABLE2_CATEGORIES
 from commet.text import normalize, printable
 
 __all__ = [  # the reports' data types are read from here too
@@ -65,10 +66,6 @@ __all__ = [  # the reports' data types are read from here too
     "units",
 ]
 
-#: The paper's column order: Table 1 (text-complete subset) and Table 2 (image-dependent subset).
-TABLE1_CATEGORIES = ("Belief", "Emotion", "Intention", "Desire", "Percept", "Belief_Emotion", "Belief_Desire",
-                     "NLCE", "MBK")
-TABLE2_CATEGORIES = ("Percept", "Intention", "MBK", "NLC")
 PAPER_CATEGORIES = {SUBSETS[0]: TABLE1_CATEGORIES, SUBSETS[1]: TABLE2_CATEGORIES}
 
 #: A judge that decides what the rules leave undecided, suggested in the undecided notice.

@@ -62,10 +62,10 @@ class DatasetFinder:
         self.given_hash = given.content_hash() if given is not None else None
         self.loaded: dict[str, Dataset | None] = {}
 
-    def load(self, location: str) -> Dataset | None:
+    def load(self, location: str, columns: str | None = None) -> Dataset | None:
         if location not in self.loaded:
             try:
-                self.loaded[location] = load_dataset(location)
+                self.loaded[location] = load_dataset(location, columns=columns)
             except Exception:  # noqa: BLE001 - any unreadable candidate just is not the run's dataset
                 self.loaded[location] = None
         return self.loaded[location]
@@ -80,8 +80,10 @@ class DatasetFinder:
         recorded = run.settings.dataset_path
         candidates = [recorded] if recorded else []
         candidates += [c for c in ("sample", run.dataset_name) if c not in candidates]
+        recorded_columns = run.settings.stored.get("dataset_columns")  # how a table's columns were mapped
         for location in candidates:
-            found = self.load(location)
+            found = self.load(location, recorded_columns if location == recorded and isinstance(recorded_columns, str)
+                              else None)
             if found is not None and found.content_hash() == run.dataset_hash:
                 how = "recorded with the run" if location == recorded else "found by content hash"
                 return RunPictures((*given, found), f"Pictures from {location} ({how}).")

@@ -82,9 +82,11 @@ class DatasetRef(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    path: str = Field(description="As given, or relative to the study file's folder.")
+    path: str = Field(description="'sample', a Hub dataset (hf:OWNER/NAME@COMMIT), or a path relative to the "
+                                  "study file's folder.")
     name: str
     hash: str
+    columns: str | None = Field(default=None, description="The --columns mapping the dataset was read with.")
 
 
 class Questionnaire(BaseModel):
@@ -234,11 +236,14 @@ def build_study(dataset_path: str | Path, out: Path, *, questionnaires: int = 8,
     selected, combinations = select_questionnaires(dataset, questionnaires, seed, grouping)
     if str(dataset_path) == "sample":
         stored = "sample"
+    elif dataset.origin is not None and dataset.origin.location.startswith("hf:"):
+        stored = dataset.origin.location  # the Hub dataset at the commit it was read at
     else:
         stored = os.path.relpath(Path(dataset_path).resolve(), out.resolve().parent)
     shortfalls = [c for c in combinations if c.available < c.wanted]
     study = Study(title=title, participant=participant or ParticipantTexts(),
-                  dataset=DatasetRef(path=stored, name=dataset.name, hash=dataset.content_hash()), judge=judge,
+                  dataset=DatasetRef(path=stored, name=dataset.name, hash=dataset.content_hash(),
+                                     columns=dataset.origin.columns if dataset.origin is not None else None), judge=judge,
                   seed=seed, grouping=grouping, questionnaires=selected, combinations=combinations,
                   shortfalls=shortfalls)
     study.save(out)
@@ -248,7 +253,9 @@ def build_study(dataset_path: str | Path, out: Path, *, questionnaires: int = 8,
 def dataset_location(study: Study, study_path: Path) -> str:
     """Where the study's dataset is: ``sample`` or a path (absolute, resolved from the study file's folder)."""
     location = study.dataset.path
-    return location if location == "sample" else str((study_path.resolve().parent / location).resolve())
+    if location == "sample" or location.startswith("hf:"):
+        return location
+    return str((study_path.resolve().parent / location).resolve())
 
 
 def load_study(path: Path) -> tuple[Study, Dataset]:
@@ -265,7 +272,7 @@ def load_study(path: Path) -> tuple[Study, Dataset]:
     except ValueError as exc:
         raise StudyError(f"{path} is not a study file: {exc}") from None
     location = study.dataset.path
-    dataset = load_dataset(dataset_location(study, path))
+    dataset = load_dataset(dataset_location(study, path), columns=study.dataset.columns)
     if dataset.content_hash() != study.dataset.hash:
         raise StudyError(f"the dataset at {location} changed since {path} was built; build the study again")
     known = {storyturn.id for storyturn in dataset}

@@ -1,0 +1,377 @@
+"""Hugging Face datasets by name, and folders of tables ``datasets`` reads (docs/official-data.md).
+
+A dataset spec ``hf:OWNER/NAME[@REVISION][:config=CONFIG][:split=SPLIT]`` names a Hub dataset
+(``hf:rrchen2026/Theory_of_Mind_CoMMET``, ``hf:me/tom@v1.0:split=test``); ``hf:PATH`` names a
+local folder (a downloaded snapshot) read the same way. It is loaded by ``datasets.load_dataset``
+with its caches: online it downloads (or revalidates) as ``datasets`` does; with
+``HF_HUB_OFFLINE=1`` (or ``HF_DATASETS_OFFLINE=1``) it reads the Hub cache's snapshot of that
+revision (``hf download`` or an earlier load put it there), else, without a revision, the last
+version ``datasets`` prepared in its own cache. Without a split every split is read, in order.
+
+Rows become StoryTurns through :mod:`commet.format.layouts`. The paper's own release,
+``rrchen2026/Theory_of_Mind_CoMMET``, is recognised by that name (also written without ``hf:``)
+and by a dataset card that cites the paper, so ``commet stats`` sets its figures beside the paper's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from commet.extras import MissingExtraError, require
+from commet.format.columns import ColumnMapping, column_of
+from commet.format.dataset import METADATA_FILE, Dataset, apply_metadata, image_file_candidates
+from commet.format.layouts import Source, Table, dataset_from_tables
+from commet.format.problems import FormatError, Problem
+
+PREFIX = "hf:"
+GRAMMAR = "hf:OWNER/NAME[@REVISION][:config=CONFIG][:split=SPLIT]"
+EXAMPLE = "hf:rrchen2026/Theory_of_Mind_CoMMET@main:split=test"
+
+
+@dataclass(frozen=True)
+class OfficialRelease:
+    """What is known of the paper's published data (docs/official-data.md), and the paper's counts."""
+
+    repo: str
+    name: str
+    licence: str
+    paper: str
+    storyturns: int
+    questions: int
+    pictures: int
+    text_complete: int
+    image_dependent: int
+
+
+OFFICIAL = OfficialRelease(repo="rrchen2026/Theory_of_Mind_CoMMET", name="CoMMET", licence="MIT",
+                           paper="arXiv:2603.11915", storyturns=591, questions=1976, pictures=844,
+                           text_complete=399, image_dependent=192)
+
+
+class HubError(FormatError):
+    """A Hub dataset that cannot be had: one line saying why and what to do."""
+
+    def __init__(self, where: str, message: str):
+        super().__init__([Problem(where, None, None, None, None, message)])
+
+
+@dataclass(frozen=True)
+class HubSpec:
+    """A parsed ``hf:`` spec: a Hub repository or a local folder, and what of it to read."""
+
+    repo: str | None
+    folder: Path | None = None
+    revision: str | None = None
+    config: str | None = None
+    split: str | None = None
+
+    def __str__(self) -> str:
+        text = PREFIX + (self.repo if self.repo is not None else str(self.folder))
+        text += f"@{self.revision}" if self.revision else ""
+        text += f":config={self.config}" if self.config else ""
+        return text + (f":split={self.split}" if self.split else "")
+
+    @property
+    def name(self) -> str:
+        return self.repo.split("/")[-1] if self.repo is not None else Path(str(self.folder)).resolve().name
+
+
+_REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
+_REVISION = re.compile(r"[A-Za-z0-9._/-]{1,200}")  # a branch, tag or commit (git refs cannot hold ':')
+_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def is_official(name: str) -> bool:
+    return name.strip().lower() == OFFICIAL.repo.lower()
+
+
+def is_hub_spec(text: str) -> bool:
+    """``hf:...``, or the official release's name written alone (what a reader of the paper types)."""
+    return text.startswith(PREFIX) or is_official(text)
+
+
+def parse_hub_spec(text: str) -> HubSpec:
+    """The spec ``text`` names; :class:`HubError` with the grammar when it is not one."""
+    body = text[len(PREFIX):] if text.startswith(PREFIX) else text
+
+    def bad(why: str) -> HubError:
+        return HubError(text, f"{why}: a Hub dataset is written {GRAMMAR}, e.g. {EXAMPLE} (or hf:PATH for a "
+                              "downloaded snapshot folder)")
+
+    head, *options = body.split(":")
+    if head.startswith(("/", "./", "../", "~")) or (head and Path(head).is_dir()):
+        folder = Path(head).expanduser()
+        if not folder.is_dir():
+            raise HubError(text, f"no such folder {str(folder)!r}")
+        folder = folder.resolve()  # recorded with runs and studies: the same folder from anywhere
+        repo, revision = None, ""
+    else:
+        repo, at, revision = head.partition("@")
+        if not _REPO.fullmatch(repo):
+            raise bad(f"{repo!r} is not OWNER/NAME")
+        if at and not (_REVISION.fullmatch(revision) and ".." not in revision):
+            raise bad(f"{revision!r} is not a revision")
+        folder = None
+    values: dict[str, str] = {}
+    for option in options:
+        key, equals, value = option.partition("=")
+        if key not in ("config", "split") or not equals or not _PART.fullmatch(value) or key in values:
+            raise bad(f"{option!r} is not config=NAME or split=NAME (each at most once)")
+        values[key] = value
+    return HubSpec(repo, folder, revision or None, values.get("config"), values.get("split"))
+
+
+def _datasets() -> Any:
+    """The ``datasets`` module (a one-line error naming the extra when it is not installed)."""
+    return require("datasets", "a Hugging Face dataset")
+
+
+# ----------------------------------------------------------------------------------------------- pictures
+
+
+@dataclass(frozen=True)
+class PictureFiles:
+    """Picture files a dataset's rows name, read only inside the folders the dataset lives in.
+
+    Why: a row's ``Image`` cell may carry a path instead of bytes, and a turn may name its picture
+    by file name; neither may make CoMMET read a file elsewhere on the machine (``/etc/...``, ``..``).
+    """
+
+    base: Path | None  # where relative names are looked up (the data folder)
+    roots: tuple[Path, ...]  # folders files may resolve into (the data folder, the Hub and datasets caches)
+
+    def read_path(self, path: str) -> bytes | None:
+        candidate = Path(path) if Path(path).is_absolute() or self.base is None else self.base / path
+        try:
+            resolved = candidate.resolve()
+            if not any(resolved.is_relative_to(root) for root in self.roots) or not resolved.is_file():
+                return None
+            return resolved.read_bytes()
+        except (OSError, RuntimeError, ValueError):  # a loop, a name the system refuses
+            return None
+
+    def read_name(self, name: str) -> bytes | None:
+        if self.base is None or Path(name).is_absolute() or ".." in Path(name).parts or not name.isprintable():
+            return None
+        for folder in (self.base / "images", self.base):
+            for candidate in image_file_candidates(name):
+                data = self.read_path(str(folder / candidate))
+                if data is not None:
+                    return data
+        return None
+
+
+def _cache_roots() -> tuple[Path, ...]:
+    roots = []
+    with contextlib.suppress(MissingExtraError):
+        roots.append(Path(str(_datasets().config.HF_DATASETS_CACHE)).expanduser())
+    with contextlib.suppress(ImportError):
+        from huggingface_hub import constants
+
+        roots.append(Path(str(constants.HF_HUB_CACHE)).expanduser())
+    return tuple(r.resolve() for r in roots)
+
+
+# ----------------------------------------------------------------------------------------------- tables
+
+
+def _decoded(value: Any, feature: Any, files: PictureFiles) -> Any:
+    """A cell with its pictures' bytes read (confined) and class labels as their names."""
+    if value is None:
+        return None
+    kind = type(feature).__name__
+    if kind == "Image":
+        if isinstance(value, dict) and value.get("bytes") is None and value.get("path"):
+            return {**value, "bytes": files.read_path(str(value["path"]))}
+        return value
+    if kind == "ClassLabel" and isinstance(value, int) and value >= 0:
+        return feature.int2str(value)
+    if kind == "Json" and isinstance(value, str):  # a column of mixed types (datasets >= 4), kept as JSON text
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    if isinstance(feature, dict) and isinstance(value, dict):
+        return {k: _decoded(v, feature[k], files) if k in feature else v for k, v in value.items()}
+    inner = feature[0] if isinstance(feature, list) and feature else getattr(feature, "feature", None)
+    if isinstance(value, list) and inner is not None:
+        return [_decoded(v, inner, files) for v in value]
+    return value
+
+
+def tables_of(loaded: Any, where: str, files: PictureFiles) -> list[Table]:
+    """The splits of what ``datasets.load_dataset`` returned (a Dataset or a DatasetDict), as tables."""
+    splits = list(loaded.items()) if hasattr(loaded, "keys") else [(getattr(loaded, "split", None), loaded)]
+    tables = []
+    for split, data in splits:
+        split = str(split) if split is not None else None
+        features = data.features
+        columns = [column_of(name, feature) for name, feature in features.items()]
+        rows: list[dict[str, object]] = []
+        for batch in data.with_format("arrow").iter(batch_size=256):
+            for row in batch.to_pylist():
+                rows.append({name: _decoded(row.get(name), features[name], files) for name in features})
+        tables.append(Table(f"{where}[{split}]" if len(splits) > 1 and split else where, split, columns, rows))
+    return tables
+
+
+@contextlib.contextmanager
+def _quiet(datasets: Any) -> Iterator[None]:
+    """No progress bars or cache notices from ``datasets`` and ``huggingface_hub`` on the user's terminal."""
+    from huggingface_hub.utils import logging as hub_logging
+
+    ds_logging = datasets.utils.logging
+    bars = getattr(datasets, "disable_progress_bars", None)
+    were_off = datasets.utils.are_progress_bars_disabled() if hasattr(datasets.utils, "are_progress_bars_disabled") \
+        else True
+    levels = ds_logging.get_verbosity(), hub_logging.get_verbosity()
+    if bars is not None:
+        bars()
+    ds_logging.set_verbosity_error()
+    hub_logging.set_verbosity_error()  # its retries ("Retrying in 1s") are said once, in our error line
+    try:
+        yield
+    finally:
+        ds_logging.set_verbosity(levels[0])
+        hub_logging.set_verbosity(levels[1])
+        if not were_off and hasattr(datasets, "enable_progress_bars"):
+            datasets.enable_progress_bars()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0][:300]}" if text else type(exc).__name__
+
+
+def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None = None, config: str | None = None,
+                split: str | None = None, dataset: Dataset | None = None, files: tuple[str, ...] = (),
+                repo: str | None = None) -> Dataset:
+    """A local folder (or ``files`` in it) as ``datasets.load_dataset`` reads it, made into StoryTurns;
+    ``repo`` names the Hub dataset when the folder is its snapshot."""
+    datasets = _datasets()
+    where = where or str(folder)
+    with _quiet(datasets):
+        try:
+            if files:
+                builder = {".csv": "csv", ".tsv": "csv", ".parquet": "parquet"}.get(Path(files[0]).suffix.lower(),
+                                                                                    "json")
+                options = {"delimiter": "\t"} if files[0].lower().endswith(".tsv") else {}
+                loaded = datasets.load_dataset(builder, data_files=list(files), split=split, **options)
+            else:
+                loaded = datasets.load_dataset(str(folder), name=config, split=split)
+        except Exception as exc:  # noqa: BLE001 - datasets raises many kinds (ValueError, FileNotFoundError, ...)
+            raise HubError(where, f"datasets cannot read this folder: {_first_line(exc)}") from None
+    reader = PictureFiles(folder, (folder.resolve(), *_cache_roots()))
+    card = (folder / "README.md").read_text(encoding="utf-8", errors="replace") if (folder / "README.md").is_file() \
+        else ""
+    cached_as = "datasets--" + OFFICIAL.repo.replace("/", "--").lower()  # a snapshot folder of the Hub cache
+    official = is_official(repo or "") or OFFICIAL.paper.split(":")[1] in card or OFFICIAL.repo.lower() in card.lower() \
+        or any(part.lower() == cached_as for part in folder.resolve().parts)
+    name = OFFICIAL.name if official else repo.split("/")[-1] if repo else \
+        Path(files[0]).stem if len(files) == 1 else folder.resolve().name
+    source = Source(name=name, source=repo or folder.resolve().name, location=where,
+                    read_picture=reader.read_name)
+    return _finish(tables_of(loaded, where, reader), source, given, dataset, folder, official)
+
+
+def _finish(tables: list[Table], source: Source, given: ColumnMapping | None, dataset: Dataset | None,
+            folder: Path | None, official: bool) -> Dataset:
+    from dataclasses import replace
+
+    from commet.format.card import metadata_from_card
+
+    if not tables or not any(t.rows for t in tables):
+        raise HubError(source.location, "no rows: the dataset is empty")
+    data = dataset if dataset is not None else Dataset(storyturns=[], name=source.name)
+    metadata = folder / METADATA_FILE if folder is not None else None
+    if metadata is not None and metadata.is_file():  # CoMMET's own export: name, licence, declared taxonomy
+        apply_metadata(data, metadata.read_text(encoding="utf-8"), str(metadata), source.name)
+    elif folder is not None:
+        metadata_from_card(data, folder)
+    if official:
+        data.name, data.licence = OFFICIAL.name, data.licence if data.licence != "unspecified" else OFFICIAL.licence
+    data = dataset_from_tables([t for t in tables if t.rows], source, given, data)
+    assert data.origin is not None
+    data.origin = replace(data.origin, official=official)
+    return data
+
+
+# ----------------------------------------------------------------------------------------------- the Hub
+
+
+def _offline() -> bool:
+    return bool(_datasets().config.HF_HUB_OFFLINE)
+
+
+def _snapshot(spec: HubSpec) -> Path | None:
+    """The Hub cache's snapshot folder of the spec's revision, without asking the network; None without one."""
+    from huggingface_hub import constants, snapshot_download
+
+    if spec.repo is None:
+        return None
+    try:  # the cache named at the call (older huggingface_hub read its default once, at import)
+        return Path(snapshot_download(spec.repo, repo_type="dataset", revision=spec.revision, local_files_only=True,
+                                      cache_dir=constants.HF_HUB_CACHE))
+    except Exception:  # noqa: BLE001 - not cached (LocalEntryNotFoundError), incomplete, unreadable
+        return None
+
+
+def _not_cached(spec: HubSpec) -> HubError:
+    from huggingface_hub import constants
+
+    datasets = _datasets()
+    return HubError(str(spec), f"{spec.repo}{'@' + spec.revision if spec.revision else ''} is not in the Hugging "
+                               f"Face cache and the Hub may not be asked (HF_HUB_OFFLINE): download it once online "
+                               f"(hf download {spec.repo} --repo-type dataset), or point to a snapshot folder with "
+                               f"hf:PATH (caches: {constants.HF_HUB_CACHE}, {datasets.config.HF_DATASETS_CACHE})")
+
+
+def load_hub(spec: HubSpec, given: ColumnMapping | None = None) -> Dataset:
+    """The dataset ``spec`` names, read through ``datasets.load_dataset`` and made into StoryTurns."""
+    datasets = _datasets()
+    if spec.folder is not None:
+        return load_folder(spec.folder, given, where=str(spec), config=spec.config, split=spec.split)
+    assert spec.repo is not None
+    snapshot = _snapshot(spec) if _offline() else None
+    if snapshot is not None:
+        data = load_folder(snapshot, given, where=str(spec), config=spec.config, split=spec.split, repo=spec.repo)
+        return _pinned(data, spec, snapshot)
+    if _offline() and spec.revision is not None:  # the datasets cache keeps no revision: only the snapshot will do
+        raise _not_cached(spec)
+    with _quiet(datasets):
+        try:
+            loaded = datasets.load_dataset(spec.repo, name=spec.config, revision=spec.revision, split=spec.split)
+        except ConnectionError as exc:
+            if _offline():
+                raise _not_cached(spec) from None
+            raise HubError(str(spec), f"cannot reach the Hugging Face Hub ({_first_line(exc)}); to use a copy "
+                                      "already downloaded, set HF_HUB_OFFLINE=1") from None
+        except Exception as exc:  # noqa: BLE001 - DatasetNotFoundError, a config or split that is not there, ...
+            if _offline() and "DatasetNotFound" not in type(exc).__name__:
+                raise _not_cached(spec) from None
+            raise HubError(str(spec), f"datasets cannot load {spec.repo}: {_first_line(exc)}") from None
+    snapshot = _snapshot(spec)
+    reader = PictureFiles(snapshot, (*((snapshot.resolve(),) if snapshot else ()), *_cache_roots()))
+    card = (snapshot / "README.md").read_text(encoding="utf-8", errors="replace") \
+        if snapshot is not None and (snapshot / "README.md").is_file() else ""
+    official = is_official(spec.repo) or OFFICIAL.paper.split(":")[1] in card
+    source = Source(name=OFFICIAL.name if official else spec.name, source=spec.repo, location=str(spec),
+                    read_picture=reader.read_name)
+    data = _finish(tables_of(loaded, str(spec), reader), source, given, None, snapshot, official)
+    return _pinned(data, spec, snapshot)
+
+
+def _pinned(data: Dataset, spec: HubSpec, snapshot: Path | None) -> Dataset:
+    """The dataset with its location naming the commit it was read at (the snapshot folder's name)."""
+    from dataclasses import replace
+
+    assert data.origin is not None
+    commit = snapshot.name if snapshot is not None and re.fullmatch(r"[0-9a-f]{40}", snapshot.name) else None
+    data.origin = replace(data.origin, location=str(replace(spec, revision=commit or spec.revision)))
+    return data
