@@ -46,6 +46,7 @@ from commet.apps.review.db import (
     ReviewDB,
     ReviewError,
     StaleRevision,
+    check_password,
     open_for_me,
 )
 from commet.apps.web import (
@@ -276,6 +277,10 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
         if not store.verify(uid, str(form.get("current", ""))[:1024]):
             return back(session, "/account", "The current password is wrong; nothing changed.")
         new, again = str(form.get("new", ""))[:1024], str(form.get("again", ""))[:1024]
+        try:
+            check_password(new)  # the length first: typing it again would not help
+        except ReviewError as exc:
+            return back(session, "/account", f"{exc}; nothing changed.")
         if new != again:
             return back(session, "/account", "The two new passwords differ; nothing changed.")
         try:

@@ -336,9 +336,8 @@ class ReviewDB:
         return row["value"] if row else None
 
     def add_user(self, name: str, password: str) -> int:
-        if not name.strip() or len(name) > 64:
-            raise ReviewError("a user name needs 1 to 64 characters")
-        _check_password(password)
+        check_user_name(name)
+        check_password(password)
         try:
             with self.connect() as db:
                 cursor = db.execute("INSERT INTO users (name, name_key, password_hash, created_at) VALUES (?, ?, ?, ?)",
@@ -349,7 +348,7 @@ class ReviewDB:
 
     def set_password(self, name: str, password: str) -> int:
         """A new password for ``name``; every session of that reviewer is revoked. Returns the user id."""
-        _check_password(password)
+        check_password(password)
         with self.connect() as db:
             row = db.execute("SELECT id FROM users WHERE name_key = ?", (normalise_name(name),)).fetchone()
             if row is None:
@@ -376,6 +375,12 @@ class ReviewDB:
         with self.connect() as db:
             row = db.execute("SELECT name FROM users WHERE id = ?", (user_id,)).fetchone()
         return row["name"] if row else None
+
+    def user_id(self, name: str) -> int | None:
+        """The id of the reviewer called ``name`` (in its normal form), None when there is none."""
+        with self.connect() as db:
+            row = db.execute("SELECT id FROM users WHERE name_key = ?", (normalise_name(name),)).fetchone()
+        return int(row["id"]) if row else None
 
     def users(self) -> list[tuple[int, str]]:
         with self.connect() as db:
@@ -952,7 +957,13 @@ def _csv(header: list[str], rows: list[list[object]]) -> str:
     return buffer.getvalue()
 
 
-def _check_password(password: str) -> None:
+def check_user_name(name: str) -> None:
+    if not name.strip() or len(name) > 64:
+        raise ReviewError("a user name needs 1 to 64 characters")
+
+
+def check_password(password: str) -> None:
+    """Refuse a password too short to keep; checked as soon as it is typed (before it is asked again)."""
     if len(password) < 8:
         raise ReviewError("a password needs at least 8 characters")
 
