@@ -24,9 +24,11 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from commet.conditions import FeedbackCondition
 from commet.reports.metrics import SUBSETS
+from commet.reports.outcome import StoryOutcome, story_outcome
 from commet.reports.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -89,9 +91,10 @@ class TurnResult:
 
     @property
     def verdict(self) -> str:
+        """right, wrong, undecided, or no reply (the call failed): the words of the story outcomes."""
         if not self.answered:
-            return "failed"
-        return {True: "correct", False: "incorrect"}.get(self.correct, "undecided")  # type: ignore[arg-type]
+            return "no reply"
+        return {True: "right", False: "wrong"}.get(self.correct, "undecided")  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -116,11 +119,16 @@ class StoryResult:
         """Ended at an undecided answer the next turn's feedback depended on (``--undecided-feedback stop``)."""
         return self.status == StoryStatus.stopped
 
+    @cached_property
+    def outcome(self) -> StoryOutcome:
+        """Right, wrong, undecided, stopped or not scored: what every table, badge and transcript counts."""
+        return story_outcome(self.status, (t.correct for t in self.turns if t.answered), self.correct)
+
     @property
     def counted(self) -> bool:
         """Counted in story accuracy: finished, or stopped at an undecided answer (wrong as counted, right if
         the undecided answers were right and nothing answered was wrong)."""
-        return self.done or self.stopped
+        return self.outcome.scored
 
     @property
     def subset(self) -> str:
@@ -132,13 +140,13 @@ class StoryResult:
 
     @property
     def correct_if_undecided_right(self) -> bool:
-        """Finished with no answer judged wrong: correct if every undecided answer were right."""
-        return self.counted and all(t.correct is not False for t in self.turns)
+        """Scored with no answer judged wrong: correct if every undecided answer were right."""
+        return self.outcome.right_if_undecided_right
 
     @property
     def hinges(self) -> bool:
         """Its verdict depends on undecided answers (wrong as counted, right if they were right)."""
-        return self.correct is not True and self.correct_if_undecided_right
+        return self.outcome.in_range
 
 
 @dataclass
@@ -211,7 +219,7 @@ class Bootstrap:
         """Story accuracy of the finished StoryTurns among ``stories``; a :class:`Range` when some hinge on
         undecided answers."""
         done = [s for s in stories if s.counted]
-        low = self.ratio([int(s.correct is True) for s in done])
+        low = self.ratio([int(s.outcome is StoryOutcome.right) for s in done])
         if not any(s.hinges for s in done):
             return low
         high = self.ratio([int(s.correct_if_undecided_right) for s in done])
@@ -332,13 +340,14 @@ def summary_section(runs: list[RunData], boot: Bootstrap) -> Section:
         rows.append([*_run_columns(data), str(len(scored)), boot.stories(scored),
                      boot.questions([s.turns for s in scored]),
                      str(sum(s.undecided for s in scored)), str(sum(s.hinges for s in scored)),
-                     str(sum(s.stopped for s in scored)), str(len(data.stories) - len(scored))])
+                     str(sum(s.outcome is StoryOutcome.stopped for s in scored)), str(len(data.stories) - len(scored))])
     return Section("summary", "Summary per run, all StoryTurns (%, 95% CI; not a paper table)",
                    [*RUN_HEADER, "Stories", "Story accuracy", "Question accuracy", "Undecided answers",
                     "Stories hinging on undecided", "Stopped at undecided", "Not scored"], rows,
                    "Story accuracy a-b: undecided answers counted wrong (a) and counted right (b); undecided is "
                    "never counted right in a single figure. Stopped: StoryTurns ended at an undecided answer the "
-                   "next feedback depended on (counted in the range). Not scored: StoryTurns whose conversation did "
+                   "next feedback depended on, with no answer wrong before it (counted in the range; one with a "
+                   "wrong answer before counts wrong). Not scored: StoryTurns whose conversation did "
                    "not finish (failed calls), left out of every accuracy. Intervals: percentile bootstrap over "
                    "StoryTurns (a story's questions are resampled together).")
 
@@ -623,8 +632,8 @@ def compare_runs(store: Store, a: RunRecord, b: RunRecord, *, bootstrap: Bootstr
     if not decided:
         hinging = f" ({len(common)} hinge on undecided answers: re-judge them)" if common else ""
         raise ValueError(f"runs {a.name!r} and {b.name!r} have no decided StoryTurn in common{hinging}")
-    paired = paired_comparison([scored_a[i].correct is True for i in decided],
-                               [scored_b[i].correct is True for i in decided],
+    paired = paired_comparison([scored_a[i].outcome is StoryOutcome.right for i in decided],
+                               [scored_b[i].outcome is StoryOutcome.right for i in decided],
                                resamples=boot.resamples, seed=boot.seed)
     return RunComparison(data_a, data_b, paired, len(scored_a) - len(common), len(scored_b) - len(common),
                          len(common) - len(decided))
