@@ -120,6 +120,11 @@ CREATE INDEX IF NOT EXISTS filings_item ON error_filings (item_id);
 """
 
 
+#: the edits of an item after a revision, oldest first
+EDITS_SINCE = ("SELECT e.*, u.name AS author FROM edits e JOIN users u ON u.id = e.user_id "
+               "WHERE item_id = ? AND revision > ? ORDER BY e.id")
+
+
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -243,10 +248,18 @@ class Table6Column:
 
     @property
     def images(self) -> int:
+        """Erroneous images counted under an error category."""
         return sum(self.counts.values())
 
+    @property
+    def erroneous(self) -> int:
+        """Every erroneous image of the column, with a most prominent error chosen or not: the table's total."""
+        return self.images + self.unclassified
+
     def percent(self, key: str) -> float:
-        return 100.0 * self.counts[key] / self.images if self.images else 0.0
+        """A category's (or ``"unclassified"``'s) share of the column's erroneous images."""
+        count = self.unclassified if key == "unclassified" else self.counts[key]
+        return 100.0 * count / self.erroneous if self.erroneous else 0.0
 
 
 @dataclass
@@ -316,9 +329,7 @@ class ReviewDB:
                     if row is None:
                         raise ReviewError(f"no item {item_id!r}")
                     if seen_revision is not None and row["revision"] != seen_revision:
-                        since = db.execute("SELECT e.*, u.name AS author FROM edits e JOIN users u ON u.id = e.user_id "
-                                           "WHERE item_id = ? AND revision > ? ORDER BY e.id",
-                                           (item_id, seen_revision)).fetchall()
+                        since = db.execute(EDITS_SINCE, (item_id, seen_revision)).fetchall()
                         raise StaleRevision(item_id, seen_revision, row["revision"], since)
                 yield db
             except BaseException:
@@ -450,6 +461,11 @@ class ReviewDB:
                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                            [(item_id, user_id, now(), revision, turn, name, old, new) for turn, name, old, new in changes])
         return int(revision)
+
+    def edits_since(self, item_id: str, revision: int) -> list[sqlite3.Row]:
+        """The item's edits made after ``revision``, oldest first, with their authors."""
+        with self.connect() as db:
+            return db.execute(EDITS_SINCE, (item_id, revision)).fetchall()
 
     def edits(self, item_id: str) -> list[sqlite3.Row]:
         with self.connect() as db:
