@@ -80,3 +80,30 @@ def test_html_opens_in_chromium_with_plots_and_transcripts(html_report: Path) ->
             browser.close()
     assert dialogs == []
     assert all(url.startswith(("file:", "data:")) for url in requests)
+
+
+def test_plots_are_drawn_here_when_the_plotting_process_fails(store_path: Path, tmp_path: Path,  # noqa: F811
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plots are drawn by a second process while the transcripts are packed; if it fails, the report
+    process draws them itself (and would raise what went wrong)."""
+    from commet.reports import plots
+    from commet.reports.analyses import Bootstrap, build_report
+    from commet.reports.html import plots_meanwhile
+    from commet.store import Store
+
+    parent, real = os.getpid(), plots.all_plots
+
+    def fails_elsewhere(report):  # noqa: ANN001, ANN202
+        if os.getpid() != parent:
+            (tmp_path / "tried").write_text("in the plotting process")
+            raise RuntimeError("drawing failed")
+        return real(report)
+
+    monkeypatch.setattr(plots, "all_plots", fails_elsewhere)
+    with Store(store_path) as store:
+        report = build_report(store, store.runs(), bootstrap=Bootstrap(resamples=50))
+    # (a second process draws them on Linux from a process with one thread; the suite may have left idle ones)
+    monkeypatch.setattr("commet.reports.html.threading.active_count", lambda: 1)
+    drawn = plots_meanwhile(report)()
+    assert (tmp_path / "tried").is_file()
+    assert len(drawn) >= 4 and all(png.startswith(b"\x89PNG") for _, png in drawn)

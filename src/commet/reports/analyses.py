@@ -20,11 +20,13 @@ and :attr:`Report.notices` says which judge would decide them.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from commet.conditions import FeedbackCondition
 from commet.reports.metrics import SUBSETS
@@ -164,7 +166,7 @@ class RunData:
     def feedback(self) -> str:
         return str(self.run.settings.feedback or "")
 
-    @property
+    @cached_property
     def scored(self) -> list[StoryResult]:
         """The denominator of story accuracy: StoryTurns whose conversation finished or stopped at an undecided
         answer (a failed call is not scored)."""
@@ -186,10 +188,17 @@ class RunData:
 
 def load_run(store: Store, run: RunRecord) -> RunData:
     turns: dict[str, list[TurnResult]] = defaultdict(list)
+    decoded: dict[str, Any] = {}  # most turns share their pictures' and expected answers' JSON: decoded once
+
+    def parsed(text: str) -> Any:  # noqa: ANN401 - JSON
+        if text not in decoded:
+            decoded[text] = json.loads(text)
+        return decoded[text]
+
     for row in store.turn_rows(run.id):
         turns[row.story_id].append(TurnResult(
-            turn=row.turn, prompt=row.prompt, images=row.images,
-            feedback_kind=row.feedback_kind, response=row.response, expected=row.expected,
+            turn=row.turn, prompt=row.prompt, images=parsed(row.images_json),
+            feedback_kind=row.feedback_kind, response=row.response, expected=parsed(row.expected_json),
             outcome=row.outcome, correct=row.correct,
             judge=row.judge, rationale=row.rationale, error=row.error))
     stories = [StoryResult(

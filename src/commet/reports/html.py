@@ -11,8 +11,13 @@ autoescaping or the DOM's ``textContent``, never through markup.
 
 from __future__ import annotations
 
+import multiprocessing
 import re
+import sys
+import threading
 from collections import Counter
+from collections.abc import Callable
+from multiprocessing.connection import Connection
 
 from commet.extras import require
 from commet.format.dataset import Dataset
@@ -64,21 +69,60 @@ def _runs(report: Report) -> list[dict[str, object]]:
     return rows
 
 
+def _send_plots(report: Report, send: Connection) -> None:
+    """In the plotting process: the plots, or None when drawing them failed (the report process then draws them,
+    and says why they cannot be drawn)."""
+    from commet.reports.plots import all_plots
+
+    try:
+        send.send(all_plots(report))
+    except BaseException:  # noqa: BLE001 - reported by the report process, which draws them again
+        send.send(None)
+    finally:
+        send.close()
+
+
+def plots_meanwhile(report: Report) -> Callable[[], list[tuple[str, bytes]]]:
+    """The report's plots, drawn by a forked process while this one packs the transcripts (on Linux, from a
+    process with no other thread): the plots and the transcripts are the two halves of a large report's HTML
+    time. Returns the function that waits for them; elsewhere it draws them when called."""
+    from commet.reports.plots import all_plots
+
+    if not sys.platform.startswith("linux") or threading.active_count() > 1:
+        return lambda: all_plots(report)
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_send_plots, args=(report, send), daemon=True)
+    child.start()
+    send.close()
+
+    def collected() -> list[tuple[str, bytes]]:
+        try:
+            plots = receive.recv()
+        except EOFError:  # the process died
+            plots = None
+        finally:
+            receive.close()
+            child.join()
+        return plots if plots is not None else all_plots(report)
+
+    return collected
+
+
 def to_html_report(report: Report, *, dataset: Dataset | None = None, title: str = "CoMMET report") -> str:
     """The whole report as one HTML document."""
     require("jinja2", "the HTML report")
     require("matplotlib", "the HTML report's plots")
     from jinja2 import Environment, PackageLoader
 
-    from commet.reports.plots import all_plots
-
+    plotted = plots_meanwhile(report)
     env = Environment(loader=PackageLoader("commet.reports", "templates"), autoescape=True)
     env.filters["breakable"] = breakable
     env.filters["figure"] = figure_parts
-    plots = [{"title": name, "uri": data_uri(png, "image/png"), "min_width": _readable_width(png)}
-             for name, png in all_plots(report)]
     pictures = Pictures()
     transcripts = transcript_data(report.runs, pictures, DatasetFinder(dataset))
+    plots = [{"title": name, "uri": data_uri(png, "image/png"), "min_width": _readable_width(png)}
+             for name, png in plotted()]
     return env.get_template("report.html.j2").render(
         title=title, runs=_runs(report), sections=_sections(report), notices=report.notices, plots=plots,
         outcomes=[(o, OUTCOME_MEANINGS[o]) for o in StoryOutcome], transcripts=packed(transcripts),

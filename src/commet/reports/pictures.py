@@ -1,10 +1,10 @@
 """The pictures of an HTML report: found again in the dataset each run used, checked, embedded once.
 
-Pictures come from the dataset each run recorded (its path, checked by content hash), else
-from a dataset found by the run's content hash (the bundled sample, the dataset's name as a
-path), and from ``--dataset`` when given; a picture is embedded only when its bytes have the
-hash the run stored for it, and the report says for each run where its pictures came from or
-why they are missing. Each picture is a JPEG thumbnail stored once, as a ``data:`` URI.
+Pictures come from the dataset folder each run recorded, else from a dataset found by the run's
+content hash (its recorded path, the bundled sample, the dataset's name as a path), and from
+``--dataset`` when given; a picture is embedded only when its bytes have the hash the run stored
+for it, and the report says for each run where its pictures came from or why they are missing.
+Each picture is a JPEG thumbnail stored once, as a ``data:`` URI.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ import base64
 import hashlib
 import io
 from dataclasses import dataclass
+from pathlib import Path
 
-from commet.format.dataset import Dataset
+from commet.format.dataset import IMAGES_DIR, Dataset
 from commet.format.loading import load_dataset
 from commet.reports.analyses import RunData
 from commet.store.settings import RunSettings
@@ -55,6 +56,8 @@ class DatasetFinder:
         self.given = given
         self.given_hash = given.content_hash() if given is not None else None
         self.loaded: dict[str, Dataset | None] = {}
+        self.folders: dict[str, Dataset] = {}
+        self.hashes: dict[str, str] = {}
 
     def load(self, location: str) -> Dataset | None:
         if location not in self.loaded:
@@ -64,6 +67,11 @@ class DatasetFinder:
                 self.loaded[location] = None
         return self.loaded[location]
 
+    def content_hash(self, location: str, dataset: Dataset) -> str:
+        if location not in self.hashes:
+            self.hashes[location] = dataset.content_hash()
+        return self.hashes[location]
+
     def for_run(self, data: RunData) -> RunPictures:
         run = data.run
         if not any(t.images for s in data.stories for t in s.turns):
@@ -72,11 +80,17 @@ class DatasetFinder:
         if self.given_hash == run.dataset_hash:
             return RunPictures(given, "Pictures from the dataset given with --dataset.")
         recorded = run.settings.dataset_path
+        if recorded and Path(recorded, IMAGES_DIR).is_dir() and all(
+                image.get("sha256") for s in data.stories for t in s.turns for image in t.images):
+            # every picture will be checked by the hash the run stored for it: its files are enough (reading and
+            # hashing the StoryTurns to identify the dataset took most of a large report's picture time)
+            folder = self.folders.setdefault(recorded, Dataset(storyturns=[], root=Path(recorded)))
+            return RunPictures((*given, folder), f"Pictures from {recorded} (recorded with the run).")
         candidates = [recorded] if recorded else []
         candidates += [c for c in ("sample", run.dataset_name) if c not in candidates]
         for location in candidates:
             found = self.load(location)
-            if found is not None and found.content_hash() == run.dataset_hash:
+            if found is not None and self.content_hash(location, found) == run.dataset_hash:
                 how = "recorded with the run" if location == recorded else "found by content hash"
                 return RunPictures((*given, found), f"Pictures from {location} ({how}).")
         where = f"recorded at {recorded}" if recorded else "no path recorded"

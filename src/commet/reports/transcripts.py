@@ -33,16 +33,14 @@ class Texts:
     """Distinct texts, each stored once and named by its position (-1 for no text)."""
 
     def __init__(self) -> None:
-        self.positions: dict[str, int] = {}
+        self.positions: dict[str | None, int] = {None: -1}
         self.values: list[str] = []
 
     def __call__(self, text: str | None) -> int:
-        if text is None:
-            return -1
         position = self.positions.get(text)
         if position is None:
             position = self.positions[text] = len(self.values)
-            self.values.append(text)
+            self.values.append(text)  # type: ignore[arg-type]  # (None is in positions from the start)
         return position
 
 
@@ -58,30 +56,32 @@ def transcript_data(runs: Sequence[RunData], pictures: Pictures, finder: Dataset
     turns: dict[str, list[object]] = {name: [] for name in TURN_COLUMNS}
     outcome_number = {outcome: number for number, outcome in enumerate(OUTCOMES)}
     verdict_number = {verdict: number for number, verdict in enumerate(VERDICTS)}
-    story_columns = [stories[name] for name in STORY_COLUMNS]
-    turn_columns = [turns[name] for name in TURN_COLUMNS]
     notes = []
     for run_number, data in enumerate(runs):
         found = finder.for_run(data)
         settings = data.run.settings
         missing = 0
         for story in data.stories:
-            story_values = (run_number, texts(story.story_id), texts(story.task), texts(story.category),
-                            texts(story.subset), texts(story.source), outcome_number[story.outcome],
-                            first_turn_not_right(story), len(story.turns), int(data.pictures_shown(story)))
-            for column, value in zip(story_columns, story_values, strict=True):
-                column.append(value)
+            stories["run"].append(run_number)
+            for name, value in (("id", story.story_id), ("task", story.task), ("category", story.category),
+                                ("subset", story.subset), ("source", story.source)):
+                stories[name].append(texts(value))
+            stories["outcome"].append(outcome_number[story.outcome])
+            stories["turn"].append(first_turn_not_right(story))
+            stories["turns"].append(len(story.turns))
+            stories["shown"].append(int(data.pictures_shown(story)))
             for turn in story.turns:
                 images = []
                 for image in turn.images:
                     key = pictures.key(image.get("id", ""), image.get("sha256", ""), found.sources, settings)
                     missing += key is None
                     images.append([texts(image.get("id", "")), texts(image.get("sha256", "")[:12]), key or ""])
-                turn_values = (texts(turn.prompt), texts(turn.response), verdict_number[turn.verdict],
-                               texts(turn.feedback_kind), texts(" / ".join(turn.expected)), texts(turn.judge),
-                               texts(turn.rationale), texts(turn.error), images)
-                for turn_column, turn_value in zip(turn_columns, turn_values, strict=True):
-                    turn_column.append(turn_value)
+                turns["images"].append(images)
+                turns["verdict"].append(verdict_number[turn.verdict])
+                for name, text in (("prompt", turn.prompt), ("response", turn.response),
+                                   ("feedback", turn.feedback_kind), ("expected", " / ".join(turn.expected)),
+                                   ("judge", turn.judge), ("rationale", turn.rationale), ("error", turn.error)):
+                    turns[name].append(texts(text))
         note = found.note
         if found.sources and missing:
             note += f" {missing} picture(s) of this run were not found there and are shown by id."
