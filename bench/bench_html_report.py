@@ -9,7 +9,8 @@ there and reuses it. Then, for this checkout and for ``--baseline`` (a commit wh
 ``src/commet`` is taken with ``git archive``; the commit before issue 34's report), each
 ``--runs`` times in a fresh process, as ``commet report --format html`` does:
 
-* the whole process: wall time, CPU time and peak memory (RSS), and the bytes written;
+* the whole process: wall time, CPU time (with the process drawing the plots) and peak memory (RSS, the
+  larger of the two processes), and the bytes written;
 * inside it: loading the runs and computing the tables (shared with every report format) and
   writing the HTML page (plots, pictures, transcripts);
 * the page in Chromium (Debian's /usr/bin/chromium, headless) at 1400x900: first paint and first
@@ -53,9 +54,10 @@ with Store(sys.argv[1]) as store:
 tables = time.perf_counter()
 Path(sys.argv[2]).write_text(render_report(report, "html"), encoding="utf-8")
 written = time.perf_counter()
-usage = resource.getrusage(resource.RUSAGE_SELF)
+own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"imports_s": imported - started, "tables_s": tables - imported, "html_s": written - tables,
-                  "cpu_s": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024}))
+                  "cpu_s": own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime,
+                  "rss_mb": max(own.ru_maxrss, children.ru_maxrss) / 1024}))
 """
 
 

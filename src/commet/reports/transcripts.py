@@ -9,6 +9,12 @@ when it is opened.
 
 Each StoryTurn carries its :class:`~commet.reports.outcome.StoryOutcome`, the one the tables count,
 and the first turn not answered right (0 when every turn was), by which the page filters and sorts.
+
+The data: ``runs`` (name, images setting, pictures note), ``stories`` (columns ``run``, ``id``,
+``task``, ``category``, ``subset``, ``source``, ``outcome``, ``turn``, ``turns``, ``shown``: one entry
+per StoryTurn, run after run, in dataset order), ``turns`` (columns ``prompt``, ``response``,
+``verdict``, ``feedback``, ``expected``, ``judge``, ``rationale``, ``error``, ``images``: one entry per
+turn, story after story), ``texts``, ``pictures`` (key to data URI), ``outcomes`` and ``verdicts``.
 """
 
 from __future__ import annotations
@@ -25,23 +31,6 @@ from commet.reports.pictures import DatasetFinder, Pictures
 #: The outcomes and turn verdicts in the order the data numbers them.
 OUTCOMES = tuple(StoryOutcome)
 VERDICTS = ("right", "wrong", "undecided", "no reply")
-STORY_COLUMNS = ("run", "id", "task", "category", "subset", "source", "outcome", "turn", "turns", "shown")
-TURN_COLUMNS = ("prompt", "response", "verdict", "feedback", "expected", "judge", "rationale", "error", "images")
-
-
-class Texts:
-    """Distinct texts, each stored once and named by its position (-1 for no text)."""
-
-    def __init__(self) -> None:
-        self.positions: dict[str | None, int] = {None: -1}
-        self.values: list[str] = []
-
-    def __call__(self, text: str | None) -> int:
-        position = self.positions.get(text)
-        if position is None:
-            position = self.positions[text] = len(self.values)
-            self.values.append(text)  # type: ignore[arg-type]  # (None is in positions from the start)
-        return position
 
 
 def first_turn_not_right(story: StoryResult) -> int:
@@ -49,45 +38,60 @@ def first_turn_not_right(story: StoryResult) -> int:
     return next((k + 1 for k, turn in enumerate(story.turns) if turn.correct is not True or not turn.answered), 0)
 
 
+def numbered(columns: dict[str, list[str | None]]) -> tuple[dict[str, list[int]], list[str]]:
+    """Each column of texts as positions in one list of the distinct texts (-1 for no text)."""
+    distinct = dict.fromkeys(text for column in columns.values() for text in column)
+    distinct.pop(None, None)
+    texts: list[str] = list(distinct)  # type: ignore[arg-type]  # (None was taken out)
+    position: dict[str | None, int] = {text: number for number, text in enumerate(texts)}
+    position[None] = -1
+    return {name: [position[text] for text in column] for name, column in columns.items()}, texts
+
+
 def transcript_data(runs: Sequence[RunData], pictures: Pictures, finder: DatasetFinder) -> dict[str, object]:
-    """Every run's StoryTurns and turns, column by column; texts as positions in ``texts``."""
-    texts = Texts()
-    stories: dict[str, list[int]] = {name: [] for name in STORY_COLUMNS}
-    turns: dict[str, list[object]] = {name: [] for name in TURN_COLUMNS}
-    outcome_number = {outcome: number for number, outcome in enumerate(OUTCOMES)}
-    verdict_number = {verdict: number for number, verdict in enumerate(VERDICTS)}
+    """Every run's StoryTurns and turns, column by column (the module's docstring lists the columns)."""
+    listed = [(number, data, story) for number, data in enumerate(runs) for story in data.stories]
+    turned = [turn for _, _, story in listed for turn in story.turns]
+    story_texts: dict[str, list[str | None]] = {
+        "id": [s.story_id for _, _, s in listed], "task": [s.task for _, _, s in listed],
+        "category": [s.category for _, _, s in listed], "subset": [s.subset for _, _, s in listed],
+        "source": [s.source for _, _, s in listed]}
+    turn_texts: dict[str, list[str | None]] = {
+        "prompt": [t.prompt for t in turned], "response": [t.response for t in turned],
+        "feedback": [t.feedback_kind for t in turned], "expected": [" / ".join(t.expected) for t in turned],
+        "judge": [t.judge for t in turned], "rationale": [t.rationale for t in turned],
+        "error": [t.error for t in turned]}
+    images: list[list[tuple[str, str, str | None]]] = []
     notes = []
-    for run_number, data in enumerate(runs):
-        found = finder.for_run(data)
-        settings = data.run.settings
-        missing = 0
+    for data in runs:
+        found, missing = finder.for_run(data), 0
         for story in data.stories:
-            stories["run"].append(run_number)
-            for name, value in (("id", story.story_id), ("task", story.task), ("category", story.category),
-                                ("subset", story.subset), ("source", story.source)):
-                stories[name].append(texts(value))
-            stories["outcome"].append(outcome_number[story.outcome])
-            stories["turn"].append(first_turn_not_right(story))
-            stories["turns"].append(len(story.turns))
-            stories["shown"].append(int(data.pictures_shown(story)))
             for turn in story.turns:
-                images = []
+                shown = []
                 for image in turn.images:
-                    key = pictures.key(image.get("id", ""), image.get("sha256", ""), found.sources, settings)
+                    image_id, sha256 = image.get("id", ""), image.get("sha256", "")
+                    key = pictures.key(image_id, sha256, found.sources, data.run.settings)
                     missing += key is None
-                    images.append([texts(image.get("id", "")), texts(image.get("sha256", "")[:12]), key or ""])
-                turns["images"].append(images)
-                turns["verdict"].append(verdict_number[turn.verdict])
-                for name, text in (("prompt", turn.prompt), ("response", turn.response),
-                                   ("feedback", turn.feedback_kind), ("expected", " / ".join(turn.expected)),
-                                   ("judge", turn.judge), ("rationale", turn.rationale), ("error", turn.error)):
-                    turns[name].append(texts(text))
+                    shown.append((image_id, sha256[:12], key))
+                images.append(shown)
         note = found.note
         if found.sources and missing:
             note += f" {missing} picture(s) of this run were not found there and are shown by id."
         notes.append({"name": data.run.name, "images": data.images, "note": note})
+    picture_texts: list[str | None] = [text for shown in images for image_id, sha, _ in shown for text in (image_id, sha)]
+    numbers, texts = numbered({**story_texts, **turn_texts, "pictures": picture_texts})
+    picture_numbers = iter(numbers.pop("pictures"))
+    outcome_number = {outcome: number for number, outcome in enumerate(OUTCOMES)}
+    verdict_number = {verdict: number for number, verdict in enumerate(VERDICTS)}
+    stories = {"run": [number for number, _, _ in listed], **{name: numbers[name] for name in story_texts},
+               "outcome": [outcome_number[s.outcome] for _, _, s in listed],
+               "turn": [first_turn_not_right(s) for _, _, s in listed], "turns": [len(s.turns) for _, _, s in listed],
+               "shown": [int(d.pictures_shown(s)) for _, d, s in listed]}
+    turns = {**{name: numbers[name] for name in turn_texts}, "verdict": [verdict_number[t.verdict] for t in turned],
+             "images": [[[next(picture_numbers), next(picture_numbers), key or ""] for _, _, key in shown]
+                        for shown in images]}
     return {"outcomes": [str(o) for o in OUTCOMES], "verdicts": list(VERDICTS), "runs": notes,
-            "stories": stories, "turns": turns, "texts": texts.values, "pictures": pictures.uris}
+            "stories": stories, "turns": turns, "texts": texts, "pictures": pictures.uris}
 
 
 def packed(data: dict[str, object]) -> str:
