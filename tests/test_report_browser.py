@@ -157,6 +157,13 @@ def test_report_in_chromium(report_file: Path, browser, viewport: dict[str, int]
     assert ("as-transposed" if name == "desktop" else "as-cards") in table1, layouts
     for notice in page.locator(".notice").all():  # long run names in notices wrap
         assert notice.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
+    if name == "desktop":  # a run name takes at most two lines wherever a table names it (five before)
+        lines = page.evaluate("""() => Array.from(document.querySelectorAll(
+                '.fit tbody th[scope=row], .fit .alt.transposed li, .fit caption'))
+            .filter(e => e.offsetParent !== null && /@/.test(e.textContent))
+            .map(e => { const range = document.createRange(); range.selectNodeContents(e);
+                        return new Set(Array.from(range.getClientRects()).map(r => Math.round(r.top))).size; })""")
+        assert lines and max(lines) <= 2, lines
 
     heights = page.eval_on_selector_all("img.plot", "els => els.map(e => e.getBoundingClientRect().height)")
     widths = page.eval_on_selector_all("img.plot", "els => els.map(e => e.getBoundingClientRect().width / e.naturalWidth)")

@@ -79,20 +79,24 @@
   }
 
   function fit(block) {
+    // as it is, or transposed, when either fits with nothing wrapped; else whichever of the two fits with its
+    // text wrapped and takes the least height; else one small table per row; else as it is, scrolling
     var region = block.querySelector(".scroll"), table = region.querySelector("table");
     var hint = block.querySelector(".scroll-hint"), rows = table.tBodies[0].rows.length;
     block.classList.remove("as-transposed", "as-cards");
     hint.hidden = true;
     var room = block.clientWidth;
     if (natural(table) <= room) { return; }
+    var wrapped = table.offsetWidth <= room ? table.offsetHeight : Infinity;
     if (rows > 1 && rows <= MAX_TRANSPOSED_ROWS) {
-      var other = alternative(block, "transposed", transposed);
+      var other = alternative(block, "transposed", transposed), turned = other.querySelector("table");
       block.classList.add("measuring");
-      var fits = natural(other.querySelector("table")) <= room;
+      var fits = natural(turned) <= room;
+      var turnedWrapped = turned.offsetWidth <= room ? other.offsetHeight : Infinity;
       block.classList.remove("measuring");
-      if (fits) { block.classList.add("as-transposed"); return; }
+      if (fits || turnedWrapped < wrapped) { block.classList.add("as-transposed"); return; }
     }
-    if (table.offsetWidth <= room) { return; }  // it fits with its text wrapped
+    if (wrapped < Infinity) { return; }
     if (rows <= MAX_CARD_ROWS) {
       alternative(block, "cards", cards);
       block.classList.add("as-cards");
