@@ -28,8 +28,8 @@ LEVEL = 0.95
 BLOCK_DRAWS = 1 << 16
 #: draws kept for the next figure with the same StoryTurn count (8 bytes each)
 CACHED_DRAWS = 4 << 20
-#: the largest resample count matrix kept (resamples x StoryTurns, 8 bytes each): with it, a figure of whole-number
-#: counts is two matrix-vector products instead of drawing (or gathering) every index again
+#: the largest resample count matrix kept (resamples x StoryTurns, 4 bytes each): with it, a figure of whole-number
+#: counts is one matrix product instead of drawing (or gathering) every index again
 COUNTS_LIMIT = 8 << 20
 
 
@@ -121,8 +121,9 @@ def _draw_indices(n: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
 @functools.lru_cache(maxsize=2)
 def _resample_counts(n: int, resamples: int, seed: int) -> np.ndarray:
     """How often each of ``n`` StoryTurns is drawn in each resample (the draws of :func:`_resample_indices`), as
-    float64: for whole numbers ``counts @ values`` is exactly each resample's integer sum (all below 2**53)."""
-    counts = np.empty((resamples, n), dtype=np.float64)
+    float32 (a count is below 2**24): a resample's sum of whole numbers is then one matrix product, exact while
+    every partial sum stays below 2**24 (:func:`_resampled_sums`)."""
+    counts = np.empty((resamples, n), dtype=np.float32)
     row = 0
     for block in _draw_indices(n, resamples, seed):
         rows = block.shape[0]
@@ -131,6 +132,15 @@ def _resample_counts(n: int, resamples: int, seed: int) -> np.ndarray:
         row += rows
     counts.flags.writeable = False
     return counts
+
+
+def _resampled_sums(counts: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``counts @ values`` for whole-number ``values`` (one column per figure), exactly: in float32 when no sum
+    can reach 2**24 (every partial sum of integers is then exact, whatever the order), else in float64."""
+    bound = float(np.abs(values).sum(axis=0).max()) * counts.shape[1] if values.size else 0.0
+    if bound < 2.0 ** 24:
+        return (counts @ values.astype(np.float32)).astype(np.float64)
+    return counts.astype(np.float64) @ values.astype(np.float64)
 
 
 def _exact_array(values: Sequence[float]) -> np.ndarray:
@@ -142,11 +152,11 @@ def _exact_array(values: Sequence[float]) -> np.ndarray:
 
 
 def _whole_numbers(nums: Sequence[float], dens: Sequence[float]) -> tuple[np.ndarray, np.ndarray] | None:
-    """Numerators and denominators as float64 arrays when all are whole numbers (sums exact), else None."""
+    """Numerators and denominators as int64 arrays when all are whole numbers, else None."""
     num_array, den_array = _exact_array(nums), _exact_array(dens)
     if num_array.dtype != np.int64 or den_array.dtype != np.int64:
         return None
-    return num_array.astype(np.float64), den_array.astype(np.float64)
+    return num_array, den_array
 
 
 def _binary_resamples(n: int, k: int, resamples: int, seed: int) -> np.ndarray:
@@ -186,8 +196,7 @@ def bootstrap_ratio(numerators: Sequence[float], denominators: Sequence[float] |
     if all(d == 1 for d in dens) and all(x in (0, 1) for x in nums):
         ratios = np.sort(_binary_resamples(len(nums), int(k), resamples, seed))
     elif (whole := _whole_numbers(nums, dens)) is not None and len(nums) * resamples <= COUNTS_LIMIT:
-        counts = _resample_counts(len(nums), resamples, seed)
-        sums, totals = counts @ whole[0], counts @ whole[1]
+        sums, totals = _resampled_sums(_resample_counts(len(nums), resamples, seed), np.stack(whole, axis=1)).T
         kept = totals != 0
         ratios = np.sort(100.0 * sums[kept] / totals[kept])
     else:
