@@ -586,7 +586,9 @@ def undecided_notices(store: Store, runs: list[RunData]) -> list[str]:
             how = (f"re-judge them with another LLM judge or a panel, e.g. `commet rejudge --db {store.path} "
                    f"--run {name} --judge panel:A,B,C`")
         answers = "1 answer of run {} was" if undecided == 1 else f"{undecided} answers of run {{}} were"
-        halted = f"; {stopped} stopped there under --undecided-feedback stop" if stopped else ""
+        after_wrong = sum(s.stopped and s.outcome is StoryOutcome.wrong for s in scored)
+        wrong_first = f", {after_wrong} of them after a wrong answer (counted wrong)" if after_wrong else ""
+        halted = f"; {stopped} stopped there under --undecided-feedback stop{wrong_first}" if stopped else ""
         hints.append(f"{answers.format(name)} left undecided by the {judge} judge "
                      f"({hinging} of {len(scored)} stories hinge on them{halted}, so their story accuracy is shown "
                      f"as a range: undecided counted wrong - counted right); {how}.")
