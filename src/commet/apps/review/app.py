@@ -517,7 +517,8 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
             except StaleRevision:
                 continue
             return back(session, url, f"Turn {k + 1} saved (revision {saved}).{merged_with(since, fields)}", at=at)
-        raise HTTPException(503, "The item is being edited by several reviewers at once; try again.")
+        return refuse(session, url, "Not saved: the item changed again while saving, three times; your text is "
+                      "kept: save it again.", form, at=at)
 
     @app.post("/items/{item_id}/meta")
     async def edit_meta(request: Request, item_id: str) -> Response:
