@@ -15,6 +15,7 @@ import multiprocessing
 import re
 import sys
 import threading
+import warnings
 from collections import Counter
 from collections.abc import Callable
 from multiprocessing.connection import Connection
@@ -93,7 +94,11 @@ def plots_meanwhile(report: Report) -> Callable[[], list[tuple[str, bytes]]]:
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
     child = context.Process(target=_send_plots, args=(report, send), daemon=True)
-    child.start()
+    with warnings.catch_warnings():
+        # Python 3.12+ warns when the process has other (native) threads: here only NumPy's OpenBLAS workers,
+        # which OpenBLAS stops and restarts around a fork itself; no Python thread runs (checked above)
+        warnings.filterwarnings("ignore", message=r"This process .* is multi-threaded", category=DeprecationWarning)
+        child.start()
     send.close()
 
     def collected() -> list[tuple[str, bytes]]:
