@@ -67,6 +67,7 @@ def test_html_opens_in_chromium_with_plots_and_transcripts(html_report: Path) ->
             page.fill("#f-id", "tc1")
             story = page.locator("#story-list details.story").first
             story.locator("summary").click()
+            story.locator(".turn").first.wait_for()  # its turns are drawn when it opens (the toggle event)
             assert "Where will Ana look for her ball" in story.inner_text()
             assert XSS in story.inner_text()  # shown as text, never run
             assert "Remember, Ana was outside." in story.inner_text()
