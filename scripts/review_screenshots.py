@@ -183,22 +183,38 @@ def main() -> None:
                 page.screenshot(path=str(args.out / "stats.png"), full_page=True)
                 page.goto("/export")
                 page.screenshot(path=str(args.out / "export.png"))
+                # an accept refused: the reason beside the buttons, the note kept
+                page.goto("/items/sarcasm-07")
+                page.fill("#verdict input[name=note]", "the picture tells the story well")
+                page.locator("#accept").scroll_into_view_if_needed()
+                page.click("#accept")
+                page.wait_for_selector("#decide .flash.refused")
+                page.wait_for_load_state("load")
+                page.screenshot(path=str(args.out / "refused.png"))
+                # two reviewers change the same sentence: the conflict page shows both changes word by word
                 stale = store.item("sarcasm-07")[1]
                 page.goto("/items/sarcasm-07")
                 st, _ = store.item("sarcasm-07")
-                old = st.turns[1].question
-                st.turns[1].question = "Is Lena happy or sad about the ice cream?"
-                store.save_edit("sarcasm-07", users_by_name(store)["alice"], [(1, "question", old, st.turns[1].question)],
+                old = st.turns[0].story
+                st.turns[0].story = old.replace("comes back with mint", "brings mint and a spoon")
+                store.save_edit("sarcasm-07", users_by_name(store)["alice"], [(0, "story", old, st.turns[0].story)],
                                 st, seen_revision=stale)
                 page.click("#turn-1 summary:has-text('Edit this turn')")
-                page.fill("#turn-1 textarea[name=story]", "Lena asked for strawberry ice cream. Her dad brings mint.")
+                page.fill("#turn-1 textarea[name=story]", old.replace("asked for strawberry", "wanted strawberry"))
+                page.fill("#turn-1 textarea[name=question]", "Why did Lena say 'my favourite'?")
                 page.click("#turn-1 button:has-text('Save turn 1')")
-                page.screenshot(path=str(args.out / "conflict.png"))
+                page.screenshot(path=str(args.out / "conflict.png"), full_page=True)
                 page.set_viewport_size({"width": 390, "height": 844})
                 page.goto("/")
                 page.screenshot(path=str(args.out / "items-phone.png"))
                 page.goto("/items/perspective-01")
                 page.screenshot(path=str(args.out / "item-phone.png"), full_page=True)
+                page.goto("/items/sarcasm-07")
+                page.locator("#accept").scroll_into_view_if_needed()
+                page.click("#accept")
+                page.wait_for_selector("#decide .flash.refused")
+                page.wait_for_load_state("load")
+                page.screenshot(path=str(args.out / "refused-phone.png"))
                 browser.close()
         finally:
             server.should_exit = True

@@ -87,13 +87,13 @@ def test_wrapping_breaks_run_names_where_they_can_be_read() -> None:
 
 
 def test_html_report_of_long_run_names_prints_no_warning(store_path: Path, tmp_path: Path) -> None:  # noqa: F811
-    """The command a user runs on two runs with their default (long) names: every plot drawn, nothing but
-    the one line on the terminal."""
+    """The command a user runs on runs with their default (long) names: every plot drawn, nothing but the one
+    line on the terminal."""
     done = subprocess.run([sys.executable, "-m", "commet.cli", "report", "--db", str(store_path),
                            "--format", "html", "--out", str(tmp_path / "r.html"), "--resamples", "100"],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert done.stderr.startswith("wrote html report on 2 run(s)") and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("wrote html report on 4 run(s)") and done.stderr.count("\n") == 1, done.stderr
     assert done.stdout == ""
     html = (tmp_path / "r.html").read_text()
     assert html.count('class="plot"') >= 4

@@ -71,6 +71,23 @@ def flash(page: Page) -> str:
     return page.locator(".flash").inner_text()
 
 
+def top(page: Page, selector: str) -> float:
+    return page.evaluate("s => document.querySelector(s).getBoundingClientRect().top", selector)
+
+
+def in_view(page: Page, selector: str) -> bool:
+    return page.evaluate("s => { const box = document.querySelector(s).getBoundingClientRect(); "
+                         "return box.top >= 0 && box.bottom <= window.innerHeight; }", selector)
+
+
+def confirm(page: Page, key: str) -> None:
+    """A verdict by key: it asks first, and Enter confirms (the dialog's button has the focus)."""
+    press(page, key)
+    expect(page.locator("#confirm")).to_be_visible()
+    expect(page.locator("#confirm-yes")).to_be_focused()
+    page.keyboard.press("Enter")
+
+
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
 def test_three_reviewers_fail_fix_and_agree(browser: Browser, tmp_path: Path, viewport: str) -> None:
     seen: set[str] = set()
@@ -100,29 +117,63 @@ def test_three_reviewers_fail_fix_and_agree(browser: Browser, tmp_path: Path, vi
             press(alice, "Shift+Digit1", "Shift+Digit2", "Digit3", "Digit4", "Digit5")
             assert alice.locator("input[name=c_1_text_artifacts][value=fail]").is_checked()
             assert alice.locator("input[name=c_1_clues][value=pass]").is_checked()
-            alice.locator("#turn-1 button:has-text('Save picture checks')").scroll_into_view_if_needed()
-            before = alice.evaluate("document.querySelector('#turn-1 .checks').getBoundingClientRect().top")
+            save_checks = "#turn-1 button[name=checks]"
+            alice.locator(save_checks).scroll_into_view_if_needed()
+            before = top(alice, save_checks)
             alice.fill("input[name=note_1]", "a label on the tub; boats in the wrong order")
-            alice.click("#turn-1 button:has-text('Save picture checks')")
-            expect(alice.locator(".flash")).to_have_text(
+            alice.click(save_checks)
+            expect(alice.locator("#turn-1 .checks .flash")).to_have_text(
                 "Checks of bath.png v1 saved; errors filed: Unintended text artifacts, Incorrect spatial relationships; "
                 "choose the most prominent error of bath.png v1 (several criteria fail).")
             alice.wait_for_load_state("load")
-            after = alice.evaluate("document.querySelector('#turn-1 .checks').getBoundingClientRect().top")
-            assert abs(after - before) < 4, (before, after)  # the save kept the checks where they were on screen
+            # the save kept the button where it was on screen, its message beside it
+            assert abs(top(alice, save_checks) - before) < 4, (before, top(alice, save_checks))
+            assert in_view(alice, "#said")
             alice.select_option("select[name=prominent_1]", "text_artifacts")
             alice.click("#turn-1 button:has-text('Save picture checks')")
             expect(alice.locator(".flash")).to_have_text("Checks of bath.png v1 saved.")
             expect(alice.locator("#turn-1 .verdicts").first).to_contain_text("✗ alice")
 
-            # an accept is refused while a criterion fails, and while a picture waits for regeneration
+            # an accept is refused while a criterion fails, and while a picture waits for regeneration; pressing a
+            # asks first (Escape: nothing happens), the reason shows beside the buttons, and nothing typed is lost
+            alice.locator("#turn-1 .checks").scroll_into_view_if_needed()
             press(alice, "a")
-            expect(alice.locator(".flash")).to_contain_text("Not accepted: bath.png v1 fails unintended text artifacts")
+            expect(alice.locator("#confirm")).to_be_visible()
+            alice.keyboard.press("Escape")
+            expect(alice.locator("#confirm")).to_be_hidden()
+            assert ReviewDB(db).decisions("rh-1") == []
+            alice.fill("#verdict input[name=note]", "the picture needs a fix")
+            alice.fill("input[name=note_1]", "a label on the tub")
+            alice.click("#turn-2 summary:has-text('Edit this turn')")
+            alice.fill("#turn-2 textarea[name=question]", "Which boat will Tom hand to Mia?")  # not sent: kept too
+            alice.evaluate("document.activeElement.blur()")  # (a key typed into a field is text, not a shortcut)
+            alice.locator("#turn-1 .checks").scroll_into_view_if_needed()
+            confirm(alice, "a")
+            refusal = alice.locator("#decide .flash.refused")
+            expect(refusal).to_contain_text("Not accepted: bath.png v1 fails unintended text artifacts")
+            alice.wait_for_load_state("load")
+            assert refusal.get_attribute("role") == "alert" and in_view(alice, "#said")
+            expect(alice.locator("#verdict input[name=note]")).to_have_value("the picture needs a fix")
+            expect(alice.locator("input[name=note_1]")).to_have_value("a label on the tub")
+            expect(alice.locator("#turn-2 textarea[name=question]")).to_have_value("Which boat will Tom hand to Mia?")
+            expect(alice.locator("#turn-2 details.edit")).to_have_attribute("open", "")
+            # the same by mouse: the button stays where it was, the reason beside it
+            alice.locator("#accept").scroll_into_view_if_needed()
+            before = top(alice, "#accept")
+            alice.click("#accept")
+            expect(alice.locator("#decide .flash.refused")).to_contain_text("Not accepted")
+            alice.wait_for_load_state("load")
+            assert abs(top(alice, "#accept") - before) < 4 and in_view(alice, "#said"), (before, top(alice, "#accept"))
+            expect(alice.locator("#verdict input[name=note]")).to_have_value("the picture needs a fix")
+            check(alice, seen)
+            alice.fill("#verdict input[name=note]", "")
+            alice.fill("#turn-2 textarea[name=question]", "Which boat will Tom pass?")
             alice.click("#turn-1 summary:has-text('Regenerate or replace')")
             alice.fill("#turn-1 form[action$='/mark'] input[name=note]", "remove the label")
             alice.click("#turn-1 button:has-text('Mark for regeneration')")
             expect(alice.locator("#turn-1 .marked")).to_contain_text("Marked for regeneration by alice: remove the label")
-            alice.click("#turn-1 summary:has-text('Regenerate or replace')")
+            # the message is beside the form it came from, left open
+            expect(alice.locator("#turn-1 details.regen[open] .flash")).to_have_text("bath.png marked for regeneration.")
             alice.fill("#turn-1 textarea[name=prompt]", "Three toy boats in a bath, no text anywhere.")
             alice.click("#turn-1 button:has-text('Regenerate with openai:gpt-image-1')")
             expect(alice.locator("h1")).to_have_text("bath.png: 2 versions")
@@ -136,7 +187,7 @@ def test_three_reviewers_fail_fix_and_agree(browser: Browser, tmp_path: Path, vi
             expect(alice.locator("#turn-1 .marked")).to_have_count(0)  # the new version closed the mark
             alice.locator("#turn-1 .checks").scroll_into_view_if_needed()
             press(alice, *(f"Digit{digit}" for digit in "12345"))
-            press(alice, "a")  # the accept carries the five checks: nothing saved separately
+            confirm(alice, "a")  # the accept carries the five checks: nothing saved separately
             expect(alice.locator(".flash")).to_have_text("Decision saved; the item is 1 of 3 accepts.")
             expect(alice.locator("#status")).to_have_text("1 of 3 accepts")
 
@@ -231,31 +282,55 @@ def test_two_reviewers_edit_one_item_at_once(browser: Browser, tmp_path: Path, v
         bob = sign_in(browser, base, "bob", viewport)
         for page in (alice, bob):
             page.goto("/items/rh-1")
-            page.click("#turn-1 summary:has-text('Edit this turn')") if page is alice else \
-                page.click("#turn-2 summary:has-text('Edit this turn')")
+        alice.click("#turn-1 summary:has-text('Edit this turn')")
         alice.fill("#turn-1 textarea[name=story]", "Three boats float in the bath. The tap hides the big one.")
         alice.click("#turn-1 button:has-text('Save turn 1')")
         expect(alice.locator(".flash")).to_have_text("Turn 1 saved (revision 2).")
 
-        # bob's page still shows revision 1 and re-sends every field of turn 2: refused, nothing lost
-        bob.fill("#turn-2 textarea[name=question]", "Which boat will Tom hand over?")
-        bob.click("#turn-2 button:has-text('Save turn 2')")
-        expect(bob.locator("h1")).to_contain_text("Not saved: rh-1 changed while you had it open")
-        check(bob, seen)
-        expect(bob.locator("#changed")).to_contain_text("The tap hides the big one.")
-        expect(bob.locator("#changed")).to_contain_text("alice")
-        expect(bob.locator(".unsaved")).to_contain_text("Which boat will Tom hand over?")
-        st, revision = ReviewDB(db).item("rh-1")
-        assert revision == 2 and st.turns[0].story.endswith("The tap hides the big one.")
-        assert st.turns[1].question == "Which boat will Tom pass?"
-
-        bob.click("text=Open revision 2 of rh-1")
+        # bob's page still shows revision 1; he edits another turn: merged, nothing asked, nothing lost
         bob.click("#turn-2 summary:has-text('Edit this turn')")
         bob.fill("#turn-2 textarea[name=question]", "Which boat will Tom hand over?")
         bob.click("#turn-2 button:has-text('Save turn 2')")
-        expect(bob.locator(".flash")).to_have_text("Turn 2 saved (revision 3).")
+        expect(bob.locator("#turn-2 .flash")).to_have_text(
+            "Turn 2 saved (revision 3). Merged with alice's change to turn 1 story (revision 2), saved since you opened it.")
+        st, revision = ReviewDB(db).item("rh-1")
+        assert revision == 3 and st.turns[0].story.endswith("The tap hides the big one.")
+        assert st.turns[1].question == "Which boat will Tom hand over?"
+        # the history shows each change word by word
+        history = bob.locator("table.history tbody tr").first.locator("td.change")
+        expect(history.locator("del")).to_have_text("pass?")
+        expect(history.locator("ins")).to_have_text("hand over?")
+
+        # both change turn 1's story, differently: only that field asks, word by word; the question merges
+        alice.goto("/items/rh-1")
+        bob.goto("/items/rh-1")
+        alice.click("#turn-1 summary:has-text('Edit this turn')")
+        alice.fill("#turn-1 textarea[name=story]", "Three boats float in the bath. The tap hides the middle one.")
+        alice.click("#turn-1 button:has-text('Save turn 1')")
+        expect(alice.locator(".flash")).to_have_text("Turn 1 saved (revision 4).")
+        bob.click("#turn-1 summary:has-text('Edit this turn')")
+        bob.fill("#turn-1 textarea[name=story]", "Three boats float in the bath. A sponge hides the big one.")
+        bob.fill("#turn-1 textarea[name=question]", "Which boat can Tom not see from his seat?")
+        bob.click("#turn-1 button:has-text('Save turn 1')")
+        expect(bob.locator("h1")).to_contain_text("Not saved: rh-1 changed while you had it open")
+        check(bob, seen)
+        merge = bob.locator(".merge")
+        expect(merge).to_have_count(1)
+        expect(merge.locator("h3")).to_have_text("Turn 1 story")
+        expect(merge.locator("p").nth(0).locator("del")).to_have_text("big")  # alice's change: one word, not the text
+        expect(merge.locator("p").nth(0).locator("ins")).to_have_text("middle")
+        expect(merge.locator("p").nth(1).locator("del")).to_have_text("The tap")
+        expect(merge.locator("p").nth(1).locator("ins")).to_have_text("A sponge")
+        expect(bob.locator("#changed td.change del")).to_have_text(["big"])
+        expect(bob.locator("#resolve")).to_contain_text("Merged without asking: Turn 1 feedback (as saved), Turn 1 "
+                                                        "question (yours), Turn 1 answers (as saved).")
+        assert ReviewDB(db).item("rh-1")[1] == 4  # nothing saved yet
+        bob.fill("#resolve textarea[name=story]", "Three boats float in the bath. A sponge hides the middle one.")
+        bob.click("#resolve button[type=submit]")
+        expect(bob.locator("#turn-1 .flash")).to_contain_text("Turn 1 saved (revision 5).")
         st, _ = ReviewDB(db).item("rh-1")
-        assert st.turns[0].story.endswith("The tap hides the big one.")  # both edits are there
+        assert st.turns[0].story == "Three boats float in the bath. A sponge hides the middle one."
+        assert st.turns[0].question == "Which boat can Tom not see from his seat?"
         assert st.turns[1].question == "Which boat will Tom hand over?"
 
 

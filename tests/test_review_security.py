@@ -158,6 +158,18 @@ def test_cli_accounts_and_export_errors(tmp_path: Path) -> None:
     assert short.exit_code == 2 and "at least 8" in short.output
     prompted = runner.invoke(cli, ["review", "add-user", "fay", "--db", str(db)], input="pass phrase 1\npass phrase 1\n")
     assert prompted.exit_code == 0 and "pass phrase" not in prompted.output
+    # a password too short is refused when first typed (not after typing it twice) and asked for again
+    retyped = runner.invoke(cli, ["review", "add-user", "gus", "--db", str(db)],
+                            input="short\nlong pass phrase\nlong pass phrase\n")
+    assert retyped.exit_code == 0, retyped.output
+    assert retyped.output.count("Password:") == 2 and retyped.output.count("Repeat for confirmation:") == 1
+    assert retyped.output.index("at least 8 characters") < retyped.output.index("Repeat for confirmation:")
+    assert ReviewDB(db).authenticate("gus", "long pass phrase") is not None
+    # a name already taken, or unknown to set-password, is said before any password is asked for
+    for argv in (["add-user", "FAY "], ["set-password", "nobody"]):
+        early = runner.invoke(cli, ["review", *argv, "--db", str(db)], input="")
+        assert early.exit_code == 2 and "Password" not in early.output, early.output
+        assert "already exists" in early.output or "no user 'nobody'" in early.output
     missing = runner.invoke(cli, ["review", "export", "--db", str(tmp_path / "none.sqlite"), "--out", str(tmp_path / "o")])
     assert missing.exit_code == 2 and "no review store" in missing.output
 

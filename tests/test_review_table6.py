@@ -110,12 +110,22 @@ def test_the_statistics_page_shows_the_same_table(crafted: tuple[ReviewDB, dict[
 
 def test_an_image_with_several_failures_and_no_choice_is_unclassified_not_guessed(
         crafted: tuple[ReviewDB, dict[str, int], Path]) -> None:
-    store, pic, _ = crafted
+    store, pic, folder = crafted
     r1 = dict((n, i) for i, n in store.users())["r1"]
     store.record_checks(pic["d1.png@1"], r1, checks(("spatial", "narrative")))
     assert store.needs_prominent(pic["d1.png@1"], r1)
     columns = {c.title: c for c in store.table6()}
     assert columns["r1"].unclassified == 1 and columns["r1"].counts["spatial"] == 0
+    # the statistics page counts it alike everywhere: in the total row, the unclassified row and the line below
+    client = TestClient(create_app(folder, store))
+    token = re.search(r'name="csrf" value="([^"]+)"', client.get("/login").text).group(1)  # type: ignore[union-attr]
+    client.post("/login", data={"csrf": token, "name": "r1", "password": PASSWORD})
+    html = client.get("/stats").text
+    total = re.search(r"<tfoot><tr><th[^>]*>Erroneous images</th><td class=\"num\">(\d+)</td>", html)
+    unclassified = re.search(r'<tr data-key="unclassified">.*?<td class="num">(\d+) <small>\(([\d.]+)%\)', html, re.S)
+    assert total is not None and unclassified is not None
+    assert (total.group(1), unclassified.groups()) == ("5", ("1", "20.0"))  # d1 of 5 erroneous images
+    assert "5 of 5 image(s) erroneous (1\n    without a most prominent error chosen yet)" in html
     store.record_checks(pic["d1.png@1"], r1, {}, prominent="narrative")
     assert {c.title: c for c in store.table6()}["r1"].counts["narrative"] == 1
 

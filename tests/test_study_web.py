@@ -171,6 +171,8 @@ def test_participant_sees_right_and_wrong_feedback(served: Served, browser) -> N
     page = browser.new_page()
     page.goto(link)
     assert "anonymous" in page.inner_text("#consent")
+    # policy "all" shows every picture, but the ball story has none: the consent page does not promise one
+    assert "2 of the 3 stories come with pictures." in page.inner_text("#duration")
     agree(page)
     order = served.study.questionnaire(0).storyturns
     for number, story_id in enumerate(order, start=1):
@@ -195,6 +197,7 @@ def test_pause_resume_and_stop(served: Served, browser) -> None:  # noqa: ANN001
     context = browser.new_context()
     page = context.new_page()
     page.goto(link)
+    expect(page.locator("#duration")).to_contain_text("One of the 3 stories comes with a picture.")  # only muffin-1
     agree(page)
     expect(page.locator(where)).to_have_text(re.compile(r"^Story 1 of 3 · 0 of 7 questions answered"))
     expect(page.locator(pictures)).to_have_count(1 if first == "muffin-1" else 0)

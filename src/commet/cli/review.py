@@ -107,13 +107,29 @@ def _as_folder(dataset: "Dataset", folder: Path) -> "Dataset":
     return load_dataset(folder)
 
 
+def _typed_password(prompt: str) -> str:
+    """A password typed at a hidden prompt: one too short is refused as soon as it is typed (not after it
+    was typed twice) and asked for again; then it is asked a second time, to catch a typing slip."""
+    from commet.apps.review.db import ReviewError, check_password
+
+    while True:
+        password = typer.prompt(prompt, hide_input=True)
+        try:
+            check_password(password)
+        except ReviewError as exc:
+            typer.echo(f"error: {exc}; type another", err=True)
+            continue
+        if typer.prompt("Repeat for confirmation", hide_input=True) == password:
+            return password
+        typer.echo("error: the two entries differ; type it again", err=True)
+
+
 def _with_password(use: Callable[[str], object], from_stdin: bool, prompt: str) -> None:
     """Read a password (one line of standard input, or a hidden prompt asked twice) and hand it to ``use``;
     a password the review store refuses is one line and exit code 2."""
     from commet.apps.review.db import ReviewError
 
-    password = sys.stdin.readline().rstrip("\r\n") if from_stdin else typer.prompt(
-        prompt, hide_input=True, confirmation_prompt=True)
+    password = sys.stdin.readline().rstrip("\r\n") if from_stdin else _typed_password(prompt)
     try:
         use(password)
     except ReviewError as exc:
@@ -127,9 +143,16 @@ def add_user(
     password_stdin: Annotated[bool, typer.Option(help="Read the password from standard input.")] = False,
 ) -> None:
     """Create a reviewer account (the password is prompted for, or read with --password-stdin)."""
-    from commet.apps.review.db import ReviewDB
+    from commet.apps.review.db import ReviewDB, ReviewError, check_user_name
 
-    _with_password(lambda password: ReviewDB(db).add_user(name, password), password_stdin, "Password")
+    try:
+        check_user_name(name)
+        store = ReviewDB(db)
+    except ReviewError as exc:
+        fail(str(exc))
+    if store.user_id(name) is not None:  # said before the password is typed, not after
+        fail(f"user {name!r} already exists")
+    _with_password(lambda password: store.add_user(name, password), password_stdin, "Password")
     typer.echo(f"added reviewer {name}")
 
 
@@ -140,11 +163,17 @@ def set_password(
     password_stdin: Annotated[bool, typer.Option(help="Read the new password from standard input.")] = False,
 ) -> None:
     """Give a reviewer a new password; every session of that reviewer is signed out at once."""
-    from commet.apps.review.db import ReviewDB
+    from commet.apps.review.db import ReviewDB, ReviewError
 
     if not db.is_file():
         fail(f"no review store at {db}")
-    _with_password(lambda password: ReviewDB(db).set_password(name, password), password_stdin, "New password")
+    try:
+        store = ReviewDB(db)
+    except ReviewError as exc:
+        fail(str(exc))
+    if store.user_id(name) is None:
+        fail(f"no user {name!r}")
+    _with_password(lambda password: store.set_password(name, password), password_stdin, "New password")
     typer.echo(f"new password set for {name}; their sessions are signed out")
 
 

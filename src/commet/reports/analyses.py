@@ -38,6 +38,7 @@ from commet.reports.feedback import (
     feedback_section,
 )
 from commet.reports.metrics import SUBSETS
+from commet.reports.outcome import StoryOutcome
 from commet.reports.rundata import (
     RUN_HEADER,
     Bootstrap,
@@ -80,13 +81,14 @@ def summary_section(runs: list[RunData], boot: Bootstrap) -> Section:
         rows.append([*run_columns(data), str(len(scored)), boot.stories(scored),
                      boot.questions([s.turns for s in scored]),
                      str(sum(s.undecided for s in scored)), str(sum(s.hinges for s in scored)),
-                     str(sum(s.stopped for s in scored)), str(len(data.stories) - len(scored))])
+                     str(sum(s.outcome is StoryOutcome.stopped for s in scored)), str(len(data.stories) - len(scored))])
     return Section("summary", "Summary per run, all StoryTurns (%, 95% CI; not a paper table)",
                    [*RUN_HEADER, "Stories", "Story accuracy", "Question accuracy", "Undecided answers",
                     "Stories hinging on undecided", "Stopped at undecided", "Not scored"], rows,
                    "Story accuracy a-b: undecided answers counted wrong (a) and counted right (b); undecided is "
                    "never counted right in a single figure. Stopped: StoryTurns ended at an undecided answer the "
-                   "next feedback depended on (counted in the range). Not scored: StoryTurns whose conversation did "
+                   "next feedback depended on, with no answer wrong before it (counted in the range; one with a "
+                   "wrong answer before counts wrong). Not scored: StoryTurns whose conversation did "
                    "not finish (failed calls), left out of every accuracy. Intervals: percentile bootstrap over "
                    "StoryTurns (a story's questions are resampled together).")
 
@@ -219,7 +221,9 @@ def undecided_notices(store: Store, runs: list[RunData]) -> list[str]:
             how = (f"re-judge them with another LLM judge or a panel, e.g. `commet rejudge --db {store.path} "
                    f"--run {name} --judge panel:A,B,C`")
         answers = "1 answer of run {} was" if undecided == 1 else f"{undecided} answers of run {{}} were"
-        halted = f"; {stopped} stopped there under --undecided-feedback stop" if stopped else ""
+        after_wrong = sum(s.stopped and s.outcome is StoryOutcome.wrong for s in scored)
+        wrong_first = f", {after_wrong} of them after a wrong answer (counted wrong)" if after_wrong else ""
+        halted = f"; {stopped} stopped there under --undecided-feedback stop{wrong_first}" if stopped else ""
         hints.append(f"{answers.format(name)} left undecided by the {judge} judge "
                      f"({hinging} of {len(scored)} stories hinge on them{halted}, so their story accuracy is shown "
                      f"as a range: undecided counted wrong - counted right); {how}.")
@@ -279,8 +283,8 @@ def compare_runs(store: Store, a: RunRecord, b: RunRecord, *, bootstrap: Bootstr
     if not decided:
         hinging = f" ({len(common)} hinge on undecided answers: re-judge them)" if common else ""
         raise ValueError(f"runs {a.name!r} and {b.name!r} have no decided StoryTurn in common{hinging}")
-    paired = paired_comparison([scored_a[i].correct is True for i in decided],
-                               [scored_b[i].correct is True for i in decided],
+    paired = paired_comparison([scored_a[i].outcome is StoryOutcome.right for i in decided],
+                               [scored_b[i].outcome is StoryOutcome.right for i in decided],
                                resamples=boot.resamples, seed=boot.seed)
     return RunComparison(data_a, data_b, paired, len(scored_a) - len(common), len(scored_b) - len(common),
                          len(common) - len(decided))

@@ -1,162 +1,51 @@
-"""One self-contained HTML report: tables, plots and browsable transcripts, nothing fetched from outside.
+"""One self-contained HTML report: tables, plots and explorable transcripts, nothing fetched from outside.
 
-Plots are PNGs and pictures thumbnails, both embedded as base64 ``data:`` URIs; each picture is
-stored once and placed into every turn that showed it by a few lines of inline script. All
-story text goes through Jinja2's autoescaping.
-
-Pictures come from the dataset each run recorded (its path, checked by content hash), else
-from a dataset found by the run's content hash (the bundled sample, the dataset's name as a
-path), and from ``--dataset`` when given; a picture is embedded only when its bytes have the
-hash the run stored for it, and the report says for each run where its pictures came from or
-why they are missing.
+The page works offline and from a file: plots are PNGs and pictures JPEG thumbnails, embedded as
+``data:`` URIs; styles and a small script are inline. Every table is a plain table first (what a
+page without scripts shows, in a region that scrolls sideways); the script then lays out each one
+as the terminal does when it is too wide: transposed (a column per row), else one small table per
+row. The transcripts are data the script draws on demand (:mod:`commet.reports.transcripts`), with
+filters and sorting by run, task, category, outcome and turn. All story text goes through Jinja2's
+autoescaping or the DOM's ``textContent``, never through markup.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import io
-from dataclasses import dataclass
+import multiprocessing
+import re
+import sys
+import threading
+import warnings
+from collections import Counter
+from collections.abc import Callable
+from multiprocessing.connection import Connection
 
+from commet.extras import require
 from commet.format.dataset import Dataset
-from commet.format.loading import load_dataset
-from commet.reports.analyses import Report, RunData
+from commet.reports.analyses import Report
 from commet.reports.cells import cell_text
+from commet.reports.outcome import OUTCOME_MEANINGS, StoryOutcome
+from commet.reports.pictures import DatasetFinder, Pictures, data_uri
 from commet.reports.stats import Estimate
-from commet.store.settings import RunSettings
+from commet.reports.transcripts import packed, transcript_data
 
-THUMBNAIL_SIDE = 360
-
-
-def data_uri(data: bytes, mime: str) -> str:
-    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
-
-
-def thumbnail(data: bytes, side: int = THUMBNAIL_SIDE) -> str:
-    """A picture shrunk to fit ``side`` pixels, as a JPEG data URI."""
-    from PIL import Image
-
-    with Image.open(io.BytesIO(data)) as opened:
-        image = opened.convert("RGBA")
-        canvas = Image.new("RGB", image.size, "white")
-        canvas.paste(image, mask=image.getchannel("A"))
-        canvas.thumbnail((side, side))
-        buffer = io.BytesIO()
-        canvas.save(buffer, format="JPEG", quality=82)
-    return data_uri(buffer.getvalue(), "image/jpeg")
+#: Where a long name without spaces (a run name, a path) may break: after these characters.
+_BREAK_AFTER = re.compile(r"([@:,/=_+\-])(?=\S)")
+#: The groups a figure is written in ("66.67", "[62.83, 70.50]", "(400/600)"), each kept on one line.
+_FIGURE_PARTS = re.compile(r"\[[^\]]*\]|\([^)]*\)|\S+")
 
 
-@dataclass(frozen=True)
-class RunPictures:
-    """Where one run's pictures come from: the datasets to look in and a note for the reader."""
+def breakable(text: object):  # noqa: ANN201 - a markupsafe.Markup
+    """``text`` escaped, with a line-break opportunity (``<wbr>``) after the punctuation of long names."""
+    from markupsafe import Markup, escape
 
-    sources: tuple[Dataset, ...]
-    note: str
-
-
-class DatasetFinder:
-    """Finds the dataset a run used, by its recorded path or by content hash; each location loaded once."""
-
-    def __init__(self, given: Dataset | None = None):
-        self.given = given
-        self.given_hash = given.content_hash() if given is not None else None
-        self.loaded: dict[str, Dataset | None] = {}
-
-    def load(self, location: str, columns: str | None = None) -> Dataset | None:
-        if location not in self.loaded:
-            try:
-                self.loaded[location] = load_dataset(location, columns=columns)
-            except Exception:  # noqa: BLE001 - any unreadable candidate just is not the run's dataset
-                self.loaded[location] = None
-        return self.loaded[location]
-
-    def for_run(self, data: RunData) -> RunPictures:
-        run = data.run
-        if not any(t.images for s in data.stories for t in s.turns):
-            return RunPictures((), "")
-        given = (self.given,) if self.given is not None else ()
-        if self.given_hash == run.dataset_hash:
-            return RunPictures(given, "Pictures from the dataset given with --dataset.")
-        recorded = run.settings.dataset_path
-        candidates = [recorded] if recorded else []
-        candidates += [c for c in ("sample", run.dataset_name) if c not in candidates]
-        recorded_columns = run.settings.stored.get("dataset_columns")  # how a table's columns were mapped
-        for location in candidates:
-            found = self.load(location, recorded_columns if location == recorded and isinstance(recorded_columns, str)
-                              else None)
-            if found is not None and found.content_hash() == run.dataset_hash:
-                how = "recorded with the run" if location == recorded else "found by content hash"
-                return RunPictures((*given, found), f"Pictures from {location} ({how}).")
-        where = f"recorded at {recorded}" if recorded else "no path recorded"
-        if given:
-            return RunPictures(given, f"The run's own dataset was not found ({where}); pictures come from --dataset "
-                                      "where their content hash matches the run's.")
-        return RunPictures((), f"The run's dataset ({run.dataset_name}, content hash {run.dataset_hash[:12]}) was not "
-                               f"found ({where}): pictures are shown by id. Pass --dataset DIR to embed them.")
+    return Markup(_BREAK_AFTER.sub(r"\1<wbr>", str(escape(str(text)))))
 
 
-def _hashes(data: bytes, settings: RunSettings) -> set[str]:
-    """sha256 of a picture file, and of the same picture prepared the way the run sent it to the model."""
-    from commet.models.images import prepare_image
-
-    found = {hashlib.sha256(data).hexdigest()}
-    try:
-        sent, _ = prepare_image(data, max_side=settings.image_max_side, fmt=settings.image_format)
-    except (ValueError, OSError):
-        return found
-    return found | {hashlib.sha256(sent).hexdigest()}
-
-
-class _Pictures:
-    """Picture (id, hash) pairs to keys of the embedded picture table, loading each picture at most once."""
-
-    def __init__(self) -> None:
-        self.keys: dict[tuple[str, str], str | None] = {}
-        self.uris: dict[str, str] = {}
-
-    def key(self, image_id: str, sha256: str, sources: tuple[Dataset, ...], settings: RunSettings) -> str | None:
-        """The embedded picture for this id whose bytes hash to ``sha256`` (any bytes when the run stored no hash).
-
-        Model runs store the hash of the picture as the model received it (resized and encoded with
-        the run's settings), the human study the hash of the file: either matches.
-        """
-        if (image_id, sha256) not in self.keys:
-            self.keys[(image_id, sha256)] = None
-            for dataset in sources:
-                if not dataset.has_image(image_id):
-                    continue
-                data = dataset.image_bytes(image_id)
-                if sha256 and sha256 not in _hashes(data, settings):
-                    continue
-                key = f"p{len(self.uris)}"
-                self.uris[key] = thumbnail(data)
-                self.keys[(image_id, sha256)] = key
-                break
-        return self.keys[(image_id, sha256)]
-
-
-def _transcript(data: RunData, pictures: _Pictures, found: RunPictures) -> dict[str, object]:
-    stories = []
-    missing = 0
-    for story in data.stories:
-        turns = []
-        for t in story.turns:
-            images = [{"id": im.get("id", ""), "sha256": im.get("sha256", "")[:12],
-                       "key": pictures.key(im.get("id", ""), im.get("sha256", ""), found.sources, data.run.settings)}
-                      for im in t.images]
-            missing += sum(im["key"] is None for im in images)
-            turns.append({"number": t.turn + 1, "verdict": t.verdict, "feedback_kind": t.feedback_kind,
-                          "prompt": t.prompt, "response": t.response, "error": t.error, "judge": t.judge,
-                          "rationale": t.rationale, "expected": " / ".join(t.expected),
-                          "images": images, "no_picture": "no picture" if data.pictures_shown(story) else f"images {data.images}"})
-        verdict = ("undecided" if story.stopped else "failed" if not story.done
-                   else "correct" if story.correct else "incorrect")
-        stories.append({"id": story.story_id, "task": story.task, "category": story.category, "subset": story.subset,
-                        "source": story.source, "verdict": verdict, "turns": turns})
-    note = found.note
-    if found.sources and missing:
-        note += f" {missing} picture(s) of this run were not found there and are shown by id."
-    return {"name": data.run.name, "stories": stories, "pictures_note": note}
+def figure_parts(text: str) -> list[tuple[str, str]]:
+    """A table figure in its groups, each with its kind: value, interval or count."""
+    return [(part, "ci" if part.startswith("[") else "k" if part.startswith("(") else "v")
+            for part in _FIGURE_PARTS.findall(text)]
 
 
 def _readable_width(png: bytes) -> int:
@@ -164,24 +53,83 @@ def _readable_width(png: bytes) -> int:
     return round(0.8 * int.from_bytes(png[16:20], "big"))
 
 
-def to_html_report(report: Report, *, dataset: Dataset | None = None, title: str = "CoMMET report") -> str:
-    """The whole report as one HTML document."""
-    from jinja2 import Environment, PackageLoader
+def _sections(report: Report) -> list[dict[str, object]]:
+    return [{"key": s.key, "title": s.title, "note": s.note, "header": s.header,
+             "rows": [[{"text": cell_text(c, s), "numeric": isinstance(c, Estimate)} for c in row] for row in s.rows]}
+            for s in report.sections]
 
+
+def _runs(report: Report) -> list[dict[str, object]]:
+    """The runs table's rows: settings, then how many StoryTurns came out each way (what the transcripts show)."""
+    rows = []
+    for d in report.runs:
+        counts = Counter(s.outcome for s in d.stories)
+        rows.append({"name": d.run.name, "model": d.run.model, "judge": d.run.judge, "dataset": d.run.dataset_name,
+                     "images": d.images, "feedback": d.feedback, "status": d.run.status, "stories": len(d.stories),
+                     "outcomes": [(o, counts[o]) for o in StoryOutcome]})
+    return rows
+
+
+def _send_plots(report: Report, send: Connection) -> None:
+    """In the plotting process: the plots, or None when drawing them failed (the report process then draws them,
+    and says why they cannot be drawn)."""
     from commet.reports.plots import all_plots
 
+    try:
+        send.send(all_plots(report))
+    except BaseException:  # noqa: BLE001 - reported by the report process, which draws them again
+        send.send(None)
+    finally:
+        send.close()
+
+
+def plots_meanwhile(report: Report) -> Callable[[], list[tuple[str, bytes]]]:
+    """The report's plots, drawn by a forked process while this one packs the transcripts (on Linux, from a
+    process with no other thread): the plots and the transcripts are the two halves of a large report's HTML
+    time. Returns the function that waits for them; elsewhere it draws them when called."""
+    from commet.reports.plots import all_plots
+
+    if not sys.platform.startswith("linux") or threading.active_count() > 1:
+        return lambda: all_plots(report)
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_send_plots, args=(report, send), daemon=True)
+    with warnings.catch_warnings():
+        # Python 3.12+ warns when the process has other (native) threads: here only NumPy's OpenBLAS workers,
+        # which OpenBLAS stops and restarts around a fork itself; no Python thread runs (checked above)
+        warnings.filterwarnings("ignore", message=r"This process .* is multi-threaded", category=DeprecationWarning)
+        child.start()
+    send.close()
+
+    def collected() -> list[tuple[str, bytes]]:
+        try:
+            plots = receive.recv()
+        except EOFError:  # the process died
+            plots = None
+        finally:
+            receive.close()
+            child.join()
+        return plots if plots is not None else all_plots(report)
+
+    return collected
+
+
+def to_html_report(report: Report, *, dataset: Dataset | None = None, title: str = "CoMMET report") -> str:
+    """The whole report as one HTML document."""
+    require("jinja2", "the HTML report")
+    require("matplotlib", "the HTML report's plots")
+    from jinja2 import Environment, PackageLoader
+
+    plotted = plots_meanwhile(report)
     env = Environment(loader=PackageLoader("commet.reports", "templates"), autoescape=True)
-    sections = [{"key": s.key, "title": s.title, "note": s.note, "header": s.header,
-                 "rows": [[{"text": cell_text(c, s), "numeric": isinstance(c, Estimate)} for c in row]
-                          for row in s.rows]} for s in report.sections]
-    runs = [{"name": d.run.name, "model": d.run.model, "judge": d.run.judge, "dataset": d.run.dataset_name,
-             "images": d.images, "feedback": d.feedback, "status": d.run.status, "stories": len(d.stories)}
-            for d in report.runs]
+    env.filters["breakable"] = breakable
+    env.filters["figure"] = figure_parts
+    pictures = Pictures()
+    transcripts = transcript_data(report.runs, pictures, DatasetFinder(dataset))
     plots = [{"title": name, "uri": data_uri(png, "image/png"), "min_width": _readable_width(png)}
-             for name, png in all_plots(report)]
-    pictures = _Pictures()
-    finder = DatasetFinder(dataset)
-    transcripts = [_transcript(d, pictures, finder.for_run(d)) for d in report.runs]
+             for name, png in plotted()]
     return env.get_template("report.html.j2").render(
-        title=title, runs=runs, sections=sections, notices=report.notices, plots=plots, transcripts=transcripts,
-        pictures=pictures.uris, resamples=report.bootstrap.resamples, seed=report.bootstrap.seed)
+        title=title, runs=_runs(report), sections=_sections(report), notices=report.notices, plots=plots,
+        outcomes=[(o, OUTCOME_MEANINGS[o]) for o in StoryOutcome], transcripts=packed(transcripts),
+        stories=sum(len(d.stories) for d in report.runs), resamples=report.bootstrap.resamples,
+        seed=report.bootstrap.seed)

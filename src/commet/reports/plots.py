@@ -11,6 +11,7 @@ import textwrap
 
 from commet.reports.analyses import FEEDBACK_COLUMNS, Cell, Report, RunData, ordered_categories, run_label
 from commet.reports.metrics import SUBSETS
+from commet.reports.outcome import StoryOutcome
 from commet.reports.stats import Estimate, Range
 
 
@@ -156,7 +157,7 @@ def heatmap(report: Report) -> bytes | None:
                 row.append(float("nan"))
                 text.append(NO_DATA)
                 continue
-            low = 100.0 * sum(s.correct is True for s in members) / len(members)
+            low = 100.0 * sum(s.outcome is StoryOutcome.right for s in members) / len(members)
             high = 100.0 * sum(s.correct_if_undecided_right for s in members) / len(members)
             row.append(low)
             text.append(f"{low:.0f}" if high == low else f"{low:.0f}–{high:.0f}")

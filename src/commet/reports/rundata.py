@@ -9,12 +9,16 @@ from the store shares its model calls with the run that made them).
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
 
 from commet.conditions import FeedbackCondition
 from commet.reports.metrics import SUBSETS
+from commet.reports.outcome import StoryOutcome, story_outcome
 from commet.reports.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Estimate, Range, bootstrap_ratio
 from commet.store.records import StoryStatus
 from commet.store.sqlite import RunRecord, Store
@@ -61,9 +65,10 @@ class TurnResult:
 
     @property
     def verdict(self) -> str:
+        """right, wrong, undecided, or no reply (the call failed): the words of the story outcomes."""
         if not self.answered:
-            return "failed"
-        return {True: "correct", False: "incorrect"}.get(self.correct, "undecided")  # type: ignore[arg-type]
+            return "no reply"
+        return {True: "right", False: "wrong"}.get(self.correct, "undecided")  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -88,11 +93,16 @@ class StoryResult:
         """Ended at an undecided answer the next turn's feedback depended on (``--undecided-feedback stop``)."""
         return self.status == StoryStatus.stopped
 
+    @cached_property
+    def outcome(self) -> StoryOutcome:
+        """Right, wrong, undecided, stopped or not scored: what every table, badge and transcript counts."""
+        return story_outcome(self.status, (t.correct for t in self.turns if t.answered), self.correct)
+
     @property
     def counted(self) -> bool:
         """Counted in story accuracy: finished, or stopped at an undecided answer (wrong as counted, right if
         the undecided answers were right and nothing answered was wrong)."""
-        return self.done or self.stopped
+        return self.outcome.scored
 
     @property
     def subset(self) -> str:
@@ -104,13 +114,13 @@ class StoryResult:
 
     @property
     def correct_if_undecided_right(self) -> bool:
-        """Finished with no answer judged wrong: correct if every undecided answer were right."""
-        return self.counted and all(t.correct is not False for t in self.turns)
+        """Scored with no answer judged wrong: correct if every undecided answer were right."""
+        return self.outcome.right_if_undecided_right
 
     @property
     def hinges(self) -> bool:
         """Its verdict depends on undecided answers (wrong as counted, right if they were right)."""
-        return self.correct is not True and self.correct_if_undecided_right
+        return self.outcome.in_range
 
 
 @dataclass
@@ -128,7 +138,7 @@ class RunData:
     def feedback(self) -> str:
         return str(self.run.settings.feedback or "")
 
-    @property
+    @cached_property
     def scored(self) -> list[StoryResult]:
         """The denominator of story accuracy: StoryTurns whose conversation finished or stopped at an undecided
         answer (a failed call is not scored)."""
@@ -150,10 +160,17 @@ class RunData:
 
 def load_run(store: Store, run: RunRecord) -> RunData:
     turns: dict[str, list[TurnResult]] = defaultdict(list)
+    decoded: dict[str, Any] = {}  # most turns share their pictures' and expected answers' JSON: decoded once
+
+    def parsed(text: str) -> Any:  # noqa: ANN401 - JSON
+        if text not in decoded:
+            decoded[text] = json.loads(text)
+        return decoded[text]
+
     for row in store.turn_rows(run.id):
         turns[row.story_id].append(TurnResult(
-            turn=row.turn, prompt=row.prompt, images=row.images,
-            feedback_kind=row.feedback_kind, response=row.response, expected=row.expected,
+            turn=row.turn, prompt=row.prompt, images=parsed(row.images_json),
+            feedback_kind=row.feedback_kind, response=row.response, expected=parsed(row.expected_json),
             outcome=row.outcome, correct=row.correct,
             judge=row.judge, rationale=row.rationale, error=row.error, model_key=row.model_key))
     stories = [StoryResult(
@@ -183,7 +200,7 @@ class Bootstrap:
         """Story accuracy of the finished StoryTurns among ``stories``; a :class:`Range` when some hinge on
         undecided answers."""
         done = [s for s in stories if s.counted]
-        low = self.ratio([int(s.correct is True) for s in done])
+        low = self.ratio([int(s.outcome is StoryOutcome.right) for s in done])
         if not any(s.hinges for s in done):
             return low
         high = self.ratio([int(s.correct_if_undecided_right) for s in done])

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import random
-from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from math import exp, lgamma, log, log1p
@@ -35,6 +34,9 @@ LEVEL = 0.95
 BLOCK_DRAWS = 1 << 16
 #: draws kept for the next figure with the same StoryTurn count (8 bytes each)
 CACHED_DRAWS = 4 << 20
+#: the largest resample count matrix kept (resamples x StoryTurns, 4 bytes each): with it, a figure of whole-number
+#: counts is one matrix product instead of drawing (or gathering) every index again
+COUNTS_LIMIT = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,31 @@ def _draw_indices(n: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
         yield (words % np.uint64(n)).astype(np.intp)
 
 
+@functools.lru_cache(maxsize=2)
+def _resample_counts(n: int, resamples: int, seed: int) -> np.ndarray:
+    """How often each of ``n`` StoryTurns is drawn in each resample (the draws of :func:`_resample_indices`), as
+    float32 (a count is below 2**24): a resample's sum of whole numbers is then one matrix product, exact while
+    every partial sum stays below 2**24 (:func:`_resampled_sums`)."""
+    counts = np.empty((resamples, n), dtype=np.float32)
+    row = 0
+    for block in _draw_indices(n, resamples, seed):
+        rows = block.shape[0]
+        cells = (block + np.arange(rows, dtype=np.intp)[:, None] * n).ravel()
+        counts[row:row + rows] = np.bincount(cells, minlength=rows * n).reshape(rows, n)
+        row += rows
+    counts.flags.writeable = False
+    return counts
+
+
+def _resampled_sums(counts: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``counts @ values`` for whole-number ``values`` (one column per figure), exactly: in float32 when no sum
+    can reach 2**24 (every partial sum of integers is then exact, whatever the order), else in float64."""
+    bound = float(np.abs(values).sum(axis=0).max()) * counts.shape[1] if values.size else 0.0
+    if bound < 2.0 ** 24:
+        return (counts @ values.astype(np.float32)).astype(np.float64)
+    return counts.astype(np.float64) @ values.astype(np.float64)
+
+
 def _exact_array(values: Sequence[float]) -> np.ndarray:
     """``values`` as int64 when they are all whole numbers (sums then exact), else as float64."""
     array = np.asarray(values, dtype=np.float64)
@@ -145,20 +172,33 @@ def _exact_array(values: Sequence[float]) -> np.ndarray:
     return array
 
 
-def _binary_resamples(n: int, k: int, resamples: int, seed: int) -> list[float]:
+def _whole_numbers(nums: Sequence[float], dens: Sequence[float]) -> tuple[np.ndarray, np.ndarray] | None:
+    """Numerators and denominators as int64 arrays when all are whole numbers, else None."""
+    num_array, den_array = _exact_array(nums), _exact_array(dens)
+    if num_array.dtype != np.int64 or den_array.dtype != np.int64:
+        return None
+    return num_array, den_array
+
+
+def _binary_resamples(n: int, k: int, resamples: int, seed: int) -> np.ndarray:
     """Bootstrap proportions of a 0/1 sample with ``k`` ones out of ``n``.
 
     Resampling n items with replacement puts Binomial(n, k/n) ones in the resample, so each
     replicate is one inverse-CDF draw: the same distribution as index resampling, in O(n + resamples).
+    The uniform draws are ``random.Random(seed).random()``'s, made from the same 32-bit words at once.
     """
     p = k / n
-    log_p, log_q = log(p), log1p(-p)
+    if p in (0.0, 1.0):
+        return np.full(resamples, 100.0 * p)
+    log_p, log_q, log_all = log(p), log1p(-p), lgamma(n + 1)
     cdf, total = [], 0.0
     for j in range(n + 1):
-        total += exp(lgamma(n + 1) - lgamma(j + 1) - lgamma(n - j + 1) + j * log_p + (n - j) * log_q)
+        total += exp(log_all - lgamma(j + 1) - lgamma(n - j + 1) + j * log_p + (n - j) * log_q)
         cdf.append(total)
-    rng = random.Random(seed)
-    return [100.0 * min(bisect_left(cdf, rng.random() * total), n) / n for _ in range(resamples)]
+    words = np.frombuffer(random.Random(seed).randbytes(8 * resamples), dtype="<u4")
+    uniform = ((words[0::2] >> 5) * 67108864.0 + (words[1::2] >> 6)) * (1.0 / 9007199254740992.0)
+    drawn = np.minimum(np.searchsorted(np.asarray(cdf), uniform * total, side="left"), n)
+    return 100.0 * drawn / n
 
 
 def bootstrap_ratio(numerators: Sequence[float], denominators: Sequence[float] | None = None, *,
@@ -178,7 +218,11 @@ def bootstrap_ratio(numerators: Sequence[float], denominators: Sequence[float] |
         # no variation: every resample repeats the figure, so the interval is the exact one instead
         return Estimate(k, n, *exact_boundary_interval(k, n, level))
     if all(d == 1 for d in dens) and all(x in (0, 1) for x in nums):
-        ratios = np.sort(np.asarray(_binary_resamples(len(nums), int(k), resamples, seed)))
+        ratios = np.sort(_binary_resamples(len(nums), int(k), resamples, seed))
+    elif (whole := _whole_numbers(nums, dens)) is not None and len(nums) * resamples <= COUNTS_LIMIT:
+        sums, totals = _resampled_sums(_resample_counts(len(nums), resamples, seed), np.stack(whole, axis=1)).T
+        kept = totals != 0
+        ratios = np.sort(100.0 * sums[kept] / totals[kept])
     else:
         num_array, den_array = _exact_array(nums), _exact_array(dens)
         blocks = []

@@ -20,11 +20,12 @@ per-reviewer rate limits.
 from __future__ import annotations
 
 import io
+import json
 import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
@@ -46,7 +47,18 @@ from commet.apps.review.db import (
     ReviewDB,
     ReviewError,
     StaleRevision,
+    check_password,
     open_for_me,
+)
+from commet.apps.review.display import feedback_lines, item_segment
+from commet.apps.review.merge import (
+    FieldKey,
+    FieldMerge,
+    merge_fields,
+    merged_with,
+    turn_values,
+    values_at,
+    word_diff,
 )
 from commet.apps.web import (
     MAX_UPLOAD_PIXELS,
@@ -68,7 +80,7 @@ from commet.apps.web import (
 from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.format.loading import load_dataset
-from commet.format.model import Feedback, StoryTurn
+from commet.format.model import StoryTurn
 from commet.format.pipe import format_feedback, parse_feedback
 from commet.format.validate import validate_storyturn
 from commet.generation.llm.images import ImageModel
@@ -88,25 +100,6 @@ class NotSignedIn(CommetError):
     """Raised by :func:`create_app`'s guard; answered with a redirect (GET) or 401."""
 
 
-def item_segment(item_id: object) -> str:
-    """An item id as one URL path segment (or query value): every character but letters, digits and ``_.-~``
-    percent-encoded, so that ids holding ``?``, ``#``, ``%``, ``&`` or spaces still name their item."""
-    return quote(str(item_id), safe="")
-
-
-def feedback_lines(feedback: Feedback | None) -> list[tuple[str, str]]:
-    """(condition, text) pairs for display."""
-    if feedback is None:
-        return []
-    lines = [("Always", feedback.always)] if feedback.always else []
-    if feedback.right is not None:
-        lines.append(("If right", feedback.right))
-    if feedback.wrong is not None:
-        lines.append(("If wrong", feedback.wrong))
-    lines += [(f"If the previous answer is {e.answer}", e.text) for e in feedback.by_answer]
-    return lines
-
-
 def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
                image_model: ImageModel | None = None, secure_cookies: bool = False,
                max_upload_bytes: int = 8 * 1024 * 1024, max_upload_pixels: int = MAX_UPLOAD_PIXELS,
@@ -123,6 +116,7 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
     # an item id is one URL path segment: '?', '#', '%', '&' and spaces are allowed in ids (never '/')
     pages.env.filters["path"] = item_segment
     pages.env.globals["calibration_pages"] = results is not None
+    pages.env.filters["diff"] = word_diff
     actions = RateLimiter(limit=300, window_s=60)
     logins = login_throttle or LoginThrottle()
     lint_counts: dict[tuple[str, int], int] = {}
@@ -190,20 +184,35 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
         return int(value)
 
     def render(request: Request, session: dict[str, str], name: str, status_code: int = 200,
-               **context: Any) -> Response:
-        flash = session.pop("flash", None)
+               placed: frozenset[str] = frozenset(), **context: Any) -> Response:
+        """A page; the last action's message goes beside the form it came from when the page has that form
+        (``placed``: the forms it has), else on top, and a refused form gets back what it sent."""
+        flash, at = session.pop("flash", None), session.pop("flash_at", None)
+        refused, kept = session.pop("refused", None) == "1", json.loads(session.pop("kept", "{}"))
         response = pages.TemplateResponse(request, name, {
-            "csrf": csrf_token(session), "flash": flash, "user": context.pop("user", None), **context},
-            status_code=status_code)
+            "csrf": csrf_token(session), "flash": flash, "flash_at": at if at in placed else None,
+            "refused": refused, "kept": kept.get("fields", {}), "kept_form": kept.get("form"),
+            "user": context.pop("user", None), **context}, status_code=status_code)
         sessions.save(response, session)
         return response
 
-    def back(session: dict[str, str], url: str, message: str | None = None) -> Response:
+    def back(session: dict[str, str], url: str, message: str | None = None, *, at: str | None = None) -> Response:
+        """Redirect to ``url`` with ``message`` shown beside the form ``at`` (or on top)."""
         if message:
             session["flash"] = message
+            if at:
+                session["flash_at"] = at
         response = RedirectResponse(url, status_code=303)
         sessions.save(response, session)
         return response
+
+    def refuse(session: dict[str, str], url: str, message: str, form: FormData, *, at: str) -> Response:
+        """A refused action: its reason beside the form's buttons, and everything the form sent typed in again."""
+        fields = {key: value[:FIELD_LIMIT] for key, value in form.multi_items()
+                  if isinstance(value, str) and key not in ("csrf", "revision")}
+        session["refused"] = "1"
+        session["kept"] = json.dumps({"form": at, "fields": fields})
+        return back(session, url, message, at=at)
 
     def item_url(item_id: str, anchor: str | None = None) -> str:
         return f"/items/{item_segment(item_id)}" + (f"#{anchor}" if anchor else "")
@@ -224,9 +233,12 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
             raise HTTPException(404) from None
 
     def conflict(request: Request, session: dict[str, str], name: str, exc: StaleRevision,
-                 unsaved: list[tuple[str, str]] | None = None) -> Response:
-        """409: the write was refused because the item moved on; show what changed and what was not saved."""
-        return render(request, session, "conflict.html", status_code=409, user=name, exc=exc, unsaved=unsaved or [])
+                 unsaved: list[tuple[str, str]] | None = None, *, fields: list[FieldMerge] | None = None,
+                 resolve: dict[str, int] | None = None) -> Response:
+        """409: the write was refused because the item moved on; show what changed (word by word), what was not
+        saved and, for a turn's text changed by both, a form holding the merge to confirm."""
+        return render(request, session, "conflict.html", status_code=409, user=name, exc=exc, unsaved=unsaved or [],
+                      fields=fields or [], resolve=resolve)
 
     def picture_anchor(st: StoryTurn, image_id: str) -> str | None:
         k = next((k for k, turn in enumerate(st.turns) if turn.image == image_id), None)
@@ -278,6 +290,10 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
         if not store.verify(uid, str(form.get("current", ""))[:1024]):
             return back(session, "/account", "The current password is wrong; nothing changed.")
         new, again = str(form.get("new", ""))[:1024], str(form.get("again", ""))[:1024]
+        try:
+            check_password(new)  # the length first: typing it again would not help
+        except ReviewError as exc:
+            return back(session, "/account", f"{exc}; nothing changed.")
         if new != again:
             return back(session, "/account", "The two new passwords differ; nothing changed.")
         try:
@@ -356,7 +372,10 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
             errors = [e for e in errors if e["author"] == name or e["revision"] != revision]
             decisions = [d for d in decisions if d["author"] == name or d["revision"] != revision]
         previous, following = store.neighbours(item_id)
-        return render(request, session, "item.html", user=name, st=st, revision=revision, turns=turns,
+        placed = frozenset({"decide", "file-error", "meta", *(f"edit-{k + 1}" for k in range(len(st.turns))),
+                            *(f"{form}-{picture.id}" for picture in current.values()
+                              for form in ("checks", "mark", "regenerate", "upload"))})
+        return render(request, session, "item.html", placed=placed, user=name, st=st, revision=revision, turns=turns,
                       status=status, blind=blind, mine=store.my_decision(item_id, uid),
                       lint=lint_storyturn(st), problems=validate_storyturn(st, probe, decode_pictures=False),
                       edits=store.edits(item_id), errors=errors, decisions=decisions,
@@ -465,70 +484,95 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
 
     @app.post("/items/{item_id}/edit")
     async def edit_turn(request: Request, item_id: str) -> Response:
+        """Save a turn's text; edits saved since the form's revision to other fields are kept (merged)."""
         session, uid, name, form = await posted(request)
-        st, _ = known_item(item_id)
-        k = number(form, "turn")
-        if k >= len(st.turns):
-            raise HTTPException(400, "no such turn")
-        old = st.turns[k]
+        k, seen = number(form, "turn"), number(form, "revision")
         answers = [a.strip() for a in text(form, "answers").split("\n") if a.strip()]
-        new_values = {"story": text(form, "story"), "feedback": text(form, "feedback"),
-                      "question": text(form, "question"), "answers": "\n".join(answers)}
-        old_values = {"story": old.story, "feedback": format_feedback(old.feedback), "question": old.question,
-                      "answers": "\n".join(old.answers)}
-        changes = [(k, key, old_values[key], value) for key, value in new_values.items() if value != old_values[key]]
-        anchor = f"turn-{k + 1}"
-        if not changes:
-            return back(session, item_url(item_id, anchor), "Nothing changed.")
+        sent: dict[FieldKey, str] = {(k, "story"): text(form, "story"), (k, "feedback"): text(form, "feedback"),
+                                     (k, "question"): text(form, "question"), (k, "answers"): "\n".join(answers)}
+        at, url = f"edit-{k + 1}", item_url(item_id, f"turn-{k + 1}")
         if not answers:
-            return back(session, item_url(item_id, anchor), f"Edit not saved: turn {k + 1} needs at least one expected "
-                        "answer.")
-        try:
-            turn = old.model_copy(update={"story": new_values["story"], "question": new_values["question"],
-                                          "feedback": parse_feedback(new_values["feedback"]), "answers": answers})
-            updated = StoryTurn.model_validate({**st.model_dump(), "turns": [
-                t.model_dump() if i != k else turn.model_dump() for i, t in enumerate(st.turns)]})
-        except ValidationError as exc:  # its first line ("1 validation error for StoryTurn") says nothing
-            reasons = "; ".join(f"{' '.join(str(part) for part in error['loc'][2:]) or 'the item'}: {error['msg']}"
-                                for error in exc.errors())
-            return back(session, item_url(item_id, anchor), f"Edit not saved: {reasons}.")
-        except ValueError as exc:
-            return back(session, item_url(item_id, anchor), f"Edit not saved: {str(exc).splitlines()[0]}")
-        try:
-            revision = store.save_edit(item_id, uid, changes, updated, seen_revision=number(form, "revision"))
-        except StaleRevision as exc:
-            return conflict(request, session, name, exc, [(f"Turn {k + 1} {key}", value) for key, value in
-                                                          new_values.items() if value != old_values[key]])
-        return back(session, item_url(item_id, anchor), f"Turn {k + 1} saved (revision {revision}).")
+            return refuse(session, url, f"Edit not saved: turn {k + 1} needs at least one expected answer.", form, at=at)
+        for _ in range(3):  # a save by someone else between reading and writing: merge again
+            st, revision = known_item(item_id)
+            if k >= len(st.turns):
+                raise HTTPException(400, "no such turn")
+            current: dict[FieldKey, str] = turn_values(st.turns[k], k)
+            since = store.edits_since(item_id, seen)
+            fields = merge_fields(values_at(current, since), current, sent)
+            if any(field.conflict for field in fields):
+                return conflict(request, session, name, StaleRevision(item_id, seen, revision, since),
+                                fields=fields, resolve={"turn": k, "revision": revision})
+            values = {field.key[1]: field.value for field in fields}
+            changes = [(k, key, current[(k, key)], value) for key, value in values.items() if value != current[(k, key)]]
+            if not changes:
+                return back(session, url, f"Nothing to save: turn {k + 1} already reads so.", at=at)
+            try:
+                turn = st.turns[k].model_copy(update={"story": values["story"], "question": values["question"],
+                                                      "feedback": parse_feedback(values["feedback"]),
+                                                      "answers": values["answers"].split("\n")})
+                updated = StoryTurn.model_validate({**st.model_dump(), "turns": [
+                    t.model_dump() if i != k else turn.model_dump() for i, t in enumerate(st.turns)]})
+            except ValidationError as exc:  # its first line ("1 validation error for StoryTurn") says nothing
+                reasons = "; ".join(f"{' '.join(str(part) for part in error['loc'][2:]) or 'the item'}: {error['msg']}"
+                                    for error in exc.errors())
+                return refuse(session, url, f"Edit not saved: {reasons}.", form, at=at)
+            except ValueError as exc:
+                return refuse(session, url, f"Edit not saved: {str(exc).splitlines()[0]}", form, at=at)
+            try:
+                saved = store.save_edit(item_id, uid, changes, updated, seen_revision=revision)
+            except StaleRevision:
+                continue
+            return back(session, url, f"Turn {k + 1} saved (revision {saved}).{merged_with(since, fields)}", at=at)
+        return refuse(session, url, "Not saved: the item changed again while saving, three times; your text is "
+                      "kept: save it again.", form, at=at)
 
     @app.post("/items/{item_id}/meta")
     async def edit_meta(request: Request, item_id: str) -> Response:
         session, uid, name, form = await posted(request)
-        st, _ = known_item(item_id)
+        st, revision = known_item(item_id)
         task = TASKS_BY_ID.get(text(form, "task"))
         if task is None:
             raise HTTPException(400, "unknown task")
-        image_dependent = form.get("image_dependent") == "on"
-        changes = [(None, key, str(old), str(new)) for key, old, new in (
-            ("task", st.task, task.id), ("image_dependent", st.image_dependent, image_dependent)) if old != new]
+        seen = number(form, "revision")
+        current: dict[FieldKey, str] = {(None, "task"): st.task, (None, "image_dependent"): str(st.image_dependent)}
+        sent: dict[FieldKey, str] = {(None, "task"): task.id,
+                                     (None, "image_dependent"): str(form.get("image_dependent") == "on")}
+        since = store.edits_since(item_id, seen)
+        fields = merge_fields(values_at(current, since), current, sent)
+        if any(field.conflict for field in fields):
+            return conflict(request, session, name, StaleRevision(item_id, seen, revision, since),
+                            [(field.label, field.sent) for field in fields if field.conflict], fields=fields)
+        values = {field.key[1]: field.value for field in fields}
+        changes = [(None, key, current[(None, key)], value) for key, value in values.items()
+                   if value != current[(None, key)]]
         if not changes:
-            return back(session, item_url(item_id), "Nothing changed.")
-        updated = st.model_copy(update={"task": task.id, "image_dependent": image_dependent,
-                                        "category": task.category_for(image_dependent)})
+            return back(session, item_url(item_id), "Nothing to save: the task and variant already read so.", at="meta")
+        image_dependent = values["image_dependent"] == "True"
+        chosen = TASKS_BY_ID[values["task"]]
+        updated = st.model_copy(update={"task": chosen.id, "image_dependent": image_dependent,
+                                        "category": chosen.category_for(image_dependent)})
         try:
-            revision = store.save_edit(item_id, uid, changes, updated, seen_revision=number(form, "revision"))
+            saved = store.save_edit(item_id, uid, changes, updated, seen_revision=revision)
         except StaleRevision as exc:
             return conflict(request, session, name, exc, [(key, new) for _, key, _, new in changes])
-        return back(session, item_url(item_id), f"Task and variant saved (revision {revision}).")
+        return back(session, item_url(item_id), f"Task and variant saved (revision {saved}).{merged_with(since, fields)}",
+                    at="meta")
 
     @app.post("/items/{item_id}/checks")
     async def picture_checks(request: Request, item_id: str) -> Response:
         session, uid, name, form = await posted(request)
-        st, _ = known_item(item_id)
+        known_item(item_id)
         current = list(store.current_pictures(item_id).values())
         given = carried_checks(form, current)
+        pressed = text(form, "checks")  # the picture whose "Save picture checks" button was pressed
+        shown = next((p for p in current if str(p.id) == pressed), None) or next(
+            (p for p in current if p.id in given), current[0] if current else None)
+        if shown is None:
+            raise HTTPException(400, "this item has no picture to check")
+        at = f"checks-{shown.id}"
         if not given:
-            return back(session, item_url(item_id), "Choose pass or fail for at least one criterion.")
+            return refuse(session, item_url(item_id, at), "Choose pass or fail for at least one criterion.", form, at=at)
         saved, filed = [], []
         try:
             for picture in current:
@@ -540,15 +584,14 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
         except StaleRevision as exc:
             return conflict(request, session, name, exc)
         except ReviewError as exc:
-            return back(session, item_url(item_id), f"{exc}.")
+            return refuse(session, item_url(item_id, at), f"{exc}.", form, at=at)
         message = "Checks of " + ", ".join(saved) + " saved"
         if filed:
             message += "; errors filed: " + ", ".join(IMAGE_ERRORS[k] for _, k in filed)
         unnamed = [p.label for p in current if p.id in given and store.needs_prominent(p.id, uid)]
         if unnamed:
             message += "; choose the most prominent error of " + ", ".join(unnamed) + " (several criteria fail)"
-        first = next((p for p in current if p.id in given), None)
-        return back(session, item_url(item_id, f"checks-{first.id}" if first else None), message + ".")
+        return back(session, item_url(item_id, at), message + ".", at=at)
 
     @app.post("/items/{item_id}/errors")
     async def file_error(request: Request, item_id: str) -> Response:
@@ -563,8 +606,8 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
         except StaleRevision as exc:
             return conflict(request, session, name, exc)
         except ReviewError as exc:
-            return back(session, item_url(item_id, "decide"), str(exc))
-        return back(session, item_url(item_id, "decide"), "Error filed.")
+            return refuse(session, item_url(item_id, "file-error"), f"Not filed: {exc}.", form, at="file-error")
+        return back(session, item_url(item_id, "file-error"), "Error filed.", at="file-error")
 
     @app.post("/items/{item_id}/mark")
     async def mark(request: Request, item_id: str) -> Response:
@@ -580,7 +623,8 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
         except StaleRevision as exc:
             return conflict(request, session, name, exc)
         message = "mark withdrawn" if withdraw else "marked for regeneration"
-        return back(session, item_url(item_id, picture_anchor(st, picture.image_id)), f"{picture.image_id} {message}.")
+        return back(session, item_url(item_id, picture_anchor(st, picture.image_id)), f"{picture.image_id} {message}.",
+                    at=f"mark-{picture.id}")
 
     @app.post("/items/{item_id}/regenerate")
     async def regenerate(request: Request, item_id: str) -> Response:
@@ -588,10 +632,11 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
         picture = own_picture(item_id, number(form, "picture_id"))
         prompt = text(form, "prompt")
         seen = number(form, "revision")
+        at, url = f"regenerate-{picture.id}", item_url(item_id, picture_anchor(known_item(item_id)[0], picture.image_id))
         if image_model is None:
-            return back(session, item_url(item_id), "No image model configured (start with --image-model).")
+            return refuse(session, url, "No image model configured (start with --image-model).", form, at=at)
         if not prompt:
-            return back(session, item_url(item_id), "The prompt is empty.")
+            return refuse(session, url, "The prompt is empty.", form, at=at)
         try:
             store.require_revision(item_id, seen)
         except StaleRevision as exc:
@@ -599,7 +644,7 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
         try:
             data = await image_model.generate(prompt)
         except ModelCallError as exc:
-            return back(session, item_url(item_id), f"Regeneration failed: {exc}")
+            return refuse(session, url, f"Regeneration failed: {exc}", form, at=at)
         new_id = store.add_version(item_id, picture.image_id, data, source="regenerated", user_id=uid, prompt=prompt,
                                    model=image_model.spec)
         return back(session, f"{item_url(item_id)}/versions/{new_id}", f"{picture.image_id}: new version generated.")
@@ -609,17 +654,19 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
         session, uid, name, form = await posted(request)
         picture = own_picture(item_id, number(form, "picture_id"))
         file = form.get("file")
+        at, url = f"upload-{picture.id}", item_url(item_id, picture_anchor(known_item(item_id)[0], picture.image_id))
         if not isinstance(file, UploadFile) or not file.filename:
-            return back(session, item_url(item_id), "Choose a picture file.")
+            return refuse(session, url, "Choose a picture file.", form, at=at)
         raw = await file.read(max_upload_bytes + 1)
         if len(raw) > max_upload_bytes:
-            return back(session, item_url(item_id), f"The picture is larger than {max_upload_bytes // 1024} KiB.")
+            return refuse(session, url, f"Not stored: the picture is larger than {max_upload_bytes // 1024} KiB; "
+                          "choose it again once smaller.", form, at=at)
         try:
             data = decode_picture(raw, max_pixels=max_upload_pixels)
         except UploadTooLarge as exc:
             raise HTTPException(413, f"Picture not stored: {exc}.") from None
         except NotAPicture:
-            return back(session, item_url(item_id), "That file is not a picture.")
+            return refuse(session, url, "Not stored: that file is not a picture.", form, at=at)
         try:
             new_id = store.add_version(item_id, picture.image_id, data, source="upload", user_id=uid,
                                        prompt=text(form, "note") or None, seen_revision=number(form, "revision"))
@@ -649,9 +696,8 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
             return conflict(request, session, name, exc, [("Decision", text(form, "decision"))])
         except ReviewError as exc:
             prefix = "" if isinstance(exc, AcceptRefused) else "Not saved: "
-            return back(session, item_url(item_id, "decide"), f"{prefix}{exc}")
+            return refuse(session, item_url(item_id, "decide"), f"{prefix}{exc}", form, at="decide")
         status = store.status(item_id)
-        message = f"Decision saved; the item is {status.label}."
-        return back(session, item_url(item_id, "decide"), message)
+        return back(session, item_url(item_id, "decide"), f"Decision saved; the item is {status.label}.", at="decide")
 
     return app

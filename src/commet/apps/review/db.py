@@ -121,6 +121,11 @@ CREATE INDEX IF NOT EXISTS filings_item ON error_filings (item_id);
 """
 
 
+#: the edits of an item after a revision, oldest first
+EDITS_SINCE = ("SELECT e.*, u.name AS author FROM edits e JOIN users u ON u.id = e.user_id "
+               "WHERE item_id = ? AND revision > ? ORDER BY e.id")
+
+
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -244,10 +249,18 @@ class Table6Column:
 
     @property
     def images(self) -> int:
+        """Erroneous images counted under an error category."""
         return sum(self.counts.values())
 
+    @property
+    def erroneous(self) -> int:
+        """Every erroneous image of the column, with a most prominent error chosen or not: the table's total."""
+        return self.images + self.unclassified
+
     def percent(self, key: str) -> float:
-        return 100.0 * self.counts[key] / self.images if self.images else 0.0
+        """A category's (or ``"unclassified"``'s) share of the column's erroneous images."""
+        count = self.unclassified if key == "unclassified" else self.counts[key]
+        return 100.0 * count / self.erroneous if self.erroneous else 0.0
 
 
 @dataclass
@@ -317,9 +330,7 @@ class ReviewDB:
                     if row is None:
                         raise ReviewError(f"no item {item_id!r}")
                     if seen_revision is not None and row["revision"] != seen_revision:
-                        since = db.execute("SELECT e.*, u.name AS author FROM edits e JOIN users u ON u.id = e.user_id "
-                                           "WHERE item_id = ? AND revision > ? ORDER BY e.id",
-                                           (item_id, seen_revision)).fetchall()
+                        since = db.execute(EDITS_SINCE, (item_id, seen_revision)).fetchall()
                         raise StaleRevision(item_id, seen_revision, row["revision"], since)
                 yield db
             except BaseException:
@@ -337,9 +348,8 @@ class ReviewDB:
         return row["value"] if row else None
 
     def add_user(self, name: str, password: str) -> int:
-        if not name.strip() or len(name) > 64:
-            raise ReviewError("a user name needs 1 to 64 characters")
-        _check_password(password)
+        check_user_name(name)
+        check_password(password)
         try:
             with self.connect() as db:
                 cursor = db.execute("INSERT INTO users (name, name_key, password_hash, created_at) VALUES (?, ?, ?, ?)",
@@ -350,7 +360,7 @@ class ReviewDB:
 
     def set_password(self, name: str, password: str) -> int:
         """A new password for ``name``; every session of that reviewer is revoked. Returns the user id."""
-        _check_password(password)
+        check_password(password)
         with self.connect() as db:
             row = db.execute("SELECT id FROM users WHERE name_key = ?", (normalise_name(name),)).fetchone()
             if row is None:
@@ -377,6 +387,12 @@ class ReviewDB:
         with self.connect() as db:
             row = db.execute("SELECT name FROM users WHERE id = ?", (user_id,)).fetchone()
         return row["name"] if row else None
+
+    def user_id(self, name: str) -> int | None:
+        """The id of the reviewer called ``name`` (in its normal form), None when there is none."""
+        with self.connect() as db:
+            row = db.execute("SELECT id FROM users WHERE name_key = ?", (normalise_name(name),)).fetchone()
+        return int(row["id"]) if row else None
 
     def users(self) -> list[tuple[int, str]]:
         with self.connect() as db:
@@ -446,6 +462,11 @@ class ReviewDB:
                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                            [(item_id, user_id, now(), revision, turn, name, old, new) for turn, name, old, new in changes])
         return int(revision)
+
+    def edits_since(self, item_id: str, revision: int) -> list[sqlite3.Row]:
+        """The item's edits made after ``revision``, oldest first, with their authors."""
+        with self.connect() as db:
+            return db.execute(EDITS_SINCE, (item_id, revision)).fetchall()
 
     def edits(self, item_id: str) -> list[sqlite3.Row]:
         with self.connect() as db:
@@ -953,7 +974,13 @@ def _csv(header: list[str], rows: list[list[object]]) -> str:
     return buffer.getvalue()
 
 
-def _check_password(password: str) -> None:
+def check_user_name(name: str) -> None:
+    if not name.strip() or len(name) > 64:
+        raise ReviewError("a user name needs 1 to 64 characters")
+
+
+def check_password(password: str) -> None:
+    """Refuse a password too short to keep; checked as soon as it is typed (before it is asked again)."""
     if len(password) < 8:
         raise ReviewError("a password needs at least 8 characters")
 

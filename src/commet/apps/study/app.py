@@ -34,7 +34,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from commet.apps.study.build import estimated_minutes, load_study
+from commet.apps.study.build import estimated_minutes, load_study, shows_image
 from commet.apps.study.db import StudyDB
 from commet.apps.study.export import participant_label, participant_status, response_records, to_csv, to_jsonl
 from commet.apps.study.flow import Position, position, question_count
@@ -213,9 +213,11 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
         questionnaire = study.questionnaire(row["questionnaire"])
         questions = question_count(questionnaire, storyturns)
         minutes = study.participant.minutes or estimated_minutes(len(questionnaire.storyturns), questions)
+        pictured = sum(bool(storyturns[i].images) and shows_image(storyturns[i], questionnaire.image_policy)
+                       for i in questionnaire.storyturns)
         return render(request, "consent.html", session, status=status, token=row["token"], csrf=csrf_token(session),
                       stories=len(questionnaire.storyturns), questions=questions, minutes=minutes,
-                      pictures=questionnaire.image_policy, error=error)
+                      pictured=pictured, error=error)
 
     def submitted_before(row: sqlite3.Row, story: int, turn: int, text: str) -> bool:
         """Whether this exact answer to this question is already stored (a double click, a resent form)."""
