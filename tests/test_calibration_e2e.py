@@ -239,7 +239,7 @@ def test_labels_from_the_cli_and_the_review_app_give_the_hand_computed_calibrati
     assert rules["Kappa"].startswith("0.454 [")
 
     # the report shows the same corrected figures, in every format
-    for fmt, needle in (("markdown", "61.36 ["), ("latex", "61.36 "), ("html", "61.36 [")):
+    for fmt, needle in (("markdown", "61.36 ["), ("latex", "61.36 "), ("html", '<span class="v">61.36</span>')):
         shown = runner.invoke(app, ["report", "--db", str(db), "--format", fmt, "--table", "calibration"])
         assert shown.exit_code == 0 and needle in shown.output, (fmt, shown.output[-800:])
     terminal = runner.invoke(app, ["report", "--db", str(db), "--table", "calibration"], terminal_width=200)

@@ -25,6 +25,7 @@ from commet.format import load_dataset
 from commet.format.columns import ColumnMapping, ColumnsError, canonical_category, canonical_task, parse_flag
 from commet.format.hub import OFFICIAL, HubError, parse_hub_spec
 from commet.format.problems import FormatError
+from commet.reports.transcripts import unpacked
 from commet.store import Store
 from commet.taxonomy import BOOKLET
 from tests import hub_fixtures as fixtures
@@ -180,7 +181,9 @@ def test_unknown_columns_give_one_message_whose_mapping_then_works(tmp_path: Pat
     assert run.settings.stored["dataset_columns"] == mapping.group(1)
     html = CliRunner().invoke(app, ["report", "--db", str(tmp_path / "run.sqlite"), "--out", str(tmp_path / "r.html")])
     assert html.exit_code == 0, html.output  # the pictures found where the run read them, with its mapping
-    assert f"Pictures from {folder} (recorded with the run)" in (tmp_path / "r.html").read_text()
+    page = (tmp_path / "r.html").read_text()
+    transcripts = unpacked(re.search(r'id="transcript-data">([^<]*)<', page).group(1))  # type: ignore[union-attr]
+    assert [run["note"] for run in transcripts["runs"]] == [f"Pictures from {folder} (recorded with the run)."]
     plain = load_dataset(str(fixtures.layout_b(tmp_path / "plain")))
     assert run.dataset_hash != plain.content_hash()  # the mapping is part of the dataset's hash
     mapped = load_dataset(str(folder), columns=mapping.group(1))

@@ -396,12 +396,26 @@ def _short(value: object, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 2] + "…" + text[-1]
 
 
+#: columns the mapping help lists (with the first row's cells); a wider table says how many more it has
+HELP_COLUMNS = 40
+#: the longest message the mapping help can make: HELP_COLUMNS names and cells, each shortened, and the mapping
+MAPPING_HELP_LIMIT = 12_000
+
+
+def _name(name: str, width: int = 60) -> str:
+    """A column name as the mapping help shows it (a name is data: it may be long)."""
+    return name if len(name) <= width else name[: width - 2] + "…" + name[-1]
+
+
 def mapping_help(columns: Sequence[Column], first_row: dict[str, object] | None, rows: int,
                  guesses: dict[Role, str], reason: str) -> str:
     """The one message of a table whose columns could not be told: the reason, each column with its type,
     the first row abbreviated, the roles, and the ``--columns`` mapping to write with the guesses filled in."""
-    listed = ", ".join(f"{c.name} ({c.kind})" for c in columns) or "none"
-    row = ", ".join(f"{c.name}={_short(first_row.get(c.name))}" for c in columns) if first_row else "(no rows)"
+    shown = columns[:HELP_COLUMNS]
+    more = f", and {len(columns) - len(shown)} more" if len(columns) > len(shown) else ""
+    listed = ", ".join(f"{_name(c.name)} ({c.kind})" for c in shown) + more or "none"
+    row = (", ".join(f"{_name(c.name)}={_short(first_row.get(c.name))}" for c in shown) + more
+           if first_row else "(no rows)")
     required = REQUIRED_PIPE if Role.TURNS in guesses else REQUIRED_TURN_ROWS
     roles = dict(guesses)
     for role in required:

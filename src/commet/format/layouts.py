@@ -34,6 +34,7 @@ from pathlib import Path, PurePosixPath
 from pydantic import ValidationError
 
 from commet.format.columns import (
+    MAPPING_HELP_LIMIT,
     REQUIRED_PIPE,
     REQUIRED_TURN_ROWS,
     STORY_ROLES,
@@ -166,7 +167,7 @@ def detect_layout(table: Table, given: ColumnMapping | None, taxonomy: Taxonomy 
 def _help(table: Table, roles: dict[Role, str], reason: str, taxonomy: Taxonomy) -> FormatError:
     guesses = by_content(table.columns, table.rows[:200], taxonomy, roles)
     message = mapping_help(table.columns, table.rows[0] if table.rows else None, len(table.rows), guesses, reason)
-    return _fail(table, None, None, None, "columns", message)
+    return FormatError([Problem(table.where, None, None, None, "columns", message, message_limit=MAPPING_HELP_LIMIT)])
 
 
 # ----------------------------------------------------------------------------------------------- values

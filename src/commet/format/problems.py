@@ -65,6 +65,9 @@ class Problem:
     #: whether this warning keeps a run from starting without ``--force``; a possible answer leak does not
     #: (data a user imports was not written by them: said, never refused)
     gates: bool = True
+    #: the longest message shown whole: :data:`MAX_MESSAGE`, more for a message bounded where it is made
+    #: (the columns help lists every column of a table, each shortened)
+    message_limit: int = MAX_MESSAGE
 
     def __str__(self) -> str:
         line = self.line if self.line is not None else 0
@@ -73,7 +76,7 @@ class Problem:
         turn = self.turn if self.turn is not None else "-"
         field = printable(shortened(self.field)) if self.field else "-"
         return (f"{printable(shortened(self.file, 4 * MAX_SHOWN))}:{line}{column} story={story} turn={turn} "
-                f"field={field}: {self.severity}: {printable(shortened(self.message, MAX_MESSAGE))}")
+                f"field={field}: {self.severity}: {printable(shortened(self.message, self.message_limit))}")
 
 
 class FormatError(CommetError, ValueError):
