@@ -18,8 +18,10 @@ _NON_WORD = re.compile(r"[^\w\s']+|_+")
 _LEAD_WORD = re.compile(r"(?i)^(?:so\s+|and\s+|now\s+)?(?:which|what|who|whose|where|when|why|how|is|are|was|were|do|"
                         r"does|did|will|would|can|could|should|if|before|after)\b")
 _YES_NO_LEAD = re.compile(r"(?i)^(?:so\s+|and\s+|now\s+)?(?:is|are|was|were|do|does|did|will|would|can|could|should)\b")
-_TRAILING_CLAUSE = re.compile(r"(?i)\s+(?:when|before|after|because|while|if)\s+")
-_OPTION_LIST = re.compile(r"(?i)([^.?!:]*?\bor\b[^.?!]*)\?")
+#: (a run of blanks is only tried from its start: from each of its blanks, a search of 100 KB of blanks was quadratic)
+_TRAILING_CLAUSE = re.compile(r"(?i)(?<!\s)\s+(?:when|before|after|because|while|if)\s+")
+_SENTENCE_END = re.compile(r"[.?!]")
+_OR_WORD = re.compile(r"(?i)\bor\b")
 #: where a labelled option starts: "A. x", "A) x", "(a) x", "a: x" after a line start, '?', ':' or a space
 _LABEL_MARK = re.compile(r"(?:^|(?<=[\s?:;/]))(?:\((?P<p>[A-Za-z]|\d)\)|(?P<d>[A-Za-z]|\d)[.):])(?=\s)")
 
@@ -69,10 +71,10 @@ def question_options(question: str) -> list[str]:
     before it, read right to left until the question's lead-in ("Which snack will she pick").
     A yes/no lead-in ("Is she happy, sad or angry?") ends with the first option.
     """
-    matches = _OPTION_LIST.findall(question)
-    if not matches:
+    asked = _last_either_or_question(question)
+    if asked is None:
         return []
-    clause = matches[-1].rsplit(":", 1)[-1].strip()
+    clause = asked.rsplit(":", 1)[-1].strip()
     before, _, last = clause.rpartition(" or ")
     last = _TRAILING_CLAUSE.split(last.strip(), maxsplit=1)[0].strip(" ,")
     segments = [seg.strip() for seg in before.split(",")]
@@ -91,6 +93,20 @@ def question_options(question: str) -> list[str]:
         break
     options = [option.strip(_QUOTES) for option in options]
     return options if len(options) >= 2 else []
+
+
+def _last_either_or_question(text: str) -> str | None:
+    """The last sentence of ``text`` that ends in '?' and holds the word "or" (from the end of the sentence before).
+
+    One pass over the sentence ends, each sentence searched once: linear in the text (one pattern that
+    matched the same thing backtracked cubically on a long question without a '?').
+    """
+    found, start = None, 0
+    for end in _SENTENCE_END.finditer(text):
+        if end.group() == "?" and _OR_WORD.search(text, start, end.start()):
+            found = text[start:end.start()]
+        start = end.end()
+    return found
 
 
 def _label_sequence(labels: list[str]) -> bool:

@@ -260,7 +260,9 @@ def read_text(path: Path) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-_JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\]{}]')
+#: a JSON string (to its closing quote, or to the end of its line when it has none: a pattern that needed the
+#: closing quote tried again from every quote of an unclosed string, quadratic in it) or a bracket
+_JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"?|[\[\]{}]')
 
 
 def _depth_position(text: str, start: int, limit: int) -> int:
