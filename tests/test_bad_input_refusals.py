@@ -152,7 +152,9 @@ def test_a_numeric_model_option_that_is_not_finite_or_is_negative_is_refused(spe
 def test_a_replay_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "answers.json").write_bytes(b'{"sample-common_desire-1": ["caf\xe9"]}')
     result = commet_cli("eval", "--model", "replay:answers.json", "--quiet", "--db", "r.sqlite", cwd=tmp_path)
-    refused(result, "replay file 'answers.json': not UTF-8")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr == ("answers.json:1:33 story=- turn=- field=-: error: not UTF-8 text: byte 0xe9 (invalid "
+                             "continuation byte); save the file as UTF-8\n")
     assert not (tmp_path / "r.sqlite").exists()
 
 

@@ -282,8 +282,11 @@ def eval_command(
     done = summary.progress
     from commet.cli.reporting import print_report
 
+    repaired = (f"; {done.repaired_replies} replies held {done.replaced_code_points} code point(s) that are not "
+                "Unicode text, replaced by U+FFFD") if done.repaired_replies else ""
     console.print(f"run [bold]{summary.run.name}[/bold]: this time {done.model_calls} model calls, "
-                  f"{done.cached_calls} answered from the store, {done.errors} errors", highlight=False)
+                  f"{done.cached_calls} answered from the store, {done.errors} errors{repaired}", highlight=False,
+                  soft_wrap=True)
     console.print(_usage_line(db, summary.run.id, the_model), highlight=False)
     print_report(db, [summary.run.name], brief=True)
     if summary.stopped_at_spend is not None:

@@ -84,6 +84,8 @@ def _file_errors_as_failures(command: Callable[P, R]) -> Callable[P, R]:
             return command(*args, **kwargs)
         except StoreError as exc:
             fail(str(exc))
+        except FormatError as exc:  # an input file refused by its bounded reader (commet.format.inputs)
+            fail_problems(exc)
         except OSError as exc:
             if exc.filename is None:  # not a file (a socket, a process): not the user's path, so not hidden
                 raise

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -40,9 +41,12 @@ from commet.engine.pictures import PictureCache
 from commet.engine.schedule import planned_order
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
+from commet.format.problems import printable
 from commet.judges.base import Judge, JudgeRequest, Verdict, spent
 from commet.store.records import ShownTurn, StoryRecord, StoryStatus, TurnRecord
 from commet.store.sqlite import FailureKind, RunRecord, RunStatus, Store
+
+log = logging.getLogger(__name__)
 
 
 class EvalSettings(BaseModel):
@@ -117,6 +121,9 @@ class Progress:
     model_calls: int = 0
     cached_calls: int = 0
     errors: int = 0
+    #: replies of this call's model calls that held code points which are not text (made U+FFFD), and how many
+    repaired_replies: int = 0
+    replaced_code_points: int = 0
 
 
 @dataclass(frozen=True)
@@ -531,6 +538,12 @@ class Engine:
                                          latency_s=time.perf_counter() - started, error_kind=exc.kind, error=str(exc))
             raise
         latency = time.perf_counter() - started
+        if response.replaced:
+            self.progress.repaired_replies += 1
+            self.progress.replaced_code_points += response.replaced
+            log.warning("story %s turn %d: the reply of %s held %d code point(s) that are not Unicode text (lone "
+                        "surrogates); each was replaced by U+FFFD", printable(story_id), turn, self.model.spec,
+                        response.replaced)
         self.store.record_model_call(
             run_id=run.id, story_id=story_id, turn=turn, key=key, model=self.model.spec,
             request_json=request.fingerprint_json, response_text=response.text, finish_reason=response.finish_reason,

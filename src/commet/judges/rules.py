@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from commet.judges.base import Judge, JudgeRequest, Verdict
+from commet.judges.base import Judge, JudgeRequest, Verdict, decided_off_the_loop
 from commet.text import contains_phrase, fold, labelled_options, normalize, question_options, words
 
 #: expected answers up to this many words are "short": a sentence naming one may decide
@@ -141,7 +141,7 @@ class RulesJudge(Judge):
     cacheable = False  # free and deterministic: recomputed rather than stored in the cache
 
     async def judge(self, request: JudgeRequest) -> Verdict:
-        return self.decide(request)
+        return await decided_off_the_loop(self.decide, request)
 
     def decide(self, request: JudgeRequest) -> Verdict:
         if not words(request.response):

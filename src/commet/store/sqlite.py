@@ -24,13 +24,14 @@ import sqlite3
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager, nullcontext
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
 from typing import TypeVar
 
+from commet.format.inputs import valid_text
 from commet.store.errors import StoreError
 from commet.store.records import (
     STORY_COLUMNS,
@@ -485,14 +486,43 @@ class Store:
         rows of one table keep their order, so the result is that of running them one by one
         (else they are run one by one).
         """
+        if self.db.in_transaction:  # the caller's: a failed statement cannot be run again alone
+            self._run(self._valid(statements))
+            return
+        try:
+            with self._begin_commit():
+                self._run(statements)
+        except UnicodeEncodeError:  # rolled back: once more with the text made valid
+            with self._begin_commit():
+                self._run(self._valid(statements))
+
+    def _run(self, statements: list[Statement]) -> None:
         groups = _grouped(statements)
-        with nullcontext() if self.db.in_transaction else self._begin_commit():
-            if groups is None:
-                for sql, params in statements:
-                    self.db.execute(sql, params)
-            else:
-                for sql, rows in groups.items():
-                    self.db.executemany(sql, rows)
+        if groups is None:
+            for sql, params in statements:
+                self.db.execute(sql, params)
+        else:
+            for sql, rows in groups.items():
+                self.db.executemany(sql, rows)
+
+    def _valid(self, statements: list[Statement]) -> list[Statement]:
+        """The statements with every text made valid Unicode (lone surrogates, which SQLite cannot take, made
+        U+FFFD), and a warning when any was. Text from models is made valid where it comes in; this is what
+        is left (a file name that is not UTF-8, say)."""
+        replaced = 0
+        valid: list[Statement] = []
+        for sql, params in statements:
+            row = []
+            for value in params:
+                if isinstance(value, str):
+                    value, count = valid_text(value)
+                    replaced += count
+                row.append(value)
+            valid.append((sql, tuple(row)))
+        if replaced:
+            log.warning("%s: %d code point(s) of the text written were not Unicode text (lone surrogates); "
+                        "stored as U+FFFD", self.path, replaced)
+        return valid
 
     def _timestamp(self) -> str:
         """Now; inside a batch, one timestamp for all the writes of the same commit."""
@@ -556,7 +586,7 @@ class Store:
     # runs -----------------------------------------------------------------------------------------
     def get_run(self, name: str) -> RunRecord | None:
         self.flush()
-        row = self.db.execute("SELECT * FROM runs WHERE name = ?", (name,)).fetchone()
+        row = self.db.execute("SELECT * FROM runs WHERE name = ?", (valid_text(name)[0],)).fetchone()
         return _run(row, self.path) if row else None
 
     def runs(self) -> list[RunRecord]:
@@ -566,13 +596,13 @@ class Store:
                    dataset_name: str, dataset_hash: str, package_version: str, story_count: int) -> RunRecord:
         """The run named ``name``, created now, or as another process created it a moment earlier
         (two processes starting one run race here; the caller checks the stored configuration)."""
-        with self.transaction() as db:
-            db.execute(
+        with self.transaction() as db:  # (names made of a folder's name may hold lone surrogates: made valid)
+            db.execute(*self._valid([(
                 "INSERT OR IGNORE INTO runs(name, model, judge, settings_json, config_hash, dataset_name, dataset_hash,"
                 " package_version, status, story_count, started_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (name, model, judge, json.dumps(settings, sort_keys=True), config_hash, dataset_name, dataset_hash,
                  package_version, "running", story_count, now()),
-            )
+            )])[0])
         run = self.get_run(name)
         assert run is not None
         return run
