@@ -239,3 +239,19 @@ def test_a_reply_of_a_label_and_thousands_of_blanks_does_not_freeze_the_run(tmp_
     except subprocess.TimeoutExpired:
         pytest.fail("one reply kept the run busy for more than 20 s")
     assert finished.returncode == 0, finished.stderr
+
+
+@pytest.mark.parametrize("reply", [
+    '{"verdict": "correct", "matched_answer": ' + "9" * 5000 + ', "reason": "x"}',
+    "[" * 100_000 + "]" * 100_000,
+], ids=["5000-digit number", "nested 100,000 deep"])
+def test_a_judge_reply_that_cannot_be_read_leaves_the_turn_undecided(reply: str, tmp_path: Path) -> None:
+    write_dataset(tmp_path / "data")
+    spec = write_replies(tmp_path / "replies.json")
+    db = tmp_path / "u.sqlite"
+    with JudgeServer(lambda *args: reply) as server:
+        result = CliRunner().invoke(app, ["eval", "--model", spec, "--dataset", str(tmp_path / "data"), "--db", str(db),
+                                          "--judge", server.spec(), "--quiet"])
+    assert result.exit_code == 3, result.output
+    assert "judge_unparseable" in result.stderr and "a number too long or nesting too deep" in result.stderr
+    assert stored(db, "SELECT status FROM runs") == [("incomplete",)]
