@@ -16,11 +16,10 @@ each ``commet`` command (names only needed for type checking are quoted instead)
 """
 
 import asyncio
-import functools
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -41,6 +40,7 @@ from commet.cli.common import (  # noqa: F401 - the shared names stay importable
     fail_option,
     fail_problems,
     load_or_fail,
+    print_failures,
     refuse_bad_files,
     resumable,
 )
@@ -49,9 +49,6 @@ from commet.extras import MissingExtraError, missing_extra_message
 from commet.format.convert import ConvertTarget
 from commet.judges.base import UnknownJudgeError
 from commet.models.base import UnknownModelError
-
-if TYPE_CHECKING:
-    from commet.engine import RunResults
 
 #: Plain click help (``rich_markup_mode=None``), here and in every sub-app: no ``<bool>`` type column on
 #: flags, no boxes, errors as one line.
@@ -295,23 +292,8 @@ def eval_command(
                       highlight=False)
         raise typer.Exit(EXIT_SPEND_LIMIT)
     if not summary.results.complete:
-        _print_failures(summary.results, secrets=[getattr(m, "api_key", None) for m in (the_model, the_judge)])
+        print_failures(summary.results, secrets=[getattr(m, "api_key", None) for m in (the_model, the_judge)])
         raise typer.Exit(EXIT_INCOMPLETE)
-
-
-def _print_failures(results: "RunResults", *, secrets: list[str | None]) -> None:
-    """What kept the run from completing: per failure kind, how many turns and the first message."""
-    from commet.models.errors import redact
-
-    write = functools.partial(err_console.print, markup=False, highlight=False, soft_wrap=True)
-    write(f"incomplete: {results.stories_not_scored} of {results.stories} StoryTurns not scored; "
-          "calls that failed for good:")
-    for failure in results.failures:
-        message = redact(" ".join(failure.first_message.split()), [s for s in secrets if s])
-        message = message if len(message) <= 300 else message[:299] + "…"
-        write(f"  {failure.kind} ({failure.what}, {failure.turns} turn{'s' if failure.turns != 1 else ''}), "
-              f"first at story {failure.first_story} turn {failure.first_turn}: {message}")
-    write(f"run the same command again to retry them (exit code {EXIT_INCOMPLETE})")
 
 
 def _usage_line(db: Path, run_id: int, model) -> str:  # noqa: ANN001 - a Model

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Annotated, NoReturn, ParamSpec, TypeVar
 import typer
 from rich.console import Console
 
-from commet.format.problems import FormatError
+from commet.format.problems import FormatError, printable
 
 if TYPE_CHECKING:
+    from commet.engine.runner import RunResults
     from commet.models.base import SettingError
 
 console = Console(width=None if sys.stdout.isatty() else 200)
@@ -115,6 +116,22 @@ def refuse_bad_files(app: typer.Typer) -> None:
     for group in app.registered_groups:
         if group.typer_instance is not None:
             refuse_bad_files(group.typer_instance)
+
+
+def print_failures(results: RunResults, *, secrets: list[str | None]) -> None:
+    """What kept a run (eval's or rejudge's) from completing: per failure kind, how many turns and the first
+    message (keys redacted)."""
+    from commet.models.errors import redact
+
+    write = functools.partial(err_console.print, markup=False, highlight=False, soft_wrap=True)
+    write(f"incomplete: {results.stories_not_scored} of {results.stories} StoryTurns not scored; "
+          "calls that failed for good:")
+    for failure in results.failures:
+        message = redact(" ".join(failure.first_message.split()), [s for s in secrets if s])
+        message = message if len(message) <= 300 else message[:299] + "…"
+        write(f"  {failure.kind} ({failure.what}, {failure.turns} turn{'s' if failure.turns != 1 else ''}), "
+              f"first at story {printable(failure.first_story)} turn {failure.first_turn}: {printable(message)}")
+    write(f"run the same command again to retry them (exit code {EXIT_INCOMPLETE})")
 
 
 def fail_option(exc: SettingError) -> NoReturn:

@@ -151,6 +151,18 @@ class RunResults:
         return self.stories - self.stories_scored
 
 
+def run_results(store: Store, run_id: int, story_ids: set[str]) -> RunResults:
+    """A run's results as stored now, over the StoryTurns ``story_ids`` it is meant to cover (eval's and
+    rejudge's one account: what counts as scored, which calls failed for good)."""
+    totals = store.run_totals(run_id)
+    done = store.finished_stories(run_id) & story_ids
+    return RunResults(stories=len(story_ids), stories_done=len(done),
+                      stories_scored=len(done - store.stories_with_judge_errors(run_id)),
+                      stories_failed=totals["stories_failed"], stories_correct=totals["stories_correct"],
+                      questions=totals["questions"], questions_right=totals["questions_right"],
+                      failures=store.run_failures(run_id))
+
+
 @dataclass
 class RunSummary:
     """What a call to the engine returns: the run, this call's counters and the whole run's results."""
@@ -399,14 +411,7 @@ class Engine:
 
     def results(self, run: RunRecord) -> RunResults:
         """The whole run's results as stored now (see :class:`RunResults`)."""
-        ids = {st.id for _, st in self.mine()}  # a shard's results are its share's
-        totals = self.store.run_totals(run.id)
-        done = self.store.finished_stories(run.id) & ids
-        return RunResults(stories=len(ids), stories_done=len(done),
-                          stories_scored=len(done - self.store.stories_with_judge_errors(run.id)),
-                          stories_failed=totals["stories_failed"], stories_correct=totals["stories_correct"],
-                          questions=totals["questions"], questions_right=totals["questions_right"],
-                          failures=self.store.run_failures(run.id))
+        return run_results(self.store, run.id, {st.id for _, st in self.mine()})  # a shard's: its share's
 
     async def _worker(self, run: RunRecord, claims: StoryClaims, start_after: float) -> None:
         if start_after:
