@@ -3,7 +3,7 @@
 A judge model on 127.0.0.1 answers every call with HTTP 401: re-judging exits 3, prints each kind
 of failure with its first message, leaves the new run ``incomplete`` (not ``done``), counts no
 failed call as a decision; the same command, once the judge answers, retries the failed judgments
-and closes the run ``done``. Ctrl-C marks the new run ``interrupted``.
+and closes the run ``done``. (A signal during a rejudge: tests/test_sigterm.py.)
 """
 
 from __future__ import annotations
@@ -90,16 +90,3 @@ def test_a_rejudge_of_a_run_with_failed_model_calls_is_incomplete_like_the_run(t
     assert result.exit_code == 3, result.output
     assert status(db, "again") == "incomplete"
     assert "replay_missing (model, 1 turn), first at story fb turn 1" in result.stderr
-
-
-def test_ctrl_c_during_a_rejudge_marks_the_new_run_interrupted(base: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from commet.engine import rejudge as rejudging
-
-    async def interrupted(*args: object, **kwargs: object) -> None:
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(rejudging, "judge_cached", interrupted)
-    result = rejudge(base, "rules")
-    assert result.exit_code == 130, result.output
-    assert "run the same command again to resume" in result.stderr
-    assert status(base, "llm") == "interrupted"

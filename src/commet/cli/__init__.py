@@ -27,6 +27,7 @@ from commet.cli.common import (  # noqa: F401 - the shared names stay importable
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
     EXIT_SPEND_LIMIT,
+    EXIT_TERMINATED,
     EXIT_USAGE,
     RESUME_LINE,
     ForceOption,
@@ -347,8 +348,16 @@ _register_commands()
 def main() -> None:
     """The ``commet`` program (tests drive ``app`` itself)."""
     Program.running = True
+    Program.stop_on_sigterm()
     try:
         app()
+    except SystemExit as stop:
+        # a command that is not resumable ends in click's "Aborted!" on a SIGTERM: its exit code says SIGTERM
+        if Program.terminated and stop.code != EXIT_TERMINATED:
+            sys.exit(EXIT_TERMINATED)
+        raise
+    except KeyboardInterrupt:  # before or after a command (starting up, closing): no traceback either
+        sys.exit(EXIT_TERMINATED if Program.terminated else EXIT_INTERRUPTED)
     except (ImportError, MissingExtraError) as exc:  # an optional extra is missing: one line naming it
         message = str(exc) if isinstance(exc, MissingExtraError) else missing_extra_message(exc)
         if message is None:

@@ -93,7 +93,7 @@ def rejudge_command(
                   f"[bold]{escape(result.run.name)}[/bold] with {escape(result.run.judge)}", highlight=False)
     console.print(f"decided by: {escape(decided)}; {result.judge_calls} verdicts computed now, "
                   f"{result.cached} from the store; {len(result.changed)} answers scored differently", highlight=False)
-    with open_store(db) as store:
+    with open_store(db, read_only=True) as store:
         spend = store.spend(result.run.id)
     undecided = sum(failure.turns for failure in result.results.failures if failure.what == "judge") \
         if result.results is not None else 0
@@ -213,7 +213,7 @@ def judges_command(
     from commet.reports import to_csv, to_markdown
     from commet.reports.agreement import AGREEMENT_HEADER, agreement_report, report_tables
 
-    with open_store(db) as store:
+    with open_store(db, read_only=True) as store:
         try:
             report = agreement_report(store, run, None if subset is SubsetChoice.all else subset.value)
         except KeyError as exc:

@@ -68,25 +68,30 @@ def report_prepared_meanwhile(loop: asyncio.AbstractEventLoop, stories: int = 0)
             thread.join()
 
 
-def open_store(db: Path):  # noqa: ANN202 - returns Store
+def open_store(db: Path, *, read_only: bool = False):  # noqa: ANN202 - returns Store
+    """The store of a command; ``read_only`` for the commands that only read it (they then work on read-only
+    media and while another process writes, without waiting for its lock)."""
     from commet.store import Store
 
     if not db.exists():
         fail(f"no results store at {db}")
-    if db.is_file() and not _has_tables(db):  # an empty file: opening it as a store would write the schema
+    if db.is_file() and not _has_tables(db, read_only):  # an empty file: opening it would write the schema
         fail(f"no results store at {db} (the file holds no tables)")
-    return Store(db)
+    return Store(db, read_only=read_only)
 
 
-def _has_tables(db: Path) -> bool:
-    """Whether ``db`` has any table; True for what is not SQLite at all, which :class:`Store` refuses in words."""
+def _has_tables(db: Path, read_only: bool) -> bool:
+    """Whether ``db`` has any table; True for what is not SQLite at all (or cannot be opened), which
+    :class:`Store` refuses in words."""
     import sqlite3
     from contextlib import closing
 
-    from commet.store.sqlite import table_names
+    from commet.store.opening import connect_read_only
+    from commet.store.sqlite import BUSY_TIMEOUT_S, table_names
 
     try:
-        with closing(sqlite3.connect(db)) as con:
+        connection = connect_read_only(db, busy_timeout_s=BUSY_TIMEOUT_S) if read_only else sqlite3.connect(db)
+        with closing(connection) as con:
             return bool(table_names(con))
     except sqlite3.Error:
         return True
@@ -129,7 +134,7 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
     from commet.reports.render import OneTablePerFile, csv_files, to_rich_tables
 
     boot = Bootstrap(**{k: v for k, v in (("seed", seed), ("resamples", resamples)) if v is not None})
-    with open_store(db) as store:
+    with open_store(db, read_only=True) as store:
         try:
             runs = select_runs(store, names)
         except KeyError as exc:
@@ -272,7 +277,7 @@ def compare(
 
     from commet.reports import Bootstrap, compare_runs
 
-    with open_store(db) as store:
+    with open_store(db, read_only=True) as store:
         records = [store.get_run(name) for name in (run_a, run_b)]
         for name, record in zip((run_a, run_b), records, strict=True):
             if record is None:
@@ -366,7 +371,7 @@ def sweep(
                  dataset=settings.datasets[0] if len(settings.datasets) == 1 else None)
     from commet.store import RunStatus
 
-    with open_store(settings.db) as store:
+    with open_store(settings.db, read_only=True) as store:
         unfinished = [(name, record.status) for name in names
                       if (record := store.get_run(name)) is not None and record.status is not RunStatus.done]
     if unfinished:
@@ -382,7 +387,7 @@ def runs(db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("
     """List the runs in a store."""
     from rich.table import Table
 
-    with open_store(db) as store:
+    with open_store(db, read_only=True) as store:
         table = Table(title=f"Runs in {db}")
         for column in ("name", "model", "judge", "dataset", "status", "stories", "started", "finished"):
             table.add_column(column, overflow="fold")
@@ -400,7 +405,7 @@ def export(
     """Write one JSON line per turn: prompt as sent, images, response, expected, verdict."""
     from commet.reports.export import export_run
 
-    with open_store(db) as store:
+    with open_store(db, read_only=True) as store:
         record = store.get_run(run)
         if record is None:
             fail(f"no run named {run!r} in {db}")

@@ -43,6 +43,7 @@ from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
 from commet.format.problems import printable
 from commet.judges.base import Judge, JudgeRequest, Verdict, spent
+from commet.store.errors import StoreFullError
 from commet.store.records import ShownTurn, StoryRecord, StoryStatus, TurnRecord
 from commet.store.sqlite import FailureKind, RunRecord, RunStatus, Store
 
@@ -361,11 +362,21 @@ class Engine:
         try:
             yield
         except (asyncio.CancelledError, KeyboardInterrupt):
-            self.store.set_run_status(run.id, RunStatus.interrupted)
+            self._mark(run, RunStatus.interrupted)
             raise
         except Exception:
-            self.store.set_run_status(run.id, RunStatus.failed)
+            self._mark(run, RunStatus.failed)
             raise
+
+    def _mark(self, run: RunRecord, status: RunStatus) -> None:
+        """Record why the run stopped, if the store can still be written (on a full disk it cannot: the run
+        then stays ``running`` in the file and resumes all the same); the error that stopped it is raised."""
+        try:
+            self.store.set_run_status(run.id, status)
+        except StoreFullError:
+            log.debug("run %s not marked %s: the disk is full", run.name, status)
+        except Exception as exc:  # noqa: BLE001 - the error that stopped the run is the one to raise
+            log.warning("could not mark run %s %s: %s", printable(run.name), status, exc)
 
     def spent_so_far(self, run: RunRecord) -> float:
         """The estimated spend of the calls this run has made (earlier sessions included)."""
@@ -397,6 +408,9 @@ class Engine:
             except BaseException:
                 for worker in workers:
                     worker.cancel()
+                # they end here, while the store is still open: a story that never waits (a baseline, answers
+                # from the store) runs on to its end before it sees the cancellation, and writes as it goes
+                await asyncio.gather(*workers, return_exceptions=True)
                 raise
             finally:
                 self._pictures.close()

@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from commet.store.opening import stand_in_for_missing_tables
 from commet.store.records import TurnRecord
 from commet.store.sqlite import RunRecord, Store, now
 
@@ -77,7 +78,10 @@ def _insert(db: sqlite3.Connection, run: str, story_id: str, turn: int, response
 
 
 def all_labels(store: Store) -> list[Label]:
-    ensure_table(store.db)
+    if store.read_only:  # an empty stand-in where the file has no labels table: nothing is written
+        stand_in_for_missing_tables(store.db, LABELS_SCHEMA)
+    else:
+        ensure_table(store.db)
     rows = store.db.execute("SELECT run, story_id, turn, response, label, labeller FROM labels"
                             " ORDER BY run, story_id, turn, labeller")
     return [Label(*row) for row in rows]
