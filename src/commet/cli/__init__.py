@@ -8,7 +8,9 @@ exit code 2, never a traceback. Exit codes (docs/cli.md):
 * 3: the run ended incomplete: some calls failed for good (a summary per kind is printed);
   running the same command again retries them;
 * 4: the run stopped before its estimated spend would pass ``--max-cost``;
-* 130: interrupted (Ctrl-C); running the same command again resumes.
+* 5: the disk is full (the store or an output file could not be written); free space and rerun to resume;
+* 130: interrupted (Ctrl-C); running the same command again resumes;
+* 143: stopped by SIGTERM (Slurm, Kubernetes, ``timeout``), as by Ctrl-C.
 
 The modules that define commands leave out ``from __future__ import annotations``: Typer reads
 every command's annotations at every start, and evaluating 700 of them from strings was 30 ms of
@@ -173,7 +175,8 @@ def schema() -> None:
 
 EVAL_EPILOG = ("Exit codes: 0 every StoryTurn scored; 2 bad input, nothing run; 3 some calls failed for good "
                "(summary printed; the same command retries them); 4 stopped by --max-cost (raise it and run the "
-               "same command to resume); 130 interrupted (the same command resumes).")
+               "same command to resume); 5 the disk is full (free space; the same command resumes); 130 interrupted by "
+               "Ctrl-C, 143 by SIGTERM (the same command resumes).")
 
 
 @app.command("eval", epilog=EVAL_EPILOG)
