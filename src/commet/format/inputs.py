@@ -66,14 +66,16 @@ def _size(count: int) -> str:
     return f"{count / MIB:.1f} MiB" if count >= MIB else f"{count} bytes"
 
 
-def read_bytes(path: str | Path, *, what: str = "file", max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+def read_bytes(path: str | Path, *, what: str = "file", max_bytes: int = DEFAULT_MAX_BYTES,
+               allow_pipe: bool = False) -> bytes:
     """The bytes of a regular file of at most ``max_bytes``; anything else is a located :class:`FormatError`.
 
     The file is opened without blocking (a FIFO would wait for a writer forever) and checked with
     ``fstat`` on the opened descriptor (so a link is judged by what it points to, and nothing can
     be swapped in between): a folder, a FIFO, a device (``/dev/zero``) or a socket is refused
     unread. The size is checked before reading and again while reading (a file still growing).
-    ``what`` names the file in messages ("replay file").
+    ``what`` names the file in messages ("replay file"). ``allow_pipe`` also reads a pipe (a secret
+    passed as ``<(command)``), up to ``max_bytes``: a FIFO nobody writes to reads as empty.
     """
     file = str(path)
     try:
@@ -88,12 +90,12 @@ def read_bytes(path: str | Path, *, what: str = "file", max_bytes: int = DEFAULT
         mode = os.fstat(descriptor)
         if stat.S_ISDIR(mode.st_mode):
             raise _refused(file, f"is a folder, not a {what}")
-        if not stat.S_ISREG(mode.st_mode):
+        if not stat.S_ISREG(mode.st_mode) and not (allow_pipe and stat.S_ISFIFO(mode.st_mode)):
             kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode.st_mode) else
                     "a device" if stat.S_ISCHR(mode.st_mode) or stat.S_ISBLK(mode.st_mode) else
                     "a socket" if stat.S_ISSOCK(mode.st_mode) else "not a regular file")
-            raise _refused(file, f"is {kind}, not a regular file: a {what} must be a regular file")
-        if mode.st_size > max_bytes:
+            raise _refused(file, f"is {kind}; a {what} must be a regular file")
+        if stat.S_ISREG(mode.st_mode) and mode.st_size > max_bytes:
             raise _refused(file, f"is {_size(mode.st_size)}; a {what} may be at most {_size(max_bytes)}")
         os.set_blocking(descriptor, True)
         chunks, total = [], 0
@@ -141,9 +143,10 @@ def decode_text(data: bytes, file: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def read_text(path: str | Path, *, what: str = "file", max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+def read_text(path: str | Path, *, what: str = "file", max_bytes: int = DEFAULT_MAX_BYTES,
+              allow_pipe: bool = False) -> str:
     """:func:`read_bytes`, then :func:`decode_text`."""
-    return decode_text(read_bytes(path, what=what, max_bytes=max_bytes), str(path))
+    return decode_text(read_bytes(path, what=what, max_bytes=max_bytes, allow_pipe=allow_pipe), str(path))
 
 
 # ----------------------------------------------------------------------------- JSON
@@ -162,18 +165,25 @@ class _Refusal(ValueError):
         self.number = number
 
 
-def deepest_point(text: str, limit: int) -> int | None:
-    """Where JSON ``text`` first nests deeper than ``limit`` (strings skipped), or None; linear in the text."""
+def check_json(text: str, *, file: str, max_depth: int = MAX_JSON_DEPTH, max_int_digits: int = MAX_INT_DIGITS) -> None:
+    """Refuse, with a located :class:`FormatError`, JSON nested deeper than ``max_depth`` (the decoder recurses
+    into each level: 100,000 is a RecursionError) or holding an integer of more than ``max_int_digits`` digits
+    (Python refuses to convert 4,300); one linear pass over the text, strings skipped, before any decoder sees
+    it. Invalid JSON is left to the decoder."""
     depth = 0
     for token in _JSON_TOKEN.finditer(text):
-        char = token.group()
-        if char in ("[", "{"):
+        piece = token.group()
+        if piece in ("[", "{"):
             depth += 1
-            if depth > limit:
-                return token.start()
-        elif char in ("]", "}"):
+            if depth > max_depth:
+                line, column = _position(text, token.start())
+                raise _refused(file, f"JSON nested more than {max_depth} levels deep", line=line, column=column)
+        elif piece in ("]", "}"):
             depth -= 1
-    return None
+        elif piece.lstrip("-").isdigit() and len(piece.lstrip("-")) > max_int_digits:
+            line, column = _position(text, token.start())
+            raise _refused(file, f"an integer of {len(piece.lstrip('-'))} digits; at most {max_int_digits} are read",
+                           line=line, column=column)
 
 
 def _number_at(text: str, number: str) -> int:
@@ -184,20 +194,10 @@ def _number_at(text: str, number: str) -> int:
 def load_json(text: str, *, file: str, max_depth: int = MAX_JSON_DEPTH, max_int_digits: int = MAX_INT_DIGITS) -> Any:
     """JSON ``text`` decoded within limits; every refusal is a :class:`FormatError` with its line and column.
 
-    Refused: invalid JSON, nesting deeper than ``max_depth`` (checked before decoding, so nothing
-    recurses), an integer of more than ``max_int_digits`` digits, ``NaN`` and ``Infinity`` (not JSON),
-    numbers too large for a float.
+    Refused: what :func:`check_json` refuses (checked first, so nothing recurses deeply), invalid JSON,
+    ``NaN`` and ``Infinity`` (not JSON), numbers too large for a float.
     """
-    deep = deepest_point(text, max_depth)
-    if deep is not None:
-        line, column = _position(text, deep)
-        raise _refused(file, f"JSON nested more than {max_depth} levels deep", line=line, column=column)
-
-    def integer(digits: str) -> int:
-        if len(digits.lstrip("-")) > max_int_digits:
-            raise _Refusal(f"an integer of {len(digits.lstrip('-'))} digits; at most {max_int_digits} are read",
-                           digits)
-        return int(digits)
+    check_json(text, file=file, max_depth=max_depth, max_int_digits=max_int_digits)
 
     def number(digits: str) -> float:
         value = float(digits)
@@ -210,7 +210,7 @@ def load_json(text: str, *, file: str, max_depth: int = MAX_JSON_DEPTH, max_int_
         raise _Refusal(f"{name} is not a JSON number", name)
 
     try:
-        return json.loads(text, parse_int=integer, parse_float=number, parse_constant=constant)
+        return json.loads(text, parse_float=number, parse_constant=constant)
     except _Refusal as exc:
         line, column = _position(text, _number_at(text, exc.number))
         raise _refused(file, exc.message, line=line, column=column) from None
@@ -226,3 +226,33 @@ def read_json(path: str | Path, *, what: str = "file", max_bytes: int = DEFAULT_
     """:func:`read_text`, then :func:`load_json`: a JSON input file read within every bound."""
     return load_json(read_text(path, what=what, max_bytes=max_bytes), file=str(path), max_depth=max_depth,
                      max_int_digits=max_int_digits)
+
+
+# ----------------------------------------------------------------------------- TOML
+
+#: what a TOML document holds outside its values' text: strings (multi-line first, a string left open runs to
+#: the end of its line, or of the file for a multi-line one), comments, brackets, and integers (not the digits of
+#: a float's fraction or exponent)
+_TOML_TOKEN = re.compile(r'"""[\s\S]*?(?:"""|\Z)|\'\'\'[\s\S]*?(?:\'\'\'|\Z)|"(?:[^"\\\n]|\\.)*"?|\'[^\'\n]*\'?'
+                         r"|#[^\n]*|[\[\]{}]|(?<![.\w])[0-9][0-9_]*(?![.\w])")
+
+
+def check_toml(text: str, *, file: str, max_depth: int = MAX_JSON_DEPTH, max_int_digits: int = MAX_INT_DIGITS) -> None:
+    """Refuse, with a located :class:`FormatError`, TOML nested deeper than ``max_depth`` (arrays and inline tables:
+    the standard parser recurses into each) or holding a number of more than ``max_int_digits`` digits (it
+    would convert it whole); linear in the text, before the parser sees it."""
+    depth = 0
+    for token in _TOML_TOKEN.finditer(text):
+        piece = token.group()
+        if piece in ("[", "{"):
+            depth += 1
+            if depth > max_depth:
+                line, column = _position(text, token.start())
+                raise _refused(file, f"TOML nested more than {max_depth} levels deep", line=line, column=column)
+        elif piece in ("]", "}"):
+            depth = max(0, depth - 1)
+        elif piece[0].isdigit() and len(piece.replace("_", "")) > max_int_digits:
+            line, column = _position(text, token.start())
+            raise _refused(file, f"a number of {len(piece.replace('_', ''))} digits; at most {max_int_digits} are "
+                                 "read", line=line, column=column)
+

@@ -300,6 +300,8 @@ class Store:
         self.read_only = read_only
         if self.path.is_dir():
             raise StoreError(f"{self.path}: is a folder, expected a results file (.sqlite)")
+        if self.path.exists() and not self.path.is_file():  # SQLite would block on a FIFO, read /dev/zero
+            raise StoreError(f"{self.path}: is not a regular file, expected a results file (.sqlite)")
         if read_only:
             self._open_read_only()
         else:
