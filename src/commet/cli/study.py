@@ -165,7 +165,9 @@ def serve(
             fail(f"{organiser_password_file} is empty")
     try:
         web = create_app(study_file, db, judge=judge, organiser_password=password, secure_cookies=secure_cookies)
-    except (StudyError, StudyDatabaseError, FormatError, UnknownJudgeError) as exc:
+    except FormatError as exc:  # the study file (or its dataset) refused by its reader: located lines
+        fail_problems(exc)
+    except (StudyError, StudyDatabaseError, UnknownJudgeError) as exc:
         fail(str(exc))
     organiser = "at /organiser" if password else "off (no --organiser-password-file)"
     serve_web_app(web, host, port, lambda base: f"study at {base}/p/<token>; organiser page {organiser}",

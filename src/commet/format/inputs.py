@@ -63,7 +63,10 @@ def _refused(file: str, message: str, *, line: int | None = None, column: int | 
 
 
 def _size(count: int) -> str:
-    return f"{count / MIB:.1f} MiB" if count >= MIB else f"{count} bytes"
+    for unit, size in (("GiB", 1 << 30), ("MiB", MIB), ("KiB", 1 << 10)):
+        if count >= size:
+            return f"{count / size:.1f} {unit}"
+    return f"{count} bytes"
 
 
 def read_bytes(path: str | Path, *, what: str = "file", max_bytes: int = DEFAULT_MAX_BYTES,
@@ -96,15 +99,16 @@ def read_bytes(path: str | Path, *, what: str = "file", max_bytes: int = DEFAULT
                     "a socket" if stat.S_ISSOCK(mode.st_mode) else "not a regular file")
             raise _refused(file, f"is {kind}; a {what} must be a regular file")
         if stat.S_ISREG(mode.st_mode) and mode.st_size > max_bytes:
-            raise _refused(file, f"is {_size(mode.st_size)}; a {what} may be at most {_size(max_bytes)}")
+            raise _refused(file, f"is {mode.st_size:,} bytes; a {what} may be at most {max_bytes:,} bytes "
+                                 f"({_size(max_bytes)})")
         os.set_blocking(descriptor, True)
         chunks, total = [], 0
         while chunk := os.read(descriptor, min(max_bytes + 1 - total, 16 * MIB) or 1):
             chunks.append(chunk)
             total += len(chunk)
             if total > max_bytes:
-                raise _refused(file, f"grew past {_size(max_bytes)} while it was read; a {what} may be at most "
-                                     f"{_size(max_bytes)}")
+                raise _refused(file, f"grew past {max_bytes:,} bytes while it was read; a {what} may be at most "
+                                     f"{max_bytes:,} bytes ({_size(max_bytes)})")
         return b"".join(chunks)
     except OSError as exc:
         raise _refused(file, f"cannot read the {what}: {exc.strerror or exc}") from None
