@@ -12,6 +12,7 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Annotated, NoReturn, ParamSpec, TypeVar
 
 import typer
@@ -63,7 +64,7 @@ class Program:
         cancels the main task, so a run commits what finished and is marked ``interrupted``;
         elsewhere it raises KeyboardInterrupt. :func:`resumable` then says how to resume, exit 143.
         """
-        def terminate(signum: int, frame: object) -> None:
+        def terminate(signum: int, frame: FrameType | None) -> None:
             cls.terminated = True
             handler = signal.getsignal(signal.SIGINT)
             if callable(handler):
@@ -132,7 +133,7 @@ def _file_errors_as_failures(command: Callable[P, R]) -> Callable[P, R]:
                 from commet.store.errors import free_space
 
                 written = exc.filename or kwargs.get("out")
-                if written is not None:
+                if isinstance(written, (str, Path)):
                     disk_full(f"{written}: cannot write: the disk is full ({free_space(Path(written))})")
                 disk_full("cannot write: the disk is full")
             if exc.filename is None:  # not a file (a socket, a process): not the user's path, so not hidden
