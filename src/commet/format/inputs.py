@@ -225,13 +225,6 @@ def load_json(text: str, *, file: str, max_depth: int = MAX_JSON_DEPTH, max_int_
         raise _refused(file, f"JSON nested more than {max_depth} levels deep") from None
 
 
-def read_json(path: str | Path, *, what: str = "file", max_bytes: int = DEFAULT_MAX_BYTES,
-              max_depth: int = MAX_JSON_DEPTH, max_int_digits: int = MAX_INT_DIGITS) -> Any:
-    """:func:`read_text`, then :func:`load_json`: a JSON input file read within every bound."""
-    return load_json(read_text(path, what=what, max_bytes=max_bytes), file=str(path), max_depth=max_depth,
-                     max_int_digits=max_int_digits)
-
-
 # ----------------------------------------------------------------------------- TOML
 
 #: what a TOML document holds outside its values' text: strings (multi-line first, a string left open runs to
