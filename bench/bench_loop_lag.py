@@ -1,15 +1,18 @@
-"""How long one long reply holds the event loop, with the rules judge on the loop and off it.
+"""How long long replies hold the event loop, with the rules judge on the loop and off it.
 
-    python bench/bench_loop_lag.py [--sizes 10000,100000,1000000] [--copies 4] [--runs 3]
+    python bench/bench_loop_lag.py [--sizes 4000,8000,11999] [--copies 4] [--runs 3]
 
 Runs the bundled sample ``--copies`` times over (41 StoryTurns each, 64 in flight) from a replay
-file whose replies are all short but one, of each ``--size`` characters (plain words: the rules
-judge's patterns are linear on them), side by side with the judge deciding that reply on the
-event loop (the baseline: ``OFF_LOOP_CHARS`` set past it) and in a worker thread (as shipped).
-A probe task measures, between two of its passes, the CPU time the loop's thread spent (what a
-callback holding the loop costs every other conversation; other work on the machine does not
-count) and the wall time (which does include the GIL held by the judge's thread during one C
-call on the whole reply). Prints medians over ``--runs`` and their ratios, baseline / shipped.
+file whose first replies are ``--size`` characters of plain words (the rules judge reads replies
+up to 12,000 characters; longer ones it leaves undecided at once), side by side with the judge
+deciding them on the event loop (the baseline: ``OFF_LOOP_CHARS`` set past them) and in a worker
+thread (as shipped). Every callback the loop runs is timed in the loop's thread: the longest is
+what one step of one conversation made every other one wait (CPU time: other work on the machine
+does not count). Also the longest wall-clock gap between two passes of a probe task (which
+includes the GIL the judge's thread holds during a C call). Medians over ``--runs``, and their
+ratios, baseline / shipped. The run's own first and last steps (opening it: the dataset's hash;
+closing it: its results) take about 8 to 12 ms once, which is the floor of the off-loop column;
+the steps of the conversations off the loop stay under about 4 ms.
 """
 
 from __future__ import annotations
@@ -34,13 +37,12 @@ from commet.store import Store
 
 
 def one_run(size: int, copies: int, folder: Path) -> tuple[float, float]:
-    """(most loop-thread CPU between two probe passes, longest wall gap), in seconds."""
+    """(most loop-thread CPU one callback took, longest wall gap between two probe passes), in seconds."""
     sample = load_dataset("sample")
     stories = [st.model_copy(update={"id": f"{st.id}-{i}"}) for i in range(copies) for st in sample.storyturns]
     rng = random.Random(size)
     long_reply = " ".join(rng.choice(["the", "basket", "or", "box", "I", "think", "Ana"]) for _ in range(size // 4))
-    replies = {st.id: ["The basket." for _ in st.turns] for st in stories}
-    replies[stories[len(stories) // 3].id][0] = long_reply[:size]
+    replies = {st.id: [long_reply[:size]] + ["The basket." for _ in st.turns[1:]] for st in stories}
     (folder / "r.json").write_text(json.dumps(replies))
     worst = [0.0, 0.0]
 
@@ -53,9 +55,8 @@ def one_run(size: int, copies: int, folder: Path) -> tuple[float, float]:
 
         async def probe() -> None:
             while running:
-                cpu, wall = time.thread_time(), time.perf_counter()
+                wall = time.perf_counter()
                 await asyncio.sleep(0)
-                worst[0] = max(worst[0], time.thread_time() - cpu)
                 worst[1] = max(worst[1], time.perf_counter() - wall)
 
         watching = asyncio.create_task(probe())
@@ -64,19 +65,30 @@ def one_run(size: int, copies: int, folder: Path) -> tuple[float, float]:
         await watching
         store.close()
 
-    asyncio.run(main())
+    run_callback = asyncio.events.Handle._run
+
+    def timed(handle: asyncio.events.Handle) -> None:
+        before = time.thread_time()
+        run_callback(handle)
+        worst[0] = max(worst[0], time.thread_time() - before)
+
+    asyncio.events.Handle._run = timed  # type: ignore[method-assign]
+    try:
+        asyncio.run(main())
+    finally:
+        asyncio.events.Handle._run = run_callback  # type: ignore[method-assign]
     return worst[0], worst[1]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--sizes", default="4000,8000,11999")
     parser.add_argument("--copies", type=int, default=4)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     shipped = judges_base.OFF_LOOP_CHARS
-    print(f"{'reply chars':>12} {'on loop: cpu ms':>16} {'wall ms':>8} {'off loop: cpu ms':>17} {'wall ms':>8} "
-          f"{'cpu ratio':>10} {'wall ratio':>10}")
+    print(f"{'reply chars':>12} {'on loop: callback cpu ms':>25} {'gap ms':>7} {'off loop: callback cpu ms':>26} "
+          f"{'gap ms':>7} {'cpu ratio':>10} {'gap ratio':>10}")
     with tempfile.TemporaryDirectory() as tmp:
         for size in (int(s) for s in args.sizes.split(",")):
             figures = {}
@@ -86,8 +98,8 @@ def main() -> None:
                 figures[label] = (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs))
             judges_base.OFF_LOOP_CHARS = shipped
             (on_cpu, on_wall), (off_cpu, off_wall) = figures["on"], figures["off"]
-            print(f"{size:>12,} {on_cpu * 1000:>16.1f} {on_wall * 1000:>8.1f} {off_cpu * 1000:>17.1f} "
-                  f"{off_wall * 1000:>8.1f} {on_cpu / off_cpu:>10.1f} {on_wall / off_wall:>10.1f}")
+            print(f"{size:>12,} {on_cpu * 1000:>25.1f} {on_wall * 1000:>7.1f} {off_cpu * 1000:>26.1f} "
+                  f"{off_wall * 1000:>7.1f} {on_cpu / off_cpu:>10.1f} {on_wall / off_wall:>10.1f}")
 
 
 if __name__ == "__main__":

@@ -12,12 +12,25 @@ Three sets, labelled by hand with the verdict a careful person gives:
   judge (negative questions, option labels that disagree with option text, words pointing away
   from an option, options inside each other, several labels, options in another role, "I don't
   know"), some labelled ``unclear``: a careful person cannot tell right from wrong, so a judge must
-  leave them undecided (a decided verdict on one counts as wrong).
+  leave them undecided (a decided verdict on one counts as wrong);
+* tests/data/rules_judge_realistic.jsonl: 428 replies written the way chat models answer (answer
+  lines after reasoning, chain of thought that names the wrong option first, markdown, polite
+  preambles, long explanations, Spanish, German, French, Japanese and Chinese by label and by
+  option text, belief phrasings, feelings, yes/no with an explanation, "why" questions);
+* tests/data/rules_judge_adversarial.jsonl: 326 replies of the kinds that once made the judge wrong
+  (strike-through, crosses and ticks, question marks of other scripts, emoji, shrugs, sarcasm,
+  labels after dashes, arrows, middle dots and invisible characters, several labels, people in
+  another role, copies of the question, conclusions taken back), most labelled ``unclear``.
 
 The story's branch rules are applied to each verdict, exactly as in a run. The rules judge's
-contract is 0 wrong decided verdicts on all three.
+contract is 0 wrong decided verdicts on all five. For the realistic set the decided share is
+printed per kind, with the share of right answers to questions that are not "why" questions.
+``--through-eval`` scores the self-contained sets the way independent sets are scored: each reply
+becomes a one-turn StoryTurn (question, options, answers), a replay model gives the reply and
+``commet.evaluate`` runs the judge, the engine's path (options, feedback, the judge's request).
 
     python bench/judge_calibration.py                       # the rules judge
+    python bench/judge_calibration.py --through-eval        # the same, through commet.evaluate
     python bench/judge_calibration.py --judge openai:gpt-4o # rules + LLM cascade
     python bench/judge_calibration.py --judge llm-only:google:gemini-2.5-pro --show-errors
 
@@ -31,6 +44,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +57,10 @@ from commet.judges import Judge, JudgeRequest, create_judge
 CALIBRATION = Path(__file__).resolve().parent.parent / "tests" / "data" / "judge_calibration.jsonl"
 LABELLED = CALIBRATION.with_name("rules_judge_labelled.jsonl")
 AUDIT = CALIBRATION.with_name("rules_judge_audit.jsonl")
+REALISTIC = CALIBRATION.with_name("rules_judge_realistic.jsonl")
+ADVERSARIAL = CALIBRATION.with_name("rules_judge_adversarial.jsonl")
+#: how a "why" question opens, in the six languages of the sets (its answers are explanations)
+WHY = ("why", "por qué", "porque", "warum", "wieso", "weshalb", "pourquoi", "なぜ", "どうして", "为什么", "為什麼")
 
 
 @dataclass(frozen=True)
@@ -159,6 +177,61 @@ async def measure(judge: Judge, cases: list[Case], dataset: Dataset, *, concurre
     return Figures(list(await asyncio.gather(*(one(c) for c in cases))))
 
 
+async def measure_through_eval(judge_spec: str, cases: list[Case], db: Path) -> Figures:
+    """Score self-contained cases through ``commet.evaluate``: one StoryTurn per case (its question, options and
+    answers), a replay model that gives the case's reply, the judge run by the engine. A case on an active branch
+    gets a first turn, the same question answered with that branch's answer, which fixes the branch."""
+    from commet.engine import evaluate_async
+    from commet.format.model import Option, StoryTurn
+    from commet.store import Store
+
+    storyturns, replies = [], {}
+    for i, case in enumerate(cases):
+        turn = Turn(question=case.question or "", answers=list(case.expected),
+                    options=[Option(label=label, text=text) for label, text in case.options])
+        turns = [turn] if case.active_branch is None else [turn.model_copy(), turn]
+        storyturns.append(StoryTurn(id=f"case-{i}", task="false_belief_location", category="Belief",
+                                    source="calibration", turns=turns))
+        given = [] if case.active_branch is None else [case.expected[case.active_branch]]
+        replies[f"case-{i}"] = [*given, case.response]
+    replay = db.with_suffix(".replies.json")
+    replay.write_text(json.dumps(replies), encoding="utf-8")
+    summary = await evaluate_async(f"replay:{replay}", Dataset(storyturns=storyturns), judge=judge_spec, db=db)
+    with Store(db) as store:
+        rows = {(row.story_id, row.turn): row for row in store.turn_rows(summary.run.id)}
+    outcomes = []
+    for i, case in enumerate(cases):
+        row = rows[(f"case-{i}", 0 if case.active_branch is None else 1)]
+        outcomes.append(Outcome(case, row.correct, row.judge or judge_spec, row.rationale or ""))
+    return Figures(outcomes)
+
+
+def is_why(case: Case) -> bool:
+    """Whether the case's question asks why (its answer is an explanation)."""
+    question = (case.question or "").casefold().lstrip("¿¡ ")
+    return question.startswith(WHY)
+
+
+def by_kind(figures: Figures) -> str:
+    """The decided share and the wrong verdicts per kind of reply, and the share of decided right answers to
+    questions that are not "why" questions."""
+    kinds: dict[str, list[Outcome]] = {}
+    for outcome in figures.outcomes:
+        kinds.setdefault(outcome.case.note, []).append(outcome)
+    wrong = {id(o) for o in figures.wrong}
+    lines = [f"  {'kind':<22} {'replies':>7} {'decided':>8} {'share':>6} {'wrong':>5}"]
+    for kind, outcomes in sorted(kinds.items()):
+        decided = sum(o.correct is not None for o in outcomes)
+        lines.append(f"  {kind:<22} {len(outcomes):>7} {decided:>8} {100 * decided / len(outcomes):>5.0f}% "
+                     f"{sum(id(o) in wrong for o in outcomes):>5}")
+    right = [o for o in figures.outcomes if o.case.label == "correct" and not is_why(o.case)]
+    decided = sum(o.correct is not None for o in right)
+    if right:
+        lines.append(f"  right answers to questions other than 'why': {decided} of {len(right)} decided "
+                     f"({100 * decided / len(right):.1f}%)")
+    return "\n".join(lines)
+
+
 def summary(name: str, figures: Figures) -> str:
     accuracy = "-" if figures.accuracy is None else f"{100 * figures.accuracy:.1f}%"
     decided_by: dict[str, int] = {}
@@ -175,25 +248,45 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--judge", default="rules", help="judge spec (default: rules)")
     parser.add_argument("--cases", type=Path, default=None,
-                        help="one sample-based case file (default: the three labelled sets)")
+                        help="one sample-based case file (default: the five labelled sets)")
+    parser.add_argument("--labelled", type=Path, action="append", default=None,
+                        help="a self-contained labelled set (question, expected, options, response, label, kind) "
+                             "to measure instead of the bundled ones (repeatable)")
+    parser.add_argument("--through-eval", action="store_true",
+                        help="score the self-contained sets through commet.evaluate with a replay model")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--show-errors", action="store_true", help="list every case the judge got wrong")
     args = parser.parse_args()
     judge = create_judge(args.judge)
-    sets = ({args.cases.name: load_cases(args.cases)} if args.cases else
-            {CALIBRATION.name: load_cases(CALIBRATION), LABELLED.name: load_labelled(),
-             AUDIT.name: load_labelled(AUDIT)})
+    if args.cases:
+        sets = {args.cases.name: load_cases(args.cases)}
+    elif args.labelled:
+        sets = {path.name: load_labelled(path) for path in args.labelled}
+    else:
+        sets = {CALIBRATION.name: load_cases(CALIBRATION), LABELLED.name: load_labelled(),
+                AUDIT.name: load_labelled(AUDIT), REALISTIC.name: load_labelled(REALISTIC),
+                ADVERSARIAL.name: load_labelled(ADVERSARIAL)}
     sample = load_dataset("sample")
     try:
-        for set_name, cases in sets.items():
-            figures = await measure(judge, cases, sample, concurrency=args.concurrency)
-            print(f"[{set_name}] " + summary(judge.name, figures))
-            if args.show_errors:
-                for outcome in figures.wrong:
-                    case = outcome.case
-                    where = case.question or f"{case.story_id} turn {case.turn}"
-                    print(f"  {where} [{case.label}, {case.note}] {case.response!r}: judged "
-                          f"{'correct' if outcome.correct else 'incorrect'} by {outcome.judge} ({outcome.rationale})")
+        with tempfile.TemporaryDirectory(prefix="commet-calibration-") as folder:
+            for set_name, cases in sets.items():
+                self_contained = all(case.question is not None for case in cases)
+                if args.through_eval and self_contained:
+                    figures = await measure_through_eval(args.judge, cases, Path(folder) / f"{set_name}.sqlite")
+                    name = f"{judge.name} through commet.evaluate"
+                else:
+                    figures = await measure(judge, cases, sample, concurrency=args.concurrency)
+                    name = judge.name
+                print(f"[{set_name}] " + summary(name, figures))
+                if self_contained and any(case.label == "correct" for case in cases):
+                    print(by_kind(figures))
+                if args.show_errors:
+                    for outcome in figures.wrong:
+                        case = outcome.case
+                        where = case.question or f"{case.story_id} turn {case.turn}"
+                        print(f"  {where} [{case.label}, {case.note}] {case.response!r}: judged "
+                              f"{'correct' if outcome.correct else 'incorrect'} by {outcome.judge} "
+                              f"({outcome.rationale})")
     finally:
         await judge.aclose()
 

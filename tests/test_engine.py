@@ -269,7 +269,7 @@ def test_cli_eval_export_and_report(pipe_dataset: Path, replay_file, tmp_path: P
                              "judge"}
     assert lines[0]["images"] == ["snack:table:1"] and lines[0]["expected"] == ["Pear", "Cookie"]
     result = runner.invoke(app, ["report", "--db", str(db), "--format", "markdown"])
-    assert "| cli | replay:replies.json | on | original | 2 | 100.00 [100.00, 100.00] (2/2) |" in result.output
+    assert "| cli | replay:replies.json | on | original | 2 | 100.00 [15.81, 100.00] (2/2) |" in result.output
     result = runner.invoke(app, ["runs", "--db", str(db)])
     assert "cli" in result.output and "done" in result.output
 

@@ -18,7 +18,7 @@ from commet.format import Feedback, StoryTurn, Turn, load_dataset, validate_data
 from commet.format.validate import has_errors
 from commet.generation.llm import GenerationOptions, create_image_model, generate_storyturns, lint_storyturn
 from commet.generation.llm.parse import ReplyError, parse_reply
-from commet.models.base import ModelCallError, UnknownModelError
+from commet.models.base import ModelCallError, ModelSpecError, UnknownModelError
 from commet.models.registry import create_model
 from commet.taxonomy import get_task
 from tests.fakeservers import FakeServer, Reply, google_reply, openai_reply
@@ -168,10 +168,10 @@ def test_cli_generates_a_valid_dataset(exemplars: Path, tmp_path: Path) -> None:
 
 def test_image_specs_fail_clearly(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with pytest.raises(UnknownModelError, match="OPENAI_API_KEY"):
+    with pytest.raises(ModelSpecError, match="OPENAI_API_KEY"):
         create_image_model("openai:gpt-image-1")
     monkeypatch.setitem(sys.modules, "diffusers", None)  # as if the optional extra were not installed
-    with pytest.raises(UnknownModelError, match="pip install diffusers"):
+    with pytest.raises(ModelSpecError, match="pip install diffusers"):
         create_image_model("diffusers:stabilityai/sd-turbo")
     with pytest.raises(UnknownModelError, match="unknown image provider"):
         create_image_model("midjourney:v6")
@@ -181,15 +181,15 @@ def test_image_specs_fail_clearly(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_image_specs_share_the_chat_models_option_checks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-images-000")
-    with pytest.raises(UnknownModelError, match=r"unknown option\(s\) 'qualty' \(did you mean 'quality'\?\)"):
+    with pytest.raises(ModelSpecError, match=r"unknown option\(s\) 'qualty' \(did you mean 'quality'\?\)"):
         create_image_model("openai:gpt-image-1?qualty=high")
     # token budgets and token prices do not apply to pictures: refused, never silently ignored
     for option in ("tpm=1000", "price_in=1", "price_out=2"):
-        with pytest.raises(UnknownModelError, match=f"option {option.split('=')[0]} does not apply to picture models"):
+        with pytest.raises(ModelSpecError, match=f"option {option.split('=')[0]} does not apply to picture models"):
             create_image_model(f"openai:gpt-image-1?{option}")
-    with pytest.raises(UnknownModelError, match="2 problems"):  # every problem at once
+    with pytest.raises(ModelSpecError, match="2 problems"):  # every problem at once
         create_image_model("openai:gpt-image-1?tpm=1&bogus=2")
-    with pytest.raises(UnknownModelError, match="must look like provider:name"):
+    with pytest.raises(ModelSpecError, match="must look like provider:name"):
         create_image_model("openai:")
 
 

@@ -27,7 +27,7 @@ from commet.cli import app  # noqa: E402
 from commet.format import load_dataset, validate_dataset  # noqa: E402
 from commet.format.validate import has_errors  # noqa: E402
 from commet.generation.llm import create_image_model  # noqa: E402
-from commet.models.base import ModelCallError, UnknownModelError  # noqa: E402
+from commet.models.base import ModelCallError, ModelSpecError, UnknownModelError  # noqa: E402
 from tests.fakeservers import FakeServer, openai_reply  # noqa: E402
 from tests.llm_gen_servers import small_png  # noqa: E402
 from tests.test_generate_llm import EXEMPLAR, GOOD  # noqa: E402
@@ -142,7 +142,7 @@ async def test_pipeline_errors_are_one_line(tiny_pipeline: Path, tmp_path: Path)
         create_image_model("diffusers:nobody/not-a-cached-model")  # offline and not in the cache
     for bad, message in (("steps=two", "steps='two'"), ("size=64", "WIDTHxHEIGHT"), ("dtype=int8", "dtype"),
                          ("scheduler=x", "unknown option")):
-        with pytest.raises(UnknownModelError, match=message):
+        with pytest.raises(ModelSpecError, match=message):
             create_image_model(f"diffusers:{tiny_pipeline}?{bad}")
 
 

@@ -27,12 +27,20 @@ def test_valid_text_replaces_lone_surrogates_and_counts_them(text: str, expected
     assert valid_text(text) == expected
 
 
-def test_brackets_and_digits_inside_json_strings_are_not_counted() -> None:
+def test_json_refusals_are_located_and_invalid_json_is_left_to_the_callers_parser() -> None:
     inside = '{"a": "' + "[" * 500 + "9" * 500 + '", "b": ["\\"[[[", 1.' + "5" * 100 + "]}"
     check_json(inside, file="f.json")
     assert load_json(inside, file="f.json")["b"][0] == '"[[['
-    with pytest.raises(FormatError, match=r"f.json:1:9 .*nested more than 3"):
-        check_json('{"a": [[[[1]]]]}', file="f.json", max_depth=3)
+    with pytest.raises(FormatError, match=r"f.json:2:65 .*nested more than 64"):
+        check_json('{"a":\n ' + "[" * 100 + "]" * 100 + "}", file="f.json")
+    with pytest.raises(FormatError, match=r"f.json:1:1 .*key 'a' appears twice"):
+        load_json('{"b": {"a": 1, "a": 2}}', file="f.json")
+    check_json('{"a": ', file="f.json")  # invalid: the caller's parser says so in its words
+    with pytest.raises(FormatError, match=r"f.json:1:7 .*invalid JSON: Expecting value"):
+        load_json('{"a": ', file="f.json")
+    assert load_json('["\\ud800"]', file="f.json", surrogates=True) == ["\ud800"]  # made valid by its reader
+    with pytest.raises(FormatError, match=r"lone surrogate U\+D800"):
+        load_json('["\\ud800"]', file="f.json")
 
 
 def test_brackets_and_digits_in_toml_strings_and_comments_are_not_counted() -> None:
@@ -64,7 +72,7 @@ def test_a_pipe_longer_than_the_limit_is_refused() -> None:
     feeding = threading.Thread(target=lambda: (os.write(writer, b"x" * 5000), os.close(writer)))
     feeding.start()
     try:
-        with pytest.raises(FormatError, match="grew past 4,096 bytes"):
+        with pytest.raises(FormatError, match="grew past the 4,096 bytes a password file may have"):
             read_bytes(f"/dev/fd/{reader}", what="password file", max_bytes=4096, allow_pipe=True)
     finally:
         feeding.join()

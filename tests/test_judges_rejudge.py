@@ -119,7 +119,11 @@ def test_cli_rejudge_prints_changes_and_both_runs(tmp_path: Path) -> None:
     assert "judge tokens: 22 in, 6 out, price unknown" in result.output
     assert "1 turns where the new verdicts would have chosen" in result.output
     assert "wrong-undecided" in result.output and "Story accuracy" in result.output
-    missing = CliRunner().invoke(app, ["rejudge", "--db", str(db), "--run", "base", "--judge", "rules"])
+    # without --dataset: found where the run read it; moved away, the command says to pass it
+    found = CliRunner().invoke(app, ["rejudge", "--db", str(db), "--run", "base", "--judge", "rules"])
+    assert found.exit_code == 0, found.output
+    (tmp_path / "ds").rename(tmp_path / "moved")
+    missing = CliRunner().invoke(app, ["rejudge", "--db", str(db), "--run", "base", "--judge", "rules", "--as", "x"])
     assert missing.exit_code == 2 and "pass it with --dataset" in missing.output
 
 

@@ -20,8 +20,8 @@ from commet.models.base import (
     Message,
     ModelCallError,
     ModelRequest,
+    ModelSpecError,
     TextPart,
-    UnknownModelError,
     Usage,
 )
 from commet.models.errors import parse_retry_after, redact
@@ -291,7 +291,7 @@ async def test_openai_https_verifies_the_server_against_ssl_cert_file(transport,
 
 
 def test_openai_transport_option_is_checked():
-    with pytest.raises(UnknownModelError, match="transport must be direct or sdk"):
+    with pytest.raises(ModelSpecError, match="transport must be direct or sdk"):
         create_model("openai:gpt-test?base_url=http://127.0.0.1:9/v1&transport=curl")
 
 
@@ -309,13 +309,13 @@ def test_openai_identity_and_cost_never_hold_the_key(monkeypatch):
 
 def test_missing_key_and_bad_options_are_clear(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY")
-    with pytest.raises(UnknownModelError, match="OPENAI_API_KEY"):
+    with pytest.raises(ModelSpecError, match="OPENAI_API_KEY"):
         create_model("openai:gpt-4o")
     monkeypatch.setenv("MY_KEY", KEY)
     assert create_model("openai:gpt-4o?api_key_env=MY_KEY").api_key == KEY
-    with pytest.raises(UnknownModelError, match="unknown option"):
+    with pytest.raises(ModelSpecError, match="unknown option"):
         create_model("openai:gpt-4o?api_key_env=MY_KEY&temprature=1")
-    with pytest.raises(UnknownModelError, match="credentials"):
+    with pytest.raises(ModelSpecError, match="credentials"):
         create_model("openai:gpt-4o?api_key_env=MY_KEY&base_url=http://user:pw@host/v1")
 
 

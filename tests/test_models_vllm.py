@@ -18,8 +18,8 @@ from commet.models.base import (
     ImagePart,
     Message,
     ModelRequest,
+    ModelSpecError,
     TextPart,
-    UnknownModelError,
 )
 from commet.models.registry import create_model
 from commet.models.vllm_offline import engine_kwargs, sampling_kwargs, to_vllm_messages
@@ -34,11 +34,11 @@ def test_engine_kwargs_pass_parallelism_through():
                       "gpu_memory_utilization": 0.85, "max_model_len": 8192, "enforce_eager": True,
                       "limit_mm_per_prompt": {"image": 4}}
     assert engine_kwargs("m", {"enable_prefix_caching": "0"})["enable_prefix_caching"] is False
-    with pytest.raises(UnknownModelError, match="unknown option"):
+    with pytest.raises(ModelSpecError, match="unknown option"):
         engine_kwargs("m", {"tensor_paralel_size": "2"})
-    with pytest.raises(UnknownModelError, match="must be an integer"):
+    with pytest.raises(ModelSpecError, match="must be an integer"):
         engine_kwargs("m", {"tensor_parallel_size": "two"})
-    with pytest.raises(UnknownModelError, match="distributed_executor_backend"):
+    with pytest.raises(ModelSpecError, match="distributed_executor_backend"):
         engine_kwargs("m", {"distributed_executor_backend": "slurm"})
 
 
@@ -59,7 +59,7 @@ def test_message_conversion_uses_data_urls():
 
 def test_missing_vllm_gives_install_hint(monkeypatch):
     monkeypatch.setitem(sys.modules, "vllm", None)  # import vllm -> ImportError
-    with pytest.raises(UnknownModelError, match="pip install 'commet-bench\\[vllm\\]'"):
+    with pytest.raises(ModelSpecError, match="pip install 'commet-bench\\[vllm\\]'"):
         create_model("vllm:some/model")
 
 

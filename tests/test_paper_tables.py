@@ -260,8 +260,9 @@ def test_tables_3_and_14_report_per_run_unless_pooled(paper_store: Path) -> None
     pooled = by_run(report_csv(paper_store, "feedback", "--pool", "--run", "on", "--run", "on-again", "--run",
                                "on~jfix", "--run", "needed", "--run", "corr"), "Runs")
     row = pooled["pooled: on, on-again, needed"]
-    # two runs with pictures on at 1/2 each, "needed": 3/4 without pictures and 1/2 with
-    assert [figure(row, c) for c in columns] == [("2", "4"), ("3", "4"), ("3", "6")]
+    # "on" and its repeat "on-again" hold the same stored answers (the repeat answered from the store): 1/2 once,
+    # not 2/4; "needed" (other replies): 3/4 without pictures and 1/2 with, beside on's 1/2 with pictures
+    assert [figure(row, c) for c in columns] == [("1", "2"), ("3", "4"), ("2", "4")]
     # the re-judged copy has on's answers (and another judge): pooled, they would count twice
     assert [figure(pooled["on~jfix"], c) for c in columns] == [("1", "2"), ("0", "0"), ("1", "2")]
     assert [figure(pooled["corr"], c) for c in columns] == [("1", "2"), ("0", "0"), ("1", "2")]
@@ -273,7 +274,7 @@ def test_tables_3_and_14_report_per_run_unless_pooled(paper_store: Path) -> None
     assert figure(table14["needed"], "Text-complete subset") == ("3", "4")
     pooled14 = by_run(report_csv(paper_store, "feedback-conditions", "--pool", "--run", "on", "--run", "on-again",
                                  "--run", "corr"), "Runs")
-    assert figure(pooled14["pooled: on, on-again"], "Text-complete subset") == ("2", "4")
+    assert figure(pooled14["pooled: on, on-again"], "Text-complete subset") == ("1", "2")  # the same answers once
 
 
 def test_pooling_keeps_judges_apart_and_never_counts_the_same_answers_twice(paper_store: Path) -> None:
@@ -387,9 +388,13 @@ def test_eval_end_of_run_shows_the_range_and_the_hint(tmp_path: Path) -> None:
     result = runner.invoke(app, ["eval", "--model", f"replay:{tmp_path / 'r.json'}", "--dataset",
                                  str(tmp_path / "ds"), "--db", str(db), "--run", "on", "--quiet"])
     assert result.exit_code == 0, result.output
-    # the default --undecided-feedback stop ends n1 at its undecided answer: counted in the range
-    hint = HINT.format(db=db, stopped="; 1 stopped there under --undecided-feedback stop")
+    # the default --undecided-feedback stop ends n1 at its undecided answer: counted in the range; re-judging cannot
+    # ask n1's last question, so the hint names the command that finishes it
+    hint = HINT.format(db=db, stopped="; 1 stopped there under --undecided-feedback stop").split("; re-judge")[0]
     assert hint in " ".join(result.stdout.split())
+    assert (f"finish them with `commet eval --db {db} --finish on --judge openai:gpt-4o` (any judge spec: it decides "
+            "the undecided answers and asks the stopped StoryTurns' remaining questions; every earlier call and "
+            "verdict comes from the store).") in " ".join(result.stdout.split())
     assert "14.29–28.57 [" in result.stdout and "(1–2/7)" in result.stdout
 
 
@@ -403,6 +408,7 @@ def test_eval_on_the_bundled_sample_prints_the_range_and_the_hint(tmp_path: Path
         undecided = sum(row.response is not None and row.correct is None for row in store.turn_rows(run.id))
     assert undecided > 0  # the baseline's replies to "why" questions are left to an LLM judge
     assert f"{undecided} answers of run {run.name} were left undecided by the rules judge" in text
-    assert f"`commet rejudge --db {db} --run {run.name} --judge openai:gpt-4o`" in text
+    # some StoryTurns stopped at an undecided answer: the hint names the command that finishes them
+    assert f"`commet eval --db {db} --finish {run.name} --judge openai:gpt-4o`" in text
     story = next(line for line in result.stdout.splitlines() if "Story accuracy" in line)
     assert "–" in story  # a range, never a bare figure while stories hinge on undecided answers

@@ -199,12 +199,6 @@ def collect() -> tuple[list[Case], list[str]]:
 
 CASES, UNRESOLVED = collect()
 
-#: Patterns of judges/ that backtrack today; the judge branch rewrites them (strict: they fail the suite
-#: once fixed, so this list is emptied then).
-JUDGE_BRANCH = {"commet.judges.prompts._FENCE", "commet.judges.rules._BARE_LABEL", "commet.judges.rules._LABEL_WITH_TEXT",
-                "commet.judges.rules._LEADING_LABEL", "commet.judges.rules._PREFIX"}
-
-
 class Worker:
     """tests/regex_probe.py as a long-lived process; restarted after a pattern that had it killed or hung."""
 
@@ -265,11 +259,7 @@ def test_the_probe_catches_a_catastrophic_pattern(worker: Worker) -> None:
     assert not fast.get("killed") and not fast["over"], fast
 
 
-def _marks(case: Case) -> list[pytest.MarkDecorator]:
-    return [pytest.mark.xfail(strict=True, reason="judge branch")] if case.id in JUDGE_BRANCH else []
-
-
-@pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=_marks(c)) for c in CASES])
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
 def test_pattern_runs_in_linear_time(case: Case, worker: Worker) -> None:
     result = worker.check(case)
     assert "killed" not in result, (f"{case.id}: {case.pattern!r} ran past the CPU limit on input "

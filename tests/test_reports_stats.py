@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import time
+from fractions import Fraction
+from math import comb
+
 import pytest
 
-from commet.reports.stats import bootstrap_ratio, mcnemar_exact, paired_comparison
+from commet.reports.stats import (
+    bootstrap_ratio,
+    exact_boundary_interval,
+    fixed,
+    mcnemar_exact,
+    paired_comparison,
+)
 
 
 def test_bootstrap_is_seeded_and_contains_the_estimate() -> None:
@@ -25,11 +35,33 @@ def test_cluster_bootstrap_of_a_ratio() -> None:
     assert estimate.low <= 60.0 <= estimate.high  # type: ignore[operator]
 
 
-def test_degenerate_proportions() -> None:
-    assert bootstrap_ratio([1, 1, 1]).low == 100.0
-    assert bootstrap_ratio([0, 0]).high == 0.0
+def test_proportions_at_the_boundaries_get_the_exact_interval_not_a_point() -> None:
+    """0/n and n/n: every resample repeats the figure, so the interval is Clopper-Pearson's, whose bounds at the
+    boundaries are (alpha/2)^(1/n): 0/2 -> [0, 1 - 0.025^(1/2)] = [0, 84.19]; 3/3 -> [0.025^(1/3), 1] = [29.24, 100]."""
+    none_right = bootstrap_ratio([0, 0])
+    assert (none_right.low, none_right.high) == (0.0, pytest.approx(100 * (1 - 0.025 ** 0.5)))
+    assert none_right.high == pytest.approx(84.1886, abs=1e-4)
+    all_right = bootstrap_ratio([1, 1, 1])
+    assert (all_right.low, all_right.high) == (pytest.approx(29.2402, abs=1e-4), 100.0)
+    # the same for ratios (feedback cases, answers): 0/7 cases -> [0, 40.96]; 5/5 answers in two stories
+    cases = bootstrap_ratio([0, 0, 0], [3, 0, 4])
+    assert (cases.k, cases.n, cases.low) == (0, 7, 0.0) and cases.high == pytest.approx(40.9616, abs=1e-4)
+    answers = bootstrap_ratio([2, 3], [2, 3])
+    assert answers.low == pytest.approx(100 * 0.025 ** (1 / 5)) and answers.high == 100.0
+    # against Clopper-Pearson computed another way: the binomial tail at the bound is alpha/2
+    for n in (1, 4, 19, 250):
+        high = bootstrap_ratio([0] * n).high / 100
+        assert (1 - high) ** n == pytest.approx(0.025)
+    assert exact_boundary_interval(0, 1) == (0.0, 97.5)
+    with pytest.raises(ValueError):
+        exact_boundary_interval(1, 3)
     empty = bootstrap_ratio([])
     assert empty.value is None and empty.low is None
+
+
+def test_fixed_never_prints_a_negative_zero() -> None:
+    assert fixed(-0.0001, 3) == "0.000" and fixed(-0.0, 2) == "0.00" and fixed(-0.0004, 3, sign=True) == "+0.000"
+    assert fixed(-0.0006, 3) == "-0.001" and fixed(0.25, 2, sign=True) == "+0.25"
 
 
 def test_mcnemar_exact_on_hand_computed_tables() -> None:
@@ -39,6 +71,30 @@ def test_mcnemar_exact_on_hand_computed_tables() -> None:
     # b = 0, c = 10: p = 2 / 2**10
     assert mcnemar_exact(0, 10) == pytest.approx(2 / 1024)
     assert mcnemar_exact(3, 3) == 1.0 and mcnemar_exact(0, 0) == 1.0
+
+
+def _exact_mcnemar(b: int, c: int) -> Fraction:
+    """The two-sided exact p-value in exact rational arithmetic: sum of C(m, i) over the lower tail / 2^m."""
+    m = b + c
+    return min(Fraction(1), 2 * Fraction(sum(comb(m, i) for i in range(min(b, c) + 1)), 2 ** m)) if m else Fraction(1)
+
+
+def test_mcnemar_log_space_sum_equals_exact_rational_arithmetic() -> None:
+    for b in range(0, 41):
+        for c in range(0, 41, 3):
+            assert mcnemar_exact(b, c) == pytest.approx(float(_exact_mcnemar(b, c)), rel=1e-12, abs=1e-300), (b, c)
+    for b, c in ((5, 400), (180, 230), (600, 640), (1000, 1), (2500, 2600)):
+        assert mcnemar_exact(b, c) == pytest.approx(float(_exact_mcnemar(b, c)), rel=1e-9), (b, c)
+    assert mcnemar_exact(0, 5000) == 0.0  # 2 / 2**5000 underflows to zero, never an error
+
+
+def test_mcnemar_at_a_hundred_thousand_discordant_pairs_is_fast() -> None:
+    """bench/bench_mcnemar.py measures it against the old sum of big integers; this only bounds it loosely."""
+    started = time.perf_counter()
+    p = mcnemar_exact(49_000, 51_000)
+    assert time.perf_counter() - started < 1.0
+    # normal approximation with continuity correction: z = (2000 - 1) / sqrt(100000) = 6.32 -> p ~ 2.6e-10
+    assert 1e-10 < p < 1e-9
 
 
 def test_paired_comparison_counts_and_significance() -> None:

@@ -68,3 +68,33 @@ def test_explanations_are_left_to_a_judge_unless_given_word_for_word() -> None:
     expected = ["Because she did not see Ben move the ball"]
     assert verdict("She was outside.", expected, "Why?").outcome == "undecided"
     assert verdict("Because she did not see Ben move the ball.", expected, "Why?").outcome == "correct"
+
+
+HINTING_EN = [("A", "George wants to say he does not want to listen to any of Angela's ideas"),
+              ("B", "George wants Angela to provide some travel advice"),
+              ("C", 'George wants to say, "Can I drink something?" or "Can we rest a few minutes before we start '
+                    'talking about business?"'),
+              ("D", "George wants to complain to Angela about his trip")]
+HINTING_ZH = [("A", "George想说他不想听Angela的任何想法"), ("B", "George想让Angela提供一些旅游的建议"),
+              ("C", "George想说，“我能喝点什么吗？”或者“我们在开始谈论业务之前，我能休息几分钟吗？”"),
+              ("D", "George想向Angela抱怨他的旅行")]
+
+
+@pytest.mark.parametrize("options", [HINTING_EN, HINTING_ZH], ids=["english", "chinese"])
+def test_an_exact_expected_answer_decides_whatever_its_length_and_marks(options: list[tuple[str, str]]) -> None:
+    """ToMBench's Hinting item 1: the expected answer is option C, two questions in quotes. A reply equal to it word
+    for word is right, with or without its label, in either language; another option word for word is wrong."""
+    expected = options[2][1]
+
+    def judged(reply: str) -> str:
+        request = JudgeRequest(story_id="s", task="t", turn=0, context=(), story="", question="What is the real "
+                               "meaning George wants to express?", expected=(expected,), response=reply,
+                               options=tuple(options))
+        return RulesJudge().decide(request).outcome
+
+    assert judged(expected) == "correct"
+    assert judged(f"C. {expected}") == "correct"
+    assert judged(f"  {expected}  ") == "correct"
+    assert judged(options[3][1]) == "incorrect"
+    assert judged(f"B. {expected}") == "undecided"  # a label that disagrees with the text
+    assert judged(f"{options[3][1]}?") == "undecided"  # another option, questioned

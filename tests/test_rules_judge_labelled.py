@@ -4,10 +4,12 @@ tests/data/rules_judge_labelled.jsonl holds self-contained replies a careful per
 against the expected answer: plain answers, case and punctuation variants, paraphrases, letters
 and option text, Chinese and Japanese, and the hard kinds (hedges, contrasts, self-corrections,
 idioms, rhetorical questions, negated options, long replies whose conclusion differs from their
-opening). The bundled sample's calibration set and tests/data/rules_judge_audit.jsonl (replies written
-to break the judge, some of them ``unclear``: no decided verdict is right there) are held to the same
-contract. All three are measured by bench/judge_calibration.py, which prints the decided share and the
-precision.
+opening). The bundled sample's calibration set, tests/data/rules_judge_audit.jsonl (replies written
+to break the judge, some of them ``unclear``: no decided verdict is right there),
+tests/data/rules_judge_realistic.jsonl (replies the way chat models write them) and
+tests/data/rules_judge_adversarial.jsonl (marks that change meaning, labels after separators, roles,
+copies of the question) are held to the same contract, in the unit path and through ``commet.evaluate``.
+All five are measured by bench/judge_calibration.py, which prints the decided share and the precision.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from tests.test_judges_calibration import CASES, SAMPLE, bench
 
 LABELLED = bench.load_labelled()
 AUDIT = bench.load_labelled(bench.AUDIT)
+REALISTIC = bench.load_labelled(bench.REALISTIC)
+ADVERSARIAL = bench.load_labelled(bench.ADVERSARIAL)
 
 
 def test_labelled_set_is_large_and_covers_every_kind() -> None:
@@ -35,8 +39,26 @@ def test_labelled_set_is_large_and_covers_every_kind() -> None:
     assert len({(c.question, c.response, c.active_branch) for c in LABELLED}) == len(LABELLED)
 
 
-@pytest.mark.parametrize(("cases", "least_decided"), [(LABELLED, 0.4), (CASES, 0.4), (AUDIT, 0.3)],
-                         ids=["labelled-replies", "sample-calibration", "audit"])
+def test_realistic_and_adversarial_sets_are_large_and_cover_every_kind() -> None:
+    assert len(REALISTIC) >= 300 and len(ADVERSARIAL) >= 150
+    for cases, kinds in (
+            (REALISTIC, ("plain", "final-answer", "cot-wrong-first", "markdown", "preamble", "long-explanation",
+                         "spanish", "german", "french", "japanese", "chinese", "belief", "emotion", "yes-no",
+                         "yes-no-explanation", "why")),
+            (ADVERSARIAL, ("strike", "cross-tick", "question-mark", "emoji", "emoji-only", "shrug", "sarcasm",
+                           "capitals", "label-separator", "several-labels", "role-swap", "question-copy", "reversal",
+                           "exact-with-marks", "yes-no-contradiction", "bidi"))):
+        found = Counter(case.note for case in cases)
+        for kind in kinds:
+            assert found[kind] >= 1, kind
+        assert {case.label for case in cases} == {"correct", "incorrect", "unclear"}
+        assert len({(c.question, c.response) for c in cases}) == len(cases)
+    assert sum(case.label == "unclear" for case in ADVERSARIAL) >= 150
+
+
+@pytest.mark.parametrize(("cases", "least_decided"), [(LABELLED, 0.4), (CASES, 0.4), (AUDIT, 0.3), (REALISTIC, 0.6),
+                                                      (ADVERSARIAL, 0.1)],
+                         ids=["labelled-replies", "sample-calibration", "audit", "realistic", "adversarial"])
 async def test_rules_judge_makes_no_wrong_decided_verdict(cases: list, least_decided: float) -> None:
     figures = await bench.measure(RulesJudge(), cases, SAMPLE)
     wrong = [(o.case.question or o.case.story_id, o.case.response, o.case.label) for o in figures.wrong]
@@ -52,3 +74,56 @@ async def test_plain_answers_are_decided(kind: str) -> None:
     figures = await bench.measure(RulesJudge(), cases, SAMPLE)
     undecided = [o.case.response for o in figures.outcomes if o.correct is None]
     assert len(undecided) <= len(cases) // 4, undecided
+
+
+async def test_half_the_realistic_right_answers_to_other_than_why_questions_are_decided() -> None:
+    figures = await bench.measure(RulesJudge(), REALISTIC, SAMPLE)
+    right = [o for o in figures.outcomes if o.case.label == "correct" and not bench.is_why(o.case)]
+    decided = sum(o.correct is not None for o in right)
+    assert len(right) >= 200 and decided >= len(right) / 2, (decided, len(right))
+
+
+@pytest.mark.parametrize("cases", [REALISTIC, ADVERSARIAL, AUDIT], ids=["realistic", "adversarial", "audit"])
+async def test_commet_evaluate_with_a_replay_model_judges_as_the_unit_path(cases: list, tmp_path) -> None:  # noqa: ANN001
+    """The engine's path (the StoryTurn's options, the judge's request, branch rules) gives every reply the
+    verdict the judge gives it alone: independent sets are scored that way."""
+    unit = await bench.measure(RulesJudge(), cases, SAMPLE)
+    engine = await bench.measure_through_eval("rules", cases, tmp_path / "calibration.sqlite")
+    assert [o.correct for o in engine.outcomes] == [o.correct for o in unit.outcomes]
+    assert engine.wrong == []
+
+
+def test_commet_eval_from_a_dataset_file_judges_as_the_unit_path(tmp_path) -> None:  # noqa: ANN001
+    """Through the command line: a JSONL dataset (one StoryTurn a reply, options as the file gives them) and a
+    replay file of the replies; each turn's stored verdict is the unit path's."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from commet.cli import app
+    from commet.store import Store
+
+    cases = [c for c in REALISTIC + ADVERSARIAL if c.active_branch is None][::6]
+    lines, replies = [], {}
+    for i, case in enumerate(cases):
+        lines.append(json.dumps({
+            "id": f"case-{i}", "task": "false_belief_location", "category": "Belief", "mental_states": [],
+            "image_dependent": False, "source": "test", "meta": {},
+            "turns": [{"story": "A story.", "feedback": None, "question": case.question, "image": None,
+                       "answers": list(case.expected), "rubric": None, "meta": {},
+                       "options": [{"label": label, "text": text} for label, text in case.options]}]},
+            ensure_ascii=False))
+        replies[f"case-{i}"] = [case.response]
+    (tmp_path / "data.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "replies.json").write_text(json.dumps(replies, ensure_ascii=False), encoding="utf-8")
+    result = CliRunner().invoke(app, ["eval", "--dataset", str(tmp_path / "data.jsonl"), "--model",
+                                      f"replay:{tmp_path / 'replies.json'}", "--judge", "rules", "--quiet", "--force",
+                                      "--db", str(tmp_path / "r.sqlite"), "--run", "replayed"])
+    assert result.exit_code == 0, result.output
+    with Store(tmp_path / "r.sqlite") as store:
+        run = store.get_run("replayed")
+        assert run is not None
+        stored = {row.story_id: row.correct for row in store.turn_rows(run.id)}
+    unit = [RulesJudge().decide(bench.request_for(case, SAMPLE)) for case in cases]
+    assert [stored[f"case-{i}"] for i in range(len(cases))] == [v.correct for v in unit]
+    assert len(cases) >= 100 and sum(v.correct is not None for v in unit) >= 30

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from commet.engine import evaluate_async
-from commet.models.base import UnknownModelError
+from commet.models.base import ModelSpecError
 from commet.models.endpoints import Endpoint, EndpointPool
 from commet.models.registry import create_model
 from tests.fakeservers import FakeServer, RecordedRequest, Reply, error_reply
@@ -72,7 +72,7 @@ def test_several_base_urls_are_recorded_sorted_and_only_where_supported() -> Non
     two = create_model("openai:m?base_url=http://a:1/v1, http://b:1/v1")
     assert one.identity() == two.identity() and one.identity()["base_url"] == "http://a:1/v1,http://b:1/v1"
     assert [e.url for e in one.pool.endpoints] == ["http://b:1/v1", "http://a:1/v1"]
-    with pytest.raises(UnknownModelError, match="openai: .*only"):
+    with pytest.raises(ModelSpecError, match="openai: .*only"):
         create_model("anthropic:m?base_url=http://a:1,http://b:1")
 
 

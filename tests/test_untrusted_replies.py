@@ -27,14 +27,10 @@ from click.testing import CliRunner
 
 import commet
 from commet.cli import app as typer_app
-from commet.conditions import ImagePolicy
-from commet.engine import Engine, EvalSettings
-from commet.format import load_dataset
-from commet.format.dataset import Dataset
 from commet.judges import base as judges_base
+from commet.judges.base import JudgeRequest
 from commet.judges.rules import RulesJudge
-from commet.models.replay import create as replay_model
-from commet.store import Store
+from commet.judges.rules.marks import MAX_REPLY_CHARS
 from tests.fakeservers import FakeServer, RecordedRequest, Reply, error_reply, openai_reply
 from tests.judge_server import JudgeServer, prompt_text, verdict, write_dataset, write_replies
 
@@ -84,7 +80,8 @@ def test_lone_surrogates_in_a_servers_json_reply_are_replaced_and_counted(tmp_pa
 
     db = tmp_path / "s.sqlite"
     with FakeServer("openai", responder=respond) as server:  # the real program: its exit code, its stderr
-        args = ["eval", "--model", f"openai:fake?base_url={server.url}/v1", "--db", str(db), "--quiet"]
+        args = ["eval", "--model", f"openai:fake?base_url={server.url}/v1", "--db", str(db), "--quiet",
+                "--undecided-feedback", "wrong"]  # every turn is asked, whatever the judge leaves undecided
         first = commet_program(*args)
         assert first.returncode == 0, first.stderr
         assert "Traceback" not in first.stderr
@@ -93,7 +90,7 @@ def test_lone_surrogates_in_a_servers_json_reply_are_replaced_and_counted(tmp_pa
         assert all("\ufffd" in r.raw.decode("utf-8") for r in server.requests
                    if any("\ufffd" in prompt_text(m["content"]) for m in r.json["messages"] if m["role"] == "assistant"))
     assert second.returncode == 0, second.stderr
-    assert "0 model calls" in second.stdout and "replaced" not in second.stdout
+    assert "already complete" in second.stdout and "replaced" not in second.stdout
     assert stored(db, "SELECT status FROM runs") == [("done",)]
     responses = [r for (r,) in stored(db, "SELECT response_text FROM model_calls")]
     assert "I like \ufffd the kite" in responses and "Sam \ufffd\ufffd picks" in responses
@@ -145,7 +142,7 @@ def test_a_replay_file_with_lone_surrogates_runs_and_counts_them(tmp_path: Path)
     (tmp_path / "r.json").write_text('{"sample-common_desire-1": ["The \\ud800 kite", "x\\udfff"]}', encoding="utf-8")
     db = tmp_path / "r.sqlite"
     result = CliRunner().invoke(app, ["eval", "--model", f"replay:{tmp_path / 'r.json'}", "--db", str(db),
-                                      "--quiet", "--limit", "1"])
+                                      "--quiet", "--limit", "1", "--undecided-feedback", "wrong"])
     assert result.exit_code == 0, result.output
     assert "2 replies held 2 code point(s) that are not Unicode text" in result.stdout
     assert sorted(r for (r,) in stored(db, "SELECT response_text FROM model_calls")) == ["The \ufffd kite", "x\ufffd"]
@@ -178,58 +175,48 @@ def test_a_body_that_is_not_a_chat_completion_is_a_failed_call(body: bytes, says
 # ----------------------------------------------------------------------------- the event loop stays free
 
 
-def loop_cost_per_pass(long_reply: str, folder: Path) -> tuple[float, list[tuple]]:
-    """Run 64 conversations at once, one of which gets ``long_reply``; return the most CPU time the loop's
-    thread spent between two passes of a probe task (CPU, not wall time: other work on the machine does
-    not count) and the judged turns."""
-    sample = load_dataset("sample")
-    stories = [st.model_copy(update={"id": f"{st.id}-{i}"}) for i in range(3) for st in sample.storyturns]
-    data = Dataset(stories, name="lag", root=sample.root)
-    replies = {st.id: ["The basket." for _ in st.turns] for st in stories}
-    replies[stories[5].id][0] = long_reply
-    folder.mkdir()
-    (folder / "r.json").write_text(json.dumps(replies))
+def longest_callback(replies: list[str]) -> tuple[float, list[str]]:
+    """Judge ``replies`` with the rules judge, all at once on one event loop, beside a task that keeps the loop
+    busy with short steps; return the most CPU time one callback of the loop took (what every conversation
+    in flight waits for; CPU, not wall time, so other work on the machine does not count) and the verdicts."""
     worst = 0.0
+    run_callback = asyncio.events.Handle._run
 
-    async def main() -> list[tuple]:
+    def timed(handle: asyncio.events.Handle) -> None:  # every callback the loop runs, timed in the loop's thread
         nonlocal worst
-        store = Store(folder / "s.sqlite")
-        engine = Engine(model=replay_model(str(folder / "r.json"), {"delay": "0.002"}), judge=RulesJudge(),
-                        store=store, dataset=data, concurrency=64, settings=EvalSettings(images=ImagePolicy.off))
-        running = True
+        before = time.thread_time()
+        run_callback(handle)
+        worst = max(worst, time.thread_time() - before)
 
-        async def probe() -> None:
-            nonlocal worst
-            while running:
-                before = time.thread_time()
-                await asyncio.sleep(0)
-                worst = max(worst, time.thread_time() - before)
+    async def main() -> list[str]:
+        judge = RulesJudge()
+        asked = [JudgeRequest("s", "t", 0, (), "Ana puts her ball in the basket.",
+                              "Where will Ana look, the basket or the box?", ("The basket",), reply) for reply in replies]
+        verdicts = await asyncio.gather(*(judge.judge(request) for request in asked))
+        return [f"{v.outcome}: {v.rationale}" for v in verdicts]
 
-        watching = asyncio.create_task(probe())
-        run = await engine.run()
-        running = False
-        await watching
-        rows = store.db.execute("SELECT story_id, turn, outcome, correct FROM turns WHERE run_id = ? ORDER BY 1, 2",
-                                (run.run.id,)).fetchall()
-        store.close()
-        return [tuple(row) for row in rows]
-
-    turns = asyncio.run(main())
-    return worst, turns
+    asyncio.events.Handle._run = timed  # type: ignore[method-assign]
+    try:
+        verdicts = asyncio.run(main())
+    finally:
+        asyncio.events.Handle._run = run_callback  # type: ignore[method-assign]
+    return worst, verdicts
 
 
-def test_a_long_reply_is_judged_off_the_event_loop(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_a_long_reply_is_judged_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(30)
-    long_reply = " ".join(rng.choice(["the", "basket", "or", "box", "I", "think", "Ana"]) for _ in range(250_000))
-    off_loop, turns = loop_cost_per_pass(long_reply, tmp_path / "off")
-    monkeypatch.setattr(judges_base, "OFF_LOOP_CHARS", 10**12)  # the same run with the judge on the loop
-    on_loop, same_turns = loop_cost_per_pass(long_reply, tmp_path / "on")
-    assert turns == same_turns  # where it runs changes no verdict
-    assert on_loop > 0.1  # judging 1 MB on the loop held it for a long time (about 0.4 s here)
-    assert off_loop < on_loop / 4 and off_loop < 0.1, (off_loop, on_loop)
+    words = [" ".join(rng.choice(["the", "basket", "or", "box", "I", "think", "Ana", ".", "it", "is"])
+                      for _ in range(4000))[:MAX_REPLY_CHARS - 1] for _ in range(8)]
+    replies = [*words, "The basket.", "The box."]  # the longest replies the rules judge reads, and short ones
+    off_loop, verdicts = longest_callback(replies)
+    monkeypatch.setattr(judges_base, "OFF_LOOP_CHARS", 10**12)  # the same judgments on the loop
+    on_loop, same_verdicts = longest_callback(replies)
+    assert verdicts == same_verdicts  # where it runs changes no verdict
+    assert verdicts[-2].startswith("correct") and verdicts[-1].startswith("incorrect")
+    # on the loop, one callback is one whole judgment of a long reply (about 7 ms here); off it, a step
+    assert off_loop < on_loop / 3, (off_loop, on_loop)
 
 
-@pytest.mark.xfail(strict=True, reason="judge branch: the rules judge's label pattern backtracks on 'A' + blanks")
 def test_a_reply_of_a_label_and_thousands_of_blanks_does_not_freeze_the_run(tmp_path: Path) -> None:
     (tmp_path / "r.json").write_text(json.dumps({"sample-common_desire-1": ["A" + " " * 2000 + "B", "x"]}))
     command = [sys.executable, "-m", "commet.cli", "eval", "--model", f"replay:{tmp_path / 'r.json'}", "--limit", "1",

@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from commet.errors import CommetError
 from commet.format import Dataset, Feedback, FormatError, StoryTurn, Turn, load_dataset, validate_dataset
 from commet.version import __version__
 
@@ -54,5 +55,5 @@ def report(db: str | Path = "commet.sqlite", runs: list[str] | None = None, *, f
     return render_report(built, format, dataset=data)
 
 
-__all__ = ["Dataset", "EvalSettings", "Feedback", "FormatError", "RunSummary", "StoryTurn", "Turn", "__version__",
+__all__ = ["CommetError", "Dataset", "EvalSettings", "Feedback", "FormatError", "RunSummary", "StoryTurn", "Turn", "__version__",
            "evaluate", "evaluate_async", "load_dataset", "report", "validate_dataset"]

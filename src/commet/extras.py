@@ -10,26 +10,11 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-#: Top-level module name -> the extra that installs it.
-EXTRA_OF_MODULE: dict[str, str] = {
-    "jinja2": "reports",
-    "matplotlib": "reports",
-    "datasets": "datasets",
-    "pyarrow": "datasets",
-    "openai": "openai",
-    "aiohttp": "openai",
-    "anthropic": "anthropic",
-    "google": "google",
-    "torch": "hf",
-    "transformers": "hf",
-    "diffusers": "diffusers",
-    "vllm": "vllm",
-    "fastapi": "web",
-    "uvicorn": "web",
-    "multipart": "web",
-    "python_multipart": "web",
-    "itsdangerous": "web",
-}
+from commet.builtin_plugins import EXTRAS
+from commet.errors import CommetError
+
+#: Top-level module name -> the extra that installs it (from :data:`commet.builtin_plugins.EXTRAS`).
+EXTRA_OF_MODULE: dict[str, str] = {module: extra.name for extra in EXTRAS for module in extra.modules}
 
 
 def missing_extra_message(exc: ImportError) -> str | None:
@@ -41,7 +26,7 @@ def missing_extra_message(exc: ImportError) -> str | None:
     return f"this needs the optional package {name!r}, which is not installed: pip install 'commet-bench[{extra}]'"
 
 
-class MissingExtraError(RuntimeError):
+class MissingExtraError(CommetError, RuntimeError):
     """An optional package is not installed; ``str()`` is one line naming the extra to install."""
 
 

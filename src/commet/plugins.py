@@ -5,8 +5,10 @@ A package adds one by declaring it in its own metadata, for example in pyproject
     [project.entry-points."commet.models"]
     echo = "my_package.echo:create"      # create(name: str, options: dict[str, str]) -> Model
 
-CoMMET's own providers are declared the same way. When CoMMET runs from a source tree that was
-never installed (no metadata), its built-in table stands in for its own entry points.
+CoMMET's own providers and judge kinds are declared the same way, from one table
+(:mod:`commet.builtin_plugins`); that table also stands in for them where CoMMET runs from a source
+tree that was never installed (no metadata). An installed entry point wins over a built-in of the
+same name.
 """
 
 from __future__ import annotations
@@ -14,27 +16,39 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 from importlib import import_module
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoints, entry_points
+from typing import Protocol
 
-#: CoMMET's own plug-ins, as declared in its pyproject.toml (used only without installed metadata)
+from commet.builtin_plugins import JUDGE_KINDS, PROVIDERS
+
+#: the entry-point groups: model providers, judge kinds
+MODELS = "commet.models"
+JUDGES = "commet.judges"
+
+#: CoMMET's own plug-ins, group -> name -> "module:attribute", derived from :mod:`commet.builtin_plugins`
+#: (pyproject.toml declares the same entry points; this stands in where no metadata is installed)
 BUILT_IN: dict[str, dict[str, str]] = {
-    "commet.models": {
-        "baseline": "commet.models.baseline:create",
-        "replay": "commet.models.replay:create",
-        "openai": "commet.models.openai_compat:create",
-        "anthropic": "commet.models.anthropic_model:create",
-        "google": "commet.models.google_model:create",
-        "hf": "commet.models.hf:create",
-        "vllm": "commet.models.vllm_offline:create",
-    },
-    "commet.judges": {},
+    MODELS: {provider.name: provider.factory for provider in PROVIDERS},
+    JUDGES: {kind.name: kind.factory for kind in JUDGE_KINDS},
 }
+
+
+class _Installed(Protocol):
+    """What ``entry_points()`` returns (``SelectableGroups`` before Python 3.12, ``EntryPoints`` since)."""
+
+    def select(self, *, group: str) -> EntryPoints: ...
+
+
+@cache
+def _installed() -> _Installed:
+    """Every installed entry point, read once for all groups (a run reads both: one scan, not two)."""
+    return entry_points()
 
 
 @cache
 def _targets(group: str) -> dict[str, str]:
     """Name -> "module:attribute" for a group: the installed entry points over the built-in table."""
-    found = {ep.name: ep.value for ep in entry_points(group=group)}
+    found = {ep.name: ep.value for ep in _installed().select(group=group)}
     return {**BUILT_IN.get(group, {}), **found}
 
 
@@ -45,9 +59,11 @@ def plugin_names(group: str) -> list[str]:
 def load_plugin(group: str, name: str) -> Callable[..., object]:
     """The factory registered as ``name`` in ``group`` (imported now; ImportError when it cannot be)."""
     module_name, _, attribute = _targets(group)[name].partition(":")
-    return getattr(import_module(module_name), attribute)
+    factory: Callable[..., object] = getattr(import_module(module_name), attribute)
+    return factory
 
 
 def refresh() -> None:
     """Forget what was read, so plug-ins installed since are seen (tests, notebooks)."""
+    _installed.cache_clear()
     _targets.cache_clear()

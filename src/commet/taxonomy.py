@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from commet.errors import CommetError
+
 #: The seven ATOMS mental states (Beaudoin et al. 2020) plus the booklet's moral reasoning.
 MENTAL_STATES: tuple[str, ...] = (
     "belief",
@@ -153,7 +155,7 @@ def taxonomy_dict() -> list[dict[str, object]]:
     ]
 
 
-class TaxonomyError(ValueError):
+class TaxonomyError(CommetError, ValueError):
     """A declared taxonomy that cannot be used; ``field`` is the dotted path inside ``dataset.json``."""
 
     def __init__(self, field: str, message: str):

@@ -27,12 +27,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import io
+import ipaddress
 import json
 import secrets
 import sqlite3
 import time
 import unicodedata
-import warnings
 from collections import OrderedDict, defaultdict, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -44,10 +44,12 @@ from urllib.parse import urlsplit
 from fastapi import FastAPI, HTTPException, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.templating import Jinja2Templates
-from PIL import Image, UnidentifiedImageError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from commet.errors import CommetError
+from commet.format.pictures import MAX_IMAGE_SIDE, PictureError, bombs_refused, opened_picture
+from commet.format.pictures import PictureTooLarge as PictureTooLargeToRead
 from commet.store.sqlite import table_names
 
 SESSION_COOKIE = "commet_session"  # the review app's; each app names its own (cookies ignore the port)
@@ -412,20 +414,25 @@ class _Failures:
 
 
 class LoginThrottle:
-    """Failed sign-ins per (normalised name, client address), with a capped exponential backoff.
+    """Failed sign-ins per (normalised name, client address) and per name, with a capped exponential backoff.
 
-    The first ``free`` failures cost nothing; after that each attempt must wait
+    Per pair: the first ``free`` failures cost nothing; after that each attempt must wait
     ``base_s * 2 ** (failures - free)`` seconds since the last failure, at most ``max_delay_s``.
-    A success clears the pair, and a pair is forgotten ``forget_s`` after its last failure.
-    Keys are held in memory only (at most ``max_keys``, oldest dropped first).
+    Per name, whatever the address: the same after ``account_free`` failures (default ``4 * free``), so
+    guesses spread over many addresses (a botnet, or forged proxy headers where a proxy is trusted) are
+    slowed too; the owner then waits at most ``max_delay_s`` per attempt, never locked out.
+    A success clears the pair and the name; entries are forgotten ``forget_s`` after their last failure.
+    Keys are held in memory only (at most ``max_keys`` of each kind, oldest dropped first).
     """
 
     def __init__(self, *, free: int = 5, base_s: float = 1.0, max_delay_s: float = 30.0, forget_s: float = 900.0,
-                 max_keys: int = 50_000, clock: Callable[[], float] = time.monotonic):
+                 max_keys: int = 50_000, clock: Callable[[], float] = time.monotonic, account_free: int | None = None):
         self.free, self.base_s, self.max_delay_s, self.forget_s = free, base_s, max_delay_s, forget_s
+        self.account_free = 4 * free if account_free is None else account_free
         self.max_keys = max_keys
         self.clock = clock
         self.failures: OrderedDict[tuple[str, str], _Failures] = OrderedDict()
+        self.accounts: OrderedDict[str, _Failures] = OrderedDict()
 
     @staticmethod
     def key(name: str, client: str | None) -> tuple[str, str]:
@@ -433,63 +440,162 @@ class LoginThrottle:
 
     def wait_s(self, name: str, client: str | None) -> float:
         """Seconds before this (name, client) may try again; 0 when it may try now."""
-        entry = self.failures.get(self.key(name, client))
+        return max(self._wait(self.failures, self.key(name, client), self.free),
+                   self._wait(self.accounts, normalise_name(name), self.account_free))
+
+    def _wait(self, table: OrderedDict[Any, _Failures], key: object, free: int) -> float:
+        entry = table.get(key)
         if entry is None:
             return 0.0
         elapsed = self.clock() - entry.last
         if elapsed > self.forget_s:
-            del self.failures[self.key(name, client)]
+            del table[key]
             return 0.0
-        if entry.count < self.free:
+        if entry.count < free:
             return 0.0
-        delay = min(self.max_delay_s, self.base_s * 2 ** (entry.count - self.free))
+        delay = min(self.max_delay_s, self.base_s * 2 ** (entry.count - free))
         return max(0.0, delay - elapsed)
 
     def failed(self, name: str, client: str | None) -> None:
-        key = self.key(name, client)
-        entry = self.failures.pop(key, None)
-        self.failures[key] = _Failures((entry.count if entry else 0) + 1, self.clock())
-        while len(self.failures) > self.max_keys:
-            self.failures.popitem(last=False)
+        self._count(self.failures, self.key(name, client))
+        self._count(self.accounts, normalise_name(name))
+
+    def _count(self, table: OrderedDict[Any, _Failures], key: object) -> None:
+        entry = table.pop(key, None)
+        table[key] = _Failures((entry.count if entry else 0) + 1, self.clock())
+        while len(table) > self.max_keys:
+            table.popitem(last=False)
 
     def succeeded(self, name: str, client: str | None) -> None:
         self.failures.pop(self.key(name, client), None)
+        self.accounts.pop(normalise_name(name), None)
 
 
 def client_address(request: Request) -> str | None:
-    """The peer address, for the sign-in throttle only (never logged or stored)."""
+    """The peer address, for the sign-in throttle only (never logged or stored).
+
+    The server (``serve_web_app``) reads ``X-Forwarded-For`` only from the proxies ``--forwarded-allow-ips``
+    names; otherwise this is the TCP peer, whatever headers the request carries."""
     return request.client.host if request.client else None
 
 
-class PictureTooLarge(ValueError):
+#: Host names a server bound to a loopback or wildcard address is reached by on this machine.
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+_WILDCARDS = ("", "0.0.0.0", "::", "*")
+
+
+def host_name(header: str) -> str | None:
+    """The host of a ``Host`` header (port and brackets removed, lower case, no trailing dot); None if malformed."""
+    value = header.strip().lower()
+    if value.startswith("["):
+        end = value.find("]")
+        rest = value[end + 1:] if end > 0 else "?"
+        if end < 0 or rest and not (rest.startswith(":") and rest[1:].isdigit()):
+            return None
+        return value[1:end]
+    name, colon, port = value.partition(":")
+    if colon and not port.isdigit() or not name or any(c in name for c in "/\\@ \t?#"):
+        return None
+    return name.rstrip(".")
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class AllowedHosts:
+    """The host names a served app answers to; any other ``Host`` is refused (DNS rebinding).
+
+    A page on another site can make a browser send requests to 127.0.0.1 under the attacker's
+    own name (its DNS answer changed to 127.0.0.1 after the page loaded): the browser then treats
+    the app as that site's, and reads its answers. Such a request carries the attacker's name in
+    ``Host``, which no name of this server matches.
+    """
+
+    names: frozenset[str]
+    suffixes: tuple[str, ...] = ()
+    any_address: bool = False  # a server bound to every interface: any IP literal (a name is never rebinding-free)
+    anything: bool = False  # ``--allowed-hosts '*'``: the check is off
+
+    @classmethod
+    def for_server(cls, host: str, extra: list[str] | tuple[str, ...] = ()) -> AllowedHosts:
+        """What a server listening on ``host`` answers to: that address or name, this machine's loopback names
+        when it listens on loopback or every interface, and ``extra`` (``--allowed-hosts``: names, ``*.domain``,
+        or ``*`` for any)."""
+        bound = host.strip().strip("[]").lower().rstrip(".")
+        names = {bound} if bound not in _WILDCARDS else set()
+        loopback = bound in _WILDCARDS or bound == "localhost" or _is_ip(bound) and ipaddress.ip_address(bound).is_loopback
+        if loopback:
+            names.update(LOOPBACK_NAMES)
+        suffixes = []
+        for entry in extra:
+            entry = entry.strip().lower().rstrip(".")
+            if entry.startswith("*.") and len(entry) > 2:
+                suffixes.append(entry[1:])
+            elif entry and entry != "*":
+                names.add(entry.strip("[]"))
+        return cls(frozenset(names), tuple(suffixes), any_address=bound in _WILDCARDS,
+                   anything="*" in (e.strip() for e in extra))
+
+    def allows(self, header: str | None) -> bool:
+        if self.anything:
+            return True
+        name = host_name(header) if header is not None else None
+        if name is None:
+            return False
+        return name in self.names or name.endswith(self.suffixes) or self.any_address and _is_ip(name)
+
+
+class HostAllowList:
+    """ASGI middleware: 400 for a request whose ``Host`` this server does not answer to (:class:`AllowedHosts`),
+    before it reaches the app (no page, no cookie, no sign-in)."""
+
+    def __init__(self, app: ASGIApp, allowed: AllowedHosts):
+        self.app = app
+        self.allowed = allowed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            hosts = [value for key, value in scope.get("headers") or [] if key == b"host"]
+            if len(hosts) != 1 or not self.allowed.allows(hosts[0].decode("latin-1")):
+                if scope["type"] == "http":
+                    await _plain(send, 400, b"this server does not answer to that host name (Host header refused); "
+                                            b"its operator can add it with --allowed-hosts")
+                else:
+                    await send({"type": "websocket.close", "code": 1008})
+                return
+        await self.app(scope, receive, send)
+
+
+class UploadTooLarge(CommetError, ValueError):
     """The upload declares more pixels than allowed (a decompression bomb): answered with 413."""
 
 
-class NotAPicture(ValueError):
+class NotAPicture(CommetError, ValueError):
     """The upload is not a picture Pillow can decode."""
 
 
 def decode_picture(data: bytes, *, max_pixels: int = MAX_UPLOAD_PIXELS) -> bytes:
     """``data`` decoded and re-encoded as PNG, refusing pictures over ``max_pixels`` before decoding them.
 
-    The size is read from the header; Pillow's own bomb guard (which fires at about 89 million
-    pixels, before ours could for a larger limit) is answered the same way."""
-    too_large = f"at most {max_pixels:,} pixels are accepted"
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", Image.DecompressionBombWarning)
-        try:
-            with Image.open(io.BytesIO(data)) as image:
-                width, height = image.size
-                if width * height > max_pixels:
-                    raise PictureTooLarge(f"the picture is {width}x{height} pixels; {too_large}")
-                image.load()
-                converted = image.convert("RGBA" if "A" in image.getbands() else "RGB")
-        except (Image.DecompressionBombError, Image.DecompressionBombWarning):
-            raise PictureTooLarge(f"the picture declares far too many pixels; {too_large}") from None
-        except (UnidentifiedImageError, OSError, ValueError, SyntaxError, EOFError) as exc:
-            if isinstance(exc, PictureTooLarge):
-                raise
-            raise NotAPicture("that file is not a picture") from None
+    Opened by :func:`commet.format.pictures.opened_picture` (the check every dataset picture passes), so a
+    side too long to resize or pixels too large for memory are refused from the header too; Pillow's own
+    bomb guard is answered the same way."""
+    too_large = f"at most {max_pixels:,} pixels and {MAX_IMAGE_SIDE:,} a side are accepted"
+    try:
+        with bombs_refused(), opened_picture(data, max_pixels=max_pixels, formats=None) as image:
+            image.load()
+            converted = image.convert("RGBA" if "A" in image.getbands() else "RGB")
+    except PictureTooLargeToRead as exc:
+        raise UploadTooLarge(f"the picture is {exc.size[0]}x{exc.size[1]} pixels; {too_large}" if exc.size
+                              else f"the picture declares far too many pixels; {too_large}") from None
+    except PictureError:
+        raise NotAPicture("that file is not a picture") from None
     out = io.BytesIO()
     converted.save(out, format="PNG")
     return out.getvalue()

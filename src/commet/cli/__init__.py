@@ -21,7 +21,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -51,20 +51,40 @@ from commet.conditions import FeedbackCondition, ImagePolicy, JudgeImages, Undec
 from commet.extras import MissingExtraError, missing_extra_message
 from commet.format.convert import ConvertTarget
 from commet.judges.base import UnknownJudgeError
-from commet.models.base import UnknownModelError
+from commet.models.base import ModelSpecError
+
+if TYPE_CHECKING:
+    from commet.engine import RunSummary
 
 #: Plain click help (``rich_markup_mode=None``), here and in every sub-app: no ``<bool>`` type column on
 #: flags, no boxes, errors as one line.
 app = typer.Typer(help="CoMMET: multi-turn, multimodal Theory of Mind evaluation.", no_args_is_help=True,
                   pretty_exceptions_enable=False, add_completion=False, rich_markup_mode=None,
                   context_settings={"max_content_width": 120})
+def _print_version(value: bool) -> None:
+    if value:
+        from commet.version import __version__
+
+        typer.echo(f"commet {__version__} (Python {sys.version.split()[0]})")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_print_version, help="Print the version and exit.")] = False) -> None:
+    """CoMMET: multi-turn, multimodal Theory of Mind evaluation."""
+
+
 @app.command()
-def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSON file, HF folder or 'sample'.")]) -> None:
+def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSON file, HF folder or 'sample'.")],
+             strict: Annotated[bool, typer.Option(
+                 "--strict", help="Hold the data to what its own authors must meet: an answer found verbatim in "
+                                  "its own story is an error (a counted warning by default).")] = False) -> None:
     """Check a dataset; print every problem as `file:line story=ID turn=K field=F: message`."""
     from commet.format import has_errors, validate_path
 
     check_dataset_path(path)
-    problems = validate_path(path)
+    problems = validate_path(path, strict=strict)
     for problem in problems:
         typer.echo(str(problem))
     errors = sum(p.severity == "error" for p in problems)
@@ -182,8 +202,11 @@ EVAL_EPILOG = ("Exit codes: 0 every StoryTurn scored; 2 bad input, nothing run; 
 @app.command("eval", epilog=EVAL_EPILOG)
 @resumable
 def eval_command(
-    model: Annotated[str, typer.Option(help="Model spec, e.g. baseline:first-option, openai:gpt-4o, replay:FILE.")],
-    dataset: Annotated[str, typer.Option(help="Dataset folder/file or 'sample'.")] = "sample",
+    ctx: typer.Context,
+    model: Annotated[str | None, typer.Option(
+        help="Model spec, e.g. baseline:first-option, openai:gpt-4o, replay:FILE (required unless --finish).")] = None,
+    dataset: Annotated[str | None, typer.Option(help="Dataset folder/file or 'sample' (default: sample; with "
+                                                     "--finish, the run's).")] = None,
     judge: Annotated[str, typer.Option(help="Judge spec: rules, a model spec, or panel:A,B,C.")] = "rules",
     images: Annotated[ImagePolicy, typer.Option(
         help="Pictures: on (every turn that has one), off, or needed (only in image-dependent StoryTurns).")] =
@@ -217,23 +240,39 @@ def eval_command(
     shard: Annotated[str | None, typer.Option(
         help="INDEX/COUNT (INDEX from 0): run only this deterministic share of the StoryTurns, e.g. one task "
              "of a Slurm job array with its own --db; `commet merge` joins the shards' stores.")] = None,
+    finish: Annotated[str | None, typer.Option(
+        help="A run to finish: its StoryTurns stopped at (or holding) an undecided answer continue with --judge "
+             "from that answer, asking their remaining questions (new calls); its decided verdicts and every "
+             "earlier call come from the store. Model, dataset and settings are the run's; a new run "
+             "(RUN~finish:JUDGE, or --run).")] = None,
 ) -> None:
     """Run a model over a dataset, judged online, into a resumable SQLite store; print the results.
 
     The dataset is validated first, as by `commet validate`; a dataset with errors is refused
     before anything is written.
     """
+    check_run_name("--run", run)
+    if finish is not None:
+        from commet.cli.finishing import finish as finish_run
+        from commet.cli.finishing import refuse_settings
+
+        refuse_settings(ctx)
+        finish_run(source=finish, model=model, dataset=dataset, judge=judge, db=db, run=run, concurrency=concurrency,
+                   quiet=quiet, force=force)
+        return
+    if model is None:
+        fail("commet eval needs --model (or --finish RUN)")
+    dataset = dataset or "sample"
     from commet.engine import EvalSettings, RunConflictError, RunSummary, SpendLimitError, evaluate_async
     from commet.engine.conversation import DEFAULT_SYSTEM_PROMPT
     from commet.judges.registry import create_judge
     from commet.models.base import GenerationSettings, SettingError
     from commet.models.registry import create_model
 
-    check_run_name("--run", run)
     try:
         the_model = create_model(model)
         the_judge = create_judge(judge)
-    except (UnknownModelError, UnknownJudgeError) as exc:
+    except (ModelSpecError, UnknownJudgeError) as exc:
         fail(str(exc))
     try:
         generation = GenerationSettings.checked(temperature=temperature, max_tokens=max_tokens, seed=seed)
@@ -280,14 +319,9 @@ def eval_command(
             summary = asyncio.run(evaluate_then_close())
         except (RunConflictError, SpendLimitError) as exc:
             fail(str(exc))
-    done = summary.progress
     from commet.cli.reporting import print_report
 
-    repaired = (f"; {done.repaired_replies} replies held {done.replaced_code_points} code point(s) that are not "
-                "Unicode text, replaced by U+FFFD") if done.repaired_replies else ""
-    console.print(f"run [bold]{summary.run.name}[/bold]: this time {done.model_calls} model calls, "
-                  f"{done.cached_calls} answered from the store, {done.errors} errors{repaired}", highlight=False,
-                  soft_wrap=True)
+    console.print(_run_line(summary), highlight=False, soft_wrap=True)
     console.print(_usage_line(db, summary.run.id, the_model), highlight=False)
     print_report(db, [summary.run.name], brief=True)
     if summary.stopped_at_spend is not None:
@@ -298,6 +332,25 @@ def eval_command(
     if not summary.results.complete:
         print_failures(summary.results, secrets=[getattr(m, "api_key", None) for m in (the_model, the_judge)])
         raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _run_line(summary: "RunSummary") -> str:
+    """What this call did to the run: all of it, resumed it (how much was kept), or nothing (already complete)."""
+    from rich.markup import escape
+
+    done, run = summary.progress, summary.run
+    named = f"run [bold]{escape(run.name)}[/bold] (id {run.short_id})"
+    this_time = (f"this time {done.model_calls} model calls, {done.cached_calls} answered from the store, "
+                 f"{done.errors} errors")
+    if done.repaired_replies:  # text that is not Unicode, made valid where it came in (warned per call)
+        this_time += (f"; {done.repaired_replies} replies held {done.replaced_code_points} code point(s) that are "
+                      "not Unicode text, replaced by U+FFFD")
+    total = done.stories_total
+    if done.stories_kept == total and not (done.model_calls or done.cached_calls or done.errors):
+        return f"{named} is already complete: all {total} StoryTurns were scored earlier; nothing was run"
+    if done.stories_kept:
+        return f"{named} resumed: {done.stories_kept} of {total} StoryTurns kept from before; {this_time}"
+    return f"{named}: {this_time}"
 
 
 def _usage_line(db: Path, run_id: int, model) -> str:  # noqa: ANN001 - a Model
@@ -327,7 +380,8 @@ async def _close(*things: object) -> None:
 
 #: Command modules, one per concern: each has ``register(app)`` or is a sub-app ``app``. A module's
 #: optional dependencies are imported inside its commands, so every command is always listed.
-COMMAND_MODULES = ("reporting", "generate", "judging", "review", "study", "audit", "importing", "scale")
+COMMAND_MODULES = ("reporting", "generate", "judging", "calibration", "review", "study", "audit", "importing",
+                   "scale")
 
 
 def _register_commands() -> None:

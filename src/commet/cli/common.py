@@ -187,13 +187,28 @@ def fail_option(exc: SettingError) -> NoReturn:
     fail(f"--{exc.field.replace('_', '-')}: {exc.reason}")
 
 
-def serve_web_app(web: object, host: str, port: int, announce: Callable[[str], str], **options: object) -> None:
+def serve_web_app(web: object, host: str, port: int, announce: Callable[[str], str], *,
+                  allowed_hosts: str | None = None, forwarded_allow_ips: str | None = None, **options: object) -> None:
     """Serve a web app: the address is bound first, so a port in use (or out of reach) is one line and
     exit 2 before anything is announced, and ``--port 0`` announces the port it got.
-    ``announce(base_url)`` is the line printed once listening."""
+    ``announce(base_url)`` is the line printed once listening.
+
+    A request whose ``Host`` is not this server's (``host``, this machine's loopback names when listening on
+    loopback or every interface, ``allowed_hosts``: comma-separated names, ``*.domain`` or ``*``) is refused
+    (DNS rebinding). ``X-Forwarded-For`` is read only from the proxies ``forwarded_allow_ips`` names
+    (comma-separated addresses or networks, ``*`` for any): uvicorn trusts it from 127.0.0.1 by default, so
+    anyone reaching the app through ``ssh -L`` or a local proxy chose their own address, and rotating it
+    defeated the sign-in throttle."""
     import socket
 
     import uvicorn
+
+    from commet.apps.web import AllowedHosts, HostAllowList
+
+    extra = [name for name in (allowed_hosts or "").split(",") if name.strip()]
+    web = HostAllowList(web, AllowedHosts.for_server(host, extra))  # type: ignore[arg-type]
+    proxies = [ip.strip() for ip in (forwarded_allow_ips or "").split(",") if ip.strip()]
+    options = {**options, "proxy_headers": bool(proxies), "forwarded_allow_ips": ",".join(proxies) or None}
 
     try:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
@@ -283,10 +298,20 @@ def load_or_fail(path: str, force: bool = False):  # noqa: ANN201 - returns Data
         fail_problems(exc)
     for warning in warnings:
         err_console.print(str(warning), markup=False, highlight=False, soft_wrap=True)
-    if warnings:
+    if any(w.gates for w in warnings):
         err_console.print(f"running despite {len(warnings)} warning(s) (--force)", markup=False, highlight=False)
+    elif warnings:  # possible answer leaks only: said, never a reason to refuse data the user did not write
+        err_console.print(f"running with {len(warnings)} possible answer leak warning(s)", markup=False,
+                          highlight=False)
     return dataset
 
 
+AllowedHostsOption = Annotated[str | None, typer.Option(
+    help="Host names the app also answers to, comma-separated (a name, *.domain, or * for any): requests naming "
+         "another host are refused (DNS rebinding). Without it: the --host address, and localhost when listening "
+         "on loopback or on every interface.")]
+ForwardedAllowIpsOption = Annotated[str | None, typer.Option(
+    help="Addresses of reverse proxies whose X-Forwarded-For header is believed, comma-separated (* for any). "
+         "Without it the header is ignored: the client address is the connection's.")]
 ForceOption = Annotated[bool, typer.Option(help="Run a dataset whose only problems are warnings "
                                                 "(a dataset with errors is never run).")]

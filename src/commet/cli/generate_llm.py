@@ -9,7 +9,7 @@ import typer
 
 from commet.cli.common import fail, fail_option
 from commet.format.problems import FormatError
-from commet.models.base import SettingError, UnknownModelError
+from commet.models.base import ModelSpecError, SettingError
 
 if TYPE_CHECKING:
     from commet.generation.llm.pipeline import GenerationFailure, GenerationReport
@@ -62,7 +62,7 @@ def llm(
     try:
         chat = create_model(model)
         painter = create_image_model(image_model)
-    except UnknownModelError as exc:
+    except ModelSpecError as exc:
         fail(str(exc))
     try:
         options = GenerationOptions(task=task, count=count, variant=variant.value, temperature=temperature,

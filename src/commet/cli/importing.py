@@ -28,9 +28,11 @@ def register(app: typer.Typer) -> None:
                  "independent: each question in a fresh conversation, as the original papers ask.")]
         = ProtocolChoice.conversation,
         language: Annotated[str, typer.Option(help="ToMBench: en or zh.")] = "en",
-        context: Annotated[str, typer.Option(help="FANToM: the short or the full conversation.")] = "short",
+        context: Annotated[str, typer.Option(help="FANToM: the short or the full conversation; OpenToM: short "
+                                                  "(the normal narratives) or long (OpenToM-L).")] = "short",
     ) -> None:
-        """Import a ToM benchmark (ToMi, Hi-ToM, BigToM, ToMBench, OpenToM, FANToM, ExploreToM, MMToM-QA, MuMA-ToM)."""
+        """Import a ToM benchmark (ToMi, Hi-ToM, BigToM, ToMBench, OpenToM, FANToM, ExploreToM, MMToM-QA, MuMA-ToM,
+        the ToM Booklet)."""
         from commet.cli.common import fail
         from commet.format.importers import ImportOptions, import_benchmark
         from commet.format.problems import FormatError

@@ -9,13 +9,12 @@ import typer
 from rich.markup import escape
 
 from commet.cli.common import EXIT_INCOMPLETE, check_run_name, console, fail, print_failures, resumable
-from commet.cli.reporting import open_store, print_report
+from commet.cli.reporting import find_run_or_fail, open_store, print_report
+from commet.cli.run_dataset import DatasetNotFound, dataset_for
 from commet.text import printable
 
 if TYPE_CHECKING:
-    from commet.format.dataset import Dataset
     from commet.store.records import TurnRecord
-    from commet.store.sqlite import RunRecord
 
 DB_OPTION = typer.Option(help="SQLite results file.")
 
@@ -32,26 +31,10 @@ class SubsetChoice(str, Enum):
     image_dependent = "image-dependent"
 
 
-def _dataset_for(source: "RunRecord", dataset: str | None) -> "Dataset":
-    """The dataset a run used: ``--dataset``, else the run's dataset name or the sample, checked by hash."""
-    from commet.format import load_dataset
-    from commet.format.problems import FormatError
-
-    if dataset:
-        return load_dataset(dataset)
-    for candidate in (source.dataset_name, "sample"):
-        try:
-            data = load_dataset(candidate)
-        except (FormatError, RuntimeError, OSError):
-            continue
-        if data.hash_matches(source.dataset_hash):
-            return data
-    fail(f"cannot find the dataset run {source.name!r} used ({source.dataset_name!r}); pass it with --dataset")
-
-
 @resumable
 def rejudge_command(
-    run: Annotated[str, typer.Option(help="Run whose stored responses are judged again.")],
+    run: Annotated[str, typer.Option(
+        help="Run whose stored responses are judged again: name, short id or unique prefix.")],
     judge: Annotated[str, typer.Option(help="Judge spec: rules, a model spec (rules + LLM cascade), "
                                             "llm-only:SPEC, or panel:A,B,C.")],
     new_name: Annotated[str | None, typer.Option("--as", help="Name of the new run (default: RUN~JUDGE).")] = None,
@@ -69,18 +52,16 @@ def rejudge_command(
 
     check_run_name("--as", new_name)
     with open_store(db) as store:
-        source = store.get_run(run)
-        if source is None:
-            fail(f"no run named {run!r} in {db}")
+        source = find_run_or_fail(store, run)
         try:
-            data = _dataset_for(source, dataset)
+            data = dataset_for(source, dataset)
             the_judge = create_judge(judge)
-        except (FormatError, RuntimeError, UnknownJudgeError) as exc:
+        except (FormatError, RuntimeError, UnknownJudgeError, DatasetNotFound) as exc:
             fail(str(exc))
 
         async def go() -> RejudgeReport:
             try:
-                return await rejudge(store, run, the_judge, data, new_name=new_name, concurrency=concurrency)
+                return await rejudge(store, source.name, the_judge, data, new_name=new_name, concurrency=concurrency)
             finally:
                 await the_judge.aclose()
 
@@ -89,7 +70,7 @@ def rejudge_command(
         except RejudgeError as exc:
             fail(str(exc))
     decided = ", ".join(f"{name} {count}" for name, count in result.decided_by.items()) or "nothing"
-    console.print(f"re-judged {result.turns} answers of run [bold]{escape(run)}[/bold] into run "
+    console.print(f"re-judged {result.turns} answers of run [bold]{escape(source.name)}[/bold] into run "
                   f"[bold]{escape(result.run.name)}[/bold] with {escape(result.run.judge)}", highlight=False)
     console.print(f"decided by: {escape(decided)}; {result.judge_calls} verdicts computed now, "
                   f"{result.cached} from the store; {len(result.changed)} answers scored differently", highlight=False)
@@ -135,9 +116,11 @@ label_app = typer.Typer(help="Human labels: label a run's answers in the termina
 @label_app.callback(invoke_without_command=True)
 def label_command(
     ctx: typer.Context,
-    run: Annotated[str | None, typer.Option(help="Run whose answers to label.")] = None,
+    run: Annotated[str | None, typer.Option(help="Run whose answers to label: name, short id or unique prefix.")] = None,
     labeller: Annotated[str | None, typer.Option(help="Your name, stored with every label.")] = None,
     disputed: Annotated[bool, typer.Option(help="Only answers on which the store's judges disagree.")] = False,
+    calibration: Annotated[bool, typer.Option(
+        help="The answers of the run's calibration sample (commet calibrate), in the sample's order.")] = False,
     db: Annotated[Path, DB_OPTION] = Path("commet.sqlite"),
 ) -> None:
     """Label a run's answers: y = correct, n = incorrect, s = skip, q = quit (resumable)."""
@@ -145,15 +128,16 @@ def label_command(
         return
     if not run or not labeller:
         fail("commet label needs --run and --labeller (or: commet label import FILE.csv)")
+    if disputed and calibration:
+        fail("--disputed and --calibration choose different answers: give one (labels on disputed answers are not "
+             "a random sample and never count in the calibration)")
     from rich.prompt import Prompt
 
     from commet.reports.agreement import collect_verdicts, disputed_items, original_run
     from commet.store.labels import set_label, turns_to_label
 
     with open_store(db) as store:
-        record = store.get_run(run)
-        if record is None:
-            fail(f"no run named {run!r} in {db}")
+        record = find_run_or_fail(store, run)
         history: dict[str, list[TurnRecord]] = {}
         for row in store.turn_rows(record.id):
             history.setdefault(row.story_id, []).append(row)
@@ -162,6 +146,14 @@ def label_command(
             keep = disputed_items(collect_verdicts(store))
             origin = original_run(store, record)
             todo = [r for r in todo if (origin, r.story_id, r.turn) in keep]
+        if calibration:
+            from commet.store.calibration import sample_answers
+
+            order = {(row.story_id, row.turn): index for index, (_, row) in enumerate(sample_answers(store, record))}
+            if not order:
+                fail(f"run {record.name!r} has no calibration sample: draw one with `commet calibrate --db {db} --run "
+                     f"{record.name} --sample N`")
+            todo = sorted((r for r in todo if (r.story_id, r.turn) in order), key=lambda r: order[(r.story_id, r.turn)])
         done = 0
         for position, row in enumerate(todo, start=1):
             console.rule(f"{position}/{len(todo)}  story {escape(row.story_id)}  turn {row.turn}")
@@ -177,11 +169,14 @@ def label_command(
                 break
             if key == "s":
                 continue
-            set_label(store, run=run, story_id=row.story_id, turn=row.turn, response=response,
+            set_label(store, run=record.name, story_id=row.story_id, turn=row.turn, response=response,
                       label="correct" if key == "y" else "incorrect", labeller=labeller)
             done += 1
         left = len(turns_to_label(store, record, labeller))
-    console.print(f"stored {done} labels; {left} answers of run {escape(run)} are not labelled by "
+        if calibration:
+            left = sum((r.story_id, r.turn) in order for r in turns_to_label(store, record, labeller))
+    what = "answers of the calibration sample of run" if calibration else "answers of run"
+    console.print(f"stored {done} labels; {left} {what} {escape(record.name)} are not labelled by "
                   f"{escape(labeller)} yet", highlight=False)
 
 
@@ -201,18 +196,47 @@ def label_import(
     console.print(f"imported {count} labels from {escape(str(file))}", highlight=False)
 
 
+class ProbeChoice(str, Enum):
+    position = "position"
+    length = "length"
+
+
 def judges_command(
-    run: Annotated[list[str] | None, typer.Option(help="Run name; repeat for several (default: all).")] = None,
+    run: Annotated[list[str] | None, typer.Option(
+        help="Run: name, short id or unique prefix; repeat for several (default: all).")] = None,
     subset: Annotated[SubsetChoice, typer.Option(help="Only text-complete or image-dependent stories.")] =
     SubsetChoice.all,
     fmt: Annotated[AgreementFormat, typer.Option("--format", help="Output format.")] = AgreementFormat.table,
     db: Annotated[Path, DB_OPTION] = Path("commet.sqlite"),
+    probe: Annotated[ProbeChoice | None, typer.Option(
+        help="A bias probe on one --run: re-ask a seeded sample of its answers with the options (and a branch "
+             "point's expected answers) in reverse order (position), or with the reply padded by neutral text "
+             "(length), and print each judge's flip rate with a 95% interval (CSV: the flip rates only).")] = None,
+    judge: Annotated[list[str] | None, typer.Option(
+        help="With --probe: a judge spec to probe; repeat for several (default: rules, for a run judged by it).")]
+    = None,
+    sample: Annotated[int, typer.Option(min=1, help="With --probe: answers to re-ask.")] = 100,
+    seed: Annotated[int, typer.Option(help="With --probe: seed of the sample.")] = 0,
+    concurrency: Annotated[int, typer.Option(min=1, help="With --probe: judge calls in flight at once.")] = 16,
+    dataset: Annotated[str | None, typer.Option(
+        help="With --probe: the run's dataset (default: found by name and hash).")] = None,
 ) -> None:
-    """Judge agreement (paper Tables 7-10): pairwise counts, percentages, Cohen's kappa, and agreement with people."""
+    """Judge agreement (paper Tables 7-10): pairwise counts, percentages, Cohen's kappa, and agreement with people;
+    with --probe, the judges' position or length bias on one run's answers."""
 
     from commet.reports import to_csv, to_markdown
     from commet.reports.agreement import AGREEMENT_HEADER, agreement_report, report_tables
 
+    if probe is not None:
+        from commet.cli.probing import probe_command
+
+        if subset is not SubsetChoice.all:
+            fail("--subset chooses the answers of the agreement tables; a --probe samples all of one run's answers")
+        probe_command(db=db, runs=run or [], probe=probe.value, judges=judge or [], sample=sample, seed=seed,
+                      concurrency=concurrency, dataset=dataset, fmt=fmt.value)
+        return
+    if judge:
+        fail("--judge chooses the judges of a --probe; agreement compares the judges of the runs given")
     with open_store(db, read_only=True) as store:
         try:
             report = agreement_report(store, run, None if subset is SubsetChoice.all else subset.value)

@@ -80,6 +80,16 @@ def open_store(db: Path, *, read_only: bool = False):  # noqa: ANN202 - returns 
     return Store(db, read_only=read_only)
 
 
+def find_run_or_fail(store, wanted: str):  # noqa: ANN001, ANN201 - a Store; returns its RunRecord
+    """The run ``wanted`` names (name, short id or unique prefix), else one line with candidates and exit 2."""
+    from commet.store import RunLookupError
+
+    try:
+        return store.find_run(wanted)
+    except RunLookupError as exc:
+        fail(str(exc))
+
+
 def _has_tables(db: Path, read_only: bool) -> bool:
     """Whether ``db`` has any table; True for what is not SQLite at all (or cannot be opened), which
     :class:`Store` refuses in words."""
@@ -95,6 +105,13 @@ def _has_tables(db: Path, read_only: bool) -> bool:
             return bool(table_names(con))
     except sqlite3.Error:
         return True
+
+
+class FeedbackCasesChoice(str, Enum):
+    """``--feedback-cases`` (:class:`commet.reports.feedback.FeedbackCases`, not imported before it is needed)."""
+
+    correctness = "correctness"
+    any = "any"
 
 
 class ReportFormat(str, Enum):
@@ -114,7 +131,7 @@ def sweep_report_format(fmt: str | None, out: Path | None) -> str:
     if fmt is not None and fmt not in formats:
         raise ReportTargetError(f"'format' must be one of {', '.join(formats)}, not {fmt!r}")
     chosen = output_format(fmt, out)
-    if chosen == "csv" and out is not None and out.suffix and not out.is_dir():
+    if chosen == "csv" and out is not None and out.suffix.lower() == ".csv" and not out.is_dir():
         raise ReportTargetError(f"'out' = {str(out)!r}: a CSV report is one file per table; give a folder "
                                 "(with format = \"csv\")")
     return chosen
@@ -123,7 +140,7 @@ def sweep_report_format(fmt: str | None, out: Path | None) -> str:
 def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: Path | None = None,
                  dataset: str | None = None, seed: int | None = None, resamples: int | None = None,
                  brief: bool = False, tables: list[str] | None = None, pool: bool = False,
-                 by: list[str] | None = None) -> None:
+                 by: list[str] | None = None, feedback_cases: str = "correctness") -> None:
     """Build the report for ``names`` (all runs when empty) and print it, or write it to ``out``.
 
     ``brief`` prints one run's figures as a two-column table (what ``commet eval`` shows at the end
@@ -131,6 +148,7 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
     file per table: ``out`` is then a folder, or one table is chosen.
     """
     from commet.reports import Bootstrap, build_report, render_report, select_runs
+    from commet.reports.feedback import FeedbackCases
     from commet.reports.render import OneTablePerFile, csv_files, to_rich_tables
 
     boot = Bootstrap(**{k: v for k, v in (("seed", seed), ("resamples", resamples)) if v is not None})
@@ -141,7 +159,8 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
             fail(str(exc.args[0]))
         if not runs:
             fail(f"nothing to report: no runs in {db}")
-        report = build_report(store, runs, bootstrap=boot, pool=pool, brief=brief)
+        report = build_report(store, runs, bootstrap=boot, pool=pool, brief=brief,
+                              feedback_cases=FeedbackCases(feedback_cases))
     loaded = _load(dataset) if dataset is not None else None
     if by:
         _add_groupings(report, by, loaded)
@@ -158,7 +177,7 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
         if brief:
             console.print(f"[dim]commet report --db {db} shows the paper's tables for this run.[/dim]")
         return
-    if fmt == "csv" and out is not None and (not out.suffix or out.is_dir()):
+    if fmt == "csv" and out is not None and (out.suffix.lower() != ".csv" or out.is_dir()):  # a folder
         if out.exists() and not out.is_dir():
             fail(f"{out} is a file; CSV reports are written as one file per table into a folder")
         out.mkdir(parents=True, exist_ok=True)
@@ -232,7 +251,8 @@ def _brief(report):  # noqa: ANN001, ANN202 - a Report in, rich renderables out
 
 def report(
     db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite"),
-    run: Annotated[list[str] | None, typer.Option(help="Run name; repeat for several (default: all).")] = None,
+    run: Annotated[list[str] | None, typer.Option(
+        help="Run: name, short id or unique prefix; repeat for several (default: all).")] = None,
     fmt: Annotated[ReportFormat | None, typer.Option(
         "--format", help="Output format (default: from --out's suffix, else table).")] = None,
     out: Annotated[Path | None, typer.Option(
@@ -250,6 +270,10 @@ def report(
     by: Annotated[list[str] | None, typer.Option(
         help="Also group accuracy by this per-turn or StoryTurn metadata key or field (e.g. question_type); "
              "repeatable; metadata keys need --dataset.")] = None,
+    feedback_cases: Annotated[FeedbackCasesChoice, typer.Option(
+        help="Which wrong answers are cases in Tables 3 and 14: those followed by correctness-based feedback "
+             "(the paper's section 4.3), or by any feedback text, unconditional lines included.")] =
+    FeedbackCasesChoice.correctness,
 ) -> None:
     """The paper's tables for stored runs with 95% bootstrap CIs, one row per run: Tables 1 and 2 (story
     accuracy per category), a summary, Tables 3 and 14 (feedback), one table per source (Tables 11 and 12),
@@ -261,12 +285,12 @@ def report(
     except ReportTargetError as exc:
         fail(str(exc))
     print_report(db, run, chosen, out=out, dataset=dataset, seed=seed, resamples=resamples, tables=table,
-                 pool=pool, by=by)
+                 pool=pool, by=by, feedback_cases=feedback_cases.value)
 
 
 def compare(
-    run_a: Annotated[str, typer.Argument(help="First run name.")],
-    run_b: Annotated[str, typer.Argument(help="Second run name.")],
+    run_a: Annotated[str, typer.Argument(help="First run: name, short id or unique prefix.")],
+    run_b: Annotated[str, typer.Argument(help="Second run: name, short id or unique prefix.")],
     db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite"),
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
@@ -276,15 +300,13 @@ def compare(
     from rich.table import Table
 
     from commet.reports import Bootstrap, compare_runs
+    from commet.reports.stats import fixed
 
     with open_store(db, read_only=True) as store:
-        records = [store.get_run(name) for name in (run_a, run_b)]
-        for name, record in zip((run_a, run_b), records, strict=True):
-            if record is None:
-                fail(f"no run named {name!r} in {db}")
+        first, second = (find_run_or_fail(store, name) for name in (run_a, run_b))
+        run_a, run_b = first.name, second.name
         try:
-            result = compare_runs(store, records[0], records[1],  # type: ignore[arg-type]
-                                  bootstrap=Bootstrap(resamples=resamples, seed=seed))
+            result = compare_runs(store, first, second, bootstrap=Bootstrap(resamples=resamples, seed=seed))
         except ValueError as exc:
             fail(str(exc))
     p = result.paired
@@ -298,8 +320,8 @@ def compare(
     console.print(f"B = {run_b}: story accuracy {p.accuracy_b:.2f}% on the {p.items} compared", highlight=False,
                   markup=False)
     console.print(table)
-    console.print(f"difference A - B: {p.difference:+.2f} points, 95% paired bootstrap CI "
-                  f"[{p.low:+.2f}, {p.high:+.2f}]; McNemar exact p = {p.p_value:.4g} "
+    console.print(f"difference A - B: {fixed(p.difference, 2, sign=True)} points, 95% paired bootstrap CI "
+                  f"[{fixed(p.low, 2, sign=True)}, {fixed(p.high, 2, sign=True)}]; McNemar exact p = {p.p_value:.4g} "
                   f"(discordant: {p.a_only} A only, {p.b_only} B only)", highlight=False, markup=False)
     if result.only_a or result.only_b:
         console.print(f"left out: {result.only_a} StoryTurns scored only in A, {result.only_b} only in B",
@@ -345,7 +367,7 @@ def sweep(
     from commet.engine.sweep import SweepConfigError, load_config, run_sweep
     from commet.format.problems import FormatError
     from commet.judges.base import UnknownJudgeError
-    from commet.models.base import UnknownModelError
+    from commet.models.base import ModelSpecError
     from commet.reports.render import ReportTargetError
 
     try:
@@ -365,7 +387,7 @@ def sweep(
         names = asyncio.run(run_sweep(settings, announce, datasets=datasets))
     except FormatError as exc:
         fail_problems(exc)
-    except (RunConflictError, UnknownModelError, UnknownJudgeError, RuntimeError) as exc:
+    except (RunConflictError, ModelSpecError, UnknownJudgeError, RuntimeError) as exc:
         fail(str(exc))
     print_report(settings.db, names, report_format, out=settings.out,
                  dataset=settings.datasets[0] if len(settings.datasets) == 1 else None)
@@ -383,22 +405,55 @@ def sweep(
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
-def runs(db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite")) -> None:
-    """List the runs in a store."""
+def runs(db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite"),
+         wide: Annotated[bool, typer.Option("--wide", help="Also the model, judge, dataset and start time.")] = False,
+         ) -> None:
+    """List the runs in a store, each with its short id (accepted by every --run, as is a unique prefix)."""
+    from rich.padding import Padding
     from rich.table import Table
+    from rich.text import Text
+
+    from commet.store import short_ids
+    from commet.text import printable
 
     with open_store(db, read_only=True) as store:
-        table = Table(title=f"Runs in {db}")
-        for column in ("name", "model", "judge", "dataset", "status", "stories", "started", "finished"):
-            table.add_column(column, overflow="fold")
-        for r in store.runs():
-            table.add_row(r.name, r.model, r.judge, r.dataset_name, r.status, str(r.story_count), r.started_at,
-                          r.finished_at or "")
-    console.print(table)
+        records = store.runs()
+    if not records:
+        console.print(f"no runs in {db}", markup=False, highlight=False)
+        return
+    ids = short_ids(r.name for r in records)
+    header = ["id", "status", "stories", "finished"] + (["model", "judge", "dataset", "started"] if wide else [])
+    rows = [[ids[r.name], str(r.status), str(r.story_count), _minute(r.finished_at)]
+            + ([r.model, r.judge, r.dataset_name, _minute(r.started_at)] if wide else []) for r in records]
+    widths = [max(len(header[i]), *(len(row[i]) for row in rows)) for i in range(len(header))]
+    longest = max(len(r.name) for r in records)
+    table = Table(title=f"Runs in {db}", title_justify="left", box=None, pad_edge=False, header_style="bold")
+    for column in header:
+        table.add_column(column, no_wrap=column != "name", justify="right" if column == "stories" else "left")
+    if sum(widths) + 2 * len(widths) + longest <= console.width:  # one line per run
+        table.add_column("name", no_wrap=True)
+        for record, row in zip(records, rows, strict=True):
+            table.add_row(*row, Text(printable(record.name)))
+        console.print(table)
+        return
+    # narrow terminal: each run's name on a line of its own under its figures, folded only where it must be
+    def line(cells: list[str]) -> str:
+        return "  ".join(cell.rjust(w) if h == "stories" else cell.ljust(w)
+                         for h, cell, w in zip(header, cells, widths, strict=True)).rstrip()
+
+    console.print(Text(f"Runs in {db}", style="italic"), Text(line(header), style="bold"), sep="\n")
+    for record, row in zip(records, rows, strict=True):
+        console.print(Text(line(row)), no_wrap=True, overflow="ellipsis")
+        console.print(Padding(Text(printable(record.name), overflow="fold"), (0, 0, 0, 2)))
+
+
+def _minute(stamp: str | None) -> str:
+    """A stored ISO time to the minute ("2026-12-04 15:58"), or "-"."""
+    return "-" if not stamp else stamp[:16].replace("T", " ")
 
 
 def export(
-    run: Annotated[str, typer.Option(help="Run name.")],
+    run: Annotated[str, typer.Option(help="Run: name, short id (`commet runs`) or unique prefix.")],
     out: Annotated[Path, typer.Option(help="Output JSONL file.")],
     db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite"),
 ) -> None:
@@ -406,10 +461,7 @@ def export(
     from commet.reports.export import export_run
 
     with open_store(db, read_only=True) as store:
-        record = store.get_run(run)
-        if record is None:
-            fail(f"no run named {run!r} in {db}")
-        count = export_run(store, record, out)
+        count = export_run(store, find_run_or_fail(store, run), out)
     typer.echo(f"wrote {count} turns to {out}")
 
 

@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from commet.cli.common import ForceOption, fail, load_or_fail, serve_web_app
+from commet.cli.common import (
+    AllowedHostsOption,
+    ForceOption,
+    ForwardedAllowIpsOption,
+    fail,
+    fail_problems,
+    load_or_fail,
+    serve_web_app,
+)
 
 app = typer.Typer(help="Expert review of StoryTurns and their pictures (paper, section 3.2.2).", no_args_is_help=True)
 
@@ -24,7 +32,12 @@ def serve(
                                                          "google:gemini-2.5-flash-image.")] = None,
     secure_cookies: Annotated[bool, typer.Option(help="Mark the session cookie Secure (behind HTTPS).")] = False,
     max_upload_mb: Annotated[int, typer.Option(min=1, help="Largest picture upload, MiB.")] = 8,
+    results: Annotated[Path | None, typer.Option(
+        help="A results store (commet.sqlite): adds the pages that label its runs' calibration samples "
+             "(commet calibrate).")] = None,
     force: ForceOption = False,
+    allowed_hosts: AllowedHostsOption = None,
+    forwarded_allow_ips: ForwardedAllowIpsOption = None,
 ) -> None:
     """Serve the review app; the dataset's StoryTurns are added to the store (existing reviews kept).
 
@@ -33,7 +46,7 @@ def serve(
     from commet.apps.review.app import create_app
     from commet.apps.review.db import ReviewError
     from commet.format.problems import FormatError
-    from commet.models.base import UnknownModelError
+    from commet.models.base import ModelSpecError
 
     checked = load_or_fail(str(dataset), force)
     painter = None
@@ -42,14 +55,24 @@ def serve(
 
         try:
             painter = create_image_model(image_model)
-        except UnknownModelError as exc:
+        except ModelSpecError as exc:
             fail(str(exc))
+    if results is not None:
+        from commet.store import Store, StoreError
+
+        if not results.is_file():
+            fail(f"--results {results}: no results store there")
+        try:
+            Store(results).close()
+        except StoreError as exc:
+            fail(f"--results: {exc}")
     try:
-        web = create_app(checked, db, image_model=painter,
-                         secure_cookies=secure_cookies, max_upload_bytes=max_upload_mb * 1024 * 1024)
+        web = create_app(checked, db, image_model=painter, secure_cookies=secure_cookies,
+                         max_upload_bytes=max_upload_mb * 1024 * 1024, results=results)
     except (FormatError, ReviewError) as exc:
         fail(str(exc))
-    serve_web_app(web, host, port, lambda base: f"reviewing {dataset} at {base}/ (store {db})", log_level="warning")
+    serve_web_app(web, host, port, lambda base: f"reviewing {dataset} at {base}/ (store {db})", log_level="warning",
+                  allowed_hosts=allowed_hosts, forwarded_allow_ips=forwarded_allow_ips)
 
 
 def _with_password(use: Callable[[str], object], from_stdin: bool, prompt: str) -> None:
@@ -102,6 +125,8 @@ def export(
 ) -> None:
     """Write the final items (three reviewers accepted them) as a validated dataset folder."""
     from commet.apps.review.db import ReviewDB, ReviewError
+    from commet.format.pictures import PictureError
+    from commet.format.problems import FormatError
 
     if not db.is_file():
         fail(f"no review store at {db}")
@@ -109,6 +134,10 @@ def export(
         exported, problems = ReviewDB(db).export(out, dataset_root=dataset)
     except ReviewError as exc:
         fail(str(exc))
+    except FormatError as exc:  # the reviewed dataset, changed since it was served
+        fail_problems(exc)
+    except PictureError as exc:
+        fail(f"a picture of the reviewed dataset cannot be read: it {exc}")
     for problem in problems:
         typer.echo(str(problem), err=True)
     errors = sum(p.severity == "error" for p in problems)

@@ -7,7 +7,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from commet.cli.common import ForceOption, check_run_name, fail, fail_problems, load_or_fail, serve_web_app
+from commet.cli.common import (
+    AllowedHostsOption,
+    ForceOption,
+    ForwardedAllowIpsOption,
+    check_run_name,
+    fail,
+    fail_problems,
+    load_or_fail,
+    serve_web_app,
+)
 
 if TYPE_CHECKING:
     from commet.apps.study.build import Study
@@ -146,6 +155,8 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on (0: any free one).")] = 8000,
     secure_cookies: Annotated[bool, typer.Option(help="Mark cookies Secure (serving behind HTTPS).")] = False,
+    allowed_hosts: AllowedHostsOption = None,
+    forwarded_allow_ips: ForwardedAllowIpsOption = None,
 ) -> None:
     """Serve the study: participants at /p/<token>, the organiser at /organiser. No access log is written."""
     from commet.apps.study.app import create_app
@@ -171,7 +182,8 @@ def serve(
         fail(str(exc))
     organiser = "at /organiser" if password else "off (no --organiser-password-file)"
     serve_web_app(web, host, port, lambda base: f"study at {base}/p/<token>; organiser page {organiser}",
-                  access_log=False, server_header=False, log_level="warning")
+                  access_log=False, server_header=False, log_level="warning", allowed_hosts=allowed_hosts,
+                  forwarded_allow_ips=forwarded_allow_ips)
 
 
 @app.command()
@@ -202,7 +214,8 @@ def export_run(
     ] = None,
     store_alias: Annotated[Path | None, typer.Option("--store", hidden=True)] = None,
     run: Annotated[str, typer.Option(
-        help="Run name; with --policy each, one run per policy: NAME:images=on and NAME:images=needed.")] = "human",
+        help="Run name. By default (--policy each) it names two runs, NAME:images=on and NAME:images=needed (the "
+             "paper's Human Yes and No rows); with --policy all, needed or both, the one run NAME.")] = "human",
     policy: Annotated[PolicyChoice, typer.Option(
         help="each: one run per picture policy (the paper's Human Yes/No rows); all (pictures everywhere), "
              "needed (only where needed) or both (the two pooled into one run).")

@@ -117,15 +117,18 @@ def judge_request(storyturn: StoryTurn, k: int, sent: str, reply: str, earlier: 
     turn's message with its reply; ``images`` are the pictures the judge may look at. The
     engine, re-judging and the human study all build their requests here, so every judge is
     asked the same thing. The request never depends on earlier verdicts (branch rules are
-    applied after judging), so a story's turns can be judged in any order.
+    applied after judging), so a story's turns can be judged in any order. A turn without options
+    passes its judge-only candidates (``Turn.candidates``) as unlabelled options marked not shown, so
+    that the rules judge decides a reply naming another candidate wrong.
     """
     turn = storyturn.turns[k]
-    options = tuple((o.label, o.text) for o in turn.options)
+    options = tuple((o.label, o.text) for o in turn.options) or tuple((None, c) for c in turn.candidates)
     rubric = (turn.rubric.key_inference, tuple(turn.rubric.false_inferences)) if turn.rubric else None
     return JudgeRequest(story_id=storyturn.id, task=storyturn.task, turn=k,
                         context=tuple(f"{message}\nReply: {answer}" for message, answer in earlier),
                         story=turn.story, question=turn.question, expected=tuple(turn.answers), response=reply,
-                        options=options, rubric=rubric, feedback=shown_feedback(sent, turn), images=tuple(images))
+                        options=options, options_shown=bool(turn.options) or not turn.candidates, rubric=rubric,
+                        feedback=shown_feedback(sent, turn), images=tuple(images))
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from multiprocessing.connection import Connection
 
 from commet.engine.claims import Shard
 from commet.engine.runner import Engine, EvalSettings, Progress, RunSummary
+from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.judges.registry import create_judge
 from commet.models.registry import create_model
@@ -43,7 +44,7 @@ TERMINATE_GRACE_S = 3.0
 PR_SET_PDEATHSIG = 1
 
 
-class WorkerError(RuntimeError):
+class WorkerError(CommetError, RuntimeError):
     """A worker process failed; the message carries its error."""
 
 

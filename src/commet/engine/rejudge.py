@@ -30,6 +30,7 @@ from commet.engine.conversation import (
 from commet.engine.judging import judge_cached, record_scored_turn
 from commet.engine.pictures import PictureCache
 from commet.engine.runner import EvalSettings, RunResults, run_results
+from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.judges.base import Judge, JudgeRequest, Verdict
 from commet.judges.cascade import decided_by
@@ -38,7 +39,7 @@ from commet.store.records import StoryRecord, StoryStatus, TurnRecord
 from commet.store.sqlite import RunRecord, RunStatus, Store
 
 
-class RejudgeError(ValueError):
+class RejudgeError(CommetError, ValueError):
     """A re-judging request that cannot be done (unknown run, other dataset, name taken)."""
 
 
@@ -81,7 +82,7 @@ def _open_run(store: Store, source: RunRecord, judge: Judge, name: str) -> RunRe
     return existing
 
 
-def _source_settings(source: RunRecord) -> EvalSettings:
+def source_settings(source: RunRecord) -> EvalSettings:
     """The source run's settings as recorded (fields added since it ran take their defaults).
 
     A stored value that no longer validates is refused, naming run and field: re-judging with
@@ -110,7 +111,7 @@ async def rejudge(store: Store, source_name: str, judge: Judge, dataset: Dataset
     if not dataset.hash_matches(source.dataset_hash):
         raise RejudgeError(f"dataset {dataset.name!r} is not the one run {source_name!r} used "
                            f"({source.dataset_name!r}); pass the same dataset with --dataset")
-    settings = _source_settings(source)  # before anything is written
+    settings = source_settings(source)  # before anything is written
     run = _open_run(store, source, judge, new_name or default_name(source, judge))
     report = RejudgeReport(source=source, run=run)
     job = _Rejudging(store, run, judge, dataset, settings, report, on_progress)

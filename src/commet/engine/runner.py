@@ -15,7 +15,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -39,6 +39,7 @@ from commet.engine.conversation import (
 from commet.engine.judging import judge_cached, record_scored_turn
 from commet.engine.pictures import PictureCache
 from commet.engine.schedule import planned_order
+from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
 from commet.format.problems import printable
@@ -73,11 +74,11 @@ START_INTERVAL_S = 0.001
 PICTURE_LOOKAHEAD = 4
 
 
-class RunConflictError(ValueError):
+class RunConflictError(CommetError, ValueError):
     """A run name already used with other settings, model, judge or dataset; the message lists what differs."""
 
 
-class SpendLimitError(ValueError):
+class SpendLimitError(CommetError, ValueError):
     """A spend limit that cannot be kept: a model or judge in the run has no known price."""
 
 
@@ -117,6 +118,8 @@ class Progress:
 
     stories_total: int = 0
     stories_done: int = 0
+    #: StoryTurns already scored by earlier calls on the run when this one started (a resumed run)
+    stories_kept: int = 0
     questions: int = 0
     questions_right: int = 0
     model_calls: int = 0
@@ -193,9 +196,14 @@ def _package_version() -> str:
     return __version__
 
 
-def config_hash(model: models.Model, judge: Judge, settings: EvalSettings, dataset_hash: str) -> str:
-    payload = {"model": model.identity(), "judge": judge.name, "settings": settings.model_dump(mode="json"),
-               "dataset": dataset_hash}
+def config_hash(model: models.Model, judge: Judge, settings: EvalSettings, dataset_hash: str,
+                provenance: dict[str, str] | None = None) -> str:
+    """The hash of everything a run's results depend on; ``provenance`` (a finishing run's source) only when given,
+    so every other run keeps its hash."""
+    payload: dict[str, object] = {"model": model.identity(), "judge": judge.name,
+                                  "settings": settings.model_dump(mode="json"), "dataset": dataset_hash}
+    if provenance:
+        payload["provenance"] = provenance
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -216,11 +224,11 @@ def default_run_name(model: models.Model, settings: EvalSettings, dataset: Datas
 
 
 def run_configuration(model: models.Model, judge: Judge, settings: EvalSettings, dataset: Dataset,
-                      dataset_hash: str) -> dict[str, object]:
+                      dataset_hash: str, provenance: dict[str, str] | None = None) -> dict[str, object]:
     """Everything a run's results depend on, flattened to ``name: value`` (what a conflict compares)."""
     return _flatten({"model": model.identity(), "judge": judge.name,
                      "dataset": {"name": dataset.name, "sha256": dataset_hash},
-                     **settings.model_dump(mode="json")})
+                     **settings.model_dump(mode="json"), **(provenance or {})})
 
 
 def stored_configuration(run: RunRecord) -> dict[str, object]:
@@ -273,7 +281,9 @@ class Engine:
                  settings: EvalSettings | None = None, concurrency: int = 8,
                  on_progress: Callable[[Progress], None] | None = None,
                  start_interval: float = START_INTERVAL_S, max_cost: float | None = None,
-                 shard: Shard | None = None, slots: asyncio.Semaphore | None = None, crowded: bool = False):
+                 shard: Shard | None = None, slots: asyncio.Semaphore | None = None, crowded: bool = False,
+                 kept: Mapping[tuple[str, int, str], tuple[Verdict, str | None]] | None = None,
+                 provenance: dict[str, str] | None = None):
         self.model = model
         self.judge = judge
         self.store = store
@@ -290,25 +300,30 @@ class Engine:
         self.slots = slots  # story slots shared with other engines on the same endpoint (a sweep)
         self.crowded = crowded  # other processes run this run from the start (--workers)
         self._claims: StoryClaims | None = None
+        #: verdicts carried over from another run (commet eval --finish): (story, turn, model call) -> verdict, key
+        self.kept = kept or {}
+        #: where a run comes from when that changes its results (a finishing run's source): recorded and hashed
+        self.provenance = provenance or {}
         self._pictures = PictureCache(dataset, max_side=self.settings.image_max_side, fmt=self.settings.image_format)
 
     # run bookkeeping ------------------------------------------------------------------------------
     def open_run(self, name: str | None) -> RunRecord:
         pictures = self.settings.images is not ImagePolicy.off  # a run without pictures never reads them
         dataset_hash = self.dataset.content_hash(pictures=pictures)
-        digest = config_hash(self.model, self.judge, self.settings, dataset_hash)
+        digest = config_hash(self.model, self.judge, self.settings, dataset_hash, self.provenance)
         name = name or default_run_name(self.model, self.settings, self.dataset, digest)
         existing = self.store.get_run(name) or self.store.create_run(
             name=name, model=self.model.spec, judge=self.judge.name,
             settings={**self.settings.model_dump(mode="json"), "model_identity": self.model.identity(),
-                      **_dataset_path(self.dataset)},
+                      **_dataset_path(self.dataset), **self.provenance},
             config_hash=digest, dataset_name=self.dataset.name, dataset_hash=dataset_hash,
             package_version=_package_version(), story_count=len(self._stories()))
         # (created by another process a moment ago, or earlier: the stored configuration must be this one;
         # runs recorded before the hash left the pictures out of runs without pictures resume too)
         if existing.config_hash != digest and (pictures or existing.config_hash != config_hash(
                 self.model, self.judge, self.settings, self.dataset.content_hash())):
-            wanted = run_configuration(self.model, self.judge, self.settings, self.dataset, dataset_hash)
+            wanted = run_configuration(self.model, self.judge, self.settings, self.dataset, dataset_hash,
+                                       self.provenance)
             raise RunConflictError(conflict_message(name, self.store.path, stored_configuration(existing), wanted))
         return existing
 
@@ -329,7 +344,10 @@ class Engine:
         """
         stories = self.mine()
         done = self.store.finished_stories(run.id) - self.store.stories_with_judge_errors(run.id)
-        self.progress = Progress(stories_total=len(stories), stories_done=len(done & {s.id for _, s in stories}))
+        kept = len(done & {s.id for _, s in stories})
+        self.progress = Progress(stories_total=len(stories), stories_done=kept, stories_kept=kept)
+        if self.on_progress:  # a resumed run's bar starts where the run stands
+            self.on_progress(self.progress)
         return [(position, st) for position, st in stories if st.id not in done]
 
     async def run(self, name: str | None = None) -> RunSummary:
@@ -503,7 +521,11 @@ class Engine:
                     break
                 messages.append(models.Message.text("assistant", reply))
                 request_for_judge = judge_request(storyturn, k, text, reply, earlier, shown if judge_pictures else ())
-                verdict, judgment_key, judge_cost = await self._call_judge(run, request_for_judge)
+                carried = self.kept.get((storyturn.id, k, model_key))  # the same answer to the same conversation
+                if carried is not None:
+                    (verdict, judgment_key), judge_cost = carried, 0.0
+                else:
+                    verdict, judgment_key, judge_cost = await self._call_judge(run, request_for_judge)
                 cost += judge_cost
                 score = record_scored_turn(self.store, run.id, storyturn.id, k, turn, verdict, active_branch,
                                            shown=replace(shown_turn, model_key=model_key), response=reply,

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from commet.errors import CommetError
+
 if TYPE_CHECKING:
     from commet.format.dataset import Dataset
     from commet.judges.base import Judge
@@ -53,7 +55,7 @@ KNOWN_KEYS = {"db", "out", "format", "judge", "concurrency", "models", "images",
               "system_prompt", "temperature", "max_tokens", "seed", "run_prefix"}
 
 
-class SweepConfigError(ValueError):
+class SweepConfigError(CommetError, ValueError):
     """A sweep config that cannot be run; the message names the problem."""
 
 

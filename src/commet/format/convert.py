@@ -16,7 +16,9 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 
+from commet.errors import CommetError
 from commet.format.dataset import IMAGE_EXTENSIONS, IMAGES_DIR, Dataset
+from commet.format.pictures import PictureError
 from commet.format.pipe import to_pipe_record
 
 
@@ -26,7 +28,7 @@ class ConvertTarget(str, Enum):
     hf = "hf"
 
 
-class ConvertError(ValueError):
+class ConvertError(CommetError, ValueError):
     """A conversion that would lose or overwrite pictures; nothing was written."""
 
 
@@ -51,8 +53,17 @@ def convert(dataset: Dataset, target: ConvertTarget, out: Path, *, pictures: boo
     """Write ``dataset`` as ``target`` at ``out``; with ``pictures``, every picture goes where it can be loaded.
 
     Raises :class:`ConvertError` (before writing anything) when a picture is missing from the
-    source or would overwrite a different file.
+    source, cannot be read (refused by its size or kind: every target reads all pictures before
+    writing) or would overwrite a different file.
     """
+    try:
+        return _convert(dataset, target, out, pictures=pictures)
+    except PictureError as exc:
+        raise ConvertError(f"a picture cannot be read: it {exc}; nothing written; --no-pictures writes the "
+                           "StoryTurns alone") from None
+
+
+def _convert(dataset: Dataset, target: ConvertTarget, out: Path, *, pictures: bool) -> ConvertResult:
     ids = picture_ids(dataset)
     if not pictures:
         ids, dataset = [], replace(dataset, root=None, images={})

@@ -8,21 +8,24 @@ parquet folders (with or without a dataset card) and single ``.parquet`` files.
 
 from __future__ import annotations
 
-import codecs
+import bisect
 import hashlib
 import json
 import os
 import re
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from commet.format.bounded import InputFileError, JSONLimitError, loads_bounded, read_regular_file
+from commet.format.inputs import decode_text
 from commet.format.model import StoryTurn
+from commet.format.pictures import PictureError, read_picture_file
 from commet.format.pipe import FIELDS, RawStoryTurn, parse_storyturn, printed_turns, to_pipe_record
 from commet.format.problems import FormatError, Problem
 from commet.taxonomy import BOOKLET, Taxonomy, TaxonomyError, taxonomy_dict
@@ -32,7 +35,6 @@ METADATA_FILE = "dataset.json"
 IMAGES_DIR = "images"
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp", ".gif")
 FORMAT_VERSION = "storyturn-1"
-MAX_JSON_DEPTH = 64  # StoryTurns nest about 6 levels; deeper input is refused before it can exhaust the stack
 
 
 def image_file_candidates(image_id: str) -> list[str]:
@@ -61,6 +63,8 @@ class Dataset:
     source_file: str = "<memory>"
     lines: dict[str, int] = field(default_factory=dict)  # first line of each id
     line_list: list[int] = field(default_factory=list)  # line of each StoryTurn, in order
+    #: file of each StoryTurn, in order, where a dataset spans files (parquet shards, splits); else all ``source_file``
+    file_list: list[str] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     images: dict[str, bytes] = field(default_factory=dict)  # in-memory pictures (HF datasets, generators)
     taxonomy: Taxonomy = BOOKLET  # the tasks and categories it declares (dataset.json), else the booklet's
@@ -71,6 +75,12 @@ class Dataset:
 
     def __iter__(self) -> Iterator[StoryTurn]:
         return iter(self.storyturns)
+
+    def where(self, index: int) -> tuple[str, int | None]:
+        """The file and line (row) the ``index``-th StoryTurn was read from."""
+        file = self.file_list[index] if index < len(self.file_list) else self.source_file
+        line = self.line_list[index] if index < len(self.line_list) else self.lines.get(self.storyturns[index].id)
+        return file, line
 
     def get(self, story_id: str) -> StoryTurn:
         for storyturn in self.storyturns:
@@ -125,13 +135,20 @@ class Dataset:
         return any(n in self.images for n in image_file_candidates(image_id)) or self.image_path(image_id) is not None
 
     def image_bytes(self, image_id: str) -> bytes:
+        """The picture's bytes: in memory, or its file read within the size limit.
+
+        Raises FileNotFoundError when the dataset has no such picture, :class:`PictureError` when
+        its file is refused (outside the folder, not a regular file, too large).
+        """
         for name in image_file_candidates(image_id):
             if name in self.images:
                 return self.images[name]
-        path = self.image_path(image_id)
+        path, reason = self.locate_image(image_id)
         if path is None:
-            raise FileNotFoundError(f"image {image_id!r} not found in {self.images_dir or 'memory'}")
-        return path.read_bytes()
+            if reason == "not found":
+                raise FileNotFoundError(f"image {image_id!r} not found in {self.images_dir or 'memory'}")
+            raise PictureError(reason)
+        return read_picture_file(path)
 
     def content_hash(self, *, pictures: bool = True) -> str:
         """A hash of the StoryTurns and the picture bytes they use: runs record it to tell datasets apart.
@@ -163,7 +180,7 @@ class Dataset:
             if name in self.images:
                 return hashlib.sha256(self.images[name]).digest()
         path = self.image_path(image_id)
-        return hashlib.sha256(path.read_bytes()).digest() if path is not None else None
+        return hashlib.sha256(read_picture_file(path)).digest() if path is not None else None
 
     def metadata(self) -> dict[str, object]:
         """The ``dataset.json`` object: a declared taxonomy is written as ``tasks``/``categories``/
@@ -222,75 +239,30 @@ def bundled_sample_path() -> Path:
     return Path(str(resources.files("commet") / "data" / "sample"))
 
 
-def read_text(path: Path) -> str:
-    """A dataset file's text: UTF-8 without byte-order mark, line endings made ``\n``; located errors otherwise."""
+#: Largest dataset text file read (StoryTurns, pipe records): 20,000 StoryTurns take about 40 MB.
+MAX_DATASET_FILE_BYTES = 512 * 1024 * 1024
+#: Largest ``dataset.json`` read (a declared taxonomy of a few hundred tasks is well under a megabyte).
+MAX_METADATA_FILE_BYTES = 16 * 1024 * 1024
+
+
+def read_text(path: Path, *, max_bytes: int = MAX_DATASET_FILE_BYTES) -> str:
+    """A dataset file's text: UTF-8 without byte-order mark, line endings made ``\n``; located errors otherwise.
+
+    Read by :func:`~commet.format.bounded.read_regular_file`: a FIFO, a device or a file over
+    ``max_bytes`` is refused before any of it is read.
+    """
     file = str(path)
 
     def refuse(message: str, line: int | None = None, column: int | None = None) -> FormatError:
         return FormatError([Problem(file, line, None, None, None, message, column=column)])
 
     try:
-        mode = path.stat().st_mode
-        if stat.S_ISDIR(mode):
-            raise refuse("is a folder, not a file")
-        if not stat.S_ISREG(mode):
-            raise refuse("is not a regular file")
-        data = path.read_bytes()
+        data = read_regular_file(path, max_bytes=max_bytes, what="dataset file")
     except FileNotFoundError:
         raise refuse("no such file or folder") from None
-    except OSError as exc:
-        raise refuse(f"cannot read: {exc.strerror or exc}") from None
-    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)) and len(data) % 4 == 0:
-        raise refuse("UTF-32 text (byte-order mark); save the file as UTF-8 without BOM", 1, 1)
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        raise refuse("UTF-16 text (byte-order mark); save the file as UTF-8 without BOM", 1, 1)
-    if data.startswith(codecs.BOM_UTF8):
-        raise refuse("the file starts with a UTF-8 byte-order mark; save it as UTF-8 without BOM", 1, 1)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line_start = data.rfind(b"\n", 0, exc.start) + 1
-        column = len(data[line_start:exc.start].decode("utf-8", errors="replace")) + 1
-        raise refuse(f"not UTF-8 text: byte 0x{data[exc.start]:02x} ({exc.reason}); save the file as UTF-8",
-                     data.count(b"\n", 0, exc.start) + 1, column) from None
-    if "\x00" in text:
-        at = text.index("\x00")
-        raise refuse("NUL byte in the text (UTF-16 without byte-order mark, or not a text file)",
-                     text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1)
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-#: a JSON string (to its closing quote, or to the end of its line when it has none: a pattern that needed the
-#: closing quote tried again from every quote of an unclosed string, quadratic in it) or a bracket
-_JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"?|[\[\]{}]')
-
-
-def _depth_position(text: str, start: int, limit: int) -> int:
-    """Where nesting first goes deeper than ``limit`` (strings skipped), or ``start``."""
-    depth = 0
-    for match in _JSON_TOKEN.finditer(text, start):
-        token = match.group()
-        if token in "[{":
-            depth += 1
-            if depth > limit:
-                return match.start()
-        elif token in "]}":
-            depth -= 1
-    return start
-
-
-def _too_deep(value: object, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Whether a decoded JSON value nests deeper than ``limit`` (iterative: no recursion of its own)."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            return True
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-    return False
+    except InputFileError as exc:
+        raise refuse(str(exc)) from None
+    return decode_text(data, file)  # the same checks as every other input file's
 
 
 def _position(text: str, index: int) -> tuple[int, int]:
@@ -298,18 +270,44 @@ def _position(text: str, index: int) -> tuple[int, int]:
     return text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1) + 1
 
 
-def _json_problem(file: str, text: str, offset: int, exc: json.JSONDecodeError | RecursionError) -> Problem:
-    if isinstance(exc, RecursionError):
-        line, column = _position(text, _depth_position(text, offset, MAX_JSON_DEPTH))
-        return Problem(file, line, None, None, None, f"JSON nested more than {MAX_JSON_DEPTH} levels deep",
-                       column=column)
+def _json_problem(file: str, text: str, offset: int, exc: json.JSONDecodeError) -> Problem:
+    """A located problem for JSON that does not parse (``offset``: where the parsed text starts in ``text``)."""
     line, column = _position(text, offset + exc.pos)
+    if isinstance(exc, JSONLimitError):
+        story, turn, field = _where_in_record(exc.value, exc.path)
+        return Problem(file, line, story, turn, field, exc.msg, column=column if exc.exact else None)
     message = exc.msg
     if message.startswith("Unexpected UTF-8 BOM"):
         message = "a UTF-8 byte-order mark inside the file (files joined together?)"
     elif message == "Expecting value" and exc.doc[: exc.pos].rstrip().endswith(","):
         message += " (a trailing comma?)"
     return Problem(file, line, None, None, None, f"invalid JSON: {message}", column=column)
+
+
+def _where_in_record(value: object, path: list[str | int] | None) -> tuple[str | None, int | None, str | None]:
+    """Story, turn and field of a key path inside a decoded record (a canonical or pipe record, a list of turns)."""
+    if path is None:
+        return None, None, None
+    keys = list(path)
+    shown = 2  # key components named in the field (a path 64 levels deep is named by its top)
+    first = keys[0] if keys else None
+    if isinstance(value, list) and len(keys) > 1 and isinstance(first, int) and isinstance(value[first], (dict, list)):
+        value = value[first]  # a JSON document listing records: into the record
+        keys.pop(0)
+    story = value.get("id") if isinstance(value, dict) and isinstance(value.get("id"), str) else None
+    if isinstance(value, dict) and keys and keys[0] in ("storyturn", "turns", "turn_extras"):
+        container = str(keys.pop(0))
+        turns = value[container]
+    elif isinstance(value, list):
+        container, turns = "storyturn", value
+    else:
+        return story, None, ".".join(str(k) for k in keys[:shown]) or None
+    turn = keys.pop(0) if keys and isinstance(keys[0], int) else None
+    if container == "storyturn" and isinstance(turn, int) and not keys and isinstance(turns[turn], str):
+        text = turns[turn]  # a pipe turn string: which of its five fields
+        at = next((i for i, char in enumerate(text) if 0xD800 <= ord(char) <= 0xDFFF), 0)
+        return story, turn, FIELDS[min(text.count("|", 0, at), len(FIELDS) - 1)]
+    return story, turn if isinstance(turn, int) else None, ".".join(str(k) for k in keys[:shown]) or container
 
 
 PRINTED_FORM_WARNING = ("read as the paper's printed form (quoted turns separated by commas, quotes inside them "
@@ -325,12 +323,13 @@ def _json_values_with_lines(text: str, file: str) -> tuple[list[tuple[int, objec
     """
     if not text.strip():
         return [], []
-    decoder = json.JSONDecoder()
     first = len(text) - len(text.lstrip())
     try:
-        whole = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        whole_error: json.JSONDecodeError | RecursionError = exc
+        whole = loads_bounded(text)[0]
+    except JSONLimitError as exc:
+        return [], [_json_problem(file, text, 0, exc)]
+    except json.JSONDecodeError as exc:
+        whole_error = exc
     else:
         if isinstance(whole, list) and not (whole and all(isinstance(x, str) for x in whole)):
             values: list[tuple[int, object]] = []
@@ -340,50 +339,133 @@ def _json_values_with_lines(text: str, file: str) -> tuple[list[tuple[int, objec
                     index += 1
                 if index >= len(text) or text[index] == "]":
                     return values, []
-                value, end = decoder.raw_decode(text, index)
+                value, end = loads_bounded(text, index, whole=False)
                 values.append((_position(text, index)[0], value))
                 index = end
         return [(_position(text, first)[0], whole)], []
     lines = text.split("\n")
     first_line = next(line for line in lines if line.strip())
     try:
-        json.loads(first_line)
-    except (json.JSONDecodeError, RecursionError):
+        loads_bounded(first_line)
+    except JSONLimitError:
+        pass  # a JSONL file whose first record is refused: said at its line below
+    except json.JSONDecodeError:
         if printed_turns(first_line) is None:
             return [], [_json_problem(file, text, 0, whole_error)]
-    values, problems = [], []
-    offset = 0
-    for number, line in enumerate(lines, start=1):
-        if line.strip():
-            try:
-                values.append((number, json.loads(line)))
-            except (json.JSONDecodeError, RecursionError) as exc:
-                turns = printed_turns(line)
-                if turns is None:
-                    problems.append(_json_problem(file, text, offset, exc))
-                else:  # the paper's printed form (Table 13): quotes inside turns are not escaped
-                    values.append((number, turns))
-                    problems.append(Problem(file, number, None, None, None, PRINTED_FORM_WARNING, "warning"))
-        offset += len(line) + 1
+    return _jsonl_values(text, lines, file)
+
+
+def _jsonl_values(text: str, lines: list[str], file: str) -> tuple[list[tuple[int, object]], list[Problem]]:
+    """The records of a JSONL file, one a line, with one problem per mistake: a record pretty-printed over
+    several lines is one problem (not one per line), and so is a run of adjacent lines that do not parse."""
+    values: list[tuple[int, object]] = []
+    problems: list[Problem] = []
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    number = 0
+    while number < len(lines):
+        line, offset = lines[number], starts[number]
+        number += 1
+        if not line.strip():
+            continue
+        try:
+            values.append((number, loads_bounded(line)[0]))
+            continue
+        except JSONLimitError as exc:
+            problems.append(_json_problem(file, text, offset, exc))
+            continue
+        except json.JSONDecodeError as exc:
+            error = exc
+        turns = printed_turns(line)
+        if turns is not None:  # the paper's printed form (Table 13): quotes inside turns are not escaped
+            values.append((number, turns))
+            problems.append(Problem(file, number, None, None, None, PRINTED_FORM_WARNING, "warning"))
+            continue
+        spread = _record_over_lines(text, offset, starts)
+        if isinstance(spread, int):
+            problems.append(Problem(file, number, None, None, None,
+                                    f"one record spread over lines {number} to {spread}: a JSONL file holds one "
+                                    "record per line (write each on one line, or make the file one JSON list)"))
+            number = spread
+            continue
+        bad = number
+        while bad < len(lines) and not _is_record(lines[bad]):
+            bad += 1  # the lines after it up to the next record belong to the same mistake
+        while bad > number and not lines[bad - 1].strip():
+            bad -= 1
+        if spread is not None:  # a record spread over lines that breaks further down: said where it breaks
+            problem = _json_problem(file, text, 0, spread)
+            problem = replace(problem, message=f"{problem.message} (in a record spread over lines {number} to {bad}; "
+                                               "a JSONL file holds one record per line)")
+        else:
+            problem = _json_problem(file, text, offset, error)
+            skipped = sum(1 for line in lines[number:bad] if line.strip())
+            if skipped:
+                problem = replace(problem, message=f"{problem.message} (and the {skipped} line(s) after it, up to the "
+                                                   "next record, do not parse either)")
+        problems.append(problem)
+        number = bad
     return values, problems
+
+
+def _is_record(line: str) -> bool:
+    """Whether a line holds one JSON object or list of its own (a JSONL record), right or wrong."""
+    try:
+        return isinstance(loads_bounded(line)[0], (dict, list))
+    except JSONLimitError:
+        return True
+    except json.JSONDecodeError:
+        return printed_turns(line) is not None
+
+
+def _record_over_lines(text: str, offset: int, starts: list[int]) -> int | json.JSONDecodeError | None:
+    """For a line that does not parse alone: the last line of a JSON value that starts there and ends on a later
+    line with nothing after it; or the error where such a value, begun there, breaks on a later line; or None."""
+    first_line = bisect.bisect_right(starts, offset)
+    try:
+        _, end = loads_bounded(text, offset, whole=False)
+    except json.JSONDecodeError as exc:
+        next_line = starts[first_line] if first_line < len(starts) else len(text)
+        continued = exc.pos > next_line and text[next_line:exc.pos + 1].strip()  # the value went on below
+        return exc if continued else None
+    last = bisect.bisect_right(starts, end - 1)  # 1-based line of the value's last character
+    line_end = starts[last] - 1 if last < len(starts) else len(text)
+    if last <= first_line or text[end:line_end].strip():
+        return None
+    return last
 
 
 def _pydantic_problems(exc: ValidationError, file: str, line: int, story: str | None,
                        turn_key: str = "turns") -> list[Problem]:
-    """One located problem per pydantic error (``turns.2.answers`` becomes turn 2, field ``answers``)."""
-    problems = []
+    """One located problem per pydantic error (``turns.2.answers`` becomes turn 2, field ``answers``), except that
+    the missing and unknown fields of one object are one problem: a misspelt key (``Question``) or a record
+    that is not a StoryTurn at all is one mistake, not a line per field."""
+    problems: list[Problem] = []
+    shape: dict[tuple[int | None, str], tuple[list[str], list[str]]] = {}  # (turn, object) -> missing, unknown
     for error in exc.errors():
         loc = [str(p) for p in error["loc"]]
         turn = None
         if len(loc) >= 2 and loc[0] == turn_key and loc[1].isdigit():
             turn = int(loc[1])
             loc = loc[2:] or [turn_key]
+        if error["type"] in ("missing", "extra_forbidden") and loc:
+            missing, unknown = shape.setdefault((turn, ".".join(loc[:-1])), ([], []))
+            (missing if error["type"] == "missing" else unknown).append(loc[-1])
+            continue
         message = error["msg"]
-        if error["type"] == "extra_forbidden":
-            message = "unknown field"
-        elif "input" in error and error["type"].endswith("_type"):
+        if "input" in error and error["type"].endswith("_type"):
             message += f", got {_json_type(error['input'])}"
         problems.append(Problem(file, line, story, turn, ".".join(loc) or None, message))
+    for (turn, parent), (missing, unknown) in shape.items():
+        prefix = f"{parent}." if parent else ""
+        if len(missing) + len(unknown) == 1:
+            problems.append(Problem(file, line, story, turn, prefix + (missing or unknown)[0],
+                                    "Field required" if missing else "unknown field"))
+            continue
+        said = [f"missing required field(s) {', '.join(missing)}"] if missing else []
+        said += [f"unknown field(s) {', '.join(repr(name) for name in unknown)}"] if unknown else []
+        problems.append(Problem(file, line, story, turn, prefix + ",".join(missing or unknown), "; ".join(said)))
     return problems
 
 
@@ -408,8 +490,6 @@ PipeRecord = _pipe_record_model()
 def _record_storyturn(value: object, *, file: str, line: int, default_id: str) -> tuple[StoryTurn, list[Problem]]:
     """One StoryTurn from a decoded JSON record (pipe list, pipe record or canonical object)."""
     story = value.get("id") if isinstance(value, dict) and isinstance(value.get("id"), str) and value["id"] else None
-    if _too_deep(value):
-        raise FormatError([Problem(file, line, story, None, None, f"JSON nested more than {MAX_JSON_DEPTH} levels deep")])
     if isinstance(value, str) and value.count("|") == len(FIELDS) - 1:
         value = [value]  # a one-turn StoryTurn as the paper prints it: one quoted pipe turn
     if isinstance(value, list):
@@ -467,7 +547,7 @@ def read_storyturns(path: str | Path) -> Dataset:
 
 def _read_metadata(dataset: Dataset, meta_path: Path) -> None:
     """Name, version, licence, description, languages and declared taxonomy from ``dataset.json``."""
-    apply_metadata(dataset, read_text(meta_path), str(meta_path), dataset.name)
+    apply_metadata(dataset, read_text(meta_path, max_bytes=MAX_METADATA_FILE_BYTES), str(meta_path), dataset.name)
 
 
 def apply_metadata(dataset: Dataset, text: str, file: str, default_name: str) -> None:
@@ -477,8 +557,8 @@ def apply_metadata(dataset: Dataset, text: str, file: str, default_name: str) ->
     becomes ``dataset.taxonomy``; without one the dataset uses the booklet's.
     """
     try:
-        meta = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
+        meta = loads_bounded(text)[0]
+    except json.JSONDecodeError as exc:
         raise FormatError([_json_problem(file, text, 0, exc)]) from None
     if not isinstance(meta, dict):
         raise FormatError([Problem(file, 1, None, None, None, f"dataset.json must be a JSON object, got {_json_type(meta)}")])

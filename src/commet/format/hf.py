@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from pydantic import ValidationError
 
 from commet.extras import require
+from commet.format.bounded import files_under
+from commet.format.bounded import loads as bounded_loads
 from commet.format.model import StoryTurn
 from commet.format.problems import FormatError, Problem
 
@@ -74,6 +76,7 @@ def _features():  # noqa: ANN202 - returns datasets.Features
             "image": datasets.Image(),
             "answers": [string],
             "options": [{"label": string, "text": string}],
+            "candidates": [string],
             "rubric": {"key_inference": string, "false_inferences": [string]},
             "meta": meta,
         }],
@@ -104,7 +107,7 @@ def decode_meta(entries: object) -> dict[str, object]:
     if entries is None:
         return {}
     if isinstance(entries, str):
-        value = json.loads(entries) if entries.strip() else {}
+        value = bounded_loads(entries) if entries.strip() else {}
         if not isinstance(value, dict):
             raise ValueError("must be a JSON object")
         return value
@@ -122,7 +125,7 @@ def decode_meta(entries: object) -> dict[str, object]:
         if not set_fields:
             meta[entry["key"]] = None
         elif set_fields[0] == "json":
-            meta[entry["key"]] = json.loads(entry["json"])
+            meta[entry["key"]] = bounded_loads(entry["json"])
         else:
             meta[entry["key"]] = entry[set_fields[0]]
     return meta
@@ -147,6 +150,7 @@ class _TurnRow(TypedDict):
     image: _PictureCell | None
     answers: list[str]
     options: list[dict[str, Any]]
+    candidates: list[str]
     rubric: dict[str, Any] | None
     meta: list[dict[str, object]]
 
@@ -184,6 +188,7 @@ def _rows(dataset: Dataset) -> list[_StoryRow]:
                 "image": picture,
                 "answers": list(turn.answers),
                 "options": [o.model_dump() for o in turn.options],
+                "candidates": list(turn.candidates),
                 "rubric": turn.rubric.model_dump() if turn.rubric is not None else None,
                 "meta": encode_meta(turn.meta),
             })
@@ -301,6 +306,7 @@ previous question was answered (CoMMET's `docs/storyturn.md` describes the forma
 | `turns.image_id`, `turns.image` | string, Image | the picture shown with the turn |
 | `turns.answers` | list of string | expected answers; more than one makes the turn a branch point |
 | `turns.options` | list of `{{label, text}}` | choices offered by the question |
+| `turns.candidates` | list of string | for judging only, never shown: the closed set an open answer is one of |
 | `turns.rubric` | `{{key_inference, false_inferences}}` or null | what a right explanation must and must not say |
 | `turns.meta` | as `meta` | per-turn metadata (question type, order of belief, ...) |
 
@@ -337,21 +343,10 @@ PARQUET_DEPTH = 3  # data/train/x.parquet, CONFIG/SPLIT/0000.parquet: Hub layout
 def parquet_files(folder: Path) -> list[Path]:
     """The ``.parquet`` files under ``folder``, at most :data:`PARQUET_DEPTH` folders down, in path order.
 
-    Bounded so that pointing CoMMET at a big folder that is not a dataset answers at once.
+    Bounded so that pointing CoMMET at a big folder that is not a dataset answers at once; each folder
+    and file visited once however symbolic links loop (:func:`~commet.format.bounded.files_under`).
     """
-    found: list[Path] = []
-    level = [folder]
-    for _ in range(PARQUET_DEPTH + 1):
-        below: list[Path] = []
-        for directory in level:
-            try:
-                entries = sorted(directory.iterdir())
-            except OSError:
-                continue
-            found += [e for e in entries if e.suffix == ".parquet" and e.is_file()]
-            below += [e for e in entries if e.is_dir() and not e.name.startswith(".")]
-        level = below
-    return sorted(found)
+    return files_under(folder, ".parquet", PARQUET_DEPTH)
 
 
 def is_hf_folder(path: Path) -> bool:
@@ -476,10 +471,11 @@ def load_hf(path: Path) -> Dataset:
             metadata_done = _metadata_from_table(dataset, table, file, name)
         _check_columns(table, file)
         for index, row in enumerate(_table_rows(table)):
-            st = _storyturn(row, index, file, dataset)
+            st = _storyturn(row, index, file, dataset, path if path.is_dir() else path.parent)
             dataset.storyturns.append(st)
             dataset.lines.setdefault(st.id, index + 1)
             dataset.line_list.append(index + 1)
+            dataset.file_list.append(str(file))
     if not metadata_done and path.is_dir() and not _metadata_from_card(dataset, path):
         _metadata_from_legacy_info(dataset, path, name)
     return dataset
@@ -560,8 +556,9 @@ def _check_columns(table: pyarrow.Table, file: Path) -> None:
                                        f"missing required turn field {name!r} (turn fields: {', '.join(turn_fields)})")])
 
 
-def _picture(value: object, file: Path) -> bytes | None:
-    """The bytes of an ``Image`` cell ({bytes, path}); a path is read when it is a local file."""
+def _picture(value: object, file: Path, root: Path) -> bytes | None:
+    """The bytes of an ``Image`` cell ({bytes, path}); a path-only cell names a file beside the data file or at
+    the top of ``root`` (the dataset folder), never outside it (:func:`~commet.format.pictures.read_picture_inside`)."""
     if value is None:
         return None
     if isinstance(value, (bytes, bytearray)):
@@ -571,15 +568,31 @@ def _picture(value: object, file: Path) -> bytes | None:
             return bytes(value["bytes"])
         path = value.get("path")
         if isinstance(path, str) and path:
-            for candidate in (Path(path), file.parent / path):
-                if candidate.is_file():
-                    return candidate.read_bytes()
+            from commet.format.pictures import read_picture_inside
+
+            return read_picture_inside(root, path, (file.parent, root))
         return None
     raise ValueError("must be an Image ({bytes, path})")
 
 
-def _storyturn(row: dict[str, Any], index: int, file: Path, dataset: Dataset) -> StoryTurn:
+def _strict_bool(value: object) -> bool | None:
+    """A boolean cell: true/false, 1/0, or missing (false); None for anything else (the text "false" is not false)."""
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    return None
+
+
+def _shown_cell(value: object) -> str:
+    """A cell's value as an error line shows it: its type and at most 40 characters of it."""
+    text = repr(value)
+    return f"{type(value).__name__} {text[:40]}{'...' if len(text) > 40 else ''}"
+
+
+def _storyturn(row: dict[str, Any], index: int, file: Path, dataset: Dataset, root: Path | None = None) -> StoryTurn:
     from commet.format.dataset import _pydantic_problems
+    from commet.format.pictures import PictureError
 
     story_id = row.get("id")
     story_id = str(story_id) if story_id not in (None, "") else f"{dataset.name}-{index + 1:04d}"
@@ -594,7 +607,7 @@ def _storyturn(row: dict[str, Any], index: int, file: Path, dataset: Dataset) ->
             image = turn.get("image")
             if isinstance(image, str):  # older layout: the id, bytes in image_files
                 image_id, image = image or None, side_images.get(image)
-            picture = _picture(image, file)
+            picture = _picture(image, file, root or file.parent)
             if picture is not None and not image_id:
                 suffix = Path(str((image or {}).get("path") or "")).suffix.lower() or ".png"
                 image_id = f"{story_id}-{turn_index}{suffix}"
@@ -603,7 +616,7 @@ def _storyturn(row: dict[str, Any], index: int, file: Path, dataset: Dataset) ->
             field = "feedback"
             feedback = turn.get("feedback")
             if isinstance(feedback, str):
-                feedback = json.loads(feedback) if feedback.strip() else None
+                feedback = bounded_loads(feedback) if feedback.strip() else None
             answers = turn["answers"]
             options = turn.get("options") or []
             field = "meta"
@@ -611,6 +624,7 @@ def _storyturn(row: dict[str, Any], index: int, file: Path, dataset: Dataset) ->
                 "story": turn.get("story") or "", "feedback": feedback, "question": turn["question"],
                 "image": image_id or None, "answers": [answers] if isinstance(answers, str) else answers,
                 "options": [{"text": o} if isinstance(o, str) else o for o in options],
+                "candidates": turn.get("candidates") or [],
                 "rubric": turn.get("rubric"), "meta": decode_meta(turn.get("meta")),
             })
         turn_index = None
@@ -618,7 +632,11 @@ def _storyturn(row: dict[str, Any], index: int, file: Path, dataset: Dataset) ->
         meta = decode_meta(row.get("meta"))
         category = row.get("category")
         task = dataset.taxonomy.task(str(row["task"]))
-        image_dependent = bool(row.get("image_dependent") or False)
+        image_dependent = _strict_bool(row.get("image_dependent"))
+        if image_dependent is None:
+            raise FormatError([Problem(str(file), index + 1, story_id, None, "image_dependent",
+                                       f"must be true or false (or 1 or 0), not {_shown_cell(row['image_dependent'])}: "
+                                       "it decides whether the StoryTurn counts as image-dependent (Table 2)")])
         if category in (None, "") and task is not None:
             category = task.category_for(image_dependent)
         if category in (None, ""):
@@ -633,6 +651,8 @@ def _storyturn(row: dict[str, Any], index: int, file: Path, dataset: Dataset) ->
         })
     except FormatError:
         raise
+    except PictureError as exc:
+        raise FormatError([Problem(str(file), index + 1, story_id, turn_index, "image", f"picture {exc}")]) from None
     except ValidationError as exc:
         raise FormatError(_pydantic_problems(exc, str(file), index + 1, story_id)[:1]) from None
     except (ValueError, TypeError, AttributeError) as exc:  # JSON text, wrong cell types in third-party data

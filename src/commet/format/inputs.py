@@ -1,11 +1,13 @@
-"""What comes in from outside: input files read within bounds, JSON decoded within limits, text made valid.
+"""What comes in from outside, as located refusals: input files read within bounds, JSON and TOML within
+limits, text made valid.
 
 Every file a command reads that is not a results store (datasets, replay files, sweep files,
 study files, label files, password files) is untrusted: it may be a FIFO (reading it blocks
-forever), a link to ``/dev/zero`` (reading it never ends), gigabytes, JSON nested 100,000 deep
-(``RecursionError``) or an integer of 5,000 digits (Python refuses to convert it). Each is refused
-here with one located line (:class:`~commet.format.problems.FormatError`: file, line, column,
-field) before anything is read or written, instead of hanging or ending in a traceback.
+forever), a link to ``/dev/zero`` (reading it never ends), gigabytes, JSON or TOML nested 100,000
+deep (``RecursionError``) or an integer of 5,000 digits (Python refuses to convert it). The limits
+are :mod:`commet.format.bounded`'s; here each refusal becomes one located line
+(:class:`~commet.format.problems.FormatError`: file, line, column) before anything is written,
+instead of a hang or a traceback.
 
 Text from a model (a reply, an error message) or from JSON's ``\\uXXXX`` escapes may hold lone
 surrogates: code points that are not Unicode text and that UTF-8 cannot encode, so SQLite, the
@@ -17,21 +19,23 @@ from __future__ import annotations
 
 import codecs
 import json
-import os
 import re
-import stat
 from pathlib import Path
 from typing import Any
 
+from commet.format.bounded import (
+    MAX_INT_DIGITS,
+    MAX_JSON_DEPTH,
+    InputFileError,
+    JSONLimitError,
+    loads,
+    read_regular_file,
+)
 from commet.format.problems import FormatError, Problem
 
 MIB = 1024 * 1024
 #: the size limit of an input file when its reader names none
 DEFAULT_MAX_BYTES = 256 * MIB
-#: JSON nested deeper than this is refused (every file CoMMET reads nests fewer than 10 levels)
-MAX_JSON_DEPTH = 64
-#: an integer in an input file with more digits than this is refused (far beyond any count or id)
-MAX_INT_DIGITS = 30
 REPLACEMENT = "\ufffd"
 
 
@@ -57,63 +61,22 @@ def valid_text(text: str) -> tuple[str, int]:
 # ----------------------------------------------------------------------------- files
 
 
-def _refused(file: str, message: str, *, line: int | None = None, column: int | None = None,
-             field: str | None = None) -> FormatError:
-    return FormatError([Problem(file, line, None, None, field, message, column=column)])
-
-
-def _size(count: int) -> str:
-    for unit, size in (("GiB", 1 << 30), ("MiB", MIB), ("KiB", 1 << 10)):
-        if count >= size:
-            return f"{count / size:.1f} {unit}"
-    return f"{count} bytes"
+def _refused(file: str, message: str, *, line: int | None = None, column: int | None = None) -> FormatError:
+    return FormatError([Problem(file, line, None, None, None, message, column=column)])
 
 
 def read_bytes(path: str | Path, *, what: str = "file", max_bytes: int = DEFAULT_MAX_BYTES,
                allow_pipe: bool = False) -> bytes:
-    """The bytes of a regular file of at most ``max_bytes``; anything else is a located :class:`FormatError`.
-
-    The file is opened without blocking (a FIFO would wait for a writer forever) and checked with
-    ``fstat`` on the opened descriptor (so a link is judged by what it points to, and nothing can
-    be swapped in between): a folder, a FIFO, a device (``/dev/zero``) or a socket is refused
-    unread. The size is checked before reading and again while reading (a file still growing).
-    ``what`` names the file in messages ("replay file"). ``allow_pipe`` also reads a pipe (a secret
-    passed as ``<(command)``), up to ``max_bytes``: a FIFO nobody writes to reads as empty.
-    """
-    file = str(path)
+    """The bytes of a regular file of at most ``max_bytes`` (:func:`~commet.format.bounded.read_regular_file`:
+    a FIFO, a device or a folder refused unread, the size checked before and while reading); anything else
+    is a located :class:`FormatError`. ``what`` names the file ("replay file"); ``allow_pipe`` also reads a
+    pipe (a secret passed as ``<(command)``)."""
     try:
-        descriptor = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        return read_regular_file(path, max_bytes=max_bytes, what=what, pipes=allow_pipe)
     except FileNotFoundError:
-        raise _refused(file, f"no such {what}") from None
-    except IsADirectoryError:
-        raise _refused(file, f"is a folder, not a {what}") from None
-    except OSError as exc:
-        raise _refused(file, f"cannot read the {what}: {exc.strerror or exc}") from None
-    try:
-        mode = os.fstat(descriptor)
-        if stat.S_ISDIR(mode.st_mode):
-            raise _refused(file, f"is a folder, not a {what}")
-        if not stat.S_ISREG(mode.st_mode) and not (allow_pipe and stat.S_ISFIFO(mode.st_mode)):
-            kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode.st_mode) else
-                    "a device" if stat.S_ISCHR(mode.st_mode) or stat.S_ISBLK(mode.st_mode) else
-                    "a socket" if stat.S_ISSOCK(mode.st_mode) else "not a regular file")
-            raise _refused(file, f"is {kind}; a {what} must be a regular file")
-        if stat.S_ISREG(mode.st_mode) and mode.st_size > max_bytes:
-            raise _refused(file, f"is {mode.st_size:,} bytes; a {what} may be at most {max_bytes:,} bytes "
-                                 f"({_size(max_bytes)})")
-        os.set_blocking(descriptor, True)
-        chunks, total = [], 0
-        while chunk := os.read(descriptor, min(max_bytes + 1 - total, 16 * MIB) or 1):
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > max_bytes:
-                raise _refused(file, f"grew past {max_bytes:,} bytes while it was read; a {what} may be at most "
-                                     f"{max_bytes:,} bytes ({_size(max_bytes)})")
-        return b"".join(chunks)
-    except OSError as exc:
-        raise _refused(file, f"cannot read the {what}: {exc.strerror or exc}") from None
-    finally:
-        os.close(descriptor)
+        raise _refused(str(path), f"no such {what}") from None
+    except InputFileError as exc:
+        raise _refused(str(path), str(exc)) from None
 
 
 def _position(data: bytes | str, index: int) -> tuple[int, int]:
@@ -156,73 +119,30 @@ def read_text(path: str | Path, *, what: str = "file", max_bytes: int = DEFAULT_
 # ----------------------------------------------------------------------------- JSON
 
 
-#: a JSON string (to its closing quote, or to the end of its line when unclosed), a bracket, or a number
-_JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"?|[\[\]{}]|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|-?Infinity|NaN')
-
-
-class _Refusal(ValueError):
-    """Raised inside the JSON decoder by a hook; located afterwards by the number it refused."""
-
-    def __init__(self, message: str, number: str):
-        super().__init__(message)
-        self.message = message
-        self.number = number
-
-
-def check_json(text: str, *, file: str, max_depth: int = MAX_JSON_DEPTH, max_int_digits: int = MAX_INT_DIGITS) -> None:
-    """Refuse, with a located :class:`FormatError`, JSON nested deeper than ``max_depth`` (the decoder recurses
-    into each level: 100,000 is a RecursionError) or holding an integer of more than ``max_int_digits`` digits
-    (Python refuses to convert 4,300); one linear pass over the text, strings skipped, before any decoder sees
-    it. Invalid JSON is left to the decoder."""
-    depth = 0
-    for token in _JSON_TOKEN.finditer(text):
-        piece = token.group()
-        if piece in ("[", "{"):
-            depth += 1
-            if depth > max_depth:
-                line, column = _position(text, token.start())
-                raise _refused(file, f"JSON nested more than {max_depth} levels deep", line=line, column=column)
-        elif piece in ("]", "}"):
-            depth -= 1
-        elif piece.lstrip("-").isdigit() and len(piece.lstrip("-")) > max_int_digits:
-            line, column = _position(text, token.start())
-            raise _refused(file, f"an integer of {len(piece.lstrip('-'))} digits; at most {max_int_digits} are read",
-                           line=line, column=column)
-
-
-def _number_at(text: str, number: str) -> int:
-    """Where a number stands in JSON ``text`` (strings skipped), or 0."""
-    return next((token.start() for token in _JSON_TOKEN.finditer(text) if token.group() == number), 0)
-
-
-def load_json(text: str, *, file: str, max_depth: int = MAX_JSON_DEPTH, max_int_digits: int = MAX_INT_DIGITS) -> Any:
-    """JSON ``text`` decoded within limits; every refusal is a :class:`FormatError` with its line and column.
-
-    Refused: what :func:`check_json` refuses (checked first, so nothing recurses deeply), invalid JSON,
-    ``NaN`` and ``Infinity`` (not JSON), numbers too large for a float.
-    """
-    check_json(text, file=file, max_depth=max_depth, max_int_digits=max_int_digits)
-
-    def number(digits: str) -> float:
-        value = float(digits)
-        if value in (float("inf"), float("-inf")):
-            raise _Refusal(f"a number too large to read ({digits if len(digits) <= 20 else digits[:20] + '…'})",
-                           digits)
-        return value
-
-    def constant(name: str) -> float:
-        raise _Refusal(f"{name} is not a JSON number", name)
-
+def load_json(text: str, *, file: str, surrogates: bool = False) -> Any:
+    """JSON ``text`` decoded within :mod:`commet.format.bounded`'s limits (nesting, digits, finite numbers,
+    keys named once, and lone surrogates unless ``surrogates``); each refusal, and invalid JSON, is a
+    :class:`FormatError` with its line and column."""
     try:
-        return json.loads(text, parse_float=number, parse_constant=constant)
-    except _Refusal as exc:
-        line, column = _position(text, _number_at(text, exc.number))
-        raise _refused(file, exc.message, line=line, column=column) from None
+        return loads(text, surrogates=surrogates)
+    except JSONLimitError as exc:
+        line, column = _position(text, exc.pos)
+        raise _refused(file, exc.msg, line=line, column=column) from None
     except json.JSONDecodeError as exc:
         line, column = _position(text, exc.pos)
         raise _refused(file, f"invalid JSON: {exc.msg}", line=line, column=column) from None
-    except RecursionError:  # pragma: no cover - the depth was checked first
-        raise _refused(file, f"JSON nested more than {max_depth} levels deep") from None
+
+
+def check_json(text: str, *, file: str) -> None:
+    """Refuse JSON past :mod:`commet.format.bounded`'s limits with a located :class:`FormatError`, and leave
+    invalid JSON to the caller's own parser (which says it in its words)."""
+    try:
+        loads(text)
+    except JSONLimitError as exc:
+        line, column = _position(text, exc.pos)
+        raise _refused(file, exc.msg, line=line, column=column) from None
+    except json.JSONDecodeError:
+        return
 
 
 # ----------------------------------------------------------------------------- TOML
@@ -250,6 +170,6 @@ def check_toml(text: str, *, file: str, max_depth: int = MAX_JSON_DEPTH, max_int
             depth = max(0, depth - 1)
         elif piece[0].isdigit() and len(piece.replace("_", "")) > max_int_digits:
             line, column = _position(text, token.start())
-            raise _refused(file, f"a number of {len(piece.replace('_', ''))} digits; at most {max_int_digits} are "
-                                 "read", line=line, column=column)
+            raise _refused(file, f"integer of {len(piece.replace('_', '')):,} digits is out of range (at most "
+                                 f"{max_int_digits} digits)", line=line, column=column)
 

@@ -83,6 +83,10 @@ class Turn(BaseModel):
 
     options: list[Option] = Field(default_factory=list,
                                   description="The choices shown with the question, if any (not branches).")
+    candidates: list[str] = Field(
+        default_factory=list,
+        description="For judging only, never shown: the closed set an open answer is one of (the story's "
+        "containers or places, as the original benchmark scores it). A reply naming another candidate is wrong.")
     rubric: Rubric | None = Field(default=None, description="Grading guidance for an explanation answer.")
     meta: dict[str, object] = Field(default_factory=dict,
                                     description="Per-turn metadata (question type, order of belief, ...).")

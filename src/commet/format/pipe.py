@@ -96,13 +96,33 @@ def split_turn_fields(text: str) -> list[str] | None:
 _FEEDBACK_MARKER = re.compile(
     r"(?i)(?:^|(?<=[\s;.!?]))if\s+(?:"
     r"(?P<rw>right|wrong|correct|incorrect)"
-    r"|(?:the\s+)?(?:previous\s+)?(?:answer|choice)\s+(?:is|was)\s+(?P<ans>[^:\s][^:]{0,79}?)"
+    r"|(?:the\s+)?(?:previous\s+)?(?:answer|choice)\s+(?:is|was)\s+(?P<ans>[^:;\s][^:;]{0,79}?)"
     r")\s*:"
 )
 
 
+#: a marker where a branch marker starts (text start, after ';' or a sentence end) that lacks its colon:
+#: "If wrong Remember ..." would glue one branch's text onto another's
+_MARKER_WITHOUT_COLON = re.compile(
+    r"(?i)(?:^|(?<=[;.!?]))[ \t]*(?P<marker>if\s+(?:(?:right|wrong|correct|incorrect)\b(?![ \t]*:)"
+    r"|(?:the\s+)?previous\s+(?:answer|choice)\s+(?:is|was)\b(?![^:;]{0,80}:)))"
+)
+
+
+def _missing_colon(text: str) -> str | None:
+    """The first branch marker in ``text`` written without its colon, or None."""
+    match = _MARKER_WITHOUT_COLON.search(text)
+    return match.group("marker") if match else None
+
+
 def parse_feedback(text: str) -> Feedback | None:
-    """Structured feedback from its pipe text; unconditional text becomes ``always``."""
+    """Structured feedback from its pipe text; unconditional text becomes ``always``.
+
+    Raises ValueError where the text cannot be read for sure: a branch given twice (``If right: A;
+    If right: B``, or one previous answer keyed twice, as written or in another case), which would
+    drop or shadow one of the texts, and a branch marker without its colon, which would glue one
+    branch's text onto another's.
+    """
     text = text.strip()
     if not text:
         return None
@@ -112,17 +132,31 @@ def parse_feedback(text: str) -> Feedback | None:
     head = head.strip().rstrip(";").strip()
     if head:
         feedback.always = head
+    keyed: dict[str, str] = {}
     for index, match in enumerate(matches):
         end = matches[index + 1].start() if index + 1 < len(matches) else len(text)
         body = text[match.end() : end].strip().rstrip(";").strip()
         if match.group("rw"):
-            if match.group("rw").lower() in ("right", "correct"):
-                feedback.right = body
-            else:
-                feedback.wrong = body
+            kind = "right" if match.group("rw").lower() in ("right", "correct") else "wrong"
+            if getattr(feedback, kind) is not None:
+                raise ValueError(f"'If {kind}' is given twice ({getattr(feedback, kind)[:40]!r} and {body[:40]!r}): "
+                                 "one of the texts would be dropped")
+            setattr(feedback, kind, body)
         else:
             answer = match.group("ans").strip().strip("\"'\u201c\u201d").strip()
+            key = _norm(answer)
+            if key in keyed:
+                also = "" if keyed[key] == answer else f" (also as {keyed[key]!r})"
+                raise ValueError(f"feedback for the previous answer {answer!r} is given twice{also}: "
+                                 "which text to show would be a guess")
+            keyed[key] = answer
             feedback.by_answer.append(AnswerFeedback(answer=answer, text=body))
+    for part in (head, *(text[m.end():] for m in matches)):
+        marker = _missing_colon(part)
+        if marker is not None:
+            write = f"{marker}: ..." if "previous" not in marker.lower() else f"{marker} ANSWER: ..."
+            raise ValueError(f"feedback marker {marker!r} without its colon: write '{write}' (read as it is, "
+                             "its text would be glued onto another branch's)")
     return feedback
 
 
@@ -220,12 +254,13 @@ class RawStoryTurn:
     mental_states: list[str] | None = None
     source: str | None = None
     line: int | None = None
-    #: per turn, the canonical fields the pipe string cannot hold (options, rubric, meta), as in a pipe record
+    #: per turn, the canonical fields the pipe string cannot hold (options, candidates, rubric, meta), as in a pipe
+    #: record
     turn_extras: list[dict[str, object]] | None = None
 
 
 #: Turn fields a pipe record carries beside the turn strings, so that a pipe round trip loses nothing
-TURN_EXTRAS = ("options", "rubric", "meta")
+TURN_EXTRAS = ("options", "candidates", "rubric", "meta")
 
 
 def options_in_question(question: str) -> list[Option]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from commet.errors import CommetError
+
 Severity = Literal["error", "warning"]
 
 
@@ -31,6 +33,23 @@ def printable(text: str) -> str:
     return "".join(out)
 
 
+#: Longest story id, field and file an error line shows whole; longer ones are shortened (an id may be megabytes).
+MAX_SHOWN = 200
+#: Longest message an error line shows whole (messages quote values from the data).
+MAX_MESSAGE = 600
+
+
+def shortened(text: str, limit: int = MAX_SHOWN) -> str:
+    """``text`` itself, or its start and end around "...(N characters)..." when longer than ``limit``.
+
+    Why: one bad value must give one line of bounded length (a 50 MB id was echoed whole).
+    """
+    if len(text) <= limit:
+        return text
+    tail = limit // 5
+    return f"{text[:limit - tail - 30]}...({len(text):,} characters)...{text[-tail:]}"
+
+
 @dataclass(frozen=True)
 class Problem:
     """One finding, printed as ``file:line[:column] story=ID turn=K field=F: severity: message``."""
@@ -43,18 +62,21 @@ class Problem:
     message: str
     severity: Severity = "error"
     column: int | None = None
+    #: whether this warning keeps a run from starting without ``--force``; a possible answer leak does not
+    #: (data a user imports was not written by them: said, never refused)
+    gates: bool = True
 
     def __str__(self) -> str:
         line = self.line if self.line is not None else 0
         column = f":{self.column}" if self.column is not None else ""
-        story = printable(self.story) if self.story is not None else "-"
+        story = printable(shortened(self.story)) if self.story is not None else "-"
         turn = self.turn if self.turn is not None else "-"
-        field = printable(self.field) if self.field else "-"
-        return (f"{printable(self.file)}:{line}{column} story={story} turn={turn} field={field}: "
-                f"{self.severity}: {printable(self.message)}")
+        field = printable(shortened(self.field)) if self.field else "-"
+        return (f"{printable(shortened(self.file, 4 * MAX_SHOWN))}:{line}{column} story={story} turn={turn} "
+                f"field={field}: {self.severity}: {printable(shortened(self.message, MAX_MESSAGE))}")
 
 
-class FormatError(ValueError):
+class FormatError(CommetError, ValueError):
     """Input that cannot be read. ``str()`` is the first problem as one located line."""
 
     def __init__(self, problems: list[Problem]):

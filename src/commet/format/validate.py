@@ -9,49 +9,64 @@ is written) on data that ``validate`` rejects.
 from __future__ import annotations
 
 import functools
-import io
 import os
 import re
 import time
-import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
-
-from PIL import Image, UnidentifiedImageError
 
 from commet.format.dataset import Dataset
 from commet.format.loading import load_dataset
-from commet.format.model import StoryTurn, Turn
+from commet.format.model import Feedback, StoryTurn, Turn
+from commet.format.pictures import (  # noqa: F401 - the limits, re-exported where they were
+    IMAGE_FORMATS,
+    MAX_IMAGE_BYTES,
+    MAX_IMAGE_PIXELS,
+    PictureError,
+    bombs_refused,
+    decode_problem,
+    picture_problem,
+)
 from commet.format.problems import FormatError, Problem, Severity
 from commet.taxonomy import BOOKLET, Taxonomy
-from commet.text import fold, normalize
+from commet.text import _LABEL_MARK, char_kind, contains_phrase, fold, labelled_options, normalize
 
-#: Largest picture accepted, in pixels (a 20000x20000 PNG can be a few KiB and decode to 1.6 GB).
-MAX_IMAGE_PIXELS = 50_000_000
-#: Largest picture file accepted, in bytes.
-MAX_IMAGE_BYTES = 50 * 1024 * 1024
 #: Pictures are checked one by one for this long, the rest in threads (:func:`image_problems`).
 SEQUENTIAL_CHECKS_S = 0.02
 #: Longest StoryTurn id accepted.
 MAX_ID_LENGTH = 200
-#: Formats every part of CoMMET (engine, web apps, HTML report) handles.
-IMAGE_FORMATS = ("PNG", "JPEG", "GIF", "WEBP")
 
-_LEAD_WORDS = re.compile(r"^(?:(?:yes|no)\s+)?(?:because\s+)?")  # the inference is what must not leak
 _CONDITIONAL_LOOKING = re.compile(r"(?i)^\s*if\b[^:]{0,80}:")
 #: Turn metadata marking an answer that is meant to be found in the story (reading-comprehension
 #: benchmarks such as ToMi): the leak check does not apply to it.
 ANSWER_IN_STORY = "answer_in_story"
+#: Leak warnings listed one by one in a dataset; the rest are counted in one closing warning.
+LEAK_WARNINGS_LISTED = 10
+#: An answer of this many words (a character of Chinese or Japanese counts as half a word) found in its
+#: story is a verbatim leak (an error under ``--strict``); a shorter one may be a name the story must use.
+VERBATIM_LEAK_WORDS = 3
 
 
 def _norm(text: str) -> str:
-    return " ".join(re.sub(r"[^a-z0-9' ]+", " ", text.lower()).split())
+    """The comparison form of the leak check and of answer keys: :func:`commet.text.normalize`, articles kept."""
+    return normalize(text, drop_articles=False)
 
 
-def _contains_phrase(haystack: str, needle: str) -> bool:
-    return bool(needle) and re.search(rf"(?<![a-z0-9']){re.escape(needle)}(?![a-z0-9'])", haystack) is not None
+def _leaked_core(answer: str) -> str:
+    """The part of an answer that must not be in its story: without a leading yes/no and "because"."""
+    tokens = _norm(answer).split()
+    if tokens[:1] in (["yes"], ["no"]) and len(tokens) > 1:
+        tokens = tokens[1:]
+    if tokens[:1] == ["because"] and len(tokens) > 1:
+        tokens = tokens[1:]
+    return " ".join(tokens)
+
+
+def _answer_length(core: str) -> float:
+    """Words of a normalised answer; a character of a script written without spaces counts half a word."""
+    return sum(0.5 if len(token) == 1 and char_kind(token) == "u" else 1.0 for token in core.split())
 
 
 def id_problem(story_id: str) -> str | None:
@@ -65,7 +80,7 @@ def id_problem(story_id: str) -> str | None:
     if "/" in story_id or "\\" in story_id or story_id in (".", ".."):
         return "id contains a path separator or is '.' or '..'"
     if len(story_id) > MAX_ID_LENGTH:
-        return f"id is {len(story_id)} characters long (at most {MAX_ID_LENGTH})"
+        return f"id is {len(story_id):,} characters long (at most {MAX_ID_LENGTH})"
     return None
 
 
@@ -93,69 +108,21 @@ def taxonomy_problems(st: StoryTurn, taxonomy: Taxonomy = BOOKLET) -> list[tuple
     return found
 
 
-@contextmanager
-def _bombs_refused() -> Iterator[None]:
-    """Pillow's decompression-bomb warning (a picture over its own pixel limit) raised as an error.
-
-    The warnings filter is process-wide: threads that check pictures inside this block, the
-    thread that entered it waiting for them, refuse bombs the same way.
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", Image.DecompressionBombWarning)
-        yield
-
-
-def picture_problem(data: bytes) -> str | None:
-    """Why picture bytes are refused (read after "image 'ID' "), or None: decoded in full under a pixel limit."""
-    with _bombs_refused():
-        return _decoded_problem(data)
-
-
-def _decoded_problem(data: bytes) -> str | None:
-    """:func:`picture_problem` inside :func:`_bombs_refused` (entered once for many pictures)."""
-    if not data:
-        return "is an empty file (0 bytes)"
-    if len(data) > MAX_IMAGE_BYTES:
-        return f"is {len(data):,} bytes (at most {MAX_IMAGE_BYTES:,})"
-    try:
-        with Image.open(io.BytesIO(data)) as image:
-            width, height = image.size
-            if width * height > MAX_IMAGE_PIXELS:
-                return (f"declares {width}x{height} pixels, more than the limit of {MAX_IMAGE_PIXELS:,} "
-                        "(a decompression bomb?)")
-            if image.format not in IMAGE_FORMATS:
-                return f"is a {image.format} picture (use {', '.join(IMAGE_FORMATS)})"
-            image.load()
-            image.getexif()
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-        return f"is a decompression bomb: {exc}"
-    except UnidentifiedImageError:
-        return "is not a picture (not PNG, JPEG, GIF or WebP data)"
-    except Exception as exc:  # noqa: BLE001 - Pillow's decoders raise many kinds; each is a broken picture
-        return f"is truncated or corrupt: {exc}"
-    return None
-
-
 def image_problem(dataset: Dataset, image_id: str) -> str | None:
     """Why an image id does not lead to a readable picture of this dataset, or None."""
-    with _bombs_refused():
+    with bombs_refused():
         return _image_problem(dataset, image_id)
 
 
 def _image_problem(dataset: Dataset, image_id: str) -> str | None:
-    for name in (image_id, image_id.replace(":", "_")):
-        if name in dataset.images:
-            return _decoded_problem(dataset.images[name])
-    path, reason = dataset.locate_image(image_id)
-    if path is None:
-        return reason
+    """:func:`image_problem` inside :func:`bombs_refused` (entered once for many pictures)."""
     try:
-        size = path.stat().st_size
-        if size > MAX_IMAGE_BYTES:
-            return f"is {size:,} bytes (at most {MAX_IMAGE_BYTES:,})"
-        return _decoded_problem(path.read_bytes())
-    except OSError as exc:
-        return f"cannot be read ({path}: {exc.strerror or exc})"
+        data = dataset.image_bytes(image_id)
+    except FileNotFoundError:
+        return "not found"
+    except PictureError as exc:
+        return str(exc)
+    return decode_problem(data)
 
 
 def image_problems(dataset: Dataset, image_ids: Iterable[str]) -> dict[str, str | None]:
@@ -168,7 +135,7 @@ def image_problems(dataset: Dataset, image_ids: Iterable[str]) -> dict[str, str 
     """
     ids = list(dict.fromkeys(image_ids))
     found: dict[str, str | None] = {}
-    with _bombs_refused():
+    with bombs_refused():
         started = time.perf_counter()
         pending = iter(ids)
         for image_id in pending:
@@ -185,43 +152,100 @@ def image_problems(dataset: Dataset, image_ids: Iterable[str]) -> dict[str, str 
     return found
 
 
+def _keyed_twice(feedback: Feedback) -> list[tuple[str, str]]:
+    """``(answer, first key)`` for each answer-keyed feedback whose key another entry already has (as :func:`_norm`
+    matches keys to the previous turn's answers: case and punctuation aside)."""
+    first: dict[str, str] = {}
+    found = []
+    for entry in feedback.by_answer:
+        key = _norm(entry.answer)
+        if key in first:
+            found.append((entry.answer, first[key]))
+        else:
+            first[key] = entry.answer
+    return found
+
+
+def repeated_option_label(question: str) -> str | None:
+    """Why the labelled options written in a question cannot be read for sure (a label used twice,
+    ``A. x B. y A. z``), or None. Read as labelled options, the repeated one is glued onto another."""
+    found = labelled_options(question)
+    if found is None:
+        return None
+    stem, options = found
+    labels = {label for label, _ in options}
+    # in the text before the list only a second start ("A. x A. y B. z") counts: "Mr. B. Smith?" is a name
+    for text, used in ((stem, {options[0][0]}), *((body, labels) for _, body in options)):
+        for mark in _LABEL_MARK.finditer(text):
+            label = mark.group("p") or mark.group("d")
+            if label in used:
+                return (f"option label {label!r} is used twice in the question: which option a reply names "
+                        "would be a guess")
+    return None
+
+
 def _repeated_choices(turn: Turn) -> list[tuple[str, str]]:
     """Expected answers, option texts or option labels a judge cannot tell apart (the same once case,
-    punctuation and articles are set aside): which branch or option a reply names would be a guess."""
+    punctuation and articles are set aside): which branch or option a reply names would be a guess.
+    One line for each kind, naming the first pair and how many more repeats there are."""
     found = []
     for field, what, values, key in (
             ("answers", "answers", turn.answers, normalize),
             ("options", "options", [o.text for o in turn.options], normalize),
-            ("options", "option labels", [o.label for o in turn.options if o.label is not None], fold)):
+            ("options", "option labels", [o.label for o in turn.options if o.label is not None], fold),
+            ("candidates", "candidates", turn.candidates, normalize)):
         first: dict[str, int] = {}
+        pairs: list[tuple[int, int]] = []
         for i, value in enumerate(values):
             same = key(value).strip()
             if not same:
                 continue
             if same in first:
-                j = first[same]
-                found.append((field, f"{what} {j} and {i} are the same once case, punctuation and articles are "
-                                     f"set aside ({values[j]!r}, {value!r}): a judge cannot tell them apart"))
+                pairs.append((first[same], i))
             else:
                 first[same] = i
+        if pairs:
+            j, i = pairs[0]
+            more = f" (and {len(pairs) - 1} more repeat(s))" if len(pairs) > 1 else ""
+            found.append((field, f"{what} {j} and {i} are the same once case, punctuation and articles are "
+                                 f"set aside ({values[j]!r}, {values[i]!r}): a judge cannot tell them apart{more}"))
     return found
 
 
+def candidate_problems(turn: Turn) -> list[str]:
+    """Why a turn's judge-only candidates cannot decide its answers: they must be a closed set of at least two
+    that holds every expected answer, on a turn without options (options already are the closed set)."""
+    if not turn.candidates:
+        return []
+    if turn.options:
+        return ["a turn with options has no candidates: its options already are the closed set the judge uses"]
+    problems = [] if len(turn.candidates) >= 2 else ["at least two candidates are needed, or none"]
+    known = {normalize(candidate) for candidate in turn.candidates}
+    problems += [f"expected answer {answer!r} is not one of the candidates ({'; '.join(turn.candidates)})"
+                 for answer in turn.answers if answer.strip() and normalize(answer) not in known]
+    return problems
+
+
 def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
-                       pictures: dict[str, str | None] | None = None, *, decode_pictures: bool = True) -> list[Problem]:
+                       pictures: dict[str, str | None] | None = None, *, decode_pictures: bool = True,
+                       file: str | None = None, strict: bool = False) -> list[Problem]:
     """Problems of one StoryTurn (id, taxonomy, structure, feedback, branches, pictures, leaks).
 
     ``pictures`` caches picture checks by image id across StoryTurns (each picture is decoded once).
     ``decode_pictures=False`` only asks whether each picture is there: for checking a StoryTurn whose
     pictures are made or kept elsewhere (the LLM pipeline before painting, the review app).
+    An answer found in its own turn's story is a warning: data a user imports was not written by them
+    and is never refused for it. ``strict`` (``commet validate --strict``, the LLM pipeline's own
+    stories) makes a verbatim leak of three words or more an error.
     """
-    file = dataset.source_file
+    file = file if file is not None else dataset.source_file
     line = line if line is not None else dataset.lines.get(st.id)
     problems: list[Problem] = []
     pictures = {} if pictures is None else pictures
 
-    def add(turn: int | None, field: str | None, message: str, severity: Severity = "error") -> None:
-        problems.append(Problem(file, line, st.id, turn, field, message, severity))
+    def add(turn: int | None, field: str | None, message: str, severity: Severity = "error", *,
+            gates: bool = True) -> None:
+        problems.append(Problem(file, line, st.id, turn, field, message, severity, gates=gates))
 
     bad_id = id_problem(st.id)
     if bad_id:
@@ -249,6 +273,9 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
             if fb.always and _CONDITIONAL_LOOKING.match(fb.always):
                 add(k, "feedback", f"unrecognised feedback condition in {fb.always[:40]!r}; "
                                    "write 'If right: ...; If wrong: ...' or 'If the previous answer is A: ...'")
+            for answer, first in _keyed_twice(fb):
+                add(k, "feedback", f"feedback keyed twice by the previous answer {answer!r} (also as {first!r}, "
+                                   "the same once case and punctuation are set aside): which text to show would be a guess")
             if k > 0 and fb.by_answer:
                 previous = {_norm(a): a for a in st.turns[k - 1].answers}
                 keyed = {_norm(entry.answer) for entry in fb.by_answer}
@@ -270,54 +297,105 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
                 add(k, "image", f"image {turn.image!r} {pictures[turn.image]}")
         if not turn.question.strip():
             add(k, "question", "empty question")
+        repeated = repeated_option_label(turn.question)
+        if repeated:
+            add(k, "question", repeated)
         for field, message in _repeated_choices(turn):
             add(k, field, message)
+        for message in candidate_problems(turn):
+            add(k, "candidates", message)
         story = _norm(turn.story)
         question = _norm(turn.question)
         for answer in turn.answers:
             if not answer.strip():
                 add(k, "answer", "empty answer")
                 continue
-            norm = _LEAD_WORDS.sub("", _norm(answer))
-            if not _contains_phrase(story, norm) or _contains_phrase(question, norm) or turn.meta.get(ANSWER_IN_STORY):
+            core = _leaked_core(answer)
+            if not contains_phrase(story, core) or contains_phrase(question, core) or turn.meta.get(ANSWER_IN_STORY):
                 continue
-            if len(norm.split()) >= 3:
-                add(k, "answer", f"answer {answer!r} appears verbatim in this turn's story text (leak)")
+            if _answer_length(core) >= VERBATIM_LEAK_WORDS:
+                add(k, "answer", f"answer {answer!r} appears verbatim in this turn's story text (leak)",
+                    "error" if strict else "warning", gates=False)
             else:
                 add(k, "answer", f"answer {answer!r} appears in this turn's story text and is not an option "
-                                 "named by the question (possible leak)", "warning")
+                                 "named by the question (possible leak)", "warning", gates=False)
     return problems
 
 
-def validate_dataset(dataset: Dataset) -> list[Problem]:
-    """Every problem of a loaded dataset: the loader's warnings, emptiness, duplicate ids, each StoryTurn."""
+def validate_dataset(dataset: Dataset, *, strict: bool = False) -> list[Problem]:
+    """Every problem of a loaded dataset: the loader's warnings, emptiness, duplicate ids, each StoryTurn.
+
+    Leak warnings (answers found in their own story, :func:`validate_storyturn`) are listed for the first
+    ``LEAK_WARNINGS_LISTED`` turns and counted in one closing warning: a benchmark whose answers are meant
+    to be in the story (ToMi's containers) gives one line, not thousands. ``strict`` lists them all and
+    makes verbatim ones errors.
+    """
     problems = list(dataset.warnings)
     if not dataset.storyturns:
         problems.append(Problem(dataset.source_file, None, None, None, None, "empty dataset: no StoryTurns"))
-    seen: dict[str, int | None] = {}
+    seen: dict[str, tuple[str, int | None]] = {}
     pictures = image_problems(dataset, (turn.image for st in dataset.storyturns for turn in st.turns if turn.image))
+    leaks: list[Problem] = []
     for index, st in enumerate(dataset.storyturns):
-        line = dataset.line_list[index] if index < len(dataset.line_list) else dataset.lines.get(st.id)
+        file, line = dataset.where(index)
         if st.id in seen:
-            problems.append(Problem(dataset.source_file, line, st.id, None, "id",
-                                    f"duplicate id (first at line {seen[st.id]})"))
+            first_file, first_line = seen[st.id]
+            where = f"line {first_line}" if first_file == file else f"{first_file}:{first_line or 0}"
+            problems.append(Problem(file, line, st.id, None, "id", f"duplicate id (first at {where})"))
         else:
-            seen[st.id] = line
-        problems.extend(validate_storyturn(st, dataset, line, pictures))
-    return problems
+            seen[st.id] = (file, line)
+        for problem in validate_storyturn(st, dataset, line, pictures, file=file, strict=strict):
+            is_leak = problem.field == "answer" and problem.severity == "warning" and not problem.gates
+            if is_leak and not strict:
+                leaks.append(problem)
+                if len(leaks) > LEAK_WARNINGS_LISTED:
+                    continue
+            problems.append(problem)
+    if len(leaks) > LEAK_WARNINGS_LISTED:
+        stories = len({leak.story for leak in leaks})
+        problems.append(Problem(
+            dataset.source_file, None, None, None, "answer",
+            f"{len(leaks):,} answers in {stories:,} StoryTurns appear in their own turn's story text, "
+            f"{len(leaks) - LEAK_WARNINGS_LISTED:,} of them not listed above (possible leaks: fine where the "
+            "answer must be found in the story; `commet validate --strict` lists them all)", "warning",
+            gates=False))
+    return _one_line_per_picture(problems)
 
 
-def _load_and_validate(path: str | Path) -> tuple[Dataset | None, list[Problem]]:
+def _one_line_per_picture(problems: list[Problem]) -> list[Problem]:
+    """A refused picture said once, where it is first used, with how many other turns use it: one mistake
+    (a missing or broken file) is one line, however many turns show the picture."""
+    first: dict[str, int] = {}
+    uses: dict[str, int] = {}
+    kept: list[Problem] = []
+    for problem in problems:
+        if problem.field == "image" and problem.severity == "error" and problem.message.startswith("image "):
+            uses[problem.message] = uses.get(problem.message, 0) + 1
+            if problem.message in first:
+                continue
+            first[problem.message] = len(kept)
+        kept.append(problem)
+    for message, index in first.items():
+        if uses[message] > 1:
+            kept[index] = replace(kept[index], message=f"{message} (and {uses[message] - 1} more turn(s) show it)")
+    return kept
+
+
+def _load_and_validate(path: str | Path, *, strict: bool = False) -> tuple[Dataset | None, list[Problem]]:
     try:
         dataset = load_dataset(path)
     except FormatError as exc:
         return None, exc.problems
-    return dataset, validate_dataset(dataset)
+    return dataset, validate_dataset(dataset, strict=strict)
 
 
-def validate_path(path: str | Path) -> list[Problem]:
-    """Load and validate; a file that cannot be read yields its located problems instead of raising."""
-    return _load_and_validate(path)[1]
+def validate_path(path: str | Path, *, strict: bool = False) -> list[Problem]:
+    """Load and validate; a file that cannot be read yields its located problems instead of raising.
+
+    ``strict`` holds a dataset to what its own authors must meet: an answer found verbatim in its own
+    story is an error (by default a warning: data a user imports was not written by them).
+    """
+    return _load_and_validate(path, strict=strict)[1]
 
 
 def has_errors(problems: list[Problem]) -> bool:
@@ -345,9 +423,10 @@ def load_checked(path: str | Path, *, force: bool = False) -> tuple[Dataset, lis
     """Load and validate exactly as ``commet validate``; return the dataset and its warnings.
 
     Raises :class:`DatasetRefused` with every problem when the dataset has an error, or a warning
-    and ``force`` is false. ``force`` never lets an error through.
+    that gates (every warning but a possible answer leak) and ``force`` is false. ``force`` never lets
+    an error through.
     """
     dataset, problems = _load_and_validate(path)
-    if dataset is None or has_errors(problems) or (problems and not force):
+    if dataset is None or has_errors(problems) or (any(p.gates for p in problems) and not force):
         raise DatasetRefused(problems, forced=force)
     return dataset, problems

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
+from commet.errors import CommetError
 from commet.format.inputs import valid_text
 from commet.models.base import ImagePart, json_key
 
@@ -34,6 +35,9 @@ class JudgeRequest:
     expected: tuple[str, ...]
     response: str
     options: tuple[tuple[str | None, str], ...] = ()  # (label, text) of the choices shown, if any
+    #: False when ``options`` are the turn's judge-only candidates (``Turn.candidates``): the closed set the
+    #: answer is one of, which the answerer was not shown
+    options_shown: bool = True
     rubric: tuple[str, tuple[str, ...]] | None = None  # (key inference, false inferences) for an explanation
     feedback: str = ""  # the feedback shown at the start of this turn (not story text)
     images: tuple[ImagePart, ...] = ()  # pictures the judge may look at (the run showed them)
@@ -46,6 +50,8 @@ class JudgeRequest:
             "response": self.response}
         if self.options:
             data["options"] = [list(option) for option in self.options]
+            if not self.options_shown:
+                data["options_shown"] = False
         if self.rubric is not None:
             data["rubric"] = [self.rubric[0], list(self.rubric[1])]
         if self.feedback:
@@ -135,5 +141,5 @@ def spent(details: dict[str, object]) -> tuple[int, int, float | None]:
     return tokens[0], tokens[1], float(cost) if isinstance(cost, (int, float)) else None
 
 
-class UnknownJudgeError(ValueError):
+class UnknownJudgeError(CommetError, ValueError):
     """A judge spec that cannot be built."""

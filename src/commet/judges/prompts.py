@@ -11,9 +11,9 @@ answer is correct when it contains the expected inference and avoids the false o
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 
+from commet.errors import CommetError
 from commet.judges.base import JudgeRequest
 
 PROMPT_VERSION = "judge-v2"
@@ -58,7 +58,16 @@ answer gives (1, 2, ...) or null, "reason": "one sentence"}"""
 
 RETRY_PROMPT = "That reply was not a valid verdict ({error}). Reply again with ONLY the JSON object."
 
-_FENCE = re.compile(r"^```(?:json)?\s*\n?(.*?)\n?```$", re.DOTALL)
+_FENCE = "```"
+
+
+def _unfenced(body: str) -> str:
+    """A stripped reply without a markdown code fence around it (```json ... ```), read without a pattern: one
+    with a lazy group after optional blanks took seconds on a reply of a fence and thousands of line breaks."""
+    if len(body) >= 2 * len(_FENCE) and body.startswith(_FENCE) and body.endswith(_FENCE):
+        inner = body[len(_FENCE):-len(_FENCE)]
+        return inner.removeprefix("json").strip()
+    return body
 
 
 def user_prompt(request: JudgeRequest) -> str:
@@ -74,8 +83,10 @@ def user_prompt(request: JudgeRequest) -> str:
     sections.append(f"This turn's story text:\n{request.story.strip() or '(none)'}")
     sections.append(f"Question:\n{request.question.strip()}")
     if request.options:
-        sections.append("Options shown:\n" + "\n".join(f"{label}. {text}" if label else f"- {text}"
-                                                          for label, text in request.options))
+        heading = ("Options shown:" if request.options_shown else
+                   "The expected answer is one of these (not shown to the answerer; another one is wrong):")
+        sections.append(heading + "\n" + "\n".join(f"{label}. {text}" if label else f"- {text}"
+                                                     for label, text in request.options))
     sections.append(f"Expected answer(s):\n{expected}{several}")
     if request.rubric is not None:
         key, false = request.rubric
@@ -89,7 +100,7 @@ def user_prompt(request: JudgeRequest) -> str:
     return "\n\n".join(sections)
 
 
-class VerdictParseError(ValueError):
+class VerdictParseError(CommetError, ValueError):
     """The judge's reply is not a valid verdict object."""
 
 
@@ -102,10 +113,7 @@ class ParsedVerdict:
 
 def parse_verdict(text: str, n_expected: int) -> ParsedVerdict:
     """Parse a reply strictly: one JSON object (optionally in a ```json fence) with the three fields."""
-    body = text.strip()
-    fenced = _FENCE.match(body)
-    if fenced:
-        body = fenced.group(1).strip()
+    body = _unfenced(text.strip())
     try:
         data = json.loads(body)
     except json.JSONDecodeError as exc:

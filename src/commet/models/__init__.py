@@ -9,6 +9,7 @@ from commet.models.base import (
     ModelCallError,
     ModelRequest,
     ModelResponse,
+    ModelSpecError,
     TextPart,
     UnknownModelError,
     Usage,
@@ -17,5 +18,5 @@ from commet.models.registry import create_model, parse_spec
 
 __all__ = [
     "CallErrorKind", "GenerationSettings", "ImagePart", "Message", "Model", "ModelCallError", "ModelRequest", "ModelResponse",
-    "TextPart", "UnknownModelError", "Usage", "create_model", "parse_spec",
+    "ModelSpecError", "TextPart", "UnknownModelError", "Usage", "create_model", "parse_spec",
 ]

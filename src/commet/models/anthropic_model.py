@@ -64,7 +64,7 @@ class AnthropicModel(RemoteModel):
         self.api_version = self.options.get("api_version") or None
         mode = self.options.get("sampling", "auto")
         if mode not in ("auto", "send", "omit"):
-            raise base.UnknownModelError("anthropic: sampling must be auto, send or omit")
+            raise base.ModelSpecError("anthropic: sampling must be auto, send or omit")
         if mode == "auto":
             self.send_sampling = self.api_version is not None and self.api_version < NO_SAMPLING_FROM
         else:

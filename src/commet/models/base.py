@@ -22,6 +22,7 @@ from typing import Literal, TypedDict, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from commet.errors import CommetError
 from commet.format.inputs import valid_text
 
 
@@ -113,7 +114,7 @@ class GenerationSettings(BaseModel):
                                f"{error['msg']}, not {error['input']!r}") from None
 
 
-class SettingError(ValueError):
+class SettingError(CommetError, ValueError):
     """One refused setting: which (``field``, as the settings name it) and why; reads ``field: reason``."""
 
     def __init__(self, field: str, reason: str):
@@ -213,7 +214,7 @@ class CallErrorKind(str, Enum):
 _HTTP_LABEL = re.compile(r"http_(\d{3})")
 
 
-class ModelCallError(Exception):
+class ModelCallError(CommetError):
     """A call that failed for good (after retries): recorded per call, never scored as a wrong answer.
 
     ``family`` is the typed kind; ``kind`` its label as stored and printed (``http_404`` for an HTTP
@@ -244,11 +245,16 @@ class ModelCallError(Exception):
         return f"http_{self.status}" if self.family is CallErrorKind.http else self.family.value
 
 
-class UnknownModelError(ValueError):
-    """A model spec that names no known provider or cannot be built."""
+class ModelSpecError(CommetError, ValueError):
+    """A model (or picture model) spec that cannot be used here: its grammar, an option or its value, a
+    missing SDK or key. The family of :class:`UnknownModelError` and :class:`MissingKeyError`."""
 
 
-class MissingKeyError(UnknownModelError):
+class UnknownModelError(ModelSpecError):
+    """A spec that names no known provider, baseline, model or file, or a provider that cannot be loaded."""
+
+
+class MissingKeyError(ModelSpecError):
     """A remote model whose API key is not in the environment here (it may be where the spec is used)."""
 
 
@@ -272,7 +278,7 @@ def refuse_unknown_options(provider: str, options: Mapping[str, str], known: Ite
     """Every provider refuses options it would otherwise ignore silently."""
     problem = unknown_options(provider, options, known)
     if problem is not None:
-        raise UnknownModelError(problem)
+        raise ModelSpecError(problem)
 
 
 class Model(ABC):

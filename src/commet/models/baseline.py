@@ -24,6 +24,7 @@ from commet.models.base import (
     Model,
     ModelRequest,
     ModelResponse,
+    ModelSpecError,
     UnknownModelError,
     did_you_mean,
     refuse_unknown_options,
@@ -96,11 +97,11 @@ class ShortcutBaseline(Model):
         from commet.models.shortcut import ShortcutLearner, split_halves
 
         if half not in ("first", "second"):
-            raise UnknownModelError(f"baseline:shortcut half must be 'first' or 'second', got {half!r}")
+            raise ModelSpecError(f"baseline:shortcut half must be 'first' or 'second', got {half!r}")
         try:
             storyturns = list(load_dataset(train))
         except (FormatError, OSError, RuntimeError) as exc:
-            raise UnknownModelError(f"baseline:shortcut cannot load its training dataset {train!r}: {exc}") from None
+            raise ModelSpecError(f"baseline:shortcut cannot load its training dataset {train!r}: {exc}") from None
         first, second = split_halves(storyturns)
         self.learner = ShortcutLearner().fit(first if half == "first" else second)
         self.task_of = {st.id: st.task for st in storyturns}
@@ -136,7 +137,7 @@ def create(name: str, options: dict[str, str]) -> Model:
         try:
             return RandomOptionBaseline(seed=int(options.get("seed", "0")))
         except ValueError:
-            raise UnknownModelError(f"baseline:random-option seed must be an integer, got {options['seed']!r}") from None
+            raise ModelSpecError(f"baseline:random-option seed must be an integer, got {options['seed']!r}") from None
     if not options.get("train"):
-        raise UnknownModelError("baseline:shortcut needs train=DATASET (a folder, file or 'sample')")
+        raise ModelSpecError("baseline:shortcut needs train=DATASET (a folder, file or 'sample')")
     return ShortcutBaseline(options["train"], options.get("half", "first"))

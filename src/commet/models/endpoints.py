@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from commet.models.base import UnknownModelError
+from commet.models.base import ModelSpecError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -34,7 +34,7 @@ def split_base_urls(raw: str | None) -> list[str]:
         return []
     urls = list(dict.fromkeys(url.strip() for url in raw.split(",") if url.strip()))
     if not urls:
-        raise UnknownModelError(f"base_url {raw!r} names no endpoint")
+        raise ModelSpecError(f"base_url {raw!r} names no endpoint")
     return urls
 
 

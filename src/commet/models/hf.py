@@ -177,7 +177,7 @@ def option_int(options: Mapping[str, str], key: str, default: int) -> int:
     try:
         return int(raw)
     except ValueError:
-        raise base.UnknownModelError(f"option {key}={raw!r} must be an integer") from None
+        raise base.ModelSpecError(f"option {key}={raw!r} must be an integer") from None
 
 
 def option_bool(options: Mapping[str, str], key: str, default: bool = False) -> bool:
@@ -236,13 +236,13 @@ class HFModel(base.Model):
     def __init__(self, name: str, options: Mapping[str, str]):
         base.refuse_unknown_options("hf", options, HF_OPTIONS)
         if not name:
-            raise base.UnknownModelError("hf: a model path or hub id is required (hf:PATH_OR_ID)")
+            raise base.ModelSpecError("hf: a model path or hub id is required (hf:PATH_OR_ID)")
         try:
             import torch
             import transformers
         except ImportError as exc:
-            raise base.UnknownModelError(f"hf provider needs torch and transformers: pip install 'commet-bench[hf]' "
-                                         f"({exc})") from None
+            raise base.ModelSpecError(f"hf provider needs torch and transformers: pip install 'commet-bench[hf]' "
+                                      f"({exc})") from None
         self._torch = torch
         self.name = name
         self.options = dict(options)
@@ -262,12 +262,12 @@ class HFModel(base.Model):
             raise base.UnknownModelError(f"hf: cannot load {name!r}{hint}: {_one_line(exc)}") from None
         kind = options.get("kind") or ("vision" if getattr(config, "vision_config", None) is not None else "causal")
         if kind not in ("causal", "vision"):
-            raise base.UnknownModelError("hf: kind must be causal or vision")
+            raise base.ModelSpecError("hf: kind must be causal or vision")
         self.kind = kind
         self.dtype_name = options.get("dtype", "auto")
         dtype: Any = "auto" if self.dtype_name == "auto" else getattr(torch, self.dtype_name, None)
         if dtype is None:
-            raise base.UnknownModelError(f"hf: unknown dtype {self.dtype_name!r}")
+            raise base.ModelSpecError(f"hf: unknown dtype {self.dtype_name!r}")
         load: dict[str, Any] = {**common, "dtype": dtype}
         if options.get("device_map"):
             load["device_map"] = options["device_map"]
@@ -293,7 +293,7 @@ class HFModel(base.Model):
             self.tokenizer.pad_token = self.tokenizer.eos_token
         if getattr(self.tokenizer, "chat_template", None) is None and not (
                 self.processor is not None and getattr(self.processor, "chat_template", None)):
-            raise base.UnknownModelError(f"hf: {name!r} has no chat template; CoMMET needs a chat model")
+            raise base.ModelSpecError(f"hf: {name!r} has no chat template; CoMMET needs a chat model")
         eos = self.model.generation_config.eos_token_id
         if eos is None:
             eos = self.tokenizer.eos_token_id

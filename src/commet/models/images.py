@@ -14,6 +14,8 @@ import io
 
 from PIL import Image, ImageOps
 
+from commet.format.pictures import opened_picture
+
 FORMATS = {"png": ("PNG", "image/png"), "jpeg": ("JPEG", "image/jpeg"), "jpg": ("JPEG", "image/jpeg"),
            "webp": ("WEBP", "image/webp")}
 
@@ -36,14 +38,19 @@ def _normalise_mode(image: Image.Image, pil_format: str) -> Image.Image:
 
 
 def prepare_image(data: bytes, *, max_side: int = 1024, fmt: str = "png") -> tuple[bytes, str]:
-    """Return ``(bytes, mime)``: ``data`` oriented, downsized to ``max_side`` and re-encoded as ``fmt``."""
+    """Return ``(bytes, mime)``: ``data`` oriented, downsized to ``max_side`` and re-encoded as ``fmt``.
+
+    The picture is opened by :func:`commet.format.pictures.opened_picture`, the check ``commet validate``
+    makes: a picture over its limits (pixels, longest side, memory) raises
+    :class:`~commet.format.pictures.PictureError` before it is decoded.
+    """
     key = fmt.lower()
     if key not in FORMATS:
         raise ValueError(f"unsupported image format {fmt!r} (use one of: {', '.join(FORMATS)})")
     if max_side < 1:
         raise ValueError("max_side must be positive")
     pil_format, mime = FORMATS[key]
-    with Image.open(io.BytesIO(data)) as opened:
+    with opened_picture(data) as opened:  # the limits `commet validate` checks, before any pixel is decoded
         opened.seek(0)
         image = ImageOps.exif_transpose(opened.copy())
     image = _normalise_mode(image, pil_format)

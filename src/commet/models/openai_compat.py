@@ -49,6 +49,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from commet.errors import CommetError
 from commet.models import base
 from commet.models.endpoints import Endpoint, EndpointPool
 from commet.models.errors import classify
@@ -129,18 +130,18 @@ class OpenAIChatModel(OpenAIService, RemoteModel):
         super().__init__(name, options)
         detail = self.options.get("image_detail")
         if detail not in (None, "auto", "low", "high"):
-            raise base.UnknownModelError("openai: image_detail must be auto, low or high")
+            raise base.ModelSpecError("openai: image_detail must be auto, low or high")
         self.image_detail = detail
         default_param = "max_tokens" if self.base_url else "max_completion_tokens"
         self.token_param = self.options.get("token_param", default_param)
         if self.token_param not in ("max_tokens", "max_completion_tokens"):
-            raise base.UnknownModelError("openai: token_param must be max_tokens or max_completion_tokens")
+            raise base.ModelSpecError("openai: token_param must be max_tokens or max_completion_tokens")
         has_aiohttp = _has_aiohttp()
         transport = self.options.get("transport", "direct" if has_aiohttp else "sdk")
         if transport not in ("direct", "sdk"):
-            raise base.UnknownModelError("openai: transport must be direct or sdk")
+            raise base.ModelSpecError("openai: transport must be direct or sdk")
         if transport == "direct" and not has_aiohttp:
-            raise base.UnknownModelError("openai: transport=direct needs aiohttp: pip install 'commet-bench[openai]'")
+            raise base.ModelSpecError("openai: transport=direct needs aiohttp: pip install 'commet-bench[openai]'")
 
         def connect(base_url: str | None) -> tuple[Any, DirectChatTransport | None]:
             target = sdk_target(self.api_key, base_url) if transport == "direct" else None
@@ -232,7 +233,7 @@ def endpoint_failure(error: base.ModelCallError) -> bool:
     return error.family in (base.CallErrorKind.connection, base.CallErrorKind.timeout) or (error.status or 0) >= 500
 
 
-class HTTPStatusFailure(Exception):
+class HTTPStatusFailure(CommetError):
     """A non-2xx answer; :func:`commet.models.errors.classify` reads ``status_code`` and ``headers``."""
 
     def __init__(self, status: int, headers: Mapping[str, str], body: bytes):

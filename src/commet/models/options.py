@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from commet.models.base import UnknownModelError
+from commet.models.base import ModelSpecError
 
 
 def option_float(options: Mapping[str, str], key: str, default: float | None) -> float | None:
@@ -17,9 +17,9 @@ def option_float(options: Mapping[str, str], key: str, default: float | None) ->
     try:
         value = float(raw)
     except ValueError:
-        raise UnknownModelError(f"option {key}={raw!r} must be a number") from None
+        raise ModelSpecError(f"option {key}={raw!r} must be a number") from None
     if not math.isfinite(value) or value < 0:  # every numeric option is a count, a rate, a time or a price
-        raise UnknownModelError(f"option {key}={raw!r} must be a finite number, 0 or more")
+        raise ModelSpecError(f"option {key}={raw!r} must be a finite number, 0 or more")
     return value
 
 

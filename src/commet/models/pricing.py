@@ -13,58 +13,29 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from commet.builtin_plugins import PROVIDERS, Price
 from commet.models.base import Usage
 from commet.models.options import option_float
 
-#: provider -> model name -> (input, output) USD per 1M tokens. A name matches exactly, or as a
-#: dated snapshot of it ("gpt-4o-mini-2024-07-18", "claude-3-5-haiku-20241022", "...-latest");
-#: any other name ("gpt-5.4", "claude-opus-4-7") has no price rather than a neighbour's.
-PRICES: dict[str, dict[str, tuple[float, float]]] = {
-    "openai": {
-        "gpt-4o": (2.50, 10.00),
-        "gpt-4o-mini": (0.15, 0.60),
-        "gpt-4.1": (2.00, 8.00),
-        "gpt-4.1-mini": (0.40, 1.60),
-        "gpt-4.1-nano": (0.10, 0.40),
-        "gpt-5": (1.25, 10.00),
-        "gpt-5-mini": (0.25, 2.00),
-        "gpt-5-nano": (0.05, 0.40),
-        "o3": (2.00, 8.00),
-        "o3-mini": (1.10, 4.40),
-        "o4-mini": (1.10, 4.40),
-    },
-    "anthropic": {
-        "claude-3-5-haiku": (0.80, 4.00),
-        "claude-3-7-sonnet": (3.00, 15.00),
-        "claude-haiku-4-5": (1.00, 5.00),
-        "claude-sonnet-4": (3.00, 15.00),
-        "claude-sonnet-4-5": (3.00, 15.00),
-        "claude-opus-4": (15.00, 75.00),
-        "claude-opus-4-1": (15.00, 75.00),
-        "claude-opus-4-5": (5.00, 25.00),
-    },
-    "google": {
-        "gemini-2.0-flash": (0.10, 0.40),
-        "gemini-2.0-flash-lite": (0.075, 0.30),
-        "gemini-2.5-flash": (0.30, 2.50),
-        "gemini-2.5-flash-lite": (0.10, 0.40),
-        "gemini-2.5-pro": (1.25, 10.00),
-        "gemini-3-pro": (2.00, 12.00),
-    },
-}
+#: provider -> model name -> (input, output) USD per 1M tokens, from the providers' rows in
+#: :mod:`commet.builtin_plugins`. A name matches exactly, or as a dated snapshot of it
+#: ("gpt-4o-mini-2024-07-18", "claude-3-5-haiku-20241022", "...-latest"); any other name ("gpt-5.4",
+#: "claude-opus-4-7") has no price rather than a neighbour's.
+PRICES: dict[str, dict[str, Price]] = {provider.name: dict(provider.prices) for provider in PROVIDERS
+                                       if provider.prices}
 
 
 _SNAPSHOT = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|latest)$")
 
 
-def lookup(provider: str, model: str) -> tuple[float, float] | None:
+def lookup(provider: str, model: str) -> Price | None:
     """(input, output) USD per million tokens for this exact model (or a dated snapshot of it), if known."""
     table = PRICES.get(provider, {})
     name = model.rsplit("/", 1)[-1].lower()
     return table.get(name) or table.get(_SNAPSHOT.sub("", name))
 
 
-def price_for(provider: str, model: str, options: Mapping[str, str]) -> tuple[float, float] | None:
+def price_for(provider: str, model: str, options: Mapping[str, str]) -> Price | None:
     """The price a model instance uses: options first, else the table (only for the official endpoint)."""
     if "price_in" in options or "price_out" in options:
         prices = (option_float(options, "price_in", 0.0), option_float(options, "price_out", 0.0))
@@ -74,7 +45,7 @@ def price_for(provider: str, model: str, options: Mapping[str, str]) -> tuple[fl
     return lookup(provider, model)
 
 
-def cost(price: tuple[float, float] | None, usage: Usage) -> float | None:
+def cost(price: Price | None, usage: Usage) -> float | None:
     if price is None:
         return None
     return (usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1_000_000

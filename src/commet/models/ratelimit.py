@@ -11,7 +11,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from commet.models.base import ImagePart, ModelRequest, UnknownModelError
+from commet.models.base import ImagePart, ModelRequest, ModelSpecError
 from commet.models.options import option_float
 
 
@@ -33,7 +33,7 @@ class RateLimiter:
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep, key: str = ""):
         if rpm is not None and rpm <= 0 or tpm is not None and tpm <= 0:
-            raise UnknownModelError("rpm and tpm must be positive")
+            raise ModelSpecError("rpm and tpm must be positive")
         self.rpm, self.tpm = rpm, tpm
         self.key = key
         self._shared: BudgetUpdate | None = None

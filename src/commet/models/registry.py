@@ -12,11 +12,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl
 
-from commet.models.base import Model, UnknownModelError, did_you_mean
-from commet.plugins import load_plugin, plugin_names
+from commet.builtin_plugins import PROVIDERS
+from commet.extras import EXTRA_OF_MODULE
+from commet.models.base import Model, ModelSpecError, UnknownModelError, did_you_mean
+from commet.plugins import MODELS, load_plugin, plugin_names
 
 #: the entry-point group providers register in; a factory takes (name, options) and returns a Model
-GROUP = "commet.models"
+GROUP = MODELS
+#: built-in provider -> the extra its module needs
+EXTRA_OF_PROVIDER = {provider.name: provider.extra for provider in PROVIDERS if provider.extra}
 
 
 @dataclass(frozen=True)
@@ -24,11 +28,6 @@ class ModelSpec:
     provider: str
     name: str
     options: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def display(self) -> str:
-        """The spec without options (options may carry URLs; keys are never options)."""
-        return f"{self.provider}:{self.name}"
 
 
 def split_spec(spec: str, providers: Sequence[str], *, what: str = "model") -> ModelSpec:
@@ -38,7 +37,7 @@ def split_spec(spec: str, providers: Sequence[str], *, what: str = "model") -> M
     """
     provider, sep, rest = spec.partition(":")
     if not sep or not provider or not rest:
-        raise UnknownModelError(f"{what} spec {spec!r} must look like provider:name (providers: {', '.join(providers)})")
+        raise ModelSpecError(f"{what} spec {spec!r} must look like provider:name (providers: {', '.join(providers)})")
     name, _, query = rest.partition("?")
     options = dict(parse_qsl(query, keep_blank_values=True)) if query else {}
     return ModelSpec(provider, name, options)
@@ -60,9 +59,16 @@ def create_model(spec: str | ModelSpec, **overrides: str) -> Model:
     try:
         factory = load_plugin(GROUP, parsed.provider)
     except ImportError as exc:
-        raise UnknownModelError(f"provider {parsed.provider!r} is not available: {exc}. "
-                                f"Install the extra: pip install 'commet-bench[{parsed.provider}]'") from None
+        raise UnknownModelError(f"provider {parsed.provider!r} is not available: {exc}{_install_hint(parsed.provider, exc)}"
+                                ) from None
     model = factory(parsed.name, options)
     if not isinstance(model, Model):
         raise UnknownModelError(f"provider {parsed.provider!r} did not build a Model (got {type(model).__name__})")
     return model
+
+
+def _install_hint(provider: str, exc: ImportError) -> str:
+    """How to install what a provider's module could not import: its extra (built-in providers), the
+    extra of the missing module, or nothing (a third-party provider's own package)."""
+    extra = EXTRA_OF_PROVIDER.get(provider) or EXTRA_OF_MODULE.get((exc.name or "").split(".")[0])
+    return f". Install the extra: pip install 'commet-bench[{extra}]'" if extra else ""

@@ -20,7 +20,7 @@ from commet.models.base import (
     Model,
     ModelRequest,
     ModelResponse,
-    UnknownModelError,
+    ModelSpecError,
     Usage,
     unknown_options,
 )
@@ -101,8 +101,8 @@ class RemoteService:
 
     def __init__(self, name: str, options: Mapping[str, str]):
         if not name:
-            raise UnknownModelError(f"{self.provider}: a{'n' if self.kind[0] in 'aeiou' else ''} {self.kind} "
-                                    f"name is required ({self.provider}:MODEL)")
+            raise ModelSpecError(f"{self.provider}: a{'n' if self.kind[0] in 'aeiou' else ''} {self.kind} "
+                                 f"name is required ({self.provider}:MODEL)")
         self.name = name
         self.options = dict(options)
         self.base_urls = split_base_urls(self.options.get("base_url"))
@@ -129,8 +129,8 @@ class RemoteService:
         try:
             return importlib.import_module(module or self.sdk_module)
         except ImportError as exc:  # pragma: no cover
-            raise UnknownModelError(f"{self.provider} provider needs the SDK: pip install "
-                                    f"'commet-bench[{self.provider}]' ({exc})") from None
+            raise ModelSpecError(f"{self.provider} provider needs the SDK: pip install "
+                                 f"'commet-bench[{self.provider}]' ({exc})") from None
 
     def _resolve_key(self) -> str | None:
         return resolve_api_key(self.provider, self.options, self.default_key_envs, self.base_url)
@@ -158,19 +158,19 @@ class RemoteService:
         except MissingKeyError as exc:
             missing_key = exc
             problems.append(str(exc))
-        except UnknownModelError as exc:
+        except ModelSpecError as exc:
             problems.append(str(exc))
         if self.sdk_module and not _importable(self.sdk_module):
             problems.append(f"{self.provider}: the SDK ({self.sdk_module}) is not installed: "
                             f"pip install 'commet-bench[{self.provider}]'")
         if len(problems) > 1:
             prefix = f"{self.provider}: "
-            raise UnknownModelError(f"{prefix}{len(problems)} problems: "
-                                    + "; ".join(p.removeprefix(prefix) for p in problems))
+            raise ModelSpecError(f"{prefix}{len(problems)} problems: "
+                                 + "; ".join(p.removeprefix(prefix) for p in problems))
         if missing_key is not None and problems == [str(missing_key)]:
             raise missing_key  # the key alone: it may be set where the spec is used (a study's server)
         if problems:
-            raise UnknownModelError(problems[0])
+            raise ModelSpecError(problems[0])
         return key
 
 

@@ -18,6 +18,7 @@ from commet.models.base import (
     ModelCallError,
     ModelRequest,
     ModelResponse,
+    UnknownModelError,
     refuse_unknown_options,
 )
 from commet.models.options import option_float
@@ -55,14 +56,17 @@ MAX_REPLAY_BYTES = 256 * MIB
 
 
 def create(name: str, options: dict[str, str]) -> ReplayModel:
-    """A replay model from its file, read within bounds (:mod:`commet.format.inputs`): a file that is not a
-    regular file, too large, nested too deep, or not a map of story ids to lists of reply texts is refused with
-    one located line (a :class:`~commet.format.problems.FormatError`)."""
+    """A replay model from its file, read within bounds (:mod:`commet.format.inputs`): no file there is an
+    :class:`~commet.models.base.UnknownModelError`; a file that is not a regular file, too large, nested too
+    deep, or not a map of story ids to lists of reply texts is refused with one located line (a
+    :class:`~commet.format.problems.FormatError`)."""
     refuse_unknown_options("replay", options, ("delay",))
     delay = option_float(options, "delay", 0.0) or 0.0
+    if not Path(name).exists():  # the spec names nothing there: a spec error, as an unknown model's
+        raise UnknownModelError(f"replay file {name!r} not found")
     raw = read_bytes(name, what="replay file", max_bytes=MAX_REPLAY_BYTES)
     text = decode_text(raw, name)
-    data = load_json(text, file=name)
+    data = load_json(text, file=name, surrogates=True)  # (replies are made valid, and counted, per call)
     if not isinstance(data, dict):
         raise FormatError([Problem(name, 1, None, None, None, "a replay file maps story ids to lists of reply texts "
                                    f"({{\"story-1\": [\"reply 0\", \"reply 1\"]}}), not {_json_type(data)}")])

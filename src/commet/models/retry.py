@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from commet.models.base import ModelCallError, UnknownModelError
+from commet.models.base import ModelCallError, ModelSpecError
 from commet.models.errors import classify
 from commet.models.options import option_float, option_int
 from commet.models.ratelimit import RateLimiter
@@ -51,7 +51,7 @@ class RetryPolicy:
     def from_options(cls, options: Mapping[str, str], *, secrets: Iterable[str] = ()) -> RetryPolicy:
         max_attempts = option_int(options, "max_attempts", 6) or 1
         if max_attempts < 1:
-            raise UnknownModelError("max_attempts must be at least 1")
+            raise ModelSpecError("max_attempts must be at least 1")
         timeout = option_float(options, "timeout", 120.0)
         return cls(
             max_attempts=max_attempts,

@@ -61,7 +61,7 @@ def engine_kwargs(name: str, options: Mapping[str, str]) -> dict[str, Any]:
             try:
                 kwargs[key] = float(options[key])
             except ValueError:
-                raise base.UnknownModelError(f"option {key}={options[key]!r} must be a number") from None
+                raise base.ModelSpecError(f"option {key}={options[key]!r} must be a number") from None
     for key in BOOL_OPTIONS:
         if options.get(key):
             kwargs[key] = option_bool(options, key)
@@ -69,7 +69,7 @@ def engine_kwargs(name: str, options: Mapping[str, str]) -> dict[str, Any]:
         if options.get(key):
             kwargs[key] = options[key]
     if kwargs.get("distributed_executor_backend") not in (None, "ray", "mp", "uni", "external_launcher"):
-        raise base.UnknownModelError("vllm: distributed_executor_backend must be ray, mp, uni or external_launcher")
+        raise base.ModelSpecError("vllm: distributed_executor_backend must be ray, mp, uni or external_launcher")
     if options.get("max_images"):
         kwargs["limit_mm_per_prompt"] = {"image": option_int(options, "max_images", 1)}
     return kwargs
@@ -94,7 +94,7 @@ class VLLMModel(base.Model):
 
     def __init__(self, name: str, options: Mapping[str, str]):
         if not name:
-            raise base.UnknownModelError("vllm: a model path or hub id is required (vllm:PATH_OR_ID)")
+            raise base.ModelSpecError("vllm: a model path or hub id is required (vllm:PATH_OR_ID)")
         self.name = name
         self.options = dict(options)
         self.spec = f"vllm:{name}"
@@ -102,7 +102,7 @@ class VLLMModel(base.Model):
         try:
             vllm = importlib.import_module("vllm")
         except ImportError as exc:
-            raise base.UnknownModelError(f"{INSTALL_HINT} ({exc})") from None
+            raise base.ModelSpecError(f"{INSTALL_HINT} ({exc})") from None
         self._vllm = vllm
         path = Path(name).expanduser()
         self.local_path = path.resolve() if path.exists() else None

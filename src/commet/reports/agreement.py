@@ -25,6 +25,7 @@ from commet.format.model import Turn
 from commet.judges.base import Verdict
 from commet.judges.cascade import decided_by
 from commet.reports.metrics import SUBSETS, select_runs
+from commet.reports.stats import fixed
 from commet.store.labels import all_labels
 from commet.store.sqlite import RunRecord, Store
 
@@ -200,7 +201,7 @@ def agreement_report(store: Store, run_names: list[str] | None = None, subset: s
 
 
 def _row(agreement: Agreement) -> list[str]:
-    kappa = "-" if agreement.kappa is None else f"{agreement.kappa:.3f}"
+    kappa = "-" if agreement.kappa is None else fixed(agreement.kappa, 3)
     percent = "-" if agreement.percent is None else f"{agreement.percent:.2f}%"
     return [f"{agreement.a} vs {agreement.b}", str(agreement.agree), str(agreement.disagree), str(agreement.n),
             percent, kappa]

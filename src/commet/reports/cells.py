@@ -1,19 +1,20 @@
-"""How one report cell reads as text, shared by every rendering (terminal, Markdown, CSV, HTML).
+"""How one report cell (and the runs legend) reads as text, shared by every rendering (terminal, Markdown, CSV,
+LaTeX, HTML).
 
 An :class:`Estimate` reads ``66.67 [62.83, 70.50] (400/600)``, shorter in the terminal, and
 ``k/n (pct%) [low, high]`` in the feedback tables; a :class:`Range` (stories hinging on
-undecided answers) reads ``33.33–66.67 [low, high] (1–2/3)``.
+undecided answers) reads ``33.33–66.67 [low, high] (1–2/3)``; a :class:`Corrected` estimate
+(prediction-powered) reads ``71.20 [64.10, 78.30] (PPI, 40 StoryTurns labelled)``.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from commet.reports.analyses import Cell, Section
-from commet.reports.stats import Estimate, Range
+from commet.reports.analyses import Cell, Report, Section
+from commet.reports.stats import Corrected, Estimate, Range
 
 Style = Literal["terminal", "full"]
-
 
 
 def _number(value: float) -> str:
@@ -32,6 +33,8 @@ def estimate_text(cell: Estimate, *, fraction: bool = False, style: Style = "ful
         if style == "terminal":
             return f"{span} {interval}"
         return f"{span} {interval} ({_number(cell.k)}–{_number(cell.upper.k)}/{_number(cell.n)})"
+    if isinstance(cell, Corrected):
+        return f"{cell.value:.{digits}f} {interval}" + ("" if style == "terminal" else f" ({cell.basis})")
     if fraction:
         return f"{_number(cell.k)}/{_number(cell.n)} ({cell.value:.1f}%) {interval}"
     if style == "terminal":
@@ -41,3 +44,11 @@ def estimate_text(cell: Estimate, *, fraction: bool = False, style: Style = "ful
 
 def cell_text(cell: Cell, section: Section, style: Style = "full") -> str:
     return estimate_text(cell, fraction=section.fraction, style=style) if isinstance(cell, Estimate) else cell
+
+
+def run_legend(report: Report, quote: str = "") -> str:
+    """Each run of the report as its short id and name (what every --run accepts), in report order."""
+    from commet.store import short_ids
+
+    ids = short_ids(d.run.name for d in report.runs)
+    return "; ".join(f"{quote}{ids[d.run.name]}{quote} {quote}{d.run.name}{quote}" for d in report.runs)

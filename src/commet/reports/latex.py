@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from commet.reports.analyses import Report, Section
+from commet.reports.cells import run_legend
 from commet.reports.stats import Estimate, Range
 
 _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
@@ -44,7 +45,7 @@ def section_latex(section: Section) -> str:
 
 
 def to_latex_report(report: Report) -> str:
-    header = (f"% CoMMET report: runs {', '.join(d.run.name for d in report.runs)}\n"
+    header = (f"% CoMMET report: runs (short id, name) {run_legend(report)}\n"
               f"% 95% percentile bootstrap over StoryTurns ({report.bootstrap.resamples} resamples, "
               f"seed {report.bootstrap.seed}); needs \\usepackage{{booktabs}}\n"
               + "".join(f"\\noindent {escape(line.replace('`', ''))}\\par\n" for line in report.notices))

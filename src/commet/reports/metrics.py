@@ -77,13 +77,8 @@ def run_metrics(store: Store, run: RunRecord) -> RunMetrics:
 
 
 def select_runs(store: Store, names: list[str] | None) -> list[RunRecord]:
-    """Runs by name (all when ``names`` is empty); unknown names raise KeyError naming them."""
+    """Runs by name, short id or unique prefix (all when ``names`` is empty); a name no run or several runs
+    answer to raises :class:`~commet.store.RunLookupError` (a KeyError) naming candidates."""
     if not names:
         return store.runs()
-    runs = []
-    for name in names:
-        run = store.get_run(name)
-        if run is None:
-            raise KeyError(f"no run named {name!r} in {store.path}")
-        runs.append(run)
-    return runs
+    return [store.find_run(name) for name in names]

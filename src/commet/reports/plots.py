@@ -129,9 +129,9 @@ def _grouped_bars(groups: list[str], series: list[tuple[str, list[Estimate]]], t
 def category_bars(report: Report, subset: str) -> bytes | None:
     """Story accuracy per category on one subset, one bar per run, with 95% CIs."""
     runs = [d for d in report.runs if any(s.subset == subset for s in d.scored)]
-    if not runs:
+    section = next((s for s in report.sections if s.key == subset), None)
+    if not runs or section is None:  # (a report of chosen tables, --table, may not have this one)
         return None
-    section = report.section(subset)
     categories = ["Overall", *section.header[section.header.index("Overall") + 1:]]
     by_run = {row[0]: row[section.header.index("Overall"):] for row in section.rows}
     series = [(label, [c if isinstance(c, Estimate) else Estimate(0, 0) for c in by_run[d.run.name]])

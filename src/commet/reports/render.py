@@ -18,9 +18,10 @@ import csv
 import io
 from pathlib import Path
 
+from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.reports.analyses import Cell, Report, Section
-from commet.reports.cells import cell_text
+from commet.reports.cells import cell_text, run_legend
 from commet.reports.stats import Estimate, Range
 from commet.reports.tables import to_markdown
 from commet.text import printable
@@ -146,6 +147,7 @@ def to_rich_tables(report: Report, width: int | None = None) -> list[object]:
     from rich.text import Text
 
     renderables: list[object] = [Text(line, style="bold") for line in report.notices]
+    renderables.append(Text(f"runs: {run_legend(report)}", style="dim"))
     for section in report.sections:
         renderables.extend([_plain_table(section)] if width is None else fitted_tables(section, width))
     return renderables
@@ -153,7 +155,7 @@ def to_rich_tables(report: Report, width: int | None = None) -> list[object]:
 
 # markdown ------------------------------------------------------------------------------------------------
 def to_markdown_report(report: Report, title: str = "CoMMET report") -> str:
-    parts = [f"# {title}\n", f"Runs: {', '.join(f'`{d.run.name}`' for d in report.runs)}. Intervals: 95% "
+    parts = [f"# {title}\n", f"Runs (short id, name): {run_legend(report, '`')}. Intervals: 95% "
              f"percentile bootstrap over StoryTurns ({report.bootstrap.resamples} resamples, seed "
              f"{report.bootstrap.seed}).\n"]
     parts.extend(f"**{line}**\n" for line in report.notices)
@@ -167,7 +169,7 @@ def to_markdown_report(report: Report, title: str = "CoMMET report") -> str:
 
 # csv -----------------------------------------------------------------------------------------------------
 def _csv_number(value: float | None) -> str:
-    return "" if value is None else f"{round(value, 4):g}"
+    return "" if value is None else f"{round(value, 4) + 0.0:g}"  # (+ 0.0: never "-0")
 
 
 def _csv_columns(section: Section) -> tuple[list[str], list[list[str]]]:
@@ -220,12 +222,14 @@ FORMATS_BY_SUFFIX = {".html": "html", ".htm": "html", ".md": "markdown", ".csv":
                      ".txt": "table"}
 
 
-class ReportTargetError(ValueError):
+class ReportTargetError(CommetError, ValueError):
     """A report cannot be written where or as asked (a .pdf, a format that contradicts the file's suffix)."""
 
 
 def output_format(fmt: str | None, out: Path | None) -> str:
     """The format to write: ``fmt``, else from ``out``'s suffix (a folder: CSV files), else the terminal table.
+
+    With ``fmt`` csv, an ``out`` not ending in ``.csv`` is a folder (``results.v2`` included).
 
     Refuses a suffix no text format has (``x.pdf``, ``x.docx``) and a format that contradicts the suffix, so
     a report is never written as text into a file whose name promises something else.
@@ -237,16 +241,19 @@ def output_format(fmt: str | None, out: Path | None) -> str:
         if fmt is None and out.is_dir():
             return "csv"
         return fmt or "table"
+    if fmt == "csv" and suffix != ".csv":  # a folder whose name has a dot (results.v2): one file per table
+        return fmt
     by_suffix = FORMATS_BY_SUFFIX.get(suffix)
     if by_suffix is None:
         raise ReportTargetError(f"cannot write a report to {out}: reports are text; use .md, .html, .tex, .txt, "
-                                ".csv (one table) or a folder for CSV files")
+                                ".csv (one table) or a folder for CSV files (--format csv for a folder whose name "
+                                "has a dot)")
     if fmt is not None and fmt != by_suffix:
         raise ReportTargetError(f"--format {fmt} does not match {out} (a {suffix} file holds {by_suffix})")
     return by_suffix
 
 
-class OneTablePerFile(ValueError):
+class OneTablePerFile(CommetError, ValueError):
     """CSV was asked for in one file or stream while the report has several tables."""
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from commet.errors import CommetError
 
-class StoreError(ValueError):
+
+class StoreError(CommetError, ValueError):
     """A results file that is not a CoMMET store, comes from a newer version, or holds damaged rows.
 
     The message names the file (and the run and field where one is to blame); commands print it
@@ -14,7 +16,7 @@ class StoreError(ValueError):
     """
 
 
-class StoreFullError(Exception):
+class StoreFullError(CommetError):
     """The results store could not be written because its disk (or the user's quota) is full.
 
     Not a :class:`StoreError`: the file is fine and nothing committed is lost; the run resumes once
@@ -26,7 +28,6 @@ class StoreFullError(Exception):
         self.path = path
         self.free = free_bytes(path)
         super().__init__(f"{path}: cannot write the results store: the disk is full ({free_space(path)})")
-
 
     def __reduce__(self) -> tuple[type[StoreFullError], tuple[Path]]:  # sent from a worker process to its parent
         return StoreFullError, (self.path,)

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from commet.format.inputs import read_bytes
-from commet.store.opening import stand_in_for_missing_tables
+from commet.store.errors import StoreError
 from commet.store.records import TurnRecord
-from commet.store.sqlite import RunRecord, Store, now
+from commet.store.sqlite import RunRecord, Store, now, table_names
 
 LABELS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS labels (
@@ -41,7 +41,7 @@ CSV_COLUMNS = ("run", "story_id", "turn", "label", "labeller")
 Item = tuple[str, int, str]  # story_id, turn, response
 
 
-class LabelError(ValueError):
+class LabelError(StoreError):
     """A label that cannot be stored (unknown run or turn, bad value); names the file line for imports."""
 
 
@@ -80,10 +80,8 @@ def _insert(db: sqlite3.Connection, run: str, story_id: str, turn: int, response
 
 
 def all_labels(store: Store) -> list[Label]:
-    if store.read_only:  # an empty stand-in where the file has no labels table: nothing is written
-        stand_in_for_missing_tables(store.db, LABELS_SCHEMA)
-    else:
-        ensure_table(store.db)
+    if "labels" not in table_names(store.db):  # none yet (and nothing written: the store may be read-only)
+        return []
     rows = store.db.execute("SELECT run, story_id, turn, response, label, labeller FROM labels"
                             " ORDER BY run, story_id, turn, labeller")
     return [Label(*row) for row in rows]
@@ -102,11 +100,16 @@ def human_verdicts(store: Store) -> dict[Item, bool]:
     return verdicts
 
 
+def labelled_by(store: Store, run: str, labeller: str) -> set[tuple[str, int]]:
+    """(story_id, turn) of the answers of ``run`` this labeller has labelled."""
+    ensure_table(store.db)
+    return {(r[0], r[1]) for r in store.db.execute("SELECT story_id, turn FROM labels WHERE run = ? AND labeller = ?",
+                                                    (run, labeller.strip()))}
+
+
 def turns_to_label(store: Store, run: RunRecord, labeller: str) -> list[TurnRecord]:
     """The run's answered turns this labeller has not labelled yet, in story order (resumable labelling)."""
-    ensure_table(store.db)
-    done = {(r[0], r[1]) for r in store.db.execute("SELECT story_id, turn FROM labels WHERE run = ? AND labeller = ?",
-                                                    (run.name, labeller))}
+    done = labelled_by(store, run.name, labeller)
     return [row for row in store.turn_rows(run.id)
             if row.response is not None and (row.story_id, row.turn) not in done]
 

@@ -16,10 +16,11 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from commet.store.errors import StoreError
 from commet.store.sqlite import Store
 
 
-class MergeError(ValueError):
+class MergeError(StoreError):
     """Stores that cannot be merged: not a results store, other run configurations, conflicting rows."""
 
 

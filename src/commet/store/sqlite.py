@@ -42,6 +42,7 @@ from commet.store.records import (
     StoryRecord,
     TurnRecord,
 )
+from commet.store.run_ids import SHORT_ID_LENGTH, find_run, full_id
 from commet.store.settings import RunSettings, RunSettingsError
 
 T = TypeVar("T")
@@ -239,6 +240,11 @@ class RunRecord:
     story_count: int
     started_at: str
     finished_at: str | None
+
+    @property
+    def short_id(self) -> str:
+        """The run's short id (:mod:`commet.store.run_ids`; ``commet runs`` lengthens ids two runs share)."""
+        return full_id(self.name)[:SHORT_ID_LENGTH]
 
     def __post_init__(self) -> None:
         if not isinstance(self.status, RunStatus):  # "done" from a caller: the enum (or its ValueError)
@@ -649,6 +655,11 @@ class Store:
         self.flush()
         row = self.db.execute("SELECT * FROM runs WHERE name = ?", (valid_text(name)[0],)).fetchone()
         return _run(row, self.path) if row else None
+
+    def find_run(self, wanted: str) -> RunRecord:
+        """The run ``wanted`` names: its name, the start of its short id or of its name (unique), else
+        :class:`~commet.store.run_ids.RunLookupError` with candidates."""
+        return find_run(self.runs(), wanted, where=self.path)
 
     def runs(self) -> list[RunRecord]:
         return [_run(r, self.path) for r in self.db.execute("SELECT * FROM runs ORDER BY id")]

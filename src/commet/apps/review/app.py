@@ -53,9 +53,9 @@ from commet.apps.web import (
     SECURITY_HEADERS,
     LoginThrottle,
     NotAPicture,
-    PictureTooLarge,
     RateLimiter,
     Sessions,
+    UploadTooLarge,
     check_csrf,
     client_address,
     csrf_token,
@@ -65,6 +65,7 @@ from commet.apps.web import (
     safe_child,
     templates,
 )
+from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.format.loading import load_dataset
 from commet.format.model import Feedback, StoryTurn
@@ -83,7 +84,7 @@ PAGE_SIZE = 50
 FILTERS = (("", "All items"), ("mine", "Open for me"), *((kind, kind) for kind in STATUS_KINDS))
 
 
-class NotSignedIn(Exception):
+class NotSignedIn(CommetError):
     """Raised by :func:`create_app`'s guard; answered with a redirect (GET) or 401."""
 
 
@@ -109,9 +110,9 @@ def feedback_lines(feedback: Feedback | None) -> list[tuple[str, str]]:
 def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
                image_model: ImageModel | None = None, secure_cookies: bool = False,
                max_upload_bytes: int = 8 * 1024 * 1024, max_upload_pixels: int = MAX_UPLOAD_PIXELS,
-               login_throttle: LoginThrottle | None = None) -> FastAPI:
+               login_throttle: LoginThrottle | None = None, results: str | Path | None = None) -> FastAPI:
     """The review app over ``dataset`` (imported into ``db`` on start; existing reviews are kept; sessions live in
-    ``db`` too)."""
+    ``db`` too); with ``results`` (a results store), also the pages that label its runs' calibration samples."""
     data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
     store = db if isinstance(db, ReviewDB) else ReviewDB(db)
     store.import_dataset(data)
@@ -121,6 +122,7 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
     pages.env.filters["when"] = lambda iso: iso[:16].replace("T", " ") + " UTC"
     # an item id is one URL path segment: '?', '#', '%', '&' and spaces are allowed in ids (never '/')
     pages.env.filters["path"] = item_segment
+    pages.env.globals["calibration_pages"] = results is not None
     actions = RateLimiter(limit=300, window_s=60)
     logins = login_throttle or LoginThrottle()
     lint_counts: dict[tuple[str, int], int] = {}
@@ -423,6 +425,11 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
         return Response(buffer.getvalue(), media_type="application/zip",
                         headers={"Content-Disposition": 'attachment; filename="reviewed.zip"'})
 
+    if results is not None:
+        from commet.apps.review.calibration import add_calibration_pages
+
+        add_calibration_pages(app, Path(results), data, signed_in=signed_in, posted=posted, render=render, back=back)
+
     # ------------------------------------------------------------------ pictures
 
     @app.get("/images/{name:path}")
@@ -609,7 +616,7 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
             return back(session, item_url(item_id), f"The picture is larger than {max_upload_bytes // 1024} KiB.")
         try:
             data = decode_picture(raw, max_pixels=max_upload_pixels)
-        except PictureTooLarge as exc:
+        except UploadTooLarge as exc:
             raise HTTPException(413, f"Picture not stored: {exc}.") from None
         except NotAPicture:
             return back(session, item_url(item_id), "That file is not a picture.")

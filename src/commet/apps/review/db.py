@@ -41,6 +41,7 @@ from commet.apps.web import (
     set_up_store,
     verify_password,
 )
+from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.format.loading import load_dataset
 from commet.format.model import StoryTurn
@@ -124,7 +125,7 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-class ReviewError(ValueError):
+class ReviewError(CommetError, ValueError):
     """A request the store refuses (unknown item, invalid edit): shown to the reviewer."""
 
 

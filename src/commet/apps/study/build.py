@@ -28,6 +28,7 @@ from typing import Final, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from commet.conditions import ImagePolicy
+from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.format.inputs import check_json, read_text
 from commet.format.loading import load_dataset
@@ -168,7 +169,7 @@ class Study(BaseModel):
         return path
 
 
-class StudyError(ValueError):
+class StudyError(CommetError, ValueError):
     """A study file that cannot be used (unreadable, or its dataset changed)."""
 
 

@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 from commet.apps.web import SESSION_SCHEMA, check_app_store, set_up_store
+from commet.errors import CommetError
 from commet.store.sqlite import META_TABLE, now
 
 SCHEMA = META_TABLE + """
@@ -49,7 +50,7 @@ CREATE TABLE IF NOT EXISTS drafts (
 TOKEN_BYTES = 32
 
 
-class StudyDatabaseError(ValueError):
+class StudyDatabaseError(CommetError, ValueError):
     """A database that belongs to another study."""
 
 

@@ -26,6 +26,7 @@ from commet.apps.study.flow import by_story, question_count, shown_turns
 from commet.apps.web import csv_safe
 from commet.conditions import FeedbackCondition
 from commet.engine.conversation import user_text
+from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
 from commet.store.records import ShownTurn, StoryRecord, StoryStatus, TurnRecord
@@ -117,7 +118,7 @@ def to_csv(records: list[dict[str, object]]) -> str:
     return buffer.getvalue()
 
 
-class HumanRunConflictError(ValueError):
+class HumanRunConflictError(CommetError, ValueError):
     """The run name is taken by a run of another study, policy filter or model."""
 
 

@@ -3,7 +3,9 @@
 Each module reads one benchmark's published layout into stories and questions
 (:mod:`commet.format.importers.base`); this registry maps the FORMAT word to it and turns the
 stories into StoryTurns under a protocol (one conversation per story with correctness
-feedback, or one fresh conversation per question).
+feedback, or one fresh conversation per question). A module may also define
+``variant(source, options)`` (the published version it read, named in the dataset's name),
+``language(source, options)`` and ``TAXONOMY`` (its tasks, when they are not declared from the stories).
 """
 
 from __future__ import annotations
@@ -51,8 +53,12 @@ def import_benchmark(format_name: str, source: str | Path, protocol: Protocol | 
         raise FormatError([Problem(str(source), None, None, None, None, "file not found")])
     options = options or ImportOptions()
     stories = module.read(source, options)
-    return build_dataset(benchmark, stories, Protocol(protocol), source,
-                         language=options.language if benchmark.name == "tombench" else "en")
+    # a benchmark published in versions (ToMBench's languages, FANToM's contexts, OpenToM-L) names the version in
+    # the dataset's name, so that runs on two versions never share one
+    variant = module.variant(source, options) if hasattr(module, "variant") else None
+    language = module.language(source, options) if hasattr(module, "language") else "en"
+    return build_dataset(benchmark, stories, Protocol(protocol), source, language=language, variant=variant,
+                         taxonomy=getattr(module, "TAXONOMY", None))
 
 
 __all__ = ["FORMATS", "Benchmark", "ImportOptions", "ImportResult", "Protocol", "declared_task",

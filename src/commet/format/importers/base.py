@@ -8,6 +8,7 @@ that every benchmark follows the same rules.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -66,6 +67,21 @@ class SourceQuestion:
     options: list[Option] = field(default_factory=list)
     meta: dict[str, object] = field(default_factory=dict)
     rubric: Rubric | None = None
+    #: for an open answer that is one of a closed set named in the story (ToMi's containers, OpenToM's two
+    #: places): that set, which the judge decides by and the model is never shown (``Turn.candidates``)
+    candidates: list[str] = field(default_factory=list)
+    #: every expected answer when the question is a branch point (the booklet's "which do you like better?"):
+    #: any one is right and fixes the story's branch; ``answer`` is the first
+    branches: list[str] = field(default_factory=list)
+    #: sources that script their own turns (the booklet): the narration told between the previous question and
+    #: this one, the feedback this turn starts with, and its picture
+    story: str = ""
+    feedback: Feedback | None = None
+    image: str | None = None
+
+    @property
+    def answers(self) -> list[str]:
+        return list(self.branches) or [self.answer]
 
 
 @dataclass
@@ -78,6 +94,11 @@ class SourceStory:
     questions: list[SourceQuestion]
     line: int | None = None
     meta: dict[str, object] = field(default_factory=dict)
+    #: the source scripts the feedback between its questions (``SourceQuestion.feedback``): no generic
+    #: correctness feedback is added in the conversation protocol
+    scripted: bool = False
+    image_dependent: bool = False
+    pictures: dict[str, bytes] = field(default_factory=dict)  # image id -> bytes of the pictures its turns show
 
 
 @dataclass(frozen=True)
@@ -185,33 +206,73 @@ def build_storyturns(benchmark: Benchmark, stories: Iterable[SourceStory],
     for story in stories:
         task = story.task
         key = story.key.replace("/", "_").replace("\\", "_")  # ids end up in file names and URLs
-        common: _SharedFields = {"task": task.id, "category": task.category,
-                                 "mental_states": list(task.mental_states), "image_dependent": False,
+        common: _SharedFields = {"task": task.id, "category": task.category_for(story.image_dependent),
+                                 "mental_states": list(task.mental_states), "image_dependent": story.image_dependent,
                                  "source": benchmark.name}
         if protocol is Protocol.conversation:
             turns = []
             for k, question in enumerate(story.questions):
-                feedback = Feedback(right=RIGHT_FEEDBACK, wrong=WRONG_FEEDBACK) if k > 0 else None
-                turns.append(_turn(story.story if k == 0 else "", question, feedback, k))
+                feedback = question.feedback if story.scripted else \
+                    Feedback(right=RIGHT_FEEDBACK, wrong=WRONG_FEEDBACK) if k > 0 else None
+                told = _joined(story.story if k == 0 else "", question.story)
+                turns.append(_turn(told, question, feedback, k, question.image))
             storyturns.append(StoryTurn(id=f"{benchmark.name}-{key}", turns=turns,
                                         meta={**story.meta, "protocol": protocol.value}, **common))
             lines.append(story.line or 0)
             continue
-        for k, question in enumerate(story.questions):
-            storyturns.append(StoryTurn(id=f"{benchmark.name}-{key}-q{k + 1}",
-                                        turns=[_turn(story.story, question, None, k)],
-                                        meta={**story.meta, "protocol": protocol.value, "story": story.key},
-                                        **common))
-            lines.append(question.line or story.line or 0)
+        for group in _asked_together(story.questions):
+            k = group[0]
+            told = _joined(story.story, *_told_before(story.questions[:k + 1]))
+            image = next((q.image for q in reversed(story.questions[:k + 1]) if q.image), None)
+            alone: _SharedFields = {**common, "image_dependent": story.image_dependent and image is not None}
+            alone["category"] = task.category_for(alone["image_dependent"])
+            turns = [_turn(told, story.questions[k], None, k, image)]
+            turns += [_turn(story.questions[j].story, story.questions[j], story.questions[j].feedback, j,
+                            story.questions[j].image) for j in group[1:]]
+            storyturns.append(StoryTurn(
+                id=f"{benchmark.name}-{key}-q{k + 1}", turns=turns,
+                meta={**story.meta, "protocol": protocol.value, "story": story.key}, **alone))
+            lines.append(story.questions[k].line or story.line or 0)
     return storyturns, lines
 
 
-def _turn(story: str, question: SourceQuestion, feedback: Feedback | None, position: int) -> Turn:
-    meta = {**question.meta, "position": position + 1}
-    if not question.options:  # an open answer these benchmarks take from the story: not a leak
-        meta[ANSWER_IN_STORY] = True
-    return Turn(story=story, feedback=feedback, question=question.text, answers=[question.answer],
-                options=list(question.options), rubric=question.rubric, meta=meta)
+def _asked_together(questions: Sequence[SourceQuestion]) -> list[list[int]]:
+    """The questions of a story in fresh conversations: each alone, except a branch point and the branch points
+    after it, whose right answer depends on the branch it fixed ("Which do you like better?", then "So which will
+    Henry choose?"): alone, the second would accept any answer."""
+    groups: list[list[int]] = []
+    for k, question in enumerate(questions):
+        previous = questions[groups[-1][-1]] if groups else None
+        if previous is not None and len(question.answers) > 1 and len(previous.answers) == len(question.answers):
+            groups[-1].append(k)
+        else:
+            groups.append([k])
+    return groups
+
+
+def _joined(*parts: str) -> str:
+    return "\n\n".join(part.strip() for part in parts if part and part.strip())
+
+
+def _told_before(questions: Sequence[SourceQuestion]) -> list[str]:
+    """What a fresh conversation must tell before the last of ``questions``: each one's narration and the
+    unconditional part of its feedback (conditional feedback depends on answers that were never given)."""
+    told: list[str] = []
+    for k, question in enumerate(questions):
+        if k and question.feedback is not None and question.feedback.always:
+            told.append(question.feedback.always)
+        told.append(question.story)
+    return told
+
+
+def _turn(story: str, question: SourceQuestion, feedback: Feedback | None, position: int,
+          image: str | None = None) -> Turn:
+    # The benchmark's authors decided what its stories tell: an answer they take from the story (ToMi's container,
+    # the booklet's "behind the chair") is the task, not a leak (the leak check guards stories written here)
+    meta = {**question.meta, "position": position + 1, ANSWER_IN_STORY: True}
+    return Turn(story=story, feedback=feedback, question=question.text, image=image, answers=question.answers,
+                options=list(question.options), candidates=list(question.candidates), rubric=question.rubric,
+                meta=meta)
 
 
 @dataclass
@@ -234,34 +295,52 @@ class ImportResult:
 
 
 def declared_tasks(stories: Iterable[SourceStory]) -> list[Task]:
-    """The tasks the imported stories use, in order of first use: what the dataset declares."""
+    """The tasks the imported stories use, in order of first use: what the dataset declares.
+
+    A task whose stories are reported under more than one category (a ToMBench file mixes abilities:
+    its Strange Story Task has Belief, Desire, Emotion, Intention and NLC items) declares the first as
+    its category and the others as further categories, with every mental state its stories probe.
+    """
     tasks: dict[str, Task] = {}
     for story in stories:
-        tasks.setdefault(story.task.id, story.task)
+        task = tasks.setdefault(story.task.id, story.task)
+        if story.task.category not in task.categories or not set(story.task.mental_states) <= set(task.mental_states):
+            others = tuple(dict.fromkeys([*task.other_categories, story.task.category]))
+            tasks[task.id] = dataclasses.replace(
+                task, other_categories=tuple(c for c in others if c != task.category),
+                mental_states=tuple(dict.fromkeys([*task.mental_states, *story.task.mental_states])))
     return list(tasks.values())
 
 
 def build_dataset(benchmark: Benchmark, stories: list[SourceStory], protocol: Protocol, source: Path,
-                  language: str = "en") -> ImportResult:
-    """The imported dataset in memory: StoryTurns, licence, declared tasks and provenance."""
+                  language: str = "en", variant: str | None = None, taxonomy: Taxonomy | None = None) -> ImportResult:
+    """The imported dataset in memory: StoryTurns, licence, declared tasks and provenance.
+
+    Its name is ``FORMAT[-VARIANT]-PROTOCOL`` (``tombench-zh-independent``): each published version
+    and protocol is a dataset of its own. Its tasks are those the stories use, declared in
+    ``dataset.json``, unless ``taxonomy`` is given (the booklet's own 18 tasks).
+    """
     if not stories:
         raise source_error(source, None, None, f"no {benchmark.title} questions found")
     storyturns, lines = build_storyturns(benchmark, stories, protocol)
     tasks = declared_tasks(stories)
     categories = tuple(dict.fromkeys(task.category for task in tasks))
     states = tuple(dict.fromkeys([*MENTAL_STATES, *(s for task in tasks for s in task.mental_states)]))
-    dataset = Dataset(storyturns=storyturns, name=f"{benchmark.name}-{protocol.value}", version="1",
-                      licence=benchmark.licence, taxonomy=Taxonomy(tuple(tasks), categories, states, declared=True),
+    name = "-".join(part for part in (benchmark.name, variant, protocol.value) if part)
+    taxonomy = taxonomy or Taxonomy(tuple(tasks), categories, states, declared=True)
+    dataset = Dataset(storyturns=storyturns, name=name, version="1", licence=benchmark.licence, taxonomy=taxonomy,
                       languages=[language],
-                      description=f"{benchmark.title} imported from {source.name} "
-                                  f"({protocol.value} protocol) by `commet import {benchmark.name}`.",
+                      description=f"{benchmark.title}{f' ({variant})' if variant else ''} imported from "
+                                  f"{source.name} ({protocol.value} protocol) by `commet import {benchmark.name}`.",
                       source_file=str(source), line_list=lines)
     for storyturn, line in zip(storyturns, lines, strict=True):
         dataset.lines.setdefault(storyturn.id, line)
+    for story in stories:
+        dataset.images.update(story.pictures)
     provenance: dict[str, object] = {
         "benchmark": benchmark.title, "format": benchmark.name, "url": benchmark.url,
         "citation": benchmark.citation, "licence": benchmark.licence, "file": source.name,
-        "protocol": protocol.value, "stories": len(stories),
+        "protocol": protocol.value, "variant": variant, "language": language, "stories": len(stories),
         "questions": sum(len(s.questions) for s in stories),
     }
     if protocol is Protocol.conversation:

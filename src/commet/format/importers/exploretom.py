@@ -6,7 +6,9 @@ A CSV with a header; one row per question: ``story_structure`` (the raw story),
 ``qprop=nth_order`` (-1 for factual or memory questions, else 1 or 2),
 ``qprop=non_unique_mental_state`` and story properties (``sprop=...``, ``param=...``). Rows
 that share an infilled story are one story. Yes/no questions and the "knows about it / does
-not know about it" questions get those two options.
+not know about it" questions get those two options; a container or room question whose answer is
+one of the containers or rooms the raw story names (``story_structure``, in the authors' sentence
+templates) is judged against them (judge-only candidates, never shown).
 """
 
 from __future__ import annotations
@@ -14,15 +16,22 @@ from __future__ import annotations
 import ast
 import csv
 import io
+import re
 from pathlib import Path
 
 from commet.format.importers import base
 from commet.format.model import Option
+from commet.text import normalize
 
 TASK = base.declared_task("exploretom", "ExploreToM", "Belief", ("belief", "knowledge"),
                           "adversarially searched stories about who knows where things are and who knows what happened")
 REQUIRED = ("infilled_story", "question", "expected_answer", "qprop=nth_order")
 ANSWER_SETS = (("yes", "no"), ("knows about it", "does not know about it"))
+#: what the raw story (``story_structure``) names, by the authors' sentence templates: containers and rooms
+_CONTAINERS = (re.compile(r"moved the .+? to the ([^,.]+), which is also located in the "),
+               re.compile(r"leaving the (.+?) in its original location"), re.compile(r"still inside (?:the )?([^,.]+)\."))
+_ROOMS = (re.compile(r"(?:entered|left|is in) the ([^,.]+)\."), re.compile(r"which is also located in the ([^,.]+)\."),
+          re.compile(r"moved the .+? to the ([^,.]+)(?:\.|, leaving|, still)"))
 
 
 def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
@@ -52,6 +61,23 @@ def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
     return list(stories.values())
 
 
+def places(structure: str, relation: str) -> list[str]:
+    """The containers (a ``container_location`` question) or rooms (``room_location``) the raw story names: an
+    answer among them is judged against them (``Turn.candidates``), a reply naming another is wrong."""
+    if relation.endswith("container_location"):
+        patterns = _CONTAINERS
+    elif relation.endswith("room_location"):
+        patterns = _ROOMS
+    else:
+        return []
+    found: dict[str, None] = {}
+    for sentence in re.split(r"(?<=\.)\s+", structure):
+        for pattern in patterns:
+            for match in pattern.finditer(sentence):
+                found.setdefault(match.group(1).strip())
+    return list(found)
+
+
 def _relation(params: str) -> str:
     """The relation a question asks about (``container_location``, ``memory-...``), from ``qprop=params``."""
     try:
@@ -72,4 +98,7 @@ def _question(row: dict[str, str], order: int, line: int) -> base.SourceQuestion
             prompt = f"Answer '{answer_set[0]}' or '{answer_set[1]}'."
             return base.SourceQuestion(text=f"{question} {prompt}", answer=answer.lower(), line=line, options=options,
                                        meta=meta)
-    return base.SourceQuestion(text=question, answer=answer, line=line, meta=meta)
+    named = places(row.get("story_structure") or "", str(meta["question_type"]))
+    known = {normalize(place) for place in named}
+    return base.SourceQuestion(text=question, answer=answer, line=line, meta=meta,
+                               candidates=named if len(known) > 1 and normalize(answer) in known else [])

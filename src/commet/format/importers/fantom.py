@@ -23,6 +23,11 @@ TASK = base.declared_task("fantom", "FANToM", "Belief", ("belief", "knowledge"),
                           "who knows what in a multi-party conversation that some characters missed parts of")
 
 
+def variant(source: Path, options: base.ImportOptions) -> str:
+    """The context: the short and the full conversations are two datasets (``fantom-short-...``)."""
+    return options.context
+
+
 def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
     if options.context not in ("short", "full"):
         raise base.source_error(source, None, "context",

@@ -4,18 +4,21 @@ Each line holds the ability (``"能力\\nABILITY"``, e.g. ``"Belief: Location fa
 an index, the story, question and options A-D in Chinese (``故事``, ``问题``, ``选项A``..) and
 in English (``STORY``, ``QUESTION``, ``OPTION-A``..), and the answer letter
 (``"答案\\nANSWER"``). Two-option items leave C and D empty (``NaN``); options may start
-with their own letter (``"A. ..."``). Consecutive lines with the same story are one story.
+with their own letter (``"A. ..."``); English options that the translation made identical keep
+their Chinese original in brackets. Consecutive lines with the same story are one story.
 SOURCE is one task file or the ``data`` folder (every ``*.jsonl`` in it, by name).
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from pathlib import Path
 
 from commet.format.importers import base
 from commet.format.model import Option
 from commet.taxonomy import Task
+from commet.text import normalize
 
 #: ABILITY prefixes (the ATOMS dimensions ToMBench uses) -> reporting category.
 CATEGORIES = {"belief": "Belief", "desire": "Desire", "emotion": "Emotion", "intention": "Intention",
@@ -26,6 +29,15 @@ ANSWER = "答案\nANSWER"
 FIELDS = {"en": ("STORY", "QUESTION", "OPTION-"), "zh": ("故事", "问题", "选项")}
 LABELS = "ABCD"
 HEADINGS = {"en": ("[Question]", "[Candidate Answers]"), "zh": ("[问题]", "[答案选项]")}
+
+
+def variant(source: Path, options: base.ImportOptions) -> str:
+    """The language: ``tombench-en-...`` and ``tombench-zh-...`` are two datasets."""
+    return options.language
+
+
+def language(source: Path, options: base.ImportOptions) -> str:
+    return options.language
 
 
 def files(source: Path) -> list[Path]:
@@ -61,6 +73,27 @@ def _text(value: object) -> str:
     return str(value).strip()
 
 
+def _options(record: dict[str, object], option_field: str) -> list[Option]:
+    """The options A-D a record has (C and D may be empty), without the letter some texts start with."""
+    choices: list[Option] = []
+    for label in LABELS:
+        text = _text(record.get(option_field + label))
+        for prefix in (f"{label}. ", f"{label}."):
+            text = text.removeprefix(prefix).strip()
+        if text:
+            choices.append(Option(label=label, text=text))
+    return choices
+
+
+def _told_apart(english: list[Option], chinese: list[Option]) -> list[Option]:
+    """English options that the translation made identical (生气 and 愤怒 both "Angry") keep their Chinese
+    original in brackets, so that a reply naming one can be judged: the original options differ."""
+    seen = Counter(normalize(option.text) for option in english)
+    original = {option.label: option.text for option in chinese}
+    return [Option(label=o.label, text=f"{o.text} ({original[o.label]})")
+            if seen[normalize(o.text)] > 1 and original.get(o.label) else o for o in english]
+
+
 def _read_file(path: Path, language: str) -> list[base.SourceStory]:
     story_field, question_field, option_field = FIELDS[language]
     stories: list[base.SourceStory] = []
@@ -70,13 +103,9 @@ def _read_file(path: Path, language: str) -> list[base.SourceStory]:
         for name in (ABILITY, story_field, question_field, ANSWER):
             if not _text(record.get(name)):
                 raise base.source_error(path, number, name.replace("\n", " "), "missing or empty")
-        choices: list[Option] = []
-        for label in LABELS:
-            text = _text(record.get(option_field + label))
-            for prefix in (f"{label}. ", f"{label}."):
-                text = text.removeprefix(prefix).strip()
-            if text:
-                choices.append(Option(label=label, text=text))
+        choices = _options(record, option_field)
+        if language == "en":
+            choices = _told_apart(choices, _options(record, FIELDS["zh"][2]))
         if len(choices) < 2:
             raise base.source_error(path, number, option_field + "A", "fewer than two options")
         where = {"file": path, "line": number, "field_name": ANSWER.replace("\n", " ")}

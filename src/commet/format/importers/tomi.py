@@ -5,7 +5,9 @@ numbering restarts at 1 for the next example. Consecutive examples that tell the
 are one story with several questions. The ``.trace`` file beside the ``.txt`` (one line per
 example) gives the question type (``first_order_1_tom``, ``second_order_0_no_tom``,
 ``reality``, ``memory``) and the story type (``true_belief``, ``false_belief``,
-``second_order_false_belief``).
+``second_order_false_belief``). Every answer is one of the containers the story names ("The pear is
+in the red_box.", "Mila moved the pear to the green_basket."): they become the question's judge-only
+candidates, so a reply naming the other container is decided wrong, as ToMi's exact-match scoring does.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ TASKS = {kind: base.declared_task(f"tomi_{kind}", f"ToMi {kind.replace('_', ' ')
 UNTRACED = base.declared_task("tomi", "ToMi", "Belief", ("belief",), "ToMi story read without its .trace file")
 
 _LINE = re.compile(r"^(\d+) (.*)$")
+#: the sentences that name a container: where the object starts and where it is moved to
+_CONTAINER_SENTENCES = (re.compile(r"^The .+ is in the (\S+)\.$"), re.compile(r"^\S+ moved the .+ to the (\S+)\.$"))
 _QUESTION_TYPE = re.compile(r"^(first_order|second_order)_([01])_(tom|no_tom)$")
 
 
@@ -64,6 +68,18 @@ def _fits(question: str, pieces: tuple[str, ...]) -> bool:
 def _untraced_meta(question: str) -> dict[str, object]:
     kind = next((name for pieces, name in _TEMPLATES if _fits(question, pieces)), "unknown")
     return {"question_type": kind, "order": {"first_order": 1, "second_order": 2}.get(kind, 0)}
+
+
+def containers(sentences: list[str]) -> list[str]:
+    """The containers a story names, in order: ToMi's answers are always one of them, and ToMi is scored by exact
+    match among them, so they are the judge's candidates (a reply naming the other container is wrong)."""
+    found: dict[str, None] = {}
+    for sentence in sentences:
+        for pattern in _CONTAINER_SENTENCES:
+            match = pattern.match(sentence)
+            if match:
+                found.setdefault(match.group(1))
+    return list(found)
 
 
 def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
@@ -113,7 +129,9 @@ def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
             target = base.SourceStory(key=f"{source.stem}-{len(stories) + 1:05d}", task=task, story=story_text,
                                       questions=[], line=line, meta=story_meta)
             stories.append(target)
-        target.questions.append(base.SourceQuestion(text=question, answer=answer, line=line, meta=meta))
+        named = containers(sentences)
+        target.questions.append(base.SourceQuestion(text=question, answer=answer, line=line, meta=meta,
+                                                    candidates=named if answer in named and len(named) > 1 else []))
     return stories
 
 

@@ -44,7 +44,7 @@ from typing import Any
 
 from PIL import Image, UnidentifiedImageError
 
-from commet.models.base import ModelCallError, UnknownModelError, did_you_mean
+from commet.models.base import ModelCallError, ModelSpecError, UnknownModelError, did_you_mean
 from commet.models.google_model import GoogleService
 from commet.models.openai_compat import OpenAIService
 from commet.models.registry import split_spec
@@ -163,7 +163,7 @@ def _option(options: dict[str, str], key: str, kind: type, default: Any) -> Any:
     try:
         return kind(raw)
     except ValueError:
-        raise UnknownModelError(f"diffusers images: option {key}={raw!r} is not a valid {kind.__name__}") from None
+        raise ModelSpecError(f"diffusers images: option {key}={raw!r} is not a valid {kind.__name__}") from None
 
 
 def _size(raw: str) -> tuple[int, int] | None:
@@ -171,7 +171,7 @@ def _size(raw: str) -> tuple[int, int] | None:
         return None
     width, sep, height = raw.lower().partition("x")
     if not (sep and width.isdigit() and height.isdigit() and int(width) > 0 and int(height) > 0):
-        raise UnknownModelError(f"diffusers images: size={raw!r} must look like WIDTHxHEIGHT, e.g. 512x512")
+        raise ModelSpecError(f"diffusers images: size={raw!r} must look like WIDTHxHEIGHT, e.g. 512x512")
     return int(width), int(height)
 
 
@@ -180,25 +180,25 @@ class DiffusersImageModel(ImageModel):
 
     def __init__(self, name: str, options: dict[str, str]):
         if not name:
-            raise UnknownModelError("diffusers: a pipeline is required (diffusers:HUB_ID or diffusers:/path/to/folder)")
+            raise ModelSpecError("diffusers: a pipeline is required (diffusers:HUB_ID or diffusers:/path/to/folder)")
         unknown = set(options) - DIFFUSERS_OPTIONS
         if unknown:
-            raise UnknownModelError(f"diffusers images: unknown option(s) {', '.join(sorted(unknown))}")
+            raise ModelSpecError(f"diffusers images: unknown option(s) {', '.join(sorted(unknown))}")
         self._steps = _option(options, "steps", int, 4)
         self._guidance = _option(options, "guidance", float, 0.0)
         self._seed = _option(options, "seed", int, None)
         self._size = _size(options.get("size", ""))
         if self._steps < 1:
-            raise UnknownModelError("diffusers images: steps must be at least 1")
+            raise ModelSpecError("diffusers images: steps must be at least 1")
         dtype_name = options.get("dtype", "")
         if dtype_name and dtype_name not in DIFFUSERS_DTYPES:
-            raise UnknownModelError(f"diffusers images: dtype must be one of {', '.join(DIFFUSERS_DTYPES)}")
+            raise ModelSpecError(f"diffusers images: dtype must be one of {', '.join(DIFFUSERS_DTYPES)}")
         missing = [module for module in ("diffusers", "transformers", "torch")
                    if importlib.util.find_spec(module) is None]
         if missing:
-            raise UnknownModelError("the diffusers image backend needs the optional packages: pip install "
-                                    "diffusers transformers torch, or pip install 'commet-bench[diffusers]' "
-                                    f"(missing: {', '.join(missing)})")
+            raise ModelSpecError("the diffusers image backend needs the optional packages: pip install "
+                                 "diffusers transformers torch, or pip install 'commet-bench[diffusers]' "
+                                 f"(missing: {', '.join(missing)})")
         import torch
         from diffusers import AutoPipelineForText2Image
         from diffusers.utils import deprecation_utils

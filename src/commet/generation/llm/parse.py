@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
+from commet.errors import CommetError
 from commet.format.model import AnswerFeedback, Feedback, StoryTurn, Turn
 from commet.taxonomy import Task
 
@@ -16,7 +17,7 @@ from commet.taxonomy import Task
 _FENCE = re.compile(r"```(?:json)?(.*?)```", re.DOTALL)
 
 
-class ReplyError(ValueError):
+class ReplyError(CommetError, ValueError):
     """A reply that cannot become a StoryTurn; the message is fed back to the model to repair it."""
 
 

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from commet.errors import CommetError
 from commet.format.dataset import STORYTURNS_FILE, Dataset
 from commet.format.loading import load_dataset
 from commet.format.model import StoryTurn
@@ -56,7 +57,7 @@ VARIANTS = ("auto", "text-complete", "image-dependent")
 LOG_FILE = "generation.jsonl"
 
 
-class GenerationError(ValueError):
+class GenerationError(CommetError, ValueError):
     """A problem with the request itself (unknown task, no exemplar): one clear line."""
 
 
@@ -118,7 +119,8 @@ def _problems_of(parsed: ParsedReply) -> tuple[list[str], list[LintFinding]]:
     st = parsed.storyturn
     probe = Dataset(storyturns=[st], images={image: b"" for image in st.images}, source_file="<reply>")
     errors = [f"turn {p.turn}: {p.field}: {p.message}" if p.turn is not None else f"{p.field}: {p.message}"
-              for p in validate_storyturn(st, probe, decode_pictures=False) if p.severity == "error"]
+              for p in validate_storyturn(st, probe, decode_pictures=False, strict=True)
+              if p.severity == "error"]
     findings = lint_storyturn(st, parsed.declared_task)
     errors += [str(f) for f in findings if f.severity == "error"]
     return errors, findings

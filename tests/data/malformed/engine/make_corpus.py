@@ -41,13 +41,12 @@ def case(name: str, kind: str, why: str, *, data: bytes | None = None, suffix: s
 def specials(kind: str, what: str, size: int) -> None:
     """The files that are not regular files, or too large, for one kind of input."""
     case(f"{kind}-fifo", kind, "a FIFO: opening it for reading waits for a writer forever", special="fifo",
-         says=f"is a FIFO (named pipe); a {what} must be a regular file")
+         says="is a FIFO (named pipe), not a regular file (refused, not read)")
     case(f"{kind}-dev-zero", kind, "a link to /dev/zero: reading it never ends", special="dev-zero",
-         says=f"is a device; a {what} must be a regular file")
-    case(f"{kind}-folder", kind, "a folder where the file should be", special="folder",
-         says=f"is a folder, not a {what}")
+         says="is a character device, not a regular file (refused, not read)")
+    case(f"{kind}-folder", kind, "a folder where the file should be", special="folder", says="is a folder, not a file")
     case(f"{kind}-too-large", kind, f"a sparse file a byte past the {size - 1:,}-byte limit: refused unread",
-         special=f"sparse:{size}", says=f"is {size:,} bytes; a {what} may be at most {size - 1:,} bytes")
+         special=f"sparse:{size}", says=f"is {size:,} bytes, more than the {size - 1:,} a {what} may have")
 
 
 def replay_cases() -> None:
@@ -58,11 +57,11 @@ def replay_cases() -> None:
          says="JSON nested more than 64 levels deep")
     case("replay-5000-digits", "replay", "a 5,000-digit integer (Python refuses to convert it)",
          data=b'{"' + STORY.encode() + b'": ["a"],\n "n": ' + b"7" * 5000 + b"}", suffix=".json", line=2, column=7,
-         says="an integer of 5000 digits; at most 30 are read")
+         says="integer of 5,000 digits is out of range (at most 100 digits)")
     case("replay-nan", "replay", "NaN, which JSON does not have", data=b'{"x": NaN}', suffix=".json", line=1,
-         column=7, says="NaN is not a JSON number")
+         column=7, says="NaN is not JSON (numbers must be finite)")
     case("replay-huge-float", "replay", "a number past any float", data=b'{"x": [1e999]}', suffix=".json", line=1,
-         column=8, says="a number too large to read (1e999)")
+         column=8, says="number 1e999 is out of range (too large for a 64-bit float)")
     case("replay-trailing-comma", "replay", "invalid JSON", data=b'{"a": ["x"],\n}', suffix=".json", line=2,
          column=1, says="invalid JSON: Expecting property name enclosed in double quotes")
     case("replay-empty", "replay", "a 0-byte file", data=b"", suffix=".json", line=1, column=1,
@@ -98,7 +97,7 @@ def sweep_cases() -> None:
          suffix=".toml", line=2, column=325, says="TOML nested more than 64 levels deep")
     case("sweep-5000-digits", "sweep", "a 5,000-digit integer",
          data=b'models = ["baseline:first-option"]\nconcurrency = ' + b"9" * 5000 + b"\n", suffix=".toml", line=2,
-         column=15, says="a number of 5000 digits; at most 30 are read")
+         column=15, says="integer of 5,000 digits is out of range (at most 100 digits)")
     case("sweep-latin1", "sweep", "a Latin-1 byte", data=b'models = ["caf\xe9"]\n', suffix=".toml", line=1,
          column=15, says="not UTF-8 text: byte 0xe9")
     case("sweep-nul", "sweep", "a NUL byte", data=b'models = ["a\x00"]\n', suffix=".toml", line=1, column=13,
@@ -111,7 +110,7 @@ def study_cases() -> None:
          suffix=".json", line=1, column=65, says="JSON nested more than 64 levels deep")
     case("study-5000-digits", "study", "a 5,000-digit integer",
          data=b'{"title": "x",\n  "seed": ' + b"1" * 5000 + b"}", suffix=".json", line=2, column=11,
-         says="an integer of 5000 digits; at most 30 are read")
+         says="integer of 5,000 digits is out of range (at most 100 digits)")
     case("study-latin1", "study", "a Latin-1 byte", data=b'{"title": "caf\xe9"}', suffix=".json", line=1, column=15,
          says="not UTF-8 text: byte 0xe9")
 
@@ -122,11 +121,11 @@ def labels_cases() -> None:
 
 def password_cases() -> None:
     case("password-dev-zero", "password", "a link to /dev/zero as the password file", special="dev-zero",
-         says="is a device; a password file must be a regular file")
+         says="is a character device, not a regular file (refused, not read)")
     case("password-folder", "password", "a folder as the password file", special="folder",
-         says="is a folder, not a password file")
+         says="is a folder, not a file")
     case("password-too-large", "password", "a sparse 1 MiB password file", special=f"sparse:{1024 * 1024}",
-         says="a password file may be at most 65,536 bytes (64.0 KiB)")
+         says="is 1,048,576 bytes, more than the 65,536 a password file may have")
     case("password-latin1", "password", "a password that is not UTF-8", data=b"caf\xe9\n", line=1, column=4,
          says="not UTF-8 text: byte 0xe9")
 

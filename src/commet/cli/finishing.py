@@ -1,0 +1,92 @@
+"""``commet eval --finish RUN --judge SPEC``: continue the StoryTurns RUN stopped at an undecided answer, with another
+judge (:mod:`commet.engine.finish`). The model, dataset and settings are RUN's; the command reuses eval's output."""
+
+import asyncio
+from pathlib import Path
+
+import typer
+
+from commet.cli.common import EXIT_INCOMPLETE, console, fail, load_or_fail
+
+#: eval's options that change results: with --finish they come from the run being finished
+SETTING_OPTIONS = ("images", "feedback", "limit", "system_prompt", "temperature", "max_tokens", "seed",
+                   "undecided_feedback", "judge_images", "max_cost", "shard", "workers")
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether option ``name`` was given (on the command line or from the environment), not left at its default.
+    (Typer carries its own copy of click, so the source is compared by name.)"""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
+
+
+def refuse_settings(ctx: typer.Context) -> None:
+    """--finish takes the run's own settings (an option given with it would make a different run) and a --judge."""
+    given = [name for name in SETTING_OPTIONS if _given(ctx, name)]
+    if given:
+        fail(f"--finish continues the run with its own settings: drop {', '.join('--' + n.replace('_', '-') for n in given)}")
+    if not _given(ctx, "judge"):
+        fail("--finish needs --judge: the judge that decides what the run's judge left undecided (e.g. "
+             "--judge openai:gpt-4o, a cascade behind the rules)")
+
+
+def finish(*, source: str, model: str | None, dataset: str | None, judge: str, db: Path, run: str | None,
+           concurrency: int, quiet: bool, force: bool) -> None:
+    """Finish run ``source`` into a new run (see the module text), then print what eval prints."""
+    from commet.cli.progress import live_progress
+    from commet.cli.reporting import find_run_or_fail, open_store, print_report
+    from commet.cli.run_dataset import DatasetNotFound, dataset_for
+    from commet.engine.finish import FinishError, default_name, finishing_engine
+    from commet.engine.runner import RunConflictError, RunSummary
+    from commet.judges.base import UnknownJudgeError
+    from commet.judges.registry import create_judge
+    from commet.models.base import UnknownModelError
+    from commet.models.registry import create_model
+
+    with open_store(db) as store:
+        record = find_run_or_fail(store, source)
+        source = record.name
+        try:
+            the_model = create_model(model or record.model)
+        except UnknownModelError as exc:  # the stored spec leaves out options and paths: the user's --model has them
+            fail(str(exc) if model else f"{exc} (the run's model {record.model!r} as stored; give --model as the "
+                                        "run's eval command did)")
+        try:
+            the_judge = create_judge(judge)
+        except UnknownJudgeError as exc:
+            fail(str(exc))
+        recorded = record.settings.stored.get("dataset_path")
+        if dataset is not None:
+            data = load_or_fail(dataset, force)
+        elif isinstance(recorded, str) and Path(recorded).exists():
+            data = load_or_fail(recorded, force)
+        else:
+            try:
+                data = dataset_for(record, None)
+            except DatasetNotFound as exc:
+                fail(str(exc))
+        try:
+            engine = finishing_engine(store, source, the_model, the_judge, data, concurrency=concurrency)
+        except FinishError as exc:
+            fail(str(exc))
+        name = run or default_name(record, the_judge)
+
+        async def go(on_progress) -> RunSummary:  # noqa: ANN001 - the progress callback or None
+            engine.on_progress = on_progress
+            try:
+                return await engine.run(name)
+            finally:
+                await the_model.aclose()
+                await the_judge.aclose()
+
+        with live_progress(enabled=not quiet, total=len(engine.mine())) as on_progress:
+            try:
+                summary = asyncio.run(go(on_progress))
+            except RunConflictError as exc:
+                fail(str(exc))
+    done = summary.progress
+    console.print(f"run [bold]{summary.run.name}[/bold] finishes {source}: this time {done.model_calls} model calls, "
+                  f"{done.cached_calls} answered from the store, {done.errors} errors", highlight=False)
+    print_report(db, [source, summary.run.name], brief=True)
+    if not summary.results.complete:
+        raise typer.Exit(EXIT_INCOMPLETE)

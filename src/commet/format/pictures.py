@@ -1,0 +1,171 @@
+"""The one check a picture passes before anything decodes it: validate, eval, the reports and the web apps.
+
+A picture file is read by :func:`read_picture_file` (a regular file, refused by its size before
+reading). Its bytes are opened by :func:`opened_picture`, which refuses, from the header alone and
+before any pixel is allocated: an empty or oversized file, a format other than PNG, JPEG, GIF or
+WebP, more than :data:`MAX_IMAGE_PIXELS` pixels, a side longer than :data:`MAX_IMAGE_SIDE`
+(resizing a 1 x 49,000,000 picture to 1,024 pixels makes Pillow allocate about 2.4 GB of filter
+weights: the pixel count alone does not bound the memory), and decoded pixels over
+:data:`MAX_DECODED_BYTES`. :func:`picture_problem` (``commet validate``) and
+:func:`commet.models.images.prepare_image` (every provider's bytes) both open pictures through
+it, so a picture validate passes is one the run can prepare.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+from commet.errors import CommetError
+from commet.format.bounded import InputFileError, read_regular_file
+
+#: Largest picture accepted, in pixels (a 20000x20000 PNG can be a few KiB and decode to 1.6 GB).
+MAX_IMAGE_PIXELS = 50_000_000
+#: Longest side accepted, in pixels: Lanczos resizing allocates about 48 bytes per pixel of the longer side.
+MAX_IMAGE_SIDE = 20_000
+#: Most memory the decoded pixels may take (Pillow keeps RGB as 4 bytes a pixel).
+MAX_DECODED_BYTES = 200_000_000
+#: Largest picture file accepted, in bytes.
+MAX_IMAGE_BYTES = 50 * 1024 * 1024
+#: Formats every part of CoMMET (engine, web apps, HTML report) handles.
+IMAGE_FORMATS = ("PNG", "JPEG", "GIF", "WEBP")
+#: The EXIF tag saying which way up a photograph was taken.
+EXIF_ORIENTATION = 0x0112
+#: Bytes Pillow keeps per pixel, by mode (others: 4).
+_PIXEL_BYTES = {"1": 1, "L": 1, "P": 1, "I;16": 2, "I;16B": 2, "I;16L": 2, "I;16N": 2}
+
+
+class PictureError(CommetError, ValueError):
+    """A picture refused; ``str()`` reads after "image 'ID' " ("is an empty file (0 bytes)")."""
+
+
+class PictureTooLarge(PictureError):
+    """A picture refused for its size: bytes, pixels, a side or the memory its pixels would take.
+
+    ``size``: its width and height when the header was read."""
+
+    def __init__(self, message: str, size: tuple[int, int] | None = None):
+        super().__init__(message)
+        self.size = size
+
+
+def read_picture_file(path: str | Path) -> bytes:
+    """The bytes of a picture file: a regular file of at most :data:`MAX_IMAGE_BYTES`, checked before reading."""
+    try:
+        return read_regular_file(path, max_bytes=MAX_IMAGE_BYTES, what="picture")
+    except FileNotFoundError:
+        raise PictureError(f"not found ({path})") from None
+    except InputFileError as exc:
+        raise PictureError(f"{exc} ({path})") from None
+
+
+def read_picture_inside(root: Path, path: str, folders: tuple[Path, ...]) -> bytes:
+    """The picture file ``path`` names, looked for in each of ``folders`` (inside ``root``), read only if it stays
+    inside ``root``: an absolute path, ``..`` climbing out or a symbolic link pointing out is refused
+    (:class:`PictureError`) and never read, so a dataset cannot make CoMMET copy or send a file from elsewhere."""
+    from commet.format.problems import printable
+
+    shown = printable(path if len(path) <= 120 else path[:100] + "...")
+    if Path(path).is_absolute() or Path(path).drive:
+        raise PictureError(f"path {shown!r} is absolute: pictures are read only from inside the dataset folder "
+                           "(refused, not read)")
+    top = root.resolve()
+    for candidate in dict.fromkeys(folder / path for folder in folders):
+        try:
+            if not os.path.lexists(candidate):
+                continue
+            if not candidate.resolve().is_relative_to(top):
+                what = "is a symbolic link pointing" if candidate.is_symlink() else "leads"
+                raise PictureError(f"path {shown!r} {what} out of the dataset folder (refused, not read)")
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a symbolic link loop (Python < 3.13)
+            raise PictureError(f"path {shown!r} cannot be looked at: {getattr(exc, 'strerror', None) or exc}") from None
+        return read_picture_file(candidate)
+    if ".." in Path(path).parts:
+        raise PictureError(f"path {shown!r} leads out of the dataset folder (refused, not read)")
+    raise PictureError(f"path {shown!r} not found in the dataset folder (and the cell holds no bytes)")
+
+
+@contextmanager
+def bombs_refused() -> Iterator[None]:
+    """Pillow's decompression-bomb warning (a picture over its own pixel limit) raised as an error.
+
+    The warnings filter is process-wide: threads that check pictures inside this block, the
+    thread that entered it waiting for them, refuse bombs the same way.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        yield
+
+
+def size_problem(width: int, height: int, mode: str, *, max_pixels: int = MAX_IMAGE_PIXELS) -> str | None:
+    """Why a picture of this size and mode is refused before decoding (pixels, longest side, memory), or None."""
+    if width * height > max_pixels:
+        return (f"declares {width}x{height} pixels, more than the limit of {max_pixels:,} "
+                "(a decompression bomb?)")
+    if max(width, height) > MAX_IMAGE_SIDE:
+        return (f"is {width}x{height} pixels: a side longer than {MAX_IMAGE_SIDE:,} pixels (resizing it would take "
+                f"about {48 * max(width, height) / 1e9:.1f} GB); crop or shrink it")
+    memory = width * height * _PIXEL_BYTES.get(mode, 4)
+    if memory > MAX_DECODED_BYTES:
+        return f"is {width}x{height} pixels of mode {mode}: {memory:,} bytes decoded (at most {MAX_DECODED_BYTES:,})"
+    return None
+
+
+@contextmanager
+def opened_picture(data: bytes, *, max_pixels: int = MAX_IMAGE_PIXELS,
+                   formats: tuple[str, ...] | None = IMAGE_FORMATS) -> Iterator[Image.Image]:
+    """The picture opened (header read, no pixel decoded) once every limit is checked; :class:`PictureError` if not.
+
+    ``formats``: the formats accepted (None: any Pillow reads, for an upload that is re-encoded at once).
+
+    Errors while the caller decodes inside the block (a truncated or corrupt file) are
+    :class:`PictureError` too.
+    """
+    if not data:
+        raise PictureError("is an empty file (0 bytes)")
+    if len(data) > MAX_IMAGE_BYTES:
+        raise PictureTooLarge(f"is {len(data):,} bytes (at most {MAX_IMAGE_BYTES:,})")
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            problem = size_problem(image.size[0], image.size[1], image.mode, max_pixels=max_pixels)
+            if problem:
+                raise PictureTooLarge(problem, image.size)
+            if formats is not None and image.format not in formats:
+                raise PictureError(f"is a {image.format} picture (use {', '.join(IMAGE_FORMATS)})")
+            yield image
+    except PictureError:
+        raise
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise PictureTooLarge(f"is a decompression bomb: {exc}") from None
+    except UnidentifiedImageError:
+        raise PictureError("is not a picture (not PNG, JPEG, GIF or WebP data)") from None
+    except MemoryError:
+        raise PictureTooLarge("needs more memory to decode than there is") from None
+    except Exception as exc:  # noqa: BLE001 - Pillow's decoders raise many kinds; each is a broken picture
+        raise PictureError(f"is truncated or corrupt: {exc}") from None
+
+
+def picture_problem(data: bytes) -> str | None:
+    """Why picture bytes are refused (read after "image 'ID' "), or None: opened by :func:`opened_picture` and
+    decoded in full (the first frame), as a run will."""
+    with bombs_refused():
+        return decode_problem(data)
+
+
+def decode_problem(data: bytes) -> str | None:
+    """:func:`picture_problem` for a caller already inside :func:`bombs_refused` (threads must not enter it:
+    the warnings filter is process-wide)."""
+    try:
+        with opened_picture(data) as image:
+            image.load()
+            if image.getexif().get(EXIF_ORIENTATION, 1) != 1:  # turned upright as prepare_image will
+                ImageOps.exif_transpose(image)
+    except PictureError as exc:
+        return str(exc)
+    return None

@@ -1,0 +1,254 @@
+"""The conclusion of a longer reply: an answer line, a single bold answer, a "so ..." sentence, an opening answer.
+
+A chat model seldom answers with the option alone. It writes "Final answer: B" after its reasoning,
+"**Answer:** the basket" before an explanation, "So Sally will look in the basket.", "La respuesta
+correcta es la B", "答案是B". The reply decides when its conclusion is certain:
+
+* an answer line ("Final answer: B", "The answer is (b)", "Answer: the basket", in English, Spanish,
+  German, French, Japanese or Chinese, by label or option text): every one in the reply names the same
+  option, and nothing after the last one names another option, hedges, negates it or changes it;
+* else a single bold answer (``**B**``, ``**the basket**``), under the same conditions;
+* else the last "so / therefore / thus ..." sentence that names one option in the question's frame, when
+  the reply's opening answer (if it has one) names the same option and nothing after it spoils it;
+* else an opening sentence that names one option in the question's frame, with nothing after it that
+  spoils it (a polite preamble such as "Great question!" is not the opening sentence).
+
+Reasoning before the conclusion may name any option and ask questions: it is not the answer.
+"""
+
+from __future__ import annotations
+
+import bisect
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from commet.judges.rules.labels import leading_label
+from commet.judges.rules.lexicon import hedged, judged, lexicon, negation_count, stem
+from commet.judges.rules.marks import Reply
+from commet.judges.rules.options import Choice, named_options
+from commet.judges.rules.roles import Frame, Reading, emotion_named, sentence_choice
+
+#: words that open a reason after an answer ("The shed because he never saw it moved")
+_REASONS = frozenset({"because", "since", "as", "cause", "given", "porque", "weil", "da", "parce", "car", "因为", "由于"})
+#: the most words an answer is looked for in after an answer line's marker (the text is bounded, whatever it is)
+ANSWER_WORDS = 40
+
+
+class Unclear(enum.Enum):
+    """A statement that names an option but cannot be read as choosing exactly one."""
+
+    UNCLEAR = "unclear"
+
+
+Read = int | Unclear | None  # an option's index, unclear, or names no option
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A place where the reply states its answer."""
+
+    kind: str  # "answer line", "bold answer", "conclusion", "opening answer"
+    start: int  # offset in the reply's text where it starts
+    end: int  # offset where what follows it starts
+    read: Read
+
+
+def sentence_end(reply: Reply, offset: int) -> int:
+    """Offset of the end of the sentence that runs on at ``offset``."""
+    ends = reply.sentence_ends
+    return ends[bisect.bisect_left(ends, offset)] if ends and ends[-1] >= offset else len(reply.clean)
+
+
+def first_content(reply: Reply, token: int) -> int:
+    """The first token at or after ``token`` that is no filler ("is", "would be", ":", "option", "la" before
+    a label): where an answer line's answer starts."""
+    lists = lexicon()
+    tokens = reply.tokens
+    for _ in range(3):
+        matches = lists.marker_fillers.matches(tokens[token:token + 4])
+        if matches and matches[0][0] == 0:
+            token += matches[0][1]
+            continue
+        if token + 1 < len(tokens) and tokens[token] in lists.foreign_articles and len(tokens[token + 1]) <= 2 \
+                and (token + 2 >= len(tokens) or reply.boundary(token + 2)):
+            token += 1  # "la B", "die B"
+        break
+    return token
+
+
+def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Frame, *,
+                sentence: bool, by_label: bool = True) -> tuple[Read, int]:
+    """What the text at ``offset`` answers (an option by label, unless ``by_label`` is false, by text, or, where
+    ``sentence``, a sentence naming one option in the question's frame) and the offset after that answer."""
+    text = reply.clean
+    labels = [c.label for c in choices]
+    lead = leading_label(text[offset:offset + 64]) if by_label else None
+    if lead is not None and lead.label in labels:
+        rest_start = offset + lead.rest
+        first = reply.token_at(rest_start)
+        rest = reply.tokens[first:min(reply.token_at(sentence_end(reply, rest_start)), first + ANSWER_WORDS)]
+        named = named_options(rest, choices)
+        labelled = labels.index(lead.label)
+        opens = bool(named) and named[0].start <= _lead_words(rest)
+        following = leading_label(text[rest_start:rest_start + 64])
+        if following is not None and following.label in labels and following.label != "a" \
+                and (following.marked or following.rest >= len(text[rest_start:rest_start + 64].rstrip())):
+            return Unclear.UNCLEAR, sentence_end(reply, rest_start)  # "A/B", "A, B", "A → B"
+        if lead.marked or lead.label != "a" or not rest or not opens:
+            if opens and named[0].index != labelled:
+                return Unclear.UNCLEAR, sentence_end(reply, rest_start)  # "A) the box" where A is the basket
+            return labelled, (reply.ends[first + named[0].end - 1] if opens else rest_start)
+    end = sentence_end(reply, offset)
+    first = reply.token_at(offset)
+    words = reply.tokens[first:min(reply.token_at(end), first + ANSWER_WORDS)]
+    named = named_options(words, choices) or emotion_named(words, choices)
+    if named and named[0].start <= _lead_words(words) and _stands_alone(reply, first + named[0].end, end):
+        after = reply.ends[first + named[0].end - 1]
+        bracket = text[after:after + 4].lstrip()[:1]
+        label = leading_label(text[after:after + 64]) if bracket and bracket in "([（" else None
+        if label is not None and label.label in labels and labels.index(label.label) != named[0].index:
+            return Unclear.UNCLEAR, end  # "the basket (B)" where B is the box
+        return named[0].index, after
+    if not named:
+        return None, end
+    if not sentence:
+        return Unclear.UNCLEAR, end
+    clause = _first_clause(reply, first, first + len(words))
+    if clause < first + len(words):  # "She'll look in the garage, where she parked it": the answer, then a comment
+        read = sentence_choice(reply.tokens[first:clause], choices, frame)
+        if isinstance(read, int):
+            return read, reply.ends[clause - 1]
+    read = sentence_choice(words, choices, frame)
+    if isinstance(read, int):
+        return read, end
+    return (Unclear.UNCLEAR if read in (Reading.HEDGED, Reading.SEVERAL) else None), end
+
+
+def _first_clause(reply: Reply, first: int, last: int) -> int:
+    """The end (a token index) of the first clause of the words ``first`` to ``last``: before a comma, dash or
+    bracket, or before a reason ("because", "since")."""
+    for i in range(first + 1, last):
+        if reply.boundary(i) or reply.tokens[i] in _REASONS:
+            return i
+    return last
+
+
+def _stands_alone(reply: Reply, following: int, end: int) -> bool:
+    """Whether an option named at the start of a sentence is an answer of its own: the sentence ends after it,
+    or a comma, bracket, dash or a reason ("because", "since") follows it. "Tom does think Mia took the cake"
+    is a sentence about Tom, read in the question's frame, not the answer "Tom" and a comment."""
+    return (following >= len(reply.tokens) or reply.starts[following] >= end or bool(reply.boundary(following))
+            or reply.tokens[following] in _REASONS)
+
+
+def _lead_words(tokens: Sequence[str]) -> int:
+    """How many leading words are prepositions or articles ("in the basket": 2)."""
+    lists = lexicon()
+    count = 0
+    while count < len(tokens) and (tokens[count] in lists.prepositions or tokens[count] in lists.foreign_articles):
+        count += 1
+    return count
+
+
+def statements(reply: Reply, region: int, choices: Sequence[Choice], frame: Frame) -> dict[str, list[Statement]]:
+    """Every place from token ``region`` on where the reply states an answer, by kind."""
+    lists = lexicon()
+    tokens = reply.tokens
+    found: dict[str, list[Statement]] = {"answer line": [], "bold answer": [], "conclusion": [], "opening answer": []}
+    by_label = not _numbered_lines(reply, choices)  # in a numbered list only answer lines and bold give labels
+    for start, end in lists.strong_markers.matches(tokens[region:]):
+        start, end = start + region, end + region
+        if start > region and not reply.boundary(start) and negation_count(tokens[max(region, start - 2):start]):
+            found["answer line"].append(Statement("answer line", reply.starts[start], reply.ends[end - 1],
+                                                  Unclear.UNCLEAR))  # "not the answer: B"
+            continue
+        content = first_content(reply, end)
+        offset = reply.starts[content] if content < len(tokens) else len(reply.clean)
+        read, after = read_answer(reply, offset, choices, frame, sentence=True)
+        if read is None and content + 1 < len(tokens) and (negation_count(tokens[content:content + 1])
+                                                           or hedged(tokens[content:content + 1])):
+            read = Unclear.UNCLEAR  # "Final answer: not B", "The answer is maybe A"
+        if read is not None:
+            found["answer line"].append(Statement("answer line", reply.starts[start], after, read))
+    for start, end in reply.emphasis:
+        if start < (reply.starts[region] if region < len(tokens) else len(reply.clean)):
+            continue
+        read, after = read_answer(reply, start, choices, frame, sentence=False)
+        inside = reply.tokens[reply.token_at(after):reply.token_at(end)]
+        if isinstance(read, int) and not inside:
+            found["bold answer"].append(Statement("bold answer", start, end, read))
+    for start, end in lists.sentence_markers.matches(tokens[region:]):
+        start, end = start + region, end + region
+        if start > region and not reply.boundary(start) and tokens[start - 1] not in ("and", "y", "und", "et"):
+            continue  # "so" inside a clause ("so happy") concludes nothing
+        content = first_content(reply, end)
+        if content >= len(tokens):
+            continue
+        read, after = read_answer(reply, reply.starts[content], choices, frame, sentence=True, by_label=by_label)
+        if read is not None:
+            found["conclusion"].append(Statement("conclusion", reply.starts[start], after, read))
+    if region < len(tokens):
+        read, after = read_answer(reply, reply.starts[region], choices, frame, sentence=True, by_label=by_label)
+        if read is not None:
+            found["opening answer"].append(Statement("opening answer", reply.starts[region], after, read))
+    closing = _closing_sentence(reply, region)
+    if closing is not None and (not found["conclusion"] or found["conclusion"][-1].start < reply.starts[closing]):
+        read, after = read_answer(reply, reply.starts[closing], choices, frame, sentence=True, by_label=by_label)
+        if isinstance(read, int):  # a closing sentence that is not an answer is the end of an explanation
+            found["conclusion"].append(Statement("closing answer", reply.starts[closing], after, read))
+    return found
+
+
+def _numbered_lines(reply: Reply, choices: Sequence[Choice]) -> bool:
+    """Whether two or more lines of the reply open with different option labels ("1. Noah left. 2. His sister
+    came in."): a numbered list of reasoning, whose first number is no answer."""
+    labels = {c.label for c in choices if c.label}
+    found = set()
+    for line in reply.clean.split("\n"):
+        lead = leading_label(line[:64])
+        if lead is not None and lead.marked and lead.label in labels:
+            found.add(lead.label)
+    return len(found) > 1
+
+
+def _closing_sentence(reply: Reply, region: int) -> int | None:
+    """The first word of the reply's last sentence that is no polite closing ("Hope this helps!"), when that
+    is not its opening sentence."""
+    lists = lexicon()
+    end = len(reply.tokens)
+    for _ in range(3):
+        start = end - 1
+        while start > region and reply.boundary(start) != "sentence":
+            start -= 1
+        if start <= region:
+            return None
+        if tuple(reply.tokens[start:end]) not in lists.preambles:
+            return start
+        end = start
+    return None
+
+
+def tail_problem(reply: Reply, offset: int, chosen: int, choices: Sequence[Choice], frame: Frame) -> str:
+    """Why what follows a conclusion spoils it ("" when nothing does): another option named, a hedge,
+    contrast or self-correction, the chosen option negated, a judgement."""
+    lists = lexicon()
+    tokens = reply.tokens[reply.token_at(offset):]
+    affirmed = lists.affirmations.matches(tokens[:8])
+    if affirmed and affirmed[0][0] == 0:  # "Option A is correct."
+        tokens = tokens[affirmed[0][1]:]
+    if not tokens:
+        return ""
+    named = named_options(tokens, choices) + emotion_named(tokens, choices)
+    if any(n.index != chosen for n in named):
+        return "names another option after its conclusion"
+    other_labels = {c.label for i, c in enumerate(choices) if c.label and i != chosen} - {"a", "i"}
+    if other_labels & set(tokens):
+        return "gives another option's label after its conclusion"
+    if hedged(tokens, frame.tokens):
+        return "hedges, contrasts or corrects itself after its conclusion"
+    if named and negation_count(tokens):
+        return "negates after its conclusion"
+    if judged(tokens, frame.tokens) or lists.pointing_away.found_in([t for t in tokens if stem(t) not in frame.stems]):
+        return "judges or points away after its conclusion"
+    return ""

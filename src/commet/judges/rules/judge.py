@@ -1,0 +1,284 @@
+"""The ``rules`` judge: fast, deterministic, and never wrong when it decides.
+
+Its contract (spec section 7): a decided verdict is never wrong. It decides only when the reply's
+conclusion is certain, and says ``undecided`` for everything else, which a cascade sends to an LLM
+judge (or a person). In order:
+
+1. a reply equal to an expected answer or an option's text (with its label or not), whatever its
+   length, marks and script, decides (:func:`_literal`);
+2. a mark that changes meaning (:mod:`.marks`: strike-through, crosses and ticks, emoji, a shrug, a
+   sarcasm tag) leaves it undecided; a question mark, a word in capitals or an emphasised word does
+   where the reply states its answer, or after;
+3. a copy of the question, or of its start, is no answer; a copy followed by an answer is read as the
+   answer; polite preambles and lead-ins ("Great question!", "Based on the story, ...") are skipped;
+4. several option labels ("A/B", "A – B", "A→B") decide nothing; "I don't know" is wrong unless not
+   knowing may be the answer;
+5. a yes/no question is decided by :mod:`.yesno`; other questions by the reply's conclusion
+   (:mod:`.conclusions`: an answer line, a bold answer, a "so ..." sentence, the closing or the opening
+   sentence), read by label, option text or a sentence in the question's frame (:mod:`.roles`).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+
+from commet.judges.base import Judge, JudgeRequest, Outcome, Verdict, decided_off_the_loop
+from commet.judges.rules.conclusions import Statement, Unclear, statements, tail_problem
+from commet.judges.rules.labels import labels_only, leading_label
+from commet.judges.rules.lexicon import lexicon, negation_count, tokens_of
+from commet.judges.rules.marks import MAX_REPLY_CHARS, Mark, MarkKind, Reply, read_reply
+from commet.judges.rules.options import Choice, choices_of, offered, question_stem
+from commet.judges.rules.roles import Frame, question_frame, repeats_question
+from commet.judges.rules.yesno import read_yes_no, yes_no_of
+from commet.text import fold
+
+#: marks that make a reply undecided wherever they are
+_ANYWHERE = {MarkKind.STRIKE, MarkKind.CROSS_OR_TICK, MarkKind.PICTOGRAPH, MarkKind.SHRUG, MarkKind.SARCASM,
+             MarkKind.REORDERED}
+_QUOTES = str.maketrans({c: '"' for c in "\u201c\u201d\u201e\u00ab\u00bb\u300c\u300d\u300e\u300f\uff02'"})
+#: characters stripped around a whole reply before it is compared word for word
+_WRAPPING = " \t\n\"*_`#>"
+#: word beginnings that make "I don't know" a possible answer: in the expected answer (someone does not know, has
+#: no idea or clue, knows nothing) or in a question about what someone says ("What will Tom say?": "I don't know.")
+_NOT_KNOWING_ANSWER = ("know", "knew", "sure", "idea", "clue", "tell", "told", "unknown", "unaware", "aware",
+                       "nothing", "certain", "say", "said", "repl", "answer", "respon")
+_SPEECH_QUESTION = ("say", "said", "tell", "told", "repl", "answer", "respon")
+
+Decision = tuple[Outcome, int | None, str]
+
+
+def _undecided(why: str) -> Decision:
+    return "undecided", None, why
+
+
+class RulesJudge(Judge):
+    name = "rules"
+    cacheable = False  # free and deterministic: recomputed rather than stored in the cache
+
+    async def judge(self, request: JudgeRequest) -> Verdict:
+        return await decided_off_the_loop(self.decide, request)
+
+    def decide(self, request: JudgeRequest) -> Verdict:
+        outcome, branch, rationale = decide(request)
+        return Verdict(outcome, branch, rationale, self.name)
+
+
+def decide(request: JudgeRequest) -> Decision:
+    """The rules judge's verdict on one reply: (outcome, matched expected answer, why)."""
+    raw = request.response
+    if len(raw) > MAX_REPLY_CHARS:
+        return _undecided(f"reply longer than {MAX_REPLY_CHARS:,} characters; needs a judge")
+    reply = read_reply(raw)
+    if not reply.tokens:
+        if any(unicodedata.category(ch)[0] not in "ZC" for ch in raw):
+            return _undecided("reply has no words (emoji or symbols only); needs a judge")
+        return "incorrect", None, "empty reply"
+    choices = choices_of(request)
+    literal = _literal(request, reply, choices)
+    if literal is not None:
+        return literal
+    anywhere = [m for m in reply.marks if m.kind in _ANYWHERE]
+    if anywhere:
+        return _undecided(f"reply has {anywhere[0].kind.value} ({anywhere[0].text!r}); needs a judge")
+    frame = question_frame(question_stem(request), choices or [])
+    region = _region(reply, request, frame)
+    if region is None:
+        return _undecided("reply repeats (the start of) the question")
+    rest = reply.tokens[region:]
+    if not rest:
+        return _undecided("reply has no answer after its preamble")
+    if all(yes_no_of(e)[0] is not None for e in request.expected):
+        return _decide_yes_no(request, reply, region, frame)
+    if " ".join(rest) in lexicon().non_answers and not _not_knowing_may_answer(request):
+        return "incorrect", None, "the reply gives no answer"
+    if choices is None:
+        return _undecided("no rule applies (no options that line up with the expected answers); needs a judge")
+    given = labels_only(rest, [c.label for c in choices if c.label])
+    if given is not None and len(set(given)) > 1:
+        return _undecided("reply gives the labels of several options")
+    return _decide_choice(request, reply, region, choices, frame)
+
+
+def _canonical(text: str) -> str:
+    """A text for word-for-word comparison: folded, quotes made one, spaces collapsed, wrapping and a final
+    full stop removed (question marks, inner punctuation and marks kept)."""
+    text = " ".join(fold(text).translate(_QUOTES).split())
+    previous = None
+    while previous != text:
+        previous = text
+        text = text.strip(_WRAPPING).rstrip(".!。！ ").strip(_WRAPPING)
+    return text
+
+
+def _literal(request: JudgeRequest, reply: Reply, choices: list[Choice] | None) -> Decision | None:
+    """The whole reply (or what follows an answer line's marker) is an expected answer, an option's text, or a
+    label with its option's text, word for word: decided, whatever its length, script or marks."""
+    candidates = [_canonical(request.response)]
+    markers = lexicon().strong_markers.matches(reply.tokens[:6])
+    if markers and markers[0][0] == 0:
+        candidates.append(_canonical(reply.text[reply.ends[markers[0][1] - 1]:].lstrip(" :：-·")))
+    expected = {_canonical(e): i for i, e in enumerate(request.expected)}
+    for text in candidates:
+        if text in expected:
+            return "correct", expected[text], f"reply is the expected answer {request.expected[expected[text]]!r}"
+    if choices is None:
+        return None
+    by_text = {_canonical(c.text): c for c in choices}
+    for text in candidates:
+        choice = by_text.get(text)
+        lead = leading_label(text) if choice is None else None
+        if lead is not None and lead.marked:
+            labelled = next((c for c in choices if c.label == lead.label), None)
+            if labelled is not None and _canonical(text[lead.rest:]) == _canonical(labelled.text):
+                choice = labelled
+        if choice is not None:
+            return _chosen(choice, "reply is")
+    return None
+
+
+def _chosen(choice: Choice, how: str) -> Decision:
+    if choice.expected is None:
+        return "incorrect", None, f"{how} another option ({choice.shown()!r})"
+    return "correct", choice.expected, f"{how} the expected option {choice.shown()!r}"
+
+
+def _region(reply: Reply, request: JudgeRequest, frame: Frame) -> int | None:
+    """The first word of the reply's answer: after a copy of the question, polite preambles and lead-ins; None
+    when the reply is a copy of (the start of) the question and nothing else."""
+    lists = lexicon()
+    tokens = reply.tokens
+    region = 1 if tokens[:1] == ["question"] else 0
+    for question in (tokens_of(request.question), list(frame.tokens)):
+        if question and tokens[region:region + len(question)] == question:
+            if region + len(question) >= len(tokens):
+                return None
+            region += len(question)
+            break
+    if repeats_question(tokens[region:], frame):
+        return None
+    for _ in range(4):
+        end = region + 1
+        while end < len(tokens) and not reply.boundary(end):
+            end += 1
+        if end >= len(tokens) or tuple(tokens[region:end]) not in lists.preambles:
+            break
+        region = end
+    lead = lists.lead_ins.matches(tokens[region:region + 8])
+    if lead and lead[0][0] == 0 and region + lead[0][1] < len(tokens):
+        region += lead[0][1]
+        if tokens[region] == "that" and region + 1 < len(tokens):
+            region += 1
+    return region
+
+
+def _suspicious(reply: Reply, offset: int, request: JudgeRequest) -> Mark | None:
+    """A question mark, or a word in capitals or emphasised that is no option's, answer's or question's word
+    ("*such*", "NEVER"), at or after ``offset``: where the reply states its answer, such marks change it."""
+    lists = lexicon()
+    allowed = set(tokens_of(" ".join([request.question, *request.expected, *(t for _, t in offered(request))])))
+    allowed |= lists.prepositions | lists.yes | lists.no | {w for p in lists.preambles for w in p}
+    allowed |= {w for phrase in lists.strong_markers.entries | lists.sentence_markers.entries for w in phrase}
+    allowed |= {fold(label) for label, _ in offered(request) if label}
+    allowed -= lists.function_words - lists.prepositions  # "*so*", "*such*", "SO", "*really*": emphasis of a word
+    allowed = {word for word in allowed if not negation_count([word])}  # "NOT", "*never*": an emphatic negation
+    for mark in reply.marks_from(offset, {MarkKind.QUESTION, MarkKind.CAPITALS}):
+        if mark.kind is MarkKind.QUESTION or not set(tokens_of(mark.text)) <= allowed:
+            return mark
+    for start, end in reply.emphasis:
+        if start >= offset and not set(tokens_of(reply.clean[start:end])) <= allowed:
+            return Mark(MarkKind.EMPHASIS, start, reply.text[start:end])
+    return None
+
+
+def _decide_choice(request: JudgeRequest, reply: Reply, region: int, choices: list[Choice],
+                   frame: Frame) -> Decision:
+    found = statements(reply, region, choices, frame)
+    statement = _conclusion(found)
+    if isinstance(statement, str):
+        return _undecided(statement)
+    mark = _suspicious(reply, statement.start, request)
+    if mark is not None:
+        return _undecided(f"reply has {mark.kind.value} ({mark.text!r}) where it answers; needs a judge")
+    assert isinstance(statement.read, int)
+    problem = tail_problem(reply, statement.end, statement.read, choices, frame)
+    if problem:
+        return _undecided(f"reply {problem}; needs a judge")
+    return _chosen(choices[statement.read], f"reply's {statement.kind} names")
+
+
+def _conclusion(found: dict[str, list[Statement]]) -> Statement | str:
+    """The statement the reply's answer rests on, or why there is none that is certain."""
+    opening = found["opening answer"][0] if found["opening answer"] else None
+    for kind in ("answer line", "bold answer", "conclusion"):
+        said = found[kind]
+        if not said:
+            continue
+        if any(s.read is Unclear.UNCLEAR for s in said) and kind != "conclusion":
+            return f"reply's {kind} is unclear (several options, a label that disagrees with its text, a hedge)"
+        if kind != "conclusion" and len({s.read for s in said}) > 1:
+            return f"reply's {kind}s name different options"
+        last = said[-1]
+        if last.read is Unclear.UNCLEAR:
+            return f"reply's last {kind} hedges or names several options"
+        committed = opening is not None and isinstance(opening.read, int) and opening.end <= last.start
+        if kind != "answer line" and committed and opening.read != last.read:  # type: ignore[union-attr]
+            return f"reply's opening answer and its {kind} differ"
+        return last
+    if opening is None:
+        return "reply states no option in the question's frame; needs a judge"
+    if opening.read is Unclear.UNCLEAR:
+        return "reply hedges, negates or names several options; needs a judge"
+    return opening
+
+
+def _decide_yes_no(request: JudgeRequest, reply: Reply, region: int, frame: Frame) -> Decision:
+    start = _yes_no_line(reply, region)
+    read = read_yes_no(reply, start, frame, frame.negative)
+    if read.said is None:
+        return _undecided(read.problem)
+    mark = _suspicious(reply, reply.starts[start], request)
+    if mark is not None:
+        return _undecided(f"reply has {mark.kind.value} ({mark.text!r}) where it answers; needs a judge")
+    expected = [yes_no_of(e) for e in request.expected]
+    matches = [i for i, (word, _) in enumerate(expected) if word == read.said]
+    if not matches:
+        if frame.negative:
+            return _undecided("yes/no to a negative question is ambiguous")
+        return "incorrect", None, f"reply says {read.said!r}, expected {expected[0][0]!r}"
+    i = matches[0]
+    explanation = expected[i][1]
+    if explanation:
+        if _same_explanation(reply.tokens[read.after:], explanation):
+            return "correct", i, f"reply says {read.said!r} with the expected explanation"
+        return _undecided(f"reply says {read.said!r}; its explanation needs a judge")
+    return "correct", i, f"reply says {read.said!r}"
+
+
+def _yes_no_line(reply: Reply, region: int) -> int:
+    """Where the reply's yes or no is: after the last answer line ("Final answer: No") or "so"-conclusion
+    ("So, yes, ...") that is followed by one, else the start of its answer."""
+    lists = lexicon()
+    tokens = reply.tokens
+    for phrases in (lists.strong_markers, lists.sentence_markers):
+        found = [end for start, end in phrases.matches(tokens[region:])
+                 if region + end < len(tokens) and (tokens[region + end] in lists.yes or tokens[region + end] in lists.no)]
+        if found:
+            return region + found[-1]
+    return region
+
+
+def _same_explanation(tail: Sequence[str], explanation: str) -> bool:
+    """The reply's explanation is the expected one, word for word (a leading "because" aside)."""
+    def core(tokens: Sequence[str]) -> list[str]:
+        return list(tokens[1:] if tokens[:1] == ["because"] else tokens)
+    wanted = core(tokens_of(explanation))
+    return bool(wanted) and core(tail) == wanted
+
+
+def _not_knowing_may_answer(request: JudgeRequest) -> bool:
+    """Whether a reply such as "I don't know" may be the answer rather than no answer: the expected answer is about
+    not knowing ("He has no clue", "Nothing"), or the question asks what someone says or replies."""
+    expected = [w for e in request.expected for w in tokens_of(e)]
+    return (any(w.startswith(_NOT_KNOWING_ANSWER) for w in expected)
+            or any(w.startswith(_SPEECH_QUESTION) for w in tokens_of(request.question)))

@@ -1,0 +1,228 @@
+"""Who does what: a sentence decides only when it names the question's people in the question's frame.
+
+"What kind of balloon does Dad think Nadia wants?" asks about Dad's belief. "Dad wants a star
+balloon." names the option in another frame (what Dad wants), and "Nadia wants a star balloon."
+states what Nadia wants, not what Dad thinks: neither decides. "Dad thinks Nadia wants a star
+balloon." and "A star balloon." do. A sentence decides when:
+
+* it names exactly one option (or, where every option is a feeling, one feeling word that can mean
+  only one of them: "sad" for "happy or upset?", never for "sad or angry?");
+* its other words are the question's own (by stem: "thinks" for "think", "believes" for "think"),
+  function words (of English, Spanish, German or French), or words that say a choice is made, in the
+  question's order where the question has two people or people as options (the order keeps their
+  roles: "Mia will give the apple to Sam", not "Sam will give the apple to Mia");
+* unless it names the option alone, it refers to every person the question names (by name; by a
+  pronoun only where the question names one person), and it has every verb of thinking, wanting,
+  knowing or saying the question has;
+* it has no hedge, contrast, negation or judgement word, no word pointing away from the option it names
+  ("a different snack than the apple"), and it is no copy of (the start of) the question.
+"""
+
+from __future__ import annotations
+
+import enum
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from commet.judges.rules.lexicon import hedged, judged, lexicon, mental_stems, negation_count, stem, tokens_of
+from commet.judges.rules.options import Choice, Named, named_options
+from commet.text import char_kind, word_spans
+
+#: a sentence longer than this never decides by naming an option (its conclusion may come late)
+MAX_SENTENCE_WORDS = 24
+
+
+class Reading(enum.Enum):
+    """Why a sentence decides nothing."""
+
+    NONE = "names no option"
+    SEVERAL = "names several options"
+    HEDGED = "hedges, contrasts, negates or judges"
+    OTHER_WORDS = "says more than which option, or in another order than the question"
+    OTHER_ROLE = "names other people or another frame than the question's"
+    REPEATS = "repeats the question"
+    TOO_LONG = "too long a sentence"
+
+
+@dataclass(frozen=True)
+class Frame:
+    """What a question asks about: its words (and their stems), its people and its mental verbs."""
+
+    tokens: tuple[str, ...]
+    stems: tuple[str, ...]
+    persons: tuple[frozenset[str], ...]
+    verbs: frozenset[str]
+    unspaced: bool  # written in a script without spaces: no frame can be read
+    negative: bool  # a negative question ("Isn't he lying?", "Does she not know?")
+    roles_by_order: bool  # two people, or people as options: only the question's word order keeps their roles
+    claims: frozenset[str]  # stems of the words after its main clause ("lying when he says he didn't break it")
+
+
+#: words that open a question and are capitalised for that alone
+_QUESTION_OPENERS = frozenset({"is", "are", "was", "were", "do", "does", "did", "will", "would", "can", "could",
+                               "should", "has", "have", "had", "if", "after", "before", "when", "now", "so", "and",
+                               "then", "look", "imagine", "remember", "story", "question", "mr", "mrs", "ms"})
+
+
+def question_frame(question: str, choices: Sequence[Choice]) -> Frame:
+    """The frame of a question (its stem, without a list of labelled options).
+
+    People and verbs are read from the sentence that asks (the last one ending in a question mark: "Sam
+    likes a different snack. Which snack will Sam pick?" asks what Sam picks, not what he likes), before
+    an adjunct clause ("How will Leo feel when he sees ...?" asks how Leo feels). A person is a run of capitalised words that are never written in lower case in the question and
+    are no function, question or mental-verb word and no option's word ("Mrs Green", "Nadia").
+    """
+    lists = lexicon()
+    tokens = tuple(tokens_of(question))
+    option_words = {word for choice in choices for word in choice.core}
+    text = _asking_sentence(unicodedata.normalize("NFKC", question))
+    spans = word_spans(text)
+    lower = {text[s:e].casefold() for s, e in spans if not text[s].isupper()}
+
+    def is_name(word: str) -> bool:
+        folded = word.casefold()
+        return (word[0].isupper() and folded not in lower and folded not in option_words and folded != "i"
+                and folded not in lists.function_words and folded not in lists.question_words
+                and folded not in _QUESTION_OPENERS and stem(folded) not in mental_stems())
+
+    persons: list[set[str]] = []
+    previous_end = -2
+    main = _main_clause_end(text, spans)
+    for index, (start, end) in enumerate(spans[:main]):
+        word = text[start:end]
+        if index == 0 or not is_name(word):  # the first word is capitalised for opening the sentence
+            continue
+        if persons and text[previous_end:start] == " ":
+            persons[-1].add(word.casefold())
+        else:
+            persons.append({word.casefold()})
+        previous_end = end
+    main_words = tokens_of(text[: spans[main - 1][1]] if main else "")
+    verbs = frozenset(stem(t) for t in main_words if stem(t) in mental_stems() and t not in option_words)
+    unspaced = any(char_kind(ch) == "u" for ch in question)
+    negative = negation_count(tokens_of(text)[:3]) > 0
+    people_as_options = any(len(c.core) == 1 and _capitalised(c.text, c.core[0]) for c in choices) or bool(
+        {"who", "whom", "whose", "wer", "wen", "wem", "quién", "quien", "qui"} & set(tokens_of(text)))
+    subordinate = tokens_of(text[spans[main][0]:] if main < len(spans) else "")
+    claims = frozenset(stem(t) for t in subordinate if t not in lists.function_words and t not in lists.question_words
+                       and t not in _ADJUNCTS and not any(t in person for person in persons))
+    return Frame(tokens, tuple(stem(t) for t in tokens), tuple(frozenset(p) for p in persons), verbs, unspaced,
+                 negative, len(persons) > 1 or people_as_options, claims)
+
+
+def _capitalised(text: str, word: str) -> bool:
+    """Whether ``word`` is written with a capital in ``text`` (an option that may be a person's name: "Tom")."""
+    folded = unicodedata.normalize("NFKC", text)
+    return any(folded[s:e].casefold() == word and folded[s].isupper() for s, e in word_spans(folded))
+
+
+#: words that open an adjunct clause of a question ("How will Leo feel when he sees ...?"): its people and
+#: verbs are circumstances, not the frame an answer must keep
+_ADJUNCTS = frozenset({"when", "if", "because", "after", "before", "while", "since", "until", "once", "as"})
+
+
+def _main_clause_end(text: str, spans: Sequence[tuple[int, int]]) -> int:
+    """How many words of the asking sentence come before its first adjunct clause."""
+    for i, (start, end) in enumerate(spans):
+        if i > 0 and text[start:end].casefold() in _ADJUNCTS:
+            return i
+    return len(spans)
+
+
+def _asking_sentence(question: str) -> str:
+    """The last sentence of ``question`` that ends in a question mark (the whole question when none does)."""
+    end = max(question.rfind("?"), question.rfind("？"))
+    if end < 0:
+        return question
+    start = max(question.rfind(mark, 0, end) for mark in ".!?？。\n") + 1
+    return question[start:end + 1]
+
+
+def repeats_question(tokens: Sequence[str], frame: Frame, option_words: int = 1) -> bool:
+    """The words are a copy of the question, cut short or not: its first three words or more, or a stretch of
+    it two words longer than the option they name ("does Dad think Nadia wants, a star balloon")."""
+    if len(tokens) >= 3 and tuple(tokens) == frame.tokens[: len(tokens)]:
+        return True
+    size = len(tokens)
+    if size < option_words + 2 or size > len(frame.tokens):
+        return False
+    first = tokens[0]
+    return any(frame.tokens[i] == first and tuple(frame.tokens[i:i + size]) == tuple(tokens)
+               for i in range(len(frame.tokens) - size + 1))
+
+
+def emotion_named(tokens: Sequence[str], choices: Sequence[Choice]) -> list[Named]:
+    """Where every option is one feeling word, the feeling words of the sentence, each tied to the one option
+    it can mean ("sad" for "happy or upset?"); empty when there is none, or one could mean several options
+    ("upset" for "sad or angry?")."""
+    lists = lexicon()
+    families = [lists.emotions.get(choice.core) for choice in choices]
+    if any(family is None for family in families):
+        return []
+    found: list[Named] = []
+    for start, end in lists.emotion_words.matches(tokens):
+        meant = lists.emotions[tuple(tokens[start:end])]
+        options = [i for i, family in enumerate(families) if family and family & meant]
+        if len(options) != 1:
+            return []
+        found.append(Named(options[0], start, end))
+    return found
+
+
+def sentence_choice(tokens: Sequence[str], choices: Sequence[Choice], frame: Frame) -> int | Reading:
+    """The option a sentence names in the question's frame (its index), or why it names none."""
+    lists = lexicon()
+    if len(tokens) > MAX_SENTENCE_WORDS:
+        return Reading.TOO_LONG
+    named = named_options(tokens, choices) or emotion_named(tokens, choices)
+    if repeats_question(tokens, frame, max((n.end - n.start for n in named), default=1)):
+        return Reading.REPEATS
+    if not named:
+        return Reading.NONE
+    if len({n.index for n in named}) > 1:
+        return Reading.SEVERAL
+    outside = [t for i, t in enumerate(tokens) if not any(n.start <= i < n.end for n in named)]
+    if hedged(outside, frame.tokens) or negation_count(tokens) or lists.pointing_away.found_in(outside) \
+            or judged(outside, frame.tokens):
+        return Reading.HEDGED
+    if frame.unspaced or any(char_kind(t[0]) == "u" for t in outside):
+        return Reading.OTHER_WORDS
+    chosen = choices[named[0].index]
+    own = set(tokens_of(chosen.text))
+    skip = lists.function_words | lists.foreign_function_words | lists.choice_words | own
+    content = [t for t in outside if t not in skip]
+    asked = set(frame.stems) | {w for person in frame.persons for w in person}
+    if any(stem(t) not in asked and t not in asked for t in content):
+        return Reading.OTHER_WORDS
+    if frame.roles_by_order and not _in_order(content, frame):
+        return Reading.OTHER_WORDS
+    if content and not _same_roles(tokens, frame):
+        return Reading.OTHER_ROLE
+    return named[0].index
+
+
+def _in_order(content: Sequence[str], frame: Frame) -> bool:
+    """Whether the sentence's own words come in the question's order (so the option keeps the question's
+    role: "Mia will give the apple to Sam" for "Who will give the apple to Sam?", not "Sam will give...")."""
+    position = 0
+    for token in content:
+        wanted = stem(token)
+        for i in range(position, len(frame.stems)):
+            if frame.stems[i] == wanted or frame.tokens[i] == token:
+                position = i + 1
+                break
+        else:
+            return False
+    return True
+
+
+def _same_roles(tokens: Sequence[str], frame: Frame) -> bool:
+    """Every person of the question referred to (a pronoun stands for the only one), every verb of its frame."""
+    present = set(tokens)
+    pronoun = bool(present & lexicon().pronouns)
+    for person in frame.persons:
+        if not person & present and not (pronoun and len(frame.persons) == 1):
+            return False
+    stems = {stem(t) for t in tokens}
+    return frame.verbs <= stems

@@ -1,0 +1,370 @@
+"""Judge calibration of a run: a random sample of its StoryTurns labelled by people, the judge's error measured on
+it, and the run's story and question accuracy corrected for that error (prediction-powered inference).
+
+The sampling unit is the StoryTurn, because story accuracy is a property of a whole StoryTurn
+(right only when every answer is right) while labels are given to answers: a StoryTurn of the
+sample counts as labelled when every one of its answers has a human verdict, and then both its
+true story outcome (all answers right) and its true count of right answers are known. The
+StoryTurns are stratified by who decided their answers and what the judge concluded:
+
+* ``rules only, judged right`` / ``rules only, judged wrong``: every answer decided by the rules judge;
+* ``JUDGE, judged right`` / ``JUDGE, judged wrong``: some answer decided by an LLM judge or panel;
+* ``undecided answers``: some answer left undecided (counted wrong by the judge-only figure).
+
+Half the sample is shared equally among the strata (so every judge is measured, however few
+answers it decided; at least two StoryTurns each), the other half in proportion to their size;
+within a stratum the StoryTurns are the first in the order of ``sha256(seed:story_id)``, and
+the order to label in is the same order across strata. The estimator
+(:func:`commet.reports.ppi.stratified_ppi`) weights each stratum by its size, so the unequal
+shares cost nothing in validity. The population is the run's finished StoryTurns: a StoryTurn
+stopped at an undecided answer has questions nobody asked, so its truth is unknowable until it
+is finished (``commet eval --finish``); failed ones are not scored anywhere.
+
+Per judge (the judge each answer's verdict came from), over the labelled answers: the confusion
+of its verdicts with the people's, its accuracy on the answers it decided (weighted by the
+strata's sampling rates; Wilson interval at the weights' effective size), Cohen's kappa (a
+stratified bootstrap over the labelled StoryTurns) and, over the whole run, how many answers it
+left undecided. Labels given outside the sample (``commet label --disputed``) are never used
+here: they were not drawn at random.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field
+from math import floor
+
+import numpy as np
+
+from commet.errors import CommetError
+from commet.reports.agreement import original_run, people_verdicts
+from commet.reports.ppi import (
+    Estimator,
+    NotEnoughLabels,
+    PPIEstimates,
+    kappa_from_cells,
+    stratified_ppi,
+    wilson,
+)
+from commet.reports.rundata import Bootstrap, Cell, RunData, Section, StoryResult, load_run
+from commet.reports.stats import Corrected, fixed
+from commet.store.calibration import CalibrationSample, SampledStory, load_sample
+from commet.store.records import StoryStatus
+from commet.store.sqlite import RunRecord, Store
+
+RULES = "rules"
+UNDECIDED = "undecided answers"
+
+
+class CalibrationError(CommetError, ValueError):
+    """A sample that cannot be drawn as asked (too small for its strata, a run with nothing to label)."""
+
+
+def story_stratum(story: StoryResult) -> str:
+    """Who decided the StoryTurn's answers and what the judge concluded (see the module text)."""
+    answered = [t for t in story.turns if t.answered]
+    if any(t.undecided for t in answered):
+        return UNDECIDED
+    deciders = sorted({t.judge or "?" for t in answered} - {RULES})
+    who = "+".join(deciders) if deciders else "rules only"
+    return f"{who}, judged {'right' if story.correct is True else 'wrong'}"
+
+
+def population(data: RunData) -> list[StoryResult]:
+    """The StoryTurns a calibration of this run is about: finished, with at least one answer."""
+    return [s for s in data.stories if s.status is StoryStatus.done and any(t.answered for t in s.turns)]
+
+
+def allocate(sizes: dict[str, int], n: int) -> dict[str, int]:
+    """How many StoryTurns to draw from each stratum: half of ``n`` shared equally (at least two each, or the
+    whole stratum), the rest in proportion to what is left of each (largest remainders); all when ``n`` covers all."""
+    if n >= sum(sizes.values()):
+        return dict(sizes)
+    strata = sorted(sizes)
+    each = max(2, n // (2 * len(strata)))
+    taken = {h: min(sizes[h], each) for h in strata}
+    needed = sum(min(sizes[h], 2) for h in strata)
+    if needed > n:
+        raise CalibrationError(f"a sample of {n} cannot give each of the {len(strata)} strata two StoryTurns "
+                               f"({', '.join(f'{h}: {sizes[h]}' for h in strata)}): draw at least {needed}")
+    if sum(taken.values()) > n:
+        taken = {h: min(sizes[h], 2) for h in strata}
+    rest = n - sum(taken.values())
+    while rest > 0:
+        room = {h: sizes[h] - taken[h] for h in strata if sizes[h] > taken[h]}
+        shares = {h: rest * room[h] / sum(room.values()) for h in room}
+        given = {h: min(room[h], floor(shares[h])) for h in room}
+        if not any(given.values()):  # the last few: largest remainders first
+            for h in sorted(room, key=lambda h: (-(shares[h] - floor(shares[h])), h))[:rest]:
+                given[h] = 1
+        for h, count in given.items():
+            taken[h] += count
+        rest -= sum(given.values())
+    return taken
+
+
+def order_key(seed: int, story_id: str) -> str:
+    """A StoryTurn's place in the seeded random order (the same on every machine and Python version)."""
+    return hashlib.sha256(f"{seed}:{story_id}".encode()).hexdigest()
+
+
+def draw_sample(data: RunData, size: int, seed: int) -> CalibrationSample:
+    """A stratified random sample of ``size`` of the run's finished StoryTurns (see the module text)."""
+    stories = population(data)
+    if not stories:
+        raise CalibrationError(f"run {data.run.name!r} has no finished StoryTurn with an answer to label")
+    if size < 1:
+        raise CalibrationError("--sample must be at least 1")
+    by_stratum: dict[str, list[StoryResult]] = {}
+    for story in stories:
+        by_stratum.setdefault(story_stratum(story), []).append(story)
+    sizes = {h: len(members) for h, members in by_stratum.items()}
+    counts = allocate(sizes, size)
+    chosen = [(story, h) for h, members in by_stratum.items()
+              for story in sorted(members, key=lambda s: order_key(seed, s.story_id))[:counts[h]]]
+    chosen.sort(key=lambda pair: order_key(seed, pair[0].story_id))
+    items = tuple(SampledStory(story.story_id, h, position) for position, (story, h) in enumerate(chosen))
+    return CalibrationSample(data.run.name, size, seed, sizes, items)
+
+
+@dataclass(frozen=True)
+class JudgeCalibration:
+    """One judge's verdicts against the people's on the labelled answers of the sample."""
+
+    judge: str
+    answers: int  # answers of the run whose verdict came from this judge
+    undecided: int  # ... of which it left undecided
+    confusion: dict[tuple[bool | None, bool], int]  # (its verdict, the people's) -> labelled answers
+    accuracy: Corrected | None  # on the answers it decided, weighted to the run
+    kappa: tuple[float, float, float] | None  # value, low, high
+
+    @property
+    def labelled(self) -> int:
+        return sum(self.confusion.values())
+
+
+@dataclass
+class Calibration:
+    """What a run's calibration sample and its labels say."""
+
+    data: RunData
+    sample: CalibrationSample
+    estimator: Estimator
+    stories: int = 0  # the population: finished StoryTurns with answers
+    labelled: int = 0  # sampled StoryTurns with every answer labelled
+    partly: int = 0  # sampled StoryTurns with some answers labelled
+    answers_labelled: int = 0
+    answers_drawn: int = 0
+    stopped: int = 0  # StoryTurns stopped at an undecided answer: outside the population
+    by_stratum: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # stratum -> (N, drawn, labelled)
+    story: PPIEstimates | None = None
+    question: PPIEstimates | None = None
+    problem: str = ""  # why there is no corrected figure yet
+    judges: list[JudgeCalibration] = field(default_factory=list)
+
+
+def _human(verdicts: dict[tuple[str, str, int], bool], origin: str, story: StoryResult) -> list[bool | None]:
+    return [verdicts.get((origin, story.story_id, t.turn)) for t in story.turns if t.answered]
+
+
+def calibrate(store: Store, record: RunRecord, *, estimator: Estimator = Estimator.ppi,
+              bootstrap: Bootstrap | None = None) -> Calibration | None:
+    """The run's calibration (None when it has no sample): progress, corrected accuracies, the judges."""
+    sample = load_sample(store, record.name)
+    if sample is None:
+        return None
+    data = load_run(store, record)
+    stories = population(data)
+    result = Calibration(data, sample, estimator, stories=len(stories),
+                         stopped=sum(s.status is StoryStatus.stopped for s in data.stories))
+    verdicts = people_verdicts(store)
+    origin = original_run(store, record)
+    sampled = {item.story_id for item in sample.items}
+    humans = {s.story_id: _human(verdicts, origin, s) for s in stories if s.story_id in sampled}
+    complete = {sid for sid, found in humans.items() if found and all(v is not None for v in found)}
+    result.labelled, result.partly = len(complete), sum(any(v is not None for v in h) for h in humans.values()) - len(
+        complete)
+    result.answers_drawn = sum(len(h) for h in humans.values())
+    result.answers_labelled = sum(v is not None for h in humans.values() for v in h)
+    strata = [story_stratum(s) for s in stories]
+    now = Counter(strata)
+    drawn = Counter(item.stratum for item in sample.items)
+    done = Counter(h for s, h in zip(stories, strata, strict=True) if s.story_id in complete)
+    result.by_stratum = {h: (now[h], drawn[h], done[h]) for h in sorted(set(now) | set(drawn))}
+    if dict(now) != sample.population:
+        result.problem = ("the run changed since its sample was drawn (StoryTurns per stratum now "
+                          f"{dict(sorted(now.items()))}, then {dict(sorted(sample.population.items()))}): draw again "
+                          "with --redraw")
+        return result
+    result.story, result.question, result.problem = _estimates(stories, strata, humans, complete, estimator)
+    result.judges = _judges(stories, strata, humans, complete, bootstrap or Bootstrap())
+    return result
+
+
+def _estimates(stories: list[StoryResult], strata: list[str], humans: dict[str, list[bool | None]],
+               complete: set[str], estimator: Estimator) -> tuple[PPIEstimates | None, PPIEstimates | None, str]:
+    codes = {h: i for i, h in enumerate(sorted(set(strata)))}
+    code = np.array([codes[h] for h in strata])
+    labelled = np.array([s.story_id in complete for s in stories])
+    answered = [[t for t in s.turns if t.answered] for s in stories]
+    truth = [humans.get(s.story_id, []) if s.story_id in complete else [] for s in stories]
+    story_f = np.array([float(s.correct is True) for s in stories])
+    story_y = np.array([float(bool(found) and all(found)) for found in truth])
+    question_x = np.array([float(len(a)) for a in answered])
+    question_f = np.array([float(sum(t.correct is True for t in a)) for a in answered])
+    question_y = np.array([float(sum(bool(v) for v in found)) for found in truth])
+    try:
+        story = stratified_ppi(np.ones(len(stories)), story_f, story_y, labelled, code, estimator=estimator)
+        question = stratified_ppi(question_x, question_f, question_y, labelled, code, estimator=estimator)
+    except NotEnoughLabels:
+        short = [f"{h}: {int(labelled[code == i].sum())} of {int((code == i).sum())}" for h, i in codes.items()
+                 if labelled[code == i].sum() < min(2, (code == i).sum())]
+        return None, None, ("needs at least two labelled StoryTurns in every stratum (labelled: "
+                            f"{'; '.join(short)})")
+    return story, question, ""
+
+
+def _judges(stories: list[StoryResult], strata: list[str], humans: dict[str, list[bool | None]],
+            complete: set[str], boot: Bootstrap) -> list[JudgeCalibration]:
+    labelled_in = Counter(h for s, h in zip(stories, strata, strict=True) if s.story_id in complete)
+    size = Counter(strata)
+    answers: Counter[str] = Counter()
+    undecided: Counter[str] = Counter()
+    for story in stories:
+        for turn in story.turns:
+            if turn.answered:
+                answers[turn.judge or "?"] += 1
+                undecided[turn.judge or "?"] += int(turn.undecided)
+    #: labelled StoryTurns: (stratum, weight, per judge: the (verdict, people's verdict) of each answer)
+    found: list[tuple[str, float, list[tuple[str, bool | None, bool]]]] = []
+    for story, h in zip(stories, strata, strict=True):
+        if story.story_id in complete:
+            pairs = [(t.judge or "?", t.correct, bool(v))
+                     for t, v in zip([t for t in story.turns if t.answered], humans[story.story_id], strict=True)]
+            found.append((h, size[h] / labelled_in[h], pairs))
+    return [_one_judge(judge, answers[judge], undecided[judge], found, boot) for judge in sorted(answers)]
+
+
+def _one_judge(judge: str, answers: int, undecided: int, found: list[tuple[str, float, list[tuple[str, bool | None,
+               bool]]]], boot: Bootstrap) -> JudgeCalibration:
+    confusion: Counter[tuple[bool | None, bool]] = Counter()
+    cells = np.zeros((len(found), 4))  # per labelled StoryTurn: decided answers (both right, judge only, people only, neither)
+    weights = np.array([weight for _, weight, _ in found])
+    for row, (_, _, pairs) in enumerate(found):
+        for who, verdict, human in pairs:
+            if who != judge:
+                continue
+            confusion[(verdict, human)] += 1
+            if verdict is not None:
+                cells[row, {(True, True): 0, (True, False): 1, (False, True): 2, (False, False): 3}[(verdict, human)]] += 1
+    decided = cells.sum(axis=1)
+    accuracy = None
+    if decided.sum() > 0:
+        agree_w = float((weights * (cells[:, 0] + cells[:, 3])).sum())
+        total_w = float((weights * decided).sum())
+        effective = total_w ** 2 / float((weights ** 2 * decided).sum())  # Kish, counting each answer
+        low, high = wilson(agree_w / total_w * effective, effective)
+        agree = int((cells[:, 0] + cells[:, 3]).sum())
+        accuracy = Corrected(agree_w / total_w * decided.sum(), float(decided.sum()), 100 * low, 100 * high,
+                             basis=f"{agree} of {int(decided.sum())} labelled answers agree")
+    kappa = None
+    point = float(kappa_from_cells((weights[:, None] * cells).sum(axis=0)))
+    if not np.isnan(point):
+        kappa = (point, *_kappa_interval(found, weights, cells, boot))
+    return JudgeCalibration(judge, answers, undecided, dict(confusion), accuracy, kappa)
+
+
+def _kappa_interval(found: list[tuple[str, float, list[tuple[str, bool | None, bool]]]], weights: np.ndarray,
+                    cells: np.ndarray, boot: Bootstrap) -> tuple[float, float]:
+    """Percentile interval of the weighted kappa, resampling the labelled StoryTurns within each stratum."""
+    rng = np.random.default_rng(boot.seed)
+    strata = np.array([h for h, _, _ in found])
+    totals = np.zeros((boot.resamples, 4))
+    for h in np.unique(strata):
+        members = np.flatnonzero(strata == h)
+        draws = members[rng.integers(0, len(members), size=(boot.resamples, len(members)))]
+        totals += np.einsum("rn,rnc->rc", weights[draws], cells[draws])
+    kappas = kappa_from_cells(totals)
+    kappas = kappas[~np.isnan(kappas)]
+    if not kappas.size:
+        return float("nan"), float("nan")
+    return float(np.quantile(kappas, 0.025)), float(np.quantile(kappas, 0.975))
+
+
+# sections ---------------------------------------------------------------------------------------------------------
+def _corrected(estimate: PPIEstimates | None, units: int, basis: str) -> Cell:
+    if estimate is None:
+        return "-"
+    theta = float(estimate.theta[0])
+    return Corrected(theta * units, float(units), 100 * float(estimate.low[0]), 100 * float(estimate.high[0]),
+                     basis=basis)
+
+
+def calibration_section(calibrations: list[Calibration], boot: Bootstrap) -> Section:
+    """Story and question accuracy as judged, beside the same corrected by the labels (PPI), per run."""
+    rows: list[list[Cell]] = []
+    problems = []
+    for c in calibrations:
+        stories = population(c.data)
+        basis = f"{c.estimator.value.upper()}, {c.labelled} StoryTurns labelled"
+        answers = sum(sum(t.answered for t in s.turns) for s in stories)
+        rows.append([c.data.run.name, c.data.run.model, c.data.run.judge, str(c.stories),
+                     f"{c.labelled} of {len(c.sample.items)}", boot.stories(stories),
+                     _corrected(c.story, c.stories, basis), boot.questions([s.turns for s in stories]),
+                     _corrected(c.question, answers, basis)])
+        if c.problem:
+            problems.append(f"{c.data.run.name}: {c.problem}.")
+    note = ("Judged: the report's figures on the finished StoryTurns (a-b while answers are undecided). Corrected: "
+            "prediction-powered inference from the people's labels on a stratified random sample of StoryTurns "
+            "(commet calibrate); its interval holds both which StoryTurns the run has and which were labelled, so "
+            "it widens with the judge's error and narrows with more labels (docs/calibration.md). StoryTurns "
+            "stopped at an undecided answer are outside it.")
+    return Section("calibration", "Judge-corrected accuracy (%, 95% CI; prediction-powered inference)",
+                   ["Run", "Model", "Judge", "Stories", "Labelled", "Story accuracy (judged)",
+                    "Story accuracy (corrected)", "Question accuracy (judged)", "Question accuracy (corrected)"], rows,
+                   note + (" " + " ".join(problems) if problems else ""))
+
+
+def _verdict_name(verdict: bool | None) -> str:
+    return {True: "right", False: "wrong", None: "undecided"}[verdict]
+
+
+CONFUSION = [(verdict, human) for verdict in (True, False, None) for human in (True, False)]
+
+
+def judges_section(calibrations: list[Calibration]) -> Section:
+    """Per run and judge: answers, undecided rate, the confusion with the people, accuracy and kappa."""
+    rows: list[list[Cell]] = []
+    for c in calibrations:
+        for j in c.judges:
+            rate = f"{fixed(100 * j.undecided / j.answers, 1)}%" if j.answers else "-"
+            kappa = "-" if j.kappa is None else (f"{fixed(j.kappa[0], 3)} [{fixed(j.kappa[1], 3)}, "
+                                                 f"{fixed(j.kappa[2], 3)}]")
+            rows.append([c.data.run.name, j.judge, str(j.answers), f"{j.undecided} ({rate})", str(j.labelled),
+                         *(str(j.confusion.get(pair, 0)) for pair in CONFUSION),
+                         j.accuracy if j.accuracy is not None else "-", kappa])
+    header = ["Run", "Judge", "Answers", "Undecided", "Labelled",
+              *(f"{_verdict_name(v).capitalize()} / people {_verdict_name(h)}" for v, h in CONFUSION),
+              "Accuracy", "Kappa"]
+    return Section("judge-calibration", "Judges against people on the calibration sample", header, rows,
+                   "Answers, Undecided: over the whole run, by the judge each verdict came from. Labelled and the "
+                   "confusion (the judge's verdict / the people's): answers of the labelled sample. Accuracy: on the "
+                   "answers the judge decided, weighted by the strata's sampling rates (Wilson 95% interval at the "
+                   "weights' effective size); Kappa: Cohen's, with a stratified bootstrap interval over the labelled "
+                   "StoryTurns. Only labels on the random sample count (not those given to disputed answers).")
+
+
+def strata_section(calibrations: list[Calibration]) -> Section:
+    """The design: per stratum, StoryTurns in the run, drawn, labelled."""
+    rows: list[list[Cell]] = [[c.data.run.name, h, str(n), str(d), str(k)]
+                              for c in calibrations for h, (n, d, k) in c.by_stratum.items()]
+    return Section("calibration-sample", "Calibration sample per stratum", ["Run", "Stratum", "StoryTurns", "Drawn",
+                                                                            "Labelled"], rows,
+                   "Strata: who decided a StoryTurn's answers and what the judge concluded; labelled: every answer has "
+                   "a people's verdict (the majority of its labellers).")
+
+
+__all__ = ["Calibration", "CalibrationError", "Estimator", "JudgeCalibration", "allocate", "calibrate",
+           "calibration_section", "draw_sample", "judges_section", "population", "story_stratum",
+           "strata_section"]

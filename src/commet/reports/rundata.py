@@ -1,0 +1,303 @@
+"""A run's StoryTurns as the reports read them, loaded once from the store, and what every table shares.
+
+:class:`RunData` holds a run and its :class:`StoryResult` s (each with its :class:`TurnResult` s);
+:class:`Bootstrap` turns StoryTurns into estimates with intervals; :class:`Section` is one titled
+table and :class:`Report` all of them; :func:`units` groups runs into table rows (pooled only on
+request); :func:`answer_identity` says when two stored answers are the same one (a run answered
+from the store shares its model calls with the run that made them).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from commet.conditions import FeedbackCondition
+from commet.reports.metrics import SUBSETS
+from commet.reports.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Estimate, Range, bootstrap_ratio
+from commet.store.records import StoryStatus
+from commet.store.sqlite import RunRecord, Store
+from commet.taxonomy import CATEGORIES
+
+Cell = str | Estimate
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """One stored turn: what was sent, the reply, and how it was judged."""
+
+    turn: int
+    prompt: str
+    images: list[dict[str, str]]
+    feedback_kind: str
+    response: str | None
+    expected: list[str]
+    outcome: str | None
+    correct: bool | None
+    judge: str | None
+    rationale: str | None
+    error: str | None
+    #: the stored model call this answer came from (None: no model call, e.g. a person answered)
+    model_key: str | None = None
+
+    @property
+    def answered(self) -> bool:
+        return self.response is not None
+
+    @property
+    def wrong(self) -> bool:
+        """Judged incorrect (undecided and failed turns are not wrong answers)."""
+        return self.answered and self.correct is False
+
+    @property
+    def undecided(self) -> bool:
+        return self.answered and self.correct is None
+
+    @property
+    def feedback_on_undecided(self) -> bool:
+        """The feedback this turn showed rested on an undecided previous answer (kinds ending in -undecided)."""
+        return self.feedback_kind.endswith("-undecided")
+
+    @property
+    def verdict(self) -> str:
+        if not self.answered:
+            return "failed"
+        return {True: "correct", False: "incorrect"}.get(self.correct, "undecided")  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class StoryResult:
+    """One StoryTurn of a run with its turns."""
+
+    story_id: str
+    task: str
+    category: str
+    image_dependent: bool
+    source: str
+    status: StoryStatus
+    correct: bool | None
+    turns: list[TurnResult]
+
+    @property
+    def done(self) -> bool:
+        return self.status == StoryStatus.done
+
+    @property
+    def stopped(self) -> bool:
+        """Ended at an undecided answer the next turn's feedback depended on (``--undecided-feedback stop``)."""
+        return self.status == StoryStatus.stopped
+
+    @property
+    def counted(self) -> bool:
+        """Counted in story accuracy: finished, or stopped at an undecided answer (wrong as counted, right if
+        the undecided answers were right and nothing answered was wrong)."""
+        return self.done or self.stopped
+
+    @property
+    def subset(self) -> str:
+        return SUBSETS[1] if self.image_dependent else SUBSETS[0]
+
+    @property
+    def undecided(self) -> int:
+        return sum(t.undecided for t in self.turns)
+
+    @property
+    def correct_if_undecided_right(self) -> bool:
+        """Finished with no answer judged wrong: correct if every undecided answer were right."""
+        return self.counted and all(t.correct is not False for t in self.turns)
+
+    @property
+    def hinges(self) -> bool:
+        """Its verdict depends on undecided answers (wrong as counted, right if they were right)."""
+        return self.correct is not True and self.correct_if_undecided_right
+
+
+@dataclass
+class RunData:
+    """A run and its StoryTurns, loaded once from the store."""
+
+    run: RunRecord
+    stories: list[StoryResult]
+
+    @property
+    def images(self) -> str:
+        return self.run.settings.images_label
+
+    @property
+    def feedback(self) -> str:
+        return str(self.run.settings.feedback or "")
+
+    @property
+    def scored(self) -> list[StoryResult]:
+        """The denominator of story accuracy: StoryTurns whose conversation finished or stopped at an undecided
+        answer (a failed call is not scored)."""
+        return [s for s in self.stories if s.counted]
+
+    def pictures_shown(self, story: StoryResult) -> bool:
+        """Whether this StoryTurn was run with its pictures: from the run's image policy (on, off, needed),
+        else (human runs mixing policies) from the turns as stored."""
+        policy = self.run.settings.images
+        if policy is not None:
+            return policy.shows_pictures(story.image_dependent)
+        return any(turn.images for turn in story.turns)
+
+    def pictures_label(self, stories: list[StoryResult]) -> str:
+        """The paper's Image column for these StoryTurns: Yes, No, or mixed."""
+        shown = {self.pictures_shown(s) for s in stories}
+        return "mixed" if len(shown) > 1 else "Yes" if shown == {True} else "No"
+
+
+def load_run(store: Store, run: RunRecord) -> RunData:
+    turns: dict[str, list[TurnResult]] = defaultdict(list)
+    for row in store.turn_rows(run.id):
+        turns[row.story_id].append(TurnResult(
+            turn=row.turn, prompt=row.prompt, images=row.images,
+            feedback_kind=row.feedback_kind, response=row.response, expected=row.expected,
+            outcome=row.outcome, correct=row.correct,
+            judge=row.judge, rationale=row.rationale, error=row.error, model_key=row.model_key))
+    stories = [StoryResult(
+        story_id=row.story_id, task=row.task, category=row.category,
+        image_dependent=row.image_dependent, source=row.source, status=row.status,
+        correct=row.correct, turns=turns.get(row.story_id, []))
+        for row in store.story_rows(run.id)]
+    return RunData(run, stories)
+
+
+def run_label(data: RunData) -> str:
+    """A short readable label for plots: model, image setting and feedback condition."""
+    return f"{data.run.model} (images {data.images}, {data.feedback})"
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """How intervals are computed: resamples and seed (the same seed for every figure)."""
+
+    resamples: int = DEFAULT_RESAMPLES
+    seed: int = DEFAULT_SEED
+
+    def ratio(self, numerators: Sequence[float], denominators: Sequence[float] | None = None) -> Estimate:
+        return bootstrap_ratio(numerators, denominators, resamples=self.resamples, seed=self.seed)
+
+    def stories(self, stories: Iterable[StoryResult]) -> Estimate:
+        """Story accuracy of the finished StoryTurns among ``stories``; a :class:`Range` when some hinge on
+        undecided answers."""
+        done = [s for s in stories if s.counted]
+        low = self.ratio([int(s.correct is True) for s in done])
+        if not any(s.hinges for s in done):
+            return low
+        high = self.ratio([int(s.correct_if_undecided_right) for s in done])
+        return Range(low.k, low.n, low.low, low.high, upper=high)
+
+    def questions(self, groups: list[list[TurnResult]]) -> Estimate:
+        """Question accuracy of answered turns, resampled by group (a story's turns stay together); a
+        :class:`Range` when some answers are undecided."""
+        answered = [[t for t in turns if t.answered] for turns in groups]
+        sizes = [len(turns) for turns in answered]
+        low = self.ratio([sum(t.correct is True for t in turns) for turns in answered], sizes)
+        if not any(t.undecided for turns in answered for t in turns):
+            return low
+        high = self.ratio([sum(t.correct is not False for t in turns) for turns in answered], sizes)
+        return Range(low.k, low.n, low.low, low.high, upper=high)
+
+
+@dataclass
+class Section:
+    """One table of a report; ``fraction`` cells read as k/n (feedback tables)."""
+
+    key: str
+    title: str
+    header: list[str]
+    rows: list[list[Cell]]
+    note: str = ""
+    fraction: bool = False
+
+
+@dataclass
+class Report:
+    runs: list[RunData]
+    sections: list[Section]
+    bootstrap: Bootstrap = field(default_factory=Bootstrap)
+    #: lines to show before the tables: runs mostly not judged, and how to decide undecided answers
+    notices: list[str] = field(default_factory=list)
+
+    def section(self, key: str) -> Section:
+        return next(s for s in self.sections if s.key == key)
+
+
+def ordered_categories(stories: Iterable[StoryResult], first: Iterable[str] = ()) -> list[str]:
+    """``first`` (always, in order), then the other categories present in the taxonomy's order."""
+    first = list(first)
+    present = {s.category for s in stories} - set(first)
+    return first + [c for c in CATEGORIES if c in present] + sorted(present - set(CATEGORIES))
+
+
+def run_columns(data: RunData) -> list[Cell]:
+    return [data.run.name, data.run.model, data.images, data.feedback]
+
+
+RUN_HEADER = ["Run", "Model", "Images", "Feedback"]
+
+
+@dataclass
+class Unit:
+    """The runs one table row stands for: one run, or runs pooled on request (named in ``label``)."""
+
+    label: str
+    runs: list[RunData]
+
+    @property
+    def model(self) -> str:
+        return self.runs[0].run.model
+
+    @property
+    def feedback(self) -> str:
+        return self.runs[0].feedback
+
+    @property
+    def condition(self) -> FeedbackCondition | None:
+        """The feedback condition of the unit's runs (pooled runs share it)."""
+        return self.runs[0].run.settings.feedback
+
+    @property
+    def images(self) -> str:
+        return "+".join(dict.fromkeys(d.images for d in self.runs))
+
+    def pairs(self) -> list[tuple[RunData, StoryResult]]:
+        return [(d, s) for d in self.runs for s in d.stories]
+
+
+def units(runs: list[RunData], pool: Callable[[RunData], tuple[str, ...]] | None) -> list[Unit]:
+    """One unit per run, or (``pool`` given) one per group of runs sharing ``pool``'s key and their judge.
+
+    Runs judged differently are never pooled (one figure, one judge), nor are runs whose answers are the
+    same: a re-judged copy and its run (or two copies of one run) stay rows of their own, else the same
+    answers would count twice.
+    """
+    if pool is None:
+        return [Unit(d.run.name, [d]) for d in runs]
+    by_name = {d.run.name: d for d in runs}
+
+    def answers_of(data: RunData) -> str:
+        """The run whose answers these are, followed back through re-judged copies among ``runs``."""
+        name, seen = data.run.name, set()
+        while name in by_name and (source := by_name[name].run.settings.rejudged_from) and name not in seen:
+            seen.add(name)
+            name = source
+        return name
+
+    groups: dict[tuple[str, ...], list[RunData]] = {}
+    for data in runs:
+        key = (*pool(data), data.run.judge)
+        while any(answers_of(other) == answers_of(data) for other in groups.get(key, [])):
+            key = (*key, data.run.name)  # the same answers again: a row of its own
+        groups.setdefault(key, []).append(data)
+    return [Unit(members[0].run.name if len(members) == 1 else "pooled: " + ", ".join(d.run.name for d in members),
+                 members) for members in groups.values()]
+
+
+
+def answer_identity(data: RunData, story: StoryResult, turn: TurnResult) -> str:
+    """What makes two stored answers the same: the model call they came from (a run answered from the store
+    shares it with the run that made it), else (no model call: people) the run, story and turn."""
+    return turn.model_key or f"{data.run.name}\x00{story.story_id}\x00{turn.turn}"

@@ -1,0 +1,108 @@
+"""Calibration samples: which StoryTurns of a run people are to label, drawn at random and recorded.
+
+``commet calibrate`` draws, for one run, a seeded stratified random sample of its StoryTurns
+(:mod:`commet.reports.calibration` says how) and records it here with the population each
+stratum had, so that the estimate made later from the people's labels knows the design it
+rests on: which StoryTurns, in which stratum, out of how many. The labels themselves live in the
+``labels`` table (:mod:`commet.store.labels`), one per answer, whoever gave them (``commet label``
+or the review app). One sample per run; drawing again replaces it (labels stay).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+
+from commet.store.records import TurnRecord
+from commet.store.sqlite import RunRecord, Store, now, table_names
+
+CALIBRATION_SCHEMA = """
+CREATE TABLE IF NOT EXISTS calibration_samples (
+    run TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    population_json TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS calibration_items (
+    run TEXT NOT NULL,
+    story_id TEXT NOT NULL,
+    stratum TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    PRIMARY KEY (run, story_id)
+);
+"""
+
+
+@dataclass(frozen=True)
+class SampledStory:
+    story_id: str
+    stratum: str
+    position: int  # the order to label in (random across strata)
+
+
+@dataclass(frozen=True)
+class CalibrationSample:
+    """A run's calibration sample: what was asked for, each stratum's population when drawn, the StoryTurns drawn."""
+
+    run: str
+    size: int
+    seed: int
+    population: dict[str, int]
+    items: tuple[SampledStory, ...]
+    created_at: str = ""
+
+    def drawn(self, stratum: str) -> int:
+        return sum(item.stratum == stratum for item in self.items)
+
+
+def _ensure_tables(db: sqlite3.Connection) -> None:
+    for statement in filter(str.strip, CALIBRATION_SCHEMA.split(";")):
+        db.execute(statement)
+
+
+def save_sample(store: Store, sample: CalibrationSample) -> CalibrationSample:
+    """Record ``sample`` for its run, replacing an earlier one (one transaction); returns it as stored."""
+    stamped = CalibrationSample(sample.run, sample.size, sample.seed, dict(sample.population), sample.items, now())
+    with store.transaction() as db:
+        _ensure_tables(db)
+        db.execute("DELETE FROM calibration_items WHERE run = ?", (sample.run,))
+        db.execute("INSERT OR REPLACE INTO calibration_samples(run, size, seed, population_json, created_at)"
+                   " VALUES (?,?,?,?,?)", (sample.run, sample.size, sample.seed,
+                                           json.dumps(sample.population, sort_keys=True), stamped.created_at))
+        db.executemany("INSERT INTO calibration_items(run, story_id, stratum, position) VALUES (?,?,?,?)",
+                       [(sample.run, item.story_id, item.stratum, item.position) for item in sample.items])
+    return stamped
+
+
+def load_sample(store: Store, run: str) -> CalibrationSample | None:
+    """The run's calibration sample, or None (also when the store has never had one: nothing is written)."""
+    if "calibration_samples" not in table_names(store.db):
+        return None
+    row = store.db.execute("SELECT size, seed, population_json, created_at FROM calibration_samples WHERE run = ?",
+                           (run,)).fetchone()
+    if row is None:
+        return None
+    items = tuple(SampledStory(story_id, stratum, position) for story_id, stratum, position in store.db.execute(
+        "SELECT story_id, stratum, position FROM calibration_items WHERE run = ? ORDER BY position", (run,)))
+    return CalibrationSample(run, int(row[0]), int(row[1]), dict(json.loads(row[2])), items, row[3])
+
+
+def sampled_runs(store: Store) -> list[str]:
+    """Names of the runs that have a calibration sample."""
+    if "calibration_samples" not in table_names(store.db):
+        return []
+    return [name for (name,) in store.db.execute("SELECT run FROM calibration_samples ORDER BY run")]
+
+
+def sample_answers(store: Store, run: RunRecord) -> list[tuple[SampledStory, TurnRecord]]:
+    """The answers of the run's calibration sample, in the order to label them (the sample's, then turn order)."""
+    sample = load_sample(store, run.name)
+    if sample is None:
+        return []
+    rows: dict[str, list[TurnRecord]] = {}
+    for row in store.turn_rows(run.id):
+        if row.response is not None:
+            rows.setdefault(row.story_id, []).append(row)
+    return [(item, row) for item in sample.items for row in sorted(rows.get(item.story_id, []), key=lambda r: r.turn)]

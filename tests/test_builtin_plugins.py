@@ -1,0 +1,222 @@
+"""The one table of built-in providers, judge kinds and extras, and everything derived from it.
+
+At run time the registry, the missing-module advice and the prices are computed from the table;
+pyproject.toml and README.md hold written copies, which scripts/sync_builtins.py checks and
+writes. Each copy edited alone (and the table edited alone) must make the check fail.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import replace
+from functools import cache
+from importlib import import_module
+from importlib.metadata import PackageNotFoundError, packages_distributions, requires
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from commet import builtin_plugins as table
+from commet import extras, plugins
+from commet.models import pricing
+from commet.models.base import UnknownModelError
+from commet.models.registry import create_model
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def load_sync() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("sync_builtins", ROOT / "scripts" / "sync_builtins.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+sync = load_sync()
+PYPROJECT = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_pyproject_and_readme_say_what_the_table_says() -> None:
+    assert sync.problems(PYPROJECT, README) == []
+
+
+def test_the_run_time_copies_are_the_table() -> None:
+    assert plugins.BUILT_IN["commet.models"] == {p.name: p.factory for p in table.PROVIDERS}
+    assert plugins.BUILT_IN["commet.models"]["openai"] == "commet.models.openai_compat:create"
+    assert {"baseline", "replay", "openai", "anthropic", "google", "hf", "vllm"} <= set(plugins.BUILT_IN["commet.models"])
+    assert plugins.BUILT_IN["commet.judges"] == {k.name: k.factory for k in table.JUDGE_KINDS}
+    assert {"rules", "cascade", "panel", "llm-only"} <= set(plugins.BUILT_IN["commet.judges"])
+    modules = [module for extra in table.EXTRAS for module in extra.modules]
+    assert len(modules) == len(set(modules)), "a module names one extra to install"
+    assert extras.EXTRA_OF_MODULE["aiohttp"] == "openai" and extras.EXTRA_OF_MODULE["inspect_ai"] == "inspect"
+    assert {p.name: dict(p.prices) for p in table.PROVIDERS if p.prices} == pricing.PRICES
+    assert pricing.lookup("google", "gemini-2.5-pro") == (1.25, 10.00)
+
+
+def test_every_table_entry_is_well_formed() -> None:
+    names = [p.name for p in table.PROVIDERS] + [k.name for k in table.JUDGE_KINDS] + [e.name for e in table.EXTRAS]
+    assert all(re.fullmatch(r"[a-z][a-z0-9-]*", name) for name in names)
+    assert len({p.name for p in table.PROVIDERS}) == len(table.PROVIDERS)
+    for provider in table.PROVIDERS:
+        assert provider.readme, provider.name
+        assert all(spec.startswith(f"`{provider.name}:") for spec, _ in provider.readme), provider.name
+        for model, (price_in, price_out) in provider.prices.items():
+            assert model == model.lower() and 0 <= price_in <= price_out, (provider.name, model)
+    for kind in table.JUDGE_KINDS:
+        assert kind.usage == kind.name or kind.usage.startswith(f"{kind.name}:"), kind
+
+
+@pytest.mark.parametrize("target", [p.factory for p in table.PROVIDERS] + [k.factory for k in table.JUDGE_KINDS])
+def test_every_factory_exists(target: str) -> None:
+    module, _, attribute = target.partition(":")
+    assert callable(getattr(import_module(module), attribute))
+
+
+def requirement_names(extra: str, optional: dict[str, list[str]]) -> set[str]:
+    """The distributions an extra installs: its requirements, the extras of CoMMET it names, and the
+    requirements an extra of another package adds (``openai[aiohttp]`` installs aiohttp)."""
+    names: set[str] = set()
+    for line in optional[extra]:
+        requirement = Requirement(line)
+        if canonicalize_name(requirement.name) == "commet-bench":
+            for nested in requirement.extras:
+                names |= requirement_names(nested, optional)
+            continue
+        names.add(canonicalize_name(requirement.name))
+        for sub_extra in requirement.extras:
+            try:
+                nested_lines = requires(requirement.name) or []
+            except PackageNotFoundError:
+                continue
+            names |= {canonicalize_name(Requirement(r).name) for r in nested_lines
+                      if Requirement(r).marker is not None and Requirement(r).marker.evaluate({"extra": sub_extra})}
+    return names
+
+
+@cache
+def installed_modules() -> Mapping[str, list[str]]:
+    return packages_distributions()
+
+
+@pytest.mark.parametrize("extra", [e for e in table.EXTRAS if e.modules], ids=lambda e: e.name)
+def test_each_extra_installs_the_modules_it_is_named_for(extra: table.Extra) -> None:
+    """The advice "pip install 'commet-bench[X]'" for a missing module must install that module: a
+    distribution that provides it (read from what is installed here) is among X's requirements."""
+    optional = sync.tomllib.loads(PYPROJECT)["project"]["optional-dependencies"]
+    installs = requirement_names(extra.name, optional)
+    providers = installed_modules()
+    for module in extra.modules:
+        found = {canonicalize_name(d) for d in providers.get(module, [])} or {canonicalize_name(module)}
+        assert found & installs, (extra.name, module, sorted(installs))
+
+
+BROKEN_PYPROJECT = [
+    ('vllm = "commet.models.vllm_offline:create"\n', "", "entry point 'vllm' in commet.models"),
+    ('panel = "commet.judges.kinds:create_panel"', 'panel = "commet.judges.kinds:create_cascade"',
+     "entry point 'panel' in commet.judges"),
+    ('[project.entry-points."commet.judges"]\n', '[project.entry-points."commet.judges"]\necho = "echo:create"\n',
+     "entry point 'echo'"),
+    ('inspect = ["inspect-ai>=0.3.285"]\n', "", "the table's extra 'inspect' is missing"),
+    ("[project.optional-dependencies]\n", '[project.optional-dependencies]\nextra-only = ["x>=1"]\n',
+     "extra 'extra-only' is not in the table"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "problem"), BROKEN_PYPROJECT, ids=[b[2] for b in BROKEN_PYPROJECT])
+def test_pyproject_edited_alone_fails_the_check(old: str, new: str, problem: str) -> None:
+    assert old in PYPROJECT
+    found = sync.problems(PYPROJECT.replace(old, new, 1), README)
+    assert len(found) == 1 and problem in found[0], found
+
+
+BROKEN_README = [
+    ("| `google:MODEL` | the official `google-genai` SDK |\n", "", "the models table differs"),
+    ("the official `anthropic` SDK", "the official `anthropic` SDK, and more", "the models table differs"),
+    ("| `vllm:` models | `vllm` (GPU) |", "| `vllm:` models | `vllm` |", "the extras table differs"),
+    ("| the inspect_ai task | `inspect` |\n", "| the inspect_ai task | `inspect` |\n| a new thing | `new` |\n",
+     "the extras table differs"),
+    ("| spec | what |", "| spec | description |", "no models table"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "problem"), BROKEN_README, ids=[f"{b[2]}-{i}" for i, b in enumerate(BROKEN_README)])
+def test_readme_edited_alone_fails_the_check(old: str, new: str, problem: str) -> None:
+    assert old in README
+    broken = README.replace(old, new, 1)
+    found = sync.problems(PYPROJECT, broken)
+    assert len(found) == 1 and problem in found[0], found
+    if "differs" in problem:  # located at the first row that differs
+        row = next(i for i, (a, b) in enumerate(zip(broken.splitlines(), README.splitlines(), strict=False)) if a != b)
+        assert found[0].startswith(f"README.md:{row + 1}: "), found
+
+
+def test_the_table_edited_alone_fails_the_check() -> None:
+    new = table.Provider("not-yet", "commet.models.not_yet:create", "not-yet", (("`not-yet:TEXT`", "says TEXT"),))
+    found = sync.problems(PYPROJECT, README, providers=(*table.PROVIDERS, new))
+    assert any("entry point 'not-yet' in commet.models" in p for p in found)
+    assert any("provider 'not-yet' needs extra 'not-yet'" in p for p in found)
+    assert any("the models table differs" in p for p in found)
+    found = sync.problems(PYPROJECT, README, extras=(*table.EXTRAS, table.Extra("not-yet", ("not_yet",), "a thing")))
+    assert any("the table's extra 'not-yet' is missing" in p for p in found)
+    assert any("the extras table differs" in p for p in found)
+    kinds = tuple(replace(k, factory="elsewhere:create") if k.name == "rules" else k for k in table.JUDGE_KINDS)
+    assert sync.problems(PYPROJECT, README, kinds=kinds) == [
+        "pyproject.toml: entry point 'rules' in commet.judges is 'commet.judges.kinds:create_rules', "
+        "the table says 'elsewhere:create'"]
+
+
+def test_the_script_writes_the_derived_parts_and_nothing_else(tmp_path: Path) -> None:
+    """Copies with the derived parts broken are written back to exactly the files in the repository."""
+    broken_pyproject = PYPROJECT.replace('hf = "commet.models.hf:create"\n', "").replace(
+        'rules = "commet.judges.kinds:create_rules"', 'rules = "old:place"')
+    broken_readme = README.replace("| `hf:PATH_OR_ID` |", "| `hf:PATH` |").replace(
+        "| HTML reports and plots | `reports` |\n", "")
+    (tmp_path / "pyproject.toml").write_text(broken_pyproject, encoding="utf-8")
+    (tmp_path / "README.md").write_text(broken_readme, encoding="utf-8")
+    assert sync.main(["--check"], root=tmp_path) == 1
+    assert sync.main([], root=tmp_path) == 0
+    assert (tmp_path / "pyproject.toml").read_text(encoding="utf-8") == PYPROJECT
+    assert (tmp_path / "README.md").read_text(encoding="utf-8") == README
+    assert sync.main(["--check"], root=tmp_path) == 0
+
+
+def test_the_script_runs_as_a_command(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "sync_builtins.py"), "--check"],
+                            capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout == "", result.stdout + result.stderr
+
+
+def test_a_provider_module_is_imported_only_when_a_spec_names_it() -> None:
+    code = ("import sys\n"
+            "from commet.models.registry import create_model\n"
+            "from commet.judges.registry import create_judge\n"
+            "create_model('baseline:first-option'); create_judge('rules')\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('commet.models.', 'commet.judges.', 'openai', "
+            "'anthropic', 'google', 'torch', 'transformers', 'vllm'))))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                            env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"})
+    assert result.returncode == 0, result.stderr
+    loaded = set(eval(result.stdout))  # noqa: S307 - our own printed list
+    assert "commet.models.baseline" in loaded and "commet.judges.kinds" in loaded
+    assert not loaded & {"commet.models.openai_compat", "commet.models.anthropic_model", "commet.models.google_model",
+                         "commet.models.hf", "commet.models.vllm_offline", "commet.judges.llm", "openai", "anthropic",
+                         "torch", "transformers", "vllm"}, loaded
+
+
+def test_a_provider_whose_module_cannot_be_imported_names_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The extra comes from the table (hf's module needs the hf extra), not from the provider's name."""
+    monkeypatch.setitem(sys.modules, "commet.models.hf", None)  # as if the module itself failed to import
+    with pytest.raises(UnknownModelError) as caught:
+        create_model("hf:some/model")
+    assert str(caught.value).startswith("provider 'hf' is not available: ")
+    assert str(caught.value).endswith("Install the extra: pip install 'commet-bench[hf]'")
+    assert "\n" not in str(caught.value)
