@@ -8,7 +8,9 @@ exit code 2, never a traceback. Exit codes (docs/cli.md):
 * 3: the run ended incomplete: some calls failed for good (a summary per kind is printed);
   running the same command again retries them;
 * 4: the run stopped before its estimated spend would pass ``--max-cost``;
-* 130: interrupted (Ctrl-C); running the same command again resumes.
+* 5: the disk is full (the store or an output file could not be written); free space and rerun to resume;
+* 130: interrupted (Ctrl-C); running the same command again resumes;
+* 143: stopped by SIGTERM (Slurm, Kubernetes, ``timeout``), as by Ctrl-C.
 
 The modules that define commands leave out ``from __future__ import annotations``: Typer reads
 every command's annotations at every start, and evaluating 700 of them from strings was 30 ms of
@@ -16,7 +18,6 @@ each ``commet`` command (names only needed for type checking are quoted instead)
 """
 
 import asyncio
-import functools
 import json
 import sys
 from pathlib import Path
@@ -28,6 +29,7 @@ from commet.cli.common import (  # noqa: F401 - the shared names stay importable
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
     EXIT_SPEND_LIMIT,
+    EXIT_TERMINATED,
     EXIT_USAGE,
     RESUME_LINE,
     ColumnsOption,
@@ -42,6 +44,7 @@ from commet.cli.common import (  # noqa: F401 - the shared names stay importable
     fail_option,
     fail_problems,
     load_or_fail,
+    print_failures,
     refuse_bad_files,
     resumable,
 )
@@ -52,7 +55,7 @@ from commet.judges.base import UnknownJudgeError
 from commet.models.base import ModelSpecError
 
 if TYPE_CHECKING:
-    from commet.engine import RunResults, RunSummary
+    from commet.engine import RunSummary
 
 #: Plain click help (``rich_markup_mode=None``), here and in every sub-app: no ``<bool>`` type column on
 #: flags, no boxes, errors as one line.
@@ -215,7 +218,8 @@ def schema() -> None:
 
 EVAL_EPILOG = ("Exit codes: 0 every StoryTurn scored; 2 bad input, nothing run; 3 some calls failed for good "
                "(summary printed; the same command retries them); 4 stopped by --max-cost (raise it and run the "
-               "same command to resume); 130 interrupted (the same command resumes).")
+               "same command to resume); 5 the disk is full (free space; the same command resumes); 130 interrupted by "
+               "Ctrl-C, 143 by SIGTERM (the same command resumes).")
 
 
 @app.command("eval", epilog=EVAL_EPILOG)
@@ -342,7 +346,7 @@ def eval_command(
             fail(str(exc))
     from commet.cli.reporting import print_report
 
-    console.print(_run_line(summary), highlight=False)
+    console.print(_run_line(summary), highlight=False, soft_wrap=True)
     console.print(_usage_line(db, summary.run.id, the_model), highlight=False)
     print_report(db, [summary.run.name], brief=True)
     if summary.stopped_at_spend is not None:
@@ -351,7 +355,7 @@ def eval_command(
                       highlight=False)
         raise typer.Exit(EXIT_SPEND_LIMIT)
     if not summary.results.complete:
-        _print_failures(summary.results, secrets=[getattr(m, "api_key", None) for m in (the_model, the_judge)])
+        print_failures(summary.results, secrets=[getattr(m, "api_key", None) for m in (the_model, the_judge)])
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
@@ -363,27 +367,15 @@ def _run_line(summary: "RunSummary") -> str:
     named = f"run [bold]{escape(run.name)}[/bold] (id {run.short_id})"
     this_time = (f"this time {done.model_calls} model calls, {done.cached_calls} answered from the store, "
                  f"{done.errors} errors")
+    if done.repaired_replies:  # text that is not Unicode, made valid where it came in (warned per call)
+        this_time += (f"; {done.repaired_replies} replies held {done.replaced_code_points} code point(s) that are "
+                      "not Unicode text, replaced by U+FFFD")
     total = done.stories_total
     if done.stories_kept == total and not (done.model_calls or done.cached_calls or done.errors):
         return f"{named} is already complete: all {total} StoryTurns were scored earlier; nothing was run"
     if done.stories_kept:
         return f"{named} resumed: {done.stories_kept} of {total} StoryTurns kept from before; {this_time}"
     return f"{named}: {this_time}"
-
-
-def _print_failures(results: "RunResults", *, secrets: list[str | None]) -> None:
-    """What kept the run from completing: per failure kind, how many turns and the first message."""
-    from commet.models.errors import redact
-
-    write = functools.partial(err_console.print, markup=False, highlight=False, soft_wrap=True)
-    write(f"incomplete: {results.stories_not_scored} of {results.stories} StoryTurns not scored; "
-          "calls that failed for good:")
-    for failure in results.failures:
-        message = redact(" ".join(failure.first_message.split()), [s for s in secrets if s])
-        message = message if len(message) <= 300 else message[:299] + "…"
-        write(f"  {failure.kind} ({failure.what}, {failure.turns} turn{'s' if failure.turns != 1 else ''}), "
-              f"first at story {failure.first_story} turn {failure.first_turn}: {message}")
-    write(f"run the same command again to retry them (exit code {EXIT_INCOMPLETE})")
 
 
 def _usage_line(db: Path, run_id: int, model) -> str:  # noqa: ANN001 - a Model
@@ -438,8 +430,16 @@ _register_commands()
 def main() -> None:
     """The ``commet`` program (tests drive ``app`` itself)."""
     Program.running = True
+    Program.stop_on_sigterm()
     try:
         app()
+    except SystemExit as stop:
+        # a command that is not resumable ends in click's "Aborted!" on a SIGTERM: its exit code says SIGTERM
+        if Program.terminated and stop.code != EXIT_TERMINATED:
+            sys.exit(EXIT_TERMINATED)
+        raise
+    except KeyboardInterrupt:  # before or after a command (starting up, closing): no traceback either
+        sys.exit(EXIT_TERMINATED if Program.terminated else EXIT_INTERRUPTED)
     except (ImportError, MissingExtraError) as exc:  # an optional extra is missing: one line naming it
         message = str(exc) if isinstance(exc, MissingExtraError) else missing_extra_message(exc)
         if message is None:

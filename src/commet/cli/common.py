@@ -9,17 +9,20 @@ from __future__ import annotations
 import functools
 import gc
 import re
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Annotated, NoReturn, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
 
-from commet.format.problems import FormatError
+from commet.format.problems import FormatError, printable
 
 if TYPE_CHECKING:
+    from commet.engine.runner import RunResults
     from commet.models.base import SettingError
 
 console = Console(width=None if sys.stdout.isatty() else 200)
@@ -30,9 +33,14 @@ EXIT_USAGE = 2
 EXIT_INCOMPLETE = 3
 #: stopped by --max-cost before it was complete (rerun with a higher limit to resume)
 EXIT_SPEND_LIMIT = 4
+#: the results store (or an output file) could not be written: its disk is full (free space, rerun to resume)
+EXIT_DISK_FULL = 5
 #: stopped by Ctrl-C (rerun to resume): 128 + SIGINT, as shells report it
 EXIT_INTERRUPTED = 130
+#: stopped by SIGTERM (Slurm, Kubernetes, ``timeout``), as by Ctrl-C: 128 + SIGTERM
+EXIT_TERMINATED = 143
 RESUME_LINE = "interrupted; run the same command again to resume"
+TERMINATED_LINE = "terminated (SIGTERM); run the same command again to resume"
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -46,6 +54,26 @@ class Program:
     """
 
     running = False
+    #: a SIGTERM arrived: the program stops as on Ctrl-C, and exits 143
+    terminated = False
+
+    @classmethod
+    def stop_on_sigterm(cls) -> None:
+        """SIGTERM (what Slurm, Kubernetes and ``timeout`` send) stops the program as Ctrl-C does.
+
+        The handler hands the signal to the SIGINT handler in place: inside ``asyncio.run`` that one
+        cancels the main task, so a run commits what finished and is marked ``interrupted``;
+        elsewhere it raises KeyboardInterrupt. :func:`resumable` then says how to resume, exit 143.
+        """
+        def terminate(signum: int, frame: FrameType | None) -> None:
+            cls.terminated = True
+            handler = signal.getsignal(signal.SIGINT)
+            if callable(handler):
+                handler(signal.SIGINT, frame)
+            else:  # SIGINT ignored or default: still stop
+                raise KeyboardInterrupt
+
+        signal.signal(signal.SIGTERM, terminate)
 
     @classmethod
     def freeze_objects(cls) -> None:
@@ -59,8 +87,17 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(EXIT_USAGE)
 
 
+def disk_full(message: str) -> NoReturn:
+    """A write that found the disk full: one line, what to do, and its own exit code (nothing is lost: what
+    was committed stays, and the same command resumes)."""
+    err_console.print(f"error: {message}; what was saved before is kept: free some space and run the same command "
+                      f"again to resume (exit code {EXIT_DISK_FULL})", markup=False, highlight=False, soft_wrap=True)
+    raise typer.Exit(EXIT_DISK_FULL)
+
+
 def resumable(command: Callable[P, R]) -> Callable[P, R]:
-    """Ctrl-C at any moment of a command that writes runs: the resume line and exit code 130.
+    """Ctrl-C (or SIGTERM) at any moment of a command that writes runs: the resume line and exit code 130
+    (143).
 
     (The engine has already marked the run ``interrupted`` and committed what finished.)
     """
@@ -70,6 +107,9 @@ def resumable(command: Callable[P, R]) -> Callable[P, R]:
         try:
             return command(*args, **kwargs)
         except KeyboardInterrupt:
+            if Program.terminated:
+                sys.stderr.write(f"\n{TERMINATED_LINE}\n")
+                raise typer.Exit(EXIT_TERMINATED) from None
             sys.stderr.write(f"\n{RESUME_LINE}\n")
             raise typer.Exit(EXIT_INTERRUPTED) from None
 
@@ -79,13 +119,24 @@ def resumable(command: Callable[P, R]) -> Callable[P, R]:
 def _file_errors_as_failures(command: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        from commet.store.errors import StoreError
+        from commet.store.errors import StoreError, StoreFullError, is_disk_full
 
         try:
             return command(*args, **kwargs)
+        except StoreFullError as exc:
+            disk_full(str(exc))
         except StoreError as exc:
             fail(str(exc))
+        except FormatError as exc:  # an input file refused by its bounded reader (commet.format.inputs)
+            fail_problems(exc)
         except OSError as exc:
+            if is_disk_full(exc):  # a write to an open file names no file: the command's output is the one
+                from commet.store.errors import free_space
+
+                written = exc.filename or kwargs.get("out")
+                if isinstance(written, (str, Path)):
+                    disk_full(f"{written}: cannot write: the disk is full ({free_space(Path(written))})")
+                disk_full("cannot write: the disk is full")
             if exc.filename is None:  # not a file (a socket, a process): not the user's path, so not hidden
                 raise
             fail(_file_error(exc))
@@ -114,6 +165,22 @@ def refuse_bad_files(app: typer.Typer) -> None:
     for group in app.registered_groups:
         if group.typer_instance is not None:
             refuse_bad_files(group.typer_instance)
+
+
+def print_failures(results: RunResults, *, secrets: list[str | None]) -> None:
+    """What kept a run (eval's or rejudge's) from completing: per failure kind, how many turns and the first
+    message (keys redacted)."""
+    from commet.models.errors import redact
+
+    write = functools.partial(err_console.print, markup=False, highlight=False, soft_wrap=True)
+    write(f"incomplete: {results.stories_not_scored} of {results.stories} StoryTurns not scored; "
+          "calls that failed for good:")
+    for failure in results.failures:
+        message = redact(" ".join(failure.first_message.split()), [s for s in secrets if s])
+        message = message if len(message) <= 300 else message[:299] + "…"
+        write(f"  {failure.kind} ({failure.what}, {failure.turns} turn{'s' if failure.turns != 1 else ''}), "
+              f"first at story {printable(failure.first_story)} turn {failure.first_turn}: {printable(message)}")
+    write(f"run the same command again to retry them (exit code {EXIT_INCOMPLETE})")
 
 
 def fail_option(exc: SettingError) -> NoReturn:

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from commet.cli.common import ColumnsOption, check_run_name, console, fail
+from commet.cli.common import (
+    EXIT_INCOMPLETE,
+    ColumnsOption,
+    check_run_name,
+    console,
+    fail,
+    print_failures,
+    resumable,
+)
 from commet.cli.reporting import find_run_or_fail, open_store, print_report
 from commet.cli.run_dataset import DatasetNotFound, dataset_for
 from commet.text import printable
@@ -31,6 +39,7 @@ class SubsetChoice(str, Enum):
     image_dependent = "image-dependent"
 
 
+@resumable
 def rejudge_command(
     run: Annotated[str, typer.Option(
         help="Run whose stored responses are judged again: name, short id or unique prefix.")],
@@ -75,8 +84,12 @@ def rejudge_command(
                   f"[bold]{escape(result.run.name)}[/bold] with {escape(result.run.judge)}", highlight=False)
     console.print(f"decided by: {escape(decided)}; {result.judge_calls} verdicts computed now, "
                   f"{result.cached} from the store; {len(result.changed)} answers scored differently", highlight=False)
-    with open_store(db) as store:
+    with open_store(db, read_only=True) as store:
         spend = store.spend(result.run.id)
+    undecided = sum(failure.turns for failure in result.results.failures if failure.what == "judge") \
+        if result.results is not None else 0
+    if undecided:
+        console.print(f"left undecided by judge calls that failed: {undecided}", highlight=False)
     cost = "price unknown" if spend.judge_cost is None else f"estimated cost ${spend.judge_cost:.4f}"
     console.print(f"judge tokens: {spend.judge_input_tokens} in, {spend.judge_output_tokens} out, {cost}",
                   highlight=False)
@@ -92,6 +105,18 @@ def rejudge_command(
     else:
         console.print("the new verdicts would have chosen the same feedback everywhere")
     print_report(db, [source.name, result.run.name])
+    if result.results is not None and not result.results.complete:  # as eval: each kind of failure, exit 3
+        print_failures(result.results, secrets=_secrets(the_judge))
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _secrets(judge: object) -> list[str | None]:
+    """The API keys of a judge's models (an LLM judge's, a cascade's, a panel's members'), kept out of messages."""
+    keys = [getattr(judge, "api_key", None)]
+    for inner in (getattr(judge, "model", None), getattr(judge, "fallback", None), *getattr(judge, "members", ())):
+        if inner is not None:
+            keys += _secrets(inner)
+    return keys
 
 
 label_app = typer.Typer(help="Human labels: label a run's answers in the terminal, or import a CSV.",
@@ -222,7 +247,7 @@ def judges_command(
         return
     if judge:
         fail("--judge chooses the judges of a --probe; agreement compares the judges of the runs given")
-    with open_store(db) as store:
+    with open_store(db, read_only=True) as store:
         try:
             report = agreement_report(store, run, None if subset is SubsetChoice.all else subset.value)
         except KeyError as exc:

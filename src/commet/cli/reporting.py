@@ -69,14 +69,16 @@ def report_prepared_meanwhile(loop: asyncio.AbstractEventLoop, stories: int = 0)
             thread.join()
 
 
-def open_store(db: Path):  # noqa: ANN202 - returns Store
+def open_store(db: Path, *, read_only: bool = False):  # noqa: ANN202 - returns Store
+    """The store of a command; ``read_only`` for the commands that only read it (they then work on read-only
+    media and while another process writes, without waiting for its lock)."""
     from commet.store import Store
 
     if not db.exists():
         fail(f"no results store at {db}")
-    if db.is_file() and not _has_tables(db):  # an empty file: opening it as a store would write the schema
+    if db.is_file() and not _has_tables(db, read_only):  # an empty file: opening it would write the schema
         fail(f"no results store at {db} (the file holds no tables)")
-    return Store(db)
+    return Store(db, read_only=read_only)
 
 
 def find_run_or_fail(store, wanted: str):  # noqa: ANN001, ANN201 - a Store; returns its RunRecord
@@ -89,15 +91,18 @@ def find_run_or_fail(store, wanted: str):  # noqa: ANN001, ANN201 - a Store; ret
         fail(str(exc))
 
 
-def _has_tables(db: Path) -> bool:
-    """Whether ``db`` has any table; True for what is not SQLite at all, which :class:`Store` refuses in words."""
+def _has_tables(db: Path, read_only: bool) -> bool:
+    """Whether ``db`` has any table; True for what is not SQLite at all (or cannot be opened), which
+    :class:`Store` refuses in words."""
     import sqlite3
     from contextlib import closing
 
-    from commet.store.sqlite import table_names
+    from commet.store.opening import connect_read_only
+    from commet.store.sqlite import BUSY_TIMEOUT_S, table_names
 
     try:
-        with closing(sqlite3.connect(db)) as con:
+        connection = connect_read_only(db, busy_timeout_s=BUSY_TIMEOUT_S) if read_only else sqlite3.connect(db)
+        with closing(connection) as con:
             return bool(table_names(con))
     except sqlite3.Error:
         return True
@@ -149,7 +154,7 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
     from commet.reports.render import OneTablePerFile, csv_files, to_rich_tables
 
     boot = Bootstrap(**{k: v for k, v in (("seed", seed), ("resamples", resamples)) if v is not None})
-    with open_store(db) as store:
+    with open_store(db, read_only=True) as store:
         try:
             runs = select_runs(store, names)
         except KeyError as exc:
@@ -300,7 +305,7 @@ def compare(
     from commet.reports import Bootstrap, compare_runs
     from commet.reports.stats import fixed
 
-    with open_store(db) as store:
+    with open_store(db, read_only=True) as store:
         first, second = (find_run_or_fail(store, name) for name in (run_a, run_b))
         run_a, run_b = first.name, second.name
         try:
@@ -391,7 +396,7 @@ def sweep(
                  dataset=settings.datasets[0] if len(settings.datasets) == 1 else None)
     from commet.store import RunStatus
 
-    with open_store(settings.db) as store:
+    with open_store(settings.db, read_only=True) as store:
         unfinished = [(name, record.status) for name in names
                       if (record := store.get_run(name)) is not None and record.status is not RunStatus.done]
     if unfinished:
@@ -414,7 +419,7 @@ def runs(db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("
     from commet.store import short_ids
     from commet.text import printable
 
-    with open_store(db) as store:
+    with open_store(db, read_only=True) as store:
         records = store.runs()
     if not records:
         console.print(f"no runs in {db}", markup=False, highlight=False)
@@ -458,7 +463,7 @@ def export(
     """Write one JSON line per turn: prompt as sent, images, response, expected, verdict."""
     from commet.reports.export import export_run
 
-    with open_store(db) as store:
+    with open_store(db, read_only=True) as store:
         count = export_run(store, find_run_or_fail(store, run), out)
     typer.echo(f"wrote {count} turns to {out}")
 

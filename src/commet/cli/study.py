@@ -14,6 +14,7 @@ from commet.cli.common import (
     ForwardedAllowIpsOption,
     check_run_name,
     fail,
+    fail_problems,
     load_or_fail,
     serve_web_app,
 )
@@ -45,7 +46,9 @@ def _open(study_file: Path, db: Path, check: Callable[["Study"], None] | None = 
         if check is not None:
             check(study)
         return study, dataset, StudyDB(db, study.digest())
-    except (StudyError, StudyDatabaseError, FormatError) as exc:
+    except FormatError as exc:  # the study file (or its dataset) refused by its reader: located lines
+        fail_problems(exc)
+    except (StudyError, StudyDatabaseError) as exc:
         fail(str(exc))
 
 
@@ -166,15 +169,18 @@ def serve(
 
     password = None
     if organiser_password_file is not None:
-        try:
-            password = organiser_password_file.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            fail(f"cannot read {organiser_password_file}: {exc.strerror}")
+        from commet.format.inputs import read_text
+
+        # bounded, and a pipe is read too (a secret passed as <(pass show study)); a FIFO nobody writes is empty
+        password = read_text(organiser_password_file, what="password file", max_bytes=64 * 1024,
+                             allow_pipe=True).strip()
         if not password:
             fail(f"{organiser_password_file} is empty")
     try:
         web = create_app(study_file, db, judge=judge, organiser_password=password, secure_cookies=secure_cookies)
-    except (StudyError, StudyDatabaseError, FormatError, UnknownJudgeError) as exc:
+    except FormatError as exc:  # the study file (or its dataset) refused by its reader: located lines
+        fail_problems(exc)
+    except (StudyError, StudyDatabaseError, UnknownJudgeError) as exc:
         fail(str(exc))
     organiser = "at /organiser" if password else "off (no --organiser-password-file)"
     serve_web_app(web, host, port, lambda base: f"study at {base}/p/<token>; organiser page {organiser}",

@@ -28,6 +28,7 @@ from commet.format.model import StoryTurn
 from commet.judges.base import Judge
 from commet.models.base import Model
 from commet.models.ratelimit import RateLimiter
+from commet.store.errors import StoreFullError
 from commet.store.sqlite import Store
 
 log = logging.getLogger(__name__)
@@ -150,6 +151,8 @@ class StoryClaims:
             try:
                 self.store.release_leases(self.run_id, self.owner)
                 self.store.start_session(self.run_id, self.owner, owner_alive)  # the last one out clears the rows
+            except StoreFullError:  # said once by whoever raises it
+                log.debug("could not give back the leases of %s: the disk is full", self.owner)
             except Exception as exc:  # noqa: BLE001 - the leases then expire on their own
                 log.warning("could not give back the leases of %s: %s", self.owner, exc)
 

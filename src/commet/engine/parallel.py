@@ -33,6 +33,7 @@ from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.judges.registry import create_judge
 from commet.models.registry import create_model
+from commet.store.errors import StoreFullError
 from commet.store.sqlite import RunStatus, Store
 
 POLL_S = 0.25
@@ -84,6 +85,9 @@ def run_worker(job: WorkerJob, errors: Connection) -> None:
         asyncio.run(_run_worker(job))
     except KeyboardInterrupt:  # Ctrl-C reaches the whole group: the parent marks the run and says so
         pass
+    except StoreFullError as exc:  # the parent raises it again: one line, not a worker's traceback
+        errors.send(exc)
+        raise SystemExit(1) from None
     except BaseException as exc:  # noqa: BLE001 - sent to the parent, which raises it
         errors.send(f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
         raise SystemExit(1) from None
@@ -159,6 +163,8 @@ async def _supervise(jobs: list[WorkerJob], store: Store, run_id: int, progress:
         for process, receiver in started:
             process.join()
             message = _received(receiver)
+            if isinstance(message, StoreFullError):
+                raise message
             if process.exitcode != 0:
                 raise WorkerError(message or f"a worker process ended with exit code {process.exitcode}")
     finally:
@@ -171,7 +177,7 @@ async def _supervise(jobs: list[WorkerJob], store: Store, run_id: int, progress:
                 process.kill()
                 process.join()
             receiver.close()
-def _received(receiver: Connection) -> str | None:
+def _received(receiver: Connection) -> str | StoreFullError | None:
     """The error a worker sent before it ended, if any."""
     try:
         return receiver.recv() if receiver.poll() else None

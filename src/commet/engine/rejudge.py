@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from pydantic import ValidationError
 
 from commet.conditions import JudgeImages
+from commet.engine.claims import Shard
 from commet.engine.conversation import (
     PreviousOutcome,
     choose_feedback,
@@ -28,7 +29,7 @@ from commet.engine.conversation import (
 )
 from commet.engine.judging import judge_cached, record_scored_turn
 from commet.engine.pictures import PictureCache
-from commet.engine.runner import EvalSettings
+from commet.engine.runner import EvalSettings, RunResults, run_results
 from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.judges.base import Judge, JudgeRequest, Verdict
@@ -60,6 +61,8 @@ class RejudgeReport:
     cached: int = 0  # verdicts answered from the store
     changed: list[tuple[str, int, bool | None, bool | None]] = field(default_factory=list)  # story, turn, old, new
     feedback_changes: list[FeedbackChange] = field(default_factory=list)
+    #: the new run as stored, accounted as eval accounts a run: complete, or which calls failed for good
+    results: RunResults | None = None
 
 
 def default_name(source: RunRecord, judge: Judge) -> str:
@@ -113,6 +116,19 @@ async def rejudge(store: Store, source_name: str, judge: Judge, dataset: Dataset
     report = RejudgeReport(source=source, run=run)
     job = _Rejudging(store, run, judge, dataset, settings, report, on_progress)
     store.set_run_status(run.id, RunStatus.running)
+    try:
+        return await _judge_again(store, source, job, concurrency)
+    except (asyncio.CancelledError, KeyboardInterrupt):  # as eval: a stopped run says why, and resumes
+        store.set_run_status(run.id, RunStatus.interrupted)
+        raise
+    except Exception:
+        store.set_run_status(run.id, RunStatus.failed)
+        raise
+
+
+async def _judge_again(store: Store, source: RunRecord, job: _Rejudging, concurrency: int) -> RejudgeReport:
+    """Judge every answered turn of ``source`` into the job's run; close it as eval closes a run."""
+    report, run, dataset, settings = job.report, job.run, job.dataset, job.settings
     by_story: dict[str, list[TurnRecord]] = {}
     for row in store.turn_rows(source.id):
         by_story.setdefault(row.story_id, []).append(row)
@@ -126,10 +142,24 @@ async def rejudge(store: Store, source_name: str, judge: Judge, dataset: Dataset
     position = {story.story_id: story.position for story in stories}
     report.feedback_changes.sort(key=lambda change: (position[change.story_id], change.turn))
     report.changed.sort(key=lambda change: (position[change[0]], change[1]))
-    store.set_run_status(run.id, RunStatus.done)
+    report.results = run_results(store, run.id, _covered(store, source, dataset, settings))
+    # as eval: done only when every StoryTurn was scored; a judge that failed for good leaves it incomplete,
+    # and the same command retries the failed judgments (they are not cached)
+    store.set_run_status(run.id, RunStatus.done if report.results.complete else RunStatus.incomplete)
     report.run = store.get_run(run.name) or run
     report.decided_by = decided_by(job.decided)
     return report
+
+
+def _covered(store: Store, source: RunRecord, dataset: Dataset, settings: EvalSettings) -> set[str]:
+    """The StoryTurns the source run covers, as eval counted them: the dataset (up to its limit), or the share
+    of each shard the run recorded."""
+    stories = list(enumerate(dataset.storyturns[: settings.limit] if settings.limit is not None
+                             else dataset.storyturns))
+    shards = store.shards(source.id)
+    if shards:
+        stories = [item for index, count in shards for item in Shard(index, count).share(stories)]
+    return {storyturn.id for _, storyturn in stories}
 
 
 @dataclass
@@ -217,7 +247,8 @@ class _Rejudging:
             if row.correct != score.correct:
                 report.changed.append((story_id, k, row.correct, score.correct))
             report.turns += 1
-            self.decided.append(verdict.judge or self.judge.name)
+            if not verdict.details.get("error"):  # a judge call that failed decided nothing
+                self.decided.append(verdict.judge or self.judge.name)
             all_correct = all_correct and score.correct is True
             previous = PreviousOutcome(score.correct, score.branch, tuple(turn.answers))
             self.judged += 1

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -41,9 +42,13 @@ from commet.engine.schedule import planned_order
 from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
+from commet.format.problems import printable
 from commet.judges.base import Judge, JudgeRequest, Verdict, spent
+from commet.store.errors import StoreFullError
 from commet.store.records import ShownTurn, StoryRecord, StoryStatus, TurnRecord
 from commet.store.sqlite import FailureKind, RunRecord, RunStatus, Store
+
+log = logging.getLogger(__name__)
 
 
 class EvalSettings(BaseModel):
@@ -120,6 +125,9 @@ class Progress:
     model_calls: int = 0
     cached_calls: int = 0
     errors: int = 0
+    #: replies of this call's model calls that held code points which are not text (made U+FFFD), and how many
+    repaired_replies: int = 0
+    replaced_code_points: int = 0
 
 
 @dataclass(frozen=True)
@@ -145,6 +153,18 @@ class RunResults:
     @property
     def stories_not_scored(self) -> int:
         return self.stories - self.stories_scored
+
+
+def run_results(store: Store, run_id: int, story_ids: set[str]) -> RunResults:
+    """A run's results as stored now, over the StoryTurns ``story_ids`` it is meant to cover (eval's and
+    rejudge's one account: what counts as scored, which calls failed for good)."""
+    totals = store.run_totals(run_id)
+    done = store.finished_stories(run_id) & story_ids
+    return RunResults(stories=len(story_ids), stories_done=len(done),
+                      stories_scored=len(done - store.stories_with_judge_errors(run_id)),
+                      stories_failed=totals["stories_failed"], stories_correct=totals["stories_correct"],
+                      questions=totals["questions"], questions_right=totals["questions_right"],
+                      failures=store.run_failures(run_id))
 
 
 @dataclass
@@ -366,11 +386,21 @@ class Engine:
         try:
             yield
         except (asyncio.CancelledError, KeyboardInterrupt):
-            self.store.set_run_status(run.id, RunStatus.interrupted)
+            self._mark(run, RunStatus.interrupted)
             raise
         except Exception:
-            self.store.set_run_status(run.id, RunStatus.failed)
+            self._mark(run, RunStatus.failed)
             raise
+
+    def _mark(self, run: RunRecord, status: RunStatus) -> None:
+        """Record why the run stopped, if the store can still be written (on a full disk it cannot: the run
+        then stays ``running`` in the file and resumes all the same); the error that stopped it is raised."""
+        try:
+            self.store.set_run_status(run.id, status)
+        except StoreFullError:
+            log.debug("run %s not marked %s: the disk is full", run.name, status)
+        except Exception as exc:  # noqa: BLE001 - the error that stopped the run is the one to raise
+            log.warning("could not mark run %s %s: %s", printable(run.name), status, exc)
 
     def spent_so_far(self, run: RunRecord) -> float:
         """The estimated spend of the calls this run has made (earlier sessions included)."""
@@ -402,6 +432,9 @@ class Engine:
             except BaseException:
                 for worker in workers:
                     worker.cancel()
+                # they end here, while the store is still open: a story that never waits (a baseline, answers
+                # from the store) runs on to its end before it sees the cancellation, and writes as it goes
+                await asyncio.gather(*workers, return_exceptions=True)
                 raise
             finally:
                 self._pictures.close()
@@ -416,14 +449,7 @@ class Engine:
 
     def results(self, run: RunRecord) -> RunResults:
         """The whole run's results as stored now (see :class:`RunResults`)."""
-        ids = {st.id for _, st in self.mine()}  # a shard's results are its share's
-        totals = self.store.run_totals(run.id)
-        done = self.store.finished_stories(run.id) & ids
-        return RunResults(stories=len(ids), stories_done=len(done),
-                          stories_scored=len(done - self.store.stories_with_judge_errors(run.id)),
-                          stories_failed=totals["stories_failed"], stories_correct=totals["stories_correct"],
-                          questions=totals["questions"], questions_right=totals["questions_right"],
-                          failures=self.store.run_failures(run.id))
+        return run_results(self.store, run.id, {st.id for _, st in self.mine()})  # a shard's: its share's
 
     async def _worker(self, run: RunRecord, claims: StoryClaims, start_after: float) -> None:
         if start_after:
@@ -559,6 +585,12 @@ class Engine:
                                          latency_s=time.perf_counter() - started, error_kind=exc.kind, error=str(exc))
             raise
         latency = time.perf_counter() - started
+        if response.replaced:
+            self.progress.repaired_replies += 1
+            self.progress.replaced_code_points += response.replaced
+            log.warning("story %s turn %d: the reply of %s held %d code point(s) that are not Unicode text (lone "
+                        "surrogates); each was replaced by U+FFFD", printable(story_id), turn, self.model.spec,
+                        response.replaced)
         self.store.record_model_call(
             run_id=run.id, story_id=story_id, turn=turn, key=key, model=self.model.spec,
             request_json=request.fingerprint_json, response_text=response.text, finish_reason=response.finish_reason,

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from commet.models.base import Model
 
 from commet.conditions import FeedbackCondition, ImagePolicy
+from commet.format.inputs import check_toml, read_text
 from commet.models.base import GenerationSettings, did_you_mean
 
 if sys.version_info >= (3, 11):
@@ -101,17 +102,27 @@ def _strings(raw: dict[str, object], key: str, default: list[str], allowed: tupl
     return list(value)
 
 
+#: the largest sweep file read (a grid of a few dozen specs is a few KB)
+MAX_SWEEP_BYTES = 1024 * 1024
+
+
 def load_config(path: str | Path) -> SweepConfig:
-    """Read and check a sweep config; paths inside it are relative to the config file."""
+    """Read and check a sweep config; paths inside it are relative to the config file.
+
+    The file is read within bounds (:mod:`commet.format.inputs`): not a regular file, over 1 MiB, not
+    UTF-8, nested over 64 levels or holding a number of over 30 digits is a located
+    :class:`~commet.format.problems.FormatError`; a file TOML cannot read, or a config that cannot run,
+    a :class:`SweepConfigError`.
+    """
     path = Path(path)
+    if not path.exists():
+        raise SweepConfigError(f"no sweep config at {path}")
+    text = read_text(path, what="sweep file", max_bytes=MAX_SWEEP_BYTES)
+    check_toml(text, file=str(path))
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SweepConfigError(f"no sweep config at {path}") from None
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SweepConfigError(f"{path}: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise SweepConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
     unknown = sorted(set(raw) - KNOWN_KEYS)
     if unknown:
         raise SweepConfigError(f"{path}: unknown key {unknown[0]!r}{did_you_mean(unknown[0], KNOWN_KEYS)} "

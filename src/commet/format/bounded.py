@@ -51,12 +51,13 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_regular_file(path: str | Path, *, max_bytes: int, what: str = "file") -> bytes:
+def read_regular_file(path: str | Path, *, max_bytes: int, what: str = "file", pipes: bool = False) -> bytes:
     """The bytes of the regular file at ``path`` (links followed), at most ``max_bytes``.
 
     Opened without blocking and checked on the open descriptor, so a FIFO, a device or a file
     swapped for one after a check is refused, never read. Raises :class:`InputFileError` (and
-    FileNotFoundError when nothing is there).
+    FileNotFoundError when nothing is there). ``pipes`` also reads a pipe (a secret passed as
+    ``<(command)``) up to ``max_bytes``; a FIFO nobody writes to reads as empty, never blocks.
     """
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
@@ -71,7 +72,9 @@ def read_regular_file(path: str | Path, *, max_bytes: int, what: str = "file") -
         info = os.fstat(descriptor)
         if stat.S_ISDIR(info.st_mode):
             raise InputFileError("is a folder, not a file")
-        if not stat.S_ISREG(info.st_mode):
+        if stat.S_ISFIFO(info.st_mode) and pipes:
+            os.set_blocking(descriptor, True)  # opened without a writer, it now reads what one writes, or EOF
+        elif not stat.S_ISREG(info.st_mode):
             raise InputFileError(f"is {_kind(info.st_mode)}, not a regular file (refused, not read)")
         if info.st_size > max_bytes:
             raise InputFileError(f"is {info.st_size:,} bytes, more than the {max_bytes:,} a {what} may have "
@@ -262,12 +265,14 @@ def surrogate_message(text: str) -> str:
 
 
 def loads_bounded(text: str, start: int = 0, *, max_depth: int = MAX_JSON_DEPTH,
-                  whole: bool = True) -> tuple[object, int]:
+                  whole: bool = True, surrogates: bool = False) -> tuple[object, int]:
     """One JSON value of ``text`` from ``start``: ``(value, end)``, refused as :class:`JSONLimitError`
     when it nests deeper than ``max_depth``, holds a number out of range or a lone surrogate.
 
     ``whole``: the value must be all that is left of ``text`` (blanks aside), as :func:`json.loads`;
-    otherwise the text after ``end`` is the caller's (``raw_decode``).
+    otherwise the text after ``end`` is the caller's (``raw_decode``). ``surrogates``: lone surrogates
+    are let through, for a caller that makes the text valid itself and counts it (a replay file's
+    replies, as a model's: :func:`commet.format.inputs.valid_text`).
     """
     index = start
     while index < len(text) and text[index] in " \t\n\r":
@@ -322,7 +327,7 @@ def loads_bounded(text: str, start: int = 0, *, max_depth: int = MAX_JSON_DEPTH,
         twice = found[1] if found is not None and isinstance(found[1], _DuplicateKeys) else duplicated[0]
         raise JSONLimitError(f"key {twice.key!r} appears twice in one object: one of its values would be dropped",
                              text, index, value=value, path=[*found[0], twice.key] if found else None, exact=False)
-    if _SURROGATE_ESCAPE.search(text, index, end):
+    if not surrogates and _SURROGATE_ESCAPE.search(text, index, end):
         found = _first_path(value, _has_surrogate)
         if found is not None:
             escape = next((m for m in _SURROGATE_ESCAPE.finditer(text, index, end)
@@ -342,6 +347,6 @@ def _paired(text: str, start: int, end: int) -> bool:
     return bool(_SURROGATE_ESCAPE.fullmatch(before)) and int(before[2:], 16) < 0xDC00
 
 
-def loads(text: str, *, max_depth: int = MAX_JSON_DEPTH) -> object:
+def loads(text: str, *, max_depth: int = MAX_JSON_DEPTH, surrogates: bool = False) -> object:
     """:func:`loads_bounded` of a whole text: the one JSON value it holds."""
-    return loads_bounded(text, max_depth=max_depth)[0]
+    return loads_bounded(text, max_depth=max_depth, surrogates=surrogates)[0]

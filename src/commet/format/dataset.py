@@ -9,7 +9,6 @@ parquet folders (with or without a dataset card) and single ``.parquet`` files.
 from __future__ import annotations
 
 import bisect
-import codecs
 import hashlib
 import json
 import os
@@ -24,6 +23,7 @@ from typing import Any, get_type_hints
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from commet.format.bounded import InputFileError, JSONLimitError, loads_bounded, read_regular_file
+from commet.format.inputs import decode_text
 from commet.format.model import StoryTurn
 from commet.format.pictures import PictureError, read_picture_file
 from commet.format.pipe import FIELDS, RawStoryTurn, parse_storyturn, printed_turns, to_pipe_record
@@ -280,24 +280,7 @@ def read_text(path: Path, *, max_bytes: int = MAX_DATASET_FILE_BYTES) -> str:
         raise refuse("no such file or folder") from None
     except InputFileError as exc:
         raise refuse(str(exc)) from None
-    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)) and len(data) % 4 == 0:
-        raise refuse("UTF-32 text (byte-order mark); save the file as UTF-8 without BOM", 1, 1)
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        raise refuse("UTF-16 text (byte-order mark); save the file as UTF-8 without BOM", 1, 1)
-    if data.startswith(codecs.BOM_UTF8):
-        raise refuse("the file starts with a UTF-8 byte-order mark; save it as UTF-8 without BOM", 1, 1)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line_start = data.rfind(b"\n", 0, exc.start) + 1
-        column = len(data[line_start:exc.start].decode("utf-8", errors="replace")) + 1
-        raise refuse(f"not UTF-8 text: byte 0x{data[exc.start]:02x} ({exc.reason}); save the file as UTF-8",
-                     data.count(b"\n", 0, exc.start) + 1, column) from None
-    if "\x00" in text:
-        at = text.index("\x00")
-        raise refuse("NUL byte in the text (UTF-16 without byte-order mark, or not a text file)",
-                     text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1)
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return decode_text(data, file)  # the same checks as every other input file's
 
 
 def _position(text: str, index: int) -> tuple[int, int]:

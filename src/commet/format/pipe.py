@@ -91,10 +91,12 @@ def split_turn_fields(text: str) -> list[str] | None:
     return None
 
 
+#: (the answer starts with a non-blank: blanks before it that either side could take made a long run of them
+#: quadratic)
 _FEEDBACK_MARKER = re.compile(
     r"(?i)(?:^|(?<=[\s;.!?]))if\s+(?:"
     r"(?P<rw>right|wrong|correct|incorrect)"
-    r"|(?:the\s+)?(?:previous\s+)?(?:answer|choice)\s+(?:is|was)\s+(?P<ans>[^:;]{1,80}?)"
+    r"|(?:the\s+)?(?:previous\s+)?(?:answer|choice)\s+(?:is|was)\s+(?P<ans>[^:;\s][^:;]{0,79}?)"
     r")\s*:"
 )
 

@@ -22,7 +22,7 @@ class CascadeJudge(Judge):
         self.name = f"{self.rules.name}+{fallback.name}"
 
     async def judge(self, request: JudgeRequest) -> Verdict:
-        first = self.rules.decide(request)
+        first = await self.rules.judge(request)
         if first.outcome != "undecided":
             return first
         verdict = await self.fallback.judge(request)

@@ -62,7 +62,7 @@ class LLMJudge(Judge):
         prompt = Message("user", (TextPart(user_prompt(request)), *request.images))
         messages = [Message.text("system", SYSTEM_PROMPT), prompt]
         usage = Usage()
-        raw, error = "", ""
+        raw, error, replaced = "", "", 0
         for attempt in range(1, self.attempts + 1):
             try:
                 response = await self.model.generate(ModelRequest(tuple(messages), JUDGE_SETTINGS,
@@ -75,6 +75,7 @@ class LLMJudge(Judge):
             usage = Usage(usage.input_tokens + response.usage.input_tokens,
                           usage.output_tokens + response.usage.output_tokens)
             raw = response.text
+            replaced += response.replaced
             try:
                 parsed = parse_verdict(raw, len(request.expected))
             except VerdictParseError as exc:
@@ -82,7 +83,8 @@ class LLMJudge(Judge):
                 messages += [Message.text("assistant", raw), Message.text("user", RETRY_PROMPT.format(error=error))]
                 continue
             return Verdict("correct" if parsed.correct else "incorrect", parsed.branch, parsed.reason, self.name,
-                           {"attempts": attempt, **self._spend(usage)})
+                           {"attempts": attempt, **self._spend(usage),
+                            **({"replaced_code_points": replaced} if replaced else {})})
         return Verdict("undecided", None, f"judge reply could not be parsed: {error}", self.name,
                        {"error": f"unparseable verdict after {self.attempts} attempts: {error}",
                         "error_kind": "judge_unparseable", "raw": raw[:2000], "attempts": self.attempts,

@@ -118,6 +118,8 @@ def parse_verdict(text: str, n_expected: int) -> ParsedVerdict:
         data = json.loads(body)
     except json.JSONDecodeError as exc:
         raise VerdictParseError(f"not JSON: {exc.msg} at character {exc.pos}") from None
+    except (ValueError, RecursionError):  # a number of 5,000 digits, brackets nested 100,000 deep
+        raise VerdictParseError("not a JSON object this judge reads (a number too long or nesting too deep)") from None
     if not isinstance(data, dict):
         raise VerdictParseError("not a JSON object")
     missing = [key for key in ("verdict", "matched_answer", "reason") if key not in data]

@@ -23,6 +23,7 @@ from typing import Literal, TypedDict, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from commet.errors import CommetError
+from commet.format.inputs import valid_text
 
 
 @dataclass(frozen=True)
@@ -166,10 +167,26 @@ class Usage:
 
 @dataclass
 class ModelResponse:
+    """A model's reply, made valid text here, at the model boundary, whatever the provider.
+
+    A reply may hold lone surrogates (a JSON ``"\\ud800"`` from a server, a replay file): code
+    points that are not text, which the store, the next request and the terminal cannot encode.
+    They are replaced by U+FFFD; ``replaced`` says how many (the engine reports it per call).
+    """
+
     text: str
     usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None
     attempts: int = 1
+    #: code points of the reply (and finish reason) that were not valid Unicode, replaced by U+FFFD
+    replaced: int = 0
+
+    def __post_init__(self) -> None:
+        self.text, in_text = valid_text(self.text)
+        in_reason = 0
+        if self.finish_reason is not None:
+            self.finish_reason, in_reason = valid_text(self.finish_reason)
+        self.replaced += in_text + in_reason
 
 
 class CallErrorKind(str, Enum):
@@ -206,7 +223,7 @@ class ModelCallError(CommetError):
 
     def __init__(self, message: str, *, kind: CallErrorKind | str = CallErrorKind.error, status: int | None = None,
                  retryable: bool = False, attempts: int = 1):
-        super().__init__(message)
+        super().__init__(valid_text(message)[0])  # a server's error text may hold lone surrogates too
         http = _HTTP_LABEL.fullmatch(kind) if isinstance(kind, str) else None
         if http is not None:
             self.family, status = CallErrorKind.http, status or int(http.group(1))

@@ -242,6 +242,16 @@ class HTTPStatusFailure(CommetError):
         self.headers = headers
 
 
+#: the largest response body read (a chat completion is a few KB; 500,000 tokens of reply about 2 MB): what a
+#: server sends beyond it is not read into memory, and the call fails as a bad response
+MAX_BODY_BYTES = 8 * 1024 * 1024
+
+
+def _too_large() -> base.ModelCallError:
+    return base.ModelCallError(f"the server sent a body of more than {MAX_BODY_BYTES // (1024 * 1024)} MiB; "
+                               "a chat completion is far smaller", kind="bad_response")
+
+
 class DirectChatTransport:
     """POST chat completion bodies to the SDK client's URL, with its headers, over one aiohttp session.
 
@@ -284,7 +294,13 @@ class DirectChatTransport:
     async def post(self, body: bytes) -> bytes:
         session = self._session or self._open()
         async with session.post(self.url, data=body, headers=self.headers, proxy=self.proxy) as response:
-            raw = await response.read()
+            if (response.content_length or 0) > MAX_BODY_BYTES:
+                raise _too_large()
+            raw = await response.content.read(MAX_BODY_BYTES + 1)
+            while len(raw) <= MAX_BODY_BYTES and (more := await response.content.read(MAX_BODY_BYTES + 1 - len(raw))):
+                raw += more
+            if len(raw) > MAX_BODY_BYTES:
+                raise _too_large()
             if response.status >= 300:
                 raise HTTPStatusFailure(response.status, response.headers, raw)
             return raw
@@ -454,21 +470,25 @@ def _has_aiohttp() -> bool:
 
 def parse_completion(raw: bytes) -> base.ModelResponse:
     """The reply, usage and finish reason of a chat completion body; refusals and empties raise."""
+    not_a_completion = base.ModelCallError("the server sent a body that is not a chat completion",
+                                           kind="bad_response", retryable=True)
     try:
-        completion = json.loads(raw)
+        completion = json.loads(raw)  # (a 5,000-digit number is a ValueError, 100,000 brackets a RecursionError)
         choices = completion.get("choices") or []
-    except (ValueError, AttributeError):
-        raise base.ModelCallError("the server sent a body that is not a chat completion", kind="bad_response",
-                                  retryable=True) from None
+        choice = choices[0] if choices else {}
+        message = choice.get("message") or {}
+        refusal = message.get("refusal")
+        usage = completion.get("usage") or {}
+        tokens = [usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0]
+    except (ValueError, AttributeError, TypeError, KeyError, IndexError, RecursionError):
+        raise not_a_completion from None
+    text, reason = message.get("content") or "", choice.get("finish_reason")
+    if not isinstance(text, str) or not isinstance(reason, (str, type(None))) or not isinstance(refusal, (
+            str, type(None))) or not all(type(count) is int and 0 <= count < 2**53 for count in tokens):
+        raise not_a_completion  # the fields a completion has, of other types
     if not choices:
         raise base.ModelCallError("response had no choices", kind="empty_response", retryable=True)
-    choice = choices[0]
-    message = choice.get("message") or {}
-    refusal = message.get("refusal")
-    if choice.get("finish_reason") == "content_filter" or refusal:
+    if reason == "content_filter" or refusal:
         detail = f": {refusal}" if refusal else ""
         raise base.ModelCallError(f"the provider refused or filtered the answer{detail}", kind="refusal")
-    usage = completion.get("usage") or {}
-    return base.ModelResponse(text=message.get("content") or "",
-                              usage=base.Usage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0),
-                              finish_reason=choice.get("finish_reason"))
+    return base.ModelResponse(text=text, usage=base.Usage(*tokens), finish_reason=reason)

@@ -11,12 +11,13 @@ import hashlib
 import json
 from pathlib import Path
 
+from commet.format.inputs import MIB, decode_text, load_json, read_bytes
+from commet.format.problems import FormatError, Problem
 from commet.models.base import (
     Model,
     ModelCallError,
     ModelRequest,
     ModelResponse,
-    ModelSpecError,
     UnknownModelError,
     refuse_unknown_options,
 )
@@ -50,20 +51,44 @@ class ReplayModel(Model):
         return ModelResponse(text=replies[turn])
 
 
+#: the largest replay file read (about 250,000 StoryTurns of three 300-character replies)
+MAX_REPLAY_BYTES = 256 * MIB
+
+
 def create(name: str, options: dict[str, str]) -> ReplayModel:
+    """A replay model from its file, read within bounds (:mod:`commet.format.inputs`): no file there is an
+    :class:`~commet.models.base.UnknownModelError`; a file that is not a regular file, too large, nested too
+    deep, or not a map of story ids to lists of reply texts is refused with one located line (a
+    :class:`~commet.format.problems.FormatError`)."""
     refuse_unknown_options("replay", options, ("delay",))
-    path = Path(name)
-    try:
-        raw = path.read_bytes()
-        data = json.loads(raw)
-    except FileNotFoundError:
-        raise UnknownModelError(f"replay file {name!r} not found") from None
-    except json.JSONDecodeError as exc:
-        raise ModelSpecError(f"replay file {name!r}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
-    except UnicodeDecodeError as exc:
-        raise ModelSpecError(f"replay file {name!r}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
-    if not isinstance(data, dict) or not all(isinstance(v, list) and all(isinstance(x, str) for x in v)
-                                             for v in data.values()):
-        raise ModelSpecError(f"replay file {name!r} must map story ids to lists of reply strings")
     delay = option_float(options, "delay", 0.0) or 0.0
-    return ReplayModel(data, source=path.name, digest=hashlib.sha256(raw).hexdigest(), delay=delay)
+    if not Path(name).exists():  # the spec names nothing there: a spec error, as an unknown model's
+        raise UnknownModelError(f"replay file {name!r} not found")
+    raw = read_bytes(name, what="replay file", max_bytes=MAX_REPLAY_BYTES)
+    text = decode_text(raw, name)
+    data = load_json(text, file=name, surrogates=True)  # (replies are made valid, and counted, per call)
+    if not isinstance(data, dict):
+        raise FormatError([Problem(name, 1, None, None, None, "a replay file maps story ids to lists of reply texts "
+                                   f"({{\"story-1\": [\"reply 0\", \"reply 1\"]}}), not {_json_type(data)}")])
+    for story_id, replies in data.items():
+        if not isinstance(replies, list):
+            raise FormatError([Problem(name, _key_line(text, story_id), story_id, None, None,
+                                       f"expected a list of reply texts, not {_json_type(replies)}")])
+        for turn, reply in enumerate(replies):
+            if not isinstance(reply, str):
+                raise FormatError([Problem(name, _key_line(text, story_id), story_id, turn, None,
+                                           f"expected a reply text, not {_json_type(reply)}")])
+    return ReplayModel(data, source=Path(name).name, digest=hashlib.sha256(raw).hexdigest(), delay=delay)
+
+
+def _json_type(value: object) -> str:
+    return {dict: "an object", list: "a list", str: "a text", bool: "true/false", int: "a number",
+            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _key_line(text: str, key: str) -> int:
+    """The line of a story id's key in the replay file (1 when it cannot be told)."""
+    at = text.find(json.dumps(key, ensure_ascii=False) + ":")
+    if at < 0:
+        at = text.find(json.dumps(key, ensure_ascii=False))
+    return text.count("\n", 0, at) + 1 if at >= 0 else 1

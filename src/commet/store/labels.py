@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import codecs
 import csv
+import io
 import sqlite3
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from commet.format.inputs import read_bytes
 from commet.store.errors import StoreError
 from commet.store.records import TurnRecord
 from commet.store.sqlite import RunRecord, Store, now, table_names
@@ -112,9 +114,8 @@ def turns_to_label(store: Store, run: RunRecord, labeller: str) -> list[TurnReco
             if row.response is not None and (row.story_id, row.turn) not in done]
 
 
-def _not_utf8(path: Path) -> str:
+def _not_utf8(path: Path, data: bytes) -> str:
     """Where a file stops being UTF-8 (a byte-order mark allowed, as spreadsheets write one)."""
-    data = path.read_bytes()
     start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     try:
         data[start:].decode("utf-8")
@@ -125,24 +126,28 @@ def _not_utf8(path: Path) -> str:
     return f"{path}: not UTF-8 text; save the file as UTF-8"
 
 
+#: the largest labels file read (a million labels of 100 bytes)
+MAX_LABELS_BYTES = 128 * 1024 * 1024
+
+
 def import_csv(store: Store, path: str | Path) -> int:
     """Import labels from a CSV with columns run, story_id, turn, label, labeller; all or nothing."""
     path = Path(path)
+    if not path.exists():
+        raise LabelError(f"{path}: file not found")
+    data = read_bytes(path, what="labels file", max_bytes=MAX_LABELS_BYTES)  # a FIFO, /dev/zero: refused unread
     try:
-        handle = path.open(newline="", encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise LabelError(f"{path}: file not found") from None
-    with handle:
-        reader = csv.DictReader(handle)
-        try:
-            missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or [])]
-            if missing:
-                raise LabelError(f"{path}: missing column(s) {', '.join(missing)} (need {', '.join(CSV_COLUMNS)})")
-            rows = [(reader.line_num, row) for row in reader]  # the line a record ends on (quoted newlines)
-        except UnicodeDecodeError:
-            raise LabelError(_not_utf8(path)) from None
-        except csv.Error as exc:
-            raise LabelError(f"{path}:{reader.line_num}: not readable as CSV ({exc})") from None
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise LabelError(_not_utf8(path, data)) from None
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise LabelError(f"{path}: missing column(s) {', '.join(missing)} (need {', '.join(CSV_COLUMNS)})")
+        rows = [(reader.line_num, row) for row in reader]  # the line a record ends on (quoted newlines)
+    except csv.Error as exc:
+        raise LabelError(f"{path}:{reader.line_num}: not readable as CSV ({exc})") from None
     first_at: dict[tuple[str, ...], int] = {}
     for line, row in rows:  # one answer labelled twice by one person in one file: which label is meant?
         key = tuple((row[c] or "").strip() for c in ("run", "story_id", "turn", "labeller"))

@@ -24,14 +24,16 @@ import sqlite3
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager, nullcontext
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import Enum
 from pathlib import Path
 from typing import TypeVar
 
-from commet.store.errors import StoreError
+from commet.format.inputs import valid_text
+from commet.store.errors import StoreError, StoreFullError, is_disk_full
+from commet.store.opening import connect_read_only, stand_in_for_missing_tables
 from commet.store.records import (
     STORY_COLUMNS,
     TURN_COLUMNS,
@@ -292,12 +294,57 @@ class _Checkpointer:
 
 
 class Store:
-    """A SQLite results file. Use one Store per process; writes commit immediately."""
+    """A SQLite results file. Use one Store per process; writes commit immediately.
 
-    def __init__(self, path: str | Path):
+    ``read_only``: for commands that only read (report, runs, export, judges, compare): nothing is
+    written, not even the schema, so the store reads on read-only media and while another process
+    holds a write transaction (:mod:`commet.store.opening`); a missing file is refused.
+    """
+
+    def __init__(self, path: str | Path, *, read_only: bool = False):
         self.path = Path(path)
+        self.read_only = read_only
         if self.path.is_dir():
             raise StoreError(f"{self.path}: is a folder, expected a results file (.sqlite)")
+        if self.path.exists() and not self.path.is_file():  # SQLite would block on a FIFO, read /dev/zero
+            raise StoreError(f"{self.path}: is not a regular file, expected a results file (.sqlite)")
+        if read_only:
+            self._open_read_only()
+        else:
+            self._open_for_writing()
+        self._batching = 0
+        self._checkpoints: _Checkpointer | None = None  # while write batches are on
+        self._pending: list[Statement] = []
+        self._pending_rows: dict[tuple[str, str], Mapping[str, object]] = {}  # (table, key) -> row, read back
+        self._flush_scheduled = False
+        self._closed = False
+        self._flush_error: BaseException | None = None
+        self._in_flight: dict[str, asyncio.Future[None]] = {}
+        self._stamp: str | None = None  # the timestamp of the writes waiting for the next commit
+        #: per cache table, ``hash(key)`` of every row this connection knows of (None: too many to hold). A
+        #: row another process adds later is not seen (``fresh=True`` asks SQLite): that call is made again
+        self._known_keys: dict[str, set[int] | None] = {}
+
+    def _open_read_only(self) -> None:
+        if not self.path.is_file():
+            raise StoreError(f"{self.path}: no results store there")
+        try:
+            self.db = connect_read_only(self.path, busy_timeout_s=BUSY_TIMEOUT_S)
+        except sqlite3.OperationalError as error:  # no permission, ...
+            raise StoreError(f"{self.path}: cannot open the results store (SQLite: {error})") from None
+        except sqlite3.DatabaseError as error:
+            raise StoreError(f"{self.path}: not a CoMMET results store (SQLite: {error})") from None
+        self.db.row_factory = sqlite3.Row
+        try:
+            self._check_schema(before_setup=False)
+            stand_in_for_missing_tables(self.db, SCHEMA)
+        except (sqlite3.DatabaseError, StoreError) as error:
+            self.db.close()
+            if isinstance(error, StoreError):
+                raise
+            raise StoreError(f"{self.path}: not a CoMMET results store (SQLite: {error})") from None
+
+    def _open_for_writing(self) -> None:
         if self.path.parent and not self.path.parent.exists():
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -316,20 +363,11 @@ class Store:
             self.db.close()
             if isinstance(error, StoreError):
                 raise
+            if is_disk_full(error):  # a new store on a full disk
+                raise StoreFullError(self.path) from None
             if isinstance(error, sqlite3.OperationalError):  # locked past the busy timeout, no permission, ...
                 raise StoreError(f"{self.path}: cannot open the results store (SQLite: {error})") from None
             raise StoreError(f"{self.path}: not a CoMMET results store (SQLite: {error})") from None
-        self._batching = 0
-        self._checkpoints: _Checkpointer | None = None  # while write batches are on
-        self._pending: list[Statement] = []
-        self._pending_rows: dict[tuple[str, str], Mapping[str, object]] = {}  # (table, key) -> row, read back
-        self._flush_scheduled = False
-        self._flush_error: BaseException | None = None
-        self._in_flight: dict[str, asyncio.Future[None]] = {}
-        self._stamp: str | None = None  # the timestamp of the writes waiting for the next commit
-        #: per cache table, ``hash(key)`` of every row this connection knows of (None: too many to hold). A
-        #: row another process adds later is not seen (``fresh=True`` asks SQLite): that call is made again
-        self._known_keys: dict[str, set[int] | None] = {}
 
     def _open_schema(self) -> None:
         """Check the file is a store this version reads, then WAL mode and the tables; retried while
@@ -385,8 +423,13 @@ class Store:
                                  f"{', '.join(missing)})")
 
     def close(self) -> None:
-        self.flush()
-        self.db.close()
+        """Commit what is pending and close; the connection is closed even when the commit fails (which is
+        raised: the rows of a failed commit are lost, and a rerun makes those calls again)."""
+        try:
+            self.flush()
+        finally:
+            self._closed = True
+            self.db.close()
 
     def __enter__(self) -> Store:
         return self
@@ -464,8 +507,12 @@ class Store:
             loop.call_later(COMMIT_WINDOW_S, self._flush_soon)
 
     def _flush_soon(self) -> None:
+        if self._closed:  # (a write scheduled by a task that ended after the store was closed)
+            return
         try:
             self.flush()
+        except StoreFullError:  # raised by the next write or flush, and said there once
+            log.debug("could not commit %d pending writes to %s: the disk is full", len(self._pending), self.path)
         except Exception as exc:  # noqa: BLE001 - kept and raised by the next write or flush
             log.error("could not commit %d pending writes to %s: %s", len(self._pending), self.path, exc)
 
@@ -491,14 +538,43 @@ class Store:
         rows of one table keep their order, so the result is that of running them one by one
         (else they are run one by one).
         """
+        if self.db.in_transaction:  # the caller's: a failed statement cannot be run again alone
+            self._run(self._valid(statements))
+            return
+        try:
+            with self._begin_commit():
+                self._run(statements)
+        except UnicodeEncodeError:  # rolled back: once more with the text made valid
+            with self._begin_commit():
+                self._run(self._valid(statements))
+
+    def _run(self, statements: list[Statement]) -> None:
         groups = _grouped(statements)
-        with nullcontext() if self.db.in_transaction else self._begin_commit():
-            if groups is None:
-                for sql, params in statements:
-                    self.db.execute(sql, params)
-            else:
-                for sql, rows in groups.items():
-                    self.db.executemany(sql, rows)
+        if groups is None:
+            for sql, params in statements:
+                self.db.execute(sql, params)
+        else:
+            for sql, rows in groups.items():
+                self.db.executemany(sql, rows)
+
+    def _valid(self, statements: list[Statement]) -> list[Statement]:
+        """The statements with every text made valid Unicode (lone surrogates, which SQLite cannot take, made
+        U+FFFD), and a warning when any was. Text from models is made valid where it comes in; this is what
+        is left (a file name that is not UTF-8, say)."""
+        replaced = 0
+        valid: list[Statement] = []
+        for sql, params in statements:
+            row = []
+            for value in params:
+                if isinstance(value, str):
+                    value, count = valid_text(value)
+                    replaced += count
+                row.append(value)
+            valid.append((sql, tuple(row)))
+        if replaced:
+            log.warning("%s: %d code point(s) of the text written were not Unicode text (lone surrogates); "
+                        "stored as U+FFFD", self.path, replaced)
+        return valid
 
     def _timestamp(self) -> str:
         """Now; inside a batch, one timestamp for all the writes of the same commit."""
@@ -545,13 +621,28 @@ class Store:
 
     @contextmanager
     def _begin_commit(self) -> Iterator[None]:
-        self.db.execute("BEGIN IMMEDIATE")
+        """One transaction; a full disk, at any statement or at the commit, is a :class:`StoreFullError`
+        (the transaction rolled back: what was committed before stays, the rows pending stay pending)."""
         try:
-            yield
-        except BaseException:
-            self.db.execute("ROLLBACK")
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._roll_back()
+                raise
+            try:
+                self.db.execute("COMMIT")
+            except sqlite3.Error:
+                self._roll_back()
+                raise
+        except sqlite3.OperationalError as error:
+            if is_disk_full(error):
+                raise StoreFullError(self.path) from None
             raise
-        self.db.execute("COMMIT")
+
+    def _roll_back(self) -> None:
+        if self.db.in_transaction:  # (SQLite may have rolled back itself after a full disk)
+            self.db.execute("ROLLBACK")
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -562,7 +653,7 @@ class Store:
     # runs -----------------------------------------------------------------------------------------
     def get_run(self, name: str) -> RunRecord | None:
         self.flush()
-        row = self.db.execute("SELECT * FROM runs WHERE name = ?", (name,)).fetchone()
+        row = self.db.execute("SELECT * FROM runs WHERE name = ?", (valid_text(name)[0],)).fetchone()
         return _run(row, self.path) if row else None
 
     def find_run(self, wanted: str) -> RunRecord:
@@ -577,13 +668,13 @@ class Store:
                    dataset_name: str, dataset_hash: str, package_version: str, story_count: int) -> RunRecord:
         """The run named ``name``, created now, or as another process created it a moment earlier
         (two processes starting one run race here; the caller checks the stored configuration)."""
-        with self.transaction() as db:
-            db.execute(
+        with self.transaction() as db:  # (names made of a folder's name may hold lone surrogates: made valid)
+            db.execute(*self._valid([(
                 "INSERT OR IGNORE INTO runs(name, model, judge, settings_json, config_hash, dataset_name, dataset_hash,"
                 " package_version, status, story_count, started_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (name, model, judge, json.dumps(settings, sort_keys=True), config_hash, dataset_name, dataset_hash,
                  package_version, "running", story_count, now()),
-            )
+            )])[0])
         run = self.get_run(name)
         assert run is not None
         return run

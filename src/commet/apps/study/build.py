@@ -30,6 +30,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 from commet.conditions import ImagePolicy
 from commet.errors import CommetError
 from commet.format.dataset import Dataset
+from commet.format.inputs import check_json, read_text
 from commet.format.loading import load_dataset
 from commet.format.model import StoryTurn
 from commet.format.validate import load_checked
@@ -258,12 +259,18 @@ def dataset_location(study: Study, study_path: Path) -> str:
     return str((study_path.resolve().parent / location).resolve())
 
 
+#: the largest study file read (questionnaires name StoryTurns; the StoryTurns stay in the dataset)
+MAX_STUDY_BYTES = 64 * 1024 * 1024
+
+
 def load_study(path: Path) -> tuple[Study, Dataset]:
     """Read a study file and its dataset; the dataset must still have the content it was built from."""
+    if not path.exists():
+        raise StudyError(f"no study file at {path}")
+    text = read_text(path, what="study file", max_bytes=MAX_STUDY_BYTES)  # a FIFO, /dev/zero, 1 GB: refused
+    check_json(text, file=str(path))  # nesting and numbers within bounds, each refusal located
     try:
-        study = Study.model_validate_json(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise StudyError(f"no study file at {path}") from None
+        study = Study.model_validate_json(text)
     except ValidationError as exc:  # its text is many lines; the first problem, in one
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error["loc"])

@@ -43,7 +43,9 @@ _PICKED = re.compile(r"\[\s*that one\s*\]|\[\s*\]|\{childChoice\}", re.IGNORECAS
 _OTHER = re.compile(r"\[\s*(?:the\s+)?other one\s*\]|\{opposite\}", re.IGNORECASE)
 _UNSCORED = re.compile(r"\((?:not included in (?:the )?score|not coded)[^)]*\)\.?", re.IGNORECASE)
 _TRAILING_WHY = re.compile(r"^(?P<asked>.*\?[\]\)]?)\s+(?P<why>Why\??\s*/\s*[Ww]hy not\??|Why( not)?\?)$", re.DOTALL)
-_INLINE_IF = re.compile(r"\s*\(If [^:]{1,80}:\s*(?P<said>[^)]*)\)\.?", re.IGNORECASE)
+#: (no blanks around it in the pattern: they are stripped by the code; two quantifiers that could both take them
+#: made a long run of blanks quadratic)
+_INLINE_IF = re.compile(r"\(If [^:]{1,80}:(?P<said>[^)]*)\)\.?", re.IGNORECASE)
 _YOUNG_MARK = re.compile(r"(?<=[.!?\"'\u201d\w])\*+(?=\s|$)")
 
 
@@ -277,7 +279,7 @@ class _Builder:
         if inline is not None:
             said = [s for s in sentences(inline.group("said")) if not s.rstrip().endswith("?")]
             feedback = Feedback(wrong=" ".join(said)) if said else None
-            text = text[:inline.start()] + text[inline.end():]
+            text = text[:inline.start()].rstrip() + text[inline.end():]
         return _clean(text), feedback
 
     def _branch_question(self, block: Block, text: str, spec: QuestionKey) -> base.SourceQuestion:
@@ -360,8 +362,18 @@ def _clean(text: str, *, narration: bool = False) -> str:
     text = re.sub(r"\[\s*image\s*\]", " ", text, flags=re.IGNORECASE)
     text = _YOUNG_MARK.sub("", text)
     if not narration:
-        text = re.sub(r"\[([^\]]*)\]", r"\1", text)
+        text = _unbracketed(text)
     return " ".join(text.split())
+
+
+def _unbracketed(text: str) -> str:
+    """``text`` with each "[...]" replaced by what it holds (a "[" and the first "]" after it), in one pass: the
+    pattern that did it looked for a "]" from every "[", quadratic in a run of "[" without one."""
+    pieces, at = [], 0
+    while (opening := text.find("[", at)) >= 0 and (closing := text.find("]", opening)) >= 0:
+        pieces += [text[at:opening], text[opening + 1:closing]]
+        at = closing + 1
+    return "".join(pieces) + text[at:]
 
 
 def _clean_or_none(text: str | None) -> str | None:

@@ -60,13 +60,16 @@ class Item:
     young_excluded: bool = False  # marked * (skipped for children under five)
 
 
-_ITEM_HEADING = re.compile(r"^#{2,3}\s+(\d+(?:\.\d+)?)\.\s+(.+?)\s*$")
-_STORY_HEADING = re.compile(r"^#{1,3}\s+Story\s+(\d+)\s*:\s*(.+?)\s*$", re.IGNORECASE)
+#: (titles from their first non-blank to the line's end, trailing blanks stripped by the code: a lazy title before
+#: ``\s*$`` was quadratic in trailing blanks)
+_ITEM_HEADING = re.compile(r"^#{2,3}\s+(\d+(?:\.\d+)?)\.\s+(\S.*)$")
+_STORY_HEADING = re.compile(r"^#{1,3}\s+Story\s+(\d+)\s*:\s*(\S.*)$", re.IGNORECASE)
 _BOOKLET_HEADING = re.compile(r"^#\s+ToM Booklet\s*#\s*(\d+)", re.IGNORECASE)
 _QUESTION_LINE = re.compile(r"^\*\*([A-Za-z][\w.]*?):\*\*\s*(.*)$")
 _LABEL_LINE = re.compile(r"^\*\*(Illustration|Script|Introduction|Note)s?:\*\*\s*(.*)$", re.IGNORECASE)
-_IF_LINE = re.compile(r"^-\s*If\s+([^:]{1,60}):\s*(.+)$", re.IGNORECASE)
-_IMAGE_NAME = re.compile(r"[\w.-]+\.(?:png|jpe?g|gif|webp)", re.IGNORECASE)
+_IF_LINE = re.compile(r"^-\s*If\s+([^:]{1,60}):(.+)$", re.IGNORECASE)  # (what is said is stripped by the code)
+#: a picture's file name, tried only from the start of a name (from every character, quadratic in a long word)
+_IMAGE_NAME = re.compile(r"(?<![\w.-])[\w.-]+\.(?:png|jpe?g|gif|webp)", re.IGNORECASE)
 _NEGATIVE = re.compile(r"n't|\bnot\b|wrong|incorrect", re.IGNORECASE)
 
 
@@ -121,7 +124,7 @@ def read_markdown(path: Path) -> list[Item]:
                 story, section = int(match.group(1)), "intro"
                 intro[story] = []
             elif (match := _ITEM_HEADING.match(line)) is not None:
-                title = match.group(2)
+                title = match.group(2).rstrip()
                 item = Item(file=path, line=number, booklet=booklet, story=story, number=match.group(1),
                             title=title.rstrip("*").strip(), filler=title.lower().startswith("filler"),
                             young_excluded=title.endswith("*"))
@@ -208,7 +211,7 @@ def _add_paragraph(item: Item, text: str, line: int | None) -> None:
 
 
 #: what an introduction keeps: not the questions to the child, nor the grade the experimenter fills in
-_GRADE = re.compile(r"\[\s*x\s*\]\s*grade|\bX grade|\{grade\}|\[[^\]]*grade[^\]]*\]", re.IGNORECASE)
+_GRADE = re.compile(r"\[\s*x\s*\]\s*grade|\bX grade|\{grade\}|\[[^\[\]]*grade[^\[\]]*\]", re.IGNORECASE)
 
 
 def clean_intro(paragraphs: list[str]) -> str:
@@ -246,7 +249,9 @@ def sentences(text: str) -> list[str]:
 
 # -- tom-booklet-data.js ------------------------------------------------------------------------------------
 
-_TOKEN = re.compile(r"""(?P<space>\s+)|(?P<comment>//[^\n]*|/\*.*?\*/)|(?P<string>"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')
+#: (a string or comment left open runs to its line's or the text's end: one that needed its close was tried again
+#: from every quote, quadratic; an open string is then refused as a bad string literal)
+_TOKEN = re.compile(r"""(?P<space>\s+)|(?P<comment>//[^\n]*|/\*.*?(?:\*/|\Z))|(?P<string>"(?:\\.|[^"\\\n])*"?|'(?:\\.|[^'\\\n])*'?)
                         |(?P<word>[A-Za-z_$][\w$]*)|(?P<number>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)|(?P<punct>[{}\[\]:,;=.])""",
                     re.VERBOSE | re.DOTALL)
 _DECLARATION = re.compile(r"\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*(?=[\[{])")
@@ -284,6 +289,9 @@ def _js_value(text: str, start: int, path: Path) -> object:
         if kind in ("space", "comment"):
             continue
         if kind == "string":
+            escapes = len(token[:-1]) - len(token[:-1].rstrip("\\"))  # backslashes before the last character
+            if len(token) < 2 or token[-1] != token[0] or escapes % 2:
+                raise base.source_error(path, line, None, f"a string left open: {token[:40]!r}")
             body = token[1:-1]
             if token[0] == "'":
                 body = body.replace("\\'", "'").replace('"', '\\"')

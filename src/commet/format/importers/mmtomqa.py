@@ -11,7 +11,6 @@ The videos are not imported.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from commet.format.importers import base
@@ -28,7 +27,22 @@ TASKS = {
     "2": base.declared_task("mmtomqa_goal", "MMToM-QA goal inference", "Goal", ("desire", "intention", "belief"),
                             "infer what a person in a household wants from their actions and beliefs (text part)"),
 }
-_OPTIONS = re.compile(r"\(a\)\s*(?P<a>.+?)\s*\(b\)\s*(?P<b>.+?)\s*Please respond with either a or b\.?\s*$", re.S)
+_CLOSING = "Please respond with either a or b"
+
+
+def _two_options(asked: str) -> tuple[str, str] | None:
+    """The texts of options (a) and (b) in "... (a) X (b) Y Please respond with either a or b.", or None.
+
+    Plain string search, linear in the text (the pattern it replaces backtracked on long texts).
+    """
+    head, closing, tail = asked.rpartition(_CLOSING)
+    if not closing or tail.strip() not in ("", "."):
+        return None
+    _, mark, options = head.partition("(a)")
+    first, mark_b, second = options.partition("(b)")
+    if not mark or not mark_b or not first.strip() or not second.strip():
+        return None
+    return first.strip(), second.strip()
 
 
 def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
@@ -39,11 +53,11 @@ def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
         story_text, marker, asked = record["question"].partition("Question:")
         if not marker or not story_text.strip():
             raise base.source_error(source, number, "question", "no 'Question:' after the story text")
-        match = _OPTIONS.search(asked)
-        if match is None:
+        texts = _two_options(asked)
+        if texts is None:
             raise base.source_error(source, number, "question",
                                     "expected '(a) ... (b) ... Please respond with either a or b.'")
-        choices = [Option(label="a", text=match.group("a").strip()), Option(label="b", text=match.group("b").strip())]
+        choices = [Option(label="a", text=texts[0]), Option(label="b", text=texts[1])]
         right = base.answer_option(choices, str(record.get("answer", "")), file=source, line=number)
         kind = str(record.get("question_type"))
         if kind not in QUESTION_TYPES:

@@ -19,7 +19,8 @@ from commet.format.model import Option
 
 TASK = base.declared_task("mumatom", "MuMA-ToM", "Belief", ("belief", "intention", "desire"),
                           "two agents in a household; infer beliefs, social goals and beliefs about others' goals")
-_OPTION = re.compile(r"^\s*([A-Z])\)\s*(.+?)\s*$")
+#: an option line, stripped first: "A) text" (a lazy text before ``\s*$`` was quadratic in trailing blanks)
+_OPTION = re.compile(r"([A-Z])\)(.*)", re.DOTALL)
 
 
 def _description(value: object) -> str:
@@ -78,9 +79,9 @@ def _question(path: Path, line: int | None, episode: str, number: str, text: obj
     stem: list[str] = []
     choices: list[Option] = []
     for row in text.splitlines():
-        match = _OPTION.match(row)
-        if match:
-            choices.append(Option(label=match.group(1), text=match.group(2)))
+        match = _OPTION.fullmatch(row.strip())
+        if match and match.group(2).strip():
+            choices.append(Option(label=match.group(1), text=match.group(2).strip()))
         elif not choices:
             stem.append(row)
     if len(choices) < 2:

@@ -41,16 +41,32 @@ def _question_meta(kind: str) -> dict[str, object]:
 
 
 #: Without a trace file the question type follows from ToMi's four question templates.
+#: question templates: fixed pieces with some text (one character or more, one line) between each two
 _TEMPLATES = (
-    (re.compile(r"^Where was the .+ at the beginning\?$"), "memory"),
-    (re.compile(r"^Where is the .+ really\?$"), "reality"),
-    (re.compile(r"^Where does .+ think that .+ searches for the .+\?$"), "second_order"),
-    (re.compile(r"^Where will .+ look for the .+\?$"), "first_order"),
+    (("Where was the ", " at the beginning?"), "memory"),
+    (("Where is the ", " really?"), "reality"),
+    (("Where does ", " think that ", " searches for the ", "?"), "second_order"),
+    (("Where will ", " look for the ", "?"), "first_order"),
 )
 
 
+def _fits(question: str, pieces: tuple[str, ...]) -> bool:
+    """Whether ``question`` is ``pieces`` with some text between each two (each piece found at its earliest
+    place: linear, where the equivalent pattern with several ``.+`` backtracked cubically)."""
+    first, *middle, last = pieces
+    if "\n" in question or not question.startswith(first) or not question.endswith(last):
+        return False
+    at = len(first)
+    for piece in middle:
+        found = question.find(piece, at + 1)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return len(question) - len(last) >= at + 1
+
+
 def _untraced_meta(question: str) -> dict[str, object]:
-    kind = next((name for pattern, name in _TEMPLATES if pattern.match(question)), "unknown")
+    kind = next((name for pieces, name in _TEMPLATES if _fits(question, pieces)), "unknown")
     return {"question_type": kind, "order": {"first_order": 1, "second_order": 2}.get(kind, 0)}
 
 

@@ -12,7 +12,9 @@ from commet.errors import CommetError
 from commet.format.model import AnswerFeedback, Feedback, StoryTurn, Turn
 from commet.taxonomy import Task
 
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+#: a fenced block; blanks after the opening fence are stripped from the body afterwards (a ``\s*`` before the lazy
+#: body tried every split of a long run of blanks: quadratic)
+_FENCE = re.compile(r"```(?:json)?(.*?)```", re.DOTALL)
 
 
 class ReplyError(CommetError, ValueError):
@@ -38,7 +40,7 @@ class ParsedReply:
 def extract_json(text: str) -> dict[str, object]:
     """The first JSON object in ``text`` (code fences and chatter around it are ignored)."""
     fenced = _FENCE.search(text)
-    body = fenced.group(1) if fenced else text
+    body = fenced.group(1).lstrip() if fenced else text
     start = body.find("{")
     if start < 0:
         raise ReplyError("no JSON object found in the reply")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 
-from commet.judges.base import Judge, JudgeRequest, Outcome, Verdict
+from commet.judges.base import Judge, JudgeRequest, Outcome, Verdict, decided_off_the_loop
 from commet.judges.rules.conclusions import Statement, Unclear, statements, tail_problem
 from commet.judges.rules.labels import labels_only, leading_label
 from commet.judges.rules.lexicon import lexicon, negation_count, tokens_of
@@ -57,7 +57,7 @@ class RulesJudge(Judge):
     cacheable = False  # free and deterministic: recomputed rather than stored in the cache
 
     async def judge(self, request: JudgeRequest) -> Verdict:
-        return self.decide(request)
+        return await decided_off_the_loop(self.decide, request)
 
     def decide(self, request: JudgeRequest) -> Verdict:
         outcome, branch, rationale = decide(request)
