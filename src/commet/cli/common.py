@@ -249,7 +249,7 @@ def check_dataset_path(path: str) -> None:
 
     if path == "sample" or is_hub_spec(path) or Path(path).exists():
         return
-    if re.fullmatch(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*", path) and not Path(path).parent.exists():
+    if re.match(r"\A[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*\Z", path) and not Path(path).parent.exists():
         fail(f"no dataset {path!r}: no such file or folder; a Hugging Face Hub dataset is written hf:{path}")
     import difflib
 

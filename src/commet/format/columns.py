@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
+from commet.errors import CommetError
 from commet.taxonomy import CATEGORIES, TASKS, Taxonomy
 
 
@@ -76,7 +77,7 @@ NAMES: dict[Role, tuple[str, ...]] = {
 }
 
 
-class ColumnsError(ValueError):
+class ColumnsError(CommetError, ValueError):
     """A ``--columns`` mapping that cannot be used (the message says which part and why)."""
 
 
