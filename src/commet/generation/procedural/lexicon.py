@@ -16,6 +16,8 @@ ADULTS: tuple[tuple[str, str], ...] = (
 )
 TEACHERS: tuple[tuple[str, str], ...] = (("Mrs. Green", "she"), ("Mr. Brown", "he"), ("Ms. Rivera", "she"),
                                          ("Mr. Okafor", "he"))
+#: Grown-ups drawn older (grey hair, glasses).
+GRANDPARENTS: frozenset[str] = frozenset({"Grandma", "Grandpa"})
 
 #: Colour names and their RGB fill; all far apart so a picture's colours name things unambiguously.
 COLOURS: dict[str, tuple[int, int, int]] = {
@@ -95,10 +97,10 @@ ROOMS: tuple[tuple[str, tuple[int, int, int], tuple[int, int, int]], ...] = (
 
 #: Why a character leaves the room, and what they are doing while away: (leaves, while away).
 LEAVES: tuple[tuple[str, str], ...] = (
-    ("goes outside to play", "outside"), ("goes to brush {pos} teeth", "brushing {pos} teeth"),
+    ("goes outside to play", "outside"), ("goes to brush {det} teeth", "brushing {det} teeth"),
     ("runs to answer the door", "at the door"), ("goes to get a drink of water", "getting a drink"),
-    ("goes to feed the cat", "feeding the cat"), ("goes upstairs to find {pos} shoes", "upstairs"),
-    ("goes to wash {pos} hands", "washing {pos} hands"), ("goes out to water the flowers", "in the garden"),
+    ("goes to feed the cat", "feeding the cat"), ("goes upstairs to find {det} shoes", "upstairs"),
+    ("goes to wash {det} hands", "washing {det} hands"), ("goes out to water the flowers", "in the garden"),
     ("goes to the bathroom", "in the bathroom"), ("runs off to watch a cartoon", "watching the cartoon"),
     ("goes to help carry the shopping in", "helping with the shopping"), ("goes to take a nap", "napping"),
 )
@@ -123,9 +125,9 @@ LOST_WHEN: tuple[str, ...] = (
 )
 #: What a child wants a thing for.
 WANTS_FOR: tuple[str, ...] = (
-    "for show-and-tell", "to put in {pos} bag", "for a game", "for {pos} tea party", "to show {pos} friend",
+    "for show-and-tell", "to put in {det} bag", "for a game", "for {det} tea party", "to show {det} friend",
     "for the puppet show", "to take to bed", "for the photo", "for the race", "to paint it", "for the picnic",
-    "to give to {pos} baby brother",
+    "to give to {det} baby brother",
 )
 #: Moments for a snack that is served.
 MEALTIMES: tuple[str, ...] = (
@@ -139,29 +141,29 @@ COMPLAINT: tuple[str, ...] = ("Oh no, not that again!", "Yuck, how awful!", "Ugh
                               "Oh dear, how horrible!")
 #: Animals met before: (noun, a bad memory, a good memory, how it looks today).
 ANIMALS: tuple[tuple[str, str, str, str], ...] = (
-    ("dog", "jumped up and knocked {pos} ice cream onto the ground", "fetched {pos} ball and licked {pos} hand",
+    ("dog", "jumped up and knocked {det} ice cream onto the ground", "fetched {det} ball and licked {det} hand",
      "wearing a pretty bow and wagging its tail"),
-    ("goose", "chased {obj} around the pond and pecked {pos} shoe", "ate bread from {pos} hand very gently",
+    ("goose", "chased {obj} around the pond and pecked {det} shoe", "ate bread from {det} hand very gently",
      "sitting quietly with a little flower by it"),
-    ("cat", "scratched {pos} hand when {sub} tried to pet it", "curled up on {pos} lap and purred",
+    ("cat", "scratched {det} hand when {sub} tried to pet it", "curled up on {det} lap and purred",
      "purring softly on a fluffy blanket"),
-    ("pony", "stepped on {pos} foot at the farm", "let {obj} ride on its back around the field",
+    ("pony", "stepped on {det} foot at the farm", "let {obj} ride on its back around the field",
      "wearing ribbons in its mane"),
-    ("parrot", "bit {pos} finger and screeched in {pos} ear", "learned to say {pos} name",
+    ("parrot", "bit {det} finger and screeched in {det} ear", "learned to say {det} name",
      "sitting calmly on its perch"),
-    ("goat", "butted {obj} over into the mud", "ate grass from {pos} hand and let {obj} stroke it",
+    ("goat", "butted {obj} over into the mud", "ate grass from {det} hand and let {obj} stroke it",
      "standing still with a bell round its neck"),
-    ("rabbit", "kicked {obj} hard with its back legs", "hopped onto {pos} lap and fell asleep",
+    ("rabbit", "kicked {obj} hard with its back legs", "hopped onto {det} lap and fell asleep",
      "nibbling a carrot in the sun"),
-    ("rooster", "flew at {obj} and pecked {pos} knee", "followed {obj} around like a friend",
+    ("rooster", "flew at {obj} and pecked {det} knee", "followed {obj} around like a friend",
      "standing proudly on the fence"),
-    ("hamster", "nipped {pos} thumb when {sub} held it", "ran happily across {pos} hands",
+    ("hamster", "nipped {det} thumb when {sub} held it", "ran happily across {det} hands",
      "sleeping in a little heap of straw"),
-    ("horse", "snapped at {pos} arm over the fence", "nuzzled {pos} hair softly",
+    ("horse", "snapped at {det} arm over the fence", "nuzzled {det} hair softly",
      "eating hay and swishing its tail"),
     ("swan", "hissed and chased {obj} off the path", "swam right up to say hello to {obj}",
      "gliding calmly on the water"),
-    ("donkey", "kicked over {pos} bucket and made {obj} fall", "carried {pos} bag all the way up the hill",
+    ("donkey", "kicked over {det} bucket and made {obj} fall", "carried {det} bag all the way up the hill",
      "dozing in the shade"),
 )
 #: Where the animal is met: (this time, last time).
@@ -169,15 +171,15 @@ MEETINGS: tuple[str, ...] = ("park", "farm", "pond", "petting zoo", "neighbour's
                              "beach", "camp site", "school garden", "zoo", "stables")
 #: Identical-looking papers: (what it is for the actor, what it is for the victim, the harm, the harm done).
 HARMS: tuple[tuple[str, str, str, str], ...] = (
-    ("craft card", "birthday card for {pos} grandma", "cuts it into little pieces for a craft",
+    ("craft card", "birthday card for {det} grandma", "cuts it into little pieces for a craft",
      "cut it into little pieces"),
-    ("spare paper", "letter to {pos} pen friend", "folds it into a paper plane and throws it", "folded it into a plane"),
+    ("spare paper", "letter to {det} pen friend", "folds it into a paper plane and throws it", "folded it into a plane"),
     ("practice sheet", "best painting", "paints over it with thick blue paint", "painted over it"),
-    ("scrap card", "invitation to {pos} party", "scribbles all over it to test the pens", "scribbled all over it"),
+    ("scrap card", "invitation to {det} party", "scribbles all over it to test the pens", "scribbled all over it"),
     ("old worksheet", "certificate from school", "crumples it up to stuff a pillow fort", "crumpled it up"),
-    ("drawing paper", "drawing of {pos} family", "glues glitter all over it", "covered it in glue"),
+    ("drawing paper", "drawing of {det} family", "glues glitter all over it", "covered it in glue"),
     ("paper for snowflakes", "poem for the class book", "cuts snowflake holes into it", "cut holes into it"),
-    ("paper for a hat", "picture {sub} made for {pos} dad", "folds it into a paper hat", "folded it into a hat"),
+    ("paper for a hat", "picture {sub} made for {det} dad", "folds it into a paper hat", "folded it into a hat"),
 )
 #: Helpers who tidy (moving things with no intent against anyone).
 TIDY_REASONS: tuple[str, ...] = (
@@ -204,8 +206,8 @@ EXCUSES: tuple[tuple[str, str], ...] = (
 )
 #: Occasions for a present, and why a request is not heard.
 GIFT_OCCASIONS: tuple[str, ...] = (
-    "for {pos} birthday", "as a prize for {pos} swimming badge", "for the long train trip", "for the holidays",
-    "for being brave at the dentist", "for {pos} first day at the new school", "as a thank-you for helping",
+    "for {det} birthday", "as a prize for {det} swimming badge", "for the long car trip", "for the holidays",
+    "for being brave at the dentist", "for {det} first day at the new school", "as a thank-you for helping",
     "for the end of the school year", "for the weekend at Grandpa's", "for the rainy days ahead",
 )
 NOT_HEARD: tuple[tuple[str, str], ...] = (

@@ -47,7 +47,7 @@ OCCLUDER_RGB: dict[str, RGB] = {"folding screen": (170, 205, 235), "big plant": 
                                 "tall cupboard": (120, 150, 170)}
 PLACE_SIZE: dict[str, tuple[int, int]] = {
     "table": (130, 82), "shelf": (120, 110), "box": (92, 64), "basket": (92, 56), "toy chest": (104, 74),
-    "bag": (70, 82), "lunchbox": (84, 52),
+    "bag": (70, 82), "lunchbox": (84, 52), "door": (62, 170),
 }
 OCCLUDER_SIZE: dict[str, tuple[int, int]] = {"folding screen": (76, 215), "big plant": (84, 215),
                                              "tall cupboard": (84, 230)}
@@ -111,6 +111,10 @@ def compose(world: World, variant: int = 0) -> dict[str, object]:
             cx = (hb[0] + hb[2]) / 2
             bottom = hb[3] - 8 if holder in world.places else hb[1] + (hb[3] - hb[1]) * 0.5
             side = min(side, 26) if holder in world.agents else side
+        elif holder in world.agents:  # held up in the hand, in front of the body
+            side = min(side, 34)
+            cx = hb[2] - side * 0.4
+            bottom = hb[1] + (hb[3] - hb[1]) * 0.66
         else:
             cx = px(world.thing_x(thing.id))
             bottom = hb[1] + (12 if world.places[holder].kind in ("basket", "box", "toy chest") else 0)
