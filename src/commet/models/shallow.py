@@ -233,7 +233,7 @@ def _scene_rules(scene: Mapping[str, object] | None, keys: Sequence[tuple[str, .
                 "colour", "noun", "kind", "feature", "location")).lower())}
             if set(key) <= words:
                 hits.append(entity)
-        if not hits:
+        if len(hits) != 1:  # not in the picture, or more than one thing fits: no rank to read
             return {}
         matched.append(hits[0])
     rules: dict[object, int] = {}

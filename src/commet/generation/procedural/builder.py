@@ -72,6 +72,8 @@ class StoryBuilder:
     scenes: dict[str, dict] = field(default_factory=dict)
     facts: dict[str, object] = field(default_factory=dict)
     meta: dict[str, object] = field(default_factory=dict)
+    #: The key and size of the draw that decides the answers (the item's cell): orders are balanced within it.
+    crossed: tuple[str, int] | None = None
 
     # --- counterbalancing -------------------------------------------------------------------
     def _sequence(self, key: str, n: int, length: int = BLOCK) -> list[int]:
@@ -100,15 +102,23 @@ class StoryBuilder:
         return sub[k] if k < len(sub) else self.rng.randrange(n)
 
     def arrange(self, key: str, items: Sequence[T]) -> list[T]:
-        """``items`` in an order where the first item's position is balanced and the rest shuffled."""
+        """``items`` in an order where the first item's position is balanced, within the items of the block that
+        share this one's cell (:meth:`cell`), and the rest shuffled."""
         first, rest = items[0], list(items[1:])
         self.rng.shuffle(rest)
-        position = self.balanced(f"arrange:{key}", len(items))
+        position = self.balanced(f"arrange:{key}", len(items), self.crossed)
         return rest[:position] + [first] + rest[position:]
 
     def flip(self, key: str) -> bool:
-        """A balanced coin."""
-        return self.balanced(key, 2) == 1
+        """A balanced coin (within the item's cell, once :meth:`cell` has drawn it)."""
+        return self.balanced(key, 2, self.crossed) == 1
+
+    def cell(self, key: str, n: int) -> int:
+        """The item's cell (test item or control, and the variant that decides the answers): balanced, and
+        every later :meth:`arrange` is balanced within it, so no order of mention goes with an answer."""
+        value = self.balanced(key, n)
+        self.crossed = (key, n)
+        return value
 
     def frame(self, key: str, pool: Sequence[str]) -> str:
         """One frame of a critical sentence, drawn independently of the answer; remembered in the facts."""
@@ -215,6 +225,11 @@ class Cast:
         pronoun = pronoun or self.rng.choice(("she", "he"))
         pool = [n for n in (lex.GIRLS if pronoun == "she" else lex.BOYS) if n not in self.used]
         return self._agent(self.rng.choice(pool), pronoun, False, x)
+
+    def pair(self, x1: float, x2: float) -> tuple[Agent, Agent]:
+        """Two children of one gender (either), so that no pronoun tells apart the two slots a story swaps."""
+        pronoun = self.rng.choice(("she", "he"))
+        return self.child(x1, pronoun), self.child(x2, pronoun)
 
     def adult(self, x: float, teacher: bool = False) -> Agent:
         pool = [a for a in (lex.TEACHERS if teacher else lex.ADULTS) if a[0] not in self.used]

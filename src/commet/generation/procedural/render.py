@@ -43,6 +43,7 @@ GROUND = 440  # where feet and furniture stand
 
 SKIN: tuple[RGB, ...] = ((255, 220, 185), (236, 188, 150), (198, 140, 100), (141, 95, 65))
 HAIR: tuple[RGB, ...] = ((70, 45, 30), (30, 30, 35), (200, 150, 70), (150, 70, 40))
+GREY_HAIR: RGB = (205, 205, 210)  # grandparents
 OCCLUDER_RGB: dict[str, RGB] = {"folding screen": (170, 205, 235), "big plant": (60, 140, 80),
                                 "tall cupboard": (120, 150, 170)}
 PLACE_SIZE: dict[str, tuple[int, int]] = {
@@ -85,7 +86,8 @@ def compose(world: World, variant: int = 0) -> dict[str, object]:
         agents.append({"id": agent.id, "name": agent.name, "adult": agent.adult, "shirt": agent.shirt,
                        "rgb": _rgb(agent.shirt), "expression": agent.expression, "bbox": _round(box),
                        "skin": list(SKIN[(index + variant) % len(SKIN)]),
-                       "hair": list(HAIR[(index * 3 + variant) % len(HAIR)]), "long_hair": agent.pronoun == "she"})
+                       "hair": list(GREY_HAIR if agent.old else HAIR[(index * 3 + variant) % len(HAIR)]),
+                       "long_hair": agent.pronoun == "she", "old": agent.old})
     for place in world.places.values():
         if not place.drawn:
             continue
@@ -111,10 +113,11 @@ def compose(world: World, variant: int = 0) -> dict[str, object]:
             cx = (hb[0] + hb[2]) / 2
             bottom = hb[3] - 8 if holder in world.places else hb[1] + (hb[3] - hb[1]) * 0.5
             side = min(side, 26) if holder in world.agents else side
-        elif holder in world.agents:  # held up in the hand, in front of the body
+        elif holder in world.agents:  # held in the hand: centred on it, so it covers the whole hand
             side = min(side, 34)
-            cx = hb[2] - side * 0.4
-            bottom = hb[1] + (hb[3] - hb[1]) * 0.66
+            aw, ah = hb[2] - hb[0], hb[3] - hb[1]
+            cx = (hb[0] + hb[2]) / 2 + aw * 0.42
+            bottom = hb[1] + ah * 0.56 + aw * 0.09 + side / 2
         else:
             cx = px(world.thing_x(thing.id))
             bottom = hb[1] + (12 if world.places[holder].kind in ("basket", "box", "toy chest") else 0)
@@ -122,6 +125,11 @@ def compose(world: World, variant: int = 0) -> dict[str, object]:
         objects.append({"id": thing.id, "kind": thing.kind.shape, "noun": thing.noun, "colour": thing.colour,
                         "rgb": _rgb(thing.colour), "size": thing.size, "feature": thing.feature,
                         "location": holder, "bbox": _round(box), "visible": hider is None, "hidden_by": hider})
+        if thing.feature_colour:  # a shade of the named colour, so that no thing's own colour is drawn on another
+            objects[-1].update(feature_colour=thing.feature_colour,
+                               feature_rgb=[int(c * 0.9) for c in COLOURS[thing.feature_colour]])
+        if thing.state:
+            objects[-1]["state"] = thing.state
     for occ in world.occluders.values():
         w, h = OCCLUDER_SIZE[occ.kind]
         box = (px(occ.x) - w / 2, GROUND - h, px(occ.x) + w / 2, GROUND)
@@ -216,6 +224,14 @@ def _draw_head(pen: Pen, a: dict, cx: float, top: float, head: float, skin: RGB,
     expression = a["expression"]
     if expression == "happy":
         pen.arc((mouth[0], mouth[1] - head * 0.12, mouth[2], mouth[3]), 20, 160, (150, 40, 40), width=lip)
+    elif expression == "crying":  # a turned-down mouth and tears running from both eyes
+        pen.arc((mouth[0], mouth[1] + head * 0.05, mouth[2], mouth[3] + head * 0.2), 200, 340, (150, 40, 40),
+                width=lip)
+        for side in (-1, 1):
+            ex = cx + side * head * 0.2
+            for drop in (0, 1):
+                ty = eye_y + (5 + 9 * drop) * k
+                pen.ellipse((ex - 2.5 * k, ty, ex + 2.5 * k, ty + 7 * k), (120, 190, 250), outline=None)
     elif expression in ("sad", "cross"):
         pen.arc((mouth[0], mouth[1] + head * 0.05, mouth[2], mouth[3] + head * 0.2), 200, 340, (150, 40, 40),
                 width=lip)
@@ -235,6 +251,11 @@ def _draw_head(pen: Pen, a: dict, cx: float, top: float, head: float, skin: RGB,
     else:
         pen.line([(mouth[0] + 2 * k, mouth[1] + 5 * k), (mouth[2] - 2 * k, mouth[1] + 5 * k)], (150, 40, 40),
                  width=lip)
+    if a.get("old"):  # glasses: two round rims and a bridge
+        for side in (-1, 1):
+            ex = cx + side * head * 0.2
+            pen.arc((ex - 6 * k, eye_y - 6 * k, ex + 6 * k, eye_y + 6 * k), 0, 360, (60, 60, 70), width=1.5 * k)
+        pen.line([(cx - head * 0.2 + 6 * k, eye_y), (cx + head * 0.2 - 6 * k, eye_y)], (60, 60, 70), width=1.5 * k)
     if a.get("headphones"):  # a band over the head and a cup on each ear
         pen.arc((hx0 - 5, hy0 - 6, hx1 + 5, hy1), 180, 360, (30, 30, 30), width=4)
         for side in (-1, 1):

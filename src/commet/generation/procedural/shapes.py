@@ -209,6 +209,8 @@ def draw_thing(pen: Pen, o: dict) -> None:
     elif shape == "hat":
         pen.ellipse((x0, y1 - h * 0.3, x1, y1), rgb)
         pen.rect((x0 + w * 0.2, y0 + h * 0.2, x1 - w * 0.2, y1 - h * 0.15), rgb, radius=8)
+    elif shape == "card" and o.get("state"):
+        _draw_spoiled_card(pen, o["state"], (x0, y0, x1, y1), rgb)
     elif shape == "card":
         pen.rect((x0 + w * 0.1, y0, x1 - w * 0.1, y1), rgb, radius=2)
         pen.ellipse((cx - w * 0.12, cy - h * 0.1, cx + w * 0.12, cy + h * 0.12), white, outline=None)
@@ -225,23 +227,62 @@ def draw_thing(pen: Pen, o: dict) -> None:
 
 
 def _draw_feature(pen: Pen, o: dict, rgb: RGB) -> None:
+    """A thing's feature, in its own colour when the story names one (``feature_rgb``)."""
     x0, y0, x1, y1 = o["bbox"]
     w, h = x1 - x0, y1 - y0
     feature = o.get("feature")
+    own = tuple(o["feature_rgb"]) if o.get("feature_rgb") else None
     if feature == "sunglasses":
         yy = y0 + h * 0.22
-        pen.rect((x1 - w * 0.5, yy - 3, x1 - w * 0.02, yy + 4), (20, 20, 20), radius=2, outline=None)
+        pen.rect((x1 - w * 0.5, yy - 3, x1 - w * 0.02, yy + 4), own or (20, 20, 20), radius=2, outline=None)
     elif feature == "bow":
         bx, by = x0 + w * 0.65, y0 + h * 0.05
-        pen.polygon([(bx, by), (bx - 8, by - 6), (bx - 8, by + 6)], (250, 250, 250))
-        pen.polygon([(bx, by), (bx + 8, by - 6), (bx + 8, by + 6)], (250, 250, 250))
+        pen.polygon([(bx, by), (bx - 8, by - 6), (bx - 8, by + 6)], own or (250, 250, 250))
+        pen.polygon([(bx, by), (bx + 8, by - 6), (bx + 8, by + 6)], own or (250, 250, 250))
     elif feature == "stripes":
         for k in (0.35, 0.55, 0.75):
-            pen.line([(x0 + w * 0.2, y0 + h * k), (x1 - w * 0.2, y0 + h * k)], (255, 255, 255), width=3)
+            pen.line([(x0 + w * 0.2, y0 + h * k), (x1 - w * 0.2, y0 + h * k)], own or (255, 255, 255), width=3)
     elif feature == "dots":
         for dx, dy in ((0.35, 0.4), (0.62, 0.35), (0.5, 0.62), (0.3, 0.8), (0.7, 0.8)):
             pen.ellipse((x0 + w * dx - 2.5, y0 + h * dy - 2.5, x0 + w * dx + 2.5, y0 + h * dy + 2.5),
-                        lighter(rgb), outline=None)
+                        own or lighter(rgb), outline=None)
+
+
+def _draw_spoiled_card(pen: Pen, state: str, box: Box, rgb: RGB) -> None:
+    """A paper after a harm (one connected shape, never a colour of the palette but its own): cut, folded,
+    painted over, scribbled on, crumpled, covered in glitter, or full of holes."""
+    x0, y0, x1, y1 = box
+    w, h = x1 - x0, y1 - y0
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    ink = (40, 40, 60)
+    if state == "crumpled":  # a lumpy ball with creases
+        pen.polygon([(cx, y0 + h * 0.2), (x1 - w * 0.15, y0 + h * 0.35), (x1 - w * 0.1, cy + h * 0.15),
+                     (cx + w * 0.2, y1 - h * 0.05), (x0 + w * 0.2, y1 - h * 0.1), (x0 + w * 0.1, cy),
+                     (x0 + w * 0.25, y0 + h * 0.3)], rgb)
+        pen.line([(x0 + w * 0.3, cy - 2), (cx, cy + 4), (x1 - w * 0.25, cy - 3)], darker(rgb, 0.6), width=2)
+        return
+    if state == "folded":  # a paper plane
+        pen.polygon([(x0, cy + h * 0.1), (x1, y0 + h * 0.25), (cx, y1 - h * 0.1)], rgb)
+        pen.line([(x0 + 3, cy + h * 0.1), (x1 - 3, y0 + h * 0.27)], darker(rgb, 0.6), width=2)
+        return
+    pen.rect((x0 + w * 0.1, y0, x1 - w * 0.1, y1), rgb, radius=2)
+    if state == "cut":  # torn into strips still hanging together: zigzag cuts
+        for k in (0.35, 0.65):
+            xs = x0 + w * k
+            pen.line([(xs, y0 + 2), (xs + 4, y0 + h * 0.3), (xs - 4, y0 + h * 0.55), (xs + 3, y0 + h * 0.8)],
+                     (250, 250, 250), width=2)
+    elif state == "painted":  # thick paint over most of it
+        pen.ellipse((x0 + w * 0.25, y0 + h * 0.15, x1 - w * 0.25, y0 + h * 0.6), (30, 60, 170), outline=None)
+    elif state == "scribbled":
+        pen.line([(x0 + w * 0.2, y0 + h * 0.2), (x1 - w * 0.2, y0 + h * 0.35), (x0 + w * 0.2, y0 + h * 0.5),
+                  (x1 - w * 0.2, y0 + h * 0.65), (x0 + w * 0.25, y0 + h * 0.8)], ink, width=2)
+    elif state == "glitter":
+        for dx, dy in ((0.3, 0.2), (0.6, 0.3), (0.45, 0.5), (0.3, 0.7), (0.65, 0.75), (0.5, 0.88)):
+            pen.ellipse((x0 + w * dx - 2, y0 + h * dy - 2, x0 + w * dx + 2, y0 + h * dy + 2), (230, 230, 180),
+                        outline=None)
+    elif state == "holes":  # snowflake holes: small white stars cut out of it
+        for dx, dy in ((0.35, 0.3), (0.65, 0.45), (0.4, 0.72)):
+            pen.polygon(_star(x0 + w * dx, y0 + h * dy, w * 0.1), (250, 250, 250), outline=None)
 
 
 def draw_occluder(pen: Pen, o: dict) -> None:

@@ -336,14 +336,26 @@ class World:
         return self._record(Event("harm", actor_id, frozenset(witnesses), thing=thing.id, src=place_id,
                                   knowing=knowing))
 
+    def _past(self, event: Event, where: str) -> Event:
+        """An event before the story starts, at ``where``, with only its witnesses there."""
+        event.where, event.present = where or "away", event.witnesses
+        self.events.append(event)
+        for agent_id in event.witnesses:
+            self.agents[agent_id].memories.append(len(self.events) - 1)
+        return event
+
     def past_harm(self, actor: str, victim_id: str, what: str, where: str = "") -> Event:
         """Something bad the actor did before the story starts; only the victim perceived it."""
-        return self._record(Event("harm", actor, frozenset({victim_id}), claim=what, knowing=True,
-                                  src=where or None))
+        return self._past(Event("harm", actor, frozenset({victim_id}), claim=what, knowing=True), where)
 
     def past_kindness(self, actor: str, friend_id: str, what: str, where: str = "") -> Event:
         """Something nice the actor did before the story starts; only the friend perceived it."""
-        return self._record(Event("kindness", actor, frozenset({friend_id}), claim=what, src=where or None))
+        return self._past(Event("kindness", actor, frozenset({friend_id}), claim=what), where)
+
+    def wish(self, agent_id: str, wanted: str) -> Event:
+        """The agent wishes for something (the story says so); it is what the agent wants most now."""
+        self.agents[agent_id].desires.append(wanted)
+        return self._record(Event("wish", agent_id, frozenset({agent_id}), claim=wanted), self.where_is(agent_id))
 
     def guess(self, agent_id: str, thing_id: str, place_id: str) -> Event:
         """The agent, who did not see where a thing went, concludes it is at ``place_id`` (an honest guess)."""

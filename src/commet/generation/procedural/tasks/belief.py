@@ -84,7 +84,7 @@ class _Swapped:
     def __init__(self, rng: random.Random, b: StoryBuilder) -> None:
         cast = Cast(rng)
         self.w = w = World(room(rng))
-        self.owner, self.other = cast.child(0.1), cast.child(0.25)
+        self.owner, self.other = cast.pair(0.1, 0.25)
         self.mover = cast.adult(0.88) if rng.random() < 0.5 else cast.child(0.88)
         for agent in (self.owner, self.other, self.mover):
             w.add(agent)
@@ -97,7 +97,7 @@ class _Swapped:
         w.add(Place("hands", "offstage", "brown", -5.0, name="in hand"))
         w.add(self.thing)
         w.add(self.theirs)
-        self.test = b.role(b.flip("owner away"), "true belief: the owner stays and sees the swap")
+        self.test = b.role(b.cell("owner away", 2) == 1, "true belief: the owner stays and sees the swap")
         self.p, self.q = (self.owner, self.other) if self.test else (self.other, self.owner)
         leaves, away, to = leaving(rng, self.p)
         names = b.arrange("names", [self.owner, self.other])
@@ -225,7 +225,8 @@ WHY_GO = ("Why will {ch.name} go there?", "Why does {ch.name} go there?", "What 
 def true_belief_action(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
     cast = Cast(rng)
     w = World(rng.choice(("classroom", "art room", "library")))
-    child, mate, teacher = cast.child(0.1), cast.child(0.25), cast.adult(0.88, teacher=True)
+    child, mate = cast.pair(0.1, 0.25)
+    teacher = cast.adult(0.88, teacher=True)
     for agent in (child, mate, teacher):
         w.add(agent)
     first, second = two_containers(rng, w, (0.45, 0.65))
@@ -236,7 +237,7 @@ def true_belief_action(rng: random.Random, b: StoryBuilder, image_dependent: boo
         w.add(thing)
     for agent in (child, mate):
         agent.beliefs.update({"thing": first.id, "other": second.id})  # the class always keeps them there
-    test = b.role(b.flip("heard"), "the child misses the announcement")
+    test = b.role(b.cell("heard", 2) == 1, "the child misses the announcement")
     p, q = (child, mate) if test else (mate, child)
     x = kinds[0].plural
     c1, c2 = b.arrange("names", [child, mate])
@@ -332,7 +333,8 @@ def expectation_false_belief(rng: random.Random, b: StoryBuilder, image_dependen
     """Two children whose lunches are swapped today; the one asked about was away (test) or watched (control)."""
     cast = Cast(rng)
     w = World("kitchen")
-    child, sib, parent = cast.child(0.1), cast.child(0.25), cast.adult(0.86)
+    child, sib = cast.pair(0.1, 0.25)
+    parent = cast.adult(0.86)
     for agent in (child, sib, parent):
         w.add(agent)
     mine, theirs = rng.sample([k for k in lex.SNACKS if k.noun != "banana"], 2)
@@ -346,13 +348,14 @@ def expectation_false_belief(rng: random.Random, b: StoryBuilder, image_dependen
     other_food = Thing("swapped", mine, expected.colour, "cupboard")
     for item in (*boxes, expected, packed, other_food):
         w.add(item)
-    test = b.role(b.flip("away"), "true belief: the child watches the packing")
+    test = b.role(b.cell("away", 2) == 1, "true belief: the child watches the packing")
     p, q = (child, sib) if test else (sib, child)
     wants_usual = b.flip("wants usual")
     wants = mine if wants_usual else theirs
-    sib_wants = rng.choice((mine, theirs))
+    sib_wants = theirs if wants_usual else mine  # the two hopes differ, so the last one named is no cue
     child.beliefs["expected"] = "lunchbox"  # every day the lunchbox holds the usual food
-    child.desires.append(wants.noun)
+    w.wish(child.id, wants.noun)
+    w.wish(sib.id, sib_wants.noun)
     leaves, away, to = leaving(rng, p)
     c1, c2 = b.arrange("names", [child, sib])
     food = {child.id: an(mine.noun), sib.id: an(theirs.noun)}

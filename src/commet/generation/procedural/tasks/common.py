@@ -59,6 +59,7 @@ def two_containers(rng: random.Random, w: World, xs: tuple[float, float]) -> tup
     """Two closed containers of different colours (and, half the time, different kinds)."""
     colours = rng.sample(("red", "blue", "green", "yellow", "purple", "orange"), 2)
     kinds = [rng.choice(lex.CONTAINERS)] * 2 if rng.random() < 0.5 else rng.sample(lex.CONTAINERS, 2)
+    xs = (xs[1], xs[0]) if rng.random() < 0.5 else xs  # which one stands left is no cue to its part in the story
     places = []
     for k, (colour, x, kind) in enumerate(zip(colours, xs, kinds, strict=True)):
         place = Place(f"place{k + 1}", kind, colour, x, closed=True, name=f"the {colour} {kind}")

@@ -74,7 +74,7 @@ def emotion_reminder(rng: random.Random, b: StoryBuilder, image_dependent: bool)
     child = cast.child(0.3)
     w.add(child)
     bad, good = rng.sample(HABITATS[place], 2)
-    test = b.role(b.flip("bad one back"), "the animal that was nice comes back")
+    test = b.role(b.cell("bad one back", 2) == 1, "the animal that was nice comes back")
     back = bad if test else good
     w.past_harm(f"the {bad[0]}", child.id, fill(bad[1], child), where=place)
     w.past_kindness(f"the {good[0]}", child.id, fill(good[2], child), where=place)
@@ -149,13 +149,14 @@ MEALTIMES = ("After football practice", "At breakfast", "After a long walk", "Wh
 def _sarcasm(rng: random.Random, b: StoryBuilder, image_dependent: bool, sincere: bool) -> None:
     cast = Cast(rng)
     w = World(rng.choice(("kitchen", "dining room", "living room")))
-    child, sib, parent = cast.child(0.14), cast.child(0.3), cast.adult(0.86)
+    child, sib = cast.pair(0.14, 0.3)
+    parent = cast.adult(0.86)
     kinds = rng.sample(lex.SNACKS, 2)
     w.add(Place("table", "table", "brown", 0.58, name="the table"))
     w.add(Place("counter", "offstage", "brown", -5.0, name="the counter"))
     for item in (child, sib, parent):
         w.add(item)
-    gets_wanted = b.flip("gets wanted") != sincere  # the pair's members with one index differ in this one fact
+    gets_wanted = (b.cell("gets wanted", 2) == 1) != sincere  # the pair's members with one index differ in this one fact
     test = b.role(gets_wanted == sincere, "sincere: the child got what was asked for" if not sincere else
                   "sarcastic: the child got what the other child asked for")
     wanted, other = kinds

@@ -118,7 +118,7 @@ def lie_vs_false_statement(rng: random.Random, b: StoryBuilder, image_dependent:
     cast = Cast(rng)
     w = World(rng.choice(("classroom", "art room", "library")))
     teacher = cast.adult(0.88, teacher=True)
-    speaker, other, victim, mate = cast.child(0.29), cast.child(0.69), cast.child(0.16), cast.child(0.16)
+    (speaker, other), (victim, mate) = cast.pair(0.29, 0.69), cast.pair(0.16, 0.16)
     door = Place("door", "door", "brown", 0.04, name="the door")
     desk = Place("desk", "table", "brown", 0.5, name="the desk")
     outside = Place("outside", "offstage", "brown", 2.0, name="outside")
@@ -126,7 +126,7 @@ def lie_vs_false_statement(rng: random.Random, b: StoryBuilder, image_dependent:
     prize = Thing("prize", lex.STICKER, rng.choice(("yellow", "orange", "pink", "green")), desk.id, owner=victim.id,
                   noun_override=prize_word)
     victim.desires.append(prize.id)
-    lies = b.role(b.flip("speaker took it"), "the other child took it: the speaker guesses honestly, the other lies")
+    lies = b.role(b.cell("speaker took it", 2) == 1, "the other child took it: the speaker guesses honestly, the other lies")
     (p, q), (w1, w2) = ((other, speaker), (mate, victim)) if lies else ((speaker, other), (victim, mate))
     mate.present, mate.at = w1 is mate, "" if w1 is mate else "playground"  # the classmate: at the door or out
     for item in (teacher, speaker, other, victim, mate, door, desk, outside, prize):

@@ -123,7 +123,8 @@ STILL = ("Should {a.name} still be in trouble? Why or why not?", "Should {a.name
 def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_belief: bool) -> None:
     cast = Cast(rng)
     w = World(rng.choice(("classroom", "playroom", "living room", "art room", "bedroom")))
-    actor, victim, helper = cast.child(0.06), cast.child(0.2), cast.adult(0.9)
+    actor, victim = cast.pair(0.06, 0.2)
+    helper = cast.adult(0.9)
     for agent in (actor, victim, helper):
         w.add(agent)
     first, second = two_containers(rng, w, (0.42, 0.62))
@@ -135,7 +136,7 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_beli
     theirs = Thing("theirs", lex.CARD, colour, "hands", owner=victim.id, noun_override=victim_word)
     w.add(own)
     w.add(theirs)
-    knew = b.flip("knowing") != true_belief  # the pair's members with one index always differ in this fact
+    knew = (b.cell("knowing", 2) == 1) != true_belief  # the pair's members with one index always differ in this fact
     b.role(knew == true_belief, "the actor saw the swap" if not true_belief else "the actor was away")
     p, q = (victim, actor) if knew else (actor, victim)
     leaves, away, to = leaving(rng, p)

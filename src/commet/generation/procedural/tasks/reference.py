@@ -9,7 +9,7 @@
   the listener; one control hides it from the speaker, another from nobody, so which size each
   question's answer has is balanced (a third each);
 * interpretation: does a clue pick out one thing of a row? Every clue word is said equally often
-  whether it fits one thing or two ("a blue duck with a red bow", "a green duck with no bow"), so
+  whether it fits one thing or two ("a blue duck with a red bow", "a green duck without a bow"), so
   counting words does not tell; what each thing is does.
 
 What each person can see is read off the world (and re-derived from the picture by the tests),
@@ -59,13 +59,18 @@ TWO_SAME = (
     "are there too.",
     "{l.name} and {s.name} are in the {room}, where one {k} sits on the {x} and another just like it on the {y}.",
 )
-SEES_ONE = (
-    "From where {s.name} stands, {s.sub} can see the one on the {seen} but not the one on the {hidden}.",
-    "From where {s.name} stands, the one on the {hidden} is out of sight; the one on the {seen} is not.",
-    "The {occ} stands between {s.name} and the {hidden}, so {s.sub} has a clear view only of the {seen}.",
-    "{s.name} has a clear view of the {seen}, and the {occ} is in the way of the {hidden}.",
-    "Only the {seen} is in view for {s.name}: the {occ} keeps the {hidden} out of sight.",
-    "{s.name} cannot see past the {occ} to the {hidden}, but {s.sub} sees the {seen} well.",
+#: What the speaker can see, in two clauses told in either order with the same words: one says what is
+#: in view, one what is hidden.
+SEES_ONE: tuple[tuple[str, str], ...] = (
+    ("the {seen} is on {s.name}'s side of the {occ}", "the {hidden} is on the far side of the {occ}"),
+    ("{s.name} sees the {seen} in front of the {occ}", "{s.name} cannot see the {hidden} behind the {occ}"),
+    ("the {seen} is in view, not blocked by the {occ}", "the {hidden} is out of view, blocked by the {occ}"),
+    ("nothing stands between {s.name} and the {seen}", "the {occ} stands between {s.name} and the {hidden}"),
+    ("from {s.name}'s spot, the {seen} shows clearly", "from {s.name}'s spot, the {occ} hides the {hidden}"),
+    ("{s.name} has a clear view of the {seen}", "{s.name}'s view of the {hidden} ends at the {occ}"),
+    ("the one on the {seen} is where {s.name}'s eyes reach", "the one on the {hidden} is where the {occ} keeps it "
+     "out of sight"),
+    ("{s.name} can spot the {seen} easily", "the {occ} is in the way of the {hidden}"),
 )
 POINTS = (
     "{s.name} wants one {for_}, points and says, 'I want that one!'",
@@ -84,7 +89,7 @@ def reference_easy(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
     b.role(True, "")
     kind = rng.choice(lex.TOYS)
     colour = rng.choice(kind.colours)
-    surfaces = list(lex.SURFACES)[:: 1 if b.flip("near surface") else -1]  # which one the speaker sees
+    surfaces = list(lex.SURFACES)[:: 1 if b.cell("near surface", 2) else -1]  # which one the speaker sees
     near = Place("near", surfaces[0], "brown", x(0.25), name=f"the {surfaces[0]}")
     far = Place("far", surfaces[1], "brown", x(0.69), name=f"the {surfaces[1]}")
     occ = Occluder("occluder", rng.choice(lex.OCCLUDERS), x(0.465))
@@ -99,7 +104,10 @@ def reference_easy(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
              "seen": seen_kind, "hidden": hidden_kind, "for_": fill(rng.choice(WANTS_FOR), speaker)}
     text = [b.frame("two same", TWO_SAME).format(x=told[0], y=told[1], **slots)]
     if not image_dependent:
-        text.append(b.frame("sees one", SEES_ONE).format(**slots))
+        clauses = SEES_ONE[b.rng.randrange(len(SEES_ONE))]
+        b.facts.setdefault("frames", {})["sees one"] = SEES_ONE.index(clauses)  # type: ignore[union-attr]
+        first, second = b.arrange("sees one", [c.format(**slots) for c in clauses])
+        text.append(f"{cap(first)}; {second}.")
     text.append(b.frame("points", POINTS).format(**slots))
     where = {p.id: f"the one on {p.name}" for p in (near, far)}
     b.choose("meaning", b.wording(MEAN).format(**slots), list(where.values()), where[meant.location],
@@ -169,7 +177,7 @@ def reference_hard_referent(rng: random.Random, b: StoryBuilder, image_dependent
     the thing next to the Y he can see. Test: each sees a different Y (mistaken referent); control: both see
     the same one (the listener brings the right thing). Nothing is moved."""
     cast, w, x = _mirrored_room(rng)
-    test = b.role(b.flip("different views"), "both see the same landmark: the listener understands")
+    test = b.role(b.cell("different views", 2) == 1, "both see the same landmark: the listener understands")
     layout = (0.06, 0.94, 0.25, 0.71, 0.48) if test else (0.06, 0.2, 0.42, 0.82, 0.63)  # speaker, listener, ...
     speaker, listener = cast.child(x(layout[0])), cast.adult(x(layout[1]))
     kind, mark_kind = rng.sample([k for k in lex.TOYS if k.shape != "teddy"], 2)
@@ -213,7 +221,6 @@ def reference_hard_referent(rng: random.Random, b: StoryBuilder, image_dependent
           [f"{listener.name} brings the wrong one on purpose" if test else
            f"{listener.name} brings the other {kind.noun}",
            f"{listener.name} can see both {mark_kind.plural}"])
-    w.walk(listener.id, x(layout[2] + 0.17) if not test else x(0.88))
     w.hold(listener.id, given.id)
     handed = b.picture(w)  # the listener with the thing in hand
     b.choose("speaker wants", b.wording(REALLY_WANTED).format(**slots), names, f"the {meant.colour} one",
@@ -286,7 +293,7 @@ def reference_hard_perspective(rng: random.Random, b: StoryBuilder, image_depend
     biggest he knows of); controls: the speaker comes in (and means another one), or nothing is in the way.
     The three cells are balanced, and so is the size asked for."""
     cast, w, x = _mirrored_room(rng)
-    cell = CELLS[b.balanced("cell", 3)]
+    cell = CELLS[b.cell("cell", 3)]
     b.role(cell == CELLS[0], cell.replace("blocked", "blocked from the asked-for size"))
     big = b.flip("asks big")
     child, helper = cast.child(x(0.5)), cast.adult(x(0.5))
@@ -300,7 +307,10 @@ def reference_hard_perspective(rng: random.Random, b: StoryBuilder, image_depend
     for item in (setter, arriver, far, near):
         w.add(item)
     asked = 3 if big else 1
-    things = [Thing(f"thing{s}", kind, c, far.id if s == asked else near.id, size=s)
+    # the far table holds one thing alone: the asked-for one, behind the screen; with nothing in the way, one of
+    # the others (so that the thing standing alone is the answer no more often than any other)
+    alone = asked if cell != CELLS[2] else rng.choice([s for s in (3, 2, 1) if s != asked])
+    things = [Thing(f"thing{s}", kind, c, far.id if s == alone else near.id, size=s)
               for s, c in zip((3, 2, 1), colours, strict=True)]
     for thing in rng.sample(things, 3):
         w.add(thing)  # the setter, between the tables, sees each one put out
@@ -365,10 +375,10 @@ def _knows(w: World, agent: Agent, things: list[Thing], setter: Agent, chosen: T
 
 # --- interpretation ---------------------------------------------------------------------------
 
-_FEATURE = {"sunglasses": ("wearing sunglasses", "wearing {c} sunglasses", "with no sunglasses"),
-            "bow": ("with a bow", "with a {c} bow", "with no bow"),
-            "stripes": ("with stripes", "with {c} stripes", "with no stripes"),
-            "dots": ("with dots", "with {c} dots", "with no dots")}
+_FEATURE = {"sunglasses": ("wearing sunglasses", "wearing {c} sunglasses", "without sunglasses"),
+            "bow": ("with a bow", "with a {c} bow", "without a bow"),
+            "stripes": ("with stripes", "with {c} stripes", "without stripes"),
+            "dots": ("with dots", "with {c} dots", "without dots")}
 COLLECTS = ("{c.name} collects {ks}.", "{c.name} loves {ks}.", "{c.name} plays with {ks} every day.",
             "{c.name} has a row of {ks}.", "{c.name} keeps {ks} on a shelf.")
 ROW = ("On the shelf, from left to right, there are {listed}.", "The shelf holds, from left to right, {listed}.",
@@ -405,13 +415,13 @@ def interpretation(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
     kind = rng.choice([k for k in lex.TOYS if k.shape in ("duck", "teddy", "ball")])
     feature = rng.choice(("sunglasses", "bow") if kind.shape != "ball" else ("stripes", "dots"))
     c, c2, c3, c4 = rng.sample(lex.THING_COLOURS, 4)
-    colour_unique = b.flip("colour unique")
+    colour_unique = b.cell("colour unique", 2) == 1
     says_colour = b.flip("says colour")
-    # (colour, feature colour or None, or "" for 'with no ...'); the wanted one is (c, feature)
+    # (colour, feature colour, or "" for 'without ...'); the wanted one is (c, feature)
     specs: list[tuple[str, str | None]]
     if colour_unique:  # the feature fits two; the wanted colour is said twice: once as another thing's accessory
         specs = [(c, rng.choice([k for k in lex.THING_COLOURS if k != c])), (c2, c), (c3, ""), (c4, "")]
-    else:  # the colour fits two; the feature word is said as often: one accessory and three 'with no ...'
+    else:  # the colour fits two; the feature word is said as often: one accessory and three 'without ...'
         specs = [(c, rng.choice([k for k in lex.THING_COLOURS if k != c])), (c, ""), (c3, ""), (c4, "")]
     rng.shuffle(specs)
     w.add(Place("shelf", "shelf", "brown", 0.5, name="the shelf"))

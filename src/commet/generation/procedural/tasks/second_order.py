@@ -18,35 +18,40 @@ import random
 
 from commet.format.model import Rubric
 from commet.generation.procedural import lexicon as lex
-from commet.generation.procedural.builder import Cast, StoryBuilder, an, right_wrong
+from commet.generation.procedural.builder import Cast, StoryBuilder, an, cap, right_wrong
 from commet.generation.procedural.tasks.common import fill
 from commet.generation.procedural.world import Place, Thing, World
 
-SEEN = (
-    "{c.name} has seen two toys in the shop window, {t1} and {t2}.",
-    "In the shop window down the road there are two toys {c.name} loves: {t1} and {t2}.",
-    "{c.name} keeps talking about two toys from the shop, {t1} and {t2}.",
-    "All week {c.name} has dreamed of two toys at the shop: {t1} and {t2}.",
-    "The toy shop has {t1} and {t2} in its window, and {c.name} has seen them both.",
-)
+#: The first request, in a sentence that names both toys (in either order), so that no word of it marks the
+#: one asked for first.
 ASKS = (
-    "{c.name} asks {g1.name} and {g2.name} for {first} {occasion}.",
-    "'Can I have {first}?' {c.name} asks {g1.name} and {g2.name}; it is {occasion_bare}.",
-    "{c.name} tells {g1.name} and {g2.name} that {c.sub} would like {first} {occasion}.",
-    "{occasion_cap}, {c.name} asks {g1.name} and {g2.name} for {first}.",
-    "{c.name} begs {g1.name} and {g2.name} for {first} {occasion}.",
+    "{c.name} has seen {t1} and {t2} in the shop window, and asks {g1.name} and {g2.name} for {first} {occasion}.",
+    "Of the two toys in the shop window, {t1} and {t2}, {c.name} picks {first} and asks {g1.name} and {g2.name} "
+    "to buy it {occasion}.",
+    "{c.name} cannot decide between {t1} and {t2}, but in the end {c.sub} tells {g1.name} and {g2.name} that "
+    "{c.sub} would like {first} {occasion}.",
+    "{c.name} has two favourites in the shop window, {t1} and {t2}; {c.sub} says to {g1.name} and {g2.name}, "
+    "'Can I have {first}, please?'",
+    "In the shop window there are {t1} and {t2}. {occasion_cap}, {c.name} hopes to get {first} from {g1.name} and "
+    "{g2.name}.",
+    "{c.name} begs {g1.name} and {g2.name} to buy one of the two toys in the shop window, {t1} or {t2}: {first}, "
+    "{occasion}.",
 )
 STEPS_OUT = (
     "Then {p.name} steps out to the car to fetch the shopping bags.", "Then {p.name} goes out to the car for a moment.",
     "Then {p.name} goes outside to put something in the car.", "Then {p.name} heads out to the car to find the keys.",
     "Then {p.name} walks out to the car to get an umbrella.",
 )
+CALLS = ("Just then {c.name} changes {c.det} mind and calls out,", "A moment later {c.name} shouts,",
+         "Then {c.name} cries out,", "Right then {c.name} yells after {p.obj},", "Suddenly {c.name} says loudly,",
+         "At that moment {c.name} calls after {p.obj},")
+#: The change of mind: the new toy alone, or named twice beside the old one, so that the two are named
+#: equally often in every story, whichever comes first.
 CHANGES = (
-    "Just then {c.name} changes {c.det} mind and calls out, 'Wait! I want {second} instead!'",
-    "A moment later {c.name} calls out loudly, 'Actually, {second}, please!'",
-    "Then {c.name} shouts, 'I've changed my mind: {second}!'",
-    "Right then {c.name} calls, 'No, make it {second}!'",
-    "Suddenly {c.name} calls out, 'Please get me {second} after all!'",
+    "'Wait! I've changed my mind: {second}!'", "'Please get me {second} after all!'", "'Actually, I want {second}!'",
+    "'Change of plan: {second}!'", "'Make it {second}! {Second}, not {first}!'",
+    "'{Second} instead of {first}! Get {second}!'", "'Not {first}! {Second}! I want {second}!'",
+    "'Forget {first}: {second}, {second}!'", "'{First}? No! {Second}! Bring {second}!'",
 )
 HEARS = (
     "{q.name}, in the hall, hears it; {p.name}, outside, does not, because {noise}.",
@@ -99,17 +104,18 @@ def second_order_belief_desire(rng: random.Random, b: StoryBuilder, image_depend
     second = Thing("gift2", second_kind, rng.choice(second_kind.colours), shop.id)
     for item in (child, g1, g2, shop, bag, first, second):
         w.add(item)
-    test = b.role(b.flip("shopper missed it"), "the grown-up who heard the change goes to the shop")
+    test = b.role(b.cell("shopper missed it", 2) == 1, "the grown-up who heard the change goes to the shop")
     p, q = b.arrange("who steps out", [g1, g2])
     shopper = p if test else q
     occasion = fill(rng.choice(lex.GIFT_OCCASIONS), child)
     told = b.arrange("toys", [an(first.noun), an(second.noun)])
     at_shop = b.arrange("at the shop", [an(first.noun), an(second.noun)])
     slots = {"c": child, "g1": g1, "g2": g2, "p": p, "q": q, "s": shopper, "first": an(first.noun),
-             "second": an(second.noun), "occasion": occasion, "occasion_bare": occasion.removeprefix("for ")
+             "second": an(second.noun), "First": cap(an(first.noun)), "Second": cap(an(second.noun)), "occasion": occasion, "occasion_bare": occasion.removeprefix("for ")
              .removeprefix("as "), "occasion_cap": occasion[:1].upper() + occasion[1:]}
-    text = [b.frame("seen", SEEN).format(t1=told[0], t2=told[1], **slots), b.frame("asks", ASKS).format(**slots),
-            b.frame("steps out", STEPS_OUT).format(**slots), b.frame("changes", CHANGES).format(**slots),
+    text = [b.frame("asks", ASKS).format(t1=told[0], t2=told[1], **slots),
+            b.frame("steps out", STEPS_OUT).format(**slots),
+            b.frame("calls", CALLS).format(**slots) + " " + b.frame("changes", CHANGES).format(**slots),
             b.frame("hears", HEARS).format(noise=rng.choice(NOISES), **slots),
             b.frame("goes", GOES).format(**slots),
             b.frame("sold out", SOLD_OUT).format(t1=at_shop[0], t2=at_shop[1], **slots),
