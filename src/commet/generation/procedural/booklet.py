@@ -109,3 +109,17 @@ def feedback_kind(feedback: object) -> str:
     if getattr(feedback, "by_answer", None):
         return BY
     return RW if getattr(feedback, "right", None) or getattr(feedback, "wrong", None) else ""
+
+
+def _step(step: Step) -> str:
+    extra = f"; feedback {step.feedback}" if step.feedback else ""
+    return f"{step.asks} ({step.kind}{extra})"
+
+
+def booklet_table() -> list[str]:
+    """The table ``docs/tasks.md`` prints: per task, its test item, its questions in order, and its controls."""
+    rows = ["| task | test item (the booklet's) | questions, in order | controls beside it |", "|---|---|---|---|"]
+    for task, item in BOOKLET.items():
+        rows.append(f"| {task} | {item.test} | {' → '.join(_step(s) for s in item.steps)} | "
+                    f"{'; '.join(item.controls) or '-'} |")
+    return rows

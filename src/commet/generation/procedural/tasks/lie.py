@@ -153,7 +153,8 @@ def lie_vs_false_statement(rng: random.Random, b: StoryBuilder, image_dependent:
     if w1 is mate:
         w.leave(mate.id, "home")
     w.enter(p.id)
-    w.enter(victim.id)
+    if not victim.present:
+        w.enter(victim.id)
     w.enter(teacher.id)
     if not lies:
         w.guess(speaker.id, prize.id, outside.id)  # sees the empty desk and the open window: an honest guess

@@ -85,7 +85,8 @@ OPENS = ("{c.name} opens the bag and takes out what is inside.", "{c.name} opens
          "{c.name} unwraps what is in the bag.")
 THINKS = ("What does {s.name} think {c.name} wants", "Which toy does {s.name} think {c.name} wants",
           "What does {s.name} believe {c.name} wants")
-SORRY_WHY = ("Why does {s.name} say sorry?", "Why does {s.name} say 'I am sorry'?", "What makes {s.name} say sorry?")
+SORRY_WHY = ("Why does {s.name} say sorry?", "Why does {s.name} apologise to {c.name}?",
+             "What makes {s.name} say sorry?")
 WANTS = ("What does {c.name} want now", "Which toy does {c.name} want now", "What would {c.name} like now")
 GOT = ("What did {c.name} get", "Which toy did {c.name} get", "What was in the bag")
 SURPRISED = ("Is {c.name} surprised? Why or why not?", "Is {c.name} surprised by what is in the bag? Why or why not?",
