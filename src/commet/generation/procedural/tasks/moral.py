@@ -53,16 +53,16 @@ PUTS = (
 )
 SWAP = (
     "While {p.name} is {away}, {h.name} tidies up {why} and swaps the two papers round.",
-    "While {p.name} is {away}, {h.name} comes in {why} and puts each paper in the other box.",
+    "While {p.name} is {away}, {h.name} comes in {why} and puts each paper where the other one was.",
     "{h.name} uses the time while {p.name} is {away} to tidy up {why}, and swaps the two papers over.",
-    "While {p.name} is {away}, {h.name} mixes the papers up {why}, so that each ends up in the other's box.",
-    "While {p.name} is {away}, {h.name}, {why}, takes out the two papers and puts each back in the other box.",
+    "While {p.name} is {away}, {h.name} mixes the papers up {why}, so that each ends up in the other's place.",
+    "While {p.name} is {away}, {h.name}, {why}, takes out the two papers and puts each back where the other was.",
 )
 SWAP_PICTURE = (
     "{a.name} wears {a_shirt} top and {v.name} {v_shirt} one. Then one of the two goes out for a while, and "
     "{h.name} tidies up {why} and swaps the two papers round. The picture shows who is in the room then.",
     "{a.name} is in {a_shirt} top, {v.name} in {v_shirt} one. One of them leaves the room for a bit; meanwhile "
-    "{h.name}, {why}, puts each paper in the other box. The picture shows who stayed.",
+    "{h.name}, {why}, puts each paper where the other was. The picture shows who stayed.",
     "{a.name} has {a_shirt} top on and {v.name} {v_shirt} one. Later one of the two steps out, and {h.name} swaps "
     "the two papers over {why}. The picture shows who is there while {h.sub} does it.",
     "{a.name} wears {a_shirt} top; {v.name} wears {v_shirt} one. One of them goes out for a while, and {h.name} "
@@ -106,13 +106,13 @@ UNDONE = (
     "{h.name} sits down with {v.name} to make a new {short}; {v.name} is happy again.",
 )
 LOOK = ("{a.name} wants {a.det} {w1}. Where will {a.sub} look for it", "Where will {a.name} look for {a.det} {w1}",
-        "Which box will {a.name} open to get {a.det} {w1}")
+        "Which one will {a.name} open to get {a.det} {w1}")
 WHY_LOOK = ("Why will {a.sub} look there?", "Why does {a.name} look there?", "What makes {a.name} look there?")
 FEEL = ("How does {v.name} feel?", "How is {v.name} feeling now?", "How does {v.name} feel when {v.sub} sees it?")
 NAUGHTY = ("Is {a.name} naughty?", "Was {a.name} naughty?", "Is {a.name} being naughty?")
 TROUBLE = ("Should {a.name} be in trouble?", "Should {a.name} get into trouble?", "Should {a.name} be told off?")
 WHY = ("Why?", "Why do you think so?", "What makes you say that?")
-OWN_NOW = ("Where is {a.name}'s own {w1} now", "Where is {a.name}'s {w1} now", "In which box is {a.name}'s {w1} now")
+OWN_NOW = ("Where is {a.name}'s own {w1} now", "Where is {a.name}'s {w1} now", "In which one is {a.name}'s {w1} now")
 SAW = ("Did {a.name} see {h.name} swap the papers?", "Did {a.name} watch {h.name} swap the two papers?",
        "Was {a.name} there to see {h.name} swap the papers?")
 CRYING = ("Why is {v.name} crying?", "Why does {v.name} cry?", "What makes {v.name} cry?")

@@ -26,7 +26,7 @@ from commet.generation.procedural.builder import Cast, StoryBuilder, an, cap, jo
 from commet.generation.procedural.tasks.common import fill, room
 from commet.generation.procedural.world import Agent, Occluder, Place, Thing, World
 
-WANTS_FOR = ("for show-and-tell", "to put in {det} bag", "for a game", "for {det} tea party", "to show {det} friend",
+WANTS_FOR = ("for show-and-tell", "to take home", "for a game", "for {det} tea party", "to show {det} friend",
              "for the puppet show", "to take to bed", "for the photo", "for the race", "for the picnic")
 
 

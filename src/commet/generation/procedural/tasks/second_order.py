@@ -61,7 +61,7 @@ HEARS = (
     "{q.name}, still inside, hears it clearly; {p.name}, outside, misses it because {noise}.",
 )
 NOISES = ("the car engine is running", "a lorry is rumbling past", "the neighbour's lawnmower is roaring",
-          "the dog next door is barking", "the wind is howling", "the car radio is on", "a car alarm is going off",
+          "the neighbour's dog is barking", "the wind is howling", "the car radio is on", "a car alarm is going off",
           "the rain is drumming on the car roof")
 GOES = ("A little later, {s.name} goes to the shop.", "Later, {s.name} drives to the shop.",
         "Then {s.name} goes off to the shop.", "After that, {s.name} sets off for the shop.",
