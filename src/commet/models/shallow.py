@@ -9,7 +9,10 @@ and applied to held-out ones:
   sentence (or not), first or last in the turn's own story, the longest or shortest option,
   the one whose words the question itself uses, the k-th colour named;
 * ``cue word``: one word present in the story or not switches between two such rules (or
-  fixed answers: "yes", "happy", the second option...);
+  fixed answers: "yes", "happy", the second option...). Beside the story's words, the reader
+  counts the person the question asks about: named at least k times in the story, named first
+  or last of everyone (a story that tells a test item and its control with the characters
+  swapped between slots must name each slot as often);
 * ``anchor``: the option named right after or before one word, or in the same sentence
   (or, of two options, the other one);
 * ``context``: reads only the feedback texts and the earlier questions (and the current
@@ -37,6 +40,10 @@ from commet.format.model import StoryTurn, Turn
 from commet.text import normalize
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+#: A capitalised word after the question's first word: the people it names ("Is Mia naughty?").
+_PERSON = re.compile(r"(?<=\S )(?:(?:Mrs?|Ms)\. )?[A-Z][a-z]+(?: (?:Rosa|Jon))?")
+#: Counts of the asked person's name past this are not told apart.
+MAX_NAME_COUNT = 8
 _SENTENCE_END = re.compile(r"(?<=[.!?])['\u2019\"]?\s+")
 #: Words that never tell options apart (and "one", as in "the red one").
 _FUNCTION = frozenset({"a", "an", "the", "in", "into", "on", "onto", "to", "at", "from", "of", "with", "one", "ones",
@@ -264,6 +271,23 @@ def _earlier_rules(earlier: list[tuple[tuple[str, ...], int]], texts: tuple[str,
     return rules
 
 
+def _asked_person(question: str, story: str) -> frozenset[str]:
+    """Pseudo-words about the first person the question names: how often the story names them
+    (``@asked>=k``), and whether they are the first or the last person the story names."""
+    asked = _PERSON.findall(question)
+    if not asked:
+        return frozenset()
+    name = asked[0]
+    count = len(re.findall(rf"\b{re.escape(name)}\b", story))
+    words = {f"@asked>={k}" for k in range(1, min(count, MAX_NAME_COUNT) + 1)}
+    people = [m for m in _PERSON.findall(story)]
+    if people and people[0] == name:
+        words.add("@asked-named-first")
+    if people and people[-1] == name:
+        words.add("@asked-named-last")
+    return frozenset(words)
+
+
 def readings(storyturn: StoryTurn, closed: Callable[[str, int, Turn], object],
              scenes: Mapping[str, Mapping[str, object]] | None = None) -> list[Reading]:
     """The closed turns of a StoryTurn as shallow readers see them (``closed``: :func:`shortcut.closed_turn`)."""
@@ -319,7 +343,8 @@ def readings(storyturn: StoryTurn, closed: Callable[[str, int, Turn], object],
         found.append(Reading(
             task=storyturn.task, turn=k, story_id=storyturn.id, n=len(texts), texts=tuple(texts),
             right=shape.right, keyed=bool(turn.meta.get("keyed")),  # type: ignore[attr-defined]
-            words=frozenset(story.tokens), context_words=frozenset(context_text.tokens), picks=picks))
+            words=frozenset(story.tokens) | _asked_person(turn.question, " ".join(stories)),
+            context_words=frozenset(context_text.tokens), picks=picks))
         earlier.append((tuple(texts), right_index))
         context.append(turn.question)
     return found

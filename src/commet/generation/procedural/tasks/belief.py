@@ -39,8 +39,6 @@ PUTS = (
     "First {c1.name} puts {c1.det} {t1} in {p1}, then {c2.name} puts {c2.det} {t2} in {p2}.",
     "{c1.name} tucks {c1.det} {t1} into {p1} and {c2.name} tucks {c2.det} {t2} into {p2}.",
 )
-LEAVE = ("Then {p.name} {leaves}.", "After a while, {p.name} {leaves}.", "Soon {p.name} {leaves}.",
-         "A moment later, {p.name} {leaves}.", "Then, for a little while, {p.name} {leaves}.")
 SWAP = (
     "While {p.name} is {away}, {m.name} swaps the {a} and the {b} round {why}.",
     "While {p.name} is {away}, {m.name} comes by {why} and puts the {a} where the {b} was and the {b} where the "
@@ -99,7 +97,7 @@ class _Swapped:
         w.add(self.theirs)
         self.test = b.role(b.cell("owner away", 2) == 1, "true belief: the owner stays and sees the swap")
         self.p, self.q = (self.owner, self.other) if self.test else (self.other, self.owner)
-        leaves, away, to = leaving(rng, self.p)
+        _, away, to = leaving(rng, self.p)  # "while she is away" tells the leaving: each slot is named once
         names = b.arrange("names", [self.owner, self.other])
         boxes = b.arrange("boxes", [self.first, self.second])
         clauses = b.arrange("puts", [(self.owner, self.thing, self.first), (self.other, self.theirs, self.second)])
@@ -111,7 +109,6 @@ class _Swapped:
             _fmt(b.frame("intro", INTRO), names=f"{names[0].name}, {names[1].name} and {self.mover.name}",
                  room=w.room, boxes=" and ".join(an(p.name.removeprefix("the ")) for p in boxes)),
             _fmt(b.frame("puts", PUTS), c1=c1, c2=c2, t1=t1.noun, t2=t2.noun, p1=p1.name, p2=p2.name),
-            _fmt(b.frame("leave", LEAVE), p=self.p, leaves=leaves),
             _fmt(b.frame("swap", SWAP), p=self.p, away=away, m=self.mover, a=named[0].noun, b=named[1].noun,
                  why=rng.choice(TIDY_REASONS)),
             _fmt(b.frame("witness", WITNESS), q=self.q),
@@ -356,7 +353,7 @@ def expectation_false_belief(rng: random.Random, b: StoryBuilder, image_dependen
     child.beliefs["expected"] = "lunchbox"  # every day the lunchbox holds the usual food
     w.wish(child.id, wants.noun)
     w.wish(sib.id, sib_wants.noun)
-    leaves, away, to = leaving(rng, p)
+    _, away, to = leaving(rng, p)
     c1, c2 = b.arrange("names", [child, sib])
     food = {child.id: an(mine.noun), sib.id: an(theirs.noun)}
     hope = {child.id: an(wants.noun), sib.id: an(sib_wants.noun)}

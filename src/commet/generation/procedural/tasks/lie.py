@@ -52,11 +52,13 @@ TAKES_PICTURE = (
     "{s.name}'s top is {s_col} and {o.name}'s is {o_col}. One of the two fetches a book, and the other hides the "
     "{prize} in a pocket; the picture shows who stayed.",
 )
+#: Who sees the prize taken, without naming the taker again (each slot is named once in every cell).
 SEES = (
-    "{w1.name}, standing at the door, sees {q.name} take it; {w2.name} is out in the playground and sees nothing.",
+    "{w1.name}, standing at the door, sees who takes it; {w2.name} is out in the playground and sees nothing.",
     "From the door, {w1.name} sees it happen; {w2.name} is outside on the swings and misses it.",
-    "{w1.name} is just coming in at the door and sees {q.name} do it, but {w2.name} is still out in the playground.",
-    "At the door, {w1.name} watches {q.name} take it; {w2.name}, out in the playground, sees none of it.",
+    "{w1.name} is just coming in at the door and sees the whole thing, but {w2.name} is still out in the "
+    "playground.",
+    "At the door, {w1.name} watches it all; {w2.name}, out in the playground, sees none of it.",
     "{w1.name} sees it all from the door; {w2.name} is away in the playground.",
 )
 SEES_PICTURE = (
@@ -83,12 +85,15 @@ REPEATS = (
     "At home time {v.name} wants the prize, and {o.name} says to {v.obj}, 'It is gone. {excuse}'",
     "{v.name} asks {o.name} about the prize later, and {o.name} says, '{excuse}'",
 )
+#: The end, told without naming who took it (both cells name everyone equally often).
 REAL_LOSS = (
-    "{q.name}, feeling guilty, slips the {prize} back onto the desk, but {later}, so this time it really is lost.",
-    "Feeling bad, {q.name} puts the {prize} back on the desk; then {later}, and now it really is gone.",
-    "{q.name} secretly returns the {prize} to the desk. Just then {later}: this time it is truly lost.",
-    "Later {q.name} puts the {prize} back, but {later}, and the {prize} really is lost now.",
-    "{q.name} puts the {prize} back on the desk, feeling guilty; sadly, {later}, so now it really is gone.",
+    "Feeling guilty, the one who took it slips the {prize} back onto the desk, but {later}, so this time it really "
+    "is lost.",
+    "Feeling bad, the child who took it puts the {prize} back on the desk; then {later}, and now it really is gone.",
+    "Whoever took it secretly returns the {prize} to the desk. Just then {later}: this time it is truly lost.",
+    "Later the {prize} is put back on the desk by the one who took it, but {later}, and it really is lost now.",
+    "The one who took the {prize} puts it back on the desk, feeling guilty; sadly, {later}, so now it really is "
+    "gone.",
 )
 #: (what the speaker claims happened, a later event that makes it come true).
 EXCUSES: tuple[tuple[str, str], ...] = (
@@ -106,9 +111,9 @@ LYING_WHY = ("Is {o.name} lying? Why or why not?", "Is {o.name} telling a lie? W
              "Is what {o.name} says a lie? Why or why not?")
 FEEL = ("How does {v.name} feel about the {prize}", "How does {v.name} feel now about the prize",
         "How is {v.name} feeling about the {prize}")
-WHY_FEEL = ("The {prize} is safe in {q.name}'s pocket. Why does {v.name} feel that way?",
-            "The {prize} is really in {q.name}'s pocket. Why does {v.name} feel like that?",
-            "{q.name} has the {prize} safe in a pocket. What makes {v.name} feel that way?")
+WHY_FEEL = ("The {prize} is safe in a pocket. Why does {v.name} feel that way?",
+            "The {prize} is really in a pocket, not lost. Why does {v.name} feel like that?",
+            "The {prize} is safe in a child's pocket. What makes {v.name} feel that way?")
 BACK_THEN = ("Think back to what {s.name} told {t.name}. Was that a lie? Why or why not?",
              "When {s.name} answered {t.name} earlier, was {s.sub} lying? Why or why not?",
              "Was {s.name} lying when {s.sub} answered {t.name}? Why or why not?")
@@ -165,7 +170,6 @@ def lie_vs_false_statement(rng: random.Random, b: StoryBuilder, image_dependent:
              feedback=right_wrong("That's right.", f"Think about what {speaker.name} knew when speaking."))
     repeat = w.say_where(other.id, prize.id, outside.id)
     other_lies = w.is_lie(repeat)
-    slot = f"the one who took it is {q.name}."
     b.yes_no("other lying", b.wording(LYING_WHY).format(**slots), other_lies,
              why=(f"Because {other.sub} took it {other.refl}, so {other.sub} knows where it is." if other_lies else
                   f"Because {other.sub} does not know {speaker.name} has it; {other.sub} believes what "
@@ -178,7 +182,7 @@ def lie_vs_false_statement(rng: random.Random, b: StoryBuilder, image_dependent:
                                              f"{other.name} knows {speaker.name} has it" if not other_lies else
                                              f"{other.name} believes the {prize_word} is outside"]),
              story=b.frame("repeats", REPEATS).format(**slots), image=b.picture(w),
-             feedback=right_wrong(f"Yes: {slot}", f"Look again: {slot}"))
+             feedback=right_wrong("That's right.", "Think again about who took it."))
     b.yes_no("other knows", b.wording(KNOWS).format(x=other, **slots), w.belief(other.id, prize.id) == prize.location)
     lost = w.believes_lost(victim.id, prize.id)
     feeling = "sad" if lost else "fine"

@@ -139,7 +139,7 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_beli
     knew = (b.cell("knowing", 2) == 1) != true_belief  # the pair's members with one index always differ in this fact
     b.role(knew == true_belief, "the actor saw the swap" if not true_belief else "the actor was away")
     p, q = (victim, actor) if knew else (actor, victim)
-    leaves, away, to = leaving(rng, p)
+    _, away, to = leaving(rng, p)  # "while she is away" tells the leaving: each slot is named once
     why = rng.choice(TIDY_REASONS)
     names = b.arrange("names", [actor, victim])
     (c1, w1, p1), (c2, w2, p2) = b.arrange("puts", [(actor, own_word, first), (victim, victim_word, second)])
@@ -153,8 +153,7 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_beli
     if image_dependent:
         text.append(b.frame("swap", SWAP_PICTURE).format(**slots))
     else:
-        text += [f"Then {p.name} {leaves}.", b.frame("swap", SWAP).format(**slots),
-                 b.frame("witness", WITNESS).format(q=q)]
+        text += [b.frame("swap", SWAP).format(**slots), b.frame("witness", WITNESS).format(q=q)]
     text.append(b.frame("later", LATER).format(**slots))
     story = " ".join(text)
     w.put(actor.id, own.id, first.id)

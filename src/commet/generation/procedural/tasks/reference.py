@@ -257,19 +257,21 @@ COLOURS_ARE = (
 )
 COMES_IN = ("Then {y.name} comes in.", "Then {y.name} walks in.", "A moment later {y.name} comes into the room.",
             "Now {y.name} arrives.", "After that, {y.name} comes in too.")
+#: Who sees what once the one who came in stands still; each names both people once, so that neither slot is
+#: named more often than the other in any cell.
 HIDES = (
-    "From where {z.name} stands, the {occ} hides the {r} one.",
-    "The {occ} is between {z.name} and the {r} one, so {z.name} cannot see it.",
-    "{z.name} cannot see the {r} one: it is behind the {occ} from where {z.sub} stands.",
-    "The {r} one is out of {z.name}'s sight, behind the {occ}.",
-    "Where {z.name} stands, the {occ} blocks {z.det} view of the {r} one.",
+    "From where {z.name} stands, the {occ} hides the {r} one; {x.name} put it there.",
+    "The {occ} is between {z.name} and the {r} one, which {x.name} put behind it.",
+    "{z.name} cannot see the {r} one: it is behind the {occ}, where {x.name} put it.",
+    "The {r} one is out of {z.name}'s sight, behind the {occ}; {x.name} knows it is there.",
+    "Where {z.name} stands, the {occ} blocks the view of the {r} one, which {x.name} set down there.",
 )
 OPEN_VIEW = (
-    "Nothing is in anyone's way: everyone can see all three.",
-    "There is nothing in the way, so everyone can see all three.",
-    "All three are in plain view for everyone.",
-    "Nothing blocks anyone's view of the three.",
-    "Both of them can see all three from where they stand.",
+    "Nothing is in anyone's way: {x.name} and {y.name} can see all three.",
+    "There is nothing in the way, so {x.name} and {y.name} can see all three.",
+    "All three are in plain view for {x.name} and {y.name}.",
+    "Nothing blocks the view of the three, for {x.name} or for {y.name}.",
+    "{x.name} and {y.name} can both see all three from where they stand.",
 )
 ASK_SIZE = (
     "{c.name} wants the {r} one {for_} and says to {h.name}, 'Please give me the {r} {k}!'",

@@ -38,9 +38,11 @@ ASKS = (
     "{occasion}.",
 )
 STEPS_OUT = (
-    "Then {p.name} steps out to the car to fetch the shopping bags.", "Then {p.name} goes out to the car for a moment.",
-    "Then {p.name} goes outside to put something in the car.", "Then {p.name} heads out to the car to find the keys.",
-    "Then {p.name} walks out to the car to get an umbrella.",
+    "Then {p.name} steps out to the car to fetch the shopping bags, and {q.name} stays in the hall.",
+    "Then {p.name} goes out to the car for a moment, while {q.name} stays inside.",
+    "Then {p.name} goes outside to put something in the car; {q.name} stays in the hall.",
+    "Then {p.name} heads out to the car to find the keys, and {q.name} waits inside.",
+    "Then {p.name} walks out to the car to get an umbrella, while {q.name} stays in the hall.",
 )
 CALLS = ("Just then {c.name} changes {c.det} mind and calls out,", "A moment later {c.name} shouts,",
          "Then {c.name} cries out,", "Right then {c.name} yells after {p.obj},", "Suddenly {c.name} says loudly,",
