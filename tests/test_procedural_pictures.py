@@ -18,7 +18,7 @@ from commet.generation.procedural import GENERATORS, IMAGE_DEPENDENT_TASKS, gene
 from commet.generation.procedural.render import draw_picture
 
 #: Tasks whose stories show more than one picture.
-UNFOLDING = ("false_belief_location", "expectation_false_belief", "reference_hard_referent", "moral_false_belief",
+UNFOLDING = ("false_belief_location", "expectation_false_belief", "moral_false_belief",
              "moral_true_belief", "lie_vs_false_statement", "second_order_belief_desire")
 KEYS = ("agents", "places", "objects", "occluders")
 PAD = 14  # outlines, ears, handles and lids may reach a little past an entity's box

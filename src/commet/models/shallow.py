@@ -18,7 +18,8 @@ and applied to held-out ones:
 * ``context``: reads only the feedback texts and the earlier questions (and the current
   question): which option they name, and cue words in them;
 * ``picture``: reads the scene of the latest picture, never the text: the biggest, middle or
-  smallest thing among the options, the leftmost or rightmost.
+  smallest thing among the options, the leftmost or rightmost, the nearest to or farthest from a
+  person the question names.
 
 A rule that does not apply to an item (no option mentioned, no scene) answers the first
 option (or "yes"), which a balanced set makes a chance answer. The earlier answers' key is a
@@ -227,8 +228,10 @@ def _context_rules(found: list[tuple[int, int]], feedback: list[tuple[int, int]]
     return rules
 
 
-def _scene_rules(scene: Mapping[str, object] | None, keys: Sequence[tuple[str, ...]]) -> dict[object, int]:
-    """Size and left-to-right rank of the things (or places) the options name, in the scene."""
+def _scene_rules(scene: Mapping[str, object] | None, keys: Sequence[tuple[str, ...]], question: str = ""
+                 ) -> dict[object, int]:
+    """Size and left-to-right rank of the things (or places) the options name, in the scene, and which of
+    them stands nearest to (or farthest from) each person the question names, in the order it names them."""
     if not scene:
         return {}
     entities = [*scene.get("objects", []), *scene.get("places", [])]  # type: ignore[misc]
@@ -256,6 +259,13 @@ def _scene_rules(scene: Mapping[str, object] | None, keys: Sequence[tuple[str, .
         rules.update({"leftmost": by_x[0], "rightmost": by_x[-1]})
         if len(by_x) == 3:
             rules["middle"] = by_x[1]
+        people = {str(a.get("name")): a for a in scene.get("agents", [])}  # type: ignore[attr-defined]
+        for rank, name in enumerate(n for n in dict.fromkeys(_PERSON.findall(question)) if n in people):
+            ax = (people[name]["bbox"][0] + people[name]["bbox"][2]) / 2
+            distance = [abs(x - ax) for x in xs]
+            if len(set(distance)) == len(distance):
+                rules[f"nearest to person {rank + 1}"] = distance.index(min(distance))
+                rules[f"farthest from person {rank + 1}"] = distance.index(max(distance))
     return rules
 
 
@@ -333,7 +343,7 @@ def readings(storyturn: StoryTurn, closed: Callable[[str, int, Turn], object],
             order |= _form_rules([normalize(o) for o in options], Text.of([question_only]), keys)
             picks["order"] = order
             picks["anchor"] = _anchor_rules(story_found, story, len(options))
-            picks["picture"] = _scene_rules(latest_scene, keys)
+            picks["picture"] = _scene_rules(latest_scene, keys, turn.question)
         else:
             picks["order"], picks["anchor"], picks["picture"] = {}, {}, {}
         picks["context"] = _context_rules(mentions(context_text, keys), mentions(Text.of(feedback_now), keys),

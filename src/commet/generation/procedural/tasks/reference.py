@@ -83,16 +83,26 @@ MEAN = ("Which {k} does {s.name} mean", "Which {k} does {s.name} want", "Which o
 KNOW = ("How do you know?", "How can you tell?", "What tells you that?")
 
 
+#: Where the speaker, the listener, the screen and the surface seen and the one hidden (from the speaker)
+#: stand: the speaker at one end, nearer to what she sees; or in the middle, nearer to what is hidden.
+EASY_LAYOUTS: tuple[dict[str, float], ...] = (
+    {"speaker": 0.06, "seen": 0.25, "screen": 0.465, "hidden": 0.69, "listener": 0.94},
+    {"hidden": 0.08, "screen": 0.28, "speaker": 0.43, "listener": 0.62, "seen": 0.82},
+)
+
+
 def reference_easy(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
     cast, w, x = _mirrored_room(rng)
-    speaker, listener = cast.child(x(0.06)), cast.adult(x(0.94))
     b.role(True, "")
+    surfaces = list(lex.SURFACES)[:: 1 if b.cell("near surface", 2) else -1]  # which one the speaker sees
+    # the thing the speaker sees is the nearer one in half the layouts, the farther one in the other half
+    spots = EASY_LAYOUTS[b.flip("layout")]
+    speaker, listener = cast.child(x(spots["speaker"])), cast.adult(x(spots["listener"]))
     kind = rng.choice(lex.TOYS)
     colour = rng.choice(kind.colours)
-    surfaces = list(lex.SURFACES)[:: 1 if b.cell("near surface", 2) else -1]  # which one the speaker sees
-    near = Place("near", surfaces[0], "brown", x(0.25), name=f"the {surfaces[0]}")
-    far = Place("far", surfaces[1], "brown", x(0.69), name=f"the {surfaces[1]}")
-    occ = Occluder("occluder", rng.choice(lex.OCCLUDERS), x(0.465))
+    near = Place("near", surfaces[0], "brown", x(spots["seen"]), name=f"the {surfaces[0]}")
+    far = Place("far", surfaces[1], "brown", x(spots["hidden"]), name=f"the {surfaces[1]}")
+    occ = Occluder("occluder", rng.choice(lex.OCCLUDERS), x(spots["screen"]))
     things = [Thing("thing1", kind, colour, near.id), Thing("thing2", kind, colour, far.id)]
     for item in (speaker, listener, near, far, occ, *things):
         w.add(item)
@@ -172,13 +182,27 @@ REALLY_WANTED = ("Which {k} did {s.name} really want", "Which one did {s.name} m
 HOW_KNEW = ("How did you know?", "How can you tell?", "What tells you that?")
 
 
+#: Layouts of the referent item: where the speaker, the listener, the screen and the two surfaces stand. ``near``
+#: is the surface the speaker sees. With one screen, whoever stands at the end is nearer to what they see; the
+#: other one stands by the screen, nearer to what it hides: per cell, each person is nearer to what they see in
+#: half the layouts (so "the thing nearest to her" is no cue).
+REFERENT_LAYOUTS: dict[bool, tuple[dict[str, float], ...]] = {
+    True: ({"near": 0.035, "speaker": 0.42, "screen": 0.57, "far": 0.78, "listener": 0.98},  # each sees one side
+           {"far": 0.035, "listener": 0.42, "screen": 0.57, "near": 0.78, "speaker": 0.98}),
+    False: ({"near": 0.08, "speaker": 0.3, "listener": 0.45, "screen": 0.6, "far": 0.81},  # both see one side
+            {"near": 0.08, "listener": 0.3, "speaker": 0.45, "screen": 0.6, "far": 0.81}),
+}
+
+
 def reference_hard_referent(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
     """'The X next to the Y' picks out the thing next to the Y the speaker can see; the listener takes it for
     the thing next to the Y he can see. Test: each sees a different Y (mistaken referent); control: both see
     the same one (the listener brings the right thing). Nothing is moved."""
     cast, w, x = _mirrored_room(rng)
     test = b.role(b.cell("different views", 2) == 1, "both see the same landmark: the listener understands")
-    layout = (0.06, 0.94, 0.25, 0.71, 0.48) if test else (0.06, 0.2, 0.42, 0.82, 0.63)  # speaker, listener, ...
+    layout_index = int(b.flip("layout"))
+    spots = REFERENT_LAYOUTS[test][layout_index]
+    layout = (spots["speaker"], spots["listener"], spots["near"], spots["far"], spots["screen"])
     speaker, listener = cast.child(x(layout[0])), cast.adult(x(layout[1]))
     kind, mark_kind = rng.sample([k for k in lex.TOYS if k.shape != "teddy"], 2)
     colours = rng.sample(kind.colours, 2)
@@ -189,7 +213,13 @@ def reference_hard_referent(rng: random.Random, b: StoryBuilder, image_dependent
     occ = Occluder("occluder", rng.choice(lex.OCCLUDERS), x(layout[4]))
     mine, theirs = Thing("target", kind, colours[0], near.id), Thing("other", kind, colours[1], far.id)
     mark1, mark2 = Thing("mark1", mark_kind, mark_colour, near.id), Thing("mark2", mark_kind, mark_colour, far.id)
-    for item in (speaker, listener, near, far, occ, mine, mark1, theirs, mark2):
+    # on each surface the thing stands beside its landmark: away from the screen on the side the person nearer to
+    # what is hidden sees, toward it on the other (so each person is nearer to what they see in half the layouts)
+    hidden_nearer_sees_near = not (test and layout_index == 1)  # in that layout the listener stands by the screen
+    screen_right = x(layout[4]) > x(layout[2])  # of the near surface; things stand left to right as put down
+    near_items = (mine, mark1) if screen_right == hidden_nearer_sees_near else (mark1, mine)
+    far_items = (theirs, mark2) if screen_right == hidden_nearer_sees_near else (mark2, theirs)
+    for item in (speaker, listener, near, far, occ, *near_items, *far_items):
         w.add(item)
 
     def next_to_mark(agent: Agent) -> Thing:
@@ -221,10 +251,8 @@ def reference_hard_referent(rng: random.Random, b: StoryBuilder, image_dependent
           [f"{listener.name} brings the wrong one on purpose" if test else
            f"{listener.name} brings the other {kind.noun}",
            f"{listener.name} can see both {mark_kind.plural}"])
-    w.hold(listener.id, given.id)
-    handed = b.picture(w)  # the listener with the thing in hand
     b.choose("speaker wants", b.wording(REALLY_WANTED).format(**slots), names, f"the {meant.colour} one",
-             story=b.frame("brings", BRINGS).format(**slots), image=handed,
+             story=b.frame("brings", BRINGS).format(**slots),
              feedback=right_wrong(f"Yes, {listener.name} brings the {given.colour} one.",
                                   f"Not quite: {listener.name} brings the {given.colour} one."))
     b.why("how knew", b.wording(HOW_KNEW),
@@ -302,9 +330,9 @@ def reference_hard_perspective(rng: random.Random, b: StoryBuilder, image_depend
     setter, arriver = (helper, child) if cell == CELLS[1] else (child, helper)
     kind = rng.choice([k for k in lex.TOYS if k.shape != "book"])
     colours = rng.sample(kind.colours, 3)
-    far, near = (Place("far", "table", "brown", x(0.27), name="the first table"),
-                 Place("near", "table", "brown", x(0.69), name="the second table"))
-    setter.x = x(0.5)
+    far, near = (Place("far", "table", "brown", x(0.07), name="the first table"),
+                 Place("near", "table", "brown", x(0.51), name="the second table"))
+    setter.x = x(0.3)  # between the tables while setting out: sees each thing put down
     arriver.present = False  # comes in after the things are set out
     for item in (setter, arriver, far, near):
         w.add(item)
@@ -316,10 +344,12 @@ def reference_hard_perspective(rng: random.Random, b: StoryBuilder, image_depend
               for s, c in zip((3, 2, 1), colours, strict=True)]
     for thing in rng.sample(things, 3):
         w.add(thing)  # the setter, between the tables, sees each one put out
-    w.walk(setter.id, x(0.07))
+    # both end up on the near table's side, in either order, so that nobody stands nearest to what they see
+    setter_spot, arriver_spot = (0.72, 0.88) if b.flip("setter inside") else (0.88, 0.72)
+    w.walk(setter.id, x(setter_spot))
     if cell != CELLS[2]:
-        w.add(Occluder("occluder", rng.choice(lex.OCCLUDERS), x(0.47)))
-    arriver.x = x(0.92)
+        w.add(Occluder("occluder", rng.choice(lex.OCCLUDERS), x(0.29)))
+    arriver.x = x(arriver_spot)
     w.enter(arriver.id)
     pick = max if big else min
     wanted = pick((w.things[t] for t in child.beliefs), key=lambda t: t.size)
@@ -354,7 +384,7 @@ def reference_hard_perspective(rng: random.Random, b: StoryBuilder, image_depend
     other = next(t for t in things if t is not wanted and (t is given or given is wanted))
     b.why("how knew", b.wording(HOW_KNEW), f"Because {key2}", key2,
           [f"{child.name} wanted the {other.colour} one", f"{child.name} wants the {r} one of all three"
-           if len(child.beliefs) < 3 else f"{child.name} cannot see the {wanted.colour} one"],
+           if len(child.beliefs) < 3 else f"{child.name} does not know about the {wanted.colour} one"],
           feedback=right_wrong(f"That's right, {child.name} wanted the {wanted.colour} one.",
                                f"Actually, {child.name} wanted the {wanted.colour} one."))
     b.facts.update(log=w.record(), thing=kind.noun, helper_sees=w.visible_things(helper.id), wanted=wanted.id,
