@@ -12,8 +12,9 @@ if TYPE_CHECKING:
     from commet.format.dataset import Dataset
     from commet.models.shortcut import Audit
 
-#: A cell this many points above chance is marked with '!' in the table.
-FLAG_POINTS = 10.0
+#: A cell this many points above chance is marked with '!' in the table: per task, and over all tasks (the
+#: gates the project's audit test applies).
+FLAG_TASK_POINTS, FLAG_OVERALL_POINTS = 15.0, 10.0
 
 
 def register(app: typer.Typer) -> None:
@@ -40,7 +41,7 @@ def register(app: typer.Typer) -> None:
         two such rules), anchor (the option next to one word), context (only the feedback and the
         questions), picture (sizes and left-to-right order in the scene). Each rule is chosen per
         task and turn. 'earlier answers' copies an earlier expected answer (shown, never gated).
-        Cells more than 10 points above chance are marked with '!'. Turns keyed to the
+        Cells more than 15 points above chance on a task, or 10 over all tasks, are marked with '!'. Turns keyed to the
         respondent's own pick (the booklet's desire and belief items) are shown apart.
         """
         import math
@@ -123,7 +124,7 @@ def _print_table(result: "Audit", against: str | None) -> None:
     """The audit as a table: one task a line, one predictor a column, chance beside."""
     from rich.table import Table
 
-    from commet.models.shortcut import ALL_FAMILIES, BLIND
+    from commet.models.shortcut import ALL_FAMILIES, BLIND, OVERALL
 
     parts = (f"trained on {result.dataset} and {against}, each scored on the other" if against else
              f"two-fold over halves of {result.train} and {result.test} StoryTurns")
@@ -135,8 +136,8 @@ def _print_table(result: "Audit", against: str | None) -> None:
                  "minds" if not designed else
                  "Turns keyed to the respondent's own pick (designed that way: 'the same as' / 'the other one than "
                  "your pick'; not gated)")
-        table = Table(title=title, caption="! more than 10 points above chance; 'earlier answers' is shown, never gated"
-                      if not designed else None)
+        table = Table(title=title, caption="! more than 15 points above chance on a task, or 10 over all tasks; "
+                                           "'earlier answers' is shown, never gated" if not designed else None)
         for column in ("task", "closed turns", "chance %", *ALL_FAMILIES):
             table.add_column(column, justify="left" if column == "task" else "right")
         for task in rows:
@@ -144,7 +145,8 @@ def _print_table(result: "Audit", against: str | None) -> None:
             cells = []
             for family in ALL_FAMILIES:
                 line = result.line(task, family, designed)
-                flag = "!" if line.turns and line.excess > FLAG_POINTS and not designed else ""
+                limit = FLAG_OVERALL_POINTS if task == OVERALL else FLAG_TASK_POINTS
+                flag = "!" if line.turns and line.excess > limit and not designed else ""
                 cells.append(f"{100 * line.accuracy:.1f}{flag}")
             table.add_row(task, str(base.turns), f"{100 * base.chance_rate:.1f}", *cells)
         console.print(table)

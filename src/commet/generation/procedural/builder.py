@@ -120,8 +120,9 @@ class StoryBuilder:
         self.crossed = (key, n)
         return value
 
-    def frame(self, key: str, pool: Sequence[str]) -> str:
-        """One frame of a critical sentence, drawn independently of the answer; remembered in the facts."""
+    def frame(self, key: str, pool: Sequence[T]) -> T:
+        """One frame of a critical sentence (a template, or clauses to order), drawn independently of the
+        answer; which one is remembered in the facts."""
         assert len(pool) >= MIN_FRAMES, f"{key}: {len(pool)} frames"
         k = self.rng.randrange(len(pool))
         frames = self.facts.setdefault("frames", {})

@@ -171,6 +171,10 @@ class World:
         for agent in self.agents.values():
             self._look(agent)
 
+    def add_all(self, *items: Agent | Thing | Place | Occluder) -> None:
+        for item in items:
+            self.add(item)
+
     def all_ids(self) -> set[str]:
         return {*self.agents, *self.things, *self.places, *self.occluders}
 

@@ -343,8 +343,7 @@ def expectation_false_belief(rng: random.Random, b: StoryBuilder, image_dependen
     expected = Thing("expected", mine, rng.choice(mine.colours), "cupboard")
     packed = Thing("packed", theirs, rng.choice(theirs.colours), "cupboard")
     other_food = Thing("swapped", mine, expected.colour, "cupboard")
-    for item in (*boxes, expected, packed, other_food):
-        w.add(item)
+    w.add_all(*boxes, expected, packed, other_food)
     test = b.role(b.cell("away", 2) == 1, "true belief: the child watches the packing")
     p, q = (child, sib) if test else (sib, child)
     wants_usual = b.flip("wants usual")

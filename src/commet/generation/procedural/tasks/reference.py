@@ -104,8 +104,7 @@ def reference_easy(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
     far = Place("far", surfaces[1], "brown", x(spots["hidden"]), name=f"the {surfaces[1]}")
     occ = Occluder("occluder", rng.choice(lex.OCCLUDERS), x(spots["screen"]))
     things = [Thing("thing1", kind, colour, near.id), Thing("thing2", kind, colour, far.id)]
-    for item in (speaker, listener, near, far, occ, *things):
-        w.add(item)
+    w.add_all(speaker, listener, near, far, occ, *things)
     meant = next(t for t in things if w.can_see(speaker.id, t.id))
     hidden = next(t for t in things if t.id != meant.id)
     seen_kind, hidden_kind = w.places[meant.location].kind, w.places[hidden.location].kind
@@ -114,9 +113,7 @@ def reference_easy(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
              "seen": seen_kind, "hidden": hidden_kind, "for_": fill(rng.choice(WANTS_FOR), speaker)}
     text = [b.frame("two same", TWO_SAME).format(x=told[0], y=told[1], **slots)]
     if not image_dependent:
-        clauses = SEES_ONE[b.rng.randrange(len(SEES_ONE))]
-        b.facts.setdefault("frames", {})["sees one"] = SEES_ONE.index(clauses)  # type: ignore[union-attr]
-        first, second = b.arrange("sees one", [c.format(**slots) for c in clauses])
+        first, second = b.arrange("sees one", [c.format(**slots) for c in b.frame("sees one", SEES_ONE)])
         text.append(f"{cap(first)}; {second}.")
     text.append(b.frame("points", POINTS).format(**slots))
     where = {p.id: f"the one on {p.name}" for p in (near, far)}
@@ -156,12 +153,17 @@ LANDMARKS_PICTURE = (
     "There are two {ks} in the {room}, one on the {x} and one on the {y}, and beside each is {an_m} of the same "
     "kind. {l.name} and {s.name} are in the room as well.",
 )
+#: What each person can see, naming for each the side seen and the side hidden (so that both surfaces are named
+#: as often whether the two see different sides or the same one).
 VIEWS = (
-    "From where {s.name} stands, only the {sv} can be seen; from where {l.name} stands, only the {lv}.",
-    "The {occ} is in the way: {s.name} can see only the {sv}, and {l.name} can see only the {lv}.",
-    "Because of the {occ}, {s.name} sees nothing but the {sv}, and {l.name} nothing but the {lv}.",
-    "{s.name} has a view of the {sv} and not of the other; {l.name} has a view of the {lv} and not of the other.",
-    "With the {occ} where it is, the {sv} is all {s.name} can see, and the {lv} is all {l.name} can see.",
+    "From where {s.name} stands, only the {sv} can be seen, not the {sh}; from where {l.name} stands, only the "
+    "{lv}, not the {lh}.",
+    "The {occ} is in the way: {s.name} can see the {sv} but not the {sh}, and {l.name} can see the {lv} but not "
+    "the {lh}.",
+    "Because of the {occ}, {s.name} sees the {sv} and not the {sh}, and {l.name} sees the {lv} and not the {lh}.",
+    "{s.name} has a view of the {sv}, none of the {sh}; {l.name} has a view of the {lv}, none of the {lh}.",
+    "With the {occ} where it is, the {sv} is in view for {s.name} and the {sh} is not; for {l.name}, the {lv} is "
+    "in view and the {lh} is not.",
 )
 ASKS = (
     "{s.name} wants a {k} {for_} and calls out, 'Please bring me the {k} next to the {m}!'",
@@ -230,10 +232,12 @@ def reference_hard_referent(rng: random.Random, b: StoryBuilder, image_dependent
 
     meant, given = next_to_mark(speaker), next_to_mark(listener)
     view = {a.id: w.places[next_to_mark(a).location].kind for a in (speaker, listener)}
+    other_surface = {near.kind: far.kind, far.kind: near.kind}
     told = b.arrange("told", [mine, theirs])
     slots = {"s": speaker, "l": listener, "room": w.room, "k": kind.noun, "ks": kind.plural, "m": mark_kind.noun,
              "ms": mark_kind.plural, "an_m": an(mark_kind.noun), "occ": occ.kind, "g": given.colour,
              "sv": view[speaker.id], "lv": view[listener.id], "for_": fill(rng.choice(WANTS_FOR), speaker),
+             "sh": other_surface[view[speaker.id]], "lh": other_surface[view[listener.id]],
              "x": w.places[told[0].location].kind, "y": w.places[told[1].location].kind,
              "c1": told[0].colour, "c2": told[1].colour}
     text = [b.frame("landmarks", LANDMARKS_PICTURE if image_dependent else LANDMARKS).format(**slots)]
