@@ -485,12 +485,11 @@ def interpretation(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
     text.append(b.frame("asks", ASKS_CLUE).format(**slots))
     unique = len(fits[clue]) == 1
     b.yes_no("can tell", b.wording(TELL).format(**slots), unique, story=" ".join(text), image=b.picture(w))
-    n_fit = len(fits[clue])
     fitting = "only one" if unique else "two"
     b.why("why tell", b.wording(WHY_TELL),
-          f"Because {fitting} {kind.noun}{'' if unique else 's'} on the shelf {'fits' if unique else 'fit'} "
+          f"Because {fitting} {kind.noun if unique else kind.plural} on the shelf {'fits' if unique else 'fit'} "
           f"'{clue}'.",
-          f"{n_fit} {kind.noun}{'s' if n_fit > 1 else ''} on the shelf fit{'' if n_fit > 1 else 's'} '{clue}', so "
+          f"{cap(fitting)} {kind.noun if unique else kind.plural} on the shelf fit{'s' if unique else ''} '{clue}', so "
           f"the clue {'picks out one' if unique else 'does not pick out one'}.",
           ["every clue is equally good", f"{helper.name} can read {child.name}'s mind"],
           feedback=right_wrong("That's right.", "Look at the shelf again."))
