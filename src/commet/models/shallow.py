@@ -42,7 +42,7 @@ from commet.text import normalize
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 #: A capitalised word after the question's first word: the people it names ("Is Mia naughty?").
-_PERSON = re.compile(r"(?<=\S )(?:(?:Mrs?|Ms)\. )?[A-Z][a-z]+(?: (?:Rosa|Jon))?")
+_PERSON = re.compile(r"(?<=\S )(?:(?:Mrs?|Ms|Dr)\. )?[A-Z][a-z]+(?: [A-Z][a-z]+)?")
 #: Counts of the asked person's name past this are not told apart.
 MAX_NAME_COUNT = 8
 _SENTENCE_END = re.compile(r"(?<=[.!?])['\u2019\"]?\s+")
