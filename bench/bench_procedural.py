@@ -10,8 +10,9 @@ Each figure is printed beside a baseline run on the same items, with the wall-ti
 
 It then prints, per task, the variety of a larger text-only sample (``--variety`` StoryTurns
 per task): distinct sentence skeletons (names, colours, things and places masked; see
-``commet.generation.procedural.variety``), vocabulary size, and the shortcut audit's accuracy
-beside chance (``commet audit``: a learner that never reads the story).
+``commet.generation.procedural.variety``), vocabulary size, and the audit (``commet audit``):
+the accuracy of the story-blind learner and of the best shallow reader beside chance, trained
+on the sample of ``--seed`` and scored on that of ``--seed + 1`` (and the other way round).
 
     python bench/bench_procedural.py                  # 18 tasks x 5, best of 3 (well under a minute)
     python bench/bench_procedural.py --per-task 20 --repeat 5 --variety 120
@@ -28,7 +29,7 @@ from PIL import Image
 from commet.generation.procedural import generate_dataset, generate_storyturn, is_image_dependent
 from commet.generation.procedural.render import HEIGHT, WIDTH, draw, draw_picture, png_bytes
 from commet.generation.procedural.variety import skeleton_counts, storyturn_words, vocabulary_sizes
-from commet.models.shortcut import audit_dataset
+from commet.models.shortcut import BLIND, FAMILIES, audit_dataset
 from commet.taxonomy import TASKS
 
 
@@ -94,21 +95,35 @@ def main() -> None:
 
 
 def variety(tasks: list[str], per_task: int, seed: int, share: float) -> None:
-    """Skeletons, vocabulary and the shortcut audit per task, on a text-only sample."""
+    """Skeletons, vocabulary and the audit per task, on text-only samples of two seeds."""
     start = time.perf_counter()
-    storyturns = [generate_storyturn(task, k, seed, is_image_dependent(task, k, per_task, share))[0]
-                  for task in tasks for k in range(per_task)]
-    seconds = time.perf_counter() - start
+    scenes: dict[str, dict] = {}
+
+    def sample(s: int) -> list:
+        out = []
+        for task in tasks:
+            for k in range(per_task):
+                storyturn, builder = generate_storyturn(task, k, s, is_image_dependent(task, k, per_task, share))
+                scenes.update(builder.scenes)
+                out.append(storyturn)
+        return out
+
+    storyturns, other = sample(seed), sample(seed + 1)
+    seconds = (time.perf_counter() - start) / 2
     skeletons, vocabulary = skeleton_counts(storyturns), vocabulary_sizes(storyturns)
-    audit = {line.task: line for line in audit_dataset(storyturns).tasks}
-    print(f"\nvariety and counterbalancing: {per_task} StoryTurns per task, seed {seed} (text-only, "
+    audit = audit_dataset(storyturns, other=other, scenes=scenes)
+    print(f"\nvariety and counterbalancing: {per_task} StoryTurns per task, seeds {seed} and {seed + 1} (text-only, "
           f"{1000 * seconds / len(storyturns):.2f} ms per StoryTurn)")
-    print(f"{'task':<28} {'skeletons':>9} {'vocabulary':>10} {'shortcut %':>10} {'chance %':>8} {'closed':>6}")
+    print(f"{'task':<28} {'skeletons':>9} {'vocabulary':>10} {'blind %':>8} {'best reader %':>14} {'chance %':>8}")
     for task in tasks:
-        line = audit.get(task)
-        shortcut = f"{100 * line.accuracy:10.1f} {100 * line.chance_rate:8.1f} {line.turns:6d}" if line and line.turns \
-            else f"{'-':>10} {'-':>8} {0:6d}"
-        print(f"{task:<28} {skeletons[task]:9d} {vocabulary[task]:10d} {shortcut}")
+        blind = audit.line(task, BLIND)
+        if blind.turns:
+            best = max((audit.line(task, f) for f in FAMILIES), key=lambda line: line.accuracy)
+            scores = (f"{100 * blind.accuracy:8.1f} {100 * best.accuracy:8.1f} {best.family[:5]:>5} "
+                      f"{100 * blind.chance_rate:8.1f}")
+        else:
+            scores = f"{'-':>8} {'-':>14} {'-':>8}"
+        print(f"{task:<28} {skeletons[task]:9d} {vocabulary[task]:10d} {scores}")
     everything = {w for st in storyturns for w in storyturn_words(st)}
     print(f"{'all tasks':<28} {sum(skeletons.values()):9d} {len(everything):10d}")
 

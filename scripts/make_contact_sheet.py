@@ -1,10 +1,12 @@
-"""Draw a contact sheet of the procedural generator: one thumbnail per task, in a grid.
+"""Draw a contact sheet of the procedural generator: one thumbnail per task, then one story's pictures in order.
 
 Each thumbnail is the first picture of the task's first StoryTurn (the image-dependent
 variant where the task has one, since that is where the picture matters most), with the
 task id as a caption line under it. A task whose stories carry no picture gets a grey tile
-saying so. Run ``python scripts/make_contact_sheet.py [--seed S] [--out PATH]``; the
-default writes ``docs/procedural-contact-sheet.png``.
+saying so. The last row shows every picture of one story that unfolds (``--story``, the
+moral true-belief item by default: the swap, the spoiled paper and the tears, the new paper):
+consecutive pictures show what the story changed. Run ``python scripts/make_contact_sheet.py
+[--seed S] [--out PATH]``; the default writes ``docs/procedural-contact-sheet.png``.
 """
 
 from __future__ import annotations
@@ -37,18 +39,27 @@ def thumbnail(task_id: str, seed: int) -> Image.Image:
     return picture.resize(THUMB, Image.Resampling.LANCZOS)
 
 
-def contact_sheet(seed: int = 1, columns: int = COLUMNS) -> Image.Image:
+def contact_sheet(seed: int = 1, columns: int = COLUMNS, story: str = "moral_true_belief") -> Image.Image:
     tasks = [task.id for task in TASKS]
-    rows = -(-len(tasks) // columns)
+    storyturn, builder = generate_storyturn(story, 0, seed)
+    sequence = [builder.scenes[t.image] for t in storyturn.turns if t.image]
+    rows = -(-len(tasks) // columns) + -(-len(sequence) // columns)
     cell_w, cell_h = THUMB[0] + GAP, THUMB[1] + CAPTION + GAP
     sheet = Image.new("RGB", (columns * cell_w + GAP, rows * cell_h + GAP), (255, 255, 255))
     pen = ImageDraw.Draw(sheet)
     font = ImageFont.load_default()
-    for k, task_id in enumerate(tasks):
+    tiles = [(thumbnail(task_id, seed), f"{k + 1}. {task_id}" + (" (image-dependent)" if task_id in
+                                                                  IMAGE_DEPENDENT_TASKS else ""))
+             for k, task_id in enumerate(tasks)]
+    tiles += [None] * (-len(tiles) % columns)  # the story starts a row of its own
+    tiles += [(draw(scene)[0].resize(THUMB, Image.Resampling.LANCZOS), f"{story}, picture {k + 1} of "
+               f"{len(sequence)}") for k, scene in enumerate(sequence)]
+    for k, tile in enumerate(tiles):
+        if tile is None:
+            continue
         x, y = GAP + (k % columns) * cell_w, GAP + (k // columns) * cell_h
-        sheet.paste(thumbnail(task_id, seed), (x, y))
-        variant = " (image-dependent)" if task_id in IMAGE_DEPENDENT_TASKS else ""
-        pen.text((x + 2, y + THUMB[1] + 3), f"{k + 1}. {task_id}{variant}", fill=(20, 20, 20), font=font)
+        sheet.paste(tile[0], (x, y))
+        pen.text((x + 2, y + THUMB[1] + 3), tile[1], fill=(20, 20, 20), font=font)
     return sheet
 
 
@@ -56,10 +67,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--columns", type=int, default=COLUMNS)
+    parser.add_argument("--story", default="moral_true_belief", help="the task whose first story's pictures end the "
+                                                                      "sheet")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "docs"
                         / "procedural-contact-sheet.png")
     args = parser.parse_args()
-    sheet = contact_sheet(args.seed, args.columns)
+    sheet = contact_sheet(args.seed, args.columns, args.story)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     sheet.save(args.out, optimize=True)
     print(f"wrote {args.out} ({sheet.width}x{sheet.height})")

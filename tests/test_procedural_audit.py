@@ -1,9 +1,12 @@
-"""Counterbalancing and variety of the procedural generator, measured the way issue 14 asks.
+"""Counterbalancing and variety of the procedural generator, measured by ``commet audit`` v2.
 
-* ``commet audit``: a learner that never reads the story (answer position, yes/no and answer
-  text per (task, turn) and per question wording), trained on one half of each task and scored
-  on the other, stays within 5 points of chance for every task on two seeds; on the hand-written
-  sample it is far above chance (so the audit can fail).
+* Every predictor that does not reason about minds (blind, order of mention, one cue word, the option
+  next to a word, the feedback and questions, the picture's sizes and places), each chosen per task and
+  turn on one generated seed and scored on another, stays within 10 points of chance over all tasks and
+  15 on every task. The booklet's keyed turns ("the same as / the other one than your pick") are reported
+  apart and never gated.
+* The audit does find shortcuts where they are: the hand-written sample, and small crafted sets with one
+  shortcut each (the last option mentioned, a cue word, the feedback, the biggest thing in the picture).
 * ``baseline:shortcut`` answers real requests from what it learned.
 * Variety: at least 10 skeletons per task, no generated StoryTurn closer than 0.5 (word-sequence
   similarity) to a StoryTurn printed in the paper (tests/data/paper_storyturns.json).
@@ -13,48 +16,63 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from commet.format import load_dataset
-from commet.format.model import Option, StoryTurn, Turn
+from commet.format.dataset import Dataset
+from commet.format.model import Feedback, Option, StoryTurn, Turn
 from commet.generation.procedural import GENERATORS, generate_storyturn, is_image_dependent
 from commet.generation.procedural.variety import closest, skeleton_counts, vocabulary_sizes, words
 from commet.models.base import Message, ModelRequest
 from commet.models.registry import create_model
-from commet.models.shortcut import ShortcutLearner, audit_dataset, closed_turn
+from commet.models.shortcut import BLIND, FAMILIES, OVERALL, ShortcutLearner, audit_dataset, closed_turn
 
 PAPER = Path(__file__).parent / "data" / "paper_storyturns.json"
-#: Per task: 240 StoryTurns (20 counterbalancing blocks), text only (no pictures drawn): a few seconds.
-PER_TASK = 240
+#: Per task and seed: 60 StoryTurns (5 counterbalancing blocks), stories and scenes only (no picture is drawn).
+PER_TASK = 60
+KEYED = {"common_desire", "diverse_desire", "diverse_belief"}
 
 
-def generated(seed: int, per_task: int = PER_TASK) -> list[StoryTurn]:
-    return [generate_storyturn(task, k, seed, is_image_dependent(task, k, per_task, 0.3))[0]
-            for task in sorted(GENERATORS) for k in range(per_task)]
+def generated(seed: int, per_task: int = PER_TASK, scenes: dict | None = None) -> list[StoryTurn]:
+    out = []
+    for task in sorted(GENERATORS):
+        for k in range(per_task):
+            storyturn, builder = generate_storyturn(task, k, seed, is_image_dependent(task, k, per_task, 0.3))
+            if scenes is not None:
+                scenes.update(builder.scenes)
+            out.append(storyturn)
+    return out
 
 
-@pytest.fixture(scope="module", params=[1, 2])
-def dataset(request: pytest.FixtureRequest) -> list[StoryTurn]:
-    return generated(request.param)
+@pytest.fixture(scope="module")
+def two_seeds() -> tuple[list[StoryTurn], list[StoryTurn], dict]:
+    scenes: dict = {}
+    return generated(1, scenes=scenes), generated(2, scenes=scenes), scenes
 
 
-def test_shortcut_learner_is_at_chance_on_generated_data(dataset: list[StoryTurn]) -> None:
-    audit = audit_dataset(dataset)
-    scored = {line.task for line in audit.tasks if line.turns}
-    assert scored == set(GENERATORS) - {"implicit_false_belief"}  # its questions are open, by design
-    for line in audit.tasks:
-        assert abs(line.excess) <= 5.0, f"{line.task}: {100 * line.accuracy:.1f} % vs chance {100 * line.chance_rate:.1f}"
+def test_no_shallow_predictor_passes_chance_on_two_seeds(two_seeds) -> None:  # noqa: ANN001
+    first, second, scenes = two_seeds
+    audit = audit_dataset(first, other=second, scenes=scenes)
+    gated = (BLIND, *FAMILIES)
+    scored = set(audit.tasks())
+    assert scored == set(GENERATORS) - KEYED - {"implicit_false_belief"}, scored  # its questions are open
+    assert set(audit.tasks(designed=True)) == KEYED  # reported apart, not gated
+    problems = [f"{x.task} {x.family}: {100 * x.accuracy:.1f} % vs chance {100 * x.chance_rate:.1f} %"
+                for x in audit.over(15.0, 10.0, gated)]
+    assert problems == []
+    for family in gated:  # every family read something: the picture reader saw scenes, the others the text
+        assert audit.overall(family).turns > 3000
+    assert max(abs(audit.overall(f).excess) for f in gated) < 3.0
 
 
-def test_answers_are_balanced_within_every_task_and_turn(dataset: list[StoryTurn]) -> None:
+def test_answers_are_balanced_within_every_task_and_turn(two_seeds) -> None:  # noqa: ANN001
     """Exact, not just on average: every yes/no and every answer position is balanced per (task, turn)."""
-    from collections import Counter, defaultdict
-
     counts: dict[tuple[str, int], Counter[object]] = defaultdict(Counter)
-    for st in dataset:
+    for st in two_seeds[0]:
         for k, turn in enumerate(st.turns):
             closed = closed_turn(st.task, k, turn)
             if closed is None or len(closed.right) > 1:
@@ -66,45 +84,91 @@ def test_answers_are_balanced_within_every_task_and_turn(dataset: list[StoryTurn
         assert len(counter) >= 2 and max(shares) - min(shares) <= 0.1, (key, counter)
 
 
+def _story(k: int, text: str, turns: list[Turn], task: str = "t") -> StoryTurn:
+    return StoryTurn(id=f"s{k}", task=task, category="Belief", turns=turns, source="crafted",
+                     meta={} if not text else {"note": text})
+
+
 def test_audit_finds_the_shortcuts_of_a_dataset_that_has_them() -> None:
     audit = audit_dataset(list(load_dataset("sample")))
-    assert audit.overall.excess > 15  # the hand-written sample: same answer per (task, turn), often
-    # and a crafted set where every yes/no answer is "yes" is solved blind
-    crafted = [StoryTurn(id=f"s{k}", task="sarcasm", category="NLCE", turns=[
-        Turn(story="x", question=f"Is {name} happy?", answers=["Yes"]),
-        Turn(question="Which one, the red one or the blue one?", answers=["The blue one"],
-             options=[Option(text="the red one"), Option(text="the blue one")])]) for k, name in
-        enumerate(["Ann", "Bo", "Cy", "Di", "Ed", "Flo", "Gus", "Hal"])]
-    line = audit_dataset(crafted).tasks[0]
-    assert line.accuracy == 1.0 and line.chance_rate == 0.5
+    assert audit.overall(BLIND).excess > 15  # the hand-written sample: same answer per (task, turn), often
+    colours = ["red", "blue", "green", "pink", "orange", "purple"]
+    names = ["Ann", "Bo", "Cy", "Di", "Ed", "Flo", "Gus", "Hal", "Ivy", "Jo", "Kit", "Lu"]
+    order, cue, feedback = [], [], []
+    for k in range(24):
+        a, b = colours[k % 6], colours[(k + 1) % 6]
+        options = [Option(text=f"the {a} one"), Option(text=f"the {b} one")][:: 1 if k % 2 else -1]
+        # the last colour mentioned is the answer
+        order.append(_story(k, "", [Turn(story=f"{names[k % 12]} sees a {b} ball and then a {a} ball.",
+                                         question=f"Which one, {options[0].text} or {options[1].text}?",
+                                         answers=[f"The {a} one"], options=options)]))
+        # one word decides a yes/no answer
+        sunny = k % 2 == 0
+        cue.append(_story(k, "", [Turn(story=f"It is {'sunny' if sunny else 'grey'} and {names[k % 12]} "
+                                             "plays outside.", question="Is the sky clear?",
+                                       answers=["Yes" if sunny else "No"])]))
+        # the feedback names the previous answer, and the next answer is the other option
+        feedback.append(_story(k, "", [
+            Turn(story=f"{names[k % 12]} looks at two balls.", question=f"Which one, {options[0].text} or "
+                 f"{options[1].text}?", answers=[f"The {a} one"], options=options),
+            Turn(feedback=Feedback(right=f"Yes, the {a} one.", wrong=f"No, the {a} one."),
+                 question=f"And the other, {options[0].text} or {options[1].text}?", answers=[f"The {b} one"],
+                 options=options)]))
+    assert audit_dataset(order).overall("order").accuracy > 0.95
+    assert audit_dataset(cue).overall("cue word").accuracy > 0.95
+    assert audit_dataset(cue).overall(BLIND).accuracy < 0.7
+    context = audit_dataset(feedback).line("t", "context")
+    assert context.accuracy > 0.7 and context.turns == 48
+    # the picture: the answer is always the biggest of the things the options name
+    scenes, pictured = {}, []
+    for k in range(12):
+        sizes = [1, 3] if k % 2 else [3, 1]
+        scenes[f"img{k}"] = {"objects": [{"colour": c, "noun": "ball", "size": s, "bbox": [10 * j, 0, 10 * j + 5, 5]}
+                                         for j, (c, s) in enumerate(zip(("red", "blue"), sizes, strict=True))]}
+        big = "red" if sizes[0] == 3 else "blue"
+        pictured.append(_story(k, "", [Turn(story="Two balls.", image=f"img{k}", question="Which one, the red one or "
+                                            "the blue one?", answers=[f"The {big} one"],
+                                            options=[Option(text="the red one"), Option(text="the blue one")])]))
+    assert audit_dataset(pictured, scenes=scenes).overall("picture").accuracy == 1.0
+    assert audit_dataset(pictured).overall("picture").accuracy == 0.5  # without the scenes it has nothing to read
 
 
 def test_audit_cli(tmp_path: Path) -> None:
     from commet.cli import app
 
-    result = CliRunner().invoke(app, ["audit", "sample", "--json"])
+    result = CliRunner().invoke(app, ["audit", "sample", "--json", "--rules"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     overall = report["tasks"][-1]
-    assert overall["task"] == "overall" and overall["accuracy"] > overall["chance"]
+    assert overall["task"] == OVERALL and overall["predictors"][BLIND]["accuracy"] > overall["chance"]
+    assert set(overall["predictors"]) == {BLIND, *FAMILIES, "earlier answers"} and report["rules"]
     table = CliRunner().invoke(app, ["audit", "sample"])
-    assert table.exit_code == 0 and "chance" in table.output
+    assert table.exit_code == 0 and "chance" in table.output and "cue word" in table.output
     missing = CliRunner().invoke(app, ["audit", str(tmp_path / "nope")])
     assert missing.exit_code == 2 and "Traceback" not in missing.output
     strict = CliRunner().invoke(app, ["audit", "sample", "--fail-above", "5"])
-    assert strict.exit_code == 1 and "above chance by more than 5" in strict.output
-    from commet.format.dataset import Dataset
-
+    assert strict.exit_code == 1 and "above the allowed points over chance" in strict.output
+    nan = CliRunner().invoke(app, ["audit", "sample", "--fail-above-overall", "nan"])
+    assert nan.exit_code == 2
     balanced = [StoryTurn(id=f"b{k}", task="sarcasm", category="NLCE", turns=[
         Turn(story="x", question="Is Mia happy?", answers=["Yes" if k % 2 else "No"])]) for k in range(8)]
     Dataset(storyturns=balanced, name="b").save(tmp_path / "balanced")
-    fine = CliRunner().invoke(app, ["audit", str(tmp_path / "balanced"), "--fail-above", "5"])
+    fine = CliRunner().invoke(app, ["audit", str(tmp_path / "balanced"), "--fail-above", "5",
+                                    "--fail-above-overall", "5"])
     assert fine.exit_code == 0, fine.output
+    # two datasets: trained on each, scored on the other, with the scene files the folders hold
+    from commet.generation.procedural import write_dataset
+
+    for seed in (3, 4):
+        write_dataset(tmp_path / f"p{seed}", tasks=["reference_hard_perspective"], per_task=12, seed=seed,
+                      image_dependent_share=0.0)
+    two = CliRunner().invoke(app, ["audit", str(tmp_path / "p3"), "--against", str(tmp_path / "p4"), "--json"])
+    assert two.exit_code == 0, two.output
+    picture = json.loads(two.output)["tasks"][0]["predictors"]["picture"]
+    assert picture["accuracy"] > 0  # the scene files were read (a reader with no scene answers option 1)
 
 
 def test_baseline_shortcut_model_answers_from_what_it_learned(tmp_path: Path) -> None:
-    from commet.format.dataset import Dataset
-
     stories = [StoryTurn(id=f"s{k}", task="sarcasm", category="NLCE", turns=[
         Turn(story="x", question="How does Mia feel, happy or sad?", answers=["Sad"])]) for k in range(6)]
     Dataset(storyturns=stories, name="t").save(tmp_path / "ds")
@@ -126,8 +190,8 @@ def test_learner_uses_question_wording() -> None:
     assert learner.answer_text("Is the lid shut?", []) == "No."
 
 
-def test_variety_skeletons_vocabulary_and_distance_from_the_paper() -> None:
-    storyturns = generated(3, per_task=30)
+def test_variety_skeletons_vocabulary_and_distance_from_the_paper(two_seeds) -> None:  # noqa: ANN001
+    storyturns = [st for st in two_seeds[0] if st.meta["index"] < 30]
     skeletons = skeleton_counts(storyturns)
     assert set(skeletons) == set(GENERATORS) and min(skeletons.values()) >= 10, skeletons
     assert min(vocabulary_sizes(storyturns).values()) >= 80

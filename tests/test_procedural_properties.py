@@ -125,56 +125,90 @@ def one(storyturn, k: int) -> str:  # noqa: ANN001
 
 # --- per-task independent checks --------------------------------------------------------------
 
+def asked_name(log: dict, question: str) -> str:
+    """The agent a question is about: the first agent name the question mentions."""
+    found = sorted((question.find(info["name"]), agent) for agent, info in log["agents"].items()
+                   if info["name"] in question)
+    assert found, question
+    return found[0][1]
+
+
+def role(s) -> str:  # noqa: ANN001
+    return s.meta["item"]
+
+
 def check_desire(s, log, scenes, facts) -> None:  # noqa: ANN001
     (scene,) = scenes
     objects = [o for o in scene["objects"] if o["visible"]]
     assert len(objects) == 2 and len(scene["objects"]) == 2
     nouns = [o["noun"] for o in objects]
-    assert answers(s, 0) == [f"the {n}" for n in nouns]
+    assert sorted(answers(s, 0)) == sorted(f"the {n}" for n in nouns)
     common = s.task == "common_desire"
-    expected = nouns if common else nouns[::-1]  # the character likes the participant's pick / the other one
-    assert answers(s, 1) == [f"the {n}" for n in expected]
-    assert [low(f.answer) for f in s.turns[1].feedback.by_answer] == answers(s, 0)
+    picked = answers(s, 0)
+    assert answers(s, 1) == (picked if common else picked[::-1])  # the same one / the other one
+    assert [low(f.answer) for f in s.turns[1].feedback.by_answer] == picked
+    assert s.turns[1].meta["keyed"] == ("the same as your pick" if common else "the other one than your pick")
     assert not s.image_dependent and all(o["noun"] in low(s.turns[0].story) for o in objects)
 
 
 def check_false_belief(s, log, scenes, facts) -> None:  # noqa: ANN001
     owner = log["things"]["thing"]["owner"]
+    assert owner == asked_name(log, s.turns[0].question)
     belief, reality = believed(log, owner, "thing"), location_at(log, "thing")
-    moves = [e for e in log["events"] if e["kind"] == "move"]
+    moves = [e for e in log["events"] if e.get("thing") == "thing" and e["kind"] == "move"]
     watched = owner in moves[-1]["present"]
     assert (belief == reality) == watched and belief is not None  # a true-belief control when the owner watched
+    assert (role(s) == "test") != watched
+    assert reality != log["things"]["thing"]["start"] or len(moves) == 0
     assert all(not scene["occluders"] for scene in scenes)  # nothing blocks sight: being in the room is seeing
-    shown = next(o for o in scenes[-1]["objects"] if o["id"] == "thing")
-    if s.task == "false_belief_location":
-        assert shown["hidden_by"] == reality and not shown["visible"]
+    assert (owner in {a["id"] for a in scenes[0]["agents"]}) == watched  # the picture of the swap: who is there
     first = one(s, 0)
     assert first == f"in {place_words(log, scenes, belief)}" or first.endswith(place_words(log, scenes, belief))
-    mover = log["agents"][moves[-1]["actor"]]["name"]
-    assert ("did not see" in one(s, 1)) != watched and low(mover) in one(s, 1)
+    assert ("did not see" in one(s, 1)) != watched
     if s.task == "false_belief_location":
         assert one(s, 2) == f"in {place_words(log, scenes, reality)}"
+        shown = next(o for o in scenes[-1]["objects"] if o["id"] == "thing")
+        assert shown["hidden_by"] == reality and not shown["visible"]
 
 
 def check_diverse_belief(s, log, scenes, facts) -> None:  # noqa: ANN001
     (scene,) = scenes
     assert scene["objects"] == []  # the lost thing is nowhere in sight
-    places = [f"in the {p['colour']} {p['kind']}" for p in scene["places"]]
-    assert answers(s, 0) == places
-    assert answers(s, 1) == places[::-1]  # the character thinks it is in the place the participant did not pick
-    assert answers(s, 2) == places  # not there, so where the participant guessed
+    places = sorted(f"in the {p['colour']} {p['kind']}" for p in scene["places"])
+    picked = answers(s, 0)
+    assert sorted(picked) == places
+    assert answers(s, 1) == picked[::-1]  # the character thinks it is in the place the participant did not pick
+    assert answers(s, 2) == picked  # not there, so where the participant guessed
+    assert [t.meta.get("keyed") for t in s.turns] == [None, "the other one than your pick", "the same as your pick"]
 
 
 def check_true_belief(s, log, scenes, facts) -> None:  # noqa: ANN001
-    child = next(a for a, info in log["agents"].items() if not info["adult"])
+    child = asked_name(log, s.turns[1].question)
     said = [e for e in log["events"] if e["kind"] == "say"]
-    assert said and child in said[-1]["present"], "the announcement was made to the child"
-    belief = believed(log, child, "thing", default=facts["habit"])
+    heard = child in said[-1]["present"]
+    assert (role(s) == "test") == heard, "the test item: the child hears the announcement"
+    habit = log["things"]["thing"]["start"]
+    belief = believed(log, child, "thing", default=habit)
     reality = location_at(log, "thing")
-    assert belief == reality
+    assert reality != habit and (belief == reality) == heard
     assert one(s, 0) == f"in {place_words(log, scenes, reality)}"
     assert one(s, 1) == f"to {place_words(log, scenes, belief)}"
-    assert "heard" in one(s, 2) and place_words(log, scenes, said[-1]["claim"]) in one(s, 2)
+    assert ("did not hear" in one(s, 2)) != heard
+
+
+def check_expectation(s, log, scenes, facts) -> None:  # noqa: ANN001
+    child = asked_name(log, s.turns[1].question)
+    packing = next(e for e in log["events"] if e["kind"] == "put" and e["dst"] == "lunchbox")
+    watched = child in packing["present"]
+    assert (role(s) == "test") != watched
+    usual, packed = log["things"]["expected"]["noun"], log["things"][packing["thing"]]["noun"]
+    thinks = packed if watched else usual  # the child saw the packing, or expects the usual food (the habit)
+    wants = next(e["claim"] for e in log["events"] if e["kind"] == "wish" and e["actor"] == child)
+    assert usual != packed
+    assert one(s, 0) == an(packed) and one(s, 1) == an(thinks) and one(s, 3) == an(wants)
+    assert one(s, 4) == ("happy" if thinks == wants else "sad")  # asked before opening: the expectation
+    shown = [o for sc in scenes for o in sc["objects"] if o["id"] == packing["thing"]]
+    assert shown[-1]["hidden_by"] == "lunchbox" and shown[-1]["noun"] == packed
 
 
 def check_reference_easy(s, log, scenes, facts) -> None:  # noqa: ANN001
@@ -187,7 +221,16 @@ def check_reference_easy(s, log, scenes, facts) -> None:  # noqa: ANN001
     kind = {p["id"]: p["kind"] for p in scene["places"]}[seen[0]["location"]]
     assert one(s, 0) == f"the one on the {kind}"
     occ = scene["occluders"][0]["kind"]
-    assert (f"a {occ} stands between" in low(s.turns[0].story)) != s.image_dependent
+    assert (occ in low(s.turns[0].story)) != s.image_dependent
+
+
+def knows_of(log: dict, scene: dict, agent: str) -> list[dict]:
+    """Replayed knowledge of the three things: everyone who did not come in saw them set out; whoever came in
+    knows what they can see from where they stand (recomputed from the picture's boxes)."""
+    came_in = {e["actor"] for e in log["events"] if e["kind"] == "enter"}
+    if agent not in came_in:
+        return scene["objects"]
+    return [o for o in scene["objects"] if sees(scene, agent, o)]
 
 
 def check_perspective(s, log, scenes, facts) -> None:  # noqa: ANN001
@@ -196,14 +239,14 @@ def check_perspective(s, log, scenes, facts) -> None:  # noqa: ANN001
     child = next(a for a in scene["agents"] if not a["adult"])
     objects = scene["objects"]
     assert sorted(o["size"] for o in objects) == [1, 2, 3] and len({o["colour"] for o in objects}) == 3
-    helper_sees = [o for o in objects if sees(scene, helper["id"], o)]
-    assert sorted(o["id"] for o in helper_sees) == sorted(scene["sees"][helper["id"]])
-    given_ = max(helper_sees, key=lambda o: o["size"])
-    wanted = max(objects, key=lambda o: o["size"])
-    hidden = [o for o in objects if o not in helper_sees]
-    assert given_ is not wanted and hidden == [wanted] and sees(scene, child["id"], wanted)
+    asked = re.findall(r"\b(big|small)\b", low(s.turns[0].story))[-1]  # the story ends with the request
+    pick = max if asked == "big" else min
+    given_ = pick(knows_of(log, scene, helper["id"]), key=lambda o: o["size"])
+    wanted = pick(knows_of(log, scene, child["id"]), key=lambda o: o["size"])
+    hidden_from_helper = [o for o in objects if not sees(scene, helper["id"], o)]
+    assert (role(s) == "test") == (given_ is not wanted and bool(hidden_from_helper)
+                                   and child["id"] not in {e["actor"] for e in log["events"] if e["kind"] == "enter"})
     assert one(s, 0) == f"the {given_['colour']} one"
-    assert f"the {hidden[0]['colour']} " in one(s, 1)
     assert one(s, 2) == f"the {wanted['colour']} one"
     if s.image_dependent:
         assert not any(re.search(rf"\b{o['colour']}\b", low(s.turns[0].story)) for o in objects)
@@ -215,7 +258,8 @@ def check_referent(s, log, scenes, facts) -> None:  # noqa: ANN001
     assert sorted(nouns.values()) == [2, 2]  # two things and two landmarks that look the same
     speaker = next(a for a in scene["agents"] if not a["adult"])
     listener = next(a for a in scene["agents"] if a["adult"])
-    mark = next(n for n in nouns if f"next to the {n}" in low(s.turns[0].story))
+    mark = next(n for n in nouns if f"next to the {n}" in low(s.turns[0].story) or f"beside the {n}"
+                in low(s.turns[0].story))
 
     def picks(agent: dict) -> dict:
         seen = [o for o in scene["objects"] if sees(scene, agent["id"], o)]
@@ -224,7 +268,8 @@ def check_referent(s, log, scenes, facts) -> None:  # noqa: ANN001
         return found
 
     meant, given_ = picks(speaker), picks(listener)
-    assert meant["id"] != given_["id"] and not [e for e in log["events"] if e["kind"] == "move"]  # nothing moves
+    assert (role(s) == "test") == (meant["id"] != given_["id"])
+    assert not [e for e in log["events"] if e["kind"] == "move"]  # nothing moves
     assert one(s, 0) == f"the {given_['colour']} one"
     assert one(s, 2) == f"the {meant['colour']} one"
     if s.image_dependent:
@@ -241,59 +286,52 @@ def check_interpretation(s, log, scenes, facts) -> None:  # noqa: ANN001
         clue = low(clue)
         return sum(1 for o in row if clue in (f"the {o['colour']} {noun}", f"the {noun} {words.get(o['feature'], '')}"))
 
-    asked = re.search(r"please get me ([^!']+)", low(s.turns[0].story)).group(1)
-    assert one(s, 0) == ("yes" if fits(asked) == 1 else "no")
     clues = [o.text for o in s.turns[2].options]
+    (said,) = [c for c in clues if low(c) in low(s.turns[0].story)]
+    assert one(s, 0) == ("yes" if fits(said) == 1 else "no")
     assert [o.label for o in s.turns[2].options] == ["A", "B"]
     good = [c for c in clues if fits(c) == 1]
     assert len(clues) == 2 and len(good) == 1 and one(s, 2) == low(good[0])
-    if s.image_dependent:  # the row is only in the picture
-        wanted = next(o for o in row if o["feature"] and f"the {o['colour']} one" in low(s.turns[0].story))
-        assert not any(o["colour"] in low(s.turns[0].story).split() for o in row if o["colour"] != wanted["colour"])
+    feature_clue = next(c for c in clues if re.search(r"\b(with|wearing)\b", low(c)))
+    colour = next(w for w in low(next(c for c in clues if c != feature_clue)).split() if w in COLOURS)
+    sentences = [x for x in re.split(r"(?<=[.!?])\s+", s.turns[0].story) if "left to right" in low(x)]
+    if s.image_dependent:  # the row is only in the picture: no other thing's colour is in the text
+        assert not sentences
+        assert not any(re.search(rf"\b{o['colour']}\b", low(s.turns[0].story)) for o in row if o["colour"] != colour)
+    else:  # the clue words are said as often whether they fit one thing or two: counting words does not tell
+        (listing,) = sentences
+        assert len(re.findall(rf"\b{colour}\b", low(listing))) == 2
+        assert len(re.findall(rf"\b{low(feature_clue).split()[-1]}\b", low(listing))) == 4
 
 
 def check_emotion(s, log, scenes, facts) -> None:  # noqa: ANN001
-    child = next(iter(log["agents"]))
-    past = [e for e in log["events"] if e["kind"] in ("harm", "kindness") and child in e["present"] or
-            e["kind"] in ("harm", "kindness")]
-    assert len(past) == 1 and low(past[0]["actor"]).removeprefix("the ") in low(s.turns[0].story)
-    harmed = past[0]["kind"] == "harm"
+    past = [e for e in log["events"] if e["kind"] in ("harm", "kindness")]
+    assert {e["kind"] for e in past} == {"harm", "kindness"} and len({e["where"] for e in past}) == 1
+    today = re.search(r"sees? the (\w+)|seeing the (\w+)|sees the (\w+)", low(s.turns[0].question))
+    animal = next(g for g in today.groups() if g)
+    back = next(e for e in past if low(e["actor"]) == f"the {animal}")
+    harmed = back["kind"] == "harm"
+    assert past[0]["where"] in low(s.turns[0].story)  # the memory is of the place the child is at today
+    assert (role(s) == "test") == harmed
     assert one(s, 0) == ("scared" if harmed else "happy") and one(s, 2) == ("far from it" if harmed else "near it")
 
 
-def check_expectation(s, log, scenes, facts) -> None:  # noqa: ANN001
-    child = next(a for a, info in log["agents"].items() if not info["adult"])
-    packing = next(e for e in log["events"] if e["kind"] == "put" and e["dst"] == "lunchbox")
-    watched = child in packing["present"]
-    usual, packed = log["things"]["expected"]["noun"], log["things"][packing["thing"]]["noun"]
-    thinks = packed if watched else usual  # the child saw the packing, or expects the usual food (the habit)
-    assert usual != packed
-    story = low(s.turns[0].story)
-    wants = packed if "would love" in story else usual
-    assert one(s, 0) == an(packed) and one(s, 1) == an(thinks) and one(s, 3) == an(wants)
-    assert one(s, 4) == ("happy" if thinks == wants else "sad")  # asked before opening: the expectation
-    (scene,) = scenes
-    (shown,) = scene["objects"]
-    assert shown["hidden_by"] == "lunchbox" and shown["noun"] == packed
-
-
 def check_sarcasm(s, log, scenes, facts) -> None:  # noqa: ANN001
-    request = next(e for e in log["events"] if e["kind"] == "request")
+    child = asked_name(log, s.turns[1].question)
+    asked = next(e["claim"] for e in log["events"] if e["kind"] == "request" and e["actor"] == child)
     (scene,) = scenes
-    (food,) = scene["objects"]
-    happy = food["noun"] == request["claim"]
+    served = {o["noun"] for o in scene["objects"]}
+    assert len(served) == 1 and len(scene["objects"]) == 2  # two of the same snack
+    happy = served == {asked}
     assert one(s, 1) == ("happy" if happy else "sad")
-    remark = re.search(r"say, '([^']+)'", s.turns[0].question).group(1)
-    praise = remark in lex.PRAISE
-    assert praise == (happy == (s.task == "non_sarcasm"))  # sincere: words match the feeling; sarcasm: opposite
-    child = next(a for a in scene["agents"] if a["id"] == request["actor"])
-    assert child["expression"] == ("happy" if happy else "cross")
+    assert (role(s) == "test") == (happy == (s.task == "non_sarcasm"))
+    me = next(a for a in scene["agents"] if a["id"] == child)
+    assert me["expression"] == ("happy" if happy else "cross")
     story = low(s.turns[0].story)
-    if s.image_dependent:  # the cue is only in the picture
-        assert "grin" not in story and "grumpy" not in story
-        assert food["noun"] not in story.split("asks")[1] if not happy else True
-    else:
-        assert ("grin" in story) == happy and ("grumpy" in story) != happy
+    if s.image_dependent:  # the snack and the faces are only in the picture
+        assert not any(word in story for word in ("grin", "frown", "smile", "scowl", "beam", "face"))
+        other = next(e["claim"] for e in log["events"] if e["kind"] == "request" and e["actor"] != child)
+        assert story.count(next(iter(served))) == story.count(other) == 1  # each named once, in the requests
 
 
 def check_moral(s, log, scenes, facts) -> None:  # noqa: ANN001
@@ -304,9 +342,13 @@ def check_moral(s, log, scenes, facts) -> None:  # noqa: ANN001
     planted = next(e for e in log["events"] if e.get("thing") == "theirs" and e["dst"] == first)
     assert planted["actor"] not in (actor, theirs["owner"])  # moved by a helper, not by the victim
     knew = actor in planted["present"]
+    assert (role(s) == "test") == (knew == (s.task == "moral_true_belief"))
     harm = next(e for e in log["events"] if e["kind"] == "harm")
-    assert harm["thing"] == "theirs" and harm["actor"] == actor
-    naughty = next(k for k, t in enumerate(s.turns) if t.question.endswith("naughty?"))
+    assert harm["thing"] == "theirs" and harm["actor"] == actor and harm["src"] == first
+    assert theirs["state"]  # the picture after the harm shows how it was spoiled
+    spoiled = [o for sc in scenes for o in sc["objects"] if o["id"] == "theirs" and o.get("state")]
+    assert spoiled and spoiled[0]["visible"]
+    naughty = next(k for k, t in enumerate(s.turns) if t.meta["asks"] == "naughty")
     yes_no = "yes" if knew else "no"
     assert one(s, naughty) == yes_no and one(s, naughty + 1) == yes_no
     if s.task == "moral_true_belief":
@@ -316,9 +358,9 @@ def check_moral(s, log, scenes, facts) -> None:  # noqa: ANN001
     else:
         assert one(s, 0) == f"in {place_words(log, scenes, believed(log, actor, 'own'))}"
         assert (believed(log, actor, "own") == first) != knew
+    assert (actor in {a["id"] for a in scenes[0]["agents"]}) == knew  # the picture of the swap: who is there
     if s.image_dependent:  # whether the actor watched is only in the picture
-        assert (actor in {a["id"] for a in scenes[0]["agents"]}) == knew
-        assert "watches" not in low(s.turns[0].story)
+        assert not any(w in low(s.turns[0].story) for w in ("sees it", "watches", "sees all", "sees everything"))
 
 
 def check_lie(s, log, scenes, facts) -> None:  # noqa: ANN001
@@ -342,27 +384,30 @@ def check_lie(s, log, scenes, facts) -> None:  # noqa: ANN001
     assert one(s, 6).startswith(yn[lie1])  # it was a lie when said (or not), whatever happened later
     take = next(e for e in events if e["kind"] == "take")
     assert (take["actor"] == events[says[0]]["actor"]) == lie1
-    if s.image_dependent:  # who took it: only the picture shows who stayed in the room
-        assert take["actor"] in {a["id"] for a in scenes[0]["agents"]}
-        assert not any(a["id"] in {take["actor"]} for a in scenes[0]["agents"] if False)
+    assert (role(s) == "test") == (lie1 and not lie2 and lost)
+    assert take["actor"] in {a["id"] for a in scenes[0]["agents"]}  # the picture shows who took it
+    door = [p for p in scenes[0]["places"] if p["kind"] == "door"]
+    assert door, "the story says someone stands at the door: the door is drawn"
 
 
 def check_second_order(s, log, scenes, facts) -> None:  # noqa: ANN001
     requests = [e for e in log["events"] if e["kind"] == "request"]
     child = requests[0]["actor"]
-    parent = next(e["actor"] for e in log["events"] if e["kind"] == "put")
-    heard = [e["claim"] for e in requests if parent in e["present"] and parent not in e.get("busy", [])]
-    missed = [e for e in requests if parent in e["present"] and parent in e.get("busy", [])]
-    assert missed, "the parent was there, so the child thinks the parent heard; but the parent could not hear"
-    bought = next(e["thing"] for e in log["events"] if e["kind"] == "put" and e["dst"] == "bag")
-    got = log["things"][bought]["noun"]
-    assert heard[-1] != requests[-1]["claim"] == got and child != parent
+    bought = next(e for e in log["events"] if e["kind"] == "put" and e["dst"] == "bag")
+    shopper = bought["actor"]
+    assert bought["where"] == "shop" and bought["present"] == [shopper]  # nobody else was at the shop
+    heard = [e["claim"] for e in requests if shopper in e["present"] and shopper not in e.get("busy", [])]
+    got = log["things"][bought["thing"]]["noun"]
+    assert got != heard[-1] and child != shopper  # what the shopper thinks is wanted was sold out
+    assert (role(s) == "test") == (heard[-1] != requests[-1]["claim"])
     assert one(s, 0) == an(heard[-1]) and one(s, 2) == an(requests[-1]["claim"]) and one(s, 3) == an(got)
-    bag_thing = next(o for o in scenes[0]["objects"] if o["hidden_by"] == "bag")  # the gift is inside the bag, unseen
-    assert bag_thing["noun"] == got
-    opened = next(o for o in scenes[-1]["objects"] if o["noun"] == got)
-    assert opened["visible"] and opened["location"] == "table"  # once the bag is opened, everyone sees the gift
-    assert s.turns[4].feedback is not None and s.turns[4].rubric is not None
+    assert one(s, 4).startswith("yes" if got == requests[-1]["claim"] else "no")
+    held = next(o for o in scenes[-1]["objects"] if o["location"] == child)
+    assert held["noun"] == got and held["visible"]  # once the bag is opened, the gift is in the picture
+    toys = {log["things"][t]["noun"] for t in ("gift1", "gift2")}
+    for sentence in re.split(r"(?<=[.!?])\s+", low(s.turns[0].story) + " " + low(s.turns[3].story)):
+        if "buy" in sentence:  # what was bought is never said, only shown: a sentence about it names both or none
+            assert len([toy for toy in toys if toy in sentence]) in (0, 2), sentence
 
 
 CHECKS = {

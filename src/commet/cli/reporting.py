@@ -164,6 +164,11 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
         report = build_report(store, runs, bootstrap=boot, pool=pool, brief=brief,
                               feedback_cases=FeedbackCases(feedback_cases))
     loaded = _load(dataset, columns) if dataset is not None else None
+    if loaded is not None and "task" not in (by or []):
+        from commet.reports.grouping import has_controls
+
+        if has_controls(loaded):  # test items per task, controls apart: never pooled silently
+            by = [*(by or []), "task"]
     if by:
         _add_groupings(report, by, loaded)
     if tables:

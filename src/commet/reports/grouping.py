@@ -5,6 +5,9 @@ per-turn metadata (``turns[k].meta``); researchers compare models along those la
 is looked up in the turn's ``meta``, then the StoryTurn's ``meta``, then the StoryTurn's own
 fields (``task``, ``category``, ``source``, ``image_dependent``). Metadata lives in the dataset,
 not the store, so a metadata key needs the dataset the runs were made on (checked by hash).
+Grouped by task, StoryTurns marked controls (``meta["item"] == "control"``) are counted apart from
+the task's test items ("false_belief_location (control)"); ``commet report --dataset`` adds that
+table by default when the dataset has controls.
 """
 
 from __future__ import annotations
@@ -18,6 +21,14 @@ from commet.reports.analyses import RUN_HEADER, Bootstrap, Cell, RunData, Sectio
 #: Keys the store itself records per StoryTurn (no dataset needed).
 STORED_KEYS = ("task", "category", "source", "image_dependent")
 MISSING = "(none)"
+#: StoryTurn metadata naming an item a control beside the task's test items (``meta["item"]``, written by the
+#: procedural generator): grouped by task, controls get a row of their own, never pooled with the test items.
+ITEM, CONTROL = "item", "control"
+
+
+def has_controls(dataset: Dataset) -> bool:
+    """Whether any StoryTurn of the dataset is marked a control."""
+    return any(st.meta.get(ITEM) == CONTROL for st in dataset.storyturns)
 
 
 def _text(value: object) -> str:
@@ -40,6 +51,8 @@ def _turn_values(story: StoryResult, key: str, storyturn: StoryTurn | None) -> l
             values.append(_text(getattr(story, key)))
         else:
             values.append(MISSING)
+    if key == "task" and storyturn.meta.get(ITEM) == CONTROL:
+        values = [f"{value} (control)" for value in values]
     return values
 
 
@@ -83,4 +96,5 @@ def by_key_section(runs: list[RunData], key: str, boot: Bootstrap, dataset: Data
                    [*RUN_HEADER, key, "Questions", "Question accuracy", "Stories", "Story accuracy"], rows,
                    f"Questions: answered turns whose {key} has that value (resampled by StoryTurn). Stories: "
                    f"StoryTurns whose turns all share it ('-' when none do). {MISSING}: the key is absent. "
-                   "a-b: undecided answers counted wrong - counted right.")
+                   + ("(control): the task's controls, apart from its test items. " if key == "task" else "")
+                   + "a-b: undecided answers counted wrong - counted right.")

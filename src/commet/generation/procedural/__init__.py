@@ -19,8 +19,9 @@ from pathlib import Path
 
 from commet.format.dataset import IMAGES_DIR, Dataset
 from commet.format.model import StoryTurn
+from commet.generation.procedural.builder import StoryBuilder
 from commet.generation.procedural.render import draw_picture, png_bytes
-from commet.generation.procedural.tasks import GENERATORS, IMAGE_DEPENDENT_TASKS, PAIRS, StoryBuilder
+from commet.generation.procedural.tasks import GENERATORS, IMAGE_DEPENDENT_TASKS, PAIRS
 from commet.taxonomy import TASKS, get_task
 
 __all__ = ["GENERATORS", "IMAGE_DEPENDENT_TASKS", "ProceduralDataset", "generate_dataset", "generate_storyturn",
@@ -101,6 +102,7 @@ def generate_storyturn(task_id: str, index: int, seed: int, image_dependent: boo
         "generator": "procedural",
         "seed": seed,
         "index": index,
+        **builder.meta,
         "scenes": {image_id: f"{image_id}.scene.json" for image_id in builder.scenes},
         "world": builder.facts,
     }

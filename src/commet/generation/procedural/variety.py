@@ -15,6 +15,8 @@ from difflib import SequenceMatcher
 
 from commet.format.model import StoryTurn
 from commet.generation.procedural import lexicon as lex
+from commet.generation.procedural.tasks.feeling import HABITATS
+from commet.generation.procedural.tasks.moral import HARMS
 
 _WORD = re.compile(r"[a-z0-9']+")
 
@@ -23,8 +25,9 @@ def _slot_words() -> frozenset[str]:
     kinds = (*lex.TOYS, *lex.SNACKS, lex.HATS, lex.CARD, lex.JELLY, lex.STICKER, lex.BALLOON, lex.DUCK)
     phrases = [*lex.GIRLS, *lex.BOYS, *(n for n, _ in lex.ADULTS), *(n for n, _ in lex.TEACHERS), *lex.COLOURS,
                *(k.noun for k in kinds), *(k.plural for k in kinds), *(r[0] for r in lex.ROOMS), *lex.CONTAINERS,
-               *lex.SURFACES, *lex.OCCLUDERS, *(a[0] for a in lex.ANIMALS), *lex.MEETINGS, *lex.PRIZES,
-               *(h[0] for h in lex.HARMS), "mrs", "mr", "ms", "aunt", "uncle"]
+               *lex.SURFACES, *lex.OCCLUDERS, *(a[0] for animals in HABITATS.values() for a in animals),
+               *HABITATS, *lex.PRIZES, *(h[0] for h in HARMS), *(h[2] for h in HARMS), "mrs", "mr", "ms", "aunt",
+               "uncle"]
     return frozenset(w for phrase in phrases for w in _WORD.findall(phrase.lower().replace("'s", "")))
 
 

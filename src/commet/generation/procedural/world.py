@@ -31,20 +31,44 @@ class Agent:
     shirt: str  # colour name
     x: float
     present: bool = True
-    expression: str = "neutral"  # "happy", "sad", "cross", "scared", "neutral"
+    expression: str = "neutral"  # "happy", "sad", "cross", "scared", "crying", "neutral"
+    old: bool = False  # a grandparent: drawn with grey hair and glasses
+    at: str = ""  # where the agent is while out of the room (an off-stage place id), "" if unsaid
     beliefs: dict[str, str] = field(default_factory=dict)  # thing id -> place id this agent thinks it is in
     desires: list[str] = field(default_factory=list)  # wanted things or kinds, latest last
     thinks_wants: dict[str, str] = field(default_factory=dict)  # other agent id -> what this agent thinks they want
     memories: list[int] = field(default_factory=list)  # indexes of the events this agent perceived
     busy: bool = False  # cannot hear (on the phone, outside, running a tap)
 
+    # --- grammar: every form of the agent's pronoun, so that text never patches one form into another ---
     @property
-    def poss(self) -> str:
-        return "her" if self.pronoun == "she" else "his"
+    def sub(self) -> str:
+        """she / he"""
+        return self.pronoun
 
     @property
     def obj(self) -> str:
+        """her / him"""
         return "her" if self.pronoun == "she" else "him"
+
+    @property
+    def det(self) -> str:
+        """her / his (before a noun: her ball)"""
+        return "her" if self.pronoun == "she" else "his"
+
+    @property
+    def own(self) -> str:
+        """hers / his (standing alone: the ball is hers)"""
+        return "hers" if self.pronoun == "she" else "his"
+
+    @property
+    def refl(self) -> str:
+        """herself / himself"""
+        return "herself" if self.pronoun == "she" else "himself"
+
+    @property
+    def Sub(self) -> str:  # noqa: N802 - the capitalised form, for a sentence's start
+        return self.sub.capitalize()
 
 
 @dataclass
@@ -56,8 +80,11 @@ class Thing:
     colour: str
     location: str
     size: int = 2  # 1 small, 2 middle-sized, 3 big
-    feature: str | None = None  # "sunglasses", "bow", "spots"
+    feature: str | None = None  # "sunglasses", "bow", "stripes", "dots"
+    feature_colour: str | None = None  # the bow's (stripes', ...) own colour, when the story names it
     owner: str | None = None
+    state: str | None = None  # how a harm left it ("crumpled", "cut", "painted", ...), drawn so
+    in_hand: bool = False  # held up in an agent's hand (seen), not in a pocket (hidden)
     noun_override: str | None = None  # a story word for the thing ("birthday card") when the kind is generic
 
     @property
@@ -110,8 +137,9 @@ class Event:
     speaker_belief: str | None = None  # for "say": where the speaker thought it was when speaking
     truth: str | None = None  # for "say": where it really was
     knowing: bool = False  # for "harm": the actor knew whose thing it was
-    present: frozenset[str] = frozenset()  # the agents in the room when it happened (a plain fact, for the record)
-    busy: frozenset[str] = frozenset()  # the agents in the room who could not hear (a door slamming, an engine)
+    present: frozenset[str] = frozenset()  # the agents where it happened (a plain fact, for the record)
+    busy: frozenset[str] = frozenset()  # the agents there who could not hear (a door slamming, an engine)
+    where: str = "room"  # the room, or the off-stage place it happened at (the shop)
 
 
 class World:
@@ -143,6 +171,10 @@ class World:
         for agent in self.agents.values():
             self._look(agent)
 
+    def add_all(self, *items: Agent | Thing | Place | Occluder) -> None:
+        for item in items:
+            self.add(item)
+
     def all_ids(self) -> set[str]:
         return {*self.agents, *self.things, *self.places, *self.occluders}
 
@@ -165,9 +197,10 @@ class World:
 
     def hidden_by(self, thing_id: str) -> str | None:
         """The closed container or the agent (pocket) hiding a thing from everyone, if any."""
-        location = self.things[thing_id].location
+        thing = self.things[thing_id]
+        location = thing.location
         if location in self.agents:
-            return location
+            return None if thing.in_hand and self.agents[location].present else location
         place = self.places[location]
         return place.id if place.closed or not place.drawn else None
 
@@ -201,19 +234,28 @@ class World:
         for thing_id in self.visible_things(agent.id):
             agent.beliefs[thing_id] = self.things[thing_id].location
 
-    def _record(self, event: Event) -> Event:
-        event.present = frozenset(a.id for a in self.agents.values() if a.present)
-        event.busy = frozenset(a.id for a in self.agents.values() if a.present and a.busy)
+    def _record(self, event: Event, where: str = "room") -> Event:
+        """Log an event with who was where it happened: the agents in the room, or those at the off-stage place."""
+        here = [a for a in self.agents.values() if (a.present if where == "room" else not a.present and a.at == where)]
+        event.where = where
+        event.present = frozenset(a.id for a in here)
+        event.busy = frozenset(a.id for a in here if a.busy)
         self.events.append(event)
         for agent_id in event.witnesses:
             self.agents[agent_id].memories.append(len(self.events) - 1)
         return event
 
+    def where_is(self, agent_id: str) -> str:
+        agent = self.agents[agent_id]
+        return "room" if agent.present else agent.at or "away"
+
     # --- events -------------------------------------------------------------------------
-    def leave(self, agent_id: str) -> Event:
+    def leave(self, agent_id: str, to: str = "") -> Event:
+        """The agent goes out of the room (to an off-stage place, when the story says where)."""
         agent = self.agents[agent_id]
         agent.present = False
-        return self._record(Event("leave", agent_id, frozenset({agent_id})))
+        agent.at = to
+        return self._record(Event("leave", agent_id, frozenset({agent_id}), dst=to or None))
 
     def walk(self, agent_id: str, x: float) -> None:
         """The agent goes to another spot in the room and looks around."""
@@ -224,6 +266,7 @@ class World:
     def enter(self, agent_id: str) -> Event:
         agent = self.agents[agent_id]
         agent.present = True
+        agent.at = ""
         self._look(agent)
         return self._record(Event("enter", agent_id, frozenset({agent_id})))
 
@@ -236,21 +279,32 @@ class World:
         src = thing.location
         src_x = self.thing_x(thing_id)
         thing.location = place_id
+        thing.in_hand = False
         dst_x = self.thing_x(thing_id)
         spots = [x for x, where in ((src_x, src), (dst_x, place_id)) if self._in_room(where)]
+        actor = self.agents.get(actor_id)
+        where = "room" if spots or actor is None or actor.present else actor.at or "away"
         witnesses = {actor_id} & set(self.agents) | {
             a.id for a in self.agents.values() if any(self._sees_spot(a, x) for x in spots)
         }
         for agent_id in witnesses:
             self.agents[agent_id].beliefs[thing_id] = place_id
-        return self._record(Event(kind, actor_id, frozenset(witnesses), thing=thing_id, src=src, dst=place_id))
+        return self._record(Event(kind, actor_id, frozenset(witnesses), thing=thing_id, src=src, dst=place_id), where)
 
     def take(self, actor_id: str, thing_id: str) -> Event:
         """The actor picks a thing up and keeps it (in a pocket: hidden from everyone)."""
         return self.put(actor_id, thing_id, actor_id, kind="take")
 
+    def hold(self, actor_id: str, thing_id: str) -> Event:
+        """The actor picks a thing up and holds it in hand, where those who can see the actor see it."""
+        event = self.put(actor_id, thing_id, actor_id, kind="take")
+        self.things[thing_id].in_hand = True
+        return event
+
     def hearers(self, speaker_id: str) -> list[str]:
-        return [a.id for a in self.agents.values() if a.present and not a.busy and a.id != speaker_id]
+        """Who hears the speaker: the agents in the same place who are not kept from hearing."""
+        here = self.where_is(speaker_id)
+        return [a.id for a in self.agents.values() if self.where_is(a.id) == here and not a.busy and a.id != speaker_id]
 
     def say_where(self, speaker_id: str, thing_id: str, claim: str) -> Event:
         """The speaker says the thing is at ``claim``; hearers believe it unless they saw its last move."""
@@ -262,7 +316,7 @@ class World:
                 self.agents[agent_id].beliefs[thing_id] = claim
         return self._record(Event("say", speaker_id, frozenset({speaker_id, *heard}), thing=thing_id, claim=claim,
                                   speaker_belief=speaker.beliefs.get(thing_id),
-                                  truth=self.things[thing_id].location))
+                                  truth=self.things[thing_id].location), self.where_is(speaker_id))
 
     def request(self, agent_id: str, wanted: str) -> Event:
         """The agent says what they want; who hears it now thinks that is what the agent wants."""
@@ -270,25 +324,42 @@ class World:
         heard = self.hearers(agent_id)
         for other in heard:
             self.agents[other].thinks_wants[agent_id] = wanted
-        return self._record(Event("request", agent_id, frozenset({agent_id, *heard}), claim=wanted))
+        return self._record(Event("request", agent_id, frozenset({agent_id, *heard}), claim=wanted),
+                            self.where_is(agent_id))
 
-    def harm(self, actor_id: str, place_id: str) -> Event:
-        """The actor spoils whatever is in a place; knowing if they believed it was someone else's."""
-        thing = self.contents(place_id)[0]
+    def harm(self, actor_id: str, thing_id: str, state: str = "spoiled") -> Event:
+        """The actor spoils a thing where it is (it takes ``state``): knowing when the actor believed that
+        place held someone else's thing (belief, not reality: two things may look the same)."""
+        thing = self.things[thing_id]
+        place_id = thing.location
         believed_there = self.believed_contents(actor_id, place_id)
         knowing = thing.id in believed_there and thing.owner not in (None, actor_id)
+        thing.state = state
         witnesses = {actor_id} | {a.id for a in self.agents.values()
-                                  if self._in_room(place_id) and self._sees_spot(a, self.places[place_id].x)}
+                                  if self._in_room(place_id) and self._sees_spot(a, self.thing_x(thing_id))}
         return self._record(Event("harm", actor_id, frozenset(witnesses), thing=thing.id, src=place_id,
                                   knowing=knowing))
 
-    def past_harm(self, actor: str, victim_id: str, what: str) -> Event:
-        """Something bad the actor did before the story starts; only the victim perceived it."""
-        return self._record(Event("harm", actor, frozenset({victim_id}), claim=what, knowing=True))
+    def _past(self, event: Event, where: str) -> Event:
+        """An event before the story starts, at ``where``, with only its witnesses there."""
+        event.where, event.present = where or "away", event.witnesses
+        self.events.append(event)
+        for agent_id in event.witnesses:
+            self.agents[agent_id].memories.append(len(self.events) - 1)
+        return event
 
-    def past_kindness(self, actor: str, friend_id: str, what: str) -> Event:
+    def past_harm(self, actor: str, victim_id: str, what: str, where: str = "") -> Event:
+        """Something bad the actor did before the story starts; only the victim perceived it."""
+        return self._past(Event("harm", actor, frozenset({victim_id}), claim=what, knowing=True), where)
+
+    def past_kindness(self, actor: str, friend_id: str, what: str, where: str = "") -> Event:
         """Something nice the actor did before the story starts; only the friend perceived it."""
-        return self._record(Event("kindness", actor, frozenset({friend_id}), claim=what))
+        return self._past(Event("kindness", actor, frozenset({friend_id}), claim=what), where)
+
+    def wish(self, agent_id: str, wanted: str) -> Event:
+        """The agent wishes for something (the story says so); it is what the agent wants most now."""
+        self.agents[agent_id].desires.append(wanted)
+        return self._record(Event("wish", agent_id, frozenset({agent_id}), claim=wanted), self.where_is(agent_id))
 
     def guess(self, agent_id: str, thing_id: str, place_id: str) -> Event:
         """The agent, who did not see where a thing went, concludes it is at ``place_id`` (an honest guess)."""
@@ -355,15 +426,16 @@ class World:
 
         return {
             "room": self.room,
-            "agents": {a.id: {"name": a.name, "pronoun": a.pronoun, "adult": a.adult, "present": a.present}
-                       for a in self.agents.values()},
+            "agents": {a.id: {"name": a.name, "pronoun": a.pronoun, "adult": a.adult, "old": a.old,
+                              "present": a.present} for a in self.agents.values()},
             "places": {p.id: {"name": p.name, "kind": p.kind, "colour": p.colour, "closed": p.closed,
                               "drawn": p.drawn} for p in self.places.values()},
             "things": {t.id: compact({"noun": t.noun, "colour": t.colour, "size": t.size, "feature": t.feature,
-                                      "owner": t.owner, "start": self.start.get(t.id), "location": t.location})
+                                      "owner": t.owner, "start": self.start.get(t.id), "location": t.location,
+                                      "state": t.state})
                        for t in self.things.values()},
             "events": [compact({"kind": e.kind, "actor": e.actor, "thing": e.thing, "src": e.src, "dst": e.dst,
-                                "claim": e.claim, "present": sorted(e.present),
+                                "claim": e.claim, "where": e.where, "present": sorted(e.present),
                                 "busy": sorted(e.busy) or None}) for e in self.events],
         }
 

@@ -1,0 +1,238 @@
+"""Building one StoryTurn: its turns, its pictures, and the counterbalancing every task shares.
+
+Counterbalancing (as in a psychology lab): every draw that could tell a skimming reader the
+answer is balanced within blocks of :data:`BLOCK` items of a task. :meth:`StoryBuilder.balanced`
+draws a value that occurs equally often in each block (the answer's position among the
+options, the item's variant, which option a sentence names first); :meth:`StoryBuilder.arrange`
+puts a list in a balanced order. Wordings of questions and frames of critical sentences are
+drawn from pools (at least :data:`MIN_WORDINGS` and :data:`MIN_FRAMES`), independently of the
+answer.
+
+Each StoryTurn says whether it is the booklet's **test** item or a **control**
+(``meta["item"]``, and ``meta["control"]`` naming what the control changes), and each turn
+which booklet question it asks (``turn.meta["asks"]``); turns designed to follow the
+respondent's own pick say so (``turn.meta["keyed"]``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from commet.format.model import AnswerFeedback, Feedback, Option, Rubric, Turn
+from commet.generation.procedural import lexicon as lex
+from commet.generation.procedural.render import compose
+from commet.generation.procedural.world import Agent, World
+
+#: Items per counterbalancing block: every balanced value occurs equally often in a block.
+BLOCK = 12
+LABELS = ("A", "B", "C", "D", "E")
+#: Every question is asked in at least this many wordings, every critical sentence told in this many frames.
+MIN_WORDINGS = 3
+MIN_FRAMES = 5
+TEST, CONTROL = "test", "control"
+
+T = TypeVar("T")
+
+
+def cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def an(noun: str) -> str:
+    """``a cookie``, ``an apple``."""
+    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
+
+
+def join_or(items: Sequence[str]) -> str:
+    """``a or b``, ``a, b or c``."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
+
+
+def join_and(items: Sequence[str]) -> str:
+    """``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+@dataclass
+class StoryBuilder:
+    """Collects the turns, the scenes shown with them and a few world facts of one story.
+
+    ``group`` and ``index`` place the story in its task's sequence, for counterbalancing.
+    """
+
+    story_id: str
+    rng: random.Random = field(default_factory=random.Random)
+    group: str = ""
+    index: int = 0
+    seed: int = 0
+    turns: list[Turn] = field(default_factory=list)
+    scenes: dict[str, dict] = field(default_factory=dict)
+    facts: dict[str, object] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict)
+    #: The key and size of the draw that decides the answers (the item's cell): orders are balanced within it.
+    crossed: tuple[str, int] | None = None
+
+    # --- counterbalancing -------------------------------------------------------------------
+    def _sequence(self, key: str, n: int, length: int = BLOCK) -> list[int]:
+        block = self.index // BLOCK
+        sequence = [k % n for k in range(length - length % n)]
+        random.Random(f"commet-balance:{self.seed}:{self.group}:{key}:{block}").shuffle(sequence)
+        return sequence
+
+    def balanced(self, key: str, n: int, given: tuple[str, int] | None = None) -> int:
+        """A value in ``range(n)``; over each block of :data:`BLOCK` items every value occurs equally often.
+
+        With ``given`` (another key and its n), the value is balanced within the items of the block that
+        share that key's value: the two are crossed, so a respondent who answers one turn by position
+        cannot use the other turn's position (branch turns, whose right answer follows the earlier pick).
+        """
+        position = self.index % BLOCK
+        if given is None:
+            sequence = self._sequence(key, n)
+            return sequence[position] if position < len(sequence) else self.rng.randrange(n)
+        first = self._sequence(*given)
+        if position >= len(first):
+            return self.rng.randrange(n)
+        same = [j for j, v in enumerate(first) if v == first[position]]
+        sub = self._sequence(f"{key}|{given[0]}={first[position]}", n, len(same))
+        k = same.index(position)
+        return sub[k] if k < len(sub) else self.rng.randrange(n)
+
+    def arrange(self, key: str, items: Sequence[T]) -> list[T]:
+        """``items`` in an order where the first item's position is balanced, within the items of the block that
+        share this one's cell (:meth:`cell`), and the rest shuffled."""
+        first, rest = items[0], list(items[1:])
+        self.rng.shuffle(rest)
+        position = self.balanced(f"arrange:{key}", len(items), self.crossed)
+        return rest[:position] + [first] + rest[position:]
+
+    def flip(self, key: str) -> bool:
+        """A balanced coin (within the item's cell, once :meth:`cell` has drawn it)."""
+        return self.balanced(key, 2, self.crossed) == 1
+
+    def cell(self, key: str, n: int) -> int:
+        """The item's cell (test item or control, and the variant that decides the answers): balanced, and
+        every later :meth:`arrange` is balanced within it, so no order of mention goes with an answer."""
+        value = self.balanced(key, n)
+        self.crossed = (key, n)
+        return value
+
+    def frame(self, key: str, pool: Sequence[T]) -> T:
+        """One frame of a critical sentence (a template, or clauses to order), drawn independently of the
+        answer; which one is remembered in the facts."""
+        assert len(pool) >= MIN_FRAMES, f"{key}: {len(pool)} frames"
+        k = self.rng.randrange(len(pool))
+        frames = self.facts.setdefault("frames", {})
+        assert isinstance(frames, dict)
+        frames[key] = k
+        return pool[k]
+
+    def wording(self, pool: Sequence[str]) -> str:
+        """One wording of a question."""
+        assert len(pool) >= MIN_WORDINGS, pool
+        return self.rng.choice(pool)
+
+    def role(self, test: bool, control: str) -> bool:
+        """Mark the StoryTurn as the booklet's test item or as a control (``control`` says what it changes)."""
+        self.meta["item"] = TEST if test else CONTROL
+        if not test:
+            self.meta["control"] = control
+        return test
+
+    # --- turns ------------------------------------------------------------------------------
+    def picture(self, world: World) -> str:
+        """Snapshot the world's current state as a scene; returns its image id."""
+        image_id = f"{self.story_id}-img{len(self.scenes) + 1}"
+        self.scenes[image_id] = compose(world, variant=sum(map(ord, self.story_id)))
+        return image_id
+
+    def turn(self, asks: str, question: str, answers: str | list[str], story: str = "", image: str | None = None,
+             feedback: Feedback | None = None, rubric: Rubric | None = None, options: list[Option] | None = None,
+             kind: str = "open", keyed: str | None = None) -> None:
+        answers = [answers] if isinstance(answers, str) else answers
+        meta: dict[str, object] = {"type": kind, "asks": asks}
+        if keyed:
+            meta["keyed"] = keyed
+        self.turns.append(Turn(story=story, question=question, answers=[cap(a) for a in answers], image=image,
+                               feedback=feedback, rubric=rubric, options=options or [], meta=meta))
+
+    def yes_no(self, asks: str, question: str, answer: bool, why: str = "", rubric: Rubric | None = None,
+               **kwargs: object) -> None:
+        """A yes/no question (no options shown); ``why`` follows the yes or no when the question asks why."""
+        word = "yes" if answer else "no"
+        self.turn(asks, question, f"{cap(word)}. {why}" if why else word, kind="yes/no", rubric=rubric,
+                  **kwargs)  # type: ignore[arg-type]
+
+    def choose(self, asks: str, stem: str, options: list[str], answers: str | list[str], story: str = "",
+               image: str | None = None, feedback: Feedback | None = None, labelled: bool = False,
+               keyed: str | None = None) -> None:
+        """A closed question: the options in a randomised order, the (first) answer's position balanced.
+
+        ``answers`` are given in branch order (when several); ``options`` in any order. The question
+        names the options ("..., the red one or the blue one?"), or lists them with letters.
+        """
+        answers = [answers] if isinstance(answers, str) else answers
+        assert all(a in options for a in answers), (answers, options)
+        branch_point = next((k for k, t in enumerate(self.turns) if len(t.answers) > 1), None)
+        given = (f"position:{branch_point}", len(self.turns[branch_point].options)) \
+            if branch_point is not None and len(answers) > 1 else None
+        position = self.balanced(f"position:{len(self.turns)}", len(options), given)
+        rest = [o for o in options if o != answers[0]]
+        self.rng.shuffle(rest)
+        ordered = rest[:position] + [answers[0]] + rest[position:]
+        if labelled:
+            shown = [Option(label=LABELS[k], text=o) for k, o in enumerate(ordered)]
+            question = f"{stem}? " + " or ".join(f"{o.label}: '{o.text}'" for o in shown)
+        else:
+            shown = [Option(text=o) for o in ordered]
+            question = f"{stem}, {join_or(ordered)}?"
+        self.turn(asks, question, answers, story=story, image=image, feedback=feedback, options=shown, kind="choice",
+                  keyed=keyed)
+
+    def why(self, asks: str, question: str, answer: str, key: str, false: list[str], story: str = "",
+            feedback: Feedback | None = None, image: str | None = None) -> None:
+        """An explanation question with its rubric: the key inference and the false inferences."""
+        self.turn(asks, question, answer, story=story, feedback=feedback, image=image,
+                  rubric=Rubric(key_inference=key, false_inferences=false), kind="why")
+
+
+def right_wrong(right: str, wrong: str) -> Feedback:
+    return Feedback(right=right, wrong=wrong)
+
+
+def keyed_feedback(texts: dict[str, str]) -> Feedback:
+    """Feedback keyed by the previous turn's answers (given uncapitalised, as in :meth:`StoryBuilder.turn`)."""
+    return Feedback(by_answer=[AnswerFeedback(answer=cap(a), text=t) for a, t in texts.items()])
+
+
+class Cast:
+    """Picks distinct names and pronouns for one story; shirts come from a palette no thing uses."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.used: set[str] = set()
+        self.shirts = list(lex.SHIRT_COLOURS)
+        rng.shuffle(self.shirts)
+
+    def _agent(self, name: str, pronoun: str, adult: bool, x: float, old: bool = False) -> Agent:
+        self.used.add(name)
+        agent_id = name.lower().replace(".", "").replace(" ", "_")
+        return Agent(agent_id, name, pronoun, adult, self.shirts.pop(), x, old=old)
+
+    def child(self, x: float, pronoun: str | None = None) -> Agent:
+        pronoun = pronoun or self.rng.choice(("she", "he"))
+        pool = [n for n in (lex.GIRLS if pronoun == "she" else lex.BOYS) if n not in self.used]
+        return self._agent(self.rng.choice(pool), pronoun, False, x)
+
+    def pair(self, x1: float, x2: float) -> tuple[Agent, Agent]:
+        """Two children of one gender (either), so that no pronoun tells apart the two slots a story swaps."""
+        pronoun = self.rng.choice(("she", "he"))
+        return self.child(x1, pronoun), self.child(x2, pronoun)
+
+    def adult(self, x: float, teacher: bool = False) -> Agent:
+        pool = [a for a in (lex.TEACHERS if teacher else lex.ADULTS) if a[0] not in self.used]
+        name, pronoun = self.rng.choice(pool)
+        return self._agent(name, pronoun, True, x, old=name in lex.GRANDPARENTS)

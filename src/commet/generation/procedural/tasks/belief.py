@@ -1,0 +1,394 @@
+"""Belief tasks: false belief about a location (explicit and implicit), true belief from an announcement,
+and false belief from an expectation (a familiar lunchbox holding something else today).
+
+Every story has two children in slots: the one who is away while something changes (``p``) and
+the one who stays and sees it (``q``). The test item puts the asked-about child in ``p``, its
+control in ``q``, with the same words. Where a thing really is follows from a **swap** (two
+things exchange places) that names no place, so "where is it really?" needs the story's
+facts, not the last place a sentence names.
+"""
+
+from __future__ import annotations
+
+import random
+
+from commet.generation.procedural import lexicon as lex
+from commet.generation.procedural.builder import Cast, StoryBuilder, an, cap, right_wrong
+from commet.generation.procedural.tasks.common import (
+    TIDY_REASONS,
+    WITNESS,
+    fill,
+    leaving,
+    missed,
+    room,
+    two_containers,
+)
+from commet.generation.procedural.world import Place, Thing, World
+
+INTRO = (
+    "{names} are in the {room}, where there are {boxes}.",
+    "In the {room} there are {boxes}, and {names} are there too.",
+    "{names} are playing in the {room}. There are {boxes} by the wall.",
+    "There are {boxes} in the {room}. {names} are in there.",
+    "{names} spend the afternoon in the {room}, which has {boxes}.",
+)
+PUTS = (
+    "{c1.name} puts {c1.det} {t1} in {p1}, and {c2.name} puts {c2.det} {t2} in {p2}.",
+    "{c1.name} drops {c1.det} {t1} into {p1}; {c2.name} puts {c2.det} {t2} into {p2}.",
+    "{c1.name} puts {c1.det} {t1} away in {p1}, and {c2.name} keeps {c2.det} {t2} in {p2}.",
+    "First {c1.name} puts {c1.det} {t1} in {p1}, then {c2.name} puts {c2.det} {t2} in {p2}.",
+    "{c1.name} tucks {c1.det} {t1} into {p1} and {c2.name} tucks {c2.det} {t2} into {p2}.",
+)
+SWAP = (
+    "While {p.name} is {away}, {m.name} swaps the {a} and the {b} round {why}.",
+    "While {p.name} is {away}, {m.name} comes by {why} and puts the {a} where the {b} was and the {b} where the "
+    "{a} was.",
+    "{m.name} uses the time while {p.name} is {away} to swap the two toys over {why}.",
+    "While {p.name} is {away}, {m.name} mixes the two toys up {why}, so that each one ends up in the other's place.",
+    "While {p.name} is {away}, {m.name} trades the places of the {a} and the {b} {why}.",
+    "While {p.name} is {away}, {m.name} takes out the {a} and the {b} {why} and puts each back where the other was.",
+)
+WANTS = (
+    "Later, with everyone back in the room, {o.name} wants to play with {o.det} {t}.",
+    "When they are all together again, {o.name} wants {o.det} {t}.",
+    "A little later, everyone is back, and {o.name} needs {o.det} {t}.",
+    "Soon everyone is back in the room, and {o.name} would like {o.det} {t} again.",
+    "Later on, when they are all in the room again, {o.name} goes to get {o.det} {t}.",
+)
+CLOSED = (
+    "{x} and {y} are both shut.",
+    "The lids of {x} and {y} are closed, so nobody can see inside.",
+    "Both {x} and {y} have their lids on.",
+    "{x} and {y} stand side by side, closed.",
+    "Nothing can be seen inside {x} or {y}.",
+)
+LOOK = ("Where will {o.name} look for {o.det} {t} first", "Where will {o.name} go first to find {o.det} {t}",
+        "Which one will {o.name} open first to get {o.det} {t}")
+WHY_LOOK = ("Why will {o.name} look there?", "Why does {o.name} look there first?", "What makes {o.name} look there?")
+REALITY = ("Where is the {t} really", "Where is {o.name}'s {t} now", "Where is the {t} at this moment")
+NEXT = ("What will {o.name} do next?", "What does {o.name} do now?", "What will {o.name} do to get {o.det} {t}?")
+WHY_NEXT = ("Why will {o.name} do that?", "Why does {o.name} do that?", "What makes {o.name} do that?")
+SWAPPED = "swap the two toys"
+
+
+def _fmt(template: str, **slots: object) -> str:
+    return template.format(**slots)
+
+
+class _Swapped:
+    """The story both location tasks tell: two children put a toy each in a closed container; one child
+    leaves; a grown-up (or an older child) swaps the two toys round; the other child sees it."""
+
+    def __init__(self, rng: random.Random, b: StoryBuilder) -> None:
+        cast = Cast(rng)
+        self.w = w = World(room(rng))
+        self.owner, self.other = cast.pair(0.1, 0.25)
+        self.mover = cast.adult(0.88) if rng.random() < 0.5 else cast.child(0.88)
+        for agent in (self.owner, self.other, self.mover):
+            w.add(agent)
+        self.first, self.second = two_containers(rng, w, (0.45, 0.65))
+        if rng.random() < 0.5:
+            self.first, self.second = self.second, self.first
+        kinds = rng.sample(lex.TOYS, 2)
+        self.thing = Thing("thing", kinds[0], rng.choice(kinds[0].colours), "hands", owner=self.owner.id)
+        self.theirs = Thing("theirs", kinds[1], rng.choice(kinds[1].colours), "hands", owner=self.other.id)
+        w.add(Place("hands", "offstage", "brown", -5.0, name="in hand"))
+        w.add(self.thing)
+        w.add(self.theirs)
+        self.test = b.role(b.cell("owner away", 2) == 1, "true belief: the owner stays and sees the swap")
+        self.p, self.q = (self.owner, self.other) if self.test else (self.other, self.owner)
+        _, away, to = leaving(rng, self.p)  # "while she is away" tells the leaving: each slot is named once
+        names = b.arrange("names", [self.owner, self.other])
+        boxes = b.arrange("boxes", [self.first, self.second])
+        clauses = b.arrange("puts", [(self.owner, self.thing, self.first), (self.other, self.theirs, self.second)])
+        (c1, t1, p1), (c2, t2, p2) = clauses
+        named = b.arrange("swap order", [self.thing, self.theirs])
+        closing = b.arrange("closing", [self.first, self.second])
+        o, t = self.owner, self.thing.noun
+        text = [
+            _fmt(b.frame("intro", INTRO), names=f"{names[0].name}, {names[1].name} and {self.mover.name}",
+                 room=w.room, boxes=" and ".join(an(p.name.removeprefix("the ")) for p in boxes)),
+            _fmt(b.frame("puts", PUTS), c1=c1, c2=c2, t1=t1.noun, t2=t2.noun, p1=p1.name, p2=p2.name),
+            _fmt(b.frame("swap", SWAP), p=self.p, away=away, m=self.mover, a=named[0].noun, b=named[1].noun,
+                 why=rng.choice(TIDY_REASONS)),
+            _fmt(b.frame("witness", WITNESS), q=self.q),
+            _fmt(b.frame("wants", WANTS), o=o, t=t),
+            cap(_fmt(b.frame("closed", CLOSED), x=closing[0].name, y=closing[1].name)),
+        ]
+        self.story = " ".join(text)
+        w.put(self.owner.id, self.thing.id, self.first.id)
+        w.put(self.other.id, self.theirs.id, self.second.id)
+        w.leave(self.p.id, to)
+        w.walk(self.mover.id, 0.86)
+        w.hold(self.mover.id, self.thing.id)
+        w.put(self.mover.id, self.theirs.id, self.first.id, kind="move")
+        self.during = b.picture(w)  # the swap, half done: the toy in the mover's hand, the away child not there
+        w.put(self.mover.id, self.thing.id, self.second.id, kind="move")
+        w.enter(self.p.id)
+
+    def rubric(self) -> tuple[str, list[str]]:
+        o, m, where, other = self.owner.name, self.mover.name, self.first.name, self.second.name
+        t = f"{self.owner.det} {self.thing.noun}"
+        if missed(self.w, self.owner, self.thing):
+            return (f"{o} did not see {m} {SWAPPED}, so {o} thinks {t} is still in {where}.",
+                    [f"{o} knows the toys were swapped", f"{o} saw {m} {SWAPPED}", f"{o} will look in {other}"])
+        return (f"{o} saw {m} {SWAPPED}, so {o} knows {t} is in {other} now.",
+                [f"{o} thinks {t} is still in {where}", f"{o} did not see the toys being swapped"])
+
+    def reason(self) -> str:
+        o = self.owner
+        if missed(self.w, o, self.thing):
+            return (f"Because {o.sub} put it in {self.first.name} and did not see {self.mover.name} {SWAPPED}, so "
+                    f"{o.sub} thinks it is still there.")
+        return f"Because {o.sub} saw {self.mover.name} {SWAPPED}, so {o.sub} knows it is in {self.second.name} now."
+
+    def facts(self) -> dict[str, object]:
+        w = self.w
+        return {"log": w.record(), "thing": self.thing.noun, "belief": w.belief(self.owner.id, self.thing.id),
+                "reality": self.thing.location, "away": self.p.id, "saw": self.q.id}
+
+
+def false_belief_location(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
+    s = _Swapped(rng, b)
+    w, o, t = s.w, s.owner, s.thing.noun
+    places = [f"in {s.first.name}", f"in {s.second.name}"]
+    b.choose("look", b.wording(LOOK).format(o=o, t=t), places, f"in {w.place_name(w.belief(o.id, s.thing.id))}",
+             story=s.story, image=s.during)
+    key, false = s.rubric()
+    b.why("why look", b.wording(WHY_LOOK).format(o=o), s.reason(), key, false)
+    b.choose("reality", b.wording(REALITY).format(o=o, t=t), places, f"in {w.place_name(s.thing.location)}",
+             image=b.picture(w))
+    b.facts.update(s.facts())
+
+
+def implicit_false_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
+    s = _Swapped(rng, b)
+    w, o, t = s.w, s.owner, s.thing.noun
+    b.turn("next", b.wording(NEXT).format(o=o, t=t),
+           f"look for {o.det} {t} in {w.place_name(w.belief(o.id, s.thing.id))}", story=s.story, image=s.during)
+    key, false = s.rubric()
+    b.why("why next", b.wording(WHY_NEXT).format(o=o), s.reason(), key, false)
+    b.facts.update(s.facts())
+
+
+# --- true belief from an announcement ----------------------------------------------------------
+
+KEPT = (
+    "In {tc.name}'s class, the {x1} are always kept in {p1} and the {x2} in {p2}.",
+    "{tc.name}'s class always keeps its {x1} in {p1} and its {x2} in {p2}.",
+    "Every child in {tc.name}'s class knows that the {x1} live in {p1} and the {x2} in {p2}.",
+    "In {tc.name}'s classroom, {p1} holds the {x1} and {p2} holds the {x2}.",
+    "The {x1} of {tc.name}'s class are kept in {p1}, and the {x2} in {p2}.",
+)
+BREAK = (
+    "At break time, while {c1.name}, {c2.name} and the other children are outside, {tc.name} swaps the {a} and the "
+    "{b} round {why}.",
+    "During break, with {c1.name}, {c2.name} and the rest of the class out in the playground, {tc.name} puts the "
+    "{a} where the {b} were and the {b} where the {a} were {why}.",
+    "While {c1.name}, {c2.name} and their classmates are out at break, {tc.name} mixes the two lots up {why}, so "
+    "that each ends up in the other's place.",
+    "At break, when {c1.name}, {c2.name} and everyone else have gone out, {tc.name} trades the places of the {a} "
+    "and the {b} {why}.",
+    "Over break, with {c1.name}, {c2.name} and the others outside, {tc.name} takes out the {a} and the {b} {why} "
+    "and puts each lot back where the other was.",
+)
+ANNOUNCE = (
+    "When {p.name} comes back in, {tc.name} tells {p.obj}, 'I have swapped the {a} and the {b}!' {q.name} is still "
+    "out at the water fountain and does not hear it.",
+    "{tc.name} tells {p.name}, the first one back, 'The {a} and the {b} have changed places.' {q.name}, still out "
+    "in the playground, does not hear it.",
+    "As soon as {p.name} comes back, {tc.name} says to {p.obj}, 'Look, the {a} are where the {b} used to be, and "
+    "the other way round.' {q.name} is still outside and misses it.",
+    "{p.name} comes in first and hears {tc.name} say, 'I have put the {a} and the {b} in each other's places.' "
+    "{q.name} is still tying {q.det} shoes outside and does not hear a word.",
+    "{tc.name} tells {p.name}, who is back first, 'The {a} and the {b} have swapped places today.' {q.name} is "
+    "still out on the swings and does not hear.",
+)
+NEEDS = (
+    "Later, {ch.name} wants {an_x} {for_}.", "Then {ch.name} needs {an_x} {for_}.",
+    "After that, {ch.name} goes to get {an_x} {for_}.", "A little later, {ch.name} would like {an_x} {for_}.",
+    "Soon {ch.name} wants {an_x} {for_}.",
+)
+WANTS_FOR = (
+    "for show-and-tell", "for a game", "to show {det} friend", "for the puppet show", "for a drawing",
+    "for the class photo", "for the reading corner", "to share with {det} table",
+)
+NOW = ("Where are the {x} now", "Where are the {x} kept now", "In which one are the {x} at this moment")
+GO = ("Where will {ch.name} go to get {an_x}", "Where will {ch.name} look for {an_x}",
+      "Which one will {ch.name} go to for {an_x}")
+WHY_GO = ("Why will {ch.name} go there?", "Why does {ch.name} go there?", "What makes {ch.name} go there?")
+
+
+def true_belief_action(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
+    cast = Cast(rng)
+    w = World(rng.choice(("classroom", "art room", "library")))
+    child, mate = cast.pair(0.1, 0.25)
+    teacher = cast.adult(0.88, teacher=True)
+    for agent in (child, mate, teacher):
+        w.add(agent)
+    first, second = two_containers(rng, w, (0.45, 0.65))
+    kinds = rng.sample(lex.TOYS, 2)
+    things = [Thing("thing", kinds[0], rng.choice(kinds[0].colours), first.id),
+              Thing("other", kinds[1], rng.choice(kinds[1].colours), second.id)]
+    for thing in things:
+        w.add(thing)
+    for agent in (child, mate):
+        agent.beliefs.update({"thing": first.id, "other": second.id})  # the class always keeps them there
+    test = b.role(b.cell("heard", 2) == 1, "the child misses the announcement")
+    p, q = (child, mate) if test else (mate, child)
+    x = kinds[0].plural
+    c1, c2 = b.arrange("names", [child, mate])
+    (x1, p1), (x2, p2) = b.arrange("kept", [(x, first), (kinds[1].plural, second)])
+    a, bb = b.arrange("swap order", [x, kinds[1].plural])
+    slots = {"tc": teacher, "p": p, "q": q, "c1": c1, "c2": c2, "a": a, "b": bb, "x": x, "ch": child,
+             "an_x": an(kinds[0].noun), "for_": fill(rng.choice(WANTS_FOR), child)}
+    story = " ".join([
+        b.frame("kept", KEPT).format(x1=x1, x2=x2, p1=p1.name, p2=p2.name, **slots),
+        b.frame("swap", BREAK).format(why=rng.choice(TIDY_REASONS), **slots),
+        b.frame("announce", ANNOUNCE).format(**slots),
+        b.frame("needs", NEEDS).format(**slots),
+    ])
+    w.leave(child.id, "playground")
+    w.leave(mate.id, "playground")
+    w.put(teacher.id, "thing", second.id, kind="move")
+    w.put(teacher.id, "other", first.id, kind="move")
+    w.enter(p.id)
+    said = w.say_where(teacher.id, "thing", second.id)
+    image = b.picture(w)  # the announcement: the teacher and the child who hears it; the other one still out
+    w.enter(q.id)
+    places = [f"in {first.name}", f"in {second.name}"]
+    b.choose("reality", b.wording(NOW).format(**slots), places, f"in {w.place_name(things[0].location)}",
+             story=story, image=image)
+    goes = w.place_name(w.belief(child.id, "thing"))
+    b.choose("go", b.wording(GO).format(**slots), [f"to {first.name}", f"to {second.name}"], f"to {goes}",
+             feedback=right_wrong("That's right.", f"Not quite: the {x} are in {second.name} now."))
+    heard = w.perceived(child.id, said)
+    b.why("why go", b.wording(WHY_GO).format(**slots),
+          f"Because {child.sub} heard {teacher.name} say that the {x} and the {kinds[1].plural} were swapped, so "
+          f"{child.sub} knows the {x} are in {second.name} now." if heard else
+          f"Because {child.sub} did not hear {teacher.name} say that the {x} were moved, so {child.sub} thinks "
+          f"they are still in {first.name}.",
+          f"{child.name} heard {teacher.name} say they were swapped, so {child.name} knows where they are now."
+          if heard else
+          f"{child.name} did not hear {teacher.name} say they were swapped, so {child.name} thinks they are still in "
+          f"{first.name}.",
+          [f"{child.name} saw {teacher.name} move them",
+           f"{child.name} thinks they are still in {first.name}" if heard else f"{child.name} knows they were moved"],
+          feedback=right_wrong(f"Yes, {child.name} goes to {goes}.", f"Actually, {child.name} goes to {goes}."))
+    b.facts.update(log=w.record(), thing=x, belief=w.belief(child.id, "thing"), reality=things[0].location,
+                   announced=heard, habit=first.id)
+
+
+# --- false belief from an expectation ----------------------------------------------------------
+
+HABIT = (
+    "Every day, {pa.name} packs lunch for {c1.name} and {c2.name}: {c1.name} always gets {f1} and {c2.name} always "
+    "gets {f2}.",
+    "{pa.name} makes lunch for {c1.name} and {c2.name} every school day; there is always {f1} for {c1.name} and "
+    "{f2} for {c2.name}.",
+    "In this family, {c1.name}'s lunchbox always holds {f1} and {c2.name}'s always holds {f2}; {pa.name} packs "
+    "them every morning.",
+    "Each morning {pa.name} packs two lunchboxes, {f1} for {c1.name} and {f2} for {c2.name}, as always.",
+    "{c1.name} always finds {f1} in {c1.det} lunchbox, and {c2.name} always finds {f2} in {c2.own}; {pa.name} "
+    "packs them every day.",
+)
+MIXUP = (
+    "This morning, while {p.name} is {away}, {pa.name} mixes up the two lunches, so each lunchbox gets what usually "
+    "goes in the other one.",
+    "Today, while {p.name} is {away}, {pa.name} swaps the two lunches over by mistake.",
+    "This morning {pa.name} is in a hurry and, while {p.name} is {away}, puts each lunch in the wrong lunchbox.",
+    "While {p.name} is {away} this morning, {pa.name} gets the two lunches the wrong way round.",
+    "Today {pa.name} packs the two lunches into the wrong lunchboxes, while {p.name} is {away}.",
+)
+HOPES = (
+    "{c1.name} would love {g1} today, and {c2.name} would love {g2}.",
+    "Today {c1.name} is hoping for {g1}, and {c2.name} is hoping for {g2}.",
+    "{c1.name} really feels like {g1} today; {c2.name} feels like {g2}.",
+    "{c1.name} wishes for {g1} today, and {c2.name} wishes for {g2}.",
+    "What {c1.name} wants most today is {g1}; what {c2.name} wants most is {g2}.",
+)
+PICKS_UP = (
+    "Later, {ch.name} picks up {ch.det} lunchbox. It is closed.",
+    "At lunch time, {ch.name} holds {ch.det} lunchbox, still shut.",
+    "Then {ch.name} takes {ch.det} closed lunchbox.",
+    "When it is time to eat, {ch.name} has {ch.det} lunchbox in front of {ch.obj}, not yet open.",
+    "Later, {ch.name} carries {ch.det} lunchbox to the table without opening it.",
+)
+PACKED = ("What did {pa.name} really pack for {ch.name} today", "What is really in {ch.name}'s lunchbox today",
+          "What did {ch.name} really get in {ch.det} lunchbox today")
+THINKS = ("Before opening it, what does {ch.name} think is in {ch.det} lunchbox",
+          "Before {ch.name} looks inside, what does {ch.sub} expect to find",
+          "What does {ch.name} think {ch.sub} will find in {ch.det} lunchbox")
+WHY_THINKS = ("Why does {ch.name} think that?", "Why does {ch.name} expect that?", "What makes {ch.name} think so?")
+WANT = ("What would {ch.name} love to have for lunch today", "What is {ch.name} hoping for today",
+        "What does {ch.name} want for lunch today")
+FEEL = ("Before {ch.name} opens the lunchbox, how does {ch.sub} feel", "How does {ch.name} feel before looking inside",
+        "Before opening it, how does {ch.name} feel")
+
+
+def expectation_false_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
+    """Two children whose lunches are swapped today; the one asked about was away (test) or watched (control)."""
+    cast = Cast(rng)
+    w = World("kitchen")
+    child, sib = cast.pair(0.1, 0.25)
+    parent = cast.adult(0.86)
+    for agent in (child, sib, parent):
+        w.add(agent)
+    mine, theirs = rng.sample([k for k in lex.SNACKS if k.noun != "banana"], 2)
+    boxes = [Place("lunchbox", "lunchbox", rng.choice(("red", "blue")), 0.45, closed=True,
+                   name=f"{child.name}'s lunchbox"),
+             Place("lunchbox2", "lunchbox", rng.choice(("green", "purple")), 0.62, closed=True,
+                   name=f"{sib.name}'s lunchbox")]
+    w.add(Place("cupboard", "offstage", "brown", -5.0, name="the cupboard"))
+    expected = Thing("expected", mine, rng.choice(mine.colours), "cupboard")
+    packed = Thing("packed", theirs, rng.choice(theirs.colours), "cupboard")
+    other_food = Thing("swapped", mine, expected.colour, "cupboard")
+    w.add_all(*boxes, expected, packed, other_food)
+    test = b.role(b.cell("away", 2) == 1, "true belief: the child watches the packing")
+    p, q = (child, sib) if test else (sib, child)
+    wants_usual = b.flip("wants usual")
+    wants = mine if wants_usual else theirs
+    sib_wants = theirs if wants_usual else mine  # the two hopes differ, so the last one named is no cue
+    child.beliefs["expected"] = "lunchbox"  # every day the lunchbox holds the usual food
+    w.wish(child.id, wants.noun)
+    w.wish(sib.id, sib_wants.noun)
+    _, away, to = leaving(rng, p)
+    c1, c2 = b.arrange("names", [child, sib])
+    food = {child.id: an(mine.noun), sib.id: an(theirs.noun)}
+    hope = {child.id: an(wants.noun), sib.id: an(sib_wants.noun)}
+    h1, h2 = b.arrange("hopes", [child, sib])
+    slots = {"pa": parent, "p": p, "q": q, "ch": child, "away": away}
+    story = " ".join([
+        b.frame("habit", HABIT).format(c1=c1, c2=c2, f1=food[c1.id], f2=food[c2.id], **slots),
+        b.frame("mixup", MIXUP).format(**slots),
+        b.frame("witness", WITNESS).format(q=q),
+        b.frame("hopes", HOPES).format(c1=h1, c2=h2, g1=hope[h1.id], g2=hope[h2.id]),
+        b.frame("picks up", PICKS_UP).format(**slots),
+    ])
+    w.leave(p.id, to)
+    w.hold(parent.id, "packed")
+    image = b.picture(w)  # the packing: the lunch in the parent's hand, the away child not there
+    w.put(parent.id, "packed", "lunchbox")
+    w.put(parent.id, "swapped", "lunchbox2")
+    if w.perceived(child.id, w.events[-2]):
+        child.beliefs.pop("expected")  # saw what went in instead
+    w.enter(p.id)
+    foods = [an(mine.noun), an(theirs.noun)]
+    b.choose("reality", b.wording(PACKED).format(**slots), foods, an(w.contents("lunchbox")[0].noun), story=story,
+             image=image)
+    thinks = [w.things[t].noun for t in w.believed_contents(child.id, "lunchbox")]
+    b.choose("thinks", b.wording(THINKS).format(**slots), foods, an(thinks[0]), image=b.picture(w))
+    watched = not test
+    b.why("why thinks", b.wording(WHY_THINKS).format(**slots),
+          f"Because {child.sub} saw {parent.name} pack {an(theirs.noun)} in {child.det} lunchbox today." if watched
+          else f"Because {child.sub} always gets {an(mine.noun)}, and {child.sub} did not see {parent.name} swap the "
+               "lunches.",
+          (f"{child.name} saw the packing, so {child.sub} knows it is {an(theirs.noun)}." if watched else
+           f"{child.name} did not see the packing, so {child.sub} expects the usual {mine.noun}."),
+          [f"{child.name} knows what is inside without seeing it" if not watched else
+           f"{child.name} thinks it is the usual {mine.noun}", "the lunchbox is see-through"])
+    b.choose("wants", b.wording(WANT).format(**slots), foods, an(wants.noun))
+    feeling = w.feeling_about(child.id, thinks[0])  # what the child expects, before opening
+    b.choose("feels", b.wording(FEEL).format(**slots), ["happy", "sad"], feeling)
+    b.facts.update(log=w.record(), usual=mine.noun, packed=theirs.noun, child_thinks=thinks, feeling=feeling,
+                   watched=watched, wants=wants.noun)

@@ -1,0 +1,78 @@
+"""What several task families share: rooms, containers, who leaves and who watches, and the words for it.
+
+The central device is the **slot swap**: a task's test item and its control tell the same
+sentences with two characters (or two things) swapped between their slots ("while Mia is
+out, Dad swaps the two toys round; Sam sees it" against "while Sam is out, ...; Mia sees
+it"). A reader who counts words, or looks for one cue word, finds the same words in both; only
+who is where decides the answer.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from commet.generation.procedural import lexicon as lex
+from commet.generation.procedural.world import Agent, Event, Place, Thing, World
+
+#: Why someone leaves the room for a while: (leaves, while away, where to), with pronoun slots.
+LEAVES: tuple[tuple[str, str, str], ...] = (
+    ("goes to brush {det} teeth", "brushing {det} teeth", "bathroom"),
+    ("goes to get a drink of water", "getting a drink", "kitchen"),
+    ("goes to feed the cat", "feeding the cat", "kitchen"),
+    ("goes upstairs to find {det} shoes", "upstairs", "upstairs"),
+    ("goes to wash {det} hands", "washing {det} hands", "bathroom"),
+    ("goes out to water the flowers", "out in the garden", "garden"),
+    ("runs off to watch a cartoon", "watching the cartoon", "living room"),
+    ("goes to help carry the shopping in", "helping with the shopping", "outside"),
+    ("goes out to fetch the post", "fetching the post", "outside"),
+    ("goes to look for {det} coat", "looking for {det} coat", "hallway"),
+)
+#: Why a grown-up tidies or moves things (no intent against anyone).
+TIDY_REASONS: tuple[str, ...] = (
+    "while tidying up", "to make room for a puzzle", "while sweeping the floor", "to sort things out",
+    "to keep them away from the puppy", "while looking for a pencil", "to clear space for a game",
+    "while dusting", "before the visitors come", "to make space for the laundry",
+)
+#: How a character sees something happen (the explicit witnessing every rubric's "saw" rests on).
+WITNESS: tuple[str, ...] = (
+    "{q.name} is right there and sees it happen.",
+    "{q.name} watches the whole time.",
+    "{q.name} sees all of it from across the room.",
+    "{q.name} stays in the room and watches.",
+    "{q.name} looks up and sees everything.",
+    "{q.name}, sitting close by, sees it all.",
+)
+
+
+def fill(text: str, agent: Agent) -> str:
+    """Put an agent's pronouns into a pool phrase (``{det}``, ``{obj}``, ``{sub}``, ``{own}``, ``{refl}``)."""
+    return text.format(det=agent.det, obj=agent.obj, sub=agent.sub, own=agent.own, refl=agent.refl)
+
+
+def room(rng: random.Random, indoors: bool = True, among: Sequence[str] = ()) -> str:
+    rooms = [r[0] for r in lex.ROOMS if not indoors or r[0] != "garden"]
+    return rng.choice([r for r in rooms if r in among] if among else rooms)
+
+
+def two_containers(rng: random.Random, w: World, xs: tuple[float, float]) -> tuple[Place, Place]:
+    """Two closed containers of different colours (and, half the time, different kinds)."""
+    colours = rng.sample(("red", "blue", "green", "yellow", "purple", "orange"), 2)
+    kinds = [rng.choice(lex.CONTAINERS)] * 2 if rng.random() < 0.5 else rng.sample(lex.CONTAINERS, 2)
+    xs = (xs[1], xs[0]) if rng.random() < 0.5 else xs  # which one stands left is no cue to its part in the story
+    places = []
+    for k, (colour, x, kind) in enumerate(zip(colours, xs, kinds, strict=True)):
+        place = Place(f"place{k + 1}", kind, colour, x, closed=True, name=f"the {colour} {kind}")
+        w.add(place)
+        places.append(place)
+    return places[0], places[1]
+
+
+def leaving(rng: random.Random, agent: Agent) -> tuple[str, str, str]:
+    """(goes ..., while ..., off-stage place) for an agent leaving the room."""
+    leaves, away, to = rng.choice(LEAVES)
+    return fill(leaves, agent), fill(away, agent), to
+
+
+def missed(w: World, agent: Agent, thing: Thing) -> list[Event]:
+    return [e for e in w.events if e.thing == thing.id and e.kind in ("put", "move") and agent.id not in e.witnesses]

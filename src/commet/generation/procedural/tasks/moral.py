@@ -1,0 +1,238 @@
+"""Moral judgement with false and with true belief (the booklet's minimal pair).
+
+Two papers that look just the same go in two boxes, one child's each. A grown-up tidying up
+(no intent against anyone) swaps them round while one child is out and the other sees it. The
+child who owns the first box then spoils the paper in it: by mistake when she was the one out
+(false belief: moral_false_belief's test item) or knowingly when she saw the swap (true belief:
+moral_true_belief's test item). Each task has the other as its control, told with the same
+words (the two children swapped between the slots "is out" and "sees it"), and the pair's
+members with one index differ in that one fact. The image-dependent variant leaves who was in
+the room to the picture.
+"""
+
+from __future__ import annotations
+
+import random
+
+from commet.format.model import Rubric
+from commet.generation.procedural import lexicon as lex
+from commet.generation.procedural.builder import Cast, StoryBuilder, right_wrong
+from commet.generation.procedural.tasks.common import TIDY_REASONS, WITNESS, fill, leaving, two_containers
+from commet.generation.procedural.world import Agent, Place, Thing, World
+
+#: Papers that look the same: (the actor's, the victim's, what the victim's is called when made anew, the harm,
+#: the harm done, how the paper looks after it).
+HARMS: tuple[tuple[str, str, str, str, str, str], ...] = (
+    ("craft card", "birthday card for {det} grandma", "card", "cuts it into little pieces", "cut it into pieces",
+     "cut"),
+    ("spare paper", "letter to {det} pen friend", "letter", "folds it into a paper plane", "folded it into a plane",
+     "folded"),
+    ("practice sheet", "best painting", "painting", "paints thick blue paint all over it", "painted over it",
+     "painted"),
+    ("scrap card", "invitation to {det} party", "invitation", "scribbles all over it to test the pens",
+     "scribbled all over it", "scribbled"),
+    ("old worksheet", "certificate from school", "certificate", "crumples it up into a ball", "crumpled it up",
+     "crumpled"),
+    ("drawing paper", "drawing of {det} family", "drawing", "glues glitter all over it", "covered it in glue",
+     "glitter"),
+    ("paper for snowflakes", "poem for the class book", "poem", "cuts snowflake holes into it", "cut holes into it",
+     "holes"),
+    ("scrap paper", "picture for {det} dad", "picture", "crumples it up into a ball", "crumpled it up", "crumpled"),
+)
+PUTS = (
+    "{c1.name} puts {c1.det} {w1} in {p1}, and {c2.name} puts {c2.det} {w2} in {p2}; the two look just the same, "
+    "the same size and the same {colour} colour.",
+    "{c1.name} keeps {c1.det} {w1} in {p1} and {c2.name} keeps {c2.det} {w2} in {p2}. They look exactly alike: "
+    "both {colour}, both the same size.",
+    "{c1.name}'s {w1} goes in {p1}, {c2.name}'s {w2} in {p2}; you could not tell them apart, the same size and the "
+    "same {colour}.",
+    "First {c1.name} puts {c1.det} {w1} in {p1}, then {c2.name} puts {c2.det} {w2} in {p2}. The two are the same "
+    "{colour} and the same size.",
+    "{c1.name} tucks {c1.det} {w1} into {p1}, and {c2.name} tucks {c2.det} {w2} into {p2}; both are {colour} and "
+    "just the same size.",
+)
+SWAP = (
+    "While {p.name} is {away}, {h.name} tidies up {why} and swaps the two papers round.",
+    "While {p.name} is {away}, {h.name} comes in {why} and puts each paper where the other one was.",
+    "{h.name} uses the time while {p.name} is {away} to tidy up {why}, and swaps the two papers over.",
+    "While {p.name} is {away}, {h.name} mixes the papers up {why}, so that each ends up in the other's place.",
+    "While {p.name} is {away}, {h.name}, {why}, takes out the two papers and puts each back where the other was.",
+)
+SWAP_PICTURE = (
+    "{a.name} wears {a_shirt} top and {v.name} {v_shirt} one. Then one of the two goes out for a while, and "
+    "{h.name} tidies up {why} and swaps the two papers round. The picture shows who is in the room then.",
+    "{a.name} is in {a_shirt} top, {v.name} in {v_shirt} one. One of them leaves the room for a bit; meanwhile "
+    "{h.name}, {why}, puts each paper where the other was. The picture shows who stayed.",
+    "{a.name} has {a_shirt} top on and {v.name} {v_shirt} one. Later one of the two steps out, and {h.name} swaps "
+    "the two papers over {why}. The picture shows who is there while {h.sub} does it.",
+    "{a.name} wears {a_shirt} top; {v.name} wears {v_shirt} one. One of them goes out for a while, and {h.name} "
+    "mixes the papers up {why}. Who is in the room then is in the picture.",
+    "{a.name}'s top is {a_col} and {v.name}'s is {v_col}. While one of the two is out, {h.name} tidies up {why} and "
+    "swaps the papers round; the picture shows who is in the room.",
+)
+LATER = (
+    "Later, while {v.name} is out at play, {a.name} wants {a.det} {w1}.",
+    "Later on, with {v.name} out at play, {a.name} goes to get {a.det} {w1}.",
+    "Later, when {v.name} has gone out to play, {a.name} needs {a.det} {w1}.",
+    "A while later {v.name} is out playing, and {a.name} wants {a.det} {w1}.",
+    "Later, {v.name} goes out to play, and {a.name} would like {a.det} {w1}.",
+)
+DEED = (
+    "{a.name} opens {p1}, takes out the paper inside and {does}.",
+    "{a.name} goes to {p1}, takes the paper out and {does}.",
+    "{a.name} takes the paper from {p1} and {does}.",
+    "Out of {p1} comes the paper, and {a.name} {does}.",
+    "{a.name} reaches into {p1}, pulls out the paper and {does}.",
+)
+FINDS = (
+    "It was {v.name}'s {w2}! {v.name} comes back and sees it.",
+    "But that was {v.name}'s {w2}. When {v.name} comes back, {v.sub} sees it.",
+    "It was {v.name}'s {w2}, and {v.name}, coming back in, sees what happened.",
+    "That paper was {v.name}'s {w2}. Soon {v.name} is back and sees it.",
+    "It was {v.name}'s {w2}! Back from play, {v.name} sees it.",
+)
+CRIES = (
+    "It was {v.name}'s {w2}! {v.name} comes back, sees it and starts to cry.",
+    "But that was {v.name}'s {w2}. {v.name} comes back, sees it and bursts into tears.",
+    "It was {v.name}'s {w2}. Coming back in, {v.name} sees it and cries.",
+    "That paper was {v.name}'s {w2}! {v.name} is back, sees it and starts crying.",
+    "It was {v.name}'s {w2}, and when {v.name} comes back and sees it, {v.sub} cries.",
+)
+UNDONE = (
+    "{h.name} helps {v.name} make a new {short}, and {v.name} is happy again.",
+    "{h.name} and {v.name} make a new {short} together, and {v.name} smiles again.",
+    "With {h.name}'s help, {v.name} makes a brand-new {short} and cheers up.",
+    "{v.name} makes a new {short} with {h.name}, and soon {v.sub} is happy again.",
+    "{h.name} sits down with {v.name} to make a new {short}; {v.name} is happy again.",
+)
+LOOK = ("{a.name} wants {a.det} {w1}. Where will {a.sub} look for it", "Where will {a.name} look for {a.det} {w1}",
+        "Which one will {a.name} open to get {a.det} {w1}")
+WHY_LOOK = ("Why will {a.sub} look there?", "Why does {a.name} look there?", "What makes {a.name} look there?")
+FEEL = ("How does {v.name} feel?", "How is {v.name} feeling now?", "How does {v.name} feel when {v.sub} sees it?")
+NAUGHTY = ("Is {a.name} naughty?", "Was {a.name} naughty?", "Is {a.name} being naughty?")
+TROUBLE = ("Should {a.name} be in trouble?", "Should {a.name} get into trouble?", "Should {a.name} be told off?")
+WHY = ("Why?", "Why do you think so?", "What makes you say that?")
+OWN_NOW = ("Where is {a.name}'s own {w1} now", "Where is {a.name}'s {w1} now", "In which one is {a.name}'s {w1} now")
+SAW = ("Did {a.name} see {h.name} swap the papers?", "Did {a.name} watch {h.name} swap the two papers?",
+       "Was {a.name} there to see {h.name} swap the papers?")
+CRYING = ("Why is {v.name} crying?", "Why does {v.name} cry?", "What makes {v.name} cry?")
+STILL = ("Should {a.name} still be in trouble? Why or why not?", "Should {a.name} still be told off? Why or why not?",
+         "Is {a.name} still in trouble? Why or why not?")
+
+
+def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_belief: bool) -> None:
+    cast = Cast(rng)
+    w = World(rng.choice(("classroom", "playroom", "living room", "art room", "bedroom")))
+    actor, victim = cast.pair(0.06, 0.2)
+    helper = cast.adult(0.9)
+    for agent in (actor, victim, helper):
+        w.add(agent)
+    first, second = two_containers(rng, w, (0.42, 0.62))
+    own_word, victim_word, short, does, did, state = rng.choice(HARMS)
+    victim_word = fill(victim_word, victim)
+    colour = rng.choice(("yellow", "blue", "green", "pink"))
+    w.add(Place("hands", "offstage", "brown", -5.0, name="in hand"))
+    own = Thing("own", lex.CARD, colour, "hands", owner=actor.id, noun_override=own_word)
+    theirs = Thing("theirs", lex.CARD, colour, "hands", owner=victim.id, noun_override=victim_word)
+    w.add(own)
+    w.add(theirs)
+    knew = (b.cell("knowing", 2) == 1) != true_belief  # the pair's members with one index always differ in this fact
+    b.role(knew == true_belief, "the actor saw the swap" if not true_belief else "the actor was away")
+    p, q = (victim, actor) if knew else (actor, victim)
+    _, away, to = leaving(rng, p)  # "while she is away" tells the leaving: each slot is named once
+    why = rng.choice(TIDY_REASONS)
+    names = b.arrange("names", [actor, victim])
+    (c1, w1, p1), (c2, w2, p2) = b.arrange("puts", [(actor, own_word, first), (victim, victim_word, second)])
+    slots = {"a": actor, "v": victim, "h": helper, "p": p, "q": q, "w1": own_word, "w2": victim_word,
+             "p1": first.name, "p2": second.name, "away": away, "why": why, "short": short, "does": does,
+             "a_shirt": f"a{'n' if actor.shirt[0] in 'aeiou' else ''} {actor.shirt}",
+             "v_shirt": f"a{'n' if victim.shirt[0] in 'aeiou' else ''} {victim.shirt}",
+             "a_col": actor.shirt, "v_col": victim.shirt}
+    text = [f"{names[0].name}, {names[1].name} and {helper.name} are in the {w.room}.",
+            b.frame("puts", PUTS).format(c1=c1, c2=c2, w1=w1, w2=w2, p1=p1.name, p2=p2.name, colour=colour)]
+    if image_dependent:
+        text.append(b.frame("swap", SWAP_PICTURE).format(**slots))
+    else:
+        text += [b.frame("swap", SWAP).format(**slots), b.frame("witness", WITNESS).format(q=q)]
+    text.append(b.frame("later", LATER).format(**slots))
+    story = " ".join(text)
+    w.put(actor.id, own.id, first.id)
+    w.put(victim.id, theirs.id, second.id)
+    w.leave(p.id, to)
+    w.walk(helper.id, 0.8)
+    w.hold(helper.id, own.id)
+    w.put(helper.id, theirs.id, first.id, kind="move")
+    swap_picture = b.picture(w)  # the swap, half done: who is in the room shows who knows
+    w.put(helper.id, own.id, second.id, kind="move")
+    w.walk(helper.id, 0.9)
+    if not knew:
+        w.enter(actor.id)
+    w.leave(victim.id, "outside")  # out at play (already out when she was the one away)
+    harm = w.harm(actor.id, theirs.id, state)
+    assert harm.knowing == knew
+    w.hold(actor.id, theirs.id)  # the spoiled paper, out of the box, in the actor's hand
+    w.enter(victim.id)
+    victim.expression = "crying"
+    deed = b.frame("deed", DEED).format(**slots)
+    places = [f"in {first.name}", f"in {second.name}"]
+    naughty = w.naughty(harm)
+    if not true_belief:  # moral_false_belief, the booklet's order
+        b.choose("look", b.wording(LOOK).format(**slots), places, f"in {w.place_name(w.belief(actor.id, own.id))}",
+                 story=story, image=swap_picture)
+        b.why("why look", b.wording(WHY_LOOK).format(**slots), _reason(actor, helper, first, second, knew),
+              (f"{actor.name} saw {helper.name} swap the papers, so {actor.sub} knows {actor.det} {own_word} is in "
+               f"{second.name}." if knew else
+               f"{actor.name} did not see {helper.name} swap the papers, so {actor.sub} thinks {actor.det} {own_word} "
+               f"is still in {first.name}."),
+              [f"{actor.name} thinks it is still in {first.name}" if knew else
+               f"{actor.name} wants to spoil {victim.name}'s {victim_word}", "the papers look different"])
+        b.turn("feels", b.wording(FEEL).format(**slots), "sad",
+               story=f"{deed} {b.frame('finds', FINDS).format(**slots)}", image=b.picture(w))
+    else:  # moral_true_belief
+        b.choose("reality", b.wording(OWN_NOW).format(**slots), places, f"in {w.place_name(own.location)}",
+                 story=story, image=swap_picture)
+        b.yes_no("saw swap", b.wording(SAW).format(**slots), knew,
+                 feedback=right_wrong("That's right.", f"Not quite: {actor.name}'s {own_word} is in {second.name} now."))
+        slot = f"{q.name} was in the room when {helper.name} swapped them, and {p.name} was {away}."
+        b.why("why crying", b.wording(CRYING).format(**slots),
+              f"Because {actor.name} took {victim.det} {victim_word} and {did}.",
+              f"{actor.name} spoiled {victim.name}'s {victim_word}, which {victim.name} cared about.",
+              [f"{victim.name} spoiled it {victim.refl}", f"{victim.name} lost {victim.det} {victim_word}"],
+              story=f"{deed} {b.frame('cries', CRIES).format(**slots)}", image=b.picture(w),
+              feedback=right_wrong(f"Yes: {slot}", f"Look again: {slot}"))
+    b.yes_no("naughty", b.wording(NAUGHTY).format(**slots), naughty)
+    b.yes_no("trouble", b.wording(TROUBLE).format(**slots), naughty)
+    know_why = (f"{actor.sub} knew it was {victim.name}'s {victim_word} and spoiled it anyway" if knew else
+                f"{actor.sub} thought it was {actor.det} own {own_word}; {actor.sub} did not know {victim.name}'s "
+                f"{victim_word} was in {first.name}")
+    key = (f"{actor.name} knew whose paper it was, so spoiling it was on purpose." if knew else
+           f"{actor.name} did not know it was {victim.name}'s {victim_word}: it was an accident.")
+    false = ([f"{actor.name} did it by accident", f"it is fine because it looked like {actor.own}"] if knew else
+             [f"{actor.name} did it on purpose", f"{actor.name} should be punished because the paper was spoiled"])
+    trouble_feedback = right_wrong("That's right.", f"Think about what {actor.name} knew.")
+    if true_belief:
+        w.add(Thing("new", lex.CARD, colour, victim.id, owner=victim.id, noun_override=f"new {short}", in_hand=True))
+        victim.expression = "happy"
+        b.yes_no("still trouble", b.wording(STILL).format(**slots), naughty, why=f"Because {know_why}.",
+                 rubric=Rubric(key_inference=key, false_inferences=false), story=b.frame("undone", UNDONE).format(**slots), image=b.picture(w),
+                 feedback=trouble_feedback)
+    else:
+        b.why("why", b.wording(WHY), f"Because {know_why}.", key, false, feedback=trouble_feedback)
+    b.facts.update(log=w.record(), actor=actor.name, victim=victim.name, actor_knew=harm.knowing, naughty=naughty,
+                   away=p.id, saw=q.id)
+
+
+def _reason(actor: Agent, helper: Agent, first: Place, second: Place, knew: bool) -> str:
+    if knew:
+        return (f"Because {actor.sub} saw {helper.name} swap the papers, so {actor.sub} knows {actor.det} paper is in "
+                f"{second.name} now.")
+    return (f"Because {actor.sub} put it in {first.name} and did not see {helper.name} swap the papers, so "
+            f"{actor.sub} thinks it is still there.")
+
+
+def moral_false_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
+    _moral(rng, b, image_dependent, true_belief=False)
+
+
+def moral_true_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
+    _moral(rng, b, image_dependent, true_belief=True)

@@ -1,0 +1,503 @@
+"""Perception and reference: what a speaker can see decides what her words mean.
+
+* reference_easy: "I want that one" with two identical things, one hidden from the speaker;
+* reference_hard_referent: "the one next to the cup" names different things for the speaker and
+  the listener when each sees a different cup (test), the same thing when both see the same cup
+  (control: the listener brings the right one);
+* reference_hard_perspective: three sizes; "the big one" is the biggest one the speaker knows of,
+  and the listener gives the biggest one he knows of. The test item hides the asked-for size from
+  the listener; one control hides it from the speaker, another from nobody, so which size each
+  question's answer has is balanced (a third each);
+* interpretation: does a clue pick out one thing of a row? Every clue word is said equally often
+  whether it fits one thing or two ("a blue duck with a red bow", "a green duck without a bow"), so
+  counting words does not tell; what each thing is does.
+
+What each person can see is read off the world (and re-derived from the picture by the tests),
+and the rubrics say it in those terms.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from commet.generation.procedural import lexicon as lex
+from commet.generation.procedural.builder import Cast, StoryBuilder, an, cap, join_and, right_wrong
+from commet.generation.procedural.tasks.common import fill, room
+from commet.generation.procedural.world import Agent, Occluder, Place, Thing, World
+
+WANTS_FOR = ("for show-and-tell", "to take home", "for a game", "for {det} tea party", "to show {det} friend",
+             "for the puppet show", "to take to bed", "for the photo", "for the race", "for the picnic")
+
+
+def _mirrored_room(rng: random.Random) -> tuple[Cast, World, Callable[[float], float]]:
+    """A cast, a room and the map of positions in it: mirrored in half of the stories, so that the
+    speaker (and what only the speaker sees) stands on the left as often as on the right."""
+    cast = Cast(rng)
+    w = World(room(rng))
+    flip = rng.random() < 0.5
+    return cast, w, (lambda v: 1 - v) if flip else (lambda v: v)
+
+
+def _sight(w: World, agent: Agent, things: list[Thing], say: Callable[[Thing], str]) -> str:
+    """What the agent can and cannot see of ``things``, as the world has it: "Mia can see the one on the
+    table and cannot see the one on the shelf"."""
+    seen = [say(t) for t in things if w.can_see(agent.id, t.id)]
+    unseen = [say(t) for t in things if not w.can_see(agent.id, t.id)]
+    parts = ([f"can see {join_and(seen)}"] if seen else []) + ([f"cannot see {join_and(unseen)}"] if unseen else [])
+    return f"{agent.name} " + " and ".join(parts)
+
+
+# --- reference, easy --------------------------------------------------------------------------
+
+TWO_SAME = (
+    "{s.name} and {l.name} are in the {room}. There are two {ks} that look just the same: one on the {x} and one "
+    "on the {y}.",
+    "In the {room}, {s.name} and {l.name} look at two {ks} that look exactly alike, one on the {x}, one on the {y}.",
+    "{s.name} is in the {room} with {l.name}. Two {ks}, the same in every way, sit one on the {x} and one on the {y}.",
+    "There are two {ks} in the {room}, just alike: one is on the {x}, the other on the {y}. {s.name} and {l.name} "
+    "are there too.",
+    "{l.name} and {s.name} are in the {room}, where one {k} sits on the {x} and another just like it on the {y}.",
+)
+#: What the speaker can see, in two clauses told in either order with the same words: one says what is
+#: in view, one what is hidden.
+SEES_ONE: tuple[tuple[str, str], ...] = (
+    ("the {seen} is on {s.name}'s side of the {occ}", "the {hidden} is on the far side of the {occ}"),
+    ("{s.name} sees the {seen} in front of the {occ}", "{s.name} cannot see the {hidden} behind the {occ}"),
+    ("the {seen} is in view, not blocked by the {occ}", "the {hidden} is out of view, blocked by the {occ}"),
+    ("nothing stands between {s.name} and the {seen}", "the {occ} stands between {s.name} and the {hidden}"),
+    ("from {s.name}'s spot, the {seen} shows clearly", "from {s.name}'s spot, the {occ} hides the {hidden}"),
+    ("{s.name} has a clear view of the {seen}", "{s.name}'s view of the {hidden} ends at the {occ}"),
+    ("the one on the {seen} is where {s.name}'s eyes reach", "the one on the {hidden} is where the {occ} keeps it "
+     "out of sight"),
+    ("{s.name} can spot the {seen} easily", "the {occ} is in the way of the {hidden}"),
+)
+POINTS = (
+    "{s.name} wants one {for_}, points and says, 'I want that one!'",
+    "{s.name} needs one {for_}. {s.Sub} points and says, 'Can I have that one?'",
+    "'That one, please!' says {s.name}, pointing; {s.sub} wants one {for_}.",
+    "{s.name} would like one {for_}, so {s.sub} points and says, 'That one!'",
+    "Wanting one {for_}, {s.name} points and says, 'Please give me that one.'",
+)
+MEAN = ("Which {k} does {s.name} mean", "Which {k} does {s.name} want", "Which one is {s.name} asking for")
+KNOW = ("How do you know?", "How can you tell?", "What tells you that?")
+
+
+#: Where the speaker, the listener, the screen and the surface seen and the one hidden (from the speaker)
+#: stand: the speaker at one end, nearer to what she sees; or in the middle, nearer to what is hidden.
+EASY_LAYOUTS: tuple[dict[str, float], ...] = (
+    {"speaker": 0.06, "seen": 0.25, "screen": 0.465, "hidden": 0.69, "listener": 0.94},
+    {"hidden": 0.08, "screen": 0.28, "speaker": 0.43, "listener": 0.62, "seen": 0.82},
+)
+
+
+def reference_easy(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
+    cast, w, x = _mirrored_room(rng)
+    b.role(True, "")
+    surfaces = list(lex.SURFACES)[:: 1 if b.cell("near surface", 2) else -1]  # which one the speaker sees
+    # the thing the speaker sees is the nearer one in half the layouts, the farther one in the other half
+    spots = EASY_LAYOUTS[b.flip("layout")]
+    speaker, listener = cast.child(x(spots["speaker"])), cast.adult(x(spots["listener"]))
+    kind = rng.choice(lex.TOYS)
+    colour = rng.choice(kind.colours)
+    near = Place("near", surfaces[0], "brown", x(spots["seen"]), name=f"the {surfaces[0]}")
+    far = Place("far", surfaces[1], "brown", x(spots["hidden"]), name=f"the {surfaces[1]}")
+    occ = Occluder("occluder", rng.choice(lex.OCCLUDERS), x(spots["screen"]))
+    things = [Thing("thing1", kind, colour, near.id), Thing("thing2", kind, colour, far.id)]
+    w.add_all(speaker, listener, near, far, occ, *things)
+    meant = next(t for t in things if w.can_see(speaker.id, t.id))
+    hidden = next(t for t in things if t.id != meant.id)
+    seen_kind, hidden_kind = w.places[meant.location].kind, w.places[hidden.location].kind
+    told = b.arrange("told", [seen_kind, hidden_kind])
+    slots = {"s": speaker, "l": listener, "room": w.room, "k": kind.noun, "ks": kind.plural, "occ": occ.kind,
+             "seen": seen_kind, "hidden": hidden_kind, "for_": fill(rng.choice(WANTS_FOR), speaker)}
+    text = [b.frame("two same", TWO_SAME).format(x=told[0], y=told[1], **slots)]
+    if not image_dependent:
+        first, second = b.arrange("sees one", [c.format(**slots) for c in b.frame("sees one", SEES_ONE)])
+        text.append(f"{cap(first)}; {second}.")
+    text.append(b.frame("points", POINTS).format(**slots))
+    where = {p.id: f"the one on {p.name}" for p in (near, far)}
+    b.choose("meaning", b.wording(MEAN).format(**slots), list(where.values()), where[meant.location],
+             story=" ".join(text), image=b.picture(w))
+    sight = _sight(w, speaker, things, lambda t: f"the {kind.noun} on {w.places[t.location].name}")
+    b.why("how know", b.wording(KNOW),
+          f"Because {sight}: the {occ.kind} is in the way. So 'that one' is the one {speaker.sub} can see.",
+          f"{sight}, so 'that one' must be the one {speaker.sub} can see.",
+          [f"{speaker.name} means the one {speaker.sub} cannot see", f"{listener.name} decides which one"])
+    b.facts.update(log=w.record(), thing=kind.noun, speaker_sees=w.visible_things(speaker.id), meant=meant.id)
+
+
+# --- reference, hard: mistaken referent -------------------------------------------------------
+
+LANDMARKS = (
+    "{s.name} and {l.name} are in the {room}. There are two {ks}, a {c1} one on the {x} and a {c2} one on the {y}, "
+    "and next to each of them stands {an_m} that looks just the same.",
+    "In the {room} there are two {ks}: a {c1} one on the {x} and a {c2} one on the {y}. Beside each one is {an_m}, "
+    "and the two {ms} look alike. {s.name} and {l.name} are there.",
+    "{s.name} and {l.name} are in the {room}, where a {c1} {k} sits on the {x} and a {c2} {k} on the {y}, each next "
+    "to {an_m}; the two {ms} are the same.",
+    "On the {x} there is a {c1} {k}, and on the {y} a {c2} {k}; next to each stands {an_m}, and the {ms} look "
+    "just alike. {s.name} and {l.name} are in the {room}.",
+    "There are two {ks} in the {room}, a {c1} one on the {x} and a {c2} one on the {y}, and beside each is {an_m} "
+    "of the same kind. {l.name} and {s.name} are in the room as well.",
+)
+LANDMARKS_PICTURE = (
+    "{s.name} and {l.name} are in the {room}. There are two {ks}, one on the {x} and one on the {y}, and next to "
+    "each of them stands {an_m} that looks just the same.",
+    "In the {room} there are two {ks}, one on the {x} and one on the {y}. Beside each one is {an_m}, and the two "
+    "{ms} look alike. {s.name} and {l.name} are there.",
+    "{s.name} and {l.name} are in the {room}, where one {k} sits on the {x} and another on the {y}, each next to "
+    "{an_m}; the two {ms} are the same.",
+    "On the {x} there is a {k}, and on the {y} another; next to each stands {an_m}, and the {ms} look just alike. "
+    "{s.name} and {l.name} are in the {room}.",
+    "There are two {ks} in the {room}, one on the {x} and one on the {y}, and beside each is {an_m} of the same "
+    "kind. {l.name} and {s.name} are in the room as well.",
+)
+#: What each person can see, naming for each the side seen and the side hidden (so that both surfaces are named
+#: as often whether the two see different sides or the same one).
+VIEWS = (
+    "From where {s.name} stands, only the {sv} can be seen, not the {sh}; from where {l.name} stands, only the "
+    "{lv}, not the {lh}.",
+    "The {occ} is in the way: {s.name} can see the {sv} but not the {sh}, and {l.name} can see the {lv} but not "
+    "the {lh}.",
+    "Because of the {occ}, {s.name} sees the {sv} and not the {sh}, and {l.name} sees the {lv} and not the {lh}.",
+    "{s.name} has a view of the {sv}, none of the {sh}; {l.name} has a view of the {lv}, none of the {lh}.",
+    "With the {occ} where it is, the {sv} is in view for {s.name} and the {sh} is not; for {l.name}, the {lv} is "
+    "in view and the {lh} is not.",
+)
+ASKS = (
+    "{s.name} wants a {k} {for_} and calls out, 'Please bring me the {k} next to the {m}!'",
+    "{s.name} needs a {k} {for_}. {s.Sub} says to {l.name}, 'Can you get me the {k} next to the {m}?'",
+    "'The {k} next to the {m}, please!' calls {s.name}, who wants one {for_}.",
+    "{s.name} would like a {k} {for_} and asks {l.name}, 'Bring me the one next to the {m}, please.'",
+    "Wanting a {k} {for_}, {s.name} calls, 'The {k} beside the {m}, please!'",
+)
+BRINGS = ("{l.name} brings {s.name} the {g} {k}.", "{l.name} comes back with the {g} {k} for {s.name}.",
+          "{l.name} hands {s.name} the {g} {k}.", "{l.name} fetches the {g} {k} and gives it to {s.name}.",
+          "Soon {l.name} gives {s.name} the {g} {k}.")
+WILL_BRING = ("Which {k} will {l.name} bring {s.name}", "Which {k} will {l.name} fetch for {s.name}",
+              "Which one will {l.name} give {s.name}")
+WHY_BRING = ("Why will {l.name} bring that one?", "Why does {l.name} pick that one?",
+             "What makes {l.name} bring that one?")
+REALLY_WANTED = ("Which {k} did {s.name} really want", "Which one did {s.name} mean",
+                 "Which {k} was {s.name} asking for")
+HOW_KNEW = ("How did you know?", "How can you tell?", "What tells you that?")
+
+
+#: Layouts of the referent item: where the speaker, the listener, the screen and the two surfaces stand. ``near``
+#: is the surface the speaker sees. With one screen, whoever stands at the end is nearer to what they see; the
+#: other one stands by the screen, nearer to what it hides: per cell, each person is nearer to what they see in
+#: half the layouts (so "the thing nearest to her" is no cue).
+REFERENT_LAYOUTS: dict[bool, tuple[dict[str, float], ...]] = {
+    True: ({"near": 0.035, "speaker": 0.42, "screen": 0.57, "far": 0.78, "listener": 0.98},  # each sees one side
+           {"far": 0.035, "listener": 0.42, "screen": 0.57, "near": 0.78, "speaker": 0.98}),
+    False: ({"near": 0.08, "speaker": 0.3, "listener": 0.45, "screen": 0.6, "far": 0.81},  # both see one side
+            {"near": 0.08, "listener": 0.3, "speaker": 0.45, "screen": 0.6, "far": 0.81}),
+}
+
+
+def reference_hard_referent(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
+    """'The X next to the Y' picks out the thing next to the Y the speaker can see; the listener takes it for
+    the thing next to the Y he can see. Test: each sees a different Y (mistaken referent); control: both see
+    the same one (the listener brings the right thing). Nothing is moved."""
+    cast, w, x = _mirrored_room(rng)
+    test = b.role(b.cell("different views", 2) == 1, "both see the same landmark: the listener understands")
+    layout_index = int(b.flip("layout"))
+    spots = REFERENT_LAYOUTS[test][layout_index]
+    layout = (spots["speaker"], spots["listener"], spots["near"], spots["far"], spots["screen"])
+    speaker, listener = cast.child(x(layout[0])), cast.adult(x(layout[1]))
+    kind, mark_kind = rng.sample([k for k in lex.TOYS if k.shape != "teddy"], 2)
+    colours = rng.sample(kind.colours, 2)
+    mark_colour = rng.choice([c for c in mark_kind.colours if c not in colours])
+    surfaces = rng.sample(lex.SURFACES, 2)
+    near = Place("near", surfaces[0], "brown", x(layout[2]), name=f"the {surfaces[0]}")
+    far = Place("far", surfaces[1], "brown", x(layout[3]), name=f"the {surfaces[1]}")
+    occ = Occluder("occluder", rng.choice(lex.OCCLUDERS), x(layout[4]))
+    mine, theirs = Thing("target", kind, colours[0], near.id), Thing("other", kind, colours[1], far.id)
+    mark1, mark2 = Thing("mark1", mark_kind, mark_colour, near.id), Thing("mark2", mark_kind, mark_colour, far.id)
+    # on each surface the thing stands beside its landmark: away from the screen on the side the person nearer to
+    # what is hidden sees, toward it on the other (so each person is nearer to what they see in half the layouts)
+    hidden_nearer_sees_near = not (test and layout_index == 1)  # in that layout the listener stands by the screen
+    screen_right = x(layout[4]) > x(layout[2])  # of the near surface; things stand left to right as put down
+    near_items = (mine, mark1) if screen_right == hidden_nearer_sees_near else (mark1, mine)
+    far_items = (theirs, mark2) if screen_right == hidden_nearer_sees_near else (mark2, theirs)
+    for item in (speaker, listener, near, far, occ, *near_items, *far_items):
+        w.add(item)
+
+    def next_to_mark(agent: Agent) -> Thing:
+        seen = w.visible_things(agent.id)
+        return next(w.things[t] for t in seen if w.things[t].kind == kind
+                    and any(w.things[m].kind == mark_kind and w.things[m].location == w.things[t].location
+                            for m in seen))
+
+    meant, given = next_to_mark(speaker), next_to_mark(listener)
+    view = {a.id: w.places[next_to_mark(a).location].kind for a in (speaker, listener)}
+    other_surface = {near.kind: far.kind, far.kind: near.kind}
+    told = b.arrange("told", [mine, theirs])
+    slots = {"s": speaker, "l": listener, "room": w.room, "k": kind.noun, "ks": kind.plural, "m": mark_kind.noun,
+             "ms": mark_kind.plural, "an_m": an(mark_kind.noun), "occ": occ.kind, "g": given.colour,
+             "sv": view[speaker.id], "lv": view[listener.id], "for_": fill(rng.choice(WANTS_FOR), speaker),
+             "sh": other_surface[view[speaker.id]], "lh": other_surface[view[listener.id]],
+             "x": w.places[told[0].location].kind, "y": w.places[told[1].location].kind,
+             "c1": told[0].colour, "c2": told[1].colour}
+    text = [b.frame("landmarks", LANDMARKS_PICTURE if image_dependent else LANDMARKS).format(**slots)]
+    if not image_dependent:
+        text.append(b.frame("views", VIEWS).format(**slots))
+    text.append(b.frame("asks", ASKS).format(**slots))
+    names = [f"the {colour} one" for colour in colours]
+    b.choose("listener gives", b.wording(WILL_BRING).format(**slots), names, f"the {given.colour} one",
+             story=" ".join(text), image=b.picture(w))
+    seen_mark = f"the {mark_kind.noun} on the {view[listener.id]}"
+    b.why("why gives", b.wording(WHY_BRING).format(**slots),
+          f"Because the only {mark_kind.noun} {listener.name} can see is next to the {given.colour} {kind.noun}.",
+          f"{listener.name} can see only {seen_mark}, and it stands next to the {given.colour} {kind.noun}, so "
+          f"{listener.sub} thinks that is the one meant.",
+          [f"{listener.name} brings the wrong one on purpose" if test else
+           f"{listener.name} brings the other {kind.noun}",
+           f"{listener.name} can see both {mark_kind.plural}"])
+    b.choose("speaker wants", b.wording(REALLY_WANTED).format(**slots), names, f"the {meant.colour} one",
+             story=b.frame("brings", BRINGS).format(**slots),
+             feedback=right_wrong(f"Yes, {listener.name} brings the {given.colour} one.",
+                                  f"Not quite: {listener.name} brings the {given.colour} one."))
+    b.why("how knew", b.wording(HOW_KNEW),
+          f"Because {speaker.name} can see only the {mark_kind.noun} on the {view[speaker.id]}, which is next to the "
+          f"{meant.colour} {kind.noun}.",
+          f"{speaker.name} can see only the {mark_kind.noun} on the {view[speaker.id]}, so {speaker.sub} meant the "
+          f"{kind.noun} next to it, the {meant.colour} one.",
+          [f"{speaker.name} wanted the {theirs.colour if meant is mine else mine.colour} one",
+           f"{speaker.name} can see both {mark_kind.plural}"],
+          feedback=right_wrong(f"That's right, {speaker.name} wanted the {meant.colour} one.",
+                               f"Actually, {speaker.name} wanted the {meant.colour} one."))
+    b.facts.update(log=w.record(), thing=kind.noun, landmark=mark_kind.noun, meant=meant.id, given=given.id)
+
+
+# --- reference, hard: size and perspective ---------------------------------------------------
+
+SET_OUT = (
+    "{x.name} puts out three {ks}: a big one, a middle-sized one and a small one.",
+    "{x.name} sets three {ks} out on the tables, a big one, a middle-sized one and a small one.",
+    "{x.name} lays out three {ks} of different sizes: big, middle-sized and small.",
+    "Three {ks}, a big one, a middle-sized one and a small one, are put out on the tables by {x.name}.",
+    "{x.name} arranges three {ks} on two tables: one big, one middle-sized and one small.",
+)
+COLOURS_ARE = (
+    "The {z1} one is {c1}, the {z2} one is {c2} and the {z3} one is {c3}.",
+    "The {z1} one is {c1}; the {z2} one, {c2}; the {z3} one, {c3}.",
+    "Their colours: {c1} for the {z1} one, {c2} for the {z2} one and {c3} for the {z3} one.",
+    "The {z1} {k} is {c1}, the {z2} {k} is {c2}, and the {z3} {k} is {c3}.",
+    "In colour, the {z1} one is {c1}, the {z2} one {c2}, the {z3} one {c3}.",
+)
+COMES_IN = ("Then {y.name} comes in.", "Then {y.name} walks in.", "A moment later {y.name} comes into the room.",
+            "Now {y.name} arrives.", "After that, {y.name} comes in too.")
+#: Who sees what once the one who came in stands still; each names both people once, so that neither slot is
+#: named more often than the other in any cell.
+HIDES = (
+    "From where {z.name} stands, the {occ} hides the {r} one; {x.name} put it there.",
+    "The {occ} is between {z.name} and the {r} one, which {x.name} put behind it.",
+    "{z.name} cannot see the {r} one: it is behind the {occ}, where {x.name} put it.",
+    "The {r} one is out of {z.name}'s sight, behind the {occ}; {x.name} knows it is there.",
+    "Where {z.name} stands, the {occ} blocks the view of the {r} one, which {x.name} set down there.",
+)
+OPEN_VIEW = (
+    "Nothing is in anyone's way: {x.name} and {y.name} can see all three.",
+    "There is nothing in the way, so {x.name} and {y.name} can see all three.",
+    "All three are in plain view for {x.name} and {y.name}.",
+    "Nothing blocks the view of the three, for {x.name} or for {y.name}.",
+    "{x.name} and {y.name} can both see all three from where they stand.",
+)
+ASK_SIZE = (
+    "{c.name} wants the {r} one {for_} and says to {h.name}, 'Please give me the {r} {k}!'",
+    "{c.name} needs the {r} one {for_}. 'Can I have the {r} {k}?' {c.sub} asks {h.name}.",
+    "'The {r} {k}, please!' says {c.name} to {h.name}; {c.sub} wants it {for_}.",
+    "{c.name} asks {h.name} for the {r} {k}, which {c.sub} wants {for_}.",
+    "Wanting the {r} one {for_}, {c.name} says, '{h.name}, please give me the {r} {k}.'",
+)
+WILL_GIVE = ("Which {k} will {h.name} give {c.name}", "Which one will {h.name} hand to {c.name}",
+             "Which {k} does {h.name} give {c.name}")
+WHY_GIVE = ("Why will {h.name} give that one?", "Why does {h.name} pick that one?",
+            "What makes {h.name} give that one?")
+WANTED = ("Which {k} did {c.name} want", "Which one did {c.name} mean", "Which {k} was {c.name} asking for")
+SIZE_WORD = {1: "small", 2: "middle-sized", 3: "big"}
+CELLS = ("listener blocked", "speaker blocked", "nobody blocked")
+
+
+def reference_hard_perspective(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
+    """The paper's Figure 2: three sizes; the one asked for (the biggest or the smallest) stands alone on the far
+    table, behind a screen from where the one who comes in stands. Test: the listener comes in (and gives the
+    biggest he knows of); controls: the speaker comes in (and means another one), or nothing is in the way.
+    The three cells are balanced, and so is the size asked for."""
+    cast, w, x = _mirrored_room(rng)
+    cell = CELLS[b.cell("cell", 3)]
+    b.role(cell == CELLS[0], cell.replace("blocked", "blocked from the asked-for size"))
+    big = b.flip("asks big")
+    child, helper = cast.child(x(0.5)), cast.adult(x(0.5))
+    setter, arriver = (helper, child) if cell == CELLS[1] else (child, helper)
+    kind = rng.choice([k for k in lex.TOYS if k.shape != "book"])
+    colours = rng.sample(kind.colours, 3)
+    far, near = (Place("far", "table", "brown", x(0.07), name="the first table"),
+                 Place("near", "table", "brown", x(0.51), name="the second table"))
+    setter.x = x(0.3)  # between the tables while setting out: sees each thing put down
+    arriver.present = False  # comes in after the things are set out
+    for item in (setter, arriver, far, near):
+        w.add(item)
+    asked = 3 if big else 1
+    # the far table holds one thing alone: the asked-for one, behind the screen; with nothing in the way, one of
+    # the others (so that the thing standing alone is the answer no more often than any other)
+    alone = asked if cell != CELLS[2] else rng.choice([s for s in (3, 2, 1) if s != asked])
+    things = [Thing(f"thing{s}", kind, c, far.id if s == alone else near.id, size=s)
+              for s, c in zip((3, 2, 1), colours, strict=True)]
+    for thing in rng.sample(things, 3):
+        w.add(thing)  # the setter, between the tables, sees each one put out
+    # both end up on the near table's side, in either order, so that nobody stands nearest to what they see
+    setter_spot, arriver_spot = (0.72, 0.88) if b.flip("setter inside") else (0.88, 0.72)
+    w.walk(setter.id, x(setter_spot))
+    if cell != CELLS[2]:
+        w.add(Occluder("occluder", rng.choice(lex.OCCLUDERS), x(0.29)))
+    arriver.x = x(arriver_spot)
+    w.enter(arriver.id)
+    pick = max if big else min
+    wanted = pick((w.things[t] for t in child.beliefs), key=lambda t: t.size)
+    given = pick((w.things[t] for t in helper.beliefs), key=lambda t: t.size)
+    r, extreme = ("big", "biggest") if big else ("small", "smallest")
+    blocked = next((a for a in (child, helper) if len(a.beliefs) < 3), None)
+    sizes = b.arrange("sizes", [3, 2, 1])
+    by_size = {t.size: t for t in things}
+    occ = w.occluders["occluder"].kind if w.occluders else ""
+    slots = {"x": setter, "y": arriver, "z": blocked, "c": child, "h": helper, "k": kind.noun, "ks": kind.plural,
+             "r": r, "occ": occ, "for_": fill(rng.choice(WANTS_FOR), child)}
+    text = [b.frame("set out", SET_OUT).format(**slots)]
+    if not image_dependent:
+        text.append(b.frame("colours", COLOURS_ARE).format(
+            **{f"z{k + 1}": SIZE_WORD[s] for k, s in enumerate(sizes)},
+            **{f"c{k + 1}": by_size[s].colour for k, s in enumerate(sizes)}, **slots))
+    text.append(b.frame("comes in", COMES_IN).format(**slots))
+    if not image_dependent:
+        text.append((b.frame("hides", HIDES) if blocked is not None else b.frame("open view", OPEN_VIEW))
+                    .format(**slots))
+    text.append(b.frame("asks", ASK_SIZE).format(**slots))
+    names = [f"the {t.colour} one" for t in things]
+    b.choose("listener gives", b.wording(WILL_GIVE).format(**slots), names, f"the {given.colour} one",
+             story=" ".join(text), image=b.picture(w))
+    key = _knows(w, helper, things, setter, given, extreme, occ)
+    b.why("why gives", b.wording(WHY_GIVE).format(**slots), f"Because {key}", key,
+          [f"{helper.name} wants to keep the {r} one", f"{helper.name} gives {child.name} the wrong one on purpose"])
+    b.choose("speaker wants", b.wording(WANTED).format(**slots), names, f"the {wanted.colour} one",
+             feedback=right_wrong(f"Yes! {helper.name} gives {child.name} the {given.colour} one.",
+                                  f"Look again: {helper.name} gives {child.name} the {given.colour} one."))
+    key2 = _knows(w, child, things, setter, wanted, extreme, occ)
+    other = next(t for t in things if t is not wanted and (t is given or given is wanted))
+    b.why("how knew", b.wording(HOW_KNEW), f"Because {key2}", key2,
+          [f"{child.name} wanted the {other.colour} one", f"{child.name} wants the {r} one of all three"
+           if len(child.beliefs) < 3 else f"{child.name} does not know about the {wanted.colour} one"],
+          feedback=right_wrong(f"That's right, {child.name} wanted the {wanted.colour} one.",
+                               f"Actually, {child.name} wanted the {wanted.colour} one."))
+    b.facts.update(log=w.record(), thing=kind.noun, helper_sees=w.visible_things(helper.id), wanted=wanted.id,
+                   given=given.id, cell=cell, asked=r, child_knows=sorted(child.beliefs),
+                   helper_knows=sorted(helper.beliefs), setter=setter.id)
+
+
+def _knows(w: World, agent: Agent, things: list[Thing], setter: Agent, chosen: Thing, extreme: str, occ: str) -> str:
+    """Why the agent means (or gives) ``chosen``: what the agent saw being put out, or can see now."""
+    unseen = [t for t in things if t.id not in agent.beliefs]
+    if agent is setter:
+        return (f"{agent.name} put all three out, so {agent.sub} knows about all of them, and the {chosen.colour} one "
+                f"is the {extreme} of all.")
+    if not unseen:
+        return (f"{agent.name} can see all three, and the {chosen.colour} one is the {extreme} of all.")
+    seen = join_and([f"the {t.colour} one" for t in things if t.id in agent.beliefs])
+    return (f"{agent.name} can see only {seen}; the {occ} hides the {unseen[0].colour} one from {agent.obj}, so the "
+            f"{chosen.colour} one is the {extreme} {agent.sub} knows of.")
+
+
+# --- interpretation ---------------------------------------------------------------------------
+
+_FEATURE = {"sunglasses": ("wearing sunglasses", "wearing {c} sunglasses", "without sunglasses"),
+            "bow": ("with a bow", "with a {c} bow", "without a bow"),
+            "stripes": ("with stripes", "with {c} stripes", "without stripes"),
+            "dots": ("with dots", "with {c} dots", "without dots")}
+COLLECTS = ("{c.name} collects {ks}.", "{c.name} loves {ks}.", "{c.name} plays with {ks} every day.",
+            "{c.name} has a row of {ks}.", "{c.name} keeps {ks} on a shelf.")
+ROW = ("On the shelf, from left to right, there are {listed}.", "The shelf holds, from left to right, {listed}.",
+       "From left to right, the shelf has {listed}.", "Left to right on the shelf: {listed}.",
+       "In a row on the shelf sit {listed}, from left to right.")
+ROW_PICTURE = ("Four {ks} sit in a row on the shelf.", "There are four {ks} in a row on the shelf.",
+               "The shelf has four {ks} in a row.", "Four {ks} stand side by side on the shelf.",
+               "On the shelf there is a row of four {ks}.")
+ASKS_CLUE = (
+    "{c.name} wants the {col} one {feat} {for_} and asks {h.name}, 'Please get me {clue}!'",
+    "{c.name} needs the {col} one {feat} {for_}. {c.Sub} says to {h.name}, 'Can you get me {clue}?'",
+    "'{Clue}, please!' says {c.name} to {h.name}; {c.sub} wants the {col} one {feat} {for_}.",
+    "{c.name} would like the {col} one {feat} {for_} and tells {h.name}, 'I want {clue}.'",
+    "Wanting the {col} one {feat} {for_}, {c.name} asks {h.name} for {clue}.",
+)
+TELL = ("Can {h.name} tell for sure which {k} {c.name} means?", "Does {h.name} know for sure which one {c.name} means?",
+        "Can {h.name} be sure which {k} {c.name} wants?")
+WHY_TELL = ("Why or why not?", "How do you know?", "What makes you say so?")
+BETTER = ("Which clue tells {h.name} exactly which {k} {c.name} wants", "Which clue picks out the right {k}",
+          "Which words would tell {h.name} exactly which one")
+WHY_BETTER = ("Why is that the better clue?", "Why is that clue better?", "What makes that clue better?")
+
+
+def interpretation(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
+    """Is a description enough for the listener to find the wanted thing? A row of four: the wanted one has a
+    colour and a feature; a second thing shares one of them (balanced which), so one clue fits one thing and the
+    other fits two. Every row names the feature word and the wanted colour equally often in both cases."""
+    cast = Cast(rng)
+    w = World(room(rng))
+    child, helper = cast.child(0.08), cast.adult(0.92)
+    w.add(child)
+    w.add(helper)
+    b.role(True, "")
+    kind = rng.choice([k for k in lex.TOYS if k.shape in ("duck", "teddy", "ball")])
+    feature = rng.choice(("sunglasses", "bow") if kind.shape != "ball" else ("stripes", "dots"))
+    c, c2, c3, c4 = rng.sample(lex.THING_COLOURS, 4)
+    colour_unique = b.cell("colour unique", 2) == 1
+    says_colour = b.flip("says colour")
+    # (colour, feature colour, or "" for 'without ...'); the wanted one is (c, feature)
+    specs: list[tuple[str, str | None]]
+    if colour_unique:  # the feature fits two; the wanted colour is said twice: once as another thing's accessory
+        specs = [(c, rng.choice([k for k in lex.THING_COLOURS if k != c])), (c2, c), (c3, ""), (c4, "")]
+    else:  # the colour fits two; the feature word is said as often: one accessory and three 'without ...'
+        specs = [(c, rng.choice([k for k in lex.THING_COLOURS if k != c])), (c, ""), (c3, ""), (c4, "")]
+    rng.shuffle(specs)
+    w.add(Place("shelf", "shelf", "brown", 0.5, name="the shelf"))
+    for k, (colour, accessory) in enumerate(specs):
+        w.add(Thing(f"thing{k + 1}", kind, colour, "shelf", feature=feature if accessory else None,
+                    feature_colour=accessory or None))
+    row = sorted(w.things.values(), key=lambda t: w.thing_x(t.id))
+    target = next(t for t in row if t.colour == c and t.feature == feature)
+    plain, coloured, without = _FEATURE[feature]
+    by_colour, by_feature = f"the {c} {kind.noun}", f"the {kind.noun} {plain}"
+    fits = {by_colour: [t.id for t in row if t.colour == c], by_feature: [t.id for t in row if t.feature == feature]}
+    better = next(clue for clue, ids in fits.items() if len(ids) == 1)
+    clue = by_colour if says_colour else by_feature
+
+    def describe(t: Thing) -> str:
+        extra = coloured.format(c=t.feature_colour) if t.feature else without
+        return an(f"{t.colour} {kind.noun} {extra}")
+
+    slots = {"c": child, "h": helper, "k": kind.noun, "ks": kind.plural, "col": c, "feat": plain, "clue": clue,
+             "Clue": cap(clue), "for_": fill(rng.choice(WANTS_FOR), child)}
+    text = [b.frame("collects", COLLECTS).format(**slots)]
+    text.append(b.frame("row", ROW_PICTURE).format(**slots) if image_dependent else
+                b.frame("row", ROW).format(listed=", ".join(describe(t) for t in row[:-1]) + " and " +
+                                           describe(row[-1]), **slots))
+    text.append(b.frame("asks", ASKS_CLUE).format(**slots))
+    unique = len(fits[clue]) == 1
+    b.yes_no("can tell", b.wording(TELL).format(**slots), unique, story=" ".join(text), image=b.picture(w))
+    fitting = "only one" if unique else "two"
+    b.why("why tell", b.wording(WHY_TELL),
+          f"Because {fitting} {kind.noun if unique else kind.plural} on the shelf {'fits' if unique else 'fit'} "
+          f"'{clue}'.",
+          f"{cap(fitting)} {kind.noun if unique else kind.plural} on the shelf fit{'s' if unique else ''} '{clue}', so "
+          f"the clue {'picks out one' if unique else 'does not pick out one'}.",
+          ["every clue is equally good", f"{helper.name} can read {child.name}'s mind"],
+          feedback=right_wrong("That's right.", "Look at the shelf again."))
+    b.choose("better clue", b.wording(BETTER).format(**slots), [by_colour, by_feature], better, labelled=True)
+    b.why("why better", b.wording(WHY_BETTER),
+          f"Because only one {kind.noun} fits '{better}'.",
+          f"'{better}' fits exactly one {kind.noun} on the shelf; the other clue fits two.",
+          ["the longer clue is better", "both clues fit only one"],
+          feedback=right_wrong("That's right.", f"Not quite: '{better}' is the better clue."))
+    b.facts.update(log=w.record(), thing=kind.noun, row=[t.id for t in row], target=target.id,
+                   clue_matches={clue_: len(ids) for clue_, ids in fits.items()}, said=clue)

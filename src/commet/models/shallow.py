@@ -1,0 +1,466 @@
+"""Shallow readers: predictors that read a story's surface but never reason about minds.
+
+Why: an item measures Theory of Mind only if a reader who skims cannot answer it. The
+story-blind learner (:mod:`commet.models.shortcut`) never reads the story; these readers
+do, but only its surface, each as one simple rule chosen per (task, turn) on training items
+and applied to held-out ones:
+
+* ``order``: the option mentioned first, last, most or least often, k-th, in the last
+  sentence (or not), first or last in the turn's own story, the longest or shortest option,
+  the one whose words the question itself uses, the k-th colour named;
+* ``cue word``: one word present in the story or not switches between two such rules (or
+  fixed answers: "yes", "happy", the second option...). Beside the story's words, the reader
+  counts the person the question asks about: named at least k times in the story, named first
+  or last of everyone (a story that tells a test item and its control with the characters
+  swapped between slots must name each slot as often);
+* ``anchor``: the option named right after or before one word, or in the same sentence
+  (or, of two options, the other one);
+* ``context``: reads only the feedback texts and the earlier questions (and the current
+  question): which option they name, and cue words in them;
+* ``picture``: reads the scene of the latest picture, never the text: the biggest, middle or
+  smallest thing among the options, the leftmost or rightmost, the nearest to or farthest from a
+  person the question names.
+
+A rule that does not apply to an item (no option mentioned, no scene) answers the first
+option (or "yes"), which a balanced set makes a chance answer. The earlier answers' key is a
+separate, informational reader (``earlier answers``): it copies or flips an earlier expected
+answer, which a respondent only has by answering right, so it shows designed consistencies
+(naughty, so in trouble) rather than leaks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from commet.format.model import StoryTurn, Turn
+from commet.text import normalize
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+#: A capitalised word after the question's first word: the people it names ("Is Mia naughty?").
+_PERSON = re.compile(r"(?<=\S )(?:(?:Mrs?|Ms|Dr)\. )?[A-Z][a-z]+(?: [A-Z][a-z]+)?")
+#: Counts of the asked person's name past this are not told apart.
+MAX_NAME_COUNT = 8
+_SENTENCE_END = re.compile(r"(?<=[.!?])['\u2019\"]?\s+")
+#: Words that never tell options apart (and "one", as in "the red one").
+_FUNCTION = frozenset({"a", "an", "the", "in", "into", "on", "onto", "to", "at", "from", "of", "with", "one", "ones",
+                       "it", "its", "and", "or", "by", "for", "under", "behind", "next"})
+_COLOURS = ("red", "blue", "green", "yellow", "orange", "purple", "pink", "brown", "black", "white", "grey", "gray")
+_YES_NO = ("yes", "no")
+#: Families whose accuracy is gated (the earlier-answers reader is informational).
+FAMILIES = ("order", "cue word", "anchor", "context", "picture")
+INFORMATIONAL = ("earlier answers",)
+#: A cue word must occur in at least this many training items, and be absent from as many.
+MIN_WORD_ITEMS = 3
+
+
+def stem(word: str) -> str:
+    """A crude plural stem: ``apples`` and ``apple``, ``boxes`` and ``box`` compare equal."""
+    if word.endswith("'s"):
+        word = word[:-2]
+    if len(word) > 4 and word.endswith(("ches", "shes", "xes", "sses")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+@dataclass
+class Text:
+    """Tokenised text: stemmed tokens and the sentence each belongs to."""
+
+    tokens: list[str] = field(default_factory=list)
+    sentence: list[int] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, parts: Iterable[str]) -> Text:
+        text = cls()
+        count = 0
+        for part in parts:
+            for chunk in _SENTENCE_END.split(part.strip()):
+                words = [stem(w) for w in _TOKEN.findall(chunk.lower())]
+                if words:
+                    text.tokens += words
+                    text.sentence += [count] * len(words)
+                    count += 1
+        return text
+
+    @property
+    def sentences(self) -> int:
+        return self.sentence[-1] + 1 if self.sentence else 0
+
+
+def option_keys(options: Sequence[str]) -> list[tuple[str, ...]]:
+    """Per option, its distinctive stemmed words: those no other option has (all its content words if none)."""
+    content = [[stem(w) for w in _TOKEN.findall(o.lower()) if w not in _FUNCTION] for o in options]
+    keys = []
+    for k, words in enumerate(content):
+        others = {w for j, ws in enumerate(content) if j != k for w in ws}
+        keys.append(tuple(w for w in words if w not in others) or tuple(words))
+    return keys
+
+
+def mentions(text: Text, keys: Sequence[tuple[str, ...]]) -> list[tuple[int, int]]:
+    """(token position, option) for every mention: a run of an option's distinctive words counts once."""
+    found: list[tuple[int, int]] = []
+    previous = (-2, -1)
+    for position, token in enumerate(text.tokens):
+        owners = [k for k, key in enumerate(keys) if token in key]
+        if len(owners) != 1:
+            continue
+        if previous == (position - 1, owners[0]):
+            previous = (position, owners[0])
+            continue
+        found.append((position, owners[0]))
+        previous = (position, owners[0])
+    return found
+
+
+@dataclass
+class Reading:
+    """A closed turn as the shallow readers see it, with every rule's pick (``-1``: the rule does not apply)."""
+
+    task: str
+    turn: int
+    story_id: str
+    n: int  # options (2 for yes/no)
+    texts: tuple[str, ...]  # the options' normalised texts (yes, no for yes/no questions)
+    right: tuple[frozenset[int], ...]  # per branch, the right options
+    keyed: bool  # designed to follow the respondent's own earlier pick (excepted from the gate)
+    words: frozenset[str]  # stemmed words of the story so far
+    context_words: frozenset[str]
+    picks: dict[str, dict[object, int]]  # family -> rule -> pick
+
+    def correct(self, pick: int, branch: int = 0) -> bool:
+        return pick in self.right[min(branch, len(self.right) - 1)]
+
+
+def _rank_rules(prefix: str, order: list[int], n: int) -> dict[object, int]:
+    """``prefix k`` -> the option at rank k of ``order`` (distinct options, first first)."""
+    return {f"{prefix} {k + 1}": option for k, option in enumerate(order[:n])}
+
+
+def _order_rules(found: list[tuple[int, int]], text: Text, n: int, turn_start: int) -> dict[object, int]:
+    rules: dict[object, int] = {}
+    if not found:
+        return rules
+    first = list(dict.fromkeys(o for _, o in found))
+    last = list(dict.fromkeys(o for _, o in reversed(found)))
+    rules.update(_rank_rules("mentioned first, rank", first, n))
+    rules.update(_rank_rules("mentioned last, rank", last, n))
+    counts = [sum(1 for _, o in found if o == k) for k in range(n)]
+    top, bottom = max(counts), min(counts)
+    if counts.count(top) == 1:
+        rules["mentioned most"] = counts.index(top)
+    if counts.count(bottom) == 1:
+        rules["mentioned least"] = counts.index(bottom)
+    final = text.sentence[-1] if text.sentence else -1
+    in_last = {o for p, o in found if text.sentence[p] == final}
+    if len(in_last) == 1:
+        rules["in the last sentence"] = next(iter(in_last))
+        if n == 2:
+            rules["not in the last sentence"] = 1 - next(iter(in_last))
+    own = [(p, o) for p, o in found if text.sentence[p] >= turn_start]
+    if own:
+        rules["first in this turn's story"] = own[0][1]
+        rules["last in this turn's story"] = own[-1][1]
+    return rules
+
+
+def _form_rules(options: Sequence[str], question: Text, keys: Sequence[tuple[str, ...]]) -> dict[object, int]:
+    rules: dict[object, int] = {}
+    lengths = [len(o) for o in options]
+    if lengths.count(max(lengths)) == 1:
+        rules["longest option"] = lengths.index(max(lengths))
+    if lengths.count(min(lengths)) == 1:
+        rules["shortest option"] = lengths.index(min(lengths))
+    asked = {o for _, o in mentions(question, keys)}
+    if len(asked) == 1:
+        rules["named in the question"] = next(iter(asked))
+        if len(options) == 2:
+            rules["not named in the question"] = 1 - next(iter(asked))
+    return rules
+
+
+def _anchor_rules(found: list[tuple[int, int]], text: Text, n: int) -> dict[object, int]:
+    """(word, mode) -> the option right after / before the word's last occurrence, or in its sentence."""
+    rules: dict[object, int] = {}
+    if not found:
+        return rules
+    last_at: dict[str, int] = {}
+    for position, token in enumerate(text.tokens):
+        last_at[token] = position
+    for word, position in last_at.items():
+        sentence = text.sentence[position]
+        after = next(((p, o) for p, o in found if p > position), None)
+        before = next(((p, o) for p, o in reversed(found) if p < position), None)
+        inside = {o for p, o in found if text.sentence[p] == sentence}
+        for mode, hit in (("after", after), ("before", before)):
+            if hit is not None and text.sentence[hit[0]] == sentence:
+                rules[(word, mode)] = hit[1]
+                if n == 2:
+                    rules[(word, f"not {mode}")] = 1 - hit[1]
+        if len(inside) == 1:
+            rules[(word, "same sentence")] = next(iter(inside))
+            if n == 2:
+                rules[(word, "not in its sentence")] = 1 - next(iter(inside))
+    return rules
+
+
+def _context_rules(found: list[tuple[int, int]], feedback: list[tuple[int, int]], n: int) -> dict[object, int]:
+    rules: dict[object, int] = {}
+    if found:
+        first = list(dict.fromkeys(o for _, o in found))
+        rules.update(_rank_rules("named first in the context, rank", first, n))
+        rules["named last in the context"] = found[-1][1]
+        counts = [sum(1 for _, o in found if o == k) for k in range(n)]
+        if counts.count(max(counts)) == 1:
+            rules["named most in the context"] = counts.index(max(counts))
+    named = {o for _, o in feedback}
+    if len(named) == 1:
+        rules["named in the feedback"] = next(iter(named))
+        if n == 2:
+            rules["not named in the feedback"] = 1 - next(iter(named))
+    return rules
+
+
+def _scene_rules(scene: Mapping[str, object] | None, keys: Sequence[tuple[str, ...]], question: str = ""
+                 ) -> dict[object, int]:
+    """Size and left-to-right rank of the things (or places) the options name, in the scene, and which of
+    them stands nearest to (or farthest from) each person the question names, in the order it names them."""
+    if not scene:
+        return {}
+    entities = [*scene.get("objects", []), *scene.get("places", [])]  # type: ignore[misc]
+    matched = []
+    for key in keys:
+        hits = []
+        for entity in entities:
+            words = {stem(w) for w in _TOKEN.findall(" ".join(str(entity.get(f, "") or "") for f in (
+                "colour", "noun", "kind", "feature", "location")).lower())}
+            if set(key) <= words:
+                hits.append(entity)
+        if len(hits) != 1:  # not in the picture, or more than one thing fits: no rank to read
+            return {}
+        matched.append(hits[0])
+    rules: dict[object, int] = {}
+    sizes = [e.get("size") for e in matched]
+    if all(isinstance(s, int) for s in sizes) and len(set(sizes)) == len(sizes):
+        by_size = sorted(range(len(sizes)), key=lambda k: sizes[k])  # type: ignore[arg-type,return-value]
+        rules.update({"smallest": by_size[0], "biggest": by_size[-1]})
+        if len(by_size) == 3:
+            rules["middle-sized"] = by_size[1]
+    xs = [(e["bbox"][0] + e["bbox"][2]) / 2 for e in matched]
+    if len(set(xs)) == len(xs):
+        by_x = sorted(range(len(xs)), key=lambda k: xs[k])
+        rules.update({"leftmost": by_x[0], "rightmost": by_x[-1]})
+        if len(by_x) == 3:
+            rules["middle"] = by_x[1]
+        people = {str(a.get("name")): a for a in scene.get("agents", [])}  # type: ignore[attr-defined]
+        for rank, name in enumerate(n for n in dict.fromkeys(_PERSON.findall(question)) if n in people):
+            ax = (people[name]["bbox"][0] + people[name]["bbox"][2]) / 2
+            distance = [abs(x - ax) for x in xs]
+            if len(set(distance)) == len(distance):
+                rules[f"nearest to person {rank + 1}"] = distance.index(min(distance))
+                rules[f"farthest from person {rank + 1}"] = distance.index(max(distance))
+    return rules
+
+
+def _earlier_rules(earlier: list[tuple[tuple[str, ...], int]], texts: tuple[str, ...]) -> dict[object, int]:
+    """Copy or flip an earlier turn's expected answer (k turns back)."""
+    rules: dict[object, int] = {}
+    for back, (their_texts, their_right) in enumerate(reversed(earlier), start=1):
+        answer = their_texts[their_right]
+        if answer in texts:
+            rules[f"same as {back} closed turn(s) back"] = texts.index(answer)
+            if len(texts) == 2:
+                rules[f"other than {back} closed turn(s) back"] = 1 - texts.index(answer)
+    return rules
+
+
+def _asked_person(question: str, story: str) -> frozenset[str]:
+    """Pseudo-words about the first person the question names: how often the story names them
+    (``@asked>=k``), and whether they are the first or the last person the story names."""
+    asked = _PERSON.findall(question)
+    if not asked:
+        return frozenset()
+    name = asked[0]
+    count = len(re.findall(rf"\b{re.escape(name)}\b", story))
+    words = {f"@asked>={k}" for k in range(1, min(count, MAX_NAME_COUNT) + 1)}
+    people = [m for m in _PERSON.findall(story)]
+    if people and people[0] == name:
+        words.add("@asked-named-first")
+    if people and people[-1] == name:
+        words.add("@asked-named-last")
+    return frozenset(words)
+
+
+def readings(storyturn: StoryTurn, closed: Callable[[str, int, Turn], object],
+             scenes: Mapping[str, Mapping[str, object]] | None = None) -> list[Reading]:
+    """The closed turns of a StoryTurn as shallow readers see them (``closed``: :func:`shortcut.closed_turn`)."""
+    found: list[Reading] = []
+    stories: list[str] = []
+    context: list[str] = []
+    feedback_now: list[str] = []
+    earlier: list[tuple[tuple[str, ...], int]] = []
+    latest_scene = None
+    for k, turn in enumerate(storyturn.turns):
+        turn_start = Text.of(stories).sentences
+        stories.append(turn.story)
+        feedback_now = []
+        if turn.feedback is not None:
+            feedback_now = [turn.feedback.right or "", turn.feedback.wrong or "",
+                            *(f.text for f in turn.feedback.by_answer)]
+        context += feedback_now
+        if turn.image and scenes is not None and turn.image in scenes:
+            latest_scene = scenes[turn.image]
+        shape = closed(storyturn.task, k, turn)
+        if shape is None:
+            context.append(turn.question)
+            continue
+        options: tuple[str, ...] = getattr(shape, "options", ())
+        texts = options or _YES_NO
+        keys = option_keys(texts) if options else [("yes",), ("no",)]
+        story = Text.of(stories)
+        question_only = turn.question
+        for option in sorted((o.text for o in turn.options), key=len, reverse=True):
+            question_only = question_only.replace(option, " ")
+        context_text = Text.of([*context, question_only])
+        picks: dict[str, dict[object, int]] = {}
+        if options:
+            story_found = mentions(story, keys)
+            order = _order_rules(story_found, story, len(options), turn_start)
+            colours = [t for t in story.tokens if t in _COLOURS]
+            option_colour = [[c for c in _COLOURS if c in key] for key in keys]
+            named = list(dict.fromkeys(colours))
+            for rank, colour in enumerate(named):
+                owners = [j for j, cs in enumerate(option_colour) if cs == [colour]]
+                if len(owners) == 1:
+                    order[f"colour named {rank + 1}"] = owners[0]
+            order |= _form_rules([normalize(o) for o in options], Text.of([question_only]), keys)
+            picks["order"] = order
+            picks["anchor"] = _anchor_rules(story_found, story, len(options))
+            picks["picture"] = _scene_rules(latest_scene, keys, turn.question)
+        else:
+            picks["order"], picks["anchor"], picks["picture"] = {}, {}, {}
+        picks["context"] = _context_rules(mentions(context_text, keys), mentions(Text.of(feedback_now), keys),
+                                          len(texts)) if options else {}
+        right_index = min(shape.right[0]) if shape.right else 0  # type: ignore[attr-defined]
+        picks["earlier answers"] = _earlier_rules(earlier, texts)
+        found.append(Reading(
+            task=storyturn.task, turn=k, story_id=storyturn.id, n=len(texts), texts=tuple(texts),
+            right=shape.right, keyed=bool(turn.meta.get("keyed")),  # type: ignore[attr-defined]
+            words=frozenset(story.tokens) | _asked_person(turn.question, " ".join(stories)),
+            context_words=frozenset(context_text.tokens), picks=picks))
+        earlier.append((tuple(texts), right_index))
+        context.append(turn.question)
+    return found
+
+
+# --- learning one rule per (task, turn) ----------------------------------------------------------
+
+def _prior_rules(reading: Reading) -> dict[object, int]:
+    """Fixed answers: the k-th option, or the option with a given text ("yes", "happy")."""
+    return {**{("position", k): k for k in range(reading.n)}, **{("text", t): k for k, t in enumerate(reading.texts)}}
+
+
+def _correct_matrix(items: Sequence[Reading], rules: list[object], picks: Callable[[Reading], Mapping[object, int]]
+                    ) -> np.ndarray:
+    """items x rules: whether the rule's pick (the first option where it does not apply) is right."""
+    index = {rule: j for j, rule in enumerate(rules)}
+    matrix = np.zeros((len(items), len(rules)), dtype=np.float32)
+    for i, item in enumerate(items):
+        row = matrix[i]
+        fallback = item.correct(0)
+        if fallback:
+            row[:] = 1.0
+        for rule, pick in picks(item).items():
+            j = index.get(rule)
+            if j is not None:
+                row[j] = float(item.correct(pick))
+    return matrix
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A learned shallow rule: one rule, or a cue word switching between two."""
+
+    family: str
+    rule: object
+    word: str | None = None
+    absent: object = None  # the rule used when ``word`` is not there
+
+    def pick(self, item: Reading) -> int:
+        if self.word is None:
+            return _lookup(item, self.family, self.rule)
+        words = item.context_words if self.family == "context" else item.words
+        return _lookup(item, self.family, self.rule if self.word in words else self.absent)
+
+    def describe(self) -> str:
+        if self.word is None:
+            return _name(self.rule)
+        return f"'{self.word}' -> {_name(self.rule)}, else {_name(self.absent)}"
+
+
+def _name(rule: object) -> str:
+    if isinstance(rule, tuple) and rule and rule[0] == "position":
+        return f"option {rule[1] + 1}"
+    if isinstance(rule, tuple) and rule and rule[0] == "text":
+        return f"'{rule[1]}'"
+    if isinstance(rule, tuple):
+        return f"{rule[1]} '{rule[0]}'"
+    return str(rule)
+
+
+def _lookup(item: Reading, family: str, rule: object) -> int:
+    if isinstance(rule, tuple) and rule and rule[0] in ("position", "text"):
+        pick = _prior_rules(item).get(rule, -1)
+    else:
+        source = "order" if family == "cue word" else family
+        pick = item.picks[source].get(rule, -1)
+        if pick < 0 and family in ("cue word", "context"):
+            pick = _prior_rules(item).get(rule, -1)
+    return pick if 0 <= pick < item.n else 0
+
+
+def _vocabulary(items: Sequence[Reading], context: bool) -> list[str]:
+    counts: dict[str, int] = defaultdict(int)
+    for item in items:
+        for word in item.context_words if context else item.words:
+            counts[word] += 1
+    return sorted(w for w, c in counts.items() if MIN_WORD_ITEMS <= c <= len(items) - MIN_WORD_ITEMS)
+
+
+def _best(rules: list[object], scores: np.ndarray) -> object:
+    return rules[int(np.argmax(scores))]
+
+
+def fit_rule(items: Sequence[Reading], family: str) -> Rule:
+    """The family's best rule on ``items`` (one (task, turn)), by training accuracy; ties go to the first."""
+    if family in ("order", "anchor", "picture", "earlier answers"):
+        rules = sorted({r for item in items for r in item.picks[family]}, key=repr)
+        if not rules:
+            return Rule(family, ("position", 0))
+        matrix = _correct_matrix(items, rules, lambda item: item.picks[family])
+        return Rule(family, _best(rules, matrix.sum(axis=0)))
+    source = "context" if family == "context" else "order"
+    rules = sorted({r for item in items for r in (*item.picks[source], *_prior_rules(item))}, key=repr)
+    matrix = _correct_matrix(items, rules, lambda item: {**_prior_rules(item), **item.picks[source]})
+    totals = matrix.sum(axis=0)
+    plain = Rule(family, _best(rules, totals))
+    words = _vocabulary(items, context=family == "context")
+    if not words:
+        return plain
+    presence = np.array([[w in (item.context_words if family == "context" else item.words) for w in words]
+                         for item in items], dtype=np.float32)
+    with_word = presence.T @ matrix  # words x rules
+    without = totals[None, :] - with_word
+    best_with, best_without = with_word.argmax(axis=1), without.argmax(axis=1)
+    score = with_word.max(axis=1) + without.max(axis=1)
+    w = int(np.argmax(score))
+    if score[w] <= totals.max():
+        return plain
+    return Rule(family, rules[int(best_with[w])], words[w], rules[int(best_without[w])])
