@@ -24,10 +24,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from commet.judges.rules.labels import leading_label
-from commet.judges.rules.lexicon import hedged, judged, lexicon, negation_count, stem
+from commet.judges.rules.lexicon import answer_markers, hedged, judged, lexicon, negation_count, stem
 from commet.judges.rules.marks import Reply
 from commet.judges.rules.options import Choice, named_options
 from commet.judges.rules.roles import Frame, Reading, emotion_named, sentence_choice
+from commet.text import char_kind
 
 #: words that open a reason after an answer ("The shed because he never saw it moved")
 _REASONS = frozenset({"because", "since", "as", "cause", "given", "porque", "weil", "da", "parce", "car", "因为", "由于"})
@@ -95,7 +96,13 @@ def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Fra
         if following is not None and following.label in labels and following.label != "a" \
                 and (following.marked or following.rest >= len(text[rest_start:rest_start + 64].rstrip())):
             return Unclear.UNCLEAR, sentence_end(reply, rest_start)  # "A/B", "A, B", "A → B"
-        if lead.marked or lead.label != "a" or not rest or not opens:
+        # a bare "a" before a word that may follow an article is the article ("A dinosaur.", "A lot of people say
+        # ..."), or the Spanish preposition ("A la cesta"): a label only with a mark, alone, before its own option
+        # or before a word no article precedes ("A because ...", "A is correct")
+        article = (not lead.marked and lead.label == "a" and bool(rest) and text[offset:offset + 2] == "a "
+                   and text[rest_start:rest_start + 1].isalpha() and char_kind(rest[0][0]) == "w"
+                   and rest[0] not in lexicon().function_words and rest[0] not in _REASONS)
+        if not article or (opens and named[0].index == labelled):
             if opens and named[0].index != labelled:
                 return Unclear.UNCLEAR, sentence_end(reply, rest_start)  # "A) the box" where A is the basket
             return labelled, (reply.ends[first + named[0].end - 1] if opens else rest_start)
@@ -157,8 +164,11 @@ def statements(reply: Reply, region: int, choices: Sequence[Choice], frame: Fram
     tokens = reply.tokens
     found: dict[str, list[Statement]] = {"answer line": [], "bold answer": [], "conclusion": [], "opening answer": []}
     by_label = not _numbered_lines(reply, choices)  # in a numbered list only answer lines and bold give labels
-    for start, end in lists.strong_markers.matches(tokens[region:]):
+    for start, end in answer_markers(True).matches(tokens[region:]):
         start, end = start + region, end + region
+        if frame.others_choice and tuple(tokens[start:end]) in lists.first_person_choices.entries \
+                and not _label_follows(reply, first_content(reply, end), choices):
+            continue  # "I'd pick the ice lolly" to "Which one would Lena pick?": the speaker's own pick
         if start > region and not reply.boundary(start) and negation_count(tokens[max(region, start - 2):start]):
             found["answer line"].append(Statement("answer line", reply.starts[start], reply.ends[end - 1],
                                                   Unclear.UNCLEAR))  # "not the answer: B"
@@ -197,7 +207,19 @@ def statements(reply: Reply, region: int, choices: Sequence[Choice], frame: Fram
         read, after = read_answer(reply, reply.starts[closing], choices, frame, sentence=True, by_label=by_label)
         if isinstance(read, int):  # a closing sentence that is not an answer is the end of an explanation
             found["conclusion"].append(Statement("closing answer", reply.starts[closing], after, read))
-    return found
+    # a markdown table's rows are cells ("| B | no |"), read together; none of them states the answer
+    return {kind: [s for s in said if not reply.in_table(s.start)] for kind, said in found.items()}
+
+
+def _label_follows(reply: Reply, token: int, choices: Sequence[Choice]) -> bool:
+    """Whether an option's label stands at token ``token`` ("I'd choose B": an answer, whoever the question is
+    about)."""
+    if token >= len(reply.tokens):
+        return False
+    lead = leading_label(reply.clean[reply.starts[token]:reply.starts[token] + 64])
+    return lead is not None and lead.label in {c.label for c in choices if c.label} and not (
+        lead.label == "a" and not lead.marked and reply.starts[token] + lead.rest < len(reply.clean)
+        and reply.clean[reply.starts[token] + lead.rest:][:1].isalpha())
 
 
 def _numbered_lines(reply: Reply, choices: Sequence[Choice]) -> bool:
@@ -249,6 +271,27 @@ def tail_problem(reply: Reply, offset: int, chosen: int, choices: Sequence[Choic
         return "hedges, contrasts or corrects itself after its conclusion"
     if named and negation_count(tokens):
         return "negates after its conclusion"
+    if _bare_negation(reply, len(reply.tokens) - len(tokens), choices):
+        return "takes its conclusion back with a bare negation ('... not.', '(not)')"
     if judged(tokens, frame.tokens) or lists.pointing_away.found_in([t for t in tokens if stem(t) not in frame.stems]):
         return "judges or points away after its conclusion"
     return ""
+
+
+def _bare_negation(reply: Reply, first: int, choices: Sequence[Choice]) -> bool:
+    """Whether a clause from token ``first`` on is only a negation (with function words and emphasis: "not",
+    "(not)", "obviously not", "no"): said after an answer, it takes the answer back ("not A" negates option A)."""
+    lists = lexicon()
+    tokens = reply.tokens
+    labels = {c.label for c in choices if c.label}
+    begin = first
+    for end in range(first + 1, len(tokens) + 1):
+        if end < len(tokens) and not reply.boundary(end):
+            continue
+        clause = tokens[begin:end]
+        negations = [t for t in clause if t in lists.no or negation_count([t])]
+        if negations and all((t in lists.function_words and t not in labels) or t in lists.emphasis or t in negations
+                             for t in clause):
+            return True
+        begin = end
+    return False

@@ -34,6 +34,8 @@ _SARCASM_TAG = re.compile(r"(?<![\w/])/(?:s|sarc|sarcasm|j|jk)(?![\w/])")
 _STRIKE_TAG = re.compile(r"<(?:s|del|strike)>", re.IGNORECASE)
 _HTML_TAG = re.compile(r"</?(?:s|del|strike|b|i|u|em|strong|mark|sup|sub|span|p|br)\s?/?>", re.IGNORECASE)
 _SHRUG = "(ツ)"
+#: what joins two words into one name ("green_bucket_2", "toy-chest"), when it stands alone between them
+_JOINERS = ("_", "-")
 _SENTENCE_ENDS = ".!?\n。！？;；"
 #: abbreviations whose full stop ends no sentence
 _ABBREVIATIONS = frozenset({"mr", "mrs", "ms", "dr", "st", "prof", "vs", "etc", "approx"})
@@ -78,6 +80,8 @@ class Reply:
     marks: list[Mark] = field(default_factory=list)
     emphasis: list[tuple[int, int]] = field(default_factory=list)  # (start, end) of emphasised text
     sentence_ends: list[int] = field(default_factory=list)  # offsets of the characters that end sentences
+    #: (start, end) of each line of a markdown table ("| A | yes |"): cells, never a statement of the answer
+    table_rows: list[tuple[int, int]] = field(default_factory=list)
 
     def marks_from(self, offset: int, kinds: set[MarkKind] | None = None) -> list[Mark]:
         """Marks at or after ``offset`` (of the given kinds)."""
@@ -93,13 +97,22 @@ class Reply:
 
     def boundary(self, i: int) -> str:
         """What stands before token ``i``: "sentence" (a full stop, '!', '?', a line break), "clause" (a comma,
-        semicolon, colon, dash, bracket or separator) or "" (spaces only)."""
+        semicolon, colon, dash, bracket or separator) or "" (spaces only, or one underscore or hyphen joining two
+        words into one name: "green_bucket_2" is no "green_bucket" and a comment)."""
         low = self.ends[i - 1] if i > 0 else 0
         high = self.starts[i] if i < len(self.starts) else len(self.clean)
         at = bisect.bisect_left(self.sentence_ends, low)
         if at < len(self.sentence_ends) and self.sentence_ends[at] < high:
             return "sentence"
-        return "clause" if self.clean[low:high].strip() else ""
+        gap = self.clean[low:high]
+        if gap in _JOINERS and 0 < i < len(self.starts):
+            return ""
+        return "clause" if gap.strip() else ""
+
+    def in_table(self, offset: int) -> bool:
+        """Whether ``offset`` lies in a row of a markdown table."""
+        at = bisect.bisect_right(self.table_rows, (offset, len(self.clean) + 1)) - 1
+        return at >= 0 and self.table_rows[at][0] <= offset < self.table_rows[at][1]
 
 
 @lru_cache(maxsize=4096)
@@ -163,7 +176,22 @@ def read_reply(raw: str) -> Reply:
             starts.append(start)
             ends.append(end)
     marks.sort(key=lambda mark: mark.start)
-    return Reply(raw, text, clean, tokens, starts, ends, marks, emphasis, _sentence_ends(clean))
+    return Reply(raw, text, clean, tokens, starts, ends, marks, emphasis, _sentence_ends(clean), _table_rows(text))
+
+
+def _table_rows(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the lines that are rows of a markdown table: they open with '|' and hold two cells or more
+    ("| A | yes |"; not a spoiler "||A||")."""
+    rows: list[tuple[int, int]] = []
+    start = 0
+    while start <= len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        line = text[start:end].strip()
+        if line.startswith("|") and sum(1 for cell in line.split("|") if cell.strip()) >= 2:
+            rows.append((start, end))
+        start = end + 1
+    return rows
 
 
 def _sentence_ends(text: str) -> list[int]:

@@ -57,8 +57,15 @@ class Frame:
     negative: bool  # a negative question ("Isn't he lying?", "Does she not know?")
     roles_by_order: bool  # two people, or people as options: only the question's word order keeps their roles
     claims: frozenset[str]  # stems of the words after its main clause ("lying when he says he didn't break it")
+    #: it addresses the respondent ("Which toy do you like best?"): "I like the kite" answers it
+    addressed: bool = False
+    #: it asks which one someone other than the respondent picks, wants or takes ("Which would Lena pick?"):
+    #: "I'd pick the ice lolly" is then the respondent's own pick, not an answer
+    others_choice: bool = False
 
 
+#: words that address the respondent ("Which toy do you like best?")
+_SECOND_PERSON = frozenset({"you", "your", "yours", "tú", "tu", "usted", "du", "dir", "dich", "dein", "deine", "vous", "votre", "你", "您", "あなた"})
 #: words that open a question and are capitalised for that alone
 _QUESTION_OPENERS = frozenset({"is", "are", "was", "were", "do", "does", "did", "will", "would", "can", "could",
                                "should", "has", "have", "had", "if", "after", "before", "when", "now", "so", "and",
@@ -107,8 +114,11 @@ def question_frame(question: str, choices: Sequence[Choice]) -> Frame:
     subordinate = tokens_of(text[spans[main][0]:] if main < len(spans) else "")
     claims = frozenset(stem(t) for t in subordinate if t not in lists.function_words and t not in lists.question_words
                        and t not in _ADJUNCTS and not any(t in person for person in persons))
+    choosing = {stem(v) for v in lists.choice_verbs}
+    addressed = bool(set(tokens) & _SECOND_PERSON)
+    others_choice = not addressed and any(stem(t) in choosing for t in tokens)
     return Frame(tokens, tuple(stem(t) for t in tokens), tuple(frozenset(p) for p in persons), verbs, unspaced,
-                 negative, len(persons) > 1 or people_as_options, claims)
+                 negative, len(persons) > 1 or people_as_options, claims, addressed, others_choice)
 
 
 def _capitalised(text: str, word: str) -> bool:
@@ -160,10 +170,18 @@ def emotion_named(tokens: Sequence[str], choices: Sequence[Choice]) -> list[Name
     families = [lists.emotions.get(choice.core) for choice in choices]
     if any(family is None for family in families):
         return []
+    sides = [lists.valence.get(family[0]) if family else None for family in families]
     found: list[Named] = []
     for start, end in lists.emotion_words.matches(tokens):
         meant = lists.emotions[tuple(tokens[start:end])]
-        options = [i for i, family in enumerate(families) if family and family & meant]
+        # the word names an option when it can name the option's own (narrowest) feeling: "disappointed" names
+        # "sad" (disappointment is a kind of sadness); else when it shares a feeling with an option that is the only
+        # one of its valence: "sad" names "disappointed" in "happy or disappointed?", not among "delighted,
+        # disappointed, angry or frightened", where a reply that is none of them does not choose between three
+        options = [i for i, family in enumerate(families) if family and family[0] in meant]
+        if not options:
+            options = [i for i, family in enumerate(families) if family and set(family) & set(meant)
+                       and sides[i] is not None and sides.count(sides[i]) == 1]
         if len(options) != 1:
             return []
         found.append(Named(options[0], start, end))
@@ -188,6 +206,8 @@ def sentence_choice(tokens: Sequence[str], choices: Sequence[Choice], frame: Fra
         return Reading.HEDGED
     if frame.unspaced or any(char_kind(t[0]) == "u" for t in outside):
         return Reading.OTHER_WORDS
+    if not frame.addressed and set(outside) & lists.first_person:
+        return Reading.OTHER_ROLE  # "I would pick the ice lolly" to "Which one would Lena pick?": the speaker's own
     chosen = choices[named[0].index]
     own = set(tokens_of(chosen.text))
     skip = lists.function_words | lists.foreign_function_words | lists.choice_words | own
