@@ -1,6 +1,6 @@
 """Measure a judge on the labelled sets: its decided share and its precision on what it decides.
 
-Seven sets, labelled by hand with the verdict a careful person gives:
+Eight sets, labelled by hand with the verdict a careful person gives:
 
 * tests/data/judge_calibration.jsonl: answers to questions of the bundled sample (and, at
   branch turns, the story's active branch); the judge sees the story so far (earlier turns
@@ -26,10 +26,12 @@ Seven sets, labelled by hand with the verdict a careful person gives:
   (questions of the 18 sample tasks and of ToMi, ToMBench, OpenToM and BigToM with candidates, labels
   and rubrics; replies in the styles of five chat models and in five languages; self-corrections,
   conditionals, negations, hedges, sarcasm, tables, code, HTML, LaTeX, invisible and bidi characters,
-  homoglyphs, full-width letters, copies of the question, empty-looking replies).
+  homoglyphs, full-width letters, copies of the question, empty-looking replies);
+  rules_judge_redteam_probes.jsonl holds the replies found by probing after its code was read (number
+  labels that are also numbers of an option, sums, emoticons, two answers that disagree, ...).
 
 The story's branch rules are applied to each verdict, exactly as in a run. The rules judge's
-contract is 0 wrong decided verdicts on all seven. For the realistic set the decided share is
+contract is 0 wrong decided verdicts on all eight. For the realistic set the decided share is
 printed per kind, with the share of right answers to questions that are not "why" questions.
 ``--through-eval`` scores the self-contained sets the way independent sets are scored: each reply
 becomes a one-turn StoryTurn (question, options, answers), a replay model gives the reply and
@@ -67,7 +69,8 @@ REALISTIC = CALIBRATION.with_name("rules_judge_realistic.jsonl")
 ADVERSARIAL = CALIBRATION.with_name("rules_judge_adversarial.jsonl")
 REDTEAM_REALISTIC = CALIBRATION.with_name("rules_judge_redteam_realistic.jsonl")
 REDTEAM_ADVERSARIAL = CALIBRATION.with_name("rules_judge_redteam_adversarial.jsonl")
-SELF_CONTAINED = (LABELLED, AUDIT, REALISTIC, ADVERSARIAL, REDTEAM_REALISTIC, REDTEAM_ADVERSARIAL)
+REDTEAM_PROBES = CALIBRATION.with_name("rules_judge_redteam_probes.jsonl")
+SELF_CONTAINED = (LABELLED, AUDIT, REALISTIC, ADVERSARIAL, REDTEAM_REALISTIC, REDTEAM_ADVERSARIAL, REDTEAM_PROBES)
 #: how a "why" question opens, in the six languages of the sets (its answers are explanations)
 WHY = ("why", "por qué", "porque", "warum", "wieso", "weshalb", "pourquoi", "なぜ", "どうして", "为什么", "為什麼")
 
@@ -265,7 +268,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--judge", default="rules", help="judge spec (default: rules)")
     parser.add_argument("--cases", type=Path, default=None,
-                        help="one sample-based case file (default: the seven labelled sets)")
+                        help="one sample-based case file (default: the eight labelled sets)")
     parser.add_argument("--labelled", type=Path, action="append", default=None,
                         help="a self-contained labelled set (question, expected, options, response, label, kind) "
                              "to measure instead of the bundled ones (repeatable)")

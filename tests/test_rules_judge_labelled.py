@@ -6,12 +6,12 @@ and option text, Chinese and Japanese, and the hard kinds (hedges, contrasts, se
 idioms, rhetorical questions, negated options, long replies whose conclusion differs from their
 opening). The bundled sample's calibration set, tests/data/rules_judge_audit.jsonl (replies written
 to break the judge, some of them ``unclear``: no decided verdict is right there),
-tests/data/rules_judge_realistic.jsonl (replies the way chat models write them) and
+tests/data/rules_judge_realistic.jsonl (replies the way chat models write them),
 tests/data/rules_judge_adversarial.jsonl (marks that change meaning, labels after separators, roles,
-copies of the question) and the red-team sets tests/data/rules_judge_redteam_*.jsonl (written blind to the
-judge's code, as an independent reviewer scores it) are held to the same contract, in the unit path and through
-``commet.evaluate``. All seven are measured by bench/judge_calibration.py, which prints the decided share and the
-precision.
+copies of the question) and the red-team sets tests/data/rules_judge_redteam_*.jsonl (written blind
+to the judge's code, as an independent reviewer scores it, and the probes found after reading it)
+are held to the same contract, in the unit path and through ``commet.evaluate``. All eight are
+measured by bench/judge_calibration.py, which prints the decided share and the precision.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ REALISTIC = bench.load_labelled(bench.REALISTIC)
 ADVERSARIAL = bench.load_labelled(bench.ADVERSARIAL)
 REDTEAM_REALISTIC = bench.load_labelled(bench.REDTEAM_REALISTIC)
 REDTEAM_ADVERSARIAL = bench.load_labelled(bench.REDTEAM_ADVERSARIAL)
+REDTEAM_PROBES = bench.load_labelled(bench.REDTEAM_PROBES)
 
 
 def test_labelled_set_is_large_and_covers_every_kind() -> None:
@@ -84,9 +85,9 @@ def test_red_team_sets_cover_every_question_kind_and_reply_kind() -> None:
 
 @pytest.mark.parametrize(("cases", "least_decided"), [(LABELLED, 0.4), (CASES, 0.4), (AUDIT, 0.3), (REALISTIC, 0.6),
                                                       (ADVERSARIAL, 0.1), (REDTEAM_REALISTIC, 0.5),
-                                                      (REDTEAM_ADVERSARIAL, 0.08)],
+                                                      (REDTEAM_ADVERSARIAL, 0.08), (REDTEAM_PROBES, 0.2)],
                          ids=["labelled-replies", "sample-calibration", "audit", "realistic", "adversarial",
-                              "redteam-realistic", "redteam-adversarial"])
+                              "redteam-realistic", "redteam-adversarial", "redteam-probes"])
 async def test_rules_judge_makes_no_wrong_decided_verdict(cases: list, least_decided: float) -> None:
     figures = await bench.measure(RulesJudge(), cases, SAMPLE)
     wrong = [(o.case.question or o.case.story_id, o.case.response, o.case.label) for o in figures.wrong]
@@ -112,8 +113,10 @@ async def test_half_the_realistic_right_answers_to_other_than_why_questions_are_
     assert len(right) >= 200 and decided >= len(right) / 2, (decided, len(right))
 
 
-@pytest.mark.parametrize("cases", [REALISTIC, ADVERSARIAL, AUDIT, REDTEAM_REALISTIC, REDTEAM_ADVERSARIAL],
-                         ids=["realistic", "adversarial", "audit", "redteam-realistic", "redteam-adversarial"])
+@pytest.mark.parametrize("cases", [REALISTIC, ADVERSARIAL, AUDIT, REDTEAM_REALISTIC, REDTEAM_ADVERSARIAL,
+                                   REDTEAM_PROBES],
+                         ids=["realistic", "adversarial", "audit", "redteam-realistic", "redteam-adversarial",
+                              "redteam-probes"])
 async def test_commet_evaluate_with_a_replay_model_judges_as_the_unit_path(cases: list, tmp_path) -> None:  # noqa: ANN001
     """The engine's path (the StoryTurn's options, the judge's request, branch rules) gives every reply the
     verdict the judge gives it alone: independent sets are scored that way."""
@@ -133,7 +136,8 @@ def test_commet_eval_from_a_dataset_file_judges_as_the_unit_path(tmp_path) -> No
     from commet.cli import app
     from commet.store import Store
 
-    cases = [c for c in REALISTIC + ADVERSARIAL if c.active_branch is None][::6]
+    cases = [c for c in REALISTIC + ADVERSARIAL + REDTEAM_REALISTIC + REDTEAM_ADVERSARIAL
+             if c.active_branch is None][::6]
     lines, replies = [], {}
     for i, case in enumerate(cases):
         lines.append(json.dumps({

@@ -85,6 +85,8 @@ def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Fra
     text = reply.clean
     labels = [c.label for c in choices]
     lead = leading_label(text[offset:offset + 64]) if by_label else None
+    if lead is not None and lead.label in labels and not lead.worded and number_label_clash(lead.label, choices):
+        return Unclear.UNCLEAR, sentence_end(reply, offset)  # "3" where option 3 is "5 apples" and option 2 "3 apples"
     if lead is not None and lead.label in labels:
         rest_start = offset + lead.rest
         first = reply.token_at(rest_start)
@@ -147,6 +149,15 @@ def _stands_alone(reply: Reply, following: int, end: int) -> bool:
     is a sentence about Tom, read in the question's frame, not the answer "Tom" and a comment."""
     return (following >= len(reply.tokens) or reply.starts[following] >= end or bool(reply.boundary(following))
             or reply.tokens[following] in _REASONS)
+
+
+def number_label_clash(label: str, choices: Sequence[Choice]) -> bool:
+    """Whether a number label is also a number in an option's text ("3" among "1. 2 apples, 2. 3 apples, 3. 5
+    apples"): a reply of that number alone may mean either."""
+    if not label.isdigit():
+        return False
+    spelt = lexicon().number_words.get(label, frozenset())
+    return any(label in choice.core or spelt & set(choice.core) for choice in choices)
 
 
 def _lead_words(tokens: Sequence[str]) -> int:

@@ -222,7 +222,9 @@ def _conclusion(found: dict[str, list[Statement]]) -> Statement | str:
         if last.read is Unclear.UNCLEAR:
             return f"reply's last {kind} hedges or names several options"
         committed = opening is not None and isinstance(opening.read, int) and opening.end <= last.start
-        if kind != "answer line" and committed and opening.read != last.read:  # type: ignore[union-attr]
+        if committed and opening.read != last.read:  # type: ignore[union-attr]
+            # "Hugo will look in the red box. Final answer: the blue box": two answers; reasoning that only
+            # considers an option ("At first glance, one might say the box") commits to none
             return f"reply's opening answer and its {kind} differ"
         return last
     if opening is None:

@@ -112,6 +112,9 @@ class Lexicon:
     foreign_function_words: frozenset[str]
     pronouns: frozenset[str]
     first_person: frozenset[str]
+    second_person: frozenset[str]
+    frame_modals: frozenset[str]
+    number_words: dict[str, frozenset[str]]  # a digit's words in the six languages
     choice_words: frozenset[str]
     question_words: frozenset[str]
     mental_verbs: frozenset[str]
@@ -166,7 +169,9 @@ def lexicon() -> Lexicon:
         pointing_away=Phrases.of(data["pointing_away"]), negations=Phrases.of(data["negations"]),
         sarcasm=Phrases.of(data["sarcasm"]), yes=_words(data["yes"]), no=_words(data["no"]),
         function_words=_words(data["function_words"]), pronouns=_words(data["pronouns"]),
-        first_person=_words(data["first_person"]),
+        first_person=_words(data["first_person"]), second_person=_words(data["second_person"]),
+        frame_modals=_words(data["frame_modals"]),
+        number_words={digit: _words(spelt) for digit, spelt in data["number_words"].items()},
         foreign_function_words=_words(data["foreign_function_words"]),
         choice_words=_words(data["choice_words"]), question_words=_words(data["question_words"]),
         mental_verbs=_words(data["mental_verbs"]), synonyms=synonyms, irregular=irregular,

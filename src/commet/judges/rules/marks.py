@@ -3,7 +3,7 @@
 Formatting is removed only after the marks that change meaning have been looked for: a struck-through
 option (markdown ``~~B~~``, ``<s>``, Unicode combining overlays such as B\u0336), crosses and ticks
 (``❌ B ✅ A``), question marks of every script (found by their Unicode names: ``?``, ``؟``, ``¿``, ``❓``,
-the Greek ``;``), emoji and pictographs, controls that reorder the text as shown, a shrug ``¯\\_(ツ)_/¯``, the sarcasm tag ``/s``, emphasis on a
+the Greek ``;``), emoji, pictographs and emoticons (``;)``, ``:P``), controls that reorder the text as shown, a shrug ``¯\\_(ツ)_/¯``, the sarcasm tag ``/s``, emphasis on a
 word (``*such*``) and words in capitals (``NEVER``). The judge decides nothing where such a mark bears
 on the answer, unless the mark is part of the expected answer itself.
 
@@ -34,8 +34,12 @@ _SARCASM_TAG = re.compile(r"(?<![\w/])/(?:s|sarc|sarcasm|j|jk)(?![\w/])")
 _STRIKE_TAG = re.compile(r"<(?:s|del|strike)>", re.IGNORECASE)
 _HTML_TAG = re.compile(r"</?(?:s|del|strike|b|i|u|em|strong|mark|sup|sub|span|p|br)\s?/?>", re.IGNORECASE)
 _SHRUG = "(ツ)"
+#: emoticons in the folded text, between spaces (or the text's ends): ":)", ";)", ":-(", ":p", ":'(", "^^", "<3"
+_EMOTICON = re.compile(r"(?<!\S)(?:[:;=][-']?[()\[\]dpo3/\\|*]|\^_?\^|<3|-_-|t_t|;_;|o_o|¬¬)(?![\w'])")
 #: what joins two words into one name ("green_bucket_2", "toy-chest"), when it stands alone between them
 _JOINERS = ("_", "-")
+#: characters of arithmetic ("2+1", "3 × 2 = 6"): what they join is one sum, not a number and a comment
+_OPERATORS = frozenset(" +=*×÷^%<>≤≥±")
 _SENTENCE_ENDS = ".!?\n。！？;；"
 #: abbreviations whose full stop ends no sentence
 _ABBREVIATIONS = frozenset({"mr", "mrs", "ms", "dr", "st", "prof", "vs", "etc", "approx"})
@@ -97,16 +101,16 @@ class Reply:
 
     def boundary(self, i: int) -> str:
         """What stands before token ``i``: "sentence" (a full stop, '!', '?', a line break), "clause" (a comma,
-        semicolon, colon, dash, bracket or separator) or "" (spaces only, or one underscore or hyphen joining two
-        words into one name: "green_bucket_2" is no "green_bucket" and a comment)."""
+        semicolon, colon, dash, bracket or separator) or "" (spaces only, one underscore or hyphen joining two
+        words into one name, or arithmetic: "green_bucket_2" and "2+1" are no "green_bucket" or "2" and a comment)."""
         low = self.ends[i - 1] if i > 0 else 0
         high = self.starts[i] if i < len(self.starts) else len(self.clean)
         at = bisect.bisect_left(self.sentence_ends, low)
         if at < len(self.sentence_ends) and self.sentence_ends[at] < high:
             return "sentence"
         gap = self.clean[low:high]
-        if gap in _JOINERS and 0 < i < len(self.starts):
-            return ""
+        if 0 < i < len(self.starts) and (gap in _JOINERS or gap.strip() and not set(gap) - _OPERATORS):
+            return ""  # "green_bucket_2", "2+1", "2 = 2": one name, one sum
         return "clause" if gap.strip() else ""
 
     def in_table(self, offset: int) -> bool:
@@ -159,6 +163,7 @@ def read_reply(raw: str) -> Reply:
     text = "".join(chars)
     marks += [Mark(MarkKind.STRIKE, m.start(), m.group()) for m in _STRIKE_TAG.finditer(text)]
     marks += [Mark(MarkKind.SARCASM, m.start(), m.group()) for m in _SARCASM_TAG.finditer(text)]
+    marks += [Mark(MarkKind.PICTOGRAPH, m.start(), m.group()) for m in _EMOTICON.finditer(text)]
     shrug = text.find(_SHRUG)
     if shrug >= 0:
         marks.append(Mark(MarkKind.SHRUG, shrug, _SHRUG))

@@ -64,8 +64,6 @@ class Frame:
     others_choice: bool = False
 
 
-#: words that address the respondent ("Which toy do you like best?")
-_SECOND_PERSON = frozenset({"you", "your", "yours", "tú", "tu", "usted", "du", "dir", "dich", "dein", "deine", "vous", "votre", "你", "您", "あなた"})
 #: words that open a question and are capitalised for that alone
 _QUESTION_OPENERS = frozenset({"is", "are", "was", "were", "do", "does", "did", "will", "would", "can", "could",
                                "should", "has", "have", "had", "if", "after", "before", "when", "now", "so", "and",
@@ -88,7 +86,7 @@ def question_frame(question: str, choices: Sequence[Choice]) -> Frame:
     lower = {text[s:e].casefold() for s, e in spans if not text[s].isupper()}
 
     def is_name(word: str) -> bool:
-        folded = word.casefold()
+        folded = (tokens_of(word) or [word.casefold()])[0]  # "Kai's" is Kai
         return (word[0].isupper() and folded not in lower and folded not in option_words and folded != "i"
                 and folded not in lists.function_words and folded not in lists.question_words
                 and folded not in _QUESTION_OPENERS and stem(folded) not in mental_stems())
@@ -100,10 +98,11 @@ def question_frame(question: str, choices: Sequence[Choice]) -> Frame:
         word = text[start:end]
         if index == 0 or not is_name(word):  # the first word is capitalised for opening the sentence
             continue
+        name = (tokens_of(word) or [word.casefold()])[0]
         if persons and text[previous_end:start] == " ":
-            persons[-1].add(word.casefold())
+            persons[-1].add(name)
         else:
-            persons.append({word.casefold()})
+            persons.append({name})
         previous_end = end
     main_words = tokens_of(text[: spans[main - 1][1]] if main else "")
     verbs = frozenset(stem(t) for t in main_words if stem(t) in mental_stems() and t not in option_words)
@@ -115,7 +114,7 @@ def question_frame(question: str, choices: Sequence[Choice]) -> Frame:
     claims = frozenset(stem(t) for t in subordinate if t not in lists.function_words and t not in lists.question_words
                        and t not in _ADJUNCTS and not any(t in person for person in persons))
     choosing = {stem(v) for v in lists.choice_verbs}
-    addressed = bool(set(tokens) & _SECOND_PERSON)
+    addressed = bool(set(tokens) & lists.second_person)
     others_choice = not addressed and any(stem(t) in choosing for t in tokens)
     return Frame(tokens, tuple(stem(t) for t in tokens), tuple(frozenset(p) for p in persons), verbs, unspaced,
                  negative, len(persons) > 1 or people_as_options, claims, addressed, others_choice)
@@ -208,6 +207,8 @@ def sentence_choice(tokens: Sequence[str], choices: Sequence[Choice], frame: Fra
         return Reading.OTHER_WORDS
     if not frame.addressed and set(outside) & lists.first_person:
         return Reading.OTHER_ROLE  # "I would pick the ice lolly" to "Which one would Lena pick?": the speaker's own
+    if set(outside) & lists.frame_modals - set(frame.tokens):
+        return Reading.OTHER_WORDS  # "Sally should look in the box" to "Where will Sally look?": another question
     chosen = choices[named[0].index]
     own = set(tokens_of(chosen.text))
     skip = lists.function_words | lists.foreign_function_words | lists.choice_words | own
@@ -217,9 +218,21 @@ def sentence_choice(tokens: Sequence[str], choices: Sequence[Choice], frame: Fra
         return Reading.OTHER_WORDS
     if frame.roles_by_order and not _in_order(content, frame):
         return Reading.OTHER_WORDS
-    if content and not _same_roles(tokens, frame):
+    if content and not _same_roles(tokens, frame) and not _option_and_noun(tokens, named[0], frame):
         return Reading.OTHER_ROLE
     return named[0].index
+
+
+def _option_and_noun(tokens: Sequence[str], named: Named, frame: Frame) -> bool:
+    """Whether the sentence is the option and, after it, a word or two of the question that name no person and
+    no verb of its frame ("5 marbles" to "How many marbles does Max think...?", "Kai's shell"): the option alone."""
+    lists = lexicon()
+    before, after = tokens[:named.start], tokens[named.end:]
+    people = {w for person in frame.persons for w in person}
+    verbs = mental_stems() | {stem(v) for v in lists.choice_verbs | lists.choice_words}
+    return (0 < len(after) <= 2 and all(t in lists.prepositions for t in before)
+            and all(t in frame.tokens and t not in people and t not in lists.function_words and stem(t) not in verbs
+                    for t in after))
 
 
 def _in_order(content: Sequence[str], frame: Frame) -> bool:

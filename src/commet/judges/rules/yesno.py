@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from commet.judges.rules.lexicon import hedged, lexicon, negation_count, stem, tokens_of
+from commet.judges.rules.lexicon import hedged, judged, lexicon, negation_count, stem, tokens_of
 from commet.judges.rules.marks import Reply
 from commet.judges.rules.roles import Frame
 
@@ -113,8 +113,9 @@ def read_yes_no(reply: Reply, start: int, frame: Frame, negative_question: bool)
                                                                                                    len(tokens))):
             return YesNo(None, "reply does not open with a clear yes or no")
         polarity = clause_polarity(rest, pred)
-        if polarity is None or not restates(rest, frame, pred) or hedged(rest):
-            return YesNo(None, "reply does not open with a clear yes or no")
+        if polarity is None or not restates(rest, frame, pred) or hedged(rest) or judged(rest, frame.tokens) \
+                or _other_person(rest, frame):
+            return YesNo(None, "reply does not open with a clear yes or no")  # "True." says yes, not "no lie"
         return YesNo("no" if polarity else "yes", after=len(tokens))
     tail = tokens[after:]
     if not tail:
@@ -138,6 +139,8 @@ def read_yes_no(reply: Reply, start: int, frame: Frame, negative_question: bool)
         polarity = clause_polarity(clause, pred)
         if polarity is not None and polarity != (said == "no"):
             return YesNo(None, f"reply says {said!r} but a clause after it reads the other way")
+        if polarity is not None and _other_person(clause, frame):
+            return YesNo(None, f"reply says {said!r} of someone the question does not ask about")
         if polarity is None and ({stem(t) for t in clause} & frame.claims or all(negation_count([t]) for t in clause)):
             # "Yes, because he didn't break it" to "Is he lying when he says he didn't break it?": whether that
             # supports the yes depends on what the question's own claim means; a lone "NOT" reverses it
@@ -160,3 +163,13 @@ def _opening_yes_no(reply: Reply, start: int) -> tuple[str | None, int]:
     if said is None or start + 1 < len(tokens) and not reply.boundary(start + 1):
         return None, start
     return said, start + 1
+
+
+def _other_person(clause: Sequence[str], frame: Frame) -> bool:
+    """Whether a clause speaks in the first or second person ("Yes, I am lying") of a question about someone else;
+    "I think", "I'd say" before the clause's own subject are no person of it."""
+    lists = lexicon()
+    if frame.addressed:
+        return False
+    lead = {i for start, end in lists.lead_ins.spans(clause) for i in range(start, end)}
+    return any(i not in lead and (t in lists.first_person or t in lists.second_person) for i, t in enumerate(clause))
