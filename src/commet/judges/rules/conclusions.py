@@ -270,7 +270,7 @@ def tail_problem(reply: Reply, offset: int, chosen: int, choices: Sequence[Choic
     affirmed = lists.affirmations.matches(tokens[:8])
     if affirmed and affirmed[0][0] == 0:  # "Option A is correct."
         tokens = tokens[affirmed[0][1]:]
-    if not tokens:
+    if not tokens or _rejections_only(reply, len(reply.tokens) - len(tokens), chosen, choices):
         return ""
     named = named_options(tokens, choices) + emotion_named(tokens, choices)
     if any(n.index != chosen for n in named):
@@ -280,13 +280,54 @@ def tail_problem(reply: Reply, offset: int, chosen: int, choices: Sequence[Choic
         return "gives another option's label after its conclusion"
     if hedged(tokens, frame.tokens):
         return "hedges, contrasts or corrects itself after its conclusion"
-    if named and negation_count(tokens):
+    if named and negation_count(tokens) or _label_negated(reply, len(reply.tokens) - len(tokens), choices[chosen]):
         return "negates after its conclusion"
     if _bare_negation(reply, len(reply.tokens) - len(tokens), choices):
         return "takes its conclusion back with a bare negation ('... not.', '(not)')"
     if judged(tokens, frame.tokens) or lists.pointing_away.found_in([t for t in tokens if stem(t) not in frame.stems]):
         return "judges or points away after its conclusion"
     return ""
+
+
+#: words that reject what follows them in a clause of its own ("A, not B", "A, nicht B", "A, pas B", "A，不是B")
+_REJECTING = (("not",), ("nicht",), ("pas",), ("不", "是"))
+
+
+def _rejections_only(reply: Reply, first: int, chosen: int, choices: Sequence[Choice]) -> bool:
+    """Whether every clause from token ``first`` on rejects another option and says nothing else ("A, not B.",
+    "The red box, not the blue one.", "Kai's, not Elsie's."): the conclusion stands."""
+    lists = lexicon()
+    tokens = reply.tokens
+    labels = {c.label: i for i, c in enumerate(choices) if c.label}
+    begin = first
+    for end in range(first + 1, len(tokens) + 1):
+        if end < len(tokens) and not reply.boundary(end):
+            continue
+        clause = tokens[begin:end]
+        begin = end
+        lead = next((len(w) for w in _REJECTING if tuple(clause[:len(w)]) == w), 0)
+        rest = [t for t in clause[lead:] if t not in lists.prepositions and t not in ("option", "one", "ones")]
+        if not lead or not rest:
+            return False
+        if len(rest) == 1 and rest[0] in labels and labels[rest[0]] != chosen:
+            continue
+        named = named_options(rest, choices)
+        if len(named) != 1 or named[0].index == chosen or (named[0].start, named[0].end) != (0, len(rest)):
+            return False
+    return True
+
+
+def _label_negated(reply: Reply, first: int, choice: Choice) -> bool:
+    """Whether a negation from token ``first`` on stands right before the chosen option's label, alone in its clause
+    ("A, not A.", "B. Not option B."): the conclusion taken back."""
+    tokens = reply.tokens
+    for i in range(first, len(tokens) - 1):
+        if not negation_count(tokens[i:i + 1]):
+            continue
+        at = i + 2 if tokens[i + 1] in ("option", "even") else i + 1
+        if at < len(tokens) and tokens[at] == choice.label and (at + 1 == len(tokens) or reply.boundary(at + 1)):
+            return True
+    return False
 
 
 def _bare_negation(reply: Reply, first: int, choices: Sequence[Choice]) -> bool:

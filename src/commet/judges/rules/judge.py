@@ -82,6 +82,36 @@ def decide(request: JudgeRequest) -> Decision:
     anywhere = [m for m in reply.marks if m.kind in _ANYWHERE]
     if anywhere:
         return _undecided(f"reply has {anywhere[0].kind.value} ({anywhere[0].text!r}); needs a judge")
+    pictured = _pictured(reply, choices)
+    if pictured is None:
+        return _undecided("reply has a picture of something that is no option; needs a judge")
+    decision = _decide(request, reply, choices, frame)
+    if decision[0] != "undecided" and pictured and choices is not None:
+        shown = [choices[i].expected for i in pictured]
+        # the pictures show one option, right where the words are right, wrong where they are wrong
+        if len(shown) != 1 or (shown[0] is None) != (decision[0] == "incorrect") \
+                or decision[0] == "correct" and shown[0] != decision[1]:
+            return _undecided("reply's picture shows another option than its words; needs a judge")
+    return decision
+
+
+def _pictured(reply: Reply, choices: list[Choice] | None) -> set[int] | None:
+    """The options the reply's pictures of things show ("popcorn 🍿": the popcorn), by the words of their Unicode
+    names; None when a picture shows no option (or there are no options to show): it may mean anything."""
+    shown: set[int] = set()
+    for mark in reply.marks:
+        if mark.kind is not MarkKind.PICTURE:
+            continue
+        words = {w.rstrip("s") for w in unicodedata.name(mark.text, "").casefold().replace("-", " ").split()}
+        hits = {i for i, c in enumerate(choices or []) if words & {w.rstrip("s") for w in c.core}}
+        if not hits:
+            return None
+        shown |= hits
+    return shown
+
+
+def _decide(request: JudgeRequest, reply: Reply, choices: list[Choice] | None, frame: Frame) -> Decision:
+    """The verdict on a reply with no mark that leaves it undecided anywhere."""
     region = _region(reply, request, frame)
     if region is None:
         return _undecided("reply repeats (the start of) the question")

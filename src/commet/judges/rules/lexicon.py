@@ -260,5 +260,6 @@ def hedged(tokens: Sequence[str], asked: Iterable[str] = ()) -> bool:
     spans = lists.hedges.spans(tokens)
     if not spans:
         return False
-    exceptions = {start for start, _ in lists.hedge_exceptions.spans(tokens)}
+    # a hedge inside a set phrase that says the opposite is none ("could not", "no doubt", "without a doubt")
+    exceptions = {i for start, end in lists.hedge_exceptions.spans(tokens) for i in range(start, end)}
     return any(start not in exceptions for start, _ in spans)

@@ -36,6 +36,19 @@ _HTML_TAG = re.compile(r"</?(?:s|del|strike|b|i|u|em|strong|mark|sup|sub|span|p|
 _SHRUG = "(ツ)"
 #: emoticons in the folded text, between spaces (or the text's ends): ":)", ";)", ":-(", ":p", ":'(", "^^", "<3"
 _EMOTICON = re.compile(r"(?<!\S)(?:[:;=][-']?[()\[\]dpo3/\\|*]|\^_?\^|<3|-_-|t_t|;_;|o_o|¬¬)(?![\w'])")
+#: words of the Unicode names of pictographs that say something about an answer rather than show a thing
+_MEANINGFUL_PICTURES = frozenset({
+    "FACE", "FACES", "HAND", "HANDS", "FINGER", "FINGERS", "THUMBS", "FIST", "PALM", "PALMS", "GESTURING", "SHRUGGING",
+    "FACEPALMING", "POUTING", "FROWNING", "BOWING", "RAISING", "PERSON", "PEOPLE", "MAN", "WOMAN", "BOY", "GIRL", "BABY",
+    "CHILD", "ADULT", "KISS", "COUPLE", "FAMILY", "SKULL", "GHOST", "CLOWN", "POO", "ALIEN", "ROBOT", "DEVIL", "OGRE",
+    "GOBLIN", "MONKEY", "EYE", "EYES", "MOUTH", "TONGUE", "EAR", "NOSE", "HEART", "HEARTS", "CROSS", "CHECK", "MARK",
+    "QUESTION", "EXCLAMATION", "WARNING", "PROHIBITED", "ENTRY", "NO", "NOT", "SIGN", "SYMBOL", "LETTER", "LETTERS",
+    "DIGIT", "NUMBER", "KEYCAP", "REGIONAL", "SQUARED", "CIRCLED", "NEGATIVE", "BUTTON", "ARROW", "ARROWS", "BALLOT",
+    "SPEECH", "THOUGHT", "ANGER", "COLLISION", "DIZZY", "SWEAT", "DASH", "SPARKLES", "SPARKLE", "ZZZ", "HUNDRED",
+    "THINKING", "ZIPPER", "SHUSHING", "LYING", "MELTING", "SALUTING", "PEEKING", "EMOJI", "MODIFIER", "FLAG",
+    "RED", "WHITE", "BLACK", "HEAVY", "PLUS", "MINUS", "DIVISION", "MULTIPLICATION", "EQUALS", "INFINITY", "TOP",
+    "BACK", "END", "SOON", "ON", "OK", "NG", "VS", "COOL", "FREE", "NEW", "UP", "SOS", "ID", "CL", "IDEOGRAPH",
+})
 #: what joins two words into one name ("green_bucket_2", "toy-chest"), when it stands alone between them
 _JOINERS = ("_", "-")
 #: characters of arithmetic ("2+1", "3 × 2 = 6"): what they join is one sum, not a number and a comment
@@ -57,6 +70,7 @@ class MarkKind(enum.Enum):
     REORDERED = "a control that reorders the text as shown"
     CAPITALS = "a word in capitals"
     EMPHASIS = "an emphasised word"
+    PICTURE = "a picture of a thing"  # an emoji that shows an object ("🍿"): it may only show the answer itself
 
 
 @dataclass(frozen=True)
@@ -140,10 +154,13 @@ def char_mark(ch: str) -> MarkKind | str | None:
         return MarkKind.REORDERED
     if category == "Cf" or category == "Pd" or "ARROW" in name or ch in "\u00b7\u2022\u2027\u2219\u22c5\u30fb\u2043\u2212":
         return "separator"
-    if category in ("So", "Sk") and ord(ch) >= 0x2000 and not 0x2500 <= ord(ch) <= 0x25FF:
-        return MarkKind.PICTOGRAPH
     if "SHRUG" in name:
         return MarkKind.SHRUG
+    if category in ("So", "Sk") and ord(ch) >= 0x2000 and not 0x2500 <= ord(ch) <= 0x25FF:
+        # a picture of a thing ("popcorn 🍿") may illustrate the answer; faces, hands, people, hearts, letters,
+        # signs and the like say something about it (irony, doubt, a no)
+        return MarkKind.PICTOGRAPH if set(name.replace("-", " ").split()) & _MEANINGFUL_PICTURES or not name \
+            else MarkKind.PICTURE
     return None
 
 
