@@ -98,13 +98,12 @@ def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Fra
         if following is not None and following.label in labels and following.label != "a" \
                 and (following.marked or following.rest >= len(text[rest_start:rest_start + 64].rstrip())):
             return Unclear.UNCLEAR, sentence_end(reply, rest_start)  # "A/B", "A, B", "A → B"
-        # a bare "a" before a word that may follow an article is the article ("A dinosaur.", "A lot of people say
-        # ..."), or the Spanish preposition ("A la cesta"): a label only with a mark, alone, before its own option
-        # or before a word no article precedes ("A because ...", "A is correct")
-        article = (not lead.marked and lead.label == "a" and bool(rest) and text[offset:offset + 2] == "a "
-                   and text[rest_start:rest_start + 1].isalpha() and char_kind(rest[0][0]) == "w"
-                   and rest[0] not in lexicon().function_words and rest[0] not in _REASONS)
-        if not article or (opens and named[0].index == labelled):
+        # a label with no mark before more words of its sentence is a word of that sentence ("A dinosaur.", "A lot
+        # of people say ...", "B is out.", "Option A is what I'd avoid"), unless they are its own option's text, a
+        # reason ("A because ..."), an affirmation ("A is correct") or only emphasis ("A, definitely", "A it is")
+        loose = (not lead.marked and bool(rest) and not opens and not _commits(rest, lead.label)
+                 and text[rest_start:rest_start + 1] not in "([（【")  # "B (la boîte bleue)": a label and a note
+        if not loose or (opens and named[0].index == labelled):
             if opens and named[0].index != labelled:
                 return Unclear.UNCLEAR, sentence_end(reply, rest_start)  # "A) the box" where A is the basket
             return labelled, (reply.ends[first + named[0].end - 1] if opens else rest_start)
@@ -132,6 +131,26 @@ def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Fra
     if isinstance(read, int):
         return read, end
     return (Unclear.UNCLEAR if read in (Reading.HEDGED, Reading.SEVERAL) else None), end
+
+
+def _commits(rest: Sequence[str], label: str) -> bool:
+    """Whether the words after a label with no mark leave it the answer: a reason, an affirmation, or only
+    function words, emphasis and the label again ("A is correct", "A because ...", "A for sure", "B B B"); in a
+    script without spaces, words with no negation, hedge or judgement ("Aです")."""
+    lists = lexicon()
+    if _reason_opens(rest):
+        return True
+    affirmed = lists.affirmations.matches(rest[:8])
+    if affirmed and affirmed[0][0] == 0:
+        return True
+    if char_kind(rest[0][0]) == "u":
+        return not (negation_count(rest) or hedged(rest) or judged(rest))
+    return all(t in lists.function_words or t in lists.emphasis or t == label for t in rest)
+
+
+def _reason_opens(tokens: Sequence[str]) -> bool:
+    """Whether the words open with a reason ("because", "因为" written as two characters)."""
+    return bool(tokens) and (tokens[0] in _REASONS or "".join(tokens[:2]) in _REASONS)
 
 
 def _first_clause(reply: Reply, first: int, last: int) -> int:
@@ -275,9 +294,13 @@ def tail_problem(reply: Reply, offset: int, chosen: int, choices: Sequence[Choic
     named = named_options(tokens, choices) + emotion_named(tokens, choices)
     if any(n.index != chosen for n in named):
         return "names another option after its conclusion"
-    other_labels = {c.label for i, c in enumerate(choices) if c.label and i != chosen} - {"a", "i"}
-    if other_labels & set(tokens):
-        return "gives another option's label after its conclusion"
+    first = len(reply.tokens) - len(tokens)
+    other_labels = {c.label for i, c in enumerate(choices) if c.label and i != chosen}
+    if any(t in other_labels and (t not in ("a", "i") or _standalone(reply, first + i)) for i, t in enumerate(tokens)):
+        return "gives another option's label after its conclusion"  # a lone "a" only where it is no article
+    clause = tokens[:next((i for i in range(1, len(tokens)) if reply.boundary(first + i)), len(tokens))]
+    if not reply.boundary(first) and not _reason_opens(clause) and negation_count(clause):
+        return "negates its conclusion in the same clause"  # "Aではない", "B不是", "A is not it"
     if hedged(tokens, frame.tokens):
         return "hedges, contrasts or corrects itself after its conclusion"
     if named and negation_count(tokens) or _label_negated(reply, len(reply.tokens) - len(tokens), choices[chosen]):
@@ -315,6 +338,11 @@ def _rejections_only(reply: Reply, first: int, chosen: int, choices: Sequence[Ch
         if len(named) != 1 or named[0].index == chosen or (named[0].start, named[0].end) != (0, len(rest)):
             return False
     return True
+
+
+def _standalone(reply: Reply, i: int) -> bool:
+    """Whether token ``i`` stands alone between punctuation or the reply's ends ("Update: a." but not "a thing")."""
+    return (i == 0 or bool(reply.boundary(i))) and (i + 1 >= len(reply.tokens) or bool(reply.boundary(i + 1)))
 
 
 def _label_negated(reply: Reply, first: int, choice: Choice) -> bool:

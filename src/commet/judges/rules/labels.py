@@ -89,6 +89,8 @@ def leading_label(text: str, start: int = 0) -> LeadingLabel | None:
     if opened and closed < opened:
         return None
     nxt = text[after] if after < len(text) else ""
+    if nxt == "-" and after == end and text[after + 1:after + 3].isascii() and text[after + 1:after + 3].isalpha():
+        return None  # "A-list", "B-movie", "T-shirt": a word
     unspaced = bool(nxt) and char_kind(nxt) == "u"  # "b选项", "bです": a label before a script without spaces
     if nxt and (nxt.isalnum() and after == end or nxt == "'") and not unspaced:
         return None  # "bx", "b's": a word

@@ -32,7 +32,8 @@ SEPARATOR = "·"
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
 _SARCASM_TAG = re.compile(r"(?<![\w/])/(?:s|sarc|sarcasm|j|jk)(?![\w/])")
 _STRIKE_TAG = re.compile(r"<(?:s|del|strike)>", re.IGNORECASE)
-_HTML_TAG = re.compile(r"</?(?:s|del|strike|b|i|u|em|strong|mark|sup|sub|span|p|br)\s?/?>", re.IGNORECASE)
+_HTML_TAG = re.compile(r"</?(?:s|del|strike|b|i|u|em|strong|mark|sup|sub|span|p|br|answer|final_answer|response|result"
+                       r"|output|choice)\s?/?>", re.IGNORECASE)
 _SHRUG = "(ツ)"
 #: emoticons in the folded text, between spaces (or the text's ends): ":)", ";)", ":-(", ":p", ":'(", "^^", "<3"
 _EMOTICON = re.compile(r"(?<!\S)(?:[:;=][-']?[()\[\]dpo3/\\|*]|\^_?\^|<3|-_-|t_t|;_;|o_o|¬¬)(?![\w'])")
