@@ -112,6 +112,7 @@ class Lexicon:
     foreign_function_words: frozenset[str]
     pronouns: frozenset[str]
     first_person: frozenset[str]
+    possessives: frozenset[str]
     second_person: frozenset[str]
     frame_modals: frozenset[str]
     number_words: dict[str, frozenset[str]]  # a digit's words in the six languages
@@ -170,6 +171,7 @@ def lexicon() -> Lexicon:
         sarcasm=Phrases.of(data["sarcasm"]), yes=_words(data["yes"]), no=_words(data["no"]),
         function_words=_words(data["function_words"]), pronouns=_words(data["pronouns"]),
         first_person=_words(data["first_person"]), second_person=_words(data["second_person"]),
+        possessives=_words(data["possessives"]),
         frame_modals=_words(data["frame_modals"]),
         number_words={digit: _words(spelt) for digit, spelt in data["number_words"].items()},
         foreign_function_words=_words(data["foreign_function_words"]),

@@ -1,11 +1,13 @@
 """A reply read for the rules judge: its comparison form, and the marks in it that change its meaning.
 
 Formatting is removed only after the marks that change meaning have been looked for: a struck-through
-option (markdown ``~~B~~``, ``<s>``, Unicode combining overlays such as B\u0336), crosses and ticks
-(``❌ B ✅ A``), question marks of every script (found by their Unicode names: ``?``, ``؟``, ``¿``, ``❓``,
-the Greek ``;``), emoji, pictographs and emoticons (``;)``, ``:P``), controls that reorder the text as shown, a shrug ``¯\\_(ツ)_/¯``, the sarcasm tag ``/s``, emphasis on a
-word (``*such*``) and words in capitals (``NEVER``). The judge decides nothing where such a mark bears
-on the answer, unless the mark is part of the expected answer itself.
+option (markdown ``~~B~~``, ``<s>``, Unicode combining overlays such as B\u0336), crosses, ticks and
+checkboxes (``❌ B ✅ A``, ``[x] A [ ] B``), question marks of every script (found by their Unicode
+names: ``?``, ``؟``, ``¿``, ``❓``, the Greek ``;``), emoji of faces, hands, signs and the like, and
+emoticons (``;)``, ``:P``), controls that reorder the text as shown, a shrug ``¯\\_(ツ)_/¯``, the
+sarcasm tag ``/s``, emphasis on a word (``*such*``) and words in capitals (``NEVER``). The judge decides
+nothing where such a mark bears on the answer, unless the mark is part of the expected answer itself. A
+picture of a thing (``popcorn 🍿``) may only show the option the words name.
 
 Everything here is one pass over the text (or fixed-width patterns that cannot backtrack), and the
 text is bounded (:data:`MAX_REPLY_CHARS`) before anything looks at it.
@@ -35,20 +37,23 @@ _STRIKE_TAG = re.compile(r"<(?:s|del|strike)>", re.IGNORECASE)
 _HTML_TAG = re.compile(r"</?(?:s|del|strike|b|i|u|em|strong|mark|sup|sub|span|p|br|answer|final_answer|response|result"
                        r"|output|choice)\s?/?>", re.IGNORECASE)
 _SHRUG = "(ツ)"
+#: checkboxes ("[x] A  [ ] B", "- [ ] the box", "( ) A (x) B"): ticks and crosses in ASCII
+_CHECKBOX = re.compile(r"\[[ x*]\]|\( \)|\(x\)")
 #: emoticons in the folded text, between spaces (or the text's ends): ":)", ";)", ":-(", ":p", ":'(", "^^", "<3"
 _EMOTICON = re.compile(r"(?<!\S)(?:[:;=][-']?[()\[\]dpo3/\\|*]|\^_?\^|<3|-_-|t_t|;_;|o_o|¬¬)(?![\w'])")
 #: words of the Unicode names of pictographs that say something about an answer rather than show a thing
 _MEANINGFUL_PICTURES = frozenset({
-    "FACE", "FACES", "HAND", "HANDS", "FINGER", "FINGERS", "THUMBS", "FIST", "PALM", "PALMS", "GESTURING", "SHRUGGING",
-    "FACEPALMING", "POUTING", "FROWNING", "BOWING", "RAISING", "PERSON", "PEOPLE", "MAN", "WOMAN", "BOY", "GIRL", "BABY",
-    "CHILD", "ADULT", "KISS", "COUPLE", "FAMILY", "SKULL", "GHOST", "CLOWN", "POO", "ALIEN", "ROBOT", "DEVIL", "OGRE",
-    "GOBLIN", "MONKEY", "EYE", "EYES", "MOUTH", "TONGUE", "EAR", "NOSE", "HEART", "HEARTS", "CROSS", "CHECK", "MARK",
-    "QUESTION", "EXCLAMATION", "WARNING", "PROHIBITED", "ENTRY", "NO", "NOT", "SIGN", "SYMBOL", "LETTER", "LETTERS",
-    "DIGIT", "NUMBER", "KEYCAP", "REGIONAL", "SQUARED", "CIRCLED", "NEGATIVE", "BUTTON", "ARROW", "ARROWS", "BALLOT",
-    "SPEECH", "THOUGHT", "ANGER", "COLLISION", "DIZZY", "SWEAT", "DASH", "SPARKLES", "SPARKLE", "ZZZ", "HUNDRED",
-    "THINKING", "ZIPPER", "SHUSHING", "LYING", "MELTING", "SALUTING", "PEEKING", "EMOJI", "MODIFIER", "FLAG",
-    "RED", "WHITE", "BLACK", "HEAVY", "PLUS", "MINUS", "DIVISION", "MULTIPLICATION", "EQUALS", "INFINITY", "TOP",
-    "BACK", "END", "SOON", "ON", "OK", "NG", "VS", "COOL", "FREE", "NEW", "UP", "SOS", "ID", "CL", "IDEOGRAPH",
+    "FACE", "FACES", "HAND", "HANDS", "FINGER", "FINGERS", "THUMBS", "FIST", "PALM", "PALMS", "GESTURING",
+    "SHRUGGING", "FACEPALMING", "POUTING", "FROWNING", "BOWING", "RAISING", "PERSON", "PEOPLE", "MAN",
+    "WOMAN", "BOY", "GIRL", "BABY", "CHILD", "ADULT", "KISS", "COUPLE", "FAMILY", "SKULL", "GHOST", "CLOWN",
+    "POO", "ALIEN", "ROBOT", "DEVIL", "OGRE", "GOBLIN", "MONKEY", "EYE", "EYES", "MOUTH", "TONGUE", "EAR",
+    "NOSE", "HEART", "HEARTS", "CROSS", "CHECK", "MARK", "QUESTION", "EXCLAMATION", "WARNING", "PROHIBITED",
+    "ENTRY", "NO", "NOT", "SIGN", "SYMBOL", "LETTER", "LETTERS", "DIGIT", "NUMBER", "KEYCAP", "REGIONAL",
+    "SQUARED", "CIRCLED", "NEGATIVE", "BUTTON", "ARROW", "ARROWS", "BALLOT", "SPEECH", "THOUGHT", "ANGER",
+    "COLLISION", "DIZZY", "SWEAT", "DASH", "SPARKLES", "SPARKLE", "ZZZ", "HUNDRED", "THINKING", "ZIPPER",
+    "SHUSHING", "LYING", "MELTING", "SALUTING", "PEEKING", "EMOJI", "MODIFIER", "FLAG", "RED", "WHITE",
+    "BLACK", "HEAVY", "PLUS", "MINUS", "DIVISION", "MULTIPLICATION", "EQUALS", "INFINITY", "TOP", "BACK",
+    "END", "SOON", "ON", "OK", "NG", "VS", "COOL", "FREE", "NEW", "UP", "SOS", "ID", "CL", "IDEOGRAPH",
 })
 #: what joins two words into one name ("green_bucket_2", "toy-chest"), when it stands alone between them
 _JOINERS = ("_", "-")
@@ -182,6 +187,7 @@ def read_reply(raw: str) -> Reply:
     marks += [Mark(MarkKind.STRIKE, m.start(), m.group()) for m in _STRIKE_TAG.finditer(text)]
     marks += [Mark(MarkKind.SARCASM, m.start(), m.group()) for m in _SARCASM_TAG.finditer(text)]
     marks += [Mark(MarkKind.PICTOGRAPH, m.start(), m.group()) for m in _EMOTICON.finditer(text)]
+    marks += [Mark(MarkKind.CROSS_OR_TICK, m.start(), m.group()) for m in _CHECKBOX.finditer(text)]
     shrug = text.find(_SHRUG)
     if shrug >= 0:
         marks.append(Mark(MarkKind.SHRUG, shrug, _SHRUG))

@@ -75,8 +75,9 @@ def question_frame(question: str, choices: Sequence[Choice]) -> Frame:
 
     People and verbs are read from the sentence that asks (the last one ending in a question mark: "Sam
     likes a different snack. Which snack will Sam pick?" asks what Sam picks, not what he likes), before
-    an adjunct clause ("How will Leo feel when he sees ...?" asks how Leo feels). A person is a run of capitalised words that are never written in lower case in the question and
-    are no function, question or mental-verb word and no option's word ("Mrs Green", "Nadia").
+    an adjunct clause ("How will Leo feel when he sees ...?" asks how Leo feels). A person is a run of
+    capitalised words that are never written in lower case in the question and are no function, question
+    or mental-verb word and no option's word ("Mrs Green", "Nadia"; "Kai's" is Kai).
     """
     lists = lexicon()
     tokens = tuple(tokens_of(question))

@@ -5,8 +5,8 @@ nothing by itself; it may only keep the verdict from being decided: a hedge, con
 another yes/no, a mark that changes meaning, or a clause that speaks of the question's predicate
 ("lying" in "Is Leo lying?", or its opposite: "honest", "mistaken", "the truth") with the other
 polarity ("Yes, he is not lying", "Yes, because he is honest"). Its first clause must restate the
-question's predicate, be elliptic ("Yes, he is.") or give a reason ("because ..."); a reply that opens with a bare restatement
-("Leo is lying.", "It is not fair.") says yes or no by its negations. A negative question ("Isn't he
+question's predicate, be elliptic ("Yes, he is.") or give a reason ("because ..."); a reply that opens
+with a bare restatement ("Leo is lying.", "It is not fair.") says yes or no by its negations. A negative question ("Isn't he
 lying?") decides only a bare yes or no: what "yes, he isn't" means cannot be counted.
 """
 
@@ -79,11 +79,13 @@ def clause_polarity(tokens: Sequence[str], pred: frozenset[str]) -> int | None:
 
 
 def restates(tokens: Sequence[str], frame: Frame, pred: frozenset[str]) -> bool:
-    """The words only restate the question: its own words (by stem), function words, negations, opposites."""
+    """The words only restate the question: its own words (by stem), function words, negations, opposites. A
+    possessive the question does not use says whose ("She knew it was hers" to "Did Ruby know whose crayon it
+    was?"): a claim, not a restatement."""
     lists = lexicon()
     asked = set(frame.stems) | {w for person in frame.persons for w in person} | _opposites(pred)
-    return all(t in lists.function_words or t in lists.pronouns or stem(t) in asked or negation_count([t])
-               for t in tokens)
+    return all((t in lists.function_words or t in lists.pronouns) and t not in lists.possessives or stem(t) in asked
+               or negation_count([t]) for t in tokens)
 
 
 def clauses(reply: Reply, start: int, end: int) -> list[tuple[int, int]]:
