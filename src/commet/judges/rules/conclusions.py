@@ -199,9 +199,11 @@ def statements(reply: Reply, region: int, choices: Sequence[Choice], frame: Fram
         if frame.others_choice and tuple(tokens[start:end]) in lists.first_person_choices.entries \
                 and not _label_follows(reply, first_content(reply, end), choices):
             continue  # "I'd pick the ice lolly" to "Which one would Lena pick?": the speaker's own pick
-        if start > region and not reply.boundary(start) and negation_count(tokens[max(region, start - 2):start]):
+        before = tokens[max(region, start - 2):start]
+        if start > region and not reply.boundary(start) and (negation_count(before) or judged(before)
+                                                             or set(before) & lists.answer_qualifiers):
             found["answer line"].append(Statement("answer line", reply.starts[start], reply.ends[end - 1],
-                                                  Unclear.UNCLEAR))  # "not the answer: B"
+                                                  Unclear.UNCLEAR))  # "not the answer: B", "the wrong answer is B"
             continue
         content = first_content(reply, end)
         offset = reply.starts[content] if content < len(tokens) else len(reply.clean)

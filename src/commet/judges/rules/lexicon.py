@@ -126,6 +126,7 @@ class Lexicon:
     lead_ins: Phrases
     strong_markers: Phrases
     first_person_choices: Phrases
+    answer_qualifiers: frozenset[str]  # words before "answer" that make it no answer line ("the wrong answer is")
     choice_verbs: frozenset[str]
     emphasis: frozenset[str]
     sentence_markers: Phrases
@@ -181,6 +182,7 @@ def lexicon() -> Lexicon:
         preambles=frozenset(tuple(tokens_of(text)) for text in data["preamble_sentences"]),
         lead_ins=Phrases.of(data["lead_ins"]), strong_markers=Phrases.of(data["strong_markers"]),
         first_person_choices=Phrases.of(data["first_person_choices"]),
+        answer_qualifiers=_words(data["answer_qualifiers"]),
         choice_verbs=_words(data["choice_verbs"]),
         emphasis=_words(data["emphasis"]),
         sentence_markers=Phrases.of(data["sentence_markers"]), marker_fillers=Phrases.of(data["marker_fillers"]),
