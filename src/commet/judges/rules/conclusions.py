@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from commet.judges.rules.labels import leading_label
 from commet.judges.rules.lexicon import answer_markers, hedged, judged, lexicon, negation_count, stem
 from commet.judges.rules.marks import Reply
-from commet.judges.rules.options import Choice, named_options
+from commet.judges.rules.options import Choice, named_options, place_kept
 from commet.judges.rules.roles import Frame, Reading, emotion_named, sentence_choice
 from commet.text import char_kind
 
@@ -111,6 +111,9 @@ def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Fra
     first = reply.token_at(offset)
     words = reply.tokens[first:min(reply.token_at(end), first + ANSWER_WORDS)]
     named = named_options(words, choices) or emotion_named(words, choices)
+    if named and named[0].start <= _lead_words(words) and not place_kept(words[:named[0].start],
+                                                                          choices[named[0].index]):
+        return Unclear.UNCLEAR, end  # "Under the basket." for "the basket": another place
     if named and named[0].start <= _lead_words(words) and _stands_alone(reply, first + named[0].end, end):
         after = reply.ends[first + named[0].end - 1]
         bracket = text[after:after + 4].lstrip()[:1]

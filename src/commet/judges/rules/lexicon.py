@@ -127,6 +127,7 @@ class Lexicon:
     strong_markers: Phrases
     first_person_choices: Phrases
     answer_qualifiers: frozenset[str]  # words before "answer" that make it no answer line ("the wrong answer is")
+    places: dict[str, str]  # a preposition of place and the place it names ("inside" -> "in", "beneath" -> "under")
     choice_verbs: frozenset[str]
     emphasis: frozenset[str]
     sentence_markers: Phrases
@@ -183,6 +184,7 @@ def lexicon() -> Lexicon:
         lead_ins=Phrases.of(data["lead_ins"]), strong_markers=Phrases.of(data["strong_markers"]),
         first_person_choices=Phrases.of(data["first_person_choices"]),
         answer_qualifiers=_words(data["answer_qualifiers"]),
+        places={word: place for place, words in data["places"].items() for word in words},
         choice_verbs=_words(data["choice_verbs"]),
         emphasis=_words(data["emphasis"]),
         sentence_markers=Phrases.of(data["sentence_markers"]), marker_fillers=Phrases.of(data["marker_fillers"]),

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from commet.judges.rules.lexicon import hedged, judged, lexicon, mental_stems, negation_count, stem, tokens_of
-from commet.judges.rules.options import Choice, Named, named_options
+from commet.judges.rules.options import Choice, Named, named_options, place_kept
 from commet.text import char_kind, word_spans
 
 #: a sentence longer than this never decides by naming an option (its conclusion may come late)
@@ -200,6 +200,11 @@ def sentence_choice(tokens: Sequence[str], choices: Sequence[Choice], frame: Fra
         return Reading.NONE
     if len({n.index for n in named}) > 1:
         return Reading.SEVERAL
+    lead = named[0].start
+    while lead > 0 and (tokens[lead - 1] in lists.places or tokens[lead - 1] in lists.prepositions):
+        lead -= 1
+    if not place_kept(tokens[lead:named[0].start], choices[named[0].index]):
+        return Reading.OTHER_WORDS  # "She'll look under the basket" for "the basket": another place
     outside = [t for i, t in enumerate(tokens) if not any(n.start <= i < n.end for n in named)]
     if hedged(outside, frame.tokens) or negation_count(tokens) or lists.pointing_away.found_in(outside) \
             or judged(outside, frame.tokens):
