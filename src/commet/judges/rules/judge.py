@@ -118,7 +118,7 @@ def _decide(request: JudgeRequest, reply: Reply, choices: list[Choice] | None, f
     rest = reply.tokens[region:]
     if not rest:
         return _undecided("reply has no answer after its preamble")
-    if all(yes_no_of(e)[0] is not None for e in request.expected):
+    if all(yes_no_of(e)[0] is not None for e in request.expected) and not _by_label(reply, region, choices):
         return _decide_yes_no(request, reply, region, frame)
     if " ".join(rest) in lexicon().non_answers and not _not_knowing_may_answer(request):
         return "incorrect", None, "the reply gives no answer"
@@ -128,6 +128,14 @@ def _decide(request: JudgeRequest, reply: Reply, choices: list[Choice] | None, f
     if given is not None and len(set(given)) > 1:
         return _undecided("reply gives the labels of several options")
     return _decide_choice(request, reply, region, choices, frame)
+
+
+def _by_label(reply: Reply, region: int, choices: list[Choice] | None) -> bool:
+    """Whether the reply opens with an option's label ("B" where B is "No"): read as a choice, not as a yes/no."""
+    if choices is None or region >= len(reply.tokens):
+        return False
+    lead = leading_label(reply.clean[reply.starts[region]:reply.starts[region] + 64])
+    return lead is not None and lead.label in {c.label for c in choices if c.label}
 
 
 def _canonical(text: str) -> str:
