@@ -1,6 +1,6 @@
 """Measure a judge on the labelled sets: its decided share and its precision on what it decides.
 
-Three sets, labelled by hand with the verdict a careful person gives:
+Eight sets, labelled by hand with the verdict a careful person gives:
 
 * tests/data/judge_calibration.jsonl: answers to questions of the bundled sample (and, at
   branch turns, the story's active branch); the judge sees the story so far (earlier turns
@@ -20,10 +20,18 @@ Three sets, labelled by hand with the verdict a careful person gives:
 * tests/data/rules_judge_adversarial.jsonl: 326 replies of the kinds that once made the judge wrong
   (strike-through, crosses and ticks, question marks of other scripts, emoji, shrugs, sarcasm,
   labels after dashes, arrows, middle dots and invisible characters, several labels, people in
-  another role, copies of the question, conclusions taken back), most labelled ``unclear``.
+  another role, copies of the question, conclusions taken back), most labelled ``unclear``;
+* tests/data/rules_judge_redteam_realistic.jsonl and rules_judge_redteam_adversarial.jsonl: 451 and
+  349 replies written blind to the judge's code after its rewrite, as an independent reviewer would
+  (questions of the 18 sample tasks and of ToMi, ToMBench, OpenToM and BigToM with candidates, labels
+  and rubrics; replies in the styles of five chat models and in five languages; self-corrections,
+  conditionals, negations, hedges, sarcasm, tables, code, HTML, LaTeX, invisible and bidi characters,
+  homoglyphs, full-width letters, copies of the question, empty-looking replies);
+  rules_judge_redteam_probes.jsonl holds the replies found by probing after its code was read (number
+  labels that are also numbers of an option, sums, emoticons, two answers that disagree, ...).
 
 The story's branch rules are applied to each verdict, exactly as in a run. The rules judge's
-contract is 0 wrong decided verdicts on all five. For the realistic set the decided share is
+contract is 0 wrong decided verdicts on all eight. For the realistic set the decided share is
 printed per kind, with the share of right answers to questions that are not "why" questions.
 ``--through-eval`` scores the self-contained sets the way independent sets are scored: each reply
 becomes a one-turn StoryTurn (question, options, answers), a replay model gives the reply and
@@ -51,7 +59,7 @@ from pathlib import Path
 from commet.engine.conversation import apply_branch_rules
 from commet.format import load_dataset
 from commet.format.dataset import Dataset
-from commet.format.model import Turn
+from commet.format.model import Rubric, Turn
 from commet.judges import Judge, JudgeRequest, create_judge
 
 CALIBRATION = Path(__file__).resolve().parent.parent / "tests" / "data" / "judge_calibration.jsonl"
@@ -59,6 +67,10 @@ LABELLED = CALIBRATION.with_name("rules_judge_labelled.jsonl")
 AUDIT = CALIBRATION.with_name("rules_judge_audit.jsonl")
 REALISTIC = CALIBRATION.with_name("rules_judge_realistic.jsonl")
 ADVERSARIAL = CALIBRATION.with_name("rules_judge_adversarial.jsonl")
+REDTEAM_REALISTIC = CALIBRATION.with_name("rules_judge_redteam_realistic.jsonl")
+REDTEAM_ADVERSARIAL = CALIBRATION.with_name("rules_judge_redteam_adversarial.jsonl")
+REDTEAM_PROBES = CALIBRATION.with_name("rules_judge_redteam_probes.jsonl")
+SELF_CONTAINED = (LABELLED, AUDIT, REALISTIC, ADVERSARIAL, REDTEAM_REALISTIC, REDTEAM_ADVERSARIAL, REDTEAM_PROBES)
 #: how a "why" question opens, in the six languages of the sets (its answers are explanations)
 WHY = ("why", "por qué", "porque", "warum", "wieso", "weshalb", "pourquoi", "なぜ", "どうして", "为什么", "為什麼")
 
@@ -75,6 +87,7 @@ class Case:
     question: str | None = None
     expected: tuple[str, ...] = ()
     options: tuple[tuple[str | None, str], ...] = ()
+    rubric: tuple[str, tuple[str, ...]] | None = None  # (key inference, false inferences) of a "why" question
 
 
 @dataclass
@@ -131,16 +144,23 @@ def load_labelled(path: Path = LABELLED) -> list[Case]:
     for i, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
         if line.strip():
             row = json.loads(line)
+            rubric = row.get("rubric")
             cases.append(Case(story_id="labelled", turn=i, response=row["response"], label=row["label"],
                               note=row["kind"], active_branch=row.get("active_branch"), question=row["question"],
                               expected=tuple(row["expected"]),
-                              options=tuple((label, text) for label, text in row.get("options", []))))
+                              options=tuple((label, text) for label, text in row.get("options", [])),
+                              rubric=(rubric["key_inference"], tuple(rubric.get("false_inferences", [])))
+                              if rubric else None))
     return cases
+
+
+def _rubric(case: Case) -> Rubric | None:
+    return Rubric(key_inference=case.rubric[0], false_inferences=list(case.rubric[1])) if case.rubric else None
 
 
 def _turn(case: Case, dataset: Dataset) -> Turn:
     if case.question is not None:
-        return Turn(question=case.question, answers=list(case.expected))
+        return Turn(question=case.question, answers=list(case.expected), rubric=_rubric(case))
     return dataset.get(case.story_id).turns[case.turn]
 
 
@@ -149,7 +169,7 @@ def request_for(case: Case, dataset: Dataset) -> JudgeRequest:
     if case.question is not None:
         return JudgeRequest(story_id=case.story_id, task="labelled", turn=case.turn, context=(), story="",
                             question=case.question, expected=case.expected, response=case.response,
-                            options=case.options)
+                            options=case.options, rubric=case.rubric)
     storyturn = dataset.get(case.story_id)
     context = []
     for earlier in storyturn.turns[: case.turn]:
@@ -187,7 +207,7 @@ async def measure_through_eval(judge_spec: str, cases: list[Case], db: Path) -> 
 
     storyturns, replies = [], {}
     for i, case in enumerate(cases):
-        turn = Turn(question=case.question or "", answers=list(case.expected),
+        turn = Turn(question=case.question or "", answers=list(case.expected), rubric=_rubric(case),
                     options=[Option(label=label, text=text) for label, text in case.options])
         turns = [turn] if case.active_branch is None else [turn.model_copy(), turn]
         storyturns.append(StoryTurn(id=f"case-{i}", task="false_belief_location", category="Belief",
@@ -248,7 +268,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--judge", default="rules", help="judge spec (default: rules)")
     parser.add_argument("--cases", type=Path, default=None,
-                        help="one sample-based case file (default: the five labelled sets)")
+                        help="one sample-based case file (default: the eight labelled sets)")
     parser.add_argument("--labelled", type=Path, action="append", default=None,
                         help="a self-contained labelled set (question, expected, options, response, label, kind) "
                              "to measure instead of the bundled ones (repeatable)")
@@ -263,9 +283,7 @@ async def main() -> None:
     elif args.labelled:
         sets = {path.name: load_labelled(path) for path in args.labelled}
     else:
-        sets = {CALIBRATION.name: load_cases(CALIBRATION), LABELLED.name: load_labelled(),
-                AUDIT.name: load_labelled(AUDIT), REALISTIC.name: load_labelled(REALISTIC),
-                ADVERSARIAL.name: load_labelled(ADVERSARIAL)}
+        sets = {CALIBRATION.name: load_cases(CALIBRATION)} | {path.name: load_labelled(path) for path in SELF_CONTAINED}
     sample = load_dataset("sample")
     try:
         with tempfile.TemporaryDirectory(prefix="commet-calibration-") as folder:

@@ -90,7 +90,8 @@ def test_every_pattern_of_the_judges_and_the_text_utilities_is_linear(name: str,
 
 PIECES = ["A", "B", "a", "(", ")", ".", ":", ",", "-", "–", "→", "·", "*", "_", "~", "?", "؟", " ", "\n", "\u200b",
           "\u0336", "\u202e", "'", "yes", "no", "not", "the basket", "the box", "Final answer:", "so", "because", "🙄",
-          "篮子", "答案是", "B选项", "**", "~~", "/s", "NEVER", "I would choose", "Answer", "isn't", "Option", "1."]
+          "篮子", "答案是", "B选项", "**", "~~", "/s", "NEVER", "I would choose", "Answer", "isn't", "Option", "1.",
+          "🍿", "| A |", "[x]", ";)", "2+1", "ではない", "Sí", "under", "It's", "wrong answer", "A-list"]
 
 
 @settings(max_examples=300, deadline=None)

@@ -6,10 +6,12 @@ and option text, Chinese and Japanese, and the hard kinds (hedges, contrasts, se
 idioms, rhetorical questions, negated options, long replies whose conclusion differs from their
 opening). The bundled sample's calibration set, tests/data/rules_judge_audit.jsonl (replies written
 to break the judge, some of them ``unclear``: no decided verdict is right there),
-tests/data/rules_judge_realistic.jsonl (replies the way chat models write them) and
+tests/data/rules_judge_realistic.jsonl (replies the way chat models write them),
 tests/data/rules_judge_adversarial.jsonl (marks that change meaning, labels after separators, roles,
-copies of the question) are held to the same contract, in the unit path and through ``commet.evaluate``.
-All five are measured by bench/judge_calibration.py, which prints the decided share and the precision.
+copies of the question) and the red-team sets tests/data/rules_judge_redteam_*.jsonl (written blind
+to the judge's code, as an independent reviewer scores it, and the probes found after reading it)
+are held to the same contract, in the unit path and through ``commet.evaluate``. All eight are
+measured by bench/judge_calibration.py, which prints the decided share and the precision.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ LABELLED = bench.load_labelled()
 AUDIT = bench.load_labelled(bench.AUDIT)
 REALISTIC = bench.load_labelled(bench.REALISTIC)
 ADVERSARIAL = bench.load_labelled(bench.ADVERSARIAL)
+REDTEAM_REALISTIC = bench.load_labelled(bench.REDTEAM_REALISTIC)
+REDTEAM_ADVERSARIAL = bench.load_labelled(bench.REDTEAM_ADVERSARIAL)
+REDTEAM_PROBES = bench.load_labelled(bench.REDTEAM_PROBES)
 
 
 def test_labelled_set_is_large_and_covers_every_kind() -> None:
@@ -56,9 +61,33 @@ def test_realistic_and_adversarial_sets_are_large_and_cover_every_kind() -> None
     assert sum(case.label == "unclear" for case in ADVERSARIAL) >= 150
 
 
+def test_red_team_sets_cover_every_question_kind_and_reply_kind() -> None:
+    """The blind red-team sets: questions of every benchmark style (ToMi candidates, ToMBench's four options,
+    OpenToM, BigToM's a/b, yes/no, second order, feelings, "which would X pick", "why" with a rubric) and the
+    reply kinds an independent reviewer writes."""
+    assert len(REDTEAM_REALISTIC) + len(REDTEAM_ADVERSARIAL) >= 400
+    for cases, kinds in (
+            (REDTEAM_REALISTIC, ("plain", "final-answer", "cot-wrong-first", "markdown", "preamble", "long-explanation",
+                                 "restated", "spanish", "german", "french", "japanese", "chinese", "belief", "emotion",
+                                 "number", "quoted", "article-plural", "typo", "emoji-trailing", "yes-no",
+                                 "yes-no-explanation", "why", "second-order", "desire")),
+            (REDTEAM_ADVERSARIAL, ("self-correction", "both-options", "conditional", "negation", "hedge", "sarcasm",
+                                   "irony", "different-question", "refusal", "inside-word", "label-in-prose",
+                                   "letter-list", "table", "code-block", "html", "latex", "zero-width", "bidi",
+                                   "homoglyph", "full-width", "repeated", "empty-looking", "question-copy",
+                                   "role-swap", "strike", "label-separator"))):
+        found = Counter(case.note for case in cases)
+        assert [kind for kind in kinds if not found[kind]] == []
+        assert len({(c.question, c.response) for c in cases}) == len(cases)
+    assert sum(case.rubric is not None for case in REDTEAM_REALISTIC) >= 10
+    assert Counter(case.label for case in REDTEAM_ADVERSARIAL)["unclear"] >= 200
+
+
 @pytest.mark.parametrize(("cases", "least_decided"), [(LABELLED, 0.4), (CASES, 0.4), (AUDIT, 0.3), (REALISTIC, 0.6),
-                                                      (ADVERSARIAL, 0.1)],
-                         ids=["labelled-replies", "sample-calibration", "audit", "realistic", "adversarial"])
+                                                      (ADVERSARIAL, 0.1), (REDTEAM_REALISTIC, 0.5),
+                                                      (REDTEAM_ADVERSARIAL, 0.08), (REDTEAM_PROBES, 0.2)],
+                         ids=["labelled-replies", "sample-calibration", "audit", "realistic", "adversarial",
+                              "redteam-realistic", "redteam-adversarial", "redteam-probes"])
 async def test_rules_judge_makes_no_wrong_decided_verdict(cases: list, least_decided: float) -> None:
     figures = await bench.measure(RulesJudge(), cases, SAMPLE)
     wrong = [(o.case.question or o.case.story_id, o.case.response, o.case.label) for o in figures.wrong]
@@ -76,14 +105,18 @@ async def test_plain_answers_are_decided(kind: str) -> None:
     assert len(undecided) <= len(cases) // 4, undecided
 
 
-async def test_half_the_realistic_right_answers_to_other_than_why_questions_are_decided() -> None:
-    figures = await bench.measure(RulesJudge(), REALISTIC, SAMPLE)
+@pytest.mark.parametrize("cases", [REALISTIC, REDTEAM_REALISTIC], ids=["realistic", "redteam-realistic"])
+async def test_half_the_realistic_right_answers_to_other_than_why_questions_are_decided(cases: list) -> None:
+    figures = await bench.measure(RulesJudge(), cases, SAMPLE)
     right = [o for o in figures.outcomes if o.case.label == "correct" and not bench.is_why(o.case)]
     decided = sum(o.correct is not None for o in right)
     assert len(right) >= 200 and decided >= len(right) / 2, (decided, len(right))
 
 
-@pytest.mark.parametrize("cases", [REALISTIC, ADVERSARIAL, AUDIT], ids=["realistic", "adversarial", "audit"])
+@pytest.mark.parametrize("cases", [REALISTIC, ADVERSARIAL, AUDIT, REDTEAM_REALISTIC, REDTEAM_ADVERSARIAL,
+                                   REDTEAM_PROBES],
+                         ids=["realistic", "adversarial", "audit", "redteam-realistic", "redteam-adversarial",
+                              "redteam-probes"])
 async def test_commet_evaluate_with_a_replay_model_judges_as_the_unit_path(cases: list, tmp_path) -> None:  # noqa: ANN001
     """The engine's path (the StoryTurn's options, the judge's request, branch rules) gives every reply the
     verdict the judge gives it alone: independent sets are scored that way."""
@@ -103,7 +136,8 @@ def test_commet_eval_from_a_dataset_file_judges_as_the_unit_path(tmp_path) -> No
     from commet.cli import app
     from commet.store import Store
 
-    cases = [c for c in REALISTIC + ADVERSARIAL if c.active_branch is None][::6]
+    cases = [c for c in REALISTIC + ADVERSARIAL + REDTEAM_REALISTIC + REDTEAM_ADVERSARIAL
+             if c.active_branch is None][::6]
     lines, replies = [], {}
     for i, case in enumerate(cases):
         lines.append(json.dumps({

@@ -65,12 +65,25 @@ def test_labels_joined_by_separators_are_several_labels(reply: str) -> None:
     ("~~B~~ A", MarkKind.STRIKE), ("<del>B</del> A", MarkKind.STRIKE), ("B\u0336 A", MarkKind.STRIKE),
     ("❌ B ✅ A", MarkKind.CROSS_OR_TICK), ("B ✔", MarkKind.CROSS_OR_TICK), ("☑ A", MarkKind.CROSS_OR_TICK),
     ("B؟", MarkKind.QUESTION), ("¿B?", MarkKind.QUESTION), ("B\u037e", MarkKind.QUESTION), ("B？", MarkKind.QUESTION),
-    ("B❓", MarkKind.QUESTION), ("B‽", MarkKind.QUESTION), ("🍿", MarkKind.PICTOGRAPH), ("B 🙄", MarkKind.PICTOGRAPH),
+    ("B❓", MarkKind.QUESTION), ("B‽", MarkKind.QUESTION), ("🍿", MarkKind.PICTURE), ("B 🙄", MarkKind.PICTOGRAPH),
+    ("B ;)", MarkKind.PICTOGRAPH), ("B :P", MarkKind.PICTOGRAPH), ("B 👎", MarkKind.PICTOGRAPH), ("🇧", MarkKind.PICTOGRAPH),
     ("¯\\_(ツ)_/¯", MarkKind.SHRUG), ("Yes /s", MarkKind.SARCASM), ("He NEVER lies", MarkKind.CAPITALS),
     ("\u202eB", MarkKind.REORDERED),
 ])
 def test_marks_that_change_meaning_are_found_before_formatting_goes(reply: str, kind: MarkKind) -> None:
     assert kind in {mark.kind for mark in read_reply(reply).marks}
+
+
+@pytest.mark.parametrize("reply", ["Answer:D", "(A):(B)", "A;)", "B: (a) the box"])
+def test_colons_and_brackets_inside_text_are_no_emoticons(reply: str) -> None:
+    assert MarkKind.PICTOGRAPH not in {mark.kind for mark in read_reply(reply).marks}
+
+
+def test_rows_of_a_markdown_table_are_found_and_a_spoiler_is_no_table() -> None:
+    reply = read_reply("Here:\n| A | yes |\n|---|---|\n| B | no |\n\nDone ||A||")
+    rows = [reply.text[start:end] for start, end in reply.table_rows]
+    assert len(rows) == 3 and rows[0] == "| a | yes |" and rows[2] == "| b | no |"  # and the |---| line
+    assert reply.in_table(reply.text.index("| b")) and not reply.in_table(reply.text.index("done"))
 
 
 def test_formatting_is_blanked_in_place() -> None:

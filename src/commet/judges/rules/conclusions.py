@@ -24,10 +24,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from commet.judges.rules.labels import leading_label
-from commet.judges.rules.lexicon import hedged, judged, lexicon, negation_count, stem
+from commet.judges.rules.lexicon import answer_markers, hedged, judged, lexicon, negation_count, stem
 from commet.judges.rules.marks import Reply
-from commet.judges.rules.options import Choice, named_options
+from commet.judges.rules.options import Choice, named_options, place_kept
 from commet.judges.rules.roles import Frame, Reading, emotion_named, sentence_choice
+from commet.text import char_kind
 
 #: words that open a reason after an answer ("The shed because he never saw it moved")
 _REASONS = frozenset({"because", "since", "as", "cause", "given", "porque", "weil", "da", "parce", "car", "因为", "由于"})
@@ -84,6 +85,8 @@ def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Fra
     text = reply.clean
     labels = [c.label for c in choices]
     lead = leading_label(text[offset:offset + 64]) if by_label else None
+    if lead is not None and lead.label in labels and not lead.worded and number_label_clash(lead.label, choices):
+        return Unclear.UNCLEAR, sentence_end(reply, offset)  # "3" where option 3 is "5 apples" and option 2 "3 apples"
     if lead is not None and lead.label in labels:
         rest_start = offset + lead.rest
         first = reply.token_at(rest_start)
@@ -95,7 +98,12 @@ def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Fra
         if following is not None and following.label in labels and following.label != "a" \
                 and (following.marked or following.rest >= len(text[rest_start:rest_start + 64].rstrip())):
             return Unclear.UNCLEAR, sentence_end(reply, rest_start)  # "A/B", "A, B", "A → B"
-        if lead.marked or lead.label != "a" or not rest or not opens:
+        # a label with no mark before more words of its sentence is a word of that sentence ("A dinosaur.", "A lot
+        # of people say ...", "B is out.", "Option A is what I'd avoid"), unless they are its own option's text, a
+        # reason ("A because ..."), an affirmation ("A is correct") or only emphasis ("A, definitely", "A it is")
+        loose = (not lead.marked and bool(rest) and not opens and not _commits(rest, lead.label)
+                 and text[rest_start:rest_start + 1] not in "([（【")  # "B (la boîte bleue)": a label and a note
+        if not loose or (opens and named[0].index == labelled):
             if opens and named[0].index != labelled:
                 return Unclear.UNCLEAR, sentence_end(reply, rest_start)  # "A) the box" where A is the basket
             return labelled, (reply.ends[first + named[0].end - 1] if opens else rest_start)
@@ -103,6 +111,9 @@ def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Fra
     first = reply.token_at(offset)
     words = reply.tokens[first:min(reply.token_at(end), first + ANSWER_WORDS)]
     named = named_options(words, choices) or emotion_named(words, choices)
+    if named and named[0].start <= _lead_words(words) and not place_kept(words[:named[0].start],
+                                                                          choices[named[0].index]):
+        return Unclear.UNCLEAR, end  # "Under the basket." for "the basket": another place
     if named and named[0].start <= _lead_words(words) and _stands_alone(reply, first + named[0].end, end):
         after = reply.ends[first + named[0].end - 1]
         bracket = text[after:after + 4].lstrip()[:1]
@@ -125,6 +136,26 @@ def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Fra
     return (Unclear.UNCLEAR if read in (Reading.HEDGED, Reading.SEVERAL) else None), end
 
 
+def _commits(rest: Sequence[str], label: str) -> bool:
+    """Whether the words after a label with no mark leave it the answer: a reason, an affirmation, or only
+    function words, emphasis and the label again ("A is correct", "A because ...", "A for sure", "B B B"); in a
+    script without spaces, words with no negation, hedge or judgement ("Aです")."""
+    lists = lexicon()
+    if _reason_opens(rest):
+        return True
+    affirmed = lists.affirmations.matches(rest[:8])
+    if affirmed and affirmed[0][0] == 0:
+        return True
+    if char_kind(rest[0][0]) == "u":
+        return not (negation_count(rest) or hedged(rest) or judged(rest))
+    return all(t in lists.function_words or t in lists.emphasis or t == label for t in rest)
+
+
+def _reason_opens(tokens: Sequence[str]) -> bool:
+    """Whether the words open with a reason ("because", "因为" written as two characters)."""
+    return bool(tokens) and (tokens[0] in _REASONS or "".join(tokens[:2]) in _REASONS)
+
+
 def _first_clause(reply: Reply, first: int, last: int) -> int:
     """The end (a token index) of the first clause of the words ``first`` to ``last``: before a comma, dash or
     bracket, or before a reason ("because", "since")."""
@@ -142,6 +173,15 @@ def _stands_alone(reply: Reply, following: int, end: int) -> bool:
             or reply.tokens[following] in _REASONS)
 
 
+def number_label_clash(label: str, choices: Sequence[Choice]) -> bool:
+    """Whether a number label is also a number in an option's text ("3" among "1. 2 apples, 2. 3 apples, 3. 5
+    apples"): a reply of that number alone may mean either."""
+    if not label.isdigit():
+        return False
+    spelt = lexicon().number_words.get(label, frozenset())
+    return any(label in choice.core or spelt & set(choice.core) for choice in choices)
+
+
 def _lead_words(tokens: Sequence[str]) -> int:
     """How many leading words are prepositions or articles ("in the basket": 2)."""
     lists = lexicon()
@@ -157,11 +197,16 @@ def statements(reply: Reply, region: int, choices: Sequence[Choice], frame: Fram
     tokens = reply.tokens
     found: dict[str, list[Statement]] = {"answer line": [], "bold answer": [], "conclusion": [], "opening answer": []}
     by_label = not _numbered_lines(reply, choices)  # in a numbered list only answer lines and bold give labels
-    for start, end in lists.strong_markers.matches(tokens[region:]):
+    for start, end in answer_markers(True).matches(tokens[region:]):
         start, end = start + region, end + region
-        if start > region and not reply.boundary(start) and negation_count(tokens[max(region, start - 2):start]):
+        if frame.others_choice and tuple(tokens[start:end]) in lists.first_person_choices.entries \
+                and not _label_follows(reply, first_content(reply, end), choices):
+            continue  # "I'd pick the ice lolly" to "Which one would Lena pick?": the speaker's own pick
+        before = tokens[max(region, start - 2):start]
+        if start > region and not reply.boundary(start) and (negation_count(before) or judged(before)
+                                                             or set(before) & lists.answer_qualifiers):
             found["answer line"].append(Statement("answer line", reply.starts[start], reply.ends[end - 1],
-                                                  Unclear.UNCLEAR))  # "not the answer: B"
+                                                  Unclear.UNCLEAR))  # "not the answer: B", "the wrong answer is B"
             continue
         content = first_content(reply, end)
         offset = reply.starts[content] if content < len(tokens) else len(reply.clean)
@@ -197,7 +242,19 @@ def statements(reply: Reply, region: int, choices: Sequence[Choice], frame: Fram
         read, after = read_answer(reply, reply.starts[closing], choices, frame, sentence=True, by_label=by_label)
         if isinstance(read, int):  # a closing sentence that is not an answer is the end of an explanation
             found["conclusion"].append(Statement("closing answer", reply.starts[closing], after, read))
-    return found
+    # a markdown table's rows are cells ("| B | no |"), read together; none of them states the answer
+    return {kind: [s for s in said if not reply.in_table(s.start)] for kind, said in found.items()}
+
+
+def _label_follows(reply: Reply, token: int, choices: Sequence[Choice]) -> bool:
+    """Whether an option's label stands at token ``token`` ("I'd choose B": an answer, whoever the question is
+    about)."""
+    if token >= len(reply.tokens):
+        return False
+    lead = leading_label(reply.clean[reply.starts[token]:reply.starts[token] + 64])
+    return lead is not None and lead.label in {c.label for c in choices if c.label} and not (
+        lead.label == "a" and not lead.marked and reply.starts[token] + lead.rest < len(reply.clean)
+        and reply.clean[reply.starts[token] + lead.rest:][:1].isalpha())
 
 
 def _numbered_lines(reply: Reply, choices: Sequence[Choice]) -> bool:
@@ -237,18 +294,89 @@ def tail_problem(reply: Reply, offset: int, chosen: int, choices: Sequence[Choic
     affirmed = lists.affirmations.matches(tokens[:8])
     if affirmed and affirmed[0][0] == 0:  # "Option A is correct."
         tokens = tokens[affirmed[0][1]:]
-    if not tokens:
+    if not tokens or _rejections_only(reply, len(reply.tokens) - len(tokens), chosen, choices):
         return ""
     named = named_options(tokens, choices) + emotion_named(tokens, choices)
     if any(n.index != chosen for n in named):
         return "names another option after its conclusion"
-    other_labels = {c.label for i, c in enumerate(choices) if c.label and i != chosen} - {"a", "i"}
-    if other_labels & set(tokens):
-        return "gives another option's label after its conclusion"
+    first = len(reply.tokens) - len(tokens)
+    other_labels = {c.label for i, c in enumerate(choices) if c.label and i != chosen}
+    if any(t in other_labels and (t not in ("a", "i") or _standalone(reply, first + i)) for i, t in enumerate(tokens)):
+        return "gives another option's label after its conclusion"  # a lone "a" only where it is no article
+    clause = tokens[:next((i for i in range(1, len(tokens)) if reply.boundary(first + i)), len(tokens))]
+    if not reply.boundary(first) and not _reason_opens(clause) and negation_count(clause):
+        return "negates its conclusion in the same clause"  # "Aではない", "B不是", "A is not it"
     if hedged(tokens, frame.tokens):
         return "hedges, contrasts or corrects itself after its conclusion"
-    if named and negation_count(tokens):
+    if named and negation_count(tokens) or _label_negated(reply, len(reply.tokens) - len(tokens), choices[chosen]):
         return "negates after its conclusion"
+    if _bare_negation(reply, len(reply.tokens) - len(tokens), choices):
+        return "takes its conclusion back with a bare negation ('... not.', '(not)')"
     if judged(tokens, frame.tokens) or lists.pointing_away.found_in([t for t in tokens if stem(t) not in frame.stems]):
         return "judges or points away after its conclusion"
     return ""
+
+
+#: words that reject what follows them in a clause of its own ("A, not B", "A, nicht B", "A, pas B", "A，不是B")
+_REJECTING = (("not",), ("nicht",), ("pas",), ("不", "是"))
+
+
+def _rejections_only(reply: Reply, first: int, chosen: int, choices: Sequence[Choice]) -> bool:
+    """Whether every clause from token ``first`` on rejects another option and says nothing else ("A, not B.",
+    "The red box, not the blue one.", "Kai's, not Elsie's."): the conclusion stands."""
+    lists = lexicon()
+    tokens = reply.tokens
+    labels = {c.label: i for i, c in enumerate(choices) if c.label}
+    begin = first
+    for end in range(first + 1, len(tokens) + 1):
+        if end < len(tokens) and not reply.boundary(end):
+            continue
+        clause = tokens[begin:end]
+        begin = end
+        lead = next((len(w) for w in _REJECTING if tuple(clause[:len(w)]) == w), 0)
+        rest = [t for t in clause[lead:] if t not in lists.prepositions and t not in ("option", "one", "ones")]
+        if not lead or not rest:
+            return False
+        if len(rest) == 1 and rest[0] in labels and labels[rest[0]] != chosen:
+            continue
+        named = named_options(rest, choices)
+        if len(named) != 1 or named[0].index == chosen or (named[0].start, named[0].end) != (0, len(rest)):
+            return False
+    return True
+
+
+def _standalone(reply: Reply, i: int) -> bool:
+    """Whether token ``i`` stands alone between punctuation or the reply's ends ("Update: a." but not "a thing")."""
+    return (i == 0 or bool(reply.boundary(i))) and (i + 1 >= len(reply.tokens) or bool(reply.boundary(i + 1)))
+
+
+def _label_negated(reply: Reply, first: int, choice: Choice) -> bool:
+    """Whether a negation from token ``first`` on stands right before the chosen option's label, alone in its clause
+    ("A, not A.", "B. Not option B."): the conclusion taken back."""
+    tokens = reply.tokens
+    for i in range(first, len(tokens) - 1):
+        if not negation_count(tokens[i:i + 1]):
+            continue
+        at = i + 2 if tokens[i + 1] in ("option", "even") else i + 1
+        if at < len(tokens) and tokens[at] == choice.label and (at + 1 == len(tokens) or reply.boundary(at + 1)):
+            return True
+    return False
+
+
+def _bare_negation(reply: Reply, first: int, choices: Sequence[Choice]) -> bool:
+    """Whether a clause from token ``first`` on is only a negation (with function words and emphasis: "not",
+    "(not)", "obviously not", "no"): said after an answer, it takes the answer back ("not A" negates option A)."""
+    lists = lexicon()
+    tokens = reply.tokens
+    labels = {c.label for c in choices if c.label}
+    begin = first
+    for end in range(first + 1, len(tokens) + 1):
+        if end < len(tokens) and not reply.boundary(end):
+            continue
+        clause = tokens[begin:end]
+        negations = [t for t in clause if t in lists.no or negation_count([t])]
+        if negations and all((t in lists.function_words and t not in labels) or t in lists.emphasis or t in negations
+                             for t in clause):
+            return True
+        begin = end
+    return False

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from commet.judges.base import Judge, JudgeRequest, Outcome, Verdict, decided_off_the_loop
 from commet.judges.rules.conclusions import Statement, Unclear, statements, tail_problem
 from commet.judges.rules.labels import labels_only, leading_label
-from commet.judges.rules.lexicon import lexicon, negation_count, tokens_of
+from commet.judges.rules.lexicon import answer_markers, lexicon, negation_count, tokens_of
 from commet.judges.rules.marks import MAX_REPLY_CHARS, Mark, MarkKind, Reply, read_reply
 from commet.judges.rules.options import Choice, choices_of, offered, question_stem
 from commet.judges.rules.roles import Frame, question_frame, repeats_question
@@ -75,20 +75,50 @@ def decide(request: JudgeRequest) -> Decision:
             return _undecided("reply has no words (emoji or symbols only); needs a judge")
         return "incorrect", None, "empty reply"
     choices = choices_of(request)
-    literal = _literal(request, reply, choices)
+    frame = question_frame(question_stem(request), choices or [])
+    literal = _literal(request, reply, choices, frame)
     if literal is not None:
         return literal
     anywhere = [m for m in reply.marks if m.kind in _ANYWHERE]
     if anywhere:
         return _undecided(f"reply has {anywhere[0].kind.value} ({anywhere[0].text!r}); needs a judge")
-    frame = question_frame(question_stem(request), choices or [])
+    pictured = _pictured(reply, choices)
+    if pictured is None:
+        return _undecided("reply has a picture of something that is no option; needs a judge")
+    decision = _decide(request, reply, choices, frame)
+    if decision[0] != "undecided" and pictured and choices is not None:
+        shown = [choices[i].expected for i in pictured]
+        # the pictures show one option, right where the words are right, wrong where they are wrong
+        if len(shown) != 1 or (shown[0] is None) != (decision[0] == "incorrect") \
+                or decision[0] == "correct" and shown[0] != decision[1]:
+            return _undecided("reply's picture shows another option than its words; needs a judge")
+    return decision
+
+
+def _pictured(reply: Reply, choices: list[Choice] | None) -> set[int] | None:
+    """The options the reply's pictures of things show ("popcorn 🍿": the popcorn), by the words of their Unicode
+    names; None when a picture shows no option (or there are no options to show): it may mean anything."""
+    shown: set[int] = set()
+    for mark in reply.marks:
+        if mark.kind is not MarkKind.PICTURE:
+            continue
+        words = {w.rstrip("s") for w in unicodedata.name(mark.text, "").casefold().replace("-", " ").split()}
+        hits = {i for i, c in enumerate(choices or []) if words & {w.rstrip("s") for w in c.core}}
+        if not hits:
+            return None
+        shown |= hits
+    return shown
+
+
+def _decide(request: JudgeRequest, reply: Reply, choices: list[Choice] | None, frame: Frame) -> Decision:
+    """The verdict on a reply with no mark that leaves it undecided anywhere."""
     region = _region(reply, request, frame)
     if region is None:
         return _undecided("reply repeats (the start of) the question")
     rest = reply.tokens[region:]
     if not rest:
         return _undecided("reply has no answer after its preamble")
-    if all(yes_no_of(e)[0] is not None for e in request.expected):
+    if all(yes_no_of(e)[0] is not None for e in request.expected) and not _by_label(reply, region, choices):
         return _decide_yes_no(request, reply, region, frame)
     if " ".join(rest) in lexicon().non_answers and not _not_knowing_may_answer(request):
         return "incorrect", None, "the reply gives no answer"
@@ -98,6 +128,14 @@ def decide(request: JudgeRequest) -> Decision:
     if given is not None and len(set(given)) > 1:
         return _undecided("reply gives the labels of several options")
     return _decide_choice(request, reply, region, choices, frame)
+
+
+def _by_label(reply: Reply, region: int, choices: list[Choice] | None) -> bool:
+    """Whether the reply opens with an option's label ("B" where B is "No"): read as a choice, not as a yes/no."""
+    if choices is None or region >= len(reply.tokens):
+        return False
+    lead = leading_label(reply.clean[reply.starts[region]:reply.starts[region] + 64])
+    return lead is not None and lead.label in {c.label for c in choices if c.label}
 
 
 def _canonical(text: str) -> str:
@@ -111,11 +149,11 @@ def _canonical(text: str) -> str:
     return text
 
 
-def _literal(request: JudgeRequest, reply: Reply, choices: list[Choice] | None) -> Decision | None:
+def _literal(request: JudgeRequest, reply: Reply, choices: list[Choice] | None, frame: Frame) -> Decision | None:
     """The whole reply (or what follows an answer line's marker) is an expected answer, an option's text, or a
     label with its option's text, word for word: decided, whatever its length, script or marks."""
     candidates = [_canonical(request.response)]
-    markers = lexicon().strong_markers.matches(reply.tokens[:6])
+    markers = answer_markers(not frame.others_choice).matches(reply.tokens[:6])
     if markers and markers[0][0] == 0:
         candidates.append(_canonical(reply.text[reply.ends[markers[0][1] - 1]:].lstrip(" :：-·")))
     expected = {_canonical(e): i for i, e in enumerate(request.expected)}
@@ -178,7 +216,7 @@ def _suspicious(reply: Reply, offset: int, request: JudgeRequest) -> Mark | None
     lists = lexicon()
     allowed = set(tokens_of(" ".join([request.question, *request.expected, *(t for _, t in offered(request))])))
     allowed |= lists.prepositions | lists.yes | lists.no | {w for p in lists.preambles for w in p}
-    allowed |= {w for phrase in lists.strong_markers.entries | lists.sentence_markers.entries for w in phrase}
+    allowed |= {w for phrase in answer_markers(True).entries | lists.sentence_markers.entries for w in phrase}
     allowed |= {fold(label) for label, _ in offered(request) if label}
     allowed -= lists.function_words - lists.prepositions  # "*so*", "*such*", "SO", "*really*": emphasis of a word
     allowed = {word for word in allowed if not negation_count([word])}  # "NOT", "*never*": an emphatic negation
@@ -222,7 +260,9 @@ def _conclusion(found: dict[str, list[Statement]]) -> Statement | str:
         if last.read is Unclear.UNCLEAR:
             return f"reply's last {kind} hedges or names several options"
         committed = opening is not None and isinstance(opening.read, int) and opening.end <= last.start
-        if kind != "answer line" and committed and opening.read != last.read:  # type: ignore[union-attr]
+        if committed and opening.read != last.read:  # type: ignore[union-attr]
+            # "Hugo will look in the red box. Final answer: the blue box": two answers; reasoning that only
+            # considers an option ("At first glance, one might say the box") commits to none
             return f"reply's opening answer and its {kind} differ"
         return last
     if opening is None:
@@ -233,7 +273,9 @@ def _conclusion(found: dict[str, list[Statement]]) -> Statement | str:
 
 
 def _decide_yes_no(request: JudgeRequest, reply: Reply, region: int, frame: Frame) -> Decision:
-    start = _yes_no_line(reply, region)
+    start = _yes_no_line(reply, region, frame)
+    if reply.in_table(reply.starts[start] if start < len(reply.tokens) else len(reply.clean)):
+        return _undecided("reply answers in a table's cells; needs a judge")
     read = read_yes_no(reply, start, frame, frame.negative)
     if read.said is None:
         return _undecided(read.problem)
@@ -255,12 +297,12 @@ def _decide_yes_no(request: JudgeRequest, reply: Reply, region: int, frame: Fram
     return "correct", i, f"reply says {read.said!r}"
 
 
-def _yes_no_line(reply: Reply, region: int) -> int:
+def _yes_no_line(reply: Reply, region: int, frame: Frame) -> int:
     """Where the reply's yes or no is: after the last answer line ("Final answer: No") or "so"-conclusion
     ("So, yes, ...") that is followed by one, else the start of its answer."""
     lists = lexicon()
     tokens = reply.tokens
-    for phrases in (lists.strong_markers, lists.sentence_markers):
+    for phrases in (answer_markers(not frame.others_choice), lists.sentence_markers):
         found = [end for start, end in phrases.matches(tokens[region:])
                  if region + end < len(tokens) and (tokens[region + end] in lists.yes or tokens[region + end] in lists.no)]
         if found:

@@ -32,6 +32,7 @@ class LeadingLabel:
     label: str
     rest: int  # offset of what follows the label and its punctuation
     marked: bool  # bracketed, or followed by punctuation or a separator (not only a space): surely a label
+    worded: bool = False  # after a label word ("Option 3", "选项B"): a label, never a number or an article
 
 
 def _label_char(text: str, i: int) -> int:
@@ -61,6 +62,7 @@ def leading_label(text: str, start: int = 0) -> LeadingLabel | None:
     A letter directly followed by another letter is a word, never a label.
     """
     i = _skip(text, start, " \t\n" + SEPARATOR)
+    worded = False
     for words in LABEL_WORDS:
         j = i
         for word in words:
@@ -69,6 +71,7 @@ def leading_label(text: str, start: int = 0) -> LeadingLabel | None:
             j = _skip(text, j + len(word), " ") if len(word) > 1 else j + len(word)
         else:
             i = _skip(text, j, " :：")
+            worded = True
             break
     opened = 0
     while i < len(text) and text[i] in _OPENERS and opened < 2:
@@ -86,6 +89,8 @@ def leading_label(text: str, start: int = 0) -> LeadingLabel | None:
     if opened and closed < opened:
         return None
     nxt = text[after] if after < len(text) else ""
+    if nxt == "-" and after == end and text[after + 1:after + 3].isascii() and text[after + 1:after + 3].isalpha():
+        return None  # "A-list", "B-movie", "T-shirt": a word
     unspaced = bool(nxt) and char_kind(nxt) == "u"  # "b选项", "bです": a label before a script without spaces
     if nxt and (nxt.isalnum() and after == end or nxt == "'") and not unspaced:
         return None  # "bx", "b's": a word
@@ -98,7 +103,7 @@ def leading_label(text: str, start: int = 0) -> LeadingLabel | None:
             if text.startswith(suffix, after):
                 rest = _skip(text, after + len(suffix), " .:：，,")
                 marked = True
-    return LeadingLabel(label, rest, marked)
+    return LeadingLabel(label, rest, marked, worded)
 
 
 def labels_only(tokens: Sequence[str], offered: Sequence[str]) -> list[str] | None:

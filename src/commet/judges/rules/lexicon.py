@@ -111,6 +111,11 @@ class Lexicon:
     function_words: frozenset[str]
     foreign_function_words: frozenset[str]
     pronouns: frozenset[str]
+    first_person: frozenset[str]
+    possessives: frozenset[str]
+    second_person: frozenset[str]
+    frame_modals: frozenset[str]
+    number_words: dict[str, frozenset[str]]  # a digit's words in the six languages
     choice_words: frozenset[str]
     question_words: frozenset[str]
     mental_verbs: frozenset[str]
@@ -120,12 +125,18 @@ class Lexicon:
     preambles: frozenset[tuple[str, ...]]
     lead_ins: Phrases
     strong_markers: Phrases
+    first_person_choices: Phrases
+    answer_qualifiers: frozenset[str]  # words before "answer" that make it no answer line ("the wrong answer is")
+    places: dict[str, str]  # a preposition of place and the place it names ("inside" -> "in", "beneath" -> "under")
+    choice_verbs: frozenset[str]
+    emphasis: frozenset[str]
     sentence_markers: Phrases
     marker_fillers: Phrases
     foreign_articles: frozenset[str]
     prepositions: frozenset[str]
     non_answers: frozenset[str]
-    emotions: dict[tuple[str, ...], frozenset[str]]
+    emotions: dict[tuple[str, ...], tuple[str, ...]]  # the feelings a word can name, the narrowest first
+    valence: dict[str, str]  # a feeling's valence ("positive", "negative"), where it has one
     emotion_words: Phrases
 
 
@@ -149,7 +160,7 @@ def _words(texts: Iterable[str]) -> frozenset[str]:
 def lexicon() -> Lexicon:
     """The lists, read from ``lexicon.json`` once per process."""
     data = json.loads(_SOURCE.read_text(encoding="utf-8"))
-    emotions = {tuple(tokens_of(word)): frozenset(families) for word, families in data["emotions"].items()}
+    emotions = {tuple(tokens_of(word)): tuple(families) for word, families in data["emotions"].items()}
     irregular = dict(data["irregular_verbs"])
     synonyms = {_plain_stem(word, irregular): _plain_stem(group[0], irregular)
                 for group in data["verb_synonyms"] for word in group}
@@ -161,16 +172,26 @@ def lexicon() -> Lexicon:
         pointing_away=Phrases.of(data["pointing_away"]), negations=Phrases.of(data["negations"]),
         sarcasm=Phrases.of(data["sarcasm"]), yes=_words(data["yes"]), no=_words(data["no"]),
         function_words=_words(data["function_words"]), pronouns=_words(data["pronouns"]),
+        first_person=_words(data["first_person"]), second_person=_words(data["second_person"]),
+        possessives=_words(data["possessives"]),
+        frame_modals=_words(data["frame_modals"]),
+        number_words={digit: _words(spelt) for digit, spelt in data["number_words"].items()},
         foreign_function_words=_words(data["foreign_function_words"]),
         choice_words=_words(data["choice_words"]), question_words=_words(data["question_words"]),
         mental_verbs=_words(data["mental_verbs"]), synonyms=synonyms, irregular=irregular,
         opposites=_symmetric(data["predicate_opposites"], irregular),
         preambles=frozenset(tuple(tokens_of(text)) for text in data["preamble_sentences"]),
         lead_ins=Phrases.of(data["lead_ins"]), strong_markers=Phrases.of(data["strong_markers"]),
+        first_person_choices=Phrases.of(data["first_person_choices"]),
+        answer_qualifiers=_words(data["answer_qualifiers"]),
+        places={word: place for place, words in data["places"].items() for word in words},
+        choice_verbs=_words(data["choice_verbs"]),
+        emphasis=_words(data["emphasis"]),
         sentence_markers=Phrases.of(data["sentence_markers"]), marker_fillers=Phrases.of(data["marker_fillers"]),
         foreign_articles=_words(data["foreign_articles"]), prepositions=_words(data["prepositions"]),
         non_answers=_words(data["non_answers"]),
-        emotions=emotions, emotion_words=Phrases.of_entries(frozenset(emotions)))
+        emotions=emotions, emotion_words=Phrases.of_entries(frozenset(emotions)),
+        valence={feeling: side for side, feelings in data["feeling_valence"].items() for feeling in feelings})
 
 
 def _plain_stem(word: str, irregular: dict[str, str]) -> str:
@@ -187,6 +208,17 @@ def _plain_stem(word: str, irregular: dict[str, str]) -> str:
         if len(base) >= 4 and base[-1] == base[-2] and base[-1] not in "aeiouls":
             base = base[:-1]
     return base[:-1] if len(base) > 3 and base.endswith("e") else base
+
+
+@cache
+def answer_markers(first_person: bool) -> Phrases:
+    """The phrases that open an answer line: the strong markers, with the first-person choices ("I'd pick") where
+    ``first_person`` (not where the question asks which one someone else picks: "I'd pick" is then the speaker's
+    own pick, not the answer)."""
+    lists = lexicon()
+    if not first_person:
+        return lists.strong_markers
+    return Phrases.of_entries(lists.strong_markers.entries | lists.first_person_choices.entries)
 
 
 @lru_cache(maxsize=16384)
@@ -234,5 +266,6 @@ def hedged(tokens: Sequence[str], asked: Iterable[str] = ()) -> bool:
     spans = lists.hedges.spans(tokens)
     if not spans:
         return False
-    exceptions = {start for start, _ in lists.hedge_exceptions.spans(tokens)}
+    # a hedge inside a set phrase that says the opposite is none ("could not", "no doubt", "without a doubt")
+    exceptions = {i for start, end in lists.hedge_exceptions.spans(tokens) for i in range(start, end)}
     return any(start not in exceptions for start, _ in spans)

@@ -1,11 +1,13 @@
 """A reply read for the rules judge: its comparison form, and the marks in it that change its meaning.
 
 Formatting is removed only after the marks that change meaning have been looked for: a struck-through
-option (markdown ``~~B~~``, ``<s>``, Unicode combining overlays such as B\u0336), crosses and ticks
-(``❌ B ✅ A``), question marks of every script (found by their Unicode names: ``?``, ``؟``, ``¿``, ``❓``,
-the Greek ``;``), emoji and pictographs, controls that reorder the text as shown, a shrug ``¯\\_(ツ)_/¯``, the sarcasm tag ``/s``, emphasis on a
-word (``*such*``) and words in capitals (``NEVER``). The judge decides nothing where such a mark bears
-on the answer, unless the mark is part of the expected answer itself.
+option (markdown ``~~B~~``, ``<s>``, Unicode combining overlays such as B\u0336), crosses, ticks and
+checkboxes (``❌ B ✅ A``, ``[x] A [ ] B``), question marks of every script (found by their Unicode
+names: ``?``, ``؟``, ``¿``, ``❓``, the Greek ``;``), emoji of faces, hands, signs and the like, and
+emoticons (``;)``, ``:P``), controls that reorder the text as shown, a shrug ``¯\\_(ツ)_/¯``, the
+sarcasm tag ``/s``, emphasis on a word (``*such*``) and words in capitals (``NEVER``). The judge decides
+nothing where such a mark bears on the answer, unless the mark is part of the expected answer itself. A
+picture of a thing (``popcorn 🍿``) may only show the option the words name.
 
 Everything here is one pass over the text (or fixed-width patterns that cannot backtrack), and the
 text is bounded (:data:`MAX_REPLY_CHARS`) before anything looks at it.
@@ -32,8 +34,31 @@ SEPARATOR = "·"
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
 _SARCASM_TAG = re.compile(r"(?<![\w/])/(?:s|sarc|sarcasm|j|jk)(?![\w/])")
 _STRIKE_TAG = re.compile(r"<(?:s|del|strike)>", re.IGNORECASE)
-_HTML_TAG = re.compile(r"</?(?:s|del|strike|b|i|u|em|strong|mark|sup|sub|span|p|br)\s?/?>", re.IGNORECASE)
+_HTML_TAG = re.compile(r"</?(?:s|del|strike|b|i|u|em|strong|mark|sup|sub|span|p|br|answer|final_answer|response|result"
+                       r"|output|choice)\s?/?>", re.IGNORECASE)
 _SHRUG = "(ツ)"
+#: checkboxes ("[x] A  [ ] B", "- [ ] the box", "( ) A (x) B"): ticks and crosses in ASCII
+_CHECKBOX = re.compile(r"\[[ x*]\]|\( \)|\(x\)")
+#: emoticons in the folded text, between spaces (or the text's ends): ":)", ";)", ":-(", ":p", ":'(", "^^", "<3"
+_EMOTICON = re.compile(r"(?<!\S)(?:[:;=][-']?[()\[\]dpo3/\\|*]|\^_?\^|<3|-_-|t_t|;_;|o_o|¬¬)(?![\w'])")
+#: words of the Unicode names of pictographs that say something about an answer rather than show a thing
+_MEANINGFUL_PICTURES = frozenset({
+    "FACE", "FACES", "HAND", "HANDS", "FINGER", "FINGERS", "THUMBS", "FIST", "PALM", "PALMS", "GESTURING",
+    "SHRUGGING", "FACEPALMING", "POUTING", "FROWNING", "BOWING", "RAISING", "PERSON", "PEOPLE", "MAN",
+    "WOMAN", "BOY", "GIRL", "BABY", "CHILD", "ADULT", "KISS", "COUPLE", "FAMILY", "SKULL", "GHOST", "CLOWN",
+    "POO", "ALIEN", "ROBOT", "DEVIL", "OGRE", "GOBLIN", "MONKEY", "EYE", "EYES", "MOUTH", "TONGUE", "EAR",
+    "NOSE", "HEART", "HEARTS", "CROSS", "CHECK", "MARK", "QUESTION", "EXCLAMATION", "WARNING", "PROHIBITED",
+    "ENTRY", "NO", "NOT", "SIGN", "SYMBOL", "LETTER", "LETTERS", "DIGIT", "NUMBER", "KEYCAP", "REGIONAL",
+    "SQUARED", "CIRCLED", "NEGATIVE", "BUTTON", "ARROW", "ARROWS", "BALLOT", "SPEECH", "THOUGHT", "ANGER",
+    "COLLISION", "DIZZY", "SWEAT", "DASH", "SPARKLES", "SPARKLE", "ZZZ", "HUNDRED", "THINKING", "ZIPPER",
+    "SHUSHING", "LYING", "MELTING", "SALUTING", "PEEKING", "EMOJI", "MODIFIER", "FLAG", "RED", "WHITE",
+    "BLACK", "HEAVY", "PLUS", "MINUS", "DIVISION", "MULTIPLICATION", "EQUALS", "INFINITY", "TOP", "BACK",
+    "END", "SOON", "ON", "OK", "NG", "VS", "COOL", "FREE", "NEW", "UP", "SOS", "ID", "CL", "IDEOGRAPH",
+})
+#: what joins two words into one name ("green_bucket_2", "toy-chest"), when it stands alone between them
+_JOINERS = ("_", "-")
+#: characters of arithmetic ("2+1", "3 × 2 = 6"): what they join is one sum, not a number and a comment
+_OPERATORS = frozenset(" +=*×÷^%<>≤≥±")
 _SENTENCE_ENDS = ".!?\n。！？;；"
 #: abbreviations whose full stop ends no sentence
 _ABBREVIATIONS = frozenset({"mr", "mrs", "ms", "dr", "st", "prof", "vs", "etc", "approx"})
@@ -51,6 +76,7 @@ class MarkKind(enum.Enum):
     REORDERED = "a control that reorders the text as shown"
     CAPITALS = "a word in capitals"
     EMPHASIS = "an emphasised word"
+    PICTURE = "a picture of a thing"  # an emoji that shows an object ("🍿"): it may only show the answer itself
 
 
 @dataclass(frozen=True)
@@ -78,6 +104,8 @@ class Reply:
     marks: list[Mark] = field(default_factory=list)
     emphasis: list[tuple[int, int]] = field(default_factory=list)  # (start, end) of emphasised text
     sentence_ends: list[int] = field(default_factory=list)  # offsets of the characters that end sentences
+    #: (start, end) of each line of a markdown table ("| A | yes |"): cells, never a statement of the answer
+    table_rows: list[tuple[int, int]] = field(default_factory=list)
 
     def marks_from(self, offset: int, kinds: set[MarkKind] | None = None) -> list[Mark]:
         """Marks at or after ``offset`` (of the given kinds)."""
@@ -93,13 +121,22 @@ class Reply:
 
     def boundary(self, i: int) -> str:
         """What stands before token ``i``: "sentence" (a full stop, '!', '?', a line break), "clause" (a comma,
-        semicolon, colon, dash, bracket or separator) or "" (spaces only)."""
+        semicolon, colon, dash, bracket or separator) or "" (spaces only, one underscore or hyphen joining two
+        words into one name, or arithmetic: "green_bucket_2" and "2+1" are no "green_bucket" or "2" and a comment)."""
         low = self.ends[i - 1] if i > 0 else 0
         high = self.starts[i] if i < len(self.starts) else len(self.clean)
         at = bisect.bisect_left(self.sentence_ends, low)
         if at < len(self.sentence_ends) and self.sentence_ends[at] < high:
             return "sentence"
-        return "clause" if self.clean[low:high].strip() else ""
+        gap = self.clean[low:high]
+        if 0 < i < len(self.starts) and (gap in _JOINERS or gap.strip() and not set(gap) - _OPERATORS):
+            return ""  # "green_bucket_2", "2+1", "2 = 2": one name, one sum
+        return "clause" if gap.strip() else ""
+
+    def in_table(self, offset: int) -> bool:
+        """Whether ``offset`` lies in a row of a markdown table."""
+        at = bisect.bisect_right(self.table_rows, (offset, len(self.clean) + 1)) - 1
+        return at >= 0 and self.table_rows[at][0] <= offset < self.table_rows[at][1]
 
 
 @lru_cache(maxsize=4096)
@@ -123,10 +160,13 @@ def char_mark(ch: str) -> MarkKind | str | None:
         return MarkKind.REORDERED
     if category == "Cf" or category == "Pd" or "ARROW" in name or ch in "\u00b7\u2022\u2027\u2219\u22c5\u30fb\u2043\u2212":
         return "separator"
-    if category in ("So", "Sk") and ord(ch) >= 0x2000 and not 0x2500 <= ord(ch) <= 0x25FF:
-        return MarkKind.PICTOGRAPH
     if "SHRUG" in name:
         return MarkKind.SHRUG
+    if category in ("So", "Sk") and ord(ch) >= 0x2000 and not 0x2500 <= ord(ch) <= 0x25FF:
+        # a picture of a thing ("popcorn 🍿") may illustrate the answer; faces, hands, people, hearts, letters,
+        # signs and the like say something about it (irony, doubt, a no)
+        return MarkKind.PICTOGRAPH if set(name.replace("-", " ").split()) & _MEANINGFUL_PICTURES or not name \
+            else MarkKind.PICTURE
     return None
 
 
@@ -146,6 +186,8 @@ def read_reply(raw: str) -> Reply:
     text = "".join(chars)
     marks += [Mark(MarkKind.STRIKE, m.start(), m.group()) for m in _STRIKE_TAG.finditer(text)]
     marks += [Mark(MarkKind.SARCASM, m.start(), m.group()) for m in _SARCASM_TAG.finditer(text)]
+    marks += [Mark(MarkKind.PICTOGRAPH, m.start(), m.group()) for m in _EMOTICON.finditer(text)]
+    marks += [Mark(MarkKind.CROSS_OR_TICK, m.start(), m.group()) for m in _CHECKBOX.finditer(text)]
     shrug = text.find(_SHRUG)
     if shrug >= 0:
         marks.append(Mark(MarkKind.SHRUG, shrug, _SHRUG))
@@ -163,7 +205,22 @@ def read_reply(raw: str) -> Reply:
             starts.append(start)
             ends.append(end)
     marks.sort(key=lambda mark: mark.start)
-    return Reply(raw, text, clean, tokens, starts, ends, marks, emphasis, _sentence_ends(clean))
+    return Reply(raw, text, clean, tokens, starts, ends, marks, emphasis, _sentence_ends(clean), _table_rows(text))
+
+
+def _table_rows(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the lines that are rows of a markdown table: they open with '|' and hold two cells or more
+    ("| A | yes |"; not a spoiler "||A||")."""
+    rows: list[tuple[int, int]] = []
+    start = 0
+    while start <= len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        line = text[start:end].strip()
+        if line.startswith("|") and sum(1 for cell in line.split("|") if cell.strip()) >= 2:
+            rows.append((start, end))
+        start = end + 1
+    return rows
 
 
 def _sentence_ends(text: str) -> list[int]:

@@ -88,6 +88,18 @@ def choices_of(request: JudgeRequest) -> list[Choice] | None:
     return [Choice(fold(label) if label else None, text, owner[j], cores[j]) for j, (label, text) in enumerate(shown)]
 
 
+def place_kept(before: Sequence[str], choice: Choice) -> bool:
+    """Whether the prepositions right before an option named in a reply keep the option's place: one of its own
+    ("On the top shelf": "on the shelf"; "the ball by the tree": "the one by the tree"), or, for an option without
+    one, "in", "at" or "to" ("in the basket"); "under the basket" or "from the box" names another place."""
+    places = lexicon().places
+    said = {places[t] for t in before if t in places}
+    if not said:
+        return True
+    own = {places[t] for t in tokens_of(choice.text) if t in places}  # "the ball by the tree": "by the tree"
+    return said <= (own or {"in", "at"})
+
+
 def distinctive_words(choices: Sequence[Choice], index: int) -> tuple[str, ...]:
     """The words of an option that no other option has, where all options share the rest ("star" of "a star
     balloon" against "a heart balloon"); empty where the options share nothing or it has no words of its own."""

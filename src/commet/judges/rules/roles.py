@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from commet.judges.rules.lexicon import hedged, judged, lexicon, mental_stems, negation_count, stem, tokens_of
-from commet.judges.rules.options import Choice, Named, named_options
+from commet.judges.rules.options import Choice, Named, named_options, place_kept
 from commet.text import char_kind, word_spans
 
 #: a sentence longer than this never decides by naming an option (its conclusion may come late)
@@ -57,6 +57,11 @@ class Frame:
     negative: bool  # a negative question ("Isn't he lying?", "Does she not know?")
     roles_by_order: bool  # two people, or people as options: only the question's word order keeps their roles
     claims: frozenset[str]  # stems of the words after its main clause ("lying when he says he didn't break it")
+    #: it addresses the respondent ("Which toy do you like best?"): "I like the kite" answers it
+    addressed: bool = False
+    #: it asks which one someone other than the respondent picks, wants or takes ("Which would Lena pick?"):
+    #: "I'd pick the ice lolly" is then the respondent's own pick, not an answer
+    others_choice: bool = False
 
 
 #: words that open a question and are capitalised for that alone
@@ -70,8 +75,9 @@ def question_frame(question: str, choices: Sequence[Choice]) -> Frame:
 
     People and verbs are read from the sentence that asks (the last one ending in a question mark: "Sam
     likes a different snack. Which snack will Sam pick?" asks what Sam picks, not what he likes), before
-    an adjunct clause ("How will Leo feel when he sees ...?" asks how Leo feels). A person is a run of capitalised words that are never written in lower case in the question and
-    are no function, question or mental-verb word and no option's word ("Mrs Green", "Nadia").
+    an adjunct clause ("How will Leo feel when he sees ...?" asks how Leo feels). A person is a run of
+    capitalised words that are never written in lower case in the question and are no function, question
+    or mental-verb word and no option's word ("Mrs Green", "Nadia"; "Kai's" is Kai).
     """
     lists = lexicon()
     tokens = tuple(tokens_of(question))
@@ -81,7 +87,7 @@ def question_frame(question: str, choices: Sequence[Choice]) -> Frame:
     lower = {text[s:e].casefold() for s, e in spans if not text[s].isupper()}
 
     def is_name(word: str) -> bool:
-        folded = word.casefold()
+        folded = (tokens_of(word) or [word.casefold()])[0]  # "Kai's" is Kai
         return (word[0].isupper() and folded not in lower and folded not in option_words and folded != "i"
                 and folded not in lists.function_words and folded not in lists.question_words
                 and folded not in _QUESTION_OPENERS and stem(folded) not in mental_stems())
@@ -93,10 +99,11 @@ def question_frame(question: str, choices: Sequence[Choice]) -> Frame:
         word = text[start:end]
         if index == 0 or not is_name(word):  # the first word is capitalised for opening the sentence
             continue
+        name = (tokens_of(word) or [word.casefold()])[0]
         if persons and text[previous_end:start] == " ":
-            persons[-1].add(word.casefold())
+            persons[-1].add(name)
         else:
-            persons.append({word.casefold()})
+            persons.append({name})
         previous_end = end
     main_words = tokens_of(text[: spans[main - 1][1]] if main else "")
     verbs = frozenset(stem(t) for t in main_words if stem(t) in mental_stems() and t not in option_words)
@@ -107,8 +114,11 @@ def question_frame(question: str, choices: Sequence[Choice]) -> Frame:
     subordinate = tokens_of(text[spans[main][0]:] if main < len(spans) else "")
     claims = frozenset(stem(t) for t in subordinate if t not in lists.function_words and t not in lists.question_words
                        and t not in _ADJUNCTS and not any(t in person for person in persons))
+    choosing = {stem(v) for v in lists.choice_verbs}
+    addressed = bool(set(tokens) & lists.second_person)
+    others_choice = not addressed and any(stem(t) in choosing for t in tokens)
     return Frame(tokens, tuple(stem(t) for t in tokens), tuple(frozenset(p) for p in persons), verbs, unspaced,
-                 negative, len(persons) > 1 or people_as_options, claims)
+                 negative, len(persons) > 1 or people_as_options, claims, addressed, others_choice)
 
 
 def _capitalised(text: str, word: str) -> bool:
@@ -160,10 +170,18 @@ def emotion_named(tokens: Sequence[str], choices: Sequence[Choice]) -> list[Name
     families = [lists.emotions.get(choice.core) for choice in choices]
     if any(family is None for family in families):
         return []
+    sides = [lists.valence.get(family[0]) if family else None for family in families]
     found: list[Named] = []
     for start, end in lists.emotion_words.matches(tokens):
         meant = lists.emotions[tuple(tokens[start:end])]
-        options = [i for i, family in enumerate(families) if family and family & meant]
+        # the word names an option when it can name the option's own (narrowest) feeling: "disappointed" names
+        # "sad" (disappointment is a kind of sadness); else when it shares a feeling with an option that is the only
+        # one of its valence: "sad" names "disappointed" in "happy or disappointed?", not among "delighted,
+        # disappointed, angry or frightened", where a reply that is none of them does not choose between three
+        options = [i for i, family in enumerate(families) if family and family[0] in meant]
+        if not options:
+            options = [i for i, family in enumerate(families) if family and set(family) & set(meant)
+                       and sides[i] is not None and sides.count(sides[i]) == 1]
         if len(options) != 1:
             return []
         found.append(Named(options[0], start, end))
@@ -182,12 +200,21 @@ def sentence_choice(tokens: Sequence[str], choices: Sequence[Choice], frame: Fra
         return Reading.NONE
     if len({n.index for n in named}) > 1:
         return Reading.SEVERAL
+    lead = named[0].start
+    while lead > 0 and (tokens[lead - 1] in lists.places or tokens[lead - 1] in lists.prepositions):
+        lead -= 1
+    if not place_kept(tokens[lead:named[0].start], choices[named[0].index]):
+        return Reading.OTHER_WORDS  # "She'll look under the basket" for "the basket": another place
     outside = [t for i, t in enumerate(tokens) if not any(n.start <= i < n.end for n in named)]
     if hedged(outside, frame.tokens) or negation_count(tokens) or lists.pointing_away.found_in(outside) \
             or judged(outside, frame.tokens):
         return Reading.HEDGED
     if frame.unspaced or any(char_kind(t[0]) == "u" for t in outside):
         return Reading.OTHER_WORDS
+    if not frame.addressed and set(outside) & lists.first_person:
+        return Reading.OTHER_ROLE  # "I would pick the ice lolly" to "Which one would Lena pick?": the speaker's own
+    if set(outside) & lists.frame_modals - set(frame.tokens):
+        return Reading.OTHER_WORDS  # "Sally should look in the box" to "Where will Sally look?": another question
     chosen = choices[named[0].index]
     own = set(tokens_of(chosen.text))
     skip = lists.function_words | lists.foreign_function_words | lists.choice_words | own
@@ -197,9 +224,21 @@ def sentence_choice(tokens: Sequence[str], choices: Sequence[Choice], frame: Fra
         return Reading.OTHER_WORDS
     if frame.roles_by_order and not _in_order(content, frame):
         return Reading.OTHER_WORDS
-    if content and not _same_roles(tokens, frame):
+    if content and not _same_roles(tokens, frame) and not _option_and_noun(tokens, named[0], frame):
         return Reading.OTHER_ROLE
     return named[0].index
+
+
+def _option_and_noun(tokens: Sequence[str], named: Named, frame: Frame) -> bool:
+    """Whether the sentence is the option and, after it, a word or two of the question that name no person and
+    no verb of its frame ("5 marbles" to "How many marbles does Max think...?", "Kai's shell"): the option alone."""
+    lists = lexicon()
+    before, after = tokens[:named.start], tokens[named.end:]
+    people = {w for person in frame.persons for w in person}
+    verbs = mental_stems() | {stem(v) for v in lists.choice_verbs | lists.choice_words}
+    return (0 < len(after) <= 2 and all(t in lists.prepositions for t in before)
+            and all(t in frame.tokens and t not in people and t not in lists.function_words and stem(t) not in verbs
+                    for t in after))
 
 
 def _in_order(content: Sequence[str], frame: Frame) -> bool:

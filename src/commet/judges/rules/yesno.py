@@ -5,8 +5,8 @@ nothing by itself; it may only keep the verdict from being decided: a hedge, con
 another yes/no, a mark that changes meaning, or a clause that speaks of the question's predicate
 ("lying" in "Is Leo lying?", or its opposite: "honest", "mistaken", "the truth") with the other
 polarity ("Yes, he is not lying", "Yes, because he is honest"). Its first clause must restate the
-question's predicate, be elliptic ("Yes, he is.") or give a reason ("because ..."); a reply that opens with a bare restatement
-("Leo is lying.", "It is not fair.") says yes or no by its negations. A negative question ("Isn't he
+question's predicate, be elliptic ("Yes, he is.") or give a reason ("because ..."); a reply that opens
+with a bare restatement ("Leo is lying.", "It is not fair.") says yes or no by its negations. A negative question ("Isn't he
 lying?") decides only a bare yes or no: what "yes, he isn't" means cannot be counted.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from commet.judges.rules.lexicon import hedged, lexicon, negation_count, stem, tokens_of
+from commet.judges.rules.lexicon import hedged, judged, lexicon, negation_count, stem, tokens_of
 from commet.judges.rules.marks import Reply
 from commet.judges.rules.roles import Frame
 
@@ -79,11 +79,13 @@ def clause_polarity(tokens: Sequence[str], pred: frozenset[str]) -> int | None:
 
 
 def restates(tokens: Sequence[str], frame: Frame, pred: frozenset[str]) -> bool:
-    """The words only restate the question: its own words (by stem), function words, negations, opposites."""
+    """The words only restate the question: its own words (by stem), function words, negations, opposites. A
+    possessive the question does not use says whose ("She knew it was hers" to "Did Ruby know whose crayon it
+    was?"): a claim, not a restatement."""
     lists = lexicon()
     asked = set(frame.stems) | {w for person in frame.persons for w in person} | _opposites(pred)
-    return all(t in lists.function_words or t in lists.pronouns or stem(t) in asked or negation_count([t])
-               for t in tokens)
+    return all((t in lists.function_words or t in lists.pronouns) and t not in lists.possessives or stem(t) in asked
+               or negation_count([t]) for t in tokens)
 
 
 def clauses(reply: Reply, start: int, end: int) -> list[tuple[int, int]]:
@@ -113,8 +115,9 @@ def read_yes_no(reply: Reply, start: int, frame: Frame, negative_question: bool)
                                                                                                    len(tokens))):
             return YesNo(None, "reply does not open with a clear yes or no")
         polarity = clause_polarity(rest, pred)
-        if polarity is None or not restates(rest, frame, pred) or hedged(rest):
-            return YesNo(None, "reply does not open with a clear yes or no")
+        if polarity is None or not restates(rest, frame, pred) or hedged(rest) or judged(rest, frame.tokens) \
+                or _other_person(rest, frame):
+            return YesNo(None, "reply does not open with a clear yes or no")  # "True." says yes, not "no lie"
         return YesNo("no" if polarity else "yes", after=len(tokens))
     tail = tokens[after:]
     if not tail:
@@ -138,6 +141,8 @@ def read_yes_no(reply: Reply, start: int, frame: Frame, negative_question: bool)
         polarity = clause_polarity(clause, pred)
         if polarity is not None and polarity != (said == "no"):
             return YesNo(None, f"reply says {said!r} but a clause after it reads the other way")
+        if polarity is not None and _other_person(clause, frame):
+            return YesNo(None, f"reply says {said!r} of someone the question does not ask about")
         if polarity is None and ({stem(t) for t in clause} & frame.claims or all(negation_count([t]) for t in clause)):
             # "Yes, because he didn't break it" to "Is he lying when he says he didn't break it?": whether that
             # supports the yes depends on what the question's own claim means; a lone "NOT" reverses it
@@ -160,3 +165,13 @@ def _opening_yes_no(reply: Reply, start: int) -> tuple[str | None, int]:
     if said is None or start + 1 < len(tokens) and not reply.boundary(start + 1):
         return None, start
     return said, start + 1
+
+
+def _other_person(clause: Sequence[str], frame: Frame) -> bool:
+    """Whether a clause speaks in the first or second person ("Yes, I am lying") of a question about someone else;
+    "I think", "I'd say" before the clause's own subject are no person of it."""
+    lists = lexicon()
+    if frame.addressed:
+        return False
+    lead = {i for start, end in lists.lead_ins.spans(clause) for i in range(start, end)}
+    return any(i not in lead and (t in lists.first_person or t in lists.second_person) for i, t in enumerate(clause))
