@@ -40,7 +40,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from commet.errors import CommetError
 
@@ -137,17 +137,24 @@ def _strings(raw: Mapping[str, object], key: str, default: list[str]) -> list[st
     return list(value)
 
 
-def _axis(raw: Mapping[str, object], key: str) -> list[object]:
+def _axis(raw: Mapping[str, object], key: str) -> list[str]:
     """The values of a grid axis, each checked as eval checks its option."""
     default = str(EvalSettings.model_fields[key].default)
-    return [getattr(EvalSettings.from_options({key: value}, from_file=True), key)
+    return [str(EvalSettings.from_options({key: value}, from_file=True).options()[key])
             for value in _strings(raw, key, [default])]
 
 
-def _one(raw: Mapping[str, object], key: str, kinds: tuple[type, ...], what: str) -> object:
-    """``raw[key]`` (None when absent) when it is one of ``kinds`` (true/false is not a number)."""
+Value = TypeVar("Value", int, float, str)
+
+
+def _one(raw: Mapping[str, object], key: str, kind: type[Value], what: str) -> Value | None:
+    """``raw[key]`` (None when absent) when it is a ``kind`` (a whole number is a number too; true/false is neither)."""
     value = raw.get(key)
-    if value is not None and (not isinstance(value, kinds) or isinstance(value, bool) and bool not in kinds):
+    if value is None:
+        return None
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind) or isinstance(value, bool):
         raise ValueError(f"{key}: must be {what}, not {value!r}")
     return value
 
@@ -195,18 +202,17 @@ def _config(raw: dict[str, object], base: Path) -> SweepConfig:
     columns = _columns(raw.get("columns"), dict(zip(entries, datasets, strict=True)))
     settings = EvalSettings.from_options({name: raw.get(name) for name in setting_names() if name not in AXES},
                                          from_file=True)
-    concurrency = _one(raw, "concurrency", (int,), "a whole number")
-    max_cost = _one(raw, "max_cost", (int, float), "a number of USD")
-    for key in ("judge", "db", "out", "format", "run_prefix"):
-        _one(raw, key, (str,), "a string")
+    concurrency = _one(raw, "concurrency", int, "a whole number")
+    texts = {key: _one(raw, key, str, "a string") for key in ("judge", "db", "out", "format", "run_prefix")}
     config = SweepConfig(
         models=_strings(raw, "models", []), datasets=datasets, columns=columns,
-        images=_axis(raw, "images"), feedback=_axis(raw, "feedback"),  # type: ignore[arg-type]
-        settings=settings, judge=str(raw.get("judge", "rules")),
-        concurrency=8 if concurrency is None else int(concurrency),  # type: ignore[call-overload]
-        max_cost=None if max_cost is None else float(max_cost),  # type: ignore[arg-type]
-        db=local(raw.get("db", "commet.sqlite")), out=local(raw["out"]) if "out" in raw else None,
-        format=raw.get("format"), run_prefix=str(raw.get("run_prefix", "")))  # type: ignore[arg-type]
+        images=[ImagePolicy(v) for v in _axis(raw, "images")],
+        feedback=[FeedbackCondition(v) for v in _axis(raw, "feedback")],
+        settings=settings, judge="rules" if texts["judge"] is None else texts["judge"],
+        concurrency=8 if concurrency is None else concurrency, max_cost=_one(raw, "max_cost", float, "a number of USD"),
+        db=local("commet.sqlite" if texts["db"] is None else texts["db"]),
+        out=None if texts["out"] is None else local(texts["out"]), format=texts["format"],
+        run_prefix="" if texts["run_prefix"] is None else texts["run_prefix"])
     if config.concurrency < 1:  # as eval's --concurrency and --max-cost
         raise ValueError(f"concurrency: must be at least 1, not {config.concurrency}")
     if config.max_cost is not None and not (math.isfinite(config.max_cost) and config.max_cost >= 0):

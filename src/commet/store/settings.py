@@ -88,13 +88,15 @@ class EvalSettings(BaseModel):
                 raise SettingError(name, f"not a setting{did_you_mean(name, names)} (settings: {', '.join(names)})")
             if value is None:
                 continue
+            if from_file and not _is_json(value):  # a TOML date: no setting is one
+                raise SettingError(name, f"{value!r} is not a number, text or true/false")
             field, inner = names[name]
             if inner is None:
                 tree[field] = value
             else:
                 tree.setdefault(field, {})[inner] = value
         try:
-            return cls.model_validate_json(_json(tree), strict=True) if from_file else cls.model_validate(tree)
+            return cls.model_validate_json(json.dumps(tree), strict=True) if from_file else cls.model_validate(tree)
         except ValidationError as exc:
             error = exc.errors()[0]
             flat = {where: name for name, where in names.items()}
@@ -132,14 +134,6 @@ def _flat_names() -> dict[str, tuple[str, str | None]]:
 def setting_names() -> tuple[str, ...]:
     """Every setting as users type it: eval's options (``--max-tokens``), a sweep file's keys (``max_tokens``)."""
     return tuple(_flat_names())
-
-
-def _json(tree: Mapping[str, object]) -> str:
-    try:
-        return json.dumps(tree)
-    except (TypeError, ValueError):  # a TOML date: no setting is one
-        bad = next(name for name, value in tree.items() if not _is_json(value))
-        raise SettingError(bad, f"{tree[bad]!r} is not a number, text or true/false") from None
 
 
 def _is_json(value: object) -> bool:
