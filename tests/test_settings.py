@@ -250,3 +250,23 @@ def test_a_sweep_reads_a_table_with_its_columns_and_records_them(tmp_path: Path,
         [run] = store.runs()
     assert run.settings.recorded.dataset_columns == "question=q"
     assert run.settings.dataset_path == str((tmp_path / "odd").resolve())
+
+
+def test_a_setting_added_later_leaves_the_hash_of_every_earlier_run_as_it_was() -> None:
+    from pydantic import Field
+
+    from commet.engine.runner import config_hash
+    from commet.models.registry import create_model
+    from commet.store.settings import ADDED_LATER
+    from tests.test_conditions import OLD_CONFIG_HASHES
+
+    class Later(EvalSettings):  # what EvalSettings becomes when a setting is added with its mark
+        top_k: int | None = Field(default=None, json_schema_extra=ADDED_LATER)
+
+    model, judge = create_model("baseline:first-option"), RulesJudge()
+    assert Later().recorded() == EvalSettings().recorded() == EvalSettings().model_dump(mode="json")
+    assert config_hash(model, judge, Later(), "0" * 64) == OLD_CONFIG_HASHES["default"]
+    assert Later(top_k=5).recorded() == {**EvalSettings().recorded(), "top_k": 5}  # set: recorded and hashed
+    assert config_hash(model, judge, Later(top_k=5), "0" * 64) != OLD_CONFIG_HASHES["default"]
+    stored = stored_settings(Later(), model_identity={"spec": "m"})
+    assert "top_k" not in stored and RunSettings.from_stored(stored).eval_settings == EvalSettings()

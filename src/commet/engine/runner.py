@@ -184,7 +184,7 @@ def config_hash(model: models.Model, judge: Judge, settings: EvalSettings, datas
     """The hash of everything a run's results depend on; ``provenance`` (a finishing run's source) only when given,
     so every other run keeps its hash."""
     payload: dict[str, object] = {"model": model.identity(), "judge": judge.name,
-                                  "settings": settings.model_dump(mode="json"), "dataset": dataset_hash}
+                                  "settings": settings.recorded(), "dataset": dataset_hash}
     if provenance:
         payload["provenance"] = provenance
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
@@ -211,7 +211,7 @@ def run_configuration(model: models.Model, judge: Judge, settings: EvalSettings,
     """Everything a run's results depend on, flattened to ``name: value`` (what a conflict compares)."""
     return _flatten({"model": model.identity(), "judge": judge.name,
                      "dataset": {"name": dataset.name, "sha256": dataset_hash},
-                     **settings.model_dump(mode="json"), **(provenance or {})})
+                     **settings.recorded(), **(provenance or {})})
 
 
 def stored_configuration(run: RunRecord) -> dict[str, object]:

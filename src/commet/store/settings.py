@@ -53,11 +53,17 @@ class CorrectnessTexts(BaseModel):
 PAPER_CORRECTNESS_TEXTS = CorrectnessTexts()
 
 
-class EvalSettings(BaseModel):
-    """Everything about a run that changes its results; recorded with the run and hashed.
+#: marks a field of EvalSettings added after runs were stored (``Field(default, json_schema_extra=ADDED_LATER)``):
+#: left out of a run's recorded JSON and configuration hash while at its default, so every run made before it
+#: keeps its hash, its default name and resumes
+ADDED_LATER: dict[str, Any] = {"added_later": True}
 
-    The fields' names, order and defaults are part of every stored run and config hash: a new field
-    needs a default that gives the results of the runs made before it.
+
+class EvalSettings(BaseModel):
+    """Everything about a run that changes its results; recorded with the run and hashed (:meth:`recorded`).
+
+    The fields' names and defaults are part of every stored run and config hash: a new field needs a
+    default that gives the results of the runs made before it, and the :data:`ADDED_LATER` mark.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -103,11 +109,27 @@ class EvalSettings(BaseModel):
             at = (str(error["loc"][0]), str(error["loc"][1]) if len(error["loc"]) > 1 else None)
             raise SettingError(flat.get(at, ".".join(str(part) for part in error["loc"])), _reason(error)) from None
 
+    def recorded(self) -> dict[str, object]:
+        """The JSON a run records and hashes: every field, one marked :data:`ADDED_LATER` only when not at its
+        default (a nested settings model's fields likewise)."""
+        return _recorded_json(self)
+
     def options(self) -> dict[str, object]:
         """The settings by the names users type (the inverse of :meth:`from_options`)."""
         values = self.model_dump()
         return {name: values[field] if inner is None else values[field][inner]
                 for name, (field, inner) in _flat_names().items()}
+
+
+def _recorded_json(settings: BaseModel) -> dict[str, object]:
+    dumped = settings.model_dump(mode="json")
+    for name, info in type(settings).model_fields.items():
+        value = getattr(settings, name)
+        if info.json_schema_extra == ADDED_LATER and value == info.get_default(call_default_factory=True):
+            del dumped[name]
+        elif isinstance(value, BaseModel):
+            dumped[name] = _recorded_json(value)
+    return dumped
 
 
 #: the settings models inside EvalSettings, spelt flat where users type settings: each of their fields by its own
@@ -191,7 +213,7 @@ READ_FROM = ("dataset_path", "dataset_layout", "dataset_columns")
 
 def stored_settings(settings: EvalSettings, **recorded: object) -> dict[str, object]:
     """The settings JSON a run stores: ``settings`` and what it records beside them (:class:`Recorded` fields)."""
-    return {**settings.model_dump(mode="json"), **_recorded(recorded)}
+    return {**settings.recorded(), **_recorded(recorded)}
 
 
 def _recorded(recorded: Mapping[str, object]) -> Mapping[str, object]:
