@@ -182,11 +182,12 @@ def _reason(error: ErrorDetails) -> str:
 
 
 class RunSettingsError(StoreError):
-    """A stored setting outside its declared values (a damaged or foreign results file)."""
+    """A stored setting that does not validate (a damaged or foreign results file): names the run and the field."""
 
 
 class Recorded(BaseModel):
-    """What a run records beside its settings: not in its config hash, but how to find and read its data again."""
+    """What a run records beside its settings: who answered, where its data was read from and how, which run it
+    was made from; a human run's study. Keys no field names are kept in ``RunSettings.stored`` unread."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
