@@ -269,7 +269,7 @@ def test_a_sweep_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("setting", "says"), [("concurrency = 0", "concurrency: must be at least 1, not 0"),
                                                ("concurrency = -1", "concurrency: must be at least 1, not -1"),
-                                               ("limit = 0", "limit: must be at least 1, not 0")])
+                                               ("limit = 0", "limit: Input should be greater than or equal to 1, not 0")])
 def test_a_sweep_file_refuses_what_eval_refuses_before_anything_runs(setting: str, says: str, tmp_path: Path) -> None:
     (tmp_path / "grid.toml").write_text(f'models = ["baseline:first-option"]\n{setting}\n')
     result = commet_cli("sweep", "grid.toml", cwd=tmp_path)

@@ -73,9 +73,22 @@ def test_stored_settings_of_every_writer_read_back_typed_and_unchanged(
 
 @pytest.mark.parametrize(("stored", "message"), [
     ({"images": "sometimes"}, "run 'r': stored setting images='sometimes' is not one of on, off, needed"),
-    ({"images": "on+often"}, "images='often'"),
+    ({"images": "on+needed"}, "images='on+needed' is not one of on, off, needed"),  # pooled: only a human run
+    ({"images": "on+often", "study": "s"}, "images='often' is not one of on, off, needed"),
     ({"feedback": "loud"}, "feedback='loud' is not one of original, correctness, none"),
-    ({"image_max_side": "big"}, "image_max_side='big' is not a positive whole number"),
+    ({"undecided_feedback": "guess"}, "undecided_feedback='guess' is not one of stop, skip, wrong"),
+    ({"image_format": "gif"}, "image_format='gif' is not one of png, jpeg"),
+    ({"image_max_side": "big"}, "image_max_side='big' is refused: Input should be a valid integer"),
+    ({"image_max_side": 0}, "image_max_side=0 is refused: Input should be greater than or equal to 1"),
+    ({"image_max_side": True}, "image_max_side=True is refused: Input should be a valid integer"),
+    ({"limit": "3"}, "limit='3' is refused: Input should be a valid integer"),
+    ({"generation": {"max_tokens": 0}}, "generation.max_tokens=0 is refused: Input should be greater than or equal"),
+    ({"generation": {"top_k": 5}}, "generation.top_k=5 is refused: Extra inputs are not permitted"),
+    ({"correctness_texts": {"right": 1}}, "correctness_texts.right=1 is refused: Input should be a valid string"),
+    ({"system_prompt": None}, "system_prompt=None is refused: Input should be a valid string"),
+    ({"model_identity": "m"}, "model_identity='m' is refused: Input should be an object"),
+    ({"dataset_path": 5}, "dataset_path=5 is refused: Input should be a valid string"),
+    ({"judges": "rules", "study": "s"}, "judges='rules' is refused: Input should be a valid array"),
 ])
 def test_a_stored_setting_outside_its_values_is_a_located_error(stored: dict[str, object], message: str) -> None:
     with pytest.raises(RunSettingsError, match=message.replace("(", r"\(").replace("+", r"\+")):

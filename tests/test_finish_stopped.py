@@ -138,3 +138,26 @@ def test_finish_refuses_what_it_cannot_do(world: tuple[Path, Path, Path], tmp_pa
     assert nothing.exit_code == 2 and "nothing to finish" in nothing.output
     with Store(db) as store:
         assert [r.name for r in store.runs()] == [RUN]  # nothing was written
+
+
+def test_finish_reads_a_table_again_with_the_columns_the_run_recorded(tmp_path: Path) -> None:
+    """A run of a table read with --columns is finished without --dataset: the table is read as the run read it."""
+    from tests.hub_fixtures import _turn_rows
+
+    rows = _turn_rows(_dataset(tmp_path / "canonical"))
+    (tmp_path / "table" / "data").mkdir(parents=True)
+    (tmp_path / "table" / "data" / "test.jsonl").write_text(  # a column no reader can guess: question as "q"
+        "".join(json.dumps({("q" if key == "question" else key): value for key, value in row.items()}) + "\n"
+                for row in rows))
+    data = load_dataset(tmp_path / "table", columns="question=q")
+    replies = tmp_path / "r.json"
+    replies.write_text(json.dumps(REPLIES))
+    db = tmp_path / "results.sqlite"
+    asyncio.run(evaluate_async(f"replay:{replies}", data, judge="rules", db=db, run=RUN))
+    result = runner.invoke(app, ["eval", "--db", str(db), "--finish", RUN, "--judge", "rules", "--model",
+                                 f"replay:{replies}", "--quiet"])
+    assert "question=q" in result.output and "cannot tell which columns" not in result.output, result.output
+    with Store(db) as store:
+        finished = store.get_run(f"{RUN}~finish:rules")
+    assert finished is not None and finished.settings.recorded.finished_from == RUN
+    assert finished.settings.recorded.dataset_columns == "question=q"

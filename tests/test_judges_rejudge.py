@@ -128,10 +128,12 @@ def test_cli_rejudge_prints_changes_and_both_runs(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("edit", "message"), [
-    # valid for the store's typed view, not for the engine's settings: re-judging refuses it itself
-    ("'$.generation.temperature', 'hot'", "run 'base': stored settings do not validate "
-                                          "(generation.temperature='hot': Input should be a valid number"),
-    # outside its enum: the store refuses to read the run, naming the file
+    # every stored setting is checked by the one settings model when the store reads the run: the file, the run
+    # and the field are named, and nothing is re-judged with a default in its place
+    ("'$.generation.temperature', 'hot'", "r.sqlite: run 'base': stored setting generation.temperature='hot' is "
+                                          "refused: Input should be a valid number"),
+    ("'$.limit', 0", "r.sqlite: run 'base': stored setting limit=0 is refused: Input should be greater than or "
+                     "equal to 1"),
     ("'$.undecided_feedback', 'maybe'", "r.sqlite: run 'base': stored setting undecided_feedback='maybe' "
                                         "is not one of stop, skip, wrong"),
 ])

@@ -258,6 +258,18 @@ def eval_command(
     judge_images: Annotated[JudgeImages, typer.Option(
         help="Which StoryTurns' pictures an LLM judge sees (only pictures the model was shown): "
              "image-dependent ones (needed), all, or none.")] = JudgeImages.NEEDED,
+    top_p: Annotated[float | None, typer.Option(
+        help="Nucleus sampling: only the likeliest tokens whose probabilities add up to this (over 0, at most 1); "
+             "default: the provider's.")] = None,
+    image_max_side: Annotated[int, typer.Option(
+        help="Largest side in pixels of a picture sent to the model (larger ones are scaled down).")] = 1024,
+    image_format: Annotated[str, typer.Option(help="File format of the pictures sent to the model: png or jpeg.")
+                            ] = "png",
+    correctness_right: Annotated[str, typer.Option(
+        help="The feedback after a right answer under --feedback correctness (the paper's words by default).")
+    ] = "Your answer is right.",
+    correctness_wrong: Annotated[str, typer.Option(
+        help="The feedback after a wrong answer under --feedback correctness.")] = "Your answer is wrong.",
     max_cost: Annotated[float | None, typer.Option(
         min=0, help="Stop cleanly (resumable) before the run's estimated spend in USD would pass this.")] = None,
     force: ForceOption = False,
@@ -288,26 +300,22 @@ def eval_command(
     if model is None:
         fail("commet eval needs --model (or --finish RUN)")
     dataset = dataset or "sample"
-    from commet.engine import EvalSettings, RunConflictError, RunSummary, SpendLimitError, evaluate_async
-    from commet.engine.conversation import DEFAULT_SYSTEM_PROMPT
+    from commet.engine import RunConflictError, RunSummary, SpendLimitError, evaluate_async
     from commet.judges.registry import create_judge
-    from commet.models.base import GenerationSettings, SettingError
+    from commet.models.base import SettingError
     from commet.models.registry import create_model
+    from commet.store.settings import EvalSettings, setting_names
 
     try:
         the_model = create_model(model)
         the_judge = create_judge(judge)
     except (ModelSpecError, UnknownJudgeError) as exc:
         fail(str(exc))
-    try:
-        generation = GenerationSettings.checked(temperature=temperature, max_tokens=max_tokens, seed=seed)
+    try:  # every setting option, by its name (tests/test_settings.py keeps the options and the settings in step)
+        settings = EvalSettings.from_options({name: ctx.params[name] for name in setting_names()})
     except SettingError as exc:
         fail_option(exc)
     data = load_or_fail(dataset, force, columns)
-    settings = EvalSettings(images=images, feedback=feedback,
-                            system_prompt=DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt,
-                            generation=generation, limit=limit, undecided_feedback=undecided_feedback,
-                            judge_images=judge_images)
     if max_cost is not None and workers > 1:
         fail("--max-cost needs one process: drop --workers")
     from commet.engine import Shard

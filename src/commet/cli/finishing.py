@@ -8,9 +8,9 @@ import typer
 
 from commet.cli.common import EXIT_INCOMPLETE, console, fail, load_or_fail
 
-#: eval's options that change results: with --finish they come from the run being finished
-SETTING_OPTIONS = ("images", "feedback", "limit", "system_prompt", "temperature", "max_tokens", "seed",
-                   "undecided_feedback", "judge_images", "max_cost", "shard", "workers")
+#: eval's options beside its settings (:func:`commet.store.settings.setting_names`) that a finishing run takes
+#: from the run it finishes
+RUN_OPTIONS = ("max_cost", "shard", "workers")
 
 
 def _given(ctx: typer.Context, name: str) -> bool:
@@ -22,7 +22,9 @@ def _given(ctx: typer.Context, name: str) -> bool:
 
 def refuse_settings(ctx: typer.Context) -> None:
     """--finish takes the run's own settings (an option given with it would make a different run) and a --judge."""
-    given = [name for name in SETTING_OPTIONS if _given(ctx, name)]
+    from commet.store.settings import setting_names
+
+    given = [name for name in (*setting_names(), *RUN_OPTIONS) if _given(ctx, name)]
     if given:
         fail(f"--finish continues the run with its own settings: drop {', '.join('--' + n.replace('_', '-') for n in given)}")
     if not _given(ctx, "judge"):
@@ -55,11 +57,11 @@ def finish(*, source: str, model: str | None, dataset: str | None, judge: str, d
             the_judge = create_judge(judge)
         except UnknownJudgeError as exc:
             fail(str(exc))
-        recorded = record.settings.stored.get("dataset_path")
+        recorded = record.settings.dataset_path
         if dataset is not None:
             data = load_or_fail(dataset, force)
-        elif isinstance(recorded, str) and Path(recorded).exists():
-            data = load_or_fail(recorded, force)
+        elif recorded is not None and Path(recorded).exists():  # read as the run read it (a table by its columns)
+            data = load_or_fail(recorded, force, record.settings.recorded.dataset_columns)
         else:
             try:
                 data = dataset_for(record, None)

@@ -14,6 +14,7 @@ import typer
 
 from commet.cli.common import (
     EXIT_INCOMPLETE,
+    EXIT_SPEND_LIMIT,
     ColumnsOption,
     ForceOption,
     _load,
@@ -354,24 +355,35 @@ def sweep(
     one with errors stops the sweep before any run is written.
 
     \b
-    The config (TOML; paths relative to it; only `models` is required):
+    The config (TOML; paths relative to it; only `models` is required). Every setting of `commet eval` is a
+    key, by the same name (max_tokens for --max-tokens) and checked the same way; images and feedback take
+    a list (the grid), every other setting one value for every run:
       models = ["baseline:first-option", "openai:gpt-4o-mini"]   # model specs
-      datasets = ["sample"]                # folders, files or "sample"
-      images = ["on", "off"]               # default ["on"]
+      datasets = ["sample"]                # folders, files, hf:OWNER/NAME or "sample"
+      columns = "story=text,question=q"    # --columns of every dataset, or { "hf:me/tom" = "..." } for one
+      images = ["on", "off"]               # default ["on"]; also "needed"
       feedback = ["original", "correctness", "none"]   # default ["original"]
       judge = "rules"                      # judge spec
       db = "sweep.sqlite"                  # results file (default commet.sqlite)
       out = "report.html"                  # report file; format from the suffix
       format = "markdown"                  # table, markdown, csv, latex or html
-      concurrency = 8
+      run_prefix = "exp1/"                 # prefix of every run name
+      concurrency = 8                      # StoryTurns in flight per endpoint
+      max_cost = 5.0                       # USD per run, as eval --max-cost (exit 4 when one stops)
       limit = 10                           # only the first N StoryTurns
+      undecided_feedback = "stop"          # stop, skip or wrong
+      judge_images = "needed"              # needed, on or off
       system_prompt = "..."
       temperature = 0.0
       max_tokens = 512
       seed = 1
-      run_prefix = "exp1/"                 # prefix of every run name
+      top_p = 0.9
+      image_max_side = 1024
+      image_format = "png"                 # png or jpeg
+      correctness_right = "Your answer is right."   # --feedback correctness texts
+      correctness_wrong = "Your answer is wrong."
     """
-    from commet.engine import RunConflictError
+    from commet.engine import RunConflictError, SpendLimitError
     from commet.engine.sweep import SweepConfigError, load_config, run_sweep
     from commet.format.problems import FormatError
     from commet.judges.base import UnknownJudgeError
@@ -390,15 +402,16 @@ def sweep(
         if not quiet:
             typer.echo(f"[{index + 1}/{total}] {name}", err=True)
 
-    datasets = {d: load_or_fail(d, force) for d in settings.datasets}
+    datasets = {d: load_or_fail(d, force, settings.columns.get(d)) for d in settings.datasets}
     try:
         names = asyncio.run(run_sweep(settings, announce, datasets=datasets))
     except FormatError as exc:
         fail_problems(exc)
-    except (RunConflictError, ModelSpecError, UnknownJudgeError, RuntimeError) as exc:
+    except (RunConflictError, SpendLimitError, ModelSpecError, UnknownJudgeError, RuntimeError) as exc:
         fail(str(exc))
-    print_report(settings.db, names, report_format, out=settings.out,
-                 dataset=settings.datasets[0] if len(settings.datasets) == 1 else None)
+    one = settings.datasets[0] if len(settings.datasets) == 1 else None
+    print_report(settings.db, names, report_format, out=settings.out, dataset=one,
+                 columns=settings.columns.get(one) if one is not None else None)
     from commet.store import RunStatus
 
     with open_store(settings.db, read_only=True) as store:
@@ -407,6 +420,11 @@ def sweep(
     if unfinished:
         for name, status in unfinished:
             err_console.print(f"{status}: {name}", markup=False, highlight=False, soft_wrap=True)
+        if any(status is RunStatus.stopped_spend_limit for _, status in unfinished):  # as eval: exit 4 first
+            err_console.print(f"{len(unfinished)} of {len(names)} runs not complete, stopped before max_cost; raise "
+                              f"it and run the same command again to resume (exit code {EXIT_SPEND_LIMIT})",
+                              markup=False, highlight=False, soft_wrap=True)
+            raise typer.Exit(EXIT_SPEND_LIMIT)
         err_console.print(f"{len(unfinished)} of {len(names)} runs not complete; `commet eval` on one shows why; "
                           f"run the same command again to retry (exit code {EXIT_INCOMPLETE})",
                           markup=False, highlight=False, soft_wrap=True)

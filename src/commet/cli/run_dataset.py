@@ -23,10 +23,8 @@ def dataset_for(source: "RunRecord", dataset: str | None, columns: str | None = 
 
     if dataset:
         return load_dataset(dataset, columns=columns)
-    recorded = source.settings.stored.get("dataset_path")
-    recorded_columns = source.settings.stored.get("dataset_columns")
-    candidates = [(recorded, recorded_columns if isinstance(recorded_columns, str) else None)] \
-        if isinstance(recorded, str) and recorded else []
+    recorded = source.settings.dataset_path
+    candidates = [(recorded, source.settings.recorded.dataset_columns)] if recorded is not None else []
     for candidate, candidate_columns in [*candidates, (source.dataset_name, None), ("sample", None)]:
         try:
             data = load_dataset(candidate, columns=candidate_columns)

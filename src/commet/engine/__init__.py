@@ -12,16 +12,9 @@ from pathlib import Path
 
 from commet.conditions import FeedbackCondition, ImagePolicy, JudgeImages, UndecidedFeedback
 from commet.engine.claims import Shard
-from commet.engine.conversation import (
-    DEFAULT_SYSTEM_PROMPT,
-    CorrectnessTexts,
-    apply_branch_rules,
-    choose_feedback,
-    user_text,
-)
+from commet.engine.conversation import apply_branch_rules, choose_feedback, user_text
 from commet.engine.runner import (
     Engine,
-    EvalSettings,
     Progress,
     RunConflictError,
     RunResults,
@@ -34,6 +27,7 @@ from commet.judges.base import Judge
 from commet.judges.registry import create_judge
 from commet.models.base import GenerationSettings, Model
 from commet.models.registry import create_model
+from commet.store.settings import DEFAULT_SYSTEM_PROMPT, CorrectnessTexts, EvalSettings
 from commet.store.sqlite import Store
 
 

@@ -9,34 +9,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict
-
 from commet.conditions import FeedbackCondition, UndecidedFeedback
 from commet.format.model import Feedback, StoryTurn, Turn
 from commet.judges.base import JudgeRequest, Verdict
 from commet.models.base import ImagePart
+from commet.store.settings import PAPER_CORRECTNESS_TEXTS, CorrectnessTexts
 from commet.text import fold, normalize
 
-
-class CorrectnessTexts(BaseModel):
-    """The correctness-only control's two texts (paper, Appendix I: "Your answer is wrong."); recorded per run."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    right: str = "Your answer is right."
-    wrong: str = "Your answer is wrong."
-
-
-PAPER_CORRECTNESS_TEXTS = CorrectnessTexts()
 #: feedback kinds of a turn that follows an undecided answer (left out of Tables 3 and 14)
 STOPPED_UNDECIDED = "stopped-undecided"
 SKIPPED_UNDECIDED = "skipped-undecided"
-
-DEFAULT_SYSTEM_PROMPT = (
-    "You will read a short story told over several turns, with a picture in some turns. "
-    "Answer each question about the story briefly and directly. When a question asks why, "
-    "give the reason in one sentence."
-)
 
 
 @dataclass(frozen=True)

@@ -77,15 +77,15 @@ def finishing_engine(store: Store, source_name: str, model: Model, judge: Judge,
     source = store.get_run(source_name)
     if source is None:
         raise FinishError(f"no run named {source_name!r} in {store.path}")
-    stored = source.settings.stored
-    if "model_identity" not in stored:
+    identity = source.settings.recorded.model_identity
+    if identity is None:
         raise FinishError(f"run {source_name!r} was not answered by a model (model {source.model!r}): its stopped "
                           "StoryTurns cannot be continued")
     try:
         settings = source_settings(source)
     except RejudgeError as exc:
         raise FinishError(str(exc)) from None
-    if model.identity() != stored["model_identity"]:
+    if model.identity() != identity:
         raise FinishError(f"--model {model.spec!r} is not the model of run {source_name!r} ({source.model!r} with "
                           "other options): give --model exactly as the run's eval command did")
     if not dataset.hash_matches(source.dataset_hash):

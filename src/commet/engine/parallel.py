@@ -28,12 +28,13 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
 from commet.engine.claims import Shard
-from commet.engine.runner import Engine, EvalSettings, Progress, RunSummary
+from commet.engine.runner import Engine, Progress, RunSummary
 from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.judges.registry import create_judge
 from commet.models.registry import create_model
 from commet.store.errors import StoreFullError
+from commet.store.settings import EvalSettings
 from commet.store.sqlite import RunStatus, Store
 
 POLL_S = 0.25

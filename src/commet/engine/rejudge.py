@@ -18,8 +18,6 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from pydantic import ValidationError
-
 from commet.conditions import JudgeImages
 from commet.engine.claims import Shard
 from commet.engine.conversation import (
@@ -29,13 +27,14 @@ from commet.engine.conversation import (
 )
 from commet.engine.judging import judge_cached, record_scored_turn
 from commet.engine.pictures import PictureCache
-from commet.engine.runner import EvalSettings, RunResults, run_results
+from commet.engine.runner import RunResults, run_results
 from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.judges.base import Judge, JudgeRequest, Verdict
 from commet.judges.cascade import decided_by
 from commet.models.base import ImagePart
 from commet.store.records import StoryRecord, StoryStatus, TurnRecord
+from commet.store.settings import EvalSettings
 from commet.store.sqlite import RunRecord, RunStatus, Store
 
 
@@ -74,7 +73,7 @@ def _open_run(store: Store, source: RunRecord, judge: Judge, name: str) -> RunRe
                                        sort_keys=True).encode()).hexdigest()
     existing = store.get_run(name) or store.create_run(
         name=name, model=source.model, judge=judge.name,
-        settings={**source.settings.stored, "rejudged_from": source.name}, config_hash=digest,
+        settings=source.settings.recorded_with(rejudged_from=source.name), config_hash=digest,
         dataset_name=source.dataset_name, dataset_hash=source.dataset_hash,
         package_version=source.package_version, story_count=source.story_count)
     if existing.config_hash != digest:
@@ -83,19 +82,13 @@ def _open_run(store: Store, source: RunRecord, judge: Judge, name: str) -> RunRe
 
 
 def source_settings(source: RunRecord) -> EvalSettings:
-    """The source run's settings as recorded (fields added since it ran take their defaults).
-
-    A stored value that no longer validates is refused, naming run and field: re-judging with
-    default settings in its place would choose feedback the run never had.
-    """
-    known = {k: v for k, v in source.settings.stored.items() if k in EvalSettings.model_fields}
-    try:
-        return EvalSettings.model_validate(known)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(part) for part in error['loc']) or '-'}={error.get('input')!r}: "
-                             f"{error['msg']}" for error in exc.errors())
-        raise RejudgeError(f"run {source.name!r}: stored settings do not validate ({problems}); "
-                           "nothing was re-judged") from None
+    """The settings run ``source`` was made with, as the store read them (:class:`~commet.store.settings.RunSettings`:
+    validated, a stored value that does not is refused when the run is read). A human run has none to judge
+    again by: its answers were judged in the study, each to a participant's copy of a StoryTurn."""
+    if source.settings.eval_settings is None:
+        raise RejudgeError(f"run {source.name!r} was answered by people (a human run of a study): its answers "
+                           "are judged in the study; nothing was re-judged")
+    return source.settings.eval_settings
 
 
 async def rejudge(store: Store, source_name: str, judge: Judge, dataset: Dataset, *,

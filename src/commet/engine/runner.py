@@ -19,18 +19,12 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from commet import models
-from commet.conditions import FeedbackCondition, ImagePolicy, JudgeImages, UndecidedFeedback
+from commet.conditions import ImagePolicy, JudgeImages
 from commet.engine.claims import Shard, StoryClaims, share_rate_budgets
 from commet.engine.conversation import (
-    DEFAULT_SYSTEM_PROMPT,
-    PAPER_CORRECTNESS_TEXTS,
     STOPPED_UNDECIDED,
-    CorrectnessTexts,
     PreviousOutcome,
     choose_feedback,
     judge_request,
@@ -46,26 +40,10 @@ from commet.format.problems import printable
 from commet.judges.base import Judge, JudgeRequest, Verdict, spent
 from commet.store.errors import StoreFullError
 from commet.store.records import ShownTurn, StoryRecord, StoryStatus, TurnRecord
+from commet.store.settings import READ_FROM, EvalSettings, stored_settings
 from commet.store.sqlite import FailureKind, RunRecord, RunStatus, Store
 
 log = logging.getLogger(__name__)
-
-
-class EvalSettings(BaseModel):
-    """Everything about a run that changes its results; recorded with the run and hashed."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    images: ImagePolicy = ImagePolicy.on
-    feedback: FeedbackCondition = FeedbackCondition.original
-    undecided_feedback: UndecidedFeedback = UndecidedFeedback.STOP
-    correctness_texts: CorrectnessTexts = PAPER_CORRECTNESS_TEXTS
-    judge_images: JudgeImages = JudgeImages.NEEDED
-    system_prompt: str = DEFAULT_SYSTEM_PROMPT
-    generation: models.GenerationSettings = Field(default_factory=models.GenerationSettings)
-    image_max_side: int = 1024
-    image_format: Literal["png", "jpeg"] = "png"
-    limit: int | None = None
 
 
 #: seconds between the starts of the story slots (see :class:`Engine`)
@@ -206,7 +184,7 @@ def config_hash(model: models.Model, judge: Judge, settings: EvalSettings, datas
     """The hash of everything a run's results depend on; ``provenance`` (a finishing run's source) only when given,
     so every other run keeps its hash."""
     payload: dict[str, object] = {"model": model.identity(), "judge": judge.name,
-                                  "settings": settings.model_dump(mode="json"), "dataset": dataset_hash}
+                                  "settings": settings.recorded(), "dataset": dataset_hash}
     if provenance:
         payload["provenance"] = provenance
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
@@ -233,15 +211,15 @@ def run_configuration(model: models.Model, judge: Judge, settings: EvalSettings,
     """Everything a run's results depend on, flattened to ``name: value`` (what a conflict compares)."""
     return _flatten({"model": model.identity(), "judge": judge.name,
                      "dataset": {"name": dataset.name, "sha256": dataset_hash},
-                     **settings.model_dump(mode="json"), **(provenance or {})})
+                     **settings.recorded(), **(provenance or {})})
 
 
 def stored_configuration(run: RunRecord) -> dict[str, object]:
     """:func:`run_configuration` of a stored run, from what the store recorded."""
     settings = dict(run.settings.stored)
     identity = settings.pop("model_identity", {"spec": run.model})
-    for recorded in ("dataset_path", "dataset_layout", "dataset_columns"):  # how the data was read: recorded,
-        settings.pop(recorded, None)  # not part of the configuration (the mapping is, through the dataset hash)
+    for recorded in READ_FROM:
+        settings.pop(recorded, None)
     return _flatten({"model": identity, "judge": run.judge,
                      "dataset": {"name": run.dataset_name, "sha256": run.dataset_hash}, **settings})
 
@@ -320,8 +298,8 @@ class Engine:
         name = name or default_run_name(self.model, self.settings, self.dataset, digest)
         existing = self.store.get_run(name) or self.store.create_run(
             name=name, model=self.model.spec, judge=self.judge.name,
-            settings={**self.settings.model_dump(mode="json"), "model_identity": self.model.identity(),
-                      **_dataset_path(self.dataset), **self.provenance},
+            settings=stored_settings(self.settings, model_identity=self.model.identity(), **_dataset_path(self.dataset),
+                                     **self.provenance),
             config_hash=digest, dataset_name=self.dataset.name, dataset_hash=dataset_hash,
             package_version=_package_version(), story_count=len(self._stories()))
         # (created by another process a moment ago, or earlier: the stored configuration must be this one;

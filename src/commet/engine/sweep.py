@@ -13,7 +13,13 @@ A config::
     images = ["on", "off"]          # also "needed": pictures only in image-dependent StoryTurns
     feedback = ["original", "correctness"]
     datasets = ["sample"]
-    # optional: limit, system_prompt, temperature, max_tokens, seed, run_prefix, format
+    # optional: every other setting of `commet eval` (undecided_feedback, judge_images, system_prompt,
+    # temperature, max_tokens, seed, top_p, limit, image_max_side, ...), max_cost, columns, run_prefix, format
+
+A sweep takes every setting eval takes, by the same names (``max_tokens`` for ``--max-tokens``): its
+keys are derived from :class:`~commet.store.settings.EvalSettings` (:func:`known_keys`), checked by the
+same model as eval's options, so they cannot drift apart. ``images`` and ``feedback`` take a list of
+values, the grid's axes; every other setting takes one value, the same in every cell.
 
 Every cell gets the run name ``{run_prefix}{model}@{dataset name}:images={on|off|needed},feedback={condition}``,
 the model spec as written in the config (``commet eval``'s default name for most specs), so running the
@@ -29,11 +35,12 @@ in flight, and each model's ``rpm``/``tpm`` budget is kept in the store, shared 
 from __future__ import annotations
 
 import asyncio
+import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from commet.errors import CommetError
 
@@ -43,16 +50,40 @@ if TYPE_CHECKING:
     from commet.models.base import Model
 
 from commet.conditions import FeedbackCondition, ImagePolicy
+from commet.format.hub import is_hub_spec
 from commet.format.inputs import check_toml, read_text
-from commet.models.base import GenerationSettings, did_you_mean
+from commet.models.base import SettingError, did_you_mean
+from commet.store.settings import EvalSettings, setting_names
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-KNOWN_KEYS = {"db", "out", "format", "judge", "concurrency", "models", "images", "feedback", "datasets", "limit",
-              "system_prompt", "temperature", "max_tokens", "seed", "run_prefix"}
+#: the sweep's own keys beside eval's settings: what runs, where, under which names, within which spend
+RUN_KEYS = ("models", "datasets", "columns", "judge", "db", "run_prefix", "concurrency", "max_cost", "out", "format")
+#: the settings a sweep crosses: a list of values each, one axis of the grid
+AXES = ("images", "feedback")
+#: eval's option of each sweep key named otherwise (a sweep key ``k`` is eval's ``--k`` when not listed)
+EVAL_OPTION_OF = {"models": "model", "datasets": "dataset", "run_prefix": "run"}
+#: the keys of the report a sweep writes at its end (eval prints its results; ``commet report`` writes them)
+REPORT_KEYS = ("out", "format")
+#: eval's options a sweep file has no key for, and why
+NOT_SWEEP_KEYS = {
+    "workers": "a sweep runs its cells at once in one process; eval --workers spreads one run over processes",
+    "shard": "a shard is one process's share of a run: run the cells as eval commands with --shard",
+    "finish": "finishing a run is eval --finish on that run",
+    "quiet": "an option of commet sweep itself",
+    "force": "an option of commet sweep itself",
+}
+
+
+def known_keys() -> tuple[str, ...]:
+    """Every key a sweep file may hold: its own and every setting of eval."""
+    return (*RUN_KEYS, *setting_names())
+
+
+KNOWN_KEYS = frozenset(known_keys())
 
 
 class SweepConfigError(CommetError, ValueError):
@@ -73,16 +104,17 @@ class SweepConfig:
     datasets: list[str] = field(default_factory=lambda: ["sample"])
     images: list[ImagePolicy] = field(default_factory=lambda: [ImagePolicy.on])
     feedback: list[FeedbackCondition] = field(default_factory=lambda: [FeedbackCondition.original])
+    #: every other setting, the same in every cell (each cell's images and feedback replace these)
+    settings: EvalSettings = field(default_factory=EvalSettings)
+    #: a dataset's ``--columns`` mapping (a table written by others), by its entry in ``datasets``
+    columns: dict[str, str] = field(default_factory=dict)
     judge: str = "rules"
     concurrency: int = 8
+    #: eval's ``--max-cost`` for each run (USD)
+    max_cost: float | None = None
     db: Path = Path("commet.sqlite")
     out: Path | None = None
     format: str | None = None
-    limit: int | None = None
-    system_prompt: str | None = None
-    temperature: float = 0.0
-    max_tokens: int = 512
-    seed: int | None = None
     run_prefix: str = ""
 
     def cells(self) -> list[SweepCell]:
@@ -90,16 +122,41 @@ class SweepConfig:
         return [SweepCell(m, d, i, f) for d in self.datasets for m in self.models for i in self.images
                 for f in self.feedback]
 
+    def cell_settings(self, cell: SweepCell) -> EvalSettings:
+        """A cell's settings, validated (a config built in Python may give its conditions as strings)."""
+        return EvalSettings.model_validate({**self.settings.model_dump(), "images": cell.images,
+                                            "feedback": cell.feedback})
 
-def _strings(raw: dict[str, object], key: str, default: list[str], allowed: tuple[str, ...] | None = None) -> list[str]:
+
+def _strings(raw: Mapping[str, object], key: str, default: list[str]) -> list[str]:
     value = raw.get(key, default)
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
         raise SweepConfigError(f"{key!r} must be a non-empty list of strings")
-    if allowed is not None and (bad := [v for v in value if v not in allowed]):
-        raise SweepConfigError(f"{key!r}: {bad[0]!r} is not one of {', '.join(allowed)}")
     return list(value)
+
+
+def _axis(raw: Mapping[str, object], key: str) -> list[str]:
+    """The values of a grid axis, each checked as eval checks its option."""
+    default = str(EvalSettings.model_fields[key].default)
+    return [str(EvalSettings.from_options({key: value}, from_file=True).options()[key])
+            for value in _strings(raw, key, [default])]
+
+
+Value = TypeVar("Value", int, float, str)
+
+
+def _one(raw: Mapping[str, object], key: str, kind: type[Value], what: str) -> Value | None:
+    """``raw[key]`` (None when absent) when it is a ``kind`` (a whole number is a number too; true/false is neither)."""
+    value = raw.get(key)
+    if value is None:
+        return None
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ValueError(f"{key}: must be {what}, not {value!r}")
+    return value
 
 
 #: the largest sweep file read (a grid of a few dozen specs is a few KB)
@@ -129,41 +186,55 @@ def load_config(path: str | Path) -> SweepConfig:
                                f"(known: {', '.join(sorted(KNOWN_KEYS))})")
     if "models" not in raw:
         raise SweepConfigError(f"{path}: 'models' is required")
-    base = path.parent
+    try:
+        return _config(raw, path.parent)
+    except (SweepConfigError, SettingError, TypeError, ValueError) as exc:
+        raise SweepConfigError(f"{path}: {exc}") from None
 
+
+def _config(raw: dict[str, object], base: Path) -> SweepConfig:
     def local(value: object) -> Path:
         candidate = Path(str(value))
         return candidate if candidate.is_absolute() else base / candidate
 
-    datasets = [d if d == "sample" or Path(d).is_absolute() else str(base / d)
-                for d in _strings(raw, "datasets", ["sample"])]
-    fmt = raw.get("format")
-    if fmt is not None and not isinstance(fmt, str):
-        raise SweepConfigError(f"{path}: 'format' must be a string")
-    try:
-        config = SweepConfig(
-            models=_strings(raw, "models", []), datasets=datasets,
-            images=[ImagePolicy(v) for v in _strings(raw, "images", ["on"], tuple(ImagePolicy))],
-            feedback=[FeedbackCondition(v) for v in _strings(raw, "feedback", ["original"], tuple(FeedbackCondition))],
-            judge=str(raw.get("judge", "rules")), concurrency=int(raw.get("concurrency", 8)),  # type: ignore[arg-type]
-            db=local(raw.get("db", "commet.sqlite")), out=local(raw["out"]) if "out" in raw else None,
-            format=fmt,
-            limit=int(raw["limit"]) if "limit" in raw else None,  # type: ignore[arg-type]
-            system_prompt=str(raw["system_prompt"]) if "system_prompt" in raw else None,
-            temperature=float(raw.get("temperature", 0.0)),  # type: ignore[arg-type]
-            max_tokens=int(raw.get("max_tokens", 512)),  # type: ignore[arg-type]
-            seed=int(raw["seed"]) if "seed" in raw else None,  # type: ignore[arg-type]
-            run_prefix=str(raw.get("run_prefix", "")))
-        GenerationSettings.checked(temperature=config.temperature, max_tokens=config.max_tokens, seed=config.seed)
-        for key, value in (("concurrency", config.concurrency), ("limit", config.limit)):
-            if value is not None and value < 1:  # as eval's --concurrency and --limit
-                raise ValueError(f"{key}: must be at least 1, not {value}")
-        if not config.run_prefix.isprintable():  # as eval's --run: it starts every run name
-            raise ValueError(f"run_prefix: a run name cannot hold control or invisible characters: "
-                             f"{config.run_prefix!r}")
-    except (TypeError, ValueError) as exc:
-        raise SweepConfigError(f"{path}: {exc}") from None
+    entries = _strings(raw, "datasets", ["sample"])
+    datasets = [d if d == "sample" or is_hub_spec(d) or Path(d).is_absolute() else str(base / d) for d in entries]
+    columns = _columns(raw.get("columns"), dict(zip(entries, datasets, strict=True)))
+    settings = EvalSettings.from_options({name: raw.get(name) for name in setting_names() if name not in AXES},
+                                         from_file=True)
+    concurrency = _one(raw, "concurrency", int, "a whole number")
+    texts = {key: _one(raw, key, str, "a string") for key in ("judge", "db", "out", "format", "run_prefix")}
+    config = SweepConfig(
+        models=_strings(raw, "models", []), datasets=datasets, columns=columns,
+        images=[ImagePolicy(v) for v in _axis(raw, "images")],
+        feedback=[FeedbackCondition(v) for v in _axis(raw, "feedback")],
+        settings=settings, judge="rules" if texts["judge"] is None else texts["judge"],
+        concurrency=8 if concurrency is None else concurrency, max_cost=_one(raw, "max_cost", float, "a number of USD"),
+        db=local("commet.sqlite" if texts["db"] is None else texts["db"]),
+        out=None if texts["out"] is None else local(texts["out"]), format=texts["format"],
+        run_prefix="" if texts["run_prefix"] is None else texts["run_prefix"])
+    if config.concurrency < 1:  # as eval's --concurrency and --max-cost
+        raise ValueError(f"concurrency: must be at least 1, not {config.concurrency}")
+    if config.max_cost is not None and not (math.isfinite(config.max_cost) and config.max_cost >= 0):
+        raise ValueError(f"max_cost: must be a number of USD, 0 or more, not {config.max_cost}")
+    if not config.run_prefix.isprintable():  # as eval's --run: it starts every run name
+        raise ValueError(f"run_prefix: a run name cannot hold control or invisible characters: {config.run_prefix!r}")
     return config
+
+
+def _columns(value: object, datasets: dict[str, str]) -> dict[str, str]:
+    """The ``columns`` key: one mapping for every dataset (a string), or a table of mappings by dataset entry."""
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        return dict.fromkeys(datasets.values(), value)
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise ValueError("columns: must be a mapping (\"role=column,...\") or a table of them by dataset, "
+                         "e.g. columns = { \"hf:me/tom\" = \"story=text\" }")
+    unknown = sorted(set(value) - set(datasets))
+    if unknown:
+        raise ValueError(f"columns: {unknown[0]!r} is not one of the datasets ({', '.join(datasets)})")
+    return {datasets[entry]: mapping for entry, mapping in value.items()}
 
 
 def run_name(config: SweepConfig, cell: SweepCell, dataset_name: str) -> str:
@@ -180,15 +251,14 @@ async def run_sweep(config: SweepConfig, on_cell: Callable[[int, int, str], None
     loaded with :func:`commet.format.validate.load_checked` (refused with errors or warnings) before
     the first run starts.
     """
-    from commet.engine import EvalSettings, evaluate_async
-    from commet.engine.conversation import DEFAULT_SYSTEM_PROMPT
+    from commet.engine import evaluate_async
     from commet.format.validate import load_checked
     from commet.judges.registry import create_judge
     from commet.models.registry import create_model
     from commet.store.sqlite import Store
 
     if datasets is None:
-        datasets = {d: load_checked(d)[0] for d in config.datasets}
+        datasets = {d: load_checked(d, columns=config.columns.get(d))[0] for d in config.datasets}
     cells = config.cells()
     names = [run_name(config, cell, datasets[cell.dataset].name) for cell in cells]
     slots: dict[str, asyncio.Semaphore] = {}
@@ -198,14 +268,9 @@ async def run_sweep(config: SweepConfig, on_cell: Callable[[int, int, str], None
     async def run_cell(index: int, cell: SweepCell) -> None:
         if on_cell:
             on_cell(index, len(cells), names[index])
-        settings = EvalSettings(
-            images=cell.images, feedback=cell.feedback,
-            system_prompt=DEFAULT_SYSTEM_PROMPT if config.system_prompt is None else config.system_prompt,
-            generation=GenerationSettings(temperature=config.temperature, max_tokens=config.max_tokens,
-                                          seed=config.seed),
-            limit=config.limit)
         await evaluate_async(models[index], datasets[cell.dataset], judge=judges[index], db=store, run=names[index],
-                             settings=settings, concurrency=config.concurrency, slots=slots[endpoint_of(cell.model)])
+                             settings=config.cell_settings(cell), concurrency=config.concurrency,
+                             max_cost=config.max_cost, slots=slots[endpoint_of(cell.model)])
 
     # every cell's model and judge are made (their specs checked) before the store is opened: a bad spec in
     # one cell writes nothing

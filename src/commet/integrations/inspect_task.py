@@ -53,7 +53,6 @@ from inspect_ai.util import registry_info
 
 from commet.conditions import FeedbackCondition, ImagePolicy, JudgeImages, UndecidedFeedback
 from commet.engine.conversation import (
-    DEFAULT_SYSTEM_PROMPT,
     STOPPED_UNDECIDED,
     PreviousOutcome,
     apply_branch_rules,
@@ -67,6 +66,7 @@ from commet.format.model import StoryTurn
 from commet.integrations.inspect_models import CURRENT_TURN
 from commet.judges.base import Judge
 from commet.models.base import ImagePart, Message, Model, ModelRequest, ModelResponse, Usage
+from commet.store.settings import DEFAULT_SYSTEM_PROMPT
 from commet.taxonomy import CATEGORIES, TABLE1_CATEGORIES, TABLE2_CATEGORIES
 
 SUBSETS = ("text-complete", "image-dependent")  # the paper's Table 1 and Table 2, never pooled

@@ -88,10 +88,9 @@ class DatasetFinder:
             return RunPictures((*given, folder), f"Pictures from {recorded} (recorded with the run).")
         candidates = [recorded] if recorded else []
         candidates += [c for c in ("sample", run.dataset_name) if c not in candidates]
-        recorded_columns = run.settings.stored.get("dataset_columns")  # how a table's columns were mapped
+        recorded_columns = run.settings.recorded.dataset_columns  # how a table's columns were mapped
         for location in candidates:
-            found = self.load(location, recorded_columns if location == recorded and isinstance(recorded_columns, str)
-                              else None)
+            found = self.load(location, recorded_columns if location == recorded else None)
             if found is not None and self.content_hash(location, found) == run.dataset_hash:
                 how = "recorded with the run" if location == recorded else "found by content hash"
                 return RunPictures((*given, found), f"Pictures from {location} ({how}).")
