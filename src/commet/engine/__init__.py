@@ -19,6 +19,7 @@ from commet.engine.conversation import (
     choose_feedback,
     user_text,
 )
+from commet.engine.failures import FailureNotice
 from commet.engine.runner import (
     Engine,
     EvalSettings,
@@ -42,7 +43,8 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
                          settings: EvalSettings | None = None, concurrency: int = 8, workers: int = 1,
                          on_progress: Callable[[Progress], None] | None = None,
                          max_cost: float | None = None, shard: Shard | None = None,
-                         slots: asyncio.Semaphore | None = None) -> RunSummary:
+                         slots: asyncio.Semaphore | None = None,
+                         on_failure: Callable[[FailureNotice], None] | None = None) -> RunSummary:
     """Run (or resume) one evaluation and return its summary; results are in the store.
 
     ``summary.results`` describes the whole run as stored (a second call on a finished run
@@ -58,7 +60,10 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
     that deterministic share of the StoryTurns (``commet merge`` joins the shards' stores).
     Any number of processes may run the same run on the same store at once: they split the
     StoryTurns through leases in the store (:mod:`commet.engine.claims`). ``slots``, shared by
-    several runs at once (``commet sweep``), caps their StoryTurns in flight together.
+    several runs at once (``commet sweep``), caps their StoryTurns in flight together. ``on_failure`` hears
+    the first failure of each kind at once (a retried attempt or a call that failed for good); a run whose
+    calls keep failing in a way no rerun fixes (a refused key, no such model, an unreachable server) stops
+    early, resumable, with ``summary.stopped_by`` saying why (:mod:`commet.engine.failures`; one process only).
     """
     # a dataset given by path is checked as `commet validate` checks it: one with errors never runs
     data = dataset if isinstance(dataset, Dataset) else load_checked(dataset, force=True)[0]
@@ -78,7 +83,7 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
     try:
         engine = Engine(model=the_model, judge=the_judge, store=store, dataset=data, settings=settings,
                         concurrency=concurrency, on_progress=on_progress, max_cost=max_cost, shard=shard,
-                        slots=slots)
+                        slots=slots, on_failure=on_failure)
         return await engine.run(run)
     finally:
         if isinstance(model, str):
@@ -106,7 +111,8 @@ def evaluate(model: str | Model, dataset: str | Path | Dataset = "sample", **kwa
 
 
 __all__ = [
-    "DEFAULT_SYSTEM_PROMPT", "CorrectnessTexts", "Engine", "EvalSettings", "FeedbackCondition", "GenerationSettings",
+    "DEFAULT_SYSTEM_PROMPT", "CorrectnessTexts", "Engine", "EvalSettings", "FailureNotice", "FeedbackCondition",
+    "GenerationSettings",
     "ImagePolicy", "JudgeImages", "Progress", "RunConflictError", "RunResults", "RunSummary", "Shard",
     "SpendLimitError", "UndecidedFeedback",
     "apply_branch_rules", "choose_feedback", "evaluate", "evaluate_async", "user_text",
