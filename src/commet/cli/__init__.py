@@ -55,7 +55,7 @@ from commet.judges.base import UnknownJudgeError
 from commet.models.base import ModelSpecError
 
 if TYPE_CHECKING:
-    from commet.engine import RunSummary
+    from commet.engine import FailureNotice, RunSummary
 
 #: Plain click help (``rich_markup_mode=None``), here and in every sub-app: no ``<bool>`` type column on
 #: flags, no boxes, errors as one line.
@@ -343,9 +343,18 @@ def eval_command(
                 return await evaluate_async(
                     model if workers > 1 else the_model, data, judge=judge if workers > 1 else the_judge, db=db,
                     run=run, settings=settings, concurrency=concurrency, workers=workers, on_progress=on_progress,
-                    max_cost=max_cost, shard=the_shard)
+                    max_cost=max_cost, shard=the_shard, on_failure=say_failure)
         finally:  # in the loop the clients were used in: their connections close cleanly
             await _close(the_model, the_judge)
+
+    secrets = [getattr(m, "api_key", None) for m in (the_model, the_judge)]
+
+    def say_failure(notice: "FailureNotice") -> None:  # at once, above the progress bar (stderr)
+        from commet.models.errors import redact
+        from commet.text import printable
+
+        err_console.print(printable(redact(notice.line(), [s for s in secrets if s]))[:600], markup=False,
+                          highlight=False, soft_wrap=True)
 
     with live_progress(enabled=not quiet, total=stories) as on_progress:
         try:
@@ -363,7 +372,7 @@ def eval_command(
                       highlight=False)
         raise typer.Exit(EXIT_SPEND_LIMIT)
     if not summary.results.complete:
-        print_failures(summary.results, secrets=[getattr(m, "api_key", None) for m in (the_model, the_judge)])
+        print_failures(summary.results, secrets=secrets, stopped_by=summary.stopped_by)
         raise typer.Exit(EXIT_INCOMPLETE)
 
 

@@ -22,11 +22,12 @@ from rich.console import Console
 from commet.format.problems import FormatError, printable
 
 if TYPE_CHECKING:
+    from commet.engine.failures import FailureNotice
     from commet.engine.runner import RunResults
     from commet.models.base import SettingError
 
-console = Console(width=None if sys.stdout.isatty() else 200)
-err_console = Console(stderr=True)
+console = Console(width=None if sys.stdout.isatty() else 200, emoji=False)  # ":m:" in a spec is no emoji
+err_console = Console(stderr=True, emoji=False)
 
 EXIT_USAGE = 2
 #: the run ended with calls that failed for good (rerun to retry them)
@@ -167,9 +168,12 @@ def refuse_bad_files(app: typer.Typer) -> None:
             refuse_bad_files(group.typer_instance)
 
 
-def print_failures(results: RunResults, *, secrets: list[str | None]) -> None:
+def print_failures(results: RunResults, *, secrets: list[str | None],
+                   stopped_by: FailureNotice | None = None) -> None:
     """What kept a run (eval's or rejudge's) from completing: per failure kind, how many turns and the first
-    message (keys redacted)."""
+    message (keys redacted), then what to do: for each kind no rerun fixes by itself, its own advice (and why
+    the run stopped early, if it did); else run the same command again."""
+    from commet.engine.failures import STOPPING_KINDS, CallSource, advice
     from commet.models.errors import redact
 
     write = functools.partial(err_console.print, markup=False, highlight=False, soft_wrap=True)
@@ -180,7 +184,20 @@ def print_failures(results: RunResults, *, secrets: list[str | None]) -> None:
         message = message if len(message) <= 300 else message[:299] + "…"
         write(f"  {failure.kind} ({failure.what}, {failure.turns} turn{'s' if failure.turns != 1 else ''}), "
               f"first at story {printable(failure.first_story)} turn {failure.first_turn}: {printable(message)}")
-    write(f"run the same command again to retry them (exit code {EXIT_INCOMPLETE})")
+    if stopped_by is not None:
+        write(f"stopped early: {stopped_by.source.value} calls kept failing the same way ({stopped_by.kind}), so the "
+              "other StoryTurns were not started; nothing done is lost")
+    fixes: dict[tuple[CallSource, str], str] = {}
+    for failure in results.failures:
+        source = CallSource.judge if failure.what == "judge" else CallSource.model
+        kind = failure.kind.removeprefix("judge_")
+        if kind in STOPPING_KINDS:
+            fixes.setdefault((source, kind), advice(kind, source))
+    for fix in fixes.values():
+        write(f"to do: {fix}")
+    then = "once that is done, run the same command again to continue" if fixes else \
+        "run the same command again to retry them"
+    write(f"{then} (exit code {EXIT_INCOMPLETE})")
 
 
 def fail_option(exc: SettingError) -> NoReturn:

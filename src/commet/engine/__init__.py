@@ -13,6 +13,7 @@ from pathlib import Path
 from commet.conditions import FeedbackCondition, ImagePolicy, JudgeImages, UndecidedFeedback
 from commet.engine.claims import Shard
 from commet.engine.conversation import apply_branch_rules, choose_feedback, user_text
+from commet.engine.failures import FailureNotice
 from commet.engine.runner import (
     Engine,
     Progress,
@@ -36,7 +37,8 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
                          settings: EvalSettings | None = None, concurrency: int = 8, workers: int = 1,
                          on_progress: Callable[[Progress], None] | None = None,
                          max_cost: float | None = None, shard: Shard | None = None,
-                         slots: asyncio.Semaphore | None = None) -> RunSummary:
+                         slots: asyncio.Semaphore | None = None,
+                         on_failure: Callable[[FailureNotice], None] | None = None) -> RunSummary:
     """Run (or resume) one evaluation and return its summary; results are in the store.
 
     ``summary.results`` describes the whole run as stored (a second call on a finished run
@@ -52,7 +54,10 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
     that deterministic share of the StoryTurns (``commet merge`` joins the shards' stores).
     Any number of processes may run the same run on the same store at once: they split the
     StoryTurns through leases in the store (:mod:`commet.engine.claims`). ``slots``, shared by
-    several runs at once (``commet sweep``), caps their StoryTurns in flight together.
+    several runs at once (``commet sweep``), caps their StoryTurns in flight together. ``on_failure`` hears
+    the first failure of each kind at once (a retried attempt or a call that failed for good); a run whose
+    calls keep failing in a way no rerun fixes (a refused key, no such model, an unreachable server) stops
+    early, resumable, with ``summary.stopped_by`` saying why (:mod:`commet.engine.failures`; one process only).
     """
     # a dataset given by path is checked as `commet validate` checks it: one with errors never runs
     data = dataset if isinstance(dataset, Dataset) else load_checked(dataset, force=True)[0]
@@ -72,7 +77,7 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
     try:
         engine = Engine(model=the_model, judge=the_judge, store=store, dataset=data, settings=settings,
                         concurrency=concurrency, on_progress=on_progress, max_cost=max_cost, shard=shard,
-                        slots=slots)
+                        slots=slots, on_failure=on_failure)
         return await engine.run(run)
     finally:
         if isinstance(model, str):
@@ -100,7 +105,8 @@ def evaluate(model: str | Model, dataset: str | Path | Dataset = "sample", **kwa
 
 
 __all__ = [
-    "DEFAULT_SYSTEM_PROMPT", "CorrectnessTexts", "Engine", "EvalSettings", "FeedbackCondition", "GenerationSettings",
+    "DEFAULT_SYSTEM_PROMPT", "CorrectnessTexts", "Engine", "EvalSettings", "FailureNotice", "FeedbackCondition",
+    "GenerationSettings",
     "ImagePolicy", "JudgeImages", "Progress", "RunConflictError", "RunResults", "RunSummary", "Shard",
     "SpendLimitError", "UndecidedFeedback",
     "apply_branch_rules", "choose_feedback", "evaluate", "evaluate_async", "user_text",

@@ -30,6 +30,7 @@ from commet.engine.conversation import (
     judge_request,
     user_text,
 )
+from commet.engine.failures import CallSource, FailureNotice, FailureWatch
 from commet.engine.judging import judge_cached, record_scored_turn
 from commet.engine.pictures import PictureCache
 from commet.engine.schedule import planned_order
@@ -38,6 +39,7 @@ from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
 from commet.format.problems import printable
 from commet.judges.base import Judge, JudgeRequest, Verdict, spent
+from commet.models.retry import RETRY_OBSERVER
 from commet.store.errors import StoreFullError
 from commet.store.records import ShownTurn, StoryRecord, StoryStatus, TurnRecord
 from commet.store.settings import READ_FROM, EvalSettings, stored_settings
@@ -157,6 +159,8 @@ class RunSummary:
     call_counts: dict[str, int] = field(default_factory=dict)
     #: the estimated spend (USD) when a spend limit stopped the run before it was complete
     stopped_at_spend: float | None = None
+    #: the failure that stopped the run early (it kept failing in a way no rerun fixes by itself)
+    stopped_by: FailureNotice | None = None
 
 
 def _dataset_path(dataset: Dataset) -> dict[str, str]:
@@ -267,7 +271,8 @@ class Engine:
                  start_interval: float = START_INTERVAL_S, max_cost: float | None = None,
                  shard: Shard | None = None, slots: asyncio.Semaphore | None = None, crowded: bool = False,
                  kept: Mapping[tuple[str, int, str], tuple[Verdict, str | None]] | None = None,
-                 provenance: dict[str, str] | None = None):
+                 provenance: dict[str, str] | None = None,
+                 on_failure: Callable[[FailureNotice], None] | None = None):
         self.model = model
         self.judge = judge
         self.store = store
@@ -289,6 +294,9 @@ class Engine:
         #: where a run comes from when that changes its results (a finishing run's source): recorded and hashed
         self.provenance = provenance or {}
         self._pictures = PictureCache(dataset, max_side=self.settings.image_max_side, fmt=self.settings.image_format)
+        #: failures said at once (``on_failure``), and the run stopped where they repeat (:mod:`.failures`)
+        self.failures = FailureWatch(model_spec=model.spec, notify=on_failure, stop=self._stop_workers)
+        self._workers: list[asyncio.Task[None]] = []
 
     # run bookkeeping ------------------------------------------------------------------------------
     def open_run(self, name: str | None) -> RunRecord:
@@ -356,7 +364,9 @@ class Engine:
             self.store.set_run_status(run.id, RunStatus.stopped_spend_limit)
             return RunSummary(self.store.get_run(run.name) or run, self.progress, self.results(run),
                               self.store.call_counts(run.id), stopped_at_spend=self.budget.spent)
-        return self.finish(run)
+        summary = self.finish(run)
+        summary.stopped_by = self.failures.stopped_by
+        return summary
 
     @contextmanager
     def marked_if_stopped(self, run: RunRecord) -> Iterator[None]:
@@ -403,10 +413,17 @@ class Engine:
                              chunk=max(1, min(16, self.concurrency // 4)), crowded=self.crowded)
         self._claims = claims
         with self.store.write_batches(), claims.held():
-            workers = [asyncio.create_task(self._worker(run, claims, slot * self.start_interval))
-                       for slot in range(min(self.concurrency, len(todo)))]
+            heard = RETRY_OBSERVER.set(self.failures.retrying)  # the workers' calls report their retries here
             try:
-                await asyncio.gather(*workers)
+                workers = self._workers = [asyncio.create_task(self._worker(run, claims, slot * self.start_interval))
+                                           for slot in range(min(self.concurrency, len(todo)))]
+            finally:
+                RETRY_OBSERVER.reset(heard)
+            try:
+                await asyncio.wait(workers)  # all end: done, failed, or cancelled by a stop (_stop_workers)
+                for worker in workers:
+                    if not worker.cancelled():
+                        worker.result()  # the first error of a worker, raised here
             except BaseException:
                 for worker in workers:
                     worker.cancel()
@@ -416,6 +433,12 @@ class Engine:
                 raise
             finally:
                 self._pictures.close()
+
+    def _stop_workers(self) -> None:
+        """Stop the run early (its failures repeat, :class:`FailureWatch`): every story in flight ends where it is,
+        unfinished, so the same command continues it; what was done is kept."""
+        for worker in self._workers:
+            worker.cancel()
 
     def finish(self, run: RunRecord) -> RunSummary:
         """Close the run: ``done`` when every StoryTurn was scored, else ``incomplete`` (a rerun retries)."""
@@ -502,7 +525,9 @@ class Engine:
                                                          error=str(exc)))
                     self.progress.errors += 1
                     status, story_correct = StoryStatus.failed, False
+                    self.failures.failed(CallSource.model, self.model.spec, exc.kind, str(exc), storyturn.id, k)
                     break
+                self.failures.worked(CallSource.model)
                 messages.append(models.Message.text("assistant", reply))
                 request_for_judge = judge_request(storyturn, k, text, reply, earlier, shown if judge_pictures else ())
                 carried = self.kept.get((storyturn.id, k, model_key))  # the same answer to the same conversation
@@ -510,6 +535,7 @@ class Engine:
                     (verdict, judgment_key), judge_cost = carried, 0.0
                 else:
                     verdict, judgment_key, judge_cost = await self._call_judge(run, request_for_judge)
+                    self._watch_judge(verdict, storyturn.id, k)
                 cost += judge_cost
                 score = record_scored_turn(self.store, run.id, storyturn.id, k, turn, verdict, active_branch,
                                            shown=replace(shown_turn, model_key=model_key), response=reply,
@@ -576,6 +602,16 @@ class Engine:
             latency_s=latency, attempts=response.attempts)
         self.progress.model_calls += 1
         return response.text, key, self.model.estimated_cost(response.usage) or 0.0
+
+    def _watch_judge(self, verdict: Verdict, story_id: str, turn: int) -> None:
+        """Tell the failure watch how the judge's call went (a verdict the rules judge reached made no call)."""
+        kind = verdict.details.get("error_kind") if verdict.details else None
+        if isinstance(kind, str) and kind.startswith("judge_"):
+            message = str(verdict.details.get("error") or verdict.rationale)
+            self.failures.failed(CallSource.judge, verdict.judge or self.judge.name, kind.removeprefix("judge_"),
+                                 message, story_id, turn)
+        elif verdict.judge not in (None, "rules"):
+            self.failures.worked(CallSource.judge)
 
     async def _call_judge(self, run: RunRecord, request: JudgeRequest) -> tuple[Verdict, str | None, float]:
         """(verdict, judgment key, estimated USD of this judgment: 0 when from the store or free)."""

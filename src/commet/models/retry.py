@@ -20,6 +20,7 @@ import asyncio
 import logging
 import random
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -32,6 +33,22 @@ log = logging.getLogger(__name__)
 _timeout_scope = getattr(asyncio, "timeout", None)  # Python 3.11+
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class RetryNotice:
+    """An attempt that failed and will be tried again: whose (``what``, the model's spec), why, and when."""
+
+    what: str
+    error: ModelCallError
+    attempt: int
+    max_attempts: int
+    delay: float
+
+
+#: Who hears of each attempt that failed and will be retried: the engine sets it for its own tasks (a context
+#: variable, so concurrent runs and the tasks they start each hear only their own), to say at once why calls fail.
+RETRY_OBSERVER: ContextVar[Callable[[RetryNotice], None] | None] = ContextVar("commet_retry_observer", default=None)
 
 
 @dataclass
@@ -99,4 +116,7 @@ class RetryPolicy:
                 delay = min(max(retry_after, 0.0), self.max_retry_after)
             log.info("%s failed (%s), attempt %d/%d, retrying in %.2f s", what, error.kind, attempt,
                      self.max_attempts, delay)
+            observer = RETRY_OBSERVER.get()
+            if observer is not None:
+                observer(RetryNotice(what, error, attempt, self.max_attempts, delay))
             await self.sleep(delay)
