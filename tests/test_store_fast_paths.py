@@ -6,8 +6,7 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
-from commet.store import Store
-from commet.store import commits, leases, writes
+from commet.store import Store, commits, leases, writes
 from tests.test_store_batches import count, new_store, record
 
 

@@ -8,6 +8,7 @@ the app's one state object (``Depends(review_app)``).
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, cast
@@ -188,7 +189,7 @@ class ReviewPages:
         """The app's security headers, sign-in redirect and error pages."""
 
         @app.middleware("http")
-        async def security_headers(request: Request, call_next: Any) -> Response:
+        async def security_headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
             response = await call_next(request)
             for key, value in SECURITY_HEADERS.items():
                 response.headers.setdefault(key, value)
@@ -213,7 +214,8 @@ class ReviewPages:
 
         @app.exception_handler(RequestValidationError)
         async def malformed(request: Request, exc: RequestValidationError) -> Response:
-            return await error_page(request, malformed_request(exc))
+            page: Response = await error_page(request, malformed_request(exc))
+            return page
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ both through :class:`StudySite`, the app's one state object (``Depends(study_sit
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, cast
@@ -104,7 +105,7 @@ class StudyPages:
         """The app's security headers and error pages."""
 
         @app.middleware("http")
-        async def security_headers(request: Request, call_next):  # noqa: ANN001, ANN202 - Starlette's signature
+        async def security_headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
             response = await call_next(request)
             response.headers.update(SECURITY_HEADERS)
             response.headers["Cache-Control"] = "no-store"
@@ -126,7 +127,8 @@ class StudyPages:
 
         @app.exception_handler(RequestValidationError)
         async def malformed(request: Request, exc: RequestValidationError) -> Response:
-            return await error_page(request, malformed_request(exc))
+            page: Response = await error_page(request, malformed_request(exc))
+            return page
 
 
 @dataclass(frozen=True)
