@@ -78,7 +78,7 @@ async def test_a_failed_commit_keeps_its_rows_and_is_raised_until_it_succeeds(tm
     with store.write_batches():
         locker.execute("BEGIN EXCLUSIVE")  # another process holds the file
         record(store, run_id, "a")
-        with caplog.at_level(logging.ERROR, logger="commet.store.sqlite"):
+        with caplog.at_level(logging.ERROR, logger="commet.store.commits"):
             await asyncio.sleep(3 * COMMIT_WINDOW_S)
         assert "could not commit 2 pending writes" in caplog.text
         assert store.cached_model_call("a") is not None  # still pending, still answered from the cache
@@ -138,9 +138,9 @@ async def test_inside_a_batch_block_a_thread_copies_the_log_into_the_file_not_th
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """SQLite's own checkpoint ends a commit with a sync of the file (10-20 ms on the event loop); inside
     ``write_batches`` the commits leave it to a thread, and the log is still copied as the run goes."""
-    from commet.store import sqlite as store_module
+    from commet.store import commits
 
-    monkeypatch.setattr(store_module, "CHECKPOINT_INTERVAL_S", 0.05)
+    monkeypatch.setattr(commits, "CHECKPOINT_INTERVAL_S", 0.05)
     path = tmp_path / "s.sqlite"
     store, run_id = new_store(path)
     store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -151,7 +151,7 @@ async def test_inside_a_batch_block_a_thread_copies_the_log_into_the_file_not_th
         for i in range(300):
             record(store, run_id, f"key-{i}-" + "x" * 200)
             if i % 50 == 0:
-                await asyncio.sleep(3 * store_module.COMMIT_WINDOW_S)
+                await asyncio.sleep(3 * commits.COMMIT_WINDOW_S)
         await asyncio.sleep(0.3)
         assert path.stat().st_size > size_before  # rows reached the file itself while the block runs
     assert store.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000

@@ -6,8 +6,7 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
-from commet.store import Store
-from commet.store import sqlite as store_module
+from commet.store import Store, commits, leases, writes
 from tests.test_store_batches import count, new_store, record
 
 
@@ -49,7 +48,7 @@ def test_rows_written_by_another_process_are_seen_when_asked_fresh_or_by_a_new_s
 
 
 def test_a_table_too_large_for_the_index_is_asked(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(store_module, "KEY_INDEX_LIMIT", 2)
+    monkeypatch.setattr(writes, "KEY_INDEX_LIMIT", 2)
     path = tmp_path / "s.sqlite"
     store, run_id = new_store(path)
     for key in ("a", "b", "c"):
@@ -71,12 +70,12 @@ async def test_one_commit_has_one_timestamp_and_one_executemany_per_statement(tm
     with store.write_batches():
         for key in ("a", "b", "c"):
             record(store, run_id, key)
-        await asyncio.sleep(3 * store_module.COMMIT_WINDOW_S)  # the first window ends: committed
+        await asyncio.sleep(3 * commits.COMMIT_WINDOW_S)  # the first window ends: committed
         store.db = _Spy(real, calls)  # the next window: watch what the commit sends
         for key in ("d", "e", "f"):
             record(store, run_id, key)
             await asyncio.sleep(0)  # passes of the loop inside one window
-        await asyncio.sleep(3 * store_module.COMMIT_WINDOW_S)
+        await asyncio.sleep(3 * commits.COMMIT_WINDOW_S)
         store.db = real
     stamps = [row[0] for row in real.execute("SELECT created_at FROM model_calls ORDER BY key")]
     logged = [row[0] for row in real.execute("SELECT created_at FROM call_log ORDER BY id")]
@@ -93,11 +92,11 @@ def test_a_table_written_by_two_statements_keeps_the_exact_order(tmp_path: Path)
     store, run_id = new_store(path)
     base = {"prompt": "p", "images_json": "[]", "feedback_kind": "none", "expected_json": "[]"}
     statements = [
-        store_module._insert("turns", {"run_id": run_id, "story_id": "s", "turn": 0, **base, "error": "first"}),
-        store_module._insert("turns", {"run_id": run_id, "story_id": "s", "turn": 0, **base, "response": "r"}),
-        store_module._insert("turns", {"run_id": run_id, "story_id": "s", "turn": 0, **base, "error": "last"}),
+        commits.upsert("turns", {"run_id": run_id, "story_id": "s", "turn": 0, **base, "error": "first"}),
+        commits.upsert("turns", {"run_id": run_id, "story_id": "s", "turn": 0, **base, "response": "r"}),
+        commits.upsert("turns", {"run_id": run_id, "story_id": "s", "turn": 0, **base, "error": "last"}),
     ]
-    assert store_module._grouped(statements) is None
+    assert commits.grouped(statements) is None
     store._execute(statements)
     assert store.db.execute("SELECT error, response FROM turns").fetchone()[:] == ("last", None)
     store.close()
@@ -123,7 +122,7 @@ def test_a_claim_reads_its_candidates_a_window_at_a_time_and_skips_finished_and_
 
     store, run_id = new_store(tmp_path / "s.sqlite")
     ids = [f"s{i:03d}" for i in range(150)]
-    finished = store_module.CLAIM_WINDOW + 6  # the whole first window and the start of the second
+    finished = leases.CLAIM_WINDOW + 6  # the whole first window and the start of the second
     for position, story_id in enumerate(ids[:finished]):
         store.record_story(StoryRecord(run_id, story_id, position, "t", "Belief", False, "x", StoryStatus.done, True))
     claimed, gone, crowded = store.claim_stories(run_id, ids, owner="a", ttl=60, limit=5, alive=lambda _: True)

@@ -113,7 +113,8 @@ def calibrate_command(
 
 
 def _show(report: "Report", fmt: str, out: Path | None) -> None:
-    from commet.reports.render import csv_files, render_report, to_rich_tables
+    from commet.reports.composition import write_csv_folder
+    from commet.reports.render import render_report, to_rich_tables
 
     if fmt == "table" and out is None:
         for renderable in to_rich_tables(report, console.width):
@@ -121,11 +122,10 @@ def _show(report: "Report", fmt: str, out: Path | None) -> None:
         return
     if fmt == "csv":
         assert out is not None
-        if out.exists() and not out.is_dir():
-            fail(f"{out} is a file; CSV reports are written as one file per table into a folder")
-        out.mkdir(parents=True, exist_ok=True)
-        for name, text in csv_files(report).items():
-            (out / name).write_text(text, encoding="utf-8")
+        try:
+            write_csv_folder(report, out)
+        except ValueError as exc:
+            fail(str(exc))
         typer.echo(f"wrote the calibration tables to {out}/", err=True)
         return
     text = render_report(report, fmt)

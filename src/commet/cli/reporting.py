@@ -27,7 +27,8 @@ from commet.cli.common import (
 )
 
 #: what the end-of-run report imports (NumPy the largest part): about 0.15 s that need not follow the run
-REPORT_MODULES = ("commet.reports", "commet.reports.render", "rich.table", "rich.text")
+REPORT_MODULES = ("commet.reports", "commet.reports.render", "commet.reports.composition", "rich.table",
+                  "rich.text")
 #: seconds into a run before the report is prepared: the first requests are built and sent by then
 REPORT_PREPARATION_AFTER_S = 0.3
 #: the interpreter's thread switch interval meanwhile, so the run's event loop waits at most this long
@@ -151,8 +152,9 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
     file per table: ``out`` is then a folder, or one table is chosen.
     """
     from commet.reports import Bootstrap, build_report, render_report, select_runs
+    from commet.reports.composition import brief_tables, compose, is_csv_folder, write_csv_folder
     from commet.reports.feedback import FeedbackCases
-    from commet.reports.render import OneTablePerFile, csv_files, to_rich_tables
+    from commet.reports.render import OneTablePerFile, to_rich_tables
 
     boot = Bootstrap(**{k: v for k, v in (("seed", seed), ("resamples", resamples)) if v is not None})
     with open_store(db, read_only=True) as store:
@@ -165,33 +167,21 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
         report = build_report(store, runs, bootstrap=boot, pool=pool, brief=brief,
                               feedback_cases=FeedbackCases(feedback_cases))
     loaded = _load(dataset, columns) if dataset is not None else None
-    if loaded is not None and "task" not in (by or []):
-        from commet.reports.grouping import has_controls
-
-        if has_controls(loaded):  # test items per task, controls apart: never pooled silently
-            by = [*(by or []), "task"]
-    if by:
-        _add_groupings(report, by, loaded)
-    if tables:
-        keys = [s.key for s in report.sections]
-        unknown = [t for t in tables if t not in keys]
-        if unknown:
-            fail(f"no table {unknown[0]!r} in this report (tables: {', '.join(keys)})")
-        report.sections = [s for s in report.sections if s.key in tables]
+    try:
+        compose(report, by=by, dataset=loaded, tables=tables)
+    except ValueError as exc:  # a --by key or dataset that cannot be used, a --table the report has not
+        fail(str(exc))
     if fmt == "table" and out is None:
-        renderables = [*_brief(report)] if brief else to_rich_tables(report, console.width)
-        for renderable in renderables:
+        for renderable in brief_tables(report) if brief else to_rich_tables(report, console.width):
             console.print(renderable, highlight=False)
         if brief:
             console.print(f"[dim]commet report --db {db} shows the paper's tables for this run.[/dim]")
         return
-    if fmt == "csv" and out is not None and (out.suffix.lower() != ".csv" or out.is_dir()):  # a folder
-        if out.exists() and not out.is_dir():
-            fail(f"{out} is a file; CSV reports are written as one file per table into a folder")
-        out.mkdir(parents=True, exist_ok=True)
-        files = csv_files(report)
-        for name, text in files.items():
-            (out / name).write_text(text, encoding="utf-8")
+    if out is not None and is_csv_folder(fmt, out):
+        try:
+            write_csv_folder(report, out)
+        except ValueError as exc:
+            fail(str(exc))
         typer.echo(f"wrote {len(report.sections)} CSV tables on {len(report.runs)} run(s) to {out}/", err=True)
         return
     try:
@@ -208,53 +198,6 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
     typer.echo(f"wrote {fmt} report on {len(report.runs)} run(s) to {out}", err=True)
-
-
-def _add_groupings(report, keys: list[str], dataset) -> None:  # noqa: ANN001 - Report, Dataset | None
-    """Append one ``--by KEY`` table per key (commet.reports.grouping)."""
-    from commet.reports.grouping import by_key_section, check_dataset
-
-    try:
-        if dataset is not None:
-            check_dataset(report.runs, dataset)
-        report.sections.extend(by_key_section(report.runs, key, report.bootstrap, dataset) for key in keys)
-    except ValueError as exc:
-        fail(str(exc))
-
-
-def _brief(report):  # noqa: ANN001, ANN202 - a Report in, rich renderables out
-    """The notices, then one small table per run: figure, value (summary, Table 1 and Table 2 figures)."""
-    from rich.table import Table
-    from rich.text import Text
-
-    from commet.reports.cells import cell_text
-    from commet.reports.stats import Range
-
-    yield from (Text(line, style="bold") for line in report.notices)
-    by_key = {s.key: s for s in report.sections}
-    for data in report.runs:
-        ranged = any(isinstance(c, Range) for s in report.sections for r in s.rows if r[0] == data.run.name
-                     for c in r)
-        table = Table(title=Text(f"{data.run.model}: images {data.images}, feedback {data.feedback}"),
-                      caption="a–b: undecided answers counted wrong – counted right" if ranged else None)
-        table.add_column("figure")
-        table.add_column("value (%, 95% CI)", justify="right")
-        summary = by_key.get("summary")
-        if summary is not None:
-            row = next(r for r in summary.rows if r[0] == data.run.name)
-            for index in range(4, len(summary.header)):
-                table.add_row(summary.header[index], Text(str(cell_text(row[index], summary))))
-        for key, label in (("text-complete", "Table 1, text-complete"), ("image-dependent", "Table 2, image-dependent")):
-            section = by_key.get(key)
-            row = next((r for r in section.rows if r[0] == data.run.name), None) if section else None
-            if section is None or row is None:
-                continue
-            first = section.header.index("Stories")
-            table.add_row(f"{label}: stories", Text(str(row[first])))
-            for name, cell in zip(section.header[first + 1:], row[first + 1:], strict=True):
-                if cell_text(cell, section) != "-":
-                    table.add_row(Text(f"  {name}"), Text(cell_text(cell, section)))
-        yield table
 
 
 def report(

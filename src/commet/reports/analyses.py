@@ -24,7 +24,6 @@ and :attr:`Report.notices` says which judge would decide them.
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
@@ -56,6 +55,7 @@ from commet.reports.rundata import (
     run_label,
     units,
 )
+from commet.reports.sections import SectionKey, source_key
 from commet.reports.stats import PairedComparison, paired_comparison
 from commet.store.sqlite import RunRecord, Store
 from commet.taxonomy import TABLE1_CATEGORIES, TABLE2_CATEGORIES
@@ -82,7 +82,7 @@ def summary_section(runs: list[RunData], boot: Bootstrap) -> Section:
                      boot.questions([s.turns for s in scored]),
                      str(sum(s.undecided for s in scored)), str(sum(s.hinges for s in scored)),
                      str(sum(s.outcome is StoryOutcome.stopped for s in scored)), str(len(data.stories) - len(scored))])
-    return Section("summary", "Summary per run, all StoryTurns (%, 95% CI; not a paper table)",
+    return Section(SectionKey.SUMMARY, "Summary per run, all StoryTurns (%, 95% CI; not a paper table)",
                    [*RUN_HEADER, "Stories", "Story accuracy", "Question accuracy", "Undecided answers",
                     "Stories hinging on undecided", "Stopped at undecided", "Not scored"], rows,
                    "Story accuracy a-b: undecided answers counted wrong (a) and counted right (b); undecided is "
@@ -112,12 +112,8 @@ def subset_section(runs: list[RunData], subset: str, boot: Bootstrap) -> Section
     note = "Image: whether these StoryTurns were shown their pictures (Yes), not (No), or some of them (mixed)."
     if extra:
         note += f" {', '.join(extra)}: categories the paper's {table} does not have."
-    return Section(subset, f"{table}: {subset} subset, story accuracy (%, 95% CI)",
+    return Section(SectionKey(subset), f"{table}: {subset} subset, story accuracy (%, 95% CI)",
                    ["Run", "Model", "Image", "Feedback", "Stories", "Overall", *categories], rows, note)
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "none"
 
 
 def source_sections(runs: list[RunData], boot: Bootstrap) -> list[Section]:
@@ -133,7 +129,7 @@ def source_sections(runs: list[RunData], boot: Bootstrap) -> list[Section]:
                 rows.append([*run_columns(data), str(len(stories)), boot.stories(stories),
                              *(boot.stories(s for s in stories if s.subset == subset) for subset in SUBSETS)])
         sections.append(Section(
-            f"source-{_slug(source)}", f"Source {source}: story accuracy (%, 95% CI; paper Tables 11 and 12)",
+            source_key(source), f"Source {source}: story accuracy (%, 95% CI; paper Tables 11 and 12)",
             [*RUN_HEADER, "Stories", "Overall", "Text-complete (Table 12)", "Image-dependent (Table 11)"], rows,
             f"Only StoryTurns whose source is {source!r}; Images is the run's picture setting."))
     return sections
@@ -148,7 +144,7 @@ def turns_section(runs: list[RunData], boot: Bootstrap) -> Section:
         for k in range(depth):
             cells.append(boot.questions([[s.turns[k]] for s in data.scored if len(s.turns) > k]))
         rows.append([*run_columns(data), *cells])
-    return Section("turns", "Question accuracy by turn (%, 95% CI)",
+    return Section(SectionKey.TURNS, "Question accuracy by turn (%, 95% CI)",
                    [*RUN_HEADER, *(f"Turn {k + 1}" for k in range(depth))], rows,
                    "Only StoryTurns with at least that many turns count toward a column; a-b: undecided answers "
                    "counted wrong - counted right.")
@@ -180,7 +176,7 @@ def wrong_answers_section(runs: list[RunData], top: int = 3, *, pool: bool = Fal
             turns = ", ".join(str(t) for t in sorted({t for _, t, _ in found}))
             rows.append([label, task, _shorten(expected), _shorten(reply), str(len(found)), turns])
     rows.sort(key=lambda r: (str(r[0]), str(r[1]), -int(str(r[4])), str(r[2]), str(r[3])))
-    return Section("wrong-answers", f"Most common wrong answers per task and expected answer (top {top})",
+    return Section(SectionKey.WRONG_ANSWERS, f"Most common wrong answers per task and expected answer (top {top})",
                    ["Runs" if pool else "Run", "Task", "Expected", "Wrong answer", "Count", "Turns"], rows,
                    "Replies are grouped after normalising, separately for each expected answer; Count: answers "
                    "(story and turn) given that reply, each stored answer once (pooled runs answered from the store "

@@ -48,6 +48,7 @@ from commet.reports.ppi import (
     wilson,
 )
 from commet.reports.rundata import Bootstrap, Cell, RunData, Section, StoryResult, load_run
+from commet.reports.sections import SectionKey
 from commet.reports.stats import Corrected, fixed
 from commet.store.calibration import CalibrationSample, SampledStory, load_sample
 from commet.store.records import StoryStatus
@@ -320,7 +321,7 @@ def calibration_section(calibrations: list[Calibration], boot: Bootstrap) -> Sec
             "(commet calibrate); its interval holds both which StoryTurns the run has and which were labelled, so "
             "it widens with the judge's error and narrows with more labels (docs/calibration.md). StoryTurns "
             "stopped at an undecided answer are outside it.")
-    return Section("calibration", "Judge-corrected accuracy (%, 95% CI; prediction-powered inference)",
+    return Section(SectionKey.CALIBRATION, "Judge-corrected accuracy (%, 95% CI; prediction-powered inference)",
                    ["Run", "Model", "Judge", "Stories", "Labelled", "Story accuracy (judged)",
                     "Story accuracy (corrected)", "Question accuracy (judged)", "Question accuracy (corrected)"], rows,
                    note + (" " + " ".join(problems) if problems else ""))
@@ -347,7 +348,7 @@ def judges_section(calibrations: list[Calibration]) -> Section:
     header = ["Run", "Judge", "Answers", "Undecided", "Labelled",
               *(f"{_verdict_name(v).capitalize()} / people {_verdict_name(h)}" for v, h in CONFUSION),
               "Accuracy", "Kappa"]
-    return Section("judge-calibration", "Judges against people on the calibration sample", header, rows,
+    return Section(SectionKey.JUDGE_CALIBRATION, "Judges against people on the calibration sample", header, rows,
                    "Answers, Undecided: over the whole run, by the judge each verdict came from. Labelled and the "
                    "confusion (the judge's verdict / the people's): answers of the labelled sample. Accuracy: on the "
                    "answers the judge decided, weighted by the strata's sampling rates (Wilson 95% interval at the "
@@ -359,8 +360,8 @@ def strata_section(calibrations: list[Calibration]) -> Section:
     """The design: per stratum, StoryTurns in the run, drawn, labelled."""
     rows: list[list[Cell]] = [[c.data.run.name, h, str(n), str(d), str(k)]
                               for c in calibrations for h, (n, d, k) in c.by_stratum.items()]
-    return Section("calibration-sample", "Calibration sample per stratum", ["Run", "Stratum", "StoryTurns", "Drawn",
-                                                                            "Labelled"], rows,
+    return Section(SectionKey.CALIBRATION_SAMPLE, "Calibration sample per stratum",
+                   ["Run", "Stratum", "StoryTurns", "Drawn", "Labelled"], rows,
                    "Strata: who decided a StoryTurn's answers and what the judge concluded; labelled: every answer has "
                    "a people's verdict (the majority of its labellers).")
 

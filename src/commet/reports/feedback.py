@@ -26,6 +26,7 @@ from commet.reports.rundata import (
     answer_identity,
     units,
 )
+from commet.reports.sections import SectionKey
 from commet.reports.stats import Estimate
 
 
@@ -158,7 +159,7 @@ def feedback_section(runs: list[RunData], boot: Bootstrap, *, pool: bool = False
             total += count
         rows.append([unit.label, unit.model, unit.feedback, *cells])
     header = ["Runs" if pool else "Run", "Model", "Feedback", *(name for name, _, _ in present)]
-    return Section("feedback", "Table 3: feedback effectiveness", header, rows,
+    return Section(SectionKey.FEEDBACK, "Table 3: feedback effectiveness", header, rows,
                    f"{CASES_NOTE[cases]}, {FEEDBACK_NOTE}{_left_out_note(total)}{_pool_note(pool)}", fraction=True)
 
 
@@ -179,7 +180,7 @@ def feedback_conditions_section(runs: list[RunData], boot: Bootstrap, *, pool: b
             cells.append(estimate)
             total += count
         rows.append([unit.label, unit.model, unit.images, unit.feedback, *cells])
-    return Section("feedback-conditions", "Table 14: original versus correctness-only feedback",
+    return Section(SectionKey.FEEDBACK_CONDITIONS, "Table 14: original versus correctness-only feedback",
                    ["Runs" if pool else "Run", "Model", "Images", "Feedback", "Text-complete subset",
                     "Image-dependent subset"], rows,
                    f"{CASES_NOTE[cases]}, {FEEDBACK_NOTE.split(';')[0]}.{_left_out_note(total)}{_pool_note(pool)}",

@@ -17,6 +17,7 @@ import json
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
 from commet.reports.analyses import RUN_HEADER, Bootstrap, Cell, RunData, Section, StoryResult, TurnResult
+from commet.reports.sections import by_key
 
 #: Keys the store itself records per StoryTurn (no dataset needed).
 STORED_KEYS = ("task", "category", "source", "image_dependent")
@@ -92,7 +93,7 @@ def by_key_section(runs: list[RunData], key: str, boot: Bootstrap, dataset: Data
             rows.append([data.run.name, data.run.model, data.images, data.feedback, value, str(answered),
                          boot.questions(turns[value]), str(len(members)) if members else "-",
                          boot.stories(members) if members else "-"])
-    return Section(f"by-{key}", f"Accuracy by {key} (%, 95% CI)",
+    return Section(by_key(key), f"Accuracy by {key} (%, 95% CI)",
                    [*RUN_HEADER, key, "Questions", "Question accuracy", "Stories", "Story accuracy"], rows,
                    f"Questions: answered turns whose {key} has that value (resampled by StoryTurn). Stories: "
                    f"StoryTurns whose turns all share it ('-' when none do). {MISSING}: the key is absent. "

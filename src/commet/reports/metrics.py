@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from commet.reports.sections import SUBSET_KEYS
 from commet.store.records import StoryStatus
 from commet.store.sqlite import RunRecord, Store
 from commet.taxonomy import CATEGORIES
 
-SUBSETS = ("text-complete", "image-dependent")
+#: the subsets' names ("text-complete", "image-dependent"), as StoryTurns are counted in them
+SUBSETS: tuple[str, ...] = tuple(key.value for key in SUBSET_KEYS)
 
 
 @dataclass

@@ -12,6 +12,7 @@ import textwrap
 from commet.reports.analyses import FEEDBACK_COLUMNS, Cell, Report, RunData, ordered_categories, run_label
 from commet.reports.metrics import SUBSETS
 from commet.reports.outcome import StoryOutcome
+from commet.reports.sections import SectionKey
 from commet.reports.stats import Estimate, Range
 
 
@@ -178,7 +179,7 @@ def heatmap(report: Report) -> bytes | None:
 
 def feedback_bars(report: Report) -> bytes | None:
     """Feedback effectiveness per model and condition, by visual-information need and image setting."""
-    section = next((s for s in report.sections if s.key == "feedback"), None)
+    section = next((s for s in report.sections if s.key == SectionKey.FEEDBACK), None)
     if section is None:
         return None
     names = [name for name, _, _ in FEEDBACK_COLUMNS if name in section.header]
@@ -190,7 +191,7 @@ def feedback_bars(report: Report) -> bytes | None:
 def turn_lines(report: Report) -> bytes | None:
     """Question accuracy by turn index, one line per run (dashed: undecided answers counted right, where
     that differs)."""
-    section = next((s for s in report.sections if s.key == "turns"), None)
+    section = next((s for s in report.sections if s.key == SectionKey.TURNS), None)
     if section is None or len(section.header) <= 4:
         return None
     fig, ax = _figure(7.0, 4.0)

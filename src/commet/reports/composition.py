@@ -1,0 +1,103 @@
+"""A report as asked: the ``--by`` tables added, the tables chosen, and the two forms the renderers do not
+make: the brief table ``commet eval`` prints after a run, and a CSV report as a folder of files.
+
+``commet report`` and every command that ends with a report (eval, sweep, rejudge, finish) are
+a thin layer over these: they build the report (:func:`~commet.reports.analyses.build_report`),
+compose it here, and print or write it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from commet.format.dataset import Dataset
+from commet.reports.analyses import Report
+from commet.reports.cells import cell_text
+from commet.reports.grouping import by_key_section, check_dataset, has_controls
+from commet.reports.render import ReportTargetError, csv_files
+from commet.reports.sections import SUBSET_KEYS, SectionKey
+from commet.reports.stats import Range
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+#: the per-category figures the brief table shows after the summary's: the paper's Tables 1 and 2
+BRIEF_TABLES = dict(zip(SUBSET_KEYS, ("Table 1, text-complete", "Table 2, image-dependent"), strict=True))
+
+
+def grouping_keys(by: list[str] | None, dataset: Dataset | None) -> list[str]:
+    """The ``--by`` keys, with ``task`` added when the dataset has controls (its test items per task and its
+    controls apart: never pooled silently)."""
+    keys = list(by or [])
+    if dataset is not None and "task" not in keys and has_controls(dataset):
+        keys.append("task")
+    return keys
+
+
+def compose(report: Report, *, by: list[str] | None = None, dataset: Dataset | None = None,
+            tables: list[str] | None = None) -> Report:
+    """``report`` with one table per ``--by`` key appended (:mod:`commet.reports.grouping`; ValueError for a
+    key or dataset that cannot be used), then only the ``tables`` asked for (:class:`ReportTargetError` for a
+    key the report has no table of, naming those it has)."""
+    keys = grouping_keys(by, dataset)
+    if keys:
+        if dataset is not None:
+            check_dataset(report.runs, dataset)
+        report.sections.extend(by_key_section(report.runs, key, report.bootstrap, dataset) for key in keys)
+    if tables:
+        have = [s.key for s in report.sections]
+        unknown = [t for t in tables if t not in have]
+        if unknown:
+            raise ReportTargetError(f"no table {unknown[0]!r} in this report (tables: {', '.join(have)})")
+        report.sections = [s for s in report.sections if s.key in tables]
+    return report
+
+
+def is_csv_folder(fmt: str, out: Path | None) -> bool:
+    """Whether a report in ``fmt`` to ``out`` is a folder of CSV files (CSV to a folder or a name without
+    ``.csv``); else CSV is one table, printed or in one file."""
+    return fmt == "csv" and out is not None and (out.suffix.lower() != ".csv" or out.is_dir())
+
+
+def write_csv_folder(report: Report, out: Path) -> None:
+    """One CSV file per table (``KEY.csv``) and ``notices.txt`` into the folder ``out`` (made if missing)."""
+    if out.exists() and not out.is_dir():
+        raise ReportTargetError(f"{out} is a file; CSV reports are written as one file per table into a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in csv_files(report).items():
+        (out / name).write_text(text, encoding="utf-8")
+
+
+def brief_tables(report: Report) -> Iterator[RenderableType]:
+    """The notices, then one small table per run: figure, value (the summary's figures, then Table 1's and
+    Table 2's); it fits 80 columns."""
+    from rich.table import Table
+    from rich.text import Text
+
+    yield from (Text(line, style="bold") for line in report.notices)
+    by_key = {s.key: s for s in report.sections}
+    for data in report.runs:
+        ranged = any(isinstance(c, Range) for s in report.sections for r in s.rows if r[0] == data.run.name
+                     for c in r)
+        table = Table(title=Text(f"{data.run.model}: images {data.images}, feedback {data.feedback}"),
+                      caption="a–b: undecided answers counted wrong – counted right" if ranged else None)
+        table.add_column("figure")
+        table.add_column("value (%, 95% CI)", justify="right")
+        summary = by_key.get(SectionKey.SUMMARY)
+        if summary is not None:
+            row = next(r for r in summary.rows if r[0] == data.run.name)
+            for index in range(4, len(summary.header)):
+                table.add_row(summary.header[index], Text(str(cell_text(row[index], summary))))
+        for key, label in BRIEF_TABLES.items():
+            section = by_key.get(key)
+            found = next((r for r in section.rows if r[0] == data.run.name), None) if section else None
+            if section is None or found is None:
+                continue
+            first = section.header.index("Stories")
+            table.add_row(f"{label}: stories", Text(str(found[first])))
+            for name, cell in zip(section.header[first + 1:], found[first + 1:], strict=True):
+                if cell_text(cell, section) != "-":
+                    table.add_row(Text(f"  {name}"), Text(cell_text(cell, section)))
+        yield table
