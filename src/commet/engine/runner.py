@@ -43,7 +43,7 @@ from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
 from commet.format.problems import printable
-from commet.judges.base import Judge, JudgeRequest, Verdict, spent
+from commet.judges.base import Judge, JudgeRequest, Verdict
 from commet.store.errors import StoreFullError
 from commet.store.records import ShownTurn, StoryRecord, StoryStatus, TurnRecord
 from commet.store.sqlite import FailureKind, RunRecord, RunStatus, Store
@@ -602,4 +602,4 @@ class Engine:
     async def _call_judge(self, run: RunRecord, request: JudgeRequest) -> tuple[Verdict, str | None, float]:
         """(verdict, judgment key, estimated USD of this judgment: 0 when from the store or free)."""
         verdict, key, from_cache = await judge_cached(self.store, run.id, self.judge, request)
-        return verdict, key, 0.0 if from_cache else (spent(verdict.details)[2] or 0.0)
+        return verdict, key, 0.0 if from_cache else (verdict.spent()[2] or 0.0)

@@ -175,7 +175,7 @@ class CachedJudgment:
         return cast(dict[str, object], json.loads(self.details_json))
 
     def verdict(self) -> Verdict:
-        return Verdict(self.outcome, self.branch, self.rationale, self.judge, self.details)
+        return Verdict.from_stored(self.outcome, self.branch, self.rationale, self.judge, self.details)
 
     @classmethod
     def from_values(cls, key: str, judge: object, outcome: object, branch: object, rationale: object,
