@@ -25,11 +25,12 @@ from typer.testing import CliRunner
 from commet.format import load_dataset
 from commet.format.dataset import Dataset
 from commet.format.model import Feedback, Option, StoryTurn, Turn
+from commet.generation.audit import BLIND, FAMILIES, OVERALL, audit_dataset
 from commet.generation.procedural import GENERATORS, generate_storyturn, is_image_dependent
 from commet.generation.procedural.variety import closest, skeleton_counts, vocabulary_sizes, words
 from commet.models.base import Message, ModelRequest
 from commet.models.registry import create_model
-from commet.models.shortcut import BLIND, FAMILIES, OVERALL, ShortcutLearner, audit_dataset, closed_turn
+from commet.models.shortcut import ShortcutLearner, closed_turn
 
 PAPER = Path(__file__).parent / "data" / "paper_storyturns.json"
 #: Per task and seed: 60 StoryTurns (5 counterbalancing blocks), stories and scenes only (no picture is drawn).

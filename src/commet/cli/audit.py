@@ -10,7 +10,7 @@ from commet.cli.common import ColumnsOption, _load, console
 
 if TYPE_CHECKING:
     from commet.format.dataset import Dataset
-    from commet.models.shortcut import Audit
+    from commet.generation.audit import Audit
 
 #: A cell this many points above chance is marked with '!' in the table: per task, and over all tasks (the
 #: gates the project's audit test applies).
@@ -48,7 +48,7 @@ def register(app: typer.Typer) -> None:
         import math
 
         from commet.cli.common import fail
-        from commet.models.shortcut import audit_dataset
+        from commet.generation.audit import audit_dataset
 
         for name, value in (("--fail-above", fail_above), ("--fail-above-overall", fail_above_overall)):
             if value is not None and not math.isfinite(value):  # nan would never fail: a gate that never shuts
@@ -94,14 +94,14 @@ def _scenes(dataset: "Dataset") -> dict[str, dict]:
 
 
 def _rows(result: "Audit", designed: bool = False) -> list[str]:
-    from commet.models.shortcut import OVERALL
+    from commet.generation.audit import OVERALL
 
     tasks = result.tasks(designed)
     return [*tasks, OVERALL] if tasks and not designed else tasks
 
 
 def _as_json(result: "Audit", against: str | None, with_rules: bool) -> dict:
-    from commet.models.shortcut import ALL_FAMILIES, BLIND
+    from commet.generation.audit import ALL_FAMILIES, BLIND
 
     def block(designed: bool) -> list[dict]:
         out = []
@@ -125,7 +125,7 @@ def _print_table(result: "Audit", against: str | None) -> None:
     """The audit as a table: one task a line, one predictor a column, chance beside."""
     from rich.table import Table
 
-    from commet.models.shortcut import ALL_FAMILIES, BLIND, OVERALL
+    from commet.generation.audit import ALL_FAMILIES, BLIND, OVERALL
 
     parts = (f"trained on {result.dataset} and {against}, each scored on the other" if against else
              f"two-fold over halves of {result.train} and {result.test} StoryTurns")

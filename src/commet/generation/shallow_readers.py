@@ -1,9 +1,9 @@
 """Shallow readers: predictors that read a story's surface but never reason about minds.
 
 Why: an item measures Theory of Mind only if a reader who skims cannot answer it. The
-story-blind learner (:mod:`commet.models.shortcut`) never reads the story; these readers
-do, but only its surface, each as one simple rule chosen per (task, turn) on training items
-and applied to held-out ones:
+story-blind learner (:mod:`commet.models.shortcut`) never reads the story; these readers,
+the dataset audit's (:mod:`commet.generation.audit`), do, but only its surface, each as one
+simple rule chosen per (task, turn) on training items and applied to held-out ones:
 
 * ``order``: the option mentioned first, last, most or least often, k-th, in the last
   sentence (or not), first or last in the turn's own story, the longest or shortest option,
@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from commet.format.model import StoryTurn, Turn
+from commet.format.model import StoryTurn
+from commet.models.shortcut import closed_turn
 from commet.text import normalize
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -298,9 +299,8 @@ def _asked_person(question: str, story: str) -> frozenset[str]:
     return frozenset(words)
 
 
-def readings(storyturn: StoryTurn, closed: Callable[[str, int, Turn], object],
-             scenes: Mapping[str, Mapping[str, object]] | None = None) -> list[Reading]:
-    """The closed turns of a StoryTurn as shallow readers see them (``closed``: :func:`shortcut.closed_turn`)."""
+def readings(storyturn: StoryTurn, scenes: Mapping[str, Mapping[str, object]] | None = None) -> list[Reading]:
+    """The closed turns (:func:`~commet.models.shortcut.closed_turn`) of a StoryTurn as shallow readers see them."""
     found: list[Reading] = []
     stories: list[str] = []
     context: list[str] = []
@@ -317,11 +317,11 @@ def readings(storyturn: StoryTurn, closed: Callable[[str, int, Turn], object],
         context += feedback_now
         if turn.image and scenes is not None and turn.image in scenes:
             latest_scene = scenes[turn.image]
-        shape = closed(storyturn.task, k, turn)
+        shape = closed_turn(storyturn.task, k, turn)
         if shape is None:
             context.append(turn.question)
             continue
-        options: tuple[str, ...] = getattr(shape, "options", ())
+        options = shape.options
         texts = options or _YES_NO
         keys = option_keys(texts) if options else [("yes",), ("no",)]
         story = Text.of(stories)
@@ -348,11 +348,11 @@ def readings(storyturn: StoryTurn, closed: Callable[[str, int, Turn], object],
             picks["order"], picks["anchor"], picks["picture"] = {}, {}, {}
         picks["context"] = _context_rules(mentions(context_text, keys), mentions(Text.of(feedback_now), keys),
                                           len(texts)) if options else {}
-        right_index = min(shape.right[0]) if shape.right else 0  # type: ignore[attr-defined]
+        right_index = min(shape.right[0]) if shape.right else 0
         picks["earlier answers"] = _earlier_rules(earlier, texts)
         found.append(Reading(
             task=storyturn.task, turn=k, story_id=storyturn.id, n=len(texts), texts=tuple(texts),
-            right=shape.right, keyed=bool(turn.meta.get("keyed")),  # type: ignore[attr-defined]
+            right=shape.right, keyed=bool(turn.meta.get("keyed")),
             words=frozenset(story.tokens) | _asked_person(turn.question, " ".join(stories)),
             context_words=frozenset(context_text.tokens), picks=picks))
         earlier.append((tuple(texts), right_index))
