@@ -247,9 +247,6 @@ class Sessions:
         self.drop(data)
         response.delete_cookie(self.cookie)
 
-    def revoke(self, subject: str) -> int:
-        return revoke_sessions(self.path, subject)
-
 
 def csrf_token(session: dict[str, str]) -> str:
     """The session's CSRF token, created on first use (save the session afterwards)."""

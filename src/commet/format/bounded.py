@@ -216,11 +216,6 @@ def depth_position(text: str, start: int, limit: int) -> int:
     return start
 
 
-def too_deep(value: object, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Whether a decoded JSON value nests deeper than ``limit`` (iterative: no recursion of its own)."""
-    return _deep_path(value, limit) is not None
-
-
 def _deep_path(value: object, limit: int) -> list[str | int] | None:
     """The key path to the first container (in document order) deeper than ``limit``, or None."""
     stack: list[tuple[object, list[str | int]]] = [(value, [])]
