@@ -450,7 +450,7 @@ class LoginThrottle:
             return 0.0
         if entry.count < free:
             return 0.0
-        delay = min(self.max_delay_s, self.base_s * 2 ** (entry.count - free))
+        delay = min(self.max_delay_s, self.base_s * 2.0 ** (entry.count - free))
         return max(0.0, delay - elapsed)
 
     def failed(self, name: str, client: str | None) -> None:

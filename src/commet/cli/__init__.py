@@ -56,6 +56,7 @@ from commet.models.base import ModelSpecError
 
 if TYPE_CHECKING:
     from commet.engine import RunSummary
+    from commet.models.base import Model
 
 #: Plain click help (``rich_markup_mode=None``), here and in every sub-app: no ``<bool>`` type column on
 #: flags, no boxes, errors as one line.
@@ -378,7 +379,7 @@ def _run_line(summary: "RunSummary") -> str:
     return f"{named}: {this_time}"
 
 
-def _usage_line(db: Path, run_id: int, model) -> str:  # noqa: ANN001 - a Model
+def _usage_line(db: Path, run_id: int, model: "Model") -> str:
     """The run's tokens and estimated cost, the judge's beside the model's ("price unknown" when it is)."""
     from commet.models.base import Usage
     from commet.store import Store

@@ -72,10 +72,10 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(1)
 
 
-def _scenes(dataset: "Dataset") -> dict[str, dict]:
+def _scenes(dataset: "Dataset") -> dict[str, dict[str, object]]:
     """The scene files a dataset's StoryTurns name (``meta["scenes"]``: image id -> file in images/)."""
     folder = dataset.images_dir
-    found: dict[str, dict] = {}
+    found: dict[str, dict[str, object]] = {}
     if folder is None:
         return found
     for storyturn in dataset:
@@ -87,9 +87,11 @@ def _scenes(dataset: "Dataset") -> dict[str, dict]:
             if Path(str(file_name)).name != str(file_name) or not path.is_file():  # only plain files in images/
                 continue
             try:
-                found[str(image_id)] = json.loads(path.read_text(encoding="utf-8"))
+                scene = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 continue
+            if isinstance(scene, dict):  # a scene is an object; anything else is no scene to read
+                found[str(image_id)] = scene
     return found
 
 
@@ -100,11 +102,11 @@ def _rows(result: "Audit", designed: bool = False) -> list[str]:
     return [*tasks, OVERALL] if tasks and not designed else tasks
 
 
-def _as_json(result: "Audit", against: str | None, with_rules: bool) -> dict:
+def _as_json(result: "Audit", against: str | None, with_rules: bool) -> dict[str, object]:
     from commet.generation.audit import ALL_FAMILIES, BLIND
 
-    def block(designed: bool) -> list[dict]:
-        out = []
+    def block(designed: bool) -> list[dict[str, object]]:
+        out: list[dict[str, object]] = []
         for task in _rows(result, designed):
             base = result.line(task, BLIND, designed)
             out.append({"task": task, "closed_turns": base.turns, "chance": round(100 * base.chance_rate, 2),
@@ -113,7 +115,7 @@ def _as_json(result: "Audit", against: str | None, with_rules: bool) -> dict:
                                        for f in ALL_FAMILIES}})
         return out
 
-    report = {"dataset": result.dataset, "against": against, "train": result.train, "test": result.test,
+    report: dict[str, object] = {"dataset": result.dataset, "against": against, "train": result.train, "test": result.test,
               "predictors": list(ALL_FAMILIES), "tasks": block(False), "designed": block(True)}
     if with_rules:
         report["rules"] = [{"task": task, "turn": turn, "predictor": family, "rule": rule}

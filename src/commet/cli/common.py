@@ -23,6 +23,7 @@ from commet.format.problems import FormatError, printable
 
 if TYPE_CHECKING:
     from commet.engine.runner import RunResults
+    from commet.format.dataset import Dataset
     from commet.models.base import SettingError
 
 console = Console(width=None if sys.stdout.isatty() else 200)
@@ -277,7 +278,7 @@ def fail_problems(exc: FormatError) -> NoReturn:
     raise typer.Exit(EXIT_USAGE)
 
 
-def _load(path: str, columns: str | None = None):  # noqa: ANN202 - returns Dataset
+def _load(path: str, columns: str | None = None) -> Dataset:
     from commet.format import load_dataset
 
     check_dataset_path(path)
@@ -289,7 +290,7 @@ def _load(path: str, columns: str | None = None):  # noqa: ANN202 - returns Data
         fail(str(exc))
 
 
-def load_or_fail(path: str, force: bool = False, columns: str | None = None):  # noqa: ANN201 - returns Dataset
+def load_or_fail(path: str, force: bool = False, columns: str | None = None) -> Dataset:
     """The dataset a command will run, checked exactly as `commet validate` checks it.
 
     Why one function: eval, sweep, study build and review serve must refuse the same datasets;

@@ -145,14 +145,14 @@ def load_config(path: str | Path) -> SweepConfig:
             models=_strings(raw, "models", []), datasets=datasets,
             images=[ImagePolicy(v) for v in _strings(raw, "images", ["on"], tuple(ImagePolicy))],
             feedback=[FeedbackCondition(v) for v in _strings(raw, "feedback", ["original"], tuple(FeedbackCondition))],
-            judge=str(raw.get("judge", "rules")), concurrency=int(raw.get("concurrency", 8)),  # type: ignore[arg-type]
+            judge=str(raw.get("judge", "rules")), concurrency=int(raw.get("concurrency", 8)),
             db=local(raw.get("db", "commet.sqlite")), out=local(raw["out"]) if "out" in raw else None,
             format=fmt,
-            limit=int(raw["limit"]) if "limit" in raw else None,  # type: ignore[arg-type]
+            limit=int(raw["limit"]) if "limit" in raw else None,
             system_prompt=str(raw["system_prompt"]) if "system_prompt" in raw else None,
-            temperature=float(raw.get("temperature", 0.0)),  # type: ignore[arg-type]
-            max_tokens=int(raw.get("max_tokens", 512)),  # type: ignore[arg-type]
-            seed=int(raw["seed"]) if "seed" in raw else None,  # type: ignore[arg-type]
+            temperature=float(raw.get("temperature", 0.0)),
+            max_tokens=int(raw.get("max_tokens", 512)),
+            seed=int(raw["seed"]) if "seed" in raw else None,
             run_prefix=str(raw.get("run_prefix", "")))
         GenerationSettings.checked(temperature=config.temperature, max_tokens=config.max_tokens, seed=config.seed)
         for key, value in (("concurrency", config.concurrency), ("limit", config.limit)):

@@ -250,7 +250,7 @@ def _scene_rules(scene: Mapping[str, object] | None, keys: Sequence[tuple[str, .
     rules: dict[object, int] = {}
     sizes = [e.get("size") for e in matched]
     if all(isinstance(s, int) for s in sizes) and len(set(sizes)) == len(sizes):
-        by_size = sorted(range(len(sizes)), key=lambda k: sizes[k])  # type: ignore[arg-type,return-value]
+        by_size = sorted(range(len(sizes)), key=lambda k: sizes[k])
         rules.update({"smallest": by_size[0], "biggest": by_size[-1]})
         if len(by_size) == 3:
             rules["middle-sized"] = by_size[1]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from commet.errors import CommetError
 from commet.format.dataset import Dataset
@@ -26,12 +27,16 @@ from commet.reports.stats import Estimate, Range
 from commet.reports.tables import to_markdown
 from commet.text import printable
 
+if TYPE_CHECKING:
+    from rich.table import Table
+    from rich.text import Text
+
 #: the widest a terminal rendering is measured at (tables are never that wide)
 _UNBOUNDED = 100_000
 
 
 # terminal -----------------------------------------------------------------------------------------------
-def _text(value: str):  # noqa: ANN202 - a rich Text, or None for no text
+def _text(value: str) -> Text | None:
     """Plain text for rich: story text and run names are never read as console markup, and their control
     characters are shown, not obeyed."""
     from rich.text import Text
@@ -39,7 +44,7 @@ def _text(value: str):  # noqa: ANN202 - a rich Text, or None for no text
     return Text(printable(value)) if value else None
 
 
-def _plain_table(section: Section, title: str | None = None):  # noqa: ANN202 - a rich Table
+def _plain_table(section: Section, title: str | None = None) -> Table:
     from rich.table import Table
 
     table = Table(title=_text(section.title if title is None else title), caption=_text(section.note))
@@ -47,7 +52,7 @@ def _plain_table(section: Section, title: str | None = None):  # noqa: ANN202 - 
     for index, column in enumerate(section.header):
         numeric = any(isinstance(row[index], Estimate) for row in section.rows)
         single_words = all(len(text.split()) <= 1 for text in [column, *(row[index] for row in texts)])
-        table.add_column(_text(column), justify="right" if numeric else "left", no_wrap=single_words)
+        table.add_column(_text(column) or "", justify="right" if numeric else "left", no_wrap=single_words)
     for row in texts:
         table.add_row(*map(_text, row))
     return table
@@ -61,7 +66,7 @@ def _transposed_table(section: Section) -> list[object]:
 
     legend = Text("\n".join(f"#{number}: {printable(str(row[0]))}" for number, row in enumerate(section.rows, start=1)))
     table = Table(title=_text(section.title), caption=_text(section.note))
-    table.add_column(_text(section.header[0]))
+    table.add_column(_text(section.header[0]) or "")
     for number in range(1, len(section.rows) + 1):
         table.add_column(f"#{number}", justify="right")
     for index in range(1, len(section.header)):

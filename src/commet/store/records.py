@@ -183,7 +183,7 @@ class CachedJudgment:
         """A cached verdict from its stored columns; a stored outcome the judges cannot give is a StoreError."""
         if outcome not in OUTCOMES:
             raise StoreError(f"judgment {key[:12]}: stored outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
-        return cls(key, str(judge), cast(Outcome, outcome), branch if isinstance(branch, int) else None,
+        return cls(key, str(judge), outcome, branch if isinstance(branch, int) else None,
                    str(rationale), str(details_json))
 
 

@@ -604,7 +604,8 @@ class Store:
         known = self._key_index(table)
         if known is not None and hash(key) not in known and not fresh:
             return None
-        return self.db.execute(f"SELECT * FROM {table} WHERE key = ?", (key,)).fetchone()
+        row: sqlite3.Row | None = self.db.execute(f"SELECT * FROM {table} WHERE key = ?", (key,)).fetchone()
+        return row
 
     def _remember_key(self, table: str, key: str) -> None:
         known = self._key_index(table)

@@ -34,6 +34,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import ValidationError
 from starlette.datastructures import FormData, UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.base import RequestResponseEndpoint
 
 from commet.apps.review.db import (
     CRITERIA,
@@ -125,7 +126,7 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 
     @app.middleware("http")
-    async def security_headers(request: Request, call_next: Any) -> Response:
+    async def security_headers(request: Request, call_next: RequestResponseEndpoint) -> Response:
         response = await call_next(request)
         for key, value in SECURITY_HEADERS.items():
             response.headers.setdefault(key, value)

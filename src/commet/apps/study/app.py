@@ -33,6 +33,7 @@ from fastapi import FastAPI, Form, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.base import RequestResponseEndpoint
 
 from commet.apps.study.build import estimated_minutes, load_study, shows_image
 from commet.apps.study.db import StudyDB
@@ -130,7 +131,7 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
     app = guarded_app("CoMMET study", max_body_bytes=MAX_BODY_BYTES, lifespan=lifespan)
 
     @app.middleware("http")
-    async def security_headers(request: Request, call_next):  # noqa: ANN001, ANN202 - Starlette's signature
+    async def security_headers(request: Request, call_next: RequestResponseEndpoint) -> Response:
         response = await call_next(request)
         response.headers.update(SECURITY_HEADERS)
         response.headers["Cache-Control"] = "no-store"
