@@ -56,6 +56,7 @@ from commet.models.base import ModelSpecError
 
 if TYPE_CHECKING:
     from commet.engine import RunSummary
+    from commet.judges.base import Judge
     from commet.models.base import Model
 
 #: Plain click help (``rich_markup_mode=None``), here and in every sub-app: no ``<bool>`` type column on
@@ -399,9 +400,9 @@ def _usage_line(db: Path, run_id: int, model: "Model") -> str:
     return line
 
 
-async def _close(*things: object) -> None:
+async def _close(*things: "Model | Judge") -> None:
     for thing in things:
-        await thing.aclose()  # type: ignore[attr-defined]
+        await thing.aclose()
 
 
 #: Command modules, one per concern: each has ``register(app)`` or is a sub-app ``app``. A module's

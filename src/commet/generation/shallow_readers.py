@@ -229,13 +229,33 @@ def _context_rules(found: list[tuple[int, int]], feedback: list[tuple[int, int]]
     return rules
 
 
+def _entities(scene: Mapping[str, object], *kinds: str) -> list[Mapping[str, object]]:
+    """The scene's entities of these kinds ("objects", "places", "agents"): the objects in their lists. Scene
+    files are read as they are, so anything else there (a list that is not one, an entry that is no object)
+    is no entity."""
+    found: list[Mapping[str, object]] = []
+    for kind in kinds:
+        listed = scene.get(kind)
+        if isinstance(listed, list):
+            found += [entity for entity in listed if isinstance(entity, dict)]
+    return found
+
+
+def _centre_x(entity: Mapping[str, object]) -> float | None:
+    """The horizontal centre of an entity's ``bbox`` ([x0, y0, x1, y1]); None without a usable one."""
+    box = entity.get("bbox")
+    if not isinstance(box, list) or len(box) != 4 or not all(isinstance(v, (int, float)) for v in box):
+        return None
+    return float(box[0] + box[2]) / 2
+
+
 def _scene_rules(scene: Mapping[str, object] | None, keys: Sequence[tuple[str, ...]], question: str = ""
                  ) -> dict[object, int]:
     """Size and left-to-right rank of the things (or places) the options name, in the scene, and which of
     them stands nearest to (or farthest from) each person the question names, in the order it names them."""
     if not scene:
         return {}
-    entities = [*scene.get("objects", []), *scene.get("places", [])]  # type: ignore[misc]
+    entities = _entities(scene, "objects", "places")
     matched = []
     for key in keys:
         hits = []
@@ -248,22 +268,21 @@ def _scene_rules(scene: Mapping[str, object] | None, keys: Sequence[tuple[str, .
             return {}
         matched.append(hits[0])
     rules: dict[object, int] = {}
-    sizes = [e.get("size") for e in matched]
-    if all(isinstance(s, int) for s in sizes) and len(set(sizes)) == len(sizes):
+    sizes = [size for e in matched if isinstance(size := e.get("size"), int)]
+    if len(sizes) == len(matched) and len(set(sizes)) == len(sizes):
         by_size = sorted(range(len(sizes)), key=lambda k: sizes[k])
         rules.update({"smallest": by_size[0], "biggest": by_size[-1]})
         if len(by_size) == 3:
             rules["middle-sized"] = by_size[1]
-    xs = [(e["bbox"][0] + e["bbox"][2]) / 2 for e in matched]
-    if len(set(xs)) == len(xs):
+    xs = [x for e in matched if (x := _centre_x(e)) is not None]
+    if len(xs) == len(matched) and len(set(xs)) == len(xs):
         by_x = sorted(range(len(xs)), key=lambda k: xs[k])
         rules.update({"leftmost": by_x[0], "rightmost": by_x[-1]})
         if len(by_x) == 3:
             rules["middle"] = by_x[1]
-        people = {str(a.get("name")): a for a in scene.get("agents", [])}  # type: ignore[attr-defined]
+        people = {str(a.get("name")): x for a in _entities(scene, "agents") if (x := _centre_x(a)) is not None}
         for rank, name in enumerate(n for n in dict.fromkeys(_PERSON.findall(question)) if n in people):
-            ax = (people[name]["bbox"][0] + people[name]["bbox"][2]) / 2
-            distance = [abs(x - ax) for x in xs]
+            distance = [abs(x - people[name]) for x in xs]
             if len(set(distance)) == len(distance):
                 rules[f"nearest to person {rank + 1}"] = distance.index(min(distance))
                 rules[f"farthest from person {rank + 1}"] = distance.index(max(distance))

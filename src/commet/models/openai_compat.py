@@ -461,6 +461,7 @@ def _idle_http_client(openai: Any) -> Any:
     async_client = next(cls for cls in openai.DefaultAsyncHttpxClient.__mro__ if cls.__name__ == "AsyncClient")
     httpx = importlib.import_module(async_client.__module__.split(".")[0])  # httpx, or httpx2 in newer SDKs
 
+    # kept: the base class comes from a module chosen at run time (httpx or httpx2), which mypy cannot follow
     class NotUsed(httpx.AsyncBaseTransport):  # type: ignore[misc, name-defined]
         async def handle_async_request(self, request: Any) -> Any:
             raise RuntimeError("transport=direct sends through DirectChatTransport, not the SDK's HTTP client")
