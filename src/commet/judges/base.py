@@ -13,13 +13,20 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal
+from typing import Literal, TypeGuard, get_args
 
 from commet.errors import CommetError
 from commet.format.inputs import valid_text
 from commet.models.base import ImagePart, Usage, json_key
 
 Outcome = Literal["correct", "incorrect", "undecided"]
+#: every outcome a judge can give
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
+
+
+def is_outcome(value: object) -> TypeGuard[Outcome]:
+    """Whether a value read back (a stored verdict, a panel member's record) is an outcome a judge can give."""
+    return value in OUTCOMES
 
 
 @dataclass(frozen=True)

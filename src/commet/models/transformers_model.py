@@ -172,7 +172,7 @@ def _one_line(exc: BaseException) -> str:
 
 def option_int(options: Mapping[str, str], key: str, default: int) -> int:
     raw = options.get(key)
-    if raw in (None, ""):
+    if raw is None or raw == "":
         return default
     try:
         return int(raw)
@@ -182,7 +182,7 @@ def option_int(options: Mapping[str, str], key: str, default: int) -> int:
 
 def option_bool(options: Mapping[str, str], key: str, default: bool = False) -> bool:
     raw = options.get(key)
-    if raw in (None, ""):
+    if raw is None or raw == "":
         return default
     return raw.lower() in ("1", "true", "yes", "on")
 

@@ -22,12 +22,11 @@ from typing import cast
 
 from commet.engine.conversation import apply_branch_rules
 from commet.format.model import Turn
-from commet.judges.base import Verdict
+from commet.judges.base import Verdict, is_outcome
 from commet.judges.cascade import decided_by
 from commet.reports.metrics import SUBSETS, select_runs
 from commet.reports.stats import fixed
 from commet.store.labels import all_labels
-from commet.store.records import OUTCOMES
 from commet.store.sqlite import RunRecord, Store
 
 HUMAN = "human"
@@ -131,7 +130,7 @@ def compare(a: str, b: str, first: dict[Item, bool | None], second: dict[Item, b
 def _member_correct(record: dict[str, object], expected: list[str], active_before: int | None) -> bool | None:
     outcome, branch = record.get("outcome"), record.get("branch")
     # a stored member verdict the judges cannot give is no decision
-    verdict = Verdict(outcome if outcome in OUTCOMES else "undecided", branch if isinstance(branch, int) else None)
+    verdict = Verdict(outcome if is_outcome(outcome) else "undecided", branch if isinstance(branch, int) else None)
     return apply_branch_rules(Turn(question="", answers=expected), verdict, active_before).correct
 
 
