@@ -26,10 +26,10 @@ from collections.abc import Callable
 
 from PIL import Image
 
+from commet.generation.audit import BLIND, FAMILIES, audit_dataset
 from commet.generation.procedural import generate_dataset, generate_storyturn, is_image_dependent
 from commet.generation.procedural.render import HEIGHT, WIDTH, draw, draw_picture, png_bytes
 from commet.generation.procedural.variety import skeleton_counts, storyturn_words, vocabulary_sizes
-from commet.models.shortcut import BLIND, FAMILIES, audit_dataset
 from commet.taxonomy import TASKS
 
 

@@ -21,7 +21,7 @@ if [ ! -f .node/node_modules/axe-core/axe.min.js ]; then  # accessibility checks
   npm install --silent --no-audit --no-fund --prefix .node axe-core
 fi
 ruff check src tests bench scripts
-mypy  # the package, in default mode ([tool.mypy] in pyproject.toml)
+mypy  # the package, strict ([tool.mypy] in pyproject.toml)
 python -m pytest -q -p no:cacheprovider
 # Floors job: the lowest versions pyproject.toml allows, in a separate venv, with the fast tests
 # (scripts/floors.sh, a few minutes). COMMET_SKIP_FLOORS=1 skips it locally.

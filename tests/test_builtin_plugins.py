@@ -176,7 +176,7 @@ def test_the_table_edited_alone_fails_the_check() -> None:
 
 def test_the_script_writes_the_derived_parts_and_nothing_else(tmp_path: Path) -> None:
     """Copies with the derived parts broken are written back to exactly the files in the repository."""
-    broken_pyproject = PYPROJECT.replace('hf = "commet.models.hf:create"\n', "").replace(
+    broken_pyproject = PYPROJECT.replace('hf = "commet.models.transformers_model:create"\n', "").replace(
         'rules = "commet.judges.kinds:create_rules"', 'rules = "old:place"')
     broken_readme = README.replace("| `hf:PATH_OR_ID` |", "| `hf:PATH` |").replace(
         "| HTML reports and plots | `reports` |\n", "")
@@ -208,13 +208,14 @@ def test_a_provider_module_is_imported_only_when_a_spec_names_it() -> None:
     loaded = set(eval(result.stdout))  # noqa: S307 - our own printed list
     assert "commet.models.baseline" in loaded and "commet.judges.kinds" in loaded
     assert not loaded & {"commet.models.openai_compat", "commet.models.anthropic_model", "commet.models.google_model",
-                         "commet.models.hf", "commet.models.vllm_offline", "commet.judges.llm", "openai", "anthropic",
-                         "torch", "transformers", "vllm"}, loaded
+                         "commet.models.transformers_model", "commet.models.vllm_offline", "commet.judges.llm",
+                         "openai", "anthropic", "torch", "transformers", "vllm"}, loaded
 
 
 def test_a_provider_whose_module_cannot_be_imported_names_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     """The extra comes from the table (hf's module needs the hf extra), not from the provider's name."""
-    monkeypatch.setitem(sys.modules, "commet.models.hf", None)  # as if the module itself failed to import
+    # as if the module itself failed to import
+    monkeypatch.setitem(sys.modules, "commet.models.transformers_model", None)
     with pytest.raises(UnknownModelError) as caught:
         create_model("hf:some/model")
     assert str(caught.value).startswith("provider 'hf' is not available: ")

@@ -374,7 +374,7 @@ async def test_a_judge_that_fails_leaves_the_run_incomplete_and_a_rerun_retries_
         async def judge(self, request: JudgeRequest) -> Verdict:
             if self.down and request.story_id == "fb-1" and request.turn == 1:
                 return Verdict("undecided", rationale="judge unavailable", judge=self.name,
-                               details={"error": "HTTP 503 from judge", "error_kind": "judge_http_503"})
+                               error="HTTP 503 from judge", error_kind="judge_http_503")
             return await RulesJudge().judge(request)
 
     replies = replay_file({"dd-1": DD_RIGHT, "fb-1": ["The basket.", "No.", "The box."]})

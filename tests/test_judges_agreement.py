@@ -13,9 +13,9 @@ from commet.engine import EvalSettings, evaluate
 from commet.engine.rejudge import rejudge
 from commet.judges import create_judge
 from commet.judges.prompts import PROMPT_VERSION
-from commet.reports.agreement import agreement_report, cohen_kappa, report_tables
+from commet.reports.agreement import agreement_report, cohen_kappa, people_verdicts, report_tables
 from commet.store import Store
-from commet.store.labels import LabelError, human_verdicts, import_csv, set_label, turns_to_label
+from commet.store.labels import LabelError, import_csv, set_label, turns_to_label
 from tests.judge_server import REPLIES, JudgeServer, verdict, write_dataset, write_replies
 
 
@@ -160,11 +160,11 @@ def test_label_import_is_checked_and_all_or_nothing(store_with_judges: Path, tmp
                 import_csv(store, tmp_path / file)
         # nothing from the failed files was kept, not even an empty labels table
         assert store.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'labels'").fetchone() is None
-        assert human_verdicts(store) == {}
+        assert people_verdicts(store) == {}
         set_label(store, run="base", story_id="fb", turn=0, response=REPLIES["fb"][0], label="correct", labeller="x")
         set_label(store, run="base", story_id="fb", turn=0, response=REPLIES["fb"][0], label="incorrect",
                   labeller="y")
-        assert human_verdicts(store) == {}  # a tie is no verdict
+        assert people_verdicts(store) == {}  # a tie is no verdict
         run = store.get_run("base")
         assert run is not None
         assert len(turns_to_label(store, run, "x")) == 5 and len(turns_to_label(store, run, "z")) == 6
@@ -201,7 +201,7 @@ def test_cli_label_flow_is_resumable(store_with_judges: Path) -> None:
     assert "stored 1 labels; 3 answers" in second.output
     assert "He never saw his sister" in second.output  # the skipped answer comes back first
     with Store(store_with_judges) as store:
-        labels = {(k[0], k[1]): v for k, v in human_verdicts(store).items()}
+        labels = {(k[1], k[2]): v for k, v in people_verdicts(store).items()}
     assert labels == {("fb", 0): True, ("fb", 1): True, ("fb", 2): False}
     disputed = runner.invoke(app, [*args[:-1], "bo", "--disputed"], input="q\n")
     assert "1/2" in disputed.output  # only the two answers the judges disagree on

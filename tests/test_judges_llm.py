@@ -133,7 +133,7 @@ async def test_verdict_unparseable_after_retries_is_undecided_with_an_error() ->
         got = await judge.judge(request("He never saw it."))
         await judge.aclose()
     assert server.calls == 3
-    assert got.outcome == "undecided" and "unparseable" in str(got.details["error"])
+    assert got.outcome == "undecided" and "unparseable" in str(got.error)
     assert got.details["raw"] == "no idea"
 
 
@@ -143,7 +143,7 @@ async def test_failed_judge_call_is_undecided_with_an_error() -> None:
         judge = create_judge("llm-only:" + server.spec())
         got = await judge.judge(request("He never saw it."))
         await judge.aclose()
-    assert got.outcome == "undecided" and got.details["error_kind"] == "judge_http_400"
+    assert got.outcome == "undecided" and got.error_kind == "judge_http_400"
 
 
 def test_bad_judge_specs_are_one_clear_error() -> None:

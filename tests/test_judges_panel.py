@@ -78,7 +78,7 @@ async def test_panel_without_majority_is_undecided_and_not_cached_when_a_member_
         got = await panel.judge(REQUEST)
         await panel.aclose()
     assert got.outcome == "undecided" and got.rationale.startswith("no majority")
-    assert "unparseable" in str(got.details["error"])  # the engine does not cache it
+    assert "unparseable" in str(got.error)  # the engine does not cache it
     assert [m["outcome"] for m in got.details["members"]] == ["correct", "incorrect", "undecided"]
 
 

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from commet.models.base import GenerationSettings, ImagePart, Message, ModelCallError, ModelRequest, TextPart
-from commet.models.hf import MicroBatcher
 from commet.models.registry import create_model
+from commet.models.transformers_model import MicroBatcher
 
 SPECIALS = ["<pad>", "<s>", "</s>", "<unk>", "<|system|>", "<|user|>", "<|assistant|>"]
 TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}</s>{% endfor %}"

@@ -106,7 +106,7 @@ def png(colour: tuple[int, int, int], size: tuple[int, int] = (48, 40)) -> bytes
 
 
 class Inputs:
-    """What hf.py passed to each ``generate`` (prompt ids, pixel values) and what the vision tower saw."""
+    """What transformers_model.py passed to each ``generate`` (prompt ids, pixel values) and what the vision tower saw."""
 
     def __init__(self, model: Any) -> None:
         self.calls: list[dict[str, Any]] = []

@@ -81,7 +81,26 @@ def test_core_providers_are_entry_points_too() -> None:
 
     declared = {ep.name: ep.value for ep in entry_points(group="commet.models")}
     assert {"baseline", "replay", "openai", "anthropic", "google", "hf", "vllm"} <= set(declared)
-    assert all(plugins.BUILT_IN["commet.models"].get(name, value) == value for name, value in declared.items())
+
+
+def test_an_entry_point_into_commet_itself_is_read_from_the_table(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """An editable install made before a module was renamed lists CoMMET's own provider under its old path:
+    the table, which the running code matches, decides; a third party's entry point still wins."""
+    info = tmp_path / "stale-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: stale\nVersion: 0.1\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[commet.models]\nreplay = commet.models.renamed_away:create\n"
+                                           "baseline = echo_plugin:create_model\n", encoding="utf-8")
+    (tmp_path / "echo_plugin.py").write_text(PLUGIN, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    plugins.refresh()
+    try:
+        assert plugins.load_plugin(plugins.MODELS, "replay").__module__ == "commet.models.replay"
+        assert plugins.load_plugin(plugins.MODELS, "baseline").__module__ == "echo_plugin"
+    finally:
+        sys.modules.pop("echo_plugin", None)
+        plugins.refresh()
 
 
 async def test_a_third_party_provider_and_judge_run_a_real_evaluation(plugin_distribution, tmp_path: Path) -> None:

@@ -25,11 +25,12 @@ from typer.testing import CliRunner
 from commet.format import load_dataset
 from commet.format.dataset import Dataset
 from commet.format.model import Feedback, Option, StoryTurn, Turn
+from commet.generation.audit import BLIND, FAMILIES, OVERALL, audit_dataset
 from commet.generation.procedural import GENERATORS, generate_storyturn, is_image_dependent
 from commet.generation.procedural.variety import closest, skeleton_counts, vocabulary_sizes, words
 from commet.models.base import Message, ModelRequest
 from commet.models.registry import create_model
-from commet.models.shortcut import BLIND, FAMILIES, OVERALL, ShortcutLearner, audit_dataset, closed_turn
+from commet.models.shortcut import ShortcutLearner, closed_turn
 
 PAPER = Path(__file__).parent / "data" / "paper_storyturns.json"
 #: Per task and seed: 60 StoryTurns (5 counterbalancing blocks), stories and scenes only (no picture is drawn).
@@ -199,3 +200,29 @@ def test_variety_skeletons_vocabulary_and_distance_from_the_paper(two_seeds) -> 
     assert len(paper) == 4 and all(len(p) > 50 for p in paper)
     worst = max((closest(st, paper), st.id) for st in storyturns)
     assert worst[0] < 0.5, worst
+
+
+#: scene files as a hand-made dataset may hold them: each is no scene (or no entity) to read, never a crash
+MALFORMED_SCENES = ['[1, 2]', '"a scene"', '{"objects": 5, "places": "shelf"}', '{"objects": [3, "ball", null]}',
+                    '{"objects": [{"noun": "ball"}, {"noun": "box", "bbox": "wide"}], "agents": [{"bbox": [1]}]}',
+                    '{"objects": [{"noun": "ball", "size": "big", "bbox": [0, 0, "x", 5]}]}', 'not json']
+
+
+def test_malformed_scene_files_are_read_as_no_scene(tmp_path: Path) -> None:
+    """`commet audit` reads the scene files a dataset folder names; what is not a scene of entities with
+    boxes is skipped (the picture reader then answers option 1), without a traceback."""
+    from commet.cli import app
+    from commet.generation.procedural import write_dataset
+
+    write_dataset(tmp_path / "p", tasks=["reference_hard_perspective"], per_task=12, seed=3, image_dependent_share=0.0)
+    files = sorted((tmp_path / "p" / "images").glob("*.scene.json"))
+    assert files
+    for k, file in enumerate(files):
+        file.write_text(MALFORMED_SCENES[k % len(MALFORMED_SCENES)], encoding="utf-8")
+    result = CliRunner().invoke(app, ["audit", str(tmp_path / "p"), "--json"])
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    picture = json.loads(result.output)["tasks"][0]["predictors"]["picture"]
+    # the same reading as with no scene at all
+    unread = audit_dataset(list(load_dataset(tmp_path / "p"))).line("reference_hard_perspective", "picture")
+    assert picture["accuracy"] == round(100 * unread.accuracy, 2)

@@ -119,3 +119,19 @@ def test_story_text_is_never_read_as_markup() -> None:
             console.print(renderable)
         text = "".join(console.export_text().replace("│", " ").split())
         assert "[red]Thebox[/red]and[link=x]" in text and "[bold]answers[/bold]" in text
+
+
+@pytest.mark.parametrize("width", [None, 40])
+def test_a_blank_column_name_is_a_blank_header_not_a_crash(width: int | None) -> None:
+    """A section whose header holds an empty name renders it as a blank header, at full width and fitted to
+    a narrow terminal (rich refused the None it used to be given: NotRenderableError; found by mypy --strict)."""
+    from commet.reports import Report
+    from commet.reports.rundata import Section
+
+    section = Section("by-key", "Accuracy by key", ["", "Stories", "Story accuracy"],
+                      [["", "3", "66.67"], ["b", "2", "50.00"]])
+    console = Console(file=io.StringIO(), width=120, record=True)
+    for renderable in to_rich_tables(Report(runs=[], sections=[section]), width):
+        console.print(renderable)
+    text = console.export_text()
+    assert "Accuracy by key" in text and "66.67" in text and "50.00" in text

@@ -130,7 +130,7 @@ PROVIDERS: tuple[Provider, ...] = (
         "gemini-2.5-pro": (1.25, 10.00),
         "gemini-3-pro": (2.00, 12.00),
     }),
-    Provider("hf", "commet.models.hf:create", "hf", (
+    Provider("hf", "commet.models.transformers_model:create", "hf", (
         ("`hf:PATH_OR_ID`", "local transformers model, batched across the stories in flight"),
     )),
     Provider("vllm", "commet.models.vllm_offline:create", "vllm", (

@@ -15,7 +15,7 @@ class _Choice(str, Enum):
     """A string-valued choice that prints as its value (in run names, tables and messages)."""
 
     def __str__(self) -> str:
-        return self.value
+        return str(self.value)
 
     def __format__(self, spec: str) -> str:
         return format(self.value, spec)

@@ -7,8 +7,10 @@ A package adds one by declaring it in its own metadata, for example in pyproject
 
 CoMMET's own providers and judge kinds are declared the same way, from one table
 (:mod:`commet.builtin_plugins`); that table also stands in for them where CoMMET runs from a source
-tree that was never installed (no metadata). An installed entry point wins over a built-in of the
-same name.
+tree that was never installed (no metadata), and it is what counts for an installed entry point into
+the ``commet`` package itself: that is CoMMET's own declaration, which an editable install made
+before a module was renamed still lists under the old path. A third party's entry point wins over
+a built-in of the same name.
 """
 
 from __future__ import annotations
@@ -47,8 +49,8 @@ def _installed() -> _Installed:
 
 @cache
 def _targets(group: str) -> dict[str, str]:
-    """Name -> "module:attribute" for a group: the installed entry points over the built-in table."""
-    found = {ep.name: ep.value for ep in _installed().select(group=group)}
+    """Name -> "module:attribute" for a group: third parties' installed entry points over the built-in table."""
+    found = {ep.name: ep.value for ep in _installed().select(group=group) if not ep.value.startswith("commet.")}
     return {**BUILT_IN.get(group, {}), **found}
 
 

@@ -247,9 +247,6 @@ class Sessions:
         self.drop(data)
         response.delete_cookie(self.cookie)
 
-    def revoke(self, subject: str) -> int:
-        return revoke_sessions(self.path, subject)
-
 
 def csrf_token(session: dict[str, str]) -> str:
     """The session's CSRF token, created on first use (save the session afterwards)."""
@@ -453,7 +450,7 @@ class LoginThrottle:
             return 0.0
         if entry.count < free:
             return 0.0
-        delay = min(self.max_delay_s, self.base_s * 2 ** (entry.count - free))
+        delay = min(self.max_delay_s, self.base_s * 2.0 ** (entry.count - free))
         return max(0.0, delay - elapsed)
 
     def failed(self, name: str, client: str | None) -> None:

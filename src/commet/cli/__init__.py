@@ -56,6 +56,8 @@ from commet.models.base import ModelSpecError
 
 if TYPE_CHECKING:
     from commet.engine import FailureNotice, RunSummary
+    from commet.judges.base import Judge
+    from commet.models.base import Model
 
 #: Plain click help (``rich_markup_mode=None``), here and in every sub-app: no ``<bool>`` type column on
 #: flags, no boxes, errors as one line.
@@ -395,7 +397,7 @@ def _run_line(summary: "RunSummary") -> str:
     return f"{named}: {this_time}"
 
 
-def _usage_line(db: Path, run_id: int, model) -> str:  # noqa: ANN001 - a Model
+def _usage_line(db: Path, run_id: int, model: "Model") -> str:
     """The run's tokens and estimated cost, the judge's beside the model's ("price unknown" when it is)."""
     from commet.models.base import Usage
     from commet.store import Store
@@ -415,9 +417,9 @@ def _usage_line(db: Path, run_id: int, model) -> str:  # noqa: ANN001 - a Model
     return line
 
 
-async def _close(*things: object) -> None:
+async def _close(*things: "Model | Judge") -> None:
     for thing in things:
-        await thing.aclose()  # type: ignore[attr-defined]
+        await thing.aclose()
 
 
 #: Command modules, one per concern: each has ``register(app)`` or is a sub-app ``app``. A module's

@@ -10,7 +10,7 @@ from commet.cli.common import ColumnsOption, _load, console
 
 if TYPE_CHECKING:
     from commet.format.dataset import Dataset
-    from commet.models.shortcut import Audit
+    from commet.generation.audit import Audit
 
 #: A cell this many points above chance is marked with '!' in the table: per task, and over all tasks (the
 #: gates the project's audit test applies).
@@ -48,7 +48,7 @@ def register(app: typer.Typer) -> None:
         import math
 
         from commet.cli.common import fail
-        from commet.models.shortcut import audit_dataset
+        from commet.generation.audit import audit_dataset
 
         for name, value in (("--fail-above", fail_above), ("--fail-above-overall", fail_above_overall)):
             if value is not None and not math.isfinite(value):  # nan would never fail: a gate that never shuts
@@ -72,10 +72,10 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(1)
 
 
-def _scenes(dataset: "Dataset") -> dict[str, dict]:
+def _scenes(dataset: "Dataset") -> dict[str, dict[str, object]]:
     """The scene files a dataset's StoryTurns name (``meta["scenes"]``: image id -> file in images/)."""
     folder = dataset.images_dir
-    found: dict[str, dict] = {}
+    found: dict[str, dict[str, object]] = {}
     if folder is None:
         return found
     for storyturn in dataset:
@@ -87,24 +87,26 @@ def _scenes(dataset: "Dataset") -> dict[str, dict]:
             if Path(str(file_name)).name != str(file_name) or not path.is_file():  # only plain files in images/
                 continue
             try:
-                found[str(image_id)] = json.loads(path.read_text(encoding="utf-8"))
+                scene = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 continue
+            if isinstance(scene, dict):  # a scene is an object; anything else is no scene to read
+                found[str(image_id)] = scene
     return found
 
 
 def _rows(result: "Audit", designed: bool = False) -> list[str]:
-    from commet.models.shortcut import OVERALL
+    from commet.generation.audit import OVERALL
 
     tasks = result.tasks(designed)
     return [*tasks, OVERALL] if tasks and not designed else tasks
 
 
-def _as_json(result: "Audit", against: str | None, with_rules: bool) -> dict:
-    from commet.models.shortcut import ALL_FAMILIES, BLIND
+def _as_json(result: "Audit", against: str | None, with_rules: bool) -> dict[str, object]:
+    from commet.generation.audit import ALL_FAMILIES, BLIND
 
-    def block(designed: bool) -> list[dict]:
-        out = []
+    def block(designed: bool) -> list[dict[str, object]]:
+        out: list[dict[str, object]] = []
         for task in _rows(result, designed):
             base = result.line(task, BLIND, designed)
             out.append({"task": task, "closed_turns": base.turns, "chance": round(100 * base.chance_rate, 2),
@@ -113,7 +115,7 @@ def _as_json(result: "Audit", against: str | None, with_rules: bool) -> dict:
                                        for f in ALL_FAMILIES}})
         return out
 
-    report = {"dataset": result.dataset, "against": against, "train": result.train, "test": result.test,
+    report: dict[str, object] = {"dataset": result.dataset, "against": against, "train": result.train, "test": result.test,
               "predictors": list(ALL_FAMILIES), "tasks": block(False), "designed": block(True)}
     if with_rules:
         report["rules"] = [{"task": task, "turn": turn, "predictor": family, "rule": rule}
@@ -125,7 +127,7 @@ def _print_table(result: "Audit", against: str | None) -> None:
     """The audit as a table: one task a line, one predictor a column, chance beside."""
     from rich.table import Table
 
-    from commet.models.shortcut import ALL_FAMILIES, BLIND, OVERALL
+    from commet.generation.audit import ALL_FAMILIES, BLIND, OVERALL
 
     parts = (f"trained on {result.dataset} and {against}, each scored on the other" if against else
              f"two-fold over halves of {result.train} and {result.test} StoryTurns")

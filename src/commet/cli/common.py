@@ -22,8 +22,11 @@ from rich.console import Console
 from commet.format.problems import FormatError, printable
 
 if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
     from commet.engine.failures import FailureNotice
     from commet.engine.runner import RunResults
+    from commet.format.dataset import Dataset
     from commet.models.base import SettingError
 
 console = Console(width=None if sys.stdout.isatty() else 200, emoji=False)  # ":m:" in a spec is no emoji
@@ -205,8 +208,9 @@ def fail_option(exc: SettingError) -> NoReturn:
     fail(f"--{exc.field.replace('_', '-')}: {exc.reason}")
 
 
-def serve_web_app(web: object, host: str, port: int, announce: Callable[[str], str], *,
-                  allowed_hosts: str | None = None, forwarded_allow_ips: str | None = None, **options: object) -> None:
+def serve_web_app(web: ASGIApp, host: str, port: int, announce: Callable[[str], str], *,
+                  allowed_hosts: str | None = None, forwarded_allow_ips: str | None = None, log_level: str = "warning",
+                  access_log: bool = True, server_header: bool = True) -> None:
     """Serve a web app: the address is bound first, so a port in use (or out of reach) is one line and
     exit 2 before anything is announced, and ``--port 0`` announces the port it got.
     ``announce(base_url)`` is the line printed once listening.
@@ -224,9 +228,8 @@ def serve_web_app(web: object, host: str, port: int, announce: Callable[[str], s
     from commet.apps.web import AllowedHosts, HostAllowList
 
     extra = [name for name in (allowed_hosts or "").split(",") if name.strip()]
-    web = HostAllowList(web, AllowedHosts.for_server(host, extra))  # type: ignore[arg-type]
+    guarded = HostAllowList(web, AllowedHosts.for_server(host, extra))
     proxies = [ip.strip() for ip in (forwarded_allow_ips or "").split(",") if ip.strip()]
-    options = {**options, "proxy_headers": bool(proxies), "forwarded_allow_ips": ",".join(proxies) or None}
 
     try:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
@@ -241,7 +244,9 @@ def serve_web_app(web: object, host: str, port: int, announce: Callable[[str], s
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     bound = listener.getsockname()[1]
     typer.echo(announce(f"http://{f'[{host}]' if ':' in host else host}:{bound}"))
-    server = uvicorn.Server(uvicorn.Config(web, host=host, port=bound, **options))  # type: ignore[arg-type]
+    server = uvicorn.Server(uvicorn.Config(guarded, host=host, port=bound, proxy_headers=bool(proxies),
+                                           forwarded_allow_ips=",".join(proxies) or None, log_level=log_level,
+                                           access_log=access_log, server_header=server_header))
     server.run(sockets=[listener])
 
 
@@ -294,7 +299,7 @@ def fail_problems(exc: FormatError) -> NoReturn:
     raise typer.Exit(EXIT_USAGE)
 
 
-def _load(path: str, columns: str | None = None):  # noqa: ANN202 - returns Dataset
+def _load(path: str, columns: str | None = None) -> Dataset:
     from commet.format import load_dataset
 
     check_dataset_path(path)
@@ -306,7 +311,7 @@ def _load(path: str, columns: str | None = None):  # noqa: ANN202 - returns Data
         fail(str(exc))
 
 
-def load_or_fail(path: str, force: bool = False, columns: str | None = None):  # noqa: ANN201 - returns Dataset
+def load_or_fail(path: str, force: bool = False, columns: str | None = None) -> Dataset:
     """The dataset a command will run, checked exactly as `commet validate` checks it.
 
     Why one function: eval, sweep, study build and review serve must refuse the same datasets;

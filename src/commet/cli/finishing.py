@@ -2,6 +2,7 @@
 judge (:mod:`commet.engine.finish`). The model, dataset and settings are RUN's; the command reuses eval's output."""
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
@@ -39,7 +40,7 @@ def finish(*, source: str, model: str | None, dataset: str | None, judge: str, d
     from commet.cli.reporting import find_run_or_fail, open_store, print_report
     from commet.cli.run_dataset import DatasetNotFound, dataset_for
     from commet.engine.finish import FinishError, default_name, finishing_engine
-    from commet.engine.runner import RunConflictError, RunSummary
+    from commet.engine.runner import Progress, RunConflictError, RunSummary
     from commet.judges.base import UnknownJudgeError
     from commet.judges.registry import create_judge
     from commet.models.base import UnknownModelError
@@ -73,7 +74,7 @@ def finish(*, source: str, model: str | None, dataset: str | None, judge: str, d
             fail(str(exc))
         name = run or default_name(record, the_judge)
 
-        async def go(on_progress) -> RunSummary:  # noqa: ANN001 - the progress callback or None
+        async def go(on_progress: Callable[[Progress], None] | None) -> RunSummary:
             engine.on_progress = on_progress
             try:
                 return await engine.run(name)

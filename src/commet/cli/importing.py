@@ -8,6 +8,7 @@ import typer
 
 from commet.format.importers import FORMATS
 
+#: kept ignore: the members come from the benchmark table (data), which mypy cannot follow into an Enum
 BenchmarkFormat = Enum("BenchmarkFormat", {name: name for name in FORMATS}, type=str)  # type: ignore[misc]
 
 

@@ -113,7 +113,7 @@ def _typed_password(prompt: str) -> str:
     from commet.apps.review.db import ReviewError, check_password
 
     while True:
-        password = typer.prompt(prompt, hide_input=True)
+        password = str(typer.prompt(prompt, hide_input=True))
         try:
             check_password(password)
         except ReviewError as exc:

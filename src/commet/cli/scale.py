@@ -14,7 +14,7 @@ def register(app: typer.Typer) -> None:
 
         Any conflict refuses the whole merge (exit 2) and OUT is left as it was.
         """
-        from commet.cli import fail
+        from commet.cli.common import fail
         from commet.store.merge import MergeError, describe, merge_stores
 
         try:

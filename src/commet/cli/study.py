@@ -21,6 +21,8 @@ from commet.cli.common import (
 
 if TYPE_CHECKING:
     from commet.apps.study.build import Study
+    from commet.apps.study.db import StudyDB
+    from commet.format.dataset import Dataset
 
 app = typer.Typer(help="Anonymous human studies in the StoryTurn format (the human baseline).", no_args_is_help=True)
 
@@ -35,7 +37,8 @@ class PolicyChoice(str, Enum):
     needed = "needed"
 
 
-def _open(study_file: Path, db: Path, check: Callable[["Study"], None] | None = None):  # noqa: ANN202
+def _open(study_file: Path, db: Path, check: Callable[["Study"], None] | None = None
+          ) -> "tuple[Study, Dataset, StudyDB]":
     """(Study, Dataset, StudyDB); ``check`` sees the study before the database is opened (or made)."""
     from commet.apps.study.build import StudyError, load_study
     from commet.apps.study.db import StudyDatabaseError, StudyDB

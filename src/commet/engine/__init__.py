@@ -6,9 +6,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 from commet.conditions import FeedbackCondition, ImagePolicy, JudgeImages, UndecidedFeedback
 from commet.engine.claims import Shard
@@ -30,6 +32,9 @@ from commet.models.base import GenerationSettings, Model
 from commet.models.registry import create_model
 from commet.store.settings import DEFAULT_SYSTEM_PROMPT, CorrectnessTexts, EvalSettings
 from commet.store.sqlite import Store
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sample", *, judge: str | Judge = "rules",
@@ -88,20 +93,31 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
             store.close()
 
 
-def evaluate(model: str | Model, dataset: str | Path | Dataset = "sample", **kwargs: object) -> RunSummary:
-    """:func:`evaluate_async`, waited for: for scripts, and for notebooks whose event loop already runs.
+def _waited(run: Callable[P, Coroutine[object, object, R]], doc: str) -> Callable[P, R]:
+    """``run`` as a plain call with its parameters, which waits for its coroutine and returns the result."""
+
+    @functools.wraps(run)
+    def wait(*args: P.args, **kwargs: P.kwargs) -> R:
+        work = run(*args, **kwargs)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(work)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"commet-{run.__name__}") as pool:
+            return pool.submit(asyncio.run, work).result()
+
+    wait.__name__ = wait.__qualname__ = run.__name__.removesuffix("_async")
+    wait.__doc__ = doc
+    return wait
+
+
+#: :func:`evaluate_async`, waited for, with the same parameters (typed as they are there)
+evaluate = _waited(evaluate_async, """:func:`evaluate_async`, waited for: for scripts, and for notebooks whose event loop already runs.
 
     Where a loop is running in this thread (Jupyter, IPython), ``asyncio.run`` cannot be used,
     so the evaluation runs in a worker thread with its own loop and this call waits for it;
     ``await evaluate_async(...)`` is the form that leaves the notebook's loop free meanwhile.
-    """
-    work = evaluate_async(model, dataset, **kwargs)  # type: ignore[arg-type]
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(work)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="commet-evaluate") as pool:
-        return pool.submit(asyncio.run, work).result()
+    """)
 
 
 __all__ = [

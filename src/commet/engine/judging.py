@@ -31,11 +31,10 @@ async def _judge_once(store: Store, run_id: int, judge: Judge, request: JudgeReq
         return cached.verdict(), key, True
     started = time.perf_counter()
     verdict = await judge.judge(request)
-    error = verdict.details.get("error")
     store.record_judgment(run_id=run_id, story_id=request.story_id, turn=request.turn, key=key,
                           judge=verdict.judge or judge.name, request_json=request.fingerprint_json, outcome=verdict.outcome,
-                          branch=verdict.branch, rationale=verdict.rationale, details=verdict.details,
-                          latency_s=time.perf_counter() - started, error=str(error) if error else None)
+                          branch=verdict.branch, rationale=verdict.rationale, details=verdict.stored_details(),
+                          latency_s=time.perf_counter() - started, error=verdict.error or None)
     return verdict, key, False
 
 
@@ -44,9 +43,8 @@ def record_scored_turn(store: Store, run_id: int, story_id: str, k: int, turn: T
                        judgment_key: str | None) -> TurnScore:
     """Apply the branch rules to a verdict and record the turn; returns the turn's score."""
     score = apply_branch_rules(turn, verdict, active_branch)
-    error_kind = verdict.details.get("error_kind") if verdict.details else None
     store.record_turn(TurnRecord.of(
         run_id, story_id, k, shown, response=response, outcome=verdict.outcome, correct=score.correct,
         branch=score.branch, active_branch=score.active_branch, judge=verdict.judge or judge_name,
-        rationale=score.reason, judgment_key=judgment_key, error_kind=None if error_kind is None else str(error_kind)))
+        rationale=score.reason, judgment_key=judgment_key, error_kind=verdict.error_kind))
     return score

@@ -26,7 +26,7 @@ from commet.engine.conversation import judge_request
 from commet.engine.pictures import PictureCache
 from commet.engine.rejudge import source_settings
 from commet.format.dataset import Dataset
-from commet.judges.base import Judge, JudgeRequest, Verdict, spent
+from commet.judges.base import Judge, JudgeRequest, Verdict
 from commet.models.base import ImagePart
 from commet.store.records import TurnRecord
 from commet.store.sqlite import RunRecord, Store
@@ -156,7 +156,7 @@ async def run_probe(store: Store, items: list[ProbeItem], judge: Judge, *, concu
                 return stored.verdict()
         async with gate:
             verdict = await judge.judge(request)
-        tokens_in, tokens_out, cost = spent(verdict.details)
+        tokens_in, tokens_out, cost = verdict.spent()
         result.input_tokens += tokens_in
         result.output_tokens += tokens_out
         result.cost = None if cost is None or result.cost is None else result.cost + cost

@@ -240,7 +240,7 @@ class _Rejudging:
             if row.correct != score.correct:
                 report.changed.append((story_id, k, row.correct, score.correct))
             report.turns += 1
-            if not verdict.details.get("error"):  # a judge call that failed decided nothing
+            if not verdict.error:  # a judge call that failed decided nothing
                 self.decided.append(verdict.judge or self.judge.name)
             all_correct = all_correct and score.correct is True
             previous = PreviousOutcome(score.correct, score.branch, tuple(turn.answers))

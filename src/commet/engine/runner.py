@@ -38,7 +38,7 @@ from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
 from commet.format.problems import printable
-from commet.judges.base import Judge, JudgeRequest, Verdict, spent
+from commet.judges.base import Judge, JudgeRequest, Verdict
 from commet.models.retry import RETRY_OBSERVER
 from commet.store.errors import StoreFullError
 from commet.store.records import ShownTurn, StoryRecord, StoryStatus, TurnRecord
@@ -605,15 +605,14 @@ class Engine:
 
     def _watch_judge(self, verdict: Verdict, story_id: str, turn: int) -> None:
         """Tell the failure watch how the judge's call went (a verdict the rules judge reached made no call)."""
-        kind = verdict.details.get("error_kind") if verdict.details else None
-        if isinstance(kind, str) and kind.startswith("judge_"):
-            message = str(verdict.details.get("error") or verdict.rationale)
+        kind = verdict.error_kind
+        if kind is not None and kind.startswith("judge_"):
             self.failures.failed(CallSource.judge, verdict.judge or self.judge.name, kind.removeprefix("judge_"),
-                                 message, story_id, turn)
+                                 verdict.error or verdict.rationale, story_id, turn)
         elif verdict.judge not in (None, "rules"):
             self.failures.worked(CallSource.judge)
 
     async def _call_judge(self, run: RunRecord, request: JudgeRequest) -> tuple[Verdict, str | None, float]:
         """(verdict, judgment key, estimated USD of this judgment: 0 when from the store or free)."""
         verdict, key, from_cache = await judge_cached(self.store, run.id, self.judge, request)
-        return verdict, key, 0.0 if from_cache else (spent(verdict.details)[2] or 0.0)
+        return verdict, key, 0.0 if from_cache else (verdict.spent()[2] or 0.0)

@@ -150,7 +150,7 @@ class JSONLimitError(CommetError, json.JSONDecodeError):
         self.exact = exact
 
 
-class _DuplicateKeys(dict):  # type: ignore[type-arg]
+class _DuplicateKeys(dict[str, object]):
     """An object that named one key twice (``first`` kept, as json does, would silently drop a value)."""
 
     key: str
@@ -214,11 +214,6 @@ def depth_position(text: str, start: int, limit: int) -> int:
         elif token in "]}":
             depth -= 1
     return start
-
-
-def too_deep(value: object, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Whether a decoded JSON value nests deeper than ``limit`` (iterative: no recursion of its own)."""
-    return _deep_path(value, limit) is not None
 
 
 def _deep_path(value: object, limit: int) -> list[str | int] | None:
@@ -292,9 +287,13 @@ def loads_bounded(text: str, start: int = 0, *, max_depth: int = MAX_JSON_DEPTH,
         made = dict(pairs)
         if len(made) == len(pairs):
             return made
-        seen: set[str] = set()
         marked = _DuplicateKeys(made)
-        marked.key = next(key for key, _ in pairs if key in seen or seen.add(key))  # type: ignore[func-returns-value]
+        seen: set[str] = set()
+        for key, _ in pairs:  # the first key named twice (one pass: an object may have many keys)
+            if key in seen:
+                marked.key = key
+                break
+            seen.add(key)
         duplicated.append(marked)
         return marked
 

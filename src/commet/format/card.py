@@ -52,7 +52,7 @@ def dataset_info_yaml(info: SplitSizes) -> list[str]:
                                      dataset_size=info.num_bytes)
     card = DatasetCardData()
     datasets.info.DatasetInfosDict({"default": described}).to_dataset_card_data(card)
-    text = yaml.safe_dump({"dataset_info": card.to_dict()["dataset_info"]}, sort_keys=False, allow_unicode=True)
+    text: str = yaml.safe_dump({"dataset_info": card.to_dict()["dataset_info"]}, sort_keys=False, allow_unicode=True)
     return text.rstrip("\n").split("\n")
 
 

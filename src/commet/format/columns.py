@@ -46,9 +46,6 @@ class Role(str, Enum):
 
 #: Roles of a whole StoryTurn (with one row per turn, every row of a story must agree on them).
 STORY_ROLES = (Role.ID, Role.TASK, Role.CATEGORY, Role.IMAGE_DEPENDENT, Role.MENTAL_STATES, Role.SOURCE)
-#: Roles of one turn (one row per turn).
-TURN_ROLES = (Role.TURN, Role.STORY, Role.FEEDBACK, Role.QUESTION, Role.ANSWER, Role.OPTIONS, Role.IMAGE,
-              Role.IMAGE_ID)
 
 #: Column names (lower case, words joined by ``_``) that play each role, most telling first.
 NAMES: dict[Role, tuple[str, ...]] = {

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from pydantic import ValidationError
@@ -43,6 +44,7 @@ from commet.format.model import StoryTurn
 from commet.format.problems import FormatError, Problem
 
 if TYPE_CHECKING:
+    import datasets
     import pyarrow
 
     from commet.format.dataset import Dataset
@@ -54,17 +56,17 @@ ROW_GROUP_ROWS = 100  # small row groups keep the Hub viewer fast on rows with p
 META_FIELDS = ("string", "int", "float", "bool", "json")
 
 
-def _require(module: str):  # noqa: ANN202 - returns the module
+def _require(module: str) -> ModuleType:
     return require(module, "the Hugging Face format")
 
 
-def _features():  # noqa: ANN202 - returns datasets.Features
-    datasets = _require("datasets")
-    value = datasets.Value
+def _features() -> datasets.Features:
+    hub = _require("datasets")
+    value = hub.Value
     string = value("string")
     meta = [{"key": string, "string": string, "int": value("int64"), "float": value("float64"),
              "bool": value("bool"), "json": string}]
-    return datasets.Features({
+    features: datasets.Features = hub.Features({
         "id": string,
         "task": string,
         "category": string,
@@ -78,7 +80,7 @@ def _features():  # noqa: ANN202 - returns datasets.Features
                          "always": string},
             "question": string,
             "image_id": string,
-            "image": datasets.Image(),
+            "image": hub.Image(),
             "answers": [string],
             "options": [{"label": string, "text": string}],
             "candidates": [string],
@@ -86,6 +88,7 @@ def _features():  # noqa: ANN202 - returns datasets.Features
             "meta": meta,
         }],
     })
+    return features
 
 
 def encode_meta(meta: dict[str, object]) -> list[dict[str, object]]:
@@ -287,7 +290,7 @@ def native_layout(path: Path) -> bool:
     if "turns" not in schema.names:
         return False
     turns = schema.field("turns").type
-    return (pa.types.is_list(turns) or pa.types.is_large_list(turns)) and pa.types.is_struct(turns.value_type)
+    return bool((pa.types.is_list(turns) or pa.types.is_large_list(turns)) and pa.types.is_struct(turns.value_type))
 
 
 def _read_error(file: Path, exc: BaseException) -> FormatError:

@@ -81,9 +81,11 @@ def read_bytes(path: str | Path, *, what: str = "file", max_bytes: int = DEFAULT
 
 def _position(data: bytes | str, index: int) -> tuple[int, int]:
     """1-based line and column of an index."""
-    newline = b"\n" if isinstance(data, bytes) else "\n"
-    start = data.rfind(newline, 0, index) + 1  # type: ignore[arg-type]
-    return data.count(newline, 0, index) + 1, index - start + 1  # type: ignore[arg-type]
+    if isinstance(data, bytes):
+        start, line = data.rfind(b"\n", 0, index) + 1, data.count(b"\n", 0, index) + 1
+    else:
+        start, line = data.rfind("\n", 0, index) + 1, data.count("\n", 0, index) + 1
+    return line, index - start + 1
 
 
 def decode_text(data: bytes, file: str) -> str:

@@ -62,7 +62,7 @@ from commet.format.pipe import (
     parse_storyturn,
     printed_turns,
 )
-from commet.format.problems import FormatError, Problem
+from commet.format.problems import FormatError, Problem, Severity
 from commet.taxonomy import BOOKLET, Task, Taxonomy
 
 CATEGORY_HINT = "map the column that holds it with --columns category=COLUMN"
@@ -94,8 +94,8 @@ class Source:
 
 
 def _problem(table: Table, line: int | None, story: str | None, turn: int | None, field: str | None,
-             message: str, severity: str = "error") -> Problem:
-    return Problem(table.where, line, story, turn, field, message, severity)  # type: ignore[arg-type]
+             message: str, severity: Severity = "error") -> Problem:
+    return Problem(table.where, line, story, turn, field, message, severity)
 
 
 def _fail(table: Table, line: int | None, story: str | None, turn: int | None, field: str | None,

@@ -142,7 +142,8 @@ def _load_path(path: str | Path, mapping: ColumnMapping | None) -> Dataset:
 def _load_saved(folder: Path, mapping: ColumnMapping | None) -> Dataset:
     """A ``save_to_disk`` folder in another layout: its splits through ``datasets.load_from_disk``."""
     from commet.extras import require
-    from commet.format.hub import PictureFiles, Source, _cache_roots, _finish, tables_of
+    from commet.format.hub import PictureFiles, _cache_roots, _finish, tables_of
+    from commet.format.layouts import Source
 
     datasets = require("datasets", "a Hugging Face dataset")
     try:

@@ -119,11 +119,6 @@ class StoryTurn(BaseModel):
     def images(self) -> list[str]:
         return [t.image for t in self.turns if t.image]
 
-    def branch_count(self) -> int:
-        """Number of branches of this story (1 when it has no branch point)."""
-        counts = {len(t.answers) for t in self.turns if t.is_branch_point}
-        return max(counts) if counts else 1
-
 
 def storyturn_json_schema() -> dict[str, object]:
     """The published JSON Schema of one canonical JSONL line."""

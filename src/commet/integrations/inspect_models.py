@@ -60,8 +60,8 @@ def _parts(content: Any) -> tuple[Part, ...]:
 
 def commet_message(message: ChatMessage) -> Message:
     """An inspect chat message as CoMMET's (text and pictures in order)."""
-    role = message.role if message.role in ("system", "user", "assistant") else "user"
-    return Message(role, _parts(message.content))  # type: ignore[arg-type]
+    role = message.role
+    return Message("user" if role == "tool" else role, _parts(message.content))
 
 
 @modelapi(name="commet")

@@ -13,13 +13,20 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal
+from typing import Literal, TypeGuard, get_args
 
 from commet.errors import CommetError
 from commet.format.inputs import valid_text
-from commet.models.base import ImagePart, json_key
+from commet.models.base import ImagePart, Usage, json_key
 
 Outcome = Literal["correct", "incorrect", "undecided"]
+#: every outcome a judge can give
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
+
+
+def is_outcome(value: object) -> TypeGuard[Outcome]:
+    """Whether a value read back (a stored verdict, a panel member's record) is an outcome a judge can give."""
+    return value in OUTCOMES
 
 
 @dataclass(frozen=True)
@@ -66,13 +73,26 @@ class JudgeRequest:
         return json.dumps(self.fingerprint(), sort_keys=True)
 
 
+#: the details keys under which the typed spend and failure fields are stored in the judgment cache's JSON
+#: (the stored form is unchanged since before they were fields: caches written earlier read back the same)
+STORED_FIELDS = ("usage", "cost_usd", "error", "error_kind")
+
+
 @dataclass
 class Verdict:
     outcome: Outcome
     branch: int | None = None  # index into expected of the answer the reply matched
     rationale: str = ""
     judge: str = ""  # who judged: "rules", "openai:gpt-4o@judge-v2", "human:alice", ...
-    details: dict[str, object] = field(default_factory=dict)  # e.g. panel members' verdicts
+    details: dict[str, object] = field(default_factory=dict)  # free-form extras: panel members' verdicts, attempts
+    #: tokens the judgment cost; None for a free judge (the rules), whose judgments cost nothing
+    usage: Usage | None = None
+    #: estimated USD of ``usage``; None while ``usage`` is set means the judge model's price is unknown
+    cost_usd: float | None = None
+    #: why the judge call failed for good (the verdict is then undecided, counted as a failure, never cached)
+    error: str | None = None
+    #: the failure's kind as the run's failure list counts it: "judge_http_503", "judge_unparseable", "judge_panel"
+    error_kind: str | None = None
 
     def __post_init__(self) -> None:
         # a rationale parsed from a judge model's JSON may hold lone surrogates ("\\ud800"): made valid text,
@@ -85,6 +105,49 @@ class Verdict:
     @property
     def correct(self) -> bool | None:
         return None if self.outcome == "undecided" else self.outcome == "correct"
+
+    def spent(self) -> tuple[int, int, float | None]:
+        """(input tokens, output tokens, estimated USD or None when unknown): what this judgment cost."""
+        if self.usage is None:
+            return 0, 0, 0.0
+        return self.usage.input_tokens, self.usage.output_tokens, self.cost_usd
+
+    def stored_details(self) -> dict[str, object]:
+        """The details as the judgment cache stores them: the extras plus the typed fields under their keys."""
+        stored = dict(self.details)
+        if self.usage is not None:
+            stored["usage"] = {"input_tokens": self.usage.input_tokens, "output_tokens": self.usage.output_tokens}
+            stored["cost_usd"] = self.cost_usd
+        if self.error is not None:
+            stored["error"] = self.error
+        if self.error_kind is not None:
+            stored["error_kind"] = self.error_kind
+        return stored
+
+    @classmethod
+    def from_stored(cls, outcome: Outcome, branch: int | None, rationale: str, judge: str,
+                    details: dict[str, object]) -> Verdict:
+        """A verdict from the judgment cache's columns: the typed fields taken back out of the details JSON."""
+        extras = {key: value for key, value in details.items() if key not in STORED_FIELDS}
+        usage, cost = _stored_spend(details)
+        error, kind = details.get("error"), details.get("error_kind")
+        return cls(outcome, branch, rationale, judge, extras, usage, cost,
+                   None if error is None else str(error), None if kind is None else str(kind))
+
+
+def _stored_spend(details: dict[str, object]) -> tuple[Usage | None, float | None]:
+    """(usage, cost) from stored details: tokens a number each, a cost a number or null (unknown price)."""
+    if "usage" not in details and "cost_usd" not in details:
+        return None, None
+    raw, cost = details.get("usage"), details.get("cost_usd")
+    tokens: dict[str, object] = raw if isinstance(raw, dict) else {}
+
+    def count(name: str) -> int:
+        value = tokens.get(name, 0)
+        return int(value) if isinstance(value, (int, float)) else 0
+
+    usage = Usage(count("input_tokens"), count("output_tokens"))
+    return usage, float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
 
 
 class Judge(ABC):
@@ -131,14 +194,6 @@ async def decided_off_the_loop(decide: Callable[[JudgeRequest], Verdict], reques
     if len(request.response) <= OFF_LOOP_CHARS:
         return decide(request)
     return await asyncio.to_thread(decide, request)
-
-
-def spent(details: dict[str, object]) -> tuple[int, int, float | None]:
-    """(input tokens, output tokens, estimated USD or None when unknown) recorded in a verdict's details."""
-    usage = details.get("usage")
-    tokens = (int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))) if isinstance(usage, dict) else (0, 0)
-    cost = details.get("cost_usd", 0.0 if usage is None else None)
-    return tokens[0], tokens[1], float(cost) if isinstance(cost, (int, float)) else None
 
 
 class UnknownJudgeError(CommetError, ValueError):

@@ -69,9 +69,8 @@ class LLMJudge(Judge):
                                                                   tags={"story_id": request.story_id,
                                                                         "turn": request.turn}))
             except ModelCallError as exc:
-                return Verdict("undecided", None, f"judge call failed: {exc}", self.name,
-                               {"error": str(exc), "error_kind": f"judge_{exc.kind}", "attempts": attempt,
-                                **self._spend(usage)})
+                return Verdict("undecided", None, f"judge call failed: {exc}", self.name, {"attempts": attempt},
+                               usage, self.model.estimated_cost(usage), str(exc), f"judge_{exc.kind}")
             usage = Usage(usage.input_tokens + response.usage.input_tokens,
                           usage.output_tokens + response.usage.output_tokens)
             raw = response.text
@@ -83,17 +82,11 @@ class LLMJudge(Judge):
                 messages += [Message.text("assistant", raw), Message.text("user", RETRY_PROMPT.format(error=error))]
                 continue
             return Verdict("correct" if parsed.correct else "incorrect", parsed.branch, parsed.reason, self.name,
-                           {"attempts": attempt, **self._spend(usage),
-                            **({"replaced_code_points": replaced} if replaced else {})})
+                           {"attempts": attempt, **({"replaced_code_points": replaced} if replaced else {})},
+                           usage, self.model.estimated_cost(usage))
         return Verdict("undecided", None, f"judge reply could not be parsed: {error}", self.name,
-                       {"error": f"unparseable verdict after {self.attempts} attempts: {error}",
-                        "error_kind": "judge_unparseable", "raw": raw[:2000], "attempts": self.attempts,
-                        **self._spend(usage)})
-
-    def _spend(self, usage: Usage) -> dict[str, object]:
-        """The tokens a verdict cost and their estimated price (None: the judge model has no known price)."""
-        return {"usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
-                "cost_usd": self.model.estimated_cost(usage)}
+                       {"raw": raw[:2000], "attempts": self.attempts}, usage, self.model.estimated_cost(usage),
+                       f"unparseable verdict after {self.attempts} attempts: {error}", "judge_unparseable")
 
     async def aclose(self) -> None:
         await self.model.aclose()

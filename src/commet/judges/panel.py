@@ -13,15 +13,16 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
-from commet.judges.base import Judge, JudgeRequest, UnknownJudgeError, Verdict, spent
+from commet.judges.base import Judge, JudgeRequest, Outcome, UnknownJudgeError, Verdict
+from commet.models.base import Usage
 
 
 def member_record(verdict: Verdict) -> dict[str, object]:
     """A member's verdict as stored in the panel's details."""
     record: dict[str, object] = {"judge": verdict.judge, "outcome": verdict.outcome, "branch": verdict.branch,
                                  "rationale": verdict.rationale}
-    if verdict.details.get("error"):
-        record["error"] = verdict.details["error"]
+    if verdict.error:
+        record["error"] = verdict.error
     return record
 
 
@@ -42,13 +43,12 @@ class PanelJudge(Judge):
         for member, verdict in zip(self.members, verdicts, strict=True):
             verdict.judge = verdict.judge or member.name
         members = [member_record(v) for v in verdicts]
-        costs = [spent(v.details) for v in verdicts]
+        costs = [v.spent() for v in verdicts]
         prices = [c[2] for c in costs]
-        spend: dict[str, object] = {
-            "usage": {"input_tokens": sum(c[0] for c in costs), "output_tokens": sum(c[1] for c in costs)},
-            "cost_usd": None if None in prices else sum(p for p in prices if p is not None)}
+        usage = Usage(sum(c[0] for c in costs), sum(c[1] for c in costs))
+        cost = None if None in prices else sum(p for p in prices if p is not None)
 
-        def vote(v: Verdict) -> tuple[str, int | None]:
+        def vote(v: Verdict) -> tuple[Outcome, int | None]:
             if v.outcome != "correct":
                 return v.outcome, None
             return "correct", 0 if v.branch is None and len(request.expected) == 1 else v.branch
@@ -57,16 +57,14 @@ class PanelJudge(Judge):
         summary = ", ".join(f"{v.judge}: {v.outcome}" for v in verdicts)
         winner = next(((key, n) for key, n in tally.most_common() if n * 2 > len(verdicts)), None)
         if winner is None:
-            details: dict[str, object] = {"members": members, **spend}
-            errors = [str(v.details["error"]) for v in verdicts if v.details.get("error")]
-            if errors:  # not cached: a later run asks again
-                details["error"] = "; ".join(errors)
-                details["error_kind"] = "judge_panel"
-            return Verdict("undecided", None, f"no majority ({summary})", self.name, details)
+            errors = [v.error for v in verdicts if v.error]
+            # a failed member leaves the panel failed: not cached, so a later run asks again
+            return Verdict("undecided", None, f"no majority ({summary})", self.name, {"members": members}, usage,
+                           cost, "; ".join(errors) if errors else None, "judge_panel" if errors else None)
         (outcome, branch), count = winner
         reason = next(v.rationale for v in verdicts if vote(v) == (outcome, branch))
-        return Verdict(outcome, branch, f"{count} of {len(verdicts)} members: {reason}",  # type: ignore[arg-type]
-                       self.name, {"members": members, **spend})
+        return Verdict(outcome, branch, f"{count} of {len(verdicts)} members: {reason}", self.name,
+                       {"members": members}, usage, cost)
 
     def price_known(self) -> bool:
         return all(member.price_known() for member in self.members)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -59,11 +59,11 @@ class EndpointPool(Generic[T]):
         self._clock = clock
         self._turn = 0
 
-    def healthy(self, exclude: set[str] = frozenset()) -> list[Endpoint[T]]:  # type: ignore[assignment]
+    def healthy(self, exclude: Container[str] = frozenset()) -> list[Endpoint[T]]:
         now = self._clock()
         return [e for e in self.endpoints if e.out_until <= now and e.url not in exclude]
 
-    def pick(self, exclude: set[str] = frozenset()) -> Endpoint[T]:  # type: ignore[assignment]
+    def pick(self, exclude: Container[str] = frozenset()) -> Endpoint[T]:
         """The healthy endpoint with the fewest requests in flight; when none is healthy, the one back soonest."""
         candidates = self.healthy(exclude)
         if not candidates:

@@ -47,13 +47,18 @@ import re
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from commet.errors import CommetError
 from commet.models import base
 from commet.models.endpoints import Endpoint, EndpointPool
 from commet.models.errors import classify
 from commet.models.remote import RemoteModel, RemoteService
+
+if TYPE_CHECKING:
+    import ssl as ssl_module
+
+    import aiohttp
 
 
 def data_url(part: base.ImagePart) -> str:
@@ -216,8 +221,9 @@ class OpenAIChatModel(OpenAIService, RemoteModel):
             # recursive TypedDict transform of the messages and, with ``cast_to=bytes``, the pydantic
             # construction of the whole ChatCompletion; a body given as bytes is sent as is, without
             # the SDK's deep copy and re-serialisation of the whole conversation.
-            return await client.post("/chat/completions", content=body, cast_to=bytes,
-                                     options={"headers": {"Content-Type": "application/json"}})
+            sent: bytes = await client.post("/chat/completions", content=body, cast_to=bytes,
+                                            options={"headers": {"Content-Type": "application/json"}})
+            return sent
 
     async def aclose(self) -> None:
         for endpoint in self.pool.endpoints:
@@ -271,14 +277,14 @@ class DirectChatTransport:
         self.connections = connections
         self.headers: dict[str, str] = {}
         self.proxy = env_proxy(self.url)
-        self._session: Any = None
+        self._session: aiohttp.ClientSession | None = None
 
-    def _open(self) -> Any:
+    def _open(self) -> aiohttp.ClientSession:
         import aiohttp
 
         self.headers = {name: value for name, value in self._headers().items() if isinstance(value, str)}
         self.headers["Content-Type"] = "application/json"
-        ssl: Any = False  # plain http: no TLS context to build
+        ssl: ssl_module.SSLContext | bool = False  # plain http: no TLS context to build
         if self.url.startswith("https:"):
             import os
             import ssl as ssl_module
@@ -455,6 +461,7 @@ def _idle_http_client(openai: Any) -> Any:
     async_client = next(cls for cls in openai.DefaultAsyncHttpxClient.__mro__ if cls.__name__ == "AsyncClient")
     httpx = importlib.import_module(async_client.__module__.split(".")[0])  # httpx, or httpx2 in newer SDKs
 
+    # kept: the base class comes from a module chosen at run time (httpx or httpx2), which mypy cannot follow
     class NotUsed(httpx.AsyncBaseTransport):  # type: ignore[misc, name-defined]
         async def handle_async_request(self, request: Any) -> Any:
             raise RuntimeError("transport=direct sends through DirectChatTransport, not the SDK's HTTP client")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from commet.models.base import ImagePart, ModelRequest, ModelSpecError
 from commet.models.options import option_float
@@ -25,7 +25,7 @@ class RateLimiter:
     ``asyncio.Lock`` (FIFO), so a large request is never starved by small ones.
 
     Shared (:meth:`share`): the bucket's levels live in a row named ``key`` that a
-    :data:`BudgetUpdate` reads and writes atomically (the results store's, across processes),
+    :class:`BudgetUpdate` reads and writes atomically (the results store's, across processes),
     on the wall clock; this process's lock then only orders its own waiters.
     """
 
@@ -57,7 +57,7 @@ class RateLimiter:
     def _take_shared(self, tokens: float) -> float:
         """One atomic look at the shared bucket: take the budget (0.0) or say how long to wait."""
 
-        def step(state: tuple[float, float, float] | None) -> tuple[tuple[float, float, float], float]:
+        def step(state: BudgetState | None) -> tuple[BudgetState, float]:
             now = time.time()
             self._req_level, self._tok_level, self._last = state or (self._req_capacity, self._tok_capacity, now)
             self._refill(now)
@@ -122,7 +122,7 @@ class RateLimiter:
         if not self.tpm:
             return
         if self._shared is not None:
-            def give_back(state: tuple[float, float, float] | None) -> tuple[tuple[float, float, float], None]:
+            def give_back(state: BudgetState | None) -> tuple[BudgetState, None]:
                 requests, level, when = state or (self._req_capacity, self._tok_capacity, time.time())
                 return (requests, min(self._tok_capacity, level + (estimated - actual)), when), None
 
@@ -131,9 +131,16 @@ class RateLimiter:
         self._tok_level = min(self._tok_capacity, self._tok_level + (estimated - actual))
 
 
-#: ``update(key, step)``: atomically read the bucket row ``key`` (requests, tokens, wall time;
-#: None when new), pass it to ``step``, write back the state ``step`` returns, return its result.
-BudgetUpdate = Callable[[str, Callable[[Any], tuple[tuple[float, float, float], Any]]], Any]
+#: A shared bucket's row: requests and tokens left, and the wall time they were counted at.
+BudgetState = tuple[float, float, float]
+_Result = TypeVar("_Result")
+
+
+class BudgetUpdate(Protocol):
+    """``update(key, step)``: atomically read the bucket row ``key`` (None when new), pass it to ``step``,
+    write back the state ``step`` returns, return its result (``Store.update_budget``)."""
+
+    def __call__(self, key: str, step: Callable[[BudgetState | None], tuple[BudgetState, _Result]], /) -> _Result: ...
 
 
 def estimate_tokens(request: ModelRequest, *, image_tokens: int = 800) -> int:

@@ -1,33 +1,25 @@
-"""A shortcut learner that never reads the story, and the dataset audit built on it and on shallow readers.
+"""A shortcut learner that never reads the story: the ``baseline:shortcut`` model, and the dataset audit's
+story-blind predictor (:mod:`commet.generation.audit`).
 
 Why: a benchmark item measures Theory of Mind only if it cannot be answered without
 reasoning about minds. :class:`ShortcutLearner` learns, from one half of a dataset (or one
 of two datasets), the regularities a test-wise respondent could exploit without reading the
 story (the answer's position among the options, the yes/no answer, and the answer text) per
-(task, turn) and per question wording. The shallow readers of :mod:`commet.models.shallow`
-read the story's surface (order of mention, one cue word, the feedback, the picture's
-sizes). :func:`audit_dataset` trains each on one part and scores it on the other, and sets
-its accuracy beside chance per task: a dataset is well counterbalanced when they agree.
+(task, turn) and per question wording.
 
-Only closed turns are scored: a turn whose options are listed (``Turn.options`` or named
-in the question, "... the apple or the cookie?") or whose expected answers are yes/no.
-Turns where every option is right (a free pick that opens a branch) measure nothing and
-are left out; after a branch point, the branch the predictor's own pick opened is followed.
-Turns whose metadata says ``keyed`` (the booklet's "the same as / the other one than your
-pick" items, designed to follow the respondent's earlier pick) are scored on lines of their
-own and never gated.
+Only closed turns count (:func:`closed_turn`): a turn whose options are listed (``Turn.options``
+or named in the question, "... the apple or the cookie?") or whose expected answers are yes/no.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
 from commet.format.model import StoryTurn, Turn
-from commet.models.shallow import FAMILIES, INFORMATIONAL, Reading, Rule, fit_rule, readings
 from commet.text import normalize, question_options
 
 #: A wording key needs this many training turns before it is preferred over its (task, turn) key.
@@ -193,77 +185,6 @@ class ShortcutLearner:
         return text[:1].upper() + text[1:] + "."
 
 
-#: The story-blind learner's family name in audit lines.
-BLIND = "blind"
-#: Every family an audit scores, gated ones first.
-ALL_FAMILIES = (BLIND, *FAMILIES, *INFORMATIONAL)
-OVERALL = "overall"
-
-
-@dataclass(frozen=True)
-class Line:
-    """One (task, family) cell of an audit: closed turns scored, right answers, and chance."""
-
-    task: str
-    family: str
-    turns: int
-    correct: int
-    chance: float  # expected right answers of a uniform random pick, summed over the scored turns
-    designed: bool = False  # turns keyed to the respondent's own pick: reported, never gated
-
-    @property
-    def accuracy(self) -> float:
-        return self.correct / self.turns if self.turns else 0.0
-
-    @property
-    def chance_rate(self) -> float:
-        return self.chance / self.turns if self.turns else 0.0
-
-    @property
-    def excess(self) -> float:
-        """Accuracy above chance, in percentage points."""
-        return 100 * (self.accuracy - self.chance_rate)
-
-    def plus(self, other: Line) -> Line:
-        return Line(self.task, self.family, self.turns + other.turns, self.correct + other.correct,
-                    self.chance + other.chance, self.designed)
-
-
-@dataclass(frozen=True)
-class Audit:
-    """The audit of a dataset, two-fold (``train`` and ``test``: the sizes of the two parts)."""
-
-    dataset: str
-    train: int
-    test: int
-    lines: list[Line]
-    rules: dict[tuple[str, int, str], str] = field(default_factory=dict)  # (task, turn, family) -> rule, fold 1
-
-    def tasks(self, designed: bool = False) -> list[str]:
-        return sorted({line.task for line in self.lines if line.designed == designed})
-
-    def line(self, task: str, family: str, designed: bool = False) -> Line:
-        if task == OVERALL:
-            return self.overall(family, designed)
-        return next((x for x in self.lines if x.task == task and x.family == family and x.designed == designed),
-                    Line(task, family, 0, 0, 0.0, designed))
-
-    def overall(self, family: str, designed: bool = False) -> Line:
-        total = Line(OVERALL, family, 0, 0, 0.0, designed)
-        for line in self.lines:
-            if line.family == family and line.designed == designed:
-                total = total.plus(line)
-        return total
-
-    def over(self, task_points: float, overall_points: float, families: Sequence[str] = (BLIND, *FAMILIES)
-             ) -> list[Line]:
-        """The gated lines further above chance than allowed: per task, or over all tasks."""
-        found = [x for x in self.lines if not x.designed and x.family in families and x.turns
-                 and x.excess > task_points]
-        found += [total for total in (self.overall(f) for f in families) if total.turns and total.excess > overall_points]
-        return found
-
-
 def split_halves(storyturns: Sequence[StoryTurn]) -> tuple[list[StoryTurn], list[StoryTurn]]:
     """Per task, the first half of its StoryTurns (in dataset order) and the rest (an odd one goes to the rest)."""
     by_task: dict[str, list[StoryTurn]] = defaultdict(list)
@@ -275,69 +196,3 @@ def split_halves(storyturns: Sequence[StoryTurn]) -> tuple[list[StoryTurn], list
         first.extend(items[: len(items) // 2])
         second.extend(items[len(items) // 2:])
     return first, second
-
-
-def _accepted(reading: Reading, pick: int, branch: int | None) -> tuple[frozenset[int] | None, int | None]:
-    """The right options given the pick and the branch opened so far (None: a free pick, not scored)."""
-    right = reading.right
-    if len(right) > 1 and branch is None:  # the branch point: every listed answer is right
-        accepted = frozenset().union(*right)
-        branch = next((b for b, r in enumerate(right) if pick in r), 0)
-        return (None if len(accepted) >= reading.n else accepted), branch
-    if len(right) > 1:
-        assert branch is not None
-        return right[min(branch, len(right) - 1)], branch
-    return right[0], branch
-
-
-Scenes = Mapping[str, Mapping[str, object]]
-
-
-def _readings(storyturns: Iterable[StoryTurn], scenes: Scenes | None) -> list[list[Reading]]:
-    return [readings(st, closed_turn, scenes) for st in storyturns]
-
-
-def _fit(train: list[list[Reading]], families: Sequence[str]) -> dict[tuple[str, int, str], Rule]:
-    groups: dict[tuple[str, int], list[Reading]] = defaultdict(list)
-    for story in train:
-        for reading in story:
-            groups[(reading.task, reading.turn)].append(reading)
-    return {(task, turn, family): fit_rule(items, family) for (task, turn), items in groups.items()
-            for family in families}
-
-
-def audit_dataset(storyturns: Sequence[StoryTurn], name: str = "", other: Sequence[StoryTurn] | None = None,
-                  scenes: Scenes | None = None, families: Sequence[str] = ALL_FAMILIES) -> Audit:
-    """Two-fold: train every predictor on one part (the first half of each task's StoryTurns, or
-    ``storyturns`` when ``other`` is given), score it on the other, then the other way round; the
-    scores add up, so every StoryTurn is scored once by predictors that never saw it. ``scenes``
-    (image id -> scene) lets the picture reader see the pictures' layout."""
-    first, second = (list(storyturns), list(other)) if other is not None else split_halves(storyturns)
-    shallow = [f for f in families if f != BLIND]
-    totals: dict[tuple[str, str, bool], Line] = {}
-    learned: dict[tuple[str, int, str], str] = {}
-    parts = {"first": _readings(first, scenes), "second": _readings(second, scenes)}
-    for fold, (train, test, train_readings, test_readings) in enumerate(
-            ((first, second, parts["first"], parts["second"]), (second, first, parts["second"], parts["first"]))):
-        learner = ShortcutLearner().fit(train) if BLIND in families else None
-        rules = _fit(train_readings, shallow)
-        if fold == 0:
-            learned = {key: rule.describe() for key, rule in rules.items()}
-        for storyturn, story in zip(test, test_readings, strict=True):
-            shapes = {k: c for k, c in enumerate(closed_turns(storyturn)) if c is not None}
-            for family in families:
-                branch: int | None = None
-                for reading in story:
-                    if family == BLIND:
-                        assert learner is not None
-                        pick = learner.predict(shapes[reading.turn])
-                    else:
-                        rule = rules.get((reading.task, reading.turn, family))
-                        pick = rule.pick(reading) if rule is not None else 0
-                    accepted, branch = _accepted(reading, pick, branch)
-                    if accepted is None:
-                        continue
-                    key = (reading.task, family, reading.keyed)
-                    line = Line(reading.task, family, 1, int(pick in accepted), len(accepted) / reading.n, reading.keyed)
-                    totals[key] = totals[key].plus(line) if key in totals else line
-    return Audit(name, len(first), len(second), [totals[k] for k in sorted(totals)], learned)

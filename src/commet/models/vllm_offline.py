@@ -2,8 +2,8 @@
 
 Every story's next turn that arrives within a short window (``batch_wait_ms``, default 20)
 joins one ``LLM.chat(conversations, sampling_params=[...], use_tqdm=False)`` call, run in a
-worker thread by the same :class:`~commet.models.hf.MicroBatcher` the transformers backend
-uses (each call carries its own ``SamplingParams``, so mixed settings share a batch).
+worker thread by the same :class:`~commet.models.transformers_model.MicroBatcher` the transformers
+backend uses (each call carries its own ``SamplingParams``, so mixed settings share a batch).
 Prefix caching is on by default (``enable_prefix_caching=True``): turn k+1 of a story
 re-sends turn k's prompt, so its KV cache is reused. Pictures are passed the way vLLM's
 chat API takes them, as OpenAI-style ``image_url`` parts with ``data:`` URLs.
@@ -33,8 +33,14 @@ from pathlib import Path
 from typing import Any
 
 from commet.models import base
-from commet.models.hf import MicroBatcher, files_fingerprint, offline_env, option_bool, option_int
 from commet.models.openai_compat import to_openai_messages
+from commet.models.transformers_model import (
+    MicroBatcher,
+    files_fingerprint,
+    offline_env,
+    option_bool,
+    option_int,
+)
 
 INT_OPTIONS = ("tensor_parallel_size", "pipeline_parallel_size", "max_model_len", "seed")
 FLOAT_OPTIONS = ("gpu_memory_utilization",)

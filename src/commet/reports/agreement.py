@@ -22,7 +22,7 @@ from typing import cast
 
 from commet.engine.conversation import apply_branch_rules
 from commet.format.model import Turn
-from commet.judges.base import Verdict
+from commet.judges.base import Verdict, is_outcome
 from commet.judges.cascade import decided_by
 from commet.reports.metrics import SUBSETS, select_runs
 from commet.reports.stats import fixed
@@ -122,13 +122,15 @@ def compare(a: str, b: str, first: dict[Item, bool | None], second: dict[Item, b
             items: set[Item] | None = None) -> Agreement:
     """Agreement of two raters on the items both decided (restricted to ``items`` when given)."""
     shared = first.keys() & second.keys() if items is None else items & first.keys() & second.keys()
-    pairs = [(first[i], second[i]) for i in shared if first[i] is not None and second[i] is not None]
+    pairs = [(x, y) for i in shared if (x := first[i]) is not None and (y := second[i]) is not None]
     agree = sum(x == y for x, y in pairs)
-    return Agreement(a, b, agree, len(pairs) - agree, cohen_kappa(pairs))  # type: ignore[arg-type]
+    return Agreement(a, b, agree, len(pairs) - agree, cohen_kappa(pairs))
 
 
 def _member_correct(record: dict[str, object], expected: list[str], active_before: int | None) -> bool | None:
-    verdict = Verdict(str(record.get("outcome")), record.get("branch"))  # type: ignore[arg-type]
+    outcome, branch = record.get("outcome"), record.get("branch")
+    # a stored member verdict the judges cannot give is no decision
+    verdict = Verdict(outcome if is_outcome(outcome) else "undecided", branch if isinstance(branch, int) else None)
     return apply_branch_rules(Turn(question="", answers=expected), verdict, active_before).correct
 
 

@@ -19,6 +19,7 @@ import warnings
 from collections import Counter
 from collections.abc import Callable
 from multiprocessing.connection import Connection
+from typing import TYPE_CHECKING
 
 from commet.extras import require
 from commet.format.dataset import Dataset
@@ -29,13 +30,16 @@ from commet.reports.pictures import DatasetFinder, Pictures, data_uri
 from commet.reports.stats import Estimate
 from commet.reports.transcripts import packed, transcript_data
 
+if TYPE_CHECKING:
+    from markupsafe import Markup
+
 #: Where a long name without spaces (a run name, a path) may break: after these characters.
 _BREAK_AFTER = re.compile(r"([@:,/=_+\-])(?=\S)")
 #: The groups a figure is written in ("66.67", "[62.83, 70.50]", "(400/600)"), each kept on one line.
 _FIGURE_PARTS = re.compile(r"\[[^\]]*\]|\([^)]*\)|\S+")
 
 
-def breakable(text: object):  # noqa: ANN201 - a markupsafe.Markup
+def breakable(text: object) -> Markup:
     """``text`` escaped, with a line-break opportunity (``<wbr>``) after the punctuation of long names."""
     from markupsafe import Markup, escape
 

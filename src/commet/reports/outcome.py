@@ -81,5 +81,6 @@ def story_outcome(status: StoryStatus, turns: Iterable[bool | None], stored_corr
         return StoryOutcome.undecided
     if scores:
         return StoryOutcome.right
-    return {True: StoryOutcome.right, False: StoryOutcome.wrong}.get(stored_correct,  # type: ignore[arg-type]
-                                                                     StoryOutcome.undecided)
+    if stored_correct is None:
+        return StoryOutcome.undecided
+    return StoryOutcome.right if stored_correct else StoryOutcome.wrong

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import re
 import textwrap
+from typing import TYPE_CHECKING
 
 from commet.reports.analyses import FEEDBACK_COLUMNS, Cell, Report, RunData, ordered_categories, run_label
 from commet.reports.metrics import SUBSETS
@@ -15,8 +16,12 @@ from commet.reports.outcome import StoryOutcome
 from commet.reports.sections import SectionKey
 from commet.reports.stats import Estimate, Range
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
-def _figure(width: float, height: float):  # noqa: ANN202 - matplotlib (Figure, Axes)
+
+def _figure(width: float, height: float) -> tuple[Figure, Axes]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -25,7 +30,7 @@ def _figure(width: float, height: float):  # noqa: ANN202 - matplotlib (Figure, 
     return plt.subplots(figsize=(width, height), dpi=100)
 
 
-def _png(fig) -> bytes:  # noqa: ANN001 - matplotlib Figure
+def _png(fig: Figure) -> bytes:
     """The figure as PNG bytes, the picture grown to hold everything drawn.
 
     A legend beside the axes and long run names do not fit a fixed canvas: ``tight_layout`` cannot
@@ -58,7 +63,7 @@ def _wrapped(text: str) -> str:
     return "\n".join(chunk for line in lines for chunk in textwrap.wrap(line.strip(), LABEL_WIDTH) or [""]).strip()
 
 
-def _mark_empty_and_zero(ax, xs: list[float], estimates: list[Estimate]) -> None:  # noqa: ANN001 - Axes
+def _mark_empty_and_zero(ax: Axes, xs: list[float], estimates: list[Estimate]) -> None:
     """A bar of no data and a bar of 0 % both have no height: each gets a label, so neither reads as the other."""
     for x, estimate in zip(xs, estimates, strict=True):
         if estimate.value is None:
@@ -198,10 +203,11 @@ def turn_lines(report: Report) -> bytes | None:
     turns = list(range(1, len(section.header) - 3))
     range_shown = False
     for label, row in zip(_labels(report.runs), section.rows, strict=True):
-        cells = [(t, c) for t, c in zip(turns, row[4:], strict=True) if isinstance(c, Estimate) and c.value is not None]
-        (line,) = ax.plot([t for t, _ in cells], [c.value for _, c in cells], marker="o", label=_wrapped(label))
-        upper = [(t, c.upper.value if isinstance(c, Range) and c.upper.value is not None else c.value) for t, c in cells]
-        if any(high != c.value for (_, high), (_, c) in zip(upper, cells, strict=True)):
+        points = [(t, c, c.value) for t, c in zip(turns, row[4:], strict=True)
+                  if isinstance(c, Estimate) and c.value is not None]
+        (line,) = ax.plot([t for t, _, _ in points], [v for _, _, v in points], marker="o", label=_wrapped(label))
+        upper = [(t, c.upper.value if isinstance(c, Range) and c.upper.value is not None else v) for t, c, v in points]
+        if any(high != v for (_, high), (_, _, v) in zip(upper, points, strict=True)):
             ax.plot([t for t, _ in upper], [v for _, v in upper], linestyle="--", color=line.get_color(), linewidth=1)
             range_shown = True
     ax.set_xticks(turns)

@@ -84,7 +84,8 @@ def t_value(df: np.ndarray | float, level: float = LEVEL) -> np.ndarray:
              (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / 384,
              (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / 92160)
     inverse = 1 / np.maximum(np.asarray(df, float), 2.0)
-    return z + sum(term * inverse ** (power + 1) for power, term in enumerate(terms))
+    quantile: np.ndarray = z + sum(term * inverse ** (power + 1) for power, term in enumerate(terms))
+    return quantile
 
 
 def stratified_ppi(x: np.ndarray, f: np.ndarray, y: np.ndarray, labelled: np.ndarray, strata: np.ndarray, *,
@@ -112,12 +113,14 @@ def stratified_ppi(x: np.ndarray, f: np.ndarray, y: np.ndarray, labelled: np.nda
     safe_n = np.maximum(small_n, 1.0)
 
     def mean(values: np.ndarray) -> np.ndarray:  # per stratum, over its labelled units: (rows, strata)
-        return np.einsum("rhu,ru->rh", weight, values) / safe_n
+        means: np.ndarray = np.einsum("rhu,ru->rh", weight, values) / safe_n
+        return means
 
     def spread(a: np.ndarray, b: np.ndarray) -> np.ndarray:  # sample covariance per stratum (ddof 1)
         centred_a = a[:, None, :] - mean(a)[:, :, None]
         centred_b = b[:, None, :] - mean(b)[:, :, None]
-        return (weight * centred_a * centred_b).sum(axis=2) / np.maximum(small_n - 1, 1.0)
+        covariance: np.ndarray = (weight * centred_a * centred_b).sum(axis=2) / np.maximum(small_n - 1, 1.0)
+        return covariance
 
     # stratified sampling without replacement: each stratum's variance of a mean, times N_h^2
     design = np.where(small_n > 0, big_n ** 2 * (1 - small_n / np.maximum(big_n, 1)) / safe_n, 0.0)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from commet.errors import CommetError
 from commet.format.dataset import Dataset
@@ -26,12 +27,17 @@ from commet.reports.stats import Estimate, Range
 from commet.reports.tables import to_markdown
 from commet.text import printable
 
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+    from rich.table import Table
+    from rich.text import Text
+
 #: the widest a terminal rendering is measured at (tables are never that wide)
 _UNBOUNDED = 100_000
 
 
 # terminal -----------------------------------------------------------------------------------------------
-def _text(value: str):  # noqa: ANN202 - a rich Text, or None for no text
+def _text(value: str) -> Text | None:
     """Plain text for rich: story text and run names are never read as console markup, and their control
     characters are shown, not obeyed."""
     from rich.text import Text
@@ -39,7 +45,7 @@ def _text(value: str):  # noqa: ANN202 - a rich Text, or None for no text
     return Text(printable(value)) if value else None
 
 
-def _plain_table(section: Section, title: str | None = None):  # noqa: ANN202 - a rich Table
+def _plain_table(section: Section, title: str | None = None) -> Table:
     from rich.table import Table
 
     table = Table(title=_text(section.title if title is None else title), caption=_text(section.note))
@@ -47,13 +53,13 @@ def _plain_table(section: Section, title: str | None = None):  # noqa: ANN202 - 
     for index, column in enumerate(section.header):
         numeric = any(isinstance(row[index], Estimate) for row in section.rows)
         single_words = all(len(text.split()) <= 1 for text in [column, *(row[index] for row in texts)])
-        table.add_column(_text(column), justify="right" if numeric else "left", no_wrap=single_words)
+        table.add_column(_text(column) or "", justify="right" if numeric else "left", no_wrap=single_words)
     for row in texts:
         table.add_row(*map(_text, row))
     return table
 
 
-def _transposed_table(section: Section) -> list[object]:
+def _transposed_table(section: Section) -> list[RenderableType]:
     """Figures as rows, one column per row of the section, headed #1, #2, ... with a legend naming each
     (the first cell, e.g. a run name, is usually too long for a column header)."""
     from rich.table import Table
@@ -61,7 +67,7 @@ def _transposed_table(section: Section) -> list[object]:
 
     legend = Text("\n".join(f"#{number}: {printable(str(row[0]))}" for number, row in enumerate(section.rows, start=1)))
     table = Table(title=_text(section.title), caption=_text(section.note))
-    table.add_column(_text(section.header[0]))
+    table.add_column(_text(section.header[0]) or "")
     for number in range(1, len(section.rows) + 1):
         table.add_column(f"#{number}", justify="right")
     for index in range(1, len(section.header)):
@@ -70,12 +76,12 @@ def _transposed_table(section: Section) -> list[object]:
     return [legend, table]
 
 
-def _row_tables(section: Section) -> list[object]:
+def _row_tables(section: Section) -> list[RenderableType]:
     """One two-column table (figure, value) per row of the section, titled by the row's first cell."""
     from rich.table import Table
     from rich.text import Text
 
-    tables: list[object] = []
+    tables: list[RenderableType] = []
     for number, row in enumerate(section.rows, start=1):
         table = Table(title=_text(f"{section.title} ({number}/{len(section.rows)})"), show_header=False,
                       title_justify="left")
@@ -89,22 +95,22 @@ def _row_tables(section: Section) -> list[object]:
     return tables
 
 
-def _measure(table: object) -> tuple[int, int]:
+def _measure(table: RenderableType) -> tuple[int, int]:
     """(narrowest without breaking a word, natural) widths of a rich renderable."""
     from rich.console import Console
     from rich.measure import Measurement
 
     console = Console(width=_UNBOUNDED, file=io.StringIO())
-    measured = Measurement.get(console, console.options.update_width(_UNBOUNDED), table)  # type: ignore[arg-type]
+    measured = Measurement.get(console, console.options.update_width(_UNBOUNDED), table)
     return measured.minimum, measured.maximum
 
 
-def natural_width(table: object) -> int:
+def natural_width(table: RenderableType) -> int:
     """The width a rich renderable takes when nothing limits it."""
     return _measure(table)[1]
 
 
-def _grouped_tables(section: Section) -> list[object] | None:
+def _grouped_tables(section: Section) -> list[RenderableType] | None:
     """One compact table per value of the first column (e.g. per run), without that column; None when every
     row has its own value (nothing to group)."""
     from rich import box
@@ -114,7 +120,7 @@ def _grouped_tables(section: Section) -> list[object] | None:
         groups.setdefault(str(row[0]), []).append(row[1:])
     if len(groups) == len(section.rows):
         return None
-    tables: list[object] = []
+    tables: list[RenderableType] = []
     for value, rows in groups.items():
         part = Section(section.key, f"{section.title}: {value}", section.header[1:], rows, fraction=section.fraction)
         table = _plain_table(part)
@@ -124,7 +130,7 @@ def _grouped_tables(section: Section) -> list[object] | None:
     return tables
 
 
-def fitted_tables(section: Section, width: int) -> list[object]:
+def fitted_tables(section: Section, width: int) -> list[RenderableType]:
     """The section in the first layout that fits ``width`` columns: as is; one table per value of the first
     column (cells wrapped at spaces, never inside a word); transposed; or one two-column table per row."""
     from rich.text import Text
@@ -142,11 +148,11 @@ def fitted_tables(section: Section, width: int) -> list[object]:
     return _row_tables(section)
 
 
-def to_rich_tables(report: Report, width: int | None = None) -> list[object]:
+def to_rich_tables(report: Report, width: int | None = None) -> list[RenderableType]:
     """The notices, then every section; each laid out to fit ``width`` (None: each table at its full width)."""
     from rich.text import Text
 
-    renderables: list[object] = [Text(line, style="bold") for line in report.notices]
+    renderables: list[RenderableType] = [Text(line, style="bold") for line in report.notices]
     renderables.append(Text(f"runs: {run_legend(report)}", style="dim"))
     for section in report.sections:
         renderables.extend([_plain_table(section)] if width is None else fitted_tables(section, width))

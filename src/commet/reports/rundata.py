@@ -68,7 +68,7 @@ class TurnResult:
         """right, wrong, undecided, or no reply (the call failed): the words of the story outcomes."""
         if not self.answered:
             return "no reply"
-        return {True: "right", False: "wrong"}.get(self.correct, "undecided")  # type: ignore[arg-type]
+        return "undecided" if self.correct is None else "right" if self.correct else "wrong"
 
 
 @dataclass(frozen=True)

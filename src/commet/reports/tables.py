@@ -49,15 +49,3 @@ def to_csv(header: list[str], rows: list[list[str]]) -> str:
     writer.writerow(header)
     writer.writerows(rows)
     return buffer.getvalue()
-
-
-def to_rich(header: list[str], rows: list[list[str]], title: str = "Story accuracy (%)"):  # noqa: ANN201
-    from rich.table import Table
-
-    table = Table(title=title, show_lines=False, caption="Undecided and Failed count turns; "
-                  "undecided turns never count as correct, failed stories are not scored.")
-    for column in header:
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        table.add_row(*row)
-    return table

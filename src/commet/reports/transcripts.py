@@ -40,9 +40,7 @@ def first_turn_not_right(story: StoryResult) -> int:
 
 def numbered(columns: dict[str, list[str | None]]) -> tuple[dict[str, list[int]], list[str]]:
     """Each column of texts as positions in one list of the distinct texts (-1 for no text)."""
-    distinct = dict.fromkeys(text for column in columns.values() for text in column)
-    distinct.pop(None, None)
-    texts: list[str] = list(distinct)  # type: ignore[arg-type]  # (None was taken out)
+    texts = list(dict.fromkeys(text for column in columns.values() for text in column if text is not None))
     position: dict[str | None, int] = {text: number for number, text in enumerate(texts)}
     position[None] = -1
     return {name: [position[text] for text in column] for name, column in columns.items()}, texts
@@ -102,4 +100,7 @@ def packed(data: dict[str, object]) -> str:
 
 def unpacked(blob: str) -> dict[str, object]:
     """The data :func:`packed` wrote (what the page's script reads; for tests and tools)."""
-    return json.loads(gzip.decompress(base64.b64decode(blob)))  # type: ignore[no-any-return]
+    data = json.loads(gzip.decompress(base64.b64decode(blob)))
+    if not isinstance(data, dict):
+        raise ValueError("packed report data is a JSON object; this blob holds something else")
+    return data

@@ -11,7 +11,6 @@ import codecs
 import csv
 import io
 import sqlite3
-from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,10 +35,6 @@ CREATE INDEX IF NOT EXISTS labels_item ON labels(story_id, turn);
 
 LABELS = ("correct", "incorrect")
 CSV_COLUMNS = ("run", "story_id", "turn", "label", "labeller")
-
-#: An item judges and people are compared on.
-Item = tuple[str, int, str]  # story_id, turn, response
-
 
 class LabelError(StoreError):
     """A label that cannot be stored (unknown run or turn, bad value); names the file line for imports."""
@@ -85,19 +80,6 @@ def all_labels(store: Store) -> list[Label]:
     rows = store.db.execute("SELECT run, story_id, turn, response, label, labeller FROM labels"
                             " ORDER BY run, story_id, turn, labeller")
     return [Label(*row) for row in rows]
-
-
-def human_verdicts(store: Store) -> dict[Item, bool]:
-    """The people's verdict per item: the majority of labellers (ties left out)."""
-    votes: dict[Item, dict[str, bool]] = defaultdict(dict)
-    for label in all_labels(store):
-        votes[(label.story_id, label.turn, label.response)][label.labeller] = label.label == "correct"
-    verdicts: dict[Item, bool] = {}
-    for item, by_labeller in votes.items():
-        tally = Counter(by_labeller.values())
-        if tally[True] != tally[False]:
-            verdicts[item] = tally[True] > tally[False]
-    return verdicts
 
 
 def labelled_by(store: Store, run: str, labeller: str) -> set[tuple[str, int]]:

@@ -11,13 +11,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, fields
 from enum import Enum
-from typing import Any, cast, get_args
+from typing import Any, cast
 
-from commet.judges.base import Outcome, Verdict
+from commet.judges.base import OUTCOMES, Outcome, Verdict, is_outcome
 from commet.store.errors import StoreError
-
-#: what a stored verdict may say: the judges' ``Outcome``
-OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,15 +172,15 @@ class CachedJudgment:
         return cast(dict[str, object], json.loads(self.details_json))
 
     def verdict(self) -> Verdict:
-        return Verdict(self.outcome, self.branch, self.rationale, self.judge, self.details)
+        return Verdict.from_stored(self.outcome, self.branch, self.rationale, self.judge, self.details)
 
     @classmethod
     def from_values(cls, key: str, judge: object, outcome: object, branch: object, rationale: object,
                     details_json: object) -> CachedJudgment:
         """A cached verdict from its stored columns; a stored outcome the judges cannot give is a StoreError."""
-        if outcome not in OUTCOMES:
+        if not is_outcome(outcome):
             raise StoreError(f"judgment {key[:12]}: stored outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
-        return cls(key, str(judge), cast(Outcome, outcome), branch if isinstance(branch, int) else None,
+        return cls(key, str(judge), outcome, branch if isinstance(branch, int) else None,
                    str(rationale), str(details_json))
 
 

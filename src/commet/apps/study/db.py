@@ -82,7 +82,8 @@ class StudyDB:
         with self.lock:
             self.db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('session_secret', ?)",
                             (secrets.token_urlsafe(32),))
-            return self.db.execute("SELECT value FROM meta WHERE key = 'session_secret'").fetchone()["value"]
+            secret: str = self.db.execute("SELECT value FROM meta WHERE key = 'session_secret'").fetchone()["value"]
+            return secret
 
     def revoke_other_organiser_sessions(self, subject: str) -> None:
         """Delete organiser sessions opened with another password (the web layer's ``web_sessions`` table)."""
@@ -118,7 +119,8 @@ class StudyDB:
         return chosen
 
     def participant(self, token: str) -> sqlite3.Row | None:
-        return self.db.execute("SELECT * FROM participants WHERE token = ?", (token,)).fetchone()
+        row: sqlite3.Row | None = self.db.execute("SELECT * FROM participants WHERE token = ?", (token,)).fetchone()
+        return row
 
     def participants(self) -> list[sqlite3.Row]:
         return list(self.db.execute("SELECT * FROM participants ORDER BY id"))

@@ -44,7 +44,8 @@ IMAGES_SETTING = {**{name: policy.value for name, policy in PICTURE_POLICY.items
 def human_runs(name: str, policy: PolicyFilter | Literal["each"]) -> list[tuple[str, PolicyFilter]]:
     """The runs an export writes: ``each`` is one run per picture policy (the paper's Human "Yes" and "No" rows)."""
     if policy == "each":
-        return [(f"{name}:images={IMAGES_SETTING[p]}", p) for p in ("all", "needed")]
+        each: tuple[PolicyFilter, ...] = ("all", "needed")
+        return [(f"{name}:images={IMAGES_SETTING[p]}", p) for p in each]
     return [(name, policy)]
 
 EXPORT_FIELDS = ["participant", "questionnaire", "image_policy", "status", "position", "story_id", "task",

@@ -155,7 +155,7 @@ def json_line(text: str, needle: str) -> int | None:
 def key_lines(text: str, key: str, count: int) -> list[int | None]:
     """The line of each record of a JSON list, found by a key every record starts with; None when unsure."""
     found = [text.count("\n", 0, m.start()) + 1 for m in re.finditer(rf'"{re.escape(key)}"\s*:', text)]
-    return list(found) if len(found) == count else [None] * count  # type: ignore[return-value]
+    return list(found) if len(found) == count else [None] * count
 
 
 def slug(text: str) -> str:

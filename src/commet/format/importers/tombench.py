@@ -108,8 +108,8 @@ def _read_file(path: Path, language: str) -> list[base.SourceStory]:
             choices = _told_apart(choices, _options(record, FIELDS["zh"][2]))
         if len(choices) < 2:
             raise base.source_error(path, number, option_field + "A", "fewer than two options")
-        where = {"file": path, "line": number, "field_name": ANSWER.replace("\n", " ")}
-        right = base.answer_option(choices, _text(record[ANSWER]), **where)  # type: ignore[arg-type]
+        right = base.answer_option(choices, _text(record[ANSWER]), file=path, line=number,
+                                   field_name=ANSWER.replace("\n", " "))
         task = task_for(path, _text(record[ABILITY]))
         story_text = _text(record[story_field])
         if not stories or stories[-1].story != story_text or stories[-1].task.id != task.id:

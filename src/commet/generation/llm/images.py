@@ -144,8 +144,9 @@ class GeminiImageModel(GoogleService, _RemoteImageModel):
         texts: list[str] = []
         for candidate in response.candidates or []:
             for part in (candidate.content.parts if candidate.content and candidate.content.parts else []):
-                if part.inline_data is not None and part.inline_data.data:
-                    return part.inline_data.data
+                data = part.inline_data.data if part.inline_data is not None else None
+                if isinstance(data, bytes) and data:
+                    return data
                 if part.text:
                     texts.append(part.text)
         said = f"; it said: {' '.join(texts)[:200]}" if texts else ""

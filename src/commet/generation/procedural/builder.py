@@ -24,6 +24,7 @@ from typing import TypeVar
 from commet.format.model import AnswerFeedback, Feedback, Option, Rubric, Turn
 from commet.generation.procedural import lexicon as lex
 from commet.generation.procedural.render import compose
+from commet.generation.procedural.shapes import Scene
 from commet.generation.procedural.world import Agent, World
 
 #: Items per counterbalancing block: every balanced value occurs equally often in a block.
@@ -69,7 +70,7 @@ class StoryBuilder:
     index: int = 0
     seed: int = 0
     turns: list[Turn] = field(default_factory=list)
-    scenes: dict[str, dict] = field(default_factory=dict)
+    scenes: dict[str, Scene] = field(default_factory=dict)
     facts: dict[str, object] = field(default_factory=dict)
     meta: dict[str, object] = field(default_factory=dict)
     #: The key and size of the draw that decides the answers (the item's cell): orders are balanced within it.
@@ -159,12 +160,12 @@ class StoryBuilder:
         self.turns.append(Turn(story=story, question=question, answers=[cap(a) for a in answers], image=image,
                                feedback=feedback, rubric=rubric, options=options or [], meta=meta))
 
-    def yes_no(self, asks: str, question: str, answer: bool, why: str = "", rubric: Rubric | None = None,
-               **kwargs: object) -> None:
+    def yes_no(self, asks: str, question: str, answer: bool, why: str = "", rubric: Rubric | None = None, *,
+               story: str = "", image: str | None = None, feedback: Feedback | None = None) -> None:
         """A yes/no question (no options shown); ``why`` follows the yes or no when the question asks why."""
         word = "yes" if answer else "no"
         self.turn(asks, question, f"{cap(word)}. {why}" if why else word, kind="yes/no", rubric=rubric,
-                  **kwargs)  # type: ignore[arg-type]
+                  story=story, image=image, feedback=feedback)
 
     def choose(self, asks: str, stem: str, options: list[str], answers: str | list[str], story: str = "",
                image: str | None = None, feedback: Feedback | None = None, labelled: bool = False,

@@ -27,7 +27,9 @@ from commet.generation.procedural.shapes import (
     SCENE_KINDS,
     SS,
     Box,
+    Entity,
     Pen,
+    Scene,
     darker,
     draw_occluder,
     draw_place,
@@ -70,10 +72,10 @@ def _round(box: Box) -> list[float]:
     return [round(v, 1) for v in box]
 
 
-def compose(world: World, variant: int = 0) -> dict[str, object]:
+def compose(world: World, variant: int = 0) -> Scene:
     """The scene of the world's current state, as JSON-able data (pixel boxes, hiding, sight)."""
     room = next(r for r in ROOMS if r[0] == world.room)
-    scene: dict[str, object] = {"width": WIDTH, "height": HEIGHT, "room": world.room,
+    scene: Scene = {"width": WIDTH, "height": HEIGHT, "room": world.room,
                                 "wall": list(room[1]), "floor": list(room[2]), "variant": variant}
     agents, places, objects, occluders = [], [], [], []
     boxes: dict[str, Box] = {}
@@ -146,15 +148,15 @@ def _ever_on(world: World, place_id: str) -> set[str]:
         e.thing for e in world.events if e.dst == place_id and e.thing is not None}
 
 
-def mask_ids(scene: dict[str, object]) -> dict[str, int]:
+def mask_ids(scene: Scene) -> dict[str, int]:
     """The id-mask value of each drawn entity (1, 2, ...; 0 is the background)."""
     ids: list[str] = []
     for key in ("agents", "places", "objects", "occluders"):
-        ids.extend(e["id"] for e in scene[key])  # type: ignore[attr-defined]
+        ids.extend(e["id"] for e in scene[key])
     return {entity_id: k + 1 for k, entity_id in enumerate(ids)}
 
 
-def _draw_background(pen: Pen, scene: dict) -> None:
+def _draw_background(pen: Pen, scene: Scene) -> None:
     wall, floor = tuple(scene["wall"]), tuple(scene["floor"])
     pen.background((0, 0, WIDTH, HORIZON), wall)
     pen.background((0, HORIZON, WIDTH, HEIGHT), floor)
@@ -176,7 +178,7 @@ def _draw_background(pen: Pen, scene: dict) -> None:
     pen._img.line(pen._s((wx + 60, 40, wx + 60, 140)), fill=(255, 255, 255), width=4 * SS)
 
 
-def _draw_agent(pen: Pen, a: dict) -> None:
+def _draw_agent(pen: Pen, a: Entity) -> None:
     x0, y0, x1, y1 = a["bbox"]
     w, h = x1 - x0, y1 - y0
     cx = (x0 + x1) / 2
@@ -207,7 +209,7 @@ def _draw_agent(pen: Pen, a: dict) -> None:
     _draw_head(pen, a, cx, y0 + 2, head, skin, hair)
 
 
-def _draw_head(pen: Pen, a: dict, cx: float, top: float, head: float, skin: RGB, hair: RGB) -> None:
+def _draw_head(pen: Pen, a: Entity, cx: float, top: float, head: float, skin: RGB, hair: RGB) -> None:
     """Head, hair and face; the face's details grow with heads bigger than a standing adult's."""
     k = max(1.0, head / 60)
     hx0, hy0, hx1, hy1 = cx - head * 0.5, top, cx + head * 0.5, top + head + 2
@@ -263,19 +265,19 @@ def _draw_head(pen: Pen, a: dict, cx: float, top: float, head: float, skin: RGB,
             pen.ellipse((ex - 6, eye_y - 12, ex + 6, eye_y + 8), (30, 30, 30), outline=None)
 
 
-def draw(scene: dict) -> tuple[Image.Image, Image.Image]:
+def draw(scene: Scene) -> tuple[Image.Image, Image.Image]:
     """Paint a scene; returns the picture and its id mask (values from :func:`mask_ids`), both full size."""
     image, mask = _paint(scene, with_mask=True)
     assert mask is not None
     return image, mask
 
 
-def draw_picture(scene: dict) -> Image.Image:
+def draw_picture(scene: Scene) -> Image.Image:
     """Paint a scene without its id mask (what dataset generation needs; the picture is the same as :func:`draw`'s)."""
     return _paint(scene, with_mask=False)[0]
 
 
-def _paint(scene: dict, with_mask: bool) -> tuple[Image.Image, Image.Image | None]:
+def _paint(scene: Scene, with_mask: bool) -> tuple[Image.Image, Image.Image | None]:
     pen = Pen((WIDTH, HEIGHT), tuple(scene["wall"]), with_mask)
     _draw_background(pen, scene)
     ids = mask_ids(scene)

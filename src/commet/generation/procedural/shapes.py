@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 from PIL import Image, ImageDraw
 
@@ -17,6 +18,10 @@ SS = 2  # supersampling factor: drawn at twice the size, then smoothed down
 
 Box = tuple[float, float, float, float]
 RGB = tuple[int, int, int]
+#: A scene, and one of its agents, places, things or occluders, as JSON data (the keys
+#: :func:`~commet.generation.procedural.render.compose` writes; scene files are read as they are).
+Scene = dict[str, Any]
+Entity = dict[str, Any]
 
 OUTLINE: RGB = (60, 50, 60)
 
@@ -84,10 +89,10 @@ def darker(rgb: RGB | list[int], f: float = 0.7) -> RGB:
 
 
 def lighter(rgb: RGB | list[int], f: float = 0.55) -> RGB:
-    return tuple(int(c + (255 - c) * f) for c in rgb)  # type: ignore[return-value]
+    return (int(rgb[0] + (255 - rgb[0]) * f), int(rgb[1] + (255 - rgb[1]) * f), int(rgb[2] + (255 - rgb[2]) * f))
 
 
-def draw_place(pen: Pen, p: dict) -> None:
+def draw_place(pen: Pen, p: Entity) -> None:
     x0, y0, x1, y1 = p["bbox"]
     rgb, kind = tuple(p["rgb"]), p["kind"]
     w, h = x1 - x0, y1 - y0
@@ -136,7 +141,7 @@ def _star(cx: float, cy: float, r: float) -> list[tuple[float, float]]:
              cy - (r if k % 2 == 0 else r * 0.45) * math.sin(math.pi / 2 + k * math.pi / 5)) for k in range(10)]
 
 
-def draw_thing(pen: Pen, o: dict) -> None:
+def draw_thing(pen: Pen, o: Entity) -> None:
     x0, y0, x1, y1 = o["bbox"]
     w, h = x1 - x0, y1 - y0
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
@@ -226,7 +231,7 @@ def draw_thing(pen: Pen, o: dict) -> None:
     _draw_feature(pen, o, rgb)
 
 
-def _draw_feature(pen: Pen, o: dict, rgb: RGB) -> None:
+def _draw_feature(pen: Pen, o: Entity, rgb: RGB) -> None:
     """A thing's feature, in its own colour when the story names one (``feature_rgb``)."""
     x0, y0, x1, y1 = o["bbox"]
     w, h = x1 - x0, y1 - y0
@@ -285,7 +290,7 @@ def _draw_spoiled_card(pen: Pen, state: str, box: Box, rgb: RGB) -> None:
             pen.polygon(_star(x0 + w * dx, y0 + h * dy, w * 0.1), (250, 250, 250), outline=None)
 
 
-def draw_occluder(pen: Pen, o: dict) -> None:
+def draw_occluder(pen: Pen, o: Entity) -> None:
     x0, y0, x1, y1 = o["bbox"]
     w, h = x1 - x0, y1 - y0
     rgb = tuple(o["rgb"])

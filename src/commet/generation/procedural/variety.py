@@ -69,14 +69,9 @@ def vocabulary_sizes(storyturns: Iterable[StoryTurn]) -> dict[str, int]:
     return {task: len(s) for task, s in sorted(found.items())}
 
 
-def similarity(a: list[str], b: list[str]) -> float:
-    """difflib's ratio of two word lists (2 x matching words / total words)."""
-    return SequenceMatcher(None, a, b, autojunk=False).ratio()
-
-
 def closest(storyturn: StoryTurn, references: list[list[str]], floor: float = 0.0) -> float:
-    """The highest similarity of a StoryTurn to any reference word list (those that cannot beat ``floor``
-    are skipped by difflib's cheap upper bounds)."""
+    """The highest similarity (difflib's ratio: 2 x matching words / total words) of a StoryTurn to any
+    reference word list (those that cannot beat ``floor`` are skipped by difflib's cheap upper bounds)."""
     mine = storyturn_words(storyturn)
     best = floor
     for reference in references:

@@ -374,27 +374,12 @@ class World:
     def believed_contents(self, agent_id: str, place_id: str) -> list[str]:
         return [t for t, p in self.agents[agent_id].beliefs.items() if p == place_id]
 
-    def has_false_belief(self, agent_id: str, thing_id: str) -> bool:
-        return self.belief(agent_id, thing_id) != self.things[thing_id].location
-
     def perceived(self, agent_id: str, event: Event) -> bool:
         return agent_id in event.witnesses
-
-    def missed_events(self, agent_id: str, thing_id: str) -> list[Event]:
-        """Events that changed where a thing is and that the agent did not perceive."""
-        return [e for e in self.events if e.thing == thing_id and e.kind in ("put", "move", "take")
-                and agent_id not in e.witnesses]
-
-    def last_seen_event(self, agent_id: str, thing_id: str) -> Event | None:
-        seen = [e for e in self.events if e.thing == thing_id and agent_id in e.witnesses]
-        return seen[-1] if seen else None
 
     def is_lie(self, event: Event) -> bool:
         """A statement is a lie when the speaker believed otherwise, whatever the truth was."""
         return event.kind == "say" and event.speaker_belief is not None and event.speaker_belief != event.claim
-
-    def is_false(self, event: Event) -> bool:
-        return event.kind == "say" and event.truth != event.claim
 
     def naughty(self, event: Event) -> bool:
         """Moral judgement: a harm is naughty when done knowingly (intent), not by mistake."""

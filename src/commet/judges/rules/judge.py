@@ -259,8 +259,8 @@ def _conclusion(found: dict[str, list[Statement]]) -> Statement | str:
         last = said[-1]
         if last.read is Unclear.UNCLEAR:
             return f"reply's last {kind} hedges or names several options"
-        committed = opening is not None and isinstance(opening.read, int) and opening.end <= last.start
-        if committed and opening.read != last.read:  # type: ignore[union-attr]
+        if opening is not None and isinstance(opening.read, int) and opening.end <= last.start \
+                and opening.read != last.read:  # the reply committed to an answer first, then named another
             # "Hugo will look in the red box. Final answer: the blue box": two answers; reasoning that only
             # considers an option ("At first glance, one might say the box") commits to none
             return f"reply's opening answer and its {kind} differ"

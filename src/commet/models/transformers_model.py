@@ -43,7 +43,7 @@ import os
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from commet.models import base
 
@@ -172,7 +172,7 @@ def _one_line(exc: BaseException) -> str:
 
 def option_int(options: Mapping[str, str], key: str, default: int) -> int:
     raw = options.get(key)
-    if raw in (None, ""):
+    if raw is None or raw == "":
         return default
     try:
         return int(raw)
@@ -182,7 +182,7 @@ def option_int(options: Mapping[str, str], key: str, default: int) -> int:
 
 def option_bool(options: Mapping[str, str], key: str, default: bool = False) -> bool:
     raw = options.get(key)
-    if raw in (None, ""):
+    if raw is None or raw == "":
         return default
     return raw.lower() in ("1", "true", "yes", "on")
 
@@ -285,8 +285,8 @@ class HFModel(base.Model):
         if not options.get("device_map"):
             device = options.get("device") or ("cuda" if torch.cuda.is_available() else "cpu")
             # transformers decorates .to with functools.wraps; typeshed's _Wrapped is no descriptor, so mypy
-            # does not bind self and reads the device as the model argument.
-            self.model.to(device)  # type: ignore[arg-type]
+            # does not bind self and reads the device as the model argument: typed as the torch module it is
+            cast(torch.nn.Module, self.model).to(device)
         self.model.eval()
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:

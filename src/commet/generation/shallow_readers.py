@@ -1,9 +1,9 @@
 """Shallow readers: predictors that read a story's surface but never reason about minds.
 
 Why: an item measures Theory of Mind only if a reader who skims cannot answer it. The
-story-blind learner (:mod:`commet.models.shortcut`) never reads the story; these readers
-do, but only its surface, each as one simple rule chosen per (task, turn) on training items
-and applied to held-out ones:
+story-blind learner (:mod:`commet.models.shortcut`) never reads the story; these readers,
+the dataset audit's (:mod:`commet.generation.audit`), do, but only its surface, each as one
+simple rule chosen per (task, turn) on training items and applied to held-out ones:
 
 * ``order``: the option mentioned first, last, most or least often, k-th, in the last
   sentence (or not), first or last in the turn's own story, the longest or shortest option,
@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from commet.format.model import StoryTurn, Turn
+from commet.format.model import StoryTurn
+from commet.models.shortcut import closed_turn
 from commet.text import normalize
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -228,13 +229,33 @@ def _context_rules(found: list[tuple[int, int]], feedback: list[tuple[int, int]]
     return rules
 
 
+def _entities(scene: Mapping[str, object], *kinds: str) -> list[Mapping[str, object]]:
+    """The scene's entities of these kinds ("objects", "places", "agents"): the objects in their lists. Scene
+    files are read as they are, so anything else there (a list that is not one, an entry that is no object)
+    is no entity."""
+    found: list[Mapping[str, object]] = []
+    for kind in kinds:
+        listed = scene.get(kind)
+        if isinstance(listed, list):
+            found += [entity for entity in listed if isinstance(entity, dict)]
+    return found
+
+
+def _centre_x(entity: Mapping[str, object]) -> float | None:
+    """The horizontal centre of an entity's ``bbox`` ([x0, y0, x1, y1]); None without a usable one."""
+    box = entity.get("bbox")
+    if not isinstance(box, list) or len(box) != 4 or not all(isinstance(v, (int, float)) for v in box):
+        return None
+    return float(box[0] + box[2]) / 2
+
+
 def _scene_rules(scene: Mapping[str, object] | None, keys: Sequence[tuple[str, ...]], question: str = ""
                  ) -> dict[object, int]:
     """Size and left-to-right rank of the things (or places) the options name, in the scene, and which of
     them stands nearest to (or farthest from) each person the question names, in the order it names them."""
     if not scene:
         return {}
-    entities = [*scene.get("objects", []), *scene.get("places", [])]  # type: ignore[misc]
+    entities = _entities(scene, "objects", "places")
     matched = []
     for key in keys:
         hits = []
@@ -247,22 +268,21 @@ def _scene_rules(scene: Mapping[str, object] | None, keys: Sequence[tuple[str, .
             return {}
         matched.append(hits[0])
     rules: dict[object, int] = {}
-    sizes = [e.get("size") for e in matched]
-    if all(isinstance(s, int) for s in sizes) and len(set(sizes)) == len(sizes):
-        by_size = sorted(range(len(sizes)), key=lambda k: sizes[k])  # type: ignore[arg-type,return-value]
+    sizes = [size for e in matched if isinstance(size := e.get("size"), int)]
+    if len(sizes) == len(matched) and len(set(sizes)) == len(sizes):
+        by_size = sorted(range(len(sizes)), key=lambda k: sizes[k])
         rules.update({"smallest": by_size[0], "biggest": by_size[-1]})
         if len(by_size) == 3:
             rules["middle-sized"] = by_size[1]
-    xs = [(e["bbox"][0] + e["bbox"][2]) / 2 for e in matched]
-    if len(set(xs)) == len(xs):
+    xs = [x for e in matched if (x := _centre_x(e)) is not None]
+    if len(xs) == len(matched) and len(set(xs)) == len(xs):
         by_x = sorted(range(len(xs)), key=lambda k: xs[k])
         rules.update({"leftmost": by_x[0], "rightmost": by_x[-1]})
         if len(by_x) == 3:
             rules["middle"] = by_x[1]
-        people = {str(a.get("name")): a for a in scene.get("agents", [])}  # type: ignore[attr-defined]
+        people = {str(a.get("name")): x for a in _entities(scene, "agents") if (x := _centre_x(a)) is not None}
         for rank, name in enumerate(n for n in dict.fromkeys(_PERSON.findall(question)) if n in people):
-            ax = (people[name]["bbox"][0] + people[name]["bbox"][2]) / 2
-            distance = [abs(x - ax) for x in xs]
+            distance = [abs(x - people[name]) for x in xs]
             if len(set(distance)) == len(distance):
                 rules[f"nearest to person {rank + 1}"] = distance.index(min(distance))
                 rules[f"farthest from person {rank + 1}"] = distance.index(max(distance))
@@ -298,9 +318,8 @@ def _asked_person(question: str, story: str) -> frozenset[str]:
     return frozenset(words)
 
 
-def readings(storyturn: StoryTurn, closed: Callable[[str, int, Turn], object],
-             scenes: Mapping[str, Mapping[str, object]] | None = None) -> list[Reading]:
-    """The closed turns of a StoryTurn as shallow readers see them (``closed``: :func:`shortcut.closed_turn`)."""
+def readings(storyturn: StoryTurn, scenes: Mapping[str, Mapping[str, object]] | None = None) -> list[Reading]:
+    """The closed turns (:func:`~commet.models.shortcut.closed_turn`) of a StoryTurn as shallow readers see them."""
     found: list[Reading] = []
     stories: list[str] = []
     context: list[str] = []
@@ -317,11 +336,11 @@ def readings(storyturn: StoryTurn, closed: Callable[[str, int, Turn], object],
         context += feedback_now
         if turn.image and scenes is not None and turn.image in scenes:
             latest_scene = scenes[turn.image]
-        shape = closed(storyturn.task, k, turn)
+        shape = closed_turn(storyturn.task, k, turn)
         if shape is None:
             context.append(turn.question)
             continue
-        options: tuple[str, ...] = getattr(shape, "options", ())
+        options = shape.options
         texts = options or _YES_NO
         keys = option_keys(texts) if options else [("yes",), ("no",)]
         story = Text.of(stories)
@@ -348,11 +367,11 @@ def readings(storyturn: StoryTurn, closed: Callable[[str, int, Turn], object],
             picks["order"], picks["anchor"], picks["picture"] = {}, {}, {}
         picks["context"] = _context_rules(mentions(context_text, keys), mentions(Text.of(feedback_now), keys),
                                           len(texts)) if options else {}
-        right_index = min(shape.right[0]) if shape.right else 0  # type: ignore[attr-defined]
+        right_index = min(shape.right[0]) if shape.right else 0
         picks["earlier answers"] = _earlier_rules(earlier, texts)
         found.append(Reading(
             task=storyturn.task, turn=k, story_id=storyturn.id, n=len(texts), texts=tuple(texts),
-            right=shape.right, keyed=bool(turn.meta.get("keyed")),  # type: ignore[attr-defined]
+            right=shape.right, keyed=bool(turn.meta.get("keyed")),
             words=frozenset(story.tokens) | _asked_person(turn.question, " ".join(stories)),
             context_words=frozenset(context_text.tokens), picks=picks))
         earlier.append((tuple(texts), right_index))
