@@ -31,7 +31,7 @@ def probe_modules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
 async def test_the_modules_are_imported_in_a_thread_once_the_run_is_under_way(probe_modules: list[str]) -> None:
     from commet.reports import stats
 
-    stats._kept_indices.cache_clear()
+    stats._resample_counts.cache_clear()
     interval = sys.getswitchinterval()
     with report_prepared_meanwhile(asyncio.get_running_loop(), stories=37):
         await asyncio.sleep(REPORT_PREPARATION_AFTER_S / 2)
@@ -40,9 +40,9 @@ async def test_the_modules_are_imported_in_a_thread_once_the_run_is_under_way(pr
     # waited for at the end; a module that fails to import is left to the report, which says what is wrong
     assert sys.modules["preload_probe_ok"].THREAD == "commet-report-preparation"
     # the bootstrap's draws for 37 StoryTurns are made and kept: the report finds them
-    assert stats._kept_indices.cache_info().currsize == 1
+    assert stats._resample_counts.cache_info().currsize == 1
     stats.bootstrap_ratio([1, 2, 0] * 12 + [3], [3] * 37)
-    assert stats._kept_indices.cache_info().hits == 1
+    assert stats._resample_counts.cache_info().hits == 1
     assert "preload_probe_bad" not in sys.modules
     assert sys.getswitchinterval() == interval
     assert not any(t.name == "commet-report-preparation" for t in threading.enumerate())

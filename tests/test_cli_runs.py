@@ -9,6 +9,7 @@ a clash.
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import socket
@@ -133,14 +134,20 @@ def test_a_run_whose_every_call_fails_exits_3_says_why_and_a_rerun_retries(fault
         failed = commet(*args, env={"OPENAI_API_KEY": KEY})
         assert failed.returncode == 3, failed.stderr
         lines = failed.stderr.splitlines()
-        assert lines[0] == "incomplete: 4 of 4 StoryTurns not scored; calls that failed for good:"
         kind, message = ("auth", "HTTP 401") if fault == "401" else ("connection", "connection error")
-        assert lines[1].startswith(f"  {kind} (model, 4 turns), first at story ")
-        assert message in lines[1]
-        assert lines[2] == "run the same command again to retry them (exit code 3)"
+        # said at once, before the summary (the first failure of its kind; a refused connection's retry first)
+        said = "failed for good: model openai:m (auth)" if fault == "401" else \
+            "retrying model openai:m (connection, attempt 1 of 2"
+        assert lines[0].startswith(said) and message in lines[0]
+        start = lines.index("incomplete: 4 of 4 StoryTurns not scored; calls that failed for good:")
+        assert re.match(rf"  {kind} \(model, [1-4] turns?\), first at story ", lines[start + 1])
+        assert message in lines[start + 1]
+        assert lines[start + 2].startswith(f"stopped early: model calls kept failing the same way ({kind})")
+        assert lines[start + 3].startswith("to do: ") and lines[-1] == \
+            "once that is done, run the same command again to continue (exit code 3)"
         assert KEY not in failed.stdout + failed.stderr
         if fault == "401":
-            assert "Incorrect API key provided: ***" in lines[1]  # the server echoed the key: redacted
+            assert "Incorrect API key provided: ***" in lines[start + 1]  # the server echoed the key: redacted
         assert run_status(db) == "incomplete"
         if fault == "refused":
             return
@@ -159,7 +166,7 @@ def test_the_failure_summary_in_a_real_80_column_terminal(tmp_path: Path) -> Non
                                     "--limit", "3"], env={"OPENAI_API_KEY": KEY})
     assert "EXIT=3" in screen
     assert "incomplete: 3 of 3 StoryTurns not scored; calls that failed for good:" in screen
-    assert "run the same command again to retry them (exit code 3)" in screen
+    assert "once that is done, run the same command again to continue (exit code 3)" in screen
     assert "stories" in screen and "Story accuracy" in screen  # the progress bar and the table were drawn
 
 

@@ -65,7 +65,8 @@ def test_a_judge_answering_401_is_exit_3_with_its_message_and_an_incomplete_run(
     failure = next(line for line in result.stderr.splitlines() if line.startswith("  judge_auth"))
     assert "judge, 2 turns" in failure and "HTTP 401" in failure and "Incorrect API key provided" in failure
     assert "sk-rejudge-test" not in result.output  # the key never shows
-    assert "run the same command again to retry them (exit code 3)" in result.stderr
+    assert "to do: the server refused the judge's API key (HTTP 401/403)" in result.stderr  # no rerun fixes a key
+    assert "once that is done, run the same command again to continue (exit code 3)" in result.stderr
     assert "decided by: rules 4;" in result.stdout and LLM not in result.stdout.split("decided by:")[1].split(";")[0]
     assert "left undecided by judge calls that failed: 2" in result.stdout
 

@@ -35,6 +35,25 @@ def verdict(response: str, expected: list[str], question: str = "Which one, the 
     return RulesJudge().decide(request)
 
 
+MUFFINS = "Which muffin will Dad pack, the big one or the medium one?"
+
+
+@pytest.mark.parametrize(("response", "outcome"), [
+    ("The big one", "incorrect"),  # the option as the question words it: an answer, not a copy of the question
+    ("the medium one.", "correct"),
+    ("Medium one", "correct"),
+    ("the big one or the medium one", "undecided"),  # both
+    ("the big one or", "undecided"),  # a stretch of the question cut short
+    ("Which muffin will Dad pack, the big one", "undecided"),  # its start
+    ("Dad pack, the big one", "undecided"),  # a stretch of it with the question's own words
+])
+def test_an_option_worded_as_the_question_words_it_is_an_answer_a_stretch_of_the_question_is_not(
+        response: str, outcome: str) -> None:
+    request = JudgeRequest(story_id="s", task="t", turn=0, context=(), story="", question=MUFFINS,
+                           expected=("Medium",), response=response, options=((None, "Big"), (None, "Medium")))
+    assert RulesJudge().decide(request).outcome == outcome
+
+
 @pytest.mark.parametrize(("response", "expected", "outcome", "branch"), [
     ("The pear.", ["Pear", "Cookie"], "correct", 0),
     ("I would pick the cookie!", ["Pear", "Cookie"], "correct", 1),

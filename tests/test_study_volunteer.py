@@ -246,7 +246,7 @@ def test_organiser_sees_undecided_answers_and_fits_a_phone(served: Served, brows
     page = context.new_page()
     page.goto(link)
     consent(page, "phone")
-    for reply in ("I am not sure", "Hard to say", "Maybe"):  # the rules judge cannot decide these
+    for reply in ("Hmm, something sweet", "Hard to say", "Maybe"):  # the rules judge cannot decide these
         page.fill("#response", reply)
         page.click("#submit")
         page.wait_for_load_state()

@@ -188,8 +188,8 @@ def print_failures(results: RunResults, *, secrets: list[str | None],
         write(f"  {failure.kind} ({failure.what}, {failure.turns} turn{'s' if failure.turns != 1 else ''}), "
               f"first at story {printable(failure.first_story)} turn {failure.first_turn}: {printable(message)}")
     if stopped_by is not None:
-        write(f"stopped early: {stopped_by.source.value} calls kept failing the same way ({stopped_by.kind}), so the "
-              "other StoryTurns were not started; nothing done is lost")
+        write(f"stopped early: {stopped_by.source.value} calls kept failing the same way ({stopped_by.kind}), so no "
+              "more StoryTurns were started; nothing done is lost")
     fixes: dict[tuple[CallSource, str], str] = {}
     for failure in results.failures:
         source = CallSource.judge if failure.what == "judge" else CallSource.model

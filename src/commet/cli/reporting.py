@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -25,6 +25,9 @@ from commet.cli.common import (
     load_or_fail,
     resumable,
 )
+
+if TYPE_CHECKING:
+    from commet.store import RunRecord, Store
 
 #: what the end-of-run report imports (NumPy the largest part): about 0.15 s that need not follow the run
 REPORT_MODULES = ("commet.reports", "commet.reports.render", "commet.reports.composition", "rich.table",
@@ -71,7 +74,7 @@ def report_prepared_meanwhile(loop: asyncio.AbstractEventLoop, stories: int = 0)
             thread.join()
 
 
-def open_store(db: Path, *, read_only: bool = False):  # noqa: ANN202 - returns Store
+def open_store(db: Path, *, read_only: bool = False) -> "Store":
     """The store of a command; ``read_only`` for the commands that only read it (they then work on read-only
     media and while another process writes, without waiting for its lock)."""
     from commet.store import Store
@@ -83,7 +86,7 @@ def open_store(db: Path, *, read_only: bool = False):  # noqa: ANN202 - returns 
     return Store(db, read_only=read_only)
 
 
-def find_run_or_fail(store, wanted: str):  # noqa: ANN001, ANN201 - a Store; returns its RunRecord
+def find_run_or_fail(store: "Store", wanted: str) -> "RunRecord":
     """The run ``wanted`` names (name, short id or unique prefix), else one line with candidates and exit 2."""
     from commet.store import RunLookupError
 

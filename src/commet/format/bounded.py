@@ -95,8 +95,9 @@ def read_regular_file(path: str | Path, *, max_bytes: int, what: str = "file", p
         os.close(descriptor)
 
 
-def files_under(folder: Path, suffix: str, depth: int) -> list[Path]:
-    """The regular files named ``*suffix`` under ``folder``, at most ``depth`` folders down, in path order.
+def files_under(folder: Path, suffix: str | tuple[str, ...], depth: int) -> list[Path]:
+    """The regular files named ``*suffix`` (any of several, in any case) under ``folder``, at most ``depth``
+    folders down, in path order.
 
     Each folder and file is visited once, by its device and inode (links followed), so symbolic links
     that loop (``ln -s . again``) cost nothing: 45 self-links made a walk that followed them grow as
@@ -124,7 +125,7 @@ def files_under(folder: Path, suffix: str, depth: int) -> list[Path]:
                     continue
                 if (info.st_dev, info.st_ino) in seen:
                     continue
-                if stat.S_ISREG(info.st_mode) and entry.name.endswith(suffix):
+                if stat.S_ISREG(info.st_mode) and entry.name.lower().endswith(suffix):
                     seen.add((info.st_dev, info.st_ino))
                     found.append(Path(entry.path))
                 elif stat.S_ISDIR(info.st_mode) and not entry.name.startswith("."):

@@ -9,16 +9,21 @@ licence and languages.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from commet.format.bounded import files_under
+
 if TYPE_CHECKING:
     from commet.format.dataset import Dataset
 
 SPLIT = "test"
+#: how deep a card's data_files patterns are looked for (CONFIG/SPLIT/0000.parquet and a folder more)
+CARD_PATTERN_DEPTH = 4
 DATA_DIR = "data"
 CARD_FILE = "README.md"
 
@@ -187,9 +192,22 @@ def card_data_files(folder: Path) -> list[Path] | None:
         paths = entry.get("path") if isinstance(entry, dict) else entry
         patterns += [paths] if isinstance(paths, str) else [p for p in paths or [] if isinstance(p, str)]
     root = folder.resolve()
-    files = [f for pattern in patterns if not Path(pattern).is_absolute() for f in sorted(folder.glob(pattern))
-             if f.suffix == ".parquet" and f.resolve().is_relative_to(root)]  # a card cannot point outside
+    # the folder's parquet files, each visited once however links loop (a card's "**" would follow them for ever),
+    # kept where one of the card's patterns names it; a card cannot point outside the folder
+    present = [f for f in files_under(folder, ".parquet", CARD_PATTERN_DEPTH) if f.resolve().is_relative_to(root)]
+    files = [f for pattern in patterns if not Path(pattern).is_absolute()
+             for f in present if _glob_matches(f.relative_to(folder).parts, tuple(pattern.strip("/").split("/")))]
     return list(dict.fromkeys(files)) or None
+
+
+def _glob_matches(parts: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
+    """Whether a relative path matches a glob pattern as ``Path.glob`` reads it: ``*`` and ``?`` within one
+    folder name, ``**`` any number of folders (written as data, never run against the disk)."""
+    if not pattern:
+        return not parts
+    if pattern[0] == "**":
+        return any(_glob_matches(parts[i:], pattern[1:]) for i in range(len(parts) + 1))
+    return bool(parts) and fnmatch.fnmatchcase(parts[0], pattern[0]) and _glob_matches(parts[1:], pattern[1:])
 
 
 def metadata_from_card(dataset: Dataset, folder: Path) -> bool:

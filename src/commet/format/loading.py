@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from commet.format.bounded import files_under
 from commet.format.columns import ColumnMapping, ColumnsError
 from commet.format.dataset import (
     METADATA_FILE,
@@ -55,20 +56,8 @@ def _load_hf_located(path: Path) -> Dataset:
 
 def _table_files(folder: Path) -> bool:
     """Whether ``folder`` holds data files ``datasets`` reads (JSON lines, CSV, an image folder's metadata),
-    at most :data:`DATA_DEPTH` folders down."""
-    level = [folder]
-    for _ in range(DATA_DEPTH + 1):
-        below: list[Path] = []
-        for directory in level:
-            try:
-                entries = list(directory.iterdir())
-            except OSError:
-                continue
-            if any(e.name.lower().endswith(TABLE_SUFFIXES) and e.is_file() for e in entries):
-                return True
-            below += [e for e in entries if e.is_dir() and not e.name.startswith(".")]
-        level = below
-    return False
+    at most :data:`DATA_DEPTH` folders down (each folder visited once, however symbolic links loop)."""
+    return bool(files_under(folder, TABLE_SUFFIXES, DATA_DEPTH))
 
 
 def _mapping(columns: str | ColumnMapping | None, where: str) -> ColumnMapping | None:

@@ -195,7 +195,10 @@ def offline_env() -> bool:
 def files_fingerprint(path: Path) -> str:
     """Hash of a local model directory: small config/tokenizer files by content, weights by name and size."""
     digest = hashlib.sha256()
-    for file in sorted(p for p in path.rglob("*") if p.is_file()):
+    # linked files are read (a Hub cache's snapshot links its files to blobs), linked folders are not walked into:
+    # a link back up (``ln -s . again``) would make the walk endless
+    found = [Path(folder, name) for folder, _, names in os.walk(path, followlinks=False) for name in names]
+    for file in sorted(p for p in found if p.is_file()):
         rel = file.relative_to(path).as_posix()
         if rel.startswith("."):
             continue

@@ -118,7 +118,11 @@ def prepare_draws(n: int, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAUL
 
     (``commet eval`` calls it in a thread while the run waits on answers.)
     """
-    if n > 0:
+    if n <= 0:
+        return
+    if n * resamples <= COUNTS_LIMIT:  # what the report's figures of whole numbers are computed from
+        _resample_counts(n, resamples, seed)
+    else:
         _resample_indices(n, resamples, seed)  # draws beyond what is kept are made lazily, as a report asks
 
 

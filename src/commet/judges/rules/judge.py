@@ -193,7 +193,9 @@ def _region(reply: Reply, request: JudgeRequest, frame: Frame) -> int | None:
                 return None
             region += len(question)
             break
-    if repeats_question(tokens[region:], frame):
+    answer_words = {word for text in [*request.expected, *(text for _, text in request.options)]
+                    for word in tokens_of(text)}
+    if repeats_question(tokens[region:], frame, answer_words=answer_words):
         return None
     for _ in range(4):
         end = region + 1

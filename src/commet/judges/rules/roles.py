@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import enum
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from commet.judges.rules.lexicon import hedged, judged, lexicon, mental_stems, negation_count, stem, tokens_of
@@ -149,11 +149,20 @@ def _asking_sentence(question: str) -> str:
     return question[start:end + 1]
 
 
-def repeats_question(tokens: Sequence[str], frame: Frame, option_words: int = 1) -> bool:
+#: words a reply may put around an option's own words and still only name it, as the question words it
+OPTION_FILLERS = frozenset({"the", "a", "an", "one", "ones", "this", "that", "these", "those"})
+
+
+def repeats_question(tokens: Sequence[str], frame: Frame, option_words: int = 1,
+                     answer_words: Collection[str] = ()) -> bool:
     """The words are a copy of the question, cut short or not: its first three words or more, or a stretch of
-    it two words longer than the option they name ("does Dad think Nadia wants, a star balloon")."""
+    it two words longer than the option they name ("does Dad think Nadia wants, a star balloon"). A stretch
+    made only of an option's or answer's words (``answer_words``) and fillers is the option as the question
+    words it, not a copy: "The big one" to "the big one or the medium one?"."""
     if len(tokens) >= 3 and tuple(tokens) == frame.tokens[: len(tokens)]:
         return True
+    if answer_words and all(token in answer_words or token in OPTION_FILLERS for token in tokens):
+        return False
     size = len(tokens)
     if size < option_words + 2 or size > len(frame.tokens):
         return False
@@ -194,7 +203,8 @@ def sentence_choice(tokens: Sequence[str], choices: Sequence[Choice], frame: Fra
     if len(tokens) > MAX_SENTENCE_WORDS:
         return Reading.TOO_LONG
     named = named_options(tokens, choices) or emotion_named(tokens, choices)
-    if repeats_question(tokens, frame, max((n.end - n.start for n in named), default=1)):
+    if repeats_question(tokens, frame, max((n.end - n.start for n in named), default=1),
+                        {word for choice in choices for word in choice.core}):
         return Reading.REPEATS
     if not named:
         return Reading.NONE
