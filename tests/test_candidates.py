@@ -116,3 +116,25 @@ def test_candidates_survive_the_hub_export(tmp_path: Path, monkeypatch: pytest.M
 ])
 def test_opentom_fine_location_places(plot: object, answer: str, expected: list[str]) -> None:
     assert places(plot, answer) == expected
+
+
+def test_a_dataset_without_candidates_keeps_the_hash_it_had_before_the_field_existed() -> None:
+    """Runs record their dataset's content hash (and their default name carries it): a field added to the format
+    must not change it for data that does not use the field, or earlier runs would never resume."""
+    import json as json_module
+
+    from commet.format import load_dataset
+    from commet.format.dataset import hashed_json
+
+    sample = load_dataset("sample")
+    for storyturn in sample.storyturns:
+        before = json_module.loads(storyturn.model_dump_json())
+        for turn in before["turns"]:
+            del turn["candidates"]  # the JSON as it was before turns had candidates
+        assert json_module.loads(hashed_json(storyturn)) == before
+        assert hashed_json(storyturn) == json_module.dumps(before, separators=(",", ":"), ensure_ascii=False)
+    assert sample.content_hash(pictures=False).startswith("17af6b801b2a")  # as recorded by runs before the field
+    storyturn = sample.storyturns[0]
+    with_candidates = storyturn.model_copy(deep=True)
+    with_candidates.turns[0].candidates = ["the basket", "the box"]
+    assert hashed_json(with_candidates) != hashed_json(storyturn) and "the basket" in hashed_json(with_candidates)

@@ -65,6 +65,14 @@ class Origin:
     official: bool = False
 
 
+def hashed_json(storyturn: StoryTurn) -> str:
+    """A StoryTurn as the content hash reads it: its JSON without the fields added since hashes were first
+    recorded while they are empty (a turn's judge-only ``candidates``), so a dataset that does not use them
+    keeps its hash, and runs made before keep their names and resume."""
+    unused = {index: {"candidates"} for index, turn in enumerate(storyturn.turns) if not turn.candidates}
+    return storyturn.model_dump_json(exclude={"turns": unused} if unused else None)
+
+
 @dataclass
 class Dataset:
     """StoryTurns plus where their pictures live and where each came from (for located errors)."""
@@ -177,7 +185,7 @@ class Dataset:
             digest.update(f"columns={self.origin.columns}\n".encode())
         pictures_seen: dict[str, bytes | None] = {}  # one read and hash per picture
         for storyturn in self.storyturns:
-            digest.update(storyturn.model_dump_json().encode())
+            digest.update(hashed_json(storyturn).encode())
             if not pictures:
                 continue
             for image_id in storyturn.images:
