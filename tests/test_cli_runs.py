@@ -9,8 +9,8 @@ a clash.
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import signal
 import socket
 import sqlite3
