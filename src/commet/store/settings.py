@@ -189,7 +189,8 @@ class Recorded(BaseModel):
     """What a run records beside its settings: who answered, where its data was read from and how, which run it
     was made from; a human run's study. Keys no field names are kept in ``RunSettings.stored`` unread."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    # (protected_namespaces: pydantic before 2.10 warns of a field named model_*, model_identity here)
+    model_config = ConfigDict(extra="ignore", frozen=True, protected_namespaces=())
 
     #: the answering model's identity (spec and the options that change replies); absent from a human run
     model_identity: dict[str, Any] | None = None
