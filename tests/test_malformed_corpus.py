@@ -47,15 +47,20 @@ def row_counts(db: Path) -> dict[str, int]:
         return {table: con.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] for table in TABLES}
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real store with one finished run, so that a refused eval that wrote anything would show."""
+def one_run_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real store with one finished run, so that a refused eval that wrote anything would show (this corpus's
+    and tests/test_malformed_input.py's)."""
     db = tmp_path_factory.mktemp("store") / "commet.sqlite"
     result = CliRunner().invoke(app, ["eval", "--model", "baseline:first-option", "--dataset", "sample",
                                       "--db", str(db), "--quiet"])
     assert result.exit_code == 0, result.output
     assert row_counts(db)["runs"] == 1
     return db
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return one_run_store(tmp_path_factory)
 
 
 def test_the_corpus_is_large_and_names_every_case_once() -> None:

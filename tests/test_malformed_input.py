@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +25,7 @@ from click.testing import CliRunner
 import commet
 from commet.cli import app as typer_app
 from commet.format.pictures import MAX_DECODED_BYTES, size_problem
+from tests.test_malformed_corpus import one_run_store, row_counts
 
 app = typer.main.get_command(typer_app)
 
@@ -34,27 +34,16 @@ CASES = json.loads((CORPUS / "cases.json").read_text(encoding="utf-8"))
 CONTROLS = sorted(p for p in (CORPUS / "controls").iterdir() if p.is_dir())
 LOCATED = re.compile(r"^(?P<file>.+?):(?P<line>\d+)(?::(?P<column>\d+))? story=(?P<story>.*) turn=(?P<turn>\S+) "
                      r"field=(?P<field>\S+): (?P<severity>error|warning): (?P<message>.+)$")
-TABLES = ("runs", "model_calls", "judgments", "call_log", "turns", "stories")
 SOURCE = str(Path(commet.__file__).resolve().parents[1])
-
-
-def located(text: str) -> list[str]:
-    return [line for line in text.splitlines() if LOCATED.match(line)]
-
-
-def row_counts(db: Path) -> dict[str, int]:
-    with sqlite3.connect(db) as con:
-        return {table: con.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] for table in TABLES}
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real store with one finished run, so that a refused eval that wrote anything would show."""
-    db = tmp_path_factory.mktemp("store") / "commet.sqlite"
-    result = CliRunner().invoke(app, ["eval", "--model", "baseline:first-option", "--dataset", "sample",
-                                      "--db", str(db), "--quiet"])
-    assert result.exit_code == 0, result.output
-    return db
+    return one_run_store(tmp_path_factory)
+
+
+def located(text: str) -> list[str]:
+    return [line for line in text.splitlines() if LOCATED.match(line)]
 
 
 def matches(line: str, want: dict[str, object]) -> None:
