@@ -232,25 +232,30 @@ def draw_thing(pen: Pen, o: Entity) -> None:
 
 
 def _draw_feature(pen: Pen, o: Entity, rgb: RGB) -> None:
-    """A thing's feature, in its own colour when the story names one (``feature_rgb``)."""
+    """A thing's feature, in its own colour when the story names one (``feature_rgb``), then edged in the outline
+    colour so that it shows on a thing of the same colour (a red duck with a red bow)."""
     x0, y0, x1, y1 = o["bbox"]
     w, h = x1 - x0, y1 - y0
     feature = o.get("feature")
     own = tuple(o["feature_rgb"]) if o.get("feature_rgb") else None
+    edge = OUTLINE if own else None
     if feature == "sunglasses":
         yy = y0 + h * 0.22
-        pen.rect((x1 - w * 0.5, yy - 3, x1 - w * 0.02, yy + 4), own or (20, 20, 20), radius=2, outline=None)
+        pen.rect((x1 - w * 0.5, yy - 3, x1 - w * 0.02, yy + 4), own or (20, 20, 20), radius=2, outline=edge)
     elif feature == "bow":
         bx, by = x0 + w * 0.65, y0 + h * 0.05
         pen.polygon([(bx, by), (bx - 8, by - 6), (bx - 8, by + 6)], own or (250, 250, 250))
         pen.polygon([(bx, by), (bx + 8, by - 6), (bx + 8, by + 6)], own or (250, 250, 250))
     elif feature == "stripes":
         for k in (0.35, 0.55, 0.75):
-            pen.line([(x0 + w * 0.2, y0 + h * k), (x1 - w * 0.2, y0 + h * k)], own or (255, 255, 255), width=3)
+            stripe = [(x0 + w * 0.2, y0 + h * k), (x1 - w * 0.2, y0 + h * k)]
+            if edge:
+                pen.line(stripe, edge, width=5)
+            pen.line(stripe, own or (255, 255, 255), width=3)
     elif feature == "dots":
         for dx, dy in ((0.35, 0.4), (0.62, 0.35), (0.5, 0.62), (0.3, 0.8), (0.7, 0.8)):
             pen.ellipse((x0 + w * dx - 2.5, y0 + h * dy - 2.5, x0 + w * dx + 2.5, y0 + h * dy + 2.5),
-                        own or lighter(rgb), outline=None)
+                        own or lighter(rgb), outline=edge, width=1)
 
 
 def _draw_spoiled_card(pen: Pen, state: str, box: Box, rgb: RGB) -> None:

@@ -59,18 +59,18 @@ TWO_SAME = (
     "are there too.",
     "{l.name} and {s.name} are in the {room}, where one {k} sits on the {x} and another just like it on the {y}.",
 )
-#: What the speaker can see, in two clauses told in either order with the same words: one says what is
-#: in view, one what is hidden.
+#: What the speaker can see, in two clauses told in either order: one says what is in view, one what is
+#: hidden. In each pair the two surfaces follow the same words ("... see the", "... view of the"), so no
+#: word next to a surface tells the seen one from the hidden one; only what the clause says about it does.
 SEES_ONE: tuple[tuple[str, str], ...] = (
-    ("the {seen} is on {s.name}'s side of the {occ}", "the {hidden} is on the far side of the {occ}"),
-    ("{s.name} sees the {seen} in front of the {occ}", "{s.name} cannot see the {hidden} behind the {occ}"),
-    ("the {seen} is in view, not blocked by the {occ}", "the {hidden} is out of view, blocked by the {occ}"),
-    ("nothing stands between {s.name} and the {seen}", "the {occ} stands between {s.name} and the {hidden}"),
-    ("from {s.name}'s spot, the {seen} shows clearly", "from {s.name}'s spot, the {occ} hides the {hidden}"),
-    ("{s.name} has a clear view of the {seen}", "{s.name}'s view of the {hidden} ends at the {occ}"),
-    ("the one on the {seen} is where {s.name}'s eyes reach", "the one on the {hidden} is where the {occ} keeps it "
-     "out of sight"),
-    ("{s.name} can spot the {seen} easily", "the {occ} is in the way of the {hidden}"),
+    ("{s.name} can see the {seen}", "{s.name} cannot see the {hidden}"),
+    ("{s.name} has a clear view of the {seen}", "{s.name} has no view of the {hidden}"),
+    ("nothing blocks {s.name}'s view of the {seen}", "the {occ} blocks {s.name}'s view of the {hidden}"),
+    ("from {s.name}'s spot, the {occ} is not in front of the {seen}",
+     "from {s.name}'s spot, the {occ} is in front of the {hidden}"),
+    ("{s.name}'s eyes reach the {seen}", "{s.name}'s eyes do not reach the {hidden}"),
+    ("{s.name} can spot the {seen}", "{s.name} cannot spot the {hidden}"),
+    ("{s.name} cannot fail to see the {seen}", "{s.name} fails to see the {hidden}"),
 )
 POINTS = (
     "{s.name} wants one {for_}, points and says, 'I want that one!'",
@@ -114,7 +114,8 @@ def reference_easy(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
     text = [b.frame("two same", TWO_SAME).format(x=told[0], y=told[1], **slots)]
     if not image_dependent:
         first, second = b.arrange("sees one", [c.format(**slots) for c in b.frame("sees one", SEES_ONE)])
-        text.append(f"{cap(first)}; {second}.")
+        text.append(f"{cap(an(occ.kind))} stands between {speaker.name} and one of the {kind.plural}. "
+                    f"{cap(first)}; {second}.")
     text.append(b.frame("points", POINTS).format(**slots))
     where = {p.id: f"the one on {p.name}" for p in (near, far)}
     b.choose("meaning", b.wording(MEAN).format(**slots), list(where.values()), where[meant.location],
@@ -455,10 +456,13 @@ def interpretation(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
     says_colour = b.flip("says colour")
     # (colour, feature colour, or "" for 'without ...'); the wanted one is (c, feature)
     specs: list[tuple[str, str | None]]
-    if colour_unique:  # the feature fits two; the wanted colour is said twice: once as another thing's accessory
-        specs = [(c, rng.choice([k for k in lex.THING_COLOURS if k != c])), (c2, c), (c3, ""), (c4, "")]
+    # The wanted colour is said three times in both cases, and right after "with a" (as an accessory's colour)
+    # in both: the wanted one's accessory is always its own colour. Only which things the colour belongs to
+    # (one duck or two) tells the clues apart.
+    if colour_unique:  # the feature fits two: the wanted one and a thing whose accessory has the wanted colour
+        specs = [(c, c), (c2, c), (c3, ""), (c4, "")]
     else:  # the colour fits two; the feature word is said as often: one accessory and three 'without ...'
-        specs = [(c, rng.choice([k for k in lex.THING_COLOURS if k != c])), (c, ""), (c3, ""), (c4, "")]
+        specs = [(c, c), (c, ""), (c3, ""), (c4, "")]
     rng.shuffle(specs)
     w.add(Place("shelf", "shelf", "brown", 0.5, name="the shelf"))
     for k, (colour, accessory) in enumerate(specs):

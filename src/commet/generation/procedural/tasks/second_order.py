@@ -9,7 +9,9 @@ second, and the child, who thinks her change was heard, does not expect it and i
 control sends the one who heard (the shopper buys the first toy, as the child feared: no
 surprise). Both are told with the same words; what the shopper bought is never said, only shown,
 so "what did she get?" follows from what the shopper thinks. The story never states what the
-child thinks the shopper heard.
+child thinks the shopper heard. The two requests are told with the same words, each naming only its own
+toy, and the change of mind in a sentence that names none: only the order of the requests says which toy
+the child wants now.
 """
 
 from __future__ import annotations
@@ -22,21 +24,24 @@ from commet.generation.procedural.builder import Cast, StoryBuilder, an, cap, ri
 from commet.generation.procedural.tasks.common import fill
 from commet.generation.procedural.world import Place, Thing, World
 
-#: The first request, in a sentence that names both toys (in either order), so that no word of it marks the
-#: one asked for first.
-ASKS = (
-    "{c.name} has seen {t1} and {t2} in the shop window, and asks {g1.name} and {g2.name} for {first} {occasion}.",
-    "Of the two toys in the shop window, {t1} and {t2}, {c.name} picks {first} and asks {g1.name} and {g2.name} "
-    "to buy it {occasion}.",
-    "{c.name} cannot decide between {t1} and {t2}, but in the end {c.sub} tells {g1.name} and {g2.name} that "
-    "{c.sub} would like {first} {occasion}.",
-    "{c.name} has two favourites in the shop window, {t1} and {t2}; {c.sub} says to {g1.name} and {g2.name}, "
-    "'Can I have {first}, please?'",
-    "In the shop window there are {t1} and {t2}. {occasion_cap}, {c.name} hopes to get {first} from {g1.name} and "
-    "{g2.name}.",
-    "{c.name} begs {g1.name} and {g2.name} to buy one of the two toys in the shop window, {t1} or {t2}: {first}, "
+#: The shop window: both toys, in either order, and nothing about which one is asked for.
+WINDOW = (
+    "{occasion_cap}, {c.name} may have a toy from {g1.name} and {g2.name}; in the shop window there are {t1} and "
+    "{t2}.",
+    "{c.name} has seen {t1} and {t2} in the shop window, and {g1.name} and {g2.name} have promised one of them "
+    "{occasion}.",
+    "{occasion_cap}, {g1.name} and {g2.name} will buy {c.name} a toy. The shop window has {t1} and {t2}.",
+    "{c.name} cannot stop talking about the two toys in the shop window, {t1} and {t2}; {g1.name} and {g2.name} "
+    "will get one {occasion}.",
+    "In the shop window there are {t1} and {t2}, and {g1.name} and {g2.name} will get {c.name} one of them "
     "{occasion}.",
 )
+#: Both requests, the first and the change of mind, are drawn from these same words, each naming only its own
+#: toy: no word marks a request as the first or the later one; only the order they are told in does.
+REQUESTS = ("'Can I have {x}, please?'", "'I want {x}!'", "'Please get me {x}!'", "'{X}, please!'",
+            "'I would like {x}!'", "'Get me {x}, please!'", "'I wish for {x}!'")
+ASKED = ("{c.name} says.", "{c.name} asks.", "{c.name} calls out.", "{c.name} cries.", "{c.name} begs.",
+         "{c.name} shouts.", "says {c.name}.", "calls {c.name}.")
 STEPS_OUT = (
     "Then {p.name} steps out to the car to fetch the shopping bags, and {q.name} stays in the hall.",
     "Then {p.name} goes out to the car for a moment, while {q.name} stays inside.",
@@ -44,17 +49,10 @@ STEPS_OUT = (
     "Then {p.name} heads out to the car to find the keys, and {q.name} waits inside.",
     "Then {p.name} walks out to the car to get an umbrella, while {q.name} stays in the hall.",
 )
-CALLS = ("Just then {c.name} changes {c.det} mind and calls out,", "A moment later {c.name} shouts,",
-         "Then {c.name} cries out,", "Right then {c.name} yells after {p.obj},", "Suddenly {c.name} says loudly,",
-         "At that moment {c.name} calls after {p.obj},")
-#: The change of mind: the new toy alone, or named twice beside the old one, so that the two are named
-#: equally often in every story, whichever comes first.
-CHANGES = (
-    "'Wait! I've changed my mind: {second}!'", "'Please get me {second} after all!'", "'Actually, I want {second}!'",
-    "'Change of plan: {second}!'", "'Make it {second}! {Second}, not {first}!'",
-    "'{Second} instead of {first}! Get {second}!'", "'Not {first}! {Second}! I want {second}!'",
-    "'Forget {first}: {second}, {second}!'", "'{First}? No! {Second}! Bring {second}!'",
-)
+#: The change of mind, in a sentence that names no toy.
+CHANGES = ("Just then {c.name} changes {c.det} mind.", "A moment later, {c.name} changes {c.det} mind.",
+           "Then {c.name} has second thoughts about {c.det} wish.", "Suddenly {c.name} would rather have the other toy.",
+           "Right then {c.name} decides on the other toy after all.", "Now {c.name} wants the other toy instead.")
 HEARS = (
     "{q.name}, in the hall, hears it; {p.name}, outside, does not, because {noise}.",
     "{q.name} hears it from the hall, but {p.name}, out by the car, does not: {noise}.",
@@ -113,12 +111,14 @@ def second_order_belief_desire(rng: random.Random, b: StoryBuilder, image_depend
     occasion = fill(rng.choice(lex.GIFT_OCCASIONS), child)
     told = b.arrange("toys", [an(first.noun), an(second.noun)])
     at_shop = b.arrange("at the shop", [an(first.noun), an(second.noun)])
-    slots = {"c": child, "g1": g1, "g2": g2, "p": p, "q": q, "s": shopper, "first": an(first.noun),
-             "second": an(second.noun), "First": cap(an(first.noun)), "Second": cap(an(second.noun)), "occasion": occasion, "occasion_bare": occasion.removeprefix("for ")
-             .removeprefix("as "), "occasion_cap": occasion[:1].upper() + occasion[1:]}
-    text = [b.frame("asks", ASKS).format(t1=told[0], t2=told[1], **slots),
+    slots = {"c": child, "g1": g1, "g2": g2, "p": p, "q": q, "s": shopper, "occasion": occasion, "occasion_cap": occasion[:1].upper() + occasion[1:]}
+
+    def request(x: str) -> str:
+        return f"{rng.choice(REQUESTS).format(x=x, X=cap(x))} {rng.choice(ASKED).format(**slots)}"
+
+    text = [b.frame("window", WINDOW).format(t1=told[0], t2=told[1], **slots), request(an(first.noun)),
             b.frame("steps out", STEPS_OUT).format(**slots),
-            b.frame("calls", CALLS).format(**slots) + " " + b.frame("changes", CHANGES).format(**slots),
+            b.frame("changes", CHANGES).format(**slots), request(an(second.noun)),
             b.frame("hears", HEARS).format(noise=rng.choice(NOISES), **slots),
             b.frame("goes", GOES).format(**slots),
             b.frame("sold out", SOLD_OUT).format(t1=at_shop[0], t2=at_shop[1], **slots),
