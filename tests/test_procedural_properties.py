@@ -213,7 +213,11 @@ def check_expectation(s, log, scenes, facts) -> None:  # noqa: ANN001
 
 def check_reference_easy(s, log, scenes, facts) -> None:  # noqa: ANN001
     (scene,) = scenes
-    speaker = next(a for a in scene["agents"] if not a["adult"])
+    # the speaker: the child named where someone points (or, for "He points", in the sentence before)
+    sentences = re.split(r"(?<=[.!?])\s+", s.turns[0].story)
+    at = next(k for k, x in enumerate(sentences) if "point" in x)
+    named = [[a for a in scene["agents"] if log["agents"][a["id"]]["name"] in sentences[k]] for k in (at, at - 1)]
+    (speaker,) = named[0] or named[1]
     objects = scene["objects"]
     assert len(objects) == 2 and len({(o["kind"], o["colour"], o["size"]) for o in objects}) == 1  # look the same
     seen = [o for o in objects if sees(scene, speaker["id"], o)]
@@ -300,7 +304,8 @@ def check_interpretation(s, log, scenes, facts) -> None:  # noqa: ANN001
         assert not any(re.search(rf"\b{o['colour']}\b", low(s.turns[0].story)) for o in row if o["colour"] != colour)
     else:  # the clue words are said as often whether they fit one thing or two: counting words does not tell
         (listing,) = sentences
-        assert len(re.findall(rf"\b{colour}\b", low(listing))) == 2
+        assert len(re.findall(rf"\b{colour}\b", low(listing))) == 3
+        assert re.search(rf"(with|wearing) (a )?{colour}\b", low(listing))  # as an accessory's colour in both cases
         assert len(re.findall(rf"\b{low(feature_clue).split()[-1]}\b", low(listing))) == 4
 
 
@@ -352,7 +357,11 @@ def check_moral(s, log, scenes, facts) -> None:  # noqa: ANN001
     yes_no = "yes" if knew else "no"
     assert one(s, naughty) == yes_no and one(s, naughty + 1) == yes_no
     if s.task == "moral_true_belief":
-        assert one(s, 0) == f"in {place_words(log, scenes, location_at(log, 'own'))}"
+        # the reality check asks after either child's paper: where the swap left it (before the harm)
+        owners = {t: log["agents"][log["things"][t]["owner"]]["name"] for t in ("own", "theirs")}
+        (asked,) = [t for t, name in owners.items() if re.search(rf"\b{name}'s\b", s.turns[0].question)]
+        harmed_at = next(k for k, e in enumerate(log["events"]) if e["kind"] == "harm")
+        assert one(s, 0) == f"in {place_words(log, scenes, location_at(log, asked, harmed_at))}"
         assert one(s, 1) == yes_no
         assert one(s, len(s.turns) - 1).startswith(yes_no)  # still in trouble after it is fixed: if on purpose
     else:

@@ -112,7 +112,12 @@ FEEL = ("How does {v.name} feel?", "How is {v.name} feeling now?", "How does {v.
 NAUGHTY = ("Is {a.name} naughty?", "Was {a.name} naughty?", "Is {a.name} being naughty?")
 TROUBLE = ("Should {a.name} be in trouble?", "Should {a.name} get into trouble?", "Should {a.name} be told off?")
 WHY = ("Why?", "Why do you think so?", "What makes you say that?")
+#: The reality check asks after either paper (balanced): each child's paper is named from its own pool (the
+#: actor's is spare, the victim's precious), so always asking after one would let "the box next to the precious
+#: paper's name" answer it without following the swap.
 OWN_NOW = ("Where is {a.name}'s own {w1} now", "Where is {a.name}'s {w1} now", "In which one is {a.name}'s {w1} now")
+THEIRS_NOW = ("Where is {v.name}'s {w2} now", "In which one is {v.name}'s {w2} now",
+              "Where has {v.name}'s {w2} ended up")
 SAW = ("Did {a.name} see {h.name} swap the papers?", "Did {a.name} watch {h.name} swap the two papers?",
        "Was {a.name} there to see {h.name} swap the papers?")
 CRYING = ("Why is {v.name} crying?", "Why does {v.name} cry?", "What makes {v.name} cry?")
@@ -164,6 +169,7 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_beli
     w.put(helper.id, theirs.id, first.id, kind="move")
     swap_picture = b.picture(w)  # the swap, half done: who is in the room shows who knows
     w.put(helper.id, own.id, second.id, kind="move")
+    after_swap = {own.id: w.place_name(own.location), theirs.id: w.place_name(theirs.location)}
     w.walk(helper.id, 0.9)
     if not knew:
         w.enter(actor.id)
@@ -189,8 +195,9 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_beli
         b.turn("feels", b.wording(FEEL).format(**slots), "sad",
                story=f"{deed} {b.frame('finds', FINDS).format(**slots)}", image=b.picture(w))
     else:  # moral_true_belief
-        b.choose("reality", b.wording(OWN_NOW).format(**slots), places, f"in {w.place_name(own.location)}",
-                 story=story, image=swap_picture)
+        asked = own if b.flip("reality asks after") else theirs
+        b.choose("reality", b.wording(OWN_NOW if asked is own else THEIRS_NOW).format(**slots), places,
+                 f"in {after_swap[asked.id]}", story=story, image=swap_picture)
         b.yes_no("saw swap", b.wording(SAW).format(**slots), knew,
                  feedback=right_wrong("That's right.", f"Not quite: {actor.name}'s {own_word} is in {second.name} now."))
         slot = f"{q.name} was in the room when {helper.name} swapped them, and {p.name} was {away}."

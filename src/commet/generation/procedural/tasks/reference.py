@@ -59,18 +59,16 @@ TWO_SAME = (
     "are there too.",
     "{l.name} and {s.name} are in the {room}, where one {k} sits on the {x} and another just like it on the {y}.",
 )
-#: What the speaker can see, in two clauses told in either order: one says what is in view, one what is
-#: hidden. In each pair the two surfaces follow the same words ("... see the", "... view of the"), so no
-#: word next to a surface tells the seen one from the hidden one; only what the clause says about it does.
-SEES_ONE: tuple[tuple[str, str], ...] = (
-    ("{s.name} can see the {seen}", "{s.name} cannot see the {hidden}"),
-    ("{s.name} has a clear view of the {seen}", "{s.name} has no view of the {hidden}"),
-    ("nothing blocks {s.name}'s view of the {seen}", "the {occ} blocks {s.name}'s view of the {hidden}"),
-    ("from {s.name}'s spot, the {occ} is not in front of the {seen}",
-     "from {s.name}'s spot, the {occ} is in front of the {hidden}"),
-    ("{s.name}'s eyes reach the {seen}", "{s.name}'s eyes do not reach the {hidden}"),
-    ("{s.name} can spot the {seen}", "{s.name} cannot spot the {hidden}"),
-    ("{s.name} cannot fail to see the {seen}", "{s.name} fails to see the {hidden}"),
+#: What one person can see and cannot see. The text tells it for both people, in one frame: the listener
+#: sees the other one, so each surface is once seen and once hidden, with the same words around it; only
+#: whose view it is (the speaker's, named in the next sentence) tells which one she means.
+SEES: tuple[str, ...] = (
+    "{who} can see the {yes} but not the {no}",
+    "{who} sees the {yes}, not the {no}",
+    "{who} has a view of the {yes} and none of the {no}",
+    "from where {who} stands, the {yes} is in view and the {no} is hidden",
+    "{who}'s eyes reach the {yes} but not the {no}",
+    "for {who}, the {yes} is in sight and the {no} is out of sight",
 )
 POINTS = (
     "{s.name} wants one {for_}, points and says, 'I want that one!'",
@@ -84,10 +82,11 @@ KNOW = ("How do you know?", "How can you tell?", "What tells you that?")
 
 
 #: Where the speaker, the listener, the screen and the surface seen and the one hidden (from the speaker)
-#: stand: the speaker at one end, nearer to what she sees; or in the middle, nearer to what is hidden.
+#: stand: the speaker at one end, nearer to what she sees; or nearer to the screen, nearer to what is hidden.
+#: The listener is on the far side of the screen in both, and sees only the other one.
 EASY_LAYOUTS: tuple[dict[str, float], ...] = (
     {"speaker": 0.06, "seen": 0.25, "screen": 0.465, "hidden": 0.69, "listener": 0.94},
-    {"hidden": 0.08, "screen": 0.28, "speaker": 0.43, "listener": 0.62, "seen": 0.82},
+    {"seen": 0.03, "speaker": 0.385, "screen": 0.525, "hidden": 0.725, "listener": 0.94},
 )
 
 
@@ -97,7 +96,8 @@ def reference_easy(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
     surfaces = list(lex.SURFACES)[:: 1 if b.cell("near surface", 2) else -1]  # which one the speaker sees
     # the thing the speaker sees is the nearer one in half the layouts, the farther one in the other half
     spots = EASY_LAYOUTS[b.flip("layout")]
-    speaker, listener = cast.child(x(spots["speaker"])), cast.adult(x(spots["listener"]))
+    # two children: a grown-up's title ("Grandma") beside the view it names would tell the two views apart
+    speaker, listener = cast.child(x(spots["speaker"])), cast.child(x(spots["listener"]))
     kind = rng.choice(lex.TOYS)
     colour = rng.choice(kind.colours)
     near = Place("near", surfaces[0], "brown", x(spots["seen"]), name=f"the {surfaces[0]}")
@@ -113,9 +113,11 @@ def reference_easy(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
              "seen": seen_kind, "hidden": hidden_kind, "for_": fill(rng.choice(WANTS_FOR), speaker)}
     text = [b.frame("two same", TWO_SAME).format(x=told[0], y=told[1], **slots)]
     if not image_dependent:
-        first, second = b.arrange("sees one", [c.format(**slots) for c in b.frame("sees one", SEES_ONE)])
-        text.append(f"{cap(an(occ.kind))} stands between {speaker.name} and one of the {kind.plural}. "
-                    f"{cap(first)}; {second}.")
+        sees = b.frame("sees", SEES)
+        views = [sees.format(who=who.name, yes=seen_kind, no=hidden_kind) for who in (speaker, listener)]
+        views[1] = sees.format(who=listener.name, yes=hidden_kind, no=seen_kind)
+        first, second = b.arrange("views", views)
+        text.append(f"{cap(an(occ.kind))} stands between the two {kind.plural}. {cap(first)}; {second}.")
     text.append(b.frame("points", POINTS).format(**slots))
     where = {p.id: f"the one on {p.name}" for p in (near, far)}
     b.choose("meaning", b.wording(MEAN).format(**slots), list(where.values()), where[meant.location],
