@@ -461,10 +461,9 @@ def interpretation(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
     # The wanted colour is said three times in both cases, and right after "with a" (as an accessory's colour)
     # in both: the wanted one's accessory is always its own colour. Only which things the colour belongs to
     # (one duck or two) tells the clues apart.
-    if colour_unique:  # the feature fits two: the wanted one and a thing whose accessory has the wanted colour
-        specs = [(c, c), (c2, c), (c3, ""), (c4, "")]
-    else:  # the colour fits two; the feature word is said as often: one accessory and three 'without ...'
-        specs = [(c, c), (c, ""), (c3, ""), (c4, "")]
+    # colour unique: the feature fits two (the wanted one and a thing whose accessory has the wanted colour);
+    # else the colour fits two, and the feature word is said as often: one accessory and three 'without ...'
+    specs = [(c, c), (c2, c) if colour_unique else (c, ""), (c3, ""), (c4, "")]
     rng.shuffle(specs)
     w.add(Place("shelf", "shelf", "brown", 0.5, name="the shelf"))
     for k, (colour, accessory) in enumerate(specs):
