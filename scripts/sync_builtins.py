@@ -1,12 +1,13 @@
 """Write what is derived from the table of built-in plug-ins (src/commet/builtin_plugins.py) into
-pyproject.toml and README.md, or check that it is there.
+README.md, or check that it is there and that pyproject.toml agrees with the table.
 
-Why: a provider is declared once, in the table; pyproject.toml's entry points (``commet.models``,
-``commet.judges``) and README's tables of models and of extras are copies that must not drift.
-The extras' requirements stay in pyproject.toml (their lower bounds are checked by
-scripts/floors.py); this checks that the extras there are the table's.
+Why: a provider is declared once, in the table; README's tables of models and of extras are copies
+that must not drift. pyproject.toml declares no entry point for CoMMET's own plug-ins (the table
+registers them; an entry point there would be a second registration), and the extras'
+requirements stay in it (their lower bounds are checked by scripts/floors.py): this checks that
+the extras there are the table's.
 
-    python scripts/sync_builtins.py           # rewrite the derived parts
+    python scripts/sync_builtins.py           # rewrite README's derived tables
     python scripts/sync_builtins.py --check   # print what differs; exit 1 when anything does
 
 tests/test_builtin_plugins.py runs the check.
@@ -26,14 +27,13 @@ except ModuleNotFoundError:  # Python 3.10
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from commet.builtin_plugins import EXTRAS, JUDGE_KINDS, PROVIDERS, Extra, JudgeKind, Provider  # noqa: E402
+from commet.builtin_plugins import EXTRAS, PROVIDERS, Extra, Provider  # noqa: E402
 
 #: README's two derived tables, found by their header rows
 MODELS_HEADER = "| spec | what |"
 EXTRAS_HEADER = "| feature | extra |"
-#: pyproject.toml's derived sections: entry-point group -> its section header
-SECTIONS = {"commet.models": '[project.entry-points."commet.models"]',
-            "commet.judges": '[project.entry-points."commet.judges"]'}
+#: the entry-point groups of plug-ins, which CoMMET's own pyproject.toml leaves to third parties
+GROUPS = ("commet.models", "commet.judges")
 
 
 def models_table(providers: Sequence[Provider]) -> list[str]:
@@ -45,40 +45,24 @@ def extras_table(extras: Sequence[Extra]) -> list[str]:
                                         for e in extras if e.feature is not None)]
 
 
-def entry_points(providers: Sequence[Provider], kinds: Sequence[JudgeKind]) -> dict[str, dict[str, str]]:
-    return {"commet.models": {p.name: p.factory for p in providers},
-            "commet.judges": {k.name: k.factory for k in kinds}}
-
-
-def section_lines(group: str, targets: dict[str, str]) -> list[str]:
-    return [SECTIONS[group], *(f'{name} = "{target}"' for name, target in targets.items())]
-
-
 def _block(lines: list[str], header: str) -> tuple[int, int] | None:
     """Where the block that starts with ``header`` is, (its first line, one past its last), or None: a
-    Markdown table ends at its first line that is not a row, a TOML section at a blank line or the next."""
+    Markdown table ends at its first line that is not a row."""
     if header not in lines:
         return None
     start = lines.index(header)
-    if header.startswith("|"):
-        ends = (i for i in range(start + 1, len(lines)) if not lines[i].startswith("|"))
-    else:
-        ends = (i for i in range(start + 1, len(lines)) if not lines[i].strip() or lines[i].startswith("["))
+    ends = (i for i in range(start + 1, len(lines)) if not lines[i].startswith("|"))
     return start, next(ends, len(lines))
 
 
 def problems(pyproject: str, readme: str, providers: Sequence[Provider] = PROVIDERS,
-             kinds: Sequence[JudgeKind] = JUDGE_KINDS, extras: Sequence[Extra] = EXTRAS) -> list[str]:
+             extras: Sequence[Extra] = EXTRAS) -> list[str]:
     """Every way pyproject.toml's and README.md's text differ from the table (empty: in step)."""
     found: list[str] = []
     project = tomllib.loads(pyproject)["project"]
     declared = project.get("entry-points", {})
-    for group, targets in entry_points(providers, kinds).items():
-        have = declared.get(group, {})
-        for name in sorted(set(have) | set(targets)):
-            if have.get(name) != targets.get(name):
-                found.append(f"pyproject.toml: entry point {name!r} in {group} is {have.get(name)!r}, "
-                             f"the table says {targets.get(name)!r}")
+    found += [f"pyproject.toml: entry point {name!r} in {group}: CoMMET's own plug-ins are registered by "
+              "src/commet/builtin_plugins.py alone; remove it" for group in GROUPS for name in declared.get(group, {})]
     names = {e.name for e in extras}
     optional = set(project.get("optional-dependencies", {}))
     found += [f"pyproject.toml: extra {name!r} is not in the table" for name in sorted(optional - names)]
@@ -100,27 +84,15 @@ def problems(pyproject: str, readme: str, providers: Sequence[Provider] = PROVID
     return found
 
 
-def synced(pyproject: str, readme: str) -> tuple[str, str]:
-    """pyproject.toml's and README.md's text with the derived parts written from the table."""
-    lines = pyproject.split("\n")
-    for group, targets in entry_points(PROVIDERS, JUDGE_KINDS).items():
-        where = _block(lines, SECTIONS[group])
-        new = section_lines(group, targets)
-        if where is None:  # a new group goes after the last entry-point section
-            last = max(i for i, line in enumerate(lines) if line.startswith("[project.entry-points."))
-            end = _block(lines, lines[last])
-            assert end is not None
-            lines[end[1]:end[1]] = ["", *new]
-        else:
-            lines[where[0]:where[1]] = new
-    text = "\n".join(lines)
+def synced(readme: str) -> str:
+    """README.md's text with the derived tables written from the table."""
     out = readme.split("\n")
     for table in (models_table(PROVIDERS), extras_table(EXTRAS)):
         where = _block(out, table[0])
         if where is None:
             raise SystemExit(f"README.md has no table whose header is {table[0]!r}: add one where it belongs")
         out[where[0]:where[1]] = table
-    return text, "\n".join(out)
+    return "\n".join(out)
 
 
 def main(argv: list[str], root: Path = ROOT) -> int:
@@ -131,13 +103,12 @@ def main(argv: list[str], root: Path = ROOT) -> int:
         for problem in found:
             print(problem)
         return 1 if found else 0
-    new_pyproject, new_readme = synced(pyproject, readme)
-    for path, old, new in ((pyproject_path, pyproject, new_pyproject), (readme_path, readme, new_readme)):
-        if new != old:
-            path.write_text(new, encoding="utf-8")
-            print(f"wrote {path.name}")
-    remaining = problems(new_pyproject, new_readme)
-    for problem in remaining:  # what only a hand can fix: an extra's requirements in pyproject.toml
+    new_readme = synced(readme)
+    if new_readme != readme:
+        readme_path.write_text(new_readme, encoding="utf-8")
+        print(f"wrote {readme_path.name}")
+    remaining = problems(pyproject, new_readme)
+    for problem in remaining:  # what only a hand can fix: pyproject.toml's extras and entry points
         print(problem)
     return 1 if remaining else 0
 

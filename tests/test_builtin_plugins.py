@@ -1,8 +1,9 @@
 """The one table of built-in providers, judge kinds and extras, and everything derived from it.
 
 At run time the registry, the missing-module advice and the prices are computed from the table;
-pyproject.toml and README.md hold written copies, which scripts/sync_builtins.py checks and
-writes. Each copy edited alone (and the table edited alone) must make the check fail.
+README.md holds written copies of its models and extras, which scripts/sync_builtins.py checks and
+writes, and pyproject.toml the extras' requirements (no entry point of CoMMET's own: the table
+registers them). Each copy edited alone (and the table edited alone) must make the check fail.
 """
 
 from __future__ import annotations
@@ -120,11 +121,10 @@ def test_each_extra_installs_the_modules_it_is_named_for(extra: table.Extra) -> 
 
 
 BROKEN_PYPROJECT = [
-    ('vllm = "commet.models.vllm_offline:create"\n', "", "entry point 'vllm' in commet.models"),
-    ('panel = "commet.judges.kinds:create_panel"', 'panel = "commet.judges.kinds:create_cascade"',
-     "entry point 'panel' in commet.judges"),
-    ('[project.entry-points."commet.judges"]\n', '[project.entry-points."commet.judges"]\necho = "echo:create"\n',
-     "entry point 'echo'"),
+    ("[project.entry-points.inspect_ai]\n", '[project.entry-points."commet.models"]\nvllm = '
+     '"commet.models.vllm_offline:create"\n\n[project.entry-points.inspect_ai]\n', "entry point 'vllm' in commet.models"),
+    ("[project.entry-points.inspect_ai]\n", '[project.entry-points."commet.judges"]\necho = "echo:create"\n\n'
+     "[project.entry-points.inspect_ai]\n", "entry point 'echo' in commet.judges"),
     ('inspect = ["inspect-ai>=0.3.285"]\n', "", "the table's extra 'inspect' is missing"),
     ("[project.optional-dependencies]\n", '[project.optional-dependencies]\nextra-only = ["x>=1"]\n',
      "extra 'extra-only' is not in the table"),
@@ -162,25 +162,27 @@ def test_readme_edited_alone_fails_the_check(old: str, new: str, problem: str) -
 def test_the_table_edited_alone_fails_the_check() -> None:
     new = table.Provider("not-yet", "commet.models.not_yet:create", "not-yet", (("`not-yet:TEXT`", "says TEXT"),))
     found = sync.problems(PYPROJECT, README, providers=(*table.PROVIDERS, new))
-    assert any("entry point 'not-yet' in commet.models" in p for p in found)
     assert any("provider 'not-yet' needs extra 'not-yet'" in p for p in found)
     assert any("the models table differs" in p for p in found)
     found = sync.problems(PYPROJECT, README, extras=(*table.EXTRAS, table.Extra("not-yet", ("not_yet",), "a thing")))
     assert any("the table's extra 'not-yet' is missing" in p for p in found)
     assert any("the extras table differs" in p for p in found)
-    kinds = tuple(replace(k, factory="elsewhere:create") if k.name == "rules" else k for k in table.JUDGE_KINDS)
-    assert sync.problems(PYPROJECT, README, kinds=kinds) == [
-        "pyproject.toml: entry point 'rules' in commet.judges is 'commet.judges.kinds:create_rules', "
-        "the table says 'elsewhere:create'"]
+
+
+def test_a_provider_is_registered_by_the_table_alone() -> None:
+    """pyproject.toml holds no entry point of CoMMET's own, and the built-ins are there all the same."""
+    declared = sync.tomllib.loads(PYPROJECT)["project"].get("entry-points", {})
+    assert not set(declared) & set(sync.GROUPS), declared
+    assert plugins.plugin_names(plugins.MODELS)[:len(table.PROVIDERS)] == [p.name for p in table.PROVIDERS]
+    assert plugins.plugin_names(plugins.JUDGES)[:len(table.JUDGE_KINDS)] == [k.name for k in table.JUDGE_KINDS]
 
 
 def test_the_script_writes_the_derived_parts_and_nothing_else(tmp_path: Path) -> None:
-    """Copies with the derived parts broken are written back to exactly the files in the repository."""
-    broken_pyproject = PYPROJECT.replace('hf = "commet.models.transformers_model:create"\n', "").replace(
-        'rules = "commet.judges.kinds:create_rules"', 'rules = "old:place"')
+    """A README with the derived tables broken is written back to exactly the one in the repository (and
+    pyproject.toml, which holds nothing derived, is left alone)."""
     broken_readme = README.replace("| `hf:PATH_OR_ID` |", "| `hf:PATH` |").replace(
         "| HTML reports and plots | `reports` |\n", "")
-    (tmp_path / "pyproject.toml").write_text(broken_pyproject, encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
     (tmp_path / "README.md").write_text(broken_readme, encoding="utf-8")
     assert sync.main(["--check"], root=tmp_path) == 1
     assert sync.main([], root=tmp_path) == 0

@@ -5,12 +5,11 @@ A package adds one by declaring it in its own metadata, for example in pyproject
     [project.entry-points."commet.models"]
     echo = "my_package.echo:create"      # create(name: str, options: dict[str, str]) -> Model
 
-CoMMET's own providers and judge kinds are declared the same way, from one table
-(:mod:`commet.builtin_plugins`); that table also stands in for them where CoMMET runs from a source
-tree that was never installed (no metadata), and it is what counts for an installed entry point into
-the ``commet`` package itself: that is CoMMET's own declaration, which an editable install made
-before a module was renamed still lists under the old path. A third party's entry point wins over
-a built-in of the same name.
+CoMMET's own providers and judge kinds are registered by one table (:mod:`commet.builtin_plugins`), not
+by entry points: it works the same from a source tree that was never installed (no metadata), and an
+entry point into the ``commet`` package itself (an editable install made before the table, listing a
+module under an old path) is ignored. A third party's entry point wins over a built-in of the same
+name.
 """
 
 from __future__ import annotations
@@ -28,7 +27,6 @@ MODELS = "commet.models"
 JUDGES = "commet.judges"
 
 #: CoMMET's own plug-ins, group -> name -> "module:attribute", derived from :mod:`commet.builtin_plugins`
-#: (pyproject.toml declares the same entry points; this stands in where no metadata is installed)
 BUILT_IN: dict[str, dict[str, str]] = {
     MODELS: {provider.name: provider.factory for provider in PROVIDERS},
     JUDGES: {kind.name: kind.factory for kind in JUDGE_KINDS},
