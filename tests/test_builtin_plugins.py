@@ -13,7 +13,6 @@ import re
 import subprocess
 import sys
 from collections.abc import Mapping
-from dataclasses import replace
 from functools import cache
 from importlib import import_module
 from importlib.metadata import PackageNotFoundError, packages_distributions, requires
