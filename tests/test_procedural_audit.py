@@ -134,6 +134,32 @@ def test_audit_finds_the_shortcuts_of_a_dataset_that_has_them() -> None:
     assert audit_dataset(pictured).overall("picture").accuracy == 0.5  # without the scenes it has nothing to read
 
 
+def test_the_word_reader_finds_a_leak_spread_over_many_words() -> None:
+    """Each story's frame marks the answer with a word of its own ("spots the red one"), and the other option
+    with another: no one rule reads more than one frame, the word reader reads them all. Told with the same
+    words around both options, it is back at chance."""
+    frames = [("spots", "misses"), ("sees", "overlooks"), ("picks", "skips"), ("wants", "refuses"),
+              ("grabs", "drops"), ("likes", "hates")]
+    colours = ["red", "blue", "green", "pink", "orange", "purple"]
+    leaky, balanced = [], []
+    for k in range(72):
+        yes, no = frames[k % 6]
+        a, b = colours[(k // 6) % 6], colours[((k // 6) % 6 + 1 + k % 5) % 6]  # every colour with every frame
+        options = [Option(text=f"the {a} one"), Option(text=f"the {b} one")][:: 1 if k % 2 else -1]
+        question = f"Which one, {options[0].text} or {options[1].text}?"
+        told = [f"Mia {yes} the {a} one.", f"Mia {no} the {b} one."][:: 1 if (k // 2) % 2 else -1]
+        leaky.append(_story(k, "", [Turn(story=" ".join(told), question=question, answers=[f"The {a} one"],
+                                         options=options)]))
+        both = [a, b][:: 1 if (k // 2) % 2 else -1]
+        balanced.append(_story(k, "", [Turn(story=f"Mia {yes} the {both[0]} one and {no} the {both[1]} one. "
+                                                  f"Then she {no} the {both[1]} one and {yes} the {both[0]} one.",
+                                            question=question, answers=[f"The {a} one"], options=options)]))
+    audit = audit_dataset(leaky)
+    assert audit.line("t", "words").accuracy > 0.9
+    assert max(audit.line("t", f).accuracy for f in ("order", "cue word", "anchor", "context")) < 0.75
+    assert abs(audit_dataset(balanced).line("t", "words").excess) < 15
+
+
 def test_audit_cli(tmp_path: Path) -> None:
     from commet.cli import app
 

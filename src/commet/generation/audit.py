@@ -5,7 +5,7 @@ reasoning about minds. :func:`audit_dataset` trains predictors that do not reaso
 on one part of a dataset (or on one of two datasets) and scores them on the other: the
 story-blind :class:`~commet.models.shortcut.ShortcutLearner` (answer position, yes/no, answer
 text) and the shallow readers of :mod:`commet.generation.shallow_readers` (order of mention,
-one cue word, the feedback, the picture's sizes). It sets each one's accuracy beside chance
+one cue word, the feedback, the picture's sizes, a linear model over the words around each option). It sets each one's accuracy beside chance
 per task: a dataset is well counterbalanced when they agree. ``commet audit`` prints it.
 
 Only closed turns are scored: a turn whose options are listed (``Turn.options`` or named
@@ -22,9 +22,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from commet.format.model import StoryTurn
-from commet.generation.shallow_readers import FAMILIES, INFORMATIONAL, Reading, Rule, fit_rule, readings
+from commet.generation.shallow_readers import FAMILIES, INFORMATIONAL, Reading, fit_rule, readings
+from commet.generation.word_reader import WORDS, fit_word_reader
 from commet.models.shortcut import ShortcutLearner, closed_turns, split_halves
 
 #: The story-blind learner's family name in audit lines.
@@ -118,13 +120,22 @@ def _readings(storyturns: Iterable[StoryTurn], scenes: Scenes | None) -> list[li
     return [readings(st, scenes) for st in storyturns]
 
 
-def _fit(train: list[list[Reading]], families: Sequence[str]) -> dict[tuple[str, int, str], Rule]:
+class Predictor(Protocol):
+    """A shallow reader fitted to one (task, turn): a :class:`~commet.generation.shallow_readers.Rule` or a
+    :class:`~commet.generation.word_reader.WordReader`."""
+
+    def pick(self, item: Reading) -> int: ...
+
+    def describe(self) -> str: ...
+
+
+def _fit(train: list[list[Reading]], families: Sequence[str]) -> dict[tuple[str, int, str], Predictor]:
     groups: dict[tuple[str, int], list[Reading]] = defaultdict(list)
     for story in train:
         for reading in story:
             groups[(reading.task, reading.turn)].append(reading)
-    return {(task, turn, family): fit_rule(items, family) for (task, turn), items in groups.items()
-            for family in families}
+    return {(task, turn, family): fit_word_reader(items) if family == WORDS else fit_rule(items, family)
+            for (task, turn), items in groups.items() for family in families}
 
 
 def audit_dataset(storyturns: Sequence[StoryTurn], name: str = "", other: Sequence[StoryTurn] | None = None,

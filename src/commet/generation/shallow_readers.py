@@ -19,7 +19,9 @@ simple rule chosen per (task, turn) on training items and applied to held-out on
   question): which option they name, and cue words in them;
 * ``picture``: reads the scene of the latest picture, never the text: the biggest, middle or
   smallest thing among the options, the leftmost or rightmost, the nearest to or farthest from a
-  person the question names.
+  person the question names;
+* ``words``: a linear model over the words around each option, or over all the words read for a
+  yes/no question (:mod:`commet.generation.word_reader`).
 
 A rule that does not apply to an item (no option mentioned, no scene) answers the first
 option (or "yes"), which a balanced set makes a chance answer. The earlier answers' key is a
@@ -38,6 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from commet.format.model import StoryTurn
+from commet.generation.word_reader import WORDS
 from commet.models.shortcut import closed_turn
 from commet.text import normalize
 
@@ -53,10 +56,12 @@ _FUNCTION = frozenset({"a", "an", "the", "in", "into", "on", "onto", "to", "at",
 _COLOURS = ("red", "blue", "green", "yellow", "orange", "purple", "pink", "brown", "black", "white", "grey", "gray")
 _YES_NO = ("yes", "no")
 #: Families whose accuracy is gated (the earlier-answers reader is informational).
-FAMILIES = ("order", "cue word", "anchor", "context", "picture")
+FAMILIES = ("order", "cue word", "anchor", "context", "picture", WORDS)
 INFORMATIONAL = ("earlier answers",)
 #: A cue word must occur in at least this many training items, and be absent from as many.
 MIN_WORD_ITEMS = 3
+#: Words the word reader reads before and after each mention of an option.
+BEFORE, AFTER = 3, 2
 
 
 def stem(word: str) -> str:
@@ -121,6 +126,26 @@ def mentions(text: Text, keys: Sequence[tuple[str, ...]]) -> list[tuple[int, int
     return found
 
 
+def option_words(text: Text, keys: Sequence[tuple[str, ...]]) -> tuple[frozenset[str], ...]:
+    """Per option, the words around its mentions in ``text``: ``S:w`` for each word of a sentence that names
+    it, ``B1:w`` .. ``B3:w`` for the words just before a mention and ``A1:w``, ``A2:w`` just after."""
+    by_sentence: dict[int, set[str]] = {}
+    for token, sentence in zip(text.tokens, text.sentence, strict=True):
+        by_sentence.setdefault(sentence, set()).add(token)
+    found: list[set[str]] = [set() for _ in keys]
+    for position, token in enumerate(text.tokens):
+        owners = [k for k, key in enumerate(keys) if token in key]
+        if len(owners) != 1:
+            continue
+        words = found[owners[0]]
+        words.update(f"S:{w}" for w in by_sentence[text.sentence[position]])
+        words.update(f"B{d}:{text.tokens[position - d]}" for d in range(1, BEFORE + 1) if position - d >= 0)
+        words.update(f"A{d}:{text.tokens[position + d]}" for d in range(1, AFTER + 1)
+                     if position + d < len(text.tokens))
+    return tuple(frozenset(words) for words in found)
+
+
+
 @dataclass
 class Reading:
     """A closed turn as the shallow readers see it, with every rule's pick (``-1``: the rule does not apply)."""
@@ -135,6 +160,7 @@ class Reading:
     words: frozenset[str]  # stemmed words of the story so far
     context_words: frozenset[str]
     picks: dict[str, dict[object, int]]  # family -> rule -> pick
+    option_words: tuple[frozenset[str], ...] = ()  # listed options: the words around each (the word reader's)
 
     def correct(self, pick: int, branch: int = 0) -> bool:
         return pick in self.right[min(branch, len(self.right) - 1)]
@@ -373,7 +399,8 @@ def readings(storyturn: StoryTurn, scenes: Mapping[str, Mapping[str, object]] | 
             task=storyturn.task, turn=k, story_id=storyturn.id, n=len(texts), texts=tuple(texts),
             right=shape.right, keyed=bool(turn.meta.get("keyed")),
             words=frozenset(story.tokens) | _asked_person(turn.question, " ".join(stories)),
-            context_words=frozenset(context_text.tokens), picks=picks))
+            context_words=frozenset(context_text.tokens), picks=picks,
+            option_words=option_words(story, keys) if options else ()))
         earlier.append((tuple(texts), right_index))
         context.append(turn.question)
     return found
