@@ -9,8 +9,10 @@ from the store shares its model calls with the run that made them).
 
 from __future__ import annotations
 
+import gc
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -179,6 +181,23 @@ def load_run(store: Store, run: RunRecord) -> RunData:
                            row.correct, results(turns.get(row.story_id, [])))
                for row in story_rows]
     return RunData(run, stories)
+
+
+@contextmanager
+def cycle_collection_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while a report is built, then restored as it was.
+
+    A report of 20,000 StoryTurns holds about a million objects, none in a reference cycle, and every
+    full collection made while they pile up scans them all: a fifth of the time that report took to build
+    and to write as HTML. Memory is unaffected: what a report drops is freed by reference counting.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def run_label(data: RunData) -> str:
