@@ -11,13 +11,14 @@ autoescaping or the DOM's ``textContent``, never through markup.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import re
 import sys
 import threading
 import warnings
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,7 @@ from commet.reports.analyses import Report
 from commet.reports.cells import cell_text
 from commet.reports.outcome import OUTCOME_MEANINGS, StoryOutcome
 from commet.reports.pictures import DatasetFinder, Pictures, data_uri
+from commet.reports.rundata import cycle_collection_paused
 from commet.reports.stats import Estimate
 from commet.reports.transcripts import packed, transcript_data
 
@@ -74,50 +76,79 @@ def _runs(report: Report) -> list[dict[str, object]]:
     return rows
 
 
-def _send_plots(report: Report, send: Connection) -> None:
-    """In the plotting process: the plots, or None when drawing them failed (the report process then draws them,
-    and says why they cannot be drawn)."""
-    from commet.reports.plots import all_plots
+#: processes drawing a report's plots while this one packs its transcripts: each imports matplotlib (~0.3 s) and
+#: draws a share of the plots, so that on two cores a large report's plots take about as long as its transcripts
+#: (one process drawing all of them kept the report waiting a second after the transcripts were packed)
+PLOTTING_PROCESSES = 2
 
+Drawers = Sequence[tuple[str, Callable[[], bytes | None]]]
+
+
+def _send_plots(drawers: Drawers, send: Connection) -> None:
+    """In a plotting process: its share of the plots, or None when drawing them failed (the report process then
+    draws them, and says why they cannot be drawn)."""
+    from commet.reports.plots import draw
+
+    # the report's objects, inherited from the report process, are never scanned for cycles here; the plots'
+    # own objects are (matplotlib's figures hold reference cycles)
+    gc.freeze()
+    gc.enable()
     try:
-        send.send(all_plots(report))
+        send.send(draw(drawers))
     except BaseException:  # noqa: BLE001 - reported by the report process, which draws them again
         send.send(None)
     finally:
         send.close()
 
 
+def _shares(drawers: Drawers, parts: int) -> list[Drawers]:
+    """``drawers`` in ``parts`` runs of neighbours (none empty), the later ones the longer: the category bars
+    come first and cost the most."""
+    parts = max(1, min(parts, len(drawers)))
+    bounds = [len(drawers) * part // parts for part in range(parts + 1)]
+    return [drawers[start:end] for start, end in zip(bounds, bounds[1:], strict=False) if end > start]
+
+
 def plots_meanwhile(report: Report) -> Callable[[], list[tuple[str, bytes]]]:
-    """The report's plots, drawn by a forked process while this one packs the transcripts (on Linux, from a
+    """The report's plots, drawn by forked processes while this one packs the transcripts (on Linux, from a
     process with no other thread): the plots and the transcripts are the two halves of a large report's HTML
     time. Returns the function that waits for them; elsewhere it draws them when called."""
-    from commet.reports.plots import all_plots
+    from commet.reports.plots import draw, plot_drawers
 
+    drawers = plot_drawers(report)
     if not sys.platform.startswith("linux") or threading.active_count() > 1:
-        return lambda: all_plots(report)
+        return lambda: draw(drawers)
     context = multiprocessing.get_context("fork")
-    receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=_send_plots, args=(report, send), daemon=True)
-    with warnings.catch_warnings():
-        # Python 3.12+ warns when the process has other (native) threads: here only NumPy's OpenBLAS workers,
-        # which OpenBLAS stops and restarts around a fork itself; no Python thread runs (checked above)
-        warnings.filterwarnings("ignore", message=r"This process .* is multi-threaded", category=DeprecationWarning)
-        child.start()
-    send.close()
+    started = []
+    for share in _shares(drawers, PLOTTING_PROCESSES):
+        receive, send = context.Pipe(duplex=False)
+        child = context.Process(target=_send_plots, args=(share, send), daemon=True)
+        with warnings.catch_warnings():
+            # Python 3.12+ warns when the process has other (native) threads: here only NumPy's OpenBLAS workers,
+            # which OpenBLAS stops and restarts around a fork itself; no Python thread runs (checked above)
+            warnings.filterwarnings("ignore", message=r"This process .* is multi-threaded",
+                                    category=DeprecationWarning)
+            child.start()
+        send.close()
+        started.append((share, receive, child))
 
     def collected() -> list[tuple[str, bytes]]:
-        try:
-            plots = receive.recv()
-        except EOFError:  # the process died
-            plots = None
-        finally:
-            receive.close()
-            child.join()
-        return plots if plots is not None else all_plots(report)
+        plots: list[tuple[str, bytes]] = []
+        for share, receive, child in started:
+            try:
+                drawn = receive.recv()
+            except EOFError:  # the process died
+                drawn = None
+            finally:
+                receive.close()
+                child.join()
+            plots += drawn if drawn is not None else draw(share)
+        return plots
 
     return collected
 
 
+@cycle_collection_paused()
 def to_html_report(report: Report, *, dataset: Dataset | None = None, title: str = "CoMMET report") -> str:
     """The whole report as one HTML document."""
     require("jinja2", "the HTML report")
