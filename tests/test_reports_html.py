@@ -104,7 +104,7 @@ def test_plots_are_drawn_here_when_the_plotting_process_fails(store_path: Path, 
     with Store(store_path) as store:
         report = build_report(store, store.runs(), bootstrap=Bootstrap(resamples=50))
     # (a second process draws them on Linux from a process with one thread; the suite may have left idle ones)
-    monkeypatch.setattr("commet.reports.html.threading.active_count", lambda: 1)
+    monkeypatch.setattr("commet.reports.meanwhile.threading.active_count", lambda: 1)
     drawn = plots_meanwhile(report)()
     assert (tmp_path / "tried").is_file()
     assert len(drawn) >= 4 and all(png.startswith(b"\x89PNG") for _, png in drawn)

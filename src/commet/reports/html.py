@@ -11,21 +11,17 @@ autoescaping or the DOM's ``textContent``, never through markup.
 
 from __future__ import annotations
 
-import gc
-import multiprocessing
 import re
-import sys
-import threading
-import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
-from multiprocessing.connection import Connection
+from functools import partial
 from typing import TYPE_CHECKING
 
 from commet.extras import require
 from commet.format.dataset import Dataset
 from commet.reports.analyses import Report
 from commet.reports.cells import cell_text
+from commet.reports.meanwhile import meanwhile
 from commet.reports.outcome import OUTCOME_MEANINGS, StoryOutcome
 from commet.reports.pictures import DatasetFinder, Pictures, data_uri
 from commet.reports.rundata import cycle_collection_paused
@@ -84,23 +80,6 @@ PLOTTING_PROCESSES = 2
 Drawers = Sequence[tuple[str, Callable[[], bytes | None]]]
 
 
-def _send_plots(drawers: Drawers, send: Connection) -> None:
-    """In a plotting process: its share of the plots, or None when drawing them failed (the report process then
-    draws them, and says why they cannot be drawn)."""
-    from commet.reports.plots import draw
-
-    # the report's objects, inherited from the report process, are never scanned for cycles here; the plots'
-    # own objects are (matplotlib's figures hold reference cycles)
-    gc.freeze()
-    gc.enable()
-    try:
-        send.send(draw(drawers))
-    except BaseException:  # noqa: BLE001 - reported by the report process, which draws them again
-        send.send(None)
-    finally:
-        send.close()
-
-
 def _shares(drawers: Drawers, parts: int) -> list[Drawers]:
     """``drawers`` in ``parts`` runs of neighbours (none empty), the later ones the longer: the category bars
     come first and cost the most."""
@@ -110,42 +89,13 @@ def _shares(drawers: Drawers, parts: int) -> list[Drawers]:
 
 
 def plots_meanwhile(report: Report) -> Callable[[], list[tuple[str, bytes]]]:
-    """The report's plots, drawn by forked processes while this one packs the transcripts (on Linux, from a
-    process with no other thread): the plots and the transcripts are the two halves of a large report's HTML
-    time. Returns the function that waits for them; elsewhere it draws them when called."""
+    """The report's plots, drawn by forked processes (:func:`~commet.reports.meanwhile.meanwhile`) while this one
+    packs the transcripts: the plots and the transcripts are the two halves of a large report's HTML time.
+    Returns the function that waits for them, in the page's order."""
     from commet.reports.plots import draw, plot_drawers
 
-    drawers = plot_drawers(report)
-    if not sys.platform.startswith("linux") or threading.active_count() > 1:
-        return lambda: draw(drawers)
-    context = multiprocessing.get_context("fork")
-    started = []
-    for share in _shares(drawers, PLOTTING_PROCESSES):
-        receive, send = context.Pipe(duplex=False)
-        child = context.Process(target=_send_plots, args=(share, send), daemon=True)
-        with warnings.catch_warnings():
-            # Python 3.12+ warns when the process has other (native) threads: here only NumPy's OpenBLAS workers,
-            # which OpenBLAS stops and restarts around a fork itself; no Python thread runs (checked above)
-            warnings.filterwarnings("ignore", message=r"This process .* is multi-threaded",
-                                    category=DeprecationWarning)
-            child.start()
-        send.close()
-        started.append((share, receive, child))
-
-    def collected() -> list[tuple[str, bytes]]:
-        plots: list[tuple[str, bytes]] = []
-        for share, receive, child in started:
-            try:
-                drawn = receive.recv()
-            except EOFError:  # the process died
-                drawn = None
-            finally:
-                receive.close()
-                child.join()
-            plots += drawn if drawn is not None else draw(share)
-        return plots
-
-    return collected
+    shares = [meanwhile(partial(draw, share)) for share in _shares(plot_drawers(report), PLOTTING_PROCESSES)]
+    return lambda: [plot for drawn in shares for plot in drawn()]
 
 
 @cycle_collection_paused()
