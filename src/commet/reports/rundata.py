@@ -28,7 +28,7 @@ from commet.taxonomy import CATEGORIES
 Cell = str | Estimate
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TurnResult:
     """One stored turn: what was sent, the reply, and how it was judged."""
 
