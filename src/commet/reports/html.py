@@ -92,6 +92,9 @@ def plots_meanwhile(report: Report) -> Callable[[], list[tuple[str, bytes]]]:
     """The report's plots, drawn by forked processes (:func:`~commet.reports.meanwhile.meanwhile`) while this one
     packs the transcripts: the plots and the transcripts are the two halves of a large report's HTML time.
     Returns the function that waits for them, in the page's order."""
+    # imported once here, not in each plotting process (0.2 s each); importing pyplot chooses no backend
+    import matplotlib.pyplot  # noqa: F401
+
     from commet.reports.plots import draw, plot_drawers
 
     shares = [meanwhile(partial(draw, share)) for share in _shares(plot_drawers(report), PLOTTING_PROCESSES)]
