@@ -17,8 +17,9 @@ there and reuses it. Then, for this checkout and for ``--baseline`` (a commit wh
   contentful paint, the load event, when the transcripts are ready to explore (this checkout's page
   draws them after its first paint), the number of DOM nodes and the JavaScript heap.
 
-Prints medians side by side with new / old ratios, and the machine's load average: on a busy
-machine wall times follow the load (CPU times much less so).
+Prints medians side by side with new / old ratios, and the machine's load average before and after
+(the bench's own processes count in the second): on a busy machine wall times follow the load (CPU
+times much less so).
 """
 
 from __future__ import annotations
@@ -164,6 +165,7 @@ def main() -> None:
     parser.add_argument("--baseline", default=BASELINE, help="commit of the old report ('' for none)")
     parser.add_argument("--store", type=Path, help="folder keeping the store between bench runs")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         folder = args.store or work / "store"
@@ -174,7 +176,7 @@ def main() -> None:
         if old is not None:
             results["old"] = measure(old, db, work / "old.html", args.runs)
     print(f"\nHTML report of {args.stories:,} StoryTurn results, medians of {args.runs}; load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+          f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after, on {os.cpu_count()} cores")
     print(f"{'':40} {'old ' + args.baseline if old else '':>14} {'this checkout':>14} {'new / old':>10}")
     for label, key in ROWS:
         new = results["new"].get(key)

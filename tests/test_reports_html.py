@@ -85,26 +85,39 @@ def test_html_opens_in_chromium_with_plots_and_transcripts(html_report: Path) ->
 
 def test_plots_are_drawn_here_when_the_plotting_process_fails(store_path: Path, tmp_path: Path,  # noqa: F811
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    """The plots are drawn by a second process while the transcripts are packed; if it fails, the report
-    process draws them itself (and would raise what went wrong)."""
+    """The plots are drawn by other processes, a share each, while the transcripts are packed; if they fail,
+    the report process draws them itself (and would raise what went wrong), in the page's order."""
     from commet.reports import plots
     from commet.reports.analyses import Bootstrap, build_report
     from commet.reports.html import plots_meanwhile
     from commet.store import Store
 
-    parent, real = os.getpid(), plots.all_plots
+    parent, real = os.getpid(), plots.draw
 
-    def fails_elsewhere(report):  # noqa: ANN001, ANN202
+    def fails_elsewhere(drawers):  # noqa: ANN001, ANN202
         if os.getpid() != parent:
             (tmp_path / "tried").write_text("in the plotting process")
             raise RuntimeError("drawing failed")
-        return real(report)
+        return real(drawers)
 
-    monkeypatch.setattr(plots, "all_plots", fails_elsewhere)
+    monkeypatch.setattr(plots, "draw", fails_elsewhere)
     with Store(store_path) as store:
         report = build_report(store, store.runs(), bootstrap=Bootstrap(resamples=50))
     # (a second process draws them on Linux from a process with one thread; the suite may have left idle ones)
-    monkeypatch.setattr("commet.reports.html.threading.active_count", lambda: 1)
+    monkeypatch.setattr("commet.reports.meanwhile.threading.active_count", lambda: 1)
     drawn = plots_meanwhile(report)()
     assert (tmp_path / "tried").is_file()
     assert len(drawn) >= 4 and all(png.startswith(b"\x89PNG") for _, png in drawn)
+    assert [title for title, _ in drawn] == [title for title, _ in plots.all_plots(report)]
+
+
+def test_plot_shares_keep_the_page_order() -> None:
+    """Each plotting process draws neighbouring plots, none draws nothing, and together they draw each plot once."""
+    from commet.reports.html import _shares
+
+    drawers = [(str(n), lambda: None) for n in range(5)]
+    assert [[title for title, _ in share] for share in _shares(drawers, 2)] == [["0", "1"], ["2", "3", "4"]]
+    for parts in range(1, 8):
+        shares = _shares(drawers[:3], parts)
+        assert all(shares) and [d for share in shares for d in share] == drawers[:3]
+    assert _shares([], 2) == []

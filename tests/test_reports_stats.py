@@ -151,6 +151,21 @@ def test_vectorised_bootstrap_equals_the_python_loop_exactly(monkeypatch) -> Non
     assert bootstrap_ratio(nums, dens, resamples=700, seed=12) != estimate
 
 
+def test_resample_draws_are_python_s_own_words() -> None:
+    """The draws come from NumPy's Mersenne Twister started at ``random.Random(seed)``'s state: word for word
+    what ``randbytes`` gives, one stream across requests of any size, for any seed."""
+    import random
+
+    import numpy as np
+
+    from commet.reports.stats import _python_words
+
+    for seed in (0, 1, 11, 2**40 + 7, -3):
+        rng, words = random.Random(seed), _python_words(seed)
+        for count in (1, 3, 311, 65_536, 1):
+            assert np.array_equal(words(count), np.frombuffer(rng.randbytes(8 * count), dtype="<u8")), (seed, count)
+
+
 def test_vectorised_bootstrap_of_fractional_values_matches_to_rounding() -> None:
     import random
 

@@ -49,6 +49,7 @@ from commet.reports.rundata import (
     TurnResult,
     Unit,
     answer_identity,
+    cycle_collection_paused,
     load_run,
     ordered_categories,
     run_columns,
@@ -226,6 +227,7 @@ def undecided_notices(store: Store, runs: list[RunData]) -> list[str]:
     return warnings + hints
 
 
+@cycle_collection_paused()
 def build_report(store: Store, runs: list[RunRecord], *, bootstrap: Bootstrap | None = None,
                  pool: bool = False, brief: bool = False,
                  feedback_cases: FeedbackCases = FeedbackCases.correctness) -> Report:

@@ -11,22 +11,20 @@ autoescaping or the DOM's ``textContent``, never through markup.
 
 from __future__ import annotations
 
-import multiprocessing
 import re
-import sys
-import threading
-import warnings
 from collections import Counter
-from collections.abc import Callable
-from multiprocessing.connection import Connection
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from commet.extras import require
 from commet.format.dataset import Dataset
 from commet.reports.analyses import Report
 from commet.reports.cells import cell_text
+from commet.reports.meanwhile import meanwhile
 from commet.reports.outcome import OUTCOME_MEANINGS, StoryOutcome
 from commet.reports.pictures import DatasetFinder, Pictures, data_uri
+from commet.reports.rundata import cycle_collection_paused
 from commet.reports.stats import Estimate
 from commet.reports.transcripts import packed, transcript_data
 
@@ -74,50 +72,36 @@ def _runs(report: Report) -> list[dict[str, object]]:
     return rows
 
 
-def _send_plots(report: Report, send: Connection) -> None:
-    """In the plotting process: the plots, or None when drawing them failed (the report process then draws them,
-    and says why they cannot be drawn)."""
-    from commet.reports.plots import all_plots
+#: processes drawing a report's plots while this one packs its transcripts: each imports matplotlib (~0.3 s) and
+#: draws a share of the plots, so that on two cores a large report's plots take about as long as its transcripts
+#: (one process drawing all of them kept the report waiting a second after the transcripts were packed)
+PLOTTING_PROCESSES = 2
 
-    try:
-        send.send(all_plots(report))
-    except BaseException:  # noqa: BLE001 - reported by the report process, which draws them again
-        send.send(None)
-    finally:
-        send.close()
+Drawers = Sequence[tuple[str, Callable[[], bytes | None]]]
+
+
+def _shares(drawers: Drawers, parts: int) -> list[Drawers]:
+    """``drawers`` in ``parts`` runs of neighbours (none empty), the later ones the longer: the category bars
+    come first and cost the most."""
+    parts = max(1, min(parts, len(drawers)))
+    bounds = [len(drawers) * part // parts for part in range(parts + 1)]
+    return [drawers[start:end] for start, end in zip(bounds, bounds[1:], strict=False) if end > start]
 
 
 def plots_meanwhile(report: Report) -> Callable[[], list[tuple[str, bytes]]]:
-    """The report's plots, drawn by a forked process while this one packs the transcripts (on Linux, from a
-    process with no other thread): the plots and the transcripts are the two halves of a large report's HTML
-    time. Returns the function that waits for them; elsewhere it draws them when called."""
-    from commet.reports.plots import all_plots
+    """The report's plots, drawn by forked processes (:func:`~commet.reports.meanwhile.meanwhile`) while this one
+    packs the transcripts: the plots and the transcripts are the two halves of a large report's HTML time.
+    Returns the function that waits for them, in the page's order."""
+    # imported once here, not in each plotting process (0.2 s each); importing pyplot chooses no backend
+    import matplotlib.pyplot  # noqa: F401
 
-    if not sys.platform.startswith("linux") or threading.active_count() > 1:
-        return lambda: all_plots(report)
-    context = multiprocessing.get_context("fork")
-    receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=_send_plots, args=(report, send), daemon=True)
-    with warnings.catch_warnings():
-        # Python 3.12+ warns when the process has other (native) threads: here only NumPy's OpenBLAS workers,
-        # which OpenBLAS stops and restarts around a fork itself; no Python thread runs (checked above)
-        warnings.filterwarnings("ignore", message=r"This process .* is multi-threaded", category=DeprecationWarning)
-        child.start()
-    send.close()
+    from commet.reports.plots import draw, plot_drawers
 
-    def collected() -> list[tuple[str, bytes]]:
-        try:
-            plots = receive.recv()
-        except EOFError:  # the process died
-            plots = None
-        finally:
-            receive.close()
-            child.join()
-        return plots if plots is not None else all_plots(report)
-
-    return collected
+    shares = [meanwhile(partial(draw, share)) for share in _shares(plot_drawers(report), PLOTTING_PROCESSES)]
+    return lambda: [plot for drawn in shares for plot in drawn()]
 
 
+@cycle_collection_paused()
 def to_html_report(report: Report, *, dataset: Dataset | None = None, title: str = "CoMMET report") -> str:
     """The whole report as one HTML document."""
     require("jinja2", "the HTML report")

@@ -8,6 +8,8 @@ from __future__ import annotations
 import io
 import re
 import textwrap
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from commet.reports.analyses import FEEDBACK_COLUMNS, Cell, Report, RunData, ordered_categories, run_label
@@ -225,9 +227,21 @@ def turn_lines(report: Report) -> bytes | None:
     return _png(fig)
 
 
+def plot_drawers(report: Report) -> list[tuple[str, Callable[[], bytes | None]]]:
+    """(title, the function drawing it) for every plot, in the page's order: each is drawn on its own, so the
+    HTML report can share them out among processes."""
+    drawers: list[tuple[str, Callable[[], bytes | None]]] = [
+        (f"Story accuracy per category, {subset} subset", partial(category_bars, report, subset)) for subset in SUBSETS]
+    return [*drawers, ("Model by category", partial(heatmap, report)),
+            ("Feedback effectiveness", partial(feedback_bars, report)), ("Accuracy by turn", partial(turn_lines, report))]
+
+
+def draw(drawers: Sequence[tuple[str, Callable[[], bytes | None]]]) -> list[tuple[str, bytes]]:
+    """(title, PNG) for each of ``drawers``' plots that has data."""
+    plots = [(title, drawer()) for title, drawer in drawers]
+    return [(title, png) for title, png in plots if png is not None]
+
+
 def all_plots(report: Report) -> list[tuple[str, bytes]]:
     """(title, PNG) for every plot that has data."""
-    plots = [(f"Story accuracy per category, {subset} subset", category_bars(report, subset)) for subset in SUBSETS]
-    plots += [("Model by category", heatmap(report)), ("Feedback effectiveness", feedback_bars(report)),
-              ("Accuracy by turn", turn_lines(report))]
-    return [(title, png) for title, png in plots if png is not None]
+    return draw(plot_drawers(report))

@@ -9,9 +9,10 @@ from the store shares its model calls with the run that made them).
 
 from __future__ import annotations
 
+import gc
 import json
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -20,14 +21,14 @@ from commet.conditions import FeedbackCondition
 from commet.reports.metrics import SUBSETS
 from commet.reports.outcome import StoryOutcome, story_outcome
 from commet.reports.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Estimate, Range, bootstrap_ratio
-from commet.store.records import StoryStatus
+from commet.store.records import StoryStatus, TurnRecord
 from commet.store.sqlite import RunRecord, Store
 from commet.taxonomy import CATEGORIES
 
 Cell = str | Estimate
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TurnResult:
     """One stored turn: what was sent, the reply, and how it was judged."""
 
@@ -159,26 +160,44 @@ class RunData:
 
 
 def load_run(store: Store, run: RunRecord) -> RunData:
-    turns: dict[str, list[TurnResult]] = defaultdict(list)
-    decoded: dict[str, Any] = {}  # most turns share their pictures' and expected answers' JSON: decoded once
+    """The run's StoryTurns in dataset order, each with its turns (a report of 20,000 StoryTurns reads ~70,000
+    turns here: fields are passed by position, and JSON shared by many turns is decoded once)."""
+    decoded: dict[str, Any] = {}  # most turns share their pictures' and expected answers' JSON
 
     def parsed(text: str) -> Any:  # noqa: ANN401 - JSON
-        if text not in decoded:
-            decoded[text] = json.loads(text)
-        return decoded[text]
+        value = decoded.get(text)
+        if value is None:
+            value = decoded[text] = json.loads(text)
+        return value
 
-    for row in store.turn_rows(run.id):
-        turns[row.story_id].append(TurnResult(
-            turn=row.turn, prompt=row.prompt, images=parsed(row.images_json),
-            feedback_kind=row.feedback_kind, response=row.response, expected=parsed(row.expected_json),
-            outcome=row.outcome, correct=row.correct,
-            judge=row.judge, rationale=row.rationale, error=row.error, model_key=row.model_key))
-    stories = [StoryResult(
-        story_id=row.story_id, task=row.task, category=row.category,
-        image_dependent=row.image_dependent, source=row.source, status=row.status,
-        correct=row.correct, turns=turns.get(row.story_id, []))
-        for row in store.story_rows(run.id)]
+    def results(rows: list[TurnRecord]) -> list[TurnResult]:
+        return [TurnResult(row.turn, row.prompt, parsed(row.images_json), row.feedback_kind, row.response,
+                           parsed(row.expected_json), row.outcome, row.correct, row.judge, row.rationale, row.error,
+                           row.model_key) for row in rows]
+
+    story_rows = store.story_rows(run.id)
+    turns = store.turns_by_story(run.id)
+    stories = [StoryResult(row.story_id, row.task, row.category, row.image_dependent, row.source, row.status,
+                           row.correct, results(turns.get(row.story_id, [])))
+               for row in story_rows]
     return RunData(run, stories)
+
+
+@contextmanager
+def cycle_collection_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while a report is built, then restored as it was.
+
+    A report of 20,000 StoryTurns holds about a million objects, none in a reference cycle, and every
+    full collection made while they pile up scans them all: a fifth of the time that report took to build
+    and to write as HTML. Memory is unaffected: what a report drops is freed by reference counting.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def run_label(data: RunData) -> str:

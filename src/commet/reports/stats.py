@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import functools
 import random
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from math import exp, lgamma, log, log1p
 
 import numpy as np
@@ -135,12 +136,26 @@ def _kept_indices(n: int, resamples: int, seed: int) -> tuple[np.ndarray, ...]:
 
 
 def _draw_indices(n: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
-    rng = random.Random(seed)
+    next_words = _python_words(seed)
     rows = max(1, BLOCK_DRAWS // max(n, 1))
     for start in range(0, resamples, rows):
         count = min(rows, resamples - start)
-        words = np.frombuffer(rng.randbytes(8 * n * count), dtype="<u8").reshape(count, n)
-        yield (words % np.uint64(n)).astype(np.intp)
+        yield (next_words(n * count).reshape(count, n) % np.uint64(n)).astype(np.intp)
+
+
+def _python_words(seed: int) -> Callable[[int], np.ndarray]:
+    """The function giving the next ``count`` 64-bit words of ``random.Random(seed).randbytes`` (little-endian).
+
+    Python's generator and NumPy's ``MT19937`` are the same Mersenne Twister: started from the state
+    ``random.Random(seed)`` holds, NumPy's raw 32-bit outputs are the words that ``getrandbits``, behind
+    ``randbytes``, concatenates least significant first; NumPy makes them without building a Python integer
+    of 40 MB for each of a large report's resample matrices (a third of the time).
+    """
+    state = random.Random(seed).getstate()[1]
+    generator = np.random.MT19937()
+    generator.state = {"bit_generator": "MT19937",
+                       "state": {"key": np.asarray(state[:-1], dtype=np.uint32), "pos": state[-1]}}
+    return lambda count: generator.random_raw(2 * count).astype("<u4").view("<u8")
 
 
 @functools.lru_cache(maxsize=2)
@@ -161,8 +176,13 @@ def _resample_counts(n: int, resamples: int, seed: int) -> np.ndarray:
 
 def _resampled_sums(counts: np.ndarray, values: np.ndarray) -> np.ndarray:
     """``counts @ values`` for whole-number ``values`` (one column per figure), exactly: in float32 when no sum
-    can reach 2**24 (every partial sum of integers is then exact, whatever the order), else in float64."""
-    bound = float(np.abs(values).sum(axis=0).max()) * counts.shape[1] if values.size else 0.0
+    can reach 2**24 (every partial sum of integers is then exact, whatever the order), else in float64.
+
+    A row of ``counts`` draws ``n`` StoryTurns in all (its counts add up to n), so no partial sum of a row's
+    products passes ``n * max|value|``: the bound that decides, not ``n * sum|values|`` (which sent every
+    question-accuracy figure of a large report through a float64 copy of the whole matrix).
+    """
+    bound = float(np.abs(values).max()) * counts.shape[1] if values.size else 0.0
     if bound < 2.0 ** 24:
         return (counts @ values.astype(np.float32)).astype(np.float64)
     return counts.astype(np.float64) @ values.astype(np.float64)
@@ -184,8 +204,10 @@ def _whole_numbers(nums: Sequence[float], dens: Sequence[float]) -> tuple[np.nda
     return num_array, den_array
 
 
+@functools.lru_cache(maxsize=256)
 def _binary_resamples(n: int, k: int, resamples: int, seed: int) -> np.ndarray:
-    """Bootstrap proportions of a 0/1 sample with ``k`` ones out of ``n``.
+    """Bootstrap proportions of a 0/1 sample with ``k`` ones out of ``n`` (kept: a report asks for the same
+    counts in several tables, e.g. a run's overall story accuracy in Tables 1 or 2 and in its source's table).
 
     Resampling n items with replacement puts Binomial(n, k/n) ones in the resample, so each
     replicate is one inverse-CDF draw: the same distribution as index resampling, in O(n + resamples).
@@ -193,16 +215,32 @@ def _binary_resamples(n: int, k: int, resamples: int, seed: int) -> np.ndarray:
     """
     p = k / n
     if p in (0.0, 1.0):
-        return np.full(resamples, 100.0 * p)
-    log_p, log_q, log_all = log(p), log1p(-p), lgamma(n + 1)
-    cdf, total = [], 0.0
-    for j in range(n + 1):
-        total += exp(log_all - lgamma(j + 1) - lgamma(n - j + 1) + j * log_p + (n - j) * log_q)
-        cdf.append(total)
+        proportions = np.full(resamples, 100.0 * p)
+        proportions.flags.writeable = False
+        return proportions
+    log_p, log_q, log_factorial = log(p), log1p(-p), _log_factorials(n)
+    log_all = log_factorial[n]
+    cdf = list(accumulate(exp(log_all - log_factorial[j] - log_factorial[n - j] + j * log_p + (n - j) * log_q)
+                          for j in range(n + 1)))
+    drawn = np.minimum(np.searchsorted(np.asarray(cdf), _uniforms(resamples, seed) * cdf[-1], side="left"), n)
+    proportions = 100.0 * drawn / n
+    proportions.flags.writeable = False
+    return proportions
+
+
+@functools.lru_cache(maxsize=16)
+def _log_factorials(n: int) -> tuple[float, ...]:
+    """``lgamma(j + 1)`` for j = 0..n: the binomial terms of every figure over n StoryTurns share them."""
+    return tuple(lgamma(j + 1) for j in range(n + 1))
+
+
+@functools.lru_cache(maxsize=4)
+def _uniforms(resamples: int, seed: int) -> np.ndarray:
+    """``resamples`` draws of ``random.Random(seed).random()``, made at once (every 0/1 figure uses the same)."""
     words = np.frombuffer(random.Random(seed).randbytes(8 * resamples), dtype="<u4")
     uniform = ((words[0::2] >> 5) * 67108864.0 + (words[1::2] >> 6)) * (1.0 / 9007199254740992.0)
-    drawn = np.minimum(np.searchsorted(np.asarray(cdf), uniform * total, side="left"), n)
-    return 100.0 * drawn / n
+    uniform.flags.writeable = False
+    return uniform
 
 
 def bootstrap_ratio(numerators: Sequence[float], denominators: Sequence[float] | None = None, *,

@@ -23,6 +23,7 @@ import base64
 import gzip
 import json
 from collections.abc import Sequence
+from itertools import chain
 
 from commet.reports.analyses import RunData, StoryResult
 from commet.reports.outcome import StoryOutcome
@@ -39,11 +40,15 @@ def first_turn_not_right(story: StoryResult) -> int:
 
 
 def numbered(columns: dict[str, list[str | None]]) -> tuple[dict[str, list[int]], list[str]]:
-    """Each column of texts as positions in one list of the distinct texts (-1 for no text)."""
-    texts = list(dict.fromkeys(text for column in columns.values() for text in column if text is not None))
+    """Each column of texts as positions in one list of the distinct texts (-1 for no text).
+
+    (Half a million texts in a large report: the distinct ones are found and looked up by C loops,
+    ``dict.fromkeys`` and ``map``, not Python ones.)
+    """
+    texts = [text for text in dict.fromkeys(chain.from_iterable(columns.values())) if text is not None]
     position: dict[str | None, int] = {text: number for number, text in enumerate(texts)}
     position[None] = -1
-    return {name: [position[text] for text in column] for name, column in columns.items()}, texts
+    return {name: list(map(position.__getitem__, column)) for name, column in columns.items()}, texts
 
 
 def transcript_data(runs: Sequence[RunData], pictures: Pictures, finder: DatasetFinder) -> dict[str, object]:

@@ -191,15 +191,31 @@ class StoreQueries(StoreCommits):
         return list(kinds.values())
 
     def turn_rows(self, run_id: int) -> list[TurnRecord]:
-        """The run's turns of finished or ended stories, in story order then turn order."""
+        """The run's turns of finished or ended stories, in story order then turn order (the stories read
+        first: one a writer adds meanwhile is left out, as a query made a moment earlier would)."""
+        self.flush()
+        order = self.db.execute("SELECT story_id FROM stories WHERE run_id = ? ORDER BY position",
+                                (run_id,)).fetchall()
+        turns = self.turns_by_story(run_id)
+        return [record for (story_id,) in order for record in turns.get(story_id, ())]
+
+    def turns_by_story(self, run_id: int) -> dict[str, list[TurnRecord]]:
+        """The run's turns, per story, in turn order.
+
+        Read in the primary key's order and put in story order by the caller: joining the stories to
+        sort by their position made SQLite sort a large run's turns in a temporary B-tree (a third of the
+        time a report of 20,000 StoryTurns took to read them).
+        """
         self.flush()
         cursor = self.db.cursor()
         cursor.row_factory = None  # plain tuples, in the record's field order
-        columns = ", ".join(f"t.{name}" for name in TURN_COLUMNS)
+        turns: dict[str, list[TurnRecord]] = {}
         with self._located():
-            return [TurnRecord.from_values(values) for values in cursor.execute(
-                f"SELECT {columns} FROM turns t JOIN stories s ON s.run_id = t.run_id AND s.story_id = t.story_id "
-                "WHERE t.run_id = ? ORDER BY s.position, t.turn", (run_id,))]
+            for values in cursor.execute(f"SELECT {', '.join(TURN_COLUMNS)} FROM turns WHERE run_id = ? "
+                                         "ORDER BY story_id, turn", (run_id,)):
+                record = TurnRecord.from_values(values)
+                turns.setdefault(record.story_id, []).append(record)
+        return turns
 
     def story_rows(self, run_id: int) -> list[StoryRecord]:
         """The run's stories in their dataset order."""
