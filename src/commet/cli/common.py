@@ -191,6 +191,10 @@ def print_failures(results: RunResults, *, secrets: list[str | None],
         write(f"stopped early: {stopped_by.source.value} calls kept failing the same way ({stopped_by.kind}), so no "
               "more StoryTurns were started; nothing done is lost")
     fixes: dict[tuple[CallSource, str], str] = {}
+    if stopped_by is not None and stopped_by.kind in STOPPING_KINDS:
+        # what stopped the run has its advice even when no turn that failed that way was kept (the stop
+        # cancelled the stories in flight before their failed turns were written)
+        fixes[(stopped_by.source, stopped_by.kind)] = advice(stopped_by.kind, stopped_by.source)
     for failure in results.failures:
         source = CallSource.judge if failure.what == "judge" else CallSource.model
         kind = failure.kind.removeprefix("judge_")
