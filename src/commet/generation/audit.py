@@ -5,8 +5,9 @@ reasoning about minds. :func:`audit_dataset` trains predictors that do not reaso
 on one part of a dataset (or on one of two datasets) and scores them on the other: the
 story-blind :class:`~commet.models.shortcut.ShortcutLearner` (answer position, yes/no, answer
 text) and the shallow readers of :mod:`commet.generation.shallow_readers` (order of mention,
-one cue word, the feedback, the picture's sizes, a linear model over the words around each option). It sets each one's accuracy beside chance
-per task: a dataset is well counterbalanced when they agree. ``commet audit`` prints it.
+one cue word, the feedback, the picture's sizes, a linear model over the words around each
+option). It sets each one's accuracy beside chance per task: a dataset is well counterbalanced
+when they agree. ``commet audit`` prints it.
 
 Only closed turns are scored: a turn whose options are listed (``Turn.options`` or named
 in the question, "... the apple or the cookie?") or whose expected answers are yes/no.

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -110,19 +110,22 @@ def option_keys(options: Sequence[str]) -> list[tuple[str, ...]]:
     return keys
 
 
+def _owned(text: Text, keys: Sequence[tuple[str, ...]]) -> Iterator[tuple[int, int]]:
+    """(token position, option) for every token that is one option's distinctive word (and no other's)."""
+    for position, token in enumerate(text.tokens):
+        owners = [k for k, key in enumerate(keys) if token in key]
+        if len(owners) == 1:
+            yield position, owners[0]
+
+
 def mentions(text: Text, keys: Sequence[tuple[str, ...]]) -> list[tuple[int, int]]:
     """(token position, option) for every mention: a run of an option's distinctive words counts once."""
     found: list[tuple[int, int]] = []
     previous = (-2, -1)
-    for position, token in enumerate(text.tokens):
-        owners = [k for k, key in enumerate(keys) if token in key]
-        if len(owners) != 1:
-            continue
-        if previous == (position - 1, owners[0]):
-            previous = (position, owners[0])
-            continue
-        found.append((position, owners[0]))
-        previous = (position, owners[0])
+    for position, owner in _owned(text, keys):
+        if previous != (position - 1, owner):
+            found.append((position, owner))
+        previous = (position, owner)
     return found
 
 
@@ -133,17 +136,13 @@ def option_words(text: Text, keys: Sequence[tuple[str, ...]]) -> tuple[frozenset
     for token, sentence in zip(text.tokens, text.sentence, strict=True):
         by_sentence.setdefault(sentence, set()).add(token)
     found: list[set[str]] = [set() for _ in keys]
-    for position, token in enumerate(text.tokens):
-        owners = [k for k, key in enumerate(keys) if token in key]
-        if len(owners) != 1:
-            continue
-        words = found[owners[0]]
+    for position, owner in _owned(text, keys):
+        words = found[owner]
         words.update(f"S:{w}" for w in by_sentence[text.sentence[position]])
         words.update(f"B{d}:{text.tokens[position - d]}" for d in range(1, BEFORE + 1) if position - d >= 0)
         words.update(f"A{d}:{text.tokens[position + d]}" for d in range(1, AFTER + 1)
                      if position + d < len(text.tokens))
     return tuple(frozenset(words) for words in found)
-
 
 
 @dataclass

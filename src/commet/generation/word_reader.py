@@ -59,7 +59,6 @@ def _features(item: Item) -> list[frozenset[str]]:
 class WordReader:
     """A fitted word reader for one (task, turn): a weight per feature."""
 
-    family: str
     weights: dict[str, float]
 
     def pick(self, item: Item) -> int:
@@ -114,7 +113,7 @@ def fit_word_reader(items: Sequence[Item]) -> WordReader:
             counts[f] = counts.get(f, 0) + 1
     vocabulary = {f: j for j, f in enumerate(sorted(f for f, c in counts.items() if c >= MIN_ITEMS))}
     if len(useful) < 2 * MIN_ITEMS or not vocabulary:
-        return WordReader(WORDS, {})
+        return WordReader({})
     x, exists, target = _design(useful, vocabulary)
     halves = (np.arange(len(useful)) % 2 == 0, np.arange(len(useful)) % 2 == 1)
 
@@ -125,4 +124,4 @@ def fit_word_reader(items: Sequence[Item]) -> WordReader:
     penalty = max(reversed(PENALTIES), key=held_out)  # ties go to the larger penalty
     weights = _train(x, exists, target, penalty)
     names = list(vocabulary)
-    return WordReader(WORDS, {names[j]: float(w) for j, w in enumerate(weights) if w != 0.0})
+    return WordReader({names[j]: float(w) for j, w in enumerate(weights) if w != 0.0})

@@ -114,9 +114,8 @@ def reference_easy(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
     text = [b.frame("two same", TWO_SAME).format(x=told[0], y=told[1], **slots)]
     if not image_dependent:
         sees = b.frame("sees", SEES)
-        views = [sees.format(who=who.name, yes=seen_kind, no=hidden_kind) for who in (speaker, listener)]
-        views[1] = sees.format(who=listener.name, yes=hidden_kind, no=seen_kind)
-        first, second = b.arrange("views", views)
+        first, second = b.arrange("views", [sees.format(who=speaker.name, yes=seen_kind, no=hidden_kind),
+                                            sees.format(who=listener.name, yes=hidden_kind, no=seen_kind)])
         text.append(f"{cap(an(occ.kind))} stands between the two {kind.plural}. {cap(first)}; {second}.")
     text.append(b.frame("points", POINTS).format(**slots))
     where = {p.id: f"the one on {p.name}" for p in (near, far)}
@@ -458,11 +457,11 @@ def interpretation(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
     says_colour = b.flip("says colour")
     # (colour, feature colour, or "" for 'without ...'); the wanted one is (c, feature)
     specs: list[tuple[str, str | None]]
-    # The wanted colour is said three times in both cases, and right after "with a" (as an accessory's colour)
-    # in both: the wanted one's accessory is always its own colour. Only which things the colour belongs to
-    # (one duck or two) tells the clues apart.
-    # colour unique: the feature fits two (the wanted one and a thing whose accessory has the wanted colour);
-    # else the colour fits two, and the feature word is said as often: one accessory and three 'without ...'
+    # The wanted one's accessory is always its own colour, so the wanted colour is said three times in both
+    # cases, and right after "with a" in both: only which things it belongs to (one duck or two) tells the
+    # clues apart. Colour unique: the feature fits two (the wanted one and a thing whose accessory has the
+    # wanted colour); else the colour fits two, and the feature word is said as often (one accessory and
+    # three 'without ...').
     specs = [(c, c), (c2, c) if colour_unique else (c, ""), (c3, ""), (c4, "")]
     rng.shuffle(specs)
     w.add(Place("shelf", "shelf", "brown", 0.5, name="the shelf"))

@@ -111,7 +111,8 @@ def second_order_belief_desire(rng: random.Random, b: StoryBuilder, image_depend
     occasion = fill(rng.choice(lex.GIFT_OCCASIONS), child)
     told = b.arrange("toys", [an(first.noun), an(second.noun)])
     at_shop = b.arrange("at the shop", [an(first.noun), an(second.noun)])
-    slots = {"c": child, "g1": g1, "g2": g2, "p": p, "q": q, "s": shopper, "occasion": occasion, "occasion_cap": occasion[:1].upper() + occasion[1:]}
+    slots = {"c": child, "g1": g1, "g2": g2, "p": p, "q": q, "s": shopper, "occasion": occasion,
+             "occasion_cap": cap(occasion)}
 
     def request(x: str) -> str:
         return f"{rng.choice(REQUESTS).format(x=x, X=cap(x))} {rng.choice(ASKED).format(**slots)}"
