@@ -237,7 +237,7 @@ def _log_factorials(n: int) -> tuple[float, ...]:
 @functools.lru_cache(maxsize=4)
 def _uniforms(resamples: int, seed: int) -> np.ndarray:
     """``resamples`` draws of ``random.Random(seed).random()``, made at once (every 0/1 figure uses the same)."""
-    words = np.frombuffer(random.Random(seed).randbytes(8 * resamples), dtype="<u4")
+    words = _python_words(seed)(resamples).view("<u4")
     uniform = ((words[0::2] >> 5) * 67108864.0 + (words[1::2] >> 6)) * (1.0 / 9007199254740992.0)
     uniform.flags.writeable = False
     return uniform
