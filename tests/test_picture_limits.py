@@ -8,24 +8,16 @@ from __future__ import annotations
 
 import functools
 import io
-import struct
-import zlib
 
 import pytest
 from PIL import Image
 
 from commet.format.pictures import PictureError, PictureTooLarge, picture_problem
 from commet.models.images import prepare_image
+from tests.data.malformed import make_input_corpus
 
-
-@functools.cache
-def grey_png(width: int, height: int) -> bytes:
-    """A real, fully decodable greyscale PNG of any size (rows of zeros compress to almost nothing)."""
-    def chunk(kind: bytes, body: bytes) -> bytes:
-        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
-    raw = zlib.compress(b"\x00" * ((width + 1) * height), 9)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
-            + chunk(b"IDAT", raw) + chunk(b"IEND", b""))
+#: the malformed-input corpus's real, fully decodable greyscale PNG of any size (kept: the largest take a while)
+grey_png = functools.cache(make_input_corpus.grey_png)
 
 
 def saved(image: Image.Image, fmt: str, **options: object) -> bytes:
