@@ -73,8 +73,37 @@ def test_a_test_driving_the_app_in_its_own_process_keeps_its_collector_as_it_was
 
     from commet.cli import app
 
-    before = gc.get_freeze_count()
+    before, threshold = gc.get_freeze_count(), gc.get_threshold()
     result = CliRunner().invoke(app, ["eval", "--model", "baseline:first-option", "--db", str(tmp_path / "r.sqlite"),
                                       "--quiet", "--limit", "2"])
     assert result.exit_code == 0, result.output
     assert gc.get_freeze_count() == before
+    assert gc.get_threshold() == threshold
+    assert gc.isenabled()
+
+
+def test_the_program_starts_up_without_collections_then_collects_its_young_objects_less_often(tmp_path: Path) -> None:
+    """No collection while eval builds its model, judge and validated dataset (they live until the exit);
+    during the run, the young generation is collected every YOUNG_OBJECTS_PER_COLLECTION allocations."""
+    script = ("import gc, sys\n"
+              "during = []\n"
+              "def seen(phase, info):\n"
+              "    frame = sys._getframe()\n"
+              "    while frame is not None and frame.f_code.co_name != '_eval_inputs':\n"
+              "        frame = frame.f_back\n"
+              "    during.append(phase == 'start' and frame is not None)\n"
+              "gc.callbacks.append(seen)\n"
+              "from commet.cli import main\n"
+              "from commet.cli.common import YOUNG_OBJECTS_PER_COLLECTION\n"
+              f"sys.argv = ['commet', 'eval', '--model', 'baseline:first-option', '--db', {str(tmp_path / 'r.sqlite')!r},"
+              " '--quiet']\n"
+              "try:\n"
+              "    main()\n"
+              "finally:\n"
+              "    print('collections', len(during) // 2, 'in start-up', sum(during),\n"
+              "          'threshold', gc.get_threshold()[0] == YOUNG_OBJECTS_PER_COLLECTION)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    words = done.stdout.splitlines()[-1].split()
+    assert int(words[1]) > 0, "the probe saw no collection at all"
+    assert words[2:] == ["in", "start-up", "0", "threshold", "True"]

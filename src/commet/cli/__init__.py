@@ -55,9 +55,11 @@ from commet.judges.base import UnknownJudgeError
 from commet.models.base import ModelSpecError
 
 if TYPE_CHECKING:
-    from commet.engine import FailureNotice, RunSummary
+    from commet.engine import FailureNotice, RunSummary, Shard
+    from commet.format import Dataset
     from commet.judges.base import Judge
     from commet.models.base import Model
+    from commet.store.settings import EvalSettings
 
 #: Plain click help (``rich_markup_mode=None``), here and in every sub-app: no ``<bool>`` type column on
 #: flags, no boxes, errors as one line.
@@ -301,43 +303,13 @@ def eval_command(
         return
     if model is None:
         fail("commet eval needs --model (or --finish RUN)")
-    dataset = dataset or "sample"
-    from commet.engine import RunConflictError, RunSummary, SpendLimitError, evaluate_async
-    from commet.judges.registry import create_judge
-    from commet.models.base import SettingError
-    from commet.models.registry import create_model
-    from commet.store.settings import EvalSettings, setting_names
-
-    try:
-        the_model = create_model(model)
-        the_judge = create_judge(judge)
-    except (ModelSpecError, UnknownJudgeError) as exc:
-        fail(str(exc))
-    try:  # every setting option, by its name (tests/test_settings.py keeps the options and the settings in step)
-        settings = EvalSettings.from_options({name: ctx.params[name] for name in setting_names()})
-    except SettingError as exc:
-        fail_option(exc)
-    data = load_or_fail(dataset, force, columns)
-    if max_cost is not None and workers > 1:
-        fail("--max-cost needs one process: drop --workers")
-    from commet.engine import Shard
-
-    try:
-        the_shard = Shard.parse(shard) if shard is not None else None
-    except ValueError as exc:
-        fail(f"--shard: {exc}")
+    with Program.starting_up():
+        the_model, the_judge, settings, data, the_shard = _eval_inputs(ctx, model, dataset or "sample", judge)
     from commet.cli.progress import live_progress
     from commet.cli.reporting import report_prepared_meanwhile
-
-    if db.exists():  # a file that is not a results store is refused before the progress bar starts
-        from commet.store import Store
-
-        Store(db).close()
+    from commet.engine import RunConflictError, RunSummary, SpendLimitError, evaluate_async
 
     stories = min(limit or len(data), len(data))
-    # what exists now (modules, the validated dataset) lives until the exit: the collections during the
-    # run, whose pauses hold every story in flight, leave it out (bench/bench_openai_server.py)
-    Program.freeze_objects()
 
     async def evaluate_then_close() -> RunSummary:
         try:
@@ -376,6 +348,41 @@ def eval_command(
     if not summary.results.complete:
         print_failures(summary.results, secrets=secrets, stopped_by=summary.stopped_by)
         raise typer.Exit(EXIT_INCOMPLETE)
+
+
+def _eval_inputs(ctx: typer.Context, model: str, dataset: str, judge: str
+                 ) -> "tuple[Model, Judge, EvalSettings, Dataset, Shard | None]":
+    """What ``commet eval`` runs: the model and judge, the settings from the options, the validated
+    dataset and the shard; every refusal is one line and exit 2, before anything is written."""
+    from commet.engine import Shard
+    from commet.judges.registry import create_judge
+    from commet.models.base import SettingError
+    from commet.models.registry import create_model
+    from commet.store.settings import EvalSettings, setting_names
+
+    params = ctx.params
+    try:
+        the_model = create_model(model)
+        the_judge = create_judge(judge)
+    except (ModelSpecError, UnknownJudgeError) as exc:
+        fail(str(exc))
+    try:  # every setting option, by its name (tests/test_settings.py keeps the options and the settings in step)
+        settings = EvalSettings.from_options({name: params[name] for name in setting_names()})
+    except SettingError as exc:
+        fail_option(exc)
+    data = load_or_fail(dataset, params["force"], params["columns"])
+    if params["max_cost"] is not None and params["workers"] > 1:
+        fail("--max-cost needs one process: drop --workers")
+    try:
+        the_shard = Shard.parse(params["shard"]) if params["shard"] is not None else None
+    except ValueError as exc:
+        fail(f"--shard: {exc}")
+    db: Path = params["db"]
+    if db.exists():  # a file that is not a results store is refused before the progress bar starts
+        from commet.store import Store
+
+        Store(db).close()
+    return the_model, the_judge, settings, data, the_shard
 
 
 def _run_line(summary: "RunSummary") -> str:
