@@ -2,7 +2,10 @@
 
 Why: pip has no ``--resolution=lowest-direct``; pinning each ``name>=X`` of the base
 dependencies and of the chosen extras to ``name==X`` and letting pip resolve the rest gives
-the same install, which proves the lower bounds in pyproject.toml really work.
+the same install, which proves the lower bounds really work. The base dependencies are read from
+pyproject.toml, the extras' from the table of built-in plug-ins (src/commet/builtin_plugins.py,
+loaded by hatch_build.py without the ``commet`` package: the floors job runs this before anything
+is installed).
 
     python scripts/floors.py openai,datasets,reports > constraints.txt
     python scripts/floors.py inspect --only-extras > constraints.txt   # inspect-ai at its floor, the rest resolved
@@ -20,6 +23,10 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from hatch_build import optional_dependencies  # noqa: E402
+
 REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*([^;]*?)\s*(?:;\s*(.*))?$")
 
 
@@ -27,7 +34,7 @@ def floors(extras: list[str], *, only_extras: bool = False) -> dict[str, str]:
     """``{name: floor}`` for the base dependencies and ``extras`` (``commet-bench[...]`` references followed);
     ``only_extras``: the extras' own dependencies alone (an extra whose packages need newer base ones)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    optional: dict[str, list[str]] = project.get("optional-dependencies", {})
+    optional = optional_dependencies(ROOT)
     requirements = [] if only_extras else list(project["dependencies"])
     todo, seen = list(extras), set()
     while todo:
@@ -62,7 +69,7 @@ def _version_key(version: str) -> tuple[int, ...]:
 
 
 def _marker_holds(marker: str) -> bool:
-    """The only markers used in pyproject.toml: ``python_version<'3.11'`` and the like."""
+    """The only markers used in the requirements: ``python_version<'3.11'`` and the like."""
     match = re.fullmatch(r"python_version\s*(<|>=)\s*['\"](\d+)\.(\d+)['\"]", marker.strip())
     if match is None:
         raise SystemExit(f"floors: unsupported marker {marker!r}")

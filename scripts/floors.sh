@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Floors job: install the LOWEST versions pyproject.toml allows for every direct dependency (base and
-# the extras below) into a fresh venv of the LOWEST Python it declares (requires-python), and run the fast
-# tests there. Proves the lower bounds work where users with the oldest supported setup will run them.
+# Floors job: install the LOWEST versions allowed for every direct dependency (the base ones in pyproject.toml
+# and those of the extras below, src/commet/builtin_plugins.py's Extra rows) into a fresh venv of the LOWEST
+# Python pyproject.toml declares (requires-python), and run the fast tests there. Proves the lower bounds work
+# where users with the oldest supported setup will run them.
 # pip has no --resolution=lowest-direct: scripts/floors.py writes a constraints file pinning each
 # direct dependency to its floor and pip resolves everything else as a user's install would.
 # The hf/diffusers/vllm extras (torch) and the browser tests of the web apps are left to the main suite.

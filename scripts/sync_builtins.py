@@ -3,9 +3,9 @@ README.md, or check that it is there and that pyproject.toml agrees with the tab
 
 Why: a provider is declared once, in the table; README's tables of models and of extras are copies
 that must not drift. pyproject.toml declares no entry point for CoMMET's own plug-ins (the table
-registers them; an entry point there would be a second registration), and the extras'
-requirements stay in it (their lower bounds are checked by scripts/floors.py): this checks that
-the extras there are the table's.
+registers them; an entry point there would be a second registration) and no extra: it declares
+``optional-dependencies`` dynamic and names the build hook (hatch_build.py) that writes the
+table's extras and their requirements into the package's metadata. This checks both.
 
     python scripts/sync_builtins.py           # rewrite README's derived tables
     python scripts/sync_builtins.py --check   # print what differs; exit 1 when anything does
@@ -15,9 +15,11 @@ tests/test_builtin_plugins.py runs the check.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 try:
     import tomllib
@@ -34,6 +36,8 @@ MODELS_HEADER = "| spec | what |"
 EXTRAS_HEADER = "| feature | extra |"
 #: the entry-point groups of plug-ins, which CoMMET's own pyproject.toml leaves to third parties
 GROUPS = ("commet.models", "commet.judges")
+#: the build hook that sets the extras from the table ([tool.hatch.metadata.hooks.custom]'s path)
+BUILD_HOOK = "hatch_build.py"
 
 
 def models_table(providers: Sequence[Provider]) -> list[str]:
@@ -59,16 +63,18 @@ def problems(pyproject: str, readme: str, providers: Sequence[Provider] = PROVID
              extras: Sequence[Extra] = EXTRAS) -> list[str]:
     """Every way pyproject.toml's and README.md's text differ from the table (empty: in step)."""
     found: list[str] = []
-    project = tomllib.loads(pyproject)["project"]
+    document = tomllib.loads(pyproject)
+    project = document["project"]
     declared = project.get("entry-points", {})
     found += [f"pyproject.toml: entry point {name!r} in {group}: CoMMET's own plug-ins are registered by "
               "src/commet/builtin_plugins.py alone; remove it" for group in GROUPS for name in declared.get(group, {})]
+    found += _extras_problems(project, document.get("tool", {}))
     names = {e.name for e in extras}
-    optional = set(project.get("optional-dependencies", {}))
-    found += [f"pyproject.toml: extra {name!r} is not in the table" for name in sorted(optional - names)]
-    found += [f"pyproject.toml: the table's extra {name!r} is missing" for name in sorted(names - optional)]
     found += [f"builtin_plugins: provider {p.name!r} needs extra {p.extra!r}, which the table does not list"
               for p in providers if p.extra is not None and p.extra not in names]
+    found += [f"builtin_plugins: extra {e.name!r} requires nothing" for e in extras if not e.requires]
+    found += [f"builtin_plugins: extra {e.name!r} includes commet-bench[{nested}], which the table does not list"
+              for e in extras for nested in _included_extras(e.requires, project["name"]) if nested not in names]
     lines = readme.splitlines()
     for title, table in (("models", models_table(providers)), ("extras", extras_table(extras))):
         where = _block(lines, table[0])
@@ -82,6 +88,28 @@ def problems(pyproject: str, readme: str, providers: Sequence[Provider] = PROVID
                          f"(README has {have_rows[differ] if differ < len(have_rows) else 'no row'!r}, "
                          f"expected {want_rows[differ] if differ < len(want_rows) else 'no row'!r})")
     return found
+
+
+def _extras_problems(project: dict[str, Any], tool: dict[str, Any]) -> list[str]:
+    """The extras come from the table through the build hook: pyproject.toml has no static table of them."""
+    found: list[str] = []
+    if "optional-dependencies" in project:
+        found.append("pyproject.toml: [project.optional-dependencies] is the table's: each extra and its "
+                     "requirements are an Extra row of src/commet/builtin_plugins.py; remove it")
+    if "optional-dependencies" not in project.get("dynamic", []):
+        found.append("pyproject.toml: [project] dynamic does not name 'optional-dependencies' (the build hook "
+                     f"{BUILD_HOOK} sets them from the table)")
+    hook = tool.get("hatch", {}).get("metadata", {}).get("hooks", {}).get("custom")
+    if hook is None or hook.get("path", BUILD_HOOK) != BUILD_HOOK:
+        found.append(f"pyproject.toml: no [tool.hatch.metadata.hooks.custom] with path = {BUILD_HOOK!r} (the build "
+                     "hook that writes the table's extras into the package's metadata)")
+    return found
+
+
+def _included_extras(requires: Sequence[str], project_name: str) -> list[str]:
+    """The extras of the project itself that requirements include (``commet-bench[hf]``)."""
+    included = (re.match(rf"\s*{re.escape(project_name)}\s*\[([^\]]*)\]", r) for r in requires)
+    return [name.strip() for match in included if match for name in match.group(1).split(",")]
 
 
 def synced(readme: str) -> str:
@@ -108,7 +136,7 @@ def main(argv: list[str], root: Path = ROOT) -> int:
         readme_path.write_text(new_readme, encoding="utf-8")
         print(f"wrote {readme_path.name}")
     remaining = problems(pyproject, new_readme)
-    for problem in remaining:  # what only a hand can fix: pyproject.toml's extras and entry points
+    for problem in remaining:  # what only a hand can fix: pyproject.toml, the table's own references
         print(problem)
     return 1 if remaining else 0
 

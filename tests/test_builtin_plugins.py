@@ -1,14 +1,16 @@
 """The one table of built-in providers, judge kinds and extras, and everything derived from it.
 
 At run time the registry, the missing-module advice and the prices are computed from the table;
-README.md holds written copies of its models and extras, which scripts/sync_builtins.py checks and
-writes, and pyproject.toml the extras' requirements (no entry point of CoMMET's own: the table
-registers them). Each copy edited alone (and the table edited alone) must make the check fail.
+when the package is built, its extras and their requirements (hatch_build.py, the build hook
+pyproject.toml names instead of a table of extras); README.md holds written copies of its models and
+extras, which scripts/sync_builtins.py checks and writes. Each copy edited alone (and the table
+edited alone) must make the check fail.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import subprocess
 import sys
@@ -32,15 +34,15 @@ from commet.models.registry import create_model
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def load_sync() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("sync_builtins", ROOT / "scripts" / "sync_builtins.py")
+def load_script(name: str, path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-sync = load_sync()
+sync = load_script("sync_builtins", ROOT / "scripts" / "sync_builtins.py")
 PYPROJECT = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -73,6 +75,15 @@ def test_every_table_entry_is_well_formed() -> None:
             assert model == model.lower() and 0 <= price_in <= price_out, (provider.name, model)
     for kind in table.JUDGE_KINDS:
         assert kind.usage == kind.name or kind.usage.startswith(f"{kind.name}:"), kind
+    extra_names = {e.name for e in table.EXTRAS}
+    for extra in table.EXTRAS:
+        assert extra.requires, extra.name
+        for line in extra.requires:
+            requirement = Requirement(line)
+            if requirement.name == "commet-bench":  # another extra of CoMMET's, at this very version
+                assert requirement.extras <= extra_names and not str(requirement.specifier), line
+            else:  # scripts/floors.py pins each at its lower bound
+                assert any(s.operator == ">=" for s in requirement.specifier), line
 
 
 @pytest.mark.parametrize("target", [p.factory for p in table.PROVIDERS] + [k.factory for k in table.JUDGE_KINDS])
@@ -111,8 +122,7 @@ def installed_modules() -> Mapping[str, list[str]]:
 def test_each_extra_installs_the_modules_it_is_named_for(extra: table.Extra) -> None:
     """The advice "pip install 'commet-bench[X]'" for a missing module must install that module: a
     distribution that provides it (read from what is installed here) is among X's requirements."""
-    optional = sync.tomllib.loads(PYPROJECT)["project"]["optional-dependencies"]
-    installs = requirement_names(extra.name, optional)
+    installs = requirement_names(extra.name, table.requirements())
     providers = installed_modules()
     for module in extra.modules:
         found = {canonicalize_name(d) for d in providers.get(module, [])} or {canonicalize_name(module)}
@@ -124,9 +134,13 @@ BROKEN_PYPROJECT = [
      '"commet.models.vllm_offline:create"\n\n[project.entry-points.inspect_ai]\n', "entry point 'vllm' in commet.models"),
     ("[project.entry-points.inspect_ai]\n", '[project.entry-points."commet.judges"]\necho = "echo:create"\n\n'
      "[project.entry-points.inspect_ai]\n", "entry point 'echo' in commet.judges"),
-    ('inspect = ["inspect-ai>=0.3.285"]\n', "", "the table's extra 'inspect' is missing"),
-    ("[project.optional-dependencies]\n", '[project.optional-dependencies]\nextra-only = ["x>=1"]\n',
-     "extra 'extra-only' is not in the table"),
+    # the extras written back into pyproject.toml (as before the table held them), beside the dynamic ones
+    ("[project.scripts]\n", '[project.optional-dependencies]\ninspect = ["inspect-ai>=0.3.285"]\n\n[project.scripts]\n',
+     "[project.optional-dependencies] is the table's"),
+    ('dynamic = ["optional-dependencies"]\n', "", "dynamic does not name 'optional-dependencies'"),
+    ('dynamic = ["optional-dependencies"]\n', 'dynamic = ["version"]\n', "dynamic does not name 'optional-dependencies'"),
+    ('[tool.hatch.metadata.hooks.custom]\npath = "hatch_build.py"\n', "", "no [tool.hatch.metadata.hooks.custom]"),
+    ('path = "hatch_build.py"\n', 'path = "build_hook.py"\n', "no [tool.hatch.metadata.hooks.custom]"),
 ]
 
 
@@ -163,9 +177,14 @@ def test_the_table_edited_alone_fails_the_check() -> None:
     found = sync.problems(PYPROJECT, README, providers=(*table.PROVIDERS, new))
     assert any("provider 'not-yet' needs extra 'not-yet'" in p for p in found)
     assert any("the models table differs" in p for p in found)
-    found = sync.problems(PYPROJECT, README, extras=(*table.EXTRAS, table.Extra("not-yet", ("not_yet",), "a thing")))
-    assert any("the table's extra 'not-yet' is missing" in p for p in found)
-    assert any("the extras table differs" in p for p in found)
+    found = sync.problems(PYPROJECT, README, extras=(*table.EXTRAS, table.Extra("not-yet", ("not_yet",), "a thing",
+                                                                               requires=("not-yet>=1.0",))))
+    assert len(found) == 1 and "the extras table differs" in found[0], found
+    found = sync.problems(PYPROJECT, README, extras=(*table.EXTRAS, table.Extra("not-yet", (), None, requires=())))
+    assert found == ["builtin_plugins: extra 'not-yet' requires nothing"]
+    found = sync.problems(PYPROJECT, README, extras=(*table.EXTRAS, table.Extra(
+        "not-yet", (), None, requires=("commet-bench[hf, gpu]", "commet-bench [web]"))))
+    assert found == ["builtin_plugins: extra 'not-yet' includes commet-bench[gpu], which the table does not list"]
 
 
 def test_a_provider_is_registered_by_the_table_alone() -> None:
@@ -174,6 +193,71 @@ def test_a_provider_is_registered_by_the_table_alone() -> None:
     assert not set(declared) & set(sync.GROUPS), declared
     assert plugins.plugin_names(plugins.MODELS)[:len(table.PROVIDERS)] == [p.name for p in table.PROVIDERS]
     assert plugins.plugin_names(plugins.JUDGES)[:len(table.JUDGE_KINDS)] == [k.name for k in table.JUDGE_KINDS]
+
+
+#: run in a Python with no site-packages (-I -S): neither CoMMET, nor its dependencies, nor hatchling
+BARE_HOOK = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import hatch_build
+extras = hatch_build.optional_dependencies()
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("commet", "pydantic", "hatchling", "_commet_builtin_plugins_table"))
+print(json.dumps({"extras": extras, "loaded": loaded, "hook": hasattr(hatch_build, "ExtrasFromTable")}))
+"""
+
+
+def test_the_build_hook_reads_the_table_where_nothing_is_installed(tmp_path: Path) -> None:
+    """A build (and scripts/floors.py, before its venv has anything) runs without CoMMET's dependencies: the
+    hook loads the table by its path and leaves nothing behind, and the file imports without hatchling."""
+    result = subprocess.run([sys.executable, "-I", "-S", "-c", BARE_HOOK, str(ROOT)], capture_output=True,
+                            text=True, timeout=60, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    bare = json.loads(result.stdout)
+    assert bare["extras"] == table.requirements() == {e.name: list(e.requires) for e in table.EXTRAS}
+    assert list(bare["extras"]) == [e.name for e in table.EXTRAS]
+    assert bare["loaded"] == [] and bare["hook"] is False
+
+
+def _flattened(extras: Mapping[str, list[str]], extra: str) -> set[str]:
+    """An extra's requirements with the extras of CoMMET it includes replaced by theirs, as a wheel lists them."""
+    found: set[str] = set()
+    for line in extras[extra]:
+        requirement = Requirement(line)
+        if requirement.name == "commet-bench":
+            found |= {r for nested in requirement.extras for r in _flattened(extras, nested)}
+        else:
+            found.add(str(requirement))
+    return found
+
+
+def test_hatchling_takes_the_extras_from_the_table() -> None:
+    """What the wheel's metadata says: hatchling reads pyproject.toml, runs the hook it names, and ends with
+    the table's extras (CoMMET's own extras included in place). Without hatchling installed,
+    test_the_build_hook_reads_the_table_where_nothing_is_installed still proves the hook's half."""
+    pytest.importorskip("hatchling", reason="hatchling, the build backend, is not installed (scripts/test.sh "
+                                            "installs it)")
+    from hatchling.metadata.core import ProjectMetadata
+    from hatchling.plugin.manager import PluginManager
+
+    hook = load_script("hatch_build", ROOT / "hatch_build.py")
+    metadata: dict[str, object] = {"name": "commet-bench"}
+    hook.ExtrasFromTable(str(ROOT), {}).update(metadata)
+    assert metadata == {"name": "commet-bench", "optional-dependencies": table.requirements()}
+    built = ProjectMetadata(str(ROOT), PluginManager()).core.optional_dependencies
+    wanted = table.requirements()
+    assert {name: set(lines) for name, lines in built.items()} == {name: _flattened(wanted, name) for name in wanted}
+    assert "torch>=2.4" in built["diffusers"] and "openai[aiohttp]>=2.16" in built["test"]
+
+
+def test_floors_reads_the_extras_from_the_table(tmp_path: Path) -> None:
+    """scripts/floors.py pins an extra's requirements (and those of the extras it includes) at their lower
+    bounds, in a Python where nothing is installed, as the floors job first runs it."""
+    result = subprocess.run([sys.executable, "-I", "-S", str(ROOT / "scripts" / "floors.py"), "diffusers",
+                             "--only-extras"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    wanted = {Requirement(line) for line in _flattened(table.requirements(), "diffusers")}
+    assert result.stdout.splitlines() == sorted(f"{r.name}=={next(iter(r.specifier)).version}" for r in wanted)
+    assert "torch==2.4" in result.stdout.splitlines()
 
 
 def test_the_script_writes_the_derived_parts_and_nothing_else(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""Every package src/ imports is declared in pyproject.toml (base or an extra), and every declared one is used.
+"""Every package src/ imports is declared (pyproject.toml's base dependencies, or an extra's requirements in the
+table of built-in plug-ins, src/commet/builtin_plugins.py), and every declared one is used.
 
 Imports are read from the source (lazy ones inside functions too, the names given to
 ``require``/``import_module`` and the providers' ``sdk_module``), mapped to the distributions that provide them. The floors job
@@ -12,6 +13,8 @@ import re
 import sys
 from importlib.metadata import packages_distributions
 from pathlib import Path
+
+from commet.builtin_plugins import requirements
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,9 +38,9 @@ def _name(requirement: str) -> str:
 def declared() -> set[str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     names = {_name(r) for r in project["dependencies"]}
-    for extra, requirements in project["optional-dependencies"].items():
+    for extra, required in requirements().items():
         if extra != "test":
-            names |= {_name(r) for r in requirements}
+            names |= {_name(r) for r in required}
     return names - {_name(project["name"])}
 
 
@@ -70,12 +73,12 @@ def test_every_package_src_imports_is_declared() -> None:
     wanted = declared()
     undeclared = {module: where for module, where in imported_modules().items()
                   if not {_name(d) for d in providers.get(module, [module])} & wanted}
-    assert not undeclared, f"imported by src/ but not declared in pyproject.toml: {undeclared}"
+    assert not undeclared, f"imported by src/ but declared neither in pyproject.toml nor by an extra: {undeclared}"
 
 
 def test_every_declared_package_is_imported_by_src() -> None:
     providers = packages_distributions()
     used = {_name(d) for module in imported_modules() for d in providers.get(module, [module])}
     unused = declared() - used - set(USED_INDIRECTLY)
-    assert not unused, f"declared in pyproject.toml but never imported by src/: {sorted(unused)}"
+    assert not unused, f"declared (pyproject.toml or an extra) but never imported by src/: {sorted(unused)}"
     assert "httpx" not in declared() and {"aiohttp", "certifi", "huggingface-hub", "pyyaml", "tomli"} <= declared()

@@ -3,12 +3,15 @@
 Why: a provider used to be registered in five to seven places. Everything else is derived from
 this table: the registry (:data:`commet.plugins.BUILT_IN`), which extra a missing module needs
 (:data:`commet.extras.EXTRA_OF_MODULE`) and the price table (:data:`commet.models.pricing.PRICES`)
-at run time; pyproject.toml's entry points and README.md's tables of models and extras are written
-from it by ``scripts/sync_builtins.py``, and ``tests/test_builtin_plugins.py`` fails when they drift
-(docs/architecture.md, "Extending it", walks through adding a provider).
+at run time; the package's extras and their requirements when it is built (``hatch_build.py``, the
+build hook pyproject.toml names, writes :func:`requirements` into the metadata); README.md's tables
+of models and extras by ``scripts/sync_builtins.py``, and ``tests/test_builtin_plugins.py`` fails
+when they drift (docs/architecture.md, "Extending it", walks through adding a provider).
 
 Only data lives here: importing it imports nothing else, so a provider's own module is still
-imported only when a spec names it.
+imported only when a spec names it. It imports the standard library alone because the build hook
+and ``scripts/floors.py`` load this file by its path, where neither CoMMET nor its dependencies
+are installed.
 """
 
 from __future__ import annotations
@@ -22,13 +25,16 @@ Price = tuple[float, float]
 
 @dataclass(frozen=True)
 class Extra:
-    """An optional ``commet-bench[NAME]`` extra (its requirements are in pyproject.toml)."""
+    """An optional ``commet-bench[NAME]`` extra."""
 
     name: str
     #: top-level modules CoMMET imports that this extra installs: a missing one names this extra
     modules: tuple[str, ...]
     #: README's "Which extra each feature needs" row (Markdown); None: a development extra, not listed
     feature: str | None
+    #: what ``pip install 'commet-bench[NAME]'`` installs (PEP 508; ``commet-bench[OTHER]`` includes another
+    #: extra). Each lower bound is a version that works: scripts/floors.sh installs them and runs the tests
+    requires: tuple[str, ...]
     #: what README adds after the extra's name, e.g. "(GPU)"
     note: str = ""
 
@@ -60,22 +66,45 @@ class JudgeKind:
 
 
 EXTRAS: tuple[Extra, ...] = (
-    Extra("openai", ("openai", "aiohttp"), "`openai:` models and judges (and OpenAI-compatible servers)"),
-    Extra("anthropic", ("anthropic",), "`anthropic:` models and judges"),
-    Extra("google", ("google",), "`google:` models and judges"),
-    Extra("providers", (), "all three providers"),
+    # the direct transport imports aiohttp and certifi; google-genai's client needs aiohttp 3.11 (ClientConnectorDNSError)
+    Extra("openai", ("openai", "aiohttp"), "`openai:` models and judges (and OpenAI-compatible servers)",
+          requires=("openai[aiohttp]>=2.16", "aiohttp>=3.11", "certifi>=2023.7.22")),
+    Extra("anthropic", ("anthropic",), "`anthropic:` models and judges", requires=("anthropic>=0.40",)),
+    Extra("google", ("google",), "`google:` models and judges", requires=("google-genai>=1.39",)),
+    Extra("providers", (), "all three providers", requires=("commet-bench[openai,anthropic,google]",)),
     Extra("hf", ("torch", "transformers"), "`hf:` local transformers models",
-          "(torch, transformers; install torch's CPU build from `https://download.pytorch.org/whl/cpu` "
-          "where you have no GPU)"),
-    Extra("diffusers", ("diffusers",), "`generate llm` with local diffusers picture models"),
-    Extra("vllm", ("vllm",), "`vllm:` models", "(GPU)"),
+          requires=("torch>=2.4", "transformers>=4.45"),
+          note="(torch, transformers; install torch's CPU build from `https://download.pytorch.org/whl/cpu` "
+               "where you have no GPU)"),
+    Extra("diffusers", ("diffusers",), "`generate llm` with local diffusers picture models",
+          requires=("commet-bench[hf]", "diffusers>=0.30")),
+    Extra("vllm", ("vllm",), "`vllm:` models", requires=("vllm>=0.6",), note="(GPU)"),
+    # datasets 3.3: a Hub cache snapshot (files linked into blobs/) loads as a local folder; 3.0-3.2 find no data files
     Extra("datasets", ("datasets", "pyarrow"),
-          "Hugging Face datasets (`hf:OWNER/NAME`, parquet folders, `convert --to hf`)"),
-    Extra("reports", ("jinja2", "matplotlib"), "HTML reports and plots"),
+          "Hugging Face datasets (`hf:OWNER/NAME`, parquet folders, `convert --to hf`)",
+          requires=("datasets>=3.3", "pyarrow>=15.0", "numpy>=1.26", "huggingface-hub>=0.24", "pyyaml>=6.0")),
+    Extra("reports", ("jinja2", "matplotlib"), "HTML reports and plots",
+          requires=("matplotlib>=3.8", "jinja2>=3.1", "markupsafe>=2.1.1", "numpy>=1.26")),
     Extra("web", ("fastapi", "uvicorn", "multipart", "python_multipart", "itsdangerous"),
-          "`review serve`, `study serve` (web apps)"),
-    Extra("inspect", ("inspect_ai",), "the inspect_ai task"),
-    Extra("test", (), None),
+          "`review serve`, `study serve` (web apps)",
+          requires=("fastapi>=0.115.7", "starlette>=0.44", "uvicorn>=0.29", "jinja2>=3.1", "python-multipart>=0.0.9",
+                    "itsdangerous>=2.1")),
+    Extra("inspect", ("inspect_ai",), "the inspect_ai task", requires=("inspect-ai>=0.3.285",)),
+    Extra("test", (), None, requires=(
+        "commet-bench[providers,datasets,reports,web,hf,diffusers,inspect]",
+        "pytest>=8.0",
+        "pytest-asyncio>=0.23",
+        "pytest-timeout>=2.3",
+        "playwright>=1.40",
+        "ruff>=0.5",
+        "import-linter>=2.1",
+        "mypy>=1.18.2",  # strict mode passes from this release (1.10 reports 30 errors that later releases see through)
+        "jsonschema>=4.0",
+        "hypothesis>=6.0",
+        "cryptography>=41",
+        "numpy>=1.26",
+        "httpx>=0.28.1",  # the web app tests' HTTP client (src/ itself does not import it)
+    )),
 )
 
 PROVIDERS: tuple[Provider, ...] = (
@@ -145,3 +174,9 @@ JUDGE_KINDS: tuple[JudgeKind, ...] = (
     JudgeKind("panel", "commet.judges.kinds:create_panel", "panel:SPEC,SPEC,SPEC"),
     JudgeKind("llm-only", "commet.judges.kinds:create_llm_only", "llm-only:SPEC"),
 )
+
+
+def requirements() -> dict[str, list[str]]:
+    """Each extra's requirements, ``{extra: [requirement, ...]}``: the package's optional dependencies
+    (what hatch_build.py writes into its metadata, and the floors scripts/floors.py pins)."""
+    return {extra.name: list(extra.requires) for extra in EXTRAS}
