@@ -10,8 +10,7 @@ if ! python -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '
     --index-url https://download.pytorch.org/whl/cpu "$TORCH" \
     || python -m pip install --quiet --disable-pip-version-check "$TORCH"
 fi
-# hatchling: the build backend (pip builds in an isolated environment), which tests/test_builtin_plugins.py runs
-python -m pip install --quiet --disable-pip-version-check -e ".[test]" "hatchling>=1.21"
+python -m pip install --quiet --disable-pip-version-check -e ".[test]"
 if ! command -v chromium >/dev/null 2>&1; then  # headless browser for the web-app tests (Debian's package)
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi

@@ -104,6 +104,7 @@ EXTRAS: tuple[Extra, ...] = (
         "cryptography>=41",
         "numpy>=1.26",
         "httpx>=0.28.1",  # the web app tests' HTTP client (src/ itself does not import it)
+        "hatchling>=1.21",  # the build backend: tests/test_builtin_plugins.py builds the metadata through it
     )),
 )
 
