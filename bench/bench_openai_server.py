@@ -279,8 +279,8 @@ def whole_process(args: argparse.Namespace, base_url: str, folder: Path) -> dict
     return _timing(wall, cpu, start, end, _server(base_url, "/stats"))
 
 
-async def bare_client(args: argparse.Namespace, base_url: str, calls_per_story: list[int]) -> float:
-    """Wall time of the same calls in the same slots and order, made with bare aiohttp.
+async def bare_client(args: argparse.Namespace, base_url: str, calls_per_story: list[int]) -> tuple[float, float]:
+    """Wall time and CPU ms per call of the same calls in the same slots and order, made with bare aiohttp.
 
     No engine, no store, no judging, a small fixed body: what this machine, this server and
     the HTTP library cost by themselves (the baseline the engine runs beside).
@@ -305,9 +305,9 @@ async def bare_client(args: argparse.Namespace, base_url: str, calls_per_story: 
                     json.loads(await response.read())
 
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1000)) as session:
-        wall0 = time.perf_counter()
+        wall0, cpu0 = time.perf_counter(), _cpu_seconds()
         await asyncio.gather(*(slot(session, i) for i in range(min(args.concurrency, len(calls_per_story)))))
-        return time.perf_counter() - wall0
+        return time.perf_counter() - wall0, (_cpu_seconds() - cpu0) * 1000 / sum(calls_per_story)
 
 
 def greedy_makespan(durations: list[float], slots: int) -> float:
@@ -319,6 +319,32 @@ def greedy_makespan(durations: list[float], slots: int) -> float:
     for duration in sorted(durations, reverse=True):
         heapq.heapreplace(free, free[0] + duration)
     return max(free)
+
+
+def stale_bytecode(package: Path) -> int:
+    """How many of ``package``'s modules have no up-to-date cached bytecode (``__pycache__``).
+
+    Each process that imports such a module compiles it from source first, and where
+    ``PYTHONDONTWRITEBYTECODE`` is set (an editable install in a container, say) none is ever
+    written: each ``commet eval`` then compiles CoMMET's modules again (about 0.15 s of CPU).
+    """
+    import importlib.util
+
+    stale = 0
+    for source in package.rglob("*.py"):
+        cached = Path(importlib.util.cache_from_source(str(source)))
+        try:
+            header = cached.read_bytes()[:16]
+        except OSError:
+            stale += 1
+            continue
+        if int.from_bytes(header[4:8], "little") & 1:  # hash-based (PEP 552): the source's hash
+            stale += header[8:16] != importlib.util.source_hash(source.read_bytes())
+            continue
+        stat = source.stat()  # timestamp-based: the source's mtime and size
+        stale += (header[8:12] != (int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
+                  or header[12:16] != (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little"))
+    return stale
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -378,7 +404,8 @@ def main(argv: list[str] | None = None) -> int:
     def med(runs: list[dict[str, float]], key: str) -> float:
         return statistics.median(run[key] for run in runs)
 
-    bare = statistics.median(bare_runs)
+    bare = statistics.median(wall for wall, _ in bare_runs)
+    bare_cpu = statistics.median(cpu for _, cpu in bare_runs)
     print(f"stories={args.stories} delay={args.delay * 1000:.0f}ms concurrency={args.concurrency} "
           f"workers={args.workers} transport={args.transport} images={args.images} "
           f"pictures={args.picture_size[0]}x{args.picture_size[1]} "
@@ -398,18 +425,27 @@ def main(argv: list[str] | None = None) -> int:
               f"{med(runs, 'busy'):9.3f} s = {med(runs, 'busy') / bound:5.3f} x {med(runs, 'cpu_ms_per_call'):12.2f}")
         print(f"{'':36}(first request {med(runs, 'startup'):.3f} s after the start, last answer "
               f"{med(runs, 'tail'):.3f} s before the end; server held {med(runs, 'held_ms'):.3f} ms over delay)")
-    print(f"{'bare aiohttp client, same plan':34} {bare:8.3f} {bare / bound:8.3f}")
+    print(f"{'bare aiohttp client, same plan':34} {bare:8.3f} {bare / bound:8.3f} {'':23} {bare_cpu:12.2f}")
     print(f"{'zero-overhead engine, its plan':34} {planned:8.3f} {planned / bound:8.3f}")
     print(f"{'zero-overhead, longest first':34} {longest_first:8.3f} {longest_first / bound:8.3f}  (the schedule before)")
     print()
     print(f"whole-process ratio {med(process_runs, 'wall') / bound:.3f} (goal <= 1.15); first request to last answer "
           f"{med(process_runs, 'busy') / bound:.3f} (goal <= 1.05); engine CPU {med(engine_runs, 'cpu_ms_per_call'):.2f} "
-          f"ms per call (goal <= 0.5); engine wall / bare client {med(engine_runs, 'wall') / bare:.3f}")
+          f"ms per call (goal <= 0.5); engine wall / bare client {med(engine_runs, 'wall') / bare:.3f}, CPU "
+          f"{med(engine_runs, 'cpu_ms_per_call') / bare_cpu:.2f}, whole process CPU / bare client "
+          f"{med(process_runs, 'cpu_ms_per_call') / bare_cpu:.2f}")
+    import commet
+
+    stale = stale_bytecode(Path(commet.__file__).parent)
+    if stale and sys.dont_write_bytecode:
+        print(f"note: {stale} of CoMMET's modules have no up-to-date bytecode and PYTHONDONTWRITEBYTECODE is set, "
+              "so every whole-process run compiled them (`python -m compileall -q src/commet` once avoids it)")
     if args.runs > 1:
         for name, runs in (("engine", engine_runs), ("whole process", process_runs)):
             print(f"  {name} per run: wall " + " ".join(f"{r['wall']:.3f}" for r in runs)
                   + "; CPU ms/call " + " ".join(f"{r['cpu_ms_per_call']:.2f}" for r in runs))
-        print("  bare client per run: " + " ".join(f"{b:.3f}" for b in bare_runs))
+        print("  bare client per run: wall " + " ".join(f"{wall:.3f}" for wall, _ in bare_runs)
+              + "; CPU ms/call " + " ".join(f"{cpu:.2f}" for _, cpu in bare_runs))
     return 0
 
 
