@@ -55,15 +55,20 @@ async def test_a_run_shorter_than_the_delay_imports_nothing(probe_modules: list[
     assert "preload_probe_ok" not in sys.modules
 
 
+def _last_line_of_program(script: str) -> str:
+    """The last line ``script`` prints, run as a program of its own (it must exit 0)."""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()[-1]
+
+
 def test_the_program_leaves_its_objects_out_of_the_last_collection_at_exit() -> None:
     script = ("import atexit, gc, sys\n"
               "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 1000))\n"
               "from commet.cli import main\n"
               "sys.argv = ['commet', 'validate', 'sample']\n"
               "main()\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-1] == "frozen True"
+    assert _last_line_of_program(script) == "frozen True"
 
 
 def test_a_test_driving_the_app_in_its_own_process_keeps_its_collector_as_it_was(tmp_path: Path) -> None:
@@ -102,8 +107,6 @@ def test_the_program_starts_up_without_collections_then_collects_its_young_objec
               "finally:\n"
               "    print('collections', len(during) // 2, 'in start-up', sum(during),\n"
               "          'threshold', gc.get_threshold()[0] == YOUNG_OBJECTS_PER_COLLECTION)\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    words = done.stdout.splitlines()[-1].split()
+    words = _last_line_of_program(script).split()
     assert int(words[1]) > 0, "the probe saw no collection at all"
     assert words[2:] == ["in", "start-up", "0", "threshold", "True"]
