@@ -304,7 +304,9 @@ def eval_command(
     if model is None:
         fail("commet eval needs --model (or --finish RUN)")
     with Program.starting_up():
-        the_model, the_judge, settings, data, the_shard = _eval_inputs(ctx, model, dataset or "sample", judge)
+        the_model, the_judge, settings, data, the_shard = _eval_inputs(
+            ctx, model=model, dataset=dataset or "sample", judge=judge, db=db, force=force, columns=columns,
+            max_cost=max_cost, workers=workers, shard=shard)
     from commet.cli.progress import live_progress
     from commet.cli.reporting import report_prepared_meanwhile
     from commet.engine import RunConflictError, RunSummary, SpendLimitError, evaluate_async
@@ -350,34 +352,36 @@ def eval_command(
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
-def _eval_inputs(ctx: typer.Context, model: str, dataset: str, judge: str
+def _eval_inputs(ctx: typer.Context, *, model: str, dataset: str, judge: str, db: Path, force: bool,
+                 columns: str | None, max_cost: float | None, workers: int, shard: str | None
                  ) -> "tuple[Model, Judge, EvalSettings, Dataset, Shard | None]":
     """What ``commet eval`` runs: the model and judge, the settings from the options, the validated
-    dataset and the shard; every refusal is one line and exit 2, before anything is written."""
+    dataset and the shard; every refusal is one line and exit 2, before anything is written.
+
+    (The options come as the command got them: ``ctx.params`` holds what click parsed, a path as
+    text under older Typer releases; only the settings are read from it, by name.)"""
     from commet.engine import Shard
     from commet.judges.registry import create_judge
     from commet.models.base import SettingError
     from commet.models.registry import create_model
     from commet.store.settings import EvalSettings, setting_names
 
-    params = ctx.params
     try:
         the_model = create_model(model)
         the_judge = create_judge(judge)
     except (ModelSpecError, UnknownJudgeError) as exc:
         fail(str(exc))
     try:  # every setting option, by its name (tests/test_settings.py keeps the options and the settings in step)
-        settings = EvalSettings.from_options({name: params[name] for name in setting_names()})
+        settings = EvalSettings.from_options({name: ctx.params[name] for name in setting_names()})
     except SettingError as exc:
         fail_option(exc)
-    data = load_or_fail(dataset, params["force"], params["columns"])
-    if params["max_cost"] is not None and params["workers"] > 1:
+    data = load_or_fail(dataset, force, columns)
+    if max_cost is not None and workers > 1:
         fail("--max-cost needs one process: drop --workers")
     try:
-        the_shard = Shard.parse(params["shard"]) if params["shard"] is not None else None
+        the_shard = Shard.parse(shard) if shard is not None else None
     except ValueError as exc:
         fail(f"--shard: {exc}")
-    db: Path = params["db"]
     if db.exists():  # a file that is not a results store is refused before the progress bar starts
         from commet.store import Store
 
