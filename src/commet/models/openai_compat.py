@@ -108,8 +108,9 @@ def to_openai_messages(messages: Sequence[base.Message], *, image_detail: str | 
 
     out: list[dict[str, Any]] = []
     for message in messages:
-        if not message.images or message.role != "user":
-            if message.images:
+        pictures = any(isinstance(part, base.ImagePart) for part in message.parts)
+        if not pictures or message.role != "user":
+            if pictures:
                 raise base.ModelCallError(f"pictures are only supported in user messages, not {message.role}",
                                           kind="bad_request")
             out.append({"role": message.role, "content": message.text_content})
@@ -477,8 +478,10 @@ def _has_aiohttp() -> bool:
 
 def parse_completion(raw: bytes) -> base.ModelResponse:
     """The reply, usage and finish reason of a chat completion body; refusals and empties raise."""
-    not_a_completion = base.ModelCallError("the server sent a body that is not a chat completion",
-                                           kind="bad_response", retryable=True)
+    def not_a_completion() -> base.ModelCallError:  # made only when raised: most bodies are completions
+        return base.ModelCallError("the server sent a body that is not a chat completion", kind="bad_response",
+                                   retryable=True)
+
     try:
         completion = json.loads(raw)  # (a 5,000-digit number is a ValueError, 100,000 brackets a RecursionError)
         choices = completion.get("choices") or []
@@ -488,11 +491,11 @@ def parse_completion(raw: bytes) -> base.ModelResponse:
         usage = completion.get("usage") or {}
         tokens = [usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0]
     except (ValueError, AttributeError, TypeError, KeyError, IndexError, RecursionError):
-        raise not_a_completion from None
+        raise not_a_completion() from None
     text, reason = message.get("content") or "", choice.get("finish_reason")
     if not isinstance(text, str) or not isinstance(reason, (str, type(None))) or not isinstance(refusal, (
             str, type(None))) or not all(type(count) is int and 0 <= count < 2**53 for count in tokens):
-        raise not_a_completion  # the fields a completion has, of other types
+        raise not_a_completion()  # the fields a completion has, of other types
     if not choices:
         raise base.ModelCallError("response had no choices", kind="empty_response", retryable=True)
     if reason == "content_filter" or refusal:
