@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent
@@ -24,7 +25,13 @@ TABLE = Path("src", "commet", "builtin_plugins.py")
 
 
 def optional_dependencies(root: Path = ROOT) -> dict[str, list[str]]:
-    """``{extra: [requirement, ...]}`` from the table under ``root``, which is loaded without its package."""
+    """``{extra: [requirement, ...]}`` from the table under ``root``."""
+    return dict(load_table(root).requirements())
+
+
+def load_table(root: Path = ROOT) -> ModuleType:
+    """The table under ``root`` as a module, loaded by its path without its package (and left out of
+    ``sys.modules``)."""
     name = "_commet_builtin_plugins_table"
     spec = importlib.util.spec_from_file_location(name, root / TABLE)
     if spec is None or spec.loader is None:
@@ -34,7 +41,7 @@ def optional_dependencies(root: Path = ROOT) -> dict[str, list[str]]:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-        return dict(module.requirements())
+        return module
     finally:
         del sys.modules[name]
 

@@ -25,7 +25,7 @@ except ModuleNotFoundError:  # Python 3.10
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hatch_build import optional_dependencies  # noqa: E402
+from hatch_build import load_table  # noqa: E402
 
 REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*([^;]*?)\s*(?:;\s*(.*))?$")
 
@@ -34,7 +34,8 @@ def floors(extras: list[str], *, only_extras: bool = False) -> dict[str, str]:
     """``{name: floor}`` for the base dependencies and ``extras`` (``commet-bench[...]`` references followed);
     ``only_extras``: the extras' own dependencies alone (an extra whose packages need newer base ones)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    optional = optional_dependencies(ROOT)
+    table = load_table(ROOT)
+    optional = table.requirements()
     requirements = [] if only_extras else list(project["dependencies"])
     todo, seen = list(extras), set()
     while todo:
@@ -46,9 +47,7 @@ def floors(extras: list[str], *, only_extras: bool = False) -> dict[str, str]:
         seen.add(extra)
         requirements += optional[extra]
         for requirement in optional[extra]:
-            nested = re.match(rf"^\s*{re.escape(project['name'])}\s*\[([^\]]*)\]", requirement)
-            if nested:
-                todo += [e.strip() for e in nested.group(1).split(",")]
+            todo += table.included_extras(requirement, project["name"])
     pins: dict[str, str] = {}
     for requirement in requirements:
         match = REQUIREMENT.match(requirement)

@@ -15,7 +15,6 @@ tests/test_builtin_plugins.py runs the check.
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,7 +28,7 @@ except ModuleNotFoundError:  # Python 3.10
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from commet.builtin_plugins import EXTRAS, PROVIDERS, Extra, Provider  # noqa: E402
+from commet.builtin_plugins import EXTRAS, PROVIDERS, Extra, Provider, included_extras  # noqa: E402
 
 #: README's two derived tables, found by their header rows
 MODELS_HEADER = "| spec | what |"
@@ -74,7 +73,8 @@ def problems(pyproject: str, readme: str, providers: Sequence[Provider] = PROVID
               for p in providers if p.extra is not None and p.extra not in names]
     found += [f"builtin_plugins: extra {e.name!r} requires nothing" for e in extras if not e.requires]
     found += [f"builtin_plugins: extra {e.name!r} includes commet-bench[{nested}], which the table does not list"
-              for e in extras for nested in _included_extras(e.requires, project["name"]) if nested not in names]
+              for e in extras for r in e.requires for nested in included_extras(r, project["name"])
+              if nested not in names]
     lines = readme.splitlines()
     for title, table in (("models", models_table(providers)), ("extras", extras_table(extras))):
         where = _block(lines, table[0])
@@ -104,12 +104,6 @@ def _extras_problems(project: dict[str, Any], tool: dict[str, Any]) -> list[str]
         found.append(f"pyproject.toml: no [tool.hatch.metadata.hooks.custom] with path = {BUILD_HOOK!r} (the build "
                      "hook that writes the table's extras into the package's metadata)")
     return found
-
-
-def _included_extras(requires: Sequence[str], project_name: str) -> list[str]:
-    """The extras of the project itself that requirements include (``commet-bench[hf]``)."""
-    included = (re.match(rf"\s*{re.escape(project_name)}\s*\[([^\]]*)\]", r) for r in requires)
-    return [name.strip() for match in included if match for name in match.group(1).split(",")]
 
 
 def synced(readme: str) -> str:

@@ -16,6 +16,7 @@ are installed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -181,3 +182,10 @@ def requirements() -> dict[str, list[str]]:
     """Each extra's requirements, ``{extra: [requirement, ...]}``: the package's optional dependencies
     (what hatch_build.py writes into its metadata, and the floors scripts/floors.py pins)."""
     return {extra.name: list(extra.requires) for extra in EXTRAS}
+
+
+def included_extras(requirement: str, distribution: str) -> list[str]:
+    """The extras of ``distribution`` (CoMMET's own name) that a requirement includes: ``["hf"]`` for
+    ``commet-bench[hf]``; none for another package."""
+    match = re.match(rf"\s*{re.escape(distribution)}\s*\[([^\]]*)\]", requirement)
+    return [name.strip() for name in match.group(1).split(",")] if match else []

@@ -105,7 +105,7 @@ class Program:
         try:
             yield
         finally:
-            gc.freeze()
+            cls.freeze_objects()
             gc.set_threshold(YOUNG_OBJECTS_PER_COLLECTION, *gc.get_threshold()[1:])
             if enabled:
                 gc.enable()

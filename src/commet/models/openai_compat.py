@@ -108,7 +108,7 @@ def to_openai_messages(messages: Sequence[base.Message], *, image_detail: str | 
 
     out: list[dict[str, Any]] = []
     for message in messages:
-        pictures = any(isinstance(part, base.ImagePart) for part in message.parts)
+        pictures = message.images
         if not pictures or message.role != "user":
             if pictures:
                 raise base.ModelCallError(f"pictures are only supported in user messages, not {message.role}",
