@@ -16,7 +16,6 @@ are installed.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -187,5 +186,6 @@ def requirements() -> dict[str, list[str]]:
 def included_extras(requirement: str, distribution: str) -> list[str]:
     """The extras of ``distribution`` (CoMMET's own name) that a requirement includes: ``["hf"]`` for
     ``commet-bench[hf]``; none for another package."""
-    match = re.match(rf"\s*{re.escape(distribution)}\s*\[([^\]]*)\]", requirement)
-    return [name.strip() for name in match.group(1).split(",")] if match else []
+    name, bracket, rest = requirement.partition("[")
+    names, closed, _ = rest.partition("]")
+    return [extra.strip() for extra in names.split(",")] if name.strip() == distribution and bracket and closed else []
