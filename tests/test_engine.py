@@ -393,6 +393,35 @@ async def test_a_judge_that_fails_leaves_the_run_incomplete_and_a_rerun_retries_
     assert second.results.questions_right == 5
 
 
+async def test_a_judge_failure_is_listed_with_its_latest_message_on_every_failed_turn(pipe_dataset: Path,
+                                                                                      replay_file,
+                                                                                      tmp_path: Path) -> None:
+    """Each failed turn's message is the last failed judge call of that turn (a rerun while the judge is still down
+    adds a newer one); turns of several stories and kinds are counted apart."""
+    from commet.judges.base import Judge, JudgeRequest, Verdict
+
+    class Down(Judge):
+        name = "down-judge"
+        tries = 0
+
+        async def judge(self, request: JudgeRequest) -> Verdict:
+            kind = "judge_http_503" if request.story_id == "fb-1" else "judge_timeout"
+            return Verdict("undecided", rationale="judge unavailable", judge=self.name,
+                           error=f"{kind} try {self.tries} at {request.story_id}/{request.turn}", error_kind=kind)
+
+    replies = replay_file({"dd-1": DD_RIGHT, "fb-1": ["The basket.", "No.", "The box."]})
+    db, judge = tmp_path / "s.sqlite", Down()
+    for tries in (1, 2):
+        judge.tries = tries
+        summary = await evaluate_async(f"replay:{replies}", pipe_dataset, judge=judge, db=db, run="r")
+    failures = {f.kind: f for f in summary.results.failures}
+    assert set(failures) == {"judge_http_503", "judge_timeout"}
+    first = failures["judge_http_503"]
+    assert first.what == "judge" and first.first_story == "fb-1"
+    assert first.first_message == f"judge_http_503 try 2 at fb-1/{first.first_turn}"
+    assert failures["judge_timeout"].first_message.startswith("judge_timeout try 2 at dd-1/")
+
+
 async def test_a_model_call_that_fails_leaves_the_run_incomplete_until_a_rerun_scores_it(
         pipe_dataset: Path, tmp_path: Path) -> None:
     from commet.models.base import Model, ModelCallError, ModelRequest, ModelResponse

@@ -1,9 +1,9 @@
-"""The OpenAI-compatible request body is built without passing each picture through the JSON encoder
-again, and is byte for byte what ``json.dumps(build_params(request), ensure_ascii=False)`` gives."""
+"""The OpenAI-compatible request body is built without passing each picture, or each message of a conversation,
+through the JSON encoder again, and is byte for byte what ``json.dumps(build_params(request), ensure_ascii=False)``
+gives."""
 
 from __future__ import annotations
 
-import functools
 import io
 import json
 
@@ -11,7 +11,8 @@ import pytest
 from PIL import Image
 
 from commet.models.base import GenerationSettings, ImagePart, Message, ModelRequest, TextPart
-from commet.models.openai_compat import OpenAIChatModel, json_body
+from commet.models.base import ModelCallError
+from commet.models.openai_compat import OpenAIChatModel
 
 
 def picture(colour: tuple[int, int, int], size: tuple[int, int] = (40, 30)) -> ImagePart:
@@ -46,7 +47,7 @@ def test_the_body_is_the_json_encoders_to_the_byte(monkeypatch: pytest.MonkeyPat
     for turns in range(1, len(conversation()) + 1):
         request = ModelRequest(conversation()[:turns], settings)
         expected = json.dumps(model.build_params(request), ensure_ascii=False).encode()
-        assert json_body(functools.partial(model.build_params, request)) == expected
+        assert model.request_body(request) == expected
 
 
 def test_each_picture_is_encoded_once_however_often_it_is_sent(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -58,7 +59,7 @@ def test_each_picture_is_encoded_once_however_often_it_is_sent(monkeypatch: pyte
     encoded: list[int] = []
     real = base.b64encode
     monkeypatch.setattr(base, "b64encode", lambda data: encoded.append(len(data)) or real(data))
-    bodies = [json_body(functools.partial(model.build_params, ModelRequest(messages[:turns]))) for turns in (2, 4, 6)]
+    bodies = [model.request_body(ModelRequest(messages[:turns])) for turns in (2, 4, 6)]
     assert [body.count(b"data:image/png;base64,") for body in bodies] == [1, 3, 3]
     assert len(encoded) == 2  # the red picture and the blue one, once each
 
@@ -69,4 +70,43 @@ def test_a_media_type_that_needs_escaping_is_escaped_as_the_encoder_would(monkey
     odd = ImagePart(b"\x89PNG\r\n", 'image/x-"odd"\\é', "odd")
     request = ModelRequest((Message("user", (TextPart("Look."), odd)),))
     expected = json.dumps(model.build_params(request), ensure_ascii=False).encode()
-    assert json_body(functools.partial(model.build_params, request)) == expected
+    assert model.request_body(request) == expected
+
+
+def test_each_message_is_encoded_once_however_often_it_is_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    from commet.models import openai_compat
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    model = OpenAIChatModel("cand", {"base_url": "http://127.0.0.1:9/v1"})
+    encoded: list[object] = []
+    real = openai_compat.to_openai_messages
+    monkeypatch.setattr(openai_compat, "to_openai_messages",
+                        lambda messages, **kw: encoded.extend(messages) or real(messages, **kw))
+    messages = conversation()
+    for turns in range(1, len(messages) + 1):
+        request = ModelRequest(messages[:turns])
+        assert model.request_body(request) == json.dumps(model.build_params(request), ensure_ascii=False).encode()
+    built = len(messages) * (len(messages) + 1) // 2  # build_params, the reference, encodes every message each turn
+    assert len(encoded) - built == len(messages)  # the body: each message once
+
+
+def test_the_same_message_at_another_place_gets_its_own_pictures(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A message's marks name its place in the conversation: the same message later in another conversation,
+    or two equal messages, each carry the right pictures."""
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    model = OpenAIChatModel("cand", {"base_url": "http://127.0.0.1:9/v1"})
+    red, blue = picture((200, 0, 0)), picture((0, 0, 200))
+    shown = Message("user", (TextPart("Look."), red))
+    for messages in [(shown,), (Message("user", (blue,)), shown), (shown, Message.text("assistant", "Red."), shown),
+                     (Message("user", (blue, TextPart("and"), red)),)]:
+        request = ModelRequest(messages)
+        assert model.request_body(request) == json.dumps(model.build_params(request), ensure_ascii=False).encode()
+
+
+def test_a_picture_outside_a_user_message_is_refused_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    model = OpenAIChatModel("cand", {"base_url": "http://127.0.0.1:9/v1"})
+    request = ModelRequest((Message("assistant", (picture((1, 2, 3)),)),))
+    for _ in range(2):
+        with pytest.raises(ModelCallError, match="only supported in user messages"):
+            model.request_body(request)

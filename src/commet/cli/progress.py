@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
 from commet.engine.runner import Progress as EngineProgress
 
 #: terminals at least this wide get the long progress line; narrower ones the short one, so it fits 80 columns
@@ -26,6 +24,8 @@ def live_progress(*, enabled: bool, total: int) -> Iterator[Callable[[EngineProg
     if not enabled:
         yield None
         return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # (--quiet: never)
+
     columns = (TextColumn("stories"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[detail]}"), TimeElapsedColumn())
     with Progress(*columns, transient=False) as bar:

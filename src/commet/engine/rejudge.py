@@ -30,8 +30,7 @@ from commet.engine.pictures import PictureCache
 from commet.engine.runner import RunResults, run_results
 from commet.errors import CommetError
 from commet.format.dataset import Dataset
-from commet.judges.base import Judge, JudgeRequest, Verdict
-from commet.judges.cascade import decided_by
+from commet.judges.base import Judge, JudgeRequest, Verdict, decided_by
 from commet.models.base import ImagePart
 from commet.store.records import StoryRecord, StoryStatus, TurnRecord
 from commet.store.settings import EvalSettings

@@ -17,7 +17,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from commet import models
@@ -278,6 +278,9 @@ class Engine:
         self.store = store
         self.dataset = dataset
         self.settings = settings or EvalSettings()
+        #: every conversation's opening: one message object, which a provider encodes once (``Message.encodings``)
+        self._system_messages = ([models.Message.text("system", self.settings.system_prompt)]
+                                 if self.settings.system_prompt else [])
         self.concurrency = max(1, concurrency)
         self.start_interval = max(0.0, start_interval)
         self.on_progress = on_progress
@@ -485,9 +488,7 @@ class Engine:
         return policy is JudgeImages.ON or policy is JudgeImages.NEEDED and storyturn.image_dependent
 
     async def run_story(self, run: RunRecord, position: int, storyturn: StoryTurn) -> None:
-        messages: list[models.Message] = []
-        if self.settings.system_prompt:
-            messages.append(models.Message.text("system", self.settings.system_prompt))
+        messages: list[models.Message] = [*self._system_messages]
         previous: PreviousOutcome | None = None
         active_branch: int | None = None
         earlier: list[tuple[str, str]] = []
@@ -517,12 +518,13 @@ class Engine:
                 messages.append(models.Message("user", tuple(parts)))
                 request = models.ModelRequest(tuple(messages), self.settings.generation,
                                               tags={"story_id": storyturn.id, "turn": k})
-                shown_turn = ShownTurn(text, json.dumps(images), feedback_kind, json.dumps(turn.answers))
+                images_json, expected_json = json.dumps(images) if images else "[]", json.dumps(turn.answers)
                 try:
                     reply, model_key, cost = await self._call_model(run, storyturn.id, k, request)
                 except models.ModelCallError as exc:
-                    self.store.record_turn(TurnRecord.of(run.id, storyturn.id, k, shown_turn, error_kind=exc.kind,
-                                                         error=str(exc)))
+                    self.store.record_turn(TurnRecord.of(
+                        run.id, storyturn.id, k, ShownTurn(text, images_json, feedback_kind, expected_json),
+                        error_kind=exc.kind, error=str(exc)))
                     self.progress.errors += 1
                     status, story_correct = StoryStatus.failed, False
                     self.failures.failed(CallSource.model, self.model.spec, exc.kind, str(exc), storyturn.id, k)
@@ -538,7 +540,8 @@ class Engine:
                     self._watch_judge(verdict, storyturn.id, k)
                 cost += judge_cost
                 score = record_scored_turn(self.store, run.id, storyturn.id, k, turn, verdict, active_branch,
-                                           shown=replace(shown_turn, model_key=model_key), response=reply,
+                                           shown=ShownTurn(text, images_json, feedback_kind, expected_json, model_key),
+                                           response=reply,
                                            judge_name=self.judge.name, judgment_key=judgment_key)
                 active_branch = score.active_branch
                 self.progress.questions += 1

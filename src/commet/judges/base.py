@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal, TypeGuard, get_args
@@ -198,3 +199,8 @@ async def decided_off_the_loop(decide: Callable[[JudgeRequest], Verdict], reques
 
 class UnknownJudgeError(CommetError, ValueError):
     """A judge spec that cannot be built."""
+
+
+def decided_by(judges: Iterable[str | None]) -> dict[str, int]:
+    """How many judgments each judge made (from ``Verdict.judge`` or the turns' ``judge`` column)."""
+    return dict(Counter(j or "?" for j in judges).most_common())

@@ -6,9 +6,6 @@ The default whenever an LLM judge or a panel is given. ``Verdict.judge`` names w
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable
-
 from commet.judges.base import Judge, JudgeRequest, Verdict
 from commet.judges.rules import RulesJudge
 
@@ -34,8 +31,3 @@ class CascadeJudge(Judge):
 
     async def aclose(self) -> None:
         await self.fallback.aclose()
-
-
-def decided_by(judges: Iterable[str | None]) -> dict[str, int]:
-    """How many judgments each judge made (from ``Verdict.judge`` or the turns' ``judge`` column)."""
-    return dict(Counter(j or "?" for j in judges).most_common())

@@ -34,6 +34,8 @@ from commet.models.base import (
 
 #: Judges answer deterministically; the room is for reasoning models, whose thinking counts as output.
 JUDGE_SETTINGS = GenerationSettings(temperature=0.0, max_tokens=2048)
+#: one message for every judge call: a provider encodes it once (``Message.encodings``)
+SYSTEM_MESSAGE = Message.text("system", SYSTEM_PROMPT)
 
 
 class LLMJudge(Judge):
@@ -48,7 +50,7 @@ class LLMJudge(Judge):
     @cached_property
     def _identity_json(self) -> tuple[str, str]:
         """The judge's name and its model's identity as canonical JSON, made once (they never change)."""
-        return json.dumps(self.name), json.dumps(self.model.identity(), sort_keys=True)
+        return json.dumps(self.name), self.model.identity_json()
 
     def cache_key(self, request: JudgeRequest) -> str:
         """Judge name, prompt version, the model's full identity (output-changing options) and the inputs."""
@@ -60,7 +62,7 @@ class LLMJudge(Judge):
 
     async def judge(self, request: JudgeRequest) -> Verdict:
         prompt = Message("user", (TextPart(user_prompt(request)), *request.images))
-        messages = [Message.text("system", SYSTEM_PROMPT), prompt]
+        messages = [SYSTEM_MESSAGE, prompt]
         usage = Usage()
         raw, error, replaced = "", "", 0
         for attempt in range(1, self.attempts + 1):

@@ -14,10 +14,10 @@ import json
 import re
 from abc import ABC, abstractmethod
 from base64 import b64encode
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Literal, TypedDict, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -86,6 +86,17 @@ class Message:
             ],
         }
 
+    @cached_property
+    def fingerprint_json(self) -> str:
+        """The fingerprint as canonical JSON, made once: each later turn's request holds this message again."""
+        return json.dumps(self.fingerprint(), sort_keys=True)
+
+    @cached_property
+    def encodings(self) -> dict[Hashable, str]:
+        """What providers made of this message for a request, by a key of their own, made once: each later turn
+        of a conversation sends the message again (not part of the message's value)."""
+        return {}
+
 
 def text_block(text: str) -> dict[str, object]:
     """A text content block as the OpenAI and Anthropic APIs and chat templates write it."""
@@ -142,8 +153,29 @@ class ModelRequest:
 
     @cached_property
     def fingerprint_json(self) -> str:
-        """The fingerprint as canonical JSON, made once: the cache key and the store's row share it."""
-        return json.dumps(self.fingerprint(), sort_keys=True)
+        """The fingerprint as canonical JSON (``json.dumps(self.fingerprint(), sort_keys=True)``), made once:
+        the cache key and the store's row share it. It is put together from each message's own JSON,
+        made once per message, so a conversation's earlier turns are not serialised again at every turn."""
+        return canonical_object(messages=f"[{', '.join(m.fingerprint_json for m in self.messages)}]",
+                                settings=_settings_json(self.settings))
+
+
+@lru_cache(maxsize=64)
+def _settings_json(settings: GenerationSettings) -> str:
+    """A run's few settings objects as canonical JSON, each made once."""
+    return json.dumps(settings.model_dump(), sort_keys=True)
+
+
+@lru_cache(maxsize=256)
+def _name_json(name: str) -> str:
+    return json.dumps(name)
+
+
+def canonical_object(**fields_json: str) -> str:
+    """The canonical JSON object (``json.dumps(..., sort_keys=True)``) whose fields hold the given canonical JSON
+    texts."""
+    body = ", ".join(f"{_name_json(name)}: {fields_json[name]}" for name in sorted(fields_json))
+    return f"{{{body}}}"
 
 
 def json_key(**fields_json: str) -> str:
@@ -152,8 +184,7 @@ def json_key(**fields_json: str) -> str:
     The same digest as ``json.dumps({name: value, ...}, sort_keys=True)`` of the decoded
     values, without serialising a long conversation a second time.
     """
-    body = ", ".join(f"{json.dumps(name)}: {fields_json[name]}" for name in sorted(fields_json))
-    return hashlib.sha256(f"{{{body}}}".encode()).hexdigest()
+    return hashlib.sha256(canonical_object(**fields_json).encode()).hexdigest()
 
 
 @dataclass
@@ -295,8 +326,12 @@ class Model(ABC):
         """
         return {"spec": self.spec}
 
+    def identity_json(self) -> str:
+        """:meth:`identity` as canonical JSON (part of every call's cache key)."""
+        return json.dumps(self.identity(), sort_keys=True)
+
     def cache_key(self, request: ModelRequest) -> str:
-        return json_key(model=json.dumps(self.identity(), sort_keys=True), request=request.fingerprint_json)
+        return json_key(model=self.identity_json(), request=request.fingerprint_json)
 
     @abstractmethod
     async def generate(self, request: ModelRequest) -> ModelResponse:

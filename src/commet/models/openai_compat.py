@@ -65,35 +65,51 @@ def data_url(part: base.ImagePart) -> str:
     return f"data:{part.mime};base64,{part.base64}"
 
 
-#: stands for a picture's data URL while a body is JSON-encoded (a nonce: no text can hold it by chance)
+#: stand for a picture's data URL and for the messages while a body is JSON-encoded (nonces: no text can hold them
+#: by chance); a picture's mark names its message and its part
 _PICTURE_MARK = f"commet-picture-{secrets.token_hex(8)}-"
-_PICTURE_SLOT = re.compile(f'"{_PICTURE_MARK}(\\d+)"')
+_PICTURE_SLOT = re.compile(f'"{_PICTURE_MARK}(\\d+)\\.(\\d+)"')
+_MESSAGES_MARK = f"commet-messages-{secrets.token_hex(8)}"
 
 
-def json_body(params_with: Callable[[Callable[[base.ImagePart], str]], dict[str, Any]]) -> bytes:
-    """``json.dumps(params, ensure_ascii=False)`` as UTF-8, byte for byte, without the pictures in the encoder.
+def json_body(params: dict[str, Any], messages: Sequence[base.Message],
+              message_json: Callable[[base.Message, int], str]) -> bytes:
+    """``json.dumps({**params, "messages": <the messages>}, ensure_ascii=False)`` as UTF-8, byte for byte, made from
+    each message's own JSON (``message_json(message, index)``, with a mark for each picture) and each picture's
+    data URL.
 
-    ``params_with(url)`` builds the request with ``url(part)`` for each picture's data URL. Every
-    later turn of a conversation (and its judge) sends the pictures again: at 1 MB a picture, the
-    encoder's scan of its base64 was about 5 ms per picture and call. The body is encoded with a
-    mark in each picture's place, and the data URLs (base64 needs no escaping; made once per
-    picture, ``ImagePart.base64``) are joined in as bytes.
+    Every later turn of a conversation (and every judge call) sends the earlier messages and pictures again:
+    each message keeps its JSON (:meth:`OpenAIChatModel.message_json`), so the encoder sees a message once, and the
+    data URLs (base64 needs no escaping; made once per picture, ``ImagePart.base64``) are joined in as bytes
+    (at 1 MB a picture, the encoder's scan of its base64 was about 5 ms per picture and call).
+    ``params["messages"]`` only keeps the messages' place in the body.
     """
-    pictures: list[base.ImagePart] = []
-
-    def mark(part: base.ImagePart) -> str:
-        pictures.append(part)
-        return f"{_PICTURE_MARK}{len(pictures) - 1}"
-
-    text = json.dumps(params_with(mark), ensure_ascii=False)
-    if not pictures:
+    head, _, tail = json.dumps({**params, "messages": _MESSAGES_MARK}, ensure_ascii=False).partition(
+        f'"{_MESSAGES_MARK}"')
+    text = f"{head}[{', '.join(message_json(message, i) for i, message in enumerate(messages))}]{tail}"
+    if _PICTURE_MARK not in text:
         return text.encode()
-    pieces = _PICTURE_SLOT.split(text)  # text, picture index, text, ..., text
-    return b"".join(_url_json(pictures[int(piece)]) if i % 2 else piece.encode() for i, piece in enumerate(pieces))
+    pieces = _PICTURE_SLOT.split(text)  # text, message index, part index, text, ..., text
+    out = []
+    for i in range(0, len(pieces) - 1, 3):
+        out += [pieces[i].encode(), _url_json(messages[int(pieces[i + 1])].parts[int(pieces[i + 2])])]
+    out.append(pieces[-1].encode())
+    return b"".join(out)
 
 
-def _url_json(part: base.ImagePart) -> bytes:
+def message_body_json(message: base.Message, index: int, image_detail: str | None) -> str:
+    """One message of a Chat Completions body as the JSON encoder writes it (``ensure_ascii=False``), each picture
+    a mark naming ``index`` and its part (:func:`json_body` puts the data URL in its place)."""
+    def mark(part: base.ImagePart) -> str:
+        return f"{_PICTURE_MARK}{index}.{next(positions)}"
+
+    positions = (j for j, part in enumerate(message.parts) if isinstance(part, base.ImagePart))
+    return json.dumps(to_openai_messages((message,), image_detail=image_detail, url=mark)[0], ensure_ascii=False)
+
+
+def _url_json(part: base.Part) -> bytes:
     """A picture's data URL as the JSON encoder writes it: only the media type can need escaping."""
+    assert isinstance(part, base.ImagePart)
     return f'"data:{json.dumps(part.mime, ensure_ascii=False)[1:-1]};base64,{part.base64}"'.encode()
 
 
@@ -171,16 +187,33 @@ class OpenAIChatModel(OpenAIService, RemoteModel):
         self.pool: EndpointPool[tuple[Any, DirectChatTransport | None]] = EndpointPool(
             [Endpoint(url or "default", connect(url)) for url in self._endpoint_urls()])
         self._client, self._direct = self.pool.endpoints[0].client
+        self._encoding = ("openai", self.image_detail)  # this model's key in ``Message.encodings``
 
     def _endpoint_urls(self) -> list[str | None]:
         """The base URLs to spread requests over; None: the SDK's default endpoint."""
         return [*self.base_urls] if self.base_urls else [None]
 
     def build_params(self, request: base.ModelRequest, url: Callable[[base.ImagePart], str] = data_url) -> dict[str, Any]:
+        return self._params(request, to_openai_messages(request.messages, image_detail=self.image_detail, url=url))
+
+    def request_body(self, request: base.ModelRequest) -> bytes:
+        """``json.dumps(self.build_params(request), ensure_ascii=False)`` as UTF-8, byte for byte (:func:`json_body`)."""
+        return json_body(self._params(request, None), request.messages, self.message_json)
+
+    def message_json(self, message: base.Message, index: int) -> str:
+        """The message at ``index`` of a conversation as this model's body holds it (:func:`message_body_json`),
+        made once per message."""
+        key = (self._encoding, index)
+        made = message.encodings.get(key)
+        if made is None:
+            made = message.encodings[key] = message_body_json(message, index, self.image_detail)
+        return made
+
+    def _params(self, request: base.ModelRequest, messages: list[dict[str, Any]] | None) -> dict[str, Any]:
         settings = request.settings
         params: dict[str, Any] = {
             "model": self.name,
-            "messages": to_openai_messages(request.messages, image_detail=self.image_detail, url=url),
+            "messages": messages,
             "temperature": settings.temperature,
             self.token_param: settings.max_tokens,
         }
@@ -193,7 +226,7 @@ class OpenAIChatModel(OpenAIService, RemoteModel):
         return params
 
     async def _call(self, request: base.ModelRequest) -> base.ModelResponse:
-        body = json_body(functools.partial(self.build_params, request))
+        body = self.request_body(request)
         tried: set[str] = set()
         while True:
             endpoint = self.pool.pick(tried)

@@ -12,6 +12,7 @@ import os
 import re
 from abc import abstractmethod
 from collections.abc import Mapping
+from functools import cached_property
 from types import ModuleType
 
 from commet.models import pricing
@@ -190,6 +191,14 @@ class RemoteModel(RemoteService, Model):
             if key in self.options:
                 ident[key] = self.options[key]
         return ident
+
+    @cached_property
+    def _fixed_identity_json(self) -> str:
+        return super().identity_json()
+
+    def identity_json(self) -> str:
+        """Made once: a remote model's identity (name, endpoints, output options) is fixed when it is made."""
+        return self._fixed_identity_json
 
     def estimated_cost(self, usage: Usage) -> float | None:
         return pricing.cost(self.price, usage)

@@ -22,8 +22,7 @@ from typing import cast
 
 from commet.engine.conversation import apply_branch_rules
 from commet.format.model import Turn
-from commet.judges.base import Verdict, is_outcome
-from commet.judges.cascade import decided_by
+from commet.judges.base import Verdict, decided_by, is_outcome
 from commet.reports.metrics import SUBSETS, select_runs
 from commet.reports.stats import fixed
 from commet.store.labels import all_labels

@@ -21,6 +21,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 
 from commet.format.inputs import valid_text
@@ -43,17 +44,28 @@ def grouped(statements: list[Statement]) -> dict[str, list[tuple[object, ...]]] 
     groups: dict[str, list[tuple[object, ...]]] = {}
     table_sql: dict[str, str] = {}
     for sql, params in statements:
-        match = _TABLE.search(sql)
-        if match is None or table_sql.setdefault(match[1], sql) != sql:
+        table = _written_table(sql)
+        if table is None or table_sql.setdefault(table, sql) != sql:
             return None
         groups.setdefault(sql, []).append(params)
     return groups
 
 
+@lru_cache(maxsize=256)
+def _written_table(sql: str) -> str | None:
+    """The table an INSERT or UPDATE writes (the store's statements are a few texts, each looked at once)."""
+    match = _TABLE.search(sql)
+    return None if match is None else match[1]
+
+
 def upsert(table: str, row: Mapping[str, object]) -> Statement:
     """An INSERT OR REPLACE of ``row`` (column names come from code, never from data)."""
-    return (f"INSERT OR REPLACE INTO {table}({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-            tuple(row.values()))
+    return _upsert_sql(table, tuple(row)), tuple(row.values())
+
+
+@lru_cache(maxsize=256)
+def _upsert_sql(table: str, columns: tuple[str, ...]) -> str:
+    return f"INSERT OR REPLACE INTO {table}({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
 
 
 class _Checkpointer:

@@ -172,16 +172,21 @@ class StoreQueries(StoreCommits):
         """
         self.flush()
         rows = self.db.execute(
-            "SELECT t.story_id, t.turn, t.response, t.error_kind, t.error,"
-            " (SELECT c.error FROM call_log c WHERE c.run_id = t.run_id AND c.story_id = t.story_id"
-            "  AND c.turn = t.turn AND c.kind = 'judge' AND c.error IS NOT NULL ORDER BY c.id DESC LIMIT 1)"
-            " AS judge_error"
+            "SELECT t.story_id, t.turn, t.response, t.error_kind, t.error"
             " FROM turns t JOIN stories s ON s.run_id = t.run_id AND s.story_id = t.story_id"
-            " WHERE t.run_id = ? AND t.error_kind IS NOT NULL ORDER BY s.position, t.turn", (run_id,))
+            " WHERE t.run_id = ? AND t.error_kind IS NOT NULL ORDER BY s.position, t.turn", (run_id,)).fetchall()
+        # each turn's last failed judge call, read in one pass (a subquery per turn read the run's judge calls
+        # once for every failed turn: minutes at the end of a large run whose judge was down)
+        judge_errors: dict[tuple[str, int], str] = {}
+        if any(r["response"] is not None for r in rows):
+            for story_id, turn, error in self.db.execute(
+                    "SELECT story_id, turn, error FROM call_log WHERE run_id = ? AND kind = 'judge'"
+                    " AND error IS NOT NULL ORDER BY id", (run_id,)):
+                judge_errors[story_id, turn] = error
         kinds: dict[str, FailureKind] = {}
         for r in rows:
             what = "model" if r["response"] is None else "judge"
-            message = (r["error"] if what == "model" else r["judge_error"]) or r["error_kind"]
+            message = (r["error"] if what == "model" else judge_errors.get((r["story_id"], r["turn"]))) or r["error_kind"]
             known = kinds.get(r["error_kind"])
             if known is None:
                 kinds[r["error_kind"]] = FailureKind(r["error_kind"], what, 1, r["story_id"], r["turn"], message)
