@@ -10,8 +10,7 @@ import json
 import pytest
 from PIL import Image
 
-from commet.models.base import GenerationSettings, ImagePart, Message, ModelRequest, TextPart
-from commet.models.base import ModelCallError
+from commet.models.base import GenerationSettings, ImagePart, Message, ModelCallError, ModelRequest, TextPart
 from commet.models.openai_compat import OpenAIChatModel
 
 

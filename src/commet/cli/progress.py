@@ -24,7 +24,8 @@ def live_progress(*, enabled: bool, total: int) -> Iterator[Callable[[EngineProg
     if not enabled:
         yield None
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # (--quiet: never)
+    # imported here: a run with --quiet never shows a bar
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = (TextColumn("stories"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[detail]}"), TimeElapsedColumn())
