@@ -61,6 +61,31 @@ async def test_one_commit_window_is_one_commit_and_pending_rows_are_read_back(tm
     store.close()
 
 
+async def test_a_commit_made_before_the_window_ends_starts_a_new_full_window(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A query or a transaction commits what is pending at once; the next write then waits a whole window, not
+    for the end of the one that commit cut short (whose timer once stayed and added a commit for good)."""
+    from commet.store import commits
+
+    window = 0.3
+    monkeypatch.setattr(commits, "COMMIT_WINDOW_S", window)
+    path = tmp_path / "s.sqlite"
+    store, run_id = new_store(path)
+    committed: list[str] = []
+    store.db.set_trace_callback(lambda sql: committed.append(sql) if sql == "COMMIT" else None)
+    with store.write_batches():
+        record(store, run_id, "a")
+        await asyncio.sleep(0.6 * window)
+        store.flush()  # what a query does before it reads
+        assert count(path, "model_calls") == 1 and len(committed) == 1
+        record(store, run_id, "b")
+        await asyncio.sleep(0.6 * window)  # past the end of the first window, inside b's
+        assert count(path, "model_calls") == 1 and len(committed) == 1
+        await asyncio.sleep(window)
+        assert count(path, "model_calls") == 2 and len(committed) == 2
+    store.close()
+
+
 def test_without_a_running_loop_batched_writes_commit_at_once(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     store, run_id = new_store(path)
