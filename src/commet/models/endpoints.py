@@ -65,13 +65,16 @@ class EndpointPool(Generic[T]):
 
     def pick(self, exclude: Container[str] = frozenset()) -> Endpoint[T]:
         """The healthy endpoint with the fewest requests in flight; when none is healthy, the one back soonest."""
-        candidates = self.healthy(exclude)
-        if not candidates:
-            rest = [e for e in self.endpoints if e.url not in exclude] or self.endpoints
-            candidates = [min(rest, key=lambda e: e.out_until)]
-        self._turn = (self._turn + 1) % len(self.endpoints)
-        order = {e.url: (i - self._turn) % len(self.endpoints) for i, e in enumerate(self.endpoints)}
-        chosen = min(candidates, key=lambda e: (e.in_flight, order[e.url]))
+        if len(self.endpoints) == 1:  # the only one: never taken out (:meth:`done`), whatever was tried
+            chosen = self.endpoints[0]
+        else:
+            candidates = self.healthy(exclude)
+            if not candidates:
+                rest = [e for e in self.endpoints if e.url not in exclude] or self.endpoints
+                candidates = [min(rest, key=lambda e: e.out_until)]
+            self._turn = (self._turn + 1) % len(self.endpoints)
+            order = {e.url: (i - self._turn) % len(self.endpoints) for i, e in enumerate(self.endpoints)}
+            chosen = min(candidates, key=lambda e: (e.in_flight, order[e.url]))
         chosen.in_flight += 1
         chosen.sent += 1
         return chosen
