@@ -6,7 +6,7 @@ import pytest
 
 from commet.judges.rules.labels import labels_only, leading_label
 from commet.judges.rules.marks import MarkKind, read_reply
-from commet.text import contains_phrase, normalize, words
+from commet.text import _APOSTROPHES, contains_phrase, fold, normalize, word_spans, words
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -23,6 +23,22 @@ from commet.text import contains_phrase, normalize, words
 ])
 def test_words_in_any_script(text: str, expected: list[str]) -> None:
     assert words(text) == expected
+
+
+def test_ascii_text_folds_and_splits_as_any_text_does() -> None:
+    """ASCII text takes a shorter way (no NFKC, lower for casefold, findall for the spans): the same result."""
+    import random
+    import string
+    import unicodedata
+
+    rng = random.Random(20261204)
+    assert all(unicodedata.normalize("NFKC", chr(c)) == chr(c) and chr(c).casefold() == chr(c).lower()
+               for c in range(128))
+    for _ in range(5000):
+        text = "".join(rng.choices(string.printable + "`'", k=rng.randint(0, 30)))
+        general = unicodedata.normalize("NFKC", text).casefold().translate(_APOSTROPHES)
+        assert fold(text) == general
+        assert words(text) == [general[start:end] for start, end in word_spans(general)]
 
 
 def test_phrases_are_found_whole_in_any_script() -> None:

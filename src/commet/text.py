@@ -45,6 +45,8 @@ def printable(text: str) -> str:
 
 def fold(text: str) -> str:
     """NFKC and casefold, with typographic apostrophes made plain: the comparison form of any script."""
+    if text.isascii():  # (NFKC leaves ASCII as it is, and casefold is lower there; most text is ASCII)
+        return text.lower().replace("`", "'")
     return unicodedata.normalize("NFKC", text).casefold().translate(_APOSTROPHES)
 
 
@@ -111,6 +113,8 @@ def word_spans(text: str) -> list[tuple[int, int]]:
 def words(text: str) -> list[str]:
     """The folded words of ``text`` in any script (:func:`word_spans` of its folded form)."""
     folded = fold(text)
+    if folded.isascii():
+        return _ASCII_WORD.findall(folded)  # the words word_spans finds in ASCII text
     return [folded[start:end] for start, end in word_spans(folded)]
 
 

@@ -313,7 +313,10 @@ def loads_bounded(text: str, start: int = 0, *, max_depth: int = MAX_JSON_DEPTH,
             rest += 1
         if rest < len(text):
             raise json.JSONDecodeError("Extra data", text, rest)
-    deep = _deep_path(value, max_depth)
+    # a container ``max_depth`` levels down needs more opening brackets than that (those in strings counted
+    # too: never fewer): most values are looked through only when they might nest that deep
+    bracketed = text.count("{", index, end) + text.count("[", index, end) > max_depth
+    deep = _deep_path(value, max_depth) if bracketed else None
     if deep is not None:
         raise JSONLimitError(f"JSON nested more than {max_depth} levels deep", text,
                              depth_position(text, index, max_depth), value=value, path=deep)

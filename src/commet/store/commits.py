@@ -191,7 +191,7 @@ class StoreCommits:
 
         A window under way ends here: the next write opens a new one. (Its timer left running, each
         commit made before a window's end, by a query or a transaction, added one more timer for
-        good: at the end of the bench's run a commit came every 2 to 5 ms whatever the window.)
+        good: with a 50 ms window, most of the bench's commits came within 12 ms of each other.)
         """
         if self._flush_timer is not None:
             self._flush_timer.cancel()
