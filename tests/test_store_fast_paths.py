@@ -136,3 +136,33 @@ def test_a_claim_reads_its_candidates_a_window_at_a_time_and_skips_finished_and_
                                               alive=lambda owner: owner != "a")
     assert claimed == ids[finished:finished + 3] and crowded  # "b" is alive and holds stories
     store.close()
+
+
+async def test_one_call_per_key_at_a_time_and_a_failed_one_lets_the_next_in(tmp_path: Path) -> None:
+    """single_flight: a second call with the same key waits until the first is out (answered or failed); other
+    keys never wait."""
+    store, _ = new_store(tmp_path / "s.sqlite")
+    inside: dict[str, int] = {}
+    most: dict[str, int] = {}
+    events: list[str] = []
+
+    async def call(name: str, key: str, fail: bool = False) -> None:
+        try:
+            async with store.single_flight(key):
+                inside[key] = inside.get(key, 0) + 1
+                most[key] = max(most.get(key, 0), inside[key])
+                events.append(f"{name} in")
+                await asyncio.sleep(0.01)
+                inside[key] -= 1
+                if fail:
+                    raise RuntimeError(name)
+            events.append(f"{name} out")
+        except RuntimeError:
+            events.append(f"{name} failed")
+
+    await asyncio.gather(call("a", "k", fail=True), call("b", "k"), call("c", "other"))
+    assert most == {"k": 1, "other": 1}
+    assert events.index("a failed") < events.index("b in")  # the failed call let the waiting one in
+    assert events.index("c in") < events.index("a failed")  # another key did not wait
+    assert "b out" in events and store._in_flight == {}
+    store.close()

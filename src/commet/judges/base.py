@@ -18,7 +18,7 @@ from typing import Literal, TypeGuard, get_args
 
 from commet.errors import CommetError
 from commet.format.inputs import valid_text
-from commet.models.base import ImagePart, Usage, json_key
+from commet.models.base import ImagePart, Usage, canonical_json, json_key
 
 Outcome = Literal["correct", "incorrect", "undecided"]
 #: every outcome a judge can give
@@ -71,7 +71,7 @@ class JudgeRequest:
     @cached_property
     def fingerprint_json(self) -> str:
         """The fingerprint as canonical JSON, made once: the cache key and the store's row share it."""
-        return json.dumps(self.fingerprint(), sort_keys=True)
+        return canonical_json(self.fingerprint())
 
 
 #: the details keys under which the typed spend and failure fields are stored in the judgment cache's JSON

@@ -25,6 +25,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from commet.errors import CommetError
 from commet.format.inputs import valid_text
 
+#: ``json.dumps(value, sort_keys=True)``, the canonical JSON of fingerprints and cache keys, without making an
+#: encoder at each call
+canonical_json = json.JSONEncoder(sort_keys=True).encode
+
 
 @dataclass(frozen=True)
 class TextPart:
@@ -89,7 +93,7 @@ class Message:
     @cached_property
     def fingerprint_json(self) -> str:
         """The fingerprint as canonical JSON, made once: each later turn's request holds this message again."""
-        return json.dumps(self.fingerprint(), sort_keys=True)
+        return canonical_json(self.fingerprint())
 
     @cached_property
     def encodings(self) -> dict[Hashable, str]:
@@ -163,7 +167,7 @@ class ModelRequest:
 @lru_cache(maxsize=64)
 def _settings_json(settings: GenerationSettings) -> str:
     """A run's few settings objects as canonical JSON, each made once."""
-    return json.dumps(settings.model_dump(), sort_keys=True)
+    return canonical_json(settings.model_dump())
 
 
 @lru_cache(maxsize=256)
@@ -328,7 +332,7 @@ class Model(ABC):
 
     def identity_json(self) -> str:
         """:meth:`identity` as canonical JSON (part of every call's cache key)."""
-        return json.dumps(self.identity(), sort_keys=True)
+        return canonical_json(self.identity())
 
     def cache_key(self, request: ModelRequest) -> str:
         return json_key(model=self.identity_json(), request=request.fingerprint_json)

@@ -70,6 +70,8 @@ def data_url(part: base.ImagePart) -> str:
 _PICTURE_MARK = f"commet-picture-{secrets.token_hex(8)}-"
 _PICTURE_SLOT = re.compile(f'"{_PICTURE_MARK}(\\d+)\\.(\\d+)"')
 _MESSAGES_MARK = f"commet-messages-{secrets.token_hex(8)}"
+#: ``json.dumps(value, ensure_ascii=False)``, as the SDK encodes a body, without making an encoder at each call
+_body_json = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def json_body(params: dict[str, Any], messages: Sequence[base.Message],
@@ -84,7 +86,7 @@ def json_body(params: dict[str, Any], messages: Sequence[base.Message],
     (at 1 MB a picture, the encoder's scan of its base64 was about 5 ms per picture and call).
     ``params["messages"]`` only keeps the messages' place in the body.
     """
-    head, _, tail = json.dumps({**params, "messages": _MESSAGES_MARK}, ensure_ascii=False).partition(
+    head, _, tail = _body_json({**params, "messages": _MESSAGES_MARK}).partition(
         f'"{_MESSAGES_MARK}"')
     text = f"{head}[{', '.join(message_json(message, i) for i, message in enumerate(messages))}]{tail}"
     if _PICTURE_MARK not in text:
@@ -104,7 +106,7 @@ def message_body_json(message: base.Message, index: int, image_detail: str | Non
         return f"{_PICTURE_MARK}{index}.{next(positions)}"
 
     positions = (j for j, part in enumerate(message.parts) if isinstance(part, base.ImagePart))
-    return json.dumps(to_openai_messages((message,), image_detail=image_detail, url=mark)[0], ensure_ascii=False)
+    return _body_json(to_openai_messages((message,), image_detail=image_detail, url=mark)[0])
 
 
 def _url_json(part: base.Part) -> bytes:

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 from typing import TypeVar
@@ -43,23 +42,14 @@ class StoreLeases(StoreCommits):
         super().__init__(path)
         self._in_flight: dict[str, asyncio.Future[None]] = {}
 
-    @asynccontextmanager
-    async def single_flight(self, key: str) -> AsyncIterator[None]:
+    def single_flight(self, key: str) -> SingleFlight:
         """Inside: no other call with this cache key runs in this process; a second one waits.
 
         Runs at once in one process (sweep cells, stories with equal turns) ask the same
         request at the same moment; the second waits for the first and then finds its answer
         in the cache (or, if the first failed, makes the call itself).
         """
-        while (waiting := self._in_flight.get(key)) is not None:
-            await asyncio.shield(waiting)
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._in_flight[key] = done
-        try:
-            yield
-        finally:
-            del self._in_flight[key]
-            done.set_result(None)
+        return SingleFlight(self._in_flight, key)
 
     # leases: which process runs which story ----------------------------------------------------
     def claim_stories(self, run_id: int, story_ids: list[str], *, owner: str, ttl: float, limit: int,
@@ -171,3 +161,22 @@ class StoreLeases(StoreCommits):
                        (key, *state))
         return result
 
+
+class SingleFlight:
+    """:meth:`StoreLeases.single_flight`: a plain context manager, as every model and judge call enters one."""
+
+    __slots__ = ("_done", "_in_flight", "_key")
+
+    def __init__(self, in_flight: dict[str, asyncio.Future[None]], key: str):
+        self._in_flight = in_flight
+        self._key = key
+
+    async def __aenter__(self) -> None:
+        while (waiting := self._in_flight.get(self._key)) is not None:
+            await asyncio.shield(waiting)
+        self._done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._in_flight[self._key] = self._done
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        del self._in_flight[self._key]
+        self._done.set_result(None)
