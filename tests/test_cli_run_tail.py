@@ -110,3 +110,20 @@ def test_the_program_starts_up_without_collections_then_collects_its_young_objec
     words = _last_line_of_program(script).split()
     assert int(words[1]) > 0, "the probe saw no collection at all"
     assert words[2:] == ["in", "start-up", "0", "threshold", "True"]
+
+
+@pytest.mark.parametrize(("chosen", "expected"), [(None, "1"), ("4", "4")])
+def test_the_program_runs_numpys_blas_on_one_thread_unless_the_user_chose(chosen: str | None, expected: str) -> None:
+    """OpenBLAS's idle threads spin after each of the reports' small matrix products (about 0.1 s of CPU after
+    a run's report): the program sets one thread before NumPy is first imported, and keeps a user's choice."""
+    script = ("import atexit, os, sys\n"
+              + (f"os.environ['OPENBLAS_NUM_THREADS'] = {chosen!r}\n" if chosen else
+                 "os.environ.pop('OPENBLAS_NUM_THREADS', None)\n")
+              + "from commet.cli import main\n"
+              "imported_before = 'numpy' in sys.modules\n"
+              "atexit.register(lambda: print('blas', os.environ.get('OPENBLAS_NUM_THREADS'), 'numpy before',"
+              " imported_before, 'numpy after', 'numpy' in sys.modules))\n"
+              "sys.argv = ['commet', 'report', '--help']\n"
+              "main()\n")
+    assert _last_line_of_program(script).split() == ["blas", expected, "numpy", "before", "False", "numpy",
+                                                     "after", "False"]

@@ -460,6 +460,7 @@ _register_commands()
 def main() -> None:
     """The ``commet`` program (tests drive ``app`` itself)."""
     Program.running = True
+    Program.one_blas_thread()
     Program.stop_on_sigterm()
     try:
         app()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import os
 import re
 import signal
 import sys
@@ -65,6 +66,17 @@ class Program:
     running = False
     #: a SIGTERM arrived: the program stops as on Ctrl-C, and exits 143
     terminated = False
+
+    @staticmethod
+    def one_blas_thread() -> None:
+        """NumPy's OpenBLAS on one thread, unless the user chose otherwise (``OPENBLAS_NUM_THREADS``).
+
+        The reports' matrix products are small (a resample's counts times a few figures): more threads
+        do not make them faster, and after each one OpenBLAS's idle threads spin before they sleep,
+        about 0.1 s of CPU after the report a run prints, on every report a web app serves. Set before
+        NumPy is first imported (the program imports it only for a report).
+        """
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
     @classmethod
     def stop_on_sigterm(cls) -> None:
