@@ -61,28 +61,28 @@ async def test_one_commit_window_is_one_commit_and_pending_rows_are_read_back(tm
     store.close()
 
 
-async def test_a_commit_made_before_the_window_ends_starts_a_new_full_window(tmp_path: Path,
-                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    """A query or a transaction commits what is pending at once; the next write then waits a whole window, not
-    for the end of the one that commit cut short (whose timer once stayed and added a commit for good)."""
-    from commet.store import commits
-
-    window = 0.3
-    monkeypatch.setattr(commits, "COMMIT_WINDOW_S", window)
+async def test_a_commit_made_before_the_window_ends_starts_a_new_full_window(tmp_path: Path) -> None:
+    """A query or a transaction commits what is pending at once; that ends the window (its timer is cancelled),
+    and the next write waits a whole window of its own. (The timer once stayed: each early commit added one more
+    timer for good, and commits came more and more often.)"""
     path = tmp_path / "s.sqlite"
     store, run_id = new_store(path)
     committed: list[str] = []
     store.db.set_trace_callback(lambda sql: committed.append(sql) if sql == "COMMIT" else None)
+    loop = asyncio.get_running_loop()
     with store.write_batches():
         record(store, run_id, "a")
-        await asyncio.sleep(0.6 * window)
+        first = store._flush_timer
+        assert first is not None and not first.cancelled()
         store.flush()  # what a query does before it reads
+        assert first.cancelled() and store._flush_timer is None
         assert count(path, "model_calls") == 1 and len(committed) == 1
+        written = loop.time()
         record(store, run_id, "b")
-        await asyncio.sleep(0.6 * window)  # past the end of the first window, inside b's
-        assert count(path, "model_calls") == 1 and len(committed) == 1
-        await asyncio.sleep(window)
-        assert count(path, "model_calls") == 2 and len(committed) == 2
+        second = store._flush_timer
+        assert second is not None and second is not first and second.when() >= written + COMMIT_WINDOW_S
+        await asyncio.sleep(3 * COMMIT_WINDOW_S)
+        assert count(path, "model_calls") == 2 and len(committed) == 2 and store._flush_timer is None
     store.close()
 
 
