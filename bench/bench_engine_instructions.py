@@ -1,6 +1,6 @@
 """The engine's own work per call, counted in instructions: steady where CPU time on a shared machine is not.
 
-    python bench/bench_engine_instructions.py [--stories 100,400]
+    python bench/bench_engine_instructions.py [--stories 100,400] [--against OTHER/src]
 
 Runs the workload of bench/bench_openai_server.py (its StoryTurns, its candidate and LLM judge, its
 replies) in process with the OpenAI-compatible transport's HTTP post answered at once, for two dataset
@@ -10,6 +10,8 @@ body and cache key, the judge's prompt and verdict, the store's rows, the schedu
 imports and start-up both sizes share. A count repeats to about 0.1 % from one run to the next, so a
 change of 1 % shows, where five runs of CPU time on this 2-core machine spread over 10 % and more.
 The aiohttp client's own work per call is measured beside a bare client by bench_openai_server.py.
+``--against`` counts another checkout's ``src`` the same way (a worktree of an earlier commit, say:
+``git worktree add /tmp/before <commit>``) and prints the two side by side with their ratio.
 
 Without valgrind it says so and prints CPU seconds instead (as noisy as any timing here).
 """
@@ -61,11 +63,15 @@ def run_engine(stories: int) -> None:
                                    settings=EvalSettings(images="on"), concurrency=64, workers=1))
 
 
-def instructions(stories: int) -> int:
-    """The instructions of a whole process running ``stories`` StoryTurns, as cachegrind counts them."""
+def instructions(stories: int, src: str | None = None) -> int:
+    """The instructions of a whole process running ``stories`` StoryTurns, as cachegrind counts them (CoMMET
+    imported from ``src`` when given)."""
     command = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
                sys.executable, __file__, "--child", str(stories)]
-    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "OPENAI_API_KEY": "bench"})
+    env = {**os.environ, "OPENAI_API_KEY": "bench"}
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
     match = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
     if done.returncode != 0 or match is None:
         raise SystemExit(f"valgrind run failed ({done.returncode}):\n{done.stderr[-2000:]}")
@@ -81,6 +87,7 @@ def cpu_seconds(stories: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--stories", default="100,400", help="the two dataset sizes (StoryTurns), comma-separated")
+    parser.add_argument("--against", help="another checkout's src folder, counted the same way beside this one")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
@@ -94,9 +101,14 @@ def main() -> None:
         first, second = cpu_seconds(small), cpu_seconds(large)
         print(f"{small} StoryTurns: {first:.3f} s; {large}: {second:.3f} s; per call {(second - first) / calls * 1e3:.3f} ms")
         return
-    first, second = instructions(small), instructions(large)
+    here = str(Path(__file__).resolve().parents[1] / "src")  # this checkout, whatever is installed
+    first, second = instructions(small, here), instructions(large, here)
+    per_call = (second - first) // calls
     print(f"{small} StoryTurns: {first:,} instructions; {large}: {second:,}")
-    print(f"the engine's own work: {(second - first) // calls:,} instructions per call ({calls:,} calls apart)")
+    print(f"the engine's own work: {per_call:,} instructions per call ({calls:,} calls apart)")
+    if args.against:
+        other = (instructions(large, args.against) - instructions(small, args.against)) // calls
+        print(f"{args.against}: {other:,} instructions per call; this checkout / that one {per_call / other:.3f}")
 
 
 if __name__ == "__main__":
