@@ -297,7 +297,8 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
                 add(k, "image", f"image {turn.image!r} {pictures[turn.image]}")
         if not turn.question.strip():
             add(k, "question", "empty question")
-        repeated = repeated_option_label(turn.question)
+        # options given as a field are what a reply is judged by: the question text only shows them
+        repeated = None if turn.options else repeated_option_label(turn.question)
         if repeated:
             add(k, "question", repeated)
         for field, message in _repeated_choices(turn):

@@ -22,6 +22,7 @@ from commet.format.model import Feedback, Option, Rubric, StoryTurn, Turn
 from commet.format.problems import FormatError, Problem
 from commet.format.validate import ANSWER_IN_STORY
 from commet.taxonomy import MENTAL_STATES, Task, Taxonomy
+from commet.text import normalize
 
 #: Correctness feedback between questions of the conversation protocol, in the paper's wording
 #: (Appendix I: "Your answer is wrong.") with its positive counterpart.
@@ -161,6 +162,38 @@ def key_lines(text: str, key: str, count: int) -> list[int | None]:
 def slug(text: str) -> str:
     """A lower-case id made of letters, digits and underscores."""
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+#: what may stand between an option's own label and its text when a file repeats the label inside the option
+#: ("A. x", "A: x", "A：x" with a full-width colon, "A、x", "A．x", "A) x", "(A) x", "（A）x", "[A] x"); a label followed
+#: by a space alone ("A sad face") is a word, never stripped
+_LABEL_AFTER = ".．:：、)）]】"
+_LABEL_BRACKETS = {"(": ")）", "（": ")）", "[": "]】", "【": "]】"}
+
+
+def without_own_label(text: str, label: str) -> str:
+    """``text`` without the copy of its own ``label`` that some files write at its start (ToMBench's
+    "A: 故事中有人说了不合适的话" for option A), in any of the notations of :data:`_LABEL_AFTER`; otherwise ``text``."""
+    rest = text.lstrip()
+    closers = _LABEL_AFTER
+    if rest[:1] in _LABEL_BRACKETS:
+        closers, rest = _LABEL_BRACKETS[rest[0]], rest[1:].lstrip()
+    if len(rest) >= 2 and rest[0].upper() == label.upper() and rest[1] in closers:
+        stripped = rest[2:].strip()
+        return stripped or text.strip()
+    return text.strip()
+
+
+def closed_vocabulary(key_set: Sequence[str], vocabulary: Iterable[str]) -> list[str]:
+    """Judge-only candidates for an open answer scored by exact match against a benchmark's closed answer
+    vocabulary: ``key_set`` (the story's own choices, the expected answer among them) first, then every other
+    word of the vocabulary, once (compared as the judge compares them). A reply that is exactly one of them is
+    decided: right when it is the expected answer, wrong otherwise, as exact-match scoring decides it."""
+    seen: dict[str, str] = {}
+    for word in (*key_set, *vocabulary):
+        seen.setdefault(normalize(word), word.strip())
+    seen.pop("", None)
+    return list(seen.values())
 
 
 def option_lines(options: Sequence[Option], *, template: str = "{label}. {text}") -> str:

@@ -8,7 +8,8 @@ A CSV with a header; one row per question: ``story_structure`` (the raw story),
 that share an infilled story are one story. Yes/no questions and the "knows about it / does
 not know about it" questions get those two options; a container or room question whose answer is
 one of the containers or rooms the raw story names (``story_structure``, in the authors' sentence
-templates) is judged against them (judge-only candidates, never shown).
+templates) is judged against them (judge-only candidates, never shown), and against the rest of the story's
+answer vocabulary (its other places, yes and no): a reply that is exactly one of them is decided.
 """
 
 from __future__ import annotations
@@ -98,7 +99,13 @@ def _question(row: dict[str, str], order: int, line: int) -> base.SourceQuestion
             prompt = f"Answer '{answer_set[0]}' or '{answer_set[1]}'."
             return base.SourceQuestion(text=f"{question} {prompt}", answer=answer.lower(), line=line, options=options,
                                        meta=meta)
-    named = places(row.get("story_structure") or "", str(meta["question_type"]))
+    structure = row.get("story_structure") or ""
+    named = places(structure, str(meta["question_type"]))
     known = {normalize(place) for place in named}
+    if len(known) < 2 or normalize(answer) not in known:
+        return base.SourceQuestion(text=question, answer=answer, line=line, meta=meta)
+    # the rest of the story's answer vocabulary: its other places and the yes/no questions' answers
+    vocabulary = [*places(structure, "container_location"), *places(structure, "room_location"),
+                  *(word for answer_set in ANSWER_SETS for word in answer_set)]
     return base.SourceQuestion(text=question, answer=answer, line=line, meta=meta,
-                               candidates=named if len(known) > 1 and normalize(answer) in known else [])
+                               candidates=base.closed_vocabulary(named, vocabulary))

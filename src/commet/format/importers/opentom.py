@@ -173,7 +173,7 @@ def _question(item: dict[str, str], genre: str, plot_info: object, path: Path, l
                                "opentom_type": kind}
     if genre == "location_fine":  # an open answer: one of the two places, as the authors' evaluator scores it
         return base.SourceQuestion(text=text, answer=answer, line=line, meta=meta,
-                                   candidates=places(plot_info, answer))
+                                   candidates=fine_candidates(plot_info, answer))
     if space is None:
         raise base.source_error(path, line, "type", f"unknown OpenToM question type {kind!r}", story=key)
     matching = [option for option in space if option.lower() == answer.lower()]
@@ -204,3 +204,49 @@ def places(plot_info: object, answer: str) -> list[str]:
         return []
     found[best] = answer
     return found
+
+
+#: OpenToM's answer words outside the places: the other genres' answer spaces. A fine location question's reply
+#: that is exactly one of them ("No" to a where-question) names neither place, which the authors' evaluator
+#: scores wrong.
+OTHER_ANSWERS = tuple(word for space in ANSWER_SPACES.values() for word in space)
+
+
+def fine_candidates(plot_info: object, answer: str) -> list[str]:
+    """The judge-only candidates of a fine location question: the two places (:func:`places`), then every other
+    word of OpenToM's answer vocabulary that the authors' evaluator scores wrong for this question. A word it would
+    score right although it is not the answer (it shares words with the expected place) is left out: such a
+    reply stays undecided, for an LLM judge."""
+    found = places(plot_info, answer)
+    if not found or not isinstance(plot_info, dict):
+        return found
+    original, moved = (str(plot_info.get(name) or "") for name in ("original_place", "move_to_place"))
+    wrong = [word for word in OTHER_ANSWERS if not authors_fine_location_right(word, answer, original, moved)]
+    return base.closed_vocabulary(found, wrong)
+
+
+def _remove_determinant(word: str) -> str:
+    """As the authors' evaluator writes it (``OpenToMEvaluator.remove_determinant``), prefix test included."""
+    for determinant in ("a", "an", "the"):
+        if word.startswith(determinant):
+            return word[len(determinant):].strip()
+    return word
+
+
+def _lexical_overlap(prediction: str, location: str) -> float:
+    """``OpenToMEvaluator.compute_lexical_overlap``: the share of the place's words found in the prediction."""
+    said = prediction.lower().replace("_", " ").replace("'s", "").replace(".", "").split()
+    words = location.lower().replace("_", " ").replace("'s", "").split()
+    return len({word for word in said if word in words}) / len(words) if words else 0.0
+
+
+def authors_fine_location_right(prediction: str, answer: str, original: str, moved: str) -> bool:
+    """Whether the authors' evaluator (``check_answer_for_fg_location`` in ``src/evaluate/opentom_evaluator.py`` of
+    github.com/seacowx/OpenToM) scores ``prediction`` right: it picks the place whose words the prediction shares
+    most (a tie is neither) and compares it with the place the answer is."""
+    answer = _remove_determinant(answer).lower()
+    original, moved = _remove_determinant(original).lower(), _remove_determinant(moved).lower()
+    to_original, to_moved = _lexical_overlap(prediction, original), _lexical_overlap(prediction, moved)
+    said = 1 if to_original > to_moved else 2 if to_moved > to_original else 3
+    expected = 1 if original == answer else 2 if moved == answer else None
+    return said == expected

@@ -4,7 +4,7 @@ Each line holds the ability (``"能力\\nABILITY"``, e.g. ``"Belief: Location fa
 an index, the story, question and options A-D in Chinese (``故事``, ``问题``, ``选项A``..) and
 in English (``STORY``, ``QUESTION``, ``OPTION-A``..), and the answer letter
 (``"答案\\nANSWER"``). Two-option items leave C and D empty (``NaN``); options may start
-with their own letter (``"A. ..."``); English options that the translation made identical keep
+with their own letter (``"A. ..."``, ``"A: ..."``, ``"A：..."``); English options that the translation made identical keep
 their Chinese original in brackets. Consecutive lines with the same story are one story.
 SOURCE is one task file or the ``data`` folder (every ``*.jsonl`` in it, by name).
 """
@@ -74,12 +74,11 @@ def _text(value: object) -> str:
 
 
 def _options(record: dict[str, object], option_field: str) -> list[Option]:
-    """The options A-D a record has (C and D may be empty), without the letter some texts start with."""
+    """The options A-D a record has (C and D may be empty), without the copy of their own letter some texts start
+    with, in whatever notation ("A. x", "A: x", "A：x", "(A) x")."""
     choices: list[Option] = []
     for label in LABELS:
-        text = _text(record.get(option_field + label))
-        for prefix in (f"{label}. ", f"{label}."):
-            text = text.removeprefix(prefix).strip()
+        text = base.without_own_label(_text(record.get(option_field + label)), label)
         if text:
             choices.append(Option(label=label, text=text))
     return choices

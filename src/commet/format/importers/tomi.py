@@ -6,16 +6,22 @@ are one story with several questions. The ``.trace`` file beside the ``.txt`` (o
 example) gives the question type (``first_order_1_tom``, ``second_order_0_no_tom``,
 ``reality``, ``memory``) and the story type (``true_belief``, ``false_belief``,
 ``second_order_false_belief``). Every answer is one of the containers the story names ("The pear is
-in the red_box.", "Mila moved the pear to the green_basket."): they become the question's judge-only
-candidates, so a reply naming the other container is decided wrong, as ToMi's exact-match scoring does.
+in the red_box.", "Mila moved the pear to the green_basket."). ToMi scores by exact match, so the judge-only
+candidates (``Turn.candidates``) of a where-question are ToMi's whole answer vocabulary: the story's containers
+first, then every container and room the file names ("entered the kitchen") and ToMi's world lists them in
+(``tomi_world.json``). A reply that is exactly one of them is decided, right or wrong, as ToMi decides it.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from functools import cache
+from importlib import resources
 from pathlib import Path
 
 from commet.format.importers import base
+from commet.text import normalize
 
 STORY_TYPES = {
     "true_belief": "every agent saw every move",
@@ -29,6 +35,8 @@ UNTRACED = base.declared_task("tomi", "ToMi", "Belief", ("belief",), "ToMi story
 _LINE = re.compile(r"^(\d+) (.*)$")
 #: the sentences that name a container: where the object starts and where it is moved to
 _CONTAINER_SENTENCES = (re.compile(r"^The .+ is in the (\S+)\.$"), re.compile(r"^\S+ moved the .+ to the (\S+)\.$"))
+#: the sentences that name a room: "Aria entered the front_yard.", "Aiden exited the front_yard."
+_ROOM_SENTENCE = re.compile(r"^\S+(?:, \S+)*(?: and \S+)? (?:entered|exited) the (\S+)\.$")
 _QUESTION_TYPE = re.compile(r"^(first_order|second_order)_([01])_(tom|no_tom)$")
 
 
@@ -82,6 +90,24 @@ def containers(sentences: list[str]) -> list[str]:
     return list(found)
 
 
+@cache
+def world_vocabulary() -> tuple[str, ...]:
+    """ToMi's containers (in each colour) and rooms, as its generator names them (``tomi_world.json``)."""
+    world = json.loads(resources.files(__package__).joinpath("tomi_world.json").read_text("utf-8"))
+    return (*(f"{colour}_{container}" for colour in world["colours"] for container in world["containers"]),
+            *world["locations"])
+
+
+def file_vocabulary(sentences: list[str]) -> list[str]:
+    """Every container and room the given story sentences name, in order."""
+    found = dict.fromkeys(containers(sentences))
+    for sentence in sentences:
+        match = _ROOM_SENTENCE.match(sentence)
+        if match:
+            found.setdefault(match.group(1))
+    return list(found)
+
+
 def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
     text = base.read_text(source)
     examples: list[tuple[int, list[str], str, str]] = []  # first line, story lines, question, answer
@@ -132,6 +158,12 @@ def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
         named = containers(sentences)
         target.questions.append(base.SourceQuestion(text=question, answer=answer, line=line, meta=meta,
                                                     candidates=named if answer in named and len(named) > 1 else []))
+    vocabulary = [*file_vocabulary([s for _, sentences, _, _ in examples for s in sentences]), *world_vocabulary()]
+    known = {normalize(word) for word in vocabulary}
+    for story in stories:
+        for item in story.questions:
+            if item.candidates or normalize(item.answer) in known:
+                item.candidates = base.closed_vocabulary(item.candidates or [item.answer], vocabulary)
     return stories
 
 
