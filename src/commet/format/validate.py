@@ -26,7 +26,8 @@ from commet.format.pictures import (  # noqa: F401 - the limits, re-exported whe
     MAX_IMAGE_PIXELS,
     PictureError,
     bombs_refused,
-    decode_problem,
+    checked_picture,
+    known_verdict,
     picture_problem,
 )
 from commet.format.problems import FormatError, Problem, Severity
@@ -122,22 +123,47 @@ def _image_problem(dataset: Dataset, image_id: str) -> str | None:
         return "not found"
     except PictureError as exc:
         return str(exc)
-    return decode_problem(data)
+    return checked_picture(data)
+
+
+def _known_problem(dataset: Dataset, image_id: str) -> tuple[bool, str | None, str | None]:
+    """``(known, problem, content key)`` of a picture without decoding it: a file that cannot be read, or the
+    verdict kept for its bytes (:func:`~commet.format.pictures.known_verdict`)."""
+    try:
+        data = dataset.image_bytes(image_id)
+    except FileNotFoundError:
+        return True, "not found", None
+    except PictureError as exc:
+        return True, str(exc), None
+    return known_verdict(data)
 
 
 def image_problems(dataset: Dataset, image_ids: Iterable[str]) -> dict[str, str | None]:
-    """:func:`image_problem` of each distinct id; pictures that take long are read and decoded in threads.
+    """:func:`image_problem` of each distinct id; each content decoded once, and only where its verdict is not kept.
 
-    Decoding is most of validation's time on a dataset of photographs (about 4 ms a megapixel),
-    and Pillow's decoders and file reads release the GIL, so a thread per core divides it. Small
-    pictures are quicker one by one (a thread's hand-over costs more than their decoding): the
-    pictures are checked in order until ``SEQUENTIAL_CHECKS_S`` has passed, and the rest in threads.
+    A picture's verdict is kept by content hash (:func:`~commet.format.pictures.checked_picture`): a second run
+    on the same pictures reads them and their verdicts, and decodes none. Decoding is most of a first check's
+    time on a dataset of photographs (about 4 ms a megapixel), and Pillow's decoders and file reads release
+    the GIL, so a thread per core divides it. Small pictures are quicker one by one (a thread's hand-over costs
+    more than their decoding): the pictures left are checked in order until ``SEQUENTIAL_CHECKS_S`` has passed,
+    and the rest in threads.
     """
-    ids = list(dict.fromkeys(image_ids))
     found: dict[str, str | None] = {}
+    same: dict[str, str] = {}  # a later id of the same content -> the first one's id
+    first_of: dict[str, str] = {}
+    left: list[str] = []
+    for image_id in dict.fromkeys(image_ids):
+        known, problem, key = _known_problem(dataset, image_id)
+        if known:
+            found[image_id] = problem
+        elif key in first_of:
+            same[image_id] = first_of[key]
+        else:
+            first_of[key or image_id] = image_id
+            left.append(image_id)
     with bombs_refused():
         started = time.perf_counter()
-        pending = iter(ids)
+        pending = iter(left)
         for image_id in pending:
             found[image_id] = _image_problem(dataset, image_id)
             if time.perf_counter() - started >= SEQUENTIAL_CHECKS_S:
@@ -149,6 +175,7 @@ def image_problems(dataset: Dataset, image_ids: Iterable[str]) -> dict[str, str 
         else:
             with ThreadPoolExecutor(threads, thread_name_prefix="commet-picture-check") as pool:
                 found.update(zip(rest, pool.map(functools.partial(_image_problem, dataset), rest), strict=True))
+    found.update((image_id, found[first]) for image_id, first in same.items())
     return found
 
 
