@@ -164,3 +164,19 @@ async def test_a_run_prepares_each_content_once_and_a_second_run_none(tmp_path: 
     assert shown[0] == shown[1]
     assert json.loads(shown[0][0])[0]["sha256"] in {hashlib.sha256(prepare_image(p)[0]).hexdigest()
                                                      for p in (picture, other)}
+
+
+def test_a_kind_is_trimmed_to_its_size_least_recently_used_first(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    cache = ContentCache("kind", root=tmp_path)
+    assert cache.trim(0) == 0  # nothing written by this process: not even walked
+    for index in range(5):
+        cache.put(f"{index:02d}key", bytes(1000))
+        os.utime(cache._path(f"{index:02d}key"), (1000 + index, 1000 + index))  # written in order
+    assert cache.get("00key") == bytes(1000)  # the oldest, read now: the most recently used
+    monkeypatch.setenv("COMMET_CACHE_MAX_MB", str(3.5 * 1032 / 1024**2))  # room for three entries (digest included)
+    assert cache.trim() == 2 * 1032
+    assert [cache.get(f"{i:02d}key") is not None for i in range(5)] == [True, False, False, True, True]
+    assert cache.trim(0) == 0  # trimmed once per writing process

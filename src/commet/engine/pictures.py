@@ -8,6 +8,7 @@ import os
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
+from commet.format.content_cache import ContentCache
 from commet.format.dataset import Dataset
 from commet.models.base import ImagePart
 
@@ -84,11 +85,15 @@ class PictureCache:
         return pending
 
     def close(self) -> None:
-        """Stop the threads (a run's end)."""
+        """Stop the threads (a run's end); keep the prepared-picture cache within its size."""
         if self._threads is not None:
             self._threads.shutdown(wait=True, cancel_futures=True)
             self._threads = None
         self._pending.clear()
+        if self._by_content:
+            from commet.models.images import PREPARED_PICTURES
+
+            ContentCache(PREPARED_PICTURES).trim()
 
 
 def _seen(future: asyncio.Future[ImagePart]) -> None:

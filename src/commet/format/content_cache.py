@@ -10,11 +10,14 @@ temporary file then renamed, so a crash, a full disk or a damaged file is a miss
 result. A cache that cannot be read or written (a read-only home, no space) is simply not used.
 
 The folder: ``COMMET_CACHE_DIR`` when set (an empty value turns the cache off), else the user's
-cache folder (``~/.cache/commet`` on Linux, via platformdirs).
+cache folder (``~/.cache/commet`` on Linux, via platformdirs). Each kind keeps at most
+:data:`MAX_KIND_BYTES` (``COMMET_CACHE_MAX_MB``): a process that wrote entries trims the least
+recently used ones when it is done (:meth:`ContentCache.trim`). Deleting the folder is always safe.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import tempfile
@@ -23,6 +26,10 @@ from pathlib import Path
 
 #: environment variable naming the cache folder ("" turns caching off)
 CACHE_DIR_VARIABLE = "COMMET_CACHE_DIR"
+#: most bytes one kind of result keeps (a dataset of photographs prepares megabytes a picture)
+MAX_KIND_BYTES = 2 * 1024**3
+#: environment variable setting that limit in MB
+CACHE_MAX_VARIABLE = "COMMET_CACHE_MAX_MB"
 _DIGEST_BYTES = 32
 
 
@@ -76,6 +83,8 @@ class ContentCache:
         payload = stored[_DIGEST_BYTES:]
         if len(stored) < _DIGEST_BYTES or hashlib.sha256(payload).digest() != stored[:_DIGEST_BYTES]:
             return None
+        with contextlib.suppress(OSError):
+            os.utime(self._path(key))  # used now: the last to go when the kind is trimmed
         return payload
 
     def put(self, key: str, payload: bytes) -> None:
@@ -95,3 +104,35 @@ class ContentCache:
                 raise
         except OSError:
             return
+        _WRITTEN.add(self.folder)
+
+    def trim(self, max_bytes: int | None = None) -> int:
+        """Delete the least recently used entries until the kind holds at most ``max_bytes`` (default:
+        ``COMMET_CACHE_MAX_MB`` or :data:`MAX_KIND_BYTES`); the bytes deleted. A no-op unless this
+        process wrote to the kind (a walk of its folder: tens of milliseconds for 20,000 entries)."""
+        if self.folder is None or self.folder not in _WRITTEN:
+            return 0
+        _WRITTEN.discard(self.folder)
+        if max_bytes is None:
+            chosen = os.environ.get(CACHE_MAX_VARIABLE, "").strip()
+            max_bytes = int(float(chosen) * 1024**2) if chosen.replace(".", "", 1).isdigit() else MAX_KIND_BYTES
+        entries: list[tuple[float, int, str]] = []
+        with contextlib.suppress(OSError):
+            for sub in os.scandir(self.folder):
+                if sub.is_dir(follow_symlinks=False):
+                    for entry in os.scandir(sub.path):
+                        with contextlib.suppress(OSError):
+                            info = entry.stat(follow_symlinks=False)
+                            entries.append((info.st_mtime, info.st_size, entry.path))
+        total, deleted = sum(size for _, size, _ in entries), 0
+        for _, size, path in sorted(entries):
+            if total - deleted <= max_bytes:
+                break
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+                deleted += size
+        return deleted
+
+
+#: the kinds' folders this process wrote to (:meth:`ContentCache.trim` walks only those)
+_WRITTEN: set[Path] = set()

@@ -183,6 +183,8 @@ def _decoded(data: bytes) -> tuple[str | None, bool]:
     return None, True
 
 
+#: the picture-check cache's kind (folder)
+PICTURE_CHECKS = "picture-checks"
 #: bump when the check changes (what it decodes, what it refuses): older verdicts are then never read
 CHECK_VERSION = 1
 #: verdicts of this process, by content key: a picture shown under several ids, or checked again, is decoded once
@@ -207,7 +209,7 @@ def known_verdict(data: bytes) -> tuple[bool, str | None, str]:
     key = _check_key(data)
     if key in _VERDICTS:
         return True, _VERDICTS[key], key
-    stored = ContentCache("picture-checks").get(key)
+    stored = ContentCache(PICTURE_CHECKS).get(key)
     if stored is None or stored[:1] not in (_OK, _REFUSED):
         return False, None, key
     verdict = stored[1:].decode("utf-8", "replace") if stored[:1] == _REFUSED else None
@@ -227,5 +229,5 @@ def checked_picture(data: bytes) -> str | None:
     verdict, lasting = _decoded(data)
     if lasting and _bombs_are_errors():  # (outside bombs_refused a bomb would pass: not a verdict to keep)
         _VERDICTS[key] = verdict
-        ContentCache("picture-checks").put(key, _OK if verdict is None else _REFUSED + verdict.encode())
+        ContentCache(PICTURE_CHECKS).put(key, _OK if verdict is None else _REFUSED + verdict.encode())
     return verdict

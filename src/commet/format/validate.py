@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
+from commet.format.content_cache import ContentCache
 from commet.format.dataset import Dataset
 from commet.format.loading import load_dataset
 from commet.format.model import Feedback, StoryTurn, Turn
@@ -24,6 +25,7 @@ from commet.format.pictures import (  # noqa: F401 - the limits, re-exported whe
     IMAGE_FORMATS,
     MAX_IMAGE_BYTES,
     MAX_IMAGE_PIXELS,
+    PICTURE_CHECKS,
     PictureError,
     bombs_refused,
     checked_picture,
@@ -176,6 +178,8 @@ def image_problems(dataset: Dataset, image_ids: Iterable[str]) -> dict[str, str 
             with ThreadPoolExecutor(threads, thread_name_prefix="commet-picture-check") as pool:
                 found.update(zip(rest, pool.map(functools.partial(_image_problem, dataset), rest), strict=True))
     found.update((image_id, found[first]) for image_id, first in same.items())
+    if left:
+        ContentCache(PICTURE_CHECKS).trim()  # verdicts were written: keep the cache within its size
     return found
 
 

@@ -20,6 +20,8 @@ from commet.format.pictures import opened_picture
 #: bump when :func:`prepare_image` makes other bytes from the same input and arguments: older entries of the
 #: prepared-picture cache are then never read
 PREPARE_VERSION = 1
+#: the prepared-picture cache's kind (folder)
+PREPARED_PICTURES = "prepared-pictures"
 
 FORMATS = {"png": ("PNG", "image/png"), "jpeg": ("JPEG", "image/jpeg"), "jpg": ("JPEG", "image/jpeg"),
            "webp": ("WEBP", "image/webp")}
@@ -84,7 +86,7 @@ def prepared_picture(data: bytes, *, max_side: int = 1024, fmt: str = "png") -> 
     instead of decoding and encoding it again (5 to 120 ms a picture). The key holds the arguments, this module's
     :data:`PREPARE_VERSION` and the imaging libraries' versions: the bytes are those :func:`prepare_image` makes."""
     key = content_key(data, "prepared-picture", PREPARE_VERSION, max_side, fmt.lower(), imaging_versions())
-    cache = ContentCache("prepared-pictures")
+    cache = ContentCache(PREPARED_PICTURES)
     kept = cache.get(key)
     if kept is not None and fmt.lower() in FORMATS:
         return kept, FORMATS[fmt.lower()][1]
