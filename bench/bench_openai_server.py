@@ -121,6 +121,8 @@ class _Http(asyncio.Protocol):
             self.counts["held_over"] += time.monotonic() - arrival - self.delay
             # one judge verdict in five is "incorrect" (fixed by the request's bytes), so the report has real intervals
             payload = (JUDGE_WRONG if zlib.crc32(body) % 5 == 0 else JUDGE_REPLY) if model == "judge" else CAND_REPLY
+            if path.endswith("/responses"):  # OpenAI's Responses API (inspect_ai's model roles use it)
+                payload = RESPONSES[payload]
             self.counts["last_answer"] = time.time()
         if self.transport is not None and not self.transport.is_closing():
             self.transport.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
@@ -135,9 +137,24 @@ def _reply(model: str, text: str) -> bytes:
     }).encode()
 
 
+def _response(model: str, text: str) -> bytes:
+    """The same reply in the Responses API's shape."""
+    return json.dumps({
+        "id": "resp_x", "object": "response", "created_at": 0, "status": "completed", "model": model,
+        "output": [{"type": "message", "id": "msg_x", "status": "completed", "role": "assistant",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}]}],
+        "parallel_tool_calls": False, "tool_choice": "auto", "tools": [],
+        "usage": {"input_tokens": 50, "output_tokens": 5, "total_tokens": 55,
+                  "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}},
+    }).encode()
+
+
 CAND_REPLY = _reply("cand", "Apple")
 JUDGE_REPLY = _reply("judge", VERDICT)
-JUDGE_WRONG = _reply("judge", json.dumps({"verdict": "incorrect", "matched_answer": None, "reason": "another answer"}))
+JUDGE_WRONG_TEXT = json.dumps({"verdict": "incorrect", "matched_answer": None, "reason": "another answer"})
+JUDGE_WRONG = _reply("judge", JUDGE_WRONG_TEXT)
+RESPONSES = {CAND_REPLY: _response("cand", "Apple"), JUDGE_REPLY: _response("judge", VERDICT),
+             JUDGE_WRONG: _response("judge", JUDGE_WRONG_TEXT)}
 
 
 def serve(port: int, delay: float, ready, precise: bool) -> None:  # noqa: ANN001 - a multiprocessing Event
