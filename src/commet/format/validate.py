@@ -12,10 +12,11 @@ import functools
 import os
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
+from typing import TypeVar
 
 from commet.format.content_cache import ContentCache
 from commet.format.dataset import Dataset
@@ -36,6 +37,8 @@ from commet.format.problems import FormatError, Problem, Severity
 from commet.taxonomy import BOOKLET, Taxonomy
 from commet.text import _LABEL_MARK, char_kind, contains_phrase, fold, labelled_options, normalize
 
+#: what a picture's check gives (:func:`_spread`)
+Checked = TypeVar("Checked")
 #: Pictures are checked one by one for this long, the rest in threads (:func:`image_problems`).
 SEQUENTIAL_CHECKS_S = 0.02
 #: Longest StoryTurn id accepted.
@@ -145,17 +148,17 @@ def image_problems(dataset: Dataset, image_ids: Iterable[str]) -> dict[str, str 
 
     A picture's verdict is kept by content hash (:func:`~commet.format.pictures.checked_picture`): a second run
     on the same pictures reads them and their verdicts, and decodes none. Decoding is most of a first check's
-    time on a dataset of photographs (about 4 ms a megapixel), and Pillow's decoders and file reads release
-    the GIL, so a thread per core divides it. Small pictures are quicker one by one (a thread's hand-over costs
-    more than their decoding): the pictures left are checked in order until ``SEQUENTIAL_CHECKS_S`` has passed,
-    and the rest in threads.
+    time on a dataset of photographs (about 4 ms a megapixel), reading and hashing photographs the most of a
+    second's, and Pillow's decoders, file reads and sha256 release the GIL, so both passes run on every core
+    (:func:`_spread`).
     """
     found: dict[str, str | None] = {}
     same: dict[str, str] = {}  # a later id of the same content -> the first one's id
     first_of: dict[str, str] = {}
     left: list[str] = []
-    for image_id in dict.fromkeys(image_ids):
-        known, problem, key = _known_problem(dataset, image_id)
+    ids = list(dict.fromkeys(image_ids))
+    for image_id, (known, problem, key) in zip(ids, _spread(functools.partial(_known_problem, dataset), ids),
+                                               strict=True):
         if known:
             found[image_id] = problem
         elif key in first_of:
@@ -164,23 +167,28 @@ def image_problems(dataset: Dataset, image_ids: Iterable[str]) -> dict[str, str 
             first_of[key or image_id] = image_id
             left.append(image_id)
     with bombs_refused():
-        started = time.perf_counter()
-        pending = iter(left)
-        for image_id in pending:
-            found[image_id] = _image_problem(dataset, image_id)
-            if time.perf_counter() - started >= SEQUENTIAL_CHECKS_S:
-                break
-        rest = list(pending)
-        threads = min(len(rest), os.cpu_count() or 1)
-        if threads < 2:
-            found.update((image_id, _image_problem(dataset, image_id)) for image_id in rest)
-        else:
-            with ThreadPoolExecutor(threads, thread_name_prefix="commet-picture-check") as pool:
-                found.update(zip(rest, pool.map(functools.partial(_image_problem, dataset), rest), strict=True))
+        found.update(zip(left, _spread(functools.partial(_image_problem, dataset), left), strict=True))
     found.update((image_id, found[first]) for image_id, first in same.items())
     if left:
         ContentCache(PICTURE_CHECKS).trim()  # verdicts were written: keep the cache within its size
     return found
+
+
+def _spread(work: Callable[[str], Checked], ids: list[str]) -> list[Checked]:
+    """``work`` of each id, in order: one by one until ``SEQUENTIAL_CHECKS_S`` has passed, the rest in threads (one
+    a core). Small pictures are quicker one by one (a thread's hand-over costs more than their check)."""
+    done: list[Checked] = []
+    started = time.perf_counter()
+    for image_id in ids:
+        if done and time.perf_counter() - started >= SEQUENTIAL_CHECKS_S:
+            break
+        done.append(work(image_id))
+    rest = ids[len(done):]
+    threads = min(len(rest), os.cpu_count() or 1)
+    if threads < 2:
+        return done + [work(image_id) for image_id in rest]
+    with ThreadPoolExecutor(threads, thread_name_prefix="commet-picture-check") as pool:
+        return done + list(pool.map(work, rest))
 
 
 def _keyed_twice(feedback: Feedback) -> list[tuple[str, str]]:
