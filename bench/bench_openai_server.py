@@ -2,7 +2,7 @@
 
     python bench/bench_openai_server.py [--stories 600] [--delay 0.1] [--concurrency 64] [--workers 1]
                                         [--transport direct|sdk] [--images on|off|needed] [--no-judge]
-                                        [--picture-size 64x48] [--runs 5] [--server-loop select|epoll]
+                                        [--picture-size 64x48] [--runs 5] [--server-loop select|epoll] [--inspect]
 
 Builds ~600 StoryTurns (3 or 4 turns each, a quarter with a picture) in memory, starts an
 asyncio HTTP/1.1 server (a minimal ``asyncio.Protocol``, keep-alive, many concurrent
@@ -21,7 +21,15 @@ held each request over the delay. Then, ``--runs`` times, side by side:
   saved as a dataset folder, timed from process start to exit (imports, validation, the
   run, the end-of-run report with its bootstrap);
 * a bare aiohttp client making the same calls in the same slots and order (the engine's
-  plan), with no engine, store or judge: what this machine, server and HTTP library cost.
+  plan), with no engine, store or judge: what this machine, server and HTTP library cost;
+  in this process, and as a process of its own (``bench/bare_aiohttp_client.py``), timed
+  from start to exit as ``commet eval`` is;
+* with ``--inspect``, inspect_ai's ``inspect eval commet/storyturns`` on the same dataset folder
+  and server (where inspect_ai is installed).
+
+Then the side by side of issue 47: the whole ``commet eval`` process's wall time and CPU per
+call over the bare client's whole process (goals 1.05 and 2), and its first request to last
+answer over the bound (goal 1.05).
 
 The lower bound is ``max(longest story's critical path, total calls * delay / concurrency)``.
 For each it prints wall / bound and the time from the first request's arrival to the last
@@ -36,6 +44,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import heapq
+import importlib.util
 import io
 import json
 import multiprocessing
@@ -52,6 +61,12 @@ import time
 import urllib.request
 import zlib
 from pathlib import Path
+from typing import Any
+
+_SPEC = importlib.util.spec_from_file_location("bare_aiohttp_client", Path(__file__).with_name("bare_aiohttp_client.py"))
+assert _SPEC is not None and _SPEC.loader is not None
+bare_aiohttp_client = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(bare_aiohttp_client)
 
 VERDICT = json.dumps({"verdict": "correct", "matched_answer": 1, "reason": "matches the expected answer"})
 
@@ -106,6 +121,8 @@ class _Http(asyncio.Protocol):
             self.counts["held_over"] += time.monotonic() - arrival - self.delay
             # one judge verdict in five is "incorrect" (fixed by the request's bytes), so the report has real intervals
             payload = (JUDGE_WRONG if zlib.crc32(body) % 5 == 0 else JUDGE_REPLY) if model == "judge" else CAND_REPLY
+            if path.endswith("/responses"):  # OpenAI's Responses API (inspect_ai's model roles use it)
+                payload = RESPONSES[payload]
             self.counts["last_answer"] = time.time()
         if self.transport is not None and not self.transport.is_closing():
             self.transport.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
@@ -120,9 +137,24 @@ def _reply(model: str, text: str) -> bytes:
     }).encode()
 
 
+def _response(model: str, text: str) -> bytes:
+    """The same reply in the Responses API's shape."""
+    return json.dumps({
+        "id": "resp_x", "object": "response", "created_at": 0, "status": "completed", "model": model,
+        "output": [{"type": "message", "id": "msg_x", "status": "completed", "role": "assistant",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}]}],
+        "parallel_tool_calls": False, "tool_choice": "auto", "tools": [],
+        "usage": {"input_tokens": 50, "output_tokens": 5, "total_tokens": 55,
+                  "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}},
+    }).encode()
+
+
 CAND_REPLY = _reply("cand", "Apple")
 JUDGE_REPLY = _reply("judge", VERDICT)
-JUDGE_WRONG = _reply("judge", json.dumps({"verdict": "incorrect", "matched_answer": None, "reason": "another answer"}))
+JUDGE_WRONG_TEXT = json.dumps({"verdict": "incorrect", "matched_answer": None, "reason": "another answer"})
+JUDGE_WRONG = _reply("judge", JUDGE_WRONG_TEXT)
+RESPONSES = {CAND_REPLY: _response("cand", "Apple"), JUDGE_REPLY: _response("judge", VERDICT),
+             JUDGE_WRONG: _response("judge", JUDGE_WRONG_TEXT)}
 
 
 def serve(port: int, delay: float, ready, precise: bool) -> None:  # noqa: ANN001 - a multiprocessing Event
@@ -279,35 +311,93 @@ def whole_process(args: argparse.Namespace, base_url: str, folder: Path) -> dict
     return _timing(wall, cpu, start, end, _server(base_url, "/stats"))
 
 
-async def bare_client(args: argparse.Namespace, base_url: str, calls_per_story: list[int]) -> tuple[float, float]:
-    """Wall time and CPU ms per call of the same calls in the same slots and order, made with bare aiohttp.
+def bare_plan(args: argparse.Namespace, base_url: str, calls_per_story: list[int]) -> dict[str, Any]:
+    """The calls of a run for :mod:`bare_aiohttp_client`: the same calls in the same slots and order (the engine's
+    plan), with a small fixed body."""
+    from commet.engine.runner import START_INTERVAL_S
+    from commet.engine.schedule import planned_order
+
+    turns = [calls // (2 if args.judge else 1) for calls in calls_per_story]
+    bodies = [json.dumps({"model": name, "messages": [{"role": "user", "content": "Which snack do you like best?"}]})
+              for name in (("cand", "judge") if args.judge else ("cand",))]
+    return {"url": f"{base_url}/v1/chat/completions", "bodies": bodies, "calls_per_story": calls_per_story,
+            "order": planned_order(turns, args.concurrency), "concurrency": args.concurrency,
+            "start_interval": START_INTERVAL_S}
+
+
+async def bare_client(plan: dict[str, Any]) -> tuple[float, float]:
+    """Wall time and CPU ms per call of the plan's calls made in this process with bare aiohttp.
 
     No engine, no store, no judging, a small fixed body: what this machine, this server and
     the HTTP library cost by themselves (the baseline the engine runs beside).
     """
-    import aiohttp
+    wall0, cpu0 = time.perf_counter(), _cpu_seconds()
+    await bare_aiohttp_client.bare_calls(plan)
+    return time.perf_counter() - wall0, (_cpu_seconds() - cpu0) * 1000 / sum(plan["calls_per_story"])
 
-    from commet.engine.runner import START_INTERVAL_S
-    from commet.engine.schedule import planned_order
 
-    url = f"{base_url}/v1/chat/completions"
-    headers = {"Content-Type": "application/json", "Authorization": "Bearer bench"}
-    bodies = [json.dumps({"model": name, "messages": [{"role": "user", "content": "Which snack do you like best?"}]})
-              .encode() for name in (("cand", "judge") if args.judge else ("cand",))]
-    turns = [calls // (2 if args.judge else 1) for calls in calls_per_story]
-    stories = iter(planned_order(turns, args.concurrency))  # the engine's order, each to the first free slot
+def bare_process(base_url: str, plan: dict[str, Any]) -> dict[str, float]:
+    """The bare client as a process of its own, timed from start to exit as ``commet eval`` is: what a program
+    making these calls, and nothing else, costs with Python's start and aiohttp's import."""
+    _server(base_url, "/reset")
+    with tempfile.TemporaryDirectory() as tmp:
+        plan_file = Path(tmp) / "plan.json"
+        plan_file.write_text(json.dumps(plan), encoding="utf-8")
+        command = [sys.executable, str(Path(__file__).with_name("bare_aiohttp_client.py")), str(plan_file)]
+        cpu0, wall0, start = _cpu_seconds(), time.perf_counter(), time.time()
+        done = subprocess.run(command, capture_output=True, text=True)
+        wall, end, cpu = time.perf_counter() - wall0, time.time(), _cpu_seconds() - cpu0
+    if done.returncode != 0:
+        raise SystemExit(f"the bare client failed ({done.returncode}):\n{done.stderr}")
+    return _timing(wall, cpu, start, end, _server(base_url, "/stats"))
 
-    async def slot(session: aiohttp.ClientSession, index: int) -> None:
-        await asyncio.sleep(index * START_INTERVAL_S)
-        for story in stories:
-            for k in range(calls_per_story[story]):
-                async with session.post(url, data=bodies[k % len(bodies)], headers=headers) as response:
-                    json.loads(await response.read())
 
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1000)) as session:
-        wall0, cpu0 = time.perf_counter(), _cpu_seconds()
-        await asyncio.gather(*(slot(session, i) for i in range(min(args.concurrency, len(calls_per_story)))))
-        return time.perf_counter() - wall0, (_cpu_seconds() - cpu0) * 1000 / sum(calls_per_story)
+def inspect_process(args: argparse.Namespace, base_url: str, folder: Path) -> dict[str, float] | None:
+    """``inspect eval commet/storyturns`` on the same dataset folder and server, timed from start to exit: the
+    candidate ``openai/cand``, CoMMET's judge on the model role ``grader`` (``openai/judge``; rules first,
+    so it makes fewer judge calls: figures per call and over its own bound), ``--concurrency`` samples and
+    connections at once. None when inspect_ai is not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("inspect_ai") is None:
+        return None
+    _server(base_url, "/reset")
+    env = {**os.environ, "OPENAI_BASE_URL": f"{base_url}/v1", "OPENAI_API_KEY": "bench"}
+    with tempfile.TemporaryDirectory() as tmp:
+        command = [sys.executable, "-c", "from inspect_ai._cli.main import main; main()", "eval",
+                   "commet/storyturns", "-T", f"dataset={folder}", "-T", f'images="{args.images}"',  # quoted: inspect reads -T values as YAML (on: true)
+                   "-T", "judge=grader" if args.judge else "judge=rules", "--model", "openai/cand",
+                   "-M", "responses_api=false",  # the chat completions the server answers (not the Responses API)
+                   "--model-role", "grader=openai/judge", "--max-connections", str(args.concurrency),
+                   "--max-samples", str(args.concurrency), "--log-dir", tmp, "--display", "none"]
+        cpu0, wall0, start = _cpu_seconds(), time.perf_counter(), time.time()
+        done = subprocess.run(command, env=env, capture_output=True, text=True)
+        wall, end, cpu = time.perf_counter() - wall0, time.time(), _cpu_seconds() - cpu0
+    if done.returncode != 0:
+        raise SystemExit(f"inspect eval failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return _timing(wall, cpu, start, end, _server(base_url, "/stats"))
+
+
+def side_by_side(process: list[dict[str, float]], bare: list[dict[str, float]], bound: float,
+                 inspect: list[dict[str, float]]) -> list[tuple[str, float, float | None]]:
+    """``(figure, value, goal)``: the whole ``commet eval`` process beside the bare client's whole process on the same
+    calls (medians), and inspect_ai's beside both where it ran."""
+    def med(runs: list[dict[str, float]], key: str) -> float:
+        return statistics.median(run[key] for run in runs)
+
+    rows: list[tuple[str, float, float | None]] = [
+        ("whole process wall / bare client's whole process wall", med(process, "wall") / med(bare, "wall"), 1.05),
+        ("whole process CPU per call / bare client's", med(process, "cpu_ms_per_call") / med(bare, "cpu_ms_per_call"),
+         2.0),
+        ("first request to last answer / bound", med(process, "busy") / bound, 1.05),
+        ("first request after the start / bare client's", med(process, "startup") / med(bare, "startup"), None),
+    ]
+    if inspect:
+        rows += [("inspect_ai CPU per call / CoMMET's", med(inspect, "cpu_ms_per_call") / med(process, "cpu_ms_per_call"),
+                  None),
+                 ("inspect_ai CPU per call / bare client's", med(inspect, "cpu_ms_per_call") / med(bare, "cpu_ms_per_call"),
+                  None)]
+    return rows
 
 
 def greedy_makespan(durations: list[float], slots: int) -> float:
@@ -365,6 +455,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="pictures (a quarter of the StoryTurns) of this size; 1024x768 is about 2.3 MB each")
     parser.add_argument("--no-judge", dest="judge", action="store_false", help="candidate only, rules judge")
     parser.add_argument("--runs", type=int, default=1, help="repeat everything; figures are medians")
+    parser.add_argument("--inspect", action="store_true",
+                        help="also inspect_ai's `inspect eval commet/storyturns` on the same work (when installed)")
     add_server_loop_option(parser)
     args = parser.parse_args(argv)
 
@@ -372,7 +464,7 @@ def main(argv: list[str] | None = None) -> int:
     port = free_port()
     server, ready, precise = start_server(port, args)
     load_before = os.getloadavg()
-    engine_runs, process_runs, bare_runs = [], [], []
+    engine_runs, process_runs, bare_runs, bare_process_runs, inspect_runs = [], [], [], [], []
     try:
         if not ready.wait(30):
             print("server did not start", file=sys.stderr)
@@ -382,12 +474,17 @@ def main(argv: list[str] | None = None) -> int:
 
         dataset = build_dataset(args.stories, args.picture_size)
         calls_per_story = [len(s.turns) * (2 if args.judge else 1) for s in dataset.storyturns]
+        plan = bare_plan(args, base_url, calls_per_story)
         with tempfile.TemporaryDirectory() as tmp:
             folder = dataset.save(Path(tmp) / "dataset")
             for _ in range(args.runs):
                 engine_runs.append(asyncio.run(engine_in_process(args, base_url, dataset)))
                 process_runs.append(whole_process(args, base_url, folder))
-                bare_runs.append(asyncio.run(bare_client(args, base_url, calls_per_story)))
+                bare_runs.append(asyncio.run(bare_client(plan)))
+                bare_process_runs.append(bare_process(base_url, plan))
+                inspected = inspect_process(args, base_url, folder) if args.inspect else None
+                if inspected is not None:
+                    inspect_runs.append(inspected)
     finally:
         server.terminate()
         server.join(5)
@@ -429,6 +526,25 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'zero-overhead engine, its plan':34} {planned:8.3f} {planned / bound:8.3f}")
     print(f"{'zero-overhead, longest first':34} {longest_first:8.3f} {longest_first / bound:8.3f}  (the schedule before)")
     print()
+    print(f"{'bare aiohttp client, whole process':34} {med(bare_process_runs, 'wall'):8.3f} "
+          f"{med(bare_process_runs, 'wall') / bound:8.3f} {med(bare_process_runs, 'busy'):9.3f} s = "
+          f"{med(bare_process_runs, 'busy') / bound:5.3f} x {med(bare_process_runs, 'cpu_ms_per_call'):12.2f}")
+    print(f"{'':36}(first request {med(bare_process_runs, 'startup'):.3f} s after the start)")
+    if inspect_runs:
+        served = med(inspect_runs, "served")  # rules first, then the grader: fewer judge calls than CoMMET's run
+        own_bound = max(critical, served * args.delay / args.concurrency)
+        print(f"{'inspect_ai, whole process':34} {med(inspect_runs, 'wall'):8.3f} "
+              f"{med(inspect_runs, 'wall') / own_bound:8.3f} {med(inspect_runs, 'busy'):9.3f} s = "
+              f"{med(inspect_runs, 'busy') / own_bound:5.3f} x {med(inspect_runs, 'cpu_ms_per_call'):12.2f}")
+        print(f"{'':36}({served:.0f} calls, its bound {own_bound:.3f} s; first request "
+              f"{med(inspect_runs, 'startup'):.3f} s after the start)")
+    elif args.inspect:
+        print("inspect_ai is not installed: no side-by-side with it")
+    print()
+    ratios = side_by_side(process_runs, bare_process_runs, bound, inspect_runs)
+    print("side by side (issue 47's goals):")
+    for name, value, goal in ratios:
+        print(f"  {name:58} {value:6.3f}" + (f"  (goal <= {goal})" if goal else ""))
     print(f"whole-process ratio {med(process_runs, 'wall') / bound:.3f} (goal <= 1.15); first request to last answer "
           f"{med(process_runs, 'busy') / bound:.3f} (goal <= 1.05); engine CPU {med(engine_runs, 'cpu_ms_per_call'):.2f} "
           f"ms per call (goal <= 0.5); engine wall / bare client {med(engine_runs, 'wall') / bare:.3f}, CPU "
@@ -446,6 +562,10 @@ def main(argv: list[str] | None = None) -> int:
                   + "; CPU ms/call " + " ".join(f"{r['cpu_ms_per_call']:.2f}" for r in runs))
         print("  bare client per run: wall " + " ".join(f"{wall:.3f}" for wall, _ in bare_runs)
               + "; CPU ms/call " + " ".join(f"{cpu:.2f}" for _, cpu in bare_runs))
+        for name, runs in (("bare client, whole process", bare_process_runs), ("inspect_ai", inspect_runs)):
+            if runs:
+                print(f"  {name} per run: wall " + " ".join(f"{r['wall']:.3f}" for r in runs)
+                      + "; CPU ms/call " + " ".join(f"{r['cpu_ms_per_call']:.2f}" for r in runs))
     return 0
 
 

@@ -72,3 +72,11 @@ def replay_file(tmp_path: Path):
         return path
 
     return write
+
+
+
+@pytest.fixture(autouse=True)
+def _content_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Picture checks and prepared pictures cached in an empty folder of each test's own (commands the test starts
+    too): never in the user's cache folder, and no test sees what another one cached."""
+    monkeypatch.setenv("COMMET_CACHE_DIR", str(tmp_path_factory.mktemp("commet-cache")))

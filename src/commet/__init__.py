@@ -18,22 +18,28 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from commet.errors import CommetError
-from commet.format import Dataset, Feedback, FormatError, StoryTurn, Turn, load_dataset, validate_dataset
 from commet.version import __version__
 
 if TYPE_CHECKING:
     from commet.engine import EvalSettings, RunSummary, evaluate, evaluate_async
+    from commet.format import Dataset, Feedback, FormatError, StoryTurn, Turn, load_dataset, validate_dataset
 
 
 _ENGINE_NAMES = ("EvalSettings", "RunSummary", "evaluate", "evaluate_async")
+_FORMAT_NAMES = ("Dataset", "Feedback", "FormatError", "StoryTurn", "Turn", "load_dataset", "validate_dataset")
 
 
 def __getattr__(name: str) -> object:
-    """The engine's names, imported when first asked for (the engine imports this package's version)."""
+    """The engine's and the format's names, imported when first asked for: the ``commet`` program imports
+    this package first, and ``commet --version`` needs neither (the engine imports this package's version)."""
     if name in _ENGINE_NAMES:
         import commet.engine
 
         return getattr(commet.engine, name)
+    if name in _FORMAT_NAMES:
+        import commet.format
+
+        return getattr(commet.format, name)
     raise AttributeError(f"module 'commet' has no attribute {name!r}")
 
 
@@ -51,6 +57,8 @@ def report(db: str | Path = "commet.sqlite", runs: list[str] | None = None, *, f
         raise FileNotFoundError(f"no results store at {db}")
     with Store(db) as store:
         built = build_report(store, select_runs(store, runs), bootstrap=Bootstrap(seed=seed, resamples=resamples))
+    from commet.format import load_dataset
+
     data = load_dataset(dataset) if isinstance(dataset, (str, Path)) else dataset
     return render_report(built, format, dataset=data)
 

@@ -17,7 +17,6 @@ every command's annotations at every start, and evaluating 700 of them from stri
 each ``commet`` command (names only needed for type checking are quoted instead).
 """
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -50,9 +49,7 @@ from commet.cli.common import (  # noqa: F401 - the shared names stay importable
 )
 from commet.conditions import FeedbackCondition, ImagePolicy, JudgeImages, UndecidedFeedback
 from commet.extras import MissingExtraError, missing_extra_message
-from commet.format.convert import ConvertTarget
-from commet.judges.base import UnknownJudgeError
-from commet.models.base import ModelSpecError
+from commet.format.targets import ConvertTarget
 
 if TYPE_CHECKING:
     from commet.engine import FailureNotice, RunSummary, Shard
@@ -313,6 +310,8 @@ def eval_command(
 
     stories = min(limit or len(data), len(data))
 
+    import asyncio  # here, not at the top: `commet --version` and `--help` need no event loop
+
     async def evaluate_then_close() -> RunSummary:
         try:
             with report_prepared_meanwhile(asyncio.get_running_loop(), stories=stories):
@@ -361,8 +360,9 @@ def _eval_inputs(ctx: typer.Context, *, model: str, dataset: str, judge: str, db
     (The options come as the command got them: ``ctx.params`` holds what click parsed, a path as
     text under older Typer releases; only the settings are read from it, by name.)"""
     from commet.engine import Shard
+    from commet.judges.base import UnknownJudgeError
     from commet.judges.registry import create_judge
-    from commet.models.base import SettingError
+    from commet.models.base import ModelSpecError, SettingError
     from commet.models.registry import create_model
     from commet.store.settings import EvalSettings, setting_names
 

@@ -1,7 +1,6 @@
 """``commet eval --finish RUN --judge SPEC``: continue the StoryTurns RUN stopped at an undecided answer, with another
 judge (:mod:`commet.engine.finish`). The model, dataset and settings are RUN's; the command reuses eval's output."""
 
-import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
@@ -83,6 +82,8 @@ def finish(*, source: str, model: str | None, dataset: str | None, judge: str, d
                 await the_judge.aclose()
 
         with live_progress(enabled=not quiet, total=len(engine.mine())) as on_progress:
+            import asyncio
+
             try:
                 summary = asyncio.run(go(on_progress))
             except RunConflictError as exc:

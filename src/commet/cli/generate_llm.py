@@ -1,6 +1,5 @@
 """``commet generate llm``: the paper's one-shot LLM construction pipeline (StoryTurns plus pictures)."""
 
-import asyncio
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -9,7 +8,6 @@ import typer
 
 from commet.cli.common import fail, fail_option
 from commet.format.problems import FormatError
-from commet.models.base import ModelSpecError, SettingError
 
 if TYPE_CHECKING:
     from commet.generation.llm.pipeline import GenerationFailure, GenerationReport
@@ -52,6 +50,7 @@ def llm(
         generate_storyturns,
         write_generated,
     )
+    from commet.models.base import ModelSpecError, SettingError
     from commet.models.registry import create_model
 
     try:
@@ -94,6 +93,8 @@ def llm(
         finally:
             await chat.aclose()
             await painter.aclose()
+
+    import asyncio
 
     try:
         result = asyncio.run(run())

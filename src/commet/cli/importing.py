@@ -1,13 +1,24 @@
 """``commet import FORMAT SOURCE --out DIR``: ToM benchmarks from their authors' files."""
 
+import importlib.util
+import json
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from commet.format.importers import FORMATS
 
+def _format_words() -> list[str]:
+    """The FORMAT words, read from the importers' table (``benchmarks.json``, what ``FORMATS`` is made of) without
+    importing the importers: every ``commet`` start builds this command, and they import the whole format."""
+    spec = importlib.util.find_spec("commet.format.importers")
+    assert spec is not None and spec.submodule_search_locations
+    table = Path(next(iter(spec.submodule_search_locations))) / "benchmarks.json"
+    return list(json.loads(table.read_text("utf-8")))
+
+
+FORMATS = _format_words()
 #: kept ignore: the members come from the benchmark table (data), which mypy cannot follow into an Enum
 BenchmarkFormat = Enum("BenchmarkFormat", {name: name for name in FORMATS}, type=str)  # type: ignore[misc]
 

@@ -1,6 +1,5 @@
 """Judge commands: ``rejudge``, ``label`` (and ``label import``), ``judges``."""
 
-import asyncio
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -74,6 +73,8 @@ def rejudge_command(
                 return await rejudge(store, source.name, the_judge, data, new_name=new_name, concurrency=concurrency)
             finally:
                 await the_judge.aclose()
+
+        import asyncio
 
         try:
             result = asyncio.run(go())

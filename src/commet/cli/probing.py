@@ -1,7 +1,6 @@
 """``commet judges --probe position|length``: each judge's flip rate on a run's answers asked again in a form that must
 not change the verdict (:mod:`commet.engine.probes`), with a 95% interval; a panel's members per answer."""
 
-import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -112,6 +111,8 @@ def probe_command(*, db: Path, runs: list[str], probe: str, judges: list[str], s
             finally:
                 for judge in built:
                     await judge.aclose()
+
+        import asyncio
 
         results = asyncio.run(go())
     sections = [flip_section(probe, record.name, seed, results, unchangeable), *panel_sections(probe, results)]

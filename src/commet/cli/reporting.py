@@ -1,6 +1,5 @@
 """Result commands: ``report``, ``compare``, ``sweep``, ``runs``, ``export``."""
 
-import asyncio
 import importlib
 import sys
 import threading
@@ -27,6 +26,8 @@ from commet.cli.common import (
 )
 
 if TYPE_CHECKING:
+    import asyncio
+
     from commet.store import RunRecord, Store
 
 #: what the end-of-run report imports (NumPy the largest part): about 0.15 s that need not follow the run
@@ -55,7 +56,7 @@ def _prepare_report(stories: int) -> None:
 
 
 @contextmanager
-def report_prepared_meanwhile(loop: asyncio.AbstractEventLoop, stories: int = 0) -> Iterator[None]:
+def report_prepared_meanwhile(loop: "asyncio.AbstractEventLoop", stories: int = 0) -> Iterator[None]:
     """Inside: once the run is under way, a thread imports the report's modules and makes the
     bootstrap's draws for a run of ``stories`` StoryTurns.
 
@@ -349,6 +350,8 @@ def sweep(
             typer.echo(f"[{index + 1}/{total}] {name}", err=True)
 
     datasets = {d: load_or_fail(d, force, settings.columns.get(d)) for d in settings.datasets}
+    import asyncio
+
     try:
         names = asyncio.run(run_sweep(settings, announce, datasets=datasets))
     except FormatError as exc:

@@ -87,8 +87,9 @@ def serve(
 def _as_folder(dataset: "Dataset", folder: Path) -> "Dataset":
     """``dataset`` written as a dataset folder (kept when it already holds exactly this dataset)."""
     from commet.format import load_dataset
-    from commet.format.convert import ConvertError, ConvertTarget, convert, picture_ids
+    from commet.format.convert import ConvertError, convert, picture_ids
     from commet.format.problems import FormatError
+    from commet.format.targets import ConvertTarget
 
     if folder.exists():
         try:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
+from commet.format.content_cache import ContentCache
 from commet.format.dataset import Dataset
 from commet.models.base import ImagePart
 
@@ -16,7 +18,9 @@ MAX_PICTURE_THREADS = 8
 
 
 class PictureCache:
-    """Prepared pictures of one dataset, by image id (each decoded, resized and hashed once per run).
+    """Prepared pictures of one dataset, by image id: each picture's content prepared once per run, however many
+    ids, turns and conversations show it, and read from the prepared-picture cache where an earlier run made it
+    (:func:`commet.models.images.prepared_picture`: then neither decoded nor encoded).
 
     Preparing a photograph (decode, resize, re-encode) takes 50 to 120 ms; on the event loop that
     held every story in flight each time (bench/bench_openai_server.py --picture-size 1024x768).
@@ -34,14 +38,20 @@ class PictureCache:
         self.max_side = max_side
         self.fmt = fmt
         self._parts: dict[str, ImagePart] = {}
+        #: prepared bytes and type by the sha256 of the picture's own bytes: a picture under several ids is made once
+        self._by_content: dict[bytes, tuple[bytes, str]] = {}
         self._pending: dict[str, asyncio.Future[ImagePart]] = {}
         self._threads: ThreadPoolExecutor | None = None
 
     def _prepare(self, image_id: str) -> ImagePart:
-        from commet.models.images import prepare_image
+        from commet.models.images import prepared_picture
 
-        data, mime = prepare_image(self.dataset.image_bytes(image_id), max_side=self.max_side, fmt=self.fmt)
-        return ImagePart(data=data, mime=mime, image_id=image_id)
+        source = self.dataset.image_bytes(image_id)
+        content = hashlib.sha256(source).digest()
+        made = self._by_content.get(content)
+        if made is None:  # (two threads may make the same picture at once: the same bytes, kept once)
+            made = self._by_content[content] = prepared_picture(source, max_side=self.max_side, fmt=self.fmt)
+        return ImagePart(data=made[0], mime=made[1], image_id=image_id)
 
     def part(self, image_id: str) -> ImagePart:
         """The prepared picture, made here if it is not ready (callers outside an engine run)."""
@@ -75,11 +85,15 @@ class PictureCache:
         return pending
 
     def close(self) -> None:
-        """Stop the threads (a run's end)."""
+        """Stop the threads (a run's end); keep the prepared-picture cache within its size."""
         if self._threads is not None:
             self._threads.shutdown(wait=True, cancel_futures=True)
             self._threads = None
         self._pending.clear()
+        if self._by_content:
+            from commet.models.images import PREPARED_PICTURES
+
+            ContentCache(PREPARED_PICTURES).trim()
 
 
 def _seen(future: asyncio.Future[ImagePart]) -> None:

@@ -1,12 +1,64 @@
-"""The StoryTurn format: canonical model, pipe import/export, datasets, validation, stats."""
+"""The StoryTurn format: canonical model, pipe import/export, datasets, validation, stats.
 
-from commet.format.dataset import Dataset, bundled_sample_path, read_storyturns
-from commet.format.loading import load_dataset
-from commet.format.model import AnswerFeedback, Feedback, StoryTurn, Turn, storyturn_json_schema
-from commet.format.pipe import to_pipe, to_pipe_record
-from commet.format.problems import FormatError, Problem
-from commet.format.stats import DatasetStats, dataset_stats
-from commet.format.validate import DatasetRefused, has_errors, load_checked, validate_dataset, validate_path
+Its names are imported when first asked for (:func:`__getattr__`): importing one module of the
+package (``commet.format.problems`` for a command's error type) then costs that module alone, not
+pydantic and the whole format, which keeps ``commet --version`` and ``--help`` quick.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from commet.format.dataset import Dataset, bundled_sample_path, read_storyturns
+    from commet.format.loading import load_dataset
+    from commet.format.model import AnswerFeedback, Feedback, StoryTurn, Turn, storyturn_json_schema
+    from commet.format.pipe import to_pipe, to_pipe_record
+    from commet.format.problems import FormatError, Problem
+    from commet.format.stats import DatasetStats, dataset_stats
+    from commet.format.validate import (
+        DatasetRefused,
+        has_errors,
+        load_checked,
+        validate_dataset,
+        validate_path,
+    )
+
+#: each public name and the module that defines it
+_HOMES = {
+    "Dataset": "commet.format.dataset",
+    "bundled_sample_path": "commet.format.dataset",
+    "read_storyturns": "commet.format.dataset",
+    "load_dataset": "commet.format.loading",
+    "AnswerFeedback": "commet.format.model",
+    "Feedback": "commet.format.model",
+    "StoryTurn": "commet.format.model",
+    "Turn": "commet.format.model",
+    "storyturn_json_schema": "commet.format.model",
+    "to_pipe": "commet.format.pipe",
+    "to_pipe_record": "commet.format.pipe",
+    "FormatError": "commet.format.problems",
+    "Problem": "commet.format.problems",
+    "DatasetStats": "commet.format.stats",
+    "dataset_stats": "commet.format.stats",
+    "DatasetRefused": "commet.format.validate",
+    "has_errors": "commet.format.validate",
+    "load_checked": "commet.format.validate",
+    "validate_dataset": "commet.format.validate",
+    "validate_path": "commet.format.validate",
+}
+
+
+def __getattr__(name: str) -> object:
+    """A public name of the format, imported from its module on first use (then kept here)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'commet.format' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AnswerFeedback", "Dataset", "DatasetRefused", "DatasetStats", "Feedback", "FormatError", "Problem", "StoryTurn", "Turn",

@@ -13,19 +13,13 @@ from __future__ import annotations
 import io
 import json
 from dataclasses import dataclass, field, replace
-from enum import Enum
 from pathlib import Path
 
 from commet.errors import CommetError
 from commet.format.dataset import IMAGE_EXTENSIONS, IMAGES_DIR, Dataset
 from commet.format.pictures import PictureError
 from commet.format.pipe import to_pipe_record
-
-
-class ConvertTarget(str, Enum):
-    jsonl = "jsonl"
-    pipe = "pipe"
-    hf = "hf"
+from commet.format.targets import ConvertTarget
 
 
 class ConvertError(CommetError, ValueError):

@@ -24,6 +24,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 
 from commet.errors import CommetError
 from commet.format.bounded import InputFileError, read_regular_file
+from commet.format.content_cache import ContentCache, content_key, imaging_versions
 
 #: Largest picture accepted, in pixels (a 20000x20000 PNG can be a few KiB and decode to 1.6 GB).
 MAX_IMAGE_PIXELS = 50_000_000
@@ -53,6 +54,10 @@ class PictureTooLarge(PictureError):
     def __init__(self, message: str, size: tuple[int, int] | None = None):
         super().__init__(message)
         self.size = size
+
+
+class PictureOutOfMemory(PictureTooLarge):
+    """A picture this machine had not the memory to decode now: a verdict of the moment, never cached."""
 
 
 def read_picture_file(path: str | Path) -> bytes:
@@ -146,7 +151,7 @@ def opened_picture(data: bytes, *, max_pixels: int = MAX_IMAGE_PIXELS,
     except UnidentifiedImageError:
         raise PictureError("is not a picture (not PNG, JPEG, GIF or WebP data)") from None
     except MemoryError:
-        raise PictureTooLarge("needs more memory to decode than there is") from None
+        raise PictureOutOfMemory("needs more memory to decode than there is") from None
     except Exception as exc:  # noqa: BLE001 - Pillow's decoders raise many kinds; each is a broken picture
         raise PictureError(f"is truncated or corrupt: {exc}") from None
 
@@ -161,11 +166,68 @@ def picture_problem(data: bytes) -> str | None:
 def decode_problem(data: bytes) -> str | None:
     """:func:`picture_problem` for a caller already inside :func:`bombs_refused` (threads must not enter it:
     the warnings filter is process-wide)."""
+    return _decoded(data)[0]
+
+
+def _decoded(data: bytes) -> tuple[str | None, bool]:
+    """:func:`decode_problem` and whether the verdict holds for these bytes anywhere (not a lack of memory)."""
     try:
         with opened_picture(data) as image:
             image.load()
             if image.getexif().get(EXIF_ORIENTATION, 1) != 1:  # turned upright as prepare_image will
                 ImageOps.exif_transpose(image)
+    except PictureOutOfMemory as exc:
+        return str(exc), False
     except PictureError as exc:
-        return str(exc)
-    return None
+        return str(exc), True
+    return None, True
+
+
+#: the picture-check cache's kind (folder)
+PICTURE_CHECKS = "picture-checks"
+#: bump when the check changes (what it decodes, what it refuses): older verdicts are then never read
+CHECK_VERSION = 1
+#: verdicts of this process, by content key: a picture shown under several ids, or checked again, is decoded once
+_VERDICTS: dict[str, str | None] = {}
+_OK, _REFUSED = b"\x00", b"\x01"
+
+
+def _bombs_are_errors() -> bool:
+    """Whether Pillow's decompression-bomb warning is an error here (inside :func:`bombs_refused`)."""
+    return any(action == "error" and category is Image.DecompressionBombWarning
+               for action, _, category, _, _ in warnings.filters)
+
+
+def _check_key(data: bytes) -> str:
+    return content_key(data, "picture-check", CHECK_VERSION, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, MAX_DECODED_BYTES,
+                       MAX_IMAGE_BYTES, IMAGE_FORMATS, Image.MAX_IMAGE_PIXELS, imaging_versions())
+
+
+def known_verdict(data: bytes) -> tuple[bool, str | None, str]:
+    """``(known, problem, key)``: the verdict of :func:`checked_picture` where it is kept (this process, the cache
+    folder), without decoding; ``key`` names these bytes' check (pictures of the same content share it)."""
+    key = _check_key(data)
+    if key in _VERDICTS:
+        return True, _VERDICTS[key], key
+    stored = ContentCache(PICTURE_CHECKS).get(key)
+    if stored is None or stored[:1] not in (_OK, _REFUSED):
+        return False, None, key
+    verdict = stored[1:].decode("utf-8", "replace") if stored[:1] == _REFUSED else None
+    _VERDICTS[key] = verdict
+    return True, verdict, key
+
+
+def checked_picture(data: bytes) -> str | None:
+    """:func:`decode_problem` (for a caller inside :func:`bombs_refused`), decoded once: the verdict is kept by
+    content hash, in this process and in the user's cache folder (:mod:`commet.format.content_cache`), so a second
+    run on the same pictures reads each one's verdict instead of decoding it (about 1 ms a small picture, 4 ms a
+    megapixel). The key holds the limits, this check's version and the imaging libraries' versions: it never
+    returns another check's verdict."""
+    known, verdict, key = known_verdict(data)
+    if known:
+        return verdict
+    verdict, lasting = _decoded(data)
+    if lasting and _bombs_are_errors():  # (outside bombs_refused a bomb would pass: not a verdict to keep)
+        _VERDICTS[key] = verdict
+        ContentCache(PICTURE_CHECKS).put(key, _OK if verdict is None else _REFUSED + verdict.encode())
+    return verdict

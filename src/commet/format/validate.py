@@ -12,11 +12,13 @@ import functools
 import os
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
+from typing import TypeVar
 
+from commet.format.content_cache import ContentCache
 from commet.format.dataset import Dataset
 from commet.format.loading import load_dataset
 from commet.format.model import Feedback, StoryTurn, Turn
@@ -24,15 +26,19 @@ from commet.format.pictures import (  # noqa: F401 - the limits, re-exported whe
     IMAGE_FORMATS,
     MAX_IMAGE_BYTES,
     MAX_IMAGE_PIXELS,
+    PICTURE_CHECKS,
     PictureError,
     bombs_refused,
-    decode_problem,
+    checked_picture,
+    known_verdict,
     picture_problem,
 )
 from commet.format.problems import FormatError, Problem, Severity
 from commet.taxonomy import BOOKLET, Taxonomy
 from commet.text import _LABEL_MARK, char_kind, contains_phrase, fold, labelled_options, normalize
 
+#: what a picture's check gives (:func:`_spread`)
+Checked = TypeVar("Checked")
 #: Pictures are checked one by one for this long, the rest in threads (:func:`image_problems`).
 SEQUENTIAL_CHECKS_S = 0.02
 #: Longest StoryTurn id accepted.
@@ -122,34 +128,67 @@ def _image_problem(dataset: Dataset, image_id: str) -> str | None:
         return "not found"
     except PictureError as exc:
         return str(exc)
-    return decode_problem(data)
+    return checked_picture(data)
+
+
+def _known_problem(dataset: Dataset, image_id: str) -> tuple[bool, str | None, str | None]:
+    """``(known, problem, content key)`` of a picture without decoding it: a file that cannot be read, or the
+    verdict kept for its bytes (:func:`~commet.format.pictures.known_verdict`)."""
+    try:
+        data = dataset.image_bytes(image_id)
+    except FileNotFoundError:
+        return True, "not found", None
+    except PictureError as exc:
+        return True, str(exc), None
+    return known_verdict(data)
 
 
 def image_problems(dataset: Dataset, image_ids: Iterable[str]) -> dict[str, str | None]:
-    """:func:`image_problem` of each distinct id; pictures that take long are read and decoded in threads.
+    """:func:`image_problem` of each distinct id; each content decoded once, and only where its verdict is not kept.
 
-    Decoding is most of validation's time on a dataset of photographs (about 4 ms a megapixel),
-    and Pillow's decoders and file reads release the GIL, so a thread per core divides it. Small
-    pictures are quicker one by one (a thread's hand-over costs more than their decoding): the
-    pictures are checked in order until ``SEQUENTIAL_CHECKS_S`` has passed, and the rest in threads.
+    A picture's verdict is kept by content hash (:func:`~commet.format.pictures.checked_picture`): a second run
+    on the same pictures reads them and their verdicts, and decodes none. Decoding is most of a first check's
+    time on a dataset of photographs (about 4 ms a megapixel), reading and hashing photographs the most of a
+    second's, and Pillow's decoders, file reads and sha256 release the GIL, so both passes run on every core
+    (:func:`_spread`).
     """
-    ids = list(dict.fromkeys(image_ids))
     found: dict[str, str | None] = {}
-    with bombs_refused():
-        started = time.perf_counter()
-        pending = iter(ids)
-        for image_id in pending:
-            found[image_id] = _image_problem(dataset, image_id)
-            if time.perf_counter() - started >= SEQUENTIAL_CHECKS_S:
-                break
-        rest = list(pending)
-        threads = min(len(rest), os.cpu_count() or 1)
-        if threads < 2:
-            found.update((image_id, _image_problem(dataset, image_id)) for image_id in rest)
+    same: dict[str, str] = {}  # a later id of the same content -> the first one's id
+    first_of: dict[str, str] = {}
+    left: list[str] = []
+    ids = list(dict.fromkeys(image_ids))
+    for image_id, (known, problem, key) in zip(ids, _spread(functools.partial(_known_problem, dataset), ids),
+                                               strict=True):
+        if known:
+            found[image_id] = problem
+        elif key in first_of:
+            same[image_id] = first_of[key]
         else:
-            with ThreadPoolExecutor(threads, thread_name_prefix="commet-picture-check") as pool:
-                found.update(zip(rest, pool.map(functools.partial(_image_problem, dataset), rest), strict=True))
+            first_of[key or image_id] = image_id
+            left.append(image_id)
+    with bombs_refused():
+        found.update(zip(left, _spread(functools.partial(_image_problem, dataset), left), strict=True))
+    found.update((image_id, found[first]) for image_id, first in same.items())
+    if left:
+        ContentCache(PICTURE_CHECKS).trim()  # verdicts were written: keep the cache within its size
     return found
+
+
+def _spread(work: Callable[[str], Checked], ids: list[str]) -> list[Checked]:
+    """``work`` of each id, in order: one by one until ``SEQUENTIAL_CHECKS_S`` has passed, the rest in threads (one
+    a core). Small pictures are quicker one by one (a thread's hand-over costs more than their check)."""
+    done: list[Checked] = []
+    started = time.perf_counter()
+    for image_id in ids:
+        if done and time.perf_counter() - started >= SEQUENTIAL_CHECKS_S:
+            break
+        done.append(work(image_id))
+    rest = ids[len(done):]
+    threads = min(len(rest), os.cpu_count() or 1)
+    if threads < 2:
+        return done + [work(image_id) for image_id in rest]
+    with ThreadPoolExecutor(threads, thread_name_prefix="commet-picture-check") as pool:
+        return done + list(pool.map(work, rest))
 
 
 def _keyed_twice(feedback: Feedback) -> list[tuple[str, str]]:

@@ -165,9 +165,9 @@ def storyturn_protocol(dataset: Dataset, images: ImagePolicy = ImagePolicy.on,
 
     def picture(image_id: str) -> ImagePart:
         if image_id not in pictures:  # the engine's size and format policy, applied once per picture
-            from commet.models.images import prepare_image
+            from commet.models.images import prepared_picture
 
-            data, mime = prepare_image(dataset.image_bytes(image_id), max_side=1024, fmt="png")
+            data, mime = prepared_picture(dataset.image_bytes(image_id), max_side=1024, fmt="png")
             pictures[image_id] = ImagePart(data=data, mime=mime, image_id=image_id)
         return pictures[image_id]
 

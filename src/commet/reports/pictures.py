@@ -103,12 +103,13 @@ class DatasetFinder:
 
 
 def _hashes(data: bytes, settings: RunSettings) -> set[str]:
-    """sha256 of a picture file, and of the same picture prepared the way the run sent it to the model."""
-    from commet.models.images import prepare_image
+    """sha256 of a picture file, and of the same picture prepared the way the run sent it to the model (read from
+    the prepared-picture cache where the run made it)."""
+    from commet.models.images import prepared_picture
 
     found = {hashlib.sha256(data).hexdigest()}
     try:
-        sent, _ = prepare_image(data, max_side=settings.image_max_side, fmt=settings.image_format)
+        sent, _ = prepared_picture(data, max_side=settings.image_max_side, fmt=settings.image_format)
     except (ValueError, OSError):
         return found
     return found | {hashlib.sha256(sent).hexdigest()}
