@@ -315,9 +315,12 @@ def spread(ids: Sequence[str], groups: Mapping[str, str], rng: random.Random) ->
     last: str | None = None
     while left:
         counts = {group: len(members) for group, members in left.items()}
-        possible = [g for g in counts if g != last
-                    and _can_follow({**counts, g: counts[g] - 1}, g)] or [g for g in counts if g != last]
-        group = rng.choice(sorted(possible)) if possible else next(iter(left))  # only ``last`` left: unavoidable
+        others = [g for g in counts if g != last]
+        possible = [g for g in others if _can_follow({**counts, g: counts[g] - 1}, g)]
+        if possible:
+            group = rng.choice(sorted(possible))
+        else:  # too many of one group to keep apart: use it whenever allowed, so its neighbours are fewest
+            group = max(sorted(others) or sorted(counts), key=lambda g: counts[g])
         order.append(left[group].pop())
         if not left[group]:
             del left[group]
