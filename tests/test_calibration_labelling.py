@@ -120,8 +120,9 @@ def test_keys_label_undo_go_back_and_the_reply_stays_in_view(world: tuple[Path, 
         assert "monospace" not in family and size >= 15
         for step in range(len(order) - 1):
             assert _shown(page) == order[step]
-            for selector in ("#reply", "#right", "#wrong", "#unsure"):
+            for selector in ("#question", "#reply", "#right", "#wrong", "#unsure"):
                 _in_view(page, selector)  # at the top of the page, whatever the story and picture
+            assert page.inner_text("#question") == QUESTION
             expect(page.locator("#progress")).to_have_text(f"{step} of {len(order)} answers labelled by you")
             _press(page, "r" if step % 2 == 0 else "w")
         last, before = order[-1], order[-2]
@@ -129,7 +130,7 @@ def test_keys_label_undo_go_back_and_the_reply_stays_in_view(world: tuple[Path, 
         if SHOTS:  # the first screen, as the reviewer sees it without scrolling
             Path(SHOTS).mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(Path(SHOTS) / f"label-{viewport}.png"))
-        assert page.locator("#time-left").inner_text().startswith("about ")  # a pace is measured: the time left
+        assert page.locator("#time-left").inner_text().endswith(" left")  # a pace is measured: the time left
         _press(page, "b")  # back: the answer before, with its label, which a key replaces
         first, other = ("right", "wrong") if (len(order) - 2) % 2 == 0 else ("wrong", "right")
         assert _shown(page) == before and f"now: {first}" in page.inner_text("#given")

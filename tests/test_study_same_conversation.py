@@ -145,13 +145,13 @@ def test_build_prints_which_judge_and_undecided_policy(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["study", "build", "--dataset", str(folder), "--out", str(tmp_path / "s.json"),
                                       "--questionnaires", "2"])
     assert result.exit_code == 0, result.output
-    assert "answers judged online by rules; a story stops at an answer the judge leaves undecided" in result.output
-    assert "as in `commet eval`" in result.output and "configure an LLM judge" in result.output
+    assert "judge: rules, online; undecided answers: stop, as `commet eval` by default" in result.output
+    assert "give an LLM judge (--judge MODEL)" in result.output
     study = json.loads((tmp_path / "s.json").read_text())
     assert study["undecided_feedback"] == "stop"
     skip = CliRunner().invoke(cli, ["study", "build", "--dataset", str(folder), "--out", str(tmp_path / "k.json"),
                                     "--undecided-feedback", "skip"])
-    assert skip.exit_code == 0 and "shows only its unconditional part" in skip.output
+    assert skip.exit_code == 0 and "undecided answers: skip" in skip.output
 
 
 def test_stories_of_one_task_group_are_never_neighbours() -> None:

@@ -155,8 +155,8 @@ def build(
     for shortfall in study.shortfalls:
         typer.echo(f"too few StoryTurns: {shortfall}", err=True)
     for field in study.placeholders():
-        typer.echo(f"warning: {field} is a placeholder an ethics board would refuse; set it (--contact) or edit "
-                   f"{out}: `study serve` refuses it unless --allow-placeholder-texts", err=True)
+        typer.echo(f"warning: {field} is a placeholder an ethics board would refuse: set it with --contact "
+                   "(`study serve` refuses it unless --allow-placeholder-texts)", err=True)
     typer.echo(f"wrote {out}")
 
 
@@ -232,6 +232,7 @@ def serve(
     from commet.apps.study.app import create_app
     from commet.apps.study.build import StudyError
     from commet.apps.study.db import StudyDatabaseError
+    from commet.apps.study.panel import entry_link, kind_of
     from commet.format.problems import FormatError
     from commet.judges.base import UnknownJudgeError
 
@@ -257,10 +258,14 @@ def serve(
              "refuse: say who runs the study and how to reach them (study build --contact, or edit the study file); "
              "--allow-placeholder-texts serves it anyway (a trial run)")
     organiser = "at /organiser" if password else "off (no --organiser-password-file)"
-    joins = (f"; panel participants at {{base}}/join/{site.participation.db.entry_key()}"
-             if site.pages.study.panel.enabled else "")
-    serve_web_app(web, host, port, lambda base: f"study at {base}/p/<token>{joins.format(base=base)}; organiser page "
-                                                f"{organiser}",
+    panel = site.pages.study.panel
+    key = site.participation.db.entry_key()
+
+    def announce(base: str) -> str:
+        joins = f"; the panel's link: {entry_link(base, key, kind_of(panel.name))}" if panel.enabled else ""
+        return f"study at {base}/p/<token>{joins}; organiser page {organiser}"
+
+    serve_web_app(web, host, port, announce,
                   access_log=False, server_header=False, log_level="warning", allowed_hosts=allowed_hosts,
                   forwarded_allow_ips=forwarded_allow_ips)
 

@@ -101,7 +101,7 @@ def time_left(seconds_each: float | None, left: int) -> str:
     if seconds_each is None or left == 0:
         return ""
     seconds = seconds_each * left
-    if seconds < 90:
-        return f"about {max(1, round(seconds / 10) * 10):.0f} s left"
+    if seconds < 60:
+        return "under a minute left"
     minutes = round(seconds / 60)
     return f"about {minutes} min left" if minutes < 90 else f"about {seconds / 3600:.1f} h left"

@@ -78,11 +78,11 @@ MINUTES_PER_STORY = 0.5
 MINUTES_PER_ANSWER = 0.5
 #: How ``study build`` states the undecided policy (the same words as ``commet eval --undecided-feedback``).
 UNDECIDED_HELP = {
-    UndecidedFeedback.STOP: "a story stops at an answer the judge leaves undecided when the next turn's feedback "
-                            "rests on it, as in `commet eval` (the default): the volunteer goes on with the next story",
-    UndecidedFeedback.SKIP: "feedback resting on an undecided answer shows only its unconditional part "
-                            "(--undecided-feedback skip; `commet eval` stops there by default)",
-    UndecidedFeedback.WRONG: "feedback resting on an undecided answer is the 'wrong' text (--undecided-feedback wrong)",
+    UndecidedFeedback.STOP: "undecided answers: stop, as `commet eval` by default (a story ends where its next "
+                            "feedback rests on an answer the judge could not decide)",
+    UndecidedFeedback.SKIP: "undecided answers: skip (feedback resting on one shows only its unconditional part; "
+                            "`commet eval` stops there by default)",
+    UndecidedFeedback.WRONG: "undecided answers: wrong (feedback resting on one is the 'wrong' text)",
 }
 GROUPING_HELP = {
     "paper": "paper (Appendix D): text-complete StoryTurns by Figure 3 task group, image-dependent ones by "
@@ -227,10 +227,10 @@ class Study(BaseModel):
         lines.append(f"StoryTurns per questionnaire: {' or '.join(map(str, sizes))}")
         lines.append(f"{len(policies)} questionnaires: {policies.count('all')} with all pictures, "
                      f"{policies.count('needed')} with pictures only where needed")
-        lines.append(f"answers judged online by {self.judge}; {UNDECIDED_HELP[self.undecided_feedback]}")
+        lines.append(f"judge: {self.judge}, online; {UNDECIDED_HELP[self.undecided_feedback]}")
         if self.judge == "rules" and self.undecided_feedback is UndecidedFeedback.STOP:
-            lines.append("  the rules judge leaves many typed answers undecided, and each ends its story: configure "
-                         "an LLM judge (--judge MODEL) to decide them online")
+            lines.append("  the rules judge leaves many typed answers undecided, each ending its story: give an LLM "
+                         "judge (--judge MODEL) to decide them online")
         return lines
 
     def placeholders(self) -> list[str]:

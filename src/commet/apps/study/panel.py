@@ -86,6 +86,15 @@ def previewing(query: Mapping[str, str]) -> bool:
     return query.get(PANELS[PanelKind.mturk].session or "") == MTURK_PREVIEW
 
 
+#: a study file's panel name, as ``study build --panel`` writes it, and the panel's kind
+PANEL_NAMES = {"Prolific": PanelKind.prolific, "MTurk": PanelKind.mturk}
+
+
+def kind_of(name: str) -> PanelKind:
+    """The kind of a study's panel by its name (any other panel sends ``pid``)."""
+    return PANEL_NAMES.get(name, PanelKind.generic)
+
+
 def entry_link(base_url: str, key: str, kind: PanelKind) -> str:
     """The one link to give the panel: each participant it sends gets their own questionnaire from it."""
     template = PANELS[kind].template

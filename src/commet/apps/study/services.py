@@ -16,7 +16,7 @@ from commet.apps.study.build import Study, estimated_minutes, shows_image
 from commet.apps.study.db import StudyDB
 from commet.apps.study.export import participant_label, participant_status, response_records, to_csv, to_jsonl
 from commet.apps.study.flow import Position, position, question_count
-from commet.apps.study.panel import Ending
+from commet.apps.study.panel import Ending, entry_link, kind_of
 from commet.apps.web import LoginThrottle, hash_password, verify_password
 from commet.engine.conversation import apply_branch_rules
 from commet.format.model import StoryTurn
@@ -135,7 +135,8 @@ class Participation:
     def end_view(self, row: sqlite3.Row) -> dict[str, Any]:
         """The last page's values: how the study ended, and the panel's code and return link for it."""
         ending = self.ending(row)
-        return {"ending": ending.value, "end": self.study.panel.end(ending), "panel": self.study.panel.name}
+        return {"ending": ending.value, "end": self.study.panel.end(ending), "panel": self.study.panel.name,
+                "declined": row["consent_at"] is None}
 
     def keep_draft(self, row: sqlite3.Row, story: int, turn: int, response: str) -> None:
         """Keep the text typed so far for the current question (a break), when the form is for that question."""
@@ -207,7 +208,8 @@ class Organiser:
         return {"summary": summary, "people": people, "new_links": [f"{base}/p/{token}" for token in new_links or []],
                 "answers": answers, "undecided": open_total, "flagged": sum(bool(p["flag"]) for p in people),
                 "warning_share": int(UNDECIDED_WARNING * 100), "placeholders": self.study.placeholders(),
-                "panel_link": f"{base}/join/{self.db.entry_key()}" if self.study.panel.enabled else ""}
+                "panel_link": entry_link(base, self.db.entry_key(), kind_of(self.study.panel.name))
+                if self.study.panel.enabled else ""}
 
     def questionnaires_for(self, count: int, questionnaire: str) -> list[int] | None:
         """The questionnaire of each of ``count`` new links: ``questionnaire`` (its index), or balanced when it is

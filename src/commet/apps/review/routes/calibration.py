@@ -24,6 +24,7 @@ from fastapi.responses import FileResponse, HTMLResponse, Response
 from starlette.datastructures import FormData
 
 from commet.apps.review.pages import Review
+from commet.engine.conversation import user_text
 from commet.store import Store
 from commet.store.calibration import SampledStory, sample_answers, sampled_runs
 from commet.store.labelling import (
@@ -117,11 +118,22 @@ def label_page(request: Request, review: Review, run: str = "", story: str = "",
     pictures = [{"id": image["id"], "url": "/calibration/picture?" + urlencode({"id": image["id"]}),
                  "found": review.dataset.image_path(image["id"]) is not None} for image in row.images]
     return review.pages.render(request, session, "calibration_label.html", user=name, run=run, item=item, turn=row,
+                               question=_question(review, row.story_id, row.turn, row.prompt),
                                earlier=earlier, pictures=pictures, fingerprint=_fingerprint(row.response or ""),
                                done=len(keys) - len(todo), total=len(keys), left=time_left(pace, len(todo)),
                                given=mine.get(keys[index]), unsure=keys[index] in unsure,
                                back=_label_url(run, keys[index - 1]) if index > 0 else None,
                                next=_label_url(run) if index not in todo[:1] else None, can_undo=undo is not None)
+
+
+def _question(review: Review, story_id: str, k: int, prompt: str) -> str | None:
+    """The turn's question for the label panel, when the dataset served holds this very turn (its message ends
+    the stored prompt); else None (the prompt shows it)."""
+    try:
+        turn = review.dataset.get(story_id).turns[k]
+    except (KeyError, IndexError):
+        return None
+    return turn.question if prompt.endswith(user_text("", turn)) else None
 
 
 @router.post("/calibration/label")
