@@ -3,7 +3,8 @@ Calibration page and in ``commet label``; the reply and the buttons in view with
 390x844 however long the story and large the picture; readable text; progress and the time left.
 
 A real results store (a replay model judged by the rules), a calibration sample drawn by ``commet calibrate``, the
-review app served on 127.0.0.1 and driven in headless Chromium by keys only. With ``COMMET_SCREENSHOTS=DIR`` the
+review app served on 127.0.0.1 and driven in headless Chromium by keys only (its item page's radio buttons are
+measured on the phone too: issue 45, point 8). With ``COMMET_SCREENSHOTS=DIR`` the
 label page's first screen is photographed into DIR.
 """
 
@@ -97,63 +98,99 @@ def _press(page: Page, key: str) -> None:
         page.keyboard.press(key)
 
 
-@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+def _signed_in(browser: Browser, base: str, name: str, viewport: str) -> Page:
+    page = browser.new_context(base_url=base, viewport=VIEWPORTS[viewport]).new_page()
+    page.goto("/login")
+    page.fill("input[name=name]", name)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("main button[type=submit]")
+    return page
+
+
 def test_keys_label_undo_go_back_and_the_reply_stays_in_view(world: tuple[Path, Path], browser: Browser,
-                                                             tmp_path: Path, viewport: str) -> None:
+                                                             tmp_path: Path) -> None:
+    """A reviewer on a laptop checks the first screen and labels one answer by key; one on a phone goes through the
+    whole sample by keys: right, wrong, back, undo, unsure."""
     folder, db = world
     order = _order(db)
-    name = f"rev-{viewport}"
     store = ReviewDB(tmp_path / "review.sqlite")
-    store.add_user(name, PASSWORD)
+    for viewport in VIEWPORTS:
+        store.add_user(f"rev-{viewport}", PASSWORD)
     with serving(create_app(folder, store, results=db)) as base:
-        page = browser.new_context(base_url=base, viewport=VIEWPORTS[viewport]).new_page()
-        page.goto("/login")
-        page.fill("input[name=name]", name)
-        page.fill("input[name=password]", PASSWORD)
-        page.click("main button[type=submit]")
-        page.goto(f"/calibration/label?run={RUN}")
-        page.wait_for_function("document.documentElement.dataset.keys === 'on'")
-        check(page, set())
-        # readable: the story in the page's own type at 15 px or more, not small monospace
-        family = page.evaluate("getComputedStyle(document.getElementById('prompt')).fontFamily")
-        size = float(page.evaluate("getComputedStyle(document.getElementById('prompt')).fontSize")[:-2])
-        assert "monospace" not in family and size >= 15
-        for step in range(len(order) - 1):
-            assert _shown(page) == order[step]
-            for selector in ("#question", "#reply", "#right", "#wrong", "#unsure"):
-                _in_view(page, selector)  # at the top of the page, whatever the story and picture
-            assert page.inner_text("#question") == QUESTION
-            expect(page.locator("#progress")).to_have_text(f"{step} of {len(order)} answers labelled by you")
-            _press(page, "r" if step % 2 == 0 else "w")
-        last, before = order[-1], order[-2]
-        assert _shown(page) == last
+        laptop = _signed_in(browser, base, "rev-desktop", "desktop")
+        laptop.goto(f"/calibration/label?run={RUN}")
+        laptop.wait_for_function("document.documentElement.dataset.keys === 'on'")
+        for selector in ("#question", "#reply", "#right", "#wrong", "#unsure"):
+            _in_view(laptop, selector)
+        check(laptop, set())
+        _press(laptop, "r")
+        assert _shown(laptop) == order[1] and "is right" in laptop.inner_text("#said")
+        for selector in ("#question", "#reply", "#right", "#wrong", "#unsure", "#undo", "#back"):
+            _in_view(laptop, selector)  # after a label the page keeps them in view too
         if SHOTS:  # the first screen, as the reviewer sees it without scrolling
             Path(SHOTS).mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(Path(SHOTS) / f"label-{viewport}.png"))
-        assert page.locator("#time-left").inner_text().endswith(" left")  # a pace is measured: the time left
-        _press(page, "b")  # back: the answer before, with its label, which a key replaces
-        first, other = ("right", "wrong") if (len(order) - 2) % 2 == 0 else ("wrong", "right")
-        assert _shown(page) == before and f"now: {first}" in page.inner_text("#given")
-        _in_view(page, "#right")
-        _press(page, other[0])
-        assert _shown(page) == last  # then on to the next to label
-        with Store(db) as results:
-            assert labels_by(results, RUN, name)[before] == {"right": "correct", "wrong": "incorrect"}[other]
-        _press(page, "z")  # undo: the last label is taken back and its answer shown
-        assert _shown(page) == before and "taken back" in page.inner_text("#said")
-        with Store(db) as results:
-            assert before not in labels_by(results, RUN, name)
-        _press(page, "u")  # unsure: not a label; the answer comes again after the others
-        with Store(db) as results:
-            assert before in unsure_by(results, RUN, name) and before not in labels_by(results, RUN, name)
-        assert _shown(page) == last
-        check(page, set())
-        _press(page, "w")
-        assert _shown(page) == before and "unsure" in page.inner_text("#given")
-        _press(page, "w")
-        expect(page.locator(".flash")).to_contain_text("has your label")
-        with Store(db) as results:
-            assert len(labels_by(results, RUN, name)) == len(order) and not unsure_by(results, RUN, name)
+            laptop.screenshot(path=str(Path(SHOTS) / "label-desktop.png"))
+        _labelling_by_keys(browser, base, db, order)
+
+
+def _labelling_by_keys(browser: Browser, base: str, db: Path, order: list[tuple[str, int]]) -> None:
+    """The whole sample on a phone by keys; the reply and the buttons in view at every answer."""
+    name = "rev-phone"
+    page = _signed_in(browser, base, name, "phone")
+    page.goto("/items/s0")  # the item page's radio buttons are a finger's size on a phone (24 px, WCAG 2.5.8)
+    radios = page.locator("input[type=radio]")
+    assert radios.count() >= 10
+    for index in range(radios.count()):
+        box = radios.nth(index).bounding_box()
+        assert box is not None and box["width"] >= 24 and box["height"] >= 24, box
+    page.goto(f"/calibration/label?run={RUN}")
+    page.wait_for_function("document.documentElement.dataset.keys === 'on'")
+    check(page, set())
+    # readable: the story in the page's own type at 15 px or more, not small monospace
+    family = page.evaluate("getComputedStyle(document.getElementById('prompt')).fontFamily")
+    size = float(page.evaluate("getComputedStyle(document.getElementById('prompt')).fontSize")[:-2])
+    assert "monospace" not in family and size >= 15
+    for step in range(len(order) - 1):
+        assert _shown(page) == order[step]
+        for selector in ("#question", "#reply", "#right", "#wrong", "#unsure"):
+            _in_view(page, selector)  # at the top of the page, whatever the story and picture
+        assert page.inner_text("#question") == QUESTION
+        expect(page.locator("#progress")).to_have_text(f"{step} of {len(order)} answers labelled by you")
+        _press(page, "r" if step % 2 == 0 else "w")
+    last, before = order[-1], order[-2]
+    assert _shown(page) == last
+    if SHOTS:  # the first screen, as the reviewer sees it without scrolling
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SHOTS) / "label-phone.png"))
+    assert page.locator("#time-left").inner_text().endswith(" left")  # a pace is measured: the time left
+    _press(page, "b")  # back: the answer before, with its label, which a key replaces
+    first, other = ("right", "wrong") if (len(order) - 2) % 2 == 0 else ("wrong", "right")
+    assert _shown(page) == before and f"now: {first}" in page.inner_text("#given")
+    _in_view(page, "#right")
+    _press(page, other[0])
+    assert _shown(page) == last  # then on to the next to label
+    with Store(db) as results:
+        assert labels_by(results, RUN, name)[before] == {"right": "correct", "wrong": "incorrect"}[other]
+    _press(page, "z")  # undo: the last label is taken back and its answer shown
+    assert _shown(page) == before and "taken back" in page.inner_text("#said")
+    with Store(db) as results:
+        assert before not in labels_by(results, RUN, name)
+    _press(page, "u")  # unsure: not a label; the answer comes again after the others
+    with Store(db) as results:
+        assert before in unsure_by(results, RUN, name) and before not in labels_by(results, RUN, name)
+    assert _shown(page) == last
+    check(page, set())
+    _press(page, "w")
+    assert _shown(page) == before and "unsure" in page.inner_text("#given")
+    _press(page, "w")
+    expect(page.locator(".flash")).to_contain_text("has your label")
+    with Store(db) as results:
+        assert len(labels_by(results, RUN, name)) == len(order) and not unsure_by(results, RUN, name)
+    with page.expect_navigation():  # all done: the labels can still be gone through from the last one back
+        page.click("a.review-labels")
+    assert _shown(page) == last and "now:" in page.inner_text("#given")
+    _press(page, "b")
+    assert _shown(page) == before
 
 
 def test_commet_label_keys_unsure_undo_and_back(world: tuple[Path, Path]) -> None:

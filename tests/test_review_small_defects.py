@@ -1,21 +1,17 @@
 """Smaller defects of the review app (issue 45, point 8): ``review export`` with nothing final, an accept an edit
-left behind, radio buttons a finger can hit on a phone."""
+left behind (radio buttons a finger can hit on a phone: tests/test_calibration_labelling.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from playwright.sync_api import Browser, expect, sync_playwright
 from typer.testing import CliRunner
 
 from commet.apps.review.db import ReviewDB
 from commet.apps.review.services import ItemView, TextEdits
 from commet.cli import app as cli
 from commet.format import load_dataset
-from tests.conftest import launch_chromium
-from tests.review_server import PASSWORD, PHONE, REVIEWERS, running_app, write_dataset
+from tests.review_server import PASSWORD, write_dataset
 
 
 def test_export_with_no_item_final_writes_nothing_and_says_why(tmp_path: Path) -> None:
@@ -58,27 +54,3 @@ def test_an_edit_tells_its_author_that_their_accept_no_longer_counts(tmp_path: P
     carol = store.add_user("carol", PASSWORD)
     again = TextEdits(store).save_turn("xss-1", 0, carol, now, {**sent, (0, "story"): "Ana hides a note."})
     assert "accept" not in again.message
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        launched = launch_chromium(playwright)
-        yield launched
-        launched.close()
-
-
-def test_radios_are_big_enough_for_a_finger_on_a_phone(browser: Browser, tmp_path: Path) -> None:
-    with running_app(tmp_path) as (base, _):
-        page = browser.new_context(base_url=base, viewport=PHONE).new_page()
-        page.goto("/login")
-        page.fill("input[name=name]", REVIEWERS[0])
-        page.fill("input[name=password]", PASSWORD)
-        page.click("main button[type=submit]")
-        expect(page.locator("h1")).to_have_text("Items")
-        page.goto("/items/rh-1")
-        radios = page.locator("input[type=radio]")
-        assert radios.count() >= 10
-        for index in range(radios.count()):
-            box = radios.nth(index).bounding_box()
-            assert box is not None and box["width"] >= 24 and box["height"] >= 24, box

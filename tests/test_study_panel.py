@@ -119,8 +119,9 @@ def answer_everything(page) -> None:  # noqa: ANN001
             page.click("#submit")
 
 
-@pytest.mark.parametrize("viewport", ["desktop", "phone"])
-def test_a_prolific_participant_completes_and_gets_the_completion_code(panel: Panel, browser, viewport: str) -> None:  # noqa: ANN001
+def test_a_prolific_participant_completes_and_gets_the_completion_code(panel: Panel, browser) -> None:  # noqa: ANN001
+    """On a laptop; the phone's pages are checked by the tests below (decline, screen-out, stop)."""
+    viewport = "desktop"
     entry = urlsplit(panel.entry)
     assert entry.path.startswith("/join/") and entry.query == (
         "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}")
@@ -166,12 +167,18 @@ def test_declining_and_screening_out_give_their_own_codes(panel: Panel, browser)
         shot(page, f"panel-{ending.replace('_', '-')}-{'phone' if viewport is PHONE else 'desktop'}")
         page.goto(page.url)  # the link is closed: the same ending again, the consent page never
         assert page.inner_text("#code") == CODES[ending] and page.locator("#agree").count() == 0
+        token = page.url.rsplit("/", 1)[1]
+        late = page.request.post(f"{panel.url}/p/{token}/consent", form={"csrf": "x", "adult": "yes"})
+        assert late.ok and CODES[ending] in late.text()  # a consent sent afterwards does not reopen it
         context.close()
 
 
 def test_stopping_part_way_gives_the_withdrew_code(panel: Panel, browser) -> None:  # noqa: ANN001
     page = browser.new_page(viewport=PHONE)
     page.goto(prolific(panel.entry, "61bbstopper"))
+    check_page(page, "consent (phone)")
+    assert "keep the participant id Prolific gave" in page.inner_text("#panel-id-note")
+    shot(page, "panel-consent-phone")
     page.check("#adult")
     with page.expect_navigation():
         page.click("#agree")
@@ -183,6 +190,7 @@ def test_stopping_part_way_gives_the_withdrew_code(panel: Panel, browser) -> Non
         page.click("#confirm-stop")
     expect(page.locator("#code")).to_have_text(CODES["withdrew"])
     assert "You stopped the study" in page.inner_text("#message")
+    check_page(page, "withdrew part way (phone)")
     page.close()
 
 

@@ -1,6 +1,6 @@
 """Participants sent by a recruiting panel: the ids a panel adds to the study's link, and the link to give it.
 
-Prolific adds ``PROLIFIC_PID``, ``STUDY_ID`` and ``SESSION_ID``; MTurk (an ExternalQuestion HIT) adds
+Prolific adds ``PROLIFIC_PID``, ``STUDY_ID`` and ``SESSION_ID``; an MTurk survey-link HIT appends
 ``workerId``, ``hitId`` and ``assignmentId``; any other panel can add ``pid``. The ids are pseudonyms the
 panel made: they are stored with the participant (to pay them and match the panel's records), exported,
 and shown to nobody else.
@@ -46,7 +46,7 @@ class PanelParameters:
     pid: str
     study: str | None
     session: str | None
-    #: what ``study links --panel`` puts after the entry link (the panel fills it in; MTurk adds its own)
+    #: what ``study links --panel`` puts after the entry link (the panel fills it in; the MTurk HIT appends its own)
     template: Mapping[str, str]
 
 

@@ -87,7 +87,7 @@ class Participation:
         if draft is None:
             draft = self.db.draft(row["token"], now.storyturn.id, now.current.index)
         return {"token": row["token"], "at": now, "stories": len(questionnaire.storyturns), "answered": answered,
-                "questions": question_count(questionnaire, self.storyturns), "draft": draft,
+                "draft": draft,
                 "styles": [feedback_style(t.feedback_kind) for t in now.turns]}
 
     def consent_view(self, row: sqlite3.Row) -> dict[str, Any]:

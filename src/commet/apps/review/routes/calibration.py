@@ -69,6 +69,11 @@ def _sample_of(db: Store, run: str) -> list[tuple[SampledStory, Any]]:
     return sample_answers(db, record)
 
 
+def _label_url(run: str, at: tuple[str, int] | None = None) -> str:
+    query = {"run": run} if at is None else {"run": run, "story": at[0], "turn": str(at[1])}
+    return "/calibration/label?" + urlencode(query)
+
+
 @router.get("/calibration", response_class=HTMLResponse)
 def calibration_index(request: Request, review: Review) -> Response:
     session, _, name = review.pages.signed_in(request)
@@ -80,14 +85,10 @@ def calibration_index(request: Request, review: Review) -> Response:
             rows.append({"run": run, "stories": len({item.story_id for item, _ in answers}),
                          "answers": len(answers),
                          "mine": sum((item.story_id, turn.turn) in mine for item, turn in answers),
-                         "link": "/calibration/label?" + urlencode({"run": run})})
+                         "link": "/calibration/label?" + urlencode({"run": run}),
+                         "last": _label_url(run, (answers[-1][0].story_id, answers[-1][1].turn)) if answers else None})
     return review.pages.render(request, session, "calibration.html", user=name, rows=rows,
                                results=str(_results(review)))
-
-
-def _label_url(run: str, at: tuple[str, int] | None = None) -> str:
-    query = {"run": run} if at is None else {"run": run, "story": at[0], "turn": str(at[1])}
-    return "/calibration/label?" + urlencode(query)
 
 
 @router.get("/calibration/label", response_class=HTMLResponse)

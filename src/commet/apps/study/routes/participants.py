@@ -80,6 +80,8 @@ async def consent(request: Request, site: Site, token: str, csrf: Annotated[str,
                   adult: Annotated[str, Form()] = "") -> Response:
     pages = site.pages
     row = pages.participant(token)
+    if row["finished_at"] is not None:  # declined or screened out (a resent form): the link stays closed
+        return RedirectResponse(f"/p/{token}", status_code=303)
     if not csrf_valid(pages.sessions.load(request), csrf):
         if row["consent_at"] is not None:
             return RedirectResponse(f"/p/{token}", status_code=303)
