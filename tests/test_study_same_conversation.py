@@ -194,3 +194,8 @@ def test_serve_refuses_placeholder_texts_unless_told_and_hints_at_port(tmp_path:
                                         "--allow-placeholder-texts", "--port", str(port)])
     assert busy.exit_code == 2 and f"cannot listen on 127.0.0.1:{port}" in busy.output
     assert "choose another port with --port N" in busy.output and "Traceback" not in busy.output
+    # a panel link for a study without panel codes: printed, with a warning that nobody would get a code
+    bare = CliRunner().invoke(cli, ["study", "links", str(tmp_path / "s.json"), "--db", str(tmp_path / "s.sqlite"),
+                                    "--panel", "generic", "--base-url", "https://study.example.org"])
+    assert bare.exit_code == 0 and "https://study.example.org/join/" in bare.output
+    assert "has no completion code, so participants finish without one" in bare.output

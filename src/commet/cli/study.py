@@ -193,9 +193,12 @@ def links(
     if panel is not None:
         from commet.apps.study.panel import entry_link
 
-        _, _, store = _open(study_file, db)
+        study, _, store = _open(study_file, db)
         typer.echo(entry_link(base_url, store.entry_key(), panel))
         store.close()
+        if not study.panel.completed.given:
+            typer.echo(f"warning: {study_file} has no completion code, so participants finish without one: build it "
+                       "with --panel and --completion-code (or set panel.completed in the file)", err=True)
         return
     if count < 1:
         fail("--count must be at least 1")
