@@ -256,3 +256,27 @@ def test_ids_are_exported_and_shown_only_to_the_organiser(panel: Panel, browser,
     check_page(page, "organiser with panel ids")
     shot(page, "panel-organiser-desktop")
     page.close()
+
+
+def test_a_participant_database_from_before_panels_is_brought_up_to_date(tmp_path: Path) -> None:
+    """An older database (no ending or panel columns) opens, keeps its participants and takes panel ids."""
+    from commet.apps.study.build import load_study
+    from commet.apps.study.db import LATER_COLUMNS, StudyDB
+    from commet.apps.study.panel import PanelIds
+
+    folder = Dataset(STORIES, name="panel").save(tmp_path / "ds")
+    assert CliRunner().invoke(cli, ["study", "build", "--dataset", str(folder), "--out",
+                                    str(tmp_path / "s.json")]).exit_code == 0
+    digest = load_study(tmp_path / "s.json")[0].digest()
+    db = StudyDB(tmp_path / "s.sqlite", digest)
+    [token] = db.create_participants([0])
+    db.close()
+    with sqlite3.connect(tmp_path / "s.sqlite") as old:  # as the first release made it
+        old.execute("DROP INDEX participants_panel")
+        for column in LATER_COLUMNS:
+            old.execute(f"ALTER TABLE participants DROP COLUMN {column}")
+    db = StudyDB(tmp_path / "s.sqlite", digest)
+    assert db.participant(token)["ending"] is None
+    other = db.panel_participant(PanelIds("prolific", "abc123", "S", "X"), 1)
+    assert other != token and db.panel_participant(PanelIds("prolific", "abc123", "S", "Y"), 1) == other
+    db.close()

@@ -24,6 +24,7 @@ from commet.apps.review.db import ReviewDB
 from commet.apps.study.app import create_app as study_app
 from commet.apps.study.build import build_study, load_study
 from commet.apps.study.db import StudyDB
+from commet.conditions import UndecidedFeedback
 from commet.format.model import StoryTurn
 from commet.judges.base import Judge, JudgeRequest, Verdict
 from tests.browser_checks import sideways_overflow
@@ -79,7 +80,10 @@ def write_dataset(folder: Path, *storyturns: dict[str, object]) -> Path:
 def study(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Study]:
     """The study app over BALL (one questionnaire, every picture), with the organiser page on."""
     root = tmp_path_factory.mktemp("audit-study")
-    build_study(write_dataset(root / "dataset", BALL), root / "study.json", questionnaires=1)
+    # the answers typed here (long words, 4000 characters) are nothing the rules judge can decide: skip keeps the
+    # story going past them (the default, stop, would end it, as a model's)
+    build_study(write_dataset(root / "dataset", BALL), root / "study.json", questionnaires=1,
+                undecided=UndecidedFeedback.SKIP)
     db = StudyDB(root / "study.sqlite", load_study(root / "study.json")[0].digest())
     with serving(study_app(root / "study.json", root / "study.sqlite", judge="rules",
                            organiser_password=ORGANISER)) as base:

@@ -25,7 +25,12 @@ CREATE TABLE IF NOT EXISTS participants (
     questionnaire INTEGER NOT NULL,
     created_at TEXT NOT NULL,
     consent_at TEXT,
-    finished_at TEXT
+    finished_at TEXT,
+    ending TEXT,
+    panel TEXT,
+    panel_pid TEXT,
+    panel_study TEXT,
+    panel_session TEXT
 );
 CREATE TABLE IF NOT EXISTS answers (
     token TEXT NOT NULL REFERENCES participants(token),
@@ -51,9 +56,8 @@ CREATE TABLE IF NOT EXISTS drafts (
 """
 
 TOKEN_BYTES = 32
-#: Columns added after the first release; an older database gets them when opened.
-LATER_COLUMNS = {"ending": "TEXT", "panel": "TEXT", "panel_pid": "TEXT", "panel_study": "TEXT",
-                 "panel_session": "TEXT"}
+#: Participant columns added after the first release (in SCHEMA too); an older database gets them when opened.
+LATER_COLUMNS = ("ending", "panel", "panel_pid", "panel_study", "panel_session")
 #: A panel's participant id names one participant: one who comes back continues where they left.
 PANEL_INDEX = ("CREATE UNIQUE INDEX IF NOT EXISTS participants_panel ON participants(panel, panel_pid) "
                "WHERE panel_pid IS NOT NULL")
@@ -78,16 +82,35 @@ class StudyDB:
         self.db = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA busy_timeout=10000")
-        with self.lock:
-            have = {row["name"] for row in self.db.execute("PRAGMA table_info(participants)")}
-            for column, kind in LATER_COLUMNS.items():
-                if column not in have:
-                    self.db.execute(f"ALTER TABLE participants ADD COLUMN {column} {kind}")
-            self.db.execute(PANEL_INDEX)
         bound = self.db.execute("SELECT value FROM meta WHERE key = 'study'").fetchone()["value"]
         if bound != study_digest:
             self.db.close()
             raise StudyDatabaseError(f"{path} holds another study's participants; use a new --db")
+        self._add_later_columns()
+
+    def _add_later_columns(self) -> None:
+        """Bring a database made before panels up to date, once: other processes opening it at the same moment
+        wait for the write lock and then find the columns there."""
+        def up_to_date() -> bool:
+            have = {row["name"] for row in self.db.execute("PRAGMA table_info(participants)")}
+            indexed = self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = "
+                                      "'participants_panel'").fetchone()
+            return set(LATER_COLUMNS) <= have and indexed is not None
+
+        if up_to_date():  # (no write lock taken on every open)
+            return
+        with self.lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                have = {row["name"] for row in self.db.execute("PRAGMA table_info(participants)")}
+                for column in LATER_COLUMNS:
+                    if column not in have:
+                        self.db.execute(f"ALTER TABLE participants ADD COLUMN {column} TEXT")
+                self.db.execute(PANEL_INDEX)
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
 
     def close(self) -> None:
         self.db.close()
