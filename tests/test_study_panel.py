@@ -260,14 +260,12 @@ def test_ids_are_exported_and_shown_only_to_the_organiser(panel: Panel, browser,
 
 def test_a_participant_database_from_before_panels_is_brought_up_to_date(tmp_path: Path) -> None:
     """An older database (no ending or panel columns) opens, keeps its participants and takes panel ids."""
-    from commet.apps.study.build import load_study
+    from commet.apps.study.build import build_study
     from commet.apps.study.db import LATER_COLUMNS, StudyDB
     from commet.apps.study.panel import PanelIds
 
     folder = Dataset(STORIES, name="panel").save(tmp_path / "ds")
-    assert CliRunner().invoke(cli, ["study", "build", "--dataset", str(folder), "--out",
-                                    str(tmp_path / "s.json")]).exit_code == 0
-    digest = load_study(tmp_path / "s.json")[0].digest()
+    digest = build_study(folder, tmp_path / "s.json", questionnaires=1).digest()
     db = StudyDB(tmp_path / "s.sqlite", digest)
     [token] = db.create_participants([0])
     db.close()
