@@ -124,7 +124,7 @@ def label_page(request: Request, review: Review, run: str = "", story: str = "",
                                done=len(keys) - len(todo), total=len(keys), left=time_left(pace, len(todo)),
                                given=mine.get(keys[index]), unsure=keys[index] in unsure,
                                back=_label_url(run, keys[index - 1]) if index > 0 else None,
-                               next=_label_url(run) if index not in todo[:1] else None, can_undo=undo is not None)
+                               next=_label_url(run) if index not in todo[:1] else None, can_undo=undo in keys)
 
 
 def _question(review: Review, story_id: str, k: int, prompt: str) -> str | None:
@@ -167,10 +167,12 @@ async def undo(request: Request, review: Review) -> Response:
     session, _, name, form = await review.pages.posted(request)
     run = _field(form, "run")
     with _store(review) as db:
-        _sample_of(db, run)
+        keys = {(item.story_id, row.turn) for item, row in _sample_of(db, run)}
         last = last_given(db, run, name)
-        if last is None:
-            return review.pages.back(session, _label_url(run), "Nothing to undo: you have not labelled this run.")
+        if last is None or last not in keys:  # (a label given outside the sample, e.g. `commet label --disputed`)
+            return review.pages.back(session, _label_url(run), "Nothing to undo: your last label of this run is not "
+                                     "on its calibration sample." if last else "Nothing to undo: you have not "
+                                     "labelled this run.")
         remove(db, run=run, story_id=last[0], turn=last[1], labeller=name)
     return review.pages.back(session, _label_url(run, last),
                              f"Undone: your label of turn {last[1] + 1} of {last[0]} is taken back; label it again.")
