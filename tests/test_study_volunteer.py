@@ -65,7 +65,9 @@ LONG_ORDER = [*SHORT_ORDER, *(s["id"] for s in LONG)]
 #: Human-speed replies: full sentences, the second snack answer wrong (a correction follows).
 HUMAN_REPLIES = {"snack-1": ["I would pick the apple.", "He will pick the apple.", "Yes, he is happy."],
                  "ball-1": ["She will look in the basket.", "It is really in the box."],
-                 "muffin-1": ["The medium one, he cannot see the big one.", "No, she did not."]}
+                 # the rules judge cannot decide this one (it names both muffins) and the next turn's feedback rests
+                 # on it: the story ends there, as a model's does under `commet eval`'s default
+                 "muffin-1": ["The medium one, he cannot see the big one."]}
 
 
 @dataclass
@@ -187,7 +189,7 @@ def test_volunteer_at_human_speed(served: Served, browser, viewport: str) -> Non
     assert styles["So you like the apple."] == "feedback feedback-info"
     assert styles["Actually, Sam picks the other snack."] == "feedback feedback-correction"
     assert styles["That's right, she did not see Ben move it."] == "feedback feedback-right"
-    assert answered_count(served, link) == 7
+    assert answered_count(served, link) == 6
     context.close()
 
 

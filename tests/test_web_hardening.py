@@ -26,7 +26,7 @@ from playwright.sync_api import Browser, expect, sync_playwright
 
 from commet.apps.study.app import SESSION_COOKIE as STUDY_COOKIE
 from commet.apps.study.app import create_app as create_study_app
-from commet.apps.study.build import build_study, load_study
+from commet.apps.study.build import ParticipantTexts, build_study, load_study
 from commet.apps.study.db import StudyDB
 from commet.apps.web import LoginThrottle
 from commet.format import Dataset, StoryTurn, Turn
@@ -50,7 +50,8 @@ def study(tmp_path: Path) -> tuple[Path, Path]:
     stories = [StoryTurn(id=f"s-{i}", task="false_belief_location", category="Belief", turns=[turn, turn])
                for i in range(2)]  # two StoryTurns of two questions: one questionnaire asks all four
     folder = Dataset(stories, name="tiny").save(tmp_path / "ds")
-    build_study(folder, tmp_path / "study.json", questionnaires=1)
+    build_study(folder, tmp_path / "study.json", questionnaires=1,
+                participant=ParticipantTexts(contact="The Story Lab: lab@example.org"))
     return tmp_path / "study.json", tmp_path / "study.sqlite"
 
 

@@ -152,13 +152,14 @@ def raw_status(port: str, request: bytes) -> int:
 
 
 def test_the_study_server_ignores_forged_proxy_headers_and_foreign_hosts(tmp_path: Path) -> None:
-    from commet.apps.study.build import build_study
+    from commet.apps.study.build import ParticipantTexts, build_study
     from commet.format import Dataset, StoryTurn, Turn
 
     turn = Turn(story="Ana leaves.", question="Where will she look, the box or the bag?", answers=["Box"])
     Dataset([StoryTurn(id="s-1", task="false_belief_location", category="Belief", turns=[turn])],
             name="tiny").save(tmp_path / "ds")
-    build_study(tmp_path / "ds", tmp_path / "study.json", questionnaires=1)
+    build_study(tmp_path / "ds", tmp_path / "study.json", questionnaires=1,
+                participant=ParticipantTexts(contact="The Story Lab: lab@example.org"))
     (tmp_path / "organiser.txt").write_text("organiser pass 42\n")
     args = ["study", "serve", "study.json", "--db", "study.sqlite", "--organiser-password-file", "organiser.txt"]
     with served(args, r"study at (http://127\.0\.0\.1:\d+)/", tmp_path) as base, \

@@ -268,6 +268,7 @@ def serve_web_app(web: ASGIApp, host: str, port: int, announce: Callable[[str], 
     (comma-separated addresses or networks, ``*`` for any): uvicorn trusts it from 127.0.0.1 by default, so
     anyone reaching the app through ``ssh -L`` or a local proxy chose their own address, and rotating it
     defeated the sign-in throttle."""
+    import errno
     import socket
 
     import uvicorn
@@ -288,7 +289,9 @@ def serve_web_app(web: ASGIApp, host: str, port: int, announce: Callable[[str], 
         listener.bind((host, port))
     except OSError as exc:
         listener.close()
-        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+        taken = " (another server is on it)" if exc.errno == errno.EADDRINUSE else ""
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}{taken}; choose another port with --port N "
+             "(--port 0: any free one)")
     bound = listener.getsockname()[1]
     typer.echo(announce(f"http://{f'[{host}]' if ':' in host else host}:{bound}"))
     server = uvicorn.Server(uvicorn.Config(guarded, host=host, port=bound, proxy_headers=bool(proxies),

@@ -22,6 +22,7 @@ from commet.text import printable
 
 if TYPE_CHECKING:
     from commet.store.records import TurnRecord
+    from commet.store.sqlite import Store
 
 DB_OPTION = typer.Option(help="SQLite results file.")
 
@@ -134,7 +135,8 @@ def label_command(
         help="The answers of the run's calibration sample (commet calibrate), in the sample's order.")] = False,
     db: Annotated[Path, DB_OPTION] = Path("commet.sqlite"),
 ) -> None:
-    """Label a run's answers: y = correct, n = incorrect, s = skip, q = quit (resumable)."""
+    """Label a run's answers, one key each: y right, n wrong, u unsure (asked again after the others), z undo, b back
+    (the answer before, to change its label), s skip, q quit. Resumable: every label is saved as it is given."""
     if ctx.invoked_subcommand is not None:
         return
     if not run or not labeller:
@@ -142,10 +144,9 @@ def label_command(
     if disputed and calibration:
         fail("--disputed and --calibration choose different answers: give one (labels on disputed answers are not "
              "a random sample and never count in the calibration)")
-    from rich.prompt import Prompt
-
     from commet.reports.agreement import collect_verdicts, disputed_items, original_run
-    from commet.store.labels import set_label, turns_to_label
+    from commet.store.labelling import unsure_by
+    from commet.store.labels import turns_to_label
 
     with open_store(db) as store:
         record = find_run_or_fail(store, run)
@@ -157,6 +158,7 @@ def label_command(
             keep = disputed_items(collect_verdicts(store))
             origin = original_run(store, record)
             todo = [r for r in todo if (origin, r.story_id, r.turn) in keep]
+        order: dict[tuple[str, int], int] | None = None
         if calibration:
             from commet.store.calibration import sample_answers
 
@@ -165,30 +167,102 @@ def label_command(
                 fail(f"run {record.name!r} has no calibration sample: draw one with `commet calibrate --db {db} --run "
                      f"{record.name} --sample N`")
             todo = sorted((r for r in todo if (r.story_id, r.turn) in order), key=lambda r: order[(r.story_id, r.turn)])
-        done = 0
-        for position, row in enumerate(todo, start=1):
-            console.rule(f"{position}/{len(todo)}  story {escape(row.story_id)}  turn {row.turn}")
-            for earlier in history[row.story_id][: row.turn]:
-                console.print(f"[dim]{escape(printable(earlier.prompt))}[/dim]")
-                console.print(f"[dim]> {escape(printable(earlier.response or ''))}[/dim]")
-            console.print(escape(printable(row.prompt)))
-            response = row.response or ""  # turns_to_label gives answered turns only
-            console.print(f"[bold]expected:[/bold] {escape(printable(' ; '.join(row.expected)))}")
-            console.print(f"[bold]response:[/bold] {escape(printable(response))}")
-            key = Prompt.ask("correct? y/n, s = skip, q = quit", choices=["y", "n", "s", "q"], console=console)
-            if key == "q":
-                break
-            if key == "s":
-                continue
-            set_label(store, run=record.name, story_id=row.story_id, turn=row.turn, response=response,
-                      label="correct" if key == "y" else "incorrect", labeller=labeller)
-            done += 1
-        left = len(turns_to_label(store, record, labeller))
-        if calibration:
-            left = sum((r.story_id, r.turn) in order for r in turns_to_label(store, record, labeller))
+        unsure = unsure_by(store, record.name, labeller)
+        todo.sort(key=lambda r: (r.story_id, r.turn) in unsure)  # answers marked unsure last (a stable sort)
+        done = _label_loop(store, record.name, labeller, todo, history)
+        left = [r for r in turns_to_label(store, record, labeller) if order is None or (r.story_id, r.turn) in order]
     what = "answers of the calibration sample of run" if calibration else "answers of run"
-    console.print(f"stored {done} labels; {left} {what} {escape(record.name)} are not labelled by "
+    console.print(f"stored {done} labels; {len(left)} {what} {escape(record.name)} are not labelled by "
                   f"{escape(labeller)} yet", highlight=False)
+
+
+#: the keys of `commet label` and what each does
+LABEL_KEYS = {"y": "right", "n": "wrong", "u": "unsure", "z": "undo", "b": "back", "s": "skip", "q": "quit"}
+
+
+def _read_key() -> str:
+    """One key: at a terminal without Enter, else (a pipe, a test) a line."""
+    import sys
+
+    import click
+    from rich.prompt import Prompt
+
+    hint = "  ".join(f"{key} {word}" for key, word in LABEL_KEYS.items())
+    if sys.stdin.isatty():
+        console.print(hint, end=": ", highlight=False)
+        while True:
+            try:
+                key = click.getchar().lower()
+            except (KeyboardInterrupt, EOFError):
+                key = "q"
+            if key in LABEL_KEYS:
+                console.print(LABEL_KEYS[key], highlight=False)
+                return key
+    return Prompt.ask(hint, choices=list(LABEL_KEYS), show_choices=False, console=console)
+
+
+def _label_loop(store: "Store", run: str, labeller: str, todo: "list[TurnRecord]",
+                history: "dict[str, list[TurnRecord]]") -> int:
+    """Ask for a label of each answer of ``todo`` in turn; how many of them have a label now."""
+    from commet.store.labelling import (
+        give_label,
+        labels_by,
+        last_given,
+        mark_unsure,
+        remove,
+        seconds_per_label,
+        time_left,
+    )
+
+    queue, at = list(todo), 0
+    given: list[TurnRecord] = []  # labelled in this session, the last last (what back steps through)
+    rows = {(row.story_id, row.turn): row for rows in history.values() for row in rows}
+    while at < len(queue):
+        row = queue[at]
+        label = labels_by(store, run, labeller).get((row.story_id, row.turn))
+        left = time_left(seconds_per_label(store, run, labeller), len(queue) - at)
+        console.rule(f"{at + 1} of {len(queue)}{' · ' + left if left else ''}  story {escape(row.story_id)}  turn "
+                     f"{row.turn}")
+        for earlier in history[row.story_id][: row.turn]:
+            console.print(f"[dim]{escape(printable(earlier.prompt))}[/dim]")
+            console.print(f"[dim]> {escape(printable(earlier.response or ''))}[/dim]")
+        console.print(escape(printable(row.prompt)))
+        response = row.response or ""  # turns_to_label gives answered turns only
+        console.print(f"[bold]expected:[/bold] {escape(printable(' ; '.join(row.expected)))}")
+        console.print(f"[bold]response:[/bold] {escape(printable(response))}")
+        if label is not None:
+            console.print(f"your label now: {'right' if label == 'correct' else 'wrong'} (y or n replaces it)")
+        key = _read_key()
+        if key == "q":
+            break
+        if key == "s":
+            at += 1
+        elif key == "u":
+            mark_unsure(store, run=run, story_id=row.story_id, turn=row.turn, labeller=labeller)
+            queue.append(row)  # again after the others
+            at += 1
+        elif key == "z":
+            last = last_given(store, run, labeller)
+            if last is None or last not in rows:
+                console.print("nothing to undo", highlight=False)
+                continue
+            remove(store, run=run, story_id=last[0], turn=last[1], labeller=labeller)
+            given = [g for g in given if g is not rows[last]]
+            console.print(f"undone: turn {last[1]} of {escape(last[0])} is unlabelled again", highlight=False)
+            queue.insert(at, rows[last])
+        elif key == "b":
+            before = [g for g in given if g is not row]
+            if not before:
+                console.print("nothing before this answer in this session", highlight=False)
+                continue
+            queue.insert(at, before[-1])
+        else:
+            give_label(store, run=run, story_id=row.story_id, turn=row.turn, response=response,
+                       label="correct" if key == "y" else "incorrect", labeller=labeller)
+            given = [g for g in given if g is not row] + [row]
+            at += 1
+    now_labelled = labels_by(store, run, labeller)
+    return sum((row.story_id, row.turn) in now_labelled for row in todo)
 
 
 @label_app.command("import")

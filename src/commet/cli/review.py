@@ -185,15 +185,25 @@ def export(
     dataset: Annotated[Path | None, typer.Option(help="Where the reviewed dataset lives now "
                                                       "(default: where it was served from).")] = None,
 ) -> None:
-    """Write the final items (three reviewers accepted them) as a validated dataset folder."""
+    """Write the final items (three reviewers accepted them) as a validated dataset folder.
+
+    Exit codes: 0 written and valid; 1 written, but the folder does not validate (the problems are printed);
+    2 nothing written (no review store, no item final yet, an unreadable dataset or picture)."""
     from commet.apps.review.db import ReviewDB, ReviewError
+    from commet.apps.review.db.records import REVIEWERS_FOR_CONSENSUS
     from commet.format.pictures import PictureError
     from commet.format.problems import FormatError
 
     if not db.is_file():
         fail(f"no review store at {db}")
     try:
-        exported, problems = ReviewDB(db).export(out, dataset_root=dataset)
+        store = ReviewDB(db)
+        statuses = store.statuses().values()
+        if not any(status.final for status in statuses):
+            accepted = sum(bool(status.accepts) for status in statuses)
+            fail(f"no item is final yet, so nothing was written: an item is final once {REVIEWERS_FOR_CONSENSUS} "
+                 f"reviewers accept its current revision ({len(statuses)} items, {accepted} with an accept)")
+        exported, problems = store.export(out, dataset_root=dataset)
     except ReviewError as exc:
         fail(str(exc))
     except FormatError as exc:  # the reviewed dataset, changed since it was served

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from commet.apps.study.panel import Ending, PanelKind
 from commet.cli.common import (
     AllowedHostsOption,
     ColumnsOption,
@@ -18,9 +19,10 @@ from commet.cli.common import (
     load_or_fail,
     serve_web_app,
 )
+from commet.conditions import UndecidedFeedback
 
 if TYPE_CHECKING:
-    from commet.apps.study.build import Study
+    from commet.apps.study.build import Panel, Study
     from commet.apps.study.db import StudyDB
     from commet.format.dataset import Dataset
 
@@ -95,6 +97,22 @@ def build(
         help="Statement participants tick before starting; '' for none.")] = None,
     minutes: Annotated[int | None, typer.Option(
         help="Duration told on the consent page (default: estimated from each questionnaire).")] = None,
+    undecided_feedback: Annotated[UndecidedFeedback, typer.Option(
+        help="When a turn's feedback rests on an answer the judge left undecided: stop the story there, as `commet "
+             "eval` does by default (stop); show only its unconditional part (skip); or the 'wrong' text (wrong). "
+             "Match the models' runs.")] = UndecidedFeedback.STOP,
+    panel: Annotated[PanelKind | None, typer.Option(
+        help="The panel that recruits participants: its name goes on the last page, and prolific fills in its "
+             "return links from the codes.")] = None,
+    completion_code: Annotated[str | None, typer.Option(help="Panel code for participants who complete the study.")
+                               ] = None,
+    withdrew_code: Annotated[str | None, typer.Option(
+        help="Panel code for participants who decline or stop part way.")] = None,
+    screened_out_code: Annotated[str | None, typer.Option(
+        help="Panel code for participants who cannot confirm the consent statement (e.g. not adult).")] = None,
+    return_url: Annotated[str | None, typer.Option(
+        help="Panel page the last page links to, '{code}' replaced by the ending's code (prolific: "
+             "https://app.prolific.com/submissions/complete?cc={code}).")] = None,
     force: ForceOption = False,
     columns: ColumnsOption = None,
 ) -> None:
@@ -102,28 +120,62 @@ def build(
 
     The dataset is validated first, as by `commet validate`; one with errors is refused.
     """
-    from commet.apps.study.build import DEFAULT_TITLE, ParticipantTexts, StudyError, build_study
+    from commet.apps.study.build import (
+        DEFAULT_TITLE,
+        ParticipantTexts,
+        StudyError,
+        adjacent_pairs,
+        build_study,
+    )
 
     if minutes is not None and minutes < 1:
         fail("--minutes must be at least 1")
     texts = ParticipantTexts.model_validate({key: value for key, value in {
         "contact": contact, "guidance": guidance, "adult_confirmation": adult_confirmation, "minutes": minutes,
     }.items() if value is not None})
+    panel_texts = _panel(panel, return_url, {Ending.completed: completion_code, Ending.withdrew: withdrew_code,
+                                             Ending.screened_out: screened_out_code})
     _check_judge_spec(judge)
     checked = load_or_fail(dataset, force, columns)
     try:
         study = build_study(dataset, out, questionnaires=questionnaires, seed=seed, judge=judge,
-                            grouping=grouping.value, participant=texts, title=title or DEFAULT_TITLE, loaded=checked)
+                            grouping=grouping.value, participant=texts, title=title or DEFAULT_TITLE, loaded=checked,
+                            undecided=undecided_feedback, panel=panel_texts)
     except StudyError as exc:
         fail(str(exc))
     for line in study.design():
         typer.echo(line)
+    storyturns = {storyturn.id: storyturn for storyturn in checked}
     for questionnaire in study.questionnaires:
         typer.echo(f"questionnaire {questionnaire.index}: {len(questionnaire.storyturns)} StoryTurns, "
                    f"pictures: {questionnaire.image_policy}")
+        for first, second in adjacent_pairs(questionnaire, storyturns):
+            typer.echo(f"  {first} and {second} share a task group and stand next to each other: the questionnaire "
+                       "holds too many of that group to keep them apart", err=True)
     for shortfall in study.shortfalls:
         typer.echo(f"too few StoryTurns: {shortfall}", err=True)
+    for field in study.placeholders():
+        typer.echo(f"warning: {field} is a placeholder an ethics board would refuse: set it with --contact "
+                   "(`study serve` refuses it unless --allow-placeholder-texts)", err=True)
     typer.echo(f"wrote {out}")
+
+
+def _panel(kind: "PanelKind | None", return_url: str | None, codes: "dict[Ending, str | None]") -> "Panel":
+    """The study's panel section from build's options (a Prolific panel gets Prolific's return link)."""
+    from pydantic import ValidationError
+
+    from commet.apps.study.build import PANEL_RETURN_URLS, Panel, PanelEnd
+
+    name = {"prolific": "Prolific", "mturk": "MTurk", "generic": ""}[kind.value] if kind is not None else ""
+    template = return_url if return_url is not None else PANEL_RETURN_URLS.get(name, "")
+    if template and "{code}" not in template and any(codes.values()):
+        fail("--return-url: put {code} where the ending's code goes (one link serves every ending)")
+    try:
+        ends = {ending.value: PanelEnd(code=code or "", url=template.replace("{code}", code) if code and template
+                                       else "") for ending, code in codes.items()}
+        return Panel(name=name, **ends)
+    except ValidationError as exc:
+        fail(f"--return-url: {exc.errors()[0]['msg']}")
 
 
 @app.command()
@@ -133,8 +185,21 @@ def links(
     count: Annotated[int, typer.Option(help="Number of links to create.")] = 1,
     questionnaire: Annotated[int | None, typer.Option(help="Questionnaire (default: balanced).")] = None,
     base_url: Annotated[str, typer.Option(help="Prefix printed before each /p/<token> path.")] = "",
+    panel: Annotated[PanelKind | None, typer.Option(
+        help="Print the study's one link for this panel instead: each participant it sends (by the panel's id in "
+             "the link) gets a questionnaire, balanced, and comes back to it.")] = None,
 ) -> None:
-    """Create anonymous participant links, one per line."""
+    """Create anonymous participant links, one per line (or, with --panel, the one link to give a panel)."""
+    if panel is not None:
+        from commet.apps.study.panel import entry_link
+
+        study, _, store = _open(study_file, db)
+        typer.echo(entry_link(base_url, store.entry_key(), panel))
+        store.close()
+        if not study.panel.completed.given:
+            typer.echo(f"warning: {study_file} has no completion code, so participants finish without one: build it "
+                       "with --panel and --completion-code (or set panel.completed in the file)", err=True)
+        return
     if count < 1:
         fail("--count must be at least 1")
 
@@ -158,15 +223,19 @@ def serve(
     organiser_password_file: Annotated[Path | None, typer.Option(
         help="File holding the organiser password; without it the organiser page is off.")] = None,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on (0: any free one).")] = 8000,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on (0: any free one; the review app takes 8000).")] = 8001,
     secure_cookies: Annotated[bool, typer.Option(help="Mark cookies Secure (serving behind HTTPS).")] = False,
     allowed_hosts: AllowedHostsOption = None,
     forwarded_allow_ips: ForwardedAllowIpsOption = None,
+    allow_placeholder_texts: Annotated[bool, typer.Option(
+        help="Serve even though a participant text is still the built-in placeholder (a trial run).")] = False,
 ) -> None:
-    """Serve the study: participants at /p/<token>, the organiser at /organiser. No access log is written."""
+    """Serve the study: participants at /p/<token> (a panel's at /join/<key>), the organiser at /organiser. No
+    access log is written."""
     from commet.apps.study.app import create_app
     from commet.apps.study.build import StudyError
     from commet.apps.study.db import StudyDatabaseError
+    from commet.apps.study.panel import entry_link, kind_of
     from commet.format.problems import FormatError
     from commet.judges.base import UnknownJudgeError
 
@@ -185,8 +254,21 @@ def serve(
         fail_problems(exc)
     except (StudyError, StudyDatabaseError, UnknownJudgeError) as exc:
         fail(str(exc))
+    site = web.state.study
+    placeholders = site.pages.study.placeholders()
+    if placeholders and not allow_placeholder_texts:
+        fail(f"{study_file}: {', '.join(placeholders)} is still the built-in placeholder, which an ethics board would "
+             "refuse: say who runs the study and how to reach them (study build --contact, or edit the study file); "
+             "--allow-placeholder-texts serves it anyway (a trial run)")
     organiser = "at /organiser" if password else "off (no --organiser-password-file)"
-    serve_web_app(web, host, port, lambda base: f"study at {base}/p/<token>; organiser page {organiser}",
+    panel = site.pages.study.panel
+    key = site.participation.db.entry_key()
+
+    def announce(base: str) -> str:
+        joins = f"; the panel's link: {entry_link(base, key, kind_of(panel.name))}" if panel.enabled else ""
+        return f"study at {base}/p/<token>{joins}; organiser page {organiser}"
+
+    serve_web_app(web, host, port, announce,
                   access_log=False, server_header=False, log_level="warning", allowed_hosts=allowed_hosts,
                   forwarded_allow_ips=forwarded_allow_ips)
 

@@ -68,6 +68,28 @@ def choose_feedback(feedback: Feedback | None, previous: PreviousOutcome | None,
     return " ".join(always), "always" if always else "none"
 
 
+@dataclass(frozen=True)
+class TurnOpening:
+    """How a turn opens: the feedback chosen, its kind, and the user message built from them."""
+
+    feedback: str
+    feedback_kind: str
+    message: str
+
+
+def open_turn(turn: Turn, previous: PreviousOutcome | None, condition: FeedbackCondition, *,
+              undecided: UndecidedFeedback, texts: CorrectnessTexts = PAPER_CORRECTNESS_TEXTS) -> TurnOpening | None:
+    """The turn's feedback and user message, or None where the story stops at an undecided answer.
+
+    The engine, the inspect task and the human study all open turns here, so a volunteer meets
+    exactly the conversation a model with the same answers meets, stop included.
+    """
+    text, kind = choose_feedback(turn.feedback, previous, condition, undecided=undecided, texts=texts)
+    if kind == STOPPED_UNDECIDED:
+        return None
+    return TurnOpening(text, kind, user_text(text, turn))
+
+
 def options_text(turn: Turn) -> str:
     """The turn's options as shown under the question, unless the question already shows every one."""
     if not turn.options:

@@ -23,13 +23,7 @@ from pathlib import Path
 from commet import models
 from commet.conditions import ImagePolicy, JudgeImages
 from commet.engine.claims import Shard, StoryClaims, share_rate_budgets
-from commet.engine.conversation import (
-    STOPPED_UNDECIDED,
-    PreviousOutcome,
-    choose_feedback,
-    judge_request,
-    user_text,
-)
+from commet.engine.conversation import PreviousOutcome, judge_request, open_turn
 from commet.engine.failures import CallSource, FailureNotice, FailureWatch
 from commet.engine.judging import judge_cached, record_scored_turn
 from commet.engine.pictures import PictureCache
@@ -501,13 +495,12 @@ class Engine:
                 return  # not finished: a rerun with a higher limit asks this story again
             cost = 0.0
             try:
-                feedback_text, feedback_kind = choose_feedback(
-                    turn.feedback, previous, self.settings.feedback, undecided=self.settings.undecided_feedback,
-                    texts=self.settings.correctness_texts)
-                if feedback_kind == STOPPED_UNDECIDED:  # the next turn would rest on a guess: not scored
+                opening = open_turn(turn, previous, self.settings.feedback, undecided=self.settings.undecided_feedback,
+                                    texts=self.settings.correctness_texts)
+                if opening is None:  # the next turn would rest on a guess: not scored
                     status = StoryStatus.stopped
                     break
-                text = user_text(feedback_text, turn)
+                text, feedback_kind = opening.message, opening.feedback_kind
                 parts: list[models.TextPart | models.ImagePart] = [models.TextPart(text)]
                 images: list[dict[str, str]] = []
                 if turn.image and self.settings.images.shows_pictures(storyturn.image_dependent):

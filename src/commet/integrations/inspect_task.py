@@ -3,7 +3,7 @@
 ``pip install 'commet-bench[inspect]'`` registers this module under inspect's ``inspect_ai``
 entry point, so ``inspect eval commet/storyturns -T dataset=sample --model openai/gpt-4o``
 runs every StoryTurn as one conversation: feedback chosen by the previous answer
-(:func:`~commet.engine.conversation.choose_feedback`), messages composed by
+(:func:`~commet.engine.conversation.open_turn`), messages composed by
 :func:`~commet.engine.conversation.user_text`, each reply judged online by a CoMMET judge
 (:func:`~commet.engine.conversation.judge_request`) and the story's branch rules applied
 (:func:`~commet.engine.conversation.apply_branch_rules`), exactly as ``commet eval`` does. The
@@ -53,11 +53,10 @@ from inspect_ai.util import registry_info
 
 from commet.conditions import FeedbackCondition, ImagePolicy, JudgeImages, UndecidedFeedback
 from commet.engine.conversation import (
-    STOPPED_UNDECIDED,
     PreviousOutcome,
     apply_branch_rules,
-    choose_feedback,
     judge_request,
+    open_turn,
     user_text,
 )
 from commet.format.dataset import Dataset
@@ -186,12 +185,11 @@ def storyturn_protocol(dataset: Dataset, images: ImagePolicy = ImagePolicy.on,
         status = "done"
         try:
             for k, turn in enumerate(storyturn.turns):
-                feedback_text, feedback_kind = choose_feedback(turn.feedback, previous, feedback,
-                                                               undecided=undecided_feedback)
-                if feedback_kind == STOPPED_UNDECIDED:  # the next turn would rest on a guess: not scored
+                opening = open_turn(turn, previous, feedback, undecided=undecided_feedback)
+                if opening is None:  # the next turn would rest on a guess: not scored
                     status = "stopped"
                     break
-                text = user_text(feedback_text, turn)
+                text, feedback_kind = opening.message, opening.feedback_kind
                 content: str | list[Content] = text
                 if turn.image and show:
                     shown.append(picture(turn.image))

@@ -193,7 +193,8 @@ class ItemView:
                               for form in ("checks", "mark", "regenerate", "upload"))})
         return PageContext({
             "st": st, "revision": revision, "turns": turns, "status": status, "blind": blind,
-            "mine": self.store.my_decision(item_id, user_id), "lint": lint_storyturn(st),
+            "mine": self.store.my_decision(item_id, user_id), "outdated_accept": self.store.outdated_accept(item_id, user_id),
+            "lint": lint_storyturn(st),
             "problems": validate_storyturn(st, probe, decode_pictures=False), "edits": self.store.edits(item_id),
             "errors": errors, "decisions": decisions, "regen": self.store.open_regen_requests(item_id),
             "criteria": CRITERIA, "image_errors": IMAGE_ERRORS, "text_errors": TEXT_ERRORS,
@@ -270,7 +271,8 @@ class TextEdits:
                 saved = self.store.save_edit(item_id, user_id, changes, updated, seen_revision=revision)
             except StaleRevision:
                 continue
-            return EditResult(f"Turn {k + 1} saved (revision {saved}).{merged_with(since, fields)}")
+            return EditResult(f"Turn {k + 1} saved (revision {saved}).{merged_with(since, fields)}"
+                              f"{self.accept_note(item_id, user_id, saved)}")
         return EditResult("Not saved: the item changed again while saving, three times; your text is kept: save it "
                           "again.", refused=True)
 
@@ -297,7 +299,16 @@ class TextEdits:
             saved = self.store.save_edit(item_id, user_id, changes, updated, seen_revision=revision)
         except StaleRevision as exc:
             return EditConflict(exc, [(key, new) for _, key, _, new in changes])
-        return EditResult(f"Task and variant saved (revision {saved}).{merged_with(since, fields)}")
+        return EditResult(f"Task and variant saved (revision {saved}).{merged_with(since, fields)}"
+                          f"{self.accept_note(item_id, user_id, saved)}")
+
+    def accept_note(self, item_id: str, user_id: int, saved: int) -> str:
+        """What an edit did to the editor's own accept: it counted for the earlier revision only."""
+        accepted = self.store.outdated_accept(item_id, user_id)
+        if accepted is None:
+            return ""
+        return (f" Your accept was for revision {accepted} and no longer counts: accept revision {saved} when you are "
+                "done editing.")
 
 
 # ---------------------------------------------------------------------------------------- pictures

@@ -22,12 +22,14 @@ import hashlib
 import json
 import os
 import random
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from commet.conditions import ImagePolicy
+from commet.apps.study.panel import Ending
+from commet.conditions import ImagePolicy, UndecidedFeedback
 from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.format.inputs import check_json, read_text
@@ -68,9 +70,20 @@ DEFAULT_GUIDANCE = ("Answer each question in your own words, in a full sentence.
 DEFAULT_ADULT = "I am 18 years old or older."
 DEFAULT_CONTACT = ("Questions about the study? Ask the person or team who sent you this link; they can put you in "
                    "touch with the researchers.")
+#: Texts an ethics board would refuse as they are: ``study serve`` refuses to show them unless told to
+#: (``--allow-placeholder-texts``). The contact must name the researchers and how to reach them.
+PLACEHOLDER_TEXTS = {"participant.contact": DEFAULT_CONTACT}
 #: Minutes a careful reader needs, used to tell participants how long the study takes.
 MINUTES_PER_STORY = 0.5
 MINUTES_PER_ANSWER = 0.5
+#: How ``study build`` states the undecided policy (the same words as ``commet eval --undecided-feedback``).
+UNDECIDED_HELP = {
+    UndecidedFeedback.STOP: "undecided answers: stop, as `commet eval` by default (a story ends where its next "
+                            "feedback rests on an answer the judge could not decide)",
+    UndecidedFeedback.SKIP: "undecided answers: skip (feedback resting on one shows only its unconditional part; "
+                            "`commet eval` stops there by default)",
+    UndecidedFeedback.WRONG: "undecided answers: wrong (feedback resting on one is the 'wrong' text)",
+}
 GROUPING_HELP = {
     "paper": "paper (Appendix D): text-complete StoryTurns by Figure 3 task group, image-dependent ones by "
              "Table 2 category",
@@ -114,6 +127,50 @@ class Combination(BaseModel):
         return f"{self.group} ({subset}): {self.available} of {self.wanted} StoryTurns per questionnaire"
 
 
+#: Where each panel's completion URL sends a code; ``{code}`` is replaced.
+PANEL_RETURN_URLS = {"Prolific": "https://app.prolific.com/submissions/complete?cc={code}"}
+
+
+class PanelEnd(BaseModel):
+    """What the last page gives a participant who ended this way: a code to paste, a link back to the panel."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    code: str = Field(default="", max_length=200, description="Shown to the participant; empty: none.")
+    url: str = Field(default="", max_length=2000, description="The panel page the last page links to; empty: none.")
+
+    @field_validator("url")
+    @classmethod
+    def _web_address(cls, value: str) -> str:
+        if value and not value.startswith(("https://", "http://")):
+            raise ValueError("a panel URL starts with https:// (or http://)")
+        return value
+
+    @property
+    def given(self) -> bool:
+        return bool(self.code or self.url)
+
+
+class Panel(BaseModel):
+    """A recruiting panel (Prolific, MTurk...): its name and the code and return link of each ending."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(default="", max_length=100, description="Shown on the last page's button ('Return to NAME').")
+    completed: PanelEnd = Field(default_factory=PanelEnd)
+    withdrew: PanelEnd = Field(default_factory=PanelEnd)
+    screened_out: PanelEnd = Field(default_factory=PanelEnd)
+
+    def end(self, ending: Ending) -> PanelEnd:
+        end: PanelEnd = getattr(self, ending.value)
+        return end
+
+    @property
+    def enabled(self) -> bool:
+        """Whether participants come from a panel: then they may decline or be screened out with a code."""
+        return bool(self.name) or any(self.end(e).given for e in Ending)
+
+
 class ParticipantTexts(BaseModel):
     """What the consent page tells participants beyond the consent paragraphs; the organiser may edit each."""
 
@@ -136,6 +193,9 @@ class Study(BaseModel):
     participant: ParticipantTexts = Field(default_factory=ParticipantTexts)
     dataset: DatasetRef
     judge: str = "rules"
+    #: what a turn resting on an undecided answer does; files written before it existed skipped that feedback
+    undecided_feedback: UndecidedFeedback = UndecidedFeedback.SKIP
+    panel: Panel = Field(default_factory=Panel)
     seed: int
     grouping: Grouping = "task"  # files written before the paper's design was the default grouped by task
     questionnaires: list[Questionnaire]
@@ -146,8 +206,11 @@ class Study(BaseModel):
         return self.questionnaires[index]
 
     def digest(self) -> str:
-        """What ties a participant database to this study: dataset hash and questionnaires."""
-        payload = {"dataset": self.dataset.hash, "questionnaires": [q.model_dump() for q in self.questionnaires]}
+        """What ties a participant database to this study: dataset hash, questionnaires and undecided policy."""
+        payload: dict[str, object] = {"dataset": self.dataset.hash,
+                                      "questionnaires": [q.model_dump() for q in self.questionnaires]}
+        if self.undecided_feedback is not UndecidedFeedback.SKIP:  # what people met; files before it had no key
+            payload["undecided_feedback"] = self.undecided_feedback.value
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
     def design(self) -> list[str]:
@@ -164,7 +227,16 @@ class Study(BaseModel):
         lines.append(f"StoryTurns per questionnaire: {' or '.join(map(str, sizes))}")
         lines.append(f"{len(policies)} questionnaires: {policies.count('all')} with all pictures, "
                      f"{policies.count('needed')} with pictures only where needed")
+        lines.append(f"judge: {self.judge}, online; {UNDECIDED_HELP[self.undecided_feedback]}")
+        if self.judge == "rules" and self.undecided_feedback is UndecidedFeedback.STOP:
+            lines.append("  the rules judge leaves many typed answers undecided, each ending its story: give an LLM "
+                         "judge (--judge MODEL) to decide them online")
         return lines
+
+    def placeholders(self) -> list[str]:
+        """The participant texts still at a placeholder (``study serve`` refuses them unless told to)."""
+        values = {"participant.contact": self.participant.contact}
+        return [field for field, text in PLACEHOLDER_TEXTS.items() if values[field].strip() in ("", text)]
 
     def save(self, path: Path) -> Path:
         path.write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
@@ -218,16 +290,57 @@ def select_questionnaires(dataset: Dataset, count: int, seed: int, grouping: Gro
         rng.shuffle(ids)
         for q in range(count):
             chosen[q].extend(ids[(q * take + i) % len(ids)] for i in range(take))
+    groups = {storyturn.id: TASK_GROUPS.get(storyturn.task, storyturn.task) for storyturn in dataset}
     questionnaires = []
     for q, ids in enumerate(chosen):
-        rng.shuffle(ids)
+        ids = spread(ids, groups, rng)
         questionnaires.append(Questionnaire(index=q, image_policy="all" if q % 2 == 0 else "needed", storyturns=ids))
     return questionnaires, combinations
 
 
+def _can_follow(counts: Mapping[str, int], last: str | None) -> bool:
+    """Whether items with these group counts can be lined up with no two neighbours of one group, the first
+    not of group ``last``."""
+    n = sum(counts.values())
+    return all(c <= (n + 1) // 2 for c in counts.values()) and (last is None or counts.get(last, 0) <= n // 2)
+
+
+def spread(ids: Sequence[str], groups: Mapping[str, str], rng: random.Random) -> list[str]:
+    """``ids`` in a random order where no two neighbours share a task group (a minimal pair such as sarcasm and its
+    sincere control, or two StoryTurns of one task), whenever the counts allow it."""
+    left: dict[str, list[str]] = {}
+    for story_id in rng.sample(list(ids), len(ids)):
+        left.setdefault(groups[story_id], []).append(story_id)
+    order: list[str] = []
+    last: str | None = None
+    while left:
+        counts = {group: len(members) for group, members in left.items()}
+        others = [g for g in counts if g != last]
+        possible = [g for g in others if _can_follow({**counts, g: counts[g] - 1}, g)]
+        if possible:
+            group = rng.choice(sorted(possible))
+        else:  # too many of one group to keep apart: use it whenever allowed, so its neighbours are fewest
+            group = max(sorted(others) or sorted(counts), key=lambda g: counts[g])
+        order.append(left[group].pop())
+        if not left[group]:
+            del left[group]
+        last = group
+    return order
+
+
+def adjacent_pairs(questionnaire: Questionnaire, storyturns: Mapping[str, StoryTurn]) -> list[tuple[str, str]]:
+    """Neighbouring StoryTurns of one task group (only where a questionnaire holds too many of one group)."""
+    def group(story_id: str) -> str:
+        task = storyturns[story_id].task
+        return TASK_GROUPS.get(task, task)
+    ids = questionnaire.storyturns
+    return [(a, b) for a, b in zip(ids, ids[1:], strict=False) if group(a) == group(b)]
+
+
 def build_study(dataset_path: str | Path, out: Path, *, questionnaires: int = 8, seed: int = 0,
                 judge: str = "rules", grouping: Grouping = "paper", participant: ParticipantTexts | None = None,
-                title: str = DEFAULT_TITLE, loaded: Dataset | None = None) -> Study:
+                title: str = DEFAULT_TITLE, loaded: Dataset | None = None,
+                undecided: UndecidedFeedback = UndecidedFeedback.STOP, panel: Panel | None = None) -> Study:
     """Select the questionnaires from a dataset and write ``out`` (study.json).
 
     ``loaded`` is the dataset at ``dataset_path`` already checked by the caller; without it the
@@ -245,6 +358,7 @@ def build_study(dataset_path: str | Path, out: Path, *, questionnaires: int = 8,
     study = Study(title=title, participant=participant or ParticipantTexts(),
                   dataset=DatasetRef(path=stored, name=dataset.name, hash=dataset.content_hash(),
                                      columns=dataset.origin.columns if dataset.origin is not None else None), judge=judge,
+                  undecided_feedback=undecided, panel=panel or Panel(),
                   seed=seed, grouping=grouping, questionnaires=selected, combinations=combinations,
                   shortfalls=shortfalls)
     study.save(out)

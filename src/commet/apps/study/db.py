@@ -1,7 +1,9 @@
 """The study database: participants (an unguessable token and a questionnaire) and their answers.
 
 Nothing about the person or the request is stored: no name, e-mail, IP address, user agent or
-header, only what the participant typed, how it was judged and when.
+header, only what the participant typed, how it was judged and when, and, for a participant sent
+by a recruiting panel, the panel's pseudonymous ids from the link (participant, study, session),
+which the panel needs to pay them and the organiser needs to match its records.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from commet.apps.study.panel import PanelIds
 from commet.apps.web import SESSION_SCHEMA, check_app_store, set_up_store
 from commet.errors import CommetError
 from commet.store.sqlite import META_TABLE, now
@@ -22,7 +25,12 @@ CREATE TABLE IF NOT EXISTS participants (
     questionnaire INTEGER NOT NULL,
     created_at TEXT NOT NULL,
     consent_at TEXT,
-    finished_at TEXT
+    finished_at TEXT,
+    ending TEXT,
+    panel TEXT,
+    panel_pid TEXT,
+    panel_study TEXT,
+    panel_session TEXT
 );
 CREATE TABLE IF NOT EXISTS answers (
     token TEXT NOT NULL REFERENCES participants(token),
@@ -48,6 +56,11 @@ CREATE TABLE IF NOT EXISTS drafts (
 """
 
 TOKEN_BYTES = 32
+#: Participant columns added after the first release (in SCHEMA too); an older database gets them when opened.
+LATER_COLUMNS = ("ending", "panel", "panel_pid", "panel_study", "panel_session")
+#: A panel's participant id names one participant: one who comes back continues where they left.
+PANEL_INDEX = ("CREATE UNIQUE INDEX IF NOT EXISTS participants_panel ON participants(panel, panel_pid) "
+               "WHERE panel_pid IS NOT NULL")
 
 
 class StudyDatabaseError(CommetError, ValueError):
@@ -73,6 +86,31 @@ class StudyDB:
         if bound != study_digest:
             self.db.close()
             raise StudyDatabaseError(f"{path} holds another study's participants; use a new --db")
+        self._add_later_columns()
+
+    def _add_later_columns(self) -> None:
+        """Bring a database made before panels up to date, once: other processes opening it at the same moment
+        wait for the write lock and then find the columns there."""
+        def up_to_date() -> bool:
+            have = {row["name"] for row in self.db.execute("PRAGMA table_info(participants)")}
+            indexed = self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = "
+                                      "'participants_panel'").fetchone()
+            return set(LATER_COLUMNS) <= have and indexed is not None
+
+        if up_to_date():  # (no write lock taken on every open)
+            return
+        with self.lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                have = {row["name"] for row in self.db.execute("PRAGMA table_info(participants)")}
+                for column in LATER_COLUMNS:
+                    if column not in have:
+                        self.db.execute(f"ALTER TABLE participants ADD COLUMN {column} TEXT")
+                self.db.execute(PANEL_INDEX)
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
 
     def close(self) -> None:
         self.db.close()
@@ -130,11 +168,55 @@ class StudyDB:
             self.db.execute("UPDATE participants SET consent_at = ? WHERE token = ? AND consent_at IS NULL",
                             (now(), token))
 
-    def finish(self, token: str) -> None:
-        """Mark the participant as done, whether they answered everything or stopped early."""
+    def finish(self, token: str, ending: str) -> None:
+        """Mark the participant as done, with how it ended (an ``Ending``); the first ending stays."""
         with self.lock:
-            self.db.execute("UPDATE participants SET finished_at = ? WHERE token = ? AND finished_at IS NULL",
-                            (now(), token))
+            self.db.execute("UPDATE participants SET finished_at = ?, ending = ? WHERE token = ? AND finished_at IS NULL",
+                            (now(), ending, token))
+
+    def entry_key(self) -> str:
+        """The unguessable part of the study's panel link (``/join/<key>``), made once and kept."""
+        with self.lock:
+            self.db.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('entry_key', ?)",
+                            (secrets.token_urlsafe(16),))
+            key: str = self.db.execute("SELECT value FROM meta WHERE key = 'entry_key'").fetchone()["value"]
+            return key
+
+    def panel_participant(self, ids: PanelIds, questionnaires: int) -> str:
+        """The link token of the panel participant ``ids`` names: theirs when they came before, else a new one on
+        the questionnaire with the fewest links."""
+        with self.lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                row = self.db.execute("SELECT token FROM participants WHERE panel = ? AND panel_pid = ?",
+                                      (ids.panel, ids.pid)).fetchone()
+                if row is None:
+                    token = secrets.token_urlsafe(TOKEN_BYTES)
+                    self.db.execute(
+                        "INSERT INTO participants(token, questionnaire, created_at, panel, panel_pid, panel_study, "
+                        "panel_session) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (token, self.balanced_questionnaires(1, questionnaires)[0], now(), ids.panel, ids.pid,
+                         ids.study, ids.session))
+                else:
+                    token = row["token"]
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+        return token
+
+    def name_panel_ids(self, token: str, ids: PanelIds) -> bool:
+        """Keep the panel ids a personal link was opened with, unless the link has some already or another link
+        holds this panel id; whether they were kept."""
+        with self.lock:
+            taken = self.db.execute("SELECT 1 FROM participants WHERE panel = ? AND panel_pid = ?",
+                                    (ids.panel, ids.pid)).fetchone()
+            if taken is not None:
+                return False
+            cursor = self.db.execute(
+                "UPDATE participants SET panel = ?, panel_pid = ?, panel_study = ?, panel_session = ? "
+                "WHERE token = ? AND panel_pid IS NULL", (ids.panel, ids.pid, ids.study, ids.session, token))
+            return cursor.rowcount == 1
 
     # answers --------------------------------------------------------------------------------------
     def answers(self, token: str) -> list[sqlite3.Row]:

@@ -23,9 +23,9 @@ from typing import Literal
 from commet.apps.study.build import PICTURE_POLICY, Study
 from commet.apps.study.db import StudyDB
 from commet.apps.study.flow import by_story, question_count, shown_turns
+from commet.apps.study.panel import Ending
 from commet.apps.web import csv_safe
 from commet.conditions import FeedbackCondition
-from commet.engine.conversation import user_text
 from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
@@ -48,7 +48,7 @@ def human_runs(name: str, policy: PolicyFilter | Literal["each"]) -> list[tuple[
         return [(f"{name}:images={IMAGES_SETTING[p]}", p) for p in each]
     return [(name, policy)]
 
-EXPORT_FIELDS = ["participant", "questionnaire", "image_policy", "status", "position", "story_id", "task",
+EXPORT_FIELDS = ["participant", "panel", "panel_pid", "panel_study", "panel_session", "questionnaire", "image_policy", "status", "position", "story_id", "task",
                  "category", "image_dependent", "turn", "image", "feedback_kind", "feedback", "story", "question",
                  "expected", "response", "verdict", "correct", "branch", "judge", "rationale", "answered_at"]
 
@@ -57,12 +57,18 @@ def participant_label(participant: sqlite3.Row) -> str:
     return f"P{participant['id']:04d}"
 
 
+#: the status each ending shows as (``stopped``: declined or stopped part way)
+ENDING_STATUS = {Ending.completed.value: "completed", Ending.withdrew.value: "stopped",
+                 Ending.screened_out.value: "screened out"}
+
+
 def participant_status(participant: sqlite3.Row, answered: int, total: int) -> str:
-    """invited, in progress, completed or stopped."""
-    if participant["consent_at"] is None:
-        return "invited"
+    """invited, in progress, completed, stopped or screened out (``answered`` of ``total`` questions tell it for a
+    participant who finished before endings were kept)."""
     if participant["finished_at"] is None:
-        return "in progress"
+        return "invited" if participant["consent_at"] is None else "in progress"
+    if participant["ending"] is not None:
+        return ENDING_STATUS[participant["ending"]]
     return "completed" if answered >= total else "stopped"
 
 
@@ -79,12 +85,16 @@ def response_records(study: Study, storyturns: Mapping[str, StoryTurn], db: Stud
         grouped = by_story(db.answers(participant["token"]))
         for number, story_id in enumerate(questionnaire.storyturns, start=1):
             storyturn = storyturns[story_id]
-            for shown in shown_turns(storyturn, grouped.get(story_id, {}), questionnaire.image_policy):
+            progress = shown_turns(storyturn, grouped.get(story_id, {}), questionnaire.image_policy,
+                                   study.undecided_feedback)
+            for shown in progress.turns:
                 if shown.answer is None:
                     continue
                 answer = shown.answer
                 records.append({
-                    "participant": participant_label(participant), "questionnaire": questionnaire.index,
+                    "participant": participant_label(participant), "panel": participant["panel"],
+                    "panel_pid": participant["panel_pid"], "panel_study": participant["panel_study"],
+                    "panel_session": participant["panel_session"], "questionnaire": questionnaire.index,
                     "image_policy": questionnaire.image_policy, "status": status, "position": number,
                     "story_id": story_id, "task": storyturn.task, "category": storyturn.category,
                     "image_dependent": storyturn.image_dependent, "turn": shown.index, "image": shown.image,
@@ -154,7 +164,8 @@ def export_human_run(study: Study, dataset: Dataset, db: StudyDB, store: Store, 
                      policy: PolicyFilter = "both", dataset_path: str | None = None) -> HumanRunSummary:
     """Write (or bring up to date) the run ``name`` with model ``human`` from the study's answers.
 
-    Only StoryTurns whose every question was answered become stories; ``policy`` keeps only
+    Only StoryTurns whose every question was answered, or that stopped at an undecided answer (recorded
+    stopped, as the engine records a model's), become stories; ``policy`` keeps only
     the questionnaires showing all pictures (``all``) or only the needed ones (``needed``).
     """
     from commet.version import __version__
@@ -163,7 +174,7 @@ def export_human_run(study: Study, dataset: Dataset, db: StudyDB, store: Store, 
     digest = _config_hash(study, policy)
     check_human_run(study, store, name, policy)
     run = store.get_run(name)
-    rows: list[tuple[str, StoryTurn, list[TurnRecord]]] = []
+    rows: list[tuple[str, StoryTurn, list[TurnRecord], bool]] = []  # story id, StoryTurn, its turns, stopped
     participants: set[int] = set()
     judges: set[str] = set()
     incomplete = 0
@@ -175,26 +186,28 @@ def export_human_run(study: Study, dataset: Dataset, db: StudyDB, store: Store, 
         for story_id in questionnaire.storyturns:
             storyturn = storyturns[story_id]
             got = grouped.get(story_id, {})
-            if len(got) < len(storyturn.turns):
+            progress = shown_turns(storyturn, got, questionnaire.image_policy, study.undecided_feedback)
+            if progress.open or not got:
                 incomplete += bool(got)
                 continue
             turns = []
-            for shown in shown_turns(storyturn, got, questionnaire.image_policy):
+            for shown in progress.turns:
                 answer = shown.answer
                 assert answer is not None
                 judges.add(answer["judge"])
                 correct = answer["correct"]
                 turns.append(TurnRecord.of(  # run id 0 until the run exists
                     0, f"{story_id}#{participant_label(participant)}", shown.index,
-                    ShownTurn(user_text(shown.feedback, shown.turn), _images_json(dataset, shown.image),
+                    ShownTurn(shown.message, _images_json(dataset, shown.image),
                               shown.feedback_kind, json.dumps(shown.turn.answers)),
                     response=answer["response"], outcome=answer["verdict"],
                     correct=None if correct is None else bool(correct), branch=answer["branch"],
                     active_branch=answer["active_branch"], judge=answer["judge"], rationale=answer["rationale"]))
-            rows.append((f"{story_id}#{participant_label(participant)}", storyturn, turns))
+            rows.append((f"{story_id}#{participant_label(participant)}", storyturn, turns, progress.stopped))
             participants.add(participant["id"])
     if run is None:
-        settings: dict[str, object] = {"images": IMAGES_SETTING[policy], "feedback": FeedbackCondition.original.value, "system_prompt": "",
+        settings: dict[str, object] = {"images": IMAGES_SETTING[policy], "feedback": FeedbackCondition.original.value,
+                                       "undecided_feedback": study.undecided_feedback.value, "system_prompt": "",
                                        "policy": policy, "study": study.digest(), "judges": sorted(judges)}
         if dataset_path is not None:  # where the report finds the pictures again
             settings["dataset_path"] = dataset_path
@@ -204,13 +217,14 @@ def export_human_run(study: Study, dataset: Dataset, db: StudyDB, store: Store, 
     else:  # a re-export only adds stories
         store.set_story_count(run.id, len(rows))
     with store.transaction():
-        for position, (story_id, storyturn, turns) in enumerate(rows):
+        for position, (story_id, storyturn, turns, stopped) in enumerate(rows):
             for record in turns:
                 store.record_turn(replace(record, run_id=run.id))
-            store.record_story(StoryRecord(
+            store.record_story(StoryRecord(  # stopped at an undecided answer: not scored, as a model's story
                 run.id, story_id, position=position, task=storyturn.task, category=storyturn.category,
-                image_dependent=storyturn.image_dependent, source=storyturn.source, status=StoryStatus.done,
-                correct=all(record.correct is True for record in turns)))
+                image_dependent=storyturn.image_dependent, source=storyturn.source,
+                status=StoryStatus.stopped if stopped else StoryStatus.done,
+                correct=None if stopped else all(record.correct is True for record in turns)))
     store.set_run_status(run.id, RunStatus.done)
     final = store.get_run(name)
     assert final is not None

@@ -1,8 +1,10 @@
 """A participant's way through a questionnaire, replayed from their stored answers.
 
-Feedback is chosen with the engine's :func:`choose_feedback` (condition ``original``) from
-the previous turn's stored outcome, and answers are scored with :func:`apply_branch_rules`,
-so a person meets exactly the turns a model would after giving the same answers.
+Each turn opens with the engine's :func:`open_turn` (condition ``original``, the study's
+undecided policy: ``stop`` by default, as ``commet eval``) from the previous turn's stored
+outcome, and answers are scored with :func:`apply_branch_rules`, so a person meets exactly the
+turns a model would after giving the same answers: where a model's story stops at an answer
+the judge left undecided, the person's story ends there too and the next story begins.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 
 from commet.apps.study.build import Questionnaire, QuestionnairePictures, shows_image
 from commet.conditions import FeedbackCondition, UndecidedFeedback
-from commet.engine.conversation import PreviousOutcome, choose_feedback, user_text
+from commet.engine.conversation import PreviousOutcome, open_turn, user_text
 from commet.engine.conversation import judge_request as build_judge_request
 from commet.format.model import StoryTurn, Turn
 from commet.judges.base import JudgeRequest
@@ -30,23 +32,41 @@ class ShownTurn:
     image: str | None  # the picture shown, under the questionnaire's image policy
     answer: sqlite3.Row | None
 
+    @property
+    def message(self) -> str:
+        """The turn's text as a model gets it (feedback, story, question and options)."""
+        return user_text(self.feedback, self.turn)
 
-def shown_turns(storyturn: StoryTurn, answers: Mapping[int, sqlite3.Row], policy: QuestionnairePictures) -> list[ShownTurn]:
-    """The answered turns of a StoryTurn, then the first unanswered one (if any)."""
+
+@dataclass(frozen=True)
+class StoryProgress:
+    """A StoryTurn as far as a participant got: the turns shown, and whether it stopped at an undecided answer."""
+
+    turns: list[ShownTurn]  # answered turns, then the one to answer (while the story is open)
+    stopped: bool  # the next turn would rest on an undecided answer: the story ended there, as a model's does
+
+    @property
+    def open(self) -> bool:
+        return not self.stopped and bool(self.turns) and self.turns[-1].answer is None
+
+
+def shown_turns(storyturn: StoryTurn, answers: Mapping[int, sqlite3.Row], policy: QuestionnairePictures,
+                undecided: UndecidedFeedback) -> StoryProgress:
+    """The answered turns of a StoryTurn, then the first unanswered one (if the story goes on)."""
     shown: list[ShownTurn] = []
     previous: PreviousOutcome | None = None
     picture = shows_image(storyturn, policy)
     for k, turn in enumerate(storyturn.turns):
-        # a volunteer's story never stops; feedback that rests on an undecided answer shows only its
-        # unconditional part, so nobody is corrected for an answer that may have been right
-        text, kind = choose_feedback(turn.feedback, previous, FeedbackCondition.original, undecided=UndecidedFeedback.SKIP)
+        opening = open_turn(turn, previous, FeedbackCondition.original, undecided=undecided)
+        if opening is None:
+            return StoryProgress(shown, stopped=True)
         row = answers.get(k)
-        shown.append(ShownTurn(k, turn, text, kind, turn.image if picture else None, row))
+        shown.append(ShownTurn(k, turn, opening.feedback, opening.feedback_kind, turn.image if picture else None, row))
         if row is None:
             break
         correct = None if row["correct"] is None else bool(row["correct"])
         previous = PreviousOutcome(correct, row["branch"], tuple(turn.answers))
-    return shown
+    return StoryProgress(shown, stopped=False)
 
 
 def by_story(answers: Sequence[sqlite3.Row]) -> dict[str, dict[int, sqlite3.Row]]:
@@ -75,22 +95,22 @@ class Position:
 
     def judge_request(self, response: str) -> JudgeRequest:
         """The current turn's judge request, with the same context the engine gives a judge."""
-        earlier = [(user_text(t.feedback, t.turn), t.answer["response"]) for t in self.turns[:-1]
-                   if t.answer is not None]
+        earlier = [(t.message, t.answer["response"]) for t in self.turns[:-1] if t.answer is not None]
         current = self.current
-        return build_judge_request(self.storyturn, current.index, user_text(current.feedback, current.turn), response,
-                                   earlier)
+        return build_judge_request(self.storyturn, current.index, current.message, response, earlier)
 
 
-def position(questionnaire: Questionnaire, storyturns: Mapping[str, StoryTurn],
-             answers: Sequence[sqlite3.Row]) -> Position | None:
-    """The first StoryTurn with an unanswered turn, or None when every question is answered."""
+def position(questionnaire: Questionnaire, storyturns: Mapping[str, StoryTurn], answers: Sequence[sqlite3.Row],
+             undecided: UndecidedFeedback) -> Position | None:
+    """The first StoryTurn still open (a question to answer), or None when every story is answered or stopped."""
     grouped = by_story(answers)
     for number, story_id in enumerate(questionnaire.storyturns, start=1):
         storyturn = storyturns[story_id]
         got = grouped.get(story_id, {})
         if len(got) < len(storyturn.turns):
-            return Position(number, storyturn, shown_turns(storyturn, got, questionnaire.image_policy))
+            progress = shown_turns(storyturn, got, questionnaire.image_policy, undecided)
+            if progress.open:
+                return Position(number, storyturn, progress.turns)
     return None
 
 

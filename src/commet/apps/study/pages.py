@@ -50,6 +50,8 @@ class StudyPages:
         self.participation = participation
         self.per_token = RateLimiter(limit=participant_rate, window_s=60.0)
         self.unknown_links = RateLimiter(limit=participant_rate, window_s=60.0)
+        #: new participants through the panel link (a panel sends hundreds a minute at most)
+        self.joins = RateLimiter(limit=participant_rate, window_s=60.0)
 
     def render(self, request: Request, name: str, session: dict[str, str] | None = None, status: int = 200,
                **context: object) -> HTMLResponse:
@@ -94,6 +96,10 @@ class StudyPages:
         values = self.participation.question_view(row, now, draft)
         return self.render(request, "question.html", session, status=status, csrf=csrf_token(session), error=error,
                            stale=stale, **values)
+
+    def end_page(self, request: Request, row: sqlite3.Row) -> HTMLResponse:
+        """The last page: how the study ended, with the panel's code and return link for that ending."""
+        return self.render(request, "done.html", **self.participation.end_view(row))
 
     def consent_page(self, request: Request, row: sqlite3.Row, error: str = "", status: int = 200) -> HTMLResponse:
         session = self.sessions.load(request)

@@ -16,6 +16,7 @@ from commet.apps.study.build import Study, estimated_minutes, shows_image
 from commet.apps.study.db import StudyDB
 from commet.apps.study.export import participant_label, participant_status, response_records, to_csv, to_jsonl
 from commet.apps.study.flow import Position, position, question_count
+from commet.apps.study.panel import Ending, entry_link, kind_of
 from commet.apps.web import LoginThrottle, hash_password, verify_password
 from commet.engine.conversation import apply_branch_rules
 from commet.format.model import StoryTurn
@@ -27,7 +28,7 @@ IMAGE_TYPES = {b"\x89PNG": "image/png", b"\xff\xd8\xff": "image/jpeg", b"GIF8": 
 #: Share of undecided answers above which the organiser page flags a participant.
 UNDECIDED_WARNING = 0.2
 #: the participant statuses the dashboard counts per questionnaire
-PARTICIPANT_STATUSES = ("invited", "in progress", "completed", "stopped")
+PARTICIPANT_STATUSES = ("invited", "in progress", "completed", "stopped", "screened out")
 
 
 def feedback_style(kind: str) -> str:
@@ -64,7 +65,8 @@ class Participation:
         self.judge = judge
 
     def where(self, row: sqlite3.Row) -> Position | None:
-        return position(self.study.questionnaire(row["questionnaire"]), self.storyturns, self.db.answers(row["token"]))
+        return position(self.study.questionnaire(row["questionnaire"]), self.storyturns, self.db.answers(row["token"]),
+                        self.study.undecided_feedback)
 
     def in_progress(self, row: sqlite3.Row) -> Position | None:
         """Where a participant who has consented and not yet finished stands; None before and after."""
@@ -85,7 +87,7 @@ class Participation:
         if draft is None:
             draft = self.db.draft(row["token"], now.storyturn.id, now.current.index)
         return {"token": row["token"], "at": now, "stories": len(questionnaire.storyturns), "answered": answered,
-                "questions": question_count(questionnaire, self.storyturns), "draft": draft,
+                "draft": draft,
                 "styles": [feedback_style(t.feedback_kind) for t in now.turns]}
 
     def consent_view(self, row: sqlite3.Row) -> dict[str, Any]:
@@ -121,8 +123,20 @@ class Participation:
             if later is not None:
                 return later
         if self.where(row) is None:
-            self.db.finish(row["token"])
+            self.db.finish(row["token"], Ending.completed.value)
         return None
+
+    def ending(self, row: sqlite3.Row) -> Ending:
+        """How a finished participant's study ended (databases before endings were kept: told by their answers)."""
+        if row["ending"] is not None:
+            return Ending(row["ending"])
+        return Ending.completed if self.where(row) is None else Ending.withdrew
+
+    def end_view(self, row: sqlite3.Row) -> dict[str, Any]:
+        """The last page's values: how the study ended, and the panel's code and return link for it."""
+        ending = self.ending(row)
+        return {"ending": ending.value, "end": self.study.panel.end(ending), "panel": self.study.panel.name,
+                "declined": row["consent_at"] is None}
 
     def keep_draft(self, row: sqlite3.Row, story: int, turn: int, response: str) -> None:
         """Keep the text typed so far for the current question (a break), when the form is for that question."""
@@ -175,6 +189,7 @@ class Organiser:
             answered = counts.get(row["token"], 0)
             open_ = undecided.get(row["token"], 0)
             people.append({"label": participant_label(row), "questionnaire": row["questionnaire"],
+                           "panel_id": f"{row['panel']}: {row['panel_pid']}" if row["panel_pid"] else "",
                            "status": participant_status(row, answered, total), "answered": answered, "total": total,
                            "undecided": open_, "flag": answered > 0 and open_ / answered >= UNDECIDED_WARNING,
                            "link": f"{base}/p/{row['token']}"})
@@ -192,7 +207,9 @@ class Organiser:
         open_total = sum(int(p["undecided"]) for p in people)
         return {"summary": summary, "people": people, "new_links": [f"{base}/p/{token}" for token in new_links or []],
                 "answers": answers, "undecided": open_total, "flagged": sum(bool(p["flag"]) for p in people),
-                "warning_share": int(UNDECIDED_WARNING * 100)}
+                "warning_share": int(UNDECIDED_WARNING * 100), "placeholders": self.study.placeholders(),
+                "panel_link": entry_link(base, self.db.entry_key(), kind_of(self.study.panel.name))
+                if self.study.panel.enabled else ""}
 
     def questionnaires_for(self, count: int, questionnaire: str) -> list[int] | None:
         """The questionnaire of each of ``count`` new links: ``questionnaire`` (its index), or balanced when it is

@@ -113,6 +113,18 @@ class ReviewDecisions(ReviewPictures):
             raise ReviewError(f"no item {item_id!r}")
         return status
 
+    def outdated_accept(self, item_id: str, user_id: int) -> int | None:
+        """The revision of this reviewer's accept when it is their latest decision and the item has changed since
+        (an accept counts for the revision it was given to only); None otherwise."""
+        with self.connect() as db:
+            row = db.execute("SELECT d.decision, d.revision, i.revision AS now FROM decisions d JOIN items i ON "
+                             "i.id = d.item_id WHERE d.item_id = ? AND d.user_id = ? ORDER BY d.id DESC LIMIT 1",
+                             (item_id, user_id)).fetchone()
+        if row is None or row["decision"] != "accept" or row["revision"] == row["now"]:
+            return None
+        revision: int = row["revision"]
+        return revision
+
     def my_decision(self, item_id: str, user_id: int) -> str | None:
         with self.connect() as db:
             row = db.execute("SELECT d.decision FROM decisions d JOIN items i ON i.id = d.item_id AND i.revision = "

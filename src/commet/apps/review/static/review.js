@@ -1,5 +1,5 @@
 // CoMMET review: nothing typed is lost and nothing moves when a form is sent; keyboard shortcuts (listed on the
-// item page), a verdict by key asked for first.
+// item page), a verdict by key asked for first; on the calibration label page r, w, u, z and b label at once.
 "use strict";
 (function () {
   var revision = document.getElementById("revision");
@@ -163,6 +163,11 @@
       return;
     }
     if (event.shiftKey) { return; }
+    if (document.getElementById("label-panel")) {  // labelling: one key per label, undo and back
+      var labelKeys = { r: "right", w: "wrong", u: "unsure", z: "undo", b: "back", ArrowLeft: "back" };
+      if (labelKeys[event.key]) { event.preventDefault(); go(labelKeys[event.key]); }
+      return;
+    }
     if (event.key === "a" || event.key === "r") { event.preventDefault(); ask(event.key === "a" ? "accept" : "reject"); return; }
     var actions = { n: "next-open", j: "next-item", k: "prev-item" };
     var id = actions[event.key];

@@ -1,14 +1,17 @@
-"""A participant's pages at ``/p/<token>``: consent, each question, its pictures, a break, stopping."""
+"""A participant's pages at ``/p/<token>``: consent, each question, its pictures, a break, stopping; and a panel's
+entry link ``/join/<key>``, which gives each participant the panel sends their own ``/p/<token>``."""
 
 from __future__ import annotations
 
 import math
+import secrets
 from typing import Annotated
 
 from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
 from commet.apps.study.pages import STATIC_DIR, Site
+from commet.apps.study.panel import Ending, PanelIdError, PanelIds, panel_ids, previewing
 from commet.apps.study.services import MAX_ANSWER_CHARS, image_type, typed
 from commet.apps.web import csrf_token, csrf_valid, safe_child
 
@@ -26,18 +29,49 @@ async def static(name: str) -> FileResponse:
     return FileResponse(safe_child(STATIC_DIR, name))
 
 
+def _panel_ids(request: Request) -> PanelIds | None:
+    try:
+        return panel_ids(request.query_params)
+    except PanelIdError as exc:
+        raise HTTPException(status_code=400, detail=f"Sorry, {exc}. Please open the study again from the panel's "
+                                                    "page.") from None
+
+
+@router.get("/join/{key}", response_model=None)
+async def join(request: Request, site: Site, key: str) -> Response:
+    """A panel's participant arrives: their own link (made now, or theirs from before), without the ids in the URL."""
+    pages = site.pages
+    if not secrets.compare_digest(key.encode(), site.participation.db.entry_key().encode()):
+        pages.unknown_links.check("unknown")
+        raise HTTPException(status_code=404)
+    if previewing(request.query_params):
+        return pages.render(request, "message.html", heading=pages.study.title,
+                            message="This is a preview. Accept the task to take part; the study starts here then.")
+    ids = _panel_ids(request)
+    if ids is None:
+        raise HTTPException(status_code=400, detail="This link lacks the participant id your panel adds to it. "
+                                                    "Please open the study from the panel's page.")
+    pages.joins.check("join")
+    token = site.participation.db.panel_participant(ids, len(pages.study.questionnaires))
+    return RedirectResponse(f"/p/{token}", status_code=303)
+
+
 @router.get("/p/{token}", response_class=HTMLResponse)
-async def participant_page(request: Request, site: Site, token: str) -> HTMLResponse:
+async def participant_page(request: Request, site: Site, token: str) -> Response:
     pages, flow = site.pages, site.participation
     row = pages.participant(token)
+    ids = _panel_ids(request)
+    if ids is not None:  # a personal link sent through a panel: keep its ids, then drop them from the address
+        flow.db.name_panel_ids(token, ids)
+        return RedirectResponse(f"/p/{token}", status_code=303)
     if row["finished_at"] is not None:
-        return pages.render(request, "done.html", completed=flow.where(row) is None)
+        return pages.end_page(request, row)
     if row["consent_at"] is None:
         return pages.consent_page(request, row)
     now = flow.where(row)
     if now is None:
-        flow.db.finish(token)
-        return pages.render(request, "done.html", completed=True)
+        flow.db.finish(token, Ending.completed.value)
+        return pages.end_page(request, pages.participant(token))
     return pages.question_page(request, row, now)
 
 
@@ -46,6 +80,8 @@ async def consent(request: Request, site: Site, token: str, csrf: Annotated[str,
                   adult: Annotated[str, Form()] = "") -> Response:
     pages = site.pages
     row = pages.participant(token)
+    if row["finished_at"] is not None:  # declined or screened out (a resent form): the link stays closed
+        return RedirectResponse(f"/p/{token}", status_code=303)
     if not csrf_valid(pages.sessions.load(request), csrf):
         if row["consent_at"] is not None:
             return RedirectResponse(f"/p/{token}", status_code=303)
@@ -54,6 +90,19 @@ async def consent(request: Request, site: Site, token: str, csrf: Annotated[str,
     if pages.study.participant.adult_confirmation and adult != "yes" and row["consent_at"] is None:
         return pages.consent_page(request, row, status=400, error="Please confirm the statement above to take part.")
     site.participation.db.consent(token)
+    return RedirectResponse(f"/p/{token}", status_code=303)
+
+
+@router.post("/p/{token}/decline")
+async def decline(request: Request, site: Site, token: str, csrf: Annotated[str, Form()] = "",
+                  ending: Annotated[str, Form()] = "") -> RedirectResponse:
+    """A panel participant who does not take part (withdrew) or cannot confirm the consent statement (screened
+    out): the link closes with that ending, whose code the last page gives."""
+    row = site.pages.posted(request, token, csrf)
+    if ending not in (Ending.withdrew.value, Ending.screened_out.value):
+        raise HTTPException(status_code=400, detail="Please choose one of the buttons.")
+    if row["consent_at"] is None:
+        site.participation.db.finish(token, ending)
     return RedirectResponse(f"/p/{token}", status_code=303)
 
 
@@ -127,7 +176,7 @@ async def stop_page(request: Request, site: Site, token: str) -> HTMLResponse:
     pages = site.pages
     row = pages.participant(token)
     if row["finished_at"] is not None:
-        return pages.render(request, "done.html", completed=site.participation.where(row) is None)
+        return pages.end_page(request, row)
     session = pages.sessions.load(request)
     return pages.render(request, "stop.html", session, token=token, csrf=csrf_token(session))
 
@@ -135,5 +184,5 @@ async def stop_page(request: Request, site: Site, token: str) -> HTMLResponse:
 @router.post("/p/{token}/stop")
 async def stop(request: Request, site: Site, token: str, csrf: Annotated[str, Form()] = "") -> RedirectResponse:
     site.pages.posted(request, token, csrf)
-    site.participation.db.finish(token)
+    site.participation.db.finish(token, Ending.withdrew.value)
     return RedirectResponse(f"/p/{token}", status_code=303)
