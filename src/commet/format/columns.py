@@ -15,6 +15,7 @@ task ids or names in any case with spaces or hyphens, and image-dependence writt
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -83,23 +84,38 @@ def column_key(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
+#: Roles a mapping may give several columns (in order) or a pattern of them: pictures in ``Image_1``..``Image_4``.
+MULTI_ROLES = (Role.IMAGE,)
+_PATTERN = re.compile(r"[*?\[]")
+
+
 @dataclass(frozen=True)
 class ColumnMapping:
-    """``role -> column``, in the order written; ``str()`` is the ``--columns`` text."""
+    """``role -> column``, in the order written; ``str()`` is the ``--columns`` text.
+
+    ``image`` may name several columns (``image=Image_1,Image_2``) or a pattern (``image=Image_*``): a row's
+    pictures are those columns' cells, in that order (a pattern's columns in natural order: ``Image_2``
+    before ``Image_10``).
+    """
 
     pairs: tuple[tuple[Role, str], ...] = ()
 
     @classmethod
     def parse(cls, text: str) -> ColumnMapping:
-        """``role=column,role=column``; an unknown role, a role given twice or an empty column is refused."""
+        """``role=column,role=column``; an unknown role, a role given twice or an empty column is refused; a part
+        without ``=`` after ``image=...`` is one more picture column."""
         pairs: list[tuple[Role, str]] = []
         for part in (p.strip() for p in text.split(",")):
             if not part:
                 continue
             role_text, equals, column = part.partition("=")
             role_text, column = role_text.strip(), column.strip()
+            if not equals and pairs and pairs[-1][0] in MULTI_ROLES:
+                pairs.append((pairs[-1][0], role_text))
+                continue
             if not equals or not column:
-                raise ColumnsError(f"--columns: {part!r} is not ROLE=COLUMN")
+                raise ColumnsError(f"--columns: {part!r} is not ROLE=COLUMN (only image takes several columns: "
+                                   "image=Image_1,Image_2 or image=Image_*)")
             try:
                 role = Role(role_text.lower().replace("-", "_"))
             except ValueError:
@@ -115,16 +131,68 @@ class ColumnMapping:
     def get(self, role: Role) -> str | None:
         return next((column for known, column in self.pairs if known is role), None)
 
+    def all(self, role: Role) -> tuple[str, ...]:
+        """Every column (or pattern) given for ``role``, in order."""
+        return tuple(column for known, column in self.pairs if known is role)
+
     def as_dict(self) -> dict[Role, str]:
-        return dict(self.pairs)
+        """Each role's first column (a role with several columns is resolved by :func:`expand_columns`)."""
+        found: dict[Role, str] = {}
+        for role, column in self.pairs:
+            found.setdefault(role, column)
+        return found
 
     def __str__(self) -> str:
-        return ",".join(f"{role.value}={column}" for role, column in self.pairs)
+        parts: list[str] = []
+        for index, (role, column) in enumerate(self.pairs):
+            repeated = index and self.pairs[index - 1][0] is role
+            parts.append(column if repeated else f"{role.value}={column}")
+        return ",".join(parts)
 
 
-def mapping_of(roles: dict[Role, str]) -> ColumnMapping:
-    """The mapping of ``roles`` in the order of :class:`Role` (a stable text to record and print)."""
-    return ColumnMapping(tuple((role, roles[role]) for role in Role if role in roles))
+def _natural(name: str) -> tuple[object, ...]:
+    return tuple(int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", name))
+
+
+def expand_columns(written: Sequence[str], names: Sequence[str]) -> list[str]:
+    """The columns ``written`` names (names or patterns such as ``Image_*``), in order, each once; a pattern's
+    columns in natural order. A name or pattern that matches no column raises :class:`ColumnsError`."""
+    found: list[str] = []
+    for item in written:
+        if _PATTERN.search(item):
+            matched = sorted((n for n in names if fnmatch.fnmatchcase(n, item)), key=_natural)
+            if not matched:
+                raise ColumnsError(f"--columns: pattern {item!r} matches no column (columns: {', '.join(names)})")
+        else:
+            matched = [item] if item in names else []
+            if not matched:
+                raise ColumnsError(f"--columns: no column {item!r} (columns: {', '.join(names) or 'none'})")
+        found.extend(n for n in matched if n not in found)
+    return found
+
+
+#: numbered picture columns (``Image_1``, ``img2``, ``picture-3``): one row's several pictures, in number order
+_NUMBERED_PICTURE = re.compile(r"(image|img|picture|pic|photo)s?_?(\d+)")
+
+
+def numbered_pictures(columns: Sequence[Column]) -> list[str]:
+    """Columns named as one family of numbered pictures (``Image_1``..``Image_4``) that can hold pictures, in
+    number order; [] when fewer than two."""
+    family = [(int(m.group(2)), c.name) for c in columns
+              if (m := _NUMBERED_PICTURE.fullmatch(column_key(c.name))) and fits(Role.IMAGE, c)]
+    return [name for _, name in sorted(family)] if len(family) >= 2 else []
+
+
+def mapping_of(roles: dict[Role, str], pictures: Sequence[str] = ()) -> ColumnMapping:
+    """The mapping of ``roles`` in the order of :class:`Role` (a stable text to record and print); ``pictures``,
+    when a row's pictures come from several columns, all of them."""
+    pairs: list[tuple[Role, str]] = []
+    for role in Role:
+        if role is Role.IMAGE and len(pictures) > 1:
+            pairs.extend((role, column) for column in pictures)
+        elif role in roles:
+            pairs.append((role, roles[role]))
+    return ColumnMapping(tuple(pairs))
 
 
 # ----------------------------------------------------------------------------------------------- columns

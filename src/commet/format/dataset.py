@@ -65,6 +65,31 @@ class Origin:
     official: bool = False
 
 
+@dataclass(frozen=True)
+class TableRead:
+    """How one table (a split of a config) was read: what ``commet stats --explain`` says of it.
+
+    ``fields`` names, for each part of a StoryTurn, the column that gave it (``image`` may name several);
+    ``kept`` are the other columns whose plain values became metadata, ``unread`` the columns nothing read.
+    """
+
+    where: str
+    rows: int
+    how: str
+    fields: tuple[tuple[str, str], ...] = ()
+    kept: tuple[str, ...] = ()
+    unread: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RowsRead:
+    """Which rows (1-based, of the table ``where``) made one StoryTurn, turn by turn."""
+
+    where: str
+    storyturn: str
+    turns: tuple[tuple[int, ...], ...]
+
+
 def hashed_json(storyturn: StoryTurn) -> str:
     """A StoryTurn as the content hash reads it: its JSON without the fields added since hashes were first
     recorded while they are empty (a turn's judge-only ``candidates``), so a dataset that does not use them
@@ -93,6 +118,8 @@ class Dataset:
     taxonomy: Taxonomy = BOOKLET  # the tasks and categories it declares (dataset.json), else the booklet's
     languages: list[str] = field(default_factory=lambda: ["en"])  # ISO 639-1 codes of its text
     origin: Origin | None = None  # how a table written by others was read (commet.format.layouts)
+    tables_read: list[TableRead] = field(default_factory=list)  # the tables, and which column gave which field
+    rows_read: list[RowsRead] = field(default_factory=list)  # per StoryTurn, the rows that made it
 
     def __len__(self) -> int:
         return len(self.storyturns)

@@ -46,13 +46,16 @@ from commet.format.columns import (
     by_name,
     canonical_category,
     canonical_task,
+    expand_columns,
     fits,
     mapping_help,
     mapping_of,
+    numbered_pictures,
     parse_flag,
     subset_flag,
 )
-from commet.format.dataset import Dataset, Origin, image_file_candidates
+from commet.format.cells import options_cell
+from commet.format.dataset import Dataset, Origin, RowsRead, TableRead, image_file_candidates
 from commet.format.model import Feedback, StoryTurn
 from commet.format.pipe import (
     RawStoryTurn,
@@ -77,6 +80,15 @@ class Table:
     split: str | None
     columns: list[Column]
     rows: list[dict[str, object]]
+    config: str | None = None  # the Hub config (subset) it belongs to, when the dataset has several
+
+    def subset_flag(self) -> bool | None:
+        """Image-dependence its config or split name says (``image_dependent``, ``text-complete``), else None."""
+        for name in (self.config, self.split):
+            flag = subset_flag(name or "")
+            if flag is not None:
+                return flag
+        return None
 
 
 #: Reads a picture file a string cell names (confined to the data's folder), None when there is none.
@@ -108,22 +120,41 @@ def _fail(table: Table, line: int | None, story: str | None, turn: int | None, f
 
 @dataclass(frozen=True)
 class Layout:
-    """How the rows make StoryTurns: the kind and the role of each column used."""
+    """How the rows make StoryTurns: the kind, the role of each column used, the picture columns (a row's
+    pictures, in order, when there are several) and the columns no role reads."""
 
     kind: str  # "commet", "a" or "b"
     roles: dict[Role, str]
+    pictures: tuple[str, ...] = ()
+    unused: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()  # of the unused columns, those whose plain values are kept as metadata
+
+    def mapping(self) -> ColumnMapping:
+        return mapping_of(self.roles, self.pictures)
 
     def describe(self) -> str:
         roles = self.roles
         if self.kind == "commet":
-            return "CoMMET's own layout: one row per StoryTurn, turns nested"
-        if self.kind == "a":
-            where = f"; pictures from {roles[Role.IMAGE]!r}" if Role.IMAGE in roles else ""
-            return (f"layout (a): one row per StoryTurn, turns in the paper's pipe format from {roles[Role.TURNS]!r}"
-                    f"{where}; columns {mapping_of(roles)}")
-        order = f"ordered by {roles[Role.TURN]!r}" if Role.TURN in roles else "in file order (no turn column)"
-        return (f"layout (b): one row per turn, grouped into StoryTurns by {roles[Role.ID]!r}, {order}; "
-                f"columns {mapping_of(roles)}")
+            text = "CoMMET's own layout: one row per StoryTurn, turns nested"
+        elif self.kind == "a":
+            where = f"; pictures from {', '.join(map(repr, self.pictures))}" if self.pictures else ""
+            text = (f"layout (a): one row per StoryTurn, turns in the paper's pipe format from {roles[Role.TURNS]!r}"
+                    f"{where}; columns {self.mapping()}")
+        else:
+            order = f"ordered by {roles[Role.TURN]!r}" if Role.TURN in roles else "in file order (no turn column)"
+            text = (f"layout (b): one row per turn, grouped into StoryTurns by {roles[Role.ID]!r}, {order}; "
+                    f"columns {self.mapping()}")
+        return text + self.not_used()
+
+    def not_used(self) -> str:
+        """The columns no role reads, said (nothing is dropped silently)."""
+        if not self.unused:
+            return ""
+        kept = [c for c in self.unused if c in self.kept]
+        dropped = [c for c in self.unused if c not in self.kept]
+        said = ([f"kept as metadata: {', '.join(kept)}"] if kept else []) + \
+            ([f"not read: {', '.join(dropped)}"] if dropped else [])
+        return f"; other columns {'; '.join(said)}"
 
 
 def detect_layout(table: Table, given: ColumnMapping | None, taxonomy: Taxonomy = BOOKLET) -> Layout:
@@ -134,21 +165,32 @@ def detect_layout(table: Table, given: ColumnMapping | None, taxonomy: Taxonomy 
     """
     names = {c.name: c for c in table.columns}
     explicit = given.as_dict() if given is not None else {}
-    for role, column in explicit.items():
+    pictures: list[str] = expand_columns(given.all(Role.IMAGE), list(names)) if given is not None and \
+        given.all(Role.IMAGE) else []
+    if pictures:
+        explicit[Role.IMAGE] = pictures[0]
+    for role, column in [*explicit.items(), *((Role.IMAGE, c) for c in pictures[1:])]:
         if column not in names:
             raise ColumnsError(f"--columns: {table.where} has no column {column!r} (columns: "
                                f"{', '.join(names) or 'none'})")
         if not fits(role, names[column]):
             raise ColumnsError(f"--columns: column {column!r} ({names[column].kind}) cannot be the {role.value}")
-    found = {role: column for role, column in by_name(
-        [c for c in table.columns if c.name not in explicit.values()]).items() if role not in explicit}
+    taken = set(explicit.values()) | set(pictures)
+    free = [c for c in table.columns if c.name not in taken]
+    found = {role: column for role, column in by_name(free).items() if role not in explicit}
+    if Role.IMAGE not in explicit and Role.IMAGE not in found:
+        pictures = numbered_pictures(free)
+        if pictures:
+            found[Role.IMAGE] = pictures[0]
     roles = {**found, **explicit}
     turns = names.get(roles.get(Role.TURNS, ""))
     if turns is not None and turns.nested_turns:
         if "task" not in names and Role.TASK not in roles:
             raise _fail(table, None, None, None, "task",
                         f"missing required column 'task' (columns: {', '.join(names)})")
-        return Layout("commet", {role: column for role, column in roles.items() if role in STORY_ROLES})
+        return _layout(table, "commet", {role: column for role, column in roles.items() if role in STORY_ROLES},
+                       (), {"turns", "task", "category", "mental_states", "image_dependent", "source", "id", "meta",
+                            "image_files"})
     required: tuple[Role, ...]
     if Role.TURNS in roles:
         required, kind = REQUIRED_PIPE, "a"
@@ -161,7 +203,19 @@ def detect_layout(table: Table, given: ColumnMapping | None, taxonomy: Taxonomy 
     missing = [role.value for role in required if role not in roles]
     if missing:
         raise _help(table, roles, f"no {', no '.join(missing)} column found", taxonomy)
-    return Layout(kind, roles)
+    if Role.IMAGE in roles and not pictures:
+        pictures = [roles[Role.IMAGE]]
+    return _layout(table, kind, roles, tuple(pictures) if Role.IMAGE in roles else ())
+
+
+def _layout(table: Table, kind: str, roles: dict[Role, str], pictures: tuple[str, ...],
+            read: set[str] | None = None) -> Layout:
+    """The layout, with the columns it leaves unread (plain ones are kept as metadata in layouts (a) and (b))."""
+    used = set(roles.values()) | set(pictures) | (read or set())
+    unused = tuple(c.name for c in table.columns if c.name not in used)
+    kept = tuple(c.name for c in table.columns if c.name in unused and kind != "commet" and not c.picture
+                 and (c.text or c.number or c.flag))
+    return Layout(kind, roles, pictures, unused, kept)
 
 
 def _help(table: Table, roles: dict[Role, str], reason: str, taxonomy: Taxonomy) -> FormatError:
@@ -238,7 +292,7 @@ def _story_fields(table: Table, roles: dict[Role, str], row: dict[str, object], 
                         f"{flag!r} says neither image-dependent nor text-complete (true/false, yes/no, "
                         "image-dependent/text-complete)")
     else:
-        image_dependent = bool(subset_flag(table.split or ""))
+        image_dependent = bool(table.subset_flag())
     raw_category = _text(cell(Role.CATEGORY))
     known = taxonomy.task(task)
     if raw_category is not None:
@@ -257,7 +311,8 @@ def _story_fields(table: Table, roles: dict[Role, str], row: dict[str, object], 
 
 
 def _meta(row: dict[str, object], used: set[str], columns: list[Column]) -> dict[str, object]:
-    """The row's other plain values (text, numbers, booleans), kept as metadata under their column names."""
+    """The row's other plain values (text, numbers, booleans), kept as metadata under their column names (the
+    ``read from`` line lists these columns, and those it does not read)."""
     return {c.name: row[c.name] for c in columns if c.name not in used and not c.picture
             and isinstance(row.get(c.name), (str, int, float, bool)) and row.get(c.name) != ""}
 
@@ -343,7 +398,7 @@ def _attach_pipe_pictures(st: StoryTurn, pictures: list[_Picture], dataset: Data
 
 def _pipe_rows(table: Table, layout: Layout, dataset: Dataset, source: Source, first: int) -> None:
     roles = layout.roles
-    used = set(roles.values())
+    used = set(roles.values()) | set(layout.pictures)
     for index, row in enumerate(table.rows):
         line = index + 1
         story_id = _text(row.get(roles[Role.ID])) if Role.ID in roles else None
@@ -362,9 +417,10 @@ def _pipe_rows(table: Table, layout: Layout, dataset: Dataset, source: Source, f
             st.mental_states = []
         st.meta = _meta(row, used, table.columns)
         dataset.warnings.extend(warnings)
-        _attach_pipe_pictures(st, _pictures(row.get(roles[Role.IMAGE])) if Role.IMAGE in roles else [],
+        _attach_pipe_pictures(st, [p for column in layout.pictures for p in _pictures(row.get(column))],
                               dataset, source, table, line, roles.get(Role.IMAGE))
         _add(dataset, st, line)
+        dataset.rows_read.append(RowsRead(table.where, st.id, tuple((line,) for _ in st.turns)))
 
 
 def _add(dataset: Dataset, st: StoryTurn, line: int) -> None:
@@ -435,18 +491,20 @@ def _turn_feedback(table: Table, line: int, story_id: str, k: int, column: str |
     raise _fail(table, line, story_id, k, column, f"feedback must be text, not {type(value).__name__}")
 
 
-def _options(value: object, question: str) -> list[dict[str, object]]:
-    if isinstance(value, str) and value.strip().startswith("["):
-        with contextlib.suppress(ValueError):
-            value = json.loads(value)
-    if isinstance(value, list) and value:
-        return [{"text": str(o)} if not isinstance(o, dict) else o for o in value if o not in (None, "")]
-    return [o.model_dump() for o in options_in_question(question)]
+def _options(table: Table, line: int, story_id: str, k: int, column: str | None, value: object,
+             question: str) -> list[dict[str, object]]:
+    """A turn's options: its options cell read in any common notation (:func:`~commet.format.cells.options_cell`),
+    else those its question writes; a cell that cannot be read is a located error, never dropped."""
+    try:
+        options = options_cell(value)
+    except ValueError as exc:
+        raise _fail(table, line, story_id, k, column, str(exc)) from None
+    return options if options else [o.model_dump() for o in options_in_question(question)]
 
 
 def _turn_rows(table: Table, layout: Layout, dataset: Dataset, source: Source) -> None:
     roles = layout.roles
-    used = set(roles.values())
+    used = set(roles.values()) | set(layout.pictures)
     groups: dict[str, list[tuple[int, dict[str, object]]]] = {}
     for index, row in enumerate(table.rows):
         story_id = _text(row.get(roles[Role.ID]))
@@ -458,15 +516,18 @@ def _turn_rows(table: Table, layout: Layout, dataset: Dataset, source: Source) -
         _same_for_the_story(table, roles, story_id, members)
         line = members[0][0]
         story = _story_fields(table, roles, members[0][1], line, story_id, source, dataset.taxonomy)
-        dataset.storyturns.append(_assemble(table, roles, story_id, story, members, dataset, source, used))
+        dataset.storyturns.append(_assemble(table, layout, story_id, story, members, dataset, source, used))
+        dataset.rows_read.append(RowsRead(table.where, story_id, tuple((line,) for line, _ in members)))
         dataset.lines.setdefault(story_id, line)
         dataset.line_list.append(line)
 
 
-def _assemble(table: Table, roles: dict[Role, str], story_id: str, story: _Story,
+def _assemble(table: Table, layout: Layout, story_id: str, story: _Story,
               members: list[tuple[int, dict[str, object]]], dataset: Dataset, source: Source,
               used: set[str]) -> StoryTurn:
     """One StoryTurn from its rows: answers written as text split into branches as the pipe format's are."""
+    roles, pictures_of = layout.roles, layout.pictures
+
     def cell(row: dict[str, object], role: Role) -> object:
         return row.get(roles[role]) if role in roles else None
 
@@ -488,7 +549,10 @@ def _assemble(table: Table, roles: dict[Role, str], story_id: str, story: _Story
         feedbacks.append(feedback)
         raw_answers.append(answer)
         image_id = None
-        pictures = _pictures(cell(row, Role.IMAGE))
+        pictures = [p for column in pictures_of for p in _pictures(row.get(column))]
+        if len(pictures) > 1:
+            raise _fail(table, line, story_id, k, roles[Role.IMAGE], f"{len(pictures)} pictures in one row: a turn "
+                        "shows one picture (one row per StoryTurn names its turns' pictures; see layout (a))")
         if pictures:
             picture = pictures[0]
             named = _text(cell(row, Role.IMAGE_ID)) or picture.name
@@ -497,7 +561,7 @@ def _assemble(table: Table, roles: dict[Role, str], story_id: str, story: _Story
         elif Role.IMAGE_ID in roles and _text(cell(row, Role.IMAGE_ID)):
             image_id = _register(dataset, str(_text(cell(row, Role.IMAGE_ID))), None, source, f"{story_id}-{k}.png")
         turns.append({"story": _text(cell(row, Role.STORY)) or "", "feedback": feedback, "question": question,
-                      "image": image_id, "options": _options(cell(row, Role.OPTIONS), question),
+                      "image": image_id, "options": _options(table, line, story_id, k, roles.get(Role.OPTIONS), cell(row, Role.OPTIONS), question),
                       "meta": _meta(row, used, table.columns)})
     texts = [a if isinstance(a, str) else "" for a in raw_answers]
     decision = decide_branches(texts, questions, feedbacks)
@@ -544,18 +608,25 @@ def declared_taxonomy(storyturns: list[StoryTurn], base: Taxonomy = BOOKLET) -> 
 
 def dataset_from_tables(tables: list[Table], source: Source, given: ColumnMapping | None = None,
                         dataset: Dataset | None = None) -> Dataset:
-    """The StoryTurns of ``tables`` (the splits of one dataset, in order), read in the layout they share."""
+    """The StoryTurns of ``tables`` (the splits of one dataset, in order; of several configs, config by config).
+
+    The splits of one config must share a layout; each config may have its own. With several tables each
+    StoryTurn keeps its split (and config) in ``meta``.
+    """
     from commet.format.hf import _storyturn
 
     dataset = dataset if dataset is not None else Dataset(storyturns=[], name=source.name)
     dataset.source_file = tables[0].where if len(tables) == 1 else source.location
-    layout: Layout | None = None
+    layouts: dict[str | None, Layout] = {}
+    described: list[str] = []
     for table in tables:
         this = detect_layout(table, given, dataset.taxonomy)
-        if layout is not None and this != layout:
+        layout = layouts.setdefault(table.config, this)
+        if this != layout:
             raise _fail(table, None, None, None, "columns", f"this split's columns differ from the first split's "
                                                            f"({this.describe()}; first: {layout.describe()})")
-        layout = this
+        if this is layout:
+            described.append(f"[{table.config}] {this.describe()}" if table.config else this.describe())
         first = len(dataset.storyturns)
         if this.kind == "commet":
             for index, row in enumerate(table.rows):
@@ -568,12 +639,20 @@ def dataset_from_tables(tables: list[Table], source: Source, given: ColumnMappin
             _pipe_rows(table, this, dataset, source, first)
         else:
             _turn_rows(table, this, dataset, source)
-        if len(tables) > 1 and table.split:
-            for st in dataset.storyturns[first:]:
+        for st in dataset.storyturns[first:]:
+            if len(tables) > 1 and table.split:
                 st.meta.setdefault("split", table.split)
-    assert layout is not None
+            if table.config:
+                st.meta.setdefault("config", table.config)
+        dataset.tables_read.append(TableRead(table.where, len(table.rows), this.describe(),
+                                             tuple((r.value, c) for r, c in this.mapping().pairs),
+                                             tuple(c for c in this.unused if c in this.kept),
+                                             tuple(c for c in this.unused if c not in this.kept)))
+        if this.kind == "commet":
+            dataset.rows_read.extend(RowsRead(table.where, st.id, tuple((i + 1,) for _ in st.turns))
+                                     for i, st in enumerate(dataset.storyturns[first:]))
     dataset.taxonomy = declared_taxonomy(dataset.storyturns, dataset.taxonomy)
-    dataset.origin = Origin(location=source.location, layout=layout.describe(),
+    dataset.origin = Origin(location=source.location, layout="; ".join(described),
                             columns=str(given) if given is not None else None)
     return dataset
 
