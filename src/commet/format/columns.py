@@ -473,21 +473,26 @@ def _name(name: str, width: int = 60) -> str:
     return name if len(name) <= width else name[: width - 2] + "…" + name[-1]
 
 
+ADAPTER_HINT = ("an adapter makes StoryTurns of any rows: --adapter FILE.py:FUNCTION, a Python function from a "
+                "record (or the whole table) to StoryTurns (docs/official-data.md, \"Adapters\")")
+
+
 def mapping_help(columns: Sequence[Column], first_row: dict[str, object] | None, rows: int,
-                 guesses: dict[Role, str], reason: str) -> str:
+                 mapping: ColumnMapping | None, reason: str, refused: str | None = None) -> str:
     """The one message of a table whose columns could not be told: the reason, each column with its type,
-    the first row abbreviated, the roles, and the ``--columns`` mapping to write with the guesses filled in."""
+    the first row abbreviated, the roles, and the ``--columns`` mapping to write, one the loader has read the
+    table with; without one (a role no column can play, or guesses the loader refuses, ``refused`` says why),
+    that no mapping was found and how an adapter reads it."""
     shown = columns[:HELP_COLUMNS]
     more = f", and {len(columns) - len(shown)} more" if len(columns) > len(shown) else ""
     listed = ", ".join(f"{_name(c.name)} ({c.kind})" for c in shown) + more or "none"
     row = (", ".join(f"{_name(c.name)}={_short(first_row.get(c.name))}" for c in shown) + more
            if first_row else "(no rows)")
-    required = REQUIRED_PIPE if Role.TURNS in guesses else REQUIRED_TURN_ROWS
-    roles = dict(guesses)
-    for role in required:
-        roles.setdefault(role, "COLUMN")
+    if mapping is not None:
+        advice = f"write (it reads the table; check that it reads it right): --columns {mapping}"
+    else:
+        advice = f"no --columns mapping found that reads it ({refused}); {ADAPTER_HINT}"
     return (f"cannot tell which columns make the StoryTurns ({reason}); columns ({rows} rows): {listed}; "
             f"row 1: {row}; roles: turns (the paper's pipe-format turns, one row per StoryTurn) or id (the story), "
             f"turn, story, feedback, question, answer, options, image, image_id (one row per turn), each with task, "
-            f"category, image_dependent, mental_states, source; write (best guesses, check them): "
-            f"--columns {mapping_of(roles)}")
+            f"category, image_dependent, mental_states, source; {advice}")

@@ -63,6 +63,8 @@ class Origin:
     layout: str
     columns: str | None = None
     official: bool = False
+    adapter: str | None = None  # the --adapter FILE.py:FUNCTION that made the StoryTurns
+    adapter_source: str | None = None  # its source text: part of the content hash, recorded with runs
 
 
 @dataclass(frozen=True)
@@ -210,6 +212,8 @@ class Dataset:
         digest = hashlib.sha256()
         if self.origin is not None and self.origin.columns:  # the user's --columns: another mapping, other data
             digest.update(f"columns={self.origin.columns}\n".encode())
+        if self.origin is not None and self.origin.adapter_source is not None:  # another adapter, other data
+            digest.update(b"adapter=" + hashlib.sha256(self.origin.adapter_source.encode()).digest())
         pictures_seen: dict[str, bytes | None] = {}  # one read and hash per picture
         for storyturn in self.storyturns:
             digest.update(hashed_json(storyturn).encode())

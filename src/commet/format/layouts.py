@@ -54,6 +54,7 @@ from commet.format.columns import (
     parse_flag,
     subset_flag,
 )
+from commet.format.adapters import Adapter, apply_adapter
 from commet.format.cells import options_cell
 from commet.format.dataset import Dataset, Origin, RowsRead, TableRead, image_file_candidates
 from commet.format.model import Feedback, StoryTurn
@@ -219,8 +220,31 @@ def _layout(table: Table, kind: str, roles: dict[Role, str], pictures: tuple[str
 
 
 def _help(table: Table, roles: dict[Role, str], reason: str, taxonomy: Taxonomy) -> FormatError:
+    """The mapping help: the guessed mapping only when the loader reads the table with it (never a blank or a
+    guess it would then refuse); else why none was found, and the adapter that reads any rows."""
     guesses = by_content(table.columns, table.rows[:200], taxonomy, roles)
-    message = mapping_help(table.columns, table.rows[0] if table.rows else None, len(table.rows), guesses, reason)
+    required = REQUIRED_PIPE if Role.TURNS in guesses else REQUIRED_TURN_ROWS
+    missing = [role.value for role in required if role not in guesses]
+    mapping: ColumnMapping | None = None
+    refused: str | None = f"no column can be the {', the '.join(missing)}" if missing else None
+    if not missing:
+        mapping = mapping_of(guesses)
+        try:
+            layout = detect_layout(table, mapping, taxonomy)
+            trial = Dataset(storyturns=[], taxonomy=taxonomy)
+            if layout.kind == "a":
+                _pipe_rows(table, layout, trial, Source("trial", "trial", table.where), 0)
+            elif layout.kind == "b":
+                _turn_rows(table, layout, trial, Source("trial", "trial", table.where))
+        except (FormatError, ColumnsError) as exc:
+            problems = getattr(exc, "problems", None)
+            first = problems[0] if problems else None
+            refused = f"the best guesses, --columns {mapping}, do not read it: " + (
+                f"row {first.line} field {first.field}: {first.message}" if first is not None else str(exc))
+            refused = refused if len(refused) < 400 else refused[:397] + "..."
+            mapping = None
+    message = mapping_help(table.columns, table.rows[0] if table.rows else None, len(table.rows), mapping, reason,
+                           refused)
     return FormatError([Problem(table.where, None, None, None, "columns", message, message_limit=MAPPING_HELP_LIMIT)])
 
 
@@ -607,7 +631,7 @@ def declared_taxonomy(storyturns: list[StoryTurn], base: Taxonomy = BOOKLET) -> 
 
 
 def dataset_from_tables(tables: list[Table], source: Source, given: ColumnMapping | None = None,
-                        dataset: Dataset | None = None) -> Dataset:
+                        dataset: Dataset | None = None, adapter: Adapter | None = None) -> Dataset:
     """The StoryTurns of ``tables`` (the splits of one dataset, in order; of several configs, config by config).
 
     The splits of one config must share a layout; each config may have its own. With several tables each
@@ -617,6 +641,8 @@ def dataset_from_tables(tables: list[Table], source: Source, given: ColumnMappin
 
     dataset = dataset if dataset is not None else Dataset(storyturns=[], name=source.name)
     dataset.source_file = tables[0].where if len(tables) == 1 else source.location
+    if adapter is not None:
+        return _adapted(tables, source, dataset, adapter)
     layouts: dict[str | None, Layout] = {}
     described: list[str] = []
     for table in tables:
@@ -654,6 +680,27 @@ def dataset_from_tables(tables: list[Table], source: Source, given: ColumnMappin
     dataset.taxonomy = declared_taxonomy(dataset.storyturns, dataset.taxonomy)
     dataset.origin = Origin(location=source.location, layout="; ".join(described),
                             columns=str(given) if given is not None else None)
+    return dataset
+
+
+def _adapted(tables: list[Table], source: Source, dataset: Dataset, adapter: Adapter) -> Dataset:
+    """The StoryTurns ``adapter`` makes of ``tables`` (:mod:`commet.format.adapters`), validated as any are."""
+    empty = 0
+    for table in tables:
+        first = len(dataset.storyturns)
+        made = apply_adapter(adapter, table, dataset, source)
+        empty += made
+        for st in dataset.storyturns[first:]:
+            if len(tables) > 1 and table.split:
+                st.meta.setdefault("split", table.split)
+            if table.config:
+                st.meta.setdefault("config", table.config)
+        dataset.tables_read.append(TableRead(table.where, len(table.rows), adapter.describe() + (
+            f"; {made} row(s) made no StoryTurn" if made else "")))
+    said = f"; {empty} row(s) made no StoryTurn (the adapter returned none)" if empty else ""
+    dataset.taxonomy = declared_taxonomy(dataset.storyturns, dataset.taxonomy)
+    dataset.origin = Origin(location=source.location, layout=adapter.describe() + said, adapter=adapter.spec,
+                            adapter_source=adapter.source)
     return dataset
 
 
