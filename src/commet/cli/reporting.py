@@ -15,6 +15,7 @@ import typer
 from commet.cli.common import (
     EXIT_INCOMPLETE,
     EXIT_SPEND_LIMIT,
+    AdapterOption,
     ColumnsOption,
     ForceOption,
     _load,
@@ -147,7 +148,7 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
                  dataset: str | None = None, seed: int | None = None, resamples: int | None = None,
                  brief: bool = False, tables: list[str] | None = None, pool: bool = False,
                  by: list[str] | None = None, feedback_cases: str = "correctness",
-                 columns: str | None = None) -> None:
+                 columns: str | None = None, adapter: str | None = None) -> None:
     """Build the report for ``names`` (all runs when empty) and print it, or write it to ``out``.
 
     ``brief`` prints one run's figures as a two-column table (what ``commet eval`` shows at the end
@@ -169,7 +170,7 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
             fail(f"nothing to report: no runs in {db}")
         report = build_report(store, runs, bootstrap=boot, pool=pool, brief=brief,
                               feedback_cases=FeedbackCases(feedback_cases))
-    loaded = _load(dataset, columns) if dataset is not None else None
+    loaded = _load(dataset, columns, adapter) if dataset is not None else None
     try:
         compose(report, by=by, dataset=loaded, tables=tables)
     except ValueError as exc:  # a --by key or dataset that cannot be used, a --table the report has not
@@ -229,6 +230,7 @@ def report(
              "(the paper's section 4.3), or by any feedback text, unconditional lines included.")] =
     FeedbackCasesChoice.correctness,
     columns: ColumnsOption = None,
+    adapter: AdapterOption = None,
 ) -> None:
     """The paper's tables for stored runs with 95% bootstrap CIs, one row per run: Tables 1 and 2 (story
     accuracy per category), a summary, Tables 3 and 14 (feedback), one table per source (Tables 11 and 12),
@@ -240,7 +242,7 @@ def report(
     except ReportTargetError as exc:
         fail(str(exc))
     print_report(db, run, chosen, out=out, dataset=dataset, seed=seed, resamples=resamples, tables=table,
-                 pool=pool, by=by, feedback_cases=feedback_cases.value, columns=columns)
+                 pool=pool, by=by, feedback_cases=feedback_cases.value, columns=columns, adapter=adapter)
 
 
 def compare(

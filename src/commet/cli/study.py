@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from commet.cli.common import (
+    AdapterOption,
     AllowedHostsOption,
     ColumnsOption,
     ForceOption,
@@ -97,6 +98,7 @@ def build(
         help="Duration told on the consent page (default: estimated from each questionnaire).")] = None,
     force: ForceOption = False,
     columns: ColumnsOption = None,
+    adapter: AdapterOption = None,
 ) -> None:
     """Select questionnaires as in the paper's Appendix D: per group and image requirement, 1 or 2 StoryTurns.
 
@@ -110,7 +112,7 @@ def build(
         "contact": contact, "guidance": guidance, "adult_confirmation": adult_confirmation, "minutes": minutes,
     }.items() if value is not None})
     _check_judge_spec(judge)
-    checked = load_or_fail(dataset, force, columns)
+    checked = load_or_fail(dataset, force, columns, adapter)
     try:
         study = build_study(dataset, out, questionnaires=questionnaires, seed=seed, judge=judge,
                             grouping=grouping.value, participant=texts, title=title or DEFAULT_TITLE, loaded=checked)

@@ -36,7 +36,6 @@ from commet.format.problems import FormatError, Problem
 
 if TYPE_CHECKING:
     from commet.format.dataset import Dataset
-    from commet.format.layouts import Source, Table
 
 RECORD_NAMES = ("record", "row", "doc", "example", "sample")
 TABLE_NAMES = ("rows", "records", "table", "docs", "dataset")
@@ -149,8 +148,20 @@ def _storyturns(result: object) -> list[object]:
                      "or None")
 
 
-def apply_adapter(adapter: Adapter, table: Table, dataset: Dataset, source: Source) -> int:
-    """Add the StoryTurns ``adapter`` makes of ``table`` to ``dataset``; returns the rows that made none.
+@dataclass(frozen=True)
+class Rows:
+    """What an adapter is given: a table's rows, where they are (for located errors), its split and config."""
+
+    where: str
+    rows: list[dict[str, object]]
+    split: str | None = None
+    config: str | None = None
+
+
+def apply_adapter(adapter: Adapter, table: Rows, dataset: Dataset, name: str,
+                  read_picture: Callable[[str], bytes | None]) -> int:
+    """Add the StoryTurns ``adapter`` makes of ``table`` to ``dataset``; returns the rows that made none
+    (``name`` makes default ids; ``read_picture`` finds a picture a turn names by id).
 
     Every StoryTurn is validated as a dataset file's records are; an exception in the adapter, or what it
     returns that is no StoryTurn, is a located error naming the row (for a record adapter).
@@ -174,7 +185,7 @@ def apply_adapter(adapter: Adapter, table: Table, dataset: Dataset, source: Sour
         empty += not made
         for position, value in enumerate(made):
             at = line if line is not None else position + 1
-            default_id = f"{source.name}-{len(dataset.storyturns) + 1:04d}"
+            default_id = f"{name}-{len(dataset.storyturns) + 1:04d}"
             if isinstance(value, StoryTurn):
                 value = value.model_dump()
             if not isinstance(value, dict):
@@ -182,10 +193,11 @@ def apply_adapter(adapter: Adapter, table: Table, dataset: Dataset, source: Sour
             try:
                 value = _with_pictures(value, dataset, len(dataset.storyturns) + 1)
             except ValueError as exc:
-                raise fail(str(exc), value.get("id") if isinstance(value.get("id"), str) else None, at) from None
+                story = value.get("id")
+                raise fail(str(exc), story if isinstance(story, str) else None, at) from None
             st, warnings = _record_storyturn(value, file=table.where, line=at, default_id=default_id)
             for image_id in st.images:  # named by id: from the data's folder or a pictures config
-                if image_id not in dataset.images and (data := source.read_picture(image_id)) is not None:
+                if image_id not in dataset.images and (data := read_picture(image_id)) is not None:
                     dataset.images[image_id] = data
             dataset.warnings.extend(warnings)
             dataset.storyturns.append(st)

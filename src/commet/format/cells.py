@@ -23,7 +23,8 @@ def _structured(text: str) -> object | None:
     if not text.startswith(("[", "{")):
         return None
     try:
-        return json.loads(text)
+        parsed: object = json.loads(text)
+        return parsed
     except ValueError:
         try:
             return ast.literal_eval(text) if len(text) < 100_000 else None

@@ -24,7 +24,6 @@ booklet's, extended by what the data holds), so that it validates and reports as
 from __future__ import annotations
 
 import ast
-import contextlib
 import json
 import re
 from collections.abc import Callable
@@ -33,6 +32,8 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import ValidationError
 
+from commet.format.adapters import Adapter, Rows, apply_adapter
+from commet.format.cells import options_cell
 from commet.format.columns import (
     MAPPING_HELP_LIMIT,
     REQUIRED_PIPE,
@@ -54,8 +55,6 @@ from commet.format.columns import (
     parse_flag,
     subset_flag,
 )
-from commet.format.adapters import Adapter, apply_adapter
-from commet.format.cells import options_cell
 from commet.format.dataset import Dataset, Origin, RowsRead, TableRead, image_file_candidates
 from commet.format.model import Feedback, StoryTurn
 from commet.format.pipe import (
@@ -688,7 +687,8 @@ def _adapted(tables: list[Table], source: Source, dataset: Dataset, adapter: Ada
     empty = 0
     for table in tables:
         first = len(dataset.storyturns)
-        made = apply_adapter(adapter, table, dataset, source)
+        made = apply_adapter(adapter, Rows(table.where, table.rows, table.split, table.config), dataset, source.name,
+                             source.read_picture)
         empty += made
         for st in dataset.storyturns[first:]:
             if len(tables) > 1 and table.split:

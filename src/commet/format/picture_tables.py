@@ -70,6 +70,7 @@ def split_picture_tables(tables: list[Table]) -> tuple[list[Table], PictureTable
     for table in pictures:
         picture = next(c.name for c in table.columns if c.picture)
         id_column = _id_column(table, picture)
+        assert id_column is not None  # _is_pictures made sure of it
         said.append(f"{id_column!r} (and file names) of {picture!r}")
         for line, row in enumerate(table.rows, start=1):
             cell = row.get(picture)
@@ -77,7 +78,8 @@ def split_picture_tables(tables: list[Table]) -> tuple[list[Table], PictureTable
             if not isinstance(data, (bytes, bytearray)):
                 raise FormatError([Problem(table.where, line, None, None, picture, "no picture in this row")])
             path = cell.get("path") if isinstance(cell, dict) else None
-            key = str(row.get(id_column)).strip() if row.get(id_column) not in (None, "") else None
+            value = row.get(id_column)
+            key = str(value).strip() if value is not None and value != "" else None
             if key is not None:
                 if joined.by_id.get(key, bytes(data)) != bytes(data):
                     raise FormatError([Problem(table.where, line, None, None, id_column,
