@@ -23,139 +23,53 @@ booklet's, extended by what the data holds), so that it validates and reports as
 
 from __future__ import annotations
 
-import ast
-import json
-import re
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePosixPath
-
-from pydantic import ValidationError
+from dataclasses import replace
+from pathlib import Path
 
 from commet.format.adapters import Adapter, Rows, apply_adapter
-from commet.format.cells import options_cell
 from commet.format.columns import (
     MAPPING_HELP_LIMIT,
     REQUIRED_PIPE,
     REQUIRED_TURN_ROWS,
     STORY_ROLES,
-    Column,
     ColumnMapping,
     ColumnsError,
     Role,
     by_content,
     by_name,
-    canonical_category,
-    canonical_task,
     expand_columns,
     fits,
     mapping_help,
     mapping_of,
     numbered_pictures,
-    parse_flag,
-    subset_flag,
 )
-from commet.format.dataset import Dataset, Origin, RowsRead, TableRead, image_file_candidates
-from commet.format.model import Feedback, StoryTurn
+from commet.format.dataset import Dataset, Origin, RowsRead, TableRead
+from commet.format.model import StoryTurn
 from commet.format.pipe import (
     RawStoryTurn,
-    decide_branches,
-    options_in_question,
-    parse_feedback,
     parse_storyturn,
-    printed_turns,
 )
-from commet.format.problems import FormatError, Problem, Severity
+from commet.format.problems import FormatError, Problem
+from commet.format.table import (
+    CATEGORY_HINT,
+    Layout,
+    PictureReader,
+    Source,
+    Table,
+    _add,
+    _attach_pipe_pictures,
+    _fail,
+    _meta,
+    _pictures,
+    _story_fields,
+    _text,
+    pipe_turns,
+)
+from commet.format.turn_rows import _turn_rows
 from commet.taxonomy import BOOKLET, Task, Taxonomy
 
-CATEGORY_HINT = "map the column that holds it with --columns category=COLUMN"
-MAX_LIST_TEXT = 2_000_000  # a one-string list of turns longer than this is not parsed as a Python literal
-
-
-@dataclass
-class Table:
-    """The rows of one split and its columns; pictures are ``{bytes, path}`` cells (bytes read where found)."""
-
-    where: str  # names the table in located errors: a file, a folder, ``hf:OWNER/NAME[split]``
-    split: str | None
-    columns: list[Column]
-    rows: list[dict[str, object]]
-    config: str | None = None  # the Hub config (subset) it belongs to, when the dataset has several
-
-    def subset_flag(self) -> bool | None:
-        """Image-dependence its config or split name says (``image_dependent``, ``text-complete``), else None."""
-        for name in (self.config, self.split):
-            flag = subset_flag(name or "")
-            if flag is not None:
-                return flag
-        return None
-
-
-#: Reads a picture file a string cell names (confined to the data's folder), None when there is none.
-PictureReader = Callable[[str], "bytes | None"]
-
-
-@dataclass
-class Source:
-    """Where the tables come from: what to call the dataset, its default ``source``, how to load it again."""
-
-    name: str
-    source: str
-    location: str
-    read_picture: PictureReader = field(default=lambda name: None)
-
-
-def _problem(table: Table, line: int | None, story: str | None, turn: int | None, field: str | None,
-             message: str, severity: Severity = "error") -> Problem:
-    return Problem(table.where, line, story, turn, field, message, severity)
-
-
-def _fail(table: Table, line: int | None, story: str | None, turn: int | None, field: str | None,
-          message: str) -> FormatError:
-    return FormatError([_problem(table, line, story, turn, field, message)])
-
-
-# ----------------------------------------------------------------------------------------------- layout
-
-
-@dataclass(frozen=True)
-class Layout:
-    """How the rows make StoryTurns: the kind, the role of each column used, the picture columns (a row's
-    pictures, in order, when there are several) and the columns no role reads."""
-
-    kind: str  # "commet", "a" or "b"
-    roles: dict[Role, str]
-    pictures: tuple[str, ...] = ()
-    unused: tuple[str, ...] = ()
-    kept: tuple[str, ...] = ()  # of the unused columns, those whose plain values are kept as metadata
-
-    def mapping(self) -> ColumnMapping:
-        return mapping_of(self.roles, self.pictures)
-
-    def describe(self) -> str:
-        roles = self.roles
-        if self.kind == "commet":
-            text = "CoMMET's own layout: one row per StoryTurn, turns nested"
-        elif self.kind == "a":
-            where = f"; pictures from {', '.join(map(repr, self.pictures))}" if self.pictures else ""
-            text = (f"layout (a): one row per StoryTurn, turns in the paper's pipe format from {roles[Role.TURNS]!r}"
-                    f"{where}; columns {self.mapping()}")
-        else:
-            order = f"ordered by {roles[Role.TURN]!r}" if Role.TURN in roles else "in file order (no turn column)"
-            text = (f"layout (b): one row per turn, grouped into StoryTurns by {roles[Role.ID]!r}, {order}; "
-                    f"columns {self.mapping()}")
-        return text + self.not_used()
-
-    def not_used(self) -> str:
-        """The columns no role reads, said (nothing is dropped silently)."""
-        if not self.unused:
-            return ""
-        kept = [c for c in self.unused if c in self.kept]
-        dropped = [c for c in self.unused if c not in self.kept]
-        said = ([f"kept as metadata: {', '.join(kept)}"] if kept else []) + \
-            ([f"not read: {', '.join(dropped)}"] if dropped else [])
-        return f"; other columns {'; '.join(said)}"
-
+__all__ = ["CATEGORY_HINT", "Layout", "PictureReader", "Source", "Table", "dataset_from_tables", "declared_taxonomy",
+           "detect_layout", "pipe_turns"]
 
 def detect_layout(table: Table, given: ColumnMapping | None, taxonomy: Taxonomy = BOOKLET) -> Layout:
     """The layout of ``table``: from the roles ``given`` (``--columns``) and those its column names say.
@@ -247,175 +161,6 @@ def _help(table: Table, roles: dict[Role, str], reason: str, taxonomy: Taxonomy)
     return FormatError([Problem(table.where, None, None, None, "columns", message, message_limit=MAPPING_HELP_LIMIT)])
 
 
-# ----------------------------------------------------------------------------------------------- values
-
-
-def _text(value: object) -> str | None:
-    """A cell as text (numbers too: ids and turns are often integers), None when empty."""
-    if value is None or isinstance(value, (bytes, dict, list)):
-        return None
-    text = str(value).strip()
-    return text or None
-
-
-def pipe_turns(value: object) -> list[str] | None:
-    """The turn strings a cell holds: a list, or one string (JSON or Python list, the paper's printed form,
-    one turn a line, or a single turn); None when it holds none of these."""
-    if isinstance(value, list):
-        return [str(t) for t in value] if all(isinstance(t, str) for t in value) and value else None
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = value.strip()
-    if text.startswith("["):
-        parsed: object = None
-        try:
-            parsed = json.loads(text)
-        except (ValueError, RecursionError):
-            if len(text) < MAX_LIST_TEXT:
-                try:
-                    parsed = ast.literal_eval(text)
-                except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                    parsed = None
-        if isinstance(parsed, (list, tuple)):
-            return pipe_turns(list(parsed))
-    printed = printed_turns(text)
-    if printed:
-        return printed
-    lines = [line for line in text.splitlines() if line.strip()]
-    if lines and all(line.count("|") >= 4 for line in lines):
-        return lines
-    return None
-
-
-@dataclass
-class _Story:
-    """What a StoryTurn takes from its row (or the rows of its story), the category resolved."""
-
-    task: str
-    category: str
-    image_dependent: bool
-    mental_states: list[str] | None
-    source: str
-
-
-def _story_fields(table: Table, roles: dict[Role, str], row: dict[str, object], line: int, story_id: str,
-                  source: Source, taxonomy: Taxonomy) -> _Story:
-    def cell(role: Role) -> object:
-        return row.get(roles[role]) if role in roles else None
-
-    raw_task = _text(cell(Role.TASK))
-    if raw_task is None:
-        raise _fail(table, line, story_id, None, roles.get(Role.TASK, "task"), "no task")
-    task = canonical_task(raw_task, taxonomy) or raw_task
-    flag = cell(Role.IMAGE_DEPENDENT)
-    if Role.IMAGE_DEPENDENT in roles and flag not in (None, ""):
-        image_dependent = parse_flag(flag)
-        if image_dependent is None:
-            raise _fail(table, line, story_id, None, roles[Role.IMAGE_DEPENDENT],
-                        f"{flag!r} says neither image-dependent nor text-complete (true/false, yes/no, "
-                        "image-dependent/text-complete)")
-    else:
-        image_dependent = bool(table.subset_flag())
-    raw_category = _text(cell(Role.CATEGORY))
-    known = taxonomy.task(task)
-    if raw_category is not None:
-        category = canonical_category(raw_category)
-    elif known is not None:
-        category = known.category_for(image_dependent)
-    else:
-        raise _fail(table, line, story_id, None, roles.get(Role.CATEGORY, "category"),
-                    f"no category, and task {raw_task!r} is not a known task to take it from: {CATEGORY_HINT}")
-    states = cell(Role.MENTAL_STATES)
-    if isinstance(states, str):
-        states = [s.strip() for s in re.split(r"[,;]", states) if s.strip()]
-    if states is not None and not (isinstance(states, list) and all(isinstance(s, str) for s in states)):
-        raise _fail(table, line, story_id, None, roles[Role.MENTAL_STATES], "must be a list of mental states")
-    return _Story(task, category, image_dependent, states or None, _text(cell(Role.SOURCE)) or source.source)
-
-
-def _meta(row: dict[str, object], used: set[str], columns: list[Column]) -> dict[str, object]:
-    """The row's other plain values (text, numbers, booleans), kept as metadata under their column names (the
-    ``read from`` line lists these columns, and those it does not read)."""
-    return {c.name: row[c.name] for c in columns if c.name not in used and not c.picture
-            and isinstance(row.get(c.name), (str, int, float, bool)) and row.get(c.name) != ""}
-
-
-# ----------------------------------------------------------------------------------------------- pictures
-
-
-@dataclass(frozen=True)
-class _Picture:
-    name: str | None  # the file name it was saved under, when known
-    data: bytes | None
-
-
-def _pictures(value: object) -> list[_Picture]:
-    """The pictures of a cell: ``{bytes, path}`` cells, lists of them, or file names."""
-    if value is None:
-        return []
-    if isinstance(value, list):
-        return [p for item in value for p in _pictures(item)]
-    if isinstance(value, dict):
-        path = value.get("path")
-        name = PurePosixPath(str(path).replace("\\", "/")).name if path else None
-        data = value.get("bytes")
-        return [_Picture(name or None, bytes(data) if isinstance(data, (bytes, bytearray)) else None)]
-    if isinstance(value, (bytes, bytearray)):
-        return [_Picture(None, bytes(value))]
-    text = _text(value)
-    return [_Picture(text, None)] if text else []
-
-
-_MAGIC = ((b"\x89PNG", ".png"), (b"\xff\xd8", ".jpg"), (b"GIF8", ".gif"), (b"RIFF", ".webp"))
-
-
-def _suffix(data: bytes | None) -> str:
-    return next((suffix for magic, suffix in _MAGIC if data and data.startswith(magic)), ".png")
-
-
-def _register(dataset: Dataset, image_id: str, data: bytes | None, source: Source, fallback: str) -> str:
-    """Keep a picture under ``image_id`` (``fallback`` when another picture has that id); a picture named
-    but not given is read from the data's folder, else left for validation to report as missing."""
-    if data is None:
-        data = source.read_picture(image_id)
-        if data is None:
-            return image_id
-    if dataset.images.get(image_id, data) != data:
-        image_id = fallback
-    dataset.images[image_id] = data
-    return image_id
-
-
-def _attach_pipe_pictures(st: StoryTurn, pictures: list[_Picture], dataset: Dataset, source: Source,
-                          table: Table, line: int, column: str | None) -> None:
-    """Give the ids the turns name their pictures: by file name, else in order when names say nothing."""
-    ids = list(dict.fromkeys(t.image for t in st.turns if t.image))
-    chosen: dict[str, _Picture] = {}
-    for image_id in ids:
-        stem = PurePosixPath(image_id).stem
-        candidates = set(image_file_candidates(image_id)) | set(image_file_candidates(PurePosixPath(image_id).name))
-        match = next((p for p in pictures if p.name and (p.name in candidates or PurePosixPath(p.name).stem == stem)
-                      and p not in chosen.values()), None)
-        if match is not None:
-            chosen[image_id] = match
-    left_ids = [i for i in ids if i not in chosen]
-    left = [p for p in pictures if p not in chosen.values()]
-    if left_ids and len(left) == len(left_ids) and not any(p.name for p in left if p.name in left_ids):
-        chosen.update(zip(left_ids, left, strict=True))  # unnamed pictures, one per id, in order
-        left = []
-    if left and column is not None:
-        dataset.warnings.append(_problem(table, line, st.id, None, column,
-                                         f"{len(left)} picture(s) named by no turn of this StoryTurn", "warning"))
-    renamed: dict[str, str] = {}
-    for k, image_id in enumerate(ids):
-        picture = chosen.get(image_id)
-        renamed[image_id] = _register(dataset, image_id, picture.data if picture else None, source,
-                                      f"{st.id}-{k}{PurePosixPath(image_id).suffix or _suffix(None)}")
-    for turn in st.turns:
-        if turn.image:
-            turn.image = renamed[turn.image]
-
-
 # ----------------------------------------------------------------------------------------------- (a)
 
 
@@ -444,168 +189,6 @@ def _pipe_rows(table: Table, layout: Layout, dataset: Dataset, source: Source, f
                               dataset, source, table, line, roles.get(Role.IMAGE))
         _add(dataset, st, line)
         dataset.rows_read.append(RowsRead(table.where, st.id, tuple((line,) for _ in st.turns)))
-
-
-def _add(dataset: Dataset, st: StoryTurn, line: int) -> None:
-    dataset.storyturns.append(st)
-    dataset.lines.setdefault(st.id, line)
-    dataset.line_list.append(line)
-
-
-# ----------------------------------------------------------------------------------------------- (b)
-
-
-def _turn_number(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    digits = re.findall(r"\d+", str(value)) if isinstance(value, str) else []
-    return int(digits[-1]) if len(digits) >= 1 else None
-
-
-def _ordered(table: Table, roles: dict[Role, str], story_id: str,
-             members: list[tuple[int, dict[str, object]]]) -> list[tuple[int, dict[str, object]]]:
-    """A story's rows in turn order; a turn that is not a number, or given twice, is a located error."""
-    if Role.TURN not in roles:
-        return members
-    column = roles[Role.TURN]
-    keyed: dict[int, int] = {}
-    for line, row in members:
-        number = _turn_number(row.get(column))
-        if number is None:
-            raise _fail(table, line, story_id, None, column, f"turn {row.get(column)!r} is not a number")
-        if number in keyed:
-            raise _fail(table, line, story_id, None, column,
-                        f"turn {number} of this story is also on row {keyed[number]}")
-        keyed[number] = line
-    return sorted(members, key=lambda member: _turn_number(member[1].get(column)) or 0)
-
-
-def _same_for_the_story(table: Table, roles: dict[Role, str], story_id: str,
-                        members: list[tuple[int, dict[str, object]]]) -> None:
-    """Every row of a story must agree on its task, category, image-dependence, mental states and source."""
-    for role in STORY_ROLES[1:]:
-        if role not in roles:
-            continue
-        column = roles[role]
-        first_line, first = members[0][0], members[0][1].get(column)
-        for line, row in members[1:]:
-            if row.get(column) not in (None, "") and first not in (None, "") and row.get(column) != first:
-                raise _fail(table, line, story_id, None, column,
-                            f"rows of this story disagree on its {role.value}: {first!r} (row {first_line}) "
-                            f"and {row.get(column)!r}")
-
-
-def _turn_feedback(table: Table, line: int, story_id: str, k: int, column: str | None,
-                   value: object) -> Feedback | None:
-    if value is None or value == "":
-        return None
-    try:
-        if isinstance(value, str):
-            return parse_feedback(value)
-        if isinstance(value, dict):
-            feedback = Feedback.model_validate({key: v for key, v in value.items() if v not in (None, [])})
-            return None if feedback.is_empty() else feedback
-    except (ValueError, ValidationError) as exc:
-        raise _fail(table, line, story_id, k, column, str(exc).splitlines()[0]) from None
-    raise _fail(table, line, story_id, k, column, f"feedback must be text, not {type(value).__name__}")
-
-
-def _options(table: Table, line: int, story_id: str, k: int, column: str | None, value: object,
-             question: str) -> list[dict[str, object]]:
-    """A turn's options: its options cell read in any common notation (:func:`~commet.format.cells.options_cell`),
-    else those its question writes; a cell that cannot be read is a located error, never dropped."""
-    try:
-        options = options_cell(value)
-    except ValueError as exc:
-        raise _fail(table, line, story_id, k, column, str(exc)) from None
-    return options if options else [o.model_dump() for o in options_in_question(question)]
-
-
-def _turn_rows(table: Table, layout: Layout, dataset: Dataset, source: Source) -> None:
-    roles = layout.roles
-    used = set(roles.values()) | set(layout.pictures)
-    groups: dict[str, list[tuple[int, dict[str, object]]]] = {}
-    for index, row in enumerate(table.rows):
-        story_id = _text(row.get(roles[Role.ID]))
-        if story_id is None:
-            raise _fail(table, index + 1, None, None, roles[Role.ID], "no story id")
-        groups.setdefault(story_id, []).append((index + 1, row))
-    for story_id, members in groups.items():
-        members = _ordered(table, roles, story_id, members)
-        _same_for_the_story(table, roles, story_id, members)
-        line = members[0][0]
-        story = _story_fields(table, roles, members[0][1], line, story_id, source, dataset.taxonomy)
-        dataset.storyturns.append(_assemble(table, layout, story_id, story, members, dataset, source, used))
-        dataset.rows_read.append(RowsRead(table.where, story_id, tuple((line,) for line, _ in members)))
-        dataset.lines.setdefault(story_id, line)
-        dataset.line_list.append(line)
-
-
-def _assemble(table: Table, layout: Layout, story_id: str, story: _Story,
-              members: list[tuple[int, dict[str, object]]], dataset: Dataset, source: Source,
-              used: set[str]) -> StoryTurn:
-    """One StoryTurn from its rows: answers written as text split into branches as the pipe format's are."""
-    roles, pictures_of = layout.roles, layout.pictures
-
-    def cell(row: dict[str, object], role: Role) -> object:
-        return row.get(roles[role]) if role in roles else None
-
-    questions: list[str] = []
-    feedbacks: list[Feedback | None] = []
-    raw_answers: list[str | list[str]] = []
-    turns: list[dict[str, object]] = []
-    for k, (line, row) in enumerate(members):
-        question = _text(cell(row, Role.QUESTION))
-        if question is None:
-            raise _fail(table, line, story_id, k, roles[Role.QUESTION], "empty question")
-        value = cell(row, Role.ANSWER)
-        answer: str | list[str] = [str(a).strip() for a in value if str(a).strip()] if isinstance(value, list) \
-            else _text(value) or ""
-        if not answer:
-            raise _fail(table, line, story_id, k, roles[Role.ANSWER], "empty answer")
-        feedback = _turn_feedback(table, line, story_id, k, roles.get(Role.FEEDBACK), cell(row, Role.FEEDBACK))
-        questions.append(question)
-        feedbacks.append(feedback)
-        raw_answers.append(answer)
-        image_id = None
-        pictures = [p for column in pictures_of for p in _pictures(row.get(column))]
-        if len(pictures) > 1:
-            raise _fail(table, line, story_id, k, roles[Role.IMAGE], f"{len(pictures)} pictures in one row: a turn "
-                        "shows one picture (one row per StoryTurn names its turns' pictures; see layout (a))")
-        if pictures:
-            picture = pictures[0]
-            named = _text(cell(row, Role.IMAGE_ID)) or picture.name
-            fallback = f"{story_id}-{k}{_suffix(picture.data)}"
-            image_id = _register(dataset, named or fallback, picture.data, source, fallback)
-        elif Role.IMAGE_ID in roles and _text(cell(row, Role.IMAGE_ID)):
-            image_id = _register(dataset, str(_text(cell(row, Role.IMAGE_ID))), None, source, f"{story_id}-{k}.png")
-        turns.append({"story": _text(cell(row, Role.STORY)) or "", "feedback": feedback, "question": question,
-                      "image": image_id, "options": _options(table, line, story_id, k, roles.get(Role.OPTIONS), cell(row, Role.OPTIONS), question),
-                      "meta": _meta(row, used, table.columns)})
-    texts = [a if isinstance(a, str) else "" for a in raw_answers]
-    decision = decide_branches(texts, questions, feedbacks)
-    for k, (turn, answer) in enumerate(zip(turns, raw_answers, strict=True)):
-        turn["answers"] = list(answer) if isinstance(answer, list) else decision.answers[k]
-    dataset.warnings.extend(_problem(table, members[k][0], story_id, k, roles[Role.ANSWER], message, "warning")
-                            for k, message in decision.notes if isinstance(raw_answers[k], str))
-    known = dataset.taxonomy.task(story.task)
-    states = story.mental_states if story.mental_states is not None else (
-        list(known.mental_states) if known is not None else [])
-    try:
-        return StoryTurn.model_validate({"id": story_id, "task": story.task, "category": story.category,
-                                         "mental_states": states, "image_dependent": story.image_dependent,
-                                         "source": story.source, "turns": turns})
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        loc = [str(part) for part in error["loc"]]
-        turn_index = int(loc[1]) if len(loc) > 1 and loc[0] == "turns" and loc[1].isdigit() else None
-        line = members[turn_index][0] if turn_index is not None and turn_index < len(members) else members[0][0]
-        raise _fail(table, line, story_id, turn_index, ".".join(loc[2:] if turn_index is not None else loc) or None,
-                    error["msg"]) from None
 
 
 # ----------------------------------------------------------------------------------------------- the dataset
