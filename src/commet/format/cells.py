@@ -32,6 +32,23 @@ def _structured(text: str) -> object | None:
             return None
 
 
+def list_cell(value: object) -> list[object] | None:
+    """A cell holding a list: a list, or JSON (or Python literal) text of one; None for anything else."""
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    if isinstance(value, str) and value.strip().startswith("["):
+        text = value.strip()
+        try:
+            parsed: object = json.loads(text)
+        except ValueError:
+            try:
+                parsed = ast.literal_eval(text) if len(text) < 1_000_000 else None
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                parsed = None
+        return list(parsed) if isinstance(parsed, (list, tuple)) else None
+    return None
+
+
 def _option(item: object) -> dict[str, object]:
     if isinstance(item, dict):
         text = item.get("text", item.get("option", item.get("value")))

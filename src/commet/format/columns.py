@@ -56,9 +56,9 @@ NAMES: dict[Role, tuple[str, ...]] = {
               "story_number", "item_id", "uid"),
     Role.TURN: ("turn", "turn_id", "turn_index", "turn_idx", "turn_no", "turn_number", "turn_order", "round",
                 "step", "question_index", "question_idx", "question_no", "question_number", "order"),
-    Role.STORY: ("story", "story_text", "narrative", "context", "passage", "text"),
-    Role.FEEDBACK: ("feedback", "feedback_text"),
-    Role.QUESTION: ("question", "question_text", "query", "prompt"),
+    Role.STORY: ("story", "story_text", "narrative", "context", "passage", "text", "stories", "story_texts"),
+    Role.FEEDBACK: ("feedback", "feedback_text", "feedbacks"),
+    Role.QUESTION: ("question", "question_text", "query", "prompt", "questions"),
     Role.ANSWER: ("answers", "answer", "expected_answer", "expected_answers", "gold_answer", "correct_answer",
                   "ground_truth", "gold", "target", "label"),
     Role.OPTIONS: ("options", "choices", "candidates", "answer_options"),
@@ -80,8 +80,10 @@ class ColumnsError(CommetError, ValueError):
 
 
 def column_key(name: str) -> str:
-    """A column name as :data:`NAMES` spells them: lower case, every run of other characters one ``_``."""
-    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+    """A column name as :data:`NAMES` spells them: lower case, words of CamelCase split (``StoryID`` is
+    ``story_id``), every run of other characters one ``_``."""
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name)
+    return re.sub(r"[^a-z0-9]+", "_", words.lower()).strip("_")
 
 
 #: Roles a mapping may give several columns (in order) or a pattern of them: pictures in ``Image_1``..``Image_4``.
@@ -445,6 +447,7 @@ def by_content(columns: Sequence[Column], rows: Sequence[dict[str, object]], tax
 #: Roles without which rows cannot become StoryTurns: one row per StoryTurn, and one row per turn.
 REQUIRED_PIPE = (Role.TURNS, Role.TASK)
 REQUIRED_TURN_ROWS = (Role.ID, Role.QUESTION, Role.ANSWER, Role.TASK)
+REQUIRED_STORY_ROWS = (Role.QUESTION, Role.ANSWER, Role.TASK)  # rows holding a StoryTurn's lists: no id needed
 
 
 def _short(value: object, width: int = 40) -> str:

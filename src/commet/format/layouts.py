@@ -30,6 +30,7 @@ from commet.format.adapters import Adapter, Rows, apply_adapter
 from commet.format.columns import (
     MAPPING_HELP_LIMIT,
     REQUIRED_PIPE,
+    REQUIRED_STORY_ROWS,
     REQUIRED_TURN_ROWS,
     STORY_ROLES,
     ColumnMapping,
@@ -50,6 +51,7 @@ from commet.format.pipe import (
     parse_storyturn,
 )
 from commet.format.problems import FormatError, Problem
+from commet.format.story_rows import _story_rows, holds_lists
 from commet.format.table import (
     CATEGORY_HINT,
     Layout,
@@ -109,6 +111,9 @@ def detect_layout(table: Table, given: ColumnMapping | None, taxonomy: Taxonomy 
     if Role.TURNS in roles:
         required, kind = REQUIRED_PIPE, "a"
         roles = {r: c for r, c in roles.items() if r in (Role.TURNS, Role.IMAGE, *STORY_ROLES)}
+    elif Role.QUESTION in roles and Role.ANSWER in roles and holds_lists(table, roles[Role.QUESTION]):
+        required, kind = REQUIRED_STORY_ROWS, "d"  # each row holds its StoryTurn's questions as a list
+        roles.pop(Role.TURNS, None)
     elif Role.QUESTION in roles and Role.ANSWER in roles:
         required, kind = REQUIRED_TURN_ROWS, "b"
         roles.pop(Role.TURNS, None)
@@ -136,7 +141,8 @@ def _help(table: Table, roles: dict[Role, str], reason: str, taxonomy: Taxonomy)
     """The mapping help: the guessed mapping only when the loader reads the table with it (never a blank or a
     guess it would then refuse); else why none was found, and the adapter that reads any rows."""
     guesses = by_content(table.columns, table.rows[:200], taxonomy, roles)
-    required = REQUIRED_PIPE if Role.TURNS in guesses else REQUIRED_TURN_ROWS
+    required = REQUIRED_PIPE if Role.TURNS in guesses else REQUIRED_STORY_ROWS if Role.QUESTION in guesses and \
+        holds_lists(table, guesses[Role.QUESTION]) else REQUIRED_TURN_ROWS
     missing = [role.value for role in required if role not in guesses]
     mapping: ColumnMapping | None = None
     refused: str | None = f"no column can be the {', the '.join(missing)}" if missing else None
@@ -147,6 +153,8 @@ def _help(table: Table, roles: dict[Role, str], reason: str, taxonomy: Taxonomy)
             trial = Dataset(storyturns=[], taxonomy=taxonomy)
             if layout.kind == "a":
                 _pipe_rows(table, layout, trial, Source("trial", "trial", table.where), 0)
+            elif layout.kind == "d":
+                _story_rows(table, layout, trial, Source("trial", "trial", table.where), 0)
             elif layout.kind == "b":
                 _turn_rows(table, layout, trial, Source("trial", "trial", table.where))
         except (FormatError, ColumnsError) as exc:
@@ -245,6 +253,8 @@ def dataset_from_tables(tables: list[Table], source: Source, given: ColumnMappin
                 _add(dataset, _storyturn(row, index, Path(table.where), dataset), index + 1)
         elif this.kind == "a":
             _pipe_rows(table, this, dataset, source, first)
+        elif this.kind == "d":
+            _story_rows(table, this, dataset, source, first)
         else:
             _turn_rows(table, this, dataset, source)
         for st in dataset.storyturns[first:]:

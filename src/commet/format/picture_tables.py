@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from commet.format.columns import Role, by_name
-from commet.format.table import PictureReader, Table
 from commet.format.problems import FormatError, Problem
+from commet.format.table import PictureReader, Table
 
 _STORY_ROLES = (Role.TURNS, Role.QUESTION, Role.ANSWER, Role.STORY)
 

@@ -87,7 +87,7 @@ class Layout:
     """How the rows make StoryTurns: the kind, the role of each column used, the picture columns (a row's
     pictures, in order, when there are several) and the columns no role reads."""
 
-    kind: str  # "commet", "a" or "b"
+    kind: str  # "commet", "a", "b" or "d"
     roles: dict[Role, str]
     pictures: tuple[str, ...] = ()
     unused: tuple[str, ...] = ()
@@ -104,6 +104,11 @@ class Layout:
             where = f"; pictures from {', '.join(map(repr, self.pictures))}" if self.pictures else ""
             text = (f"layout (a): one row per StoryTurn, turns in the paper's pipe format from {roles[Role.TURNS]!r}"
                     f"{where}; columns {self.mapping()}")
+        elif self.kind == "d":
+            by = f"grouped by {roles[Role.ID]!r}" if Role.ID in roles else "consecutive rows with the same questions"
+            placed = f", each row's picture on the turn {roles[Role.TURN]!r} names" if Role.TURN in roles else ""
+            text = (f"layout (d): rows holding their StoryTurn's questions and answers as lists ({by}){placed}; "
+                    f"columns {self.mapping()}")
         else:
             order = f"ordered by {roles[Role.TURN]!r}" if Role.TURN in roles else "in file order (no turn column)"
             text = (f"layout (b): one row per turn, grouped into StoryTurns by {roles[Role.ID]!r}, {order}; "

@@ -8,7 +8,7 @@ import re
 
 from pydantic import ValidationError
 
-from commet.format.cells import options_cell
+from commet.format.cells import list_cell, options_cell
 from commet.format.columns import (
     STORY_ROLES,
     Role,
@@ -146,6 +146,9 @@ def _assemble(table: Table, layout: Layout, story_id: str, story: _Story,
         if question is None:
             raise _fail(table, line, story_id, k, roles[Role.QUESTION], "empty question")
         value = cell(row, Role.ANSWER)
+        listed = list_cell(value) if isinstance(value, str) else None
+        if listed is not None and listed and all(isinstance(a, str) for a in listed):
+            value = listed  # branches written as JSON text of a list
         answer: str | list[str] = [str(a).strip() for a in value if str(a).strip()] if isinstance(value, list) \
             else _text(value) or ""
         if not answer:
