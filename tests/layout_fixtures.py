@@ -206,13 +206,15 @@ def _data_url(picture: bytes) -> str:
 
 
 def chat_rows(folder: Path, *, style: str = "openai") -> Path:
-    """One row per question; ``messages`` holds the conversation up to it (OpenAI: ``image_url`` parts with data
-    URLs; Hugging Face: ``{"type": "image"}`` parts and the pictures in an ``images`` column), the expected
-    answers (branches joined by " ; ") as the last assistant message."""
+    """One row per question; ``messages`` holds the conversation up to it, the expected answers (branches joined
+    by " ; ") as the last assistant message. OpenAI: JSON lines, ``image_url`` parts with data URLs, an assistant's
+    content as text; Hugging Face: parquet, ``{"type": "image"}`` parts and the pictures in an ``images`` column."""
     data = reference()
     rows = []
     for st in data.storyturns:
-        history: list[dict[str, object]] = []
+        system = "Answer briefly."
+        history: list[dict[str, object]] = [{"role": "system", "content": system if style == "openai" else
+                                             [{"type": "text", "text": system}]}]
         pictures: list[dict[str, object]] = []
         for k, t in enumerate(st.turns):
             parts: list[dict[str, object]] = []
@@ -227,21 +229,26 @@ def chat_rows(folder: Path, *, style: str = "openai") -> Path:
                     parts.append({"type": "image", "text": None})
                     pictures.append({"bytes": data.images[t.image], "path": t.image})
             parts.append({"type": "text", "text": f"Question: {t.question}"})
-            history.append({"role": "user", "content": json.dumps(parts) if style == "openai" else parts})
-            history.append({"role": "assistant", "content": " ; ".join(t.answers) if style == "openai" else
-                            [{"type": "text", "text": " ; ".join(t.answers)}]})
-            options = [o.model_dump() for o in t.options]
+            answer = " ; ".join(t.answers)
+            history.append({"role": "user", "content": parts})
+            history.append({"role": "assistant", "content": answer if style == "openai" else
+                            [{"type": "text", "text": answer}]})
             rows.append({"story_id": st.id, "turn": k, "task": st.task, "category": st.category,
                          "image_dependent": st.image_dependent, "messages": [dict(m) for m in history],
-                         "options": json.dumps(options) if options else "",
+                         "options": json.dumps([o.model_dump() for o in t.options]) if t.options else "",
                          **({"images": list(pictures)} if style != "openai" else {})})
+    if style == "openai":
+        (folder / "data").mkdir(parents=True)
+        with (folder / "data" / "test.jsonl").open("w", encoding="utf-8") as out:
+            out.writelines(json.dumps(row) + "\n" for row in rows)
+        _card(folder, [("default", "test", "data/test.jsonl")])
+        return folder
     value = datasets.Value
-    content = value("string") if style == "openai" else [{"type": value("string"), "text": value("string")}]
+    content = [{"type": value("string"), "text": value("string")}]
     features = datasets.Features({"story_id": value("string"), "turn": value("int64"), "task": value("string"),
                                   "category": value("string"), "image_dependent": value("bool"),
                                   "messages": [{"role": value("string"), "content": content}],
-                                  "options": value("string"),
-                                  **({"images": [datasets.Image()]} if style != "openai" else {})})
+                                  "options": value("string"), "images": [datasets.Image()]})
     _write(folder, "test-00000-of-00001.parquet", rows, features)
     _card(folder, [("default", "test", "data/test-*.parquet")])
     return folder

@@ -29,6 +29,7 @@ class Role(str, Enum):
     """What a column holds."""
 
     TURNS = "turns"  # one row per StoryTurn: its turns in the paper's pipe format (a list, or one string)
+    MESSAGES = "messages"  # chat messages ({role, content}, OpenAI or Hugging Face): turns recovered from them
     ID = "id"  # the StoryTurn's id; with one row per turn, the story the row belongs to
     TURN = "turn"  # the turn's position in its story (one row per turn)
     STORY = "story"
@@ -50,8 +51,8 @@ STORY_ROLES = (Role.ID, Role.TASK, Role.CATEGORY, Role.IMAGE_DEPENDENT, Role.MEN
 
 #: Column names (lower case, words joined by ``_``) that play each role, most telling first.
 NAMES: dict[Role, tuple[str, ...]] = {
-    Role.TURNS: ("storyturn", "storyturns", "story_turn", "story_turns", "turns", "pipe_turns", "conversation",
-                 "dialogue", "dialog"),
+    Role.TURNS: ("storyturn", "storyturns", "story_turn", "story_turns", "turns", "pipe_turns"),
+    Role.MESSAGES: ("messages", "conversation", "conversations", "chat", "dialogue", "dialog", "chat_messages"),
     Role.ID: ("story_id", "storyturn_id", "story_turn_id", "id", "sid", "story_index", "story_idx", "story_no",
               "story_number", "item_id", "uid"),
     Role.TURN: ("turn", "turn_id", "turn_index", "turn_idx", "turn_no", "turn_number", "turn_order", "round",
@@ -354,6 +355,8 @@ def fits(role: Role, column: Column) -> bool:
         return False
     if role is Role.TURNS:
         return column.text or column.texts or column.nested_turns
+    if role is Role.MESSAGES:
+        return column.text or column.kind.startswith("list of struct")
     if role in (Role.TURN, Role.ID):
         return column.text or column.number
     if role is Role.IMAGE_DEPENDENT:
@@ -447,7 +450,8 @@ def by_content(columns: Sequence[Column], rows: Sequence[dict[str, object]], tax
 #: Roles without which rows cannot become StoryTurns: one row per StoryTurn, and one row per turn.
 REQUIRED_PIPE = (Role.TURNS, Role.TASK)
 REQUIRED_TURN_ROWS = (Role.ID, Role.QUESTION, Role.ANSWER, Role.TASK)
-REQUIRED_STORY_ROWS = (Role.QUESTION, Role.ANSWER, Role.TASK)  # rows holding a StoryTurn's lists: no id needed
+REQUIRED_STORY_ROWS = (Role.QUESTION, Role.ANSWER, Role.TASK)
+REQUIRED_CHAT = (Role.MESSAGES, Role.TASK)  # rows holding a StoryTurn's lists: no id needed
 
 
 def _short(value: object, width: int = 40) -> str:
@@ -496,6 +500,7 @@ def mapping_help(columns: Sequence[Column], first_row: dict[str, object] | None,
     else:
         advice = f"no --columns mapping found that reads it ({refused}); {ADAPTER_HINT}"
     return (f"cannot tell which columns make the StoryTurns ({reason}); columns ({rows} rows): {listed}; "
-            f"row 1: {row}; roles: turns (the paper's pipe-format turns, one row per StoryTurn) or id (the story), "
+            f"row 1: {row}; roles: turns (the paper's pipe-format turns, one row per StoryTurn), messages (chat "
+            f"messages, one row per StoryTurn or per question) or id (the story), "
             f"turn, story, feedback, question, answer, options, image, image_id (one row per turn), each with task, "
             f"category, image_dependent, mental_states, source; {advice}")

@@ -27,8 +27,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from commet.format.adapters import Adapter, Rows, apply_adapter
+from commet.format.chat import _chat_rows, holds_messages
 from commet.format.columns import (
     MAPPING_HELP_LIMIT,
+    REQUIRED_CHAT,
     REQUIRED_PIPE,
     REQUIRED_STORY_ROWS,
     REQUIRED_TURN_ROWS,
@@ -108,7 +110,11 @@ def detect_layout(table: Table, given: ColumnMapping | None, taxonomy: Taxonomy 
                        (), {"turns", "task", "category", "mental_states", "image_dependent", "source", "id", "meta",
                             "image_files"})
     required: tuple[Role, ...]
-    if Role.TURNS in roles:
+    if Role.MESSAGES in roles and Role.QUESTION not in roles and holds_messages(table, roles[Role.MESSAGES]):
+        required, kind = REQUIRED_CHAT, "chat"
+        roles = {r: c for r, c in roles.items() if r in (Role.MESSAGES, Role.TURN, Role.ANSWER, Role.OPTIONS,
+                                                         Role.IMAGE, *STORY_ROLES)}
+    elif Role.TURNS in roles:
         required, kind = REQUIRED_PIPE, "a"
         roles = {r: c for r, c in roles.items() if r in (Role.TURNS, Role.IMAGE, *STORY_ROLES)}
     elif Role.QUESTION in roles and Role.ANSWER in roles and holds_lists(table, roles[Role.QUESTION]):
@@ -141,7 +147,8 @@ def _help(table: Table, roles: dict[Role, str], reason: str, taxonomy: Taxonomy)
     """The mapping help: the guessed mapping only when the loader reads the table with it (never a blank or a
     guess it would then refuse); else why none was found, and the adapter that reads any rows."""
     guesses = by_content(table.columns, table.rows[:200], taxonomy, roles)
-    required = REQUIRED_PIPE if Role.TURNS in guesses else REQUIRED_STORY_ROWS if Role.QUESTION in guesses and \
+    required = REQUIRED_CHAT if Role.MESSAGES in guesses and Role.QUESTION not in guesses else \
+        REQUIRED_PIPE if Role.TURNS in guesses else REQUIRED_STORY_ROWS if Role.QUESTION in guesses and \
         holds_lists(table, guesses[Role.QUESTION]) else REQUIRED_TURN_ROWS
     missing = [role.value for role in required if role not in guesses]
     mapping: ColumnMapping | None = None
@@ -155,6 +162,8 @@ def _help(table: Table, roles: dict[Role, str], reason: str, taxonomy: Taxonomy)
                 _pipe_rows(table, layout, trial, Source("trial", "trial", table.where), 0)
             elif layout.kind == "d":
                 _story_rows(table, layout, trial, Source("trial", "trial", table.where), 0)
+            elif layout.kind == "chat":
+                _chat_rows(table, layout, trial, Source("trial", "trial", table.where), 0)
             elif layout.kind == "b":
                 _turn_rows(table, layout, trial, Source("trial", "trial", table.where))
         except (FormatError, ColumnsError) as exc:
@@ -255,6 +264,8 @@ def dataset_from_tables(tables: list[Table], source: Source, given: ColumnMappin
             _pipe_rows(table, this, dataset, source, first)
         elif this.kind == "d":
             _story_rows(table, this, dataset, source, first)
+        elif this.kind == "chat":
+            _chat_rows(table, this, dataset, source, first)
         else:
             _turn_rows(table, this, dataset, source)
         for st in dataset.storyturns[first:]:

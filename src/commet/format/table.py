@@ -87,7 +87,7 @@ class Layout:
     """How the rows make StoryTurns: the kind, the role of each column used, the picture columns (a row's
     pictures, in order, when there are several) and the columns no role reads."""
 
-    kind: str  # "commet", "a", "b" or "d"
+    kind: str  # "commet", "a", "b", "d" or "chat"
     roles: dict[Role, str]
     pictures: tuple[str, ...] = ()
     unused: tuple[str, ...] = ()
@@ -104,6 +104,11 @@ class Layout:
             where = f"; pictures from {', '.join(map(repr, self.pictures))}" if self.pictures else ""
             text = (f"layout (a): one row per StoryTurn, turns in the paper's pipe format from {roles[Role.TURNS]!r}"
                     f"{where}; columns {self.mapping()}")
+        elif self.kind == "chat":
+            by = f"grouped into StoryTurns by {roles[Role.ID]!r}" if Role.ID in roles else "one row per StoryTurn"
+            text = (f"chat messages from {roles[Role.MESSAGES]!r} ({by}): each user message a turn (feedback, story "
+                    f"and question by their labels, else the last part or paragraph the question), the assistant "
+                    f"message after it the answer; columns {self.mapping()}")
         elif self.kind == "d":
             by = f"grouped by {roles[Role.ID]!r}" if Role.ID in roles else "consecutive rows with the same questions"
             placed = f", each row's picture on the turn {roles[Role.TURN]!r} names" if Role.TURN in roles else ""
