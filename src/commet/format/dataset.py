@@ -68,6 +68,36 @@ class Origin:
 
 
 @dataclass(frozen=True)
+class Provenance:
+    """Where a dataset written by others comes from: carried into what CoMMET writes of it (``convert --to hf``
+    puts it in the card and ``dataset.json``), so that a copy names its origin and keeps its licence notice."""
+
+    repo: str  # the Hub dataset (OWNER/NAME), or the folder it was read from
+    revision: str | None = None  # the commit it was read at
+    arxiv: tuple[str, ...] = ()  # arXiv ids of its paper(s)
+    authors: tuple[str, ...] = ()
+    licence: str = "unspecified"
+    notice: str | None = None  # the source's licence file, to travel with copies (MIT and BSD require it)
+
+    def to_json(self) -> dict[str, object]:
+        return {"repo": self.repo, "revision": self.revision, "arxiv": list(self.arxiv), "authors": list(self.authors),
+                "license": self.licence, "notice": self.notice}
+
+    @classmethod
+    def from_json(cls, value: object) -> Provenance | None:
+        if not isinstance(value, dict) or not isinstance(value.get("repo"), str):
+            return None
+        def strings(key: str) -> tuple[str, ...]:
+            items = value.get(key)
+            return tuple(x for x in items if isinstance(x, str)) if isinstance(items, list) else ()
+
+        notice, revision = value.get("notice"), value.get("revision")
+        return cls(value["repo"], revision if isinstance(revision, str) else None, strings("arxiv"),
+                   strings("authors"), str(value.get("license") or "unspecified"),
+                   notice if isinstance(notice, str) else None)
+
+
+@dataclass(frozen=True)
 class TableRead:
     """How one table (a split of a config) was read: what ``commet stats --explain`` says of it.
 
@@ -120,6 +150,9 @@ class Dataset:
     taxonomy: Taxonomy = BOOKLET  # the tasks and categories it declares (dataset.json), else the booklet's
     languages: list[str] = field(default_factory=lambda: ["en"])  # ISO 639-1 codes of its text
     origin: Origin | None = None  # how a table written by others was read (commet.format.layouts)
+    #: the split its rows came from when it has one (several splits: each StoryTurn's ``meta["split"]``)
+    split: str | None = None
+    provenance: Provenance | None = None  # where a dataset written by others comes from (its card, its release)
     tables_read: list[TableRead] = field(default_factory=list)  # the tables, and which column gave which field
     rows_read: list[RowsRead] = field(default_factory=list)  # per StoryTurn, the rows that made it
 
@@ -250,6 +283,8 @@ class Dataset:
             "language": list(self.languages),
             "format": FORMAT_VERSION,
         }
+        if self.provenance is not None:
+            meta["source"] = self.provenance.to_json()
         if self.taxonomy.declared:
             meta.update(self.taxonomy.to_json())
         else:
@@ -645,6 +680,7 @@ def apply_metadata(dataset: Dataset, text: str, file: str, default_name: str) ->
     dataset.description = str(meta.get("description", ""))
     dataset.languages = list(languages)
     dataset.taxonomy = taxonomy
+    dataset.provenance = Provenance.from_json(meta.get("source")) or dataset.provenance
 
 
 def _key_line(text: str, key: str) -> int:

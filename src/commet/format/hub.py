@@ -28,7 +28,14 @@ from typing import Any
 from commet.extras import MissingExtraError, require
 from commet.format.adapters import Adapter
 from commet.format.columns import ColumnMapping, column_of
-from commet.format.dataset import METADATA_FILE, Dataset, TableRead, apply_metadata, image_file_candidates
+from commet.format.dataset import (
+    METADATA_FILE,
+    Dataset,
+    Provenance,
+    TableRead,
+    apply_metadata,
+    image_file_candidates,
+)
 from commet.format.layouts import Source, Table, dataset_from_tables
 from commet.format.picture_tables import split_picture_tables
 from commet.format.problems import FormatError, Problem
@@ -46,6 +53,7 @@ class OfficialRelease:
     name: str
     licence: str
     paper: str
+    authors: tuple[str, ...]
     storyturns: int
     questions: int
     pictures: int
@@ -54,7 +62,8 @@ class OfficialRelease:
 
 
 OFFICIAL = OfficialRelease(repo="rrchen2026/Theory_of_Mind_CoMMET", name="CoMMET", licence="MIT",
-                           paper="arXiv:2603.11915", storyturns=591, questions=1976, pictures=844,
+                           paper="arXiv:2603.11915",
+                           authors=("Ruirui Chen", "Weifeng Jiang", "Chengwei Qin", "Cheston Tan"), storyturns=591, questions=1976, pictures=844,
                            text_complete=399, image_dependent=192)
 
 
@@ -355,6 +364,7 @@ def _finish(tables: list[Table], source: Source, given: ColumnMapping | None, da
     data = dataset_from_tables(stories, source, given, data, adapter)
     for table in pictures.tables:
         data.tables_read.append(TableRead(table.where, len(table.rows), f"pictures joined by id: {pictures.said}"))
+    data.provenance = provenance_of(folder, source.source, official, data.licence)
     assert data.origin is not None
     data.origin = replace(data.origin, official=official, layout=data.origin.layout + (
         f"; pictures from {', '.join(t.where for t in pictures.tables)}, joined by {pictures.said}" if pictures else ""))
@@ -440,4 +450,36 @@ def _pinned(data: Dataset, spec: HubSpec, snapshot: Path | None) -> Dataset:
     assert data.origin is not None
     commit = snapshot.name if snapshot is not None and re.fullmatch(r"[0-9a-f]{40}", snapshot.name) else None
     data.origin = replace(data.origin, location=str(replace(spec, revision=commit or spec.revision)))
+    if data.provenance is not None:
+        data.provenance = replace(data.provenance, repo=spec.repo or data.provenance.repo,
+                                  revision=commit or spec.revision)
     return data
+
+
+_ARXIV = re.compile(r"arxiv(?:\.org/(?:abs|pdf)/|\s*:\s*|\s+)(\d{4}\.\d{4,5})", re.IGNORECASE)
+_BIB_AUTHORS = re.compile(r"author\s*=\s*[{\"]([^}\"]+)[}\"]", re.IGNORECASE)
+LICENCE_FILES = ("LICENSE", "LICENCE", "LICENSE.md", "LICENSE.txt", "LICENCE.md", "LICENCE.txt")
+MAX_NOTICE_BYTES = 64 * 1024
+
+
+def provenance_of(folder: Path | None, repo: str, official: bool, licence: str) -> Provenance:
+    """Where a dataset comes from, as its card and folder say: arXiv ids (links, ``arxiv:`` tags), authors (a
+    BibTeX ``author`` field), its licence and licence file; the paper's release adds what the paper says."""
+    card = ""
+    notice = None
+    if folder is not None:
+        with contextlib.suppress(OSError):
+            card = (folder / "README.md").read_text(encoding="utf-8", errors="replace")[:1_000_000] \
+                if (folder / "README.md").is_file() else ""
+        for name in LICENCE_FILES:
+            path = folder / name
+            with contextlib.suppress(OSError):
+                if path.is_file() and path.stat().st_size <= MAX_NOTICE_BYTES:
+                    notice = path.read_text(encoding="utf-8", errors="replace").strip() or None
+                    break
+    arxiv = list(dict.fromkeys(_ARXIV.findall(card)))
+    authors = [a.strip() for match in _BIB_AUTHORS.findall(card)[:1] for a in match.split(" and ") if a.strip()]
+    if official:
+        arxiv = list(dict.fromkeys([OFFICIAL.paper.split(":")[1], *arxiv]))
+        authors = authors or list(OFFICIAL.authors)
+    return Provenance(repo, None, tuple(arxiv), tuple(authors), licence, notice)

@@ -240,6 +240,7 @@ def dataset_from_tables(tables: list[Table], source: Source, given: ColumnMappin
 
     dataset = dataset if dataset is not None else Dataset(storyturns=[], name=source.name)
     dataset.source_file = tables[0].where if len(tables) == 1 else source.location
+    dataset.split = tables[0].split if len(tables) == 1 else None
     if adapter is not None:
         return _adapted(tables, source, dataset, adapter)
     layouts: dict[str | None, Layout] = {}
