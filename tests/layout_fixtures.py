@@ -48,8 +48,11 @@ def reference() -> Dataset:
     return data
 
 
-def write_reference(folder: Path) -> Path:
+def write_reference(folder: Path, source: str = "fixture") -> Path:
+    """The reference as a canonical folder; ``source`` as a release without a source column is read (its name)."""
     data = reference()
+    for st in data.storyturns:
+        st.source = source
     (folder / "images").mkdir(parents=True)
     with (folder / "storyturns.jsonl").open("w", encoding="utf-8") as out:
         for st in data.storyturns:

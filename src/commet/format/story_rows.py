@@ -1,6 +1,6 @@
 """Layout (d): rows that each hold a whole StoryTurn's questions and answers as lists (a list column, or JSON
 text of a list), such as one row per picture: the rows of one StoryTurn (one story id, or consecutive rows
-holding the same questions) repeat its lists, and each row gives one picture and the turn that shows it.
+holding the same lists) repeat its lists, and each row gives one picture and the turn that shows it.
 
 A picture's turn is the row's turn number. Whether turn numbers count from 0 or from 1 is decided once for
 the table: a 0 says from 0, a number equal to its StoryTurn's count of questions says from 1; numbers that
@@ -28,7 +28,8 @@ def holds_lists(table: Table, column: str) -> bool:
 
 
 def _groups(table: Table, layout: Layout, name: str, first: int) -> dict[str, list[tuple[int, dict[str, object]]]]:
-    """Rows by StoryTurn: by the id column, else consecutive rows holding the same questions."""
+    """Rows by StoryTurn: by the id column, else consecutive rows holding the same lists (questions, answers,
+    stories, feedback, options)."""
     roles = layout.roles
     groups: dict[str, list[tuple[int, dict[str, object]]]] = {}
     previous: object = object()
@@ -38,10 +39,10 @@ def _groups(table: Table, layout: Layout, name: str, first: int) -> dict[str, li
             if story_id is None:
                 raise _fail(table, index + 1, None, None, roles[Role.ID], "no story id")
         else:
-            questions = row.get(roles[Role.QUESTION])
-            if questions != previous or not groups:
+            lists = tuple(repr(row.get(roles[role])) for role in LIST_ROLES if role in roles)
+            if lists != previous or not groups:
                 groups[f"{name}-{first + len(groups) + 1:04d}"] = []
-            previous = questions
+            previous = lists
             story_id = list(groups)[-1]
         groups.setdefault(story_id, []).append((index + 1, row))
     return groups

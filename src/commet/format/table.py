@@ -110,7 +110,7 @@ class Layout:
                     f"and question by their labels, else the last part or paragraph the question), the assistant "
                     f"message after it the answer; columns {self.mapping()}")
         elif self.kind == "d":
-            by = f"grouped by {roles[Role.ID]!r}" if Role.ID in roles else "consecutive rows with the same questions"
+            by = f"grouped by {roles[Role.ID]!r}" if Role.ID in roles else "consecutive rows with the same lists"
             placed = f", each row's picture on the turn {roles[Role.TURN]!r} names" if Role.TURN in roles else ""
             text = (f"layout (d): rows holding their StoryTurn's questions and answers as lists ({by}){placed}; "
                     f"columns {self.mapping()}")
