@@ -216,14 +216,23 @@ def test_a_mapping_is_printed_only_when_it_reads(tmp_path: Path, hub: Path) -> N
 
 def test_two_folders_of_one_name_and_a_folder_whose_files_change_read_their_own_rows(tmp_path: Path,
                                                                                    hub: Path) -> None:  # noqa: F811
+    """The datasets cache is keyed by the folder's content: not by its name, its card's configs or its patterns."""
+    import datasets
+
     first = layout_fixtures.camel_options(tmp_path / "one" / "release")
-    second = layout_fixtures.subset_configs(tmp_path / "two" / "release")
+    second = layout_fixtures.camel_options(tmp_path / "two" / "release")  # the same name, card and file names
+    table = second / "data" / "test-00000-of-00001.parquet"
+    rows = datasets.Dataset.from_parquet(str(table))
+    rows.filter(lambda row: not str(row["StoryID"]).startswith("sample-sarcasm")).to_parquet(str(table))
     assert len(load_dataset(f"hf:{first}")) == 41
-    only_text = second / "image_dependent" / "test.csv"
-    lines = only_text.read_text().splitlines()
-    assert len(load_dataset(f"hf:{second}")) == 41
-    only_text.write_text("\n".join(lines[:1] + [line for line in lines[1:] if "sarcasm" not in line]) + "\n")
-    changed = load_dataset(f"hf:{second}")
+    fewer = load_dataset(f"hf:{second}")
+    assert len(fewer) < 41 and not any(st.id.startswith("sample-sarcasm") for st in fewer)
+    assert len(load_dataset(f"hf:{first}")) == 41
+    lines = (third := layout_fixtures.subset_configs(tmp_path / "three")) / "image_dependent" / "test.csv"
+    assert len(load_dataset(f"hf:{third}")) == 41
+    text = lines.read_text().splitlines()
+    lines.write_text("\n".join(text[:1] + [line for line in text[1:] if "sarcasm" not in line]) + "\n")  # replaced
+    changed = load_dataset(f"hf:{third}")
     assert len(changed) < 41 and not any(st.task == "sarcasm" and st.image_dependent for st in changed)
 
 
