@@ -255,3 +255,30 @@ def test_convert_to_hf_keeps_split_names_and_the_source(tmp_path: Path, hub: Pat
     import datasets
 
     assert list(datasets.load_dataset(str(out))) == ["train"]
+
+
+def docs_adapters() -> list[tuple[str, str]]:
+    """The adapters docs/official-data.md shows, one per layout of issue 41: (heading, source)."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "official-data.md").read_text(encoding="utf-8")
+    section = text[text.index("## Adapters"):text.index("## How it was read")]
+    return re.findall(r"\*\*(\d)\. [^\n]*?\*\*.*?```python\n(.*?)```", section, re.S)
+
+
+def test_the_adapters_in_the_docs_load_and_those_for_these_fixtures_read_them(tmp_path: Path,
+                                                                            hub: Path) -> None:  # noqa: F811
+    from commet.format.adapters import load_adapter
+
+    shown = docs_adapters()
+    assert [number for number, _ in shown] == [str(n) for n in range(1, 8)]
+    files = {}
+    for number, source in shown:
+        files[number] = tmp_path / f"adapter{number}.py"
+        files[number].write_text(source, encoding="utf-8")
+        name = re.findall(r"^def (\w+)\(", source, re.M)[-1]
+        files[number] = Path(f"{files[number]}:{name}")
+        load_adapter(str(files[number]))  # its file imports, its function says record or table
+    numbered = layout_fixtures.numbered_pictures(tmp_path / "numbered")
+    same_storyturns(load_dataset(f"hf:{numbered}", adapter=str(files["2"])), hub_fixtures.reference())
+    pictures = layout_fixtures.pictures_config(tmp_path / "pictures")
+    for number in ("6", "7"):
+        same_storyturns(load_dataset(f"hf:{pictures}", adapter=str(files[number])), hub_fixtures.reference())
