@@ -309,6 +309,7 @@ def sweep(
       models = ["baseline:first-option", "openai:gpt-4o-mini"]   # model specs
       datasets = ["sample"]                # folders, files, hf:OWNER/NAME or "sample"
       columns = "story=text,question=q"    # --columns of every dataset, or { "hf:me/tom" = "..." } for one
+      adapters = { "hf:me/tom" = "adapt.py:storyturn" }   # --adapter, the same way (file relative to the config)
       images = ["on", "off"]               # default ["on"]; also "needed"
       feedback = ["original", "correctness", "none"]   # default ["original"]
       judge = "rules"                      # judge spec
@@ -350,7 +351,7 @@ def sweep(
         if not quiet:
             typer.echo(f"[{index + 1}/{total}] {name}", err=True)
 
-    datasets = {d: load_or_fail(d, force, settings.columns.get(d)) for d in settings.datasets}
+    datasets = {d: load_or_fail(d, force, settings.columns.get(d), settings.adapters.get(d)) for d in settings.datasets}
     try:
         names = asyncio.run(run_sweep(settings, announce, datasets=datasets))
     except FormatError as exc:
@@ -359,7 +360,8 @@ def sweep(
         fail(str(exc))
     one = settings.datasets[0] if len(settings.datasets) == 1 else None
     print_report(settings.db, names, report_format, out=settings.out, dataset=one,
-                 columns=settings.columns.get(one) if one is not None else None)
+                 columns=settings.columns.get(one) if one is not None else None,
+                 adapter=settings.adapters.get(one) if one is not None else None)
     from commet.store import RunStatus
 
     with open_store(settings.db, read_only=True) as store:
