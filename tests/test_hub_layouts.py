@@ -282,3 +282,16 @@ def test_the_adapters_in_the_docs_load_and_those_for_these_fixtures_read_them(tm
     pictures = layout_fixtures.pictures_config(tmp_path / "pictures")
     for number in ("6", "7"):
         same_storyturns(load_dataset(f"hf:{pictures}", adapter=str(files[number])), hub_fixtures.reference())
+
+
+def test_chat_messages_under_a_name_not_foreseen_get_a_mapping_that_reads(tmp_path: Path, hub: Path) -> None:  # noqa: F811
+    folder = layout_fixtures.chat_rows(tmp_path / "release")
+    data = folder / "data" / "test.jsonl"
+    data.write_text(data.read_text().replace('"messages":', '"log":'))
+    result = CliRunner().invoke(app, ["validate", f"hf:{folder}"])
+    assert result.exit_code == 2, result.output
+    mapping = re.search(r"--columns (\S+)$", result.output.splitlines()[0])
+    assert mapping is not None and "messages=log" in mapping.group(1), result.output
+    checked = CliRunner().invoke(app, ["validate", f"hf:{folder}", "--columns", mapping.group(1)])
+    assert checked.exit_code == 0, checked.output
+    same_storyturns(load_dataset(f"hf:{folder}", columns=mapping.group(1)), layout_fixtures.reference())

@@ -147,6 +147,13 @@ def _help(table: Table, roles: dict[Role, str], reason: str, taxonomy: Taxonomy)
     """The mapping help: the guessed mapping only when the loader reads the table with it (never a blank or a
     guess it would then refuse); else why none was found, and the adapter that reads any rows."""
     guesses = by_content(table.columns, table.rows[:200], taxonomy, roles)
+    if Role.MESSAGES not in guesses and Role.QUESTION not in roles:  # chat messages under a name not foreseen
+        chat = next((c.name for c in table.columns if c.name not in guesses.values() and fits(Role.MESSAGES, c)
+                     and holds_messages(table, c.name)), None)
+        if chat is not None:
+            guesses = {r: c for r, c in guesses.items() if r not in (Role.QUESTION, Role.ANSWER, Role.STORY,
+                                                                     Role.FEEDBACK, Role.TURNS)}
+            guesses[Role.MESSAGES] = chat
     required = REQUIRED_CHAT if Role.MESSAGES in guesses and Role.QUESTION not in guesses else \
         REQUIRED_PIPE if Role.TURNS in guesses else REQUIRED_STORY_ROWS if Role.QUESTION in guesses and \
         holds_lists(table, guesses[Role.QUESTION]) else REQUIRED_TURN_ROWS
