@@ -52,8 +52,11 @@ def explain_lines(dataset: Dataset) -> list[str]:
     lines = [f"read from {data['from']}: {data['layout']}"]
     if data["adapter"]:
         lines.append(f"StoryTurns made by the adapter {data['adapter']} (its source is part of the dataset's hash)")
+    made: dict[str, int] = {}
+    for read in dataset.rows_read:
+        made[read.where] = made.get(read.where, 0) + 1
     for table in dataset.tables_read:
-        lines.append(f"table {table.where} ({table.rows} rows): {table.how}")
+        lines.append(f"table {table.where} ({table.rows} rows, {made.get(table.where, 0)} StoryTurns): {table.how}")
         if table.fields:
             lines.append("  fields: " + ", ".join(f"{field} <- {column}" for field, column in table.fields))
         lines.append("  kept as metadata: " + (", ".join(table.kept) or "nothing"))
