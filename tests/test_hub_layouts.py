@@ -295,3 +295,71 @@ def test_chat_messages_under_a_name_not_foreseen_get_a_mapping_that_reads(tmp_pa
     checked = CliRunner().invoke(app, ["validate", f"hf:{folder}", "--columns", mapping.group(1)])
     assert checked.exit_code == 0, checked.output
     same_storyturns(load_dataset(f"hf:{folder}", columns=mapping.group(1)), layout_fixtures.reference())
+
+
+def test_rejudge_reads_an_adapted_dataset_again_as_the_run_recorded_it(tmp_path: Path, hub: Path) -> None:  # noqa: F811
+    folder = layout_fixtures.picture_rows(tmp_path / "release", zero=False)
+    adapter = tmp_path / "adapt.py"
+    adapter.write_text(ADAPTER, encoding="utf-8")
+    db = tmp_path / "run.sqlite"
+    run = CliRunner().invoke(app, ["eval", "--dataset", f"hf:{folder}", "--adapter", f"{adapter}:storyturns",
+                                   "--model", "baseline:first-option", "--db", str(db), "--run", "r", "--quiet"])
+    assert run.exit_code == 0, run.output
+    again = CliRunner().invoke(app, ["rejudge", "--run", "r", "--judge", "rules", "--db", str(db), "--as", "r2"])
+    assert again.exit_code == 0, again.output
+    adapter.write_text(ADAPTER.replace("made = []", "made = []  # changed"), encoding="utf-8")
+    changed = CliRunner().invoke(app, ["rejudge", "--run", "r", "--judge", "rules", "--db", str(db), "--as", "r3"])
+    assert changed.exit_code != 0 and "cannot find the dataset" in changed.output  # another adapter: other data
+
+
+def _jsonl(folder: Path, rows: list[dict[str, object]]) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "test.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return folder
+
+
+LIST_ROW = {"id": "s1", "task": "sarcasm", "questions": json.dumps(["Why?", "Is it?"]),
+            "answers": json.dumps(["Because.", "Yes; No"]), "turn": 0}
+
+
+@pytest.mark.parametrize(("both", "second", "says", "line"), [
+    ({"answers": json.dumps(["Because."])}, {}, "field=answers: error: must be a list of 2", 1),
+    ({}, {"questions": json.dumps(["Why?", "Is it not?"])}, "rows of this StoryTurn disagree on its question", 2),
+    ({}, {"turn": 5}, "field=turn: error: turn 5 is not one of this StoryTurn's 2 turns", 2),
+    ({}, {"turn": 0}, "turn=0 field=image: error: turn 0 already shows the picture of row 1", 2),
+])
+def test_rows_holding_lists_that_do_not_fit_are_located(both: dict, second: dict, says: str, line: int,
+                                                        tmp_path: Path, hub: Path) -> None:  # noqa: F811
+    picture = {"image": "pic.png"}
+    folder = _jsonl(tmp_path / "lists", [LIST_ROW | picture | both, LIST_ROW | picture | {"turn": 1} | both | second])
+    (folder / "pic.png").write_bytes(hub_fixtures.reference().images["sample-sarcasm-1-0.png"])
+    result = CliRunner().invoke(app, ["validate", str(folder)])
+    assert result.exit_code == 2 and says in result.output and "Traceback" not in result.output, result.output
+    assert f":{line} story=s1" in result.output
+
+
+def test_a_picture_id_given_twice_in_a_pictures_config_is_located(tmp_path: Path, hub: Path) -> None:  # noqa: F811
+    import datasets
+
+    folder = layout_fixtures.pictures_config(tmp_path / "release")
+    table = folder / "data" / "pictures.parquet"
+    pictures = datasets.Dataset.from_parquet(str(table))
+    rows = pictures.to_list()
+    rows[1]["image_id"] = rows[0]["image_id"]
+    datasets.Dataset.from_list(rows, features=pictures.features).to_parquet(str(table))
+    result = CliRunner().invoke(app, ["validate", f"hf:{folder}"])
+    assert result.exit_code == 2 and "[pictures/test]:2 story=- turn=- field=image_id" in result.output, result.output
+    assert "names two different pictures" in result.output
+
+
+def test_chat_text_is_split_into_feedback_story_and_question() -> None:
+    from commet.format.chat import split_text
+
+    assert split_text(["Feedback: Right!\n\nStory: Sam hides the ball.", "Question: Where is it?"]) == {
+        "feedback": "Right!", "story": "Sam hides the ball.", "question": "Where is it?"}
+    assert split_text(["**Story:** Sam hides the ball.\n\n**Question:** Where?"])["question"] == "Where?"
+    assert split_text(["Sam hides the ball.", "Where is it?"]) == {
+        "feedback": "", "story": "Sam hides the ball.", "question": "Where is it?"}
+    assert split_text(["Sam hides the ball. Ann comes in. Where will Ann look?"]) == {
+        "feedback": "", "story": "Sam hides the ball. Ann comes in.", "question": "Where will Ann look?"}
+    assert split_text(["Name the ball's colour."]) == {"feedback": "", "story": "", "question": "Name the ball's colour."}
