@@ -395,9 +395,10 @@ ForceOption = Annotated[bool, typer.Option(help="Run a dataset whose only proble
                                                 "(a dataset with errors is never run).")]
 ColumnsOption = Annotated[str | None, typer.Option(
     "--columns", help="For a table whose column names do not say it (a Hub dataset, parquet, JSON lines, CSV): "
-                      "which column is which part of a StoryTurn, ROLE=COLUMN,... (roles: turns, id, turn, story, "
-                      "feedback, question, answer, options, image, image_id, task, category, image_dependent, "
-                      "mental_states, source). Recorded with the run; it changes the dataset's hash.")]
+                      "which column is which part of a StoryTurn, ROLE=COLUMN,... (roles: turns, messages, id, turn, "
+                      "story, feedback, question, answer, options, image, image_id, task, category, image_dependent, "
+                      "mental_states, source; image=A,B,C or image=Pic* for several picture columns). Recorded with "
+                      "the run; it changes the dataset's hash.")]
 AdapterOption = Annotated[str | None, typer.Option(
     "--adapter", help="For a table no --columns mapping can express: FILE.py:FUNCTION, a Python function from a "
                       "record (first parameter record/row/doc/example/sample) or a whole split (rows/records/table/"
