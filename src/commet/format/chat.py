@@ -24,7 +24,8 @@ import re
 from dataclasses import replace
 
 from commet.format.columns import Role
-from commet.format.dataset import Dataset, RowsRead
+from commet.format.dataset import Dataset
+from commet.format.origin import RowsRead
 from commet.format.table import Layout, Source, Table, _fail, _story_fields, _text
 from commet.format.turn_rows import _assemble, _ordered, _same_for_the_story
 

@@ -28,15 +28,9 @@ from typing import Any
 from commet.extras import MissingExtraError, require
 from commet.format.adapters import Adapter
 from commet.format.columns import ColumnMapping, column_of
-from commet.format.dataset import (
-    METADATA_FILE,
-    Dataset,
-    Provenance,
-    TableRead,
-    apply_metadata,
-    image_file_candidates,
-)
+from commet.format.dataset import METADATA_FILE, Dataset, apply_metadata, image_file_candidates
 from commet.format.layouts import Source, Table, dataset_from_tables
+from commet.format.origin import Provenance, TableRead
 from commet.format.picture_tables import split_picture_tables
 from commet.format.problems import FormatError, Problem
 

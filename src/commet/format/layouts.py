@@ -1,24 +1,30 @@
 """Tables written by others, made into StoryTurns: the layouts CoMMET recognises.
 
-A table (the rows of one split, with its columns) comes from a Hub dataset, a folder of parquet,
-JSON lines or CSV files, or an image folder with ``metadata.jsonl`` / ``metadata.csv`` (there each
-row's picture is already an ``Image`` cell). Its rows make StoryTurns in one of three layouts:
+A table (the rows of one split of one config, with its columns) comes from a Hub dataset, a folder of
+parquet, JSON lines or CSV files, or an image folder with ``metadata.jsonl`` / ``metadata.csv`` (there
+each row's picture is already an ``Image`` cell). Its rows make StoryTurns in one of these layouts:
 
 * **CoMMET's own**: one row per StoryTurn, its turns a list of structs (``commet convert --to hf``);
 * **(a) one row per StoryTurn**, its turns in the paper's pipe format
   (``story | feedback | question | image | answer``): a list of such strings, or one string holding
   them (a JSON or Python list, the paper's printed ``"turn", "turn"`` form, one turn a line); the
-  pictures the turns name come from an ``Image`` column (one or a list, matched by file name, else
-  in order) or from files of the data folder;
+  pictures the turns name come from picture columns (one, a list, or numbered ``Image_1``..; matched by
+  file name, else in order), from files of the data folder, or from a pictures config;
 * **(b) one row per turn (or per question)**, grouped into StoryTurns by a story id column and
-  ordered by a turn column (file order without one), each row with its own picture.
+  ordered by a turn column (file order without one), each row with its own picture
+  (:mod:`commet.format.turn_rows`);
+* **(d) rows holding a StoryTurn's lists** (questions, answers, ...), such as one row per picture
+  (:mod:`commet.format.story_rows`);
+* **chat messages** in the OpenAI or Hugging Face format (:mod:`commet.format.chat`).
 
 Which columns play which role is found from their names (:mod:`commet.format.columns`), or given
-with ``--columns``; otherwise one message lists the columns and the mapping to write. Tasks and
-categories are read tolerantly; a row without a category takes its task's, and a task that is not
-one of the 18 booklet tasks needs a category column (a located error says so). When the data's
-tasks or task-category pairs are not the booklet's, the dataset declares its own taxonomy (the
-booklet's, extended by what the data holds), so that it validates and reports as it is.
+with ``--columns``; otherwise one message lists the columns and a mapping that reads the table, or
+says that none does and points to an adapter (:mod:`commet.format.adapters`), which makes StoryTurns
+of any rows. Tasks and categories are read tolerantly; a row without a category takes its task's,
+and a task that is not one of the 18 booklet tasks needs a category column (a located error says
+so). When the data's tasks or task-category pairs are not the booklet's, the dataset declares its
+own taxonomy (the booklet's, extended by what the data holds), so that it validates and reports as
+it is.
 """
 
 from __future__ import annotations
@@ -46,8 +52,9 @@ from commet.format.columns import (
     mapping_of,
     numbered_pictures,
 )
-from commet.format.dataset import Dataset, Origin, RowsRead, TableRead
+from commet.format.dataset import Dataset, Origin
 from commet.format.model import StoryTurn
+from commet.format.origin import RowsRead, TableRead
 from commet.format.pipe import (
     RawStoryTurn,
     parse_storyturn,

@@ -13,8 +13,9 @@ from commet.format.columns import (
     STORY_ROLES,
     Role,
 )
-from commet.format.dataset import Dataset, RowsRead
+from commet.format.dataset import Dataset
 from commet.format.model import Feedback, StoryTurn
+from commet.format.origin import RowsRead
 from commet.format.pipe import (
     decide_branches,
     options_in_question,
