@@ -91,15 +91,17 @@ def _write(folder: Path, name: str, rows: list[dict[str, object]], features: dat
     datasets.Dataset.from_list(rows, features=features).to_parquet(str(path))
 
 
-def picture_rows(folder: Path, *, zero: bool = True) -> Path:
+def picture_rows(folder: Path, *, zero: bool = True, native: bool = False) -> Path:
+    """``native``: the lists as list columns (answers a list of lists), not JSON text."""
     data = reference()
     rows = []
+    text = (lambda value: value) if native else json.dumps
     for st in data.storyturns:
         shared = {"task": st.task, "category": st.category, "image_dependent": st.image_dependent,
-                  "stories": json.dumps([t.story for t in st.turns]),
-                  "questions": json.dumps([t.question for t in st.turns]),
-                  "answers": json.dumps([list(t.answers) for t in st.turns]),
-                  "feedbacks": json.dumps([format_feedback(t.feedback) for t in st.turns]),
+                  "stories": text([t.story for t in st.turns]),
+                  "questions": text([t.question for t in st.turns]),
+                  "answers": text([list(t.answers) for t in st.turns]),
+                  "feedbacks": text([format_feedback(t.feedback) for t in st.turns]),
                   "options": json.dumps([[o.model_dump() for o in t.options] for t in st.turns])}
         if zero:
             shared = {"uid": st.id, **shared}
@@ -107,10 +109,12 @@ def picture_rows(folder: Path, *, zero: bool = True) -> Path:
         for k, image in pictured or [(0, None)]:
             rows.append({**shared, "turn_idx": k + (0 if zero else 1), "image": _cell(data, image)})
     value = datasets.Value
+    strings = [value("string")] if native else value("string")
     features = datasets.Features({**({"uid": value("string")} if zero else {}), "task": value("string"),
                                   "category": value("string"), "image_dependent": value("bool"),
-                                  **{c: value("string") for c in ("stories", "questions", "answers", "feedbacks",
-                                                                  "options")},
+                                  "stories": strings, "questions": strings, "feedbacks": strings,
+                                  "answers": [[value("string")]] if native else value("string"),
+                                  "options": value("string"),
                                   "turn_idx": value("int64"), "image": datasets.Image()})
     _write(folder, "train-00000-of-00001.parquet", rows, features)
     _card(folder, [("default", "train", "data/train-*.parquet")])

@@ -24,6 +24,7 @@ from tests.test_hub_datasets import comparable, hub, report_of  # noqa: F401 - h
 
 LAYOUTS = {
     "picture-rows": (layout_fixtures.picture_rows, "layout (d)"),
+    "picture-rows-lists": (lambda folder: layout_fixtures.picture_rows(folder, native=True), "layout (d)"),
     "numbered-pictures": (layout_fixtures.numbered_pictures, "layout (a)"),
     "subset-configs": (layout_fixtures.subset_configs, "[image_dependent] layout (b)"),
     "camel-options": (layout_fixtures.camel_options, "layout (b)"),

@@ -362,9 +362,11 @@ def fits(role: Role, column: Column) -> bool:
     if role is Role.IMAGE_DEPENDENT:
         return column.flag or column.text or column.number
     if role in (Role.OPTIONS, Role.MENTAL_STATES, Role.ANSWER):
-        return column.text or column.texts
+        return column.text or column.kind.startswith("list")  # answers per turn of a StoryTurn: lists of lists
     if role is Role.FEEDBACK:
-        return column.text or column.kind.startswith("struct")
+        return column.text or column.texts or column.kind.startswith("struct")
+    if role in (Role.QUESTION, Role.STORY):
+        return column.text or column.texts  # a list: a StoryTurn's questions (or stories), one per turn
     return column.text
 
 
