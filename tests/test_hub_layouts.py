@@ -364,3 +364,19 @@ def test_chat_text_is_split_into_feedback_story_and_question() -> None:
     assert split_text(["Sam hides the ball. Ann comes in. Where will Ann look?"]) == {
         "feedback": "", "story": "Sam hides the ball. Ann comes in.", "question": "Where will Ann look?"}
     assert split_text(["Name the ball's colour."]) == {"feedback": "", "story": "", "question": "Name the ball's colour."}
+
+
+def test_picture_columns_of_a_name_not_foreseen_are_said_and_a_pattern_reads_them(tmp_path: Path,
+                                                                                 hub: Path) -> None:  # noqa: F811
+    folder = layout_fixtures.numbered_pictures(tmp_path / "release", prefix="Frame_")
+    result = CliRunner().invoke(app, ["validate", f"hf:{folder}"])
+    assert result.exit_code == 2, result.output
+    assert "not read: Frame_1, Frame_2, Frame_3, Frame_4" in result.output  # the read-from line says it
+    assert "not found: no picture column, pictures config or file of the data's folder gives it" in result.output
+    for mapping in ("image=Frame_*", "image=Frame_1,Frame_2,Frame_3,Frame_4"):
+        data = load_dataset(f"hf:{folder}", columns=mapping)
+        same_storyturns(data, hub_fixtures.reference())
+        assert data.origin is not None and "image=Frame_1,Frame_2,Frame_3,Frame_4" in data.origin.layout
+    assert load_dataset(f"hf:{layout_fixtures.numbered_pictures(tmp_path / 'pic', prefix='Pic')}").images  # by name
+    with pytest.raises(FormatError, match="pattern 'Photo_\\*' matches no column"):
+        load_dataset(f"hf:{folder}", columns="image=Photo_*")

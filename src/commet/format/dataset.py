@@ -130,6 +130,9 @@ class Dataset:
         Why: a picture must be a regular file inside the dataset folder; a path that leaves it
         (``..``, an absolute path, a symbolic link pointing out) is refused, never read.
         """
+        if self.root is None and self.origin is not None:  # a table: columns, a pictures config or its folder
+            return None, ("not found: no picture column, pictures config or file of the data's folder gives it "
+                          "(`commet stats --explain` lists the columns read and those not read)")
         if self.root is None:
             return None, "not found (no images/ folder next to the dataset file)"
         if not image_id.isprintable() or image_id != image_id.strip():
