@@ -380,3 +380,14 @@ def test_picture_columns_of_a_name_not_foreseen_are_said_and_a_pattern_reads_the
     assert load_dataset(f"hf:{layout_fixtures.numbered_pictures(tmp_path / 'pic', prefix='Pic')}").images  # by name
     with pytest.raises(FormatError, match="pattern 'Photo_\\*' matches no column"):
         load_dataset(f"hf:{folder}", columns="image=Photo_*")
+
+
+def test_one_config_named_keeps_the_image_dependence_its_name_says(tmp_path: Path, hub: Path) -> None:  # noqa: F811
+    folder = layout_fixtures.subset_configs(tmp_path / "release")
+    reference = {st.id: st for st in layout_fixtures.reference().storyturns}
+    dependent = load_dataset(f"hf:{folder}:config=image_dependent")
+    complete = load_dataset(f"hf:{folder}:config=text_complete")
+    assert (len(dependent), len(complete)) == (8, 33)
+    assert all(st.image_dependent for st in dependent) and not any(st.image_dependent for st in complete)
+    assert all(comparable(st) == comparable(reference[st.id]) for st in [*dependent, *complete])
+    assert "config" not in dependent.storyturns[0].meta  # one config read: nothing to tell apart

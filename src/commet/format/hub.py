@@ -321,7 +321,7 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
                 names = configs_to_read(str(folder), config)
                 for name in names:
                     loaded = datasets.load_dataset(str(folder), name=name, split=split, cache_dir=cache)
-                    tables += tables_of(loaded, where, reader, name if len(names) > 1 else None)
+                    tables += tables_of(loaded, where, reader, name)
         except Exception as exc:  # noqa: BLE001 - datasets raises many kinds (ValueError, FileNotFoundError, ...)
             raise HubError(where, f"datasets cannot read this folder: {_first_line(exc)}") from None
     card = (folder / "README.md").read_text(encoding="utf-8", errors="replace") if (folder / "README.md").is_file() \
@@ -414,7 +414,7 @@ def load_hub(spec: HubSpec, given: ColumnMapping | None = None, adapter: Adapter
         try:
             names = configs_to_read(spec.repo, spec.config, spec.revision)
             for name in names:
-                loaded.append((name if len(names) > 1 else None, datasets.load_dataset(
+                loaded.append((name, datasets.load_dataset(
                     spec.repo, name=name, revision=spec.revision, split=spec.split)))
         except ConnectionError as exc:
             if _offline():

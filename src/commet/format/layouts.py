@@ -259,6 +259,7 @@ def dataset_from_tables(tables: list[Table], source: Source, given: ColumnMappin
         return _adapted(tables, source, dataset, adapter)
     layouts: dict[str | None, Layout] = {}
     described: list[str] = []
+    several_configs = len({table.config for table in tables}) > 1
     for table in tables:
         this = detect_layout(table, given, dataset.taxonomy)
         layout = layouts.setdefault(table.config, this)
@@ -266,7 +267,7 @@ def dataset_from_tables(tables: list[Table], source: Source, given: ColumnMappin
             raise _fail(table, None, None, None, "columns", f"this split's columns differ from the first split's "
                                                            f"({this.describe()}; first: {layout.describe()})")
         if this is layout:
-            described.append(f"[{table.config}] {this.describe()}" if table.config else this.describe())
+            described.append(f"[{table.config}] {this.describe()}" if several_configs else this.describe())
         first = len(dataset.storyturns)
         if this.kind == "commet":
             for index, row in enumerate(table.rows):
@@ -286,7 +287,7 @@ def dataset_from_tables(tables: list[Table], source: Source, given: ColumnMappin
         for st in dataset.storyturns[first:]:
             if len(tables) > 1 and table.split:
                 st.meta.setdefault("split", table.split)
-            if table.config:
+            if several_configs and table.config:
                 st.meta.setdefault("config", table.config)
         dataset.tables_read.append(TableRead(table.where, len(table.rows), this.describe(),
                                              tuple((r.value, c) for r, c in this.mapping().pairs),
@@ -304,6 +305,7 @@ def dataset_from_tables(tables: list[Table], source: Source, given: ColumnMappin
 def _adapted(tables: list[Table], source: Source, dataset: Dataset, adapter: Adapter) -> Dataset:
     """The StoryTurns ``adapter`` makes of ``tables`` (:mod:`commet.format.adapters`), validated as any are."""
     empty = 0
+    several_configs = len({table.config for table in tables}) > 1
     for table in tables:
         first = len(dataset.storyturns)
         made = apply_adapter(adapter, Rows(table.where, table.rows, table.split, table.config), dataset, source.name,
@@ -312,7 +314,7 @@ def _adapted(tables: list[Table], source: Source, dataset: Dataset, adapter: Ada
         for st in dataset.storyturns[first:]:
             if len(tables) > 1 and table.split:
                 st.meta.setdefault("split", table.split)
-            if table.config:
+            if several_configs and table.config:
                 st.meta.setdefault("config", table.config)
         dataset.tables_read.append(TableRead(table.where, len(table.rows), adapter.describe() + (
             f"; {made} row(s) made no StoryTurn" if made else "")))
