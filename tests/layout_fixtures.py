@@ -19,7 +19,9 @@ checked field for field. Every builder writes a Hub-style folder (a card with it
 * :func:`pictures_config`: a config of StoryTurns naming pictures by id, and a ``pictures`` config
   (``image_id``, ``image``) with the pictures, joined by id;
 * :func:`chat_rows`: one row per question, a ``messages`` column in the OpenAI or Hugging Face chat
-  format (text and image parts), the expected answer as the last assistant message.
+  format (text and image parts), the expected answer as the last assistant message;
+* :func:`sharegpt_rows`: one row per StoryTurn, ShareGPT / LLaVA ``conversations`` (``from``, ``value``) with
+  ``<image>`` tokens and an ``images`` column.
 """
 
 from __future__ import annotations
@@ -256,6 +258,31 @@ def chat_rows(folder: Path, *, style: str = "openai") -> Path:
                                   "category": value("string"), "image_dependent": value("bool"),
                                   "messages": [{"role": value("string"), "content": content}],
                                   "options": value("string"), "images": [datasets.Image()]})
+    _write(folder, "test-00000-of-00001.parquet", rows, features)
+    _card(folder, [("default", "test", "data/test-*.parquet")])
+    return folder
+
+
+def sharegpt_rows(folder: Path) -> Path:
+    """One row per StoryTurn in the ShareGPT / LLaVA style: ``conversations`` of ``{from, value}`` (human, gpt), a
+    ``<image>`` token where a picture is shown, the pictures in an ``images`` column (no options)."""
+    data = reference()
+    rows = []
+    for st in data.storyturns:
+        talk: list[dict[str, str]] = []
+        for t in st.turns:
+            text = "\n\n".join(part for part in (
+                f"Feedback: {format_feedback(t.feedback)}" if t.feedback else "",
+                f"Story: {t.story}" if t.story else "", "<image>" if t.image else "", f"Question: {t.question}")
+                if part)
+            talk += [{"from": "human", "value": text}, {"from": "gpt", "value": " ; ".join(t.answers)}]
+        rows.append({"id": st.id, "task": st.task, "category": st.category, "image_dependent": st.image_dependent,
+                     "conversations": talk, "images": [_cell(data, image) for image in st.images]})
+    value = datasets.Value
+    features = datasets.Features({"id": value("string"), "task": value("string"), "category": value("string"),
+                                  "image_dependent": value("bool"),
+                                  "conversations": [{"from": value("string"), "value": value("string")}],
+                                  "images": [datasets.Image()]})
     _write(folder, "test-00000-of-00001.parquet", rows, features)
     _card(folder, [("default", "test", "data/test-*.parquet")])
     return folder

@@ -31,9 +31,10 @@ LAYOUTS = {
     "pictures-config": (layout_fixtures.pictures_config, "joined by 'image_id'"),
     "chat-openai": (layout_fixtures.chat_rows, "chat messages"),
     "chat-hf": (lambda folder: layout_fixtures.chat_rows(folder, style="hf"), "chat messages"),
+    "sharegpt": (layout_fixtures.sharegpt_rows, "chat messages from 'conversations'"),
 }
-#: layouts whose turns are pipe strings: they cannot carry options the question does not write
-PIPE = ("numbered-pictures", "pictures-config")
+#: layouts that cannot carry options the question does not write (pipe strings, ShareGPT without an options column)
+PIPE = ("numbered-pictures", "pictures-config", "sharegpt")
 
 
 def expected(layout: str) -> Dataset:
@@ -86,6 +87,8 @@ def test_options_in_every_common_notation() -> None:
     assert options_cell("(a) yes; (b) no") == [{"label": "a", "text": "yes"}, {"label": "b", "text": "no"}]
     assert options_cell('["yes", "no"]') == [{"label": None, "text": "yes"}, {"label": None, "text": "no"}]
     assert options_cell("") is None
+    assert options_cell({"A": "yes", "B": None, "C": "no"}) == [{"label": "A", "text": "yes"},
+                                                                 {"label": "C", "text": "no"}]  # a struct row
     with pytest.raises(ValueError, match="cannot read options"):
         options_cell("just one thing")
 

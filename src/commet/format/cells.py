@@ -83,10 +83,9 @@ def options_cell(value: object) -> list[dict[str, object]] | None:
                 raise ValueError(f"cannot read options {text[:60]!r}: write them as {_NOTATIONS}")
             return [{"label": label, "text": body} for label, body in found[1]]
         value = parsed
-    if isinstance(value, dict):
-        if not value:
-            return None
-        return [_option({"label": label, "text": text}) for label, text in value.items()]
+    if isinstance(value, dict):  # {A: x, B: y}; a struct column gives the labels of other rows as nulls
+        options = [_option({"label": label, "text": text}) for label, text in value.items() if text not in (None, "")]
+        return options or None
     if isinstance(value, (list, tuple)):
         items = [item for item in value if item not in (None, "")]
         return [_option(item) for item in items] or None

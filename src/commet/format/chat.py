@@ -32,18 +32,28 @@ from commet.format.turn_rows import _assemble, _ordered, _same_for_the_story
 _LABEL = re.compile(r"^\s*(?:\*\*|__)?(feedback|story|context|question)\s*(?:\*\*|__)?\s*[:：]\s*(?:\*\*|__)?\s*",
                     re.IGNORECASE)
 _FIELDS = {"feedback": "feedback", "story": "story", "context": "story", "question": "question"}
+IMAGE_TOKEN = "<image>"  # a picture's place in the text (LLaVA, ShareGPT): the next of the row's pictures
+
+
+#: ShareGPT's speakers (``{"from": "human", "value": ...}``) as chat roles
+_SPEAKERS = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant", "model": "assistant",
+             "bot": "assistant", "system": "system"}
 
 
 def messages_of(value: object) -> list[dict[str, object]] | None:
-    """The messages a cell holds (a list of ``{role, content}``, or JSON text of one); None for anything else."""
+    """The messages a cell holds (a list of ``{role, content}``, or of ShareGPT's ``{from, value}``, or JSON text
+    of one); None for anything else."""
     if isinstance(value, str) and value.strip().startswith("["):
         try:
             value = json.loads(value)
         except ValueError:
             return None
-    if isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m and "content" in m
-                                                 for m in value):
+    if not isinstance(value, list) or not value or not all(isinstance(m, dict) for m in value):
+        return None
+    if all("role" in m and "content" in m for m in value):
         return [dict(m) for m in value]
+    if all(str(m.get("from")).lower() in _SPEAKERS and "value" in m for m in value):
+        return [{"role": _SPEAKERS[str(m["from"]).lower()], "content": m["value"]} for m in value]
     return None
 
 
@@ -198,7 +208,11 @@ def _turns(table: Table, layout: Layout, story_id: str, members: list[tuple[int,
                             shown.append(_picture(part, pictures, placeholders))
                             placeholders += 1
                         elif part.get("type") in ("text", "input_text") and str(part.get("text") or "").strip():
-                            texts.append(str(part.get("text")))
+                            text = str(part.get("text"))
+                            for _ in range(text.count(IMAGE_TOKEN)):  # LLaVA / ShareGPT: "<image>" in the text
+                                shown.append(_picture({"type": "image"}, pictures, placeholders))
+                                placeholders += 1
+                            texts.append(text.replace(IMAGE_TOKEN, "").strip())
                     if len(shown) > 1:
                         raise ValueError("a user message shows more than one picture: a turn shows one")
                     fields = split_text(texts)
@@ -220,9 +234,12 @@ def _turns(table: Table, layout: Layout, story_id: str, members: list[tuple[int,
 
 def _parts_safe(message: dict[str, object]) -> list[dict[str, object]]:
     try:
-        return _parts(message.get("content"))
+        parts = _parts(message.get("content"))
     except ValueError:
         return []
+    tokens = sum(str(p.get("text") or "").count(IMAGE_TOKEN) for p in parts if p.get("type") in ("text", "input_text"))
+    placeholders: list[dict[str, object]] = [{"type": "image"} for _ in range(tokens)]
+    return [*parts, *placeholders]
 
 
 def _is_picture(part: dict[str, object]) -> bool:

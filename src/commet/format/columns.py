@@ -361,7 +361,9 @@ def fits(role: Role, column: Column) -> bool:
         return column.text or column.number
     if role is Role.IMAGE_DEPENDENT:
         return column.flag or column.text or column.number
-    if role in (Role.OPTIONS, Role.MENTAL_STATES, Role.ANSWER):
+    if role is Role.OPTIONS:
+        return column.text or column.kind.startswith(("list", "struct"))  # a struct: {A: x, B: y}
+    if role in (Role.MENTAL_STATES, Role.ANSWER):
         return column.text or column.kind.startswith("list")  # answers per turn of a StoryTurn: lists of lists
     if role is Role.FEEDBACK:
         return column.text or column.texts or column.kind.startswith("struct")
