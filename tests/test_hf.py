@@ -245,7 +245,7 @@ TURN = {"story": "s", "question": "q?", "answers": ["a"]}
 
 @pytest.mark.parametrize(("make", "expected"), [
     (lambda d: write_table(d / "x.parquet", {"task": ["sarcasm"]}),  # no turns: which columns? (one line)
-     ["x.parquet", "field=columns", "cannot tell which columns", "task (string)", "--columns id=COLUMN"]),
+     ["x.parquet", "field=columns", "cannot tell which columns", "task (string)", "no --columns mapping found", "--adapter FILE.py:FUNCTION"]),
     (lambda d: write_table(d / "x.parquet", {"turns": [[TURN]]}), ["field=task", "missing required column 'task'"]),
     (lambda d: write_table(d / "x.parquet", {"task": ["sarcasm"], "turns": [[{"story": "s", "question": "q?"}]]}),
      ["field=turns.answers", "missing required turn field 'answers'"]),

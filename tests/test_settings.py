@@ -146,7 +146,7 @@ def test_a_sweep_refuses_a_setting_in_the_words_eval_does(tmp_path: Path, name: 
     ("concurrency = true", "concurrency: must be a whole number, not True"),
     ("judge = 3", "judge: must be a string, not 3"),
     ('columns = { other = "question=q" }', "columns: 'other' is not one of the datasets (sample)"),
-    ("columns = 5", "columns: must be a mapping"),
+    ("columns = 5", "columns: must be a string"),
     ('undecided_feedbak = "skip"', "unknown key 'undecided_feedbak' (did you mean 'undecided_feedback'?)"),
 ])
 def test_a_sweep_file_value_of_the_wrong_kind_is_named(tmp_path: Path, lines: str, says: str) -> None:

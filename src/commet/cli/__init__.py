@@ -31,6 +31,7 @@ from commet.cli.common import (  # noqa: F401 - the shared names stay importable
     EXIT_TERMINATED,
     EXIT_USAGE,
     RESUME_LINE,
+    AdapterOption,
     ColumnsOption,
     ForceOption,
     Program,
@@ -81,6 +82,10 @@ def _options(version: Annotated[bool, typer.Option(
 def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSON file, HF folder, hf:OWNER/NAME "
                                                     "or 'sample'.")],
              columns: ColumnsOption = None,
+             adapter: AdapterOption = None,
+             explain: Annotated[bool, typer.Option(
+                 "--explain", help="Also say how a table was read (as `commet stats --explain`), on stderr.")
+             ] = False,
              strict: Annotated[bool, typer.Option(
                  "--strict", help="Hold the data to what its own authors must meet: an answer found verbatim in "
                                   "its own story is an error (a counted warning by default).")] = False) -> None:
@@ -89,8 +94,13 @@ def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSO
     from commet.format.validate import load_and_validate
 
     check_dataset_path(path)
-    dataset, problems = load_and_validate(path, columns, strict=strict)
-    if dataset is not None and dataset.origin is not None:  # a table read by its columns: say how
+    dataset, problems = load_and_validate(path, columns, strict=strict, adapter=adapter)
+    if dataset is not None and explain:
+        from commet.format.explain import explain_lines
+
+        for line in explain_lines(dataset):
+            err_console.print(line, markup=False, highlight=False, soft_wrap=True)
+    elif dataset is not None and dataset.origin is not None:  # a table read by its columns: say how
         err_console.print(f"read from {dataset.origin.location}: {dataset.origin.layout}", markup=False,
                           highlight=False, soft_wrap=True)
     for problem in problems:
@@ -104,7 +114,10 @@ def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSO
 @app.command()
 def stats(path: Annotated[str, typer.Argument(help="Dataset folder, file, hf:OWNER/NAME or 'sample'.")] = "sample",
           as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
-          columns: ColumnsOption = None) -> None:
+          columns: ColumnsOption = None, adapter: AdapterOption = None,
+          explain: Annotated[bool, typer.Option(
+              "--explain", help="Say how a table was read: which rows made which StoryTurn and turns, which column "
+                                "gave each field, which columns were kept as metadata or not read.")] = False) -> None:
     """Dataset statistics: StoryTurns, questions and pictures (beside the paper's 591 / 1,976 / 844 for its
     release), per task and category, turns and questions per StoryTurn."""
     from dataclasses import asdict
@@ -114,8 +127,14 @@ def stats(path: Annotated[str, typer.Argument(help="Dataset folder, file, hf:OWN
     from commet.format import dataset_stats
     from commet.format.hub import OFFICIAL
 
-    dataset = _load(path, columns)
+    dataset = _load(path, columns, adapter)
     figures = dataset_stats(dataset)
+    if explain:
+        from commet.format.explain import explain_lines, explanation
+
+        typer.echo(json.dumps(explanation(dataset), indent=2, ensure_ascii=False) if as_json else
+                   "\n".join(explain_lines(dataset)))
+        return
     official = dataset.origin is not None and dataset.origin.official
     if as_json:
         typer.echo(json.dumps({**asdict(figures), **({"read": {"from": dataset.origin.location,
@@ -165,6 +184,7 @@ def convert(
     no_pictures: Annotated[bool, typer.Option("--no-pictures", help="Write the StoryTurns without their pictures.")
                            ] = False,
     columns: ColumnsOption = None,
+    adapter: AdapterOption = None,
 ) -> None:
     """Convert between the pipe format, canonical JSONL / dataset folders and Hugging Face folders.
 
@@ -176,7 +196,7 @@ def convert(
     from commet.format.convert import ConvertError
     from commet.format.convert import convert as convert_dataset
 
-    dataset = _load(source, columns)
+    dataset = _load(source, columns, adapter)
     if task is not None:
         from commet.taxonomy import TASKS_BY_ID
 
@@ -283,6 +303,7 @@ def eval_command(
              "earlier call come from the store. Model, dataset and settings are the run's; a new run "
              "(RUN~finish:JUDGE, or --run).")] = None,
     columns: ColumnsOption = None,
+    adapter: AdapterOption = None,
 ) -> None:
     """Run a model over a dataset, judged online, into a resumable SQLite store; print the results.
 
@@ -303,7 +324,7 @@ def eval_command(
     with Program.starting_up():
         the_model, the_judge, settings, data, the_shard = _eval_inputs(
             ctx, model=model, dataset=dataset or "sample", judge=judge, db=db, force=force, columns=columns,
-            max_cost=max_cost, workers=workers, shard=shard)
+            adapter=adapter, max_cost=max_cost, workers=workers, shard=shard)
     from commet.cli.progress import live_progress
     from commet.cli.reporting import report_prepared_meanwhile
     from commet.engine import RunConflictError, RunSummary, SpendLimitError, evaluate_async
@@ -352,8 +373,8 @@ def eval_command(
 
 
 def _eval_inputs(ctx: typer.Context, *, model: str, dataset: str, judge: str, db: Path, force: bool,
-                 columns: str | None, max_cost: float | None, workers: int, shard: str | None
-                 ) -> "tuple[Model, Judge, EvalSettings, Dataset, Shard | None]":
+                 columns: str | None, max_cost: float | None, workers: int, shard: str | None,
+                 adapter: str | None = None) -> "tuple[Model, Judge, EvalSettings, Dataset, Shard | None]":
     """What ``commet eval`` runs: the model and judge, the settings from the options, the validated
     dataset and the shard; every refusal is one line and exit 2, before anything is written.
 
@@ -375,7 +396,7 @@ def _eval_inputs(ctx: typer.Context, *, model: str, dataset: str, judge: str, db
         settings = EvalSettings.from_options({name: ctx.params[name] for name in setting_names()})
     except SettingError as exc:
         fail_option(exc)
-    data = load_or_fail(dataset, force, columns)
+    data = load_or_fail(dataset, force, columns, adapter)
     if max_cost is not None and workers > 1:
         fail("--max-cost needs one process: drop --workers")
     try:

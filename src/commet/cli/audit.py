@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from commet.cli.common import ColumnsOption, _load, console
+from commet.cli.common import AdapterOption, ColumnsOption, _load, console
 
 if TYPE_CHECKING:
     from commet.format.dataset import Dataset
@@ -33,6 +33,7 @@ def register(app: typer.Typer) -> None:
               rules: Annotated[bool, typer.Option("--rules", help="Also print the rule each predictor learned per "
                                                                "task and turn.")] = False,
               columns: ColumnsOption = None,
+              adapter: AdapterOption = None,
               ) -> None:
         """Train predictors that do not reason about minds on one part of the data, score them on the other.
 
@@ -53,8 +54,8 @@ def register(app: typer.Typer) -> None:
         for name, value in (("--fail-above", fail_above), ("--fail-above-overall", fail_above_overall)):
             if value is not None and not math.isfinite(value):  # nan would never fail: a gate that never shuts
                 fail(f"{name}: must be a finite number of points, not {value}")
-        dataset = _load(path, columns)
-        other = _load(against, columns) if against is not None else None
+        dataset = _load(path, columns, adapter)
+        other = _load(against, columns, adapter) if against is not None else None
         scenes = {**_scenes(dataset), **(_scenes(other) if other is not None else {})}
         result = audit_dataset(list(dataset), name=path, other=list(other) if other is not None else None,
                                scenes=scenes or None)

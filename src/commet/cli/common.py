@@ -349,19 +349,19 @@ def fail_problems(exc: FormatError) -> NoReturn:
     raise typer.Exit(EXIT_USAGE)
 
 
-def _load(path: str, columns: str | None = None) -> Dataset:
+def _load(path: str, columns: str | None = None, adapter: str | None = None) -> Dataset:
     from commet.format import load_dataset
 
     check_dataset_path(path)
     try:
-        return load_dataset(path, columns=columns)
+        return load_dataset(path, columns=columns, adapter=adapter)
     except FormatError as exc:
         fail_problems(exc)
     except RuntimeError as exc:
         fail(str(exc))
 
 
-def load_or_fail(path: str, force: bool = False, columns: str | None = None) -> Dataset:
+def load_or_fail(path: str, force: bool = False, columns: str | None = None, adapter: str | None = None) -> Dataset:
     """The dataset a command will run, checked exactly as `commet validate` checks it.
 
     Why one function: eval, sweep, study build and review serve must refuse the same datasets;
@@ -371,7 +371,7 @@ def load_or_fail(path: str, force: bool = False, columns: str | None = None) -> 
 
     check_dataset_path(path)
     try:
-        dataset, warnings = load_checked(path, force=force, columns=columns)
+        dataset, warnings = load_checked(path, force=force, columns=columns, adapter=adapter)
     except FormatError as exc:
         fail_problems(exc)
     if dataset.origin is not None:  # a table read by its columns (a Hub dataset, JSON lines, CSV): say how
@@ -398,6 +398,12 @@ ForceOption = Annotated[bool, typer.Option(help="Run a dataset whose only proble
                                                 "(a dataset with errors is never run).")]
 ColumnsOption = Annotated[str | None, typer.Option(
     "--columns", help="For a table whose column names do not say it (a Hub dataset, parquet, JSON lines, CSV): "
-                      "which column is which part of a StoryTurn, ROLE=COLUMN,... (roles: turns, id, turn, story, "
-                      "feedback, question, answer, options, image, image_id, task, category, image_dependent, "
-                      "mental_states, source). Recorded with the run; it changes the dataset's hash.")]
+                      "which column is which part of a StoryTurn, ROLE=COLUMN,... (roles: turns, messages, id, turn, "
+                      "story, feedback, question, answer, options, image, image_id, task, category, image_dependent, "
+                      "mental_states, source; image=A,B,C or image=Pic* for several picture columns). Recorded with "
+                      "the run; it changes the dataset's hash.")]
+AdapterOption = Annotated[str | None, typer.Option(
+    "--adapter", help="For a table no --columns mapping can express: FILE.py:FUNCTION, a Python function from a "
+                      "record (first parameter record/row/doc/example/sample) or a whole split (rows/records/table/"
+                      "docs/dataset) to StoryTurns (docs/official-data.md, Adapters). Its output is validated like "
+                      "any dataset; its source is part of the dataset's hash and recorded with the run.")]

@@ -61,7 +61,8 @@ def finish(*, source: str, model: str | None, dataset: str | None, judge: str, d
         if dataset is not None:
             data = load_or_fail(dataset, force)
         elif recorded is not None and Path(recorded).exists():  # read as the run read it (a table by its columns)
-            data = load_or_fail(recorded, force, record.settings.recorded.dataset_columns)
+            data = load_or_fail(recorded, force, record.settings.recorded.dataset_columns,
+                                record.settings.recorded.dataset_adapter)
         else:
             try:
                 data = dataset_for(record, None)

@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from commet.cli.common import (
     EXIT_INCOMPLETE,
+    AdapterOption,
     ColumnsOption,
     check_run_name,
     console,
@@ -49,6 +50,7 @@ def rejudge_command(
     dataset: Annotated[str | None, typer.Option(help="The run's dataset (default: where the run read it, else found "
                                                      "by name and hash).")] = None,
     columns: ColumnsOption = None,
+    adapter: AdapterOption = None,
     db: Annotated[Path, DB_OPTION] = Path("commet.sqlite"),
     concurrency: Annotated[int, typer.Option(min=1, help="Judge calls in flight at once (as in eval).")] = 16,
 ) -> None:
@@ -64,7 +66,7 @@ def rejudge_command(
     with open_store(db) as store:
         source = find_run_or_fail(store, run)
         try:
-            data = dataset_for(source, dataset, columns)
+            data = dataset_for(source, dataset, columns, adapter)
             the_judge = create_judge(judge)
         except (FormatError, RuntimeError, UnknownJudgeError, DatasetNotFound) as exc:
             fail(str(exc))

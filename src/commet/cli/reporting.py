@@ -14,6 +14,7 @@ import typer
 from commet.cli.common import (
     EXIT_INCOMPLETE,
     EXIT_SPEND_LIMIT,
+    AdapterOption,
     ColumnsOption,
     ForceOption,
     _load,
@@ -148,7 +149,7 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
                  dataset: str | None = None, seed: int | None = None, resamples: int | None = None,
                  brief: bool = False, tables: list[str] | None = None, pool: bool = False,
                  by: list[str] | None = None, feedback_cases: str = "correctness",
-                 columns: str | None = None) -> None:
+                 columns: str | None = None, adapter: str | None = None) -> None:
     """Build the report for ``names`` (all runs when empty) and print it, or write it to ``out``.
 
     ``brief`` prints one run's figures as a two-column table (what ``commet eval`` shows at the end
@@ -170,7 +171,7 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
             fail(f"nothing to report: no runs in {db}")
         report = build_report(store, runs, bootstrap=boot, pool=pool, brief=brief,
                               feedback_cases=FeedbackCases(feedback_cases))
-    loaded = _load(dataset, columns) if dataset is not None else None
+    loaded = _load(dataset, columns, adapter) if dataset is not None else None
     try:
         compose(report, by=by, dataset=loaded, tables=tables)
     except ValueError as exc:  # a --by key or dataset that cannot be used, a --table the report has not
@@ -230,6 +231,7 @@ def report(
              "(the paper's section 4.3), or by any feedback text, unconditional lines included.")] =
     FeedbackCasesChoice.correctness,
     columns: ColumnsOption = None,
+    adapter: AdapterOption = None,
 ) -> None:
     """The paper's tables for stored runs with 95% bootstrap CIs, one row per run: Tables 1 and 2 (story
     accuracy per category), a summary, Tables 3 and 14 (feedback), one table per source (Tables 11 and 12),
@@ -241,7 +243,7 @@ def report(
     except ReportTargetError as exc:
         fail(str(exc))
     print_report(db, run, chosen, out=out, dataset=dataset, seed=seed, resamples=resamples, tables=table,
-                 pool=pool, by=by, feedback_cases=feedback_cases.value, columns=columns)
+                 pool=pool, by=by, feedback_cases=feedback_cases.value, columns=columns, adapter=adapter)
 
 
 def compare(
@@ -308,6 +310,7 @@ def sweep(
       models = ["baseline:first-option", "openai:gpt-4o-mini"]   # model specs
       datasets = ["sample"]                # folders, files, hf:OWNER/NAME or "sample"
       columns = "story=text,question=q"    # --columns of every dataset, or { "hf:me/tom" = "..." } for one
+      adapters = { "hf:me/tom" = "adapt.py:storyturn" }   # --adapter, the same way (file relative to the config)
       images = ["on", "off"]               # default ["on"]; also "needed"
       feedback = ["original", "correctness", "none"]   # default ["original"]
       judge = "rules"                      # judge spec
@@ -349,7 +352,7 @@ def sweep(
         if not quiet:
             typer.echo(f"[{index + 1}/{total}] {name}", err=True)
 
-    datasets = {d: load_or_fail(d, force, settings.columns.get(d)) for d in settings.datasets}
+    datasets = {d: load_or_fail(d, force, settings.columns.get(d), settings.adapters.get(d)) for d in settings.datasets}
     import asyncio
 
     try:
@@ -360,7 +363,8 @@ def sweep(
         fail(str(exc))
     one = settings.datasets[0] if len(settings.datasets) == 1 else None
     print_report(settings.db, names, report_format, out=settings.out, dataset=one,
-                 columns=settings.columns.get(one) if one is not None else None)
+                 columns=settings.columns.get(one) if one is not None else None,
+                 adapter=settings.adapters.get(one) if one is not None else None)
     from commet.store import RunStatus
 
     with open_store(settings.db, read_only=True) as store:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from commet.cli.common import (
+    AdapterOption,
     AllowedHostsOption,
     ColumnsOption,
     ForceOption,
@@ -45,6 +46,7 @@ def serve(
     allowed_hosts: AllowedHostsOption = None,
     forwarded_allow_ips: ForwardedAllowIpsOption = None,
     columns: ColumnsOption = None,
+    adapter: AdapterOption = None,
 ) -> None:
     """Serve the review app; the dataset's StoryTurns are added to the store (existing reviews kept).
 
@@ -55,7 +57,7 @@ def serve(
     from commet.format.problems import FormatError
     from commet.models.base import ModelSpecError
 
-    checked = load_or_fail(dataset, force, columns)
+    checked = load_or_fail(dataset, force, columns, adapter)
     if checked.root is None:  # the app reviews a dataset folder, whose files it serves and exports from
         checked = _as_folder(checked, db.with_name(f"{db.stem}-dataset"))
     painter = None

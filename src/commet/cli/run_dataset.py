@@ -14,7 +14,8 @@ class DatasetNotFound(CommetError, ValueError):
     """The dataset a run used is not where the run recorded it, nor found by its name."""
 
 
-def dataset_for(source: "RunRecord", dataset: str | None, columns: str | None = None) -> "Dataset":
+def dataset_for(source: "RunRecord", dataset: str | None, columns: str | None = None,
+                adapter: str | None = None) -> "Dataset":
     """The dataset a run used: ``--dataset`` (read with ``columns``), else where the run recorded reading it (with
     its recorded ``--columns``), its dataset name or the sample, checked by hash; :class:`DatasetNotFound` when
     none is."""
@@ -22,12 +23,14 @@ def dataset_for(source: "RunRecord", dataset: str | None, columns: str | None = 
     from commet.format.problems import FormatError
 
     if dataset:
-        return load_dataset(dataset, columns=columns)
+        return load_dataset(dataset, columns=columns, adapter=adapter)
     recorded = source.settings.dataset_path
-    candidates = [(recorded, source.settings.recorded.dataset_columns)] if recorded is not None else []
-    for candidate, candidate_columns in [*candidates, (source.dataset_name, None), ("sample", None)]:
+    read = source.settings.recorded
+    candidates = [(recorded, read.dataset_columns, read.dataset_adapter)] if recorded is not None else []
+    for candidate, candidate_columns, candidate_adapter in [*candidates, (source.dataset_name, None, None),
+                                                            ("sample", None, None)]:
         try:
-            data = load_dataset(candidate, columns=candidate_columns)
+            data = load_dataset(candidate, columns=candidate_columns, adapter=candidate_adapter)
         except (FormatError, RuntimeError, OSError):
             continue
         if data.hash_matches(source.dataset_hash):

@@ -9,6 +9,7 @@ import typer
 
 from commet.apps.study.panel import Ending, PanelKind
 from commet.cli.common import (
+    AdapterOption,
     AllowedHostsOption,
     ColumnsOption,
     ForceOption,
@@ -115,6 +116,7 @@ def build(
              "https://app.prolific.com/submissions/complete?cc={code}).")] = None,
     force: ForceOption = False,
     columns: ColumnsOption = None,
+    adapter: AdapterOption = None,
 ) -> None:
     """Select questionnaires as in the paper's Appendix D: per group and image requirement, 1 or 2 StoryTurns.
 
@@ -136,7 +138,7 @@ def build(
     panel_texts = _panel(panel, return_url, {Ending.completed: completion_code, Ending.withdrew: withdrew_code,
                                              Ending.screened_out: screened_out_code})
     _check_judge_spec(judge)
-    checked = load_or_fail(dataset, force, columns)
+    checked = load_or_fail(dataset, force, columns, adapter)
     try:
         study = build_study(dataset, out, questionnaires=questionnaires, seed=seed, judge=judge,
                             grouping=grouping.value, participant=texts, title=title or DEFAULT_TITLE, loaded=checked,

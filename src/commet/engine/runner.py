@@ -163,7 +163,10 @@ def _dataset_path(dataset: Dataset) -> dict[str, str]:
     ``--columns`` mapping (which is in the hash, through the dataset's)."""
     if dataset.origin is not None:
         recorded = {"dataset_path": dataset.origin.location, "dataset_layout": dataset.origin.layout}
-        return recorded | ({"dataset_columns": dataset.origin.columns} if dataset.origin.columns else {})
+        recorded |= {"dataset_columns": dataset.origin.columns} if dataset.origin.columns else {}
+        return recorded | ({"dataset_adapter": dataset.origin.adapter,
+                            "dataset_adapter_source": dataset.origin.adapter_source or ""}
+                           if dataset.origin.adapter else {})
     if dataset.root is not None:
         return {"dataset_path": str(dataset.root.resolve())}
     if dataset.source_file != "<memory>" and Path(dataset.source_file).exists():

@@ -61,11 +61,11 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 #: the sweep's own keys beside eval's settings: what runs, where, under which names, within which spend
-RUN_KEYS = ("models", "datasets", "columns", "judge", "db", "run_prefix", "concurrency", "max_cost", "out", "format")
+RUN_KEYS = ("models", "datasets", "columns", "adapters", "judge", "db", "run_prefix", "concurrency", "max_cost", "out", "format")
 #: the settings a sweep crosses: a list of values each, one axis of the grid
 AXES = ("images", "feedback")
 #: eval's option of each sweep key named otherwise (a sweep key ``k`` is eval's ``--k`` when not listed)
-EVAL_OPTION_OF = {"models": "model", "datasets": "dataset", "run_prefix": "run"}
+EVAL_OPTION_OF = {"models": "model", "datasets": "dataset", "run_prefix": "run", "adapters": "adapter"}
 #: the keys of the report a sweep writes at its end (eval prints its results; ``commet report`` writes them)
 REPORT_KEYS = ("out", "format")
 #: eval's options a sweep file has no key for, and why
@@ -108,6 +108,8 @@ class SweepConfig:
     settings: EvalSettings = field(default_factory=EvalSettings)
     #: a dataset's ``--columns`` mapping (a table written by others), by its entry in ``datasets``
     columns: dict[str, str] = field(default_factory=dict)
+    #: a dataset's ``--adapter FILE.py:FUNCTION`` (the file relative to the config), by its entry in ``datasets``
+    adapters: dict[str, str] = field(default_factory=dict)
     judge: str = "rules"
     concurrency: int = 8
     #: eval's ``--max-cost`` for each run (USD)
@@ -200,12 +202,15 @@ def _config(raw: dict[str, object], base: Path) -> SweepConfig:
     entries = _strings(raw, "datasets", ["sample"])
     datasets = [d if d == "sample" or is_hub_spec(d) or Path(d).is_absolute() else str(base / d) for d in entries]
     columns = _columns(raw.get("columns"), dict(zip(entries, datasets, strict=True)))
+    adapters = {dataset: spec if Path(spec.rpartition(":")[0]).is_absolute() else str(base / spec)
+                for dataset, spec in _columns(raw.get("adapters"), dict(zip(entries, datasets, strict=True)),
+                                              "adapters", "FILE.py:FUNCTION").items()}
     settings = EvalSettings.from_options({name: raw.get(name) for name in setting_names() if name not in AXES},
                                          from_file=True)
     concurrency = _one(raw, "concurrency", int, "a whole number")
     texts = {key: _one(raw, key, str, "a string") for key in ("judge", "db", "out", "format", "run_prefix")}
     config = SweepConfig(
-        models=_strings(raw, "models", []), datasets=datasets, columns=columns,
+        models=_strings(raw, "models", []), datasets=datasets, columns=columns, adapters=adapters,
         images=[ImagePolicy(v) for v in _axis(raw, "images")],
         feedback=[FeedbackCondition(v) for v in _axis(raw, "feedback")],
         settings=settings, judge="rules" if texts["judge"] is None else texts["judge"],
@@ -222,18 +227,20 @@ def _config(raw: dict[str, object], base: Path) -> SweepConfig:
     return config
 
 
-def _columns(value: object, datasets: dict[str, str]) -> dict[str, str]:
-    """The ``columns`` key: one mapping for every dataset (a string), or a table of mappings by dataset entry."""
+def _columns(value: object, datasets: dict[str, str], key: str = "columns",
+             what: str = "role=column,...") -> dict[str, str]:
+    """The ``columns`` (or ``adapters``) key: one value for every dataset (a string), or a table of them by
+    dataset entry."""
     if value is None:
         return {}
     if isinstance(value, str):
         return dict.fromkeys(datasets.values(), value)
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        raise ValueError("columns: must be a mapping (\"role=column,...\") or a table of them by dataset, "
-                         "e.g. columns = { \"hf:me/tom\" = \"story=text\" }")
+        raise ValueError(f"{key}: must be a string (\"{what}\") or a table of them by dataset, "
+                         f"e.g. {key} = {{ \"hf:me/tom\" = \"...\" }}")
     unknown = sorted(set(value) - set(datasets))
     if unknown:
-        raise ValueError(f"columns: {unknown[0]!r} is not one of the datasets ({', '.join(datasets)})")
+        raise ValueError(f"{key}: {unknown[0]!r} is not one of the datasets ({', '.join(datasets)})")
     return {datasets[entry]: mapping for entry, mapping in value.items()}
 
 
@@ -258,7 +265,8 @@ async def run_sweep(config: SweepConfig, on_cell: Callable[[int, int, str], None
     from commet.store.sqlite import Store
 
     if datasets is None:
-        datasets = {d: load_checked(d, columns=config.columns.get(d))[0] for d in config.datasets}
+        datasets = {d: load_checked(d, columns=config.columns.get(d), adapter=config.adapters.get(d))[0]
+                    for d in config.datasets}
     cells = config.cells()
     names = [run_name(config, cell, datasets[cell.dataset].name) for cell in cells]
     slots: dict[str, asyncio.Semaphore] = {}

@@ -20,6 +20,7 @@ from commet.format.bounded import files_under
 
 if TYPE_CHECKING:
     from commet.format.dataset import Dataset
+    from commet.format.model import StoryTurn
 
 SPLIT = "test"
 #: how deep a card's data_files patterns are looked for (CONFIG/SPLIT/0000.parquet and a folder more)
@@ -40,6 +41,11 @@ class SplitSizes:
     num_examples: int
     num_bytes: int
     download_size: int
+    #: each split's name, example count and Arrow size, in order (one ``test`` split when empty)
+    splits: tuple[tuple[str, int, int], ...] = ()
+
+    def each(self) -> tuple[tuple[str, int, int], ...]:
+        return self.splits or ((SPLIT, self.num_examples, self.num_bytes),)
 
 
 def dataset_info_yaml(info: SplitSizes) -> list[str]:
@@ -52,7 +58,8 @@ def dataset_info_yaml(info: SplitSizes) -> list[str]:
     datasets = require("datasets", "the Hugging Face format")
 
     splits = datasets.SplitDict()
-    splits.add(datasets.SplitInfo(name=SPLIT, num_bytes=info.num_bytes, num_examples=info.num_examples))
+    for name, examples, size in info.each():
+        splits.add(datasets.SplitInfo(name=name, num_bytes=size, num_examples=examples))
     described = datasets.DatasetInfo(features=info.features, splits=splits, download_size=info.download_size,
                                      dataset_size=info.num_bytes)
     card = DatasetCardData()
@@ -82,6 +89,32 @@ def size_category(count: int) -> str:
     return "1M<n<10M"
 
 
+def split_of(dataset: Dataset, storyturn: StoryTurn) -> str:
+    """The split a StoryTurn is written in: the one it was read from (``meta["split"]``, else the dataset's), else
+    ``test``; a name ``datasets`` would refuse is ``test`` too."""
+    name = storyturn.meta.get("split")
+    name = name if isinstance(name, str) else dataset.split
+    return name if isinstance(name, str) and re.fullmatch(r"\w+(\.\w+)*", name) else SPLIT
+
+
+def _source_prose(dataset: Dataset) -> str:
+    """Where the data comes from and its licence notice, which travels with every copy."""
+    source = dataset.provenance
+    if source is None:
+        return ""
+    where = f"`{source.repo}`" + (f" at revision `{source.revision}`" if source.revision else "")
+    paper = ", ".join(f"[arXiv:{a}](https://arxiv.org/abs/{a})" for a in source.arxiv)
+    lines = ["## Source", "", f"Converted by CoMMET from {where}" + (f", the data of {paper}" if paper else "") + ".",
+             *([f"Authors: {', '.join(source.authors)}."] if source.authors else []),
+             f"Licence: {source.licence}. The source's licence and its notice apply to this copy and travel with it."]
+    if source.notice:
+        lines += ["", "The source's licence notice:", "", "```text", source.notice, "```"]
+    elif source.licence.lower() in ("mit", "bsd-2-clause", "bsd-3-clause"):
+        lines += [f"(The {source.licence} licence asks that its copyright and permission notice go with every copy: "
+                  f"see {where}.)"]
+    return "\n".join(lines) + "\n\n"
+
+
 def dataset_card(dataset: Dataset, info: SplitSizes | None = None) -> str:
     """The Hub dataset card: YAML front matter the Hub and ``datasets`` read, then the prose; with ``info`` (the
     written files' sizes) the front matter has ``dataset_info`` too."""
@@ -96,7 +129,8 @@ def dataset_card(dataset: Dataset, info: SplitSizes | None = None) -> str:
                    *(["- multimodal"] if pictures else []),
                    f"pretty_name: {json.dumps(dataset.name)}", "size_categories:",
                    f"- {size_category(len(dataset))}", "configs:", "- config_name: default", "  data_files:",
-                   f"  - split: {SPLIT}", f"    path: {DATA_DIR}/{SPLIT}-*.parquet",
+                   *[line for name in dict.fromkeys(split_of(dataset, st) for st in dataset.storyturns) or [SPLIT]
+                     for line in (f"  - split: {name}", f"    path: {DATA_DIR}/{name}-*.parquet")],
                    *(dataset_info_yaml(info) if info is not None else []), "---", ""]
     taxonomy = dataset.taxonomy
     counts: dict[str, int] = {}
@@ -111,6 +145,7 @@ def dataset_card(dataset: Dataset, info: SplitSizes | None = None) -> str:
 
 {dataset.description or "StoryTurns for measuring Theory of Mind with CoMMET."}
 
+{_source_prose(dataset)}
 {len(dataset)} StoryTurns, {turns} turns, {pictures} pictures. Version {dataset.version}; licence
 {dataset.licence}; format `storyturn-1`.
 
@@ -156,7 +191,7 @@ hf download OWNER/REPO --repo-type dataset --local-dir {name}   # or a copy: com
 ```
 
 From Python: `commet.load_dataset("hf:OWNER/REPO")`. With `datasets`:
-`datasets.load_dataset("{name}", split="{SPLIT}")`.
+`datasets.load_dataset("{name}", split="{split_of(dataset, dataset.storyturns[0]) if dataset.storyturns else SPLIT}")`.
 """
     return "\n".join(yaml_lines) + prose
 

@@ -15,6 +15,7 @@ task ids or names in any case with spaces or hyphens, and image-dependence writt
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ class Role(str, Enum):
     """What a column holds."""
 
     TURNS = "turns"  # one row per StoryTurn: its turns in the paper's pipe format (a list, or one string)
+    MESSAGES = "messages"  # chat messages ({role, content}, OpenAI or Hugging Face): turns recovered from them
     ID = "id"  # the StoryTurn's id; with one row per turn, the story the row belongs to
     TURN = "turn"  # the turn's position in its story (one row per turn)
     STORY = "story"
@@ -49,15 +51,15 @@ STORY_ROLES = (Role.ID, Role.TASK, Role.CATEGORY, Role.IMAGE_DEPENDENT, Role.MEN
 
 #: Column names (lower case, words joined by ``_``) that play each role, most telling first.
 NAMES: dict[Role, tuple[str, ...]] = {
-    Role.TURNS: ("storyturn", "storyturns", "story_turn", "story_turns", "turns", "pipe_turns", "conversation",
-                 "dialogue", "dialog"),
+    Role.TURNS: ("storyturn", "storyturns", "story_turn", "story_turns", "turns", "pipe_turns"),
+    Role.MESSAGES: ("messages", "conversation", "conversations", "chat", "dialogue", "dialog", "chat_messages"),
     Role.ID: ("story_id", "storyturn_id", "story_turn_id", "id", "sid", "story_index", "story_idx", "story_no",
               "story_number", "item_id", "uid"),
     Role.TURN: ("turn", "turn_id", "turn_index", "turn_idx", "turn_no", "turn_number", "turn_order", "round",
                 "step", "question_index", "question_idx", "question_no", "question_number", "order"),
-    Role.STORY: ("story", "story_text", "narrative", "context", "passage", "text"),
-    Role.FEEDBACK: ("feedback", "feedback_text"),
-    Role.QUESTION: ("question", "question_text", "query", "prompt"),
+    Role.STORY: ("story", "story_text", "narrative", "context", "passage", "text", "stories", "story_texts"),
+    Role.FEEDBACK: ("feedback", "feedback_text", "feedbacks"),
+    Role.QUESTION: ("question", "question_text", "query", "prompt", "questions"),
     Role.ANSWER: ("answers", "answer", "expected_answer", "expected_answers", "gold_answer", "correct_answer",
                   "ground_truth", "gold", "target", "label"),
     Role.OPTIONS: ("options", "choices", "candidates", "answer_options"),
@@ -79,27 +81,44 @@ class ColumnsError(CommetError, ValueError):
 
 
 def column_key(name: str) -> str:
-    """A column name as :data:`NAMES` spells them: lower case, every run of other characters one ``_``."""
-    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+    """A column name as :data:`NAMES` spells them: lower case, words of CamelCase split (``StoryID`` is
+    ``story_id``), every run of other characters one ``_``."""
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name)
+    return re.sub(r"[^a-z0-9]+", "_", words.lower()).strip("_")
+
+
+#: Roles a mapping may give several columns (in order) or a pattern of them: pictures in ``Image_1``..``Image_4``.
+MULTI_ROLES = (Role.IMAGE,)
+_PATTERN = re.compile(r"[*?\[]")
 
 
 @dataclass(frozen=True)
 class ColumnMapping:
-    """``role -> column``, in the order written; ``str()`` is the ``--columns`` text."""
+    """``role -> column``, in the order written; ``str()`` is the ``--columns`` text.
+
+    ``image`` may name several columns (``image=Image_1,Image_2``) or a pattern (``image=Image_*``): a row's
+    pictures are those columns' cells, in that order (a pattern's columns in natural order: ``Image_2``
+    before ``Image_10``).
+    """
 
     pairs: tuple[tuple[Role, str], ...] = ()
 
     @classmethod
     def parse(cls, text: str) -> ColumnMapping:
-        """``role=column,role=column``; an unknown role, a role given twice or an empty column is refused."""
+        """``role=column,role=column``; an unknown role, a role given twice or an empty column is refused; a part
+        without ``=`` after ``image=...`` is one more picture column."""
         pairs: list[tuple[Role, str]] = []
         for part in (p.strip() for p in text.split(",")):
             if not part:
                 continue
             role_text, equals, column = part.partition("=")
             role_text, column = role_text.strip(), column.strip()
+            if not equals and pairs and pairs[-1][0] in MULTI_ROLES:
+                pairs.append((pairs[-1][0], role_text))
+                continue
             if not equals or not column:
-                raise ColumnsError(f"--columns: {part!r} is not ROLE=COLUMN")
+                raise ColumnsError(f"--columns: {part!r} is not ROLE=COLUMN (only image takes several columns: "
+                                   "image=Image_1,Image_2 or image=Image_*)")
             try:
                 role = Role(role_text.lower().replace("-", "_"))
             except ValueError:
@@ -115,16 +134,68 @@ class ColumnMapping:
     def get(self, role: Role) -> str | None:
         return next((column for known, column in self.pairs if known is role), None)
 
+    def all(self, role: Role) -> tuple[str, ...]:
+        """Every column (or pattern) given for ``role``, in order."""
+        return tuple(column for known, column in self.pairs if known is role)
+
     def as_dict(self) -> dict[Role, str]:
-        return dict(self.pairs)
+        """Each role's first column (a role with several columns is resolved by :func:`expand_columns`)."""
+        found: dict[Role, str] = {}
+        for role, column in self.pairs:
+            found.setdefault(role, column)
+        return found
 
     def __str__(self) -> str:
-        return ",".join(f"{role.value}={column}" for role, column in self.pairs)
+        parts: list[str] = []
+        for index, (role, column) in enumerate(self.pairs):
+            repeated = index and self.pairs[index - 1][0] is role
+            parts.append(column if repeated else f"{role.value}={column}")
+        return ",".join(parts)
 
 
-def mapping_of(roles: dict[Role, str]) -> ColumnMapping:
-    """The mapping of ``roles`` in the order of :class:`Role` (a stable text to record and print)."""
-    return ColumnMapping(tuple((role, roles[role]) for role in Role if role in roles))
+def _natural(name: str) -> tuple[object, ...]:
+    return tuple(int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", name))
+
+
+def expand_columns(written: Sequence[str], names: Sequence[str]) -> list[str]:
+    """The columns ``written`` names (names or patterns such as ``Image_*``), in order, each once; a pattern's
+    columns in natural order. A name or pattern that matches no column raises :class:`ColumnsError`."""
+    found: list[str] = []
+    for item in written:
+        if _PATTERN.search(item):
+            matched = sorted((n for n in names if fnmatch.fnmatchcase(n, item)), key=_natural)
+            if not matched:
+                raise ColumnsError(f"--columns: pattern {item!r} matches no column (columns: {', '.join(names)})")
+        else:
+            matched = [item] if item in names else []
+            if not matched:
+                raise ColumnsError(f"--columns: no column {item!r} (columns: {', '.join(names) or 'none'})")
+        found.extend(n for n in matched if n not in found)
+    return found
+
+
+#: numbered picture columns (``Image_1``, ``img2``, ``picture-3``): one row's several pictures, in number order
+_NUMBERED_PICTURE = re.compile(r"(image|img|picture|pic|photo)s?_?(\d+)")
+
+
+def numbered_pictures(columns: Sequence[Column]) -> list[str]:
+    """Columns named as one family of numbered pictures (``Image_1``..``Image_4``) that can hold pictures, in
+    number order; [] when fewer than two."""
+    family = [(int(m.group(2)), c.name) for c in columns
+              if (m := _NUMBERED_PICTURE.fullmatch(column_key(c.name))) and fits(Role.IMAGE, c)]
+    return [name for _, name in sorted(family)] if len(family) >= 2 else []
+
+
+def mapping_of(roles: dict[Role, str], pictures: Sequence[str] = ()) -> ColumnMapping:
+    """The mapping of ``roles`` in the order of :class:`Role` (a stable text to record and print); ``pictures``,
+    when a row's pictures come from several columns, all of them."""
+    pairs: list[tuple[Role, str]] = []
+    for role in Role:
+        if role is Role.IMAGE and len(pictures) > 1:
+            pairs.extend((role, column) for column in pictures)
+        elif role in roles:
+            pairs.append((role, roles[role]))
+    return ColumnMapping(tuple(pairs))
 
 
 # ----------------------------------------------------------------------------------------------- columns
@@ -284,14 +355,20 @@ def fits(role: Role, column: Column) -> bool:
         return False
     if role is Role.TURNS:
         return column.text or column.texts or column.nested_turns
+    if role is Role.MESSAGES:
+        return column.text or column.kind.startswith("list of struct")
     if role in (Role.TURN, Role.ID):
         return column.text or column.number
     if role is Role.IMAGE_DEPENDENT:
         return column.flag or column.text or column.number
-    if role in (Role.OPTIONS, Role.MENTAL_STATES, Role.ANSWER):
-        return column.text or column.texts
+    if role is Role.OPTIONS:
+        return column.text or column.kind.startswith(("list", "struct"))  # a struct: {A: x, B: y}
+    if role in (Role.MENTAL_STATES, Role.ANSWER):
+        return column.text or column.kind.startswith("list")  # answers per turn of a StoryTurn: lists of lists
     if role is Role.FEEDBACK:
-        return column.text or column.kind.startswith("struct")
+        return column.text or column.texts or column.kind.startswith("struct")
+    if role in (Role.QUESTION, Role.STORY):
+        return column.text or column.texts  # a list: a StoryTurn's questions (or stories), one per turn
     return column.text
 
 
@@ -377,6 +454,8 @@ def by_content(columns: Sequence[Column], rows: Sequence[dict[str, object]], tax
 #: Roles without which rows cannot become StoryTurns: one row per StoryTurn, and one row per turn.
 REQUIRED_PIPE = (Role.TURNS, Role.TASK)
 REQUIRED_TURN_ROWS = (Role.ID, Role.QUESTION, Role.ANSWER, Role.TASK)
+REQUIRED_STORY_ROWS = (Role.QUESTION, Role.ANSWER, Role.TASK)
+REQUIRED_CHAT = (Role.MESSAGES, Role.TASK)  # rows holding a StoryTurn's lists: no id needed
 
 
 def _short(value: object, width: int = 40) -> str:
@@ -405,21 +484,27 @@ def _name(name: str, width: int = 60) -> str:
     return name if len(name) <= width else name[: width - 2] + "…" + name[-1]
 
 
+ADAPTER_HINT = ("an adapter makes StoryTurns of any rows: --adapter FILE.py:FUNCTION, a Python function from a "
+                "record (or the whole table) to StoryTurns (docs/official-data.md, \"Adapters\")")
+
+
 def mapping_help(columns: Sequence[Column], first_row: dict[str, object] | None, rows: int,
-                 guesses: dict[Role, str], reason: str) -> str:
+                 mapping: ColumnMapping | None, reason: str, refused: str | None = None) -> str:
     """The one message of a table whose columns could not be told: the reason, each column with its type,
-    the first row abbreviated, the roles, and the ``--columns`` mapping to write with the guesses filled in."""
+    the first row abbreviated, the roles, and the ``--columns`` mapping to write, one the loader has read the
+    table with; without one (a role no column can play, or guesses the loader refuses, ``refused`` says why),
+    that no mapping was found and how an adapter reads it."""
     shown = columns[:HELP_COLUMNS]
     more = f", and {len(columns) - len(shown)} more" if len(columns) > len(shown) else ""
     listed = ", ".join(f"{_name(c.name)} ({c.kind})" for c in shown) + more or "none"
     row = (", ".join(f"{_name(c.name)}={_short(first_row.get(c.name))}" for c in shown) + more
            if first_row else "(no rows)")
-    required = REQUIRED_PIPE if Role.TURNS in guesses else REQUIRED_TURN_ROWS
-    roles = dict(guesses)
-    for role in required:
-        roles.setdefault(role, "COLUMN")
+    if mapping is not None:
+        advice = f"write (it reads the table; check that it reads it right): --columns {mapping}"
+    else:
+        advice = f"no --columns mapping found that reads it ({refused}); {ADAPTER_HINT}"
     return (f"cannot tell which columns make the StoryTurns ({reason}); columns ({rows} rows): {listed}; "
-            f"row 1: {row}; roles: turns (the paper's pipe-format turns, one row per StoryTurn) or id (the story), "
+            f"row 1: {row}; roles: turns (the paper's pipe-format turns, one row per StoryTurn), messages (chat "
+            f"messages, one row per StoryTurn or per question) or id (the story), "
             f"turn, story, feedback, question, answer, options, image, image_id (one row per turn), each with task, "
-            f"category, image_dependent, mental_states, source; write (best guesses, check them): "
-            f"--columns {mapping_of(roles)}")
+            f"category, image_dependent, mental_states, source; {advice}")

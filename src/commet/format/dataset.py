@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from commet.format.bounded import InputFileError, JSONLimitError, loads_bounded, read_regular_file
 from commet.format.inputs import decode_text
 from commet.format.model import StoryTurn
+from commet.format.origin import Provenance, RowsRead, TableRead
 from commet.format.pictures import PictureError, read_picture_file
 from commet.format.pipe import FIELDS, RawStoryTurn, parse_storyturn, printed_turns, to_pipe_record
 from commet.format.problems import FormatError, Problem
@@ -63,6 +64,8 @@ class Origin:
     layout: str
     columns: str | None = None
     official: bool = False
+    adapter: str | None = None  # the --adapter FILE.py:FUNCTION that made the StoryTurns
+    adapter_source: str | None = None  # its source text: part of the content hash, recorded with runs
 
 
 def hashed_json(storyturn: StoryTurn) -> str:
@@ -93,6 +96,11 @@ class Dataset:
     taxonomy: Taxonomy = BOOKLET  # the tasks and categories it declares (dataset.json), else the booklet's
     languages: list[str] = field(default_factory=lambda: ["en"])  # ISO 639-1 codes of its text
     origin: Origin | None = None  # how a table written by others was read (commet.format.layouts)
+    #: the split its rows came from when it has one (several splits: each StoryTurn's ``meta["split"]``)
+    split: str | None = None
+    provenance: Provenance | None = None  # where a dataset written by others comes from (its card, its release)
+    tables_read: list[TableRead] = field(default_factory=list)  # the tables, and which column gave which field
+    rows_read: list[RowsRead] = field(default_factory=list)  # per StoryTurn, the rows that made it
 
     def __len__(self) -> int:
         return len(self.storyturns)
@@ -122,6 +130,9 @@ class Dataset:
         Why: a picture must be a regular file inside the dataset folder; a path that leaves it
         (``..``, an absolute path, a symbolic link pointing out) is refused, never read.
         """
+        if self.root is None and self.origin is not None:  # a table: columns, a pictures config or its folder
+            return None, ("not found: no picture column, pictures config or file of the data's folder gives it "
+                          "(`commet stats --explain` lists the columns read and those not read)")
         if self.root is None:
             return None, "not found (no images/ folder next to the dataset file)"
         if not image_id.isprintable() or image_id != image_id.strip():
@@ -183,6 +194,8 @@ class Dataset:
         digest = hashlib.sha256()
         if self.origin is not None and self.origin.columns:  # the user's --columns: another mapping, other data
             digest.update(f"columns={self.origin.columns}\n".encode())
+        if self.origin is not None and self.origin.adapter_source is not None:  # another adapter, other data
+            digest.update(b"adapter=" + hashlib.sha256(self.origin.adapter_source.encode()).digest())
         pictures_seen: dict[str, bytes | None] = {}  # one read and hash per picture
         for storyturn in self.storyturns:
             digest.update(hashed_json(storyturn).encode())
@@ -219,6 +232,8 @@ class Dataset:
             "language": list(self.languages),
             "format": FORMAT_VERSION,
         }
+        if self.provenance is not None:
+            meta["source"] = self.provenance.to_json()
         if self.taxonomy.declared:
             meta.update(self.taxonomy.to_json())
         else:
@@ -614,6 +629,7 @@ def apply_metadata(dataset: Dataset, text: str, file: str, default_name: str) ->
     dataset.description = str(meta.get("description", ""))
     dataset.languages = list(languages)
     dataset.taxonomy = taxonomy
+    dataset.provenance = Provenance.from_json(meta.get("source")) or dataset.provenance
 
 
 def _key_line(text: str, key: str) -> int:

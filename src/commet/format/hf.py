@@ -39,6 +39,7 @@ from commet.format.card import (
     card_data_files,
     dataset_card,
     metadata_from_card,
+    split_of,
 )
 from commet.format.model import StoryTurn
 from commet.format.problems import FormatError, Problem
@@ -227,20 +228,26 @@ def save_hf(dataset: Dataset, folder: Path) -> Path:
 
     features = _features()
     metadata = json.dumps(dataset.metadata(), ensure_ascii=False).encode()
-    rows = _rows(dataset)
-    shards = _shards(rows)
+    by_split: dict[str, list[_StoryRow]] = {}
+    for st, row in zip(dataset.storyturns, _rows(dataset), strict=True):
+        by_split.setdefault(split_of(dataset, st), []).append(row)
     data_dir = folder / DATA_DIR
     data_dir.mkdir(parents=True, exist_ok=True)
-    for old in data_dir.glob(f"{SPLIT}-*.parquet"):
+    for old in data_dir.glob("*-?????-of-?????.parquet"):  # an earlier export's files, whatever their split
         old.unlink()
-    written = []
-    for index, shard in enumerate(shards):
-        table = datasets.Dataset.from_list(shard, features=features).data.table
-        table = table.replace_schema_metadata({**(table.schema.metadata or {}), SCHEMA_METADATA_KEY: metadata})
-        written.append(data_dir / f"{SPLIT}-{index:05d}-of-{len(shards):05d}.parquet")
-        pq.write_table(table, written[-1], row_group_size=ROW_GROUP_ROWS)
-    sizes = SplitSizes(features, len(rows), num_bytes=sum(pq.read_table(file).nbytes for file in written),
-                       download_size=sum(file.stat().st_size for file in written))
+    written: list[Path] = []
+    splits: list[tuple[str, int, int]] = []
+    for split, rows in by_split.items() or [(SPLIT, [])]:
+        shards = _shards(rows)
+        files = [data_dir / f"{split}-{index:05d}-of-{len(shards):05d}.parquet" for index in range(len(shards))]
+        for file, shard in zip(files, shards, strict=True):
+            table = datasets.Dataset.from_list(shard, features=features).data.table
+            table = table.replace_schema_metadata({**(table.schema.metadata or {}), SCHEMA_METADATA_KEY: metadata})
+            pq.write_table(table, file, row_group_size=ROW_GROUP_ROWS)
+        splits.append((split, len(rows), sum(pq.read_table(file).nbytes for file in files)))
+        written += files
+    sizes = SplitSizes(features, sum(s[1] for s in splits), num_bytes=sum(s[2] for s in splits),
+                       download_size=sum(file.stat().st_size for file in written), splits=tuple(splits))
     (folder / CARD_FILE).write_text(dataset_card(dataset, sizes), encoding="utf-8")
     (folder / METADATA_FILE).write_text(json.dumps(dataset.metadata(), indent=2, ensure_ascii=False) + "\n",
                                         encoding="utf-8")

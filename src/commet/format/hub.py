@@ -16,7 +16,9 @@ and by a dataset card that cites the paper, so ``commet stats`` sets its figures
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,9 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from commet.extras import MissingExtraError, require
+from commet.format.adapters import Adapter
 from commet.format.columns import ColumnMapping, column_of
 from commet.format.dataset import METADATA_FILE, Dataset, apply_metadata, image_file_candidates
 from commet.format.layouts import Source, Table, dataset_from_tables
+from commet.format.origin import Provenance, TableRead
+from commet.format.picture_tables import split_picture_tables
 from commet.format.problems import FormatError, Problem
 
 PREFIX = "hf:"
@@ -42,6 +47,7 @@ class OfficialRelease:
     name: str
     licence: str
     paper: str
+    authors: tuple[str, ...]
     storyturns: int
     questions: int
     pictures: int
@@ -50,7 +56,8 @@ class OfficialRelease:
 
 
 OFFICIAL = OfficialRelease(repo="rrchen2026/Theory_of_Mind_CoMMET", name="CoMMET", licence="MIT",
-                           paper="arXiv:2603.11915", storyturns=591, questions=1976, pictures=844,
+                           paper="arXiv:2603.11915",
+                           authors=("Ruirui Chen", "Weifeng Jiang", "Chengwei Qin", "Cheston Tan"), storyturns=591, questions=1976, pictures=844,
                            text_complete=399, image_dependent=192)
 
 
@@ -205,8 +212,9 @@ def _decoded(value: Any, feature: Any, files: PictureFiles) -> Any:
     return value
 
 
-def tables_of(loaded: Any, where: str, files: PictureFiles) -> list[Table]:
-    """The splits of what ``datasets.load_dataset`` returned (a Dataset or a DatasetDict), as tables."""
+def tables_of(loaded: Any, where: str, files: PictureFiles, config: str | None = None) -> list[Table]:
+    """The splits of what ``datasets.load_dataset`` returned (a Dataset or a DatasetDict), as tables; ``config``
+    names the config they belong to when the dataset has several (their ``where`` then says it)."""
     splits = list(loaded.items()) if hasattr(loaded, "keys") else [(getattr(loaded, "split", None), loaded)]
     tables = []
     for split, data in splits:
@@ -217,7 +225,8 @@ def tables_of(loaded: Any, where: str, files: PictureFiles) -> list[Table]:
         for batch in data.with_format("arrow").iter(batch_size=256):
             for row in batch.to_pylist():
                 rows.append({name: _decoded(row.get(name), features[name], files) for name in features})
-        tables.append(Table(f"{where}[{split}]" if len(splits) > 1 and split else where, split, columns, rows))
+        parts = [p for p in (config, split if len(splits) > 1 or config else None) if p]
+        tables.append(Table(f"{where}[{'/'.join(parts)}]" if parts else where, split, columns, rows, config))
     return tables
 
 
@@ -249,13 +258,56 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[0][:300]}" if text else type(exc).__name__
 
 
+def configs_to_read(path: str, config: str | None, revision: str | None = None) -> list[str | None]:
+    """The configs a load reads: the one named; else the default (None) when the dataset has a default config
+    or only one; else every config, in the card's order (a release split into ``text_complete`` and
+    ``image_dependent`` configs is read whole, not refused for want of a name)."""
+    if config is not None:
+        return [config]
+    datasets = _datasets()
+    try:
+        names = list(datasets.get_dataset_config_names(path, revision=revision))
+        default = datasets.get_dataset_default_config_name(path, revision=revision)
+    except Exception:  # noqa: BLE001 - no configs to list (a bare folder of files): load_dataset says what is wrong
+        return [None]
+    return [None] if default is not None or len(names) <= 1 else [str(name) for name in names]
+
+
+def content_cache(folder: Path) -> Path:
+    """A ``datasets`` cache folder for the data in ``folder``, named by a hash of its files' names and bytes.
+
+    Why: ``datasets`` keys the cache of a local folder by its name and data-files pattern, so two folders of one
+    name, or a folder whose files were replaced, would be answered with rows prepared before from other files.
+    """
+    digest = hashlib.sha256()
+    for file in sorted(_data_files(folder)):
+        digest.update(str(file.relative_to(folder)).encode("utf-8", "surrogateescape") + b"\0")
+        with contextlib.suppress(OSError), file.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        digest.update(b"\0")
+    return Path(str(_datasets().config.HF_DATASETS_CACHE)).expanduser() / "commet-folders" / digest.hexdigest()[:32]
+
+
+def _data_files(folder: Path) -> list[Path]:
+    """The files of a dataset folder, hidden folders (``.git``, ``.cache``) left out, each folder visited once."""
+    found: list[Path] = []
+    for top, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found.extend(Path(top) / name for name in names if not name.startswith("."))
+    return found
+
+
 def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None = None, config: str | None = None,
                 split: str | None = None, dataset: Dataset | None = None, files: tuple[str, ...] = (),
-                repo: str | None = None) -> Dataset:
+                repo: str | None = None, adapter: Adapter | None = None) -> Dataset:
     """A local folder (or ``files`` in it) as ``datasets.load_dataset`` reads it, made into StoryTurns;
-    ``repo`` names the Hub dataset when the folder is its snapshot."""
+    ``repo`` names the Hub dataset when the folder is its snapshot. Every config is read when it has several
+    and no default one."""
     datasets = _datasets()
     where = where or str(folder)
+    reader = PictureFiles(folder, (folder.resolve(), *_cache_roots()))
+    tables: list[Table] = []
     with _quiet(datasets):
         try:
             if files:
@@ -263,11 +315,15 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
                                                                                     "json")
                 options = {"delimiter": "\t"} if files[0].lower().endswith(".tsv") else {}
                 loaded = datasets.load_dataset(builder, data_files=list(files), split=split, **options)
+                tables = tables_of(loaded, where, reader)
             else:
-                loaded = datasets.load_dataset(str(folder), name=config, split=split)
+                cache = str(content_cache(folder))
+                names = configs_to_read(str(folder), config)
+                for name in names:
+                    loaded = datasets.load_dataset(str(folder), name=name, split=split, cache_dir=cache)
+                    tables += tables_of(loaded, where, reader, name)
         except Exception as exc:  # noqa: BLE001 - datasets raises many kinds (ValueError, FileNotFoundError, ...)
             raise HubError(where, f"datasets cannot read this folder: {_first_line(exc)}") from None
-    reader = PictureFiles(folder, (folder.resolve(), *_cache_roots()))
     card = (folder / "README.md").read_text(encoding="utf-8", errors="replace") if (folder / "README.md").is_file() \
         else ""
     cached_as = "datasets--" + OFFICIAL.repo.replace("/", "--").lower()  # a snapshot folder of the Hub cache
@@ -277,11 +333,11 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
         Path(files[0]).stem if len(files) == 1 else folder.resolve().name
     source = Source(name=name, source=repo or folder.resolve().name, location=where,
                     read_picture=reader.read_name)
-    return _finish(tables_of(loaded, where, reader), source, given, dataset, folder, official)
+    return _finish(tables, source, given, dataset, folder, official, adapter)
 
 
 def _finish(tables: list[Table], source: Source, given: ColumnMapping | None, dataset: Dataset | None,
-            folder: Path | None, official: bool) -> Dataset:
+            folder: Path | None, official: bool, adapter: Adapter | None = None) -> Dataset:
     from dataclasses import replace
 
     from commet.format.card import metadata_from_card
@@ -296,9 +352,16 @@ def _finish(tables: list[Table], source: Source, given: ColumnMapping | None, da
         metadata_from_card(data, folder)
     if official:
         data.name, data.licence = OFFICIAL.name, data.licence if data.licence != "unspecified" else OFFICIAL.licence
-    data = dataset_from_tables([t for t in tables if t.rows], source, given, data)
+    stories, pictures = split_picture_tables([t for t in tables if t.rows])
+    if pictures:
+        source = replace(source, read_picture=pictures.reader(source.read_picture))
+    data = dataset_from_tables(stories, source, given, data, adapter)
+    for table in pictures.tables:
+        data.tables_read.append(TableRead(table.where, len(table.rows), f"pictures joined by id: {pictures.said}"))
+    data.provenance = provenance_of(folder, source.source, official, data.licence)
     assert data.origin is not None
-    data.origin = replace(data.origin, official=official)
+    data.origin = replace(data.origin, official=official, layout=data.origin.layout + (
+        f"; pictures from {', '.join(t.where for t in pictures.tables)}, joined by {pictures.said}" if pictures else ""))
     return data
 
 
@@ -332,21 +395,27 @@ def _not_cached(spec: HubSpec) -> HubError:
                                f"hf:PATH (caches: {constants.HF_HUB_CACHE}, {datasets.config.HF_DATASETS_CACHE})")
 
 
-def load_hub(spec: HubSpec, given: ColumnMapping | None = None) -> Dataset:
-    """The dataset ``spec`` names, read through ``datasets.load_dataset`` and made into StoryTurns."""
+def load_hub(spec: HubSpec, given: ColumnMapping | None = None, adapter: Adapter | None = None) -> Dataset:
+    """The dataset ``spec`` names, read through ``datasets.load_dataset`` and made into StoryTurns (every config
+    when it has several and no default one)."""
     datasets = _datasets()
     if spec.folder is not None:
-        return load_folder(spec.folder, given, where=str(spec), config=spec.config, split=spec.split)
+        return load_folder(spec.folder, given, where=str(spec), config=spec.config, split=spec.split, adapter=adapter)
     assert spec.repo is not None
     snapshot = _snapshot(spec) if _offline() else None
     if snapshot is not None:
-        data = load_folder(snapshot, given, where=str(spec), config=spec.config, split=spec.split, repo=spec.repo)
+        data = load_folder(snapshot, given, where=str(spec), config=spec.config, split=spec.split, repo=spec.repo,
+                           adapter=adapter)
         return _pinned(data, spec, snapshot)
     if _offline() and spec.revision is not None:  # the datasets cache keeps no revision: only the snapshot will do
         raise _not_cached(spec)
+    loaded: list[tuple[str | None, Any]] = []
     with _quiet(datasets):
         try:
-            loaded = datasets.load_dataset(spec.repo, name=spec.config, revision=spec.revision, split=spec.split)
+            names = configs_to_read(spec.repo, spec.config, spec.revision)
+            for name in names:
+                loaded.append((name, datasets.load_dataset(
+                    spec.repo, name=name, revision=spec.revision, split=spec.split)))
         except ConnectionError as exc:
             if _offline():
                 raise _not_cached(spec) from None
@@ -363,7 +432,8 @@ def load_hub(spec: HubSpec, given: ColumnMapping | None = None) -> Dataset:
     official = is_official(spec.repo) or OFFICIAL.paper.split(":")[1] in card
     source = Source(name=OFFICIAL.name if official else spec.name, source=spec.repo, location=str(spec),
                     read_picture=reader.read_name)
-    data = _finish(tables_of(loaded, str(spec), reader), source, given, None, snapshot, official)
+    tables = [table for name, part in loaded for table in tables_of(part, str(spec), reader, name)]
+    data = _finish(tables, source, given, None, snapshot, official, adapter)
     return _pinned(data, spec, snapshot)
 
 
@@ -374,4 +444,36 @@ def _pinned(data: Dataset, spec: HubSpec, snapshot: Path | None) -> Dataset:
     assert data.origin is not None
     commit = snapshot.name if snapshot is not None and re.fullmatch(r"[0-9a-f]{40}", snapshot.name) else None
     data.origin = replace(data.origin, location=str(replace(spec, revision=commit or spec.revision)))
+    if data.provenance is not None:
+        data.provenance = replace(data.provenance, repo=spec.repo or data.provenance.repo,
+                                  revision=commit or spec.revision)
     return data
+
+
+_ARXIV = re.compile(r"arxiv(?:\.org/(?:abs|pdf)/|\s*:\s*|\s+)(\d{4}\.\d{4,5})", re.IGNORECASE)
+_BIB_AUTHORS = re.compile(r"author\s*=\s*[{\"]([^}\"]+)[}\"]", re.IGNORECASE)
+LICENCE_FILES = ("LICENSE", "LICENCE", "LICENSE.md", "LICENSE.txt", "LICENCE.md", "LICENCE.txt")
+MAX_NOTICE_BYTES = 64 * 1024
+
+
+def provenance_of(folder: Path | None, repo: str, official: bool, licence: str) -> Provenance:
+    """Where a dataset comes from, as its card and folder say: arXiv ids (links, ``arxiv:`` tags), authors (a
+    BibTeX ``author`` field), its licence and licence file; the paper's release adds what the paper says."""
+    card = ""
+    notice = None
+    if folder is not None:
+        with contextlib.suppress(OSError):
+            card = (folder / "README.md").read_text(encoding="utf-8", errors="replace")[:1_000_000] \
+                if (folder / "README.md").is_file() else ""
+        for name in LICENCE_FILES:
+            path = folder / name
+            with contextlib.suppress(OSError):
+                if path.is_file() and path.stat().st_size <= MAX_NOTICE_BYTES:
+                    notice = path.read_text(encoding="utf-8", errors="replace").strip() or None
+                    break
+    arxiv = list(dict.fromkeys(_ARXIV.findall(card)))
+    authors = [a.strip() for match in _BIB_AUTHORS.findall(card)[:1] for a in match.split(" and ") if a.strip()]
+    if official:
+        arxiv = list(dict.fromkeys([OFFICIAL.paper.split(":")[1], *arxiv]))
+        authors = authors or list(OFFICIAL.authors)
+    return Provenance(repo, None, tuple(arxiv), tuple(authors), licence, notice)

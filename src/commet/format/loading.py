@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from commet.format.adapters import Adapter, AdapterError, load_adapter
 from commet.format.bounded import files_under
 from commet.format.columns import ColumnMapping, ColumnsError
 from commet.format.dataset import (
@@ -69,25 +70,34 @@ def _mapping(columns: str | ColumnMapping | None, where: str) -> ColumnMapping |
 
 def _columns_not_used(path: Path, what: str) -> FormatError:
     return FormatError([Problem(str(path), None, None, None, "columns",
-                                f"--columns maps the columns of a table; {what} has none to map")])
+                                f"--columns and --adapter read the columns of a table; {what} has none to read")])
 
 
-def load_dataset(path: str | Path, *, columns: str | ColumnMapping | None = None) -> Dataset:
+def load_dataset(path: str | Path, *, columns: str | ColumnMapping | None = None,
+                 adapter: str | Adapter | None = None) -> Dataset:
     """Load a dataset from a folder, a file, a Hugging Face folder, ``hf:OWNER/NAME``, or ``"sample"``.
 
     ``columns`` (``role=column,...``, see :mod:`commet.format.columns`) says which column of a table
-    is which part of a StoryTurn, where the names do not say it.
+    is which part of a StoryTurn, where the names do not say it. ``adapter`` (``FILE.py:FUNCTION``, see
+    :mod:`commet.format.adapters`) makes the StoryTurns of a table's rows where no mapping can.
     """
     mapping = _mapping(columns, str(path))
     try:
+        made_by = load_adapter(adapter) if isinstance(adapter, str) else adapter
+    except AdapterError as exc:
+        raise FormatError([Problem(str(path), None, None, None, "adapter", str(exc))]) from None
+    if made_by is not None and mapping is not None:
+        raise FormatError([Problem(str(path), None, None, None, "adapter",
+                                   "--adapter and --columns are two ways to read a table: give one")])
+    try:
         if isinstance(path, str) and is_hub_spec(path):
-            return load_hub(parse_hub_spec(path), mapping)
-        return _load_path(path, mapping)
+            return load_hub(parse_hub_spec(path), mapping, made_by)
+        return _load_path(path, mapping, made_by)
     except ColumnsError as exc:
         raise FormatError([Problem(str(path), None, None, None, "columns", str(exc))]) from None
 
 
-def _load_path(path: str | Path, mapping: ColumnMapping | None) -> Dataset:
+def _load_path(path: str | Path, mapping: ColumnMapping | None, adapter: Adapter | None = None) -> Dataset:
     if str(path) == "sample":
         path = bundled_sample_path()
     path = Path(path)
@@ -99,7 +109,7 @@ def _load_path(path: str | Path, mapping: ColumnMapping | None) -> Dataset:
     if not exists:
         raise FormatError([Problem(str(path), None, None, None, None, "no such file or folder")])
     if is_dir and os.path.lexists(path / STORYTURNS_FILE):
-        if mapping is not None:
+        if mapping is not None or adapter is not None:
             raise _columns_not_used(path, "a canonical dataset folder")
         dataset = read_storyturns(path / STORYTURNS_FILE)
         dataset.root = path
@@ -110,25 +120,25 @@ def _load_path(path: str | Path, mapping: ColumnMapping | None) -> Dataset:
         return dataset
     if is_dir and (any((path / marker).is_file() for marker in HF_MARKERS) or is_hf_folder(path)) or \
             not is_dir and path.suffix.lower() == ".parquet":
-        if mapping is None and native_layout(path):
+        if mapping is None and adapter is None and native_layout(path):
             return _load_hf_located(path)
         if not is_dir:
-            return load_folder(path.parent, mapping, where=str(path), files=(str(path),))
+            return load_folder(path.parent, mapping, where=str(path), files=(str(path),), adapter=adapter)
         if (path / "state.json").is_file() or (path / "dataset_dict.json").is_file():
-            return _load_saved(path, mapping)
-        return load_folder(path, mapping)
+            return _load_saved(path, mapping, adapter)
+        return load_folder(path, mapping, adapter=adapter)
     if is_dir:
         if _table_files(path):
-            return load_folder(path, mapping)
+            return load_folder(path, mapping, adapter=adapter)
         raise FormatError([Problem(str(path), None, None, None, None,
                                    f"not a dataset folder: no {STORYTURNS_FILE}, no Hugging Face dataset files "
                                    "(state.json, .parquet) and no data files (.jsonl, .json, .csv)")])
-    if path.suffix.lower() in TABLE_FILES or mapping is not None:
-        return load_folder(path.parent, mapping, where=str(path), files=(str(path),))
+    if path.suffix.lower() in TABLE_FILES or mapping is not None or adapter is not None:
+        return load_folder(path.parent, mapping, where=str(path), files=(str(path),), adapter=adapter)
     return read_storyturns(path)
 
 
-def _load_saved(folder: Path, mapping: ColumnMapping | None) -> Dataset:
+def _load_saved(folder: Path, mapping: ColumnMapping | None, adapter: Adapter | None = None) -> Dataset:
     """A ``save_to_disk`` folder in another layout: its splits through ``datasets.load_from_disk``."""
     from commet.extras import require
     from commet.format.hub import PictureFiles, _cache_roots, _finish, tables_of
@@ -142,4 +152,4 @@ def _load_saved(folder: Path, mapping: ColumnMapping | None) -> Dataset:
                                    f"datasets cannot read this folder: {type(exc).__name__}: {exc}")]) from None
     reader = PictureFiles(folder, (folder.resolve(), *_cache_roots()))
     source = Source(name=folder.resolve().name, source=str(folder), location=str(folder), read_picture=reader.read_name)
-    return _finish(tables_of(loaded, str(folder), reader), source, mapping, None, folder, False)
+    return _finish(tables_of(loaded, str(folder), reader), source, mapping, None, folder, False, adapter)

@@ -321,7 +321,8 @@ def to_sample(storyturn: StoryTurn) -> Sample:
 
 def storyturns(dataset: str = "sample", images: str = "on", feedback: str = "original",
                judge: str = "rules", system_prompt: str | None = None, limit: int | None = None,
-               undecided_feedback: str = "stop", judge_images: str = "needed", columns: str | None = None) -> Task:
+               undecided_feedback: str = "stop", judge_images: str = "needed", columns: str | None = None,
+               adapter: str | None = None) -> Task:
     """CoMMET's StoryTurns: multi-turn ToM stories with adaptive feedback and online judging.
 
     Args:
@@ -334,11 +335,12 @@ def storyturns(dataset: str = "sample", images: str = "on", feedback: str = "ori
       undecided_feedback: ``stop``, ``skip`` or ``wrong``: feedback after an answer no judge could decide.
       judge_images: ``needed``, ``on`` or ``off``: which pictures the answerer saw an LLM judge sees too.
       columns: ``role=column,...``: which column of a table is which part of a StoryTurn (``commet eval --columns``).
+      adapter: ``FILE.py:FUNCTION`` that makes the StoryTurns of a table (``commet eval --adapter``).
     """
     conditions = (_choice(ImagePolicy, "images", images), _choice(FeedbackCondition, "feedback", feedback))
     undecided, judge_pictures = (_choice(UndecidedFeedback, "undecided_feedback", undecided_feedback),
                                  _choice(JudgeImages, "judge_images", judge_images))
-    data = load_dataset(dataset, columns=columns)
+    data = load_dataset(dataset, columns=columns, adapter=adapter)
     if limit is not None:
         data.storyturns = data.storyturns[: int(limit)]
     return Task(dataset=MemoryDataset([to_sample(st) for st in data], name=data.name),
@@ -348,7 +350,8 @@ def storyturns(dataset: str = "sample", images: str = "on", feedback: str = "ori
                 scorer=story_accuracy(), config=DEFAULT_CONFIG,
                 metadata={"commet_dataset": data.name, "commet_dataset_hash": data.content_hash(),
                           **({"commet_dataset_read": data.origin.location, "commet_dataset_layout": data.origin.layout,
-                              "commet_dataset_columns": data.origin.columns} if data.origin is not None else {}),
+                              "commet_dataset_columns": data.origin.columns,
+                              "commet_dataset_adapter": data.origin.adapter} if data.origin is not None else {}),
                           "images": images, "feedback": feedback, "judge": judge,
                           "undecided_feedback": undecided_feedback, "judge_images": judge_images})
 

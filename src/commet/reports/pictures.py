@@ -59,10 +59,10 @@ class DatasetFinder:
         self.folders: dict[str, Dataset] = {}
         self.hashes: dict[str, str] = {}
 
-    def load(self, location: str, columns: str | None = None) -> Dataset | None:
+    def load(self, location: str, columns: str | None = None, adapter: str | None = None) -> Dataset | None:
         if location not in self.loaded:
             try:
-                self.loaded[location] = load_dataset(location, columns=columns)
+                self.loaded[location] = load_dataset(location, columns=columns, adapter=adapter)
             except Exception:  # noqa: BLE001 - any unreadable candidate just is not the run's dataset
                 self.loaded[location] = None
         return self.loaded[location]
@@ -90,7 +90,8 @@ class DatasetFinder:
         candidates += [c for c in ("sample", run.dataset_name) if c not in candidates]
         recorded_columns = run.settings.recorded.dataset_columns  # how a table's columns were mapped
         for location in candidates:
-            found = self.load(location, recorded_columns if location == recorded else None)
+            found = self.load(location, *((recorded_columns, run.settings.recorded.dataset_adapter)
+                                          if location == recorded else (None, None)))
             if found is not None and self.content_hash(location, found) == run.dataset_hash:
                 how = "recorded with the run" if location == recorded else "found by content hash"
                 return RunPictures((*given, found), f"Pictures from {location} ({how}).")

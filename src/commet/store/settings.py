@@ -199,6 +199,9 @@ class Recorded(BaseModel):
     dataset_path: str | None = None
     dataset_layout: str | None = None
     dataset_columns: str | None = None
+    #: the ``--adapter FILE.py:FUNCTION`` that made the StoryTurns, and its source text (hashed with the dataset)
+    dataset_adapter: str | None = None
+    dataset_adapter_source: str | None = None
     #: the run this one re-judged (``commet rejudge``) or finished (``commet eval --finish``)
     rejudged_from: str | None = None
     finished_from: str | None = None
@@ -210,7 +213,7 @@ class Recorded(BaseModel):
 
 #: the recorded fields that say how a run's dataset was read: not part of its configuration (a ``--columns``
 #: mapping is, through the dataset's hash)
-READ_FROM = ("dataset_path", "dataset_layout", "dataset_columns")
+READ_FROM = ("dataset_path", "dataset_layout", "dataset_columns", "dataset_adapter", "dataset_adapter_source")
 
 
 def stored_settings(settings: EvalSettings, **recorded: object) -> dict[str, object]:

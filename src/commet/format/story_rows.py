@@ -1,0 +1,152 @@
+"""Layout (d): rows that each hold a whole StoryTurn's questions and answers as lists (a list column, or JSON
+text of a list), such as one row per picture: the rows of one StoryTurn (one story id, or consecutive rows
+holding the same lists) repeat its lists, and each row gives one picture and the turn that shows it.
+
+A picture's turn is the row's turn number. Whether turn numbers count from 0 or from 1 is decided once for
+the table: a 0 says from 0, a number equal to its StoryTurn's count of questions says from 1; numbers that
+fit both are refused (a located error), never guessed. Rows of one StoryTurn that disagree on its lists, a
+list of another length than the questions, or two pictures for one turn are located errors.
+"""
+
+from __future__ import annotations
+
+from commet.format.cells import list_cell
+from commet.format.columns import Role
+from commet.format.dataset import Dataset
+from commet.format.origin import RowsRead
+from commet.format.table import Layout, Source, Table, _fail, _story_fields, _text
+from commet.format.turn_rows import _assemble, _same_for_the_story, _turn_number
+
+#: the per-turn roles a row may hold as lists (one item per question)
+LIST_ROLES = (Role.QUESTION, Role.ANSWER, Role.STORY, Role.FEEDBACK, Role.OPTIONS)
+
+
+def holds_lists(table: Table, column: str) -> bool:
+    """Whether a question column holds lists of questions (every one of its first 50 filled cells)."""
+    cells = [row.get(column) for row in table.rows if row.get(column) not in (None, "", [])][:50]
+    return bool(cells) and all((items := list_cell(c)) is not None and all(isinstance(i, str) for i in items)
+                               for c in cells)
+
+
+def _groups(table: Table, layout: Layout, name: str, first: int) -> dict[str, list[tuple[int, dict[str, object]]]]:
+    """Rows by StoryTurn: by the id column, else consecutive rows holding the same lists (questions, answers,
+    stories, feedback, options)."""
+    roles = layout.roles
+    groups: dict[str, list[tuple[int, dict[str, object]]]] = {}
+    previous: object = object()
+    for index, row in enumerate(table.rows):
+        if Role.ID in roles:
+            story_id = _text(row.get(roles[Role.ID]))
+            if story_id is None:
+                raise _fail(table, index + 1, None, None, roles[Role.ID], "no story id")
+        else:
+            lists = tuple(repr(row.get(roles[role])) for role in LIST_ROLES if role in roles)
+            if lists != previous or not groups:
+                groups[f"{name}-{first + len(groups) + 1:04d}"] = []
+            previous = lists
+            story_id = list(groups)[-1]
+        groups.setdefault(story_id, []).append((index + 1, row))
+    return groups
+
+
+def _lists(table: Table, layout: Layout, story_id: str,
+           members: list[tuple[int, dict[str, object]]]) -> dict[Role, list[object]]:
+    """The StoryTurn's per-turn lists, the same on each of its rows; a story text given once is the first turn's."""
+    roles = layout.roles
+    first_line, first = members[0]
+    for role in LIST_ROLES:
+        if role in roles:
+            for line, row in members[1:]:
+                if row.get(roles[role]) != first.get(roles[role]):
+                    raise _fail(table, line, story_id, None, roles[role],
+                                f"rows of this StoryTurn disagree on its {role.value} (row {first_line} and this one)")
+    questions = list_cell(first.get(roles[Role.QUESTION])) or []
+    if not questions:
+        raise _fail(table, first_line, story_id, None, roles[Role.QUESTION], "no questions")
+    found: dict[Role, list[object]] = {Role.QUESTION: questions}
+    for role in LIST_ROLES[1:]:
+        if role not in roles:
+            continue
+        value = first.get(roles[role])
+        items = list_cell(value)
+        if items is None and role is Role.STORY and isinstance(value, str):
+            items = [value, *[""] * (len(questions) - 1)]  # one story text: told before the first question
+        if items is None and value in (None, ""):
+            continue
+        if items is None or len(items) != len(questions):
+            raise _fail(table, first_line, story_id, None, roles[role],
+                        f"must be a list of {len(questions)} (one per question), not {str(value)[:60]!r}")
+        found[role] = items
+    return found
+
+
+def _base(table: Table, layout: Layout, groups: dict[str, list[tuple[int, dict[str, object]]]],
+          counts: dict[str, int]) -> int:
+    """Whether the table's turn numbers count from 0 or from 1 (decided from all of them, never guessed)."""
+    column = layout.roles.get(Role.TURN)
+    if column is None:
+        return 0
+    numbers = [(_turn_number(row.get(column)), counts[story]) for story, members in groups.items()
+               for _, row in members if _pictured(layout, row)]
+    if any(n == 0 for n, _ in numbers):
+        return 0
+    if any(n == count for n, count in numbers):
+        return 1
+    if not numbers:
+        return 0
+    raise _fail(table, None, None, None, column, "turn numbers fit counting from 0 and from 1 alike (no 0, and none "
+                "equal to its StoryTurn's number of questions): which turn shows each picture is not certain; "
+                "write an adapter (--adapter FILE.py:FUNCTION)")
+
+
+def _pictured(layout: Layout, row: dict[str, object]) -> list[object]:
+    return [row.get(c) for c in layout.pictures if row.get(c) not in (None, "", [])]
+
+
+def _story_rows(table: Table, layout: Layout, dataset: Dataset, source: Source, first: int) -> None:
+    roles = layout.roles
+    used = set(roles.values()) | set(layout.pictures)
+    groups = _groups(table, layout, source.name, first)
+    lists = {story: _lists(table, layout, story, members) for story, members in groups.items()}
+    base = _base(table, layout, groups, {story: len(found[Role.QUESTION]) for story, found in lists.items()})
+    picture_column = layout.pictures[0] if layout.pictures else None
+    for story_id, members in groups.items():
+        _same_for_the_story(table, roles, story_id, members)
+        found, count = lists[story_id], len(lists[story_id][Role.QUESTION])
+        first_line, first_row = members[0]
+        shown: dict[int, tuple[int, object]] = {}
+        for line, row in members:
+            pictures = _pictured(layout, row)
+            if not pictures:
+                continue
+            if len(pictures) > 1:
+                raise _fail(table, line, story_id, None, picture_column, "more than one picture in a row of one "
+                                                                          "picture per row")
+            if Role.TURN in roles:
+                number = _turn_number(row.get(roles[Role.TURN]))
+                k = number - base if number is not None else -1
+            elif count == 1:
+                k = 0
+            else:
+                raise _fail(table, line, story_id, None, picture_column, "which turn shows this picture? map the "
+                            "column of its turn number (--columns turn=COLUMN), or write an adapter")
+            if not 0 <= k < count:
+                raise _fail(table, line, story_id, None, roles.get(Role.TURN), f"turn {row.get(roles[Role.TURN])!r} "
+                            f"is not one of this StoryTurn's {count} turns (counted from {base})")
+            if k in shown:
+                raise _fail(table, line, story_id, k, picture_column, f"turn {k} already shows the picture of row "
+                                                                      f"{shown[k][0]}")
+            shown[k] = (line, pictures[0])
+        virtual = []
+        for k in range(count):
+            row = {**first_row, **{roles[role]: items[k] for role, items in found.items()}}
+            row.update(dict.fromkeys(layout.pictures))
+            if picture_column is not None and k in shown:
+                row[picture_column] = shown[k][1]
+            virtual.append((shown[k][0] if k in shown else first_line, row))
+        story = _story_fields(table, roles, first_row, first_line, story_id, source, dataset.taxonomy)
+        dataset.storyturns.append(_assemble(table, layout, story_id, story, virtual, dataset, source, used))
+        dataset.rows_read.append(RowsRead(table.where, story_id, tuple(
+            (shown[k][0],) if k in shown else (first_line,) for k in range(count))))
+        dataset.lines.setdefault(story_id, first_line)
+        dataset.line_list.append(first_line)

@@ -1,0 +1,195 @@
+"""Layout (b): one row per turn (or per question), grouped into StoryTurns by a story id column and ordered by
+a turn column (file order without one), each row with its own picture (docs/official-data.md, "The layouts").
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import ValidationError
+
+from commet.format.cells import list_cell, options_cell
+from commet.format.columns import (
+    STORY_ROLES,
+    Role,
+)
+from commet.format.dataset import Dataset
+from commet.format.model import Feedback, StoryTurn
+from commet.format.origin import RowsRead
+from commet.format.pipe import (
+    decide_branches,
+    options_in_question,
+    parse_feedback,
+)
+from commet.format.table import (
+    Layout,
+    Source,
+    Table,
+    _fail,
+    _meta,
+    _pictures,
+    _problem,
+    _register,
+    _Story,
+    _story_fields,
+    _suffix,
+    _text,
+)
+
+# ----------------------------------------------------------------------------------------------- (b)
+
+
+def _turn_number(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    digits = re.findall(r"\d+", str(value)) if isinstance(value, str) else []
+    return int(digits[-1]) if len(digits) >= 1 else None
+
+
+def _ordered(table: Table, roles: dict[Role, str], story_id: str,
+             members: list[tuple[int, dict[str, object]]]) -> list[tuple[int, dict[str, object]]]:
+    """A story's rows in turn order; a turn that is not a number, or given twice, is a located error."""
+    if Role.TURN not in roles:
+        return members
+    column = roles[Role.TURN]
+    keyed: dict[int, int] = {}
+    for line, row in members:
+        number = _turn_number(row.get(column))
+        if number is None:
+            raise _fail(table, line, story_id, None, column, f"turn {row.get(column)!r} is not a number")
+        if number in keyed:
+            raise _fail(table, line, story_id, None, column,
+                        f"turn {number} of this story is also on row {keyed[number]}")
+        keyed[number] = line
+    return sorted(members, key=lambda member: _turn_number(member[1].get(column)) or 0)
+
+
+def _same_for_the_story(table: Table, roles: dict[Role, str], story_id: str,
+                        members: list[tuple[int, dict[str, object]]]) -> None:
+    """Every row of a story must agree on its task, category, image-dependence, mental states and source."""
+    for role in STORY_ROLES[1:]:
+        if role not in roles:
+            continue
+        column = roles[role]
+        first_line, first = members[0][0], members[0][1].get(column)
+        for line, row in members[1:]:
+            if row.get(column) not in (None, "") and first not in (None, "") and row.get(column) != first:
+                raise _fail(table, line, story_id, None, column,
+                            f"rows of this story disagree on its {role.value}: {first!r} (row {first_line}) "
+                            f"and {row.get(column)!r}")
+
+
+def _turn_feedback(table: Table, line: int, story_id: str, k: int, column: str | None,
+                   value: object) -> Feedback | None:
+    if value is None or value == "":
+        return None
+    try:
+        if isinstance(value, str):
+            return parse_feedback(value)
+        if isinstance(value, dict):
+            feedback = Feedback.model_validate({key: v for key, v in value.items() if v not in (None, [])})
+            return None if feedback.is_empty() else feedback
+    except (ValueError, ValidationError) as exc:
+        raise _fail(table, line, story_id, k, column, str(exc).splitlines()[0]) from None
+    raise _fail(table, line, story_id, k, column, f"feedback must be text, not {type(value).__name__}")
+
+
+def _options(table: Table, line: int, story_id: str, k: int, column: str | None, value: object,
+             question: str) -> list[dict[str, object]]:
+    """A turn's options: its options cell read in any common notation (:func:`~commet.format.cells.options_cell`),
+    else those its question writes; a cell that cannot be read is a located error, never dropped."""
+    try:
+        options = options_cell(value)
+    except ValueError as exc:
+        raise _fail(table, line, story_id, k, column, str(exc)) from None
+    return options if options else [o.model_dump() for o in options_in_question(question)]
+
+
+def _turn_rows(table: Table, layout: Layout, dataset: Dataset, source: Source) -> None:
+    roles = layout.roles
+    used = set(roles.values()) | set(layout.pictures)
+    groups: dict[str, list[tuple[int, dict[str, object]]]] = {}
+    for index, row in enumerate(table.rows):
+        story_id = _text(row.get(roles[Role.ID]))
+        if story_id is None:
+            raise _fail(table, index + 1, None, None, roles[Role.ID], "no story id")
+        groups.setdefault(story_id, []).append((index + 1, row))
+    for story_id, members in groups.items():
+        members = _ordered(table, roles, story_id, members)
+        _same_for_the_story(table, roles, story_id, members)
+        line = members[0][0]
+        story = _story_fields(table, roles, members[0][1], line, story_id, source, dataset.taxonomy)
+        dataset.storyturns.append(_assemble(table, layout, story_id, story, members, dataset, source, used))
+        dataset.rows_read.append(RowsRead(table.where, story_id, tuple((line,) for line, _ in members)))
+        dataset.lines.setdefault(story_id, line)
+        dataset.line_list.append(line)
+
+
+def _assemble(table: Table, layout: Layout, story_id: str, story: _Story,
+              members: list[tuple[int, dict[str, object]]], dataset: Dataset, source: Source,
+              used: set[str]) -> StoryTurn:
+    """One StoryTurn from its rows: answers written as text split into branches as the pipe format's are."""
+    roles, pictures_of = layout.roles, layout.pictures
+
+    def cell(row: dict[str, object], role: Role) -> object:
+        return row.get(roles[role]) if role in roles else None
+
+    questions: list[str] = []
+    feedbacks: list[Feedback | None] = []
+    raw_answers: list[str | list[str]] = []
+    turns: list[dict[str, object]] = []
+    for k, (line, row) in enumerate(members):
+        question = _text(cell(row, Role.QUESTION))
+        if question is None:
+            raise _fail(table, line, story_id, k, roles[Role.QUESTION], "empty question")
+        value = cell(row, Role.ANSWER)
+        listed = list_cell(value) if isinstance(value, str) else None
+        if listed is not None and listed and all(isinstance(a, str) for a in listed):
+            value = listed  # branches written as JSON text of a list
+        answer: str | list[str] = [str(a).strip() for a in value if str(a).strip()] if isinstance(value, list) \
+            else _text(value) or ""
+        if not answer:
+            raise _fail(table, line, story_id, k, roles[Role.ANSWER], "empty answer")
+        feedback = _turn_feedback(table, line, story_id, k, roles.get(Role.FEEDBACK), cell(row, Role.FEEDBACK))
+        questions.append(question)
+        feedbacks.append(feedback)
+        raw_answers.append(answer)
+        image_id = None
+        pictures = [p for column in pictures_of for p in _pictures(row.get(column))]
+        if len(pictures) > 1:
+            raise _fail(table, line, story_id, k, roles[Role.IMAGE], f"{len(pictures)} pictures in one row: a turn "
+                        "shows one picture (one row per StoryTurn names its turns' pictures; see layout (a))")
+        if pictures:
+            picture = pictures[0]
+            named = _text(cell(row, Role.IMAGE_ID)) or picture.name
+            fallback = f"{story_id}-{k}{_suffix(picture.data)}"
+            image_id = _register(dataset, named or fallback, picture.data, source, fallback)
+        elif Role.IMAGE_ID in roles and _text(cell(row, Role.IMAGE_ID)):
+            image_id = _register(dataset, str(_text(cell(row, Role.IMAGE_ID))), None, source, f"{story_id}-{k}.png")
+        turns.append({"story": _text(cell(row, Role.STORY)) or "", "feedback": feedback, "question": question,
+                      "image": image_id, "options": _options(table, line, story_id, k, roles.get(Role.OPTIONS), cell(row, Role.OPTIONS), question),
+                      "meta": _meta(row, used, table.columns)})
+    texts = [a if isinstance(a, str) else "" for a in raw_answers]
+    decision = decide_branches(texts, questions, feedbacks)
+    for k, (turn, answer) in enumerate(zip(turns, raw_answers, strict=True)):
+        turn["answers"] = list(answer) if isinstance(answer, list) else decision.answers[k]
+    dataset.warnings.extend(_problem(table, members[k][0], story_id, k, roles[Role.ANSWER], message, "warning")
+                            for k, message in decision.notes if isinstance(raw_answers[k], str))
+    known = dataset.taxonomy.task(story.task)
+    states = story.mental_states if story.mental_states is not None else (
+        list(known.mental_states) if known is not None else [])
+    try:
+        return StoryTurn.model_validate({"id": story_id, "task": story.task, "category": story.category,
+                                         "mental_states": states, "image_dependent": story.image_dependent,
+                                         "source": story.source, "turns": turns})
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        loc = [str(part) for part in error["loc"]]
+        turn_index = int(loc[1]) if len(loc) > 1 and loc[0] == "turns" and loc[1].isdigit() else None
+        line = members[turn_index][0] if turn_index is not None and turn_index < len(members) else members[0][0]
+        raise _fail(table, line, story_id, turn_index, ".".join(loc[2:] if turn_index is not None else loc) or None,
+                    error["msg"]) from None
