@@ -160,8 +160,8 @@ def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
                                                     candidates=named if answer in named and len(named) > 1 else []))
     vocabulary = [*file_vocabulary([s for _, sentences, _, _ in examples for s in sentences]), *world_vocabulary()]
     known = {normalize(word) for word in vocabulary}
-    for story in stories:
-        for item in story.questions:
+    for told in stories:
+        for item in told.questions:
             if item.candidates or normalize(item.answer) in known:
                 item.candidates = base.closed_vocabulary(item.candidates or [item.answer], vocabulary)
     return stories
