@@ -16,6 +16,7 @@ from commet.cli.common import (
     fail,
     print_failures,
     resumable,
+    secrets_of,
 )
 from commet.cli.reporting import find_run_or_fail, open_store, print_report
 from commet.cli.run_dataset import DatasetNotFound, dataset_for
@@ -104,19 +105,10 @@ def rejudge_command(
         console.print(table)
     else:
         console.print("the new verdicts would have chosen the same feedback everywhere")
-    print_report(db, [source.name, result.run.name])
+    counts = print_report(db, [source.name, result.run.name])
     if result.results is not None and not result.results.complete:  # as eval: each kind of failure, exit 3
-        print_failures(result.results, secrets=_secrets(the_judge))
+        print_failures(result.results, counts[result.run.name], secrets=secrets_of(the_judge))
         raise typer.Exit(EXIT_INCOMPLETE)
-
-
-def _secrets(judge: object) -> list[str | None]:
-    """The API keys of a judge's models (an LLM judge's, a cascade's, a panel's members'), kept out of messages."""
-    keys = [getattr(judge, "api_key", None)]
-    for inner in (getattr(judge, "model", None), getattr(judge, "fallback", None), *getattr(judge, "members", ())):
-        if inner is not None:
-            keys += _secrets(inner)
-    return keys
 
 
 label_app = typer.Typer(help="Human labels: label a run's answers in the terminal, or import a CSV.",

@@ -46,9 +46,14 @@ def cell_text(cell: Cell, section: Section, style: Style = "full") -> str:
     return estimate_text(cell, fraction=section.fraction, style=style) if isinstance(cell, Estimate) else cell
 
 
-def run_legend(report: Report, quote: str = "") -> str:
+def run_legend_entries(report: Report, quote: str = "") -> list[str]:
     """Each run of the report as its short id and name (what every --run accepts), in report order."""
     from commet.store import short_ids
 
     ids = short_ids(d.run.name for d in report.runs)
-    return "; ".join(f"{quote}{ids[d.run.name]}{quote} {quote}{d.run.name}{quote}" for d in report.runs)
+    return [f"{quote}{ids[d.run.name]}{quote} {quote}{d.run.name}{quote}" for d in report.runs]
+
+
+def run_legend(report: Report, quote: str = "") -> str:
+    """The runs of the report on one line (see :func:`run_legend_entries`)."""
+    return "; ".join(run_legend_entries(report, quote))

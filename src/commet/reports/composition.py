@@ -16,7 +16,7 @@ from commet.format.dataset import Dataset
 from commet.reports.analyses import Report
 from commet.reports.cells import cell_text
 from commet.reports.grouping import by_key_section, check_dataset, has_controls
-from commet.reports.render import ReportTargetError, csv_files
+from commet.reports.render import ReportTargetError, csv_files, notice_texts
 from commet.reports.sections import SUBSET_KEYS, SectionKey
 from commet.reports.stats import Range
 
@@ -76,7 +76,7 @@ def brief_tables(report: Report) -> Iterator[RenderableType]:
     from rich.table import Table
     from rich.text import Text
 
-    yield from (Text(line, style="bold") for line in report.notices)
+    yield from notice_texts(report.notices)
     by_key = {s.key: s for s in report.sections}
     for data in report.runs:
         ranged = any(isinstance(c, Range) for s in report.sections for r in s.rows if r[0] == data.run.name

@@ -12,17 +12,16 @@ autoescaping or the DOM's ``textContent``, never through markup.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
+from commet.engine.outcome import OUTCOME_MEANINGS, StoryOutcome
 from commet.extras import require
 from commet.format.dataset import Dataset
 from commet.reports.analyses import Report
 from commet.reports.cells import cell_text
 from commet.reports.meanwhile import meanwhile
-from commet.reports.outcome import OUTCOME_MEANINGS, StoryOutcome
 from commet.reports.pictures import DatasetFinder, Pictures, data_uri
 from commet.reports.rundata import cycle_collection_paused
 from commet.reports.stats import Estimate
@@ -65,10 +64,11 @@ def _runs(report: Report) -> list[dict[str, object]]:
     """The runs table's rows: settings, then how many StoryTurns came out each way (what the transcripts show)."""
     rows = []
     for d in report.runs:
-        counts = Counter(s.outcome for s in d.stories)
+        counts = d.counts  # the summary table's and eval's counts; not scored includes StoryTurns never started
         rows.append({"name": d.run.name, "model": d.run.model, "judge": d.run.judge, "dataset": d.run.dataset_name,
-                     "images": d.images, "feedback": d.feedback, "status": d.run.status, "stories": len(d.stories),
-                     "outcomes": [(o, counts[o]) for o in StoryOutcome]})
+                     "images": d.images, "feedback": d.feedback, "status": d.run.status, "stories": counts.stories,
+                     "outcomes": [(o, counts.not_scored if o is StoryOutcome.not_scored else counts.of(o))
+                                  for o in StoryOutcome]})
     return rows
 
 

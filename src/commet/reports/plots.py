@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
+from commet.engine.outcome import StoryOutcome
 from commet.reports.analyses import FEEDBACK_COLUMNS, Cell, Report, RunData, ordered_categories, run_label
 from commet.reports.metrics import SUBSETS
-from commet.reports.outcome import StoryOutcome
 from commet.reports.sections import SectionKey
 from commet.reports.stats import Estimate, Range
 

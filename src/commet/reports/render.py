@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 from commet.errors import CommetError
 from commet.format.dataset import Dataset
-from commet.reports.analyses import Cell, Report, Section
-from commet.reports.cells import cell_text, run_legend
+from commet.reports.analyses import Cell, Notice, Report, Section
+from commet.reports.cells import cell_text, run_legend, run_legend_entries
 from commet.reports.stats import Estimate, Range
 from commet.reports.tables import to_markdown
 from commet.text import printable
@@ -148,12 +148,26 @@ def fitted_tables(section: Section, width: int) -> list[RenderableType]:
     return _row_tables(section)
 
 
+def notice_texts(notices: list[Notice]) -> list[Text]:
+    """The notices for a terminal: each paragraph wrapped at spaces (plain; a warning bold), its command on a
+    line of its own, indented and never wrapped, so it is pasted whole."""
+    from rich.text import Text
+
+    texts = []
+    for notice in notices:
+        texts.append(Text(printable(notice.text), style="bold" if notice.warning else ""))
+        if notice.command is not None:
+            texts.append(Text(f"  {printable(notice.command)}", no_wrap=True, overflow="ignore"))
+    return texts
+
+
 def to_rich_tables(report: Report, width: int | None = None) -> list[RenderableType]:
     """The notices, then every section; each laid out to fit ``width`` (None: each table at its full width)."""
     from rich.text import Text
 
-    renderables: list[RenderableType] = [Text(line, style="bold") for line in report.notices]
-    renderables.append(Text(f"runs: {run_legend(report)}", style="dim"))
+    renderables: list[RenderableType] = [*notice_texts(report.notices)]
+    renderables.append(Text("\n".join(["runs:", *(f"  {printable(line)}" for line in run_legend_entries(report))]),
+                            style="dim"))
     for section in report.sections:
         renderables.extend([_plain_table(section)] if width is None else fitted_tables(section, width))
     return renderables
@@ -164,7 +178,8 @@ def to_markdown_report(report: Report, title: str = "CoMMET report") -> str:
     parts = [f"# {title}\n", f"Runs (short id, name): {run_legend(report, '`')}. Intervals: 95% "
              f"percentile bootstrap over StoryTurns ({report.bootstrap.resamples} resamples, seed "
              f"{report.bootstrap.seed}).\n"]
-    parts.extend(f"**{line}**\n" for line in report.notices)
+    parts.extend((f"**{n.text}**" if n.warning else n.text) + (f"\n\n    {n.command}\n" if n.command else "\n")
+                 for n in report.notices)
     for section in report.sections:
         parts.append(f"## {section.title}\n")
         parts.append(to_markdown(section.header, [[cell_text(c, section) for c in row] for row in section.rows]))
@@ -220,7 +235,7 @@ def csv_files(report: Report) -> dict[str, str]:
     """File name -> content: one CSV per table (``KEY.csv``), and ``notices.txt`` when there are notices."""
     files = {f"{section.key}.csv": section_csv(section) for section in report.sections}
     if report.notices:
-        files["notices.txt"] = "\n".join(report.notices) + "\n"
+        files["notices.txt"] = "\n".join(map(str, report.notices)) + "\n"
     return files
 
 
