@@ -47,10 +47,12 @@ err_console = Console(stderr=True, emoji=False)
 
 
 def say(text: str, *, err: bool = False, markup: bool = False) -> None:
-    """A paragraph of prose: wrapped at spaces to the width of a terminal (or ``COLUMNS``), never inside a word;
-    one line where the output has no width, so a log keeps one line per message."""
+    """A paragraph of prose: wrapped at spaces to the width of a terminal, never inside a word; on stdout also to
+    ``COLUMNS`` when piped (a report written to a file fits it). Elsewhere one line: a log of stderr keeps one
+    line per message."""
     target = err_console if err else console
-    target.print(text, markup=markup, highlight=False, soft_wrap=not sized(target.file))
+    wrapped = target.file.isatty() if err else sized(target.file)
+    target.print(text, markup=markup, highlight=False, soft_wrap=not wrapped)
 
 EXIT_USAGE = 2
 #: the run ended with calls that failed for good (rerun to retry them)

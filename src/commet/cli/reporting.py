@@ -383,10 +383,10 @@ def runs(db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("
          wide: Annotated[bool, typer.Option("--wide", help="Also the model, judge, dataset and start time.")] = False,
          ) -> None:
     """List the runs in a store, each with its short id (accepted by every --run, as is a unique prefix)."""
-    from rich.padding import Padding
     from rich.table import Table
     from rich.text import Text
 
+    from commet.reports.cells import broken_at_punctuation
     from commet.store import short_ids
     from commet.text import printable
 
@@ -410,15 +410,27 @@ def runs(db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("
             table.add_row(*row, Text(printable(record.name)))
         console.print(table)
         return
-    # narrow terminal: each run's name on a line of its own under its figures, folded only where it must be
+    # narrow terminal: each run's figures, then its name (and with --wide its model, judge, dataset and start) on
+    # lines of their own, broken only after the name's punctuation, never inside a hash
+    base = header[:4]
+
     def line(cells: list[str]) -> str:
         return "  ".join(cell.rjust(w) if h == "stories" else cell.ljust(w)
-                         for h, cell, w in zip(header, cells, widths, strict=True)).rstrip()
+                         for h, cell, w in zip(base, cells, widths, strict=False)).rstrip()
 
     console.print(Text(f"Runs in {db}", style="italic"), Text(line(header), style="bold"), sep="\n")
     for record, row in zip(records, rows, strict=True):
         console.print(Text(line(row)), no_wrap=True, overflow="ellipsis")
-        console.print(Padding(Text(printable(record.name), overflow="fold"), (0, 0, 0, 2)))
+        for part in broken_at_punctuation(printable(record.name), console.width - 2):
+            console.print(Text(f"  {part}"), no_wrap=True, overflow="fold")
+        if wide:  # "key value" pairs, never split, as many a line as fit
+            lines = [""]
+            for pair in (f"{h} {printable(cell)}" for h, cell in zip(header[4:], row[4:], strict=True)):
+                if lines[-1] and len(lines[-1]) + 2 + len(pair) > console.width - 2:
+                    lines.append("")
+                lines[-1] += f"  {pair}" if lines[-1] else pair
+            for text in lines:
+                console.print(Text(f"  {text}"), no_wrap=True, overflow="fold")
 
 
 def _minute(stamp: str | None) -> str:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.reports.analyses import Cell, Notice, Report, Section
-from commet.reports.cells import cell_text, run_legend, run_legend_entries
+from commet.reports.cells import cell_text, run_legend, run_legend_lines
 from commet.reports.stats import Estimate, Range
 from commet.reports.tables import to_markdown
 from commet.text import printable
@@ -148,6 +148,18 @@ def fitted_tables(section: Section, width: int) -> list[RenderableType]:
     return _row_tables(section)
 
 
+def _by_short_id(section: Section, report: Report) -> Section:
+    """``section`` with each run name in its Run column written as the run's short id (as in the legend)."""
+    from dataclasses import replace
+
+    from commet.store import short_ids
+
+    if not section.header or section.header[0] != "Run":
+        return section
+    ids = short_ids(d.run.name for d in report.runs)
+    return replace(section, rows=[[ids.get(str(row[0]), row[0]), *row[1:]] for row in section.rows])
+
+
 def notice_texts(notices: list[Notice]) -> list[Text]:
     """The notices for a terminal: each paragraph wrapped at spaces (plain; a warning bold), its command on a
     line of its own, indented and never wrapped, so it is pasted whole."""
@@ -166,8 +178,10 @@ def to_rich_tables(report: Report, width: int | None = None) -> list[RenderableT
     from rich.text import Text
 
     renderables: list[RenderableType] = [*notice_texts(report.notices)]
-    renderables.append(Text("\n".join(["runs:", *(f"  {printable(line)}" for line in run_legend_entries(report))]),
-                            style="dim"))
+    if width is not None:  # a terminal: runs by their short id in the tables (the legend names them)
+        report = Report(report.runs, [_by_short_id(s, report) for s in report.sections], report.bootstrap,
+                        report.notices)
+    renderables.append(Text("\n".join(run_legend_lines(report, width)), style="dim", no_wrap=True, overflow="fold"))
     for section in report.sections:
         renderables.extend([_plain_table(section)] if width is None else fitted_tables(section, width))
     return renderables
