@@ -250,11 +250,19 @@ def judges_command(
         typer.echo(to_csv(["Table", *AGREEMENT_HEADER], rows), nl=False)
     elif fmt is AgreementFormat.markdown:
         typer.echo("\n".join(f"### {title}\n\n{to_markdown(header, body)}" for title, header, body in tables), nl=False)
-    else:  # each table in the first layout that fits the terminal
+    else:  # each table in the first layout that fits the terminal, runs by their short id under a legend
         from commet.reports.analyses import Section
+        from commet.reports.cells import broken_at_punctuation
         from commet.reports.render import fitted_tables
+        from commet.store import short_ids
 
-        for number, (title, header, body) in enumerate(tables):
+        ids = short_ids(dict.fromkeys([*(run for run, _ in report.who_decided), *report.pooled]))
+        console.print("runs:", markup=False, highlight=False)
+        for name, short in ids.items():
+            for number, part in enumerate(broken_at_punctuation(printable(name), console.width - len(short) - 4)):
+                console.print(f"  {short if number == 0 else ' ' * len(short)}  {part}", markup=False,
+                              highlight=False, no_wrap=True, overflow="fold")
+        for number, (title, header, body) in enumerate(report_tables(report, lambda name: ids.get(name, name))):
             for renderable in fitted_tables(Section(f"judges-{number}", title, header, [list(r) for r in body]),
                                             console.width):
                 console.print(renderable, markup=False, highlight=False)

@@ -132,7 +132,50 @@ def _grouped_tables(section: Section) -> list[RenderableType] | None:
 
 def fitted_tables(section: Section, width: int) -> list[RenderableType]:
     """The section in the first layout that fits ``width`` columns: as is; one table per value of the first
-    column (cells wrapped at spaces, never inside a word); transposed; or one two-column table per row."""
+    column (cells wrapped at spaces, never inside a word); transposed; or one two-column table per row. A title
+    wider than its table is printed above it, wrapped to ``width``, not squeezed into the table's width."""
+    return [part for renderable in _laid_out(section, width) for part in _title_apart(renderable)]
+
+
+def column_parts(section: Section, width: int, keep: int = 1) -> list[RenderableType]:
+    """The section as tables side by side in reading order: each with the first ``keep`` columns and as many of
+    the others as fit ``width`` (a wide table of short figures, e.g. one column per predictor), the note after
+    the last; as is when it fits."""
+    from rich.text import Text
+
+    def part(columns: list[int], title: str) -> Table:
+        return _plain_table(Section(section.key, title, [section.header[i] for i in columns],
+                                    [[row[i] for i in columns] for row in section.rows], fraction=section.fraction))
+
+    groups: list[list[int]] = []
+    for index in range(keep, len(section.header)):
+        if groups and natural_width(part([*range(keep), *groups[-1], index], "")) <= width:
+            groups[-1].append(index)
+        else:
+            groups.append([index])
+    if len(groups) == 1:
+        return fitted_tables(section, width)
+    tables: list[RenderableType] = []
+    for number, group in enumerate(groups, start=1):
+        tables.extend(_title_apart(part([*range(keep), *group], f"{section.title} ({number}/{len(groups)})")))
+    return [*tables, *([Text(section.note, style="dim")] if section.note else [])]
+
+
+def _title_apart(renderable: RenderableType) -> list[RenderableType]:
+    """A table whose title is wider than the table: the title as a paragraph of its own, then the table."""
+    from rich.table import Table
+    from rich.text import Text
+
+    if not isinstance(renderable, Table) or renderable.title is None:
+        return [renderable]
+    title = renderable.title if isinstance(renderable.title, Text) else Text(str(renderable.title))
+    if len(title.plain) <= natural_width(renderable):
+        return [renderable]
+    renderable.title = None
+    return [Text(title.plain, style="italic"), renderable]
+
+
+def _laid_out(section: Section, width: int) -> list[RenderableType]:
     from rich.text import Text
 
     plain = _plain_table(section)
