@@ -1,6 +1,6 @@
 """The inspect_ai task ``commet/storyturns``: CoMMET's StoryTurn protocol inside inspect.
 
-``pip install 'commet-bench[inspect]'`` registers this module under inspect's ``inspect_ai``
+``pip install -e '.[inspect]'`` (in a clone) registers this module under inspect's ``inspect_ai``
 entry point, so ``inspect eval commet/storyturns -T dataset=sample --model openai/gpt-4o``
 runs every StoryTurn as one conversation: feedback chosen by the previous answer
 (:func:`~commet.engine.conversation.choose_feedback`), messages composed by
