@@ -229,14 +229,17 @@ def undecided_notices(store: Store, runs: list[RunData]) -> list[Notice]:
         if unasked:  # questions never asked: re-judging cannot decide them, finishing asks them
             hints.append(Notice(f"{stated} To decide the answers and ask the stopped stories' remaining questions "
                                 "(any judge spec; every earlier call and verdict comes from the store), run:",
-                                f"commet eval --db {store.path} --finish {run_id} --judge {judge_spec}"))
+                                f"commet eval --db {store.path} --finish {run_id} --judge {judge_spec}",
+                                local_path=str(store.path)))
         elif judge == "rules":
             hints.append(Notice(f"{stated} To decide them (any model spec as judge; or run with --judge MODEL), run:",
-                                f"commet rejudge --db {store.path} --run {run_id} --judge {SUGGESTED_JUDGE}"))
+                                f"commet rejudge --db {store.path} --run {run_id} --judge {SUGGESTED_JUDGE}",
+                                local_path=str(store.path)))
         else:
             hints.append(Notice(f"{stated} To decide them with a panel of three judges (or any other judge "
                                 "spec), run:",
-                                f"commet rejudge --db {store.path} --run {run_id} --judge {judge_spec}"))
+                                f"commet rejudge --db {store.path} --run {run_id} --judge {judge_spec}",
+                                local_path=str(store.path)))
     return warnings + hints
 
 

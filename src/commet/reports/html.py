@@ -117,7 +117,7 @@ def to_html_report(report: Report, *, dataset: Dataset | None = None, title: str
     plots = [{"title": name, "uri": data_uri(png, "image/png"), "min_width": _readable_width(png)}
              for name, png in plotted()]
     return env.get_template("report.html.j2").render(
-        title=title, runs=_runs(report), sections=_sections(report), notices=report.notices, plots=plots,
+        title=title, runs=_runs(report), sections=_sections(report), notices=[n.shareable() for n in report.notices], plots=plots,
         outcomes=[(o, OUTCOME_MEANINGS[o]) for o in StoryOutcome], transcripts=packed(transcripts),
         stories=sum(len(d.stories) for d in report.runs), resamples=report.bootstrap.resamples,
         seed=report.bootstrap.seed)

@@ -13,8 +13,9 @@ import gc
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
+from pathlib import PurePath
 from typing import Any
 
 from commet.conditions import FeedbackCondition
@@ -273,6 +274,15 @@ class Notice:
     command: str | None = None
     #: the run's figures are mostly not judged: shown emphasised (the rest is plain text)
     warning: bool = False
+    #: a path of this machine in the command (the results store): a file meant to be shared names it by its
+    #: file name only (:meth:`shareable`)
+    local_path: str | None = None
+
+    def shareable(self) -> Notice:
+        """The notice with its local path written as the file's name (an HTML report holds no local path)."""
+        if self.command is None or self.local_path is None:
+            return self
+        return replace(self, command=self.command.replace(self.local_path, PurePath(self.local_path).name))
 
     def __str__(self) -> str:
         """The notice on one line (CSV's notices.txt, LaTeX, stderr)."""
