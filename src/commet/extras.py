@@ -37,7 +37,7 @@ def _installed_from() -> tuple[Path | None, bool]:
     source = Path(__file__).resolve().parents[2]
     try:
         recorded = importlib.metadata.distribution(DISTRIBUTION).read_text("direct_url.json")
-        installed = Path(importlib.metadata.distribution(DISTRIBUTION).locate_file("")).resolve()
+        installed = Path(str(importlib.metadata.distribution(DISTRIBUTION).locate_file(""))).resolve()
     except importlib.metadata.PackageNotFoundError:
         recorded, installed = None, None
     if (source / "pyproject.toml").is_file() and (recorded is None or installed is None
