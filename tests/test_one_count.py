@@ -141,3 +141,18 @@ def test_a_run_stopped_by_a_closed_port_reads_the_same_in_every_output(tmp_path:
     assert (row["Stories"], row["Not scored"]) == ("6", "6")
     shown = html_outcomes(tmp_path, db)
     assert shown["stories"] == 6 and shown["not scored"] == 6
+
+
+def test_prose_wraps_at_spaces_and_after_a_name_s_punctuation_only() -> None:
+    from commet.reports.cells import wrap_words
+
+    name = "baseline:random-option@commet-sample:images=off,feedback=correctness,cfg=7d20289a"
+    text = wrap_words(f"run {name} (id 5d91cf0) is already complete: all 41 StoryTurns were scored earlier", 40)
+    lines = text.splitlines()
+    assert all(len(line) <= 40 for line in lines) and "".join(lines).replace(" ", "") == (
+        f"run {name} (id 5d91cf0) is already complete: all 41 StoryTurns were scored earlier").replace(" ", "")
+    words = {w for line in lines for w in line.split()}
+    assert any("7d20289a" in line for line in lines) and {"already", "complete:", "StoryTurns"} <= words  # whole
+    assert lines[0].startswith("run baseline:")  # a long name starts where the line has room
+    assert wrap_words("  connection (model, 1 turn), first at story s-1 turn 0", 20).splitlines() == [
+        "  connection (model,", "  1 turn), first at", "  story s-1 turn 0"]  # an indented line keeps its indent

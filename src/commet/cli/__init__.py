@@ -335,7 +335,7 @@ def eval_command(
             fail(str(exc))
     from commet.cli.reporting import print_report
 
-    say(run_line(summary), markup=True)
+    say(run_line(summary))
     say(_usage_line(db, summary.run.id, the_model))
     counts = print_report(db, [summary.run.name], brief=True)
     if summary.stopped_at_spend is not None:

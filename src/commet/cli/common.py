@@ -46,13 +46,16 @@ console = Console(width=None if sized(sys.stdout) else 200, emoji=False)
 err_console = Console(stderr=True, emoji=False)
 
 
-def say(text: str, *, err: bool = False, markup: bool = False) -> None:
-    """A paragraph of prose: wrapped at spaces to the width of a terminal, never inside a word; on stdout also to
-    ``COLUMNS`` when piped (a report written to a file fits it). Elsewhere one line: a log of stderr keeps one
-    line per message."""
+def say(text: str, *, err: bool = False, style: str | None = None) -> None:
+    """A paragraph of prose: wrapped at spaces to the width of a terminal, a name longer than a line only after
+    its punctuation, never inside a word or a hash; on stdout also to ``COLUMNS`` when piped (a report written
+    to a file fits it). Elsewhere one line: a log of stderr keeps one line per message."""
+    from commet.reports.cells import wrap_words
+
     target = err_console if err else console
     wrapped = target.file.isatty() if err else sized(target.file)
-    target.print(text, markup=markup, highlight=False, soft_wrap=not wrapped)
+    target.print(wrap_words(text, target.width) if wrapped else text, markup=False, highlight=False, style=style,
+                 soft_wrap=True)
 
 EXIT_USAGE = 2
 #: the run ended with calls that failed for good (rerun to retry them)
@@ -292,12 +295,10 @@ def print_failures(results: RunResults, counts: RunCounts, *, secrets: list[str 
 
 
 def run_line(summary: RunSummary, finishes: str | None = None) -> str:
-    """What this call did to the run (console markup): all of it, resumed it (how much was kept), or nothing
+    """What this call did to the run: all of it, resumed it (how much was kept), or nothing
     (already complete); ``finishes``: the short id of the run a finishing run continues."""
-    from rich.markup import escape
-
     done, run = summary.progress, summary.run
-    named = f"run [bold]{escape(run.name)}[/bold] (id {run.short_id})"
+    named = f"run {run.name} (id {run.short_id})"
     if finishes is not None:
         named += f" finishes run {finishes}"
     failed = f"{done.errors} call{'' if done.errors == 1 else 's'} failed for good"

@@ -181,7 +181,7 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
         for renderable in brief_tables(report) if brief else to_rich_tables(report, console.width):
             console.print(renderable, highlight=False)
         if brief:
-            say(f"[dim]commet report --db {db} shows the paper's tables for this run.[/dim]", markup=True)
+            say(f"commet report --db {db} shows the paper's tables for this run.", style="dim")
         return counts
     if out is not None and is_csv_folder(fmt, out):
         try:

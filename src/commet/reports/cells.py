@@ -63,6 +63,27 @@ def broken_at_punctuation(text: str, width: int) -> list[str]:
     return lines
 
 
+def wrap_words(text: str, width: int) -> str:
+    """``text`` wrapped to ``width`` columns at its spaces, a word too long for a line broken only after its
+    punctuation (as :func:`broken_at_punctuation`): never inside a word or a hash. Each line of ``text`` is
+    wrapped apart, keeping its indentation."""
+    out: list[str] = []
+    for paragraph in text.split("\n"):
+        indent = " " * (len(paragraph) - len(paragraph.lstrip(" ")))  # kept on every line of the paragraph
+        room = max(width - len(indent), 1)
+        lines = [""]
+        for word in paragraph.split():
+            pieces = _NAME_BREAKS.split(word) if len(word) > room else [word]
+            for index, piece in enumerate(pieces):
+                glue = " " if lines[-1] and index == 0 else ""
+                if lines[-1] and len(lines[-1]) + len(glue) + len(piece) > room:
+                    lines.append(piece)
+                else:
+                    lines[-1] += glue + piece
+        out.extend(indent + line for line in lines)
+    return "\n".join(out)
+
+
 def run_legend_entries(report: Report, quote: str = "") -> list[str]:
     """Each run of the report as its short id and name (what every --run accepts), in report order."""
     from commet.store import short_ids
