@@ -112,7 +112,8 @@ def test_a_run_with_stopped_stories_reads_the_same_in_every_output(tmp_path: Pat
     assert shown["not scored"] == 0 and sum(v for k, v in shown.items() if k != "stories") == expected["stories"]
     calibrated = commet("calibrate", "--db", str(db), "--run", run_id, "--sample", "6", cwd=tmp_path)
     assert calibrated.returncode == 0, calibrated.stderr
-    assert (f"{expected['stopped']} StoryTurns stopped at an undecided answer and {expected['stopped after wrong']} "
+    story_turns = "StoryTurn" if expected["stopped"] == 1 else "StoryTurns"
+    assert (f"{expected['stopped']} {story_turns} stopped at an undecided answer and {expected['stopped after wrong']} "
             "more after a wrong answer are outside the calibration") in " ".join(calibrated.stdout.split())
     from commet.reports import run_metrics
 

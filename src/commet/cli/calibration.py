@@ -53,7 +53,8 @@ def _progress(db: Path, c: "Calibration") -> "list[Notice]":
     unasked = counts.stopped + counts.stopped_after_wrong  # the report's "Stopped at undecided", and the wrong ones
     if unasked:
         after = f" and {counts.stopped_after_wrong} more after a wrong answer" if counts.stopped_after_wrong else ""
-        notices.append(Notice(f"{counts.stopped} StoryTurns stopped at an undecided answer{after} are outside the "
+        story_turns = "StoryTurn" if counts.stopped == 1 else "StoryTurns"
+        notices.append(Notice(f"{counts.stopped} {story_turns} stopped at an undecided answer{after} are outside the "
                               "calibration (their last questions were never asked); finish them with (any judge spec):",
                               f"commet eval --db {db} --finish {run} --judge openai:gpt-4o"))
     if c.problem:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.reports.analyses import Cell, Notice, Report, Section
-from commet.reports.cells import cell_text, run_legend, run_legend_lines
+from commet.reports.cells import cell_text, run_legend, run_legend_lines, wrap_words
 from commet.reports.stats import Estimate, Range
 from commet.reports.tables import to_markdown
 from commet.text import printable
@@ -134,7 +134,17 @@ def fitted_tables(section: Section, width: int) -> list[RenderableType]:
     """The section in the first layout that fits ``width`` columns: as is; one table per value of the first
     column (cells wrapped at spaces, never inside a word); transposed; or one two-column table per row. A title
     wider than its table is printed above it, wrapped to ``width``, not squeezed into the table's width."""
-    return [part for renderable in _laid_out(section, width) for part in _title_apart(renderable)]
+    return [_wrapped_text(part, width) for renderable in _laid_out(section, width) for part in _title_apart(renderable)]
+
+
+def _wrapped_text(renderable: RenderableType, width: int) -> RenderableType:
+    """A paragraph (a note, a title apart) wrapped by :func:`wrap_words`: a run name in it breaks after its
+    punctuation, never inside its hash; anything else as it is."""
+    from rich.text import Text
+
+    if not isinstance(renderable, Text):
+        return renderable
+    return Text(wrap_words(renderable.plain, width), style=renderable.style, no_wrap=True, overflow="fold")
 
 
 def column_parts(section: Section, width: int, keep: int = 1) -> list[RenderableType]:
@@ -158,7 +168,7 @@ def column_parts(section: Section, width: int, keep: int = 1) -> list[Renderable
     tables: list[RenderableType] = []
     for number, group in enumerate(groups, start=1):
         tables.extend(_title_apart(part([*range(keep), *group], f"{section.title} ({number}/{len(groups)})")))
-    return [*tables, *([Text(section.note, style="dim")] if section.note else [])]
+    return [_wrapped_text(t, width) for t in [*tables, *([Text(section.note, style="dim")] if section.note else [])]]
 
 
 def _title_apart(renderable: RenderableType) -> list[RenderableType]:
