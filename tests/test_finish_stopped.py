@@ -73,9 +73,9 @@ def test_the_report_names_the_command_that_finishes_stopped_storyturns(world: tu
     report = runner.invoke(app, ["report", "--db", str(db), "--table", "summary", "--format", "markdown"])
     text = " ".join(report.stdout.split())
     run_id = short_ids([RUN])[RUN]  # the command names the run by its short id: short enough to paste whole
-    assert f"remaining questions (any judge spec; every earlier call and verdict comes from the store), run: " \
+    assert f"To decide them and ask the stopped stories' remaining questions: " \
            f"commet eval --db {db} --finish {run_id} --judge openai:gpt-4o" in text
-    assert "2 stories stopped at an undecided answer under --undecided-feedback stop" in text
+    assert "2 stories stopped at an undecided answer" in text
 
 
 def test_finish_continues_from_the_undecided_answer_with_new_calls_only_after_it(

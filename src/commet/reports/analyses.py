@@ -197,9 +197,17 @@ def _shorten(text: str, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+#: said once before the runs' undecided notices (each run's then says only its own figures and command)
+UNDECIDED_INTRO = ("Undecided answers are never counted right: while a run has some, its story accuracy is a range "
+                   "(undecided counted wrong - counted right), and a story stopped at one (--undecided-feedback stop) "
+                   "has questions never asked. Each command below decides them with another judge (any judge spec; "
+                   "every earlier call and verdict comes from the store).")
+
+
 def undecided_notices(store: Store, runs: list[RunData]) -> list[Notice]:
-    """For each run with undecided answers or stopped stories: a warning when more than half its stories hinge
-    on them, and one plain paragraph with the command that decides them (the run by its short id)."""
+    """Warnings first (a run whose stories mostly hinge on undecided answers), then, said once, what undecided
+    answers do to the figures, then for each run that has some its counts (:attr:`RunData.counts`) and the
+    command that decides them, the run by its short id."""
     warnings: list[Notice] = []
     hints: list[Notice] = []
     ids = short_ids(r.name for r in store.runs())
@@ -214,33 +222,26 @@ def undecided_notices(store: Store, runs: list[RunData]) -> list[Notice]:
                                    "undecided answers, so its story accuracy is mostly not judged.", warning=True))
         what = []
         if counts.undecided_answers:
-            answers = "1 answer was" if counts.undecided_answers == 1 else f"{counts.undecided_answers} answers were"
+            answers = "1 answer" if counts.undecided_answers == 1 else f"{counts.undecided_answers} answers"
             what.append(f"{answers} left undecided by the {judge} judge")
         if counts.stopped:
             what.append(f"{counts.stopped} {'story' if counts.stopped == 1 else 'stories'} stopped at an undecided "
-                        "answer under --undecided-feedback stop")
+                        "answer")
         if counts.stopped_after_wrong:
             what.append(f"{counts.stopped_after_wrong} more stopped at one after a wrong answer (counted wrong)")
-        range_words = (f"{counts.hinging} of {counts.scored} scored stories hinge on them, so their story accuracy "
-                       "is shown as a range (undecided counted wrong - counted right)") if counts.hinging else \
-            "no story accuracy hinges on them"
-        stated = f"Run {run_id}: {', '.join(what[:-1]) + ' and ' if len(what) > 1 else ''}{what[-1]}; {range_words}."
+        hinging = f"{counts.hinging} of {counts.scored} scored stories hinge on them" if counts.hinging else \
+            "no story's verdict hinges on them"
+        stated = f"Run {run_id}: {', '.join(what[:-1]) + ' and ' if len(what) > 1 else ''}{what[-1]}; {hinging}"
         judge_spec = SUGGESTED_JUDGE if judge == "rules" else SUGGESTED_PANEL
         if unasked:  # questions never asked: re-judging cannot decide them, finishing asks them
-            hints.append(Notice(f"{stated} To decide the answers and ask the stopped stories' remaining questions "
-                                "(any judge spec; every earlier call and verdict comes from the store), run:",
-                                f"commet eval --db {store.path} --finish {run_id} --judge {judge_spec}",
-                                local_path=str(store.path)))
-        elif judge == "rules":
-            hints.append(Notice(f"{stated} To decide them (any model spec as judge; or run with --judge MODEL), run:",
-                                f"commet rejudge --db {store.path} --run {run_id} --judge {SUGGESTED_JUDGE}",
-                                local_path=str(store.path)))
+            command = f"commet eval --db {store.path} --finish {run_id} --judge {judge_spec}"
+            stated += ". To decide them and ask the stopped stories' remaining questions:"
         else:
-            hints.append(Notice(f"{stated} To decide them with a panel of three judges (or any other judge "
-                                "spec), run:",
-                                f"commet rejudge --db {store.path} --run {run_id} --judge {judge_spec}",
-                                local_path=str(store.path)))
-    return warnings + hints
+            command = f"commet rejudge --db {store.path} --run {run_id} --judge {judge_spec}"
+            stated += "." + (" To decide them (or run with --judge MODEL):" if judge == "rules" else
+                             " To decide them with a majority of three LLM judges:")
+        hints.append(Notice(stated, command, local_path=str(store.path)))
+    return warnings + ([Notice(UNDECIDED_INTRO)] if hints else []) + hints
 
 
 @cycle_collection_paused()

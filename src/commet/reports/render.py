@@ -59,21 +59,28 @@ def _plain_table(section: Section, title: str | None = None) -> Table:
     return table
 
 
+#: the longest first cell (a run's short id) that heads a column of a transposed table as it is
+_SHORT_HEADER = 12
+
+
 def _transposed_table(section: Section) -> list[RenderableType]:
-    """Figures as rows, one column per row of the section, headed #1, #2, ... with a legend naming each
-    (the first cell, e.g. a run name, is usually too long for a column header)."""
+    """Figures as rows, one column per row of the section, each headed by the row's first cell (a run's short id
+    in a terminal), or, when some is too long for a column header (a run name), by #1, #2, ... under a legend."""
     from rich.table import Table
     from rich.text import Text
 
-    legend = Text("\n".join(f"#{number}: {printable(str(row[0]))}" for number, row in enumerate(section.rows, start=1)))
+    firsts = [printable(str(row[0])) for row in section.rows]
+    short = all(len(first) <= _SHORT_HEADER for first in firsts) and len(set(firsts)) == len(firsts)
     table = Table(title=_text(section.title), caption=_text(section.note))
     table.add_column(_text(section.header[0]) or "")
-    for number in range(1, len(section.rows) + 1):
-        table.add_column(f"#{number}", justify="right")
+    for number, first in enumerate(firsts, start=1):
+        table.add_column(first if short else f"#{number}", justify="right")
     for index in range(1, len(section.header)):
         table.add_row(_text(section.header[index]),
                       *(_text(cell_text(row[index], section, "terminal")) for row in section.rows))
-    return [legend, table]
+    if short:
+        return [table]
+    return [Text("\n".join(f"#{number}: {first}" for number, first in enumerate(firsts, start=1))), table]
 
 
 def _row_tables(section: Section) -> list[RenderableType]:
@@ -196,7 +203,7 @@ def _laid_out(section: Section, width: int) -> list[RenderableType]:
         return [*grouped, *([Text(section.note, style="dim")] if section.note else [])]
     if len(section.rows) > 1:
         transposed = _transposed_table(section)
-        if natural_width(transposed[1]) <= width:
+        if natural_width(transposed[-1]) <= width:
             return transposed
     return _row_tables(section)
 
