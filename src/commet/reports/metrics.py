@@ -11,12 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from commet.engine.outcome import StoryOutcome
-from commet.reports.sections import SUBSET_KEYS
+from commet.reports.sections import SUBSETS as SUBSETS  # (read from here by the tables)
 from commet.store.sqlite import RunRecord, Store
 from commet.taxonomy import CATEGORIES
-
-#: the subsets' names ("text-complete", "image-dependent"), as StoryTurns are counted in them
-SUBSETS: tuple[str, ...] = tuple(key.value for key in SUBSET_KEYS)
 
 
 @dataclass

@@ -20,7 +20,7 @@ from typing import Any
 
 from commet.conditions import FeedbackCondition
 from commet.engine.outcome import RunCounts, StoryOutcome, StoryTally, count_run, story_outcome
-from commet.reports.metrics import SUBSETS
+from commet.reports.sections import SUBSETS
 from commet.reports.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Estimate, Range, bootstrap_ratio
 from commet.store.records import StoryStatus, TurnRecord
 from commet.store.sqlite import RunRecord, Store
