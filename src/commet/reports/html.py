@@ -47,7 +47,7 @@ def breakable(text: object) -> Markup:
 
 
 #: a command-line option in prose ("--undecided-feedback"): never broken at its hyphens
-_OPTION = re.compile(r"(?<!\S)(--[\w-]+)")
+_OPTION = re.compile(r"(?<![\w-])(--[\w-]+)")
 
 
 def prose(text: object) -> Markup:
