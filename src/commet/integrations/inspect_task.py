@@ -231,7 +231,8 @@ SCORE_VALUES = {StoryOutcome.right: CORRECT, StoryOutcome.wrong: INCORRECT, Stor
 
 
 def _outcome(score: SampleScore) -> StoryOutcome:
-    return StoryOutcome(str((score.score.metadata or {}).get("outcome", StoryOutcome.wrong.value)))
+    """The outcome :func:`story_accuracy` gave the sample (its score's metadata)."""
+    return StoryOutcome(str((score.score.metadata or {})["outcome"]))
 
 
 def _ends(scores: list[SampleScore], name: str) -> dict[str, float]:
