@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from commet.models.base import SettingError
 
 
-
 def sized(stream: object) -> bool:
     """Whether output to ``stream`` has a width to lay out to: a terminal's, or ``COLUMNS`` (a pipe or file
     without it gets whole lines: one per message, tables at their full width)."""
@@ -298,7 +297,7 @@ def run_line(summary: RunSummary, finishes: str | None = None) -> str:
     """What this call did to the run: all of it, resumed it (how much was kept), or nothing
     (already complete); ``finishes``: the short id of the run a finishing run continues."""
     done, run = summary.progress, summary.run
-    named = f"run {run.name} (id {run.short_id})"
+    named = f"run {printable(run.name)} (id {run.short_id})"
     if finishes is not None:
         named += f" finishes run {finishes}"
     failed = f"{done.errors} call{'' if done.errors == 1 else 's'} failed for good"
