@@ -1,6 +1,6 @@
 """One count everywhere (issue 45, point 4): every output of one run reads the same figures.
 
-Two real runs through the `commet` program: the bundled sample under `--undecided-feedback stop` (stories
+Two real runs through the `commet` commands: the bundled sample under `--undecided-feedback stop` (stories
 stopped at an undecided answer, one of them after a wrong answer) and a run whose model's port is closed
 (it stops early: one StoryTurn failed, the rest never started). For each, eval's lines, its table, the
 report's summary as CSV, its notices as Markdown, the HTML report's runs table, ``run_metrics`` and
@@ -12,25 +12,23 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import re
 import socket
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from click.testing import Result
+from typer.testing import CliRunner
 
+from commet.cli import app
 from commet.store import Store, short_ids
 
-SRC = Path(__file__).resolve().parents[1] / "src"
 
-
-def commet(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(SRC), "OPENAI_API_KEY": "sk-one-count-0123456789", "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "commet.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          env=env, timeout=240)
+def commet(*args: str, cwd: Path) -> Result:
+    """``commet ARGS`` in this process (its output as a pipe gives it: whole lines)."""
+    del cwd  # every path is given whole
+    return CliRunner().invoke(app, list(args), env={"OPENAI_API_KEY": "sk-one-count-0123456789"})
 
 
 def truth(db: Path) -> dict[str, int]:
@@ -59,7 +57,7 @@ def brief_figure(text: str, name: str) -> int:
 
 def summary_row(tmp_path: Path, db: Path) -> dict[str, str]:
     done = commet("report", "--db", str(db), "--format", "csv", "--table", "summary", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     return next(csv.DictReader(io.StringIO(done.stdout)))
 
 
@@ -68,7 +66,7 @@ def html_outcomes(tmp_path: Path, db: Path) -> dict[str, int]:
     pytest.importorskip("matplotlib")
     out = tmp_path / "r.html"
     done = commet("report", "--db", str(db), "--out", str(out), "--resamples", "100", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     page = out.read_text()
     runs = page[page.index('id="runs-title"'):page.index('id="tables"')]
     cells = re.findall(r'<td class="num" data-outcome="([^"]+)">(?:<a[^>]*>)?(\d+)', runs)
@@ -82,7 +80,7 @@ def test_a_run_with_stopped_stories_reads_the_same_in_every_output(tmp_path: Pat
     db = tmp_path / "s.sqlite"
     done = commet("eval", "--db", str(db), "--model", "baseline:random-option", "--images", "off", "--feedback",
                   "correctness", "--quiet", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     expected = truth(db)
     assert expected["stopped"] and expected["stopped after wrong"]  # both kinds of stop are in the case
     text = " ".join(done.stdout.split())
@@ -111,7 +109,7 @@ def test_a_run_with_stopped_stories_reads_the_same_in_every_output(tmp_path: Pat
     assert shown["stories"] == expected["stories"] and shown["stopped"] == expected["stopped"]
     assert shown["not scored"] == 0 and sum(v for k, v in shown.items() if k != "stories") == expected["stories"]
     calibrated = commet("calibrate", "--db", str(db), "--run", run_id, "--sample", "6", cwd=tmp_path)
-    assert calibrated.returncode == 0, calibrated.stderr
+    assert calibrated.exit_code == 0, calibrated.stderr
     story_turns = "StoryTurn" if expected["stopped"] == 1 else "StoryTurns"
     assert (f"{expected['stopped']} {story_turns} stopped at an undecided answer and {expected['stopped after wrong']} "
             "more after a wrong answer are outside the calibration") in " ".join(calibrated.stdout.split())
@@ -130,7 +128,7 @@ def test_a_run_stopped_by_a_closed_port_reads_the_same_in_every_output(tmp_path:
     db = tmp_path / "p.sqlite"
     done = commet("eval", "--db", str(db), "--model", f"openai:m?base_url=http://127.0.0.1:{port}/v1&max_attempts=1",
                   "--limit", "6", "--quiet", cwd=tmp_path)
-    assert done.returncode == 3, done.stderr
+    assert done.exit_code == 3, done.stderr
     expected = truth(db)
     assert expected["stories"] == 6 and expected["not scored"] == 6 and expected["failed calls"] >= 1
     out, err = " ".join(done.stdout.split()), " ".join(done.stderr.split())
