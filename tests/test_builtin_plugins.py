@@ -27,6 +27,7 @@ from packaging.utils import canonicalize_name
 
 from commet import builtin_plugins as table
 from commet import extras, plugins
+from commet.extras import install_command
 from commet.models import pricing
 from commet.models.base import UnknownModelError
 from commet.models.registry import create_model
@@ -304,5 +305,5 @@ def test_a_provider_whose_module_cannot_be_imported_names_its_extra(monkeypatch:
     with pytest.raises(UnknownModelError) as caught:
         create_model("hf:some/model")
     assert str(caught.value).startswith("provider 'hf' is not available: ")
-    assert str(caught.value).endswith("Install the extra: pip install 'commet-bench[hf]'")
+    assert str(caught.value).endswith(f"Install the extra: {install_command('hf')}")
     assert "\n" not in str(caught.value)

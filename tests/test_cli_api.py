@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 import commet
 from commet.cli import app
+from commet.extras import install_command
 from commet.models.base import ModelSpecError, UnknownModelError
 from commet.models.registry import create_model
 
@@ -170,7 +171,7 @@ def test_all_missing_prerequisites_are_reported_at_once(monkeypatch: pytest.Monk
     text = str(caught.value)
     assert text.startswith("openai: 3 problems: unknown option(s) 'detial'")
     assert "no API key: set the environment variable OPENAI_API_KEY" in text
-    assert "the SDK (openai) is not installed: pip install 'commet-bench[openai]'" in text
+    assert f"the SDK (openai) is not installed: {install_command('openai')}" in text
     assert "\n" not in text
 
 

@@ -192,15 +192,18 @@ def test_what_stopped_the_run_has_its_advice_when_no_failed_turn_was_kept(capsys
     advice comes from what stopped the run, not only from the failed turns the store kept."""
     from commet.cli.common import print_failures
     from commet.engine.failures import FailureNotice
+    from commet.engine.outcome import RunCounts, StoryOutcome
     from commet.engine.runner import RunResults
 
     results = RunResults(stories=34, stories_done=3, stories_scored=3, stories_failed=0, stories_correct=1,
                          questions=9, questions_right=4)
+    counts = RunCounts(34, {StoryOutcome.right: 1, StoryOutcome.wrong: 2}, 0, 0, 0, 0)
     stopped = FailureNotice(CallSource.judge, "llm:openai:j@judge-v2", "auth", "HTTP 403: no access", "s1", 1)
-    print_failures(results, secrets=[], stopped_by=stopped)
+    print_failures(results, counts, secrets=[], stopped_by=stopped)
     said = capsys.readouterr().err
+    assert "incomplete: 31 of 34 StoryTurns not scored (31 not started)" in said
     assert f"to do: {advice('auth', CallSource.judge)}" in said
     assert "once that is done, run the same command again to continue" in said
     assert "run the same command again to retry them" not in said
-    print_failures(results, secrets=[], stopped_by=None)
+    print_failures(results, counts, secrets=[], stopped_by=None)
     assert "run the same command again to retry them" in capsys.readouterr().err

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,8 @@ from commet.engine import evaluate_async
 from commet.format import load_dataset
 from commet.format.dataset import Dataset
 from commet.format.model import Feedback, StoryTurn, Turn
-from commet.store import Store
+from commet.reports.rundata import load_run
+from commet.store import Store, short_ids
 from commet.store.records import StoryStatus
 from tests.judge_server import JudgeServer, prompt_text, verdict
 
@@ -70,8 +72,10 @@ def test_the_report_names_the_command_that_finishes_stopped_storyturns(world: tu
     _, _, db = world
     report = runner.invoke(app, ["report", "--db", str(db), "--table", "summary", "--format", "markdown"])
     text = " ".join(report.stdout.split())
-    assert f"finish them with `commet eval --db {db} --finish {RUN} --judge openai:gpt-4o`" in text
-    assert "2 stopped there under --undecided-feedback stop" in text
+    run_id = short_ids([RUN])[RUN]  # the command names the run by its short id: short enough to paste whole
+    assert f"To decide them and ask the stopped stories' remaining questions: " \
+           f"commet eval --db {db} --finish {run_id} --judge openai:gpt-4o" in text
+    assert "2 stories stopped at an undecided answer" in text
 
 
 def test_finish_continues_from_the_undecided_answer_with_new_calls_only_after_it(
@@ -89,7 +93,7 @@ def test_finish_continues_from_the_undecided_answer_with_new_calls_only_after_it
                           for r in server.fake.requests)
         assert answered == sorted([U, W, R, U, R, U])
     name = f"{RUN}~finish:llm:openai:finisher@judge-v2"
-    assert f"run {name} finishes {RUN}: this time 3 model calls, 10 answered from the store" in " ".join(
+    assert f"run {name} (id {short_ids([name])[name]}) finishes run {short_ids([RUN])[RUN]}: this time 3 model calls, 10 answered from the store" in " ".join(
         result.output.split())
     with Store(db) as store:
         finished = store.get_run(name)
@@ -113,7 +117,8 @@ def test_finish_continues_from_the_undecided_answer_with_new_calls_only_after_it
         again = runner.invoke(app, ["eval", "--db", str(db), "--finish", RUN, "--judge",
                                     f"llm-only:{server.spec('finisher')}", "--model", f"replay:{replies}", "--quiet"])
         assert again.exit_code == 0, again.output
-        assert server.calls == 0 and "this time 0 model calls" in again.output
+        assert server.calls == 0 and "is already complete: all 5 StoryTurns were scored earlier; nothing was run" \
+            in " ".join(again.output.split())
 
 
 def test_finish_refuses_what_it_cannot_do(world: tuple[Path, Path, Path], tmp_path: Path) -> None:
@@ -154,10 +159,48 @@ def test_finish_reads_a_table_again_with_the_columns_the_run_recorded(tmp_path: 
     replies.write_text(json.dumps(REPLIES))
     db = tmp_path / "results.sqlite"
     asyncio.run(evaluate_async(f"replay:{replies}", data, judge="rules", db=db, run=RUN))
-    result = runner.invoke(app, ["eval", "--db", str(db), "--finish", RUN, "--judge", "rules", "--model",
-                                 f"replay:{replies}", "--quiet"])
+    with JudgeServer(decide) as server:
+        result = runner.invoke(app, ["eval", "--db", str(db), "--finish", RUN, "--judge",
+                                     f"llm-only:{server.spec('finisher')}", "--model", f"replay:{replies}", "--quiet"])
     assert "question=q" in result.output and "cannot tell which columns" not in result.output, result.output
     with Store(db) as store:
-        finished = store.get_run(f"{RUN}~finish:rules")
+        finished = store.get_run(f"{RUN}~finish:llm:openai:finisher@judge-v2")
     assert finished is not None and finished.settings.recorded.finished_from == RUN
     assert finished.settings.recorded.dataset_columns == "question=q"
+
+
+def test_finish_refuses_a_judge_that_decides_nothing_new(world: tuple[Path, Path, Path]) -> None:
+    """--judge rules (or the run's own judge) gives the verdicts the run already has: refused, nothing written."""
+    _, replies, db = world
+    for judge in ("rules",):
+        same = runner.invoke(app, ["eval", "--db", str(db), "--finish", RUN, "--judge", judge, "--model",
+                                   f"replay:{replies}"])
+        assert same.exit_code == 2 and "decides nothing that run" in same.output, same.output
+    with Store(db) as store:
+        assert [r.name for r in store.runs()] == [RUN]
+
+
+def test_finish_with_a_failing_judge_says_so_and_counts_it(world: tuple[Path, Path, Path]) -> None:
+    """A judge whose server cannot be reached: exit 3 with the failure and what to do, the calls that failed
+    counted in the run line, the StoryTurns left as not scored in every figure, and no placeholder judge spec."""
+    import socket
+
+    _, replies, db = world
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = runner.invoke(app, ["eval", "--db", str(db), "--finish", RUN, "--judge",
+                                 f"llm-only:openai:finisher?base_url=http://127.0.0.1:{port}/v1&max_attempts=1",
+                                 "--model", f"replay:{replies}", "--quiet"])
+    text = " ".join(result.output.split())
+    assert result.exit_code == 3, text
+    failed = int(re.search(r"(\d+) calls? failed for good", text).group(1))
+    assert failed > 0 and "0 errors" not in text and "panel:A,B,C" not in text
+    found = re.search(r"incomplete: (\d+) of 5 StoryTurns not scored \((\d+) with a call that failed for good", text)
+    assert found and 0 < int(found.group(2)) <= failed, text
+    assert "to do: the judge's server cannot be reached" in text
+    not_scored = int(found.group(1))
+    assert re.search(rf"│ Not scored │ {not_scored} │", text)  # the finishing run's table counts the same
+    with Store(db) as store:
+        [finished] = [r for r in store.runs() if r.name != RUN]
+        assert load_run(store, finished).counts.not_scored == not_scored

@@ -21,6 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from commet.cli import app
+from commet.extras import install_command
 from commet.format import load_dataset
 from commet.format.columns import ColumnMapping, ColumnsError, canonical_category, canonical_task, parse_flag
 from commet.format.hub import OFFICIAL, HubError, parse_hub_spec
@@ -355,7 +356,7 @@ def test_without_the_datasets_extra_a_table_is_one_line_naming_it(tmp_path: Path
     monkeypatch.setitem(sys.modules, "datasets", None)  # import datasets now fails, as without the extra
     for command in (["stats", str(tmp_path / "release")], ["stats", "hf:a/b"]):
         result = CliRunner().invoke(app, command)
-        assert result.exit_code == 2 and "pip install 'commet-bench[datasets]'" in result.output, result.output
+        assert result.exit_code == 2 and install_command("datasets") in result.output, result.output
         assert result.output.strip().count("\n") == 0
 
 

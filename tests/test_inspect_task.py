@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.integrations.inspect_task import storyturns
+from commet.engine.outcome import StoryOutcome
+from commet.integrations.inspect_task import SCORE_VALUES, storyturns
 from commet.reports.analyses import load_run
 from commet.reports.metrics import run_metrics, select_runs
 from commet.store import Store
@@ -53,6 +55,7 @@ def commet_run(tmp_path: Path, model: str, *extra: str):
         run = select_runs(store, ["ref"])[0]
         metrics = run_metrics(store, run)
         metrics.figures = paper_figures(store, run)  # type: ignore[attr-defined]
+        metrics.counts = load_run(store, run).counts  # type: ignore[attr-defined]
         replies: dict[tuple[str, ...], tuple[str, int]] = {}
         prompts: dict[str, list[str]] = {}
         for row in store.turn_rows(run.id):
@@ -92,14 +95,19 @@ def test_reproduces_commet_eval_on_the_sample(tmp_path: Path, feedback: str) -> 
     assert log.status == "success", log.error
     scores = {s.name: s for s in log.results.scores}["story_accuracy"].metrics
     assert scores["overall"].value == pytest.approx(metrics.stories.correct / metrics.stories.total)
-    assert scores["stopped"].value == metrics.stopped_stories
-    figures = {name: metric.value for name, metric in scores.items() if name != "stopped"}
+    counts = metrics.counts  # every output's counts (commet.engine.outcome.count_run)
+    assert scores["stopped"].value == metrics.stopped_stories == counts.stopped
+    assert scores["undecided"].value == counts.of(StoryOutcome.undecided) > 0
+    figures = {name: metric.value for name, metric in scores.items() if name not in ("stopped", "undecided")}
     assert figures == pytest.approx(metrics.figures)  # both ends of every range, Tables 1 and 2 apart
     assert figures["overall (undecided right)"] > figures["overall"]  # the sample's ranges are real ranges
     assert "text-complete Percept" in figures and "image-dependent Percept" in figures  # never pooled
     assert not any(name in figures for name in metrics.per_category)  # no pooled category figure
     samples = read_eval_log(log.location).samples
     assert len(samples) == metrics.stories.total
+    # inspect view shows each sample's outcome as the report counts it: undecided and stopped are not incorrect
+    shown = Counter(s.scores["story_accuracy"].value for s in samples)
+    assert shown == {value: counts.of(outcome) for outcome, value in SCORE_VALUES.items() if counts.of(outcome)}
     right = sum(s.scores["story_accuracy"].metadata["questions_right"] for s in samples)
     undecided = sum(s.scores["story_accuracy"].metadata["undecided"] for s in samples)
     assert (right, undecided) == (metrics.questions.correct, metrics.undecided_turns)
@@ -166,7 +174,7 @@ def test_inspect_command_line_runs_offline_with_a_commet_model(tmp_path: Path) -
     assert log.eval.task == "commet/storyturns"  # found through the entry point, under its registered name
     assert log.status == "success" and len(log.samples) == metrics.stories.total
     scores = log.results.scores[0].metrics
-    assert {n: m.value for n, m in scores.items() if n != "stopped"} == pytest.approx(metrics.figures)
+    assert {n: m.value for n, m in scores.items() if n not in ("stopped", "undecided")} == pytest.approx(metrics.figures)
     assert scores["stopped"].value == metrics.stopped_stories
     assert not (tmp_path / "no-tables").exists()  # no tokenizer table was fetched
 

@@ -29,7 +29,7 @@ from commet.format.dataset import Dataset
 from commet.format.model import Feedback, StoryTurn, Turn
 from commet.judges import create_judge
 from commet.judges.prompts import PROMPT_VERSION
-from commet.store import Store
+from commet.store import Store, short_ids
 
 R, W, U = "The apple.", "The pear.", "Hmm, hard to say really."
 QUESTION = "Which fruit, the apple or the pear?"
@@ -345,27 +345,37 @@ def test_judge_agreement_counts_each_run_story_and_turn(paper_store: Path, tmp_p
 
 
 # issue 13, point 3: honest undecided everywhere ----------------------------------------------------------------
-HINT = ("1 answer of run on was left undecided by the rules judge (1 of 7 stories hinge on them{stopped}, so their "
-        "story accuracy is shown as a range: undecided counted wrong - counted right); re-judge them with `commet "
-        "rejudge --db {db} --run on --judge openai:gpt-4o` (any model spec) or run with --judge MODEL.")
+def hint(db: Path, run: str = "on", stopped: bool = False) -> tuple[str, str]:
+    """The undecided notice of run ``run`` (1 of 7 stories hinging on its one undecided answer): its text and the
+    command that decides it, the run by its short id."""
+    with Store(db) as store:
+        run_id = short_ids(r.name for r in store.runs())[run]
+    if stopped:  # re-judging cannot ask a stopped story's last question: finishing does
+        return (f"Run {run_id}: 1 answer left undecided by the rules judge and 1 story stopped at an undecided "
+                "answer; 1 of 7 scored stories hinge on them. To decide them and ask the stopped stories' remaining "
+                "questions:", f"commet eval --db {db} --finish {run_id} --judge openai:gpt-4o")
+    return (f"Run {run_id}: 1 answer left undecided by the rules judge; 1 of 7 scored stories hinge on them. To "
+            "decide them (or run with --judge MODEL):", f"commet rejudge --db {db} --run {run_id} --judge openai:gpt-4o")
 
 
 def test_undecided_range_and_hint_in_every_format(paper_store: Path, tmp_path: Path) -> None:
-    hint = HINT.format(db=paper_store, stopped="")
+    text, command = hint(paper_store)
     args = ["report", "--db", str(paper_store), "--run", "on", "--resamples", "100"]
     table = runner.invoke(app, args)
-    assert hint in " ".join(table.stdout.split()) and "14.3–28.6" in table.stdout  # 1/7 .. 2/7
+    assert f"{text} {command}" in " ".join(table.stdout.split()) and "14.3–28.6" in table.stdout  # 1/7 .. 2/7
+    assert f"\n  {command}\n" in table.stdout  # the command on a line of its own, whole
     markdown = runner.invoke(app, [*args, "--format", "markdown"]).stdout
-    assert f"**{hint}**" in markdown and "14.29–28.57 [" in markdown and "] (1–2/7) |" in markdown
+    assert f"{text}\n\n    {command}\n" in markdown and f"**{text}" not in markdown  # plain, not bold
+    assert "14.29–28.57 [" in markdown and "] (1–2/7) |" in markdown
     latex = runner.invoke(app, [*args, "--format", "latex"]).stdout
     assert "undecided by the rules judge" in latex and "14.29--28.57" in latex
     csv_one = runner.invoke(app, [*args, "--format", "csv", "--table", "summary"])
-    assert hint in csv_one.stderr and hint not in csv_one.stdout
+    assert f"{text} {command}" in csv_one.stderr and text not in csv_one.stdout
     summary = list(csv.DictReader(io.StringIO(csv_one.stdout)))[0]
     assert (summary["Story accuracy k"], summary["Story accuracy if undecided right k"]) == ("1", "2")
     assert (summary["Undecided answers"], summary["Stories hinging on undecided"]) == ("1", "1")
     runner.invoke(app, [*args, "--format", "csv", "--out", str(tmp_path / "csv")])
-    assert (tmp_path / "csv" / "notices.txt").read_text() == hint + "\n"
+    assert (tmp_path / "csv" / "notices.txt").read_text().splitlines()[1:] == [f"{text} {command}"]
     html = runner.invoke(app, [*args, "--format", "html"]).stdout
     assert "left undecided by the rules judge" in html and "14.29–28.57" in html
     decided = runner.invoke(app, ["report", "--db", str(paper_store), "--run", "needed", "--format", "markdown"])
@@ -374,7 +384,9 @@ def test_undecided_range_and_hint_in_every_format(paper_store: Path, tmp_path: P
 
 def test_mostly_undecided_run_says_so_before_the_table(undecided_store: Path) -> None:
     text = runner.invoke(app, ["report", "--db", str(undecided_store), "--resamples", "100"]).stdout
-    warning = "Run mostly-u: 7 of 7 stories hinge on undecided answers, so its story accuracy is mostly not judged."
+    with Store(undecided_store) as store:
+        run_id = short_ids(r.name for r in store.runs())["mostly-u"]
+    warning = f"Run {run_id}: 7 of 7 scored stories hinge on undecided answers, so its story accuracy is mostly not judged."
     assert text.splitlines()[0] == warning and text.index(warning) < text.index("Table 1")
     assert "0.0–100.0 [" in text  # every story stopped at its undecided first answer (the default policy)
     markdown = runner.invoke(app, ["report", "--db", str(undecided_store), "--format", "markdown"]).stdout
@@ -390,11 +402,8 @@ def test_eval_end_of_run_shows_the_range_and_the_hint(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     # the default --undecided-feedback stop ends n1 at its undecided answer: counted in the range; re-judging cannot
     # ask n1's last question, so the hint names the command that finishes it
-    hint = HINT.format(db=db, stopped="; 1 stopped there under --undecided-feedback stop").split("; re-judge")[0]
-    assert hint in " ".join(result.stdout.split())
-    assert (f"finish them with `commet eval --db {db} --finish on --judge openai:gpt-4o` (any judge spec: it decides "
-            "the undecided answers and asks the stopped StoryTurns' remaining questions; every earlier call and "
-            "verdict comes from the store).") in " ".join(result.stdout.split())
+    text, command = hint(db, stopped=True)
+    assert f"{text} {command}" in " ".join(result.stdout.split())
     assert "14.29–28.57 [" in result.stdout and "(1–2/7)" in result.stdout
 
 
@@ -407,8 +416,8 @@ def test_eval_on_the_bundled_sample_prints_the_range_and_the_hint(tmp_path: Path
         (run,) = store.runs()
         undecided = sum(row.response is not None and row.correct is None for row in store.turn_rows(run.id))
     assert undecided > 0  # the baseline's replies to "why" questions are left to an LLM judge
-    assert f"{undecided} answers of run {run.name} were left undecided by the rules judge" in text
+    assert f"Run {run.short_id}: {undecided} answers left undecided by the rules judge" in text
     # some StoryTurns stopped at an undecided answer: the hint names the command that finishes them
-    assert f"`commet eval --db {db} --finish {run.name} --judge openai:gpt-4o`" in text
+    assert f"commet eval --db {db} --finish {run.short_id} --judge openai:gpt-4o" in text
     story = next(line for line in result.stdout.splitlines() if "Story accuracy" in line)
     assert "–" in story  # a range, never a bare figure while stories hinge on undecided answers

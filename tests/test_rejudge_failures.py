@@ -61,7 +61,8 @@ def test_a_judge_answering_401_is_exit_3_with_its_message_and_an_incomplete_run(
     assert "Traceback" not in result.output
     assert calls == 2  # auth failures are not retried: one call per undecided answer
     assert status(base, "llm") == "incomplete"
-    assert "incomplete: 2 of 2 StoryTurns not scored; calls that failed for good:" in result.stderr
+    assert "incomplete: 2 of 2 StoryTurns not scored (2 with a call that failed for good); calls that failed for " \
+           "good:" in result.stderr
     failure = next(line for line in result.stderr.splitlines() if line.startswith("  judge_auth"))
     assert "judge, 2 turns" in failure and "HTTP 401" in failure and "Incorrect API key provided" in failure
     assert "sk-rejudge-test" not in result.output  # the key never shows

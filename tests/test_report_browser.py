@@ -244,3 +244,27 @@ def test_a_resized_window_lays_the_tables_out_again(report_file: Path, browser) 
     for table, width, room in visible_widths(page):
         assert width <= room + 1, (table, width, room)
     page.close()
+
+
+@pytest.mark.parametrize("width", [320, 390])
+def test_a_phone_sees_the_headline_first_and_nothing_scrolls_the_page_sideways(report_file: Path, browser,
+                                                                               width: int) -> None:  # noqa: ANN001
+    """Issue 45, point 7: at 320 and 390 px the page never scrolls sideways (long run names, notices, commands),
+    the first screen holds each run's headline figures before any notice, and every plot's legend is drawn
+    under it from its left edge, so a plot that scrolls in its frame shows its legend without scrolling."""
+    page = browser.new_page(viewport={"width": width, "height": 700})
+    page.goto(report_file.as_uri())
+    expect(page.locator("html[data-transcripts=ready]")).to_have_count(1)
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    first = page.evaluate("() => document.querySelector('main').firstElementChild.id || "
+                          "document.querySelector('main').firstElementChild.className")
+    assert first == "headline", first
+    figures = page.locator(".headline dd.num").first
+    assert figures.bounding_box()["y"] + figures.bounding_box()["height"] <= 700  # on the first screen
+    assert page.locator(".headline li").count() == 4  # one per run
+    notice = page.locator(".notice").first.bounding_box()
+    assert notice["y"] > page.locator(".headline").bounding_box()["y"]
+    for command in page.locator(".notice .command").all():  # a command wraps only at spaces and after a "/"
+        assert command.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
+        assert "-\n-" not in command.inner_text() and "--" in command.inner_text()
+    page.close()

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from commet.cli import app
 from commet.engine import EvalSettings, evaluate
 from commet.reports import Bootstrap, compare_runs
-from commet.store import Store
+from commet.store import Store, short_ids
 from tests.test_reports_analyses import store_path, toy_dataset  # noqa: F401 - fixture
 
 runner = CliRunner()
@@ -161,7 +161,8 @@ def test_latex_prints_text_as_written(tmp_path: Path) -> None:
     notices = [line for line in latex.splitlines() if line.startswith(r"\noindent")]
     assert notices and all(" --" not in line for line in notices)
     # (the sample's stories stop at undecided "why" answers: the notice names `commet eval --finish`)
-    assert any(r"commet eval -{}-db" in line and r"-{}-finish a" in line for line in notices)
+    run_id = short_ids(["a"])["a"]
+    assert any(r"commet eval -{}-db" in line and rf"-{{}}-finish {run_id}" in line for line in notices)
 
 
 def test_csv_holds_every_figure_the_tables_print(tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ def test_missing_reports_extra_is_one_line_from_the_python_api(store_path: Path)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
     kind, message = done.stdout.strip().split("|")
-    assert kind == "MissingExtraError" and "\n" not in message and "commet-bench[reports]" in message, done
+    assert kind == "MissingExtraError" and "\n" not in message and "[reports]'" in message and "pip install " in message, done
 
 
 def test_html_opens_in_chromium_with_plots_and_transcripts(html_report: Path) -> None:

@@ -61,23 +61,25 @@ def test_no_data_zero_and_undecided_ranges_each_read_as_what_they_are(drawn: lis
     colours = {tuple(p.get_facecolor()) for p in ax.patches if p.get_fill()}
     assert len(colours) == 2 and tuple(outlines[0].get_edgecolor()) in colours  # each run its own colour
     assert outlines[0].get_y() == pytest.approx(25.0) and outlines[0].get_height() == pytest.approx(50.0)
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    labels = [t.get_text() for t in drawn[0].legends[0].get_texts()]
     assert labels[-1] == plots.UNDECIDED_RANGE and labels.count(plots.UNDECIDED_RANGE) == 1
     assert all(len(line) <= plots.LABEL_WIDTH for label in labels for line in label.split("\n"))
     assert LONG.replace("\n", "") == next(label for label in labels if label.startswith("baseline")).replace("\n", "")
 
 
-def test_the_saved_picture_holds_the_legend_and_the_labels(drawn: list) -> None:
-    """A legend beside the axes used to be cut at the canvas's edge: the picture now grows to hold it."""
+def test_the_saved_picture_holds_the_legend_under_the_plot_from_its_left(drawn: list) -> None:
+    """The legend is under the axes and their tick labels, from their left edge (a phone shows a plot's left part
+    first: a legend beside the axes was off-screen there), and the picture holds all of it."""
     png = plots._grouped_bars(["Overall"], [(LONG, [Estimate(1, 2)]), ("run b", [Estimate(2, 2)])], "t", "y")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     fig = drawn[0]
     renderer = FigureCanvasAgg(fig).get_renderer()
-    legend = fig.axes[0].get_legend().get_window_extent(renderer)  # pixels, from the canvas's left edge
-    assert legend.x1 > fig.get_figwidth() * fig.dpi  # it does reach past the figure's own canvas
-    drawn_from = fig.get_tightbbox(renderer).x0 * fig.dpi  # where the saved picture starts (before its margin)
-    assert Image.open(io.BytesIO(png)).width >= legend.x1 - drawn_from
+    legend = fig.legends[0].get_window_extent(renderer)  # pixels, from the canvas's bottom left
+    axes = fig.axes[0].get_tightbbox(renderer)
+    assert legend.y1 <= axes.y0 + 1 and abs(legend.x0 - axes.x0) < 0.1 * fig.dpi  # under it, at its left edge
+    picture = fig.get_tightbbox(renderer)  # inches: what the saved picture holds (before its margin)
+    assert picture.y0 * fig.dpi <= legend.y0 + 1 and Image.open(io.BytesIO(png)).height >= legend.height
 
 
 def test_wrapping_breaks_run_names_where_they_can_be_read() -> None:
@@ -120,7 +122,7 @@ def test_turn_lines_show_what_undecided_answers_leave_open(tmp_path: Path, drawn
     assert list(dashed.get_ydata()) == pytest.approx(
         [c.upper.value if isinstance(c, Range) else c.value for c in cells])
     assert dashed.get_linestyle() == "--" and dashed.get_color() == solid.get_color()
-    assert [t.get_text() for t in drawn[0].axes[0].get_legend().get_texts()][-1] == plots.UNDECIDED_RANGE
+    assert [t.get_text() for t in drawn[0].legends[0].get_texts()][-1] == plots.UNDECIDED_RANGE
 
 
 def test_heatmap_cells_read_as_the_tables_do(tmp_path: Path, drawn: list) -> None:

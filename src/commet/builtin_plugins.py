@@ -165,7 +165,7 @@ PROVIDERS: tuple[Provider, ...] = (
     )),
     Provider("vllm", "commet.models.vllm_offline:create", "vllm", (
         ("`vllm:PATH_OR_ID[?tensor_parallel_size=N]`",
-         "vLLM's offline engine (GPU; `pip install 'commet-bench[vllm]'`)"),
+         "vLLM's offline engine (GPU; `pip install -e '.[vllm]'` in a clone)"),
     )),
 )
 

@@ -43,17 +43,20 @@ from commet.cli.common import (  # noqa: F401 - the shared names stay importable
     fail,
     fail_option,
     fail_problems,
+    failure_printer,
     load_or_fail,
     print_failures,
     refuse_bad_files,
     resumable,
+    run_line,
+    say,
 )
 from commet.conditions import FeedbackCondition, ImagePolicy, JudgeImages, UndecidedFeedback
 from commet.extras import MissingExtraError, missing_extra_message
 from commet.format.targets import ConvertTarget
 
 if TYPE_CHECKING:
-    from commet.engine import FailureNotice, RunSummary, Shard
+    from commet.engine import Shard
     from commet.format import Dataset
     from commet.judges.base import Judge
     from commet.models.base import Model
@@ -101,8 +104,7 @@ def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSO
         for line in explain_lines(dataset):
             err_console.print(line, markup=False, highlight=False, soft_wrap=True)
     elif dataset is not None and dataset.origin is not None:  # a table read by its columns: say how
-        err_console.print(f"read from {dataset.origin.location}: {dataset.origin.layout}", markup=False,
-                          highlight=False, soft_wrap=True)
+        say(f"read from {dataset.origin.location}: {dataset.origin.layout}", err=True)
     for problem in problems:
         typer.echo(str(problem))
     errors = sum(p.severity == "error" for p in problems)
@@ -344,13 +346,7 @@ def eval_command(
             await _close(the_model, the_judge)
 
     secrets = [getattr(m, "api_key", None) for m in (the_model, the_judge)]
-
-    def say_failure(notice: "FailureNotice") -> None:  # at once, above the progress bar (stderr)
-        from commet.models.errors import redact
-        from commet.text import printable
-
-        err_console.print(printable(redact(notice.line(), [s for s in secrets if s]))[:600], markup=False,
-                          highlight=False, soft_wrap=True)
+    say_failure = failure_printer(secrets)
 
     with live_progress(enabled=not quiet, total=stories) as on_progress:
         try:
@@ -359,16 +355,16 @@ def eval_command(
             fail(str(exc))
     from commet.cli.reporting import print_report
 
-    console.print(_run_line(summary), highlight=False, soft_wrap=True)
-    console.print(_usage_line(db, summary.run.id, the_model), highlight=False)
-    print_report(db, [summary.run.name], brief=True)
+    say(run_line(summary))
+    say(_usage_line(db, summary.run.id, the_model))
+    counts = print_report(db, [summary.run.name], brief=True)
     if summary.stopped_at_spend is not None:
         console.print(f"[bold]stopped before the spend limit[/bold]: estimated ${summary.stopped_at_spend:.4f} of "
                       f"${max_cost:.4f} spent; raise --max-cost and run the same command again to resume",
                       highlight=False)
         raise typer.Exit(EXIT_SPEND_LIMIT)
     if not summary.results.complete:
-        print_failures(summary.results, secrets=secrets, stopped_by=summary.stopped_by)
+        print_failures(summary.results, counts[summary.run.name], secrets=secrets, stopped_by=summary.stopped_by)
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
@@ -408,25 +404,6 @@ def _eval_inputs(ctx: typer.Context, *, model: str, dataset: str, judge: str, db
 
         Store(db).close()
     return the_model, the_judge, settings, data, the_shard
-
-
-def _run_line(summary: "RunSummary") -> str:
-    """What this call did to the run: all of it, resumed it (how much was kept), or nothing (already complete)."""
-    from rich.markup import escape
-
-    done, run = summary.progress, summary.run
-    named = f"run [bold]{escape(run.name)}[/bold] (id {run.short_id})"
-    this_time = (f"this time {done.model_calls} model calls, {done.cached_calls} answered from the store, "
-                 f"{done.errors} errors")
-    if done.repaired_replies:  # text that is not Unicode, made valid where it came in (warned per call)
-        this_time += (f"; {done.repaired_replies} replies held {done.replaced_code_points} code point(s) that are "
-                      "not Unicode text, replaced by U+FFFD")
-    total = done.stories_total
-    if done.stories_kept == total and not (done.model_calls or done.cached_calls or done.errors):
-        return f"{named} is already complete: all {total} StoryTurns were scored earlier; nothing was run"
-    if done.stories_kept:
-        return f"{named} resumed: {done.stories_kept} of {total} StoryTurns kept from before; {this_time}"
-    return f"{named}: {this_time}"
 
 
 def _usage_line(db: Path, run_id: int, model: "Model") -> str:

@@ -125,10 +125,11 @@ def _as_json(result: "Audit", against: str | None, with_rules: bool) -> dict[str
 
 
 def _print_table(result: "Audit", against: str | None) -> None:
-    """The audit as a table: one task a line, one predictor a column, chance beside."""
-    from rich.table import Table
-
+    """The audit as a table: one task a line, one predictor a column, chance beside; as several tables of as many
+    predictors as fit the terminal, never with cells cut."""
     from commet.generation.audit import ALL_FAMILIES, BLIND, OVERALL
+    from commet.reports.analyses import Cell, Section
+    from commet.reports.render import column_parts
 
     parts = (f"trained on {result.dataset} and {against}, each scored on the other" if against else
              f"two-fold over halves of {result.train} and {result.test} StoryTurns")
@@ -140,10 +141,7 @@ def _print_table(result: "Audit", against: str | None) -> None:
                  "minds" if not designed else
                  "Turns keyed to the respondent's own pick (designed that way: 'the same as' / 'the other one than "
                  "your pick'; not gated)")
-        table = Table(title=title, caption="! more than 15 points above chance on a task, or 10 over all tasks; "
-                                           "'earlier answers' is shown, never gated" if not designed else None)
-        for column in ("task", "closed turns", "chance %", *ALL_FAMILIES):
-            table.add_column(column, justify="left" if column == "task" else "right")
+        body: list[list[Cell]] = []
         for task in rows:
             base = result.line(task, BLIND, designed)
             cells = []
@@ -152,8 +150,13 @@ def _print_table(result: "Audit", against: str | None) -> None:
                 limit = FLAG_OVERALL_POINTS if task == OVERALL else FLAG_TASK_POINTS
                 flag = "!" if line.turns and line.excess > limit and not designed else ""
                 cells.append(f"{100 * line.accuracy:.1f}{flag}")
-            table.add_row(task, str(base.turns), f"{100 * base.chance_rate:.1f}", *cells)
-        console.print(table)
+            body.append([task, str(base.turns), f"{100 * base.chance_rate:.1f}", *cells])
+        note = ("! more than 15 points above chance on a task, or 10 over all tasks; 'earlier answers' is shown, "
+                "never gated") if not designed else ""
+        section = Section(f"audit-{int(designed)}", title, ["task", "closed turns", "chance %", *ALL_FAMILIES], body,
+                          note)
+        for renderable in column_parts(section, console.width, keep=3):  # task, turns and chance on every part
+            console.print(renderable, highlight=False)
 
 
 def _print_rules(result: "Audit") -> None:

@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from commet.cli.common import console, fail
+from commet.cli.common import console, fail, say
 from commet.cli.reporting import ReportFormat, find_run_or_fail, open_store
 
 if TYPE_CHECKING:
     from commet.reports.analyses import Report
     from commet.reports.calibration import Calibration
+    from commet.reports.rundata import Notice
     from commet.store.calibration import CalibrationSample
     from commet.store.sqlite import RunRecord, Store
 
@@ -34,23 +35,31 @@ def _draw(store: "Store", record: "RunRecord", size: int, seed: int) -> "Calibra
     return save_sample(store, sample)
 
 
-def _progress(db: Path, c: "Calibration") -> list[str]:
-    run = c.data.run.name
-    lines = [f"Run {run}: {c.labelled} of the {len(c.sample.items)} sampled StoryTurns labelled ({c.answers_labelled} "
-             f"of {c.answers_drawn} answers; sample of seed {c.sample.seed} drawn {c.sample.created_at[:16]})."]
+def _progress(db: Path, c: "Calibration") -> "list[Notice]":
+    """Where the calibration stands, before its tables; commands name the run by its short id (whole on a line)."""
+    from commet.reports.rundata import Notice
+
+    run, counts = c.data.run.short_id, c.data.counts
+    notices = [Notice(f"Run {run}: {c.labelled} of the {len(c.sample.items)} sampled StoryTurns labelled "
+                      f"({c.answers_labelled} of {c.answers_drawn} answers; sample of seed {c.sample.seed} drawn "
+                      f"{c.sample.created_at[:16]}).")]
     if c.labelled < len(c.sample.items):
-        lines.append(f"Label them in order: `commet label --db {db} --run {run} --labeller NAME --calibration`, or in "
-                     f"the review app: `commet review serve --dataset DIR --results {db}`, page /calibration.")
+        notices.append(Notice("Label them in order (or in the review app: commet review serve --dataset DIR "
+                              f"--results {db}, page /calibration):",
+                              f"commet label --db {db} --run {run} --labeller NAME --calibration"))
     if c.partly:
-        lines.append(f"{c.partly} sampled StoryTurns are partly labelled: a StoryTurn counts once every one of its "
-                     "answers has a label.")
-    if c.stopped:
-        lines.append(f"{c.stopped} StoryTurns stopped at an undecided answer are outside the calibration (their last "
-                     f"questions were never asked): finish them with `commet eval --db {db} --finish {run} --judge "
-                     "MODEL`.")
+        notices.append(Notice(f"{c.partly} sampled StoryTurns are partly labelled: a StoryTurn counts once every one "
+                              "of its answers has a label."))
+    unasked = counts.stopped + counts.stopped_after_wrong  # the report's "Stopped at undecided", and the wrong ones
+    if unasked:
+        after = f" and {counts.stopped_after_wrong} more after a wrong answer" if counts.stopped_after_wrong else ""
+        story_turns = "StoryTurn" if counts.stopped == 1 else "StoryTurns"
+        notices.append(Notice(f"{counts.stopped} {story_turns} stopped at an undecided answer{after} are outside the "
+                              "calibration (their last questions were never asked); finish them with (any judge spec):",
+                              f"commet eval --db {db} --finish {run} --judge openai:gpt-4o"))
     if c.problem:
-        lines.append(f"No corrected figure yet: {c.problem}.")
-    return lines
+        notices.append(Notice(f"No corrected figure yet: {c.problem}."))
+    return notices
 
 
 def calibrate_command(
@@ -102,9 +111,8 @@ def calibrate_command(
         if existing is None or redraw:
             seed = 0 if seed is None else seed
             drawn = _draw(store, record, sample or (existing.size if existing else 1), seed)
-            console.print(f"drew {len(drawn.items)} StoryTurns of run {run} (seed {seed}) for people to label: "
-                          + "; ".join(f"{h}: {drawn.drawn(h)} of {n}" for h, n in sorted(drawn.population.items())),
-                          markup=False, highlight=False, soft_wrap=True)
+            say(f"drew {len(drawn.items)} StoryTurns of run {run} (seed {seed}) for people to label: "
+                + "; ".join(f"{h}: {drawn.drawn(h)} of {n}" for h, n in sorted(drawn.population.items())))
         result = calibrate(store, record, estimator=Estimator(estimator.value), bootstrap=boot)
     assert result is not None
     report = Report([result.data], [strata_section([result]), calibration_section([result], boot),

@@ -27,12 +27,34 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
     from commet.engine.failures import FailureNotice
-    from commet.engine.runner import RunResults
+    from commet.engine.outcome import RunCounts
+    from commet.engine.runner import RunResults, RunSummary
     from commet.format.dataset import Dataset
     from commet.models.base import SettingError
 
-console = Console(width=None if sys.stdout.isatty() else 200, emoji=False)  # ":m:" in a spec is no emoji
+
+def sized(stream: object) -> bool:
+    """Whether output to ``stream`` has a width to lay out to: a terminal's, or ``COLUMNS`` (a pipe or file
+    without it gets whole lines: one per message, tables at their full width)."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty()) or os.environ.get("COLUMNS", "").strip().isdigit()
+
+
+# ":m:" in a spec is no emoji; a pipe without COLUMNS: 200 columns, wide enough for every table
+console = Console(width=None if sized(sys.stdout) else 200, emoji=False)
 err_console = Console(stderr=True, emoji=False)
+
+
+def say(text: str, *, err: bool = False, style: str | None = None) -> None:
+    """A paragraph of prose: wrapped at spaces to the width of a terminal, a name longer than a line only after
+    its punctuation, never inside a word or a hash; on stdout also to ``COLUMNS`` when piped (a report written
+    to a file fits it). Elsewhere one line: a log of stderr keeps one line per message."""
+    from commet.reports.cells import wrap_words
+
+    target = err_console if err else console
+    wrapped = target.file.isatty() if err else sized(target.file)
+    target.print(wrap_words(text, target.width) if wrapped else text, markup=False, highlight=False, style=style,
+                 soft_wrap=True)
 
 EXIT_USAGE = 2
 #: the run ended with calls that failed for good (rerun to retry them)
@@ -130,6 +152,7 @@ class Program:
 
 
 def fail(message: str) -> NoReturn:
+    """One line (never wrapped: a terminal folds it, a log or a test reads it whole), then exit 2."""
     err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_USAGE)
 
@@ -214,17 +237,37 @@ def refuse_bad_files(app: typer.Typer) -> None:
             refuse_bad_files(group.typer_instance)
 
 
-def print_failures(results: RunResults, *, secrets: list[str | None],
+def secrets_of(judge: object) -> list[str | None]:
+    """The API keys of a judge's models (an LLM judge's, a cascade's, a panel's members'), kept out of messages."""
+    keys = [getattr(judge, "api_key", None)]
+    for inner in (getattr(judge, "model", None), getattr(judge, "fallback", None), *getattr(judge, "members", ())):
+        if inner is not None:
+            keys += secrets_of(inner)
+    return keys
+
+
+def failure_printer(secrets: list[str | None]) -> Callable[[FailureNotice], None]:
+    """What prints a call that failed for good at once, above the progress bar (stderr), keys redacted."""
+    from commet.models.errors import redact
+    from commet.text import printable as shown
+
+    def said(notice: FailureNotice) -> None:
+        say(shown(redact(notice.line(), [s for s in secrets if s]))[:600], err=True)
+
+    return said
+
+
+def print_failures(results: RunResults, counts: RunCounts, *, secrets: list[str | None],
                    stopped_by: FailureNotice | None = None) -> None:
-    """What kept a run (eval's or rejudge's) from completing: per failure kind, how many turns and the first
-    message (keys redacted), then what to do: for each kind no rerun fixes by itself, its own advice (and why
-    the run stopped early, if it did); else run the same command again."""
+    """What kept a run (eval's, finish's or rejudge's) from completing: how many StoryTurns are not scored (the
+    run's :class:`~commet.engine.outcome.RunCounts`, as its report counts them), per failure kind how many turns
+    and the first message (keys redacted), then what to do: for each kind no rerun fixes by itself, its own
+    advice (and why the run stopped early, if it did); else run the same command again."""
     from commet.engine.failures import STOPPING_KINDS, CallSource, advice
     from commet.models.errors import redact
 
-    write = functools.partial(err_console.print, markup=False, highlight=False, soft_wrap=True)
-    write(f"incomplete: {results.stories_not_scored} of {results.stories} StoryTurns not scored; "
-          "calls that failed for good:")
+    write = functools.partial(say, err=True)
+    write(f"incomplete: {counts.not_scored_words()}; calls that failed for good:")
     for failure in results.failures:
         message = redact(" ".join(failure.first_message.split()), [s for s in secrets if s])
         message = message if len(message) <= 300 else message[:299] + "…"
@@ -248,6 +291,27 @@ def print_failures(results: RunResults, *, secrets: list[str | None],
     then = "once that is done, run the same command again to continue" if fixes else \
         "run the same command again to retry them"
     write(f"{then} (exit code {EXIT_INCOMPLETE})")
+
+
+def run_line(summary: RunSummary, finishes: str | None = None) -> str:
+    """What this call did to the run: all of it, resumed it (how much was kept), or nothing
+    (already complete); ``finishes``: the short id of the run a finishing run continues."""
+    done, run = summary.progress, summary.run
+    named = f"run {printable(run.name)} (id {run.short_id})"
+    if finishes is not None:
+        named += f" finishes run {finishes}"
+    failed = f"{done.errors} call{'' if done.errors == 1 else 's'} failed for good"
+    this_time = (f"this time {done.model_calls} model calls, {done.cached_calls} answered from the store, "
+                 f"{failed}")
+    if done.repaired_replies:  # text that is not Unicode, made valid where it came in (warned per call)
+        this_time += (f"; {done.repaired_replies} replies held {done.replaced_code_points} code point(s) that are "
+                      "not Unicode text, replaced by U+FFFD")
+    total = done.stories_total
+    if done.stories_kept == total and not (done.model_calls or done.cached_calls or done.errors):
+        return f"{named} is already complete: all {total} StoryTurns were scored earlier; nothing was run"
+    if done.stories_kept:
+        return f"{named} resumed: {done.stories_kept} of {total} StoryTurns kept from before; {this_time}"
+    return f"{named}: {this_time}"
 
 
 def fail_option(exc: SettingError) -> NoReturn:
@@ -375,10 +439,9 @@ def load_or_fail(path: str, force: bool = False, columns: str | None = None, ada
     except FormatError as exc:
         fail_problems(exc)
     if dataset.origin is not None:  # a table read by its columns (a Hub dataset, JSON lines, CSV): say how
-        err_console.print(f"read from {dataset.origin.location}: {dataset.origin.layout}", markup=False,
-                          highlight=False, soft_wrap=True)
+        say(f"read from {dataset.origin.location}: {dataset.origin.layout}", err=True)
     for warning in warnings:
-        err_console.print(str(warning), markup=False, highlight=False, soft_wrap=True)
+        say(str(warning), err=True)
     if any(w.gates for w in warnings):
         err_console.print(f"running despite {len(warnings)} warning(s) (--force)", markup=False, highlight=False)
     elif warnings:  # possible answer leaks only: said, never a reason to refuse data the user did not write

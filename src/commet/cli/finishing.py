@@ -6,7 +6,16 @@ from pathlib import Path
 
 import typer
 
-from commet.cli.common import EXIT_INCOMPLETE, console, fail, load_or_fail
+from commet.cli.common import (
+    EXIT_INCOMPLETE,
+    fail,
+    failure_printer,
+    load_or_fail,
+    print_failures,
+    run_line,
+    say,
+    secrets_of,
+)
 
 #: eval's options beside its settings (:func:`commet.store.settings.setting_names`) that a finishing run takes
 #: from the run it finishes
@@ -44,9 +53,11 @@ def finish(*, source: str, model: str | None, dataset: str | None, judge: str, d
     from commet.judges.registry import create_judge
     from commet.models.base import UnknownModelError
     from commet.models.registry import create_model
+    from commet.store import short_ids
 
     with open_store(db) as store:
         record = find_run_or_fail(store, source)
+        source_id = short_ids(r.name for r in store.runs())[record.name]
         source = record.name
         try:
             the_model = create_model(model or record.model)
@@ -68,8 +79,10 @@ def finish(*, source: str, model: str | None, dataset: str | None, judge: str, d
                 data = dataset_for(record, None)
             except DatasetNotFound as exc:
                 fail(str(exc))
+        secrets = [getattr(the_model, "api_key", None), *secrets_of(the_judge)]
         try:
-            engine = finishing_engine(store, source, the_model, the_judge, data, concurrency=concurrency)
+            engine = finishing_engine(store, source, the_model, the_judge, data, concurrency=concurrency,
+                                      on_failure=failure_printer(secrets))
         except FinishError as exc:
             fail(str(exc))
         name = run or default_name(record, the_judge)
@@ -89,9 +102,8 @@ def finish(*, source: str, model: str | None, dataset: str | None, judge: str, d
                 summary = asyncio.run(go(on_progress))
             except RunConflictError as exc:
                 fail(str(exc))
-    done = summary.progress
-    console.print(f"run [bold]{summary.run.name}[/bold] finishes {source}: this time {done.model_calls} model calls, "
-                  f"{done.cached_calls} answered from the store, {done.errors} errors", highlight=False)
-    print_report(db, [source, summary.run.name], brief=True)
+    say(run_line(summary, finishes=source_id))
+    counts = print_report(db, [source, summary.run.name], brief=True)
     if not summary.results.complete:
+        print_failures(summary.results, counts[summary.run.name], secrets=secrets, stopped_by=summary.stopped_by)
         raise typer.Exit(EXIT_INCOMPLETE)

@@ -16,6 +16,7 @@ from commet.cli.common import (
     fail,
     print_failures,
     resumable,
+    secrets_of,
 )
 from commet.cli.reporting import find_run_or_fail, open_store, print_report
 from commet.cli.run_dataset import DatasetNotFound, dataset_for
@@ -108,19 +109,10 @@ def rejudge_command(
         console.print(table)
     else:
         console.print("the new verdicts would have chosen the same feedback everywhere")
-    print_report(db, [source.name, result.run.name])
+    counts = print_report(db, [source.name, result.run.name])
     if result.results is not None and not result.results.complete:  # as eval: each kind of failure, exit 3
-        print_failures(result.results, secrets=_secrets(the_judge))
+        print_failures(result.results, counts[result.run.name], secrets=secrets_of(the_judge))
         raise typer.Exit(EXIT_INCOMPLETE)
-
-
-def _secrets(judge: object) -> list[str | None]:
-    """The API keys of a judge's models (an LLM judge's, a cascade's, a panel's members'), kept out of messages."""
-    keys = [getattr(judge, "api_key", None)]
-    for inner in (getattr(judge, "model", None), getattr(judge, "fallback", None), *getattr(judge, "members", ())):
-        if inner is not None:
-            keys += _secrets(inner)
-    return keys
 
 
 label_app = typer.Typer(help="Human labels: label a run's answers in the terminal, or import a CSV.",
@@ -335,11 +327,19 @@ def judges_command(
         typer.echo(to_csv(["Table", *AGREEMENT_HEADER], rows), nl=False)
     elif fmt is AgreementFormat.markdown:
         typer.echo("\n".join(f"### {title}\n\n{to_markdown(header, body)}" for title, header, body in tables), nl=False)
-    else:  # each table in the first layout that fits the terminal
+    else:  # each table in the first layout that fits the terminal, runs by their short id under a legend
         from commet.reports.analyses import Section
+        from commet.reports.cells import broken_at_punctuation
         from commet.reports.render import fitted_tables
+        from commet.store import short_ids
 
-        for number, (title, header, body) in enumerate(tables):
+        ids = short_ids(dict.fromkeys([*(run for run, _ in report.who_decided), *report.pooled]))
+        console.print("runs:", markup=False, highlight=False)
+        for name, short in ids.items():
+            for number, part in enumerate(broken_at_punctuation(printable(name), console.width - len(short) - 4)):
+                console.print(f"  {short if number == 0 else ' ' * len(short)}  {part}", markup=False,
+                              highlight=False, no_wrap=True, overflow="fold")
+        for number, (title, header, body) in enumerate(report_tables(report, lambda name: ids.get(name, name))):
             for renderable in fitted_tables(Section(f"judges-{number}", title, header, [list(r) for r in body]),
                                             console.width):
                 console.print(renderable, markup=False, highlight=False)

@@ -19,16 +19,17 @@ from commet.cli.common import (
     ForceOption,
     _load,
     console,
-    err_console,
     fail,
     fail_problems,
     load_or_fail,
     resumable,
+    say,
 )
 
 if TYPE_CHECKING:
     import asyncio
 
+    from commet.engine.outcome import RunCounts
     from commet.store import RunRecord, Store
 
 #: what the end-of-run report imports (NumPy the largest part): about 0.15 s that need not follow the run
@@ -149,8 +150,9 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
                  dataset: str | None = None, seed: int | None = None, resamples: int | None = None,
                  brief: bool = False, tables: list[str] | None = None, pool: bool = False,
                  by: list[str] | None = None, feedback_cases: str = "correctness",
-                 columns: str | None = None, adapter: str | None = None) -> None:
-    """Build the report for ``names`` (all runs when empty) and print it, or write it to ``out``.
+                 columns: str | None = None, adapter: str | None = None) -> dict[str, "RunCounts"]:
+    """Build the report for ``names`` (all runs when empty) and print it, or write it to ``out``; the counts of
+    each run reported, by name (what a command prints after its report reads them there: one count).
 
     ``brief`` prints one run's figures as a two-column table (what ``commet eval`` shows at the end
     of a run; it fits 80 columns). ``tables`` keeps only the sections with those keys. CSV is one
@@ -171,6 +173,7 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
             fail(f"nothing to report: no runs in {db}")
         report = build_report(store, runs, bootstrap=boot, pool=pool, brief=brief,
                               feedback_cases=FeedbackCases(feedback_cases))
+    counts = {data.run.name: data.counts for data in report.runs}
     loaded = _load(dataset, columns, adapter) if dataset is not None else None
     try:
         compose(report, by=by, dataset=loaded, tables=tables)
@@ -180,15 +183,15 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
         for renderable in brief_tables(report) if brief else to_rich_tables(report, console.width):
             console.print(renderable, highlight=False)
         if brief:
-            console.print(f"[dim]commet report --db {db} shows the paper's tables for this run.[/dim]")
-        return
+            say(f"commet report --db {db} shows the paper's tables for this run.", style="dim")
+        return counts
     if out is not None and is_csv_folder(fmt, out):
         try:
             write_csv_folder(report, out)
         except ValueError as exc:
             fail(str(exc))
         typer.echo(f"wrote {len(report.sections)} CSV tables on {len(report.runs)} run(s) to {out}/", err=True)
-        return
+        return counts
     try:
         text = render_report(report, fmt, dataset=loaded)
     except OneTablePerFile as exc:
@@ -196,13 +199,14 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
              f"({', '.join(s.key for s in report.sections)})")
     if fmt == "csv":  # one table: the notices go to stderr, the file stays one clean table
         for line in report.notices:
-            typer.echo(line, err=True)
+            typer.echo(str(line), err=True)
     if out is None:
         typer.echo(text, nl=False)
-        return
+        return counts
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
     typer.echo(f"wrote {fmt} report on {len(report.runs)} run(s) to {out}", err=True)
+    return counts
 
 
 def report(
@@ -372,15 +376,13 @@ def sweep(
                       if (record := store.get_run(name)) is not None and record.status is not RunStatus.done]
     if unfinished:
         for name, status in unfinished:
-            err_console.print(f"{status}: {name}", markup=False, highlight=False, soft_wrap=True)
+            say(f"{status}: {name}", err=True)
         if any(status is RunStatus.stopped_spend_limit for _, status in unfinished):  # as eval: exit 4 first
-            err_console.print(f"{len(unfinished)} of {len(names)} runs not complete, stopped before max_cost; raise "
-                              f"it and run the same command again to resume (exit code {EXIT_SPEND_LIMIT})",
-                              markup=False, highlight=False, soft_wrap=True)
+            say(f"{len(unfinished)} of {len(names)} runs not complete, stopped before max_cost; raise "
+                              f"it and run the same command again to resume (exit code {EXIT_SPEND_LIMIT})", err=True)
             raise typer.Exit(EXIT_SPEND_LIMIT)
-        err_console.print(f"{len(unfinished)} of {len(names)} runs not complete; `commet eval` on one shows why; "
-                          f"run the same command again to retry (exit code {EXIT_INCOMPLETE})",
-                          markup=False, highlight=False, soft_wrap=True)
+        say(f"{len(unfinished)} of {len(names)} runs not complete; `commet eval` on one shows why; "
+                          f"run the same command again to retry (exit code {EXIT_INCOMPLETE})", err=True)
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
@@ -388,10 +390,10 @@ def runs(db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("
          wide: Annotated[bool, typer.Option("--wide", help="Also the model, judge, dataset and start time.")] = False,
          ) -> None:
     """List the runs in a store, each with its short id (accepted by every --run, as is a unique prefix)."""
-    from rich.padding import Padding
     from rich.table import Table
     from rich.text import Text
 
+    from commet.reports.cells import broken_at_punctuation
     from commet.store import short_ids
     from commet.text import printable
 
@@ -415,15 +417,27 @@ def runs(db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("
             table.add_row(*row, Text(printable(record.name)))
         console.print(table)
         return
-    # narrow terminal: each run's name on a line of its own under its figures, folded only where it must be
+    # narrow terminal: each run's figures, then its name (and with --wide its model, judge, dataset and start) on
+    # lines of their own, broken only after the name's punctuation, never inside a hash
+    base = header[:4]
+
     def line(cells: list[str]) -> str:
         return "  ".join(cell.rjust(w) if h == "stories" else cell.ljust(w)
-                         for h, cell, w in zip(header, cells, widths, strict=True)).rstrip()
+                         for h, cell, w in zip(base, cells, widths, strict=False)).rstrip()
 
     console.print(Text(f"Runs in {db}", style="italic"), Text(line(header), style="bold"), sep="\n")
     for record, row in zip(records, rows, strict=True):
         console.print(Text(line(row)), no_wrap=True, overflow="ellipsis")
-        console.print(Padding(Text(printable(record.name), overflow="fold"), (0, 0, 0, 2)))
+        for part in broken_at_punctuation(printable(record.name), console.width - 2):
+            console.print(Text(f"  {part}"), no_wrap=True, overflow="fold")
+        if wide:  # "key value" pairs, never split, as many a line as fit
+            lines = [""]
+            for pair in (f"{h} {printable(cell)}" for h, cell in zip(header[4:], row[4:], strict=True)):
+                if lines[-1] and len(lines[-1]) + 2 + len(pair) > console.width - 2:
+                    lines.append("")
+                lines[-1] += f"  {pair}" if lines[-1] else pair
+            for text in lines:
+                console.print(Text(f"  {text}"), no_wrap=True, overflow="fold")
 
 
 def _minute(stamp: str | None) -> str:

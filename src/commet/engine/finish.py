@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from commet.engine.failures import FailureNotice
 from commet.engine.rejudge import RejudgeError, source_settings
 from commet.engine.runner import Engine, Progress
 from commet.errors import CommetError
@@ -68,11 +69,14 @@ def default_name(source: RunRecord, judge: Judge) -> str:
 
 
 def finishing_engine(store: Store, source_name: str, model: Model, judge: Judge, dataset: Dataset, *,
-                     concurrency: int = 8, on_progress: Callable[[Progress], None] | None = None) -> Engine:
+                     concurrency: int = 8, on_progress: Callable[[Progress], None] | None = None,
+                     on_failure: Callable[[FailureNotice], None] | None = None) -> Engine:
     """The engine that finishes run ``source_name`` with ``judge`` (run it with :meth:`Engine.run`; see the module).
 
     Refused, before anything is written: an unknown run, one answered by people, another model (by its identity,
-    as the store's cache keys it) or dataset, and a run with nothing to finish.
+    as the store's cache keys it) or dataset, a run with nothing to finish, and a judge that can decide nothing
+    the run's judge left undecided (the rules alone, or the run's own judge: it would give the same verdicts).
+    ``on_failure`` hears each call that fails for good, at once (as ``commet eval``'s).
     """
     source = store.get_run(source_name)
     if source is None:
@@ -96,6 +100,10 @@ def finishing_engine(store: Store, source_name: str, model: Model, judge: Judge,
     if not any(s.status is not StoryStatus.done for s in stories) and all(r.correct is not None for r in rows):
         raise FinishError(f"run {source_name!r} has no StoryTurn stopped at, or holding, an undecided answer: "
                           "nothing to finish")
+    if judge.name in ("rules", source.judge):
+        raise FinishError(f"--judge {judge.name} decides nothing that run {source_name!r}'s judge ({source.judge}) "
+                          "left undecided: give a judge that can, e.g. --judge openai:gpt-4o (the rules, then that "
+                          "model) or a panel")
     return Engine(model=model, judge=Continuing(source.judge, judge), store=store, dataset=dataset, settings=settings,
                   concurrency=concurrency, on_progress=on_progress, kept=kept_verdicts(store, source),
-                  provenance={"finished_from": source.name})
+                  provenance={"finished_from": source.name}, on_failure=on_failure)

@@ -98,6 +98,7 @@ class Progress:
     questions_right: int = 0
     model_calls: int = 0
     cached_calls: int = 0
+    #: calls that failed for good (the model's and the judge's)
     errors: int = 0
     #: replies of this call's model calls that held code points which are not text (made U+FFFD), and how many
     repaired_replies: int = 0
@@ -606,6 +607,7 @@ class Engine:
         """Tell the failure watch how the judge's call went (a verdict the rules judge reached made no call)."""
         kind = verdict.error_kind
         if kind is not None and kind.startswith("judge_"):
+            self.progress.errors += 1  # a call that failed for good, as a model's is
             self.failures.failed(CallSource.judge, verdict.judge or self.judge.name, kind.removeprefix("judge_"),
                                  verdict.error or verdict.rationale, story_id, turn)
         elif verdict.judge not in (None, "rules"):

@@ -1,6 +1,6 @@
 """The inspect_ai task ``commet/storyturns``: CoMMET's StoryTurn protocol inside inspect.
 
-``pip install 'commet-bench[inspect]'`` registers this module under inspect's ``inspect_ai``
+``pip install -e '.[inspect]'`` (in a clone) registers this module under inspect's ``inspect_ai``
 entry point, so ``inspect eval commet/storyturns -T dataset=sample --model openai/gpt-4o``
 runs every StoryTurn as one conversation: feedback chosen by the previous answer
 (:func:`~commet.engine.conversation.open_turn`), messages composed by
@@ -46,7 +46,6 @@ from inspect_ai.scorer import (
     Target,
     metric,
     scorer,
-    value_to_float,
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import registry_info
@@ -59,12 +58,14 @@ from commet.engine.conversation import (
     open_turn,
     user_text,
 )
+from commet.engine.outcome import StoryOutcome, story_outcome
 from commet.format.dataset import Dataset
 from commet.format.loading import load_dataset
 from commet.format.model import StoryTurn
 from commet.integrations.inspect_models import CURRENT_TURN
 from commet.judges.base import Judge
 from commet.models.base import ImagePart, Message, Model, ModelRequest, ModelResponse, Usage
+from commet.store.records import StoryStatus
 from commet.store.settings import DEFAULT_SYSTEM_PROMPT
 from commet.taxonomy import CATEGORIES, TABLE1_CATEGORIES, TABLE2_CATEGORIES
 
@@ -221,15 +222,26 @@ def storyturn_protocol(dataset: Dataset, images: ImagePolicy = ImagePolicy.on,
 #: the name a figure's high end carries: undecided answers (and stories stopped at one) counted right
 UNDECIDED_RIGHT = " (undecided right)"
 
+#: a sample's score value per outcome (what ``inspect view`` shows): inspect's own C and I for right and wrong,
+#: and values of their own for the outcomes that are neither yet (never shown as incorrect)
+SCORE_VALUES = {StoryOutcome.right: CORRECT, StoryOutcome.wrong: INCORRECT, StoryOutcome.undecided: "U",
+                StoryOutcome.stopped: "S"}
+
+
+def _outcome(score: SampleScore) -> StoryOutcome:
+    """The outcome :func:`story_accuracy` gave the sample (its score's metadata)."""
+    return StoryOutcome(str((score.score.metadata or {})["outcome"]))
+
 
 def _ends(scores: list[SampleScore], name: str) -> dict[str, float]:
-    """Story accuracy of ``scores`` at both ends of its range: undecided counted wrong (``name``, what the score
-    says), and counted right (``name (undecided right)``), as ``commet report`` shows ``a–b``."""
+    """Story accuracy of ``scores`` at both ends of its range: undecided counted wrong (``name``), and counted
+    right (``name (undecided right)``), as ``commet report`` shows ``a–b`` (the outcomes :mod:`commet.engine.outcome`
+    decides, the same as the report's)."""
     if not scores:
         return {}
-    as_float = value_to_float()
-    low = sum(as_float(s.score.value) for s in scores) / len(scores)
-    high = sum(bool((s.score.metadata or {}).get("right_if_undecided_right")) for s in scores) / len(scores)
+    outcomes = [_outcome(s) for s in scores]
+    low = sum(o is StoryOutcome.right for o in outcomes) / len(scores)
+    high = sum(o.right_if_undecided_right for o in outcomes) / len(scores)
     return {name: low, name + UNDECIDED_RIGHT: high}
 
 
@@ -275,38 +287,48 @@ def image_dependent() -> Metric:
     return _subset_metric(image_dependent=True)
 
 
-@metric
-def stopped() -> Metric:
-    """StoryTurns stopped at an undecided answer (counted as not right, as in ``commet report``)."""
-
+def _counted(outcome: StoryOutcome) -> Metric:
     def compute(scores: list[SampleScore]) -> int:
-        return sum(1 for s in scores if (s.score.metadata or {}).get("status") == "stopped")
+        return sum(_outcome(s) is outcome for s in scores)
 
     return compute
 
 
-@scorer(metrics=[overall(), text_complete(), image_dependent(), stopped()])
+@metric
+def undecided() -> Metric:
+    """StoryTurns finished with none wrong and some answers undecided (``commet report``'s outcome undecided)."""
+    return _counted(StoryOutcome.undecided)
+
+
+@metric
+def stopped() -> Metric:
+    """StoryTurns stopped at an undecided answer with none wrong before (``commet report``'s "Stopped at
+    undecided"; one stopped after a wrong answer is wrong)."""
+    return _counted(StoryOutcome.stopped)
+
+
+@scorer(metrics=[overall(), text_complete(), image_dependent(), undecided(), stopped()])
 def story_accuracy() -> Scorer:
-    """A StoryTurn is right only when every turn was judged right (undecided counts as not right); the score's
-    metadata says whether it would be right were its undecided answers right (the high end of a range)."""
+    """A StoryTurn's outcome as ``commet report`` decides it (:func:`~commet.engine.outcome.story_outcome`): C
+    right, I wrong, U undecided, S stopped at an undecided answer; the metrics count U and S wrong in a figure
+    and right in its ``(undecided right)`` twin."""
 
     async def score(state: TaskState, target: Target) -> Score:
         turns = state.metadata.get("commet_turns", [])
-        status = state.metadata.get("commet_status", "done")
+        status = StoryStatus(state.metadata.get("commet_status", "done"))
         right = sum(1 for t in turns if t["correct"] is True)
-        undecided = sum(1 for t in turns if t["correct"] is None)
-        correct = right == len(turns) == len(target.target)
-        value = CORRECT if correct and status == "done" else INCORRECT
-        # as commet report: a finished story, or one stopped at an undecided answer, with no answer judged wrong
-        high = status in ("done", "stopped") and all(t["correct"] is not False for t in turns) and (
-            status == "stopped" or len(turns) == len(target.target))
+        undecided_answers = sum(1 for t in turns if t["correct"] is None)
+        outcome = story_outcome(status, (t["correct"] for t in turns))
+        value = SCORE_VALUES[outcome]
+        high = outcome.right_if_undecided_right
         return Score(value=value,
                      answer=" | ".join(t["response"] for t in turns),
                      explanation="; ".join(f"turn {t['turn']}: {t['outcome']} ({t['judge']}: {t['rationale']})"
-                                           for t in turns) + ("; stopped at an undecided answer" if status != "done"
-                                                              else ""),
-                     metadata={"status": status, "questions": len(target.target), "questions_right": right,
-                               "undecided": undecided, "right_if_undecided_right": high, "turns": turns})
+                                           for t in turns) + ("; stopped at an undecided answer"
+                                                              if status is StoryStatus.stopped else ""),
+                     metadata={"status": status.value, "outcome": outcome.value, "questions": len(target.target),
+                               "questions_right": right, "undecided": undecided_answers, "right_if_undecided_right": high,
+                               "turns": turns})
 
     return score
 

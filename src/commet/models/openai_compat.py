@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from commet.errors import CommetError
+from commet.extras import install_command
 from commet.models import base
 from commet.models.endpoints import Endpoint, EndpointPool
 from commet.models.errors import classify
@@ -165,7 +166,7 @@ class OpenAIChatModel(OpenAIService, RemoteModel):
         if transport not in ("direct", "sdk"):
             raise base.ModelSpecError("openai: transport must be direct or sdk")
         if transport == "direct" and not has_aiohttp:
-            raise base.ModelSpecError("openai: transport=direct needs aiohttp: pip install 'commet-bench[openai]'")
+            raise base.ModelSpecError(f"openai: transport=direct needs aiohttp: {install_command('openai')}")
 
         def connect(base_url: str | None) -> tuple[Any, DirectChatTransport | None]:
             target = sdk_target(self.api_key, base_url) if transport == "direct" else None

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qsl
 
 from commet.builtin_plugins import PROVIDERS
-from commet.extras import EXTRA_OF_MODULE
+from commet.extras import EXTRA_OF_MODULE, install_command
 from commet.models.base import Model, ModelSpecError, UnknownModelError, did_you_mean
 from commet.plugins import MODELS, load_plugin, plugin_names
 
@@ -71,4 +71,4 @@ def _install_hint(provider: str, exc: ImportError) -> str:
     """How to install what a provider's module could not import: its extra (built-in providers), the
     extra of the missing module, or nothing (a third-party provider's own package)."""
     extra = EXTRA_OF_PROVIDER.get(provider) or EXTRA_OF_MODULE.get((exc.name or "").split(".")[0])
-    return f". Install the extra: pip install 'commet-bench[{extra}]'" if extra else ""
+    return f". Install the extra: {install_command(extra)}" if extra else ""

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from functools import cached_property
 from types import ModuleType
 
+from commet.extras import install_command
 from commet.models import pricing
 from commet.models.base import (
     MissingKeyError,
@@ -130,8 +131,8 @@ class RemoteService:
         try:
             return importlib.import_module(module or self.sdk_module)
         except ImportError as exc:  # pragma: no cover
-            raise ModelSpecError(f"{self.provider} provider needs the SDK: pip install "
-                                 f"'commet-bench[{self.provider}]' ({exc})") from None
+            raise ModelSpecError(f"{self.provider} provider needs the SDK: {install_command(self.provider)} "
+                                 f"({exc})") from None
 
     def _resolve_key(self) -> str | None:
         return resolve_api_key(self.provider, self.options, self.default_key_envs, self.base_url)
@@ -163,7 +164,7 @@ class RemoteService:
             problems.append(str(exc))
         if self.sdk_module and not _importable(self.sdk_module):
             problems.append(f"{self.provider}: the SDK ({self.sdk_module}) is not installed: "
-                            f"pip install 'commet-bench[{self.provider}]'")
+                            f"{install_command(self.provider)}")
         if len(problems) > 1:
             prefix = f"{self.provider}: "
             raise ModelSpecError(f"{prefix}{len(problems)} problems: "

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar, cast
 
+from commet.extras import install_command
 from commet.models import base
 
 T = TypeVar("T")
@@ -244,7 +245,7 @@ class HFModel(base.Model):
             import torch
             import transformers
         except ImportError as exc:
-            raise base.ModelSpecError(f"hf provider needs torch and transformers: pip install 'commet-bench[hf]' "
+            raise base.ModelSpecError(f"hf provider needs torch and transformers: {install_command('hf')} "
                                       f"({exc})") from None
         self._torch = torch
         self.name = name

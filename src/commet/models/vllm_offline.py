@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from commet.extras import install_command
 from commet.models import base
 from commet.models.openai_compat import to_openai_messages
 from commet.models.transformers_model import (
@@ -51,8 +52,10 @@ VLLM_OPTIONS = frozenset(INT_OPTIONS + FLOAT_OPTIONS + BOOL_OPTIONS + STR_OPTION
 #: options that can change the generated text, so they are part of identity()
 OUTPUT_OPTIONS = ("dtype", "quantization", "revision", "max_model_len", "seed")
 
-INSTALL_HINT = ("the vllm provider needs vLLM on a CUDA machine: pip install 'commet-bench[vllm]' "
-                "(or use hf:PATH for transformers, or openai:NAME?base_url=... against `vllm serve`)")
+def install_hint() -> str:
+    """What to do when vLLM cannot be imported, with the install line for how CoMMET was installed."""
+    return (f"the vllm provider needs vLLM on a CUDA machine: {install_command('vllm')} "
+            "(or use hf:PATH for transformers, or openai:NAME?base_url=... against `vllm serve`)")
 
 
 def engine_kwargs(name: str, options: Mapping[str, str]) -> dict[str, Any]:
@@ -108,7 +111,7 @@ class VLLMModel(base.Model):
         try:
             vllm = importlib.import_module("vllm")
         except ImportError as exc:
-            raise base.ModelSpecError(f"{INSTALL_HINT} ({exc})") from None
+            raise base.ModelSpecError(f"{install_hint()} ({exc})") from None
         self._vllm = vllm
         path = Path(name).expanduser()
         self.local_path = path.resolve() if path.exists() else None

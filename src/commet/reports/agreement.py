@@ -16,6 +16,7 @@ comparison. The runs given (default: all) are the ones pooled; each table says w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import cast
@@ -211,15 +212,18 @@ def _row(agreement: Agreement) -> list[str]:
 AGREEMENT_HEADER = ["Pair", "Agree", "Disagree", "n", "Agreement", "Kappa"]
 
 
-def report_tables(report: AgreementReport) -> list[tuple[str, list[str], list[list[str]]]]:
-    """(title, header, rows) of every table, in the paper's order."""
+def report_tables(report: AgreementReport, run_name: Callable[[str], str] = str
+                  ) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(title, header, rows) of every table, in the paper's order; ``run_name`` writes a run's name (a terminal
+    gives its short id, with a legend)."""
     who = ("Who decided, per run", ["Run", "Run's judge", "Decided by", "Answers"],
-           [[run, judge, decider, str(count)] for (run, judge), counts in report.who_decided.items()
+           [[run_name(run), judge, decider, str(count)] for (run, judge), counts in report.who_decided.items()
             for decider, count in counts.items()])
-    failed = "".join(f"; {count} answer(s) of {run} left out: judging them failed (the same `commet eval` or "
-                     "`commet rejudge` again retries them)" for run, count in report.failed.items())
+    failed = "".join(f"; {count} answer(s) of {run_name(run)} left out: judging them failed (the same `commet eval` "
+                     "or `commet rejudge` again retries them)" for run, count in report.failed.items())
     judges = (f"Judges compared ({report.items} answers of {len(report.pooled)} run(s) pooled: "
-              f"{', '.join(report.pooled)}; one answer per run, story and turn{failed})", ["Judge", "Decided", "Undecided"],
+              f"{', '.join(map(run_name, report.pooled))}; one answer per run, story and turn{failed})",
+              ["Judge", "Decided", "Undecided"],
               [[j, str(report.decided[j]), str(report.undecided[j])] for j in report.judges])
     return [
         who,

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from commet.engine.outcome import StoryOutcome
 from commet.reports.calibration import calibrate, calibration_section, judges_section
 from commet.reports.feedback import (
     FEEDBACK_COLUMNS,
@@ -37,11 +38,11 @@ from commet.reports.feedback import (
     feedback_section,
 )
 from commet.reports.metrics import SUBSETS
-from commet.reports.outcome import StoryOutcome
 from commet.reports.rundata import (
     RUN_HEADER,
     Bootstrap,
     Cell,
+    Notice,
     Report,
     RunData,
     Section,
@@ -58,12 +59,14 @@ from commet.reports.rundata import (
 )
 from commet.reports.sections import SectionKey, source_key
 from commet.reports.stats import PairedComparison, paired_comparison
+from commet.store import short_ids
 from commet.store.sqlite import RunRecord, Store
 from commet.taxonomy import TABLE1_CATEGORIES, TABLE2_CATEGORIES
 from commet.text import normalize, printable
 
 __all__ = [  # the reports' data types are read from here too
-    "FEEDBACK_COLUMNS", "RUN_HEADER", "Bootstrap", "Cell", "FeedbackCases", "FeedbackCount", "Report", "RunData",
+    "FEEDBACK_COLUMNS", "RUN_HEADER", "Bootstrap", "Cell", "FeedbackCases", "FeedbackCount", "Notice", "Report",
+    "RunData",
     "Section", "StoryResult", "TurnResult", "Unit", "feedback_cases", "load_run", "ordered_categories", "run_label",
     "units",
 ]
@@ -72,26 +75,30 @@ PAPER_CATEGORIES = {SUBSETS[0]: TABLE1_CATEGORIES, SUBSETS[1]: TABLE2_CATEGORIES
 
 #: A judge that decides what the rules leave undecided, suggested in the undecided notice.
 SUGGESTED_JUDGE = "openai:gpt-4o"
+#: What the notice suggests where an LLM judge left answers undecided: a majority of three providers' models
+#: (a command that runs as printed, given their keys)
+SUGGESTED_PANEL = "panel:openai:gpt-4o,anthropic:claude-sonnet-4-5,google:gemini-2.5-pro"
 
 
 def summary_section(runs: list[RunData], boot: Bootstrap) -> Section:
-    """Per run, over all its StoryTurns: story and question accuracy with intervals, undecided and unscored."""
+    """Per run, over all its StoryTurns: story and question accuracy with intervals, undecided and unscored
+    (every count from :attr:`RunData.counts`, as eval, the notices and the HTML report print them)."""
     rows: list[list[Cell]] = []
     for data in runs:
-        scored = data.scored
-        rows.append([*run_columns(data), str(len(scored)), boot.stories(scored),
-                     boot.questions([s.turns for s in scored]),
-                     str(sum(s.undecided for s in scored)), str(sum(s.hinges for s in scored)),
-                     str(sum(s.outcome is StoryOutcome.stopped for s in scored)), str(len(data.stories) - len(scored))])
+        scored, counts = data.scored, data.counts
+        rows.append([*run_columns(data), str(counts.stories), boot.stories(scored),
+                     boot.questions([s.turns for s in scored]), str(counts.undecided_answers), str(counts.hinging),
+                     str(counts.stopped), str(counts.not_scored)])
     return Section(SectionKey.SUMMARY, "Summary per run, all StoryTurns (%, 95% CI; not a paper table)",
                    [*RUN_HEADER, "Stories", "Story accuracy", "Question accuracy", "Undecided answers",
                     "Stories hinging on undecided", "Stopped at undecided", "Not scored"], rows,
-                   "Story accuracy a-b: undecided answers counted wrong (a) and counted right (b); undecided is "
-                   "never counted right in a single figure. Stopped: StoryTurns ended at an undecided answer the "
-                   "next feedback depended on, with no answer wrong before it (counted in the range; one with a "
-                   "wrong answer before counts wrong). Not scored: StoryTurns whose conversation did "
-                   "not finish (failed calls), left out of every accuracy. Intervals: percentile bootstrap over "
-                   "StoryTurns (a story's questions are resampled together).")
+                   "Stories: the run's StoryTurns; story accuracy counts those scored. Story accuracy a-b: undecided "
+                   "answers counted wrong (a) and counted right (b); undecided is never counted right in a single "
+                   "figure. Stopped: StoryTurns whose conversation ended at an undecided answer the next feedback "
+                   "depended on, with none wrong before (in the range; one with a wrong answer before counts "
+                   "wrong). Not scored: StoryTurns "
+                   "with a call that failed for good or not started, left out of every accuracy. Intervals: "
+                   "percentile bootstrap over StoryTurns (a story's questions are resampled together).")
 
 
 def subset_section(runs: list[RunData], subset: str, boot: Bootstrap) -> Section:
@@ -190,41 +197,51 @@ def _shorten(text: str, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def undecided_notices(store: Store, runs: list[RunData]) -> list[str]:
-    """For each run with undecided answers: one line before the tables when more than half its stories hinge
-    on them, and one plain sentence saying which ``--judge`` would decide them."""
-    warnings: list[str] = []
-    hints: list[str] = []
+#: said once before the runs' undecided notices (each run's then says only its own figures and command)
+UNDECIDED_INTRO = ("Undecided answers are never counted right: while a run has some, its story accuracy is a range "
+                   "(undecided counted wrong - counted right), and a story stopped at one (--undecided-feedback stop) "
+                   "has questions never asked. Each command below decides them with another judge (any judge spec; "
+                   "every earlier call and verdict comes from the store).")
+
+
+def undecided_notices(store: Store, runs: list[RunData]) -> list[Notice]:
+    """Warnings first (a run whose stories mostly hinge on undecided answers), then, said once, what undecided
+    answers do to the figures, then for each run that has some its counts (:attr:`RunData.counts`) and the
+    command that decides them, the run by its short id."""
+    warnings: list[Notice] = []
+    hints: list[Notice] = []
+    ids = short_ids(r.name for r in store.runs())
     for data in runs:
-        scored = data.scored
-        undecided = sum(s.undecided for s in scored)
-        stopped = sum(s.stopped for s in scored)
-        if not undecided and not stopped:
+        counts = data.counts
+        unasked = counts.stopped + counts.stopped_after_wrong  # stories with questions never asked
+        if not counts.undecided_answers and not unasked:
             continue
-        hinging = sum(s.hinges for s in scored)
-        name, judge = data.run.name, data.run.judge
-        if 2 * hinging > len(scored):
-            warnings.append(f"Run {name}: {hinging} of {len(scored)} stories hinge on undecided answers, so its "
-                            "story accuracy is mostly not judged.")
-        if stopped:  # questions never asked: re-judging cannot decide them, finishing asks them
-            how = (f"finish them with `commet eval --db {store.path} --finish {name} --judge "
-                   f"{SUGGESTED_JUDGE if judge == 'rules' else 'panel:A,B,C'}` (any judge spec: it decides the "
-                   "undecided answers and asks the stopped StoryTurns' remaining questions; every earlier call and "
-                   "verdict comes from the store)")
-        elif judge == "rules":
-            how = (f"re-judge them with `commet rejudge --db {store.path} --run {name} --judge {SUGGESTED_JUDGE}` "
-                   "(any model spec) or run with --judge MODEL")
+        run_id, judge = ids.get(data.run.name, data.run.short_id), data.run.judge
+        if 2 * counts.hinging > counts.scored:
+            warnings.append(Notice(f"Run {run_id}: {counts.hinging} of {counts.scored} scored stories hinge on "
+                                   "undecided answers, so its story accuracy is mostly not judged.", warning=True))
+        what = []
+        if counts.undecided_answers:
+            answers = "1 answer" if counts.undecided_answers == 1 else f"{counts.undecided_answers} answers"
+            what.append(f"{answers} left undecided by the {judge} judge")
+        if counts.stopped:
+            what.append(f"{counts.stopped} {'story' if counts.stopped == 1 else 'stories'} stopped at an undecided "
+                        "answer")
+        if counts.stopped_after_wrong:
+            what.append(f"{counts.stopped_after_wrong} more stopped at one after a wrong answer (counted wrong)")
+        hinging = f"{counts.hinging} of {counts.scored} scored stories hinge on them" if counts.hinging else \
+            "no story's verdict hinges on them"
+        stated = f"Run {run_id}: {', '.join(what[:-1]) + ' and ' if len(what) > 1 else ''}{what[-1]}; {hinging}"
+        judge_spec = SUGGESTED_JUDGE if judge == "rules" else SUGGESTED_PANEL
+        if unasked:  # questions never asked: re-judging cannot decide them, finishing asks them
+            command = f"commet eval --db {store.path} --finish {run_id} --judge {judge_spec}"
+            stated += ". To decide them and ask the stopped stories' remaining questions:"
         else:
-            how = (f"re-judge them with another LLM judge or a panel, e.g. `commet rejudge --db {store.path} "
-                   f"--run {name} --judge panel:A,B,C`")
-        answers = "1 answer of run {} was" if undecided == 1 else f"{undecided} answers of run {{}} were"
-        after_wrong = sum(s.stopped and s.outcome is StoryOutcome.wrong for s in scored)
-        wrong_first = f", {after_wrong} of them after a wrong answer (counted wrong)" if after_wrong else ""
-        halted = f"; {stopped} stopped there under --undecided-feedback stop{wrong_first}" if stopped else ""
-        hints.append(f"{answers.format(name)} left undecided by the {judge} judge "
-                     f"({hinging} of {len(scored)} stories hinge on them{halted}, so their story accuracy is shown "
-                     f"as a range: undecided counted wrong - counted right); {how}.")
-    return warnings + hints
+            command = f"commet rejudge --db {store.path} --run {run_id} --judge {judge_spec}"
+            stated += "." + (" To decide them (or run with --judge MODEL):" if judge == "rules" else
+                             " To decide them with a majority of three LLM judges:")
+        hints.append(Notice(stated, command, local_path=str(store.path)))
+    return warnings + ([Notice(UNDECIDED_INTRO)] if hints else []) + hints
 
 
 @cycle_collection_paused()

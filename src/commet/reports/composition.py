@@ -12,11 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from commet.conditions import FeedbackCondition
 from commet.format.dataset import Dataset
 from commet.reports.analyses import Report
 from commet.reports.cells import cell_text
 from commet.reports.grouping import by_key_section, check_dataset, has_controls
-from commet.reports.render import ReportTargetError, csv_files
+from commet.reports.render import ReportTargetError, csv_files, notice_texts
 from commet.reports.sections import SUBSET_KEYS, SectionKey
 from commet.reports.stats import Range
 
@@ -50,9 +51,40 @@ def compose(report: Report, *, by: list[str] | None = None, dataset: Dataset | N
         have = [s.key for s in report.sections]
         unknown = [t for t in tables if t not in have]
         if unknown:
-            raise ReportTargetError(f"no table {unknown[0]!r} in this report (tables: {', '.join(have)})")
+            why = missing_table_reason(unknown[0], report)
+            raise ReportTargetError(f"no table {unknown[0]!r} in this report{f': {why}' if why else ''} "
+                                    f"(tables: {', '.join(have)})")
         report.sections = [s for s in report.sections if s.key in tables]
     return report
+
+
+#: what the runs of a report must hold for a table to have rows (a key not here is made per value: source, --by)
+TABLE_NEEDS = {
+    SectionKey.TEXT_COMPLETE: "it needs runs with scored text-complete StoryTurns",
+    SectionKey.IMAGE_DEPENDENT: "it needs runs with scored image-dependent StoryTurns",
+    SectionKey.SUMMARY: "it needs runs",
+    SectionKey.FEEDBACK: "it needs runs with feedback (--feedback original or correctness) where a wrong answer was "
+                         "followed by it",
+    SectionKey.TURNS: "it needs runs with scored StoryTurns",
+    SectionKey.WRONG_ANSWERS: "it needs runs with answers judged wrong",
+    SectionKey.CALIBRATION: "it needs runs with a calibration sample (commet calibrate --run RUN --sample N)",
+    SectionKey.JUDGE_CALIBRATION: "it needs runs with a calibration sample (commet calibrate --run RUN --sample N)",
+    SectionKey.CALIBRATION_SAMPLE: "it is commet calibrate's table (commet calibrate --run RUN)",
+}
+
+
+def missing_table_reason(key: str, report: Report) -> str:
+    """Why the report has no table ``key``: which runs it needs and, for Table 14, what each model has."""
+    if key == SectionKey.FEEDBACK_CONDITIONS:
+        conditions = (FeedbackCondition.original, FeedbackCondition.correctness)
+        have: dict[str, list[str]] = {}
+        for data in report.runs:
+            have.setdefault(data.run.model, []).append(data.feedback or "-")
+        here = "; ".join(f"{model} has {', '.join(sorted(set(feedback)))}" for model, feedback in have.items())
+        return (f"it needs a model run with --feedback {conditions[0]} and again with --feedback {conditions[1]} "
+                f"(on the same dataset) among the runs reported (here: {here})")
+    known = {str(k): v for k, v in TABLE_NEEDS.items()}
+    return known.get(key, "")
 
 
 def is_csv_folder(fmt: str, out: Path | None) -> bool:
@@ -76,7 +108,7 @@ def brief_tables(report: Report) -> Iterator[RenderableType]:
     from rich.table import Table
     from rich.text import Text
 
-    yield from (Text(line, style="bold") for line in report.notices)
+    yield from notice_texts(report.notices)
     by_key = {s.key: s for s in report.sections}
     for data in report.runs:
         ranged = any(isinstance(c, Range) for s in report.sections for r in s.rows if r[0] == data.run.name

@@ -12,17 +12,16 @@ autoescaping or the DOM's ``textContent``, never through markup.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
+from commet.engine.outcome import OUTCOME_MEANINGS, StoryOutcome
 from commet.extras import require
 from commet.format.dataset import Dataset
 from commet.reports.analyses import Report
-from commet.reports.cells import cell_text
+from commet.reports.cells import cell_text, estimate_text
 from commet.reports.meanwhile import meanwhile
-from commet.reports.outcome import OUTCOME_MEANINGS, StoryOutcome
 from commet.reports.pictures import DatasetFinder, Pictures, data_uri
 from commet.reports.rundata import cycle_collection_paused
 from commet.reports.stats import Estimate
@@ -31,8 +30,11 @@ from commet.reports.transcripts import packed, transcript_data
 if TYPE_CHECKING:
     from markupsafe import Markup
 
-#: Where a long name without spaces (a run name, a path) may break: after these characters.
-_BREAK_AFTER = re.compile(r"([@:,/=_+\-])(?=\S)")
+#: Where a long name without spaces (a run name, a path) may break: after these characters (a hyphen only inside
+#: a word: "--judge" stays whole).
+_BREAK_AFTER = re.compile(r"([@:,/=_+]|(?<=\w)-)(?=\S)")
+#: Where a command may break besides its spaces: inside a path only, never inside an option
+_COMMAND_BREAK_AFTER = re.compile(r"(/)(?=\S)")
 #: The groups a figure is written in ("66.67", "[62.83, 70.50]", "(400/600)"), each kept on one line.
 _FIGURE_PARTS = re.compile(r"\[[^\]]*\]|\([^)]*\)|\S+")
 
@@ -42,6 +44,26 @@ def breakable(text: object) -> Markup:
     from markupsafe import Markup, escape
 
     return Markup(_BREAK_AFTER.sub(r"\1<wbr>", str(escape(str(text)))))
+
+
+#: a command-line option in prose ("--undecided-feedback"): never broken at its hyphens
+_OPTION = re.compile(r"(?<![\w-])(--[\w-]+)")
+
+
+def prose(text: object) -> Markup:
+    """Prose escaped and breakable (:func:`breakable`), its command-line options kept whole."""
+    from markupsafe import Markup, escape
+
+    parts = _OPTION.split(str(text))
+    return Markup("".join(f'<span class="option">{escape(part)}</span>' if index % 2 else str(breakable(part))
+                          for index, part in enumerate(parts)))
+
+
+def command_breaks(text: object) -> Markup:
+    """A command escaped, with line-break opportunities after the slashes of its paths only."""
+    from markupsafe import Markup, escape
+
+    return Markup(_COMMAND_BREAK_AFTER.sub(r"\1<wbr>", str(escape(str(text)))))
 
 
 def figure_parts(text: str) -> list[tuple[str, str]]:
@@ -61,14 +83,39 @@ def _sections(report: Report) -> list[dict[str, object]]:
             for s in report.sections]
 
 
+def _headline(report: Report) -> list[dict[str, object]]:
+    """Per run, what a reader wants first: story and question accuracy (as the summary table has them) and how many
+    StoryTurns were scored, under the run's short id and settings."""
+    from commet.store import short_ids
+
+    ids = short_ids(d.run.name for d in report.runs)
+    boot = report.bootstrap
+    summary = next((s for s in report.sections if s.key == "summary"), None)
+    rows = {str(row[0]): dict(zip(summary.header, row, strict=True)) for row in summary.rows} if summary else {}
+    headline = []
+    for data in report.runs:
+        row = rows.get(data.run.name)
+        story, question = (row["Story accuracy"], row["Question accuracy"]) if row else (
+            boot.stories(data.scored), boot.questions([s.turns for s in data.scored]))
+        assert isinstance(story, Estimate) and isinstance(question, Estimate)
+        counts = data.counts
+        headline.append({"id": ids[data.run.name], "model": data.run.model, "images": data.images,
+                         "feedback": data.feedback, "judge": data.run.judge,
+                         "story": estimate_text(story), "question": estimate_text(question),
+                         "stories": counts.stories,
+                         "scored": counts.scored, "hinging": counts.hinging})
+    return headline
+
+
 def _runs(report: Report) -> list[dict[str, object]]:
     """The runs table's rows: settings, then how many StoryTurns came out each way (what the transcripts show)."""
     rows = []
     for d in report.runs:
-        counts = Counter(s.outcome for s in d.stories)
+        counts = d.counts  # the summary table's and eval's counts; not scored includes StoryTurns never started
         rows.append({"name": d.run.name, "model": d.run.model, "judge": d.run.judge, "dataset": d.run.dataset_name,
-                     "images": d.images, "feedback": d.feedback, "status": d.run.status, "stories": len(d.stories),
-                     "outcomes": [(o, counts[o]) for o in StoryOutcome]})
+                     "images": d.images, "feedback": d.feedback, "status": d.run.status, "stories": counts.stories,
+                     "outcomes": [(o, counts.not_scored if o is StoryOutcome.not_scored else counts.of(o))
+                                  for o in StoryOutcome]})
     return rows
 
 
@@ -112,12 +159,14 @@ def to_html_report(report: Report, *, dataset: Dataset | None = None, title: str
     env = Environment(loader=PackageLoader("commet.reports", "templates"), autoescape=True)
     env.filters["breakable"] = breakable
     env.filters["figure"] = figure_parts
+    env.filters["command"] = command_breaks
+    env.filters["prose"] = prose
     pictures = Pictures()
     transcripts = transcript_data(report.runs, pictures, DatasetFinder(dataset))
     plots = [{"title": name, "uri": data_uri(png, "image/png"), "min_width": _readable_width(png)}
              for name, png in plotted()]
     return env.get_template("report.html.j2").render(
-        title=title, runs=_runs(report), sections=_sections(report), notices=report.notices, plots=plots,
+        title=title, headline=_headline(report), runs=_runs(report), sections=_sections(report), notices=[n.shareable() for n in report.notices], plots=plots,
         outcomes=[(o, OUTCOME_MEANINGS[o]) for o in StoryOutcome], transcripts=packed(transcripts),
         stories=sum(len(d.stories) for d in report.runs), resamples=report.bootstrap.resamples,
         seed=report.bootstrap.seed)

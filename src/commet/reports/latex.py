@@ -48,5 +48,5 @@ def to_latex_report(report: Report) -> str:
     header = (f"% CoMMET report: runs (short id, name) {run_legend(report)}\n"
               f"% 95% percentile bootstrap over StoryTurns ({report.bootstrap.resamples} resamples, "
               f"seed {report.bootstrap.seed}); needs \\usepackage{{booktabs}}\n"
-              + "".join(f"\\noindent {escape(line.replace('`', ''))}\\par\n" for line in report.notices))
+              + "".join(f"\\noindent {escape(str(line))}\\par\n" for line in report.notices))
     return header + "\n".join(section_latex(s) for s in report.sections)

@@ -2,21 +2,18 @@
 
 A story is correct only when every question in it is judged correct. An undecided turn is
 never counted as correct, nor a story stopped at one (``--undecided-feedback stop``); a story
-whose model call failed is not scored as wrong either: it is left out of the accuracy
-denominator and counted as failed.
+with a call that failed for good is not scored as wrong either: it is left out of the accuracy
+denominator and counted as failed. Every count is the run's :class:`~commet.engine.outcome.RunCounts`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from commet.reports.sections import SUBSET_KEYS
-from commet.store.records import StoryStatus
+from commet.engine.outcome import StoryOutcome
+from commet.reports.sections import SUBSETS as SUBSETS  # (read from here by the tables)
 from commet.store.sqlite import RunRecord, Store
 from commet.taxonomy import CATEGORIES
-
-#: the subsets' names ("text-complete", "image-dependent"), as StoryTurns are counted in them
-SUBSETS: tuple[str, ...] = tuple(key.value for key in SUBSET_KEYS)
 
 
 @dataclass
@@ -53,28 +50,23 @@ class RunMetrics:
 
 
 def run_metrics(store: Store, run: RunRecord) -> RunMetrics:
-    metrics = RunMetrics(run=run)
-    undecided_by_story: set[str] = set()
-    for row in store.turn_rows(run.id):
-        if row.error is not None and row.response is None:
-            metrics.failed_turns += 1
-            continue
-        if row.correct is None:
-            metrics.undecided_turns += 1
-            undecided_by_story.add(row.story_id)
-        metrics.questions.add(row.correct is True)
-    for story in store.story_rows(run.id):
-        if story.status == StoryStatus.stopped:  # ended at an undecided answer: never counted correct
-            metrics.stopped_stories += 1
-        elif story.status != StoryStatus.done:
-            metrics.failed_stories += 1
-            continue
-        correct = story.correct is True
+    """A run's accuracy tallies, over the StoryTurns story accuracy counts, with the counts every other output
+    prints (:attr:`~commet.reports.rundata.RunData.counts`): a story is right only when its outcome is right."""
+    from commet.reports.rundata import load_run
+
+    data = load_run(store, run)
+    counts = data.counts
+    metrics = RunMetrics(run=run, undecided_turns=counts.undecided_answers, failed_turns=counts.failed_calls,
+                         failed_stories=counts.failed, stopped_stories=counts.stopped,
+                         stories_with_undecided=sum(1 for s in data.scored if s.undecided))
+    for story in data.scored:
+        correct = story.outcome is StoryOutcome.right
         metrics.stories.add(correct)
         metrics.per_category.setdefault(story.category, Tally()).add(correct)
-        subset = SUBSETS[1] if story.image_dependent else SUBSETS[0]
-        metrics.per_subset.setdefault(subset, Tally()).add(correct)
-    metrics.stories_with_undecided = len(undecided_by_story)
+        metrics.per_subset.setdefault(story.subset, Tally()).add(correct)
+        for turn in story.turns:
+            if turn.answered:
+                metrics.questions.add(turn.correct is True)
     return metrics
 
 

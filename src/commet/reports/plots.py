@@ -12,13 +12,14 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
+from commet.engine.outcome import StoryOutcome
 from commet.reports.analyses import FEEDBACK_COLUMNS, Cell, Report, RunData, ordered_categories, run_label
 from commet.reports.metrics import SUBSETS
-from commet.reports.outcome import StoryOutcome
 from commet.reports.sections import SectionKey
 from commet.reports.stats import Estimate, Range
 
 if TYPE_CHECKING:
+    from matplotlib.artist import Artist
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
@@ -95,6 +96,17 @@ def _figure_cell(cell: Cell) -> Estimate:
     return cell
 
 
+def _legend_below(fig: Figure, ax: Axes, handles: list[Artist], labels: list[str]) -> None:
+    """The legend under the plot and its tick labels, from its left edge: a phone shows a plot's left part first
+    (the plot scrolls sideways), and a legend beside the axes was off-screen there."""
+    tight = ax.get_tightbbox()  # the axes with their tick labels and title, in display units
+    if tight is None:
+        fig.legend(handles, labels, fontsize="small", loc="upper left", bbox_to_anchor=(0.0, 0.0))
+        return
+    box = tight.transformed(fig.transFigure.inverted())
+    fig.legend(handles, labels, fontsize="small", loc="upper left", bbox_to_anchor=(box.x0, box.y0 - 0.01))
+
+
 def _grouped_bars(groups: list[str], series: list[tuple[str, list[Estimate]]], title: str, ylabel: str) -> bytes:
     """Bars per group, one colour per series, with the estimates' intervals as error bars.
 
@@ -124,14 +136,14 @@ def _grouped_bars(groups: list[str], series: list[tuple[str, list[Estimate]]], t
     ax.set_xticks(range(len(groups)), [_wrapped(g) for g in groups], rotation=30, ha="right")
     ax.set_ylim(0, 105)
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_title(title, loc="left")  # its start on screen where a phone shows the plot's left part
     handles, labels = ax.get_legend_handles_labels()
     if range_shown:  # one grey entry, after the runs, for the outlines of every colour
         from matplotlib.patches import Patch
 
         handles.append(Patch(fill=False, hatch="///", edgecolor="dimgray", linewidth=0.8))
         labels.append(UNDECIDED_RANGE)
-    ax.legend(handles, labels, fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _legend_below(fig, ax, handles, labels)
     return _png(fig)
 
 
@@ -216,14 +228,14 @@ def turn_lines(report: Report) -> bytes | None:
     ax.set_ylim(0, 105)
     ax.set_xlabel("turn")
     ax.set_ylabel("question accuracy (%)")
-    ax.set_title("Where in a story models fail")
+    ax.set_title("Where in a story models fail", loc="left")
     handles, labels = ax.get_legend_handles_labels()
     if range_shown:
         from matplotlib.lines import Line2D
 
         handles.append(Line2D([], [], color="dimgray", linestyle="--", linewidth=1))
         labels.append(UNDECIDED_RANGE)
-    ax.legend(handles, labels, fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _legend_below(fig, ax, handles, labels)
     return _png(fig)
 
 

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 from commet.errors import CommetError
 from commet.format.dataset import Dataset
-from commet.reports.analyses import Cell, Report, Section
-from commet.reports.cells import cell_text, run_legend
+from commet.reports.analyses import Cell, Notice, Report, Section
+from commet.reports.cells import cell_text, run_legend, run_legend_lines, wrap_words
 from commet.reports.stats import Estimate, Range
 from commet.reports.tables import to_markdown
 from commet.text import printable
@@ -59,21 +59,28 @@ def _plain_table(section: Section, title: str | None = None) -> Table:
     return table
 
 
+#: the longest first cell (a run's short id) that heads a column of a transposed table as it is
+_SHORT_HEADER = 12
+
+
 def _transposed_table(section: Section) -> list[RenderableType]:
-    """Figures as rows, one column per row of the section, headed #1, #2, ... with a legend naming each
-    (the first cell, e.g. a run name, is usually too long for a column header)."""
+    """Figures as rows, one column per row of the section, each headed by the row's first cell (a run's short id
+    in a terminal), or, when some is too long for a column header (a run name), by #1, #2, ... under a legend."""
     from rich.table import Table
     from rich.text import Text
 
-    legend = Text("\n".join(f"#{number}: {printable(str(row[0]))}" for number, row in enumerate(section.rows, start=1)))
+    firsts = [printable(str(row[0])) for row in section.rows]
+    short = all(len(first) <= _SHORT_HEADER for first in firsts) and len(set(firsts)) == len(firsts)
     table = Table(title=_text(section.title), caption=_text(section.note))
     table.add_column(_text(section.header[0]) or "")
-    for number in range(1, len(section.rows) + 1):
-        table.add_column(f"#{number}", justify="right")
+    for number, first in enumerate(firsts, start=1):
+        table.add_column(first if short else f"#{number}", justify="right")
     for index in range(1, len(section.header)):
         table.add_row(_text(section.header[index]),
                       *(_text(cell_text(row[index], section, "terminal")) for row in section.rows))
-    return [legend, table]
+    if short:
+        return [table]
+    return [Text("\n".join(f"#{number}: {first}" for number, first in enumerate(firsts, start=1))), table]
 
 
 def _row_tables(section: Section) -> list[RenderableType]:
@@ -132,7 +139,60 @@ def _grouped_tables(section: Section) -> list[RenderableType] | None:
 
 def fitted_tables(section: Section, width: int) -> list[RenderableType]:
     """The section in the first layout that fits ``width`` columns: as is; one table per value of the first
-    column (cells wrapped at spaces, never inside a word); transposed; or one two-column table per row."""
+    column (cells wrapped at spaces, never inside a word); transposed; or one two-column table per row. A title
+    wider than its table is printed above it, wrapped to ``width``, not squeezed into the table's width."""
+    return [_wrapped_text(part, width) for renderable in _laid_out(section, width) for part in _title_apart(renderable)]
+
+
+def _wrapped_text(renderable: RenderableType, width: int) -> RenderableType:
+    """A paragraph (a note, a title apart) wrapped by :func:`wrap_words`: a run name in it breaks after its
+    punctuation, never inside its hash; anything else as it is."""
+    from rich.text import Text
+
+    if not isinstance(renderable, Text):
+        return renderable
+    return Text(wrap_words(renderable.plain, width), style=renderable.style, no_wrap=True, overflow="fold")
+
+
+def column_parts(section: Section, width: int, keep: int = 1) -> list[RenderableType]:
+    """The section as tables side by side in reading order: each with the first ``keep`` columns and as many of
+    the others as fit ``width`` (a wide table of short figures, e.g. one column per predictor), the note after
+    the last; as is when it fits."""
+    from rich.text import Text
+
+    def part(columns: list[int], title: str) -> Table:
+        return _plain_table(Section(section.key, title, [section.header[i] for i in columns],
+                                    [[row[i] for i in columns] for row in section.rows], fraction=section.fraction))
+
+    groups: list[list[int]] = []
+    for index in range(keep, len(section.header)):
+        if groups and natural_width(part([*range(keep), *groups[-1], index], "")) <= width:
+            groups[-1].append(index)
+        else:
+            groups.append([index])
+    if len(groups) == 1:
+        return fitted_tables(section, width)
+    tables: list[RenderableType] = []
+    for number, group in enumerate(groups, start=1):
+        tables.extend(_title_apart(part([*range(keep), *group], f"{section.title} ({number}/{len(groups)})")))
+    return [_wrapped_text(t, width) for t in [*tables, *([Text(section.note, style="dim")] if section.note else [])]]
+
+
+def _title_apart(renderable: RenderableType) -> list[RenderableType]:
+    """A table whose title is wider than the table: the title as a paragraph of its own, then the table."""
+    from rich.table import Table
+    from rich.text import Text
+
+    if not isinstance(renderable, Table) or renderable.title is None:
+        return [renderable]
+    title = renderable.title if isinstance(renderable.title, Text) else Text(str(renderable.title))
+    if len(title.plain) <= natural_width(renderable):
+        return [renderable]
+    renderable.title = None
+    return [Text(title.plain, style="italic"), renderable]
+
+
+def _laid_out(section: Section, width: int) -> list[RenderableType]:
     from rich.text import Text
 
     plain = _plain_table(section)
@@ -143,17 +203,45 @@ def fitted_tables(section: Section, width: int) -> list[RenderableType]:
         return [*grouped, *([Text(section.note, style="dim")] if section.note else [])]
     if len(section.rows) > 1:
         transposed = _transposed_table(section)
-        if natural_width(transposed[1]) <= width:
+        if natural_width(transposed[-1]) <= width:
             return transposed
     return _row_tables(section)
+
+
+def _by_short_id(section: Section, report: Report) -> Section:
+    """``section`` with each run name in its Run column written as the run's short id (as in the legend)."""
+    from dataclasses import replace
+
+    from commet.store import short_ids
+
+    if not section.header or section.header[0] != "Run":
+        return section
+    ids = short_ids(d.run.name for d in report.runs)
+    return replace(section, rows=[[ids.get(str(row[0]), row[0]), *row[1:]] for row in section.rows])
+
+
+def notice_texts(notices: list[Notice]) -> list[Text]:
+    """The notices for a terminal: each paragraph wrapped at spaces (plain; a warning bold), its command on a
+    line of its own, indented and never wrapped, so it is pasted whole."""
+    from rich.text import Text
+
+    texts = []
+    for notice in notices:
+        texts.append(Text(printable(notice.text), style="bold" if notice.warning else ""))
+        if notice.command is not None:
+            texts.append(Text(f"  {printable(notice.command)}", no_wrap=True, overflow="ignore"))
+    return texts
 
 
 def to_rich_tables(report: Report, width: int | None = None) -> list[RenderableType]:
     """The notices, then every section; each laid out to fit ``width`` (None: each table at its full width)."""
     from rich.text import Text
 
-    renderables: list[RenderableType] = [Text(line, style="bold") for line in report.notices]
-    renderables.append(Text(f"runs: {run_legend(report)}", style="dim"))
+    renderables: list[RenderableType] = [*notice_texts(report.notices)]
+    if width is not None:  # a terminal: runs by their short id in the tables (the legend names them)
+        report = Report(report.runs, [_by_short_id(s, report) for s in report.sections], report.bootstrap,
+                        report.notices)
+    renderables.append(Text("\n".join(run_legend_lines(report, width)), style="dim", no_wrap=True, overflow="fold"))
     for section in report.sections:
         renderables.extend([_plain_table(section)] if width is None else fitted_tables(section, width))
     return renderables
@@ -164,7 +252,8 @@ def to_markdown_report(report: Report, title: str = "CoMMET report") -> str:
     parts = [f"# {title}\n", f"Runs (short id, name): {run_legend(report, '`')}. Intervals: 95% "
              f"percentile bootstrap over StoryTurns ({report.bootstrap.resamples} resamples, seed "
              f"{report.bootstrap.seed}).\n"]
-    parts.extend(f"**{line}**\n" for line in report.notices)
+    parts.extend((f"**{n.text}**" if n.warning else n.text) + (f"\n\n    {n.command}\n" if n.command else "\n")
+                 for n in report.notices)
     for section in report.sections:
         parts.append(f"## {section.title}\n")
         parts.append(to_markdown(section.header, [[cell_text(c, section) for c in row] for row in section.rows]))
@@ -220,7 +309,7 @@ def csv_files(report: Report) -> dict[str, str]:
     """File name -> content: one CSV per table (``KEY.csv``), and ``notices.txt`` when there are notices."""
     files = {f"{section.key}.csv": section_csv(section) for section in report.sections}
     if report.notices:
-        files["notices.txt"] = "\n".join(report.notices) + "\n"
+        files["notices.txt"] = "\n".join(map(str, report.notices)) + "\n"
     return files
 
 

@@ -13,13 +13,14 @@ import gc
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
+from pathlib import PurePath
 from typing import Any
 
 from commet.conditions import FeedbackCondition
-from commet.reports.metrics import SUBSETS
-from commet.reports.outcome import StoryOutcome, story_outcome
+from commet.engine.outcome import RunCounts, StoryOutcome, StoryTally, count_run, story_outcome
+from commet.reports.sections import SUBSETS
 from commet.reports.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, Estimate, Range, bootstrap_ratio
 from commet.store.records import StoryStatus, TurnRecord
 from commet.store.sqlite import RunRecord, Store
@@ -45,6 +46,8 @@ class TurnResult:
     error: str | None
     #: the stored model call this answer came from (None: no model call, e.g. a person answered)
     model_key: str | None = None
+    #: how its call failed for good (a model call without reply, or a judge without verdict), else None
+    error_kind: str | None = None
 
     @property
     def answered(self) -> bool:
@@ -57,7 +60,13 @@ class TurnResult:
 
     @property
     def undecided(self) -> bool:
-        return self.answered and self.correct is None
+        """Answered and left undecided by a judge's verdict (a judge that failed leaves it not scored)."""
+        return self.answered and self.correct is None and self.error_kind is None
+
+    @property
+    def failed(self) -> bool:
+        """A call of this turn failed for good: the model's (no reply) or the judge's (no verdict)."""
+        return self.error_kind is not None
 
     @property
     def feedback_on_undecided(self) -> bool:
@@ -97,7 +106,8 @@ class StoryResult:
     @cached_property
     def outcome(self) -> StoryOutcome:
         """Right, wrong, undecided, stopped or not scored: what every table, badge and transcript counts."""
-        return story_outcome(self.status, (t.correct for t in self.turns if t.answered), self.correct)
+        return story_outcome(self.status, (t.correct for t in self.turns if t.answered), self.correct,
+                             failed_calls=sum(t.failed for t in self.turns))
 
     @property
     def counted(self) -> bool:
@@ -130,6 +140,12 @@ class RunData:
 
     run: RunRecord
     stories: list[StoryResult]
+
+    @cached_property
+    def counts(self) -> RunCounts:
+        """Every count the outputs print about this run (stories, stopped, undecided, not scored, failed calls)."""
+        return count_run((StoryTally(s.status, s.outcome, s.undecided, sum(t.failed for t in s.turns))
+                          for s in self.stories), self.run.story_count)
 
     @property
     def images(self) -> str:
@@ -173,7 +189,7 @@ def load_run(store: Store, run: RunRecord) -> RunData:
     def results(rows: list[TurnRecord]) -> list[TurnResult]:
         return [TurnResult(row.turn, row.prompt, parsed(row.images_json), row.feedback_kind, row.response,
                            parsed(row.expected_json), row.outcome, row.correct, row.judge, row.rationale, row.error,
-                           row.model_key) for row in rows]
+                           row.model_key, row.error_kind) for row in rows]
 
     story_rows = store.story_rows(run.id)
     turns = store.turns_by_story(run.id)
@@ -249,13 +265,37 @@ class Section:
     fraction: bool = False
 
 
+@dataclass(frozen=True)
+class Notice:
+    """A paragraph shown once before the tables, and the command that acts on it: every rendering keeps the
+    command whole (a terminal prints it on a line of its own, so it is safe to paste)."""
+
+    text: str
+    command: str | None = None
+    #: the run's figures are mostly not judged: shown emphasised (the rest is plain text)
+    warning: bool = False
+    #: a path of this machine in the command (the results store): a file meant to be shared names it by its
+    #: file name only (:meth:`shareable`)
+    local_path: str | None = None
+
+    def shareable(self) -> Notice:
+        """The notice with its local path written as the file's name (an HTML report holds no local path)."""
+        if self.command is None or self.local_path is None:
+            return self
+        return replace(self, command=self.command.replace(self.local_path, PurePath(self.local_path).name))
+
+    def __str__(self) -> str:
+        """The notice on one line (CSV's notices.txt, LaTeX, stderr)."""
+        return self.text if self.command is None else f"{self.text} {self.command}"
+
+
 @dataclass
 class Report:
     runs: list[RunData]
     sections: list[Section]
     bootstrap: Bootstrap = field(default_factory=Bootstrap)
-    #: lines to show before the tables: runs mostly not judged, and how to decide undecided answers
-    notices: list[str] = field(default_factory=list)
+    #: shown once before the tables: runs mostly not judged, and how to decide undecided answers
+    notices: list[Notice] = field(default_factory=list)
 
     def section(self, key: str) -> Section:
         return next(s for s in self.sections if s.key == key)

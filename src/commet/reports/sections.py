@@ -42,6 +42,8 @@ class SectionKey(str, Enum):
 
 #: the two subsets of the paper's Tables 1 and 2, in their order; each one's table is keyed by its name
 SUBSET_KEYS = (SectionKey.TEXT_COMPLETE, SectionKey.IMAGE_DEPENDENT)
+#: the subsets' names ("text-complete", "image-dependent"), as StoryTurns are counted in them
+SUBSETS: tuple[str, ...] = tuple(key.value for key in SUBSET_KEYS)
 #: the start of the key of a table per StoryTurn source (the paper's Tables 11 and 12 for the booklet)
 SOURCE_PREFIX = "source-"
 #: the start of the key of a ``--by KEY`` table

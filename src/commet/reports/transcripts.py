@@ -7,7 +7,7 @@ once), gzip-compressed and embedded as base64. The page unpacks them in the brow
 (``DecompressionStream``), then draws only the StoryTurns on screen, and a story's turns only
 when it is opened.
 
-Each StoryTurn carries its :class:`~commet.reports.outcome.StoryOutcome`, the one the tables count,
+Each StoryTurn carries its :class:`~commet.engine.outcome.StoryOutcome`, the one the tables count,
 and the first turn not answered right (0 when every turn was), by which the page filters and sorts.
 
 The data: ``runs`` (name, images setting, pictures note), ``stories`` (columns ``run``, ``id``,
@@ -25,8 +25,8 @@ import json
 from collections.abc import Sequence
 from itertools import chain
 
+from commet.engine.outcome import StoryOutcome
 from commet.reports.analyses import RunData, StoryResult
-from commet.reports.outcome import StoryOutcome
 from commet.reports.pictures import DatasetFinder, Pictures
 
 #: The outcomes and turn verdicts in the order the data numbers them.

@@ -44,6 +44,7 @@ from typing import Any
 
 from PIL import Image, UnidentifiedImageError
 
+from commet.extras import install_command
 from commet.models.base import ModelCallError, ModelSpecError, UnknownModelError, did_you_mean
 from commet.models.google_model import GoogleService
 from commet.models.openai_compat import OpenAIService
@@ -198,7 +199,7 @@ class DiffusersImageModel(ImageModel):
                    if importlib.util.find_spec(module) is None]
         if missing:
             raise ModelSpecError("the diffusers image backend needs the optional packages: pip install "
-                                 "diffusers transformers torch, or pip install 'commet-bench[diffusers]' "
+                                 f"diffusers transformers torch, or {install_command('diffusers')} "
                                  f"(missing: {', '.join(missing)})")
         import torch
         from diffusers import AutoPipelineForText2Image
