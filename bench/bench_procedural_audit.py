@@ -16,7 +16,7 @@ from collections import defaultdict
 
 from commet.format.model import StoryTurn
 from commet.generation.audit import BLIND, FAMILIES, audit_dataset
-from commet.generation.procedural import GENERATORS, generate_storyturn, is_image_dependent
+from commet.generation.procedural import GENERATORS, generate_storyturn, is_image_dependent, variant_slot
 
 GATED = (BLIND, *FAMILIES)
 
@@ -25,7 +25,8 @@ def sample(seed: int, per_task: int, scenes: dict[str, dict[str, object]]) -> li
     out = []
     for task in sorted(GENERATORS):
         for k in range(per_task):
-            storyturn, builder = generate_storyturn(task, k, seed, is_image_dependent(task, k, per_task, 0.3))
+            storyturn, builder = generate_storyturn(task, k, seed, is_image_dependent(task, k, per_task, 0.3),
+                                                    slot=variant_slot(task, k, per_task, 0.3))
             scenes.update(builder.scenes)
             out.append(storyturn)
     return out

@@ -16,11 +16,11 @@ from commet.generation.procedural import lexicon as lex
 from commet.generation.procedural.builder import Cast, StoryBuilder, an, cap, right_wrong
 from commet.generation.procedural.tasks.common import (
     TIDY_REASONS,
-    WITNESS,
     fill,
     leaving,
     missed,
     room,
+    swap_and_witness,
     two_containers,
 )
 from commet.generation.procedural.world import Place, Thing, World
@@ -86,8 +86,10 @@ class _Swapped:
         self.mover = cast.adult(0.88) if rng.random() < 0.5 else cast.child(0.88)
         for agent in (self.owner, self.other, self.mover):
             w.add(agent)
-        self.first, self.second = two_containers(rng, w, (0.45, 0.65))
-        if rng.random() < 0.5:
+        self.test = b.role(b.cell("owner away", 2) == 1, "true belief: the owner stays and sees the swap")
+        b.seat("owner and other", [self.owner, self.other], (0.1, 0.25))
+        self.first, self.second = two_containers(rng, b, w, (0.45, 0.65))
+        if b.flip("the owner's container is the second named"):
             self.first, self.second = self.second, self.first
         kinds = rng.sample(lex.TOYS, 2)
         self.thing = Thing("thing", kinds[0], rng.choice(kinds[0].colours), "hands", owner=self.owner.id)
@@ -95,7 +97,6 @@ class _Swapped:
         w.add(Place("hands", "offstage", "brown", -5.0, name="in hand"))
         w.add(self.thing)
         w.add(self.theirs)
-        self.test = b.role(b.cell("owner away", 2) == 1, "true belief: the owner stays and sees the swap")
         self.p, self.q = (self.owner, self.other) if self.test else (self.other, self.owner)
         _, away, to = leaving(rng, self.p)  # "while she is away" tells the leaving: each slot is named once
         names = b.arrange("names", [self.owner, self.other])
@@ -109,9 +110,8 @@ class _Swapped:
             _fmt(b.frame("intro", INTRO), names=f"{names[0].name}, {names[1].name} and {self.mover.name}",
                  room=w.room, boxes=" and ".join(an(p.name.removeprefix("the ")) for p in boxes)),
             _fmt(b.frame("puts", PUTS), c1=c1, c2=c2, t1=t1.noun, t2=t2.noun, p1=p1.name, p2=p2.name),
-            _fmt(b.frame("swap", SWAP), p=self.p, away=away, m=self.mover, a=named[0].noun, b=named[1].noun,
-                 why=rng.choice(TIDY_REASONS)),
-            _fmt(b.frame("witness", WITNESS), q=self.q),
+            *swap_and_witness(b, _fmt(b.frame("swap", SWAP), p=self.p, away=away, m=self.mover, a=named[0].noun,
+                                      b=named[1].noun, why=rng.choice(TIDY_REASONS)), {"q": self.q}),
             _fmt(b.frame("wants", WANTS), o=o, t=t),
             cap(_fmt(b.frame("closed", CLOSED), x=closing[0].name, y=closing[1].name)),
         ]
@@ -224,9 +224,11 @@ def true_belief_action(rng: random.Random, b: StoryBuilder, image_dependent: boo
     w = World(rng.choice(("classroom", "art room", "library")))
     child, mate = cast.pair(0.1, 0.25)
     teacher = cast.adult(0.88, teacher=True)
+    test = b.role(b.cell("heard", 2) == 1, "the child misses the announcement")
+    b.seat("child and mate", [child, mate], (0.1, 0.25))
     for agent in (child, mate, teacher):
         w.add(agent)
-    first, second = two_containers(rng, w, (0.45, 0.65))
+    first, second = two_containers(rng, b, w, (0.45, 0.65))
     kinds = rng.sample(lex.TOYS, 2)
     things = [Thing("thing", kinds[0], rng.choice(kinds[0].colours), first.id),
               Thing("other", kinds[1], rng.choice(kinds[1].colours), second.id)]
@@ -234,7 +236,6 @@ def true_belief_action(rng: random.Random, b: StoryBuilder, image_dependent: boo
         w.add(thing)
     for agent in (child, mate):
         agent.beliefs.update({"thing": first.id, "other": second.id})  # the class always keeps them there
-    test = b.role(b.cell("heard", 2) == 1, "the child misses the announcement")
     p, q = (child, mate) if test else (mate, child)
     x = kinds[0].plural
     c1, c2 = b.arrange("names", [child, mate])
@@ -345,6 +346,7 @@ def expectation_false_belief(rng: random.Random, b: StoryBuilder, image_dependen
     other_food = Thing("swapped", mine, expected.colour, "cupboard")
     w.add_all(*boxes, expected, packed, other_food)
     test = b.role(b.cell("away", 2) == 1, "true belief: the child watches the packing")
+    b.seat("child and sibling", [child, sib], (0.1, 0.25))
     p, q = (child, sib) if test else (sib, child)
     wants_usual = b.flip("wants usual")
     wants = mine if wants_usual else theirs
@@ -360,8 +362,7 @@ def expectation_false_belief(rng: random.Random, b: StoryBuilder, image_dependen
     slots = {"pa": parent, "p": p, "q": q, "ch": child, "away": away}
     story = " ".join([
         b.frame("habit", HABIT).format(c1=c1, c2=c2, f1=food[c1.id], f2=food[c2.id], **slots),
-        b.frame("mixup", MIXUP).format(**slots),
-        b.frame("witness", WITNESS).format(q=q),
+        *swap_and_witness(b, b.frame("mixup", MIXUP).format(**slots), {"q": q}),
         b.frame("hopes", HOPES).format(c1=h1, c2=h2, g1=hope[h1.id], g2=hope[h2.id]),
         b.frame("picks up", PICKS_UP).format(**slots),
     ])

@@ -13,6 +13,7 @@ import random
 from collections.abc import Sequence
 
 from commet.generation.procedural import lexicon as lex
+from commet.generation.procedural.builder import StoryBuilder
 from commet.generation.procedural.world import Agent, Event, Place, Thing, World
 
 #: Why someone leaves the room for a while: (leaves, while away, where to), with pronoun slots.
@@ -43,6 +44,36 @@ WITNESS: tuple[str, ...] = (
     "{q.name} looks up and sees everything.",
     "{q.name}, sitting close by, sees it all.",
 )
+#: The same, told before the event it sees (which child a story names first is a balanced nuisance choice).
+WITNESS_BEFORE: tuple[str, ...] = (
+    "{q.name} is right there and sees what happens next.",
+    "{q.name} stays in the room and watches what happens next.",
+    "{q.name}, sitting close by, sees all that happens next.",
+    "{q.name} looks up and sees everything that happens next.",
+    "From across the room, {q.name} sees what happens next.",
+)
+
+
+def swap_and_witness(b: StoryBuilder, swap: str, fields: dict[str, object]) -> list[str]:
+    """The swap sentence (naming the child who is away) and the witness sentence (naming the one who sees it), in
+    a balanced order: the witness is named first as often as the child who is away."""
+    if b.flip("witness named before the swap"):
+        return [b.frame("witness", WITNESS_BEFORE).format(**fields), swap]
+    return [swap, b.frame("witness", WITNESS).format(**fields)]
+
+
+def two_containers(rng: random.Random, b: StoryBuilder, w: World, xs: tuple[float, float]) -> tuple[Place, Place]:
+    """Two closed containers of different colours (and, half the time, different kinds); which one stands left
+    is a balanced nuisance choice (draw the item's cell first, so that it is balanced within the cell)."""
+    colours = rng.sample(("red", "blue", "green", "yellow", "purple", "orange"), 2)
+    kinds = [rng.choice(lex.CONTAINERS)] * 2 if rng.random() < 0.5 else rng.sample(lex.CONTAINERS, 2)
+    xs = (xs[1], xs[0]) if b.flip("containers: the first stands right") else xs
+    places = []
+    for k, (colour, x, kind) in enumerate(zip(colours, xs, kinds, strict=True)):
+        place = Place(f"place{k + 1}", kind, colour, x, closed=True, name=f"the {colour} {kind}")
+        w.add(place)
+        places.append(place)
+    return places[0], places[1]
 
 
 def fill(text: str, agent: Agent) -> str:
@@ -54,18 +85,6 @@ def room(rng: random.Random, indoors: bool = True, among: Sequence[str] = ()) ->
     rooms = [r[0] for r in lex.ROOMS if not indoors or r[0] != "garden"]
     return rng.choice([r for r in rooms if r in among] if among else rooms)
 
-
-def two_containers(rng: random.Random, w: World, xs: tuple[float, float]) -> tuple[Place, Place]:
-    """Two closed containers of different colours (and, half the time, different kinds)."""
-    colours = rng.sample(("red", "blue", "green", "yellow", "purple", "orange"), 2)
-    kinds = [rng.choice(lex.CONTAINERS)] * 2 if rng.random() < 0.5 else rng.sample(lex.CONTAINERS, 2)
-    xs = (xs[1], xs[0]) if rng.random() < 0.5 else xs  # which one stands left is no cue to its part in the story
-    places = []
-    for k, (colour, x, kind) in enumerate(zip(colours, xs, kinds, strict=True)):
-        place = Place(f"place{k + 1}", kind, colour, x, closed=True, name=f"the {colour} {kind}")
-        w.add(place)
-        places.append(place)
-    return places[0], places[1]
 
 
 def leaving(rng: random.Random, agent: Agent) -> tuple[str, str, str]:

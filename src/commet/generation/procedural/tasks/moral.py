@@ -17,7 +17,7 @@ import random
 from commet.format.model import Rubric
 from commet.generation.procedural import lexicon as lex
 from commet.generation.procedural.builder import Cast, StoryBuilder, right_wrong
-from commet.generation.procedural.tasks.common import TIDY_REASONS, WITNESS, fill, leaving, two_containers
+from commet.generation.procedural.tasks.common import TIDY_REASONS, fill, leaving, swap_and_witness, two_containers
 from commet.generation.procedural.world import Agent, Place, Thing, World
 
 #: Papers that look the same: (the actor's, the victim's, what the victim's is called when made anew, the harm,
@@ -132,7 +132,9 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_beli
     helper = cast.adult(0.9)
     for agent in (actor, victim, helper):
         w.add(agent)
-    first, second = two_containers(rng, w, (0.42, 0.62))
+    knew = (b.cell("knowing", 2) == 1) != true_belief  # the pair's members with one index always differ in this fact
+    b.seat("actor and victim", [actor, victim], (0.06, 0.2))  # no spot tells who saw the swap: only the shirts do
+    first, second = two_containers(rng, b, w, (0.42, 0.62))
     own_word, victim_word, short, does, did, state = rng.choice(HARMS)
     victim_word = fill(victim_word, victim)
     colour = rng.choice(("yellow", "blue", "green", "pink"))
@@ -141,7 +143,6 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_beli
     theirs = Thing("theirs", lex.CARD, colour, "hands", owner=victim.id, noun_override=victim_word)
     w.add(own)
     w.add(theirs)
-    knew = (b.cell("knowing", 2) == 1) != true_belief  # the pair's members with one index always differ in this fact
     b.role(knew == true_belief, "the actor saw the swap" if not true_belief else "the actor was away")
     p, q = (victim, actor) if knew else (actor, victim)
     _, away, to = leaving(rng, p)  # "while she is away" tells the leaving: each slot is named once
@@ -158,7 +159,7 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_beli
     if image_dependent:
         text.append(b.frame("swap", SWAP_PICTURE).format(**slots))
     else:
-        text += [b.frame("swap", SWAP).format(**slots), b.frame("witness", WITNESS).format(q=q)]
+        text += swap_and_witness(b, b.frame("swap", SWAP).format(**slots), {"q": q})
     text.append(b.frame("later", LATER).format(**slots))
     story = " ".join(text)
     w.put(actor.id, own.id, first.id)
