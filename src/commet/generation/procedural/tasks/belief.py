@@ -16,11 +16,11 @@ from commet.generation.procedural import lexicon as lex
 from commet.generation.procedural.builder import Cast, StoryBuilder, an, cap, right_wrong
 from commet.generation.procedural.tasks.common import (
     TIDY_REASONS,
+    away_and_stays,
     fill,
     leaving,
     missed,
     room,
-    swap_and_witness,
     two_containers,
 )
 from commet.generation.procedural.world import Place, Thing, World
@@ -39,14 +39,15 @@ PUTS = (
     "First {c1.name} puts {c1.det} {t1} in {p1}, then {c2.name} puts {c2.det} {t2} in {p2}.",
     "{c1.name} tucks {c1.det} {t1} into {p1} and {c2.name} tucks {c2.det} {t2} into {p2}.",
 )
+#: The swap, naming no child (who is away and who stays is told just before, see ``away_and_stays``).
 SWAP = (
-    "While {p.name} is {away}, {m.name} swaps the {a} and the {b} round {why}.",
-    "While {p.name} is {away}, {m.name} comes by {why} and puts the {a} where the {b} was and the {b} where the "
-    "{a} was.",
-    "{m.name} uses the time while {p.name} is {away} to swap the two toys over {why}.",
-    "While {p.name} is {away}, {m.name} mixes the two toys up {why}, so that each one ends up in the other's place.",
-    "While {p.name} is {away}, {m.name} trades the places of the {a} and the {b} {why}.",
-    "While {p.name} is {away}, {m.name} takes out the {a} and the {b} {why} and puts each back where the other was.",
+    "Then {m.name} swaps the {a} and the {b} round {why}, and the child who stayed sees it happen.",
+    "{m.name} comes by {why} and puts the {a} where the {b} was and the {b} where the {a} was; the child in the "
+    "room watches.",
+    "{m.name} uses the time to swap the two toys over {why}, in full view of the child who stayed.",
+    "Then {m.name} mixes the two toys up {why}, so that each one ends up in the other's place; the child who "
+    "stayed sees it all.",
+    "{m.name} trades the places of the {a} and the {b} {why}, and the child in the room watches.",
 )
 WANTS = (
     "Later, with everyone back in the room, {o.name} wants to play with {o.det} {t}.",
@@ -110,8 +111,8 @@ class _Swapped:
             _fmt(b.frame("intro", INTRO), names=f"{names[0].name}, {names[1].name} and {self.mover.name}",
                  room=w.room, boxes=" and ".join(an(p.name.removeprefix("the ")) for p in boxes)),
             _fmt(b.frame("puts", PUTS), c1=c1, c2=c2, t1=t1.noun, t2=t2.noun, p1=p1.name, p2=p2.name),
-            *swap_and_witness(b, _fmt(b.frame("swap", SWAP), p=self.p, away=away, m=self.mover, a=named[0].noun,
-                                      b=named[1].noun, why=rng.choice(TIDY_REASONS)), {"q": self.q}),
+            away_and_stays(b, self.p, self.q, away),
+            _fmt(b.frame("swap", SWAP), m=self.mover, a=named[0].noun, b=named[1].noun, why=rng.choice(TIDY_REASONS)),
             _fmt(b.frame("wants", WANTS), o=o, t=t),
             cap(_fmt(b.frame("closed", CLOSED), x=closing[0].name, y=closing[1].name)),
         ]
@@ -293,13 +294,15 @@ HABIT = (
     "{c1.name} always finds {f1} in {c1.det} lunchbox, and {c2.name} always finds {f2} in {c2.own}; {pa.name} "
     "packs them every day.",
 )
+#: The mix-up, naming no child (who is away and who watches is told just before, see ``away_and_stays``).
 MIXUP = (
-    "This morning, while {p.name} is {away}, {pa.name} mixes up the two lunches, so each lunchbox gets what usually "
-    "goes in the other one.",
-    "Today, while {p.name} is {away}, {pa.name} swaps the two lunches over by mistake.",
-    "This morning {pa.name} is in a hurry and, while {p.name} is {away}, puts each lunch in the wrong lunchbox.",
-    "While {p.name} is {away} this morning, {pa.name} gets the two lunches the wrong way round.",
-    "Today {pa.name} packs the two lunches into the wrong lunchboxes, while {p.name} is {away}.",
+    "This morning {pa.name} mixes up the two lunches, so each lunchbox gets what usually goes in the other one; the "
+    "child who stayed sees it.",
+    "Today {pa.name} swaps the two lunches over by mistake, and the child in the room watches.",
+    "This morning {pa.name} is in a hurry and puts each lunch in the wrong lunchbox, in full view of the child who "
+    "stayed.",
+    "This morning {pa.name} gets the two lunches the wrong way round; the child who stayed sees it all.",
+    "Today {pa.name} packs the two lunches into the wrong lunchboxes, and the child in the room watches.",
 )
 HOPES = (
     "{c1.name} would love {g1} today, and {c2.name} would love {g2}.",
@@ -362,7 +365,7 @@ def expectation_false_belief(rng: random.Random, b: StoryBuilder, image_dependen
     slots = {"pa": parent, "p": p, "q": q, "ch": child, "away": away}
     story = " ".join([
         b.frame("habit", HABIT).format(c1=c1, c2=c2, f1=food[c1.id], f2=food[c2.id], **slots),
-        *swap_and_witness(b, b.frame("mixup", MIXUP).format(**slots), {"q": q}),
+        away_and_stays(b, p, q, away), b.frame("mixup", MIXUP).format(**slots),
         b.frame("hopes", HOPES).format(c1=h1, c2=h2, g1=hope[h1.id], g2=hope[h2.id]),
         b.frame("picks up", PICKS_UP).format(**slots),
     ])

@@ -31,7 +31,7 @@ LEAVES: tuple[tuple[str, str, str], ...] = (
 )
 #: Why a grown-up tidies or moves things (no intent against anyone).
 TIDY_REASONS: tuple[str, ...] = (
-    "while tidying up", "to make room for a puzzle", "while sweeping the floor", "to sort things out",
+    "before lunch", "to make room for a puzzle", "while sweeping the floor", "to sort things out",
     "to keep them away from the puppy", "while looking for a pencil", "to clear space for a game",
     "while dusting", "before the visitors come", "to make space for the laundry",
 )
@@ -44,22 +44,29 @@ WITNESS: tuple[str, ...] = (
     "{q.name} looks up and sees everything.",
     "{q.name}, sitting close by, sees it all.",
 )
-#: The same, told before the event it sees (which child a story names first is a balanced nuisance choice).
-WITNESS_BEFORE: tuple[str, ...] = (
-    "{q.name} is right there and sees what happens next.",
-    "{q.name} stays in the room and watches what happens next.",
-    "{q.name}, sitting close by, sees all that happens next.",
-    "{q.name} looks up and sees everything that happens next.",
-    "From across the room, {q.name} sees what happens next.",
+#: Who is away and who stays, in one sentence that names both, the one away first (``AWAY_FIRST``) or the one who
+#: stays first (``STAYS_FIRST``): which comes first is a balanced nuisance choice, and the event itself is then told
+#: without naming either child ("the child who stayed sees it"), so no child's mentions fall differently by role.
+AWAY_FIRST: tuple[str, ...] = (
+    "{p.name} is {away} for a while, but {q.name} stays in the room.",
+    "For a while {p.name} is {away}, and {q.name} is still in the room.",
+    "{p.name} is {away} now, while {q.name} stays behind.",
+    "Soon {p.name} is {away}; {q.name} stays where {q.sub} is.",
+    "{p.name} is {away} for a bit, and {q.name} stays inside.",
+)
+STAYS_FIRST: tuple[str, ...] = (
+    "{q.name} stays in the room, but {p.name} is {away} for a while.",
+    "{q.name} is still in the room, and for a while {p.name} is {away}.",
+    "{q.name} stays behind, while {p.name} is {away} now.",
+    "{q.name} stays where {q.sub} is; soon {p.name} is {away}.",
+    "{q.name} stays inside, and {p.name} is {away} for a bit.",
 )
 
 
-def swap_and_witness(b: StoryBuilder, swap: str, fields: dict[str, object]) -> list[str]:
-    """The swap sentence (naming the child who is away) and the witness sentence (naming the one who sees it), in
-    a balanced order: the witness is named first as often as the child who is away."""
-    if b.flip("witness named before the swap"):
-        return [b.frame("witness", WITNESS_BEFORE).format(**fields), swap]
-    return [swap, b.frame("witness", WITNESS).format(**fields)]
+def away_and_stays(b: StoryBuilder, p: Agent, q: Agent, away: str) -> str:
+    """One sentence telling that ``p`` is away and ``q`` stays, the two named in a balanced order."""
+    pool = STAYS_FIRST if b.flip("the child who stays named first") else AWAY_FIRST
+    return b.frame("away and stays", pool).format(p=p, q=q, away=away)
 
 
 def two_containers(rng: random.Random, b: StoryBuilder, w: World, xs: tuple[float, float]) -> tuple[Place, Place]:

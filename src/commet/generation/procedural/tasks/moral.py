@@ -17,7 +17,7 @@ import random
 from commet.format.model import Rubric
 from commet.generation.procedural import lexicon as lex
 from commet.generation.procedural.builder import Cast, StoryBuilder, right_wrong
-from commet.generation.procedural.tasks.common import TIDY_REASONS, fill, leaving, swap_and_witness, two_containers
+from commet.generation.procedural.tasks.common import TIDY_REASONS, away_and_stays, fill, leaving, two_containers
 from commet.generation.procedural.world import Agent, Place, Thing, World
 
 #: Papers that look the same: (the actor's, the victim's, what the victim's is called when made anew, the harm,
@@ -51,12 +51,15 @@ PUTS = (
     "{c1.name} tucks {c1.det} {w1} into {p1}, and {c2.name} tucks {c2.det} {w2} into {p2}; both are {colour} and "
     "just the same size.",
 )
+#: The swap, naming no child (who is away and who stays is told just before, see ``away_and_stays``).
 SWAP = (
-    "While {p.name} is {away}, {h.name} tidies up {why} and swaps the two papers round.",
-    "While {p.name} is {away}, {h.name} comes in {why} and puts each paper where the other one was.",
-    "{h.name} uses the time while {p.name} is {away} to tidy up {why}, and swaps the two papers over.",
-    "While {p.name} is {away}, {h.name} mixes the papers up {why}, so that each ends up in the other's place.",
-    "While {p.name} is {away}, {h.name}, {why}, takes out the two papers and puts each back where the other was.",
+    "Then {h.name} tidies up {why} and swaps the two papers round; the child who stayed sees it happen.",
+    "Now {h.name} comes in {why} and puts each paper where the other one was, in full view of the child who stayed.",
+    "{h.name} uses the time to tidy up {why} and swaps the two papers over, while the child in the room watches.",
+    "{h.name} mixes the papers up {why}, so that each ends up in the other's place; the child who stayed sees it "
+    "all.",
+    "Then {h.name}, {why}, takes out the two papers and puts each back where the other was, and the child in the "
+    "room watches.",
 )
 SWAP_PICTURE = (
     "{a.name} wears {a_shirt} top and {v.name} {v_shirt} one. Then one of the two goes out for a while, and "
@@ -159,7 +162,7 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_beli
     if image_dependent:
         text.append(b.frame("swap", SWAP_PICTURE).format(**slots))
     else:
-        text += swap_and_witness(b, b.frame("swap", SWAP).format(**slots), {"q": q})
+        text += [away_and_stays(b, p, q, away), b.frame("swap", SWAP).format(**slots)]
     text.append(b.frame("later", LATER).format(**slots))
     story = " ".join(text)
     w.put(actor.id, own.id, first.id)

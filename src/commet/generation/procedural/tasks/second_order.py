@@ -50,6 +50,21 @@ STEPS_OUT = (
     "Then {p.name} walks out to the car to get an umbrella, while {q.name} stays in the hall.",
 )
 #: The change of mind, in a sentence that names no toy.
+#: The same two sentences with the one who stays named first (which comes first is a balanced nuisance choice).
+STEPS_OUT_STAYS_FIRST = (
+    "Then {q.name} stays in the hall, and {p.name} steps out to the car to fetch the shopping bags.",
+    "Then {q.name} stays inside, while {p.name} goes out to the car for a moment.",
+    "Then {q.name} stays in the hall; {p.name} goes outside to put something in the car.",
+    "Then {q.name} waits inside, and {p.name} heads out to the car to find the keys.",
+    "Then {q.name} stays in the hall, while {p.name} walks out to the car to get an umbrella.",
+)
+HEARS_OUT_FIRST = (
+    "{p.name}, outside, does not hear it, because {noise}; {q.name}, in the hall, does.",
+    "{p.name}, out by the car, does not hear it ({noise}), but {q.name} hears it from the hall.",
+    "Outside, {p.name} hears nothing, because {noise}; inside, {q.name} hears every word.",
+    "{p.name} is outside and does not hear it, as {noise}, while {q.name} is in the hall and does.",
+    "{p.name}, outside, misses it because {noise}; {q.name}, still inside, hears it clearly.",
+)
 CHANGES = ("Just then {c.name} changes {c.det} mind.", "A moment later, {c.name} changes {c.det} mind.",
            "Then {c.name} has second thoughts about {c.det} wish.", "Suddenly {c.name} would rather have the other toy.",
            "Right then {c.name} decides on the other toy after all.", "Now {c.name} wants the other toy instead.")
@@ -118,9 +133,11 @@ def second_order_belief_desire(rng: random.Random, b: StoryBuilder, image_depend
         return f"{rng.choice(REQUESTS).format(x=x, X=cap(x))} {rng.choice(ASKED).format(**slots)}"
 
     text = [b.frame("window", WINDOW).format(t1=told[0], t2=told[1], **slots), request(an(first.noun)),
-            b.frame("steps out", STEPS_OUT).format(**slots),
+            b.frame("steps out", STEPS_OUT_STAYS_FIRST if b.flip("steps out: the one who stays named first")
+                    else STEPS_OUT).format(**slots),
             b.frame("changes", CHANGES).format(**slots), request(an(second.noun)),
-            b.frame("hears", HEARS).format(noise=rng.choice(NOISES), **slots),
+            b.frame("hears", HEARS_OUT_FIRST if b.flip("hears: the one outside named first")
+                    else HEARS).format(noise=rng.choice(NOISES), **slots),
             b.frame("goes", GOES).format(**slots),
             b.frame("sold out", SOLD_OUT).format(t1=at_shop[0], t2=at_shop[1], **slots),
             b.frame("sorry", SORRY).format(**slots)]
