@@ -34,19 +34,30 @@ _NAME = re.compile(r"(?:(?:Mrs?|Ms|Dr)\. )?[A-Z][a-z]+(?: [A-Z][a-z]+)?")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]['\u2019\"]?\s+|['\u2018\"]\s*)$")
 _WORD = re.compile(r"[a-z0-9]+")
 #: Capitalised words that are never people.
-_NOT_PEOPLE = frozenset({"I", "Mmm", "Oh", "Yes", "No", "Great", "Sorry", "Bad", "Then", "The", "A", "An", "It"})
+_NOT_PEOPLE = frozenset({
+    "I", "Mmm", "Oh", "Yes", "No", "Great", "Sorry", "Bad", "Then", "The", "A", "An", "It", "Later", "When", "While",
+    "At", "Back", "From", "Feeling", "Whoever", "Just", "Soon", "Today", "This", "Last", "After", "Before", "Now",
+    "Out", "Inside", "Outside", "Either", "One", "Of", "There", "In", "On", "Every", "During", "Over", "As", "But",
+    "First", "Look", "Not", "Think", "Why", "What", "How", "Is", "Does", "Did", "Was", "Where", "Which", "Who",
+    "Should", "Can", "Please", "Get", "Right", "Suddenly", "Remember", "Actually", "Good", "Well", "That", "Because",
+    "Both", "Nothing", "Some", "Here", "Let", "With", "For", "Once", "Later on", "Wow", "Mum", "Sadly"})
 
 
 def people(texts: Iterable[str]) -> list[str]:
-    """The people a text names: capitalised words (or titled names) that occur at least once where no sentence
-    starts, in order of first mention."""
+    """The people a text names, in order of first mention: capitalised words (or titled names) that occur at least
+    once where no sentence starts, or whose lower-case form the text never uses (a name that only ever starts a
+    sentence is still a name)."""
+    texts = list(texts)
+    lower = {w for text in texts for w in _WORD.findall(text)}
     found: dict[str, bool] = {}
     for text in texts:
         for match in _NAME.finditer(text):
-            name = match.group()
-            if name.split()[0] in _NOT_PEOPLE:
-                continue
-            inner = not _SENTENCE_START.search(text[:match.start()])
+            name, start = match.group(), match.start()
+            if name.split()[0] in _NOT_PEOPLE:  # "Later Sam": the word that starts the sentence is no name
+                if " " not in name or name.split()[1] in _NOT_PEOPLE:
+                    continue
+                name, start = name.split()[1], start + len(name.split()[0]) + 1
+            inner = not _SENTENCE_START.search(text[:start]) or name.split()[0].lower() not in lower
             found[name] = found.get(name, False) or inner
     return [name for name, inner in found.items() if inner]
 
