@@ -17,6 +17,7 @@ respondent's own pick say so (``turn.meta["keyed"]``).
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -42,9 +43,34 @@ def cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+#: Words whose spelling and sound disagree at the start: a vowel letter read as a consonant, and the other way.
+_CONSONANT_SOUND = ("one", "once", "uni", "use", "usu", "eu", "ewe", "u-")
+_VOWEL_SOUND = ("hour", "honest", "honour", "heir")
+
+
+def vowel_sound(word: str) -> bool:
+    """Whether a word starts with a vowel sound (``an orange``, ``an hour``; ``a uniform``, ``a one``)."""
+    low = word.lower()
+    if low.startswith(_VOWEL_SOUND):
+        return True
+    return low[:1] in "aeiou" and not low.startswith(_CONSONANT_SOUND)
+
+
 def an(noun: str) -> str:
-    """``a cookie``, ``an apple``."""
-    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
+    """``a cookie``, ``an apple``, ``an orange one``: the article chosen by the sound of the next word."""
+    return ("an " if vowel_sound(noun) else "a ") + noun
+
+
+_ARTICLE = re.compile(r"\b([Aa])(n?) ([A-Za-z][\w-]*)")
+
+
+def articles(text: str) -> str:
+    """Every ``a``/``an`` of a finished text matched to the sound of the word after it, so that no template or slot
+    filler ("a {colour} one" with orange) can write "a orange one"."""
+    def fix(match: re.Match[str]) -> str:
+        word = match.group(3)
+        return f"{match.group(1)}{'n' if vowel_sound(word) else ''} {word}"
+    return _ARTICLE.sub(fix, text)
 
 
 def join_or(items: Sequence[str]) -> str:
@@ -183,8 +209,18 @@ class StoryBuilder:
         meta: dict[str, object] = {"type": kind, "asks": asks}
         if keyed:
             meta["keyed"] = keyed
-        self.turns.append(Turn(story=story, question=question, answers=[cap(a) for a in answers], image=image,
-                               feedback=feedback, rubric=rubric, options=options or [], meta=meta))
+        if feedback is not None:
+            feedback = feedback.model_copy(update={
+                "right": articles(feedback.right) if feedback.right else feedback.right,
+                "wrong": articles(feedback.wrong) if feedback.wrong else feedback.wrong,
+                "by_answer": [f.model_copy(update={"text": articles(f.text)}) for f in feedback.by_answer]})
+        if rubric is not None:
+            rubric = rubric.model_copy(update={"key_inference": articles(rubric.key_inference),
+                                               "false_inferences": [articles(f) for f in rubric.false_inferences]})
+        options = [o.model_copy(update={"text": articles(o.text)}) for o in options or []]
+        self.turns.append(Turn(story=articles(story), question=articles(question),
+                               answers=[articles(cap(a)) for a in answers], image=image, feedback=feedback,
+                               rubric=rubric, options=options, meta=meta))
 
     def yes_no(self, asks: str, question: str, answer: bool, why: str = "", rubric: Rubric | None = None, *,
                story: str = "", image: str | None = None, feedback: Feedback | None = None) -> None:

@@ -45,7 +45,7 @@ HABITATS: dict[str, tuple[tuple[str, str, str], ...]] = {
                 ("cat", "scratched {det} hand when {sub} tried to pet it", "curled up on {det} lap and purred")),
 }
 LOOKS_FRIENDLY = ("looking calm and friendly", "looking as friendly as can be", "looking gentle and sleepy",
-                  "looking quiet and kind", "wagging and waiting calmly")
+                  "looking quiet and kind", "waiting there calmly")
 MEMORY = (
     "Last week at the {place}, the {a1} {d1}, and the {a2} {d2}.",
     "{c.name} remembers last week at the {place}: the {a1} {d1}, and the {a2} {d2}.",

@@ -26,7 +26,7 @@ READY = (
     "On {t.name}'s desk lies {a_prize}, a prize for {v.name}, {reason}.",
     "{t.name} puts {a_prize} on the desk for {v.name}, {reason}.",
     "There is {a_prize} on the desk: {t.name} is giving it to {v.name}, {reason}.",
-    "{v.name} is to get {a_prize}, {reason}; {t.name} leaves it on the desk.",
+    "{v.name}, {reason}, is to get {a_prize}; {t.name} leaves it on the desk.",
 )
 STEPS_OUT = (
     "{t.name} steps out to fetch the register.", "{t.name} goes out to the office for a moment.",

@@ -130,7 +130,9 @@ def second_order_belief_desire(rng: random.Random, b: StoryBuilder, image_depend
              "occasion_cap": cap(occasion)}
 
     def request(x: str) -> str:
-        return f"{rng.choice(REQUESTS).format(x=x, X=cap(x))} {rng.choice(ASKED).format(**slots)}"
+        said = rng.choice(REQUESTS).format(x=x, X=cap(x))
+        verbs = [v for v in ASKED if said.endswith("?'") or "asks" not in v]  # "asks" only after a question
+        return f"{said} {rng.choice(verbs).format(**slots)}"
 
     text = [b.frame("window", WINDOW).format(t1=told[0], t2=told[1], **slots), request(an(first.noun)),
             b.frame("steps out", STEPS_OUT_STAYS_FIRST if b.flip("steps out: the one who stays named first")
