@@ -115,7 +115,8 @@ def picture_cues(question: str, pictures: Sequence[Mapping[str, object]], names:
     cues: set[str] = set()
     labelled = [(f"p{k + 1}", scene) for k, scene in enumerate(pictures[:8])] + [("pl", s) for s in pictures[-1:]]
     for label, scene in labelled:
-        agents = [a for a in scene.get("agents", []) or [] if isinstance(a, dict) and _box(a) is not None]
+        listed = scene.get("agents")
+        agents = [a for a in listed if isinstance(a, dict) and _box(a) is not None] if isinstance(listed, list) else []
         width = float(scene.get("width", 640) or 640)  # type: ignore[arg-type]
         placed = sorted(agents, key=lambda a: _box(a)[0])  # type: ignore[index]
         for agent in placed:

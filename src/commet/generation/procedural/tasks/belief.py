@@ -18,6 +18,7 @@ from commet.generation.procedural.tasks.common import (
     TIDY_REASONS,
     away_and_stays,
     fill,
+    lead_order,
     leaving,
     missed,
     room,
@@ -100,9 +101,10 @@ class _Swapped:
         w.add(self.theirs)
         self.p, self.q = (self.owner, self.other) if self.test else (self.other, self.owner)
         _, away, to = leaving(rng, self.p)  # "while she is away" tells the leaving: each slot is named once
-        names = b.arrange("names", [self.owner, self.other])
+        names = lead_order(b, (self.owner, self.other))  # who is named first, in every sentence naming both
         boxes = b.arrange("boxes", [self.first, self.second])
-        clauses = b.arrange("puts", [(self.owner, self.thing, self.first), (self.other, self.theirs, self.second)])
+        clauses = [(self.owner, self.thing, self.first), (self.other, self.theirs, self.second)][
+            ::1 if names[0] is self.owner else -1]
         (c1, t1, p1), (c2, t2, p2) = clauses
         named = b.arrange("swap order", [self.thing, self.theirs])
         closing = b.arrange("closing", [self.first, self.second])
@@ -111,7 +113,7 @@ class _Swapped:
             _fmt(b.frame("intro", INTRO), names=f"{names[0].name}, {names[1].name} and {self.mover.name}",
                  room=w.room, boxes=" and ".join(an(p.name.removeprefix("the ")) for p in boxes)),
             _fmt(b.frame("puts", PUTS), c1=c1, c2=c2, t1=t1.noun, t2=t2.noun, p1=p1.name, p2=p2.name),
-            away_and_stays(b, self.p, self.q, away),
+            away_and_stays(b, self.p, self.q, away, lead=names[0]),
             _fmt(b.frame("swap", SWAP), m=self.mover, a=named[0].noun, b=named[1].noun, why=rng.choice(TIDY_REASONS)),
             _fmt(b.frame("wants", WANTS), o=o, t=t),
             cap(_fmt(b.frame("closed", CLOSED), x=closing[0].name, y=closing[1].name)),
@@ -358,14 +360,14 @@ def expectation_false_belief(rng: random.Random, b: StoryBuilder, image_dependen
     w.wish(child.id, wants.noun)
     w.wish(sib.id, sib_wants.noun)
     _, away, to = leaving(rng, p)
-    c1, c2 = b.arrange("names", [child, sib])
+    c1, c2 = lead_order(b, (child, sib))  # who is named first, in every sentence that names both
     food = {child.id: an(mine.noun), sib.id: an(theirs.noun)}
     hope = {child.id: an(wants.noun), sib.id: an(sib_wants.noun)}
-    h1, h2 = b.arrange("hopes", [child, sib])
+    h1, h2 = c1, c2
     slots = {"pa": parent, "p": p, "q": q, "ch": child, "away": away}
     story = " ".join([
         b.frame("habit", HABIT).format(c1=c1, c2=c2, f1=food[c1.id], f2=food[c2.id], **slots),
-        away_and_stays(b, p, q, away), b.frame("mixup", MIXUP).format(**slots),
+        away_and_stays(b, p, q, away, lead=c1), b.frame("mixup", MIXUP).format(**slots),
         b.frame("hopes", HOPES).format(c1=h1, c2=h2, g1=hope[h1.id], g2=hope[h2.id]),
         b.frame("picks up", PICKS_UP).format(**slots),
     ])

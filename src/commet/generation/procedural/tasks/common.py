@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from typing import TypeVar
 
 from commet.generation.procedural import lexicon as lex
 from commet.generation.procedural.builder import StoryBuilder
 from commet.generation.procedural.world import Agent, Event, Place, Thing, World
+
+T = TypeVar("T")
 
 #: Why someone leaves the room for a while: (leaves, while away, where to), with pronoun slots.
 LEAVES: tuple[tuple[str, str, str], ...] = (
@@ -63,10 +66,19 @@ STAYS_FIRST: tuple[str, ...] = (
 )
 
 
-def away_and_stays(b: StoryBuilder, p: Agent, q: Agent, away: str) -> str:
-    """One sentence telling that ``p`` is away and ``q`` stays, the two named in a balanced order."""
-    pool = STAYS_FIRST if b.flip("the child who stays named first") else AWAY_FIRST
+def away_and_stays(b: StoryBuilder, p: Agent, q: Agent, away: str, lead: Agent | None = None) -> str:
+    """One sentence telling that ``p`` is away and ``q`` stays, the two named in a balanced order: ``lead`` first
+    (the child the story names first throughout, itself a balanced choice), else a balanced coin."""
+    stays_first = lead is q if lead is not None else b.flip("the child who stays named first")
+    pool = STAYS_FIRST if stays_first else AWAY_FIRST
     return b.frame("away and stays", pool).format(p=p, q=q, away=away)
+
+
+def lead_order(b: StoryBuilder, pair: tuple[T, T]) -> tuple[T, T]:
+    """The pair in the order every sentence that names both uses: one balanced choice per story (which of the two
+    the story names first), so that the order of every mention is balanced within the item's cell as a whole, not
+    sentence by sentence (independent coins per sentence leave their joint unbalanced in a small block)."""
+    return (pair[1], pair[0]) if b.flip("lead: the second of the pair named first") else pair
 
 
 def two_containers(rng: random.Random, b: StoryBuilder, w: World, xs: tuple[float, float]) -> tuple[Place, Place]:

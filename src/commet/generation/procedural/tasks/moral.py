@@ -17,7 +17,14 @@ import random
 from commet.format.model import Rubric
 from commet.generation.procedural import lexicon as lex
 from commet.generation.procedural.builder import Cast, StoryBuilder, right_wrong
-from commet.generation.procedural.tasks.common import TIDY_REASONS, away_and_stays, fill, leaving, two_containers
+from commet.generation.procedural.tasks.common import (
+    TIDY_REASONS,
+    away_and_stays,
+    fill,
+    lead_order,
+    leaving,
+    two_containers,
+)
 from commet.generation.procedural.world import Agent, Place, Thing, World
 
 #: Papers that look the same: (the actor's, the victim's, what the victim's is called when made anew, the harm,
@@ -150,8 +157,9 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_beli
     p, q = (victim, actor) if knew else (actor, victim)
     _, away, to = leaving(rng, p)  # "while she is away" tells the leaving: each slot is named once
     why = rng.choice(TIDY_REASONS)
-    names = b.arrange("names", [actor, victim])
-    (c1, w1, p1), (c2, w2, p2) = b.arrange("puts", [(actor, own_word, first), (victim, victim_word, second)])
+    names = lead_order(b, (actor, victim))  # who is named first, in every sentence that names both
+    (c1, w1, p1), (c2, w2, p2) = ((actor, own_word, first), (victim, victim_word, second))[::1 if names[0] is actor
+                                                                                          else -1]
     slots = {"a": actor, "v": victim, "h": helper, "p": p, "q": q, "w1": own_word, "w2": victim_word,
              "p1": first.name, "p2": second.name, "away": away, "why": why, "short": short, "does": does,
              "a_shirt": f"a{'n' if actor.shirt[0] in 'aeiou' else ''} {actor.shirt}",
@@ -162,7 +170,7 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_beli
     if image_dependent:
         text.append(b.frame("swap", SWAP_PICTURE).format(**slots))
     else:
-        text += [away_and_stays(b, p, q, away), b.frame("swap", SWAP).format(**slots)]
+        text += [away_and_stays(b, p, q, away, lead=names[0]), b.frame("swap", SWAP).format(**slots)]
     text.append(b.frame("later", LATER).format(**slots))
     story = " ".join(text)
     w.put(actor.id, own.id, first.id)

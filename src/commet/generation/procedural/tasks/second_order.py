@@ -134,12 +134,13 @@ def second_order_belief_desire(rng: random.Random, b: StoryBuilder, image_depend
         verbs = [v for v in ASKED if said.endswith("?'") or "asks" not in v]  # "asks" only after a question
         return f"{said} {rng.choice(verbs).format(**slots)}"
 
+    stays_first = b.flip("the one who stays named first")  # in both sentences that name the two grown-ups
     text = [b.frame("window", WINDOW).format(t1=told[0], t2=told[1], **slots), request(an(first.noun)),
-            b.frame("steps out", STEPS_OUT_STAYS_FIRST if b.flip("steps out: the one who stays named first")
+            b.frame("steps out", STEPS_OUT_STAYS_FIRST if stays_first
                     else STEPS_OUT).format(**slots),
             b.frame("changes", CHANGES).format(**slots), request(an(second.noun)),
-            b.frame("hears", HEARS_OUT_FIRST if b.flip("hears: the one outside named first")
-                    else HEARS).format(noise=rng.choice(NOISES), **slots),
+            b.frame("hears", HEARS if stays_first
+                    else HEARS_OUT_FIRST).format(noise=rng.choice(NOISES), **slots),
             b.frame("goes", GOES).format(**slots),
             b.frame("sold out", SOLD_OUT).format(t1=at_shop[0], t2=at_shop[1], **slots),
             b.frame("sorry", SORRY).format(**slots)]
