@@ -26,7 +26,7 @@ from commet.format import load_dataset
 from commet.format.dataset import Dataset
 from commet.format.model import Feedback, Option, StoryTurn, Turn
 from commet.generation.audit import BLIND, FAMILIES, OVERALL, audit_dataset
-from commet.generation.procedural import GENERATORS, generate_storyturn, is_image_dependent
+from commet.generation.procedural import GENERATORS, generate_storyturn, is_image_dependent, variant_slot
 from commet.generation.procedural.variety import closest, skeleton_counts, vocabulary_sizes, words
 from commet.models.base import Message, ModelRequest
 from commet.models.registry import create_model
@@ -42,7 +42,8 @@ def generated(seed: int, per_task: int = PER_TASK, scenes: dict | None = None) -
     out = []
     for task in sorted(GENERATORS):
         for k in range(per_task):
-            storyturn, builder = generate_storyturn(task, k, seed, is_image_dependent(task, k, per_task, 0.3))
+            storyturn, builder = generate_storyturn(task, k, seed, is_image_dependent(task, k, per_task, 0.3),
+                                                    slot=variant_slot(task, k, per_task, 0.3))
             if scenes is not None:
                 scenes.update(builder.scenes)
             out.append(storyturn)

@@ -121,6 +121,7 @@ def second_order_belief_desire(rng: random.Random, b: StoryBuilder, image_depend
     for item in (child, g1, g2, shop, bag, first, second):
         w.add(item)
     test = b.role(b.cell("shopper missed it", 2) == 1, "the grown-up who heard the change goes to the shop")
+    b.seat("grown-ups", [g1, g2], (0.62, 0.86))  # no spot tells which grown-up steps out
     p, q = b.arrange("who steps out", [g1, g2])
     shopper = p if test else q
     occasion = fill(rng.choice(lex.GIFT_OCCASIONS), child)
