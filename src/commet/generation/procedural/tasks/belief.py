@@ -103,8 +103,9 @@ class _Swapped:
         _, away, to = leaving(rng, self.p)  # "while she is away" tells the leaving: each slot is named once
         names = lead_order(b, (self.owner, self.other))  # who is named first, in every sentence naming both
         boxes = b.arrange("boxes", [self.first, self.second])
-        clauses = [(self.owner, self.thing, self.first), (self.other, self.theirs, self.second)][
-            ::1 if names[0] is self.owner else -1]
+        # the containers' order is a choice of its own: tied to the lead, the owner's first mention would tell which
+        # container is the owner's, and (every swap moving the toy) where it really is
+        clauses = b.arrange("puts", [(self.owner, self.thing, self.first), (self.other, self.theirs, self.second)])
         (c1, t1, p1), (c2, t2, p2) = clauses
         named = b.arrange("swap order", [self.thing, self.theirs])
         closing = b.arrange("closing", [self.first, self.second])
@@ -360,14 +361,14 @@ def expectation_false_belief(rng: random.Random, b: StoryBuilder, image_dependen
     w.wish(child.id, wants.noun)
     w.wish(sib.id, sib_wants.noun)
     _, away, to = leaving(rng, p)
-    c1, c2 = lead_order(b, (child, sib))  # who is named first, in every sentence that names both
+    h1, h2 = lead_order(b, (child, sib))  # who is named first in the hopes and in who is away and who stays
+    c1, c2 = b.arrange("names", [child, sib])  # the usual foods: a choice of its own (see _Swapped's "puts")
     food = {child.id: an(mine.noun), sib.id: an(theirs.noun)}
     hope = {child.id: an(wants.noun), sib.id: an(sib_wants.noun)}
-    h1, h2 = c1, c2
     slots = {"pa": parent, "p": p, "q": q, "ch": child, "away": away}
     story = " ".join([
         b.frame("habit", HABIT).format(c1=c1, c2=c2, f1=food[c1.id], f2=food[c2.id], **slots),
-        away_and_stays(b, p, q, away, lead=c1), b.frame("mixup", MIXUP).format(**slots),
+        away_and_stays(b, p, q, away, lead=h1), b.frame("mixup", MIXUP).format(**slots),
         b.frame("hopes", HOPES).format(c1=h1, c2=h2, g1=hope[h1.id], g2=hope[h2.id]),
         b.frame("picks up", PICKS_UP).format(**slots),
     ])

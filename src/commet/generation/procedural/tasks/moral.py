@@ -158,8 +158,7 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_beli
     _, away, to = leaving(rng, p)  # "while she is away" tells the leaving: each slot is named once
     why = rng.choice(TIDY_REASONS)
     names = lead_order(b, (actor, victim))  # who is named first, in every sentence that names both
-    (c1, w1, p1), (c2, w2, p2) = ((actor, own_word, first), (victim, victim_word, second))[::1 if names[0] is actor
-                                                                                          else -1]
+    (c1, w1, p1), (c2, w2, p2) = b.arrange("puts", [(actor, own_word, first), (victim, victim_word, second)])
     slots = {"a": actor, "v": victim, "h": helper, "p": p, "q": q, "w1": own_word, "w2": victim_word,
              "p1": first.name, "p2": second.name, "away": away, "why": why, "short": short, "does": does,
              "a_shirt": f"a{'n' if actor.shirt[0] in 'aeiou' else ''} {actor.shirt}",
