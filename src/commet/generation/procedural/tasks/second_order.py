@@ -50,6 +50,15 @@ STEPS_OUT = (
     "Then {p.name} walks out to the car to get an umbrella, while {q.name} stays in the hall.",
 )
 #: The change of mind, in a sentence that names no toy.
+#: The first request told afterwards, as what the child had asked for before (a balanced choice: told in the order
+#: it happened, the child's wish now would always be the request told last, whatever the reader follows).
+EARLIER = (
+    "Before {p.name} went out, {c.name} had asked them both for {x}.",
+    "Earlier, with both grown-ups there, {c.name} had asked for {x}.",
+    "A moment before, in front of both of them, {c.name} had said, 'I want {x}!'",
+    "Until then {c.name} had wanted {x}, and had told both grown-ups so.",
+    "At first, with {g1.name} and {g2.name} both listening, {c.name} had asked for {x}.",
+)
 #: The same two sentences with the one who stays named first (which comes first is a balanced nuisance choice).
 STEPS_OUT_STAYS_FIRST = (
     "Then {q.name} stays in the hall, and {p.name} steps out to the car to fetch the shopping bags.",
@@ -136,12 +145,15 @@ def second_order_belief_desire(rng: random.Random, b: StoryBuilder, image_depend
         return f"{said} {rng.choice(verbs).format(**slots)}"
 
     stays_first = b.flip("the one who stays named first")  # in both sentences that name the two grown-ups
-    text = [b.frame("window", WINDOW).format(t1=told[0], t2=told[1], **slots), request(an(first.noun)),
+    told_later = b.flip("the first request told afterwards")
+    text = [b.frame("window", WINDOW).format(t1=told[0], t2=told[1], **slots),
+            *([] if told_later else [request(an(first.noun))]),
             b.frame("steps out", STEPS_OUT_STAYS_FIRST if stays_first
                     else STEPS_OUT).format(**slots),
             b.frame("changes", CHANGES).format(**slots), request(an(second.noun)),
             b.frame("hears", HEARS if stays_first
                     else HEARS_OUT_FIRST).format(noise=rng.choice(NOISES), **slots),
+            *([b.frame("earlier", EARLIER).format(x=an(first.noun), **slots)] if told_later else []),
             b.frame("goes", GOES).format(**slots),
             b.frame("sold out", SOLD_OUT).format(t1=at_shop[0], t2=at_shop[1], **slots),
             b.frame("sorry", SORRY).format(**slots)]
