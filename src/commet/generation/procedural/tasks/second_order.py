@@ -50,14 +50,19 @@ STEPS_OUT = (
     "Then {p.name} walks out to the car to get an umbrella, while {q.name} stays in the hall.",
 )
 #: The change of mind, in a sentence that names no toy.
-#: The first request told afterwards, as what the child had asked for before (a balanced choice: told in the order
-#: it happened, the child's wish now would always be the request told last, whatever the reader follows).
+#: The first request told afterwards (a balanced choice: told in the order it happened, the child's wish now would
+#: always be the request told last, whatever the reader follows). Where the first request would stand, the child
+#: is named as often (``UNDECIDED``), and the later sentence names no one, so the people's mentions fall alike.
+UNDECIDED = (
+    "{c.name} cannot decide at first.", "{c.name} looks at the two toys for a long time.",
+    "{c.name} thinks about it.", "{c.name} stares at the window.", "{c.name} points at the window.",
+)
 EARLIER = (
-    "Before {p.name} went out, {c.name} had asked them both for {x}.",
-    "Earlier, with both grown-ups there, {c.name} had asked for {x}.",
-    "A moment before, in front of both of them, {c.name} had said, 'I want {x}!'",
-    "Until then {c.name} had wanted {x}, and had told both grown-ups so.",
-    "At first, with {g1.name} and {g2.name} both listening, {c.name} had asked for {x}.",
+    "Before that, both grown-ups had heard the first wish: {x}.",
+    "The first wish, which both grown-ups had heard, was {x}.",
+    "Until then the wish had been {x}, and both grown-ups knew it.",
+    "Before the change, the wish both grown-ups heard was {x}.",
+    "Earlier, with both grown-ups listening, the wish had been {x}.",
 )
 #: The same two sentences with the one who stays named first (which comes first is a balanced nuisance choice).
 STEPS_OUT_STAYS_FIRST = (
@@ -147,13 +152,13 @@ def second_order_belief_desire(rng: random.Random, b: StoryBuilder, image_depend
     stays_first = b.flip("the one who stays named first")  # in both sentences that name the two grown-ups
     told_later = b.flip("the first request told afterwards")
     text = [b.frame("window", WINDOW).format(t1=told[0], t2=told[1], **slots),
-            *([] if told_later else [request(an(first.noun))]),
+            b.frame("undecided", UNDECIDED).format(**slots) if told_later else request(an(first.noun)),
             b.frame("steps out", STEPS_OUT_STAYS_FIRST if stays_first
                     else STEPS_OUT).format(**slots),
             b.frame("changes", CHANGES).format(**slots), request(an(second.noun)),
             b.frame("hears", HEARS if stays_first
                     else HEARS_OUT_FIRST).format(noise=rng.choice(NOISES), **slots),
-            *([b.frame("earlier", EARLIER).format(x=an(first.noun), **slots)] if told_later else []),
+            *([b.frame("earlier", EARLIER).format(x=an(first.noun))] if told_later else []),
             b.frame("goes", GOES).format(**slots),
             b.frame("sold out", SOLD_OUT).format(t1=at_shop[0], t2=at_shop[1], **slots),
             b.frame("sorry", SORRY).format(**slots)]
