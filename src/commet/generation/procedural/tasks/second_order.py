@@ -55,13 +55,13 @@ STEPS_OUT = (
 #: is named as often (``UNDECIDED``), and the later sentence names no one, so the people's mentions fall alike.
 UNDECIDED = (
     "{c.name} cannot decide at first.", "{c.name} looks at the two toys for a long time.",
-    "{c.name} thinks about it.", "{c.name} stares at the window.", "{c.name} points at the window.",
+    "{c.name} takes a long look.", "{c.name} stares at the window.", "{c.name} points at the window.",
 )
 EARLIER = (
-    "Before that, both grown-ups had heard the first wish: {x}.",
-    "The first wish, which both grown-ups had heard, was {x}.",
-    "Until then the wish had been {x}, and both grown-ups knew it.",
-    "Before the change, the wish both grown-ups heard was {x}.",
+    "Before that, in front of both grown-ups, the wish had been {x}.",
+    "The first wish, said in front of both grown-ups, was {x}.",
+    "Until then the wish had been {x}, said with both grown-ups there.",
+    "Before the change, the wish said to both grown-ups was {x}.",
     "Earlier, with both grown-ups listening, the wish had been {x}.",
 )
 #: The same two sentences with the one who stays named first (which comes first is a balanced nuisance choice).
