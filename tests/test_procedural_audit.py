@@ -26,9 +26,9 @@ from commet.format import load_dataset
 from commet.format.dataset import Dataset
 from commet.format.model import Feedback, Option, StoryTurn, Turn
 from commet.generation.audit import BLIND, FAMILIES, OVERALL, audit_dataset
-from commet.generation.shallow_readers import CUE_FAMILIES
 from commet.generation.procedural import GENERATORS, generate_storyturn, is_image_dependent, variant_slot
 from commet.generation.procedural.variety import closest, skeleton_counts, vocabulary_sizes, words
+from commet.generation.shallow_readers import CUE_FAMILIES
 from commet.models.base import Message, ModelRequest
 from commet.models.registry import create_model
 from commet.models.shortcut import ShortcutLearner, closed_turn
