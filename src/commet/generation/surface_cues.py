@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 
 #: Mentions of the asked person read one by one (the n-th mention's neighbours and order).
 MENTIONS = 6
@@ -62,12 +63,16 @@ def people(texts: Iterable[str]) -> list[str]:
     return [name for name, inner in found.items() if inner]
 
 
+@lru_cache(maxsize=4096)
+def _pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b")
+
+
 def _sequence(text: str, names: Sequence[str]) -> list[str]:
     """Every mention of a known person in ``text``, in order (longest names first, so "Mrs. Lee" is one)."""
     if not names:
         return []
-    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b")
-    return pattern.findall(text)
+    return _pattern(tuple(names)).findall(text)
 
 
 def asked_person(question: str, names: Sequence[str]) -> str | None:
