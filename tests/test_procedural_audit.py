@@ -26,8 +26,9 @@ from commet.format import load_dataset
 from commet.format.dataset import Dataset
 from commet.format.model import Feedback, Option, StoryTurn, Turn
 from commet.generation.audit import BLIND, FAMILIES, OVERALL, audit_dataset
-from commet.generation.procedural import GENERATORS, generate_storyturn, is_image_dependent
+from commet.generation.procedural import GENERATORS, generate_storyturn, is_image_dependent, variant_slot
 from commet.generation.procedural.variety import closest, skeleton_counts, vocabulary_sizes, words
+from commet.generation.shallow_readers import CUE_FAMILIES
 from commet.models.base import Message, ModelRequest
 from commet.models.registry import create_model
 from commet.models.shortcut import ShortcutLearner, closed_turn
@@ -42,7 +43,8 @@ def generated(seed: int, per_task: int = PER_TASK, scenes: dict | None = None) -
     out = []
     for task in sorted(GENERATORS):
         for k in range(per_task):
-            storyturn, builder = generate_storyturn(task, k, seed, is_image_dependent(task, k, per_task, 0.3))
+            storyturn, builder = generate_storyturn(task, k, seed, is_image_dependent(task, k, per_task, 0.3),
+                                                    slot=variant_slot(task, k, per_task, 0.3))
             if scenes is not None:
                 scenes.update(builder.scenes)
             out.append(storyturn)
@@ -67,7 +69,10 @@ def test_no_shallow_predictor_passes_chance_on_two_seeds(two_seeds) -> None:  # 
     assert problems == []
     for family in gated:  # every family read something: the picture reader saw scenes, the others the text
         assert audit.overall(family).turns > 3000
-    assert max(abs(audit.overall(f).excess) for f in gated) < 3.0
+    # the one-rule readers stay within 3 points overall; the cue readers over people (mention order, where people
+    # stand, the feedback's words) switch among hundreds of pseudo-words per turn and stay within 5
+    assert max(abs(audit.overall(f).excess) for f in gated if f not in CUE_FAMILIES) < 3.0
+    assert max(abs(audit.overall(f).excess) for f in CUE_FAMILIES) < 5.0
 
 
 def test_answers_are_balanced_within_every_task_and_turn(two_seeds) -> None:  # noqa: ANN001

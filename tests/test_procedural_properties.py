@@ -305,7 +305,7 @@ def check_interpretation(s, log, scenes, facts) -> None:  # noqa: ANN001
     else:  # the clue words are said as often whether they fit one thing or two: counting words does not tell
         (listing,) = sentences
         assert len(re.findall(rf"\b{colour}\b", low(listing))) == 3
-        assert re.search(rf"(with|wearing) (a )?{colour}\b", low(listing))  # as an accessory's colour in both cases
+        assert re.search(rf"(with|wearing) (an? )?{colour}\b", low(listing))  # as an accessory's colour in both cases
         assert len(re.findall(rf"\b{low(feature_clue).split()[-1]}\b", low(listing))) == 4
 
 
@@ -333,6 +333,15 @@ def check_sarcasm(s, log, scenes, facts) -> None:  # noqa: ANN001
     me = next(a for a in scene["agents"] if a["id"] == child)
     assert me["expression"] == ("happy" if happy else "cross")
     story = low(s.turns[0].story)
+    name = low(me["name"])
+    remark = re.search(r"'([^']*)'", s.turns[0].story).group(1)  # the tone: the words praise the snack
+    assert re.search(r"favourite|yummy|lovely|wonderful|just what i wanted", low(remark))
+    assert ("sarcastic" in low(one(s, 0))) == (not happy)  # so the key's reading of the tone follows the snack
+    if not s.image_dependent:  # the faces, read clause by clause: the asked child smiles exactly when happy
+        faces = [c for c in re.split(r"[,;.]| while | but | and ", s.turns[0].story.lower())
+                 if re.search(rf"\b{name}\b", c) and re.search(r"grin|smil|beam|frown|scowl|pulls a face|wrinkles", c)]
+        assert len(faces) == 1, faces
+        assert bool(re.search(r"grin|smil|beam", faces[0])) == happy, (faces, happy)
     if s.image_dependent:  # the snack and the faces are only in the picture
         assert not any(word in story for word in ("grin", "frown", "smile", "scowl", "beam", "face"))
         other = next(e["claim"] for e in log["events"] if e["kind"] == "request" and e["actor"] != child)

@@ -41,7 +41,9 @@ def register(app: typer.Typer) -> None:
         question wording). Shallow readers read only the surface: order (the option mentioned
         first, last, most, in the last sentence...), cue word (one word present switches between
         two such rules), anchor (the option next to one word), context (only the feedback and the
-        questions), picture (sizes and left-to-right order in the scene). Each rule is chosen per
+        questions), picture (sizes and left-to-right order in the scene), mention (where the asked
+        person is mentioned among the others), people picture (where people stand in the pictures),
+        feedback (the words of the feedback so far). Each rule is chosen per
         task and turn. 'earlier answers' copies an earlier expected answer (shown, never gated).
         Cells more than 15 points above chance on a task, or 10 over all tasks, are marked with '!'. Turns keyed to the
         respondent's own pick (the booklet's desire and belief items) are shown apart.

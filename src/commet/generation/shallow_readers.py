@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from commet.format.model import StoryTurn
+from commet.generation.surface_cues import always_shown, feedback_cues, mention_cues, people, picture_cues
 from commet.generation.word_reader import WORDS
 from commet.models.shortcut import closed_turn
 from commet.text import normalize
@@ -55,8 +56,11 @@ _FUNCTION = frozenset({"a", "an", "the", "in", "into", "on", "onto", "to", "at",
                        "it", "its", "and", "or", "by", "for", "under", "behind", "next"})
 _COLOURS = ("red", "blue", "green", "yellow", "orange", "purple", "pink", "brown", "black", "white", "grey", "gray")
 _YES_NO = ("yes", "no")
+#: Cue readers over :mod:`commet.generation.surface_cues`: one pseudo-word switches between two answers.
+MENTION, PEOPLE_PICTURE, FEEDBACK = "mention", "people picture", "feedback"
+CUE_FAMILIES = (MENTION, PEOPLE_PICTURE, FEEDBACK)
 #: Families whose accuracy is gated (the earlier-answers reader is informational).
-FAMILIES = ("order", "cue word", "anchor", "context", "picture", WORDS)
+FAMILIES = ("order", "cue word", "anchor", "context", "picture", *CUE_FAMILIES, WORDS)
 INFORMATIONAL = ("earlier answers",)
 #: A cue word must occur in at least this many training items, and be absent from as many.
 MIN_WORD_ITEMS = 3
@@ -160,6 +164,13 @@ class Reading:
     context_words: frozenset[str]
     picks: dict[str, dict[object, int]]  # family -> rule -> pick
     option_words: tuple[frozenset[str], ...] = ()  # listed options: the words around each (the word reader's)
+    cues: Mapping[str, frozenset[str]] = field(default_factory=dict)  # cue family -> its pseudo-words
+
+    def cue_words(self, family: str) -> frozenset[str]:
+        """The words a cue reader of ``family`` switches on."""
+        if family == "context":
+            return self.context_words
+        return self.cues.get(family, frozenset()) if family in CUE_FAMILIES else self.words
 
     def correct(self, pick: int, branch: int = 0) -> bool:
         return pick in self.right[min(branch, len(self.right) - 1)]
@@ -178,6 +189,12 @@ def _order_rules(found: list[tuple[int, int]], text: Text, n: int, turn_start: i
     last = list(dict.fromkeys(o for _, o in reversed(found)))
     rules.update(_rank_rules("mentioned first, rank", first, n))
     rules.update(_rank_rules("mentioned last, rank", last, n))
+    for nth in (2, 3):  # options ranked by their n-th mention
+        at: dict[int, list[int]] = {}
+        for position, option in found:
+            at.setdefault(option, []).append(position)
+        ranked = sorted((ps[nth - 1], o) for o, ps in at.items() if len(ps) >= nth)
+        rules.update(_rank_rules(f"mention {nth} first, rank", [o for _, o in ranked], n))
     counts = [sum(1 for _, o in found if o == k) for k in range(n)]
     top, bottom = max(counts), min(counts)
     if counts.count(top) == 1:
@@ -351,6 +368,9 @@ def readings(storyturn: StoryTurn, scenes: Mapping[str, Mapping[str, object]] | 
     feedback_now: list[str] = []
     earlier: list[tuple[tuple[str, ...], int]] = []
     latest_scene = None
+    shown: list[Mapping[str, object]] = []  # every picture so far
+    feedback_all: list[str] = []
+    names = people([t.story for t in storyturn.turns] + [t.question for t in storyturn.turns])
     for k, turn in enumerate(storyturn.turns):
         turn_start = Text.of(stories).sentences
         stories.append(turn.story)
@@ -359,8 +379,10 @@ def readings(storyturn: StoryTurn, scenes: Mapping[str, Mapping[str, object]] | 
             feedback_now = [turn.feedback.right or "", turn.feedback.wrong or "",
                             *(f.text for f in turn.feedback.by_answer)]
         context += feedback_now
+        feedback_all += feedback_now
         if turn.image and scenes is not None and turn.image in scenes:
             latest_scene = scenes[turn.image]
+            shown.append(latest_scene)
         shape = closed_turn(storyturn.task, k, turn)
         if shape is None:
             context.append(turn.question)
@@ -399,7 +421,10 @@ def readings(storyturn: StoryTurn, scenes: Mapping[str, Mapping[str, object]] | 
             right=shape.right, keyed=bool(turn.meta.get("keyed")),
             words=frozenset(story.tokens) | _asked_person(turn.question, " ".join(stories)),
             context_words=frozenset(context_text.tokens), picks=picks,
-            option_words=option_words(story, keys) if options else ()))
+            option_words=option_words(story, keys) if options else (),
+            cues={MENTION: mention_cues(turn.question, " ".join(stories), names),
+                  PEOPLE_PICTURE: picture_cues(turn.question, shown, names),
+                  FEEDBACK: feedback_cues(turn.question, feedback_all, names)}))
         earlier.append((tuple(texts), right_index))
         context.append(turn.question)
     return found
@@ -441,7 +466,7 @@ class Rule:
     def pick(self, item: Reading) -> int:
         if self.word is None:
             return _lookup(item, self.family, self.rule)
-        words = item.context_words if self.family == "context" else item.words
+        words = item.cue_words(self.family)
         return _lookup(item, self.family, self.rule if self.word in words else self.absent)
 
     def describe(self) -> str:
@@ -464,19 +489,20 @@ def _lookup(item: Reading, family: str, rule: object) -> int:
     if isinstance(rule, tuple) and rule and rule[0] in ("position", "text"):
         pick = _prior_rules(item).get(rule, -1)
     else:
-        source = "order" if family == "cue word" else family
+        source = "order" if family == "cue word" or family in CUE_FAMILIES else family
         pick = item.picks[source].get(rule, -1)
-        if pick < 0 and family in ("cue word", "context"):
+        if pick < 0 and (family in ("cue word", "context") or family in CUE_FAMILIES):
             pick = _prior_rules(item).get(rule, -1)
     return pick if 0 <= pick < item.n else 0
 
 
-def _vocabulary(items: Sequence[Reading], context: bool) -> list[str]:
+def _vocabulary(items: Sequence[Reading], family: str) -> list[str]:
     counts: dict[str, int] = defaultdict(int)
     for item in items:
-        for word in item.context_words if context else item.words:
+        for word in item.cue_words(family):
             counts[word] += 1
-    return sorted(w for w, c in counts.items() if MIN_WORD_ITEMS <= c <= len(items) - MIN_WORD_ITEMS)
+    words = sorted(w for w, c in counts.items() if MIN_WORD_ITEMS <= c <= len(items) - MIN_WORD_ITEMS)
+    return always_shown((item.cue_words(family) for item in items), words) if family == PEOPLE_PICTURE else words
 
 
 def _best(rules: list[object], scores: np.ndarray) -> object:
@@ -496,11 +522,10 @@ def fit_rule(items: Sequence[Reading], family: str) -> Rule:
     matrix = _correct_matrix(items, rules, lambda item: {**_prior_rules(item), **item.picks[source]})
     totals = matrix.sum(axis=0)
     plain = Rule(family, _best(rules, totals))
-    words = _vocabulary(items, context=family == "context")
+    words = _vocabulary(items, family)
     if not words:
         return plain
-    presence = np.array([[w in (item.context_words if family == "context" else item.words) for w in words]
-                         for item in items], dtype=np.float32)
+    presence = np.array([[w in item.cue_words(family) for w in words] for item in items], dtype=np.float32)
     with_word = presence.T @ matrix  # words x rules
     without = totals[None, :] - with_word
     best_with, best_without = with_word.argmax(axis=1), without.argmax(axis=1)

@@ -25,7 +25,7 @@ from commet.generation.procedural.tasks import GENERATORS, IMAGE_DEPENDENT_TASKS
 from commet.taxonomy import TASKS, get_task
 
 __all__ = ["GENERATORS", "IMAGE_DEPENDENT_TASKS", "ProceduralDataset", "generate_dataset", "generate_storyturn",
-           "is_image_dependent", "storyturn_text", "write_dataset"]
+           "is_image_dependent", "storyturn_text", "variant_slot", "write_dataset"]
 
 
 @dataclass
@@ -80,14 +80,22 @@ def is_image_dependent(task_id: str, index: int, per_task: int, share: float) ->
     return n_image > 0 and (index * n_image) // per_task != ((index + 1) * n_image) // per_task
 
 
-def generate_storyturn(task_id: str, index: int, seed: int, image_dependent: bool = False, attempt: int = 0
-                       ) -> tuple[StoryTurn, StoryBuilder]:
+def variant_slot(task_id: str, index: int, per_task: int, share: float) -> int:
+    """The rank of the task's StoryTurn ``index`` among the task's StoryTurns of the same variant: the
+    counterbalancing runs over it, so that every cell is balanced within the text and the image-dependent items."""
+    mine = is_image_dependent(task_id, index, per_task, share)
+    return sum(1 for k in range(index) if is_image_dependent(task_id, k, per_task, share) == mine)
+
+
+def generate_storyturn(task_id: str, index: int, seed: int, image_dependent: bool = False, attempt: int = 0,
+                       slot: int | None = None) -> tuple[StoryTurn, StoryBuilder]:
     """One StoryTurn of a task, and the builder holding its scenes; deterministic in (task, index, seed).
 
     Minimal pairs (sarcasm / non_sarcasm, moral_false_belief / moral_true_belief) draw from one
     random stream, so the two members with the same index share names, things and places.
     ``attempt`` > 0 redraws names, things and phrases (not the counterbalanced variant), to avoid a
-    duplicate within a dataset.
+    duplicate within a dataset. ``slot`` (:func:`variant_slot`) is the item's rank within its variant: with it,
+    the counterbalancing runs within each variant; without it, over the indexes.
     """
     task = get_task(task_id)
     if image_dependent and task_id not in IMAGE_DEPENDENT_TASKS:
@@ -96,7 +104,7 @@ def generate_storyturn(task_id: str, index: int, seed: int, image_dependent: boo
     rng = random.Random(f"commet-procedural:{seed}:{group}:{index}" + (f":{attempt}" if attempt else ""))
     suffix = "img" if image_dependent else "txt"
     builder = StoryBuilder(f"proc-{seed}-{task_id}-{index + 1:03d}-{suffix}", rng=rng, group=group, index=index,
-                           seed=seed)
+                           seed=seed, slot=slot, variant=suffix)
     GENERATORS[task_id](rng, builder, image_dependent)
     meta: dict[str, object] = {
         "generator": "procedural",
@@ -132,8 +140,9 @@ def generate_dataset(tasks: str | Sequence[str] = "all", per_task: int = 3, seed
     for task_id in _resolve_tasks(tasks):
         for index in range(per_task):
             image_dependent = is_image_dependent(task_id, index, per_task, image_dependent_share)
+            slot = variant_slot(task_id, index, per_task, image_dependent_share)
             for attempt in range(MAX_ATTEMPTS):
-                storyturn, builder = generate_storyturn(task_id, index, seed, image_dependent, attempt)
+                storyturn, builder = generate_storyturn(task_id, index, seed, image_dependent, attempt, slot)
                 text = storyturn_text(storyturn)
                 if text not in seen:
                     break

@@ -17,6 +17,7 @@ respondent's own pick say so (``turn.meta["keyed"]``).
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -42,9 +43,34 @@ def cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+#: Words whose spelling and sound disagree at the start: a vowel letter read as a consonant, and the other way.
+_CONSONANT_SOUND = ("one", "once", "uni", "use", "usu", "eu", "ewe", "u-")
+_VOWEL_SOUND = ("hour", "honest", "honour", "heir")
+
+
+def vowel_sound(word: str) -> bool:
+    """Whether a word starts with a vowel sound (``an orange``, ``an hour``; ``a uniform``, ``a one``)."""
+    low = word.lower()
+    if low.startswith(_VOWEL_SOUND):
+        return True
+    return low[:1] in "aeiou" and not low.startswith(_CONSONANT_SOUND)
+
+
 def an(noun: str) -> str:
-    """``a cookie``, ``an apple``."""
-    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
+    """``a cookie``, ``an apple``, ``an orange one``: the article chosen by the sound of the next word."""
+    return ("an " if vowel_sound(noun) else "a ") + noun
+
+
+_ARTICLE = re.compile(r"\b([Aa])(n?) ([A-Za-z][\w-]*)")
+
+
+def articles(text: str) -> str:
+    """Every ``a``/``an`` of a finished text matched to the sound of the word after it, so that no template or slot
+    filler ("a {colour} one" with orange) can write "a orange one"."""
+    def fix(match: re.Match[str]) -> str:
+        word = match.group(3)
+        return f"{match.group(1)}{'n' if vowel_sound(word) else ''} {word}"
+    return _ARTICLE.sub(fix, text)
 
 
 def join_or(items: Sequence[str]) -> str:
@@ -68,6 +94,10 @@ class StoryBuilder:
     rng: random.Random = field(default_factory=random.Random)
     group: str = ""
     index: int = 0
+    #: The item's rank among its task's items of the same variant (text or image-dependent), when known: the
+    #: counterbalancing runs over it, so every cell is balanced within each variant, not only across them.
+    slot: int | None = None
+    variant: str = ""
     seed: int = 0
     turns: list[Turn] = field(default_factory=list)
     scenes: dict[str, Scene] = field(default_factory=dict)
@@ -77,10 +107,16 @@ class StoryBuilder:
     crossed: tuple[str, int] | None = None
 
     # --- counterbalancing -------------------------------------------------------------------
+    @property
+    def position(self) -> int:
+        """Where the item stands in its counterbalancing sequence: its slot within its variant, else its index."""
+        return self.index if self.slot is None else self.slot
+
     def _sequence(self, key: str, n: int, length: int = BLOCK) -> list[int]:
-        block = self.index // BLOCK
+        block = self.position // BLOCK
         sequence = [k % n for k in range(length - length % n)]
-        random.Random(f"commet-balance:{self.seed}:{self.group}:{key}:{block}").shuffle(sequence)
+        variant = f":{self.variant}" if self.slot is not None else ""
+        random.Random(f"commet-balance:{self.seed}:{self.group}{variant}:{key}:{block}").shuffle(sequence)
         return sequence
 
     def balanced(self, key: str, n: int, given: tuple[str, int] | None = None) -> int:
@@ -90,7 +126,7 @@ class StoryBuilder:
         share that key's value: the two are crossed, so a respondent who answers one turn by position
         cannot use the other turn's position (branch turns, whose right answer follows the earlier pick).
         """
-        position = self.index % BLOCK
+        position = self.position % BLOCK
         if given is None:
             sequence = self._sequence(key, n)
             return sequence[position] if position < len(sequence) else self.rng.randrange(n)
@@ -102,23 +138,39 @@ class StoryBuilder:
         k = same.index(position)
         return sub[k] if k < len(sub) else self.rng.randrange(n)
 
+    def nuisance(self, key: str, value: int, n: int) -> int:
+        """Record a nuisance choice (``meta["nuisance"][key]``: the value drawn of ``n``), so that tests can check
+        from the generator's own record that none goes with the answers."""
+        record = self.meta.setdefault("nuisance", {})
+        assert isinstance(record, dict) and key not in record, f"nuisance {key!r} drawn twice"
+        record[key] = {"value": value, "of": n}
+        return value
+
     def arrange(self, key: str, items: Sequence[T]) -> list[T]:
         """``items`` in an order where the first item's position is balanced, within the items of the block that
-        share this one's cell (:meth:`cell`), and the rest shuffled."""
+        share this one's cell (:meth:`cell`), and the rest shuffled. Recorded as a nuisance choice."""
         first, rest = items[0], list(items[1:])
         self.rng.shuffle(rest)
-        position = self.balanced(f"arrange:{key}", len(items), self.crossed)
+        position = self.nuisance(f"order: {key}", self.balanced(f"arrange:{key}", len(items), self.crossed),
+                                 len(items))
         return rest[:position] + [first] + rest[position:]
 
     def flip(self, key: str) -> bool:
-        """A balanced coin (within the item's cell, once :meth:`cell` has drawn it)."""
-        return self.balanced(key, 2, self.crossed) == 1
+        """A balanced coin (within the item's cell, once :meth:`cell` has drawn it), recorded as a nuisance choice."""
+        return self.nuisance(key, self.balanced(key, 2, self.crossed), 2) == 1
+
+    def seat(self, key: str, agents: Sequence[Agent], xs: Sequence[float]) -> None:
+        """Stand ``agents`` at the spots ``xs`` in a balanced order (within the cell): where a role is drawn tells
+        nothing about it, so a picture's people can only be told apart by their looks."""
+        for agent, x in zip(agents, self.arrange(f"seat: {key}", list(xs)), strict=True):
+            agent.x = x
 
     def cell(self, key: str, n: int) -> int:
         """The item's cell (test item or control, and the variant that decides the answers): balanced, and
         every later :meth:`arrange` is balanced within it, so no order of mention goes with an answer."""
         value = self.balanced(key, n)
         self.crossed = (key, n)
+        self.meta["cell"] = {"key": key, "value": value, "of": n}
         return value
 
     def frame(self, key: str, pool: Sequence[T]) -> T:
@@ -157,8 +209,18 @@ class StoryBuilder:
         meta: dict[str, object] = {"type": kind, "asks": asks}
         if keyed:
             meta["keyed"] = keyed
-        self.turns.append(Turn(story=story, question=question, answers=[cap(a) for a in answers], image=image,
-                               feedback=feedback, rubric=rubric, options=options or [], meta=meta))
+        if feedback is not None:
+            feedback = feedback.model_copy(update={
+                "right": articles(feedback.right) if feedback.right else feedback.right,
+                "wrong": articles(feedback.wrong) if feedback.wrong else feedback.wrong,
+                "by_answer": [f.model_copy(update={"text": articles(f.text)}) for f in feedback.by_answer]})
+        if rubric is not None:
+            rubric = rubric.model_copy(update={"key_inference": articles(rubric.key_inference),
+                                               "false_inferences": [articles(f) for f in rubric.false_inferences]})
+        options = [o.model_copy(update={"text": articles(o.text)}) for o in options or []]
+        self.turns.append(Turn(story=articles(story), question=articles(question),
+                               answers=[articles(cap(a)) for a in answers], image=image, feedback=feedback,
+                               rubric=rubric, options=options, meta=meta))
 
     def yes_no(self, asks: str, question: str, answer: bool, why: str = "", rubric: Rubric | None = None, *,
                story: str = "", image: str | None = None, feedback: Feedback | None = None) -> None:

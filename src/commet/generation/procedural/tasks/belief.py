@@ -16,8 +16,9 @@ from commet.generation.procedural import lexicon as lex
 from commet.generation.procedural.builder import Cast, StoryBuilder, an, cap, right_wrong
 from commet.generation.procedural.tasks.common import (
     TIDY_REASONS,
-    WITNESS,
+    away_and_stays,
     fill,
+    lead_order,
     leaving,
     missed,
     room,
@@ -39,14 +40,15 @@ PUTS = (
     "First {c1.name} puts {c1.det} {t1} in {p1}, then {c2.name} puts {c2.det} {t2} in {p2}.",
     "{c1.name} tucks {c1.det} {t1} into {p1} and {c2.name} tucks {c2.det} {t2} into {p2}.",
 )
+#: The swap, naming no child (who is away and who stays is told just before, see ``away_and_stays``).
 SWAP = (
-    "While {p.name} is {away}, {m.name} swaps the {a} and the {b} round {why}.",
-    "While {p.name} is {away}, {m.name} comes by {why} and puts the {a} where the {b} was and the {b} where the "
-    "{a} was.",
-    "{m.name} uses the time while {p.name} is {away} to swap the two toys over {why}.",
-    "While {p.name} is {away}, {m.name} mixes the two toys up {why}, so that each one ends up in the other's place.",
-    "While {p.name} is {away}, {m.name} trades the places of the {a} and the {b} {why}.",
-    "While {p.name} is {away}, {m.name} takes out the {a} and the {b} {why} and puts each back where the other was.",
+    "Then {m.name} swaps the {a} and the {b} round {why}, and the child who stayed sees it happen.",
+    "{m.name} comes by {why} and puts the {a} where the {b} was and the {b} where the {a} was; the child in the "
+    "room watches.",
+    "{m.name} uses the time to swap the two toys over {why}, in full view of the child who stayed.",
+    "Then {m.name} mixes the two toys up {why}, so that each one ends up in the other's place; the child who "
+    "stayed sees it all.",
+    "{m.name} trades the places of the {a} and the {b} {why}, and the child in the room watches.",
 )
 WANTS = (
     "Later, with everyone back in the room, {o.name} wants to play with {o.det} {t}.",
@@ -86,8 +88,10 @@ class _Swapped:
         self.mover = cast.adult(0.88) if rng.random() < 0.5 else cast.child(0.88)
         for agent in (self.owner, self.other, self.mover):
             w.add(agent)
-        self.first, self.second = two_containers(rng, w, (0.45, 0.65))
-        if rng.random() < 0.5:
+        self.test = b.role(b.cell("owner away", 2) == 1, "true belief: the owner stays and sees the swap")
+        b.seat("owner and other", [self.owner, self.other], (0.1, 0.25))
+        self.first, self.second = two_containers(rng, b, w, (0.45, 0.65))
+        if b.flip("the owner's container is the second named"):
             self.first, self.second = self.second, self.first
         kinds = rng.sample(lex.TOYS, 2)
         self.thing = Thing("thing", kinds[0], rng.choice(kinds[0].colours), "hands", owner=self.owner.id)
@@ -95,11 +99,12 @@ class _Swapped:
         w.add(Place("hands", "offstage", "brown", -5.0, name="in hand"))
         w.add(self.thing)
         w.add(self.theirs)
-        self.test = b.role(b.cell("owner away", 2) == 1, "true belief: the owner stays and sees the swap")
         self.p, self.q = (self.owner, self.other) if self.test else (self.other, self.owner)
         _, away, to = leaving(rng, self.p)  # "while she is away" tells the leaving: each slot is named once
-        names = b.arrange("names", [self.owner, self.other])
+        names = lead_order(b, (self.owner, self.other))  # who is named first, in every sentence naming both
         boxes = b.arrange("boxes", [self.first, self.second])
+        # the containers' order is a choice of its own: tied to the lead, the owner's first mention would tell which
+        # container is the owner's, and (every swap moving the toy) where it really is
         clauses = b.arrange("puts", [(self.owner, self.thing, self.first), (self.other, self.theirs, self.second)])
         (c1, t1, p1), (c2, t2, p2) = clauses
         named = b.arrange("swap order", [self.thing, self.theirs])
@@ -109,9 +114,8 @@ class _Swapped:
             _fmt(b.frame("intro", INTRO), names=f"{names[0].name}, {names[1].name} and {self.mover.name}",
                  room=w.room, boxes=" and ".join(an(p.name.removeprefix("the ")) for p in boxes)),
             _fmt(b.frame("puts", PUTS), c1=c1, c2=c2, t1=t1.noun, t2=t2.noun, p1=p1.name, p2=p2.name),
-            _fmt(b.frame("swap", SWAP), p=self.p, away=away, m=self.mover, a=named[0].noun, b=named[1].noun,
-                 why=rng.choice(TIDY_REASONS)),
-            _fmt(b.frame("witness", WITNESS), q=self.q),
+            away_and_stays(b, self.p, self.q, away, lead=names[0]),
+            _fmt(b.frame("swap", SWAP), m=self.mover, a=named[0].noun, b=named[1].noun, why=rng.choice(TIDY_REASONS)),
             _fmt(b.frame("wants", WANTS), o=o, t=t),
             cap(_fmt(b.frame("closed", CLOSED), x=closing[0].name, y=closing[1].name)),
         ]
@@ -224,9 +228,11 @@ def true_belief_action(rng: random.Random, b: StoryBuilder, image_dependent: boo
     w = World(rng.choice(("classroom", "art room", "library")))
     child, mate = cast.pair(0.1, 0.25)
     teacher = cast.adult(0.88, teacher=True)
+    test = b.role(b.cell("heard", 2) == 1, "the child misses the announcement")
+    b.seat("child and mate", [child, mate], (0.1, 0.25))
     for agent in (child, mate, teacher):
         w.add(agent)
-    first, second = two_containers(rng, w, (0.45, 0.65))
+    first, second = two_containers(rng, b, w, (0.45, 0.65))
     kinds = rng.sample(lex.TOYS, 2)
     things = [Thing("thing", kinds[0], rng.choice(kinds[0].colours), first.id),
               Thing("other", kinds[1], rng.choice(kinds[1].colours), second.id)]
@@ -234,7 +240,6 @@ def true_belief_action(rng: random.Random, b: StoryBuilder, image_dependent: boo
         w.add(thing)
     for agent in (child, mate):
         agent.beliefs.update({"thing": first.id, "other": second.id})  # the class always keeps them there
-    test = b.role(b.cell("heard", 2) == 1, "the child misses the announcement")
     p, q = (child, mate) if test else (mate, child)
     x = kinds[0].plural
     c1, c2 = b.arrange("names", [child, mate])
@@ -292,13 +297,15 @@ HABIT = (
     "{c1.name} always finds {f1} in {c1.det} lunchbox, and {c2.name} always finds {f2} in {c2.own}; {pa.name} "
     "packs them every day.",
 )
+#: The mix-up, naming no child (who is away and who watches is told just before, see ``away_and_stays``).
 MIXUP = (
-    "This morning, while {p.name} is {away}, {pa.name} mixes up the two lunches, so each lunchbox gets what usually "
-    "goes in the other one.",
-    "Today, while {p.name} is {away}, {pa.name} swaps the two lunches over by mistake.",
-    "This morning {pa.name} is in a hurry and, while {p.name} is {away}, puts each lunch in the wrong lunchbox.",
-    "While {p.name} is {away} this morning, {pa.name} gets the two lunches the wrong way round.",
-    "Today {pa.name} packs the two lunches into the wrong lunchboxes, while {p.name} is {away}.",
+    "This morning {pa.name} mixes up the two lunches, so each lunchbox gets what usually goes in the other one; the "
+    "child who stayed sees it.",
+    "Today {pa.name} swaps the two lunches over by mistake, and the child in the room watches.",
+    "This morning {pa.name} is in a hurry and puts each lunch in the wrong lunchbox, in full view of the child who "
+    "stayed.",
+    "This morning {pa.name} gets the two lunches the wrong way round; the child who stayed sees it all.",
+    "Today {pa.name} packs the two lunches into the wrong lunchboxes, and the child in the room watches.",
 )
 HOPES = (
     "{c1.name} would love {g1} today, and {c2.name} would love {g2}.",
@@ -345,6 +352,7 @@ def expectation_false_belief(rng: random.Random, b: StoryBuilder, image_dependen
     other_food = Thing("swapped", mine, expected.colour, "cupboard")
     w.add_all(*boxes, expected, packed, other_food)
     test = b.role(b.cell("away", 2) == 1, "true belief: the child watches the packing")
+    b.seat("child and sibling", [child, sib], (0.1, 0.25))
     p, q = (child, sib) if test else (sib, child)
     wants_usual = b.flip("wants usual")
     wants = mine if wants_usual else theirs
@@ -353,15 +361,14 @@ def expectation_false_belief(rng: random.Random, b: StoryBuilder, image_dependen
     w.wish(child.id, wants.noun)
     w.wish(sib.id, sib_wants.noun)
     _, away, to = leaving(rng, p)
-    c1, c2 = b.arrange("names", [child, sib])
+    h1, h2 = lead_order(b, (child, sib))  # who is named first in the hopes and in who is away and who stays
+    c1, c2 = b.arrange("names", [child, sib])  # the usual foods: a choice of its own (see _Swapped's "puts")
     food = {child.id: an(mine.noun), sib.id: an(theirs.noun)}
     hope = {child.id: an(wants.noun), sib.id: an(sib_wants.noun)}
-    h1, h2 = b.arrange("hopes", [child, sib])
     slots = {"pa": parent, "p": p, "q": q, "ch": child, "away": away}
     story = " ".join([
         b.frame("habit", HABIT).format(c1=c1, c2=c2, f1=food[c1.id], f2=food[c2.id], **slots),
-        b.frame("mixup", MIXUP).format(**slots),
-        b.frame("witness", WITNESS).format(q=q),
+        away_and_stays(b, p, q, away, lead=h1), b.frame("mixup", MIXUP).format(**slots),
         b.frame("hopes", HOPES).format(c1=h1, c2=h2, g1=hope[h1.id], g2=hope[h2.id]),
         b.frame("picks up", PICKS_UP).format(**slots),
     ])

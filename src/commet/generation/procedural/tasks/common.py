@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from typing import TypeVar
 
 from commet.generation.procedural import lexicon as lex
+from commet.generation.procedural.builder import StoryBuilder
 from commet.generation.procedural.world import Agent, Event, Place, Thing, World
+
+T = TypeVar("T")
 
 #: Why someone leaves the room for a while: (leaves, while away, where to), with pronoun slots.
 LEAVES: tuple[tuple[str, str, str], ...] = (
@@ -30,7 +34,7 @@ LEAVES: tuple[tuple[str, str, str], ...] = (
 )
 #: Why a grown-up tidies or moves things (no intent against anyone).
 TIDY_REASONS: tuple[str, ...] = (
-    "while tidying up", "to make room for a puzzle", "while sweeping the floor", "to sort things out",
+    "before lunch", "to make room for a puzzle", "while sweeping the floor", "to sort things out",
     "to keep them away from the puppy", "while looking for a pencil", "to clear space for a game",
     "while dusting", "before the visitors come", "to make space for the laundry",
 )
@@ -43,6 +47,52 @@ WITNESS: tuple[str, ...] = (
     "{q.name} looks up and sees everything.",
     "{q.name}, sitting close by, sees it all.",
 )
+#: Who is away and who stays, in one sentence that names both, the one away first (``AWAY_FIRST``) or the one who
+#: stays first (``STAYS_FIRST``): which comes first is a balanced nuisance choice, and the event itself is then told
+#: without naming either child ("the child who stayed sees it"), so no child's mentions fall differently by role.
+AWAY_FIRST: tuple[str, ...] = (
+    "{p.name} is {away} for a while, but {q.name} stays in the room.",
+    "For a while {p.name} is {away}, and {q.name} is still in the room.",
+    "{p.name} is {away} now, while {q.name} stays behind.",
+    "Soon {p.name} is {away}; {q.name} stays where {q.sub} is.",
+    "{p.name} is {away} for a bit, and {q.name} stays inside.",
+)
+STAYS_FIRST: tuple[str, ...] = (
+    "{q.name} stays in the room, but {p.name} is {away} for a while.",
+    "{q.name} is still in the room, and for a while {p.name} is {away}.",
+    "{q.name} stays behind, while {p.name} is {away} now.",
+    "{q.name} stays where {q.sub} is; soon {p.name} is {away}.",
+    "{q.name} stays inside, and {p.name} is {away} for a bit.",
+)
+
+
+def away_and_stays(b: StoryBuilder, p: Agent, q: Agent, away: str, lead: Agent | None = None) -> str:
+    """One sentence telling that ``p`` is away and ``q`` stays, the two named in a balanced order: ``lead`` first
+    (the child the story names first throughout, itself a balanced choice), else a balanced coin."""
+    stays_first = lead is q if lead is not None else b.flip("the child who stays named first")
+    pool = STAYS_FIRST if stays_first else AWAY_FIRST
+    return b.frame("away and stays", pool).format(p=p, q=q, away=away)
+
+
+def lead_order(b: StoryBuilder, pair: tuple[T, T]) -> tuple[T, T]:
+    """The pair in the order every sentence that names both uses: one balanced choice per story (which of the two
+    the story names first), so that the order of every mention is balanced within the item's cell as a whole, not
+    sentence by sentence (independent coins per sentence leave their joint unbalanced in a small block)."""
+    return (pair[1], pair[0]) if b.flip("lead: the second of the pair named first") else pair
+
+
+def two_containers(rng: random.Random, b: StoryBuilder, w: World, xs: tuple[float, float]) -> tuple[Place, Place]:
+    """Two closed containers of different colours (and, half the time, different kinds); which one stands left
+    is a balanced nuisance choice (draw the item's cell first, so that it is balanced within the cell)."""
+    colours = rng.sample(("red", "blue", "green", "yellow", "purple", "orange"), 2)
+    kinds = [rng.choice(lex.CONTAINERS)] * 2 if rng.random() < 0.5 else rng.sample(lex.CONTAINERS, 2)
+    xs = (xs[1], xs[0]) if b.flip("containers: the first stands right") else xs
+    places = []
+    for k, (colour, x, kind) in enumerate(zip(colours, xs, kinds, strict=True)):
+        place = Place(f"place{k + 1}", kind, colour, x, closed=True, name=f"the {colour} {kind}")
+        w.add(place)
+        places.append(place)
+    return places[0], places[1]
 
 
 def fill(text: str, agent: Agent) -> str:
@@ -54,18 +104,6 @@ def room(rng: random.Random, indoors: bool = True, among: Sequence[str] = ()) ->
     rooms = [r[0] for r in lex.ROOMS if not indoors or r[0] != "garden"]
     return rng.choice([r for r in rooms if r in among] if among else rooms)
 
-
-def two_containers(rng: random.Random, w: World, xs: tuple[float, float]) -> tuple[Place, Place]:
-    """Two closed containers of different colours (and, half the time, different kinds)."""
-    colours = rng.sample(("red", "blue", "green", "yellow", "purple", "orange"), 2)
-    kinds = [rng.choice(lex.CONTAINERS)] * 2 if rng.random() < 0.5 else rng.sample(lex.CONTAINERS, 2)
-    xs = (xs[1], xs[0]) if rng.random() < 0.5 else xs  # which one stands left is no cue to its part in the story
-    places = []
-    for k, (colour, x, kind) in enumerate(zip(colours, xs, kinds, strict=True)):
-        place = Place(f"place{k + 1}", kind, colour, x, closed=True, name=f"the {colour} {kind}")
-        w.add(place)
-        places.append(place)
-    return places[0], places[1]
 
 
 def leaving(rng: random.Random, agent: Agent) -> tuple[str, str, str]:

@@ -117,7 +117,7 @@ def diverse_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
     child = cast.child(0.15)
     w.add(child)
     b.role(True, "")
-    places = two_containers(rng, w, (0.45, 0.75))
+    places = two_containers(rng, b, w, (0.45, 0.75))
     kind = rng.choice(lex.TOYS)
     image = b.picture(w)  # the lost thing is nowhere in sight
     names = [f"in {p.name}" for p in places]

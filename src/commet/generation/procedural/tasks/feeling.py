@@ -45,7 +45,7 @@ HABITATS: dict[str, tuple[tuple[str, str, str], ...]] = {
                 ("cat", "scratched {det} hand when {sub} tried to pet it", "curled up on {det} lap and purred")),
 }
 LOOKS_FRIENDLY = ("looking calm and friendly", "looking as friendly as can be", "looking gentle and sleepy",
-                  "looking quiet and kind", "wagging and waiting calmly")
+                  "looking quiet and kind", "waiting there calmly")
 MEMORY = (
     "Last week at the {place}, the {a1} {d1}, and the {a2} {d2}.",
     "{c.name} remembers last week at the {place}: the {a1} {d1}, and the {a2} {d2}.",
@@ -126,11 +126,13 @@ BRINGS_PICTURE = (
     "{pa.name} sets down two plates with the same snack on each.",
     "Soon {pa.name} returns with the same snack for each of them.",
 )
-FACES = (
-    "{g.name} grins, and {f.name} frowns.", "{g.name} breaks into a big smile, while {f.name} scowls.",
-    "{g.name} smiles from ear to ear; {f.name} pulls a face.", "{g.name} beams, and {f.name} frowns.",
-    "{g.name} grins widely; {f.name} wrinkles {f.det} nose.",
-)
+#: The two children's faces: a smile and a frown, each told by a clause of its own, so that either child can be
+#: named first whatever face they make (the order is a balanced nuisance choice, never the key).
+SMILES = ("{g.name} grins", "{g.name} breaks into a big smile", "{g.name} smiles from ear to ear", "{g.name} beams",
+          "{g.name} grins widely")
+FROWNS = ("{f.name} frowns", "{f.name} scowls", "{f.name} pulls a face", "{f.name} frowns crossly",
+          "{f.name} wrinkles {f.det} nose")
+JOINS = ("{one}, and {two}.", "{one}, while {two}.", "{one}; {two}.", "{one}, but {two}.", "{one}, and {two} at once.")
 SAYS = (
     "{c.name} looks at {c.det} plate and says, '{remark}'", "{c.name} says, '{remark}'",
     "Then {c.name} says, '{remark}'", "{c.name} looks up and says, '{remark}'",
@@ -149,7 +151,7 @@ MEALTIMES = ("After football practice", "At breakfast", "After a long walk", "Wh
 def _sarcasm(rng: random.Random, b: StoryBuilder, image_dependent: bool, sincere: bool) -> None:
     cast = Cast(rng)
     w = World(rng.choice(("kitchen", "dining room", "living room")))
-    child, sib = cast.pair(0.14, 0.3)
+    child, sib = cast.pair(0.14, 0.3)  # spots reassigned below, balanced within the item's cell
     parent = cast.adult(0.86)
     kinds = rng.sample(lex.SNACKS, 2)
     w.add(Place("table", "table", "brown", 0.58, name="the table"))
@@ -159,6 +161,7 @@ def _sarcasm(rng: random.Random, b: StoryBuilder, image_dependent: bool, sincere
     gets_wanted = (b.cell("gets wanted", 2) == 1) != sincere  # the pair's members with one index differ in this one fact
     test = b.role(gets_wanted == sincere, "sincere: the child got what was asked for" if not sincere else
                   "sarcastic: the child got what the other child asked for")
+    b.seat("children", [child, sib], (0.14, 0.3))  # the one asked about is the leftmost as often as not
     wanted, other = kinds
     w.request(child.id, wanted.noun)
     w.request(sib.id, other.noun)
@@ -174,7 +177,9 @@ def _sarcasm(rng: random.Random, b: StoryBuilder, image_dependent: bool, sincere
     remark = rng.choice(REMARKS)
     c1, c2 = b.arrange("asks", [child, sib])
     want = {child.id: an(wanted.noun), sib.id: an(other.noun)}
-    g, f = b.arrange("faces", [happy_child, sad_child])
+    smile = b.frame("smile", SMILES).format(g=happy_child)
+    frown = b.frame("frown", FROWNS).format(f=sad_child)
+    one, two = b.arrange("faces", [smile, frown])  # who is named first is balanced; each face stays with its child
     slots = {"c": child, "pa": parent, "remark": remark, "s": served.plural, "a_s": an(served.noun)}
     text = [b.frame("asks", ASKS).format(when=rng.choice(MEALTIMES), c1=c1, c2=c2, f1=want[c1.id], f2=want[c2.id],
                                          **slots)]
@@ -182,7 +187,7 @@ def _sarcasm(rng: random.Random, b: StoryBuilder, image_dependent: bool, sincere
         text.append(b.frame("brings", BRINGS_PICTURE).format(**slots))
     else:
         text.append(b.frame("brings", BRINGS).format(**slots))
-        text.append(b.frame("faces", FACES).format(g=g, f=f))
+        text.append(b.frame("faces", JOINS).format(one=one, two=two))
     text.append(b.frame("says", SAYS).format(**slots))
     sarcastic = not gets_wanted
     if sarcastic:

@@ -26,7 +26,7 @@ READY = (
     "On {t.name}'s desk lies {a_prize}, a prize for {v.name}, {reason}.",
     "{t.name} puts {a_prize} on the desk for {v.name}, {reason}.",
     "There is {a_prize} on the desk: {t.name} is giving it to {v.name}, {reason}.",
-    "{v.name} is to get {a_prize}, {reason}; {t.name} leaves it on the desk.",
+    "{v.name}, {reason}, is to get {a_prize}; {t.name} leaves it on the desk.",
 )
 STEPS_OUT = (
     "{t.name} steps out to fetch the register.", "{t.name} goes out to the office for a moment.",
@@ -39,6 +39,14 @@ TAKES = (
     "{p.name} runs off to the library, and {q.name} takes the {prize} and puts it in a pocket.",
     "As soon as {p.name} has gone out for a book, {q.name} grabs the {prize} and hides it in a pocket.",
     "{p.name} leaves to fetch a book; meanwhile {q.name} pockets the {prize}.",
+)
+#: The same, the taker named first (which of the two a sentence names first is a balanced nuisance choice).
+TAKES_TAKER_FIRST = (
+    "{q.name} waits until {p.name} goes out to get a book, then takes the {prize} and hides it in a pocket.",
+    "{q.name} slips the {prize} into a pocket while {p.name} is out getting a book.",
+    "{q.name} stays behind when {p.name} runs off to the library, takes the {prize} and puts it in a pocket.",
+    "As soon as {p.name} has gone out for a book, {q.name} grabs the {prize} and hides it in a pocket.",
+    "{q.name} pockets the {prize} the moment {p.name} leaves to fetch a book.",
 )
 TAKES_PICTURE = (
     "{s.name} wears {s_shirt} top and {o.name} {o_shirt} one. One of the two goes out to get a book, and the other "
@@ -60,6 +68,14 @@ SEES = (
     "playground.",
     "At the door, {w1.name} watches it all; {w2.name}, out in the playground, sees none of it.",
     "{w1.name} sees it all from the door; {w2.name} is away in the playground.",
+)
+SEES_OUT_FIRST = (
+    "{w2.name} is out in the playground and sees nothing, but {w1.name}, standing at the door, sees who takes it.",
+    "{w2.name} is outside on the swings and misses it; from the door, {w1.name} sees it happen.",
+    "{w2.name} is still out in the playground, but {w1.name} is just coming in at the door and sees the whole "
+    "thing.",
+    "Out in the playground, {w2.name} sees none of it; at the door, {w1.name} watches it all.",
+    "{w2.name} is away in the playground; {w1.name} sees it all from the door.",
 )
 SEES_PICTURE = (
     "{v.name} and {c.name}: one of them is standing at the door, the other is out in the playground. The picture "
@@ -123,7 +139,7 @@ def lie_vs_false_statement(rng: random.Random, b: StoryBuilder, image_dependent:
     cast = Cast(rng)
     w = World(rng.choice(("classroom", "art room", "library")))
     teacher = cast.adult(0.88, teacher=True)
-    (speaker, other), (victim, mate) = cast.pair(0.29, 0.69), cast.pair(0.16, 0.16)
+    (speaker, other), (victim, mate) = cast.pair(0.29, 0.69), cast.pair(0.16, 0.16)  # spots balanced below
     door = Place("door", "door", "brown", 0.04, name="the door")
     desk = Place("desk", "table", "brown", 0.5, name="the desk")
     outside = Place("outside", "offstage", "brown", 2.0, name="outside")
@@ -133,6 +149,7 @@ def lie_vs_false_statement(rng: random.Random, b: StoryBuilder, image_dependent:
     victim.desires.append(prize.id)
     lies = b.role(b.cell("speaker took it", 2) == 1, "the other child took it: the speaker guesses honestly, the other lies")
     (p, q), (w1, w2) = ((other, speaker), (mate, victim)) if lies else ((speaker, other), (victim, mate))
+    b.seat("speaker and other", [speaker, other], (0.29, 0.69))  # no spot tells the taker: only the shirts do
     mate.present, mate.at = w1 is mate, "" if w1 is mate else "playground"  # the classmate: at the door or out
     for item in (teacher, speaker, other, victim, mate, door, desk, outside, prize):
         w.add(item)
@@ -146,7 +163,9 @@ def lie_vs_false_statement(rng: random.Random, b: StoryBuilder, image_dependent:
     if image_dependent:
         text += [b.frame("takes", TAKES_PICTURE).format(**slots), b.frame("sees", SEES_PICTURE).format(**slots)]
     else:
-        text += [b.frame("takes", TAKES).format(**slots), b.frame("sees", SEES).format(**slots)]
+        taker_first, out_first = b.flip("taker named first"), b.flip("child out named first")
+        text += [b.frame("takes", TAKES_TAKER_FIRST if taker_first else TAKES).format(**slots),
+                 b.frame("sees", SEES_OUT_FIRST if out_first else SEES).format(**slots)]
     text.append(b.frame("asks", ASKS).format(**slots))
     w.leave(teacher.id, "office")
     w.leave(p.id, "library")

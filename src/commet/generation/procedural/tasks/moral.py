@@ -17,7 +17,14 @@ import random
 from commet.format.model import Rubric
 from commet.generation.procedural import lexicon as lex
 from commet.generation.procedural.builder import Cast, StoryBuilder, right_wrong
-from commet.generation.procedural.tasks.common import TIDY_REASONS, WITNESS, fill, leaving, two_containers
+from commet.generation.procedural.tasks.common import (
+    TIDY_REASONS,
+    away_and_stays,
+    fill,
+    lead_order,
+    leaving,
+    two_containers,
+)
 from commet.generation.procedural.world import Agent, Place, Thing, World
 
 #: Papers that look the same: (the actor's, the victim's, what the victim's is called when made anew, the harm,
@@ -51,12 +58,15 @@ PUTS = (
     "{c1.name} tucks {c1.det} {w1} into {p1}, and {c2.name} tucks {c2.det} {w2} into {p2}; both are {colour} and "
     "just the same size.",
 )
+#: The swap, naming no child (who is away and who stays is told just before, see ``away_and_stays``).
 SWAP = (
-    "While {p.name} is {away}, {h.name} tidies up {why} and swaps the two papers round.",
-    "While {p.name} is {away}, {h.name} comes in {why} and puts each paper where the other one was.",
-    "{h.name} uses the time while {p.name} is {away} to tidy up {why}, and swaps the two papers over.",
-    "While {p.name} is {away}, {h.name} mixes the papers up {why}, so that each ends up in the other's place.",
-    "While {p.name} is {away}, {h.name}, {why}, takes out the two papers and puts each back where the other was.",
+    "Then {h.name} tidies up {why} and swaps the two papers round; the child who stayed sees it happen.",
+    "Now {h.name} comes in {why} and puts each paper where the other one was, in full view of the child who stayed.",
+    "{h.name} uses the time to tidy up {why} and swaps the two papers over, while the child in the room watches.",
+    "{h.name} mixes the papers up {why}, so that each ends up in the other's place; the child who stayed sees it "
+    "all.",
+    "Then {h.name}, {why}, takes out the two papers and puts each back where the other was, and the child in the "
+    "room watches.",
 )
 SWAP_PICTURE = (
     "{a.name} wears {a_shirt} top and {v.name} {v_shirt} one. Then one of the two goes out for a while, and "
@@ -132,7 +142,9 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_beli
     helper = cast.adult(0.9)
     for agent in (actor, victim, helper):
         w.add(agent)
-    first, second = two_containers(rng, w, (0.42, 0.62))
+    knew = (b.cell("knowing", 2) == 1) != true_belief  # the pair's members with one index always differ in this fact
+    b.seat("actor and victim", [actor, victim], (0.06, 0.2))  # no spot tells who saw the swap: only the shirts do
+    first, second = two_containers(rng, b, w, (0.42, 0.62))
     own_word, victim_word, short, does, did, state = rng.choice(HARMS)
     victim_word = fill(victim_word, victim)
     colour = rng.choice(("yellow", "blue", "green", "pink"))
@@ -141,12 +153,11 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_beli
     theirs = Thing("theirs", lex.CARD, colour, "hands", owner=victim.id, noun_override=victim_word)
     w.add(own)
     w.add(theirs)
-    knew = (b.cell("knowing", 2) == 1) != true_belief  # the pair's members with one index always differ in this fact
     b.role(knew == true_belief, "the actor saw the swap" if not true_belief else "the actor was away")
     p, q = (victim, actor) if knew else (actor, victim)
     _, away, to = leaving(rng, p)  # "while she is away" tells the leaving: each slot is named once
     why = rng.choice(TIDY_REASONS)
-    names = b.arrange("names", [actor, victim])
+    names = lead_order(b, (actor, victim))  # who is named first, in every sentence that names both
     (c1, w1, p1), (c2, w2, p2) = b.arrange("puts", [(actor, own_word, first), (victim, victim_word, second)])
     slots = {"a": actor, "v": victim, "h": helper, "p": p, "q": q, "w1": own_word, "w2": victim_word,
              "p1": first.name, "p2": second.name, "away": away, "why": why, "short": short, "does": does,
@@ -158,7 +169,7 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_beli
     if image_dependent:
         text.append(b.frame("swap", SWAP_PICTURE).format(**slots))
     else:
-        text += [b.frame("swap", SWAP).format(**slots), b.frame("witness", WITNESS).format(q=q)]
+        text += [away_and_stays(b, p, q, away, lead=names[0]), b.frame("swap", SWAP).format(**slots)]
     text.append(b.frame("later", LATER).format(**slots))
     story = " ".join(text)
     w.put(actor.id, own.id, first.id)

@@ -70,6 +70,15 @@ SEES: tuple[str, ...] = (
     "{who}'s eyes reach the {yes} but not the {no}",
     "for {who}, the {yes} is in sight and the {no} is out of sight",
 )
+#: The same, the hidden surface named first (which surface follows a name is a balanced nuisance choice).
+SEES_HIDDEN_FIRST: tuple[str, ...] = (
+    "{who} cannot see the {no}, only the {yes}",
+    "{who} does not see the {no}, but sees the {yes}",
+    "{who} has no view of the {no} and a clear one of the {yes}",
+    "from where {who} stands, the {no} is hidden and the {yes} is in view",
+    "{who}'s eyes do not reach the {no}, only the {yes}",
+    "for {who}, the {no} is out of sight and the {yes} is in sight",
+)
 POINTS = (
     "{s.name} wants one {for_}, points and says, 'I want that one!'",
     "{s.name} needs one {for_}. {s.Sub} points and says, 'Can I have that one?'",
@@ -113,7 +122,7 @@ def reference_easy(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
              "seen": seen_kind, "hidden": hidden_kind, "for_": fill(rng.choice(WANTS_FOR), speaker)}
     text = [b.frame("two same", TWO_SAME).format(x=told[0], y=told[1], **slots)]
     if not image_dependent:
-        sees = b.frame("sees", SEES)
+        sees = b.frame("sees", SEES_HIDDEN_FIRST if b.flip("views: the hidden surface named first") else SEES)
         first, second = b.arrange("views", [sees.format(who=speaker.name, yes=seen_kind, no=hidden_kind),
                                             sees.format(who=listener.name, yes=hidden_kind, no=seen_kind)])
         text.append(f"{cap(an(occ.kind))} stands between the two {kind.plural}. {cap(first)}; {second}.")

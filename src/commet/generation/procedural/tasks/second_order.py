@@ -50,6 +50,35 @@ STEPS_OUT = (
     "Then {p.name} walks out to the car to get an umbrella, while {q.name} stays in the hall.",
 )
 #: The change of mind, in a sentence that names no toy.
+#: The first request told afterwards (a balanced choice: told in the order it happened, the child's wish now would
+#: always be the request told last, whatever the reader follows). Where the first request would stand, the child
+#: is named as often (``UNDECIDED``), and the later sentence names no one, so the people's mentions fall alike.
+UNDECIDED = (
+    "{c.name} cannot decide at first.", "{c.name} looks at the two toys for a long time.",
+    "{c.name} takes a long look.", "{c.name} stares at the window.", "{c.name} points at the window.",
+)
+EARLIER = (
+    "Before that, in front of both grown-ups, the wish had been {x}.",
+    "The first wish, said in front of both grown-ups, was {x}.",
+    "Until then the wish had been {x}, said with both grown-ups there.",
+    "Before the change, the wish said to both grown-ups was {x}.",
+    "Earlier, with both grown-ups listening, the wish had been {x}.",
+)
+#: The same two sentences with the one who stays named first (which comes first is a balanced nuisance choice).
+STEPS_OUT_STAYS_FIRST = (
+    "Then {q.name} stays in the hall, and {p.name} steps out to the car to fetch the shopping bags.",
+    "Then {q.name} stays inside, while {p.name} goes out to the car for a moment.",
+    "Then {q.name} stays in the hall; {p.name} goes outside to put something in the car.",
+    "Then {q.name} waits inside, and {p.name} heads out to the car to find the keys.",
+    "Then {q.name} stays in the hall, while {p.name} walks out to the car to get an umbrella.",
+)
+HEARS_OUT_FIRST = (
+    "{p.name}, outside, does not hear it, because {noise}; {q.name}, in the hall, does.",
+    "{p.name}, out by the car, does not hear it ({noise}), but {q.name} hears it from the hall.",
+    "Outside, {p.name} hears nothing, because {noise}; inside, {q.name} hears every word.",
+    "{p.name} is outside and does not hear it, as {noise}, while {q.name} is in the hall and does.",
+    "{p.name}, outside, misses it because {noise}; {q.name}, still inside, hears it clearly.",
+)
 CHANGES = ("Just then {c.name} changes {c.det} mind.", "A moment later, {c.name} changes {c.det} mind.",
            "Then {c.name} has second thoughts about {c.det} wish.", "Suddenly {c.name} would rather have the other toy.",
            "Right then {c.name} decides on the other toy after all.", "Now {c.name} wants the other toy instead.")
@@ -106,6 +135,7 @@ def second_order_belief_desire(rng: random.Random, b: StoryBuilder, image_depend
     for item in (child, g1, g2, shop, bag, first, second):
         w.add(item)
     test = b.role(b.cell("shopper missed it", 2) == 1, "the grown-up who heard the change goes to the shop")
+    b.seat("grown-ups", [g1, g2], (0.62, 0.86))  # no spot tells which grown-up steps out
     p, q = b.arrange("who steps out", [g1, g2])
     shopper = p if test else q
     occasion = fill(rng.choice(lex.GIFT_OCCASIONS), child)
@@ -115,12 +145,20 @@ def second_order_belief_desire(rng: random.Random, b: StoryBuilder, image_depend
              "occasion_cap": cap(occasion)}
 
     def request(x: str) -> str:
-        return f"{rng.choice(REQUESTS).format(x=x, X=cap(x))} {rng.choice(ASKED).format(**slots)}"
+        said = rng.choice(REQUESTS).format(x=x, X=cap(x))
+        verbs = [v for v in ASKED if said.endswith("?'") or "asks" not in v]  # "asks" only after a question
+        return f"{said} {rng.choice(verbs).format(**slots)}"
 
-    text = [b.frame("window", WINDOW).format(t1=told[0], t2=told[1], **slots), request(an(first.noun)),
-            b.frame("steps out", STEPS_OUT).format(**slots),
+    stays_first = b.flip("the one who stays named first")  # in both sentences that name the two grown-ups
+    told_later = b.flip("the first request told afterwards")
+    text = [b.frame("window", WINDOW).format(t1=told[0], t2=told[1], **slots),
+            b.frame("undecided", UNDECIDED).format(**slots) if told_later else request(an(first.noun)),
+            b.frame("steps out", STEPS_OUT_STAYS_FIRST if stays_first
+                    else STEPS_OUT).format(**slots),
             b.frame("changes", CHANGES).format(**slots), request(an(second.noun)),
-            b.frame("hears", HEARS).format(noise=rng.choice(NOISES), **slots),
+            b.frame("hears", HEARS if stays_first
+                    else HEARS_OUT_FIRST).format(noise=rng.choice(NOISES), **slots),
+            *([b.frame("earlier", EARLIER).format(x=an(first.noun))] if told_later else []),
             b.frame("goes", GOES).format(**slots),
             b.frame("sold out", SOLD_OUT).format(t1=at_shop[0], t2=at_shop[1], **slots),
             b.frame("sorry", SORRY).format(**slots)]
