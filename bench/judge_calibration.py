@@ -70,7 +70,11 @@ ADVERSARIAL = CALIBRATION.with_name("rules_judge_adversarial.jsonl")
 REDTEAM_REALISTIC = CALIBRATION.with_name("rules_judge_redteam_realistic.jsonl")
 REDTEAM_ADVERSARIAL = CALIBRATION.with_name("rules_judge_redteam_adversarial.jsonl")
 REDTEAM_PROBES = CALIBRATION.with_name("rules_judge_redteam_probes.jsonl")
-SELF_CONTAINED = (LABELLED, AUDIT, REALISTIC, ADVERSARIAL, REDTEAM_REALISTIC, REDTEAM_ADVERSARIAL, REDTEAM_PROBES)
+V4_REALISTIC = CALIBRATION.with_name("rules_judge_v4_realistic.jsonl")
+V4_ADVERSARIAL = CALIBRATION.with_name("rules_judge_v4_adversarial.jsonl")
+V4_CANDIDATES = CALIBRATION.with_name("rules_judge_v4_candidates.jsonl")
+SELF_CONTAINED = (LABELLED, AUDIT, REALISTIC, ADVERSARIAL, REDTEAM_REALISTIC, REDTEAM_ADVERSARIAL, REDTEAM_PROBES,
+                  V4_REALISTIC, V4_ADVERSARIAL, V4_CANDIDATES)
 #: how a "why" question opens, in the six languages of the sets (its answers are explanations)
 WHY = ("why", "por qué", "porque", "warum", "wieso", "weshalb", "pourquoi", "なぜ", "どうして", "为什么", "為什麼")
 
@@ -88,6 +92,10 @@ class Case:
     expected: tuple[str, ...] = ()
     options: tuple[tuple[str | None, str], ...] = ()
     rubric: tuple[str, tuple[str, ...]] | None = None  # (key inference, false inferences) of a "why" question
+    #: the turn's judge-only closed answer set (``Turn.candidates``), never shown to the answerer
+    candidates: tuple[str, ...] = ()
+    #: the protocol the question is asked under ("conversation" or "independent"), where the row says
+    protocol: str | None = None
 
 
 @dataclass
@@ -150,7 +158,8 @@ def load_labelled(path: Path = LABELLED) -> list[Case]:
                               expected=tuple(row["expected"]),
                               options=tuple((label, text) for label, text in row.get("options", [])),
                               rubric=(rubric["key_inference"], tuple(rubric.get("false_inferences", [])))
-                              if rubric else None))
+                              if rubric else None, candidates=tuple(row.get("candidates", [])),
+                              protocol=row.get("protocol")))
     return cases
 
 
@@ -160,16 +169,19 @@ def _rubric(case: Case) -> Rubric | None:
 
 def _turn(case: Case, dataset: Dataset) -> Turn:
     if case.question is not None:
-        return Turn(question=case.question, answers=list(case.expected), rubric=_rubric(case))
+        return Turn(question=case.question, answers=list(case.expected), rubric=_rubric(case),
+                    candidates=list(case.candidates))
     return dataset.get(case.story_id).turns[case.turn]
 
 
 def request_for(case: Case, dataset: Dataset) -> JudgeRequest:
     """The judge's view of a case: earlier turns answered as expected (on the case's branch)."""
     if case.question is not None:
+        options = case.options or tuple((None, candidate) for candidate in case.candidates)
         return JudgeRequest(story_id=case.story_id, task="labelled", turn=case.turn, context=(), story="",
                             question=case.question, expected=case.expected, response=case.response,
-                            options=case.options, rubric=case.rubric)
+                            options=options, options_shown=bool(case.options) or not case.candidates,
+                            rubric=case.rubric)
     storyturn = dataset.get(case.story_id)
     context = []
     for earlier in storyturn.turns[: case.turn]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import replace
 
 from commet.judges.base import Judge, JudgeRequest, Outcome, Verdict, decided_off_the_loop
 from commet.judges.rules.conclusions import Statement, Unclear, statements, tail_problem
@@ -30,6 +31,7 @@ from commet.judges.rules.lexicon import answer_markers, lexicon, negation_count,
 from commet.judges.rules.marks import MAX_REPLY_CHARS, Mark, MarkKind, Reply, read_reply
 from commet.judges.rules.options import Choice, choices_of, offered, question_stem
 from commet.judges.rules.roles import Frame, question_frame, repeats_question
+from commet.judges.rules.scratch import answer_part
 from commet.judges.rules.yesno import read_yes_no, yes_no_of
 from commet.text import fold
 
@@ -69,6 +71,12 @@ def decide(request: JudgeRequest) -> Decision:
     raw = request.response
     if len(raw) > MAX_REPLY_CHARS:
         return _undecided(f"reply longer than {MAX_REPLY_CHARS:,} characters; needs a judge")
+    answer = answer_part(raw)
+    if answer != raw:
+        if not read_reply(answer).tokens and read_reply(raw).tokens:
+            return _undecided("reply is all reasoning (a think block, a draft) with no answer after it; needs a judge")
+        request = replace(request, response=answer)
+        raw = answer
     reply = read_reply(raw)
     if not reply.tokens:
         if any(unicodedata.category(ch)[0] not in "ZC" for ch in raw):
@@ -193,7 +201,7 @@ def _region(reply: Reply, request: JudgeRequest, frame: Frame) -> int | None:
                 return None
             region += len(question)
             break
-    answer_words = {word for text in [*request.expected, *(text for _, text in request.options)]
+    answer_words = {word for text in [*request.expected, *(text for _, text in offered(request))]
                     for word in tokens_of(text)}
     if repeats_question(tokens[region:], frame, answer_words=answer_words):
         return None
