@@ -69,13 +69,28 @@ def _opposites(pred: frozenset[str]) -> frozenset[str]:
     return frozenset(stem(w) for p in pred for w in opposites.get(p, ()))
 
 
+#: the polarity of a clause that speaks of the predicate but cannot be read (two negations, the predicate and its
+#: opposite together: "She's not not lying", "not honest but not lying either")
+UNREADABLE = -1
+
+
 def clause_polarity(tokens: Sequence[str], pred: frozenset[str]) -> int | None:
-    """0 (says the predicate) or 1 (says its opposite) for a clause that speaks of the predicate; else None."""
-    stems = [stem(t) for t in tokens]
-    opposed = _opposites(pred)
-    if not (set(stems) & pred or set(stems) & opposed):
+    """0 (says the predicate), 1 (says its opposite) or :data:`UNREADABLE` for a clause that speaks of the
+    predicate; None for one that does not. Negation is scoped to its clause and read, never counted: one word of
+    the predicate or of its opposite (not both), with at most one negation ("not lying", "mistaken", "not
+    mistaken", "telling the truth" to "Is he telling a lie?")."""
+    stems = {stem(t) for t in tokens}
+    lists = lexicon()
+    said = stems & pred
+    opposite = {s for s in stems - pred if s in _opposites(pred)}
+    if not said and not opposite:
         return None
-    return (negation_count(tokens) + sum(1 for s in stems if s in opposed and s not in pred)) % 2
+    negations = negation_count(tokens)
+    # a word of the predicate and its own opposite together ("not honest but not lying") cannot be read
+    both = any(lists.opposites.get(s, frozenset()) & said for s in opposite)
+    if both or negations > 1:
+        return UNREADABLE
+    return (negations + (1 if opposite else 0)) % 2
 
 
 def restates(tokens: Sequence[str], frame: Frame, pred: frozenset[str]) -> bool:
@@ -110,15 +125,7 @@ def read_yes_no(reply: Reply, start: int, frame: Frame, negative_question: bool)
     pred = predicate(frame)
     said, after = _opening_yes_no(reply, start)
     if said is None:
-        rest = tokens[start:]
-        if negative_question or len(rest) > 14 or any(reply.boundary(i) == "sentence" for i in range(start + 1,
-                                                                                                   len(tokens))):
-            return YesNo(None, "reply does not open with a clear yes or no")
-        polarity = clause_polarity(rest, pred)
-        if polarity is None or not restates(rest, frame, pred) or hedged(rest) or judged(rest, frame.tokens) \
-                or _other_person(rest, frame):
-            return YesNo(None, "reply does not open with a clear yes or no")  # "True." says yes, not "no lie"
-        return YesNo("no" if polarity else "yes", after=len(tokens))
+        return _read_clauses(reply, start, frame, pred, negative_question)
     tail = tokens[after:]
     if not tail:
         return YesNo(said, after=after)
@@ -139,6 +146,8 @@ def read_yes_no(reply: Reply, start: int, frame: Frame, negative_question: bool)
     for begin, end in parts:
         clause = tokens[begin:end]
         polarity = clause_polarity(clause, pred)
+        if polarity == UNREADABLE:
+            return YesNo(None, f"reply says {said!r} but a clause after it negates twice or says both ways")
         if polarity is not None and polarity != (said == "no"):
             return YesNo(None, f"reply says {said!r} but a clause after it reads the other way")
         if polarity is not None and _other_person(clause, frame):
@@ -148,6 +157,62 @@ def read_yes_no(reply: Reply, start: int, frame: Frame, negative_question: bool)
             # supports the yes depends on what the question's own claim means; a lone "NOT" reverses it
             return YesNo(None, f"reply says {said!r} and explains it with the question's own claim; needs a judge")
     return YesNo(said, after=after)
+
+
+#: verbs of a lead-in after which "so" says yes and "not" says no ("I'd say so", "I believe not")
+_SAYING = frozenset({"say", "think", "believe", "guess", "suppose", "hope", "afraid", "reckon", "imagine"})
+#: the most words a reply without a yes or no may have to be read clause by clause
+_MAX_CLAUSE_READ_WORDS = 20
+
+
+def _read_clauses(reply: Reply, start: int, frame: Frame, pred: frozenset[str], negative_question: bool) -> YesNo:
+    """A reply with no yes or no of its own, read clause by clause: each clause restates the question's predicate
+    (or its opposite) with its own negation, or is an elliptic answer ("He certainly did.", "She isn't."), and all
+    say the same ("She's not lying, she's mistaken."); any clause that does neither leaves it undecided."""
+    tokens = reply.tokens
+    rest = tokens[start:]
+    unclear = YesNo(None, "reply does not open with a clear yes or no")
+    if negative_question or len(rest) > _MAX_CLAUSE_READ_WORDS or hedged(rest) or judged(rest, frame.tokens):
+        return unclear
+    said: set[int] = set()
+    for begin, end in clauses(reply, start, len(tokens)):
+        clause = tokens[begin:end]
+        polarity = clause_polarity(clause, pred)
+        if polarity is None:
+            polarity = _elliptic(clause, frame)
+        elif not restates(clause, frame, pred) or _other_person(clause, frame):
+            return unclear  # "True." says yes, not "no lie"; "I am not lying" speaks of someone else
+        if polarity is None or polarity == UNREADABLE:
+            return YesNo(None, "reply has a clause that neither restates the question nor answers it elliptically")
+        said.add(polarity)
+    if len(said) != 1:
+        return YesNo(None, "reply's clauses read both ways")
+    return YesNo("no" if said.pop() else "yes", after=len(tokens))
+
+
+def _elliptic(clause: Sequence[str], frame: Frame) -> int | None:
+    """The polarity of an elliptic answer ("He certainly did.", "She is not.", "Of course he does.", "Sure
+    does."): the question's person as a pronoun (where it names one person) or by name, or none, then an
+    auxiliary with at most one negation, and nothing but emphasis; None for any other clause."""
+    lists = lexicon()
+    names = {w for person in frame.persons for w in person}
+    auxiliaries = [t for t in clause if t in _ELLIPTIC_AUXILIARIES]
+    subjects = [t for t in clause if t in lists.pronouns or t in names]
+    others = [t for t in clause if t not in _ELLIPTIC_AUXILIARIES and t not in subjects and t not in lists.emphasis
+              and t not in ("of", "course", "sure") and not negation_count([t])]
+    if len(auxiliaries) != 1 or others or len(subjects) > 1 or negation_count(clause) > 1:
+        return None
+    if subjects and subjects[0] in lists.pronouns and (len(frame.persons) != 1 or subjects[0] in lists.possessives
+                                                       and subjects[0] != "her"):
+        return None  # "He did." where the question names two people: which one?
+    if clause.index(auxiliaries[0]) < (clause.index(subjects[0]) if subjects else 0):
+        return None  # "Did he?", "Does she": a question back
+    return 1 if negation_count(clause) else 0
+
+
+#: the auxiliaries an elliptic answer ends on ("She did.", "He isn't.")
+_ELLIPTIC_AUXILIARIES = frozenset({"is", "are", "was", "were", "do", "does", "did", "will", "would", "can", "could",
+                                   "has", "have", "had", "am", "should", "shall"})
 
 
 def _opening_yes_no(reply: Reply, start: int) -> tuple[str | None, int]:
@@ -162,6 +227,8 @@ def _opening_yes_no(reply: Reply, start: int) -> tuple[str | None, int]:
             return (phrase_said, after) if after >= len(tokens) or reply.boundary(after) else (None, start)
     word = tokens[start]
     said = "yes" if word in lists.yes else "no" if word in lists.no else None
+    if said is None and start > 0 and tokens[start - 1] in _SAYING and not reply.boundary(start):
+        said = {"so": "yes", "not": "no"}.get(word)  # "I would say so", "I think not" after their lead-in
     if said is None or start + 1 < len(tokens) and not reply.boundary(start + 1):
         return None, start
     return said, start + 1
