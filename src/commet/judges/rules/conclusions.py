@@ -139,7 +139,7 @@ def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Fra
 def _commits(rest: Sequence[str], label: str) -> bool:
     """Whether the words after a label with no mark leave it the answer: a reason, an affirmation, or only
     function words, emphasis and the label again ("A is correct", "A because ...", "A for sure", "B B B"); in a
-    script without spaces, words with no negation, hedge or judgement ("Aです")."""
+    script without spaces, a copula of the lexicon's ``label_endings`` ("Aです", "B吧" is none)."""
     lists = lexicon()
     if _reason_opens(rest):
         return True
@@ -147,7 +147,7 @@ def _commits(rest: Sequence[str], label: str) -> bool:
     if affirmed and affirmed[0][0] == 0:
         return True
     if char_kind(rest[0][0]) == "u":
-        return not (negation_count(rest) or hedged(rest) or judged(rest))
+        return "".join(rest) in lists.label_endings
     return all(t in lists.function_words or t in lists.emphasis or t == label for t in rest)
 
 
@@ -310,6 +310,8 @@ def tail_problem(reply: Reply, offset: int, chosen: int, choices: Sequence[Choic
         return "hedges, contrasts or corrects itself after its conclusion"
     if named and negation_count(tokens) or _label_negated(reply, len(reply.tokens) - len(tokens), choices[chosen]):
         return "negates after its conclusion"
+    if _anaphor_negated(reply, first):
+        return "says of its answer that it is not so ('B. That is not right.', 'B. Das stimmt nicht.')"
     if _bare_negation(reply, len(reply.tokens) - len(tokens), choices):
         return "takes its conclusion back with a bare negation ('... not.', '(not)')"
     if judged(tokens, frame.tokens) or lists.pointing_away.found_in([t for t in tokens if stem(t) not in frame.stems]):
@@ -360,6 +362,22 @@ def _label_negated(reply: Reply, first: int, choice: Choice) -> bool:
         at = i + 2 if tokens[i + 1] in ("option", "even") else i + 1
         if at < len(tokens) and tokens[at] == choice.label and (at + 1 == len(tokens) or reply.boundary(at + 1)):
             return True
+    return False
+
+
+def _anaphor_negated(reply: Reply, first: int) -> bool:
+    """Whether a clause from token ``first`` on opens with a word that points back (``that``, ``this``, ``it``,
+    ``das``, ``cela``, ``eso``, ``これ``...) and negates: it may say the answer just given is not so."""
+    anaphors = lexicon().anaphors
+    tokens = reply.tokens
+    begin = first
+    for end in range(first + 1, len(tokens) + 1):
+        if end < len(tokens) and not reply.boundary(end):
+            continue
+        clause = tokens[begin:end]
+        if clause and clause[0] in anaphors and negation_count(clause):
+            return True
+        begin = end
     return False
 
 

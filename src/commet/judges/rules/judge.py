@@ -28,11 +28,11 @@ from commet.judges.base import Judge, JudgeRequest, Outcome, Verdict, decided_of
 from commet.judges.rules.conclusions import Statement, Unclear, statements, tail_problem
 from commet.judges.rules.labels import labels_only, leading_label
 from commet.judges.rules.lexicon import answer_markers, lexicon, negation_count, tokens_of
-from commet.judges.rules.marks import MAX_REPLY_CHARS, Mark, MarkKind, Reply, read_reply
+from commet.judges.rules.marks import MAX_REPLY_CHARS, Mark, MarkKind, Reply, foreign_script, read_reply
 from commet.judges.rules.options import Choice, choices_of, offered, question_stem
 from commet.judges.rules.roles import Frame, question_frame, repeats_question
 from commet.judges.rules.scratch import answer_part
-from commet.judges.rules.yesno import read_yes_no, yes_no_of
+from commet.judges.rules.yesno import opening_yes_no, read_yes_no, yes_no_of
 from commet.text import fold
 
 #: marks that make a reply undecided wherever they are
@@ -87,6 +87,9 @@ def decide(request: JudgeRequest) -> Decision:
     literal = _literal(request, reply, choices, frame)
     if literal is not None:
         return literal
+    foreign = _foreign_word(request, reply)
+    if foreign is not None:
+        return _undecided(f"reply has words in a language the judge has no grammar for ({foreign!r}); needs a judge")
     anywhere = [m for m in reply.marks if m.kind in _ANYWHERE]
     if anywhere:
         return _undecided(f"reply has {anywhere[0].kind.value} ({anywhere[0].text!r}); needs a judge")
@@ -101,6 +104,18 @@ def decide(request: JudgeRequest) -> Decision:
                 or decision[0] == "correct" and shown[0] != decision[1]:
             return _undecided("reply's picture shows another option than its words; needs a judge")
     return decision
+
+
+def _foreign_word(request: JudgeRequest, reply: Reply) -> str | None:
+    """The first word of the reply in a script the judge has no grammar for that is no word of an option or
+    expected answer and no yes or no of the lexicon ("Нет, он не знает": "он"); None when there is none."""
+    if not any(foreign_script(ch) for ch in reply.clean):
+        return None
+    lists = lexicon()
+    known = {word for text in [*request.expected, *(text for _, text in offered(request))] for word in tokens_of(text)}
+    known |= lists.yes | lists.no | {w for phrase in lists.yes_phrases.entries | lists.no_phrases.entries for w in phrase}
+    return next((token for token in reply.tokens if token not in known and any(foreign_script(ch) for ch in token)),
+                None)
 
 
 def _pictured(reply: Reply, choices: list[Choice] | None) -> set[int] | None:
@@ -289,6 +304,10 @@ def _decide_yes_no(request: JudgeRequest, reply: Reply, region: int, frame: Fram
     read = read_yes_no(reply, start, frame, frame.negative)
     if read.said is None:
         return _undecided(read.problem)
+    if start > region:  # an answer line after an opening yes or no that it never withdrew: two answers
+        opening = opening_yes_no(reply, region)[0]
+        if opening is not None and opening != read.said:
+            return _undecided(f"reply opens with {opening!r} and concludes {read.said!r}; needs a judge")
     mark = _suspicious(reply, reply.starts[start], request)
     if mark is not None:
         return _undecided(f"reply has {mark.kind.value} ({mark.text!r}) where it answers; needs a judge")

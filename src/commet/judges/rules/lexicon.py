@@ -135,6 +135,10 @@ class Lexicon:
     foreign_articles: frozenset[str]
     prepositions: frozenset[str]
     non_answers: frozenset[str]
+    #: what may follow an option's label in a script without spaces and leave it the answer ("Aです", "B。")
+    label_endings: frozenset[str]
+    #: words that point back to what was just said ("that", "das", "cela", "これ"): a clause they open may judge it
+    anaphors: frozenset[str]
     emotions: dict[tuple[str, ...], tuple[str, ...]]  # the feelings a word can name, the narrowest first
     valence: dict[str, str]  # a feeling's valence ("positive", "negative"), where it has one
     emotion_words: Phrases
@@ -190,6 +194,8 @@ def lexicon() -> Lexicon:
         sentence_markers=Phrases.of(data["sentence_markers"]), marker_fillers=Phrases.of(data["marker_fillers"]),
         foreign_articles=_words(data["foreign_articles"]), prepositions=_words(data["prepositions"]),
         non_answers=_words(data["non_answers"]),
+        anaphors=_words(data["anaphors"]),
+        label_endings=frozenset("".join(tokens_of(text)) for text in data["label_endings"]),
         emotions=emotions, emotion_words=Phrases.of_entries(frozenset(emotions)),
         valence={feeling: side for side, feelings in data["feeling_valence"].items() for feeling in feelings})
 

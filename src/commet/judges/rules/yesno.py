@@ -123,7 +123,7 @@ def read_yes_no(reply: Reply, start: int, frame: Frame, negative_question: bool)
     if start >= len(tokens):
         return YesNo(None, "no words")
     pred = predicate(frame)
-    said, after = _opening_yes_no(reply, start)
+    said, after = opening_yes_no(reply, start)
     if said is None:
         return _read_clauses(reply, start, frame, pred, negative_question)
     tail = tokens[after:]
@@ -215,7 +215,7 @@ _ELLIPTIC_AUXILIARIES = frozenset({"is", "are", "was", "were", "do", "does", "di
                                    "has", "have", "had", "am", "should", "shall"})
 
 
-def _opening_yes_no(reply: Reply, start: int) -> tuple[str | None, int]:
+def opening_yes_no(reply: Reply, start: int) -> tuple[str | None, int]:
     """("yes"|"no", the token after it) where the reply opens with a yes or no of its own ("Yes.", "No, ...",
     "I don't think so."); (None, start) where it does not ("No one saw it", "Yes he is" without punctuation)."""
     lists = lexicon()
