@@ -214,6 +214,8 @@ def statements(reply: Reply, region: int, choices: Sequence[Choice], frame: Fram
         if read is None and content + 1 < len(tokens) and (negation_count(tokens[content:content + 1])
                                                            or hedged(tokens[content:content + 1])):
             read = Unclear.UNCLEAR  # "Final answer: not B", "The answer is maybe A"
+        if isinstance(read, int) and hedged(tokens[_sentence_start(reply, start, region):start], frame.tokens):
+            read = Unclear.UNCLEAR  # "Both are possible, but I'd go with the red box.": a hedge before the answer
         if read is not None:
             found["answer line"].append(Statement("answer line", reply.starts[start], after, read))
     for start, end in reply.emphasis:
@@ -244,6 +246,43 @@ def statements(reply: Reply, region: int, choices: Sequence[Choice], frame: Fram
             found["conclusion"].append(Statement("closing answer", reply.starts[closing], after, read))
     # a markdown table's rows are cells ("| B | no |"), read together; none of them states the answer
     return {kind: [s for s in said if not reply.in_table(s.start)] for kind, said in found.items()}
+
+
+def _sentence_start(reply: Reply, token: int, region: int) -> int:
+    """The first token of the sentence token ``token`` is in (not before ``region``, at most
+    :data:`ANSWER_WORDS` words back)."""
+    floor = max(region, token - ANSWER_WORDS)
+    while token > floor and reply.boundary(token) != "sentence":
+        token -= 1
+    return token
+
+
+#: words before "where" that make it point back to what was named ("that's where she left it")
+_POINTING_BACK = frozenset({"s", "is", "was", "are", "were", "that", "this", "exactly", "just", "right", "precisely"})
+
+
+def described(reply: Reply, region: int, choices: Sequence[Choice], frame: Frame) -> bool:
+    """Whether a clause from token ``region`` on gives the answer by a description that names no option: "Mia will
+    look where she left it", "wherever Tom put it", "That is, the place she remembers". The judge cannot tell which
+    option a description means, so it cannot tell whether it agrees with an option named elsewhere."""
+    lists = lexicon()
+    tokens = reply.tokens
+    asks_where = "where" in frame.tokens
+    begin = region
+    for end in range(region + 1, len(tokens) + 1):
+        if end < len(tokens) and not reply.boundary(end):
+            continue
+        clause = tokens[begin:end]
+        begin = end
+        if not clause or named_options(clause, choices) or emotion_named(clause, choices):
+            continue
+        restating = lists.restatements.matches(clause[:4])
+        if set(clause) & lists.descriptions or restating and restating[0][0] == 0:
+            return True
+        if asks_where and any(t == "where" and clause[i - 1] not in _POINTING_BACK for i, t in enumerate(clause)
+                              if i > 0):
+            return True  # "She will look where she left it"; not "that's where she left it", which points back
+    return False
 
 
 def _label_follows(reply: Reply, token: int, choices: Sequence[Choice]) -> bool:

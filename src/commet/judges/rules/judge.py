@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from commet.judges.base import Judge, JudgeRequest, Outcome, Verdict, decided_off_the_loop
-from commet.judges.rules.conclusions import Statement, Unclear, statements, tail_problem
+from commet.judges.rules.conclusions import Statement, Unclear, described, statements, tail_problem
 from commet.judges.rules.labels import labels_only, leading_label
 from commet.judges.rules.lexicon import answer_markers, lexicon, negation_count, tokens_of
 from commet.judges.rules.marks import MAX_REPLY_CHARS, Mark, MarkKind, Reply, foreign_script, read_reply
@@ -256,6 +256,8 @@ def _suspicious(reply: Reply, offset: int, request: JudgeRequest) -> Mark | None
 
 def _decide_choice(request: JudgeRequest, reply: Reply, region: int, choices: list[Choice],
                    frame: Frame) -> Decision:
+    if described(reply, region, choices, frame):
+        return _undecided("reply gives its answer by a description that names no option; needs a judge")
     found = statements(reply, region, choices, frame)
     statement = _conclusion(found)
     if isinstance(statement, str):

@@ -139,6 +139,10 @@ class Lexicon:
     label_endings: frozenset[str]
     #: words that point back to what was just said ("that", "das", "cela", "これ"): a clause they open may judge it
     anaphors: frozenset[str]
+    #: words that describe an answer instead of naming it ("wherever", "whichever")
+    descriptions: frozenset[str]
+    #: phrases that open a restatement of the answer ("that is", "in other words", "i.e.")
+    restatements: Phrases
     emotions: dict[tuple[str, ...], tuple[str, ...]]  # the feelings a word can name, the narrowest first
     valence: dict[str, str]  # a feeling's valence ("positive", "negative"), where it has one
     emotion_words: Phrases
@@ -194,7 +198,8 @@ def lexicon() -> Lexicon:
         sentence_markers=Phrases.of(data["sentence_markers"]), marker_fillers=Phrases.of(data["marker_fillers"]),
         foreign_articles=_words(data["foreign_articles"]), prepositions=_words(data["prepositions"]),
         non_answers=_words(data["non_answers"]),
-        anaphors=_words(data["anaphors"]),
+        anaphors=_words(data["anaphors"]), descriptions=_words(data["descriptions"]),
+        restatements=Phrases.of(data["restatements"]),
         label_endings=frozenset("".join(tokens_of(text)) for text in data["label_endings"]),
         emotions=emotions, emotion_words=Phrases.of_entries(frozenset(emotions)),
         valence={feeling: side for side, feelings in data["feeling_valence"].items() for feeling in feelings})

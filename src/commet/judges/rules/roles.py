@@ -62,6 +62,8 @@ class Frame:
     #: it asks which one someone other than the respondent picks, wants or takes ("Which would Lena pick?"):
     #: "I'd pick the ice lolly" is then the respondent's own pick, not an answer
     others_choice: bool = False
+    #: the words of the sentence that asks (the story before it aside): where its predicate is read
+    asking: tuple[str, ...] = ()
 
 
 #: words that open a question and are capitalised for that alone
@@ -118,7 +120,8 @@ def question_frame(question: str, choices: Sequence[Choice]) -> Frame:
     addressed = bool(set(tokens) & lists.second_person)
     others_choice = not addressed and any(stem(t) in choosing for t in tokens)
     return Frame(tokens, tuple(stem(t) for t in tokens), tuple(frozenset(p) for p in persons), verbs, unspaced,
-                 negative, len(persons) > 1 or people_as_options, claims, addressed, others_choice)
+                 negative, len(persons) > 1 or people_as_options, claims, addressed, others_choice,
+                 tuple(tokens_of(text)))
 
 
 def _capitalised(text: str, word: str) -> bool:
@@ -161,7 +164,8 @@ def repeats_question(tokens: Sequence[str], frame: Frame, option_words: int = 1,
     words it, not a copy: "The big one" to "the big one or the medium one?"."""
     if len(tokens) >= 3 and tuple(tokens) == frame.tokens[: len(tokens)]:
         return True
-    if answer_words and all(token in answer_words or token in OPTION_FILLERS for token in tokens):
+    if answer_words and all(token in answer_words or token in OPTION_FILLERS or token in lexicon().prepositions
+                            for token in tokens):
         return False
     size = len(tokens)
     if size < option_words + 2 or size > len(frame.tokens):

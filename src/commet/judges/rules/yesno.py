@@ -55,7 +55,7 @@ def predicate(frame: Frame) -> frozenset[str]:
     lists = lexicon()
     names = {w for person in frame.persons for w in person}
     words: list[str] = []
-    for token in frame.tokens:
+    for token in frame.asking or frame.tokens:
         if token in _SUBORDINATORS and words:
             break
         if token in _AUXILIARIES or token in lists.function_words or token in lists.question_words or token in names:
@@ -69,6 +69,8 @@ def _opposites(pred: frozenset[str]) -> frozenset[str]:
     return frozenset(stem(w) for p in pred for w in opposites.get(p, ()))
 
 
+#: prefixes that make an opposite negative in itself ("unaware", "dishonest", "insincere")
+_NEGATIVE_PREFIXES = ("un", "in", "im", "dis", "ir", "il", "non")
 #: the polarity of a clause that speaks of the predicate but cannot be read (two negations, the predicate and its
 #: opposite together: "She's not not lying", "not honest but not lying either")
 UNREADABLE = -1
@@ -86,9 +88,11 @@ def clause_polarity(tokens: Sequence[str], pred: frozenset[str]) -> int | None:
     if not said and not opposite:
         return None
     negations = negation_count(tokens)
-    # a word of the predicate and its own opposite together ("not honest but not lying") cannot be read
+    # a word of the predicate and its own opposite together ("not honest but not lying") cannot be read, nor a
+    # negated opposite that is itself negative ("not unaware", "not dishonest"): litotes are not read
     both = any(lists.opposites.get(s, frozenset()) & said for s in opposite)
-    if both or negations > 1:
+    litotes = negations and any(t.startswith(_NEGATIVE_PREFIXES) and stem(t) in opposite for t in tokens)
+    if both or litotes or negations > 1:
         return UNREADABLE
     return (negations + (1 if opposite else 0)) % 2
 
@@ -103,12 +107,13 @@ def restates(tokens: Sequence[str], frame: Frame, pred: frozenset[str]) -> bool:
                or negation_count([t]) for t in tokens)
 
 
-def clauses(reply: Reply, start: int, end: int) -> list[tuple[int, int]]:
-    """Token ranges of the clauses between tokens ``start`` and ``end`` (split at punctuation)."""
+def clauses(reply: Reply, start: int, end: int, subordinate: bool = False) -> list[tuple[int, int]]:
+    """Token ranges of the clauses between tokens ``start`` and ``end`` (split at punctuation and reasons, and
+    where ``subordinate`` at the words that open a subordinate clause: "not | that he knows of")."""
     found: list[tuple[int, int]] = []
     first = start
     for i in range(start + 1, end):
-        if reply.boundary(i) or reply.tokens[i] in _REASONS:
+        if reply.boundary(i) or reply.tokens[i] in _REASONS or subordinate and reply.tokens[i] in _SUBORDINATORS:
             found.append((first, i))
             first = i
     if first < end:
@@ -175,9 +180,12 @@ def _read_clauses(reply: Reply, start: int, frame: Frame, pred: frozenset[str], 
     if negative_question or len(rest) > _MAX_CLAUSE_READ_WORDS or hedged(rest) or judged(rest, frame.tokens):
         return unclear
     said: set[int] = set()
-    for begin, end in clauses(reply, start, len(tokens)):
+    for begin, end in clauses(reply, start, len(tokens), subordinate=True):
         clause = tokens[begin:end]
         polarity = clause_polarity(clause, pred)
+        if polarity is None and clause[0] in _SUBORDINATORS and not negation_count(clause) \
+                and restates(clause[1:], frame, pred):
+            continue  # "... that the cookies are on the top shelf": the question's own claim, restated
         if polarity is None:
             polarity = _elliptic(clause, frame)
         elif not restates(clause, frame, pred) or _other_person(clause, frame):
