@@ -145,12 +145,64 @@ def _decide(request: JudgeRequest, reply: Reply, choices: list[Choice] | None, f
         return _decide_yes_no(request, reply, region, frame)
     if " ".join(rest) in lexicon().non_answers and not _not_knowing_may_answer(request):
         return "incorrect", None, "the reply gives no answer"
+    stray = _stray_answer(request, reply, region, choices, frame)
+    if stray:
+        return "incorrect", None, stray
     if choices is None:
         return _undecided("no rule applies (no options that line up with the expected answers); needs a judge")
     given = labels_only(rest, [c.label for c in choices if c.label])
     if given is not None and len(set(given)) > 1:
         return _undecided("reply gives the labels of several options")
     return _decide_choice(request, reply, region, choices, frame)
+
+
+#: words that open a question asking for something other than yes or no
+_WH_WORDS = frozenset({"why", "how", "what", "which", "where", "who", "whom", "whose", "when"})
+#: auxiliaries that open a yes/no question inside a wh-question ("What do you think: does Mia know?")
+_YES_NO_OPENERS = frozenset({"is", "are", "was", "were", "do", "does", "did", "will", "would", "can", "could",
+                             "should", "has", "have", "had", "isn't", "doesn't", "didn't", "won't", "wasn't"})
+
+
+def _stray_answer(request: JudgeRequest, reply: Reply, region: int, choices: list[Choice] | None,
+                  frame: Frame) -> str:
+    """Why a reply is certainly no answer to a question that asks why, how, what, which, where, who or when (""
+    when it may be one): a bare yes or no, or an option label where no option has it. A question that asks what
+    someone says ("Why does Gran say sorry?" asks why), one with a yes/no question inside ("What do you think: does she know?"), and one whose options
+    or expected answers are yes, no or that label are left alone."""
+    asking = frame.asking or frame.tokens
+    sentence = _asking_text(request.question)
+    openers = [words[0] for part in _split_clauses(sentence) if (words := tokens_of(part))]
+    wh = next((word for word in openers if word in _WH_WORDS), None)
+    if wh is None or any(word in _YES_NO_OPENERS for word in openers):
+        return ""
+    if wh in ("what", "which") and any(w.startswith(_SPEECH_QUESTION) for w in asking):
+        return ""  # "What will Tom say?": "No." may be what he says
+    answers = {word for text in [*request.expected, *(t for _, t in offered(request))] for word in tokens_of(text)}
+    said, after = opening_yes_no(reply, region)
+    if said is not None and after >= len(reply.tokens) and not answers & (lexicon().yes | lexicon().no):
+        return f"reply says {said!r} to a question that asks {wh!r}"
+    rest = reply.tokens[region:]
+    if choices is None and not offered(request) and len(rest) == 1 and len(rest[0]) == 1 and "a" <= rest[0] <= "e" \
+            and rest[0] not in answers and leading_label(reply.clean[reply.starts[region]:]) is not None:
+        return f"reply is an option label ({rest[0].upper()!r}) to a question that offers no options"
+    return ""
+
+
+def _split_clauses(text: str) -> list[str]:
+    """``text`` split at commas, colons, semicolons and dashes."""
+    parts = [text]
+    for mark in ",:;—–":
+        parts = [piece for part in parts for piece in part.split(mark)]
+    return parts
+
+
+def _asking_text(question: str) -> str:
+    """The last sentence of a question that ends in a question mark (the whole question when none does)."""
+    end = max(question.rfind("?"), question.rfind("？"))
+    if end < 0:
+        return question
+    start = max(question.rfind(mark, 0, end) for mark in ".!?？。\n") + 1
+    return question[start:end + 1]
 
 
 def _by_label(reply: Reply, region: int, choices: list[Choice] | None) -> bool:
