@@ -30,7 +30,7 @@ from commet.judges.rules.labels import labels_only, leading_label
 from commet.judges.rules.lexicon import answer_markers, lexicon, negation_count, tokens_of
 from commet.judges.rules.marks import MAX_REPLY_CHARS, Mark, MarkKind, Reply, foreign_script, read_reply
 from commet.judges.rules.options import Choice, choices_of, offered, question_stem
-from commet.judges.rules.roles import Frame, question_frame, repeats_question
+from commet.judges.rules.roles import Frame, negated_feeling, question_frame, repeats_question
 from commet.judges.rules.scratch import answer_part
 from commet.judges.rules.yesno import opening_yes_no, read_yes_no, yes_no_of
 from commet.text import fold
@@ -308,6 +308,9 @@ def _suspicious(reply: Reply, offset: int, request: JudgeRequest) -> Mark | None
 
 def _decide_choice(request: JudgeRequest, reply: Reply, region: int, choices: list[Choice],
                    frame: Frame) -> Decision:
+    flipped = negated_feeling(reply.tokens[region:], choices)
+    if flipped is not None and not reply.marks_from(reply.starts[region]):
+        return _chosen(choices[flipped], "reply negates the other feeling, so it names")
     if described(reply, region, choices, frame):
         return _undecided("reply gives its answer by a description that names no option; needs a judge")
     found = statements(reply, region, choices, frame)

@@ -279,3 +279,33 @@ def _same_roles(tokens: Sequence[str], frame: Frame) -> bool:
             return False
     stems = {stem(t) for t in tokens}
     return frame.verbs <= stems
+
+
+#: words that may stand around a negated feeling and leave it one ("not happy at all", "definitely not sad")
+_AROUND_NEGATED_FEELING = frozenset({"at", "all", "one", "bit", "in", "the", "least", "slightest", "really", "very",
+                                     "is", "feels", "feel", "was", "be", "would", "will", "d", "definitely",
+                                     "certainly", "absolutely", "surely"})
+
+
+def negated_feeling(tokens: Sequence[str], choices: Sequence[Choice]) -> int | None:
+    """The option a negated feeling chooses ("Not sad." for "happy or sad?": happy), or None. It decides only
+    where there are two options that are each other's opposites in the lexicon ("happy or sad?", not "happy or
+    scared?": not happy need not be scared); the words are one negation, one feeling word that names one option
+    and is no negative itself ("not unhappy" is not read), the person by name, and words that only frame them
+    (a pronoun may be someone else)."""
+    lists = lexicon()
+    if len(choices) != 2 or negation_count(tokens) != 1 or any(len(c.core) != 1 for c in choices):
+        return None
+    first, second = (stem(choice.core[0]) for choice in choices)
+    if second not in lists.opposites.get(first, frozenset()):
+        return None
+    named = emotion_named(tokens, choices)
+    if len(named) != 1 or any(t.startswith(("un", "dis")) for t in tokens[named[0].start:named[0].end]):
+        return None
+    negation = next(i for i, t in enumerate(tokens) if negation_count([t]))
+    if negation > named[0].start:
+        return None  # "Sad? Not at all." and "happy, not" are read elsewhere, or not at all
+    rest = [t for i, t in enumerate(tokens) if i != negation and not named[0].start <= i < named[0].end]
+    if any(t not in _AROUND_NEGATED_FEELING for t in rest):
+        return None
+    return 1 - named[0].index
