@@ -53,6 +53,7 @@ import argparse
 import asyncio
 import json
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,6 +62,8 @@ from commet.format import load_dataset
 from commet.format.dataset import Dataset
 from commet.format.model import Rubric, Turn
 from commet.judges import Judge, JudgeRequest, create_judge
+from commet.judges.rules import decide
+from commet.judges.rules.marks import MAX_REPLY_CHARS
 
 CALIBRATION = Path(__file__).resolve().parent.parent / "tests" / "data" / "judge_calibration.jsonl"
 LABELLED = CALIBRATION.with_name("rules_judge_labelled.jsonl")
@@ -220,10 +223,12 @@ async def measure_through_eval(judge_spec: str, cases: list[Case], db: Path) -> 
     storyturns, replies = [], {}
     for i, case in enumerate(cases):
         turn = Turn(question=case.question or "", answers=list(case.expected), rubric=_rubric(case),
-                    options=[Option(label=label, text=text) for label, text in case.options])
+                    options=[Option(label=label, text=text) for label, text in case.options],
+                    candidates=list(case.candidates))
         turns = [turn] if case.active_branch is None else [turn.model_copy(), turn]
         storyturns.append(StoryTurn(id=f"case-{i}", task="false_belief_location", category="Belief",
-                                    source="calibration", turns=turns))
+                                    source="calibration", turns=turns,
+                                    meta={"protocol": case.protocol} if case.protocol else {}))
         given = [] if case.active_branch is None else [case.expected[case.active_branch]]
         replies[f"case-{i}"] = [*given, case.response]
     replay = db.with_suffix(".replies.json")
@@ -264,13 +269,50 @@ def by_kind(figures: Figures) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class Speed:
+    """How fast the rules judge decides: every reply of the sets once, timed one by one."""
+
+    replies: int
+    seconds: float
+    longest_chars: int  # the longest reply of the sets
+    longest_ms: float  # the time it took
+    slowest_ms: float  # the slowest reply, whichever it is
+    limit_ms: float  # a reply of MAX_REPLY_CHARS characters (the most the judge reads), made of the sets' replies
+
+    def line(self) -> str:
+        return (f"rules judge speed: {self.replies} replies in {self.seconds:.2f} s "
+                f"({self.replies / self.seconds:,.0f} replies per second); the longest reply ({self.longest_chars:,} "
+                f"characters) took {self.longest_ms:.1f} ms, the slowest {self.slowest_ms:.1f} ms, a reply of "
+                f"{MAX_REPLY_CHARS:,} characters {self.limit_ms:.1f} ms")
+
+
+def rules_speed(sets: dict[str, list[Case]], dataset: Dataset) -> Speed:
+    """Time :func:`commet.judges.rules.decide` on every reply of the sets, one at a time on this thread."""
+    requests = [request_for(case, dataset) for cases in sets.values() for case in cases]
+    decide(requests[0])  # the word lists are read once per process: not part of any reply's time
+    times: list[float] = []
+    for request in requests:
+        start = time.perf_counter()
+        decide(request)
+        times.append(time.perf_counter() - start)
+    longest = max(range(len(requests)), key=lambda i: len(requests[i].response))
+    filler = "\n".join(r.response for r in requests)[:MAX_REPLY_CHARS]
+    start = time.perf_counter()
+    decide(JudgeRequest(**{**requests[longest].__dict__, "response": filler}))
+    limit = time.perf_counter() - start
+    return Speed(len(requests), sum(times), len(requests[longest].response), 1000 * times[longest],
+                 1000 * max(times), 1000 * limit)
+
+
 def summary(name: str, figures: Figures) -> str:
     accuracy = "-" if figures.accuracy is None else f"{100 * figures.accuracy:.1f}%"
     decided_by: dict[str, int] = {}
     for outcome in figures.outcomes:
         decided_by[outcome.judge] = decided_by.get(outcome.judge, 0) + 1
-    return (f"{name}: {len(figures.outcomes)} cases, decided share {100 * figures.coverage:.1f}% "
-            f"({len(figures.decided)} decided), precision {accuracy}, "
+    undecided = len(figures.outcomes) - len(figures.decided)
+    return (f"{name}: {len(figures.outcomes)} cases: wrong {len(figures.wrong)}, decided {len(figures.decided)}, "
+            f"undecided {undecided} (decided share {100 * figures.coverage:.1f}%), precision {accuracy}, "
             f"false positives {len(figures.false_positives)}, false negatives {len(figures.false_negatives)}, "
             f"decided where unclear {len(figures.decided_unclear)}; "
             f"decided by {decided_by}")
@@ -317,6 +359,7 @@ async def main() -> None:
                         print(f"  {where} [{case.label}, {case.note}] {case.response!r}: judged "
                               f"{'correct' if outcome.correct else 'incorrect'} by {outcome.judge} "
                               f"({outcome.rationale})")
+        print(rules_speed(sets, sample).line())
     finally:
         await judge.aclose()
 
