@@ -154,7 +154,10 @@ def test_each_class_of_issue_42(question: str, expected: tuple[str, ...], option
     ("**Reasoning:** it moved.", ""),
     ("Draft: drawer\nFinal: basket", "Final answer: basket"),
     ("\\boxed{B}", "\nFinal answer: B\n"),
-    ('```json\n{"answer": "B", "confidence": 0.9}\n```', "Answer: B"),
+    ('```json\n{"answer": "B", "reasoning": "it moved"}\n```', "Answer: B"),
+    ('{"answer": "B", "confidence": "low"}', '{"answer": "B", "confidence": "low"}'),  # a field that may qualify it
+    ("B <think>no, A</think>", "B \nno, A"),  # after the answer: read as text, it may take it back
+    ("Answer: the basket\nReasoning: so, the drawer.", "Answer: the basket\nReasoning: so, the drawer."),
     ('{"reasoning": "x"}', '{"reasoning": "x"}'),
     ("The answer: basket", "The answer: basket"),
 ])

@@ -171,6 +171,9 @@ def _stray_answer(request: JudgeRequest, reply: Reply, region: int, choices: lis
     or expected answers are yes, no or that label are left alone."""
     asking = frame.asking or frame.tokens
     sentence = _asking_text(request.question)
+    if any((words := tokens_of(part)) and words[0] in _YES_NO_OPENERS
+           for part in request.question.replace("？", "?").split("?")[:-1]):
+        return ""  # "Was Jasper lying? Why?": a yes/no question asked as well
     openers = [words[0] for part in _split_clauses(sentence) if (words := tokens_of(part))]
     wh = next((word for word in openers if word in _WH_WORDS), None)
     if wh is None or any(word in _YES_NO_OPENERS for word in openers):
@@ -183,7 +186,8 @@ def _stray_answer(request: JudgeRequest, reply: Reply, region: int, choices: lis
         return f"reply says {said!r} to a question that asks {wh!r}"
     rest = reply.tokens[region:]
     if choices is None and not offered(request) and len(rest) == 1 and len(rest[0]) == 1 and "a" <= rest[0] <= "e" \
-            and rest[0] not in answers and leading_label(reply.clean[reply.starts[region]:]) is not None:
+            and rest[0] not in answers and rest[0] not in tokens_of(request.question) \
+            and leading_label(reply.clean[reply.starts[region]:]) is not None:  # not "b" where the question has "b)"
         return f"reply is an option label ({rest[0].upper()!r}) to a question that offers no options"
     return ""
 

@@ -11,9 +11,12 @@ unclosed ``<think>``, a "Reasoning:" section with no answer after it) has no ans
 * a line that opens with a scratch label ("Thinking:", "Reasoning:", "Draft:", "Chain of thought:") opens a
   section that runs to the next line opening with an answer label ("Answer:", "Final answer:", "Final:"), or
   to the end;
+* but a block or section after the answer, with nothing after it, is read as text: it may take the answer back
+  ("B <think>no, A</think>"), and the judge's rules for what follows an answer apply to it;
 * ``\\boxed{X}`` (with ``\\text{}`` inside) is the answer line "Final answer: X";
-* a reply that is one JSON object with an answer field ("answer", "final_answer", "choice", ...) is that field
-  as an answer line; its other fields (reasoning, confidence) are scratch.
+* a reply that is one JSON object with one answer field ("answer", "final_answer", "choice", ...) and otherwise
+  only fields of reasoning is that field as an answer line (a field such as "confidence" may qualify it: the
+  object is then read as it is).
 
 Everything here walks the text with ``str.find`` (no pattern that can backtrack).
 """
@@ -35,6 +38,9 @@ _ANSWER_LABELS = frozenset({"answer", "final answer", "final", "my answer", "my 
                             "réponse finale", "答案", "回答", "最终答案", "答え"})
 #: fields of a JSON reply that hold its answer
 _ANSWER_FIELDS = ("final_answer", "answer", "choice", "option", "selected", "label", "response", "result")
+#: fields of a JSON reply that are scratch; any other field ("confidence", "alternative") may qualify the answer
+_SCRATCH_FIELDS = frozenset({"reasoning", "reason", "explanation", "rationale", "thoughts", "thinking", "analysis",
+                             "justification", "steps", "chain_of_thought"})
 _COLONS = ":："
 _BOXED = "\\boxed{"
 
@@ -71,9 +77,14 @@ def _without_blocks(text: str) -> str:
                 break
             kept.append(text[at:start])
             end = folded.find(closing, start)
-            if end < 0:  # unclosed: everything after it is scratch
+            after = len(text) if end < 0 else end + len(closing)
+            if not text[after:].strip() and "".join(kept).strip():
+                # a block after the answer is read as text: it may take the answer back ("B <think>no, A")
+                kept.append(text[start + len(opening):end if end >= 0 else len(text)])
                 break
-            at = end + len(closing)
+            if end < 0:  # unclosed, before any answer: everything after it is scratch
+                break
+            at = after
         text = "\n".join(piece for piece in kept if piece.strip())
         folded = text.casefold()
     return text
@@ -92,17 +103,23 @@ def _without_sections(text: str) -> str:
     lines = text.split("\n")
     kept: list[str] = []
     scratch = False
+    section: list[str] = []  # the lines of the scratch section being read
     for line in lines:
         label = _label(line)
         if label in _SCRATCH_LABELS:
             scratch = True
+            section.append(line)
             continue
         if label in _ANSWER_LABELS:
-            scratch = False
+            scratch, section = False, []
             if label == "final":  # "Final: the basket" is an answer line
                 line = line.replace(line[:line.casefold().find("final") + 5], "Final answer", 1)
-        if not scratch:
+        if scratch:
+            section.append(line)
+        else:
             kept.append(line)
+    if section and "".join(kept).strip():
+        kept += section  # a section after the answer, with no answer after it, is read as text: it may take it back
     return "\n".join(kept)
 
 
@@ -159,8 +176,8 @@ def _json_answer(text: str) -> str | None:
     if not isinstance(data, dict):
         return None
     fields = {str(key).casefold(): value for key, value in data.items()}
-    for name in _ANSWER_FIELDS:
-        value = fields.get(name)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return None
+    answers = [name for name in _ANSWER_FIELDS if name in fields]
+    if len(answers) != 1 or set(fields) - _SCRATCH_FIELDS - {answers[0]}:
+        return None  # two answer fields, or a field that may qualify the answer ("confidence": "low")
+    value = fields[answers[0]]
+    return value.strip() if isinstance(value, str) and value.strip() else None

@@ -215,12 +215,18 @@ def _elliptic(clause: Sequence[str], frame: Frame) -> int | None:
         return None  # "He did." where the question names two people: which one?
     if clause.index(auxiliaries[0]) < (clause.index(subjects[0]) if subjects else 0):
         return None  # "Did he?", "Does she": a question back
+    asked = next((t for t in frame.asking if t in _ELLIPTIC_AUXILIARIES), None)
+    if asked is not None and _AUXILIARY_FAMILY[asked] != _AUXILIARY_FAMILY[auxiliaries[0]]:
+        return None  # "He has." to "Does Leo know ...?": an answer to another question
     return 1 if negation_count(clause) else 0
 
 
-#: the auxiliaries an elliptic answer ends on ("She did.", "He isn't.")
-_ELLIPTIC_AUXILIARIES = frozenset({"is", "are", "was", "were", "do", "does", "did", "will", "would", "can", "could",
-                                   "has", "have", "had", "am", "should", "shall"})
+#: the auxiliaries an elliptic answer ends on ("She did.", "He isn't."), each with its family: an elliptic answer
+#: repeats the question's auxiliary ("Did he see?": "He did.", "He does."; not "He has.")
+_AUXILIARY_FAMILY = {"is": "be", "are": "be", "was": "be", "were": "be", "am": "be", "do": "do", "does": "do",
+                     "did": "do", "will": "will", "would": "will", "can": "can", "could": "can", "has": "have",
+                     "have": "have", "had": "have", "should": "shall", "shall": "shall"}
+_ELLIPTIC_AUXILIARIES = frozenset(_AUXILIARY_FAMILY)
 
 
 def opening_yes_no(reply: Reply, start: int) -> tuple[str | None, int]:
