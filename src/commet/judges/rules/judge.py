@@ -1,21 +1,27 @@
 """The ``rules`` judge: fast, deterministic, and never wrong when it decides.
 
-Its contract (spec section 7): a decided verdict is never wrong. It decides only when the reply's
-conclusion is certain, and says ``undecided`` for everything else, which a cascade sends to an LLM
-judge (or a person). In order:
+Its contract (spec section 7): a decided verdict is never wrong. It decides only what it reads whole:
+every word of the span that carries the answer is a known answer form, and every other part of the
+reply is recognised as not changing it; anything unexplained leaves it ``undecided``, which a cascade
+sends to an LLM judge (or a person). In order (docs/rules-judge.md):
 
-1. a reply equal to an expected answer or an option's text (with its label or not), whatever its
+1. reasoning is scratch (:mod:`.scratch`): think blocks, "Reasoning:" sections and drafts never decide;
+   ``\\boxed{}`` and a JSON answer field are answer lines;
+2. a reply equal to an expected answer or an option's text (with its label or not), whatever its
    length, marks and script, decides (:func:`_literal`);
-2. a mark that changes meaning (:mod:`.marks`: strike-through, crosses and ticks, emoji, a shrug, a
-   sarcasm tag) leaves it undecided; a question mark, a word in capitals or an emphasised word does
-   where the reply states its answer, or after;
-3. a copy of the question, or of its start, is no answer; a copy followed by an answer is read as the
+3. a word in a script the judge has no grammar for, that is no option's or answer's word nor a yes/no
+   of the lexicon, leaves it undecided; so does a mark that changes meaning (:mod:`.marks`:
+   strike-through, crosses and ticks, emoji, a shrug, a sarcasm tag); a question mark, a word in
+   capitals or an emphasised word does where the reply states its answer, or after;
+4. a copy of the question, or of its start, is no answer; a copy followed by an answer is read as the
    answer; polite preambles and lead-ins ("Great question!", "Based on the story, ...") are skipped;
-4. several option labels ("A/B", "A – B", "A→B") decide nothing; "I don't know" is wrong unless not
-   knowing may be the answer;
-5. a yes/no question is decided by :mod:`.yesno`; other questions by the reply's conclusion
-   (:mod:`.conclusions`: an answer line, a bold answer, a "so ..." sentence, the closing or the opening
-   sentence), read by label, option text or a sentence in the question's frame (:mod:`.roles`).
+5. several option labels ("A/B", "A – B", "A→B") decide nothing; "I don't know" is wrong unless not
+   knowing may be the answer; a bare yes/no to a question that asks why, how or what, and an option
+   label where no option has it, are wrong;
+6. a yes/no question is decided by :mod:`.yesno` (clause by clause); other questions by the reply's
+   conclusion (:mod:`.conclusions`: an answer line, a bold answer, a "so ..." sentence, the closing or
+   the opening sentence), read by label, option text or a sentence in the question's frame
+   (:mod:`.roles`), unless the reply answers by a description that names no option.
 """
 
 from __future__ import annotations
