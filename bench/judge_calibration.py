@@ -1,6 +1,6 @@
 """Measure a judge on the labelled sets: its decided share and its precision on what it decides.
 
-Eight sets, labelled by hand with the verdict a careful person gives:
+Twelve sets, labelled by hand with the verdict a careful person gives:
 
 * tests/data/judge_calibration.jsonl: answers to questions of the bundled sample (and, at
   branch turns, the story's active branch); the judge sees the story so far (earlier turns
@@ -28,10 +28,18 @@ Eight sets, labelled by hand with the verdict a careful person gives:
   conditionals, negations, hedges, sarcasm, tables, code, HTML, LaTeX, invisible and bidi characters,
   homoglyphs, full-width letters, copies of the question, empty-looking replies);
   rules_judge_redteam_probes.jsonl holds the replies found by probing after its code was read (number
-  labels that are also numbers of an option, sums, emoticons, two answers that disagree, ...).
+  labels that are also numbers of an option, sums, emoticons, two answers that disagree, ...);
+* tests/data/rules_judge_v4_realistic.jsonl, rules_judge_v4_adversarial.jsonl and
+  rules_judge_v4_candidates.jsonl (issue 42): 293, 171 and 91 replies written blind to the judge's code in
+  styles no earlier set used (JSON and XML answers, \\boxed{}, think blocks and "Reasoning:" sections, yes/no
+  idioms and elliptic answers, feelings by idiom, answers by description, labels followed by words of seven
+  languages, option texts in six more scripts, bare yes/no to why/how/what questions, ToMi's judge-only
+  candidates under both protocols); rules_judge_v4_probes.jsonl the edges of the v4 rules found after.
 
 The story's branch rules are applied to each verdict, exactly as in a run. The rules judge's
-contract is 0 wrong decided verdicts on all eight. For the realistic set the decided share is
+contract is 0 wrong decided verdicts on all twelve. Each set's line gives wrong / decided / undecided; the
+last line the rules judge's speed (replies per second, the longest reply's time, a reply of the most
+characters it reads). For the realistic set the decided share is
 printed per kind, with the share of right answers to questions that are not "why" questions.
 ``--through-eval`` scores the self-contained sets the way independent sets are scored: each reply
 becomes a one-turn StoryTurn (question, options, answers), a replay model gives the reply and
@@ -76,8 +84,9 @@ REDTEAM_PROBES = CALIBRATION.with_name("rules_judge_redteam_probes.jsonl")
 V4_REALISTIC = CALIBRATION.with_name("rules_judge_v4_realistic.jsonl")
 V4_ADVERSARIAL = CALIBRATION.with_name("rules_judge_v4_adversarial.jsonl")
 V4_CANDIDATES = CALIBRATION.with_name("rules_judge_v4_candidates.jsonl")
+V4_PROBES = CALIBRATION.with_name("rules_judge_v4_probes.jsonl")
 SELF_CONTAINED = (LABELLED, AUDIT, REALISTIC, ADVERSARIAL, REDTEAM_REALISTIC, REDTEAM_ADVERSARIAL, REDTEAM_PROBES,
-                  V4_REALISTIC, V4_ADVERSARIAL, V4_CANDIDATES)
+                  V4_REALISTIC, V4_ADVERSARIAL, V4_CANDIDATES, V4_PROBES)
 #: how a "why" question opens, in the six languages of the sets (its answers are explanations)
 WHY = ("why", "por qué", "porque", "warum", "wieso", "weshalb", "pourquoi", "なぜ", "どうして", "为什么", "為什麼")
 
@@ -322,7 +331,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--judge", default="rules", help="judge spec (default: rules)")
     parser.add_argument("--cases", type=Path, default=None,
-                        help="one sample-based case file (default: the eight labelled sets)")
+                        help="one sample-based case file (default: every labelled set)")
     parser.add_argument("--labelled", type=Path, action="append", default=None,
                         help="a self-contained labelled set (question, expected, options, response, label, kind) "
                              "to measure instead of the bundled ones (repeatable)")

@@ -29,6 +29,7 @@ from tests.test_judges_calibration import SAMPLE, bench
 V4_REALISTIC = bench.load_labelled(bench.V4_REALISTIC)
 V4_ADVERSARIAL = bench.load_labelled(bench.V4_ADVERSARIAL)
 V4_CANDIDATES = bench.load_labelled(bench.V4_CANDIDATES)
+V4_PROBES = bench.load_labelled(bench.V4_PROBES)
 
 
 def test_v4_sets_cover_the_new_reply_styles() -> None:
@@ -50,8 +51,8 @@ def test_v4_sets_cover_the_new_reply_styles() -> None:
 
 
 @pytest.mark.parametrize(("cases", "least_decided"), [(V4_REALISTIC, 0.6), (V4_ADVERSARIAL, 0.08),
-                                                      (V4_CANDIDATES, 0.5)],
-                         ids=["v4-realistic", "v4-adversarial", "v4-candidates"])
+                                                      (V4_CANDIDATES, 0.5), (V4_PROBES, 0.1)],
+                         ids=["v4-realistic", "v4-adversarial", "v4-candidates", "v4-probes"])
 async def test_no_wrong_decided_verdict_on_the_v4_sets(cases: list, least_decided: float) -> None:
     figures = await bench.measure(RulesJudge(), cases, SAMPLE)
     assert [(o.case.question, o.case.response, o.case.label, o.rationale) for o in figures.wrong] == []

@@ -177,7 +177,7 @@ def _stray_answer(request: JudgeRequest, reply: Reply, region: int, choices: lis
     or expected answers are yes, no or that label are left alone."""
     asking = frame.asking or frame.tokens
     sentence = _asking_text(request.question)
-    if any((words := tokens_of(part)) and words[0] in _YES_NO_OPENERS
+    if any((words := tokens_of(_asking_text(part + "?"))) and words[0] in _YES_NO_OPENERS
            for part in request.question.replace("？", "?").split("?")[:-1]):
         return ""  # "Was Jasper lying? Why?": a yes/no question asked as well
     openers = [words[0] for part in _split_clauses(sentence) if (words := tokens_of(part))]
