@@ -16,8 +16,8 @@ sends to an LLM judge (or a person). In order (docs/rules-judge.md):
 4. a copy of the question, or of its start, is no answer; a copy followed by an answer is read as the
    answer; polite preambles and lead-ins ("Great question!", "Based on the story, ...") are skipped;
 5. several option labels ("A/B", "A – B", "A→B") decide nothing; "I don't know" is wrong unless not
-   knowing may be the answer; a bare yes/no to a question that asks why, how or what, and an option
-   label where no option has it, are wrong;
+   knowing may be the answer; a bare yes/no to a question that asks why, how, what (or which, where,
+   who, when), and an option letter to a question that offers none, are wrong;
 6. a yes/no question is decided by :mod:`.yesno` (clause by clause); other questions by the reply's
    conclusion (:mod:`.conclusions`: an answer line, a bold answer, a "so ..." sentence, the closing or
    the opening sentence), read by label, option text or a sentence in the question's frame
@@ -36,7 +36,13 @@ from commet.judges.rules.labels import labels_only, leading_label
 from commet.judges.rules.lexicon import answer_markers, lexicon, negation_count, tokens_of
 from commet.judges.rules.marks import MAX_REPLY_CHARS, Mark, MarkKind, Reply, foreign_script, read_reply
 from commet.judges.rules.options import Choice, choices_of, offered, question_stem
-from commet.judges.rules.roles import Frame, negated_feeling, question_frame, repeats_question
+from commet.judges.rules.roles import (
+    Frame,
+    asking_sentence,
+    negated_feeling,
+    question_frame,
+    repeats_question,
+)
 from commet.judges.rules.scratch import answer_part
 from commet.judges.rules.yesno import opening_yes_no, read_yes_no, yes_no_of
 from commet.text import fold
@@ -172,12 +178,13 @@ _YES_NO_OPENERS = frozenset({"is", "are", "was", "were", "do", "does", "did", "w
 def _stray_answer(request: JudgeRequest, reply: Reply, region: int, choices: list[Choice] | None,
                   frame: Frame) -> str:
     """Why a reply is certainly no answer to a question that asks why, how, what, which, where, who or when (""
-    when it may be one): a bare yes or no, or an option label where no option has it. A question that asks what
-    someone says ("Why does Gran say sorry?" asks why), one with a yes/no question inside ("What do you think: does she know?"), and one whose options
-    or expected answers are yes, no or that label are left alone."""
+    when it may be one): a bare yes or no, or an option letter where the question offers no options. Left alone:
+    a question that also asks yes or no ("What do you think: does she know?", "Was he lying? Why?"), one that
+    asks what someone says ("What will Tom say?"; "Why does Gran say sorry?" asks why), and one whose options,
+    expected answers or own words have that yes, no or letter."""
     asking = frame.asking or frame.tokens
-    sentence = _asking_text(request.question)
-    if any((words := tokens_of(_asking_text(part + "?"))) and words[0] in _YES_NO_OPENERS
+    sentence = asking_sentence(request.question)
+    if any((words := tokens_of(asking_sentence(part + "?"))) and words[0] in _YES_NO_OPENERS
            for part in request.question.replace("？", "?").split("?")[:-1]):
         return ""  # "Was Jasper lying? Why?": a yes/no question asked as well
     openers = [words[0] for part in _split_clauses(sentence) if (words := tokens_of(part))]
@@ -204,15 +211,6 @@ def _split_clauses(text: str) -> list[str]:
     for mark in ",:;—–":
         parts = [piece for part in parts for piece in part.split(mark)]
     return parts
-
-
-def _asking_text(question: str) -> str:
-    """The last sentence of a question that ends in a question mark (the whole question when none does)."""
-    end = max(question.rfind("?"), question.rfind("？"))
-    if end < 0:
-        return question
-    start = max(question.rfind(mark, 0, end) for mark in ".!?？。\n") + 1
-    return question[start:end + 1]
 
 
 def _by_label(reply: Reply, region: int, choices: list[Choice] | None) -> bool:

@@ -84,7 +84,7 @@ def question_frame(question: str, choices: Sequence[Choice]) -> Frame:
     lists = lexicon()
     tokens = tuple(tokens_of(question))
     option_words = {word for choice in choices for word in choice.core}
-    text = _asking_sentence(unicodedata.normalize("NFKC", question))
+    text = asking_sentence(unicodedata.normalize("NFKC", question))
     spans = word_spans(text)
     lower = {text[s:e].casefold() for s, e in spans if not text[s].isupper()}
 
@@ -143,7 +143,7 @@ def _main_clause_end(text: str, spans: Sequence[tuple[int, int]]) -> int:
     return len(spans)
 
 
-def _asking_sentence(question: str) -> str:
+def asking_sentence(question: str) -> str:
     """The last sentence of ``question`` that ends in a question mark (the whole question when none does)."""
     end = max(question.rfind("?"), question.rfind("？"))
     if end < 0:
