@@ -205,13 +205,12 @@ def _elliptic(clause: Sequence[str], frame: Frame) -> int | None:
     lists = lexicon()
     names = {w for person in frame.persons for w in person}
     auxiliaries = [t for t in clause if t in _ELLIPTIC_AUXILIARIES]
-    subjects = [t for t in clause if t in lists.pronouns or t in names]
+    subjects = [t for t in clause if t in _SUBJECT_PRONOUNS or t in names]
     others = [t for t in clause if t not in _ELLIPTIC_AUXILIARIES and t not in subjects and t not in lists.emphasis
               and t not in ("of", "course", "sure") and not negation_count([t])]
     if len(auxiliaries) != 1 or others or len(subjects) > 1 or negation_count(clause) > 1:
         return None
-    if subjects and subjects[0] in lists.pronouns and (len(frame.persons) != 1 or subjects[0] in lists.possessives
-                                                       and subjects[0] != "her"):
+    if subjects and subjects[0] in _SUBJECT_PRONOUNS and len(frame.persons) != 1:
         return None  # "He did." where the question names two people: which one?
     if clause.index(auxiliaries[0]) < (clause.index(subjects[0]) if subjects else 0):
         return None  # "Did he?", "Does she": a question back
@@ -221,6 +220,8 @@ def _elliptic(clause: Sequence[str], frame: Frame) -> int | None:
     return 1 if negation_count(clause) else 0
 
 
+#: the pronouns an elliptic answer may open with ("She did."), standing for the question's one person
+_SUBJECT_PRONOUNS = frozenset({"he", "she", "they"})
 #: the auxiliaries an elliptic answer ends on ("She did.", "He isn't."), each with its family: an elliptic answer
 #: repeats the question's auxiliary ("Did he see?": "He did.", "He does."; not "He has.")
 _AUXILIARY_FAMILY = {"is": "be", "are": "be", "was": "be", "were": "be", "am": "be", "do": "do", "does": "do",
