@@ -97,6 +97,10 @@ OSKAR_OPTIONS = (("A", "the pillow"), ("B", "the toybox"))
     (OSKAR, ("the pillow",), OSKAR_OPTIONS, "A. यह सही नहीं है।", "undecided"),
     (OSKAR, ("the pillow",), OSKAR_OPTIONS, "A. Das stimmt nicht.", "undecided"),
     (OSKAR, ("the pillow",), OSKAR_OPTIONS, "Aです。", "correct"),
+    (OSKAR, ("the pillow",), OSKAR_OPTIONS, "A. Não é a resposta.", "undecided"),  # Latin letters, no grammar
+    (OSKAR, ("the pillow",), OSKAR_OPTIONS, "A. Dat klopt niet.", "undecided"),
+    (OSKAR, ("the pillow",), OSKAR_OPTIONS, "A. Bukan jawaban yang benar.", "undecided"),
+    (OSKAR, ("the pillow",), OSKAR_OPTIONS, "A. He hid it there himself.", "correct"),
     # an answer by description after a statement naming an option; scratch never decides
     (OSKAR, ("the pillow",), OSKAR_OPTIONS,
      "The dinosaur is really in **the toybox**. Oskar will look where he hid it.", "undecided"),

@@ -45,7 +45,7 @@ from commet.judges.rules.roles import (
 )
 from commet.judges.rules.scratch import answer_part
 from commet.judges.rules.yesno import opening_yes_no, read_yes_no, yes_no_of
-from commet.text import fold
+from commet.text import char_kind, fold
 
 #: marks that make a reply undecided wherever they are
 _ANYWHERE = {MarkKind.STRIKE, MarkKind.CROSS_OR_TICK, MarkKind.PICTOGRAPH, MarkKind.SHRUG, MarkKind.SARCASM,
@@ -102,6 +102,10 @@ def decide(request: JudgeRequest) -> Decision:
     foreign = _foreign_word(request, reply)
     if foreign is not None:
         return _undecided(f"reply has words in a language the judge has no grammar for ({foreign!r}); needs a judge")
+    unread = _unread_sentence(request, reply)
+    if unread:
+        return _undecided(f"reply has a sentence the judge cannot read as English, Spanish, German or French "
+                          f"({unread!r}); needs a judge")
     anywhere = [m for m in reply.marks if m.kind in _ANYWHERE]
     if anywhere:
         return _undecided(f"reply has {anywhere[0].kind.value} ({anywhere[0].text!r}); needs a judge")
@@ -128,6 +132,32 @@ def _foreign_word(request: JudgeRequest, reply: Reply) -> str | None:
     known |= lists.yes | lists.no | {w for phrase in lists.yes_phrases.entries | lists.no_phrases.entries for w in phrase}
     return next((token for token in reply.tokens if token not in known and any(foreign_script(ch) for ch in token)),
                 None)
+
+
+#: the least share of a sentence's words (in Latin letters) that must be known for the sentence to be read
+_LEAST_KNOWN = 1 / 3
+
+
+def _unread_sentence(request: JudgeRequest, reply: Reply) -> str:
+    """A sentence of the reply in Latin letters with a frequent word of a language the judge has no grammar for
+    ("não", "niet", "değil"), or too few of whose words it knows (the lexicon's, the question's, the story's,
+    the answers' and options' words; letters and numbers are read as labels): such a sentence, "Não é a resposta." or "Dat klopt
+    niet." after an answer, may say anything about it; "" when there is none. Scripts without spaces are read
+    by their own rules."""
+    lists = lexicon()
+    shown = offered(request)
+    known = lists.known_words | {fold(label) for label, _ in shown if label} | set(tokens_of(" ".join(
+        [request.question, request.story, *request.context, *request.expected, *(text for _, text in shown)])))
+    foreign = lists.other_language_words - known
+    begin = 0
+    for end in range(1, len(reply.tokens) + 1):
+        if end < len(reply.tokens) and reply.boundary(end) != "sentence":
+            continue
+        words = [t for t in reply.tokens[begin:end] if len(t) > 1 and t[0].isalpha() and char_kind(t[0]) == "w"]
+        begin = end
+        if words and (set(words) & foreign or sum(t in known for t in words) < _LEAST_KNOWN * len(words)):
+            return " ".join(words)
+    return ""
 
 
 def _pictured(reply: Reply, choices: list[Choice] | None) -> set[int] | None:

@@ -143,6 +143,12 @@ class Lexicon:
     descriptions: frozenset[str]
     #: phrases that open a restatement of the answer ("that is", "in other words", "i.e.")
     restatements: Phrases
+    #: every word of every list (``common_words`` too: frequent words of English, Spanish, German and French that
+    #: are no cue): the words of the languages the judge has grammar for that it knows by name
+    known_words: frozenset[str]
+    #: frequent words of languages the judge has no grammar for ("não", "niet", "değil"): a reply with one of them
+    #: may say anything of its answer
+    other_language_words: frozenset[str]
     emotions: dict[tuple[str, ...], tuple[str, ...]]  # the feelings a word can name, the narrowest first
     valence: dict[str, str]  # a feeling's valence ("positive", "negative"), where it has one
     emotion_words: Phrases
@@ -199,10 +205,26 @@ def lexicon() -> Lexicon:
         foreign_articles=_words(data["foreign_articles"]), prepositions=_words(data["prepositions"]),
         non_answers=_words(data["non_answers"]),
         anaphors=_words(data["anaphors"]), descriptions=_words(data["descriptions"]),
-        restatements=Phrases.of(data["restatements"]),
+        restatements=Phrases.of(data["restatements"]), known_words=_every_word({k: v for k, v in data.items() if k != "other_language_words"}),
+        other_language_words=_words(data["other_language_words"]),
         label_endings=frozenset("".join(tokens_of(text)) for text in data["label_endings"]),
         emotions=emotions, emotion_words=Phrases.of_entries(frozenset(emotions)),
         valence={feeling: side for side, feelings in data["feeling_valence"].items() for feeling in feelings})
+
+
+def _every_word(data: object) -> frozenset[str]:
+    """The words of every string in the lists (keys and values alike), as :func:`tokens_of` makes them."""
+    found: set[str] = set()
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.update(tokens_of(item))
+        elif isinstance(item, dict):
+            stack += [*item.keys(), *item.values()]
+        elif isinstance(item, list):
+            stack += item
+    return frozenset(found)
 
 
 def _plain_stem(word: str, irregular: dict[str, str]) -> str:
