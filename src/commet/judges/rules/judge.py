@@ -141,21 +141,25 @@ _LEAST_KNOWN = 1 / 3
 def _unread_sentence(request: JudgeRequest, reply: Reply) -> str:
     """A sentence of the reply in Latin letters with a frequent word of a language the judge has no grammar for
     ("não", "niet", "değil"), or too few of whose words it knows (the lexicon's, the question's, the story's,
-    the answers' and options' words; letters and numbers are read as labels): such a sentence, "Não é a resposta." or "Dat klopt
-    niet." after an answer, may say anything about it; "" when there is none. Scripts without spaces are read
-    by their own rules."""
+    the answers' and options' words; letters and numbers are read as labels): such a sentence ("Não é a
+    resposta.", "Dat klopt niet." after an answer) may say anything about it; "" when there is none. Scripts
+    without spaces are read by their own rules."""
     lists = lexicon()
     shown = offered(request)
-    known = lists.known_words | {fold(label) for label, _ in shown if label} | set(tokens_of(" ".join(
-        [request.question, request.story, *request.context, *request.expected, *(text for _, text in shown)])))
-    foreign = lists.other_language_words - known
+    asked = set(tokens_of(" ".join([request.question, request.story, *request.context, *request.expected,
+                                    *(text for _, text in shown)])))
+    foreign = lists.other_language_words - lists.known_words - asked
+
+    def known(token: str) -> bool:
+        return token in lists.known_words or token in asked
+
     begin = 0
     for end in range(1, len(reply.tokens) + 1):
         if end < len(reply.tokens) and reply.boundary(end) != "sentence":
             continue
         words = [t for t in reply.tokens[begin:end] if len(t) > 1 and t[0].isalpha() and char_kind(t[0]) == "w"]
         begin = end
-        if words and (set(words) & foreign or sum(t in known for t in words) < _LEAST_KNOWN * len(words)):
+        if words and (set(words) & foreign or sum(map(known, words)) < _LEAST_KNOWN * len(words)):
             return " ".join(words)
     return ""
 
