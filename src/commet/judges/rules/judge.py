@@ -104,8 +104,8 @@ def decide(request: JudgeRequest) -> Decision:
         return _undecided(f"reply has words in a language the judge has no grammar for ({foreign!r}); needs a judge")
     unread = _unread_sentence(request, reply)
     if unread:
-        return _undecided(f"reply has a sentence the judge cannot read as English, Spanish, German or French "
-                          f"({unread!r}); needs a judge")
+        return _undecided(f"reply has a sentence the judge cannot read (a word of a language it has no grammar for, "
+                          f"or too few words it knows: {unread!r}); needs a judge")
     anywhere = [m for m in reply.marks if m.kind in _ANYWHERE]
     if anywhere:
         return _undecided(f"reply has {anywhere[0].kind.value} ({anywhere[0].text!r}); needs a judge")
