@@ -40,6 +40,9 @@ class Unclear(enum.Enum):
     """A statement that names an option but cannot be read as choosing exactly one."""
 
     UNCLEAR = "unclear"
+    #: a label with another option's text ("A) the box" where A is the basket, "the basket (B)"): the reply says
+    #: two answers, so no other statement of it that restates either may decide
+    MISMATCH = "a label and another option's text"
 
 
 Read = int | Unclear | None  # an option's index, unclear, or names no option
@@ -105,7 +108,7 @@ def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Fra
                  and text[rest_start:rest_start + 1] not in "([（【")  # "B (la boîte bleue)": a label and a note
         if not loose or (opens and named[0].index == labelled):
             if opens and named[0].index != labelled:
-                return Unclear.UNCLEAR, sentence_end(reply, rest_start)  # "A) the box" where A is the basket
+                return Unclear.MISMATCH, sentence_end(reply, rest_start)  # "A) the box" where A is the basket
             return labelled, (reply.ends[first + named[0].end - 1] if opens else rest_start)
     end = sentence_end(reply, offset)
     first = reply.token_at(offset)
@@ -119,7 +122,7 @@ def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Fra
         bracket = text[after:after + 4].lstrip()[:1]
         label = leading_label(text[after:after + 64]) if bracket and bracket in "([（" else None
         if label is not None and label.label in labels and labels.index(label.label) != named[0].index:
-            return Unclear.UNCLEAR, end  # "the basket (B)" where B is the box
+            return Unclear.MISMATCH, end  # "the basket (B)" where B is the box
         return named[0].index, after
     if not named:
         return None, end
@@ -340,8 +343,9 @@ def tail_problem(reply: Reply, offset: int, chosen: int, choices: Sequence[Choic
         return "names another option after its conclusion"
     first = len(reply.tokens) - len(tokens)
     other_labels = {c.label for i, c in enumerate(choices) if c.label and i != chosen}
-    if any(t in other_labels and (t not in ("a", "i") or _standalone(reply, first + i)) for i, t in enumerate(tokens)):
-        return "gives another option's label after its conclusion"  # a lone "a" only where it is no article
+    if any(t in other_labels and (t not in ("a", "i") or _standalone(reply, first + i) or t == "a" and _ends_clause(
+            reply, first + i)) for i, t in enumerate(tokens)):
+        return "gives another option's label after its conclusion"  # "a" only where it is no article ("that's A.")
     clause = tokens[:next((i for i in range(1, len(tokens)) if reply.boundary(first + i)), len(tokens))]
     if not reply.boundary(first) and not _reason_opens(clause) and negation_count(clause):
         return "negates its conclusion in the same clause"  # "Aではない", "B不是", "A is not it"
@@ -389,6 +393,15 @@ def _rejections_only(reply: Reply, first: int, chosen: int, choices: Sequence[Ch
 def _standalone(reply: Reply, i: int) -> bool:
     """Whether token ``i`` stands alone between punctuation or the reply's ends ("Update: a." but not "a thing")."""
     return (i == 0 or bool(reply.boundary(i))) and (i + 1 >= len(reply.tokens) or bool(reply.boundary(i + 1)))
+
+
+#: copulas after which a lone "a" ending its clause is a label ("that's A.", "which is A"): an article never ends one
+_COPULAS = frozenset({"is", "s", "was", "be"})
+
+
+def _ends_clause(reply: Reply, i: int) -> bool:
+    """Whether token ``i`` ends its clause or the reply after a copula ("that's A."): an article never does."""
+    return (i + 1 >= len(reply.tokens) or bool(reply.boundary(i + 1))) and reply.tokens[i - 1] in _COPULAS
 
 
 def _label_negated(reply: Reply, first: int, choice: Choice) -> bool:

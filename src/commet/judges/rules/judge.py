@@ -376,12 +376,16 @@ def _conclusion(found: dict[str, list[Statement]]) -> Statement | str:
         said = found[kind]
         if not said:
             continue
-        if any(s.read is Unclear.UNCLEAR for s in said) and kind != "conclusion":
+        if any(isinstance(s.read, Unclear) for s in said) and kind != "conclusion":
             return f"reply's {kind} is unclear (several options, a label that disagrees with its text, a hedge)"
         if kind != "conclusion" and len({s.read for s in said}) > 1:
             return f"reply's {kind}s name different options"
         last = said[-1]
-        if last.read is Unclear.UNCLEAR:
+        if opening is not None and opening.read is Unclear.MISMATCH and last.start < opening.end:
+            # "The answer is A. The blue box." where A is the red box: the conclusion restates an opening that
+            # reads two ways (a label and another option's text), so it is no reading of its own
+            return f"reply's opening answer reads two ways (a label and another option's text) where its {kind} is"
+        if isinstance(last.read, Unclear):
             return f"reply's last {kind} hedges or names several options"
         if opening is not None and isinstance(opening.read, int) and opening.end <= last.start \
                 and opening.read != last.read:  # the reply committed to an answer first, then named another
@@ -391,7 +395,7 @@ def _conclusion(found: dict[str, list[Statement]]) -> Statement | str:
         return last
     if opening is None:
         return "reply states no option in the question's frame; needs a judge"
-    if opening.read is Unclear.UNCLEAR:
+    if isinstance(opening.read, Unclear):
         return "reply hedges, negates or names several options; needs a judge"
     return opening
 
