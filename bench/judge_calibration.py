@@ -1,6 +1,6 @@
 """Measure a judge on the labelled sets: its decided share and its precision on what it decides.
 
-Twelve sets, labelled by hand with the verdict a careful person gives:
+Thirteen sets, labelled by hand with the verdict a careful person gives:
 
 * tests/data/judge_calibration.jsonl: answers to questions of the bundled sample (and, at
   branch turns, the story's active branch); the judge sees the story so far (earlier turns
@@ -34,10 +34,13 @@ Twelve sets, labelled by hand with the verdict a careful person gives:
   styles no earlier set used (JSON and XML answers, \\boxed{}, think blocks and "Reasoning:" sections, yes/no
   idioms and elliptic answers, feelings by idiom, answers by description, labels followed by words of seven
   languages, option texts in six more scripts, bare yes/no to why/how/what questions, ToMi's judge-only
-  candidates under both protocols); rules_judge_v4_probes.jsonl the edges of the v4 rules found after.
+  candidates under both protocols); rules_judge_v4_probes.jsonl the edges of the v4 rules found after;
+  rules_judge_v4_followup.jsonl the classes a held-out set still found on v4 (a label with another option's
+  text, yes/no with a restating or reasoning clause, trailing yes/no, elliptic answers, an option in a sentence
+  with a modal verb, a negated option then the key, emoji after the answer), labelled before the judge ran.
 
 The story's branch rules are applied to each verdict, exactly as in a run. The rules judge's
-contract is 0 wrong decided verdicts on all twelve. Each set's line gives wrong / decided / undecided; the
+contract is 0 wrong decided verdicts on all thirteen. Each set's line gives wrong / decided / undecided; the
 last line the rules judge's speed (replies per second, the longest reply's time, a reply of the most
 characters it reads). For the realistic set the decided share is
 printed per kind, with the share of right answers to questions that are not "why" questions.
@@ -85,8 +88,9 @@ V4_REALISTIC = CALIBRATION.with_name("rules_judge_v4_realistic.jsonl")
 V4_ADVERSARIAL = CALIBRATION.with_name("rules_judge_v4_adversarial.jsonl")
 V4_CANDIDATES = CALIBRATION.with_name("rules_judge_v4_candidates.jsonl")
 V4_PROBES = CALIBRATION.with_name("rules_judge_v4_probes.jsonl")
+V4_FOLLOWUP = CALIBRATION.with_name("rules_judge_v4_followup.jsonl")
 SELF_CONTAINED = (LABELLED, AUDIT, REALISTIC, ADVERSARIAL, REDTEAM_REALISTIC, REDTEAM_ADVERSARIAL, REDTEAM_PROBES,
-                  V4_REALISTIC, V4_ADVERSARIAL, V4_CANDIDATES, V4_PROBES)
+                  V4_REALISTIC, V4_ADVERSARIAL, V4_CANDIDATES, V4_PROBES, V4_FOLLOWUP)
 #: how a "why" question opens, in the six languages of the sets (its answers are explanations)
 WHY = ("why", "por qué", "porque", "warum", "wieso", "weshalb", "pourquoi", "なぜ", "どうして", "为什么", "為什麼")
 

@@ -122,6 +122,8 @@ class Lexicon:
     synonyms: dict[str, str]
     irregular: dict[str, str]
     opposites: dict[str, frozenset[str]]
+    #: by a predicate's stem, the phrases that say it and those that say its opposite in a reason clause
+    predicate_phrases: dict[str, tuple[Phrases, Phrases]]
     preambles: frozenset[tuple[str, ...]]
     lead_ins: Phrases
     strong_markers: Phrases
@@ -194,6 +196,8 @@ def lexicon() -> Lexicon:
         choice_words=_words(data["choice_words"]), question_words=_words(data["question_words"]),
         mental_verbs=_words(data["mental_verbs"]), synonyms=synonyms, irregular=irregular,
         opposites=_symmetric(data["predicate_opposites"], irregular),
+        predicate_phrases={_plain_stem(key, irregular): (Phrases.of(said["same"]), Phrases.of(said["opposite"]))
+                           for key, said in data["predicate_phrases"].items() if not key.startswith("_")},
         preambles=frozenset(tuple(tokens_of(text)) for text in data["preamble_sentences"]),
         lead_ins=Phrases.of(data["lead_ins"]), strong_markers=Phrases.of(data["strong_markers"]),
         first_person_choices=Phrases.of(data["first_person_choices"]),
@@ -292,13 +296,15 @@ def hedged(tokens: Sequence[str], asked: Iterable[str] = ()) -> bool:
     itself uses (``asked``) is no contrast ("first" in "Which box will Kim open first?")."""
     lists = lexicon()
     excused = set(asked) - _NEVER_EXCUSED
-    if any(tuple(tokens[s:e]) != (tokens[s],) or tokens[s] not in excused for s, e in lists.contrasts.spans(tokens)):
+    # a contrast or hedge inside a set phrase that says the opposite is none ("could not", "no doubt", "rather than":
+    # the clause after it is negated, and read as such)
+    exceptions = {i for start, end in lists.hedge_exceptions.spans(tokens) for i in range(start, end)}
+    if any((tuple(tokens[s:e]) != (tokens[s],) or tokens[s] not in excused) and s not in exceptions
+           for s, e in lists.contrasts.spans(tokens)):
         return True
     if lists.sarcasm.found_in(tokens):
         return True
     spans = lists.hedges.spans(tokens)
     if not spans:
         return False
-    # a hedge inside a set phrase that says the opposite is none ("could not", "no doubt", "without a doubt")
-    exceptions = {i for start, end in lists.hedge_exceptions.spans(tokens) for i in range(start, end)}
     return any(start not in exceptions for start, _ in spans)

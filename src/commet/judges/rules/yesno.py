@@ -81,12 +81,20 @@ def clause_polarity(tokens: Sequence[str], pred: frozenset[str]) -> int | None:
     predicate; None for one that does not. Negation is scoped to its clause and read, never counted: one word of
     the predicate or of its opposite (not both), with at most one negation ("not lying", "mistaken", "not
     mistaken", "telling the truth" to "Is he telling a lie?")."""
-    stems = {stem(t) for t in tokens}
     lists = lexicon()
-    said = stems & pred
-    opposite = {s for s in stems - pred if s in _opposites(pred)}
+    phrased = [(i, kind) for p in pred if p in lists.predicate_phrases
+               for kind, phrases in enumerate(lists.predicate_phrases[p]) for start, end in phrases.spans(tokens)
+               for i in range(start, end)]
+    inside = {i for i, _ in phrased}  # "had no idea": a phrase's own negation is no negation of the clause
+    tokens = [t for i, t in enumerate(tokens) if i not in inside]
+    stems = {stem(t) for t in tokens}
+    said = stems & pred | ({"_said"} if any(kind == 0 for _, kind in phrased) else set())
+    opposite = {s for s in stems - pred if s in _opposites(pred)} | ({"_opposite"} if any(kind for _, kind in phrased)
+                                                                     else set())
     if not said and not opposite:
         return None
+    if tokens[:2] == ["rather", "than"]:
+        tokens = ["not", *tokens[2:]]  # "rather than lying": not lying
     negations = negation_count(tokens)
     # a word of the predicate and its own opposite together ("not honest but not lying") cannot be read, nor a
     # negated opposite that is itself negative ("not unaware", "not dishonest"): litotes are not read
@@ -113,7 +121,8 @@ def clauses(reply: Reply, start: int, end: int, subordinate: bool = False) -> li
     found: list[tuple[int, int]] = []
     first = start
     for i in range(start + 1, end):
-        if reply.boundary(i) or reply.tokens[i] in _REASONS or subordinate and reply.tokens[i] in _SUBORDINATORS:
+        if reply.boundary(i) or reply.tokens[i] in _REASONS or subordinate and reply.tokens[i] in _SUBORDINATORS \
+                or reply.tokens[i:i + 2] == ["rather", "than"]:
             found.append((first, i))
             first = i
     if first < end:
@@ -146,7 +155,7 @@ def read_yes_no(reply: Reply, start: int, frame: Frame, negative_question: bool)
     if elliptic and negation_count(first) % 2 != (said == "no"):
         return YesNo(None, f"reply says {said!r} but what follows reads the other way")
     restated = restates(first, frame, pred) and clause_polarity(first, pred) is not None
-    if not (first[0] in _REASONS or elliptic or restated):
+    if not (first[0] in _REASONS or elliptic or restated or _reason_of_subject(first, frame, pred)):
         return YesNo(None, f"reply says {said!r}; what follows neither restates the question nor gives a reason")
     for begin, end in parts:
         clause = tokens[begin:end]
@@ -186,7 +195,9 @@ def _read_clauses(reply: Reply, start: int, frame: Frame, pred: frozenset[str], 
         if polarity is None and clause[0] in _SUBORDINATORS and not negation_count(clause) \
                 and restates(clause[1:], frame, pred):
             continue  # "... that the cookies are on the top shelf": the question's own claim, restated
-        if polarity is None:
+        if polarity is None and said and len(clause) == 1 and (clause[0] in lexicon().yes or clause[0] in lexicon().no):
+            polarity = 0 if clause[0] in lexicon().yes else 1  # "Tom is lying, yes.", "She didn't know, no."
+        elif polarity is None:
             polarity = _elliptic(clause, frame)
         elif not restates(clause, frame, pred) or _other_person(clause, frame):
             return unclear  # "True." says yes, not "no lie"; "I am not lying" speaks of someone else
@@ -196,6 +207,18 @@ def _read_clauses(reply: Reply, start: int, frame: Frame, pred: frozenset[str], 
     if len(said) != 1:
         return YesNo(None, "reply's clauses read both ways")
     return YesNo("no" if said.pop() else "yes", after=len(tokens))
+
+
+def _reason_of_subject(clause: Sequence[str], frame: Frame, pred: frozenset[str]) -> bool:
+    """Whether a clause after a yes or no is a reason read by the lexicon's phrases and opposites ("she was misled",
+    "he made up the dog story", "she honestly believes it"): it opens with the question's person, as a subject
+    pronoun or by name, names no one else and has no agent ("by"), so its polarity is that person's (it is then
+    checked against the yes or no like any clause). The predicate's own word must restate the question (a
+    possessive it does not use is a claim: "Yes, she knew it was her crayon" to "Did Ruby know whose it was?")."""
+    names = {w for person in frame.persons for w in person}
+    claims = {stem(t) for t in clause} & pred or set(clause) & lexicon().possessives - set(frame.tokens)
+    return (bool(clause) and not claims and (clause[0] in _SUBJECT_PRONOUNS or clause[0] in names) and "by" not in clause
+            and clause_polarity(clause, pred) in (0, 1) and not any(t in names for t in clause[1:]))
 
 
 def _elliptic(clause: Sequence[str], frame: Frame) -> int | None:
