@@ -35,10 +35,11 @@ from commet.judges.rules.conclusions import Statement, Unclear, described, state
 from commet.judges.rules.labels import labels_only, leading_label
 from commet.judges.rules.lexicon import answer_markers, lexicon, negation_count, tokens_of
 from commet.judges.rules.marks import MAX_REPLY_CHARS, Mark, MarkKind, Reply, foreign_script, read_reply
-from commet.judges.rules.options import Choice, choices_of, offered, question_stem
+from commet.judges.rules.options import Choice, choices_of, named_options, offered, question_stem
 from commet.judges.rules.roles import (
     Frame,
     asking_sentence,
+    emotion_named,
     negated_feeling,
     question_frame,
     repeats_question,
@@ -106,13 +107,17 @@ def decide(request: JudgeRequest) -> Decision:
     if unread:
         return _undecided(f"reply has a sentence the judge cannot read (a word of a language it has no grammar for, "
                           f"or too few words it knows: {unread!r}); needs a judge")
-    anywhere = [m for m in reply.marks if m.kind in _ANYWHERE]
+    faces = _trailing_faces(reply)
+    anywhere = [m for m in reply.marks if m.kind in _ANYWHERE and m not in faces]
     if anywhere:
         return _undecided(f"reply has {anywhere[0].kind.value} ({anywhere[0].text!r}); needs a judge")
     pictured = _pictured(reply, choices)
     if pictured is None:
         return _undecided("reply has a picture of something that is no option; needs a judge")
     decision = _decide(request, reply, choices, frame)
+    if faces and decision[0] != "undecided" and not _faces_agree(faces, reply, choices):
+        return _undecided(f"reply has a face ({faces[0].text!r}) that shows no feeling of the option it names; "
+                          "needs a judge")
     if decision[0] != "undecided" and pictured and choices is not None:
         shown = [choices[i].expected for i in pictured]
         # the pictures show one option, right where the words are right, wrong where they are wrong
@@ -162,6 +167,30 @@ def _unread_sentence(request: JudgeRequest, reply: Reply) -> str:
         if words and (set(words) & foreign or sum(map(known, words)) < _LEAST_KNOWN * len(words)):
             return " ".join(words)
     return ""
+
+
+def _trailing_faces(reply: Reply) -> list[Mark]:
+    """The emoji after the reply's last word that are faces of one plain feeling (the lexicon's ``face_feelings``:
+    "Sad 😢"); any of them before or among the words, and every other face, hand, tick or cross, is no decoration."""
+    faces = lexicon().face_feelings
+    last = reply.ends[-1] if reply.ends else 0
+    trailing = [m for m in reply.marks if m.start >= last]
+    if not trailing or any(m.kind is not MarkKind.PICTOGRAPH or unicodedata.name(m.text[0], "") not in faces
+                           for m in trailing):
+        return []
+    return trailing
+
+
+def _faces_agree(faces: list[Mark], reply: Reply, choices: list[Choice] | None) -> bool:
+    """Whether the words name one option that is a feeling, with no negation, and every face shows that very
+    feeling ("Sad 😢" for "happy or sad?"; not "Happy 😢", "Not sad 😢", nor a face after an answer that is no
+    feeling)."""
+    if choices is None or negation_count(reply.tokens):
+        return False  # "Not sad 😢": the face shows what the words deny
+    said = {n.index for n in named_options(reply.tokens, choices) + emotion_named(reply.tokens, choices)}
+    shown = [{n.index for n in emotion_named(lexicon().face_feelings[unicodedata.name(m.text[0])], choices)}
+             for m in faces]
+    return len(said) == 1 and all(indices == said for indices in shown)
 
 
 def _pictured(reply: Reply, choices: list[Choice] | None) -> set[int] | None:

@@ -122,6 +122,8 @@ class Lexicon:
     synonyms: dict[str, str]
     irregular: dict[str, str]
     opposites: dict[str, frozenset[str]]
+    #: emoji of faces that show one plain feeling (by Unicode name), and the feeling word they show
+    face_feelings: dict[str, tuple[str, ...]]
     #: by a predicate's stem, the phrases that say it and those that say its opposite in a reason clause
     predicate_phrases: dict[str, tuple[Phrases, Phrases]]
     preambles: frozenset[tuple[str, ...]]
@@ -196,6 +198,8 @@ def lexicon() -> Lexicon:
         choice_words=_words(data["choice_words"]), question_words=_words(data["question_words"]),
         mental_verbs=_words(data["mental_verbs"]), synonyms=synonyms, irregular=irregular,
         opposites=_symmetric(data["predicate_opposites"], irregular),
+        face_feelings={name: tuple(tokens_of(word)) for name, word in data["face_feelings"].items()
+                       if not name.startswith("_")},
         predicate_phrases={_plain_stem(key, irregular): (Phrases.of(said["same"]), Phrases.of(said["opposite"]))
                            for key, said in data["predicate_phrases"].items() if not key.startswith("_")},
         preambles=frozenset(tuple(tokens_of(text)) for text in data["preamble_sentences"]),

@@ -215,10 +215,24 @@ def _reason_of_subject(clause: Sequence[str], frame: Frame, pred: frozenset[str]
     pronoun or by name, names no one else and has no agent ("by"), so its polarity is that person's (it is then
     checked against the yes or no like any clause). The predicate's own word must restate the question (a
     possessive it does not use is a claim: "Yes, she knew it was her crayon" to "Did Ruby know whose it was?")."""
+    lists = lexicon()
     names = {w for person in frame.persons for w in person}
-    claims = {stem(t) for t in clause} & pred or set(clause) & lexicon().possessives - set(frame.tokens)
-    return (bool(clause) and not claims and (clause[0] in _SUBJECT_PRONOUNS or clause[0] in names) and "by" not in clause
-            and clause_polarity(clause, pred) in (0, 1) and not any(t in names for t in clause[1:]))
+    claims = {stem(t) for t in clause} & pred or set(clause) & lists.possessives - set(frame.tokens)
+    if not clause or claims or not (clause[0] in _SUBJECT_PRONOUNS or clause[0] in names) or "by" in clause \
+            or any(t in names for t in clause[1:]) or clause_polarity(clause, pred) not in (0, 1):
+        return False
+    # the reason is said of the subject itself: only auxiliaries and adverbs stand between them ("she honestly
+    # believes"; not "she made him believe it", where someone else believes)
+    starts = [start for p in pred if p in lists.predicate_phrases for phrases in lists.predicate_phrases[p]
+              for start, _ in phrases.spans(clause)]
+    starts += [i for i, t in enumerate(clause) if stem(t) in _opposites(pred)]
+    first = min(starts, default=len(clause))
+    return all(t in _AUXILIARIES or t in _REASON_ADVERBS or t in lists.emphasis for t in clause[1:first])
+
+
+#: adverbs that may stand between a reason's subject and its verb ("she honestly believes", "she was simply misled")
+_REASON_ADVERBS = frozenset({"s", "honestly", "really", "genuinely", "truly", "only", "just", "simply", "actually",
+                             "clearly", "obviously", "certainly", "definitely", "totally", "completely"})
 
 
 def _elliptic(clause: Sequence[str], frame: Frame) -> int | None:
