@@ -382,6 +382,9 @@ def _decide_choice(request: JudgeRequest, reply: Reply, region: int, choices: li
     flipped = negated_feeling(reply.tokens[region:], choices)
     if flipped is not None and not reply.marks_from(reply.starts[region]):
         return _chosen(choices[flipped], "reply negates the other feeling, so it names")
+    rejected_first = _rejection_then_answer(reply, region, choices, frame)
+    if rejected_first is not None:
+        return _chosen(choices[rejected_first], "reply rejects one option, then names")
     if described(reply, region, choices, frame):
         return _undecided("reply gives its answer by a description that names no option; needs a judge")
     found = statements(reply, region, choices, frame)
@@ -396,6 +399,48 @@ def _decide_choice(request: JudgeRequest, reply: Reply, region: int, choices: li
     if problem:
         return _undecided(f"reply {problem}; needs a judge")
     return _chosen(choices[statement.read], f"reply's {statement.kind} names")
+
+
+#: words a clause that only names an option may have besides it ("the red one", "in the blue box", "option B")
+_NAMING_WORDS = frozenset({"one", "ones", "option", "choice"})
+
+
+def _option_clause(words: Sequence[str], choices: list[Choice]) -> int | None:
+    """The option a clause consists of, and nothing else (its label, or its words with articles, prepositions and
+    "one": "the red one", "in the blue box", "option B"); None for any other clause."""
+    labels = [c.label for c in choices]
+    bare = [t for t in words if t not in _NAMING_WORDS]
+    if len(bare) == 1 and bare[0] in labels:  # before prepositions go: "a" is one in French
+        return labels.index(bare[0])
+    rest = [t for t in bare if t not in lexicon().prepositions]
+    if not rest:
+        return None
+    named = named_options(rest, choices)
+    kept = [t for t in rest if t not in ("a", "an", "the")]
+    if len(named) != 1 or named[0].end - named[0].start != len(kept) or named[0].start != rest.index(kept[0]):
+        return None
+    return named[0].index
+
+
+def _rejection_then_answer(reply: Reply, region: int, choices: list[Choice], frame: Frame) -> int | None:
+    """The option of a reply that opens by rejecting one option and then names another, each in a clause of its
+    own, with nothing after it that spoils it ("Not the blue box — the red one.", "Not A. B."): the mirror of "the
+    red box, not the blue one"; None for any other reply, and for a question with a negation of its own."""
+    tokens = reply.tokens
+    if tokens[region] != "not" or reply.marks_from(reply.starts[region]) \
+            or negation_count(frame.asking or frame.tokens):
+        return None  # "Which box will she not look in?": what "not the red box" answers is unclear
+    cut = next((i for i in range(region + 1, len(tokens)) if reply.boundary(i)), len(tokens))
+    end = next((i for i in range(cut + 1, len(tokens)) if reply.boundary(i)), len(tokens))
+    if cut >= len(tokens):
+        return None
+    rejected = _option_clause(tokens[region + 1:cut], choices)
+    chosen = _option_clause(tokens[cut:end], choices)
+    if rejected is None or chosen is None or rejected == chosen:
+        return None
+    if end < len(tokens) and tail_problem(reply, reply.starts[end], chosen, choices, frame):
+        return None
+    return chosen
 
 
 def _conclusion(found: dict[str, list[Statement]]) -> Statement | str:
