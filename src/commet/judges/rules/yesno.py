@@ -98,7 +98,7 @@ def clause_polarity(tokens: Sequence[str], pred: frozenset[str]) -> int | None:
     negations = negation_count(tokens)
     # a word of the predicate and its own opposite together ("not honest but not lying") cannot be read, nor a
     # negated opposite that is itself negative ("not unaware", "not dishonest"): litotes are not read
-    both = any(lists.opposites.get(s, frozenset()) & said for s in opposite)
+    both = any(lists.opposites.get(s, frozenset()) & said for s in opposite) or bool(phrased and said and opposite)
     litotes = negations and any(t.startswith(_NEGATIVE_PREFIXES) and stem(t) in opposite for t in tokens)
     if both or litotes or negations > 1:
         return UNREADABLE
@@ -145,7 +145,9 @@ def read_yes_no(reply: Reply, start: int, frame: Frame, negative_question: bool)
         return YesNo(said, after=after)
     if negative_question:
         return YesNo(None, f"reply says {said!r} to a negative question and goes on")
-    if hedged(tail) or any(t in lists.yes or t in lists.no for t in tail):
+    phrased = {i for p in pred if p in lists.predicate_phrases for phrases in lists.predicate_phrases[p]
+               for start, end in phrases.spans(tail) for i in range(start, end)}  # "had no idea": no second no
+    if hedged(tail) or any((t in lists.yes or t in lists.no) and i not in phrased for i, t in enumerate(tail)):
         return YesNo(None, f"reply says {said!r} but hedges, corrects itself or turns after it")
     if lists.judgements.found_in([t for t in tail if stem(t) not in frame.stems]):
         return YesNo(None, f"reply says {said!r} and judges something after it")
