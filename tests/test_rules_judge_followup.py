@@ -64,3 +64,24 @@ def test_yes_no_with_a_clause_read_by_the_lexicon() -> None:
     assert _ask(knew, "No", "She did not.") == "correct"
     assert _ask(knew, "No", "She knew, yes.") == "incorrect"
     assert _ask(knew, "No", "She didn't, yes.") == "undecided"
+
+
+def test_a_rejected_option_then_the_answer() -> None:
+    assert _ask(WHERE, "In the red box", "Not the blue box — the red one.", BOXES) == "correct"
+    assert _ask(WHERE, "In the red box", "Not B — A.", BOXES) == "correct"
+    assert _ask(WHERE, "In the red box", "Not A, B.", BOXES) == "incorrect"
+    for reply in ("Not the blue box — but maybe the red one.", "Not the blue box, not the red box.",
+                  "Not the blue box. The red one, or maybe the blue."):
+        assert _ask(WHERE, "In the red box", reply, BOXES) == "undecided", reply
+    negative = "Which box will Nora not look in first?"
+    assert _ask(negative, "In the blue box", "Not the red box — the blue one.", BOXES) == "undecided"
+
+
+def test_a_face_after_a_feeling_answer_decides_only_where_it_shows_that_feeling() -> None:
+    feel = "Pia hoped for a bike and got socks. How does Pia feel, happy or sad?"
+    options = ((None, "happy"), (None, "sad"))
+    assert _ask(feel, "sad", "Sad 😢", options) == "correct"
+    assert _ask(feel, "sad", "Happy 😀", options) == "incorrect"
+    for reply in ("Happy 😢", "Sad 😂", "Sad 🙃", "Sad 🤔", "Sad ✅", "Sad 👎", "Not sad 😢", "😢 Sad", "Sad 😢😊"):
+        assert _ask(feel, "sad", reply, options) == "undecided", reply
+    assert _ask(WHERE, "In the red box", "In the red box 😊", BOXES) == "undecided"  # a face on no feeling
