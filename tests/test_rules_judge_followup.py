@@ -85,3 +85,12 @@ def test_a_face_after_a_feeling_answer_decides_only_where_it_shows_that_feeling(
     for reply in ("Happy 😢", "Sad 😂", "Sad 🙃", "Sad 🤔", "Sad ✅", "Sad 👎", "Not sad 😢", "😢 Sad", "Sad 😢😊"):
         assert _ask(feel, "sad", reply, options) == "undecided", reply
     assert _ask(WHERE, "In the red box", "In the red box 😊", BOXES) == "undecided"  # a face on no feeling
+
+
+def test_a_label_then_a_description_is_undecided() -> None:
+    for reply in ("A, where Sam put it.", "A: the box Sam moved it to.", "B, the one she put it in.", "A. The new place.",
+                  "A (where the ball is now)", "Answer: B, the original spot.", "B, i.e. where she put it herself.",
+                  "The blue box, i.e. where Sam put it."):
+        assert _ask(WHERE, "In the red box", reply, BOXES) == "undecided", reply
+    assert _ask(WHERE, "In the red box", "A. Sally didn't see Sam move it.", BOXES) == "correct"  # an explanation
+    assert _ask(WHERE, "In the red box", "A, i.e. the red box.", BOXES) == "correct"

@@ -328,9 +328,11 @@ def _closing_sentence(reply: Reply, region: int) -> int | None:
     return None
 
 
-def tail_problem(reply: Reply, offset: int, chosen: int, choices: Sequence[Choice], frame: Frame) -> str:
+def tail_problem(reply: Reply, offset: int, chosen: int, choices: Sequence[Choice], frame: Frame, *,
+                 by_label: bool = True) -> str:
     """Why what follows a conclusion spoils it ("" when nothing does): another option named, a hedge,
-    contrast or self-correction, the chosen option negated, a judgement."""
+    contrast or self-correction, the chosen option negated, a judgement; after an answer ``by_label`` alone, a
+    description that says it again ("A, where Sam put it."), which may fit another option."""
     lists = lexicon()
     tokens = reply.tokens[reply.token_at(offset):]
     affirmed = lists.affirmations.matches(tokens[:8])
@@ -349,6 +351,19 @@ def tail_problem(reply: Reply, offset: int, chosen: int, choices: Sequence[Choic
     clause = tokens[:next((i for i in range(1, len(tokens)) if reply.boundary(first + i)), len(tokens))]
     if not reply.boundary(first) and not _reason_opens(clause) and negation_count(clause):
         return "negates its conclusion in the same clause"  # "Aではない", "B不是", "A is not it"
+    own = {choices[chosen].label, "option", "choice"}
+    restating = lists.restatements.matches(tokens[:4])  # "i.e.", "that is", "in other words": surely a restatement
+    marked = restating[0][1] if restating and restating[0][0] == 0 and restating[0][1] < len(tokens) else 0
+    said = tokens[marked:marked + next((i for i in range(1, len(tokens) - marked) if reply.boundary(first + marked + i)),
+                                       len(tokens) - marked)]
+    sentence = reply.boundary(first + marked) == "sentence" and not marked
+    if (by_label or marked) and (said[0] in _RESTATING or marked) and not named and not set(said) <= own \
+            and not (sentence and len(said) < _sentence_length(reply, first)):
+        # "A, where Sam put it.", "A: the box Sam moved it to.", "A. The new place.": the answer said again by a
+        # description, which may fit another option; the judge cannot tell which option it means (an answer by the
+        # option's own words is the answer, and the description a comment on it). A sentence of
+        # several clauses after the answer is an explanation ("The last time she met it, it knocked her down.")
+        return "says its answer again by a description that names no option"
     if hedged(tokens, frame.tokens):
         return "hedges, contrasts or corrects itself after its conclusion"
     if named and negation_count(tokens) or _label_negated(reply, len(reply.tokens) - len(tokens), choices[chosen]):
@@ -395,8 +410,20 @@ def _standalone(reply: Reply, i: int) -> bool:
     return (i == 0 or bool(reply.boundary(i))) and (i + 1 >= len(reply.tokens) or bool(reply.boundary(i + 1)))
 
 
+#: words that open a description of the answer right after it (a noun phrase or a relative clause): "the box Sam
+#: moved it to", "where she left it", "that's the one she hid", "which is the new place"
+_RESTATING = frozenset({"the", "a", "an", "that", "this", "these", "those", "where", "which", "what", "whichever",
+                        "wherever", "one", "her", "his", "their", "its", "whose"})
 #: copulas after which a lone "a" ending its clause is a label ("that's A.", "which is A"): an article never ends one
-_COPULAS = frozenset({"is", "s", "was", "be"})
+_COPULAS = frozenset({"is", "s", "was", "be", "option", "choice", "answer"})
+
+
+def _sentence_length(reply: Reply, first: int) -> int:
+    """How many words the sentence that starts at token ``first`` has."""
+    end = first + 1
+    while end < len(reply.tokens) and reply.boundary(end) != "sentence":
+        end += 1
+    return end - first
 
 
 def _ends_clause(reply: Reply, i: int) -> bool:

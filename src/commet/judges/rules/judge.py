@@ -395,7 +395,9 @@ def _decide_choice(request: JudgeRequest, reply: Reply, region: int, choices: li
     if mark is not None:
         return _undecided(f"reply has {mark.kind.value} ({mark.text!r}) where it answers; needs a judge")
     assert isinstance(statement.read, int)
-    problem = tail_problem(reply, statement.end, statement.read, choices, frame)
+    span = reply.tokens[reply.token_at(statement.start):reply.token_at(statement.end)]
+    by_text = bool(named_options(span, choices) or emotion_named(span, choices))
+    problem = tail_problem(reply, statement.end, statement.read, choices, frame, by_label=not by_text)
     if problem:
         return _undecided(f"reply {problem}; needs a judge")
     return _chosen(choices[statement.read], f"reply's {statement.kind} names")
