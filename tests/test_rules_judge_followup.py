@@ -45,7 +45,8 @@ WHERE = "Where will Nora look for her ball first?"
 
 def test_a_label_with_another_options_text_is_undecided_wherever_the_text_is() -> None:
     for reply in ("The answer is A. The blue box.", "B.\nIn the red box.", "In the blue box — that's A.",
-                  "A) the blue box", "Option B: the red box."):
+                  "A) the blue box", "Option B: the red box.", "The blue box, which is option A.",
+                  "My pick is A.\n\nNora will look in the blue box because Sam moved it there."):
         assert _ask(WHERE, "In the red box", reply, BOXES) == "undecided", reply
     assert _ask(WHERE, "In the red box", "The answer is A. In the red box.", BOXES) == "correct"
     assert _ask(WHERE, "In the red box", "Answer: B. The blue box.", BOXES) == "incorrect"

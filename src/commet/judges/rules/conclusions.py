@@ -426,6 +426,17 @@ def _sentence_length(reply: Reply, first: int) -> int:
     return end - first
 
 
+def label_said_before(reply: Reply, region: int, until: int, choices: Sequence[Choice]) -> int | None:
+    """The option whose label ends a sentence after a copula before token ``until`` ("My pick is A.", "I'd say it's
+    B."): an answer given before the one the reply concludes with; None where there is none."""
+    labels = [c.label for c in choices]
+    for i in range(region + 1, min(until, len(reply.tokens))):
+        if reply.tokens[i] in labels and reply.tokens[i - 1] in _COPULAS and (
+                i + 1 >= len(reply.tokens) or reply.boundary(i + 1) == "sentence"):
+            return labels.index(reply.tokens[i])
+    return None
+
+
 def _ends_clause(reply: Reply, i: int) -> bool:
     """Whether token ``i`` ends its clause or the reply after a copula ("that's A."): an article never does."""
     return (i + 1 >= len(reply.tokens) or bool(reply.boundary(i + 1))) and reply.tokens[i - 1] in _COPULAS

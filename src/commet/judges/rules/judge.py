@@ -31,7 +31,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from commet.judges.base import Judge, JudgeRequest, Outcome, Verdict, decided_off_the_loop
-from commet.judges.rules.conclusions import Statement, Unclear, described, statements, tail_problem
+from commet.judges.rules.conclusions import (
+    Statement,
+    Unclear,
+    described,
+    label_said_before,
+    statements,
+    tail_problem,
+)
 from commet.judges.rules.labels import labels_only, leading_label
 from commet.judges.rules.lexicon import answer_markers, lexicon, negation_count, tokens_of
 from commet.judges.rules.marks import MAX_REPLY_CHARS, Mark, MarkKind, Reply, foreign_script, read_reply
@@ -395,6 +402,9 @@ def _decide_choice(request: JudgeRequest, reply: Reply, region: int, choices: li
     if mark is not None:
         return _undecided(f"reply has {mark.kind.value} ({mark.text!r}) where it answers; needs a judge")
     assert isinstance(statement.read, int)
+    earlier = label_said_before(reply, region, reply.token_at(statement.start), choices)
+    if earlier is not None and earlier != statement.read:
+        return _undecided(f"reply gives option {choices[earlier].label!r} before it names another; needs a judge")
     span = reply.tokens[reply.token_at(statement.start):reply.token_at(statement.end)]
     by_text = bool(named_options(span, choices) or emotion_named(span, choices))
     problem = tail_problem(reply, statement.end, statement.read, choices, frame, by_label=not by_text)
