@@ -1,6 +1,6 @@
 """Measure a judge on the labelled sets: its decided share and its precision on what it decides.
 
-Eight sets, labelled by hand with the verdict a careful person gives:
+Thirteen sets, labelled by hand with the verdict a careful person gives:
 
 * tests/data/judge_calibration.jsonl: answers to questions of the bundled sample (and, at
   branch turns, the story's active branch); the judge sees the story so far (earlier turns
@@ -28,10 +28,21 @@ Eight sets, labelled by hand with the verdict a careful person gives:
   conditionals, negations, hedges, sarcasm, tables, code, HTML, LaTeX, invisible and bidi characters,
   homoglyphs, full-width letters, copies of the question, empty-looking replies);
   rules_judge_redteam_probes.jsonl holds the replies found by probing after its code was read (number
-  labels that are also numbers of an option, sums, emoticons, two answers that disagree, ...).
+  labels that are also numbers of an option, sums, emoticons, two answers that disagree, ...);
+* tests/data/rules_judge_v4_realistic.jsonl, rules_judge_v4_adversarial.jsonl and
+  rules_judge_v4_candidates.jsonl (issue 42): 293, 171 and 91 replies written blind to the judge's code in
+  styles no earlier set used (JSON and XML answers, \\boxed{}, think blocks and "Reasoning:" sections, yes/no
+  idioms and elliptic answers, feelings by idiom, answers by description, labels followed by words of seven
+  languages, option texts in six more scripts, bare yes/no to why/how/what questions, ToMi's judge-only
+  candidates under both protocols); rules_judge_v4_probes.jsonl the edges of the v4 rules found after;
+  rules_judge_v4_followup.jsonl the classes a held-out set still found on v4 (a label with another option's
+  text, yes/no with a restating or reasoning clause, trailing yes/no, elliptic answers, an option in a sentence
+  with a modal verb, a negated option then the key, emoji after the answer), labelled before the judge ran.
 
 The story's branch rules are applied to each verdict, exactly as in a run. The rules judge's
-contract is 0 wrong decided verdicts on all eight. For the realistic set the decided share is
+contract is 0 wrong decided verdicts on all thirteen. Each set's line gives wrong / decided / undecided; the
+last line the rules judge's speed (replies per second, the longest reply's time, a reply of the most
+characters it reads). For the realistic set the decided share is
 printed per kind, with the share of right answers to questions that are not "why" questions.
 ``--through-eval`` scores the self-contained sets the way independent sets are scored: each reply
 becomes a one-turn StoryTurn (question, options, answers), a replay model gives the reply and
@@ -53,6 +64,7 @@ import argparse
 import asyncio
 import json
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,6 +73,8 @@ from commet.format import load_dataset
 from commet.format.dataset import Dataset
 from commet.format.model import Rubric, Turn
 from commet.judges import Judge, JudgeRequest, create_judge
+from commet.judges.rules import decide
+from commet.judges.rules.marks import MAX_REPLY_CHARS
 
 CALIBRATION = Path(__file__).resolve().parent.parent / "tests" / "data" / "judge_calibration.jsonl"
 LABELLED = CALIBRATION.with_name("rules_judge_labelled.jsonl")
@@ -70,7 +84,13 @@ ADVERSARIAL = CALIBRATION.with_name("rules_judge_adversarial.jsonl")
 REDTEAM_REALISTIC = CALIBRATION.with_name("rules_judge_redteam_realistic.jsonl")
 REDTEAM_ADVERSARIAL = CALIBRATION.with_name("rules_judge_redteam_adversarial.jsonl")
 REDTEAM_PROBES = CALIBRATION.with_name("rules_judge_redteam_probes.jsonl")
-SELF_CONTAINED = (LABELLED, AUDIT, REALISTIC, ADVERSARIAL, REDTEAM_REALISTIC, REDTEAM_ADVERSARIAL, REDTEAM_PROBES)
+V4_REALISTIC = CALIBRATION.with_name("rules_judge_v4_realistic.jsonl")
+V4_ADVERSARIAL = CALIBRATION.with_name("rules_judge_v4_adversarial.jsonl")
+V4_CANDIDATES = CALIBRATION.with_name("rules_judge_v4_candidates.jsonl")
+V4_PROBES = CALIBRATION.with_name("rules_judge_v4_probes.jsonl")
+V4_FOLLOWUP = CALIBRATION.with_name("rules_judge_v4_followup.jsonl")
+SELF_CONTAINED = (LABELLED, AUDIT, REALISTIC, ADVERSARIAL, REDTEAM_REALISTIC, REDTEAM_ADVERSARIAL, REDTEAM_PROBES,
+                  V4_REALISTIC, V4_ADVERSARIAL, V4_CANDIDATES, V4_PROBES, V4_FOLLOWUP)
 #: how a "why" question opens, in the six languages of the sets (its answers are explanations)
 WHY = ("why", "por qué", "porque", "warum", "wieso", "weshalb", "pourquoi", "なぜ", "どうして", "为什么", "為什麼")
 
@@ -88,6 +108,10 @@ class Case:
     expected: tuple[str, ...] = ()
     options: tuple[tuple[str | None, str], ...] = ()
     rubric: tuple[str, tuple[str, ...]] | None = None  # (key inference, false inferences) of a "why" question
+    #: the turn's judge-only closed answer set (``Turn.candidates``), never shown to the answerer
+    candidates: tuple[str, ...] = ()
+    #: the protocol the question is asked under ("conversation" or "independent"), where the row says
+    protocol: str | None = None
 
 
 @dataclass
@@ -150,7 +174,8 @@ def load_labelled(path: Path = LABELLED) -> list[Case]:
                               expected=tuple(row["expected"]),
                               options=tuple((label, text) for label, text in row.get("options", [])),
                               rubric=(rubric["key_inference"], tuple(rubric.get("false_inferences", [])))
-                              if rubric else None))
+                              if rubric else None, candidates=tuple(row.get("candidates", [])),
+                              protocol=row.get("protocol")))
     return cases
 
 
@@ -160,16 +185,19 @@ def _rubric(case: Case) -> Rubric | None:
 
 def _turn(case: Case, dataset: Dataset) -> Turn:
     if case.question is not None:
-        return Turn(question=case.question, answers=list(case.expected), rubric=_rubric(case))
+        return Turn(question=case.question, answers=list(case.expected), rubric=_rubric(case),
+                    candidates=list(case.candidates))
     return dataset.get(case.story_id).turns[case.turn]
 
 
 def request_for(case: Case, dataset: Dataset) -> JudgeRequest:
     """The judge's view of a case: earlier turns answered as expected (on the case's branch)."""
     if case.question is not None:
+        options = case.options or tuple((None, candidate) for candidate in case.candidates)
         return JudgeRequest(story_id=case.story_id, task="labelled", turn=case.turn, context=(), story="",
                             question=case.question, expected=case.expected, response=case.response,
-                            options=case.options, rubric=case.rubric)
+                            options=options, options_shown=bool(case.options) or not case.candidates,
+                            rubric=case.rubric)
     storyturn = dataset.get(case.story_id)
     context = []
     for earlier in storyturn.turns[: case.turn]:
@@ -208,10 +236,12 @@ async def measure_through_eval(judge_spec: str, cases: list[Case], db: Path) -> 
     storyturns, replies = [], {}
     for i, case in enumerate(cases):
         turn = Turn(question=case.question or "", answers=list(case.expected), rubric=_rubric(case),
-                    options=[Option(label=label, text=text) for label, text in case.options])
+                    options=[Option(label=label, text=text) for label, text in case.options],
+                    candidates=list(case.candidates))
         turns = [turn] if case.active_branch is None else [turn.model_copy(), turn]
         storyturns.append(StoryTurn(id=f"case-{i}", task="false_belief_location", category="Belief",
-                                    source="calibration", turns=turns))
+                                    source="calibration", turns=turns,
+                                    meta={"protocol": case.protocol} if case.protocol else {}))
         given = [] if case.active_branch is None else [case.expected[case.active_branch]]
         replies[f"case-{i}"] = [*given, case.response]
     replay = db.with_suffix(".replies.json")
@@ -252,13 +282,59 @@ def by_kind(figures: Figures) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class Speed:
+    """How fast the rules judge decides: every reply of the sets once, timed one by one."""
+
+    replies: int
+    seconds: float
+    longest_chars: int  # the longest reply of the sets
+    longest_ms: float  # the time it took
+    slowest_ms: float  # the slowest reply, whichever it is
+    limit_ms: float  # a reply of MAX_REPLY_CHARS characters (the most the judge reads), made of the sets' replies
+
+    def line(self) -> str:
+        return (f"rules judge speed: {self.replies} replies in {self.seconds:.2f} s "
+                f"({self.replies / self.seconds:,.0f} replies per second); the longest reply ({self.longest_chars:,} "
+                f"characters) took {self.longest_ms:.1f} ms, the slowest {self.slowest_ms:.1f} ms, a reply of "
+                f"{MAX_REPLY_CHARS:,} characters {self.limit_ms:.1f} ms")
+
+
+def rules_speed(sets: dict[str, list[Case]], dataset: Dataset, *, repeats: int = 3) -> Speed:
+    """Time :func:`commet.judges.rules.decide` on every reply of the sets on this thread: the rate from one pass
+    over them all; each reply's own time as the best of ``repeats`` (a shared machine's pauses are not the
+    judge's)."""
+    requests = [request_for(case, dataset) for cases in sets.values() for case in cases]
+    decide(requests[0])  # the word lists are read once per process: not part of any reply's time
+    start = time.perf_counter()
+    for request in requests:
+        decide(request)
+    total = time.perf_counter() - start
+
+    def best(request: JudgeRequest) -> float:
+        times = []
+        for _ in range(repeats):
+            began = time.perf_counter()
+            decide(request)
+            times.append(time.perf_counter() - began)
+        return min(times)
+
+    times = [best(request) for request in requests]
+    longest = max(range(len(requests)), key=lambda i: len(requests[i].response))
+    filler = "\n".join(r.response for r in requests)[:MAX_REPLY_CHARS]
+    limit = best(JudgeRequest(**{**requests[longest].__dict__, "response": filler}))
+    return Speed(len(requests), total, len(requests[longest].response), 1000 * times[longest],
+                 1000 * max(times), 1000 * limit)
+
+
 def summary(name: str, figures: Figures) -> str:
     accuracy = "-" if figures.accuracy is None else f"{100 * figures.accuracy:.1f}%"
     decided_by: dict[str, int] = {}
     for outcome in figures.outcomes:
         decided_by[outcome.judge] = decided_by.get(outcome.judge, 0) + 1
-    return (f"{name}: {len(figures.outcomes)} cases, decided share {100 * figures.coverage:.1f}% "
-            f"({len(figures.decided)} decided), precision {accuracy}, "
+    undecided = len(figures.outcomes) - len(figures.decided)
+    return (f"{name}: {len(figures.outcomes)} cases: wrong {len(figures.wrong)}, decided {len(figures.decided)}, "
+            f"undecided {undecided} (decided share {100 * figures.coverage:.1f}%), precision {accuracy}, "
             f"false positives {len(figures.false_positives)}, false negatives {len(figures.false_negatives)}, "
             f"decided where unclear {len(figures.decided_unclear)}; "
             f"decided by {decided_by}")
@@ -268,7 +344,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--judge", default="rules", help="judge spec (default: rules)")
     parser.add_argument("--cases", type=Path, default=None,
-                        help="one sample-based case file (default: the eight labelled sets)")
+                        help="one sample-based case file (default: every labelled set)")
     parser.add_argument("--labelled", type=Path, action="append", default=None,
                         help="a self-contained labelled set (question, expected, options, response, label, kind) "
                              "to measure instead of the bundled ones (repeatable)")
@@ -305,6 +381,7 @@ async def main() -> None:
                         print(f"  {where} [{case.label}, {case.note}] {case.response!r}: judged "
                               f"{'correct' if outcome.correct else 'incorrect'} by {outcome.judge} "
                               f"({outcome.rationale})")
+        print(rules_speed(sets, sample).line())
     finally:
         await judge.aclose()
 

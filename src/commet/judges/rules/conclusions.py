@@ -40,6 +40,9 @@ class Unclear(enum.Enum):
     """A statement that names an option but cannot be read as choosing exactly one."""
 
     UNCLEAR = "unclear"
+    #: a label with another option's text ("A) the box" where A is the basket, "the basket (B)"): the reply says
+    #: two answers, so no other statement of it that restates either may decide
+    MISMATCH = "a label and another option's text"
 
 
 Read = int | Unclear | None  # an option's index, unclear, or names no option
@@ -105,7 +108,7 @@ def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Fra
                  and text[rest_start:rest_start + 1] not in "([（【")  # "B (la boîte bleue)": a label and a note
         if not loose or (opens and named[0].index == labelled):
             if opens and named[0].index != labelled:
-                return Unclear.UNCLEAR, sentence_end(reply, rest_start)  # "A) the box" where A is the basket
+                return Unclear.MISMATCH, sentence_end(reply, rest_start)  # "A) the box" where A is the basket
             return labelled, (reply.ends[first + named[0].end - 1] if opens else rest_start)
     end = sentence_end(reply, offset)
     first = reply.token_at(offset)
@@ -119,7 +122,7 @@ def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Fra
         bracket = text[after:after + 4].lstrip()[:1]
         label = leading_label(text[after:after + 64]) if bracket and bracket in "([（" else None
         if label is not None and label.label in labels and labels.index(label.label) != named[0].index:
-            return Unclear.UNCLEAR, end  # "the basket (B)" where B is the box
+            return Unclear.MISMATCH, end  # "the basket (B)" where B is the box
         return named[0].index, after
     if not named:
         return None, end
@@ -139,7 +142,7 @@ def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Fra
 def _commits(rest: Sequence[str], label: str) -> bool:
     """Whether the words after a label with no mark leave it the answer: a reason, an affirmation, or only
     function words, emphasis and the label again ("A is correct", "A because ...", "A for sure", "B B B"); in a
-    script without spaces, words with no negation, hedge or judgement ("Aです")."""
+    script without spaces, a copula of the lexicon's ``label_endings`` ("Aです", "B吧" is none)."""
     lists = lexicon()
     if _reason_opens(rest):
         return True
@@ -147,7 +150,7 @@ def _commits(rest: Sequence[str], label: str) -> bool:
     if affirmed and affirmed[0][0] == 0:
         return True
     if char_kind(rest[0][0]) == "u":
-        return not (negation_count(rest) or hedged(rest) or judged(rest))
+        return "".join(rest) in lists.label_endings
     return all(t in lists.function_words or t in lists.emphasis or t == label for t in rest)
 
 
@@ -214,6 +217,8 @@ def statements(reply: Reply, region: int, choices: Sequence[Choice], frame: Fram
         if read is None and content + 1 < len(tokens) and (negation_count(tokens[content:content + 1])
                                                            or hedged(tokens[content:content + 1])):
             read = Unclear.UNCLEAR  # "Final answer: not B", "The answer is maybe A"
+        if isinstance(read, int) and hedged(tokens[_sentence_start(reply, start, region):start], frame.tokens):
+            read = Unclear.UNCLEAR  # "Both are possible, but I'd go with the red box.": a hedge before the answer
         if read is not None:
             found["answer line"].append(Statement("answer line", reply.starts[start], after, read))
     for start, end in reply.emphasis:
@@ -244,6 +249,43 @@ def statements(reply: Reply, region: int, choices: Sequence[Choice], frame: Fram
             found["conclusion"].append(Statement("closing answer", reply.starts[closing], after, read))
     # a markdown table's rows are cells ("| B | no |"), read together; none of them states the answer
     return {kind: [s for s in said if not reply.in_table(s.start)] for kind, said in found.items()}
+
+
+def _sentence_start(reply: Reply, token: int, region: int) -> int:
+    """The first token of the sentence token ``token`` is in (not before ``region``, at most
+    :data:`ANSWER_WORDS` words back)."""
+    floor = max(region, token - ANSWER_WORDS)
+    while token > floor and reply.boundary(token) != "sentence":
+        token -= 1
+    return token
+
+
+#: words before "where" that make it point back to what was named ("that's where she left it")
+_POINTING_BACK = frozenset({"s", "is", "was", "are", "were", "that", "this", "exactly", "just", "right", "precisely"})
+
+
+def described(reply: Reply, region: int, choices: Sequence[Choice], frame: Frame) -> bool:
+    """Whether a clause from token ``region`` on gives the answer by a description that names no option: "Mia will
+    look where she left it", "wherever Tom put it", "That is, the place she remembers". The judge cannot tell which
+    option a description means, so it cannot tell whether it agrees with an option named elsewhere."""
+    lists = lexicon()
+    tokens = reply.tokens
+    asks_where = "where" in frame.tokens
+    begin = region
+    for end in range(region + 1, len(tokens) + 1):
+        if end < len(tokens) and not reply.boundary(end):
+            continue
+        clause = tokens[begin:end]
+        begin = end
+        if not clause or named_options(clause, choices) or emotion_named(clause, choices):
+            continue
+        restating = lists.restatements.matches(clause[:4])
+        if set(clause) & lists.descriptions or restating and restating[0][0] == 0:
+            return True
+        if asks_where and any(t == "where" and clause[i - 1] not in _POINTING_BACK for i, t in enumerate(clause)
+                              if i > 0):
+            return True  # "She will look where she left it"; not "that's where she left it", which points back
+    return False
 
 
 def _label_follows(reply: Reply, token: int, choices: Sequence[Choice]) -> bool:
@@ -286,9 +328,11 @@ def _closing_sentence(reply: Reply, region: int) -> int | None:
     return None
 
 
-def tail_problem(reply: Reply, offset: int, chosen: int, choices: Sequence[Choice], frame: Frame) -> str:
+def tail_problem(reply: Reply, offset: int, chosen: int, choices: Sequence[Choice], frame: Frame, *,
+                 by_label: bool = True) -> str:
     """Why what follows a conclusion spoils it ("" when nothing does): another option named, a hedge,
-    contrast or self-correction, the chosen option negated, a judgement."""
+    contrast or self-correction, the chosen option negated, a judgement; after an answer ``by_label`` alone, a
+    description that says it again ("A, where Sam put it."), which may fit another option."""
     lists = lexicon()
     tokens = reply.tokens[reply.token_at(offset):]
     affirmed = lists.affirmations.matches(tokens[:8])
@@ -301,15 +345,31 @@ def tail_problem(reply: Reply, offset: int, chosen: int, choices: Sequence[Choic
         return "names another option after its conclusion"
     first = len(reply.tokens) - len(tokens)
     other_labels = {c.label for i, c in enumerate(choices) if c.label and i != chosen}
-    if any(t in other_labels and (t not in ("a", "i") or _standalone(reply, first + i)) for i, t in enumerate(tokens)):
-        return "gives another option's label after its conclusion"  # a lone "a" only where it is no article
+    if any(t in other_labels and (t not in ("a", "i") or _standalone(reply, first + i) or t == "a" and _ends_clause(
+            reply, first + i)) for i, t in enumerate(tokens)):
+        return "gives another option's label after its conclusion"  # "a" only where it is no article ("that's A.")
     clause = tokens[:next((i for i in range(1, len(tokens)) if reply.boundary(first + i)), len(tokens))]
     if not reply.boundary(first) and not _reason_opens(clause) and negation_count(clause):
         return "negates its conclusion in the same clause"  # "Aではない", "B不是", "A is not it"
+    own = {choices[chosen].label, "option", "choice"}
+    restating = lists.restatements.matches(tokens[:4])  # "i.e.", "that is", "in other words": surely a restatement
+    marked = restating[0][1] if restating and restating[0][0] == 0 and restating[0][1] < len(tokens) else 0
+    said = tokens[marked:marked + next((i for i in range(1, len(tokens) - marked) if reply.boundary(first + marked + i)),
+                                       len(tokens) - marked)]
+    sentence = reply.boundary(first + marked) == "sentence" and not marked
+    if (by_label or marked) and (said[0] in _RESTATING or marked) and not named and not set(said) <= own \
+            and not (sentence and len(said) < _sentence_length(reply, first)):
+        # "A, where Sam put it.", "A: the box Sam moved it to.", "A. The new place.": the answer said again by a
+        # description, which may fit another option; the judge cannot tell which option it means (an answer by the
+        # option's own words is the answer, and the description a comment on it). A sentence of
+        # several clauses after the answer is an explanation ("The last time she met it, it knocked her down.")
+        return "says its answer again by a description that names no option"
     if hedged(tokens, frame.tokens):
         return "hedges, contrasts or corrects itself after its conclusion"
     if named and negation_count(tokens) or _label_negated(reply, len(reply.tokens) - len(tokens), choices[chosen]):
         return "negates after its conclusion"
+    if _anaphor_negated(reply, first):
+        return "says of its answer that it is not so ('B. That is not right.', 'B. Das stimmt nicht.')"
     if _bare_negation(reply, len(reply.tokens) - len(tokens), choices):
         return "takes its conclusion back with a bare negation ('... not.', '(not)')"
     if judged(tokens, frame.tokens) or lists.pointing_away.found_in([t for t in tokens if stem(t) not in frame.stems]):
@@ -350,6 +410,38 @@ def _standalone(reply: Reply, i: int) -> bool:
     return (i == 0 or bool(reply.boundary(i))) and (i + 1 >= len(reply.tokens) or bool(reply.boundary(i + 1)))
 
 
+#: words that open a description of the answer right after it (a noun phrase or a relative clause): "the box Sam
+#: moved it to", "where she left it", "that's the one she hid", "which is the new place"
+_RESTATING = frozenset({"the", "a", "an", "that", "this", "these", "those", "where", "which", "what", "whichever",
+                        "wherever", "one", "her", "his", "their", "its", "whose"})
+#: copulas after which a lone "a" ending its clause is a label ("that's A.", "which is A"): an article never ends one
+_COPULAS = frozenset({"is", "s", "was", "be", "option", "choice", "answer"})
+
+
+def _sentence_length(reply: Reply, first: int) -> int:
+    """How many words the sentence that starts at token ``first`` has."""
+    end = first + 1
+    while end < len(reply.tokens) and reply.boundary(end) != "sentence":
+        end += 1
+    return end - first
+
+
+def label_said_before(reply: Reply, region: int, until: int, choices: Sequence[Choice]) -> int | None:
+    """The option whose label ends a sentence after a copula before token ``until`` ("My pick is A.", "I'd say it's
+    B."): an answer given before the one the reply concludes with; None where there is none."""
+    labels = [c.label for c in choices]
+    for i in range(region + 1, min(until, len(reply.tokens))):
+        if reply.tokens[i] in labels and reply.tokens[i - 1] in _COPULAS and (
+                i + 1 >= len(reply.tokens) or reply.boundary(i + 1) == "sentence"):
+            return labels.index(reply.tokens[i])
+    return None
+
+
+def _ends_clause(reply: Reply, i: int) -> bool:
+    """Whether token ``i`` ends its clause or the reply after a copula ("that's A."): an article never does."""
+    return (i + 1 >= len(reply.tokens) or bool(reply.boundary(i + 1))) and reply.tokens[i - 1] in _COPULAS
+
+
 def _label_negated(reply: Reply, first: int, choice: Choice) -> bool:
     """Whether a negation from token ``first`` on stands right before the chosen option's label, alone in its clause
     ("A, not A.", "B. Not option B."): the conclusion taken back."""
@@ -360,6 +452,22 @@ def _label_negated(reply: Reply, first: int, choice: Choice) -> bool:
         at = i + 2 if tokens[i + 1] in ("option", "even") else i + 1
         if at < len(tokens) and tokens[at] == choice.label and (at + 1 == len(tokens) or reply.boundary(at + 1)):
             return True
+    return False
+
+
+def _anaphor_negated(reply: Reply, first: int) -> bool:
+    """Whether a clause from token ``first`` on opens with a word that points back (``that``, ``this``, ``it``,
+    ``das``, ``cela``, ``eso``, ``これ``...) and negates: it may say the answer just given is not so."""
+    anaphors = lexicon().anaphors
+    tokens = reply.tokens
+    begin = first
+    for end in range(first + 1, len(tokens) + 1):
+        if end < len(tokens) and not reply.boundary(end):
+            continue
+        clause = tokens[begin:end]
+        if clause and clause[0] in anaphors and negation_count(clause):
+            return True
+        begin = end
     return False
 
 

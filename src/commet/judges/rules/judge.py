@@ -1,37 +1,59 @@
 """The ``rules`` judge: fast, deterministic, and never wrong when it decides.
 
-Its contract (spec section 7): a decided verdict is never wrong. It decides only when the reply's
-conclusion is certain, and says ``undecided`` for everything else, which a cascade sends to an LLM
-judge (or a person). In order:
+Its contract (spec section 7): a decided verdict is never wrong. It decides only what it reads whole:
+every word of the span that carries the answer is a known answer form, and every other part of the
+reply is recognised as not changing it; anything unexplained leaves it ``undecided``, which a cascade
+sends to an LLM judge (or a person). In order (docs/rules-judge.md):
 
-1. a reply equal to an expected answer or an option's text (with its label or not), whatever its
+1. reasoning is scratch (:mod:`.scratch`): think blocks, "Reasoning:" sections and drafts never decide;
+   ``\\boxed{}`` and a JSON answer field are answer lines;
+2. a reply equal to an expected answer or an option's text (with its label or not), whatever its
    length, marks and script, decides (:func:`_literal`);
-2. a mark that changes meaning (:mod:`.marks`: strike-through, crosses and ticks, emoji, a shrug, a
-   sarcasm tag) leaves it undecided; a question mark, a word in capitals or an emphasised word does
-   where the reply states its answer, or after;
-3. a copy of the question, or of its start, is no answer; a copy followed by an answer is read as the
+3. a word in a script the judge has no grammar for, that is no option's or answer's word nor a yes/no
+   of the lexicon, leaves it undecided; so does a mark that changes meaning (:mod:`.marks`:
+   strike-through, crosses and ticks, emoji, a shrug, a sarcasm tag); a question mark, a word in
+   capitals or an emphasised word does where the reply states its answer, or after;
+4. a copy of the question, or of its start, is no answer; a copy followed by an answer is read as the
    answer; polite preambles and lead-ins ("Great question!", "Based on the story, ...") are skipped;
-4. several option labels ("A/B", "A – B", "A→B") decide nothing; "I don't know" is wrong unless not
-   knowing may be the answer;
-5. a yes/no question is decided by :mod:`.yesno`; other questions by the reply's conclusion
-   (:mod:`.conclusions`: an answer line, a bold answer, a "so ..." sentence, the closing or the opening
-   sentence), read by label, option text or a sentence in the question's frame (:mod:`.roles`).
+5. several option labels ("A/B", "A – B", "A→B") decide nothing; "I don't know" is wrong unless not
+   knowing may be the answer; a bare yes/no to a question that asks why, how, what (or which, where,
+   who, when), and an option letter to a question that offers none, are wrong;
+6. a yes/no question is decided by :mod:`.yesno` (clause by clause); other questions by the reply's
+   conclusion (:mod:`.conclusions`: an answer line, a bold answer, a "so ..." sentence, the closing or
+   the opening sentence), read by label, option text or a sentence in the question's frame
+   (:mod:`.roles`), unless the reply answers by a description that names no option.
 """
 
 from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import replace
 
 from commet.judges.base import Judge, JudgeRequest, Outcome, Verdict, decided_off_the_loop
-from commet.judges.rules.conclusions import Statement, Unclear, statements, tail_problem
+from commet.judges.rules.conclusions import (
+    Statement,
+    Unclear,
+    described,
+    label_said_before,
+    statements,
+    tail_problem,
+)
 from commet.judges.rules.labels import labels_only, leading_label
 from commet.judges.rules.lexicon import answer_markers, lexicon, negation_count, tokens_of
-from commet.judges.rules.marks import MAX_REPLY_CHARS, Mark, MarkKind, Reply, read_reply
-from commet.judges.rules.options import Choice, choices_of, offered, question_stem
-from commet.judges.rules.roles import Frame, question_frame, repeats_question
-from commet.judges.rules.yesno import read_yes_no, yes_no_of
-from commet.text import fold
+from commet.judges.rules.marks import MAX_REPLY_CHARS, Mark, MarkKind, Reply, foreign_script, read_reply
+from commet.judges.rules.options import Choice, choices_of, named_options, offered, question_stem
+from commet.judges.rules.roles import (
+    Frame,
+    asking_sentence,
+    emotion_named,
+    negated_feeling,
+    question_frame,
+    repeats_question,
+)
+from commet.judges.rules.scratch import answer_part
+from commet.judges.rules.yesno import opening_yes_no, read_yes_no, yes_no_of
+from commet.text import char_kind, fold
 
 #: marks that make a reply undecided wherever they are
 _ANYWHERE = {MarkKind.STRIKE, MarkKind.CROSS_OR_TICK, MarkKind.PICTOGRAPH, MarkKind.SHRUG, MarkKind.SARCASM,
@@ -69,6 +91,12 @@ def decide(request: JudgeRequest) -> Decision:
     raw = request.response
     if len(raw) > MAX_REPLY_CHARS:
         return _undecided(f"reply longer than {MAX_REPLY_CHARS:,} characters; needs a judge")
+    answer = answer_part(raw)
+    if answer != raw:
+        if not read_reply(answer).tokens and read_reply(raw).tokens:
+            return _undecided("reply is all reasoning (a think block, a draft) with no answer after it; needs a judge")
+        request = replace(request, response=answer)
+        raw = answer
     reply = read_reply(raw)
     if not reply.tokens:
         if any(unicodedata.category(ch)[0] not in "ZC" for ch in raw):
@@ -79,13 +107,24 @@ def decide(request: JudgeRequest) -> Decision:
     literal = _literal(request, reply, choices, frame)
     if literal is not None:
         return literal
-    anywhere = [m for m in reply.marks if m.kind in _ANYWHERE]
+    foreign = _foreign_word(request, reply)
+    if foreign is not None:
+        return _undecided(f"reply has words in a language the judge has no grammar for ({foreign!r}); needs a judge")
+    unread = _unread_sentence(request, reply)
+    if unread:
+        return _undecided(f"reply has a sentence the judge cannot read (a word of a language it has no grammar for, "
+                          f"or too few words it knows: {unread!r}); needs a judge")
+    faces = _trailing_faces(reply)
+    anywhere = [m for m in reply.marks if m.kind in _ANYWHERE and m not in faces]
     if anywhere:
         return _undecided(f"reply has {anywhere[0].kind.value} ({anywhere[0].text!r}); needs a judge")
     pictured = _pictured(reply, choices)
     if pictured is None:
         return _undecided("reply has a picture of something that is no option; needs a judge")
     decision = _decide(request, reply, choices, frame)
+    if faces and decision[0] != "undecided" and not _faces_agree(faces, reply, choices):
+        return _undecided(f"reply has a face ({faces[0].text!r}) that shows no feeling of the option it names; "
+                          "needs a judge")
     if decision[0] != "undecided" and pictured and choices is not None:
         shown = [choices[i].expected for i in pictured]
         # the pictures show one option, right where the words are right, wrong where they are wrong
@@ -93,6 +132,72 @@ def decide(request: JudgeRequest) -> Decision:
                 or decision[0] == "correct" and shown[0] != decision[1]:
             return _undecided("reply's picture shows another option than its words; needs a judge")
     return decision
+
+
+def _foreign_word(request: JudgeRequest, reply: Reply) -> str | None:
+    """The first word of the reply in a script the judge has no grammar for that is no word of an option or
+    expected answer and no yes or no of the lexicon ("Нет, он не знает": "он"); None when there is none."""
+    if not any(foreign_script(ch) for ch in reply.clean):
+        return None
+    lists = lexicon()
+    known = {word for text in [*request.expected, *(text for _, text in offered(request))] for word in tokens_of(text)}
+    known |= lists.yes | lists.no | {w for phrase in lists.yes_phrases.entries | lists.no_phrases.entries for w in phrase}
+    return next((token for token in reply.tokens if token not in known and any(foreign_script(ch) for ch in token)),
+                None)
+
+
+#: the least share of a sentence's words (in Latin letters) that must be known for the sentence to be read
+_LEAST_KNOWN = 1 / 3
+
+
+def _unread_sentence(request: JudgeRequest, reply: Reply) -> str:
+    """A sentence of the reply in Latin letters with a frequent word of a language the judge has no grammar for
+    ("não", "niet", "değil"), or too few of whose words it knows (the lexicon's, the question's, the story's,
+    the answers' and options' words; letters and numbers are read as labels): such a sentence ("Não é a
+    resposta.", "Dat klopt niet." after an answer) may say anything about it; "" when there is none. Scripts
+    without spaces are read by their own rules."""
+    lists = lexicon()
+    shown = offered(request)
+    asked = set(tokens_of(" ".join([request.question, request.story, *request.context, *request.expected,
+                                    *(text for _, text in shown)])))
+    foreign = lists.other_language_words - lists.known_words - asked
+
+    def known(token: str) -> bool:
+        return token in lists.known_words or token in asked
+
+    begin = 0
+    for end in range(1, len(reply.tokens) + 1):
+        if end < len(reply.tokens) and reply.boundary(end) != "sentence":
+            continue
+        words = [t for t in reply.tokens[begin:end] if len(t) > 1 and t[0].isalpha() and char_kind(t[0]) == "w"]
+        begin = end
+        if words and (set(words) & foreign or sum(map(known, words)) < _LEAST_KNOWN * len(words)):
+            return " ".join(words)
+    return ""
+
+
+def _trailing_faces(reply: Reply) -> list[Mark]:
+    """The emoji after the reply's last word that are faces of one plain feeling (the lexicon's ``face_feelings``:
+    "Sad 😢"); any of them before or among the words, and every other face, hand, tick or cross, is no decoration."""
+    faces = lexicon().face_feelings
+    last = reply.ends[-1] if reply.ends else 0
+    trailing = [m for m in reply.marks if m.start >= last]
+    if not trailing or any(m.kind is not MarkKind.PICTOGRAPH or unicodedata.name(m.text[0], "") not in faces
+                           for m in trailing):
+        return []
+    return trailing
+
+
+def _faces_agree(faces: list[Mark], reply: Reply, choices: list[Choice] | None) -> bool:
+    """Whether the words name one option that is a feeling, with no negation, and every face shows that very
+    feeling ("Sad 😢" for "happy or sad?"; not "Happy 😢", "Not sad 😢", nor a face after an answer that is no
+    feeling)."""
+    if choices is None or negation_count(reply.tokens):
+        return False  # "Not sad 😢": the face shows what the words deny
+    said = {n.index for n in named_options(reply.tokens, choices) + emotion_named(reply.tokens, choices)}
+    shown = [{n.index for n in emotion_named(lexicon().face_feelings[unicodedata.name(m.text[0])], choices)}
+             for m in faces]
+    return len(said) == 1 and all(indices == said for indices in shown)
 
 
 def _pictured(reply: Reply, choices: list[Choice] | None) -> set[int] | None:
@@ -122,12 +227,60 @@ def _decide(request: JudgeRequest, reply: Reply, choices: list[Choice] | None, f
         return _decide_yes_no(request, reply, region, frame)
     if " ".join(rest) in lexicon().non_answers and not _not_knowing_may_answer(request):
         return "incorrect", None, "the reply gives no answer"
+    stray = _stray_answer(request, reply, region, choices, frame)
+    if stray:
+        return "incorrect", None, stray
     if choices is None:
         return _undecided("no rule applies (no options that line up with the expected answers); needs a judge")
     given = labels_only(rest, [c.label for c in choices if c.label])
     if given is not None and len(set(given)) > 1:
         return _undecided("reply gives the labels of several options")
     return _decide_choice(request, reply, region, choices, frame)
+
+
+#: words that open a question asking for something other than yes or no
+_WH_WORDS = frozenset({"why", "how", "what", "which", "where", "who", "whom", "whose", "when"})
+#: auxiliaries that open a yes/no question inside a wh-question ("What do you think: does Mia know?")
+_YES_NO_OPENERS = frozenset({"is", "are", "was", "were", "do", "does", "did", "will", "would", "can", "could",
+                             "should", "has", "have", "had", "isn't", "doesn't", "didn't", "won't", "wasn't"})
+
+
+def _stray_answer(request: JudgeRequest, reply: Reply, region: int, choices: list[Choice] | None,
+                  frame: Frame) -> str:
+    """Why a reply is certainly no answer to a question that asks why, how, what, which, where, who or when (""
+    when it may be one): a bare yes or no, or an option letter where the question offers no options. Left alone:
+    a question that also asks yes or no ("What do you think: does she know?", "Was he lying? Why?"), one that
+    asks what someone says ("What will Tom say?"; "Why does Gran say sorry?" asks why), and one whose options,
+    expected answers or own words have that yes, no or letter."""
+    asking = frame.asking or frame.tokens
+    sentence = asking_sentence(request.question)
+    if any((words := tokens_of(asking_sentence(part + "?"))) and words[0] in _YES_NO_OPENERS
+           for part in request.question.replace("？", "?").split("?")[:-1]):
+        return ""  # "Was Jasper lying? Why?": a yes/no question asked as well
+    openers = [words[0] for part in _split_clauses(sentence) if (words := tokens_of(part))]
+    wh = next((word for word in openers if word in _WH_WORDS), None)
+    if wh is None or any(word in _YES_NO_OPENERS for word in openers):
+        return ""
+    if wh in ("what", "which") and any(w.startswith(_SPEECH_QUESTION) for w in asking):
+        return ""  # "What will Tom say?": "No." may be what he says
+    answers = {word for text in [*request.expected, *(t for _, t in offered(request))] for word in tokens_of(text)}
+    said, after = opening_yes_no(reply, region)
+    if said is not None and after >= len(reply.tokens) and not answers & (lexicon().yes | lexicon().no):
+        return f"reply says {said!r} to a question that asks {wh!r}"
+    rest = reply.tokens[region:]
+    if choices is None and not offered(request) and len(rest) == 1 and len(rest[0]) == 1 and "a" <= rest[0] <= "e" \
+            and rest[0] not in answers and rest[0] not in tokens_of(request.question) \
+            and leading_label(reply.clean[reply.starts[region]:]) is not None:  # not "b" where the question has "b)"
+        return f"reply is an option label ({rest[0].upper()!r}) to a question that offers no options"
+    return ""
+
+
+def _split_clauses(text: str) -> list[str]:
+    """``text`` split at commas, colons, semicolons and dashes."""
+    parts = [text]
+    for mark in ",:;—–":
+        parts = [piece for part in parts for piece in part.split(mark)]
+    return parts
 
 
 def _by_label(reply: Reply, region: int, choices: list[Choice] | None) -> bool:
@@ -193,7 +346,7 @@ def _region(reply: Reply, request: JudgeRequest, frame: Frame) -> int | None:
                 return None
             region += len(question)
             break
-    answer_words = {word for text in [*request.expected, *(text for _, text in request.options)]
+    answer_words = {word for text in [*request.expected, *(text for _, text in offered(request))]
                     for word in tokens_of(text)}
     if repeats_question(tokens[region:], frame, answer_words=answer_words):
         return None
@@ -233,6 +386,14 @@ def _suspicious(reply: Reply, offset: int, request: JudgeRequest) -> Mark | None
 
 def _decide_choice(request: JudgeRequest, reply: Reply, region: int, choices: list[Choice],
                    frame: Frame) -> Decision:
+    flipped = negated_feeling(reply.tokens[region:], choices)
+    if flipped is not None and not reply.marks_from(reply.starts[region]):
+        return _chosen(choices[flipped], "reply negates the other feeling, so it names")
+    rejected_first = _rejection_then_answer(reply, region, choices, frame)
+    if rejected_first is not None:
+        return _chosen(choices[rejected_first], "reply rejects one option, then names")
+    if described(reply, region, choices, frame):
+        return _undecided("reply gives its answer by a description that names no option; needs a judge")
     found = statements(reply, region, choices, frame)
     statement = _conclusion(found)
     if isinstance(statement, str):
@@ -241,10 +402,57 @@ def _decide_choice(request: JudgeRequest, reply: Reply, region: int, choices: li
     if mark is not None:
         return _undecided(f"reply has {mark.kind.value} ({mark.text!r}) where it answers; needs a judge")
     assert isinstance(statement.read, int)
-    problem = tail_problem(reply, statement.end, statement.read, choices, frame)
+    earlier = label_said_before(reply, region, reply.token_at(statement.start), choices)
+    if earlier is not None and earlier != statement.read:
+        return _undecided(f"reply gives option {choices[earlier].label!r} before it names another; needs a judge")
+    span = reply.tokens[reply.token_at(statement.start):reply.token_at(statement.end)]
+    by_text = bool(named_options(span, choices) or emotion_named(span, choices))
+    problem = tail_problem(reply, statement.end, statement.read, choices, frame, by_label=not by_text)
     if problem:
         return _undecided(f"reply {problem}; needs a judge")
     return _chosen(choices[statement.read], f"reply's {statement.kind} names")
+
+
+#: words a clause that only names an option may have besides it ("the red one", "in the blue box", "option B")
+_NAMING_WORDS = frozenset({"one", "ones", "option", "choice"})
+
+
+def _option_clause(words: Sequence[str], choices: list[Choice]) -> int | None:
+    """The option a clause consists of, and nothing else (its label, or its words with articles, prepositions and
+    "one": "the red one", "in the blue box", "option B"); None for any other clause."""
+    labels = [c.label for c in choices]
+    bare = [t for t in words if t not in _NAMING_WORDS]
+    if len(bare) == 1 and bare[0] in labels:  # before prepositions go: "a" is one in French
+        return labels.index(bare[0])
+    rest = [t for t in bare if t not in lexicon().prepositions]
+    if not rest:
+        return None
+    named = named_options(rest, choices)
+    kept = [t for t in rest if t not in ("a", "an", "the")]
+    if len(named) != 1 or named[0].end - named[0].start != len(kept) or named[0].start != rest.index(kept[0]):
+        return None
+    return named[0].index
+
+
+def _rejection_then_answer(reply: Reply, region: int, choices: list[Choice], frame: Frame) -> int | None:
+    """The option of a reply that opens by rejecting one option and then names another, each in a clause of its
+    own, with nothing after it that spoils it ("Not the blue box — the red one.", "Not A. B."): the mirror of "the
+    red box, not the blue one"; None for any other reply, and for a question with a negation of its own."""
+    tokens = reply.tokens
+    if tokens[region] != "not" or reply.marks_from(reply.starts[region]) \
+            or negation_count(frame.asking or frame.tokens):
+        return None  # "Which box will she not look in?": what "not the red box" answers is unclear
+    cut = next((i for i in range(region + 1, len(tokens)) if reply.boundary(i)), len(tokens))
+    end = next((i for i in range(cut + 1, len(tokens)) if reply.boundary(i)), len(tokens))
+    if cut >= len(tokens):
+        return None
+    rejected = _option_clause(tokens[region + 1:cut], choices)
+    chosen = _option_clause(tokens[cut:end], choices)
+    if rejected is None or chosen is None or rejected == chosen:
+        return None
+    if end < len(tokens) and tail_problem(reply, reply.starts[end], chosen, choices, frame):
+        return None
+    return chosen
 
 
 def _conclusion(found: dict[str, list[Statement]]) -> Statement | str:
@@ -254,12 +462,16 @@ def _conclusion(found: dict[str, list[Statement]]) -> Statement | str:
         said = found[kind]
         if not said:
             continue
-        if any(s.read is Unclear.UNCLEAR for s in said) and kind != "conclusion":
+        if any(isinstance(s.read, Unclear) for s in said) and kind != "conclusion":
             return f"reply's {kind} is unclear (several options, a label that disagrees with its text, a hedge)"
         if kind != "conclusion" and len({s.read for s in said}) > 1:
             return f"reply's {kind}s name different options"
         last = said[-1]
-        if last.read is Unclear.UNCLEAR:
+        if opening is not None and opening.read is Unclear.MISMATCH and last.start < opening.end:
+            # "The answer is A. The blue box." where A is the red box: the conclusion restates an opening that
+            # reads two ways (a label and another option's text), so it is no reading of its own
+            return f"reply's opening answer reads two ways (a label and another option's text) where its {kind} is"
+        if isinstance(last.read, Unclear):
             return f"reply's last {kind} hedges or names several options"
         if opening is not None and isinstance(opening.read, int) and opening.end <= last.start \
                 and opening.read != last.read:  # the reply committed to an answer first, then named another
@@ -269,7 +481,7 @@ def _conclusion(found: dict[str, list[Statement]]) -> Statement | str:
         return last
     if opening is None:
         return "reply states no option in the question's frame; needs a judge"
-    if opening.read is Unclear.UNCLEAR:
+    if isinstance(opening.read, Unclear):
         return "reply hedges, negates or names several options; needs a judge"
     return opening
 
@@ -281,6 +493,10 @@ def _decide_yes_no(request: JudgeRequest, reply: Reply, region: int, frame: Fram
     read = read_yes_no(reply, start, frame, frame.negative)
     if read.said is None:
         return _undecided(read.problem)
+    if start > region:  # an answer line after an opening yes or no that it never withdrew: two answers
+        opening = opening_yes_no(reply, region)[0]
+        if opening is not None and opening != read.said:
+            return _undecided(f"reply opens with {opening!r} and concludes {read.said!r}; needs a judge")
     mark = _suspicious(reply, reply.starts[start], request)
     if mark is not None:
         return _undecided(f"reply has {mark.kind.value} ({mark.text!r}) where it answers; needs a judge")

@@ -122,6 +122,10 @@ class Lexicon:
     synonyms: dict[str, str]
     irregular: dict[str, str]
     opposites: dict[str, frozenset[str]]
+    #: emoji of faces that show one plain feeling (by Unicode name), and the feeling word they show
+    face_feelings: dict[str, tuple[str, ...]]
+    #: by a predicate's stem, the phrases that say it and those that say its opposite in a reason clause
+    predicate_phrases: dict[str, tuple[Phrases, Phrases]]
     preambles: frozenset[tuple[str, ...]]
     lead_ins: Phrases
     strong_markers: Phrases
@@ -135,6 +139,20 @@ class Lexicon:
     foreign_articles: frozenset[str]
     prepositions: frozenset[str]
     non_answers: frozenset[str]
+    #: what may follow an option's label in a script without spaces and leave it the answer ("Aです", "B。")
+    label_endings: frozenset[str]
+    #: words that point back to what was just said ("that", "das", "cela", "これ"): a clause they open may judge it
+    anaphors: frozenset[str]
+    #: words that describe an answer instead of naming it ("wherever", "whichever")
+    descriptions: frozenset[str]
+    #: phrases that open a restatement of the answer ("that is", "in other words", "i.e.")
+    restatements: Phrases
+    #: every word of every list (``common_words`` too: frequent words of English, Spanish, German and French that
+    #: are no cue): the words of the languages the judge has grammar for that it knows by name
+    known_words: frozenset[str]
+    #: frequent words of languages the judge has no grammar for ("não", "niet", "değil"): a reply with one of them
+    #: may say anything of its answer
+    other_language_words: frozenset[str]
     emotions: dict[tuple[str, ...], tuple[str, ...]]  # the feelings a word can name, the narrowest first
     valence: dict[str, str]  # a feeling's valence ("positive", "negative"), where it has one
     emotion_words: Phrases
@@ -180,6 +198,10 @@ def lexicon() -> Lexicon:
         choice_words=_words(data["choice_words"]), question_words=_words(data["question_words"]),
         mental_verbs=_words(data["mental_verbs"]), synonyms=synonyms, irregular=irregular,
         opposites=_symmetric(data["predicate_opposites"], irregular),
+        face_feelings={name: tuple(tokens_of(word)) for name, word in data["face_feelings"].items()
+                       if not name.startswith("_")},
+        predicate_phrases={_plain_stem(key, irregular): (Phrases.of(said["same"]), Phrases.of(said["opposite"]))
+                           for key, said in data["predicate_phrases"].items() if not key.startswith("_")},
         preambles=frozenset(tuple(tokens_of(text)) for text in data["preamble_sentences"]),
         lead_ins=Phrases.of(data["lead_ins"]), strong_markers=Phrases.of(data["strong_markers"]),
         first_person_choices=Phrases.of(data["first_person_choices"]),
@@ -190,8 +212,27 @@ def lexicon() -> Lexicon:
         sentence_markers=Phrases.of(data["sentence_markers"]), marker_fillers=Phrases.of(data["marker_fillers"]),
         foreign_articles=_words(data["foreign_articles"]), prepositions=_words(data["prepositions"]),
         non_answers=_words(data["non_answers"]),
+        anaphors=_words(data["anaphors"]), descriptions=_words(data["descriptions"]),
+        restatements=Phrases.of(data["restatements"]), known_words=_every_word({k: v for k, v in data.items() if k != "other_language_words"}),
+        other_language_words=_words(data["other_language_words"]),
+        label_endings=frozenset("".join(tokens_of(text)) for text in data["label_endings"]),
         emotions=emotions, emotion_words=Phrases.of_entries(frozenset(emotions)),
         valence={feeling: side for side, feelings in data["feeling_valence"].items() for feeling in feelings})
+
+
+def _every_word(data: object) -> frozenset[str]:
+    """The words of every string in the lists (keys and values alike), as :func:`tokens_of` makes them."""
+    found: set[str] = set()
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.update(tokens_of(item))
+        elif isinstance(item, dict):
+            stack += [*item.keys(), *item.values()]
+        elif isinstance(item, list):
+            stack += item
+    return frozenset(found)
 
 
 def _plain_stem(word: str, irregular: dict[str, str]) -> str:
@@ -259,13 +300,15 @@ def hedged(tokens: Sequence[str], asked: Iterable[str] = ()) -> bool:
     itself uses (``asked``) is no contrast ("first" in "Which box will Kim open first?")."""
     lists = lexicon()
     excused = set(asked) - _NEVER_EXCUSED
-    if any(tuple(tokens[s:e]) != (tokens[s],) or tokens[s] not in excused for s, e in lists.contrasts.spans(tokens)):
+    # a contrast or hedge inside a set phrase that says the opposite is none ("could not", "no doubt", "rather than":
+    # the clause after it is negated, and read as such)
+    exceptions = {i for start, end in lists.hedge_exceptions.spans(tokens) for i in range(start, end)}
+    if any((tuple(tokens[s:e]) != (tokens[s],) or tokens[s] not in excused) and s not in exceptions
+           for s, e in lists.contrasts.spans(tokens)):
         return True
     if lists.sarcasm.found_in(tokens):
         return True
     spans = lists.hedges.spans(tokens)
     if not spans:
         return False
-    # a hedge inside a set phrase that says the opposite is none ("could not", "no doubt", "without a doubt")
-    exceptions = {i for start, end in lists.hedge_exceptions.spans(tokens) for i in range(start, end)}
     return any(start not in exceptions for start, _ in spans)

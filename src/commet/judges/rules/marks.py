@@ -170,6 +170,22 @@ def char_mark(ch: str) -> MarkKind | str | None:
     return None
 
 
+#: the scripts whose words the judge has grammar for (English, Spanish, German, French; Japanese and Chinese), by the
+#: first word of a letter's Unicode name
+_KNOWN_SCRIPTS = frozenset({"LATIN", "CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "IDEOGRAPHIC", "DIGIT",
+                            "FULLWIDTH", "HALFWIDTH", "SUPERSCRIPT", "SUBSCRIPT", "VULGAR", "ROMAN"})
+
+
+@lru_cache(maxsize=4096)
+def foreign_script(ch: str) -> bool:
+    """Whether a letter is of a script the judge has no grammar for (Greek, Cyrillic, Hangul, Thai, Devanagari,
+    Arabic, Hebrew, ...): a word written in it can be read only where it is an option's or an expected answer's
+    own word, or a yes or no of the lexicon."""
+    if ch.isascii() or not ch.isalpha():
+        return False
+    return unicodedata.name(ch, "UNKNOWN").split(" ", 1)[0] not in _KNOWN_SCRIPTS
+
+
 def read_reply(raw: str) -> Reply:
     """The reply in comparison form with its marks (call only on text bounded by MAX_REPLY_CHARS)."""
     nfkc = unicodedata.normalize("NFKC", raw.replace("\u037e", "?"))  # NFKC makes the Greek question mark ';'

@@ -62,6 +62,8 @@ class Frame:
     #: it asks which one someone other than the respondent picks, wants or takes ("Which would Lena pick?"):
     #: "I'd pick the ice lolly" is then the respondent's own pick, not an answer
     others_choice: bool = False
+    #: the words of the sentence that asks (the story before it aside): where its predicate is read
+    asking: tuple[str, ...] = ()
 
 
 #: words that open a question and are capitalised for that alone
@@ -82,7 +84,7 @@ def question_frame(question: str, choices: Sequence[Choice]) -> Frame:
     lists = lexicon()
     tokens = tuple(tokens_of(question))
     option_words = {word for choice in choices for word in choice.core}
-    text = _asking_sentence(unicodedata.normalize("NFKC", question))
+    text = asking_sentence(unicodedata.normalize("NFKC", question))
     spans = word_spans(text)
     lower = {text[s:e].casefold() for s, e in spans if not text[s].isupper()}
 
@@ -118,7 +120,8 @@ def question_frame(question: str, choices: Sequence[Choice]) -> Frame:
     addressed = bool(set(tokens) & lists.second_person)
     others_choice = not addressed and any(stem(t) in choosing for t in tokens)
     return Frame(tokens, tuple(stem(t) for t in tokens), tuple(frozenset(p) for p in persons), verbs, unspaced,
-                 negative, len(persons) > 1 or people_as_options, claims, addressed, others_choice)
+                 negative, len(persons) > 1 or people_as_options, claims, addressed, others_choice,
+                 tuple(tokens_of(text)))
 
 
 def _capitalised(text: str, word: str) -> bool:
@@ -140,7 +143,7 @@ def _main_clause_end(text: str, spans: Sequence[tuple[int, int]]) -> int:
     return len(spans)
 
 
-def _asking_sentence(question: str) -> str:
+def asking_sentence(question: str) -> str:
     """The last sentence of ``question`` that ends in a question mark (the whole question when none does)."""
     end = max(question.rfind("?"), question.rfind("？"))
     if end < 0:
@@ -161,7 +164,8 @@ def repeats_question(tokens: Sequence[str], frame: Frame, option_words: int = 1,
     words it, not a copy: "The big one" to "the big one or the medium one?"."""
     if len(tokens) >= 3 and tuple(tokens) == frame.tokens[: len(tokens)]:
         return True
-    if answer_words and all(token in answer_words or token in OPTION_FILLERS for token in tokens):
+    if answer_words and all(token in answer_words or token in OPTION_FILLERS or token in lexicon().prepositions
+                            for token in tokens):
         return False
     size = len(tokens)
     if size < option_words + 2 or size > len(frame.tokens):
@@ -275,3 +279,33 @@ def _same_roles(tokens: Sequence[str], frame: Frame) -> bool:
             return False
     stems = {stem(t) for t in tokens}
     return frame.verbs <= stems
+
+
+#: words that may stand around a negated feeling and leave it one ("not happy at all", "definitely not sad")
+_AROUND_NEGATED_FEELING = frozenset({"at", "all", "one", "bit", "in", "the", "least", "slightest", "really", "very",
+                                     "is", "feels", "feel", "was", "be", "would", "will", "d", "definitely",
+                                     "certainly", "absolutely", "surely"})
+
+
+def negated_feeling(tokens: Sequence[str], choices: Sequence[Choice]) -> int | None:
+    """The option a negated feeling chooses ("Not sad." for "happy or sad?": happy), or None. It decides only
+    where there are two options that are each other's opposites in the lexicon ("happy or sad?", not "happy or
+    scared?": not happy need not be scared); the words are one negation, one feeling word that names one option
+    and is no negative itself ("not unhappy" is not read), the person by name, and words that only frame them
+    (a pronoun may be someone else)."""
+    lists = lexicon()
+    if len(choices) != 2 or negation_count(tokens) != 1 or any(len(c.core) != 1 for c in choices):
+        return None
+    first, second = (stem(choice.core[0]) for choice in choices)
+    if second not in lists.opposites.get(first, frozenset()):
+        return None
+    named = emotion_named(tokens, choices)
+    if len(named) != 1 or any(t.startswith(("un", "dis")) for t in tokens[named[0].start:named[0].end]):
+        return None
+    negation = next(i for i, t in enumerate(tokens) if negation_count([t]))
+    if negation > named[0].start:
+        return None  # "Sad? Not at all." and "happy, not" are read elsewhere, or not at all
+    rest = [t for i, t in enumerate(tokens) if i != negation and not named[0].start <= i < named[0].end]
+    if any(t not in _AROUND_NEGATED_FEELING for t in rest):
+        return None
+    return 1 - named[0].index

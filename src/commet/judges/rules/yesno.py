@@ -55,7 +55,7 @@ def predicate(frame: Frame) -> frozenset[str]:
     lists = lexicon()
     names = {w for person in frame.persons for w in person}
     words: list[str] = []
-    for token in frame.tokens:
+    for token in frame.asking or frame.tokens:
         if token in _SUBORDINATORS and words:
             break
         if token in _AUXILIARIES or token in lists.function_words or token in lists.question_words or token in names:
@@ -69,13 +69,40 @@ def _opposites(pred: frozenset[str]) -> frozenset[str]:
     return frozenset(stem(w) for p in pred for w in opposites.get(p, ()))
 
 
+#: prefixes that make an opposite negative in itself ("unaware", "dishonest", "insincere")
+_NEGATIVE_PREFIXES = ("un", "in", "im", "dis", "ir", "il", "non")
+#: the polarity of a clause that speaks of the predicate but cannot be read (two negations, the predicate and its
+#: opposite together: "She's not not lying", "not honest but not lying either")
+UNREADABLE = -1
+
+
 def clause_polarity(tokens: Sequence[str], pred: frozenset[str]) -> int | None:
-    """0 (says the predicate) or 1 (says its opposite) for a clause that speaks of the predicate; else None."""
-    stems = [stem(t) for t in tokens]
-    opposed = _opposites(pred)
-    if not (set(stems) & pred or set(stems) & opposed):
+    """0 (says the predicate), 1 (says its opposite) or :data:`UNREADABLE` for a clause that speaks of the
+    predicate; None for one that does not. Negation is scoped to its clause and read, never counted: one word of
+    the predicate or of its opposite (not both), with at most one negation ("not lying", "mistaken", "not
+    mistaken", "telling the truth" to "Is he telling a lie?")."""
+    lists = lexicon()
+    phrased = [(i, kind) for p in pred if p in lists.predicate_phrases
+               for kind, phrases in enumerate(lists.predicate_phrases[p]) for start, end in phrases.spans(tokens)
+               for i in range(start, end)]
+    inside = {i for i, _ in phrased}  # "had no idea": a phrase's own negation is no negation of the clause
+    tokens = [t for i, t in enumerate(tokens) if i not in inside]
+    stems = {stem(t) for t in tokens}
+    said = stems & pred | ({"_said"} if any(kind == 0 for _, kind in phrased) else set())
+    opposite = {s for s in stems - pred if s in _opposites(pred)} | ({"_opposite"} if any(kind for _, kind in phrased)
+                                                                     else set())
+    if not said and not opposite:
         return None
-    return (negation_count(tokens) + sum(1 for s in stems if s in opposed and s not in pred)) % 2
+    if tokens[:2] == ["rather", "than"]:
+        tokens = ["not", *tokens[2:]]  # "rather than lying": not lying
+    negations = negation_count(tokens)
+    # a word of the predicate and its own opposite together ("not honest but not lying") cannot be read, nor a
+    # negated opposite that is itself negative ("not unaware", "not dishonest"): litotes are not read
+    both = any(lists.opposites.get(s, frozenset()) & said for s in opposite) or bool(phrased and said and opposite)
+    litotes = negations and any(t.startswith(_NEGATIVE_PREFIXES) and stem(t) in opposite for t in tokens)
+    if both or litotes or negations > 1:
+        return UNREADABLE
+    return (negations + (1 if opposite else 0)) % 2
 
 
 def restates(tokens: Sequence[str], frame: Frame, pred: frozenset[str]) -> bool:
@@ -88,12 +115,14 @@ def restates(tokens: Sequence[str], frame: Frame, pred: frozenset[str]) -> bool:
                or negation_count([t]) for t in tokens)
 
 
-def clauses(reply: Reply, start: int, end: int) -> list[tuple[int, int]]:
-    """Token ranges of the clauses between tokens ``start`` and ``end`` (split at punctuation)."""
+def clauses(reply: Reply, start: int, end: int, subordinate: bool = False) -> list[tuple[int, int]]:
+    """Token ranges of the clauses between tokens ``start`` and ``end`` (split at punctuation and reasons, and
+    where ``subordinate`` at the words that open a subordinate clause: "not | that he knows of")."""
     found: list[tuple[int, int]] = []
     first = start
     for i in range(start + 1, end):
-        if reply.boundary(i) or reply.tokens[i] in _REASONS:
+        if reply.boundary(i) or reply.tokens[i] in _REASONS or subordinate and reply.tokens[i] in _SUBORDINATORS \
+                or reply.tokens[i:i + 2] == ["rather", "than"]:
             found.append((first, i))
             first = i
     if first < end:
@@ -108,23 +137,17 @@ def read_yes_no(reply: Reply, start: int, frame: Frame, negative_question: bool)
     if start >= len(tokens):
         return YesNo(None, "no words")
     pred = predicate(frame)
-    said, after = _opening_yes_no(reply, start)
+    said, after = opening_yes_no(reply, start)
     if said is None:
-        rest = tokens[start:]
-        if negative_question or len(rest) > 14 or any(reply.boundary(i) == "sentence" for i in range(start + 1,
-                                                                                                   len(tokens))):
-            return YesNo(None, "reply does not open with a clear yes or no")
-        polarity = clause_polarity(rest, pred)
-        if polarity is None or not restates(rest, frame, pred) or hedged(rest) or judged(rest, frame.tokens) \
-                or _other_person(rest, frame):
-            return YesNo(None, "reply does not open with a clear yes or no")  # "True." says yes, not "no lie"
-        return YesNo("no" if polarity else "yes", after=len(tokens))
+        return _read_clauses(reply, start, frame, pred, negative_question)
     tail = tokens[after:]
     if not tail:
         return YesNo(said, after=after)
     if negative_question:
         return YesNo(None, f"reply says {said!r} to a negative question and goes on")
-    if hedged(tail) or any(t in lists.yes or t in lists.no for t in tail):
+    phrased = {i for p in pred if p in lists.predicate_phrases for phrases in lists.predicate_phrases[p]
+               for start, end in phrases.spans(tail) for i in range(start, end)}  # "had no idea": no second no
+    if hedged(tail) or any((t in lists.yes or t in lists.no) and i not in phrased for i, t in enumerate(tail)):
         return YesNo(None, f"reply says {said!r} but hedges, corrects itself or turns after it")
     if lists.judgements.found_in([t for t in tail if stem(t) not in frame.stems]):
         return YesNo(None, f"reply says {said!r} and judges something after it")
@@ -134,11 +157,13 @@ def read_yes_no(reply: Reply, start: int, frame: Frame, negative_question: bool)
     if elliptic and negation_count(first) % 2 != (said == "no"):
         return YesNo(None, f"reply says {said!r} but what follows reads the other way")
     restated = restates(first, frame, pred) and clause_polarity(first, pred) is not None
-    if not (first[0] in _REASONS or elliptic or restated):
+    if not (first[0] in _REASONS or elliptic or restated or _reason_of_subject(first, frame, pred)):
         return YesNo(None, f"reply says {said!r}; what follows neither restates the question nor gives a reason")
     for begin, end in parts:
         clause = tokens[begin:end]
         polarity = clause_polarity(clause, pred)
+        if polarity == UNREADABLE:
+            return YesNo(None, f"reply says {said!r} but a clause after it negates twice or says both ways")
         if polarity is not None and polarity != (said == "no"):
             return YesNo(None, f"reply says {said!r} but a clause after it reads the other way")
         if polarity is not None and _other_person(clause, frame):
@@ -150,7 +175,101 @@ def read_yes_no(reply: Reply, start: int, frame: Frame, negative_question: bool)
     return YesNo(said, after=after)
 
 
-def _opening_yes_no(reply: Reply, start: int) -> tuple[str | None, int]:
+#: verbs of a lead-in after which "so" says yes and "not" says no ("I'd say so", "I believe not")
+_SAYING = frozenset({"say", "think", "believe", "guess", "suppose", "hope", "afraid", "reckon", "imagine"})
+#: the most words a reply without a yes or no may have to be read clause by clause
+_MAX_CLAUSE_READ_WORDS = 20
+
+
+def _read_clauses(reply: Reply, start: int, frame: Frame, pred: frozenset[str], negative_question: bool) -> YesNo:
+    """A reply with no yes or no of its own, read clause by clause: each clause restates the question's predicate
+    (or its opposite) with its own negation, or is an elliptic answer ("He certainly did.", "She isn't."), and all
+    say the same ("She's not lying, she's mistaken."); any clause that does neither leaves it undecided."""
+    tokens = reply.tokens
+    rest = tokens[start:]
+    unclear = YesNo(None, "reply does not open with a clear yes or no")
+    if negative_question or len(rest) > _MAX_CLAUSE_READ_WORDS or hedged(rest) or judged(rest, frame.tokens):
+        return unclear
+    said: set[int] = set()
+    for begin, end in clauses(reply, start, len(tokens), subordinate=True):
+        clause = tokens[begin:end]
+        polarity = clause_polarity(clause, pred)
+        if polarity is None and clause[0] in _SUBORDINATORS and not negation_count(clause) \
+                and restates(clause[1:], frame, pred):
+            continue  # "... that the cookies are on the top shelf": the question's own claim, restated
+        if polarity is None and said and len(clause) == 1 and (clause[0] in lexicon().yes or clause[0] in lexicon().no):
+            polarity = 0 if clause[0] in lexicon().yes else 1  # "Tom is lying, yes.", "She didn't know, no."
+        elif polarity is None:
+            polarity = _elliptic(clause, frame)
+        elif not restates(clause, frame, pred) or _other_person(clause, frame):
+            return unclear  # "True." says yes, not "no lie"; "I am not lying" speaks of someone else
+        if polarity is None or polarity == UNREADABLE:
+            return YesNo(None, "reply has a clause that neither restates the question nor answers it elliptically")
+        said.add(polarity)
+    if len(said) != 1:
+        return YesNo(None, "reply's clauses read both ways")
+    return YesNo("no" if said.pop() else "yes", after=len(tokens))
+
+
+def _reason_of_subject(clause: Sequence[str], frame: Frame, pred: frozenset[str]) -> bool:
+    """Whether a clause after a yes or no is a reason read by the lexicon's phrases and opposites ("she was misled",
+    "he made up the dog story", "she honestly believes it"): it opens with the question's person, as a subject
+    pronoun or by name, names no one else and has no agent ("by"), so its polarity is that person's (it is then
+    checked against the yes or no like any clause). The predicate's own word must restate the question (a
+    possessive it does not use is a claim: "Yes, she knew it was her crayon" to "Did Ruby know whose it was?")."""
+    lists = lexicon()
+    names = {w for person in frame.persons for w in person}
+    claims = {stem(t) for t in clause} & pred or set(clause) & lists.possessives - set(frame.tokens)
+    if not clause or claims or not (clause[0] in _SUBJECT_PRONOUNS or clause[0] in names) or "by" in clause \
+            or any(t in names for t in clause[1:]) or clause_polarity(clause, pred) not in (0, 1):
+        return False
+    # the reason is said of the subject itself: only auxiliaries and adverbs stand between them ("she honestly
+    # believes"; not "she made him believe it", where someone else believes)
+    starts = [start for p in pred if p in lists.predicate_phrases for phrases in lists.predicate_phrases[p]
+              for start, _ in phrases.spans(clause)]
+    starts += [i for i, t in enumerate(clause) if stem(t) in _opposites(pred)]
+    first = min(starts, default=len(clause))
+    return all(t in _AUXILIARIES or t in _REASON_ADVERBS or t in lists.emphasis for t in clause[1:first])
+
+
+#: adverbs that may stand between a reason's subject and its verb ("she honestly believes", "she was simply misled")
+_REASON_ADVERBS = frozenset({"s", "honestly", "really", "genuinely", "truly", "only", "just", "simply", "actually",
+                             "clearly", "obviously", "certainly", "definitely", "totally", "completely"})
+
+
+def _elliptic(clause: Sequence[str], frame: Frame) -> int | None:
+    """The polarity of an elliptic answer ("He certainly did.", "She is not.", "Of course he does.", "Sure
+    does."): the question's person as a pronoun (where it names one person) or by name, or none, then an
+    auxiliary with at most one negation, and nothing but emphasis; None for any other clause."""
+    lists = lexicon()
+    names = {w for person in frame.persons for w in person}
+    auxiliaries = [t for t in clause if t in _ELLIPTIC_AUXILIARIES]
+    subjects = [t for t in clause if t in _SUBJECT_PRONOUNS or t in names]
+    others = [t for t in clause if t not in _ELLIPTIC_AUXILIARIES and t not in subjects and t not in lists.emphasis
+              and t not in ("of", "course", "sure") and not negation_count([t])]
+    if len(auxiliaries) != 1 or others or len(subjects) > 1 or negation_count(clause) > 1:
+        return None
+    if subjects and subjects[0] in _SUBJECT_PRONOUNS and len(frame.persons) != 1:
+        return None  # "He did." where the question names two people: which one?
+    if clause.index(auxiliaries[0]) < (clause.index(subjects[0]) if subjects else 0):
+        return None  # "Did he?", "Does she": a question back
+    asked = next((t for t in frame.asking if t in _ELLIPTIC_AUXILIARIES), None)
+    if asked is not None and _AUXILIARY_FAMILY[asked] != _AUXILIARY_FAMILY[auxiliaries[0]]:
+        return None  # "He has." to "Does Leo know ...?": an answer to another question
+    return 1 if negation_count(clause) else 0
+
+
+#: the pronouns an elliptic answer may open with ("She did."), standing for the question's one person
+_SUBJECT_PRONOUNS = frozenset({"he", "she", "they"})
+#: the auxiliaries an elliptic answer ends on ("She did.", "He isn't."), each with its family: an elliptic answer
+#: repeats the question's auxiliary ("Did he see?": "He did.", "He does."; not "He has.")
+_AUXILIARY_FAMILY = {"is": "be", "are": "be", "was": "be", "were": "be", "am": "be", "do": "do", "does": "do",
+                     "did": "do", "will": "will", "would": "will", "can": "can", "could": "can", "has": "have",
+                     "have": "have", "had": "have", "should": "shall", "shall": "shall"}
+_ELLIPTIC_AUXILIARIES = frozenset(_AUXILIARY_FAMILY)
+
+
+def opening_yes_no(reply: Reply, start: int) -> tuple[str | None, int]:
     """("yes"|"no", the token after it) where the reply opens with a yes or no of its own ("Yes.", "No, ...",
     "I don't think so."); (None, start) where it does not ("No one saw it", "Yes he is" without punctuation)."""
     lists = lexicon()
@@ -162,6 +281,8 @@ def _opening_yes_no(reply: Reply, start: int) -> tuple[str | None, int]:
             return (phrase_said, after) if after >= len(tokens) or reply.boundary(after) else (None, start)
     word = tokens[start]
     said = "yes" if word in lists.yes else "no" if word in lists.no else None
+    if said is None and start > 0 and tokens[start - 1] in _SAYING and not reply.boundary(start):
+        said = {"so": "yes", "not": "no"}.get(word)  # "I would say so", "I think not" after their lead-in
     if said is None or start + 1 < len(tokens) and not reply.boundary(start + 1):
         return None, start
     return said, start + 1
