@@ -605,17 +605,6 @@ def csv_safe(value: object) -> object:
     return value
 
 
-def safe_child(root: Path, name: str) -> Path:
-    """``root/name`` if it stays inside ``root`` and exists, else a 404 (no path traversal)."""
-    if not name or "\x00" in name:
-        raise HTTPException(status_code=404)
-    root = root.resolve()
-    candidate = (root / name).resolve()
-    if not candidate.is_relative_to(root) or not candidate.is_file():
-        raise HTTPException(status_code=404)
-    return candidate
-
-
 def templates(folder: Path) -> Jinja2Templates:
     """Jinja2 templates with autoescaping on for every file."""
     environment = Jinja2Templates(directory=str(folder))

@@ -51,15 +51,19 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_regular_file(path: str | Path, *, max_bytes: int, what: str = "file", pipes: bool = False) -> bytes:
+def read_regular_file(path: str | Path, *, max_bytes: int, what: str = "file", pipes: bool = False,
+                      follow_links: bool = True) -> bytes:
     """The bytes of the regular file at ``path`` (links followed), at most ``max_bytes``.
 
     Opened without blocking and checked on the open descriptor, so a FIFO, a device or a file
     swapped for one after a check is refused, never read. Raises :class:`InputFileError` (and
     FileNotFoundError when nothing is there). ``pipes`` also reads a pipe (a secret passed as
     ``<(command)``) up to ``max_bytes``; a FIFO nobody writes to reads as empty, never blocks.
+    ``follow_links=False`` refuses a symbolic link in the last step (a file a web app serves).
     """
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
         descriptor = os.open(path, flags)
     except FileNotFoundError:

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, HTTPException, Request
-from fastapi.responses import FileResponse, HTMLResponse, Response
+from fastapi.responses import HTMLResponse, Response
 from starlette.datastructures import FormData
 
 from commet.apps.review.pages import Review
@@ -116,10 +116,7 @@ async def give_label(request: Request, review: Review) -> Response:
 @router.get("/calibration/picture")
 def picture(request: Request, review: Review, id: str = "") -> Response:  # noqa: A002 - the query parameter's name
     review.pages.signed_in(request)
-    path = review.dataset.image_path(id)  # a regular file inside the dataset folder, or None
-    if path is None:
-        raise HTTPException(404)
-    return FileResponse(path)
+    return review.served.by_id(id)  # only a picture the dataset references (commet.apps.files)
 
 
 def _field(form: FormData, key: str) -> str:
