@@ -39,6 +39,7 @@ from commet.cli.common import (  # noqa: F401 - the shared names stay importable
     check_dataset_path,
     check_run_name,
     console,
+    echo,
     err_console,
     fail,
     fail_option,
@@ -70,7 +71,7 @@ def _print_version(value: bool) -> None:
     if value:
         from commet.version import __version__
 
-        typer.echo(f"commet {__version__} (Python {sys.version.split()[0]})")
+        echo(f"commet {__version__} (Python {sys.version.split()[0]})")
         raise typer.Exit()
 
 
@@ -97,10 +98,10 @@ def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSO
         err_console.print(f"read from {dataset.origin.location}: {dataset.origin.layout}", markup=False,
                           highlight=False, soft_wrap=True)
     for problem in problems:
-        typer.echo(str(problem))
+        echo(str(problem))
     errors = sum(p.severity == "error" for p in problems)
     warnings = len(problems) - errors
-    typer.echo(f"{errors} errors, {warnings} warnings", err=True)
+    echo(f"{errors} errors, {warnings} warnings", err=True)
     raise typer.Exit(EXIT_USAGE if has_errors(problems) else 0)
 
 
@@ -121,7 +122,7 @@ def stats(path: Annotated[str, typer.Argument(help="Dataset folder, file, hf:OWN
     figures = dataset_stats(dataset)
     official = dataset.origin is not None and dataset.origin.official
     if as_json:
-        typer.echo(json.dumps({**asdict(figures), **({"read": {"from": dataset.origin.location,
+        echo(json.dumps({**asdict(figures), **({"read": {"from": dataset.origin.location,
                                                                "layout": dataset.origin.layout}}
                                                      if dataset.origin is not None else {})}, indent=2))
         return
@@ -193,7 +194,7 @@ def convert(
                 st.category = TASKS_BY_ID[task].category_for(st.image_dependent)
                 st.mental_states = st.mental_states or list(TASKS_BY_ID[task].mental_states)
     for warning in dataset.warnings:
-        typer.echo(str(warning), err=True)
+        echo(str(warning), err=True)
     try:
         result = convert_dataset(dataset, to, out, pictures=not no_pictures)
     except (ConvertError, RuntimeError) as exc:
@@ -209,7 +210,7 @@ def convert(
         kept = (" (all already there)" if result.unchanged == total else
                 f" ({result.unchanged} already there)" if result.unchanged else "")
         where = f"and its {total} pictures to {result.pictures_at}/{kept}"
-    typer.echo(f"wrote {result.storyturns} StoryTurns to {out} {where}")
+    echo(f"wrote {result.storyturns} StoryTurns to {out} {where}")
 
 
 @app.command()
@@ -217,7 +218,7 @@ def schema() -> None:
     """Print the JSON Schema of one canonical StoryTurn line."""
     from commet.format import storyturn_json_schema
 
-    typer.echo(json.dumps(storyturn_json_schema(), indent=2))
+    echo(json.dumps(storyturn_json_schema(), indent=2))
 
 
 EVAL_EPILOG = ("Exit codes: 0 every StoryTurn scored; 2 bad input, nothing run; 3 some calls failed for good "
@@ -475,7 +476,7 @@ def main() -> None:
         message = str(exc) if isinstance(exc, MissingExtraError) else missing_extra_message(exc)
         if message is None:
             raise
-        sys.stderr.write(f"error: {message}\n")
+        echo(f"error: {message}", err=True)
         sys.exit(EXIT_USAGE)
     finally:
         # The interpreter's last garbage collection at exit would walk every object still alive (a

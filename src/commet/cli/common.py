@@ -19,9 +19,10 @@ from types import FrameType
 from typing import TYPE_CHECKING, Annotated, NoReturn, ParamSpec, TypeVar
 
 import typer
-from rich.console import Console
 
 from commet.format.problems import FormatError, printable
+from commet.reports.terminal import SafeConsole
+from commet.text import printable as visible
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
@@ -31,8 +32,9 @@ if TYPE_CHECKING:
     from commet.format.dataset import Dataset
     from commet.models.base import SettingError
 
-console = Console(width=None if sys.stdout.isatty() else 200, emoji=False)  # ":m:" in a spec is no emoji
-err_console = Console(stderr=True, emoji=False)
+# (SafeConsole: control characters from data are shown, never sent to the terminal)
+console = SafeConsole(width=None if sys.stdout.isatty() else 200, emoji=False)  # ":m:" in a spec is no emoji
+err_console = SafeConsole(stderr=True, emoji=False)
 
 EXIT_USAGE = 2
 #: the run ended with calls that failed for good (rerun to retry them)
@@ -127,6 +129,12 @@ class Program:
         """Leave every object alive now out of later collections (the program only, see above)."""
         if cls.running:
             gc.freeze()
+
+
+def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
+    """Plain output of a command (a line, a Markdown or CSV report) with control characters from data made
+    visible (:func:`commet.text.printable`): every command writes through this or the consoles, never raw."""
+    typer.echo(visible(text), err=err, nl=nl)
 
 
 def fail(message: str) -> NoReturn:
@@ -290,7 +298,7 @@ def serve_web_app(web: ASGIApp, host: str, port: int, announce: Callable[[str], 
         listener.close()
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     bound = listener.getsockname()[1]
-    typer.echo(announce(f"http://{f'[{host}]' if ':' in host else host}:{bound}"))
+    echo(announce(f"http://{f'[{host}]' if ':' in host else host}:{bound}"))
     server = uvicorn.Server(uvicorn.Config(guarded, host=host, port=bound, proxy_headers=bool(proxies),
                                            forwarded_allow_ips=",".join(proxies) or None, log_level=log_level,
                                            access_log=access_log, server_header=server_header))

@@ -13,6 +13,7 @@ from commet.cli.common import (
     ForceOption,
     ForwardedAllowIpsOption,
     check_run_name,
+    echo,
     fail,
     fail_problems,
     load_or_fail,
@@ -117,13 +118,13 @@ def build(
     except StudyError as exc:
         fail(str(exc))
     for line in study.design():
-        typer.echo(line)
+        echo(line)
     for questionnaire in study.questionnaires:
-        typer.echo(f"questionnaire {questionnaire.index}: {len(questionnaire.storyturns)} StoryTurns, "
+        echo(f"questionnaire {questionnaire.index}: {len(questionnaire.storyturns)} StoryTurns, "
                    f"pictures: {questionnaire.image_policy}")
     for shortfall in study.shortfalls:
-        typer.echo(f"too few StoryTurns: {shortfall}", err=True)
-    typer.echo(f"wrote {out}")
+        echo(f"too few StoryTurns: {shortfall}", err=True)
+    echo(f"wrote {out}")
 
 
 @app.command()
@@ -146,7 +147,7 @@ def links(
     chosen = ([questionnaire] * count if questionnaire is not None
               else store.balanced_questionnaires(count, len(study.questionnaires)))
     for token in store.create_participants(chosen):
-        typer.echo(f"{base_url.rstrip('/')}/p/{token}")
+        echo(f"{base_url.rstrip('/')}/p/{token}")
     store.close()
 
 
@@ -206,7 +207,7 @@ def export(
     records = response_records(study, {st.id: st for st in dataset}, store)
     store.close()
     out.write_text(to_csv(records) if out.suffix.lower() == ".csv" else to_jsonl(records), encoding="utf-8")
-    typer.echo(f"wrote {len(records)} answers to {out}")
+    echo(f"wrote {len(records)} answers to {out}")
 
 
 @app.command("export-run")
@@ -247,7 +248,7 @@ def export_run(
         for name, chosen in planned:
             summary = export_human_run(study, dataset, participants, store, name=name, policy=chosen,
                                        dataset_path=dataset_location(study, study_file))
-            typer.echo(f"run {name!r} (model human, pictures: {chosen}): {summary.stories} StoryTurns from "
+            echo(f"run {name!r} (model human, pictures: {chosen}): {summary.stories} StoryTurns from "
                        f"{summary.participants} participants in {store_path}; {summary.incomplete} unfinished "
                        "StoryTurns left out")
     participants.close()
