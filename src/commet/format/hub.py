@@ -17,16 +17,20 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from commet.extras import MissingExtraError, require
+from commet.extras import require
+from commet.format.bounded import InputFileError, inside, read_regular_file
 from commet.format.columns import ColumnMapping, column_of
 from commet.format.dataset import METADATA_FILE, Dataset, apply_metadata, image_file_candidates
+from commet.format.folders import check_folder, snapshot_blobs
 from commet.format.layouts import Source, Table, dataset_from_tables
+from commet.format.pictures import MAX_IMAGE_BYTES, PictureError
 from commet.format.problems import FormatError, Problem
 
 PREFIX = "hf:"
@@ -143,39 +147,39 @@ class PictureFiles:
     by file name; neither may make CoMMET read a file elsewhere on the machine (``/etc/...``, ``..``).
     """
 
-    base: Path | None  # where relative names are looked up (the data folder)
-    roots: tuple[Path, ...]  # folders files may resolve into (the data folder, the Hub and datasets caches)
+    #: the folder the dataset lives in (a local folder, or that revision's snapshot in the Hub cache): names
+    #: are looked up there, and no file outside it is read (None: no file at all)
+    base: Path | None
 
     def read_path(self, path: str) -> bytes | None:
-        candidate = Path(path) if Path(path).is_absolute() or self.base is None else self.base / path
+        """The picture file ``path`` names (relative to the folder, or an absolute path into it); None when no such
+        file is there; :class:`PictureError` (nothing read) when it lies outside or is refused by its kind or size."""
+        if self.base is None:
+            raise PictureError(f"{path[:120]!r} names a file, and this dataset has no folder to read it from "
+                               "(refused, not read)")
         try:
-            resolved = candidate.resolve()
-            if not any(resolved.is_relative_to(root) for root in self.roots) or not resolved.is_file():
-                return None
-            return resolved.read_bytes()
-        except (OSError, RuntimeError, ValueError):  # a loop, a name the system refuses
+            found = inside(self.base, path, absolute=True, links_into=snapshot_blobs(self.base))
+        except InputFileError as exc:
+            raise PictureError(str(exc)) from None
+        if not os.path.lexists(found):
             return None
+        try:
+            return read_regular_file(found, max_bytes=MAX_IMAGE_BYTES, what="picture")  # size checked on the handle
+        except (InputFileError, OSError) as exc:
+            raise PictureError(f"{path[:120]!r} {exc}") from None
 
     def read_name(self, name: str) -> bytes | None:
         if self.base is None or Path(name).is_absolute() or ".." in Path(name).parts or not name.isprintable():
             return None
-        for folder in (self.base / "images", self.base):
+        for folder in ("images", "."):
             for candidate in image_file_candidates(name):
-                data = self.read_path(str(folder / candidate))
+                try:
+                    data = self.read_path(str(PurePosixPath(folder) / candidate))
+                except PictureError:
+                    continue  # (a turn's image id: validation names what is wrong with the file it finds)
                 if data is not None:
                     return data
         return None
-
-
-def _cache_roots() -> tuple[Path, ...]:
-    roots = []
-    with contextlib.suppress(MissingExtraError):
-        roots.append(Path(str(_datasets().config.HF_DATASETS_CACHE)).expanduser())
-    with contextlib.suppress(ImportError):
-        from huggingface_hub import constants
-
-        roots.append(Path(str(constants.HF_HUB_CACHE)).expanduser())
-    return tuple(r.resolve() for r in roots)
 
 
 # ----------------------------------------------------------------------------------------------- tables
@@ -188,7 +192,7 @@ def _decoded(value: Any, feature: Any, files: PictureFiles) -> Any:
     kind = type(feature).__name__
     if kind == "Image":
         if isinstance(value, dict) and value.get("bytes") is None and value.get("path"):
-            return {**value, "bytes": files.read_path(str(value["path"]))}
+            return {**value, "bytes": files.read_path(str(value["path"]))}  # PictureError: told with its row
         return value
     if kind == "ClassLabel" and isinstance(value, int) and value >= 0:
         return feature.int2str(value)
@@ -205,6 +209,15 @@ def _decoded(value: Any, feature: Any, files: PictureFiles) -> Any:
     return value
 
 
+def _cell(value: Any, feature: Any, files: PictureFiles, where: str, split: str | None, row: int, column: str) -> Any:
+    """:func:`_decoded`, a refused picture file said with its split, row and column."""
+    try:
+        return _decoded(value, feature, files)
+    except PictureError as exc:
+        at = f"{where}[{split}]" if split else where
+        raise FormatError([Problem(at, row, None, None, column, f"picture file {exc}")]) from None
+
+
 def tables_of(loaded: Any, where: str, files: PictureFiles) -> list[Table]:
     """The splits of what ``datasets.load_dataset`` returned (a Dataset or a DatasetDict), as tables."""
     splits = list(loaded.items()) if hasattr(loaded, "keys") else [(getattr(loaded, "split", None), loaded)]
@@ -216,7 +229,8 @@ def tables_of(loaded: Any, where: str, files: PictureFiles) -> list[Table]:
         rows: list[dict[str, object]] = []
         for batch in data.with_format("arrow").iter(batch_size=256):
             for row in batch.to_pylist():
-                rows.append({name: _decoded(row.get(name), features[name], files) for name in features})
+                rows.append({name: _cell(row.get(name), features[name], files, where, split, len(rows) + 1, name)
+                             for name in features})
         tables.append(Table(f"{where}[{split}]" if len(splits) > 1 and split else where, split, columns, rows))
     return tables
 
@@ -256,6 +270,8 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
     ``repo`` names the Hub dataset when the folder is its snapshot."""
     datasets = _datasets()
     where = where or str(folder)
+    if not files:
+        check_folder(folder)  # nothing its card, metadata or links name outside it is read by datasets
     with _quiet(datasets):
         try:
             if files:
@@ -267,7 +283,7 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
                 loaded = datasets.load_dataset(str(folder), name=config, split=split)
         except Exception as exc:  # noqa: BLE001 - datasets raises many kinds (ValueError, FileNotFoundError, ...)
             raise HubError(where, f"datasets cannot read this folder: {_first_line(exc)}") from None
-    reader = PictureFiles(folder, (folder.resolve(), *_cache_roots()))
+    reader = PictureFiles(folder)
     card = (folder / "README.md").read_text(encoding="utf-8", errors="replace") if (folder / "README.md").is_file() \
         else ""
     cached_as = "datasets--" + OFFICIAL.repo.replace("/", "--").lower()  # a snapshot folder of the Hub cache
@@ -357,7 +373,7 @@ def load_hub(spec: HubSpec, given: ColumnMapping | None = None) -> Dataset:
                 raise _not_cached(spec) from None
             raise HubError(str(spec), f"datasets cannot load {spec.repo}: {_first_line(exc)}") from None
     snapshot = _snapshot(spec)
-    reader = PictureFiles(snapshot, (*((snapshot.resolve(),) if snapshot else ()), *_cache_roots()))
+    reader = PictureFiles(snapshot)  # that revision's snapshot only: never another dataset's files in the cache
     card = (snapshot / "README.md").read_text(encoding="utf-8", errors="replace") \
         if snapshot is not None and (snapshot / "README.md").is_file() else ""
     official = is_official(spec.repo) or OFFICIAL.paper.split(":")[1] in card
