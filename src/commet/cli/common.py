@@ -214,9 +214,13 @@ def refuse_bad_files(app: typer.Typer) -> None:
     """Every command of ``app`` and its sub-apps: a file that is not a readable results store (not
     SQLite, another program's, a newer schema, a damaged run), or a path the system will not read or
     write (no such folder, no permission, a read-only disk), is one line and exit 2, not a traceback."""
-    for info in [*app.registered_commands, *([app.registered_callback] if app.registered_callback else [])]:
-        if info.callback is not None and not info.callback.__dict__.get("refuses_bad_files"):  # (a group's own
-            info.callback = _file_errors_as_failures(info.callback)  # callback runs a command too: commet label)
+    for info in app.registered_commands:
+        if info.callback is not None and not info.callback.__dict__.get("refuses_bad_files"):
+            info.callback = _file_errors_as_failures(info.callback)
+    group_callback = app.registered_callback  # a group's own callback runs a command too (commet label)
+    if group_callback is not None and group_callback.callback is not None \
+            and not group_callback.callback.__dict__.get("refuses_bad_files"):
+        group_callback.callback = _file_errors_as_failures(group_callback.callback)
     for group in app.registered_groups:
         if group.typer_instance is not None:
             refuse_bad_files(group.typer_instance)
