@@ -210,11 +210,45 @@ def _file_error(exc: OSError) -> str:
     return f"{path}: {exc.strerror or exc}"
 
 
+#: The range every whole-number option of every command keeps to, by option name, unless it says narrower:
+#: a seed is what numpy, SQLite and every provider take; resamples are what fits in memory (one bootstrap
+#: array of resamples x StoryTurns); anything else is a count a run can hold. A value outside is click's
+#: one-line usage error (exit 2), never an OverflowError or a MemoryError from deep inside.
+NUMBER_RANGES: dict[str, tuple[int, int]] = {"seed": (0, 2**32 - 1), "resamples": (100, 20_000)}
+DEFAULT_NUMBER_RANGE = (-(2**31), 2**31 - 1)
+
+
+def bound_numbers(command: Callable[..., object]) -> None:
+    """Give each whole-number option of ``command`` the bounds :data:`NUMBER_RANGES` sets (an option's own narrower
+    ``min``/``max`` stay): done for every command at registration, so a new option is bounded too. (Decimal
+    options are checked where they are used: a finite number, in the setting's range.)"""
+    import inspect
+    import typing
+
+    from typer.models import OptionInfo
+
+    for name, parameter in inspect.signature(inspect.unwrap(command), eval_str=True).parameters.items():
+        kind, infos = parameter.annotation, []
+        if typing.get_origin(kind) is typing.Annotated:
+            kind, *metadata = typing.get_args(kind)
+            infos = [m for m in metadata if isinstance(m, OptionInfo)]
+        if isinstance(parameter.default, OptionInfo):
+            infos.append(parameter.default)
+        base = set(typing.get_args(kind) or (kind,)) - {type(None)}
+        for info in infos:
+            if base == {int}:
+                low, high = NUMBER_RANGES.get(name, DEFAULT_NUMBER_RANGE)
+                info.min = low if info.min is None else max(info.min, low)
+                info.max = high if info.max is None else min(info.max, high)
+
+
 def refuse_bad_files(app: typer.Typer) -> None:
     """Every command of ``app`` and its sub-apps: a file that is not a readable results store (not
     SQLite, another program's, a newer schema, a damaged run), or a path the system will not read or
     write (no such folder, no permission, a read-only disk), is one line and exit 2, not a traceback."""
     for info in app.registered_commands:
+        if info.callback is not None:
+            bound_numbers(info.callback)
         if info.callback is not None and not info.callback.__dict__.get("refuses_bad_files"):
             info.callback = _file_errors_as_failures(info.callback)
     group_callback = app.registered_callback  # a group's own callback runs a command too (commet label)
