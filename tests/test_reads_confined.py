@@ -58,6 +58,7 @@ def refused(folder: Path, *says: str) -> str:
         load_dataset(str(folder))
     message = str(caught.value)
     assert all(part in message for part in says), message
+    assert "DatasetGenerationError" not in message and "not found" not in message, message
     result = runner.invoke(app, ["validate", str(folder)])
     assert result.exit_code == 2 and "Traceback" not in result.output, result.output
     return message
@@ -164,3 +165,16 @@ def test_inside_itself(tmp_path: Path) -> None:
                          (str(root / "a"), {}), ("", {}), ("a\x00b", {})):
         with pytest.raises(InputFileError):
             inside(root, name, **kwargs)  # type: ignore[arg-type]
+
+
+def test_two_folders_of_one_name_and_card_are_each_read_as_they_are(tmp_path: Path) -> None:
+    """``datasets``' shared cache answered the second folder with the first one's rows; each read has its own."""
+    answers = []
+    for parent, answer in (("first", "The box"), ("second", "The bag")):
+        folder = tmp_path / parent / "release"
+        folder.mkdir(parents=True)
+        pq.write_table(pa.table({**{key: [value] for key, value in ROW.items()}, "answer": [answer]}),
+                       folder / "data.parquet")
+        (folder / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files: data.parquet\n---\n")
+        answers.append(load_dataset(str(folder)).storyturns[0].turns[0].answers)
+    assert answers == [["The box"], ["The bag"]]

@@ -91,7 +91,8 @@ class ColumnMapping:
 
     @classmethod
     def parse(cls, text: str) -> ColumnMapping:
-        """``role=column,role=column``; an unknown role, a role given twice or an empty column is refused."""
+        """``role=column,role=column``; an unknown role, a role given twice, a column given two roles or an empty
+        column is refused."""
         pairs: list[tuple[Role, str]] = []
         for part in (p.strip() for p in text.split(",")):
             if not part:
@@ -107,6 +108,10 @@ class ColumnMapping:
                                    f"{', '.join(r.value for r in Role)})") from None
             if any(known is role for known, _ in pairs):
                 raise ColumnsError(f"--columns: role {role.value!r} is given twice")
+            other = next((known for known, named in pairs if named == column), None)
+            if other is not None:  # (question=q,answer=q would make every expected answer the question)
+                raise ColumnsError(f"--columns: column {column!r} is given two roles, {other.value} and {role.value}; "
+                                   "a column has one role")
             pairs.append((role, column))
         if not pairs:
             raise ColumnsError("--columns: no ROLE=COLUMN given")

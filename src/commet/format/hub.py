@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import re
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -169,14 +171,13 @@ class PictureFiles:
             raise PictureError(f"{path[:120]!r} {exc}") from None
 
     def read_name(self, name: str) -> bytes | None:
+        """The picture a turn names by file name (in ``images/`` or the folder), None when there is none;
+        :class:`PictureError` when the file there is refused (a link out, a FIFO, too large): said as such."""
         if self.base is None or Path(name).is_absolute() or ".." in Path(name).parts or not name.isprintable():
             return None
         for folder in ("images", "."):
             for candidate in image_file_candidates(name):
-                try:
-                    data = self.read_path(str(PurePosixPath(folder) / candidate))
-                except PictureError:
-                    continue  # (a turn's image id: validation names what is wrong with the file it finds)
+                data = self.read_path(str(PurePosixPath(folder) / candidate))
                 if data is not None:
                     return data
         return None
@@ -247,7 +248,7 @@ def _quiet(datasets: Any) -> Iterator[None]:
     levels = ds_logging.get_verbosity(), hub_logging.get_verbosity()
     if bars is not None:
         bars()
-    ds_logging.set_verbosity_error()
+    ds_logging.set_verbosity(logging.CRITICAL)  # its errors ("Failed to read schema ...") are said in our own line
     hub_logging.set_verbosity_error()  # its retries ("Retrying in 1s") are said once, in our error line
     try:
         yield
@@ -256,6 +257,17 @@ def _quiet(datasets: Any) -> Iterator[None]:
         hub_logging.set_verbosity(levels[1])
         if not were_off and hasattr(datasets, "enable_progress_bars"):
             datasets.enable_progress_bars()
+
+
+def card_text(folder: Path) -> str:
+    """The folder's dataset card as text, read within its size limit ("" without a readable one)."""
+    from commet.format.card import CARD_FILE, MAX_CARD_BYTES
+
+    try:
+        return read_regular_file(folder / CARD_FILE, max_bytes=MAX_CARD_BYTES, what="dataset card").decode(
+            "utf-8", "replace")
+    except (InputFileError, OSError):
+        return ""
 
 
 def _first_line(exc: BaseException) -> str:
@@ -272,20 +284,22 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
     where = where or str(folder)
     if not files:
         check_folder(folder)  # nothing its card, metadata or links name outside it is read by datasets
-    with _quiet(datasets):
+    reader = PictureFiles(folder)
+    # a cache of its own for each read: datasets' shared cache answered a folder with the rows of another folder
+    # of the same name and card, read earlier
+    with tempfile.TemporaryDirectory(prefix="commet-datasets-") as cache, _quiet(datasets):
         try:
             if files:
                 builder = {".csv": "csv", ".tsv": "csv", ".parquet": "parquet"}.get(Path(files[0]).suffix.lower(),
                                                                                     "json")
                 options = {"delimiter": "\t"} if files[0].lower().endswith(".tsv") else {}
-                loaded = datasets.load_dataset(builder, data_files=list(files), split=split, **options)
+                loaded = datasets.load_dataset(builder, data_files=list(files), split=split, cache_dir=cache, **options)
             else:
-                loaded = datasets.load_dataset(str(folder), name=config, split=split)
+                loaded = datasets.load_dataset(str(folder), name=config, split=split, cache_dir=cache)
         except Exception as exc:  # noqa: BLE001 - datasets raises many kinds (ValueError, FileNotFoundError, ...)
             raise HubError(where, f"datasets cannot read this folder: {_first_line(exc)}") from None
-    reader = PictureFiles(folder)
-    card = (folder / "README.md").read_text(encoding="utf-8", errors="replace") if (folder / "README.md").is_file() \
-        else ""
+        tables = tables_of(loaded, where, reader)
+    card = card_text(folder)
     cached_as = "datasets--" + OFFICIAL.repo.replace("/", "--").lower()  # a snapshot folder of the Hub cache
     official = is_official(repo or "") or OFFICIAL.paper.split(":")[1] in card or OFFICIAL.repo.lower() in card.lower() \
         or any(part.lower() == cached_as for part in folder.resolve().parts)
@@ -293,7 +307,7 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
         Path(files[0]).stem if len(files) == 1 else folder.resolve().name
     source = Source(name=name, source=repo or folder.resolve().name, location=where,
                     read_picture=reader.read_name)
-    return _finish(tables_of(loaded, where, reader), source, given, dataset, folder, official)
+    return _finish(tables, source, given, dataset, folder, official)
 
 
 def _finish(tables: list[Table], source: Source, given: ColumnMapping | None, dataset: Dataset | None,
@@ -312,7 +326,10 @@ def _finish(tables: list[Table], source: Source, given: ColumnMapping | None, da
         metadata_from_card(data, folder)
     if official:
         data.name, data.licence = OFFICIAL.name, data.licence if data.licence != "unspecified" else OFFICIAL.licence
-    data = dataset_from_tables([t for t in tables if t.rows], source, given, data)
+    try:
+        data = dataset_from_tables([t for t in tables if t.rows], source, given, data)
+    except PictureError as exc:  # a picture a turn names by file, refused: said as such, never "not found"
+        raise HubError(source.location, f"picture file {exc}") from None
     assert data.origin is not None
     data.origin = replace(data.origin, official=official)
     return data
@@ -374,8 +391,7 @@ def load_hub(spec: HubSpec, given: ColumnMapping | None = None) -> Dataset:
             raise HubError(str(spec), f"datasets cannot load {spec.repo}: {_first_line(exc)}") from None
     snapshot = _snapshot(spec)
     reader = PictureFiles(snapshot)  # that revision's snapshot only: never another dataset's files in the cache
-    card = (snapshot / "README.md").read_text(encoding="utf-8", errors="replace") \
-        if snapshot is not None and (snapshot / "README.md").is_file() else ""
+    card = card_text(snapshot) if snapshot is not None else ""
     official = is_official(spec.repo) or OFFICIAL.paper.split(":")[1] in card
     source = Source(name=OFFICIAL.name if official else spec.name, source=spec.repo, location=str(spec),
                     read_picture=reader.read_name)

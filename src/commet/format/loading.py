@@ -132,13 +132,14 @@ def _load_saved(folder: Path, mapping: ColumnMapping | None) -> Dataset:
     """A ``save_to_disk`` folder in another layout: its splits through ``datasets.load_from_disk``."""
     from commet.extras import require
     from commet.format.hf import saved_data_files
-    from commet.format.hub import PictureFiles, _finish, tables_of
+    from commet.format.hub import PictureFiles, _finish, _quiet, tables_of
     from commet.format.layouts import Source
 
     datasets = require("datasets", "a Hugging Face dataset")
     saved_data_files(folder)  # every file state.json names inside the folder, or a located refusal
     try:
-        loaded = datasets.load_from_disk(str(folder))
+        with _quiet(datasets):
+            loaded = datasets.load_from_disk(str(folder))
     except Exception as exc:  # noqa: BLE001 - datasets raises many kinds: one located line
         raise FormatError([Problem(str(folder), None, None, None, None,
                                    f"datasets cannot read this folder: {type(exc).__name__}: {exc}")]) from None
