@@ -70,6 +70,8 @@ def check_folder(folder: Path) -> None:
                 raise _refused(entry, None, str(exc)) from None
         if entry.name in METADATA_FILES and entry.is_file():
             _check_metadata(entry, blobs)
+        if entry.suffix.lower() == ".parquet" and entry.is_file():
+            check_parquet(entry)
     _check_card(folder)
 
 
@@ -132,3 +134,82 @@ def _pattern_inside(pattern: str) -> None:
                              "(refused, not read)")
     if ".." in Path(pattern).parts:
         raise InputFileError(f"{shown!r} climbs out of the dataset folder with '..' (refused, not read)")
+
+
+# ----------------------------------------------------------------------------------------------- table limits
+
+#: Most rows one table file may have: 20,000 StoryTurns written one row per turn are about 100,000.
+MAX_TABLE_ROWS = 500_000
+#: Most bytes one table file may hold once decompressed (its pictures included): what is read is kept.
+MAX_TABLE_BYTES = 1024 * 1024 * 1024
+#: Most bytes one text cell may hold (a story of a few kilobytes; a whole book is a few megabytes).
+MAX_TEXT_CELL_BYTES = 8 * 1024 * 1024
+#: Most bytes one binary cell may hold: a picture's limit.
+MAX_BINARY_CELL_BYTES = 50 * 1024 * 1024
+
+
+def check_parquet(file: Path) -> None:
+    """Refuse a parquet file by what its footer declares, before its rows are read: more than
+    :data:`MAX_TABLE_ROWS` rows, or more than :data:`MAX_TABLE_BYTES` once decompressed (a 9 MB file of one
+    200 MB cell, a 4 MB file of a million rows: gigabytes once read). An unreadable footer is left to the reader."""
+    import pyarrow.parquet as pq
+
+    try:
+        metadata = pq.ParquetFile(file).metadata
+    except Exception:  # noqa: BLE001 - not parquet, truncated: the reader names the broken file
+        return
+    if metadata.num_rows > MAX_TABLE_ROWS:
+        raise _refused(file, None, f"has {metadata.num_rows:,} rows, more than the {MAX_TABLE_ROWS:,} a table may have "
+                                   "(refused, not read); split it")
+    size = sum(metadata.row_group(i).column(j).total_uncompressed_size
+               for i in range(metadata.num_row_groups) for j in range(metadata.num_columns))
+    if size > MAX_TABLE_BYTES:
+        raise _refused(file, None, f"holds {size:,} bytes once decompressed, more than the {MAX_TABLE_BYTES:,} a "
+                                   "table may have (refused, not read)")
+
+
+def check_cells(batch: object, where: str, first_row: int) -> None:
+    """Refuse a batch of rows (a ``pyarrow.RecordBatch``) with a cell over its limit, before it becomes Python
+    values: text over :data:`MAX_TEXT_CELL_BYTES`, bytes over :data:`MAX_BINARY_CELL_BYTES`, nested cells too.
+    The error names the row (``first_row`` is the batch's first) and the column."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    assert isinstance(batch, (pa.RecordBatch, pa.Table))
+
+    def too_long(array: pa.Array) -> tuple[int, int, int] | None:  # (row, bytes, limit) of the first too long
+        kind = array.type
+        if pa.types.is_struct(kind):
+            for index in range(kind.num_fields):
+                found = too_long(pc.struct_field(array, [index]))
+                if found is not None:
+                    return found
+            return None
+        if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+            flat = pc.list_flatten(array)
+            found = too_long(flat)
+            if found is None:
+                return None
+            parents = pc.list_parent_indices(array)
+            return int(parents[found[0]].as_py()), found[1], found[2]
+        text = pa.types.is_string(kind) or pa.types.is_large_string(kind)
+        if not (text or pa.types.is_binary(kind) or pa.types.is_large_binary(kind)):
+            return None
+        limit = MAX_TEXT_CELL_BYTES if text else MAX_BINARY_CELL_BYTES
+        lengths = pc.binary_length(array)
+        if len(lengths) == 0 or (pc.max(lengths).as_py() or 0) <= limit:
+            return None
+        row = int(pc.index(pc.greater(lengths, limit), True).as_py())
+        return row, int(lengths[row].as_py()), limit
+
+    for name, column in zip(batch.schema.names, batch.columns, strict=True):
+        chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+        offset = 0
+        for chunk in chunks:
+            found = too_long(chunk)
+            if found is not None:
+                row, size, limit = found
+                raise FormatError([Problem(where, first_row + offset + row, None, None, name,
+                                           f"a cell of {size:,} bytes, more than the {limit:,} a cell may have "
+                                           "(refused)")])
+            offset += len(chunk)

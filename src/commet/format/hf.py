@@ -40,6 +40,7 @@ from commet.format.card import (
     dataset_card,
     metadata_from_card,
 )
+from commet.format.folders import check_cells, check_parquet
 from commet.format.model import StoryTurn
 from commet.format.problems import FormatError, Problem
 
@@ -298,6 +299,7 @@ def _read_error(file: Path, exc: BaseException) -> FormatError:
 def _parquet_tables(files: list[Path]) -> Iterator[tuple[Path, pyarrow.Table]]:
     pq = _require("pyarrow.parquet")
     for file in files:
+        check_parquet(file)  # rows and decompressed size, from the footer, before reading
         try:
             yield file, pq.read_table(file)
         except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...: one located line
@@ -400,7 +402,7 @@ def load_hf(path: Path) -> Dataset:
         if not metadata_done:
             metadata_done = _metadata_from_table(dataset, table, file, name)
         _check_columns(table, file)
-        for index, row in enumerate(_table_rows(table)):
+        for index, row in enumerate(_table_rows(table, str(file))):
             st = _storyturn(row, index, file, dataset, path if path.is_dir() else path.parent)
             dataset.storyturns.append(st)
             dataset.lines.setdefault(st.id, index + 1)
@@ -411,9 +413,12 @@ def load_hf(path: Path) -> Dataset:
     return dataset
 
 
-def _table_rows(table: pyarrow.Table) -> Iterator[dict[str, Any]]:
+def _table_rows(table: pyarrow.Table, where: str) -> Iterator[dict[str, Any]]:
+    done = 0
     for batch in table.to_batches(max_chunksize=256):
+        check_cells(batch, where, done + 1)  # a cell over its limit refused before it becomes Python values
         yield from batch.to_pylist()
+        done += batch.num_rows
 
 
 def _metadata_from_table(dataset: Dataset, table: pyarrow.Table, file: Path, name: str) -> bool:

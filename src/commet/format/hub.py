@@ -30,7 +30,7 @@ from commet.extras import require
 from commet.format.bounded import InputFileError, inside, read_regular_file
 from commet.format.columns import ColumnMapping, column_of
 from commet.format.dataset import METADATA_FILE, Dataset, apply_metadata, image_file_candidates
-from commet.format.folders import check_folder, snapshot_blobs
+from commet.format.folders import check_cells, check_folder, check_parquet, snapshot_blobs
 from commet.format.layouts import Source, Table, dataset_from_tables
 from commet.format.pictures import MAX_IMAGE_BYTES, PictureError
 from commet.format.problems import FormatError, Problem
@@ -229,6 +229,7 @@ def tables_of(loaded: Any, where: str, files: PictureFiles) -> list[Table]:
         columns = [column_of(name, feature) for name, feature in features.items()]
         rows: list[dict[str, object]] = []
         for batch in data.with_format("arrow").iter(batch_size=256):
+            check_cells(batch, f"{where}[{split}]" if split else where, len(rows) + 1)
             for row in batch.to_pylist():
                 rows.append({name: _cell(row.get(name), features[name], files, where, split, len(rows) + 1, name)
                              for name in features})
@@ -283,7 +284,10 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
     datasets = _datasets()
     where = where or str(folder)
     if not files:
-        check_folder(folder)  # nothing its card, metadata or links name outside it is read by datasets
+        check_folder(folder)  # nothing its card, metadata or links name outside it is read; tables within limits
+    for file in files:
+        if file.lower().endswith(".parquet"):
+            check_parquet(Path(file))
     reader = PictureFiles(folder)
     # a cache of its own for each read: datasets' shared cache answered a folder with the rows of another folder
     # of the same name and card, read earlier
