@@ -216,7 +216,7 @@ def _csv_rows(path: Path, text: str) -> list[tuple[int, dict[str, str]]]:
     rows = []
     for line, fields in records[1:]:
         while len(fields) > len(names) and not fields[-1].strip():  # a spreadsheet's empty trailing cells
-            fields = fields[:-1]
+            fields.pop()
         if len(fields) != len(names):
             raise LabelError(f"{path}:{line}: {len(fields)} fields where the header has {len(names)}")
         row = {name: value.strip() for name, value in zip(names, fields, strict=True)}
