@@ -9,10 +9,11 @@
   another site is refused before it reaches a route (:class:`SameOriginPosts`).
 * Names are compared in one normal form everywhere (:func:`normalise_name`: NFKC, stripped,
   casefolded), for sign-in and for its throttle alike.
-* Failed sign-ins are throttled per (name, client) with a capped exponential backoff
-  (:class:`LoginThrottle`): a guesser elsewhere never locks the owner out, and on the
-  guesser's own machine the wait never exceeds ``max_delay_s``. The client address is used
-  in memory for this only and never stored.
+* Failed sign-ins are throttled per client address first, then per (name, client) with a capped
+  exponential backoff, and per name by a delay that never refuses (:class:`LoginThrottle`): a
+  guesser elsewhere never locks the owner out. The client address is used in memory for this
+  only and never stored. Request headers are bounded (:class:`HeaderSizeLimit`, 431).
+* Files are served only through :mod:`commet.apps.files` (one confinement function).
 * Uploaded pictures are decoded under a pixel limit (:func:`decode_picture`); a
   decompression bomb is refused with 413 before its pixels are allocated.
 * CSV and spreadsheet exports escape cells that a spreadsheet would run as a formula
