@@ -70,11 +70,12 @@ def test_every_command_shows_control_characters_visibly(store: tuple[Path, str],
                 ["label", "import", str(labels), "--db", str(db)],
                 ["calibrate", "--db", str(db), "--run", run, "--sample", "4", "--resamples", "100"],
                 ["calibrate", "--db", str(db), "--run", run, "--format", "markdown", "--resamples", "100"],
-                ["judges", "--db", str(db)], ["export", "--db", str(db), "--run", run, "--out", str(tmp_path / "x.jsonl")]]
+                ["judges", "--db", str(db)], ["judges", "--db", str(db), "--format", "csv"], ["export", "--db", str(db), "--run", run, "--out", str(tmp_path / "x.jsonl")]]
     for command in commands:
         result = runner.invoke(app, command)
         assert result.exit_code in (0, 2), (command, result.output)
         no_raw_controls(result.output, " ".join(command[:2]))
+        assert not any(line.endswith("\\x0d") for line in result.output.splitlines()), command  # CRLF: line ends
     shown = runner.invoke(app, ["runs", "--db", str(db), "--wide"]).output
     assert "\\x1b]0;PWNED" in shown and "\\u202e" in shown
     labelled = runner.invoke(app, ["label", "--db", str(db), "--run", run, "--labeller", HOSTILE], input="q\n")

@@ -133,8 +133,9 @@ class Program:
 
 def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
     """Plain output of a command (a line, a Markdown or CSV report) with control characters from data made
-    visible (:func:`commet.text.printable`): every command writes through this or the consoles, never raw."""
-    typer.echo(visible(text), err=err, nl=nl)
+    visible (:func:`commet.text.printable`): every command writes through this or the consoles, never raw.
+    A CSV's CRLF line ends are line ends, not carriage returns to show."""
+    typer.echo(visible(text.replace("\r\n", "\n")), err=err, nl=nl)
 
 
 def fail(message: str) -> NoReturn:
