@@ -75,7 +75,8 @@ def test_every_command_shows_control_characters_visibly(store: tuple[Path, str],
         result = runner.invoke(app, command)
         assert result.exit_code in (0, 2), (command, result.output)
         no_raw_controls(result.output, " ".join(command[:2]))
-        assert not any(line.endswith("\\x0d") for line in result.output.splitlines()), command  # CRLF: line ends
+        if command[-1] == "csv":  # a CSV's CRLF line ends stay line ends
+            assert not any(line.endswith("\\x0d") for line in result.output.splitlines()), result.output
     shown = runner.invoke(app, ["runs", "--db", str(db), "--wide"]).output
     assert "\\x1b]0;PWNED" in shown and "\\u202e" in shown
     labelled = runner.invoke(app, ["label", "--db", str(db), "--run", run, "--labeller", HOSTILE], input="q\n")
