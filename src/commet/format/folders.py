@@ -161,8 +161,17 @@ def check_parquet(file: Path) -> None:
     if metadata.num_rows > MAX_TABLE_ROWS:
         raise _refused(file, None, f"has {metadata.num_rows:,} rows, more than the {MAX_TABLE_ROWS:,} a table may have "
                                    "(refused, not read); split it")
-    size = sum(metadata.row_group(i).column(j).total_uncompressed_size
-               for i in range(metadata.num_row_groups) for j in range(metadata.num_columns))
+    size = 0
+    for i in range(metadata.num_row_groups):
+        group = metadata.row_group(i)
+        for j in range(metadata.num_columns):
+            chunk = group.column(j)
+            size += chunk.total_uncompressed_size
+            if chunk.total_uncompressed_size > MAX_BINARY_CELL_BYTES * max(1, group.num_rows):  # a cell over it
+                raise _refused(file, None, f"column {chunk.path_in_schema!r} holds {chunk.total_uncompressed_size:,} "
+                                           f"bytes in {group.num_rows:,} row(s): a cell over the "
+                                           f"{MAX_BINARY_CELL_BYTES:,} bytes a cell may have (refused, not read)",
+                               chunk.path_in_schema)
     if size > MAX_TABLE_BYTES:
         raise _refused(file, None, f"holds {size:,} bytes once decompressed, more than the {MAX_TABLE_BYTES:,} a "
                                    "table may have (refused, not read)")
