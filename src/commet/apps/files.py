@@ -87,8 +87,10 @@ class DatasetPictures:
         """The name under ``images/`` each referenced picture may be saved as, to its image id."""
         return {name: image_id for image_id in sorted(self.ids) for name in image_file_candidates(image_id)}
 
-    def _allowed(self) -> set[str]:
-        return {name for name in self.file_names} | {f"{IMAGES_DIR}/{name}" for name in self.file_names}
+    @cached_property
+    def allowed(self) -> frozenset[str]:
+        """The relative paths a referenced picture may be read from: in ``images/`` or the folder itself."""
+        return frozenset(self.file_names) | {f"{IMAGES_DIR}/{name}" for name in self.file_names}
 
     def by_id(self, image_id: str) -> Response:
         """The picture ``image_id`` names (in memory or a file in the dataset folder), if the dataset references it."""
@@ -99,11 +101,10 @@ class DatasetPictures:
                 return picture_response(self.dataset.images[name])
         if self.dataset.root is None:
             raise HTTPException(404)
-        allowed = self._allowed()
         for name in image_file_candidates(image_id):
             for relative in (f"{IMAGES_DIR}/{name}", name):
                 if _exists(self.dataset.root, relative):
-                    return picture_response(confined_bytes(self.dataset.root, relative, allowed,
+                    return picture_response(confined_bytes(self.dataset.root, relative, self.allowed,
                                                            max_bytes=MAX_IMAGE_BYTES))
         raise HTTPException(404)
 
@@ -111,7 +112,7 @@ class DatasetPictures:
         """The file ``images/<name>``, when it is where a referenced picture is saved."""
         if self.dataset.root is None or name not in self.file_names:
             raise HTTPException(404)
-        return picture_response(confined_bytes(self.dataset.root, f"{IMAGES_DIR}/{name}", self._allowed(),
+        return picture_response(confined_bytes(self.dataset.root, f"{IMAGES_DIR}/{name}", self.allowed,
                                                max_bytes=MAX_IMAGE_BYTES))
 
 
