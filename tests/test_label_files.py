@@ -131,3 +131,22 @@ def test_a_damaged_calibration_sample_is_one_line(store: Path, made: tuple) -> N
                 damage, command, result.output)
         with sqlite3.connect(store) as connection:
             connection.execute("UPDATE calibration_samples SET population_json = '{}', seed = 0")
+
+
+def test_the_review_apps_calibration_pages_say_a_table_of_another_shape(store: Path, tmp_path: Path) -> None:
+    import httpx
+
+    from commet.apps.review.app import create_app
+    from commet.apps.review.db import ReviewDB
+    from tests.review_server import PASSWORD, serving, write_dataset
+    from tests.test_review_security import csrf_of
+
+    with sqlite3.connect(store) as connection:
+        connection.execute("CREATE TABLE labels (id INTEGER PRIMARY KEY, note TEXT)")
+    reviews = ReviewDB(tmp_path / "review.sqlite")
+    reviews.add_user("alice", PASSWORD)
+    with serving(create_app(write_dataset(tmp_path / "ds"), reviews, results=store)) as base, \
+            httpx.Client(base_url=base, follow_redirects=False) as client:
+        client.post("/login", data={"csrf": csrf_of(client.get("/login").text), "name": "alice", "password": PASSWORD})
+        page = client.get("/calibration")
+        assert page.status_code == 409 and "labels table has another shape" in page.text

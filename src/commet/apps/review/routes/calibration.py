@@ -22,8 +22,9 @@ from starlette.datastructures import FormData
 
 from commet.apps.review.pages import Review
 from commet.store import Store
-from commet.store.calibration import SampledStory, sample_answers, sampled_runs
-from commet.store.labels import labelled_by, set_label
+from commet.store.calibration import ITEM_COLUMNS, SAMPLE_COLUMNS, SampledStory, sample_answers, sampled_runs
+from commet.store.errors import StoreError, check_table_shape
+from commet.store.labels import LABEL_COLUMNS, labelled_by, set_label
 
 #: ``/calibration`` (the runs with a sample, your progress) and ``/calibration/label?run=NAME`` (your next
 #: answer to label); included when the app is started with a results store
@@ -43,7 +44,15 @@ def _store(review: Review) -> Store:
     results = _results(review)
     if not results.is_file():
         raise HTTPException(404, f"no results store at {results}")
-    return Store(results)
+    store = Store(results)
+    try:  # a labels or calibration table of another shape: said on the page, never a server error
+        for table, columns in (("labels", LABEL_COLUMNS), ("calibration_samples", SAMPLE_COLUMNS),
+                               ("calibration_items", ITEM_COLUMNS)):
+            check_table_shape(store.db, table, columns)
+    except StoreError as exc:
+        store.close()
+        raise HTTPException(409, f"{results}: {exc}") from None
+    return store
 
 
 def _sample_of(db: Store, run: str) -> list[tuple[SampledStory, Any]]:
