@@ -4,7 +4,7 @@ A dataset named with an OSC window title, a screen clear, a bell, a right-to-lef
 carriage return; a labeller name and a run name carrying the same: ``eval``, ``runs --wide``,
 ``report`` (table and Markdown), ``calibrate``, ``label import``, ``label`` and ``judges`` print
 them with every control character shown as ``\\x1b`` and the like. Every command prints through
-the one console class (:class:`commet.reports.terminal.SafeConsole`) or ``commet.cli.common.echo``.
+the one console class (:class:`commet.terminal.SafeConsole`) or ``commet.cli.common.echo``.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from typer.testing import CliRunner
 
 from commet.cli import app
 from commet.format.dataset import bundled_sample_path
-from commet.reports.terminal import SafeConsole
 from commet.store import Store
+from commet.terminal import SafeConsole
 
 HOSTILE = "evil\u001b]0;PWNED\u0007\u001b[2J\u202eyxe\rover\u009b31m"
 #: what a terminal would obey: C0 but line breaks and tabs, DEL, C1, bidirectional controls, line separators

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn, ParamSpec, TypeVar
 import typer
 
 from commet.format.problems import FormatError, printable
-from commet.reports.terminal import SafeConsole
+from commet.terminal import SafeConsole
 from commet.text import printable as visible
 
 if TYPE_CHECKING:

@@ -99,7 +99,7 @@ def _measure(table: RenderableType) -> tuple[int, int]:
     """(narrowest without breaking a word, natural) widths of a rich renderable."""
     from rich.measure import Measurement
 
-    from commet.reports.terminal import SafeConsole
+    from commet.terminal import SafeConsole
 
     console = SafeConsole(width=_UNBOUNDED, file=io.StringIO())
     measured = Measurement.get(console, console.options.update_width(_UNBOUNDED), table)
@@ -285,7 +285,7 @@ def render_report(report: Report, fmt: str, *, dataset: Dataset | None = None) -
         raise ValueError(f"unknown report format {fmt!r}")
     from rich.text import Text
 
-    from commet.reports.terminal import SafeConsole
+    from commet.terminal import SafeConsole
 
     renderables = to_rich_tables(report)
     width = max([80, *(natural_width(r) for r in renderables if not isinstance(r, Text))])

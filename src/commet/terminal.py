@@ -7,14 +7,14 @@ every such character as ``\\x1b``, ``\\u202e`` (:func:`commet.text.printable`) a
 whatever the renderable (a string, a ``Text``, a table cell, a progress line): every segment of
 text it renders is passed through, and only Rich's own control segments (cursor moves of a
 progress display, styles) stay control codes. Plain strings are made visible before markup and
-layout too, so a table keeps its widths. :func:`for_stream` does the same for text written
-without Rich (a report in Markdown or CSV) when it goes to a terminal.
+layout too, so a table keeps its widths. Text written without Rich goes through
+``commet.cli.common.echo``, which does the same.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
@@ -37,11 +37,5 @@ class SafeConsole(Console):
                 yield segment
             else:
                 shown = printable(segment.text)
-                yield segment if shown is segment.text or shown == segment.text else Segment(shown, segment.style)
+                yield segment if shown == segment.text else Segment(shown, segment.style)
 
-
-def for_stream(text: str, stream: IO[str]) -> str:
-    """``text`` with control characters made visible when ``stream`` is a terminal; as it is for a file or pipe
-    (a report redirected to a file keeps its data byte for byte)."""
-    isatty = getattr(stream, "isatty", None)
-    return printable(text) if callable(isatty) and isatty() else text
