@@ -222,9 +222,12 @@ def pattern_inputs(pattern: str, flags: int) -> dict[str, str]:
         if not unit or (lead, unit) in seen or len(seen) >= MAX_PUMPS:
             continue
         seen.add((lead, unit))
-        copies = max(1, (SIZE - len(lead) - 1) // len(unit))
-        for tail in ("\x00", "\n"):
-            made[f"pump {lead[:20]!r}+{unit[:20]!r}*{copies}+{tail!r}"] = lead + unit * copies + tail
+        # a blank stands for any white space: the same repetition pumped with line breaks too (``\\s*`` before
+        # ``\\n`` is quadratic on line breaks only, as a card's front matter of 100,000 of them showed)
+        for pumped in dict.fromkeys((unit, unit.replace(" ", "\n"))):
+            copies = max(1, (SIZE - len(lead) - 1) // len(pumped))
+            for tail in ("\x00", "\n"):
+                made[f"pump {lead[:20]!r}+{pumped[:20]!r}*{copies}+{tail!r}"] = lead + pumped * copies + tail
     whole = example(parsed, flags)
     if whole:
         made[f"example {whole[:30]!r} repeated"] = _fill(whole)

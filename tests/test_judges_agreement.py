@@ -143,10 +143,10 @@ def test_label_import_is_checked_and_all_or_nothing(store_with_judges: Path, tmp
         "bad_run.csv": ("run,story_id,turn,label,labeller\nnosuch,fb,0,correct,ann\n", "no run named 'nosuch'"),
         "bad_header.csv": ("run,story,turn,label\n", "missing column(s) story_id, labeller"),
         "twice.csv": ("run,story_id,turn,label,labeller\nbase,fb,0,correct,ann\nbase,fb,1,correct,ann\n"
-                      "base,fb,0,incorrect, ann\n", "twice.csv:4: 'ann' labels turn 0 of story 'fb' again (first at "
-                                                     "line 2)"),
-        "quoted.csv": ('run,story_id,turn,label,labeller\n"base",fb,0,correct,"ann\nlee"\nbase,fb,1,maybe,x\n',
-                       "quoted.csv:4: label must be"),  # a record over two lines: the file's own line numbers
+                      "base,fb,0,incorrect, ann\n", "twice.csv:4: conflicting labels for turn 0 of story 'fb' by "
+                                                     "'ann' (lines 2 and 4: correct and incorrect)"),
+        "quoted.csv": ('run,story_id,turn,label,labeller\n"base",fb,0,correct,"ann,\nlee"\nbase,fb,1,maybe,x\n',
+                       "quoted.csv:2: labeller 'ann,.nlee' holds a line break"),  # a record over two lines
         "latin1.csv": ("run,story_id,turn,label,labeller\nbase,fb,0,correct,Zoë\n".encode("latin-1"),
                        "latin1.csv:2: not UTF-8 text: byte 0xeb (invalid continuation byte); save the file as UTF-8"),
     }

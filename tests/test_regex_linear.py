@@ -265,3 +265,65 @@ def test_pattern_runs_in_linear_time(case: Case, worker: Worker) -> None:
     assert "killed" not in result, (f"{case.id}: {case.pattern!r} ran past the CPU limit on input "
                                     f"{result['killed']}")
     assert not result["over"], f"{case.id}: {case.pattern!r} took over 0.5 s of CPU: {result['over']}"
+
+
+#: Card and CSV parsing on adversarial inputs, each timed in CPU seconds in a worker whose CPU the kernel limits.
+PARSING_SCRIPT = r"""
+import json, resource, sys, tempfile, time
+from pathlib import Path
+from commet.format.card import _glob_matches, front_matter, front_text
+from commet.format.folders import check_folder
+from commet.store.labels import LabelError, _csv_rows
+
+resource.setrlimit(resource.RLIMIT_CPU, (60, resource.RLIM_INFINITY))
+N = 100_000
+cards = {"--- and line breaks": "---" + "\n" * N, "--- then lines": "---\n" + "a: b\n" * N,
+         "--- spaces": "---" + " \n" * N, "--- dashes": "---\n" + "---x\n" * N, "dashes only": "-" * N,
+         "open list": "---\n" + "[" * 5000 + "\n---\n", "line breaks": "\n" * N + "---",
+         "crlf": "---\r\n" + "\r\n" * N, "cr": "---" + "\r" * N}
+csvs = {"open quote": 'run,story_id,turn,label,labeller\nr,s,0,correct,"' + "a" * N,
+        "quotes": 'run,story_id,turn,label,labeller\n' + '"' * N, "commas": "run,story_id,turn,label,labeller\n" + "," * N,
+        "line breaks": "run,story_id,turn,label,labeller\n" + "\n" * N, "crs": "run,story_id,turn,label,labeller\r" * N,
+        "doubled quotes": 'run,story_id,turn,label,labeller\nr,s,0,correct,"' + '""' * N + '"\n'}
+times = {}
+with tempfile.TemporaryDirectory() as root:
+    for name, text in cards.items():
+        folder = Path(root) / str(len(times))
+        folder.mkdir()
+        (folder / "README.md").write_text(text)
+        started = time.process_time()
+        front_text(text)
+        front_matter(folder)
+        times[f"card {name}"] = time.process_time() - started
+    for name, text in csvs.items():
+        started = time.process_time()
+        try:
+            _csv_rows(Path("labels.csv"), text)
+        except LabelError:
+            pass
+        folder = Path(root) / f"csv{len(times)}"
+        folder.mkdir()
+        (folder / "metadata.csv").write_text(text.replace("run", "file_name", 1))
+        try:
+            check_folder(folder)
+        except Exception:
+            pass
+        times[f"csv {name}"] = time.process_time() - started
+    started = time.process_time()
+    _glob_matches(tuple("abcd"), tuple(["**"] * 60 + ["x"]))
+    _glob_matches(tuple("abcd"), tuple(["**", "*"] * 30 + ["x"]))
+    times["glob of many **"] = time.process_time() - started
+print(json.dumps(times))
+"""
+
+
+def test_card_and_csv_parsing_run_in_linear_time() -> None:
+    """What reads a dataset card (front matter, data_files globs) and a CSV (labels, image-folder metadata) stays
+    within seconds on 100,000-line adversarial inputs (``---`` and 100,000 line breaks took 156 s)."""
+    done = subprocess.run([sys.executable, "-c", PARSING_SCRIPT], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(SOURCE.parent)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    times = json.loads(done.stdout)
+    assert len(times) == 16
+    slow = {name: round(seconds, 2) for name, seconds in times.items() if seconds > 3.0}  # (quadratic: minutes)
+    assert slow == {}

@@ -160,7 +160,7 @@ def test_review_hardening_in_chromium(browser: Browser, tmp_path: Path, viewport
         page.fill("input[name=name]", "BOB")
         page.fill("input[name=password]", PASSWORD)
         page.click("main button[type=submit]")
-        expect(page.locator(".flash")).to_contain_text("Too many failed sign-ins for this name; try again in")
+        expect(page.locator(".flash")).to_contain_text("Too many failed sign-ins from here or for this name; try again in")
         check(page)
         page.fill("input[name=name]", "alice")
         page.fill("input[name=password]", PASSWORD)

@@ -115,10 +115,14 @@ def test_behind_a_named_proxy_guesses_from_many_addresses_are_throttled_per_acco
     with review(review_folder, "--forwarded-allow-ips", "127.0.0.1") as base, \
             httpx.Client(base_url=base, follow_redirects=False, timeout=30) as client:
         # the proxy is believed, each address is new (no pair reaches its 5 free failures): the account's 20 free
-        # failures, then its backoff
-        checked = guesses_until_throttled(client, [f"198.51.100.{n}" for n in range(30)])
-        assert 20 <= checked < 30
-        assert review_sign_in(client, PASSWORD, "198.51.100.200").status_code == 429
+        # failures, then every attempt on it is delayed (1 s, 2 s ...), never refused: the owner still gets in
+        assert guesses_until_throttled(client, [f"198.51.100.{n}" for n in range(20)]) == 20
+        started = time.monotonic()
+        assert review_sign_in(client, WRONG, "198.51.100.50").headers["location"] == "/login"
+        assert time.monotonic() - started >= 1.0
+        started = time.monotonic()
+        owner = review_sign_in(client, PASSWORD, "198.51.100.200")
+        assert owner.status_code == 303 and owner.headers["location"] == "/" and time.monotonic() - started >= 2.0
         with httpx.Client(base_url=base, follow_redirects=False, timeout=30) as other:
             bob = other.post("/login", data={"csrf": csrf(other, "/login"), "name": "bob", "password": WRONG})
             assert bob.status_code == 303  # another account is not slowed
@@ -227,13 +231,14 @@ def test_host_names_are_parsed_strictly() -> None:
 def test_the_throttle_counts_an_account_over_all_addresses() -> None:
     now = [0.0]
     throttle = LoginThrottle(free=2, base_s=1.0, max_delay_s=4.0, account_free=4, clock=lambda: now[0])
-    waits = []
+    waits, delays = [], []
     for n in range(7):
         waits.append(throttle.wait_s("Bob", f"10.0.0.{n}"))  # a new address each time: no pair reaches 2
+        delays.append(throttle.delay_s("Bob"))
         throttle.failed("bob", f"10.0.0.{n}")
-    assert waits == [0, 0, 0, 0, 1, 2, 4]
-    assert throttle.wait_s("alice", "10.0.0.1") == 0
-    now[0] += 4
-    assert throttle.wait_s("bob", "10.0.0.99") == 0  # at most max_delay_s: the owner is slowed, never locked out
+    assert waits == [0] * 7  # a name guessed from everywhere is never refused (the owner is never locked out)...
+    assert delays == [0, 0, 0, 0, 1, 2, 4]  # ...but every attempt on it is delayed, at most max_delay_s
+    assert throttle.delay_s("alice") == 0 and throttle.wait_s("alice", "10.0.0.1") == 0
+    assert throttle.wait_s("bob", "10.0.0.99") == 0 and throttle.delay_s("bob") == 4
     throttle.succeeded("bob", "10.0.0.99")
-    assert throttle.accounts == {} and throttle.wait_s("bob", "10.0.0.1") == 0
+    assert throttle.accounts == {} and throttle.delay_s("bob") == 0

@@ -30,17 +30,25 @@ _OR_WORD = re.compile(r"(?i)\bor\b")
 _LABEL_MARK = re.compile(r"(?:^|(?<=[\s?:;/]))(?:\((?P<p>[A-Za-z]|\d)\)|(?P<d>[A-Za-z]|\d)[.):])(?=\s)")
 
 
-#: control characters other than line breaks and tabs (C0, DEL, C1): escape sequences, carriage returns, bells
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: control characters other than line breaks and tabs (C0, DEL, C1: escape sequences, carriage returns, bells),
+#: and the invisible marks that reorder or break what a terminal shows (bidirectional overrides and isolates,
+#: line and paragraph separators)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def _shown(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def printable(text: str) -> str:
-    """``text`` with its control characters shown as ``\\x1b`` and the like (line breaks and tabs kept).
+    """``text`` with its control characters shown as ``\\x1b``, ``\\u202e`` and the like (line breaks and tabs kept).
 
     Replies, answers and ids are untrusted text: a terminal would obey an escape sequence in them
-    (colour, hidden text, a moved cursor) and a carriage return would overwrite the line it is on.
+    (colour, hidden text, a moved cursor), a carriage return would overwrite the line it is on and a
+    right-to-left override would show the rest of the line reversed.
     """
-    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+    return _CONTROL.sub(_shown, text)
 
 
 def fold(text: str) -> str:

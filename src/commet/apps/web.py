@@ -9,10 +9,11 @@
   another site is refused before it reaches a route (:class:`SameOriginPosts`).
 * Names are compared in one normal form everywhere (:func:`normalise_name`: NFKC, stripped,
   casefolded), for sign-in and for its throttle alike.
-* Failed sign-ins are throttled per (name, client) with a capped exponential backoff
-  (:class:`LoginThrottle`): a guesser elsewhere never locks the owner out, and on the
-  guesser's own machine the wait never exceeds ``max_delay_s``. The client address is used
-  in memory for this only and never stored.
+* Failed sign-ins are throttled per client address first, then per (name, client) with a capped
+  exponential backoff, and per name by a delay that never refuses (:class:`LoginThrottle`): a
+  guesser elsewhere never locks the owner out. The client address is used in memory for this
+  only and never stored. Request headers are bounded (:class:`HeaderSizeLimit`, 431).
+* Files are served only through :mod:`commet.apps.files` (one confinement function).
 * Uploaded pictures are decoded under a pixel limit (:func:`decode_picture`); a
   decompression bomb is refused with 413 before its pixels are allocated.
 * CSV and spreadsheet exports escape cells that a spreadsheet would run as a formula
@@ -351,13 +352,42 @@ class BodySizeLimit:
         await self.app(scope, limited_receive, send)
 
 
+#: Most bytes one request header (name and value) may have, and all of them together: a browser's cookies
+#: and headers are a few kilobytes; common servers stop at 8 KiB a line and 32 KiB in all.
+MAX_HEADER_BYTES = 16 * 1024
+MAX_HEADERS_BYTES = 32 * 1024
+
+
+class HeaderSizeLimit:
+    """ASGI middleware: 431 (Request Header Fields Too Large) for a request whose headers are over the limits,
+    before any route, session lookup or form parsing sees them."""
+
+    def __init__(self, app: ASGIApp, max_header: int = MAX_HEADER_BYTES, max_total: int = MAX_HEADERS_BYTES):
+        self.app = app
+        self.max_header = max_header
+        self.max_total = max_total
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            sizes = [len(key) + len(value) for key, value in scope.get("headers") or []]
+            if sizes and (max(sizes) > self.max_header or sum(sizes) > self.max_total):
+                if scope["type"] == "http":
+                    await _plain(send, 431, b"request headers too large (at most 16 KiB each, 32 KiB in all)")
+                else:
+                    await send({"type": "websocket.close", "code": 1009})
+                return
+        await self.app(scope, receive, send)
+
+
 def guarded_app(title: str, max_body_bytes: int, **options: Any) -> FastAPI:
-    """A FastAPI app behind this layer's guards: no API docs, bodies over ``max_body_bytes`` refused, POSTs
-    from other origins refused, HEAD answered as GET (outermost, so every layer below sees a GET)."""
+    """A FastAPI app behind this layer's guards: no API docs, headers over their limits refused (431), bodies over
+    ``max_body_bytes`` refused, POSTs from other origins refused, HEAD answered as GET (outermost, so every layer
+    below sees a GET)."""
     app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None, **options)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     app.add_middleware(SameOriginPosts)
     app.add_middleware(HeadAsGet)
+    app.add_middleware(HeaderSizeLimit)
     return app
 
 
@@ -411,36 +441,61 @@ class _Failures:
 
 
 class LoginThrottle:
-    """Failed sign-ins per (normalised name, client address) and per name, with a capped exponential backoff.
+    """Failed sign-ins counted three ways, so that guessing is slow and the owner is never locked out.
 
-    Per pair: the first ``free`` failures cost nothing; after that each attempt must wait
-    ``base_s * 2 ** (failures - free)`` seconds since the last failure, at most ``max_delay_s``.
-    Per name, whatever the address: the same after ``account_free`` failures (default ``4 * free``), so
-    guesses spread over many addresses (a botnet, or forged proxy headers where a proxy is trusted) are
-    slowed too; the owner then waits at most ``max_delay_s`` per attempt, never locked out.
-    A success clears the pair and the name; entries are forgotten ``forget_s`` after their last failure.
-    Keys are held in memory only (at most ``max_keys`` of each kind, oldest dropped first).
+    * **Per client address, whatever the name** (first): at most ``address_limit`` failures (default
+      ``4 * free``) in any ``address_window_s``; past that, every attempt from the address is refused until
+      the oldest failure leaves the window. Guessing one password over 40 names (spraying) counts here.
+    * **Per (normalised name, address)**: the first ``free`` failures cost nothing; after that each attempt
+      must wait ``base_s * 2 ** (failures - free)`` seconds since the last failure, at most ``max_delay_s``.
+    * **Per name, whatever the address** (a botnet, or forged proxy headers where a proxy is trusted): after
+      ``account_free`` failures (default ``4 * free``) each attempt on the name is *delayed* by the same
+      backoff (:meth:`delay_s`, the server waits before it answers) and never refused, so guesses from many
+      addresses are slowed while the owner, with the right password, still gets in.
+
+    Refusals (:meth:`wait_s`) come only from the first two, both tied to the guesser's own address. A success
+    clears the pair and the name; entries are forgotten ``forget_s`` after their last failure. Addresses and
+    names are held in memory only (at most ``max_keys`` of each kind, oldest dropped first).
     """
 
     def __init__(self, *, free: int = 5, base_s: float = 1.0, max_delay_s: float = 30.0, forget_s: float = 900.0,
-                 max_keys: int = 50_000, clock: Callable[[], float] = time.monotonic, account_free: int | None = None):
+                 max_keys: int = 50_000, clock: Callable[[], float] = time.monotonic, account_free: int | None = None,
+                 address_limit: int | None = None, address_window_s: float = 900.0):
         self.free, self.base_s, self.max_delay_s, self.forget_s = free, base_s, max_delay_s, forget_s
         self.account_free = 4 * free if account_free is None else account_free
+        self.address_limit = 4 * free if address_limit is None else address_limit
+        self.address_window_s = address_window_s
         self.max_keys = max_keys
         self.clock = clock
         self.failures: OrderedDict[tuple[str, str], _Failures] = OrderedDict()
         self.accounts: OrderedDict[str, _Failures] = OrderedDict()
+        self.addresses: OrderedDict[str, deque[float]] = OrderedDict()
 
     @staticmethod
     def key(name: str, client: str | None) -> tuple[str, str]:
         return normalise_name(name), client or "-"
 
     def wait_s(self, name: str, client: str | None) -> float:
-        """Seconds before this (name, client) may try again; 0 when it may try now."""
-        return max(self._wait(self.failures, self.key(name, client), self.free),
-                   self._wait(self.accounts, normalise_name(name), self.account_free))
+        """Seconds before this (name, client) may try again; 0 when it may try now (then :meth:`delay_s` applies)."""
+        return max(self._address_wait(client or "-"), self._wait(self.failures, self.key(name, client), self.free))
 
-    def _wait(self, table: OrderedDict[Any, _Failures], key: object, free: int) -> float:
+    def delay_s(self, name: str) -> float:
+        """Seconds the server waits before answering an attempt on ``name`` (right password or wrong): the
+        per-name backoff, which slows guesses from everywhere and never refuses the owner."""
+        return self._wait(self.accounts, normalise_name(name), self.account_free, since_last=False)
+
+    def _address_wait(self, client: str) -> float:
+        times = self.addresses.get(client)
+        if not times:
+            return 0.0
+        now = self.clock()
+        while times and now - times[0] >= self.address_window_s:
+            times.popleft()
+        if len(times) < self.address_limit:
+            return 0.0
+        return self.address_window_s - (now - times[0])
+
+    def _wait(self, table: OrderedDict[Any, _Failures], key: object, free: int, *, since_last: bool = True) -> float:
         entry = table.get(key)
         if entry is None:
             return 0.0
@@ -451,11 +506,18 @@ class LoginThrottle:
         if entry.count < free:
             return 0.0
         delay = min(self.max_delay_s, self.base_s * 2.0 ** (entry.count - free))
-        return max(0.0, delay - elapsed)
+        return max(0.0, delay - elapsed) if since_last else delay
 
     def failed(self, name: str, client: str | None) -> None:
         self._count(self.failures, self.key(name, client))
         self._count(self.accounts, normalise_name(name))
+        times = self.addresses.pop(client or "-", None) or deque()
+        times.append(self.clock())
+        while len(times) > self.address_limit:
+            times.popleft()
+        self.addresses[client or "-"] = times
+        while len(self.addresses) > self.max_keys:
+            self.addresses.popitem(last=False)
 
     def _count(self, table: OrderedDict[Any, _Failures], key: object) -> None:
         entry = table.pop(key, None)
@@ -464,6 +526,7 @@ class LoginThrottle:
             table.popitem(last=False)
 
     def succeeded(self, name: str, client: str | None) -> None:
+        """A right password: the pair and the name start again (the address's failures stay, as they happened)."""
         self.failures.pop(self.key(name, client), None)
         self.accounts.pop(normalise_name(name), None)
 
@@ -603,17 +666,6 @@ def csv_safe(value: object) -> object:
     if isinstance(value, str) and value.startswith(FORMULA_LEADS):
         return "'" + value
     return value
-
-
-def safe_child(root: Path, name: str) -> Path:
-    """``root/name`` if it stays inside ``root`` and exists, else a 404 (no path traversal)."""
-    if not name or "\x00" in name:
-        raise HTTPException(status_code=404)
-    root = root.resolve()
-    candidate = (root / name).resolve()
-    if not candidate.is_relative_to(root) or not candidate.is_file():
-        raise HTTPException(status_code=404)
-    return candidate
 
 
 def templates(folder: Path) -> Jinja2Templates:

@@ -39,6 +39,7 @@ from commet.cli.common import (  # noqa: F401 - the shared names stay importable
     check_dataset_path,
     check_run_name,
     console,
+    echo,
     err_console,
     fail,
     fail_option,
@@ -71,7 +72,7 @@ def _print_version(value: bool) -> None:
     if value:
         from commet.version import __version__
 
-        typer.echo(f"commet {__version__} (Python {sys.version.split()[0]})")
+        echo(f"commet {__version__} (Python {sys.version.split()[0]})")
         raise typer.Exit()
 
 
@@ -106,10 +107,10 @@ def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSO
     elif dataset is not None and dataset.origin is not None:  # a table read by its columns: say how
         say(f"read from {dataset.origin.location}: {dataset.origin.layout}", err=True)
     for problem in problems:
-        typer.echo(str(problem))
+        echo(str(problem))
     errors = sum(p.severity == "error" for p in problems)
     warnings = len(problems) - errors
-    typer.echo(f"{errors} errors, {warnings} warnings", err=True)
+    echo(f"{errors} errors, {warnings} warnings", err=True)
     raise typer.Exit(EXIT_USAGE if has_errors(problems) else 0)
 
 
@@ -134,12 +135,12 @@ def stats(path: Annotated[str, typer.Argument(help="Dataset folder, file, hf:OWN
     if explain:
         from commet.format.explain import explain_lines, explanation
 
-        typer.echo(json.dumps(explanation(dataset), indent=2, ensure_ascii=False) if as_json else
+        echo(json.dumps(explanation(dataset), indent=2, ensure_ascii=False) if as_json else
                    "\n".join(explain_lines(dataset)))
         return
     official = dataset.origin is not None and dataset.origin.official
     if as_json:
-        typer.echo(json.dumps({**asdict(figures), **({"read": {"from": dataset.origin.location,
+        echo(json.dumps({**asdict(figures), **({"read": {"from": dataset.origin.location,
                                                                "layout": dataset.origin.layout}}
                                                      if dataset.origin is not None else {})}, indent=2))
         return
@@ -212,7 +213,7 @@ def convert(
                 st.category = TASKS_BY_ID[task].category_for(st.image_dependent)
                 st.mental_states = st.mental_states or list(TASKS_BY_ID[task].mental_states)
     for warning in dataset.warnings:
-        typer.echo(str(warning), err=True)
+        echo(str(warning), err=True)
     try:
         result = convert_dataset(dataset, to, out, pictures=not no_pictures)
     except (ConvertError, RuntimeError) as exc:
@@ -228,7 +229,7 @@ def convert(
         kept = (" (all already there)" if result.unchanged == total else
                 f" ({result.unchanged} already there)" if result.unchanged else "")
         where = f"and its {total} pictures to {result.pictures_at}/{kept}"
-    typer.echo(f"wrote {result.storyturns} StoryTurns to {out} {where}")
+    echo(f"wrote {result.storyturns} StoryTurns to {out} {where}")
 
 
 @app.command()
@@ -236,7 +237,7 @@ def schema() -> None:
     """Print the JSON Schema of one canonical StoryTurn line."""
     from commet.format import storyturn_json_schema
 
-    typer.echo(json.dumps(storyturn_json_schema(), indent=2))
+    echo(json.dumps(storyturn_json_schema(), indent=2))
 
 
 EVAL_EPILOG = ("Exit codes: 0 every StoryTurn scored; 2 bad input, nothing run; 3 some calls failed for good "
@@ -473,7 +474,7 @@ def main() -> None:
         message = str(exc) if isinstance(exc, MissingExtraError) else missing_extra_message(exc)
         if message is None:
             raise
-        sys.stderr.write(f"error: {message}\n")
+        echo(f"error: {message}", err=True)
         sys.exit(EXIT_USAGE)
     finally:
         # The interpreter's last garbage collection at exit would walk every object still alive (a

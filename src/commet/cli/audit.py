@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from commet.cli.common import AdapterOption, ColumnsOption, _load, console
+from commet.cli.common import AdapterOption, ColumnsOption, _load, console, echo
 
 if TYPE_CHECKING:
     from commet.format.dataset import Dataset
@@ -64,14 +64,14 @@ def register(app: typer.Typer) -> None:
         over = result.over(fail_above if fail_above is not None else math.inf,
                            fail_above_overall if fail_above_overall is not None else math.inf)
         if as_json:
-            typer.echo(json.dumps(_as_json(result, against, rules), indent=2))
+            echo(json.dumps(_as_json(result, against, rules), indent=2))
         else:
             _print_table(result, against)
             if rules:
                 _print_rules(result)
         if over:
             lines = ", ".join(f"{x.task} ({x.family} {x.excess:+.1f})" for x in over)
-            typer.echo(f"above the allowed points over chance: {lines}", err=True)
+            echo(f"above the allowed points over chance: {lines}", err=True)
             raise typer.Exit(1)
 
 

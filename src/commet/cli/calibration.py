@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from commet.cli.common import console, fail, say
+from commet.cli.common import console, echo, fail, say
 from commet.cli.reporting import ReportFormat, find_run_or_fail, open_store
 
 if TYPE_CHECKING:
@@ -134,15 +134,15 @@ def _show(report: "Report", fmt: str, out: Path | None) -> None:
             write_csv_folder(report, out)
         except ValueError as exc:
             fail(str(exc))
-        typer.echo(f"wrote the calibration tables to {out}/", err=True)
+        echo(f"wrote the calibration tables to {out}/", err=True)
         return
     text = render_report(report, fmt)
     if out is None:
-        typer.echo(text, nl=False)
+        echo(text, nl=False)
         return
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
-    typer.echo(f"wrote the calibration report to {out}", err=True)
+    echo(f"wrote the calibration report to {out}", err=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -19,9 +19,10 @@ from types import FrameType
 from typing import TYPE_CHECKING, Annotated, NoReturn, ParamSpec, TypeVar
 
 import typer
-from rich.console import Console
 
 from commet.format.problems import FormatError, printable
+from commet.terminal import SafeConsole
+from commet.text import printable as visible
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
@@ -41,8 +42,9 @@ def sized(stream: object) -> bool:
 
 
 # ":m:" in a spec is no emoji; a pipe without COLUMNS: 200 columns, wide enough for every table
-console = Console(width=None if sized(sys.stdout) else 200, emoji=False)
-err_console = Console(stderr=True, emoji=False)
+# (SafeConsole: control characters from data are shown, never sent to the terminal)
+console = SafeConsole(width=None if sized(sys.stdout) else 200, emoji=False)
+err_console = SafeConsole(stderr=True, emoji=False)
 
 
 def say(text: str, *, err: bool = False, style: str | None = None) -> None:
@@ -151,6 +153,13 @@ class Program:
             gc.freeze()
 
 
+def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
+    """Plain output of a command (a line, a Markdown or CSV report) with control characters from data made
+    visible (:func:`commet.text.printable`): every command writes through this or the consoles, never raw.
+    A CSV's CRLF line ends are line ends, not carriage returns to show."""
+    typer.echo(visible(text.replace("\r\n", "\n")), err=err, nl=nl)
+
+
 def fail(message: str) -> NoReturn:
     """One line (never wrapped: a terminal folds it, a log or a test reads it whole), then exit 2."""
     err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
@@ -225,13 +234,51 @@ def _file_error(exc: OSError) -> str:
     return f"{path}: {exc.strerror or exc}"
 
 
+#: The range every whole-number option of every command keeps to, by option name, unless it says narrower:
+#: a seed is what numpy, SQLite and every provider take; resamples are what fits in memory (one bootstrap
+#: array of resamples x StoryTurns); anything else is a count a run can hold. A value outside is click's
+#: one-line usage error (exit 2), never an OverflowError or a MemoryError from deep inside.
+NUMBER_RANGES: dict[str, tuple[int, int]] = {"seed": (0, 2**32 - 1), "resamples": (100, 20_000)}
+DEFAULT_NUMBER_RANGE = (-(2**31), 2**31 - 1)
+
+
+def bound_numbers(command: Callable[..., object]) -> None:
+    """Give each whole-number option of ``command`` the bounds :data:`NUMBER_RANGES` sets (an option's own narrower
+    ``min``/``max`` stay): done for every command at registration, so a new option is bounded too. (Decimal
+    options are checked where they are used: a finite number, in the setting's range.)"""
+    import inspect
+    import typing
+
+    from typer.models import OptionInfo
+
+    for name, parameter in inspect.signature(inspect.unwrap(command), eval_str=True).parameters.items():
+        kind, infos = parameter.annotation, []
+        if typing.get_origin(kind) is typing.Annotated:
+            kind, *metadata = typing.get_args(kind)
+            infos = [m for m in metadata if isinstance(m, OptionInfo)]
+        if isinstance(parameter.default, OptionInfo):
+            infos.append(parameter.default)
+        base = set(typing.get_args(kind) or (kind,)) - {type(None)}
+        for info in infos:
+            if base == {int}:
+                low, high = NUMBER_RANGES.get(name, DEFAULT_NUMBER_RANGE)
+                info.min = low if info.min is None else max(info.min, low)
+                info.max = high if info.max is None else min(info.max, high)
+
+
 def refuse_bad_files(app: typer.Typer) -> None:
     """Every command of ``app`` and its sub-apps: a file that is not a readable results store (not
     SQLite, another program's, a newer schema, a damaged run), or a path the system will not read or
     write (no such folder, no permission, a read-only disk), is one line and exit 2, not a traceback."""
     for info in app.registered_commands:
+        if info.callback is not None:
+            bound_numbers(info.callback)
         if info.callback is not None and not info.callback.__dict__.get("refuses_bad_files"):
             info.callback = _file_errors_as_failures(info.callback)
+    group_callback = app.registered_callback  # a group's own callback runs a command too (commet label)
+    if group_callback is not None and group_callback.callback is not None \
+            and not group_callback.callback.__dict__.get("refuses_bad_files"):
+        group_callback.callback = _file_errors_as_failures(group_callback.callback)
     for group in app.registered_groups:
         if group.typer_instance is not None:
             refuse_bad_files(group.typer_instance)
@@ -357,7 +404,7 @@ def serve_web_app(web: ASGIApp, host: str, port: int, announce: Callable[[str], 
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}{taken}; choose another port with --port N "
              "(--port 0: any free one)")
     bound = listener.getsockname()[1]
-    typer.echo(announce(f"http://{f'[{host}]' if ':' in host else host}:{bound}"))
+    echo(announce(f"http://{f'[{host}]' if ':' in host else host}:{bound}"))
     server = uvicorn.Server(uvicorn.Config(guarded, host=host, port=bound, proxy_headers=bool(proxies),
                                            forwarded_allow_ips=",".join(proxies) or None, log_level=log_level,
                                            access_log=access_log, server_header=server_header))

@@ -4,6 +4,8 @@ from pathlib import Path
 
 import typer
 
+from commet.cli.common import echo
+
 app = typer.Typer(help="Generate StoryTurn datasets (procedural: answers and pictures from a world model).",
                   no_args_is_help=True)
 
@@ -41,10 +43,10 @@ def procedural(
     problems = validate_path(folder)
     errors = [p for p in problems if p.severity == "error"]
     for problem in errors:
-        typer.echo(str(problem), err=True)
+        echo(str(problem), err=True)
     with (folder / "storyturns.jsonl").open(encoding="utf-8") as written:
         count = sum(1 for _ in written)
-    typer.echo(f"wrote {folder} ({count} StoryTurns, {len(errors)} validation errors)")
+    echo(f"wrote {folder} ({count} StoryTurns, {len(errors)} validation errors)")
     if has_errors(problems):
         raise typer.Exit(1)
 

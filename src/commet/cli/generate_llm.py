@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from commet.cli.common import fail, fail_option
+from commet.cli.common import echo, fail, fail_option
 from commet.format.problems import FormatError
 
 if TYPE_CHECKING:
@@ -73,12 +73,12 @@ def llm(
     def report(result: "GeneratedItem | GenerationFailure") -> None:
         if isinstance(result, GeneratedItem):
             flags = f", {len(result.lint)} lint finding(s)" if result.lint else ""
-            typer.echo(f"generated {result.storyturn.id} ({len(result.images)} picture(s), "
+            echo(f"generated {result.storyturn.id} ({len(result.images)} picture(s), "
                        f"{result.attempts} repl{'y' if result.attempts == 1 else 'ies'}{flags})")
             for finding in result.lint:
-                typer.echo(f"  {finding}")
+                echo(f"  {finding}")
         else:
-            typer.echo(f"failed {result.story_id}: {result.error}", err=True)
+            echo(f"failed {result.story_id}: {result.error}", err=True)
 
     async def run() -> "GenerationReport":
         try:
@@ -102,9 +102,9 @@ def llm(
         fail(str(exc))
     dataset, problems = write_generated(out, result)
     for problem in problems:
-        typer.echo(str(problem), err=True)
+        echo(str(problem), err=True)
     errors = sum(p.severity == "error" for p in problems)
-    typer.echo(f"wrote {len(result.items)} new StoryTurn(s) to {out} ({len(dataset)} in all); "
+    echo(f"wrote {len(result.items)} new StoryTurn(s) to {out} ({len(dataset)} in all); "
                f"{len(result.failures)} failed; validation: {errors} error(s)")
     if result.failures or errors:
         raise typer.Exit(1)

@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from commet.cli.common import echo
+
 
 def _format_words() -> list[str]:
     """The FORMAT words, read from the importers' table (``benchmarks.json``, what ``FORMATS`` is made of) without
@@ -60,10 +62,10 @@ def register(app: typer.Typer) -> None:
         problems = validate_path(folder)
         for problem in problems:
             if problem.severity == "error":
-                typer.echo(str(problem), err=True)
+                echo(str(problem), err=True)
         source_info = imported.provenance
         errors = sum(p.severity == "error" for p in problems)
-        typer.echo(f"wrote {folder}: {len(imported.dataset)} StoryTurns from {source_info['stories']} stories and "
+        echo(f"wrote {folder}: {len(imported.dataset)} StoryTurns from {source_info['stories']} stories and "
                    f"{source_info['questions']} questions ({protocol.value} protocol; licence "
                    f"{source_info['licence']}; {errors} validation errors)")
         if has_errors(problems):

@@ -13,6 +13,7 @@ from commet.cli.common import (
     ColumnsOption,
     check_run_name,
     console,
+    echo,
     fail,
     print_failures,
     resumable,
@@ -324,9 +325,9 @@ def judges_command(
     tables = report_tables(report)
     if fmt is AgreementFormat.csv:
         rows = [[title, *row] for title, header, body in tables if header == AGREEMENT_HEADER for row in body]
-        typer.echo(to_csv(["Table", *AGREEMENT_HEADER], rows), nl=False)
+        echo(to_csv(["Table", *AGREEMENT_HEADER], rows), nl=False)
     elif fmt is AgreementFormat.markdown:
-        typer.echo("\n".join(f"### {title}\n\n{to_markdown(header, body)}" for title, header, body in tables), nl=False)
+        echo("\n".join(f"### {title}\n\n{to_markdown(header, body)}" for title, header, body in tables), nl=False)
     else:  # each table in the first layout that fits the terminal, runs by their short id under a legend
         from commet.reports.analyses import Section
         from commet.reports.cells import broken_at_punctuation

@@ -4,9 +4,7 @@ not change the verdict (:mod:`commet.engine.probes`), with a 95% interval; a pan
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import typer
-
-from commet.cli.common import console, fail
+from commet.cli.common import console, echo, fail
 
 if TYPE_CHECKING:
     from commet.engine.probes import ProbeOutcome, ProbeResult
@@ -130,12 +128,12 @@ def _print(sections: "list[Section]", fmt: str) -> None:
 
     if fmt == "csv":
         header = ["Table", *sections[0].header]
-        typer.echo(to_csv(header, [[sections[0].title, *(cell_text(c, sections[0]) for c in row)]
+        echo(to_csv(header, [[sections[0].title, *(cell_text(c, sections[0]) for c in row)]
                                    for row in sections[0].rows]), nl=False)
         return
     for section in sections:
         if fmt == "markdown":
-            typer.echo(f"### {section.title}\n\n" + to_markdown(section.header, [[cell_text(c, section) for c in row]
+            echo(f"### {section.title}\n\n" + to_markdown(section.header, [[cell_text(c, section) for c in row]
                                                                                 for row in section.rows])
                        + f"\n{section.note}\n")
             continue

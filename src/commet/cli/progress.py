@@ -27,9 +27,11 @@ def live_progress(*, enabled: bool, total: int) -> Iterator[Callable[[EngineProg
     # imported here: a run with --quiet never shows a bar
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from commet.cli.common import console
+
     columns = (TextColumn("stories"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[detail]}"), TimeElapsedColumn())
-    with Progress(*columns, transient=False) as bar:
+    with Progress(*columns, transient=False, console=console) as bar:
         task = bar.add_task("eval", total=total, detail="")
         narrow = bar.console.width < WIDE
 

@@ -19,6 +19,7 @@ from commet.cli.common import (
     ForceOption,
     _load,
     console,
+    echo,
     fail,
     fail_problems,
     load_or_fail,
@@ -190,7 +191,7 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
             write_csv_folder(report, out)
         except ValueError as exc:
             fail(str(exc))
-        typer.echo(f"wrote {len(report.sections)} CSV tables on {len(report.runs)} run(s) to {out}/", err=True)
+        echo(f"wrote {len(report.sections)} CSV tables on {len(report.runs)} run(s) to {out}/", err=True)
         return counts
     try:
         text = render_report(report, fmt, dataset=loaded)
@@ -199,13 +200,13 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
              f"({', '.join(s.key for s in report.sections)})")
     if fmt == "csv":  # one table: the notices go to stderr, the file stays one clean table
         for line in report.notices:
-            typer.echo(str(line), err=True)
+            echo(str(line), err=True)
     if out is None:
-        typer.echo(text, nl=False)
+        echo(text, nl=False)
         return counts
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
-    typer.echo(f"wrote {fmt} report on {len(report.runs)} run(s) to {out}", err=True)
+    echo(f"wrote {fmt} report on {len(report.runs)} run(s) to {out}", err=True)
     return counts
 
 
@@ -354,7 +355,7 @@ def sweep(
 
     def announce(index: int, total: int, name: str) -> None:
         if not quiet:
-            typer.echo(f"[{index + 1}/{total}] {name}", err=True)
+            echo(f"[{index + 1}/{total}] {name}", err=True)
 
     datasets = {d: load_or_fail(d, force, settings.columns.get(d), settings.adapters.get(d)) for d in settings.datasets}
     import asyncio
@@ -455,7 +456,7 @@ def export(
 
     with open_store(db, read_only=True) as store:
         count = export_run(store, find_run_or_fail(store, run), out)
-    typer.echo(f"wrote {count} turns to {out}")
+    echo(f"wrote {count} turns to {out}")
 
 
 def register(app: typer.Typer) -> None:

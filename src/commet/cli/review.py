@@ -13,6 +13,7 @@ from commet.cli.common import (
     ColumnsOption,
     ForceOption,
     ForwardedAllowIpsOption,
+    echo,
     fail,
     fail_problems,
     load_or_fail,
@@ -106,7 +107,7 @@ def _as_folder(dataset: "Dataset", folder: Path) -> "Dataset":
         convert(dataset, ConvertTarget.jsonl, folder)
     except ConvertError as exc:
         fail(str(exc))
-    typer.echo(f"wrote the dataset as a folder for review: {folder}")
+    echo(f"wrote the dataset as a folder for review: {folder}")
     return load_dataset(folder)
 
 
@@ -120,11 +121,11 @@ def _typed_password(prompt: str) -> str:
         try:
             check_password(password)
         except ReviewError as exc:
-            typer.echo(f"error: {exc}; type another", err=True)
+            echo(f"error: {exc}; type another", err=True)
             continue
         if typer.prompt("Repeat for confirmation", hide_input=True) == password:
             return password
-        typer.echo("error: the two entries differ; type it again", err=True)
+        echo("error: the two entries differ; type it again", err=True)
 
 
 def _with_password(use: Callable[[str], object], from_stdin: bool, prompt: str) -> None:
@@ -156,7 +157,7 @@ def add_user(
     if store.user_id(name) is not None:  # said before the password is typed, not after
         fail(f"user {name!r} already exists")
     _with_password(lambda password: store.add_user(name, password), password_stdin, "Password")
-    typer.echo(f"added reviewer {name}")
+    echo(f"added reviewer {name}")
 
 
 @app.command("set-password")
@@ -177,7 +178,7 @@ def set_password(
     if store.user_id(name) is None:
         fail(f"no user {name!r}")
     _with_password(lambda password: store.set_password(name, password), password_stdin, "New password")
-    typer.echo(f"new password set for {name}; their sessions are signed out")
+    echo(f"new password set for {name}; their sessions are signed out")
 
 
 @app.command()
@@ -213,8 +214,8 @@ def export(
     except PictureError as exc:
         fail(f"a picture of the reviewed dataset cannot be read: it {exc}")
     for problem in problems:
-        typer.echo(str(problem), err=True)
+        echo(str(problem), err=True)
     errors = sum(p.severity == "error" for p in problems)
-    typer.echo(f"exported {len(exported)} final StoryTurn(s) to {out}; validation: {errors} error(s)")
+    echo(f"exported {len(exported)} final StoryTurn(s) to {out}; validation: {errors} error(s)")
     if errors:
         raise typer.Exit(1)

@@ -5,6 +5,8 @@ from typing import Annotated
 
 import typer
 
+from commet.cli.common import echo
+
 
 def register(app: typer.Typer) -> None:
     @app.command()
@@ -22,4 +24,4 @@ def register(app: typer.Typer) -> None:
         except MergeError as exc:
             fail(str(exc))
         for line in describe(report):
-            typer.echo(line)
+            echo(line)

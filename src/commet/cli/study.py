@@ -15,6 +15,7 @@ from commet.cli.common import (
     ForceOption,
     ForwardedAllowIpsOption,
     check_run_name,
+    echo,
     fail,
     fail_problems,
     load_or_fail,
@@ -146,20 +147,20 @@ def build(
     except StudyError as exc:
         fail(str(exc))
     for line in study.design():
-        typer.echo(line)
+        echo(line)
     storyturns = {storyturn.id: storyturn for storyturn in checked}
     for questionnaire in study.questionnaires:
-        typer.echo(f"questionnaire {questionnaire.index}: {len(questionnaire.storyturns)} StoryTurns, "
+        echo(f"questionnaire {questionnaire.index}: {len(questionnaire.storyturns)} StoryTurns, "
                    f"pictures: {questionnaire.image_policy}")
         for first, second in adjacent_pairs(questionnaire, storyturns):
-            typer.echo(f"  {first} and {second} share a task group and stand next to each other: the questionnaire "
+            echo(f"  {first} and {second} share a task group and stand next to each other: the questionnaire "
                        "holds too many of that group to keep them apart", err=True)
     for shortfall in study.shortfalls:
-        typer.echo(f"too few StoryTurns: {shortfall}", err=True)
+        echo(f"too few StoryTurns: {shortfall}", err=True)
     for field in study.placeholders():
-        typer.echo(f"warning: {field} is a placeholder an ethics board would refuse: set it with --contact "
+        echo(f"warning: {field} is a placeholder an ethics board would refuse: set it with --contact "
                    "(`study serve` refuses it unless --allow-placeholder-texts)", err=True)
-    typer.echo(f"wrote {out}")
+    echo(f"wrote {out}")
 
 
 def _panel(kind: "PanelKind | None", return_url: str | None, codes: "dict[Ending, str | None]") -> "Panel":
@@ -196,10 +197,10 @@ def links(
         from commet.apps.study.panel import entry_link
 
         study, _, store = _open(study_file, db)
-        typer.echo(entry_link(base_url, store.entry_key(), panel))
+        echo(entry_link(base_url, store.entry_key(), panel))
         store.close()
         if not study.panel.completed.given:
-            typer.echo(f"warning: {study_file} has no completion code, so participants finish without one: build it "
+            echo(f"warning: {study_file} has no completion code, so participants finish without one: build it "
                        "with --panel and --completion-code (or set panel.completed in the file)", err=True)
         return
     if count < 1:
@@ -213,7 +214,7 @@ def links(
     chosen = ([questionnaire] * count if questionnaire is not None
               else store.balanced_questionnaires(count, len(study.questionnaires)))
     for token in store.create_participants(chosen):
-        typer.echo(f"{base_url.rstrip('/')}/p/{token}")
+        echo(f"{base_url.rstrip('/')}/p/{token}")
     store.close()
 
 
@@ -290,7 +291,7 @@ def export(
     records = response_records(study, {st.id: st for st in dataset}, store)
     store.close()
     out.write_text(to_csv(records) if out.suffix.lower() == ".csv" else to_jsonl(records), encoding="utf-8")
-    typer.echo(f"wrote {len(records)} answers to {out}")
+    echo(f"wrote {len(records)} answers to {out}")
 
 
 @app.command("export-run")
@@ -331,7 +332,7 @@ def export_run(
         for name, chosen in planned:
             summary = export_human_run(study, dataset, participants, store, name=name, policy=chosen,
                                        dataset_path=dataset_location(study, study_file))
-            typer.echo(f"run {name!r} (model human, pictures: {chosen}): {summary.stories} StoryTurns from "
+            echo(f"run {name!r} (model human, pictures: {chosen}): {summary.stories} StoryTurns from "
                        f"{summary.participants} participants in {store_path}; {summary.incomplete} unfinished "
                        "StoryTurns left out")
     participants.close()

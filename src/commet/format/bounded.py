@@ -51,15 +51,19 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_regular_file(path: str | Path, *, max_bytes: int, what: str = "file", pipes: bool = False) -> bytes:
+def read_regular_file(path: str | Path, *, max_bytes: int, what: str = "file", pipes: bool = False,
+                      follow_links: bool = True) -> bytes:
     """The bytes of the regular file at ``path`` (links followed), at most ``max_bytes``.
 
     Opened without blocking and checked on the open descriptor, so a FIFO, a device or a file
     swapped for one after a check is refused, never read. Raises :class:`InputFileError` (and
     FileNotFoundError when nothing is there). ``pipes`` also reads a pipe (a secret passed as
     ``<(command)``) up to ``max_bytes``; a FIFO nobody writes to reads as empty, never blocks.
+    ``follow_links=False`` refuses a symbolic link in the last step (a file a web app serves).
     """
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
         descriptor = os.open(path, flags)
     except FileNotFoundError:
@@ -93,6 +97,40 @@ def read_regular_file(path: str | Path, *, max_bytes: int, what: str = "file", p
         raise InputFileError(f"cannot be read: {exc.strerror or exc}") from None
     finally:
         os.close(descriptor)
+
+
+def inside(root: Path, name: str, *, absolute: bool = False, links_into: tuple[Path, ...] = ()) -> Path:
+    """The path ``name`` names below ``root``, refused (:class:`InputFileError`, nothing read) when it would
+    leave it: a URL, ``..``, a symbolic link pointing out, or an absolute path (one inside ``root`` only with
+    ``absolute``: ``datasets`` writes absolute picture paths into its own cells).
+
+    Every file a dataset names (a picture, a ``state.json`` data file) is found through this, so a dataset
+    cannot make CoMMET read, copy or send a file from elsewhere on the machine. ``links_into``: folders a
+    link inside ``root`` may also point into (a Hub cache snapshot's files are links to its repository's blobs)."""
+    shown = name if len(name) <= 120 else name[:100] + "..."
+    if "://" in name or name.startswith(("hf:", "s3:", "gs:", "file:")):
+        raise InputFileError(f"{shown!r} is a URL: only files inside the dataset folder are read (refused, not read)")
+    if "\x00" in name or not name:
+        raise InputFileError(f"{shown!r} is not a file name (refused, not read)")
+    given = Path(name)
+    if (given.is_absolute() or given.drive) and not absolute:
+        raise InputFileError(f"{shown!r} is an absolute path: only files inside the dataset folder are read "
+                             "(refused, not read)")
+    if ".." in given.parts:
+        raise InputFileError(f"{shown!r} climbs out of the dataset folder with '..' (refused, not read)")
+    top = root.resolve()
+    candidate = given if given.is_absolute() else top / given
+    try:
+        resolved = candidate.resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a link loop (Python < 3.13)
+        raise InputFileError(f"{shown!r} cannot be looked at: {getattr(exc, 'strerror', None) or exc}") from None
+    lexical = Path(os.path.normpath(candidate))
+    if not resolved.is_relative_to(top) and not (lexical.is_relative_to(top) and any(
+            resolved.is_relative_to(other.resolve()) for other in links_into)):
+        if given.is_absolute() and not lexical.is_relative_to(top):
+            raise InputFileError(f"{shown!r} is an absolute path outside the dataset folder (refused, not read)")
+        raise InputFileError(f"{shown!r} is a symbolic link pointing out of the dataset folder (refused, not read)")
+    return resolved
 
 
 def files_under(folder: Path, suffix: str | tuple[str, ...], depth: int) -> list[Path]:

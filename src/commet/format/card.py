@@ -10,13 +10,14 @@ licence and languages.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from commet.format.bounded import files_under
+from commet.format.bounded import InputFileError, files_under, read_regular_file
 
 if TYPE_CHECKING:
     from commet.format.dataset import Dataset
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 SPLIT = "test"
 #: how deep a card's data_files patterns are looked for (CONFIG/SPLIT/0000.parquet and a folder more)
 CARD_PATTERN_DEPTH = 4
+#: most folder names a card's data_files pattern may have
+MAX_PATTERN_PARTS = 64
 DATA_DIR = "data"
 CARD_FILE = "README.md"
 
@@ -196,18 +199,41 @@ From Python: `commet.load_dataset("hf:OWNER/REPO")`. With `datasets`:
     return "\n".join(yaml_lines) + prose
 
 
+#: Largest dataset card read (cards with a full ``dataset_info`` are a few hundred kilobytes).
+MAX_CARD_BYTES = 16 * 1024 * 1024
+
+
+def front_text(text: str) -> str | None:
+    """The YAML between a card's first line ``---`` and the next line ``---`` (as ``datasets`` splits it), or None.
+
+    Line by line, in one pass: a pattern with ``\\s*`` before a lazy body took 156 s of CPU on ``---`` and
+    100,000 line breaks."""
+    lines = text.splitlines()
+    if not lines or lines[0] != "---":
+        return None
+    try:
+        end = lines.index("---", 1)
+    except ValueError:
+        return None
+    return "\n".join(lines[1:end])
+
+
 def front_matter(folder: Path) -> dict[str, Any]:
     """The YAML front matter of the folder's dataset card ({} without a card, PyYAML or valid YAML)."""
     card = folder / CARD_FILE
     if not card.is_file():
         return {}
-    match = re.match(r"---\s*\n(.*?)\n---", card.read_text(encoding="utf-8", errors="replace"), re.S)
-    if match is None:
+    try:
+        text = read_regular_file(card, max_bytes=MAX_CARD_BYTES, what="dataset card").decode("utf-8", "replace")
+    except (InputFileError, OSError):
+        return {}
+    body = front_text(text)
+    if body is None:
         return {}
     try:
         import yaml
 
-        front = yaml.safe_load(match.group(1)) or {}
+        front = yaml.safe_load(body) or {}
     except Exception:  # noqa: BLE001 - no PyYAML or a card that is not YAML: read the data without it
         return {}
     return front if isinstance(front, dict) else {}
@@ -237,12 +263,22 @@ def card_data_files(folder: Path) -> list[Path] | None:
 
 def _glob_matches(parts: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
     """Whether a relative path matches a glob pattern as ``Path.glob`` reads it: ``*`` and ``?`` within one
-    folder name, ``**`` any number of folders (written as data, never run against the disk)."""
-    if not pattern:
-        return not parts
-    if pattern[0] == "**":
-        return any(_glob_matches(parts[i:], pattern[1:]) for i in range(len(parts) + 1))
-    return bool(parts) and fnmatch.fnmatchcase(parts[0], pattern[0]) and _glob_matches(parts[1:], pattern[1:])
+    folder name, ``**`` any number of folders (written as data, never run against the disk).
+
+    Each (folder, pattern part) pair is decided once, so a card of many ``**`` costs their number times the
+    path's depth, never their combinations."""
+    if len(pattern) > MAX_PATTERN_PARTS:  # (deeper than any folder it could match)
+        return False
+
+    @functools.cache
+    def matches(at: int, of: int) -> bool:
+        if of == len(pattern):
+            return at == len(parts)
+        if pattern[of] == "**":
+            return any(matches(start, of + 1) for start in range(at, len(parts) + 1))
+        return at < len(parts) and fnmatch.fnmatchcase(parts[at], pattern[of]) and matches(at + 1, of + 1)
+
+    return matches(0, 0)
 
 
 def metadata_from_card(dataset: Dataset, folder: Path) -> bool:

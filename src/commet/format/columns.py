@@ -105,8 +105,8 @@ class ColumnMapping:
 
     @classmethod
     def parse(cls, text: str) -> ColumnMapping:
-        """``role=column,role=column``; an unknown role, a role given twice or an empty column is refused; a part
-        without ``=`` after ``image=...`` is one more picture column."""
+        """``role=column,role=column``; an unknown role, a role given twice, a column given two roles or an empty
+        column is refused; a part without ``=`` after ``image=...`` is one more picture column."""
         pairs: list[tuple[Role, str]] = []
         for part in (p.strip() for p in text.split(",")):
             if not part:
@@ -126,6 +126,10 @@ class ColumnMapping:
                                    f"{', '.join(r.value for r in Role)})") from None
             if any(known is role for known, _ in pairs):
                 raise ColumnsError(f"--columns: role {role.value!r} is given twice")
+            other = next((known for known, named in pairs if named == column), None)
+            if other is not None:  # (question=q,answer=q would make every expected answer the question)
+                raise ColumnsError(f"--columns: column {column!r} is given two roles, {other.value} and {role.value}; "
+                                   "a column has one role")
             pairs.append((role, column))
         if not pairs:
             raise ColumnsError("--columns: no ROLE=COLUMN given")

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from pydantic import ValidationError
 
 from commet.extras import require
-from commet.format.bounded import files_under
+from commet.format.bounded import InputFileError, files_under, inside, read_regular_file
 from commet.format.bounded import loads as bounded_loads
 from commet.format.card import (
     CARD_FILE,
@@ -41,6 +41,7 @@ from commet.format.card import (
     metadata_from_card,
     split_of,
 )
+from commet.format.folders import check_cells, check_parquet
 from commet.format.model import StoryTurn
 from commet.format.problems import FormatError, Problem
 
@@ -284,10 +285,7 @@ def native_layout(path: Path) -> bool:
         if path.is_file():
             schema = pq.read_schema(path)
         elif (path / "state.json").is_file() or (path / "dataset_dict.json").is_file():
-            split = path / json.loads((path / "dataset_dict.json").read_text())["splits"][0] \
-                if (path / "dataset_dict.json").is_file() else path
-            first = json.loads((split / "state.json").read_text())["_data_files"][0]["filename"]
-            with pa.memory_map(str(split / first)) as source:
+            with pa.memory_map(str(saved_data_files(path)[0])) as source:  # (confined to the folder)
                 schema = pa.ipc.open_stream(source).schema
         else:
             files = card_data_files(path) or parquet_files(path)
@@ -308,48 +306,80 @@ def _read_error(file: Path, exc: BaseException) -> FormatError:
 def _parquet_tables(files: list[Path]) -> Iterator[tuple[Path, pyarrow.Table]]:
     pq = _require("pyarrow.parquet")
     for file in files:
+        check_parquet(file)  # rows and decompressed size, from the footer, before reading
         try:
             yield file, pq.read_table(file)
         except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...: one located line
             raise _read_error(file, exc) from None
 
 
-def _arrow_tables(folder: Path) -> Iterator[tuple[Path, pyarrow.Table]]:
-    """The Arrow files of a ``save_to_disk`` folder (each split of a DatasetDict in its listed order)."""
-    pa = _require("pyarrow")
+#: Largest ``state.json`` or ``dataset_dict.json`` read (a few hundred bytes each, as ``datasets`` writes them).
+MAX_STATE_BYTES = 1024 * 1024
+
+
+def _listed(file: Path, key: str) -> list[object]:
+    """The list under ``key`` of a ``save_to_disk`` JSON file, read within its size limit; a located error if not."""
+    try:
+        value = json.loads(read_regular_file(file, max_bytes=MAX_STATE_BYTES, what="save_to_disk JSON file"))[key]
+        if not isinstance(value, list):
+            raise TypeError(f"{key} is not a list")
+        return value
+    except (InputFileError, OSError, ValueError, KeyError, TypeError) as exc:
+        raise _read_error(file, exc) from None
+
+
+def saved_data_files(folder: Path) -> list[Path]:
+    """The Arrow files of a ``save_to_disk`` folder, each split of a DatasetDict in its listed order, every one
+    inside ``folder`` (a split or file name that is absolute, climbs with ``..`` or links out is refused before
+    anything reads it, whichever reader then reads the folder)."""
+    def located(base: Path, name: object, listed_in: Path) -> Path:
+        try:
+            return inside(base, str(name))
+        except InputFileError as exc:
+            raise FormatError([Problem(str(listed_in), None, None, None, None, f"names {exc}")]) from None
+
     splits = [folder]
     dict_file = folder / "dataset_dict.json"
     if dict_file.is_file():
-        try:
-            names = json.loads(dict_file.read_text(encoding="utf-8"))["splits"]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise _read_error(dict_file, exc) from None
-        splits = [folder / str(name) for name in names]
+        splits = [located(folder, name, dict_file) for name in _listed(dict_file, "splits")]
+    top = folder.resolve()
+    found: list[Path] = []
     for split in splits:
         state = split / "state.json"
         if not state.is_file():
             raise FormatError([Problem(str(split), None, None, None, None,
                                        "not a save_to_disk folder: state.json is missing")])
-        try:
-            files = [split / entry["filename"] for entry in json.loads(state.read_text(encoding="utf-8"))["_data_files"]]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise _read_error(state, exc) from None
-        if not files:
+        entries = _listed(state, "_data_files")
+        if not entries:
             raise FormatError([Problem(str(state), None, None, None, None, "lists no Arrow data file")])
-        for file in files:
+        for entry in entries:
+            if not isinstance(entry, dict) or "filename" not in entry:
+                raise _read_error(state, ValueError("each _data_files entry needs a filename"))
+            file = located(split, entry["filename"], state)
+            if not file.resolve().is_relative_to(top):
+                raise FormatError([Problem(str(state), None, None, None, None, f"names {entry['filename']!r}: "
+                                           "outside the dataset folder (refused, not read)")])
             if not file.is_file():
                 raise FormatError([Problem(str(file), None, None, None, None,
                                            "Arrow data file listed in state.json is missing")])
-            try:
-                with pa.memory_map(str(file)) as source:
-                    try:
-                        table = pa.ipc.open_stream(source).read_all()
-                    except pa.ArrowInvalid:
-                        source.seek(0)
-                        table = pa.ipc.open_file(source).read_all()
-            except Exception as exc:  # noqa: BLE001 - truncated or foreign files: one located line
-                raise _read_error(file, exc) from None
-            yield file, table
+            found.append(file)
+    return found
+
+
+def _arrow_tables(folder: Path) -> Iterator[tuple[Path, pyarrow.Table]]:
+    """The Arrow files of a ``save_to_disk`` folder (each split of a DatasetDict in its listed order)."""
+    pa = _require("pyarrow")
+    for file in saved_data_files(folder):
+        try:
+            with pa.memory_map(str(file)) as source:
+                try:
+                    table = pa.ipc.open_stream(source).read_all()
+                except pa.ArrowInvalid:
+                    source.seek(0)
+                    table = pa.ipc.open_file(source).read_all()
+        except Exception as exc:  # noqa: BLE001 - truncated or foreign files: one located line
+            raise _read_error(file, exc) from None
+        yield file, table
 
 
 def load_hf(path: Path) -> Dataset:
@@ -379,7 +409,7 @@ def load_hf(path: Path) -> Dataset:
         if not metadata_done:
             metadata_done = _metadata_from_table(dataset, table, file, name)
         _check_columns(table, file)
-        for index, row in enumerate(_table_rows(table)):
+        for index, row in enumerate(_table_rows(table, str(file))):
             st = _storyturn(row, index, file, dataset, path if path.is_dir() else path.parent)
             dataset.storyturns.append(st)
             dataset.lines.setdefault(st.id, index + 1)
@@ -390,9 +420,12 @@ def load_hf(path: Path) -> Dataset:
     return dataset
 
 
-def _table_rows(table: pyarrow.Table) -> Iterator[dict[str, Any]]:
+def _table_rows(table: pyarrow.Table, where: str) -> Iterator[dict[str, Any]]:
+    done = 0
     for batch in table.to_batches(max_chunksize=256):
+        check_cells(batch, where, done + 1)  # a cell over its limit refused before it becomes Python values
         yield from batch.to_pylist()
+        done += batch.num_rows
 
 
 def _metadata_from_table(dataset: Dataset, table: pyarrow.Table, file: Path, name: str) -> bool:

@@ -18,20 +18,25 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import re
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from commet.extras import MissingExtraError, require
+from commet.extras import require
 from commet.format.adapters import Adapter
+from commet.format.bounded import InputFileError, inside, read_regular_file
 from commet.format.columns import ColumnMapping, column_of
 from commet.format.dataset import METADATA_FILE, Dataset, apply_metadata, image_file_candidates
+from commet.format.folders import check_cells, check_folder, check_parquet, snapshot_blobs
 from commet.format.layouts import Source, Table, dataset_from_tables
 from commet.format.origin import Provenance, TableRead
 from commet.format.picture_tables import split_picture_tables
+from commet.format.pictures import MAX_IMAGE_BYTES, PictureError
 from commet.format.problems import FormatError, Problem
 
 PREFIX = "hf:"
@@ -150,39 +155,38 @@ class PictureFiles:
     by file name; neither may make CoMMET read a file elsewhere on the machine (``/etc/...``, ``..``).
     """
 
-    base: Path | None  # where relative names are looked up (the data folder)
-    roots: tuple[Path, ...]  # folders files may resolve into (the data folder, the Hub and datasets caches)
+    #: the folder the dataset lives in (a local folder, or that revision's snapshot in the Hub cache): names
+    #: are looked up there, and no file outside it is read (None: no file at all)
+    base: Path | None
 
     def read_path(self, path: str) -> bytes | None:
-        candidate = Path(path) if Path(path).is_absolute() or self.base is None else self.base / path
+        """The picture file ``path`` names (relative to the folder, or an absolute path into it); None when no such
+        file is there; :class:`PictureError` (nothing read) when it lies outside or is refused by its kind or size."""
+        if self.base is None:
+            raise PictureError(f"{path[:120]!r} names a file, and this dataset has no folder to read it from "
+                               "(refused, not read)")
         try:
-            resolved = candidate.resolve()
-            if not any(resolved.is_relative_to(root) for root in self.roots) or not resolved.is_file():
-                return None
-            return resolved.read_bytes()
-        except (OSError, RuntimeError, ValueError):  # a loop, a name the system refuses
+            found = inside(self.base, path, absolute=True, links_into=snapshot_blobs(self.base))
+        except InputFileError as exc:
+            raise PictureError(str(exc)) from None
+        if not os.path.lexists(found):
             return None
+        try:
+            return read_regular_file(found, max_bytes=MAX_IMAGE_BYTES, what="picture")  # size checked on the handle
+        except (InputFileError, OSError) as exc:
+            raise PictureError(f"{path[:120]!r} {exc}") from None
 
     def read_name(self, name: str) -> bytes | None:
+        """The picture a turn names by file name (in ``images/`` or the folder), None when there is none;
+        :class:`PictureError` when the file there is refused (a link out, a FIFO, too large): said as such."""
         if self.base is None or Path(name).is_absolute() or ".." in Path(name).parts or not name.isprintable():
             return None
-        for folder in (self.base / "images", self.base):
+        for folder in ("images", "."):
             for candidate in image_file_candidates(name):
-                data = self.read_path(str(folder / candidate))
+                data = self.read_path(str(PurePosixPath(folder) / candidate))
                 if data is not None:
                     return data
         return None
-
-
-def _cache_roots() -> tuple[Path, ...]:
-    roots = []
-    with contextlib.suppress(MissingExtraError):
-        roots.append(Path(str(_datasets().config.HF_DATASETS_CACHE)).expanduser())
-    with contextlib.suppress(ImportError):
-        from huggingface_hub import constants
-
-        roots.append(Path(str(constants.HF_HUB_CACHE)).expanduser())
-    return tuple(r.resolve() for r in roots)
 
 
 # ----------------------------------------------------------------------------------------------- tables
@@ -195,7 +199,7 @@ def _decoded(value: Any, feature: Any, files: PictureFiles) -> Any:
     kind = type(feature).__name__
     if kind == "Image":
         if isinstance(value, dict) and value.get("bytes") is None and value.get("path"):
-            return {**value, "bytes": files.read_path(str(value["path"]))}
+            return {**value, "bytes": files.read_path(str(value["path"]))}  # PictureError: told with its row
         return value
     if kind == "ClassLabel" and isinstance(value, int) and value >= 0:
         return feature.int2str(value)
@@ -212,6 +216,15 @@ def _decoded(value: Any, feature: Any, files: PictureFiles) -> Any:
     return value
 
 
+def _cell(value: Any, feature: Any, files: PictureFiles, where: str, split: str | None, row: int, column: str) -> Any:
+    """:func:`_decoded`, a refused picture file said with its split, row and column."""
+    try:
+        return _decoded(value, feature, files)
+    except PictureError as exc:
+        at = f"{where}[{split}]" if split else where
+        raise FormatError([Problem(at, row, None, None, column, f"picture file {exc}")]) from None
+
+
 def tables_of(loaded: Any, where: str, files: PictureFiles, config: str | None = None) -> list[Table]:
     """The splits of what ``datasets.load_dataset`` returned (a Dataset or a DatasetDict), as tables; ``config``
     names the config they belong to when the dataset has several (their ``where`` then says it)."""
@@ -223,8 +236,10 @@ def tables_of(loaded: Any, where: str, files: PictureFiles, config: str | None =
         columns = [column_of(name, feature) for name, feature in features.items()]
         rows: list[dict[str, object]] = []
         for batch in data.with_format("arrow").iter(batch_size=256):
+            check_cells(batch, f"{where}[{split}]" if split else where, len(rows) + 1)
             for row in batch.to_pylist():
-                rows.append({name: _decoded(row.get(name), features[name], files) for name in features})
+                rows.append({name: _cell(row.get(name), features[name], files, where, split, len(rows) + 1, name)
+                             for name in features})
         parts = [p for p in (config, split if len(splits) > 1 or config else None) if p]
         tables.append(Table(f"{where}[{'/'.join(parts)}]" if parts else where, split, columns, rows, config))
     return tables
@@ -242,7 +257,7 @@ def _quiet(datasets: Any) -> Iterator[None]:
     levels = ds_logging.get_verbosity(), hub_logging.get_verbosity()
     if bars is not None:
         bars()
-    ds_logging.set_verbosity_error()
+    ds_logging.set_verbosity(logging.CRITICAL)  # its errors ("Failed to read schema ...") are said in our own line
     hub_logging.set_verbosity_error()  # its retries ("Retrying in 1s") are said once, in our error line
     try:
         yield
@@ -251,6 +266,17 @@ def _quiet(datasets: Any) -> Iterator[None]:
         hub_logging.set_verbosity(levels[1])
         if not were_off and hasattr(datasets, "enable_progress_bars"):
             datasets.enable_progress_bars()
+
+
+def card_text(folder: Path) -> str:
+    """The folder's dataset card as text, read within its size limit ("" without a readable one)."""
+    from commet.format.card import CARD_FILE, MAX_CARD_BYTES
+
+    try:
+        return read_regular_file(folder / CARD_FILE, max_bytes=MAX_CARD_BYTES, what="dataset card").decode(
+            "utf-8", "replace")
+    except (InputFileError, OSError):
+        return ""
 
 
 def _first_line(exc: BaseException) -> str:
@@ -306,15 +332,23 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
     and no default one."""
     datasets = _datasets()
     where = where or str(folder)
-    reader = PictureFiles(folder, (folder.resolve(), *_cache_roots()))
+    if not files:
+        check_folder(folder)  # nothing its card, metadata or links name outside it is read; tables within limits
+    for file in files:
+        if file.lower().endswith(".parquet"):
+            check_parquet(Path(file))
+    reader = PictureFiles(folder)
     tables: list[Table] = []
-    with _quiet(datasets):
+    # datasets' shared cache answered a folder with the rows of another folder of the same name and card, read
+    # earlier: a folder is read through a cache keyed by its content, named files through a cache of their own
+    with tempfile.TemporaryDirectory(prefix="commet-datasets-") as scratch, _quiet(datasets):
         try:
             if files:
                 builder = {".csv": "csv", ".tsv": "csv", ".parquet": "parquet"}.get(Path(files[0]).suffix.lower(),
                                                                                     "json")
                 options = {"delimiter": "\t"} if files[0].lower().endswith(".tsv") else {}
-                loaded = datasets.load_dataset(builder, data_files=list(files), split=split, **options)
+                loaded = datasets.load_dataset(builder, data_files=list(files), split=split, cache_dir=scratch,
+                                               **options)
                 tables = tables_of(loaded, where, reader)
             else:
                 cache = str(content_cache(folder))
@@ -324,8 +358,7 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
                     tables += tables_of(loaded, where, reader, name)
         except Exception as exc:  # noqa: BLE001 - datasets raises many kinds (ValueError, FileNotFoundError, ...)
             raise HubError(where, f"datasets cannot read this folder: {_first_line(exc)}") from None
-    card = (folder / "README.md").read_text(encoding="utf-8", errors="replace") if (folder / "README.md").is_file() \
-        else ""
+    card = card_text(folder)
     cached_as = "datasets--" + OFFICIAL.repo.replace("/", "--").lower()  # a snapshot folder of the Hub cache
     official = is_official(repo or "") or OFFICIAL.paper.split(":")[1] in card or OFFICIAL.repo.lower() in card.lower() \
         or any(part.lower() == cached_as for part in folder.resolve().parts)
@@ -355,7 +388,10 @@ def _finish(tables: list[Table], source: Source, given: ColumnMapping | None, da
     stories, pictures = split_picture_tables([t for t in tables if t.rows])
     if pictures:
         source = replace(source, read_picture=pictures.reader(source.read_picture))
-    data = dataset_from_tables(stories, source, given, data, adapter)
+    try:
+        data = dataset_from_tables(stories, source, given, data, adapter)
+    except PictureError as exc:  # a picture a turn names by file, refused: said as such, never "not found"
+        raise HubError(source.location, f"picture file {exc}") from None
     for table in pictures.tables:
         data.tables_read.append(TableRead(table.where, len(table.rows), f"pictures joined by id: {pictures.said}"))
     data.provenance = provenance_of(folder, source.source, official, data.licence)
@@ -426,9 +462,8 @@ def load_hub(spec: HubSpec, given: ColumnMapping | None = None, adapter: Adapter
                 raise _not_cached(spec) from None
             raise HubError(str(spec), f"datasets cannot load {spec.repo}: {_first_line(exc)}") from None
     snapshot = _snapshot(spec)
-    reader = PictureFiles(snapshot, (*((snapshot.resolve(),) if snapshot else ()), *_cache_roots()))
-    card = (snapshot / "README.md").read_text(encoding="utf-8", errors="replace") \
-        if snapshot is not None and (snapshot / "README.md").is_file() else ""
+    reader = PictureFiles(snapshot)  # that revision's snapshot only: never another dataset's files in the cache
+    card = card_text(snapshot) if snapshot is not None else ""
     official = is_official(spec.repo) or OFFICIAL.paper.split(":")[1] in card
     source = Source(name=OFFICIAL.name if official else spec.name, source=spec.repo, location=str(spec),
                     read_picture=reader.read_name)

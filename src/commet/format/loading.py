@@ -141,15 +141,18 @@ def _load_path(path: str | Path, mapping: ColumnMapping | None, adapter: Adapter
 def _load_saved(folder: Path, mapping: ColumnMapping | None, adapter: Adapter | None = None) -> Dataset:
     """A ``save_to_disk`` folder in another layout: its splits through ``datasets.load_from_disk``."""
     from commet.extras import require
-    from commet.format.hub import PictureFiles, _cache_roots, _finish, tables_of
+    from commet.format.hf import saved_data_files
+    from commet.format.hub import PictureFiles, _finish, _quiet, tables_of
     from commet.format.layouts import Source
 
     datasets = require("datasets", "a Hugging Face dataset")
+    saved_data_files(folder)  # every file state.json names inside the folder, or a located refusal
     try:
-        loaded = datasets.load_from_disk(str(folder))
+        with _quiet(datasets):
+            loaded = datasets.load_from_disk(str(folder))
     except Exception as exc:  # noqa: BLE001 - datasets raises many kinds: one located line
         raise FormatError([Problem(str(folder), None, None, None, None,
                                    f"datasets cannot read this folder: {type(exc).__name__}: {exc}")]) from None
-    reader = PictureFiles(folder, (folder.resolve(), *_cache_roots()))
+    reader = PictureFiles(folder)
     source = Source(name=folder.resolve().name, source=str(folder), location=str(folder), read_picture=reader.read_name)
     return _finish(tables_of(loaded, str(folder), reader), source, mapping, None, folder, False, adapter)

@@ -104,10 +104,11 @@ def _row_tables(section: Section) -> list[RenderableType]:
 
 def _measure(table: RenderableType) -> tuple[int, int]:
     """(narrowest without breaking a word, natural) widths of a rich renderable."""
-    from rich.console import Console
     from rich.measure import Measurement
 
-    console = Console(width=_UNBOUNDED, file=io.StringIO())
+    from commet.terminal import SafeConsole
+
+    console = SafeConsole(width=_UNBOUNDED, file=io.StringIO())
     measured = Measurement.get(console, console.options.update_width(_UNBOUNDED), table)
     return measured.minimum, measured.maximum
 
@@ -371,12 +372,13 @@ def render_report(report: Report, fmt: str, *, dataset: Dataset | None = None) -
         return to_html_report(report, dataset=dataset)
     if fmt != "table":
         raise ValueError(f"unknown report format {fmt!r}")
-    from rich.console import Console
     from rich.text import Text
+
+    from commet.terminal import SafeConsole
 
     renderables = to_rich_tables(report)
     width = max([80, *(natural_width(r) for r in renderables if not isinstance(r, Text))])
-    console = Console(file=io.StringIO(), width=width, record=True)
+    console = SafeConsole(file=io.StringIO(), width=width, record=True)
     for renderable in renderables:
         console.print(renderable)
     return console.export_text()

@@ -14,6 +14,7 @@ import json
 import sqlite3
 from dataclasses import dataclass
 
+from commet.store.errors import StoreError, check_table_shape
 from commet.store.records import TurnRecord
 from commet.store.sqlite import RunRecord, Store, now, table_names
 
@@ -57,7 +58,17 @@ class CalibrationSample:
         return sum(item.stratum == stratum for item in self.items)
 
 
+SAMPLE_COLUMNS = ("run", "size", "seed", "population_json", "created_at")
+ITEM_COLUMNS = ("run", "story_id", "stratum", "position")
+
+
+def _check_tables(db: sqlite3.Connection) -> None:
+    check_table_shape(db, "calibration_samples", SAMPLE_COLUMNS)
+    check_table_shape(db, "calibration_items", ITEM_COLUMNS)
+
+
 def _ensure_tables(db: sqlite3.Connection) -> None:
+    _check_tables(db)
     for statement in filter(str.strip, CALIBRATION_SCHEMA.split(";")):
         db.execute(statement)
 
@@ -80,19 +91,45 @@ def load_sample(store: Store, run: str) -> CalibrationSample | None:
     """The run's calibration sample, or None (also when the store has never had one: nothing is written)."""
     if "calibration_samples" not in table_names(store.db):
         return None
+    _check_tables(store.db)
     row = store.db.execute("SELECT size, seed, population_json, created_at FROM calibration_samples WHERE run = ?",
                            (run,)).fetchone()
     if row is None:
         return None
     items = tuple(SampledStory(story_id, stratum, position) for story_id, stratum, position in store.db.execute(
         "SELECT story_id, stratum, position FROM calibration_items WHERE run = ? ORDER BY position", (run,)))
-    return CalibrationSample(run, int(row[0]), int(row[1]), dict(json.loads(row[2])), items, row[3])
+    return CalibrationSample(run, _number(run, "size", row[0]), _number(run, "seed", row[1]),
+                             _population(run, row[2]), items, str(row[3]))
+
+
+def _damaged(run: str, what: str) -> StoreError:
+    return StoreError(f"the results store's calibration sample of run {run!r} is damaged ({what}); draw it again: "
+                      f"commet calibrate --run {run!r} --sample N --redraw")
+
+
+def _number(run: str, name: str, value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise _damaged(run, f"its {name} is {str(value)[:40]!r}, not a whole number")
+    return value
+
+
+def _population(run: str, text: object) -> dict[str, int]:
+    """The population of each stratum, as recorded; a damaged record is one line saying to draw it again."""
+    try:
+        value = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        value = None
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(n, int) and not isinstance(n, bool)
+                                              for k, n in value.items()):
+        raise _damaged(run, "its population is not a JSON object of counts")
+    return value
 
 
 def sampled_runs(store: Store) -> list[str]:
     """Names of the runs that have a calibration sample."""
     if "calibration_samples" not in table_names(store.db):
         return []
+    _check_tables(store.db)
     return [name for (name,) in store.db.execute("SELECT run FROM calibration_samples ORDER BY run")]
 
 

@@ -65,3 +65,23 @@ def is_disk_full(error: BaseException) -> bool:
         full = getattr(sqlite3, "SQLITE_FULL", 13)  # (the constant is Python 3.11's)
         return getattr(error, "sqlite_errorcode", None) == full or "database or disk is full" in str(error)
     return isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def check_table_shape(db: object, table: str, columns: tuple[str, ...]) -> None:
+    """A :class:`StoreError` naming ``table`` and what to do when the store's table lacks ``columns`` (another
+    program's or version's table of that name); nothing when the table is missing or has them all.
+
+    Asked before a table CoMMET added later (labels, calibration samples) is read or written, so a store
+    whose table has another shape is one line, never a traceback from SQLite."""
+    import sqlite3
+
+    assert isinstance(db, sqlite3.Connection)
+    try:
+        present = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+    except sqlite3.Error as exc:
+        raise StoreError(f"the results store's {table} table cannot be read (SQLite: {exc})") from None
+    missing = [column for column in columns if column not in present]
+    if present and missing:
+        raise StoreError(f"the results store's {table} table has another shape (no column {', '.join(missing)}; it "
+                         f"has {', '.join(sorted(present))}): it was not written by this CoMMET; rename it "
+                         f"(sqlite3 FILE 'ALTER TABLE {table} RENAME TO {table}_old') and run the command again")

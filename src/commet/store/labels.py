@@ -11,13 +11,15 @@ import codecs
 import csv
 import io
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from commet.format.inputs import read_bytes
-from commet.store.errors import StoreError
+from commet.store.errors import StoreError, check_table_shape
 from commet.store.records import TurnRecord
 from commet.store.sqlite import RunRecord, Store, now, table_names
+from commet.text import printable
 
 LABELS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS labels (
@@ -35,6 +37,8 @@ CREATE INDEX IF NOT EXISTS labels_item ON labels(story_id, turn);
 
 LABELS = ("correct", "incorrect")
 CSV_COLUMNS = ("run", "story_id", "turn", "label", "labeller")
+#: the columns every reader and writer of the table uses
+LABEL_COLUMNS = ("run", "story_id", "turn", "response", "label", "labeller", "created_at")
 
 class LabelError(StoreError):
     """A label that cannot be stored (unknown run or turn, bad value); names the file line for imports."""
@@ -53,6 +57,7 @@ class Label:
 def ensure_table(db: sqlite3.Connection) -> None:
     """The labels table, statement by statement: inside an open transaction it is rolled back with it
     (``executescript`` would commit that transaction first)."""
+    check_table_shape(db, "labels", LABEL_COLUMNS)
     for statement in filter(str.strip, LABELS_SCHEMA.split(";")):
         db.execute(statement)
 
@@ -77,6 +82,7 @@ def _insert(db: sqlite3.Connection, run: str, story_id: str, turn: int, response
 def all_labels(store: Store) -> list[Label]:
     if "labels" not in table_names(store.db):  # none yet (and nothing written: the store may be read-only)
         return []
+    check_table_shape(store.db, "labels", LABEL_COLUMNS)
     rows = store.db.execute("SELECT run, story_id, turn, response, label, labeller FROM labels"
                             " ORDER BY run, story_id, turn, labeller")
     return [Label(*row) for row in rows]
@@ -122,45 +128,101 @@ def import_csv(store: Store, path: str | Path) -> int:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise LabelError(_not_utf8(path, data)) from None
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    try:
-        missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise LabelError(f"{path}: missing column(s) {', '.join(missing)} (need {', '.join(CSV_COLUMNS)})")
-        rows = [(reader.line_num, row) for row in reader]  # the line a record ends on (quoted newlines)
-    except csv.Error as exc:
-        raise LabelError(f"{path}:{reader.line_num}: not readable as CSV ({exc})") from None
-    first_at: dict[tuple[str, ...], int] = {}
+    rows = _csv_rows(path, text)
+    first_at: dict[tuple[str, str, int, str], tuple[int, str]] = {}
     for line, row in rows:  # one answer labelled twice by one person in one file: which label is meant?
-        key = tuple((row[c] or "").strip() for c in ("run", "story_id", "turn", "labeller"))
-        if key in first_at:
-            raise LabelError(f"{path}:{line}: {key[3]!r} labels turn {key[2]} of story {key[1]!r} again "
-                             f"(first at line {first_at[key]}); keep one line per answer and labeller")
-        first_at[key] = line
+        key = (row["run"], row["story_id"], _turn(path, line, row["turn"]), row["labeller"])
+        if key in first_at:  # compared as the store keys them: turn 1 and 01 are one answer
+            first, label = first_at[key]
+            what = "conflicting labels" if label != row["label"].lower() else "a second label"
+            raise LabelError(f"{path}:{line}: {what} for turn {key[2]} of story {key[1]!r} by {key[3]!r} "
+                             f"(lines {first} and {line}: {label} and {row['label'].lower()}); keep one line per "
+                             "answer and labeller")
+        first_at[key] = (line, row["label"].lower())
     runs: dict[str, RunRecord | None] = {}
     count = 0
     with store.transaction() as db:  # a refused file leaves the store as it was, without a labels table
         ensure_table(db)
         for line, row in rows:
-            name = (row["run"] or "").strip()
+            name = row["run"]
             if name not in runs:
                 runs[name] = store.get_run(name)
             run = runs[name]
             if run is None:
                 raise LabelError(f"{path}:{line}: no run named {name!r} in {store.path}")
-            try:
-                turn = int(row["turn"])
-            except (TypeError, ValueError):
-                raise LabelError(f"{path}:{line}: turn must be a number, not {row['turn']!r}") from None
-            story_id = (row["story_id"] or "").strip()
+            turn = _turn(path, line, row["turn"])
+            story_id = row["story_id"]
             stored = db.execute("SELECT response FROM turns WHERE run_id = ? AND story_id = ? AND turn = ?",
                                 (run.id, story_id, turn)).fetchone()
             if stored is None or stored["response"] is None:
                 raise LabelError(f"{path}:{line}: run {name!r} has no answered turn {turn} of story {story_id!r}")
             try:
-                _insert(db, name, story_id, turn, stored["response"], (row["label"] or "").strip().lower(),
-                        row["labeller"] or "")
+                _insert(db, name, story_id, turn, stored["response"], row["label"].lower(), row["labeller"])
             except LabelError as exc:
                 raise LabelError(f"{path}:{line}: {exc}") from None
             count += 1
     return count
+
+
+def _turn(path: Path, line: int, text: str) -> int:
+    """A turn number as the store keys it (``1`` and ``01`` are one turn); ASCII digits only."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 9:
+        raise LabelError(f"{path}:{line}: turn must be a whole number (0, 1, ...), not {printable(text[:40])!r}")
+    return int(text)
+
+
+def _csv_rows(path: Path, text: str) -> list[tuple[int, dict[str, str]]]:
+    """The records of a labels CSV, each with the line it starts on, its fields stripped; strict CSV.
+
+    A quote left open (it would swallow the rows after it), text after a closing quote, a NUL, a field
+    longer than the csv module's limit, a row with more or fewer fields than the header, or a control
+    character in a name is a :class:`LabelError` at the line the record starts on, before anything is written."""
+    if "\x00" in text:
+        raise LabelError(f"{path}:{text.count(chr(10), 0, text.index(chr(0))) + 1}: holds a NUL byte (refused, "
+                         "as every input file; save the file as CSV text)")
+    consumed = 0
+
+    def lines() -> Iterator[str]:
+        nonlocal consumed
+        for line in io.StringIO(text, newline=""):
+            consumed += 1
+            yield line
+
+    reader = csv.reader(lines(), strict=True)
+    records: list[tuple[int, list[str]]] = []
+    while True:
+        start = consumed + 1
+        try:
+            fields = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            if "unexpected end of data" in str(exc):
+                raise LabelError(f"{path}:{start}: a quote opened in this record is never closed (it would take in "
+                                 "every line after it); close it or remove it") from None
+            if consumed > start:  # a record over several lines: a quote opened in it took in the lines after
+                raise LabelError(f"{path}:{start}: a quote opened in this record runs on to line {consumed}, where "
+                                 f"the CSV breaks ({exc}); close the quote or remove it") from None
+            raise LabelError(f"{path}:{start}: not strict CSV: {exc}") from None
+        if fields:
+            records.append((start, fields))
+    if not records:
+        raise LabelError(f"{path}: empty; need a header line {','.join(CSV_COLUMNS)}")
+    header_line, header = records[0]
+    names = [name.strip().lower() for name in header]
+    missing = [c for c in CSV_COLUMNS if c not in names]
+    if missing:
+        raise LabelError(f"{path}:{header_line}: missing column(s) {', '.join(missing)} (need {', '.join(CSV_COLUMNS)})")
+    rows = []
+    for line, fields in records[1:]:
+        while len(fields) > len(names) and not fields[-1].strip():  # a spreadsheet's empty trailing cells
+            fields.pop()
+        if len(fields) != len(names):
+            raise LabelError(f"{path}:{line}: {len(fields)} fields where the header has {len(names)}")
+        row = {name: value.strip() for name, value in zip(names, fields, strict=True)}
+        for column in ("story_id", "labeller"):  # (a run's name is looked up as it is)
+            if not row[column].isprintable():
+                raise LabelError(f"{path}:{line}: {column} {printable(row[column][:80])!r} holds a line break or "
+                                 "control character")
+        rows.append((line, row))
+    return rows

@@ -12,8 +12,8 @@ revision it showed, and a write on a stale revision is refused with what changed
 Security (shared with the study app, :mod:`commet.apps.web`): server-side sessions revoked at
 sign-out and password change, a CSRF token on every form, same-origin POSTs only, sign-in
 throttled per (name, client) with a capped backoff, every route but sign-in (and static files)
-behind a session, autoescaped templates, pictures only from the dataset's own ``images/``
-folder or from the store, uploads decoded under a pixel limit, bounded request sizes, and
+behind a session, autoescaped templates, files served only through :mod:`commet.apps.files` (the
+pictures the dataset references, the app's own static assets) or pictures from the store, uploads decoded under a pixel limit, bounded request sizes, and
 per-reviewer rate limits.
 
 ``create_app`` assembles the app: the store, the pages shared by every router
@@ -28,10 +28,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from fastapi import FastAPI
-from fastapi.staticfiles import StaticFiles
 
 from commet.apps.review.db import ReviewDB
-from commet.apps.review.pages import HERE, NotSignedIn, ReviewApp, ReviewPages, review_templates
+from commet.apps.review.pages import NotSignedIn, ReviewApp, ReviewPages, review_templates
 from commet.apps.review.routes import auth, decisions, exports, items, pictures, statistics
 from commet.apps.review.services import Accounts, Exports, ItemList, ItemView, Pictures, TextEdits
 from commet.apps.web import MAX_UPLOAD_PIXELS, LoginThrottle, Sessions, guarded_app
@@ -59,7 +58,6 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
         TextEdits(store), Pictures(store, image_model, max_upload_bytes=max_upload_bytes,
                                    max_upload_pixels=max_upload_pixels),
         Exports(store), data, Path(results) if results is not None else None)
-    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     pages.install(app)
     for module in (auth, items, pictures, decisions, statistics, exports):
         app.include_router(module.router)

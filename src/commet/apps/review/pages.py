@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, cast
 
@@ -20,6 +21,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.datastructures import FormData
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from commet.apps.files import DatasetPictures
 from commet.apps.review.db import CRITERIA, CheckInput, Picture, ReviewDB, ReviewError, StaleRevision
 from commet.apps.review.display import item_segment
 from commet.apps.review.merge import FieldMerge, word_diff
@@ -236,6 +238,11 @@ class ReviewApp:
     @property
     def store(self) -> ReviewDB:
         return self.pages.store
+
+    @cached_property
+    def served(self) -> DatasetPictures:
+        """The dataset's pictures, the only dataset files the app serves."""
+        return DatasetPictures(self.dataset)
 
 
 async def review_app(request: Request) -> ReviewApp:

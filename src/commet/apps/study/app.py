@@ -64,7 +64,8 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
     site = StudySite(
         StudyPages(study, db, sessions, templates(HERE / "templates"), participation,
                    participant_rate=participant_rate),
-        participation, Organiser(study, storyturns, db, organiser_password, LoginThrottle(free=login_rate)),
+        participation, Organiser(study, storyturns, db, organiser_password, LoginThrottle(
+            free=login_rate, address_limit=login_rate, address_window_s=60.0)),
         dataset, RateLimiter(answer_rate, 60.0))
 
     @asynccontextmanager

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, cast
 
@@ -18,6 +19,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from commet.apps.files import DatasetPictures
 from commet.apps.study.build import Study
 from commet.apps.study.db import StudyDB
 from commet.apps.study.flow import Position
@@ -147,6 +149,11 @@ class StudySite:
     dataset: Dataset
     #: answers per link and minute (it tells how long to wait rather than refusing outright)
     answer_limit: RateLimiter
+
+    @cached_property
+    def served(self) -> DatasetPictures:
+        """The dataset's pictures, the only dataset files the app serves."""
+        return DatasetPictures(self.dataset)
 
     def organiser_enabled(self) -> None:
         if not self.organiser.enabled:

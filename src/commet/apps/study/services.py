@@ -24,7 +24,6 @@ from commet.judges.base import Judge, JudgeRequest, Verdict
 
 MAX_ANSWER_CHARS = 4000
 MAX_LINKS_PER_REQUEST = 500
-IMAGE_TYPES = {b"\x89PNG": "image/png", b"\xff\xd8\xff": "image/jpeg", b"GIF8": "image/gif", b"RIFF": "image/webp"}
 #: Share of undecided answers above which the organiser page flags a participant.
 UNDECIDED_WARNING = 0.2
 #: the participant statuses the dashboard counts per questionnaire
@@ -49,10 +48,6 @@ def typed(response: str) -> str:
     """The text a participant typed, as their browser holds it: a form sends each line break as CRLF, which the
     textarea (and its ``maxlength``) counts as one character, so line breaks are LF again before anything counts."""
     return response.replace("\r\n", "\n").replace("\r", "\n").strip()
-
-
-def image_type(data: bytes) -> str:
-    return next((mime for magic, mime in IMAGE_TYPES.items() if data.startswith(magic)), "application/octet-stream")
 
 
 class Participation:

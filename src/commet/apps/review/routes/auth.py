@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
@@ -24,9 +26,10 @@ async def login(request: Request, review: Review) -> Response:
     token = form.get("csrf")
     check_csrf(session, token if isinstance(token, str) else None)
     name = str(form.get("name", ""))[:64]
+    await asyncio.sleep(review.accounts.throttle.delay_s(name))  # a name guessed from everywhere: slowed, not locked
     answer = review.accounts.sign_in(name, str(form.get("password", ""))[:1024], client_address(request))
     if answer.wait_s > 0:
-        session["flash"] = f"Too many failed sign-ins for this name; try again in {int(answer.wait_s) + 1} s."
+        session["flash"] = f"Too many failed sign-ins from here or for this name; try again in {int(answer.wait_s) + 1} s."
         return pages.render(request, session, "login.html", status_code=429)
     if answer.user_id is None:
         return pages.back(session, "/login", "Unknown user or wrong password.")

@@ -20,13 +20,14 @@ from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, HTTPException, Request
-from fastapi.responses import FileResponse, HTMLResponse, Response
+from fastapi.responses import HTMLResponse, Response
 from starlette.datastructures import FormData
 
 from commet.apps.review.pages import Review
 from commet.engine.conversation import user_text
 from commet.store import Store
-from commet.store.calibration import SampledStory, sample_answers, sampled_runs
+from commet.store.calibration import ITEM_COLUMNS, SAMPLE_COLUMNS, SampledStory, sample_answers, sampled_runs
+from commet.store.errors import StoreError, check_table_shape
 from commet.store.labelling import (
     give_label,
     labels_by,
@@ -37,7 +38,7 @@ from commet.store.labelling import (
     time_left,
     unsure_by,
 )
-from commet.store.labels import labelled_by
+from commet.store.labels import LABEL_COLUMNS, labelled_by
 
 #: ``/calibration`` (the runs with a sample, your progress) and ``/calibration/label?run=NAME`` (your next
 #: answer to label); included when the app is started with a results store
@@ -59,7 +60,15 @@ def _store(review: Review) -> Store:
     results = _results(review)
     if not results.is_file():
         raise HTTPException(404, f"no results store at {results}")
-    return Store(results)
+    store = Store(results)
+    try:  # a labels or calibration table of another shape: said on the page, never a server error
+        for table, columns in (("labels", LABEL_COLUMNS), ("calibration_samples", SAMPLE_COLUMNS),
+                               ("calibration_items", ITEM_COLUMNS)):
+            check_table_shape(store.db, table, columns)
+    except StoreError as exc:
+        store.close()
+        raise HTTPException(409, f"{results}: {exc}") from None
+    return store
 
 
 def _sample_of(db: Store, run: str) -> list[tuple[SampledStory, Any]]:
@@ -181,10 +190,7 @@ async def undo(request: Request, review: Review) -> Response:
 @router.get("/calibration/picture")
 def picture(request: Request, review: Review, id: str = "") -> Response:  # noqa: A002 - the query parameter's name
     review.pages.signed_in(request)
-    path = review.dataset.image_path(id)  # a regular file inside the dataset folder, or None
-    if path is None:
-        raise HTTPException(404)
-    return FileResponse(path)
+    return review.served.by_id(id)  # only a picture the dataset references (commet.apps.files)
 
 
 def _field(form: FormData, key: str) -> str:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, Request
-from fastapi.responses import FileResponse, HTMLResponse, Response
+from fastapi.responses import HTMLResponse, Response
 from starlette.datastructures import UploadFile
 
+from commet.apps.files import static_file
 from commet.apps.review.db import ReviewError, StaleRevision
-from commet.apps.review.pages import Review, carried_checks, item_url, number, picture_anchor, text
-from commet.apps.web import NotAPicture, UploadTooLarge, safe_child
+from commet.apps.review.pages import HERE, Review, carried_checks, item_url, number, picture_anchor, text
+from commet.apps.web import NotAPicture, UploadTooLarge
 
 router = APIRouter()
 
@@ -22,12 +23,16 @@ def versions_page(request: Request, review: Review, item_id: str, picture_id: in
     return review.pages.render(request, session, "versions.html", user=name, **shown.values)
 
 
+@router.get("/static/{name}", include_in_schema=False)
+def static(name: str) -> Response:
+    """The app's own style sheet and script (no sign-in: the sign-in page uses them)."""
+    return static_file(HERE / "static", name)
+
+
 @router.get("/images/{name:path}")
 def dataset_image(request: Request, review: Review, name: str) -> Response:
     review.pages.signed_in(request)
-    if review.dataset.images_dir is None:
-        raise HTTPException(404)
-    return FileResponse(safe_child(review.dataset.images_dir, name))
+    return review.served.by_file_name(name)  # only a picture the dataset references (commet.apps.files)
 
 
 @router.get("/pictures/{picture_id}.png")

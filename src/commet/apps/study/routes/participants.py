@@ -8,12 +8,13 @@ import secrets
 from typing import Annotated
 
 from fastapi import APIRouter, Form, HTTPException, Request
-from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from commet.apps.files import static_file
 from commet.apps.study.pages import STATIC_DIR, Site
 from commet.apps.study.panel import Ending, PanelIdError, PanelIds, panel_ids, previewing
-from commet.apps.study.services import MAX_ANSWER_CHARS, image_type, typed
-from commet.apps.web import csrf_token, csrf_valid, safe_child
+from commet.apps.study.services import MAX_ANSWER_CHARS, typed
+from commet.apps.web import csrf_token, csrf_valid
 
 router = APIRouter()
 
@@ -25,8 +26,8 @@ async def home(request: Request, site: Site) -> HTMLResponse:
 
 
 @router.get("/static/{name}")
-async def static(name: str) -> FileResponse:
-    return FileResponse(safe_child(STATIC_DIR, name))
+async def static(name: str) -> Response:
+    return static_file(STATIC_DIR, name)
 
 
 def _panel_ids(request: Request) -> PanelIds | None:
@@ -147,10 +148,9 @@ async def image(site: Site, token: str, story: int, turn: int) -> Response:
     if now is None or story != now.number or not 0 <= turn < len(now.turns):
         raise HTTPException(status_code=404)
     image_id = now.turns[turn].image
-    if image_id is None or not site.dataset.has_image(image_id):
+    if image_id is None:
         raise HTTPException(status_code=404)
-    data = site.dataset.image_bytes(image_id)
-    return Response(data, media_type=image_type(data))
+    return site.served.by_id(image_id)  # only a picture the dataset references (commet.apps.files)
 
 
 @router.get("/p/{token}/pause", response_class=HTMLResponse)
