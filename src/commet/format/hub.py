@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -299,18 +300,34 @@ def configs_to_read(path: str, config: str | None, revision: str | None = None) 
     return [None] if default is not None or len(names) <= 1 else [str(name) for name in names]
 
 
+#: files up to this size are hashed by their bytes; a larger one by its size and change times (its bytes would
+#: cost a read of the whole file at every load, and a file past the table limits is refused anyway)
+HASHED_BYTES = 16 * 1024 * 1024
+
+
 def content_cache(folder: Path) -> Path:
-    """A ``datasets`` cache folder for the data in ``folder``, named by a hash of its files' names and bytes.
+    """A ``datasets`` cache folder for the data in ``folder``, named by a hash of its files' names and contents.
 
     Why: ``datasets`` keys the cache of a local folder by its name and data-files pattern, so two folders of one
     name, or a folder whose files were replaced, would be answered with rows prepared before from other files.
+    A file up to :data:`HASHED_BYTES` counts by its bytes; a larger one by its size, inode and change times
+    (``st_ctime_ns`` changes with every write and cannot be set back). Only regular files are opened: a FIFO or a
+    link is counted by its name and kind, never read (reading a FIFO would wait for ever).
     """
     digest = hashlib.sha256()
     for file in sorted(_data_files(folder)):
         digest.update(str(file.relative_to(folder)).encode("utf-8", "surrogateescape") + b"\0")
-        with contextlib.suppress(OSError), file.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
+        try:
+            status = file.lstat()
+        except OSError:
+            continue
+        if not stat.S_ISREG(status.st_mode) or status.st_size > HASHED_BYTES:
+            digest.update(f"{status.st_mode}:{status.st_size}:{status.st_ino}:{status.st_mtime_ns}:"
+                          f"{status.st_ctime_ns}".encode())
+        else:
+            with contextlib.suppress(OSError), file.open("rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
         digest.update(b"\0")
     return Path(str(_datasets().config.HF_DATASETS_CACHE)).expanduser() / "commet-folders" / digest.hexdigest()[:32]
 
