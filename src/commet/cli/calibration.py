@@ -22,13 +22,24 @@ class EstimatorChoice(str, Enum):
     ppi_plus = "ppi++"
 
 
-def _draw(store: "Store", record: "RunRecord", size: int, seed: int) -> "CalibrationSample":
-    from commet.reports.calibration import CalibrationError, draw_sample
-    from commet.reports.rundata import load_run
-    from commet.store.calibration import save_sample
+class DesignChoice(str, Enum):
+    proportional = "proportional"
+    optimal = "optimal"
 
+
+def _draw(store: "Store", record: "RunRecord", size: int, seed: int, design: DesignChoice,
+          previous: "CalibrationSample | None" = None) -> "CalibrationSample":
+    from commet.reports.calibration import CalibrationError, calibrate, draw_sample
+    from commet.reports.rundata import load_run
+    from commet.store.calibration import Design, save_sample
+
+    errors = None
+    if previous is not None:  # continuing: the labels so far tell the optimal design where the judge errs
+        found = calibrate(store, record)
+        errors = found.errors if found is not None else None
     try:
-        sample = draw_sample(load_run(store, record), size, seed)
+        sample = draw_sample(load_run(store, record), size, seed, Design(design.value), previous=previous,
+                             errors=errors)
     except CalibrationError as exc:
         fail(str(exc))
     return save_sample(store, sample)
@@ -61,6 +72,10 @@ def calibrate_command(
         help="Seed of the random draw (recorded with the sample).  [default: 0]")] = None,
     redraw: Annotated[bool, typer.Option(
         help="Draw a new sample in place of the run's (labels stay; only those on the new sample count).")] = False,
+    design: Annotated[DesignChoice | None, typer.Option(
+        help="How the sample is shared among the strata: proportional (half equally, half by size) or optimal "
+             "(Neyman: by the judge's estimated error, from the labels so far). A larger --sample continues the "
+             "run's sample with it.  [default: the sample's, else proportional]")] = None,
     estimator: Annotated[EstimatorChoice, typer.Option(
         help="ppi: the judged figure corrected by the judge's measured error; ppi++: with the power-tuning "
              "weight fitted to the labels.")] = EstimatorChoice.ppi,
@@ -95,14 +110,23 @@ def calibrate_command(
         if existing is None and sample is None:
             fail(f"run {run!r} has no calibration sample yet: draw one with --sample N (N StoryTurns; people label "
                  "every answer of each)")
-        if existing is not None and not redraw and (sample not in (None, existing.size)
-                                                    or seed not in (None, existing.seed)):
+        grows = existing is not None and not redraw and sample is not None and sample > existing.size
+        if existing is not None and not redraw and not grows and (sample not in (None, existing.size)
+                                                                  or seed not in (None, existing.seed)
+                                                                  or design not in (None, existing.design.value)):
             fail(f"run {run!r} already has a calibration sample ({existing.size} StoryTurns, seed {existing.seed}, "
-                 f"drawn {existing.created_at[:16]}); --redraw replaces it")
-        if existing is None or redraw:
-            seed = 0 if seed is None else seed
-            drawn = _draw(store, record, sample or (existing.size if existing else 1), seed)
-            console.print(f"drew {len(drawn.items)} StoryTurns of run {run} (seed {seed}) for people to label: "
+                 f"{existing.design.value}, drawn {existing.created_at[:16]}): a larger --sample continues it, "
+                 "--redraw replaces it")
+        if grows and seed not in (None, existing.seed if existing else None):
+            fail("a sample continues with its own seed: leave --seed out, or --redraw")
+        if existing is None or redraw or grows:
+            seed = (existing.seed if grows and existing else 0) if seed is None else seed
+            chosen_design = design or (DesignChoice(existing.design.value) if existing else DesignChoice.proportional)
+            drawn = _draw(store, record, sample or (existing.size if existing else 1), seed, chosen_design,
+                          existing if grows else None)
+            what = (f"added {len(drawn.items) - len(existing.items)} StoryTurns to the sample of run {run}, now "
+                    f"{len(drawn.items)}" if grows and existing else f"drew {len(drawn.items)} StoryTurns of run {run}")
+            console.print(f"{what} (seed {seed}, {chosen_design.value} design) for people to label: "
                           + "; ".join(f"{h}: {drawn.drawn(h)} of {n}" for h, n in sorted(drawn.population.items())),
                           markup=False, highlight=False, soft_wrap=True)
         result = calibrate(store, record, estimator=Estimator(estimator.value), bootstrap=boot)

@@ -11,9 +11,9 @@ StoryTurns are stratified by who decided their answers and what the judge conclu
 * ``JUDGE, judged right`` / ``JUDGE, judged wrong``: some answer decided by an LLM judge or panel;
 * ``undecided answers``: some answer left undecided (counted wrong by the judge-only figure).
 
-Half the sample is shared equally among the strata (so every judge is measured, however few
-answers it decided; at least two StoryTurns each), the other half in proportion to their size;
-within a stratum the StoryTurns are the first in the order of ``sha256(seed:story_id)``, and
+:mod:`commet.reports.design` says how many StoryTurns each stratum gets (``proportional``: half
+shared equally, half in proportion to what is left of each; ``optimal``: Neyman's allocation from
+the judge's estimated error; at least :data:`~commet.reports.design.MIN_LABELS` each); within a stratum the StoryTurns are the first in the order of ``sha256(seed:story_id)``, and
 the order to label in is the same order across strata. The estimator
 (:func:`commet.reports.ppi.stratified_ppi`) weights each stratum by its size, so the unequal
 shares cost nothing in validity. The population is the run's finished StoryTurns: a StoryTurn
@@ -33,12 +33,11 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
-from math import floor
 
 import numpy as np
 
-from commet.errors import CommetError
 from commet.reports.agreement import original_run, people_verdicts
+from commet.reports.design import MIN_LABELS, CalibrationError, allocate, error_spread
 from commet.reports.ppi import (
     Estimator,
     NotEnoughLabels,
@@ -50,16 +49,12 @@ from commet.reports.ppi import (
 from commet.reports.rundata import Bootstrap, Cell, RunData, Section, StoryResult, load_run
 from commet.reports.sections import SectionKey
 from commet.reports.stats import Corrected, fixed
-from commet.store.calibration import CalibrationSample, SampledStory, load_sample
+from commet.store.calibration import CalibrationSample, Design, SampledStory, load_sample
 from commet.store.records import StoryStatus
 from commet.store.sqlite import RunRecord, Store
 
 RULES = "rules"
 UNDECIDED = "undecided answers"
-
-
-class CalibrationError(CommetError, ValueError):
-    """A sample that cannot be drawn as asked (too small for its strata, a run with nothing to label)."""
 
 
 def story_stratum(story: StoryResult) -> str:
@@ -77,41 +72,24 @@ def population(data: RunData) -> list[StoryResult]:
     return [s for s in data.stories if s.status is StoryStatus.done and any(t.answered for t in s.turns)]
 
 
-def allocate(sizes: dict[str, int], n: int) -> dict[str, int]:
-    """How many StoryTurns to draw from each stratum: half of ``n`` shared equally (at least two each, or the
-    whole stratum), the rest in proportion to what is left of each (largest remainders); all when ``n`` covers all."""
-    if n >= sum(sizes.values()):
-        return dict(sizes)
-    strata = sorted(sizes)
-    each = max(2, n // (2 * len(strata)))
-    taken = {h: min(sizes[h], each) for h in strata}
-    needed = sum(min(sizes[h], 2) for h in strata)
-    if needed > n:
-        raise CalibrationError(f"a sample of {n} cannot give each of the {len(strata)} strata two StoryTurns "
-                               f"({', '.join(f'{h}: {sizes[h]}' for h in strata)}): draw at least {needed}")
-    if sum(taken.values()) > n:
-        taken = {h: min(sizes[h], 2) for h in strata}
-    rest = n - sum(taken.values())
-    while rest > 0:
-        room = {h: sizes[h] - taken[h] for h in strata if sizes[h] > taken[h]}
-        shares = {h: rest * room[h] / sum(room.values()) for h in room}
-        given = {h: min(room[h], floor(shares[h])) for h in room}
-        if not any(given.values()):  # the last few: largest remainders first
-            for h in sorted(room, key=lambda h: (-(shares[h] - floor(shares[h])), h))[:rest]:
-                given[h] = 1
-        for h, count in given.items():
-            taken[h] += count
-        rest -= sum(given.values())
-    return taken
-
-
 def order_key(seed: int, story_id: str) -> str:
     """A StoryTurn's place in the seeded random order (the same on every machine and Python version)."""
     return hashlib.sha256(f"{seed}:{story_id}".encode()).hexdigest()
 
 
-def draw_sample(data: RunData, size: int, seed: int) -> CalibrationSample:
-    """A stratified random sample of ``size`` of the run's finished StoryTurns (see the module text)."""
+def stratum_kind(stratum: str) -> str:
+    """The kind of a stratum for the optimal design's prior (:data:`commet.reports.design.PRIOR_ERROR`)."""
+    return "undecided" if stratum == UNDECIDED else "rules" if stratum.startswith("rules only") else "judge"
+
+
+def draw_sample(data: RunData, size: int, seed: int, design: Design = Design.proportional, *,
+                previous: CalibrationSample | None = None,
+                errors: dict[str, tuple[int, int]] | None = None) -> CalibrationSample:
+    """A stratified random sample of ``size`` of the run's finished StoryTurns (see the module text).
+
+    ``previous``: a sample of the same seed to continue (its StoryTurns kept, in their order, the new ones after
+    them); ``errors``: per stratum, (StoryTurns on which the judge and the people differ, StoryTurns labelled), which
+    the optimal design weighs against its prior."""
     stories = population(data)
     if not stories:
         raise CalibrationError(f"run {data.run.name!r} has no finished StoryTurn with an answer to label")
@@ -121,12 +99,23 @@ def draw_sample(data: RunData, size: int, seed: int) -> CalibrationSample:
     for story in stories:
         by_stratum.setdefault(story_stratum(story), []).append(story)
     sizes = {h: len(members) for h, members in by_stratum.items()}
-    counts = allocate(sizes, size)
+    already: dict[str, int] = {}
+    if previous is not None:
+        if previous.population != sizes or previous.seed != seed:
+            raise CalibrationError("the run changed since its sample was drawn (or the seed differs): a sample "
+                                   "continues only on the same StoryTurns and seed; draw again with --redraw")
+        already = {h: previous.drawn(h) for h in sizes}
+    spread = {h: error_spread(stratum_kind(h), *(errors or {}).get(h, (0, 0))) for h in sizes}
+    counts = allocate(sizes, size, design, spread=spread, already=already)
+    kept = {item.story_id for item in previous.items} if previous is not None else set()
     chosen = [(story, h) for h, members in by_stratum.items()
-              for story in sorted(members, key=lambda s: order_key(seed, s.story_id))[:counts[h]]]
+              for story in sorted(members, key=lambda s: order_key(seed, s.story_id))[:counts[h]]
+              if story.story_id not in kept]
     chosen.sort(key=lambda pair: order_key(seed, pair[0].story_id))
-    items = tuple(SampledStory(story.story_id, h, position) for position, (story, h) in enumerate(chosen))
-    return CalibrationSample(data.run.name, size, seed, sizes, items)
+    start = len(kept)
+    items = (*(previous.items if previous is not None else ()),
+             *(SampledStory(story.story_id, h, start + i) for i, (story, h) in enumerate(chosen)))
+    return CalibrationSample(data.run.name, size, seed, sizes, items, design=design)
 
 
 @dataclass(frozen=True)
@@ -159,6 +148,8 @@ class Calibration:
     answers_drawn: int = 0
     stopped: int = 0  # StoryTurns stopped at an undecided answer: outside the population
     by_stratum: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # stratum -> (N, drawn, labelled)
+    #: stratum -> (labelled StoryTurns where some answer's verdict differs from the people's, labelled StoryTurns)
+    errors: dict[str, tuple[int, int]] = field(default_factory=dict)
     story: PPIEstimates | None = None
     question: PPIEstimates | None = None
     problem: str = ""  # why there is no corrected figure yet
@@ -193,6 +184,10 @@ def calibrate(store: Store, record: RunRecord, *, estimator: Estimator = Estimat
     drawn = Counter(item.stratum for item in sample.items)
     done = Counter(h for s, h in zip(stories, strata, strict=True) if s.story_id in complete)
     result.by_stratum = {h: (now[h], drawn[h], done[h]) for h in sorted(set(now) | set(drawn))}
+    differ = Counter(h for s, h in zip(stories, strata, strict=True) if s.story_id in complete
+                     and any(t.correct is not v for t, v in zip([t for t in s.turns if t.answered],
+                                                                 humans[s.story_id], strict=True)))
+    result.errors = {h: (differ[h], done[h]) for h in done}
     if dict(now) != sample.population:
         result.problem = ("the run changed since its sample was drawn (StoryTurns per stratum now "
                           f"{dict(sorted(now.items()))}, then {dict(sorted(sample.population.items()))}): draw again "
@@ -216,13 +211,15 @@ def _estimates(stories: list[StoryResult], strata: list[str], humans: dict[str, 
     question_f = np.array([float(sum(t.correct is True for t in a)) for a in answered])
     question_y = np.array([float(sum(bool(v) for v in found)) for found in truth])
     try:
-        story = stratified_ppi(np.ones(len(stories)), story_f, story_y, labelled, code, estimator=estimator)
-        question = stratified_ppi(question_x, question_f, question_y, labelled, code, estimator=estimator)
+        story = stratified_ppi(np.ones(len(stories)), story_f, story_y, labelled, code, estimator=estimator,
+                               least=MIN_LABELS)
+        question = stratified_ppi(question_x, question_f, question_y, labelled, code, estimator=estimator,
+                                  least=MIN_LABELS)
     except NotEnoughLabels:
         short = [f"{h}: {int(labelled[code == i].sum())} of {int((code == i).sum())}" for h, i in codes.items()
-                 if labelled[code == i].sum() < min(2, (code == i).sum())]
-        return None, None, ("needs at least two labelled StoryTurns in every stratum (labelled: "
-                            f"{'; '.join(short)})")
+                 if labelled[code == i].sum() < min(MIN_LABELS, (code == i).sum())]
+        return None, None, (f"needs at least {MIN_LABELS} labelled StoryTurns in every stratum (or all of it; "
+                            f"labelled: {'; '.join(short)})")
     return story, question, ""
 
 
@@ -270,8 +267,15 @@ def _one_judge(judge: str, answers: int, undecided: int, found: list[tuple[str, 
         accuracy = Corrected(agree_w / total_w * decided.sum(), float(decided.sum()), 100 * low, 100 * high,
                              basis=f"{agree} of {int(decided.sum())} labelled answers agree")
     kappa = None
-    point = float(kappa_from_cells((weights[:, None] * cells).sum(axis=0)))
-    if not np.isnan(point):
+    totals = (weights[:, None] * cells).sum(axis=0)
+    point = float(kappa_from_cells(totals))
+    if not np.isnan(point) and accuracy is not None and not (cells[:, 1] + cells[:, 2]).any():
+        # no disagreement: the bootstrap would only ever see kappa 1; kappa at the lower end of the agreement's
+        # Wilson interval, the chance agreement held at its observed value, is the lower bound instead
+        first, second = (totals[0] + totals[1]) / totals.sum(), (totals[0] + totals[2]) / totals.sum()
+        chance = first * second + (1 - first) * (1 - second)
+        kappa = (point, max(-1.0, ((accuracy.low or 0.0) / 100 - chance) / (1 - chance)), 1.0)
+    elif not np.isnan(point):
         kappa = (point, *_kappa_interval(found, weights, cells, boot))
     return JudgeCalibration(judge, answers, undecided, dict(confusion), accuracy, kappa)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
+from enum import Enum
 
 from commet.store.records import TurnRecord
 from commet.store.sqlite import RunRecord, Store, now, table_names
@@ -23,7 +24,8 @@ CREATE TABLE IF NOT EXISTS calibration_samples (
     size INTEGER NOT NULL,
     seed INTEGER NOT NULL,
     population_json TEXT NOT NULL,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    design TEXT NOT NULL DEFAULT 'proportional'
 );
 CREATE TABLE IF NOT EXISTS calibration_items (
     run TEXT NOT NULL,
@@ -33,6 +35,13 @@ CREATE TABLE IF NOT EXISTS calibration_items (
     PRIMARY KEY (run, story_id)
 );
 """
+
+
+class Design(str, Enum):
+    """How a sample's StoryTurns are shared among the strata (:mod:`commet.reports.design`)."""
+
+    proportional = "proportional"
+    optimal = "optimal"
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,7 @@ class CalibrationSample:
     population: dict[str, int]
     items: tuple[SampledStory, ...]
     created_at: str = ""
+    design: Design = Design.proportional
 
     def drawn(self, stratum: str) -> int:
         return sum(item.stratum == stratum for item in self.items)
@@ -60,17 +70,21 @@ class CalibrationSample:
 def _ensure_tables(db: sqlite3.Connection) -> None:
     for statement in filter(str.strip, CALIBRATION_SCHEMA.split(";")):
         db.execute(statement)
+    if "design" not in {row[1] for row in db.execute("PRAGMA table_info(calibration_samples)")}:  # a store from
+        db.execute("ALTER TABLE calibration_samples ADD COLUMN design TEXT NOT NULL DEFAULT 'proportional'")  # 0.x
 
 
 def save_sample(store: Store, sample: CalibrationSample) -> CalibrationSample:
     """Record ``sample`` for its run, replacing an earlier one (one transaction); returns it as stored."""
-    stamped = CalibrationSample(sample.run, sample.size, sample.seed, dict(sample.population), sample.items, now())
+    stamped = CalibrationSample(sample.run, sample.size, sample.seed, dict(sample.population), sample.items, now(),
+                                sample.design)
     with store.transaction() as db:
         _ensure_tables(db)
         db.execute("DELETE FROM calibration_items WHERE run = ?", (sample.run,))
-        db.execute("INSERT OR REPLACE INTO calibration_samples(run, size, seed, population_json, created_at)"
-                   " VALUES (?,?,?,?,?)", (sample.run, sample.size, sample.seed,
-                                           json.dumps(sample.population, sort_keys=True), stamped.created_at))
+        db.execute("INSERT OR REPLACE INTO calibration_samples(run, size, seed, population_json, created_at, design)"
+                   " VALUES (?,?,?,?,?,?)", (sample.run, sample.size, sample.seed,
+                                             json.dumps(sample.population, sort_keys=True), stamped.created_at,
+                                             sample.design.value))
         db.executemany("INSERT INTO calibration_items(run, story_id, stratum, position) VALUES (?,?,?,?)",
                        [(sample.run, item.story_id, item.stratum, item.position) for item in sample.items])
     return stamped
@@ -80,13 +94,15 @@ def load_sample(store: Store, run: str) -> CalibrationSample | None:
     """The run's calibration sample, or None (also when the store has never had one: nothing is written)."""
     if "calibration_samples" not in table_names(store.db):
         return None
-    row = store.db.execute("SELECT size, seed, population_json, created_at FROM calibration_samples WHERE run = ?",
-                           (run,)).fetchone()
+    columns = {row[1] for row in store.db.execute("PRAGMA table_info(calibration_samples)")}
+    design = "design" if "design" in columns else "'proportional'"  # read-only stores keep their old schema
+    row = store.db.execute(f"SELECT size, seed, population_json, created_at, {design} FROM calibration_samples "
+                           "WHERE run = ?", (run,)).fetchone()
     if row is None:
         return None
     items = tuple(SampledStory(story_id, stratum, position) for story_id, stratum, position in store.db.execute(
         "SELECT story_id, stratum, position FROM calibration_items WHERE run = ? ORDER BY position", (run,)))
-    return CalibrationSample(run, int(row[0]), int(row[1]), dict(json.loads(row[2])), items, row[3])
+    return CalibrationSample(run, int(row[0]), int(row[1]), dict(json.loads(row[2])), items, row[3], Design(row[4]))
 
 
 def sampled_runs(store: Store) -> list[str]:
