@@ -93,7 +93,7 @@ def t_value(df: np.ndarray | float, level: float = LEVEL) -> np.ndarray:
     freedom = np.maximum(np.asarray(df, float), 1.0)
 
     def expansion(inverse: np.ndarray) -> np.ndarray:
-        found: np.ndarray = z + sum(term * inverse ** (power + 1) for power, term in enumerate(terms))
+        found: np.ndarray = z + np.sum([term * inverse ** (power + 1) for power, term in enumerate(terms)], axis=0)
         return found
 
     p = 0.5 + level / 2
