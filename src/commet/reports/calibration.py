@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -72,6 +72,32 @@ def population(data: RunData) -> list[StoryResult]:
     return [s for s in data.stories if s.status is StoryStatus.done and any(t.answered for t in s.turns)]
 
 
+def pair_stratum(story: StoryResult, other: StoryResult, names: tuple[str, str]) -> str:
+    """A paired sample's stratum of a StoryTurn of two runs (``names``: this run's and the other's): who decided
+    the answers of both, and what the judges concluded of each (named in the runs' sorted order, so that both runs
+    of the pair give it the same name)."""
+    answered = [t for s in (story, other) for t in s.turns if t.answered]
+    if any(t.undecided for t in answered):
+        return UNDECIDED
+    deciders = sorted({t.judge or "?" for t in answered} - {RULES})
+    who = "+".join(deciders) if deciders else "rules only"
+    pairs = sorted(zip(names, (story, other), strict=True))
+    return f"{who}, judged " + " / ".join(f"{name} {'right' if s.correct is True else 'wrong'}" for name, s in pairs)
+
+
+def design_units(data: RunData, partner: RunData | None) -> tuple[list[StoryResult], list[str]]:
+    """The population of a sample and each StoryTurn's stratum: the run's own (:func:`population`,
+    :func:`story_stratum`) or, for a sample paired with ``partner``, the StoryTurns both runs finished, in pair
+    strata (:func:`pair_stratum`)."""
+    stories = population(data)
+    if partner is None:
+        return stories, [story_stratum(s) for s in stories]
+    theirs = {s.story_id: s for s in population(partner)}
+    common = [s for s in stories if s.story_id in theirs]
+    names = (data.run.name, partner.run.name)
+    return common, [pair_stratum(s, theirs[s.story_id], names) for s in common]
+
+
 def order_key(seed: int, story_id: str) -> str:
     """A StoryTurn's place in the seeded random order (the same on every machine and Python version)."""
     return hashlib.sha256(f"{seed}:{story_id}".encode()).hexdigest()
@@ -83,21 +109,23 @@ def stratum_kind(stratum: str) -> str:
 
 
 def draw_sample(data: RunData, size: int, seed: int, design: Design = Design.proportional, *,
-                previous: CalibrationSample | None = None,
-                errors: dict[str, tuple[int, int]] | None = None) -> CalibrationSample:
+                previous: CalibrationSample | None = None, errors: dict[str, tuple[int, int]] | None = None,
+                partner: RunData | None = None) -> CalibrationSample:
     """A stratified random sample of ``size`` of the run's finished StoryTurns (see the module text).
 
     ``previous``: a sample of the same seed to continue (its StoryTurns kept, in their order, the new ones after
     them); ``errors``: per stratum, (StoryTurns on which the judge and the people differ, StoryTurns labelled), which
-    the optimal design weighs against its prior."""
-    stories = population(data)
+    the optimal design weighs against its prior; ``partner``: a paired sample, of the StoryTurns both runs finished
+    (the partner's half is the same StoryTurns: :func:`partner_half`)."""
+    stories, strata = design_units(data, partner)
     if not stories:
-        raise CalibrationError(f"run {data.run.name!r} has no finished StoryTurn with an answer to label")
+        both = f" and {partner.run.name!r} have" if partner is not None else " has"
+        raise CalibrationError(f"run {data.run.name!r}{both} no finished StoryTurn with an answer to label")
     if size < 1:
         raise CalibrationError("--sample must be at least 1")
     by_stratum: dict[str, list[StoryResult]] = {}
-    for story in stories:
-        by_stratum.setdefault(story_stratum(story), []).append(story)
+    for story, stratum in zip(stories, strata, strict=True):
+        by_stratum.setdefault(stratum, []).append(story)
     sizes = {h: len(members) for h, members in by_stratum.items()}
     already: dict[str, int] = {}
     if previous is not None:
@@ -115,7 +143,14 @@ def draw_sample(data: RunData, size: int, seed: int, design: Design = Design.pro
     start = len(kept)
     items = (*(previous.items if previous is not None else ()),
              *(SampledStory(story.story_id, h, start + i) for i, (story, h) in enumerate(chosen)))
-    return CalibrationSample(data.run.name, size, seed, sizes, items, design=design)
+    return CalibrationSample(data.run.name, size, seed, sizes, items, design=design,
+                             partner=partner.run.name if partner is not None else None)
+
+
+def partner_half(sample: CalibrationSample) -> CalibrationSample:
+    """The partner run's half of a paired sample: the same StoryTurns, strata and order."""
+    assert sample.partner is not None
+    return replace(sample, run=sample.partner, partner=sample.run)
 
 
 @dataclass(frozen=True)
@@ -167,7 +202,12 @@ def calibrate(store: Store, record: RunRecord, *, estimator: Estimator = Estimat
     if sample is None:
         return None
     data = load_run(store, record)
-    stories = population(data)
+    partner = store.get_run(sample.partner) if sample.partner is not None else None
+    if sample.partner is not None and partner is None:
+        result = Calibration(data, sample, estimator, problem=f"the run {sample.partner!r} this sample is paired "
+                             "with is gone: draw again with --redraw")
+        return result
+    stories, strata = design_units(data, load_run(store, partner) if partner is not None else None)
     result = Calibration(data, sample, estimator, stories=len(stories),
                          stopped=sum(s.status is StoryStatus.stopped for s in data.stories))
     verdicts = people_verdicts(store)
@@ -179,7 +219,6 @@ def calibrate(store: Store, record: RunRecord, *, estimator: Estimator = Estimat
         complete)
     result.answers_drawn = sum(len(h) for h in humans.values())
     result.answers_labelled = sum(v is not None for h in humans.values() for v in h)
-    strata = [story_stratum(s) for s in stories]
     now = Counter(strata)
     drawn = Counter(item.stratum for item in sample.items)
     done = Counter(h for s, h in zip(stories, strata, strict=True) if s.story_id in complete)

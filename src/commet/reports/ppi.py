@@ -129,6 +129,23 @@ def clopper_pearson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]
     return lower, upper
 
 
+def strata_masks(labelled: np.ndarray, strata: np.ndarray, shape: tuple[int, ...],
+                 least: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per row and stratum (integer codes from 0): which units are in it and which of them are labelled (rows,
+    strata, units), its size N_h and its labels n_h (rows, strata). A stratum with fewer than ``least`` (at least two)
+    labelled units and not all of them labelled: :class:`NotEnoughLabels`."""
+    labelled = np.broadcast_to(np.atleast_2d(np.asarray(labelled, bool)), shape)
+    strata = np.broadcast_to(np.atleast_2d(np.asarray(strata, np.intp)), shape)
+    groups = int(strata.max()) + 1 if strata.size else 1
+    member = strata[:, None, :] == np.arange(groups)[None, :, None]
+    weight = labelled[:, None, :] & member
+    big_n, small_n = member.sum(axis=2).astype(float), weight.sum(axis=2).astype(float)
+    short = (big_n > 0) & (small_n < max(2, least)) & (small_n < big_n)
+    if short.any():
+        raise NotEnoughLabels(f"{int(short.sum())} stratum/strata with fewer than {max(2, least)} labelled units")
+    return member, weight, big_n, small_n
+
+
 def stratified_ppi(x: np.ndarray, f: np.ndarray, y: np.ndarray, labelled: np.ndarray, strata: np.ndarray, *,
                    estimator: Estimator = Estimator.ppi, level: float = LEVEL, least: int = 2) -> PPIEstimates:
     """PPI (or PPI++) of ``sum y / sum x`` over each row's units.
@@ -139,18 +156,10 @@ def stratified_ppi(x: np.ndarray, f: np.ndarray, y: np.ndarray, labelled: np.nda
     else :class:`NotEnoughLabels`.
     """
     x, f = np.atleast_2d(np.asarray(x, float)), np.atleast_2d(np.asarray(f, float))
-    labelled = np.atleast_2d(np.asarray(labelled, bool))
+    member, weight, big_n, small_n = strata_masks(labelled, strata, x.shape, least)
+    labelled = np.broadcast_to(np.atleast_2d(np.asarray(labelled, bool)), x.shape)
     y = np.where(labelled, np.atleast_2d(np.asarray(y, float)), 0.0)
-    strata = np.broadcast_to(np.atleast_2d(np.asarray(strata, np.intp)), x.shape)
     rows, count = x.shape
-    groups = int(strata.max()) + 1 if strata.size else 1
-    member = strata[:, None, :] == np.arange(groups)[None, :, None]  # (rows, strata, units)
-    big_n = member.sum(axis=2).astype(float)  # N_h
-    weight = labelled[:, None, :] & member
-    small_n = weight.sum(axis=2).astype(float)  # n_h
-    short = (big_n > 0) & (small_n < max(2, least)) & (small_n < big_n)
-    if short.any():
-        raise NotEnoughLabels(f"{int(short.sum())} stratum/strata with fewer than {max(2, least)} labelled units")
     safe_n = np.maximum(small_n, 1.0)
 
     def mean(values: np.ndarray) -> np.ndarray:  # per stratum, over its labelled units: (rows, strata)

@@ -25,7 +25,8 @@ CREATE TABLE IF NOT EXISTS calibration_samples (
     seed INTEGER NOT NULL,
     population_json TEXT NOT NULL,
     created_at TEXT NOT NULL,
-    design TEXT NOT NULL DEFAULT 'proportional'
+    design TEXT NOT NULL DEFAULT 'proportional',
+    partner TEXT
 );
 CREATE TABLE IF NOT EXISTS calibration_items (
     run TEXT NOT NULL,
@@ -62,6 +63,8 @@ class CalibrationSample:
     items: tuple[SampledStory, ...]
     created_at: str = ""
     design: Design = Design.proportional
+    #: a paired sample: the other run, whose sample holds the same StoryTurns (drawn together, for a comparison)
+    partner: str | None = None
 
     def drawn(self, stratum: str) -> int:
         return sum(item.stratum == stratum for item in self.items)
@@ -70,23 +73,32 @@ class CalibrationSample:
 def _ensure_tables(db: sqlite3.Connection) -> None:
     for statement in filter(str.strip, CALIBRATION_SCHEMA.split(";")):
         db.execute(statement)
-    if "design" not in {row[1] for row in db.execute("PRAGMA table_info(calibration_samples)")}:  # a store from
-        db.execute("ALTER TABLE calibration_samples ADD COLUMN design TEXT NOT NULL DEFAULT 'proportional'")  # 0.x
+    columns = {row[1] for row in db.execute("PRAGMA table_info(calibration_samples)")}
+    for column, kind in (("design", "TEXT NOT NULL DEFAULT 'proportional'"), ("partner", "TEXT")):  # older stores
+        if column not in columns:
+            db.execute(f"ALTER TABLE calibration_samples ADD COLUMN {column} {kind}")
 
 
 def save_sample(store: Store, sample: CalibrationSample) -> CalibrationSample:
     """Record ``sample`` for its run, replacing an earlier one (one transaction); returns it as stored."""
-    stamped = CalibrationSample(sample.run, sample.size, sample.seed, dict(sample.population), sample.items, now(),
-                                sample.design)
+    return save_samples(store, sample)[0]
+
+
+def save_samples(store: Store, *samples: CalibrationSample) -> list[CalibrationSample]:
+    """Record samples of different runs in one transaction: the two halves of a paired sample commit together."""
+    stamp = now()
+    stamped = [CalibrationSample(s.run, s.size, s.seed, dict(s.population), s.items, stamp, s.design, s.partner)
+               for s in samples]
     with store.transaction() as db:
         _ensure_tables(db)
-        db.execute("DELETE FROM calibration_items WHERE run = ?", (sample.run,))
-        db.execute("INSERT OR REPLACE INTO calibration_samples(run, size, seed, population_json, created_at, design)"
-                   " VALUES (?,?,?,?,?,?)", (sample.run, sample.size, sample.seed,
-                                             json.dumps(sample.population, sort_keys=True), stamped.created_at,
-                                             sample.design.value))
-        db.executemany("INSERT INTO calibration_items(run, story_id, stratum, position) VALUES (?,?,?,?)",
-                       [(sample.run, item.story_id, item.stratum, item.position) for item in sample.items])
+        for sample in stamped:
+            db.execute("DELETE FROM calibration_items WHERE run = ?", (sample.run,))
+            db.execute("INSERT OR REPLACE INTO calibration_samples(run, size, seed, population_json, created_at, "
+                       "design, partner) VALUES (?,?,?,?,?,?,?)",
+                       (sample.run, sample.size, sample.seed, json.dumps(sample.population, sort_keys=True),
+                        stamp, sample.design.value, sample.partner))
+            db.executemany("INSERT INTO calibration_items(run, story_id, stratum, position) VALUES (?,?,?,?)",
+                           [(sample.run, item.story_id, item.stratum, item.position) for item in sample.items])
     return stamped
 
 
@@ -96,13 +108,15 @@ def load_sample(store: Store, run: str) -> CalibrationSample | None:
         return None
     columns = {row[1] for row in store.db.execute("PRAGMA table_info(calibration_samples)")}
     design = "design" if "design" in columns else "'proportional'"  # read-only stores keep their old schema
-    row = store.db.execute(f"SELECT size, seed, population_json, created_at, {design} FROM calibration_samples "
-                           "WHERE run = ?", (run,)).fetchone()
+    partner = "partner" if "partner" in columns else "NULL"
+    row = store.db.execute(f"SELECT size, seed, population_json, created_at, {design}, {partner} FROM "
+                           "calibration_samples WHERE run = ?", (run,)).fetchone()
     if row is None:
         return None
     items = tuple(SampledStory(story_id, stratum, position) for story_id, stratum, position in store.db.execute(
         "SELECT story_id, stratum, position FROM calibration_items WHERE run = ? ORDER BY position", (run,)))
-    return CalibrationSample(run, int(row[0]), int(row[1]), dict(json.loads(row[2])), items, row[3], Design(row[4]))
+    return CalibrationSample(run, int(row[0]), int(row[1]), dict(json.loads(row[2])), items, row[3], Design(row[4]),
+                             row[5])
 
 
 def sampled_runs(store: Store) -> list[str]:

@@ -1,0 +1,113 @@
+"""Judge-corrected differences between two runs: prediction-powered inference on a paired sample.
+
+A comparison of two models rests on two judged figures. When the judge errs differently on the two
+models' answers (one model's style fools it more), the difference of the judged figures is biased
+and no interval over StoryTurns corrects that. A paired calibration sample (``commet calibrate --run
+A --pair B``) draws StoryTurns that both runs finished, stratified by who decided the answers of
+both and what the judges concluded of each (:func:`commet.reports.calibration.pair_stratum`); people
+label the answers of both runs on them. With ``g_i = f_Ai / X_A - f_Bi / X_B`` the judged
+difference of StoryTurn ``i`` (``f`` the judge's count of right answers, ``X`` the run's answers;
+for story accuracy ``f`` is 0 or 1 and ``X`` the StoryTurns) and ``z_i`` the same from the people's
+labels, the difference of the accuracies is estimated as
+
+    D = sum_all g_i + sum_h N_h mean_{labelled in h} (z_i - g_i)
+
+(PPI, Angelopoulos et al. 2023, applied to the difference: unbiased for any judge, since the
+rectifier measures both judges' errors on the same StoryTurns). Its variance has the same two
+parts as :func:`commet.reports.ppi.stratified_ppi`'s: which StoryTurns were labelled (stratified,
+each stratum's labels with two pseudo-units at the ends of one answer's error in either run), and
+which StoryTurns the runs have (the linearised difference of the two ratios, ``u_i = (y_Ai -
+theta_A x_Ai) / X_A - (y_Bi - theta_B x_Bi) / X_B``, its mean square by PPI); the interval is Student's
+at Satterthwaite's degrees of freedom, and the test rejects "no difference" when 0 is outside it. A
+domain (a category of a subset: the paper's Tables 1 and 2) is estimated the same way with ``x``,
+``f`` and ``y`` zero outside it (domain estimation in a stratified sample, Cochran 5A.14).
+bench/bench_calibration.py checks the test's size by simulation: at most 5 % rejections of a true
+null at every budget, for judges from 99 %/99 % to 70 %/97 % on either run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from commet.reports.ppi import LEVEL, strata_masks, t_value
+
+
+@dataclass(frozen=True)
+class DifferenceEstimates:
+    """Per batch row: the corrected difference ``theta_A - theta_B`` (-1..1), its interval, the two corrected
+    accuracies and the judged difference."""
+
+    difference: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    se: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+    judged: np.ndarray
+
+    @property
+    def rejects(self) -> np.ndarray:
+        """Whether "no difference" is rejected at the interval's level (0 outside the interval)."""
+        rejected: np.ndarray = (self.low > 0) | (self.high < 0)
+        return rejected
+
+
+def paired_difference(xa: np.ndarray, fa: np.ndarray, ya: np.ndarray, xb: np.ndarray, fb: np.ndarray,
+                      yb: np.ndarray, labelled: np.ndarray, strata: np.ndarray, *, level: float = LEVEL,
+                      least: int = 2) -> DifferenceEstimates:
+    """PPI of ``sum ya / sum xa - sum yb / sum xb`` over each row's units, labelled in both runs together.
+
+    Arrays are (rows, units) as for :func:`commet.reports.ppi.stratified_ppi`: ``x`` the unit's size in each run
+    (0 outside a domain), ``f`` the judge's count, ``y`` the people's (any value where not labelled)."""
+    xa, xb = np.atleast_2d(np.asarray(xa, float)), np.atleast_2d(np.asarray(xb, float))
+    fa, fb = np.atleast_2d(np.asarray(fa, float)), np.atleast_2d(np.asarray(fb, float))
+    member, weight, big_n, small_n = strata_masks(labelled, strata, xa.shape, least)
+    labelled = np.broadcast_to(np.atleast_2d(np.asarray(labelled, bool)), xa.shape)
+    ya = np.where(labelled, np.atleast_2d(np.asarray(ya, float)), 0.0)
+    yb = np.where(labelled, np.atleast_2d(np.asarray(yb, float)), 0.0)
+    count = xa.shape[1]
+    safe_n, safe_big = np.maximum(small_n, 1.0), np.maximum(big_n, 1.0)
+
+    def mean(values: np.ndarray) -> np.ndarray:  # per stratum over its labelled units
+        means: np.ndarray = np.einsum("rhu,ru->rh", weight, values) / safe_n
+        return means
+
+    total_a, total_b = xa.sum(axis=1, keepdims=True), xb.sum(axis=1, keepdims=True)
+    theta_a = (fa.sum(axis=1) + (big_n * mean(ya - fa)).sum(axis=1)) / total_a[:, 0]
+    theta_b = (fb.sum(axis=1) + (big_n * mean(yb - fb)).sum(axis=1)) / total_b[:, 0]
+    rectifier = (ya - fa) / total_a - (yb - fb) / total_b
+    # labels: each sampled stratum's rectifiers with two pseudo-units, one answer's error in either run at the
+    # ends of its range (the judged rate r: -r and 1 - r in run A, the other way round in B)
+    sampled = (small_n < big_n) & (small_n > 0)
+
+    def rate(x: np.ndarray, f: np.ndarray) -> np.ndarray:
+        found: np.ndarray = np.einsum("rhu,ru->rh", member, f) / np.maximum(np.einsum("rhu,ru->rh", member, x),
+                                                                             1e-12)
+        return found
+
+    rate_a, rate_b = rate(xa, fa), rate(xb, fb)
+    low_end = -rate_a / total_a - (1 - rate_b) / total_b
+    high_end = (1 - rate_a) / total_a + rate_b / total_b
+    size = small_n + 2 * sampled
+    centred = (np.einsum("rhu,ru->rh", weight, rectifier) + sampled * (low_end + high_end)) / np.maximum(size, 1.0)
+    squares = (np.einsum("rhu,ru->rh", weight, rectifier ** 2) + sampled * (low_end ** 2 + high_end ** 2)
+               - size * centred ** 2)
+    variance = np.maximum(squares, 0.0) / np.maximum(size - 1, 1.0)
+    parts = np.where(sampled, big_n ** 2 * (1 - small_n / safe_big) / safe_n, 0.0) * variance
+    var_labels = parts.sum(axis=1)
+    # StoryTurns: the linearised difference of the two ratios, its mean square by PPI
+    judged_u = ((fa - theta_a[:, None] * xa) / total_a - (fb - theta_b[:, None] * xb) / total_b) ** 2
+    true_u = ((ya - theta_a[:, None] * xa) / total_a - (yb - theta_b[:, None] * xb) / total_b) ** 2
+    m2 = np.maximum((judged_u.sum(axis=1) + (big_n * mean(true_u - judged_u)).sum(axis=1)) / count, 0.0)
+    var_stories = m2 * count ** 2 / max(count - 1, 1)
+    spread_df = (parts ** 2 / np.maximum(small_n - 1, 1.0)).sum(axis=1) + var_stories ** 2 / max(count - 1, 1)
+    total_var = var_labels + var_stories
+    df = np.divide(total_var ** 2, spread_df, out=np.full(len(total_var), np.inf), where=spread_df > 0)
+    difference = theta_a - theta_b
+    half = t_value(df, level) * np.sqrt(total_var)
+    judged = fa.sum(axis=1) / total_a[:, 0] - fb.sum(axis=1) / total_b[:, 0]
+    return DifferenceEstimates(difference=difference, low=np.maximum(difference - half, -1.0),
+                               high=np.minimum(difference + half, 1.0), se=np.sqrt(total_var), first=theta_a,
+                               second=theta_b, judged=judged)
