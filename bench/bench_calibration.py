@@ -189,6 +189,17 @@ def compare(first: Judge, second: Judge, labels: int, *, runs: int, stories: int
         width=100 * float(np.mean(story.high - story.low)))
 
 
+def _ask(rng: np.random.Generator, honest: np.ndarray, biased: np.ndarray, first: np.ndarray, noise: float,
+         reverse: bool) -> np.ndarray:
+    """One asking of every answer: the honest verdict, a coin on a share ``noise`` (anew each time), and on the
+    biased answers the verdict of the first option shown (the other one when the options are reversed)."""
+    verdict = honest.copy()
+    coin = rng.random(len(honest)) < noise
+    verdict[coin] = rng.random(int(coin.sum())) < 0.5
+    found: np.ndarray = np.where(biased, first ^ reverse, verdict)
+    return found
+
+
 def probe_alarms(noise: float, bias: float, *, answers: int, seeds: int, seed: int) -> float:
     """Share (%) of ``seeds`` probes of ``answers`` answers that flag a judge as biased: on each answer it gives a
     random verdict with probability ``noise`` (each asking anew) and, with probability ``bias``, the verdict the
@@ -199,14 +210,7 @@ def probe_alarms(noise: float, bias: float, *, answers: int, seeds: int, seed: i
         honest = rng.random(answers) < 0.7  # the reply is right
         biased = rng.random(answers) < bias  # decided by the first option shown: reversed, the other verdict
         first = rng.random(answers) < 0.5  # the verdict the first option shown gets
-
-        def ask(reversed_order: bool) -> np.ndarray:
-            verdict = honest.copy()
-            coin = rng.random(answers) < noise
-            verdict[coin] = rng.random(int(coin.sum())) < 0.5
-            return np.where(biased, first ^ reversed_order, verdict)
-
-        before, again, probed = ask(False), ask(False), ask(True)
+        before, again, probed = (_ask(rng, honest, biased, first, noise, reverse) for reverse in (False, False, True))
         flagged += bias_test(int((before != probed).sum()), int((before != again).sum()),
                              int(((before != probed) & (before != again)).sum()), answers).flagged
     return 100 * flagged / seeds

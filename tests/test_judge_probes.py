@@ -18,19 +18,19 @@ import asyncio
 import csv
 import hashlib
 import importlib.util
-import sys
 import io
 import json
 import random
 import re
+import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.engine.probes import bias_test
 from commet.engine import evaluate_async
+from commet.engine.probes import bias_test
 from commet.format import load_dataset
 from commet.format.dataset import Dataset
 from commet.format.model import Option, StoryTurn, Turn
