@@ -28,10 +28,10 @@ class DesignChoice(str, Enum):
 
 
 def _draw(store: "Store", record: "RunRecord", size: int, seed: int, design: DesignChoice,
-          previous: "CalibrationSample | None" = None) -> "CalibrationSample":
-    from commet.reports.calibration import CalibrationError, calibrate, draw_sample
+          previous: "CalibrationSample | None" = None, pair: "RunRecord | None" = None) -> "CalibrationSample":
+    from commet.reports.calibration import CalibrationError, calibrate, draw_sample, partner_half
     from commet.reports.rundata import load_run
-    from commet.store.calibration import Design, save_sample
+    from commet.store.calibration import Design, save_samples
 
     errors = None
     if previous is not None:  # continuing: the labels so far tell the optimal design where the judge errs
@@ -39,10 +39,10 @@ def _draw(store: "Store", record: "RunRecord", size: int, seed: int, design: Des
         errors = found.errors if found is not None else None
     try:
         sample = draw_sample(load_run(store, record), size, seed, Design(design.value), previous=previous,
-                             errors=errors)
+                             errors=errors, partner=load_run(store, pair) if pair is not None else None)
     except CalibrationError as exc:
         fail(str(exc))
-    return save_sample(store, sample)
+    return save_samples(store, sample, *([partner_half(sample)] if pair is not None else []))[0]
 
 
 def _progress(db: Path, c: "Calibration") -> list[str]:
@@ -52,6 +52,10 @@ def _progress(db: Path, c: "Calibration") -> list[str]:
     if c.labelled < len(c.sample.items):
         lines.append(f"Label them in order: `commet label --db {db} --run {run} --labeller NAME --calibration`, or in "
                      f"the review app: `commet review serve --dataset DIR --results {db}`, page /calibration.")
+    if c.sample.partner:
+        lines.append(f"This sample is paired with run {c.sample.partner} (the StoryTurns both finished): label its "
+                     f"answers there too, then `commet compare {run} {c.sample.partner} --db {db}` gives the "
+                     "judge-corrected differences.")
     if c.partly:
         lines.append(f"{c.partly} sampled StoryTurns are partly labelled: a StoryTurn counts once every one of its "
                      "answers has a label.")
@@ -76,6 +80,9 @@ def calibrate_command(
         help="How the sample is shared among the strata: proportional (half equally, half by size) or optimal "
              "(Neyman: by the judge's estimated error, from the labels so far). A larger --sample continues the "
              "run's sample with it.  [default: the sample's, else proportional]")] = None,
+    pair: Annotated[str | None, typer.Option(
+        help="Draw a paired sample with this run: StoryTurns both finished, labelled in both, for a judge-corrected "
+             "`commet compare` (it replaces that run's sample too).")] = None,
     estimator: Annotated[EstimatorChoice, typer.Option(
         help="ppi: the judged figure corrected by the judge's measured error; ppi++: with the power-tuning "
              "weight fitted to the labels.")] = EstimatorChoice.ppi,
@@ -119,14 +126,25 @@ def calibrate_command(
                  "--redraw replaces it")
         if grows and seed not in (None, existing.seed if existing else None):
             fail("a sample continues with its own seed: leave --seed out, or --redraw")
+        partner = None
+        wanted = pair if pair is not None else existing.partner if grows and existing is not None else None
+        if wanted is not None:
+            partner = find_run_or_fail(store, wanted)
+            if partner.name == run:
+                fail("--pair names another run than --run")
+        if (partner is not None and existing is not None and not redraw and not grows
+                and existing.partner != partner.name):
+            fail(f"run {run!r} already has a calibration sample; --redraw replaces it with one paired with "
+                 f"{partner.name!r}")
         if existing is None or redraw or grows:
             seed = (existing.seed if grows and existing else 0) if seed is None else seed
             chosen_design = design or (DesignChoice(existing.design.value) if existing else DesignChoice.proportional)
             drawn = _draw(store, record, sample or (existing.size if existing else 1), seed, chosen_design,
-                          existing if grows else None)
+                          existing if grows else None, partner)
             what = (f"added {len(drawn.items) - len(existing.items)} StoryTurns to the sample of run {run}, now "
                     f"{len(drawn.items)}" if grows and existing else f"drew {len(drawn.items)} StoryTurns of run {run}")
-            console.print(f"{what} (seed {seed}, {chosen_design.value} design) for people to label: "
+            paired = f", paired with run {partner.name}: label both runs' answers" if partner is not None else ""
+            console.print(f"{what} (seed {seed}, {chosen_design.value} design{paired}) for people to label: "
                           + "; ".join(f"{h}: {drawn.drawn(h)} of {n}" for h, n in sorted(drawn.population.items())),
                           markup=False, highlight=False, soft_wrap=True)
         result = calibrate(store, record, estimator=Estimator(estimator.value), bootstrap=boot)

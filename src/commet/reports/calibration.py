@@ -191,6 +191,14 @@ class Calibration:
     judges: list[JudgeCalibration] = field(default_factory=list)
 
 
+def people_truth(store: Store, record: RunRecord, stories: list[StoryResult]) -> dict[str, list[bool]]:
+    """The people's verdicts on every answer of each of ``stories`` of the run, for those whose every answer has
+    one (the labelled StoryTurns)."""
+    verdicts, origin = people_verdicts(store), original_run(store, record)
+    found = {s.story_id: _human(verdicts, origin, s) for s in stories}
+    return {sid: [bool(v) for v in h] for sid, h in found.items() if h and all(v is not None for v in h)}
+
+
 def _human(verdicts: dict[tuple[str, str, int], bool], origin: str, story: StoryResult) -> list[bool | None]:
     return [verdicts.get((origin, story.story_id, t.turn)) for t in story.turns if t.answered]
 

@@ -6,12 +6,16 @@ weights each stratum by its size) is unbiased under either; they differ in how p
 * ``proportional`` (the default): half of the budget shared equally among the strata (so every judge is
   measured, however few answers it decided), the other half in proportion to what is left of each stratum after
   that equal share (largest remainders);
-* ``optimal``: Neyman allocation (Neyman 1934; Cochran, *Sampling Techniques*, 5.5), ``n_h`` in proportion to
-  ``N_h S_h``, where ``S_h`` is the spread of the judge's error in stratum ``h``: ``sqrt(p (1 - p))`` with ``p`` the
-  stratum's error rate estimated from the labels given so far, shrunk towards a prior for its kind of stratum
-  (:data:`PRIOR_ERROR`: the rules judge rarely errs, an LLM judge more often, an undecided answer is a coin). Strata
-  where the judge is certain cost few labels; those where it errs get the rest. It can continue as labels come in:
-  a larger ``--sample`` keeps the StoryTurns drawn so far and re-allocates the total with the labels found.
+* ``optimal``: Neyman's allocation (Neyman 1934; Cochran, *Sampling Techniques*, 5.5) for the interval as it is
+  reported: the ``n_h`` that minimise the expected labels variance, ``sum_h N_h^2 (1 - n_h/N_h) / n_h`` times the
+  stratum's reported variance (``n_h S_h^2`` plus about one square from its two pseudo-units, over ``n_h + 1``:
+  :func:`expected_variance`), found by marginal allocation (each label where it lowers it most). ``S_h`` is the
+  spread of the judge's error in stratum ``h``: ``sqrt(p (1 - p))`` with ``p`` the stratum's error rate estimated
+  from the labels given so far, shrunk towards a prior for its kind of stratum (:data:`PRIOR_ERROR`: the rules judge
+  rarely errs, an LLM judge more often, an undecided answer is a coin). Without the pseudo-units' term this is
+  ``n_h`` in proportion to ``N_h S_h``. Strata where the judge is certain cost fewer labels; those where it errs
+  get the rest. It can continue as labels come in: a larger ``--sample`` keeps the StoryTurns drawn so far and
+  re-allocates the total with the labels found.
 
 Every stratum gets at least :data:`MIN_LABELS` StoryTurns (or all of a smaller one): with two, the variance of a
 stratum's error is a single difference and the interval covers too rarely at small budgets (bench/
@@ -20,6 +24,7 @@ bench_calibration.py); a budget below that is refused.
 
 from __future__ import annotations
 
+import heapq
 from math import floor, sqrt
 
 from commet.errors import CommetError
@@ -81,8 +86,7 @@ def allocate(sizes: dict[str, int], n: int, design: Design = Design.proportional
         raise CalibrationError(f"the sample already has {sum((already or {}).values())} StoryTurns and needs "
                                f"{sum(floor_of.values())} with the minimum per stratum: draw at least that many")
     if design is Design.optimal:
-        weight = {h: sizes[h] * (spread or {}).get(h, 0.5) for h in strata}
-        return _neyman(sizes, n, weight, floor_of)
+        return _optimal(sizes, n, {h: (spread or {}).get(h, 0.5) for h in strata}, floor_of)
     each = max(MIN_LABELS, n // (2 * len(strata)))
     taken = {h: max(floor_of[h], min(sizes[h], each)) for h in strata}
     if sum(taken.values()) > n:
@@ -91,22 +95,30 @@ def allocate(sizes: dict[str, int], n: int, design: Design = Design.proportional
     return _share(n - sum(taken.values()), taken, sizes, {h: float(left[h]) for h in strata})
 
 
-def _neyman(sizes: dict[str, int], n: int, weight: dict[str, float], floor_of: dict[str, int]) -> dict[str, int]:
-    """Neyman's ``n_h`` proportional to ``N_h S_h``, no stratum below its floor nor above its size: strata whose
-    share falls outside are fixed at the bound and the others share what is left (Cochran 5.5)."""
-    fixed: dict[str, int] = {}
-    while True:
-        free = [h for h in sizes if h not in fixed]
-        left = n - sum(fixed.values())
-        total = sum(weight[h] for h in free)
-        ideal = {h: left * (weight[h] / total if total > 0 else 1 / len(free)) for h in free}
-        out = {h: floor_of[h] if ideal[h] < floor_of[h] else sizes[h] for h in free
-               if ideal[h] < floor_of[h] or ideal[h] > sizes[h]}
-        if not out:
-            break
-        fixed.update(out)
-    taken = {**fixed, **{h: min(sizes[h], max(floor_of[h], floor(ideal[h]))) for h in free}}
-    return _share(n - sum(taken.values()), taken, sizes, {h: weight[h] if h in free else 0.0 for h in sizes})
+def expected_variance(size: int, n: int, spread: float) -> float:
+    """A stratum's expected share of the interval's labels variance (times X^2) with ``n`` of its ``size`` labelled:
+    ``N^2 (1 - n/N) / n`` times the variance the estimator reports, its error's ``S^2`` over the ``n`` labels plus
+    about one square from its two pseudo-units (:func:`commet.reports.ppi.stratified_ppi`), over ``n + 1``."""
+    if n >= size:
+        return 0.0
+    return size ** 2 * (1 - n / size) / n * (n * spread ** 2 + 1) / (n + 1)
+
+
+def _optimal(sizes: dict[str, int], n: int, spread: dict[str, float], floor_of: dict[str, int]) -> dict[str, int]:
+    """Neyman's allocation for the interval as it is reported: from each stratum's floor, every further label goes
+    where it lowers :func:`expected_variance` most (marginal allocation, optimal for a sum of convex terms)."""
+    taken = dict(floor_of)
+    gains = [(-(expected_variance(sizes[h], taken[h], spread[h]) - expected_variance(sizes[h], taken[h] + 1,
+                                                                                     spread[h])), h)
+             for h in sorted(sizes) if taken[h] < sizes[h]]
+    heapq.heapify(gains)
+    for _ in range(n - sum(taken.values())):
+        _, h = heapq.heappop(gains)
+        taken[h] += 1
+        if taken[h] < sizes[h]:
+            heapq.heappush(gains, (-(expected_variance(sizes[h], taken[h], spread[h])
+                                     - expected_variance(sizes[h], taken[h] + 1, spread[h])), h))
+    return taken
 
 
 def error_spread(kind: str, errors: int, labelled: int) -> float:

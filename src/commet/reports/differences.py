@@ -27,11 +27,19 @@ null at every budget, for judges from 99 %/99 % to 70 %/97 % on either run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from commet.reports.ppi import LEVEL, strata_masks, t_value
+from commet.reports.calibration import design_units, people_truth, population
+from commet.reports.design import MIN_LABELS
+from commet.reports.ppi import LEVEL, NotEnoughLabels, strata_masks, t_value
+from commet.reports.rundata import Cell, Section, StoryResult, load_run
+from commet.reports.sections import SectionKey
+from commet.reports.stats import fixed
+from commet.store.calibration import load_sample
+from commet.store.sqlite import RunRecord, Store
 
 
 @dataclass(frozen=True)
@@ -111,3 +119,126 @@ def paired_difference(xa: np.ndarray, fa: np.ndarray, ya: np.ndarray, xb: np.nda
     return DifferenceEstimates(difference=difference, low=np.maximum(difference - half, -1.0),
                                high=np.minimum(difference + half, 1.0), se=np.sqrt(total_var), first=theta_a,
                                second=theta_b, judged=judged)
+
+
+@dataclass(frozen=True)
+class DifferenceRow:
+    """One line of a corrected comparison: what is compared (a measure over a scope) and the estimates."""
+
+    scope: str  # "all StoryTurns", or "SUBSET: CATEGORY" (the paper's Tables 1 and 2)
+    measure: str  # "story accuracy" or "question accuracy"
+    units: int  # StoryTurns in the scope
+    labelled: int  # ... of which labelled in both runs
+    estimate: DifferenceEstimates
+
+
+@dataclass
+class CorrectedComparison:
+    """Run A against run B on their paired sample: the rows, or why there are none yet."""
+
+    first: str
+    second: str
+    units: int = 0
+    labelled: int = 0
+    drawn: int = 0
+    rows: list[DifferenceRow] = field(default_factory=list)
+    problem: str = ""
+
+
+def corrected_comparison(store: Store, a: RunRecord, b: RunRecord, *, level: float = LEVEL) -> CorrectedComparison:
+    """The judge-corrected differences of story and question accuracy of ``a`` and ``b``, overall and per category
+    of each subset, from their paired sample (see the module text)."""
+    result = CorrectedComparison(a.name, b.name)
+    sample, other = load_sample(store, a.name), load_sample(store, b.name)
+    if sample is None or other is None or sample.partner != b.name or other.partner != a.name:
+        result.problem = (f"no paired sample of runs {a.name!r} and {b.name!r} yet: draw one with `commet calibrate "
+                          f"--run {a.name} --pair {b.name} --sample N` and label both runs' answers on it")
+        return result
+    data_a, data_b = load_run(store, a), load_run(store, b)
+    units, strata = design_units(data_a, data_b)
+    if dict(Counter(strata)) != sample.population:
+        result.problem = "the runs changed since their paired sample was drawn: draw again with --redraw"
+        return result
+    theirs = {s.story_id: s for s in population(data_b)}
+    drawn = {item.story_id for item in sample.items} & {item.story_id for item in other.items}
+    in_sample = [s for s in units if s.story_id in drawn]  # labels elsewhere (disputed answers) never count
+    human_a = people_truth(store, a, in_sample)
+    human_b = people_truth(store, b, [theirs[s.story_id] for s in in_sample])
+    labelled = np.array([s.story_id in human_a and s.story_id in human_b for s in units])
+    result.units, result.labelled, result.drawn = len(units), int(labelled.sum()), len(sample.items)
+    codes = {h: i for i, h in enumerate(sorted(set(strata)))}
+    code = np.array([codes[h] for h in strata])
+    arrays = {run: _counts(stories, truth) for run, stories, truth in (
+        ("a", units, human_a), ("b", [theirs[s.story_id] for s in units], human_b))}
+    scopes = [("all StoryTurns", np.ones(len(units), bool))]
+    for subset in sorted({s.subset for s in units}):
+        for category in sorted({s.category for s in units if s.subset == subset}):
+            scopes.append((f"{subset}: {category}", np.array([s.subset == subset and s.category == category
+                                                               for s in units])))
+    try:
+        for scope, inside in scopes:
+            for measure, (xa, fa, ya), (xb, fb, yb) in (("story accuracy", arrays["a"][0], arrays["b"][0]),
+                                                        ("question accuracy", arrays["a"][1], arrays["b"][1])):
+                estimate = paired_difference(xa * inside, fa * inside, ya * inside, xb * inside, fb * inside,
+                                             yb * inside, labelled, code, level=level, least=MIN_LABELS)
+                result.rows.append(DifferenceRow(scope, measure, int(inside.sum()), int((inside & labelled).sum()),
+                                                 estimate))
+    except NotEnoughLabels:
+        result.rows = []
+        result.problem = (f"needs at least {MIN_LABELS} StoryTurns labelled in both runs in every stratum of the "
+                          f"paired sample ({result.labelled} of {result.drawn} labelled in both so far)")
+    return result
+
+
+Counts = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _counts(stories: list[StoryResult], truth: dict[str, list[bool]]) -> tuple[Counts, Counts]:
+    """(x, f, y) of story accuracy and of question accuracy per StoryTurn (y 0 where not labelled)."""
+    answered = [[t for t in s.turns if t.answered] for s in stories]
+    story = (np.ones(len(stories)), np.array([float(s.correct is True) for s in stories]),
+             np.array([float(s.story_id in truth and all(truth[s.story_id])) for s in stories]))
+    question = (np.array([float(len(a)) for a in answered]),
+                np.array([float(sum(t.correct is True for t in a)) for a in answered]),
+                np.array([float(sum(truth.get(s.story_id, []))) for s in stories]))
+    return story, question
+
+
+def _points(value: float) -> str:
+    return fixed(100 * value, 2, sign=True)
+
+
+def differences_section(comparisons: list[CorrectedComparison]) -> Section:
+    """Per pair of runs with a paired sample: the corrected differences overall and per category of each subset."""
+    rows: list[list[Cell]] = []
+    problems = []
+    for c in comparisons:
+        for row in c.rows:
+            e = row.estimate
+            rows.append([c.first, c.second, row.scope, row.measure, str(row.units), str(row.labelled),
+                         fixed(100 * float(e.first[0]), 2), fixed(100 * float(e.second[0]), 2),
+                         _points(float(e.judged[0])),
+                         f"{_points(float(e.difference[0]))} [{_points(float(e.low[0]))}, {_points(float(e.high[0]))}]",
+                         "A - B differs" if bool(e.rejects[0]) else "no evidence"])
+        if c.problem:
+            problems.append(f"{c.first} vs {c.second}: {c.problem}.")
+    note = ("Differences A - B in points on the StoryTurns both runs finished, corrected for both judges' errors by "
+            "prediction-powered inference on a paired sample labelled in both runs (commet calibrate --pair); "
+            "95% interval (Student, Satterthwaite); 'differs': 0 is outside it (a test of size 5%, checked by "
+            "simulation in bench/bench_calibration.py). Scopes after the first: each category of each subset (the "
+            "paper's Tables 1 and 2). docs/calibration.md says when it is valid.")
+    return Section(SectionKey.CORRECTED_DIFFERENCES, "Judge-corrected differences between runs (points, 95% CI)",
+                   ["Run A", "Run B", "Scope", "Measure", "StoryTurns", "Labelled in both", "A (corrected, %)",
+                    "B (corrected, %)", "Judged difference", "Corrected difference", "Verdict"], rows,
+                   note + (" " + " ".join(problems) if problems else ""))
+
+
+def paired_comparisons(store: Store, runs: list[RunRecord]) -> list[CorrectedComparison]:
+    """The corrected comparisons of the pairs among ``runs`` that share a paired sample (each pair once)."""
+    names = {r.name: r for r in runs}
+    found = []
+    for record in runs:
+        sample = load_sample(store, record.name)
+        if sample is not None and sample.partner in names and record.name < sample.partner:
+            found.append(corrected_comparison(store, record, names[sample.partner]))
+    return found
