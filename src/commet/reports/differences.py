@@ -51,6 +51,8 @@ class DifferenceEstimates:
     low: np.ndarray
     high: np.ndarray
     se: np.ndarray
+    se_labels: np.ndarray  # from which StoryTurns were labelled
+    se_stories: np.ndarray  # from which StoryTurns the runs have
     first: np.ndarray
     second: np.ndarray
     judged: np.ndarray
@@ -117,7 +119,8 @@ def paired_difference(xa: np.ndarray, fa: np.ndarray, ya: np.ndarray, xb: np.nda
     half = t_value(df, level) * np.sqrt(total_var)
     judged = fa.sum(axis=1) / total_a[:, 0] - fb.sum(axis=1) / total_b[:, 0]
     return DifferenceEstimates(difference=difference, low=np.maximum(difference - half, -1.0),
-                               high=np.minimum(difference + half, 1.0), se=np.sqrt(total_var), first=theta_a,
+                               high=np.minimum(difference + half, 1.0), se=np.sqrt(total_var),
+                               se_labels=np.sqrt(var_labels), se_stories=np.sqrt(var_stories), first=theta_a,
                                second=theta_b, judged=judged)
 
 
