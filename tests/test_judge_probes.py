@@ -20,9 +20,9 @@ import hashlib
 import importlib.util
 import io
 import json
-import random
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -39,7 +39,9 @@ from tests.judge_server import prompt_text, verdict
 
 B = 0.3
 N = 0.4
-NOISE = random.Random(5)  # the noisy judge's coin: a new draw on every call
+#: the noisy judge's calls so far per request text: each call draws its coin anew from a hash of the text and the call's
+#: number (the probe asks the unchanged request first, then again), so every run of the test gets the same verdicts
+CALLS: Counter[str] = Counter()
 PLACES = [("the basket", "the box"), ("the shed", "the garage"), ("the drawer", "the shelf"), ("the bag", "the car")]
 STORIES = 70
 
@@ -56,11 +58,17 @@ def biased_judge(request: RecordedRequest) -> Reply:
     draw = int(hashlib.sha256(f"bias:{prompt}".encode()).hexdigest(), 16) / 16 ** 64
     if body["model"] == "biased" and draw < B:  # the bias: the first option shown, or a long reply, is right
         right = options[0].lower() in answer.lower() if MODE["probe"] == "position" else len(answer) > 60
-    elif body["model"] == "noisy" and NOISE.random() < N:  # no bias, only noise
-        right = NOISE.random() < 0.5
+    elif body["model"] == "noisy" and _coin(prompt, "noise") < N:  # no bias, only noise
+        right = _coin(prompt, "verdict") < 0.5
     else:
         right = expected.lower() in answer.lower()
     return openai_reply(verdict(right, 1 if right else None), model=body["model"])
+
+
+def _coin(prompt: str, what: str) -> float:
+    if what == "noise":
+        CALLS[prompt] += 1
+    return int(hashlib.sha256(f"{what}:{CALLS[prompt]}:{prompt}".encode()).hexdigest(), 16) / 16 ** 64
 
 
 #: which bias the server has (set by each test)
@@ -117,10 +125,12 @@ def _flips(output: str) -> dict[str, dict[str, str]]:
 @pytest.mark.parametrize("probe", ["position", "length"])
 def test_a_biased_judge_is_found_and_a_noisy_fair_one_is_not(world: Path, probe: str) -> None:
     MODE["probe"] = probe
+    CALLS.clear()
     with FakeServer("openai", responder=biased_judge) as server:
         specs = [f"llm-only:openai:{name}?base_url={server.url}/v1" for name in ("biased", "fair", "noisy")]
         result = runner.invoke(app, ["judges", "--db", str(world), "--run", "base", "--probe", probe, "--sample", "140",
-                                     "--seed", "3", "--format", "csv", *(a for s in specs for a in ("--judge", s))])
+                                     "--seed", "3", "--format", "csv",
+                                     *(a for s in specs for a in ("--judge", s))])
         assert result.exit_code == 0, result.output
         assert len(server.requests) == 3 * 3 * 140  # each judge, each answer: as asked, again, as probed
     rows = _flips(result.stdout)

@@ -220,8 +220,8 @@ async def run_probe(store: Store, items: list[ProbeItem], judge: Judge, *, concu
         return verdict
 
     async def one(item: ProbeItem) -> ProbeOutcome:
-        before, after, again = await asyncio.gather(ask(item.original, True), ask(item.probed, False),
-                                                    ask(item.original, False))
+        before = await ask(item.original, True)  # first: the verdict the other two are compared with
+        after, again = await asyncio.gather(ask(item.probed, False), ask(item.original, False))
         return ProbeOutcome(item, before, after, again)
 
     result.outcomes = list(await asyncio.gather(*(one(item) for item in items)))
