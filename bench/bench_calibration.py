@@ -157,6 +157,7 @@ class Comparison:
     """Over many simulated pairs of runs: rejections of "no difference" by the corrected and the judged test, and
     coverage of the true difference by the corrected interval (%), with its mean width (points)."""
 
+    labels: float  # StoryTurns labelled in both runs, on average (never fewer than two a stratum)
     corrected_rejects: float
     judged_rejects: float
     story_coverage: float
@@ -182,7 +183,7 @@ def compare(first: Judge, second: Judge, labels: int, *, runs: int, stories: int
     judged_sd = np.sqrt((a.story_f - b.story_f).var(axis=1, ddof=1) / stories)  # the paired test of judged figures
     judged_rejects = np.abs(story.judged) > 1.96 * judged_sd
     return Comparison(
-        corrected_rejects=100 * float(story.rejects.mean()), judged_rejects=100 * float(judged_rejects.mean()),
+        labels=float(chosen.sum(axis=1).mean()), corrected_rejects=100 * float(story.rejects.mean()), judged_rejects=100 * float(judged_rejects.mean()),
         story_coverage=100 * float(np.mean((story.low <= story_a - story_b) & (story_a - story_b <= story.high))),
         question_coverage=100 * float(np.mean((question.low <= question_a - question_b)
                                               & (question_a - question_b <= question.high))),
@@ -239,13 +240,14 @@ def main() -> None:
                           f"{found[2]:.1f} | {found[3]:.1f} |", flush=True)
     if args.part in ("all", "differences"):
         print(f"\n## Corrected differences: {args.runs} pairs of runs of {args.stories} StoryTurns per cell\n")
-        print("| judge of A | judge of B | labels | true difference | corrected rejects (%) | judged rejects (%) "
-              "| story coverage | question coverage | width |\n|---|---|---|---|---|---|---|---|---|")
+        print("| judge of A | judge of B | labels | B's answers right more often by | corrected rejects (%) "
+              "| judged rejects (%) | story coverage | question coverage | story width |\n"
+              "|---|---|---|---|---|---|---|---|---|")
         for first, second in ((JUDGES[0], JUDGES[0]), (JUDGES[1], JUDGES[3]), (JUDGES[2], JUDGES[4])):
-            for labels in BUDGETS:
+            for labels in BUDGETS[2:]:  # a paired sample has up to nine strata: at least 18 labels
                 for shift in (0.0, 0.1):
                     c = compare(first, second, labels, shift=shift, **common)
-                    print(f"| {first.name} | {second.name} | {labels} | {shift:+.2f} (answers) | "
+                    print(f"| {first.name} | {second.name} | {c.labels:.0f} | {100 * shift:.0f} points | "
                           f"{c.corrected_rejects:.1f} | {c.judged_rejects:.1f} | {c.story_coverage:.1f} | "
                           f"{c.question_coverage:.1f} | {c.width:.1f} |", flush=True)
     if args.part in ("all", "probes"):
