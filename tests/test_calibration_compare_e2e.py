@@ -141,6 +141,13 @@ def test_the_optimal_design_continues_a_sample_as_labels_come_in(db: Path) -> No
         grown = load_sample(store, "c")
     assert grown is not None and grown.items[:6] == drawn.items and len({i.story_id for i in grown.items}) == 11
     assert [i.position for i in grown.items] == list(range(11))
-    for refused in (["--sample", "4"], ["--sample", "12", "--seed", "5"], ["--design", "proportional"]):
+    for refused, why in ((["--sample", "4"], "a larger --sample continues it"),
+                         (["--sample", "12", "--seed", "5"], "continues with its own seed"),
+                         (["--design", "proportional"], "--redraw replaces it"),
+                         (["--pair", "c", "--redraw"], "--pair names another run"),
+                         (["--pair", "nosuch", "--redraw"], "no run named 'nosuch'"),
+                         (["--pair", "a"], "--redraw replaces it with one paired with 'a'")):
         again = runner.invoke(app, ["calibrate", "--db", str(db), "--run", "c", *refused])
-        assert again.exit_code == 2 and "Traceback" not in again.output, (refused, again.output)
+        assert again.exit_code == 2 and why in again.output and "Traceback" not in again.output, (refused, again.output)
+    with Store(db) as store:
+        assert load_sample(store, "c") == grown  # nothing written by a refusal
