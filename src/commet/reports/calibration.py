@@ -20,6 +20,10 @@ shares cost nothing in validity. The population is the run's finished StoryTurns
 stopped at an undecided answer has questions nobody asked, so its truth is unknowable until it
 is finished (``commet eval --finish``); failed ones are not scored anywhere.
 
+A paired sample (``--pair``) has for population the StoryTurns both runs finished, in pair strata
+(:func:`pair_stratum`); each run's figure is then over those, and :mod:`commet.reports.differences`
+estimates the difference of the two runs from it.
+
 Per judge (the judge each answer's verdict came from), over the labelled answers: the confusion
 of its verdicts with the people's, its accuracy on the answers it decided (weighted by the
 strata's sampling rates; Wilson interval at the weights' effective size), Cohen's kappa (a

@@ -90,7 +90,8 @@ def paired_difference(xa: np.ndarray, fa: np.ndarray, ya: np.ndarray, xb: np.nda
     rectifier = (ya - fa) / total_a - (yb - fb) / total_b
     # labels: each sampled stratum's rectifiers with two pseudo-units, one answer's error in either run at the
     # ends of its range (the judged rate r: -r and 1 - r in run A, the other way round in B)
-    sampled = (small_n < big_n) & (small_n > 0)
+    inside = np.einsum("rhu,ru->rh", member, xa + xb) > 0  # a domain's strata: those with units in it
+    sampled = (small_n < big_n) & (small_n > 0) & inside
 
     def rate(x: np.ndarray, f: np.ndarray) -> np.ndarray:
         found: np.ndarray = np.einsum("rhu,ru->rh", member, f) / np.maximum(np.einsum("rhu,ru->rh", member, x),

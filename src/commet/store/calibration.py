@@ -5,7 +5,9 @@
 stratum had, so that the estimate made later from the people's labels knows the design it
 rests on: which StoryTurns, in which stratum, out of how many. The labels themselves live in the
 ``labels`` table (:mod:`commet.store.labels`), one per answer, whoever gave them (``commet label``
-or the review app). One sample per run; drawing again replaces it (labels stay).
+or the review app). One sample per run; drawing again replaces it (labels stay). A paired sample
+(``commet calibrate --pair``) is recorded for both runs, the same StoryTurns in the same order, each
+naming the other as its ``partner``; the sample's ``design`` says how it was allocated.
 """
 
 from __future__ import annotations
