@@ -163,6 +163,8 @@ class Comparison:
     story_coverage: float
     question_coverage: float
     width: float
+    category_rejects: float  # the same test on a category of half the StoryTurns (a domain of the sample)
+    category_coverage: float
 
 
 def compare(first: Judge, second: Judge, labels: int, *, runs: int, stories: int, seed: int,
@@ -180,6 +182,9 @@ def compare(first: Judge, second: Judge, labels: int, *, runs: int, stories: int
     x = a.turns.astype(float)
     question = paired_difference(x, a.question_f, a.question_y, x, b.question_f, b.question_y, chosen, strata)
     (story_a, question_a), (story_b, question_b) = truth(), truth(shift)
+    half = np.broadcast_to(np.arange(stories) < stories // 2, a.story_f.shape).astype(float)  # a category
+    category = paired_difference(half, a.story_f * half, a.story_y * half, half, b.story_f * half,
+                                 b.story_y * half, chosen, strata)
     judged_sd = np.sqrt((a.story_f - b.story_f).var(axis=1, ddof=1) / stories)  # the paired test of judged figures
     judged_rejects = np.abs(story.judged) > 1.96 * judged_sd
     return Comparison(
@@ -187,7 +192,9 @@ def compare(first: Judge, second: Judge, labels: int, *, runs: int, stories: int
         story_coverage=100 * float(np.mean((story.low <= story_a - story_b) & (story_a - story_b <= story.high))),
         question_coverage=100 * float(np.mean((question.low <= question_a - question_b)
                                               & (question_a - question_b <= question.high))),
-        width=100 * float(np.mean(story.high - story.low)))
+        width=100 * float(np.mean(story.high - story.low)), category_rejects=100 * float(category.rejects.mean()),
+        category_coverage=100 * float(np.mean((category.low <= story_a - story_b)
+                                              & (story_a - story_b <= category.high))))
 
 
 def _ask(rng: np.random.Generator, honest: np.ndarray, biased: np.ndarray, first: np.ndarray, noise: float,
@@ -241,15 +248,16 @@ def main() -> None:
     if args.part in ("all", "differences"):
         print(f"\n## Corrected differences: {args.runs} pairs of runs of {args.stories} StoryTurns per cell\n")
         print("| judge of A | judge of B | labels | B's answers right more often by | corrected rejects (%) "
-              "| judged rejects (%) | story coverage | question coverage | story width |\n"
-              "|---|---|---|---|---|---|---|---|---|")
+              "| judged rejects (%) | story coverage | question coverage | story width | category: rejects "
+              "| category: coverage |\n|---|---|---|---|---|---|---|---|---|---|---|")
         for first, second in ((JUDGES[0], JUDGES[0]), (JUDGES[1], JUDGES[3]), (JUDGES[2], JUDGES[4])):
             for labels in BUDGETS[2:]:  # a paired sample has up to nine strata: at least 18 labels
                 for shift in (0.0, 0.1):
                     c = compare(first, second, labels, shift=shift, **common)
                     print(f"| {first.name} | {second.name} | {c.labels:.0f} | {100 * shift:.0f} points | "
                           f"{c.corrected_rejects:.1f} | {c.judged_rejects:.1f} | {c.story_coverage:.1f} | "
-                          f"{c.question_coverage:.1f} | {c.width:.1f} |", flush=True)
+                          f"{c.question_coverage:.1f} | {c.width:.1f} | {c.category_rejects:.1f} | "
+                          f"{c.category_coverage:.1f} |", flush=True)
     if args.part in ("all", "probes"):
         print("\n## Position probe: share of probes that flag the judge (2,000 seeds each)\n")
         print("| answers | random verdicts | bias | flagged (%) |\n|---|---|---|---|")

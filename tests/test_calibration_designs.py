@@ -65,6 +65,7 @@ def test_the_corrected_test_holds_its_size_where_the_judged_one_fails(bench) -> 
         assert found.corrected_rejects <= 8.0, (labels, found)
         assert found.judged_rejects >= 80.0, (labels, found)
         assert found.story_coverage >= 92.0 and found.question_coverage >= 92.0, (labels, found)
+        assert found.category_rejects <= 8.0 and found.category_coverage >= 92.0, (labels, found)  # a domain
     real = bench.compare(bench.Judge(0.85, 0.85), bench.Judge(0.85, 0.85), 200, runs=200, stories=300, seed=5,
                          shift=0.15)
     assert real.corrected_rejects >= 60.0 and real.story_coverage >= 92.0, real
