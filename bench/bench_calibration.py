@@ -1,6 +1,7 @@
 """Judge calibration by simulation: coverage at every budget, the designs, corrected differences, bias probes.
 
-    python bench/bench_calibration.py [--runs 1000] [--stories 600] [--seed 1] [--part all|budgets|designs|differences|probes]
+    python bench/bench_calibration.py [--runs 1000] [--stories 600] [--seed 1]
+        [--part all|budgets|designs|differences|probes]
 
 Simulated runs as in bench/bench_ppi_coverage.py: ``--stories`` StoryTurns of 1 to 5 turns, every answer right
 with a StoryTurn-specific probability (Beta(6, 2), so the true story and question accuracy are known exactly),
@@ -188,7 +189,8 @@ def compare(first: Judge, second: Judge, labels: int, *, runs: int, stories: int
     judged_sd = np.sqrt((a.story_f - b.story_f).var(axis=1, ddof=1) / stories)  # the paired test of judged figures
     judged_rejects = np.abs(story.judged) > 1.96 * judged_sd
     return Comparison(
-        labels=float(chosen.sum(axis=1).mean()), corrected_rejects=100 * float(story.rejects.mean()), judged_rejects=100 * float(judged_rejects.mean()),
+        labels=float(chosen.sum(axis=1).mean()), corrected_rejects=100 * float(story.rejects.mean()),
+        judged_rejects=100 * float(judged_rejects.mean()),
         story_coverage=100 * float(np.mean((story.low <= story_a - story_b) & (story_a - story_b <= story.high))),
         question_coverage=100 * float(np.mean((question.low <= question_a - question_b)
                                               & (question_a - question_b <= question.high))),

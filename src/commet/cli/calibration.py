@@ -77,9 +77,9 @@ def calibrate_command(
     redraw: Annotated[bool, typer.Option(
         help="Draw a new sample in place of the run's (labels stay; only those on the new sample count).")] = False,
     design: Annotated[DesignChoice | None, typer.Option(
-        help="How the sample is shared among the strata: proportional (half equally, half by what is left of each stratum) or optimal "
-             "(Neyman: by the judge's estimated error, from the labels so far). A larger --sample continues the "
-             "run's sample with it.  [default: the sample's, else proportional]")] = None,
+        help="How the sample is shared among the strata: proportional (half equally, half by what is left of "
+             "each stratum) or optimal (Neyman: by the judge's estimated error, from the labels so far). A larger "
+             "--sample continues the run's sample with it.  [default: the sample's, else proportional]")] = None,
     pair: Annotated[str | None, typer.Option(
         help="Draw a paired sample with this run: StoryTurns both finished, labelled in both, for a judge-corrected "
              "`commet compare` (it replaces that run's sample too).")] = None,

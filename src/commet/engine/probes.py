@@ -86,7 +86,8 @@ class ProbeOutcome:
     def _differs(self, other: Verdict, branch: int | None) -> bool:
         if self.before.outcome != other.outcome:
             return True
-        return self.before.outcome == "correct" and len(self.item.original.expected) > 1 and self.before.branch != branch
+        return (self.before.outcome == "correct" and len(self.item.original.expected) > 1
+                and self.before.branch != branch)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ StoryTurns are stratified by who decided their answers and what the judge conclu
 
 :mod:`commet.reports.design` says how many StoryTurns each stratum gets (``proportional``: half
 shared equally, half in proportion to what is left of each; ``optimal``: Neyman's allocation from
-the judge's estimated error; at least :data:`~commet.reports.design.MIN_LABELS` each); within a stratum the StoryTurns are the first in the order of ``sha256(seed:story_id)``, and
+the judge's estimated error; at least :data:`~commet.reports.design.MIN_LABELS` each); within a
+stratum the StoryTurns are the first in the order of ``sha256(seed:story_id)``, and
 the order to label in is the same order across strata. The estimator
 (:func:`commet.reports.ppi.stratified_ppi`) weights each stratum by its size, so the unequal
 shares cost nothing in validity. The population is the run's finished StoryTurns: a StoryTurn
