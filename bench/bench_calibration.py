@@ -1,7 +1,7 @@
 """Judge calibration by simulation: coverage at every budget, the designs, corrected differences, bias probes.
 
     python bench/bench_calibration.py [--runs 1000] [--stories 600] [--seed 1]
-        [--part all|budgets|designs|differences|probes]
+        [--part all|budgets|designs|continued|differences|probes]
 
 Simulated runs as in bench/bench_ppi_coverage.py: ``--stories`` StoryTurns of 1 to 5 turns, every answer right
 with a StoryTurn-specific probability (Beta(6, 2), so the true story and question accuracy are known exactly),
@@ -11,8 +11,8 @@ draws them (:func:`commet.reports.design.allocate`, the same seeded order within
 
 * ``budgets``: coverage of the 95 % PPI interval of story and question accuracy, and its mean width, at every budget
   from the smallest ``commet calibrate`` accepts (issue 46, point 3);
-* ``designs``: the proportional and the optimal (Neyman) design at the same budgets: coverage and width, and the
-  labels the optimal design needs for the proportional design's width (point 2);
+* ``designs``: the proportional and the optimal (Neyman) design at the same budgets: coverage and width;
+  ``continued``: an optimal sample continued as labels come in (point 2);
 * ``differences``: two models of equal accuracy on the same StoryTurns, judged by different judges; how often the
   corrected paired test rejects "no difference" (its size, at most 5 %) against the test of the judged figures, and
   the coverage of a true difference of 10 points (point 1);
@@ -143,6 +143,34 @@ def coverage(judge: Judge, labels: int, *, runs: int, stories: int, seed: int,
             100 * float(np.mean(story.high - story.low)), 100 * float(np.mean(question.high - question.low)))
 
 
+def continued(judge: Judge, first: int, total: int, *, runs: int, stories: int,
+              seed: int) -> tuple[float, float, float, float]:
+    """As :func:`coverage`, for an optimal sample of ``first`` labels continued to ``total`` with what the first
+    labels showed (``commet calibrate --sample TOTAL`` after labelling the first sample)."""
+    rng = np.random.default_rng(seed)
+    r = simulate(judge, rng, runs, stories)
+    strata = strata_of(r)
+    differs = (r.story_f != r.story_y) | (r.question_f != r.question_y)
+    keys = rng.random(strata.shape)
+    chosen = np.zeros(strata.shape, bool)
+    for row in range(runs):
+        codes, sizes = np.unique(strata[row], return_counts=True)
+        found = {int(h): int(n) for h, n in zip(codes, sizes, strict=True)}
+        order = {h: np.flatnonzero(strata[row] == h)[np.argsort(keys[row, strata[row] == h])] for h in found}
+        prior = {h: error_spread(KIND[h], 0, 0) for h in found}
+        early = allocate(found, max(first, minimum(found)), Design.optimal, spread=prior)
+        seen = {h: error_spread(KIND[h], int(differs[row, order[h][:early[h]]].sum()), early[h]) for h in found}
+        late = allocate(found, max(total, sum(early.values())), Design.optimal, spread=seen, already=early)
+        for h, count in late.items():
+            chosen[row, order[h][:count]] = True
+    story = stratified_ppi(np.ones_like(r.story_f), r.story_f, r.story_y, chosen, strata)
+    question = stratified_ppi(r.turns.astype(float), r.question_f, r.question_y, chosen, strata)
+    story_truth, question_truth = truth()
+    return (100 * float(np.mean((story.low <= story_truth) & (story_truth <= story.high))),
+            100 * float(np.mean((question.low <= question_truth) & (question_truth <= question.high))),
+            100 * float(np.mean(story.high - story.low)), 100 * float(np.mean(question.high - question.low)))
+
+
 def pair_strata(a: Runs, b: Runs) -> np.ndarray:
     """Strata of a paired sample: undecided in either run (8), else (rules | LLM in either) x A's verdict x B's."""
     return np.where(a.undecided | b.undecided, 8, 4 * (a.by_llm | b.by_llm) + 2 * a.story_f.astype(int)
@@ -231,7 +259,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--stories", type=int, default=600)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--part", default="all", choices=["all", "budgets", "designs", "differences", "probes"])
+    parser.add_argument("--part", default="all", choices=["all", "budgets", "designs", "continued", "differences", "probes"])
     args = parser.parse_args()
     started = time.perf_counter()
     common = {"runs": args.runs, "stories": args.stories, "seed": args.seed}
@@ -247,6 +275,15 @@ def main() -> None:
                     found = coverage(judge, labels, design=design, **common)
                     print(f"| {judge.name} | {labels} | {design.value} | {found[0]:.1f} | {found[1]:.1f} | "
                           f"{found[2]:.1f} | {found[3]:.1f} |", flush=True)
+    if args.part in ("all", "continued"):
+        print(f"\n## An optimal sample continued as labels come in: {args.runs} runs per cell\n")
+        print("| judge (sens/spec) | first labels | then | story coverage | question coverage | story width "
+              "| question width |\n|---|---|---|---|---|---|---|")
+        for judge in JUDGES:
+            for first, total in ((20, 50), (30, 100), (50, 200)):
+                found = continued(judge, first, total, **common)
+                print(f"| {judge.name} | {first} | {total} | {found[0]:.1f} | {found[1]:.1f} | {found[2]:.1f} | "
+                      f"{found[3]:.1f} |", flush=True)
     if args.part in ("all", "differences"):
         print(f"\n## Corrected differences: {args.runs} pairs of runs of {args.stories} StoryTurns per cell\n")
         print("| judge of A | judge of B | labels | B's answers right more often by | corrected rejects (%) "

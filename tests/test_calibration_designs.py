@@ -88,6 +88,11 @@ def test_the_optimal_design_narrows_the_interval_at_the_same_budget(bench) -> No
     assert optimal[2] < proportional[2] and optimal[3] < proportional[3], (proportional, optimal)
 
 
+def test_an_optimal_sample_continued_as_labels_come_in_still_covers(bench) -> None:  # noqa: ANN001
+    story, question, _, _ = bench.continued(bench.Judge(0.75, 0.95), 20, 60, runs=300, stories=300, seed=6)
+    assert story >= 93.0 and question >= 93.0, (story, question)
+
+
 def test_optimal_allocation_follows_the_judges_error_and_never_takes_labels_back() -> None:
     sizes = {"rules only, judged right": 200, "JUDGE, judged wrong": 200, "undecided answers": 10}
     spread = {"rules only, judged right": error_spread("rules", 0, 0), "JUDGE, judged wrong": error_spread("judge", 0, 0),
