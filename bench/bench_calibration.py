@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from commet.engine.probes import bias_test
+from commet.reports.active import active_ppi, answer_error, inclusion, weights
 from commet.reports.design import allocate, error_spread, minimum
 from commet.reports.differences import paired_difference
 from commet.reports.ppi import stratified_ppi
@@ -82,6 +83,7 @@ class Runs:
     question_y: np.ndarray
     undecided: np.ndarray  # some answer undecided
     by_llm: np.ndarray  # some answer decided by the LLM judge
+    uncertainty: np.ndarray  # the active design's summed answer error rates, from the priors (nothing labelled yet)
 
 
 def simulate(judge: Judge, rng: np.random.Generator, runs: int, stories: int, *, turns: np.ndarray | None = None,
@@ -97,9 +99,12 @@ def simulate(judge: Judge, rng: np.random.Generator, runs: int, stories: int, *,
     noise = rng.random((runs, stories, most))
     llm_says = np.where(right, noise < judge.sensitivity, noise >= judge.specificity)
     says = np.where(by_rules, right, llm_says & ~undecided) & present
+    rates = (answer_error("rules"), answer_error("judge"), answer_error("undecided"))
+    kind = np.where(by_rules, 0, np.where(undecided, 2, 1))
+    uncertainty = (np.take(rates, kind) * present).sum(axis=2)
     return Runs(turns, np.all(says | ~present, axis=2).astype(float), np.all(right | ~present, axis=2).astype(float),
                 says.sum(axis=2).astype(float), right.sum(axis=2).astype(float), (undecided & present).any(axis=2),
-                (~by_rules & present).any(axis=2))
+                (~by_rules & present).any(axis=2), uncertainty)
 
 
 def strata_of(r: Runs) -> np.ndarray:
@@ -134,9 +139,14 @@ def coverage(judge: Judge, labels: int, *, runs: int, stories: int, seed: int,
     rng = np.random.default_rng(seed)
     r = simulate(judge, rng, runs, stories)
     strata = strata_of(r)
-    chosen = draw(strata, labels, rng, design)
-    story = stratified_ppi(np.ones_like(r.story_f), r.story_f, r.story_y, chosen, strata)
-    question = stratified_ppi(r.turns.astype(float), r.question_f, r.question_y, chosen, strata)
+    if design is Design.active:  # priority sampling by the StoryTurns' uncertainty, inverse-probability weights
+        chosen, pi = inclusion(weights(r.uncertainty), rng.random(strata.shape), labels)
+        story = active_ppi(np.ones_like(r.story_f), r.story_f, r.story_y, chosen, pi, strata)
+        question = active_ppi(r.turns.astype(float), r.question_f, r.question_y, chosen, pi, strata)
+    else:
+        chosen = draw(strata, labels, rng, design)
+        story = stratified_ppi(np.ones_like(r.story_f), r.story_f, r.story_y, chosen, strata)
+        question = stratified_ppi(r.turns.astype(float), r.question_f, r.question_y, chosen, strata)
     story_truth, question_truth = truth()
     return (100 * float(np.mean((story.low <= story_truth) & (story_truth <= story.high))),
             100 * float(np.mean((question.low <= question_truth) & (question_truth <= question.high))),

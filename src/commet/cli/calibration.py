@@ -25,11 +25,19 @@ class EstimatorChoice(str, Enum):
 class DesignChoice(str, Enum):
     proportional = "proportional"
     optimal = "optimal"
+    active = "active"
 
 
 def _draw(store: "Store", record: "RunRecord", size: int, seed: int, design: DesignChoice,
           previous: "CalibrationSample | None" = None, pair: "RunRecord | None" = None) -> "CalibrationSample":
-    from commet.reports.calibration import CalibrationError, calibrate, draw_sample, partner_half
+    from commet.reports.calibration import (
+        CalibrationError,
+        answer_errors,
+        calibrate,
+        draw_sample,
+        partner_half,
+        population,
+    )
     from commet.reports.rundata import load_run
     from commet.store.calibration import Design, save_samples
 
@@ -37,9 +45,11 @@ def _draw(store: "Store", record: "RunRecord", size: int, seed: int, design: Des
     if previous is not None:  # continuing: the labels so far tell the optimal design where the judge errs
         found = calibrate(store, record)
         errors = found.errors if found is not None else None
+    data = load_run(store, record)
+    per_answer = answer_errors(store, record, population(data)) if design is DesignChoice.active else None
     try:
-        sample = draw_sample(load_run(store, record), size, seed, Design(design.value), previous=previous,
-                             errors=errors, partner=load_run(store, pair) if pair is not None else None)
+        sample = draw_sample(data, size, seed, Design(design.value), previous=previous, errors=errors,
+                             partner=load_run(store, pair) if pair is not None else None, answer_errors=per_answer)
     except CalibrationError as exc:
         fail(str(exc))
     return save_samples(store, sample, *([partner_half(sample)] if pair is not None else []))[0]
@@ -56,6 +66,9 @@ def _progress(db: Path, c: "Calibration") -> list[str]:
         lines.append(f"This sample is paired with run {c.sample.partner} (the StoryTurns both finished): label its "
                      f"answers there too, then `commet compare {run} {c.sample.partner} --db {db}` gives the "
                      "judge-corrected differences.")
+    if c.waiting:
+        lines.append(f"{c.waiting} labelled StoryTurns come after the first unlabelled one in the active sample's "
+                     "order and wait for it: its estimate uses the labelled beginning of the order.")
     if c.partly:
         lines.append(f"{c.partly} sampled StoryTurns are partly labelled: a StoryTurn counts once every one of its "
                      "answers has a label.")
@@ -78,8 +91,10 @@ def calibrate_command(
         help="Draw a new sample in place of the run's (labels stay; only those on the new sample count).")] = False,
     design: Annotated[DesignChoice | None, typer.Option(
         help="How the sample is shared among the strata: proportional (half equally, half by what is left of "
-             "each stratum) or optimal (Neyman: by the judge's estimated error, from the labels so far). A larger "
-             "--sample continues the run's sample with it.  [default: the sample's, else proportional]")] = None,
+             "each stratum) or optimal (Neyman: by the judge's estimated error, from the labels so far); or active: "
+             "each StoryTurn drawn with a probability that grows with the judge's uncertainty about it (who decided "
+             "its answers, their error rates from the labels so far), estimated with inverse-probability weights. A "
+             "larger --sample continues the run's sample with it.  [default: the sample's, else proportional]")] = None,
     pair: Annotated[str | None, typer.Option(
         help="Draw a paired sample with this run: StoryTurns both finished, labelled in both, for a judge-corrected "
              "`commet compare` (it replaces that run's sample too).")] = None,
@@ -126,6 +141,10 @@ def calibrate_command(
                  "--redraw replaces it")
         if grows and seed not in (None, existing.seed if existing else None):
             fail("a sample continues with its own seed: leave --seed out, or --redraw")
+        effective = design.value if design is not None else existing.design.value if existing is not None else None
+        if effective == "active" and estimator is EstimatorChoice.ppi_plus:
+            fail("--estimator ppi++ fits its weight to a stratified sample; an active sample's estimate is PPI with "
+                 "inverse-probability weights: leave --estimator out")
         partner = None
         wanted = pair if pair is not None else existing.partner if grows and existing is not None else None
         if wanted is not None:

@@ -41,8 +41,17 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from commet.reports.active import (
+    active_ppi,
+    answer_error,
+    inclusion,
+    priority_order,
+    story_uncertainty,
+    uniform,
+    weights,
+)
 from commet.reports.agreement import original_run, people_verdicts
-from commet.reports.design import MIN_LABELS, CalibrationError, allocate, error_spread
+from commet.reports.design import MIN_LABELS, CalibrationError, allocate, error_spread, minimum
 from commet.reports.ppi import (
     Estimator,
     NotEnoughLabels,
@@ -51,7 +60,7 @@ from commet.reports.ppi import (
     stratified_ppi,
     wilson,
 )
-from commet.reports.rundata import Bootstrap, Cell, RunData, Section, StoryResult, load_run
+from commet.reports.rundata import Bootstrap, Cell, RunData, Section, StoryResult, TurnResult, load_run
 from commet.reports.sections import SectionKey
 from commet.reports.stats import Corrected, fixed
 from commet.store.calibration import CalibrationSample, Design, SampledStory, load_sample
@@ -115,13 +124,16 @@ def stratum_kind(stratum: str) -> str:
 
 def draw_sample(data: RunData, size: int, seed: int, design: Design = Design.proportional, *,
                 previous: CalibrationSample | None = None, errors: dict[str, tuple[int, int]] | None = None,
-                partner: RunData | None = None) -> CalibrationSample:
+                partner: RunData | None = None,
+                answer_errors: dict[str, tuple[int, int]] | None = None) -> CalibrationSample:
     """A stratified random sample of ``size`` of the run's finished StoryTurns (see the module text).
 
     ``previous``: a sample of the same seed to continue (its StoryTurns kept, in their order, the new ones after
     them); ``errors``: per stratum, (StoryTurns on which the judge and the people differ, StoryTurns labelled), which
     the optimal design weighs against its prior; ``partner``: a paired sample, of the StoryTurns both runs finished
-    (the partner's half is the same StoryTurns: :func:`partner_half`)."""
+    (the partner's half is the same StoryTurns: :func:`partner_half`); ``answer_errors``: per decider
+    (:func:`decider`), (answers on which it and the people differ, answers labelled), which the active design weighs
+    against its prior (:func:`_draw_active`)."""
     stories, strata = design_units(data, partner)
     if not stories:
         both = f" and {partner.run.name!r} have" if partner is not None else " has"
@@ -138,6 +150,15 @@ def draw_sample(data: RunData, size: int, seed: int, design: Design = Design.pro
             raise CalibrationError("the run changed since its sample was drawn (or the seed differs): a sample "
                                    "continues only on the same StoryTurns and seed; draw again with --redraw")
         already = {h: previous.drawn(h) for h in sizes}
+        if (previous.design is Design.active) is not (design is Design.active):
+            raise CalibrationError(f"the run's sample is {previous.design.value}: a larger --sample continues it only "
+                                   "with that design (its StoryTurns were drawn so); leave --design out, or --redraw "
+                                   f"with --design {design.value}")
+    if design is Design.active:
+        if partner is not None:
+            raise CalibrationError("the active design draws one run's sample: a paired sample (--pair) is "
+                                   "proportional or optimal")
+        return _draw_active(data, stories, strata, size, seed, previous, answer_errors or {})
     spread = {h: error_spread(stratum_kind(h), *(errors or {}).get(h, (0, 0))) for h in sizes}
     counts = allocate(sizes, size, design, spread=spread, already=already)
     kept = {item.story_id for item in previous.items} if previous is not None else set()
@@ -150,6 +171,58 @@ def draw_sample(data: RunData, size: int, seed: int, design: Design = Design.pro
              *(SampledStory(story.story_id, h, start + i) for i, (story, h) in enumerate(chosen)))
     return CalibrationSample(data.run.name, size, seed, sizes, items, design=design,
                              partner=partner.run.name if partner is not None else None)
+
+
+def decider(turn: TurnResult) -> str:
+    """Who decided an answer, for the active design's error rates: its judge, or ``undecided``."""
+    return "undecided" if turn.undecided else turn.judge or "?"
+
+
+def deciders(story: StoryResult) -> list[str]:
+    return [decider(t) for t in story.turns if t.answered]
+
+
+def answer_errors(store: Store, record: RunRecord, stories: list[StoryResult]) -> dict[str, tuple[int, int]]:
+    """Per decider, (answers on which its verdict differs from the people's, answers with a people's verdict), over
+    every label given on the run's ``stories`` so far: the active design's estimate of where the judge errs (weights
+    only move precision, never validity, so labels from anywhere may serve)."""
+    verdicts, origin = people_verdicts(store), original_run(store, record)
+    differ: Counter[str] = Counter()
+    seen: Counter[str] = Counter()
+    for story in stories:
+        for turn in story.turns:
+            human = verdicts.get((origin, story.story_id, turn.turn)) if turn.answered else None
+            if human is not None:
+                seen[decider(turn)] += 1
+                differ[decider(turn)] += int(turn.correct is not human)
+    return {d: (differ[d], seen[d]) for d in seen}
+
+
+def _active_order(stories: list[StoryResult], seed: int, rates: dict[str, float]) -> tuple[np.ndarray, np.ndarray,
+                                                                                            list[int]]:
+    """The StoryTurns' weights and uniform draws (rows of one) and their order by decreasing priority."""
+    weight = weights(np.array([[story_uncertainty(deciders(s), rates) for s in stories]]))
+    draws = np.array([[uniform(seed, s.story_id) for s in stories]])
+    return weight, draws, priority_order(weight[0], draws[0])
+
+
+def _draw_active(data: RunData, stories: list[StoryResult], strata: list[str], size: int, seed: int,
+                 previous: CalibrationSample | None, errors: dict[str, tuple[int, int]]) -> CalibrationSample:
+    """The first ``size`` StoryTurns by priority (:mod:`commet.reports.active`); a sample that continues keeps its
+    error rates, so its order is the same and its StoryTurns stay first."""
+    sizes = Counter(strata)
+    if size < min(minimum(dict(sizes)), len(stories)):
+        raise CalibrationError(f"a sample of {size} is below the {minimum(dict(sizes))} StoryTurns (two a stratum) "
+                               "every design needs for its interval: draw at least that many")
+    rates = dict(previous.rates or {}) if previous is not None else {
+        d: answer_error(d, *errors.get(d, (0, 0))) for d in sorted({d for s in stories for d in deciders(s)})}
+    _, _, order = _active_order(stories, seed, rates)
+    chosen = order[:size]
+    items = tuple(SampledStory(stories[i].story_id, strata[i], position) for position, i in enumerate(chosen))
+    if previous is not None and items[:len(previous.items)] != previous.items:
+        raise CalibrationError("the run changed since its active sample was drawn: its order is not the same; draw "
+                               "again with --redraw")
+    return CalibrationSample(data.run.name, size, seed, dict(sizes), items, design=Design.active, rates=rates)
 
 
 def partner_half(sample: CalibrationSample) -> CalibrationSample:
@@ -193,6 +266,9 @@ class Calibration:
     story: PPIEstimates | None = None
     question: PPIEstimates | None = None
     problem: str = ""  # why there is no corrected figure yet
+    #: an active sample: labelled StoryTurns after its first unlabelled one, which wait for it (the estimate uses the
+    #: labelled beginning of the order)
+    waiting: int = 0
     judges: list[JudgeCalibration] = field(default_factory=list)
 
 
@@ -245,9 +321,56 @@ def calibrate(store: Store, record: RunRecord, *, estimator: Estimator = Estimat
                           f"{dict(sorted(now.items()))}, then {dict(sorted(sample.population.items()))}): draw again "
                           "with --redraw")
         return result
+    if sample.design is Design.active:
+        result.estimator = Estimator.ppi
+        used, weight_of, result.problem = _active_prefix(stories, sample, complete)
+        result.waiting = len(complete) - len(used)
+        if not result.problem:
+            result.story, result.question = _active_estimates(stories, strata, humans, used, weight_of)
+        result.judges = _judges(stories, strata, humans, used, bootstrap or Bootstrap(), weight_of)
+        return result
     result.story, result.question, result.problem = _estimates(stories, strata, humans, complete, estimator)
     result.judges = _judges(stories, strata, humans, complete, bootstrap or Bootstrap())
     return result
+
+
+def _active_prefix(stories: list[StoryResult], sample: CalibrationSample,
+                   complete: set[str]) -> tuple[set[str], dict[str, float], str]:
+    """An active sample's labelled beginning of its order, each such StoryTurn's inclusion probability, and why
+    there is no figure yet (the order changed, or fewer labelled than two a stratum)."""
+    weight, draws, order = _active_order(stories, sample.seed, sample.rates or {})
+    drawn = [item.story_id for item in sample.items]
+    if [stories[i].story_id for i in order[:len(drawn)]] != drawn:
+        return set(), {}, "the run changed since its active sample was drawn (its order is not the same): --redraw"
+    k = 0
+    while k < len(drawn) and drawn[k] in complete:
+        k += 1
+    _, pi = inclusion(weight, draws, k)
+    used = set(drawn[:k])
+    chances = {s.story_id: float(pi[0, i]) for i, s in enumerate(stories) if s.story_id in used}
+    needed = min(minimum(sample.population), len(stories))
+    if k < needed:
+        return used, chances, (f"an active sample needs its first {needed} StoryTurns labelled, in its order "
+                               f"(labelled from the start: {k})")
+    return used, chances, ""
+
+
+def _active_estimates(stories: list[StoryResult], strata: list[str], humans: dict[str, list[bool | None]],
+                      used: set[str], chance: dict[str, float]) -> tuple[PPIEstimates, PPIEstimates]:
+    """Story and question accuracy by inverse-probability-weighted PPI (:func:`commet.reports.active.active_ppi`)."""
+    codes = {h: i for i, h in enumerate(sorted(set(strata)))}
+    code = np.array([codes[h] for h in strata])
+    labelled = np.array([s.story_id in used for s in stories])
+    pi = np.array([chance.get(s.story_id, 1.0) for s in stories])
+    answered = [[t for t in s.turns if t.answered] for s in stories]
+    truth = [[bool(v) for v in humans[s.story_id]] if s.story_id in used else [] for s in stories]
+    story_f = np.array([float(s.correct is True) for s in stories])
+    story_y = np.array([float(bool(found) and all(found)) for found in truth])
+    question_x = np.array([float(len(a)) for a in answered])
+    question_f = np.array([float(sum(t.correct is True for t in a)) for a in answered])
+    question_y = np.array([float(sum(found)) for found in truth])
+    return (active_ppi(np.ones(len(stories)), story_f, story_y, labelled, pi, code),
+            active_ppi(question_x, question_f, question_y, labelled, pi, code))
 
 
 def _estimates(stories: list[StoryResult], strata: list[str], humans: dict[str, list[bool | None]],
@@ -276,7 +399,9 @@ def _estimates(stories: list[StoryResult], strata: list[str], humans: dict[str, 
 
 
 def _judges(stories: list[StoryResult], strata: list[str], humans: dict[str, list[bool | None]],
-            complete: set[str], boot: Bootstrap) -> list[JudgeCalibration]:
+            complete: set[str], boot: Bootstrap, chance: dict[str, float] | None = None) -> list[JudgeCalibration]:
+    """Per judge, over the labelled StoryTurns weighted by one over their chance of being drawn (their stratum's
+    sampling rate, or ``chance``: an active sample's inclusion probabilities)."""
     labelled_in = Counter(h for s, h in zip(stories, strata, strict=True) if s.story_id in complete)
     size = Counter(strata)
     answers: Counter[str] = Counter()
@@ -292,7 +417,7 @@ def _judges(stories: list[StoryResult], strata: list[str], humans: dict[str, lis
         if story.story_id in complete:
             pairs = [(t.judge or "?", t.correct, bool(v))
                      for t, v in zip([t for t in story.turns if t.answered], humans[story.story_id], strict=True)]
-            found.append((h, size[h] / labelled_in[h], pairs))
+            found.append((h, 1 / chance[story.story_id] if chance is not None else size[h] / labelled_in[h], pairs))
     return [_one_judge(judge, answers[judge], undecided[judge], found, boot) for judge in sorted(answers)]
 
 
@@ -364,7 +489,8 @@ def calibration_section(calibrations: list[Calibration], boot: Bootstrap) -> Sec
     problems = []
     for c in calibrations:
         stories = population(c.data)
-        basis = f"{c.estimator.value.upper()}, {c.labelled} StoryTurns labelled"
+        basis = (f"active PPI (inverse-probability weights), {c.labelled - c.waiting} StoryTurns labelled in order"
+                 if c.sample.design is Design.active else f"{c.estimator.value.upper()}, {c.labelled} StoryTurns labelled")
         answers = sum(sum(t.answered for t in s.turns) for s in stories)
         rows.append([c.data.run.name, c.data.run.model, c.data.run.judge, str(c.stories),
                      f"{c.labelled} of {len(c.sample.items)}", boot.stories(stories),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from commet.store.records import TurnRecord
@@ -28,7 +28,8 @@ CREATE TABLE IF NOT EXISTS calibration_samples (
     population_json TEXT NOT NULL,
     created_at TEXT NOT NULL,
     design TEXT NOT NULL DEFAULT 'proportional',
-    partner TEXT
+    partner TEXT,
+    rates_json TEXT
 );
 CREATE TABLE IF NOT EXISTS calibration_items (
     run TEXT NOT NULL,
@@ -41,10 +42,12 @@ CREATE TABLE IF NOT EXISTS calibration_items (
 
 
 class Design(str, Enum):
-    """How a sample's StoryTurns are shared among the strata (:mod:`commet.reports.design`)."""
+    """How a sample's StoryTurns are chosen: shared among the strata (:mod:`commet.reports.design`), or ``active``,
+    each with a probability that grows with the judge's uncertainty about it (:mod:`commet.reports.active`)."""
 
     proportional = "proportional"
     optimal = "optimal"
+    active = "active"
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,8 @@ class CalibrationSample:
     design: Design = Design.proportional
     #: a paired sample: the other run, whose sample holds the same StoryTurns (drawn together, for a comparison)
     partner: str | None = None
+    #: an active sample: each decider's answer error rate its StoryTurns' weights were drawn with (kept as it grows)
+    rates: dict[str, float] | None = None
 
     def drawn(self, stratum: str) -> int:
         return sum(item.stratum == stratum for item in self.items)
@@ -76,7 +81,8 @@ def _ensure_tables(db: sqlite3.Connection) -> None:
     for statement in filter(str.strip, CALIBRATION_SCHEMA.split(";")):
         db.execute(statement)
     columns = {row[1] for row in db.execute("PRAGMA table_info(calibration_samples)")}
-    for column, kind in (("design", "TEXT NOT NULL DEFAULT 'proportional'"), ("partner", "TEXT")):  # older stores
+    for column, kind in (("design", "TEXT NOT NULL DEFAULT 'proportional'"), ("partner", "TEXT"),
+                         ("rates_json", "TEXT")):  # older stores
         if column not in columns:
             db.execute(f"ALTER TABLE calibration_samples ADD COLUMN {column} {kind}")
 
@@ -89,16 +95,16 @@ def save_sample(store: Store, sample: CalibrationSample) -> CalibrationSample:
 def save_samples(store: Store, *samples: CalibrationSample) -> list[CalibrationSample]:
     """Record samples of different runs in one transaction: the two halves of a paired sample commit together."""
     stamp = now()
-    stamped = [CalibrationSample(s.run, s.size, s.seed, dict(s.population), s.items, stamp, s.design, s.partner)
-               for s in samples]
+    stamped = [replace(s, population=dict(s.population), created_at=stamp) for s in samples]
     with store.transaction() as db:
         _ensure_tables(db)
         for sample in stamped:
             db.execute("DELETE FROM calibration_items WHERE run = ?", (sample.run,))
             db.execute("INSERT OR REPLACE INTO calibration_samples(run, size, seed, population_json, created_at, "
-                       "design, partner) VALUES (?,?,?,?,?,?,?)",
+                       "design, partner, rates_json) VALUES (?,?,?,?,?,?,?,?)",
                        (sample.run, sample.size, sample.seed, json.dumps(sample.population, sort_keys=True),
-                        stamp, sample.design.value, sample.partner))
+                        stamp, sample.design.value, sample.partner,
+                        None if sample.rates is None else json.dumps(sample.rates, sort_keys=True)))
             db.executemany("INSERT INTO calibration_items(run, story_id, stratum, position) VALUES (?,?,?,?)",
                            [(sample.run, item.story_id, item.stratum, item.position) for item in sample.items])
     return stamped
@@ -111,14 +117,15 @@ def load_sample(store: Store, run: str) -> CalibrationSample | None:
     columns = {row[1] for row in store.db.execute("PRAGMA table_info(calibration_samples)")}
     design = "design" if "design" in columns else "'proportional'"  # read-only stores keep their old schema
     partner = "partner" if "partner" in columns else "NULL"
-    row = store.db.execute(f"SELECT size, seed, population_json, created_at, {design}, {partner} FROM "
+    rates = "rates_json" if "rates_json" in columns else "NULL"
+    row = store.db.execute(f"SELECT size, seed, population_json, created_at, {design}, {partner}, {rates} FROM "
                            "calibration_samples WHERE run = ?", (run,)).fetchone()
     if row is None:
         return None
     items = tuple(SampledStory(story_id, stratum, position) for story_id, stratum, position in store.db.execute(
         "SELECT story_id, stratum, position FROM calibration_items WHERE run = ? ORDER BY position", (run,)))
     return CalibrationSample(run, int(row[0]), int(row[1]), dict(json.loads(row[2])), items, row[3], Design(row[4]),
-                             row[5])
+                             row[5], None if row[6] is None else dict(json.loads(row[6])))
 
 
 def sampled_runs(store: Store) -> list[str]:
