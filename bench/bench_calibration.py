@@ -1,7 +1,7 @@
 """Judge calibration by simulation: coverage at every budget, the designs, corrected differences, bias probes.
 
-    python bench/bench_calibration.py [--runs 1000] [--stories 600] [--seed 1]
-        [--part all|budgets|designs|continued|differences|probes]
+    python bench/bench_calibration.py [--runs 1000] [--stories 600] [--seed 1] [--rules-share 0.5]
+        [--part all|budgets|designs|active|continued|differences|probes]
 
 Simulated runs as in bench/bench_ppi_coverage.py: ``--stories`` StoryTurns of 1 to 5 turns, every answer right
 with a StoryTurn-specific probability (Beta(6, 2), so the true story and question accuracy are known exactly),
@@ -12,6 +12,8 @@ draws them (:func:`commet.reports.design.allocate`, the same seeded order within
 * ``budgets``: coverage of the 95 % PPI interval of story and question accuracy, and its mean width, at every budget
   from the smallest ``commet calibrate`` accepts (issue 46, point 3);
 * ``designs``: the proportional and the optimal (Neyman) design at the same budgets: coverage and width;
+  ``active``: the active design (priority sampling by each StoryTurn's uncertainty, inverse-probability weights:
+  :mod:`commet.reports.active`) beside both, and the labels each design needs for the proportional one's width;
   ``continued``: an optimal sample continued as labels come in (point 2);
 * ``differences``: two models of equal accuracy on the same StoryTurns, judged by different judges; how often the
   corrected paired test rejects "no difference" (its size, at most 5 %) against the test of the judged figures, and
@@ -181,6 +183,23 @@ def continued(judge: Judge, first: int, total: int, *, runs: int, stories: int,
             100 * float(np.mean(story.high - story.low)), 100 * float(np.mean(question.high - question.low)))
 
 
+def labels_for_width(judge: Judge, design: Design, width: tuple[float, float], budget: int, *, runs: int,
+                     stories: int, seed: int) -> tuple[float, float]:
+    """The labels ``design`` needs for the story and question ``width`` (points): its widths at budgets around
+    ``budget``, interpolated in log-log (the width falls about as one over the square root of the labels)."""
+    grid = sorted({max(10, round(budget * factor)) for factor in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.15, 1.3, 1.5, 1.75,
+                                                                 2.0, 2.5)})
+    found = np.array([coverage(judge, n, runs=runs, stories=stories, seed=seed, design=design)[2:] for n in grid])
+    needed = []
+    for column, target in enumerate(width):
+        widths = found[:, column]
+        if target < widths.min() or target > widths.max():  # outside the grid: say so rather than extrapolate
+            needed.append(float("nan"))
+            continue
+        needed.append(float(np.exp(np.interp(-np.log(target), -np.log(widths), np.log(grid)))))
+    return needed[0], needed[1]
+
+
 def pair_strata(a: Runs, b: Runs) -> np.ndarray:
     """Strata of a paired sample: undecided in either run (8), else (rules | LLM in either) x A's verdict x B's."""
     return np.where(a.undecided | b.undecided, 8, 4 * (a.by_llm | b.by_llm) + 2 * a.story_f.astype(int)
@@ -264,32 +283,64 @@ def probe_alarms(noise: float, bias: float, *, answers: int, seeds: int, seed: i
     return 100 * flagged / seeds
 
 
+def active_tables(judges: list[Judge], common: dict[str, int]) -> None:
+    """The active design beside the proportional and the optimal one: coverage and width at every budget, then the
+    labels each needs for the proportional design's width at 50, 100 and 200 labels."""
+    designs = (Design.proportional, Design.optimal, Design.active)
+    print(f"\n## Active, proportional and optimal designs; rules decide {100 * judges[0].rules_share:.0f} % of the "
+          f"answers; {common['runs']} runs of {common['stories']} StoryTurns per cell\n")
+    print("Each cell: proportional / optimal / active.\n")
+    print("| judge (sens/spec) | labels | story coverage | question coverage | story width | question width |\n"
+          "|---|---|---|---|---|---|")
+    for judge in judges:
+        for labels in BUDGETS:
+            found = [coverage(judge, labels, design=design, **common) for design in designs]
+            print(f"| {judge.name} | {labels} | " + " | ".join(" / ".join(f"{f[column]:.1f}" for f in found)
+                                                            for column in range(4)) + " |", flush=True)
+    print("\n## Labels for the same width as the proportional design's (interpolated; fewer is better)\n")
+    print("| judge (sens/spec) | proportional labels | story width | optimal needs | active needs "
+          "| question width | optimal needs | active needs |\n|---|---|---|---|---|---|---|---|")
+    for judge in judges:
+        for labels in (50, 100, 200):
+            width = coverage(judge, labels, design=Design.proportional, **common)[2:]
+            optimal = labels_for_width(judge, Design.optimal, width, labels, **common)
+            active = labels_for_width(judge, Design.active, width, labels, **common)
+            print(f"| {judge.name} | {labels} | {width[0]:.1f} | {optimal[0]:.0f} | {active[0]:.0f} | {width[1]:.1f} | "
+                  f"{optimal[1]:.0f} | {active[1]:.0f} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--stories", type=int, default=600)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--part", default="all", choices=["all", "budgets", "designs", "continued", "differences", "probes"])
+    parser.add_argument("--part", default="all",
+                        choices=["all", "budgets", "designs", "active", "continued", "differences", "probes"])
+    parser.add_argument("--rules-share", type=float, default=0.5,
+                        help="share of the answers the rules judge decides (without error) in the cascade")
     args = parser.parse_args()
     started = time.perf_counter()
     common = {"runs": args.runs, "stories": args.stories, "seed": args.seed}
+    judges = [Judge(j.sensitivity, j.specificity, rules_share=args.rules_share) for j in JUDGES]
     if args.part in ("all", "budgets", "designs"):
         print(f"\n## Coverage (%) and width (points) of the 95 % interval; {args.runs} runs of {args.stories} "
               "StoryTurns per cell\n")
         print("| judge (sens/spec) | labels | design | story coverage | question coverage | story width "
               "| question width |\n|---|---|---|---|---|---|---|")
-        designs = [Design.proportional] if args.part == "budgets" else list(Design)
-        for judge in JUDGES:
+        designs = [Design.proportional] if args.part == "budgets" else [Design.proportional, Design.optimal]
+        for judge in judges:
             for labels in BUDGETS:
                 for design in designs:
                     found = coverage(judge, labels, design=design, **common)
                     print(f"| {judge.name} | {labels} | {design.value} | {found[0]:.1f} | {found[1]:.1f} | "
                           f"{found[2]:.1f} | {found[3]:.1f} |", flush=True)
+    if args.part in ("all", "active"):
+        active_tables(judges, common)
     if args.part in ("all", "continued"):
         print(f"\n## An optimal sample continued as labels come in: {args.runs} runs per cell\n")
         print("| judge (sens/spec) | first labels | then | story coverage | question coverage | story width "
               "| question width |\n|---|---|---|---|---|---|---|")
-        for judge in JUDGES:
+        for judge in judges:
             for first, total in ((20, 50), (30, 100), (50, 200)):
                 found = continued(judge, first, total, **common)
                 print(f"| {judge.name} | {first} | {total} | {found[0]:.1f} | {found[1]:.1f} | {found[2]:.1f} | "

@@ -99,10 +99,10 @@ def test_the_active_interval_covers_at_small_budgets(bench, labels: int) -> None
 
 
 def _priority_order(stories: dict[str, list[str]], seed: int) -> list[str]:
-    """By hand: the prior error rates (rules 0.02, undecided 0.5), weights sqrt(sum), floored at a quarter of the
+    """By hand: the prior error rates (rules 0.02, undecided 0.5), weights sqrt(sum), floored at half the
     mean, priorities weight / uniform(sha256("active:SEED:ID"))."""
     raw = {s: sqrt(sum(0.5 if r == U else 0.02 for r in replies)) for s, replies in stories.items()}
-    floor = 0.25 * sum(raw.values()) / len(raw)
+    floor = 0.5 * sum(raw.values()) / len(raw)
     draw = {s: (int(hashlib.sha256(f"active:{seed}:{s}".encode()).hexdigest()[:13], 16) + 0.5) / 16 ** 13
             for s in stories}
     return sorted(stories, key=lambda s: -max(raw[s], floor) / draw[s])
@@ -139,7 +139,7 @@ def test_active_sample_through_the_store_label_and_calibrate(tmp_path: Path) -> 
     row = next(csv.DictReader(io.StringIO((tmp_path / "out" / "calibration.csv").read_text())))
     # by hand: tau is the 7th priority; pi = min(1, w / tau); answers right = judged + sum (y - f) / pi
     raw = {s: sqrt(sum(0.5 if r == U else 0.02 for r in replies)) for s, replies in REPLIES.items()}
-    floor = 0.25 * sum(raw.values()) / len(raw)
+    floor = 0.5 * sum(raw.values()) / len(raw)
     draw = {s: (int(hashlib.sha256(f"active:3:{s}".encode()).hexdigest()[:13], 16) + 0.5) / 16 ** 13 for s in REPLIES}
     w = {s: max(raw[s], floor) for s in REPLIES}
     tau = w[order[6]] / draw[order[6]]

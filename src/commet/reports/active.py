@@ -42,7 +42,7 @@ PRIOR_ANSWERS = 8.0
 #: what the pseudo-label of each stratum's labels variance weighs against its labels (see the module text)
 PSEUDO_LABELS = 1.0
 #: the smallest weight, as a share of the mean: every StoryTurn can be drawn
-FLOOR_SHARE = 0.25
+FLOOR_SHARE = 0.5
 RULES = "rules"
 UNDECIDED = "undecided"
 
