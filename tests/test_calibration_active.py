@@ -153,6 +153,12 @@ def test_active_sample_through_the_store_label_and_calibrate(tmp_path: Path) -> 
     assert row["Labelled"] == "6 of 8"
     shown = runner.invoke(app, [*base, "--format", "markdown"])
     assert "active PPI (inverse-probability weights), 6 StoryTurns labelled in order" in shown.output
+    report = runner.invoke(app, ["report", "--db", str(db), "--run", "a", "--table", "calibration", "--format", "csv",
+                                 "--out", str(tmp_path / "report")])
+    assert report.exit_code == 0, report.output
+    same = next(csv.DictReader(io.StringIO((tmp_path / "report" / "calibration.csv").read_text())))
+    assert same["Story accuracy (corrected)"] == row["Story accuracy (corrected)"]
+    assert same["Question accuracy (corrected) CI low"] == row["Question accuracy (corrected) CI low"]
     # a larger --sample continues the same order; another design is refused
     grown = runner.invoke(app, [*base, "--sample", "10"])
     assert grown.exit_code == 0 and "added 2 StoryTurns to the sample of run a, now 10" in grown.output
