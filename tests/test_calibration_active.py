@@ -165,5 +165,18 @@ def test_active_sample_through_the_store_label_and_calibrate(tmp_path: Path) -> 
     with Store(db) as store:
         again = load_sample(store, "a")
     assert again is not None and [item.story_id for item in again.items] == order[:10]
+    # drawn again, the weights learn from the labels given: each decider's disagreements over its labelled answers,
+    # shrunk towards its prior (8 answers' worth); an undecided answer errs when the people call it right
+    redrawn = runner.invoke(app, [*base, "--sample", "8", "--design", "active", "--seed", "4", "--redraw"])
+    assert redrawn.exit_code == 0, redrawn.output
+    pairs = [(reply, truth) for s in first for reply, truth in zip(REPLIES[s], TRUTH[s], strict=True)]
+    rules = [(reply == "The apple.") is not truth for reply, truth in pairs if reply != U]
+    undecided = [truth for reply, truth in pairs if reply == U]
+    with Store(db) as store:
+        learned = load_sample(store, "a")
+    assert learned is not None and learned.rates == pytest.approx(
+        {"rules": (sum(rules) + 8 * 0.02) / (len(rules) + 8), "undecided": (sum(undecided) + 8 * 0.5) / (len(undecided)
+                                                                                                         + 8)})
+    assert sum(rules) >= 1 and undecided  # the labels above hold a rules error and an undecided answer
     switched = runner.invoke(app, [*base, "--sample", "11", "--design", "optimal"])
     assert switched.exit_code == 2 and "the run's sample is active: a larger --sample continues it only with that design" in switched.output

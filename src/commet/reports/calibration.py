@@ -194,7 +194,7 @@ def answer_errors(store: Store, record: RunRecord, stories: list[StoryResult]) -
             human = verdicts.get((origin, story.story_id, turn.turn)) if turn.answered else None
             if human is not None:
                 seen[decider(turn)] += 1
-                differ[decider(turn)] += int(turn.correct is not human)
+                differ[decider(turn)] += int((turn.correct is True) is not human)  # undecided counts as wrong
     return {d: (differ[d], seen[d]) for d in seen}
 
 
@@ -261,7 +261,8 @@ class Calibration:
     answers_drawn: int = 0
     stopped: int = 0  # StoryTurns stopped at an undecided answer: outside the population
     by_stratum: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # stratum -> (N, drawn, labelled)
-    #: stratum -> (labelled StoryTurns where some answer's verdict differs from the people's, labelled StoryTurns)
+    #: stratum -> (labelled StoryTurns where some answer's verdict differs from the people's, an undecided one counting
+    #: as wrong as the judged figure counts it, labelled StoryTurns)
     errors: dict[str, tuple[int, int]] = field(default_factory=dict)
     story: PPIEstimates | None = None
     question: PPIEstimates | None = None
@@ -313,7 +314,7 @@ def calibrate(store: Store, record: RunRecord, *, estimator: Estimator = Estimat
     done = Counter(h for s, h in zip(stories, strata, strict=True) if s.story_id in complete)
     result.by_stratum = {h: (now[h], drawn[h], done[h]) for h in sorted(set(now) | set(drawn))}
     differ = Counter(h for s, h in zip(stories, strata, strict=True) if s.story_id in complete
-                     and any(t.correct is not v for t, v in zip([t for t in s.turns if t.answered],
+                     and any((t.correct is True) is not v for t, v in zip([t for t in s.turns if t.answered],
                                                                  humans[s.story_id], strict=True)))
     result.errors = {h: (differ[h], done[h]) for h in done}
     if dict(now) != sample.population:
