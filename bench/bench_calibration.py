@@ -21,7 +21,7 @@ draws them (:func:`commet.reports.design.allocate`, the same seeded order within
 * ``probes``: the position probe's false alarms for a fair judge that answers at random on a share of the answers,
   over many seeds, and its power against a biased one (point 4).
 
-tests/test_calibration_designs.py runs small versions of each on every test run.
+tests/test_calibration_designs.py and tests/test_calibration_active.py run small versions of each on every test run.
 """
 
 from __future__ import annotations
