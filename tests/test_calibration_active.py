@@ -179,4 +179,5 @@ def test_active_sample_through_the_store_label_and_calibrate(tmp_path: Path) -> 
                                                                                                          + 8)})
     assert sum(rules) >= 1 and undecided  # the labels above hold a rules error and an undecided answer
     switched = runner.invoke(app, [*base, "--sample", "11", "--design", "optimal"])
-    assert switched.exit_code == 2 and "the run's sample is active: a larger --sample continues it only with that design" in switched.output
+    assert switched.exit_code == 2
+    assert "the run's sample is active: a larger --sample continues it only with that design" in switched.output

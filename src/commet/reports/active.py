@@ -1,30 +1,31 @@
-"""The active design: each StoryTurn labelled with a probability that grows with the judge's uncertainty about it,
-and the accuracy estimated with inverse-probability weights (Zrnic and Candès 2024, "Active statistical inference").
+"""The active design: each StoryTurn labelled with a probability that grows with the judge's uncertainty about it, and
+the accuracy estimated with inverse-probability weights (Zrnic and Candès 2024, "Active statistical inference").
 
-**Uncertainty.** Each answer's verdict has an error rate by who gave it: the rules judge rarely errs, an LLM judge or
-a panel more often, an undecided answer is a coin (:data:`PRIOR_ANSWER_ERROR`), each shrunk towards the labels given
-so far on that judge's answers (:func:`answer_error`). A StoryTurn's weight is ``sqrt(sum of its answers' error
-rates)``, the expected size of the judge's error on it (the inclusion probability that minimises the variance of the
-estimator below is proportional to it), never below :data:`FLOOR_SHARE` of the mean weight, so that every StoryTurn
-can be drawn, a rules verdict the labels have not yet caught wrong included.
+**Uncertainty.** Each answer's verdict has an error rate by who gave it: the rules judge rarely errs, an LLM judge
+or a panel more often, an undecided answer (counted wrong by the judged figure) is a coin:
+:data:`PRIOR_ANSWER_ERROR`, with which the labels given so far on that decider's answers are shrunk
+(:func:`answer_error`). A StoryTurn's weight is ``sqrt(sum of its answers' error rates)``, the expected size of the
+judge's error on it (the inclusion probability that minimises the variance of the estimator below is proportional to
+it), never below :data:`FLOOR_SHARE` of the mean weight, so that every StoryTurn can be drawn, a rules verdict the
+labels have not yet caught wrong included.
 
-**The draw** is priority sampling (Duffield, Lund and Thorup 2007): StoryTurn ``i`` has the priority
-``w_i / u_i``, ``u_i`` uniform from ``sha256("active:SEED:STORY_ID")``, and the order to label in is by decreasing
-priority. The first ``k`` of that order, for any ``k``, are a sample whose inclusion probabilities are
-``pi_i = min(1, w_i / tau)``, ``tau`` the ``(k + 1)``-th priority of the run; the estimate below is then exactly
-unbiased, its terms uncorrelated, so labelling can stop at any point and a larger ``--sample`` continues the same
-order (the weights are recorded with the sample and kept).
+**The draw** is priority sampling (Duffield, Lund and Thorup 2007): StoryTurn ``i`` has the priority ``w_i / u_i``,
+``u_i`` uniform from ``sha256("active:SEED:STORY_ID")``, and the order to label in is by decreasing priority. The
+first ``k`` of that order, for any ``k``, are a sample whose inclusion probabilities are ``pi_i = min(1, w_i /
+tau)``, ``tau`` the ``(k + 1)``-th priority of the run; the estimate below is then exactly unbiased, its terms
+uncorrelated, so labelling can stop at any point and a larger ``--sample`` continues the same order (the weights are
+recorded with the sample and kept).
 
 **The estimate** of the total of ``y`` (the people's count) is the judged total plus the judge's error where people
-looked, weighted by one over its probability (the Horvitz-Thompson form of PPI, Zrnic and Candès' estimator with
-lam = 1): ``sum_all f + sum_labelled (y - f) / pi``, over ``sum_all x``. Its labels variance is estimated without
-bias by ``sum_labelled (y - f)^2 (1 - pi) / pi^2`` (ibid.); at small budgets a stratum whose few labels all agree
-with the judge would make it vanish, so each stratum's part is shrunk towards a pseudo-label whose squared error is the mean of the two ends of one
-answer's error (as :func:`commet.reports.ppi.stratified_ppi` adds two pseudo-units), at every StoryTurn of the
-stratum, worth one label against its ``n_h`` labels: ``(n_h A_h + m_h sum_h (1/pi - 1)) / (n_h + 1)``, ``A_h`` the
-unbiased estimate, ``m_h = (r_h^2 + (1 - r_h)^2) / 2`` at the stratum's judged rate ``r_h``. The
-StoryTurns part and the interval (Student's t at Satterthwaite's degrees of freedom, exact for a census) are as in
-:func:`~commet.reports.ppi.stratified_ppi`.
+looked, weighted by one over its probability (the Horvitz-Thompson form of PPI, Zrnic and Candès' estimator with lam
+= 1): ``sum_all f + sum_labelled (y - f) / pi``, over ``sum_all x``. Its labels variance is estimated without bias
+by ``sum_labelled (y - f)^2 (1 - pi) / pi^2`` (ibid.); at small budgets a stratum whose few labels all agree with
+the judge would make it vanish, so each stratum's part is shrunk towards a pseudo-label whose squared error is the
+mean of the two ends of one answer's error (as :func:`commet.reports.ppi.stratified_ppi` adds two pseudo-units), at
+every StoryTurn of the stratum, worth one label against its ``n_h`` labels: ``(n_h A_h + m_h sum_h (1/pi - 1)) /
+(n_h + 1)``, ``A_h`` the unbiased estimate, ``m_h = (r_h^2 + (1 - r_h)^2) / 2`` at the stratum's judged rate
+``r_h``. The StoryTurns part and the interval (Student's t at Satterthwaite's degrees of freedom, exact for a
+census) are as in :func:`~commet.reports.ppi.stratified_ppi`.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from commet.reports.ppi import LEVEL, PPIEstimates, _census, t_value
+from commet.reports.ppi import LEVEL, PPIEstimates, census_interval, t_value
 
 #: each kind of answer's prior error rate (the judge's verdict differs from the people's), worth :data:`PRIOR_ANSWERS`
 PRIOR_ANSWER_ERROR = {"rules": 0.02, "judge": 0.15, "undecided": 0.5}
@@ -48,7 +49,8 @@ UNDECIDED = "undecided"
 
 
 def decider_kind(decider: str) -> str:
-    """The prior's kind of a decider key (:func:`decider`): rules, undecided, or any other judge."""
+    """The prior's kind of a decider key (:func:`commet.reports.calibration.decider`): rules, undecided, or any
+    other judge (an LLM judge or a panel, by name)."""
     return decider if decider in (RULES, UNDECIDED) else "judge"
 
 
@@ -131,7 +133,7 @@ def active_ppi(x: np.ndarray, f: np.ndarray, y: np.ndarray, labelled: np.ndarray
     half = t_value(df, level) * np.sqrt(total_var)
     low, high = np.clip(theta - half, 0.0, 1.0), np.clip(theta + half, 0.0, 1.0)
     for row in np.flatnonzero(labelled.all(axis=1)):  # a census: exact
-        low[row], high[row] = _census(x[row], y[row], float(theta[row]), float(var_stories[row]), level)
+        low[row], high[row] = census_interval(x[row], y[row], float(theta[row]), float(var_stories[row]), level)
     return PPIEstimates(theta=theta, low=low, high=high, se_labels=np.sqrt(var_labels),
                         se_stories=np.sqrt(var_stories), judge_only=f.sum(axis=1) / total_x, lam=np.ones(rows))
 

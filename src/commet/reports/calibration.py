@@ -17,7 +17,9 @@ the judge's estimated error; at least :data:`~commet.reports.design.MIN_LABELS` 
 stratum the StoryTurns are the first in the order of ``sha256(seed:story_id)``, and
 the order to label in is the same order across strata. The estimator
 (:func:`commet.reports.ppi.stratified_ppi`) weights each stratum by its size, so the unequal
-shares cost nothing in validity. The population is the run's finished StoryTurns: a StoryTurn
+shares cost nothing in validity. An ``active`` sample has no shares: each StoryTurn is drawn, by priority, with a
+chance that grows with the judge's uncertainty about it, and the estimate weights each label by one over that chance
+(:mod:`commet.reports.active`). The population is the run's finished StoryTurns: a StoryTurn
 stopped at an undecided answer has questions nobody asked, so its truth is unknowable until it
 is finished (``commet eval --finish``); failed ones are not scored anywhere.
 
@@ -491,7 +493,8 @@ def calibration_section(calibrations: list[Calibration], boot: Bootstrap) -> Sec
     for c in calibrations:
         stories = population(c.data)
         basis = (f"active PPI (inverse-probability weights), {c.labelled - c.waiting} StoryTurns labelled in order"
-                 if c.sample.design is Design.active else f"{c.estimator.value.upper()}, {c.labelled} StoryTurns labelled")
+                 if c.sample.design is Design.active
+                 else f"{c.estimator.value.upper()}, {c.labelled} StoryTurns labelled")
         answers = sum(sum(t.answered for t in s.turns) for s in stories)
         rows.append([c.data.run.name, c.data.run.model, c.data.run.judge, str(c.stories),
                      f"{c.labelled} of {len(c.sample.items)}", boot.stories(stories),

@@ -213,13 +213,13 @@ def stratified_ppi(x: np.ndarray, f: np.ndarray, y: np.ndarray, labelled: np.nda
     half = t_value(df, level) * np.sqrt(total_var)
     low, high = np.clip(theta - half, 0.0, 1.0), np.clip(theta + half, 0.0, 1.0)
     for row in np.flatnonzero(labelled.all(axis=1)):  # a census: exact (see the module text)
-        low[row], high[row] = _census(x[row], y[row], float(theta[row]), float(var_stories[row]), level)
+        low[row], high[row] = census_interval(x[row], y[row], float(theta[row]), float(var_stories[row]), level)
     return PPIEstimates(theta=theta, low=low, high=high,
                         se_labels=np.sqrt(var_labels), se_stories=np.sqrt(var_stories),
                         judge_only=f.sum(axis=1) / total_x, lam=lam)
 
 
-def _census(x: np.ndarray, y: np.ndarray, theta: float, variance: float, level: float) -> tuple[float, float]:
+def census_interval(x: np.ndarray, y: np.ndarray, theta: float, variance: float, level: float) -> tuple[float, float]:
     """Clopper-Pearson's interval of a run whose every unit is labelled: of its right units when each is one yes/no,
     else at the estimate's effective size (Korn and Graubard 1998: theta (1 - theta) / variance answers, all the
     units when the variance is nil, never more than the answers)."""
