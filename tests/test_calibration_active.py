@@ -19,13 +19,19 @@ import pytest
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.engine import evaluate_async
+from commet.engine import EvalSettings, evaluate, evaluate_async
+from commet.engine.rejudge import rejudge
 from commet.format import load_dataset
+from commet.judges import create_judge
 from commet.reports.active import PSEUDO_LABELS, active_ppi, inclusion, weights
+from commet.reports.calibration import split_answers
 from commet.reports.ppi import t_value
 from commet.store import Store
 from commet.store.calibration import Design, load_sample
+from tests.judge_server import REPLIES as SERVER_REPLIES
+from tests.judge_server import JudgeServer, write_dataset, write_replies
 from tests.test_calibration_e2e import REPLIES, TRUTH, U, _dataset
+from tests.test_judges_agreement import three_judges
 
 runner = CliRunner()
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "bench_calibration.py"
@@ -181,3 +187,34 @@ def test_active_sample_through_the_store_label_and_calibrate(tmp_path: Path) -> 
     switched = runner.invoke(app, [*base, "--sample", "11", "--design", "optimal"])
     assert switched.exit_code == 2
     assert "the run's sample is active: a larger --sample continues it only with that design" in switched.output
+
+
+def test_a_panel_that_splits_makes_its_answers_more_uncertain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run judged by a panel of three loopback LLM judges: judge-b rejects the answer with 'never', judge-c the one
+    with 'taste', so the panel decides those two answers 2 to 1 and the others unanimously."""
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-test-key")
+    dataset = write_dataset(tmp_path / "ds")
+    db = tmp_path / "r.sqlite"
+    evaluate(write_replies(tmp_path / "replies.json"), dataset, judge="rules", db=db, run="base",
+             settings=EvalSettings(undecided_feedback="wrong"))
+
+    async def panel(server: JudgeServer) -> str:
+        judge = create_judge("llm-only:panel:" + ",".join(server.spec(m) for m in ("judge-a", "judge-b", "judge-c")))
+        with Store(db) as store:
+            await rejudge(store, "base", judge, dataset, new_name="p")
+        await judge.aclose()
+        return judge.name
+
+    with JudgeServer(three_judges) as server:
+        name = asyncio.run(panel(server))
+    with Store(db) as store:
+        record = store.get_run("p")
+        assert record is not None
+        split = split_answers(store, record)
+    assert split == {(story, turn) for story, replies in SERVER_REPLIES.items() for turn, reply in enumerate(replies)
+                     if "never" in reply or "taste" in reply}
+    drawn = runner.invoke(app, ["calibrate", "--db", str(db), "--run", "p", "--sample", "2", "--design", "active"])
+    assert drawn.exit_code == 0, drawn.output
+    with Store(db) as store:
+        sample = load_sample(store, "p")
+    assert sample is not None and sample.rates == {name: 0.15, f"{name} split": 0.3}

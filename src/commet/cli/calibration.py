@@ -37,6 +37,7 @@ def _draw(store: "Store", record: "RunRecord", size: int, seed: int, design: Des
         draw_sample,
         partner_half,
         population,
+        split_answers,
     )
     from commet.reports.rundata import load_run
     from commet.store.calibration import Design, save_samples
@@ -46,10 +47,12 @@ def _draw(store: "Store", record: "RunRecord", size: int, seed: int, design: Des
         found = calibrate(store, record)
         errors = found.errors if found is not None else None
     data = load_run(store, record)
-    per_answer = answer_errors(store, record, population(data)) if design is DesignChoice.active else None
+    active = design is DesignChoice.active
+    per_answer = answer_errors(store, record, population(data)) if active else None
     try:
         sample = draw_sample(data, size, seed, Design(design.value), previous=previous, errors=errors,
-                             partner=load_run(store, pair) if pair is not None else None, answer_errors=per_answer)
+                             partner=load_run(store, pair) if pair is not None else None, answer_errors=per_answer,
+                             split=split_answers(store, record) if active else None)
     except CalibrationError as exc:
         fail(str(exc))
     return save_samples(store, sample, *([partner_half(sample)] if pair is not None else []))[0]

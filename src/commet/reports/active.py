@@ -2,7 +2,7 @@
 the accuracy estimated with inverse-probability weights (Zrnic and Candès 2024, "Active statistical inference").
 
 **Uncertainty.** Each answer's verdict has an error rate by who gave it: the rules judge rarely errs, an LLM judge
-or a panel more often, an undecided answer (counted wrong by the judged figure) is a coin:
+or a panel more often, a panel whose members split more often still, an undecided answer (counted wrong by the judged figure) is a coin:
 :data:`PRIOR_ANSWER_ERROR`, with which the labels given so far on that decider's answers are shrunk
 (:func:`answer_error`). A StoryTurn's weight is ``sqrt(sum of its answers' error rates)``, the expected size of the
 judge's error on it (the inclusion probability that minimises the variance of the estimator below is proportional to
@@ -38,7 +38,7 @@ import numpy as np
 from commet.reports.ppi import LEVEL, PPIEstimates, census_interval, t_value
 
 #: each kind of answer's prior error rate (the judge's verdict differs from the people's), worth :data:`PRIOR_ANSWERS`
-PRIOR_ANSWER_ERROR = {"rules": 0.02, "judge": 0.15, "undecided": 0.5}
+PRIOR_ANSWER_ERROR = {"rules": 0.02, "judge": 0.15, "split": 0.3, "undecided": 0.5}
 PRIOR_ANSWERS = 8.0
 #: what the pseudo-label of each stratum's labels variance weighs against its labels (see the module text)
 PSEUDO_LABELS = 1.0
@@ -46,12 +46,14 @@ PSEUDO_LABELS = 1.0
 FLOOR_SHARE = 0.5
 RULES = "rules"
 UNDECIDED = "undecided"
+#: the suffix of a panel's decider key on answers its members split on (their majority decided, not all of them)
+SPLIT = " split"
 
 
 def decider_kind(decider: str) -> str:
-    """The prior's kind of a decider key (:func:`commet.reports.calibration.decider`): rules, undecided, or any
-    other judge (an LLM judge or a panel, by name)."""
-    return decider if decider in (RULES, UNDECIDED) else "judge"
+    """The prior's kind of a decider key (:func:`commet.reports.calibration.decider`): rules, undecided, a panel
+    whose members split, or any other judge (an LLM judge or a panel, by name)."""
+    return decider if decider in (RULES, UNDECIDED) else "split" if decider.endswith(SPLIT) else "judge"
 
 
 def answer_error(decider: str, errors: int = 0, labelled: int = 0) -> float:
@@ -144,4 +146,4 @@ def story_uncertainty(deciders: Sequence[str], rates: dict[str, float]) -> float
 
 
 __all__ = ["FLOOR_SHARE", "PRIOR_ANSWERS", "PRIOR_ANSWER_ERROR", "active_ppi", "answer_error", "decider_kind",
-           "inclusion", "priority_order", "story_uncertainty", "uniform", "weights"]
+           "inclusion", "priority_order", "story_uncertainty", "uniform", "weights", "SPLIT"]

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from commet.reports.active import (
+    SPLIT,
     active_ppi,
     answer_error,
     inclusion,
@@ -127,7 +128,8 @@ def stratum_kind(stratum: str) -> str:
 def draw_sample(data: RunData, size: int, seed: int, design: Design = Design.proportional, *,
                 previous: CalibrationSample | None = None, errors: dict[str, tuple[int, int]] | None = None,
                 partner: RunData | None = None,
-                answer_errors: dict[str, tuple[int, int]] | None = None) -> CalibrationSample:
+                answer_errors: dict[str, tuple[int, int]] | None = None,
+                split: set[Answer] | None = None) -> CalibrationSample:
     """A stratified random sample of ``size`` of the run's finished StoryTurns (see the module text).
 
     ``previous``: a sample of the same seed to continue (its StoryTurns kept, in their order, the new ones after
@@ -135,7 +137,7 @@ def draw_sample(data: RunData, size: int, seed: int, design: Design = Design.pro
     the optimal design weighs against its prior; ``partner``: a paired sample, of the StoryTurns both runs finished
     (the partner's half is the same StoryTurns: :func:`partner_half`); ``answer_errors``: per decider
     (:func:`decider`), (answers on which it and the people differ, answers labelled), which the active design weighs
-    against its prior (:func:`_draw_active`)."""
+    against its prior, ``split``: the answers a panel split on (:func:`split_answers`) (:func:`_draw_active`)."""
     stories, strata = design_units(data, partner)
     if not stories:
         both = f" and {partner.run.name!r} have" if partner is not None else " has"
@@ -160,7 +162,7 @@ def draw_sample(data: RunData, size: int, seed: int, design: Design = Design.pro
         if partner is not None:
             raise CalibrationError("the active design draws one run's sample: a paired sample (--pair) is "
                                    "proportional or optimal")
-        return _draw_active(data, stories, strata, size, seed, previous, answer_errors or {})
+        return _draw_active(data, stories, strata, size, seed, previous, answer_errors or {}, split or set())
     spread = {h: error_spread(stratum_kind(h), *(errors or {}).get(h, (0, 0))) for h in sizes}
     counts = allocate(sizes, size, design, spread=spread, already=already)
     kept = {item.story_id for item in previous.items} if previous is not None else set()
@@ -175,41 +177,60 @@ def draw_sample(data: RunData, size: int, seed: int, design: Design = Design.pro
                              partner=partner.run.name if partner is not None else None)
 
 
-def decider(turn: TurnResult) -> str:
-    """Who decided an answer, for the active design's error rates: its judge, or ``undecided``."""
-    return "undecided" if turn.undecided else turn.judge or "?"
+Answer = tuple[str, int]  # (story id, turn)
 
 
-def deciders(story: StoryResult) -> list[str]:
-    return [decider(t) for t in story.turns if t.answered]
+def decider(turn: TurnResult, split: bool = False) -> str:
+    """Who decided an answer, for the active design's error rates: its judge, ``JUDGE split`` when a panel's members
+    did not all give its verdict, or ``undecided``."""
+    return "undecided" if turn.undecided else f"{turn.judge or '?'}{SPLIT if split else ''}"
+
+
+def deciders(story: StoryResult, split: set[Answer]) -> list[str]:
+    return [decider(t, (story.story_id, t.turn) in split) for t in story.turns if t.answered]
+
+
+def split_answers(store: Store, record: RunRecord) -> set[Answer]:
+    """The run's answers whose panel's members did not all give the same verdict (the stored judgment's details)."""
+    found: set[Answer] = set()
+    for row in store.turn_rows(record.id):
+        stored = store.cached_judgment(row.judgment_key) if row.judgment_key is not None else None
+        members = stored.details.get("members") if stored is not None else None
+        votes = {(m.get("outcome"), m.get("branch")) for m in members if isinstance(m, dict)} if isinstance(
+            members, list) else set()
+        if len(votes) > 1:
+            found.add((row.story_id, row.turn))
+    return found
 
 
 def answer_errors(store: Store, record: RunRecord, stories: list[StoryResult]) -> dict[str, tuple[int, int]]:
     """Per decider, (answers on which its verdict differs from the people's, answers with a people's verdict), over
     every label given on the run's ``stories`` so far: the active design's estimate of where the judge errs (weights
     only move precision, never validity, so labels from anywhere may serve)."""
-    verdicts, origin = people_verdicts(store), original_run(store, record)
+    verdicts, origin, split = people_verdicts(store), original_run(store, record), split_answers(store, record)
     differ: Counter[str] = Counter()
     seen: Counter[str] = Counter()
     for story in stories:
         for turn in story.turns:
             human = verdicts.get((origin, story.story_id, turn.turn)) if turn.answered else None
             if human is not None:
-                seen[decider(turn)] += 1
-                differ[decider(turn)] += int((turn.correct is True) is not human)  # undecided counts as wrong
+                who = decider(turn, (story.story_id, turn.turn) in split)
+                seen[who] += 1
+                differ[who] += int((turn.correct is True) is not human)  # undecided counts as wrong
     return {d: (differ[d], seen[d]) for d in seen}
 
 
-def _active_order(stories: list[StoryResult], seed: int, rates: dict[str, float]) -> tuple[np.ndarray, np.ndarray,
-                                                                                            list[int]]:
+def _active_order(stories: list[StoryResult], seed: int, rates: dict[str, float],
+                  split: set[Answer]) -> tuple[np.ndarray, np.ndarray, list[int]]:
     """The StoryTurns' weights and uniform draws (rows of one) and their order by decreasing priority."""
-    weight = weights(np.array([[story_uncertainty(deciders(s), rates) for s in stories]]))
+    weight = weights(np.array([[story_uncertainty(deciders(s, split), rates) for s in stories]]))
     draws = np.array([[uniform(seed, s.story_id) for s in stories]])
     return weight, draws, priority_order(weight[0], draws[0])
 
 
 def _draw_active(data: RunData, stories: list[StoryResult], strata: list[str], size: int, seed: int,
-                 previous: CalibrationSample | None, errors: dict[str, tuple[int, int]]) -> CalibrationSample:
+                 previous: CalibrationSample | None, errors: dict[str, tuple[int, int]],
+                 split: set[Answer]) -> CalibrationSample:
     """The first ``size`` StoryTurns by priority (:mod:`commet.reports.active`); a sample that continues keeps its
     error rates, so its order is the same and its StoryTurns stay first."""
     sizes = Counter(strata)
@@ -217,8 +238,8 @@ def _draw_active(data: RunData, stories: list[StoryResult], strata: list[str], s
         raise CalibrationError(f"a sample of {size} is below the {minimum(dict(sizes))} StoryTurns (two a stratum) "
                                "every design needs for its interval: draw at least that many")
     rates = dict(previous.rates or {}) if previous is not None else {
-        d: answer_error(d, *errors.get(d, (0, 0))) for d in sorted({d for s in stories for d in deciders(s)})}
-    _, _, order = _active_order(stories, seed, rates)
+        d: answer_error(d, *errors.get(d, (0, 0))) for d in sorted({d for s in stories for d in deciders(s, split)})}
+    _, _, order = _active_order(stories, seed, rates, split)
     chosen = order[:size]
     items = tuple(SampledStory(stories[i].story_id, strata[i], position) for position, i in enumerate(chosen))
     if previous is not None and items[:len(previous.items)] != previous.items:
@@ -326,7 +347,7 @@ def calibrate(store: Store, record: RunRecord, *, estimator: Estimator = Estimat
         return result
     if sample.design is Design.active:
         result.estimator = Estimator.ppi
-        used, weight_of, result.problem = _active_prefix(stories, sample, complete)
+        used, weight_of, result.problem = _active_prefix(stories, sample, complete, split_answers(store, record))
         result.waiting = len(complete) - len(used)
         if not result.problem:
             result.story, result.question = _active_estimates(stories, strata, humans, used, weight_of)
@@ -337,11 +358,11 @@ def calibrate(store: Store, record: RunRecord, *, estimator: Estimator = Estimat
     return result
 
 
-def _active_prefix(stories: list[StoryResult], sample: CalibrationSample,
-                   complete: set[str]) -> tuple[set[str], dict[str, float], str]:
+def _active_prefix(stories: list[StoryResult], sample: CalibrationSample, complete: set[str],
+                   split: set[Answer]) -> tuple[set[str], dict[str, float], str]:
     """An active sample's labelled beginning of its order, each such StoryTurn's inclusion probability, and why
     there is no figure yet (the order changed, or fewer labelled than two a stratum)."""
-    weight, draws, order = _active_order(stories, sample.seed, sample.rates or {})
+    weight, draws, order = _active_order(stories, sample.seed, sample.rates or {}, split)
     drawn = [item.story_id for item in sample.items]
     if [stories[i].story_id for i in order[:len(drawn)]] != drawn:
         return set(), {}, "the run changed since its active sample was drawn (its order is not the same): --redraw"
