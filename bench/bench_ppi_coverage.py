@@ -10,7 +10,8 @@ rules judge decides a share of them without error, an LLM judge the rest with a 
 sensitivity and specificity, and a few are left undecided (counted wrong by the judged figure).
 People label every answer of ``--labels`` StoryTurns drawn as ``commet calibrate`` draws them:
 stratified by who decided the answers and the judge's story verdict, half shared equally among
-the strata, half in proportion. For each judge it prints, over ``--runs`` runs, how often the
+the strata, half in proportion to what is left of each (:func:`commet.reports.design.allocate`). For each
+judge it prints, over ``--runs`` runs, how often the
 95 % interval covers the true accuracy: the PPI interval (:func:`commet.reports.ppi.stratified_ppi`)
 and the judge-only one (the normal approximation of the report's bootstrap over StoryTurns), with
 their mean widths. tests/test_calibration.py runs :func:`simulate` once with a biased judge.
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from commet.reports.design import allocate
 from commet.reports.ppi import Estimator, stratified_ppi, z_value
 
 #: the per-StoryTurn probability that an answer is right: Beta(A, B); turns per StoryTurn: 1..5, uniform
@@ -70,16 +72,16 @@ def true_accuracies() -> tuple[float, float]:
 
 
 def _labelled(strata: np.ndarray, labels: int, rng: np.random.Generator, groups: int) -> np.ndarray:
-    """Which StoryTurns people label: per run, per stratum, half the labels shared equally, half in proportion."""
+    """Which StoryTurns people label: per run, as ``commet calibrate`` allocates them among the strata
+    (:func:`commet.reports.design.allocate`), the first of each stratum in a random order."""
     runs, stories = strata.shape
-    sizes = np.stack([(strata == h).sum(axis=1) for h in range(groups)], axis=1)  # (runs, strata)
-    present = (sizes > 0).sum(axis=1, keepdims=True)
-    take = np.minimum(sizes, np.maximum(2, labels // (2 * present)) + np.floor(labels / 2 * sizes / stories))
     keys = rng.random((runs, stories))
     chosen = np.zeros((runs, stories), bool)
-    for h in range(groups):
-        ranked = np.argsort(np.where(strata == h, keys, 2.0), axis=1).argsort(axis=1)
-        chosen |= (strata == h) & (ranked < take[:, h:h + 1])
+    for row in range(runs):
+        sizes = {h: int((strata[row] == h).sum()) for h in range(groups) if (strata[row] == h).any()}
+        for h, take in allocate(sizes, labels).items():
+            members = np.flatnonzero(strata[row] == h)
+            chosen[row, members[np.argsort(keys[row, members])[:take]]] = True
     return chosen
 
 

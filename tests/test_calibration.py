@@ -15,7 +15,6 @@ import pytest
 
 from commet.reports.calibration import CalibrationError, allocate
 from commet.reports.ppi import (
-    PSEUDO_SQUARES,
     Estimator,
     NotEnoughLabels,
     kappa_from_cells,
@@ -41,9 +40,9 @@ def test_story_level_ppi_by_hand() -> None:
     Stratum B (judged wrong): f = 0, 0; both labelled: wrong, right (a census of B).
 
     theta = (sum f + N_A mean_A(y - f) + N_B mean_B(y - f)) / 6 = (4 + 4 * (-1/2) + 2 * (1/2)) / 6 = 1/2.
-    Labels: A's rectifiers (0, -1): squares about their mean 1/4 + 1/4, plus the pseudo-count 1/8 = 5/8 over
-    n_A - 1 = 1; times N_A^2 (1 - n_A/N_A) / n_A = 16 * 1/2 / 2 = 4; over X^2 = 36: 4 * 5/8 / 36 = 5/72. B is a
-    census: nothing. StoryTurns: m2 = mean of (f - 1/2)^2 over all = 1/4, corrected by the labelled (y - 1/2)^2 -
+    Labels: A's rectifiers (0, -1) with the two pseudo-units at the ends of one answer's range there (judged rate
+    1: -1 and 0): (0, -1, -1, 0), variance 1/3; times N_A^2 (1 - n_A/N_A) / n_A = 16 * 1/2 / 2 = 4; over X^2 = 36:
+    4 * 1/3 / 36 = 1/27. B is a census: nothing. StoryTurns: m2 = mean of (f - 1/2)^2 over all = 1/4, corrected by the labelled (y - 1/2)^2 -
     (f - 1/2)^2 = 0 everywhere; times N/(N-1) * N / X^2 = 6/5 * 6/36: 1/4 * 1/5 = 1/20.
     """
     f = np.array([1, 1, 1, 1, 0, 0])
@@ -51,14 +50,13 @@ def test_story_level_ppi_by_hand() -> None:
     labelled = np.array([True, True, False, False, True, True])
     strata = np.array([0, 0, 0, 0, 1, 1])
     found = stratified_ppi(np.ones(6), f, y, labelled, strata)
-    assert PSEUDO_SQUARES == 1 / 8
     assert found.theta[0] == pytest.approx(0.5)
-    assert found.se_labels[0] ** 2 == pytest.approx(5 / 72)
+    assert found.se_labels[0] ** 2 == pytest.approx(1 / 27)
     assert found.se_stories[0] ** 2 == pytest.approx(1 / 20)
     assert found.judge_only[0] == pytest.approx(4 / 6) and found.lam[0] == 1.0
-    # Satterthwaite: (5/72 + 1/20)^2 / ((5/72)^2 / 1 + (1/20)^2 / 5) degrees of freedom
-    df = (5 / 72 + 1 / 20) ** 2 / ((5 / 72) ** 2 + (1 / 20) ** 2 / 5)
-    half = float(t_value(df)) * np.sqrt(5 / 72 + 1 / 20)
+    # Satterthwaite: (1/27 + 1/20)^2 / ((1/27)^2 / 1 + (1/20)^2 / 5) degrees of freedom
+    df = (1 / 27 + 1 / 20) ** 2 / ((1 / 27) ** 2 + (1 / 20) ** 2 / 5)
+    half = float(t_value(df)) * np.sqrt(1 / 27 + 1 / 20)
     assert (found.low[0], found.high[0]) == (pytest.approx(max(0.0, 0.5 - half)), pytest.approx(min(1.0, 0.5 + half)))
     # the unlabelled units' y never matter
     assert stratified_ppi(np.ones(6), f, np.where(labelled, y, 7), labelled, strata).theta[0] == pytest.approx(0.5)
@@ -95,10 +93,11 @@ def test_a_stratum_needs_two_labels_unless_all_are_labelled() -> None:
 
 
 def test_student_t_quantiles() -> None:
-    for df, exact in ((2, 4.3027), (3, 3.1824), (5, 2.5706), (10, 2.2281), (30, 2.0423), (120, 1.9799)):
-        assert float(t_value(df)) == pytest.approx(exact, abs=0.035 if df <= 3 else 0.002)
+    for df, exact in ((1, 12.7062), (2, 4.3027), (3, 3.1824), (5, 2.5706), (10, 2.2281), (30, 2.0423), (120, 1.9799)):
+        assert float(t_value(df)) == pytest.approx(exact, abs=0.005 if df <= 3 else 0.002)
+    assert 4.3027 < float(t_value(1.5)) < 12.7062  # between the exact ones: never the smaller
     assert float(t_value(np.inf)) == pytest.approx(1.959964, abs=1e-6)
-    assert float(t_value(0.5)) == float(t_value(2))  # below 2: as 2 (conservative)
+    assert float(t_value(0.5)) == float(t_value(1))  # below 1: as 1 (conservative)
 
 
 def test_wilson_and_kappa() -> None:
@@ -111,10 +110,13 @@ def test_wilson_and_kappa() -> None:
     assert np.isnan(kappa_from_cells([8, 0, 0, 0]))  # everyone said yes: chance agreement 1, kappa undefined
 
 
-def test_allocation_shares_half_equally_and_half_in_proportion() -> None:
+def test_allocation_shares_half_equally_and_half_in_proportion_to_what_is_left() -> None:
     # 20 of {a: 100, b: 10, c: 3}: max(2, 20 // 6) = 3 each, then 11 in proportion to what is left (97, 7, 0):
     # a gets 10 (10.26), b 0 (0.74); the last one to the largest remainder left: a (0.93 of 1)
     assert allocate({"a": 100, "b": 10, "c": 3}, 20) == {"a": 14, "b": 3, "c": 3}
+    # the issue's example: 80 of 80/89/36/25/10: 8 each, then 40 in proportion to 72/81/28/17/2
+    assert allocate({"a": 80, "b": 89, "c": 36, "d": 25, "e": 10}, 80) == {"a": 23, "b": 25, "c": 13, "d": 11,
+                                                                            "e": 8}
     assert allocate({"a": 4, "b": 1}, 10) == {"a": 4, "b": 1}  # the whole run
     assert sum(allocate({"a": 500, "b": 60, "c": 40, "d": 7, "e": 2}, 100).values()) == 100
     with pytest.raises(CalibrationError, match="draw at least 7"):  # 2 + 2 + 1 (all of c) + 2

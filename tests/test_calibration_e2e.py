@@ -29,7 +29,7 @@ from commet.engine import evaluate_async
 from commet.format import load_dataset
 from commet.format.dataset import Dataset
 from commet.format.model import Feedback, StoryTurn, Turn
-from commet.reports.ppi import PSEUDO_SQUARES, t_value
+from commet.reports.ppi import t_value
 from commet.store import Store
 from commet.store.calibration import load_sample
 from commet.store.labels import all_labels
@@ -121,7 +121,7 @@ def test_draw_is_seeded_recorded_and_refused_again_without_redraw(world: tuple[P
     assert shown.exit_code == 0 and "0 of the 8 sampled StoryTurns labelled" in shown.output
     none = runner.invoke(app, ["calibrate", "--db", str(db), "--run", "nosuch", "--sample", "5"])
     assert none.exit_code == 2 and "no run named 'nosuch'" in none.output
-    assert "needs at least two labelled StoryTurns in every stratum" in drawn.output
+    assert "needs at least 2 labelled StoryTurns in every stratum" in drawn.output
 
 
 @pytest.fixture(scope="module")
@@ -208,12 +208,14 @@ def test_labels_from_the_cli_and_the_review_app_give_the_hand_computed_calibrati
     assert (row["Story accuracy (judged) k"], row["Story accuracy (judged) n"]) == ("5", "11")
     assert row["Labelled"] == "8 of 8"
     # the interval: labels part from stratum 'judged right' (n = 4 of 5; rectifiers -1, 0, 0, 0) and 'judged wrong'
-    # (2 of 4; 1, 0); the undecided stratum is a census
-    def part(big: int, values: list[float]) -> float:
-        mean = sum(values) / len(values)
-        squares = sum((v - mean) ** 2 for v in values) + PSEUDO_SQUARES
-        return big ** 2 * (1 - len(values) / big) / len(values) * squares / (len(values) - 1) / 11 ** 2
-    labels = [part(5, [-1, 0, 0, 0]), part(4, [1, 0])]
+    # (2 of 4; 1, 0); the undecided stratum is a census. Each sampled stratum's variance counts two pseudo-units at
+    # the ends of one answer's rectifier there: -1 and 0 where the judge said right, 0 and 1 where it said wrong
+    def part(big: int, values: list[float], ends: list[float]) -> float:
+        padded = values + ends
+        mean = sum(padded) / len(padded)
+        squares = sum((v - mean) ** 2 for v in padded)
+        return big ** 2 * (1 - len(values) / big) / len(values) * squares / (len(padded) - 1) / 11 ** 2
+    labels = [part(5, [-1, 0, 0, 0], [-1, 0]), part(4, [1, 0], [0, 1])]
     theta = 6.75 / 11
     judged = [_story_right(s, judged=True) for m in STRATA.values() for s in m]
     true = {s: _story_right(s, judged=False) for s in SAMPLE}

@@ -23,16 +23,40 @@ class EstimatorChoice(str, Enum):
     ppi_plus = "ppi++"
 
 
-def _draw(store: "Store", record: "RunRecord", size: int, seed: int) -> "CalibrationSample":
-    from commet.reports.calibration import CalibrationError, draw_sample
-    from commet.reports.rundata import load_run
-    from commet.store.calibration import save_sample
+class DesignChoice(str, Enum):
+    proportional = "proportional"
+    optimal = "optimal"
+    active = "active"
 
+
+def _draw(store: "Store", record: "RunRecord", size: int, seed: int, design: DesignChoice,
+          previous: "CalibrationSample | None" = None, pair: "RunRecord | None" = None) -> "CalibrationSample":
+    from commet.reports.calibration import (
+        CalibrationError,
+        answer_errors,
+        calibrate,
+        draw_sample,
+        partner_half,
+        population,
+        split_answers,
+    )
+    from commet.reports.rundata import load_run
+    from commet.store.calibration import Design, save_samples
+
+    errors = None
+    if previous is not None:  # continuing: the labels so far tell the optimal design where the judge errs
+        found = calibrate(store, record)
+        errors = found.errors if found is not None else None
+    data = load_run(store, record)
+    active = design is DesignChoice.active
+    per_answer = answer_errors(store, record, population(data)) if active else None
     try:
-        sample = draw_sample(load_run(store, record), size, seed)
+        sample = draw_sample(data, size, seed, Design(design.value), previous=previous, errors=errors,
+                             partner=load_run(store, pair) if pair is not None else None, answer_errors=per_answer,
+                             split=split_answers(store, record) if active else None)
     except CalibrationError as exc:
         fail(str(exc))
-    return save_sample(store, sample)
+    return save_samples(store, sample, *([partner_half(sample)] if pair is not None else []))[0]
 
 
 def _progress(db: Path, c: "Calibration") -> "list[Notice]":
@@ -47,6 +71,13 @@ def _progress(db: Path, c: "Calibration") -> "list[Notice]":
         notices.append(Notice("Label them in order (or in the review app: commet review serve --dataset DIR "
                               f"--results {db}, page /calibration):",
                               f"commet label --db {db} --run {run} --labeller NAME --calibration"))
+    if c.sample.partner:
+        notices.append(Notice(f"This sample is paired with run {c.sample.partner} (the StoryTurns both finished): "
+                              "label its answers there too; the judge-corrected differences then come from:",
+                              f"commet compare {run} {c.sample.partner} --db {db}"))
+    if c.waiting:
+        notices.append(Notice(f"{c.waiting} labelled StoryTurns come after the first unlabelled one in the active "
+                              "sample's order and wait for it: its estimate uses the labelled beginning of the order."))
     if c.partly:
         notices.append(Notice(f"{c.partly} sampled StoryTurns are partly labelled: a StoryTurn counts once every one "
                               "of its answers has a label."))
@@ -70,6 +101,15 @@ def calibrate_command(
         help="Seed of the random draw (recorded with the sample).  [default: 0]")] = None,
     redraw: Annotated[bool, typer.Option(
         help="Draw a new sample in place of the run's (labels stay; only those on the new sample count).")] = False,
+    design: Annotated[DesignChoice | None, typer.Option(
+        help="How the sample is shared among the strata: proportional (half equally, half by what is left of "
+             "each stratum) or optimal (Neyman: by the judge's estimated error, from the labels so far); or active: "
+             "each StoryTurn drawn with a probability that grows with the judge's uncertainty about it (who decided "
+             "its answers, their error rates from the labels so far), estimated with inverse-probability weights. A "
+             "larger --sample continues the run's sample with it.  [default: the sample's, else proportional]")] = None,
+    pair: Annotated[str | None, typer.Option(
+        help="Draw a paired sample with this run: StoryTurns both finished, labelled in both, for a judge-corrected "
+             "`commet compare` (it replaces that run's sample too).")] = None,
     estimator: Annotated[EstimatorChoice, typer.Option(
         help="ppi: the judged figure corrected by the judge's measured error; ppi++: with the power-tuning "
              "weight fitted to the labels.")] = EstimatorChoice.ppi,
@@ -104,14 +144,38 @@ def calibrate_command(
         if existing is None and sample is None:
             fail(f"run {run!r} has no calibration sample yet: draw one with --sample N (N StoryTurns; people label "
                  "every answer of each)")
-        if existing is not None and not redraw and (sample not in (None, existing.size)
-                                                    or seed not in (None, existing.seed)):
+        grows = existing is not None and not redraw and sample is not None and sample > existing.size
+        if existing is not None and not redraw and not grows and (sample not in (None, existing.size)
+                                                                  or seed not in (None, existing.seed)
+                                                                  or design not in (None, existing.design.value)):
             fail(f"run {run!r} already has a calibration sample ({existing.size} StoryTurns, seed {existing.seed}, "
-                 f"drawn {existing.created_at[:16]}); --redraw replaces it")
-        if existing is None or redraw:
-            seed = 0 if seed is None else seed
-            drawn = _draw(store, record, sample or (existing.size if existing else 1), seed)
-            say(f"drew {len(drawn.items)} StoryTurns of run {run} (seed {seed}) for people to label: "
+                 f"{existing.design.value}, drawn {existing.created_at[:16]}): a larger --sample continues it, "
+                 "--redraw replaces it")
+        if grows and seed not in (None, existing.seed if existing else None):
+            fail("a sample continues with its own seed: leave --seed out, or --redraw")
+        effective = design.value if design is not None else existing.design.value if existing is not None else None
+        if effective == "active" and estimator is EstimatorChoice.ppi_plus:
+            fail("--estimator ppi++ fits its weight to a stratified sample; an active sample's estimate is PPI with "
+                 "inverse-probability weights: leave --estimator out")
+        partner = None
+        wanted = pair if pair is not None else existing.partner if grows and existing is not None else None
+        if wanted is not None:
+            partner = find_run_or_fail(store, wanted)
+            if partner.name == run:
+                fail("--pair names another run than --run")
+        if (partner is not None and existing is not None and not redraw and not grows
+                and existing.partner != partner.name):
+            fail(f"run {run!r} already has a calibration sample; --redraw replaces it with one paired with "
+                 f"{partner.name!r}")
+        if existing is None or redraw or grows:
+            seed = (existing.seed if grows and existing else 0) if seed is None else seed
+            chosen_design = design or (DesignChoice(existing.design.value) if existing else DesignChoice.proportional)
+            drawn = _draw(store, record, sample or (existing.size if existing else 1), seed, chosen_design,
+                          existing if grows else None, partner)
+            what = (f"added {len(drawn.items) - len(existing.items)} StoryTurns to the sample of run {run}, now "
+                    f"{len(drawn.items)}" if grows and existing else f"drew {len(drawn.items)} StoryTurns of run {run}")
+            paired = f", paired with run {partner.name}: label both runs' answers" if partner is not None else ""
+            say(f"{what} (seed {seed}, {chosen_design.value} design{paired}) for people to label: "
                 + "; ".join(f"{h}: {drawn.drawn(h)} of {n}" for h, n in sorted(drawn.population.items())))
         result = calibrate(store, record, estimator=Estimator(estimator.value), bootstrap=boot)
     assert result is not None

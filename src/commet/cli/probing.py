@@ -29,23 +29,33 @@ def _changes(outcomes: "list[ProbeOutcome]") -> list[str]:
 def flip_section(probe: str, run: str, seed: int, results: "list[ProbeResult]", unchangeable: int) -> "Section":
     from commet.reports.ppi import wilson
     from commet.reports.rundata import Section
-    from commet.reports.stats import Estimate
+    from commet.reports.stats import Estimate, fixed
 
     rows: list[list[Cell]] = []
     for result in results:
-        n, k = len(result.outcomes), result.flips
+        n, k, noise = len(result.outcomes), result.flips, result.noise_flips
         low, high = wilson(k, n)
+        noise_low, noise_high = wilson(noise, n)
+        test = result.bias()
         rows.append([result.judge, str(n), str(k), Estimate(k, n, 100 * low, 100 * high) if n else "-",
-                     *_changes(result.outcomes)])
+                     *_changes(result.outcomes), str(noise),
+                     Estimate(noise, n, 100 * noise_low, 100 * noise_high) if n else "-",
+                     f"{fixed(100 * test.excess, 2, sign=True)} [{fixed(100 * test.low, 2, sign=True)}, "
+                     f"{fixed(100 * test.high, 2, sign=True)}]", f"{test.p_value:.3g}",
+                     "biased" if test.flagged else "no evidence of bias"])
     what = ("the options and a branch point's expected answers in reverse order" if probe == "position"
             else "the reply padded with neutral text before and after")
     left = (f"; {unchangeable} of the run's answers have fewer than two options and expected answers and are not "
             "probed" if probe == "position" and unchangeable else "")
     return Section(f"probe-{probe}", f"Judge bias probe: {probe} (run {run}, seed {seed})",
                    ["Judge", "Answers", "Flips", "Flip rate (%, 95% CI)", *(name for name, _, _ in CHANGES),
-                    "Other expected answer"], rows,
-                   f"Each answer asked twice: as the run asked it, and with {what}. A flip: another verdict (or, "
-                   f"at a branch point, another expected answer). Interval: Wilson's{left}.")
+                    "Other expected answer", "Re-asked flips", "Re-asked flip rate (%, 95% CI)",
+                    "Bias beyond noise (points, 95% CI)", "p (one-sided)", "Verdict"], rows,
+                   f"Each answer asked three times: as the run asked it, again unchanged, and with {what}. A flip: "
+                   "another verdict than as asked (or, at a branch point, another expected answer). Re-asked flips "
+                   "are the judge's own inconsistency; the bias is the probe's flips beyond them: McNemar's exact "
+                   "one-sided test on the answers where only one of the two flipped (biased: p < 0.05), which a "
+                   f"fair judge, however noisy, fails at most 5% of the time. Flip rates: Wilson's intervals{left}.")
 
 
 def panel_sections(probe: str, results: "list[ProbeResult]") -> "list[Section]":

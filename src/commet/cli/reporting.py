@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from commet.engine.outcome import RunCounts
+    from commet.reports.differences import CorrectedComparison
     from commet.store import RunRecord, Store
 
 #: what the end-of-run report imports (NumPy the largest part): about 0.15 s that need not follow the run
@@ -259,10 +260,13 @@ def compare(
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
 ) -> None:
     """Paired comparison of two runs on the same StoryTurns: paired bootstrap CI of the story-accuracy
-    difference and McNemar's exact test."""
+    difference and McNemar's exact test on the judged figures; with a paired calibration sample labelled in both
+    runs (`commet calibrate --run A --pair B --sample N`), the differences of story and question accuracy
+    corrected for the judges' errors, overall and per category (docs/calibration.md)."""
     from rich.table import Table
 
     from commet.reports import Bootstrap, compare_runs
+    from commet.reports.differences import corrected_comparison
     from commet.reports.stats import fixed
 
     with open_store(db, read_only=True) as store:
@@ -272,6 +276,7 @@ def compare(
             result = compare_runs(store, first, second, bootstrap=Bootstrap(resamples=resamples, seed=seed))
         except ValueError as exc:
             fail(str(exc))
+        corrected = corrected_comparison(store, first, second)
     p = result.paired
     table = Table(title=f"Paired comparison on {p.items} StoryTurns", show_header=True)
     for column in ("", "A right", "A wrong"):
@@ -295,7 +300,23 @@ def compare(
                       "compare on all", highlight=False, markup=False)
     verdict = ("a real difference at the 5% level" if p.significant
                else "no evidence of a real difference at the 5% level")
-    console.print(f"verdict: {verdict}", highlight=False, markup=False)
+    console.print(f"verdict: {verdict} (as judged)", highlight=False, markup=False)
+    _print_corrected(corrected)
+
+
+def _print_corrected(corrected: "CorrectedComparison") -> None:
+    """The judge-corrected differences, or one line saying what they need."""
+    from commet.reports.differences import differences_section
+    from commet.reports.render import fitted_tables
+
+    if not corrected.rows:
+        console.print(f"judge-corrected: {corrected.problem}", highlight=False, markup=False, soft_wrap=True)
+        return
+    console.print(f"judge-corrected: {corrected.labelled} of the paired sample's {corrected.drawn} StoryTurns "
+                  f"labelled in both runs (of {corrected.units} both finished)", highlight=False, markup=False)
+    section = differences_section([corrected])
+    for renderable in fitted_tables(section, console.width):
+        console.print(renderable, markup=False, highlight=False)
 
 
 @resumable

@@ -7,11 +7,15 @@
   nothing about the story.
 
 A fair judge gives the same verdict (outcome, and the same expected answer at a branch point,
-mapped back through the new order) to both. The probe draws a seeded sample of a run's answered
-turns, builds each judge request exactly as the run and ``commet rejudge`` do (the story so far,
-the feedback shown, the pictures the judge may see), asks each judge both versions and counts the
-flips. The verdict on the unchanged request comes from the store's judgment cache when the judge
-has given it before; nothing is written to the store.
+mapped back through the new order) to both, up to its own inconsistency: a judge that samples its
+reply can change its verdict when merely asked again. So the probe asks each answer three times:
+as the run asked it (from the store's judgment cache when the judge has given it before), again in
+the same form, and in the probe's form. The flips of the re-asked verdict measure the noise; the
+bias is the probe's flips beyond it (:func:`bias_test`: McNemar's exact test on the answers where
+only one of the two changed, which are equally likely either way for a fair judge however noisy it
+is). The probe draws a seeded sample of a run's answered turns and builds each judge request exactly
+as the run and ``commet rejudge`` do (the story so far, the feedback shown, the pictures the judge
+may see); nothing is written to the store.
 """
 
 from __future__ import annotations
@@ -20,6 +24,9 @@ import asyncio
 import hashlib
 from dataclasses import dataclass, replace
 from enum import Enum
+from fractions import Fraction
+from math import comb, sqrt
+from statistics import NormalDist
 
 from commet.conditions import JudgeImages
 from commet.engine.conversation import judge_request
@@ -56,8 +63,9 @@ class ProbeItem:
 @dataclass(frozen=True)
 class ProbeOutcome:
     item: ProbeItem
-    before: Verdict
-    after: Verdict
+    before: Verdict  # as the run asked it
+    after: Verdict  # the probe's form
+    again: Verdict  # asked again in the run's form: the judge's own inconsistency
 
     @property
     def after_branch(self) -> int | None:
@@ -68,10 +76,51 @@ class ProbeOutcome:
     @property
     def flipped(self) -> bool:
         """The verdict changed: another outcome, or (both correct at a branch point) another expected answer."""
-        if self.before.outcome != self.after.outcome:
+        return self._differs(self.after, self.after_branch)
+
+    @property
+    def reflipped(self) -> bool:
+        """Asked again unchanged, the judge gave another verdict (its noise)."""
+        return self._differs(self.again, self.again.branch)
+
+    def _differs(self, other: Verdict, branch: int | None) -> bool:
+        if self.before.outcome != other.outcome:
             return True
         return (self.before.outcome == "correct" and len(self.item.original.expected) > 1
-                and self.before.branch != self.after_branch)
+                and self.before.branch != branch)
+
+
+@dataclass(frozen=True)
+class BiasTest:
+    """The probe's flips beyond the judge's noise: the excess flip rate (probed minus re-asked, 0..1) with a 95%
+    interval, and McNemar's exact one-sided p of "no more flips than asking again" on the discordant answers."""
+
+    excess: float
+    low: float
+    high: float
+    p_value: float
+    level: float = 0.05
+
+    @property
+    def flagged(self) -> bool:
+        return self.p_value < self.level
+
+
+def bias_test(probe_flips: int, noise_flips: int, both: int, answers: int) -> BiasTest:
+    """:class:`BiasTest` from the answers whose probed verdict flipped, whose re-asked one did, both, of ``answers``.
+
+    Only the answers where exactly one of the two flipped tell them apart; for a fair judge (the probed form is
+    just another asking) each such answer is the probe's with probability 1/2, however noisy the judge: the p-value
+    is the binomial tail (exact, one-sided). The interval is the paired difference of proportions' (Wald, as
+    McNemar's)."""
+    only_probe, only_again = probe_flips - both, noise_flips - both
+    discordant = only_probe + only_again
+    tail = sum(comb(discordant, k) for k in range(only_probe, discordant + 1))
+    p_value = float(Fraction(tail, 2 ** discordant)) if discordant else 1.0
+    n = max(answers, 1)
+    excess = (only_probe - only_again) / n
+    half = NormalDist().inv_cdf(0.975) * sqrt(max(discordant - (only_probe - only_again) ** 2 / n, 0.0)) / n
+    return BiasTest(excess, max(-1.0, excess - half), min(1.0, excess + half), p_value)
 
 
 def reordered(request: JudgeRequest) -> tuple[JudgeRequest, tuple[int, ...] | None] | None:
@@ -143,9 +192,18 @@ class ProbeResult:
     def flips(self) -> int:
         return sum(o.flipped for o in self.outcomes)
 
+    @property
+    def noise_flips(self) -> int:
+        return sum(o.reflipped for o in self.outcomes)
+
+    def bias(self) -> BiasTest:
+        return bias_test(self.flips, self.noise_flips, sum(o.flipped and o.reflipped for o in self.outcomes),
+                         len(self.outcomes))
+
 
 async def run_probe(store: Store, items: list[ProbeItem], judge: Judge, *, concurrency: int = 16) -> ProbeResult:
-    """Ask ``judge`` both versions of every item (the unchanged one from the judgment cache when it is there)."""
+    """Ask ``judge`` every item as the run asked it (from the judgment cache when it is there), again unchanged
+    (never from the cache: the judge's own inconsistency) and in the probe's form."""
     gate = asyncio.Semaphore(max(1, concurrency))
     result = ProbeResult(judge.name, [])
 
@@ -163,8 +221,9 @@ async def run_probe(store: Store, items: list[ProbeItem], judge: Judge, *, concu
         return verdict
 
     async def one(item: ProbeItem) -> ProbeOutcome:
-        before, after = await asyncio.gather(ask(item.original, True), ask(item.probed, False))
-        return ProbeOutcome(item, before, after)
+        before = await ask(item.original, True)  # first: the verdict the other two are compared with
+        after, again = await asyncio.gather(ask(item.probed, False), ask(item.original, False))
+        return ProbeOutcome(item, before, after, again)
 
     result.outcomes = list(await asyncio.gather(*(one(item) for item in items)))
     return result

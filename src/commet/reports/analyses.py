@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from commet.engine.outcome import StoryOutcome
 from commet.reports.calibration import calibrate, calibration_section, judges_section
+from commet.reports.differences import differences_section, paired_comparisons
 from commet.reports.feedback import (
     FEEDBACK_COLUMNS,
     FeedbackCases,
@@ -266,6 +267,9 @@ def build_report(store: Store, runs: list[RunRecord], *, bootstrap: Bootstrap | 
         calibrated = [c for r in runs if (c := calibrate(store, r, bootstrap=boot)) is not None]
         if calibrated:  # runs with a calibration sample: the judged figures beside the corrected ones
             sections += [calibration_section(calibrated, boot), judges_section(calibrated)]
+        compared = paired_comparisons(store, runs)
+        if compared:  # pairs of runs with a paired sample: their judge-corrected differences
+            sections.append(differences_section(compared))
     return Report(data, [s for s in sections if s.rows], boot, undecided_notices(store, data))
 
 

@@ -11,14 +11,21 @@ StoryTurns are stratified by who decided their answers and what the judge conclu
 * ``JUDGE, judged right`` / ``JUDGE, judged wrong``: some answer decided by an LLM judge or panel;
 * ``undecided answers``: some answer left undecided (counted wrong by the judge-only figure).
 
-Half the sample is shared equally among the strata (so every judge is measured, however few
-answers it decided; at least two StoryTurns each), the other half in proportion to their size;
-within a stratum the StoryTurns are the first in the order of ``sha256(seed:story_id)``, and
+:mod:`commet.reports.design` says how many StoryTurns each stratum gets (``proportional``: half
+shared equally, half in proportion to what is left of each; ``optimal``: Neyman's allocation from
+the judge's estimated error; at least :data:`~commet.reports.design.MIN_LABELS` each); within a
+stratum the StoryTurns are the first in the order of ``sha256(seed:story_id)``, and
 the order to label in is the same order across strata. The estimator
 (:func:`commet.reports.ppi.stratified_ppi`) weights each stratum by its size, so the unequal
-shares cost nothing in validity. The population is the run's finished StoryTurns: a StoryTurn
+shares cost nothing in validity. An ``active`` sample has no shares: each StoryTurn is drawn, by priority, with a
+chance that grows with the judge's uncertainty about it, and the estimate weights each label by one over that chance
+(:mod:`commet.reports.active`). The population is the run's finished StoryTurns: a StoryTurn
 stopped at an undecided answer has questions nobody asked, so its truth is unknowable until it
 is finished (``commet eval --finish``); failed ones are not scored anywhere.
+
+A paired sample (``--pair``) has for population the StoryTurns both runs finished, in pair strata
+(:func:`pair_stratum`); each run's figure is then over those, and :mod:`commet.reports.differences`
+estimates the difference of the two runs from it.
 
 Per judge (the judge each answer's verdict came from), over the labelled answers: the confusion
 of its verdicts with the people's, its accuracy on the answers it decided (weighted by the
@@ -32,13 +39,22 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from dataclasses import dataclass, field
-from math import floor
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from commet.errors import CommetError
+from commet.reports.active import (
+    SPLIT,
+    active_ppi,
+    answer_error,
+    inclusion,
+    priority_order,
+    story_uncertainty,
+    uniform,
+    weights,
+)
 from commet.reports.agreement import original_run, people_verdicts
+from commet.reports.design import MIN_LABELS, CalibrationError, allocate, error_spread, minimum
 from commet.reports.ppi import (
     Estimator,
     NotEnoughLabels,
@@ -47,19 +63,15 @@ from commet.reports.ppi import (
     stratified_ppi,
     wilson,
 )
-from commet.reports.rundata import Bootstrap, Cell, RunData, Section, StoryResult, load_run
+from commet.reports.rundata import Bootstrap, Cell, RunData, Section, StoryResult, TurnResult, load_run
 from commet.reports.sections import SectionKey
 from commet.reports.stats import Corrected, fixed
-from commet.store.calibration import CalibrationSample, SampledStory, load_sample
+from commet.store.calibration import CalibrationSample, Design, SampledStory, load_sample
 from commet.store.records import StoryStatus
 from commet.store.sqlite import RunRecord, Store
 
 RULES = "rules"
 UNDECIDED = "undecided answers"
-
-
-class CalibrationError(CommetError, ValueError):
-    """A sample that cannot be drawn as asked (too small for its strata, a run with nothing to label)."""
 
 
 def story_stratum(story: StoryResult) -> str:
@@ -77,32 +89,30 @@ def population(data: RunData) -> list[StoryResult]:
     return [s for s in data.stories if s.status is StoryStatus.done and any(t.answered for t in s.turns)]
 
 
-def allocate(sizes: dict[str, int], n: int) -> dict[str, int]:
-    """How many StoryTurns to draw from each stratum: half of ``n`` shared equally (at least two each, or the
-    whole stratum), the rest in proportion to what is left of each (largest remainders); all when ``n`` covers all."""
-    if n >= sum(sizes.values()):
-        return dict(sizes)
-    strata = sorted(sizes)
-    each = max(2, n // (2 * len(strata)))
-    taken = {h: min(sizes[h], each) for h in strata}
-    needed = sum(min(sizes[h], 2) for h in strata)
-    if needed > n:
-        raise CalibrationError(f"a sample of {n} cannot give each of the {len(strata)} strata two StoryTurns "
-                               f"({', '.join(f'{h}: {sizes[h]}' for h in strata)}): draw at least {needed}")
-    if sum(taken.values()) > n:
-        taken = {h: min(sizes[h], 2) for h in strata}
-    rest = n - sum(taken.values())
-    while rest > 0:
-        room = {h: sizes[h] - taken[h] for h in strata if sizes[h] > taken[h]}
-        shares = {h: rest * room[h] / sum(room.values()) for h in room}
-        given = {h: min(room[h], floor(shares[h])) for h in room}
-        if not any(given.values()):  # the last few: largest remainders first
-            for h in sorted(room, key=lambda h: (-(shares[h] - floor(shares[h])), h))[:rest]:
-                given[h] = 1
-        for h, count in given.items():
-            taken[h] += count
-        rest -= sum(given.values())
-    return taken
+def pair_stratum(story: StoryResult, other: StoryResult, names: tuple[str, str]) -> str:
+    """A paired sample's stratum of a StoryTurn of two runs (``names``: this run's and the other's): who decided
+    the answers of both, and what the judges concluded of each (named in the runs' sorted order, so that both runs
+    of the pair give it the same name)."""
+    answered = [t for s in (story, other) for t in s.turns if t.answered]
+    if any(t.undecided for t in answered):
+        return UNDECIDED
+    deciders = sorted({t.judge or "?" for t in answered} - {RULES})
+    who = "+".join(deciders) if deciders else "rules only"
+    pairs = sorted(zip(names, (story, other), strict=True))
+    return f"{who}, judged " + " / ".join(f"{name} {'right' if s.correct is True else 'wrong'}" for name, s in pairs)
+
+
+def design_units(data: RunData, partner: RunData | None) -> tuple[list[StoryResult], list[str]]:
+    """The population of a sample and each StoryTurn's stratum: the run's own (:func:`population`,
+    :func:`story_stratum`) or, for a sample paired with ``partner``, the StoryTurns both runs finished, in pair
+    strata (:func:`pair_stratum`)."""
+    stories = population(data)
+    if partner is None:
+        return stories, [story_stratum(s) for s in stories]
+    theirs = {s.story_id: s for s in population(partner)}
+    common = [s for s in stories if s.story_id in theirs]
+    names = (data.run.name, partner.run.name)
+    return common, [pair_stratum(s, theirs[s.story_id], names) for s in common]
 
 
 def order_key(seed: int, story_id: str) -> str:
@@ -110,23 +120,138 @@ def order_key(seed: int, story_id: str) -> str:
     return hashlib.sha256(f"{seed}:{story_id}".encode()).hexdigest()
 
 
-def draw_sample(data: RunData, size: int, seed: int) -> CalibrationSample:
-    """A stratified random sample of ``size`` of the run's finished StoryTurns (see the module text)."""
-    stories = population(data)
+def stratum_kind(stratum: str) -> str:
+    """The kind of a stratum for the optimal design's prior (:data:`commet.reports.design.PRIOR_ERROR`)."""
+    return "undecided" if stratum == UNDECIDED else "rules" if stratum.startswith("rules only") else "judge"
+
+
+def draw_sample(data: RunData, size: int, seed: int, design: Design = Design.proportional, *,
+                previous: CalibrationSample | None = None, errors: dict[str, tuple[int, int]] | None = None,
+                partner: RunData | None = None,
+                answer_errors: dict[str, tuple[int, int]] | None = None,
+                split: set[Answer] | None = None) -> CalibrationSample:
+    """A stratified random sample of ``size`` of the run's finished StoryTurns (see the module text).
+
+    ``previous``: a sample of the same seed to continue (its StoryTurns kept, in their order, the new ones after
+    them); ``errors``: per stratum, (StoryTurns on which the judge and the people differ, StoryTurns labelled), which
+    the optimal design weighs against its prior; ``partner``: a paired sample, of the StoryTurns both runs finished
+    (the partner's half is the same StoryTurns: :func:`partner_half`); ``answer_errors``: per decider
+    (:func:`decider`), (answers on which it and the people differ, answers labelled), which the active design weighs
+    against its prior, ``split``: the answers a panel split on (:func:`split_answers`) (:func:`_draw_active`)."""
+    stories, strata = design_units(data, partner)
     if not stories:
-        raise CalibrationError(f"run {data.run.name!r} has no finished StoryTurn with an answer to label")
+        both = f" and {partner.run.name!r} have" if partner is not None else " has"
+        raise CalibrationError(f"run {data.run.name!r}{both} no finished StoryTurn with an answer to label")
     if size < 1:
         raise CalibrationError("--sample must be at least 1")
     by_stratum: dict[str, list[StoryResult]] = {}
-    for story in stories:
-        by_stratum.setdefault(story_stratum(story), []).append(story)
+    for story, stratum in zip(stories, strata, strict=True):
+        by_stratum.setdefault(stratum, []).append(story)
     sizes = {h: len(members) for h, members in by_stratum.items()}
-    counts = allocate(sizes, size)
+    already: dict[str, int] = {}
+    if previous is not None:
+        if previous.population != sizes or previous.seed != seed:
+            raise CalibrationError("the run changed since its sample was drawn (or the seed differs): a sample "
+                                   "continues only on the same StoryTurns and seed; draw again with --redraw")
+        already = {h: previous.drawn(h) for h in sizes}
+        if (previous.design is Design.active) is not (design is Design.active):
+            raise CalibrationError(f"the run's sample is {previous.design.value}: a larger --sample continues it only "
+                                   "with that design (its StoryTurns were drawn so); leave --design out, or --redraw "
+                                   f"with --design {design.value}")
+    if design is Design.active:
+        if partner is not None:
+            raise CalibrationError("the active design draws one run's sample: a paired sample (--pair) is "
+                                   "proportional or optimal")
+        return _draw_active(data, stories, strata, size, seed, previous, answer_errors or {}, split or set())
+    spread = {h: error_spread(stratum_kind(h), *(errors or {}).get(h, (0, 0))) for h in sizes}
+    counts = allocate(sizes, size, design, spread=spread, already=already)
+    kept = {item.story_id for item in previous.items} if previous is not None else set()
     chosen = [(story, h) for h, members in by_stratum.items()
-              for story in sorted(members, key=lambda s: order_key(seed, s.story_id))[:counts[h]]]
+              for story in sorted(members, key=lambda s: order_key(seed, s.story_id))[:counts[h]]
+              if story.story_id not in kept]
     chosen.sort(key=lambda pair: order_key(seed, pair[0].story_id))
-    items = tuple(SampledStory(story.story_id, h, position) for position, (story, h) in enumerate(chosen))
-    return CalibrationSample(data.run.name, size, seed, sizes, items)
+    start = len(kept)
+    items = (*(previous.items if previous is not None else ()),
+             *(SampledStory(story.story_id, h, start + i) for i, (story, h) in enumerate(chosen)))
+    return CalibrationSample(data.run.name, size, seed, sizes, items, design=design,
+                             partner=partner.run.name if partner is not None else None)
+
+
+Answer = tuple[str, int]  # (story id, turn)
+
+
+def decider(turn: TurnResult, split: bool = False) -> str:
+    """Who decided an answer, for the active design's error rates: its judge, ``JUDGE split`` when a panel's members
+    did not all give its verdict, or ``undecided``."""
+    return "undecided" if turn.undecided else f"{turn.judge or '?'}{SPLIT if split else ''}"
+
+
+def deciders(story: StoryResult, split: set[Answer]) -> list[str]:
+    return [decider(t, (story.story_id, t.turn) in split) for t in story.turns if t.answered]
+
+
+def split_answers(store: Store, record: RunRecord) -> set[Answer]:
+    """The run's answers whose panel's members did not all give the same verdict (the stored judgment's details)."""
+    found: set[Answer] = set()
+    for row in store.turn_rows(record.id):
+        stored = store.cached_judgment(row.judgment_key) if row.judgment_key is not None else None
+        members = stored.details.get("members") if stored is not None else None
+        votes = {(m.get("outcome"), m.get("branch")) for m in members if isinstance(m, dict)} if isinstance(
+            members, list) else set()
+        if len(votes) > 1:
+            found.add((row.story_id, row.turn))
+    return found
+
+
+def answer_errors(store: Store, record: RunRecord, stories: list[StoryResult]) -> dict[str, tuple[int, int]]:
+    """Per decider, (answers on which its verdict differs from the people's, answers with a people's verdict), over
+    every label given on the run's ``stories`` so far: the active design's estimate of where the judge errs (weights
+    only move precision, never validity, so labels from anywhere may serve)."""
+    verdicts, origin, split = people_verdicts(store), original_run(store, record), split_answers(store, record)
+    differ: Counter[str] = Counter()
+    seen: Counter[str] = Counter()
+    for story in stories:
+        for turn in story.turns:
+            human = verdicts.get((origin, story.story_id, turn.turn)) if turn.answered else None
+            if human is not None:
+                who = decider(turn, (story.story_id, turn.turn) in split)
+                seen[who] += 1
+                differ[who] += int((turn.correct is True) is not human)  # undecided counts as wrong
+    return {d: (differ[d], seen[d]) for d in seen}
+
+
+def _active_order(stories: list[StoryResult], seed: int, rates: dict[str, float],
+                  split: set[Answer]) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """The StoryTurns' weights and uniform draws (rows of one) and their order by decreasing priority."""
+    weight = weights(np.array([[story_uncertainty(deciders(s, split), rates) for s in stories]]))
+    draws = np.array([[uniform(seed, s.story_id) for s in stories]])
+    return weight, draws, priority_order(weight[0], draws[0])
+
+
+def _draw_active(data: RunData, stories: list[StoryResult], strata: list[str], size: int, seed: int,
+                 previous: CalibrationSample | None, errors: dict[str, tuple[int, int]],
+                 split: set[Answer]) -> CalibrationSample:
+    """The first ``size`` StoryTurns by priority (:mod:`commet.reports.active`); a sample that continues keeps its
+    error rates, so its order is the same and its StoryTurns stay first."""
+    sizes = Counter(strata)
+    if size < min(minimum(dict(sizes)), len(stories)):
+        raise CalibrationError(f"a sample of {size} is below the {minimum(dict(sizes))} StoryTurns (two a stratum) "
+                               "every design needs for its interval: draw at least that many")
+    rates = dict(previous.rates or {}) if previous is not None else {
+        d: answer_error(d, *errors.get(d, (0, 0))) for d in sorted({d for s in stories for d in deciders(s, split)})}
+    _, _, order = _active_order(stories, seed, rates, split)
+    chosen = order[:size]
+    items = tuple(SampledStory(stories[i].story_id, strata[i], position) for position, i in enumerate(chosen))
+    if previous is not None and items[:len(previous.items)] != previous.items:
+        raise CalibrationError("the run changed since its active sample was drawn: its order is not the same; draw "
+                               "again with --redraw")
+    return CalibrationSample(data.run.name, size, seed, dict(sizes), items, design=Design.active, rates=rates)
+
+
+def partner_half(sample: CalibrationSample) -> CalibrationSample:
+    """The partner run's half of a paired sample: the same StoryTurns, strata and order."""
+    assert sample.partner is not None
+    return replace(sample, run=sample.partner, partner=sample.run)
 
 
 @dataclass(frozen=True)
@@ -159,10 +284,24 @@ class Calibration:
     answers_drawn: int = 0
     stopped: int = 0  # StoryTurns stopped at an undecided answer: outside the population
     by_stratum: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # stratum -> (N, drawn, labelled)
+    #: stratum -> (labelled StoryTurns where some answer's verdict differs from the people's, an undecided one counting
+    #: as wrong as the judged figure counts it, labelled StoryTurns)
+    errors: dict[str, tuple[int, int]] = field(default_factory=dict)
     story: PPIEstimates | None = None
     question: PPIEstimates | None = None
     problem: str = ""  # why there is no corrected figure yet
+    #: an active sample: labelled StoryTurns after its first unlabelled one, which wait for it (the estimate uses the
+    #: labelled beginning of the order)
+    waiting: int = 0
     judges: list[JudgeCalibration] = field(default_factory=list)
+
+
+def people_truth(store: Store, record: RunRecord, stories: list[StoryResult]) -> dict[str, list[bool]]:
+    """The people's verdicts on every answer of each of ``stories`` of the run, for those whose every answer has
+    one (the labelled StoryTurns)."""
+    verdicts, origin = people_verdicts(store), original_run(store, record)
+    found = {s.story_id: _human(verdicts, origin, s) for s in stories}
+    return {sid: [bool(v) for v in h] for sid, h in found.items() if h and all(v is not None for v in h)}
 
 
 def _human(verdicts: dict[tuple[str, str, int], bool], origin: str, story: StoryResult) -> list[bool | None]:
@@ -176,7 +315,12 @@ def calibrate(store: Store, record: RunRecord, *, estimator: Estimator = Estimat
     if sample is None:
         return None
     data = load_run(store, record)
-    stories = population(data)
+    partner = store.get_run(sample.partner) if sample.partner is not None else None
+    if sample.partner is not None and partner is None:
+        result = Calibration(data, sample, estimator, problem=f"the run {sample.partner!r} this sample is paired "
+                             "with is gone: draw again with --redraw")
+        return result
+    stories, strata = design_units(data, load_run(store, partner) if partner is not None else None)
     result = Calibration(data, sample, estimator, stories=len(stories),
                          stopped=sum(s.status is StoryStatus.stopped for s in data.stories))
     verdicts = people_verdicts(store)
@@ -188,19 +332,69 @@ def calibrate(store: Store, record: RunRecord, *, estimator: Estimator = Estimat
         complete)
     result.answers_drawn = sum(len(h) for h in humans.values())
     result.answers_labelled = sum(v is not None for h in humans.values() for v in h)
-    strata = [story_stratum(s) for s in stories]
     now = Counter(strata)
     drawn = Counter(item.stratum for item in sample.items)
     done = Counter(h for s, h in zip(stories, strata, strict=True) if s.story_id in complete)
     result.by_stratum = {h: (now[h], drawn[h], done[h]) for h in sorted(set(now) | set(drawn))}
+    differ = Counter(h for s, h in zip(stories, strata, strict=True) if s.story_id in complete
+                     and any((t.correct is True) is not v for t, v in zip([t for t in s.turns if t.answered],
+                                                                 humans[s.story_id], strict=True)))
+    result.errors = {h: (differ[h], done[h]) for h in done}
     if dict(now) != sample.population:
         result.problem = ("the run changed since its sample was drawn (StoryTurns per stratum now "
                           f"{dict(sorted(now.items()))}, then {dict(sorted(sample.population.items()))}): draw again "
                           "with --redraw")
         return result
+    if sample.design is Design.active:
+        result.estimator = Estimator.ppi
+        used, weight_of, result.problem = _active_prefix(stories, sample, complete, split_answers(store, record))
+        result.waiting = len(complete) - len(used)
+        if not result.problem:
+            result.story, result.question = _active_estimates(stories, strata, humans, used, weight_of)
+        result.judges = _judges(stories, strata, humans, used, bootstrap or Bootstrap(), weight_of)
+        return result
     result.story, result.question, result.problem = _estimates(stories, strata, humans, complete, estimator)
     result.judges = _judges(stories, strata, humans, complete, bootstrap or Bootstrap())
     return result
+
+
+def _active_prefix(stories: list[StoryResult], sample: CalibrationSample, complete: set[str],
+                   split: set[Answer]) -> tuple[set[str], dict[str, float], str]:
+    """An active sample's labelled beginning of its order, each such StoryTurn's inclusion probability, and why
+    there is no figure yet (the order changed, or fewer labelled than two a stratum)."""
+    weight, draws, order = _active_order(stories, sample.seed, sample.rates or {}, split)
+    drawn = [item.story_id for item in sample.items]
+    if [stories[i].story_id for i in order[:len(drawn)]] != drawn:
+        return set(), {}, "the run changed since its active sample was drawn (its order is not the same): --redraw"
+    k = 0
+    while k < len(drawn) and drawn[k] in complete:
+        k += 1
+    _, pi = inclusion(weight, draws, k)
+    used = set(drawn[:k])
+    chances = {s.story_id: float(pi[0, i]) for i, s in enumerate(stories) if s.story_id in used}
+    needed = min(minimum(sample.population), len(stories))
+    if k < needed:
+        return used, chances, (f"an active sample needs its first {needed} StoryTurns labelled, in its order "
+                               f"(labelled from the start: {k})")
+    return used, chances, ""
+
+
+def _active_estimates(stories: list[StoryResult], strata: list[str], humans: dict[str, list[bool | None]],
+                      used: set[str], chance: dict[str, float]) -> tuple[PPIEstimates, PPIEstimates]:
+    """Story and question accuracy by inverse-probability-weighted PPI (:func:`commet.reports.active.active_ppi`)."""
+    codes = {h: i for i, h in enumerate(sorted(set(strata)))}
+    code = np.array([codes[h] for h in strata])
+    labelled = np.array([s.story_id in used for s in stories])
+    pi = np.array([chance.get(s.story_id, 1.0) for s in stories])
+    answered = [[t for t in s.turns if t.answered] for s in stories]
+    truth = [[bool(v) for v in humans[s.story_id]] if s.story_id in used else [] for s in stories]
+    story_f = np.array([float(s.correct is True) for s in stories])
+    story_y = np.array([float(bool(found) and all(found)) for found in truth])
+    question_x = np.array([float(len(a)) for a in answered])
+    question_f = np.array([float(sum(t.correct is True for t in a)) for a in answered])
+    question_y = np.array([float(sum(found)) for found in truth])
+    return (active_ppi(np.ones(len(stories)), story_f, story_y, labelled, pi, code),
+            active_ppi(question_x, question_f, question_y, labelled, pi, code))
 
 
 def _estimates(stories: list[StoryResult], strata: list[str], humans: dict[str, list[bool | None]],
@@ -216,18 +410,22 @@ def _estimates(stories: list[StoryResult], strata: list[str], humans: dict[str, 
     question_f = np.array([float(sum(t.correct is True for t in a)) for a in answered])
     question_y = np.array([float(sum(bool(v) for v in found)) for found in truth])
     try:
-        story = stratified_ppi(np.ones(len(stories)), story_f, story_y, labelled, code, estimator=estimator)
-        question = stratified_ppi(question_x, question_f, question_y, labelled, code, estimator=estimator)
+        story = stratified_ppi(np.ones(len(stories)), story_f, story_y, labelled, code, estimator=estimator,
+                               least=MIN_LABELS)
+        question = stratified_ppi(question_x, question_f, question_y, labelled, code, estimator=estimator,
+                                  least=MIN_LABELS)
     except NotEnoughLabels:
         short = [f"{h}: {int(labelled[code == i].sum())} of {int((code == i).sum())}" for h, i in codes.items()
-                 if labelled[code == i].sum() < min(2, (code == i).sum())]
-        return None, None, ("needs at least two labelled StoryTurns in every stratum (labelled: "
-                            f"{'; '.join(short)})")
+                 if labelled[code == i].sum() < min(MIN_LABELS, (code == i).sum())]
+        return None, None, (f"needs at least {MIN_LABELS} labelled StoryTurns in every stratum (or all of it; "
+                            f"labelled: {'; '.join(short)})")
     return story, question, ""
 
 
 def _judges(stories: list[StoryResult], strata: list[str], humans: dict[str, list[bool | None]],
-            complete: set[str], boot: Bootstrap) -> list[JudgeCalibration]:
+            complete: set[str], boot: Bootstrap, chance: dict[str, float] | None = None) -> list[JudgeCalibration]:
+    """Per judge, over the labelled StoryTurns weighted by one over their chance of being drawn (their stratum's
+    sampling rate, or ``chance``: an active sample's inclusion probabilities)."""
     labelled_in = Counter(h for s, h in zip(stories, strata, strict=True) if s.story_id in complete)
     size = Counter(strata)
     answers: Counter[str] = Counter()
@@ -243,7 +441,7 @@ def _judges(stories: list[StoryResult], strata: list[str], humans: dict[str, lis
         if story.story_id in complete:
             pairs = [(t.judge or "?", t.correct, bool(v))
                      for t, v in zip([t for t in story.turns if t.answered], humans[story.story_id], strict=True)]
-            found.append((h, size[h] / labelled_in[h], pairs))
+            found.append((h, 1 / chance[story.story_id] if chance is not None else size[h] / labelled_in[h], pairs))
     return [_one_judge(judge, answers[judge], undecided[judge], found, boot) for judge in sorted(answers)]
 
 
@@ -270,8 +468,15 @@ def _one_judge(judge: str, answers: int, undecided: int, found: list[tuple[str, 
         accuracy = Corrected(agree_w / total_w * decided.sum(), float(decided.sum()), 100 * low, 100 * high,
                              basis=f"{agree} of {int(decided.sum())} labelled answers agree")
     kappa = None
-    point = float(kappa_from_cells((weights[:, None] * cells).sum(axis=0)))
-    if not np.isnan(point):
+    totals = (weights[:, None] * cells).sum(axis=0)
+    point = float(kappa_from_cells(totals))
+    if not np.isnan(point) and accuracy is not None and not (cells[:, 1] + cells[:, 2]).any():
+        # no disagreement: the bootstrap would only ever see kappa 1; kappa at the lower end of the agreement's
+        # Wilson interval, the chance agreement held at its observed value, is the lower bound instead
+        first, second = (totals[0] + totals[1]) / totals.sum(), (totals[0] + totals[2]) / totals.sum()
+        chance = first * second + (1 - first) * (1 - second)
+        kappa = (point, max(-1.0, ((accuracy.low or 0.0) / 100 - chance) / (1 - chance)), 1.0)
+    elif not np.isnan(point):
         kappa = (point, *_kappa_interval(found, weights, cells, boot))
     return JudgeCalibration(judge, answers, undecided, dict(confusion), accuracy, kappa)
 
@@ -308,7 +513,9 @@ def calibration_section(calibrations: list[Calibration], boot: Bootstrap) -> Sec
     problems = []
     for c in calibrations:
         stories = population(c.data)
-        basis = f"{c.estimator.value.upper()}, {c.labelled} StoryTurns labelled"
+        basis = (f"active PPI (inverse-probability weights), {c.labelled - c.waiting} StoryTurns labelled in order"
+                 if c.sample.design is Design.active
+                 else f"{c.estimator.value.upper()}, {c.labelled} StoryTurns labelled")
         answers = sum(sum(t.answered for t in s.turns) for s in stories)
         rows.append([c.data.run.name, c.data.run.model, c.data.run.judge, str(c.stories),
                      f"{c.labelled} of {len(c.sample.items)}", boot.stories(stories),

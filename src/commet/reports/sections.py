@@ -35,6 +35,8 @@ class SectionKey(str, Enum):
     JUDGE_CALIBRATION = "judge-calibration"
     #: the calibration sample per stratum (``commet calibrate``)
     CALIBRATION_SAMPLE = "calibration-sample"
+    #: judge-corrected differences between two runs with a paired sample (``commet calibrate --pair``)
+    CORRECTED_DIFFERENCES = "corrected-differences"
 
     def __str__(self) -> str:  # a key is written (file names, anchors, messages) as its value
         return self.value
