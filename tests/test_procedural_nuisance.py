@@ -175,6 +175,17 @@ def _location_cues(storyturn: StoryTurn, scenes: dict[str, Scene]) -> dict[str, 
             "where the toy named first was put": puts[toys[0]]}
 
 
+def _classroom_cues(storyturn: StoryTurn, scenes: dict[str, Scene]) -> dict[str, str]:
+    """What a shallow reader of the classroom story can pick without following the swaps: each a container id."""
+    log = storyturn.meta["world"]["log"]
+    boxes = {i: p["name"].removeprefix("the ") for i, p in log["places"].items()}
+    named = _mentions(storyturn.turns[0].story, boxes)
+    places = next(iter(scenes.values()))["places"]
+    return {"where they are always kept": log["things"]["thing"]["start"], "the container named first": named[0],
+            "the container named last": named[-1],
+            "the container standing left": min(places, key=lambda p: p["bbox"][0])["id"]}
+
+
 def _lunchbox_cues(storyturn: StoryTurn, scenes: dict[str, Scene]) -> dict[str, str]:
     """What a shallow reader of the lunchbox story can pick without following the packing: each a food."""
     log = storyturn.meta["world"]["log"]
@@ -193,11 +204,12 @@ def _lunchbox_cues(storyturn: StoryTurn, scenes: dict[str, Scene]) -> dict[str, 
 #: how to read what a shallow reader would pick.
 CUED = {"false_belief_location": (("look", "reality"), _location_cues),
         "implicit_false_belief": (("next",), _location_cues),
+        "true_belief_action": (("reality", "go"), _classroom_cues),
         "expectation_false_belief": (("reality", "thinks"), _lunchbox_cues)}
 
 
 def test_no_answer_is_a_fixed_function_of_the_story(sample) -> None:  # noqa: ANN001
-    """The reality control (and the belief questions) of the location and lunchbox stories: counted exactly per
+    """The reality control (and the belief questions) of the location, classroom and lunchbox stories: counted exactly per
     cell (task x variant x test or control), the answer is each surface pick (the owner's container, the one named
     first, second or last, the one standing left, the usual food, the one hoped for...) exactly half the time,
     because half of each cell undoes the swap (recorded beside the cell, itself balanced)."""
@@ -221,7 +233,7 @@ def test_no_answer_is_a_fixed_function_of_the_story(sample) -> None:  # noqa: AN
     assert all(counts[0] == counts[1] > 0 for counts in undone.values()), dict(undone)
     lopsided = {key: dict(counts) for key, counts in agree.items() if counts[True] != counts[False]}
     assert lopsided == {}
-    assert len(agree) == 2 * (6 * 3 + 5 * 2)  # every cue of every question, in both cells
+    assert len(agree) == 2 * (6 * 3 + 4 * 2 + 5 * 2)  # every cue of every question, in both cells
 
 
 #: (what must not be written, why): the wording lint.

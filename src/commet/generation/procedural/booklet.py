@@ -77,7 +77,7 @@ BOOKLET: dict[str, Item] = {
     "emotion_reminder": Item("an animal that did something bad last week comes back looking friendly",
                              (Step("feels", C), Step("why feels", W), Step("sits", C), Step("why sits", W, RW)),
                              ("the animal that was nice comes back",)),
-    "true_belief_action": Item("things are swapped round and the child hears it announced",
+    "true_belief_action": Item("things are swapped round (or, in half, swapped back after a swap everyone saw) and the child hears it announced",
                                (Step("reality", C), Step("go", C, RW), Step("why go", W, RW)),
                                ("the child misses the announcement",)),
     "moral_true_belief": Item("the actor, who saw the papers being swapped, spoils the other child's paper knowingly",

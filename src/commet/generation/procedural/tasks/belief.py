@@ -267,6 +267,40 @@ ANNOUNCE = (
     "{tc.name} tells {p.name}, who is back first, 'The {a} and the {b} have swapped places today.' {q.name} is "
     "still out on the swings and does not hear.",
 )
+#: In the stories where break undoes it: the swap everyone saw in the morning, then the swap back and its news.
+MORNING = (
+    "This morning, with the whole class watching, {tc.name} swapped the {a} and the {b} round.",
+    "First thing this morning, in front of everyone, {tc.name} put the {a} where the {b} were and the {b} where the "
+    "{a} were.",
+    "This morning {tc.name} mixed the two lots up while the whole class looked on, so that each went to the "
+    "other's place.",
+    "At the start of the day, as the whole class watched, {tc.name} traded the places of the {a} and the {b}.",
+    "Before lessons began, {tc.name} swapped the {a} and the {b} over, and every child saw it.",
+)
+BREAK_BACK = (
+    "At break time, while {c1.name}, {c2.name} and the other children are outside, {tc.name} swaps the {a} and the "
+    "{b} back {why}.",
+    "During break, with {c1.name}, {c2.name} and the rest of the class out in the playground, {tc.name} puts the "
+    "{a} and the {b} back where they were before {why}.",
+    "While {c1.name}, {c2.name} and their classmates are out at break, {tc.name} undoes the swap {why}, so that "
+    "each lot is back in its old place.",
+    "At break, when {c1.name}, {c2.name} and everyone else have gone out, {tc.name} trades the places of the {a} "
+    "and the {b} back again {why}.",
+    "Over break, with {c1.name}, {c2.name} and the others outside, {tc.name} takes out the {a} and the {b} {why} "
+    "and puts each lot back where it used to be.",
+)
+ANNOUNCE_BACK = (
+    "When {p.name} comes back in, {tc.name} tells {p.obj}, 'I have swapped the {a} and the {b} back!' {q.name} is "
+    "still out at the water fountain and does not hear it.",
+    "{tc.name} tells {p.name}, the first one back, 'The {a} and the {b} are back in their old places.' {q.name}, "
+    "still out in the playground, does not hear it.",
+    "As soon as {p.name} comes back, {tc.name} says to {p.obj}, 'Look, the {a} and the {b} are back where they "
+    "always were.' {q.name} is still outside and misses it.",
+    "{p.name} comes in first and hears {tc.name} say, 'I have put the {a} and the {b} back in their usual places.' "
+    "{q.name} is still tying {q.det} shoes outside and does not hear a word.",
+    "{tc.name} tells {p.name}, who is back first, 'The {a} and the {b} have gone back to their old places.' "
+    "{q.name} is still out on the swings and does not hear.",
+)
 NEEDS = (
     "Later, {ch.name} wants {an_x} {for_}.", "Then {ch.name} needs {an_x} {for_}.",
     "After that, {ch.name} goes to get {an_x} {for_}.", "A little later, {ch.name} would like {an_x} {for_}.",
@@ -287,7 +321,8 @@ def true_belief_action(rng: random.Random, b: StoryBuilder, image_dependent: boo
     w = World(rng.choice(("classroom", "art room", "library")))
     child, mate = cast.pair(0.1, 0.25)
     teacher = cast.adult(0.88, teacher=True)
-    test = b.role(b.cell("heard", 2) == 1, "the child misses the announcement")
+    heard_cell, back = b.crossed_cell("heard", 2, "the swap is undone")
+    test = b.role(heard_cell == 1, "the child misses the announcement")
     b.seat("child and mate", [child, mate], (0.1, 0.25))
     for agent in (child, mate, teacher):
         w.add(agent)
@@ -308,16 +343,21 @@ def true_belief_action(rng: random.Random, b: StoryBuilder, image_dependent: boo
              "an_x": an(kinds[0].noun), "for_": fill(rng.choice(WANTS_FOR), child)}
     story = " ".join([
         b.frame("kept", KEPT).format(x1=x1, x2=x2, p1=p1.name, p2=p2.name, **slots),
-        b.frame("swap", BREAK).format(why=rng.choice(TIDY_REASONS), **slots),
-        b.frame("announce", ANNOUNCE).format(**slots),
+        *([b.frame("morning", MORNING).format(**slots)] if back else []),
+        b.frame("swap", BREAK_BACK if back else BREAK).format(why=rng.choice(TIDY_REASONS), **slots),
+        b.frame("announce", ANNOUNCE_BACK if back else ANNOUNCE).format(**slots),
         b.frame("needs", NEEDS).format(**slots),
     ])
+    if back:  # the morning's swap, seen by the whole class
+        w.put(teacher.id, "thing", second.id, kind="move")
+        w.put(teacher.id, "other", first.id, kind="move")
     w.leave(child.id, "playground")
     w.leave(mate.id, "playground")
-    w.put(teacher.id, "thing", second.id, kind="move")
-    w.put(teacher.id, "other", first.id, kind="move")
+    now, then = (first, second) if back else (second, first)  # where the break's swap puts them
+    w.put(teacher.id, "thing", now.id, kind="move")
+    w.put(teacher.id, "other", then.id, kind="move")
     w.enter(p.id)
-    said = w.say_where(teacher.id, "thing", second.id)
+    said = w.say_where(teacher.id, "thing", now.id)
     image = b.picture(w)  # the announcement: the teacher and the child who hears it; the other one still out
     w.enter(q.id)
     places = [f"in {first.name}", f"in {second.name}"]
@@ -325,22 +365,23 @@ def true_belief_action(rng: random.Random, b: StoryBuilder, image_dependent: boo
              story=story, image=image)
     goes = w.place_name(w.belief(child.id, "thing"))
     b.choose("go", b.wording(GO).format(**slots), [f"to {first.name}", f"to {second.name}"], f"to {goes}",
-             feedback=right_wrong("That's right.", f"Not quite: the {x} are in {second.name} now."))
+             feedback=right_wrong("That's right.", f"Not quite: the {x} are in {now.name} now."))
     heard = w.perceived(child.id, said)
+    swapped = "swapped back" if back else "swapped"
     b.why("why go", b.wording(WHY_GO).format(**slots),
-          f"Because {child.sub} heard {teacher.name} say that the {x} and the {kinds[1].plural} were swapped, so "
-          f"{child.sub} knows the {x} are in {second.name} now." if heard else
+          f"Because {child.sub} heard {teacher.name} say that the {x} and the {kinds[1].plural} were {swapped}, so "
+          f"{child.sub} knows the {x} are in {now.name} now." if heard else
           f"Because {child.sub} did not hear {teacher.name} say that the {x} were moved, so {child.sub} thinks "
-          f"they are still in {first.name}.",
-          f"{child.name} heard {teacher.name} say they were swapped, so {child.name} knows where they are now."
+          f"they are still in {then.name}.",
+          f"{child.name} heard {teacher.name} say they were {swapped}, so {child.name} knows where they are now."
           if heard else
-          f"{child.name} did not hear {teacher.name} say they were swapped, so {child.name} thinks they are still in "
-          f"{first.name}.",
-          [f"{child.name} saw {teacher.name} move them",
-           f"{child.name} thinks they are still in {first.name}" if heard else f"{child.name} knows they were moved"],
+          f"{child.name} did not hear {teacher.name} say they were {swapped}, so {child.name} thinks they are still "
+          f"in {then.name}.",
+          [f"{child.name} saw {teacher.name} move them at break",
+           f"{child.name} thinks they are still in {then.name}" if heard else f"{child.name} knows they were moved"],
           feedback=right_wrong(f"Yes, {child.name} goes to {goes}.", f"Actually, {child.name} goes to {goes}."))
     b.facts.update(log=w.record(), thing=x, belief=w.belief(child.id, "thing"), reality=things[0].location,
-                   announced=heard, habit=first.id)
+                   announced=heard, habit=first.id, swapped_back=back)
 
 
 # --- false belief from an expectation ----------------------------------------------------------
