@@ -89,7 +89,7 @@ def test_false_belief_items_have_true_belief_controls(task: str) -> None:
         assert ("did not see" in st.turns[1].answers[0]) != control
         assert st.turns[1].rubric is not None and st.turns[1].rubric.false_inferences
         if control:
-            assert st.meta["control"] == "true belief: the owner stays and sees the swap"
+            assert st.meta["control"] == "true belief: the owner stays and sees the last swap"
         else:
             assert "control" not in st.meta
     assert roles.count("test") == roles.count("control") == 6

@@ -7,6 +7,8 @@
   the asked person's rank from the left is spread alike over the cells of a task.
 * Every sentence that gives the sarcasm pair's children a face agrees with the key (the asked child smiles
   exactly when the key says happy), and so does the picture's face.
+* The location and lunchbox stories' questions about a place or a food (the reality control among them) are no
+  fixed function of the story's surface: within every cell each surface pick is the answer exactly half the time.
 * Wording lint over a generated sample: articles by sound, "asks" only with a question, no wagging that
   is not a dog's, no "who" clause after a thing, no "tidies up while tidying up".
 """
@@ -30,8 +32,10 @@ PER_VARIANT = 24
 def _sample() -> list[tuple[StoryTurn, dict[str, Scene]]]:
     out = []
     for task in sorted(GENERATORS):
+        # one whole counterbalancing block: 24 items, or 48 where the cell is crossed with a story fact
+        size = max(PER_VARIANT, generate_storyturn(task, 0, seed=71, slot=0)[1].block)
         for image in (False, True) if task in IMAGE_DEPENDENT_TASKS else (False,):
-            for k in range(PER_VARIANT):  # one variant at a time: the slot within the variant is the index
+            for k in range(size):  # one variant at a time: the slot within the variant is the index
                 storyturn, builder = generate_storyturn(task, k, seed=71, image_dependent=image, slot=k)
                 out.append((storyturn, builder.scenes))
     return out
@@ -145,6 +149,91 @@ def test_every_face_agrees_with_the_key(sample) -> None:  # noqa: ANN001
         drawn = next(a["expression"] for a in scenes[storyturn.turns[0].image]["agents"] if a["name"] == asked)
         assert (drawn == "happy") == (key == "happy"), (storyturn.id, drawn, key)
     assert read == 2 * PER_VARIANT
+
+
+def _mentions(text: str, words: dict[str, str]) -> list[str]:
+    """The ids of ``words`` (id -> how the story calls it) in the order the text names them."""
+    hits = sorted((m.start(), i) for i, word in words.items() for m in re.finditer(rf"\b{re.escape(word)}\b", text))
+    return [i for _, i in hits]
+
+
+def _location_cues(storyturn: StoryTurn, scenes: dict[str, Scene]) -> dict[str, str]:
+    """What a shallow reader of the location story can pick without following the swaps: each a container id."""
+    log = storyturn.meta["world"]["log"]
+    owner = log["things"]["thing"]["owner"]
+    boxes = {i: p["name"].removeprefix("the ") for i, p in log["places"].items() if p["kind"] != "offstage"}
+    named = _mentions(storyturn.turns[0].story, boxes)
+    toys = _mentions(storyturn.turns[0].story, {t: log["things"][t]["noun"] for t in ("thing", "theirs")})
+    puts = {e["thing"]: e["dst"] for e in log["events"] if e["kind"] == "put" and e["dst"] in boxes}
+    places = next(iter(scenes.values()))["places"]
+    left = min((p for p in places if p["id"] in boxes), key=lambda p: p["bbox"][0])["id"]
+    return {"the owner's container": next(e["dst"] for e in log["events"] if e["actor"] == owner and
+                                          e.get("thing") == "thing"),
+            "the container named first": named[0], "the container named second": next(i for i in named if
+                                                                                       i != named[0]),
+            "the container named last": named[-1], "the container standing left": left,
+            "where the toy named first was put": puts[toys[0]]}
+
+
+def _classroom_cues(storyturn: StoryTurn, scenes: dict[str, Scene]) -> dict[str, str]:
+    """What a shallow reader of the classroom story can pick without following the swaps: each a container id."""
+    log = storyturn.meta["world"]["log"]
+    boxes = {i: p["name"].removeprefix("the ") for i, p in log["places"].items()}
+    named = _mentions(storyturn.turns[0].story, boxes)
+    places = next(iter(scenes.values()))["places"]
+    return {"where they are always kept": log["things"]["thing"]["start"], "the container named first": named[0],
+            "the container named last": named[-1],
+            "the container standing left": min(places, key=lambda p: p["bbox"][0])["id"]}
+
+
+def _lunchbox_cues(storyturn: StoryTurn, scenes: dict[str, Scene]) -> dict[str, str]:
+    """What a shallow reader of the lunchbox story can pick without following the packing: each a food."""
+    log = storyturn.meta["world"]["log"]
+    foods = {log["things"][t]["noun"]: log["things"][t]["noun"] for t in ("expected", "packed")}
+    named = _mentions(storyturn.turns[0].story, foods)
+    asked = next(i for i, a in log["agents"].items() if a["name"] in storyturn.turns[0].question)
+    shown = [o["noun"] for scene in scenes.values() for o in scene["objects"] if o["visible"] and o["noun"] in foods]
+    return {"the child's usual food": log["things"]["expected"]["noun"], "the food named first": named[0],
+            "the food named last": named[-1],
+            "the food the child hopes for": next(e["claim"] for e in log["events"] if e["kind"] == "wish" and
+                                                 e["actor"] == asked),
+            "the food in the picture": shown[0]}
+
+
+#: The stories whose controls used to have a constant answer, the questions asked about a place or a food, and
+#: how to read what a shallow reader would pick.
+CUED = {"false_belief_location": (("look", "reality"), _location_cues),
+        "implicit_false_belief": (("next",), _location_cues),
+        "true_belief_action": (("reality", "go"), _classroom_cues),
+        "expectation_false_belief": (("reality", "thinks"), _lunchbox_cues)}
+
+
+def test_no_answer_is_a_fixed_function_of_the_story(sample) -> None:  # noqa: ANN001
+    """The reality control (and the belief questions) of the location, classroom and lunchbox stories: counted exactly per
+    cell (task x variant x test or control), the answer is each surface pick (the owner's container, the one named
+    first, second or last, the one standing left, the usual food, the one hoped for...) exactly half the time,
+    because half of each cell undoes the swap (recorded beside the cell, itself balanced)."""
+    agree: dict[tuple[object, ...], Counter[bool]] = defaultdict(Counter)
+    undone: dict[tuple[object, ...], Counter[int]] = defaultdict(Counter)
+    for storyturn, scenes in sample:
+        if storyturn.task not in CUED:
+            continue
+        asks, cues_of = CUED[storyturn.task]
+        undone[_cell(storyturn)][storyturn.meta["cell"]["fact"]["value"]] += 1
+        cues = cues_of(storyturn, scenes)
+        log = storyturn.meta["world"]["log"]
+        words = {i: p["name"].removeprefix("the ") for i, p in log["places"].items() if p["kind"] != "offstage"} \
+            if storyturn.task != "expectation_false_belief" else {v: v for v in cues.values()}
+        for turn in storyturn.turns:
+            if turn.meta.get("asks") in asks:
+                (answer,) = _mentions(turn.answers[0].lower(), words)
+                for cue, pick in cues.items():
+                    agree[(*_cell(storyturn), turn.meta["asks"], cue)][answer == pick] += 1
+    assert {key[0] for key in agree} == set(CUED) and len(undone) == 2 * len(CUED)
+    assert all(counts[0] == counts[1] > 0 for counts in undone.values()), dict(undone)
+    lopsided = {key: dict(counts) for key, counts in agree.items() if counts[True] != counts[False]}
+    assert lopsided == {}
+    assert len(agree) == 2 * (6 * 3 + 4 * 2 + 5 * 2)  # every cue of every question, in both cells
 
 
 #: (what must not be written, why): the wording lint.

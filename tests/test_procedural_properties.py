@@ -159,7 +159,8 @@ def check_false_belief(s, log, scenes, facts) -> None:  # noqa: ANN001
     watched = owner in moves[-1]["present"]
     assert (belief == reality) == watched and belief is not None  # a true-belief control when the owner watched
     assert (role(s) == "test") != watched
-    assert reality != log["things"]["thing"]["start"] or len(moves) == 0
+    own = next(e["dst"] for e in log["events"] if e.get("thing") == "thing" and e["actor"] == owner)
+    assert (reality == own) == (len(moves) % 2 == 0)  # swapped, or swapped and swapped back
     assert all(not scene["occluders"] for scene in scenes)  # nothing blocks sight: being in the room is seeing
     assert (owner in {a["id"] for a in scenes[0]["agents"]}) == watched  # the picture of the swap: who is there
     first = one(s, 0)
@@ -190,7 +191,8 @@ def check_true_belief(s, log, scenes, facts) -> None:  # noqa: ANN001
     habit = log["things"]["thing"]["start"]
     belief = believed(log, child, "thing", default=habit)
     reality = location_at(log, "thing")
-    assert reality != habit and (belief == reality) == heard
+    moves = [e for e in log["events"] if e.get("thing") == "thing" and e["kind"] == "move"]
+    assert (reality == habit) == (len(moves) == 2) and (belief == reality) == heard  # swapped, or swapped back
     assert one(s, 0) == f"in {place_words(log, scenes, reality)}"
     assert one(s, 1) == f"to {place_words(log, scenes, belief)}"
     assert ("did not hear" in one(s, 2)) != heard
@@ -198,13 +200,15 @@ def check_true_belief(s, log, scenes, facts) -> None:  # noqa: ANN001
 
 def check_expectation(s, log, scenes, facts) -> None:  # noqa: ANN001
     child = asked_name(log, s.turns[1].question)
-    packing = next(e for e in log["events"] if e["kind"] == "put" and e["dst"] == "lunchbox")
+    packings = [e for e in log["events"] if e["kind"] in ("put", "move") and e["dst"] == "lunchbox"]
+    packing = packings[-1]  # what is in the lunchbox now
     watched = child in packing["present"]
     assert (role(s) == "test") != watched
     usual, packed = log["things"]["expected"]["noun"], log["things"][packing["thing"]]["noun"]
-    thinks = packed if watched else usual  # the child saw the packing, or expects the usual food (the habit)
+    seen = [e for e in packings if child in e["present"]]  # the last packing the child saw, else the habit
+    thinks = log["things"][seen[-1]["thing"]]["noun"] if seen else usual
     wants = next(e["claim"] for e in log["events"] if e["kind"] == "wish" and e["actor"] == child)
-    assert usual != packed
+    assert (usual == packed) == (len(packings) == 2)  # swapped, or swapped and put right
     assert one(s, 0) == an(packed) and one(s, 1) == an(thinks) and one(s, 3) == an(wants)
     assert one(s, 4) == ("happy" if thinks == wants else "sad")  # asked before opening: the expectation
     shown = [o for sc in scenes for o in sc["objects"] if o["id"] == packing["thing"]]

@@ -135,15 +135,18 @@ def replay_places(log: dict) -> list[dict[str, str]]:
     return states
 
 
-def relevant(log: dict, verb: str, actor_name: str | None) -> list[dict]:
-    """The logged events a "saw X <verb>" claim is about."""
+def relevant(log: dict, verb: str, actor_name: str | None, back: bool = False) -> list[dict]:
+    """The logged events a "saw X <verb>" claim is about. A swap is two moves; where a story swaps and then swaps
+    back, "swap" is the first two and "swap ... back" the last two."""
     agents = {info["name"]: a for a, info in log["agents"].items()}
     actor = agents.get(actor_name or "")
     events = log["events"]
     if verb in ("swap", "swap the two toys", "swap the papers", "swap the lunches", "pack"):
         found = [e for e in events if e["kind"] in ("move", "put") and e["actor"] == actor
                  and e.get("dst") in ("lunchbox", "lunchbox2", *(p for p in log["places"] if p.startswith("place")))]
-        return [e for e in found if e["kind"] == "move" or e.get("dst", "").startswith("lunchbox")]
+        found = [e for e in found if e["kind"] == "move" or e.get("dst", "").startswith("lunchbox")]
+        assert len(found) % 2 == 0 and (len(found) == 4 or not back), found
+        return found[2:] if back else found[:2]
     if verb == "take":
         return [e for e in events if e["kind"] == "take"]
     if verb == "say":
@@ -155,7 +158,7 @@ def claim_patterns(log: dict) -> tuple[re.Pattern, re.Pattern]:
     """Claims about who saw or heard whom doing what, and who can see which things, with the story's names."""
     names = "|".join(re.escape(info["name"]) for info in sorted(log["agents"].values(), key=lambda i: -len(i["name"])))
     claim = re.compile(rf"(?P<who>{names}|\b[Ss]he|\b[Hh]e) (?P<neg>did not |)(?P<verb>see|saw|hear|heard) "
-                       rf"(?P<whom>{names}|who) (?P<act>swap|pack|take|took|say)")
+                       rf"(?P<whom>{names}|who) (?P<act>swap|pack|take|took|say)(?P<back> (?:them|the (?:two )?\w+) back)?")
     sight = re.compile(rf"(?P<who>{names}) (?P<neg>can|cannot) see (?P<only>only )?(?P<what>(?:the|all|both) [^;]+?)"
                        r"(?=;| and cannot|,|$|\.)")
     return claim, sight
@@ -177,7 +180,7 @@ def check_claim(log: dict, scenes: list[dict], match: re.Match, context: str) ->
     agent = agent_of(log, match["who"], context)
     verb = {"took": "take"}.get(match["act"], match["act"])
     whom = None if match["whom"] == "who" else match["whom"]
-    events = relevant(log, verb, whom)
+    events = relevant(log, verb, whom, bool(match["back"]))
     assert events, match.group(0)
     if match["verb"] in ("hear", "heard"):
         perceived = all(agent in e["present"] and agent not in e.get("busy", []) for e in events)

@@ -105,6 +105,10 @@ class StoryBuilder:
     meta: dict[str, object] = field(default_factory=dict)
     #: The key and size of the draw that decides the answers (the item's cell): orders are balanced within it.
     crossed: tuple[str, int] | None = None
+    #: Items per counterbalancing block: :data:`BLOCK`, four times that after :meth:`crossed_cell` (a cell crossed with
+    #: a story fact has four values, and every pair of nuisance coins (:meth:`flips`) must still split each of them
+    #: evenly within a block).
+    block: int = BLOCK
 
     # --- counterbalancing -------------------------------------------------------------------
     @property
@@ -112,11 +116,22 @@ class StoryBuilder:
         """Where the item stands in its counterbalancing sequence: its slot within its variant, else its index."""
         return self.index if self.slot is None else self.slot
 
-    def _sequence(self, key: str, n: int, length: int = BLOCK) -> list[int]:
-        block = self.position // BLOCK
-        sequence = [k % n for k in range(length - length % n)]
+    def _sequence(self, key: str, n: int, length: int | None = None) -> list[int]:
+        length = self.block if length is None else length
+        block = self.position // self.block
         variant = f":{self.variant}" if self.slot is not None else ""
-        random.Random(f"commet-balance:{self.seed}:{self.group}{variant}:{key}:{block}").shuffle(sequence)
+        stream = random.Random(f"commet-balance:{self.seed}:{self.group}{variant}:{key}:{block}")
+        if length > BLOCK and length % BLOCK == 0 and BLOCK % n == 0:
+            # a long block (a crossed cell) as runs of BLOCK, each balanced: a dataset cut short in the block
+            # is still balanced every BLOCK items
+            sequence = []
+            for _ in range(length // BLOCK):
+                run = [k % n for k in range(BLOCK)]
+                stream.shuffle(run)
+                sequence += run
+            return sequence
+        sequence = [k % n for k in range(length - length % n)]
+        stream.shuffle(sequence)
         return sequence
 
     def balanced(self, key: str, n: int, given: tuple[str, int] | None = None) -> int:
@@ -126,7 +141,7 @@ class StoryBuilder:
         share that key's value: the two are crossed, so a respondent who answers one turn by position
         cannot use the other turn's position (branch turns, whose right answer follows the earlier pick).
         """
-        position = self.position % BLOCK
+        position = self.position % self.block
         if given is None:
             sequence = self._sequence(key, n)
             return sequence[position] if position < len(sequence) else self.rng.randrange(n)
@@ -159,6 +174,13 @@ class StoryBuilder:
         """A balanced coin (within the item's cell, once :meth:`cell` has drawn it), recorded as a nuisance choice."""
         return self.nuisance(key, self.balanced(key, 2, self.crossed), 2) == 1
 
+    def flips(self, *keys: str) -> list[bool]:
+        """Balanced coins drawn jointly (one balanced value of ``2 ** len(keys)`` within the cell), each recorded as
+        :meth:`flip` records it: every combination occurs equally often, so that no function of two of them (which
+        option a sentence names last, when one coin orders the sentence and the other fills it) goes with a key."""
+        joint = self.balanced("flips: " + " & ".join(keys), 2 ** len(keys), self.crossed)
+        return [self.nuisance(key, (joint >> k) & 1, 2) == 1 for k, key in enumerate(keys)]
+
     def seat(self, key: str, agents: Sequence[Agent], xs: Sequence[float]) -> None:
         """Stand ``agents`` at the spots ``xs`` in a balanced order (within the cell): where a role is drawn tells
         nothing about it, so a picture's people can only be told apart by their looks."""
@@ -172,6 +194,20 @@ class StoryBuilder:
         self.crossed = (key, n)
         self.meta["cell"] = {"key": key, "value": value, "of": n}
         return value
+
+    def crossed_cell(self, key: str, n: int, fact: str) -> tuple[int, bool]:
+        """The item's cell (``key``, as :meth:`cell`) crossed with a story fact that decides a control's answer
+        (``fact``: the swap is undone, say), so that the control's answer is no fixed function of the story.
+
+        Both are drawn as one balanced value over a double block, and every later draw is balanced within the
+        crossed cell: the fact splits each cell evenly, and no order of mention goes with either. The cell is
+        recorded as :meth:`cell` records it, the fact beside it (``meta["cell"]["fact"]``)."""
+        self.block = 4 * BLOCK  # twelve items of each crossed cell per block: two coins drawn jointly split it evenly
+        both = self.balanced(f"{key} x {fact}", 2 * n)
+        self.crossed = (f"{key} x {fact}", 2 * n)
+        value, on = both % n, both >= n
+        self.meta["cell"] = {"key": key, "value": value, "of": n, "fact": {"key": fact, "value": int(on)}}
+        return value, on
 
     def frame(self, key: str, pool: Sequence[T]) -> T:
         """One frame of a critical sentence (a template, or clauses to order), drawn independently of the

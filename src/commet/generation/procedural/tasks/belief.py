@@ -6,6 +6,11 @@ the one who stays and sees it (``q``). The test item puts the asked-about child 
 control in ``q``, with the same words. Where a thing really is follows from a **swap** (two
 things exchange places) that names no place, so "where is it really?" needs the story's
 facts, not the last place a sentence names.
+
+In half of each cell (the location and lunchbox stories) the swap is **undone**: both children see
+the swap, then one is away while it is swapped back (the mirror false belief). So where a thing
+really is (the reality control) and where the asked child thinks it is are each the owner's own
+place half the time: neither is a fixed function of the story's surface.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from commet.generation.procedural.tasks.common import (
     room,
     two_containers,
 )
-from commet.generation.procedural.world import Place, Thing, World
+from commet.generation.procedural.world import Agent, Place, Thing, World
 
 INTRO = (
     "{names} are in the {room}, where there are {boxes}.",
@@ -50,6 +55,24 @@ SWAP = (
     "stayed sees it all.",
     "{m.name} trades the places of the {a} and the {b} {why}, and the child in the room watches.",
 )
+#: The swap both children see, in the stories where it is later undone.
+SWAP_SEEN = (
+    "Then {m.name} swaps the {a} and the {b} round {why}, and {n1.name} and {n2.name} both see it happen.",
+    "{m.name} comes by {why} and puts the {a} where the {b} was and the {b} where the {a} was; {n1.name} and "
+    "{n2.name} both watch.",
+    "{m.name} uses the time to swap the two toys over {why}, in full view of {n1.name} and {n2.name}.",
+    "Then {m.name} mixes the two toys up {why}, so that each one ends up in the other's place; {n1.name} and "
+    "{n2.name} see it all.",
+    "{m.name} trades the places of the {a} and the {b} {why}, and {n1.name} and {n2.name} both watch.",
+)
+#: The swap undone, naming no child (who is away and who stays is told just before, see ``away_and_stays``).
+SWAP_BACK = (
+    "Then {m.name} changes {m.det} mind and swaps the two toys back, and the child who stayed sees it happen.",
+    "{m.name} thinks better of it and puts each toy back where it was before; the child in the room watches.",
+    "{m.name} then swaps the {a} and the {b} back again, in full view of the child who stayed.",
+    "After a while {m.name} puts the two toys back the way they were, and the child who stayed sees it all.",
+    "Then {m.name} undoes the swap, so that each toy is back in its first place; the child in the room watches.",
+)
 WANTS = (
     "Later, with everyone back in the room, {o.name} wants to play with {o.det} {t}.",
     "When they are all together again, {o.name} wants {o.det} {t}.",
@@ -71,6 +94,7 @@ REALITY = ("Where is the {t} really", "Where is {o.name}'s {t} now", "Where is t
 NEXT = ("What will {o.name} do next?", "What does {o.name} do now?", "What will {o.name} do to get {o.det} {t}?")
 WHY_NEXT = ("Why will {o.name} do that?", "Why does {o.name} do that?", "What makes {o.name} do that?")
 SWAPPED = "swap the two toys"
+BACK = "swap them back"
 
 
 def _fmt(template: str, **slots: object) -> str:
@@ -79,19 +103,24 @@ def _fmt(template: str, **slots: object) -> str:
 
 class _Swapped:
     """The story both location tasks tell: two children put a toy each in a closed container; one child
-    leaves; a grown-up (or an older child) swaps the two toys round; the other child sees it."""
+    leaves; a grown-up (or an older child) swaps the two toys round; the other child sees it. In half of each
+    cell (``back``) both children see the swap, then one leaves while the toys are swapped back."""
 
     def __init__(self, rng: random.Random, b: StoryBuilder) -> None:
         cast = Cast(rng)
+        self.b = b
         self.w = w = World(room(rng))
         self.owner, self.other = cast.pair(0.1, 0.25)
         self.mover = cast.adult(0.88) if rng.random() < 0.5 else cast.child(0.88)
         for agent in (self.owner, self.other, self.mover):
             w.add(agent)
-        self.test = b.role(b.cell("owner away", 2) == 1, "true belief: the owner stays and sees the swap")
+        away_cell, self.back = b.crossed_cell("owner away", 2, "the swap is undone")
+        self.test = b.role(away_cell == 1, "true belief: the owner stays and sees the last swap")
         b.seat("owner and other", [self.owner, self.other], (0.1, 0.25))
         self.first, self.second = two_containers(rng, b, w, (0.45, 0.65))
-        if b.flip("the owner's container is the second named"):
+        # the owner's container stands right or left, balanced within the crossed cell: with the swap undone in half
+        # of it, where the toy really is goes with no side of the picture
+        if b.flip("the owner's container stands right") != (self.first.x > self.second.x):
             self.first, self.second = self.second, self.first
         kinds = rng.sample(lex.TOYS, 2)
         self.thing = Thing("thing", kinds[0], rng.choice(kinds[0].colours), "hands", owner=self.owner.id)
@@ -110,41 +139,71 @@ class _Swapped:
         named = b.arrange("swap order", [self.thing, self.theirs])
         closing = b.arrange("closing", [self.first, self.second])
         o, t = self.owner, self.thing.noun
+        swap = {"m": self.mover, "a": named[0].noun, "b": named[1].noun, "why": rng.choice(TIDY_REASONS)}
+        away_sentence = away_and_stays(b, self.p, self.q, away, lead=names[0])
+        if self.back:  # the swap both see, then one child away while it is undone
+            events = [_fmt(b.frame("swap", SWAP_SEEN), n1=names[0], n2=names[1], **swap), away_sentence, _fmt(b.frame("back", SWAP_BACK), **swap)]
+        else:
+            events = [away_sentence, _fmt(b.frame("swap", SWAP), **swap)]
         text = [
             _fmt(b.frame("intro", INTRO), names=f"{names[0].name}, {names[1].name} and {self.mover.name}",
                  room=w.room, boxes=" and ".join(an(p.name.removeprefix("the ")) for p in boxes)),
             _fmt(b.frame("puts", PUTS), c1=c1, c2=c2, t1=t1.noun, t2=t2.noun, p1=p1.name, p2=p2.name),
-            away_and_stays(b, self.p, self.q, away, lead=names[0]),
-            _fmt(b.frame("swap", SWAP), m=self.mover, a=named[0].noun, b=named[1].noun, why=rng.choice(TIDY_REASONS)),
+            *events,
             _fmt(b.frame("wants", WANTS), o=o, t=t),
             cap(_fmt(b.frame("closed", CLOSED), x=closing[0].name, y=closing[1].name)),
         ]
         self.story = " ".join(text)
         w.put(self.owner.id, self.thing.id, self.first.id)
         w.put(self.other.id, self.theirs.id, self.second.id)
-        w.leave(self.p.id, to)
         w.walk(self.mover.id, 0.86)
-        w.hold(self.mover.id, self.thing.id)
-        w.put(self.mover.id, self.theirs.id, self.first.id, kind="move")
-        self.during = b.picture(w)  # the swap, half done: the toy in the mover's hand, the away child not there
-        w.put(self.mover.id, self.thing.id, self.second.id, kind="move")
+        if self.back:
+            self._swap((self.first, self.second), picture=False)
+        w.leave(self.p.id, to)
+        # the (last) swap, half done: the toy in the mover's hand, the away child not there
+        self.during = self._swap((self.second, self.first) if self.back else (self.first, self.second))
         w.enter(self.p.id)
+
+    def _swap(self, places: tuple[Place, Place], picture: bool = True) -> str:
+        """The mover swaps the two toys: the owner's toy from ``places[0]`` to ``places[1]`` and the other one back;
+        with ``picture``, the picture of the swap half done (the owner's toy in hand)."""
+        w, b = self.w, self.b
+        w.hold(self.mover.id, self.thing.id)
+        w.put(self.mover.id, self.theirs.id, places[0].id, kind="move")
+        image = b.picture(w) if picture else ""
+        w.put(self.mover.id, self.thing.id, places[1].id, kind="move")
+        return image
 
     def rubric(self) -> tuple[str, list[str]]:
         o, m, where, other = self.owner.name, self.mover.name, self.first.name, self.second.name
         t = f"{self.owner.det} {self.thing.noun}"
-        if missed(self.w, self.owner, self.thing):
+        unseen = bool(missed(self.w, self.owner, self.thing))  # read off the world: did the owner miss a move?
+        if self.back:
+            if unseen:
+                return (f"{o} saw {m} {SWAPPED}, but {o} did not see {m} {BACK}, so {o} thinks {t} is still in "
+                        f"{other}.",
+                        [f"{o} saw {m} {BACK}", f"{o} knows {t} is back in {where}", f"{o} will look in {where}"])
+            return (f"{o} saw {m} {SWAPPED}, and {o} saw {m} {BACK}, so {o} knows {t} is back in {where}.",
+                    [f"{o} thinks {t} is still in {other}", f"{o} did not see the toys being swapped back"])
+        if unseen:
             return (f"{o} did not see {m} {SWAPPED}, so {o} thinks {t} is still in {where}.",
                     [f"{o} knows the toys were swapped", f"{o} saw {m} {SWAPPED}", f"{o} will look in {other}"])
         return (f"{o} saw {m} {SWAPPED}, so {o} knows {t} is in {other} now.",
                 [f"{o} thinks {t} is still in {where}", f"{o} did not see the toys being swapped"])
 
     def reason(self) -> str:
-        o = self.owner
-        if missed(self.w, o, self.thing):
-            return (f"Because {o.sub} put it in {self.first.name} and did not see {self.mover.name} {SWAPPED}, so "
+        o, m = self.owner, self.mover.name
+        unseen = bool(missed(self.w, o, self.thing))
+        if self.back:
+            if unseen:
+                return (f"Because {o.sub} saw {m} {SWAPPED}, but {o.sub} did not see {m} {BACK}, so {o.sub} thinks "
+                        f"it is still in {self.second.name}.")
+            return (f"Because {o.sub} saw {m} {SWAPPED}, and {o.sub} saw {m} {BACK}, so {o.sub} knows it is back in "
+                    f"{self.first.name}.")
+        if unseen:
+            return (f"Because {o.sub} put it in {self.first.name} and did not see {m} {SWAPPED}, so "
                     f"{o.sub} thinks it is still there.")
-        return f"Because {o.sub} saw {self.mover.name} {SWAPPED}, so {o.sub} knows it is in {self.second.name} now."
+        return f"Because {o.sub} saw {m} {SWAPPED}, so {o.sub} knows it is in {self.second.name} now."
 
     def facts(self) -> dict[str, object]:
         w = self.w
@@ -208,6 +267,40 @@ ANNOUNCE = (
     "{tc.name} tells {p.name}, who is back first, 'The {a} and the {b} have swapped places today.' {q.name} is "
     "still out on the swings and does not hear.",
 )
+#: In the stories where break undoes it: the swap everyone saw in the morning, then the swap back and its news.
+MORNING = (
+    "This morning, with the whole class watching, {tc.name} swapped the {a} and the {b} round.",
+    "First thing this morning, in front of everyone, {tc.name} put the {a} where the {b} were and the {b} where the "
+    "{a} were.",
+    "This morning {tc.name} mixed the two lots up while the whole class looked on, so that each went to the "
+    "other's place.",
+    "At the start of the day, as the whole class watched, {tc.name} traded the places of the {a} and the {b}.",
+    "Before lessons began, {tc.name} swapped the {a} and the {b} over, and every child saw it.",
+)
+BREAK_BACK = (
+    "At break time, while {c1.name}, {c2.name} and the other children are outside, {tc.name} swaps the {a} and the "
+    "{b} back {why}.",
+    "During break, with {c1.name}, {c2.name} and the rest of the class out in the playground, {tc.name} puts the "
+    "{a} and the {b} back where they were before {why}.",
+    "While {c1.name}, {c2.name} and their classmates are out at break, {tc.name} undoes the swap {why}, so that "
+    "each lot is back in its old place.",
+    "At break, when {c1.name}, {c2.name} and everyone else have gone out, {tc.name} trades the places of the {a} "
+    "and the {b} back again {why}.",
+    "Over break, with {c1.name}, {c2.name} and the others outside, {tc.name} takes out the {a} and the {b} {why} "
+    "and puts each lot back where it used to be.",
+)
+ANNOUNCE_BACK = (
+    "When {p.name} comes back in, {tc.name} tells {p.obj}, 'I have swapped the {a} and the {b} back!' {q.name} is "
+    "still out at the water fountain and does not hear it.",
+    "{tc.name} tells {p.name}, the first one back, 'The {a} and the {b} are back in their old places.' {q.name}, "
+    "still out in the playground, does not hear it.",
+    "As soon as {p.name} comes back, {tc.name} says to {p.obj}, 'Look, the {a} and the {b} are back where they "
+    "always were.' {q.name} is still outside and misses it.",
+    "{p.name} comes in first and hears {tc.name} say, 'I have put the {a} and the {b} back in their usual places.' "
+    "{q.name} is still tying {q.det} shoes outside and does not hear a word.",
+    "{tc.name} tells {p.name}, who is back first, 'The {a} and the {b} have gone back to their old places.' "
+    "{q.name} is still out on the swings and does not hear.",
+)
 NEEDS = (
     "Later, {ch.name} wants {an_x} {for_}.", "Then {ch.name} needs {an_x} {for_}.",
     "After that, {ch.name} goes to get {an_x} {for_}.", "A little later, {ch.name} would like {an_x} {for_}.",
@@ -228,7 +321,8 @@ def true_belief_action(rng: random.Random, b: StoryBuilder, image_dependent: boo
     w = World(rng.choice(("classroom", "art room", "library")))
     child, mate = cast.pair(0.1, 0.25)
     teacher = cast.adult(0.88, teacher=True)
-    test = b.role(b.cell("heard", 2) == 1, "the child misses the announcement")
+    heard_cell, back = b.crossed_cell("heard", 2, "the swap is undone")
+    test = b.role(heard_cell == 1, "the child misses the announcement")
     b.seat("child and mate", [child, mate], (0.1, 0.25))
     for agent in (child, mate, teacher):
         w.add(agent)
@@ -249,16 +343,21 @@ def true_belief_action(rng: random.Random, b: StoryBuilder, image_dependent: boo
              "an_x": an(kinds[0].noun), "for_": fill(rng.choice(WANTS_FOR), child)}
     story = " ".join([
         b.frame("kept", KEPT).format(x1=x1, x2=x2, p1=p1.name, p2=p2.name, **slots),
-        b.frame("swap", BREAK).format(why=rng.choice(TIDY_REASONS), **slots),
-        b.frame("announce", ANNOUNCE).format(**slots),
+        *([b.frame("morning", MORNING).format(**slots)] if back else []),
+        b.frame("swap", BREAK_BACK if back else BREAK).format(why=rng.choice(TIDY_REASONS), **slots),
+        b.frame("announce", ANNOUNCE_BACK if back else ANNOUNCE).format(**slots),
         b.frame("needs", NEEDS).format(**slots),
     ])
+    if back:  # the morning's swap, seen by the whole class
+        w.put(teacher.id, "thing", second.id, kind="move")
+        w.put(teacher.id, "other", first.id, kind="move")
     w.leave(child.id, "playground")
     w.leave(mate.id, "playground")
-    w.put(teacher.id, "thing", second.id, kind="move")
-    w.put(teacher.id, "other", first.id, kind="move")
+    now, then = (first, second) if back else (second, first)  # where the break's swap puts them
+    w.put(teacher.id, "thing", now.id, kind="move")
+    w.put(teacher.id, "other", then.id, kind="move")
     w.enter(p.id)
-    said = w.say_where(teacher.id, "thing", second.id)
+    said = w.say_where(teacher.id, "thing", now.id)
     image = b.picture(w)  # the announcement: the teacher and the child who hears it; the other one still out
     w.enter(q.id)
     places = [f"in {first.name}", f"in {second.name}"]
@@ -266,22 +365,23 @@ def true_belief_action(rng: random.Random, b: StoryBuilder, image_dependent: boo
              story=story, image=image)
     goes = w.place_name(w.belief(child.id, "thing"))
     b.choose("go", b.wording(GO).format(**slots), [f"to {first.name}", f"to {second.name}"], f"to {goes}",
-             feedback=right_wrong("That's right.", f"Not quite: the {x} are in {second.name} now."))
+             feedback=right_wrong("That's right.", f"Not quite: the {x} are in {now.name} now."))
     heard = w.perceived(child.id, said)
+    swapped = "swapped back" if back else "swapped"
     b.why("why go", b.wording(WHY_GO).format(**slots),
-          f"Because {child.sub} heard {teacher.name} say that the {x} and the {kinds[1].plural} were swapped, so "
-          f"{child.sub} knows the {x} are in {second.name} now." if heard else
+          f"Because {child.sub} heard {teacher.name} say that the {x} and the {kinds[1].plural} were {swapped}, so "
+          f"{child.sub} knows the {x} are in {now.name} now." if heard else
           f"Because {child.sub} did not hear {teacher.name} say that the {x} were moved, so {child.sub} thinks "
-          f"they are still in {first.name}.",
-          f"{child.name} heard {teacher.name} say they were swapped, so {child.name} knows where they are now."
+          f"they are still in {then.name}.",
+          f"{child.name} heard {teacher.name} say they were {swapped}, so {child.name} knows where they are now."
           if heard else
-          f"{child.name} did not hear {teacher.name} say they were swapped, so {child.name} thinks they are still in "
-          f"{first.name}.",
-          [f"{child.name} saw {teacher.name} move them",
-           f"{child.name} thinks they are still in {first.name}" if heard else f"{child.name} knows they were moved"],
+          f"{child.name} did not hear {teacher.name} say they were {swapped}, so {child.name} thinks they are still "
+          f"in {then.name}.",
+          [f"{child.name} saw {teacher.name} move them at break",
+           f"{child.name} thinks they are still in {then.name}" if heard else f"{child.name} knows they were moved"],
           feedback=right_wrong(f"Yes, {child.name} goes to {goes}.", f"Actually, {child.name} goes to {goes}."))
     b.facts.update(log=w.record(), thing=x, belief=w.belief(child.id, "thing"), reality=things[0].location,
-                   announced=heard, habit=first.id)
+                   announced=heard, habit=first.id, swapped_back=back)
 
 
 # --- false belief from an expectation ----------------------------------------------------------
@@ -306,6 +406,26 @@ MIXUP = (
     "stayed.",
     "This morning {pa.name} gets the two lunches the wrong way round; the child who stayed sees it all.",
     "Today {pa.name} packs the two lunches into the wrong lunchboxes, and the child in the room watches.",
+)
+#: The mix-up both children see, in the stories where it is later put right.
+MIXUP_SEEN = (
+    "This morning {pa.name} mixes up the two lunches, so each lunchbox gets what usually goes in the other one; "
+    "both children see it.",
+    "Today {pa.name} swaps the two lunches over by mistake, and both children watch.",
+    "This morning {pa.name} is in a hurry and puts each lunch in the wrong lunchbox, in full view of both children.",
+    "This morning {pa.name} gets the two lunches the wrong way round; both children see it all.",
+    "Today {pa.name} packs the two lunches into the wrong lunchboxes, and both children watch.",
+)
+#: The mix-up put right, naming no child (who is away and who watches is told just before).
+MIXUP_BACK = (
+    "Then {pa.name} notices the mistake and swaps the two lunches back; the child who stayed sees it.",
+    "A moment later {pa.name} spots the mix-up and puts each lunch back in its usual lunchbox, and the child in the "
+    "room watches.",
+    "Then {pa.name} swaps the two lunches back again, in full view of the child who stayed.",
+    "{pa.name} soon sees the mistake and puts the two lunches back the usual way round; the child who stayed sees "
+    "it all.",
+    "Then {pa.name} undoes the mix-up, so each lunchbox holds its usual lunch again, and the child in the room "
+    "watches.",
 )
 HOPES = (
     "{c1.name} would love {g1} today, and {c2.name} would love {g2}.",
@@ -334,7 +454,8 @@ FEEL = ("Before {ch.name} opens the lunchbox, how does {ch.sub} feel", "How does
 
 
 def expectation_false_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
-    """Two children whose lunches are swapped today; the one asked about was away (test) or watched (control)."""
+    """Two children whose lunches are swapped today; the one asked about was away (test) or watched (control).
+    In half of each cell both watch the mix-up, then one is away while it is put right (the mirror false belief)."""
     cast = Cast(rng)
     w = World("kitchen")
     child, sib = cast.pair(0.1, 0.25)
@@ -351,51 +472,82 @@ def expectation_false_belief(rng: random.Random, b: StoryBuilder, image_dependen
     packed = Thing("packed", theirs, rng.choice(theirs.colours), "cupboard")
     other_food = Thing("swapped", mine, expected.colour, "cupboard")
     w.add_all(*boxes, expected, packed, other_food)
-    test = b.role(b.cell("away", 2) == 1, "true belief: the child watches the packing")
+    away_cell, back = b.crossed_cell("away", 2, "the mix-up is put right")
+    test = b.role(away_cell == 1, "true belief: the child watches the last packing")
     b.seat("child and sibling", [child, sib], (0.1, 0.25))
     p, q = (child, sib) if test else (sib, child)
-    wants_usual = b.flip("wants usual")
+    # who is named first (in the hopes, and in who is away and who stays) and which food the child hopes for, drawn
+    # jointly: the food named last (the other child's hope, or hers) then goes with no answer either
+    sib_first, wants_usual = b.flips("lead: the second of the pair named first", "wants usual")
     wants = mine if wants_usual else theirs
     sib_wants = theirs if wants_usual else mine  # the two hopes differ, so the last one named is no cue
     child.beliefs["expected"] = "lunchbox"  # every day the lunchbox holds the usual food
     w.wish(child.id, wants.noun)
     w.wish(sib.id, sib_wants.noun)
     _, away, to = leaving(rng, p)
-    h1, h2 = lead_order(b, (child, sib))  # who is named first in the hopes and in who is away and who stays
+    h1, h2 = (sib, child) if sib_first else (child, sib)
     c1, c2 = b.arrange("names", [child, sib])  # the usual foods: a choice of its own (see _Swapped's "puts")
     food = {child.id: an(mine.noun), sib.id: an(theirs.noun)}
     hope = {child.id: an(wants.noun), sib.id: an(sib_wants.noun)}
     slots = {"pa": parent, "p": p, "q": q, "ch": child, "away": away}
+    away_sentence = away_and_stays(b, p, q, away, lead=h1)
+    events = ([b.frame("mixup", MIXUP_SEEN).format(**slots), away_sentence, b.frame("back", MIXUP_BACK).format(**slots)]
+              if back else [away_sentence, b.frame("mixup", MIXUP).format(**slots)])
     story = " ".join([
         b.frame("habit", HABIT).format(c1=c1, c2=c2, f1=food[c1.id], f2=food[c2.id], **slots),
-        away_and_stays(b, p, q, away, lead=h1), b.frame("mixup", MIXUP).format(**slots),
+        *events,
         b.frame("hopes", HOPES).format(c1=h1, c2=h2, g1=hope[h1.id], g2=hope[h2.id]),
         b.frame("picks up", PICKS_UP).format(**slots),
     ])
-    w.leave(p.id, to)
+    if not back:
+        w.leave(p.id, to)
     w.hold(parent.id, "packed")
-    image = b.picture(w)  # the packing: the lunch in the parent's hand, the away child not there
-    w.put(parent.id, "packed", "lunchbox")
+    image = "" if back else b.picture(w)  # the packing: the lunch in the parent's hand, the away child not there
+    last = w.put(parent.id, "packed", "lunchbox")
     w.put(parent.id, "swapped", "lunchbox2")
-    if w.perceived(child.id, w.events[-2]):
+    if w.perceived(child.id, last):
         child.beliefs.pop("expected")  # saw what went in instead
+    if back:  # put right while the away child is out: each lunch back in its usual lunchbox
+        w.leave(p.id, to)
+        w.hold(parent.id, "packed")
+        image = b.picture(w)  # the putting right: the lunch in the parent's hand, the away child not there
+        last = w.put(parent.id, "swapped", "lunchbox", kind="move")
+        w.put(parent.id, "packed", "lunchbox2", kind="move")
     w.enter(p.id)
     foods = [an(mine.noun), an(theirs.noun)]
     b.choose("reality", b.wording(PACKED).format(**slots), foods, an(w.contents("lunchbox")[0].noun), story=story,
              image=image)
     thinks = [w.things[t].noun for t in w.believed_contents(child.id, "lunchbox")]
     b.choose("thinks", b.wording(THINKS).format(**slots), foods, an(thinks[0]), image=b.picture(w))
-    watched = not test
-    b.why("why thinks", b.wording(WHY_THINKS).format(**slots),
-          f"Because {child.sub} saw {parent.name} pack {an(theirs.noun)} in {child.det} lunchbox today." if watched
-          else f"Because {child.sub} always gets {an(mine.noun)}, and {child.sub} did not see {parent.name} swap the "
-               "lunches.",
-          (f"{child.name} saw the packing, so {child.sub} knows it is {an(theirs.noun)}." if watched else
-           f"{child.name} did not see the packing, so {child.sub} expects the usual {mine.noun}."),
-          [f"{child.name} knows what is inside without seeing it" if not watched else
-           f"{child.name} thinks it is the usual {mine.noun}", "the lunchbox is see-through"])
+    watched = w.perceived(child.id, last)  # the last packing of the child's lunchbox
+    b.why("why thinks", b.wording(WHY_THINKS).format(**slots), *_why_thinks(child, parent.name, mine.noun,
+                                                                             theirs.noun, watched, back))
     b.choose("wants", b.wording(WANT).format(**slots), foods, an(wants.noun))
     feeling = w.feeling_about(child.id, thinks[0])  # what the child expects, before opening
     b.choose("feels", b.wording(FEEL).format(**slots), ["happy", "sad"], feeling)
     b.facts.update(log=w.record(), usual=mine.noun, packed=theirs.noun, child_thinks=thinks, feeling=feeling,
-                   watched=watched, wants=wants.noun)
+                   watched=watched, wants=wants.noun, put_right=back)
+
+
+def _why_thinks(child: Agent, parent: str, mine: str, theirs: str, watched: bool, back: bool) -> tuple[str, str,
+                                                                                                         list[str]]:
+    """The explanation of what the child expects, its key inference and its false ones: from the last packing
+    the child saw (the mix-up, or its putting right), else from the habit."""
+    see_through = "the lunchbox is see-through"
+    if back and watched:
+        return (f"Because {child.sub} saw {parent} swap the lunches, and {child.sub} saw {parent} swap them back, so "
+                f"{child.sub} knows it is {an(mine)} again.",
+                f"{child.name} saw the mix-up put right, so {child.sub} knows it is the usual {mine}.",
+                [f"{child.name} thinks it is {an(theirs)}", see_through])
+    if back:
+        return (f"Because {child.sub} saw {parent} pack {an(theirs)} in {child.det} lunchbox, and {child.sub} did not "
+                f"see {parent} swap the lunches back.",
+                f"{child.name} saw the mix-up but not the putting right, so {child.sub} expects {an(theirs)}.",
+                [f"{child.name} knows it is the usual {mine}", see_through])
+    if watched:
+        return (f"Because {child.sub} saw {parent} pack {an(theirs)} in {child.det} lunchbox today.",
+                f"{child.name} saw the packing, so {child.sub} knows it is {an(theirs)}.",
+                [f"{child.name} thinks it is the usual {mine}", see_through])
+    return (f"Because {child.sub} always gets {an(mine)}, and {child.sub} did not see {parent} swap the lunches.",
+            f"{child.name} did not see the packing, so {child.sub} expects the usual {mine}.",
+            [f"{child.name} knows what is inside without seeing it", see_through])
