@@ -130,7 +130,7 @@ def test_sigterm_while_a_command_waits_for_input_exits_143_without_a_traceback(r
                                stderr=subprocess.PIPE, text=True, env=ENV)
     assert process.stdout is not None
     seen = b""
-    while b"[y/n/s/q]" not in seen:  # waiting for the first label (the prompt ends without a newline)
+    while b"q quit" not in seen:  # waiting for the first label (the prompt of keys ends without a newline)
         chunk = os.read(process.stdout.fileno(), 4096)
         assert chunk, process.communicate()
         seen += chunk
