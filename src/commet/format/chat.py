@@ -26,8 +26,8 @@ from dataclasses import replace
 from commet.format.columns import Role
 from commet.format.dataset import Dataset
 from commet.format.origin import RowsRead
-from commet.format.table import Layout, Source, Table, _fail, _story_fields, _text
-from commet.format.turn_rows import _assemble, _ordered, _same_for_the_story
+from commet.format.table import Layout, Source, Table, _fail, _story_fields
+from commet.format.turn_rows import _assemble, story_groups
 
 _LABEL = re.compile(r"^\s*(?:\*\*|__)?(feedback|story|context|question)\s*(?:\*\*|__)?\s*[:：]\s*(?:\*\*|__)?\s*",
                     re.IGNORECASE)
@@ -154,15 +154,7 @@ def _chat_rows(table: Table, layout: Layout, dataset: Dataset, source: Source, f
     virtual_layout = replace(layout, roles={**roles, Role.STORY: keys["story"], Role.FEEDBACK: keys["feedback"],
                                             Role.QUESTION: keys["question"], Role.ANSWER: keys["answer"],
                                             Role.IMAGE: keys["image"]}, pictures=(keys["image"],))
-    groups: dict[str, list[tuple[int, dict[str, object]]]] = {}
-    for index, row in enumerate(table.rows):
-        story_id = _text(row.get(roles[Role.ID])) if Role.ID in roles else f"{source.name}-{first + index + 1:04d}"
-        if story_id is None:
-            raise _fail(table, index + 1, None, None, roles[Role.ID], "no story id")
-        groups.setdefault(story_id, []).append((index + 1, row))
-    for story_id, members in groups.items():
-        members = _ordered(table, roles, story_id, members)
-        _same_for_the_story(table, roles, story_id, members)
+    for story_id, members in story_groups(table, roles, source.name, first).items():
         turns, system = _turns(table, layout, story_id, members, keys)
         if not turns:
             raise _fail(table, members[0][0], story_id, None, column, "no user message: no question")

@@ -68,6 +68,29 @@ def _ordered(table: Table, roles: dict[Role, str], story_id: str,
     return sorted(members, key=lambda member: _turn_number(member[1].get(column)) or 0)
 
 
+Member = tuple[int, dict[str, object]]  # a row with its line (1-based, within its table)
+
+
+def story_groups(table: Table, roles: dict[Role, str], unnamed: str | None = None,
+                 first: int = 0) -> dict[str, list[Member]]:
+    """The table's rows grouped by story id, each story's rows in turn order and agreeing on the story's fields;
+    without an id column each row makes a story ``unnamed-NNNN`` (numbered from ``first`` + 1) when ``unnamed``
+    is given. Shared by every layout
+    that has a row per turn (pipe turns, chat messages), so they group and check alike."""
+    groups: dict[str, list[Member]] = {}
+    for index, row in enumerate(table.rows):
+        story_id = _text(row.get(roles[Role.ID])) if Role.ID in roles or unnamed is None \
+            else f"{unnamed}-{first + index + 1:04d}"
+        if story_id is None:
+            raise _fail(table, index + 1, None, None, roles[Role.ID], "no story id")
+        groups.setdefault(story_id, []).append((index + 1, row))
+    ordered = {}
+    for story_id, members in groups.items():
+        ordered[story_id] = _ordered(table, roles, story_id, members)
+        _same_for_the_story(table, roles, story_id, ordered[story_id])
+    return ordered
+
+
 def _same_for_the_story(table: Table, roles: dict[Role, str], story_id: str,
                         members: list[tuple[int, dict[str, object]]]) -> None:
     """Every row of a story must agree on its task, category, image-dependence, mental states and source."""
@@ -112,15 +135,7 @@ def _options(table: Table, line: int, story_id: str, k: int, column: str | None,
 def _turn_rows(table: Table, layout: Layout, dataset: Dataset, source: Source) -> None:
     roles = layout.roles
     used = set(roles.values()) | set(layout.pictures)
-    groups: dict[str, list[tuple[int, dict[str, object]]]] = {}
-    for index, row in enumerate(table.rows):
-        story_id = _text(row.get(roles[Role.ID]))
-        if story_id is None:
-            raise _fail(table, index + 1, None, None, roles[Role.ID], "no story id")
-        groups.setdefault(story_id, []).append((index + 1, row))
-    for story_id, members in groups.items():
-        members = _ordered(table, roles, story_id, members)
-        _same_for_the_story(table, roles, story_id, members)
+    for story_id, members in story_groups(table, roles).items():
         line = members[0][0]
         story = _story_fields(table, roles, members[0][1], line, story_id, source, dataset.taxonomy)
         dataset.storyturns.append(_assemble(table, layout, story_id, story, members, dataset, source, used))
