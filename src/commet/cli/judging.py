@@ -179,7 +179,6 @@ def _read_key() -> str:
     """One key: at a terminal without Enter, else (a pipe, a test) a line."""
     import sys
 
-    import click
     from rich.prompt import Prompt
 
     hint = "  ".join(f"{key} {word}" for key, word in LABEL_KEYS.items())
@@ -187,7 +186,7 @@ def _read_key() -> str:
         console.print(hint, end=": ", highlight=False)
         while True:
             try:
-                key = click.getchar().lower()
+                key = typer.getchar().lower()
             except (KeyboardInterrupt, EOFError):
                 key = "q"
             if key in LABEL_KEYS:

@@ -29,7 +29,7 @@ from commet.format.origin import RowsRead
 from commet.format.table import Layout, Source, Table, _fail, _story_fields
 from commet.format.turn_rows import _assemble, story_groups
 
-_LABEL = re.compile(r"^\s*(?:\*\*|__)?(feedback|story|context|question)\s*(?:\*\*|__)?\s*[:：]\s*(?:\*\*|__)?\s*",
+_LABEL = re.compile(r"^\s*(?:\*\*|__)?(feedback|story|context|question)(?:\s*(?:\*\*|__))?\s*[:：](?:\s*(?:\*\*|__))?\s*",
                     re.IGNORECASE)
 _FIELDS = {"feedback": "feedback", "story": "story", "context": "story", "question": "question"}
 IMAGE_TOKEN = "<image>"  # a picture's place in the text (LLaVA, ShareGPT): the next of the row's pictures

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from functools import lru_cache
 
 #: Mentions of the asked person read one by one (the n-th mention's neighbours and order).
 MENTIONS = 6
@@ -63,16 +62,29 @@ def people(texts: Iterable[str]) -> list[str]:
     return [name for name, inner in found.items() if inner]
 
 
-@lru_cache(maxsize=4096)
-def _pattern(names: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b")
+#: where a word starts: a known person's mention can begin only there
+_WORD_START = re.compile(r"\b\w")
 
 
 def _sequence(text: str, names: Sequence[str]) -> list[str]:
-    """Every mention of a known person in ``text``, in order (longest names first, so "Mrs. Lee" is one)."""
+    """Every mention of a known person in ``text``, in order (longest names first, so "Mrs. Lee" is one): each
+    name is tried where a word starts and must end where a word ends (no pattern built from the names)."""
     if not names:
         return []
-    return _pattern(tuple(names)).findall(text)
+    longest_first = sorted(set(names), key=len, reverse=True)
+    found: list[str] = []
+    at = 0
+    for start in _WORD_START.finditer(text):
+        if start.start() < at:
+            continue
+        for name in longest_first:
+            end = start.start() + len(name)
+            if text.startswith(name, start.start()) and (end == len(text) or not (text[end].isalnum() or
+                                                                                   text[end] == "_")):
+                found.append(name)
+                at = end
+                break
+    return found
 
 
 def asked_person(question: str, names: Sequence[str]) -> str | None:

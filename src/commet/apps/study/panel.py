@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from enum import Enum
 from urllib.parse import urlencode
 
+from commet.errors import CommetError
+
 
 class Ending(str, Enum):
     """How a participant's study ended, each with its own panel code (a panel pays and counts them differently)."""
@@ -62,7 +64,7 @@ MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
 PANEL_ID = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 
 
-class PanelIdError(ValueError):
+class PanelIdError(CommetError, ValueError):
     """A panel id in the link that is not one (too long, or characters no panel uses)."""
 
 
