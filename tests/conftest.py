@@ -80,3 +80,34 @@ def _content_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     """Picture checks and prepared pictures cached in an empty folder of each test's own (commands the test starts
     too): never in the user's cache folder, and no test sees what another one cached."""
     monkeypatch.setenv("COMMET_CACHE_DIR", str(tmp_path_factory.mktemp("commet-cache")))
+
+
+#: a reply the rules judge leaves undecided whatever the question (a hedge between the options)
+UNDECIDED_REPLY = "Hard to say, it could be either."
+
+
+def mixed_outcome_replies(dataset) -> dict[str, list[str]]:  # noqa: ANN001 - a commet Dataset
+    """Replay replies for every StoryTurn of ``dataset`` that give every story outcome under the rules judge: by
+    position, right throughout; an undecided last answer (an undecided story); an undecided first answer of a
+    story with later turns (stopped at it); a wrong first answer (a yes/no flipped, else "Yes." to a question that
+    is not yes/no) and then an undecided one (stopped after a wrong answer). Not every story has each shape: those
+    that do not are answered right. StoryTurns that open alike (a minimal pair told apart by its pictures) get the
+    same replies, so that a model keyed by the conversation's text so far (inspect's mock) can replay them."""
+    from collections import Counter
+
+    opening = Counter((st.turns[0].story, st.turns[0].question) for st in dataset)  # the text a model reads
+    replies: dict[str, list[str]] = {}
+    for index, st in enumerate(dataset):
+        answers = [turn.answers[0] for turn in st.turns]
+        shape, first = index % 4, answers[0].strip(" .").lower()
+        if opening[(st.turns[0].story, st.turns[0].question)] > 1:  # a pair told apart by its pictures alone
+            answers = [UNDECIDED_REPLY] * len(answers)
+        elif shape == 1:
+            answers[-1] = UNDECIDED_REPLY
+        elif shape == 2 and len(answers) > 1:
+            answers[0] = UNDECIDED_REPLY
+        elif shape == 3 and len(answers) > 2 and not st.turns[0].is_branch_point:
+            answers[0] = {"yes": "No.", "no": "Yes."}.get(first, "Yes.")
+            answers[1] = UNDECIDED_REPLY
+        replies[st.id] = answers
+    return replies

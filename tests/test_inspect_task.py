@@ -16,10 +16,12 @@ from typer.testing import CliRunner
 
 from commet.cli import app
 from commet.engine.outcome import StoryOutcome
+from commet.format import load_dataset
 from commet.integrations.inspect_task import SCORE_VALUES, storyturns
 from commet.reports.analyses import load_run
 from commet.reports.metrics import run_metrics, select_runs
 from commet.store import Store
+from tests.conftest import mixed_outcome_replies
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -86,7 +88,9 @@ def replaying(replies: dict[tuple[str, ...], tuple[str, int]]):  # noqa: ANN201 
 
 @pytest.mark.parametrize("feedback", ["original", "correctness"])
 def test_reproduces_commet_eval_on_the_sample(tmp_path: Path, feedback: str) -> None:
-    metrics, replies = commet_run(tmp_path, "baseline:first-option", "--feedback", feedback)
+    replay = tmp_path / "replies.json"  # right, wrong, undecided and stopped stories, as a model gives them
+    replay.write_text(json.dumps(mixed_outcome_replies(load_dataset("sample"))))
+    metrics, replies = commet_run(tmp_path, f"replay:{replay}", "--feedback", feedback)
     assert 0 < metrics.stories.correct < metrics.stories.total  # a discriminating reference: some right, some wrong
     assert metrics.stopped_stories > 0  # and some stopped at an undecided answer (counted not right, in both)
     model = get_model("mockllm/model", custom_outputs=replaying(replies), memoize=False)

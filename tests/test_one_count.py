@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 import socket
 import sqlite3
@@ -22,7 +23,9 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from commet.cli import app
+from commet.format import load_dataset
 from commet.store import Store, short_ids
+from tests.conftest import mixed_outcome_replies
 
 
 def commet(*args: str, cwd: Path) -> Result:
@@ -78,7 +81,9 @@ def html_outcomes(tmp_path: Path, db: Path) -> dict[str, int]:
 
 def test_a_run_with_stopped_stories_reads_the_same_in_every_output(tmp_path: Path) -> None:
     db = tmp_path / "s.sqlite"
-    done = commet("eval", "--db", str(db), "--model", "baseline:random-option", "--images", "off", "--feedback",
+    replay = tmp_path / "replies.json"  # right, wrong, undecided and stopped stories (both kinds of stop)
+    replay.write_text(json.dumps(mixed_outcome_replies(load_dataset("sample"))))
+    done = commet("eval", "--db", str(db), "--model", f"replay:{replay}", "--images", "off", "--feedback",
                   "correctness", "--quiet", cwd=tmp_path)
     assert done.exit_code == 0, done.stderr
     expected = truth(db)
