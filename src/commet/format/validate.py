@@ -223,6 +223,16 @@ def repeated_option_label(question: str) -> str | None:
     return None
 
 
+def _options_from_text(turn: Turn) -> bool:
+    """Whether the turn's options are the ones its question's text lists (read from it, as the pipe format does,
+    or none given): then a label the text uses twice makes them a guess. Options given as a field of their own
+    (an importer's) are what a reply is judged by, whatever a word in the question looks like ("Company B.")."""
+    if not turn.options:
+        return True
+    listed = labelled_options(turn.question)
+    return listed is not None and listed[1] == [(o.label, o.text) for o in turn.options]
+
+
 def _repeated_choices(turn: Turn) -> list[tuple[str, str]]:
     """Expected answers, option texts or option labels a judge cannot tell apart (the same once case,
     punctuation and articles are set aside): which branch or option a reply names would be a guess.
@@ -336,8 +346,9 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
                 add(k, "image", f"image {turn.image!r} {pictures[turn.image]}")
         if not turn.question.strip():
             add(k, "question", "empty question")
-        # options given as a field are what a reply is judged by: the question text only shows them
-        repeated = None if turn.options else repeated_option_label(turn.question)
+        repeated = repeated_option_label(turn.question)
+        if repeated and not _options_from_text(turn):  # options given as a field are what a reply is judged by
+            repeated = None
         if repeated:
             add(k, "question", repeated)
         for field, message in _repeated_choices(turn):
