@@ -201,6 +201,10 @@ def export(
         fail(f"no review store at {db}")
     try:
         store = ReviewDB(db)
+        if dataset is not None:  # a reviewed dataset broken since it was served is said first, located
+            from commet.format import load_dataset
+
+            load_dataset(dataset)
         statuses = store.statuses().values()
         if not any(status.final for status in statuses):
             accepted = sum(bool(status.accepts) for status in statuses)
