@@ -204,5 +204,5 @@ def test_cli_label_flow_is_resumable(store_with_judges: Path) -> None:
         labels = {(k[1], k[2]): v for k, v in people_verdicts(store).items()}
     assert labels == {("fb", 0): True, ("fb", 1): True, ("fb", 2): False}
     disputed = runner.invoke(app, [*args[:-1], "bo", "--disputed"], input="q\n")
-    assert "1/2" in disputed.output  # only the two answers the judges disagree on
+    assert "1 of 2" in disputed.output  # only the two answers the judges disagree on
     assert runner.invoke(app, ["label", "--db", str(store_with_judges)]).exit_code == 2

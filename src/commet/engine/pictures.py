@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
@@ -40,6 +41,8 @@ class PictureCache:
         self._parts: dict[str, ImagePart] = {}
         #: prepared bytes and type by the sha256 of the picture's own bytes: a picture under several ids is made once
         self._by_content: dict[bytes, tuple[bytes, str]] = {}
+        self._locks: dict[bytes, threading.Lock] = {}
+        self._locks_lock = threading.Lock()
         self._pending: dict[str, asyncio.Future[ImagePart]] = {}
         self._threads: ThreadPoolExecutor | None = None
 
@@ -48,9 +51,12 @@ class PictureCache:
 
         source = self.dataset.image_bytes(image_id)
         content = hashlib.sha256(source).digest()
-        made = self._by_content.get(content)
-        if made is None:  # (two threads may make the same picture at once: the same bytes, kept once)
-            made = self._by_content[content] = prepared_picture(source, max_side=self.max_side, fmt=self.fmt)
+        with self._locks_lock:  # one lock per content: two ids of one picture never make it twice at once
+            lock = self._locks.setdefault(content, threading.Lock())
+        with lock:
+            made = self._by_content.get(content)
+            if made is None:
+                made = self._by_content[content] = prepared_picture(source, max_side=self.max_side, fmt=self.fmt)
         return ImagePart(data=made[0], mime=made[1], image_id=image_id)
 
     def part(self, image_id: str) -> ImagePart:
