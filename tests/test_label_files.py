@@ -150,3 +150,29 @@ def test_the_review_apps_calibration_pages_say_a_table_of_another_shape(store: P
         client.post("/login", data={"csrf": csrf_of(client.get("/login").text), "name": "alice", "password": PASSWORD})
         page = client.get("/calibration")
         assert page.status_code == 409 and "labels table has another shape" in page.text
+
+
+def test_the_review_apps_calibration_pages_say_a_damaged_sample(store: Path, made: tuple, tmp_path: Path) -> None:
+    """A calibration sample row the store cannot read (its population not JSON) is a 409 page saying to draw the
+    sample again, on every Calibration page, never a server error."""
+    import httpx
+
+    from commet.apps.review.app import create_app
+    from commet.apps.review.db import ReviewDB
+    from tests.review_server import PASSWORD, serving, write_dataset
+    from tests.test_review_security import csrf_of
+
+    _, run, _ = made
+    drawn = runner.invoke(app, ["calibrate", "--db", str(store), "--run", run, "--sample", "8", "--resamples", "100"])
+    assert drawn.exit_code == 0, drawn.output
+    with sqlite3.connect(store) as connection:
+        connection.execute("UPDATE calibration_samples SET population_json = 'not json'")
+    reviews = ReviewDB(tmp_path / "review.sqlite")
+    reviews.add_user("alice", PASSWORD)
+    with serving(create_app(write_dataset(tmp_path / "ds"), reviews, results=store)) as base, \
+            httpx.Client(base_url=base, follow_redirects=False) as client:
+        client.post("/login", data={"csrf": csrf_of(client.get("/login").text), "name": "alice", "password": PASSWORD})
+        for path in ("/calibration", f"/calibration/label?run={run}"):
+            page = client.get(path)
+            assert page.status_code == 409 and "calibration sample" in page.text and "--redraw" in page.text, (
+                path, page.status_code, page.text[:300])

@@ -38,6 +38,7 @@ from commet.apps.web import (
 from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
+from commet.store.errors import StoreError
 
 HERE = Path(__file__).parent
 FIELD_LIMIT = 20_000  # characters of one text field
@@ -217,6 +218,13 @@ class ReviewPages:
         @app.exception_handler(RequestValidationError)
         async def malformed(request: Request, exc: RequestValidationError) -> Response:
             page: Response = await error_page(request, malformed_request(exc))
+            return page
+
+        @app.exception_handler(StoreError)
+        async def unusable_store(request: Request, exc: StoreError) -> Response:
+            """A results store the Calibration pages cannot use (a damaged sample, a table of another shape):
+            said on the page with what to do, never a server error."""
+            page: Response = await error_page(request, StarletteHTTPException(409, str(exc)))
             return page
 
 
