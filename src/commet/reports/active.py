@@ -35,7 +35,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from commet.reports.ppi import LEVEL, PPIEstimates, census_interval, t_value
+from commet.reports.ppi import LEVEL, PPIEstimates, interval
 
 #: each kind of answer's prior error rate (the judge's verdict differs from the people's), worth :data:`PRIOR_ANSWERS`
 PRIOR_ANSWER_ERROR = {"rules": 0.02, "judge": 0.15, "split": 0.3, "undecided": 0.5}
@@ -124,18 +124,11 @@ def active_ppi(x: np.ndarray, f: np.ndarray, y: np.ndarray, labelled: np.ndarray
     pseudo = (rate ** 2 + (1 - rate) ** 2) / 2  # mean square of one answer's error at the ends of its range
     room = np.einsum("rhu,ru->rh", member, 1 / np.maximum(pi, 1e-12) - 1)  # sum over the stratum of 1/pi - 1
     parts = (small_n * estimate + PSEUDO_LABELS * pseudo * room) / (small_n + PSEUDO_LABELS) / total_x[:, None] ** 2
-    var_labels = parts.sum(axis=1)
     judged = (f - theta[:, None] * x) ** 2
     true = (y - theta[:, None] * x) ** 2
     m2 = np.maximum((judged.sum(axis=1) + ((true - judged) * inverse).sum(axis=1)) / count, 0.0)
     var_stories = m2 * count / max(count - 1, 1) * count / total_x ** 2
-    spread_df = (parts ** 2 / np.maximum(small_n - 1, 1.0)).sum(axis=1) + var_stories ** 2 / max(count - 1, 1)
-    total_var = var_labels + var_stories
-    df = np.divide(total_var ** 2, spread_df, out=np.full(rows, np.inf), where=spread_df > 0)
-    half = t_value(df, level) * np.sqrt(total_var)
-    low, high = np.clip(theta - half, 0.0, 1.0), np.clip(theta + half, 0.0, 1.0)
-    for row in np.flatnonzero(labelled.all(axis=1)):  # a census: exact
-        low[row], high[row] = census_interval(x[row], y[row], float(theta[row]), float(var_stories[row]), level)
+    low, high, var_labels = interval(theta, parts, small_n, var_stories, count, level, labelled, x, y)
     return PPIEstimates(theta=theta, low=low, high=high, se_labels=np.sqrt(var_labels),
                         se_stories=np.sqrt(var_stories), judge_only=f.sum(axis=1) / total_x, lam=np.ones(rows))
 

@@ -200,23 +200,33 @@ def stratified_ppi(x: np.ndarray, f: np.ndarray, y: np.ndarray, labelled: np.nda
     # stratified sampling without replacement: each stratum's variance of a mean, times N_h^2
     design = np.where(sampled, big_n ** 2 * (1 - small_n / safe_big) / safe_n, 0.0)
     parts = design * variance / total_x[:, None] ** 2
-    var_labels = parts.sum(axis=1)
     # stories: the mean square of y - theta x over the run, by PPI (judge everywhere, corrected where labelled)
     judged = (f - theta[:, None] * x) ** 2
     true = (y - theta[:, None] * x) ** 2
     m2 = np.maximum((judged.sum(axis=1) + (big_n * mean(true - judged)).sum(axis=1)) / count, 0.0)
     var_stories = m2 * count / max(count - 1, 1) * count / total_x ** 2
-    # Satterthwaite's degrees of freedom of the sum: each stratum's part has n_h - 1, the StoryTurns' part N - 1
-    spread_df = (parts ** 2 / np.maximum(small_n - 1, 1.0)).sum(axis=1) + var_stories ** 2 / max(count - 1, 1)
-    total_var = var_labels + var_stories
-    df = np.divide(total_var ** 2, spread_df, out=np.full(rows, np.inf), where=spread_df > 0)
-    half = t_value(df, level) * np.sqrt(total_var)
-    low, high = np.clip(theta - half, 0.0, 1.0), np.clip(theta + half, 0.0, 1.0)
-    for row in np.flatnonzero(labelled.all(axis=1)):  # a census: exact (see the module text)
-        low[row], high[row] = census_interval(x[row], y[row], float(theta[row]), float(var_stories[row]), level)
+    low, high, var_labels = interval(theta, parts, small_n, var_stories, count, level, labelled, x, y)
     return PPIEstimates(theta=theta, low=low, high=high,
                         se_labels=np.sqrt(var_labels), se_stories=np.sqrt(var_stories),
                         judge_only=f.sum(axis=1) / total_x, lam=lam)
+
+
+def interval(theta: np.ndarray, parts: np.ndarray, small_n: np.ndarray, var_stories: np.ndarray, count: int,
+             level: float, labelled: np.ndarray, x: np.ndarray, y: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The interval of each row from its labels' variance ``parts`` (one per stratum, with ``small_n`` labels) and
+    the StoryTurns' ``var_stories``, with Satterthwaite's degrees of freedom (each stratum's part has n_h - 1, the
+    StoryTurns' part N - 1); a census row's is exact (see the module text). Returns low, high and the labels'
+    variance: what the stratified and the active estimates share."""
+    var_labels = parts.sum(axis=1)
+    spread_df = (parts ** 2 / np.maximum(small_n - 1, 1.0)).sum(axis=1) + var_stories ** 2 / max(count - 1, 1)
+    total_var = var_labels + var_stories
+    df = np.divide(total_var ** 2, spread_df, out=np.full(len(theta), np.inf), where=spread_df > 0)
+    half = t_value(df, level) * np.sqrt(total_var)
+    low, high = np.clip(theta - half, 0.0, 1.0), np.clip(theta + half, 0.0, 1.0)
+    for row in np.flatnonzero(labelled.all(axis=1)):
+        low[row], high[row] = census_interval(x[row], y[row], float(theta[row]), float(var_stories[row]), level)
+    return low, high, var_labels
 
 
 def census_interval(x: np.ndarray, y: np.ndarray, theta: float, variance: float, level: float) -> tuple[float, float]:
