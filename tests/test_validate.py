@@ -101,6 +101,7 @@ def test_pictures_checked_in_threads_say_what_one_at_a_time_says(tmp_path: Path,
         "empty": b"",
     }
     records, expected = [], {}
+    monkeypatch.setenv("COMMET_CACHE_DIR", "")  # each verdict made alone here, none kept for the check below
     for copy in range(3):
         for kind, data in kinds.items():
             image_id = f"{kind}-{copy}"
@@ -113,6 +114,7 @@ def test_pictures_checked_in_threads_say_what_one_at_a_time_says(tmp_path: Path,
             expected[image_id] = validate.picture_problem(data)
     assert expected["good-0"] is None and "decompression bomb" in str(expected["real-bomb-0"])
     assert "decompression bomb" in str(expected["declared-bomb-0"])
+    monkeypatch.setenv("COMMET_CACHE_DIR", str(tmp_path / "cache"))  # an empty cache: every content is checked
     threads: list[str] = []
     check_one = validate._image_problem
 
