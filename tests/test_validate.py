@@ -114,7 +114,9 @@ def test_pictures_checked_in_threads_say_what_one_at_a_time_says(tmp_path: Path,
             expected[image_id] = validate.picture_problem(data)
     assert expected["good-0"] is None and "decompression bomb" in str(expected["real-bomb-0"])
     assert "decompression bomb" in str(expected["declared-bomb-0"])
-    monkeypatch.setenv("COMMET_CACHE_DIR", str(tmp_path / "cache"))  # an empty cache: every content is checked
+    # an empty cache, on disk and in this process (earlier tests checked the same bytes): every content is checked
+    monkeypatch.setenv("COMMET_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr("commet.format.pictures._VERDICTS", {})
     threads: list[str] = []
     check_one = validate._image_problem
 
