@@ -97,7 +97,7 @@ for command in "report --db $WORK/base.sqlite --format html --out $WORK/report.h
                "convert sample --to hf --out $WORK/hf" "stats hf:someone/some-dataset"; do
   status=0
   "$BASE/bin/commet" $command 2> "$WORK/err" || status=$?
-  if [ "$status" != 2 ] || [ "$(grep -c . "$WORK/err")" != 1 ] || ! grep -q "commet-bench\[" "$WORK/err"; then
+  if [ "$status" != 2 ] || [ "$(grep -c . "$WORK/err")" != 1 ] || ! grep -qE "\[[a-z,]+\]'" "$WORK/err"; then
     echo "floors: 'commet $command' on the plain install should print one line naming the extra (exit $status):"
     cat "$WORK/err"
     exit 1
