@@ -201,12 +201,12 @@ def export(
         fail(f"no review store at {db}")
     try:
         store = ReviewDB(db)
-        if dataset is not None:  # a reviewed dataset broken since it was served is said first, located
-            from commet.format import load_dataset
-
-            load_dataset(dataset)
         statuses = store.statuses().values()
         if not any(status.final for status in statuses):
+            if dataset is not None:  # a reviewed dataset broken since it was served is said first (export reads it)
+                from commet.format import load_dataset
+
+                load_dataset(dataset)
             accepted = sum(bool(status.accepts) for status in statuses)
             fail(f"no item is final yet, so nothing was written: an item is final once {REVIEWERS_FOR_CONSENSUS} "
                  f"reviewers accept its current revision ({len(statuses)} items, {accepted} with an accept)")
