@@ -54,7 +54,7 @@ def test_bodies_are_bounded_and_answers_judged(study: tuple[Path, Path]) -> None
     big = client.post(f"/p/{token}/answer", data={"csrf": csrf, "story": "1", "turn": "0", "response": "x" * 70_000})
     assert big.status_code == 413
     done = client.post(f"/p/{token}/answer", data={"csrf": csrf, "story": "1", "turn": "0", "response": "The box"})
-    assert "answered every question" in done.text
+    assert "reached the end of the study" in done.text
     row = sqlite3.connect(study[1]).execute("SELECT response, verdict, correct, judge FROM answers").fetchone()
     assert row == ("The box", "correct", 1, "rules")
 

@@ -181,7 +181,7 @@ def test_participant_sees_right_and_wrong_feedback(served: Served, browser) -> N
             src = page.get_attribute("#current img", "src")
             assert src is not None and page.request.get(served.url + src).headers["content-type"] == "image/png"
         play_story(page, story_id, MIXED[story_id], MIXED_FEEDBACK[story_id])
-    assert "answered every question" in page.inner_text("#message")
+    assert "reached the end of the study" in page.inner_text("#message")
     page.close()
 
 
