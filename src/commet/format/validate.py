@@ -1,6 +1,6 @@
 """Dataset validation: every problem located to file, line, story, turn and field.
 
-:func:`load_checked` is the one gate every command that runs a dataset goes through
+:func:`commet.sources.checked.load_checked` is the one gate every command that runs a dataset goes through
 (``eval``, ``sweep``, ``study build``, ``review serve``): it loads and validates exactly as
 ``commet validate`` does and refuses a dataset with errors, so nothing is run (and no run row
 is written) on data that ``validate`` rejects.

@@ -56,4 +56,6 @@ def __getattr__(name: str) -> object:
     return value
 
 
-__all__ = ["bundled_sample_path", "load_and_validate", "load_checked", "load_dataset", "read_storyturns", "validate_path"]
+__all__ = [
+    "bundled_sample_path", "load_and_validate", "load_checked", "load_dataset", "read_storyturns", "validate_path",
+]

@@ -1,8 +1,9 @@
 """Loading a dataset from any of its forms: a folder, a canonical or pipe file, a Hugging Face
 folder or parquet file, a Hub dataset by name (``hf:OWNER/NAME``), a folder of JSON lines or CSV
-tables, or ``"sample"``. Here because it needs the file readers (:mod:`commet.format.dataset`),
-the Hugging Face reader (:mod:`commet.sources.hf`) and the table layouts (:mod:`commet.sources.hub`),
-which themselves build a :class:`~commet.format.dataset.Dataset`.
+tables, or ``"sample"``. The one entry point of :mod:`commet.sources`: it tells the forms apart and
+calls the reader of each, files of StoryTurns (:mod:`commet.sources.jsonl`), the Hugging Face reader
+(:mod:`commet.sources.hf`) and the tables (:mod:`commet.sources.hub`), which build a
+:class:`~commet.format.dataset.Dataset`.
 
 Which reader: a folder with ``storyturns.jsonl`` is canonical; parquet or ``save_to_disk`` data in
 CoMMET's own layout (a ``turns`` column of structs) is read by :mod:`commet.sources.hf` with pyarrow

@@ -17,7 +17,8 @@ from commet.sources.bounded import InputFileError, read_regular_file
 
 
 def read_picture_file(path: str | Path) -> bytes:
-    """The bytes of a picture file: a regular file of at most :data:`~commet.format.pictures.MAX_IMAGE_BYTES`, checked before reading."""
+    """The bytes of a picture file: a regular file of at most :data:`~commet.format.pictures.MAX_IMAGE_BYTES`,
+    checked before reading."""
     try:
         return read_regular_file(path, max_bytes=MAX_IMAGE_BYTES, what="picture")
     except FileNotFoundError:
