@@ -1,7 +1,7 @@
 """The dataset: StoryTurns, where their pictures are, where each came from; saved as a folder with
 ``storyturns.jsonl``, ``images/`` and ``dataset.json``.
 
-The format reads no file. A dataset's pictures are bytes in memory (:attr:`Dataset.images`) or files of its
+The format reads no dataset file. A dataset's pictures are bytes in memory (:attr:`Dataset.images`) or files of its
 folder (:attr:`Dataset.root`), found and read by a :class:`PictureFolder`: whoever reads datasets from files
 (:mod:`commet.sources`, which reads every form :func:`commet.sources.load_dataset` takes) supplies it, and
 installs it for the datasets made after it in the process (:func:`install_folder_reader`).
