@@ -65,7 +65,8 @@ print(json.dumps({"imports_s": imported - started, "tables_s": tables - imported
 def build_store(folder: Path, stories: int) -> Path:
     """The store of about ``stories`` StoryTurn results (made once per folder)."""
     from commet.engine import EvalSettings, evaluate_async
-    from commet.format import Dataset, load_dataset
+    from commet.format import Dataset
+    from commet.sources import load_dataset
 
     db = folder / "bench.sqlite"
     if db.is_file():

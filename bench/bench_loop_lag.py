@@ -28,11 +28,11 @@ from pathlib import Path
 
 from commet.conditions import ImagePolicy
 from commet.engine import Engine, EvalSettings
-from commet.format import load_dataset
 from commet.format.dataset import Dataset
 from commet.judges import base as judges_base
 from commet.judges.rules import RulesJudge
 from commet.models.replay import create as replay_model
+from commet.sources import load_dataset
 from commet.store import Store
 
 

@@ -23,7 +23,8 @@ from PIL import Image
 
 from commet.apps.review.app import create_app
 from commet.apps.review.db import CRITERION_KEYS, CheckInput, ReviewDB
-from commet.format import Dataset, StoryTurn, Turn, load_dataset
+from commet.format import Dataset, StoryTurn, Turn
+from commet.sources import load_dataset
 
 PASSWORD = "bench password"
 

@@ -69,12 +69,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from commet.engine.conversation import apply_branch_rules
-from commet.format import load_dataset
 from commet.format.dataset import Dataset
 from commet.format.model import Rubric, Turn
 from commet.judges import Judge, JudgeRequest, create_judge
 from commet.judges.rules import decide
 from commet.judges.rules.marks import MAX_REPLY_CHARS
+from commet.sources import load_dataset
 
 CALIBRATION = Path(__file__).resolve().parent.parent / "tests" / "data" / "judge_calibration.jsonl"
 LABELLED = CALIBRATION.with_name("rules_judge_labelled.jsonl")

@@ -13,8 +13,8 @@ import json
 import sys
 from pathlib import Path
 
-from commet.format import bundled_sample_path
 from commet.generation.procedural.render import draw_picture, png_bytes
+from commet.sources import bundled_sample_path
 
 #: Colours in each picture's palette: small files, and the edges stay smooth.
 COLOURS = 48

@@ -108,7 +108,7 @@ def build(folder: Path) -> tuple[Path, ReviewDB]:
     (dataset / "storyturns.jsonl").write_text("".join(json.dumps(st) + "\n" for st in STORIES))
     store = ReviewDB(folder / "review.sqlite")
     users = {name: store.add_user(name, PASSWORD) for name in ("alice", "bob", "carol")}
-    from commet.format import load_dataset
+    from commet.sources import load_dataset
 
     store.import_dataset(load_dataset(dataset))
     st, _ = store.item("perspective-01")

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import datasets
 
-from commet.format import load_dataset
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
 from commet.format.pipe import format_feedback, options_in_question, to_pipe
+from commet.sources import load_dataset
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 TASK_NAMES = {"common_desire": "Common Desire", "diverse_belief": "diverse-belief", "sarcasm": "SARCASM"}

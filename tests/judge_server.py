@@ -13,8 +13,8 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from commet.format import load_dataset
 from commet.format.dataset import Dataset
+from commet.sources import load_dataset
 from tests.fakeservers import FakeServer, RecordedRequest, Reply, openai_reply
 
 Decide = Callable[[str, str, list[str], str], str]

@@ -21,11 +21,11 @@ from typer.testing import CliRunner
 from commet.cli import app
 from commet.engine import EvalSettings, evaluate, evaluate_async
 from commet.engine.rejudge import rejudge
-from commet.format import load_dataset
 from commet.judges import create_judge
 from commet.reports.active import PSEUDO_LABELS, active_ppi, inclusion, weights
 from commet.reports.calibration import split_answers
 from commet.reports.ppi import t_value
+from commet.sources import load_dataset
 from commet.store import Store
 from commet.store.calibration import Design, load_sample
 from tests.judge_server import REPLIES as SERVER_REPLIES

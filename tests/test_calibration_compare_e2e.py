@@ -21,10 +21,10 @@ from typer.testing import CliRunner
 
 from commet.cli import app
 from commet.engine import evaluate_async
-from commet.format import load_dataset
 from commet.format.dataset import Dataset
 from commet.format.model import Feedback, StoryTurn, Turn
 from commet.reports.ppi import clopper_pearson
+from commet.sources import load_dataset
 from commet.store import Store
 from commet.store.calibration import load_sample
 from commet.store.labels import set_label

@@ -26,10 +26,10 @@ from commet.apps.review.app import create_app
 from commet.apps.review.db import ReviewDB
 from commet.cli import app
 from commet.engine import evaluate_async
-from commet.format import load_dataset
 from commet.format.dataset import Dataset
 from commet.format.model import Feedback, StoryTurn, Turn
 from commet.reports.ppi import t_value
+from commet.sources import load_dataset
 from commet.store import Store
 from commet.store.calibration import load_sample
 from commet.store.labels import all_labels

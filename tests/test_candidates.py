@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from commet.engine.conversation import judge_request, user_text
-from commet.format import Dataset, StoryTurn, load_dataset, validate_dataset
-from commet.format.importers.opentom import places
+from commet.format import Dataset, StoryTurn, validate_dataset
 from commet.judges.prompts import user_prompt
 from commet.judges.rules import RulesJudge
+from commet.sources import load_dataset
+from commet.sources.importers.opentom import places
 from commet.taxonomy import Task, Taxonomy
 
 STORY = ("Jack and Ella entered the front_yard. The lemon is in the green_bucket. Ella exited the front_yard. "
@@ -95,7 +96,7 @@ def test_candidates_survive_the_pipe_record_and_the_canonical_folder(tmp_path: P
 
 def test_candidates_survive_the_hub_export(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("datasets")
-    from commet.format.hf import save_hf
+    from commet.sources.hf import save_hf
 
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
@@ -123,8 +124,8 @@ def test_a_dataset_without_candidates_keeps_the_hash_it_had_before_the_field_exi
     must not change it for data that does not use the field, or earlier runs would never resume."""
     import json as json_module
 
-    from commet.format import load_dataset
     from commet.format.dataset import hashed_json
+    from commet.sources import load_dataset
 
     sample = load_dataset("sample")
     for storyturn in sample.storyturns:

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.format.columns import ColumnMapping, ColumnsError
+from commet.sources.columns import ColumnMapping, ColumnsError
 from tests.test_reads_confined import PNG, image_cells
 
 runner = CliRunner()

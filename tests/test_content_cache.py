@@ -14,10 +14,12 @@ from PIL import Image
 import commet.format.pictures as pictures_module
 import commet.models.images as images_module
 from commet.engine import EvalSettings, evaluate_async
-from commet.format import Dataset, StoryTurn, Turn, load_dataset
+from commet.format import Dataset, StoryTurn, Turn
 from commet.format.content_cache import ContentCache, cache_root
-from commet.format.validate import image_problems, validate_path
+from commet.format.validate import image_problems
 from commet.models.images import prepare_image, prepared_picture
+from commet.sources import load_dataset
+from commet.sources.checked import validate_path
 from commet.store import Store
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.format import dataset_stats, load_dataset, read_storyturns, storyturn_json_schema
-from commet.format.hf import save_hf
+from commet.format import dataset_stats, storyturn_json_schema
+from commet.sources import load_dataset, read_storyturns
+from commet.sources.hf import save_hf
 
 
 def test_hugging_face_round_trip_keeps_stories_and_pictures(pipe_dataset: Path, tmp_path: Path) -> None:

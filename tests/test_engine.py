@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 
 from commet.cli import app
 from commet.engine import EvalSettings, RunConflictError, evaluate_async
-from commet.format import read_storyturns
 from commet.models.images import prepare_image
 from commet.reports import run_metrics
 from commet.reports.export import turn_records
+from commet.sources import read_storyturns
 from commet.store import Store
 
 DD_RIGHT = ["I like the pear.", "Kim will pick the cookie."]
@@ -460,7 +460,7 @@ async def test_stories_that_never_wait_still_let_the_loop_run(tmp_path: Path) ->
     to the next: the bench's figures show that, not this test.)"""
     import asyncio
 
-    from commet.format import load_dataset
+    from commet.sources import load_dataset
 
     sample = load_dataset("sample")
     db = tmp_path / "s.sqlite"

@@ -10,9 +10,9 @@ import pytest
 from commet.engine import EvalSettings, RunConflictError, evaluate_async
 from commet.engine.rejudge import rejudge
 from commet.engine.runner import config_hash
-from commet.format import read_storyturns
 from commet.judges.registry import create_judge
 from commet.models.registry import create_model
+from commet.sources import read_storyturns
 from commet.store import Store
 from tests.conftest import write_png
 

@@ -24,10 +24,10 @@ from typer.testing import CliRunner
 
 from commet.cli import app
 from commet.engine import evaluate_async
-from commet.format import load_dataset
 from commet.format.dataset import Dataset
 from commet.format.model import Feedback, StoryTurn, Turn
 from commet.reports.rundata import load_run
+from commet.sources import load_dataset
 from commet.store import Store, short_ids
 from commet.store.records import StoryStatus
 from tests.judge_server import JudgeServer, prompt_text, verdict

@@ -14,12 +14,13 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from commet.cli.generate_llm import register_into
-from commet.format import Feedback, StoryTurn, Turn, load_dataset, validate_dataset
+from commet.format import Feedback, StoryTurn, Turn, validate_dataset
 from commet.format.validate import has_errors
 from commet.generation.llm import GenerationOptions, create_image_model, generate_storyturns, lint_storyturn
 from commet.generation.llm.parse import ReplyError, parse_reply
 from commet.models.base import ModelCallError, ModelSpecError, UnknownModelError
 from commet.models.registry import create_model
+from commet.sources import load_dataset
 from commet.taxonomy import get_task
 from tests.fakeservers import FakeServer, Reply, google_reply, openai_reply
 from tests.llm_gen_servers import gemini_image_reply, openai_image_reply, small_png

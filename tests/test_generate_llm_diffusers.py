@@ -24,10 +24,11 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from commet.cli import app  # noqa: E402
-from commet.format import load_dataset, validate_dataset  # noqa: E402
+from commet.format import validate_dataset  # noqa: E402
 from commet.format.validate import has_errors  # noqa: E402
 from commet.generation.llm import create_image_model  # noqa: E402
 from commet.models.base import ModelCallError, ModelSpecError, UnknownModelError  # noqa: E402
+from commet.sources import load_dataset
 from tests.fakeservers import FakeServer, openai_reply  # noqa: E402
 from tests.llm_gen_servers import small_png  # noqa: E402
 from tests.test_generate_llm import EXEMPLAR, GOOD  # noqa: E402

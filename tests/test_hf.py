@@ -13,8 +13,9 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.format import Dataset, FormatError, StoryTurn, hf, load_dataset, validate_dataset
-from commet.format.hf import decode_meta, encode_meta, save_hf
+from commet.format import Dataset, FormatError, StoryTurn, validate_dataset
+from commet.sources import hf, load_dataset
+from commet.sources.hf import decode_meta, encode_meta, save_hf
 from commet.taxonomy import Taxonomy
 
 datasets = pytest.importorskip("datasets")

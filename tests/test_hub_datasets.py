@@ -22,11 +22,11 @@ from typer.testing import CliRunner
 
 from commet.cli import app
 from commet.extras import install_command
-from commet.format import load_dataset
-from commet.format.columns import ColumnMapping, ColumnsError, canonical_category, canonical_task, parse_flag
-from commet.format.hub import OFFICIAL, HubError, parse_hub_spec
 from commet.format.problems import FormatError
 from commet.reports.transcripts import unpacked
+from commet.sources import load_dataset
+from commet.sources.columns import ColumnMapping, ColumnsError, canonical_category, canonical_task, parse_flag
+from commet.sources.hub import OFFICIAL, HubError, parse_hub_spec
 from commet.store import Store
 from commet.taxonomy import BOOKLET
 from tests import hub_fixtures as fixtures
@@ -114,8 +114,8 @@ def test_hub_cache_and_snapshot_folder_run_to_the_canonical_tables(layout: str, 
 
 def test_commets_own_export_by_name_is_the_folder_itself(tmp_path: Path, hub: Path) -> None:
     """`commet convert --to hf`, published and read back by name: the same StoryTurns, taxonomy and content hash."""
-    from commet.format.hf import save_hf
-    from commet.format.importers import import_benchmark
+    from commet.sources.hf import save_hf
+    from commet.sources.importers import import_benchmark
 
     tomi = import_benchmark("tomi", Path(__file__).parent / "data" / "importers" / "tomi" / "test.txt").dataset
     folder = save_hf(tomi, tmp_path / "published")
@@ -413,7 +413,7 @@ def test_offline_without_a_snapshot_the_last_load_datasets_prepared_is_read(tmp_
     "s | | q1? | | a\nt | | q2? | | b\n",
 ])
 def test_pipe_turns_in_a_list_or_one_string(cell: object) -> None:
-    from commet.format.layouts import pipe_turns
+    from commet.sources.layouts import pipe_turns
 
     assert [t.strip() for t in pipe_turns(cell) or []] == ["s | | q1? | | a", "t | | q2? | | b"]
     assert pipe_turns("no pipes here") is None and pipe_turns([]) is None and pipe_turns([1, 2]) is None

@@ -13,11 +13,11 @@ import pytest
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.format import load_dataset
-from commet.format.cells import options_cell
 from commet.format.dataset import Dataset
-from commet.format.hub import OFFICIAL
 from commet.format.problems import FormatError
+from commet.sources import load_dataset
+from commet.sources.cells import options_cell
+from commet.sources.hub import OFFICIAL
 from commet.store import Store
 from tests import hub_fixtures, layout_fixtures
 from tests.test_hub_datasets import comparable, hub, report_of  # noqa: F401 - hub is a fixture
@@ -270,7 +270,7 @@ def docs_adapters() -> list[tuple[str, str]]:
 
 def test_the_adapters_in_the_docs_load_and_those_for_these_fixtures_read_them(tmp_path: Path,
                                                                             hub: Path) -> None:  # noqa: F811
-    from commet.format.adapters import load_adapter
+    from commet.sources.adapters import load_adapter
 
     shown = docs_adapters()
     assert [number for number, _ in shown] == [str(n) for n in range(1, 8)]
@@ -357,7 +357,7 @@ def test_a_picture_id_given_twice_in_a_pictures_config_is_located(tmp_path: Path
 
 
 def test_chat_text_is_split_into_feedback_story_and_question() -> None:
-    from commet.format.chat import split_text
+    from commet.sources.chat import split_text
 
     assert split_text(["Feedback: Right!\n\nStory: Sam hides the ball.", "Question: Where is it?"]) == {
         "feedback": "Right!", "story": "Sam hides the ball.", "question": "Where is it?"}

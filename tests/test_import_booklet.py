@@ -12,10 +12,11 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.format import load_dataset, validate_dataset
-from commet.format.importers import Protocol, import_benchmark
-from commet.format.importers.booklet import answer_key
-from commet.format.importers.booklet_files import read_data_js, sentences
+from commet.format import validate_dataset
+from commet.sources import load_dataset
+from commet.sources.importers import Protocol, import_benchmark
+from commet.sources.importers.booklet import answer_key
+from commet.sources.importers.booklet_files import read_data_js, sentences
 from commet.taxonomy import TASKS_BY_ID
 
 FOLDER = Path(__file__).parent / "data" / "importers_published" / "booklet"

@@ -12,9 +12,10 @@ from typer.testing import CliRunner
 
 from commet.cli import app
 from commet.engine.conversation import options_text
-from commet.format import load_dataset, validate_dataset
-from commet.format.importers import FORMATS, Protocol, import_benchmark
+from commet.format import validate_dataset
 from commet.reports.metrics import run_metrics, select_runs
+from commet.sources import load_dataset
+from commet.sources.importers import FORMATS, Protocol, import_benchmark
 from commet.store import Store
 
 DATA = Path(__file__).parent / "data" / "importers"
@@ -208,7 +209,7 @@ def test_mumatom_falls_back_to_the_bytes_description(tmp_path: Path) -> None:
 
 
 def _options(**values: str):  # noqa: ANN202
-    from commet.format.importers import ImportOptions
+    from commet.sources.importers import ImportOptions
 
     return ImportOptions(**values)
 

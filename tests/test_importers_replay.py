@@ -20,11 +20,11 @@ import pytest
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.format import load_dataset
 from commet.format.dataset import Dataset
-from commet.format.importers import FORMATS
 from commet.format.model import Turn
 from commet.reports.metrics import run_metrics, select_runs
+from commet.sources import load_dataset
+from commet.sources.importers import FORMATS
 from commet.store import Store
 
 PUBLISHED = Path(__file__).parent / "data" / "importers_published"

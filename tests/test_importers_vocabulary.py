@@ -16,10 +16,10 @@ import pytest
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.format import load_dataset
-from commet.format.importers import base, opentom, tomi
 from commet.format.validate import repeated_option_label
 from commet.reports.metrics import select_runs
+from commet.sources import load_dataset
+from commet.sources.importers import base, opentom, tomi
 from commet.store import Store
 
 runner = CliRunner()

@@ -1,4 +1,4 @@
-"""commet.format.inputs, the bounded reader every input file goes through, on what the corpus cannot show:
+"""commet.sources.inputs, the bounded reader every input file goes through, on what the corpus cannot show:
 brackets and digits inside strings and comments are not counted, pipes are read when allowed, pairs of
 surrogates are characters."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from commet.format.inputs import check_json, check_toml, load_json, read_bytes, read_text, valid_text
 from commet.format.problems import FormatError
+from commet.sources.inputs import check_json, check_toml, load_json, read_bytes, read_text, valid_text
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -16,10 +16,10 @@ from typer.testing import CliRunner
 
 from commet.cli import app
 from commet.engine.outcome import StoryOutcome
-from commet.format import load_dataset
 from commet.integrations.inspect_task import SCORE_VALUES, storyturns
 from commet.reports.analyses import load_run
 from commet.reports.metrics import run_metrics, select_runs
+from commet.sources import load_dataset
 from commet.store import Store
 from tests.conftest import mixed_outcome_replies
 
@@ -150,7 +150,7 @@ def test_pictures_only_where_needed(tmp_path: Path) -> None:
     [log] = inspect_eval(storyturns(dataset="sample", images="needed", undecided_feedback="wrong"), model=model,
                          log_dir=str(tmp_path / "needed"), display="none")
     assert log.status == "success"
-    from commet.format import load_dataset
+    from commet.sources import load_dataset
 
     sample = load_dataset("sample")
     assert 0 < sum(seen) == sum(len(st.images) for st in sample if st.image_dependent) < sum(len(st.images) for st in sample)

@@ -31,9 +31,9 @@ from typer.testing import CliRunner
 from commet.cli import app
 from commet.engine import evaluate_async
 from commet.engine.probes import bias_test
-from commet.format import load_dataset
 from commet.format.dataset import Dataset
 from commet.format.model import Option, StoryTurn, Turn
+from commet.sources import load_dataset
 from tests.fakeservers import FakeServer, RecordedRequest, Reply, openai_reply
 from tests.judge_server import prompt_text, verdict
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from commet.format import load_dataset
 from commet.judges import RulesJudge, create_judge
+from commet.sources import load_dataset
 from tests.judge_server import JudgeServer, verdict
 
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "judge_calibration.py"

@@ -44,14 +44,14 @@ def test_a_folder_of_json_lines_beside_looping_links_loads(tmp_path: Path) -> No
     folder = looping(tmp_path / "table")
     (folder / "data").mkdir()
     (folder / "data" / "test.jsonl").write_text(json.dumps(FALSE_BELIEF) + "\n")
-    out = within(30, f"from commet.format import load_dataset; print(len(load_dataset({str(folder)!r})))")
+    out = within(30, f"from commet.sources import load_dataset; print(len(load_dataset({str(folder)!r})))")
     assert out.strip() == "1"
 
 
 def test_a_dataset_card_whose_pattern_says_everywhere_reads_each_file_once(tmp_path: Path) -> None:
     pytest.importorskip("pyarrow")
-    from commet.format import load_dataset
-    from commet.format.hf import save_hf
+    from commet.sources import load_dataset
+    from commet.sources.hf import save_hf
 
     folder = tmp_path / "hub"
     save_hf(load_dataset("sample"), folder)
@@ -59,7 +59,7 @@ def test_a_dataset_card_whose_pattern_says_everywhere_reads_each_file_once(tmp_p
     assert "path: data/test-*.parquet" in card
     (folder / "README.md").write_text(card.replace("path: data/test-*.parquet", "path: '**/*.parquet'"))
     looping(folder)
-    out = within(30, f"from commet.format import load_dataset; print(len(load_dataset({str(folder)!r})))")
+    out = within(30, f"from commet.sources import load_dataset; print(len(load_dataset({str(folder)!r})))")
     assert out.strip() == str(len(load_dataset("sample")))
 
 

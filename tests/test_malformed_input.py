@@ -122,7 +122,7 @@ def test_the_controls_pass(control: Path, store: Path, tmp_path: Path) -> None:
 
 def test_a_hugging_face_control_reads_its_parquet_file_once_through_45_self_links() -> None:
     pytest.importorskip("pyarrow")
-    from commet.format import load_dataset
+    from commet.sources import load_dataset
 
     dataset = load_dataset(CORPUS / "controls" / "hf-folder-with-self-links")
     assert [st.id for st in dataset] == ["h-1", "h-2"] and [st.image_dependent for st in dataset] == [True, False]
@@ -225,7 +225,7 @@ def test_what_cannot_be_committed_is_refused_at_once_in_bounded_memory(kind: str
 
 def test_review_export_refuses_a_dataset_broken_since_it_was_served(tmp_path: Path) -> None:
     from commet.apps.review.db import ReviewDB
-    from commet.format import load_dataset
+    from commet.sources import load_dataset
 
     folder = tmp_path / "reviewed"
     folder.mkdir()

@@ -23,7 +23,7 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.format import load_dataset
+from commet.sources import load_dataset
 from commet.store import Store, short_ids
 from tests.conftest import mixed_outcome_replies
 

@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.format import load_dataset
 from commet.format.model import Option
+from commet.sources import load_dataset
 from commet.store import Store
 
 PIPE_STORIES = [

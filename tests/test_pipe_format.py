@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from commet.format import FormatError, load_dataset, read_storyturns, to_pipe
+from commet.format import FormatError, to_pipe
 from commet.format.pipe import RawStoryTurn, decide_branches, format_feedback, parse_feedback, parse_storyturn
+from commet.sources import load_dataset, read_storyturns
 
 LEO = [
     'Mrs. Green puts a gold sticker on her desk. Leo takes it and hides it in his pocket. She asks Leo, "Do you '

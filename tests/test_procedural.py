@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from commet.format import load_dataset, validate_path
 from commet.generation.procedural import (
     GENERATORS,
     IMAGE_DEPENDENT_TASKS,
@@ -21,6 +20,7 @@ from commet.generation.procedural import (
     write_dataset,
 )
 from commet.generation.procedural.render import draw, mask_ids
+from commet.sources import load_dataset, validate_path
 from commet.taxonomy import TASKS_BY_ID
 
 

@@ -22,7 +22,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from commet.format import load_dataset
 from commet.format.dataset import Dataset
 from commet.format.model import Feedback, Option, StoryTurn, Turn
 from commet.generation.audit import BLIND, FAMILIES, OVERALL, audit_dataset
@@ -32,6 +31,7 @@ from commet.generation.shallow_readers import CUE_FAMILIES
 from commet.models.base import Message, ModelRequest
 from commet.models.registry import create_model
 from commet.models.shortcut import ShortcutLearner, closed_turn
+from commet.sources import load_dataset
 
 PAPER = Path(__file__).parent / "data" / "paper_storyturns.json"
 #: Per task and seed: 60 StoryTurns (5 counterbalancing blocks), stories and scenes only (no picture is drawn).

@@ -21,9 +21,9 @@ import pytest
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.format import load_dataset
-from commet.format.bounded import InputFileError, inside
 from commet.format.problems import FormatError
+from commet.sources import load_dataset
+from commet.sources.bounded import InputFileError, inside
 from tests.llm_gen_servers import small_png
 
 PNG = small_png((1, 2, 3), (8, 8))

@@ -271,8 +271,8 @@ def test_pattern_runs_in_linear_time(case: Case, worker: Worker) -> None:
 PARSING_SCRIPT = r"""
 import json, resource, sys, tempfile, time
 from pathlib import Path
-from commet.format.card import _glob_matches, front_matter, front_text
-from commet.format.folders import check_folder
+from commet.sources.card import _glob_matches, front_matter, front_text
+from commet.sources.folders import check_folder
 from commet.store.labels import LabelError, _csv_rows
 
 resource.setrlimit(resource.RLIMIT_CPU, (60, resource.RLIM_INFINITY))

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from commet.format.dataset import Dataset
-from commet.format.loading import load_dataset
 from commet.reports import Bootstrap, build_report
 from commet.reports.composition import BRIEF_TABLES, brief_tables, compose, grouping_keys, write_csv_folder
 from commet.reports.render import ReportTargetError
 from commet.reports.sections import BY_PREFIX, SOURCE_PREFIX, SUBSET_KEYS, SectionKey, by_key, source_key
+from commet.sources.loading import load_dataset
 from commet.store import Store
 from tests.test_reports_analyses import store_path, toy_dataset  # noqa: F401 - fixture
 

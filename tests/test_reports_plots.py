@@ -105,8 +105,8 @@ def test_html_report_of_long_run_names_prints_no_warning(store_path: Path, tmp_p
 def test_turn_lines_show_what_undecided_answers_leave_open(tmp_path: Path, drawn: list) -> None:
     """The rules judge leaves many of a baseline's replies undecided: each run gets its line counting them
     wrong (the tables' first figure) and a dashed one counting them right (their second), at every turn."""
-    from commet.format import load_dataset
     from commet.reports import Bootstrap, build_report
+    from commet.sources import load_dataset
     from commet.store import Store
 
     asyncio.run(evaluate_async("baseline:random-option", load_dataset("sample"), judge="rules",
@@ -128,8 +128,8 @@ def test_turn_lines_show_what_undecided_answers_leave_open(tmp_path: Path, drawn
 def test_heatmap_cells_read_as_the_tables_do(tmp_path: Path, drawn: list) -> None:
     """Each cell: the category's story accuracy as the tables print it ("a–b" where undecided answers
     decide it), "n/a" where a run has no StoryTurn of that category."""
-    from commet.format import load_dataset
     from commet.reports import Bootstrap, build_report
+    from commet.sources import load_dataset
     from commet.store import Store
 
     sample = load_dataset("sample")

@@ -19,9 +19,10 @@ from typer.testing import CliRunner
 
 from commet.apps.review.db import ReviewDB
 from commet.cli import app as cli
-from commet.format import load_dataset, validate_dataset
+from commet.format import validate_dataset
 from commet.format.validate import has_errors
 from commet.generation.llm.images import create_image_model
+from commet.sources import load_dataset
 from tests.browser_checks import check_page
 from tests.conftest import launch_chromium
 from tests.fakeservers import FakeServer

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from commet.apps.review.db import ReviewDB
 from commet.apps.review.services import ItemView, TextEdits
 from commet.cli import app as cli
-from commet.format import load_dataset
+from commet.sources import load_dataset
 from tests.review_server import PASSWORD, write_dataset
 
 

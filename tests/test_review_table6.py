@@ -37,7 +37,7 @@ def crafted(tmp_path: Path) -> tuple[ReviewDB, dict[str, int], Path]:
     folder = Dataset(items, images=images, name="crafted").save(tmp_path / "dataset")
     store = ReviewDB(tmp_path / "review.sqlite")
     users = {name: store.add_user(name, PASSWORD) for name in ("r1", "r2", "r3")}
-    from commet.format import load_dataset
+    from commet.sources import load_dataset
 
     store.import_dataset(load_dataset(folder))
     pic = {f"{img}@{p.version}": p.id for it in "ABCD" for img, p in store.current_pictures(it).items()}

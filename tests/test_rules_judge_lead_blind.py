@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
-from commet.format import load_dataset
 from commet.judges.rules import RulesJudge
+from commet.sources import load_dataset
 from tests.test_judges_calibration import bench
 
 LEAD = bench.load_labelled(bench.CALIBRATION.with_name("rules_judge_lead_blind.jsonl"))

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from commet.format import bundled_sample_path, load_dataset, validate_path
 from commet.generation.procedural.render import draw, mask_ids
+from commet.sources import bundled_sample_path, load_dataset, validate_path
 from commet.taxonomy import TASKS, get_task
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -119,8 +119,8 @@ def test_a_panel_member_may_list_several_endpoints() -> None:
 async def test_the_llm_pipeline_keeps_its_chat_replies_in_a_store(tmp_path: Path) -> None:
     import json
 
-    from commet.format import load_dataset
     from commet.generation.llm import GenerationOptions, create_image_model, generate_storyturns
+    from commet.sources import load_dataset
     from commet.store.sqlite import Store
     from tests.fakeservers import openai_reply
     from tests.llm_gen_servers import openai_image_reply, small_png

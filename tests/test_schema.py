@@ -16,7 +16,8 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.format import StoryTurn, load_dataset, storyturn_json_schema
+from commet.format import StoryTurn, storyturn_json_schema
+from commet.sources import load_dataset
 
 GOOD = {
     "id": "fb-1", "task": "false_belief_location", "category": "Belief", "mental_states": ["belief"],

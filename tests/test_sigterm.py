@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import commet
-from commet.format import load_dataset
+from commet.sources import load_dataset
 from tests.judge_server import JudgeServer, verdict, write_dataset, write_replies
 
 SOURCE = str(Path(commet.__file__).resolve().parents[1])

@@ -12,7 +12,7 @@ import pytest
 
 #: modules a command imports when it runs; none of them at start-up
 HEAVY = ("pydantic", "asyncio", "PIL", "numpy", "aiohttp", "rich.progress", "commet.format.model",
-         "commet.format.dataset", "commet.format.importers", "commet.engine", "commet.models.base", "commet.store")
+         "commet.format.dataset", "commet.sources.importers", "commet.engine", "commet.models.base", "commet.store")
 
 
 def _modules_after(code: str) -> set[str]:
@@ -31,13 +31,16 @@ def test_the_lazy_names_are_the_modules_own() -> None:
     """The package's names still resolve, to the objects their modules define, and unknown names still fail."""
     import commet
     import commet.format
+    import commet.sources
     from commet.format.dataset import Dataset
-    from commet.format.validate import load_checked
+    from commet.sources.checked import load_checked
 
     assert commet.format.Dataset is Dataset and commet.Dataset is Dataset
-    assert commet.format.load_checked is load_checked
+    assert commet.sources.load_checked is load_checked
     for name in commet.format.__all__:
         assert getattr(commet.format, name) is not None
+    for name in commet.sources.__all__:
+        assert getattr(commet.sources, name) is not None
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         commet.format.nothing  # noqa: B018 - the attribute access is the test
 
@@ -45,7 +48,7 @@ def test_the_lazy_names_are_the_modules_own() -> None:
 def test_the_import_command_lists_the_registry_s_formats() -> None:
     """``commet import`` reads its FORMAT words without importing the importers: the same words."""
     from commet.cli.importing import FORMATS as words
-    from commet.format.importers import FORMATS
+    from commet.sources.importers import FORMATS
 
     assert words == list(FORMATS)
 

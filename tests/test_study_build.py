@@ -20,7 +20,8 @@ from commet.apps.study.build import (
 )
 from commet.apps.study.db import StudyDatabaseError, StudyDB
 from commet.cli import app as cli
-from commet.format import Dataset, StoryTurn, Turn, load_dataset
+from commet.format import Dataset, StoryTurn, Turn
+from commet.sources import load_dataset
 from commet.taxonomy import TASKS
 from tests.conftest import write_png
 

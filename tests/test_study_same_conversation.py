@@ -25,8 +25,9 @@ from commet.apps.study.db import StudyDB
 from commet.cli import app as cli
 from commet.conditions import UndecidedFeedback
 from commet.engine import evaluate_async
-from commet.format import Dataset, StoryTurn, Turn, load_dataset
+from commet.format import Dataset, StoryTurn, Turn
 from commet.format.model import AnswerFeedback, Feedback
+from commet.sources import load_dataset
 from commet.store import Store
 from tests.test_study_export import answer_all
 

@@ -13,9 +13,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from commet.format import load_dataset
-from commet.format.folders import MAX_TABLE_ROWS, MAX_TEXT_CELL_BYTES, check_cells
 from commet.format.problems import FormatError
+from commet.sources import load_dataset
+from commet.sources.folders import MAX_TABLE_ROWS, MAX_TEXT_CELL_BYTES, check_cells
 from tests.test_reads_confined import ROW
 
 
@@ -56,7 +56,7 @@ def test_check_cells_passes_what_is_within_limits() -> None:
 
 SCRIPT = """
 import sys
-from commet.format import load_dataset
+from commet.sources import load_dataset
 from commet.format.problems import FormatError
 try:
     load_dataset(sys.argv[1])

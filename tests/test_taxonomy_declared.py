@@ -9,7 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.format import FormatError, load_dataset, validate_path
+from commet.format import FormatError
+from commet.sources import load_dataset, validate_path
 from commet.taxonomy import BOOKLET, Taxonomy, TaxonomyError
 
 DECLARATION = {

@@ -22,7 +22,7 @@ from rich.text import Text
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.format.dataset import bundled_sample_path
+from commet.sources.jsonl import bundled_sample_path
 from commet.store import Store
 from commet.terminal import SafeConsole
 

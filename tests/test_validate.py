@@ -13,7 +13,8 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.format import validate, validate_path
+from commet.format import validate
+from commet.sources import validate_path
 from tests.conftest import write_png
 from tests.data.malformed.make_corpus import png, png_declaring
 

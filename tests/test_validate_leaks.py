@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from commet.cli import app
-from commet.format import validate_path
 from commet.format.validate import LEAK_WARNINGS_LISTED
+from commet.sources import validate_path
 from commet.text import normalize, words
 
 

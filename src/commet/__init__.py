@@ -22,16 +22,18 @@ from commet.version import __version__
 
 if TYPE_CHECKING:
     from commet.engine import EvalSettings, RunSummary, evaluate, evaluate_async
-    from commet.format import Dataset, Feedback, FormatError, StoryTurn, Turn, load_dataset, validate_dataset
+    from commet.format import Dataset, Feedback, FormatError, StoryTurn, Turn, validate_dataset
+    from commet.sources import load_dataset
 
 
 _ENGINE_NAMES = ("EvalSettings", "RunSummary", "evaluate", "evaluate_async")
-_FORMAT_NAMES = ("Dataset", "Feedback", "FormatError", "StoryTurn", "Turn", "load_dataset", "validate_dataset")
+_FORMAT_NAMES = ("Dataset", "Feedback", "FormatError", "StoryTurn", "Turn", "validate_dataset")
+_SOURCES_NAMES = ("load_dataset",)
 
 
 def __getattr__(name: str) -> object:
-    """The engine's and the format's names, imported when first asked for: the ``commet`` program imports
-    this package first, and ``commet --version`` needs neither (the engine imports this package's version)."""
+    """The engine's, the format's and the sources' names, imported when first asked for: the ``commet`` program
+    imports this package first, and ``commet --version`` needs none (the engine imports this package's version)."""
     if name in _ENGINE_NAMES:
         import commet.engine
 
@@ -40,6 +42,10 @@ def __getattr__(name: str) -> object:
         import commet.format
 
         return getattr(commet.format, name)
+    if name in _SOURCES_NAMES:
+        import commet.sources
+
+        return getattr(commet.sources, name)
     raise AttributeError(f"module 'commet' has no attribute {name!r}")
 
 
@@ -57,7 +63,7 @@ def report(db: str | Path = "commet.sqlite", runs: list[str] | None = None, *, f
         raise FileNotFoundError(f"no results store at {db}")
     with Store(db) as store:
         built = build_report(store, select_runs(store, runs), bootstrap=Bootstrap(seed=seed, resamples=resamples))
-    from commet.format import load_dataset
+    from commet.sources import load_dataset
 
     data = load_dataset(dataset) if isinstance(dataset, (str, Path)) else dataset
     return render_report(built, format, dataset=data)

@@ -22,9 +22,9 @@ from pathlib import Path, PurePosixPath
 
 from fastapi import HTTPException, Response
 
-from commet.format.bounded import InputFileError, read_regular_file
 from commet.format.dataset import IMAGES_DIR, Dataset, image_file_candidates
 from commet.format.pictures import MAX_IMAGE_BYTES, PictureError, opened_picture
+from commet.sources.bounded import InputFileError, read_regular_file
 
 #: Largest static asset (style sheet, script) served.
 MAX_STATIC_BYTES = 4 * 1024 * 1024

@@ -54,7 +54,7 @@ from commet.cli.common import (  # noqa: F401 - the shared names stay importable
 )
 from commet.conditions import FeedbackCondition, ImagePolicy, JudgeImages, UndecidedFeedback
 from commet.extras import MissingExtraError, missing_extra_message
-from commet.format.targets import ConvertTarget
+from commet.sources.targets import ConvertTarget
 
 if TYPE_CHECKING:
     from commet.engine import Shard
@@ -95,12 +95,12 @@ def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSO
                                   "its own story is an error (a counted warning by default).")] = False) -> None:
     """Check a dataset; print every problem as `file:line story=ID turn=K field=F: message`."""
     from commet.format import has_errors
-    from commet.format.validate import load_and_validate
+    from commet.sources.checked import load_and_validate
 
     check_dataset_path(path)
     dataset, problems = load_and_validate(path, columns, strict=strict, adapter=adapter)
     if dataset is not None and explain:
-        from commet.format.explain import explain_lines
+        from commet.sources.explain import explain_lines
 
         for line in explain_lines(dataset):
             err_console.print(line, markup=False, highlight=False, soft_wrap=True)
@@ -128,12 +128,12 @@ def stats(path: Annotated[str, typer.Argument(help="Dataset folder, file, hf:OWN
     from rich.table import Table
 
     from commet.format import dataset_stats
-    from commet.format.hub import OFFICIAL
+    from commet.sources.hub import OFFICIAL
 
     dataset = _load(path, columns, adapter)
     figures = dataset_stats(dataset)
     if explain:
-        from commet.format.explain import explain_lines, explanation
+        from commet.sources.explain import explain_lines, explanation
 
         echo(json.dumps(explanation(dataset), indent=2, ensure_ascii=False) if as_json else
                    "\n".join(explain_lines(dataset)))
@@ -196,8 +196,8 @@ def convert(
     the source, or a different file of that name already there) stops the conversion with exit code 2,
     unless --no-pictures is given.
     """
-    from commet.format.convert import ConvertError
-    from commet.format.convert import convert as convert_dataset
+    from commet.sources.convert import ConvertError
+    from commet.sources.convert import convert as convert_dataset
 
     dataset = _load(source, columns, adapter)
     if task is not None:

@@ -206,7 +206,7 @@ def _file_errors_as_failures(command: Callable[P, R]) -> Callable[P, R]:
             disk_full(str(exc))
         except StoreError as exc:
             fail(str(exc))
-        except FormatError as exc:  # an input file refused by its bounded reader (commet.format.inputs)
+        except FormatError as exc:  # an input file refused by its bounded reader (commet.sources.inputs)
             fail_problems(exc)
         except OSError as exc:
             if is_disk_full(exc):  # a write to an open file names no file: the command's output is the one
@@ -428,7 +428,7 @@ def check_run_name(option: str, name: str | None) -> None:
 def check_dataset_path(path: str) -> None:
     """A dataset that is not there: one line, with the closest name when there is one (a Hub dataset
     by name, ``hf:OWNER/NAME``, is looked for by the loader)."""
-    from commet.format.hub import is_hub_spec
+    from commet.sources.hub import is_hub_spec
 
     if path == "sample" or is_hub_spec(path) or Path(path).exists():
         return
@@ -461,7 +461,7 @@ def fail_problems(exc: FormatError) -> NoReturn:
 
 
 def _load(path: str, columns: str | None = None, adapter: str | None = None) -> Dataset:
-    from commet.format import load_dataset
+    from commet.sources import load_dataset
 
     check_dataset_path(path)
     try:
@@ -478,7 +478,7 @@ def load_or_fail(path: str, force: bool = False, columns: str | None = None, ada
     Why one function: eval, sweep, study build and review serve must refuse the same datasets;
     errors always stop the command before anything is written, warnings unless ``force``.
     """
-    from commet.format.validate import load_checked
+    from commet.sources.checked import load_checked
 
     check_dataset_path(path)
     try:

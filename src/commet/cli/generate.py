@@ -26,8 +26,9 @@ def procedural(
         help="Share of StoryTurns made image-dependent, for tasks that have that variant."),
 ) -> None:
     """Generate a dataset from the procedural world model, with pictures and their scene files."""
-    from commet.format.validate import has_errors, validate_path
+    from commet.format.validate import has_errors
     from commet.generation.procedural import write_dataset
+    from commet.sources.checked import validate_path
 
     task_list: str | list[str] = "all" if tasks.strip() == "all" else [t.strip() for t in tasks.split(",") if t.strip()]
     if not task_list:  # an empty dataset is refused by every command that reads one

@@ -40,7 +40,6 @@ def llm(
                                                  "run again after a crash makes no repeated chat call.")] = None,
 ) -> None:
     """Generate StoryTurns of a task by one-shot prompting, draw their pictures, lint and validate them."""
-    from commet.format.loading import load_dataset
     from commet.generation.llm.images import create_image_model
     from commet.generation.llm.pipeline import (
         GeneratedItem,
@@ -52,6 +51,7 @@ def llm(
     )
     from commet.models.base import ModelSpecError, SettingError
     from commet.models.registry import create_model
+    from commet.sources.loading import load_dataset
 
     try:
         examples = load_dataset(exemplars)

@@ -14,7 +14,7 @@ from commet.cli.common import echo
 def _format_words() -> list[str]:
     """The FORMAT words, read from the importers' table (``benchmarks.json``, what ``FORMATS`` is made of) without
     importing the importers: every ``commet`` start builds this command, and they import the whole format."""
-    spec = importlib.util.find_spec("commet.format.importers")
+    spec = importlib.util.find_spec("commet.sources.importers")
     assert spec is not None and spec.submodule_search_locations
     table = Path(next(iter(spec.submodule_search_locations))) / "benchmarks.json"
     return list(json.loads(table.read_text("utf-8")))
@@ -48,8 +48,8 @@ def register(app: typer.Typer) -> None:
         """Import a ToM benchmark (ToMi, Hi-ToM, BigToM, ToMBench, OpenToM, FANToM, ExploreToM, MMToM-QA, MuMA-ToM,
         the ToM Booklet)."""
         from commet.cli.common import fail
-        from commet.format.importers import ImportOptions, import_benchmark
         from commet.format.problems import FormatError
+        from commet.sources.importers import ImportOptions, import_benchmark
 
         try:
             imported = import_benchmark(format_name.value, source, protocol.value,
@@ -57,7 +57,8 @@ def register(app: typer.Typer) -> None:
         except FormatError as exc:
             fail(str(exc))
         folder = imported.save(out)
-        from commet.format.validate import has_errors, validate_path
+        from commet.format.validate import has_errors
+        from commet.sources.checked import validate_path
 
         problems = validate_path(folder)
         for problem in problems:

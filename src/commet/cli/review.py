@@ -89,10 +89,10 @@ def serve(
 
 def _as_folder(dataset: "Dataset", folder: Path) -> "Dataset":
     """``dataset`` written as a dataset folder (kept when it already holds exactly this dataset)."""
-    from commet.format import load_dataset
-    from commet.format.convert import ConvertError, convert, picture_ids
     from commet.format.problems import FormatError
-    from commet.format.targets import ConvertTarget
+    from commet.sources import load_dataset
+    from commet.sources.convert import ConvertError, convert, picture_ids
+    from commet.sources.targets import ConvertTarget
 
     if folder.exists():
         try:
@@ -204,7 +204,7 @@ def export(
         statuses = store.statuses().values()
         if not any(status.final for status in statuses):
             if dataset is not None:  # a reviewed dataset broken since it was served is said first (export reads it)
-                from commet.format import load_dataset
+                from commet.sources import load_dataset
 
                 load_dataset(dataset)
             accepted = sum(bool(status.accepts) for status in statuses)

@@ -19,8 +19,8 @@ def dataset_for(source: "RunRecord", dataset: str | None, columns: str | None = 
     """The dataset a run used: ``--dataset`` (read with ``columns``), else where the run recorded reading it (with
     its recorded ``--columns``), its dataset name or the sample, checked by hash; :class:`DatasetNotFound` when
     none is."""
-    from commet.format import load_dataset
     from commet.format.problems import FormatError
+    from commet.sources import load_dataset
 
     if dataset:
         return load_dataset(dataset, columns=columns, adapter=adapter)

@@ -244,7 +244,7 @@ def serve(
 
     password = None
     if organiser_password_file is not None:
-        from commet.format.inputs import read_text
+        from commet.sources.inputs import read_text
 
         # bounded, and a pipe is read too (a secret passed as <(pass show study)); a FIFO nobody writes is empty
         password = read_text(organiser_password_file, what="password file", max_bytes=64 * 1024,

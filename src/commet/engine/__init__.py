@@ -25,11 +25,11 @@ from commet.engine.runner import (
     SpendLimitError,
 )
 from commet.format.dataset import Dataset
-from commet.format.validate import load_checked
 from commet.judges.base import Judge
 from commet.judges.registry import create_judge
 from commet.models.base import GenerationSettings, Model
 from commet.models.registry import create_model
+from commet.sources.checked import load_checked
 from commet.store.settings import DEFAULT_SYSTEM_PROMPT, CorrectnessTexts, EvalSettings
 from commet.store.sqlite import Store
 
@@ -49,7 +49,7 @@ async def evaluate_async(model: str | Model, dataset: str | Path | Dataset = "sa
     ``summary.results`` describes the whole run as stored (a second call on a finished run
     reports its real figures and makes no call); ``summary.progress`` counts this call's work.
 
-    A ``dataset`` given as a path goes through :func:`commet.format.validate.load_checked`: a dataset
+    A ``dataset`` given as a path goes through :func:`commet.sources.checked.load_checked`: a dataset
     with errors raises :class:`commet.format.validate.DatasetRefused` before anything is written
     (warnings are let through; ``commet eval`` refuses them without ``--force``).
 

@@ -50,9 +50,9 @@ if TYPE_CHECKING:
     from commet.models.base import Model
 
 from commet.conditions import FeedbackCondition, ImagePolicy
-from commet.format.hub import is_hub_spec
-from commet.format.inputs import check_toml, read_text
 from commet.models.base import SettingError, did_you_mean
+from commet.sources.hub import is_hub_spec
+from commet.sources.inputs import check_toml, read_text
 from commet.store.settings import EvalSettings, setting_names
 
 if sys.version_info >= (3, 11):
@@ -168,7 +168,7 @@ MAX_SWEEP_BYTES = 1024 * 1024
 def load_config(path: str | Path) -> SweepConfig:
     """Read and check a sweep config; paths inside it are relative to the config file.
 
-    The file is read within bounds (:mod:`commet.format.inputs`): not a regular file, over 1 MiB, not
+    The file is read within bounds (:mod:`commet.sources.inputs`): not a regular file, over 1 MiB, not
     UTF-8, nested over 64 levels or holding a number of over 30 digits is a located
     :class:`~commet.format.problems.FormatError`; a file TOML cannot read, or a config that cannot run,
     a :class:`SweepConfigError`.
@@ -255,13 +255,13 @@ async def run_sweep(config: SweepConfig, on_cell: Callable[[int, int, str], None
 
     ``on_cell(index, total, run_name)`` is called as each cell starts (cells run at once, see above). ``datasets`` maps the
     config's dataset entries to datasets already checked by the caller; without it every dataset is
-    loaded with :func:`commet.format.validate.load_checked` (refused with errors or warnings) before
+    loaded with :func:`commet.sources.checked.load_checked` (refused with errors or warnings) before
     the first run starts.
     """
     from commet.engine import evaluate_async
-    from commet.format.validate import load_checked
     from commet.judges.registry import create_judge
     from commet.models.registry import create_model
+    from commet.sources.checked import load_checked
     from commet.store.sqlite import Store
 
     if datasets is None:

@@ -1,4 +1,7 @@
-"""The StoryTurn format: canonical model, pipe import/export, datasets, validation, stats.
+"""The StoryTurn format: canonical model, pipe import/export, the dataset, validation, stats.
+
+Every way a file becomes StoryTurns (JSONL and folders, the Hub and ``datasets``, layouts, cards, bounded
+readers, importers) is :mod:`commet.sources`, which imports this package; this package never imports it.
 
 Its names are imported when first asked for (:func:`__getattr__`): importing one module of the
 package (``commet.format.problems`` for a command's error type) then costs that module alone, not
@@ -11,26 +14,16 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from commet.format.dataset import Dataset, bundled_sample_path, read_storyturns
-    from commet.format.loading import load_dataset
+    from commet.format.dataset import Dataset
     from commet.format.model import AnswerFeedback, Feedback, StoryTurn, Turn, storyturn_json_schema
     from commet.format.pipe import to_pipe, to_pipe_record
     from commet.format.problems import FormatError, Problem
     from commet.format.stats import DatasetStats, dataset_stats
-    from commet.format.validate import (
-        DatasetRefused,
-        has_errors,
-        load_checked,
-        validate_dataset,
-        validate_path,
-    )
+    from commet.format.validate import DatasetRefused, has_errors, validate_dataset
 
 #: each public name and the module that defines it
 _HOMES = {
     "Dataset": "commet.format.dataset",
-    "bundled_sample_path": "commet.format.dataset",
-    "read_storyturns": "commet.format.dataset",
-    "load_dataset": "commet.format.loading",
     "AnswerFeedback": "commet.format.model",
     "Feedback": "commet.format.model",
     "StoryTurn": "commet.format.model",
@@ -44,9 +37,7 @@ _HOMES = {
     "dataset_stats": "commet.format.stats",
     "DatasetRefused": "commet.format.validate",
     "has_errors": "commet.format.validate",
-    "load_checked": "commet.format.validate",
     "validate_dataset": "commet.format.validate",
-    "validate_path": "commet.format.validate",
 }
 
 
@@ -62,6 +53,5 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "AnswerFeedback", "Dataset", "DatasetRefused", "DatasetStats", "Feedback", "FormatError", "Problem", "StoryTurn", "Turn",
-    "bundled_sample_path", "dataset_stats", "has_errors", "load_checked", "load_dataset", "read_storyturns",
-    "storyturn_json_schema", "to_pipe", "to_pipe_record", "validate_dataset", "validate_path",
+    "dataset_stats", "has_errors", "storyturn_json_schema", "to_pipe", "to_pipe_record", "validate_dataset",
 ]

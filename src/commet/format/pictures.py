@@ -1,7 +1,7 @@
 """The one check a picture passes before anything decodes it: validate, eval, the reports and the web apps.
 
-A picture file is read by :func:`read_picture_file` (a regular file, refused by its size before
-reading). Its bytes are opened by :func:`opened_picture`, which refuses, from the header alone and
+A picture file is read by :func:`commet.sources.picture_files.read_picture_file` (a regular file, refused by
+its size before reading): the checks here take bytes. Its bytes are opened by :func:`opened_picture`, which refuses, from the header alone and
 before any pixel is allocated: an empty or oversized file, a format other than PNG, JPEG, GIF or
 WebP, more than :data:`MAX_IMAGE_PIXELS` pixels, a side longer than :data:`MAX_IMAGE_SIDE`
 (resizing a 1 x 49,000,000 picture to 1,024 pixels makes Pillow allocate about 2.4 GB of filter
@@ -14,16 +14,13 @@ it, so a picture validate passes is one the run can prepare.
 from __future__ import annotations
 
 import io
-import os
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from commet.errors import CommetError
-from commet.format.bounded import InputFileError, read_regular_file
 from commet.format.content_cache import ContentCache, content_key, imaging_versions
 
 #: Largest picture accepted, in pixels (a 20000x20000 PNG can be a few KiB and decode to 1.6 GB).
@@ -58,42 +55,6 @@ class PictureTooLarge(PictureError):
 
 class PictureOutOfMemory(PictureTooLarge):
     """A picture this machine had not the memory to decode now: a verdict of the moment, never cached."""
-
-
-def read_picture_file(path: str | Path) -> bytes:
-    """The bytes of a picture file: a regular file of at most :data:`MAX_IMAGE_BYTES`, checked before reading."""
-    try:
-        return read_regular_file(path, max_bytes=MAX_IMAGE_BYTES, what="picture")
-    except FileNotFoundError:
-        raise PictureError(f"not found ({path})") from None
-    except InputFileError as exc:
-        raise PictureError(f"{exc} ({path})") from None
-
-
-def read_picture_inside(root: Path, path: str, folders: tuple[Path, ...]) -> bytes:
-    """The picture file ``path`` names, looked for in each of ``folders`` (inside ``root``), read only if it stays
-    inside ``root``: an absolute path, ``..`` climbing out or a symbolic link pointing out is refused
-    (:class:`PictureError`) and never read, so a dataset cannot make CoMMET copy or send a file from elsewhere."""
-    from commet.format.problems import printable
-
-    shown = printable(path if len(path) <= 120 else path[:100] + "...")
-    if Path(path).is_absolute() or Path(path).drive:
-        raise PictureError(f"path {shown!r} is absolute: pictures are read only from inside the dataset folder "
-                           "(refused, not read)")
-    top = root.resolve()
-    for candidate in dict.fromkeys(folder / path for folder in folders):
-        try:
-            if not os.path.lexists(candidate):
-                continue
-            if not candidate.resolve().is_relative_to(top):
-                what = "is a symbolic link pointing" if candidate.is_symlink() else "leads"
-                raise PictureError(f"path {shown!r} {what} out of the dataset folder (refused, not read)")
-        except (OSError, RuntimeError) as exc:  # RuntimeError: a symbolic link loop (Python < 3.13)
-            raise PictureError(f"path {shown!r} cannot be looked at: {getattr(exc, 'strerror', None) or exc}") from None
-        return read_picture_file(candidate)
-    if ".." in Path(path).parts:
-        raise PictureError(f"path {shown!r} leads out of the dataset folder (refused, not read)")
-    raise PictureError(f"path {shown!r} not found in the dataset folder (and the cell holds no bytes)")
 
 
 @contextmanager

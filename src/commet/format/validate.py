@@ -1,6 +1,6 @@
 """Dataset validation: every problem located to file, line, story, turn and field.
 
-:func:`load_checked` is the one gate every command that runs a dataset goes through
+:func:`commet.sources.checked.load_checked` is the one gate every command that runs a dataset goes through
 (``eval``, ``sweep``, ``study build``, ``review serve``): it loads and validates exactly as
 ``commet validate`` does and refuses a dataset with errors, so nothing is run (and no run row
 is written) on data that ``validate`` rejects.
@@ -15,12 +15,10 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from pathlib import Path
 from typing import TypeVar
 
 from commet.format.content_cache import ContentCache
 from commet.format.dataset import Dataset
-from commet.format.loading import load_dataset
 from commet.format.model import Feedback, StoryTurn, Turn
 from commet.format.pictures import (  # noqa: F401 - the limits, re-exported where they were
     IMAGE_FORMATS,
@@ -432,33 +430,6 @@ def _one_line_per_picture(problems: list[Problem]) -> list[Problem]:
     return kept
 
 
-def load_and_validate(path: str | Path, columns: str | None = None, *, strict: bool = False,
-                      adapter: str | None = None) -> tuple[Dataset | None, list[Problem]]:
-    """The dataset (None when it cannot be read) and every problem of it, as ``commet validate`` finds them."""
-    return _load_and_validate(path, columns, strict=strict, adapter=adapter)
-
-
-def _load_and_validate(path: str | Path, columns: str | None = None, *, strict: bool = False,
-                       adapter: str | None = None) -> tuple[Dataset | None, list[Problem]]:
-    try:
-        dataset = load_dataset(path, columns=columns, adapter=adapter)
-    except FormatError as exc:
-        return None, exc.problems
-    return dataset, validate_dataset(dataset, strict=strict)
-
-
-def validate_path(path: str | Path, columns: str | None = None, *, strict: bool = False,
-                  adapter: str | None = None) -> list[Problem]:
-    """Load and validate; a file that cannot be read yields its located problems instead of raising.
-
-    ``columns``: the ``--columns`` mapping of a table's columns (:mod:`commet.format.columns`). ``strict``
-    holds a dataset to what its own authors must meet: an answer found verbatim in its own story is an
-    error (by default a warning: data a user imports was not written by them). ``adapter``: a
-    ``FILE.py:FUNCTION`` that makes the StoryTurns of a table (:mod:`commet.format.adapters`).
-    """
-    return _load_and_validate(path, columns, strict=strict, adapter=adapter)[1]
-
-
 def has_errors(problems: list[Problem]) -> bool:
     return any(p.severity == "error" for p in problems)
 
@@ -478,17 +449,3 @@ class DatasetRefused(FormatError):
             return None
         return (f"dataset refused: {self.warning_count} warning(s) and no error; "
                 "--force runs a dataset whose only problems are warnings")
-
-
-def load_checked(path: str | Path, *, force: bool = False, columns: str | None = None,
-                 adapter: str | None = None) -> tuple[Dataset, list[Problem]]:
-    """Load and validate exactly as ``commet validate``; return the dataset and its warnings.
-
-    Raises :class:`DatasetRefused` with every problem when the dataset has an error, or a warning
-    that gates (every warning but a possible answer leak) and ``force`` is false. ``force`` never lets
-    an error through.
-    """
-    dataset, problems = _load_and_validate(path, columns, adapter=adapter)
-    if dataset is None or has_errors(problems) or (any(p.gates for p in problems) and not force):
-        raise DatasetRefused(problems, forced=force)
-    return dataset, problems

@@ -60,11 +60,11 @@ from commet.engine.conversation import (
 )
 from commet.engine.outcome import StoryOutcome, story_outcome
 from commet.format.dataset import Dataset
-from commet.format.loading import load_dataset
 from commet.format.model import StoryTurn
 from commet.integrations.inspect_models import CURRENT_TURN
 from commet.judges.base import Judge
 from commet.models.base import ImagePart, Message, Model, ModelRequest, ModelResponse, Usage
+from commet.sources.loading import load_dataset
 from commet.store.records import StoryStatus
 from commet.store.settings import DEFAULT_SYSTEM_PROMPT
 from commet.taxonomy import CATEGORIES, TABLE1_CATEGORIES, TABLE2_CATEGORIES

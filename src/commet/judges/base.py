@@ -17,8 +17,8 @@ from functools import cached_property
 from typing import Literal, TypeGuard, get_args
 
 from commet.errors import CommetError
-from commet.format.inputs import valid_text
 from commet.models.base import ImagePart, Usage, canonical_json, json_key
+from commet.sources.inputs import valid_text
 
 Outcome = Literal["correct", "incorrect", "undecided"]
 #: every outcome a judge can give

@@ -23,7 +23,7 @@ from typing import Literal, TypedDict, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from commet.errors import CommetError
-from commet.format.inputs import valid_text
+from commet.sources.inputs import valid_text
 
 #: ``json.dumps(value, sort_keys=True)``, the canonical JSON of fingerprints and cache keys, without making an
 #: encoder at each call

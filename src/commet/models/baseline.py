@@ -92,9 +92,9 @@ class ShortcutBaseline(Model):
     """Answers from answer regularities learned on half a dataset; reads the question, never the story."""
 
     def __init__(self, train: str, half: str = "first"):
-        from commet.format import load_dataset
         from commet.format.problems import FormatError
         from commet.models.shortcut import ShortcutLearner, split_halves
+        from commet.sources import load_dataset
 
         if half not in ("first", "second"):
             raise ModelSpecError(f"baseline:shortcut half must be 'first' or 'second', got {half!r}")

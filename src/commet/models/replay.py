@@ -11,7 +11,6 @@ import hashlib
 import json
 from pathlib import Path
 
-from commet.format.inputs import MIB, decode_text, load_json, read_bytes
 from commet.format.problems import FormatError, Problem
 from commet.models.base import (
     Model,
@@ -22,6 +21,7 @@ from commet.models.base import (
     refuse_unknown_options,
 )
 from commet.models.options import option_float
+from commet.sources.inputs import MIB, decode_text, load_json, read_bytes
 
 
 class ReplayModel(Model):
@@ -56,7 +56,7 @@ MAX_REPLAY_BYTES = 256 * MIB
 
 
 def create(name: str, options: dict[str, str]) -> ReplayModel:
-    """A replay model from its file, read within bounds (:mod:`commet.format.inputs`): no file there is an
+    """A replay model from its file, read within bounds (:mod:`commet.sources.inputs`): no file there is an
     :class:`~commet.models.base.UnknownModelError`; a file that is not a regular file, too large, nested too
     deep, or not a map of story ids to lists of reply texts is refused with one located line (a
     :class:`~commet.format.problems.FormatError`)."""

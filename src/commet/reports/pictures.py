@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from commet.format.dataset import IMAGES_DIR, Dataset
-from commet.format.loading import load_dataset
 from commet.reports.analyses import RunData
+from commet.sources.loading import load_dataset
 from commet.store.settings import RunSettings
 
 THUMBNAIL_SIDE = 360

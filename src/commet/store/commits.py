@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
-from commet.format.inputs import valid_text
+from commet.sources.inputs import valid_text
 from commet.store.errors import StoreError, StoreFullError, is_disk_full
 from commet.store.schema import now
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from commet.format.inputs import read_bytes
+from commet.sources.inputs import read_bytes
 from commet.store.errors import StoreError, check_table_shape
 from commet.store.records import TurnRecord
 from commet.store.sqlite import RunRecord, Store, now, table_names

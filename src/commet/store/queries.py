@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from commet.format.inputs import valid_text
+from commet.sources.inputs import valid_text
 from commet.store.commits import StoreCommits
 from commet.store.errors import StoreError
 from commet.store.records import STORY_COLUMNS, TURN_COLUMNS, StoryRecord, TurnRecord

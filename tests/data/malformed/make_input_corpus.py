@@ -154,7 +154,7 @@ def hf_folder(name: str, rows: list[dict[str, object]], file: str = HF_FILE, *, 
     import pyarrow
     import pyarrow.parquet as pq
 
-    from commet.format.hf import _features
+    from commet.sources.hf import _features
 
     folder = CASES / name
     (folder / file).parent.mkdir(parents=True, exist_ok=True)

@@ -35,8 +35,8 @@ from commet.apps.review.routes import auth, decisions, exports, items, pictures,
 from commet.apps.review.services import Accounts, Exports, ItemList, ItemView, Pictures, TextEdits
 from commet.apps.web import MAX_UPLOAD_PIXELS, LoginThrottle, Sessions, guarded_app
 from commet.format.dataset import Dataset
-from commet.format.loading import load_dataset
 from commet.generation.llm.images import ImageModel
+from commet.sources.loading import load_dataset
 
 __all__ = ["NotSignedIn", "create_app"]
 

@@ -32,10 +32,10 @@ from commet.apps.study.panel import Ending
 from commet.conditions import ImagePolicy, UndecidedFeedback
 from commet.errors import CommetError
 from commet.format.dataset import Dataset
-from commet.format.inputs import check_json, read_text
-from commet.format.loading import load_dataset
 from commet.format.model import StoryTurn
-from commet.format.validate import load_checked
+from commet.sources.checked import load_checked
+from commet.sources.inputs import check_json, read_text
+from commet.sources.loading import load_dataset
 from commet.taxonomy import TASKS
 
 #: A questionnaire's pictures, as study files, exports and ``--policy`` spell them: every picture

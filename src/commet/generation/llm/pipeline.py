@@ -27,7 +27,6 @@ from pathlib import Path
 
 from commet.errors import CommetError
 from commet.format.dataset import STORYTURNS_FILE, Dataset
-from commet.format.loading import load_dataset
 from commet.format.model import StoryTurn
 from commet.format.problems import Problem
 from commet.format.validate import id_problem, validate_dataset, validate_storyturn
@@ -50,6 +49,7 @@ from commet.models.base import (
     SettingError,
     json_key,
 )
+from commet.sources.loading import load_dataset
 from commet.store.sqlite import Store
 from commet.taxonomy import Task, get_task
 

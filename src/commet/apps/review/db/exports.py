@@ -13,9 +13,9 @@ from commet.apps.review.db.items import ReviewItems
 from commet.apps.review.db.statistics import ReviewStatistics
 from commet.apps.web import csv_safe
 from commet.format.dataset import Dataset
-from commet.format.loading import load_dataset
 from commet.format.problems import Problem
 from commet.format.validate import validate_dataset
+from commet.sources.loading import load_dataset
 
 
 class ReviewExports(ReviewStatistics, ReviewItems):

@@ -18,8 +18,8 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
-from commet.format.importers import base
 from commet.format.model import Option
+from commet.sources.importers import base
 from commet.text import normalize
 
 TASK = base.declared_task("opentom", "OpenToM", "Belief", ("belief", "emotion", "intention"),

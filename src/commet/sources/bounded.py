@@ -306,7 +306,7 @@ def loads_bounded(text: str, start: int = 0, *, max_depth: int = MAX_JSON_DEPTH,
     ``whole``: the value must be all that is left of ``text`` (blanks aside), as :func:`json.loads`;
     otherwise the text after ``end`` is the caller's (``raw_decode``). ``surrogates``: lone surrogates
     are let through, for a caller that makes the text valid itself and counts it (a replay file's
-    replies, as a model's: :func:`commet.format.inputs.valid_text`).
+    replies, as a model's: :func:`commet.sources.inputs.valid_text`).
     """
     index = start
     while index < len(text) and text[index] in " \t\n\r":

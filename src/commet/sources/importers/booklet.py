@@ -22,8 +22,9 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from commet.format.importers import base
-from commet.format.importers.booklet_files import (
+from commet.format.model import AnswerFeedback, Feedback, Option, Rubric
+from commet.sources.importers import base
+from commet.sources.importers.booklet_files import (
     Block,
     BlockKind,
     Item,
@@ -31,7 +32,6 @@ from commet.format.importers.booklet_files import (
     read_markdown,
     sentences,
 )
-from commet.format.model import AnswerFeedback, Feedback, Option, Rubric
 from commet.taxonomy import BOOKLET, Task, get_task
 
 #: the booklet's own 18 tasks and the paper's categories: not declared in dataset.json, as for CoMMET's own data

@@ -15,8 +15,8 @@ import math
 from collections import Counter
 from pathlib import Path
 
-from commet.format.importers import base
 from commet.format.model import Option
+from commet.sources.importers import base
 from commet.taxonomy import Task
 from commet.text import normalize
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from commet.format.bounded import InputFileError, files_under, read_regular_file
+from commet.sources.bounded import InputFileError, files_under, read_regular_file
 
 if TYPE_CHECKING:
     from commet.format.dataset import Dataset

@@ -1,14 +1,15 @@
 """Loading a dataset from any of its forms: a folder, a canonical or pipe file, a Hugging Face
 folder or parquet file, a Hub dataset by name (``hf:OWNER/NAME``), a folder of JSON lines or CSV
-tables, or ``"sample"``. Here because it needs the file readers (:mod:`commet.format.dataset`),
-the Hugging Face reader (:mod:`commet.format.hf`) and the table layouts (:mod:`commet.format.hub`),
-which themselves build a :class:`~commet.format.dataset.Dataset`.
+tables, or ``"sample"``. The one entry point of :mod:`commet.sources`: it tells the forms apart and
+calls the reader of each, files of StoryTurns (:mod:`commet.sources.jsonl`), the Hugging Face reader
+(:mod:`commet.sources.hf`) and the tables (:mod:`commet.sources.hub`), which build a
+:class:`~commet.format.dataset.Dataset`.
 
 Which reader: a folder with ``storyturns.jsonl`` is canonical; parquet or ``save_to_disk`` data in
-CoMMET's own layout (a ``turns`` column of structs) is read by :mod:`commet.format.hf` with pyarrow
+CoMMET's own layout (a ``turns`` column of structs) is read by :mod:`commet.sources.hf` with pyarrow
 alone; any other table (parquet of other columns, JSON lines, CSV, an image folder with
 ``metadata.jsonl``) is read by ``datasets.load_dataset`` and made into StoryTurns by the layouts of
-:mod:`commet.format.layouts`, as are ``.csv`` files and JSON files given with ``--columns``.
+:mod:`commet.sources.layouts`, as are ``.csv`` files and JSON files given with ``--columns``.
 """
 
 from __future__ import annotations
@@ -16,20 +17,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from commet.format.adapters import Adapter, AdapterError, load_adapter
-from commet.format.bounded import files_under
-from commet.format.columns import ColumnMapping, ColumnsError
-from commet.format.dataset import (
-    METADATA_FILE,
-    STORYTURNS_FILE,
-    Dataset,
-    _read_metadata,
-    bundled_sample_path,
-    read_storyturns,
-)
-from commet.format.hf import is_hf_folder, native_layout
-from commet.format.hub import is_hub_spec, load_folder, load_hub, parse_hub_spec
+from commet.format.dataset import METADATA_FILE, STORYTURNS_FILE, Dataset
 from commet.format.problems import FormatError, Problem
+from commet.sources.adapters import Adapter, AdapterError, load_adapter
+from commet.sources.bounded import files_under
+from commet.sources.columns import ColumnMapping, ColumnsError
+from commet.sources.hf import is_hf_folder, native_layout
+from commet.sources.hub import is_hub_spec, load_folder, load_hub, parse_hub_spec
+from commet.sources.jsonl import _read_metadata, bundled_sample_path, read_storyturns
 
 HF_MARKERS = ("dataset_info.json", "state.json", "dataset_dict.json")
 #: Data files ``datasets`` reads from a folder (besides parquet): a folder holding one is a table dataset.
@@ -40,7 +35,7 @@ DATA_DEPTH = 3
 
 def _load_hf_located(path: Path) -> Dataset:
     """The Hugging Face loader, with anything it raises about the folder turned into a located problem."""
-    from commet.format.hf import load_hf
+    from commet.sources.hf import load_hf
 
     try:
         return load_hf(path)
@@ -77,9 +72,9 @@ def load_dataset(path: str | Path, *, columns: str | ColumnMapping | None = None
                  adapter: str | Adapter | None = None) -> Dataset:
     """Load a dataset from a folder, a file, a Hugging Face folder, ``hf:OWNER/NAME``, or ``"sample"``.
 
-    ``columns`` (``role=column,...``, see :mod:`commet.format.columns`) says which column of a table
+    ``columns`` (``role=column,...``, see :mod:`commet.sources.columns`) says which column of a table
     is which part of a StoryTurn, where the names do not say it. ``adapter`` (``FILE.py:FUNCTION``, see
-    :mod:`commet.format.adapters`) makes the StoryTurns of a table's rows where no mapping can.
+    :mod:`commet.sources.adapters`) makes the StoryTurns of a table's rows where no mapping can.
     """
     mapping = _mapping(columns, str(path))
     try:
@@ -141,9 +136,9 @@ def _load_path(path: str | Path, mapping: ColumnMapping | None, adapter: Adapter
 def _load_saved(folder: Path, mapping: ColumnMapping | None, adapter: Adapter | None = None) -> Dataset:
     """A ``save_to_disk`` folder in another layout: its splits through ``datasets.load_from_disk``."""
     from commet.extras import require
-    from commet.format.hf import saved_data_files
-    from commet.format.hub import PictureFiles, _finish, _quiet, tables_of
-    from commet.format.layouts import Source
+    from commet.sources.hf import saved_data_files
+    from commet.sources.hub import PictureFiles, _finish, _quiet, tables_of
+    from commet.sources.layouts import Source
 
     datasets = require("datasets", "a Hugging Face dataset")
     saved_data_files(folder)  # every file state.json names inside the folder, or a located refusal

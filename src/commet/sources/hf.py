@@ -29,9 +29,11 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from pydantic import ValidationError
 
 from commet.extras import require
-from commet.format.bounded import InputFileError, files_under, inside, read_regular_file
-from commet.format.bounded import loads as bounded_loads
-from commet.format.card import (
+from commet.format.model import StoryTurn
+from commet.format.problems import FormatError, Problem
+from commet.sources.bounded import InputFileError, files_under, inside, read_regular_file
+from commet.sources.bounded import loads as bounded_loads
+from commet.sources.card import (
     CARD_FILE,
     DATA_DIR,
     SPLIT,
@@ -41,9 +43,7 @@ from commet.format.card import (
     metadata_from_card,
     split_of,
 )
-from commet.format.folders import check_cells, check_parquet
-from commet.format.model import StoryTurn
-from commet.format.problems import FormatError, Problem
+from commet.sources.folders import check_cells, check_parquet
 
 if TYPE_CHECKING:
     import datasets
@@ -265,7 +265,7 @@ def parquet_files(folder: Path) -> list[Path]:
     """The ``.parquet`` files under ``folder``, at most :data:`PARQUET_DEPTH` folders down, in path order.
 
     Bounded so that pointing CoMMET at a big folder that is not a dataset answers at once; each folder
-    and file visited once however symbolic links loop (:func:`~commet.format.bounded.files_under`).
+    and file visited once however symbolic links loop (:func:`~commet.sources.bounded.files_under`).
     """
     return files_under(folder, ".parquet", PARQUET_DEPTH)
 
@@ -384,7 +384,8 @@ def _arrow_tables(folder: Path) -> Iterator[tuple[Path, pyarrow.Table]]:
 
 def load_hf(path: Path) -> Dataset:
     """A dataset from a Hub-style or parquet folder, a ``.parquet`` file or a ``save_to_disk`` folder."""
-    from commet.format.dataset import METADATA_FILE, Dataset, apply_metadata
+    from commet.format.dataset import METADATA_FILE, Dataset
+    from commet.sources.jsonl import apply_metadata
 
     name = path.stem if path.is_file() else path.name
     dataset = Dataset(storyturns=[], name=name, source_file=str(path))
@@ -429,7 +430,7 @@ def _table_rows(table: pyarrow.Table, where: str) -> Iterator[dict[str, Any]]:
 
 
 def _metadata_from_table(dataset: Dataset, table: pyarrow.Table, file: Path, name: str) -> bool:
-    from commet.format.dataset import apply_metadata
+    from commet.sources.jsonl import apply_metadata
 
     raw = (table.schema.metadata or {}).get(SCHEMA_METADATA_KEY)
     if raw is None:
@@ -440,7 +441,7 @@ def _metadata_from_table(dataset: Dataset, table: pyarrow.Table, file: Path, nam
 
 def _metadata_from_legacy_info(dataset: Dataset, path: Path, name: str) -> None:
     """Older CoMMET folders kept dataset.json's object in ``dataset_info.json``'s description."""
-    from commet.format.dataset import apply_metadata
+    from commet.sources.jsonl import apply_metadata
 
     info = path / "dataset_info.json" if path.is_dir() else None
     if info is None or not info.is_file():
@@ -480,7 +481,7 @@ def _check_columns(table: pyarrow.Table, file: Path) -> None:
 
 def _picture(value: object, file: Path, root: Path) -> bytes | None:
     """The bytes of an ``Image`` cell ({bytes, path}); a path-only cell names a file beside the data file or at
-    the top of ``root`` (the dataset folder), never outside it (:func:`~commet.format.pictures.read_picture_inside`)."""
+    the top of ``root`` (the dataset folder), never outside it (:func:`~commet.sources.picture_files.read_picture_inside`)."""
     if value is None:
         return None
     if isinstance(value, (bytes, bytearray)):
@@ -490,7 +491,7 @@ def _picture(value: object, file: Path, root: Path) -> bytes | None:
             return bytes(value["bytes"])
         path = value.get("path")
         if isinstance(path, str) and path:
-            from commet.format.pictures import read_picture_inside
+            from commet.sources.picture_files import read_picture_inside
 
             return read_picture_inside(root, path, (file.parent, root))
         return None
@@ -513,8 +514,8 @@ def _shown_cell(value: object) -> str:
 
 
 def _storyturn(row: dict[str, Any], index: int, file: Path, dataset: Dataset, root: Path | None = None) -> StoryTurn:
-    from commet.format.dataset import _pydantic_problems
     from commet.format.pictures import PictureError
+    from commet.sources.jsonl import _pydantic_problems
 
     story_id = row.get("id")
     story_id = str(story_id) if story_id not in (None, "") else f"{dataset.name}-{index + 1:04d}"

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from commet.format.importers import base
 from commet.format.model import Option
+from commet.sources.importers import base
 
 TASKS = {
     False: base.declared_task("hitom_no_tell", "Hi-ToM without communication", "Belief", ("belief",),

@@ -166,8 +166,8 @@ def apply_adapter(adapter: Adapter, table: Rows, dataset: Dataset, name: str,
     Every StoryTurn is validated as a dataset file's records are; an exception in the adapter, or what it
     returns that is no StoryTurn, is a located error naming the row (for a record adapter).
     """
-    from commet.format.dataset import _record_storyturn
     from commet.format.origin import RowsRead
+    from commet.sources.jsonl import _record_storyturn
 
     keywords = {k: getattr(table, k) for k in adapter.keywords}
     calls: list[tuple[int | None, object]] = [(None, table.rows)] if adapter.whole_table else \

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from commet.format.columns import Role, by_name
 from commet.format.problems import FormatError, Problem
-from commet.format.table import PictureReader, Table
+from commet.sources.columns import Role, by_name
+from commet.sources.table import PictureReader, Table
 
 _STORY_ROLES = (Role.TURNS, Role.QUESTION, Role.ANSWER, Role.STORY)
 

@@ -6,7 +6,7 @@ paragraphs: narration, question lines ``**ToMS_2AFC_5.1:** text``, and what the 
 depending on the answer (``- If right: ...``, ``[If he finds it: ... If he doesn't find it: ...]``,
 ``(If wrong: ...)``). ``tom-booklet-data.js`` holds some of the same items as JavaScript objects
 (``const BOOKLET_1_DATA = {...}``) with options and, for some questions, ``correctAnswer``. Both
-are read into the same :class:`Item` records, which :mod:`commet.format.importers.booklet` turns
+are read into the same :class:`Item` records, which :mod:`commet.sources.importers.booklet` turns
 into StoryTurns with the booklet's answer key.
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from commet.format.importers import base
+from commet.sources.importers import base
 
 
 class BlockKind(str, Enum):

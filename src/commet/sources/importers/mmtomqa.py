@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from commet.format.importers import base
 from commet.format.model import Option
+from commet.sources.importers import base
 
 QUESTION_TYPES = {
     "1.1": "true_belief_short_term", "1.2": "false_belief_short_term", "1.3": "belief_tracking_long_term",

@@ -16,8 +16,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from commet.format.importers import base
 from commet.format.model import Option, Rubric
+from commet.sources.importers import base
 
 TASK = base.declared_task("fantom", "FANToM", "Belief", ("belief", "knowledge"),
                           "who knows what in a multi-party conversation that some characters missed parts of")

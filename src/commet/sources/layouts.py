@@ -12,14 +12,14 @@ each row's picture is already an ``Image`` cell). Its rows make StoryTurns in on
   file name, else in order), from files of the data folder, or from a pictures config;
 * **(b) one row per turn (or per question)**, grouped into StoryTurns by a story id column and
   ordered by a turn column (file order without one), each row with its own picture
-  (:mod:`commet.format.turn_rows`);
+  (:mod:`commet.sources.turn_rows`);
 * **(d) rows holding a StoryTurn's lists** (questions, answers, ...), such as one row per picture
-  (:mod:`commet.format.story_rows`);
-* **chat messages** in the OpenAI or Hugging Face format (:mod:`commet.format.chat`).
+  (:mod:`commet.sources.story_rows`);
+* **chat messages** in the OpenAI or Hugging Face format (:mod:`commet.sources.chat`).
 
-Which columns play which role is found from their names (:mod:`commet.format.columns`), or given
+Which columns play which role is found from their names (:mod:`commet.sources.columns`), or given
 with ``--columns``; otherwise one message lists the columns and a mapping that reads the table, or
-says that none does and points to an adapter (:mod:`commet.format.adapters`), which makes StoryTurns
+says that none does and points to an adapter (:mod:`commet.sources.adapters`), which makes StoryTurns
 of any rows. Tasks and categories are read tolerantly; a row without a category takes its task's,
 and a task that is not one of the 18 booklet tasks needs a category column (a located error says
 so). When the data's tasks or task-category pairs are not the booklet's, the dataset declares its
@@ -32,9 +32,17 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from commet.format.adapters import Adapter, Rows, apply_adapter
-from commet.format.chat import _chat_rows, holds_messages
-from commet.format.columns import (
+from commet.format.dataset import Dataset, Origin
+from commet.format.model import StoryTurn
+from commet.format.origin import RowsRead, TableRead
+from commet.format.pipe import (
+    RawStoryTurn,
+    parse_storyturn,
+)
+from commet.format.problems import FormatError, Problem
+from commet.sources.adapters import Adapter, Rows, apply_adapter
+from commet.sources.chat import _chat_rows, holds_messages
+from commet.sources.columns import (
     MAPPING_HELP_LIMIT,
     REQUIRED_CHAT,
     REQUIRED_PIPE,
@@ -52,16 +60,8 @@ from commet.format.columns import (
     mapping_of,
     numbered_pictures,
 )
-from commet.format.dataset import Dataset, Origin
-from commet.format.model import StoryTurn
-from commet.format.origin import RowsRead, TableRead
-from commet.format.pipe import (
-    RawStoryTurn,
-    parse_storyturn,
-)
-from commet.format.problems import FormatError, Problem
-from commet.format.story_rows import _story_rows, holds_lists
-from commet.format.table import (
+from commet.sources.story_rows import _story_rows, holds_lists
+from commet.sources.table import (
     CATEGORY_HINT,
     Layout,
     PictureReader,
@@ -76,7 +76,7 @@ from commet.format.table import (
     _text,
     pipe_turns,
 )
-from commet.format.turn_rows import _turn_rows
+from commet.sources.turn_rows import _turn_rows
 from commet.taxonomy import BOOKLET, Task, Taxonomy
 
 __all__ = ["CATEGORY_HINT", "Layout", "PictureReader", "Source", "Table", "dataset_from_tables", "declared_taxonomy",
@@ -250,7 +250,7 @@ def dataset_from_tables(tables: list[Table], source: Source, given: ColumnMappin
     The splits of one config must share a layout; each config may have its own. With several tables each
     StoryTurn keeps its split (and config) in ``meta``.
     """
-    from commet.format.hf import _storyturn
+    from commet.sources.hf import _storyturn
 
     dataset = dataset if dataset is not None else Dataset(storyturns=[], name=source.name)
     dataset.source_file = tables[0].where if len(tables) == 1 else source.location
@@ -303,7 +303,7 @@ def dataset_from_tables(tables: list[Table], source: Source, given: ColumnMappin
 
 
 def _adapted(tables: list[Table], source: Source, dataset: Dataset, adapter: Adapter) -> Dataset:
-    """The StoryTurns ``adapter`` makes of ``tables`` (:mod:`commet.format.adapters`), validated as any are."""
+    """The StoryTurns ``adapter`` makes of ``tables`` (:mod:`commet.sources.adapters`), validated as any are."""
     empty = 0
     several_configs = len({table.config for table in tables}) > 1
     for table in tables:

@@ -17,8 +17,8 @@ import json
 import os
 from pathlib import Path
 
-from commet.format.bounded import InputFileError, inside, read_regular_file
 from commet.format.problems import FormatError, Problem
+from commet.sources.bounded import InputFileError, inside, read_regular_file
 
 #: How deep below the folder links and metadata files are looked for (Hub layouts nest 3 or 4 deep).
 CHECK_DEPTH = 4
@@ -108,7 +108,7 @@ def _check_metadata(file: Path) -> None:
 
 def _check_card(folder: Path) -> None:
     """The card's ``configs: data_files`` patterns name files inside the folder (no URL, absolute path or ``..``)."""
-    from commet.format.card import front_matter
+    from commet.sources.card import front_matter
 
     card = folder / "README.md"
     configs = front_matter(folder).get("configs") if card.is_file() else None

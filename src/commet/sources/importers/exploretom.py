@@ -20,8 +20,8 @@ import io
 import re
 from pathlib import Path
 
-from commet.format.importers import base
 from commet.format.model import Option
+from commet.sources.importers import base
 from commet.text import normalize
 
 TASK = base.declared_task("exploretom", "ExploreToM", "Belief", ("belief", "knowledge"),

@@ -5,7 +5,7 @@ Every file a command reads that is not a results store (datasets, replay files, 
 study files, label files, password files) is untrusted: it may be a FIFO (reading it blocks
 forever), a link to ``/dev/zero`` (reading it never ends), gigabytes, JSON or TOML nested 100,000
 deep (``RecursionError``) or an integer of 5,000 digits (Python refuses to convert it). The limits
-are :mod:`commet.format.bounded`'s; here each refusal becomes one located line
+are :mod:`commet.sources.bounded`'s; here each refusal becomes one located line
 (:class:`~commet.format.problems.FormatError`: file, line, column) before anything is written,
 instead of a hang or a traceback.
 
@@ -23,7 +23,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from commet.format.bounded import (
+from commet.format.problems import FormatError, Problem
+from commet.sources.bounded import (
     MAX_INT_DIGITS,
     MAX_JSON_DEPTH,
     InputFileError,
@@ -31,7 +32,6 @@ from commet.format.bounded import (
     loads,
     read_regular_file,
 )
-from commet.format.problems import FormatError, Problem
 
 MIB = 1024 * 1024
 #: the size limit of an input file when its reader names none
@@ -67,7 +67,7 @@ def _refused(file: str, message: str, *, line: int | None = None, column: int | 
 
 def read_bytes(path: str | Path, *, what: str = "file", max_bytes: int = DEFAULT_MAX_BYTES,
                allow_pipe: bool = False) -> bytes:
-    """The bytes of a regular file of at most ``max_bytes`` (:func:`~commet.format.bounded.read_regular_file`:
+    """The bytes of a regular file of at most ``max_bytes`` (:func:`~commet.sources.bounded.read_regular_file`:
     a FIFO, a device or a folder refused unread, the size checked before and while reading); anything else
     is a located :class:`FormatError`. ``what`` names the file ("replay file"); ``allow_pipe`` also reads a
     pipe (a secret passed as ``<(command)``)."""
@@ -122,7 +122,7 @@ def read_text(path: str | Path, *, what: str = "file", max_bytes: int = DEFAULT_
 
 
 def load_json(text: str, *, file: str, surrogates: bool = False) -> Any:
-    """JSON ``text`` decoded within :mod:`commet.format.bounded`'s limits (nesting, digits, finite numbers,
+    """JSON ``text`` decoded within :mod:`commet.sources.bounded`'s limits (nesting, digits, finite numbers,
     keys named once, and lone surrogates unless ``surrogates``); each refusal, and invalid JSON, is a
     :class:`FormatError` with its line and column."""
     try:
@@ -136,7 +136,7 @@ def load_json(text: str, *, file: str, surrogates: bool = False) -> Any:
 
 
 def check_json(text: str, *, file: str) -> None:
-    """Refuse JSON past :mod:`commet.format.bounded`'s limits with a located :class:`FormatError`, and leave
+    """Refuse JSON past :mod:`commet.sources.bounded`'s limits with a located :class:`FormatError`, and leave
     invalid JSON to the caller's own parser (which says it in its words)."""
     try:
         loads(text)

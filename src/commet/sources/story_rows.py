@@ -10,12 +10,12 @@ list of another length than the questions, or two pictures for one turn are loca
 
 from __future__ import annotations
 
-from commet.format.cells import list_cell
-from commet.format.columns import Role
 from commet.format.dataset import Dataset
 from commet.format.origin import RowsRead
-from commet.format.table import Layout, Source, Table, _fail, _story_fields, _text
-from commet.format.turn_rows import _assemble, _same_for_the_story, _turn_number
+from commet.sources.cells import list_cell
+from commet.sources.columns import Role
+from commet.sources.table import Layout, Source, Table, _fail, _story_fields, _text
+from commet.sources.turn_rows import _assemble, _same_for_the_story, _turn_number
 
 #: the per-turn roles a row may hold as lists (one item per question)
 LIST_ROLES = (Role.QUESTION, Role.ANSWER, Role.STORY, Role.FEEDBACK, Role.OPTIONS)

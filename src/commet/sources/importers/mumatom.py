@@ -14,8 +14,8 @@ import ast
 import re
 from pathlib import Path
 
-from commet.format.importers import base
 from commet.format.model import Option
+from commet.sources.importers import base
 
 TASK = base.declared_task("mumatom", "MuMA-ToM", "Belief", ("belief", "intention", "desire"),
                           "two agents in a household; infer beliefs, social goals and beliefs about others' goals")

@@ -20,7 +20,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from commet.format.importers import base
+from commet.sources.importers import base
 from commet.text import normalize
 
 STORY_TYPES = {

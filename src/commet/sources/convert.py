@@ -19,7 +19,7 @@ from commet.errors import CommetError
 from commet.format.dataset import IMAGE_EXTENSIONS, IMAGES_DIR, Dataset
 from commet.format.pictures import PictureError
 from commet.format.pipe import to_pipe_record
-from commet.format.targets import ConvertTarget
+from commet.sources.targets import ConvertTarget
 
 
 class ConvertError(CommetError, ValueError):
@@ -66,7 +66,7 @@ def _convert(dataset: Dataset, target: ConvertTarget, out: Path, *, pictures: bo
         raise ConvertError(f"{len(missing)} of {len(ids)} pictures the StoryTurns name are not in the source "
                            f"(first: {missing[0]!r}); nothing written; --no-pictures writes the StoryTurns alone")
     if target is ConvertTarget.hf:
-        from commet.format.hf import save_hf
+        from commet.sources.hf import save_hf
 
         save_hf(dataset, out)
         return ConvertResult(len(dataset), out, len(ids), out if ids else None)

@@ -8,7 +8,7 @@ with its caches: online it downloads (or revalidates) as ``datasets`` does; with
 revision (``hf download`` or an earlier load put it there), else, without a revision, the last
 version ``datasets`` prepared in its own cache. Without a split every split is read, in order.
 
-Rows become StoryTurns through :mod:`commet.format.layouts`. The paper's own release,
+Rows become StoryTurns through :mod:`commet.sources.layouts`. The paper's own release,
 ``rrchen2026/Theory_of_Mind_CoMMET``, is recognised by that name (also written without ``hf:``)
 and by a dataset card that cites the paper, so ``commet stats`` sets its figures beside the paper's.
 """
@@ -29,16 +29,17 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from commet.extras import require
-from commet.format.adapters import Adapter
-from commet.format.bounded import InputFileError, inside, read_regular_file
-from commet.format.columns import ColumnMapping, column_of
-from commet.format.dataset import METADATA_FILE, Dataset, apply_metadata, image_file_candidates
-from commet.format.folders import check_cells, check_folder, check_parquet, snapshot_blobs
-from commet.format.layouts import Source, Table, dataset_from_tables
+from commet.format.dataset import METADATA_FILE, Dataset, image_file_candidates
 from commet.format.origin import Provenance, TableRead
-from commet.format.picture_tables import split_picture_tables
 from commet.format.pictures import MAX_IMAGE_BYTES, PictureError
 from commet.format.problems import FormatError, Problem
+from commet.sources.adapters import Adapter
+from commet.sources.bounded import InputFileError, inside, read_regular_file
+from commet.sources.columns import ColumnMapping, column_of
+from commet.sources.folders import check_cells, check_folder, check_parquet, snapshot_blobs
+from commet.sources.jsonl import apply_metadata
+from commet.sources.layouts import Source, Table, dataset_from_tables
+from commet.sources.picture_tables import split_picture_tables
 
 PREFIX = "hf:"
 GRAMMAR = "hf:OWNER/NAME[@REVISION][:config=CONFIG][:split=SPLIT]"
@@ -271,7 +272,7 @@ def _quiet(datasets: Any) -> Iterator[None]:
 
 def card_text(folder: Path) -> str:
     """The folder's dataset card as text, read within its size limit ("" without a readable one)."""
-    from commet.format.card import CARD_FILE, MAX_CARD_BYTES
+    from commet.sources.card import CARD_FILE, MAX_CARD_BYTES
 
     try:
         return read_regular_file(folder / CARD_FILE, max_bytes=MAX_CARD_BYTES, what="dataset card").decode(
@@ -390,7 +391,7 @@ def _finish(tables: list[Table], source: Source, given: ColumnMapping | None, da
             folder: Path | None, official: bool, adapter: Adapter | None = None) -> Dataset:
     from dataclasses import replace
 
-    from commet.format.card import metadata_from_card
+    from commet.sources.card import metadata_from_card
 
     if not tables or not any(t.rows for t in tables):
         raise HubError(source.location, "no rows: the dataset is empty")

@@ -23,11 +23,11 @@ import json
 import re
 from dataclasses import replace
 
-from commet.format.columns import Role
 from commet.format.dataset import Dataset
 from commet.format.origin import RowsRead
-from commet.format.table import Layout, Source, Table, _fail, _story_fields
-from commet.format.turn_rows import _assemble, story_groups
+from commet.sources.columns import Role
+from commet.sources.table import Layout, Source, Table, _fail, _story_fields
+from commet.sources.turn_rows import _assemble, story_groups
 
 _LABEL = re.compile(r"^\s*(?:\*\*|__)?(feedback|story|context|question)(?:\s*(?:\*\*|__))?\s*[:：](?:\s*(?:\*\*|__))?\s*",
                     re.IGNORECASE)

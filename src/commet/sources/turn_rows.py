@@ -8,11 +8,6 @@ import re
 
 from pydantic import ValidationError
 
-from commet.format.cells import list_cell, options_cell
-from commet.format.columns import (
-    STORY_ROLES,
-    Role,
-)
 from commet.format.dataset import Dataset
 from commet.format.model import Feedback, StoryTurn
 from commet.format.origin import RowsRead
@@ -21,7 +16,12 @@ from commet.format.pipe import (
     options_in_question,
     parse_feedback,
 )
-from commet.format.table import (
+from commet.sources.cells import list_cell, options_cell
+from commet.sources.columns import (
+    STORY_ROLES,
+    Role,
+)
+from commet.sources.table import (
     Layout,
     Source,
     Table,
@@ -123,7 +123,7 @@ def _turn_feedback(table: Table, line: int, story_id: str, k: int, column: str |
 
 def _options(table: Table, line: int, story_id: str, k: int, column: str | None, value: object,
              question: str) -> list[dict[str, object]]:
-    """A turn's options: its options cell read in any common notation (:func:`~commet.format.cells.options_cell`),
+    """A turn's options: its options cell read in any common notation (:func:`~commet.sources.cells.options_cell`),
     else those its question writes; a cell that cannot be read is a located error, never dropped."""
     try:
         options = options_cell(value)

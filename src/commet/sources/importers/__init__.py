@@ -1,7 +1,7 @@
 """``commet import FORMAT SOURCE``: ToM benchmarks, read from the files their authors publish.
 
 Each module reads one benchmark's published layout into stories and questions
-(:mod:`commet.format.importers.base`); this registry maps the FORMAT word to it and turns the
+(:mod:`commet.sources.importers.base`); this registry maps the FORMAT word to it and turns the
 stories into StoryTurns under a protocol (one conversation per story with correctness
 feedback, or one fresh conversation per question). A module may also define
 ``variant(source, options)`` (the published version it read, named in the dataset's name),
@@ -16,7 +16,8 @@ from importlib import resources
 from pathlib import Path
 from types import ModuleType
 
-from commet.format.importers.base import (
+from commet.format.problems import FormatError, Problem
+from commet.sources.importers.base import (
     Benchmark,
     ImportOptions,
     ImportResult,
@@ -24,7 +25,6 @@ from commet.format.importers.base import (
     build_dataset,
     declared_task,
 )
-from commet.format.problems import FormatError, Problem
 
 #: FORMAT word -> the benchmark: where it comes from and under which licence (``benchmarks.json``, a
 #: table of citations). The module of the same name reads its published files: ``read(source, options)``.
@@ -40,7 +40,7 @@ def importer(format_name: str) -> ModuleType:
     if name not in FORMATS:
         raise FormatError([Problem("<format>", None, None, None, "format",
                                    f"unknown benchmark format {format_name!r}; known: {', '.join(FORMATS)}")])
-    return importlib.import_module(f"commet.format.importers.{name}")
+    return importlib.import_module(f"commet.sources.importers.{name}")
 
 
 def import_benchmark(format_name: str, source: str | Path, protocol: Protocol | str = Protocol.conversation,

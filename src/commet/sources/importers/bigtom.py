@@ -17,8 +17,8 @@ import io
 import random
 from pathlib import Path
 
-from commet.format.importers import base
 from commet.format.model import Option
+from commet.sources.importers import base
 
 CONDITIONS = {
     "true_belief": "the agent perceives the change",

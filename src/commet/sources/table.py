@@ -1,8 +1,8 @@
 """What every table layout shares: the table, where it comes from, how its rows were read (the layout),
 and the readers of cells (text, story fields, metadata, pictures) that make StoryTurns of rows.
 
-:mod:`commet.format.layouts` tells the layout of a table and reads one row per StoryTurn;
-:mod:`commet.format.turn_rows` reads one row per turn (or per question, or per picture).
+:mod:`commet.sources.layouts` tells the layout of a table and reads one row per StoryTurn;
+:mod:`commet.sources.turn_rows` reads one row per turn (or per question, or per picture).
 """
 
 from __future__ import annotations
@@ -14,7 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from commet.format.columns import (
+from commet.format.dataset import Dataset, image_file_candidates
+from commet.format.model import StoryTurn
+from commet.format.pipe import (
+    printed_turns,
+)
+from commet.format.problems import FormatError, Problem, Severity
+from commet.sources.columns import (
     Column,
     ColumnMapping,
     Role,
@@ -24,12 +30,6 @@ from commet.format.columns import (
     parse_flag,
     subset_flag,
 )
-from commet.format.dataset import Dataset, image_file_candidates
-from commet.format.model import StoryTurn
-from commet.format.pipe import (
-    printed_turns,
-)
-from commet.format.problems import FormatError, Problem, Severity
 from commet.taxonomy import Taxonomy
 
 CATEGORY_HINT = "map the column that holds it with --columns category=COLUMN"

@@ -1,0 +1,54 @@
+"""A dataset loaded and validated, exactly as ``commet validate`` does it: what every command that runs on a
+dataset calls (:func:`load_checked`). Loading is this package's (:func:`commet.sources.loading.load_dataset`);
+the rules are the format's (:func:`commet.format.validate.validate_dataset`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from commet.format.dataset import Dataset
+from commet.format.problems import FormatError, Problem
+from commet.format.validate import DatasetRefused, has_errors, validate_dataset
+from commet.sources.loading import load_dataset
+
+
+def load_and_validate(path: str | Path, columns: str | None = None, *, strict: bool = False,
+                      adapter: str | None = None) -> tuple[Dataset | None, list[Problem]]:
+    """The dataset (None when it cannot be read) and every problem of it, as ``commet validate`` finds them."""
+    return _load_and_validate(path, columns, strict=strict, adapter=adapter)
+
+
+def _load_and_validate(path: str | Path, columns: str | None = None, *, strict: bool = False,
+                       adapter: str | None = None) -> tuple[Dataset | None, list[Problem]]:
+    try:
+        dataset = load_dataset(path, columns=columns, adapter=adapter)
+    except FormatError as exc:
+        return None, exc.problems
+    return dataset, validate_dataset(dataset, strict=strict)
+
+
+def validate_path(path: str | Path, columns: str | None = None, *, strict: bool = False,
+                  adapter: str | None = None) -> list[Problem]:
+    """Load and validate; a file that cannot be read yields its located problems instead of raising.
+
+    ``columns``: the ``--columns`` mapping of a table's columns (:mod:`commet.sources.columns`). ``strict``
+    holds a dataset to what its own authors must meet: an answer found verbatim in its own story is an
+    error (by default a warning: data a user imports was not written by them). ``adapter``: a
+    ``FILE.py:FUNCTION`` that makes the StoryTurns of a table (:mod:`commet.sources.adapters`).
+    """
+    return _load_and_validate(path, columns, strict=strict, adapter=adapter)[1]
+
+
+def load_checked(path: str | Path, *, force: bool = False, columns: str | None = None,
+                 adapter: str | None = None) -> tuple[Dataset, list[Problem]]:
+    """Load and validate exactly as ``commet validate``; return the dataset and its warnings.
+
+    Raises :class:`DatasetRefused` with every problem when the dataset has an error, or a warning
+    that gates (every warning but a possible answer leak) and ``force`` is false. ``force`` never lets
+    an error through.
+    """
+    dataset, problems = _load_and_validate(path, columns, adapter=adapter)
+    if dataset is None or has_errors(problems) or (any(p.gates for p in problems) and not force):
+        raise DatasetRefused(problems, forced=force)
+    return dataset, problems
