@@ -8,7 +8,7 @@ WebP, more than :data:`MAX_IMAGE_PIXELS` pixels, a side longer than :data:`MAX_I
 weights: the pixel count alone does not bound the memory), and decoded pixels over
 :data:`MAX_DECODED_BYTES`. :func:`picture_problem` (``commet validate``) and
 :func:`commet.models.images.prepare_image` (every provider's bytes) both open pictures through
-it, so a picture validate passes is one the run can prepare.
+it, so both refuse a picture for the same reasons, in the same words.
 
 A check reads the header and the file's structure, never the pixels (tens of microseconds): a file cut
 short (a PNG without its IEND chunk, a JPEG without an end-of-image marker after its picture data, a
@@ -180,9 +180,8 @@ def cut_short(data: bytes, image: ImageFile.ImageFile) -> str | None:
     if image.format == "JPEG":
         if not image.tile:  # Pillow stops reading at the start of the picture data (SOS)
             return "it ends before its picture data"
-        fp = image.fp
-        assert fp is not None
-        if data.find(JPEG_END, fp.tell()) < 0:  # the data never holds FF D9 (stuffed): only the end marker
+        scan = image.fp.tell() if image.fp is not None else 0  # where the picture data starts
+        if data.find(JPEG_END, scan) < 0:  # the data never holds FF D9 (stuffed): only the end marker does
             return "no end-of-image marker after its picture data (the file was cut short?)"
     if image.format == "WEBP" and len(data) < 8 + int.from_bytes(data[4:8], "little"):
         return f"{len(data):,} bytes where its RIFF header says {8 + int.from_bytes(data[4:8], 'little'):,}"
