@@ -77,9 +77,12 @@ def replay_file(tmp_path: Path):
 
 @pytest.fixture(autouse=True)
 def _content_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Picture checks and prepared pictures cached in an empty folder of each test's own (commands the test starts
-    too): never in the user's cache folder, and no test sees what another one cached."""
+    """Prepared pictures cached in an empty folder of each test's own (commands the test starts too), and this
+    process's prepared pictures forgotten: never the user's cache folder, and no test sees what another one made."""
     monkeypatch.setenv("COMMET_CACHE_DIR", str(tmp_path_factory.mktemp("commet-cache")))
+    import commet.models.images as images
+
+    monkeypatch.setattr(images, "_MADE", images._Made())
 
 
 #: a reply the rules judge leaves undecided whatever the question (a hedge between the options)

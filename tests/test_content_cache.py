@@ -1,5 +1,5 @@
-"""Pictures checked and prepared once per content (issue 47): verdicts and prepared bytes kept by content hash in
-the cache folder, never handed back for other bytes, settings, code or libraries, and a damaged entry is a miss."""
+"""Pictures prepared once per content (issue 47): prepared bytes kept by content hash in the cache folder, never
+handed back for other bytes, settings, code or libraries, and a damaged entry is a miss."""
 
 from __future__ import annotations
 
@@ -11,37 +11,19 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-import commet.format.pictures as pictures_module
 import commet.models.images as images_module
 from commet.engine import EvalSettings, evaluate_async
 from commet.format import Dataset, StoryTurn, Turn
 from commet.format.content_cache import ContentCache, cache_root
-from commet.format.validate import image_problems
 from commet.models.images import prepare_image, prepared_picture
-from commet.sources import load_dataset
-from commet.sources.checked import validate_path
 from commet.store import Store
+from tests.test_engine_pictures_threads import Looking
 
 
 def png(width: int, height: int, colour: tuple[int, int, int] = (200, 80, 40)) -> bytes:
     out = io.BytesIO()
     Image.new("RGB", (width, height), colour).save(out, format="PNG")
     return out.getvalue()
-
-
-@pytest.fixture
-def decodes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Each full decode of a picture check, by the size of the bytes; this process's verdicts forgotten first."""
-    seen: list[int] = []
-    real = pictures_module._decoded
-
-    def counted(data: bytes) -> tuple[str | None, bool]:
-        seen.append(len(data))
-        return real(data)
-
-    monkeypatch.setattr(pictures_module, "_decoded", counted)
-    monkeypatch.setattr(pictures_module, "_VERDICTS", {})
-    return seen
 
 
 def folder(tmp_path: Path, pictures: dict[str, bytes]) -> Path:
@@ -56,65 +38,24 @@ def folder(tmp_path: Path, pictures: dict[str, bytes]) -> Path:
     return tmp_path
 
 
-def test_a_second_check_reads_each_verdict_and_decodes_nothing(tmp_path: Path, decodes: list[int]) -> None:
-    good, truncated = png(64, 48), png(64, 48, (1, 2, 3))[:-30]
-    data = folder(tmp_path, {"a": good, "b": truncated, "c": good})  # "c": the same content as "a"
-    first = validate_path(data)
-    assert sorted(decodes) == sorted([len(good), len(truncated)])  # each content once
-    assert [p.message for p in first if p.field == "image"] == [
-        f"image 'b' {pictures_module.picture_problem(truncated)}"]
-    decodes.clear()
-    pictures_module._VERDICTS.clear()  # a new process: only the cache folder remembers
-    assert validate_path(data) == first and decodes == []
-
-
-def test_a_verdict_is_never_read_for_other_bytes_limits_or_libraries(tmp_path: Path, decodes: list[int],
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    loaded = load_dataset(folder(tmp_path, {"a": png(64, 48)}))
-    dataset_images = ["a"]
-    image_problems(loaded, dataset_images)
-    assert len(decodes) == 1
-    for change in (lambda: monkeypatch.setattr(pictures_module, "MAX_IMAGE_SIDE", 40),  # a stricter limit
-                   lambda: monkeypatch.setattr(pictures_module, "CHECK_VERSION", 99),  # another check
-                   lambda: monkeypatch.setattr(pictures_module, "imaging_versions", lambda: "pillow=0")):
-        change()
-        pictures_module._VERDICTS.clear()
-        before = len(decodes)
-        verdicts = image_problems(loaded, dataset_images)
-        assert len(decodes) == before + 1  # decoded again, under the new key
-    assert "a side longer than 40" in str(verdicts["a"])  # and the stricter limit's verdict is the one given
-
-
-def test_a_damaged_entry_is_a_miss_and_caching_can_be_turned_off(tmp_path: Path, decodes: list[int],
+def test_a_damaged_entry_is_a_miss_and_caching_can_be_turned_off(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    data = folder(tmp_path, {"a": png(64, 48)})
-    validate_path(data)
+    made: list[int] = []
+    real = images_module.prepare_image
+    monkeypatch.setattr(images_module, "prepare_image", lambda data, **options: made.append(1) or real(data, **options))
+    source = png(64, 48)
+    first = prepared_picture(source)
     root = cache_root()
     assert root is not None
     entries = [p for p in root.rglob("*") if p.is_file()]
     assert len(entries) == 1
     entries[0].write_bytes(entries[0].read_bytes()[:-1] + b"\x01")  # one flipped byte: the payload's digest fails
-    pictures_module._VERDICTS.clear()
-    assert validate_path(data) == [] and len(decodes) == 2
+    monkeypatch.setattr(images_module, "_MADE", images_module._Made())  # a new process: only the folder remembers
+    assert prepared_picture(source) == first and len(made) == 2
     monkeypatch.setenv("COMMET_CACHE_DIR", "")
     assert cache_root() is None and ContentCache("x").get("00") is None
     ContentCache("x").put("00", b"kept?")  # nothing, silently
     assert not (root / "x").exists()
-
-
-def test_a_bomb_checked_outside_the_refusal_is_not_kept(decodes: list[int]) -> None:
-    """The decompression-bomb warning is an error only inside ``bombs_refused``: a verdict made outside it is given
-    but never kept, so it cannot later let a bomb through."""
-    pictures_module.checked_picture(png(8, 8))
-    pictures_module._VERDICTS.clear()
-    pictures_module.checked_picture(png(8, 8))
-    assert len(decodes) == 2
-    with pictures_module.bombs_refused():
-        pictures_module.checked_picture(png(8, 8))
-    pictures_module._VERDICTS.clear()
-    with pictures_module.bombs_refused():
-        pictures_module.checked_picture(png(8, 8))
-    assert len(decodes) == 3
 
 
 def test_prepared_pictures_are_made_once_and_are_the_bytes_prepare_image_makes(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -138,8 +79,9 @@ def test_prepared_pictures_are_made_once_and_are_the_bytes_prepare_image_makes(m
 
 async def test_a_run_prepares_each_content_once_and_a_second_run_none(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """One picture under two ids, shown in several turns of several stories: prepared once; a second run (another
-    store) prepares nothing and records the same sha256 of the same bytes."""
+    """One picture under two ids, shown in several turns of several stories to a model that looks at pictures:
+    prepared once; a second run in another process (another store) prepares nothing and records the same sha256
+    of the same bytes."""
     made: list[int] = []
     real = images_module.prepare_image
 
@@ -157,8 +99,9 @@ async def test_a_run_prepares_each_content_once_and_a_second_run_none(tmp_path: 
     data = Dataset(storyturns=storyturns, name="same", images={"p0.png": picture, "p1.png": picture, "p2.png": other})
     shown = []
     for db in ("a.sqlite", "b.sqlite"):
-        summary = await evaluate_async("baseline:first-option", data, db=tmp_path / db, run="r",
-                                       settings=EvalSettings(images="on"), concurrency=3)
+        monkeypatch.setattr(images_module, "_MADE", images_module._Made())  # a new process: only the folder remembers
+        summary = await evaluate_async(Looking(), data, db=tmp_path / db, run="r", settings=EvalSettings(images="on"),
+                                       concurrency=3)
         assert summary.results.complete
         with Store(tmp_path / db) as store:
             shown.append(sorted(row.images_json for row in store.turn_rows(summary.run.id)))

@@ -7,6 +7,7 @@ import hashlib
 import io
 import json
 import threading
+from base64 import b64decode
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,27 @@ from commet.engine import EvalSettings, evaluate_async
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn, Turn
 from commet.models import images as images_module
+from commet.models.base import Model, ModelRequest, ModelResponse
 from commet.models.images import prepare_image
 from commet.store import Store
+
+
+class Looking(Model):
+    """A tiny model that reads pictures (a provider's part): answers "Apple." and keeps what it was sent, its
+    pictures serialised as every wire format does (base64)."""
+
+    free = True
+
+    def __init__(self) -> None:
+        self.spec = "test:looking"
+        self.seen: list[tuple[str, str]] = []  # (image id, sha256 of the bytes) of each picture of each request
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        for message in request.messages:
+            for image in message.images:
+                assert b64decode(image.base64) == image.data
+                self.seen.append((image.image_id, hashlib.sha256(image.data).hexdigest()))
+        return ModelResponse(text="Apple.")
 
 
 def photo(seed: int) -> bytes:
@@ -48,10 +68,11 @@ async def test_pictures_are_made_in_threads_once_each_with_the_bytes_of_before(
     monkeypatch.setattr(images_module, "prepare_image", recording)
     data = dataset()
     db = tmp_path / "r.sqlite"
-    summary = await evaluate_async("baseline:first-option", data, db=db, run="r", settings=EvalSettings(images="on"),
-                                   concurrency=4)
+    model = Looking()
+    summary = await evaluate_async(model, data, db=db, run="r", settings=EvalSettings(images="on"), concurrency=4)
     assert summary.results.complete
-    assert len(made) == len(data.images)  # each picture once, though the judge's requests carry it too
+    assert len(made) == len(data.images)  # each picture once, though every later turn's request carries it too
+    assert len(model.seen) == 2 * len(data.images)  # shown in both turns of its story
     assert all(thread.startswith("commet-pictures") for _, thread in made)
     assert not any(t.name.startswith("commet-pictures") for t in threading.enumerate())  # the threads end
     with Store(db) as store:
@@ -98,7 +119,7 @@ async def test_pictures_of_the_next_stories_are_made_before_they_start(tmp_path:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(PictureCache, "_making", making)
         patch.setattr(Engine, "_prefetch_pictures", prefetch)
-        summary = await evaluate_async("baseline:first-option", data, db=tmp_path / "r.sqlite", run="r",
+        summary = await evaluate_async(Looking(), data, db=tmp_path / "r.sqlite", run="r",
                                        settings=EvalSettings(images="on"), concurrency=2)
     assert summary.results.complete
     made = [image for kind, image in events if kind == "make"]

@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 from commet.format.content_cache import ContentCache
 from commet.format.dataset import Dataset
+from commet.format.pictures import PictureError
+from commet.format.problems import FormatError, Problem
 from commet.models.base import ImagePart
 
 #: threads preparing pictures during a run: one a core (Pillow works without the GIL, and the event
@@ -19,9 +20,11 @@ MAX_PICTURE_THREADS = 8
 
 
 class PictureCache:
-    """Prepared pictures of one dataset, by image id: each picture's content prepared once per run, however many
-    ids, turns and conversations show it, and read from the prepared-picture cache where an earlier run made it
-    (:func:`commet.models.images.prepared_picture`: then neither decoded nor encoded).
+    """Prepared pictures of one dataset, by image id, made only where a model or a judge looks at them: each
+    picture's content prepared once per process however many ids, turns, conversations and runs show it
+    (:func:`commet.models.images.prepared_picture`, which also reads the prepared-picture cache where an earlier
+    run made it: then neither decoded nor encoded). A model that reads no picture (a baseline) gets none made:
+    the run records the picture file's own sha256 instead (:meth:`file_sha256`).
 
     Preparing a photograph (decode, resize, re-encode) takes 50 to 120 ms; on the event loop that
     held every story in flight each time (bench/bench_openai_server.py --picture-size 1024x768).
@@ -39,25 +42,30 @@ class PictureCache:
         self.max_side = max_side
         self.fmt = fmt
         self._parts: dict[str, ImagePart] = {}
-        #: prepared bytes and type by the sha256 of the picture's own bytes: a picture under several ids is made once
-        self._by_content: dict[bytes, tuple[bytes, str]] = {}
-        self._locks: dict[bytes, threading.Lock] = {}
-        self._locks_lock = threading.Lock()
+        self._file_hashes: dict[str, str] = {}
         self._pending: dict[str, asyncio.Future[ImagePart]] = {}
         self._threads: ThreadPoolExecutor | None = None
 
     def _prepare(self, image_id: str) -> ImagePart:
         from commet.models.images import prepared_picture
 
-        source = self.dataset.image_bytes(image_id)
-        content = hashlib.sha256(source).digest()
-        with self._locks_lock:  # one lock per content: two ids of one picture never make it twice at once
-            lock = self._locks.setdefault(content, threading.Lock())
-        with lock:
-            made = self._by_content.get(content)
-            if made is None:
-                made = self._by_content[content] = prepared_picture(source, max_side=self.max_side, fmt=self.fmt)
+        made = prepared_picture(self.dataset.image_bytes(image_id), max_side=self.max_side, fmt=self.fmt)
         return ImagePart(data=made[0], mime=made[1], image_id=image_id)
+
+    def file_sha256(self, image_id: str) -> str:
+        """The sha256 of the picture file's own bytes, read and hashed once per id: what a run records for a
+        picture of a turn whose model reads none (nothing prepared, so no bytes sent to hash)."""
+        if image_id not in self._file_hashes:
+            self._file_hashes[image_id] = hashlib.sha256(self.dataset.image_bytes(image_id)).hexdigest()
+        return self._file_hashes[image_id]
+
+    def refused(self, position: int, turn: int, image_id: str, error: PictureError) -> FormatError:
+        """The located error of a picture refused when prepared (a damaged stream in a whole file, which only
+        decoding finds; :mod:`commet.format.pictures`): the ``position``-th StoryTurn's file, line, id and turn, as
+        ``commet validate`` says what it finds."""
+        storyturn = self.dataset.storyturns[position]
+        file, line = self.dataset.where(position)
+        return FormatError([Problem(file, line, storyturn.id, turn, "image", f"image {image_id!r} {error}")])
 
     def part(self, image_id: str) -> ImagePart:
         """The prepared picture, made here if it is not ready (callers outside an engine run)."""
@@ -95,11 +103,12 @@ class PictureCache:
         if self._threads is not None:
             self._threads.shutdown(wait=True, cancel_futures=True)
             self._threads = None
+        made = bool(self._parts or self._pending)
         self._pending.clear()
-        if self._by_content:
+        if made:
             from commet.models.images import PREPARED_PICTURES
 
-            ContentCache(PREPARED_PICTURES).trim()
+            ContentCache(PREPARED_PICTURES).trim()  # a no-op unless this process wrote to it
 
 
 def _seen(future: asyncio.Future[ImagePart]) -> None:

@@ -183,7 +183,8 @@ class _Rejudging:
         story_id = story.story_id
         storyturn = self.dataset.get(story_id)
         policy = self.settings.judge_images
-        with_pictures = policy is JudgeImages.ON or policy is JudgeImages.NEEDED and storyturn.image_dependent
+        with_pictures = self.judge.reads_pictures and (  # the rules judge reads none: none made for it
+            policy is JudgeImages.ON or policy is JudgeImages.NEEDED and storyturn.image_dependent)
         earlier: list[tuple[str, str]] = []
         shown: list[ImagePart] = []
         calls = []

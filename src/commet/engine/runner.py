@@ -31,6 +31,7 @@ from commet.engine.schedule import planned_order
 from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
+from commet.format.pictures import PictureError
 from commet.format.problems import printable
 from commet.judges.base import Judge, JudgeRequest, Verdict
 from commet.models.retry import RETRY_OBSERVER
@@ -474,16 +475,32 @@ class Engine:
 
     def _prefetch_pictures(self, storyturns: list[StoryTurn]) -> None:
         """Have the threads make the pictures these StoryTurns will show (this one's later turns, the next
-        ones' first): a story then rarely waits for its picture when it starts."""
+        ones' first) to a model or judge that reads them: a story then rarely waits for its picture when it starts."""
         self._pictures.prefetch(turn.image for storyturn in storyturns
                                 if self.settings.images.shows_pictures(storyturn.image_dependent)
+                                and (self.model.reads_pictures or self.judge_sees_pictures(storyturn))
                                 for turn in storyturn.turns if turn.image)
+
+    async def _show_picture(self, image_id: str, parts: list[models.TextPart | models.ImagePart],
+                            shown: list[models.ImagePart], judge_pictures: bool) -> str:
+        """Add a turn's picture to the model's message and the judge's pictures where they read it (prepared once
+        per content, :class:`PictureCache`); the sha256 the turn records: of the bytes sent, or of the picture
+        file itself when neither model nor judge reads pictures (nothing was prepared, nothing sent)."""
+        if not (self.model.reads_pictures or judge_pictures):
+            return self._pictures.file_sha256(image_id)
+        image = await self._pictures.ready_part(image_id)
+        if self.model.reads_pictures:
+            parts.append(image)
+        if judge_pictures:
+            shown.append(image)
+        return image.sha256
 
     # one story ------------------------------------------------------------------------------------
     def judge_sees_pictures(self, storyturn: StoryTurn) -> bool:
-        """Whether the judge gets the pictures the answerer saw in this StoryTurn."""
+        """Whether the judge gets the pictures the answerer saw in this StoryTurn (never a judge that reads none)."""
         policy = self.settings.judge_images
-        return policy is JudgeImages.ON or policy is JudgeImages.NEEDED and storyturn.image_dependent
+        return self.judge.reads_pictures and (
+            policy is JudgeImages.ON or policy is JudgeImages.NEEDED and storyturn.image_dependent)
 
     async def run_story(self, run: RunRecord, position: int, storyturn: StoryTurn) -> None:
         messages: list[models.Message] = [*self._system_messages]
@@ -508,10 +525,11 @@ class Engine:
                 parts: list[models.TextPart | models.ImagePart] = [models.TextPart(text)]
                 images: list[dict[str, str]] = []
                 if turn.image and self.settings.images.shows_pictures(storyturn.image_dependent):
-                    image = await self._pictures.ready_part(turn.image)
-                    parts.append(image)
-                    shown.append(image)
-                    images.append({"id": turn.image, "sha256": image.sha256})
+                    try:
+                        sha256 = await self._show_picture(turn.image, parts, shown, judge_pictures)
+                    except PictureError as exc:  # found only by decoding it: said where, as validation does
+                        raise self._pictures.refused(position, k, turn.image, exc) from None
+                    images.append({"id": turn.image, "sha256": sha256})
                 messages.append(models.Message("user", tuple(parts)))
                 request = models.ModelRequest(tuple(messages), self.settings.generation,
                                               tags={"story_id": storyturn.id, "turn": k})

@@ -1,9 +1,9 @@
 """Results of pure work on picture bytes, kept on disk by content hash: a second run on the same data skips it.
 
-Checking a picture (decoding it in full, ``commet validate``) and preparing it for the models
-(decoding, resizing, re-encoding: the bytes every provider gets) are pure functions of the
-picture's bytes, the settings, the code and the imaging libraries. A :class:`ContentCache` keeps
-their results in the user's cache folder under a key made of all of them (:func:`content_key`), so
+Preparing a picture for the models (decoding, resizing, re-encoding: the bytes every provider gets,
+:func:`commet.models.images.prepared_picture`) is a pure function of the picture's bytes, the
+settings, the code and the imaging libraries. A :class:`ContentCache` keeps its results in the
+user's cache folder under a key made of all of them (:func:`content_key`), so
 it can never hand back a result of other bytes, settings or code: a change of any gives another
 key. Each entry starts with the sha256 of its payload and is checked when read, and is written to a
 temporary file then renamed, so a crash, a full disk or a damaged file is a miss, never a wrong

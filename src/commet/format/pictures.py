@@ -8,20 +8,27 @@ WebP, more than :data:`MAX_IMAGE_PIXELS` pixels, a side longer than :data:`MAX_I
 weights: the pixel count alone does not bound the memory), and decoded pixels over
 :data:`MAX_DECODED_BYTES`. :func:`picture_problem` (``commet validate``) and
 :func:`commet.models.images.prepare_image` (every provider's bytes) both open pictures through
-it, so a picture validate passes is one the run can prepare.
+it, so both refuse a picture for the same reasons, in the same words.
+
+A check reads the header and the file's structure, never the pixels (tens of microseconds): a file cut
+short (a PNG without its IEND chunk, a JPEG without an end-of-image marker after its picture data, a
+WebP shorter than its RIFF header says) is refused there. What only decoding finds (a damaged
+compressed stream in a whole file, a GIF cut inside a frame) is found where the pixels are decoded
+anyway, when the run prepares the picture for a model that looks at it
+(:func:`commet.models.images.prepared_picture`, once per content per process): a located error then.
 """
 
 from __future__ import annotations
 
 import io
+import struct
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from PIL import Image, ImageOps, UnidentifiedImageError
+from PIL import Image, ImageFile, UnidentifiedImageError
 
 from commet.errors import CommetError
-from commet.format.content_cache import ContentCache, content_key, imaging_versions
 
 #: Largest picture accepted, in pixels (a 20000x20000 PNG can be a few KiB and decode to 1.6 GB).
 MAX_IMAGE_PIXELS = 50_000_000
@@ -104,6 +111,9 @@ def opened_picture(data: bytes, *, max_pixels: int = MAX_IMAGE_PIXELS,
                 raise PictureTooLarge(problem, image.size)
             if formats is not None and image.format not in formats:
                 raise PictureError(f"is a {image.format} picture (use {', '.join(IMAGE_FORMATS)})")
+            cut = cut_short(data, image)
+            if cut:
+                raise PictureError(f"is truncated or corrupt: {cut}")
             yield image
     except PictureError:
         raise
@@ -117,78 +127,47 @@ def opened_picture(data: bytes, *, max_pixels: int = MAX_IMAGE_PIXELS,
         raise PictureError(f"is truncated or corrupt: {exc}") from None
 
 
+def cut_short(data: bytes, image: ImageFile.ImageFile) -> str | None:
+    """Why the file ends before its picture does (a download or copy cut short), or None: read from the file's
+    structure, not its pixels (microseconds). ``image``: ``data`` just opened by Pillow (its header read)."""
+    if image.format == "PNG":
+        at = len(PNG_SIGNATURE)
+        while at + 8 <= len(data):  # chunk by chunk (length, type, data, CRC) to the IEND chunk
+            length, kind = struct.unpack_from(">I4s", data, at)
+            at += 12 + length
+            if kind == b"IEND":
+                return None if at <= len(data) else "its IEND chunk is cut short"
+        return "it ends before its IEND chunk (the file was cut short?)"
+    if image.format == "JPEG":
+        if not image.tile:  # Pillow stops reading at the start of the picture data (SOS)
+            return "it ends before its picture data"
+        scan = image.fp.tell() if image.fp is not None else 0  # where the picture data starts
+        if data.find(JPEG_END, scan) < 0:  # the data never holds FF D9 (stuffed): only the end marker does
+            return "no end-of-image marker after its picture data (the file was cut short?)"
+    if image.format == "WEBP" and len(data) < 8 + int.from_bytes(data[4:8], "little"):
+        return f"{len(data):,} bytes where its RIFF header says {8 + int.from_bytes(data[4:8], 'little'):,}"
+    return None
+
+
+#: what a PNG file starts with
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+#: the JPEG end-of-image marker (inside the compressed data an FF byte is always followed by 00 or a restart)
+JPEG_END = b"\xff\xd9"
+
+
 def picture_problem(data: bytes) -> str | None:
-    """Why picture bytes are refused (read after "image 'ID' "), or None: opened by :func:`opened_picture` and
-    decoded in full (the first frame), as a run will."""
+    """Why picture bytes are refused (read after "image 'ID' "), or None: :func:`opened_picture`'s checks (header
+    and structure, no pixel decoded), the bytes a run prepares."""
     with bombs_refused():
-        return decode_problem(data)
+        return header_problem(data)
 
 
-def decode_problem(data: bytes) -> str | None:
-    """:func:`picture_problem` for a caller already inside :func:`bombs_refused` (threads must not enter it:
-    the warnings filter is process-wide)."""
-    return _decoded(data)[0]
-
-
-def _decoded(data: bytes) -> tuple[str | None, bool]:
-    """:func:`decode_problem` and whether the verdict holds for these bytes anywhere (not a lack of memory)."""
+def header_problem(data: bytes) -> str | None:
+    """:func:`picture_problem` for a caller already inside :func:`bombs_refused` (threads must not enter it: the
+    warnings filter is process-wide)."""
     try:
-        with opened_picture(data) as image:
-            image.load()
-            if image.getexif().get(EXIF_ORIENTATION, 1) != 1:  # turned upright as prepare_image will
-                ImageOps.exif_transpose(image)
-    except PictureOutOfMemory as exc:
-        return str(exc), False
+        with opened_picture(data):
+            pass
     except PictureError as exc:
-        return str(exc), True
-    return None, True
-
-
-#: the picture-check cache's kind (folder)
-PICTURE_CHECKS = "picture-checks"
-#: bump when the check changes (what it decodes, what it refuses): older verdicts are then never read
-CHECK_VERSION = 1
-#: verdicts of this process, by content key: a picture shown under several ids, or checked again, is decoded once
-_VERDICTS: dict[str, str | None] = {}
-_OK, _REFUSED = b"\x00", b"\x01"
-
-
-def _bombs_are_errors() -> bool:
-    """Whether Pillow's decompression-bomb warning is an error here (inside :func:`bombs_refused`)."""
-    return any(action == "error" and category is Image.DecompressionBombWarning
-               for action, _, category, _, _ in warnings.filters)
-
-
-def _check_key(data: bytes) -> str:
-    return content_key(data, "picture-check", CHECK_VERSION, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, MAX_DECODED_BYTES,
-                       MAX_IMAGE_BYTES, IMAGE_FORMATS, Image.MAX_IMAGE_PIXELS, imaging_versions())
-
-
-def known_verdict(data: bytes) -> tuple[bool, str | None, str]:
-    """``(known, problem, key)``: the verdict of :func:`checked_picture` where it is kept (this process, the cache
-    folder), without decoding; ``key`` names these bytes' check (pictures of the same content share it)."""
-    key = _check_key(data)
-    if key in _VERDICTS:
-        return True, _VERDICTS[key], key
-    stored = ContentCache(PICTURE_CHECKS).get(key)
-    if stored is None or stored[:1] not in (_OK, _REFUSED):
-        return False, None, key
-    verdict = stored[1:].decode("utf-8", "replace") if stored[:1] == _REFUSED else None
-    _VERDICTS[key] = verdict
-    return True, verdict, key
-
-
-def checked_picture(data: bytes) -> str | None:
-    """:func:`decode_problem` (for a caller inside :func:`bombs_refused`), decoded once: the verdict is kept by
-    content hash, in this process and in the user's cache folder (:mod:`commet.format.content_cache`), so a second
-    run on the same pictures reads each one's verdict instead of decoding it (about 1 ms a small picture, 4 ms a
-    megapixel). The key holds the limits, this check's version and the imaging libraries' versions: it never
-    returns another check's verdict."""
-    known, verdict, key = known_verdict(data)
-    if known:
-        return verdict
-    verdict, lasting = _decoded(data)
-    if lasting and _bombs_are_errors():  # (outside bombs_refused a bomb would pass: not a verdict to keep)
-        _VERDICTS[key] = verdict
-        ContentCache(PICTURE_CHECKS).put(key, _OK if verdict is None else _REFUSED + verdict.encode())
-    return verdict
+        return str(exc)
+    return None

@@ -17,18 +17,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TypeVar
 
-from commet.format.content_cache import ContentCache
 from commet.format.dataset import Dataset
 from commet.format.model import Feedback, StoryTurn, Turn
 from commet.format.pictures import (  # noqa: F401 - the limits, re-exported where they were
     IMAGE_FORMATS,
     MAX_IMAGE_BYTES,
     MAX_IMAGE_PIXELS,
-    PICTURE_CHECKS,
     PictureError,
     bombs_refused,
-    checked_picture,
-    known_verdict,
+    header_problem,
     picture_problem,
 )
 from commet.format.problems import FormatError, Problem, Severity
@@ -126,50 +123,18 @@ def _image_problem(dataset: Dataset, image_id: str) -> str | None:
         return "not found"
     except PictureError as exc:
         return str(exc)
-    return checked_picture(data)
-
-
-def _known_problem(dataset: Dataset, image_id: str) -> tuple[bool, str | None, str | None]:
-    """``(known, problem, content key)`` of a picture without decoding it: a file that cannot be read, or the
-    verdict kept for its bytes (:func:`~commet.format.pictures.known_verdict`)."""
-    try:
-        data = dataset.image_bytes(image_id)
-    except FileNotFoundError:
-        return True, "not found", None
-    except PictureError as exc:
-        return True, str(exc), None
-    return known_verdict(data)
+    return header_problem(data)
 
 
 def image_problems(dataset: Dataset, image_ids: Iterable[str]) -> dict[str, str | None]:
-    """:func:`image_problem` of each distinct id; each content decoded once, and only where its verdict is not kept.
-
-    A picture's verdict is kept by content hash (:func:`~commet.format.pictures.checked_picture`): a second run
-    on the same pictures reads them and their verdicts, and decodes none. Decoding is most of a first check's
-    time on a dataset of photographs (about 4 ms a megapixel), reading and hashing photographs the most of a
-    second's, and Pillow's decoders, file reads and sha256 release the GIL, so both passes run on every core
-    (:func:`_spread`).
+    """:func:`image_problem` of each distinct id: its header and structure, no pixel decoded (tens of microseconds
+    a picture, :mod:`commet.format.pictures`), so no verdict is worth keeping: hashing the bytes to look one up
+    would cost more. Reading the files is most of the time on a dataset of photographs, and file reads release
+    the GIL, so it runs on every core (:func:`_spread`).
     """
-    found: dict[str, str | None] = {}
-    same: dict[str, str] = {}  # a later id of the same content -> the first one's id
-    first_of: dict[str, str] = {}
-    left: list[str] = []
     ids = list(dict.fromkeys(image_ids))
-    for image_id, (known, problem, key) in zip(ids, _spread(functools.partial(_known_problem, dataset), ids),
-                                               strict=True):
-        if known:
-            found[image_id] = problem
-        elif key in first_of:
-            same[image_id] = first_of[key]
-        else:
-            first_of[key or image_id] = image_id
-            left.append(image_id)
     with bombs_refused():
-        found.update(zip(left, _spread(functools.partial(_image_problem, dataset), left), strict=True))
-    found.update((image_id, found[first]) for image_id, first in same.items())
-    if left:
-        ContentCache(PICTURE_CHECKS).trim()  # verdicts were written: keep the cache within its size
-    return found
+        return dict(zip(ids, _spread(functools.partial(_image_problem, dataset), ids), strict=True))
 
 
 def _spread(work: Callable[[str], Checked], ids: list[str]) -> list[Checked]:

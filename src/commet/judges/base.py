@@ -157,6 +157,9 @@ class Judge(ABC):
     name: str
     #: Whether verdicts are stored in the judgment cache (an LLM judge's are; the free rules judge's are not).
     cacheable: bool = True
+    #: Whether its verdicts can depend on the pictures of a request; False (the rules): the engine gives it none,
+    #: so no picture is decoded or encoded for it.
+    reads_pictures: bool = True
 
     def cache_key(self, request: JudgeRequest) -> str:
         return json_key(judge=json.dumps(self.name), request=request.fingerprint_json)

@@ -17,6 +17,7 @@ class CascadeJudge(Judge):
         self.rules = rules or RulesJudge()
         self.fallback = fallback
         self.name = f"{self.rules.name}+{fallback.name}"
+        self.reads_pictures = fallback.reads_pictures
 
     async def judge(self, request: JudgeRequest) -> Verdict:
         first = await self.rules.judge(request)

@@ -37,6 +37,7 @@ class PanelJudge(Judge):
             raise UnknownJudgeError(f"a panel's members must differ: {', '.join(names)}")
         self.members = members
         self.name = f"panel({','.join(names)})"
+        self.reads_pictures = any(member.reads_pictures for member in members)
 
     async def judge(self, request: JudgeRequest) -> Verdict:
         verdicts = await asyncio.gather(*(m.judge(request) for m in self.members))

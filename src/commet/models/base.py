@@ -322,6 +322,9 @@ class Model(ABC):
     spec: str
     #: runs on this machine or needs no call at all (baselines, replay, transformers, vLLM): costs nothing
     free: bool = False
+    #: whether its answers can depend on the pictures of a request; False (the baselines): the engine sends it
+    #: none, so no picture is decoded or encoded for it (:class:`commet.engine.pictures.PictureCache`)
+    reads_pictures: bool = True
 
     def identity(self) -> dict[str, object]:
         """What makes two instances give the same answer to the same request (part of the cache key).

@@ -56,6 +56,7 @@ def _sentence(option: str) -> str:
 
 class FirstOptionBaseline(Model):
     free = True  # no paid call
+    reads_pictures = False  # answers from the text: no picture is prepared for it
 
     def __init__(self, reply: str = DEFAULT_REPLY):
         self.reply = reply
@@ -72,6 +73,7 @@ class FirstOptionBaseline(Model):
 
 class RandomOptionBaseline(Model):
     free = True  # no paid call
+    reads_pictures = False  # answers from the text: no picture is prepared for it
 
     def __init__(self, seed: int = 0):
         self.seed = seed
@@ -90,6 +92,8 @@ class RandomOptionBaseline(Model):
 
 class ShortcutBaseline(Model):
     """Answers from answer regularities learned on half a dataset; reads the question, never the story."""
+
+    reads_pictures = False  # answers from the question's text: no picture is prepared for it
 
     def __init__(self, train: str, half: str = "first"):
         from commet.format.problems import FormatError

@@ -11,11 +11,13 @@ record their sha256. Animated images keep their first frame.
 from __future__ import annotations
 
 import io
+import threading
+from collections import OrderedDict
 
 from PIL import Image, ImageOps
 
 from commet.format.content_cache import ContentCache, content_key, imaging_versions
-from commet.format.pictures import opened_picture
+from commet.format.pictures import PictureError, PictureOutOfMemory, opened_picture
 
 #: bump when :func:`prepare_image` makes other bytes from the same input and arguments: older entries of the
 #: prepared-picture cache are then never read
@@ -80,16 +82,75 @@ def prepare_image(data: bytes, *, max_side: int = 1024, fmt: str = "png") -> tup
     return out.getvalue(), mime
 
 
+#: prepared pictures this process keeps in memory, in bytes (the least recently used go first beyond it)
+MADE_IN_PROCESS_BYTES = 512 * 1024**2
+
+
+class _Made:
+    """Prepared pictures of this process by key, and one lock per key being made: two threads (two ids of one
+    picture, two runs of a sweep) never make the same picture twice, and none waits for another picture."""
+
+    def __init__(self) -> None:
+        self.parts: OrderedDict[str, tuple[bytes, str]] = OrderedDict()
+        self.size = 0
+        self.guard = threading.Lock()
+        self.locks: dict[str, threading.Lock] = {}
+        #: why pictures were refused when prepared (a damaged stream only decoding finds), by key
+        self.refused: dict[str, str] = {}
+
+    def get(self, key: str) -> tuple[bytes, str] | None:
+        with self.guard:
+            made = self.parts.get(key)
+            if made is not None:
+                self.parts.move_to_end(key)
+            return made
+
+    def lock(self, key: str) -> threading.Lock:
+        with self.guard:
+            return self.locks.setdefault(key, threading.Lock())
+
+    def put(self, key: str, made: tuple[bytes, str]) -> None:
+        with self.guard:
+            self.locks.pop(key, None)
+            if key not in self.parts:
+                self.parts[key] = made
+                self.size += len(made[0])
+            while self.size > MADE_IN_PROCESS_BYTES and len(self.parts) > 1:
+                self.size -= len(self.parts.popitem(last=False)[1][0])
+
+
+_MADE = _Made()
+
+
 def prepared_picture(data: bytes, *, max_side: int = 1024, fmt: str = "png") -> tuple[bytes, str]:
-    """:func:`prepare_image`, made once per content: kept by content hash in the user's cache folder
-    (:mod:`commet.format.content_cache`), so a later run, or another process, reads the bytes a picture became
-    instead of decoding and encoding it again (5 to 120 ms a picture). The key holds the arguments, this module's
-    :data:`PREPARE_VERSION` and the imaging libraries' versions: the bytes are those :func:`prepare_image` makes."""
+    """:func:`prepare_image`, made once per content: kept in this process (up to :data:`MADE_IN_PROCESS_BYTES`)
+    and by content hash in the user's cache folder (:mod:`commet.format.content_cache`), so a later turn, run or
+    process reads the bytes a picture became instead of decoding and encoding it again (5 to 120 ms a picture).
+    The key holds the arguments, this module's :data:`PREPARE_VERSION` and the imaging libraries' versions: the
+    bytes are those :func:`prepare_image` makes."""
     key = content_key(data, "prepared-picture", PREPARE_VERSION, max_side, fmt.lower(), imaging_versions())
-    cache = ContentCache(PREPARED_PICTURES)
-    kept = cache.get(key)
-    if kept is not None and fmt.lower() in FORMATS:
-        return kept, FORMATS[fmt.lower()][1]
-    made, mime = prepare_image(data, max_side=max_side, fmt=fmt)
-    cache.put(key, made)
-    return made, mime
+    made = _MADE.get(key)
+    if made is not None:
+        return made
+    with _MADE.lock(key):  # a thread making this picture now: wait for it rather than make it again
+        made = _MADE.get(key)
+        if made is not None:
+            return made
+        refused = _MADE.refused.get(key)
+        if refused is not None:
+            raise PictureError(refused)
+        cache = ContentCache(PREPARED_PICTURES)
+        kept = cache.get(key)
+        if kept is not None and fmt.lower() in FORMATS:
+            made = kept, FORMATS[fmt.lower()][1]
+        else:
+            try:
+                made = prepare_image(data, max_side=max_side, fmt=fmt)
+            except PictureOutOfMemory:
+                raise  # a verdict of the moment: tried again when asked again
+            except PictureError as exc:
+                _MADE.refused[key] = str(exc)  # the same bytes are refused the same way: decoded once
+                raise
+            cache.put(key, made[0])
+        _MADE.put(key, made)
+        return made

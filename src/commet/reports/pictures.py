@@ -103,17 +103,19 @@ class DatasetFinder:
                                f"found ({where}): pictures are shown by id. Pass --dataset DIR to embed them.")
 
 
-def _hashes(data: bytes, settings: RunSettings) -> set[str]:
-    """sha256 of a picture file, and of the same picture prepared the way the run sent it to the model (read from
-    the prepared-picture cache where the run made it)."""
+def _matches(data: bytes, sha256: str, settings: RunSettings) -> bool:
+    """Whether ``sha256`` is that of a picture file's bytes (a run whose model and judge read no picture, the human
+    study) or, only then made, of the same picture prepared the way the run sent it (read from the
+    prepared-picture cache where the run made it)."""
     from commet.models.images import prepared_picture
 
-    found = {hashlib.sha256(data).hexdigest()}
+    if hashlib.sha256(data).hexdigest() == sha256:
+        return True
     try:
         sent, _ = prepared_picture(data, max_side=settings.image_max_side, fmt=settings.image_format)
     except (ValueError, OSError):
-        return found
-    return found | {hashlib.sha256(sent).hexdigest()}
+        return False
+    return hashlib.sha256(sent).hexdigest() == sha256
 
 
 class Pictures:
@@ -127,7 +129,8 @@ class Pictures:
         """The embedded picture for this id whose bytes hash to ``sha256`` (any bytes when the run stored no hash).
 
         Model runs store the hash of the picture as the model received it (resized and encoded with
-        the run's settings), the human study the hash of the file: either matches.
+        the run's settings), runs whose model and judge read no picture (baselines) and the human study the hash
+        of the file: either matches.
         """
         if (image_id, sha256) not in self.keys:
             self.keys[(image_id, sha256)] = None
@@ -135,7 +138,7 @@ class Pictures:
                 if not dataset.has_image(image_id):
                     continue
                 data = dataset.image_bytes(image_id)
-                if sha256 and sha256 not in _hashes(data, settings):
+                if sha256 and not _matches(data, sha256, settings):
                     continue
                 key = f"p{len(self.uris)}"
                 self.uris[key] = thumbnail(data)

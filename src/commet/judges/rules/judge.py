@@ -77,6 +77,7 @@ def _undecided(why: str) -> Decision:
 class RulesJudge(Judge):
     name = "rules"
     cacheable = False  # free and deterministic: recomputed rather than stored in the cache
+    reads_pictures = False  # decides from the reply's text
 
     async def judge(self, request: JudgeRequest) -> Verdict:
         return await decided_off_the_loop(self.decide, request)
