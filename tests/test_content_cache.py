@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from commet.engine import EvalSettings, evaluate_async
 from commet.format import Dataset, StoryTurn, Turn, load_dataset
 from commet.format.content_cache import ContentCache, cache_root
 from commet.format.validate import image_problems, validate_path
+from commet.format.validation_cache import CACHE_KIND
 from commet.models.images import prepare_image, prepared_picture
 from commet.store import Store
 
@@ -89,10 +91,11 @@ def test_a_damaged_entry_is_a_miss_and_caching_can_be_turned_off(tmp_path: Path,
     validate_path(data)
     root = cache_root()
     assert root is not None
-    entries = [p for p in root.rglob("*") if p.is_file()]
+    entries = [p for p in (root / pictures_module.PICTURE_CHECKS).rglob("*") if p.is_file()]
     assert len(entries) == 1
     entries[0].write_bytes(entries[0].read_bytes()[:-1] + b"\x01")  # one flipped byte: the payload's digest fails
     pictures_module._VERDICTS.clear()
+    shutil.rmtree(root / CACHE_KIND)  # the validated dataset, kept too: without it, the pictures are checked again
     assert validate_path(data) == [] and len(decodes) == 2
     monkeypatch.setenv("COMMET_CACHE_DIR", "")
     assert cache_root() is None and ContentCache("x").get("00") is None

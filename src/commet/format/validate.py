@@ -440,6 +440,14 @@ def load_and_validate(path: str | Path, columns: str | None = None, *, strict: b
 
 def _load_and_validate(path: str | Path, columns: str | None = None, *, strict: bool = False,
                        adapter: str | None = None) -> tuple[Dataset | None, list[Problem]]:
+    if columns is None and adapter is None:  # a dataset validated before on the same content: from the cache
+        from commet.format.validation_cache import cached_load_and_validate
+
+        cached = cached_load_and_validate(path, strict=strict, load=load_dataset,
+                                          validate=functools.partial(validate_dataset, strict=strict),
+                                          has_errors=has_errors, read_error=FormatError)
+        if cached is not None:
+            return cached
     try:
         dataset = load_dataset(path, columns=columns, adapter=adapter)
     except FormatError as exc:
