@@ -7,6 +7,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import pickle
+import zlib
 from pathlib import Path
 
 import pytest
@@ -178,7 +180,7 @@ def test_a_damaged_or_foreign_entry_is_ignored(tmp_path: Path, validations: list
     entry.write_bytes(entry.read_bytes()[:-1] + bytes([entry.read_bytes()[-1] ^ 1]))  # one flipped bit
     assert load_and_validate(data)[1] == expected[1] and len(validations) == 2
     store = ContentCache(cache_module.CACHE_KIND)
-    for payload in (b"not a pickle", json.dumps({"a": 1}).encode(), __import__("pickle").dumps({"dataset": 1})):
+    for payload in (b"not compressed", zlib.compress(b"not a pickle"), zlib.compress(pickle.dumps({"dataset": 1}))):
         store.put(entry.name, payload)  # whole and checked by its digest, but not an entry: a miss
         again, problems = load_and_validate(data)
         assert again is not None and same(again, expected[0]) and problems == expected[1]  # type: ignore[arg-type]
