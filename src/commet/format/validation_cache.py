@@ -93,7 +93,9 @@ class Entry:
     pictures: dict[str, str]
     #: when the inputs were hashed (``time.time_ns()``)
     made_ns: int
-    #: the dataset's content hash with its pictures (True) and without (False): the run's record needs one
+    #: the dataset's content hash with its pictures (key True), which a run showing them records (made at the
+    #: first load: reading every picture again at every run takes 0.2 s for 5,000; a run without pictures makes
+    #: its own hash, from the StoryTurns alone)
     hashes: dict[bool, str] = field(default_factory=dict)
     version: int = ENTRY_VERSION
     #: files found changed by ``stat`` but not by content on this load: the entry is written again
@@ -253,7 +255,7 @@ def cached_load_and_validate(path: str | Path, *, strict: bool, load: Callable[[
     if unchanged:
         entry = Entry(dataset=dataset, problems=problems, files={**hashed, **picture_hashes}, folders=folder_stats,
                       pictures=pictures, made_ns=made_ns,
-                      hashes={shown: dataset.content_hash(pictures=shown) for shown in (True, False)})
+                      hashes={True: dataset.content_hash()})  # a run showing pictures records it (the default)
         _write(store, key, entry)
         _remember(entry)
     return dataset, problems
