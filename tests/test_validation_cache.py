@@ -234,3 +234,17 @@ def test_eval_refuses_a_dataset_changed_after_a_kept_run_and_writes_nothing(tmp_
                                "--db", str(tmp_path / "three.sqlite"), "--quiet"])
     assert done.exit_code == 2 and "st-0 turn=0 field=answer: error: empty answer" in done.output
     assert not (tmp_path / "three.sqlite").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX owners and modes")
+def test_an_entry_others_could_have_written_is_not_read(tmp_path: Path, validations: list[int]) -> None:
+    """An entry is unpickled: it is read only from folders this user alone may write in."""
+    data = dataset_folder(tmp_path / "data")
+    load_and_validate(data)
+    [entry] = entries()
+    assert entry.parent.stat().st_mode & 0o777 == 0o700 and entry.stat().st_mode & 0o022 == 0
+    entry.parent.chmod(0o775)  # a group could have put it there
+    load_and_validate(data)
+    assert len(validations) == 2
+    load_and_validate(data)  # written again, in a folder made private again
+    assert len(validations) == 2 and entry.parent.stat().st_mode & 0o022 == 0

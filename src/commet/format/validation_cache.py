@@ -171,7 +171,26 @@ def _picture_files(dataset: Dataset) -> dict[str, str] | None:
     return found
 
 
+def _trusted(cache: ContentCache, key: str) -> bool:
+    """Whether the entry of ``key`` and its folders were written by this user alone: an entry is unpickled, and
+    one planted by someone else (a cache folder shared with a group, ``COMMET_CACHE_DIR`` on a common disk)
+    could run code. (Where there are no POSIX owners, Windows, the user's own profile holds the folder.)"""
+    if not hasattr(os, "getuid") or cache.folder is None:
+        return True
+    entry = cache.folder / key[:2] / key
+    for path in (cache.folder, entry.parent, entry):
+        try:
+            info = os.stat(path)
+        except OSError:
+            return False
+        if info.st_uid != os.getuid() or info.st_mode & 0o022:
+            return False
+    return True
+
+
 def _read(cache: ContentCache, key: str) -> Entry | None:
+    if not _trusted(cache, key):
+        return None
     payload = cache.get(key)
     if payload is None:
         return None
@@ -274,5 +293,10 @@ def _write(store: ContentCache, key: str, entry: Entry) -> None:
         payload = zlib.compress(pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL), 1)
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
         return  # something in the dataset that does not pickle (a custom object in metadata): not kept
+    if store.folder is not None:  # folders only this user may write in (:func:`_trusted`)
+        with contextlib.suppress(OSError):
+            os.makedirs(store.folder / key[:2], mode=0o700, exist_ok=True)
+            for folder in (store.folder, store.folder / key[:2]):
+                os.chmod(folder, os.stat(folder).st_mode & ~0o022)
     store.put(key, payload)
     store.trim()
