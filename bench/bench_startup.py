@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import signal
 import statistics
 import subprocess
@@ -73,6 +74,21 @@ def first_request(base_url: str, folder: Path, cache: Path, concurrency: int) ->
     return {"wall": counts["first_arrival"] - start, "cpu": cpu}
 
 
+def yardstick(runs: int) -> dict[str, float]:
+    """Medians of CPU seconds of two starts on this machine now, beside which the figures read: Python's own, and a
+    bare client's (Python and aiohttp imported), each a process of its own."""
+    found = {}
+    for name, code in (("python -c pass", "pass"), ("python -c 'import aiohttp'", "import aiohttp")):
+        cpu = []
+        for _ in range(max(runs, 3)):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run([sys.executable, "-c", code], check=True)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        found[name] = statistics.median(cpu)
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("datasets", nargs="*", type=Path)
@@ -106,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         server.join(5)
     print(f"load average (1, 5, 15 min) before {' '.join(f'{x:.2f}' for x in load_before)}, after "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs; medians of {args.runs}")
+    print("yardstick, CPU s: " + ", ".join(f"{name} {cpu:.3f}" for name, cpu in yardstick(args.runs).items()))
     print(f"{'dataset':48} {'cache':24} {'to first request s':>19} {'CPU s':>7}   runs (wall)")
     for name, kind, runs in rows:
         print(f"{name[-48:]:48} {kind:24} {statistics.median(r['wall'] for r in runs):19.3f} "
