@@ -129,9 +129,15 @@ def test_a_touched_file_of_the_same_content_is_a_hit_and_old_files_need_no_readi
     hashed: list[str] = []
     real = cache_module._sha256
     monkeypatch.setattr(cache_module, "_sha256", lambda path: hashed.append(path) or real(path))
+    written: list[str] = []
+    real_write = cache_module._write
+    monkeypatch.setattr(cache_module, "_write", lambda store, key, entry: written.append(key) or real_write(
+        store, key, entry))
+    load_and_validate(data)  # files written a moment ago: checked by content, and the entry is not written again
+    assert validations == [3] and str(data / "storyturns.jsonl") in hashed and written == []
     os.utime(data / "storyturns.jsonl", ns=(1, 10**18))  # touched: the content says it is the same
     load_and_validate(data)
-    assert validations == [3] and str(data / "storyturns.jsonl") in hashed
+    assert validations == [3] and str(data / "storyturns.jsonl") in hashed and len(written) == 1
     monkeypatch.setattr(cache_module, "RACY_S", 0.0)  # files older than the entry: their stat is enough
     hashed.clear()
     load_and_validate(data)

@@ -98,7 +98,7 @@ class Entry:
     #: its own hash, from the StoryTurns alone)
     hashes: dict[bool, str] = field(default_factory=dict)
     version: int = ENTRY_VERSION
-    #: files found changed by ``stat`` but not by content on this load: the entry is written again
+    #: inputs found the same with a new ``stat`` (or now old enough to be trusted by it): written again
     refreshed: bool = field(default=False, compare=False)
 
 
@@ -206,26 +206,35 @@ def _read(cache: ContentCache, key: str) -> Entry | None:
     return entry if isinstance(entry, Entry) and entry.version == ENTRY_VERSION else None
 
 
-def _still_valid(entry: Entry) -> bool:
-    """Whether the entry's inputs are the ones on disk now (see the module's docstring); marks it ``refreshed``
-    when a file's ``stat`` moved and its content did not."""
+def _checked(entry: Entry) -> Entry | None:
+    """The entry when its inputs are the ones on disk now (see the module's docstring), else None. Where a file's
+    ``stat`` moved and its content did not, or a file is no longer too recent to be trusted by its ``stat``, the
+    entry comes back ``refreshed``: with the ``stat`` taken now, worth writing again for the next load's fast path."""
+    checked_ns = time.time_ns()  # before any stat of this check: the next one's racy limit
     racy_before = entry.made_ns - int(RACY_S * 1e9)
+    settled_before = checked_ns - int(RACY_S * 1e9)
+    files: dict[str, tuple[Stat, str | None]] = {}
+    refreshed = False
     for path, (stat, digest) in entry.files.items():
         now = _stat(path)
         if (now is None) != (stat is None):
-            return False
-        if now is None:
+            return None
+        if now is None or stat is None:
+            files[path] = (None, None)
             continue
-        racy = stat is not None and max(stat[1], stat[2]) >= racy_before
-        if now != stat or racy:
+        if now != stat or max(stat[1], stat[2]) >= racy_before:
             if _sha256(path) != digest:
-                return False
-            entry.refreshed = True
-    if any(_stat(folder) != stat for folder, stat in entry.folders.items()):
+                return None
+            refreshed = refreshed or now != stat or max(now[1], now[2]) < settled_before
+        files[path] = (now, digest)
+    folders = {folder: _stat(folder) for folder in entry.folders}
+    if folders != entry.folders:
         if any(str(entry.dataset.image_path(image_id)) != file for image_id, file in entry.pictures.items()):
-            return False
-        entry.refreshed = True
-    return True
+            return None
+        refreshed = True
+    if refreshed:
+        entry.files, entry.folders, entry.made_ns, entry.refreshed = files, folders, checked_ns, True
+    return entry
 
 
 def _hashed(paths: list[str]) -> dict[str, tuple[Stat, str | None]]:
@@ -249,11 +258,10 @@ def cached_load_and_validate(path: str | Path, *, strict: bool, load: Callable[[
         return None
     key = _key(path, resolved, strict)
     entry = _read(store, key)
-    if entry is not None and _still_valid(entry):
+    entry = _checked(entry) if entry is not None else None
+    if entry is not None:
         if entry.refreshed:
-            entry.refreshed, entry.made_ns = False, time.time_ns()
-            entry.files = _hashed(list(entry.files))
-            entry.folders = {folder: _stat(folder) for folder in entry.folders}
+            entry.refreshed = False
             _write(store, key, entry)
         _remember(entry)
         return entry.dataset, entry.problems
