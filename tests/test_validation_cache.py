@@ -214,6 +214,9 @@ def test_only_files_commet_reads_itself_are_kept(tmp_path: Path, validations: li
     for _ in range(2):
         assert load_and_validate(single)[0] is not None
     assert len(validations) == 1
+    (data / "notes.txt").write_text("x", encoding="utf-8")  # its folder's listing moved: where pictures are may have
+    load_and_validate(single)
+    assert len(validations) == 2
     assert cache_module._inputs(single) == (str(single.resolve()), [str(single.resolve())],
                                             [str(data.resolve()), str(data.resolve() / "images")])
     for other in (tmp_path / "rows.csv", tmp_path / "part.parquet", "hf:owner/name", tmp_path / "missing"):

@@ -97,6 +97,9 @@ class Entry:
     #: first load: reading every picture again at every run takes 0.2 s for 5,000; a run without pictures makes
     #: its own hash, from the StoryTurns alone)
     hashes: dict[bool, str] = field(default_factory=dict)
+    #: read from a single file: whether its folder's ``images`` is there says where its pictures are looked for, so a
+    #: change of that folder's listing is a miss (a canonical folder's pictures are always under the folder)
+    single: bool = False
     version: int = ENTRY_VERSION
     #: inputs found the same with a new ``stat`` (or now old enough to be trusted by it): written again
     refreshed: bool = field(default=False, compare=False)
@@ -229,6 +232,8 @@ def _checked(entry: Entry) -> Entry | None:
         files[path] = (now, digest)
     folders = {folder: _stat(folder) for folder in entry.folders}
     if folders != entry.folders:
+        if entry.single:
+            return None
         if any(str(entry.dataset.image_path(image_id)) != file for image_id, file in entry.pictures.items()):
             return None
         refreshed = True
@@ -281,7 +286,7 @@ def cached_load_and_validate(path: str | Path, *, strict: bool, load: Callable[[
         _stat(folder) == stat for folder, stat in folder_stats.items())
     if unchanged:
         entry = Entry(dataset=dataset, problems=problems, files={**hashed, **picture_hashes}, folders=folder_stats,
-                      pictures=pictures, made_ns=made_ns,
+                      pictures=pictures, made_ns=made_ns, single=len(files) == 1,
                       hashes={True: dataset.content_hash()})  # a run showing pictures records it (the default)
         _write(store, key, entry)
         _remember(entry)
