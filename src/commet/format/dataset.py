@@ -196,6 +196,9 @@ class Dataset:
         ``pictures=False`` leaves the pictures out, for a run that shows none (its results do not
         depend on them, so its pictures are neither read nor hashed).
         """
+        known = self.__dict__.get("_known_hashes", {}).get(pictures)
+        if known is not None and known[0] == self._hashed_shape():
+            return str(known[1])
         digest = hashlib.sha256()
         if self.origin is not None and self.origin.columns:  # the user's --columns: another mapping, other data
             digest.update(f"columns={self.origin.columns}\n".encode())
@@ -213,6 +216,15 @@ class Dataset:
                 if picture is not None:
                     digest.update(picture)
         return digest.hexdigest()
+
+    def remember_content_hash(self, digest: str, *, pictures: bool = True) -> None:
+        """Keep ``digest`` as :meth:`content_hash` of this very content (the validation cache's, recorded when the
+        same files were validated: :mod:`commet.sources.validation_cache`). It is given back while the dataset holds
+        the same StoryTurns list, pictures and origin; a dataset given other StoryTurns is hashed again."""
+        self.__dict__.setdefault("_known_hashes", {})[pictures] = (self._hashed_shape(), digest)
+
+    def _hashed_shape(self) -> tuple[object, ...]:
+        return id(self.storyturns), len(self.storyturns), id(self.images), len(self.images), self.origin, self.root
 
     def hash_matches(self, digest: str) -> bool:
         """Whether ``digest`` is this dataset's content hash, with its pictures or without (a run that showed none)."""

@@ -5,6 +5,7 @@ the rules are the format's (:func:`commet.format.validate.validate_dataset`).
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from commet.format.dataset import Dataset
@@ -21,6 +22,14 @@ def load_and_validate(path: str | Path, columns: str | None = None, *, strict: b
 
 def _load_and_validate(path: str | Path, columns: str | None = None, *, strict: bool = False,
                        adapter: str | None = None) -> tuple[Dataset | None, list[Problem]]:
+    if columns is None and adapter is None:  # a dataset validated before on the same content: from the cache
+        from commet.sources.validation_cache import cached_load_and_validate
+
+        cached = cached_load_and_validate(path, strict=strict, load=load_dataset,
+                                          validate=functools.partial(validate_dataset, strict=strict),
+                                          has_errors=has_errors, read_error=FormatError)
+        if cached is not None:
+            return cached
     try:
         dataset = load_dataset(path, columns=columns, adapter=adapter)
     except FormatError as exc:

@@ -1,0 +1,134 @@
+"""Time from launch to the first model request of ``commet eval``, on a cold and on a warm cache.
+
+    python bench/bench_startup.py DATASET [DATASET ...] [--runs 3] [--concurrency 64]
+    python bench/bench_startup.py --generate 540 --generate 20000 [--runs 3]
+
+For each dataset folder (or each generated size: the StoryTurns of bench/bench_openai_server.py, a quarter
+with a picture of 64x48, saved as a dataset folder), ``commet eval --model openai:cand --judge
+llm-only:openai:judge`` is started against the loopback server of bench/bench_openai_server.py (its own
+process; it answers after 30 s, so nothing but the start-up is measured), and the time from launch to the
+server seeing the first request is taken, with the process's CPU seconds up to then (read from
+``/proc``); the process is then stopped. ``cold``: an empty cache folder (``COMMET_CACHE_DIR``), the
+first run on this data; ``warm``: the same data run again (its validation and pictures' checks read from
+the cache). Figures are medians of ``--runs``; the load average is printed, since wall times follow it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))  # the server bench, importable by the server's spawned process
+import bench_openai_server as server_bench  # noqa: E402
+
+#: the server's answer delay: far longer than any start-up, so the process only waits once it has sent
+ANSWER_DELAY_S = 30.0
+
+
+def _stats(base_url: str, path: str = "/stats") -> dict[str, float]:
+    with urllib.request.urlopen(f"{base_url}{path}") as response:
+        return json.loads(response.read())
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User plus system CPU seconds of a running process (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def first_request(base_url: str, folder: Path, cache: Path, concurrency: int) -> dict[str, float]:
+    """Launch ``commet eval`` on ``folder``; seconds and CPU seconds from launch to the first request."""
+    import commet
+
+    src = str(Path(commet.__file__).resolve().parents[1])
+    env = {**os.environ, "COMMET_CACHE_DIR": str(cache), "OPENAI_API_KEY": "bench",
+           "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
+    _stats(base_url, "/reset")
+    opts = f"base_url={base_url}/v1&timeout=60&transport=direct"
+    with tempfile.TemporaryDirectory() as tmp:
+        command = [sys.executable, "-m", "commet.cli", "eval", "--model", f"openai:cand?{opts}", "--judge",
+                   f"llm-only:openai:judge?{opts}", "--dataset", str(folder), "--db", str(Path(tmp) / "b.sqlite"),
+                   "--concurrency", str(concurrency), "--quiet"]
+        start = time.time()
+        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            while "first_arrival" not in (counts := _stats(base_url)):
+                if process.poll() is not None:
+                    raise SystemExit(f"commet eval exited ({process.returncode}) before any request:\n"
+                                     + (process.stderr.read().decode() if process.stderr else ""))
+                time.sleep(0.002)
+            cpu = _cpu_seconds(process.pid)
+        finally:
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+    return {"wall": counts["first_arrival"] - start, "cpu": cpu}
+
+
+def yardstick(runs: int) -> dict[str, float]:
+    """Medians of CPU seconds of two starts on this machine now, beside which the figures read: Python's own, and a
+    bare client's (Python and aiohttp imported), each a process of its own."""
+    found = {}
+    for name, code in (("python -c pass", "pass"), ("python -c 'import aiohttp'", "import aiohttp")):
+        cpu = []
+        for _ in range(max(runs, 3)):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run([sys.executable, "-c", code], check=True)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        found[name] = statistics.median(cpu)
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("datasets", nargs="*", type=Path)
+    parser.add_argument("--generate", type=int, action="append", default=[], metavar="N",
+                        help="also a generated dataset of N StoryTurns (bench/bench_openai_server.py's)")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--concurrency", type=int, default=64)
+    args = parser.parse_args(argv)
+    namespace = argparse.Namespace(delay=ANSWER_DELAY_S, server_loop="epoll", concurrency=args.concurrency)
+    port = server_bench.free_port()
+    server, ready, _ = server_bench.start_server(port, namespace)
+    base_url = f"http://127.0.0.1:{port}"
+    load_before = os.getloadavg()
+    rows: list[tuple[str, str, list[dict[str, float]]]] = []
+    try:
+        if not ready.wait(30):
+            raise SystemExit("the server did not start")
+        with tempfile.TemporaryDirectory() as tmp:
+            folders = list(args.datasets)
+            for size in args.generate:
+                folders.append(server_bench.build_dataset(size).save(Path(tmp) / f"generated-{size}"))
+            for folder in folders:
+                cold, warm = [], []
+                for run in range(args.runs):
+                    cache = Path(tmp) / f"cache-{folder.name}-{run}"
+                    cold.append(first_request(base_url, folder, cache, args.concurrency))
+                    warm.append(first_request(base_url, folder, cache, args.concurrency))
+                rows += [(str(folder), "cold (first run)", cold), (str(folder), "warm (same data again)", warm)]
+    finally:
+        server.terminate()
+        server.join(5)
+    print(f"load average (1, 5, 15 min) before {' '.join(f'{x:.2f}' for x in load_before)}, after "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs; medians of {args.runs}")
+    print("yardstick, CPU s: " + ", ".join(f"{name} {cpu:.3f}" for name, cpu in yardstick(args.runs).items()))
+    print(f"{'dataset':48} {'cache':24} {'to first request s':>19} {'CPU s':>7}   runs (wall)")
+    for name, kind, runs in rows:
+        print(f"{name[-48:]:48} {kind:24} {statistics.median(r['wall'] for r in runs):19.3f} "
+              f"{statistics.median(r['cpu'] for r in runs):7.3f}   " + " ".join(f"{r['wall']:.3f}" for r in runs))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

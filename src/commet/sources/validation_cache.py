@@ -1,0 +1,316 @@
+"""The validated dataset kept by content: a second run on the same data neither reads nor validates it again.
+
+Loading and validating a dataset is a pure function of its files (the StoryTurns, ``dataset.json``, the
+pictures), of the options (``--strict``) and of the code; for 20,000 StoryTurns it takes seconds. A dataset
+that passed (no error: warnings are kept with it) is stored in the content cache
+(:class:`~commet.format.content_cache.ContentCache`, kind :data:`CACHE_KIND`) with what it was made from:
+each input file's sha256 and ``stat`` (size, times to the nanosecond, inode, device), the folders whose
+listing decides which files are read, and where each picture was found. The entry's key holds the
+dataset's resolved path, the options and the code's version (:func:`code_version`: the sources of the
+modules that read and validate, Python's, pydantic's and Pillow's versions), so a new release or an
+edited checkout validates again.
+
+A later load uses the entry only when its inputs are the same: when every file's ``stat`` is unchanged
+(the fast path: no file is read) or, where one changed (touched, copied back), when its sha256 still is
+(the content fallback, after which the entry is written again with the new ``stat``). A file changed
+less than :data:`RACY_S` before the entry was made may have changed again within the file system's
+timestamp resolution: it is checked by content until it is old enough (git's "racily clean" rule). A
+folder whose listing changed has its pictures found again; any other difference is a miss and the
+dataset is loaded and validated in full. Inputs are hashed before they are read for validation, and an
+entry is not written when a ``stat`` moved meanwhile, so an entry never pairs one content with another's
+verdict. A refused dataset (an error) is never stored: it is read and refused, with every located
+problem, each time. A damaged or unreadable entry is a miss (the content cache checks each entry's sha256,
+and an entry that does not unpickle as expected is ignored).
+
+Only datasets read from files by CoMMET's own readers are kept (a canonical folder, a canonical or pipe
+file, ``sample``): a Hub dataset, a table read by ``--columns`` or an ``--adapter`` has its own caches and
+its own code, and goes the full way each time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import hashlib
+import os
+import pickle
+import sys
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from commet.format.content_cache import ContentCache, content_key
+from commet.format.dataset import METADATA_FILE, STORYTURNS_FILE, Dataset
+from commet.format.problems import Problem
+from commet.sources.jsonl import bundled_sample_path
+
+#: the content cache's kind (folder) holding validated datasets
+CACHE_KIND = "validated-datasets"
+#: the entry layout's version: entries of another are never read
+ENTRY_VERSION = 1
+#: a file changed this recently before an entry was made is checked by content, not by ``stat``
+RACY_S = 2.0
+#: suffixes :func:`~commet.sources.loading.load_dataset` reads as tables (not kept here)
+TABLE_SUFFIXES = (".parquet", ".csv", ".tsv")
+
+Loaded = tuple[Dataset | None, list[Problem]]
+#: ``(size, mtime_ns, ctime_ns, inode, device)`` of a file or folder; None where it does not exist
+Stat = tuple[int, int, int, int, int] | None
+
+
+def _stat(path: str) -> Stat:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev
+
+
+def _sha256(path: str) -> str | None:
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+@dataclass
+class Entry:
+    """A validated dataset and what it was made from (the pickled payload of a cache entry)."""
+
+    dataset: Dataset
+    problems: list[Problem]
+    #: path -> (stat, sha256) of each file read; a file that was absent (``dataset.json``) has (None, None)
+    files: dict[str, tuple[Stat, str | None]]
+    #: path -> stat of each folder whose listing says which files are read
+    folders: dict[str, Stat]
+    #: image id -> the file it was found in
+    pictures: dict[str, str]
+    #: when the inputs were hashed (``time.time_ns()``)
+    made_ns: int
+    #: the dataset's content hash with its pictures (key True), which a run showing them records (made at the
+    #: first load: reading every picture again at every run takes 0.2 s for 5,000; a run without pictures makes
+    #: its own hash, from the StoryTurns alone)
+    hashes: dict[bool, str] = field(default_factory=dict)
+    #: read from a single file: whether its folder's ``images`` is there says where its pictures are looked for, so a
+    #: change of that folder's listing is a miss (a canonical folder's pictures are always under the folder)
+    single: bool = False
+    version: int = ENTRY_VERSION
+    #: inputs found the same with a new ``stat`` (or now old enough to be trusted by it): written again
+    refreshed: bool = field(default=False, compare=False)
+
+
+@cache
+def code_version() -> str:
+    """A hash of the code a validated dataset depends on: the sources of ``commet.format`` (and of a sibling
+    ``commet.sources`` where there is one), ``commet.taxonomy`` and ``commet.text``; CoMMET's, Python's,
+    pydantic's and Pillow's versions. Reading the sources (about 0.5 MB) takes a few milliseconds, and an
+    edited checkout (a version number that did not move) validates again."""
+    import PIL
+    import pydantic
+
+    from commet.version import __version__
+
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256(f"{__version__}|{sys.version}|{pydantic.VERSION}|{PIL.__version__}".encode())
+    sources = [package / "taxonomy.py", package / "text.py"]
+    for folder in ("format", "sources"):
+        sources += sorted((package / folder).rglob("*.py"))
+    for source in sources:
+        with contextlib.suppress(OSError):
+            digest.update(source.relative_to(package).as_posix().encode() + b"\0" + source.read_bytes())
+    return digest.hexdigest()
+
+
+def _inputs(path: str | Path) -> tuple[str, list[str], list[str]] | None:
+    """``(resolved dataset path, files read, folders whose listing matters)`` of a dataset CoMMET's own readers
+    read from files; None for any other (a Hub dataset, a table, a path that is not there)."""
+    from commet.sources.hub import is_hub_spec
+
+    if isinstance(path, str) and path != "sample" and is_hub_spec(path):
+        return None
+    where = bundled_sample_path() if str(path) == "sample" else Path(path)
+    try:
+        resolved = where.resolve()
+        if resolved.is_dir():
+            data = resolved / STORYTURNS_FILE
+            if not data.is_file():
+                return None  # a Hugging Face folder or a folder of tables
+            return str(resolved), [str(data), str(resolved / METADATA_FILE)], [str(resolved), str(resolved / "images")]
+        if not resolved.is_file() or resolved.suffix.lower() in TABLE_SUFFIXES:
+            return None
+    except (OSError, ValueError, RuntimeError):
+        return None
+    parent = resolved.parent
+    return str(resolved), [str(resolved)], [str(parent), str(parent / "images")]
+
+
+def _key(path: str | Path, resolved: str, strict: bool) -> str:
+    """The entry's key: the path as given (and the folder it is relative to: the dataset keeps it as given, in
+    its located problems and its pictures' folder), where it leads, the options and the code."""
+    given = str(path)
+    base = "" if os.path.isabs(given) or given == "sample" else os.getcwd()
+    return content_key(resolved.encode(), "validated-dataset", ENTRY_VERSION, code_version(), strict, given, base)
+
+
+def _picture_files(dataset: Dataset) -> dict[str, str] | None:
+    """Image id -> the file it is read from, for every picture the StoryTurns show; None when a picture is not a
+    file (in memory, or not found: such a dataset is not kept)."""
+    if dataset.images:
+        return None
+    found: dict[str, str] = {}
+    for storyturn in dataset.storyturns:
+        for image_id in storyturn.images:
+            if image_id not in found:
+                located = dataset.image_path(image_id)
+                if located is None:
+                    return None
+                found[image_id] = str(located)
+    return found
+
+
+def _trusted(cache: ContentCache, key: str) -> bool:
+    """Whether the entry of ``key`` and its folders were written by this user alone: an entry is unpickled, and
+    one planted by someone else (a cache folder shared with a group, ``COMMET_CACHE_DIR`` on a common disk)
+    could run code. (Where there are no POSIX owners, Windows, the user's own profile holds the folder.)"""
+    if not hasattr(os, "getuid") or cache.folder is None:
+        return True
+    entry = cache.folder / key[:2] / key
+    for path in (cache.folder, entry.parent, entry):
+        try:
+            info = os.stat(path)
+        except OSError:
+            return False
+        if info.st_uid != os.getuid() or info.st_mode & 0o022:
+            return False
+    return True
+
+
+def _read(cache: ContentCache, key: str) -> Entry | None:
+    if not _trusted(cache, key):
+        return None
+    payload = cache.get(key)
+    if payload is None:
+        return None
+    collecting = gc.isenabled()
+    gc.disable()  # tens of thousands of objects, none garbage: the collector's passes would walk them all
+    try:
+        entry = pickle.loads(zlib.decompress(payload))
+    except Exception:  # noqa: BLE001 - an entry of another code or a damaged one: a miss, never an error
+        return None
+    finally:
+        if collecting:
+            gc.enable()
+    return entry if isinstance(entry, Entry) and entry.version == ENTRY_VERSION else None
+
+
+def _checked(entry: Entry) -> Entry | None:
+    """The entry when its inputs are the ones on disk now (see the module's docstring), else None. Where a file's
+    ``stat`` moved and its content did not, or a file is no longer too recent to be trusted by its ``stat``, the
+    entry comes back ``refreshed``: with the ``stat`` taken now, worth writing again for the next load's fast path."""
+    checked_ns = time.time_ns()  # before any stat of this check: the next one's racy limit
+    racy_before = entry.made_ns - int(RACY_S * 1e9)
+    settled_before = checked_ns - int(RACY_S * 1e9)
+    files: dict[str, tuple[Stat, str | None]] = {}
+    refreshed = False
+    for path, (stat, digest) in entry.files.items():
+        now = _stat(path)
+        if (now is None) != (stat is None):
+            return None
+        if now is None or stat is None:
+            files[path] = (None, None)
+            continue
+        if now != stat or max(stat[1], stat[2]) >= racy_before:
+            if _sha256(path) != digest:
+                return None
+            refreshed = refreshed or now != stat or max(now[1], now[2]) < settled_before
+        files[path] = (now, digest)
+    folders = {folder: _stat(folder) for folder in entry.folders}
+    if folders != entry.folders:
+        if entry.single:
+            return None
+        if any(str(entry.dataset.image_path(image_id)) != file for image_id, file in entry.pictures.items()):
+            return None
+        refreshed = True
+    if refreshed:
+        entry.files, entry.folders, entry.made_ns, entry.refreshed = files, folders, checked_ns, True
+    return entry
+
+
+def _hashed(paths: list[str]) -> dict[str, tuple[Stat, str | None]]:
+    return {path: (_stat(path), _sha256(path)) for path in paths}
+
+
+def cached_load_and_validate(path: str | Path, *, strict: bool, load: Callable[[str | Path], Dataset],
+                             validate: Callable[[Dataset], list[Problem]], has_errors: Callable[[list[Problem]], bool],
+                             read_error: type[Exception]) -> Loaded | None:
+    """The dataset at ``path`` and its problems, from the cache or made by ``load`` and ``validate`` (then kept
+    when it has no error); None when the dataset is not one this cache keeps (the caller loads it itself).
+
+    ``read_error`` is what ``load`` raises for a dataset it cannot read (its ``problems`` are returned).
+    """
+    inputs = _inputs(path)
+    if inputs is None:
+        return None
+    resolved, files, folders = inputs
+    store = ContentCache(CACHE_KIND)
+    if store.folder is None:
+        return None
+    key = _key(path, resolved, strict)
+    entry = _read(store, key)
+    entry = _checked(entry) if entry is not None else None
+    if entry is not None:
+        if entry.refreshed:
+            entry.refreshed = False
+            _write(store, key, entry)
+        _remember(entry)
+        return entry.dataset, entry.problems
+    made_ns = time.time_ns()
+    folder_stats = {folder: _stat(folder) for folder in folders}
+    hashed = _hashed(files)  # before reading: a file changed meanwhile is a content the entry does not claim
+    try:
+        dataset = load(path)
+    except read_error as exc:
+        return None, list(getattr(exc, "problems", []))
+    pictures = _picture_files(dataset)
+    picture_hashes = _hashed(sorted(set(pictures.values()))) if pictures is not None else {}
+    problems = validate(dataset)
+    if pictures is None or has_errors(problems):
+        return dataset, problems  # a refused dataset (or pictures not in files) is never kept
+    unchanged = all(_stat(file) == stat for file, (stat, _) in {**hashed, **picture_hashes}.items()) and all(
+        _stat(folder) == stat for folder, stat in folder_stats.items())
+    if unchanged:
+        entry = Entry(dataset=dataset, problems=problems, files={**hashed, **picture_hashes}, folders=folder_stats,
+                      pictures=pictures, made_ns=made_ns, single=len(files) == 1,
+                      hashes={True: dataset.content_hash()})  # a run showing pictures records it (the default)
+        _write(store, key, entry)
+        _remember(entry)
+    return dataset, problems
+
+
+def _remember(entry: Entry) -> None:
+    """Hand the recorded content hashes to the dataset: a run records one, and making it again reads every
+    picture and serialises every StoryTurn (0.4 s for 20,000)."""
+    for shown, digest in entry.hashes.items():
+        entry.dataset.remember_content_hash(digest, pictures=shown)
+
+
+def _write(store: ContentCache, key: str, entry: Entry) -> None:
+    try:
+        # compressed (level 1: 20 ms for 20,000 StoryTurns): a tenth of the bytes to keep, read and check
+        payload = zlib.compress(pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL), 1)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        return  # something in the dataset that does not pickle (a custom object in metadata): not kept
+    if store.folder is not None:  # folders only this user may write in (:func:`_trusted`)
+        with contextlib.suppress(OSError):
+            os.makedirs(store.folder / key[:2], mode=0o700, exist_ok=True)
+            for folder in (store.folder, store.folder / key[:2]):
+                os.chmod(folder, os.stat(folder).st_mode & ~0o022)
+    store.put(key, payload)
+    store.trim()
