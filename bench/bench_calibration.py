@@ -90,6 +90,7 @@ class Runs:
     uncertainty: np.ndarray  # the active design's summed answer error rates, from the priors (nothing labelled yet)
     kind: np.ndarray  # (runs, stories, answers): who decided each answer (KINDS), -1 where there is none
     wrong: np.ndarray  # (runs, stories, answers): the judge's verdict differs from the truth (undecided: truly right)
+    says: np.ndarray  # (runs, stories, answers): the judge's verdict is right
 
 
 #: who decides an answer, by its code in Runs.kind: the decider keys of commet.reports.calibration.decider
@@ -115,7 +116,7 @@ def simulate(judge: Judge, rng: np.random.Generator, runs: int, stories: int, *,
     uncertainty = (np.take(rates, kind) * present).sum(axis=2)
     return Runs(turns, np.all(says | ~present, axis=2).astype(float), np.all(right | ~present, axis=2).astype(float),
                 says.sum(axis=2).astype(float), right.sum(axis=2).astype(float), (undecided & present).any(axis=2),
-                (~by_rules & present).any(axis=2), uncertainty, np.where(present, kind, -1), (says != right) & present)
+                (~by_rules & present).any(axis=2), uncertainty, np.where(present, kind, -1), (says != right) & present, says)
 
 
 def pooled_bound(r: Runs, chosen: np.ndarray) -> np.ndarray:
@@ -131,18 +132,20 @@ def pooled_bound(r: Runs, chosen: np.ndarray) -> np.ndarray:
 
 def design_model(r: Runs, row: int, strata: np.ndarray, labels: int,
                  errors: tuple[np.ndarray, np.ndarray] | None = None) -> dict:  # type: ignore[type-arg]
-    """The optimal design's model of run ``row`` as ``commet calibrate`` builds it: each decider's error rate from
-    ``errors`` (per kind: errors, answers labelled; none: the priors) and the bound a sample of ``labels`` gives."""
-    kind = r.kind[row]
-    wrong, seen = errors if errors is not None else (np.zeros(len(KINDS)), np.zeros(len(KINDS)))
-    rate = np.array([answer_error(k, int(wrong[i]), int(seen[i])) for i, k in enumerate(KINDS)])
+    """The optimal design's model of run ``row`` as ``commet calibrate`` builds it: each answer's error rate by its
+    decider and verdict from ``errors`` (per kind and verdict, (kinds, 2) arrays: errors, answers labelled; none: the
+    priors) and the bound a sample of ``labels`` gives each decider."""
+    kind, verdict = r.kind[row], r.says[row].astype(int)
+    wrong, seen = errors if errors is not None else (np.zeros((len(KINDS), 2)), np.zeros((len(KINDS), 2)))
+    rate = np.array([[answer_error(k, int(wrong[i, v]), int(seen[i, v])) for v in (0, 1)] for i, k in enumerate(KINDS)])
+    pooled = np.array([answer_error(k, int(wrong[i].sum()), int(seen[i].sum())) for i, k in enumerate(KINDS)])
     count = np.array([(kind == k).sum() for k in range(len(KINDS))])
-    expected = seen + labels * count / kind.shape[0]
-    bound = error_bound(rate * expected, expected)
+    expected = seen.sum(axis=1) + labels * count / kind.shape[0]
+    bound = error_bound(pooled * expected, expected)
     where = kind >= 0
     safe = np.maximum(kind, 0)
-    return error_model(np.where(where, rate[safe], 0.0), np.where(where, bound[safe], 0.0), r.turns[row].astype(float),
-                       r.question_f[row], strata[row])
+    return error_model(np.where(where, rate[safe, verdict], 0.0), np.where(where, bound[safe], 0.0),
+                       r.turns[row].astype(float), r.question_f[row], strata[row])
 
 
 def strata_of(r: Runs) -> np.ndarray:
@@ -209,8 +212,8 @@ def continued(judge: Judge, first: int, total: int, *, runs: int, stories: int,
         for h, count in early.items():
             seen[order[h][:count]] = True
         answers = seen[:, None] & (r.kind[row] >= 0)
-        errors = (np.array([(answers & r.wrong[row] & (r.kind[row] == k)).sum() for k in range(len(KINDS))]),
-                  np.array([(answers & (r.kind[row] == k)).sum() for k in range(len(KINDS))]))
+        errors = tuple(np.array([[(answers & extra & (r.kind[row] == k) & (r.says[row] == v)).sum() for v in (False, True)]
+                                 for k in range(len(KINDS))]) for extra in (r.wrong[row], True))
         late = allocate(found, max(total, sum(early.values())), Design.optimal,
                         model=design_model(r, row, strata, total, errors), already=early)
         for h, count in late.items():

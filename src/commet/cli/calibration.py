@@ -28,18 +28,18 @@ def _draw(store: "Store", record: "RunRecord", size: int, seed: int, design: Des
           previous: "CalibrationSample | None" = None, pair: "RunRecord | None" = None) -> "CalibrationSample":
     from commet.reports.calibration import (
         CalibrationError,
-        answer_errors,
         draw_sample,
         partner_half,
         population,
         split_answers,
+        verdict_errors,
     )
     from commet.reports.rundata import load_run
     from commet.store.calibration import save_samples
 
     data = load_run(store, record)
     # the labels so far tell the optimal and the active design where the judge errs
-    per_answer = answer_errors(store, record, population(data)) if design is not Design.proportional else None
+    per_answer = verdict_errors(store, record, population(data)) if design is not Design.proportional else None
     try:
         sample = draw_sample(data, size, seed, design, previous=previous,
                              partner=load_run(store, pair) if pair is not None else None, answer_errors=per_answer,

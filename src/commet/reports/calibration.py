@@ -125,15 +125,15 @@ def order_key(seed: int, story_id: str) -> str:
 
 def draw_sample(data: RunData, size: int, seed: int, design: Design = Design.optimal, *,
                 previous: CalibrationSample | None = None, partner: RunData | None = None,
-                answer_errors: dict[str, tuple[int, int]] | None = None,
+                answer_errors: dict[Verdict, tuple[int, int]] | None = None,
                 split: set[Answer] | None = None) -> CalibrationSample:
     """A stratified random sample of ``size`` of the run's finished StoryTurns (see the module text).
 
     ``previous``: a sample of the same seed to continue (its StoryTurns kept, in their order, the new ones after
     them); ``partner``: a paired sample, of the StoryTurns both runs finished
-    (the partner's half is the same StoryTurns: :func:`partner_half`); ``answer_errors``: per decider
-    (:func:`decider`), (answers on which it and the people differ, answers labelled), which the optimal and the
-    active design weigh against their priors, ``split``: the answers a panel split on (:func:`split_answers`) (:func:`_draw_active`)."""
+    (the partner's half is the same StoryTurns: :func:`partner_half`); ``answer_errors``: per decider and verdict
+    (:func:`verdict_errors`), (answers on which it and the people differ, answers labelled), which the optimal and
+    the active design weigh against their priors; ``split``: the answers a panel split on (:func:`split_answers`)."""
     stories, strata = design_units(data, partner)
     if not stories:
         both = f" and {partner.run.name!r} have" if partner is not None else " has"
@@ -158,7 +158,8 @@ def draw_sample(data: RunData, size: int, seed: int, design: Design = Design.opt
         if partner is not None:
             raise CalibrationError("the active design draws one run's sample: a paired sample (--pair) is "
                                    "proportional or optimal")
-        return _draw_active(data, stories, strata, size, seed, previous, answer_errors or {}, split or set())
+        return _draw_active(data, stories, strata, size, seed, previous, by_decider(answer_errors or {}),
+                            split or set())
     model = _model(stories, strata, size, answer_errors or {}, split or set(), partner) if design is Design.optimal \
         else None
     counts = allocate(sizes, size, design, model=model, already=already)
@@ -177,27 +178,31 @@ def draw_sample(data: RunData, size: int, seed: int, design: Design = Design.opt
 Answer = tuple[str, int]  # (story id, turn)
 
 
-def _model(stories: list[StoryResult], strata: list[str], size: int, errors: dict[str, tuple[int, int]],
+def _model(stories: list[StoryResult], strata: list[str], size: int, errors: dict[Verdict, tuple[int, int]],
            split: set[Answer], partner: RunData | None) -> dict[str, tuple[Term, Term]]:
     """The optimal design's expected variance per stratum (:func:`commet.reports.design.error_model`): each answer's
-    decider's error rate from the labels so far, and the bound a sample of ``size`` would give it (its answers of the
-    run, labelled in proportion, erring at that rate). A paired sample's StoryTurn has both runs' answers, and no
-    bound (its difference's pseudo-units are not bounded)."""
+    error rate by its decider and verdict from the labels so far (shrunk towards the decider's prior), and the bound
+    a sample of ``size`` would give its decider (its answers of the run, labelled in proportion, erring at that rate,
+    as :func:`calibrate` pools them). A paired sample's StoryTurn has both runs' answers, and no bound (its
+    difference's pseudo-units are not bounded)."""
     theirs = {s.story_id: s for s in population(partner)} if partner is not None else {}
-    keys = [deciders(s, split) + (deciders(theirs[s.story_id], set()) if theirs else []) for s in stories]
-    count = Counter(d for found in keys for d in found)
-    rate = {d: answer_error(d, *errors.get(d, (0, 0))) for d in count}
-    expected = {d: errors.get(d, (0, 0))[1] + size * n / len(stories) for d, n in count.items()}
-    bound = {d: 1.0 if theirs else float(error_bound(rate[d] * expected[d], expected[d])) for d in count}
+    answers = [[(t, (s.story_id, t.turn) in split) for t in s.turns if t.answered] + (
+        [(t, False) for t in theirs[s.story_id].turns if t.answered] if theirs else []) for s in stories]
+    keys = [[(decider(t, panel_split), t.correct is True) for t, panel_split in found] for found in answers]
+    rate = {key: answer_error(key[0], *errors.get(key, (0, 0))) for found in keys for key in found}
+    pooled, count = by_decider(errors), Counter(key[0] for found in keys for key in found)
+    bound = {}
+    for who, n in count.items():
+        expected = pooled.get(who, (0, 0))[1] + size * n / len(stories)
+        bound[who] = 1.0 if theirs else float(error_bound(answer_error(who, *pooled.get(who, (0, 0))) * expected,
+                                                          expected))
     widest = max(len(found) for found in keys)
     rates, bounds = np.zeros((len(stories), widest)), np.zeros((len(stories), widest))
     for i, found in enumerate(keys):
-        rates[i, :len(found)] = [rate[d] for d in found]
-        bounds[i, :len(found)] = [bound[d] for d in found]
+        rates[i, :len(found)] = [rate[key] for key in found]
+        bounds[i, :len(found)] = [bound[key[0]] for key in found]
     x = np.array([float(len(found)) for found in keys])
-    f = np.array([float(sum(t.correct is True for t in t_list)) for t_list in (
-        [t for t in s.turns if t.answered] + ([t for t in theirs[s.story_id].turns if t.answered] if theirs else [])
-        for s in stories)])
+    f = np.array([float(sum(right for _, right in found)) for found in keys])
     codes = {h: i for i, h in enumerate(sorted(set(strata)))}
     found_model = error_model(rates, bounds, x, f, np.array([codes[h] for h in strata]))
     return {h: found_model[i] for h, i in codes.items()}
@@ -226,21 +231,34 @@ def split_answers(store: Store, record: RunRecord) -> set[Answer]:
     return found
 
 
-def answer_errors(store: Store, record: RunRecord, stories: list[StoryResult]) -> dict[str, tuple[int, int]]:
-    """Per decider, (answers on which its verdict differs from the people's, answers with a people's verdict), over
-    every label given on the run's ``stories`` so far: the active design's estimate of where the judge errs (weights
-    only move precision, never validity, so labels from anywhere may serve)."""
+Verdict = tuple[str, bool]  # (decider, judged right)
+
+
+def verdict_errors(store: Store, record: RunRecord, stories: list[StoryResult]) -> dict[Verdict, tuple[int, int]]:
+    """Per decider and verdict (right or wrong, an undecided answer counting as wrong), (answers on which it differs
+    from the people's, answers with a people's verdict), over every label given on the run's ``stories`` so far: the
+    optimal and active designs' estimate of where the judge errs (they only move precision, never validity, so labels
+    from anywhere may serve). A lenient judge errs where it says right, a strict one where it says wrong."""
     verdicts, origin, split = people_verdicts(store), original_run(store, record), split_answers(store, record)
-    differ: Counter[str] = Counter()
-    seen: Counter[str] = Counter()
+    differ: Counter[Verdict] = Counter()
+    seen: Counter[Verdict] = Counter()
     for story in stories:
         for turn in story.turns:
             human = verdicts.get((origin, story.story_id, turn.turn)) if turn.answered else None
             if human is not None:
-                who = decider(turn, (story.story_id, turn.turn) in split)
-                seen[who] += 1
-                differ[who] += int((turn.correct is True) is not human)  # undecided counts as wrong
-    return {d: (differ[d], seen[d]) for d in seen}
+                key = (decider(turn, (story.story_id, turn.turn) in split), turn.correct is True)
+                seen[key] += 1
+                differ[key] += int(key[1] is not human)
+    return {key: (differ[key], seen[key]) for key in seen}
+
+
+def by_decider(errors: dict[Verdict, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+    """:func:`verdict_errors` per decider, both verdicts together (the active design's rates)."""
+    found: dict[str, tuple[int, int]] = {}
+    for (who, _), (wrong, seen) in errors.items():
+        before = found.get(who, (0, 0))
+        found[who] = (before[0] + wrong, before[1] + seen)
+    return found
 
 
 def _active_order(stories: list[StoryResult], seed: int, rates: dict[str, float],
