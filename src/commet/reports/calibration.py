@@ -425,8 +425,8 @@ def calibrate(store: Store, record: RunRecord, *, estimator: Estimator = Estimat
             result.story, result.question = _active_estimates(stories, strata, humans, used, weight_of)
         result.judges = _judges(stories, strata, humans, used, bootstrap or Bootstrap(), weight_of)
         return result
-    bound = np.array([sum(float(error_bound(*result.errors.get(d, (0, 0)))) for d in deciders(s, split))
-                      for s in stories])
+    upper = {d: float(error_bound(*counts)) for d, counts in result.errors.items()}  # none labelled: 1
+    bound = np.array([sum(upper.get(d, 1.0) for d in deciders(s, split)) for s in stories])
     result.story, result.question, result.problem = _estimates(stories, strata, humans, complete, estimator, bound)
     if unsure and result.story is not None:  # counted in, their unsure answers all wrong, then all right
         wrong, right = (_estimates(stories, strata, {sid: [end if v is None else v for v in h] if sid in unsure else h
