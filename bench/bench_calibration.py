@@ -1,17 +1,22 @@
 """Judge calibration by simulation: coverage at every budget, the designs, corrected differences, bias probes.
 
     python bench/bench_calibration.py [--runs 1000] [--stories 600] [--seed 1] [--rules-share 0.5]
-        [--part all|budgets|designs|active|continued|differences|probes]
+        [--rules-error 0] [--rules-error-alone] [--shares 0.5,0.7,0.85,0.95]
+        [--part all|budgets|designs|savings|active|continued|differences|probes]
 
 Simulated runs as in bench/bench_ppi_coverage.py: ``--stories`` StoryTurns of 1 to 5 turns, every answer right
 with a StoryTurn-specific probability (Beta(6, 2), so the true story and question accuracy are known exactly),
-judged by a cascade: the rules decide half of the answers without error, an LLM judge of a given sensitivity and
-specificity the rest, 3 % left undecided. People label every answer of the StoryTurns drawn as ``commet calibrate``
-draws them (:func:`commet.reports.design.allocate`, the same seeded order within each stratum). It prints:
+judged by a cascade: the rules decide half of the answers (``--rules-share``) without error (``--rules-error``), an
+LLM judge of a given sensitivity and specificity the rest, leaving 5 % of its answers undecided. People label every
+answer of the StoryTurns drawn as ``commet calibrate`` draws them (:func:`commet.reports.design.allocate` with the
+optimal design's model from who decided each answer, the same seeded order within each stratum) and the interval's
+pseudo-units are bounded by each decider's record over the sample's labels, as ``commet calibrate`` does. It prints:
 
 * ``budgets``: coverage of the 95 % PPI interval of story and question accuracy, and its mean width, at every budget
   from the smallest ``commet calibrate`` accepts (issue 46, point 3);
 * ``designs``: the proportional and the optimal (Neyman) design at the same budgets: coverage and width;
+  ``savings``: the optimal design against today's (proportional, pseudo-units unbounded) for rules shares from 50 to
+  95 %: coverage, widths, and the labels today's design needs for the optimal design's width (point 2);
   ``active``: the active design (priority sampling by each StoryTurn's uncertainty, inverse-probability weights:
   :mod:`commet.reports.active`) beside both, and the labels each design needs for the proportional one's width;
   ``continued``: an optimal sample continued as labels come in (point 2);
@@ -45,15 +50,17 @@ TURNS = (1, 5)
 
 @dataclass(frozen=True)
 class Judge:
-    """The cascade: the rules decide ``rules_share`` of the answers, wrong on ``rules_error`` of them, an LLM judge
-    the rest with the given sensitivity (right about a right answer) and specificity, leaving ``undecided`` of its
-    answers undecided."""
+    """The cascade: the rules decide ``rules_share`` of the answers, wrong on ``rules_error`` of them (with
+    ``rules_error_alone``, only in the StoryTurns they decide whole: the pooled bound's assumption broken), an LLM
+    judge the rest with the given sensitivity (right about a right answer) and specificity, leaving ``undecided``
+    of its answers undecided."""
 
     sensitivity: float
     specificity: float
     rules_share: float = 0.5
     undecided: float = 0.05
     rules_error: float = 0.0
+    rules_error_alone: bool = False
 
     @property
     def name(self) -> str:
@@ -109,7 +116,8 @@ def simulate(judge: Judge, rng: np.random.Generator, runs: int, stories: int, *,
     undecided = ~by_rules & (rng.random((runs, stories, most)) < judge.undecided)
     noise = rng.random((runs, stories, most))
     llm_says = np.where(right, noise < judge.sensitivity, noise >= judge.specificity)
-    rules_says = right ^ (rng.random((runs, stories, most)) < judge.rules_error)
+    alone = np.all(by_rules | ~present, axis=2, keepdims=True) if judge.rules_error_alone else True
+    rules_says = right ^ ((rng.random((runs, stories, most)) < judge.rules_error) & alone)
     says = np.where(by_rules, rules_says, llm_says & ~undecided) & present
     rates = tuple(answer_error(k) for k in KINDS)
     kind = np.where(by_rules, 0, np.where(undecided, 2, 1))
@@ -334,18 +342,19 @@ def today_needs(curve: np.ndarray, width: float) -> float:
     return float(np.exp(np.interp(-np.log(width), -np.log(curve), np.log(GRID))))
 
 
-def savings_table(shares: list[float], common: dict[str, int], rules_error: float = 0.0) -> None:
+def savings_table(shares: list[float], common: dict[str, int], rules_error: float = 0.0, alone: bool = False) -> None:
     """The optimal design with the pooled bound against today's (proportional, pseudo-units unbounded) at 50, 100 and
     200 labels: coverage and width, and the labels today's design needs for the same width (issue 46, point 2)."""
     print(f"\n## Labels for the same interval: the optimal design against today's; {common['runs']} runs of "
           f"{common['stories']} StoryTurns per cell; the rules judge wrong on {100 * rules_error:.1f} % of its "
-          "answers\n")
+          f"answers{' in the StoryTurns it decides whole' if alone else ''}\n")
     print("| rules decide | judge (sens/spec) | labels | coverage story / question | today's width story / question "
           "| proportional + bound: width | optimal: width | today needs, story / question | fewer labels, story / "
           "question |\n|---|---|---|---|---|---|---|---|---|")
     for share in shares:
         for base in JUDGES:
-            judge = Judge(base.sensitivity, base.specificity, rules_share=share, rules_error=rules_error)
+            judge = Judge(base.sensitivity, base.specificity, rules_share=share, rules_error=rules_error,
+                          rules_error_alone=alone)
             curve = np.array([coverage(judge, n, pooled=False, **common)[2:] for n in GRID])
             for labels in (50, 100, 200):
                 today = coverage(judge, labels, pooled=False, **common)
@@ -394,6 +403,8 @@ def main() -> None:
     parser.add_argument("--rules-share", type=float, default=0.5,
                         help="share of the answers the rules judge decides in the cascade")
     parser.add_argument("--rules-error", type=float, default=0.0, help="share of its answers the rules judge gets wrong")
+    parser.add_argument("--rules-error-alone", action="store_true",
+                        help="the rules judge errs only in the StoryTurns it decides whole")
     parser.add_argument("--shares", default="0.5,0.7,0.85,0.95", help="the savings table's rules shares")
     args = parser.parse_args()
     started = time.perf_counter()
@@ -413,7 +424,7 @@ def main() -> None:
                     print(f"| {judge.name} | {labels} | {design.value} | {found[0]:.1f} | {found[1]:.1f} | "
                           f"{found[2]:.1f} | {found[3]:.1f} |", flush=True)
     if args.part in ("all", "savings"):
-        savings_table([float(v) for v in args.shares.split(",")], common, args.rules_error)
+        savings_table([float(v) for v in args.shares.split(",")], common, args.rules_error, args.rules_error_alone)
     if args.part in ("all", "active"):
         active_tables(judges, common)
     if args.part in ("all", "continued"):
