@@ -195,3 +195,46 @@ def test_a_census_gives_exact_intervals() -> None:
     answers = stratified_ppi(three, three, three, np.ones(30, bool), np.zeros(30, int))
     assert answers.low[0] == pytest.approx(0.025 ** (1 / 30)) and answers.high[0] == 1.0
     assert clopper_pearson(7, 10) == (pytest.approx(0.3475, abs=1e-4), pytest.approx(0.9333, abs=1e-4))
+
+
+def _cascade_run(rules_only: int, mixed: int):  # noqa: ANN202 - a RunData stand-in (draw_sample reads these)
+    """``rules_only`` StoryTurns of two answers both decided right by the rules; ``mixed`` StoryTurns of two answers,
+    one decided by the rules and one by an LLM judge (``gpt``), every fourth of them judged wrong by it."""
+    from types import SimpleNamespace
+
+    from commet.reports.rundata import StoryResult, TurnResult
+    from commet.store.records import StoryStatus
+
+    def turn(number: int, judge: str, correct: bool) -> TurnResult:
+        return TurnResult(number, "q", [], "none", "reply", ["a"], "right" if correct else "wrong", correct, judge,
+                          None, None)
+
+    stories = [StoryResult(f"r{i:03d}", "t", "c", False, "text", StoryStatus.done, True,
+                           [turn(0, "rules", True), turn(1, "rules", True)]) for i in range(rules_only)]
+    stories += [StoryResult(f"m{i:03d}", "t", "c", False, "text", StoryStatus.done, i % 4 != 0,
+                            [turn(0, "rules", True), turn(1, "gpt", i % 4 != 0)]) for i in range(mixed)]
+    return SimpleNamespace(run=SimpleNamespace(name="cascade"), stories=stories)
+
+
+def test_the_optimal_draw_models_who_decided_each_answer() -> None:
+    """Through draw_sample, as `commet calibrate` draws: with nothing labelled the rules-only stratum (half the run,
+    no LLM-decided answer) gets fewer labels than the proportional design gives it and the LLM judge's strata more;
+    labels showing the rules judge wrong on a third of its answers move labels back to it; labels showing the LLM
+    judge wrong where it says wrong (a strict judge) move them to its judged-wrong stratum."""
+    from commet.reports.calibration import draw_sample
+
+    data = _cascade_run(200, 200)
+    rules, right, wrong = "rules only, judged right", "gpt, judged right", "gpt, judged wrong"
+
+    def shares(design: Design, errors: dict | None = None) -> dict[str, int]:  # type: ignore[type-arg]
+        sample = draw_sample(data, 60, 1, design, answer_errors=errors)
+        return {h: sample.drawn(h) for h in (rules, right, wrong)}
+
+    proportional, optimal = shares(Design.proportional), shares(Design.optimal)
+    assert sum(optimal.values()) == sum(proportional.values()) == 60
+    assert optimal[rules] < proportional[rules] and optimal[right] + optimal[wrong] > proportional[right] + \
+        proportional[wrong], (proportional, optimal)
+    erring_rules = shares(Design.optimal, {("rules", True): (40, 120)})
+    assert erring_rules[rules] > optimal[rules], (optimal, erring_rules)
+    strict = shares(Design.optimal, {("gpt", False): (30, 50), ("gpt", True): (0, 100)})
+    assert strict[wrong] > optimal[wrong] and strict[right] < optimal[right], (optimal, strict)
