@@ -11,13 +11,14 @@ weights each stratum by its size) is unbiased under either; they differ in how p
   together, ``sum_h sum_figure N_h^2 (1 - n_h/N_h) / n_h`` times the stratum's reported variance (``n_h S_h^2`` plus
   what its two pseudo-units add, over ``n_h + 1``: :func:`expected_variance`), found by marginal allocation (each
   label where it lowers it most). ``S_h^2`` comes from who decided each answer of the stratum's StoryTurns
-  (:func:`error_model`): each decider's error rate (the labels so far on its answers, shrunk towards a prior: the
-  rules judge rarely errs, an LLM judge more often, an undecided answer is a coin), a StoryTurn's story error
+  (:func:`error_model`): each answer's error rate by its decider and verdict (the labels so far on such answers,
+  shrunk towards the decider's prior: the rules judge rarely errs, an LLM judge more often, an undecided answer is a
+  coin), a StoryTurn's story error
   ``q (1 - q)`` with ``q`` the chance some answer errs, its question error the sum of its answers' ``p (1 - p)``.
   The pseudo-units' part is what :func:`~commet.reports.ppi.stratified_ppi` will add with the labels such a sample
   gives each decider (the pooled bound): small for the rules judge once its answers across the whole sample are
-  labelled right, so strata the rules decided cost two labels or few more and the rest go where the LLM judge
-  decided, most to StoryTurns with many of its answers. It can continue as labels come in: a larger ``--sample``
+  labelled right, so strata the rules decided get fewer labels than their size would give them and the rest go
+  where the LLM judge decided, most where it errs most. It can continue as labels come in: a larger ``--sample``
   keeps the StoryTurns drawn so far and re-allocates the total with the error rates the labels show.
 
 Every stratum gets at least :data:`MIN_LABELS` StoryTurns (or all of a smaller one): with two, the variance of a
