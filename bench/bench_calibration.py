@@ -1,17 +1,22 @@
 """Judge calibration by simulation: coverage at every budget, the designs, corrected differences, bias probes.
 
     python bench/bench_calibration.py [--runs 1000] [--stories 600] [--seed 1] [--rules-share 0.5]
-        [--part all|budgets|designs|active|continued|differences|probes]
+        [--rules-error 0] [--rules-error-alone] [--shares 0.5,0.7,0.85,0.95]
+        [--part all|budgets|designs|savings|active|continued|differences|probes]
 
 Simulated runs as in bench/bench_ppi_coverage.py: ``--stories`` StoryTurns of 1 to 5 turns, every answer right
 with a StoryTurn-specific probability (Beta(6, 2), so the true story and question accuracy are known exactly),
-judged by a cascade: the rules decide half of the answers without error, an LLM judge of a given sensitivity and
-specificity the rest, 3 % left undecided. People label every answer of the StoryTurns drawn as ``commet calibrate``
-draws them (:func:`commet.reports.design.allocate`, the same seeded order within each stratum). It prints:
+judged by a cascade: the rules decide half of the answers (``--rules-share``) without error (``--rules-error``), an
+LLM judge of a given sensitivity and specificity the rest, leaving 5 % of its answers undecided. People label every
+answer of the StoryTurns drawn as ``commet calibrate`` draws them (:func:`commet.reports.design.allocate` with the
+optimal design's model from who decided each answer, the same seeded order within each stratum) and the interval's
+pseudo-units are bounded by each decider's record over the sample's labels, as ``commet calibrate`` does. It prints:
 
 * ``budgets``: coverage of the 95 % PPI interval of story and question accuracy, and its mean width, at every budget
   from the smallest ``commet calibrate`` accepts (issue 46, point 3);
 * ``designs``: the proportional and the optimal (Neyman) design at the same budgets: coverage and width;
+  ``savings``: the optimal design against today's (proportional, pseudo-units unbounded) for rules shares from 50 to
+  95 %: coverage, widths, and the labels today's design needs for the optimal design's width (point 2);
   ``active``: the active design (priority sampling by each StoryTurn's uncertainty, inverse-probability weights:
   :mod:`commet.reports.active`) beside both, and the labels each design needs for the proportional one's width;
   ``continued``: an optimal sample continued as labels come in (point 2);
@@ -32,12 +37,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from commet.conditions import Design
 from commet.engine.probes import bias_test
 from commet.reports.active import active_ppi, answer_error, inclusion, weights
-from commet.reports.design import allocate, error_spread, minimum
+from commet.reports.design import allocate, error_model, minimum
 from commet.reports.differences import paired_difference
-from commet.reports.ppi import stratified_ppi
-from commet.store.calibration import Design
+from commet.reports.ppi import error_bound, stratified_ppi
 
 ABILITY = (6.0, 2.0)
 TURNS = (1, 5)
@@ -45,13 +50,17 @@ TURNS = (1, 5)
 
 @dataclass(frozen=True)
 class Judge:
-    """The cascade: the rules decide ``rules_share`` of the answers without error, an LLM judge the rest with the
-    given sensitivity (right about a right answer) and specificity; ``undecided`` of the answers left undecided."""
+    """The cascade: the rules decide ``rules_share`` of the answers, wrong on ``rules_error`` of them (with
+    ``rules_error_alone``, only in the StoryTurns they decide whole: the pooled bound's assumption broken), an LLM
+    judge the rest with the given sensitivity (right about a right answer) and specificity, leaving ``undecided``
+    of its answers undecided."""
 
     sensitivity: float
     specificity: float
     rules_share: float = 0.5
-    undecided: float = 0.03
+    undecided: float = 0.05
+    rules_error: float = 0.0
+    rules_error_alone: bool = False
 
     @property
     def name(self) -> str:
@@ -86,6 +95,13 @@ class Runs:
     undecided: np.ndarray  # some answer undecided
     by_llm: np.ndarray  # some answer decided by the LLM judge
     uncertainty: np.ndarray  # the active design's summed answer error rates, from the priors (nothing labelled yet)
+    kind: np.ndarray  # (runs, stories, answers): who decided each answer (KINDS), -1 where there is none
+    wrong: np.ndarray  # (runs, stories, answers): the judge's verdict differs from the truth (undecided: truly right)
+    says: np.ndarray  # (runs, stories, answers): the judge's verdict is right
+
+
+#: who decides an answer, by its code in Runs.kind: the decider keys of commet.reports.calibration.decider
+KINDS = ("rules", "judge", "undecided")
 
 
 def simulate(judge: Judge, rng: np.random.Generator, runs: int, stories: int, *, turns: np.ndarray | None = None,
@@ -97,16 +113,47 @@ def simulate(judge: Judge, rng: np.random.Generator, runs: int, stories: int, *,
     present = np.arange(most)[None, None, :] < turns[:, :, None]
     right = (rng.random((runs, stories, most)) < np.clip(ability + shift, 0, 1)) & present
     by_rules = rng.random((runs, stories, most)) < judge.rules_share
-    undecided = ~by_rules & (rng.random((runs, stories, most)) < judge.undecided / (1 - judge.rules_share))
+    undecided = ~by_rules & (rng.random((runs, stories, most)) < judge.undecided)
     noise = rng.random((runs, stories, most))
     llm_says = np.where(right, noise < judge.sensitivity, noise >= judge.specificity)
-    says = np.where(by_rules, right, llm_says & ~undecided) & present
-    rates = (answer_error("rules"), answer_error("judge"), answer_error("undecided"))
+    alone = np.all(by_rules | ~present, axis=2, keepdims=True) if judge.rules_error_alone else True
+    rules_says = right ^ ((rng.random((runs, stories, most)) < judge.rules_error) & alone)
+    says = np.where(by_rules, rules_says, llm_says & ~undecided) & present
+    rates = tuple(answer_error(k) for k in KINDS)
     kind = np.where(by_rules, 0, np.where(undecided, 2, 1))
     uncertainty = (np.take(rates, kind) * present).sum(axis=2)
     return Runs(turns, np.all(says | ~present, axis=2).astype(float), np.all(right | ~present, axis=2).astype(float),
                 says.sum(axis=2).astype(float), right.sum(axis=2).astype(float), (undecided & present).any(axis=2),
-                (~by_rules & present).any(axis=2), uncertainty)
+                (~by_rules & present).any(axis=2), uncertainty, np.where(present, kind, -1), (says != right) & present, says)
+
+
+def pooled_bound(r: Runs, chosen: np.ndarray) -> np.ndarray:
+    """Per run and StoryTurn, the sum of its answers' deciders' upper error rates over the labelled StoryTurns'
+    answers (as ``commet calibrate`` passes it to :func:`stratified_ppi`)."""
+    seen = chosen[:, :, None] & (r.kind >= 0)
+    rate = np.stack([error_bound((seen & r.wrong & (r.kind == k)).sum(axis=(1, 2)), (seen & (r.kind == k)).sum(
+        axis=(1, 2))) for k in range(len(KINDS))], axis=1)  # (runs, kinds)
+    per_answer = np.take_along_axis(rate, np.maximum(r.kind, 0).reshape(len(rate), -1), axis=1)
+    found: np.ndarray = np.where(r.kind >= 0, per_answer.reshape(r.kind.shape), 0.0).sum(axis=2)
+    return found
+
+
+def design_model(r: Runs, row: int, strata: np.ndarray, labels: int,
+                 errors: tuple[np.ndarray, np.ndarray] | None = None) -> dict:  # type: ignore[type-arg]
+    """The optimal design's model of run ``row`` as ``commet calibrate`` builds it: each answer's error rate by its
+    decider and verdict from ``errors`` (per kind and verdict, (kinds, 2) arrays: errors, answers labelled; none: the
+    priors) and the bound a sample of ``labels`` gives each decider."""
+    kind, verdict = r.kind[row], r.says[row].astype(int)
+    wrong, seen = errors if errors is not None else (np.zeros((len(KINDS), 2)), np.zeros((len(KINDS), 2)))
+    rate = np.array([[answer_error(k, int(wrong[i, v]), int(seen[i, v])) for v in (0, 1)] for i, k in enumerate(KINDS)])
+    pooled = np.array([answer_error(k, int(wrong[i].sum()), int(seen[i].sum())) for i, k in enumerate(KINDS)])
+    count = np.array([(kind == k).sum() for k in range(len(KINDS))])
+    expected = seen.sum(axis=1) + labels * count / kind.shape[0]
+    bound = error_bound(pooled * expected, expected)
+    where = kind >= 0
+    safe = np.maximum(kind, 0)
+    return error_model(np.where(where, rate[safe, verdict], 0.0), np.where(where, bound[safe], 0.0),
+                       r.turns[row].astype(float), r.question_f[row], strata[row])
 
 
 def strata_of(r: Runs) -> np.ndarray:
@@ -114,30 +161,29 @@ def strata_of(r: Runs) -> np.ndarray:
     return np.where(r.undecided, 4, 2 * r.by_llm + r.story_f.astype(int))
 
 
-KIND = {0: "rules", 1: "rules", 2: "judge", 3: "judge", 4: "undecided"}
-
-
 def draw(strata: np.ndarray, labels: int, rng: np.random.Generator, design: Design = Design.proportional,
-         kinds: dict[int, str] | None = None) -> np.ndarray:
+         r: Runs | None = None) -> np.ndarray:
     """Which StoryTurns people label: per row, :func:`allocate`'s counts, the first of each stratum in a random
-    order; the optimal design from its priors alone (nothing labelled yet)."""
+    order; the optimal design (which needs the runs ``r``) from its priors alone (nothing labelled yet)."""
     runs, stories = strata.shape
     chosen = np.zeros((runs, stories), bool)
     keys = rng.random((runs, stories))
     for row in range(runs):
         codes, sizes = np.unique(strata[row], return_counts=True)
         found = {int(h): int(n) for h, n in zip(codes, sizes, strict=True)}
-        spread = {h: error_spread((kinds or KIND).get(h, "judge"), 0, 0) for h in found}
-        take = allocate(found, max(labels, minimum(found)), design, spread=spread)
+        model = design_model(r, row, strata, labels) if design is Design.optimal and r is not None else None
+        take = allocate(found, max(labels, minimum(found)), design, model=model)
         for h, count in take.items():
             members = np.flatnonzero(strata[row] == h)
             chosen[row, members[np.argsort(keys[row, members])[:count]]] = True
     return chosen
 
 
-def coverage(judge: Judge, labels: int, *, runs: int, stories: int, seed: int,
-             design: Design = Design.proportional) -> tuple[float, float, float, float]:
-    """(story coverage, question coverage, story width, question width) of the PPI interval, in % and points."""
+def coverage(judge: Judge, labels: int, *, runs: int, stories: int, seed: int, design: Design = Design.proportional,
+             pooled: bool = True) -> tuple[float, float, float, float]:
+    """(story coverage, question coverage, story width, question width) of the PPI interval, in % and points;
+    ``pooled``: the pseudo-units bounded by the sample's labels of each decider (``commet calibrate``; before issue
+    46's second pass they were not)."""
     rng = np.random.default_rng(seed)
     r = simulate(judge, rng, runs, stories)
     strata = strata_of(r)
@@ -146,9 +192,10 @@ def coverage(judge: Judge, labels: int, *, runs: int, stories: int, seed: int,
         story = active_ppi(np.ones_like(r.story_f), r.story_f, r.story_y, chosen, pi, strata)
         question = active_ppi(r.turns.astype(float), r.question_f, r.question_y, chosen, pi, strata)
     else:
-        chosen = draw(strata, labels, rng, design)
-        story = stratified_ppi(np.ones_like(r.story_f), r.story_f, r.story_y, chosen, strata)
-        question = stratified_ppi(r.turns.astype(float), r.question_f, r.question_y, chosen, strata)
+        chosen = draw(strata, labels, rng, design, r)
+        bound = pooled_bound(r, chosen) if pooled else None
+        story = stratified_ppi(np.ones_like(r.story_f), r.story_f, r.story_y, chosen, strata, bound=bound)
+        question = stratified_ppi(r.turns.astype(float), r.question_f, r.question_y, chosen, strata, bound=bound)
     story_truth, question_truth = truth()
     return (100 * float(np.mean((story.low <= story_truth) & (story_truth <= story.high))),
             100 * float(np.mean((question.low <= question_truth) & (question_truth <= question.high))),
@@ -162,21 +209,26 @@ def continued(judge: Judge, first: int, total: int, *, runs: int, stories: int,
     rng = np.random.default_rng(seed)
     r = simulate(judge, rng, runs, stories)
     strata = strata_of(r)
-    differs = (r.story_f != r.story_y) | (r.question_f != r.question_y)
     keys = rng.random(strata.shape)
     chosen = np.zeros(strata.shape, bool)
     for row in range(runs):
         codes, sizes = np.unique(strata[row], return_counts=True)
         found = {int(h): int(n) for h, n in zip(codes, sizes, strict=True)}
         order = {h: np.flatnonzero(strata[row] == h)[np.argsort(keys[row, strata[row] == h])] for h in found}
-        prior = {h: error_spread(KIND[h], 0, 0) for h in found}
-        early = allocate(found, max(first, minimum(found)), Design.optimal, spread=prior)
-        seen = {h: error_spread(KIND[h], int(differs[row, order[h][:early[h]]].sum()), early[h]) for h in found}
-        late = allocate(found, max(total, sum(early.values())), Design.optimal, spread=seen, already=early)
+        early = allocate(found, max(first, minimum(found)), Design.optimal, model=design_model(r, row, strata, first))
+        seen = np.zeros(strata.shape[1], bool)
+        for h, count in early.items():
+            seen[order[h][:count]] = True
+        answers = seen[:, None] & (r.kind[row] >= 0)
+        errors = tuple(np.array([[(answers & extra & (r.kind[row] == k) & (r.says[row] == v)).sum() for v in (False, True)]
+                                 for k in range(len(KINDS))]) for extra in (r.wrong[row], True))
+        late = allocate(found, max(total, sum(early.values())), Design.optimal,
+                        model=design_model(r, row, strata, total, errors), already=early)
         for h, count in late.items():
             chosen[row, order[h][:count]] = True
-    story = stratified_ppi(np.ones_like(r.story_f), r.story_f, r.story_y, chosen, strata)
-    question = stratified_ppi(r.turns.astype(float), r.question_f, r.question_y, chosen, strata)
+    bound = pooled_bound(r, chosen)
+    story = stratified_ppi(np.ones_like(r.story_f), r.story_f, r.story_y, chosen, strata, bound=bound)
+    question = stratified_ppi(r.turns.astype(float), r.question_f, r.question_y, chosen, strata, bound=bound)
     story_truth, question_truth = truth()
     return (100 * float(np.mean((story.low <= story_truth) & (story_truth <= story.high))),
             100 * float(np.mean((question.low <= question_truth) & (question_truth <= question.high))),
@@ -206,10 +258,6 @@ def pair_strata(a: Runs, b: Runs) -> np.ndarray:
                     + b.story_f.astype(int))
 
 
-PAIR_KIND = {0: "rules", 1: "rules", 2: "rules", 3: "rules", 4: "judge", 5: "judge", 6: "judge", 7: "judge",
-             8: "undecided"}
-
-
 @dataclass(frozen=True)
 class Comparison:
     """Over many simulated pairs of runs: rejections of "no difference" by the corrected and the judged test, and
@@ -234,7 +282,7 @@ def compare(first: Judge, second: Judge, labels: int, *, runs: int, stories: int
     a = simulate(first, rng, runs, stories, turns=turns, ability=ability)
     b = simulate(second, rng, runs, stories, turns=turns, ability=ability, shift=shift)
     strata = pair_strata(a, b)
-    chosen = draw(strata, labels, rng, kinds=PAIR_KIND)
+    chosen = draw(strata, labels, rng)
     ones = np.ones_like(a.story_f)
     story = paired_difference(ones, a.story_f, a.story_y, ones, b.story_f, b.story_y, chosen, strata)
     x = a.turns.astype(float)
@@ -283,6 +331,42 @@ def probe_alarms(noise: float, bias: float, *, answers: int, seeds: int, seed: i
     return 100 * flagged / seeds
 
 
+GRID = (20, 25, 30, 40, 50, 60, 75, 100, 125, 150, 200, 250, 300, 400, 500)
+
+
+def today_needs(curve: np.ndarray, width: float) -> float:
+    """The labels today's design needs for ``width`` (points): its ``curve`` of widths over :data:`GRID`,
+    interpolated in log-log; NaN outside the grid (never extrapolated)."""
+    if not curve.min() <= width <= curve.max():
+        return float("nan")
+    return float(np.exp(np.interp(-np.log(width), -np.log(curve), np.log(GRID))))
+
+
+def savings_table(shares: list[float], common: dict[str, int], rules_error: float = 0.0, alone: bool = False) -> None:
+    """The optimal design with the pooled bound against today's (proportional, pseudo-units unbounded) at 50, 100 and
+    200 labels: coverage and width, and the labels today's design needs for the same width (issue 46, point 2)."""
+    print(f"\n## Labels for the same interval: the optimal design against today's; {common['runs']} runs of "
+          f"{common['stories']} StoryTurns per cell; the rules judge wrong on {100 * rules_error:.1f} % of its "
+          f"answers{' in the StoryTurns it decides whole' if alone else ''}\n")
+    print("| rules decide | judge (sens/spec) | labels | coverage story / question | today's width story / question "
+          "| proportional + bound: width | optimal: width | today needs, story / question | fewer labels, story / "
+          "question |\n|---|---|---|---|---|---|---|---|---|")
+    for share in shares:
+        for base in JUDGES:
+            judge = Judge(base.sensitivity, base.specificity, rules_share=share, rules_error=rules_error,
+                          rules_error_alone=alone)
+            curve = np.array([coverage(judge, n, pooled=False, **common)[2:] for n in GRID])
+            for labels in (50, 100, 200):
+                today = coverage(judge, labels, pooled=False, **common)
+                pooled = coverage(judge, labels, **common)
+                best = coverage(judge, labels, design=Design.optimal, **common)
+                needs = [today_needs(curve[:, column], best[2 + column]) for column in range(2)]
+                print(f"| {100 * share:.0f} % | {judge.name} | {labels} | {best[0]:.1f} / {best[1]:.1f} | "
+                      f"{today[2]:.1f} / {today[3]:.1f} | {pooled[2]:.1f} / {pooled[3]:.1f} | {best[2]:.1f} / "
+                      f"{best[3]:.1f} | {needs[0]:.0f} / {needs[1]:.0f} | {100 * (1 - labels / needs[0]):.0f} % / "
+                      f"{100 * (1 - labels / needs[1]):.0f} % |", flush=True)
+
+
 def active_tables(judges: list[Judge], common: dict[str, int]) -> None:
     """The active design beside the proportional and the optimal one: coverage and width at every budget, then the
     labels each needs for the proportional design's width at 50, 100 and 200 labels."""
@@ -315,13 +399,18 @@ def main() -> None:
     parser.add_argument("--stories", type=int, default=600)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--part", default="all",
-                        choices=["all", "budgets", "designs", "active", "continued", "differences", "probes"])
+                        choices=["all", "budgets", "designs", "savings", "active", "continued", "differences", "probes"])
     parser.add_argument("--rules-share", type=float, default=0.5,
-                        help="share of the answers the rules judge decides (without error) in the cascade")
+                        help="share of the answers the rules judge decides in the cascade")
+    parser.add_argument("--rules-error", type=float, default=0.0, help="share of its answers the rules judge gets wrong")
+    parser.add_argument("--rules-error-alone", action="store_true",
+                        help="the rules judge errs only in the StoryTurns it decides whole")
+    parser.add_argument("--shares", default="0.5,0.7,0.85,0.95", help="the savings table's rules shares")
     args = parser.parse_args()
     started = time.perf_counter()
     common = {"runs": args.runs, "stories": args.stories, "seed": args.seed}
-    judges = [Judge(j.sensitivity, j.specificity, rules_share=args.rules_share) for j in JUDGES]
+    judges = [Judge(j.sensitivity, j.specificity, rules_share=args.rules_share, rules_error=args.rules_error)
+              for j in JUDGES]
     if args.part in ("all", "budgets", "designs"):
         print(f"\n## Coverage (%) and width (points) of the 95 % interval; {args.runs} runs of {args.stories} "
               "StoryTurns per cell\n")
@@ -334,6 +423,8 @@ def main() -> None:
                     found = coverage(judge, labels, design=design, **common)
                     print(f"| {judge.name} | {labels} | {design.value} | {found[0]:.1f} | {found[1]:.1f} | "
                           f"{found[2]:.1f} | {found[3]:.1f} |", flush=True)
+    if args.part in ("all", "savings"):
+        savings_table([float(v) for v in args.shares.split(",")], common, args.rules_error, args.rules_error_alone)
     if args.part in ("all", "active"):
         active_tables(judges, common)
     if args.part in ("all", "continued"):

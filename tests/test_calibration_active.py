@@ -19,6 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from commet.cli import app
+from commet.conditions import Design
 from commet.engine import EvalSettings, evaluate, evaluate_async
 from commet.engine.rejudge import rejudge
 from commet.judges import create_judge
@@ -27,7 +28,7 @@ from commet.reports.calibration import split_answers
 from commet.reports.ppi import t_value
 from commet.sources import load_dataset
 from commet.store import Store
-from commet.store.calibration import Design, load_sample
+from commet.store.calibration import load_sample
 from tests.judge_server import REPLIES as SERVER_REPLIES
 from tests.judge_server import JudgeServer, write_dataset, write_replies
 from tests.test_calibration_e2e import REPLIES, TRUTH, U, _dataset

@@ -151,3 +151,60 @@ def test_the_optimal_design_continues_a_sample_as_labels_come_in(db: Path) -> No
         assert again.exit_code == 2 and why in again.output and "Traceback" not in again.output, (refused, again.output)
     with Store(db) as store:
         assert load_sample(store, "c") == grown  # nothing written by a refusal
+
+
+def test_answers_marked_unsure_are_left_out_counted_and_bounded(db: Path) -> None:
+    """Run c's sample (drawn above) labelled throughout, but for one answer that ann marked unsure: that StoryTurn is
+    left out of the estimate and counted, and the figure with it counted in (the answer wrong, then right) is shown
+    as the range leaving it out may hide."""
+    from commet.reports.calibration import calibrate
+    from commet.store.labelling import give_label, mark_unsure
+
+    with Store(db) as store:
+        sample, record = load_sample(store, "c"), store.get_run("c")
+        assert sample is not None and record is not None
+        by_stratum: dict[str, list[str]] = {}
+        for item in sample.items:
+            by_stratum.setdefault(item.stratum, []).append(item.story_id)
+        unsure = max(by_stratum.values(), key=len)[-1]  # in the largest stratum: the others keep two labels
+        for item in sample.items:
+            for turn, right in enumerate(TRUTH_A[item.story_id]):
+                if (item.story_id, turn) == (unsure, 1):
+                    mark_unsure(store, run="c", story_id=unsure, turn=1, labeller="ann")
+                else:
+                    give_label(store, run="c", story_id=item.story_id, turn=turn, response=REPLIES_A[item.story_id][turn],
+                               label="correct" if right else "incorrect", labeller="ann")
+        found = calibrate(store, record)
+    assert found is not None and found.story is not None and found.unsure == 1
+    assert found.labelled == len(sample.items) - 1
+    assert found.unsure_range is not None
+    (story_wrong, story_right), (question_wrong, question_right) = found.unsure_range
+    assert story_wrong <= story_right and question_wrong < question_right
+    shown = runner.invoke(app, ["calibrate", "--db", str(db), "--run", "c"], terminal_width=250)
+    assert shown.exit_code == 0 and "1 sampled StoryTurn is left out of the estimate" in shown.output, shown.output
+    assert f"{100 * question_wrong:.1f}-{100 * question_right:.1f} %" in shown.output
+
+
+def test_a_one_sided_redraw_breaks_the_pairing_and_says_so(db: Path) -> None:
+    """Run b's half of the a/b paired sample drawn again on its own: compare has no paired sample, run a's calibration
+    says the pairing is broken (no figure, no stale 'label run b too'), and continuing a's sample is refused rather
+    than overwriting b's new sample."""
+    redrawn = runner.invoke(app, ["calibrate", "--db", str(db), "--run", "b", "--sample", "6", "--redraw"])
+    assert redrawn.exit_code == 0 and "run a's half of the old paired sample is no longer paired" in redrawn.output
+    with Store(db) as store:
+        b_sample = load_sample(store, "b")
+    assert b_sample is not None and b_sample.partner is None
+    compared = runner.invoke(app, ["compare", "a", "b", "--db", str(db)], terminal_width=200)
+    assert "no paired sample of runs 'a' and 'b' yet" in compared.output
+    shown = runner.invoke(app, ["calibrate", "--db", str(db), "--run", "a"], terminal_width=250)
+    assert shown.exit_code == 0 and "the pairing is broken" in shown.output, shown.output
+    assert "label its answers there too" not in shown.output
+    grown = runner.invoke(app, ["calibrate", "--db", str(db), "--run", "a", "--sample", "17"], terminal_width=250)
+    assert grown.exit_code == 2 and "the pairing is broken" in grown.output and "Traceback" not in grown.output
+    with Store(db) as store:
+        assert load_sample(store, "b") == b_sample  # b's own sample untouched
+    repaired = runner.invoke(app, ["calibrate", "--db", str(db), "--run", "a", "--pair", "b", "--sample", "16",
+                                   "--redraw"])
+    assert repaired.exit_code == 0, repaired.output
+    again = runner.invoke(app, ["compare", "a", "b", "--db", str(db)], terminal_width=250)
+    assert "16 of the paired sample's 16 StoryTurns labelled in both runs" in again.output, again.output

@@ -107,7 +107,8 @@ STRATA = {"rules only, judged right": ["s0", "s1", "s2", "s8", "p0"],
 
 def test_draw_is_seeded_recorded_and_refused_again_without_redraw(world: tuple[Path, Path]) -> None:
     _, db = world
-    drawn = runner.invoke(app, ["calibrate", "--db", str(db), "--run", RUN, "--sample", "8", "--seed", str(SEED)])
+    drawn = runner.invoke(app, ["calibrate", "--db", str(db), "--run", RUN, "--sample", "8", "--seed", str(SEED),
+                                "--design", "proportional"])  # the hand-computed shares below are proportional's
     assert drawn.exit_code == 0, drawn.output
     assert "drew 8 StoryTurns" in drawn.output and "rules only, judged right: 4 of 5" in drawn.output
     with Store(db) as store:
@@ -149,7 +150,7 @@ def test_labels_from_the_cli_and_the_review_app_give_the_hand_computed_calibrati
         drawn = load_sample(results, RUN) is not None
     if not drawn:  # (this test run alone)
         assert runner.invoke(app, ["calibrate", "--db", str(db), "--run", RUN, "--sample", "8", "--seed",
-                                   str(SEED)]).exit_code == 0
+                                   str(SEED), "--design", "proportional"]).exit_code == 0
     # ann labels the first two sampled StoryTurns (s4, s2) in the terminal, then quits
     order = [(story, turn) for story in SAMPLE for turn in range(2)]
     keys = "".join("y\n" if TRUTH[s][t] else "n\n" for s, t in order[:4]) + "q\n"

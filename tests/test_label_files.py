@@ -109,7 +109,9 @@ def test_a_table_of_another_shape_is_one_line_in_every_command(store: Path, made
         connection.execute("CREATE TABLE labels (id INTEGER PRIMARY KEY, note TEXT)")
     good = tmp_path / "good.csv"
     good.write_text(f"{HEADER}\"{run}\",{s1},0,correct,ann\n")
-    for command in (["label", "import", str(good)], ["calibrate", "--run", run, "--sample", "8"],
+    # a proportional draw reads no labels, so the sample is recorded and `report` reads labels for it
+    for command in (["label", "import", str(good)], ["calibrate", "--run", run, "--sample", "8", "--design",
+                                                      "proportional"],
                     ["judges"], ["report"], ["label", "--run", run, "--labeller", "ann"]):
         result = runner.invoke(app, [*command, "--db", str(store)], input="q\n")
         assert result.exit_code == 2 and "labels table has another shape" in result.output, (command, result.output)

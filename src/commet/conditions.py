@@ -1,5 +1,6 @@
 """The conditions a run is made under, spelled once: which pictures are shown, which feedback is
-given, what happens after an answer nobody could judge, and which pictures a judge sees.
+given, what happens after an answer nobody could judge, and which pictures a judge sees; and how its
+calibration sample is drawn.
 
 They live in the lowest layer so that every layer (the store's typed run settings, the engine,
 the command line, the study app, reports, the inspect task) uses the same enums. Their values are
@@ -64,3 +65,14 @@ class JudgeImages(_Choice):
     NEEDED = "needed"  # image-dependent StoryTurns: the answer rests on the picture
     ON = "on"
     OFF = "off"
+
+
+class Design(_Choice):
+    """How a calibration sample's StoryTurns are chosen (``commet calibrate --design``, recorded with the sample):
+    shared among the strata (``proportional``, or ``optimal``: where the judge's error is,
+    :mod:`commet.reports.design`), or ``active``, each with a probability that grows with the judge's uncertainty
+    about it (:mod:`commet.reports.active`)."""
+
+    proportional = "proportional"
+    optimal = "optimal"
+    active = "active"

@@ -9,6 +9,7 @@ import typer
 
 from commet.cli.common import console, echo, fail, say
 from commet.cli.reporting import ReportFormat, find_run_or_fail, open_store
+from commet.conditions import Design
 
 if TYPE_CHECKING:
     from commet.reports.analyses import Report
@@ -23,37 +24,26 @@ class EstimatorChoice(str, Enum):
     ppi_plus = "ppi++"
 
 
-class DesignChoice(str, Enum):
-    proportional = "proportional"
-    optimal = "optimal"
-    active = "active"
-
-
-def _draw(store: "Store", record: "RunRecord", size: int, seed: int, design: DesignChoice,
+def _draw(store: "Store", record: "RunRecord", size: int, seed: int, design: Design,
           previous: "CalibrationSample | None" = None, pair: "RunRecord | None" = None) -> "CalibrationSample":
     from commet.reports.calibration import (
         CalibrationError,
-        answer_errors,
-        calibrate,
         draw_sample,
         partner_half,
         population,
         split_answers,
+        verdict_errors,
     )
     from commet.reports.rundata import load_run
-    from commet.store.calibration import Design, save_samples
+    from commet.store.calibration import save_samples
 
-    errors = None
-    if previous is not None:  # continuing: the labels so far tell the optimal design where the judge errs
-        found = calibrate(store, record)
-        errors = found.errors if found is not None else None
     data = load_run(store, record)
-    active = design is DesignChoice.active
-    per_answer = answer_errors(store, record, population(data)) if active else None
+    # the labels so far tell the optimal and the active design where the judge errs
+    per_answer = verdict_errors(store, record, population(data)) if design is not Design.proportional else None
     try:
-        sample = draw_sample(data, size, seed, Design(design.value), previous=previous, errors=errors,
+        sample = draw_sample(data, size, seed, design, previous=previous,
                              partner=load_run(store, pair) if pair is not None else None, answer_errors=per_answer,
-                             split=split_answers(store, record) if active else None)
+                             split=split_answers(store, record) if design is not Design.proportional else None)
     except CalibrationError as exc:
         fail(str(exc))
     return save_samples(store, sample, *([partner_half(sample)] if pair is not None else []))[0]
@@ -71,13 +61,26 @@ def _progress(db: Path, c: "Calibration") -> "list[Notice]":
         notices.append(Notice("Label them in order (or in the review app: commet review serve --dataset DIR "
                               f"--results {db}, page /calibration):",
                               f"commet label --db {db} --run {run} --labeller NAME --calibration"))
-    if c.sample.partner:
+    if c.sample.partner and not c.pair_broken:
         notices.append(Notice(f"This sample is paired with run {c.sample.partner} (the StoryTurns both finished): "
                               "label its answers there too; the judge-corrected differences then come from:",
                               f"commet compare {run} {c.sample.partner} --db {db}"))
     if c.waiting:
         notices.append(Notice(f"{c.waiting} labelled StoryTurns come after the first unlabelled one in the active "
                               "sample's order and wait for it: its estimate uses the labelled beginning of the order."))
+    if c.unsure:
+        ranges = ""
+        if c.unsure_range is not None:
+            (s_low, s_high), (q_low, q_high) = c.unsure_range
+            ranges = (f" Counted in with those answers all wrong or all right, the corrected story accuracy would be "
+                      f"{100 * s_low:.1f}-{100 * s_high:.1f} % and question accuracy {100 * q_low:.1f}-"
+                      f"{100 * q_high:.1f} %.")
+        one = c.unsure == 1
+        notices.append(Notice(f"{c.unsure} sampled {'StoryTurn is' if one else 'StoryTurns are'} left out of the "
+                              "estimate: people marked answers of them unsure and nobody has labelled those answers. "
+                              "Leaving them out assumes they are like the labelled StoryTurns of their strata; an "
+                              f"answer people find hard may be one the judge gets wrong.{ranges} Label those answers "
+                              "(they come last in the labelling order) to settle it."))
     if c.partly:
         notices.append(Notice(f"{c.partly} sampled StoryTurns are partly labelled: a StoryTurn counts once every one "
                               "of its answers has a label."))
@@ -101,12 +104,12 @@ def calibrate_command(
         help="Seed of the random draw (recorded with the sample).  [default: 0]")] = None,
     redraw: Annotated[bool, typer.Option(
         help="Draw a new sample in place of the run's (labels stay; only those on the new sample count).")] = False,
-    design: Annotated[DesignChoice | None, typer.Option(
-        help="How the sample is shared among the strata: proportional (half equally, half by what is left of "
-             "each stratum) or optimal (Neyman: by the judge's estimated error, from the labels so far); or active: "
-             "each StoryTurn drawn with a probability that grows with the judge's uncertainty about it (who decided "
-             "its answers, their error rates from the labels so far), estimated with inverse-probability weights. A "
-             "larger --sample continues the run's sample with it.  [default: the sample's, else proportional]")] = None,
+    design: Annotated[Design | None, typer.Option(
+        help="How the sample is shared among the strata: optimal (Neyman: where the judge's error is, from who "
+             "decided each answer and the labels so far) or proportional (half equally, half by what is left of "
+             "each stratum); or active: each StoryTurn drawn with a probability that grows with the judge's "
+             "uncertainty about it, estimated with inverse-probability weights. A larger --sample continues the "
+             "run's sample with it.  [default: the sample's, else optimal]")] = None,
     pair: Annotated[str | None, typer.Option(
         help="Draw a paired sample with this run: StoryTurns both finished, labelled in both, for a judge-corrected "
              "`commet compare` (it replaces that run's sample too).")] = None,
@@ -124,7 +127,13 @@ def calibrate_command(
     intervals and undecided rate, and the run's story and question accuracy corrected by prediction-powered
     inference beside the judged figures. Run it again as labels come in."""
     from commet.reports.analyses import Report
-    from commet.reports.calibration import calibrate, calibration_section, judges_section, strata_section
+    from commet.reports.calibration import (
+        broken_pair,
+        calibrate,
+        calibration_section,
+        judges_section,
+        strata_section,
+    )
     from commet.reports.ppi import Estimator
     from commet.reports.render import ReportTargetError, output_format
     from commet.reports.rundata import Bootstrap
@@ -153,6 +162,8 @@ def calibrate_command(
                  "--redraw replaces it")
         if grows and seed not in (None, existing.seed if existing else None):
             fail("a sample continues with its own seed: leave --seed out, or --redraw")
+        if grows and existing is not None and (broken := broken_pair(store, existing)):
+            fail(f"run {run!r}: {broken}")  # continuing would overwrite the partner's own sample
         effective = design.value if design is not None else existing.design.value if existing is not None else None
         if effective == "active" and estimator is EstimatorChoice.ppi_plus:
             fail("--estimator ppi++ fits its weight to a stratified sample; an active sample's estimate is PPI with "
@@ -169,7 +180,7 @@ def calibrate_command(
                  f"{partner.name!r}")
         if existing is None or redraw or grows:
             seed = (existing.seed if grows and existing else 0) if seed is None else seed
-            chosen_design = design or (DesignChoice(existing.design.value) if existing else DesignChoice.proportional)
+            chosen_design = design or (existing.design if existing else Design.optimal)
             drawn = _draw(store, record, sample or (existing.size if existing else 1), seed, chosen_design,
                           existing if grows else None, partner)
             what = (f"added {len(drawn.items) - len(existing.items)} StoryTurns to the sample of run {run}, now "
@@ -177,6 +188,10 @@ def calibrate_command(
             paired = f", paired with run {partner.name}: label both runs' answers" if partner is not None else ""
             say(f"{what} (seed {seed}, {chosen_design.value} design{paired}) for people to label: "
                 + "; ".join(f"{h}: {drawn.drawn(h)} of {n}" for h, n in sorted(drawn.population.items())))
+            left = existing.partner if existing is not None and redraw else None
+            if left is not None and left != (partner.name if partner is not None else None):
+                say(f"run {left}'s half of the old paired sample is no longer paired: its corrected figures and the "
+                    f"corrected comparison wait until it is drawn again (commet calibrate --run {left} --redraw)")
         result = calibrate(store, record, estimator=Estimator(estimator.value), bootstrap=boot)
     assert result is not None
     report = Report([result.data], [strata_section([result]), calibration_section([result], boot),

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from commet.conditions import Design
 from commet.reports.active import (
     SPLIT,
     active_ppi,
@@ -54,11 +55,12 @@ from commet.reports.active import (
     weights,
 )
 from commet.reports.agreement import original_run, people_verdicts
-from commet.reports.design import MIN_LABELS, CalibrationError, allocate, error_spread, minimum
+from commet.reports.design import MIN_LABELS, CalibrationError, Term, allocate, error_model, minimum
 from commet.reports.ppi import (
     Estimator,
     NotEnoughLabels,
     PPIEstimates,
+    error_bound,
     kappa_from_cells,
     stratified_ppi,
     wilson,
@@ -66,7 +68,8 @@ from commet.reports.ppi import (
 from commet.reports.rundata import Bootstrap, Cell, RunData, Section, StoryResult, TurnResult, load_run
 from commet.reports.sections import SectionKey
 from commet.reports.stats import Corrected, fixed
-from commet.store.calibration import CalibrationSample, Design, SampledStory, load_sample
+from commet.store.calibration import CalibrationSample, SampledStory, load_sample
+from commet.store.labelling import unsure_answers
 from commet.store.records import StoryStatus
 from commet.store.sqlite import RunRecord, Store
 
@@ -120,24 +123,17 @@ def order_key(seed: int, story_id: str) -> str:
     return hashlib.sha256(f"{seed}:{story_id}".encode()).hexdigest()
 
 
-def stratum_kind(stratum: str) -> str:
-    """The kind of a stratum for the optimal design's prior (:data:`commet.reports.design.PRIOR_ERROR`)."""
-    return "undecided" if stratum == UNDECIDED else "rules" if stratum.startswith("rules only") else "judge"
-
-
-def draw_sample(data: RunData, size: int, seed: int, design: Design = Design.proportional, *,
-                previous: CalibrationSample | None = None, errors: dict[str, tuple[int, int]] | None = None,
-                partner: RunData | None = None,
-                answer_errors: dict[str, tuple[int, int]] | None = None,
+def draw_sample(data: RunData, size: int, seed: int, design: Design = Design.optimal, *,
+                previous: CalibrationSample | None = None, partner: RunData | None = None,
+                answer_errors: dict[Verdict, tuple[int, int]] | None = None,
                 split: set[Answer] | None = None) -> CalibrationSample:
     """A stratified random sample of ``size`` of the run's finished StoryTurns (see the module text).
 
     ``previous``: a sample of the same seed to continue (its StoryTurns kept, in their order, the new ones after
-    them); ``errors``: per stratum, (StoryTurns on which the judge and the people differ, StoryTurns labelled), which
-    the optimal design weighs against its prior; ``partner``: a paired sample, of the StoryTurns both runs finished
-    (the partner's half is the same StoryTurns: :func:`partner_half`); ``answer_errors``: per decider
-    (:func:`decider`), (answers on which it and the people differ, answers labelled), which the active design weighs
-    against its prior, ``split``: the answers a panel split on (:func:`split_answers`) (:func:`_draw_active`)."""
+    them); ``partner``: a paired sample, of the StoryTurns both runs finished
+    (the partner's half is the same StoryTurns: :func:`partner_half`); ``answer_errors``: per decider and verdict
+    (:func:`verdict_errors`), (answers on which it and the people differ, answers labelled), which the optimal and
+    the active design weigh against their priors; ``split``: the answers a panel split on (:func:`split_answers`)."""
     stories, strata = design_units(data, partner)
     if not stories:
         both = f" and {partner.run.name!r} have" if partner is not None else " has"
@@ -162,9 +158,11 @@ def draw_sample(data: RunData, size: int, seed: int, design: Design = Design.pro
         if partner is not None:
             raise CalibrationError("the active design draws one run's sample: a paired sample (--pair) is "
                                    "proportional or optimal")
-        return _draw_active(data, stories, strata, size, seed, previous, answer_errors or {}, split or set())
-    spread = {h: error_spread(stratum_kind(h), *(errors or {}).get(h, (0, 0))) for h in sizes}
-    counts = allocate(sizes, size, design, spread=spread, already=already)
+        return _draw_active(data, stories, strata, size, seed, previous, by_decider(answer_errors or {}),
+                            split or set())
+    model = _model(stories, strata, size, answer_errors or {}, split or set(), partner) if design is Design.optimal \
+        else None
+    counts = allocate(sizes, size, design, model=model, already=already)
     kept = {item.story_id for item in previous.items} if previous is not None else set()
     chosen = [(story, h) for h, members in by_stratum.items()
               for story in sorted(members, key=lambda s: order_key(seed, s.story_id))[:counts[h]]
@@ -178,6 +176,36 @@ def draw_sample(data: RunData, size: int, seed: int, design: Design = Design.pro
 
 
 Answer = tuple[str, int]  # (story id, turn)
+
+
+def _model(stories: list[StoryResult], strata: list[str], size: int, errors: dict[Verdict, tuple[int, int]],
+           split: set[Answer], partner: RunData | None) -> dict[str, tuple[Term, Term]]:
+    """The optimal design's expected variance per stratum (:func:`commet.reports.design.error_model`): each answer's
+    error rate by its decider and verdict from the labels so far (shrunk towards the decider's prior), and the bound
+    a sample of ``size`` would give its decider (its answers of the run, labelled in proportion, erring at that rate,
+    as :func:`calibrate` pools them). A paired sample's StoryTurn has both runs' answers, and no bound (its
+    difference's pseudo-units are not bounded)."""
+    theirs = {s.story_id: s for s in population(partner)} if partner is not None else {}
+    answers = [[(t, (s.story_id, t.turn) in split) for t in s.turns if t.answered] + (
+        [(t, False) for t in theirs[s.story_id].turns if t.answered] if theirs else []) for s in stories]
+    keys = [[(decider(t, panel_split), t.correct is True) for t, panel_split in found] for found in answers]
+    rate = {key: answer_error(key[0], *errors.get(key, (0, 0))) for found in keys for key in found}
+    pooled, count = by_decider(errors), Counter(key[0] for found in keys for key in found)
+    bound = {}
+    for who, n in count.items():
+        expected = pooled.get(who, (0, 0))[1] + size * n / len(stories)
+        bound[who] = 1.0 if theirs else float(error_bound(answer_error(who, *pooled.get(who, (0, 0))) * expected,
+                                                          expected))
+    widest = max(len(found) for found in keys)
+    rates, bounds = np.zeros((len(stories), widest)), np.zeros((len(stories), widest))
+    for i, found in enumerate(keys):
+        rates[i, :len(found)] = [rate[key] for key in found]
+        bounds[i, :len(found)] = [bound[key[0]] for key in found]
+    x = np.array([float(len(found)) for found in keys])
+    f = np.array([float(sum(right for _, right in found)) for found in keys])
+    codes = {h: i for i, h in enumerate(sorted(set(strata)))}
+    found_model = error_model(rates, bounds, x, f, np.array([codes[h] for h in strata]))
+    return {h: found_model[i] for h, i in codes.items()}
 
 
 def decider(turn: TurnResult, split: bool = False) -> str:
@@ -203,21 +231,34 @@ def split_answers(store: Store, record: RunRecord) -> set[Answer]:
     return found
 
 
-def answer_errors(store: Store, record: RunRecord, stories: list[StoryResult]) -> dict[str, tuple[int, int]]:
-    """Per decider, (answers on which its verdict differs from the people's, answers with a people's verdict), over
-    every label given on the run's ``stories`` so far: the active design's estimate of where the judge errs (weights
-    only move precision, never validity, so labels from anywhere may serve)."""
+Verdict = tuple[str, bool]  # (decider, judged right)
+
+
+def verdict_errors(store: Store, record: RunRecord, stories: list[StoryResult]) -> dict[Verdict, tuple[int, int]]:
+    """Per decider and verdict (right or wrong, an undecided answer counting as wrong), (answers on which it differs
+    from the people's, answers with a people's verdict), over every label given on the run's ``stories`` so far: the
+    optimal and active designs' estimate of where the judge errs (they only move precision, never validity, so labels
+    from anywhere may serve). A lenient judge errs where it says right, a strict one where it says wrong."""
     verdicts, origin, split = people_verdicts(store), original_run(store, record), split_answers(store, record)
-    differ: Counter[str] = Counter()
-    seen: Counter[str] = Counter()
+    differ: Counter[Verdict] = Counter()
+    seen: Counter[Verdict] = Counter()
     for story in stories:
         for turn in story.turns:
             human = verdicts.get((origin, story.story_id, turn.turn)) if turn.answered else None
             if human is not None:
-                who = decider(turn, (story.story_id, turn.turn) in split)
-                seen[who] += 1
-                differ[who] += int((turn.correct is True) is not human)  # undecided counts as wrong
-    return {d: (differ[d], seen[d]) for d in seen}
+                key = (decider(turn, (story.story_id, turn.turn) in split), turn.correct is True)
+                seen[key] += 1
+                differ[key] += int(key[1] is not human)
+    return {key: (differ[key], seen[key]) for key in seen}
+
+
+def by_decider(errors: dict[Verdict, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+    """:func:`verdict_errors` per decider, both verdicts together (the active design's rates)."""
+    found: dict[str, tuple[int, int]] = {}
+    for (who, _), (wrong, seen) in errors.items():
+        before = found.get(who, (0, 0))
+        found[who] = (before[0] + wrong, before[1] + seen)
+    return found
 
 
 def _active_order(stories: list[StoryResult], seed: int, rates: dict[str, float],
@@ -246,6 +287,21 @@ def _draw_active(data: RunData, stories: list[StoryResult], strata: list[str], s
         raise CalibrationError("the run changed since its active sample was drawn: its order is not the same; draw "
                                "again with --redraw")
     return CalibrationSample(data.run.name, size, seed, dict(sizes), items, design=Design.active, rates=rates)
+
+
+def broken_pair(store: Store, sample: CalibrationSample) -> str:
+    """Why a paired sample no longer is one (empty when it is, or is not paired): its partner's sample was drawn
+    again on its own, or paired with a third run, since the two halves were drawn together."""
+    if sample.partner is None:
+        return ""
+    other = load_sample(store, sample.partner)
+    if other is not None and other.partner == sample.run and other.seed == sample.seed and [
+            (i.story_id, i.position) for i in other.items] == [(i.story_id, i.position) for i in sample.items]:
+        return ""
+    since = "has no sample now" if other is None else "has been drawn again on its own" if other.partner is None \
+        else f"is now paired with run {other.partner!r}"
+    return (f"this sample was paired with run {sample.partner!r}, whose sample {since}: the pairing is broken. Draw "
+            f"this run's again with --redraw (add --pair {sample.partner} to pair the two anew)")
 
 
 def partner_half(sample: CalibrationSample) -> CalibrationSample:
@@ -284,8 +340,8 @@ class Calibration:
     answers_drawn: int = 0
     stopped: int = 0  # StoryTurns stopped at an undecided answer: outside the population
     by_stratum: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # stratum -> (N, drawn, labelled)
-    #: stratum -> (labelled StoryTurns where some answer's verdict differs from the people's, an undecided one counting
-    #: as wrong as the judged figure counts it, labelled StoryTurns)
+    #: decider (:func:`decider`) -> (answers of the labelled StoryTurns where its verdict differs from the people's, an
+    #: undecided one counting as wrong as the judged figure counts it, such answers): the pooled bound's evidence
     errors: dict[str, tuple[int, int]] = field(default_factory=dict)
     story: PPIEstimates | None = None
     question: PPIEstimates | None = None
@@ -294,6 +350,12 @@ class Calibration:
     #: labelled beginning of the order)
     waiting: int = 0
     judges: list[JudgeCalibration] = field(default_factory=list)
+    pair_broken: bool = False  # a paired sample whose partner's half was drawn again (:func:`broken_pair`)
+    #: sampled StoryTurns left out because people marked answers of them unsure and nobody labelled those answers
+    unsure: int = 0
+    #: the corrected story and question accuracy with them counted in, those answers all wrong and all right: how far
+    #: leaving them out may move the figure (a stratified sample; None when there are none or no figure)
+    unsure_range: tuple[tuple[float, float], tuple[float, float]] | None = None
 
 
 def people_truth(store: Store, record: RunRecord, stories: list[StoryResult]) -> dict[str, list[bool]]:
@@ -320,6 +382,8 @@ def calibrate(store: Store, record: RunRecord, *, estimator: Estimator = Estimat
         result = Calibration(data, sample, estimator, problem=f"the run {sample.partner!r} this sample is paired "
                              "with is gone: draw again with --redraw")
         return result
+    if broken := broken_pair(store, sample):
+        return Calibration(data, sample, estimator, problem=broken, pair_broken=True)
     stories, strata = design_units(data, load_run(store, partner) if partner is not None else None)
     result = Calibration(data, sample, estimator, stories=len(stories),
                          stopped=sum(s.status is StoryStatus.stopped for s in data.stories))
@@ -330,16 +394,24 @@ def calibrate(store: Store, record: RunRecord, *, estimator: Estimator = Estimat
     complete = {sid for sid, found in humans.items() if found and all(v is not None for v in found)}
     result.labelled, result.partly = len(complete), sum(any(v is not None for v in h) for h in humans.values()) - len(
         complete)
+    marked = unsure_answers(store, origin)
+    unsure = {s.story_id for s in stories if s.story_id in humans and s.story_id not in complete and all(
+        v is not None or (s.story_id, t.turn) in marked for v, t in zip(
+            humans[s.story_id], [t for t in s.turns if t.answered], strict=True))}
+    result.unsure = len(unsure)
     result.answers_drawn = sum(len(h) for h in humans.values())
     result.answers_labelled = sum(v is not None for h in humans.values() for v in h)
     now = Counter(strata)
     drawn = Counter(item.stratum for item in sample.items)
     done = Counter(h for s, h in zip(stories, strata, strict=True) if s.story_id in complete)
     result.by_stratum = {h: (now[h], drawn[h], done[h]) for h in sorted(set(now) | set(drawn))}
-    differ = Counter(h for s, h in zip(stories, strata, strict=True) if s.story_id in complete
-                     and any((t.correct is True) is not v for t, v in zip([t for t in s.turns if t.answered],
-                                                                 humans[s.story_id], strict=True)))
-    result.errors = {h: (differ[h], done[h]) for h in done}
+    split = split_answers(store, record)
+    differ, seen = Counter[str](), Counter[str]()
+    for s in (s for s in stories if s.story_id in complete):
+        for d, t, v in zip(deciders(s, split), [t for t in s.turns if t.answered], humans[s.story_id], strict=True):
+            seen[d] += 1
+            differ[d] += int((t.correct is True) is not v)
+    result.errors = {d: (differ[d], seen[d]) for d in seen}
     if dict(now) != sample.population:
         result.problem = ("the run changed since its sample was drawn (StoryTurns per stratum now "
                           f"{dict(sorted(now.items()))}, then {dict(sorted(sample.population.items()))}): draw again "
@@ -347,15 +419,26 @@ def calibrate(store: Store, record: RunRecord, *, estimator: Estimator = Estimat
         return result
     if sample.design is Design.active:
         result.estimator = Estimator.ppi
-        used, weight_of, result.problem = _active_prefix(stories, sample, complete, split_answers(store, record))
+        used, weight_of, result.problem = _active_prefix(stories, sample, complete, split)
         result.waiting = len(complete) - len(used)
         if not result.problem:
             result.story, result.question = _active_estimates(stories, strata, humans, used, weight_of)
         result.judges = _judges(stories, strata, humans, used, bootstrap or Bootstrap(), weight_of)
         return result
-    result.story, result.question, result.problem = _estimates(stories, strata, humans, complete, estimator)
+    upper = {d: float(error_bound(*counts)) for d, counts in result.errors.items()}  # none labelled: 1
+    bound = np.array([sum(upper.get(d, 1.0) for d in deciders(s, split)) for s in stories])
+    result.story, result.question, result.problem = _estimates(stories, strata, humans, complete, estimator, bound)
+    if unsure and result.story is not None:  # counted in, their unsure answers all wrong, then all right
+        wrong, right = (_estimates(stories, strata, {sid: [end if v is None else v for v in h] if sid in unsure else h
+                                                     for sid, h in humans.items()}, complete | unsure, estimator, bound)
+                        for end in (False, True))
+        result.unsure_range = ((_theta(wrong[0]), _theta(right[0])), (_theta(wrong[1]), _theta(right[1])))
     result.judges = _judges(stories, strata, humans, complete, bootstrap or Bootstrap())
     return result
+
+
+def _theta(estimate: PPIEstimates | None) -> float:
+    return float(estimate.theta[0]) if estimate is not None else float("nan")
 
 
 def _active_prefix(stories: list[StoryResult], sample: CalibrationSample, complete: set[str],
@@ -398,7 +481,10 @@ def _active_estimates(stories: list[StoryResult], strata: list[str], humans: dic
 
 
 def _estimates(stories: list[StoryResult], strata: list[str], humans: dict[str, list[bool | None]],
-               complete: set[str], estimator: Estimator) -> tuple[PPIEstimates | None, PPIEstimates | None, str]:
+               complete: set[str], estimator: Estimator,
+               bound: np.ndarray) -> tuple[PPIEstimates | None, PPIEstimates | None, str]:
+    """Story and question accuracy by stratified PPI, the pseudo-units bounded by ``bound`` (each StoryTurn's
+    answers' deciders' upper error rates over the sample's labels: :func:`commet.reports.ppi.stratified_ppi`)."""
     codes = {h: i for i, h in enumerate(sorted(set(strata)))}
     code = np.array([codes[h] for h in strata])
     labelled = np.array([s.story_id in complete for s in stories])
@@ -411,9 +497,9 @@ def _estimates(stories: list[StoryResult], strata: list[str], humans: dict[str, 
     question_y = np.array([float(sum(bool(v) for v in found)) for found in truth])
     try:
         story = stratified_ppi(np.ones(len(stories)), story_f, story_y, labelled, code, estimator=estimator,
-                               least=MIN_LABELS)
+                               least=MIN_LABELS, bound=bound)
         question = stratified_ppi(question_x, question_f, question_y, labelled, code, estimator=estimator,
-                                  least=MIN_LABELS)
+                                  least=MIN_LABELS, bound=bound)
     except NotEnoughLabels:
         short = [f"{h}: {int(labelled[code == i].sum())} of {int((code == i).sum())}" for h, i in codes.items()
                  if labelled[code == i].sum() < min(MIN_LABELS, (code == i).sum())]

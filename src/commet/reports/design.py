@@ -3,19 +3,23 @@
 Two designs, both stratified random samples, so the estimator (:func:`commet.reports.ppi.stratified_ppi`, which
 weights each stratum by its size) is unbiased under either; they differ in how precise it is for a budget:
 
-* ``proportional`` (the default): half of the budget shared equally among the strata (so every judge is
-  measured, however few answers it decided), the other half in proportion to what is left of each stratum after
-  that equal share (largest remainders);
-* ``optimal``: Neyman's allocation (Neyman 1934; Cochran, *Sampling Techniques*, 5.5) for the interval as it is
-  reported: the ``n_h`` that minimise the expected labels variance, ``sum_h N_h^2 (1 - n_h/N_h) / n_h`` times the
-  stratum's reported variance (``n_h S_h^2`` plus about one square from its two pseudo-units, over ``n_h + 1``:
-  :func:`expected_variance`), found by marginal allocation (each label where it lowers it most). ``S_h`` is the
-  spread of the judge's error in stratum ``h``: ``sqrt(p (1 - p))`` with ``p`` the stratum's error rate estimated
-  from the labels given so far, shrunk towards a prior for its kind of stratum (:data:`PRIOR_ERROR`: the rules judge
-  rarely errs, an LLM judge more often, an undecided answer is a coin). Without the pseudo-units' term this is
-  ``n_h`` in proportion to ``N_h S_h``. Strata where the judge is certain cost fewer labels; those where it errs
-  get the rest. It can continue as labels come in: a larger ``--sample`` keeps the StoryTurns drawn so far and
-  re-allocates the total with the labels found.
+* ``proportional``: half of the budget shared equally among the strata (so every judge is measured, however few
+  answers it decided), the other half in proportion to what is left of each stratum after that equal share
+  (largest remainders);
+* ``optimal`` (the default): Neyman's allocation (Neyman 1934; Cochran, *Sampling Techniques*, 5.5) for the
+  interval as it is reported: the ``n_h`` that minimise the expected labels variance of story and question accuracy
+  together, ``sum_h sum_figure N_h^2 (1 - n_h/N_h) / n_h`` times the stratum's reported variance (``n_h S_h^2`` plus
+  what its two pseudo-units add, over ``n_h + 1``: :func:`expected_variance`), found by marginal allocation (each
+  label where it lowers it most). ``S_h^2`` comes from who decided each answer of the stratum's StoryTurns
+  (:func:`error_model`): each answer's error rate by its decider and verdict (the labels so far on such answers,
+  shrunk towards the decider's prior: the rules judge rarely errs, an LLM judge more often, an undecided answer is a
+  coin), a StoryTurn's story error
+  ``q (1 - q)`` with ``q`` the chance some answer errs, its question error the sum of its answers' ``p (1 - p)``.
+  The pseudo-units' part is what :func:`~commet.reports.ppi.stratified_ppi` will add with the labels such a sample
+  gives each decider (the pooled bound): small for the rules judge once its answers across the whole sample are
+  labelled right, so strata the rules decided get fewer labels than their size would give them and the rest go
+  where the LLM judge decided, most where it errs most. It can continue as labels come in: a larger ``--sample``
+  keeps the StoryTurns drawn so far and re-allocates the total with the error rates the labels show.
 
 Every stratum gets at least :data:`MIN_LABELS` StoryTurns (or all of a smaller one): with two, the variance of a
 stratum's error is a single difference and the interval covers too rarely at small budgets (bench/
@@ -25,16 +29,29 @@ bench_calibration.py); a budget below that is refused.
 from __future__ import annotations
 
 import heapq
-from math import floor, sqrt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from math import floor
 
+import numpy as np
+
+from commet.conditions import Design
 from commet.errors import CommetError
-from commet.store.calibration import Design
+from commet.reports.ppi import pseudo_ceiling
 
 #: the fewest labelled StoryTurns a stratum needs (or all of it) for the corrected figure and for a sample
 MIN_LABELS = 2
-#: an optimal design's prior error rate of the judge per kind of stratum, worth :data:`PRIOR_WEIGHT` labels
-PRIOR_ERROR = {"rules": 0.02, "judge": 0.15, "undecided": 0.5}
-PRIOR_WEIGHT = 4.0
+
+
+@dataclass(frozen=True)
+class Term:
+    """One figure's expected labels variance in a stratum: the variance of the judge's error on one of its
+    StoryTurns (``S_h^2``), what its two pseudo-units add to its sum of squares, and the figure's total size
+    ``X`` (the variance is of its total, over ``X^2``, so story and question accuracy add up)."""
+
+    variance: float
+    pseudo: float = 1.0
+    scale: float = 1.0
 
 
 class CalibrationError(CommetError, ValueError):
@@ -72,11 +89,12 @@ def _share(rest: int, taken: dict[str, int], sizes: dict[str, int], weight: dict
 
 
 def allocate(sizes: dict[str, int], n: int, design: Design = Design.proportional, *,
-             spread: dict[str, float] | None = None, already: dict[str, int] | None = None) -> dict[str, int]:
+             model: Mapping[str, Sequence[Term]] | None = None,
+             already: dict[str, int] | None = None) -> dict[str, int]:
     """How many StoryTurns to draw from each stratum for a sample of ``n`` (all when ``n`` covers the run).
 
-    ``spread``: the optimal design's ``S_h`` per stratum (:func:`error_spread`); ``already``: StoryTurns drawn
-    before (a sample that continues), never taken back."""
+    ``model``: the optimal design's expected variance terms per stratum (:func:`error_model`; a stratum without
+    them counts as a coin); ``already``: StoryTurns drawn before (a sample that continues), never taken back."""
     if n >= sum(sizes.values()):
         return dict(sizes)
     _check(sizes, n)
@@ -86,7 +104,7 @@ def allocate(sizes: dict[str, int], n: int, design: Design = Design.proportional
         raise CalibrationError(f"the sample already has {sum((already or {}).values())} StoryTurns and needs "
                                f"{sum(floor_of.values())} with the minimum per stratum: draw at least that many")
     if design is Design.optimal:
-        return _optimal(sizes, n, {h: (spread or {}).get(h, 0.5) for h in strata}, floor_of)
+        return _optimal(sizes, n, {h: tuple((model or {}).get(h, (Term(0.25),))) for h in strata}, floor_of)
     each = max(MIN_LABELS, n // (2 * len(strata)))
     taken = {h: max(floor_of[h], min(sizes[h], each)) for h in strata}
     if sum(taken.values()) > n:
@@ -95,34 +113,57 @@ def allocate(sizes: dict[str, int], n: int, design: Design = Design.proportional
     return _share(n - sum(taken.values()), taken, sizes, {h: float(left[h]) for h in strata})
 
 
-def expected_variance(size: int, n: int, spread: float) -> float:
-    """A stratum's expected share of the interval's labels variance (times X^2) with ``n`` of its ``size`` labelled:
+def expected_variance(size: int, n: int, terms: Sequence[Term]) -> float:
+    """A stratum's expected share of the interval's labels variance with ``n`` of its ``size`` labelled: per figure
     ``N^2 (1 - n/N) / n`` times the variance the estimator reports, its error's ``S^2`` over the ``n`` labels plus
-    about one square from its two pseudo-units (:func:`commet.reports.ppi.stratified_ppi`), over ``n + 1``."""
+    what its two pseudo-units add (:func:`commet.reports.ppi.stratified_ppi`), over ``n + 1``, divided by ``X^2``."""
     if n >= size:
         return 0.0
-    return size ** 2 * (1 - n / size) / n * (n * spread ** 2 + 1) / (n + 1)
+    return sum(size ** 2 * (1 - n / size) / n * (n * t.variance + t.pseudo) / (n + 1) / t.scale ** 2 for t in terms)
 
 
-def _optimal(sizes: dict[str, int], n: int, spread: dict[str, float], floor_of: dict[str, int]) -> dict[str, int]:
+def _optimal(sizes: dict[str, int], n: int, model: dict[str, tuple[Term, ...]],
+             floor_of: dict[str, int]) -> dict[str, int]:
     """Neyman's allocation for the interval as it is reported: from each stratum's floor, every further label goes
     where it lowers :func:`expected_variance` most (marginal allocation, optimal for a sum of convex terms)."""
     taken = dict(floor_of)
-    gains = [(-(expected_variance(sizes[h], taken[h], spread[h]) - expected_variance(sizes[h], taken[h] + 1,
-                                                                                     spread[h])), h)
-             for h in sorted(sizes) if taken[h] < sizes[h]]
+
+    def gain(h: str) -> float:
+        return expected_variance(sizes[h], taken[h], model[h]) - expected_variance(sizes[h], taken[h] + 1, model[h])
+
+    gains = [(-gain(h), h) for h in sorted(sizes) if taken[h] < sizes[h]]
     heapq.heapify(gains)
     for _ in range(n - sum(taken.values())):
         _, h = heapq.heappop(gains)
         taken[h] += 1
         if taken[h] < sizes[h]:
-            heapq.heappush(gains, (-(expected_variance(sizes[h], taken[h], spread[h])
-                                     - expected_variance(sizes[h], taken[h] + 1, spread[h])), h))
+            heapq.heappush(gains, (-gain(h), h))
     return taken
 
 
-def error_spread(kind: str, errors: int, labelled: int) -> float:
-    """``S_h`` of a stratum for the optimal design: ``sqrt(p (1 - p))`` of its error rate ``p``, the ``errors`` of
-    the ``labelled`` StoryTurns so far shrunk towards :data:`PRIOR_ERROR` of its ``kind``."""
-    p = (errors + PRIOR_WEIGHT * PRIOR_ERROR[kind]) / (labelled + PRIOR_WEIGHT)
-    return sqrt(p * (1 - p))
+def error_model(rate: np.ndarray, bound: np.ndarray, x: np.ndarray, f: np.ndarray,
+                strata: np.ndarray) -> dict[int, tuple[Term, Term]]:
+    """The optimal design's story and question :class:`Term` per stratum code, from who decided each answer.
+
+    Arrays are (units, answers) for ``rate`` (each answer's decider's error rate, 0 where there is no answer) and
+    ``bound`` (the upper error rate the labels of a sample of this size would show for it: the pooled bound of
+    :func:`commet.reports.ppi.stratified_ppi`), (units,) for ``x`` (answers), ``f`` (judged right) and ``strata``.
+    A StoryTurn's story error is a coin of ``q = 1 - prod(1 - p)``, its question error a sum of its answers' coins;
+    the pseudo-units add what they add without a bound (two ends of one answer's error about a judge that is right,
+    ``r^2 + (1 - r)^2`` at the stratum's judged rate ``r``), or less, twice the mean ceiling the bound allows."""
+    q = 1 - np.prod(1 - rate, axis=1)
+    variance = {"story": q * (1 - q), "question": (rate * (1 - rate)).sum(axis=1)}
+    ceiling = {"story": pseudo_ceiling(np.ones(len(x)), bound.sum(axis=1)),
+               "question": pseudo_ceiling(x, bound.sum(axis=1))}
+    judged = {"story": (f >= x).astype(float), "question": f}
+    size = {"story": np.ones(len(x)), "question": x}
+    model: dict[int, tuple[Term, Term]] = {}
+    for h in np.unique(strata):
+        member = strata == h
+        terms = []
+        for figure in ("story", "question"):
+            r = judged[figure][member].sum() / max(size[figure][member].sum(), 1e-12)
+            pseudo = min(r * r + (1 - r) ** 2, 2 * float(ceiling[figure][member].mean()))
+            terms.append(Term(float(variance[figure][member].mean()), pseudo, float(size[figure].sum())))
+        model[int(h)] = (terms[0], terms[1])
+    return model

@@ -23,7 +23,13 @@ Its variance has two parts that add up exactly (law of total variance):
   (with 6 labels where the judge errs on 28 % of the StoryTurns that happens 14 % of the time), and with
   the smaller pseudo-count used before (1/8 added to the sum of squares) the interval covered the true
   question accuracy in 88-91 % of simulated runs at 12-15 labels; with them it covers it in at least 95 %
-  at every budget ``commet calibrate`` accepts (bench/bench_calibration.py). Their weight falls as 1/n_h;
+  at every budget ``commet calibrate`` accepts (bench/bench_calibration.py). Their weight falls as 1/n_h.
+  They stand for one error among the stratum's labels, which is far too many where the labels of the whole
+  sample show its deciders (the rules judge) hardly ever err: with ``bound`` (each unit's answers' upper error
+  rates, Wilson's 95 % upper end for each decider over every labelled answer of the sample, summed) they add
+  at most twice the stratum's mean bound on a unit's squared error (:func:`pseudo_ceiling`), so that a stratum
+  decided by a judge the labels found reliable needs few labels of its own (the optimal design then puts the
+  labels where the judge errs: :mod:`commet.reports.design`);
 * stories: which StoryTurns the run has (as the report's bootstrap), ``N/(N-1) m2 N / X^2`` with
   ``m2`` the mean of ``(y - theta x)^2``, itself estimated by PPI (judge everywhere, corrected by
   the labels).
@@ -146,14 +152,37 @@ def strata_masks(labelled: np.ndarray, strata: np.ndarray, shape: tuple[int, ...
     return member, weight, big_n, small_n
 
 
+def error_bound(errors: np.ndarray | float, labelled: np.ndarray | float, level: float = LEVEL) -> np.ndarray:
+    """The upper end of Wilson's interval of an error rate, ``errors`` of ``labelled`` answers (1 where none is
+    labelled): how often a decider may err, by the labels, for :func:`stratified_ppi`'s ``bound``."""
+    k, m = np.asarray(errors, float), np.asarray(labelled, float)
+    safe = np.maximum(m, 1.0)
+    z = z_value(level)
+    p = np.clip(k / safe, 0.0, 1.0)
+    upper = (p + z * z / (2 * safe) + z * np.sqrt(p * (1 - p) / safe + z * z / (4 * safe ** 2))) / (1 + z * z / safe)
+    found: np.ndarray = np.where(m > 0, np.minimum(upper, 1.0), 1.0)
+    return found
+
+
+def pseudo_ceiling(x: np.ndarray, bound: np.ndarray) -> np.ndarray:
+    """Per unit, the most its error's square can be expected to be when its answers err at most at rates summing to
+    ``bound`` (their deciders' :func:`error_bound`), each on its own: the number of its wrong verdicts ``K`` has
+    ``E[K^2] <= bound + bound^2`` (a sum of independent yes/no errors), and never more than ``x^2``."""
+    found: np.ndarray = np.minimum(x ** 2, bound + bound ** 2)
+    return found
+
+
 def stratified_ppi(x: np.ndarray, f: np.ndarray, y: np.ndarray, labelled: np.ndarray, strata: np.ndarray, *,
-                   estimator: Estimator = Estimator.ppi, level: float = LEVEL, least: int = 2) -> PPIEstimates:
+                   estimator: Estimator = Estimator.ppi, level: float = LEVEL, least: int = 2,
+                   bound: np.ndarray | None = None) -> PPIEstimates:
     """PPI (or PPI++) of ``sum y / sum x`` over each row's units.
 
     Arrays are (rows, units): ``x`` the unit's size, ``f`` the judge's numerator, ``y`` the human one (any
     value where not labelled), ``labelled`` whether ``y`` is known, ``strata`` the unit's stratum (integer codes
     from 0). Every stratum of a row needs ``least`` (at least two) labelled units, or all of its units labelled;
-    else :class:`NotEnoughLabels`.
+    else :class:`NotEnoughLabels`. ``bound``: per unit, the sum of its answers' deciders' upper error rates pooled
+    over every labelled answer of the sample (:func:`error_bound`); the two pseudo-units of a stratum then add at
+    most twice its mean :func:`pseudo_ceiling` (see the module text), never more than without it.
     """
     x, f = np.atleast_2d(np.asarray(x, float)), np.atleast_2d(np.asarray(f, float))
     member, weight, big_n, small_n = strata_masks(labelled, strata, x.shape, least)
@@ -194,9 +223,14 @@ def stratified_ppi(x: np.ndarray, f: np.ndarray, y: np.ndarray, labelled: np.nda
     ends = (-lam[:, None] * rate, 1 - lam[:, None] * rate)
     size = small_n + 2 * sampled
     centred = (np.einsum("rhu,ru->rh", weight, rectified) + sampled * (ends[0] + ends[1])) / np.maximum(size, 1.0)
-    squares = (np.einsum("rhu,ru->rh", weight, rectified ** 2) + sampled * (ends[0] ** 2 + ends[1] ** 2)
-               - size * centred ** 2)
-    variance = np.maximum(squares, 0.0) / np.maximum(size - 1, 1.0)
+    squares = np.maximum(np.einsum("rhu,ru->rh", weight, rectified ** 2) + sampled * (ends[0] ** 2 + ends[1] ** 2)
+                         - size * centred ** 2, 0.0)
+    if bound is not None:  # the pseudo-units add no more than the pooled labels allow (see the module text)
+        own = np.maximum(np.einsum("rhu,ru->rh", weight, rectified ** 2)
+                         - mean(rectified) ** 2 * small_n, 0.0)  # the labels' own sum of squares
+        ceiling = 2 * np.einsum("rhu,ru->rh", member, pseudo_ceiling(x, np.broadcast_to(bound, x.shape))) / safe_big
+        squares = own + np.minimum(squares - own, ceiling)
+    variance = squares / np.maximum(size - 1, 1.0)
     # stratified sampling without replacement: each stratum's variance of a mean, times N_h^2
     design = np.where(sampled, big_n ** 2 * (1 - small_n / safe_big) / safe_n, 0.0)
     parts = design * variance / total_x[:, None] ** 2

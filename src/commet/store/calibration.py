@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass, replace
-from enum import Enum
 
+from commet.conditions import Design
 from commet.store.errors import StoreError, check_table_shape
 from commet.store.records import TurnRecord
 from commet.store.sqlite import RunRecord, Store, now, table_names
@@ -40,15 +40,6 @@ CREATE TABLE IF NOT EXISTS calibration_items (
     PRIMARY KEY (run, story_id)
 );
 """
-
-
-class Design(str, Enum):
-    """How a sample's StoryTurns are chosen: shared among the strata (:mod:`commet.reports.design`), or ``active``,
-    each with a probability that grows with the judge's uncertainty about it (:mod:`commet.reports.active`)."""
-
-    proportional = "proportional"
-    optimal = "optimal"
-    active = "active"
 
 
 @dataclass(frozen=True)

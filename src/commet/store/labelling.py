@@ -76,6 +76,13 @@ def unsure_by(store: Store, run: str, labeller: str) -> set[Answer]:
     return {(row[0], row[1]) for row in rows}
 
 
+def unsure_answers(store: Store, run: str) -> set[Answer]:
+    """The answers of ``run`` some labeller marked unsure (whether or not another labelled them)."""
+    _tables(store.db)
+    return {(row[0], row[1]) for row in store.db.execute("SELECT story_id, turn FROM label_unsure WHERE run = ?",
+                                                          (run,))}
+
+
 def last_given(store: Store, run: str, labeller: str) -> Answer | None:
     """The answer this labeller labelled (or marked unsure) last in ``run``: what undo takes back."""
     _tables(store.db)
