@@ -186,3 +186,24 @@ async def test_a_damaged_stream_is_refused_where_it_is_decoded_with_its_place(tm
     summary = await evaluate_async("baseline:first-option", folder, db=tmp_path / "b.sqlite", run="b",
                                    settings=EvalSettings(images="on"))
     assert summary.results.complete and len(work["decoded"]) == 2
+
+
+def test_validate_decodes_every_picture_unless_quick(tmp_path: Path) -> None:
+    """``commet validate`` is the check to run before a run: it decodes the pixels too, so it finds the damaged
+    stream a run finds only where it prepares the picture (one located line, exit 2); ``--quick`` checks as a run
+    does before it starts. The kept validation of one never answers for the other."""
+    from typer.testing import CliRunner
+
+    from commet.cli import app
+
+    folder = dataset_folder(tmp_path / "data", {"a": photo((1, 2, 3)), "b": damaged_stream(photo((7, 8, 9)))})
+    [problem] = validate_path(folder, decode_pictures=True)
+    assert (problem.story, problem.turn, problem.field) == ("st-0", 1, "image")
+    assert "image 'b' is truncated or corrupt" in problem.message
+    runner = CliRunner()
+    for _ in range(2):  # the second time from the validation cache
+        quick = runner.invoke(app, ["validate", "--quick", str(folder)])
+        assert quick.exit_code == 0, quick.output
+        full = runner.invoke(app, ["validate", str(folder)])
+        assert full.exit_code == 2 and "Traceback" not in full.output, full.output
+        assert "storyturns.jsonl:1 story=st-0 turn=1 field=image" in full.output, full.output

@@ -117,9 +117,9 @@ def test_pictures_checked_in_threads_say_what_one_at_a_time_says(tmp_path: Path,
     threads: list[str] = []
     check_one = validate._image_problem
 
-    def recorded(dataset, image_id):  # noqa: ANN001, ANN202 - the real check, noting the thread it ran in
+    def recorded(dataset, image_id, decode=False):  # noqa: ANN001, ANN202 - the real check, noting the thread it ran in
         threads.append(threading.current_thread().name)
-        return check_one(dataset, image_id)
+        return check_one(dataset, image_id, decode)
 
     monkeypatch.setattr(validate, "_image_problem", recorded)
     monkeypatch.setattr(validate.os, "cpu_count", lambda: 4)

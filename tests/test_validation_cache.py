@@ -53,9 +53,9 @@ def validations(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     seen: list[int] = []
     real = validate_module.validate_dataset
 
-    def counted(dataset: Dataset, *, strict: bool = False) -> list:  # type: ignore[type-arg]
+    def counted(dataset: Dataset, *, strict: bool = False, decode_pictures: bool = False) -> list:  # type: ignore[type-arg]
         seen.append(len(dataset))
-        return real(dataset, strict=strict)
+        return real(dataset, strict=strict, decode_pictures=decode_pictures)
 
     monkeypatch.setattr(validate_module, "validate_dataset", counted)
     return seen

@@ -92,13 +92,17 @@ def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSO
              ] = False,
              strict: Annotated[bool, typer.Option(
                  "--strict", help="Hold the data to what its own authors must meet: an answer found verbatim in "
-                                  "its own story is an error (a counted warning by default).")] = False) -> None:
+                                  "its own story is an error (a counted warning by default).")] = False,
+             quick: Annotated[bool, typer.Option(
+                 "--quick", help="Check each picture's header and structure only, as a run does before it starts, "
+                                 "instead of decoding its pixels (a damaged stream inside a whole file is found "
+                                 "only by decoding).")] = False) -> None:
     """Check a dataset; print every problem as `file:line story=ID turn=K field=F: message`."""
     from commet.format import has_errors
     from commet.sources.checked import load_and_validate
 
     check_dataset_path(path)
-    dataset, problems = load_and_validate(path, columns, strict=strict, adapter=adapter)
+    dataset, problems = load_and_validate(path, columns, strict=strict, adapter=adapter, decode_pictures=not quick)
     if dataset is not None and explain:
         from commet.sources.explain import explain_lines
 

@@ -26,7 +26,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from PIL import Image, ImageFile, UnidentifiedImageError
+from PIL import Image, ImageFile, ImageSequence, UnidentifiedImageError
 
 from commet.errors import CommetError
 
@@ -162,12 +162,15 @@ def picture_problem(data: bytes) -> str | None:
         return header_problem(data)
 
 
-def header_problem(data: bytes) -> str | None:
+def header_problem(data: bytes, *, decode: bool = False) -> str | None:
     """:func:`picture_problem` for a caller already inside :func:`bombs_refused` (threads must not enter it: the
-    warnings filter is process-wide)."""
+    warnings filter is process-wide). ``decode``: also decode every frame's pixels, which alone finds a damaged
+    compressed stream inside a whole file (``commet validate`` does; a run decodes only what a model looks at)."""
     try:
-        with opened_picture(data):
-            pass
+        with opened_picture(data) as image:
+            if decode:
+                for frame in ImageSequence.Iterator(image):
+                    frame.load()
     except PictureError as exc:
         return str(exc)
     return None

@@ -115,7 +115,7 @@ def image_problem(dataset: Dataset, image_id: str) -> str | None:
         return _image_problem(dataset, image_id)
 
 
-def _image_problem(dataset: Dataset, image_id: str) -> str | None:
+def _image_problem(dataset: Dataset, image_id: str, decode: bool = False) -> str | None:
     """:func:`image_problem` inside :func:`bombs_refused` (entered once for many pictures)."""
     try:
         data = dataset.image_bytes(image_id)
@@ -123,18 +123,19 @@ def _image_problem(dataset: Dataset, image_id: str) -> str | None:
         return "not found"
     except PictureError as exc:
         return str(exc)
-    return header_problem(data)
+    return header_problem(data, decode=decode)
 
 
-def image_problems(dataset: Dataset, image_ids: Iterable[str]) -> dict[str, str | None]:
+def image_problems(dataset: Dataset, image_ids: Iterable[str], *, decode: bool = False) -> dict[str, str | None]:
     """:func:`image_problem` of each distinct id: its header and structure, no pixel decoded (tens of microseconds
     a picture, :mod:`commet.format.pictures`), so no verdict is worth keeping: hashing the bytes to look one up
     would cost more. Reading the files is most of the time on a dataset of photographs, and file reads release
-    the GIL, so it runs on every core (:func:`_spread`).
+    the GIL, so it runs on every core (:func:`_spread`). ``decode``: also decode the pixels (about 1 ms for
+    640x480, 4 ms a megapixel; Pillow decodes without the GIL, so the threads use every core).
     """
     ids = list(dict.fromkeys(image_ids))
     with bombs_refused():
-        return dict(zip(ids, _spread(functools.partial(_image_problem, dataset), ids), strict=True))
+        return dict(zip(ids, _spread(functools.partial(_image_problem, dataset, decode=decode), ids), strict=True))
 
 
 def _spread(work: Callable[[str], Checked], ids: list[str]) -> list[Checked]:
@@ -336,19 +337,21 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
     return problems
 
 
-def validate_dataset(dataset: Dataset, *, strict: bool = False) -> list[Problem]:
+def validate_dataset(dataset: Dataset, *, strict: bool = False, decode_pictures: bool = False) -> list[Problem]:
     """Every problem of a loaded dataset: the loader's warnings, emptiness, duplicate ids, each StoryTurn.
 
     Leak warnings (answers found in their own story, :func:`validate_storyturn`) are listed for the first
     ``LEAK_WARNINGS_LISTED`` turns and counted in one closing warning: a benchmark whose answers are meant
     to be in the story (ToMi's containers) gives one line, not thousands. ``strict`` lists them all and
-    makes verbatim ones errors.
+    makes verbatim ones errors. ``decode_pictures``: decode every picture too (:func:`image_problems`), as
+    ``commet validate`` does.
     """
     problems = list(dataset.warnings)
     if not dataset.storyturns:
         problems.append(Problem(dataset.source_file, None, None, None, None, "empty dataset: no StoryTurns"))
     seen: dict[str, tuple[str, int | None]] = {}
-    pictures = image_problems(dataset, (turn.image for st in dataset.storyturns for turn in st.turns if turn.image))
+    pictures = image_problems(dataset, (turn.image for st in dataset.storyturns for turn in st.turns if turn.image),
+                              decode=decode_pictures)
     leaks: list[Problem] = []
     for index, st in enumerate(dataset.storyturns):
         file, line = dataset.where(index)

@@ -15,38 +15,40 @@ from commet.sources.loading import load_dataset
 
 
 def load_and_validate(path: str | Path, columns: str | None = None, *, strict: bool = False,
-                      adapter: str | None = None) -> tuple[Dataset | None, list[Problem]]:
-    """The dataset (None when it cannot be read) and every problem of it, as ``commet validate`` finds them."""
-    return _load_and_validate(path, columns, strict=strict, adapter=adapter)
+                      adapter: str | None = None, decode_pictures: bool = False) -> tuple[Dataset | None, list[Problem]]:
+    """The dataset (None when it cannot be read) and every problem of it, as ``commet validate`` finds them
+    (``decode_pictures``: every picture's pixels decoded too, as ``commet validate`` does by default)."""
+    return _load_and_validate(path, columns, strict=strict, adapter=adapter, decode_pictures=decode_pictures)
 
 
 def _load_and_validate(path: str | Path, columns: str | None = None, *, strict: bool = False,
-                       adapter: str | None = None) -> tuple[Dataset | None, list[Problem]]:
+                       adapter: str | None = None, decode_pictures: bool = False) -> tuple[Dataset | None, list[Problem]]:
+    validate = functools.partial(validate_dataset, strict=strict, decode_pictures=decode_pictures)
     if columns is None and adapter is None:  # a dataset validated before on the same content: from the cache
         from commet.sources.validation_cache import cached_load_and_validate
 
-        cached = cached_load_and_validate(path, strict=strict, load=load_dataset,
-                                          validate=functools.partial(validate_dataset, strict=strict),
-                                          has_errors=has_errors, read_error=FormatError)
+        cached = cached_load_and_validate(path, strict=strict, decode=decode_pictures, load=load_dataset,
+                                          validate=validate, has_errors=has_errors, read_error=FormatError)
         if cached is not None:
             return cached
     try:
         dataset = load_dataset(path, columns=columns, adapter=adapter)
     except FormatError as exc:
         return None, exc.problems
-    return dataset, validate_dataset(dataset, strict=strict)
+    return dataset, validate(dataset)
 
 
 def validate_path(path: str | Path, columns: str | None = None, *, strict: bool = False,
-                  adapter: str | None = None) -> list[Problem]:
+                  adapter: str | None = None, decode_pictures: bool = False) -> list[Problem]:
     """Load and validate; a file that cannot be read yields its located problems instead of raising.
 
     ``columns``: the ``--columns`` mapping of a table's columns (:mod:`commet.sources.columns`). ``strict``
     holds a dataset to what its own authors must meet: an answer found verbatim in its own story is an
     error (by default a warning: data a user imports was not written by them). ``adapter``: a
     ``FILE.py:FUNCTION`` that makes the StoryTurns of a table (:mod:`commet.sources.adapters`).
+    ``decode_pictures``: decode every picture's pixels too (a damaged stream inside a whole file).
     """
-    return _load_and_validate(path, columns, strict=strict, adapter=adapter)[1]
+    return _load_and_validate(path, columns, strict=strict, adapter=adapter, decode_pictures=decode_pictures)[1]
 
 
 def load_checked(path: str | Path, *, force: bool = False, columns: str | None = None,

@@ -151,12 +151,13 @@ def _inputs(path: str | Path) -> tuple[str, list[str], list[str]] | None:
     return str(resolved), [str(resolved)], [str(parent), str(parent / "images")]
 
 
-def _key(path: str | Path, resolved: str, strict: bool) -> str:
+def _key(path: str | Path, resolved: str, strict: bool, decode: bool) -> str:
     """The entry's key: the path as given (and the folder it is relative to: the dataset keeps it as given, in
     its located problems and its pictures' folder), where it leads, the options and the code."""
     given = str(path)
     base = "" if os.path.isabs(given) or given == "sample" else os.getcwd()
-    return content_key(resolved.encode(), "validated-dataset", ENTRY_VERSION, code_version(), strict, given, base)
+    return content_key(resolved.encode(), "validated-dataset", ENTRY_VERSION, code_version(), strict, decode, given,
+                       base)
 
 
 def _picture_files(dataset: Dataset) -> dict[str, str] | None:
@@ -247,7 +248,7 @@ def _hashed(paths: list[str]) -> dict[str, tuple[Stat, str | None]]:
     return {path: (_stat(path), _sha256(path)) for path in paths}
 
 
-def cached_load_and_validate(path: str | Path, *, strict: bool, load: Callable[[str | Path], Dataset],
+def cached_load_and_validate(path: str | Path, *, strict: bool, decode: bool = False, load: Callable[[str | Path], Dataset],
                              validate: Callable[[Dataset], list[Problem]], has_errors: Callable[[list[Problem]], bool],
                              read_error: type[Exception]) -> Loaded | None:
     """The dataset at ``path`` and its problems, from the cache or made by ``load`` and ``validate`` (then kept
@@ -262,7 +263,7 @@ def cached_load_and_validate(path: str | Path, *, strict: bool, load: Callable[[
     store = ContentCache(CACHE_KIND)
     if store.folder is None:
         return None
-    key = _key(path, resolved, strict)
+    key = _key(path, resolved, strict, decode)
     entry = _read(store, key)
     entry = _checked(entry) if entry is not None else None
     if entry is not None:
