@@ -95,11 +95,11 @@ SWAP_SEEN = (
 #: grown-up and both children just where the swap both see does, so that who is named next to whom does not tell
 #: whether the papers were swapped back.
 SEEN = (
-    "Then {h.name} comes in to water the plants, while {n1.name} and {n2.name} both watch.",
-    "{h.name} opens the window wide, and {n1.name} and {n2.name} both see it.",
-    "{h.name} wipes the table clean, in full view of {n1.name} and {n2.name}.",
-    "Then {h.name} puts some books up on the shelf; {n1.name} and {n2.name} both see it happen.",
-    "{h.name} hangs up a coat by the door, while {n1.name} and {n2.name} both watch.",
+    "Then {h.name} comes in to water the flowers, while {n1.name} and {n2.name} both watch.",
+    "{h.name} opens a window wide, and {n1.name} and {n2.name} both see it.",
+    "{h.name} sweeps up some crumbs, in full view of {n1.name} and {n2.name}.",
+    "Then {h.name} hangs some pictures up on the wall; {n1.name} and {n2.name} both see it happen.",
+    "{h.name} folds up a blanket, while {n1.name} and {n2.name} both watch.",
 )
 #: The swap undone while one child is away, naming no child.
 SWAP_BACK = (
