@@ -12,8 +12,6 @@ the room to the picture.
 
 from __future__ import annotations
 
-import random
-
 from commet.format.model import Rubric
 from commet.generation.procedural import lexicon as lex
 from commet.generation.procedural.builder import Cast, StoryBuilder, right_wrong
@@ -183,9 +181,9 @@ STILL = ("Should {a.name} still be in trouble? Why or why not?", "Should {a.name
          "Is {a.name} still in trouble? Why or why not?")
 
 
-def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_belief: bool) -> None:
-    cast = Cast(rng)
-    w = World(rng.choice(("classroom", "playroom", "living room", "art room", "bedroom")))
+def _moral(b: StoryBuilder, image_dependent: bool, true_belief: bool) -> None:
+    cast = Cast(b)
+    w = World(b.pick("room", ("classroom", "playroom", "living room", "art room", "bedroom")))
     actor, victim = cast.pair(0.06, 0.2)
     helper = cast.adult(0.9)
     for agent in (actor, victim, helper):
@@ -196,10 +194,10 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_beli
     knowing, back = b.crossed_cell("knowing", 2, "the swap is undone")
     knew = (knowing == 1) != true_belief  # the pair's members with one index always differ in this fact
     b.seat("actor and victim", [actor, victim], (0.06, 0.2))  # no spot tells who saw the swap: only the shirts do
-    first, second = two_containers(rng, b, w, (0.42, 0.62))
-    own_word, victim_word, short, does, did, state = rng.choice(HARMS)
+    first, second = two_containers(b, w, (0.42, 0.62))
+    own_word, victim_word, short, does, did, state = b.pick("harm", HARMS)
     victim_word = fill(victim_word, victim)
-    colour = rng.choice(("yellow", "blue", "green", "pink"))
+    colour = b.pick("colour: the papers", ("yellow", "blue", "green", "pink"))
     w.add(Place("hands", "offstage", "brown", -5.0, name="in hand"))
     own = Thing("own", lex.CARD, colour, "hands", owner=actor.id, noun_override=own_word)
     theirs = Thing("theirs", lex.CARD, colour, "hands", owner=victim.id, noun_override=victim_word)
@@ -207,8 +205,8 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_beli
     w.add(theirs)
     b.role(knew == true_belief, "the actor saw the swap" if not true_belief else "the actor was away")
     p, q = (victim, actor) if knew else (actor, victim)
-    _, away, to = leaving(rng, p)  # "while she is away" tells the leaving: each slot is named once
-    why = rng.choice(TIDY_REASONS)
+    _, away, to = leaving(b, p)  # "while she is away" tells the leaving: each slot is named once
+    why = b.pick("tidy reason", TIDY_REASONS)
     names = lead_order(b, (actor, victim))  # who is named first, in every sentence that names both
     (c1, w1, p1), (c2, w2, p2) = b.arrange("puts", [(actor, own_word, first), (victim, victim_word, second)])
     slots = {"a": actor, "v": victim, "h": helper, "p": p, "q": q, "w1": own_word, "w2": victim_word,
@@ -327,9 +325,9 @@ def _reason(actor: Agent, helper: Agent, word: str, places: tuple[Place, Place],
             "")
 
 
-def moral_false_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
-    _moral(rng, b, image_dependent, true_belief=False)
+def moral_false_belief(b: StoryBuilder, image_dependent: bool) -> None:
+    _moral(b, image_dependent, true_belief=False)
 
 
-def moral_true_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
-    _moral(rng, b, image_dependent, true_belief=True)
+def moral_true_belief(b: StoryBuilder, image_dependent: bool) -> None:
+    _moral(b, image_dependent, true_belief=True)
