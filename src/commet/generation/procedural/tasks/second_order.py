@@ -55,12 +55,14 @@ UNDECIDED = (
     "{c.name} cannot decide at first.", "{c.name} looks at the two toys for a long time.",
     "{c.name} takes a long look.", "{c.name} stares at the window.", "{c.name} points at the window.",
 )
+#: The first request, told afterwards, in the same quoted words as every request (so that each toy is named in a
+#: request in every story), after a lead-in of its own words (no one word, such as "both", marks these stories).
 EARLIER = (
-    "Before that, in front of both grown-ups, the wish had been {x}.",
-    "The first wish, said in front of both grown-ups, was {x}.",
-    "Until then the wish had been {x}, said with both grown-ups there.",
-    "Before the change, the wish said to both grown-ups was {x}.",
-    "Earlier, with both grown-ups listening, the wish had been {x}.",
+    "Before that, in front of both grown-ups, the wish had been this:",
+    "The first wish, said while the two grown-ups listened, went:",
+    "Until then, with everyone there, the words were:",
+    "A minute earlier, with everybody listening, it sounded like this:",
+    "At the start, in the hearing of them all:",
 )
 #: The same two sentences with the one who stays named first (which comes first is a balanced nuisance choice).
 STEPS_OUT_STAYS_FIRST = (
@@ -142,10 +144,13 @@ def second_order_belief_desire(b: StoryBuilder, image_dependent: bool) -> None:
     slots = {"c": child, "g1": g1, "g2": g2, "p": p, "q": q, "s": shopper, "occasion": occasion,
              "occasion_cap": cap(occasion)}
 
+    def said(x: str) -> str:
+        return b.pick(f"request: {x}", REQUESTS).format(x=x, X=cap(x))
+
     def request(x: str) -> str:
-        said = b.pick(f"request: {x}", REQUESTS).format(x=x, X=cap(x))
-        verbs = [v for v in ASKED if said.endswith("?'") or "asks" not in v]  # "asks" only after a question
-        return f"{said} {b.pick(f'request: {x}: verb', verbs).format(**slots)}"
+        words = said(x)
+        verbs = [v for v in ASKED if words.endswith("?'") or "asks" not in v]  # "asks" only after a question
+        return f"{words} {b.pick(f'request: {x}: verb', verbs).format(**slots)}"
 
     stays_first = b.flip("the one who stays named first")  # in both sentences that name the two grown-ups
     told_later = b.flip("the first request told afterwards")
@@ -156,7 +161,7 @@ def second_order_belief_desire(b: StoryBuilder, image_dependent: bool) -> None:
             b.frame("changes", CHANGES).format(**slots), request(an(second.noun)),
             b.frame("hears", HEARS if stays_first
                     else HEARS_OUT_FIRST).format(noise=b.pick("noise", NOISES), **slots),
-            *([b.frame("earlier", EARLIER).format(x=an(first.noun))] if told_later else []),
+            *([f"{b.frame('earlier', EARLIER)} {said(an(first.noun))}"] if told_later else []),
             b.frame("goes", GOES).format(**slots),
             b.frame("sold out", SOLD_OUT).format(t1=at_shop[0], t2=at_shop[1], **slots),
             b.frame("sorry", SORRY).format(**slots)]
