@@ -86,7 +86,7 @@ CLOSED = (
     "Nothing can be seen inside {x} or {y}.",
 )
 LOOK = ("Where will {o.name} look for {o.det} {t} first", "Where will {o.name} go first to find {o.det} {t}",
-        "Which one will {o.name} open first to get {o.det} {t}")
+        "Where will {o.name} search first for {o.det} {t}")
 WHY_LOOK = ("Why will {o.name} look there?", "Why does {o.name} look there first?", "What makes {o.name} look there?")
 REALITY = ("Where is the {t} really", "Where is {o.name}'s {t} now", "Where is the {t} at this moment")
 NEXT = ("What will {o.name} do next?", "What does {o.name} do now?", "What will {o.name} do to get {o.det} {t}?")
@@ -308,9 +308,11 @@ WANTS_FOR = (
     "for show-and-tell", "for a game", "to show {det} friend", "for the puppet show", "for a drawing",
     "for the class photo", "for the reading corner", "to share with {det} friends",
 )
-NOW = ("Where are the {x} now", "Where are the {x} kept now", "In which one are the {x} at this moment")
-GO = ("Where will {ch.name} go to get {an_x}", "Where will {ch.name} look for {an_x}",
-      "Which one will {ch.name} go to for {an_x}")
+#: Each wording asks "where" (the options are places: "in the red box"); GO's options say where to ("to the red box"),
+#: so each of its verbs is one of going, never "look for" ("look for a ball, to the green toy chest").
+NOW = ("Where are the {x} now", "Where are the {x} kept now", "Where are the {x} at this moment")
+GO = ("Where will {ch.name} go to get {an_x}", "Where will {ch.name} head to find {an_x}",
+      "Where will {ch.name} run to fetch {an_x}")
 WHY_GO = ("Why will {ch.name} go there?", "Why does {ch.name} go there?", "What makes {ch.name} go there?")
 
 

@@ -160,7 +160,7 @@ UNDONE = (
     "{h.name} sits down with {v.name} to make a new {short}; {v.name} is happy again.",
 )
 LOOK = ("{a.name} wants {a.det} {w1}. Where will {a.sub} look for it", "Where will {a.name} look for {a.det} {w1}",
-        "Which one will {a.name} open to get {a.det} {w1}")
+        "Where will {a.name} search for {a.det} {w1}")
 WHY_LOOK = ("Why will {a.sub} look there?", "Why does {a.name} look there?", "What makes {a.name} look there?")
 FEEL = ("How does {v.name} feel?", "How is {v.name} feeling now?", "How does {v.name} feel when {v.sub} sees it?")
 NAUGHTY = ("Is {a.name} naughty?", "Was {a.name} naughty?", "Is {a.name} being naughty?")
@@ -169,8 +169,8 @@ WHY = ("Why?", "Why do you think so?", "What makes you say that?")
 #: The reality check asks after either paper (balanced): each child's paper is named from its own pool (the
 #: actor's is spare, the victim's precious), so always asking after one would let "the box next to the precious
 #: paper's name" answer it without following the swap.
-OWN_NOW = ("Where is {a.name}'s own {w1} now", "Where is {a.name}'s {w1} now", "In which one is {a.name}'s {w1} now")
-THEIRS_NOW = ("Where is {v.name}'s {w2} now", "In which one is {v.name}'s {w2} now",
+OWN_NOW = ("Where is {a.name}'s own {w1} now", "Where is {a.name}'s {w1} now", "Where can {a.name}'s {w1} be found now")
+THEIRS_NOW = ("Where is {v.name}'s {w2} now", "Where can {v.name}'s {w2} be found now",
               "Where has {v.name}'s {w2} ended up")
 SAW = ("Did {a.name} see {h.name} swap the papers?", "Did {a.name} watch {h.name} swap the two papers?",
        "Was {a.name} there to see {h.name} swap the papers?")
