@@ -90,8 +90,9 @@ def generate_storyturn(task_id: str, index: int, seed: int, image_dependent: boo
                        slot: int | None = None) -> tuple[StoryTurn, StoryBuilder]:
     """One StoryTurn of a task, and the builder holding its scenes; deterministic in (task, index, seed).
 
-    Minimal pairs (sarcasm / non_sarcasm, moral_false_belief / moral_true_belief) draw from one
-    random stream, so the two members with the same index share names, things and places.
+    Minimal pairs (sarcasm / non_sarcasm, moral_false_belief / moral_true_belief) share their named draws
+    (:meth:`StoryBuilder.pick`, seeded by the pair's group), so the two members with the same index share names,
+    things and places.
     ``attempt`` > 0 redraws names, things and phrases (not the counterbalanced variant), to avoid a
     duplicate within a dataset. ``slot`` (:func:`variant_slot`) is the item's rank within its variant: with it,
     the counterbalancing runs within each variant; without it, over the indexes.
