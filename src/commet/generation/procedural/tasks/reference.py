@@ -196,14 +196,16 @@ HOW_KNEW = ("How did you know?", "How can you tell?", "What tells you that?")
 
 
 #: Layouts of the referent item: where the speaker, the listener, the screen and the two surfaces stand. ``near``
-#: is the surface the speaker sees. With one screen, whoever stands at the end is nearer to what they see; the
-#: other one stands by the screen, nearer to what it hides: per cell, each person is nearer to what they see in
-#: half the layouts (so "the thing nearest to her" is no cue).
+#: is the surface the speaker sees. The two people stand at the same two spots in every layout of both cells (the
+#: screen between them in test items, beside them in controls), so where a person stands tells nothing of the
+#: cell: only the screen's place does. Whoever stands at the end is nearer to what they see; the other one is
+#: nearer to what the screen hides (with the things placed as ``_referent_items`` places them): per cell, each
+#: person is nearer to what they see in half the layouts (so "the thing nearest to her" is no cue).
 REFERENT_LAYOUTS: dict[bool, tuple[dict[str, float], ...]] = {
     True: ({"near": 0.035, "speaker": 0.42, "screen": 0.57, "far": 0.78, "listener": 0.98},  # each sees one side
            {"far": 0.035, "listener": 0.42, "screen": 0.57, "near": 0.78, "speaker": 0.98}),
-    False: ({"near": 0.08, "speaker": 0.3, "listener": 0.45, "screen": 0.6, "far": 0.81},  # both see one side
-            {"near": 0.08, "listener": 0.3, "speaker": 0.45, "screen": 0.6, "far": 0.81}),
+    False: ({"far": 0.035, "screen": 0.255, "speaker": 0.42, "near": 0.78, "listener": 0.98},  # both see one side
+            {"far": 0.035, "screen": 0.255, "listener": 0.42, "near": 0.78, "speaker": 0.98}),
 }
 
 
@@ -226,12 +228,18 @@ def reference_hard_referent(b: StoryBuilder, image_dependent: bool) -> None:
     occ = Occluder("occluder", b.pick("screen", lex.OCCLUDERS), x(layout[4]))
     mine, theirs = Thing("target", kind, colours[0], near.id), Thing("other", kind, colours[1], far.id)
     mark1, mark2 = Thing("mark1", mark_kind, mark_colour, near.id), Thing("mark2", mark_kind, mark_colour, far.id)
-    # on each surface the thing stands beside its landmark: away from the screen on the side the person nearer to
-    # what is hidden sees, toward it on the other (so each person is nearer to what they see in half the layouts)
-    hidden_nearer_sees_near = not (test and layout_index == 1)  # in that layout the listener stands by the screen
-    screen_right = x(layout[4]) > x(layout[2])  # of the near surface; things stand left to right as put down
-    near_items = (mine, mark1) if screen_right == hidden_nearer_sees_near else (mark1, mine)
-    far_items = (theirs, mark2) if screen_right == hidden_nearer_sees_near else (mark2, theirs)
+    # on each surface the thing stands beside its landmark (things stand left to right as put down), so that the
+    # person by the screen is nearer to the hidden thing than to the one they see (each person is nearer to what
+    # they see in half the layouts). Test: away from the screen on the side the person nearer to what is hidden
+    # sees, toward it on the other; control: the hidden thing toward the screen, the seen one away from it.
+    if test:
+        hidden_nearer_sees_near = layout_index == 0  # in the other layout the listener stands by the screen
+        screen_right = x(layout[4]) > x(layout[2])  # of the near surface
+        toy_right = {near.id: screen_right != hidden_nearer_sees_near, far.id: screen_right != hidden_nearer_sees_near}
+    else:
+        toy_right = {far.id: x(layout[4]) > x(layout[3]), near.id: x(layout[2]) > x(layout[4])}
+    near_items = (mark1, mine) if toy_right[near.id] else (mine, mark1)
+    far_items = (mark2, theirs) if toy_right[far.id] else (theirs, mark2)
     for item in (speaker, listener, near, far, occ, *near_items, *far_items):
         w.add(item)
 
