@@ -29,14 +29,15 @@ WANTS_FOR = ("for show-and-tell", "to take home", "for a game", "for {det} tea p
              "for the puppet show", "to take to bed", "for the photo", "for the race", "for the picnic")
 
 
-def _mirrored_room(b: StoryBuilder) -> tuple[Cast, World, Callable[[float], float]]:
-    """A cast, a room and the map of positions in it: mirrored in half of each cell (a recorded nuisance choice,
-    drawn after the cell), so that the speaker (and what only the speaker sees) stands on the left as often as on
-    the right."""
+def _mirrored_room(b: StoryBuilder, with_layout: bool = False) -> tuple[Cast, World, Callable[[float], float], int]:
+    """A cast, a room, the map of positions in it and the layout (0 or 1, with ``with_layout``): the room is
+    mirrored in half of each cell, so that the speaker (and what only the speaker sees) stands on the left as often
+    as on the right. Mirror and layout are recorded nuisance coins drawn jointly after the cell, so that their every
+    combination (which decides whether the answer stands left or right) is balanced within it too."""
     cast = Cast(b)
     w = World(room(b))
-    flip = b.flip("room mirrored")  # drawn after the cell: balanced within it
-    return cast, w, (lambda v: 1 - v) if flip else (lambda v: v)
+    flip, layout = b.flips("room mirrored", "layout") if with_layout else (b.flip("room mirrored"), False)
+    return cast, w, (lambda v: 1 - v) if flip else (lambda v: v), int(layout)
 
 
 def _sight(w: World, agent: Agent, things: list[Thing], say: Callable[[Thing], str]) -> str:
@@ -102,9 +103,9 @@ EASY_LAYOUTS: tuple[dict[str, float], ...] = (
 def reference_easy(b: StoryBuilder, image_dependent: bool) -> None:
     b.role(True, "")
     surfaces = list(lex.SURFACES)[:: 1 if b.cell("near surface", 2) else -1]  # which one the speaker sees
-    cast, w, x = _mirrored_room(b)
+    cast, w, x, layout_index = _mirrored_room(b, with_layout=True)
     # the thing the speaker sees is the nearer one in half the layouts, the farther one in the other half
-    spots = EASY_LAYOUTS[b.flip("layout")]
+    spots = EASY_LAYOUTS[layout_index]
     # two children: a grown-up's title ("Grandma") beside the view it names would tell the two views apart
     speaker, listener = cast.child(x(spots["speaker"])), cast.child(x(spots["listener"]))
     kind = b.pick("toy", lex.TOYS)
@@ -214,8 +215,7 @@ def reference_hard_referent(b: StoryBuilder, image_dependent: bool) -> None:
     the thing next to the Y he can see. Test: each sees a different Y (mistaken referent); control: both see
     the same one (the listener brings the right thing). Nothing is moved."""
     test = b.role(b.cell("different views", 2) == 1, "both see the same landmark: the listener understands")
-    cast, w, x = _mirrored_room(b)
-    layout_index = int(b.flip("layout"))
+    cast, w, x, layout_index = _mirrored_room(b, with_layout=True)
     spots = REFERENT_LAYOUTS[test][layout_index]
     layout = (spots["speaker"], spots["listener"], spots["near"], spots["far"], spots["screen"])
     speaker, listener = cast.child(x(layout[0])), cast.adult(x(layout[1]))
@@ -346,7 +346,7 @@ def reference_hard_perspective(b: StoryBuilder, image_dependent: bool) -> None:
     biggest he knows of); controls: the speaker comes in (and means another one), or nothing is in the way.
     The three cells are balanced, and so is the size asked for."""
     cell = CELLS[b.cell("cell", 3)]
-    cast, w, x = _mirrored_room(b)
+    cast, w, x, _ = _mirrored_room(b)
     b.role(cell == CELLS[0], cell.replace("blocked", "blocked from the asked-for size"))
     big = b.flip("asks big")
     child, helper = cast.child(x(0.5)), cast.adult(x(0.5))
