@@ -7,7 +7,8 @@ scores it on B and the other way round, and prints, per task, the worst reader's
 (the booklet's keyed turns apart), then the overall figure of every reader.
 
     PYTHONPATH=src python bench/bench_procedural_audit.py --pairs 11:12 13:14 15:16 --per-task 40
-    PYTHONPATH=src python bench/bench_procedural_audit.py --nuisance --pairs 7:0 --per-task 24
+    PYTHONPATH=src python bench/bench_procedural_audit.py --pairs 313:314 --per-task 200 --tasks sarcasm,non_sarcasm
+    PYTHONPATH=src python bench/bench_procedural_audit.py --nuisance --pairs 7:0 --per-task 48
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ from commet.generation.procedural import (
 GATED = (BLIND, *FAMILIES)
 
 
-def sample(seed: int, per_task: int, scenes: dict[str, dict[str, object]]) -> list[StoryTurn]:
+def sample(seed: int, per_task: int, scenes: dict[str, dict[str, object]], tasks: list[str]) -> list[StoryTurn]:
     out = []
-    for task in sorted(GENERATORS):
+    for task in tasks:
         for k in range(per_task):
             storyturn, builder = generate_storyturn(task, k, seed, is_image_dependent(task, k, per_task, 0.3),
                                                     slot=variant_slot(task, k, per_task, 0.3))
@@ -40,34 +41,59 @@ def sample(seed: int, per_task: int, scenes: dict[str, dict[str, object]]) -> li
 
 
 def nuisance_table(seed: int, per_task: int) -> None:
-    """The nuisance choices each task records (``meta["nuisance"]``), with the largest gap between the counts of
-    two values within one cell (task x variant x cell), over text-only and image-only samples."""
+    """The nuisance choices each task records (``meta["nuisance"]``): the largest gap between the counts of two
+    values within one cell (task x variant x cell, the story fact crossed with it included) over the whole sample
+    and over every prefix of it; then, per task, the named draws (``meta["draws"]``: names, colours, things, rooms,
+    frames...) and how many of them change when only the item's place in the counterbalancing (its cell) changes."""
     found: dict[str, dict[str, Counter[tuple[object, ...]]]] = defaultdict(lambda: defaultdict(Counter))
+    prefix_gap: dict[tuple[str, str], int] = defaultdict(int)
+    draws: dict[str, Counter[str]] = defaultdict(Counter)
     for task in sorted(GENERATORS):
         for image in (False, True) if task in IMAGE_DEPENDENT_TASKS else (False,):
+            running: dict[tuple[object, ...], Counter[int]] = defaultdict(Counter)
             for k in range(per_task):
                 storyturn, _ = generate_storyturn(task, k, seed, image, slot=k)
                 cell = storyturn.meta.get("cell", {})
+                crossed = (image, cell.get("value"), cell.get("fact", {}).get("value"))
                 for key, choice in storyturn.meta.get("nuisance", {}).items():
-                    found[task][key][(image, cell.get("value"), choice["value"])] += 1
+                    found[task][key][(*crossed, choice["value"])] += 1
+                    counter = running[(*crossed, key)]
+                    counter[choice["value"]] += 1
+                    values = [counter.get(v, 0) for v in range(choice["of"])]
+                    prefix_gap[(task, key)] = max(prefix_gap[(task, key)], max(values) - min(values))
+                if not image and k < 4:  # the same item at another place in the sequence: another cell
+                    moved, _ = generate_storyturn(task, k, seed, image, slot=k + 1)
+                    for key, drawn in storyturn.meta["draws"].items():
+                        other = moved.meta["draws"].get(key)
+                        if other is not None and other["of"] == drawn["of"]:
+                            draws[task]["compared"] += 1
+                            draws[task]["changed"] += other["value"] != drawn["value"]
+                    draws[task]["names"] = max(draws[task]["names"], len(storyturn.meta["draws"]))
     print(f"nuisance choices (seed {seed}, {per_task} per task and variant): the largest gap between two values' "
-          "counts in one cell")
-    print("| task | nuisance choice (recorded key) | values | largest gap in a cell |")
-    print("|---|---|---|---|")
+          "counts in one cell, over the whole sample and over every prefix of it")
+    print("| task | nuisance choice (recorded key) | values | largest gap in a cell | in any prefix |")
+    print("|---|---|---|---|---|")
     for task, keys in sorted(found.items()):
         for key, counts in sorted(keys.items()):
             cells: dict[tuple[object, ...], list[int]] = defaultdict(list)
-            for (image, cell, _), n in counts.items():
-                cells[(image, cell)].append(n)
+            for (*crossed, _), n in counts.items():
+                cells[tuple(crossed)].append(n)
             values = len({v for *_, v in counts})
             gap = max(max(ns) - min(ns) if len(ns) == values else max(ns) for ns in cells.values())
-            print(f"| {task} | {key} | {values} | {gap} |")
+            print(f"| {task} | {key} | {values} | {gap} | {prefix_gap[(task, key)]} |")
+    print()
+    print("| task | named draws per story (names, colours, things, rooms, frames, wordings) | draws compared | "
+          "changed with the cell |")
+    print("|---|---|---|---|")
+    for task, counts in sorted(draws.items()):
+        print(f"| {task} | {counts['names']} | {counts['compared']} | {counts['changed']} |")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", nargs="+", default=["11:12", "13:14", "15:16"])
     parser.add_argument("--per-task", type=int, default=40)
+    parser.add_argument("--tasks", default="all", help="Comma-separated task ids (a larger --per-task for a few).")
     parser.add_argument("--nuisance", action="store_true", help="Print the nuisance-variable table instead.")
     args = parser.parse_args()
     if args.nuisance:
@@ -78,7 +104,8 @@ def main() -> None:
     for pair in args.pairs:
         a, b = (int(s) for s in pair.split(":"))
         scenes: dict[str, dict[str, object]] = {}
-        audit = audit_dataset(sample(a, args.per_task, scenes), other=sample(b, args.per_task, scenes),
+        tasks = sorted(GENERATORS) if args.tasks == "all" else args.tasks.split(",")
+        audit = audit_dataset(sample(a, args.per_task, scenes, tasks), other=sample(b, args.per_task, scenes, tasks),
                               scenes=scenes)
         for task in audit.tasks():
             for family in GATED:

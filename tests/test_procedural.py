@@ -303,8 +303,8 @@ def test_cli_procedural(tmp_path: Path) -> None:
 
 def test_a_repeated_story_is_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """A generator that can only tell two stories: two StoryTurns come out different, a third is refused."""
-    def two_stories(rng, builder, image_dependent) -> None:  # noqa: ANN001
-        builder.turn("sunny", "Is it sunny?", "yes", story="Sunny." if rng.random() < 0.5 else "Rainy.")
+    def two_stories(builder, image_dependent) -> None:  # noqa: ANN001
+        builder.turn("sunny", "Is it sunny?", "yes", story=builder.pick("weather", ("Sunny.", "Rainy.")))
 
     monkeypatch.setitem(GENERATORS, "emotion_reminder", two_stories)
     dataset = generate_dataset(tasks=["emotion_reminder"], per_task=2, seed=1)

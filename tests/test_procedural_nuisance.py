@@ -2,7 +2,11 @@
 
 * The generator records every order, position and side it chooses (``meta["nuisance"]``) and the item's
   cell (``meta["cell"]``, the draw that decides the answers). Counted exactly per cell (task x variant x
-  key), every value of every recorded choice occurs equally often: none predicts the key.
+  key), every value of every recorded choice occurs equally often: none predicts the key; and in every
+  prefix of a task's items each cell, and each value within a cell, is within one of the others.
+* Every other random draw (names, colours, things, rooms, reasons, frames, wordings) is recorded
+  (``meta["draws"]``) and made from a stream seeded without the cell: the same item with another cell
+  draws the same names, colours and things; no module of the generator makes a draw of its own.
 * Where each person stands in the pictures, measured from the scene files (the people's pixel boxes):
   the asked person's rank from the left is spread alike over the cells of a task.
 * Every sentence that gives the sarcasm pair's children a face agrees with the key (the asked child smiles
@@ -15,27 +19,34 @@
 
 from __future__ import annotations
 
+import ast
+import random
 import re
+import sys
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import pytest
 
 from commet.format.model import StoryTurn
-from commet.generation.procedural import GENERATORS, IMAGE_DEPENDENT_TASKS, generate_storyturn
+from commet.generation.procedural import GENERATORS, IMAGE_DEPENDENT_TASKS, builder, generate_storyturn
 from commet.generation.procedural.shapes import Scene
 from commet.generation.procedural.variety import storyturn_words
 
-#: Two counterbalancing blocks per task and variant (text, image-dependent): small and exact.
+#: Per task and variant (text, image-dependent): 24 items, 48 where the cell is crossed with a story fact (so that
+#: every crossed cell holds 12, which every choice of 2, 3 or 4 values splits evenly).
 PER_VARIANT = 24
+
+
+def _size(task: str) -> int:
+    return 2 * PER_VARIANT if "fact" in generate_storyturn(task, 0, seed=71, slot=0)[0].meta.get("cell", {}) else PER_VARIANT
 
 
 def _sample() -> list[tuple[StoryTurn, dict[str, Scene]]]:
     out = []
     for task in sorted(GENERATORS):
-        # one whole counterbalancing block: 24 items, or 48 where the cell is crossed with a story fact
-        size = max(PER_VARIANT, generate_storyturn(task, 0, seed=71, slot=0)[1].block)
         for image in (False, True) if task in IMAGE_DEPENDENT_TASKS else (False,):
-            for k in range(size):  # one variant at a time: the slot within the variant is the index
+            for k in range(_size(task)):  # one variant at a time: the slot within the variant is the index
                 storyturn, builder = generate_storyturn(task, k, seed=71, image_dependent=image, slot=k)
                 out.append((storyturn, builder.scenes))
     return out
@@ -51,6 +62,12 @@ def _cell(storyturn: StoryTurn) -> tuple[str, bool, object]:
     return storyturn.task, storyturn.image_dependent, cell["value"] if isinstance(cell, dict) else None
 
 
+def _crossed(storyturn: StoryTurn) -> tuple[object, ...]:
+    """The cell every nuisance choice is balanced within: the key's value, and the story fact crossed with it."""
+    fact = storyturn.meta.get("cell", {}).get("fact")
+    return (*_cell(storyturn), fact["value"] if fact else None)
+
+
 def test_every_nuisance_choice_is_balanced_within_every_cell(sample) -> None:  # noqa: ANN001
     counts: dict[tuple[object, ...], Counter[int]] = defaultdict(Counter)
     sizes: dict[tuple[object, ...], int] = {}
@@ -58,8 +75,8 @@ def test_every_nuisance_choice_is_balanced_within_every_cell(sample) -> None:  #
         record = storyturn.meta.get("nuisance", {})
         assert isinstance(record, dict)
         for key, choice in record.items():
-            counts[(*_cell(storyturn), key)][choice["value"]] += 1
-            sizes[(*_cell(storyturn), key)] = choice["of"]
+            counts[(*_crossed(storyturn), key)][choice["value"]] += 1
+            sizes[(*_crossed(storyturn), key)] = choice["of"]
     assert counts, "the generator records no nuisance choice"
     recorded = {key[0] for key in counts}
     for task in ("lie_vs_false_statement", "moral_true_belief", "sarcasm", "false_belief_location",
@@ -70,11 +87,103 @@ def test_every_nuisance_choice_is_balanced_within_every_cell(sample) -> None:  #
         n = sizes[key]
         total = sum(counter.values())
         values = [counter.get(v, 0) for v in range(n)]
-        # exact where the cell's items per block divide by n; else at most one apart per block
-        slack = 0 if total % n == 0 and (total // 2) % n == 0 else PER_VARIANT // 12
-        if max(values) - min(values) > slack:
+        # exact where the cell's items divide by n (every cell here holds 12, 6 or 4); else at most one apart
+        if max(values) - min(values) > (0 if total % n == 0 else 1):
             problems.append(f"{key}: {values}")
     assert problems == []
+
+
+def test_every_prefix_is_near_balanced(sample) -> None:  # noqa: ANN001
+    """Whatever count is asked for: in every prefix of a task's items (of one variant), each cell value is within
+    one of every other, and within each cell each value of each nuisance choice is within one of the others."""
+    by_task: dict[tuple[str, bool], list[StoryTurn]] = defaultdict(list)
+    for storyturn, _ in sample:
+        by_task[(storyturn.task, storyturn.image_dependent)].append(storyturn)
+    checked = 0
+    for items in by_task.values():
+        cells: Counter[tuple[object, ...]] = Counter()
+        choices: dict[tuple[object, ...], Counter[int]] = defaultdict(Counter)
+        for storyturn in items:  # in slot order
+            cell = storyturn.meta.get("cell")
+            if not isinstance(cell, dict):
+                break
+            cells[_crossed(storyturn)] += 1
+            n_cells = cell["of"] * (2 if "fact" in cell else 1)
+            seen = list(cells.values()) + [0] * (n_cells - len(cells))
+            assert max(seen) - min(seen) <= 1, (storyturn.id, dict(cells))
+            for key, choice in storyturn.meta.get("nuisance", {}).items():
+                counter = choices[(_crossed(storyturn), key)]
+                counter[choice["value"]] += 1
+                values = [counter.get(v, 0) for v in range(choice["of"])]
+                assert max(values) - min(values) <= 1, (storyturn.id, key, values)
+                checked += 1
+    assert checked > 3000
+
+
+def test_names_colours_and_things_are_recorded_and_independent_of_the_key() -> None:
+    """The same item (task, index, seed) at other places in the counterbalancing (other slots: other cells, other
+    orders) draws the same names, colours, things, rooms, reasons and frames: every draw of ``meta["draws"]``
+    comes from a stream seeded without the cell, so none can go with the key."""
+    compared = 0
+    for task in sorted(GENERATORS):
+        for index in range(3):
+            versions = [generate_storyturn(task, index, seed=72, slot=slot)[0] for slot in range(4)]
+            assert len({str(v.meta.get("cell")) for v in versions}) > 1 or "cell" not in versions[0].meta, task
+            draws = [v.meta["draws"] for v in versions]
+            assert {"cast: shirts"} <= set(draws[0])
+            for key, first in draws[0].items():
+                for other in draws[1:]:
+                    # a draw made in every cell from a pool of the same size gives the same value
+                    if key in other and other[key]["of"] == first["of"]:
+                        assert other[key]["value"] == first["value"], (task, index, key)
+                        compared += 1
+            names = [sorted(a["name"] for a in v.meta["world"]["log"]["agents"].values()) for v in versions]
+            assert all(n == names[0] for n in names), (task, names)  # the people are the same
+    assert compared > 1000
+
+
+GENERATOR_FILES = sorted((Path(builder.__file__).parent).rglob("*.py"))
+
+
+def test_no_generator_module_draws_at_random_but_the_builder() -> None:
+    """Only the builder owns random streams (its counterbalancing and its recorded draws); no task module, the world
+    or the renderer imports ``random`` or takes a random stream."""
+    owners = set()
+    for path in GENERATOR_FILES:
+        tree = ast.parse(path.read_text())
+        imports = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)
+                   for alias in node.names} | {node.module for node in ast.walk(tree)
+                                               if isinstance(node, ast.ImportFrom) and node.module}
+        if "random" in imports or any(isinstance(n, ast.Name) and n.id == "rng" for n in ast.walk(tree)):
+            owners.add(path.name)
+    assert owners == {"builder.py"}
+
+
+def test_every_random_draw_is_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted while generating every task: each random call the builder makes is either a counterbalancing
+    sequence (``_run``) or a named draw (``_draw``) that ``meta["draws"]`` records; no other code calls ``random``."""
+    streams: list[str] = []
+    calls: Counter[str] = Counter()
+    for name in ("random", "randrange", "randint", "choice", "choices", "sample", "shuffle", "uniform"):
+        original = getattr(random.Random, name)
+
+        def counted(self: random.Random, *args: object, __original=original, __name=name, **kwargs: object) -> object:
+            caller = sys._getframe(1).f_code
+            calls[f"{Path(caller.co_filename).name}:{caller.co_name}"] += 1
+            return __original(self, *args, **kwargs)
+        monkeypatch.setattr(random.Random, name, counted)
+    original_draw = builder.StoryBuilder._draw
+
+    def draw(self: builder.StoryBuilder, key: str) -> random.Random:
+        streams.append(key)
+        return original_draw(self, key)
+    monkeypatch.setattr(builder.StoryBuilder, "_draw", draw)
+    recorded = 0
+    for task in sorted(GENERATORS):
+        storyturn, _ = generate_storyturn(task, 1, seed=73, image_dependent=task in IMAGE_DEPENDENT_TASKS, slot=1)
+        recorded += len(storyturn.meta["draws"])
+    assert set(calls) <= {"builder.py:_run", "builder.py:pick", "builder.py:sample"}, calls
+    assert recorded == len(streams) == calls["builder.py:pick"] + calls["builder.py:sample"]
 
 
 def _asked(question: str, names: list[str]) -> str | None:
@@ -247,6 +356,12 @@ LINT: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(pin|sticker|badge|star|medal|ribbon|card|prize|certificate|rosette|stamp), who\b"),
      "a 'who' clause after a thing"),
     (re.compile(r"\btid(y|ies) up while tidying\b"), "tidying up while tidying up"),
+    # a question whose options do not fit its verb: "look for a ball, to the green toy chest" (going asks "to",
+    # looking and opening "in"), "which one ..., in the red box" (a "which one" wants a thing, not a place)
+    (re.compile(r"\b(?:look|search)(?:es|s)?(?: first)? for\b[^?.!]*?, (?:to|into) (?:the|a|an)\b"
+                r"|\b(?:[Ii]n )?[Ww]hich one\b[^?.!]*?, (?:to|in|on|at|into|from) (?:the|a|an)\b"
+                r"|\bopens?(?: first)? to\b[^?.!]*?, in (?:the|a|an)\b"),
+     "options that do not fit the question's verb"),
 )
 
 
@@ -272,12 +387,33 @@ def test_wording_lint_over_a_generated_sample(sample) -> None:  # noqa: ANN001
     assert sum(len(storyturn_words(st)) for st, _ in sample) > 100_000  # a large sample
 
 
+def test_wording_lint_over_five_more_seeds() -> None:
+    """The lint over a wider sample: five other seeds, every task and variant, 12 StoryTurns each."""
+    found, words = [], 0
+    for seed in range(101, 106):
+        for task in sorted(GENERATORS):
+            for image in (False, True) if task in IMAGE_DEPENDENT_TASKS else (False,):
+                for k in range(12):
+                    storyturn, _ = generate_storyturn(task, k, seed=seed, image_dependent=image, slot=k)
+                    words += len(storyturn_words(storyturn))
+                    found += [f"{storyturn.id}: {why}: {text}" for text in _texts(storyturn) for pattern, why in LINT
+                              if pattern.search(text)]
+    assert found == [], found[:10]
+    assert words > 200_000
+
+
 @pytest.mark.parametrize(("text", "why"), [
     ("She has a orange one.", "'a' before a vowel sound"), ("It is an red one.", "'an' before a consonant sound"),
     ("'I would like a duck!' Nora asks.", "'asks' with no question"),
     ("There is the same swan, wagging and waiting calmly.", "wagging that is not a dog's"),
     ("Maya is to get a pink star pin, who helped tidy.", "a 'who' clause after a thing"),
     ("Dad tidies up while tidying up.", "tidying up while tidying up"),
+    ("Where will Yuki look for a toy car, to the blue toy chest or to the green toy chest?",
+     "options that do not fit the question's verb"),
+    ("Which one will Ana go to for a teddy bear, to the purple basket or to the green basket?",
+     "options that do not fit the question's verb"),
+    ("Which one will Aisha open to get her card, in the purple basket or in the red basket?",
+     "options that do not fit the question's verb"),
 ])
 def test_the_lint_finds_each_fault(text: str, why: str) -> None:
     assert [w for pattern, w in LINT if pattern.search(text)] == [why]

@@ -356,13 +356,15 @@ def check_moral(s, log, scenes, facts) -> None:  # noqa: ANN001
     actor = log["things"]["own"]["owner"]
     own, theirs = log["things"]["own"], log["things"]["theirs"]
     assert (own["colour"], own["size"]) == (theirs["colour"], theirs["size"])  # they look the same
-    first = next(e["dst"] for e in log["events"] if e.get("thing") == "own" and e["kind"] == "put")
-    planted = next(e for e in log["events"] if e.get("thing") == "theirs" and e["dst"] == first)
-    assert planted["actor"] not in (actor, theirs["owner"])  # moved by a helper, not by the victim
-    knew = actor in planted["present"]
+    harmed_at, harm = next((k, e) for k, e in enumerate(log["events"]) if e["kind"] == "harm")
+    assert harm["thing"] == "theirs" and harm["actor"] == actor
+    opened = harm["src"]  # the box the actor took the paper from: the victim's paper was there (swapped, or back)
+    assert location_at(log, "theirs", harmed_at) == opened
+    planted = [e for e in log["events"][:harmed_at] if e.get("thing") == "theirs" and e["kind"] == "move"]
+    assert planted and all(e["actor"] not in (actor, theirs["owner"]) for e in planted)  # moved by a helper only
+    # on purpose exactly when the actor's replayed belief puts their own paper elsewhere than the box they opened
+    knew = believed(log, actor, "own", upto=harmed_at) != opened
     assert (role(s) == "test") == (knew == (s.task == "moral_true_belief"))
-    harm = next(e for e in log["events"] if e["kind"] == "harm")
-    assert harm["thing"] == "theirs" and harm["actor"] == actor and harm["src"] == first
     assert theirs["state"]  # the picture after the harm shows how it was spoiled
     spoiled = [o for sc in scenes for o in sc["objects"] if o["id"] == "theirs" and o.get("state")]
     assert spoiled and spoiled[0]["visible"]
@@ -373,13 +375,12 @@ def check_moral(s, log, scenes, facts) -> None:  # noqa: ANN001
         # the reality check asks after either child's paper: where the swap left it (before the harm)
         owners = {t: log["agents"][log["things"][t]["owner"]]["name"] for t in ("own", "theirs")}
         (asked,) = [t for t, name in owners.items() if re.search(rf"\b{name}'s\b", s.turns[0].question)]
-        harmed_at = next(k for k, e in enumerate(log["events"]) if e["kind"] == "harm")
         assert one(s, 0) == f"in {place_words(log, scenes, location_at(log, asked, harmed_at))}"
         assert one(s, 1) == yes_no
         assert one(s, len(s.turns) - 1).startswith(yes_no)  # still in trouble after it is fixed: if on purpose
     else:
         assert one(s, 0) == f"in {place_words(log, scenes, believed(log, actor, 'own'))}"
-        assert (believed(log, actor, "own") == first) != knew
+        assert (believed(log, actor, "own") == opened) != knew
     assert (actor in {a["id"] for a in scenes[0]["agents"]}) == knew  # the picture of the swap: who is there
     if s.image_dependent:  # whether the actor watched is only in the picture
         assert not any(w in low(s.turns[0].story) for w in ("sees it", "watches", "sees all", "sees everything"))

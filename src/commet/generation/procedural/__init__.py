@@ -12,7 +12,6 @@ reproduces a dataset byte for byte.
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,8 +90,9 @@ def generate_storyturn(task_id: str, index: int, seed: int, image_dependent: boo
                        slot: int | None = None) -> tuple[StoryTurn, StoryBuilder]:
     """One StoryTurn of a task, and the builder holding its scenes; deterministic in (task, index, seed).
 
-    Minimal pairs (sarcasm / non_sarcasm, moral_false_belief / moral_true_belief) draw from one
-    random stream, so the two members with the same index share names, things and places.
+    Minimal pairs (sarcasm / non_sarcasm, moral_false_belief / moral_true_belief) share their named draws
+    (:meth:`StoryBuilder.pick`, seeded by the pair's group), so the two members with the same index share names,
+    things and places.
     ``attempt`` > 0 redraws names, things and phrases (not the counterbalanced variant), to avoid a
     duplicate within a dataset. ``slot`` (:func:`variant_slot`) is the item's rank within its variant: with it,
     the counterbalancing runs within each variant; without it, over the indexes.
@@ -101,11 +101,10 @@ def generate_storyturn(task_id: str, index: int, seed: int, image_dependent: boo
     if image_dependent and task_id not in IMAGE_DEPENDENT_TASKS:
         raise ValueError(f"task {task_id!r} has no image-dependent variant")
     group = "+".join(sorted((task_id, PAIRS[task_id]))) if task_id in PAIRS else task_id
-    rng = random.Random(f"commet-procedural:{seed}:{group}:{index}" + (f":{attempt}" if attempt else ""))
     suffix = "img" if image_dependent else "txt"
-    builder = StoryBuilder(f"proc-{seed}-{task_id}-{index + 1:03d}-{suffix}", rng=rng, group=group, index=index,
-                           seed=seed, slot=slot, variant=suffix)
-    GENERATORS[task_id](rng, builder, image_dependent)
+    builder = StoryBuilder(f"proc-{seed}-{task_id}-{index + 1:03d}-{suffix}", group=group, index=index,
+                           seed=seed, slot=slot, variant=suffix, attempt=attempt)
+    GENERATORS[task_id](builder, image_dependent)
     meta: dict[str, object] = {
         "generator": "procedural",
         "seed": seed,

@@ -1,12 +1,20 @@
 """Building one StoryTurn: its turns, its pictures, and the counterbalancing every task shares.
 
 Counterbalancing (as in a psychology lab): every draw that could tell a skimming reader the
-answer is balanced within blocks of :data:`BLOCK` items of a task. :meth:`StoryBuilder.balanced`
-draws a value that occurs equally often in each block (the answer's position among the
-options, the item's variant, which option a sentence names first); :meth:`StoryBuilder.arrange`
-puts a list in a balanced order. Wordings of questions and frames of critical sentences are
-drawn from pools (at least :data:`MIN_WORDINGS` and :data:`MIN_FRAMES`), independently of the
-answer.
+answer is balanced over a task's items. :meth:`StoryBuilder.balanced` draws a value from a
+sequence made of shuffled runs of all values (a Latin-square-like interleaving), so that in
+**every prefix** of a task's items each value occurs within one of every other, exactly equally
+often at every multiple of the number of values; a choice balanced within the item's cell runs
+over the cell's own items the same way (the answer's position among the options, the item's
+variant, which option a sentence names first); :meth:`StoryBuilder.arrange` puts a list in a
+balanced order.
+
+Every other random draw (names, colours, things, rooms, reasons, frames of critical sentences
+and wordings of questions, from pools of at least :data:`MIN_FRAMES` and :data:`MIN_WORDINGS`)
+is made by :meth:`StoryBuilder.pick` (or :meth:`~StoryBuilder.sample`, :meth:`~StoryBuilder.shuffled`)
+from a random stream of its own, seeded by the story's seed, task, index and the draw's name,
+never by the cell, and recorded in ``meta["draws"]``: independent of the key by construction.
+The generators get no random stream of their own.
 
 Each StoryTurn says whether it is the booklet's **test** item or a **control**
 (``meta["item"]``, and ``meta["control"]`` naming what the control changes), and each turn
@@ -28,8 +36,6 @@ from commet.generation.procedural.render import compose
 from commet.generation.procedural.shapes import Scene
 from commet.generation.procedural.world import Agent, World
 
-#: Items per counterbalancing block: every balanced value occurs equally often in a block.
-BLOCK = 12
 LABELS = ("A", "B", "C", "D", "E")
 #: Every question is asked in at least this many wordings, every critical sentence told in this many frames.
 MIN_WORDINGS = 3
@@ -91,7 +97,6 @@ class StoryBuilder:
     """
 
     story_id: str
-    rng: random.Random = field(default_factory=random.Random)
     group: str = ""
     index: int = 0
     #: The item's rank among its task's items of the same variant (text or image-dependent), when known: the
@@ -99,16 +104,14 @@ class StoryBuilder:
     slot: int | None = None
     variant: str = ""
     seed: int = 0
+    #: A redraw (to avoid a duplicate text): a new stream for every :meth:`pick`, the same counterbalancing.
+    attempt: int = 0
     turns: list[Turn] = field(default_factory=list)
     scenes: dict[str, Scene] = field(default_factory=dict)
     facts: dict[str, object] = field(default_factory=dict)
     meta: dict[str, object] = field(default_factory=dict)
     #: The key and size of the draw that decides the answers (the item's cell): orders are balanced within it.
     crossed: tuple[str, int] | None = None
-    #: Items per counterbalancing block: :data:`BLOCK`, four times that after :meth:`crossed_cell` (a cell crossed with
-    #: a story fact has four values, and every pair of nuisance coins (:meth:`flips`) must still split each of them
-    #: evenly within a block).
-    block: int = BLOCK
 
     # --- counterbalancing -------------------------------------------------------------------
     @property
@@ -116,42 +119,39 @@ class StoryBuilder:
         """Where the item stands in its counterbalancing sequence: its slot within its variant, else its index."""
         return self.index if self.slot is None else self.slot
 
-    def _sequence(self, key: str, n: int, length: int | None = None) -> list[int]:
-        length = self.block if length is None else length
-        block = self.position // self.block
+    def _run(self, key: str, n: int, k: int, bits: bool = False) -> int:
+        """The ``k``-th value of ``key``'s sequence: runs of ``n`` items, each run a shuffled ``range(n)``, so that
+        every prefix of the sequence holds each value within one of every other.
+
+        With ``bits`` (``n`` a power of two: several coins drawn as one value), each run is made of pairs of
+        complementary values (every coin flipped between the two), so that every prefix also holds each coin's two
+        sides within one of each other."""
         variant = f":{self.variant}" if self.slot is not None else ""
-        stream = random.Random(f"commet-balance:{self.seed}:{self.group}{variant}:{key}:{block}")
-        if length > BLOCK and length % BLOCK == 0 and BLOCK % n == 0:
-            # a long block (a crossed cell) as runs of BLOCK, each balanced: a dataset cut short in the block
-            # is still balanced every BLOCK items
-            sequence = []
-            for _ in range(length // BLOCK):
-                run = [k % n for k in range(BLOCK)]
-                stream.shuffle(run)
-                sequence += run
-            return sequence
-        sequence = [k % n for k in range(length - length % n)]
-        stream.shuffle(sequence)
-        return sequence
+        stream = random.Random(f"commet-balance:{self.seed}:{self.group}{variant}:{key}:{k // n}")
+        if bits and n > 2:
+            pairs = []
+            for v in range(n // 2):
+                pairs.append(stream.sample((v, n - 1 - v), 2))
+            stream.shuffle(pairs)
+            run = [v for pair in pairs for v in pair]
+        else:
+            run = list(range(n))
+            stream.shuffle(run)
+        return run[k % n]
 
-    def balanced(self, key: str, n: int, given: tuple[str, int] | None = None) -> int:
-        """A value in ``range(n)``; over each block of :data:`BLOCK` items every value occurs equally often.
+    def balanced(self, key: str, n: int, given: tuple[str, int] | None = None, bits: bool = False) -> int:
+        """A value in ``range(n)``, balanced over the task's items in every prefix (see :meth:`_run`).
 
-        With ``given`` (another key and its n), the value is balanced within the items of the block that
-        share that key's value: the two are crossed, so a respondent who answers one turn by position
-        cannot use the other turn's position (branch turns, whose right answer follows the earlier pick).
+        With ``given`` (another key drawn by this method without ``given``, and its n), the value is balanced
+        within the items that share that key's value (the item's cell, or a branch turn's position): each run of
+        the given sequence holds every given value once, so this item is the ``position // n``-th of its class,
+        and its own sequence runs over the class. Branch turns cross their two positions this way, so a respondent
+        who answers one turn by position cannot use the other turn's position.
         """
-        position = self.position % self.block
         if given is None:
-            sequence = self._sequence(key, n)
-            return sequence[position] if position < len(sequence) else self.rng.randrange(n)
-        first = self._sequence(*given)
-        if position >= len(first):
-            return self.rng.randrange(n)
-        same = [j for j, v in enumerate(first) if v == first[position]]
-        sub = self._sequence(f"{key}|{given[0]}={first[position]}", n, len(same))
-        k = same.index(position)
-        return sub[k] if k < len(sub) else self.rng.randrange(n)
+            return self._run(key, n, self.position, bits)
+        value = self._run(*given, self.position)
+        return self._run(f"{key}|{given[0]}={value}", n, self.position // given[1], bits)
 
     def nuisance(self, key: str, value: int, n: int) -> int:
         """Record a nuisance choice (``meta["nuisance"][key]``: the value drawn of ``n``), so that tests can check
@@ -162,10 +162,9 @@ class StoryBuilder:
         return value
 
     def arrange(self, key: str, items: Sequence[T]) -> list[T]:
-        """``items`` in an order where the first item's position is balanced, within the items of the block that
-        share this one's cell (:meth:`cell`), and the rest shuffled. Recorded as a nuisance choice."""
-        first, rest = items[0], list(items[1:])
-        self.rng.shuffle(rest)
+        """``items`` in an order where the first item's position is balanced, within the items that share this
+        one's cell (:meth:`cell`), and the rest shuffled (a recorded draw). Recorded as a nuisance choice."""
+        first, rest = items[0], self.shuffled(f"order: {key}: the rest", items[1:])
         position = self.nuisance(f"order: {key}", self.balanced(f"arrange:{key}", len(items), self.crossed),
                                  len(items))
         return rest[:position] + [first] + rest[position:]
@@ -178,7 +177,7 @@ class StoryBuilder:
         """Balanced coins drawn jointly (one balanced value of ``2 ** len(keys)`` within the cell), each recorded as
         :meth:`flip` records it: every combination occurs equally often, so that no function of two of them (which
         option a sentence names last, when one coin orders the sentence and the other fills it) goes with a key."""
-        joint = self.balanced("flips: " + " & ".join(keys), 2 ** len(keys), self.crossed)
+        joint = self.balanced("flips: " + " & ".join(keys), 2 ** len(keys), self.crossed, bits=True)
         return [self.nuisance(key, (joint >> k) & 1, 2) == 1 for k, key in enumerate(keys)]
 
     def seat(self, key: str, agents: Sequence[Agent], xs: Sequence[float]) -> None:
@@ -199,30 +198,61 @@ class StoryBuilder:
         """The item's cell (``key``, as :meth:`cell`) crossed with a story fact that decides a control's answer
         (``fact``: the swap is undone, say), so that the control's answer is no fixed function of the story.
 
-        Both are drawn as one balanced value over a double block, and every later draw is balanced within the
-        crossed cell: the fact splits each cell evenly, and no order of mention goes with either. The cell is
-        recorded as :meth:`cell` records it, the fact beside it (``meta["cell"]["fact"]``)."""
-        self.block = 4 * BLOCK  # twelve items of each crossed cell per block: two coins drawn jointly split it evenly
+        Both are drawn as one balanced value of ``2 * n``, and every later draw is balanced within the crossed
+        cell: the fact splits each cell evenly, and no order of mention goes with either. The cell is recorded as
+        :meth:`cell` records it, the fact beside it (``meta["cell"]["fact"]``)."""
         both = self.balanced(f"{key} x {fact}", 2 * n)
         self.crossed = (f"{key} x {fact}", 2 * n)
         value, on = both % n, both >= n
         self.meta["cell"] = {"key": key, "value": value, "of": n, "fact": {"key": fact, "value": int(on)}}
         return value, on
 
-    def frame(self, key: str, pool: Sequence[T]) -> T:
-        """One frame of a critical sentence (a template, or clauses to order), drawn independently of the
-        answer; which one is remembered in the facts."""
-        assert len(pool) >= MIN_FRAMES, f"{key}: {len(pool)} frames"
-        k = self.rng.randrange(len(pool))
-        frames = self.facts.setdefault("frames", {})
-        assert isinstance(frames, dict)
-        frames[key] = k
+    # --- draws independent of the key ----------------------------------------------------------
+    def _draw(self, key: str) -> random.Random:
+        """The random stream of one named draw: seeded by the story (seed, task, index, attempt) and the draw's name,
+        never by the cell, so what it draws cannot depend on the key. Each name is drawn once per story."""
+        draws = self.meta.setdefault("draws", {})
+        assert isinstance(draws, dict) and key not in draws, f"draw {key!r} made twice"
+        return random.Random(f"commet-draw:{self.seed}:{self.group}:{self.index}:{self.attempt}:{key}")
+
+    def _record(self, key: str, value: int | list[int], n: int) -> None:
+        draws = self.meta["draws"]
+        assert isinstance(draws, dict)
+        draws[key] = {"value": value, "of": n}
+
+    def pick(self, key: str, pool: Sequence[T]) -> T:
+        """One of ``pool`` (a name, a colour, a thing, a room, a reason), uniformly, from the draw's own stream;
+        recorded in ``meta["draws"][key]`` (its index and the pool's size)."""
+        k = self._draw(key).randrange(len(pool))
+        self._record(key, k, len(pool))
         return pool[k]
 
+    def sample(self, key: str, pool: Sequence[T], k: int) -> list[T]:
+        """``k`` distinct items of ``pool``, drawn and recorded as :meth:`pick` draws one."""
+        chosen = self._draw(key).sample(range(len(pool)), k)
+        self._record(key, chosen, len(pool))
+        return [pool[j] for j in chosen]
+
+    def shuffled(self, key: str, items: Sequence[T]) -> list[T]:
+        """``items`` in a random order (an order no reader is scored on: the rest after a balanced first), drawn
+        and recorded as :meth:`pick` draws one; a list of one item or none is no draw."""
+        return list(items) if len(items) < 2 else self.sample(key, items, len(items))
+
+    def frame(self, key: str, pool: Sequence[T]) -> T:
+        """One frame of a critical sentence (a template, or clauses to order), drawn independently of the
+        answer; which one is also remembered in the facts."""
+        assert len(pool) >= MIN_FRAMES, f"{key}: {len(pool)} frames"
+        chosen = self.pick(f"frame: {key}", pool)
+        frames = self.facts.setdefault("frames", {})
+        draws = self.meta["draws"]
+        assert isinstance(frames, dict) and isinstance(draws, dict)
+        frames[key] = draws[f"frame: {key}"]["value"]
+        return chosen
+
     def wording(self, pool: Sequence[str]) -> str:
-        """One wording of a question."""
+        """One wording of a question (named by the turn it asks, so that each turn's wording is a draw of its own)."""
         assert len(pool) >= MIN_WORDINGS, pool
-        return self.rng.choice(pool)
+        return self.pick(f"wording: turn {len(self.turns) + 1}: {pool[0]}", pool)
 
     def role(self, test: bool, control: str) -> bool:
         """Mark the StoryTurn as the booklet's test item or as a control (``control`` says what it changes)."""
@@ -279,8 +309,7 @@ class StoryBuilder:
         given = (f"position:{branch_point}", len(self.turns[branch_point].options)) \
             if branch_point is not None and len(answers) > 1 else None
         position = self.balanced(f"position:{len(self.turns)}", len(options), given)
-        rest = [o for o in options if o != answers[0]]
-        self.rng.shuffle(rest)
+        rest = self.shuffled(f"options: turn {len(self.turns) + 1}", [o for o in options if o != answers[0]])
         ordered = rest[:position] + [answers[0]] + rest[position:]
         if labelled:
             shown = [Option(label=LABELS[k], text=o) for k, o in enumerate(ordered)]
@@ -308,30 +337,36 @@ def keyed_feedback(texts: dict[str, str]) -> Feedback:
 
 
 class Cast:
-    """Picks distinct names and pronouns for one story; shirts come from a palette no thing uses."""
+    """Picks distinct names and pronouns for one story, each a recorded draw of the builder (:meth:`StoryBuilder.pick`),
+    so that no name goes with the key; shirts come from a palette no thing uses."""
 
-    def __init__(self, rng: random.Random) -> None:
-        self.rng = rng
+    def __init__(self, b: StoryBuilder) -> None:
+        self.b = b
         self.used: set[str] = set()
-        self.shirts = list(lex.SHIRT_COLOURS)
-        rng.shuffle(self.shirts)
+        self.shirts = b.shuffled("cast: shirts", lex.SHIRT_COLOURS)
+        self.count = 0
 
     def _agent(self, name: str, pronoun: str, adult: bool, x: float, old: bool = False) -> Agent:
         self.used.add(name)
         agent_id = name.lower().replace(".", "").replace(" ", "_")
         return Agent(agent_id, name, pronoun, adult, self.shirts.pop(), x, old=old)
 
+    def _key(self, what: str) -> str:
+        self.count += 1
+        return f"cast: {what} {self.count}"
+
     def child(self, x: float, pronoun: str | None = None) -> Agent:
-        pronoun = pronoun or self.rng.choice(("she", "he"))
+        key = self._key("child")
+        pronoun = pronoun or self.b.pick(f"{key}: pronoun", ("she", "he"))
         pool = [n for n in (lex.GIRLS if pronoun == "she" else lex.BOYS) if n not in self.used]
-        return self._agent(self.rng.choice(pool), pronoun, False, x)
+        return self._agent(self.b.pick(f"{key}: name", pool), pronoun, False, x)
 
     def pair(self, x1: float, x2: float) -> tuple[Agent, Agent]:
         """Two children of one gender (either), so that no pronoun tells apart the two slots a story swaps."""
-        pronoun = self.rng.choice(("she", "he"))
+        pronoun = self.b.pick(self._key("pair: pronoun"), ("she", "he"))
         return self.child(x1, pronoun), self.child(x2, pronoun)
 
     def adult(self, x: float, teacher: bool = False) -> Agent:
         pool = [a for a in (lex.TEACHERS if teacher else lex.ADULTS) if a[0] not in self.used]
-        name, pronoun = self.rng.choice(pool)
+        name, pronoun = self.b.pick(self._key("adult"), pool)
         return self._agent(name, pronoun, True, x, old=name in lex.GRANDPARENTS)

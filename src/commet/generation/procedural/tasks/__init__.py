@@ -11,7 +11,6 @@ the test item's words (see :mod:`.common`), so no single word tells them apart.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 
 from commet.generation.procedural.builder import StoryBuilder
@@ -35,7 +34,7 @@ from commet.generation.procedural.tasks.second_order import second_order_belief_
 
 __all__ = ["GENERATORS", "IMAGE_DEPENDENT_TASKS", "PAIRS", "Generator", "StoryBuilder"]
 
-Generator = Callable[[random.Random, StoryBuilder, bool], None]
+Generator = Callable[[StoryBuilder, bool], None]
 
 #: Task id -> generator; the keys are exactly the taxonomy's 18 task ids.
 GENERATORS: dict[str, Generator] = {

@@ -15,8 +15,6 @@ place half the time: neither is a fixed function of the story's surface.
 
 from __future__ import annotations
 
-import random
-
 from commet.generation.procedural import lexicon as lex
 from commet.generation.procedural.builder import Cast, StoryBuilder, an, cap, right_wrong
 from commet.generation.procedural.tasks.common import (
@@ -88,7 +86,7 @@ CLOSED = (
     "Nothing can be seen inside {x} or {y}.",
 )
 LOOK = ("Where will {o.name} look for {o.det} {t} first", "Where will {o.name} go first to find {o.det} {t}",
-        "Which one will {o.name} open first to get {o.det} {t}")
+        "Where will {o.name} search first for {o.det} {t}")
 WHY_LOOK = ("Why will {o.name} look there?", "Why does {o.name} look there first?", "What makes {o.name} look there?")
 REALITY = ("Where is the {t} really", "Where is {o.name}'s {t} now", "Where is the {t} at this moment")
 NEXT = ("What will {o.name} do next?", "What does {o.name} do now?", "What will {o.name} do to get {o.det} {t}?")
@@ -106,30 +104,30 @@ class _Swapped:
     leaves; a grown-up (or an older child) swaps the two toys round; the other child sees it. In half of each
     cell (``back``) both children see the swap, then one leaves while the toys are swapped back."""
 
-    def __init__(self, rng: random.Random, b: StoryBuilder) -> None:
-        cast = Cast(rng)
+    def __init__(self, b: StoryBuilder) -> None:
+        cast = Cast(b)
         self.b = b
-        self.w = w = World(room(rng))
+        self.w = w = World(room(b))
         self.owner, self.other = cast.pair(0.1, 0.25)
-        self.mover = cast.adult(0.88) if rng.random() < 0.5 else cast.child(0.88)
+        self.mover = cast.adult(0.88) if b.pick("mover: a grown-up", (True, False)) else cast.child(0.88)
         for agent in (self.owner, self.other, self.mover):
             w.add(agent)
         away_cell, self.back = b.crossed_cell("owner away", 2, "the swap is undone")
         self.test = b.role(away_cell == 1, "true belief: the owner stays and sees the last swap")
         b.seat("owner and other", [self.owner, self.other], (0.1, 0.25))
-        self.first, self.second = two_containers(rng, b, w, (0.45, 0.65))
+        self.first, self.second = two_containers(b, w, (0.45, 0.65))
         # the owner's container stands right or left, balanced within the crossed cell: with the swap undone in half
         # of it, where the toy really is goes with no side of the picture
         if b.flip("the owner's container stands right") != (self.first.x > self.second.x):
             self.first, self.second = self.second, self.first
-        kinds = rng.sample(lex.TOYS, 2)
-        self.thing = Thing("thing", kinds[0], rng.choice(kinds[0].colours), "hands", owner=self.owner.id)
-        self.theirs = Thing("theirs", kinds[1], rng.choice(kinds[1].colours), "hands", owner=self.other.id)
+        kinds = b.sample("toys", lex.TOYS, 2)
+        self.thing = Thing("thing", kinds[0], b.pick("colour: the owner's toy", kinds[0].colours), "hands", owner=self.owner.id)
+        self.theirs = Thing("theirs", kinds[1], b.pick("colour: the other toy", kinds[1].colours), "hands", owner=self.other.id)
         w.add(Place("hands", "offstage", "brown", -5.0, name="in hand"))
         w.add(self.thing)
         w.add(self.theirs)
         self.p, self.q = (self.owner, self.other) if self.test else (self.other, self.owner)
-        _, away, to = leaving(rng, self.p)  # "while she is away" tells the leaving: each slot is named once
+        _, away, to = leaving(b, self.p)  # "while she is away" tells the leaving: each slot is named once
         names = lead_order(b, (self.owner, self.other))  # who is named first, in every sentence naming both
         boxes = b.arrange("boxes", [self.first, self.second])
         # the containers' order is a choice of its own: tied to the lead, the owner's first mention would tell which
@@ -139,7 +137,7 @@ class _Swapped:
         named = b.arrange("swap order", [self.thing, self.theirs])
         closing = b.arrange("closing", [self.first, self.second])
         o, t = self.owner, self.thing.noun
-        swap = {"m": self.mover, "a": named[0].noun, "b": named[1].noun, "why": rng.choice(TIDY_REASONS)}
+        swap = {"m": self.mover, "a": named[0].noun, "b": named[1].noun, "why": b.pick("tidy reason", TIDY_REASONS)}
         away_sentence = away_and_stays(b, self.p, self.q, away, lead=names[0])
         if self.back:  # the swap both see, then one child away while it is undone
             events = [_fmt(b.frame("swap", SWAP_SEEN), n1=names[0], n2=names[1], **swap), away_sentence, _fmt(b.frame("back", SWAP_BACK), **swap)]
@@ -211,8 +209,8 @@ class _Swapped:
                 "reality": self.thing.location, "away": self.p.id, "saw": self.q.id}
 
 
-def false_belief_location(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
-    s = _Swapped(rng, b)
+def false_belief_location(b: StoryBuilder, image_dependent: bool) -> None:
+    s = _Swapped(b)
     w, o, t = s.w, s.owner, s.thing.noun
     places = [f"in {s.first.name}", f"in {s.second.name}"]
     b.choose("look", b.wording(LOOK).format(o=o, t=t), places, f"in {w.place_name(w.belief(o.id, s.thing.id))}",
@@ -224,8 +222,8 @@ def false_belief_location(rng: random.Random, b: StoryBuilder, image_dependent: 
     b.facts.update(s.facts())
 
 
-def implicit_false_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
-    s = _Swapped(rng, b)
+def implicit_false_belief(b: StoryBuilder, image_dependent: bool) -> None:
+    s = _Swapped(b)
     w, o, t = s.w, s.owner, s.thing.noun
     b.turn("next", b.wording(NEXT).format(o=o, t=t),
            f"look for {o.det} {t} in {w.place_name(w.belief(o.id, s.thing.id))}", story=s.story, image=s.during)
@@ -308,17 +306,19 @@ NEEDS = (
 )
 WANTS_FOR = (
     "for show-and-tell", "for a game", "to show {det} friend", "for the puppet show", "for a drawing",
-    "for the class photo", "for the reading corner", "to share with {det} table",
+    "for the class photo", "for the reading corner", "to share with {det} friends",
 )
-NOW = ("Where are the {x} now", "Where are the {x} kept now", "In which one are the {x} at this moment")
-GO = ("Where will {ch.name} go to get {an_x}", "Where will {ch.name} look for {an_x}",
-      "Which one will {ch.name} go to for {an_x}")
+#: Each wording asks "where" (the options are places: "in the red box"); GO's options say where to ("to the red box"),
+#: so each of its verbs is one of going, never "look for" ("look for a ball, to the green toy chest").
+NOW = ("Where are the {x} now", "Where are the {x} kept now", "Where are the {x} at this moment")
+GO = ("Where will {ch.name} go to get {an_x}", "Where will {ch.name} head to find {an_x}",
+      "Where will {ch.name} run to fetch {an_x}")
 WHY_GO = ("Why will {ch.name} go there?", "Why does {ch.name} go there?", "What makes {ch.name} go there?")
 
 
-def true_belief_action(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
-    cast = Cast(rng)
-    w = World(rng.choice(("classroom", "art room", "library")))
+def true_belief_action(b: StoryBuilder, image_dependent: bool) -> None:
+    cast = Cast(b)
+    w = World(b.pick("room", ("classroom", "art room", "library")))
     child, mate = cast.pair(0.1, 0.25)
     teacher = cast.adult(0.88, teacher=True)
     heard_cell, back = b.crossed_cell("heard", 2, "the swap is undone")
@@ -326,10 +326,10 @@ def true_belief_action(rng: random.Random, b: StoryBuilder, image_dependent: boo
     b.seat("child and mate", [child, mate], (0.1, 0.25))
     for agent in (child, mate, teacher):
         w.add(agent)
-    first, second = two_containers(rng, b, w, (0.45, 0.65))
-    kinds = rng.sample(lex.TOYS, 2)
-    things = [Thing("thing", kinds[0], rng.choice(kinds[0].colours), first.id),
-              Thing("other", kinds[1], rng.choice(kinds[1].colours), second.id)]
+    first, second = two_containers(b, w, (0.45, 0.65))
+    kinds = b.sample("toys", lex.TOYS, 2)
+    things = [Thing("thing", kinds[0], b.pick("colour: the first toys", kinds[0].colours), first.id),
+              Thing("other", kinds[1], b.pick("colour: the second toys", kinds[1].colours), second.id)]
     for thing in things:
         w.add(thing)
     for agent in (child, mate):
@@ -340,11 +340,11 @@ def true_belief_action(rng: random.Random, b: StoryBuilder, image_dependent: boo
     (x1, p1), (x2, p2) = b.arrange("kept", [(x, first), (kinds[1].plural, second)])
     a, bb = b.arrange("swap order", [x, kinds[1].plural])
     slots = {"tc": teacher, "p": p, "q": q, "c1": c1, "c2": c2, "a": a, "b": bb, "x": x, "ch": child,
-             "an_x": an(kinds[0].noun), "for_": fill(rng.choice(WANTS_FOR), child)}
+             "an_x": an(kinds[0].noun), "for_": fill(b.pick("wants for", WANTS_FOR), child)}
     story = " ".join([
         b.frame("kept", KEPT).format(x1=x1, x2=x2, p1=p1.name, p2=p2.name, **slots),
         *([b.frame("morning", MORNING).format(**slots)] if back else []),
-        b.frame("swap", BREAK_BACK if back else BREAK).format(why=rng.choice(TIDY_REASONS), **slots),
+        b.frame("swap", BREAK_BACK if back else BREAK).format(why=b.pick("tidy reason", TIDY_REASONS), **slots),
         b.frame("announce", ANNOUNCE_BACK if back else ANNOUNCE).format(**slots),
         b.frame("needs", NEEDS).format(**slots),
     ])
@@ -453,23 +453,23 @@ FEEL = ("Before {ch.name} opens the lunchbox, how does {ch.sub} feel", "How does
         "Before opening it, how does {ch.name} feel")
 
 
-def expectation_false_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
+def expectation_false_belief(b: StoryBuilder, image_dependent: bool) -> None:
     """Two children whose lunches are swapped today; the one asked about was away (test) or watched (control).
     In half of each cell both watch the mix-up, then one is away while it is put right (the mirror false belief)."""
-    cast = Cast(rng)
+    cast = Cast(b)
     w = World("kitchen")
     child, sib = cast.pair(0.1, 0.25)
     parent = cast.adult(0.86)
     for agent in (child, sib, parent):
         w.add(agent)
-    mine, theirs = rng.sample([k for k in lex.SNACKS if k.noun != "banana"], 2)
-    boxes = [Place("lunchbox", "lunchbox", rng.choice(("red", "blue")), 0.45, closed=True,
+    mine, theirs = b.sample("foods", [k for k in lex.SNACKS if k.noun != "banana"], 2)
+    boxes = [Place("lunchbox", "lunchbox", b.pick("colour: the first lunchbox", ("red", "blue")), 0.45, closed=True,
                    name=f"{child.name}'s lunchbox"),
-             Place("lunchbox2", "lunchbox", rng.choice(("green", "purple")), 0.62, closed=True,
+             Place("lunchbox2", "lunchbox", b.pick("colour: the second lunchbox", ("green", "purple")), 0.62, closed=True,
                    name=f"{sib.name}'s lunchbox")]
     w.add(Place("cupboard", "offstage", "brown", -5.0, name="the cupboard"))
-    expected = Thing("expected", mine, rng.choice(mine.colours), "cupboard")
-    packed = Thing("packed", theirs, rng.choice(theirs.colours), "cupboard")
+    expected = Thing("expected", mine, b.pick("colour: the usual food", mine.colours), "cupboard")
+    packed = Thing("packed", theirs, b.pick("colour: the other food", theirs.colours), "cupboard")
     other_food = Thing("swapped", mine, expected.colour, "cupboard")
     w.add_all(*boxes, expected, packed, other_food)
     away_cell, back = b.crossed_cell("away", 2, "the mix-up is put right")
@@ -484,7 +484,7 @@ def expectation_false_belief(rng: random.Random, b: StoryBuilder, image_dependen
     child.beliefs["expected"] = "lunchbox"  # every day the lunchbox holds the usual food
     w.wish(child.id, wants.noun)
     w.wish(sib.id, sib_wants.noun)
-    _, away, to = leaving(rng, p)
+    _, away, to = leaving(b, p)
     h1, h2 = (sib, child) if sib_first else (child, sib)
     c1, c2 = b.arrange("names", [child, sib])  # the usual foods: a choice of its own (see _Swapped's "puts")
     food = {child.id: an(mine.noun), sib.id: an(theirs.noun)}

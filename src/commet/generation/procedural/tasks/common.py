@@ -9,7 +9,6 @@ who is where decides the answer.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 from typing import TypeVar
 
@@ -81,11 +80,13 @@ def lead_order(b: StoryBuilder, pair: tuple[T, T]) -> tuple[T, T]:
     return (pair[1], pair[0]) if b.flip("lead: the second of the pair named first") else pair
 
 
-def two_containers(rng: random.Random, b: StoryBuilder, w: World, xs: tuple[float, float]) -> tuple[Place, Place]:
+def two_containers(b: StoryBuilder, w: World, xs: tuple[float, float]) -> tuple[Place, Place]:
     """Two closed containers of different colours (and, half the time, different kinds); which one stands left
     is a balanced nuisance choice (draw the item's cell first, so that it is balanced within the cell)."""
-    colours = rng.sample(("red", "blue", "green", "yellow", "purple", "orange"), 2)
-    kinds = [rng.choice(lex.CONTAINERS)] * 2 if rng.random() < 0.5 else rng.sample(lex.CONTAINERS, 2)
+    colours = b.sample("containers: colours", ("red", "blue", "green", "yellow", "purple", "orange"), 2)
+    kinds = b.sample("containers: kinds", lex.CONTAINERS, 2)
+    if b.flip("containers: of one kind"):
+        kinds = [kinds[0]] * 2
     xs = (xs[1], xs[0]) if b.flip("containers: the first stands right") else xs
     places = []
     for k, (colour, x, kind) in enumerate(zip(colours, xs, kinds, strict=True)):
@@ -100,15 +101,15 @@ def fill(text: str, agent: Agent) -> str:
     return text.format(det=agent.det, obj=agent.obj, sub=agent.sub, own=agent.own, refl=agent.refl)
 
 
-def room(rng: random.Random, indoors: bool = True, among: Sequence[str] = ()) -> str:
+def room(b: StoryBuilder, indoors: bool = True, among: Sequence[str] = ()) -> str:
     rooms = [r[0] for r in lex.ROOMS if not indoors or r[0] != "garden"]
-    return rng.choice([r for r in rooms if r in among] if among else rooms)
+    return b.pick("room", [r for r in rooms if r in among] if among else rooms)
 
 
 
-def leaving(rng: random.Random, agent: Agent) -> tuple[str, str, str]:
+def leaving(b: StoryBuilder, agent: Agent) -> tuple[str, str, str]:
     """(goes ..., while ..., off-stage place) for an agent leaving the room."""
-    leaves, away, to = rng.choice(LEAVES)
+    leaves, away, to = b.pick("leaving", LEAVES)
     return fill(leaves, agent), fill(away, agent), to
 
 

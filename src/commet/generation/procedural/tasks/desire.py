@@ -10,7 +10,6 @@ apart, since answering "the same as / the other one than my pick" is what the it
 from __future__ import annotations
 
 import copy
-import random
 
 from commet.generation.procedural import lexicon as lex
 from commet.generation.procedural.builder import Cast, StoryBuilder, an, keyed_feedback, right_wrong
@@ -44,20 +43,20 @@ LIKES_OTHER = (
 )
 
 
-def _desire(rng: random.Random, b: StoryBuilder, common: bool) -> None:
-    cast = Cast(rng)
-    w = World(room(rng, indoors=False))
+def _desire(b: StoryBuilder, common: bool) -> None:
+    cast = Cast(b)
+    w = World(room(b, indoors=False))
     child = cast.child(0.18)
     w.add(child)
     b.role(True, "")
-    group, word = rng.choice(((lex.SNACKS, "snacks"), (lex.TOYS, "toys")))
-    kinds = rng.sample(group, 2)
+    group, word = b.pick("snacks or toys", ((lex.SNACKS, "snacks"), (lex.TOYS, "toys")))
+    kinds = b.sample("things", group, 2)
     w.add(Place("table", "table", "brown", 0.58, name="the table"))
-    things = [Thing(f"thing{k + 1}", kind, rng.choice(kind.colours), "table") for k, kind in enumerate(kinds)]
+    things = [Thing(f"thing{k + 1}", kind, b.pick(f"colour: thing {k + 1}", kind.colours), "table") for k, kind in enumerate(kinds)]
     for thing in things:
         w.add(thing)
     told = b.arrange("told", things)
-    story = b.frame("choice", CHOICE).format(occasion=rng.choice(lex.OCCASIONS), c=child, word=word,
+    story = b.frame("choice", CHOICE).format(occasion=b.pick("occasion", lex.OCCASIONS), c=child, word=word,
                                              a=an(told[0].describe()), b=an(told[1].describe()))
     names = [f"the {t.noun}" for t in things]
     b.choose("your pick", b.wording(YOURS), names, names, story=story, image=b.picture(w))
@@ -76,12 +75,12 @@ def _desire(rng: random.Random, b: StoryBuilder, common: bool) -> None:
                    likes="same as you" if common else "the other")
 
 
-def common_desire(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
-    _desire(rng, b, common=True)
+def common_desire(b: StoryBuilder, image_dependent: bool) -> None:
+    _desire(b, common=True)
 
 
-def diverse_desire(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
-    _desire(rng, b, common=False)
+def diverse_desire(b: StoryBuilder, image_dependent: bool) -> None:
+    _desire(b, common=False)
 
 
 LOST = (
@@ -111,18 +110,18 @@ NOT_THERE = (
 REALLY = ("So where is the {t} really", "Then where is the {t}", "So where must the {t} be")
 
 
-def diverse_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
-    cast = Cast(rng)
-    w = World(room(rng))
+def diverse_belief(b: StoryBuilder, image_dependent: bool) -> None:
+    cast = Cast(b)
+    w = World(room(b))
     child = cast.child(0.15)
     w.add(child)
     b.role(True, "")
-    places = two_containers(rng, b, w, (0.45, 0.75))
-    kind = rng.choice(lex.TOYS)
+    places = two_containers(b, w, (0.45, 0.75))
+    kind = b.pick("toy", lex.TOYS)
     image = b.picture(w)  # the lost thing is nowhere in sight
     names = [f"in {p.name}" for p in places]
     told = b.arrange("told", list(places))
-    when = rng.choice(lex.LOST_WHEN)
+    when = b.pick("when it was lost", lex.LOST_WHEN)
     slots = {"c": child, "t": kind.noun}
     b.choose("your guess", b.wording(GUESS).format(**slots), names, names, image=image,
              story=b.frame("lost", LOST).format(when=when, when_cap=when[:1].upper() + when[1:], a=told[0].name,
@@ -132,7 +131,7 @@ def diverse_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
     for guess in places:  # per branch: the child thinks it is in the other place; it turns out to be the guess
         branch = copy.deepcopy(w)
         thought = next(p for p in places if p.id != guess.id)
-        branch.add(Thing("lost", kind, rng.choice(kind.colours), guess.id, owner=child.id))
+        branch.add(Thing("lost", kind, b.pick(f"colour: {guess.id}", kind.colours), guess.id, owner=child.id))
         branch.agents[child.id].beliefs["lost"] = thought.id
         looks.append(f"in {branch.place_name(branch.belief(child.id, 'lost'))}")
         really.append(f"in {branch.place_name(branch.things['lost'].location)}")

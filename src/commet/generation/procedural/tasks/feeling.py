@@ -15,8 +15,6 @@
 
 from __future__ import annotations
 
-import random
-
 from commet.generation.procedural import lexicon as lex
 from commet.generation.procedural.builder import Cast, StoryBuilder, an, right_wrong
 from commet.generation.procedural.tasks.common import fill
@@ -67,13 +65,13 @@ SIT = ("Where will {c.name} sit", "Where will {c.name} choose to sit", "Where do
 WHY_SIT = ("Why will {c.name} sit there?", "Why does {c.name} sit there?", "What makes {c.name} sit there?")
 
 
-def emotion_reminder(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
-    cast = Cast(rng)
-    place = rng.choice(sorted(HABITATS))
+def emotion_reminder(b: StoryBuilder, image_dependent: bool) -> None:
+    cast = Cast(b)
+    place = b.pick("place", sorted(HABITATS))
     w = World("garden")
     child = cast.child(0.3)
     w.add(child)
-    bad, good = rng.sample(HABITATS[place], 2)
+    bad, good = b.sample("animals", HABITATS[place], 2)
     test = b.role(b.cell("bad one back", 2) == 1, "the animal that was nice comes back")
     back = bad if test else good
     w.past_harm(f"the {bad[0]}", child.id, fill(bad[1], child), where=place)
@@ -82,7 +80,7 @@ def emotion_reminder(rng: random.Random, b: StoryBuilder, image_dependent: bool)
     slots = {"c": child, "place": place, "a": back[0]}
     story = " ".join([
         b.frame("memory", MEMORY).format(a1=first[0], d1=first[1], a2=second[0], d2=second[1], **slots),
-        b.frame("today", TODAY).format(looks=rng.choice(LOOKS_FRIENDLY), **slots),
+        b.frame("today", TODAY).format(looks=b.pick("friendly looks", LOOKS_FRIENDLY), **slots),
     ])
     feeling = w.feeling_toward(child.id, f"the {back[0]}")
     did = fill(back[1] if test else back[2], child)
@@ -148,12 +146,12 @@ MEALTIMES = ("After football practice", "At breakfast", "After a long walk", "Wh
              "Before the long car ride", "At the beach", "After helping in the garden")
 
 
-def _sarcasm(rng: random.Random, b: StoryBuilder, image_dependent: bool, sincere: bool) -> None:
-    cast = Cast(rng)
-    w = World(rng.choice(("kitchen", "dining room", "living room")))
+def _sarcasm(b: StoryBuilder, image_dependent: bool, sincere: bool) -> None:
+    cast = Cast(b)
+    w = World(b.pick("room", ("kitchen", "dining room", "living room")))
     child, sib = cast.pair(0.14, 0.3)  # spots reassigned below, balanced within the item's cell
     parent = cast.adult(0.86)
-    kinds = rng.sample(lex.SNACKS, 2)
+    kinds = b.sample("snacks", lex.SNACKS, 2)
     w.add(Place("table", "table", "brown", 0.58, name="the table"))
     w.add(Place("counter", "offstage", "brown", -5.0, name="the counter"))
     for item in (child, sib, parent):
@@ -166,22 +164,22 @@ def _sarcasm(rng: random.Random, b: StoryBuilder, image_dependent: bool, sincere
     w.request(child.id, wanted.noun)
     w.request(sib.id, other.noun)
     served = wanted if gets_wanted else other
-    plates = [Thing("food", served, rng.choice(served.colours), "counter"),
-              Thing("food2", served, rng.choice(served.colours), "counter")]
+    plates = [Thing("food", served, b.pick("colour: the first plate", served.colours), "counter"),
+              Thing("food2", served, b.pick("colour: the second plate", served.colours), "counter")]
     for thing in plates:
         w.add(thing)
         w.put(parent.id, thing.id, "table")
     happy_child, sad_child = (child, sib) if gets_wanted else (sib, child)
     happy_child.expression, sad_child.expression = "happy", "cross"
     feeling = w.feeling_about(child.id, served.noun)
-    remark = rng.choice(REMARKS)
+    remark = b.pick("remark", REMARKS)
     c1, c2 = b.arrange("asks", [child, sib])
     want = {child.id: an(wanted.noun), sib.id: an(other.noun)}
     smile = b.frame("smile", SMILES).format(g=happy_child)
     frown = b.frame("frown", FROWNS).format(f=sad_child)
     one, two = b.arrange("faces", [smile, frown])  # who is named first is balanced; each face stays with its child
     slots = {"c": child, "pa": parent, "remark": remark, "s": served.plural, "a_s": an(served.noun)}
-    text = [b.frame("asks", ASKS).format(when=rng.choice(MEALTIMES), c1=c1, c2=c2, f1=want[c1.id], f2=want[c2.id],
+    text = [b.frame("asks", ASKS).format(when=b.pick("mealtime", MEALTIMES), c1=c1, c2=c2, f1=want[c1.id], f2=want[c2.id],
                                          **slots)]
     if image_dependent:
         text.append(b.frame("brings", BRINGS_PICTURE).format(**slots))
@@ -205,9 +203,9 @@ def _sarcasm(rng: random.Random, b: StoryBuilder, image_dependent: bool, sincere
                    feeling=feeling, test=test)
 
 
-def sarcasm(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
-    _sarcasm(rng, b, image_dependent, sincere=False)
+def sarcasm(b: StoryBuilder, image_dependent: bool) -> None:
+    _sarcasm(b, image_dependent, sincere=False)
 
 
-def non_sarcasm(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
-    _sarcasm(rng, b, image_dependent, sincere=True)
+def non_sarcasm(b: StoryBuilder, image_dependent: bool) -> None:
+    _sarcasm(b, image_dependent, sincere=True)

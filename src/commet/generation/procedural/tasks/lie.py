@@ -14,8 +14,6 @@ by them. At the end the claim comes true: was the first statement a lie when it 
 
 from __future__ import annotations
 
-import random
-
 from commet.format.model import Rubric
 from commet.generation.procedural import lexicon as lex
 from commet.generation.procedural.builder import Cast, StoryBuilder, an, right_wrong
@@ -135,16 +133,16 @@ BACK_THEN = ("Think back to what {s.name} told {t.name}. Was that a lie? Why or 
              "Was {s.name} lying when {s.sub} answered {t.name}? Why or why not?")
 
 
-def lie_vs_false_statement(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
-    cast = Cast(rng)
-    w = World(rng.choice(("classroom", "art room", "library")))
+def lie_vs_false_statement(b: StoryBuilder, image_dependent: bool) -> None:
+    cast = Cast(b)
+    w = World(b.pick("room", ("classroom", "art room", "library")))
     teacher = cast.adult(0.88, teacher=True)
     (speaker, other), (victim, mate) = cast.pair(0.29, 0.69), cast.pair(0.16, 0.16)  # spots balanced below
     door = Place("door", "door", "brown", 0.04, name="the door")
     desk = Place("desk", "table", "brown", 0.5, name="the desk")
     outside = Place("outside", "offstage", "brown", 2.0, name="outside")
-    prize_word = rng.choice(lex.PRIZES)
-    prize = Thing("prize", lex.STICKER, rng.choice(("yellow", "orange", "pink", "green")), desk.id, owner=victim.id,
+    prize_word = b.pick("prize", lex.PRIZES)
+    prize = Thing("prize", lex.STICKER, b.pick("colour: the prize", ("yellow", "orange", "pink", "green")), desk.id, owner=victim.id,
                   noun_override=prize_word)
     victim.desires.append(prize.id)
     lies = b.role(b.cell("speaker took it", 2) == 1, "the other child took it: the speaker guesses honestly, the other lies")
@@ -153,9 +151,9 @@ def lie_vs_false_statement(rng: random.Random, b: StoryBuilder, image_dependent:
     mate.present, mate.at = w1 is mate, "" if w1 is mate else "playground"  # the classmate: at the door or out
     for item in (teacher, speaker, other, victim, mate, door, desk, outside, prize):
         w.add(item)
-    excuse, later = rng.choice(EXCUSES)
+    excuse, later = b.pick("excuse", EXCUSES)
     slots = {"t": teacher, "s": speaker, "o": other, "v": victim, "c": mate, "p": p, "q": q, "w1": w1, "w2": w2,
-             "prize": prize_word, "a_prize": an(prize.describe()), "reason": rng.choice(lex.PRIZE_REASONS),
+             "prize": prize_word, "a_prize": an(prize.describe()), "reason": b.pick("prize reason", lex.PRIZE_REASONS),
              "excuse": excuse, "excuse_low": excuse[0].lower() + excuse[1:], "later": later,
              "s_shirt": an(speaker.shirt), "o_shirt": an(other.shirt), "s_col": speaker.shirt,
              "o_col": other.shirt}

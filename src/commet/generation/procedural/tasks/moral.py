@@ -12,8 +12,6 @@ the room to the picture.
 
 from __future__ import annotations
 
-import random
-
 from commet.format.model import Rubric
 from commet.generation.procedural import lexicon as lex
 from commet.generation.procedural.builder import Cast, StoryBuilder, right_wrong
@@ -80,6 +78,52 @@ SWAP_PICTURE = (
     "{a.name}'s top is {a_col} and {v.name}'s is {v_col}. While one of the two is out, {h.name} tidies up {why} and "
     "swaps the papers round; the picture shows who is in the room.",
 )
+#: The swap both children see, in the stories where it is later undone (``n1`` and ``n2`` in the story's lead order).
+SWAP_SEEN = (
+    "Then {h.name} tidies up {why} and swaps the two papers round; {n1.name} and {n2.name} both see it happen.",
+    "Now {h.name} comes in {why} and puts each paper where the other one was, in full view of {n1.name} and "
+    "{n2.name}.",
+    "{h.name} tidies up {why} and swaps the two papers over, while {n1.name} and {n2.name} both watch.",
+    "{h.name} mixes the papers up {why}, so that each ends up in the other's place; {n1.name} and {n2.name} see it "
+    "all.",
+    "Then {h.name}, {why}, takes out the two papers and puts each back where the other was, and {n1.name} and "
+    "{n2.name} watch.",
+)
+#: Something the grown-up does that both children see, in the stories where the swap is not undone: it names the
+#: grown-up and both children just where the swap both see does, so that who is named next to whom does not tell
+#: whether the papers were swapped back.
+SEEN = (
+    "Then {h.name} comes in to water the flowers, while {n1.name} and {n2.name} both watch.",
+    "{h.name} opens a window wide, and {n1.name} and {n2.name} both see it.",
+    "{h.name} sweeps up some crumbs, in full view of {n1.name} and {n2.name}.",
+    "Then {h.name} hangs some pictures up on the wall; {n1.name} and {n2.name} both see it happen.",
+    "{h.name} folds up a blanket, while {n1.name} and {n2.name} both watch.",
+)
+#: The swap undone while one child is away, naming no child.
+SWAP_BACK = (
+    "Then {h.name} changes {h.det} mind and swaps the two papers back; the child who stayed sees it happen.",
+    "{h.name} thinks better of it and puts each paper back where it was before, in full view of the child who "
+    "stayed.",
+    "{h.name} then swaps the papers back again, while the child in the room watches.",
+    "After a while {h.name} puts the two papers back the way they were; the child who stayed sees it all.",
+    "Then {h.name} undoes the swap, so that each paper is back in its first box, and the child in the room watches.",
+)
+SWAP_PICTURE_BACK = (
+    "{a.name} wears {a_shirt} top and {v.name} {v_shirt} one. {h.name} tidies up {why} and swaps the two papers "
+    "round while both watch. Then one of the two goes out for a while, and {h.name} swaps the papers back. The "
+    "picture shows who is in the room then.",
+    "{a.name} is in {a_shirt} top, {v.name} in {v_shirt} one. With both of them watching, {h.name}, {why}, puts each "
+    "paper where the other was. One of them leaves the room for a bit; meanwhile {h.name} puts them back. The "
+    "picture shows who stayed.",
+    "{a.name} has {a_shirt} top on and {v.name} {v_shirt} one. Both see {h.name} swap the two papers over {why}. "
+    "Later one of the two steps out, and {h.name} swaps them back. The picture shows who is there while {h.sub} "
+    "does it.",
+    "{a.name} wears {a_shirt} top; {v.name} wears {v_shirt} one. {h.name} mixes the papers up {why}, and both "
+    "children see it. Then one of them goes out for a while, and {h.name} undoes the swap. Who is in the room then "
+    "is in the picture.",
+    "{a.name}'s top is {a_col} and {v.name}'s is {v_col}. Both watch {h.name} tidy up {why} and swap the papers "
+    "round. While one of the two is out, {h.name} swaps them back; the picture shows who is in the room.",
+)
 LATER = (
     "Later, while {v.name} is out at play, {a.name} wants {a.det} {w1}.",
     "Later on, with {v.name} out at play, {a.name} goes to get {a.det} {w1}.",
@@ -88,11 +132,11 @@ LATER = (
     "Later, {v.name} goes out to play, and {a.name} would like {a.det} {w1}.",
 )
 DEED = (
-    "{a.name} opens {p1}, takes out the paper inside and {does}.",
-    "{a.name} goes to {p1}, takes the paper out and {does}.",
-    "{a.name} takes the paper from {p1} and {does}.",
-    "Out of {p1} comes the paper, and {a.name} {does}.",
-    "{a.name} reaches into {p1}, pulls out the paper and {does}.",
+    "{a.name} opens {opened}, takes out the paper inside and {does}.",
+    "{a.name} goes to {opened}, takes the paper out and {does}.",
+    "{a.name} takes the paper from {opened} and {does}.",
+    "Out of {opened} comes the paper, and {a.name} {does}.",
+    "{a.name} reaches into {opened}, pulls out the paper and {does}.",
 )
 FINDS = (
     "It was {v.name}'s {w2}! {v.name} comes back and sees it.",
@@ -116,7 +160,7 @@ UNDONE = (
     "{h.name} sits down with {v.name} to make a new {short}; {v.name} is happy again.",
 )
 LOOK = ("{a.name} wants {a.det} {w1}. Where will {a.sub} look for it", "Where will {a.name} look for {a.det} {w1}",
-        "Which one will {a.name} open to get {a.det} {w1}")
+        "Where will {a.name} search for {a.det} {w1}")
 WHY_LOOK = ("Why will {a.sub} look there?", "Why does {a.name} look there?", "What makes {a.name} look there?")
 FEEL = ("How does {v.name} feel?", "How is {v.name} feeling now?", "How does {v.name} feel when {v.sub} sees it?")
 NAUGHTY = ("Is {a.name} naughty?", "Was {a.name} naughty?", "Is {a.name} being naughty?")
@@ -125,29 +169,35 @@ WHY = ("Why?", "Why do you think so?", "What makes you say that?")
 #: The reality check asks after either paper (balanced): each child's paper is named from its own pool (the
 #: actor's is spare, the victim's precious), so always asking after one would let "the box next to the precious
 #: paper's name" answer it without following the swap.
-OWN_NOW = ("Where is {a.name}'s own {w1} now", "Where is {a.name}'s {w1} now", "In which one is {a.name}'s {w1} now")
-THEIRS_NOW = ("Where is {v.name}'s {w2} now", "In which one is {v.name}'s {w2} now",
+OWN_NOW = ("Where is {a.name}'s own {w1} now", "Where is {a.name}'s {w1} now", "Where can {a.name}'s {w1} be found now")
+THEIRS_NOW = ("Where is {v.name}'s {w2} now", "Where can {v.name}'s {w2} be found now",
               "Where has {v.name}'s {w2} ended up")
 SAW = ("Did {a.name} see {h.name} swap the papers?", "Did {a.name} watch {h.name} swap the two papers?",
        "Was {a.name} there to see {h.name} swap the papers?")
+SAW_BACK = ("Did {a.name} see {h.name} swap the papers back?", "Did {a.name} watch {h.name} put the papers back?",
+            "Was {a.name} there to see {h.name} swap the papers back?")
 CRYING = ("Why is {v.name} crying?", "Why does {v.name} cry?", "What makes {v.name} cry?")
 STILL = ("Should {a.name} still be in trouble? Why or why not?", "Should {a.name} still be told off? Why or why not?",
          "Is {a.name} still in trouble? Why or why not?")
 
 
-def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_belief: bool) -> None:
-    cast = Cast(rng)
-    w = World(rng.choice(("classroom", "playroom", "living room", "art room", "bedroom")))
+def _moral(b: StoryBuilder, image_dependent: bool, true_belief: bool) -> None:
+    cast = Cast(b)
+    w = World(b.pick("room", ("classroom", "playroom", "living room", "art room", "bedroom")))
     actor, victim = cast.pair(0.06, 0.2)
     helper = cast.adult(0.9)
     for agent in (actor, victim, helper):
         w.add(agent)
-    knew = (b.cell("knowing", 2) == 1) != true_belief  # the pair's members with one index always differ in this fact
+    # the cell (whether the actor knew) crossed with whether the swap is undone: both children see the swap, then one
+    # is away while it is swapped back, so where each paper ends up (the reality check's answer) is no fixed
+    # function of the story
+    knowing, back = b.crossed_cell("knowing", 2, "the swap is undone")
+    knew = (knowing == 1) != true_belief  # the pair's members with one index always differ in this fact
     b.seat("actor and victim", [actor, victim], (0.06, 0.2))  # no spot tells who saw the swap: only the shirts do
-    first, second = two_containers(rng, b, w, (0.42, 0.62))
-    own_word, victim_word, short, does, did, state = rng.choice(HARMS)
+    first, second = two_containers(b, w, (0.42, 0.62))
+    own_word, victim_word, short, does, did, state = b.pick("harm", HARMS)
     victim_word = fill(victim_word, victim)
-    colour = rng.choice(("yellow", "blue", "green", "pink"))
+    colour = b.pick("colour: the papers", ("yellow", "blue", "green", "pink"))
     w.add(Place("hands", "offstage", "brown", -5.0, name="in hand"))
     own = Thing("own", lex.CARD, colour, "hands", owner=actor.id, noun_override=own_word)
     theirs = Thing("theirs", lex.CARD, colour, "hands", owner=victim.id, noun_override=victim_word)
@@ -155,8 +205,8 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_beli
     w.add(theirs)
     b.role(knew == true_belief, "the actor saw the swap" if not true_belief else "the actor was away")
     p, q = (victim, actor) if knew else (actor, victim)
-    _, away, to = leaving(rng, p)  # "while she is away" tells the leaving: each slot is named once
-    why = rng.choice(TIDY_REASONS)
+    _, away, to = leaving(b, p)  # "while she is away" tells the leaving: each slot is named once
+    why = b.pick("tidy reason", TIDY_REASONS)
     names = lead_order(b, (actor, victim))  # who is named first, in every sentence that names both
     (c1, w1, p1), (c2, w2, p2) = b.arrange("puts", [(actor, own_word, first), (victim, victim_word, second)])
     slots = {"a": actor, "v": victim, "h": helper, "p": p, "q": q, "w1": own_word, "w2": victim_word,
@@ -167,26 +217,37 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_beli
     text = [f"{names[0].name}, {names[1].name} and {helper.name} are in the {w.room}.",
             b.frame("puts", PUTS).format(c1=c1, c2=c2, w1=w1, w2=w2, p1=p1.name, p2=p2.name, colour=colour)]
     if image_dependent:
-        text.append(b.frame("swap", SWAP_PICTURE).format(**slots))
+        text.append(b.frame("swap", SWAP_PICTURE_BACK if back else SWAP_PICTURE).format(**slots))
+    elif back:
+        text += [b.frame("swap", SWAP_SEEN).format(n1=names[0], n2=names[1], **slots),
+                 away_and_stays(b, p, q, away, lead=names[0]), b.frame("back", SWAP_BACK).format(**slots)]
     else:
-        text += [away_and_stays(b, p, q, away, lead=names[0]), b.frame("swap", SWAP).format(**slots)]
+        text += [b.frame("seen", SEEN).format(n1=names[0], n2=names[1], **slots),
+                 away_and_stays(b, p, q, away, lead=names[0]), b.frame("swap", SWAP).format(**slots)]
     text.append(b.frame("later", LATER).format(**slots))
     story = " ".join(text)
     w.put(actor.id, own.id, first.id)
     w.put(victim.id, theirs.id, second.id)
-    w.leave(p.id, to)
     w.walk(helper.id, 0.8)
+    if back:  # the swap both children see
+        w.hold(helper.id, own.id)
+        w.put(helper.id, theirs.id, first.id, kind="move")
+        w.put(helper.id, own.id, second.id, kind="move")
+    w.leave(p.id, to)
+    # the (last) swap, half done: the actor's paper in the helper's hand; who is in the room shows who knows
     w.hold(helper.id, own.id)
-    w.put(helper.id, theirs.id, first.id, kind="move")
-    swap_picture = b.picture(w)  # the swap, half done: who is in the room shows who knows
-    w.put(helper.id, own.id, second.id, kind="move")
+    w.put(helper.id, theirs.id, second.id if back else first.id, kind="move")
+    swap_picture = b.picture(w)
+    w.put(helper.id, own.id, first.id if back else second.id, kind="move")
     after_swap = {own.id: w.place_name(own.location), theirs.id: w.place_name(theirs.location)}
+    opened = second if back else first  # where the victim's paper is now, and the actor's was when last seen there
+    slots["opened"] = opened.name
     w.walk(helper.id, 0.9)
     if not knew:
         w.enter(actor.id)
     w.leave(victim.id, "outside")  # out at play (already out when she was the one away)
     harm = w.harm(actor.id, theirs.id, state)
-    assert harm.knowing == knew
+    assert harm.knowing == knew and theirs.location == opened.id
     w.hold(actor.id, theirs.id)  # the spoiled paper, out of the box, in the actor's hand
     w.enter(victim.id)
     victim.expression = "crying"
@@ -196,22 +257,23 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_beli
     if not true_belief:  # moral_false_belief, the booklet's order
         b.choose("look", b.wording(LOOK).format(**slots), places, f"in {w.place_name(w.belief(actor.id, own.id))}",
                  story=story, image=swap_picture)
-        b.why("why look", b.wording(WHY_LOOK).format(**slots), _reason(actor, helper, first, second, knew),
-              (f"{actor.name} saw {helper.name} swap the papers, so {actor.sub} knows {actor.det} {own_word} is in "
-               f"{second.name}." if knew else
-               f"{actor.name} did not see {helper.name} swap the papers, so {actor.sub} thinks {actor.det} {own_word} "
-               f"is still in {first.name}."),
-              [f"{actor.name} thinks it is still in {first.name}" if knew else
-               f"{actor.name} wants to spoil {victim.name}'s {victim_word}", "the papers look different"])
+        reason, key_inference, wrong = _reason(actor, helper, own_word, (first, second), knew, back)
+        b.why("why look", b.wording(WHY_LOOK).format(**slots), reason, key_inference,
+              [wrong if knew else f"{actor.name} wants to spoil {victim.name}'s {victim_word}",
+               "the papers look different"])
         b.turn("feels", b.wording(FEEL).format(**slots), "sad",
                story=f"{deed} {b.frame('finds', FINDS).format(**slots)}", image=b.picture(w))
     else:  # moral_true_belief
         asked = own if b.flip("reality asks after") else theirs
         b.choose("reality", b.wording(OWN_NOW if asked is own else THEIRS_NOW).format(**slots), places,
                  f"in {after_swap[asked.id]}", story=story, image=swap_picture)
-        b.yes_no("saw swap", b.wording(SAW).format(**slots), knew,
-                 feedback=right_wrong("That's right.", f"Not quite: {actor.name}'s {own_word} is in {second.name} now."))
-        slot = f"{q.name} was in the room when {helper.name} swapped them, and {p.name} was {away}."
+        b.yes_no("saw swap", b.wording(SAW_BACK if back else SAW).format(**slots), knew,
+                 feedback=right_wrong("That's right.", f"Not quite: {actor.name}'s {own_word} is in "
+                                      f"{after_swap[own.id]} now."))
+        # who saw the (last) swap, the two named in the story's lead order (never the one who saw it first)
+        swapped = "swapped them back" if back else "swapped them"
+        slot = (f"{q.name} was in the room when {helper.name} {swapped}, and {p.name} was {away}."
+                if names[0] is q else f"{p.name} was {away} when {helper.name} {swapped}, and {q.name} was in the room.")
         b.why("why crying", b.wording(CRYING).format(**slots),
               f"Because {actor.name} took {victim.det} {victim_word} and {did}.",
               f"{actor.name} spoiled {victim.name}'s {victim_word}, which {victim.name} cared about.",
@@ -222,7 +284,7 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_beli
     b.yes_no("trouble", b.wording(TROUBLE).format(**slots), naughty)
     know_why = (f"{actor.sub} knew it was {victim.name}'s {victim_word} and spoiled it anyway" if knew else
                 f"{actor.sub} thought it was {actor.det} own {own_word}; {actor.sub} did not know {victim.name}'s "
-                f"{victim_word} was in {first.name}")
+                f"{victim_word} was in {opened.name}")
     key = (f"{actor.name} knew whose paper it was, so spoiling it was on purpose." if knew else
            f"{actor.name} did not know it was {victim.name}'s {victim_word}: it was an accident.")
     false = ([f"{actor.name} did it by accident", f"it is fine because it looked like {actor.own}"] if knew else
@@ -237,20 +299,35 @@ def _moral(rng: random.Random, b: StoryBuilder, image_dependent: bool, true_beli
     else:
         b.why("why", b.wording(WHY), f"Because {know_why}.", key, false, feedback=trouble_feedback)
     b.facts.update(log=w.record(), actor=actor.name, victim=victim.name, actor_knew=harm.knowing, naughty=naughty,
-                   away=p.id, saw=q.id)
+                   away=p.id, saw=q.id, swapped_back=back)
 
 
-def _reason(actor: Agent, helper: Agent, first: Place, second: Place, knew: bool) -> str:
+def _reason(actor: Agent, helper: Agent, word: str, places: tuple[Place, Place], knew: bool, back: bool
+            ) -> tuple[str, str, str]:
+    """Why the actor looks where they do (the answer), the rubric's key inference and its false inference: what the
+    actor saw of the swap (and of the swap back, in the stories that undo it)."""
+    a, h, first, second = actor, helper.name, places[0].name, places[1].name
+    if back and knew:
+        seen = f"saw {h} swap the papers and swap them back"
+        return (f"Because {a.sub} {seen}, so {a.sub} knows {a.det} paper is back in {first}.",
+                f"{a.name} {seen}, so {a.sub} knows {a.det} {word} is back in {first}.",
+                f"{a.name} thinks it is still in {second}")
+    if back:
+        seen = f"saw {h} swap the papers but did not see {h} swap them back"
+        return (f"Because {a.sub} {seen}, so {a.sub} thinks {a.det} paper is still in {second}.",
+                f"{a.name} {seen}, so {a.sub} thinks {a.det} {word} is still in {second}.", "")
     if knew:
-        return (f"Because {actor.sub} saw {helper.name} swap the papers, so {actor.sub} knows {actor.det} paper is in "
-                f"{second.name} now.")
-    return (f"Because {actor.sub} put it in {first.name} and did not see {helper.name} swap the papers, so "
-            f"{actor.sub} thinks it is still there.")
+        return (f"Because {a.sub} saw {h} swap the papers, so {a.sub} knows {a.det} paper is in {second} now.",
+                f"{a.name} saw {h} swap the papers, so {a.sub} knows {a.det} {word} is in {second}.",
+                f"{a.name} thinks it is still in {first}")
+    return (f"Because {a.sub} put it in {first} and did not see {h} swap the papers, so {a.sub} thinks it is still "
+            f"there.", f"{a.name} did not see {h} swap the papers, so {a.sub} thinks {a.det} {word} is still in {first}.",
+            "")
 
 
-def moral_false_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
-    _moral(rng, b, image_dependent, true_belief=False)
+def moral_false_belief(b: StoryBuilder, image_dependent: bool) -> None:
+    _moral(b, image_dependent, true_belief=False)
 
 
-def moral_true_belief(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
-    _moral(rng, b, image_dependent, true_belief=True)
+def moral_true_belief(b: StoryBuilder, image_dependent: bool) -> None:
+    _moral(b, image_dependent, true_belief=True)

@@ -18,7 +18,6 @@ and the rubrics say it in those terms.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 
 from commet.generation.procedural import lexicon as lex
@@ -30,13 +29,15 @@ WANTS_FOR = ("for show-and-tell", "to take home", "for a game", "for {det} tea p
              "for the puppet show", "to take to bed", "for the photo", "for the race", "for the picnic")
 
 
-def _mirrored_room(rng: random.Random) -> tuple[Cast, World, Callable[[float], float]]:
-    """A cast, a room and the map of positions in it: mirrored in half of the stories, so that the
-    speaker (and what only the speaker sees) stands on the left as often as on the right."""
-    cast = Cast(rng)
-    w = World(room(rng))
-    flip = rng.random() < 0.5
-    return cast, w, (lambda v: 1 - v) if flip else (lambda v: v)
+def _mirrored_room(b: StoryBuilder, with_layout: bool = False) -> tuple[Cast, World, Callable[[float], float], int]:
+    """A cast, a room, the map of positions in it and the layout (0 or 1, with ``with_layout``): the room is
+    mirrored in half of each cell, so that the speaker (and what only the speaker sees) stands on the left as often
+    as on the right. Mirror and layout are recorded nuisance coins drawn jointly after the cell, so that their every
+    combination (which decides whether the answer stands left or right) is balanced within it too."""
+    cast = Cast(b)
+    w = World(room(b))
+    flip, layout = b.flips("room mirrored", "layout") if with_layout else (b.flip("room mirrored"), False)
+    return cast, w, (lambda v: 1 - v) if flip else (lambda v: v), int(layout)
 
 
 def _sight(w: World, agent: Agent, things: list[Thing], say: Callable[[Thing], str]) -> str:
@@ -99,19 +100,19 @@ EASY_LAYOUTS: tuple[dict[str, float], ...] = (
 )
 
 
-def reference_easy(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
-    cast, w, x = _mirrored_room(rng)
+def reference_easy(b: StoryBuilder, image_dependent: bool) -> None:
     b.role(True, "")
     surfaces = list(lex.SURFACES)[:: 1 if b.cell("near surface", 2) else -1]  # which one the speaker sees
+    cast, w, x, layout_index = _mirrored_room(b, with_layout=True)
     # the thing the speaker sees is the nearer one in half the layouts, the farther one in the other half
-    spots = EASY_LAYOUTS[b.flip("layout")]
+    spots = EASY_LAYOUTS[layout_index]
     # two children: a grown-up's title ("Grandma") beside the view it names would tell the two views apart
     speaker, listener = cast.child(x(spots["speaker"])), cast.child(x(spots["listener"]))
-    kind = rng.choice(lex.TOYS)
-    colour = rng.choice(kind.colours)
+    kind = b.pick("toy", lex.TOYS)
+    colour = b.pick("colour: the toys", kind.colours)
     near = Place("near", surfaces[0], "brown", x(spots["seen"]), name=f"the {surfaces[0]}")
     far = Place("far", surfaces[1], "brown", x(spots["hidden"]), name=f"the {surfaces[1]}")
-    occ = Occluder("occluder", rng.choice(lex.OCCLUDERS), x(spots["screen"]))
+    occ = Occluder("occluder", b.pick("screen", lex.OCCLUDERS), x(spots["screen"]))
     things = [Thing("thing1", kind, colour, near.id), Thing("thing2", kind, colour, far.id)]
     w.add_all(speaker, listener, near, far, occ, *things)
     meant = next(t for t in things if w.can_see(speaker.id, t.id))
@@ -119,7 +120,7 @@ def reference_easy(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
     seen_kind, hidden_kind = w.places[meant.location].kind, w.places[hidden.location].kind
     told = b.arrange("told", [seen_kind, hidden_kind])
     slots = {"s": speaker, "l": listener, "room": w.room, "k": kind.noun, "ks": kind.plural, "occ": occ.kind,
-             "seen": seen_kind, "hidden": hidden_kind, "for_": fill(rng.choice(WANTS_FOR), speaker)}
+             "seen": seen_kind, "hidden": hidden_kind, "for_": fill(b.pick("wants for", WANTS_FOR), speaker)}
     text = [b.frame("two same", TWO_SAME).format(x=told[0], y=told[1], **slots)]
     if not image_dependent:
         sees = b.frame("sees", SEES_HIDDEN_FIRST if b.flip("views: the hidden surface named first") else SEES)
@@ -196,42 +197,49 @@ HOW_KNEW = ("How did you know?", "How can you tell?", "What tells you that?")
 
 
 #: Layouts of the referent item: where the speaker, the listener, the screen and the two surfaces stand. ``near``
-#: is the surface the speaker sees. With one screen, whoever stands at the end is nearer to what they see; the
-#: other one stands by the screen, nearer to what it hides: per cell, each person is nearer to what they see in
-#: half the layouts (so "the thing nearest to her" is no cue).
+#: is the surface the speaker sees. The two people stand at the same two spots in every layout of both cells (the
+#: screen between them in test items, beside them in controls), so where a person stands tells nothing of the
+#: cell: only the screen's place does. Whoever stands at the end is nearer to what they see; the other one is
+#: nearer to what the screen hides (with the things placed as ``_referent_items`` places them): per cell, each
+#: person is nearer to what they see in half the layouts (so "the thing nearest to her" is no cue).
 REFERENT_LAYOUTS: dict[bool, tuple[dict[str, float], ...]] = {
     True: ({"near": 0.035, "speaker": 0.42, "screen": 0.57, "far": 0.78, "listener": 0.98},  # each sees one side
            {"far": 0.035, "listener": 0.42, "screen": 0.57, "near": 0.78, "speaker": 0.98}),
-    False: ({"near": 0.08, "speaker": 0.3, "listener": 0.45, "screen": 0.6, "far": 0.81},  # both see one side
-            {"near": 0.08, "listener": 0.3, "speaker": 0.45, "screen": 0.6, "far": 0.81}),
+    False: ({"far": 0.035, "screen": 0.255, "speaker": 0.42, "near": 0.78, "listener": 0.98},  # both see one side
+            {"far": 0.035, "screen": 0.255, "listener": 0.42, "near": 0.78, "speaker": 0.98}),
 }
 
 
-def reference_hard_referent(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
+def reference_hard_referent(b: StoryBuilder, image_dependent: bool) -> None:
     """'The X next to the Y' picks out the thing next to the Y the speaker can see; the listener takes it for
     the thing next to the Y he can see. Test: each sees a different Y (mistaken referent); control: both see
     the same one (the listener brings the right thing). Nothing is moved."""
-    cast, w, x = _mirrored_room(rng)
     test = b.role(b.cell("different views", 2) == 1, "both see the same landmark: the listener understands")
-    layout_index = int(b.flip("layout"))
+    cast, w, x, layout_index = _mirrored_room(b, with_layout=True)
     spots = REFERENT_LAYOUTS[test][layout_index]
     layout = (spots["speaker"], spots["listener"], spots["near"], spots["far"], spots["screen"])
     speaker, listener = cast.child(x(layout[0])), cast.adult(x(layout[1]))
-    kind, mark_kind = rng.sample([k for k in lex.TOYS if k.shape != "teddy"], 2)
-    colours = rng.sample(kind.colours, 2)
-    mark_colour = rng.choice([c for c in mark_kind.colours if c not in colours])
-    surfaces = rng.sample(lex.SURFACES, 2)
+    kind, mark_kind = b.sample("toys", [k for k in lex.TOYS if k.shape != "teddy"], 2)
+    colours = b.sample("colours: the toys", kind.colours, 2)
+    mark_colour = b.pick("colour: the landmarks", [c for c in mark_kind.colours if c not in colours])
+    surfaces = b.sample("surfaces", lex.SURFACES, 2)
     near = Place("near", surfaces[0], "brown", x(layout[2]), name=f"the {surfaces[0]}")
     far = Place("far", surfaces[1], "brown", x(layout[3]), name=f"the {surfaces[1]}")
-    occ = Occluder("occluder", rng.choice(lex.OCCLUDERS), x(layout[4]))
+    occ = Occluder("occluder", b.pick("screen", lex.OCCLUDERS), x(layout[4]))
     mine, theirs = Thing("target", kind, colours[0], near.id), Thing("other", kind, colours[1], far.id)
     mark1, mark2 = Thing("mark1", mark_kind, mark_colour, near.id), Thing("mark2", mark_kind, mark_colour, far.id)
-    # on each surface the thing stands beside its landmark: away from the screen on the side the person nearer to
-    # what is hidden sees, toward it on the other (so each person is nearer to what they see in half the layouts)
-    hidden_nearer_sees_near = not (test and layout_index == 1)  # in that layout the listener stands by the screen
-    screen_right = x(layout[4]) > x(layout[2])  # of the near surface; things stand left to right as put down
-    near_items = (mine, mark1) if screen_right == hidden_nearer_sees_near else (mark1, mine)
-    far_items = (theirs, mark2) if screen_right == hidden_nearer_sees_near else (mark2, theirs)
+    # on each surface the thing stands beside its landmark (things stand left to right as put down), so that the
+    # person by the screen is nearer to the hidden thing than to the one they see (each person is nearer to what
+    # they see in half the layouts). Test: away from the screen on the side the person nearer to what is hidden
+    # sees, toward it on the other; control: the hidden thing toward the screen, the seen one away from it.
+    if test:
+        hidden_nearer_sees_near = layout_index == 0  # in the other layout the listener stands by the screen
+        screen_right = x(layout[4]) > x(layout[2])  # of the near surface
+        toy_right = {near.id: screen_right != hidden_nearer_sees_near, far.id: screen_right != hidden_nearer_sees_near}
+    else:
+        toy_right = {far.id: x(layout[4]) > x(layout[3]), near.id: x(layout[2]) > x(layout[4])}
+    near_items = (mark1, mine) if toy_right[near.id] else (mine, mark1)
+    far_items = (mark2, theirs) if toy_right[far.id] else (theirs, mark2)
     for item in (speaker, listener, near, far, occ, *near_items, *far_items):
         w.add(item)
 
@@ -247,7 +255,7 @@ def reference_hard_referent(rng: random.Random, b: StoryBuilder, image_dependent
     told = b.arrange("told", [mine, theirs])
     slots = {"s": speaker, "l": listener, "room": w.room, "k": kind.noun, "ks": kind.plural, "m": mark_kind.noun,
              "ms": mark_kind.plural, "an_m": an(mark_kind.noun), "occ": occ.kind, "g": given.colour,
-             "sv": view[speaker.id], "lv": view[listener.id], "for_": fill(rng.choice(WANTS_FOR), speaker),
+             "sv": view[speaker.id], "lv": view[listener.id], "for_": fill(b.pick("wants for", WANTS_FOR), speaker),
              "sh": other_surface[view[speaker.id]], "lh": other_surface[view[listener.id]],
              "x": w.places[told[0].location].kind, "y": w.places[told[1].location].kind,
              "c1": told[0].colour, "c2": told[1].colour}
@@ -332,19 +340,19 @@ SIZE_WORD = {1: "small", 2: "middle-sized", 3: "big"}
 CELLS = ("listener blocked", "speaker blocked", "nobody blocked")
 
 
-def reference_hard_perspective(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
+def reference_hard_perspective(b: StoryBuilder, image_dependent: bool) -> None:
     """The paper's Figure 2: three sizes; the one asked for (the biggest or the smallest) stands alone on the far
     table, behind a screen from where the one who comes in stands. Test: the listener comes in (and gives the
     biggest he knows of); controls: the speaker comes in (and means another one), or nothing is in the way.
     The three cells are balanced, and so is the size asked for."""
-    cast, w, x = _mirrored_room(rng)
     cell = CELLS[b.cell("cell", 3)]
+    cast, w, x, _ = _mirrored_room(b)
     b.role(cell == CELLS[0], cell.replace("blocked", "blocked from the asked-for size"))
     big = b.flip("asks big")
     child, helper = cast.child(x(0.5)), cast.adult(x(0.5))
     setter, arriver = (helper, child) if cell == CELLS[1] else (child, helper)
-    kind = rng.choice([k for k in lex.TOYS if k.shape != "book"])
-    colours = rng.sample(kind.colours, 3)
+    kind = b.pick("toy", [k for k in lex.TOYS if k.shape != "book"])
+    colours = b.sample("colours: the toys", kind.colours, 3)
     far, near = (Place("far", "table", "brown", x(0.07), name="the first table"),
                  Place("near", "table", "brown", x(0.51), name="the second table"))
     setter.x = x(0.3)  # between the tables while setting out: sees each thing put down
@@ -354,16 +362,16 @@ def reference_hard_perspective(rng: random.Random, b: StoryBuilder, image_depend
     asked = 3 if big else 1
     # the far table holds one thing alone: the asked-for one, behind the screen; with nothing in the way, one of
     # the others (so that the thing standing alone is the answer no more often than any other)
-    alone = asked if cell != CELLS[2] else rng.choice([s for s in (3, 2, 1) if s != asked])
+    alone = asked if cell != CELLS[2] else [s for s in (3, 2, 1) if s != asked][b.flip("alone: the smaller of the others")]
     things = [Thing(f"thing{s}", kind, c, far.id if s == alone else near.id, size=s)
               for s, c in zip((3, 2, 1), colours, strict=True)]
-    for thing in rng.sample(things, 3):
+    for thing in b.shuffled("things set out", things):
         w.add(thing)  # the setter, between the tables, sees each one put out
     # both end up on the near table's side, in either order, so that nobody stands nearest to what they see
     setter_spot, arriver_spot = (0.72, 0.88) if b.flip("setter inside") else (0.88, 0.72)
     w.walk(setter.id, x(setter_spot))
     if cell != CELLS[2]:
-        w.add(Occluder("occluder", rng.choice(lex.OCCLUDERS), x(0.29)))
+        w.add(Occluder("occluder", b.pick("screen", lex.OCCLUDERS), x(0.29)))
     arriver.x = x(arriver_spot)
     w.enter(arriver.id)
     pick = max if big else min
@@ -375,7 +383,7 @@ def reference_hard_perspective(rng: random.Random, b: StoryBuilder, image_depend
     by_size = {t.size: t for t in things}
     occ = w.occluders["occluder"].kind if w.occluders else ""
     slots = {"x": setter, "y": arriver, "z": blocked, "c": child, "h": helper, "k": kind.noun, "ks": kind.plural,
-             "r": r, "occ": occ, "for_": fill(rng.choice(WANTS_FOR), child)}
+             "r": r, "occ": occ, "for_": fill(b.pick("wants for", WANTS_FOR), child)}
     text = [b.frame("set out", SET_OUT).format(**slots)]
     if not image_dependent:
         text.append(b.frame("colours", COLOURS_ARE).format(
@@ -449,19 +457,19 @@ BETTER = ("Which clue tells {h.name} exactly which {k} {c.name} wants", "Which c
 WHY_BETTER = ("Why is that the better clue?", "Why is that clue better?", "What makes that clue better?")
 
 
-def interpretation(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
+def interpretation(b: StoryBuilder, image_dependent: bool) -> None:
     """Is a description enough for the listener to find the wanted thing? A row of four: the wanted one has a
     colour and a feature; a second thing shares one of them (balanced which), so one clue fits one thing and the
     other fits two. Every row names the feature word and the wanted colour equally often in both cases."""
-    cast = Cast(rng)
-    w = World(room(rng))
+    cast = Cast(b)
+    w = World(room(b))
     child, helper = cast.child(0.08), cast.adult(0.92)
     w.add(child)
     w.add(helper)
     b.role(True, "")
-    kind = rng.choice([k for k in lex.TOYS if k.shape in ("duck", "teddy", "ball")])
-    feature = rng.choice(("sunglasses", "bow") if kind.shape != "ball" else ("stripes", "dots"))
-    c, c2, c3, c4 = rng.sample(lex.THING_COLOURS, 4)
+    kind = b.pick("toy", [k for k in lex.TOYS if k.shape in ("duck", "teddy", "ball")])
+    feature = b.pick("feature", ("sunglasses", "bow") if kind.shape != "ball" else ("stripes", "dots"))
+    c, c2, c3, c4 = b.sample("colours: the row", lex.THING_COLOURS, 4)
     colour_unique = b.cell("colour unique", 2) == 1
     says_colour = b.flip("says colour")
     # (colour, feature colour, or "" for 'without ...'); the wanted one is (c, feature)
@@ -472,7 +480,7 @@ def interpretation(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
     # wanted colour); else the colour fits two, and the feature word is said as often (one accessory and
     # three 'without ...').
     specs = [(c, c), (c2, c) if colour_unique else (c, ""), (c3, ""), (c4, "")]
-    rng.shuffle(specs)
+    specs = b.shuffled("order: the row", specs)
     w.add(Place("shelf", "shelf", "brown", 0.5, name="the shelf"))
     for k, (colour, accessory) in enumerate(specs):
         w.add(Thing(f"thing{k + 1}", kind, colour, "shelf", feature=feature if accessory else None,
@@ -490,7 +498,7 @@ def interpretation(rng: random.Random, b: StoryBuilder, image_dependent: bool) -
         return an(f"{t.colour} {kind.noun} {extra}")
 
     slots = {"c": child, "h": helper, "k": kind.noun, "ks": kind.plural, "col": c, "feat": plain, "clue": clue,
-             "Clue": cap(clue), "for_": fill(rng.choice(WANTS_FOR), child)}
+             "Clue": cap(clue), "for_": fill(b.pick("wants for", WANTS_FOR), child)}
     text = [b.frame("collects", COLLECTS).format(**slots)]
     text.append(b.frame("row", ROW_PICTURE).format(**slots) if image_dependent else
                 b.frame("row", ROW).format(listed=", ".join(describe(t) for t in row[:-1]) + " and " +

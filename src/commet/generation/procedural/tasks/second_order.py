@@ -16,8 +16,6 @@ the child wants now.
 
 from __future__ import annotations
 
-import random
-
 from commet.format.model import Rubric
 from commet.generation.procedural import lexicon as lex
 from commet.generation.procedural.builder import Cast, StoryBuilder, an, cap, right_wrong
@@ -57,12 +55,14 @@ UNDECIDED = (
     "{c.name} cannot decide at first.", "{c.name} looks at the two toys for a long time.",
     "{c.name} takes a long look.", "{c.name} stares at the window.", "{c.name} points at the window.",
 )
+#: The first request, told afterwards, in the same quoted words as every request (so that each toy is named in a
+#: request in every story), after a lead-in of its own words (no one word, such as "both", marks these stories).
 EARLIER = (
-    "Before that, in front of both grown-ups, the wish had been {x}.",
-    "The first wish, said in front of both grown-ups, was {x}.",
-    "Until then the wish had been {x}, said with both grown-ups there.",
-    "Before the change, the wish said to both grown-ups was {x}.",
-    "Earlier, with both grown-ups listening, the wish had been {x}.",
+    "Before that, in front of both grown-ups, the wish had been this:",
+    "The first wish, said while the two grown-ups listened, went:",
+    "Until then, with everyone there, the words were:",
+    "A minute earlier, with everybody listening, it sounded like this:",
+    "At the start, in the hearing of them all:",
 )
 #: The same two sentences with the one who stays named first (which comes first is a balanced nuisance choice).
 STEPS_OUT_STAYS_FIRST = (
@@ -122,32 +122,35 @@ SURPRISED = ("Is {c.name} surprised? Why or why not?", "Is {c.name} surprised by
              "Does the toy surprise {c.name}? Why or why not?")
 
 
-def second_order_belief_desire(rng: random.Random, b: StoryBuilder, image_dependent: bool) -> None:
-    cast = Cast(rng)
-    w = World(rng.choice(("living room", "hallway", "kitchen")))
+def second_order_belief_desire(b: StoryBuilder, image_dependent: bool) -> None:
+    cast = Cast(b)
+    w = World(b.pick("room", ("living room", "hallway", "kitchen")))
     child, g1, g2 = cast.child(0.12), cast.adult(0.62), cast.adult(0.86)
-    first_kind, second_kind = rng.sample(lex.TOYS, 2)
+    first_kind, second_kind = b.sample("toys", lex.TOYS, 2)
     shop = Place("shop", "offstage", "brown", 3.0, name="the shop")
-    bag = Place("bag", "bag", rng.choice(("orange", "blue", "green", "pink")), 0.36, closed=True, name="the bag",
+    bag = Place("bag", "bag", b.pick("colour: the bag", ("orange", "blue", "green", "pink")), 0.36, closed=True, name="the bag",
                 away=True)
-    first = Thing("gift1", first_kind, rng.choice(first_kind.colours), shop.id)
-    second = Thing("gift2", second_kind, rng.choice(second_kind.colours), shop.id)
+    first = Thing("gift1", first_kind, b.pick("colour: the first toy", first_kind.colours), shop.id)
+    second = Thing("gift2", second_kind, b.pick("colour: the second toy", second_kind.colours), shop.id)
     for item in (child, g1, g2, shop, bag, first, second):
         w.add(item)
     test = b.role(b.cell("shopper missed it", 2) == 1, "the grown-up who heard the change goes to the shop")
     b.seat("grown-ups", [g1, g2], (0.62, 0.86))  # no spot tells which grown-up steps out
     p, q = b.arrange("who steps out", [g1, g2])
     shopper = p if test else q
-    occasion = fill(rng.choice(lex.GIFT_OCCASIONS), child)
+    occasion = fill(b.pick("occasion", lex.GIFT_OCCASIONS), child)
     told = b.arrange("toys", [an(first.noun), an(second.noun)])
     at_shop = b.arrange("at the shop", [an(first.noun), an(second.noun)])
     slots = {"c": child, "g1": g1, "g2": g2, "p": p, "q": q, "s": shopper, "occasion": occasion,
              "occasion_cap": cap(occasion)}
 
+    def said(x: str) -> str:
+        return b.pick(f"request: {x}", REQUESTS).format(x=x, X=cap(x))
+
     def request(x: str) -> str:
-        said = rng.choice(REQUESTS).format(x=x, X=cap(x))
-        verbs = [v for v in ASKED if said.endswith("?'") or "asks" not in v]  # "asks" only after a question
-        return f"{said} {rng.choice(verbs).format(**slots)}"
+        words = said(x)
+        verbs = [v for v in ASKED if words.endswith("?'") or "asks" not in v]  # "asks" only after a question
+        return f"{words} {b.pick(f'request: {x}: verb', verbs).format(**slots)}"
 
     stays_first = b.flip("the one who stays named first")  # in both sentences that name the two grown-ups
     told_later = b.flip("the first request told afterwards")
@@ -157,8 +160,8 @@ def second_order_belief_desire(rng: random.Random, b: StoryBuilder, image_depend
                     else STEPS_OUT).format(**slots),
             b.frame("changes", CHANGES).format(**slots), request(an(second.noun)),
             b.frame("hears", HEARS if stays_first
-                    else HEARS_OUT_FIRST).format(noise=rng.choice(NOISES), **slots),
-            *([b.frame("earlier", EARLIER).format(x=an(first.noun))] if told_later else []),
+                    else HEARS_OUT_FIRST).format(noise=b.pick("noise", NOISES), **slots),
+            *([f"{b.frame('earlier', EARLIER)} {said(an(first.noun))}"] if told_later else []),
             b.frame("goes", GOES).format(**slots),
             b.frame("sold out", SOLD_OUT).format(t1=at_shop[0], t2=at_shop[1], **slots),
             b.frame("sorry", SORRY).format(**slots)]
