@@ -210,10 +210,10 @@ class OpenAIChatModel(OpenAIService, RemoteModel):
         """``json.dumps(self.build_params(request), ensure_ascii=False)`` as UTF-8, byte for byte (:func:`json_body`).
 
         The fields around the messages depend only on this model and the request's settings: they are encoded
-        once per settings object (a run has one for the model, one for its judge) and kept beside it, so that
-        the identity check below can never match another object that took a freed one's id."""
+        once per settings object (a run has one for the model, one for its judge). The entry holds the object,
+        so no other object can take its id while the entry is kept."""
         kept = self._body_ends.get(id(request.settings))
-        if kept is None or kept[0] is not request.settings:
+        if kept is None:
             if len(self._body_ends) >= 64:  # settings objects made per call (a tool): keep the newest few
                 self._body_ends.clear()
             kept = self._body_ends[id(request.settings)] = (request.settings,
