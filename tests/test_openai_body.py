@@ -109,3 +109,26 @@ def test_a_picture_outside_a_user_message_is_refused_every_time(monkeypatch: pyt
     for _ in range(2):
         with pytest.raises(ModelCallError, match="only supported in user messages"):
             model.request_body(request)
+
+
+def test_the_fields_around_the_messages_follow_each_requests_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The body's other fields are encoded once per settings object and kept: requests with other settings,
+    alternately, with equal settings in another object, and with settings made after many others were
+    dropped, each get their own fields."""
+    import gc
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    model = OpenAIChatModel("cand", {"base_url": "http://127.0.0.1:9/v1"})
+    messages = conversation()[:2]
+    settings = [GenerationSettings(), GenerationSettings(temperature=0.7, seed=3), GenerationSettings(top_p=0.5),
+                GenerationSettings(temperature=0.7, seed=3)]
+    for _ in range(2):
+        for each in settings:
+            request = ModelRequest(messages, each)
+            assert model.request_body(request) == json.dumps(model.build_params(request), ensure_ascii=False).encode()
+    for i in range(200):  # objects made and dropped: a new one may take a dropped one's id
+        request = ModelRequest(messages, GenerationSettings(max_tokens=1 + i % 7))
+        assert model.request_body(request) == json.dumps(model.build_params(request), ensure_ascii=False).encode()
+        del request
+        gc.collect(0)
+    assert len(model._body_ends) <= 64

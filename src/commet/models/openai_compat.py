@@ -75,20 +75,25 @@ _MESSAGES_MARK = f"commet-messages-{secrets.token_hex(8)}"
 _body_json = json.JSONEncoder(ensure_ascii=False).encode
 
 
-def json_body(params: dict[str, Any], messages: Sequence[base.Message],
+def body_ends(params: dict[str, Any]) -> tuple[str, str]:
+    """The JSON of a body's every field but its messages (``params["messages"]`` only keeps their place), as the
+    two texts before and after the messages (:func:`json_body` joins the messages between)."""
+    head, _, tail = _body_json({**params, "messages": _MESSAGES_MARK}).partition(f'"{_MESSAGES_MARK}"')
+    return head, tail
+
+
+def json_body(ends: tuple[str, str], messages: Sequence[base.Message],
               message_json: Callable[[base.Message, int], str]) -> bytes:
     """``json.dumps({**params, "messages": <the messages>}, ensure_ascii=False)`` as UTF-8, byte for byte, made from
-    each message's own JSON (``message_json(message, index)``, with a mark for each picture) and each picture's
-    data URL.
+    the other fields' JSON (``ends``: :func:`body_ends` of ``params``), each message's own JSON
+    (``message_json(message, index)``, with a mark for each picture) and each picture's data URL.
 
     Every later turn of a conversation (and every judge call) sends the earlier messages and pictures again:
     each message keeps its JSON (:meth:`OpenAIChatModel.message_json`), so the encoder sees a message once, and the
     data URLs (base64 needs no escaping; made once per picture, ``ImagePart.base64``) are joined in as bytes
     (at 1 MB a picture, the encoder's scan of its base64 was about 5 ms per picture and call).
-    ``params["messages"]`` only keeps the messages' place in the body.
     """
-    head, _, tail = _body_json({**params, "messages": _MESSAGES_MARK}).partition(
-        f'"{_MESSAGES_MARK}"')
+    head, tail = ends
     text = f"{head}[{', '.join(message_json(message, i) for i, message in enumerate(messages))}]{tail}"
     if _PICTURE_MARK not in text:
         return text.encode()
@@ -191,6 +196,8 @@ class OpenAIChatModel(OpenAIService, RemoteModel):
             [Endpoint(url or "default", connect(url)) for url in self._endpoint_urls()])
         self._client, self._direct = self.pool.endpoints[0].client
         self._encoding = ("openai", self.image_detail)  # this model's key in ``Message.encodings``
+        #: by ``id`` of a request's settings: those settings and the body's fields around its messages
+        self._body_ends: dict[int, tuple[base.GenerationSettings, tuple[str, str]]] = {}
 
     def _endpoint_urls(self) -> list[str | None]:
         """The base URLs to spread requests over; None: the SDK's default endpoint."""
@@ -200,8 +207,18 @@ class OpenAIChatModel(OpenAIService, RemoteModel):
         return self._params(request, to_openai_messages(request.messages, image_detail=self.image_detail, url=url))
 
     def request_body(self, request: base.ModelRequest) -> bytes:
-        """``json.dumps(self.build_params(request), ensure_ascii=False)`` as UTF-8, byte for byte (:func:`json_body`)."""
-        return json_body(self._params(request, None), request.messages, self.message_json)
+        """``json.dumps(self.build_params(request), ensure_ascii=False)`` as UTF-8, byte for byte (:func:`json_body`).
+
+        The fields around the messages depend only on this model and the request's settings: they are encoded
+        once per settings object (a run has one for the model, one for its judge). The entry holds the object,
+        so no other object can take its id while the entry is kept."""
+        kept = self._body_ends.get(id(request.settings))
+        if kept is None:
+            if len(self._body_ends) >= 64:  # settings objects made per call (a tool): keep the newest few
+                self._body_ends.clear()
+            kept = self._body_ends[id(request.settings)] = (request.settings,
+                                                              body_ends(self._params(request, None)))
+        return json_body(kept[1], request.messages, self.message_json)
 
     def message_json(self, message: base.Message, index: int) -> str:
         """The message at ``index`` of a conversation as this model's body holds it (:func:`message_body_json`),
@@ -330,13 +347,15 @@ class DirectChatTransport:
 
             ssl = ssl_module.create_default_context(cafile=os.environ.get("SSL_CERT_FILE") or certifi.where(),
                                                     capath=os.environ.get("SSL_CERT_DIR") or None)
+        # the headers as the session's own: a request given none copies them as they are, where headers given with
+        # each request were merged into them again at every call
         self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=self.connections, ssl=ssl),
-                                              timeout=aiohttp.ClientTimeout(total=None))
+                                              timeout=aiohttp.ClientTimeout(total=None), headers=self.headers)
         return self._session
 
     async def post(self, body: bytes) -> bytes:
         session = self._session or self._open()
-        async with session.post(self.url, data=body, headers=self.headers, proxy=self.proxy) as response:
+        async with session.post(self.url, data=body, proxy=self.proxy) as response:
             if (response.content_length or 0) > MAX_BODY_BYTES:
                 raise _too_large()
             raw = await response.content.read(MAX_BODY_BYTES + 1)
