@@ -50,14 +50,12 @@ PIP=(--quiet --disable-pip-version-check)
 "$PY" scripts/floors.py "$EXTRAS" > "$VENV/constraints.txt"
 echo "floors: $(tr '\n' ' ' < "$VENV/constraints.txt")"
 "$PY" -m pip install "${PIP[@]}" -c "$VENV/constraints.txt" -e ".[$EXTRAS]" \
-  "pytest>=8.0" "pytest-asyncio>=0.23" "pytest-timeout>=2.3" "pytest-xdist>=3.8" "hypothesis>=6.0" "jsonschema>=4.0" \
-  "httpx>=0.28.1"
+  "pytest>=8.0" "pytest-asyncio>=0.23" "pytest-timeout>=2.3" "hypothesis>=6.0" "jsonschema>=4.0" "httpx>=0.28.1"
 "$PY" -m pip check
 # The fast tests that touch the floored packages (format + HF and Hub datasets, engine, providers on local fake
 # servers, reports, optional extras, the web apps over HTTP without a browser, the inspect task); each file runs
-# in under a minute. On every core, a file to a worker, as scripts/test.sh runs the main suite.
-"$PY" -m pytest -q -p no:cacheprovider -n "${COMMET_TEST_WORKERS:-auto}" --maxprocesses 4 \
-  --dist loadfile --no-loadscope-reorder \
+# in under a minute.
+"$PY" -m pytest -q -p no:cacheprovider \
   tests/test_taxonomy_declared.py tests/test_hf.py tests/test_hub_datasets.py tests/test_dataset_io.py \
   tests/test_validate.py tests/test_pipe_format.py tests/test_engine.py tests/test_rules_and_options.py \
   tests/test_models_remote.py tests/test_reports_analyses.py tests/test_reports_cli.py tests/test_reports_stats.py \
