@@ -22,7 +22,11 @@ if [ ! -f .node/node_modules/axe-core/axe.min.js ]; then  # accessibility checks
 fi
 ruff check src tests bench scripts
 mypy  # the package, strict ([tool.mypy] in pyproject.toml)
-python -m pytest -q -p no:cacheprovider
+# Every test, on every core (at most 4: each worker holds its own browsers and tiny models; COMMET_TEST_WORKERS
+# sets the number), a whole file to a worker so that a file's shared set-up is made once, the files marked slow
+# first (tests/conftest.py's SLOW_FILES). docs/performance.md, "Test suite time", has the figures.
+python -m pytest -q -p no:cacheprovider -n "${COMMET_TEST_WORKERS:-auto}" --maxprocesses 4 \
+  --dist loadfile --no-loadscope-reorder
 # Floors job: the lowest versions pyproject.toml allows, in a separate venv, with the fast tests
 # (scripts/floors.sh, a few minutes). COMMET_SKIP_FLOORS=1 skips it locally.
 if [ "${COMMET_SKIP_FLOORS:-0}" != "1" ]; then

@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 from PIL import Image
+
+# No terminal size from the shell that started the tests: GNU readline, which pytest imports, puts the terminal's
+# size (80 x 24 where there is none) into the process's C environment, which os.environ does not show but every
+# child inherits: pytest-xdist's workers then saw COLUMNS=80 and laid the CLI's output out to 80 columns, unlike
+# the same tests run in one process. Each test that needs a width sets COLUMNS itself.
+for _size in ("COLUMNS", "LINES"):
+    os.environ.pop(_size, None)
+    os.unsetenv(_size)
 
 #: Debian's chromium, started the way this project's browser tests start it.
 CHROMIUM = "/usr/bin/chromium"
@@ -73,6 +82,37 @@ def replay_file(tmp_path: Path):
 
     return write
 
+
+#: The test files that take seconds a test (real processes, headless Chromium, tiny models, simulations), longest
+#: first: each took 10 s or more of the suite's 1,130 s on the shared 2-core machine (2026-12-07, load 6 to 12),
+#: 77 % of the time in 34 of 140 files. They are marked ``slow`` (``-m "not slow"`` for a quick local loop; CI runs
+#: every test) and run first, so that scripts/test.sh's parallel workers, handed whole files in this order, start on
+#: the long files and end together on the short ones.
+SLOW_FILES = (
+    "test_bad_input_refusals.py", "test_review_app.py", "test_study_volunteer.py", "test_regex_linear.py",
+    "test_procedural_properties.py", "test_cli_runs.py", "test_cli_api.py", "test_procedural_audit.py",
+    "test_report_browser.py", "test_scale_processes.py", "test_inspect_task.py", "test_cli_run_ids.py",
+    "test_web_hardening.py", "test_procedural.py", "test_web_audit.py", "test_app_stores_concurrent_open.py",
+    "test_failures_at_once.py", "test_malformed_input.py", "test_web_proxy_and_hosts.py", "test_study_panel.py",
+    "test_importers_replay.py", "test_calibration_e2e.py", "test_hub_datasets.py", "test_disk_full.py",
+    "test_reports_html.py", "test_review_security.py", "test_judge_probes.py", "test_store_read_only.py",
+    "test_optional_extras.py", "test_paper_tables.py", "test_calibration_labelling.py", "test_models_remote.py",
+    "test_link_loops.py", "test_sigterm.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests of SLOW_FILES ``slow`` and put them first, longest file first, each file whole and in its
+    own order: scripts/test.sh hands whole files to its workers in this order (``--dist loadfile
+    --no-loadscope-reorder``), so no long file is left to run alone at the end."""
+    missing = [name for name in SLOW_FILES if not (Path(__file__).parent / name).is_file()]
+    if missing:  # a renamed or removed file: its new name belongs in the list
+        raise pytest.UsageError(f"tests/conftest.py: SLOW_FILES names no test file {', '.join(missing)}")
+    rank = {name: index for index, name in enumerate(SLOW_FILES)}
+    for item in items:
+        if item.path.name in rank:
+            item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
 
 
 @pytest.fixture(autouse=True)

@@ -95,6 +95,7 @@ EXTRAS: tuple[Extra, ...] = (
         "pytest>=8.0",
         "pytest-asyncio>=0.23",
         "pytest-timeout>=2.3",
+        "pytest-xdist>=3.8",  # scripts/test.sh: a test file to a worker, slow files first (--no-loadscope-reorder)
         "playwright>=1.40",
         "ruff>=0.5",
         "import-linter>=2.1",
