@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from commet.errors import CommetError
+from commet.lazy import lazy_getattr
 from commet.version import __version__
 
 if TYPE_CHECKING:
@@ -31,22 +32,12 @@ _FORMAT_NAMES = ("Dataset", "Feedback", "FormatError", "StoryTurn", "Turn", "val
 _SOURCES_NAMES = ("load_dataset",)
 
 
-def __getattr__(name: str) -> object:
-    """The engine's, the format's and the sources' names, imported when first asked for: the ``commet`` program
-    imports this package first, and ``commet --version`` needs none (the engine imports this package's version)."""
-    if name in _ENGINE_NAMES:
-        import commet.engine
-
-        return getattr(commet.engine, name)
-    if name in _FORMAT_NAMES:
-        import commet.format
-
-        return getattr(commet.format, name)
-    if name in _SOURCES_NAMES:
-        import commet.sources
-
-        return getattr(commet.sources, name)
-    raise AttributeError(f"module 'commet' has no attribute {name!r}")
+#: each lazily imported name and the package that gives it
+_HOMES = {name: home for names, home in ((_ENGINE_NAMES, "commet.engine"), (_FORMAT_NAMES, "commet.format"),
+                                         (_SOURCES_NAMES, "commet.sources")) for name in names}
+#: the engine's, the format's and the sources' names, imported when first asked for: the ``commet`` program
+#: imports this package first, and ``commet --version`` needs none (the engine imports this package's version)
+__getattr__ = lazy_getattr(__name__, _HOMES, globals())
 
 
 def report(db: str | Path = "commet.sqlite", runs: list[str] | None = None, *, format: str = "markdown",  # noqa: A002

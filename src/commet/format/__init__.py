@@ -10,8 +10,9 @@ pydantic and the whole format, which keeps ``commet --version`` and ``--help`` q
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from commet.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from commet.format.dataset import Dataset
@@ -41,14 +42,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> object:
-    """A public name of the format, imported from its module on first use (then kept here)."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'commet.format' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _HOMES, globals())
 
 
 __all__ = [

@@ -27,8 +27,9 @@ the format's are.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from commet.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from commet.sources.checked import load_and_validate, load_checked, validate_path
@@ -46,14 +47,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> object:
-    """A public name of the sources, imported from its module on first use (then kept here)."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'commet.sources' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _HOMES, globals())
 
 
 __all__ = [
