@@ -160,8 +160,10 @@ async def test_openai_gives_up_after_max_attempts(transport):
 
 
 async def test_openai_timeout_is_retried_then_fails(transport):
-    with FakeServer("openai", responder=lambda r: Reply(body=openai_reply().body, delay=1.0)) as server:
-        model = create_model(f"openai:gpt-test?base_url={server.url}/v1&transport={transport}&timeout=0.2&max_attempts=2")
+    # a timeout of 0.5 s: long enough for a loaded machine's server thread to take each attempt's request (at 0.2 s
+    # a second attempt could time out before the server had read it), far below the 2 s the server holds a reply
+    with FakeServer("openai", responder=lambda r: Reply(body=openai_reply().body, delay=2.0)) as server:
+        model = create_model(f"openai:gpt-test?base_url={server.url}/v1&transport={transport}&timeout=0.5&max_attempts=2")
         fast(model)
         started = time.monotonic()
         with pytest.raises(ModelCallError) as caught:
@@ -170,7 +172,7 @@ async def test_openai_timeout_is_retried_then_fails(transport):
         await model.aclose()
     assert caught.value.kind == "timeout"
     assert len(server.requests) == 2
-    assert elapsed < 0.9
+    assert elapsed < 1.8  # two timeouts, not a reply
 
 
 async def test_openai_connection_error_is_retried(transport):
