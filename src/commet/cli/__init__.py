@@ -132,7 +132,7 @@ def stats(path: Annotated[str, typer.Argument(help="Dataset folder, file, hf:OWN
     from rich.table import Table
 
     from commet.format import dataset_stats
-    from commet.sources.hub import OFFICIAL
+    from commet.sources.hub_names import OFFICIAL
 
     dataset = _load(path, columns, adapter)
     figures = dataset_stats(dataset)

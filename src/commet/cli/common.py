@@ -428,7 +428,7 @@ def check_run_name(option: str, name: str | None) -> None:
 def check_dataset_path(path: str) -> None:
     """A dataset that is not there: one line, with the closest name when there is one (a Hub dataset
     by name, ``hf:OWNER/NAME``, is looked for by the loader)."""
-    from commet.sources.hub import is_hub_spec
+    from commet.sources.hub_names import is_hub_spec
 
     if path == "sample" or is_hub_spec(path) or Path(path).exists():
         return

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
 from commet.conditions import FeedbackCondition, ImagePolicy
 from commet.models.base import SettingError, did_you_mean
-from commet.sources.hub import is_hub_spec
+from commet.sources.hub_names import is_hub_spec
 from commet.sources.inputs import check_toml, read_text
 from commet.store.settings import EvalSettings, setting_names
 

@@ -37,35 +37,10 @@ from commet.sources.adapters import Adapter
 from commet.sources.bounded import InputFileError, inside, read_regular_file
 from commet.sources.columns import ColumnMapping, column_of
 from commet.sources.folders import check_cells, check_folder, check_parquet, snapshot_blobs
+from commet.sources.hub_names import EXAMPLE, GRAMMAR, OFFICIAL, PREFIX, is_official
 from commet.sources.jsonl import apply_metadata
 from commet.sources.layouts import Source, Table, dataset_from_tables
 from commet.sources.picture_tables import split_picture_tables
-
-PREFIX = "hf:"
-GRAMMAR = "hf:OWNER/NAME[@REVISION][:config=CONFIG][:split=SPLIT]"
-EXAMPLE = "hf:rrchen2026/Theory_of_Mind_CoMMET@main:split=test"
-
-
-@dataclass(frozen=True)
-class OfficialRelease:
-    """What is known of the paper's published data (docs/official-data.md), and the paper's counts."""
-
-    repo: str
-    name: str
-    licence: str
-    paper: str
-    authors: tuple[str, ...]
-    storyturns: int
-    questions: int
-    pictures: int
-    text_complete: int
-    image_dependent: int
-
-
-OFFICIAL = OfficialRelease(repo="rrchen2026/Theory_of_Mind_CoMMET", name="CoMMET", licence="MIT",
-                           paper="arXiv:2603.11915",
-                           authors=("Ruirui Chen", "Weifeng Jiang", "Chengwei Qin", "Cheston Tan"), storyturns=591, questions=1976, pictures=844,
-                           text_complete=399, image_dependent=192)
 
 
 class HubError(FormatError):
@@ -99,15 +74,6 @@ class HubSpec:
 _REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
 _REVISION = re.compile(r"[A-Za-z0-9._/-]{1,200}")  # a branch, tag or commit (git refs cannot hold ':')
 _PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-
-
-def is_official(name: str) -> bool:
-    return name.strip().lower() == OFFICIAL.repo.lower()
-
-
-def is_hub_spec(text: str) -> bool:
-    """``hf:...``, or the official release's name written alone (what a reader of the paper types)."""
-    return text.startswith(PREFIX) or is_official(text)
 
 
 def parse_hub_spec(text: str) -> HubSpec:

@@ -23,7 +23,7 @@ from commet.sources.adapters import Adapter, AdapterError, load_adapter
 from commet.sources.bounded import files_under
 from commet.sources.columns import ColumnMapping, ColumnsError
 from commet.sources.hf import is_hf_folder, native_layout
-from commet.sources.hub import is_hub_spec, load_folder, load_hub, parse_hub_spec
+from commet.sources.hub_names import is_hub_spec
 from commet.sources.jsonl import _read_metadata, bundled_sample_path, read_storyturns
 
 HF_MARKERS = ("dataset_info.json", "state.json", "dataset_dict.json")
@@ -48,6 +48,15 @@ def _load_hf_located(path: Path) -> Dataset:
         detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
         raise FormatError([Problem(str(path), None, None, None, None, "cannot read this Hugging Face dataset "
                                                                       f"folder: {type(exc).__name__}: {detail}")]) from None
+
+
+def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None = None,
+                files: tuple[str, ...] = (), adapter: Adapter | None = None) -> Dataset:
+    """:func:`commet.sources.hub.load_folder`, imported when a table is read: a file or folder of
+    StoryTurns never loads the table readers (``datasets``' seam, the layouts)."""
+    from commet.sources.hub import load_folder as load_tables
+
+    return load_tables(folder, given, where=where, files=files, adapter=adapter)
 
 
 def _table_files(folder: Path) -> bool:
@@ -86,6 +95,8 @@ def load_dataset(path: str | Path, *, columns: str | ColumnMapping | None = None
                                    "--adapter and --columns are two ways to read a table: give one")])
     try:
         if isinstance(path, str) and is_hub_spec(path):
+            from commet.sources.hub import load_hub, parse_hub_spec
+
             return load_hub(parse_hub_spec(path), mapping, made_by)
         return _load_path(path, mapping, made_by)
     except ColumnsError as exc:

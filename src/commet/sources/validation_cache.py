@@ -131,7 +131,7 @@ def code_version() -> str:
 def _inputs(path: str | Path) -> tuple[str, list[str], list[str]] | None:
     """``(resolved dataset path, files read, folders whose listing matters)`` of a dataset CoMMET's own readers
     read from files; None for any other (a Hub dataset, a table, a path that is not there)."""
-    from commet.sources.hub import is_hub_spec
+    from commet.sources.hub_names import is_hub_spec
 
     if isinstance(path, str) and path != "sample" and is_hub_spec(path):
         return None
