@@ -28,8 +28,6 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from commet.engine.outcome import StoryOutcome
-from commet.reports.calibration import calibrate, calibration_section, judges_section
-from commet.reports.differences import differences_section, paired_comparisons
 from commet.reports.feedback import (
     FEEDBACK_COLUMNS,
     FeedbackCases,
@@ -258,7 +256,11 @@ def build_report(store: Store, runs: list[RunRecord], *, bootstrap: Bootstrap | 
     boot = bootstrap or Bootstrap()
     data = [load_run(store, r) for r in runs]
     sections = [*(subset_section(data, subset, boot) for subset in SUBSETS), summary_section(data, boot)]
-    if not brief:
+    if not brief:  # the calibration and paired-difference analyses are imported only here (a brief report
+        # follows every run, and its process need not load them)
+        from commet.reports.calibration import calibrate, calibration_section, judges_section
+        from commet.reports.differences import differences_section, paired_comparisons
+
         sections += [
             feedback_section(data, boot, pool=pool, cases=feedback_cases),
             feedback_conditions_section(data, boot, pool=pool, cases=feedback_cases),
