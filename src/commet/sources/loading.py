@@ -22,7 +22,6 @@ from commet.format.problems import FormatError, Problem
 from commet.sources.adapters import Adapter, AdapterError, load_adapter
 from commet.sources.bounded import files_under
 from commet.sources.columns import ColumnMapping, ColumnsError
-from commet.sources.hf import is_hf_folder, native_layout
 from commet.sources.hub_names import is_hub_spec
 from commet.sources.jsonl import _read_metadata, bundled_sample_path, read_storyturns
 
@@ -57,6 +56,18 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
     from commet.sources.hub import load_folder as load_tables
 
     return load_tables(folder, given, where=where, files=files, adapter=adapter)
+
+
+def _hf_form(path: Path, is_dir: bool) -> bool:
+    """Whether ``path`` is Hugging Face data: a parquet file, or a folder with its files (the Hugging Face
+    reader, :mod:`commet.sources.hf`, is imported only when the markers alone cannot tell)."""
+    if not is_dir:
+        return path.suffix.lower() == ".parquet"
+    if any((path / marker).is_file() for marker in HF_MARKERS):
+        return True
+    from commet.sources.hf import is_hf_folder
+
+    return is_hf_folder(path)
 
 
 def _table_files(folder: Path) -> bool:
@@ -124,8 +135,9 @@ def _load_path(path: str | Path, mapping: ColumnMapping | None, adapter: Adapter
         if os.path.lexists(meta_path):
             _read_metadata(dataset, meta_path)
         return dataset
-    if is_dir and (any((path / marker).is_file() for marker in HF_MARKERS) or is_hf_folder(path)) or \
-            not is_dir and path.suffix.lower() == ".parquet":
+    if _hf_form(path, is_dir):
+        from commet.sources.hf import native_layout
+
         if mapping is None and adapter is None and native_layout(path):
             return _load_hf_located(path)
         if not is_dir:
