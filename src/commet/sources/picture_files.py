@@ -11,7 +11,7 @@ import os
 import stat
 from pathlib import Path
 
-from commet.format.dataset import IMAGES_DIR, image_file_candidates, install_folder_reader
+from commet.format.dataset import IMAGES_DIR, Signature, image_file_candidates, install_folder_reader
 from commet.format.pictures import MAX_IMAGE_BYTES, PictureError
 from commet.sources.bounded import InputFileError, read_regular_file
 
@@ -57,15 +57,16 @@ class FolderReader:
     """The dataset folders' picture reader (:class:`~commet.format.dataset.PictureFolder`): a picture is a regular
     file inside the folder, in ``images/`` or at its top, looked at before it is read and read within the size limit."""
 
-    def locate(self, root: Path, image_id: str) -> tuple[Path | None, str | None]:
-        """The regular file an image id refers to, or None and why not.
+    def locate(self, root: Path, image_id: str, *, top: Path | None = None) -> tuple[Path | None, str | None]:
+        """The regular file an image id refers to, or None and why not (``top``: ``root`` resolved, where the caller
+        resolved it once for many pictures).
 
         Why: a picture must be a regular file inside the dataset folder; a path that leaves it
         (``..``, an absolute path, a symbolic link pointing out) is refused, never read.
         """
         if not image_id.isprintable() or image_id != image_id.strip():
             return None, "has control characters or surrounding blanks in its id"
-        top = root.resolve()
+        top = root.resolve() if top is None else top
         for folder in (root / IMAGES_DIR, root):
             for name in image_file_candidates(image_id):
                 candidate = folder / name
@@ -92,6 +93,13 @@ class FolderReader:
 
     def read(self, path: Path) -> bytes:
         return read_picture_file(path)
+
+    def signature(self, path: Path) -> Signature | None:
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError):
+            return None
+        return info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev
 
 
 #: the one reader (it holds nothing): every dataset read from files gets it, and :mod:`commet.sources` installs it
