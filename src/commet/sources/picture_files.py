@@ -53,6 +53,24 @@ def read_picture_inside(root: Path, path: str, folders: tuple[Path, ...]) -> byt
     raise PictureError(f"path {shown!r} not found in the dataset folder (and the cell holds no bytes)")
 
 
+def _plainly_inside(top: Path, parts: tuple[str, ...], last: os.stat_result) -> bool:
+    """Whether ``top`` (a resolved folder) joined with ``parts`` is its own resolved path, so inside ``top``, seen
+    without resolving it: no part is ``..`` or a symbolic link (``last``: the last part's ``lstat``). False where it
+    cannot be said this way (then the path is resolved, as a symbolic link must be)."""
+    if not parts or stat.S_ISLNK(last.st_mode) or any(part in ("..", ".", "") for part in parts) or os.path.isabs(
+            parts[0]):
+        return False
+    path = str(top)
+    for part in parts[:-1]:
+        path = os.path.join(path, part)
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                return False
+        except (OSError, ValueError):
+            return False
+    return True
+
+
 class FolderReader:
     """The dataset folders' picture reader (:class:`~commet.format.dataset.PictureFolder`): a picture is a regular
     file inside the folder, in ``images/`` or at its top, looked at before it is read and read within the size limit."""
@@ -67,16 +85,21 @@ class FolderReader:
         if not image_id.isprintable() or image_id != image_id.strip():
             return None, "has control characters or surrounding blanks in its id"
         top = root.resolve() if top is None else top
-        for folder in (root / IMAGES_DIR, root):
+        for folder, within in ((root / IMAGES_DIR, (IMAGES_DIR,)), (root, ())):
             for name in image_file_candidates(image_id):
                 candidate = folder / name
                 try:
-                    if not os.path.lexists(candidate):
-                        continue
-                    if not candidate.resolve().is_relative_to(top):
+                    found = os.lstat(candidate)
+                except (OSError, ValueError):  # as os.path.lexists: nothing there (or nothing that can be looked at)
+                    continue
+                try:
+                    if _plainly_inside(top, (*within, *Path(name).parts), found):
+                        mode = found.st_mode
+                    elif not candidate.resolve().is_relative_to(top):
                         what = "is a symbolic link pointing" if candidate.is_symlink() else "leads"
                         return None, f"{what} out of the dataset folder (refused, not read)"
-                    mode = candidate.stat().st_mode
+                    else:
+                        mode = candidate.stat().st_mode
                 except FileNotFoundError:
                     return None, f"is a broken symbolic link ({candidate})"
                 except (OSError, RuntimeError) as exc:  # RuntimeError: a symbolic link loop (Python < 3.13)
