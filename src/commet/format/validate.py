@@ -34,6 +34,8 @@ from commet.text import _LABEL_MARK, char_kind, contains_phrase, fold, labelled_
 
 #: what a picture's check gives (:func:`_spread`)
 Checked = TypeVar("Checked")
+#: what is made of a text (:class:`_Texts`)
+Made = TypeVar("Made")
 #: Pictures are checked one by one for this long, then the rest in threads where they are slow (:func:`_spread`).
 SEQUENTIAL_CHECKS_S = 0.02
 #: A picture whose check takes this long (reading, hashing, decoding: work done without the GIL) is worth a thread.
@@ -71,35 +73,45 @@ def _leaked_core(answer: str) -> str:
 
 class _Texts:
     """The comparison forms of the short texts of one validation (answers, option texts and labels, candidates,
-    feedback keys), each made once: they repeat across the turns and StoryTurns of a dataset (20,000 StoryTurns
-    normalised 360,000 texts, most of them the same few hundred). Stories and questions are long and each its own:
-    they are not kept."""
+    feedback keys) and what is read from its questions, each made once: they repeat across the turns and
+    StoryTurns of a dataset (20,000 StoryTurns normalised 360,000 texts, most of them the same few hundred), and
+    a benchmark's questions are often one template's ("Where will Sally look for the marble?"). Stories are each
+    their own: they are not kept."""
 
     def __init__(self) -> None:
-        self._made: dict[Callable[[str], str], dict[str, str]] = {}
-
-    def _form(self, make: Callable[[str], str], text: str) -> str:
-        made = self._made.setdefault(make, {})
-        found = made.get(text)
-        if found is None:
-            found = made[text] = make(text)
-        return found
+        self._normalized: dict[str, str] = {}
+        self._kept: dict[str, str] = {}
+        self._folded: dict[str, str] = {}
+        self._cores: dict[str, str] = {}
+        self._labels: dict[str, str | None] = {}
 
     def normalize(self, text: str) -> str:
         """:func:`commet.text.normalize` (articles set aside)."""
-        return self._form(normalize, text)
+        return _made(self._normalized, normalize, text)
 
     def norm(self, text: str) -> str:
         """:func:`_norm` (articles kept)."""
-        return self._form(_norm, text)
+        return _made(self._kept, _norm, text)
 
     def fold(self, text: str) -> str:
         """:func:`commet.text.fold`."""
-        return self._form(fold, text)
+        return _made(self._folded, fold, text)
 
     def leaked_core(self, answer: str) -> str:
         """:func:`_leaked_core`."""
-        return self._form(_leaked_core, answer)
+        return _made(self._cores, _leaked_core, answer)
+
+    def repeated_label(self, question: str) -> str | None:
+        """:func:`repeated_option_label`."""
+        return _made(self._labels, repeated_option_label, question)
+
+
+def _made(made: dict[str, Made], make: Callable[[str], Made], text: str) -> Made:
+    """``make(text)``, kept in ``made``."""
+    if text in made:
+        return made[text]
+    found = made[text] = make(text)
+    return found
 
 
 def _answer_length(core: str) -> float:
@@ -252,6 +264,8 @@ def _repeated_choices(turn: Turn, texts: _Texts | None = None) -> list[tuple[str
             ("options", "options", [o.text for o in turn.options], texts.normalize),
             ("options", "option labels", [o.label for o in turn.options if o.label is not None], texts.fold),
             ("candidates", "candidates", turn.candidates, texts.normalize)):
+        if len(values) < 2:
+            continue  # nothing to tell apart
         first: dict[str, int] = {}
         pairs: list[tuple[int, int]] = []
         for i, value in enumerate(values):
@@ -358,7 +372,7 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
                 add(k, "image", f"image {turn.image!r} {pictures[turn.image]}")
         if not turn.question.strip():
             add(k, "question", "empty question")
-        repeated = repeated_option_label(turn.question)
+        repeated = texts.repeated_label(turn.question)
         if repeated and not _options_from_text(turn):  # options given as a field are what a reply is judged by
             repeated = None
         if repeated:
@@ -377,7 +391,7 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
             story = _norm(turn.story) if story is None else story
             if not contains_phrase(story, core):
                 continue
-            question = _norm(turn.question) if question is None else question
+            question = texts.norm(turn.question) if question is None else question
             if contains_phrase(question, core) or turn.meta.get(ANSWER_IN_STORY):
                 continue
             if _answer_length(core) >= VERBATIM_LEAK_WORDS:
