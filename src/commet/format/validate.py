@@ -258,14 +258,16 @@ def _repeated_choices(turn: Turn, texts: _Texts | None = None) -> list[tuple[str
     punctuation and articles are set aside): which branch or option a reply names would be a guess.
     One line for each kind, naming the first pair and how many more repeats there are."""
     texts = _Texts() if texts is None else texts
+    kinds: list[tuple[str, str, list[str], Callable[[str], str]]] = []  # only those with something to tell apart
+    if len(turn.answers) > 1:
+        kinds.append(("answers", "answers", turn.answers, texts.normalize))
+    if len(turn.options) > 1:
+        kinds += [("options", "options", [o.text for o in turn.options], texts.normalize),
+                  ("options", "option labels", [o.label for o in turn.options if o.label is not None], texts.fold)]
+    if len(turn.candidates) > 1:
+        kinds.append(("candidates", "candidates", turn.candidates, texts.normalize))
     found = []
-    for field, what, values, key in (
-            ("answers", "answers", turn.answers, texts.normalize),
-            ("options", "options", [o.text for o in turn.options], texts.normalize),
-            ("options", "option labels", [o.label for o in turn.options if o.label is not None], texts.fold),
-            ("candidates", "candidates", turn.candidates, texts.normalize)):
-        if len(values) < 2:
-            continue  # nothing to tell apart
+    for field, what, values, key in kinds:
         first: dict[str, int] = {}
         pairs: list[tuple[int, int]] = []
         for i, value in enumerate(values):

@@ -53,12 +53,14 @@ def read_picture_inside(root: Path, path: str, folders: tuple[Path, ...]) -> byt
     raise PictureError(f"path {shown!r} not found in the dataset folder (and the cell holds no bytes)")
 
 
-def _plainly_inside(top: Path, parts: tuple[str, ...], last: os.stat_result) -> bool:
-    """Whether ``top`` (a resolved folder) joined with ``parts`` is its own resolved path, so inside ``top``, seen
-    without resolving it: no part is ``..`` or a symbolic link (``last``: the last part's ``lstat``). False where it
-    cannot be said this way (then the path is resolved, as a symbolic link must be)."""
-    if not parts or stat.S_ISLNK(last.st_mode) or any(part in ("..", ".", "") for part in parts) or os.path.isabs(
-            parts[0]):
+def _plainly_inside(top: Path, folders: tuple[str, ...], name: str, last: os.stat_result) -> bool:
+    """Whether ``top`` (a resolved folder) joined with ``folders`` and the relative path ``name`` is its own resolved
+    path, so inside ``top``, seen without resolving it: no part is ``..`` or a symbolic link (``last``: the last
+    part's ``lstat``). False where it cannot be said this way (then the path is resolved, as a link must be)."""
+    if stat.S_ISLNK(last.st_mode) or (os.altsep and os.altsep in name) or os.path.splitdrive(name)[0]:
+        return False
+    parts = (*folders, *name.split(os.sep))
+    if any(part in ("..", ".", "") for part in parts):  # (an absolute name starts with "")
         return False
     path = str(top)
     for part in parts[:-1]:
@@ -93,7 +95,7 @@ class FolderReader:
                 except (OSError, ValueError):  # as os.path.lexists: nothing there (or nothing that can be looked at)
                     continue
                 try:
-                    if _plainly_inside(top, (*within, *Path(name).parts), found):
+                    if _plainly_inside(top, within, name, found):
                         mode = found.st_mode
                     elif not candidate.resolve().is_relative_to(top):
                         what = "is a symbolic link pointing" if candidate.is_symlink() else "leads"
