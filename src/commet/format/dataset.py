@@ -194,7 +194,8 @@ class Dataset:
         """The memo of this dataset's picture files, a new one when its ``root`` or reader changed."""
         reader = self._folder_reader()
         known = self.__dict__.get("_pictures")
-        if not isinstance(known, _PictureFiles) or known.root != self.root or known.reader is not reader:
+        if not isinstance(known, _PictureFiles) or known.reader is not reader or (
+                known.root is not self.root and known.root != self.root):
             with _MEMO_LOCK:  # the picture checks' threads ask at once
                 known = self.__dict__.get("_pictures")
                 if not isinstance(known, _PictureFiles) or known.root != self.root or known.reader is not reader:

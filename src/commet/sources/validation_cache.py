@@ -16,11 +16,15 @@ A later load uses the entry only when its inputs are the same: when every file's
 less than :data:`RACY_S` before the entry was made may have changed again within the file system's
 timestamp resolution: it is checked by content until it is old enough (git's "racily clean" rule). A
 folder whose listing changed has its pictures found again; any other difference is a miss and the
-dataset is loaded and validated in full. Inputs are hashed before they are read for validation, and an
-entry is not written when a ``stat`` moved meanwhile, so an entry never pairs one content with another's
-verdict. A refused dataset (an error) is never stored: it is read and refused, with every located
-problem, each time. A damaged or unreadable entry is a miss (the content cache checks each entry's sha256,
-and an entry that does not unpickle as expected is ignored).
+dataset is loaded and validated in full. The dataset's files are hashed before they are read for
+validation; each picture's ``stat`` is taken before the picture checks read it, and the bytes they check are
+the bytes hashed (:meth:`~commet.format.dataset.Dataset.picture_file`: read once, not once for the checks and
+once for the cache). An entry is not written when a ``stat`` moved meanwhile, so an entry never pairs one
+content with another's verdict. ``commet eval`` writes its entry when its run has ended
+(:func:`writes_deferred`), not before its first request; a process killed before then writes none, and the
+next load validates again. A refused dataset (an error) is never stored: it is read and refused, with every
+located problem, each time. A damaged or unreadable entry is a miss (the content cache checks each entry's
+sha256, and an entry that does not unpickle as expected is ignored).
 
 Only datasets read from files by CoMMET's own readers are kept (a canonical folder, a canonical or pipe
 file, ``sample``): a Hub dataset, a table read by ``--columns`` or an ``--adapter`` has its own caches and
