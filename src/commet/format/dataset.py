@@ -119,11 +119,17 @@ class _PictureFiles:
     digests: dict[Path, tuple[Signature, int, bytes]] = field(default_factory=dict)
 
 
+#: :func:`hashed_json`'s exclusion where no turn has candidates
+_NO_TURN_CANDIDATES = {"turns": {"__all__": {"candidates"}}}
+
+
 def hashed_json(storyturn: StoryTurn) -> str:
     """A StoryTurn as the content hash reads it: its JSON without the fields added since hashes were first
     recorded while they are empty (a turn's judge-only ``candidates``), so a dataset that does not use them
     keeps its hash, and runs made before keep their names and resume."""
     unused = {index: {"candidates"} for index, turn in enumerate(storyturn.turns) if not turn.candidates}
+    if len(unused) == len(storyturn.turns):  # (the same, said once: quicker for the serialiser)
+        return storyturn.model_dump_json(exclude=_NO_TURN_CANDIDATES)
     return storyturn.model_dump_json(exclude={"turns": unused} if unused else None)
 
 
