@@ -307,6 +307,15 @@ def test_a_deferred_entry_is_written_when_the_block_ends_however_it_ends(tmp_pat
     assert len(entries()) == 1
     load_checked(data)  # outside the block: a hit (nothing to write), and a new dataset's entry is written at once
     assert len(entries()) == 1
+    other = folder(tmp_path / "other")
+    with cache_module.writes_deferred():  # nested blocks: each entry written when the outermost ends
+        with cache_module.writes_deferred():
+            pass
+        load_checked(other)
+        with cache_module.writes_deferred():
+            pass
+        assert len(entries()) == 1
+    assert len(entries()) == 2
 
 
 def test_eval_writes_its_cache_entry_after_its_run_also_when_stopped_by_ctrl_c(tmp_path: Path) -> None:

@@ -401,6 +401,7 @@ class Dataset:
                 out.write(json.dumps(to_pipe_record(storyturn), ensure_ascii=False) + "\n")
         return path
 
+
 #: guards the making of a dataset's picture memo (:meth:`Dataset._picture_files`)
 _MEMO_LOCK = threading.Lock()
 

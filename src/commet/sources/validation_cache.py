@@ -334,7 +334,7 @@ def writes_deferred() -> Iterator[None]:
     try:
         yield
     finally:
-        _DEFERRED.remove(pending)
+        del _DEFERRED[next(at for at, waiting in enumerate(_DEFERRED) if waiting is pending)]  # (this very list)
         for store, key, entry in pending:
             _write(store, key, entry)
 
