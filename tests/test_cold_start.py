@@ -351,3 +351,20 @@ def calls(db: Path) -> int:
             return int(con.execute("SELECT COUNT(*) FROM model_calls").fetchone()[0])
     except sqlite3.OperationalError:
         return 0
+
+
+@pytest.mark.parametrize("story, answer", [
+    ("The ball is in the RED box.", "red box"), ("The ball is in the red-box.", "Red box!"),
+    ("Yes, because it's in the basket.", "yes because it's in the basket"), ("She said: don't!", "don't"),
+    ("Café au lait.", "cafe"), ("Café au lait.", "CAFÉ"), ("Die STRASSE ist lang.", "Straße"),
+    ("ＡＢＣ corner", "abc corner"), ("球在箱子里。", "箱子"), ("球在箱子里。", "篮子"), ("red_wicker_basket", "wicker basket"),
+    ("The apple is here.", "apples"), ("It is in the box, not the basket.", "the basket"), ("", "box"),
+])
+def test_the_leak_check_finds_what_a_full_normalisation_finds(story: str, answer: str) -> None:
+    """Answers looked for only in stories holding each of their words: the leak verdict of a full normalisation."""
+    storyturn = StoryTurn(id="s", task="implicit_false_belief", category="Belief",
+                          turns=[Turn(story=story or "-", question="Where is it?", answers=[answer])])
+    problems = validate.validate_storyturn(storyturn, Dataset([storyturn]), strict=True)
+    leaked = any(p.field == "answer" and "story text" in p.message for p in problems)
+    reference = validate.contains_phrase(validate._norm(story or "-"), validate._leaked_core(answer))
+    assert leaked == reference

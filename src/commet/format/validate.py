@@ -383,13 +383,17 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
             add(k, field, message)
         for message in candidate_problems(turn, texts):
             add(k, "candidates", message)
-        story: str | None = None
+        folded: str | None = None  # the story folded: each of its normalised words is a part of it
+        story: str | None = None  # normalised only where every word of an answer is in it
         question: str | None = None  # made only where an answer is found in the story (its options may name it)
         for answer in turn.answers:
             if not answer.strip():
                 add(k, "answer", "empty answer")
                 continue
             core = texts.leaked_core(answer)
+            folded = fold(turn.story) if folded is None else folded
+            if not all(word in folded for word in core.split()):
+                continue  # a word of the answer is nowhere in the story: it cannot be found there
             story = _norm(turn.story) if story is None else story
             if not contains_phrase(story, core):
                 continue
