@@ -8,7 +8,8 @@ with a picture of 64x48, saved as a dataset folder), ``commet eval --model opena
 llm-only:openai:judge`` is started against the loopback server of bench/bench_openai_server.py (its own
 process; it answers after 30 s, so nothing but the start-up is measured), and the time from launch to the
 server seeing the first request is taken, with the process's CPU seconds up to then (read from
-``/proc``); the process is then stopped. ``cold``: an empty cache folder (``COMMET_CACHE_DIR``), the
+``/proc``); the process is then stopped by Ctrl-C (SIGINT), as a user stops a run, and waited for: a first
+run writes its validation cache entry when its run ends (also by Ctrl-C), after its first request. ``cold``: an empty cache folder (``COMMET_CACHE_DIR``), the
 first run on this data; ``warm``: the same data run again (its validation and pictures' checks read from
 the cache). Figures are medians of ``--runs``; the load average is printed, since wall times follow it.
 """
@@ -33,6 +34,8 @@ import bench_openai_server as server_bench  # noqa: E402
 
 #: the server's answer delay: far longer than any start-up, so the process only waits once it has sent
 ANSWER_DELAY_S = 30.0
+#: how long a run stopped by Ctrl-C after its first request may take to end (and write its cache entry)
+STOP_WAIT_S = 60.0
 
 
 def _stats(base_url: str, path: str = "/stats") -> dict[str, float]:
@@ -68,9 +71,12 @@ def first_request(base_url: str, folder: Path, cache: Path, concurrency: int) ->
                                      + (process.stderr.read().decode() if process.stderr else ""))
                 time.sleep(0.002)
             cpu = _cpu_seconds(process.pid)
+            process.send_signal(signal.SIGINT)  # Ctrl-C: the run stops as a user stops it (its cache entry written)
+            process.wait(STOP_WAIT_S)
         finally:
-            process.send_signal(signal.SIGKILL)
-            process.wait()
+            if process.poll() is None:
+                process.send_signal(signal.SIGKILL)
+                process.wait()
     return {"wall": counts["first_arrival"] - start, "cpu": cpu}
 
 

@@ -124,6 +124,7 @@ def test_pictures_checked_in_threads_say_what_one_at_a_time_says(tmp_path: Path,
     monkeypatch.setattr(validate, "_image_problem", recorded)
     monkeypatch.setattr(validate.os, "cpu_count", lambda: 4)
     monkeypatch.setattr(validate, "SEQUENTIAL_CHECKS_S", 0.0)  # the first picture alone, the rest in threads
+    monkeypatch.setattr(validate, "THREADED_CHECK_S", 0.0)  # however quick it was
     filters_before = list(warnings.filters)
     with warnings.catch_warnings(record=True) as shown:
         warnings.simplefilter("always")

@@ -36,6 +36,7 @@ from commet.cli.common import (  # noqa: F401 - the shared names stay importable
     ForceOption,
     Program,
     _load,
+    cache_written_after,
     check_dataset_path,
     check_run_name,
     console,
@@ -252,6 +253,7 @@ EVAL_EPILOG = ("Exit codes: 0 every StoryTurn scored; 2 bad input, nothing run; 
 
 @app.command("eval", epilog=EVAL_EPILOG)
 @resumable
+@cache_written_after
 def eval_command(
     ctx: typer.Context,
     model: Annotated[str | None, typer.Option(

@@ -195,6 +195,21 @@ def resumable(command: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def cache_written_after(command: Callable[P, R]) -> Callable[P, R]:
+    """The validated dataset's cache entry (:mod:`commet.sources.validation_cache`) written when the command has
+    ended, however it ends (Ctrl-C, an error), not before its first model request: pickling 20,000 StoryTurns
+    takes 0.35 s."""
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        from commet.sources.validation_cache import writes_deferred
+
+        with writes_deferred():
+            return command(*args, **kwargs)
+
+    return wrapper
+
+
 def _file_errors_as_failures(command: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:

@@ -53,10 +53,13 @@ class PictureCache:
         return ImagePart(data=made[0], mime=made[1], image_id=image_id)
 
     def file_sha256(self, image_id: str) -> str:
-        """The sha256 of the picture file's own bytes, read and hashed once per id: what a run records for a
-        picture of a turn whose model reads none (nothing prepared, so no bytes sent to hash)."""
+        """The sha256 of the picture file's own bytes: what a run records for a picture of a turn whose model reads
+        none (nothing prepared, so no bytes sent to hash). The dataset's (:meth:`Dataset.picture_digest`), made
+        when the picture checks read the file (or kept by the validation cache), not read again."""
         if image_id not in self._file_hashes:
-            self._file_hashes[image_id] = hashlib.sha256(self.dataset.image_bytes(image_id)).hexdigest()
+            digest = self.dataset.picture_digest(image_id)
+            self._file_hashes[image_id] = digest.hex() if digest is not None else hashlib.sha256(
+                self.dataset.image_bytes(image_id)).hexdigest()  # no such picture: refused as reading it refuses it
         return self._file_hashes[image_id]
 
     def refused(self, position: int, turn: int, image_id: str, error: PictureError) -> FormatError:

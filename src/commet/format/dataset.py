@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +30,11 @@ METADATA_FILE = "dataset.json"
 IMAGES_DIR = "images"
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp", ".gif")
 FORMAT_VERSION = "storyturn-1"
+#: a file changed this recently before its ``stat`` was taken may change again unseen (within the file system's
+#: timestamp resolution): its kept digest is not trusted by ``stat`` (git's "racily clean" rule)
+RACY_S = 2.0
+#: what says a file is unchanged: ``(size, mtime_ns, ctime_ns, inode, device)``
+Signature = tuple[int, int, int, int, int]
 
 
 def image_file_candidates(image_id: str) -> list[str]:
@@ -50,12 +57,17 @@ class PictureFolder(Protocol):
     path, a symbolic link pointing out) is refused, never read.
     """
 
-    def locate(self, root: Path, image_id: str) -> tuple[Path | None, str | None]:
-        """The regular file in the folder ``root`` an image id refers to, or None and why not."""
+    def locate(self, root: Path, image_id: str, *, top: Path | None = None) -> tuple[Path | None, str | None]:
+        """The regular file in the folder ``root`` an image id refers to, or None and why not (``top``: ``root``
+        resolved, by a caller locating many pictures)."""
         ...
 
     def read(self, path: Path) -> bytes:
         """A located picture file's bytes, read within the picture size limit (:class:`PictureError` if refused)."""
+        ...
+
+    def signature(self, path: Path) -> Signature | None:
+        """What says the file at ``path`` (links followed) is unchanged, None where it cannot be looked at."""
         ...
 
 
@@ -89,11 +101,35 @@ class Origin:
     adapter_source: str | None = None  # its source text: part of the content hash, recorded with runs
 
 
+@dataclass
+class _PictureFiles:
+    """What a dataset learnt of its picture files (:meth:`Dataset.picture_digest`): kept for one ``root`` and reader.
+
+    A located file is used again while it is the very file located (its inode and device, links followed: a file
+    swapped for another, or a link, is located again with every check); a digest while the file's ``stat`` is the
+    one taken before its bytes were read, and that file had not changed within :data:`RACY_S` before.
+    """
+
+    root: Path
+    reader: PictureFolder
+    top: Path | None = None
+    #: image id -> the file and the ``(inode, device)`` it had when located
+    located: dict[str, tuple[Path, tuple[int, int]]] = field(default_factory=dict)
+    #: file -> (its signature before it was read, ``time.time_ns()`` before that, the bytes' sha256)
+    digests: dict[Path, tuple[Signature, int, bytes]] = field(default_factory=dict)
+
+
+#: :func:`hashed_json`'s exclusion where no turn has candidates
+_NO_TURN_CANDIDATES = {"turns": {"__all__": {"candidates"}}}
+
+
 def hashed_json(storyturn: StoryTurn) -> str:
     """A StoryTurn as the content hash reads it: its JSON without the fields added since hashes were first
     recorded while they are empty (a turn's judge-only ``candidates``), so a dataset that does not use them
     keeps its hash, and runs made before keep their names and resume."""
     unused = {index: {"candidates"} for index, turn in enumerate(storyturn.turns) if not turn.candidates}
+    if len(unused) == len(storyturn.turns):  # (the same, said once: quicker for the serialiser)
+        return storyturn.model_dump_json(exclude=_NO_TURN_CANDIDATES)
     return storyturn.model_dump_json(exclude={"turns": unused} if unused else None)
 
 
@@ -158,7 +194,39 @@ class Dataset:
                           "(`commet stats --explain` lists the columns read and those not read)")
         if self.root is None:
             return None, "not found (no images/ folder next to the dataset file)"
-        return self._folder_reader().locate(self.root, image_id)
+        return self._located(image_id)[:2]
+
+    def _picture_files(self) -> _PictureFiles:
+        """The memo of this dataset's picture files, a new one when its ``root`` or reader changed."""
+        reader = self._folder_reader()
+        known = self.__dict__.get("_pictures")
+        if not isinstance(known, _PictureFiles) or known.reader is not reader or (
+                known.root is not self.root and known.root != self.root):
+            with _MEMO_LOCK:  # the picture checks' threads ask at once
+                known = self.__dict__.get("_pictures")
+                if not isinstance(known, _PictureFiles) or known.root != self.root or known.reader is not reader:
+                    assert self.root is not None
+                    known = _PictureFiles(self.root, reader, top=self.root.resolve())
+                    self.__dict__["_pictures"] = known
+        return known
+
+    def _located(self, image_id: str) -> tuple[Path | None, str | None, Signature | None]:
+        """:meth:`locate_image` of a dataset with a folder, with the file's signature taken now: each picture is
+        located (every check, the root resolved once) the first time, then looked at with one ``stat``."""
+        memo = self._picture_files()
+        known = memo.located.get(image_id)
+        if known is not None:
+            signature = memo.reader.signature(known[0])
+            if signature is not None and signature[3:] == known[1]:
+                return known[0], None, signature
+        path, reason = memo.reader.locate(memo.root, image_id, top=memo.top)
+        if path is None:
+            memo.located.pop(image_id, None)  # never kept: a picture painted later is found then
+            return None, reason, None
+        signature = memo.reader.signature(path)
+        if signature is not None:
+            memo.located[image_id] = (path, signature[3:])
+        return path, None, signature
 
     def image_path(self, image_id: str) -> Path | None:
         """The file an image id refers to, or None when it does not exist or is refused."""
@@ -176,12 +244,24 @@ class Dataset:
         for name in image_file_candidates(image_id):
             if name in self.images:
                 return self.images[name]
-        path, reason = self.locate_image(image_id)
+        path, reason, signature = (*self.locate_image(image_id), None) if self.root is None else (
+            self._located(image_id))
         if path is None:
             if reason == "not found":
                 raise FileNotFoundError(f"image {image_id!r} not found in {self.images_dir or 'memory'}")
             raise PictureError(reason)
-        return self._folder_reader().read(path)
+        return self._read_file(path, signature)[0]
+
+    def _read_file(self, path: Path, signature: Signature | None) -> tuple[bytes, bytes]:
+        """A located picture file's bytes and their sha256, kept with the file's ``signature`` taken before the read
+        (:meth:`picture_digest`: whoever reads a picture first hashes it for the others)."""
+        taken_ns = time.time_ns()
+        memo = self._picture_files()
+        data = memo.reader.read(path)
+        digest = hashlib.sha256(data).digest()
+        if signature is not None:
+            memo.digests[path] = (signature, taken_ns, digest)
+        return data, digest
 
     def _folder_reader(self) -> PictureFolder:
         reader = self.folder_reader or _installed_reader()
@@ -211,7 +291,7 @@ class Dataset:
                 continue
             for image_id in storyturn.images:
                 if image_id not in pictures_seen:
-                    pictures_seen[image_id] = self._picture_digest(image_id)
+                    pictures_seen[image_id] = self.picture_digest(image_id)
                 picture = pictures_seen[image_id]
                 if picture is not None:
                     digest.update(picture)
@@ -230,13 +310,46 @@ class Dataset:
         """Whether ``digest`` is this dataset's content hash, with its pictures or without (a run that showed none)."""
         return digest in (self.content_hash(pictures=False), self.content_hash())
 
-    def _picture_digest(self, image_id: str) -> bytes | None:
-        """sha256 of a picture's bytes, None when the dataset has no such picture."""
+    def picture_digest(self, image_id: str) -> bytes | None:
+        """sha256 of a picture's bytes, None when the dataset has no such picture: a file's is read and hashed
+        once, by whoever reads it first (the picture checks, :meth:`image_bytes`), and used again while the file's
+        ``stat`` is the one taken before that read (not for a file changed within :data:`RACY_S` before it)."""
         for name in image_file_candidates(image_id):
             if name in self.images:
                 return hashlib.sha256(self.images[name]).digest()
-        path = self.image_path(image_id)
-        return hashlib.sha256(self._folder_reader().read(path)).digest() if path is not None else None
+        if self.root is None:
+            return None
+        path, _, signature = self._located(image_id)
+        if path is None:
+            return None
+        known = self._picture_files().digests.get(path)
+        if known is not None and signature is not None and known[0] == signature and (
+                max(signature[1], signature[2]) < known[1] - int(RACY_S * 1e9)):
+            return known[2]
+        return self._read_file(path, signature)[1]
+
+    def picture_file(self, image_id: str) -> tuple[Path, Signature, bytes] | None:
+        """The file a picture was read from, its signature taken before that read and the sha256 of the bytes
+        read, as the last read found them (None for a picture not read from a file yet): what the validation
+        cache records of the pictures the checks read."""
+        if self.root is None or any(name in self.images for name in image_file_candidates(image_id)):
+            return None
+        memo = self._picture_files()
+        known = memo.located.get(image_id)
+        found = memo.digests.get(known[0]) if known is not None else None
+        return (known[0], found[0], found[2]) if known is not None and found is not None else None
+
+    def remember_picture(self, image_id: str, path: Path, signature: Signature, taken_ns: int, digest: bytes) -> None:
+        """Keep what the validation cache found of a picture file (its ``signature``, taken after ``taken_ns``, and
+        its sha256): a run on a cached dataset neither locates nor hashes it again."""
+        memo = self._picture_files()
+        memo.located[image_id] = (path, signature[3:])
+        memo.digests[path] = (signature, taken_ns, digest)
+
+    def __getstate__(self) -> dict[str, object]:
+        """The dataset without what it learnt of its files and hashes (a copy, a worker process, a cache entry: found
+        again, the hashes by the validation cache's own record)."""
+        return {key: value for key, value in self.__dict__.items() if key not in ("_pictures", "_known_hashes")}
 
     def metadata(self) -> dict[str, object]:
         """The ``dataset.json`` object: a declared taxonomy is written as ``tasks``/``categories``/
@@ -287,6 +400,11 @@ class Dataset:
             for storyturn in self.storyturns:
                 out.write(json.dumps(to_pipe_record(storyturn), ensure_ascii=False) + "\n")
         return path
+
+
+#: guards the making of a dataset's picture memo (:meth:`Dataset._picture_files`)
+_MEMO_LOCK = threading.Lock()
+
 
 def _image_filename(image_id: str) -> str:
     stem = image_id.replace(":", "_").replace("/", "_")

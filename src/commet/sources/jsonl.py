@@ -322,10 +322,11 @@ def read_storyturns(path: str | Path) -> Dataset:
     values, problems = _json_values_with_lines(text, file)
     dataset.warnings.extend(p for p in problems if p.severity == "warning")
     problems = [p for p in problems if p.severity != "warning"]
+    stem = path.stem
     for position, (line, value) in enumerate(values):
         try:
             storyturn, warnings = _record_storyturn(value, file=file, line=line,
-                                                    default_id=f"{path.stem}-{position + 1:04d}")
+                                                    default_id=f"{stem}-{position + 1:04d}")
         except FormatError as exc:
             problems.extend(exc.problems)
             continue

@@ -11,7 +11,7 @@ import os
 import stat
 from pathlib import Path
 
-from commet.format.dataset import IMAGES_DIR, image_file_candidates, install_folder_reader
+from commet.format.dataset import IMAGES_DIR, Signature, image_file_candidates, install_folder_reader
 from commet.format.pictures import MAX_IMAGE_BYTES, PictureError
 from commet.sources.bounded import InputFileError, read_regular_file
 
@@ -53,29 +53,55 @@ def read_picture_inside(root: Path, path: str, folders: tuple[Path, ...]) -> byt
     raise PictureError(f"path {shown!r} not found in the dataset folder (and the cell holds no bytes)")
 
 
+def _plainly_inside(top: Path, folders: tuple[str, ...], name: str, last: os.stat_result) -> bool:
+    """Whether ``top`` (a resolved folder) joined with ``folders`` and the relative path ``name`` is its own resolved
+    path, so inside ``top``, seen without resolving it: no part is ``..`` or a symbolic link (``last``: the last
+    part's ``lstat``). False where it cannot be said this way (then the path is resolved, as a link must be)."""
+    if stat.S_ISLNK(last.st_mode) or (os.altsep and os.altsep in name) or os.path.splitdrive(name)[0]:
+        return False
+    parts = (*folders, *name.split(os.sep))
+    if any(part in ("..", ".", "") for part in parts):  # (an absolute name starts with "")
+        return False
+    path = str(top)
+    for part in parts[:-1]:
+        path = os.path.join(path, part)
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                return False
+        except (OSError, ValueError):
+            return False
+    return True
+
+
 class FolderReader:
     """The dataset folders' picture reader (:class:`~commet.format.dataset.PictureFolder`): a picture is a regular
     file inside the folder, in ``images/`` or at its top, looked at before it is read and read within the size limit."""
 
-    def locate(self, root: Path, image_id: str) -> tuple[Path | None, str | None]:
-        """The regular file an image id refers to, or None and why not.
+    def locate(self, root: Path, image_id: str, *, top: Path | None = None) -> tuple[Path | None, str | None]:
+        """The regular file an image id refers to, or None and why not (``top``: ``root`` resolved, where the caller
+        resolved it once for many pictures).
 
         Why: a picture must be a regular file inside the dataset folder; a path that leaves it
         (``..``, an absolute path, a symbolic link pointing out) is refused, never read.
         """
         if not image_id.isprintable() or image_id != image_id.strip():
             return None, "has control characters or surrounding blanks in its id"
-        top = root.resolve()
-        for folder in (root / IMAGES_DIR, root):
+        top = root.resolve() if top is None else top
+        for folder, within in ((root / IMAGES_DIR, (IMAGES_DIR,)), (root, ())):
             for name in image_file_candidates(image_id):
                 candidate = folder / name
                 try:
-                    if not os.path.lexists(candidate):
-                        continue
-                    if not candidate.resolve().is_relative_to(top):
+                    found = os.lstat(candidate)
+                except (OSError, ValueError):  # as os.path.lexists: nothing there (or nothing that can be looked at)
+                    continue
+                try:
+                    if _plainly_inside(top, within, name, found):
+                        mode = found.st_mode
+                    elif not candidate.resolve().is_relative_to(top):
                         what = "is a symbolic link pointing" if candidate.is_symlink() else "leads"
                         return None, f"{what} out of the dataset folder (refused, not read)"
-                    mode = candidate.stat().st_mode
+                    else:
+                        mode = candidate.stat().st_mode
                 except FileNotFoundError:
                     return None, f"is a broken symbolic link ({candidate})"
                 except (OSError, RuntimeError) as exc:  # RuntimeError: a symbolic link loop (Python < 3.13)
@@ -92,6 +118,13 @@ class FolderReader:
 
     def read(self, path: Path) -> bytes:
         return read_picture_file(path)
+
+    def signature(self, path: Path) -> Signature | None:
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError):
+            return None
+        return info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev
 
 
 #: the one reader (it holds nothing): every dataset read from files gets it, and :mod:`commet.sources` installs it

@@ -16,11 +16,15 @@ A later load uses the entry only when its inputs are the same: when every file's
 less than :data:`RACY_S` before the entry was made may have changed again within the file system's
 timestamp resolution: it is checked by content until it is old enough (git's "racily clean" rule). A
 folder whose listing changed has its pictures found again; any other difference is a miss and the
-dataset is loaded and validated in full. Inputs are hashed before they are read for validation, and an
-entry is not written when a ``stat`` moved meanwhile, so an entry never pairs one content with another's
-verdict. A refused dataset (an error) is never stored: it is read and refused, with every located
-problem, each time. A damaged or unreadable entry is a miss (the content cache checks each entry's sha256,
-and an entry that does not unpickle as expected is ignored).
+dataset is loaded and validated in full. The dataset's files are hashed before they are read for
+validation; each picture's ``stat`` is taken before the picture checks read it, and the bytes they check are
+the bytes hashed (:meth:`~commet.format.dataset.Dataset.picture_file`: read once, not once for the checks and
+once for the cache). An entry is not written when a ``stat`` moved meanwhile, so an entry never pairs one
+content with another's verdict. ``commet eval`` writes its entry when its run has ended
+(:func:`writes_deferred`), not before its first request; a process killed before then writes none, and the
+next load validates again. A refused dataset (an error) is never stored: it is read and refused, with every
+located problem, each time. A damaged or unreadable entry is a miss (the content cache checks each entry's
+sha256, and an entry that does not unpickle as expected is ignored).
 
 Only datasets read from files by CoMMET's own readers are kept (a canonical folder, a canonical or pipe
 file, ``sample``): a Hub dataset, a table read by ``--columns`` or an ``--adapter`` has its own caches and
@@ -37,7 +41,7 @@ import pickle
 import sys
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -160,19 +164,24 @@ def _key(path: str | Path, resolved: str, strict: bool, decode: bool) -> str:
                        base)
 
 
-def _picture_files(dataset: Dataset) -> dict[str, str] | None:
-    """Image id -> the file it is read from, for every picture the StoryTurns show; None when a picture is not a
-    file (in memory, or not found: such a dataset is not kept)."""
+def _picture_files(dataset: Dataset) -> dict[str, tuple[str, Stat, str]] | None:
+    """Image id -> (the file it is read from, its ``stat`` and sha256) for every picture the StoryTurns show, as the
+    picture checks found them (:meth:`~commet.format.dataset.Dataset.picture_file`: the ``stat`` taken before the
+    bytes they checked were read, and those bytes' hash); None when a picture is not a file (in memory, or not
+    found: such a dataset is not kept)."""
     if dataset.images:
         return None
-    found: dict[str, str] = {}
+    found: dict[str, tuple[str, Stat, str]] = {}
     for storyturn in dataset.storyturns:
         for image_id in storyturn.images:
             if image_id not in found:
-                located = dataset.image_path(image_id)
-                if located is None:
+                record = dataset.picture_file(image_id)
+                if record is None and dataset.picture_digest(image_id) is not None:  # not read by the checks
+                    record = dataset.picture_file(image_id)
+                if record is None:
                     return None
-                found[image_id] = str(located)
+                file, stat, digest = record
+                found[image_id] = (str(file), stat, digest.hex())
     return found
 
 
@@ -279,16 +288,19 @@ def cached_load_and_validate(path: str | Path, *, strict: bool, decode: bool = F
         dataset = load(path)
     except read_error as exc:
         return None, list(getattr(exc, "problems", []))
-    pictures = _picture_files(dataset)
-    picture_hashes = _hashed(sorted(set(pictures.values()))) if pictures is not None else {}
-    problems = validate(dataset)
-    if pictures is None or has_errors(problems):
-        return dataset, problems  # a refused dataset (or pictures not in files) is never kept
+    problems = validate(dataset)  # each picture's stat is taken before the bytes it checks are read, and hashed
+    if has_errors(problems):
+        return dataset, problems  # a refused dataset is never kept
+    found = _picture_files(dataset)
+    if found is None:
+        return dataset, problems  # pictures not in files: not kept
+    picture_hashes = {file: (stat, digest) for file, stat, digest in found.values()}
     unchanged = all(_stat(file) == stat for file, (stat, _) in {**hashed, **picture_hashes}.items()) and all(
         _stat(folder) == stat for folder, stat in folder_stats.items())
     if unchanged:
         entry = Entry(dataset=dataset, problems=problems, files={**hashed, **picture_hashes}, folders=folder_stats,
-                      pictures=pictures, made_ns=made_ns, single=len(files) == 1,
+                      pictures={image_id: file for image_id, (file, _, _) in found.items()}, made_ns=made_ns,
+                      single=len(files) == 1,
                       hashes={True: dataset.content_hash()})  # a run showing pictures records it (the default)
         _write(store, key, entry)
         _remember(entry)
@@ -296,13 +308,45 @@ def cached_load_and_validate(path: str | Path, *, strict: bool, decode: bool = F
 
 
 def _remember(entry: Entry) -> None:
-    """Hand the recorded content hashes to the dataset: a run records one, and making it again reads every
-    picture and serialises every StoryTurn (0.4 s for 20,000)."""
+    """Hand the recorded content hashes to the dataset (a run records one, and making it again reads every picture
+    and serialises every StoryTurn: 0.4 s for 20,000), and what was found of each picture file (its place, ``stat``
+    and sha256: a run's picture hashes, :meth:`~commet.format.dataset.Dataset.picture_digest`)."""
     for shown, digest in entry.hashes.items():
         entry.dataset.remember_content_hash(digest, pictures=shown)
+    for image_id, file in entry.pictures.items():
+        stat, sha256 = entry.files.get(file, (None, None))
+        if stat is not None and sha256 is not None:
+            entry.dataset.remember_picture(image_id, Path(file), stat, entry.made_ns, bytes.fromhex(sha256))
+
+
+#: the entries waiting to be written while :func:`writes_deferred` is in force (one list a block), else empty
+_DEFERRED: list[list[tuple[ContentCache, str, Entry]]] = []
+
+
+@contextlib.contextmanager
+def writes_deferred() -> Iterator[None]:
+    """Inside, a new or refreshed entry is written when the block ends, however it ends (an error, Ctrl-C), not when
+    the dataset is loaded: ``commet eval`` sends its first request without pickling 20,000 StoryTurns first (0.35 s).
+    What the entry holds is decided at the load (its inputs found unchanged then); a process killed before the end
+    writes none, and the next load validates again. Outside, entries are written at once."""
+    pending: list[tuple[ContentCache, str, Entry]] = []
+    _DEFERRED.append(pending)
+    try:
+        yield
+    finally:
+        del _DEFERRED[next(at for at, waiting in enumerate(_DEFERRED) if waiting is pending)]  # (this very list)
+        for store, key, entry in pending:
+            _write(store, key, entry)
 
 
 def _write(store: ContentCache, key: str, entry: Entry) -> None:
+    if _DEFERRED:
+        _DEFERRED[-1].append((store, key, entry))
+        return
+    _write_now(store, key, entry)
+
+
+def _write_now(store: ContentCache, key: str, entry: Entry) -> None:
     try:
         # compressed (level 1: 20 ms for 20,000 StoryTurns): a tenth of the bytes to keep, read and check
         payload = zlib.compress(pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL), 1)
