@@ -528,6 +528,7 @@ def main() -> None:
     Program.running = True
     Program.one_blas_thread()
     Program.stop_on_sigterm()
+    Program.hold_collection()
     try:
         program_for(sys.argv[1:])()
     except SystemExit as stop:
