@@ -114,7 +114,7 @@ class Program:
     def hold_collection(cls) -> None:
         """No garbage collection while the program builds its command and reads the command line: what that
         makes (the modules imported, the command's click objects) lives until exit, and collecting among it
-        took a few per cent of ``commet eval``'s start. :meth:`collect_from_the_command` turns it back on."""
+        took about 2 % of ``commet eval``'s start. :meth:`collect_from_the_command` turns it back on."""
         if gc.isenabled():
             gc.disable()
             cls.collection_held = True
