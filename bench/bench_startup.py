@@ -12,6 +12,11 @@ server seeing the first request is taken, with the process's CPU seconds up to t
 run writes its validation cache entry when its run ends (also by Ctrl-C), after its first request. ``cold``: an empty cache folder (``COMMET_CACHE_DIR``), the
 first run on this data; ``warm``: the same data run again (its validation and pictures' checks read from
 the cache). Figures are medians of ``--runs``; the load average is printed, since wall times follow it.
+
+``--instructions`` also counts, with valgrind, the instructions of a warm run from launch to its first
+``connect()`` (where its first request leaves), the hash seed fixed: a figure that does not move with the
+machine's load (to about 0.01 %), for comparing two versions on a shared machine (``--against SRC`` runs a
+second source tree, e.g. a ``git archive`` of an earlier commit, beside this one's).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import signal
 import statistics
@@ -49,19 +55,29 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _eval(base_url: str, folder: Path, db: Path, concurrency: int) -> list[str]:
+    """The arguments of the ``commet eval`` measured (its model and judge at the loopback server)."""
+    opts = f"base_url={base_url}/v1&timeout=60&transport=direct"
+    return ["eval", "--model", f"openai:cand?{opts}", "--judge", f"llm-only:openai:judge?{opts}", "--dataset",
+            str(folder), "--db", str(db), "--concurrency", str(concurrency), "--quiet"]
+
+
+def _environment(cache: Path, src: str | None = None) -> dict[str, str]:
+    """The process's environment: its cache folder, and the ``commet`` package this script imports (or ``src``)."""
+    if src is None:
+        import commet
+
+        src = str(Path(commet.__file__).resolve().parents[1])
+    return {**os.environ, "COMMET_CACHE_DIR": str(cache), "OPENAI_API_KEY": "bench",
+            "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
+
+
 def first_request(base_url: str, folder: Path, cache: Path, concurrency: int) -> dict[str, float]:
     """Launch ``commet eval`` on ``folder``; seconds and CPU seconds from launch to the first request."""
-    import commet
-
-    src = str(Path(commet.__file__).resolve().parents[1])
-    env = {**os.environ, "COMMET_CACHE_DIR": str(cache), "OPENAI_API_KEY": "bench",
-           "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
+    env = _environment(cache)
     _stats(base_url, "/reset")
-    opts = f"base_url={base_url}/v1&timeout=60&transport=direct"
     with tempfile.TemporaryDirectory() as tmp:
-        command = [sys.executable, "-m", "commet.cli", "eval", "--model", f"openai:cand?{opts}", "--judge",
-                   f"llm-only:openai:judge?{opts}", "--dataset", str(folder), "--db", str(Path(tmp) / "b.sqlite"),
-                   "--concurrency", str(concurrency), "--quiet"]
+        command = [sys.executable, "-m", "commet.cli", *_eval(base_url, folder, Path(tmp) / "b.sqlite", concurrency)]
         start = time.time()
         process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
@@ -78,6 +94,35 @@ def first_request(base_url: str, folder: Path, cache: Path, concurrency: int) ->
                 process.send_signal(signal.SIGKILL)
                 process.wait()
     return {"wall": counts["first_arrival"] - start, "cpu": cpu}
+
+
+#: ``commet eval`` run as the program runs it, ended at its first ``connect()``: where its first request leaves
+STOPPED_AT_FIRST_CONNECT = ("import os, runpy, socket, sys\n"
+                            "socket.socket.connect = lambda self, address: os._exit(0)\n"
+                            "sys.argv = ['commet', *sys.argv[1:]]\n"
+                            "runpy.run_module('commet.cli', run_name='__main__', alter_sys=True)\n")
+#: a file younger than this is checked by content on a warm run (commet.sources.validation_cache): waited out
+TRUSTED_AFTER_S = 2.5
+
+
+def instructions_to_first_request(base_url: str, folder: Path, cache: Path, concurrency: int,
+                                  src: str | None = None) -> int:
+    """Instructions (valgrind) of a warm ``commet eval`` on ``folder`` from launch to its first ``connect()``."""
+    env = {**_environment(cache, src), "PYTHONHASHSEED": "0"}
+    with tempfile.TemporaryDirectory() as tmp:
+        args = _eval(base_url, folder, Path(tmp) / "b.sqlite", concurrency)
+        subprocess.run([sys.executable, "-c", STOPPED_AT_FIRST_CONNECT, *args], env=env, check=True,
+                       stdout=subprocess.DEVNULL)  # the cache written, if it was not
+        Path(tmp, "b.sqlite").unlink(missing_ok=True)
+        newest = max(path.stat().st_mtime for path in folder.rglob("*"))
+        time.sleep(max(0.0, newest + TRUSTED_AFTER_S - time.time()))
+        done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
+                               f"--cachegrind-out-file={Path(tmp) / 'counts'}", sys.executable, "-c",
+                               STOPPED_AT_FIRST_CONNECT, *args], env=env, capture_output=True, text=True)
+    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+    if found is None:
+        raise SystemExit(f"valgrind counted nothing:\n{done.stderr[-2000:]}")
+    return int(found.group(1).replace(",", ""))
 
 
 def yardstick(runs: int) -> dict[str, float]:
@@ -102,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="also a generated dataset of N StoryTurns (bench/bench_openai_server.py's)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count a warm run's instructions to its first request (valgrind)")
+    parser.add_argument("--against", metavar="SRC", help="with --instructions: also count those of this source tree")
     args = parser.parse_args(argv)
     namespace = argparse.Namespace(delay=ANSWER_DELAY_S, server_loop="epoll", concurrency=args.concurrency)
     port = server_bench.free_port()
@@ -109,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     base_url = f"http://127.0.0.1:{port}"
     load_before = os.getloadavg()
     rows: list[tuple[str, str, list[dict[str, float]]]] = []
+    counted: list[tuple[str, str, int]] = []
     try:
         if not ready.wait(30):
             raise SystemExit("the server did not start")
@@ -123,6 +172,11 @@ def main(argv: list[str] | None = None) -> int:
                     cold.append(first_request(base_url, folder, cache, args.concurrency))
                     warm.append(first_request(base_url, folder, cache, args.concurrency))
                 rows += [(str(folder), "cold (first run)", cold), (str(folder), "warm (same data again)", warm)]
+                if args.instructions:
+                    for src in ([None, args.against] if args.against else [None]):
+                        cache = Path(tmp) / f"cache-{folder.name}-counted-{len(counted)}"
+                        counted.append((str(folder), src or "this tree", instructions_to_first_request(
+                            base_url, folder, cache, args.concurrency, src)))
     finally:
         server.terminate()
         server.join(5)
@@ -133,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, kind, runs in rows:
         print(f"{name[-48:]:48} {kind:24} {statistics.median(r['wall'] for r in runs):19.3f} "
               f"{statistics.median(r['cpu'] for r in runs):7.3f}   " + " ".join(f"{r['wall']:.3f}" for r in runs))
+    for name, src, count in counted:
+        print(f"{name[-48:]:48} warm, {src}: {count:,} instructions to the first request (valgrind)")
     return 0
 
 

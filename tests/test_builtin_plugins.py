@@ -138,8 +138,9 @@ BROKEN_PYPROJECT = [
     # the extras written back into pyproject.toml (as before the table held them), beside the dynamic ones
     ("[project.scripts]\n", '[project.optional-dependencies]\ninspect = ["inspect-ai>=0.3.285"]\n\n[project.scripts]\n',
      "[project.optional-dependencies] is the table's"),
-    ('dynamic = ["optional-dependencies"]\n', "", "dynamic does not name 'optional-dependencies'"),
-    ('dynamic = ["optional-dependencies"]\n', 'dynamic = ["version"]\n', "dynamic does not name 'optional-dependencies'"),
+    ('dynamic = ["version", "optional-dependencies"]\n', 'dynamic = ["version"]\n',
+     "dynamic does not name 'optional-dependencies'"),
+    ('dynamic = ["version", "optional-dependencies"]\n', 'dynamic = []\n', "dynamic does not name 'optional-dependencies'"),
     ('[tool.hatch.metadata.hooks.custom]\npath = "hatch_build.py"\n', "", "no [tool.hatch.metadata.hooks.custom]"),
     ('path = "hatch_build.py"\n', 'path = "build_hook.py"\n', "no [tool.hatch.metadata.hooks.custom]"),
 ]

@@ -112,6 +112,28 @@ def test_the_program_starts_up_without_collections_then_collects_its_young_objec
     assert words[2:] == ["in", "start-up", "0", "threshold", "True"]
 
 
+def test_the_program_reads_its_command_line_without_collections_and_its_command_collects() -> None:
+    """Building the command and reading its options (imports, click's objects: all alive until the exit) sets
+    off no collection; the command itself runs with the collector on, as before."""
+    script = ("import gc, sys\n"
+              "seen = {'before the command': 0, 'in the command': 0}\n"
+              "def where(phase, info):\n"
+              "    names, frame = set(), sys._getframe()\n"
+              "    while frame is not None:\n"
+              "        names.add((frame.f_code.co_name, frame.f_code.co_filename.endswith('cli/__init__.py')))\n"
+              "        frame = frame.f_back\n"
+              "    if phase == 'start' and ('main', True) in names:\n"
+              "        seen['in the command' if ('stats', True) in names else 'before the command'] += 1\n"
+              "gc.callbacks.append(where)\n"
+              "from commet.cli import main\n"
+              "sys.argv = ['commet', 'stats', 'sample', '--json']\n"
+              "try:\n"
+              "    main()\n"
+              "finally:\n"
+              "    print(seen['before the command'], seen['in the command'] > 0, gc.isenabled())\n")
+    assert _last_line_of_program(script) == "0 True True"
+
+
 @pytest.mark.parametrize(("chosen", "expected"), [(None, "1"), ("4", "4")])
 def test_the_program_runs_numpys_blas_on_one_thread_unless_the_user_chose(chosen: str | None, expected: str) -> None:
     """OpenBLAS's idle threads spin after each of the reports' small matrix products (about 0.1 s of CPU after

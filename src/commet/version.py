@@ -1,11 +1,8 @@
-"""The installed package's version, recorded with every run (its own module: the engine needs it
-without importing the top-level API)."""
+"""The package's version, recorded with every run (its own module: the engine needs it without
+importing the top-level API).
 
-from __future__ import annotations
+The one place it is written: the build reads it from here (pyproject.toml's ``[tool.hatch.version]``),
+and the program reads it as a constant, without ``importlib.metadata``'s search of the installed
+distributions at every start."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("commet-bench")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.0.0"
+__version__ = "0.1.0"

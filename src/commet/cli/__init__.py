@@ -18,6 +18,7 @@ each ``commet`` command (names only needed for type checking are quoted instead)
 """
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -39,9 +40,7 @@ from commet.cli.common import (  # noqa: F401 - the shared names stay importable
     cache_written_after,
     check_dataset_path,
     check_run_name,
-    console,
     echo,
-    err_console,
     fail,
     fail_option,
     fail_problems,
@@ -64,11 +63,10 @@ if TYPE_CHECKING:
     from commet.models.base import Model
     from commet.store.settings import EvalSettings
 
-#: Plain click help (``rich_markup_mode=None``), here and in every sub-app: no ``<bool>`` type column on
-#: flags, no boxes, errors as one line.
-app = typer.Typer(help="CoMMET: multi-turn, multimodal Theory of Mind evaluation.", no_args_is_help=True,
-                  pretty_exceptions_enable=False, add_completion=False, rich_markup_mode=None,
-                  context_settings={"max_content_width": 120})
+#: this module's own commands (validate, stats, convert, schema, eval): :func:`build_app` puts them in the program
+own_commands = typer.Typer()
+
+
 def _print_version(value: bool) -> None:
     if value:
         from commet.version import __version__
@@ -77,13 +75,12 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _options(version: Annotated[bool, typer.Option(
         "--version", is_eager=True, callback=_print_version, help="Print the version and exit.")] = False) -> None:
     """CoMMET: multi-turn, multimodal Theory of Mind evaluation."""
 
 
-@app.command()
+@own_commands.command()
 def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSON file, HF folder, hf:OWNER/NAME "
                                                     "or 'sample'.")],
              columns: ColumnsOption = None,
@@ -105,6 +102,7 @@ def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSO
     check_dataset_path(path)
     dataset, problems = load_and_validate(path, columns, strict=strict, adapter=adapter, decode_pictures=not quick)
     if dataset is not None and explain:
+        from commet.cli.consoles import err_console
         from commet.sources.explain import explain_lines
 
         for line in explain_lines(dataset):
@@ -119,7 +117,7 @@ def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSO
     raise typer.Exit(EXIT_USAGE if has_errors(problems) else 0)
 
 
-@app.command()
+@own_commands.command()
 def stats(path: Annotated[str, typer.Argument(help="Dataset folder, file, hf:OWNER/NAME or 'sample'.")] = "sample",
           as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
           columns: ColumnsOption = None, adapter: AdapterOption = None,
@@ -132,6 +130,7 @@ def stats(path: Annotated[str, typer.Argument(help="Dataset folder, file, hf:OWN
 
     from rich.table import Table
 
+    from commet.cli.consoles import console
     from commet.format import dataset_stats
     from commet.sources.hub_names import OFFICIAL
 
@@ -182,7 +181,7 @@ def stats(path: Annotated[str, typer.Argument(help="Dataset folder, file, hf:OWN
     console.print(categories)
 
 
-@app.command()
+@own_commands.command()
 def convert(
     source: Annotated[str, typer.Argument(help="Input: dataset folder, canonical JSONL, pipe JSON/JSONL, HF folder, "
                                                "hf:OWNER/NAME.")],
@@ -237,7 +236,7 @@ def convert(
     echo(f"wrote {result.storyturns} StoryTurns to {out} {where}")
 
 
-@app.command()
+@own_commands.command()
 def schema() -> None:
     """Print the JSON Schema of one canonical StoryTurn line."""
     from commet.format import storyturn_json_schema
@@ -251,7 +250,7 @@ EVAL_EPILOG = ("Exit codes: 0 every StoryTurn scored; 2 bad input, nothing run; 
                "Ctrl-C, 143 by SIGTERM (the same command resumes).")
 
 
-@app.command("eval", epilog=EVAL_EPILOG)
+@own_commands.command("eval", epilog=EVAL_EPILOG)
 @resumable
 @cache_written_after
 def eval_command(
@@ -366,6 +365,8 @@ def eval_command(
     say(_usage_line(db, summary.run.id, the_model))
     counts = print_report(db, [summary.run.name], brief=True)
     if summary.stopped_at_spend is not None:
+        from commet.cli.consoles import console
+
         console.print(f"[bold]stopped before the spend limit[/bold]: estimated ${summary.stopped_at_spend:.4f} of "
                       f"${max_cost:.4f} spent; raise --max-cost and run the same command again to resume",
                       highlight=False)
@@ -442,33 +443,96 @@ async def _close(*things: "Model | Judge") -> None:
 #: optional dependencies are imported inside its commands, so every command is always listed.
 COMMAND_MODULES = ("reporting", "generate", "judging", "calibration", "review", "study", "audit", "importing",
                    "scale")
+#: each command of the program and the module of COMMAND_MODULES that adds it (None: this one's own): a command
+#: line that names a command imports that module alone (tests/test_cli_lazy.py holds this to the whole program)
+COMMAND_HOMES: dict[str, str | None] = {
+    "validate": None, "stats": None, "convert": None, "schema": None, "eval": None,
+    "report": "reporting", "compare": "reporting", "sweep": "reporting", "runs": "reporting", "export": "reporting",
+    "generate": "generate", "rejudge": "judging", "label": "judging", "judges": "judging",
+    "calibrate": "calibration", "review": "review", "study": "study", "audit": "audit", "import": "importing",
+    "merge": "scale",
+}
 
 
-def _register_commands() -> None:
+def build_app(only: "Collection[str] | None" = None) -> typer.Typer:
+    """The ``commet`` program: every command, or only those named in ``only`` (names of :data:`COMMAND_HOMES`).
+
+    Why not always all: building the whole program imports every command module and makes click
+    commands of all 28 commands, tens of milliseconds before ``commet eval`` could send its first
+    request. A command line that names its command needs that one alone, ``commet --version`` none,
+    and their help and errors are the same (tests/test_cli_lazy.py compares them, command by command).
+    """
     import importlib
     import importlib.util
 
+    # Plain click help (``rich_markup_mode=None``), here and in every sub-app: no ``<bool>`` type column on
+    # flags, no boxes, errors as one line.
+    program = typer.Typer(help="CoMMET: multi-turn, multimodal Theory of Mind evaluation.", no_args_is_help=True,
+                          pretty_exceptions_enable=False, add_completion=False, rich_markup_mode=None,
+                          context_settings={"max_content_width": 120})
+    program.callback()(_options)
+    program.registered_commands += [info for info in own_commands.registered_commands
+                                    if only is None or _name(info) in only]
+    homes = None if only is None else {COMMAND_HOMES[command] for command in only}
     for name in COMMAND_MODULES:
-        if importlib.util.find_spec(f"commet.cli.{name}") is not None:
-            module = importlib.import_module(f"commet.cli.{name}")
-            if hasattr(module, "register"):
-                module.register(app)
-            else:
-                module.app.rich_markup_mode = None
-                app.add_typer(module.app, name=name)
-    refuse_bad_files(app)
+        if (homes is not None and name not in homes) or importlib.util.find_spec(f"commet.cli.{name}") is None:
+            continue
+        module = importlib.import_module(f"commet.cli.{name}")
+        if hasattr(module, "register"):
+            module.register(program)
+        else:
+            module.app.rich_markup_mode = None
+            program.add_typer(module.app, name=name)
+    if only is not None:  # what a module registers beside the commands asked for is left out
+        program.registered_commands = [i for i in program.registered_commands if _name(i) in only]
+        program.registered_groups = [g for g in program.registered_groups if g.name in only]
+    refuse_bad_files(program)
+    return program
 
 
-_register_commands()
+def _name(info: "CommandInfo") -> str:
+    """A command's name on the command line (its function's name, ``_`` as ``-``, unless it was given one)."""
+    if info.name is not None or info.callback is None:
+        return info.name or ""
+    return typer.main.get_command_name(info.callback.__name__)
+
+
+def program_for(args: list[str]) -> typer.Typer:
+    """The program a command line needs: only the command it names first, no command for ``--version``, else
+    the whole program (no command, ``--help``, a name that is no command, the shell asking for completions)."""
+    if any(key.startswith("_") and key.endswith("_COMPLETE") for key in os.environ):
+        return build_app()
+    if args[:1] == ["--version"]:  # an eager option: printed before any command is looked at
+        return build_app(())
+    if args and args[0] in COMMAND_HOMES:
+        return build_app((args[0],))
+    return build_app()
+
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
+
+    from typer.models import CommandInfo
+
+    #: the whole program (what tests and other Python code drive), built when first asked for
+    app: typer.Typer
+
+
+def __getattr__(name: str) -> typer.Typer:
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    built = globals()["app"] = build_app()
+    return built
 
 
 def main() -> None:
-    """The ``commet`` program (tests drive ``app`` itself)."""
+    """The ``commet`` program: what its command line needs of it (tests drive the whole ``app`` itself)."""
     Program.running = True
     Program.one_blas_thread()
     Program.stop_on_sigterm()
+    Program.hold_collection()
     try:
-        app()
+        program_for(sys.argv[1:])()
     except SystemExit as stop:
         # a command that is not resumable ends in click's "Aborted!" on a SIGTERM: its exit code says SIGTERM
         if Program.terminated and stop.code != EXIT_TERMINATED:

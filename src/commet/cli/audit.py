@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from commet.cli.common import AdapterOption, ColumnsOption, _load, console, echo
+from commet.cli.common import AdapterOption, ColumnsOption, _load, echo
+from commet.cli.consoles import console
 
 if TYPE_CHECKING:
     from commet.format.dataset import Dataset

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from commet.cli.common import console, echo, fail, say
+from commet.cli.common import echo, fail, say
+from commet.cli.consoles import console
 from commet.cli.reporting import ReportFormat, find_run_or_fail, open_store
 from commet.conditions import Design
 

@@ -1,4 +1,5 @@
-"""What every ``commet`` command shares: the consoles, exit codes, one-line failures, dataset loading.
+"""What every ``commet`` command shares: exit codes, one-line failures, dataset loading (the consoles:
+:mod:`commet.cli.consoles`).
 
 Its own module so that the command modules and the ``commet`` app (``commet.cli``) both build on
 it without importing each other.
@@ -21,7 +22,6 @@ from typing import TYPE_CHECKING, Annotated, NoReturn, ParamSpec, TypeVar
 import typer
 
 from commet.format.problems import FormatError, printable
-from commet.terminal import SafeConsole
 from commet.text import printable as visible
 
 if TYPE_CHECKING:
@@ -34,23 +34,11 @@ if TYPE_CHECKING:
     from commet.models.base import SettingError
 
 
-def sized(stream: object) -> bool:
-    """Whether output to ``stream`` has a width to lay out to: a terminal's, or ``COLUMNS`` (a pipe or file
-    without it gets whole lines: one per message, tables at their full width)."""
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty is not None and isatty()) or os.environ.get("COLUMNS", "").strip().isdigit()
-
-
-# ":m:" in a spec is no emoji; a pipe without COLUMNS: 200 columns, wide enough for every table
-# (SafeConsole: control characters from data are shown, never sent to the terminal)
-console = SafeConsole(width=None if sized(sys.stdout) else 200, emoji=False)
-err_console = SafeConsole(stderr=True, emoji=False)
-
-
 def say(text: str, *, err: bool = False, style: str | None = None) -> None:
     """A paragraph of prose: wrapped at spaces to the width of a terminal, a name longer than a line only after
     its punctuation, never inside a word or a hash; on stdout also to ``COLUMNS`` when piped (a report written
     to a file fits it). Elsewhere one line: a log of stderr keeps one line per message."""
+    from commet.cli.consoles import console, err_console, sized
     from commet.reports.cells import wrap_words
 
     target = err_console if err else console
@@ -90,6 +78,8 @@ class Program:
     running = False
     #: a SIGTERM arrived: the program stops as on Ctrl-C, and exits 143
     terminated = False
+    #: the collector is off until the command starts (:meth:`collect_from_the_command`)
+    collection_held = False
 
     @staticmethod
     def one_blas_thread() -> None:
@@ -119,6 +109,25 @@ class Program:
                 raise KeyboardInterrupt
 
         signal.signal(signal.SIGTERM, terminate)
+
+    @classmethod
+    def hold_collection(cls) -> None:
+        """No garbage collection while the program builds its command and reads the command line: what that
+        makes (the modules imported, the command's click objects) lives until exit, and collecting among it
+        took about 2 % of ``commet eval``'s start. :meth:`collect_from_the_command` turns it back on."""
+        if gc.isenabled():
+            gc.disable()
+            cls.collection_held = True
+
+    @classmethod
+    def collect_from_the_command(cls) -> None:
+        """The collector back on as a command starts, if :meth:`hold_collection` turned it off; what was made
+        until then is left out of its collections (as :meth:`starting_up` does), or the first one would walk it
+        all."""
+        if cls.collection_held:
+            cls.collection_held = False
+            cls.freeze_objects()
+            gc.enable()
 
     @classmethod
     @contextmanager
@@ -162,6 +171,8 @@ def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
 
 def fail(message: str) -> NoReturn:
     """One line (never wrapped: a terminal folds it, a log or a test reads it whole), then exit 2."""
+    from commet.cli.consoles import err_console
+
     err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_USAGE)
 
@@ -169,6 +180,8 @@ def fail(message: str) -> NoReturn:
 def disk_full(message: str) -> NoReturn:
     """A write that found the disk full: one line, what to do, and its own exit code (nothing is lost: what
     was committed stays, and the same command resumes)."""
+    from commet.cli.consoles import err_console
+
     err_console.print(f"error: {message}; what was saved before is kept: free some space and run the same command "
                       f"again to resume (exit code {EXIT_DISK_FULL})", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_DISK_FULL)
@@ -215,6 +228,7 @@ def _file_errors_as_failures(command: Callable[P, R]) -> Callable[P, R]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         from commet.store.errors import StoreError, StoreFullError, is_disk_full
 
+        Program.collect_from_the_command()
         try:
             return command(*args, **kwargs)
         except StoreFullError as exc:
@@ -466,6 +480,7 @@ def check_dataset_path(path: str) -> None:
 
 def fail_problems(exc: FormatError) -> NoReturn:
     """Each located problem on its own line on stderr, then exit 2 (a refused dataset adds its summary)."""
+    from commet.cli.consoles import err_console
     from commet.format.validate import DatasetRefused
 
     for problem in exc.problems:
@@ -504,11 +519,12 @@ def load_or_fail(path: str, force: bool = False, columns: str | None = None, ada
         say(f"read from {dataset.origin.location}: {dataset.origin.layout}", err=True)
     for warning in warnings:
         say(str(warning), err=True)
-    if any(w.gates for w in warnings):
-        err_console.print(f"running despite {len(warnings)} warning(s) (--force)", markup=False, highlight=False)
-    elif warnings:  # possible answer leaks only: said, never a reason to refuse data the user did not write
-        err_console.print(f"running with {len(warnings)} possible answer leak warning(s)", markup=False,
-                          highlight=False)
+    if warnings:  # run despite them (--force), or possible answer leaks only: never a reason to refuse data
+        from commet.cli.consoles import err_console
+
+        err_console.print(f"running despite {len(warnings)} warning(s) (--force)" if any(w.gates for w in warnings)
+                          else f"running with {len(warnings)} possible answer leak warning(s)",
+                          markup=False, highlight=False)
     return dataset
 
 

@@ -12,13 +12,13 @@ from commet.cli.common import (
     AdapterOption,
     ColumnsOption,
     check_run_name,
-    console,
     echo,
     fail,
     print_failures,
     resumable,
     secrets_of,
 )
+from commet.cli.consoles import console
 from commet.cli.reporting import find_run_or_fail, open_store, print_report
 from commet.cli.run_dataset import DatasetNotFound, dataset_for
 from commet.text import printable

@@ -4,7 +4,8 @@ not change the verdict (:mod:`commet.engine.probes`), with a 95% interval; a pan
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from commet.cli.common import console, echo, fail
+from commet.cli.common import echo, fail
+from commet.cli.consoles import console
 
 if TYPE_CHECKING:
     from commet.engine.probes import ProbeOutcome, ProbeResult

@@ -27,7 +27,7 @@ def live_progress(*, enabled: bool, total: int) -> Iterator[Callable[[EngineProg
     # imported here: a run with --quiet never shows a bar
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from commet.cli.common import console
+    from commet.cli.consoles import console
 
     columns = (TextColumn("stories"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[detail]}"), TimeElapsedColumn())

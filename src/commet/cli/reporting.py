@@ -18,7 +18,6 @@ from commet.cli.common import (
     ColumnsOption,
     ForceOption,
     _load,
-    console,
     echo,
     fail,
     fail_problems,
@@ -160,6 +159,7 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
     of a run; it fits 80 columns). ``tables`` keeps only the sections with those keys. CSV is one
     file per table: ``out`` is then a folder, or one table is chosen.
     """
+    from commet.cli.consoles import console
     from commet.reports import Bootstrap, build_report, render_report, select_runs
     from commet.reports.composition import brief_tables, compose, is_csv_folder, write_csv_folder
     from commet.reports.feedback import FeedbackCases
@@ -265,6 +265,7 @@ def compare(
     corrected for the judges' errors, overall and per category (docs/calibration.md)."""
     from rich.table import Table
 
+    from commet.cli.consoles import console
     from commet.reports import Bootstrap, compare_runs
     from commet.reports.differences import corrected_comparison
     from commet.reports.stats import fixed
@@ -306,6 +307,7 @@ def compare(
 
 def _print_corrected(corrected: "CorrectedComparison") -> None:
     """The judge-corrected differences, or one line saying what they need."""
+    from commet.cli.consoles import console
     from commet.reports.differences import differences_section
     from commet.reports.render import fitted_tables
 
@@ -415,6 +417,7 @@ def runs(db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("
     from rich.table import Table
     from rich.text import Text
 
+    from commet.cli.consoles import console
     from commet.reports.cells import broken_at_punctuation
     from commet.store import short_ids
     from commet.text import printable

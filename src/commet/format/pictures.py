@@ -25,10 +25,12 @@ import struct
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-
-from PIL import Image, ImageFile, ImageSequence, UnidentifiedImageError
+from typing import TYPE_CHECKING
 
 from commet.errors import CommetError
+
+if TYPE_CHECKING:  # Pillow's Image module is imported where a picture is opened: a run's start needs no picture
+    from PIL import Image, ImageFile
 
 #: Largest picture accepted, in pixels (a 20000x20000 PNG can be a few KiB and decode to 1.6 GB).
 MAX_IMAGE_PIXELS = 50_000_000
@@ -71,6 +73,8 @@ def bombs_refused() -> Iterator[None]:
     The warnings filter is process-wide: threads that check pictures inside this block, the
     thread that entered it waiting for them, refuse bombs the same way.
     """
+    from PIL import Image
+
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         yield
@@ -100,6 +104,8 @@ def opened_picture(data: bytes, *, max_pixels: int = MAX_IMAGE_PIXELS,
     Errors while the caller decodes inside the block (a truncated or corrupt file) are
     :class:`PictureError` too.
     """
+    from PIL import Image, UnidentifiedImageError
+
     if not data:
         raise PictureError("is an empty file (0 bytes)")
     if len(data) > MAX_IMAGE_BYTES:
@@ -166,6 +172,8 @@ def header_problem(data: bytes, *, decode: bool = False) -> str | None:
     """:func:`picture_problem` for a caller already inside :func:`bombs_refused` (threads must not enter it: the
     warnings filter is process-wide). ``decode``: also decode every frame's pixels, which alone finds a damaged
     compressed stream inside a whole file (``commet validate`` does; a run decodes only what a model looks at)."""
+    from PIL import ImageSequence
+
     try:
         with opened_picture(data) as image:
             if decode:

@@ -12,6 +12,7 @@ import bisect
 import json
 import re
 from dataclasses import fields, replace
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, get_type_hints
@@ -262,9 +263,11 @@ def _pydantic_problems(exc: ValidationError, file: str, line: int, story: str | 
     return problems
 
 
+@cache
 def _pipe_record_model() -> type[BaseModel]:
     """A pipe record's shape, checked strictly: ``storyturn`` (the turn strings) plus the StoryTurn-level
-    fields :class:`RawStoryTurn` declares, so that the two cannot drift apart."""
+    fields :class:`RawStoryTurn` declares, so that the two cannot drift apart. Made when a pipe record is
+    first read, not at import: a run on a dataset kept validated reads none."""
     hints = get_type_hints(RawStoryTurn)
     record_fields: dict[str, Any] = {"storyturn": (list[str], ...)}
     for raw_field in fields(RawStoryTurn):
@@ -276,8 +279,6 @@ def _pipe_record_model() -> type[BaseModel]:
                         __doc__="A pipe record's shape (``storyturn`` plus StoryTurn-level fields), checked strictly.",
                         **record_fields)
 
-
-PipeRecord = _pipe_record_model()
 
 
 def _record_storyturn(value: object, *, file: str, line: int, default_id: str) -> tuple[StoryTurn, list[Problem]]:
@@ -292,7 +293,7 @@ def _record_storyturn(value: object, *, file: str, line: int, default_id: str) -
                                                                  f"strings, got {_json_type(value)}")])
     if "storyturn" in value:
         try:
-            record = dict(PipeRecord.model_validate(value))
+            record = dict(_pipe_record_model().model_validate(value))
         except ValidationError as exc:
             raise FormatError(_pydantic_problems(exc, file, line, story, turn_key="storyturn")) from None
         raw = RawStoryTurn(turns=record.pop("storyturn"), line=line, **record)

@@ -16,14 +16,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from commet.format.dataset import METADATA_FILE, STORYTURNS_FILE, Dataset
 from commet.format.problems import FormatError, Problem
-from commet.sources.adapters import Adapter, AdapterError, load_adapter
 from commet.sources.bounded import files_under
-from commet.sources.columns import ColumnMapping, ColumnsError
 from commet.sources.hub_names import is_hub_spec
 from commet.sources.jsonl import _read_metadata, bundled_sample_path, read_storyturns
+
+if TYPE_CHECKING:  # imported where a dataset is loaded: a run on a dataset kept validated loads none
+    from commet.sources.adapters import Adapter
+    from commet.sources.columns import ColumnMapping
 
 HF_MARKERS = ("dataset_info.json", "state.json", "dataset_dict.json")
 #: Data files ``datasets`` reads from a folder (besides parquet): a folder holding one is a table dataset.
@@ -77,6 +80,8 @@ def _table_files(folder: Path) -> bool:
 
 
 def _mapping(columns: str | ColumnMapping | None, where: str) -> ColumnMapping | None:
+    from commet.sources.columns import ColumnMapping, ColumnsError
+
     try:
         return ColumnMapping.parse(columns) if isinstance(columns, str) else columns
     except ColumnsError as exc:
@@ -96,6 +101,9 @@ def load_dataset(path: str | Path, *, columns: str | ColumnMapping | None = None
     is which part of a StoryTurn, where the names do not say it. ``adapter`` (``FILE.py:FUNCTION``, see
     :mod:`commet.sources.adapters`) makes the StoryTurns of a table's rows where no mapping can.
     """
+    from commet.sources.adapters import AdapterError, load_adapter
+    from commet.sources.columns import ColumnsError
+
     mapping = _mapping(columns, str(path))
     try:
         made_by = load_adapter(adapter) if isinstance(adapter, str) else adapter
