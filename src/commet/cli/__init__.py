@@ -100,7 +100,9 @@ def validate(path: Annotated[str, typer.Argument(help="Dataset folder, JSONL/JSO
     from commet.sources.checked import load_and_validate
 
     check_dataset_path(path)
-    dataset, problems = load_and_validate(path, columns, strict=strict, adapter=adapter, decode_pictures=not quick)
+    with Program.starting_up():  # tens of thousands of objects, none garbage: no collection walks their making
+        dataset, problems = load_and_validate(path, columns, strict=strict, adapter=adapter,
+                                              decode_pictures=not quick)
     if dataset is not None and explain:
         from commet.cli.consoles import err_console
         from commet.sources.explain import explain_lines

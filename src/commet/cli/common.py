@@ -512,7 +512,8 @@ def load_or_fail(path: str, force: bool = False, columns: str | None = None, ada
 
     check_dataset_path(path)
     try:
-        dataset, warnings = load_checked(path, force=force, columns=columns, adapter=adapter)
+        with Program.starting_up():  # the dataset lives until the command ends: no collection walks its making
+            dataset, warnings = load_checked(path, force=force, columns=columns, adapter=adapter)
     except FormatError as exc:
         fail_problems(exc)
     if dataset.origin is not None:  # a table read by its columns (a Hub dataset, JSON lines, CSV): say how
