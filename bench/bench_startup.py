@@ -72,9 +72,10 @@ def _environment(cache: Path, src: str | None = None) -> dict[str, str]:
             "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
 
 
-def first_request(base_url: str, folder: Path, cache: Path, concurrency: int) -> dict[str, float]:
+def first_request(base_url: str, folder: Path, cache: Path, concurrency: int,
+                  src: str | None = None) -> dict[str, float]:
     """Launch ``commet eval`` on ``folder``; seconds and CPU seconds from launch to the first request."""
-    env = _environment(cache)
+    env = _environment(cache, src)
     _stats(base_url, "/reset")
     with tempfile.TemporaryDirectory() as tmp:
         command = [sys.executable, "-m", "commet.cli", *_eval(base_url, folder, Path(tmp) / "b.sqlite", concurrency)]
@@ -111,8 +112,9 @@ def instructions_to_first_request(base_url: str, folder: Path, cache: Path, conc
     env = {**_environment(cache, src), "PYTHONHASHSEED": "0"}
     with tempfile.TemporaryDirectory() as tmp:
         args = _eval(base_url, folder, Path(tmp) / "b.sqlite", concurrency)
-        subprocess.run([sys.executable, "-c", STOPPED_AT_FIRST_CONNECT, *args], env=env, check=True,
-                       stdout=subprocess.DEVNULL)  # the cache written, if it was not
+        # a run stopped as a user stops it (Ctrl-C), after which its validation cache entry is written: eval writes it
+        # when its run ends, so a run ended at its first connect() would leave the counted run a first run
+        first_request(base_url, folder, cache, concurrency, src)
         Path(tmp, "b.sqlite").unlink(missing_ok=True)
         newest = max(path.stat().st_mtime for path in folder.rglob("*"))
         time.sleep(max(0.0, newest + TRUSTED_AFTER_S - time.time()))
