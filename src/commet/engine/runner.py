@@ -546,7 +546,8 @@ class Engine:
                     break
                 self.failures.worked(CallSource.model)
                 messages.append(models.Message.text("assistant", reply))
-                request_for_judge = judge_request(storyturn, k, text, reply, earlier, shown if judge_pictures else ())
+                request_for_judge = judge_request(storyturn, k, text, reply, earlier, shown if judge_pictures else (),
+                                                  feedback=opening.shown_feedback)
                 carried = self.kept.get((storyturn.id, k, model_key))  # the same answer to the same conversation
                 if carried is not None:
                     (verdict, judgment_key), judge_cost = carried, 0.0

@@ -73,7 +73,7 @@ def _unfenced(body: str) -> str:
 def user_prompt(request: JudgeRequest) -> str:
     """The user message: the story so far, this turn's feedback, story and question, expected answers, the answer."""
     earlier = "\n\n".join(request.context) if request.context else "(none: this is the first turn)"
-    expected = "\n".join(f"{i}. {answer}" for i, answer in enumerate(request.expected, start=1))
+    expected = "\n".join([f"{i}. {answer}" for i, answer in enumerate(request.expected, start=1)])
     several = ("\nSeveral expected answers: any one of them is correct; say which one the answer gives."
                if len(request.expected) > 1 else "")
     sections = [f"Earlier turns of the story (with the model's answers):\n{earlier}"]
