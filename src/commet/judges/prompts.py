@@ -59,6 +59,8 @@ answer gives (1, 2, ...) or null, "reason": "one sentence"}"""
 RETRY_PROMPT = "That reply was not a valid verdict ({error}). Reply again with ONLY the JSON object."
 
 _FENCE = "```"
+#: ``json.loads`` of a reply, without its keyword checks at every verdict
+_decode = json.JSONDecoder().decode
 
 
 def _unfenced(body: str) -> str:
@@ -115,7 +117,7 @@ def parse_verdict(text: str, n_expected: int) -> ParsedVerdict:
     """Parse a reply strictly: one JSON object (optionally in a ```json fence) with the three fields."""
     body = _unfenced(text.strip())
     try:
-        data = json.loads(body)
+        data = _decode(body)
     except json.JSONDecodeError as exc:
         raise VerdictParseError(f"not JSON: {exc.msg} at character {exc.pos}") from None
     except (ValueError, RecursionError):  # a number of 5,000 digits, brackets nested 100,000 deep

@@ -28,6 +28,8 @@ from commet.sources.inputs import valid_text
 #: ``json.dumps(value, sort_keys=True)``, the canonical JSON of fingerprints and cache keys, without making an
 #: encoder at each call
 canonical_json = json.JSONEncoder(sort_keys=True).encode
+#: one string as that encoder writes it (the function it calls for every string)
+_ascii_json = json.encoder.encode_basestring_ascii
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,9 @@ class Message:
     @cached_property
     def fingerprint_json(self) -> str:
         """The fingerprint as canonical JSON, made once: each later turn's request holds this message again."""
+        parts = self.parts
+        if len(parts) == 1 and isinstance(parts[0], TextPart):  # most messages: as the encoder writes them
+            return f'{{"parts": [{{"text": {_ascii_json(parts[0].text)}}}], "role": {_ascii_json(self.role)}}}'
         return canonical_json(self.fingerprint())
 
 

@@ -45,7 +45,7 @@ import functools
 import json
 import re
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -272,17 +272,18 @@ class OpenAIChatModel(OpenAIService, RemoteModel):
                 self.pool.done(endpoint, failed=failed)
             return parse_completion(raw)
 
-    async def _send(self, client: Any, direct: DirectChatTransport | None, body: bytes) -> bytes:
+    def _send(self, client: Any, direct: DirectChatTransport | None, body: bytes) -> Awaitable[bytes]:
+        """The post of ``body`` to await (no coroutine of its own: each layer is resumed at every wait of the post)."""
         if direct is not None:
-            return await direct.post(body)
+            return direct.post(body)
         else:
             # ``client.post`` is the SDK's documented way to send a request body as is: it keeps the
             # SDK's auth, base URL, timeouts and error classes, but skips ``chat.completions.create``'s
             # recursive TypedDict transform of the messages and, with ``cast_to=bytes``, the pydantic
             # construction of the whole ChatCompletion; a body given as bytes is sent as is, without
             # the SDK's deep copy and re-serialisation of the whole conversation.
-            sent: bytes = await client.post("/chat/completions", content=body, cast_to=bytes,
-                                            options={"headers": {"Content-Type": "application/json"}})
+            sent: Awaitable[bytes] = client.post("/chat/completions", content=body, cast_to=bytes,
+                                                 options={"headers": {"Content-Type": "application/json"}})
             return sent
 
     async def aclose(self) -> None:
