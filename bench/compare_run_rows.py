@@ -20,6 +20,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import zlib
 from pathlib import Path
 
 #: columns whose values differ between two runs of the same code (clock, machine, process)
@@ -36,8 +37,6 @@ def run_child(stories: int, db: Path) -> None:
     spec.loader.exec_module(bench)
     from commet.engine import EvalSettings, evaluate_async
     from commet.models import openai_compat
-
-    import zlib
 
     server = bench.server_bench
 
@@ -98,9 +97,9 @@ def main() -> None:
             raise SystemExit(f"{table}: columns {mine[0]} against {theirs[0]}")
         if len(mine) != len(theirs):
             raise SystemExit(f"{table}: {len(mine) - 1} rows against {len(theirs) - 1}")
-        for a, b in zip(mine[1:], theirs[1:]):
+        for a, b in zip(mine[1:], theirs[1:], strict=True):
             if a != b:
-                column = next(c for c, x, y in zip(mine[0], a, b) if x != y)
+                column = next(c for c, x, y in zip(mine[0], a, b, strict=True) if x != y)
                 raise SystemExit(f"{table}: column {column} differs in row {a!r:.300} against {b!r:.300}")
         print(f"{table}: {len(mine) - 1} rows, the same ({len(mine[0])} columns compared)")
 

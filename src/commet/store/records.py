@@ -81,7 +81,7 @@ class TurnRecord:
 
     def columns(self) -> dict[str, object]:
         """The row as the ``turns`` table stores it (booleans as 0/1)."""
-        row = dict(zip(TURN_COLUMNS, _turn_values(self)))  # (asdict deep-copies: slower per write)
+        row = dict(zip(TURN_COLUMNS, _turn_values(self), strict=True))  # (asdict deep-copies: slower per write)
         row["correct"] = None if self.correct is None else int(self.correct)
         return row
 
@@ -131,7 +131,7 @@ class StoryRecord:
             object.__setattr__(self, "status", StoryStatus(self.status))
 
     def columns(self) -> dict[str, object]:
-        row = dict(zip(STORY_COLUMNS, _story_values(self)))
+        row = dict(zip(STORY_COLUMNS, _story_values(self), strict=True))
         row["image_dependent"] = int(self.image_dependent)
         row["correct"] = None if self.correct is None else int(self.correct)
         return row
