@@ -177,3 +177,59 @@ def test_prepare_image_applies_exif_orientation():
     image.save(out, format="JPEG", exif=exif.tobytes())
     prepared, _ = prepare_image(out.getvalue())
     assert Image.open(io.BytesIO(prepared)).size == (20, 40)
+
+
+async def test_each_attempt_times_out_at_its_own_deadline_however_many_run_at_once():
+    """Attempts started one after another under one policy's timeout, some that hang and some that answer: each
+    hanging one fails as a timeout after its own timeout (not another's), the answering ones are never cut short."""
+    policy = RetryPolicy(max_attempts=1, timeout=0.5)
+    loop = asyncio.get_running_loop()
+
+    async def attempt(delay: float, hangs: bool) -> tuple[str, float]:
+        await asyncio.sleep(delay)
+        started = loop.time()
+
+        async def call() -> str:
+            await asyncio.sleep(10 if hangs else 0.02)
+            return "answer"
+
+        try:
+            result, _ = await policy.run(call)
+        except ModelCallError as exc:
+            return exc.kind, loop.time() - started
+        return result, loop.time() - started
+
+    outcomes = await asyncio.gather(*(attempt(0.05 * i, hangs=i % 3 != 1) for i in range(9)))
+    for i, (outcome, took) in enumerate(outcomes):
+        if i % 3 == 1:
+            assert outcome == "answer" and took < 0.5
+        else:  # not at the first attempt's deadline (up to 0.4 s earlier), nor left hanging
+            assert outcome == "timeout" and 0.49 <= took < 0.85, (i, took)
+
+
+async def test_a_cancellation_from_outside_stays_a_cancellation_under_the_timeout():
+    policy = RetryPolicy(max_attempts=3, timeout=5.0)
+
+    async def hang() -> None:
+        await asyncio.sleep(10)
+
+    task = asyncio.ensure_future(policy.run(hang))
+    await asyncio.sleep(0.02)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    result, attempts = await policy.run(lambda: asyncio.sleep(0, "after"))  # the policy goes on as before
+    assert (result, attempts) == ("after", 1)
+
+
+def test_one_policy_times_out_on_every_loop_it_runs_on():
+    """A model's policy used by one asyncio.run after another (a test, a notebook): each loop gets its timeouts."""
+    policy = RetryPolicy(max_attempts=1, timeout=0.05)
+
+    async def hang() -> None:
+        await asyncio.sleep(10)
+
+    for _ in range(2):
+        with pytest.raises(ModelCallError) as caught:
+            asyncio.run(policy.run(hang))
+        assert caught.value.kind == "timeout"

@@ -78,15 +78,14 @@ def test_each_message_is_encoded_once_however_often_it_is_sent(monkeypatch: pyte
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     model = OpenAIChatModel("cand", {"base_url": "http://127.0.0.1:9/v1"})
     encoded: list[object] = []
-    real = openai_compat.to_openai_messages
-    monkeypatch.setattr(openai_compat, "to_openai_messages",
-                        lambda messages, **kw: encoded.extend(messages) or real(messages, **kw))
+    real = openai_compat.message_body_json
+    monkeypatch.setattr(openai_compat, "message_body_json",
+                        lambda message, index, detail: encoded.append(message) or real(message, index, detail))
     messages = conversation()
     for turns in range(1, len(messages) + 1):
         request = ModelRequest(messages[:turns])
         assert model.request_body(request) == json.dumps(model.build_params(request), ensure_ascii=False).encode()
-    built = len(messages) * (len(messages) + 1) // 2  # build_params, the reference, encodes every message each turn
-    assert len(encoded) - built == len(messages)  # the body: each message once
+    assert encoded == list(messages)  # the body: each message once, whatever the number of turns that send it
 
 
 def test_the_same_message_at_another_place_gets_its_own_pictures(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -132,3 +131,16 @@ def test_the_fields_around_the_messages_follow_each_requests_settings(monkeypatc
         del request
         gc.collect(0)
     assert len(model._body_ends) <= 64
+
+
+@pytest.mark.parametrize("text", ["", "\x00\x1f\x7f", "\u2028\u2029", '{"role": "x"}', "é" * 50])
+@pytest.mark.parametrize("role", ["system", "user", "assistant"])
+def test_a_text_message_is_written_as_the_encoder_writes_it(monkeypatch: pytest.MonkeyPatch, role: str,
+                                                              text: str) -> None:
+    """A message of one text (written without the encoder) and one of two texts (through it): the encoder's bytes."""
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    model = OpenAIChatModel("cand", {"base_url": "http://127.0.0.1:9/v1"})
+    for message in (Message.text(role, text), Message(role, (TextPart(text), TextPart("and")))):  # type: ignore[arg-type]
+        request = ModelRequest((message,))
+        expected = json.dumps(model.build_params(request), ensure_ascii=False).encode()
+        assert model.request_body(request) == expected

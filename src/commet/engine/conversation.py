@@ -75,6 +75,8 @@ class TurnOpening:
     feedback: str
     feedback_kind: str
     message: str
+    #: the feedback part of ``message``, as a judge is told it (:func:`shown_feedback` of the message)
+    shown_feedback: str
 
 
 def open_turn(turn: Turn, previous: PreviousOutcome | None, condition: FeedbackCondition, *,
@@ -87,7 +89,9 @@ def open_turn(turn: Turn, previous: PreviousOutcome | None, condition: FeedbackC
     text, kind = choose_feedback(turn.feedback, previous, condition, undecided=undecided, texts=texts)
     if kind == STOPPED_UNDECIDED:
         return None
-    return TurnOpening(text, kind, user_text(text, turn))
+    feedback, rest = text.strip(), user_text("", turn)  # user_text(text, turn) is the two, each made once
+    return TurnOpening(text, kind, f"{feedback}\n\n{rest}" if feedback and rest else feedback or rest,
+                       feedback if rest else "")
 
 
 def options_text(turn: Turn) -> str:
@@ -104,7 +108,7 @@ def options_text(turn: Turn) -> str:
 def user_text(feedback_text: str, turn: Turn) -> str:
     """One turn's user message: feedback, then story, then question and its options (spec section 5)."""
     pieces = (feedback_text.strip(), turn.story.strip(), turn.question.strip(), options_text(turn))
-    return "\n\n".join(piece for piece in pieces if piece)
+    return "\n\n".join([piece for piece in pieces if piece])
 
 
 def shown_feedback(sent: str, turn: Turn) -> str:
@@ -114,25 +118,26 @@ def shown_feedback(sent: str, turn: Turn) -> str:
 
 
 def judge_request(storyturn: StoryTurn, k: int, sent: str, reply: str, earlier: Sequence[tuple[str, str]],
-                  images: Sequence[ImagePart] = ()) -> JudgeRequest:
+                  images: Sequence[ImagePart] = (), *, feedback: str | None = None) -> JudgeRequest:
     """What a judge sees of turn ``k``: everything the answerer saw, feedback labelled as feedback.
 
     ``sent`` is the turn's user message (:func:`user_text`); ``earlier`` pairs each earlier
     turn's message with its reply; ``images`` are the pictures the judge may look at. The
     engine, re-judging and the human study all build their requests here, so every judge is
     asked the same thing. The request never depends on earlier verdicts (branch rules are
-    applied after judging), so a story's turns can be judged in any order. A turn without options
-    passes its judge-only candidates (``Turn.candidates``) as unlabelled options marked not shown, so
-    that the rules judge decides a reply naming another candidate wrong.
+    applied after judging), so a story's turns can be judged in any order. ``feedback`` is
+    :func:`shown_feedback` of ``sent`` where the caller has it (:attr:`TurnOpening.shown_feedback`). A turn
+    without options passes its judge-only candidates (``Turn.candidates``) as unlabelled options marked not
+    shown, so that the rules judge decides a reply naming another candidate wrong.
     """
     turn = storyturn.turns[k]
     options = tuple((o.label, o.text) for o in turn.options) or tuple((None, c) for c in turn.candidates)
     rubric = (turn.rubric.key_inference, tuple(turn.rubric.false_inferences)) if turn.rubric else None
     return JudgeRequest(story_id=storyturn.id, task=storyturn.task, turn=k,
-                        context=tuple(f"{message}\nReply: {answer}" for message, answer in earlier),
+                        context=tuple([f"{message}\nReply: {answer}" for message, answer in earlier]),
                         story=turn.story, question=turn.question, expected=tuple(turn.answers), response=reply,
                         options=options, options_shown=bool(turn.options) or not turn.candidates, rubric=rubric,
-                        feedback=shown_feedback(sent, turn), images=tuple(images))
+                        feedback=shown_feedback(sent, turn) if feedback is None else feedback, images=tuple(images))
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,8 @@ from commet.store.settings import READ_FROM, EvalSettings, stored_settings
 from commet.store.sqlite import FailureKind, RunRecord, RunStatus, Store
 
 log = logging.getLogger(__name__)
+#: ``json.dumps`` of a turn's pictures and answers, without its keyword checks at every turn
+_turn_json = json.JSONEncoder().encode
 
 
 #: seconds between the starts of the story slots (see :class:`Engine`)
@@ -533,7 +535,7 @@ class Engine:
                 messages.append(models.Message("user", tuple(parts)))
                 request = models.ModelRequest(tuple(messages), self.settings.generation,
                                               tags={"story_id": storyturn.id, "turn": k})
-                images_json, expected_json = json.dumps(images) if images else "[]", json.dumps(turn.answers)
+                images_json, expected_json = _turn_json(images) if images else "[]", _turn_json(turn.answers)
                 try:
                     reply, model_key, cost = await self._call_model(run, storyturn.id, k, request)
                 except models.ModelCallError as exc:
@@ -546,7 +548,8 @@ class Engine:
                     break
                 self.failures.worked(CallSource.model)
                 messages.append(models.Message.text("assistant", reply))
-                request_for_judge = judge_request(storyturn, k, text, reply, earlier, shown if judge_pictures else ())
+                request_for_judge = judge_request(storyturn, k, text, reply, earlier, shown if judge_pictures else (),
+                                                  feedback=opening.shown_feedback)
                 carried = self.kept.get((storyturn.id, k, model_key))  # the same answer to the same conversation
                 if carried is not None:
                     (verdict, judgment_key), judge_cost = carried, 0.0

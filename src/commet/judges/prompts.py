@@ -59,6 +59,8 @@ answer gives (1, 2, ...) or null, "reason": "one sentence"}"""
 RETRY_PROMPT = "That reply was not a valid verdict ({error}). Reply again with ONLY the JSON object."
 
 _FENCE = "```"
+#: ``json.loads`` of a reply, without its keyword checks at every verdict
+_decode = json.JSONDecoder().decode
 
 
 def _unfenced(body: str) -> str:
@@ -73,7 +75,7 @@ def _unfenced(body: str) -> str:
 def user_prompt(request: JudgeRequest) -> str:
     """The user message: the story so far, this turn's feedback, story and question, expected answers, the answer."""
     earlier = "\n\n".join(request.context) if request.context else "(none: this is the first turn)"
-    expected = "\n".join(f"{i}. {answer}" for i, answer in enumerate(request.expected, start=1))
+    expected = "\n".join([f"{i}. {answer}" for i, answer in enumerate(request.expected, start=1)])
     several = ("\nSeveral expected answers: any one of them is correct; say which one the answer gives."
                if len(request.expected) > 1 else "")
     sections = [f"Earlier turns of the story (with the model's answers):\n{earlier}"]
@@ -115,7 +117,7 @@ def parse_verdict(text: str, n_expected: int) -> ParsedVerdict:
     """Parse a reply strictly: one JSON object (optionally in a ```json fence) with the three fields."""
     body = _unfenced(text.strip())
     try:
-        data = json.loads(body)
+        data = _decode(body)
     except json.JSONDecodeError as exc:
         raise VerdictParseError(f"not JSON: {exc.msg} at character {exc.pos}") from None
     except (ValueError, RecursionError):  # a number of 5,000 digits, brackets nested 100,000 deep

@@ -28,6 +28,8 @@ from commet.sources.inputs import valid_text
 #: ``json.dumps(value, sort_keys=True)``, the canonical JSON of fingerprints and cache keys, without making an
 #: encoder at each call
 canonical_json = json.JSONEncoder(sort_keys=True).encode
+#: one string as that encoder writes it (the function it calls for every string)
+_ascii_json = json.encoder.encode_basestring_ascii
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,9 @@ Block = TypeVar("Block")
 class Message:
     role: Literal["system", "user", "assistant"]
     parts: tuple[Part, ...]
+    #: what providers made of this message for a request, by a key of their own, made once: each later turn of a
+    #: conversation sends the message again (not part of the message's value)
+    encodings: dict[Hashable, str] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def text(cls, role: Literal["system", "user", "assistant"], text: str) -> Message:
@@ -93,13 +98,11 @@ class Message:
     @cached_property
     def fingerprint_json(self) -> str:
         """The fingerprint as canonical JSON, made once: each later turn's request holds this message again."""
+        parts = self.parts
+        if len(parts) == 1 and isinstance(parts[0], TextPart):  # most messages: as the encoder writes them
+            return f'{{"parts": [{{"text": {_ascii_json(parts[0].text)}}}], "role": {_ascii_json(self.role)}}}'
         return canonical_json(self.fingerprint())
 
-    @cached_property
-    def encodings(self) -> dict[Hashable, str]:
-        """What providers made of this message for a request, by a key of their own, made once: each later turn
-        of a conversation sends the message again (not part of the message's value)."""
-        return {}
 
 
 def text_block(text: str) -> dict[str, object]:
@@ -160,7 +163,7 @@ class ModelRequest:
         """The fingerprint as canonical JSON (``json.dumps(self.fingerprint(), sort_keys=True)``), made once:
         the cache key and the store's row share it. It is put together from each message's own JSON,
         made once per message, so a conversation's earlier turns are not serialised again at every turn."""
-        return canonical_object(messages=f"[{', '.join(m.fingerprint_json for m in self.messages)}]",
+        return canonical_object(messages=f"[{', '.join([m.fingerprint_json for m in self.messages])}]",
                                 settings=_settings_json(self.settings))
 
 
@@ -177,9 +180,20 @@ def _name_json(name: str) -> str:
 
 def canonical_object(**fields_json: str) -> str:
     """The canonical JSON object (``json.dumps(..., sort_keys=True)``) whose fields hold the given canonical JSON
-    texts."""
-    body = ", ".join(f"{_name_json(name)}: {fields_json[name]}" for name in sorted(fields_json))
-    return f"{{{body}}}"
+    texts (filled into a template made once per set of field names: every call's cache key passes here)."""
+    return _object_template(tuple(fields_json)).format_map(fields_json)
+
+
+@lru_cache(maxsize=64)
+def _object_template(names: tuple[str, ...]) -> str:
+    """``{"a": {a}, "b": {b}}`` for ``str.format_map``: the names sorted, as JSON, braces of the JSON doubled."""
+    def literal(text: str) -> str:
+        return text.replace("{", "{{").replace("}", "}}")
+
+    if not all(name.isidentifier() for name in names):
+        raise ValueError(f"field names must be identifiers: {names}")
+    fields = ", ".join(f"{literal(_name_json(name))}: {{{name}}}" for name in sorted(names))
+    return f"{{{{{fields}}}}}"
 
 
 def json_key(**fields_json: str) -> str:

@@ -45,7 +45,7 @@ import functools
 import json
 import re
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +73,8 @@ _PICTURE_SLOT = re.compile(f'"{_PICTURE_MARK}(\\d+)\\.(\\d+)"')
 _MESSAGES_MARK = f"commet-messages-{secrets.token_hex(8)}"
 #: ``json.dumps(value, ensure_ascii=False)``, as the SDK encodes a body, without making an encoder at each call
 _body_json = json.JSONEncoder(ensure_ascii=False).encode
+#: one string as that encoder writes it (the function it calls for every string)
+_string_json = json.encoder.encode_basestring
 
 
 def body_ends(params: dict[str, Any]) -> tuple[str, str]:
@@ -94,7 +96,7 @@ def json_body(ends: tuple[str, str], messages: Sequence[base.Message],
     (at 1 MB a picture, the encoder's scan of its base64 was about 5 ms per picture and call).
     """
     head, tail = ends
-    text = f"{head}[{', '.join(message_json(message, i) for i, message in enumerate(messages))}]{tail}"
+    text = f"{head}[{', '.join([message_json(message, i) for i, message in enumerate(messages)])}]{tail}"
     if _PICTURE_MARK not in text:
         return text.encode()
     pieces = _PICTURE_SLOT.split(text)  # text, message index, part index, text, ..., text
@@ -108,6 +110,10 @@ def json_body(ends: tuple[str, str], messages: Sequence[base.Message],
 def message_body_json(message: base.Message, index: int, image_detail: str | None) -> str:
     """One message of a Chat Completions body as the JSON encoder writes it (``ensure_ascii=False``), each picture
     a mark naming ``index`` and its part (:func:`json_body` puts the data URL in its place)."""
+    parts = message.parts
+    if len(parts) == 1 and isinstance(parts[0], base.TextPart):  # most messages: as the encoder writes them
+        return f'{{"role": {_string_json(message.role)}, "content": {_string_json(parts[0].text)}}}'
+
     def mark(part: base.ImagePart) -> str:
         return f"{_PICTURE_MARK}{index}.{next(positions)}"
 
@@ -118,7 +124,7 @@ def message_body_json(message: base.Message, index: int, image_detail: str | Non
 def _url_json(part: base.Part) -> bytes:
     """A picture's data URL as the JSON encoder writes it: only the media type can need escaping."""
     assert isinstance(part, base.ImagePart)
-    return f'"data:{json.dumps(part.mime, ensure_ascii=False)[1:-1]};base64,{part.base64}"'.encode()
+    return f'"data:{_string_json(part.mime)[1:-1]};base64,{part.base64}"'.encode()
 
 
 def to_openai_messages(messages: Sequence[base.Message], *, image_detail: str | None = None,
@@ -266,17 +272,18 @@ class OpenAIChatModel(OpenAIService, RemoteModel):
                 self.pool.done(endpoint, failed=failed)
             return parse_completion(raw)
 
-    async def _send(self, client: Any, direct: DirectChatTransport | None, body: bytes) -> bytes:
+    def _send(self, client: Any, direct: DirectChatTransport | None, body: bytes) -> Awaitable[bytes]:
+        """The post of ``body`` to await (no coroutine of its own: each layer is resumed at every wait of the post)."""
         if direct is not None:
-            return await direct.post(body)
+            return direct.post(body)
         else:
             # ``client.post`` is the SDK's documented way to send a request body as is: it keeps the
             # SDK's auth, base URL, timeouts and error classes, but skips ``chat.completions.create``'s
             # recursive TypedDict transform of the messages and, with ``cast_to=bytes``, the pydantic
             # construction of the whole ChatCompletion; a body given as bytes is sent as is, without
             # the SDK's deep copy and re-serialisation of the whole conversation.
-            sent: bytes = await client.post("/chat/completions", content=body, cast_to=bytes,
-                                            options={"headers": {"Content-Type": "application/json"}})
+            sent: Awaitable[bytes] = client.post("/chat/completions", content=body, cast_to=bytes,
+                                                 options={"headers": {"Content-Type": "application/json"}})
             return sent
 
     async def aclose(self) -> None:
@@ -549,7 +556,7 @@ def parse_completion(raw: bytes) -> base.ModelResponse:
         raise not_a_completion() from None
     text, reason = message.get("content") or "", choice.get("finish_reason")
     if not isinstance(text, str) or not isinstance(reason, (str, type(None))) or not isinstance(refusal, (
-            str, type(None))) or not all(type(count) is int and 0 <= count < 2**53 for count in tokens):
+            str, type(None))) or not all([type(count) is int and 0 <= count < 2**53 for count in tokens]):
         raise not_a_completion()  # the fields a completion has, of other types
     if not choices:
         raise base.ModelCallError("response had no choices", kind="empty_response", retryable=True)

@@ -12,7 +12,7 @@ import os
 import re
 from abc import abstractmethod
 from collections.abc import Mapping
-from functools import cached_property
+from functools import cached_property, partial
 from types import ModuleType
 
 from commet.extras import install_command
@@ -210,7 +210,7 @@ class RemoteModel(RemoteService, Model):
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
         estimate = estimate_tokens(request) if self.limiter is not None else 0
-        response, attempts = await self.policy.run(lambda: self._call(request), limiter=self.limiter,
+        response, attempts = await self.policy.run(partial(self._call, request), limiter=self.limiter,
                                                    tokens=estimate, what=self.spec)
         if self.limiter is not None:
             self.limiter.settle(estimate, response.usage.input_tokens + response.usage.output_tokens)

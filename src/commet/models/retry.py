@@ -51,6 +51,46 @@ class RetryNotice:
 RETRY_OBSERVER: ContextVar[Callable[[RetryNotice], None] | None] = ContextVar("commet_retry_observer", default=None)
 
 
+class _Deadlines:
+    """The attempts of one policy under its timeout on one event loop, and one timer: at the earliest deadline.
+
+    ``asyncio.timeout(delay)`` gives every attempt a timer of its own, pushed on the loop's heap and cancelled
+    again, for an attempt that nearly always ends long before it (4 % of the engine's work per call,
+    bench/bench_engine_instructions.py). The attempts of a policy all wait the same time, so their deadlines come
+    in the order they start: each attempt enters an unarmed ``asyncio.Timeout`` and is noted here, and the one
+    timer arms the scopes whose deadline has come (``Timeout.reschedule``). What a timeout then does to the
+    attempt's task (the cancellation, the ``TimeoutError``, a cancellation from outside kept as one) is the
+    standard library's.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, seconds: float):
+        self.loop = loop
+        self.seconds = seconds
+        self._scopes: dict[Any, float] = {}  # asyncio.Timeout -> its deadline, oldest first
+        self._timer: asyncio.TimerHandle | None = None
+
+    def enter(self, scope: Any) -> None:
+        deadline = self.loop.time() + self.seconds
+        self._scopes[scope] = deadline
+        if self._timer is None:
+            self._timer = self.loop.call_at(deadline, self._expire, deadline)
+
+    def leave(self, scope: Any) -> None:
+        self._scopes.pop(scope, None)
+
+    def _expire(self, due: float) -> None:
+        """The timer's deadline ``due`` has come: arm every scope whose deadline has, and the timer for the next."""
+        self._timer = None
+        now = max(due, self.loop.time())
+        while self._scopes:
+            scope, deadline = next(iter(self._scopes.items()))
+            if deadline > now:
+                self._timer = self.loop.call_at(deadline, self._expire, deadline)
+                return
+            del self._scopes[scope]
+            scope.reschedule(deadline)  # past: the scope cancels its task at the loop's next pass
+
+
 @dataclass
 class RetryPolicy:
     """Timeout + bounded retries with exponential backoff and full jitter."""
@@ -63,6 +103,8 @@ class RetryPolicy:
     secrets: tuple[str, ...] = ()
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
     rng: random.Random = field(default_factory=random.Random)
+    #: the attempts under way on the loop that last ran one (a run's loop: see :meth:`_deadlines_here`)
+    _deadlines: _Deadlines | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def from_options(cls, options: Mapping[str, str], *, secrets: Iterable[str] = ()) -> RetryPolicy:
@@ -77,6 +119,17 @@ class RetryPolicy:
             backoff_max=option_float(options, "backoff_max", 60.0) or 0.0,
             secrets=tuple(s for s in secrets if s),
         )
+
+    def _deadlines_here(self) -> _Deadlines:
+        """A :class:`_Deadlines` of the running loop and this timeout: the last one, or a new one. Each keeps its own
+        attempts and timer, so the attempts that an earlier one holds (of another loop, in another thread) keep
+        theirs."""
+        loop = asyncio.get_running_loop()
+        deadlines = self._deadlines
+        if deadlines is None or deadlines.loop is not loop or deadlines.seconds != self.timeout:
+            assert self.timeout is not None
+            deadlines = self._deadlines = _Deadlines(loop, self.timeout)
+        return deadlines
 
     def backoff(self, attempt: int) -> float:
         """Full jitter: uniform in [0, min(cap, base * 2**(attempt-1))]."""
@@ -95,8 +148,13 @@ class RetryPolicy:
                 if self.timeout is None:
                     result = await call()
                 elif _timeout_scope is not None:  # no extra task per call, unlike wait_for
-                    async with _timeout_scope(self.timeout):
-                        result = await call()
+                    deadlines = self._deadlines_here()
+                    async with _timeout_scope(None) as scope:  # armed by ``deadlines`` when its time comes
+                        deadlines.enter(scope)
+                        try:
+                            result = await call()
+                        finally:
+                            deadlines.leave(scope)
                 else:  # Python 3.10
                     result = await asyncio.wait_for(call(), self.timeout)
                 return result, attempt

@@ -40,7 +40,8 @@ class StoreLeases(StoreCommits):
 
     def __init__(self, path: Path):
         super().__init__(path)
-        self._in_flight: dict[str, asyncio.Future[None]] = {}
+        #: the keys of the calls running, each with the future its waiters wait on (None until one waits)
+        self._in_flight: dict[str, asyncio.Future[None] | None] = {}
 
     def single_flight(self, key: str) -> SingleFlight:
         """Inside: no other call with this cache key runs in this process; a second one waits.
@@ -163,20 +164,25 @@ class StoreLeases(StoreCommits):
 
 
 class SingleFlight:
-    """:meth:`StoreLeases.single_flight`: a plain context manager, as every model and judge call enters one."""
+    """:meth:`StoreLeases.single_flight`: a plain context manager, as every model and judge call enters one. The
+    future a second call waits on is made by that call: most calls meet no other with their key."""
 
-    __slots__ = ("_done", "_in_flight", "_key")
+    __slots__ = ("_in_flight", "_key")
 
-    def __init__(self, in_flight: dict[str, asyncio.Future[None]], key: str):
+    def __init__(self, in_flight: dict[str, asyncio.Future[None] | None], key: str):
         self._in_flight = in_flight
         self._key = key
 
     async def __aenter__(self) -> None:
-        while (waiting := self._in_flight.get(self._key)) is not None:
+        in_flight, key = self._in_flight, self._key
+        while key in in_flight:
+            waiting = in_flight[key]
+            if waiting is None:
+                waiting = in_flight[key] = asyncio.get_running_loop().create_future()
             await asyncio.shield(waiting)
-        self._done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._in_flight[self._key] = self._done
+        in_flight[key] = None
 
     async def __aexit__(self, *exc_info: object) -> None:
-        del self._in_flight[self._key]
-        self._done.set_result(None)
+        done = self._in_flight.pop(self._key)
+        if done is not None:
+            done.set_result(None)

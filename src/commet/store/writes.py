@@ -14,6 +14,7 @@ import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 
+from commet.models.base import canonical_json
 from commet.store.commits import Statement, upsert
 from commet.store.queries import RunRecord, RunStatus, StoreQueries
 from commet.store.records import CachedCall, CachedJudgment, StoryRecord, TurnRecord
@@ -138,7 +139,7 @@ class StoreWrites(StoreQueries):
         stamp = self._timestamp()
         row = None if cached or outcome is None or error is not None else {
             "key": key, "judge": judge, "request_json": request_json, "outcome": outcome, "branch": branch,
-            "rationale": rationale, "details_json": json.dumps(details, sort_keys=True),
+            "rationale": rationale, "details_json": canonical_json(details),
             "latency_s": latency_s, "created_at": stamp}
         self._record_call("judgments", key, row, {
             "run_id": run_id, "story_id": story_id, "turn": turn, "kind": "judge", "key": key, "cached": int(cached),
