@@ -133,6 +133,22 @@ def inside(root: Path, name: str, *, absolute: bool = False, links_into: tuple[P
     return resolved
 
 
+def walk_levels(folder: Path, depth: int, visit: Callable[[os.DirEntry[str]], bool]) -> None:
+    """Every entry under ``folder``, at most ``depth`` folders down, folder by folder in name order, breadth first:
+    ``visit(entry)`` says whether to go into it. A folder that cannot be listed is passed over. What an entry is
+    (links followed or not, hidden ones skipped or not) is ``visit``'s to decide: the one walk of CoMMET's readers."""
+    level = [folder]
+    for _ in range(depth + 1):
+        below: list[Path] = []
+        for directory in level:
+            try:
+                entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+            except OSError:
+                continue
+            below += [Path(entry.path) for entry in entries if visit(entry)]
+        level = below
+
+
 def files_under(folder: Path, suffix: str | tuple[str, ...], depth: int) -> list[Path]:
     """The regular files named ``*suffix`` (any of several, in any case) under ``folder``, at most ``depth``
     folders down, in path order.
@@ -148,28 +164,23 @@ def files_under(folder: Path, suffix: str | tuple[str, ...], depth: int) -> list
         seen.add((top.st_dev, top.st_ino))
     except OSError:
         return []
-    level = [folder]
-    for _ in range(depth + 1):
-        below: list[Path] = []
-        for directory in level:
-            try:
-                entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
-            except OSError:
-                continue
-            for entry in entries:
-                try:
-                    info = entry.stat()  # links followed: a linked folder or file is visited as its target
-                except OSError:
-                    continue
-                if (info.st_dev, info.st_ino) in seen:
-                    continue
-                if stat.S_ISREG(info.st_mode) and entry.name.lower().endswith(suffix):
-                    seen.add((info.st_dev, info.st_ino))
-                    found.append(Path(entry.path))
-                elif stat.S_ISDIR(info.st_mode) and not entry.name.startswith("."):
-                    seen.add((info.st_dev, info.st_ino))
-                    below.append(Path(entry.path))
-        level = below
+
+    def visit(entry: os.DirEntry[str]) -> bool:
+        try:
+            info = entry.stat()  # links followed: a linked folder or file is visited as its target
+        except OSError:
+            return False
+        if (info.st_dev, info.st_ino) in seen:
+            return False
+        if stat.S_ISREG(info.st_mode) and entry.name.lower().endswith(suffix):
+            seen.add((info.st_dev, info.st_ino))
+            found.append(Path(entry.path))
+        elif stat.S_ISDIR(info.st_mode) and not entry.name.startswith("."):
+            seen.add((info.st_dev, info.st_ino))
+            return True
+        return False
+
+    walk_levels(folder, depth, visit)
     return sorted(found)
 
 

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 
 from commet.format.problems import FormatError, Problem
-from commet.sources.bounded import InputFileError, inside, read_regular_file
+from commet.sources.bounded import InputFileError, inside, read_regular_file, walk_levels
 
 #: How deep below the folder links and metadata files are looked for (Hub layouts nest 3 or 4 deep).
 CHECK_DEPTH = 4
@@ -40,21 +40,15 @@ def _refused(file: Path | str, line: int | None, message: str, field: str | None
 
 def _entries(folder: Path) -> list[Path]:
     """Every entry below ``folder`` (links not followed), at most :data:`CHECK_DEPTH` folders down, hidden ones left."""
-    found, level = [], [folder]
-    for _ in range(CHECK_DEPTH + 1):
-        below = []
-        for directory in level:
-            try:
-                entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
-            except OSError:
-                continue
-            for entry in entries:
-                if entry.name.startswith("."):
-                    continue
-                found.append(Path(entry.path))
-                if entry.is_dir(follow_symlinks=False):
-                    below.append(Path(entry.path))
-        level = below
+    found: list[Path] = []
+
+    def visit(entry: os.DirEntry[str]) -> bool:
+        if entry.name.startswith("."):
+            return False
+        found.append(Path(entry.path))
+        return entry.is_dir(follow_symlinks=False)
+
+    walk_levels(folder, CHECK_DEPTH, visit)
     return found
 
 
