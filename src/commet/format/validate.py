@@ -34,8 +34,6 @@ from commet.text import _LABEL_MARK, char_kind, contains_phrase, fold, labelled_
 
 #: what a picture's check gives (:func:`_spread`)
 Checked = TypeVar("Checked")
-#: what is made of a text (:class:`_Texts`)
-Made = TypeVar("Made")
 #: Pictures are checked one by one for this long, then the rest in threads where they are slow (:func:`_spread`).
 SEQUENTIAL_CHECKS_S = 0.02
 #: A picture whose check takes this long (reading, hashing, decoding: work done without the GIL) is worth a thread.
@@ -76,42 +74,19 @@ class _Texts:
     feedback keys) and what is read from its questions, each made once: they repeat across the turns and
     StoryTurns of a dataset (20,000 StoryTurns normalised 360,000 texts, most of them the same few hundred), and
     a benchmark's questions are often one template's ("Where will Sally look for the marble?"). Stories are each
-    their own: they are not kept."""
+    their own: they are not kept. Each is the function it names, remembered for this validation."""
 
     def __init__(self) -> None:
-        self._normalized: dict[str, str] = {}
-        self._kept: dict[str, str] = {}
-        self._folded: dict[str, str] = {}
-        self._cores: dict[str, str] = {}
-        self._labels: dict[str, str | None] = {}
-
-    def normalize(self, text: str) -> str:
-        """:func:`commet.text.normalize` (articles set aside)."""
-        return _made(self._normalized, normalize, text)
-
-    def norm(self, text: str) -> str:
-        """:func:`_norm` (articles kept)."""
-        return _made(self._kept, _norm, text)
-
-    def fold(self, text: str) -> str:
-        """:func:`commet.text.fold`."""
-        return _made(self._folded, fold, text)
-
-    def leaked_core(self, answer: str) -> str:
-        """:func:`_leaked_core`."""
-        return _made(self._cores, _leaked_core, answer)
-
-    def repeated_label(self, question: str) -> str | None:
-        """:func:`repeated_option_label`."""
-        return _made(self._labels, repeated_option_label, question)
-
-
-def _made(made: dict[str, Made], make: Callable[[str], Made], text: str) -> Made:
-    """``make(text)``, kept in ``made``."""
-    if text in made:
-        return made[text]
-    found = made[text] = make(text)
-    return found
+        #: :func:`commet.text.normalize` (articles set aside)
+        self.normalize: Callable[[str], str] = functools.cache(normalize)
+        #: :func:`_norm` (articles kept)
+        self.norm: Callable[[str], str] = functools.cache(_norm)
+        #: :func:`commet.text.fold`
+        self.fold: Callable[[str], str] = functools.cache(fold)
+        #: :func:`_leaked_core`
+        self.leaked_core: Callable[[str], str] = functools.cache(_leaked_core)
+        #: :func:`repeated_option_label`
+        self.repeated_label: Callable[[str], str | None] = functools.cache(repeated_option_label)
 
 
 def _answer_length(core: str) -> float:
