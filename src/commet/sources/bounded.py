@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from commet.errors import CommetError
+from commet.format.dataset import Signature
 
 #: Deepest JSON nesting accepted (StoryTurns nest about 6 levels).
 MAX_JSON_DEPTH = 64
@@ -131,6 +132,16 @@ def inside(root: Path, name: str, *, absolute: bool = False, links_into: tuple[P
             raise InputFileError(f"{shown!r} is an absolute path outside the dataset folder (refused, not read)")
         raise InputFileError(f"{shown!r} is a symbolic link pointing out of the dataset folder (refused, not read)")
     return resolved
+
+
+def file_signature(path: str | Path) -> Signature | None:
+    """What says a file (or folder) is unchanged, links followed: ``(size, mtime_ns, ctime_ns, inode, device)``;
+    None where there is nothing to look at (the validation cache's inputs, a dataset's picture files)."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):  # (ValueError: a NUL in the path)
+        return None
+    return info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev
 
 
 def walk_levels(folder: Path, depth: int, visit: Callable[[os.DirEntry[str]], bool]) -> None:

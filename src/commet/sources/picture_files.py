@@ -13,7 +13,7 @@ from pathlib import Path
 
 from commet.format.dataset import IMAGES_DIR, Signature, image_file_candidates, install_folder_reader
 from commet.format.pictures import MAX_IMAGE_BYTES, PictureError
-from commet.sources.bounded import InputFileError, read_regular_file
+from commet.sources.bounded import InputFileError, file_signature, read_regular_file
 
 
 def read_picture_file(path: str | Path) -> bytes:
@@ -120,11 +120,7 @@ class FolderReader:
         return read_picture_file(path)
 
     def signature(self, path: Path) -> Signature | None:
-        try:
-            info = os.stat(path)
-        except (OSError, ValueError):
-            return None
-        return info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev
+        return file_signature(path)
 
 
 #: the one reader (it holds nothing): every dataset read from files gets it, and :mod:`commet.sources` installs it

@@ -47,30 +47,23 @@ from functools import cache
 from pathlib import Path
 
 from commet.format.content_cache import ContentCache, content_key
-from commet.format.dataset import METADATA_FILE, STORYTURNS_FILE, Dataset
+from commet.format.dataset import METADATA_FILE, RACY_S, STORYTURNS_FILE, Dataset, Signature
 from commet.format.problems import Problem
+from commet.sources.bounded import file_signature
 from commet.sources.jsonl import bundled_sample_path
 
 #: the content cache's kind (folder) holding validated datasets
 CACHE_KIND = "validated-datasets"
 #: the entry layout's version: entries of another are never read
 ENTRY_VERSION = 1
-#: a file changed this recently before an entry was made is checked by content, not by ``stat``
-RACY_S = 2.0
 #: suffixes :func:`~commet.sources.loading.load_dataset` reads as tables (not kept here)
 TABLE_SUFFIXES = (".parquet", ".csv", ".tsv")
 
 Loaded = tuple[Dataset | None, list[Problem]]
 #: ``(size, mtime_ns, ctime_ns, inode, device)`` of a file or folder; None where it does not exist
-Stat = tuple[int, int, int, int, int] | None
-
-
-def _stat(path: str) -> Stat:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev
+Stat = Signature | None
+#: a file's or folder's :data:`Stat` now
+_stat = file_signature
 
 
 def _sha256(path: str) -> str | None:
