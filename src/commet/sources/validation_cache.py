@@ -281,22 +281,22 @@ def cached_load_and_validate(path: str | Path, *, strict: bool, decode: bool = F
         dataset = load(path)
     except read_error as exc:
         return None, list(getattr(exc, "problems", []))
-    problems = validate(dataset)  # each picture's stat is taken before the bytes it checks are read, and hashed
-    if has_errors(problems):
-        return dataset, problems  # a refused dataset is never kept
-    found = _picture_files(dataset)
-    if found is None:
-        return dataset, problems  # pictures not in files: not kept
-    picture_hashes = {file: (stat, digest) for file, stat, digest in found.values()}
-    unchanged = all(_stat(file) == stat for file, (stat, _) in {**hashed, **picture_hashes}.items()) and all(
-        _stat(folder) == stat for folder, stat in folder_stats.items())
-    if unchanged:
-        entry = Entry(dataset=dataset, problems=problems, files={**hashed, **picture_hashes}, folders=folder_stats,
-                      pictures={image_id: file for image_id, (file, _, _) in found.items()}, made_ns=made_ns,
-                      single=len(files) == 1,
-                      hashes={True: dataset.content_hash()})  # a run showing pictures records it (the default)
-        _write(store, key, entry)
-        _remember(entry)
+    with dataset.hashing_beside() as hashing:  # the entry's content hash, on a second core meanwhile
+        problems = validate(dataset)  # each picture's stat is taken before the bytes it checks are read, and hashed
+        if has_errors(problems):
+            return dataset, problems  # a refused dataset is never kept
+        found = _picture_files(dataset)
+        if found is None:
+            return dataset, problems  # pictures not in files: not kept
+        picture_hashes = {file: (stat, digest) for file, stat, digest in found.values()}
+        unchanged = all(_stat(file) == stat for file, (stat, _) in {**hashed, **picture_hashes}.items()) and all(
+            _stat(folder) == stat for folder, stat in folder_stats.items())
+        if unchanged:
+            entry = Entry(dataset=dataset, problems=problems, files={**hashed, **picture_hashes},
+                          folders=folder_stats, pictures={image_id: file for image_id, (file, _, _) in found.items()},
+                          made_ns=made_ns, single=len(files) == 1,
+                          hashes={True: hashing.content_hash()})  # a run showing pictures records it (the default)
+            _write(store, key, entry)  # (the dataset keeps that hash, and knows its pictures from the checks' reads)
     return dataset, problems
 
 
