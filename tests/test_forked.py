@@ -109,81 +109,91 @@ def test_a_child_not_collected_is_stopped_and_reaped(tmp_path: Path) -> None:
 
 
 def _run_with_dataset(code: str, tmp_path: Path) -> str:
-    """``code`` after :data:`DATASET`'s: a dataset just large enough to be hashed beside, and its hash made here."""
+    """``code`` after :data:`DATASET`'s: a dataset just large enough to be checked on two cores, and its problems
+    and hash made in one process."""
     bench = str(Path(__file__).resolve().parents[1] / "bench")
     return _run(textwrap.dedent(DATASET.format(bench=bench)) + textwrap.dedent(code), tmp_path)
 
 
 DATASET = """
-    import os, sys, time
+    import os, sys
     sys.path.insert(0, {bench!r})
     import bench_openai_server as server_bench
-    import commet.format.dataset as dataset_module
-    from commet.format.dataset import Dataset
+    import commet.format.validate as validate_module
+    from commet.format.validate import CHECKED_BESIDE_FROM, validate_and_hash, validate_dataset
     from commet.sources import load_dataset
 
-    folder = server_bench.build_dataset(dataset_module.HASHED_BESIDE_FROM).save("data")
-    made_here = []
-    digest = Dataset._content_digest
-    def counted(self, pictures):
-        made_here.append(os.getpid())
-        return digest(self, pictures)
-    Dataset._content_digest = counted
+    built = server_bench.build_dataset(CHECKED_BESIDE_FROM)
+    built.storyturns[7].turns[1].answers[0] = "Sam likes the other snack better"  # a leak warning, in the child
+    folder = built.save("data")
+    checked_here = []
+    rules = validate_module.validate_storyturn
+    def counted(*args, **kwargs):
+        checked_here.append(os.getpid())
+        return rules(*args, **kwargs)
+    validate_module.validate_storyturn = counted
 
     def fresh():
         return load_dataset(folder)
-    expected = fresh().content_hash()
-    made_here.clear()
+    expected_problems = validate_dataset(fresh())
+    expected_hash = fresh().content_hash()
+    assert any(p.field == "answer" for p in expected_problems)
+    checked_here.clear()
 """
 
 
-def test_the_content_hash_made_beside_is_the_one_made_here(tmp_path: Path) -> None:
+def test_two_cores_give_the_one_process_problems_and_hash(tmp_path: Path) -> None:
     out = _run_with_dataset("""
-        from commet.format.validate import validate_dataset
         dataset = fresh()
-        with dataset.hashing_beside() as hashing:
-            assert hashing.forked is not None and hashing.forked.forked
-            assert not [p for p in validate_dataset(dataset) if p.severity == "error"]  # reads every picture
-            assert hashing.content_hash() == expected
-        assert made_here == []  # made in the child alone
-        assert dataset.content_hash() == expected and made_here == []  # and kept
+        problems, digest = validate_and_hash(dataset)
+        assert problems == expected_problems and digest == expected_hash
+        assert checked_here == []  # the StoryTurns' rules were checked in the child alone
+        assert dataset.content_hash() == expected_hash  # kept for the run
 
-        small = Dataset(storyturns=dataset.storyturns[:10], root=dataset.root)
-        with small.hashing_beside() as hashing:
-            assert hashing.forked is None  # a small dataset: hashed here, no fork
-            assert hashing.content_hash() == small.content_hash()
+        small = load_dataset(folder)
+        small.storyturns = small.storyturns[:10]
+        problems, digest = validate_and_hash(small)  # a small dataset: all here, no fork
+        assert len(checked_here) == 10 and digest == small.content_hash()
         print("ok")
     """, tmp_path)
     assert out == "ok\n"
 
 
-def test_a_picture_changed_after_its_check_read_is_hashed_again_here(tmp_path: Path) -> None:
-    """The child reads the pictures itself: where its bytes are not those this process checked, its hash is not
-    used (the hash is of the pictures as they are now, and made here)."""
+def test_a_broken_picture_or_a_broken_rule_is_found_as_in_one_process(tmp_path: Path) -> None:
     out = _run_with_dataset("""
-        from commet.format.validate import validate_dataset
-        dataset = fresh()
-        validate_dataset(dataset)  # every picture read (and hashed) here
-        picture = folder / "images" / "img0.png"
-        picture.write_bytes(picture.read_bytes() + b"changed")  # the child will read these bytes
-        with dataset.hashing_beside() as hashing:
-            made = hashing.content_hash()
-        assert made_here == [os.getpid()]  # the child's hash was not taken
-        assert made == fresh().content_hash() != expected
+        picture = folder / "images" / "img4.png"
+        good = picture.read_bytes()
+        picture.write_bytes(good[:40])  # a cut picture: the rules are checked again here, with its verdict
+        expected = validate_dataset(fresh())
+        assert any(p.field == "image" and p.severity == "error" for p in expected)
+        checked_here.clear()
+        problems, digest = validate_and_hash(fresh())
+        assert problems == expected and digest is None and len(checked_here) == CHECKED_BESIDE_FROM
+        picture.write_bytes(good)
+
+        broken = fresh()
+        broken.storyturns[5] = broken.storyturns[4]  # a duplicate id: found by the child
+        expected = validate_dataset(broken)
+        assert any(p.field == "id" and p.severity == "error" for p in expected)
+        broken = fresh()
+        broken.storyturns[5] = broken.storyturns[4]
+        checked_here.clear()
+        problems, digest = validate_and_hash(broken)
+        assert problems == expected and digest is None and checked_here == []
         print("ok")
     """, tmp_path)
     assert out == "ok\n"
 
 
-def test_a_first_validation_keeps_the_hash_made_beside_and_a_run_finds_it(tmp_path: Path) -> None:
-    """`commet validate` on a dataset large enough to be hashed beside: the cache entry's hash, read by a second
-    load, is the content hash made in one process."""
+def test_a_first_load_keeps_the_one_process_hash_and_a_second_finds_it(tmp_path: Path) -> None:
+    """What ``commet validate`` and ``commet eval`` call: the cache entry holds the hash made in one process."""
     out = _run_with_dataset("""
         from commet.sources.checked import load_checked
-        first, _ = load_checked(folder)
-        assert first.content_hash() == expected and made_here == []
-        second, _ = load_checked(folder)  # from the cache entry: neither validated nor hashed
-        assert second is not first and second.content_hash() == expected and made_here == []
+        first, warnings = load_checked(folder)
+        assert first.content_hash() == expected_hash and warnings == expected_problems and checked_here == []
+        second, warnings = load_checked(folder)  # from the cache entry: neither validated nor hashed
+        assert second is not first and second.content_hash() == expected_hash and warnings == expected_problems
+        assert checked_here == []
         print("ok")
     """, tmp_path)
     assert out == "ok\n"

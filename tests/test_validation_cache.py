@@ -51,13 +51,18 @@ def dataset_folder(root: Path, stories: int = 3) -> Path:
 def validations(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Each full validation, by the number of StoryTurns validated."""
     seen: list[int] = []
-    real = validate_module.validate_dataset
+    real, real_and_hash = validate_module.validate_dataset, validate_module.validate_and_hash
 
     def counted(dataset: Dataset, *, strict: bool = False, decode_pictures: bool = False) -> list:  # type: ignore[type-arg]
         seen.append(len(dataset))
         return real(dataset, strict=strict, decode_pictures=decode_pictures)
 
-    monkeypatch.setattr(validate_module, "validate_dataset", counted)
+    def counted_and_hashed(dataset: Dataset, *, strict: bool = False, decode_pictures: bool = False) -> tuple:  # type: ignore[type-arg]
+        seen.append(len(dataset))
+        return real_and_hash(dataset, strict=strict, decode_pictures=decode_pictures)
+
+    monkeypatch.setattr(validate_module, "validate_dataset", counted)  # a dataset the cache does not keep
+    monkeypatch.setattr(validate_module, "validate_and_hash", counted_and_hashed)  # one it keeps
     return seen
 
 

@@ -9,7 +9,6 @@ installs it for the datasets made after it in the process (:func:`install_folder
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import threading
@@ -17,7 +16,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from commet.format.model import StoryTurn
 from commet.format.origin import Provenance, RowsRead, TableRead
@@ -25,9 +24,6 @@ from commet.format.pictures import PictureError
 from commet.format.pipe import to_pipe_record
 from commet.format.problems import Problem
 from commet.taxonomy import BOOKLET, Taxonomy, taxonomy_dict
-
-if TYPE_CHECKING:
-    from commet.forked import ForkedWork
 
 STORYTURNS_FILE = "storyturns.jsonl"
 METADATA_FILE = "dataset.json"
@@ -37,9 +33,6 @@ FORMAT_VERSION = "storyturn-1"
 #: a file changed this recently before its ``stat`` was taken may change again unseen (within the file system's
 #: timestamp resolution): its kept digest is not trusted by ``stat`` (git's "racily clean" rule)
 RACY_S = 2.0
-#: from this many StoryTurns a content hash made beside other work (:meth:`Dataset.hashing_beside`) is made in a
-#: forked child: below, the fork (a few milliseconds, and pages copied as the child touches them) costs more
-HASHED_BESIDE_FROM = 2000
 #: what says a file is unchanged: ``(size, mtime_ns, ctime_ns, inode, device)``
 Signature = tuple[int, int, int, int, int]
 
@@ -286,10 +279,6 @@ class Dataset:
         known = self.__dict__.get("_known_hashes", {}).get(pictures)
         if known is not None and known[0] == self._hashed_shape():
             return str(known[1])
-        return self._content_digest(pictures)[0]
-
-    def _content_digest(self, pictures: bool) -> tuple[str, dict[str, bytes | None]]:
-        """:meth:`content_hash`, and the sha256 of each picture it took in (by image id)."""
         digest = hashlib.sha256()
         if self.origin is not None and self.origin.columns:  # the user's --columns: another mapping, other data
             digest.update(f"columns={self.origin.columns}\n".encode())
@@ -306,18 +295,7 @@ class Dataset:
                 picture = pictures_seen[image_id]
                 if picture is not None:
                     digest.update(picture)
-        return digest.hexdigest(), pictures_seen
-
-    def hashing_beside(self, *, pictures: bool = True) -> ContentHashing:
-        """Start :meth:`content_hash` on a second core (:mod:`commet.forked`) while this process does other work
-        with the dataset (validating it), for :meth:`ContentHashing.content_hash` to collect: 0.4 s of
-        serialising off the path of a first run on 20,000 StoryTurns. Small datasets are hashed where they are
-        (:data:`HASHED_BESIDE_FROM`): a fork would cost more than it saves."""
-        from commet.forked import ForkedWork
-
-        work = functools.partial(self._content_digest, pictures)
-        hashing = ForkedWork(work) if len(self.storyturns) >= HASHED_BESIDE_FROM else None
-        return ContentHashing(self, pictures, self._hashed_shape(), hashing)
+        return digest.hexdigest()
 
     def remember_content_hash(self, digest: str, *, pictures: bool = True) -> None:
         """Keep ``digest`` as :meth:`content_hash` of this very content (the validation cache's, recorded when the
@@ -349,12 +327,6 @@ class Dataset:
                 max(signature[1], signature[2]) < known[1] - int(RACY_S * 1e9)):
             return known[2]
         return self._read_file(path, signature)[1]
-
-    def _digest_read(self, image_id: str) -> bytes | None:
-        """The sha256 of the bytes this process last read of a picture file (no ``stat``: what its checks read), else
-        :meth:`picture_digest`."""
-        read = self.picture_file(image_id)
-        return read[2] if read is not None else self.picture_digest(image_id)
 
     def picture_file(self, image_id: str) -> tuple[Path, Signature, bytes] | None:
         """The file a picture was read from, its signature taken before that read and the sha256 of the bytes
@@ -437,41 +409,3 @@ _MEMO_LOCK = threading.Lock()
 def _image_filename(image_id: str) -> str:
     stem = image_id.replace(":", "_").replace("/", "_")
     return stem if stem.lower().endswith(IMAGE_EXTENSIONS) else stem + ".png"
-
-
-@dataclass
-class ContentHashing:
-    """A dataset's content hash being made beside other work (:meth:`Dataset.hashing_beside`); a context manager
-    that stops a child whose hash is not collected."""
-
-    dataset: Dataset
-    pictures: bool
-    #: the dataset's StoryTurns, pictures and origin when the hashing started (what the child hashes)
-    shape: tuple[object, ...]
-    forked: ForkedWork[tuple[str, dict[str, bytes | None]]] | None
-
-    def content_hash(self) -> str:
-        """The hash the child made, where the dataset still holds what it hashed: the same StoryTurns, and bytes
-        of the same sha256 for every picture (the child read the files itself; each picture's digest is checked
-        against that of the bytes this process last read of it: what its picture checks read). Else made here.
-        Either way it is what :meth:`Dataset.content_hash` gives, and the dataset keeps it."""
-        dataset, forked, self.forked = self.dataset, self.forked, None
-        digest = None
-        if forked is not None and self.shape != dataset._hashed_shape():
-            forked.cancel()  # other StoryTurns now: the child's hash is not theirs
-        elif forked is not None:
-            made, seen = forked.result()
-            if all(dataset._digest_read(image_id) == found for image_id, found in seen.items()):
-                digest = made
-        if digest is None:
-            digest = dataset.content_hash(pictures=self.pictures)
-        dataset.remember_content_hash(digest, pictures=self.pictures)
-        return digest
-
-    def __enter__(self) -> ContentHashing:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.forked is not None:
-            self.forked.cancel()
-            self.forked = None

@@ -32,6 +32,9 @@ from commet.format.problems import FormatError, Problem, Severity
 from commet.taxonomy import BOOKLET, Taxonomy
 from commet.text import _LABEL_MARK, char_kind, contains_phrase, fold, labelled_options, normalize
 
+#: from this many StoryTurns, :func:`validate_and_hash` checks their own rules in a forked child: below, the fork
+#: (milliseconds, and memory pages copied as either process writes to them) costs more than it saves
+CHECKED_BESIDE_FROM = 2000
 #: what a picture's check gives (:func:`_spread`)
 Checked = TypeVar("Checked")
 #: Pictures are checked one by one for this long, then the rest in threads where they are slow (:func:`_spread`).
@@ -384,21 +387,22 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
     return problems
 
 
-def validate_dataset(dataset: Dataset, *, strict: bool = False, decode_pictures: bool = False) -> list[Problem]:
+def validate_dataset(dataset: Dataset, *, strict: bool = False, decode_pictures: bool = False,
+                     pictures: dict[str, str | None] | None = None) -> list[Problem]:
     """Every problem of a loaded dataset: the loader's warnings, emptiness, duplicate ids, each StoryTurn.
 
     Leak warnings (answers found in their own story, :func:`validate_storyturn`) are listed for the first
     ``LEAK_WARNINGS_LISTED`` turns and counted in one closing warning: a benchmark whose answers are meant
     to be in the story (ToMi's containers) gives one line, not thousands. ``strict`` lists them all and
     makes verbatim ones errors. ``decode_pictures``: decode every picture too (:func:`image_problems`), as
-    ``commet validate`` does.
+    ``commet validate`` does. ``pictures``: each picture's verdict, found already (:func:`validate_and_hash`).
     """
     problems = list(dataset.warnings)
     if not dataset.storyturns:
         problems.append(Problem(dataset.source_file, None, None, None, None, "empty dataset: no StoryTurns"))
     seen: dict[str, tuple[str, int | None]] = {}
-    pictures = image_problems(dataset, (turn.image for st in dataset.storyturns for turn in st.turns if turn.image),
-                              decode=decode_pictures)
+    if pictures is None:
+        pictures = image_problems(dataset, _picture_ids(dataset), decode=decode_pictures)
     leaks: list[Problem] = []
     texts = _Texts()
     for index, st in enumerate(dataset.storyturns):
@@ -425,6 +429,48 @@ def validate_dataset(dataset: Dataset, *, strict: bool = False, decode_pictures:
             "answer must be found in the story; `commet validate --strict` lists them all)", "warning",
             gates=False))
     return _one_line_per_picture(problems)
+
+
+def _picture_ids(dataset: Dataset) -> list[str]:
+    """The pictures the StoryTurns show, each once, in the order first shown."""
+    return list(dict.fromkeys(turn.image for st in dataset.storyturns for turn in st.turns if turn.image))
+
+
+def validate_and_hash(dataset: Dataset, *, strict: bool = False,
+                      decode_pictures: bool = False) -> tuple[list[Problem], str | None]:
+    """:func:`validate_dataset`'s problems and, where they hold no error, the dataset's content hash (None where
+    they hold one): what a first load keeps in the validation cache (:mod:`commet.sources.validation_cache`).
+
+    On :data:`CHECKED_BESIDE_FROM` StoryTurns or more, two cores share it: a forked child checks the StoryTurns'
+    own rules with every picture taken as readable (:mod:`commet.forked`) while this process checks the pictures
+    (reading and hashing each once) and makes the content hash from those very bytes. Where every picture passed,
+    the child's problems are those :func:`validate_dataset` finds; where one did not (a refusal), the rules are
+    checked here again with the pictures' verdicts. Either way the answer is the one-process answer; where no
+    child can be forked (:func:`~commet.forked.fork_is_safe`) or it fails, it is made here.
+    """
+    from commet.forked import ForkedWork
+
+    ids = _picture_ids(dataset)
+    if len(dataset.storyturns) < CHECKED_BESIDE_FROM:
+        problems = validate_dataset(dataset, strict=strict, decode_pictures=decode_pictures)
+        return problems, None if has_errors(problems) else _hashed(dataset)
+    every_picture_readable: dict[str, str | None] = dict.fromkeys(ids)
+    rules = functools.partial(validate_dataset, dataset, strict=strict, pictures=every_picture_readable)
+    with ForkedWork(rules) as checked_beside:
+        verdicts = image_problems(dataset, ids, decode=decode_pictures)
+        if any(verdict is not None for verdict in verdicts.values()):
+            checked_beside.cancel()
+            return validate_dataset(dataset, strict=strict, pictures=verdicts), None
+        digest = _hashed(dataset)  # from the bytes just checked (each picture's sha256 made as it was read)
+        problems = checked_beside.result()
+    return problems, None if has_errors(problems) else digest
+
+
+def _hashed(dataset: Dataset) -> str:
+    """The content hash of a dataset showing its pictures (a run's default), kept by the dataset for its run."""
+    digest = dataset.content_hash()
+    dataset.remember_content_hash(digest)
+    return digest
 
 
 def _one_line_per_picture(problems: list[Problem]) -> list[Problem]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from commet.format.dataset import Dataset
 from commet.format.problems import FormatError, Problem
-from commet.format.validate import DatasetRefused, has_errors, validate_dataset
+from commet.format.validate import DatasetRefused, has_errors, validate_and_hash, validate_dataset
 from commet.sources.loading import load_dataset
 
 
@@ -23,19 +23,19 @@ def load_and_validate(path: str | Path, columns: str | None = None, *, strict: b
 
 def _load_and_validate(path: str | Path, columns: str | None = None, *, strict: bool = False,
                        adapter: str | None = None, decode_pictures: bool = False) -> tuple[Dataset | None, list[Problem]]:
-    validate = functools.partial(validate_dataset, strict=strict, decode_pictures=decode_pictures)
     if columns is None and adapter is None:  # a dataset validated before on the same content: from the cache
         from commet.sources.validation_cache import cached_load_and_validate
 
+        validate_hash = functools.partial(validate_and_hash, strict=strict, decode_pictures=decode_pictures)
         cached = cached_load_and_validate(path, strict=strict, decode=decode_pictures, load=load_dataset,
-                                          validate=validate, has_errors=has_errors, read_error=FormatError)
+                                          validate=validate_hash, read_error=FormatError)
         if cached is not None:
             return cached
     try:
         dataset = load_dataset(path, columns=columns, adapter=adapter)
     except FormatError as exc:
         return None, exc.problems
-    return dataset, validate(dataset)
+    return dataset, validate_dataset(dataset, strict=strict, decode_pictures=decode_pictures)
 
 
 def validate_path(path: str | Path, columns: str | None = None, *, strict: bool = False,

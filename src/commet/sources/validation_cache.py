@@ -251,10 +251,12 @@ def _hashed(paths: list[str]) -> dict[str, tuple[Stat, str | None]]:
 
 
 def cached_load_and_validate(path: str | Path, *, strict: bool, decode: bool = False, load: Callable[[str | Path], Dataset],
-                             validate: Callable[[Dataset], list[Problem]], has_errors: Callable[[list[Problem]], bool],
+                             validate: Callable[[Dataset], tuple[list[Problem], str | None]],
                              read_error: type[Exception]) -> Loaded | None:
     """The dataset at ``path`` and its problems, from the cache or made by ``load`` and ``validate`` (then kept
-    when it has no error); None when the dataset is not one this cache keeps (the caller loads it itself).
+    when it has no error: ``validate`` gives the problems and, where they hold none, the content hash, as
+    :func:`commet.format.validate.validate_and_hash`); None when the dataset is not one this cache keeps (the
+    caller loads it itself).
 
     ``read_error`` is what ``load`` raises for a dataset it cannot read (its ``problems`` are returned).
     """
@@ -281,22 +283,20 @@ def cached_load_and_validate(path: str | Path, *, strict: bool, decode: bool = F
         dataset = load(path)
     except read_error as exc:
         return None, list(getattr(exc, "problems", []))
-    with dataset.hashing_beside() as hashing:  # the entry's content hash, on a second core meanwhile
-        problems = validate(dataset)  # each picture's stat is taken before the bytes it checks are read, and hashed
-        if has_errors(problems):
-            return dataset, problems  # a refused dataset is never kept
-        found = _picture_files(dataset)
-        if found is None:
-            return dataset, problems  # pictures not in files: not kept
-        picture_hashes = {file: (stat, digest) for file, stat, digest in found.values()}
-        unchanged = all(_stat(file) == stat for file, (stat, _) in {**hashed, **picture_hashes}.items()) and all(
-            _stat(folder) == stat for folder, stat in folder_stats.items())
-        if unchanged:
-            entry = Entry(dataset=dataset, problems=problems, files={**hashed, **picture_hashes},
-                          folders=folder_stats, pictures={image_id: file for image_id, (file, _, _) in found.items()},
-                          made_ns=made_ns, single=len(files) == 1,
-                          hashes={True: hashing.content_hash()})  # a run showing pictures records it (the default)
-            _write(store, key, entry)  # (the dataset keeps that hash, and knows its pictures from the checks' reads)
+    problems, digest = validate(dataset)  # each picture's stat taken before the bytes it checks are read and hashed
+    if digest is None:
+        return dataset, problems  # a refused dataset is never kept
+    found = _picture_files(dataset)
+    if found is None:
+        return dataset, problems  # pictures not in files: not kept
+    picture_hashes = {file: (stat, sha256) for file, stat, sha256 in found.values()}
+    unchanged = all(_stat(file) == stat for file, (stat, _) in {**hashed, **picture_hashes}.items()) and all(
+        _stat(folder) == stat for folder, stat in folder_stats.items())
+    if unchanged:  # (the dataset keeps its hash, and knows its pictures from the checks' reads)
+        entry = Entry(dataset=dataset, problems=problems, files={**hashed, **picture_hashes}, folders=folder_stats,
+                      pictures={image_id: file for image_id, (file, _, _) in found.items()}, made_ns=made_ns,
+                      single=len(files) == 1, hashes={True: digest})  # a run showing pictures records it (the default)
+        _write(store, key, entry)
     return dataset, problems
 
 
