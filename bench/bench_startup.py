@@ -11,7 +11,9 @@ server seeing the first request is taken, with the process's CPU seconds up to t
 ``/proc``); the process is then stopped by Ctrl-C (SIGINT), as a user stops a run, and waited for: a first
 run writes its validation cache entry when its run ends (also by Ctrl-C), after its first request. ``cold``: an empty cache folder (``COMMET_CACHE_DIR``), the
 first run on this data; ``warm``: the same data run again (its validation and pictures' checks read from
-the cache). Figures are medians of ``--runs``; the load average is printed, since wall times follow it.
+the cache). Figures are medians of ``--runs``; the load average is printed, since wall times follow it, and so is
+the bare aiohttp client's own launch to its request (Python and aiohttp's import, one POST: no client starts
+sooner on this machine now), with each figure's excess over it.
 
 ``--instructions`` also counts, with valgrind, the instructions of a warm run from launch to its first
 ``connect()`` (where its first request leaves), the hash seed fixed: a figure that does not move with the
@@ -97,6 +99,32 @@ def first_request(base_url: str, folder: Path, cache: Path, concurrency: int,
     return {"wall": counts["first_arrival"] - start, "cpu": cpu}
 
 
+def bare_first_request(base_url: str) -> dict[str, float]:
+    """Launch the bare aiohttp client (bench/bare_aiohttp_client.py: Python, aiohttp, one POST); seconds and CPU
+    seconds from launch to its request: the floor of any client's start on this machine now, beside which
+    ``commet eval``'s reads."""
+    plan = {"url": f"{base_url}/v1/chat/completions", "bodies": ['{"model": "cand", "messages": []}'],
+            "calls_per_story": [1], "order": [0], "concurrency": 1, "start_interval": 0.0}
+    with tempfile.TemporaryDirectory() as tmp:
+        plan_file = Path(tmp) / "plan.json"
+        plan_file.write_text(json.dumps(plan), encoding="utf-8")
+        _stats(base_url, "/reset")
+        start = time.time()
+        process = subprocess.Popen([sys.executable, str(Path(__file__).parent / "bare_aiohttp_client.py"),
+                                    str(plan_file)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            while "first_arrival" not in (counts := _stats(base_url)):
+                if process.poll() is not None:
+                    raise SystemExit("the bare client exited before its request:\n"
+                                     + (process.stderr.read().decode() if process.stderr else ""))
+                time.sleep(0.002)
+            cpu = _cpu_seconds(process.pid)
+        finally:
+            process.kill()
+            process.wait()
+    return {"wall": counts["first_arrival"] - start, "cpu": cpu}
+
+
 #: ``commet eval`` run as the program runs it, ended at its first ``connect()``: where its first request leaves
 STOPPED_AT_FIRST_CONNECT = ("import os, runpy, socket, sys\n"
                             "socket.socket.connect = lambda self, address: os._exit(0)\n"
@@ -163,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if not ready.wait(30):
             raise SystemExit("the server did not start")
+        bare = [bare_first_request(base_url) for _ in range(args.runs)]
         with tempfile.TemporaryDirectory() as tmp:
             folders = list(args.datasets)
             for size in args.generate:
@@ -185,10 +214,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average (1, 5, 15 min) before {' '.join(f'{x:.2f}' for x in load_before)}, after "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs; medians of {args.runs}")
     print("yardstick, CPU s: " + ", ".join(f"{name} {cpu:.3f}" for name, cpu in yardstick(args.runs).items()))
-    print(f"{'dataset':48} {'cache':24} {'to first request s':>19} {'CPU s':>7}   runs (wall)")
+    bare_wall = statistics.median(r["wall"] for r in bare)
+    print(f"{'dataset':48} {'cache':24} {'to first request s':>19} {'CPU s':>7} {'over bare s':>12}   runs (wall)")
+    print(f"{'(none: the bare aiohttp client, one POST)':48} {'':24} {bare_wall:19.3f} "
+          f"{statistics.median(r['cpu'] for r in bare):7.3f} {0:12.3f}   " + " ".join(f"{r['wall']:.3f}" for r in bare))
     for name, kind, runs in rows:
-        print(f"{name[-48:]:48} {kind:24} {statistics.median(r['wall'] for r in runs):19.3f} "
-              f"{statistics.median(r['cpu'] for r in runs):7.3f}   " + " ".join(f"{r['wall']:.3f}" for r in runs))
+        wall = statistics.median(r["wall"] for r in runs)
+        print(f"{name[-48:]:48} {kind:24} {wall:19.3f} {statistics.median(r['cpu'] for r in runs):7.3f} "
+              f"{wall - bare_wall:12.3f}   " + " ".join(f"{r['wall']:.3f}" for r in runs))
     for name, src, count in counted:
         print(f"{name[-48:]:48} warm, {src}: {count:,} instructions to the first request (valgrind)")
     return 0
