@@ -45,7 +45,7 @@ def test_work_is_done_in_a_child_and_its_result_comes_back(tmp_path: Path) -> No
     assert out == "ok\n"
 
 
-def test_a_failing_child_or_a_threaded_process_gets_the_work_done_here(tmp_path: Path) -> None:
+def test_a_failing_child_a_threaded_process_or_no_room_gets_the_work_done_here(tmp_path: Path) -> None:
     out = _run("""
         import os, threading
         from commet.forked import ForkedWork, fork_is_safe
@@ -69,6 +69,12 @@ def test_a_failing_child_or_a_threaded_process_gets_the_work_done_here(tmp_path:
         finally:
             stop.set()
             thread.join()
+        import commet.forked as forked_module
+        assert fork_is_safe()
+        forked_module.ROOM_FOR_COPIES = 10**9  # no room for a copy of this process: never forked
+        assert not fork_is_safe()
+        with ForkedWork(os.getpid) as work:
+            assert not work.forked and work.result() == parent
         print("ok")
     """, tmp_path)
     assert out == "ok\n"

@@ -6,8 +6,10 @@ interpreter and a copy of everything loaded: it starts in milliseconds, computes
 (validating the same StoryTurns), and hands back a small pickled result.
 
 Only where that is safe: on Linux (fork without exec is unsafe with macOS's system libraries; Windows has no
-fork), and only in a process running one thread, counted by the kernel (a child of a threaded process could wait
-forever on a lock another thread held at the fork). Anywhere else, and whenever the child fails (an error, a
+fork), only in a process running one thread, counted by the kernel (a child of a threaded process could wait
+forever on a lock another thread held at the fork), and only with room in memory for a copy of the process (a
+dataset of millions of StoryTurns on a small machine is checked in one process, never risking the memory
+killer). Anywhere else, and whenever the child fails (an error, a
 signal, a result that does not unpickle), :meth:`ForkedWork.result` does the work in this process: a caller
 gets the same value either way, never an error of the child's.
 """
@@ -24,16 +26,26 @@ from collections.abc import Callable
 from typing import IO, Generic, TypeVar
 
 T = TypeVar("T")
+#: a child is forked only where the memory available holds this many copies of the process (:func:`fork_is_safe`)
+ROOM_FOR_COPIES = 2
 
 
 def fork_is_safe() -> bool:
-    """Whether a child may be forked here: Linux, one thread in the whole process (C libraries' threads too)."""
+    """Whether a child may be forked here: Linux, one thread in the whole process (C libraries' threads too), and
+    room in memory for a whole copy of this process (a page is copied when either process writes to it, and
+    Python's reference counts write to every object the child looks at: at worst the child copies them all)."""
     if sys.platform != "linux" or not hasattr(os, "fork"):
         return False
     try:
-        return len(os.listdir("/proc/self/task")) == 1
-    except OSError:
+        if len(os.listdir("/proc/self/task")) != 1:
+            return False
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            resident = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            available = next(int(line.split()[1]) * 1024 for line in meminfo if line.startswith("MemAvailable:"))
+    except (OSError, ValueError, StopIteration, IndexError):
         return False
+    return available >= ROOM_FOR_COPIES * resident
 
 
 class ForkedWork(Generic[T]):
