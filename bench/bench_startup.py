@@ -7,9 +7,10 @@ For each dataset folder (or each generated size: the StoryTurns of bench/bench_o
 with a picture of 64x48, saved as a dataset folder), ``commet eval --model openai:cand --judge
 llm-only:openai:judge`` is started against the loopback server of bench/bench_openai_server.py (its own
 process; it answers after 30 s, so nothing but the start-up is measured), and the time from launch to the
-server seeing the first request is taken, with the process's CPU seconds up to then (read from
-``/proc``); the process is then stopped by Ctrl-C (SIGINT), as a user stops a run, and waited for: a first
-run writes its validation cache entry when its run ends (also by Ctrl-C), after its first request. ``cold``: an empty cache folder (``COMMET_CACHE_DIR``), the
+server seeing the first request is taken, with the CPU seconds of the process and of the children it waited
+for up to then (read from ``/proc``); the process is then stopped by Ctrl-C (SIGINT), as a user stops a run,
+and waited for: a first run writes its validation cache entry when its run ends (also by Ctrl-C), after its
+first request. ``cold``: an empty cache folder (``COMMET_CACHE_DIR``), the
 first run on this data; ``warm``: the same data run again (its validation and pictures' checks read from
 the cache). Figures are medians of ``--runs``; the load average is printed, since wall times follow it, and so is
 the bare aiohttp client's own launch to its request (Python and aiohttp's import, one POST: no client starts
@@ -52,9 +53,10 @@ def _stats(base_url: str, path: str = "/stats") -> dict[str, float]:
 
 
 def _cpu_seconds(pid: int) -> float:
-    """User plus system CPU seconds of a running process (Linux ``/proc``)."""
+    """User plus system CPU seconds of a running process and of the children it has waited for (a first load's
+    forked validation, :mod:`commet.forked`), from Linux's ``/proc``."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return sum(int(fields[at]) for at in (11, 12, 13, 14)) / os.sysconf("SC_CLK_TCK")
 
 
 def _eval(base_url: str, folder: Path, db: Path, concurrency: int) -> list[str]:
