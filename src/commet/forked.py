@@ -9,9 +9,9 @@ Only where that is safe: on Linux (fork without exec is unsafe with macOS's syst
 fork), only in a process running one thread, counted by the kernel (a child of a threaded process could wait
 forever on a lock another thread held at the fork), and only with room in memory for a copy of the process (a
 dataset of millions of StoryTurns on a small machine is checked in one process, never risking the memory
-killer). Anywhere else, and whenever the child fails (an error, a
-signal, a result that does not unpickle), :meth:`ForkedWork.result` does the work in this process: a caller
-gets the same value either way, never an error of the child's.
+killer). Anywhere else, and whenever the child fails (an error, a signal, a result that does not unpickle),
+:meth:`ForkedWork.result` does the work in this process: a caller gets the same value either way, never an error
+of the child's.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ is written) on data that ``validate`` rejects.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -451,18 +452,17 @@ def validate_and_hash(dataset: Dataset, *, strict: bool = False,
     from commet.forked import ForkedWork
 
     ids = _picture_ids(dataset)
-    if len(dataset.storyturns) < CHECKED_BESIDE_FROM:
-        problems = validate_dataset(dataset, strict=strict, decode_pictures=decode_pictures)
-        return problems, None if has_errors(problems) else _hashed(dataset)
     every_picture_readable: dict[str, str | None] = dict.fromkeys(ids)
     rules = functools.partial(validate_dataset, dataset, strict=strict, pictures=every_picture_readable)
-    with ForkedWork(rules) as checked_beside:
+    beside = ForkedWork(rules) if len(dataset.storyturns) >= CHECKED_BESIDE_FROM else None
+    with beside or contextlib.nullcontext():
         verdicts = image_problems(dataset, ids, decode=decode_pictures)
-        if any(verdict is not None for verdict in verdicts.values()):
-            checked_beside.cancel()
-            return validate_dataset(dataset, strict=strict, pictures=verdicts), None
+        if beside is None or not beside.forked or any(verdict is not None for verdict in verdicts.values()):
+            # all in this process: no child, or a refused picture (a child not used is stopped as the block ends)
+            problems = validate_dataset(dataset, strict=strict, pictures=verdicts)
+            return problems, None if has_errors(problems) else _hashed(dataset)
         digest = _hashed(dataset)  # from the bytes just checked (each picture's sha256 made as it was read)
-        problems = checked_beside.result()
+        problems = beside.result()
     return problems, None if has_errors(problems) else digest
 
 
