@@ -86,19 +86,24 @@ def first_request(base_url: str, folder: Path, cache: Path, concurrency: int,
         start = time.time()
         process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
-            while "first_arrival" not in (counts := _stats(base_url)):
-                if process.poll() is not None:
-                    raise SystemExit(f"commet eval exited ({process.returncode}) before any request:\n"
-                                     + (process.stderr.read().decode() if process.stderr else ""))
-                time.sleep(0.002)
-            cpu = _cpu_seconds(process.pid)
+            arrival, cpu = _at_first_request(base_url, process, "commet eval")
             process.send_signal(signal.SIGINT)  # Ctrl-C: the run stops as a user stops it (its cache entry written)
             process.wait(STOP_WAIT_S)
         finally:
             if process.poll() is None:
                 process.send_signal(signal.SIGKILL)
                 process.wait()
-    return {"wall": counts["first_arrival"] - start, "cpu": cpu}
+    return {"wall": arrival - start, "cpu": cpu}
+
+
+def _at_first_request(base_url: str, process: subprocess.Popen[bytes], what: str) -> tuple[float, float]:
+    """When the server saw ``process``'s first request (its clock), and the process's CPU seconds then."""
+    while "first_arrival" not in (counts := _stats(base_url)):
+        if process.poll() is not None:
+            raise SystemExit(f"{what} exited ({process.returncode}) before any request:\n"
+                             + (process.stderr.read().decode() if process.stderr else ""))
+        time.sleep(0.002)
+    return counts["first_arrival"], _cpu_seconds(process.pid)
 
 
 def bare_first_request(base_url: str) -> dict[str, float]:
@@ -115,16 +120,11 @@ def bare_first_request(base_url: str) -> dict[str, float]:
         process = subprocess.Popen([sys.executable, str(Path(__file__).parent / "bare_aiohttp_client.py"),
                                     str(plan_file)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
-            while "first_arrival" not in (counts := _stats(base_url)):
-                if process.poll() is not None:
-                    raise SystemExit("the bare client exited before its request:\n"
-                                     + (process.stderr.read().decode() if process.stderr else ""))
-                time.sleep(0.002)
-            cpu = _cpu_seconds(process.pid)
+            arrival, cpu = _at_first_request(base_url, process, "the bare client")
         finally:
             process.kill()
             process.wait()
-    return {"wall": counts["first_arrival"] - start, "cpu": cpu}
+    return {"wall": arrival - start, "cpu": cpu}
 
 
 #: ``commet eval`` run as the program runs it, ended at its first ``connect()``: where its first request leaves
