@@ -69,6 +69,10 @@ def test_a_failing_child_a_threaded_process_or_no_room_gets_the_work_done_here(t
         finally:
             stop.set()
             thread.join()
+        import time
+        deadline = time.monotonic() + 30  # join() returns before the kernel has let the thread go: wait for it
+        while len(os.listdir("/proc/self/task")) != 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
         import commet.forked as forked_module
         assert fork_is_safe()
         forked_module.ROOM_FOR_COPIES = 10**9  # no room for a copy of this process: never forked
