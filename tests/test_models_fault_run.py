@@ -277,7 +277,9 @@ async def test_run_with_faults_equals_run_without(style: str, transport: str | N
     first, second = provider.arrivals[Q_PICK]
     assert second - first >= RETRY_AFTER - 0.02
     first, second = provider.arrivals[Q_KITE]
-    assert second - first >= TIMEOUT * 0.8  # arrivals are stamped once the body was read
+    # arrivals are stamped once the body was read: a loaded machine can stamp the first late, so the margin is wide;
+    # a call abandoned early (no timeout) would retry after the 0.01-0.05 s back-off
+    assert second - first >= TIMEOUT * 0.5
 
 
 def test_cut_bodies_are_classified_retryable() -> None:
