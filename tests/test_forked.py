@@ -45,20 +45,31 @@ def test_work_is_done_in_a_child_and_its_result_comes_back(tmp_path: Path) -> No
     assert out == "ok\n"
 
 
-def test_a_failing_child_a_threaded_process_or_no_room_gets_the_work_done_here(tmp_path: Path) -> None:
+@pytest.mark.parametrize("failure", ['raise RuntimeError("the child fails")',
+                                     "os._exit(3)  # killed, crashed: no result written"])
+def test_a_failing_or_dead_child_gives_the_work_to_the_parent(failure: str, tmp_path: Path) -> None:
     out = _run("""
-        import os, threading
-        from commet.forked import ForkedWork, fork_is_safe
+        import os
+        from commet.forked import ForkedWork
         parent = os.getpid()
 
-        def only_here():
+        def work():
             if os.getpid() != parent:
-                raise RuntimeError("the child fails")
-            return os.getpid()
+                FAILURE
+            return "made here"
 
-        with ForkedWork(only_here) as work:
-            assert work.forked
-            assert work.result() == parent  # the child failed: done here
+        with ForkedWork(work) as forked:
+            assert forked.forked
+            print(forked.result())
+    """.replace("FAILURE", failure), tmp_path)
+    assert out == "made here\n"
+
+
+def test_a_threaded_process_or_no_room_gets_the_work_done_here(tmp_path: Path) -> None:
+    out = _run("""
+        import os, threading, time
+        from commet.forked import ForkedWork, fork_is_safe
+        parent = os.getpid()
         stop = threading.Event()
         thread = threading.Thread(target=stop.wait)
         thread.start()
@@ -69,7 +80,6 @@ def test_a_failing_child_a_threaded_process_or_no_room_gets_the_work_done_here(t
         finally:
             stop.set()
             thread.join()
-        import time
         deadline = time.monotonic() + 30  # join() returns before the kernel has let the thread go: wait for it
         while len(os.listdir("/proc/self/task")) != 1 and time.monotonic() < deadline:
             time.sleep(0.01)
@@ -82,24 +92,6 @@ def test_a_failing_child_a_threaded_process_or_no_room_gets_the_work_done_here(t
         print("ok")
     """, tmp_path)
     assert out == "ok\n"
-
-
-def test_a_dead_child_gives_the_work_to_the_parent(tmp_path: Path) -> None:
-    out = _run("""
-        import os
-        from commet.forked import ForkedWork
-        parent = os.getpid()
-
-        def work():
-            if os.getpid() != parent:
-                os._exit(3)  # killed, crashed: no result written
-            return "made here"
-
-        with ForkedWork(work) as forked:
-            assert forked.forked
-            print(forked.result())
-    """, tmp_path)
-    assert out == "made here\n"
 
 
 def test_a_child_not_collected_is_stopped_and_reaped(tmp_path: Path) -> None:
