@@ -1,8 +1,8 @@
 """A first run's start (issue 47): each picture located and read once per dataset, its sha256 made by whoever reads
 it first and kept with the file's ``stat`` (a changed file is never taken for the old one), the picture checks in
 threads only where they are slow, each short text normalised once per validation, and the validation cache's entry
-written after ``commet eval``'s run (also after Ctrl-C), not before its first request. Real files, real
-processes."""
+written after ``commet eval``'s run (also after Ctrl-C), not before its first request, or for a small dataset by a
+child forked as the program starts (tests/test_check_ahead.py). Real files, real processes."""
 
 from __future__ import annotations
 
@@ -318,10 +318,20 @@ def test_a_deferred_entry_is_written_when_the_block_ends_however_it_ends(tmp_pat
     assert len(entries()) == 2
 
 
-def test_eval_writes_its_cache_entry_after_its_run_also_when_stopped_by_ctrl_c(tmp_path: Path) -> None:
-    """A real `commet eval` process: no entry while its run goes on (written after it, not before its first
-    request); after Ctrl-C it is there, and the next run starts from it."""
+@pytest.mark.parametrize("large", [True, False], ids=["large: written after the run", "small: by a child ahead"])
+def test_eval_writes_its_cache_entry_after_its_run_or_a_child_writes_it_ahead(large: bool, tmp_path: Path) -> None:
+    """A real `commet eval` process. A dataset over ``AHEAD_MAX_BYTES``: no entry while its run goes on (written after
+    it, not before its first request); after Ctrl-C it is there. A smaller one: a child forked as the program starts
+    has written it by the first request (commet.sources.checked.check_ahead), and Ctrl-C leaves it as it was."""
     data = folder(tmp_path / "data", stories=12)
+    if large:  # the same StoryTurns, with stories long enough to pass the limit
+        lines = (data / "storyturns.jsonl").read_text(encoding="utf-8").splitlines()
+        padding = " The day is long." * (cache_module.AHEAD_MAX_BYTES // (17 * len(lines)) + 1)
+        rows = [json.loads(line) for line in lines]
+        for row in rows:
+            row["turns"][0]["story"] += padding
+        (data / "storyturns.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+        assert (data / "storyturns.jsonl").stat().st_size > cache_module.AHEAD_MAX_BYTES
     replies = tmp_path / "replies.json"
     replies.write_text(json.dumps({f"st-{i}": ["basket"] for i in range(12)}), encoding="utf-8")
     cache = tmp_path / "cache"
@@ -336,7 +346,8 @@ def test_eval_writes_its_cache_entry_after_its_run_also_when_stopped_by_ctrl_c(t
         assert process.poll() is None, process.communicate()
         assert time.monotonic() < deadline, "no call"
         time.sleep(0.05)
-    assert not kind.exists() or not [p for p in kind.rglob("*") if p.is_file()]  # not yet: the run goes on
+    written = [p for p in kind.rglob("*") if p.is_file()] if kind.exists() else []
+    assert len(written) == (0 if large else 1)  # large: not yet, the run goes on; small: the child's, already
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130 and "Traceback" not in stderr, stderr

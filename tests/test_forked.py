@@ -65,6 +65,28 @@ def test_a_failing_or_dead_child_gives_the_work_to_the_parent(failure: str, tmp_
     assert out == "made here\n"
 
 
+@pytest.mark.parametrize("failure", ["", 'raise RuntimeError("the child fails")', "os._exit(3)"])
+def test_an_outcome_is_the_childs_result_or_none_never_work_done_here(failure: str, tmp_path: Path) -> None:
+    """For work whose effect is what counts (a file it writes: commet.sources.validation_cache.checked_ahead)."""
+    out = _run("""
+        import os
+        from commet.forked import ForkedWork
+        parent = os.getpid()
+
+        def work():
+            if os.getpid() != parent:
+                FAILURE
+            return os.getpid()
+
+        with ForkedWork(work) as forked:
+            assert forked.forked
+            found = forked.outcome()
+            assert not forked.forked and forked.outcome() is None  # collected once
+        print("none" if found is None else "parent" if found == parent else "child")
+    """.replace("FAILURE", failure or "pass"), tmp_path)
+    assert out == ("child\n" if not failure else "none\n")
+
+
 def test_a_threaded_process_or_no_room_gets_the_work_done_here(tmp_path: Path) -> None:
     out = _run("""
         import os, threading, time

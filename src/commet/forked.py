@@ -87,6 +87,17 @@ class ForkedWork(Generic[T]):
 
     def result(self) -> T:
         """The child's result once it has ended, or ``work()`` done here (no child, or the child failed)."""
+        ended = self._collect()
+        return ended[0] if ended is not None else self.work()
+
+    def outcome(self) -> T | None:
+        """The child's result once it has ended, or None (no child, or the child failed): for work whose effect is
+        what counts (a file it writes), which the caller does not do again here."""
+        ended = self._collect()
+        return ended[0] if ended is not None else None
+
+    def _collect(self) -> tuple[T] | None:
+        """The child's result (in a tuple: a result may be None) once it has ended; None without one."""
         if self._pid is not None and self._out is not None:
             try:
                 _, status = os.waitpid(self._pid, 0)
@@ -94,12 +105,12 @@ class ForkedWork(Generic[T]):
                 if os.waitstatus_to_exitcode(status) == 0:
                     self._out.seek(0)
                     found: T = pickle.load(self._out)
-                    return found
-            except Exception:  # noqa: BLE001 - a result that does not read back: the work is done here
+                    return (found,)
+            except Exception:  # noqa: BLE001 - a result that does not read back: as if there was no child
                 pass
             finally:
                 self.cancel()  # (interrupted while waiting: the child is stopped and reaped)
-        return self.work()
+        return None
 
     def cancel(self) -> None:
         """Stop and reap a child not collected yet; let go of its output."""

@@ -391,17 +391,19 @@ def _eval_inputs(ctx: typer.Context, *, model: str, dataset: str, judge: str, db
     from commet.judges.registry import create_judge
     from commet.models.base import ModelSpecError, SettingError
     from commet.models.registry import create_model
+    from commet.sources.checked import check_ahead
     from commet.store.settings import EvalSettings, setting_names
 
-    try:
-        the_model = create_model(model)
-        the_judge = create_judge(judge)
-    except (ModelSpecError, UnknownJudgeError) as exc:
-        fail(str(exc))
-    try:  # every setting option, by its name (tests/test_settings.py keeps the options and the settings in step)
-        settings = EvalSettings.from_options({name: ctx.params[name] for name in setting_names()})
-    except SettingError as exc:
-        fail_option(exc)
+    with check_ahead(dataset, columns=columns, adapter=adapter):  # a first load begun beside the models' making
+        try:
+            the_model = create_model(model)
+            the_judge = create_judge(judge)
+        except (ModelSpecError, UnknownJudgeError) as exc:
+            fail(str(exc))
+        try:  # every setting option, by its name (tests/test_settings.py keeps the options and the settings in step)
+            settings = EvalSettings.from_options({name: ctx.params[name] for name in setting_names()})
+        except SettingError as exc:
+            fail_option(exc)
     data = load_or_fail(dataset, force, columns, adapter)
     if max_cost is not None and workers > 1:
         fail("--max-cost needs one process: drop --workers")

@@ -211,7 +211,7 @@ def resumable(command: Callable[P, R]) -> Callable[P, R]:
 def cache_written_after(command: Callable[P, R]) -> Callable[P, R]:
     """The validated dataset's cache entry (:mod:`commet.sources.validation_cache`) written when the command has
     ended, however it ends (Ctrl-C, an error), not before its first model request: pickling 20,000 StoryTurns
-    takes 0.35 s."""
+    takes 0.35 s. (A child that loads a small dataset ahead writes its own at once: it is not this process's.)"""
 
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:

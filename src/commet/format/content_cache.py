@@ -72,6 +72,10 @@ class ContentCache:
         assert self.folder is not None
         return self.folder / key[:2] / key
 
+    def has(self, key: str) -> bool:
+        """Whether an entry is stored under ``key`` (not read: it may still be damaged, which :meth:`get` finds)."""
+        return self.folder is not None and self._path(key).is_file()
+
     def get(self, key: str) -> bytes | None:
         """The payload stored under ``key``, or None (no entry, caching off, a damaged entry)."""
         if self.folder is None:

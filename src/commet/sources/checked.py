@@ -5,8 +5,11 @@ the rules are the format's (:func:`commet.format.validate.validate_dataset`).
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from commet.format.dataset import Dataset
 from commet.format.problems import FormatError, Problem
@@ -21,14 +24,18 @@ def load_and_validate(path: str | Path, columns: str | None = None, *, strict: b
     return _load_and_validate(path, columns, strict=strict, adapter=adapter, decode_pictures=decode_pictures)
 
 
+def _cache_arguments(strict: bool, decode_pictures: bool) -> dict[str, Any]:
+    """How the validation cache loads and checks a dataset: one set for the load and for its check ahead (one key)."""
+    return {"strict": strict, "decode": decode_pictures, "load": load_dataset, "read_error": FormatError,
+            "validate": functools.partial(validate_and_hash, strict=strict, decode_pictures=decode_pictures)}
+
+
 def _load_and_validate(path: str | Path, columns: str | None = None, *, strict: bool = False,
                        adapter: str | None = None, decode_pictures: bool = False) -> tuple[Dataset | None, list[Problem]]:
     if columns is None and adapter is None:  # a dataset validated before on the same content: from the cache
         from commet.sources.validation_cache import cached_load_and_validate
 
-        validate_hash = functools.partial(validate_and_hash, strict=strict, decode_pictures=decode_pictures)
-        cached = cached_load_and_validate(path, strict=strict, decode=decode_pictures, load=load_dataset,
-                                          validate=validate_hash, read_error=FormatError)
+        cached = cached_load_and_validate(path, **_cache_arguments(strict, decode_pictures))
         if cached is not None:
             return cached
     try:
@@ -63,3 +70,22 @@ def load_checked(path: str | Path, *, force: bool = False, columns: str | None =
     if dataset is None or has_errors(problems) or (any(p.gates for p in problems) and not force):
         raise DatasetRefused(problems, forced=force)
     return dataset, problems
+
+
+@contextlib.contextmanager
+def check_ahead(path: str | Path, *, columns: str | None = None, adapter: str | None = None) -> Iterator[None]:
+    """:func:`load_checked`'s first load of a small dataset, begun in a forked child while the block runs (the caller
+    builds its models meanwhile), and waited for when the block ends: the :func:`load_checked` after it reads what
+    the child kept in the validation cache (:func:`commet.sources.validation_cache.checked_ahead`). A block left by
+    an error stops the child. Where nothing can be begun, the block just runs."""
+    ahead = None
+    if columns is None and adapter is None:
+        from commet.sources.validation_cache import checked_ahead
+
+        ahead = checked_ahead(path, **_cache_arguments(strict=False, decode_pictures=False))
+    if ahead is None:
+        yield
+        return
+    with ahead:
+        yield
+        ahead.outcome()

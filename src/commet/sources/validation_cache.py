@@ -22,7 +22,9 @@ the bytes hashed (:meth:`~commet.format.dataset.Dataset.picture_file`: read once
 once for the cache). An entry is not written when a ``stat`` moved meanwhile, so an entry never pairs one
 content with another's verdict. ``commet eval`` writes its entry when its run has ended
 (:func:`writes_deferred`), not before its first request; a process killed before then writes none, and the
-next load validates again. A refused dataset (an error) is never stored: it is read and refused, with every
+next load validates again. A small dataset's first load is instead begun by ``commet eval`` in a forked child as
+it starts (:func:`checked_ahead`), which writes the entry at once while the program builds its models; the
+program's own load then reads it as a second run does. A refused dataset (an error) is never stored: it is read and refused, with every
 located problem, each time. A damaged or unreadable entry is a miss (the content cache checks each entry's
 sha256, and an entry that does not unpickle as expected is ignored).
 
@@ -45,6 +47,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from commet.format.content_cache import ContentCache, content_key
 from commet.format.dataset import METADATA_FILE, RACY_S, STORYTURNS_FILE, Dataset, Signature
@@ -52,10 +55,19 @@ from commet.format.problems import Problem
 from commet.sources.bounded import file_signature
 from commet.sources.jsonl import bundled_sample_path
 
+if TYPE_CHECKING:
+    from commet.forked import ForkedWork
+
 #: the content cache's kind (folder) holding validated datasets
 CACHE_KIND = "validated-datasets"
 #: the entry layout's version: entries of another are never read
 ENTRY_VERSION = 1
+#: a first load is begun in a forked child (:func:`checked_ahead`) only where the files read (StoryTurns and
+#: ``dataset.json``) take up to this many bytes: about 1,150 StoryTurns of bench/bench_openai_server.py's, above which
+#: handing the dataset over (pickled by the child, unpickled by the program) costs more than the overlap saves on
+#: this project's 2-core machines (bench/bench_startup.py: with the child, 1,000 StoryTurns start 19 ms sooner and
+#: 2,000 28 ms later)
+AHEAD_MAX_BYTES = 700_000
 #: suffixes :func:`~commet.sources.loading.load_dataset` reads as tables (not kept here)
 TABLE_SUFFIXES = (".parquet", ".csv", ".tsv")
 
@@ -298,6 +310,42 @@ def cached_load_and_validate(path: str | Path, *, strict: bool, decode: bool = F
                       single=len(files) == 1, hashes={True: digest})  # a run showing pictures records it (the default)
         _write(store, key, entry)
     return dataset, problems
+
+
+def checked_ahead(path: str | Path, *, strict: bool, decode: bool = False, load: Callable[[str | Path], Dataset],
+                  validate: Callable[[Dataset], tuple[list[Problem], str | None]],
+                  read_error: type[Exception]) -> ForkedWork[bool] | None:
+    """A first load of a small dataset begun in a forked child (:mod:`commet.forked`), which keeps its entry here
+    at once; None where none was begun (the dataset is not one this cache keeps, it has an entry already, it is
+    larger than :data:`AHEAD_MAX_BYTES`, or no child can be forked).
+
+    Why: a first run's start waits for the load, the checks and the hashing (60 ms for 540 StoryTurns) before its
+    first request, while the program still has its HTTP client to import and its models to build (0.1 s); a
+    child does the first while this process does the second, and the load that follows (:func:`cached_load_and_validate`,
+    once :meth:`~commet.forked.ForkedWork.outcome` says the child has ended) reads the entry as a second run does:
+    the same dataset and problems, by the same code. A dataset refused, or a child that failed, leaves no entry:
+    that load then does the work itself. Above :data:`AHEAD_MAX_BYTES`, handing the dataset over (pickled by the
+    child, unpickled here) costs more than the overlap saves, and the load is done here, on two cores, as before.
+    """
+    inputs = _inputs(path)
+    store = ContentCache(CACHE_KIND)
+    if inputs is None or store.folder is None:
+        return None
+    resolved, files, _ = inputs
+    if store.has(_key(path, resolved, strict, decode)):
+        return None  # (read by the load, and usually a hit)
+    if sum((_stat(file) or (0,))[0] for file in files) > AHEAD_MAX_BYTES:
+        return None
+
+    def first_load() -> bool:
+        _DEFERRED.clear()  # the child's own copy: this process's deferral (writes_deferred) is not the child's
+        return cached_load_and_validate(path, strict=strict, decode=decode, load=load, validate=validate,
+                                        read_error=read_error) is not None
+
+    from commet.forked import ForkedWork  # (here: a second run, the usual one, needs none)
+
+    ahead = ForkedWork(first_load)
+    return ahead if ahead.forked else None
 
 
 def _remember(entry: Entry) -> None:
