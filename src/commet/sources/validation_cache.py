@@ -24,8 +24,8 @@ content with another's verdict. ``commet eval`` writes its entry when its run ha
 (:func:`writes_deferred`), not before its first request; a process killed before then writes none, and the
 next load validates again. A small dataset's first load is instead begun by ``commet eval`` in a forked child as
 it starts (:func:`checked_ahead`), which writes the entry at once while the program builds its models; the
-program's own load then reads it as a second run does. A refused dataset (an error) is never stored: it is read and refused, with every
-located problem, each time. A damaged or unreadable entry is a miss (the content cache checks each entry's
+program's own load then reads it as a second run does. A refused dataset (an error) is never stored: it is read
+and refused, with every located problem, each time. A damaged or unreadable entry is a miss (the content cache checks each entry's
 sha256, and an entry that does not unpickle as expected is ignored).
 
 Only datasets read from files by CoMMET's own readers are kept (a canonical folder, a canonical or pipe
@@ -314,16 +314,16 @@ def cached_load_and_validate(path: str | Path, *, strict: bool, decode: bool = F
 
 def checked_ahead(path: str | Path, *, strict: bool, decode: bool = False, load: Callable[[str | Path], Dataset],
                   validate: Callable[[Dataset], tuple[list[Problem], str | None]],
-                  read_error: type[Exception]) -> ForkedWork[bool] | None:
+                  read_error: type[Exception]) -> ForkedWork[None] | None:
     """A first load of a small dataset begun in a forked child (:mod:`commet.forked`), which keeps its entry here
     at once; None where none was begun (the dataset is not one this cache keeps, it has an entry already, it is
     larger than :data:`AHEAD_MAX_BYTES`, or no child can be forked).
 
     Why: a first run's start waits for the load, the checks and the hashing (60 ms for 540 StoryTurns) before its
     first request, while the program still has its HTTP client to import and its models to build (0.1 s); a
-    child does the first while this process does the second, and the load that follows (:func:`cached_load_and_validate`,
-    once :meth:`~commet.forked.ForkedWork.outcome` says the child has ended) reads the entry as a second run does:
-    the same dataset and problems, by the same code. A dataset refused, or a child that failed, leaves no entry:
+    child does the first while this process does the second, and the load that follows
+    (:func:`cached_load_and_validate`, once :meth:`~commet.forked.ForkedWork.outcome` says the child has ended)
+    reads the entry as a second run does: the same dataset and problems, by the same code. A dataset refused, or a child that failed, leaves no entry:
     that load then does the work itself. Above :data:`AHEAD_MAX_BYTES`, handing the dataset over (pickled by the
     child, unpickled here) costs more than the overlap saves, and the load is done here, on two cores, as before.
     """
@@ -337,10 +337,10 @@ def checked_ahead(path: str | Path, *, strict: bool, decode: bool = False, load:
     if sum((_stat(file) or (0,))[0] for file in files) > AHEAD_MAX_BYTES:
         return None
 
-    def first_load() -> bool:
+    def first_load() -> None:
         _DEFERRED.clear()  # the child's own copy: this process's deferral (writes_deferred) is not the child's
-        return cached_load_and_validate(path, strict=strict, decode=decode, load=load, validate=validate,
-                                        read_error=read_error) is not None
+        cached_load_and_validate(path, strict=strict, decode=decode, load=load, validate=validate,
+                                 read_error=read_error)
 
     from commet.forked import ForkedWork  # (here: a second run, the usual one, needs none)
 
