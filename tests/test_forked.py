@@ -45,29 +45,13 @@ def test_work_is_done_in_a_child_and_its_result_comes_back(tmp_path: Path) -> No
     assert out == "ok\n"
 
 
-@pytest.mark.parametrize("failure", ['raise RuntimeError("the child fails")',
+@pytest.mark.parametrize("failure", ["", 'raise RuntimeError("the child fails")',
                                      "os._exit(3)  # killed, crashed: no result written"])
-def test_a_failing_or_dead_child_gives_the_work_to_the_parent(failure: str, tmp_path: Path) -> None:
-    out = _run("""
-        import os
-        from commet.forked import ForkedWork
-        parent = os.getpid()
-
-        def work():
-            if os.getpid() != parent:
-                FAILURE
-            return "made here"
-
-        with ForkedWork(work) as forked:
-            assert forked.forked
-            print(forked.result())
-    """.replace("FAILURE", failure), tmp_path)
-    assert out == "made here\n"
-
-
-@pytest.mark.parametrize("failure", ["", 'raise RuntimeError("the child fails")', "os._exit(3)"])
-def test_an_outcome_is_the_childs_result_or_none_never_work_done_here(failure: str, tmp_path: Path) -> None:
-    """For work whose effect is what counts (a file it writes: commet.sources.validation_cache.checked_ahead)."""
+@pytest.mark.parametrize("collect", ["result", "outcome"])
+def test_a_failing_or_dead_child_gives_the_work_to_the_parent_or_no_outcome(collect: str, failure: str,
+                                                                              tmp_path: Path) -> None:
+    """``result()`` does the work of a failed child here; ``outcome()`` (for work whose effect is what counts, a file
+    it writes: commet.sources.validation_cache.checked_ahead) gives None instead, and never does the work here."""
     out = _run("""
         import os
         from commet.forked import ForkedWork
@@ -80,11 +64,11 @@ def test_an_outcome_is_the_childs_result_or_none_never_work_done_here(failure: s
 
         with ForkedWork(work) as forked:
             assert forked.forked
-            found = forked.outcome()
-            assert not forked.forked and forked.outcome() is None  # collected once
+            found = forked.COLLECT()
+            assert not forked.forked  # collected: reaped, once
         print("none" if found is None else "parent" if found == parent else "child")
-    """.replace("FAILURE", failure or "pass"), tmp_path)
-    assert out == ("child\n" if not failure else "none\n")
+    """.replace("FAILURE", failure or "pass").replace("COLLECT", collect), tmp_path)
+    assert out == ("child\n" if not failure else "parent\n" if collect == "result" else "none\n")
 
 
 def test_a_threaded_process_or_no_room_gets_the_work_done_here(tmp_path: Path) -> None:
