@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -115,11 +117,36 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
 
 
+#: the cache folder's environment variable (commet.format.content_cache)
+CACHE_VARIABLE = "COMMET_CACHE_DIR"
+#: the session's cache folder and the variable's value before the session
+_SESSION_CACHE = pytest.StashKey[tuple[str, "str | None"]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A cache folder for the whole session, set before the test modules are imported: what a module's or the
+    session's fixtures make, and the commands of a test module whose environment was copied at import (``ENV =
+    {**os.environ, ...}``), are cached there, never in the user's cache folder. (Each test then gets a folder of
+    its own, :func:`_content_cache`.)"""
+    folder = tempfile.mkdtemp(prefix="commet-test-cache-")
+    config.stash[_SESSION_CACHE] = (folder, os.environ.get(CACHE_VARIABLE))
+    os.environ[CACHE_VARIABLE] = folder
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder, before = config.stash[_SESSION_CACHE]
+    if before is None:
+        os.environ.pop(CACHE_VARIABLE, None)
+    else:
+        os.environ[CACHE_VARIABLE] = before
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.fixture(autouse=True)
 def _content_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Prepared pictures cached in an empty folder of each test's own (commands the test starts too), and this
     process's prepared pictures forgotten: never the user's cache folder, and no test sees what another one made."""
-    monkeypatch.setenv("COMMET_CACHE_DIR", str(tmp_path_factory.mktemp("commet-cache")))
+    monkeypatch.setenv(CACHE_VARIABLE, str(tmp_path_factory.mktemp("commet-cache")))
     import commet.models.images as images
 
     monkeypatch.setattr(images, "_MADE", images._Made())
