@@ -49,7 +49,8 @@ def fork_is_safe() -> bool:
 
 
 class ForkedWork(Generic[T]):
-    """``work()``, started in a forked child when :func:`fork_is_safe`, collected by :meth:`result`.
+    """``work()``, started in a forked child when :func:`fork_is_safe`, collected by :meth:`result` (or, for work
+    whose effect is what counts, waited for by :meth:`outcome`).
 
     Use it as a context manager: a child whose result is not collected (the caller failed or stopped) is killed
     and reaped when the block ends. ``work`` must not depend on what this process does after the fork (the child

@@ -25,8 +25,8 @@ content with another's verdict. ``commet eval`` writes its entry when its run ha
 next load validates again. A small dataset's first load is instead begun by ``commet eval`` in a forked child as
 it starts (:func:`checked_ahead`), which writes the entry at once while the program builds its models; the
 program's own load then reads it as a second run does. A refused dataset (an error) is never stored: it is read
-and refused, with every located problem, each time. A damaged or unreadable entry is a miss (the content cache checks each entry's
-sha256, and an entry that does not unpickle as expected is ignored).
+and refused, with every located problem, each time. A damaged or unreadable entry is a miss (the content cache
+checks each entry's sha256, and an entry that does not unpickle as expected is ignored).
 
 Only datasets read from files by CoMMET's own readers are kept (a canonical folder, a canonical or pipe
 file, ``sample``): a Hub dataset, a table read by ``--columns`` or an ``--adapter`` has its own caches and
@@ -323,9 +323,10 @@ def checked_ahead(path: str | Path, *, strict: bool, decode: bool = False, load:
     first request, while the program still has its HTTP client to import and its models to build (0.1 s); a
     child does the first while this process does the second, and the load that follows
     (:func:`cached_load_and_validate`, once :meth:`~commet.forked.ForkedWork.outcome` says the child has ended)
-    reads the entry as a second run does: the same dataset and problems, by the same code. A dataset refused, or a child that failed, leaves no entry:
-    that load then does the work itself. Above :data:`AHEAD_MAX_BYTES`, handing the dataset over (pickled by the
-    child, unpickled here) costs more than the overlap saves, and the load is done here, on two cores, as before.
+    reads the entry as a second run does: the same dataset and problems, by the same code. A dataset refused, or a
+    child that failed, leaves no entry: that load then does the work itself. Above :data:`AHEAD_MAX_BYTES`, handing
+    the dataset over (pickled by the child, unpickled here) costs more than the overlap saves, and the load is done
+    here, on two cores, as before.
     """
     inputs = _inputs(path)
     store = ContentCache(CACHE_KIND)
@@ -334,8 +335,8 @@ def checked_ahead(path: str | Path, *, strict: bool, decode: bool = False, load:
     resolved, files, _ = inputs
     if store.has(_key(path, resolved, strict, decode)):
         return None  # (read by the load, and usually a hit)
-    if sum((_stat(file) or (0,))[0] for file in files) > AHEAD_MAX_BYTES:
-        return None
+    if sum(found[0] for file in files if (found := _stat(file)) is not None) > AHEAD_MAX_BYTES:
+        return None  # (an absent dataset.json weighs nothing)
 
     def first_load() -> None:
         _DEFERRED.clear()  # the child's own copy: this process's deferral (writes_deferred) is not the child's
