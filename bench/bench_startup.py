@@ -12,7 +12,8 @@ for up to then (read from ``/proc``); the process is then stopped by Ctrl-C (SIG
 and waited for: a first run writes its validation cache entry when its run ends (also by Ctrl-C), after its
 first request. ``cold``: an empty cache folder (``COMMET_CACHE_DIR``), the
 first run on this data; ``warm``: the same data run again (its validation and pictures' checks read from
-the cache). Generated data is measured once it is :data:`TRUSTED_AFTER_S` old, as a user's data is. Figures are medians of ``--runs``; the load average is printed, since wall times follow it, and so is
+the cache). Generated data is measured once it is :data:`TRUSTED_AFTER_S` old, as a user's data is. Figures
+are medians of ``--runs``; the load average is printed, since wall times follow it, and so is
 the bare aiohttp client's own launch to its request (Python and aiohttp's import, one POST: no client starts
 sooner on this machine now), with each figure's excess over it.
 
@@ -139,6 +140,12 @@ STOPPED_AT_FIRST_CONNECT = ("import os, runpy, socket, sys\n"
 TRUSTED_AFTER_S = 2.5
 
 
+def wait_until_trusted(folders: list[Path]) -> None:
+    """Sleep until the newest file under ``folders`` is :data:`TRUSTED_AFTER_S` old."""
+    newest = max(path.stat().st_mtime for folder in folders for path in folder.rglob("*"))
+    time.sleep(max(0.0, newest + TRUSTED_AFTER_S - time.time()))
+
+
 def instructions_to_first_request(base_url: str, folder: Path, cache: Path, concurrency: int,
                                   src: str | None = None) -> int:
     """Instructions (valgrind) of a warm ``commet eval`` on ``folder`` from launch to its first ``connect()``."""
@@ -148,8 +155,7 @@ def instructions_to_first_request(base_url: str, folder: Path, cache: Path, conc
         # the files old enough for the entry made next to trust their stat: an entry made sooner has them checked by
         # content at the counted run (15 million instructions more for 540 StoryTurns), so two trees counted one
         # after the other, the first made on younger files, would not be counted alike
-        newest = max(path.stat().st_mtime for path in folder.rglob("*"))
-        time.sleep(max(0.0, newest + TRUSTED_AFTER_S - time.time()))
+        wait_until_trusted([folder])
         # a run stopped as a user stops it (Ctrl-C), after which its validation cache entry is written: eval writes it
         # when its run ends (or a child loading a small dataset ahead, as it starts), so a run ended at its first
         # connect() could leave the counted run a first run
@@ -205,9 +211,8 @@ def main(argv: list[str] | None = None) -> int:
             folders = list(args.datasets)
             for size in args.generate:
                 folders.append(server_bench.build_dataset(size).save(Path(tmp) / f"generated-{size}"))
-            if args.generate:  # as data a user runs: not written in the last seconds (see TRUSTED_AFTER_S)
-                newest = max(path.stat().st_mtime for folder in folders for path in folder.rglob("*"))
-                time.sleep(max(0.0, newest + TRUSTED_AFTER_S - time.time()))
+            if args.generate:  # as data a user runs: not written in the last seconds
+                wait_until_trusted(folders)
             for folder in folders:
                 cold, warm = [], []
                 for run in range(args.runs):
