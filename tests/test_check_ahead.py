@@ -18,21 +18,16 @@ from pathlib import Path
 
 import pytest
 
-import commet
+from tests.fresh_interpreter import SOURCE, run_fresh
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="work is forked on Linux only")
 
-SOURCE = str(Path(commet.__file__).resolve().parents[1])
 BENCH = str(Path(__file__).resolve().parents[1] / "bench")
 
 
 def _run(code: str, tmp_path: Path) -> str:
     """``code`` after :data:`PRELUDE` in a fresh interpreter; its standard output."""
-    script = textwrap.dedent(PRELUDE.format(bench=BENCH)) + textwrap.dedent(code)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=180, cwd=tmp_path,
-                          env={"PYTHONPATH": SOURCE, "PATH": "/usr/bin:/bin", "COMMET_CACHE_DIR": str(tmp_path / "c")})
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
+    return run_fresh(textwrap.dedent(PRELUDE.format(bench=BENCH)) + textwrap.dedent(code), tmp_path, timeout=180)
 
 
 PRELUDE = """

@@ -4,30 +4,19 @@ its own (a pytest worker runs threads, and a threaded process never forks): real
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-import commet
+from tests.fresh_interpreter import run_fresh
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="work is forked on Linux only")
 
-SOURCE = str(Path(commet.__file__).resolve().parents[1])
-
-
-def _run(code: str, tmp_path: Path) -> str:
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120,
-                          cwd=tmp_path, env={"PYTHONPATH": SOURCE, "PATH": "/usr/bin:/bin",
-                                             "COMMET_CACHE_DIR": str(tmp_path / "cache")})
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
-
 
 def test_work_is_done_in_a_child_and_its_result_comes_back(tmp_path: Path) -> None:
-    out = _run("""
+    out = run_fresh("""
         import os
         from commet.forked import ForkedWork, fork_is_safe
         assert fork_is_safe()
@@ -52,7 +41,7 @@ def test_a_failing_or_dead_child_gives_the_work_to_the_parent_or_no_outcome(coll
                                                                               tmp_path: Path) -> None:
     """``result()`` does the work of a failed child here; ``outcome()`` (for work whose effect is what counts, a file
     it writes: commet.sources.validation_cache.checked_ahead) gives None instead, and never does the work here."""
-    out = _run("""
+    out = run_fresh("""
         import os
         from commet.forked import ForkedWork
         parent = os.getpid()
@@ -72,7 +61,7 @@ def test_a_failing_or_dead_child_gives_the_work_to_the_parent_or_no_outcome(coll
 
 
 def test_a_threaded_process_or_no_room_gets_the_work_done_here(tmp_path: Path) -> None:
-    out = _run("""
+    out = run_fresh("""
         import os, threading, time
         from commet.forked import ForkedWork, fork_is_safe
         parent = os.getpid()
@@ -101,7 +90,7 @@ def test_a_threaded_process_or_no_room_gets_the_work_done_here(tmp_path: Path) -
 
 
 def test_a_child_not_collected_is_stopped_and_reaped(tmp_path: Path) -> None:
-    out = _run("""
+    out = run_fresh("""
         import os, time
         from commet.forked import ForkedWork
         started = time.monotonic()
@@ -120,7 +109,7 @@ def _run_with_dataset(code: str, tmp_path: Path) -> str:
     """``code`` after :data:`DATASET`'s: a dataset just large enough to be checked on two cores, and its problems
     and hash made in one process."""
     bench = str(Path(__file__).resolve().parents[1] / "bench")
-    return _run(textwrap.dedent(DATASET.format(bench=bench)) + textwrap.dedent(code), tmp_path)
+    return run_fresh(textwrap.dedent(DATASET.format(bench=bench)) + textwrap.dedent(code), tmp_path)
 
 
 DATASET = """
