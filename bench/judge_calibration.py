@@ -38,9 +38,15 @@ Thirteen sets, labelled by hand with the verdict a careful person gives:
   rules_judge_v4_followup.jsonl the classes a held-out set still found on v4 (a label with another option's
   text, yes/no with a restating or reasoning clause, trailing yes/no, elliptic answers, an option in a sentence
   with a modal verb, a negated option then the key, emoji after the answer), labelled before the judge ran.
+* tests/data/rules_judge_v5_tails.jsonl and rules_judge_v5_blind.jsonl: 973 replies of a probe that found the
+  judge accepting whatever followed an answer unless a listed word spoiled it (retractions such as "Reverse
+  that.", sarcasm tags, someone else's answer line, a belief given to someone else after the answer, option
+  letters that are words of the story), and 610 replies written after the fix, blind to the code (answers
+  given to someone else by ", says Sam", ", per Sam", ", selon son père"; retractions before and after the
+  answer in five languages; letters that are places). Each row may give its story apart from its question.
 
 The story's branch rules are applied to each verdict, exactly as in a run. The rules judge's
-contract is 0 wrong decided verdicts on all thirteen. Each set's line gives wrong / decided / undecided; the
+contract is 0 wrong decided verdicts on all fifteen. Each set's line gives wrong / decided / undecided; the
 last line the rules judge's speed (replies per second, the longest reply's time, a reply of the most
 characters it reads). For the realistic set the decided share is
 printed per kind, with the share of right answers to questions that are not "why" questions.
@@ -89,8 +95,10 @@ V4_ADVERSARIAL = CALIBRATION.with_name("rules_judge_v4_adversarial.jsonl")
 V4_CANDIDATES = CALIBRATION.with_name("rules_judge_v4_candidates.jsonl")
 V4_PROBES = CALIBRATION.with_name("rules_judge_v4_probes.jsonl")
 V4_FOLLOWUP = CALIBRATION.with_name("rules_judge_v4_followup.jsonl")
+V5_TAILS = CALIBRATION.with_name("rules_judge_v5_tails.jsonl")
+V5_BLIND = CALIBRATION.with_name("rules_judge_v5_blind.jsonl")
 SELF_CONTAINED = (LABELLED, AUDIT, REALISTIC, ADVERSARIAL, REDTEAM_REALISTIC, REDTEAM_ADVERSARIAL, REDTEAM_PROBES,
-                  V4_REALISTIC, V4_ADVERSARIAL, V4_CANDIDATES, V4_PROBES, V4_FOLLOWUP)
+                  V4_REALISTIC, V4_ADVERSARIAL, V4_CANDIDATES, V4_PROBES, V4_FOLLOWUP, V5_TAILS, V5_BLIND)
 #: how a "why" question opens, in the six languages of the sets (its answers are explanations)
 WHY = ("why", "por qué", "porque", "warum", "wieso", "weshalb", "pourquoi", "なぜ", "どうして", "为什么", "為什麼")
 
@@ -112,6 +120,8 @@ class Case:
     candidates: tuple[str, ...] = ()
     #: the protocol the question is asked under ("conversation" or "independent"), where the row says
     protocol: str | None = None
+    #: the turn's story, apart from its question, where the row gives one (else it is in the question or absent)
+    story: str = ""
 
 
 @dataclass
@@ -175,7 +185,7 @@ def load_labelled(path: Path = LABELLED) -> list[Case]:
                               options=tuple((label, text) for label, text in row.get("options", [])),
                               rubric=(rubric["key_inference"], tuple(rubric.get("false_inferences", [])))
                               if rubric else None, candidates=tuple(row.get("candidates", [])),
-                              protocol=row.get("protocol")))
+                              protocol=row.get("protocol"), story=row.get("story", "")))
     return cases
 
 
@@ -185,7 +195,7 @@ def _rubric(case: Case) -> Rubric | None:
 
 def _turn(case: Case, dataset: Dataset) -> Turn:
     if case.question is not None:
-        return Turn(question=case.question, answers=list(case.expected), rubric=_rubric(case),
+        return Turn(story=case.story, question=case.question, answers=list(case.expected), rubric=_rubric(case),
                     candidates=list(case.candidates))
     return dataset.get(case.story_id).turns[case.turn]
 
@@ -194,7 +204,7 @@ def request_for(case: Case, dataset: Dataset) -> JudgeRequest:
     """The judge's view of a case: earlier turns answered as expected (on the case's branch)."""
     if case.question is not None:
         options = case.options or tuple((None, candidate) for candidate in case.candidates)
-        return JudgeRequest(story_id=case.story_id, task="labelled", turn=case.turn, context=(), story="",
+        return JudgeRequest(story_id=case.story_id, task="labelled", turn=case.turn, context=(), story=case.story,
                             question=case.question, expected=case.expected, response=case.response,
                             options=options, options_shown=bool(case.options) or not case.candidates,
                             rubric=case.rubric)
@@ -235,7 +245,7 @@ async def measure_through_eval(judge_spec: str, cases: list[Case], db: Path) -> 
 
     storyturns, replies = [], {}
     for i, case in enumerate(cases):
-        turn = Turn(question=case.question or "", answers=list(case.expected), rubric=_rubric(case),
+        turn = Turn(story=case.story, question=case.question or "", answers=list(case.expected), rubric=_rubric(case),
                     options=[Option(label=label, text=text) for label, text in case.options],
                     candidates=list(case.candidates))
         turns = [turn] if case.active_branch is None else [turn.model_copy(), turn]

@@ -93,5 +93,7 @@ def test_a_label_then_a_description_is_undecided() -> None:
                   "A (where the ball is now)", "Answer: B, the original spot.", "B, i.e. where she put it herself.",
                   "The blue box, i.e. where Sam put it."):
         assert _ask(WHERE, "In the red box", reply, BOXES) == "undecided", reply
-    assert _ask(WHERE, "In the red box", "A. Sally didn't see Sam move it.", BOXES) == "correct"  # an explanation
+    assert _ask(WHERE, "In the red box", "A. Nora didn't see Sam move it.", BOXES) == "correct"  # an explanation
+    # of someone the story does not have: what it says of the answer is not read (docs/rules-judge.md, "tails")
+    assert _ask(WHERE, "In the red box", "A. Sally didn't see Sam move it.", BOXES) == "undecided"
     assert _ask(WHERE, "In the red box", "A, i.e. the red box.", BOXES) == "correct"

@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from commet.judges.rules.labels import leading_label
 from commet.judges.rules.lexicon import answer_markers, hedged, judged, lexicon, negation_count, stem
 from commet.judges.rules.marks import Reply
-from commet.judges.rules.options import Choice, named_options, place_kept
+from commet.judges.rules.options import Choice, Named, named_options, place_kept
 from commet.judges.rules.roles import Frame, Reading, emotion_named, sentence_choice
+from commet.judges.rules.tails import REJECTING, World, unread_clause
 from commet.text import char_kind
 
 #: words that open a reason after an answer ("The shed because he never saw it moved")
@@ -134,6 +135,8 @@ def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Fra
         if isinstance(read, int):
             return read, reply.ends[clause - 1]
     read = sentence_choice(words, choices, frame)
+    if isinstance(read, int) and _quoted(reply, first, named):
+        return Unclear.UNCLEAR, end  # 'He is "happy".': quotes around the option in a sentence may mean "not really"
     if isinstance(read, int):
         return read, end
     return (Unclear.UNCLEAR if read in (Reading.HEDGED, Reading.SEVERAL) else None), end
@@ -176,11 +179,24 @@ def _stands_alone(reply: Reply, following: int, end: int) -> bool:
             or reply.tokens[following] in _REASONS)
 
 
+#: quotation marks that may set off an option named in a sentence
+_QUOTE_MARKS = frozenset("\"'\u2018\u2019\u201c\u201d\u00ab\u00bb\u300c\u300d")
+
+
+def _quoted(reply: Reply, first: int, named: Sequence[Named]) -> bool:
+    """Whether an option named in the sentence from token ``first`` is set off by quotation marks on both sides."""
+    return any(set(reply.gap(first + n.start)) & _QUOTE_MARKS and set(reply.gap(first + n.end)) & _QUOTE_MARKS
+               for n in named)
+
+
 def number_label_clash(label: str, choices: Sequence[Choice]) -> bool:
-    """Whether a number label is also a number in an option's text ("3" among "1. 2 apples, 2. 3 apples, 3. 5
-    apples"): a reply of that number alone may mean either."""
+    """Whether a label is also a word of an option's text: a number ("3" among "1. 2 apples, 2. 3 apples, 3. 5
+    apples") or a capital letter standing alone ("B" among "A. row B, B. row C"): a reply of that label alone may
+    mean either."""
     if not label.isdigit():
-        return False
+        capital = label.upper()
+        return len(label) == 1 and label.isalpha() and any(
+            word == capital for choice in choices for word in choice.text.replace("-", " ").split())
     spelt = lexicon().number_words.get(label, frozenset())
     return any(label in choice.core or spelt & set(choice.core) for choice in choices)
 
@@ -207,7 +223,8 @@ def statements(reply: Reply, region: int, choices: Sequence[Choice], frame: Fram
             continue  # "I'd pick the ice lolly" to "Which one would Lena pick?": the speaker's own pick
         before = tokens[max(region, start - 2):start]
         if start > region and not reply.boundary(start) and (negation_count(before) or judged(before)
-                                                             or set(before) & lists.answer_qualifiers):
+                                                             or set(before) & lists.answer_qualifiers
+                                                             or not _own_answer(reply, start, region)):
             found["answer line"].append(Statement("answer line", reply.starts[start], reply.ends[end - 1],
                                                   Unclear.UNCLEAR))  # "not the answer: B", "the wrong answer is B"
             continue
@@ -249,6 +266,28 @@ def statements(reply: Reply, region: int, choices: Sequence[Choice], frame: Fram
             found["conclusion"].append(Statement("closing answer", reply.starts[closing], after, read))
     # a markdown table's rows are cells ("| B | no |"), read together; none of them states the answer
     return {kind: [s for s in said if not reply.in_table(s.start)] for kind, said in found.items()}
+
+
+def _own_answer(reply: Reply, marker: int, region: int) -> bool:
+    """Whether an answer marker at token ``marker`` is the reply's own: its clause has before it only a lead-in
+    and the lexicon's ``answer_owners`` ("So my final answer:", "I would answer"), not someone else ("Most
+    people's answer:", "A toddler's answer:", "Anne would answer", "The lazy answer is")."""
+    lists = lexicon()
+    begin = marker
+    while begin > region and not reply.boundary(begin):
+        begin -= 1
+    words = reply.tokens[begin:marker]
+    at = 0
+    for phrases in (lists.lead_ins, lists.first_person_choices):  # "Based on the story", "Je choisis"
+        found = phrases.matches(words)
+        if found and found[0][0] == 0:
+            at = found[0][1]
+    while at < len(words):  # every other word one of the owners' phrases ("so my final", "所以")
+        found = lists.answer_owners.matches(words[at:])
+        if not found or found[0][0] != 0:
+            return False
+        at += found[0][1]
+    return True
 
 
 def _sentence_start(reply: Reply, token: int, region: int) -> int:
@@ -328,11 +367,12 @@ def _closing_sentence(reply: Reply, region: int) -> int | None:
     return None
 
 
-def tail_problem(reply: Reply, offset: int, chosen: int, choices: Sequence[Choice], frame: Frame, *,
+def tail_problem(reply: Reply, offset: int, chosen: int, choices: Sequence[Choice], frame: Frame, world: World, *,
                  by_label: bool = True) -> str:
     """Why what follows a conclusion spoils it ("" when nothing does): another option named, a hedge,
     contrast or self-correction, the chosen option negated, a judgement; after an answer ``by_label`` alone, a
-    description that says it again ("A, where Sam put it."), which may fit another option."""
+    description that says it again ("A, where Sam put it."), which may fit another option; and any clause that
+    is not read as leaving the answer standing (:func:`~commet.judges.rules.tails.unread_clause`)."""
     lists = lexicon()
     tokens = reply.tokens[reply.token_at(offset):]
     affirmed = lists.affirmations.matches(tokens[:8])
@@ -374,11 +414,12 @@ def tail_problem(reply: Reply, offset: int, chosen: int, choices: Sequence[Choic
         return "takes its conclusion back with a bare negation ('... not.', '(not)')"
     if judged(tokens, frame.tokens) or lists.pointing_away.found_in([t for t in tokens if stem(t) not in frame.stems]):
         return "judges or points away after its conclusion"
+    unread = unread_clause(reply, first, choices, chosen, world, addressed=frame.addressed)
+    if unread:
+        return f"says after its conclusion what is not read as leaving it standing ({unread!r})"
     return ""
 
 
-#: words that reject what follows them in a clause of its own ("A, not B", "A, nicht B", "A, pas B", "A，不是B")
-_REJECTING = (("not",), ("nicht",), ("pas",), ("不", "是"))
 
 
 def _rejections_only(reply: Reply, first: int, chosen: int, choices: Sequence[Choice]) -> bool:
@@ -393,7 +434,7 @@ def _rejections_only(reply: Reply, first: int, chosen: int, choices: Sequence[Ch
             continue
         clause = tokens[begin:end]
         begin = end
-        lead = next((len(w) for w in _REJECTING if tuple(clause[:len(w)]) == w), 0)
+        lead = next((len(w) for w in REJECTING if tuple(clause[:len(w)]) == w), 0)
         rest = [t for t in clause[lead:] if t not in lists.prepositions and t not in ("option", "one", "ones")]
         if not lead or not rest:
             return False

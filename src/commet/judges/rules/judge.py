@@ -51,7 +51,8 @@ from commet.judges.rules.roles import (
     question_frame,
     repeats_question,
 )
-from commet.judges.rules.scratch import answer_part
+from commet.judges.rules.scratch import answer_part, json_reasoning
+from commet.judges.rules.tails import World
 from commet.judges.rules.yesno import opening_yes_no, read_yes_no, yes_no_of
 from commet.text import char_kind, fold
 
@@ -93,6 +94,7 @@ def decide(request: JudgeRequest) -> Decision:
     if len(raw) > MAX_REPLY_CHARS:
         return _undecided(f"reply longer than {MAX_REPLY_CHARS:,} characters; needs a judge")
     answer = answer_part(raw)
+    reasoning = json_reasoning(raw)
     if answer != raw:
         if not read_reply(answer).tokens and read_reply(raw).tokens:
             return _undecided("reply is all reasoning (a think block, a draft) with no answer after it; needs a judge")
@@ -122,10 +124,14 @@ def decide(request: JudgeRequest) -> Decision:
     pictured = _pictured(reply, choices)
     if pictured is None:
         return _undecided("reply has a picture of something that is no option; needs a judge")
-    decision = _decide(request, reply, choices, frame)
+    decision = _decide(request, reply, choices, frame, World.of([request.story, request.question, *request.context,
+                                                                  *request.expected, *(t for _, t in offered(request))]))
     if faces and decision[0] != "undecided" and not _faces_agree(faces, reply, choices):
         return _undecided(f"reply has a face ({faces[0].text!r}) that shows no feeling of the option it names; "
                           "needs a judge")
+    if decision[0] != "undecided" and reasoning and choices is not None \
+            and _concludes_elsewhere(reasoning, answer, choices, frame):
+        return _undecided("reply's reasoning field concludes otherwise than its answer field; needs a judge")
     if decision[0] != "undecided" and pictured and choices is not None:
         shown = [choices[i].expected for i in pictured]
         # the pictures show one option, right where the words are right, wrong where they are wrong
@@ -133,6 +139,35 @@ def decide(request: JudgeRequest) -> Decision:
                 or decision[0] == "correct" and shown[0] != decision[1]:
             return _undecided("reply's picture shows another option than its words; needs a judge")
     return decision
+
+
+def _concludes_elsewhere(reasoning: str, answer: str, choices: list[Choice], frame: Frame) -> bool:
+    """Whether a JSON reply's reasoning field draws a conclusion (an answer line, a "so ..." sentence) that is not
+    the answer field's option, or is unclear (``{"answer": "A", "reasoning": "... so actually B."}``): the reply
+    then says two things. Reasoning that only mentions another option ("the toybox is where it is") concludes
+    nothing."""
+    said = read_reply(reasoning)
+    if not said.tokens:
+        return False
+    given = read_reply(answer)
+    labels = {c.label: i for i, c in enumerate(choices) if c.label}
+    answered = {n.index for n in named_options(given.tokens, choices)} | {
+        labels[t] for i, t in enumerate(given.tokens[1:], 1) if t in labels and (t != "a" or i == len(given.tokens) - 1)}
+    found = statements(said, 0, choices, frame)
+    drawn = [s.read for kind in ("answer line", "conclusion") for s in found[kind] if s.kind != "closing answer"]
+    if any(not isinstance(read, int) or {read} != answered for read in drawn):
+        return True
+    markers = lexicon().sentence_markers
+    for start, _ in markers.matches(said.tokens):  # "..., so actually B": a conclusion the reading above left unread
+        if start and not said.boundary(start):
+            continue
+        end = next((i for i in range(start + 1, len(said.tokens)) if said.boundary(i)), len(said.tokens))
+        clause = said.tokens[start:end]
+        named = {n.index for n in named_options(clause, choices)} | {
+            labels[t] for i, t in enumerate(clause[1:], 1) if t in labels and (t != "a" or i == len(clause) - 1)}
+        if named and named != answered:
+            return True
+    return False
 
 
 def _foreign_word(request: JudgeRequest, reply: Reply) -> str | None:
@@ -216,7 +251,8 @@ def _pictured(reply: Reply, choices: list[Choice] | None) -> set[int] | None:
     return shown
 
 
-def _decide(request: JudgeRequest, reply: Reply, choices: list[Choice] | None, frame: Frame) -> Decision:
+def _decide(request: JudgeRequest, reply: Reply, choices: list[Choice] | None, frame: Frame,
+            world: World) -> Decision:
     """The verdict on a reply with no mark that leaves it undecided anywhere."""
     region = _region(reply, request, frame)
     if region is None:
@@ -225,7 +261,7 @@ def _decide(request: JudgeRequest, reply: Reply, choices: list[Choice] | None, f
     if not rest:
         return _undecided("reply has no answer after its preamble")
     if all(yes_no_of(e)[0] is not None for e in request.expected) and not _by_label(reply, region, choices):
-        return _decide_yes_no(request, reply, region, frame)
+        return _decide_yes_no(request, reply, region, frame, world)
     if " ".join(rest) in lexicon().non_answers and not _not_knowing_may_answer(request):
         return "incorrect", None, "the reply gives no answer"
     stray = _stray_answer(request, reply, region, choices, frame)
@@ -236,7 +272,7 @@ def _decide(request: JudgeRequest, reply: Reply, choices: list[Choice] | None, f
     given = labels_only(rest, [c.label for c in choices if c.label])
     if given is not None and len(set(given)) > 1:
         return _undecided("reply gives the labels of several options")
-    return _decide_choice(request, reply, region, choices, frame)
+    return _decide_choice(request, reply, region, choices, frame, world)
 
 
 #: words that open a question asking for something other than yes or no
@@ -271,9 +307,23 @@ def _stray_answer(request: JudgeRequest, reply: Reply, region: int, choices: lis
     rest = reply.tokens[region:]
     if choices is None and not offered(request) and len(rest) == 1 and len(rest[0]) == 1 and "a" <= rest[0] <= "e" \
             and rest[0] not in answers and rest[0] not in tokens_of(request.question) \
+            and not _letter_in_story(rest[0], request) \
             and leading_label(reply.clean[reply.starts[region]:]) is not None:  # not "b" where the question has "b)"
         return f"reply is an option label ({rest[0].upper()!r}) to a question that offers no options"
     return ""
+
+
+def _letter_in_story(letter: str, request: JudgeRequest) -> bool:
+    """Whether the story or an earlier turn has ``letter`` as a capital standing alone ("seat D", "a B on the
+    shirt"): a reply of that letter may name it, not an option."""
+    capital = letter.upper()
+    for text in (request.story, *request.context):
+        at = text.find(capital)
+        while at >= 0:
+            if (at == 0 or not text[at - 1].isalnum()) and (at + 1 == len(text) or not text[at + 1].isalnum()):
+                return True
+            at = text.find(capital, at + 1)
+    return False
 
 
 def _split_clauses(text: str) -> list[str]:
@@ -386,11 +436,11 @@ def _suspicious(reply: Reply, offset: int, request: JudgeRequest) -> Mark | None
 
 
 def _decide_choice(request: JudgeRequest, reply: Reply, region: int, choices: list[Choice],
-                   frame: Frame) -> Decision:
+                   frame: Frame, world: World) -> Decision:
     flipped = negated_feeling(reply.tokens[region:], choices)
     if flipped is not None and not reply.marks_from(reply.starts[region]):
         return _chosen(choices[flipped], "reply negates the other feeling, so it names")
-    rejected_first = _rejection_then_answer(reply, region, choices, frame)
+    rejected_first = _rejection_then_answer(reply, region, choices, frame, world)
     if rejected_first is not None:
         return _chosen(choices[rejected_first], "reply rejects one option, then names")
     if described(reply, region, choices, frame):
@@ -408,7 +458,7 @@ def _decide_choice(request: JudgeRequest, reply: Reply, region: int, choices: li
         return _undecided(f"reply gives option {choices[earlier].label!r} before it names another; needs a judge")
     span = reply.tokens[reply.token_at(statement.start):reply.token_at(statement.end)]
     by_text = bool(named_options(span, choices) or emotion_named(span, choices))
-    problem = tail_problem(reply, statement.end, statement.read, choices, frame, by_label=not by_text)
+    problem = tail_problem(reply, statement.end, statement.read, choices, frame, world, by_label=not by_text)
     if problem:
         return _undecided(f"reply {problem}; needs a judge")
     return _chosen(choices[statement.read], f"reply's {statement.kind} names")
@@ -435,7 +485,8 @@ def _option_clause(words: Sequence[str], choices: list[Choice]) -> int | None:
     return named[0].index
 
 
-def _rejection_then_answer(reply: Reply, region: int, choices: list[Choice], frame: Frame) -> int | None:
+def _rejection_then_answer(reply: Reply, region: int, choices: list[Choice], frame: Frame,
+                           world: World) -> int | None:
     """The option of a reply that opens by rejecting one option and then names another, each in a clause of its
     own, with nothing after it that spoils it ("Not the blue box — the red one.", "Not A. B."): the mirror of "the
     red box, not the blue one"; None for any other reply, and for a question with a negation of its own."""
@@ -451,7 +502,7 @@ def _rejection_then_answer(reply: Reply, region: int, choices: list[Choice], fra
     chosen = _option_clause(tokens[cut:end], choices)
     if rejected is None or chosen is None or rejected == chosen:
         return None
-    if end < len(tokens) and tail_problem(reply, reply.starts[end], chosen, choices, frame):
+    if end < len(tokens) and tail_problem(reply, reply.starts[end], chosen, choices, frame, world):
         return None
     return chosen
 
@@ -487,11 +538,11 @@ def _conclusion(found: dict[str, list[Statement]]) -> Statement | str:
     return opening
 
 
-def _decide_yes_no(request: JudgeRequest, reply: Reply, region: int, frame: Frame) -> Decision:
+def _decide_yes_no(request: JudgeRequest, reply: Reply, region: int, frame: Frame, world: World) -> Decision:
     start = _yes_no_line(reply, region, frame)
     if reply.in_table(reply.starts[start] if start < len(reply.tokens) else len(reply.clean)):
         return _undecided("reply answers in a table's cells; needs a judge")
-    read = read_yes_no(reply, start, frame, frame.negative)
+    read = read_yes_no(reply, start, frame, frame.negative, world)
     if read.said is None:
         return _undecided(read.problem)
     if start > region:  # an answer line after an opening yes or no that it never withdrew: two answers

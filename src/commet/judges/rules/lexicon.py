@@ -156,6 +156,16 @@ class Lexicon:
     emotions: dict[tuple[str, ...], tuple[str, ...]]  # the feelings a word can name, the narrowest first
     valence: dict[str, str]  # a feeling's valence ("positive", "negative"), where it has one
     emotion_words: Phrases
+    #: what may follow an answer and leave it standing (:mod:`commet.judges.rules.tails`)
+    headers: Phrases
+    assurances: Phrases
+    reasons: Phrases
+    connectives: Phrases
+    subject_pronouns: frozenset[str]
+    determiners: frozenset[str]
+    reporting_verbs: frozenset[str]  # by stem
+    complementizers: frozenset[str]
+    answer_owners: Phrases
 
 
 def _symmetric(pairs: dict[str, list[str]], irregular: dict[str, str]) -> dict[str, frozenset[str]]:
@@ -217,7 +227,20 @@ def lexicon() -> Lexicon:
         other_language_words=_words(data["other_language_words"]),
         label_endings=frozenset("".join(tokens_of(text)) for text in data["label_endings"]),
         emotions=emotions, emotion_words=Phrases.of_entries(frozenset(emotions)),
-        valence={feeling: side for side, feelings in data["feeling_valence"].items() for feeling in feelings})
+        valence={feeling: side for side, feelings in data["feeling_valence"].items() for feeling in feelings},
+        headers=Phrases.of(data["headers"]), assurances=Phrases.of(data["assurances"]), reasons=Phrases.of(data["reasons"]),
+        connectives=Phrases.of(data["connectives"]), subject_pronouns=_words(data["subject_pronouns"]),
+        determiners=_words(data["determiners"]),
+        reporting_verbs=frozenset(synonyms.get(base, base) for verb in data["reporting_verbs"]
+                                  for form in _inflections(verb) if (base := _plain_stem(form, irregular))),
+        complementizers=_words(data["complementizers"]), answer_owners=Phrases.of(data["answer_owners"]))
+
+
+def _inflections(verb: str) -> tuple[str, ...]:
+    """A verb and its regular forms ("guess", "guesses", "guessed", "guessing"): the crude stem does not bring them
+    all to one ("guess" -> "gues", "guesses" -> "guess"), so a list of verbs compared by stem holds every form's."""
+    bare = verb[:-1] if verb.endswith("e") else verb
+    return verb, f"{verb}s", f"{verb}es", f"{bare}ed", f"{bare}ing"
 
 
 def _every_word(data: object) -> frozenset[str]:

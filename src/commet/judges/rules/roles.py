@@ -219,6 +219,14 @@ def sentence_choice(tokens: Sequence[str], choices: Sequence[Choice], frame: Fra
         lead -= 1
     if not place_kept(tokens[lead:named[0].start], choices[named[0].index]):
         return Reading.OTHER_WORDS  # "She'll look under the basket" for "the basket": another place
+    article = named[0].start
+    while article > 0 and tokens[article - 1] in ("the", "a", "an"):
+        article -= 1
+    if article > 0 and tokens[article - 1] in _OTHER_ROLE_PREPOSITIONS \
+            and not _asks_with(tokens[article - 1], frame, choices):
+        # "She'll look for the basket" to "Where will she look for her marble?": the basket is what she seeks, not
+        # where; "He'll ask for the fairy book" to "Which book will he ask for?" keeps the question's own "for"
+        return Reading.OTHER_WORDS
     outside = [t for i, t in enumerate(tokens) if not any(n.start <= i < n.end for n in named)]
     if hedged(outside, frame.tokens) or negation_count(tokens) or lists.pointing_away.found_in(outside) \
             or judged(outside, frame.tokens):
@@ -231,7 +239,12 @@ def sentence_choice(tokens: Sequence[str], choices: Sequence[Choice], frame: Fra
         return Reading.OTHER_WORDS  # "Sally should look in the box" to "Where will Sally look?": another question
     chosen = choices[named[0].index]
     own = set(tokens_of(chosen.text))
-    skip = lists.function_words | lists.foreign_function_words | lists.choice_words | own
+    # "say" before the option chooses it ("She should say the hat with a star"); before a clause it reports
+    # someone's words ("He says he's happy" to "Is Ben happy or sad?"), which are no answer in the frame
+    people = {w for person in frame.persons for w in person} | lists.subject_pronouns | {"that", "it"}
+    reported = any(t in _SAYING and i + 1 < len(tokens) and tokens[i + 1] in people for i, t in enumerate(tokens))
+    skip = lists.function_words | lists.foreign_function_words | (lists.choice_words - (_SAYING if reported else set())) \
+        | own
     content = [t for t in outside if t not in skip]
     asked = set(frame.stems) | {w for person in frame.persons for w in person}
     if any(stem(t) not in asked and t not in asked for t in content):
@@ -241,6 +254,27 @@ def sentence_choice(tokens: Sequence[str], choices: Sequence[Choice], frame: Fra
     if content and not _same_roles(tokens, frame) and not _option_and_noun(tokens, named[0], frame):
         return Reading.OTHER_ROLE
     return named[0].index
+
+
+#: prepositions before an option that give it another role than a place or a thing chosen ("look for the basket")
+_OTHER_ROLE_PREPOSITIONS = frozenset({"for", "about", "without", "than", "against"})
+#: the choice words that say, not choose
+_SAYING = frozenset({"say", "says"})
+
+
+def _asks_with(preposition: str, frame: Frame, choices: Sequence[Choice]) -> bool:
+    """Whether the question's asking sentence has ``preposition`` with the options as its object: at its end ("Which
+    book will he ask for?") or before the options ("ask for, the pirate book or the fairy book?")."""
+    asked = frame.asking or frame.tokens
+    for i, token in enumerate(asked):
+        if token != preposition:
+            continue
+        rest = list(asked[i + 1:])
+        while rest and rest[0] in ("the", "a", "an"):
+            rest.pop(0)
+        if not rest or any(n.start == 0 for n in named_options(rest, choices)):
+            return True
+    return False
 
 
 def _option_and_noun(tokens: Sequence[str], named: Named, frame: Frame) -> bool:

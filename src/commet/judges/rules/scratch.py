@@ -162,6 +162,27 @@ def _unwrapped(text: str, command: str) -> str:
 
 def _json_answer(text: str) -> str | None:
     """The answer field of a reply that is one JSON object (in a code fence or not), or None."""
+    fields = _json_fields(text)
+    if fields is None:
+        return None
+    answers = [name for name in _ANSWER_FIELDS if name in fields]
+    if len(answers) != 1 or set(fields) - _SCRATCH_FIELDS - {answers[0]}:
+        return None  # two answer fields, or a field that may qualify the answer ("confidence": "low")
+    value = fields[answers[0]]
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def json_reasoning(text: str) -> str:
+    """The reasoning fields' text of a reply that is one JSON answer object ("" for any other reply): it never
+    decides, but where it ends on another option than the answer field the reply says two things."""
+    fields = _json_fields(text)
+    if fields is None or _json_answer(text) is None:
+        return ""
+    return "\n".join(value for name, value in fields.items() if name in _SCRATCH_FIELDS and isinstance(value, str))
+
+
+def _json_fields(text: str) -> dict[str, object] | None:
+    """The fields (names folded) of a reply that is one JSON object, in a code fence or not; None for any other."""
     body = text.strip()
     if body.startswith("```"):
         body = body[3:]
@@ -175,9 +196,4 @@ def _json_answer(text: str) -> str | None:
         return None
     if not isinstance(data, dict):
         return None
-    fields = {str(key).casefold(): value for key, value in data.items()}
-    answers = [name for name in _ANSWER_FIELDS if name in fields]
-    if len(answers) != 1 or set(fields) - _SCRATCH_FIELDS - {answers[0]}:
-        return None  # two answer fields, or a field that may qualify the answer ("confidence": "low")
-    value = fields[answers[0]]
-    return value.strip() if isinstance(value, str) and value.strip() else None
+    return {str(key).casefold(): value for key, value in data.items()}

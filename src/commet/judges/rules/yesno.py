@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from commet.judges.rules.lexicon import hedged, judged, lexicon, negation_count, stem, tokens_of
 from commet.judges.rules.marks import Reply
 from commet.judges.rules.roles import Frame
+from commet.judges.rules.tails import World, clause_stands
 
 #: words that open a reason clause after a yes or no
 _REASONS = frozenset({"because", "since", "as", "cause", "cos", "given", "for"})
@@ -130,7 +131,7 @@ def clauses(reply: Reply, start: int, end: int, subordinate: bool = False) -> li
     return found
 
 
-def read_yes_no(reply: Reply, start: int, frame: Frame, negative_question: bool) -> YesNo:
+def read_yes_no(reply: Reply, start: int, frame: Frame, negative_question: bool, world: World) -> YesNo:
     """What the reply from token ``start`` on says: yes, no, or why it cannot be told."""
     lists = lexicon()
     tokens = reply.tokens
@@ -162,6 +163,12 @@ def read_yes_no(reply: Reply, start: int, frame: Frame, negative_question: bool)
     for begin, end in parts:
         clause = tokens[begin:end]
         polarity = clause_polarity(clause, pred)
+        if polarity is None and not (begin == parts[0][0] and elliptic) \
+                and not clause_stands(clause, (), None, world, addressed=frame.addressed):
+            # "Yes, she's lying. Reverse that.", "No, he isn't lying, Mia falsely says.": a clause that is neither
+            # the predicate said again nor read as leaving the yes or no standing
+            return YesNo(None, f"reply says {said!r}, then what is not read as leaving it standing "
+                               f"({' '.join(clause)!r}); needs a judge")
         if polarity == UNREADABLE:
             return YesNo(None, f"reply says {said!r} but a clause after it negates twice or says both ways")
         if polarity is not None and polarity != (said == "no"):
