@@ -176,8 +176,8 @@ def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
                                                     candidates=named if answer in named and len(named) > 1 else []))
     vocabulary = [*file_vocabulary([s for example in examples for s in example.sentences]), *world_vocabulary()]
     known = {normalize(word) for word in vocabulary}
-    for told in stories:
-        for item in told.questions:
+    for kept in stories:
+        for item in kept.questions:
             if item.candidates or normalize(item.answer) in known:
                 item.candidates = base.closed_vocabulary(item.candidates or [item.answer], vocabulary)
     return stories
