@@ -223,3 +223,99 @@ def test_the_sample_keeps_answers_among_its_options() -> None:
 
     data = load_dataset("sample")
     assert [p for p in validate_dataset(data) if p.severity == "error"] == []
+
+
+# ------------------------------------------------------------------------------------- importers' lines
+
+
+def _import(kind: str, source: Path, out: Path) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["import", kind, str(source), "--out", str(out)])
+    assert "Traceback" not in result.output
+    return result.exit_code, result.output
+
+
+TOMI_STORY = ["Oliver entered the kitchen.", "Emma entered the kitchen.", "The apple is in the red_box.",
+              "Emma exited the kitchen.", "Oliver moved the apple to the green_basket."]
+
+
+def test_tomi_questions_asked_on_in_one_numbered_story_see_the_whole_story(tmp_path: Path) -> None:
+    lines = [f"{n} {s}" for n, s in enumerate(TOMI_STORY[:3], start=1)] + ["4 Where is the apple really?\tred_box\t3"]
+    lines += [f"{n} {s}" for n, s in enumerate(TOMI_STORY[3:], start=5)]
+    lines += ["7 Where will Emma look for the apple?\tred_box\t1", "1 Ava entered the hall.",
+              "2 The pear is in the blue_box.", "3 Where is the pear really?\tblue_box\t2"]
+    source = tmp_path / "test.txt"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, output = _import("tomi", source, tmp_path / "out")
+    assert code == 0, output
+    first, second = load_dataset(tmp_path / "out").storyturns
+    assert [t.story for t in first.turns] == ["\n".join(TOMI_STORY[:3]), "\n".join(TOMI_STORY[3:])]
+    assert [t.answers for t in first.turns] == [["red_box"], ["red_box"]]
+    assert [t.story for t in second.turns] == ["Ava entered the hall.\nThe pear is in the blue_box."]
+
+
+@pytest.mark.parametrize(("lines", "line", "says"), [
+    (["1 Ann is here.", "2 Where is Ann?\tthe hall\t1", "3 Ann left."], 3, "have no question after them"),
+    (["1 Ann is here.", "2 Ann left.", "1 Bob is here.", "2 Where is Bob?\thall\t1"], 1,
+     "have no question after them"),
+    (["1 Ann is here.", "2 Where is Ann?    the hall    1"], 2, "(tabs, not spaces)"),
+])
+def test_tomi_lines_it_cannot_place_are_located(lines: list[str], line: int, says: str, tmp_path: Path) -> None:
+    source = tmp_path / "test.txt"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, output = _import("tomi", source, tmp_path / "out")
+    assert code == 2 and f"{source}:{line} " in output and says in output, output
+    assert not (tmp_path / "out").exists()
+
+
+def test_hitom_choices_as_a_list_are_said_to_be_no_string(tmp_path: Path) -> None:
+    record = {"story": "Ann put the pear in the box.", "question": "Where is the pear?", "answer": "box",
+              "choices": ["A. box", "B. bag"], "prompting_type": "MC", "question_order": 0, "deception": False}
+    source = tmp_path / "Hi-ToM_data.json"
+    source.write_text(json.dumps({"data": [record]}, indent=1), encoding="utf-8")
+    code, output = _import("hitom", source, tmp_path / "out")
+    assert code == 2 and "data[0].choices: error: must be a string ('A. option, B. option, ...'), not list" in output
+
+
+def test_a_storyturns_line_holding_a_list_of_numbers_is_said_to_be_no_storyturn(tmp_path: Path) -> None:
+    path = tmp_path / "storyturns.jsonl"
+    path.write_text(json.dumps(CANONICAL | {"turns": [CANONICAL["turns"][0] | {"answers": ["A"]}]}) + "\n[1, 2, 3]\n",
+                    encoding="utf-8")
+    code, out, _ = _validate(path)
+    assert code == 2 and f"{path}:2 story=- turn=- field=-: error: expected a StoryTurn object or a list of turn " \
+                         "strings; this line is a list holding a number, not a StoryTurn" in out, out
+
+
+# ------------------------------------------------------------------------------------- the pipe format both ways
+
+
+def _one(turns: list[dict]) -> dict:
+    return {"id": "a1", "task": "false_belief_location", "category": "Belief", "turns": turns}
+
+
+@pytest.mark.parametrize(("turns", "turn", "field"), [
+    ([{"question": "Q?", "answers": ["x"]}, {"question": "Q2?", "answers": ["y"],
+                                            "feedback": {"right": "Yes | no"}}], 1, "feedback"),
+    ([{"question": "Q?", "answers": ["x"]}, {"question": "Q2?", "answers": ["y"],
+                                            "feedback": {"right": "Yes; If wrong: fooled", "wrong": "No"}}], 1,
+     "feedback"),
+    ([{"story": "He said a | b.", "question": "Q?", "answers": ["x"]}], 0, "story"),
+    ([{"question": "Box or bag?", "answers": ["Box; Bag"]}], 0, "answers"),  # one answer read back as two branches
+])
+def test_convert_to_pipe_refuses_what_would_read_back_otherwise(turns: list[dict], turn: int, field: str,
+                                                                tmp_path: Path) -> None:
+    source = tmp_path / "storyturns.jsonl"
+    source.write_text(json.dumps(_one(turns)) + "\n", encoding="utf-8")
+    out = tmp_path / "pipe" / "out.jsonl"
+    result = CliRunner().invoke(app, ["convert", str(source), "--to", "pipe", "--out", str(out)])
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert f"{source}:1 story=a1 turn={turn} field={field}: error:" in result.output and "nothing written" in \
+        result.output, result.output
+    assert not out.parent.exists()
+
+
+def test_convert_to_pipe_of_the_sample_reads_back_the_same(tmp_path: Path) -> None:
+    out = tmp_path / "pipe.jsonl"
+    result = CliRunner().invoke(app, ["convert", "sample", "--to", "pipe", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    again, sample = load_dataset(out), load_dataset("sample")
+    assert [st.model_dump(exclude={"source"}) for st in again] == [st.model_dump(exclude={"source"}) for st in sample]
