@@ -253,6 +253,8 @@ class RawStoryTurn:
     image_dependent: bool | None = None
     mental_states: list[str] | None = None
     source: str | None = None
+    #: the StoryTurn's own metadata (notes, scene files), which no turn string holds
+    meta: dict[str, object] | None = None
     line: int | None = None
     #: per turn, the canonical fields the pipe string cannot hold (options, candidates, rubric, meta), as in a pipe
     #: record
@@ -323,7 +325,8 @@ def parse_storyturn(raw: RawStoryTurn, *, file: str, default_id: str) -> tuple[S
     category = raw.category or (known.category_for(image_dependent) if known else "unknown")
     mental_states = raw.mental_states if raw.mental_states is not None else (list(known.mental_states) if known else [])
     storyturn = StoryTurn(id=story_id, task=task, category=category, mental_states=mental_states,
-                          image_dependent=image_dependent, source=raw.source or "pipe", turns=turns)
+                          image_dependent=image_dependent, source=raw.source or "pipe", turns=turns,
+                          meta=raw.meta or {})
     return storyturn, problems
 
 
@@ -357,7 +360,63 @@ def to_pipe_record(storyturn: StoryTurn) -> dict[str, object]:
         "source": storyturn.source,
         "storyturn": to_pipe(storyturn),
     }
+    if storyturn.meta:
+        record["meta"] = storyturn.meta
     extras = [_turn_extras(turn) for turn in storyturn.turns]
     if any(extras):
         record["turn_extras"] = extras
     return record
+
+
+@dataclass(frozen=True)
+class PipeLoss:
+    """What of a StoryTurn its pipe record would not give back: the turn (None: the StoryTurn), field and why."""
+
+    turn: int | None
+    field: str
+    why: str
+
+
+def pipe_loss(storyturn: StoryTurn) -> PipeLoss | None:
+    """Where the pipe record of ``storyturn`` would read back as something else, or None when it reads back the
+    same. Why: the pipe format has no escape (a ``|`` outside double quotes ends a field, ``; If wrong:`` in a
+    feedback text starts another branch, a ``;`` in an answer may split it into branches), so a writer that does
+    not read its record back can write a file that loads wrong, or not at all."""
+    record = to_pipe_record(storyturn)
+    raw = RawStoryTurn(turns=list(to_pipe(storyturn)), id=storyturn.id, task=storyturn.task,
+                       category=storyturn.category, image_dependent=storyturn.image_dependent,
+                       mental_states=storyturn.mental_states, source=storyturn.source, meta=storyturn.meta or None,
+                       turn_extras=[_turn_extras(turn) for turn in storyturn.turns] if "turn_extras" in record else None)
+    try:
+        back, _ = parse_storyturn(raw, file="", default_id=storyturn.id)
+    except FormatError as exc:
+        problem = exc.problems[0]
+        return PipeLoss(problem.turn, problem.field or _field_with_bar(storyturn, problem.turn),
+                        f"its pipe string would not read back: {problem.message}")
+    for name in StoryTurn.model_fields:
+        if name != "turns" and getattr(storyturn, name) != getattr(back, name):
+            return PipeLoss(None, name, f"its pipe record would read back {name} as {_shown(getattr(back, name))} "
+                                        f"instead of {_shown(getattr(storyturn, name))}")
+    for k, (turn, again) in enumerate(zip(storyturn.turns, back.turns, strict=True)):
+        for name in Turn.model_fields:
+            if getattr(turn, name) != getattr(again, name):
+                said = "; holds '|', which the pipe format puts between fields" if "|" in str(getattr(turn, name)) \
+                    else ""
+                return PipeLoss(k, name, f"the pipe format cannot hold this {name} as it is{said}: it would read "
+                                         f"back as {_shown(getattr(again, name))} instead of "
+                                         f"{_shown(getattr(turn, name))}")
+    return None
+
+
+def _field_with_bar(storyturn: StoryTurn, turn: int | None) -> str:
+    """The field of a turn whose ``|`` breaks its pipe string ("-" when none is found)."""
+    if turn is None or not 0 <= turn < len(storyturn.turns):
+        return "-"
+    told = storyturn.turns[turn]
+    fields = [told.story, format_feedback(told.feedback), told.question, told.image or "", "; ".join(told.answers)]
+    return next((name for name, text in zip(FIELDS, fields, strict=True) if "|" in text), "-")
+
+
+def _shown(value: object) -> str:
+    text = value.model_dump_json(exclude_defaults=True) if isinstance(value, Feedback) else repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."

@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import TypeVar
 
 from commet.format.dataset import Dataset
-from commet.format.model import Feedback, StoryTurn, Turn
+from commet.format.model import Feedback, Option, StoryTurn, Turn
 from commet.format.pictures import (  # noqa: F401 - the limits, re-exported where they were
     IMAGE_FORMATS,
     MAX_IMAGE_BYTES,
@@ -232,6 +232,46 @@ def _options_from_text(turn: Turn) -> bool:
     return listed is not None and listed[1] == [(o.label, o.text) for o in turn.options]
 
 
+#: an answer written as an option's label, alone or before that option's text: "B", "(b)", "B. the box", "b) box"
+_LABELLED_ANSWER = re.compile(r"\(?([^\W_]{1,3})(?:[.):\]]|\s*$)\s*(.*)", re.DOTALL)
+
+
+def names_option(answer: str, options: list[Option], texts: _Texts) -> bool:
+    """Whether an expected answer is one of the turn's options: its text, its label, or its label and text (the
+    forms the judges read a reply by, spec section 7). Why: an answer key of option numbers (0, 1) or letters of
+    unlabelled options is scored against nothing the respondent saw."""
+    labelled = _LABELLED_ANSWER.fullmatch(answer.strip())
+    if labelled is not None:
+        label, rest = texts.fold(labelled.group(1)), texts.normalize(labelled.group(2))
+        named = [option for option in options if option.label is not None and texts.fold(option.label) == label]
+        if named:  # "A. the bag" is option A only when A is the bag
+            return not rest or rest == texts.normalize(named[0].text)
+    norm = texts.normalize(answer)
+    return any(texts.normalize(option.text) == norm for option in options)
+
+
+def _explains_option(answer: str, options: list[Option], texts: _Texts) -> bool:
+    """Whether an answer names exactly one option within its words ("Because she did not see it" for "she did
+    not see"): a pipe-format turn's options are read from its question, and its answer may explain the choice."""
+    norm = texts.normalize(answer)
+    return sum(contains_phrase(norm, texts.normalize(option.text)) for option in options) == 1
+
+
+def _index_hint(answer: str, turn: Turn) -> str:
+    """What to do with an answer key of option numbers or letters: which option a number names (counted from 0
+    or from 1) is never guessed."""
+    if not _LABELLED_ANSWER.fullmatch(answer.strip()) or any(o.label for o in turn.options):
+        return ""
+    return (" (the options carry no labels: an option number or letter names none of them, and whether numbers "
+            "count from 0 or 1 is not guessed; write the option's text as the answer, give the options labels, "
+            "or read a table with an adapter, --adapter FILE.py:FUNCTION)")
+
+
+def _options_said(turn: Turn) -> str:
+    said = "; ".join(f"{o.label}. {o.text}" if o.label else repr(o.text) for o in turn.options[:6])
+    return said + ("; ..." if len(turn.options) > 6 else "")
+
+
 def _repeated_choices(turn: Turn, texts: _Texts | None = None) -> list[tuple[str, str]]:
     """Expected answers, option texts or option labels a judge cannot tell apart (the same once case,
     punctuation and articles are set aside): which branch or option a reply names would be a guess.
@@ -369,6 +409,10 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
             if not answer.strip():
                 add(k, "answer", "empty answer")
                 continue
+            if turn.options and not repeated and not names_option(answer, turn.options, texts) and not (
+                    _options_from_text(turn) and _explains_option(answer, turn.options, texts)):
+                add(k, "answer", f"answer {answer!r} is none of this turn's options ({_options_said(turn)}): an "
+                                 f"answer must be an option's text or its label{_index_hint(answer, turn)}")
             core = texts.leaked_core(answer)
             folded = fold(turn.story) if folded is None else folded
             if not all(word in folded for word in core.split()):

@@ -18,7 +18,8 @@ from pathlib import Path
 from commet.errors import CommetError
 from commet.format.dataset import IMAGE_EXTENSIONS, IMAGES_DIR, Dataset
 from commet.format.pictures import PictureError
-from commet.format.pipe import to_pipe_record
+from commet.format.pipe import pipe_loss, to_pipe_record
+from commet.format.problems import Problem
 from commet.sources.targets import ConvertTarget
 
 
@@ -86,6 +87,8 @@ def _convert(dataset: Dataset, target: ConvertTarget, out: Path, *, pictures: bo
         if not path.resolve().is_relative_to(folder.resolve()):
             raise ConvertError(f"picture {image!r} would be written outside {folder}; nothing written")
         _refuse_overwrite(path, data, image)
+    if target is ConvertTarget.pipe:
+        _refuse_pipe_loss(dataset)
     out.parent.mkdir(parents=True, exist_ok=True)  # as every other --out does
     if target is ConvertTarget.pipe and out.suffix == ".json":
         out.write_text(json.dumps([to_pipe_record(st) for st in dataset], indent=2, ensure_ascii=False) + "\n",
@@ -104,6 +107,16 @@ def _convert(dataset: Dataset, target: ConvertTarget, out: Path, *, pictures: bo
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
     return ConvertResult(len(dataset), out, len(plan) - unchanged, folder if plan else None, unchanged)
+
+
+def _refuse_pipe_loss(dataset: Dataset) -> None:
+    """Refuse, before writing, a StoryTurn whose pipe record would read back otherwise (said where it is)."""
+    for index, st in enumerate(dataset):
+        loss = pipe_loss(st)
+        if loss is not None:
+            file, line = dataset.where(index)
+            where = Problem(file, line, st.id, loss.turn, loss.field, loss.why)
+            raise ConvertError(f"{where}; nothing written: convert --to jsonl keeps it as it is")
 
 
 def _refuse_overwrite(path: Path, data: bytes, image: str) -> None:

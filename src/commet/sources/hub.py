@@ -46,8 +46,8 @@ from commet.sources.picture_tables import split_picture_tables
 class HubError(FormatError):
     """A Hub dataset that cannot be had: one line saying why and what to do."""
 
-    def __init__(self, where: str, message: str):
-        super().__init__([Problem(where, None, None, None, None, message)])
+    def __init__(self, where: str, message: str, line: int | None = None):
+        super().__init__([Problem(where, line, None, None, None, message)])
 
 
 @dataclass(frozen=True)
@@ -252,6 +252,72 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[0][:300]}" if text else type(exc).__name__
 
 
+def _innermost(exc: BaseException) -> BaseException:
+    """The error at the bottom of ``exc``'s chain. Why: ``datasets`` wraps a file's own error (the JSON line that
+    does not parse, the split whose columns differ) in a ``DatasetGenerationError`` that says only "an error
+    occurred"."""
+    seen = {id(exc)}
+    while (inner := exc.__cause__ or exc.__context__) is not None and id(inner) not in seen:
+        seen.add(id(inner))
+        exc = inner
+    return exc
+
+
+def _unreadable(where: str, exc: BaseException, files: list[Path]) -> HubError:
+    """``datasets``' refusal as one line: the cause under its wrapper and the innermost one, located at the first
+    line of the data files it read that is not JSON (``datasets`` names neither file nor line)."""
+    causes = [exc]
+    while (inner := causes[-1].__cause__ or causes[-1].__context__) is not None and inner not in causes:
+        causes.append(inner)
+    said = "; ".join(dict.fromkeys(_first_line(cause) for cause in causes[1:2] + causes[-1:]))
+    if any("cast" in str(cause).lower() for cause in causes):
+        said += (" (a column holds different types in different files, splits or rows: give every file the same "
+                 "columns and types, or load one file by its path)")
+    for file in files:
+        bad = _bad_json_line(file)
+        if bad is not None:
+            return HubError(str(file), f"datasets cannot read this file: {bad} ({said})", bad.line)
+    return HubError(where, f"datasets cannot read this folder: {said}")
+
+
+@dataclass(frozen=True)
+class _BadLine:
+    line: int
+    why: str
+
+    def __str__(self) -> str:
+        return f"line {self.line} {self.why}"
+
+
+def _bad_json_line(file: Path) -> _BadLine | None:
+    """The first line of a JSON lines file (or a ``.json`` file of lines) that is not a JSON value; None when each
+    is one, the file is one JSON document, is not JSON, or is past the size read for this."""
+    if file.suffix.lower() not in (".jsonl", ".ndjson", ".json"):
+        return None
+    try:
+        data = read_regular_file(file, max_bytes=MAX_SCANNED_BYTES, what="data file")
+    except (InputFileError, OSError):
+        return None
+    if file.suffix.lower() == ".json":
+        with contextlib.suppress(ValueError):
+            json.loads(data)
+            return None
+    for number, raw in enumerate(data.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            return _BadLine(number, "is not UTF-8 text")
+        except ValueError as exc:
+            return _BadLine(number, f"is not JSON: {str(exc).splitlines()[0][:200]}")
+    return None
+
+
+#: a data file up to this size is scanned for the line ``datasets`` could not read (only when it refused one)
+MAX_SCANNED_BYTES = 256 * 1024 * 1024
+
+
 def configs_to_read(path: str, config: str | None, revision: str | None = None) -> list[str | None]:
     """The configs a load reads: the one named; else the default (None) when the dataset has a default config
     or only one; else every config, in the card's order (a release split into ``text_complete`` and
@@ -308,6 +374,42 @@ def _data_files(folder: Path) -> list[Path]:
     return found
 
 
+#: files ``datasets`` reads as tables; a folder's file of these kinds that no builder reads is refused, never dropped
+DATA_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".parquet", ".arrow", ".jsonl.gz", ".json.gz",
+                 ".csv.gz", ".tsv.gz")
+#: JSON files of a dataset folder that hold no rows: CoMMET's metadata and datasets' own
+NOT_DATA = (METADATA_FILE, "dataset_info.json", "dataset_infos.json", "dataset_dict.json", "state.json")
+
+
+def _files_read(builder: Any, folder: Path) -> list[Path]:
+    """The local files a ``datasets`` builder will read (every split's), as it resolved them, named from ``folder``."""
+    found = getattr(builder.config, "data_files", None) or {}
+    return [folder / os.path.relpath(str(file), folder) for files in found.values() for file in files
+            if "://" not in str(file)]
+
+
+def _refuse_unread(folder: Path, read: list[Path]) -> None:
+    """Refuse (one located line) a folder holding a data file ``datasets`` would not read. Why: once some files
+    are named for a split (``data/test.jsonl``), ``datasets`` reads only those and leaves the rest without a word.
+    A card's ``configs:`` says which files make the dataset: what it leaves out is left out on purpose."""
+    from commet.sources.card import front_matter
+
+    if front_matter(folder).get("configs"):
+        return
+    taken = {os.path.realpath(file) for file in read}
+    unread = sorted(file for file in _data_files(folder) if file.name.lower().endswith(DATA_SUFFIXES)
+                    and file.name not in NOT_DATA and os.path.realpath(file) not in taken)
+    if unread:
+        names = ", ".join(str(file.relative_to(folder)) for file in unread[:5])
+        more = f" and {len(unread) - 5} more" if len(unread) > 5 else ""
+        kept = ", ".join(sorted({str(file.relative_to(folder)) for file in read})[:5]) or "none"
+        raise HubError(str(unread[0]), f"datasets would not read {names}{more} (it reads {kept}: once a file is "
+                                       "named for a split, it reads only such files): load one file by its path, "
+                                       "or say which files make which split in a dataset card (README.md with "
+                                       "configs: - config_name: default, data_files: - split: test, path: ...); "
+                                       "nothing was read")
+
+
 def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None = None, config: str | None = None,
                 split: str | None = None, dataset: Dataset | None = None, files: tuple[str, ...] = (),
                 repo: str | None = None, adapter: Adapter | None = None) -> Dataset:
@@ -325,6 +427,7 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
     tables: list[Table] = []
     # datasets' shared cache answered a folder with the rows of another folder of the same name and card, read
     # earlier: a folder is read through a cache keyed by its content, named files through a cache of their own
+    read: list[Path] = []
     with tempfile.TemporaryDirectory(prefix="commet-datasets-") as scratch, _quiet(datasets):
         try:
             if files:
@@ -336,12 +439,19 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
                 tables = tables_of(loaded, where, reader)
             else:
                 cache = str(content_cache(folder))
-                names = configs_to_read(str(folder), config)
-                for name in names:
-                    loaded = datasets.load_dataset(str(folder), name=name, split=split, cache_dir=cache)
-                    tables += tables_of(loaded, where, reader, name)
+                # load_dataset's steps, so that the files the builders resolved are compared with the folder's
+                # before any is read: datasets drops data files silently once some are named for a split
+                builders = {name: datasets.load_dataset_builder(str(folder), name=name, cache_dir=cache)
+                            for name in configs_to_read(str(folder), config)}
+                read = [file for builder in builders.values() for file in _files_read(builder, folder)]
+                _refuse_unread(folder, read)
+                for name, builder in builders.items():
+                    builder.download_and_prepare()
+                    tables += tables_of(builder.as_dataset(split=split), where, reader, name)
+        except HubError:
+            raise
         except Exception as exc:  # noqa: BLE001 - datasets raises many kinds (ValueError, FileNotFoundError, ...)
-            raise HubError(where, f"datasets cannot read this folder: {_first_line(exc)}") from None
+            raise _unreadable(where, exc, [Path(f) for f in files] or read) from None
     card = card_text(folder)
     cached_as = "datasets--" + OFFICIAL.repo.replace("/", "--").lower()  # a snapshot folder of the Hub cache
     official = is_official(repo or "") or OFFICIAL.paper.split(":")[1] in card or OFFICIAL.repo.lower() in card.lower() \

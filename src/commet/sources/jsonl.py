@@ -286,6 +286,10 @@ def _record_storyturn(value: object, *, file: str, line: int, default_id: str) -
     story = value.get("id") if isinstance(value, dict) and isinstance(value.get("id"), str) and value["id"] else None
     if isinstance(value, str) and value.count("|") == len(FIELDS) - 1:
         value = [value]  # a one-turn StoryTurn as the paper prints it: one quoted pipe turn
+    if isinstance(value, list) and value and not any(isinstance(item, str) for item in value):
+        raise FormatError([Problem(file, line, None, None, None, "expected a StoryTurn object or a list of turn "
+                                                                 f"strings; this line is a list holding {_json_type(value[0])}, "
+                                                                 "not a StoryTurn")])
     if isinstance(value, list):
         return parse_storyturn(RawStoryTurn(turns=value, line=line), file=file, default_id=default_id)
     if not isinstance(value, dict):

@@ -284,9 +284,17 @@ def _attach_pipe_pictures(st: StoryTurn, pictures: list[_Picture], dataset: Data
             chosen[image_id] = match
     left_ids = [i for i in ids if i not in chosen]
     left = [p for p in pictures if p not in chosen.values()]
-    if left_ids and len(left) == len(left_ids) and not any(p.name for p in left if p.name in left_ids):
+    named = [p.name for p in left if p.name]
+    if left_ids and len(left) == len(left_ids) and not named:
         chosen.update(zip(left_ids, left, strict=True))  # unnamed pictures, one per id, in order
         left = []
+    unmatched = [i for i in left_ids if named and source.read_picture(i) is None]
+    if unmatched:  # named pictures whose names match no turn: matched in order, they could show the wrong scene
+        number = next(k for k, t in enumerate(st.turns) if t.image == unmatched[0])
+        raise _fail(table, line, st.id, number, column or "image",
+                    f"turn {number} names picture {unmatched[0]!r} and no picture of this row is named so (they are "
+                    f"named {', '.join(repr(n) for n in named[:4])}); pictures are matched by file name, and in "
+                    "order only when none is named: name the files as the turns do, or map them with an adapter")
     if left and column is not None:
         dataset.warnings.append(_problem(table, line, st.id, None, column,
                                          f"{len(left)} picture(s) named by no turn of this StoryTurn", "warning"))

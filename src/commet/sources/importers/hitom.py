@@ -47,7 +47,12 @@ def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
         if not isinstance(record, dict):
             raise base.source_error(source, line, where, "expected a record object")
         for name in REQUIRED:
-            if not isinstance(record.get(name), str) or not record[name].strip():
+            value = record.get(name)
+            if value is not None and not isinstance(value, str):  # the published file writes each as a string
+                example = " ('A. option, B. option, ...')" if name == "choices" else ""
+                raise base.source_error(source, line, f"{where}.{name}",
+                                        f"must be a string{example}, not {type(value).__name__}")
+            if value is None or not value.strip():
                 raise base.source_error(source, line, f"{where}.{name}", "missing or empty")
         choices = parse_choices(record["choices"])
         if len(choices) < 2:

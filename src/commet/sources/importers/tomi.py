@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from commet.format.problems import FormatError
 from commet.sources.importers import base
 from commet.text import normalize
 
@@ -109,10 +111,13 @@ def file_vocabulary(sentences: list[str]) -> list[str]:
 
 
 def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
+    """ToMi's bAbI-style lines: a line numbered 1 starts a story, each later line continues it, and a question
+    line asks about every line of its story told before it (a question does not end the story)."""
     text = base.read_text(source)
-    examples: list[tuple[int, list[str], str, str]] = []  # first line, story lines, question, answer
-    story: list[str] = []
-    first = 0
+    examples: list[_Example] = []
+    told: list[str] = []  # the story's lines up to the last question
+    pending: list[str] = []  # its lines since then
+    first = pending_from = 0
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
@@ -121,29 +126,40 @@ def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
             raise base.source_error(source, number, None, "expected 'N sentence' (a line number, a space, the text)")
         index, content = int(match.group(1)), match.group(2)
         if index == 1:
-            if story:
-                raise base.source_error(source, first, "question", "this example ends without a question line")
-            first = number
+            if pending:
+                raise _no_question(source, pending_from)
+            first, told = number, []
         if "\t" not in content:
-            if content.rstrip().endswith("?"):
+            if content.rstrip().endswith("?") or content.partition("?")[2].strip():
                 raise base.source_error(source, number, "question",
-                                        "a question line needs 'question<TAB>answer<TAB>support'")
-            story.append(content.strip())
+                                        "a question line needs 'question<TAB>answer<TAB>support' (tabs, not spaces)")
+            pending_from = pending_from if pending else number
+            pending.append(content.strip())
             continue
         fields = content.split("\t")
         if len(fields) < 2 or not fields[0].strip() or not fields[1].strip():
             raise base.source_error(source, number, "question",
                                     "a question line needs 'question<TAB>answer<TAB>support'")
-        if not story:
+        if not told and not pending:
             raise base.source_error(source, number, "story", "question before any story line")
-        examples.append((first, story, fields[0].strip(), fields[1].strip()))
-        story = []
+        examples.append(_Example(first, number, told, pending, fields[0].strip(), fields[1].strip()))
+        told, pending = told + pending, []
+    if pending:
+        raise _no_question(source, pending_from)
     traces = _traces(source, len(examples))
     stories: list[base.SourceStory] = []
-    for position, (line, sentences, question, answer) in enumerate(examples):
+    for position, example in enumerate(examples):
+        line, question, answer, sentences = example.first, example.question, example.answer, example.sentences
         trace = traces[position] if traces else None
         meta = _question_meta(trace[-2]) if trace else _untraced_meta(question)
         story_text = "\n".join(sentences)
+        if example.told:  # a later question of the same numbered story: the lines since the last one are its turn's
+            target = stories[-1]
+            named = containers(sentences)
+            target.questions.append(base.SourceQuestion(
+                text=question, answer=answer, line=example.line, meta=meta, story="\n".join(example.new),
+                candidates=named if answer in named and len(named) > 1 else []))
+            continue
         if stories and stories[-1].story == story_text and (trace is None or stories[-1].meta.get("story_type") == trace[-1]):
             target = stories[-1]
         else:
@@ -158,13 +174,36 @@ def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
         named = containers(sentences)
         target.questions.append(base.SourceQuestion(text=question, answer=answer, line=line, meta=meta,
                                                     candidates=named if answer in named and len(named) > 1 else []))
-    vocabulary = [*file_vocabulary([s for _, sentences, _, _ in examples for s in sentences]), *world_vocabulary()]
+    vocabulary = [*file_vocabulary([s for example in examples for s in example.sentences]), *world_vocabulary()]
     known = {normalize(word) for word in vocabulary}
-    for told in stories:
-        for item in told.questions:
+    for kept in stories:
+        for item in kept.questions:
             if item.candidates or normalize(item.answer) in known:
                 item.candidates = base.closed_vocabulary(item.candidates or [item.answer], vocabulary)
     return stories
+
+
+@dataclass(frozen=True)
+class _Example:
+    """One question line and the story told before it: ``told`` up to the story's previous question (none for
+    its first), ``new`` since then."""
+
+    first: int  # the line its story starts at
+    line: int  # the question's line
+    told: list[str]
+    new: list[str]
+    question: str
+    answer: str
+
+    @property
+    def sentences(self) -> list[str]:
+        return self.told + self.new
+
+
+def _no_question(source: Path, line: int) -> FormatError:
+    return base.source_error(source, line, "question", "these story lines have no question after them (a ToMi "
+                                                       "example ends with its question line): finish the example "
+                                                       "or remove them")
 
 
 def _traces(source: Path, count: int) -> list[list[str]] | None:
