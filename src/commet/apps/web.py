@@ -41,7 +41,7 @@ import secrets
 import sqlite3
 import time
 import unicodedata
-from collections import OrderedDict, defaultdict, deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -74,6 +74,18 @@ def normalise_name(name: str) -> str:
     return unicodedata.normalize("NFKC", name).strip().casefold()
 
 
+#: C0 control characters other than tab and line feed, and DEL: removed from text a form sends
+_CONTROLS = dict.fromkeys([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+
+
+def form_text(value: str) -> str:
+    """Text a form sent, as both apps keep it: line breaks LF (a form sends CRLF), every other C0 control
+    character (NUL, escape, ...) and DEL removed, surrounding white space stripped. A control character has no
+    place in an answer or a review and would reach exports, spreadsheets and terminals; bytes that were not
+    UTF-8 arrive as U+FFFD (the form parser's replacement character), which is kept as the visible mark it is."""
+    return value.replace("\r\n", "\n").replace("\r", "\n").translate(_CONTROLS).strip()
+
+
 def hash_password(password: str, *, salt: bytes | None = None) -> str:
     salt = salt or secrets.token_bytes(16)
     digest = hashlib.scrypt(password.encode(), salt=salt, n=2**14, r=8, p=1, dklen=32)
@@ -102,7 +114,7 @@ SESSION_SCHEMA = """
 CREATE TABLE IF NOT EXISTS web_sessions (
   id TEXT PRIMARY KEY, subject TEXT, data TEXT NOT NULL, created_at REAL NOT NULL, expires_at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS web_sessions_subject ON web_sessions (subject);
-CREATE TABLE IF NOT EXISTS web_keys (name TEXT PRIMARY KEY, key TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS web_keys (purpose TEXT PRIMARY KEY, secret TEXT NOT NULL);
 """
 _SID = "_sid"  # the session's cookie value inside a loaded session dict (never stored in the row)
 #: how an anonymous session's cookie begins: its values and their signature follow (no row on the server)
@@ -218,8 +230,10 @@ class Sessions:
         self.max_age_s = max_age_s
         set_up_store(self.path, SESSION_SCHEMA)
         with _session_db(self.path) as db:
-            db.execute("INSERT OR IGNORE INTO web_keys (name, key) VALUES ('anonymous', ?)", (secrets.token_hex(32),))
-            self._key = bytes.fromhex(db.execute("SELECT key FROM web_keys WHERE name = 'anonymous'").fetchone()[0])
+            db.execute("INSERT OR IGNORE INTO web_keys (purpose, secret) VALUES ('anonymous', ?)",
+                       (secrets.token_hex(32),))
+            self._key = bytes.fromhex(db.execute("SELECT secret FROM web_keys WHERE purpose = 'anonymous'")
+                                     .fetchone()[0])
 
     def load(self, request: Request) -> dict[str, str]:
         token = request.cookies.get(self.cookie)
@@ -477,17 +491,23 @@ async def _plain(send: Send, status: int, body: bytes) -> None:
 
 
 class RateLimiter:
-    """At most ``limit`` events per ``window_s`` per key (a session or participant token, never an IP)."""
+    """At most ``limit`` events per ``window_s`` per key (a user, a participant token; the study's panel link also
+    counts new participants per client address). Keys live in memory only, at most ``max_keys`` (the least
+    recently used dropped first)."""
 
-    def __init__(self, limit: int = 120, window_s: float = 60.0):
+    def __init__(self, limit: int = 120, window_s: float = 60.0, max_keys: int = 50_000):
         self.limit = limit
         self.window_s = window_s
-        self.events: dict[str, deque[float]] = defaultdict(deque)
+        self.max_keys = max_keys
+        self.events: OrderedDict[str, deque[float]] = OrderedDict()
 
     def wait_s(self, key: str) -> float:
         """0 when an event may happen now (and it is counted), else the seconds until one may."""
         now = time.monotonic()
-        events = self.events[key]
+        events = self.events.pop(key, None) or deque()
+        self.events[key] = events
+        while len(self.events) > self.max_keys:
+            self.events.popitem(last=False)
         while events and now - events[0] >= self.window_s:
             events.popleft()
         if len(events) >= self.limit:
