@@ -97,6 +97,35 @@ def test_forms_without_a_valid_csrf_token_are_refused(served: tuple[str, Path]) 
         assert len(ReviewDB(db).decisions("rh-1")) == 1
 
 
+def test_control_characters_are_removed_from_text_fields(served: tuple[str, Path]) -> None:
+    """The review's text fields keep what both apps keep (commet.apps.web.form_text): no NUL or escape."""
+    base, db = served
+    with sign_in(base, "carol") as client:
+        token = csrf_of(client.get("/items/rh-1").text)
+        revision = str(ReviewDB(db).item("rh-1")[1])
+        done = client.post("/items/rh-1/errors", data={"csrf": token, "revision": revision, "category": "text_other",
+                                                       "note": "bad\x00 \x1b[2Jline\r\nnext\x7f"})
+        assert done.status_code == 303, done.text
+    notes = [row["note"] for row in ReviewDB(db).errors("rh-1")]
+    assert "bad [2Jline\nnext" in notes
+
+
+def test_a_revision_the_item_never_reached_is_a_bad_request(served: tuple[str, Path]) -> None:
+    """A form naming a later revision than the item's is malformed (400), not a conflict with changes since."""
+    base, db = served
+    with sign_in(base, "alice") as client:
+        token = csrf_of(client.get("/items/rh-1").text)
+        current = ReviewDB(db).item("rh-1")[1]
+        before = (len(ReviewDB(db).decisions("rh-1")), len(ReviewDB(db).errors("rh-1")))
+        for path, extra in (("/items/rh-1/decision", {"decision": "reject"}),
+                            ("/items/rh-1/errors", {"category": "text_other", "note": "n"})):
+            future = client.post(path, data={"csrf": token, "revision": "999999999999", **extra})
+            assert future.status_code == 400 and "has no revision 999999999999" in future.text, path
+            assert "changes since" not in future.text
+        assert (len(ReviewDB(db).decisions("rh-1")), len(ReviewDB(db).errors("rh-1"))) == before
+        assert ReviewDB(db).item("rh-1")[1] == current
+
+
 def test_pictures_come_only_from_the_dataset_images_folder(served: tuple[str, Path]) -> None:
     base, _ = served
     with sign_in(base) as client:
