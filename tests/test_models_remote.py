@@ -440,6 +440,20 @@ def test_parse_retry_after_forms():
     assert parse_retry_after(None) is None
 
 
+def test_redact_catches_a_key_echoed_in_part_and_leaves_ordinary_text_alone() -> None:
+    """A provider echoing part of the key in its own format (the review's "Regeneration failed" message shows it)
+    loses it: any run of 6+ of the key's characters, or 4+ of them after a word naming a key."""
+    key = "sk-proj-Q7vR2mLx9TbW4nZc8HkP3sJd"
+    for echoed, fragment in (("invalid credentials (key=P3sJd... no: key=8HkP3sJd)", "8HkP3sJd"),
+                             ("Unauthorized: token ...3sJd expired", "3sJd"),
+                             ('{"error": "api_key \'…kP3sJd\' revoked"}', "kP3sJd"),
+                             ("prefix Lx9TbW4n seen", "Lx9TbW4n")):
+        assert fragment not in redact(echoed, [key]), echoed
+    ordinary = ("HTTP 401 from provider (openai): Incorrect API key provided. Request 4nZ req_12345 at 2024-05-01; "
+                "the key ending 3sJd is not shown by us; see https://platform.openai.com/account/api-keys")
+    assert redact(ordinary, [key]) == ordinary
+
+
 def test_redact():
     assert "SUPERSECRET" not in redact(f"bad key {KEY}", [KEY])
     assert "sk-proj-abcdef123" not in redact("Incorrect API key provided: sk-proj-abcdef123***wxyz")

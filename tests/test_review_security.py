@@ -97,6 +97,35 @@ def test_forms_without_a_valid_csrf_token_are_refused(served: tuple[str, Path]) 
         assert len(ReviewDB(db).decisions("rh-1")) == 1
 
 
+def test_control_characters_are_removed_from_text_fields(served: tuple[str, Path]) -> None:
+    """The review's text fields keep what both apps keep (commet.apps.web.form_text): no NUL or escape."""
+    base, db = served
+    with sign_in(base, "carol") as client:
+        token = csrf_of(client.get("/items/rh-1").text)
+        revision = str(ReviewDB(db).item("rh-1")[1])
+        done = client.post("/items/rh-1/errors", data={"csrf": token, "revision": revision, "category": "text_other",
+                                                       "note": "bad\x00 \x1b[2Jline\r\nnext\x7f"})
+        assert done.status_code == 303, done.text
+    notes = [row["note"] for row in ReviewDB(db).errors("rh-1")]
+    assert "bad [2Jline\nnext" in notes
+
+
+def test_a_revision_the_item_never_reached_is_a_bad_request(served: tuple[str, Path]) -> None:
+    """A form naming a later revision than the item's is malformed (400), not a conflict with changes since."""
+    base, db = served
+    with sign_in(base, "alice") as client:
+        token = csrf_of(client.get("/items/rh-1").text)
+        current = ReviewDB(db).item("rh-1")[1]
+        before = (len(ReviewDB(db).decisions("rh-1")), len(ReviewDB(db).errors("rh-1")))
+        for path, extra in (("/items/rh-1/decision", {"decision": "reject"}),
+                            ("/items/rh-1/errors", {"category": "text_other", "note": "n"})):
+            future = client.post(path, data={"csrf": token, "revision": "999999999999", **extra})
+            assert future.status_code == 400 and "has no revision 999999999999" in future.text, path
+            assert "changes since" not in future.text
+        assert (len(ReviewDB(db).decisions("rh-1")), len(ReviewDB(db).errors("rh-1"))) == before
+        assert ReviewDB(db).item("rh-1")[1] == current
+
+
 def test_pictures_come_only_from_the_dataset_images_folder(served: tuple[str, Path]) -> None:
     base, _ = served
     with sign_in(base) as client:
@@ -237,6 +266,93 @@ def test_names_have_one_normal_form_and_a_guesser_does_not_lock_out_the_owner(tm
         time.sleep(1.05)  # and on the guesser's own machine after at most max_delay_s
         here.cookies.clear()
         assert attempt(here, "bob", PASSWORD).headers["location"] == "/"
+
+
+def test_a_guesser_sharing_the_address_does_not_lock_out_reviewers(tmp_path: Path) -> None:
+    """20 failed sign-ins with made-up names block the address for wrong passwords only: a reviewer behind the
+    same address (a NAT, an ssh tunnel) still signs in with the right password, while a blocked name's guesses
+    and a new name's second wrong guess are refused before their password is checked."""
+    throttle = LoginThrottle(free=5, base_s=0.5, max_delay_s=1.0)
+    with running_app(tmp_path, login_throttle=throttle) as (base, _), client_at(base, "127.0.0.1") as guesser, \
+            client_at(base, "127.0.0.1") as reviewer:
+        for k in range(20):
+            assert attempt(guesser, f"nobody{k}", "guess 123").headers["location"] == "/login"
+        assert attempt(guesser, "nobody21", "guess 123").headers["location"] == "/login"  # checked once...
+        refused = attempt(guesser, "nobody21", "guess 123")  # ...then refused before its password is checked
+        assert refused.status_code == 429 and "Too many failed sign-ins" in refused.text
+        assert attempt(guesser, "nobody3", PASSWORD).status_code == 429  # a name that failed here: blocked
+        assert attempt(reviewer, "alice", PASSWORD).headers["location"] == "/"  # the right password gets in
+        reviewer.cookies.clear()
+        assert attempt(reviewer, "bob", "wrong guess").headers["location"] == "/login"  # counted...
+        assert attempt(reviewer, "bob", PASSWORD).status_code == 429  # ...and bob waits out the block here
+    now = [0.0]
+    clock = LoginThrottle(free=5, address_limit=4, address_window_s=60.0, clock=lambda: now[0])
+    for k in range(4):
+        clock.failed(f"x{k}", "10.0.0.1")
+    assert clock.wait_s("x0", "10.0.0.1") == 60.0 and clock.wait_s("owner", "10.0.0.1") == 0.0
+    clock.failed("owner", "10.0.0.1")
+    assert clock.wait_s("owner", "10.0.0.1") == 60.0 and clock.wait_s("owner", "10.0.0.2") == 0.0
+    now[0] = 61.0
+    assert clock.wait_s("owner", "10.0.0.1") == 0.0
+
+
+def test_an_unknown_name_costs_one_scrypt_run_like_a_known_one(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sign-in does the same work whether the name exists or not (counted, not timed): one scrypt run, the
+    unknown name's hash made once when the app starts."""
+    import hashlib
+
+    from commet.apps import web
+
+    web.unknown_user_hash.cache_clear()
+    runs = [0]
+    scrypt = hashlib.scrypt
+
+    def counted(*args: object, **kwargs: object) -> bytes:
+        runs[0] += 1
+        return scrypt(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(web.hashlib, "scrypt", counted)
+    with running_app(tmp_path) as (base, _), httpx.Client(base_url=base) as client:
+        work = {}
+        for name, password in (("nobody", "guess 123"), ("nobody-else", PASSWORD), ("alice", "guess 123")):
+            token = csrf_of(client.get("/login").text)
+            before = runs[0]
+            response = client.post("/login", data={"csrf": token, "name": name, "password": password},
+                                   follow_redirects=False)
+            assert response.headers["location"] == "/login"
+            work[name] = runs[0] - before
+        assert work == {"nobody": 1, "nobody-else": 1, "alice": 1}
+        before = runs[0]
+        assert attempt(client, "bob", PASSWORD).headers["location"] == "/"
+        assert runs[0] - before == 1
+
+
+def test_anonymous_visitors_leave_no_session_rows(tmp_path: Path) -> None:
+    """Loading the sign-in page (and failing to sign in) makes no row; the anonymous form's CSRF token is a signed
+    cookie: without it, with another visitor's token, or from another site the POST is refused."""
+    import sqlite3
+
+    with running_app(tmp_path) as (base, db), httpx.Client(base_url=base, follow_redirects=False) as client:
+        for _ in range(300):
+            assert client.get("/login").status_code == 200
+        with httpx.Client(base_url=base) as stranger:
+            for _ in range(50):
+                assert stranger.get("/login").status_code == 200
+            foreign = csrf_of(stranger.get("/login").text)
+        token = csrf_of(client.get("/login").text)
+        assert attempt(client, "alice", "wrong guess").headers["location"] == "/login"
+        assert "Unknown user or wrong password" in client.get("/login").text  # the message rode in the cookie
+        rows = sqlite3.connect(db).execute("SELECT COUNT(*) FROM web_sessions").fetchone()[0]
+        assert rows == 0
+        form = {"name": "alice", "password": PASSWORD}
+        assert client.post("/login", data=form).status_code == 403
+        assert client.post("/login", data={**form, "csrf": foreign}).status_code == 403
+        assert client.post("/login", data={**form, "csrf": token},
+                           headers={"Origin": "http://evil.example"}).status_code == 403
+        assert client.post("/login", data={**form, "csrf": csrf_of(client.get("/login").text)}).status_code == 303
+        rows = sqlite3.connect(db).execute("SELECT COUNT(*) FROM web_sessions").fetchone()[0]
+        assert rows == 1  # the signed-in session
 
 
 def test_uploads_are_decoded_under_a_pixel_limit(served: tuple[str, Path]) -> None:

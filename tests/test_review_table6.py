@@ -170,3 +170,40 @@ def test_an_accept_needs_all_five_passed_checks_and_no_pending_regeneration(
     with pytest.raises(StaleRevision) as stale:
         store.decide("D", ids["r2"], "accept", seen_revision=revision - 1)
     assert stale.value.current == revision and store.status("D").accepts == ["r1"]
+
+
+def test_the_statistics_are_blinded_as_the_item_pages(crafted: tuple[ReviewDB, dict[str, int], Path]) -> None:
+    """A reviewer who has not given their verdict on an item under independent review does not learn the other
+    reviewers' filings or checks on it from /stats (by category, per reviewer, in Table 6, in the status counts);
+    once they have, the page shows what the command line's figures (no viewer) show."""
+    store, pic, folder = crafted
+    ids = dict((n, i) for i, n in store.users())
+    store.record_checks(pic["c1.png@1"], ids["r1"], checks())
+    store.decide("C", ids["r1"], "accept")
+    store.record_checks(pic["c1.png@1"], ids["r2"], checks(("narrative",)))  # r2's failure, on the current picture
+    store.file_error("C", ids["r2"], "reveals_answer", "the question gives it away")
+    assert store.status("C").blind_for("r3")
+    everything, blind = store.stats(), store.stats("r3")
+    filed = {key: n for key, _, n in everything["filed"]}  # type: ignore[attr-defined]
+    filed_blind = {key: n for key, _, n in blind["filed"]}  # type: ignore[attr-defined]
+    assert filed["reveals_answer"] == 1 and filed_blind["reveals_answer"] == 0
+    assert filed["narrative"] == filed_blind["narrative"] + 1  # r2's failed check is a filing too
+    assert everything["reviewers"]["r2"]["errors"] == blind["reviewers"]["r2"]["errors"] + 2  # type: ignore[index]
+    assert everything["reviewers"]["r3"] == blind["reviewers"]["r3"]  # one's own figures are never hidden
+    columns = {c.title: c for c in store.table6()}
+    seen = {c.title: c for c in store.table6("r3")}
+    assert columns["r2"].counts["narrative"] == 1 and seen["r2"].counts["narrative"] == 0
+    assert seen["r3"].counts == columns["r3"].counts
+    assert blind["statuses"]["awaiting"] == 1  # type: ignore[index]
+    assert blind["statuses"].get("review", 0) == everything["statuses"]["review"] - 1  # type: ignore[attr-defined,index]
+    client = TestClient(create_app(folder, store))
+    token = re.search(r'name="csrf" value="([^"]+)"', client.get("/login").text).group(1)  # type: ignore[union-attr]
+    client.post("/login", data={"csrf": token, "name": "r3", "password": PASSWORD})
+    html = client.get("/stats").text
+    assert re.search(r"<th scope=\"row\">Story text reveals the answer</th><td class=\"num\">0</td>", html)
+    assert 'id="awaiting"' in html
+    store.decide("C", ids["r3"], "reject")
+    assert store.stats("r3") == store.stats()
+    html = client.get("/stats").text
+    assert re.search(r"<th scope=\"row\">Story text reveals the answer</th><td class=\"num\">1</td>", html)
+    assert 'id="awaiting"' not in html

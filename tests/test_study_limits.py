@@ -89,3 +89,69 @@ def test_answer_limit_counts_answers_only_and_keeps_the_typed_answer(tmp_path: P
     assert wait and int(wait.group(1)) == int(limited.headers["retry-after"])
     assert ">In the box, because she left it there</textarea>" in limited.text
     assert sqlite3.connect(tmp_path / "study.sqlite").execute("SELECT COUNT(*) FROM answers").fetchone()[0] == 2
+
+
+def test_panel_joins_are_limited_per_address_and_returning_participants_never(study: tuple[Path, Path]) -> None:
+    """One address flooding the panel link makes only ``joins_per_address`` participants a minute; people
+    elsewhere still join, anyone who came before (the flooding address included) comes back at once, and past
+    ``max_panel_participants`` the link says the study is full."""
+    app = create_app(*study, participant_rate=50, joins_per_address=5, max_panel_participants=12)
+    key = app.state.study.participation.db.entry_key()
+
+    def client(address: str) -> TestClient:
+        return TestClient(app, client=(address, 40000), follow_redirects=False)
+
+    genuine, flood = client("10.0.0.7"), client("10.0.0.66")
+    real = f"/join/{key}?PROLIFIC_PID=real1&STUDY_ID=S1&SESSION_ID=A1"
+    own = genuine.get(real)
+    assert own.status_code == 303 and own.headers["location"].startswith("/p/")
+    statuses = [flood.get(f"/join/{key}?pid=fake{k}").status_code for k in range(20)]
+    assert statuses == [303] * 5 + [429] * 15
+    slowed = flood.get(f"/join/{key}?pid=fake99")
+    assert "Please wait a minute" in slowed.text and slowed.headers["retry-after"] == "60"
+    for _ in range(3):  # returning: never throttled, from their own address or the flooded one
+        assert genuine.get(real).headers["location"] == own.headers["location"]
+        assert flood.get(real).headers["location"] == own.headers["location"]
+        assert flood.get(f"/join/{key}?pid=fake0").status_code == 303
+    for k in range(6):  # six more people elsewhere: 12, the study's limit
+        assert client(f"10.0.1.{k}").get(f"/join/{key}?pid=person{k}").status_code == 303
+    full = client("10.0.2.1").get(f"/join/{key}?pid=one-too-many")
+    assert full.status_code == 403 and "all the participants it takes" in full.text
+    assert client("10.0.2.1").get(f"/join/{key}?pid=person3").status_code == 303  # those in continue
+    count = sqlite3.connect(study[1]).execute("SELECT COUNT(*) FROM participants").fetchone()[0]
+    assert count == 12
+
+
+def test_a_panel_id_re_enters_only_with_its_panel_session(study: tuple[Path, Path]) -> None:
+    """Prolific's id with another (or no) SESSION_ID does not open that participant's study; an id from a panel
+    that names no session (``pid``) re-enters with the id alone."""
+    app = create_app(*study)
+    key = app.state.study.participation.db.entry_key()
+    browser = TestClient(app, follow_redirects=False)
+    first = browser.get(f"/join/{key}?PROLIFIC_PID=abc123&STUDY_ID=S1&SESSION_ID=SES1")
+    assert browser.get(f"/join/{key}?PROLIFIC_PID=abc123&STUDY_ID=S1&SESSION_ID=SES1").headers["location"] == \
+        first.headers["location"]
+    for other in ("&STUDY_ID=S1&SESSION_ID=SES2", "&STUDY_ID=S1", ""):
+        refused = TestClient(app, follow_redirects=False).get(f"/join/{key}?PROLIFIC_PID=abc123{other}")
+        assert refused.status_code == 403 and "another panel session" in refused.text, other
+    mturk = f"/join/{key}?workerId=W1&assignmentId=AS1&hitId=H1"
+    worker = browser.get(mturk).headers["location"]
+    assert browser.get(mturk).headers["location"] == worker
+    assert browser.get(f"/join/{key}?workerId=W1&assignmentId=AS2&hitId=H1").status_code == 403
+    generic = browser.get(f"/join/{key}?pid=volunteer-1").headers["location"]
+    assert TestClient(app, follow_redirects=False).get(f"/join/{key}?pid=volunteer-1").headers["location"] == generic
+
+
+def test_control_characters_are_removed_from_answers(study: tuple[Path, Path]) -> None:
+    """A NUL or an escape sequence never reaches the database (nor exports); line breaks and tabs stay, and bytes
+    that were not UTF-8 arrive as U+FFFD, the parser's visible mark."""
+    client = TestClient(create_app(*study))
+    [token] = tokens(study, 1)
+    csrf = re.search(r'name="csrf" value="([^"]+)"', client.get(f"/p/{token}").text).group(1)
+    client.post(f"/p/{token}/consent", data={"csrf": csrf, "adult": "yes"})
+    sent = client.post(f"/p/{token}/answer", content=f"csrf={csrf}&story=1&turn=0&response=".encode()
+                       + b"The%00 box%1b%5b31m%0d%0a%09really%ff\x07",
+                       headers={"content-type": "application/x-www-form-urlencoded"})
+    assert "reached the end of the study" in sent.text
+    [stored] = sqlite3.connect(study[1]).execute("SELECT response FROM answers").fetchone()
+    assert stored == "The box[31m\n\treally\ufffd"

@@ -145,8 +145,11 @@ def test_a_prolific_participant_completes_and_gets_the_completion_code(panel: Pa
     shot(page, f"panel-completed-{viewport}")
     assert pid not in page.content()
     # Prolific's link again (a reload, a second click): the same participant, still finished
-    page.goto(prolific(panel.entry, pid, session="SES2"))
+    page.goto(prolific(panel.entry, pid))
     assert page.url == own and page.inner_text("#code") == CODES["completed"]
+    # the id with another Prolific session (someone who learnt the id): not let into this participant's study
+    other = page.goto(prolific(panel.entry, pid, session="SES2"))
+    assert other is not None and other.status == 403 and "/join/" in page.url and "another" in page.content()
     context.close()
     with sqlite3.connect(panel.db) as db:
         row = db.execute("SELECT panel, panel_study, panel_session, ending FROM participants WHERE panel_pid = ?",
@@ -275,6 +278,6 @@ def test_a_participant_database_from_before_panels_is_brought_up_to_date(tmp_pat
             old.execute(f"ALTER TABLE participants DROP COLUMN {column}")
     db = StudyDB(tmp_path / "s.sqlite", digest)
     assert db.participant(token)["ending"] is None
-    other = db.panel_participant(PanelIds("prolific", "abc123", "S", "X"), 1)
-    assert other != token and db.panel_participant(PanelIds("prolific", "abc123", "S", "Y"), 1) == other
+    other = db.panel_participant(PanelIds("prolific", "abc123", "S", "X"), 1).token
+    assert other not in (None, token) and db.panel_participant(PanelIds("prolific", "abc123", "S", "X"), 1).token == other
     db.close()

@@ -296,7 +296,7 @@ def test_database_holds_no_request_metadata(served: Served, browser) -> None:  #
     needles = ["127.0.0.1", "203.0.113.9", agent, "HeadlessChrome", "Mozilla", "de-CH", "user-agent", "user_agent",
                "accept-language", "x-forwarded-for", "sec-ch-ua", "referer", "host"]
     tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    assert set(tables) == {"meta", "participants", "answers", "drafts", "web_sessions"}  # sessions: token hash + CSRF
+    assert set(tables) == {"meta", "participants", "answers", "drafts", "web_sessions", "web_keys"}  # sessions, key
     for table in tables:
         columns = [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
         assert not {"ip", "address", "agent", "headers", "email", "name"} & set(columns)

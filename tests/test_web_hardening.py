@@ -303,21 +303,69 @@ def test_sessions_expire_on_the_server(tmp_path: Path, monkeypatch: pytest.Monke
         return Request({"type": "http", "method": "GET", "path": "/", "headers": headers})
 
     signed, anonymous = {"subject": "user:1", "csrf": "a"}, {"csrf": "b"}
-    for data in (signed, anonymous):
+    cookies = {}
+    for name, data in (("signed", signed), ("anonymous", anonymous)):
         sessions.save(Response(), data)
+        cookies[name] = data["_sid"]
+    first_anonymous = cookies["anonymous"]
     day = 24 * 3600
-    for _ in range(13):  # used every day for 13 days
+    for _ in range(13):  # used every day for 13 days; the browser keeps the newest cookie
         clock[0] += day
-        for data in (signed, anonymous):
-            loaded = sessions.load(request_with(data["_sid"]))
-            assert loaded["csrf"] == data["csrf"]
+        for name, csrf in (("signed", "a"), ("anonymous", "b")):
+            loaded = sessions.load(request_with(cookies[name]))
+            assert loaded["csrf"] == csrf
             sessions.save(Response(), loaded)
+            cookies[name] = loaded["_sid"]
     clock[0] += day + 1
-    assert sessions.load(request_with(signed["_sid"])) == {}  # 14 days after sign-in, however busy
-    assert sessions.load(request_with(anonymous["_sid"]))["csrf"] == "b"  # still in use
+    assert sessions.load(request_with(cookies["signed"])) == {}  # 14 days after sign-in, however busy
+    assert sessions.load(request_with(cookies["anonymous"]))["csrf"] == "b"  # still in use
+    assert sessions.load(request_with(first_anonymous)) == {}  # an old anonymous cookie: its two days are over
     clock[0] += 2 * day + 1
-    assert sessions.load(request_with(anonymous["_sid"])) == {}  # two idle days
+    assert sessions.load(request_with(cookies["anonymous"])) == {}  # two idle days
     assert sessions.load(request_with("forged-token")) == {} and sessions.load(request_with(None)) == {}
+
+
+def test_anonymous_sessions_take_no_row_and_cannot_be_forged(tmp_path: Path) -> None:
+    """An anonymous session is a signed cookie: no row however many are made; an altered value, a cookie signed
+    under another store's key or one claiming a subject loads as no session; signing in makes the one row."""
+    import sqlite3
+
+    from starlette.requests import Request
+    from starlette.responses import Response
+
+    from commet.apps import web
+
+    path = tmp_path / "app.sqlite"
+    sessions = web.Sessions(path)
+
+    def request_with(value: str) -> Request:
+        return Request({"type": "http", "method": "GET", "path": "/",
+                        "headers": [(b"cookie", f"{web.SESSION_COOKIE}={value}".encode())]})
+
+    made = []
+    for k in range(200):
+        data = {"csrf": f"token-{k}", "flash": "Unknown user or wrong password."}
+        sessions.save(Response(), data)
+        made.append(data["_sid"])
+    rows = sqlite3.connect(path).execute("SELECT COUNT(*) FROM web_sessions").fetchone()[0]
+    assert rows == 0
+    assert sessions.load(request_with(made[7]))["csrf"] == "token-7"
+    assert web.Sessions(path).load(request_with(made[7]))["csrf"] == "token-7"  # the key is the store's, kept
+    body, _, signature = made[7].removeprefix(web.SIGNED_PREFIX).partition(".")
+    altered = web.SIGNED_PREFIX + body[:-2] + ("AA" if body[-2:] != "AA" else "BB") + "." + signature
+    assert sessions.load(request_with(altered)) == {}
+    other = web.Sessions(tmp_path / "other.sqlite")
+    assert other.load(request_with(made[7])) == {}  # another store's key
+    forged = web.Sessions(tmp_path / "app.sqlite")._signed({"subject": "user:1", "csrf": "x"})
+    assert sessions.load(request_with(forged)) == {}  # a subject never comes from a cookie
+    huge = {"csrf": "kept", "flash": "x" * 10_000}
+    sessions.save(Response(), huge)
+    assert len(huge["_sid"]) < 4000 and sessions.load(request_with(huge["_sid"])) == {"csrf": "kept",
+                                                                                       "_sid": huge["_sid"]}
+    signed_in = {"subject": "user:1", "csrf": "y"}
+    sessions.save(Response(), signed_in)
+    assert sqlite3.connect(path).execute("SELECT COUNT(*) FROM web_sessions").fetchone()[0] == 1
+    assert sessions.load(request_with(signed_in["_sid"]))["subject"] == "user:1"
 
 
 def fetch(base: str, method: str, path: str) -> tuple[int, dict[str, str], bytes]:

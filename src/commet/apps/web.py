@@ -1,17 +1,22 @@
 """What both web apps (expert review, human study) share: sessions, CSRF, origins, limits, passwords, exports.
 
-* Sessions live on the server, in a ``web_sessions`` table of the app's own SQLite file; the
-  cookie holds only a random token (HttpOnly, SameSite=Lax) and the table only its SHA-256.
-  Signing out deletes the row, and a password change deletes every row of that account, so
-  a copied cookie stops working at once (:class:`Sessions`).
+* A signed-in session lives on the server, in a ``web_sessions`` table of the app's own SQLite
+  file; the cookie holds only a random token (HttpOnly, SameSite=Lax) and the table only its
+  SHA-256. Signing out deletes the row, and a password change deletes every row of that
+  account, so a copied cookie stops working at once (:class:`Sessions`). An anonymous visitor
+  (a sign-in form, a study participant) gets no row at all: its few values (the CSRF token, a
+  message) travel in the cookie itself, signed with HMAC-SHA256 under a random key kept in the
+  store, so page loads cannot fill the store.
 * Every POST form carries a CSRF token bound to the session (:func:`csrf_token`,
-  :func:`check_csrf`), and every POST whose ``Origin`` (or, without one, ``Referer``) names
-  another site is refused before it reaches a route (:class:`SameOriginPosts`).
+  :func:`check_csrf`; for an anonymous visitor a signed double-submit cookie), and every POST
+  whose ``Origin`` (or, without one, ``Referer``) names another site is refused before it
+  reaches a route (:class:`SameOriginPosts`).
 * Names are compared in one normal form everywhere (:func:`normalise_name`: NFKC, stripped,
   casefolded), for sign-in and for its throttle alike.
 * Failed sign-ins are throttled per client address first, then per (name, client) with a capped
   exponential backoff, and per name by a delay that never refuses (:class:`LoginThrottle`): a
-  guesser elsewhere never locks the owner out. The client address is used in memory for this
+  guesser elsewhere never locks the owner out, nor does one sharing the owner's address who
+  fails with other names. The client address is used in memory for this
   only and never stored. Request headers are bounded (:class:`HeaderSizeLimit`, 431).
 * Files are served only through :mod:`commet.apps.files` (one confinement function).
 * Uploaded pictures are decoded under a pixel limit (:func:`decode_picture`); a
@@ -25,6 +30,8 @@
 
 from __future__ import annotations
 
+import base64
+import functools
 import hashlib
 import hmac
 import io
@@ -34,7 +41,7 @@ import secrets
 import sqlite3
 import time
 import unicodedata
-from collections import OrderedDict, defaultdict, deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -67,10 +74,29 @@ def normalise_name(name: str) -> str:
     return unicodedata.normalize("NFKC", name).strip().casefold()
 
 
+#: C0 control characters other than tab and line feed, and DEL: removed from text a form sends
+_CONTROLS = dict.fromkeys([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+
+
+def form_text(value: str) -> str:
+    """Text a form sent, as both apps keep it: line breaks LF (a form sends CRLF), every other C0 control
+    character (NUL, escape, ...) and DEL removed, surrounding white space stripped. A control character has no
+    place in an answer or a review and would reach exports, spreadsheets and terminals; bytes that were not
+    UTF-8 arrive as U+FFFD (the form parser's replacement character), which is kept as the visible mark it is."""
+    return value.replace("\r\n", "\n").replace("\r", "\n").translate(_CONTROLS).strip()
+
+
 def hash_password(password: str, *, salt: bytes | None = None) -> str:
     salt = salt or secrets.token_bytes(16)
     digest = hashlib.scrypt(password.encode(), salt=salt, n=2**14, r=8, p=1, dklen=32)
     return f"scrypt${salt.hex()}${digest.hex()}"
+
+
+@functools.cache
+def unknown_user_hash() -> str:
+    """A password hash made once per process, verified against for a name that has no account: an unknown name
+    then costs one scrypt run, as a known one does (its time tells nothing about which names exist)."""
+    return hash_password(secrets.token_urlsafe(16))
 
 
 def verify_password(password: str, stored: str) -> bool:
@@ -88,8 +114,13 @@ SESSION_SCHEMA = """
 CREATE TABLE IF NOT EXISTS web_sessions (
   id TEXT PRIMARY KEY, subject TEXT, data TEXT NOT NULL, created_at REAL NOT NULL, expires_at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS web_sessions_subject ON web_sessions (subject);
+CREATE TABLE IF NOT EXISTS web_keys (purpose TEXT PRIMARY KEY, secret TEXT NOT NULL);
 """
-_SID = "_sid"  # the session's cookie token inside a loaded session dict (never stored in the row)
+_SID = "_sid"  # the session's cookie value inside a loaded session dict (never stored in the row)
+#: how an anonymous session's cookie begins: its values and their signature follow (no row on the server)
+SIGNED_PREFIX = "a."
+#: the most characters an anonymous session's values may take in its cookie (browsers keep 4 KiB a cookie)
+MAX_SIGNED_CHARS = 3000
 
 
 def check_app_store(path: Path, what: str, own_table: str) -> str | None:
@@ -179,10 +210,14 @@ def _session_db(path: Path) -> Iterator[sqlite3.Connection]:
 
 
 class Sessions:
-    """Server-side sessions in the app's SQLite file, holding a small dict of strings.
+    """Sessions holding a small dict of strings: a signed-in one in a row of the app's SQLite file, an anonymous
+    one in its own signed cookie.
 
-    The key ``subject`` names whose session it is (``user:3``, ``organiser``) so that all of an
-    account's sessions can be revoked; a session without one is anonymous and short-lived.
+    The key ``subject`` names whose session it is (``user:3``, ``organiser``) so that all of an account's
+    sessions can be revoked; only such a session has a row. A session without one is anonymous: its values
+    (a CSRF token, a message to show once) are the cookie, signed with HMAC-SHA256 under a random key made
+    once per store (table ``web_keys``), valid for ``ANONYMOUS_SESSION_MAX_AGE_S`` since it was last saved.
+    A visitor who never signs in therefore costs the server nothing, however many pages it loads.
     """
 
     def __init__(self, db_path: str | Path, *, secure: bool = False, max_age_s: int = SESSION_MAX_AGE_S,
@@ -194,9 +229,16 @@ class Sessions:
         self.secure = secure
         self.max_age_s = max_age_s
         set_up_store(self.path, SESSION_SCHEMA)
+        with _session_db(self.path) as db:
+            db.execute("INSERT OR IGNORE INTO web_keys (purpose, secret) VALUES ('anonymous', ?)",
+                       (secrets.token_hex(32),))
+            self._key = bytes.fromhex(db.execute("SELECT secret FROM web_keys WHERE purpose = 'anonymous'")
+                                     .fetchone()[0])
 
     def load(self, request: Request) -> dict[str, str]:
         token = request.cookies.get(self.cookie)
+        if token and token.startswith(SIGNED_PREFIX):
+            return self._unsigned(token)
         if not token or len(token) > 128:
             return {}
         with _session_db(self.path) as db:
@@ -208,28 +250,66 @@ class Sessions:
         return {**data, _SID: token} if isinstance(data, dict) else {}
 
     def save(self, response: Response, data: dict[str, str]) -> None:
-        """Store ``data``: in its own row when it was loaded from one, else in a new row with a new token."""
-        payload = json.dumps({k: v for k, v in data.items() if k != _SID})
+        """Store ``data``: a signed-in session in its own row when it was loaded from one, else in a new row with a
+        new token; an anonymous one in a freshly signed cookie (a row it came from, of an older version or of a
+        session whose subject was removed, is deleted)."""
         subject = data.get("subject")
-        now = time.time()
         token = data.get(_SID)
+        if not subject:
+            if token is not None and not token.startswith(SIGNED_PREFIX):
+                self.drop(data)
+            value = self._signed({k: v for k, v in data.items() if k != _SID})
+            data[_SID] = value
+            self._set_cookie(response, value, None)
+            return
+        payload = json.dumps({k: v for k, v in data.items() if k != _SID})
+        now = time.time()
         with _session_db(self.path) as db:
-            if token is not None:
-                # an anonymous session (a participant's, a sign-in form's) lives while it is used
-                updated = db.execute("UPDATE web_sessions SET data = ?, subject = ?, expires_at = CASE WHEN ? IS NULL "
-                                     "THEN ? ELSE expires_at END WHERE id = ? AND expires_at > ?",
-                                     (payload, subject, subject, now + ANONYMOUS_SESSION_MAX_AGE_S, _sid_hash(token),
-                                      now)).rowcount
+            if token is not None and not token.startswith(SIGNED_PREFIX):
+                updated = db.execute("UPDATE web_sessions SET data = ?, subject = ? WHERE id = ? AND expires_at > ?",
+                                     (payload, subject, _sid_hash(token), now)).rowcount
                 if updated:
                     self._set_cookie(response, token, subject)
                     return
             token = secrets.token_urlsafe(32)
-            max_age = self.max_age_s if subject else ANONYMOUS_SESSION_MAX_AGE_S
             db.execute("DELETE FROM web_sessions WHERE expires_at <= ?", (now,))
             db.execute("INSERT INTO web_sessions (id, subject, data, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-                       (_sid_hash(token), subject, payload, now, now + max_age))
+                       (_sid_hash(token), subject, payload, now, now + self.max_age_s))
         data[_SID] = token
         self._set_cookie(response, token, subject)
+
+    def _signature(self, body: str) -> str:
+        digest = hmac.new(self._key, f"{self.cookie}|{body}".encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+    def _signed(self, values: dict[str, str]) -> str:
+        """The cookie value of an anonymous session: its values and when they were saved, then their signature.
+        Values that would make the cookie too long are left out, the CSRF token last of all."""
+        kept = dict(values)
+        while True:
+            raw = json.dumps({"t": time.time(), "d": kept}, separators=(",", ":"))
+            body = base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+            if len(body) <= MAX_SIGNED_CHARS or not kept:
+                break
+            kept.pop(next((k for k in kept if k != "csrf"), "csrf"))
+        return f"{SIGNED_PREFIX}{body}.{self._signature(body)}"
+
+    def _unsigned(self, value: str) -> dict[str, str]:
+        """The values of an anonymous session's cookie; {} when it is forged, altered or too old."""
+        body, dot, signature = value.removeprefix(SIGNED_PREFIX).partition(".")
+        if not dot or len(body) > MAX_SIGNED_CHARS + 8 or not hmac.compare_digest(
+                signature.encode(), self._signature(body).encode()):
+            return {}
+        try:
+            saved = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+            age = time.time() - float(saved["t"])
+            values = saved["d"]
+        except (ValueError, KeyError, TypeError):
+            return {}
+        if not -60 <= age < ANONYMOUS_SESSION_MAX_AGE_S or not isinstance(values, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in values.items()) or "subject" in values:
+            return {}
+        return {**values, _SID: value}
 
     def _set_cookie(self, response: Response, token: str, subject: str | None) -> None:
         response.set_cookie(self.cookie, token, max_age=self.max_age_s if subject else ANONYMOUS_SESSION_MAX_AGE_S,
@@ -237,9 +317,10 @@ class Sessions:
                             samesite="lax", secure=self.secure)
 
     def drop(self, data: dict[str, str]) -> None:
-        """Delete the session ``data`` was loaded from (before a sign-in replaces it, or at sign-out)."""
+        """Delete the session ``data`` was loaded from (before a sign-in replaces it, or at sign-out); an anonymous
+        one has no row (its cookie is replaced or deleted)."""
         token = data.get(_SID)
-        if token:
+        if token and not token.startswith(SIGNED_PREFIX):
             with _session_db(self.path) as db:
                 db.execute("DELETE FROM web_sessions WHERE id = ?", (_sid_hash(token),))
 
@@ -410,17 +491,23 @@ async def _plain(send: Send, status: int, body: bytes) -> None:
 
 
 class RateLimiter:
-    """At most ``limit`` events per ``window_s`` per key (a session or participant token, never an IP)."""
+    """At most ``limit`` events per ``window_s`` per key (a user, a participant token; the study's panel link also
+    counts new participants per client address). Keys live in memory only, at most ``max_keys`` (the least
+    recently used dropped first)."""
 
-    def __init__(self, limit: int = 120, window_s: float = 60.0):
+    def __init__(self, limit: int = 120, window_s: float = 60.0, max_keys: int = 50_000):
         self.limit = limit
         self.window_s = window_s
-        self.events: dict[str, deque[float]] = defaultdict(deque)
+        self.max_keys = max_keys
+        self.events: OrderedDict[str, deque[float]] = OrderedDict()
 
     def wait_s(self, key: str) -> float:
         """0 when an event may happen now (and it is counted), else the seconds until one may."""
         now = time.monotonic()
-        events = self.events[key]
+        events = self.events.pop(key, None) or deque()
+        self.events[key] = events
+        while len(self.events) > self.max_keys:
+            self.events.popitem(last=False)
         while events and now - events[0] >= self.window_s:
             events.popleft()
         if len(events) >= self.limit:
@@ -453,6 +540,10 @@ class LoginThrottle:
       backoff (:meth:`delay_s`, the server waits before it answers) and never refused, so guesses from many
       addresses are slowed while the owner, with the right password, still gets in.
 
+    While an address is blocked, a name that has not failed from it within the window is still checked (the
+    owner sharing a guesser's address gets in with the right password); a wrong password then blocks that
+    name from that address too (:meth:`wait_s`).
+
     Refusals (:meth:`wait_s`) come only from the first two, both tied to the guesser's own address. A success
     clears the pair and the name; entries are forgotten ``forget_s`` after their last failure. Addresses and
     names are held in memory only (at most ``max_keys`` of each kind, oldest dropped first).
@@ -476,8 +567,21 @@ class LoginThrottle:
         return normalise_name(name), client or "-"
 
     def wait_s(self, name: str, client: str | None) -> float:
-        """Seconds before this (name, client) may try again; 0 when it may try now (then :meth:`delay_s` applies)."""
-        return max(self._address_wait(client or "-"), self._wait(self.failures, self.key(name, client), self.free))
+        """Seconds before this (name, client) may try again; 0 when its password is checked now (after
+        :meth:`delay_s`).
+
+        The pair's own backoff comes first. While the address is over its limit, a name that failed from this
+        address within ``address_window_s`` waits for the address's window; any other name is checked (once: if
+        its password is wrong, it is counted and waits too). So a guesser sharing the owner's address (a NAT, a
+        proxy, an ``ssh -L`` tunnel) who fails with other names does not lock the owner out, while guessing from
+        a blocked address gets one password per name and window."""
+        key = self.key(name, client)
+        pair = self._wait(self.failures, key, self.free)
+        address = self._address_wait(key[1])
+        if pair > 0 or address <= 0:
+            return pair
+        entry = self.failures.get(key)
+        return address if entry is not None and self.clock() - entry.last < self.address_window_s else 0.0
 
     def delay_s(self, name: str) -> float:
         """Seconds the server waits before answering an attempt on ``name`` (right password or wrong): the

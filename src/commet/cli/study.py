@@ -232,6 +232,12 @@ def serve(
     forwarded_allow_ips: ForwardedAllowIpsOption = None,
     allow_placeholder_texts: Annotated[bool, typer.Option(
         help="Serve even though a participant text is still the built-in placeholder (a trial run).")] = False,
+    joins_per_address: Annotated[int, typer.Option(
+        min=1, help="New participants a minute through the panel link from one client address (a lab session or "
+                    "a university NAT sending many at once: raise it).")] = 30,
+    max_panel_participants: Annotated[int, typer.Option(
+        min=0, help="Participants with panel ids the study takes (0: no limit); past it the panel link says the "
+                    "study is full.")] = 2000,
 ) -> None:
     """Serve the study: participants at /p/<token> (a panel's at /join/<key>), the organiser at /organiser. No
     access log is written."""
@@ -252,7 +258,8 @@ def serve(
         if not password:
             fail(f"{organiser_password_file} is empty")
     try:
-        web = create_app(study_file, db, judge=judge, organiser_password=password, secure_cookies=secure_cookies)
+        web = create_app(study_file, db, judge=judge, organiser_password=password, secure_cookies=secure_cookies,
+                         joins_per_address=joins_per_address, max_panel_participants=max_panel_participants or None)
     except FormatError as exc:  # the study file (or its dataset) refused by its reader: located lines
         fail_problems(exc)
     except (StudyError, StudyDatabaseError, UnknownJudgeError) as exc:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import json
 import math
 import re
@@ -26,12 +27,60 @@ RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 _KEY_PATTERNS = re.compile(r"(sk-[A-Za-z0-9_\-*.]{6,}|AIza[0-9A-Za-z_\-]{10,}|Bearer\s+[A-Za-z0-9_\-.~+/=]{8,})")
 
 
+#: The shortest run of a secret's characters that is redacted wherever it appears (a key's last 8 characters in a
+#: provider's ``key=...`` echo); a run of 6 characters of a random key is never ordinary text.
+SECRET_RUN = 6
+#: A secret's last characters right after a word that names a key (``key=...abcd``, ``token: abcd``): redacted
+#: from 4 characters on.
+_NAMED_VALUE = re.compile(r"(?i)\b(?:api[_-]?key|key|token|secret|password|authorization|bearer|credential)s?\b"
+                          r"[\"']?\s*[:=]?\s*[\"']?[.*…]*([A-Za-z0-9_\-]{4,})")
+
+
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` with every secret and anything shaped like an API key replaced by ``***``."""
+    """``text`` with every secret and anything shaped like an API key replaced by ``***``.
+
+    A provider may echo part of a key in its own format: every run of at least ``SECRET_RUN`` characters that
+    occurs in a secret is replaced too, and so is a piece of 4 or more of a secret's characters that follows a
+    word naming a key (``key=``, ``token:``). Runs shorter than that elsewhere are left alone, so ordinary
+    words and numbers are never mangled."""
     for secret in secrets:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "***")
+            text = _redact_runs(text, secret)
+            text = _NAMED_VALUE.sub(functools.partial(_named, secret=secret), text)
     return _KEY_PATTERNS.sub("***", text)
+
+
+def _redact_runs(text: str, secret: str) -> str:
+    """``text`` with each maximal stretch covered by runs of ``SECRET_RUN`` characters that occur in ``secret``
+    replaced by ``***``."""
+    if len(secret) < SECRET_RUN or len(text) < SECRET_RUN:
+        return text
+    pieces = {secret[i:i + SECRET_RUN] for i in range(len(secret) - SECRET_RUN + 1)}
+    covered = [False] * len(text)
+    for i in range(len(text) - SECRET_RUN + 1):
+        if text[i:i + SECRET_RUN] in pieces:
+            covered[i:i + SECRET_RUN] = [True] * SECRET_RUN
+    if not any(covered):
+        return text
+    out, i = [], 0
+    while i < len(text):
+        if covered[i]:
+            while i < len(text) and covered[i]:
+                i += 1
+            out.append("***")
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def _named(match: re.Match[str], *, secret: str) -> str:
+    value = match.group(1)
+    if value not in secret:
+        return match.group(0)
+    start = match.start(1) - match.start(0)
+    return match.group(0)[:start] + "***"
 
 
 def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = None) -> float | None:

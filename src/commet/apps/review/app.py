@@ -33,7 +33,7 @@ from commet.apps.review.db import ReviewDB
 from commet.apps.review.pages import NotSignedIn, ReviewApp, ReviewPages, review_templates
 from commet.apps.review.routes import auth, decisions, exports, items, pictures, statistics
 from commet.apps.review.services import Accounts, Exports, ItemList, ItemView, Pictures, TextEdits
-from commet.apps.web import MAX_UPLOAD_PIXELS, LoginThrottle, Sessions, guarded_app
+from commet.apps.web import MAX_UPLOAD_PIXELS, LoginThrottle, Sessions, guarded_app, unknown_user_hash
 from commet.format.dataset import Dataset
 from commet.generation.llm.images import ImageModel
 from commet.sources.loading import load_dataset
@@ -50,6 +50,7 @@ def create_app(dataset: str | Path | Dataset, db: str | Path | ReviewDB, *,
     data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
     store = db if isinstance(db, ReviewDB) else ReviewDB(db)
     store.import_dataset(data)
+    unknown_user_hash()  # made now: the first unknown name at sign-in costs no more than a known one
     pages = ReviewPages(store, Sessions(store.path, secure=secure_cookies),
                         review_templates(calibration_pages=results is not None), max_upload_bytes=max_upload_bytes)
     app = guarded_app("CoMMET review", max_body_bytes=max_upload_bytes + 64 * 1024)

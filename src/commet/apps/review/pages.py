@@ -22,7 +22,15 @@ from starlette.datastructures import FormData
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from commet.apps.files import DatasetPictures
-from commet.apps.review.db import CRITERIA, CheckInput, Picture, ReviewDB, ReviewError, StaleRevision
+from commet.apps.review.db import (
+    CRITERIA,
+    CheckInput,
+    Picture,
+    ReviewDB,
+    ReviewError,
+    StaleRevision,
+    UnknownRevision,
+)
 from commet.apps.review.display import item_segment
 from commet.apps.review.merge import FieldMerge, word_diff
 from commet.apps.review.services import Accounts, Exports, ItemList, ItemView, Pictures, TextEdits
@@ -32,6 +40,7 @@ from commet.apps.web import (
     Sessions,
     check_csrf,
     csrf_token,
+    form_text,
     malformed_request,
     templates,
 )
@@ -62,13 +71,14 @@ def review_templates(*, calibration_pages: bool) -> Jinja2Templates:
 
 
 def text(form: FormData, key: str, default: str = "") -> str:
-    """A text field of ``form``, line breaks made LF and stripped (400 for a file, 413 past ``FIELD_LIMIT``)."""
+    """A text field of ``form`` as :func:`~commet.apps.web.form_text` keeps it (line breaks LF, control characters
+    removed, stripped); 400 for a file, 413 past ``FIELD_LIMIT``."""
     value = form.get(key, default)
     if not isinstance(value, str):
         raise HTTPException(400, f"field {key} must be text")
     if len(value) > FIELD_LIMIT:
         raise HTTPException(413, f"field {key} is too long")
-    return value.replace("\r\n", "\n").strip()
+    return form_text(value)
 
 
 def number(form: FormData, key: str) -> int:
@@ -218,6 +228,11 @@ class ReviewPages:
         @app.exception_handler(RequestValidationError)
         async def malformed(request: Request, exc: RequestValidationError) -> Response:
             page: Response = await error_page(request, malformed_request(exc))
+            return page
+
+        @app.exception_handler(UnknownRevision)
+        async def unknown_revision(request: Request, exc: UnknownRevision) -> Response:
+            page: Response = await error_page(request, StarletteHTTPException(400, f"{exc}; reload the item."))
             return page
 
         @app.exception_handler(StoreError)

@@ -33,7 +33,7 @@ from fastapi import FastAPI
 
 from commet.apps.study.build import load_study
 from commet.apps.study.db import StudyDB
-from commet.apps.study.pages import HERE, StudyPages, StudySite
+from commet.apps.study.pages import HERE, JOINS_PER_ADDRESS, MAX_PANEL_PARTICIPANTS, StudyPages, StudySite
 from commet.apps.study.routes import organiser, participants
 from commet.apps.study.services import Organiser, Participation
 from commet.apps.web import LoginThrottle, RateLimiter, Sessions, guarded_app, templates
@@ -47,13 +47,18 @@ SESSION_COOKIE = "commet_study_session"
 
 def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = None,
                organiser_password: str | None = None, secure_cookies: bool = False,
-               participant_rate: int = 600, answer_rate: int = 60, login_rate: int = 10) -> FastAPI:
+               participant_rate: int = 600, answer_rate: int = 60, login_rate: int = 10,
+               joins_per_address: int = JOINS_PER_ADDRESS,
+               max_panel_participants: int | None = MAX_PANEL_PARTICIPANTS) -> FastAPI:
     """The study app for ``study_path`` with participants in ``db_path``.
 
     ``judge`` defaults to the study's judge spec; without ``organiser_password`` the organiser
     pages are off. ``answer_rate`` bounds answers per link and minute (one a second: no person
     types that fast), ``participant_rate`` all requests per link and minute (page loads and
-    pictures included), ``login_rate`` organiser login attempts per minute.
+    pictures included), ``login_rate`` organiser login attempts per minute. Through the panel link,
+    ``joins_per_address`` new participants a minute come from one client address (``participant_rate`` from
+    all together; a participant who comes back is never counted), and at most ``max_panel_participants``
+    participants with panel ids are made (None: no limit).
     """
     study, dataset = load_study(study_path)
     storyturns = {storyturn.id: storyturn for storyturn in dataset}
@@ -63,7 +68,8 @@ def create_app(study_path: Path, db_path: Path, *, judge: Judge | str | None = N
     participation = Participation(study, storyturns, db, the_judge)
     site = StudySite(
         StudyPages(study, db, sessions, templates(HERE / "templates"), participation,
-                   participant_rate=participant_rate),
+                   participant_rate=participant_rate, joins_per_address=joins_per_address,
+                   max_panel_participants=max_panel_participants),
         participation, Organiser(study, storyturns, db, organiser_password, LoginThrottle(
             free=login_rate, address_limit=login_rate, address_window_s=60.0)),
         dataset, RateLimiter(answer_rate, 60.0))

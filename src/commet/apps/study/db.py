@@ -11,6 +11,7 @@ from __future__ import annotations
 import secrets
 import sqlite3
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from commet.apps.study.panel import PanelIds
@@ -61,6 +62,24 @@ LATER_COLUMNS = ("ending", "panel", "panel_pid", "panel_study", "panel_session")
 #: A panel's participant id names one participant: one who comes back continues where they left.
 PANEL_INDEX = ("CREATE UNIQUE INDEX IF NOT EXISTS participants_panel ON participants(panel, panel_pid) "
                "WHERE panel_pid IS NOT NULL")
+
+
+@dataclass(frozen=True)
+class PanelEntry:
+    """A panel participant arriving: their link (``token``), or none, because another panel session holds their
+    id (``other_session``), the study has all the panel participants it takes (``full``), or they are new."""
+
+    token: str | None
+    other_session: bool = False
+    full: bool = False
+
+
+def _entry(row: sqlite3.Row | None, ids: PanelIds) -> PanelEntry:
+    if row is None:
+        return PanelEntry(None)
+    if row["panel_session"] is not None and row["panel_session"] != ids.session:
+        return PanelEntry(None, other_session=True)
+    return PanelEntry(row["token"])
 
 
 class StudyDatabaseError(CommetError, ValueError):
@@ -182,28 +201,41 @@ class StudyDB:
             key: str = self.db.execute("SELECT value FROM meta WHERE key = 'entry_key'").fetchone()["value"]
             return key
 
-    def panel_participant(self, ids: PanelIds, questionnaires: int) -> str:
-        """The link token of the panel participant ``ids`` names: theirs when they came before, else a new one on
-        the questionnaire with the fewest links."""
+    def panel_entry(self, ids: PanelIds) -> PanelEntry:
+        """How the panel participant ``ids`` names comes back: their link when they came before with the same
+        panel session (or when neither visit names one), refused when their first visit named another session,
+        new when they never came."""
+        row = self.db.execute("SELECT token, panel_session FROM participants WHERE panel = ? AND panel_pid = ?",
+                              (ids.panel, ids.pid)).fetchone()
+        return _entry(row, ids)
+
+    def panel_participant(self, ids: PanelIds, questionnaires: int, *, limit: int | None = None) -> PanelEntry:
+        """The link of the panel participant ``ids`` names: theirs when they came before (:meth:`panel_entry`),
+        else a new one on the questionnaire with the fewest links, unless ``limit`` participants with panel ids
+        are there already (``full``)."""
         with self.lock:
             self.db.execute("BEGIN IMMEDIATE")
             try:
-                row = self.db.execute("SELECT token FROM participants WHERE panel = ? AND panel_pid = ?",
+                row = self.db.execute("SELECT token, panel_session FROM participants WHERE panel = ? AND panel_pid = ?",
                                       (ids.panel, ids.pid)).fetchone()
-                if row is None:
+                if row is not None:
+                    entry = _entry(row, ids)
+                elif limit is not None and self.db.execute(
+                        "SELECT COUNT(*) FROM participants WHERE panel_pid IS NOT NULL").fetchone()[0] >= limit:
+                    entry = PanelEntry(None, full=True)
+                else:
                     token = secrets.token_urlsafe(TOKEN_BYTES)
                     self.db.execute(
                         "INSERT INTO participants(token, questionnaire, created_at, panel, panel_pid, panel_study, "
                         "panel_session) VALUES (?, ?, ?, ?, ?, ?, ?)",
                         (token, self.balanced_questionnaires(1, questionnaires)[0], now(), ids.panel, ids.pid,
                          ids.study, ids.session))
-                else:
-                    token = row["token"]
+                    entry = PanelEntry(token)
             except BaseException:
                 self.db.execute("ROLLBACK")
                 raise
             self.db.execute("COMMIT")
-        return token
+        return entry
 
     def name_panel_ids(self, token: str, ids: PanelIds) -> bool:
         """Keep the panel ids a personal link was opened with, unless the link has some already or another link

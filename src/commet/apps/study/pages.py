@@ -37,6 +37,12 @@ from commet.format.dataset import Dataset
 
 HERE = Path(__file__).parent
 STATIC_DIR = HERE / "static"
+#: new participants a minute through the panel link from one client address (a lab or a university NAT: raise it)
+JOINS_PER_ADDRESS = 30
+#: participants with panel ids the study takes by default (``study serve --max-panel-participants``)
+MAX_PANEL_PARTICIPANTS = 2000
+JOIN_SLOW_DOWN = ("Many people started this study from your network in the last minute. Please wait a minute, then "
+                  "open the study again from your panel's page.")
 TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 
 
@@ -44,7 +50,8 @@ class StudyPages:
     """Pages, sessions, and the participant a link names (404 for none, 429 past the per-link limit)."""
 
     def __init__(self, study: Study, db: StudyDB, sessions: Sessions, pages: Jinja2Templates,
-                 participation: Participation, *, participant_rate: int):
+                 participation: Participation, *, participant_rate: int, joins_per_address: int = JOINS_PER_ADDRESS,
+                 max_panel_participants: int | None = MAX_PANEL_PARTICIPANTS):
         self.study = study
         self.db = db
         self.sessions = sessions
@@ -52,8 +59,17 @@ class StudyPages:
         self.participation = participation
         self.per_token = RateLimiter(limit=participant_rate, window_s=60.0)
         self.unknown_links = RateLimiter(limit=participant_rate, window_s=60.0)
-        #: new participants through the panel link (a panel sends hundreds a minute at most)
+        #: new participants through the panel link, all addresses together (a panel sends hundreds a minute at most)
         self.joins = RateLimiter(limit=participant_rate, window_s=60.0)
+        #: new participants through the panel link per client address (held in memory only)
+        self.joins_from = RateLimiter(limit=joins_per_address, window_s=60.0)
+        #: how many participants with panel ids the study takes (None: no limit)
+        self.max_panel_participants = max_panel_participants
+
+    def new_panel_participant(self, client: str | None) -> None:
+        """Count a new participant through the panel link, or refuse it (429) past the per-address or overall rate."""
+        if self.joins_from.wait_s(client or "-") > 0 or self.joins.wait_s("join") > 0:
+            raise HTTPException(status_code=429, detail=JOIN_SLOW_DOWN)
 
     def render(self, request: Request, name: str, session: dict[str, str] | None = None, status: int = 200,
                **context: object) -> HTMLResponse:
@@ -121,6 +137,11 @@ class StudyPages:
 
         @app.exception_handler(StarletteHTTPException)
         async def error_page(request: Request, exc: StarletteHTTPException) -> Response:
+            if exc.status_code == 429 and exc.detail == JOIN_SLOW_DOWN:
+                response = self.render(request, "message.html", status=429, heading="Please wait a minute",
+                                       message=JOIN_SLOW_DOWN)
+                response.headers["Retry-After"] = "60"
+                return response
             if exc.status_code == 429:  # only a script meets this one; still, say what to do and link back
                 token = request.path_params.get("token")
                 response = self.render(request, "message.html", status=429, heading="Please slow down",

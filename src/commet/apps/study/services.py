@@ -17,7 +17,7 @@ from commet.apps.study.db import StudyDB
 from commet.apps.study.export import participant_label, participant_status, response_records, to_csv, to_jsonl
 from commet.apps.study.flow import Position, position, question_count
 from commet.apps.study.panel import Ending, entry_link, kind_of
-from commet.apps.web import LoginThrottle, hash_password, verify_password
+from commet.apps.web import LoginThrottle, form_text, hash_password, verify_password
 from commet.engine.conversation import apply_branch_rules
 from commet.format.model import StoryTurn
 from commet.judges.base import Judge, JudgeRequest, Verdict
@@ -46,8 +46,9 @@ def feedback_style(kind: str) -> str:
 
 def typed(response: str) -> str:
     """The text a participant typed, as their browser holds it: a form sends each line break as CRLF, which the
-    textarea (and its ``maxlength``) counts as one character, so line breaks are LF again before anything counts."""
-    return response.replace("\r\n", "\n").replace("\r", "\n").strip()
+    textarea (and its ``maxlength``) counts as one character, so line breaks are LF again before anything counts;
+    control characters are removed as in every form field of both apps (:func:`commet.apps.web.form_text`)."""
+    return form_text(response)
 
 
 class Participation:

@@ -46,6 +46,7 @@ from commet.apps.review.db.records import (
     ReviewError,
     StaleRevision,
     Table6Column,
+    UnknownRevision,
     check_password,
     check_user_name,
     open_for_me,
@@ -55,7 +56,8 @@ from commet.apps.review.db.users import ReviewUsers
 __all__ = [
     "CRITERIA", "CRITERION_KEYS", "EDITS_SINCE", "ERROR_CATEGORIES", "IMAGE_ERRORS", "REVIEWERS_FOR_CONSENSUS",
     "SCHEMA", "SQLITE_MAX_INT", "STATUS_KINDS", "TEXT_ERRORS", "AcceptRefused", "CheckInput", "ItemStatus",
-    "OverviewRow", "Picture", "ReviewDB", "ReviewError", "StaleRevision", "Table6Column", "check_password",
+    "OverviewRow", "Picture", "ReviewDB", "ReviewError", "StaleRevision", "Table6Column", "UnknownRevision",
+    "check_password",
     "check_user_name", "now", "open_for_me",
 ]
 

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from commet.apps.review.db.records import ReviewError, StaleRevision
+from commet.apps.review.db.records import ReviewError, StaleRevision, UnknownRevision
 from commet.apps.web import SESSION_SCHEMA, check_app_store, normalise_name, set_up_store
 from commet.store.sqlite import META_TABLE
 
@@ -106,7 +106,8 @@ class ReviewStoreBase:
     @contextmanager
     def transaction(self, item_id: str | None = None, seen_revision: int | None = None) -> Iterator[sqlite3.Connection]:
         """One write transaction that holds the write lock from its start; with ``seen_revision`` it first checks
-        that the item is still at that revision (raising :class:`StaleRevision` otherwise)."""
+        that the item is still at that revision (raising :class:`StaleRevision` for an older one,
+        :class:`UnknownRevision` for one it never reached)."""
         db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
         db.row_factory = sqlite3.Row
         db.execute("PRAGMA foreign_keys = ON")
@@ -117,6 +118,9 @@ class ReviewStoreBase:
                     row = db.execute("SELECT revision FROM items WHERE id = ?", (item_id,)).fetchone()
                     if row is None:
                         raise ReviewError(f"no item {item_id!r}")
+                    if seen_revision is not None and seen_revision > row["revision"]:
+                        raise UnknownRevision(f"item {item_id!r} has no revision {seen_revision} (it is at revision "
+                                              f"{row['revision']})")
                     if seen_revision is not None and row["revision"] != seen_revision:
                         since = db.execute(EDITS_SINCE, (item_id, seen_revision)).fetchall()
                         raise StaleRevision(item_id, seen_revision, row["revision"], since)

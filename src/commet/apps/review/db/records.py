@@ -46,6 +46,11 @@ class ReviewError(CommetError, ValueError):
     """A request the store refuses (unknown item, invalid edit): shown to the reviewer."""
 
 
+class UnknownRevision(CommetError, ValueError):
+    """A write that names a revision the item never reached (a forged or mistyped form): answered with 400, not as a
+    conflict, since nothing changed since it."""
+
+
 class StaleRevision(ReviewError):
     """A write from a page that showed an older revision: refused, with what changed since."""
 

@@ -83,7 +83,7 @@ class ReviewStatistics(ReviewDecisions):
 
     # ------------------------------------------------------------------ statistics
 
-    def table6(self) -> list[Table6Column]:
+    def table6(self, viewer: str | None = None) -> list[Table6Column]:
         """Table 6: erroneous *images* (the picture an item's turns show, over all its versions) per most
         prominent error, as the reviewer chose it; one column for all images, one per reviewer, and the
         images of final and of not yet final items.
@@ -91,7 +91,10 @@ class ReviewStatistics(ReviewDecisions):
         A reviewer's category for an image is the prominent error they chose on the first version they
         found erroneous (a failed criterion that still stands). In the columns that pool reviewers an
         image takes the category of the reviewer who found it erroneous first; no category order is used
-        to break ties."""
+        to break ties.
+
+        For ``viewer`` (a reviewer's name) the other reviewers' checks of the current pictures of an item they
+        review blind are left out, as the item page hides them (:meth:`ItemStatus.hides`); no viewer: all."""
         statuses = self.statuses()
         with self.connect() as db:
             rows = db.execute("SELECT c.id, c.picture_id, c.user_id, c.criterion, c.passed, p.item_id, p.image_id, "
@@ -101,8 +104,12 @@ class ReviewStatistics(ReviewDecisions):
                 "SELECT picture_id, user_id, criterion FROM prominent_errors WHERE id IN "
                 "(SELECT MAX(id) FROM prominent_errors GROUP BY picture_id, user_id)")}
             names = dict(db.execute("SELECT id, name FROM users ORDER BY name").fetchall())
+            current = {r[0] for r in db.execute("SELECT picture_id FROM current_pictures")}
         latest: dict[tuple[int, int, str], sqlite3.Row] = {}
         for row in rows:
+            status = statuses[row["item_id"]]
+            if row["picture_id"] in current and status.hides(viewer, names.get(row["user_id"]), status.revision):
+                continue
             latest[(row["picture_id"], row["user_id"], row["criterion"])] = row
         # (reviewer, image) -> (version, first standing failure id, category)
         found: dict[tuple[int, tuple[str, str]], tuple[int, int, str | None]] = {}
@@ -135,11 +142,18 @@ class ReviewStatistics(ReviewDecisions):
         columns.append(column("Not final", [c for image, (_, c) in first.items() if not statuses[image[0]].final]))
         return columns
 
-    def stats(self) -> dict[str, object]:
-        """Table 6, filings per category, picture and item totals, and each reviewer's progress."""
+    def stats(self, viewer: str | None = None) -> dict[str, object]:
+        """Table 6, filings per category, picture and item totals, and each reviewer's progress.
+
+        For ``viewer`` (a reviewer's name) the figures are blinded as the item pages and exports are: the other
+        reviewers' filings and picture checks on the current revision of an item ``viewer`` reviews blind count
+        nowhere (not by category, not in a reviewer's "errors filed", not in Table 6), and such an item counts
+        as "awaiting your verdict", not by its status. No viewer (the command line): everything."""
         statuses = self.statuses()
         with self.connect() as db:
-            filings = db.execute("SELECT category FROM error_filings").fetchall()
+            filings = [row for row in db.execute(
+                "SELECT e.item_id, e.revision, e.category, e.user_id, u.name FROM error_filings e LEFT JOIN users u "
+                "ON u.id = e.user_id") if not statuses[row["item_id"]].hides(viewer, row["name"], row["revision"])]
             n_pictures = db.execute("SELECT COUNT(*) FROM current_pictures").fetchone()[0]
             revised = db.execute("SELECT COUNT(*) FROM (SELECT item_id, image_id FROM pictures GROUP BY item_id, image_id "
                                  "HAVING COUNT(*) > 1)").fetchone()[0]
@@ -154,13 +168,14 @@ class ReviewStatistics(ReviewDecisions):
                         "SELECT COUNT(*) FROM (SELECT c.picture_id FROM picture_checks c JOIN current_pictures cp "
                         "ON cp.picture_id = c.picture_id WHERE c.user_id = ? GROUP BY c.picture_id "
                         "HAVING COUNT(DISTINCT c.criterion) = ?)", (uid, len(CRITERIA))).fetchone()[0],
-                    "errors": db.execute("SELECT COUNT(*) FROM error_filings WHERE user_id = ?", (uid,)).fetchone()[0],
+                    "errors": sum(row["user_id"] == uid for row in filings),
                     "edits": db.execute("SELECT COUNT(DISTINCT revision || item_id) FROM edits WHERE user_id = ?",
                                         (uid,)).fetchone()[0],
                 }
         filed = Counter(row["category"] for row in filings)
-        kinds = Counter(status.kind for status in statuses.values())
-        return {"table6": self.table6(), "pictures": n_pictures, "revised": revised,
+        kinds = Counter("awaiting" if viewer is not None and status.blind_for(viewer) else status.kind
+                        for status in statuses.values())
+        return {"table6": self.table6(viewer), "pictures": n_pictures, "revised": revised,
                 "filed": [(key, label, filed[key]) for key, label in ERROR_CATEGORIES.items()],
                 "items": len(statuses), "statuses": dict(kinds), "reviewers": per_user}
 

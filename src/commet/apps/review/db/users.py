@@ -6,7 +6,7 @@ import sqlite3
 
 from commet.apps.review.db.connection import ReviewStoreBase, now
 from commet.apps.review.db.records import ReviewError, check_password, check_user_name
-from commet.apps.web import hash_password, normalise_name, revoke_sessions, verify_password
+from commet.apps.web import hash_password, normalise_name, revoke_sessions, unknown_user_hash, verify_password
 
 
 class ReviewUsers(ReviewStoreBase):
@@ -39,7 +39,7 @@ class ReviewUsers(ReviewStoreBase):
             row = db.execute("SELECT id, password_hash FROM users WHERE name_key = ?",
                              (normalise_name(name),)).fetchone()
         if row is None:
-            verify_password(password, hash_password("timing-equaliser"))  # same work for unknown names
+            verify_password(password, unknown_user_hash())  # one scrypt run, as for a known name
             return None
         return int(row["id"]) if verify_password(password, row["password_hash"]) else None
 

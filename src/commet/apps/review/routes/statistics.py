@@ -14,5 +14,5 @@ router = APIRouter()
 @router.get("/stats", response_class=HTMLResponse)
 def stats_page(request: Request, review: Review) -> Response:
     session, _, name = review.pages.signed_in(request)
-    return review.pages.render(request, session, "stats.html", user=name, stats=review.store.stats(),
+    return review.pages.render(request, session, "stats.html", user=name, stats=review.store.stats(name),
                                image_errors=IMAGE_ERRORS)

@@ -14,7 +14,7 @@ from commet.apps.files import static_file
 from commet.apps.study.pages import STATIC_DIR, Site
 from commet.apps.study.panel import Ending, PanelIdError, PanelIds, panel_ids, previewing
 from commet.apps.study.services import MAX_ANSWER_CHARS, typed
-from commet.apps.web import csrf_token, csrf_valid
+from commet.apps.web import client_address, csrf_token, csrf_valid
 
 router = APIRouter()
 
@@ -52,9 +52,18 @@ async def join(request: Request, site: Site, key: str) -> Response:
     if ids is None:
         raise HTTPException(status_code=400, detail="This link lacks the participant id your panel adds to it. "
                                                     "Please open the study from the panel's page.")
-    pages.joins.check("join")
-    token = site.participation.db.panel_participant(ids, len(pages.study.questionnaires))
-    return RedirectResponse(f"/p/{token}", status_code=303)
+    db = site.participation.db
+    entry = db.panel_entry(ids)  # someone who came before is never throttled: only new participants count
+    if entry.token is None and not entry.other_session:
+        pages.new_panel_participant(client_address(request))
+        entry = db.panel_participant(ids, len(pages.study.questionnaires), limit=pages.max_panel_participants)
+    if entry.other_session:
+        raise HTTPException(status_code=403, detail="This panel id already takes part in this study from another "
+                                                    "panel session. Please open the study from your panel's page.")
+    if entry.full:
+        raise HTTPException(status_code=403, detail="This study has all the participants it takes; please return "
+                                                    "it on your panel's page. Thank you!")
+    return RedirectResponse(f"/p/{entry.token}", status_code=303)
 
 
 @router.get("/p/{token}", response_class=HTMLResponse)
