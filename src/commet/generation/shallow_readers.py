@@ -300,10 +300,11 @@ def _centre_x(entity: Mapping[str, object]) -> float | None:
 
 def _matched(scene: Mapping[str, object] | None, keys: Sequence[tuple[str, ...]]) -> list[Mapping[str, object]]:
     """The thing (or place) of the scene each option names, in option order; [] unless every option names
-    exactly one."""
+    exactly one. Only what the picture shows is read: a thing the scene marks ``"visible": false`` (inside a
+    closed box, in a pocket) is not drawn, so no reader of the picture sees it."""
     if not scene:
         return []
-    entities = _entities(scene, "objects", "places")
+    entities = [e for e in _entities(scene, "objects", "places") if e.get("visible", True) is not False]
     matched = []
     for key in keys:
         hits = []
