@@ -220,14 +220,16 @@ HOW_KNEW = ("How did you know?", "How can you tell?", "What tells you that?")
 #: Test items (each sees one side) need no surface swap of their own: swapping the people swaps what they see.
 #: The people stand at two spots in test items and in the first two controls; the last two controls, where the
 #: surface both see is the one at the end, stand them between it and the screen (the screen's place tells the
-#: cell in any case).
+#: cell in any case). There the picture has no room (no figure may overlap another) to stand a person nearer to
+#: the hidden thing than to the seen one, so in controls each person is nearer to the thing both see in three
+#: layouts of four (docs/procedural.md gives the figure).
 REFERENT_LAYOUTS: dict[bool, tuple[dict[str, float], ...]] = {
     True: ({"near": 0.035, "speaker": 0.42, "screen": 0.57, "far": 0.78, "listener": 0.98},  # each sees one side
            {"far": 0.035, "listener": 0.42, "screen": 0.57, "near": 0.78, "speaker": 0.98}) * 2,
     False: ({"far": 0.035, "screen": 0.255, "speaker": 0.42, "near": 0.78, "listener": 0.98},  # both see one side
             {"far": 0.035, "screen": 0.255, "listener": 0.42, "near": 0.78, "speaker": 0.98},
-            {"near": 0.035, "speaker": 0.22, "listener": 0.46, "screen": 0.6, "far": 0.78},
-            {"near": 0.035, "listener": 0.22, "speaker": 0.46, "screen": 0.6, "far": 0.78}),
+            {"near": 0.035, "speaker": 0.24, "listener": 0.39, "screen": 0.56, "far": 0.78},
+            {"near": 0.035, "listener": 0.24, "speaker": 0.39, "screen": 0.56, "far": 0.78}),
 }
 
 
@@ -386,8 +388,8 @@ def reference_hard_perspective(b: StoryBuilder, image_dependent: bool) -> None:
     setter, arriver = (helper, child) if cell == CELLS[1] else (child, helper)
     kind = b.pick("toy", [k for k in lex.TOYS if k.shape != "book"])
     colours = b.sample("colours: the toys", kind.colours, 3)
-    far, near = (Place("far", "table", "brown", x(0.07), name="the first table"),
-                 Place("near", "table", "brown", x(0.51), name="the second table"))
+    far, near = (Place("table1", "table", "brown", x(0.07), name="the first table"),
+                 Place("table2", "table", "brown", x(0.51), name="the second table"))
     setter.x = x(0.3)  # between the tables while setting out: sees each thing put down
     arriver.present = False  # comes in after the things are set out
     for item in (setter, arriver, far, near):
