@@ -211,25 +211,22 @@ HOW_KNEW = ("How did you know?", "How can you tell?", "What tells you that?")
 
 
 #: Layouts of the referent item: where the speaker, the listener, the screen and the two surfaces stand. ``near``
-#: is the surface the speaker sees. Whoever stands at the end is nearer to what they see; the other one is
-#: nearer to what the screen hides (with the things placed as ``reference_hard_referent`` places them): per cell,
-#: each person is nearer to what they see in half the layouts (so "the thing nearest to her" is no cue). Each
-#: layout's role swap (speaker and listener, and in controls the two surfaces too), mirrored, is in its cell's
+#: is the surface the speaker sees. Test items (each sees one side): whoever stands at the end is nearer to what
+#: they see; the other one is nearer to what the screen hides (with the things placed as
+#: ``reference_hard_referent`` places them). Each layout's role swap (speaker and listener), mirrored, is in the
 #: table, so that with the room's mirror the surface the speaker sees (and the thing on it) stands at exactly the
-#: spots the other one stands at, each as often: no place, side or distance from the centre tells the answer.
-#: Test items (each sees one side) need no surface swap of their own: swapping the people swaps what they see.
-#: The people stand at two spots in test items and in the first two controls; the last two controls, where the
-#: surface both see is the one at the end, stand them between it and the screen (the screen's place tells the
-#: cell in any case). There the picture has no room (no figure may overlap another) to stand a person nearer to
-#: the hidden thing than to the seen one, so in controls each person is nearer to the thing both see in three
-#: layouts of four (docs/procedural.md gives the figure).
+#: spots the other one stands at, each as often; swapping the people swaps what they see.
+#: Controls (both see one side): the two surfaces stand at the two ends, both people and then the screen between
+#: them, one person by the surface both see and one by the screen, nearer to the hidden thing than to the seen one
+#: (the people swap places in the other layout). The things stand both toward the middle or both toward the ends
+#: (a coin), so the thing both see and the other one take mirror spots: with the room's mirror each stands at
+#: exactly the other's spots, each as often. Per cell, each person is nearer to the answer's thing in exactly half
+#: the layouts, and no place, side or distance from the centre tells the answer.
 REFERENT_LAYOUTS: dict[bool, tuple[dict[str, float], ...]] = {
     True: ({"near": 0.035, "speaker": 0.42, "screen": 0.57, "far": 0.78, "listener": 0.98},  # each sees one side
            {"far": 0.035, "listener": 0.42, "screen": 0.57, "near": 0.78, "speaker": 0.98}) * 2,
-    False: ({"far": 0.035, "screen": 0.255, "speaker": 0.42, "near": 0.78, "listener": 0.98},  # both see one side
-            {"far": 0.035, "screen": 0.255, "listener": 0.42, "near": 0.78, "speaker": 0.98},
-            {"near": 0.035, "speaker": 0.24, "listener": 0.39, "screen": 0.56, "far": 0.78},
-            {"near": 0.035, "listener": 0.24, "speaker": 0.39, "screen": 0.56, "far": 0.78}),
+    False: ({"near": 0.035, "speaker": 0.28, "listener": 0.57, "screen": 0.73, "far": 0.965},  # both see one side
+            {"near": 0.035, "listener": 0.28, "speaker": 0.57, "screen": 0.73, "far": 0.965}) * 2,
 }
 
 
@@ -240,9 +237,9 @@ def reference_hard_referent(b: StoryBuilder, image_dependent: bool) -> None:
     test = b.role(b.cell("different views", 2) == 1, "both see the same landmark: the listener understands")
     cast = Cast(b)
     w = World(room(b))
-    flip, people_swapped, ends_swapped = b.flips("room mirrored", "layout", "layout: the surfaces' ends")
+    flip, people_swapped, inward = b.flips("room mirrored", "layout", "layout: the things' side")
     x: Callable[[float], float] = (lambda v: 1 - v) if flip else (lambda v: v)
-    layout_index = int(people_swapped) + 2 * int(ends_swapped)
+    layout_index = int(people_swapped) + 2 * int(inward)
     spots = REFERENT_LAYOUTS[test][layout_index]
     layout = (spots["speaker"], spots["listener"], spots["near"], spots["far"], spots["screen"])
     speaker, listener = cast.child(x(layout[0])), cast.adult(x(layout[1]))
@@ -264,14 +261,14 @@ def reference_hard_referent(b: StoryBuilder, image_dependent: bool) -> None:
     # on each surface the thing stands beside its landmark (things stand left to right as put down), so that the
     # person by the screen is nearer to the hidden thing than to the one they see (each person is nearer to what
     # they see in half the layouts). Test: away from the screen on the side the person nearer to what is hidden
-    # sees, toward it on the other; control: right of the landmark (before the mirror) on both surfaces, so that
-    # the thing both see and the other one take the same spots.
+    # sees, toward it on the other; control: both toward the picture's middle, or both toward its ends (the coin),
+    # so that the thing both see and the other one take mirror spots.
     if test:
         hidden_nearer_sees_near = layout_index % 2 == 0  # in the other layout the listener stands by the screen
         screen_right = x(layout[4]) > x(layout[2])  # of the near surface
         toy_right = {near.id: screen_right != hidden_nearer_sees_near, far.id: screen_right != hidden_nearer_sees_near}
     else:
-        toy_right = {near.id: not flip, far.id: not flip}
+        toy_right = {place.id: (place.x < 0.5) == inward for place in (near, far)}
     near_items = (mark1, mine) if toy_right[near.id] else (mine, mark1)
     far_items = (mark2, theirs) if toy_right[far.id] else (theirs, mark2)
     first, second = (near_items, far_items) if first_near else (far_items, near_items)
@@ -379,11 +376,23 @@ def reference_hard_perspective(b: StoryBuilder, image_dependent: bool) -> None:
     """The paper's Figure 2: three sizes; the one asked for (the biggest or the smallest) stands alone on the far
     table, behind a screen from where the one who comes in stands. Test: the listener comes in (and gives the
     biggest he knows of); controls: the speaker comes in (and means another one), or nothing is in the way.
-    The three cells are balanced, and so is the size asked for."""
+    The three cells are balanced, and so is the size asked for.
+
+    Where each thing stands, and how big it is drawn, is the answer exactly as often as not (a third of the
+    time) over the three cells, turn by turn: behind the screen the asked-for one is the answer once in two
+    blocked items (the one the speaker means in the test, the one the listener gives in a control), the middle
+    one beside it on the near table once in two, the other size never; with nothing in the way the asked-for one
+    stands on the near table beside the middle one, and the other size stands alone (never the answer). So each
+    size at each spot (the far table, either end of the near table, with the room's mirror) is the answer once in
+    three, and a lookup on where (and how big) the answer is drawn reads chance."""
     cell = CELLS[b.cell("cell", 3)]
-    cast, w, x, _ = _mirrored_room(b)
+    cast = Cast(b)
+    w = World(room(b))
+    # the mirror, the size asked for and which of the two on the near table stands nearer the people: drawn jointly
+    # in the cell, so that every spot and size the answer takes is balanced by construction
+    mirrored, big, bigger_inside = b.flips("room mirrored", "asks big", "near table: the bigger one nearer the people")
+    x: Callable[[float], float] = (lambda v: 1 - v) if mirrored else (lambda v: v)
     b.role(cell == CELLS[0], cell.replace("blocked", "blocked from the asked-for size"))
-    big = b.flip("asks big")
     child, helper = cast.child(x(0.5)), cast.adult(x(0.5))
     setter, arriver = (helper, child) if cell == CELLS[1] else (child, helper)
     kind = b.pick("toy", [k for k in lex.TOYS if k.shape != "book"])
@@ -395,12 +404,16 @@ def reference_hard_perspective(b: StoryBuilder, image_dependent: bool) -> None:
     for item in (setter, arriver, far, near):
         w.add(item)
     asked = 3 if big else 1
-    # the far table holds one thing alone: the asked-for one, behind the screen; with nothing in the way, one of
-    # the others (so that the thing standing alone is the answer no more often than any other)
-    alone = asked if cell != CELLS[2] else [s for s in (3, 2, 1) if s != asked][b.flip("alone: the smaller of the others")]
+    # the far table holds one thing alone: the asked-for one, behind the screen; with nothing in the way, the other
+    # end size (never the answer), so that over the cells every size at every spot is the answer a third of the time
+    alone = asked if cell != CELLS[2] else 4 - asked
     things = [Thing(f"thing{s}", kind, c, far.id if s == alone else near.id, size=s)
               for s, c in zip((3, 2, 1), colours, strict=True)]
-    for thing in b.shuffled("things set out", things):
+    # the near table's two stand left to right as put down (before the mirror: the people stand to the right)
+    pair = sorted((t for t in things if t.size != alone), key=lambda t: t.size, reverse=not bigger_inside)
+    order = [*pair]
+    order.insert(b.pick("things set out: the far one's turn", (0, 1, 2)), next(t for t in things if t.size == alone))
+    for thing in order:
         w.add(thing)  # the setter, between the tables, sees each one put out
     # both end up on the near table's side, in either order, so that nobody stands nearest to what they see
     setter_spot, arriver_spot = (0.72, 0.88) if b.flip("setter inside") else (0.88, 0.72)
