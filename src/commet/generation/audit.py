@@ -14,8 +14,9 @@ in the question, "... the apple or the cookie?") or whose expected answers are y
 Turns where every option is right (a free pick that opens a branch) measure nothing and
 are left out; after a branch point, the branch the predictor's own pick opened is followed.
 Turns whose metadata says ``keyed`` (the booklet's "the same as / the other one than your
-pick" items, designed to follow the respondent's earlier pick) are scored on lines of their
-own and never gated.
+pick" items, designed to follow the respondent's earlier pick) or ``control`` (a check that the
+story was followed, whose answer the story states and never varies: moral_false_belief's "how
+does she feel?" after "she cries") are scored on lines of their own and never gated.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class Line:
     turns: int
     correct: int
     chance: float  # expected right answers of a uniform random pick, summed over the scored turns
-    designed: bool = False  # turns keyed to the respondent's own pick: reported, never gated
+    designed: bool = False  # keyed to the respondent's own pick, or control turns: reported, never gated
 
     @property
     def accuracy(self) -> float:

@@ -165,7 +165,7 @@ class Reading:
     n: int  # options (2 for yes/no)
     texts: tuple[str, ...]  # the options' normalised texts (yes, no for yes/no questions)
     right: tuple[frozenset[int], ...]  # per branch, the right options
-    keyed: bool  # designed to follow the respondent's own earlier pick (excepted from the gate)
+    keyed: bool  # designed: follows the respondent's own earlier pick, or a control turn (excepted from the gate)
     words: frozenset[str]  # stemmed words of the story so far
     context_words: frozenset[str]
     picks: dict[str, dict[object, int]]  # family -> rule -> pick
@@ -503,7 +503,7 @@ def readings(storyturn: StoryTurn, scenes: Mapping[str, Mapping[str, object]] | 
         picks["earlier answers"] = _earlier_rules(earlier, texts)
         found.append(Reading(
             task=storyturn.task, turn=k, story_id=storyturn.id, n=len(texts), texts=tuple(texts),
-            right=shape.right, keyed=bool(turn.meta.get("keyed")),
+            right=shape.right, keyed=bool(turn.meta.get("keyed") or turn.meta.get("control")),
             words=frozenset(story.tokens) | _asked_person(turn.question, " ".join(stories)),
             context_words=frozenset(context_text.tokens), picks=picks,
             option_words=option_words(story, keys) if options else (),
