@@ -35,7 +35,7 @@ def sample(seed: int, per_task: int, scenes: dict[str, dict[str, object]], tasks
         for k in range(per_task):
             storyturn, builder = generate_storyturn(task, k, seed, is_image_dependent(task, k, per_task, 0.3),
                                                     slot=variant_slot(task, k, per_task, 0.3))
-            scenes.update(builder.scenes)
+            scenes.update(builder.shipped)  # what the scene files hold
             out.append(storyturn)
     return out
 

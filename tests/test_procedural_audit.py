@@ -27,7 +27,7 @@ from commet.format.model import Feedback, Option, StoryTurn, Turn
 from commet.generation.audit import BLIND, FAMILIES, OVERALL, audit_dataset
 from commet.generation.procedural import GENERATORS, generate_storyturn, is_image_dependent, variant_slot
 from commet.generation.procedural.variety import closest, skeleton_counts, vocabulary_sizes, words
-from commet.generation.shallow_readers import CUE_FAMILIES
+from commet.generation.shallow_readers import CUE_FAMILIES, readings
 from commet.models.base import Message, ModelRequest
 from commet.models.registry import create_model
 from commet.models.shortcut import ShortcutLearner, closed_turn
@@ -268,3 +268,24 @@ def test_malformed_scene_files_are_read_as_no_scene(tmp_path: Path) -> None:
     # the same reading as with no scene at all
     unread = audit_dataset(list(load_dataset(tmp_path / "p"))).line("reference_hard_perspective", "picture")
     assert picture["accuracy"] == round(100 * unread.accuracy, 2)
+
+
+def test_a_control_turn_is_reported_apart_and_never_gated() -> None:
+    """moral_false_belief's "how does she feel?" (the story says she cries: always "sad") is a control turn; the
+    audit scores it on a designed line of its own, where a story-blind reader is right every time, and the task's
+    gated lines leave it out."""
+    from commet.generation.procedural import generate_storyturn
+
+    def sample(seed: int) -> list[StoryTurn]:
+        return [generate_storyturn("moral_false_belief", k, seed, False, slot=k)[0] for k in range(16)]
+
+    first = sample(1)
+    feels = [t for t in first[0].turns if t.meta.get("asks") == "feels"]
+    assert len(feels) == 1 and feels[0].meta.get("control")
+    audit = audit_dataset(first, other=sample(2), families=("blind",))
+    designed = audit.line("moral_false_belief", "blind", designed=True)
+    gated = audit.line("moral_false_belief", "blind")
+    assert designed.turns == 0 or designed.accuracy == 1.0, designed  # an open turn: scored only if closed
+    assert gated.turns and gated.accuracy < 0.9, gated
+    gated_turns = {(r.story_id, r.turn) for st in first for r in readings(st) if not r.keyed}
+    assert not [k for st in first for k, t in enumerate(st.turns) if t.meta.get("control") and (st.id, k) in gated_turns]

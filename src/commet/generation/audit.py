@@ -5,7 +5,7 @@ reasoning about minds. :func:`audit_dataset` trains predictors that do not reaso
 on one part of a dataset (or on one of two datasets) and scores them on the other: the
 story-blind :class:`~commet.models.shortcut.ShortcutLearner` (answer position, yes/no, answer
 text) and the shallow readers of :mod:`commet.generation.shallow_readers` (order of mention,
-one cue word, the feedback, the picture's sizes, a linear model over the words around each
+one cue word, the feedback, the picture's sizes and places, a lookup on where each option is drawn, a linear model over the words around each
 option). It sets each one's accuracy beside chance per task: a dataset is well counterbalanced
 when they agree. ``commet audit`` prints it.
 
@@ -14,8 +14,9 @@ in the question, "... the apple or the cookie?") or whose expected answers are y
 Turns where every option is right (a free pick that opens a branch) measure nothing and
 are left out; after a branch point, the branch the predictor's own pick opened is followed.
 Turns whose metadata says ``keyed`` (the booklet's "the same as / the other one than your
-pick" items, designed to follow the respondent's earlier pick) are scored on lines of their
-own and never gated.
+pick" items, designed to follow the respondent's earlier pick) or ``control`` (a check that the
+story was followed, whose answer the story states and never varies: moral_false_belief's "how
+does she feel?" after "she cries") are scored on lines of their own and never gated.
 """
 
 from __future__ import annotations
@@ -26,7 +27,15 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from commet.format.model import StoryTurn
-from commet.generation.shallow_readers import FAMILIES, INFORMATIONAL, Reading, fit_rule, readings
+from commet.generation.shallow_readers import (
+    FAMILIES,
+    INFORMATIONAL,
+    POSITION,
+    Reading,
+    fit_position_reader,
+    fit_rule,
+    readings,
+)
 from commet.generation.word_reader import WORDS, fit_word_reader
 from commet.models.shortcut import ShortcutLearner, closed_turns, split_halves
 
@@ -46,7 +55,7 @@ class Line:
     turns: int
     correct: int
     chance: float  # expected right answers of a uniform random pick, summed over the scored turns
-    designed: bool = False  # turns keyed to the respondent's own pick: reported, never gated
+    designed: bool = False  # keyed to the respondent's own pick, or control turns: reported, never gated
 
     @property
     def accuracy(self) -> float:
@@ -135,8 +144,11 @@ def _fit(train: list[list[Reading]], families: Sequence[str]) -> dict[tuple[str,
     for story in train:
         for reading in story:
             groups[(reading.task, reading.turn)].append(reading)
-    return {(task, turn, family): fit_word_reader(items) if family == WORDS else fit_rule(items, family)
-            for (task, turn), items in groups.items() for family in families}
+    def fit(items: list[Reading], family: str) -> Predictor:
+        if family == WORDS:
+            return fit_word_reader(items)
+        return fit_position_reader(items) if family == POSITION else fit_rule(items, family)
+    return {(task, turn, family): fit(items, family) for (task, turn), items in groups.items() for family in families}
 
 
 def audit_dataset(storyturns: Sequence[StoryTurn], name: str = "", other: Sequence[StoryTurn] | None = None,

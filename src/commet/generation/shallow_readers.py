@@ -18,8 +18,13 @@ simple rule chosen per (task, turn) on training items and applied to held-out on
 * ``context``: reads only the feedback texts and the earlier questions (and the current
   question): which option they name, and cue words in them;
 * ``picture``: reads the scene of the latest picture, never the text: the biggest, middle or
-  smallest thing among the options, the leftmost or rightmost, the nearest to or farthest from a
-  person the question names;
+  smallest thing among the options, the leftmost or rightmost, the nearest to or farthest from the
+  picture's centre, the nearest to or farthest from a person the question names;
+* ``position``: a lookup on where each option's thing is drawn: its exact pixel box (left edge and
+  width, which is its place and its size) and its distance from the picture's centre, each mapped to
+  the rate at which a thing drawn there was the answer in the training items; it picks the option
+  drawn where answers were most often (a layout that puts the answer at spots the other options never
+  take is read off at once);
 * ``words``: a linear model over the words around each option, or over all the words read for a
   yes/no question (:mod:`commet.generation.word_reader`).
 
@@ -60,7 +65,8 @@ _YES_NO = ("yes", "no")
 MENTION, PEOPLE_PICTURE, FEEDBACK = "mention", "people picture", "feedback"
 CUE_FAMILIES = (MENTION, PEOPLE_PICTURE, FEEDBACK)
 #: Families whose accuracy is gated (the earlier-answers reader is informational).
-FAMILIES = ("order", "cue word", "anchor", "context", "picture", *CUE_FAMILIES, WORDS)
+POSITION = "position"
+FAMILIES = ("order", "cue word", "anchor", "context", "picture", POSITION, *CUE_FAMILIES, WORDS)
 INFORMATIONAL = ("earlier answers",)
 #: A cue word must occur in at least this many training items, and be absent from as many.
 MIN_WORD_ITEMS = 3
@@ -159,12 +165,13 @@ class Reading:
     n: int  # options (2 for yes/no)
     texts: tuple[str, ...]  # the options' normalised texts (yes, no for yes/no questions)
     right: tuple[frozenset[int], ...]  # per branch, the right options
-    keyed: bool  # designed to follow the respondent's own earlier pick (excepted from the gate)
+    keyed: bool  # designed: follows the respondent's own earlier pick, or a control turn (excepted from the gate)
     words: frozenset[str]  # stemmed words of the story so far
     context_words: frozenset[str]
     picks: dict[str, dict[object, int]]  # family -> rule -> pick
     option_words: tuple[frozenset[str], ...] = ()  # listed options: the words around each (the word reader's)
     cues: Mapping[str, frozenset[str]] = field(default_factory=dict)  # cue family -> its pseudo-words
+    positions: tuple[frozenset[str], ...] = ()  # listed options drawn in the picture: where each is (the lookup's)
 
     def cue_words(self, family: str) -> frozenset[str]:
         """The words a cue reader of ``family`` switches on."""
@@ -291,13 +298,13 @@ def _centre_x(entity: Mapping[str, object]) -> float | None:
     return float(box[0] + box[2]) / 2
 
 
-def _scene_rules(scene: Mapping[str, object] | None, keys: Sequence[tuple[str, ...]], question: str = ""
-                 ) -> dict[object, int]:
-    """Size and left-to-right rank of the things (or places) the options name, in the scene, and which of
-    them stands nearest to (or farthest from) each person the question names, in the order it names them."""
+def _matched(scene: Mapping[str, object] | None, keys: Sequence[tuple[str, ...]]) -> list[Mapping[str, object]]:
+    """The thing (or place) of the scene each option names, in option order; [] unless every option names
+    exactly one. Only what the picture shows is read: a thing the scene marks ``"visible": false`` (inside a
+    closed box, in a pocket) is not drawn, so no reader of the picture sees it."""
     if not scene:
-        return {}
-    entities = _entities(scene, "objects", "places")
+        return []
+    entities = [e for e in _entities(scene, "objects", "places") if e.get("visible", True) is not False]
     matched = []
     for key in keys:
         hits = []
@@ -307,8 +314,25 @@ def _scene_rules(scene: Mapping[str, object] | None, keys: Sequence[tuple[str, .
             if set(key) <= words:
                 hits.append(entity)
         if len(hits) != 1:  # not in the picture, or more than one thing fits: no rank to read
-            return {}
+            return []
         matched.append(hits[0])
+    return matched
+
+
+def _half_width(scene: Mapping[str, object]) -> float:
+    width = scene.get("width")
+    return float(width) / 2 if isinstance(width, (int, float)) else 320.0
+
+
+def _scene_rules(scene: Mapping[str, object] | None, keys: Sequence[tuple[str, ...]], question: str = ""
+                 ) -> dict[object, int]:
+    """Size and left-to-right rank of the things (or places) the options name, in the scene, which of them
+    stands nearest to (or farthest from) the picture's centre, and which stands nearest to (or farthest from)
+    each person the question names, in the order it names them."""
+    matched = _matched(scene, keys)
+    if not matched:
+        return {}
+    assert scene is not None
     rules: dict[object, int] = {}
     sizes = [size for e in matched if isinstance(size := e.get("size"), int)]
     if len(sizes) == len(matched) and len(set(sizes)) == len(sizes):
@@ -322,6 +346,10 @@ def _scene_rules(scene: Mapping[str, object] | None, keys: Sequence[tuple[str, .
         rules.update({"leftmost": by_x[0], "rightmost": by_x[-1]})
         if len(by_x) == 3:
             rules["middle"] = by_x[1]
+        centre = [round(abs(x - _half_width(scene)), 1) for x in xs]
+        if len(set(centre)) == len(centre):
+            rules["nearest the centre"] = centre.index(min(centre))
+            rules["farthest from the centre"] = centre.index(max(centre))
         people = {str(a.get("name")): x for a in _entities(scene, "agents") if (x := _centre_x(a)) is not None}
         for rank, name in enumerate(n for n in dict.fromkeys(_PERSON.findall(question)) if n in people):
             distance = [abs(x - people[name]) for x in xs]
@@ -329,6 +357,61 @@ def _scene_rules(scene: Mapping[str, object] | None, keys: Sequence[tuple[str, .
                 rules[f"nearest to person {rank + 1}"] = distance.index(min(distance))
                 rules[f"farthest from person {rank + 1}"] = distance.index(max(distance))
     return rules
+
+
+def _positions(scene: Mapping[str, object] | None, keys: Sequence[tuple[str, ...]]) -> tuple[frozenset[str], ...]:
+    """Per option, where its thing is drawn, as lookup keys: the exact box (left edge and width, in whole
+    pixels: the spot and the size), the centre alone, and the distance from the picture's centre."""
+    found = []
+    for entity in _matched(scene, keys):
+        box = entity.get("bbox")
+        if not isinstance(box, list) or len(box) != 4 or not all(isinstance(v, (int, float)) for v in box):
+            return ()
+        assert scene is not None
+        centre = (box[0] + box[2]) / 2
+        found.append(frozenset({f"box:{round(box[0])}:{round(box[2] - box[0])}", f"x:{round(centre)}",
+                                f"from centre:{round(abs(centre - _half_width(scene)))}"}))
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class PositionReader:
+    """A fitted position lookup for one (task, turn): per lookup key, (times an option drawn there was right,
+    times an option was drawn there) on the training items."""
+
+    rates: dict[str, tuple[int, int]]
+
+    def score(self, spots: frozenset[str], n: int) -> float:
+        """The best smoothed rate of being the answer among the option's lookup keys (chance, 1/n, unseen)."""
+        return max(((right + 1 / n) / (seen + 1) for right, seen in (self.rates.get(s, (0, 0)) for s in spots)),
+                   default=1 / n)
+
+    def pick(self, item: Reading) -> int:
+        if len(item.positions) != item.n:
+            return 0
+        scores = [self.score(spots, item.n) for spots in item.positions]
+        return int(np.argmax(scores))
+
+    def describe(self) -> str:
+        seen = [(right / count, count, key) for key, (right, count) in self.rates.items() if count >= MIN_WORD_ITEMS]
+        if not seen:
+            return "nothing learned"
+        rate, count, key = max(seen)
+        return f"drawn at {key}: the answer {100 * rate:.0f} % of {count}"
+
+
+def fit_position_reader(items: Sequence[Reading]) -> PositionReader:
+    """The position lookup of one (task, turn), counted on ``items`` (free picks, every option right, teach
+    nothing)."""
+    rates: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for item in items:
+        if len(item.positions) != item.n or len(item.right[0]) >= item.n:
+            continue
+        for k, spots in enumerate(item.positions):
+            for spot in spots:
+                rates[spot][0] += k in item.right[0]
+                rates[spot][1] += 1
+    return PositionReader({key: (right, seen) for key, (right, seen) in rates.items()})
 
 
 def _earlier_rules(earlier: list[tuple[tuple[str, ...], int]], texts: tuple[str, ...]) -> dict[object, int]:
@@ -410,7 +493,9 @@ def readings(storyturn: StoryTurn, scenes: Mapping[str, Mapping[str, object]] | 
             picks["order"] = order
             picks["anchor"] = _anchor_rules(story_found, story, len(options))
             picks["picture"] = _scene_rules(latest_scene, keys, turn.question)
+            positions = _positions(latest_scene, keys)
         else:
+            positions = ()
             picks["order"], picks["anchor"], picks["picture"] = {}, {}, {}
         picks["context"] = _context_rules(mentions(context_text, keys), mentions(Text.of(feedback_now), keys),
                                           len(texts)) if options else {}
@@ -418,13 +503,13 @@ def readings(storyturn: StoryTurn, scenes: Mapping[str, Mapping[str, object]] | 
         picks["earlier answers"] = _earlier_rules(earlier, texts)
         found.append(Reading(
             task=storyturn.task, turn=k, story_id=storyturn.id, n=len(texts), texts=tuple(texts),
-            right=shape.right, keyed=bool(turn.meta.get("keyed")),
+            right=shape.right, keyed=bool(turn.meta.get("keyed") or turn.meta.get("control")),
             words=frozenset(story.tokens) | _asked_person(turn.question, " ".join(stories)),
             context_words=frozenset(context_text.tokens), picks=picks,
             option_words=option_words(story, keys) if options else (),
             cues={MENTION: mention_cues(turn.question, " ".join(stories), names),
                   PEOPLE_PICTURE: picture_cues(turn.question, shown, names),
-                  FEEDBACK: feedback_cues(turn.question, feedback_all, names)}))
+                  FEEDBACK: feedback_cues(turn.question, feedback_all, names)}, positions=positions))
         earlier.append((tuple(texts), right_index))
         context.append(turn.question)
     return found

@@ -105,12 +105,14 @@ def generate_storyturn(task_id: str, index: int, seed: int, image_dependent: boo
     builder = StoryBuilder(f"proc-{seed}-{task_id}-{index + 1:03d}-{suffix}", group=group, index=index,
                            seed=seed, slot=slot, variant=suffix, attempt=attempt)
     GENERATORS[task_id](builder, image_dependent)
+    builder.shipped, scene_ids = builder.shipped_scenes()
     meta: dict[str, object] = {
         "generator": "procedural",
         "seed": seed,
         "index": index,
         **builder.meta,
         "scenes": {image_id: f"{image_id}.scene.json" for image_id in builder.scenes},
+        "scene ids": scene_ids,
         "world": builder.facts,
     }
     if task_id in PAIRS:
@@ -149,7 +151,7 @@ def generate_dataset(tasks: str | Sequence[str] = "all", per_task: int = 3, seed
                 raise RuntimeError(f"{task_id} {index}: no new story in {MAX_ATTEMPTS} draws")
             seen.add(text)
             storyturns.append(storyturn)
-            for image_id, scene in builder.scenes.items():
+            for image_id, scene in builder.shipped.items():  # as the scene files hold them: neutral ids, no key
                 images[f"{image_id}.png"] = png_bytes(draw_picture(scene))
                 scenes[f"{image_id}.scene.json"] = (json.dumps(scene, indent=1, sort_keys=True) + "\n").encode()
     return ProceduralDataset(

@@ -108,6 +108,8 @@ class StoryBuilder:
     attempt: int = 0
     turns: list[Turn] = field(default_factory=list)
     scenes: dict[str, Scene] = field(default_factory=dict)
+    #: The scenes as the scene files hold them (:meth:`shipped_scenes`), once the story is built.
+    shipped: dict[str, Scene] = field(default_factory=dict)
     facts: dict[str, object] = field(default_factory=dict)
     meta: dict[str, object] = field(default_factory=dict)
     #: The key and size of the draw that decides the answers (the item's cell): orders are balanced within it.
@@ -268,13 +270,60 @@ class StoryBuilder:
         self.scenes[image_id] = compose(world, variant=sum(map(ord, self.story_id)))
         return image_id
 
+    def shipped_scenes(self) -> tuple[dict[str, Scene], dict[str, str]]:
+        """The scenes as the dataset's scene files hold them, and the renaming (world id -> file id).
+
+        The world's ids are the generator's: some name a role ("packed", "theirs", "own"), and the order in which
+        a task adds things to the world can follow the key. A scene file tells only what its picture shows: every
+        place, thing and screen of the story is renamed ``place<k>``, ``thing<k>``, ``screen<k>``, numbered in an
+        order drawn from a stream seeded without the cell (the recorded draw ``scene ids``), the same in each of
+        the story's pictures; each list is sorted by the new ids (the people by theirs, their names); and ``sees``
+        (who sees what: part of the key of a perspective question) is left out. The pictures are the same."""
+        found: dict[str, str] = {}
+        for scene in self.scenes.values():
+            for key, prefix in (("places", "place"), ("objects", "thing"), ("occluders", "screen")):
+                found.update({e["id"]: prefix for e in scene[key]})
+        ids = sorted(found)
+        order = self.sample("scene ids", range(len(ids)), len(ids)) if len(ids) > 1 else list(range(len(ids)))
+        counts: dict[str, int] = {}
+        rename: dict[str, str] = {}
+        for k in order:
+            prefix = found[ids[k]]
+            counts[prefix] = counts.get(prefix, 0) + 1
+            rename[ids[k]] = f"{prefix}{counts[prefix]}"
+
+        def number(entity_id: str) -> tuple[str, int]:
+            text = entity_id.rstrip("0123456789")
+            return text, int(entity_id[len(text):] or 0)
+
+        def renamed(value: object) -> object:
+            return rename.get(value, value) if isinstance(value, str) else value
+
+        shipped: dict[str, Scene] = {}
+        for image_id, scene in self.scenes.items():
+            out = {k: v for k, v in scene.items() if k != "sees"}
+            for key in ("places", "objects", "occluders"):
+                entities = [{k: renamed(v) if k in ("id", "location", "hidden_by") else v for k, v in e.items()}
+                            for e in scene[key]]
+                out[key] = sorted(entities, key=lambda e: number(e["id"]))
+            out["agents"] = sorted(scene["agents"], key=lambda a: str(a["id"]))
+            out["offstage"] = sorted((str(renamed(i)) for i in scene.get("offstage", [])), key=number)
+            out["absent"] = sorted(scene.get("absent", []))
+            shipped[image_id] = out
+        return shipped, rename
+
     def turn(self, asks: str, question: str, answers: str | list[str], story: str = "", image: str | None = None,
              feedback: Feedback | None = None, rubric: Rubric | None = None, options: list[Option] | None = None,
-             kind: str = "open", keyed: str | None = None) -> None:
+             kind: str = "open", keyed: str | None = None, control: str | None = None) -> None:
+        """Add a turn. ``keyed``: its answer follows the respondent's own earlier pick; ``control``: a check that the
+        story was followed whose answer the story states and never varies (what it checks): both are recorded in
+        the turn's meta, and the audit scores such turns on lines of their own, never gated."""
         answers = [answers] if isinstance(answers, str) else answers
         meta: dict[str, object] = {"type": kind, "asks": asks}
         if keyed:
             meta["keyed"] = keyed
+        if control:
+            meta["control"] = control
         if feedback is not None:
             feedback = feedback.model_copy(update={
                 "right": articles(feedback.right) if feedback.right else feedback.right,

@@ -261,8 +261,13 @@ def _moral(b: StoryBuilder, image_dependent: bool, true_belief: bool) -> None:
         b.why("why look", b.wording(WHY_LOOK).format(**slots), reason, key_inference,
               [wrong if knew else f"{actor.name} wants to spoil {victim.name}'s {victim_word}",
                "the papers look different"])
+        # the victim's feeling is no belief to infer: the story says the victim cries (and the picture shows it), in
+        # every cell alike. The booklet asks it to check the story was followed; it is marked a control, so that
+        # the audit never gates on it (a reader that answers "sad" unread is right by design), and a story is
+        # right only if it is answered right too (it can lower a story's score, never raise it)
         b.turn("feels", b.wording(FEEL).format(**slots), "sad",
-               story=f"{deed} {b.frame('finds', FINDS).format(**slots)}", image=b.picture(w))
+               story=f"{deed} {b.frame('finds', FINDS).format(**slots)}", image=b.picture(w),
+               control="comprehension: the story says the victim cries")
     else:  # moral_true_belief
         asked = own if b.flip("reality asks after") else theirs
         b.choose("reality", b.wording(OWN_NOW if asked is own else THEIRS_NOW).format(**slots), places,

@@ -93,11 +93,21 @@ KNOW = ("How do you know?", "How can you tell?", "What tells you that?")
 
 #: Where the speaker, the listener, the screen and the surface seen and the one hidden (from the speaker)
 #: stand: the speaker at one end, nearer to what she sees; or nearer to the screen, nearer to what is hidden.
-#: The listener is on the far side of the screen in both, and sees only the other one.
+#: The listener is on the far side of the screen in both, and sees only the other one. The second layout is the
+#: first with the roles swapped (speaker and listener, the surface seen and the one hidden) and mirrored, so that
+#: with the room's mirror (a coin drawn with the layout's) the surface seen stands at exactly the spots the hidden
+#: one stands at, each as often: its place, its side and its distance from the picture's centre tell nothing.
 EASY_LAYOUTS: tuple[dict[str, float], ...] = (
-    {"speaker": 0.06, "seen": 0.25, "screen": 0.465, "hidden": 0.69, "listener": 0.94},
+    {"speaker": 0.06, "seen": 0.275, "screen": 0.475, "listener": 0.615, "hidden": 0.97},
     {"seen": 0.03, "speaker": 0.385, "screen": 0.525, "hidden": 0.725, "listener": 0.94},
 )
+
+
+def swapped_roles(layout: dict[str, float], *pairs: tuple[str, str]) -> dict[str, float]:
+    """A layout with the roles of each pair swapped and the picture mirrored (x -> 1 - x): a layout table is fair
+    to its key when it holds this of each of its layouts (what the tests check)."""
+    swap = {a: b for pair in pairs for a, b in (pair, pair[::-1])}
+    return {swap.get(role, role): round(1 - x, 6) for role, x in layout.items()}
 
 
 def reference_easy(b: StoryBuilder, image_dependent: bool) -> None:
@@ -110,11 +120,15 @@ def reference_easy(b: StoryBuilder, image_dependent: bool) -> None:
     speaker, listener = cast.child(x(spots["speaker"])), cast.child(x(spots["listener"]))
     kind = b.pick("toy", lex.TOYS)
     colour = b.pick("colour: the toys", kind.colours)
-    near = Place("near", surfaces[0], "brown", x(spots["seen"]), name=f"the {surfaces[0]}")
-    far = Place("far", surfaces[1], "brown", x(spots["hidden"]), name=f"the {surfaces[1]}")
+    # the surfaces (and the things on them) are drawn, listed and named place1, place2 in a balanced order, so that
+    # neither the scene's order nor its ids tell which one the speaker sees
+    laid = [(surfaces[0], x(spots["seen"])), (surfaces[1], x(spots["hidden"]))]
+    if not b.flip("drawn first: the surface the speaker sees"):
+        laid.reverse()
+    places = [Place(f"place{k + 1}", surface, "brown", at, name=f"the {surface}") for k, (surface, at) in enumerate(laid)]
     occ = Occluder("occluder", b.pick("screen", lex.OCCLUDERS), x(spots["screen"]))
-    things = [Thing("thing1", kind, colour, near.id), Thing("thing2", kind, colour, far.id)]
-    w.add_all(speaker, listener, near, far, occ, *things)
+    things = [Thing(f"thing{k + 1}", kind, colour, place.id) for k, place in enumerate(places)]
+    w.add_all(speaker, listener, *places, occ, *things)
     meant = next(t for t in things if w.can_see(speaker.id, t.id))
     hidden = next(t for t in things if t.id != meant.id)
     seen_kind, hidden_kind = w.places[meant.location].kind, w.places[hidden.location].kind
@@ -128,7 +142,7 @@ def reference_easy(b: StoryBuilder, image_dependent: bool) -> None:
                                             sees.format(who=listener.name, yes=hidden_kind, no=seen_kind)])
         text.append(f"{cap(an(occ.kind))} stands between the two {kind.plural}. {cap(first)}; {second}.")
     text.append(b.frame("points", POINTS).format(**slots))
-    where = {p.id: f"the one on {p.name}" for p in (near, far)}
+    where = {p.id: f"the one on {p.name}" for p in places}
     b.choose("meaning", b.wording(MEAN).format(**slots), list(where.values()), where[meant.location],
              story=" ".join(text), image=b.picture(w))
     sight = _sight(w, speaker, things, lambda t: f"the {kind.noun} on {w.places[t.location].name}")
@@ -197,16 +211,22 @@ HOW_KNEW = ("How did you know?", "How can you tell?", "What tells you that?")
 
 
 #: Layouts of the referent item: where the speaker, the listener, the screen and the two surfaces stand. ``near``
-#: is the surface the speaker sees. The two people stand at the same two spots in every layout of both cells (the
-#: screen between them in test items, beside them in controls), so where a person stands tells nothing of the
-#: cell: only the screen's place does. Whoever stands at the end is nearer to what they see; the other one is
-#: nearer to what the screen hides (with the things placed as ``_referent_items`` places them): per cell, each
-#: person is nearer to what they see in half the layouts (so "the thing nearest to her" is no cue).
+#: is the surface the speaker sees. Test items (each sees one side): whoever stands at the end is nearer to what
+#: they see; the other one is nearer to what the screen hides (with the things placed as
+#: ``reference_hard_referent`` places them). Each layout's role swap (speaker and listener), mirrored, is in the
+#: table, so that with the room's mirror the surface the speaker sees (and the thing on it) stands at exactly the
+#: spots the other one stands at, each as often; swapping the people swaps what they see.
+#: Controls (both see one side): the two surfaces stand at the two ends, both people and then the screen between
+#: them, one person by the surface both see and one by the screen, nearer to the hidden thing than to the seen one
+#: (the people swap places in the other layout). The things stand both toward the middle or both toward the ends
+#: (a coin), so the thing both see and the other one take mirror spots: with the room's mirror each stands at
+#: exactly the other's spots, each as often. Per cell, each person is nearer to the answer's thing in exactly half
+#: the layouts, and no place, side or distance from the centre tells the answer.
 REFERENT_LAYOUTS: dict[bool, tuple[dict[str, float], ...]] = {
     True: ({"near": 0.035, "speaker": 0.42, "screen": 0.57, "far": 0.78, "listener": 0.98},  # each sees one side
-           {"far": 0.035, "listener": 0.42, "screen": 0.57, "near": 0.78, "speaker": 0.98}),
-    False: ({"far": 0.035, "screen": 0.255, "speaker": 0.42, "near": 0.78, "listener": 0.98},  # both see one side
-            {"far": 0.035, "screen": 0.255, "listener": 0.42, "near": 0.78, "speaker": 0.98}),
+           {"far": 0.035, "listener": 0.42, "screen": 0.57, "near": 0.78, "speaker": 0.98}) * 2,
+    False: ({"near": 0.035, "speaker": 0.28, "listener": 0.57, "screen": 0.73, "far": 0.965},  # both see one side
+            {"near": 0.035, "listener": 0.28, "speaker": 0.57, "screen": 0.73, "far": 0.965}) * 2,
 }
 
 
@@ -215,7 +235,11 @@ def reference_hard_referent(b: StoryBuilder, image_dependent: bool) -> None:
     the thing next to the Y he can see. Test: each sees a different Y (mistaken referent); control: both see
     the same one (the listener brings the right thing). Nothing is moved."""
     test = b.role(b.cell("different views", 2) == 1, "both see the same landmark: the listener understands")
-    cast, w, x, layout_index = _mirrored_room(b, with_layout=True)
+    cast = Cast(b)
+    w = World(room(b))
+    flip, people_swapped, inward = b.flips("room mirrored", "layout", "layout: the things' side")
+    x: Callable[[float], float] = (lambda v: 1 - v) if flip else (lambda v: v)
+    layout_index = int(people_swapped) + 2 * int(inward)
     spots = REFERENT_LAYOUTS[test][layout_index]
     layout = (spots["speaker"], spots["listener"], spots["near"], spots["far"], spots["screen"])
     speaker, listener = cast.child(x(layout[0])), cast.adult(x(layout[1]))
@@ -223,24 +247,32 @@ def reference_hard_referent(b: StoryBuilder, image_dependent: bool) -> None:
     colours = b.sample("colours: the toys", kind.colours, 2)
     mark_colour = b.pick("colour: the landmarks", [c for c in mark_kind.colours if c not in colours])
     surfaces = b.sample("surfaces", lex.SURFACES, 2)
-    near = Place("near", surfaces[0], "brown", x(layout[2]), name=f"the {surfaces[0]}")
-    far = Place("far", surfaces[1], "brown", x(layout[3]), name=f"the {surfaces[1]}")
+    # the surfaces (and the things on them) are drawn, listed and numbered in a balanced order, so that neither the
+    # scene's order nor its ids tell which is which
+    first_near = b.flip("drawn first: the surface the speaker sees")
+    ids = ("place1", "place2") if first_near else ("place2", "place1")
+    near = Place(ids[0], surfaces[0], "brown", x(layout[2]), name=f"the {surfaces[0]}")
+    far = Place(ids[1], surfaces[1], "brown", x(layout[3]), name=f"the {surfaces[1]}")
     occ = Occluder("occluder", b.pick("screen", lex.OCCLUDERS), x(layout[4]))
-    mine, theirs = Thing("target", kind, colours[0], near.id), Thing("other", kind, colours[1], far.id)
-    mark1, mark2 = Thing("mark1", mark_kind, mark_colour, near.id), Thing("mark2", mark_kind, mark_colour, far.id)
+    toy_ids, mark_ids = ("toy1", "toy2") if first_near else ("toy2", "toy1"), \
+        ("mark1", "mark2") if first_near else ("mark2", "mark1")
+    mine, theirs = Thing(toy_ids[0], kind, colours[0], near.id), Thing(toy_ids[1], kind, colours[1], far.id)
+    mark1, mark2 = Thing(mark_ids[0], mark_kind, mark_colour, near.id), Thing(mark_ids[1], mark_kind, mark_colour, far.id)
     # on each surface the thing stands beside its landmark (things stand left to right as put down), so that the
     # person by the screen is nearer to the hidden thing than to the one they see (each person is nearer to what
     # they see in half the layouts). Test: away from the screen on the side the person nearer to what is hidden
-    # sees, toward it on the other; control: the hidden thing toward the screen, the seen one away from it.
+    # sees, toward it on the other; control: both toward the picture's middle, or both toward its ends (the coin),
+    # so that the thing both see and the other one take mirror spots.
     if test:
-        hidden_nearer_sees_near = layout_index == 0  # in the other layout the listener stands by the screen
+        hidden_nearer_sees_near = layout_index % 2 == 0  # in the other layout the listener stands by the screen
         screen_right = x(layout[4]) > x(layout[2])  # of the near surface
         toy_right = {near.id: screen_right != hidden_nearer_sees_near, far.id: screen_right != hidden_nearer_sees_near}
     else:
-        toy_right = {far.id: x(layout[4]) > x(layout[3]), near.id: x(layout[2]) > x(layout[4])}
+        toy_right = {place.id: (place.x < 0.5) == inward for place in (near, far)}
     near_items = (mark1, mine) if toy_right[near.id] else (mine, mark1)
     far_items = (mark2, theirs) if toy_right[far.id] else (theirs, mark2)
-    for item in (speaker, listener, near, far, occ, *near_items, *far_items):
+    first, second = (near_items, far_items) if first_near else (far_items, near_items)
+    for item in (speaker, listener, *((near, far) if first_near else (far, near)), occ, *first, *second):
         w.add(item)
 
     def next_to_mark(agent: Agent) -> Thing:
@@ -344,28 +376,44 @@ def reference_hard_perspective(b: StoryBuilder, image_dependent: bool) -> None:
     """The paper's Figure 2: three sizes; the one asked for (the biggest or the smallest) stands alone on the far
     table, behind a screen from where the one who comes in stands. Test: the listener comes in (and gives the
     biggest he knows of); controls: the speaker comes in (and means another one), or nothing is in the way.
-    The three cells are balanced, and so is the size asked for."""
+    The three cells are balanced, and so is the size asked for.
+
+    Where each thing stands, and how big it is drawn, is the answer exactly as often as not (a third of the
+    time) over the three cells, turn by turn: behind the screen the asked-for one is the answer once in two
+    blocked items (the one the speaker means in the test, the one the listener gives in a control), the middle
+    one beside it on the near table once in two, the other size never; with nothing in the way the asked-for one
+    stands on the near table beside the middle one, and the other size stands alone (never the answer). So each
+    size at each spot (the far table, either end of the near table, with the room's mirror) is the answer once in
+    three, and a lookup on where (and how big) the answer is drawn reads chance."""
     cell = CELLS[b.cell("cell", 3)]
-    cast, w, x, _ = _mirrored_room(b)
+    cast = Cast(b)
+    w = World(room(b))
+    # the mirror, the size asked for and which of the two on the near table stands nearer the people: drawn jointly
+    # in the cell, so that every spot and size the answer takes is balanced by construction
+    mirrored, big, bigger_inside = b.flips("room mirrored", "asks big", "near table: the bigger one nearer the people")
+    x: Callable[[float], float] = (lambda v: 1 - v) if mirrored else (lambda v: v)
     b.role(cell == CELLS[0], cell.replace("blocked", "blocked from the asked-for size"))
-    big = b.flip("asks big")
     child, helper = cast.child(x(0.5)), cast.adult(x(0.5))
     setter, arriver = (helper, child) if cell == CELLS[1] else (child, helper)
     kind = b.pick("toy", [k for k in lex.TOYS if k.shape != "book"])
     colours = b.sample("colours: the toys", kind.colours, 3)
-    far, near = (Place("far", "table", "brown", x(0.07), name="the first table"),
-                 Place("near", "table", "brown", x(0.51), name="the second table"))
+    far, near = (Place("table1", "table", "brown", x(0.07), name="the first table"),
+                 Place("table2", "table", "brown", x(0.51), name="the second table"))
     setter.x = x(0.3)  # between the tables while setting out: sees each thing put down
     arriver.present = False  # comes in after the things are set out
     for item in (setter, arriver, far, near):
         w.add(item)
     asked = 3 if big else 1
-    # the far table holds one thing alone: the asked-for one, behind the screen; with nothing in the way, one of
-    # the others (so that the thing standing alone is the answer no more often than any other)
-    alone = asked if cell != CELLS[2] else [s for s in (3, 2, 1) if s != asked][b.flip("alone: the smaller of the others")]
+    # the far table holds one thing alone: the asked-for one, behind the screen; with nothing in the way, the other
+    # end size (never the answer), so that over the cells every size at every spot is the answer a third of the time
+    alone = asked if cell != CELLS[2] else 4 - asked
     things = [Thing(f"thing{s}", kind, c, far.id if s == alone else near.id, size=s)
               for s, c in zip((3, 2, 1), colours, strict=True)]
-    for thing in b.shuffled("things set out", things):
+    # the near table's two stand left to right as put down (before the mirror: the people stand to the right)
+    pair = sorted((t for t in things if t.size != alone), key=lambda t: t.size, reverse=not bigger_inside)
+    order = [*pair]
+    order.insert(b.pick("things set out: the far one's turn", (0, 1, 2)), next(t for t in things if t.size == alone))
+    for thing in order:
         w.add(thing)  # the setter, between the tables, sees each one put out
     # both end up on the near table's side, in either order, so that nobody stands nearest to what they see
     setter_spot, arriver_spot = (0.72, 0.88) if b.flip("setter inside") else (0.88, 0.72)

@@ -1,0 +1,186 @@
+"""Where the pictures put the answer's thing tells nothing: the layout tables are fair to the key by construction,
+and the audit's picture readers (distance from the centre, the position lookup) would have caught the old ones.
+
+* reference_easy's layout table holds each layout's role swap, mirrored (``swapped_roles``): with the room's mirror
+  (a balanced coin) the surface the speaker sees stands at exactly the spots the hidden one stands at.
+* Counted exactly per cell from the scenes: the answer's thing (or surface) is drawn at the same centres, at the
+  same distances from the picture's centre and at the same places in the scene's lists as the other option's.
+* No scene id names a role (near, far, target, other...).
+* On the old layout tables (rebuilt here) the audit's position and picture readers find the leaks (the answer
+  farther from the centre in reference_easy, nearer in reference_hard_referent); on the tables now they do not.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+import pytest
+
+from commet.generation.audit import audit_dataset
+from commet.generation.procedural import generate_storyturn, is_image_dependent, variant_slot
+from commet.generation.procedural.tasks import reference
+from commet.generation.shallow_readers import readings
+
+TASKS = ("reference_easy", "reference_hard_referent")
+#: The tables before the fix (reference_hard_referent's control had one pair of layouts, its test the same pair).
+OLD_EASY = ({"speaker": 0.06, "seen": 0.25, "screen": 0.465, "hidden": 0.69, "listener": 0.94},
+            {"seen": 0.03, "speaker": 0.385, "screen": 0.525, "hidden": 0.725, "listener": 0.94})
+OLD_REFERENT = {True: reference.REFERENT_LAYOUTS[True],
+                False: ({"far": 0.035, "screen": 0.255, "speaker": 0.42, "near": 0.78, "listener": 0.98},
+                        {"far": 0.035, "screen": 0.255, "listener": 0.42, "near": 0.78, "speaker": 0.98}) * 2}
+#: The control table before the people-proximity fix: the surface both see at 0.78 in two layouts, at the end in two.
+OLD_REFERENT_CONTROL = {True: reference.REFERENT_LAYOUTS[True],
+                        False: ({"far": 0.035, "screen": 0.255, "speaker": 0.42, "near": 0.78, "listener": 0.98},
+                                {"far": 0.035, "screen": 0.255, "listener": 0.42, "near": 0.78, "speaker": 0.98},
+                                {"near": 0.035, "speaker": 0.24, "listener": 0.39, "screen": 0.56, "far": 0.78},
+                                {"near": 0.035, "listener": 0.24, "speaker": 0.39, "screen": 0.56, "far": 0.78})}
+
+
+def _sample(seed: int, per_task: int, scenes: dict) -> list:  # type: ignore[type-arg]
+    out = []
+    for task in TASKS:
+        for k in range(per_task):
+            storyturn, builder = generate_storyturn(task, k, seed, is_image_dependent(task, k, per_task, 0.3),
+                                                    slot=variant_slot(task, k, per_task, 0.3))
+            scenes.update(builder.scenes)
+            out.append(storyturn)
+    return out
+
+
+def _excess(per_task: int = 40) -> dict[tuple[str, str], float]:
+    scenes: dict = {}  # type: ignore[type-arg]
+    audit = audit_dataset(_sample(1, per_task, scenes), other=_sample(2, per_task, scenes), scenes=scenes,
+                          families=("picture", "position"))
+    return {(line.task, line.family): line.excess for line in audit.lines}
+
+
+def test_the_easy_layout_table_holds_every_layouts_role_swap() -> None:
+    for layout in reference.EASY_LAYOUTS:
+        swapped = reference.swapped_roles(layout, ("seen", "hidden"), ("speaker", "listener"))
+        assert any(all(abs(swapped[r] - other[r]) < 1e-9 for r in layout) for other in reference.EASY_LAYOUTS), layout
+    # the old table did not: its hidden surface always stood nearer the centre
+    assert not all(any(all(abs(reference.swapped_roles(layout, ("seen", "hidden"), ("speaker", "listener"))[r]
+                                   - other[r]) < 1e-9 for r in layout) for other in OLD_EASY) for layout in OLD_EASY)
+
+
+def test_the_answer_is_drawn_where_the_other_option_is() -> None:
+    """Per task, cell and turn: the multiset of the answer's drawn centres (and distances from the centre) is the
+    other option's; and the answer is listed first in the scene as often as the other one."""
+    spots: dict[tuple[object, ...], list[Counter[str]]] = defaultdict(lambda: [Counter(), Counter()])
+    order: dict[tuple[object, ...], Counter[bool]] = defaultdict(Counter)
+    for task in TASKS:
+        for image in (False, True):
+            for k in range(32):  # 16 per cell: two runs of the eight joint layout coins
+                storyturn, builder = generate_storyturn(task, k, seed=71, image_dependent=image, slot=k)
+                cell = (task, storyturn.meta["cell"]["value"])
+                for reading in readings(storyturn, builder.scenes):
+                    assert len(reading.positions) == reading.n == 2
+                    (key,) = reading.right[0]
+                    for j, where in enumerate(reading.positions):
+                        spots[(*cell, reading.turn)][j == key].update(s for s in where if not s.startswith("box"))
+                scene = builder.scenes[storyturn.turns[0].image]  # type: ignore[index]
+                meant = storyturn.meta["world"]["meant"]
+                things = [o["id"] for o in scene["objects"] if o["noun"] == storyturn.meta["world"]["thing"]]
+                order[cell][things[0] == meant] += 1
+    assert len(spots) == 6
+    for key, (other, answer) in spots.items():
+        assert answer == other, (key, dict(answer), dict(other))
+    for key, counts in order.items():
+        assert counts[True] == counts[False], (key, counts)
+
+
+def _nearer_counts() -> dict[tuple[object, ...], Counter[bool]]:
+    """reference_hard_referent, per cell, answer (the thing given, the thing meant) and person (the speaker, a
+    child; the listener, a grown-up): in how many items of the eight joint layout coins (each twice, with and
+    without the picture-dependent text) the answer's thing stands nearer to that person than the other thing."""
+    counts: dict[tuple[object, ...], Counter[bool]] = defaultdict(Counter)
+    for image in (False, True):
+        for k in range(32):
+            storyturn, builder = generate_storyturn("reference_hard_referent", k, seed=71, image_dependent=image, slot=k)
+            world = storyturn.meta["world"]
+            scene = builder.scenes[storyturn.turns[0].image]  # type: ignore[index]
+            toys = {o["id"]: (o["bbox"][0] + o["bbox"][2]) / 2 for o in scene["objects"] if o["noun"] == world["thing"]}
+            for answer in ("given", "meant"):
+                (other,) = set(toys) - {world[answer]}
+                for person in scene["agents"]:
+                    at = (person["bbox"][0] + person["bbox"][2]) / 2
+                    nearer = abs(toys[world[answer]] - at) < abs(toys[other] - at)
+                    counts[(storyturn.meta["cell"]["value"], answer, person["adult"])][nearer] += 1
+    return counts
+
+
+def test_each_person_is_nearer_to_the_answer_in_half_the_layouts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Per cell, answer and person, exactly: "the thing nearest to the person asked about" tells nothing. The old
+    control table (the surface both see at the end in half of it, no room to stand anyone nearer to the hidden
+    thing) put each person nearer to the answer in three layouts of four."""
+    counts = _nearer_counts()
+    assert len(counts) == 8
+    for key, count in counts.items():
+        assert count[True] == count[False] == 16, (key, count)
+    monkeypatch.setattr(reference, "REFERENT_LAYOUTS", OLD_REFERENT_CONTROL)
+    old = _nearer_counts()
+    assert any(count[True] != count[False] for count in old.values()), old
+
+
+def test_no_scene_id_names_a_role() -> None:
+    roles = ("near", "far", "target", "other", "seen", "hidden", "meant", "given")
+    for task in (*TASKS, "reference_hard_perspective"):
+        for k in range(4):
+            _, builder = generate_storyturn(task, k, seed=3, slot=k)
+            for scene in builder.scenes.values():
+                ids = [e["id"] for key in ("places", "objects", "occluders") for e in scene[key]]
+                assert not [i for i in ids if any(r in i for r in roles)], (task, ids)
+
+
+def test_the_audit_flags_the_old_layouts_and_not_the_new(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = _excess()
+    monkeypatch.setattr(reference, "EASY_LAYOUTS", OLD_EASY)
+    monkeypatch.setattr(reference, "REFERENT_LAYOUTS", OLD_REFERENT)
+    old = _excess()
+    assert old[("reference_easy", "position")] > 40 and old[("reference_easy", "picture")] > 40, old
+    assert old[("reference_hard_referent", "position")] > 15 and old[("reference_hard_referent", "picture")] > 15, old
+    assert now[("reference_easy", "position")] < 5 and now[("reference_easy", "picture")] < 5, now
+    assert now[("reference_hard_referent", "position")] < 8, now
+    assert now[("reference_hard_referent", "picture")] < 15, now  # nearest to the person asked about: see the docs
+
+
+def test_every_spot_and_size_is_the_answer_a_third_of_the_time() -> None:
+    """reference_hard_perspective, turn by turn over its three cells (equally many items of each, every joint coin
+    of mirror, size asked and the near table's order as often): a thing drawn at any box (spot and size), centre or
+    distance from the centre is the answer exactly once in three. Before, the middle-sized one stood alone only
+    where nobody is blocked (never the answer there), and an exact-box lookup read 38 % against 33 %."""
+    where: dict[tuple[int, str], Counter[bool]] = defaultdict(Counter)
+    cells: Counter[object] = Counter()
+    for image in (False, True):
+        for k in range(48):  # 16 per cell: two runs of the eight joint coins
+            storyturn, builder = generate_storyturn("reference_hard_perspective", k, seed=71, image_dependent=image,
+                                                    slot=k)
+            cells[storyturn.meta["cell"]["value"]] += 1
+            for reading in readings(storyturn, builder.scenes):
+                assert len(reading.positions) == reading.n == 3
+                (key,) = reading.right[0]
+                for j, spots in enumerate(reading.positions):
+                    for spot in spots:
+                        where[(reading.turn, spot)][j == key] += 1
+    assert set(cells.values()) == {32}, cells
+    assert {turn for turn, _ in where} == {0, 2}
+    for spot, count in where.items():
+        assert 2 * count[True] == count[False], (spot, count)
+
+
+def test_the_audit_reads_the_perspective_pictures_at_chance() -> None:
+    scenes: dict = {}  # type: ignore[type-arg]
+
+    def sample(seed: int) -> list:  # type: ignore[type-arg]
+        out = []
+        for k in range(48):
+            storyturn, builder = generate_storyturn("reference_hard_perspective", k, seed,
+                                                    is_image_dependent("reference_hard_perspective", k, 48, 0.3),
+                                                    slot=variant_slot("reference_hard_perspective", k, 48, 0.3))
+            scenes.update(builder.scenes)
+            out.append(storyturn)
+        return out
+
+    audit = audit_dataset(sample(1), other=sample(2), scenes=scenes, families=("picture", "position"))
+    excess = {line.family: line.excess for line in audit.lines}
+    assert excess["position"] < 3 and excess["picture"] < 3, excess
