@@ -120,6 +120,14 @@ def test_every_prefix_is_near_balanced(sample) -> None:  # noqa: ANN001
     assert checked > 3000
 
 
+def same_item_in_other_cells(task: str, index: int) -> list[StoryTurn]:
+    """The same item (task, index, seed 72) at four places in the counterbalancing (other slots: other cells, other
+    orders)."""
+    versions = [generate_storyturn(task, index, seed=72, slot=slot)[0] for slot in range(4)]
+    assert len({str(v.meta.get("cell")) for v in versions}) > 1 or "cell" not in versions[0].meta, task
+    return versions
+
+
 def test_names_colours_and_things_are_recorded_and_independent_of_the_key() -> None:
     """The same item (task, index, seed) at other places in the counterbalancing (other slots: other cells, other
     orders) draws the same names, colours, things, rooms, reasons and frames: every draw of ``meta["draws"]``
@@ -127,8 +135,7 @@ def test_names_colours_and_things_are_recorded_and_independent_of_the_key() -> N
     compared = 0
     for task in sorted(GENERATORS):
         for index in range(3):
-            versions = [generate_storyturn(task, index, seed=72, slot=slot)[0] for slot in range(4)]
-            assert len({str(v.meta.get("cell")) for v in versions}) > 1 or "cell" not in versions[0].meta, task
+            versions = same_item_in_other_cells(task, index)
             draws = [v.meta["draws"] for v in versions]
             assert {"cast: shirts"} <= set(draws[0])
             for key, first in draws[0].items():

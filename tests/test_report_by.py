@@ -69,3 +69,31 @@ def test_metadata_key_needs_the_runs_dataset(run_db: tuple[Path, Path], tmp_path
     assert result.exit_code == 2 and "--dataset" in result.output
     result = CliRunner().invoke(app, ["report", "--db", str(db), "--by", "question_type", "--dataset", "sample"])
     assert result.exit_code == 2 and "other StoryTurns" in result.output
+
+
+def test_a_run_that_showed_no_pictures_is_reported_with_its_dataset(tmp_path: Path) -> None:
+    """A run with ``--images off`` records the dataset's hash without its pictures; ``--dataset`` takes that hash
+    as the dataset's (it was refused as "made on other StoryTurns")."""
+    from PIL import Image
+
+    folder = tmp_path / "pictured"
+    (folder / "images").mkdir(parents=True)
+    Image.new("RGB", (32, 24), (200, 30, 30)).save(folder / "images" / "room.png")
+    (folder / "dataset.json").write_text(json.dumps({
+        "name": "pictured", "license": "MIT", "categories": ["Belief"],
+        "tasks": {"tomi": {"categories": ["Belief"], "mental_states": ["belief"]}}}))
+    turns = [{**TURNS[0], "image": "room.png"}, TURNS[1]]
+    (folder / "storyturns.jsonl").write_text(json.dumps({"id": "p0", "task": "tomi", "category": "Belief",
+                                                         "turns": turns}) + "\n")
+    (tmp_path / "replies.json").write_text(json.dumps({"p0": ["The box", "The box"]}))
+    db = tmp_path / "off.sqlite"
+    for images in ("off", "on"):
+        result = CliRunner().invoke(app, ["eval", "--dataset", str(folder), "--model",
+                                          f"replay:{tmp_path / 'replies.json'}", "--db", str(db), "--images", images])
+        assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(app, ["report", "--db", str(db), "--format", "csv", "--dataset", str(folder),
+                                      "--by", "question_type", "--table", "by-question_type"])
+    assert result.exit_code == 0, result.output
+    table = list(csv.reader(io.StringIO(result.stdout.strip())))
+    images = table[0].index("Images")
+    assert sorted(row[images] for row in table[1:]) == ["off", "off", "on", "on"]

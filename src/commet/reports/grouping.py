@@ -58,10 +58,10 @@ def _turn_values(story: StoryResult, key: str, storyturn: StoryTurn | None) -> l
 
 
 def check_dataset(runs: list[RunData], dataset: Dataset) -> None:
-    """Refuse (ValueError, one line) when a run was made on other StoryTurns than ``dataset``'s."""
-    digest = dataset.content_hash()
+    """Refuse (ValueError, one line) when a run was made on other StoryTurns than ``dataset``'s (a run that showed
+    no pictures recorded the hash without them)."""
     for data in runs:
-        if data.run.dataset_hash != digest:
+        if not dataset.hash_matches(data.run.dataset_hash):
             raise ValueError(f"run {data.run.name!r} was made on other StoryTurns than {dataset.source_file} "
                              f"(dataset {data.run.dataset_name!r}); give the dataset the run used")
 

@@ -426,14 +426,8 @@ def _rejections_only(reply: Reply, first: int, chosen: int, choices: Sequence[Ch
     """Whether every clause from token ``first`` on rejects another option and says nothing else ("A, not B.",
     "The red box, not the blue one.", "Kai's, not Elsie's."): the conclusion stands."""
     lists = lexicon()
-    tokens = reply.tokens
     labels = {c.label: i for i, c in enumerate(choices) if c.label}
-    begin = first
-    for end in range(first + 1, len(tokens) + 1):
-        if end < len(tokens) and not reply.boundary(end):
-            continue
-        clause = tokens[begin:end]
-        begin = end
+    for clause in reply.clauses_from(first):
         lead = next((len(w) for w in REJECTING if tuple(clause[:len(w)]) == w), 0)
         rest = [t for t in clause[lead:] if t not in lists.prepositions and t not in ("option", "one", "ones")]
         if not lead or not rest:
@@ -500,32 +494,17 @@ def _anaphor_negated(reply: Reply, first: int) -> bool:
     """Whether a clause from token ``first`` on opens with a word that points back (``that``, ``this``, ``it``,
     ``das``, ``cela``, ``eso``, ``これ``...) and negates: it may say the answer just given is not so."""
     anaphors = lexicon().anaphors
-    tokens = reply.tokens
-    begin = first
-    for end in range(first + 1, len(tokens) + 1):
-        if end < len(tokens) and not reply.boundary(end):
-            continue
-        clause = tokens[begin:end]
-        if clause and clause[0] in anaphors and negation_count(clause):
-            return True
-        begin = end
-    return False
+    return any(clause and clause[0] in anaphors and negation_count(clause) for clause in reply.clauses_from(first))
 
 
 def _bare_negation(reply: Reply, first: int, choices: Sequence[Choice]) -> bool:
     """Whether a clause from token ``first`` on is only a negation (with function words and emphasis: "not",
     "(not)", "obviously not", "no"): said after an answer, it takes the answer back ("not A" negates option A)."""
     lists = lexicon()
-    tokens = reply.tokens
     labels = {c.label for c in choices if c.label}
-    begin = first
-    for end in range(first + 1, len(tokens) + 1):
-        if end < len(tokens) and not reply.boundary(end):
-            continue
-        clause = tokens[begin:end]
+    for clause in reply.clauses_from(first):
         negations = [t for t in clause if t in lists.no or negation_count([t])]
         if negations and all((t in lists.function_words and t not in labels) or t in lists.emphasis or t in negations
                              for t in clause):
             return True
-        begin = end
     return False

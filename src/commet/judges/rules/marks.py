@@ -19,6 +19,7 @@ import bisect
 import enum
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -132,6 +133,15 @@ class Reply:
         if 0 < i < len(self.starts) and (gap in _JOINERS or gap.strip() and not set(gap) - _OPERATORS):
             return ""  # "green_bucket_2", "2+1", "2 = 2": one name, one sum
         return "clause" if gap.strip() else ""
+
+    def clauses_from(self, first: int) -> Iterator[list[str]]:
+        """The tokens of each clause from token ``first`` on, split where :meth:`boundary` has punctuation."""
+        begin = first
+        for end in range(first + 1, len(self.tokens) + 1):
+            if end < len(self.tokens) and not self.boundary(end):
+                continue
+            yield self.tokens[begin:end]
+            begin = end
 
     def in_table(self, offset: int) -> bool:
         """Whether ``offset`` lies in a row of a markdown table."""

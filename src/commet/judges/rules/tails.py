@@ -79,13 +79,7 @@ def unread_clause(reply: Reply, first: int, choices: Sequence[Choice], chosen: i
     """The first clause from token ``first`` on that is not recognised as leaving the answer standing ("" when
     every one is). ``chosen`` is the option answered (None for a yes or no); ``addressed``: the question asks the
     respondent about themselves ("Which toy do you like?"), so "I" may be a statement's subject."""
-    tokens = reply.tokens
-    begin = first
-    for end in range(first + 1, len(tokens) + 1):
-        if end < len(tokens) and not reply.boundary(end):
-            continue
-        clause = tokens[begin:end]
-        begin = end
+    for clause in reply.clauses_from(first):
         if not clause_stands(clause, choices, chosen, world, addressed=addressed):
             return " ".join(clause)
     return ""
