@@ -33,7 +33,7 @@ SECRET_RUN = 6
 #: A secret's last characters right after a word that names a key (``key=...abcd``, ``token: abcd``): redacted
 #: from 4 characters on.
 _NAMED_VALUE = re.compile(r"(?i)\b(?:api[_-]?key|key|token|secret|password|authorization|bearer|credential)s?\b"
-                          r"[\"']?\s*[:=]?\s*[\"']?[.*…]*([A-Za-z0-9_\-]{4,})")
+                          r"[\"']?\s*(?:[:=]\s*)?[\"']?[.*…]*([A-Za-z0-9_\-]{4,})")  # one way to match spaces
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:

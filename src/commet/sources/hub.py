@@ -448,7 +448,7 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
                 for name, builder in builders.items():
                     builder.download_and_prepare()
                     tables += tables_of(builder.as_dataset(split=split), where, reader, name)
-        except HubError:
+        except FormatError:  # CoMMET's own refusals (an unread file, a picture cell), located already
             raise
         except Exception as exc:  # noqa: BLE001 - datasets raises many kinds (ValueError, FileNotFoundError, ...)
             raise _unreadable(where, exc, [Path(f) for f in files] or read) from None
