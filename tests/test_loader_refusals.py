@@ -190,7 +190,9 @@ CANONICAL = {"id": "s1", "task": "false_belief_location", "category": "Belief",
 
 @pytest.mark.parametrize(("answer", "ok"), [
     ("A", True), ("(b)", True), ("B. the bag", True), ("the bag", True), ("The Box", True),
+    ("In the bag", True), ("Sam will look in the box.", True),  # one option named within the answer's words
     ("C", False), ("the basket", False), ("A. the bag", False), ("1", False),
+    ("Not the box but the bag", False), ("The box or the bag", False),  # two options named: which is a guess
 ])
 def test_a_canonical_answer_must_be_an_option_text_or_label(answer: str, ok: bool, tmp_path: Path) -> None:
     st = json.loads(json.dumps(CANONICAL))

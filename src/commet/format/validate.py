@@ -251,8 +251,12 @@ def names_option(answer: str, options: list[Option], texts: _Texts) -> bool:
 
 
 def _explains_option(answer: str, options: list[Option], texts: _Texts) -> bool:
-    """Whether an answer names exactly one option within its words ("Because she did not see it" for "she did
-    not see"): a pipe-format turn's options are read from its question, and its answer may explain the choice."""
+    """Whether an answer names exactly one option within its words ("In the basket" for "basket"; "Because she did
+    not see it" for "she did not see"): which option it is, is then no guess (an answer naming two, or none, is)."""
+    labelled = _LABELLED_ANSWER.fullmatch(answer.strip())
+    if labelled is not None and any(o.label is not None and texts.fold(o.label) == texts.fold(labelled.group(1))
+                                    for o in options):
+        return False  # "A. the bag" where A is the basket: a label says which option, and it is another
     norm = texts.normalize(answer)
     return sum(contains_phrase(norm, texts.normalize(option.text)) for option in options) == 1
 
@@ -409,10 +413,11 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
             if not answer.strip():
                 add(k, "answer", "empty answer")
                 continue
-            if turn.options and not repeated and not names_option(answer, turn.options, texts) and not (
-                    _options_from_text(turn) and _explains_option(answer, turn.options, texts)):
+            if turn.options and not repeated and not names_option(answer, turn.options, texts) \
+                    and not _explains_option(answer, turn.options, texts):
                 add(k, "answer", f"answer {answer!r} is none of this turn's options ({_options_said(turn)}): an "
-                                 f"answer must be an option's text or its label{_index_hint(answer, turn)}")
+                                 f"answer must be an option's text or its label, or name exactly one option"
+                                 f"{_index_hint(answer, turn)}")
             core = texts.leaked_core(answer)
             folded = fold(turn.story) if folded is None else folded
             if not all(word in folded for word in core.split()):
