@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from commet.apps.study.panel import Ending, PanelKind
+from commet.apps.study.panel import JOINS_PER_ADDRESS, MAX_PANEL_PARTICIPANTS, Ending, PanelKind
 from commet.cli.common import (
     AdapterOption,
     AllowedHostsOption,
@@ -234,10 +234,10 @@ def serve(
         help="Serve even though a participant text is still the built-in placeholder (a trial run).")] = False,
     joins_per_address: Annotated[int, typer.Option(
         min=1, help="New participants a minute through the panel link from one client address (a lab session or "
-                    "a university NAT sending many at once: raise it).")] = 30,
+                    "a university NAT sending many at once: raise it).")] = JOINS_PER_ADDRESS,
     max_panel_participants: Annotated[int, typer.Option(
         min=0, help="Participants with panel ids the study takes (0: no limit); past it the panel link says the "
-                    "study is full.")] = 2000,
+                    "study is full.")] = MAX_PANEL_PARTICIPANTS,
 ) -> None:
     """Serve the study: participants at /p/<token> (a panel's at /join/<key>), the organiser at /organiser. No
     access log is written."""

@@ -23,6 +23,7 @@ from commet.apps.files import DatasetPictures
 from commet.apps.study.build import Study
 from commet.apps.study.db import StudyDB
 from commet.apps.study.flow import Position
+from commet.apps.study.panel import JOINS_PER_ADDRESS, MAX_PANEL_PARTICIPANTS
 from commet.apps.study.services import MAX_ANSWER_CHARS, Organiser, Participation, typed
 from commet.apps.web import (
     SECURITY_HEADERS,
@@ -37,10 +38,6 @@ from commet.format.dataset import Dataset
 
 HERE = Path(__file__).parent
 STATIC_DIR = HERE / "static"
-#: new participants a minute through the panel link from one client address (a lab or a university NAT: raise it)
-JOINS_PER_ADDRESS = 30
-#: participants with panel ids the study takes by default (``study serve --max-panel-participants``)
-MAX_PANEL_PARTICIPANTS = 2000
 JOIN_SLOW_DOWN = ("Many people started this study from your network in the last minute. Please wait a minute, then "
                   "open the study again from your panel's page.")
 TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")

@@ -16,6 +16,11 @@ from urllib.parse import urlencode
 
 from commet.errors import CommetError
 
+#: new participants a minute through the panel link from one client address (a lab or a university NAT: raise it)
+JOINS_PER_ADDRESS = 30
+#: participants with panel ids the study takes by default (``study serve --max-panel-participants``)
+MAX_PANEL_PARTICIPANTS = 2000
+
 
 class Ending(str, Enum):
     """How a participant's study ended, each with its own panel code (a panel pays and counts them differently)."""
