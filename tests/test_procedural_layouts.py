@@ -8,6 +8,12 @@ and the audit's picture readers (distance from the centre, the position lookup) 
 * No scene id names a role (near, far, target, other...).
 * On the old layout tables (rebuilt here) the audit's position and picture readers find the leaks (the answer
   farther from the centre in reference_easy, nearer in reference_hard_referent); on the tables now they do not.
+* reference_hard_perspective draws the same sixteen layouts in each of its cells, equally often, and in each
+  layout each of the three things is the answer equally often, turn by turn (counted exactly on everything the
+  layout shows: the screen, each thing's table, size and spot, where each person stands). The old control drew no
+  screen (rebuilt here by taking the screen out of the control's pictures, which is all it changed): there the
+  answer was always the end size on the near table, and the audit's ``layout`` lookup (screens joined with each
+  option's size and place) reads it, while no reader of one cue does.
 """
 
 from __future__ import annotations
@@ -184,3 +190,94 @@ def test_the_audit_reads_the_perspective_pictures_at_chance() -> None:
     audit = audit_dataset(sample(1), other=sample(2), scenes=scenes, families=("picture", "position"))
     excess = {line.family: line.excess for line in audit.lines}
     assert excess["position"] < 3 and excess["picture"] < 3, excess
+
+
+PERSPECTIVE = "reference_hard_perspective"
+#: Every picture of reference_hard_perspective is drawn at one of these (per image variant: 16 per cell).
+PERSPECTIVE_ITEMS = 48
+
+
+def _perspective(old_control: bool = False) -> list[tuple[object, ...]]:
+    """Per item (seed 71, both variants, 16 per cell) and closed turn: (cell, coins, turn, the layout, the answer's
+    place in it). The layout is everything the picture shows of where things are: the screens' centres, per thing
+    its table's centre, its size and its rank from the left, per person whether a grown-up and the centre. With
+    ``old_control`` the control's screen is taken out (the layout before the fix)."""
+    found: list[tuple[object, ...]] = []
+    for image in (False, True):
+        for k in range(PERSPECTIVE_ITEMS):
+            storyturn, builder = generate_storyturn(PERSPECTIVE, k, seed=71, image_dependent=image, slot=k)
+            scene = dict(builder.scenes[storyturn.turns[0].image])  # type: ignore[index]
+            cell = storyturn.meta["cell"]["value"]
+            if old_control and cell == 2:
+                scene["occluders"] = []
+
+            def centre(entity: dict) -> int:  # type: ignore[type-arg]
+                return round((entity["bbox"][0] + entity["bbox"][2]) / 2)
+
+            tables = {p["id"]: centre(p) for p in scene["places"]}
+            by_x = sorted(scene["objects"], key=centre)
+            toys = {o["id"]: (tables[o["location"]], o["size"], by_x.index(o)) for o in scene["objects"]}
+            layout = (tuple(sorted(centre(o) for o in scene["occluders"])), tuple(sorted(toys.values())),
+                      tuple(sorted((a["adult"], centre(a)) for a in scene["agents"])))
+            nuisance = storyturn.meta["nuisance"]
+            coins = tuple(nuisance[c]["value"] for c in ("room mirrored", "asks big",
+                                                         "near table: the bigger one nearer the people",
+                                                         "setter inside"))
+            world = storyturn.meta["world"]
+            for turn, answer in ((0, "given"), (2, "wanted")):
+                found.append((cell, coins, turn, layout, toys[world[answer]]))
+    return found
+
+
+def test_every_perspective_layout_is_drawn_in_every_cell_and_hides_the_answer() -> None:
+    """Exact, turn by turn: the cell and the four joint coins are enumerated (each coin combination once per cell
+    and variant); every layout (screen, tables, sizes, spots, people) is drawn equally often in each cell, and in
+    each layout each of its three things is the answer equally often. So no combination of what the picture shows,
+    however many cues it joins, goes with the answer. With the old control (no screen) it did: the layouts with no
+    screen always had the end size on the near table as the answer."""
+    found = _perspective()
+    coins: dict[int, Counter[tuple[object, ...]]] = defaultdict(Counter)
+    layouts: dict[tuple[object, ...], Counter[int]] = defaultdict(Counter)
+    answers: dict[tuple[object, ...], Counter[tuple[object, ...]]] = defaultdict(Counter)
+    for cell, coin, turn, layout, answer in found:
+        if turn == 0:
+            coins[cell][coin] += 1  # type: ignore[index]
+            layouts[layout][cell] += 1  # type: ignore[index]
+        answers[(turn, layout)][answer] += 1  # type: ignore[index]
+    assert sorted(coins) == [0, 1, 2] and all(len(c) == 16 and set(c.values()) == {2} for c in coins.values()), coins
+    assert len(layouts) == 16 and all(sorted(c.items()) == [(0, 2), (1, 2), (2, 2)] for c in layouts.values()), layouts
+    for (turn, layout), count in answers.items():
+        assert len(count) == 3 and set(count.values()) == {2}, (turn, layout, count)
+    old: dict[tuple[object, ...], Counter[tuple[object, ...]]] = defaultdict(Counter)
+    for _, _, turn, layout, answer in _perspective(old_control=True):
+        old[(turn, layout)][answer] += 1  # type: ignore[index]
+    unscreened = [count for (_, layout), count in old.items() if not layout[0]]  # type: ignore[index]
+    assert len(unscreened) == 32 and all(len(count) == 1 for count in unscreened), unscreened
+
+
+def test_the_layout_reader_flags_the_old_perspective_control_and_not_the_new() -> None:
+    """The audit's ``layout`` lookup, learned on one seed and scored on another (48 StoryTurns each, the shipped
+    scene files): on the old control's pictures (no screen) it reads the nobody-blocked cell off the screen's
+    absence and answers the end size on the near table there (about +33 points); now it reads chance, as the
+    one-cue readers (picture, position) did before and do now."""
+
+    def excess(old_control: bool) -> dict[str, float]:
+        scenes: dict = {}  # type: ignore[type-arg]
+
+        def sample(seed: int) -> list:  # type: ignore[type-arg]
+            out = []
+            for k in range(PERSPECTIVE_ITEMS):
+                storyturn, builder = generate_storyturn(
+                    PERSPECTIVE, k, seed, is_image_dependent(PERSPECTIVE, k, PERSPECTIVE_ITEMS, 0.3),
+                    slot=variant_slot(PERSPECTIVE, k, PERSPECTIVE_ITEMS, 0.3))
+                control = old_control and storyturn.meta["cell"]["value"] == 2
+                scenes.update({i: {**s, "occluders": []} if control else s for i, s in builder.shipped.items()})
+                out.append(storyturn)
+            return out
+
+        audit = audit_dataset(sample(1), other=sample(2), scenes=scenes, families=("picture", "position", "layout"))
+        return {line.family: line.excess for line in audit.lines}
+
+    old, now = excess(True), excess(False)
+    assert old["layout"] > 20 and old["position"] < 3 and old["picture"] < 3, old
+    assert now["layout"] < 3 and now["position"] < 3 and now["picture"] < 3, now

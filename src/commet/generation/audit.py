@@ -5,7 +5,8 @@ reasoning about minds. :func:`audit_dataset` trains predictors that do not reaso
 on one part of a dataset (or on one of two datasets) and scores them on the other: the
 story-blind :class:`~commet.models.shortcut.ShortcutLearner` (answer position, yes/no, answer
 text) and the shallow readers of :mod:`commet.generation.shallow_readers` (order of mention,
-one cue word, the feedback, the picture's sizes and places, a lookup on where each option is drawn, a linear model over the words around each
+one cue word, the feedback, the picture's sizes and places, a lookup on where each option is drawn, one on
+the picture's screens joined with each option's size and place, a linear model over the words around each
 option). It sets each one's accuracy beside chance per task: a dataset is well counterbalanced
 when they agree. ``commet audit`` prints it.
 
@@ -30,7 +31,7 @@ from commet.format.model import StoryTurn
 from commet.generation.shallow_readers import (
     FAMILIES,
     INFORMATIONAL,
-    POSITION,
+    LOOKUPS,
     Reading,
     fit_position_reader,
     fit_rule,
@@ -147,7 +148,7 @@ def _fit(train: list[list[Reading]], families: Sequence[str]) -> dict[tuple[str,
     def fit(items: list[Reading], family: str) -> Predictor:
         if family == WORDS:
             return fit_word_reader(items)
-        return fit_position_reader(items) if family == POSITION else fit_rule(items, family)
+        return fit_position_reader(items, family) if family in LOOKUPS else fit_rule(items, family)
     return {(task, turn, family): fit(items, family) for (task, turn), items in groups.items() for family in families}
 
 

@@ -25,6 +25,10 @@ simple rule chosen per (task, turn) on training items and applied to held-out on
   the rate at which a thing drawn there was the answer in the training items; it picks the option
   drawn where answers were most often (a layout that puts the answer at spots the other options never
   take is read off at once);
+* ``layout``: the same lookup on two cues at once: the picture's screens (whether there is one, and
+  where) joined with each option's size rank among the options and the place it stands on (which one,
+  and whether alone there), or with its spot; a layout where one kind of picture (no screen, say)
+  always puts the answer at one size on one table is read off, though each cue alone is balanced;
 * ``words``: a linear model over the words around each option, or over all the words read for a
   yes/no question (:mod:`commet.generation.word_reader`).
 
@@ -65,8 +69,10 @@ _YES_NO = ("yes", "no")
 MENTION, PEOPLE_PICTURE, FEEDBACK = "mention", "people picture", "feedback"
 CUE_FAMILIES = (MENTION, PEOPLE_PICTURE, FEEDBACK)
 #: Families whose accuracy is gated (the earlier-answers reader is informational).
-POSITION = "position"
-FAMILIES = ("order", "cue word", "anchor", "context", "picture", POSITION, *CUE_FAMILIES, WORDS)
+POSITION, LAYOUT = "position", "layout"
+#: The lookups on where the options are drawn (:class:`PositionReader`).
+LOOKUPS = (POSITION, LAYOUT)
+FAMILIES = ("order", "cue word", "anchor", "context", "picture", *LOOKUPS, *CUE_FAMILIES, WORDS)
 INFORMATIONAL = ("earlier answers",)
 #: A cue word must occur in at least this many training items, and be absent from as many.
 MIN_WORD_ITEMS = 3
@@ -172,6 +178,11 @@ class Reading:
     option_words: tuple[frozenset[str], ...] = ()  # listed options: the words around each (the word reader's)
     cues: Mapping[str, frozenset[str]] = field(default_factory=dict)  # cue family -> its pseudo-words
     positions: tuple[frozenset[str], ...] = ()  # listed options drawn in the picture: where each is (the lookup's)
+    layout: tuple[frozenset[str], ...] = ()  # the same options: the picture's screens joined with each one's cues
+
+    def spots(self, family: str) -> tuple[frozenset[str], ...]:
+        """The keys a lookup of ``family`` (:data:`LOOKUPS`) reads per option."""
+        return self.layout if family == LAYOUT else self.positions
 
     def cue_words(self, family: str) -> frozenset[str]:
         """The words a cue reader of ``family`` switches on."""
@@ -374,12 +385,53 @@ def _positions(scene: Mapping[str, object] | None, keys: Sequence[tuple[str, ...
     return tuple(found)
 
 
+def _box(entity: Mapping[str, object]) -> list[float] | None:
+    box = entity.get("bbox")
+    if not isinstance(box, list) or len(box) != 4 or not all(isinstance(v, (int, float)) for v in box):
+        return None
+    return [float(v) for v in box]
+
+
+def _layout(scene: Mapping[str, object] | None, keys: Sequence[tuple[str, ...]]) -> tuple[frozenset[str], ...]:
+    """Per option, two cues of the picture at once, as lookup keys: the screens (``screen: none``, or whether
+    there is one with ``screen: yes``, or where each stands: ``screen at 150,470``) joined with the option's size
+    rank among the options (``rank:?`` if they are not all sized and distinct) and its place (the place's centre,
+    and whether the option stands there alone or with how many of the others), or with the option's centre."""
+    matched = _matched(scene, keys)
+    if not matched:
+        return ()
+    assert scene is not None
+    boxes = [_box(e) for e in matched]
+    if any(box is None for box in boxes):
+        return ()
+    screens = sorted(round((box[0] + box[2]) / 2) for o in _entities(scene, "occluders") if (box := _box(o)))
+    present = f"screen: {'yes' if screens else 'none'}"
+    where = f"screen at {','.join(map(str, screens))}" if screens else present
+    places = {str(p.get("id")): box for p in _entities(scene, "places") if (box := _box(p)) is not None}
+    sizes = [size for e in matched if isinstance(size := e.get("size"), int)]
+    ranked = len(sizes) == len(matched) and len(set(sizes)) == len(sizes)
+    found = []
+    for k, (entity, box) in enumerate(zip(matched, boxes, strict=True)):
+        assert box is not None
+        rank = f"rank:{sorted(sizes).index(sizes[k]) + 1}" if ranked else "rank:?"
+        location = entity.get("location")
+        on = places.get(str(location)) if location is not None else None
+        place = f"on:{round((on[0] + on[2]) / 2)}" if on is not None else "on:-"
+        shared = sum(1 for e in matched if location is not None and e.get("location") == location) - 1
+        company = f"with:{shared}"
+        found.append(frozenset({f"{present}|{rank}|{company}", f"{where}|{rank}|{place}|{company}",
+                                f"{where}|x:{round((box[0] + box[2]) / 2)}"}))
+    return tuple(found)
+
+
 @dataclass(frozen=True)
 class PositionReader:
-    """A fitted position lookup for one (task, turn): per lookup key, (times an option drawn there was right,
-    times an option was drawn there) on the training items."""
+    """A fitted lookup for one (task, turn) (``family``: where each option is drawn, or the layout's joint cues):
+    per lookup key, (times an option drawn there was right, times an option was drawn there) on the training
+    items."""
 
     rates: dict[str, tuple[int, int]]
+    family: str = POSITION
 
     def score(self, spots: frozenset[str], n: int) -> float:
         """The best smoothed rate of being the answer among the option's lookup keys (chance, 1/n, unseen)."""
@@ -387,9 +439,10 @@ class PositionReader:
                    default=1 / n)
 
     def pick(self, item: Reading) -> int:
-        if len(item.positions) != item.n:
+        found = item.spots(self.family)
+        if len(found) != item.n:
             return 0
-        scores = [self.score(spots, item.n) for spots in item.positions]
+        scores = [self.score(spots, item.n) for spots in found]
         return int(np.argmax(scores))
 
     def describe(self) -> str:
@@ -400,18 +453,19 @@ class PositionReader:
         return f"drawn at {key}: the answer {100 * rate:.0f} % of {count}"
 
 
-def fit_position_reader(items: Sequence[Reading]) -> PositionReader:
-    """The position lookup of one (task, turn), counted on ``items`` (free picks, every option right, teach
-    nothing)."""
+def fit_position_reader(items: Sequence[Reading], family: str = POSITION) -> PositionReader:
+    """The lookup of ``family`` (:data:`LOOKUPS`) for one (task, turn), counted on ``items`` (free picks, every
+    option right, teach nothing)."""
     rates: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for item in items:
-        if len(item.positions) != item.n or len(item.right[0]) >= item.n:
+        found = item.spots(family)
+        if len(found) != item.n or len(item.right[0]) >= item.n:
             continue
-        for k, spots in enumerate(item.positions):
+        for k, spots in enumerate(found):
             for spot in spots:
                 rates[spot][0] += k in item.right[0]
                 rates[spot][1] += 1
-    return PositionReader({key: (right, seen) for key, (right, seen) in rates.items()})
+    return PositionReader({key: (right, seen) for key, (right, seen) in rates.items()}, family)
 
 
 def _earlier_rules(earlier: list[tuple[tuple[str, ...], int]], texts: tuple[str, ...]) -> dict[object, int]:
@@ -493,9 +547,9 @@ def readings(storyturn: StoryTurn, scenes: Mapping[str, Mapping[str, object]] | 
             picks["order"] = order
             picks["anchor"] = _anchor_rules(story_found, story, len(options))
             picks["picture"] = _scene_rules(latest_scene, keys, turn.question)
-            positions = _positions(latest_scene, keys)
+            positions, layout = _positions(latest_scene, keys), _layout(latest_scene, keys)
         else:
-            positions = ()
+            positions, layout = (), ()
             picks["order"], picks["anchor"], picks["picture"] = {}, {}, {}
         picks["context"] = _context_rules(mentions(context_text, keys), mentions(Text.of(feedback_now), keys),
                                           len(texts)) if options else {}
@@ -509,7 +563,7 @@ def readings(storyturn: StoryTurn, scenes: Mapping[str, Mapping[str, object]] | 
             option_words=option_words(story, keys) if options else (),
             cues={MENTION: mention_cues(turn.question, " ".join(stories), names),
                   PEOPLE_PICTURE: picture_cues(turn.question, shown, names),
-                  FEEDBACK: feedback_cues(turn.question, feedback_all, names)}, positions=positions))
+                  FEEDBACK: feedback_cues(turn.question, feedback_all, names)}, positions=positions, layout=layout))
         earlier.append((tuple(texts), right_index))
         context.append(turn.question)
     return found

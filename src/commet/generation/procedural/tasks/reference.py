@@ -6,8 +6,9 @@
   (control: the listener brings the right one);
 * reference_hard_perspective: three sizes; "the big one" is the biggest one the speaker knows of,
   and the listener gives the biggest one he knows of. The test item hides the asked-for size from
-  the listener; one control hides it from the speaker, another from nobody, so which size each
-  question's answer has is balanced (a third each);
+  the listener; one control hides it from the speaker, another hides the size not asked for from
+  the listener (nobody is kept from the asked-for one), so that every picture has the same screen
+  and the same layout, and which size each question's answer has is balanced (a third each);
 * interpretation: does a clue pick out one thing of a row? Every clue word is said equally often
   whether it fits one thing or two ("a blue duck with a red bow", "a green duck without a bow"), so
   counting words does not tell; what each thing is does.
@@ -343,18 +344,11 @@ COMES_IN = ("Then {y.name} comes in.", "Then {y.name} walks in.", "A moment late
 #: Who sees what once the one who came in stands still; each names both people once, so that neither slot is
 #: named more often than the other in any cell.
 HIDES = (
-    "From where {z.name} stands, the {occ} hides the {r} one; {x.name} put it there.",
-    "The {occ} is between {z.name} and the {r} one, which {x.name} put behind it.",
-    "{z.name} cannot see the {r} one: it is behind the {occ}, where {x.name} put it.",
-    "The {r} one is out of {z.name}'s sight, behind the {occ}; {x.name} knows it is there.",
-    "Where {z.name} stands, the {occ} blocks the view of the {r} one, which {x.name} set down there.",
-)
-OPEN_VIEW = (
-    "Nothing is in anyone's way: {x.name} and {y.name} can see all three.",
-    "There is nothing in the way, so {x.name} and {y.name} can see all three.",
-    "All three are in plain view for {x.name} and {y.name}.",
-    "Nothing blocks the view of the three, for {x.name} or for {y.name}.",
-    "{x.name} and {y.name} can both see all three from where they stand.",
+    "From where {z.name} stands, the {occ} hides the {hid} one; {x.name} put it there.",
+    "The {occ} is between {z.name} and the {hid} one, which {x.name} put behind it.",
+    "{z.name} cannot see the {hid} one: it is behind the {occ}, where {x.name} put it.",
+    "The {hid} one is out of {z.name}'s sight, behind the {occ}; {x.name} knows it is there.",
+    "Where {z.name} stands, the {occ} blocks the view of the {hid} one, which {x.name} set down there.",
 )
 ASK_SIZE = (
     "{c.name} wants the {r} one {for_} and says to {h.name}, 'Please give me the {r} {k}!'",
@@ -373,24 +367,29 @@ CELLS = ("listener blocked", "speaker blocked", "nobody blocked")
 
 
 def reference_hard_perspective(b: StoryBuilder, image_dependent: bool) -> None:
-    """The paper's Figure 2: three sizes; the one asked for (the biggest or the smallest) stands alone on the far
-    table, behind a screen from where the one who comes in stands. Test: the listener comes in (and gives the
-    biggest he knows of); controls: the speaker comes in (and means another one), or nothing is in the way.
-    The three cells are balanced, and so is the size asked for.
+    """The paper's Figure 2: three sizes; one end size (the biggest or the smallest) stands alone on the far
+    table, behind a screen from where the one who comes in stands. Test: the listener comes in and the one
+    behind the screen is the one asked for (he gives the biggest he knows of); controls: the speaker comes in
+    (and means another one), or the listener comes in and the one behind the screen is the size not asked for
+    (nobody is kept from the asked-for one: both mean and give it). The three cells are balanced, and so is the
+    size asked for.
 
-    Where each thing stands, and how big it is drawn, is the answer exactly as often as not (a third of the
-    time) over the three cells, turn by turn: behind the screen the asked-for one is the answer once in two
-    blocked items (the one the speaker means in the test, the one the listener gives in a control), the middle
-    one beside it on the near table once in two, the other size never; with nothing in the way the asked-for one
-    stands on the near table beside the middle one, and the other size stands alone (never the answer). So each
-    size at each spot (the far table, either end of the near table, with the room's mirror) is the answer once in
-    three, and a lookup on where (and how big) the answer is drawn reads chance."""
+    Every picture is the same layout (the same screen at the same spot, an end size alone behind it, the
+    middle-sized one and the other end size on the near table), and whatever it shows is independent of the
+    answer by construction: turn by turn, over the three cells, the answer is the one behind the screen once
+    (the one the speaker means in the test, the one the listener gives in the speaker's control), the
+    middle-sized one once (the other turn of those two cells) and the end size on the near table once (the
+    asked-for one in the control with the other size hidden). The cell changes no coin and nothing drawn, so a
+    reader of the picture, however many of its cues it combines (screen, table, size, spot), reads a third."""
     cell = CELLS[b.cell("cell", 3)]
     cast = Cast(b)
     w = World(room(b))
-    # the mirror, the size asked for and which of the two on the near table stands nearer the people: drawn jointly
-    # in the cell, so that every spot and size the answer takes is balanced by construction
-    mirrored, big, bigger_inside = b.flips("room mirrored", "asks big", "near table: the bigger one nearer the people")
+    # the mirror, the size asked for, which of the two on the near table stands nearer the people and which person
+    # stands nearer them: drawn jointly in the cell, so that each of the sixteen layouts a cell can draw (the same
+    # sixteen in every cell) is drawn equally often in each, and in each the answer is each of the three a third
+    mirrored, big, bigger_inside, setter_inside = b.flips("room mirrored", "asks big",
+                                                          "near table: the bigger one nearer the people",
+                                                          "setter inside")
     x: Callable[[float], float] = (lambda v: 1 - v) if mirrored else (lambda v: v)
     b.role(cell == CELLS[0], cell.replace("blocked", "blocked from the asked-for size"))
     child, helper = cast.child(x(0.5)), cast.adult(x(0.5))
@@ -404,8 +403,8 @@ def reference_hard_perspective(b: StoryBuilder, image_dependent: bool) -> None:
     for item in (setter, arriver, far, near):
         w.add(item)
     asked = 3 if big else 1
-    # the far table holds one thing alone: the asked-for one, behind the screen; with nothing in the way, the other
-    # end size (never the answer), so that over the cells every size at every spot is the answer a third of the time
+    # the far table holds one end size alone, behind the screen: the asked-for one, or (where nobody is kept from
+    # it) the other end size, never the answer; so that every picture is the same layout in every cell
     alone = asked if cell != CELLS[2] else 4 - asked
     things = [Thing(f"thing{s}", kind, c, far.id if s == alone else near.id, size=s)
               for s, c in zip((3, 2, 1), colours, strict=True)]
@@ -416,22 +415,21 @@ def reference_hard_perspective(b: StoryBuilder, image_dependent: bool) -> None:
     for thing in order:
         w.add(thing)  # the setter, between the tables, sees each one put out
     # both end up on the near table's side, in either order, so that nobody stands nearest to what they see
-    setter_spot, arriver_spot = (0.72, 0.88) if b.flip("setter inside") else (0.88, 0.72)
+    setter_spot, arriver_spot = (0.72, 0.88) if setter_inside else (0.88, 0.72)
     w.walk(setter.id, x(setter_spot))
-    if cell != CELLS[2]:
-        w.add(Occluder("occluder", b.pick("screen", lex.OCCLUDERS), x(0.29)))
+    w.add(Occluder("occluder", b.pick("screen", lex.OCCLUDERS), x(0.29)))
     arriver.x = x(arriver_spot)
     w.enter(arriver.id)
     pick = max if big else min
     wanted = pick((w.things[t] for t in child.beliefs), key=lambda t: t.size)
     given = pick((w.things[t] for t in helper.beliefs), key=lambda t: t.size)
     r, extreme = ("big", "biggest") if big else ("small", "smallest")
-    blocked = next((a for a in (child, helper) if len(a.beliefs) < 3), None)
+    blocked = next(a for a in (child, helper) if len(a.beliefs) < 3)
     sizes = b.arrange("sizes", [3, 2, 1])
     by_size = {t.size: t for t in things}
-    occ = w.occluders["occluder"].kind if w.occluders else ""
+    occ = w.occluders["occluder"].kind
     slots = {"x": setter, "y": arriver, "z": blocked, "c": child, "h": helper, "k": kind.noun, "ks": kind.plural,
-             "r": r, "occ": occ, "for_": fill(b.pick("wants for", WANTS_FOR), child)}
+             "r": r, "hid": SIZE_WORD[alone], "occ": occ, "for_": fill(b.pick("wants for", WANTS_FOR), child)}
     text = [b.frame("set out", SET_OUT).format(**slots)]
     if not image_dependent:
         text.append(b.frame("colours", COLOURS_ARE).format(
@@ -439,8 +437,7 @@ def reference_hard_perspective(b: StoryBuilder, image_dependent: bool) -> None:
             **{f"c{k + 1}": by_size[s].colour for k, s in enumerate(sizes)}, **slots))
     text.append(b.frame("comes in", COMES_IN).format(**slots))
     if not image_dependent:
-        text.append((b.frame("hides", HIDES) if blocked is not None else b.frame("open view", OPEN_VIEW))
-                    .format(**slots))
+        text.append(b.frame("hides", HIDES).format(**slots))
     text.append(b.frame("asks", ASK_SIZE).format(**slots))
     names = [f"the {t.colour} one" for t in things]
     b.choose("listener gives", b.wording(WILL_GIVE).format(**slots), names, f"the {given.colour} one",
