@@ -301,3 +301,19 @@ def test_a_line_that_is_not_json_is_located_by_its_line(tmp_path: Path, fmt: str
     [line] = [line for line in result.output.splitlines() if line.strip()]
     assert line.startswith(f"error: {target}:3 ") and "invalid JSON: Expecting value" in line, line
     assert not out.exists()
+
+
+def test_hitom_asks_each_question_once_whatever_its_prompting_types(tmp_path: Path) -> None:
+    """The published Hi-ToM_data.json holds every question once per prompting type (CoTP and VP); each was
+    imported twice (a story's questions asked again in one conversation, each item scored twice)."""
+    records = json.loads((DATA / "hitom" / "Hi-ToM_data.json").read_text(encoding="utf-8"))
+    records = records["data"] if isinstance(records, dict) else records
+    doubled = [{**record, "prompting_type": kind} for kind in ("CoTP", "VP") for record in records]
+    source = tmp_path / "Hi-ToM_data.json"
+    source.write_text(json.dumps({"data": doubled}), encoding="utf-8")
+    once = import_benchmark("hitom", DATA / "hitom" / "Hi-ToM_data.json").dataset
+    twice = import_benchmark("hitom", source).dataset
+    assert [[t.question for t in st.turns] for st in twice] == [[t.question for t in st.turns] for st in once]
+    assert all(st.meta["prompting_types"] == ["CoTP", "VP"] for st in twice)
+    independent = import_benchmark("hitom", source, protocol=Protocol.independent).dataset
+    assert len(independent.storyturns) == sum(len(st.turns) for st in once)

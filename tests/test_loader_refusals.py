@@ -207,6 +207,32 @@ def test_a_canonical_answer_must_be_an_option_text_or_label(answer: str, ok: boo
                              "turn's options (A. the box; B. the bag)" in out, out
 
 
+@pytest.mark.parametrize(("answer", "ok"), [("On the kitchen table.", True), ("In the kitchen", True),
+                                            ("The kitchen or the kitchen table", False)])
+def test_an_option_inside_a_longer_one_is_not_named_twice(answer: str, ok: bool, tmp_path: Path) -> None:
+    st = json.loads(json.dumps(CANONICAL))
+    st["turns"][0].update(options=[{"label": "A", "text": "the kitchen"}, {"label": "B", "text": "the kitchen table"}],
+                          answers=[answer])
+    path = tmp_path / "storyturns.jsonl"
+    path.write_text(json.dumps(st) + "\n", encoding="utf-8")
+    code, out, _ = _validate(path)
+    assert (code == 0) == ok, out
+
+
+def test_a_table_options_list_whose_items_carry_their_labels(tmp_path: Path, hub: Path) -> None:  # noqa: F811
+    """["A. the box", "B. the bag"] with the answer "B": the items' own labels, as one string of them would give;
+    they were kept as unlabelled texts, and the letter refused."""
+    folder = tmp_path / "labelled"
+    _write(folder / "data" / "test.jsonl", _rows("s1", ["A. the box", "C. the bag"], ("A", "C")))
+    code, out, _ = _validate(folder)
+    assert code == 2, out  # A and C are no labels in sequence: texts, and the letters name none of them
+    _write(folder / "data" / "test.jsonl", _rows("s1", ["A. the box", "B. the bag"], ("A", "B")))
+    code, out, _ = _validate(folder)
+    assert code == 0, out
+    turn = load_dataset(str(folder)).storyturns[0].turns[0]
+    assert [(o.label, o.text) for o in turn.options] == [("A", "the box"), ("B", "the bag")]
+
+
 @pytest.mark.parametrize("importer", ["hitom", "opentom", "tombench", "bigtom", "exploretom", "fantom", "mmtomqa",
                                       "mumatom"])
 def test_every_importer_gives_answers_among_its_options(importer: str) -> None:

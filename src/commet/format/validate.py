@@ -257,8 +257,17 @@ def _explains_option(answer: str, options: list[Option], texts: _Texts) -> bool:
     if labelled is not None and any(o.label is not None and texts.fold(o.label) == texts.fold(labelled.group(1))
                                     for o in options):
         return False  # "A. the bag" where A is the basket: a label says which option, and it is another
-    norm = texts.normalize(answer)
-    return sum(contains_phrase(norm, texts.normalize(option.text)) for option in options) == 1
+    words = texts.normalize(answer).split()
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for option in options:
+        phrase = texts.normalize(option.text).split()
+        spans[" ".join(phrase)] = [(i, i + len(phrase)) for i in range(len(words) - len(phrase) + 1)
+                                   if phrase and words[i:i + len(phrase)] == phrase]
+    every = [span for found in spans.values() for span in found]
+    # "On the kitchen table" names "kitchen table", not "kitchen" as well: words inside a longer option's are its
+    named = {text for text, found in spans.items()
+             if any(not any(o != (a, b) and o[0] <= a and b <= o[1] for o in every) for a, b in found)}
+    return len(named) == 1
 
 
 def _index_hint(answer: str, turn: Turn) -> str:

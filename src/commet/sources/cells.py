@@ -64,7 +64,8 @@ def _option(item: object) -> dict[str, object]:
 def options_cell(value: object) -> list[dict[str, object]] | None:
     """The options a cell holds (``{label, text}`` dicts, in order), None when the cell is empty.
 
-    Reads a list (of text or ``{label, text}``), JSON or Python-literal text of a list or a
+    Reads a list (of text or ``{label, text}``; texts that each open with their label in sequence,
+    ``["A. Mia", "B. Noah"]``, are labelled by them), JSON or Python-literal text of a list or a
     ``{label: text}`` object, and one string of labelled options in the common notations
     (labels A, B, C... or a, b, c... or 1, 2, 3..., in sequence). Raises ValueError naming the
     notations for anything else, such as one unlabelled string.
@@ -88,6 +89,11 @@ def options_cell(value: object) -> list[dict[str, object]] | None:
         return options or None
     if isinstance(value, (list, tuple)):
         items = [item for item in value if item not in (None, "")]
+        if len(items) >= 2 and all(isinstance(item, str) and "\n" not in item.strip() for item in items):
+            # ["A. Mia", "B. Noah"]: each item carries its own label, in sequence, as one string of them would
+            found = labelled_options("\n".join(str(item).strip() for item in items).translate(_WIDE))
+            if found is not None and not found[0] and len(found[1]) == len(items):
+                return [{"label": label, "text": body} for label, body in found[1]]
         return [_option(item) for item in items] or None
     raise ValueError(f"cannot read options of type {type(value).__name__}: write them as {_NOTATIONS}")
 

@@ -3,7 +3,9 @@
 The file is ``{"data": [record, ...]}``; each record holds a numbered ``story``, one
 ``question`` of ToM order ``question_order`` (0 to 4), ``choices`` written as
 ``"A. blue_drawer, B. green_crate, ..."`` and the ``answer`` (the right choice's text).
-Records that tell the same story are one story with several questions.
+Records that tell the same story are one story with several questions. The published file holds every
+question once per ``prompting_type`` (``CoTP`` and ``VP``: how the authors prompted, not what they asked):
+a question is imported once, and the story's ``meta.prompting_types`` lists the types it came with.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
         raise base.source_error(source, 1, "data", "expected {\"data\": [records]} or a list of records")
     lines = base.key_lines(base.read_text(source), "prompting_type", len(records))
     stories: dict[str, base.SourceStory] = {}
+    asked: dict[str, set[tuple[str, str, object]]] = {}  # per story: (question, answer, order) imported
     for index, record in enumerate(records):
         line = lines[index]
         where = f"data[{index}]"
@@ -68,9 +71,18 @@ def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
                 key=f"{len(stories) + 1:04d}", task=TASKS[deception],
                 story=story_text, questions=[], line=line,
                 meta={"deception": deception, "story_length": record.get("story_length"),
-                      "sample_id": record.get("sample_id"), "prompting_type": record.get("prompting_type")})
+                      "sample_id": record.get("sample_id"), "prompting_types": []})
             stories[story_text] = story
+            asked[story_text] = set()
+        prompting = record.get("prompting_type")
+        kinds = story.meta["prompting_types"]
+        if isinstance(kinds, list) and prompting is not None and prompting not in kinds:
+            kinds.append(prompting)
         order = record.get("question_order")
+        same = (record["question"].strip(), answer, order)
+        if same in asked[story_text]:
+            continue  # the question again, under another prompting type: asked once
+        asked[story_text].add(same)
         question = base.SourceQuestion(
             text=f"{record['question'].strip()}\nChoices:\n{base.option_lines(choices)}", answer=answer, line=line,
             options=choices, meta={"question_type": f"order_{order}", "order": order})
