@@ -44,9 +44,13 @@ Thirteen sets, labelled by hand with the verdict a careful person gives:
   letters that are words of the story), and 610 replies written after the fix, blind to the code (answers
   given to someone else by ", says Sam", ", per Sam", ", selon son père"; retractions before and after the
   answer in five languages; letters that are places). Each row may give its story apart from its question.
+* tests/data/rules_judge_v5_blind2.jsonl: 586 more replies written blind after it (multi-turn replies that refer
+  back, unmarked chains of thought, letters and numbers that collide with labels, second-order questions answered
+  at the first order, homoglyphs and zero-width characters, replies in other languages); rows may give the earlier
+  turns (``context``).
 
 The story's branch rules are applied to each verdict, exactly as in a run. The rules judge's
-contract is 0 wrong decided verdicts on all fifteen. Each set's line gives wrong / decided / undecided; the
+contract is 0 wrong decided verdicts on all sixteen. Each set's line gives wrong / decided / undecided; the
 last line the rules judge's speed (replies per second, the longest reply's time, a reply of the most
 characters it reads). For the realistic set the decided share is
 printed per kind, with the share of right answers to questions that are not "why" questions.
@@ -97,8 +101,10 @@ V4_PROBES = CALIBRATION.with_name("rules_judge_v4_probes.jsonl")
 V4_FOLLOWUP = CALIBRATION.with_name("rules_judge_v4_followup.jsonl")
 V5_TAILS = CALIBRATION.with_name("rules_judge_v5_tails.jsonl")
 V5_BLIND = CALIBRATION.with_name("rules_judge_v5_blind.jsonl")
+V5_BLIND_2 = CALIBRATION.with_name("rules_judge_v5_blind2.jsonl")
 SELF_CONTAINED = (LABELLED, AUDIT, REALISTIC, ADVERSARIAL, REDTEAM_REALISTIC, REDTEAM_ADVERSARIAL, REDTEAM_PROBES,
-                  V4_REALISTIC, V4_ADVERSARIAL, V4_CANDIDATES, V4_PROBES, V4_FOLLOWUP, V5_TAILS, V5_BLIND)
+                  V4_REALISTIC, V4_ADVERSARIAL, V4_CANDIDATES, V4_PROBES, V4_FOLLOWUP, V5_TAILS, V5_BLIND,
+                  V5_BLIND_2)
 #: how a "why" question opens, in the six languages of the sets (its answers are explanations)
 WHY = ("why", "por qué", "porque", "warum", "wieso", "weshalb", "pourquoi", "なぜ", "どうして", "为什么", "為什麼")
 
@@ -122,6 +128,8 @@ class Case:
     protocol: str | None = None
     #: the turn's story, apart from its question, where the row gives one (else it is in the question or absent)
     story: str = ""
+    #: earlier turns as the judge sees them ("Story: ...\nQuestion: ...\nReply: ..."), where the row gives them
+    context: tuple[str, ...] = ()
 
 
 @dataclass
@@ -185,7 +193,8 @@ def load_labelled(path: Path = LABELLED) -> list[Case]:
                               options=tuple((label, text) for label, text in row.get("options", [])),
                               rubric=(rubric["key_inference"], tuple(rubric.get("false_inferences", [])))
                               if rubric else None, candidates=tuple(row.get("candidates", [])),
-                              protocol=row.get("protocol"), story=row.get("story", "")))
+                              protocol=row.get("protocol"), story=row.get("story", ""),
+                              context=tuple(row.get("context", ()))))
     return cases
 
 
@@ -204,7 +213,8 @@ def request_for(case: Case, dataset: Dataset) -> JudgeRequest:
     """The judge's view of a case: earlier turns answered as expected (on the case's branch)."""
     if case.question is not None:
         options = case.options or tuple((None, candidate) for candidate in case.candidates)
-        return JudgeRequest(story_id=case.story_id, task="labelled", turn=case.turn, context=(), story=case.story,
+        return JudgeRequest(story_id=case.story_id, task="labelled", turn=case.turn, context=case.context,
+                            story=case.story,
                             question=case.question, expected=case.expected, response=case.response,
                             options=options, options_shown=bool(case.options) or not case.candidates,
                             rubric=case.rubric)

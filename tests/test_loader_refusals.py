@@ -89,6 +89,20 @@ def test_files_all_read_and_datasets_own_json_files_are_not_counted(tmp_path: Pa
     assert sorted(st.id for st in load_dataset(folder)) == ["s1", "s2"]
 
 
+def test_a_json_file_of_metadata_beside_the_split_files_is_no_unread_data(tmp_path: Path, hub: Path) -> None:  # noqa: F811
+    """``croissant.json`` or a label map beside ``data/test.jsonl`` holds no rows (one object that is no table of
+    columns): it is not refused as data datasets would not read; an object of equal columns is rows, refused."""
+    folder = tmp_path / "release"
+    _write(folder / "data" / "test.jsonl", _rows("s1"))
+    (folder / "croissant.json").write_text(json.dumps({"@context": {"@vocab": "https://schema.org/"},
+                                                       "name": "release", "distribution": [{"name": "x"}]}))
+    (folder / "data" / "labels.json").write_text(json.dumps({"0": "box", "1": "bag"}))
+    assert [st.id for st in load_dataset(folder)] == ["s1"]
+    (folder / "data" / "columns.json").write_text(json.dumps({"story_id": ["s9"], "question": ["Q?"]}))
+    code, out, _ = _validate(folder)
+    assert code == 2 and "datasets would not read data/columns.json" in out, out
+
+
 # ------------------------------------------------------------------------------------- datasets' own refusals
 
 

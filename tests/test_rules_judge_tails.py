@@ -119,3 +119,15 @@ def test_an_option_in_another_role_or_someone_elses_words() -> None:
     assert _ask(feel, "sad", "He says he's happy.", options, "") == "undecided"
     assert _ask("Which book will Ollie ask for, the red book or the blue book?", "the red book",
                 "Ollie will ask for the red book.", story="") == "correct"
+
+
+def test_labels_of_options_the_answerer_never_saw_name_nothing() -> None:
+    """Judge-only candidates (``options_shown`` false) with labels: a bare "A" or "1" cannot name one of them."""
+    hidden = (("A", "the tin"), ("B", "the jar"))
+    for reply in ("A", "(A)", "a", "Option A", "Answer: B", "1"):
+        request = JudgeRequest(story_id="s", task="t", turn=0, context=(), story=STORY, question=WHERE,
+                               expected=("the tin",), response=reply, options=hidden, options_shown=False)
+        assert decide(request)[0] == "undecided", reply
+    request = JudgeRequest(story_id="s", task="t", turn=0, context=(), story=STORY, question=WHERE,
+                           expected=("the tin",), response="The tin.", options=hidden, options_shown=False)
+    assert decide(request)[0] == "correct"

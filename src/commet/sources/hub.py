@@ -388,6 +388,29 @@ def _files_read(builder: Any, folder: Path) -> list[Path]:
             if "://" not in str(file)]
 
 
+#: a ``.json`` file larger than this is taken for rows unread (metadata files are small)
+METADATA_JSON_BYTES = 4 * 1024 * 1024
+
+
+def _holds_rows(file: Path) -> bool:
+    """Whether a data-like file may hold rows: every kind does but a ``.json`` file holding one object that is no
+    table of columns (``croissant.json``, a label map: metadata, which ``datasets`` would not make rows of either);
+    a list, JSON lines, an object of equal lists, or a file too large or unreadable to tell, may."""
+    if not file.name.lower().endswith(".json"):
+        return True
+    try:
+        if file.stat().st_size > METADATA_JSON_BYTES:
+            return True
+        value = json.loads(file.read_bytes())
+    except (OSError, ValueError):
+        return True  # JSON lines, or unreadable: datasets may read it as rows
+    if not isinstance(value, dict):
+        return True
+    columns = list(value.values())
+    return bool(columns) and all(isinstance(column, list) for column in columns) \
+        and len({len(column) for column in columns}) == 1
+
+
 def _refuse_unread(folder: Path, read: list[Path]) -> None:
     """Refuse (one located line) a folder holding a data file ``datasets`` would not read. Why: once some files
     are named for a split (``data/test.jsonl``), ``datasets`` reads only those and leaves the rest without a word.
@@ -398,7 +421,7 @@ def _refuse_unread(folder: Path, read: list[Path]) -> None:
         return
     taken = {os.path.realpath(file) for file in read}
     unread = sorted(file for file in _data_files(folder) if file.name.lower().endswith(DATA_SUFFIXES)
-                    and file.name not in NOT_DATA and os.path.realpath(file) not in taken)
+                    and file.name not in NOT_DATA and os.path.realpath(file) not in taken and _holds_rows(file))
     if unread:
         names = ", ".join(str(file.relative_to(folder)) for file in unread[:5])
         more = f" and {len(unread) - 5} more" if len(unread) > 5 else ""

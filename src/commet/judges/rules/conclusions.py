@@ -190,15 +190,16 @@ def _quoted(reply: Reply, first: int, named: Sequence[Named]) -> bool:
 
 
 def number_label_clash(label: str, choices: Sequence[Choice]) -> bool:
-    """Whether a label is also a word of an option's text: a number ("3" among "1. 2 apples, 2. 3 apples, 3. 5
-    apples") or a capital letter standing alone ("B" among "A. row B, B. row C"): a reply of that label alone may
-    mean either."""
+    """Whether a label may be read as something else than a label: a number label where an option holds a number
+    ("1" among "1. 3 cookies, 2. 5 cookies": a count too), a capital letter standing alone in an option's text
+    ("B" among "A. row B, B. row C"): a reply of that label alone may mean either."""
     if not label.isdigit():
         capital = label.upper()
         return len(label) == 1 and label.isalpha() and any(
             word == capital for choice in choices for word in choice.text.replace("-", " ").split())
-    spelt = lexicon().number_words.get(label, frozenset())
-    return any(label in choice.core or spelt & set(choice.core) for choice in choices)
+    # any number among the options ("3 cookies", "5 cookies"): a reply "1" may be a count as well as a label
+    numbers = {word for spelt in lexicon().number_words.values() for word in spelt}
+    return any(word.isdigit() or word in numbers for choice in choices for word in choice.core)
 
 
 def _lead_words(tokens: Sequence[str]) -> int:

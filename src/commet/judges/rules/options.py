@@ -37,9 +37,10 @@ def core_words(text: str) -> tuple[str, ...]:
 
 
 def offered(request: JudgeRequest) -> list[tuple[str | None, str]]:
-    """The options shown: the turn's, else labelled options or an "x or y?" list in the question."""
+    """The options shown: the turn's, else labelled options or an "x or y?" list in the question. Judge-only
+    candidates (``options_shown`` false) carry no labels: the answerer never saw one, so "A" or "1" names none."""
     if request.options:
-        return list(request.options)
+        return list(request.options) if request.options_shown else [(None, text) for _, text in request.options]
     labelled = labelled_options(request.question)
     return list(labelled[1]) if labelled else [(None, o) for o in question_options(request.question)]
 
