@@ -15,9 +15,11 @@
   casefolded), for sign-in and for its throttle alike.
 * Failed sign-ins are throttled per client address first, then per (name, client) with a capped
   exponential backoff, and per name by a delay that never refuses (:class:`LoginThrottle`): a
-  guesser elsewhere never locks the owner out, nor does one sharing the owner's address who
-  fails with other names. The client address is used in memory for this
-  only and never stored. Request headers are bounded (:class:`HeaderSizeLimit`, 431).
+  guesser elsewhere never locks the owner out. A browser a reviewer signed in from holds a signed
+  device cookie for that name (:class:`DeviceCookies`), which exempts its sign-ins from its
+  address's block, so a guesser sharing the owner's address does not lock the owner out either.
+  The client address is used in memory for this only and never stored. Request headers are
+  bounded (:class:`HeaderSizeLimit`, 431).
 * Files are served only through :mod:`commet.apps.files` (one confinement function).
 * Uploaded pictures are decoded under a pixel limit (:func:`decode_picture`); a
   decompression bomb is refused with 413 before its pixels are allocated.
@@ -188,6 +190,15 @@ def set_up_store(path: Path, schema: str, migrate: Callable[[sqlite3.Connection]
         time.sleep(0.01)
 
 
+def store_key(path: Path, purpose: str) -> bytes:
+    """The random HMAC key this store keeps for ``purpose`` (``anonymous`` sessions, ``device`` cookies), made on
+    first use (table ``web_keys``, set up by :class:`Sessions`): each purpose signs with its own key."""
+    set_up_store(path, SESSION_SCHEMA)
+    with _session_db(path) as db:
+        db.execute("INSERT OR IGNORE INTO web_keys (purpose, secret) VALUES (?, ?)", (purpose, secrets.token_hex(32)))
+        return bytes.fromhex(db.execute("SELECT secret FROM web_keys WHERE purpose = ?", (purpose,)).fetchone()[0])
+
+
 def _sid_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -228,12 +239,7 @@ class Sessions:
         self.cookie = cookie
         self.secure = secure
         self.max_age_s = max_age_s
-        set_up_store(self.path, SESSION_SCHEMA)
-        with _session_db(self.path) as db:
-            db.execute("INSERT OR IGNORE INTO web_keys (purpose, secret) VALUES ('anonymous', ?)",
-                       (secrets.token_hex(32),))
-            self._key = bytes.fromhex(db.execute("SELECT secret FROM web_keys WHERE purpose = 'anonymous'")
-                                     .fetchone()[0])
+        self._key = store_key(self.path, "anonymous")
 
     def load(self, request: Request) -> dict[str, str]:
         token = request.cookies.get(self.cookie)
@@ -328,6 +334,81 @@ class Sessions:
         """Sign out: the row is deleted (a copied cookie is dead too) and the cookie removed."""
         self.drop(data)
         response.delete_cookie(self.cookie)
+
+
+DEVICE_COOKIE = "commet_device"  # the review app's; sent with its sign-in form only (path /login)
+DEVICE_MAX_AGE_S = 180 * 24 * 3600
+#: how a device cookie's value begins (its format's version): its entries and their signature follow
+DEVICE_PREFIX = "d1."
+#: the most names one browser's device cookie holds (reviewers sharing it), the most recently signed-in kept
+MAX_DEVICE_NAMES = 8
+#: the most characters a device cookie's entries may take (browsers keep 4 KiB a cookie)
+MAX_DEVICE_CHARS = 2000
+
+
+class DeviceCookies:
+    """Device cookies (OWASP "Slow Down Online Guessing Attacks with Device Cookies"): proof that this browser
+    signed in as a name before, so that its sign-ins are not refused for its address's failures.
+
+    After each successful sign-in the browser gets one cookie (HttpOnly, SameSite=Strict, Secure when the
+    sessions' cookie is, sent to the sign-in form's path only, kept ``max_age_s``) listing, for up to
+    ``MAX_DEVICE_NAMES`` names, the normalised name, when it was issued and a random device id, signed with
+    HMAC-SHA256 under a key of the store's own (``web_keys``, purpose ``device``). A sign-in again replaces that
+    name's entry with a new id. An entry counts only for its own name, only unaltered, under this store's key
+    and within ``max_age_s`` of its issue; what it is worth is decided by :class:`LoginThrottle` (its failures
+    are counted per device and it stops counting after a few). Nothing is kept on the server."""
+
+    def __init__(self, db_path: str | Path, *, secure: bool = False, max_age_s: int = DEVICE_MAX_AGE_S,
+                 cookie: str = DEVICE_COOKIE, path: str = "/login", clock: Callable[[], float] = time.time):
+        self.cookie, self.secure, self.max_age_s, self.path, self.clock = cookie, secure, max_age_s, path, clock
+        self._key = store_key(Path(db_path), "device")
+
+    def _signature(self, body: str) -> str:
+        digest = hmac.new(self._key, f"device|{self.cookie}|{body}".encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+    def entries(self, request: Request) -> list[tuple[str, int, str]]:
+        """The valid entries of the request's device cookie: (normalised name, issued at, device id), newest
+        first; [] when it is missing, forged, altered or signed under another store's key."""
+        value = request.cookies.get(self.cookie, "")
+        body, dot, signature = value.removeprefix(DEVICE_PREFIX).partition(".")
+        if not value.startswith(DEVICE_PREFIX) or not dot or len(body) > MAX_DEVICE_CHARS + 8 or \
+                not hmac.compare_digest(signature.encode(), self._signature(body).encode()):
+            return []
+        try:
+            listed = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+        except ValueError:
+            return []
+        now, found = self.clock(), []
+        for entry in listed if isinstance(listed, list) else []:
+            if isinstance(entry, list) and len(entry) == 3:
+                name, issued, device = entry
+                if isinstance(name, str) and isinstance(issued, int) and isinstance(device, str) and \
+                        -60 <= now - issued < self.max_age_s:
+                    found.append((name, issued, device))
+        return found[:MAX_DEVICE_NAMES]
+
+    def device(self, request: Request, name: str) -> str | None:
+        """The id of the request's device cookie entry for ``name`` (any spelling), or None."""
+        key = normalise_name(name)
+        return next((device for entry_name, _, device in self.entries(request) if entry_name == key), None)
+
+    def issue(self, request: Request, response: Response, name: str) -> None:
+        """After ``name`` signed in: the cookie again, with a new entry for the name first (the request's other
+        valid entries kept after it, the oldest dropped beyond ``MAX_DEVICE_NAMES`` or ``MAX_DEVICE_CHARS``)."""
+        key = normalise_name(name)
+        entries = [(key, int(self.clock()), secrets.token_urlsafe(16)),
+                   *(entry for entry in self.entries(request) if entry[0] != key)][:MAX_DEVICE_NAMES]
+        while True:
+            raw = json.dumps(entries, separators=(",", ":"))
+            body = base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+            if len(body) <= MAX_DEVICE_CHARS or len(entries) == 1:
+                break
+            entries.pop()
+        if len(body) > MAX_DEVICE_CHARS:
+            return  # a name too long to keep (NFKC can lengthen one): no exemption, nothing else lost
+        response.set_cookie(self.cookie, f"{DEVICE_PREFIX}{body}.{self._signature(body)}", max_age=self.max_age_s,
+                            path=self.path, httponly=True, samesite="strict", secure=self.secure)
 
 
 def csrf_token(session: dict[str, str]) -> str:
@@ -540,18 +621,23 @@ class LoginThrottle:
       backoff (:meth:`delay_s`, the server waits before it answers) and never refused, so guesses from many
       addresses are slowed while the owner, with the right password, still gets in.
 
-    While an address is blocked, a name that has not failed from it within the window is still checked (the
-    owner sharing a guesser's address gets in with the right password); a wrong password then blocks that
-    name from that address too (:meth:`wait_s`).
-
     Refusals (:meth:`wait_s`) come only from the first two, both tied to the guesser's own address. A success
     clears the pair and the name; entries are forgotten ``forget_s`` after their last failure. Addresses and
     names are held in memory only (at most ``max_keys`` of each kind, oldest dropped first).
+
+    **Device cookies** (:class:`DeviceCookies`): an attempt that presents a valid device cookie entry for that
+    very name (its ``device`` id) is exempt from the address's block, so the owner sharing a guesser's address
+    (a NAT, a proxy, an ``ssh -L`` tunnel) still gets in from a browser it signed in from before. Its failures
+    count for the pair and the name as any others, and for that device instead of the address; after
+    ``device_free`` failures the device id is exempt no more until the process restarts (a copied or stolen
+    cookie is worth that many guesses), and its attempts are blocked and counted with its address's like any
+    other. Worn-out device ids are held in memory (at most ``max_keys``); a success issues a new id
+    (:meth:`DeviceCookies.issue`), which starts again.
     """
 
     def __init__(self, *, free: int = 5, base_s: float = 1.0, max_delay_s: float = 30.0, forget_s: float = 900.0,
                  max_keys: int = 50_000, clock: Callable[[], float] = time.monotonic, account_free: int | None = None,
-                 address_limit: int | None = None, address_window_s: float = 900.0):
+                 address_limit: int | None = None, address_window_s: float = 900.0, device_free: int = 5):
         self.free, self.base_s, self.max_delay_s, self.forget_s = free, base_s, max_delay_s, forget_s
         self.account_free = 4 * free if account_free is None else account_free
         self.address_limit = 4 * free if address_limit is None else address_limit
@@ -561,27 +647,25 @@ class LoginThrottle:
         self.failures: OrderedDict[tuple[str, str], _Failures] = OrderedDict()
         self.accounts: OrderedDict[str, _Failures] = OrderedDict()
         self.addresses: OrderedDict[str, deque[float]] = OrderedDict()
+        self.device_free = device_free
+        self.devices: OrderedDict[tuple[str, str], _Failures] = OrderedDict()
 
     @staticmethod
     def key(name: str, client: str | None) -> tuple[str, str]:
         return normalise_name(name), client or "-"
 
-    def wait_s(self, name: str, client: str | None) -> float:
-        """Seconds before this (name, client) may try again; 0 when its password is checked now (after
-        :meth:`delay_s`).
+    def trusted(self, name: str, device: str | None) -> bool:
+        """Whether ``device`` (the id of a valid device cookie entry for ``name``, None without one) still exempts
+        its attempts on ``name`` from the address's block: it failed fewer than ``device_free`` times."""
+        entry = self.devices.get((normalise_name(name), device)) if device is not None else None
+        return device is not None and (entry is None or entry.count < self.device_free)
 
-        The pair's own backoff comes first. While the address is over its limit, a name that failed from this
-        address within ``address_window_s`` waits for the address's window; any other name is checked (once: if
-        its password is wrong, it is counted and waits too). So a guesser sharing the owner's address (a NAT, a
-        proxy, an ``ssh -L`` tunnel) who fails with other names does not lock the owner out, while guessing from
-        a blocked address gets one password per name and window."""
-        key = self.key(name, client)
-        pair = self._wait(self.failures, key, self.free)
-        address = self._address_wait(key[1])
-        if pair > 0 or address <= 0:
-            return pair
-        entry = self.failures.get(key)
-        return address if entry is not None and self.clock() - entry.last < self.address_window_s else 0.0
+    def wait_s(self, name: str, client: str | None, device: str | None = None) -> float:
+        """Seconds before this (name, client) may try again; 0 when it may try now (then :meth:`delay_s` applies).
+        ``device``: the id of the attempt's valid device cookie entry for ``name``, which, while
+        :meth:`trusted`, lifts the address's block (the pair's backoff stays)."""
+        pair = self._wait(self.failures, self.key(name, client), self.free)
+        return pair if self.trusted(name, device) else max(self._address_wait(client or "-"), pair)
 
     def delay_s(self, name: str) -> float:
         """Seconds the server waits before answering an attempt on ``name`` (right password or wrong): the
@@ -612,9 +696,15 @@ class LoginThrottle:
         delay = min(self.max_delay_s, self.base_s * 2.0 ** (entry.count - free))
         return max(0.0, delay - elapsed) if since_last else delay
 
-    def failed(self, name: str, client: str | None) -> None:
+    def failed(self, name: str, client: str | None, device: str | None = None) -> None:
+        """A wrong password: counted for the pair and the name, and for the address, or, when the attempt came
+        with a :meth:`trusted` device, for that device instead."""
+        trusted = self.trusted(name, device)
         self._count(self.failures, self.key(name, client))
         self._count(self.accounts, normalise_name(name))
+        if trusted and device is not None:
+            self._count(self.devices, (normalise_name(name), device))
+            return
         times = self.addresses.pop(client or "-", None) or deque()
         times.append(self.clock())
         while len(times) > self.address_limit:

@@ -38,7 +38,7 @@ def serve(
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = 8000,
     image_model: Annotated[str | None, typer.Option(help="Picture backend for regeneration, e.g. "
                                                          "google:gemini-2.5-flash-image.")] = None,
-    secure_cookies: Annotated[bool, typer.Option(help="Mark the session cookie Secure (behind HTTPS).")] = False,
+    secure_cookies: Annotated[bool, typer.Option(help="Mark the session and device cookies Secure (behind HTTPS).")] = False,
     max_upload_mb: Annotated[int, typer.Option(min=1, help="Largest picture upload, MiB.")] = 8,
     results: Annotated[Path | None, typer.Option(
         help="A results store (commet.sqlite): adds the pages that label its runs' calibration samples "

@@ -36,6 +36,7 @@ from commet.apps.review.merge import FieldMerge, word_diff
 from commet.apps.review.services import Accounts, Exports, ItemList, ItemView, Pictures, TextEdits
 from commet.apps.web import (
     SECURITY_HEADERS,
+    DeviceCookies,
     RateLimiter,
     Sessions,
     check_csrf,
@@ -116,9 +117,12 @@ def picture_anchor(st: StoryTurn, image_id: str) -> str | None:
 class ReviewPages:
     """Sessions, sign-in, CSRF-checked and rate-limited forms, and the pages and redirects every router sends."""
 
-    def __init__(self, store: ReviewDB, sessions: Sessions, pages: Jinja2Templates, *, max_upload_bytes: int):
+    def __init__(self, store: ReviewDB, sessions: Sessions, pages: Jinja2Templates, *, max_upload_bytes: int,
+                 devices: DeviceCookies | None = None):
         self.store = store
         self.sessions = sessions
+        #: the sign-in form's device cookies (their Secure flag as the sessions' cookie has it)
+        self.devices = devices or DeviceCookies(store.path, secure=sessions.secure)
         self.templates = pages
         self.max_upload_bytes = max_upload_bytes
         self.actions = RateLimiter(limit=ACTIONS_PER_MINUTE, window_s=60)

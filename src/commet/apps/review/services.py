@@ -70,13 +70,16 @@ class Accounts:
         self.store = store
         self.throttle = throttle
 
-    def sign_in(self, name: str, password: str, client: str | None) -> SignIn:
-        wait = self.throttle.wait_s(name, client)
+    def sign_in(self, name: str, password: str, client: str | None, device: str | None = None) -> SignIn:
+        """Check the password unless the throttle refuses first. ``device``: the id of the browser's valid device
+        cookie entry for this name (it signed in as this name before), which the throttle exempts from the
+        address's block and counts failures for (:class:`~commet.apps.web.LoginThrottle`)."""
+        wait = self.throttle.wait_s(name, client, device)
         if wait > 0:
             return SignIn(None, wait)
         uid = self.store.authenticate(name, password)
         if uid is None:
-            self.throttle.failed(name, client)
+            self.throttle.failed(name, client, device)
         else:
             self.throttle.succeeded(name, client)
         return SignIn(uid)

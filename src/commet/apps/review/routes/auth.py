@@ -27,7 +27,8 @@ async def login(request: Request, review: Review) -> Response:
     check_csrf(session, token if isinstance(token, str) else None)
     name = str(form.get("name", ""))[:64]
     await asyncio.sleep(review.accounts.throttle.delay_s(name))  # a name guessed from everywhere: slowed, not locked
-    answer = review.accounts.sign_in(name, str(form.get("password", ""))[:1024], client_address(request))
+    answer = review.accounts.sign_in(name, str(form.get("password", ""))[:1024], client_address(request),
+                                     pages.devices.device(request, name))
     if answer.wait_s > 0:
         session["flash"] = f"Too many failed sign-ins from here or for this name; try again in {int(answer.wait_s) + 1} s."
         return pages.render(request, session, "login.html", status_code=429)
@@ -36,7 +37,9 @@ async def login(request: Request, review: Review) -> Response:
     pages.sessions.drop(session)  # a new session (and CSRF token) after sign-in: no fixation
     fresh: dict[str, str] = {"subject": f"user:{answer.user_id}"}
     csrf_token(fresh)
-    return pages.back(fresh, "/")
+    response = pages.back(fresh, "/")
+    pages.devices.issue(request, response, name)  # this browser is now known for this name (a new device id)
+    return response
 
 
 @router.post("/logout")
