@@ -117,13 +117,18 @@ def test_a_revision_the_item_never_reached_is_a_bad_request(served: tuple[str, P
         token = csrf_of(client.get("/items/rh-1").text)
         current = ReviewDB(db).item("rh-1")[1]
         before = (len(ReviewDB(db).decisions("rh-1")), len(ReviewDB(db).errors("rh-1")))
+        st = ReviewDB(db).item("rh-1")[0]
+        turn = st.turns[0]
         for path, extra in (("/items/rh-1/decision", {"decision": "reject"}),
-                            ("/items/rh-1/errors", {"category": "text_other", "note": "n"})):
+                            ("/items/rh-1/errors", {"category": "text_other", "note": "n"}),
+                            ("/items/rh-1/edit", {"turn": "0", "story": "Overwritten.", "question": turn.question,
+                                                  "answers": "\n".join(turn.answers), "feedback": ""}),
+                            ("/items/rh-1/meta", {"task": "reference_easy"})):
             future = client.post(path, data={"csrf": token, "revision": "999999999999", **extra})
             assert future.status_code == 400 and "has no revision 999999999999" in future.text, path
             assert "changes since" not in future.text
         assert (len(ReviewDB(db).decisions("rh-1")), len(ReviewDB(db).errors("rh-1"))) == before
-        assert ReviewDB(db).item("rh-1")[1] == current
+        assert ReviewDB(db).item("rh-1")[1] == current and ReviewDB(db).item("rh-1")[0] == st  # no text saved
 
 
 def test_pictures_come_only_from_the_dataset_images_folder(served: tuple[str, Path]) -> None:

@@ -96,6 +96,22 @@ def test_a_device_is_exempt_from_its_address_block_only_while_it_fails_little() 
     assert not throttle.trusted("alice", "d-alice")  # a worn-out device id stays so (a new sign-in issues another)
 
 
+def test_a_worn_out_device_stays_worn_out_however_many_other_attempts_pass() -> None:
+    """Worn-out device ids are kept apart from the failure counts: filling the counts with other devices' single
+    failures (each a new sign-in's new id) does not push a stolen cookie's worn-out id out, making it new again."""
+    throttle = LoginThrottle(free=5, max_keys=4, clock=lambda: 0.0)
+    for _ in range(5):
+        throttle.failed("alice", "10.0.0.1", device="stolen")
+    assert not throttle.trusted("alice", "stolen")
+    for k in range(40):  # the guesser's own account: a new device id each time, one failure each
+        throttle.failed("mallory", "10.0.0.2", device=f"own{k}")
+    assert not throttle.trusted("alice", "stolen")
+    for k in range(4):  # only as many other worn-out ids as the table holds push it out
+        for _ in range(5):
+            throttle.failed("mallory", "10.0.0.2", device=f"worn{k}")
+    assert throttle.trusted("alice", "stolen")
+
+
 def device_cookie(client: httpx.Client) -> str:
     value = client.cookies.get(DEVICE_COOKIE)
     assert value, "no device cookie"

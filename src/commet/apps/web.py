@@ -649,6 +649,9 @@ class LoginThrottle:
         self.addresses: OrderedDict[str, deque[float]] = OrderedDict()
         self.device_free = device_free
         self.devices: OrderedDict[tuple[str, str], _Failures] = OrderedDict()
+        #: device ids worn out by ``device_free`` failures, apart from the counts: pushing one out of this table takes
+        #: ``max_keys`` other worn-out ids (that many times ``device_free`` failures), not any ``max_keys`` attempts
+        self.worn: OrderedDict[tuple[str, str], None] = OrderedDict()
 
     @staticmethod
     def key(name: str, client: str | None) -> tuple[str, str]:
@@ -657,8 +660,10 @@ class LoginThrottle:
     def trusted(self, name: str, device: str | None) -> bool:
         """Whether ``device`` (the id of a valid device cookie entry for ``name``, None without one) still exempts
         its attempts on ``name`` from the address's block: it failed fewer than ``device_free`` times."""
-        entry = self.devices.get((normalise_name(name), device)) if device is not None else None
-        return device is not None and (entry is None or entry.count < self.device_free)
+        if device is None or (normalise_name(name), device) in self.worn:
+            return False
+        entry = self.devices.get((normalise_name(name), device))
+        return entry is None or entry.count < self.device_free
 
     def wait_s(self, name: str, client: str | None, device: str | None = None) -> float:
         """Seconds before this (name, client) may try again; 0 when it may try now (then :meth:`delay_s` applies).
@@ -703,7 +708,12 @@ class LoginThrottle:
         self._count(self.failures, self.key(name, client))
         self._count(self.accounts, normalise_name(name))
         if trusted and device is not None:
-            self._count(self.devices, (normalise_name(name), device))
+            key = (normalise_name(name), device)
+            self._count(self.devices, key)
+            if self.devices[key].count >= self.device_free:
+                self.worn[key] = None
+                while len(self.worn) > self.max_keys:
+                    self.worn.popitem(last=False)
             return
         times = self.addresses.pop(client or "-", None) or deque()
         times.append(self.clock())

@@ -30,6 +30,7 @@ from commet.apps.review.db import (
     ReviewDB,
     ReviewError,
     StaleRevision,
+    UnknownRevision,
     check_password,
     open_for_me,
 )
@@ -234,6 +235,13 @@ class EditConflict:
     resolve: dict[str, int] | None = None
 
 
+
+def _reached(item_id: str, seen: int, revision: int) -> None:
+    """Refuse an edit from a page that names a revision the item never reached: merged as if nothing changed since
+    it, it would overwrite newer text with no conflict (the decision and mark forms were refused so already)."""
+    if seen > revision:
+        raise UnknownRevision(f"item {item_id!r} has no revision {seen} (it is at revision {revision})")
+
 class TextEdits:
     """Edits of an item's text and of its task and variant, merged with what others saved since the form was shown.
 
@@ -248,6 +256,7 @@ class TextEdits:
         """Save turn ``k``'s text as ``sent`` (its story, feedback, question and answers)."""
         for _ in range(EDIT_ATTEMPTS):  # a save by someone else between reading and writing: merge again
             st, revision = self.store.item(item_id)
+            _reached(item_id, seen, revision)
             current: dict[FieldKey, str] = turn_values(st.turns[k], k)
             since = self.store.edits_since(item_id, seen)
             fields = merge_fields(values_at(current, since), current, sent)
@@ -282,6 +291,7 @@ class TextEdits:
     def save_meta(self, item_id: str, st: StoryTurn, revision: int, user_id: int, seen: int, task_id: str,
                   image_dependent: bool) -> EditResult | EditConflict:
         """Save the item's task and variant (text-complete or image-dependent); the category follows from both."""
+        _reached(item_id, seen, revision)
         current: dict[FieldKey, str] = {(None, "task"): st.task, (None, "image_dependent"): str(st.image_dependent)}
         sent: dict[FieldKey, str] = {(None, "task"): task_id, (None, "image_dependent"): str(image_dependent)}
         since = self.store.edits_since(item_id, seen)
