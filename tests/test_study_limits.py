@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from commet.apps.study.app import create_app
 from commet.apps.study.build import build_study, load_study
 from commet.apps.study.db import StudyDB
+from commet.apps.study.panel import PanelIds
 from commet.format import Dataset, StoryTurn, Turn
 
 
@@ -131,9 +132,15 @@ def test_a_panel_id_re_enters_only_with_its_panel_session(study: tuple[Path, Pat
     first = browser.get(f"/join/{key}?PROLIFIC_PID=abc123&STUDY_ID=S1&SESSION_ID=SES1")
     assert browser.get(f"/join/{key}?PROLIFIC_PID=abc123&STUDY_ID=S1&SESSION_ID=SES1").headers["location"] == \
         first.headers["location"]
-    for other in ("&STUDY_ID=S1&SESSION_ID=SES2", "&STUDY_ID=S1", ""):
+    refused = TestClient(app, follow_redirects=False).get(f"/join/{key}?PROLIFIC_PID=abc123&STUDY_ID=S1&SESSION_ID=SES2")
+    assert refused.status_code == 403 and "another panel session" in refused.text
+    for other in ("&STUDY_ID=S1", ""):  # Prolific always sends its session: a link without it is no Prolific link
         refused = TestClient(app, follow_redirects=False).get(f"/join/{key}?PROLIFIC_PID=abc123{other}")
-        assert refused.status_code == 403 and "another panel session" in refused.text, other
+        assert refused.status_code == 400 and "has no SESSION_ID" in refused.text, other
+    unbound = TestClient(app, follow_redirects=False).get(f"/join/{key}?PROLIFIC_PID=newcomer")  # never enrolled unbound
+    assert unbound.status_code == 400 and app.state.study.participation.db.panel_entry(
+        PanelIds("prolific", "newcomer", None, "ANY")).token is None
+    assert TestClient(app, follow_redirects=False).get(f"/join/{key}?workerId=W9&hitId=H1").status_code == 400
     mturk = f"/join/{key}?workerId=W1&assignmentId=AS1&hitId=H1"
     worker = browser.get(mturk).headers["location"]
     assert browser.get(mturk).headers["location"] == worker

@@ -74,7 +74,9 @@ class PanelIdError(CommetError, ValueError):
 
 
 def panel_ids(query: Mapping[str, str]) -> PanelIds | None:
-    """The panel ids in a link's query (the first panel whose participant parameter is there), or None."""
+    """The panel ids in a link's query (the first panel whose participant parameter is there), or None. A panel
+    that always sends a session id (Prolific's SESSION_ID, MTurk's assignmentId) must send it: a re-entry is bound
+    to it, and an id alone, which others can see, would let anyone take a participant's place."""
     for kind, names in PANELS.items():
         pid = query.get(names.pid)
         if pid is None:
@@ -84,6 +86,8 @@ def panel_ids(query: Mapping[str, str]) -> PanelIds | None:
         for name, value in values.items():
             if value is not None and not PANEL_ID.fullmatch(value):
                 raise PanelIdError(f"the {kind.value} {name} id in this link is not valid")
+        if names.session is not None and not values["session"]:
+            raise PanelIdError(f"this {kind.value} link has no {names.session}")
         return PanelIds(kind.value, pid, values["study"], values["session"])
     return None
 
