@@ -38,6 +38,8 @@ def test_no_shipped_scene_file_names_a_role_or_says_who_sees_what() -> None:
     for name, data in dataset.scenes.items():
         scene = json.loads(data)
         assert "sees" not in scene, name
+        hidden = [e["id"] for key in KEYS for e in scene[key] if e.get("visible") is False]
+        assert hidden == [], (name, hidden)  # a thing the picture does not show (inside a closed box) is no entry
         ids = [e["id"] for key in KEYS for e in scene[key]]
         assert all(NEUTRAL.fullmatch(i) for i in ids), (name, ids)
         assert not [i for i in ids if any(r in i for r in ROLES)], (name, ids)

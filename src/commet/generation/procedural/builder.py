@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -87,6 +87,11 @@ def join_or(items: Sequence[str]) -> str:
 def join_and(items: Sequence[str]) -> str:
     """``a and b``, ``a, b and c``."""
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _shown(entity: Mapping[str, object]) -> bool:
+    """Whether a scene's entity is drawn (a thing inside a closed container is ``visible: false``)."""
+    return entity.get("visible", True) is not False
 
 
 @dataclass
@@ -278,11 +283,13 @@ class StoryBuilder:
         place, thing and screen of the story is renamed ``place<k>``, ``thing<k>``, ``screen<k>``, numbered in an
         order drawn from a stream seeded without the cell (the recorded draw ``scene ids``), the same in each of
         the story's pictures; each list is sorted by the new ids (the people by theirs, their names); and ``sees``
-        (who sees what: part of the key of a perspective question) is left out. The pictures are the same."""
+        (who sees what: part of the key of a perspective question) is left out, and so is every thing the picture
+        does not show (``visible: false``: the food inside a closed lunchbox is the key of a reality question);
+        a thing shown in none of the story's pictures gets no id at all. The pictures are the same."""
         found: dict[str, str] = {}
         for scene in self.scenes.values():
             for key, prefix in (("places", "place"), ("objects", "thing"), ("occluders", "screen")):
-                found.update({e["id"]: prefix for e in scene[key]})
+                found.update({e["id"]: prefix for e in scene[key] if _shown(e)})
         ids = sorted(found)
         order = self.sample("scene ids", range(len(ids)), len(ids)) if len(ids) > 1 else list(range(len(ids)))
         counts: dict[str, int] = {}
@@ -304,7 +311,7 @@ class StoryBuilder:
             out = {k: v for k, v in scene.items() if k != "sees"}
             for key in ("places", "objects", "occluders"):
                 entities = [{k: renamed(v) if k in ("id", "location", "hidden_by") else v for k, v in e.items()}
-                            for e in scene[key]]
+                            for e in scene[key] if _shown(e)]
                 out[key] = sorted(entities, key=lambda e: number(e["id"]))
             out["agents"] = sorted(scene["agents"], key=lambda a: str(a["id"]))
             out["offstage"] = sorted((str(renamed(i)) for i in scene.get("offstage", [])), key=number)
