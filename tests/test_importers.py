@@ -28,7 +28,7 @@ CASES = {
     "bigtom": ("bigtom/bigtom.csv", 8, 12, "MIT"),
     "tombench": ("tombench", 2, 3, "MIT"),
     "opentom": ("opentom/opentom_data", 1, 6, "CC-BY-NC-4.0"),
-    "fantom": ("fantom/fantom_v1.json", 1, 7, "MIT"),
+    "fantom": ("fantom/fantom_v1.json", 1, 6, "MIT"),  # short context: the "no:long" question left out
     "exploretom": ("exploretom/ExploreToM-data-sample.csv", 2, 4, "CC-BY-NC-4.0"),
     "mmtomqa": ("mmtomqa/questions.json", 3, 3, "MIT"),
     "mumatom": ("mumatom", 1, 2, "Apache-2.0"),
@@ -183,8 +183,10 @@ def test_fantom_and_opentom_question_kinds() -> None:
     fantom = import_benchmark("fantom", DATA / "fantom" / "fantom_v1.json").dataset.storyturns[0]
     kinds = [t.meta["question_type"] for t in fantom.turns]
     assert kinds == ["fact", "belief:multiple-choice", "answerability:list", "info_accessibility:list",
-                     "answerability:binary", "answerability:binary", "info_accessibility:binary"]
-    assert fantom.turns[-1].answers == ["no"]  # the published "no:long"
+                     "answerability:binary", "answerability:binary"]  # "no:long": not with the short conversation
+    whole = import_benchmark("fantom", DATA / "fantom" / "fantom_v1.json", options=_options(context="full"))
+    assert whole.dataset.storyturns[0].turns[-1].meta["question_type"] == "info_accessibility:binary"
+    assert whole.dataset.storyturns[0].turns[-1].answers == ["no"]  # the published "no:long", with the full one
     assert fantom.turns[2].rubric is not None and "Nia, Owen" in fantom.turns[2].rubric.key_inference
     assert fantom.turns[0].story.startswith("Nia: I finally adopted a puppy")
     full = import_benchmark("fantom", DATA / "fantom" / "fantom_v1.json", options=_options(context="full"))
@@ -317,3 +319,41 @@ def test_hitom_asks_each_question_once_whatever_its_prompting_types(tmp_path: Pa
     assert all(st.meta["prompting_types"] == ["CoTP", "VP"] for st in twice)
     independent = import_benchmark("hitom", source, protocol=Protocol.independent).dataset
     assert len(independent.storyturns) == sum(len(st.turns) for st in once)
+
+
+def test_an_earlier_bigtom_layout_with_one_more_column_is_refused(tmp_path: Path) -> None:
+    """The authors' earlier bigtom.csv (513c8bd) has an "alternate desire" column before the random event: read by
+    position, every later field was the one before it and all four controls came out wrong, with no error."""
+    row = (DATA / "bigtom" / "bigtom.csv").read_text(encoding="utf-8").strip().split(";")
+    older = [*row[:14], "Lena wants to feed the ducks instead.", *row[14:]]
+    source = tmp_path / "bigtom.csv"
+    source.write_text(";".join(older) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["import", "bigtom", str(source), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and f"{source}:1 " in result.output and "20 ';'-separated fields" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_tombench_file_of_several_abilities_declares_them_all(tmp_path: Path) -> None:
+    """One ToMBench file may hold items of several abilities (the Strange Story Task does): imported alone, its
+    dataset declares every category its tasks use (it was refused for an undeclared one)."""
+    lines = [json.loads(line) for line in (DATA / "tombench" / "False Belief Task.jsonl").read_text(
+        encoding="utf-8").splitlines() if line.strip()]
+    mixed = [lines[0], *[{**line, "能力\nABILITY": "Non-Literal Communication: Irony/Sarcasm", "STORY": f"Story {k}.",
+                          "故事": f"故事{k}。"} for k, line in enumerate(lines[1:])]]
+    source = tmp_path / "Strange Story Task.jsonl"
+    source.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in mixed), encoding="utf-8")
+    dataset = import_benchmark("tombench", source).dataset
+    assert validate_dataset(dataset) == [] and len({st.category for st in dataset.storyturns}) == 2
+
+
+@pytest.mark.parametrize(("answer", "says"), [("C) banana", "option C) is"), ("Apple", "expected 'X) option'")])
+def test_a_mumatom_answer_must_be_its_letter_and_that_option(answer: str, says: str, tmp_path: Path) -> None:
+    source = _copy(tmp_path, "mumatom")
+    questions = source if source.is_file() else next(source.rglob("questions.json"))
+    data = json.loads(questions.read_text(encoding="utf-8"))
+    first = data[0] if isinstance(data, list) else next(iter(data.values()))
+    number = next(iter(first["answers"]))
+    first["answers"][number] = answer
+    questions.write_text(json.dumps(data), encoding="utf-8")
+    result = CliRunner().invoke(app, ["import", "mumatom", str(questions), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and says in result.output and f"answers.{number}" in result.output

@@ -36,6 +36,10 @@ FIELDS = ("story", "aware", "not_aware", "action_aware", "action_not_aware", "be
           "aware_random", "not_aware_random")
 
 
+#: the two fields after the content in the published file: how the row was made and its number ("auto;0")
+TRAILER = ("method", "number")
+
+
 def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
     reader = csv.reader(io.StringIO(base.read_text(source)), delimiter=";")
     stories: list[base.SourceStory] = []
@@ -43,9 +47,14 @@ def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
         line = reader.line_num
         if not any(cell.strip() for cell in row):
             continue
-        if len(row) < len(FIELDS):
+        if len(row) not in (len(FIELDS), len(FIELDS) + len(TRAILER)):
+            # an earlier bigtom.csv (the authors' 513c8bd) has an "alternate desire" column before the random event:
+            # read by position, every later field would be the one before it (no error, every control wrong)
             raise base.source_error(source, line, None,
-                                    f"{len(row)} ';'-separated fields, expected at least {len(FIELDS)}")
+                                    f"{len(row)} ';'-separated fields, expected {len(FIELDS)} (or {len(FIELDS) + 2} "
+                                    "with the generator's two trailing fields): this is not the layout of the "
+                                    "published bigtom.csv (an earlier version with an 'alternate desire' column "
+                                    "has one more)")
         values = {name: cell.strip() for name, cell in zip(FIELDS, row, strict=False)}
         for name, value in values.items():
             if not value:

@@ -44,7 +44,7 @@ def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
         set_id = str(record.get("set_id") or index)
         reader = _SetReader(source, line, set_id, record)
         context = reader.text(f"{options.context}_context")
-        questions = reader.questions()
+        questions = reader.questions(options.context)
         stories.append(base.SourceStory(key=set_id, task=TASK, story=context, questions=questions, line=line,
                                         meta={"set_id": set_id, "context": options.context}))
     return stories
@@ -78,7 +78,9 @@ class _SetReader:
             raise self.fail(field, "expected a list of question objects")
         return value
 
-    def questions(self) -> list[base.SourceQuestion]:
+    def questions(self, context: str) -> list[base.SourceQuestion]:
+        """The set's questions. With the short context, a yes/no question answered ``no:long`` is left out, as the
+        authors' ``eval_fantom.py`` does: its "no" holds for the full conversation, which the short one is not."""
         out: list[base.SourceQuestion] = []
         fact = self.item("factQA")
         fact_q = fact_a = ""
@@ -96,6 +98,8 @@ class _SetReader:
         for field, prefix in (("answerabilityQAs_binary", f"Target: {fact_q}"),
                               ("infoAccessibilityQAs_binary", f"Information: {fact_q} {fact_a}")):
             for binary in self.items(field):
+                if context == "short" and str(binary.get("correct_answer", "")).strip().lower() == "no:long":
+                    continue
                 out.append(self.binary(binary, field, prefix))
         if not out:
             raise self.fail("beliefQAs", "a conversation set without questions")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from commet.format.model import Option
 from commet.sources.importers import base
+from commet.text import normalize
 
 TASK = base.declared_task("mumatom", "MuMA-ToM", "Belief", ("belief", "intention", "desire"),
                           "two agents in a household; infer beliefs, social goals and beliefs about others' goals")
@@ -87,8 +88,16 @@ def _question(path: Path, line: int | None, episode: str, number: str, text: obj
     if len(choices) < 2:
         raise base.source_error(path, line, f"questions.{number}", "expected option lines 'A) ...', 'B) ...'",
                                 story=episode)
-    right = base.answer_option(choices, answer.strip()[:1], file=path, line=line, story=episode,
+    given = _OPTION.fullmatch(answer.strip())  # "C) cherry": the letter, and the option's text after it
+    if given is None:
+        raise base.source_error(path, line, f"answers.{number}", f"expected 'X) option', not {answer.strip()!r}",
+                                story=episode)
+    right = base.answer_option(choices, given.group(1), file=path, line=line, story=episode,
                                field_name=f"answers.{number}")
+    said = given.group(2).strip()
+    if said and normalize(said) != normalize(right.text):
+        raise base.source_error(path, line, f"answers.{number}", f"answer {answer.strip()!r}: option "
+                                f"{right.label}) is {right.text!r}", story=episode)
     return base.with_answer_label(base.SourceQuestion(
         text=text.strip(), answer=right.text, line=line, options=choices,
         meta={"question_type": str(label or "unknown"), "number": number}))
