@@ -357,3 +357,16 @@ def test_a_mumatom_answer_must_be_its_letter_and_that_option(answer: str, says: 
     questions.write_text(json.dumps(data), encoding="utf-8")
     result = CliRunner().invoke(app, ["import", "mumatom", str(questions), "--out", str(tmp_path / "out")])
     assert result.exit_code == 2 and says in result.output and f"answers.{number}" in result.output
+
+
+def test_a_tombench_field_that_is_no_text_is_refused(tmp_path: Path) -> None:
+    """A list where ToMBench writes text became the story "['...']" with no error."""
+    lines = (DATA / "tombench" / "False Belief Task.jsonl").read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[1])
+    record["STORY"] = [record["STORY"]]
+    source = tmp_path / "False Belief Task.jsonl"
+    source.write_text(lines[0] + "\n" + json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["import", "tombench", str(source), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and f"{source}:2 " in result.output and "field=STORY" in result.output \
+        and "must be text, not list" in result.output
+    assert not (tmp_path / "out").exists()

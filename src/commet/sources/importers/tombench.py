@@ -99,6 +99,10 @@ def _read_file(path: Path, language: str) -> list[base.SourceStory]:
     for number, record in base.read_json_lines(path):
         if not isinstance(record, dict):
             raise base.source_error(path, number, None, "expected one JSON object per line")
+        for name in (ABILITY, story_field, question_field, ANSWER, *(option_field + label for label in LABELS)):
+            if isinstance(record.get(name), (list, dict, bool)):  # text only: a list would become "['...']"
+                raise base.source_error(path, number, name.replace("\n", " "),
+                                        f"must be text, not {type(record[name]).__name__}")
         for name in (ABILITY, story_field, question_field, ANSWER):
             if not _text(record.get(name)):
                 raise base.source_error(path, number, name.replace("\n", " "), "missing or empty")
