@@ -220,6 +220,30 @@ def _session_db(path: Path) -> Iterator[sqlite3.Connection]:
         db.close()
 
 
+
+def _encoded(value: object) -> str:
+    """``value`` as compact JSON in unpadded URL-safe base64: the body of a signed cookie."""
+    return base64.urlsafe_b64encode(json.dumps(value, separators=(",", ":")).encode()).decode().rstrip("=")
+
+
+def _signature(key: bytes, context: str, body: str) -> str:
+    """HMAC-SHA256 of a signed cookie's body under the store's key, bound to ``context`` (which cookie it is)."""
+    digest = hmac.new(key, f"{context}|{body}".encode(), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+
+def _opened(key: bytes, context: str, value: str, max_chars: int) -> object:
+    """What a signed cookie's ``body.signature`` holds; None when it is malformed, too long, or its signature is not
+    this store's for ``context`` (forged, altered, another store's or another cookie's)."""
+    body, dot, signature = value.partition(".")
+    if not dot or len(body) > max_chars + 8 or not hmac.compare_digest(
+            signature.encode(), _signature(key, context, body).encode()):
+        return None
+    try:
+        return json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    except ValueError:
+        return None
+
 class Sessions:
     """Sessions holding a small dict of strings: a signed-in one in a row of the app's SQLite file, an anonymous
     one in its own signed cookie.
@@ -284,30 +308,23 @@ class Sessions:
         data[_SID] = token
         self._set_cookie(response, token, subject)
 
-    def _signature(self, body: str) -> str:
-        digest = hmac.new(self._key, f"{self.cookie}|{body}".encode(), hashlib.sha256).digest()
-        return base64.urlsafe_b64encode(digest).decode().rstrip("=")
-
     def _signed(self, values: dict[str, str]) -> str:
         """The cookie value of an anonymous session: its values and when they were saved, then their signature.
         Values that would make the cookie too long are left out, the CSRF token last of all."""
         kept = dict(values)
         while True:
-            raw = json.dumps({"t": time.time(), "d": kept}, separators=(",", ":"))
-            body = base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+            body = _encoded({"t": time.time(), "d": kept})
             if len(body) <= MAX_SIGNED_CHARS or not kept:
                 break
             kept.pop(next((k for k in kept if k != "csrf"), "csrf"))
-        return f"{SIGNED_PREFIX}{body}.{self._signature(body)}"
+        return f"{SIGNED_PREFIX}{body}.{_signature(self._key, self.cookie, body)}"
 
     def _unsigned(self, value: str) -> dict[str, str]:
         """The values of an anonymous session's cookie; {} when it is forged, altered or too old."""
-        body, dot, signature = value.removeprefix(SIGNED_PREFIX).partition(".")
-        if not dot or len(body) > MAX_SIGNED_CHARS + 8 or not hmac.compare_digest(
-                signature.encode(), self._signature(body).encode()):
+        saved = _opened(self._key, self.cookie, value.removeprefix(SIGNED_PREFIX), MAX_SIGNED_CHARS)
+        if not isinstance(saved, dict):
             return {}
         try:
-            saved = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
             age = time.time() - float(saved["t"])
             values = saved["d"]
         except (ValueError, KeyError, TypeError):
@@ -363,22 +380,13 @@ class DeviceCookies:
         self.cookie, self.secure, self.max_age_s, self.path, self.clock = cookie, secure, max_age_s, path, clock
         self._key = store_key(Path(db_path), "device")
 
-    def _signature(self, body: str) -> str:
-        digest = hmac.new(self._key, f"device|{self.cookie}|{body}".encode(), hashlib.sha256).digest()
-        return base64.urlsafe_b64encode(digest).decode().rstrip("=")
-
     def entries(self, request: Request) -> list[tuple[str, int, str]]:
         """The valid entries of the request's device cookie: (normalised name, issued at, device id), newest
         first; [] when it is missing, forged, altered or signed under another store's key."""
         value = request.cookies.get(self.cookie, "")
-        body, dot, signature = value.removeprefix(DEVICE_PREFIX).partition(".")
-        if not value.startswith(DEVICE_PREFIX) or not dot or len(body) > MAX_DEVICE_CHARS + 8 or \
-                not hmac.compare_digest(signature.encode(), self._signature(body).encode()):
+        if not value.startswith(DEVICE_PREFIX):
             return []
-        try:
-            listed = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-        except ValueError:
-            return []
+        listed = _opened(self._key, f"device|{self.cookie}", value.removeprefix(DEVICE_PREFIX), MAX_DEVICE_CHARS)
         now, found = self.clock(), []
         for entry in listed if isinstance(listed, list) else []:
             if isinstance(entry, list) and len(entry) == 3:
@@ -400,14 +408,14 @@ class DeviceCookies:
         entries = [(key, int(self.clock()), secrets.token_urlsafe(16)),
                    *(entry for entry in self.entries(request) if entry[0] != key)][:MAX_DEVICE_NAMES]
         while True:
-            raw = json.dumps(entries, separators=(",", ":"))
-            body = base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+            body = _encoded(entries)
             if len(body) <= MAX_DEVICE_CHARS or len(entries) == 1:
                 break
             entries.pop()
         if len(body) > MAX_DEVICE_CHARS:
             return  # a name too long to keep (NFKC can lengthen one): no exemption, nothing else lost
-        response.set_cookie(self.cookie, f"{DEVICE_PREFIX}{body}.{self._signature(body)}", max_age=self.max_age_s,
+        signed = f"{DEVICE_PREFIX}{body}.{_signature(self._key, f'device|{self.cookie}', body)}"
+        response.set_cookie(self.cookie, signed, max_age=self.max_age_s,
                             path=self.path, httponly=True, samesite="strict", secure=self.secure)
 
 
