@@ -113,7 +113,9 @@ def decide(request: JudgeRequest) -> Decision:
     foreign = _foreign_word(request, reply)
     if foreign is not None:
         return _undecided(f"reply has words in a language the judge has no grammar for ({foreign!r}); needs a judge")
-    unread = _unread_sentence(request, reply)
+    world = World.of([request.story, request.question, *request.context, *request.expected,
+                      *(text for _, text in offered(request))])
+    unread = _unread_sentence(reply, world)
     if unread:
         return _undecided(f"reply has a sentence the judge cannot read (a word of a language it has no grammar for, "
                           f"or too few words it knows: {unread!r}); needs a judge")
@@ -124,8 +126,7 @@ def decide(request: JudgeRequest) -> Decision:
     pictured = _pictured(reply, choices)
     if pictured is None:
         return _undecided("reply has a picture of something that is no option; needs a judge")
-    decision = _decide(request, reply, choices, frame, World.of([request.story, request.question, *request.context,
-                                                                  *request.expected, *(t for _, t in offered(request))]))
+    decision = _decide(request, reply, choices, frame, world)
     if faces and decision[0] != "undecided" and not _faces_agree(faces, reply, choices):
         return _undecided(f"reply has a face ({faces[0].text!r}) that shows no feeling of the option it names; "
                           "needs a judge")
@@ -149,10 +150,14 @@ def _concludes_elsewhere(reasoning: str, answer: str, choices: list[Choice], fra
     said = read_reply(reasoning)
     if not said.tokens:
         return False
-    given = read_reply(answer)
     labels = {c.label: i for i, c in enumerate(choices) if c.label}
-    answered = {n.index for n in named_options(given.tokens, choices)} | {
-        labels[t] for i, t in enumerate(given.tokens[1:], 1) if t in labels and (t != "a" or i == len(given.tokens) - 1)}
+
+    def named(words: Sequence[str]) -> set[int]:
+        """The options ``words`` name, by text or by a label after their first word ("a" only where it ends them)."""
+        return {n.index for n in named_options(words, choices)} | {
+            labels[t] for i, t in enumerate(words[1:], 1) if t in labels and (t != "a" or i == len(words) - 1)}
+
+    answered = named(read_reply(answer).tokens)
     found = statements(said, 0, choices, frame)
     drawn = [s.read for kind in ("answer line", "conclusion") for s in found[kind] if s.kind != "closing answer"]
     if any(not isinstance(read, int) or {read} != answered for read in drawn):
@@ -162,10 +167,8 @@ def _concludes_elsewhere(reasoning: str, answer: str, choices: list[Choice], fra
         if start and not said.boundary(start):
             continue
         end = next((i for i in range(start + 1, len(said.tokens)) if said.boundary(i)), len(said.tokens))
-        clause = said.tokens[start:end]
-        named = {n.index for n in named_options(clause, choices)} | {
-            labels[t] for i, t in enumerate(clause[1:], 1) if t in labels and (t != "a" or i == len(clause) - 1)}
-        if named and named != answered:
+        concluded = named(said.tokens[start:end])
+        if concluded and concluded != answered:
             return True
     return False
 
@@ -186,20 +189,17 @@ def _foreign_word(request: JudgeRequest, reply: Reply) -> str | None:
 _LEAST_KNOWN = 1 / 3
 
 
-def _unread_sentence(request: JudgeRequest, reply: Reply) -> str:
+def _unread_sentence(reply: Reply, world: World) -> str:
     """A sentence of the reply in Latin letters with a frequent word of a language the judge has no grammar for
     ("não", "niet", "değil"), or too few of whose words it knows (the lexicon's, the question's, the story's,
     the answers' and options' words; letters and numbers are read as labels): such a sentence ("Não é a
     resposta.", "Dat klopt niet." after an answer) may say anything about it; "" when there is none. Scripts
     without spaces are read by their own rules."""
     lists = lexicon()
-    shown = offered(request)
-    asked = set(tokens_of(" ".join([request.question, request.story, *request.context, *request.expected,
-                                    *(text for _, text in shown)])))
-    foreign = lists.other_language_words - lists.known_words - asked
+    foreign = lists.other_language_words - lists.known_words - world.tokens
 
     def known(token: str) -> bool:
-        return token in lists.known_words or token in asked
+        return token in lists.known_words or token in world.tokens
 
     begin = 0
     for end in range(1, len(reply.tokens) + 1):

@@ -54,24 +54,24 @@ class World:
     answers and options (the judge's whole view of the turn)."""
 
     names: frozenset[str]  # words written with a capital there, and no word of the lexicon
+    tokens: frozenset[str]  # every word there
     words: frozenset[str]  # every word there, and its stem
 
     @classmethod
     def of(cls, texts: Iterable[str]) -> World:
         lists = lexicon()
         names: set[str] = set()
-        words: set[str] = set()
+        tokens: set[str] = set()
         for text in texts:
             text = unicodedata.normalize("NFKC", text)
             for start, end in word_spans(text):
                 folded = tokens_of(text[start:end])
                 if not folded:
                     continue
-                words.update(folded)
-                words.update(stem(word) for word in folded)
+                tokens.update(folded)
                 if text[start].isupper() and folded[0] not in lists.known_words:
                     names.add(folded[0])
-        return cls(frozenset(names), frozenset(words))
+        return cls(frozenset(names), frozenset(tokens), frozenset(tokens | {stem(word) for word in tokens}))
 
 
 def unread_clause(reply: Reply, first: int, choices: Sequence[Choice], chosen: int | None, world: World, *,
