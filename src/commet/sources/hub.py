@@ -252,20 +252,11 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[0][:300]}" if text else type(exc).__name__
 
 
-def _innermost(exc: BaseException) -> BaseException:
-    """The error at the bottom of ``exc``'s chain. Why: ``datasets`` wraps a file's own error (the JSON line that
-    does not parse, the split whose columns differ) in a ``DatasetGenerationError`` that says only "an error
-    occurred"."""
-    seen = {id(exc)}
-    while (inner := exc.__cause__ or exc.__context__) is not None and id(inner) not in seen:
-        seen.add(id(inner))
-        exc = inner
-    return exc
-
-
 def _unreadable(where: str, exc: BaseException, files: list[Path]) -> HubError:
-    """``datasets``' refusal as one line: the cause under its wrapper and the innermost one, located at the first
-    line of the data files it read that is not JSON (``datasets`` names neither file nor line)."""
+    """``datasets``' refusal as one line: the cause under its wrapper and the innermost one (a file's own error, the
+    JSON line that does not parse or the split whose columns differ, comes wrapped in a ``DatasetGenerationError``
+    that says only "an error occurred"), located at the first line of the data files it read that is not JSON
+    (``datasets`` names neither file nor line)."""
     causes = [exc]
     while (inner := causes[-1].__cause__ or causes[-1].__context__) is not None and inner not in causes:
         causes.append(inner)
