@@ -45,6 +45,9 @@ class RecordedRequest:
     raw: bytes
     #: ``time.monotonic()`` when the request had been read
     at: float = 0.0
+    #: ``time.monotonic()`` when its headers had been read, before its body (a body of pictures on a loaded machine
+    #: is read long after the client started to send it)
+    started: float = 0.0
 
     @property
     def json(self) -> Any:
@@ -137,10 +140,11 @@ class FakeServer:
         return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        started = time.monotonic()
         length = int(handler.headers.get("Content-Length") or 0)
         raw = handler.rfile.read(length) if length else b""
         request = RecordedRequest(handler.command, handler.path, {k.lower(): v for k, v in handler.headers.items()},
-                                  raw, time.monotonic())
+                                  raw, time.monotonic(), started)
         with self._lock:
             self.requests.append(request)
             reply = self.script.popleft() if self.script else None
