@@ -259,3 +259,27 @@ def test_problems_never_print_control_characters() -> None:
     problem = Problem("f\x1b.jsonl", 3, "a\nb\u202ec\x00", 1, "fi\teld", "bad \r\n\x07", column=4)
     assert str(problem) == "f\\x1b.jsonl:3:4 story=a\\nb\\u202ec\\x00 turn=1 field=fi\\teld: error: bad \\r\\n\\x07"
     assert printable("Zoë 日本 ok") == "Zoë 日本 ok"
+
+
+@pytest.mark.parametrize(("where", "char"), [("story", "\x00"), ("question", "\x1b"), ("options.1.text", "\x85"),
+                                             ("feedback.wrong", "\x7f"), ("rubric.key_inference", "\x0c")])
+def test_a_control_character_in_any_shown_text_is_an_error_naming_its_field(tmp_path: Path, where: str,
+                                                                           char: str) -> None:
+    """A NUL, an escape, a C1 control or DEL is no text anyone wrote: a damaged or mis-decoded file, refused with
+    the field and the character's code (tab, line feed and carriage return are text)."""
+    turn: dict = {"story": "Ana puts her ball in the basket.\tThen she goes out.\r\nBen moves it.",
+                  "question": "Where will Ana look?", "options": [{"label": "A", "text": "the basket"},
+                                                                 {"label": "B", "text": "the box"}],
+                  "answers": ["the basket"]}
+    second: dict = {"story": "She comes back.", "feedback": {"right": "Yes.", "wrong": "No."}, "question": "Why?",
+                    "answers": ["She did not see it moved"], "rubric": {"key_inference": "She did not see it"}}
+    record = {"id": "c1", "task": "false_belief_location", "category": "Belief", "turns": [turn, second]}
+    assert only(validate_path(write(tmp_path, record))) == []
+    target, path = (second, where) if where.startswith(("feedback", "rubric")) else (turn, where)
+    *parents, last = path.split(".")
+    for part in parents:
+        target = target[int(part)] if part.isdigit() else target[part]
+    target[last] = target[last][:3] + char + target[last][3:]
+    errors = only(validate_path(write(tmp_path, record)))
+    assert len(errors) == 1 and f"field={where}:" in errors[0], errors
+    assert f"U+{ord(char):04X} at character 4" in errors[0]

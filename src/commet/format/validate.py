@@ -47,6 +47,9 @@ SHARES_PER_THREAD = 4
 #: Longest StoryTurn id accepted.
 MAX_ID_LENGTH = 200
 
+#: characters no text of a StoryTurn holds unless its file was damaged or mis-decoded: C0 and C1 controls and DEL
+#: (tab, line feed and carriage return are text); a model would be sent them, a person shown them
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _CONDITIONAL_LOOKING = re.compile(r"(?i)^\s*if\b[^:]{0,80}:")
 #: Turn metadata marking an answer that is meant to be found in the story (reading-comprehension
 #: benchmarks such as ToMi): the leak check does not apply to it.
@@ -111,6 +114,39 @@ def id_problem(story_id: str) -> str | None:
     if len(story_id) > MAX_ID_LENGTH:
         return f"id is {len(story_id):,} characters long (at most {MAX_ID_LENGTH})"
     return None
+
+
+def _shown_texts(turn: Turn) -> Iterable[tuple[str, str]]:
+    """``(field, text)`` of every text of a turn that a model, a judge or a person reads."""
+    yield "story", turn.story
+    yield "question", turn.question
+    for i, option in enumerate(turn.options):
+        yield f"options.{i}.text", option.text
+    for i, answer in enumerate(turn.answers):
+        yield f"answers.{i}", answer
+    for i, candidate in enumerate(turn.candidates):
+        yield f"candidates.{i}", candidate
+    if turn.feedback is not None:
+        for name in ("always", "right", "wrong"):
+            if (text := getattr(turn.feedback, name)) is not None:
+                yield f"feedback.{name}", text
+        for i, entry in enumerate(turn.feedback.by_answer):
+            yield f"feedback.by_answer.{i}.text", entry.text
+    if turn.rubric is not None:
+        yield "rubric.key_inference", turn.rubric.key_inference
+        for i, inference in enumerate(turn.rubric.false_inferences):
+            yield f"rubric.false_inferences.{i}", inference
+
+
+def control_problems(turn: Turn) -> list[tuple[str, str]]:
+    """``(field, message)`` for each text of ``turn`` holding a control character (its first, shown by code).
+    (The texts are searched together first: nearly every turn has none, and one search is a tenth of ten.)"""
+    texts = list(_shown_texts(turn))
+    if not _CONTROL.search("\n".join(text for _, text in texts)):
+        return []
+    return [(field, f"holds the control character U+{ord(found.group()):04X} at character {found.start() + 1} "
+                    "(a damaged or mis-decoded file?): remove it")
+            for field, text in texts if (found := _CONTROL.search(text))]
 
 
 def taxonomy_problems(st: StoryTurn, taxonomy: Taxonomy = BOOKLET) -> list[tuple[str, str, Severity]]:
@@ -406,6 +442,8 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
                 add(k, "image", f"image {turn.image!r} {pictures[turn.image]}")
         if not turn.question.strip():
             add(k, "question", "empty question")
+        for field, message in control_problems(turn):
+            add(k, field, message)
         repeated = texts.repeated_label(turn.question)
         if repeated and not _options_from_text(turn):  # options given as a field are what a reply is judged by
             repeated = None
