@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from commet.engine.outcome import RunCounts
+    from commet.format.dataset import Dataset
     from commet.reports.differences import CorrectedComparison
     from commet.store import RunRecord, Store
 
@@ -148,12 +149,14 @@ def sweep_report_format(fmt: str | None, out: Path | None) -> str:
 
 
 def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: Path | None = None,
-                 dataset: str | None = None, seed: int | None = None, resamples: int | None = None,
+                 dataset: "str | Dataset | None" = None, seed: int | None = None, resamples: int | None = None,
                  brief: bool = False, tables: list[str] | None = None, pool: bool = False,
                  by: list[str] | None = None, feedback_cases: str = "correctness",
                  columns: str | None = None, adapter: str | None = None) -> dict[str, "RunCounts"]:
     """Build the report for ``names`` (all runs when empty) and print it, or write it to ``out``; the counts of
     each run reported, by name (what a command prints after its report reads them there: one count).
+    ``dataset`` (a path, or the dataset a command has loaded) marks the comprehension control turns, counted
+    apart from the test questions, and adds the by-task table where it has controls.
 
     ``brief`` prints one run's figures as a two-column table (what ``commet eval`` shows at the end
     of a run; it fits 80 columns). ``tables`` keeps only the sections with those keys. CSV is one
@@ -163,9 +166,12 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
     from commet.reports import Bootstrap, build_report, render_report, select_runs
     from commet.reports.composition import brief_tables, compose, is_csv_folder, write_csv_folder
     from commet.reports.feedback import FeedbackCases
+    from commet.reports.grouping import check_dataset, control_turns
     from commet.reports.render import OneTablePerFile, to_rich_tables
 
     boot = Bootstrap(**{k: v for k, v in (("seed", seed), ("resamples", resamples)) if v is not None})
+    loaded = _load(dataset, columns, adapter) if isinstance(dataset, str) else dataset
+    controls = control_turns(loaded) if loaded is not None else None
     with open_store(db, read_only=True) as store:
         try:
             runs = select_runs(store, names)
@@ -174,9 +180,13 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
         if not runs:
             fail(f"nothing to report: no runs in {db}")
         report = build_report(store, runs, bootstrap=boot, pool=pool, brief=brief,
-                              feedback_cases=FeedbackCases(feedback_cases))
+                              feedback_cases=FeedbackCases(feedback_cases), controls=controls)
     counts = {data.run.name: data.counts for data in report.runs}
-    loaded = _load(dataset, columns, adapter) if dataset is not None else None
+    if loaded is not None and controls:  # the control turns are the dataset's: only for runs made on it
+        try:
+            check_dataset(report.runs, loaded)
+        except ValueError as exc:
+            fail(str(exc))
     try:
         compose(report, by=by, dataset=loaded, tables=tables)
     except ValueError as exc:  # a --by key or dataset that cannot be used, a --table the report has not
@@ -284,10 +294,9 @@ def compare(
         table.add_column(column, justify="right")
     table.add_row("B right", str(p.both_right), str(p.b_only))
     table.add_row("B wrong", str(p.a_only), str(p.both_wrong))
-    console.print(f"A = {run_a}: story accuracy {p.accuracy_a:.2f}% on the {p.items} compared", highlight=False,
-                  markup=False)
-    console.print(f"B = {run_b}: story accuracy {p.accuracy_b:.2f}% on the {p.items} compared", highlight=False,
-                  markup=False)
+    for letter, data, accuracy in (("A", result.a, p.accuracy_a), ("B", result.b, p.accuracy_b)):
+        console.print(f"{letter} = {data.run.name} (images {data.images}, feedback {data.feedback}): story accuracy "
+                      f"{accuracy:.2f}% on the {p.items} compared", highlight=False, markup=False)
     console.print(table)
     console.print(f"difference A - B: {fixed(p.difference, 2, sign=True)} points, 95% paired bootstrap CI "
                   f"[{fixed(p.low, 2, sign=True)}, {fixed(p.high, 2, sign=True)}]; McNemar exact p = {p.p_value:.4g} "
