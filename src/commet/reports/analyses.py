@@ -112,8 +112,8 @@ def summary_section(runs: list[RunData], boot: Bootstrap) -> Section:
                    "depended on, with none wrong before (in the range; one with a wrong answer before counts "
                    "wrong). Not scored: StoryTurns "
                    "with a call that failed for good or not started, left out of every accuracy. Intervals: "
-                   "percentile bootstrap over StoryTurns (a story's questions are resampled together); at 0 % or "
-                   "100 % the exact (Clopper-Pearson) interval.")
+                   "percentile bootstrap over StoryTurns (a story's questions are resampled together); at 0% or "
+                   "100% the exact (Clopper-Pearson) interval.")
 
 
 def subset_section(runs: list[RunData], subset: str, boot: Bootstrap) -> Section:
@@ -161,14 +161,13 @@ def source_sections(runs: list[RunData], boot: Bootstrap) -> list[Section]:
 def turns_section(runs: list[RunData], boot: Bootstrap) -> Section:
     """Question accuracy by turn index (1 = first turn): where in a story models fail; test questions only."""
     depth = max((len(s.turns) for d in runs for s in d.scored), default=0)
-    rows: list[list[Cell]] = []
-    for data in runs:
-        cells: list[Cell] = []
-        for k in range(depth):
-            cells.append(boot.questions([[s.turns[k]] for s in data.scored if len(s.turns) > k]))
-        rows.append([*run_columns(data), *cells])
+    cells = [[boot.questions([[s.turns[k]] for s in data.scored if len(s.turns) > k]) for k in range(depth)]
+             for data in runs]
+    kept = [k for k in range(depth) if any(mine[k].n for mine in cells)]  # columns with test questions
+    rows: list[list[Cell]] = [[*run_columns(data), *(mine[k] for k in kept)] for data, mine in zip(runs, cells,
+                                                                                                 strict=True)]
     return Section(SectionKey.TURNS, "Question accuracy by turn (%, 95% CI)",
-                   [*RUN_HEADER, *(f"Turn {k + 1}" for k in range(depth))], rows,
+                   [*RUN_HEADER, *(f"Turn {k + 1}" for k in kept)], rows,
                    "Only StoryTurns with at least that many turns count toward a column, and only test questions "
                    "(comprehension control turns are in the summary's Control questions); a-b: undecided answers "
                    "counted wrong - counted right.")
