@@ -268,26 +268,34 @@ def compare(
     db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite"),
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
+    dataset: Annotated[str | None, typer.Option(
+        help="The runs' dataset: its comprehension control turns are kept out of the corrected question "
+             "accuracy.")] = None,
 ) -> None:
-    """Paired comparison of two runs on the same StoryTurns: paired bootstrap CI of the story-accuracy
-    difference and McNemar's exact test on the judged figures; with a paired calibration sample labelled in both
-    runs (`commet calibrate --run A --pair B --sample N`), the differences of story and question accuracy
-    corrected for the judges' errors, overall and per category (docs/calibration.md)."""
+    """Paired comparison of two runs on the same StoryTurns (runs made on different StoryTurns are refused):
+    paired bootstrap CI of the story-accuracy difference and McNemar's exact test on the judged figures; with a
+    paired calibration sample labelled in both runs (`commet calibrate --run A --pair B --sample N`), the
+    differences of story and question accuracy corrected for the judges' errors, overall and per category
+    (docs/calibration.md)."""
     from rich.table import Table
 
     from commet.cli.consoles import console
     from commet.reports import Bootstrap, compare_runs
     from commet.reports.differences import corrected_comparison
+    from commet.reports.grouping import check_dataset, control_turns
     from commet.reports.stats import fixed
 
+    loaded = _load(dataset) if dataset is not None else None
     with open_store(db, read_only=True) as store:
         first, second = (find_run_or_fail(store, name) for name in (run_a, run_b))
-        run_a, run_b = first.name, second.name
         try:
             result = compare_runs(store, first, second, bootstrap=Bootstrap(resamples=resamples, seed=seed))
+            if loaded is not None:
+                check_dataset([result.a, result.b], loaded)
         except ValueError as exc:
             fail(str(exc))
-        corrected = corrected_comparison(store, first, second)
+        controls = control_turns(loaded) if loaded is not None else None
+        corrected = corrected_comparison(store, first, second, controls=controls)
     p = result.paired
     table = Table(title=f"Paired comparison on {p.items} StoryTurns", show_header=True)
     for column in ("", "A right", "A wrong"):

@@ -286,7 +286,7 @@ def build_report(store: Store, runs: list[RunRecord], *, bootstrap: Bootstrap | 
         calibrated = [c for r in runs if (c := calibrate(store, r, bootstrap=boot, controls=controls)) is not None]
         if calibrated:  # runs with a calibration sample: the judged figures beside the corrected ones
             sections += [calibration_section(calibrated, boot), judges_section(calibrated)]
-        compared = paired_comparisons(store, runs)
+        compared = paired_comparisons(store, runs, controls)
         if compared:  # pairs of runs with a paired sample: their judge-corrected differences
             sections.append(differences_section(compared))
     return Report(data, [s for s in sections if s.rows], boot, undecided_notices(store, data))
