@@ -82,7 +82,8 @@ def _eval(db: Path, dataset: Path, replies: Path, run: str, *extra: str) -> str:
 def crafted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     root = tmp_path_factory.mktemp("controls")
     dataset = _dataset(root / "ds", _stories())
-    changed = _dataset(root / "ds2", _stories(s3_answer="yes"))  # one expected answer changed: another version
+    # another version of the dataset, under the same name: one expected answer changed
+    changed = _dataset(root / "v2" / "ds", _stories(s3_answer="yes"))
     for name, replies in (("A", REPLIES_A), ("B", REPLIES_B)):
         (root / f"{name}.json").write_text(json.dumps(replies), encoding="utf-8")
     db = root / "r.sqlite"
@@ -190,3 +191,15 @@ def test_compare_pairs_a_run_without_pictures_with_the_same_run_with_them(crafte
     text = " ".join(result.output.split())
     assert "A = A (images on" in text and "B = D (images off" in text
     assert "difference A - B: +0.00 points" in text and "(discordant: 0 A only, 0 B only)" in text
+
+
+def test_pooling_keeps_runs_on_another_version_of_the_dataset_apart(crafted: dict[str, object]) -> None:
+    # A and C: one model, judge, feedback and dataset name, but C's StoryTurns expect another answer to s3's first
+    # question: its wrong answer there ("no" against "yes") is C's own row, never pooled with A's answers
+    result = CliRunner().invoke(app, ["report", "--db", str(crafted["db"]), "--run", "A", "--run", "C", "--pool",
+                                      "--format", "csv", "--table", "wrong-answers"])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert {row["Runs"] for row in rows} == {"A", "C"}
+    assert [(r["Task"], r["Expected"], r["Wrong answer"]) for r in rows if r["Runs"] == "C" and r["Turns"] == "1"
+            and r["Task"] == "emotion_reminder"] == [("emotion_reminder", "yes", "no")]

@@ -55,6 +55,7 @@ from commet.reports.rundata import (
     ordered_categories,
     run_columns,
     run_label,
+    storyturns_differ,
     units,
 )
 from commet.reports.sections import SectionKey, source_key
@@ -305,33 +306,6 @@ class RunComparison:
     undecided: int
 
 
-def _check_same_storyturns(a: RunData, b: RunData, common: list[str]) -> None:
-    """Refuse (ValueError, one line) a pairing of StoryTurns that are not the same: runs made on different datasets.
-
-    Runs that showed their pictures alike recorded one dataset hash exactly when their StoryTurns were the same;
-    a run that showed none recorded the hash without them, so runs whose picture settings differ (``--images off``
-    against ``on``: a fair comparison of the pictures' effect) are checked by what the store holds of each paired
-    StoryTurn: its turns, their expected answers and the first turn's text (later turns carry feedback that follows
-    the run's own answers)."""
-    if a.run.dataset_hash == b.run.dataset_hash:
-        return
-    names = f"runs {a.run.name!r} (dataset {a.run.dataset_name!r}) and {b.run.name!r} (dataset {b.run.dataset_name!r})"
-    if a.run.settings.images == b.run.settings.images:
-        raise ValueError(f"{names} were made on different StoryTurns (their dataset hashes differ); a paired "
-                         "comparison needs runs of one dataset")
-    theirs = {s.story_id: s for s in b.stories}
-    for story in (s for s in a.stories if s.story_id in common):
-        other = theirs[story.story_id]
-        if len(story.turns) != len(other.turns):
-            raise ValueError(f"{names}: story {story.story_id} has {len(story.turns)} turns in one and "
-                             f"{len(other.turns)} in the other: not the same StoryTurns")
-        for mine, yours in zip(story.turns, other.turns, strict=True):
-            if mine.expected != yours.expected or (mine.turn == 0 and mine.prompt != yours.prompt):
-                field = "expected answers" if mine.expected != yours.expected else "text"
-                raise ValueError(f"{names}: story {story.story_id} turn {mine.turn + 1}: its {field} differ: "
-                                 "not the same StoryTurns")
-
-
 def compare_runs(store: Store, a: RunRecord, b: RunRecord, *, bootstrap: Bootstrap | None = None) -> RunComparison:
     """Paired bootstrap and McNemar's exact test on story correctness, matched by StoryTurn id (ValueError for runs
     made on different StoryTurns).
@@ -345,7 +319,10 @@ def compare_runs(store: Store, a: RunRecord, b: RunRecord, *, bootstrap: Bootstr
     scored_a = {s.story_id: s for s in data_a.scored}
     scored_b = {s.story_id: s for s in data_b.scored}
     common = [story_id for story_id in scored_a if story_id in scored_b]
-    _check_same_storyturns(data_a, data_b, common)
+    if differ := storyturns_differ(data_a, data_b):
+        raise ValueError(f"runs {a.name!r} (dataset {a.dataset_name!r}) and {b.name!r} (dataset {b.dataset_name!r}) "
+                         f"were made on different StoryTurns ({differ}); a paired comparison needs runs of one "
+                         "dataset")
     decided = [i for i in common if not scored_a[i].hinges and not scored_b[i].hinges]
     if not decided:
         hinging = f" ({len(common)} hinge on undecided answers: re-judge them)" if common else ""

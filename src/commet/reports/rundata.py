@@ -355,12 +355,40 @@ class Unit:
         return [(d, s) for d in self.runs for s in d.stories]
 
 
+def storyturns_differ(a: RunData, b: RunData) -> str | None:
+    """How the StoryTurns two runs were made on differ (None: the same ones, as far as the store can tell).
+
+    Runs that showed their pictures alike recorded one dataset hash exactly when their StoryTurns were the same;
+    a run that showed none recorded the hash without them, so runs whose picture settings differ (``--images off``
+    against ``on``: the pictures' effect) are checked by what the store holds of each StoryTurn both have: its
+    turns, their expected answers and the first turn's text (later turns carry feedback that follows the run's
+    own answers)."""
+    if a.run.dataset_hash == b.run.dataset_hash:
+        return None
+    if a.run.settings.images == b.run.settings.images:
+        return "their dataset hashes differ"
+    theirs = {s.story_id: s for s in b.stories}
+    for story in a.stories:
+        other = theirs.get(story.story_id)
+        if other is None:
+            continue
+        if len(story.turns) != len(other.turns):
+            return f"story {story.story_id} has {len(story.turns)} turns in one and {len(other.turns)} in the other"
+        for mine, yours in zip(story.turns, other.turns, strict=True):
+            if mine.expected != yours.expected:
+                return f"story {story.story_id} turn {mine.turn + 1}: the expected answers differ"
+            if mine.turn == 0 and mine.prompt != yours.prompt:
+                return f"story {story.story_id} turn 1: the text differs"
+    return None
+
+
 def units(runs: list[RunData], pool: Callable[[RunData], tuple[str, ...]] | None) -> list[Unit]:
     """One unit per run, or (``pool`` given) one per group of runs sharing ``pool``'s key and their judge.
 
     Runs judged differently are never pooled (one figure, one judge), nor are runs whose answers are the
     same: a re-judged copy and its run (or two copies of one run) stay rows of their own, else the same
-    answers would count twice.
+    answers would count twice; nor runs made on different StoryTurns (another version of a dataset under
+    one name: :func:`storyturns_differ`).
     """
     if pool is None:
         return [Unit(d.run.name, [d]) for d in runs]
@@ -377,8 +405,9 @@ def units(runs: list[RunData], pool: Callable[[RunData], tuple[str, ...]] | None
     groups: dict[tuple[str, ...], list[RunData]] = {}
     for data in runs:
         key = (*pool(data), data.run.judge)
-        while any(answers_of(other) == answers_of(data) for other in groups.get(key, [])):
-            key = (*key, data.run.name)  # the same answers again: a row of its own
+        while any(answers_of(other) == answers_of(data) or storyturns_differ(other, data)
+                  for other in groups.get(key, [])):
+            key = (*key, data.run.name)  # the same answers again, or other StoryTurns: a row of its own
         groups.setdefault(key, []).append(data)
     return [Unit(members[0].run.name if len(members) == 1 else "pooled: " + ", ".join(d.run.name for d in members),
                  members) for members in groups.values()]
