@@ -2,7 +2,8 @@
 
 * story accuracy per category on the text-complete subset (paper, Table 1) and on the
   image-dependent subset (Table 2), in the paper's column order, one row per run;
-* a summary per run (not a paper table): story and question accuracy, undecided answers;
+* a summary per run (not a paper table): story and question accuracy (test questions; the comprehension
+  control turns the dataset marks counted apart), undecided answers;
 * feedback effectiveness (Table 3) and original versus correctness-only feedback (Table 14),
   in :mod:`commet.reports.feedback`;
 * one table per StoryTurn source (``stories.source``: the bundled sample versus generated
