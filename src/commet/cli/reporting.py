@@ -406,10 +406,8 @@ def sweep(
         fail_problems(exc)
     except (RunConflictError, SpendLimitError, ModelSpecError, UnknownJudgeError, RuntimeError) as exc:
         fail(str(exc))
-    one = settings.datasets[0] if len(settings.datasets) == 1 else None
-    print_report(settings.db, names, report_format, out=settings.out, dataset=one,
-                 columns=settings.columns.get(one) if one is not None else None,
-                 adapter=settings.adapters.get(one) if one is not None else None)
+    one = datasets[settings.datasets[0]] if len(settings.datasets) == 1 else None  # (as the runs read it)
+    print_report(settings.db, names, report_format, out=settings.out, dataset=one)
     from commet.store import RunStatus
 
     with open_store(settings.db, read_only=True) as store:
