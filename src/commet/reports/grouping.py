@@ -118,6 +118,8 @@ def by_key_section(runs: list[RunData], key: str, boot: Bootstrap, dataset: Data
                    f"Questions: answered turns whose {key} has that value (resampled by StoryTurn). Stories: "
                    f"StoryTurns whose turns all share it ('-' when none do). {MISSING}: the key is absent. "
                    + ("(control): the task's controls, apart from its test items. " if key == "task" else "")
-                   + "[control questions]: the comprehension control turns (the story states the answer), never in "
-                   "a question accuracy with the test questions; story accuracy counts every turn of a StoryTurn. "
+                   + ("[control questions]: the comprehension control turns (the story states the answer), never in "
+                      "a question accuracy with the test questions; " if dataset is not None else
+                      "Without --dataset the comprehension control turns are not known and count as questions; ")
+                   + "story accuracy counts every turn of a StoryTurn. "
                    "a-b: undecided answers counted wrong - counted right.")
