@@ -203,3 +203,21 @@ def test_pooling_keeps_runs_on_another_version_of_the_dataset_apart(crafted: dic
     assert {row["Runs"] for row in rows} == {"A", "C"}
     assert [(r["Task"], r["Expected"], r["Wrong answer"]) for r in rows if r["Runs"] == "C" and r["Turns"] == "1"
             and r["Task"] == "emotion_reminder"] == [("emotion_reminder", "yes", "no")]
+
+
+def test_the_python_api_tallies_test_and_control_questions_apart(crafted: dict[str, object]) -> None:
+    from commet.reports import accuracy_table, run_metrics
+    from commet.reports.grouping import control_turns
+    from commet.sources import load_dataset
+    from commet.store import Store
+
+    controls = control_turns(load_dataset(str(crafted["dataset"])))
+    assert controls == {"s1": {2: CHECKS}, "s2": {1: CHECKS}}
+    with Store(Path(str(crafted["db"]))) as store:
+        metrics = run_metrics(store, store.find_run("A"), controls)
+    # A: tests 9 of 11 right (s4's undecided answer is not right), controls 1 of 2, stories 6 of 9 right
+    assert (metrics.questions.correct, metrics.questions.total) == (9, 11)
+    assert (metrics.control_questions.correct, metrics.control_questions.total) == (1, 2)
+    assert (metrics.stories.correct, metrics.stories.total) == (6, 9)
+    header, rows = accuracy_table([metrics])
+    assert rows[0][header.index("Control questions")] == "50.00 (1/2)"
