@@ -221,3 +221,43 @@ def test_the_python_api_tallies_test_and_control_questions_apart(crafted: dict[s
     assert (metrics.stories.correct, metrics.stories.total) == (6, 9)
     header, rows = accuracy_table([metrics])
     assert rows[0][header.index("Control questions")] == "50.00 (1/2)"
+
+
+def test_judge_corrected_question_accuracy_leaves_the_control_turns_out(crafted: dict[str, object],
+                                                                         tmp_path: Path) -> None:
+    import shutil
+
+    db = tmp_path / "labelled.sqlite"
+    shutil.copy(Path(str(crafted["db"])), db)
+    # people label every answer of B as the judge did, except two: s6's answer "no" is right to them (the judge: wrong)
+    # and s1's control answer "yes" wrong (the judge: right)
+    flips = {("s6", 0), ("s1", 2)}
+    stories = {str(s["id"]): s for s in _stories()}
+    lines = ["run,story_id,turn,label,labeller"]
+    for story_id, replies in REPLIES_B.items():
+        turns = stories[story_id]["turns"]
+        assert isinstance(turns, list)
+        for k, reply in enumerate(replies):
+            right = (reply == turns[k]["answers"][0]) != ((story_id, k) in flips)
+            lines.append(f"B,{story_id},{k},{'correct' if right else 'incorrect'},ann")
+    (tmp_path / "labels.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for args in (["label", "import", str(tmp_path / "labels.csv"), "--db", str(db)],
+                 ["calibrate", "--db", str(db), "--run", "B", "--sample", "9"]):  # every scored StoryTurn: a census
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+
+    def corrected(*extra: str) -> dict[str, str]:
+        result = CliRunner().invoke(app, ["report", "--db", str(db), "--run", "B", "--format", "csv", "--table",
+                                          "calibration", *extra])
+        assert result.exit_code == 0, result.output
+        return next(csv.DictReader(io.StringIO(result.stdout)))
+
+    row = corrected("--dataset", str(crafted["dataset"]))
+    # a census: the corrected figures are the people's. Stories: B's right ones were s1, s2, s4; s1 is wrong to them
+    # (its control), s6 right: s2, s4, s6 = 3 of 9. Test questions: 5 of 11 judged right, s6's too: 6 of 11
+    assert float(row["Story accuracy (corrected)"]) == pytest.approx(100 * 3 / 9, abs=1e-3)
+    assert float(row["Question accuracy (corrected)"]) == pytest.approx(100 * 6 / 11, abs=1e-3)
+    assert float(row["Question accuracy (judged)"]) == pytest.approx(100 * 5 / 11, abs=1e-3)
+    # without the dataset the control turns count as questions (the note says so): 6 + 1 (s2's control) of 13
+    plain = corrected()
+    assert float(plain["Question accuracy (corrected)"]) == pytest.approx(100 * 7 / 13, abs=1e-3)

@@ -632,7 +632,9 @@ def calibration_section(calibrations: list[Calibration], boot: Bootstrap) -> Sec
             "(commet calibrate); its interval holds both which StoryTurns the run has and which were labelled, so "
             "it widens with the judge's error and narrows with more labels (docs/calibration.md). StoryTurns "
             "stopped at an undecided answer are outside it. Question accuracy: test questions only (the "
-            "comprehension control turns the dataset marks are counted apart, in the summary).")
+            "comprehension control turns the dataset marks are counted apart, in the summary"
+            + (")." if all(c.data.controls_known for c in calibrations) else
+               "; without the run's --dataset they are not known and count as questions)."))
     return Section(SectionKey.CALIBRATION, "Judge-corrected accuracy (%, 95% CI; prediction-powered inference)",
                    ["Run", "Model", "Judge", "Stories", "Labelled", "Story accuracy (judged)",
                     "Story accuracy (corrected)", "Question accuracy (judged)", "Question accuracy (corrected)"], rows,
