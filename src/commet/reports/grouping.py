@@ -104,6 +104,8 @@ def by_key_section(runs: list[RunData], key: str, boot: Bootstrap, dataset: Data
                 turns.setdefault(group_key, []).append(group)
             if values and len(set(values)) == 1:
                 stories.setdefault(values[0], []).append(story)
+        for value in stories:  # (a StoryTurn of control turns only still has its story row)
+            turns.setdefault((value, False), [])
         for value, controls in sorted(turns, key=lambda v: (v[0] == MISSING, v)):
             answered = sum(t.answered for group in turns[value, controls] for t in group)
             members = [] if controls else stories.get(value, [])
