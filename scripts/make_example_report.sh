@@ -16,5 +16,5 @@ for model in baseline:first-option baseline:random-option; do
     commet eval --model "$model" --images "$images" --db example.sqlite --quiet > /dev/null
   done
 done
-commet report --db example.sqlite --format markdown --out "$docs/example-report.md"
+commet report --db example.sqlite --format markdown --out "$docs/example-report.md" --dataset sample
 commet report --db example.sqlite --format html --out "$docs/example-report.html" --dataset sample

@@ -44,19 +44,24 @@ def report(db: str | Path = "commet.sqlite", runs: list[str] | None = None, *, f
            dataset: str | Path | Dataset | None = None, seed: int = 0, resamples: int = 2000) -> str:
     """The paper's tables for ``runs`` (default: every run in ``db``) as text: markdown, csv, latex or html.
 
-    ``dataset`` embeds the pictures in HTML transcripts. Raises ``FileNotFoundError`` when
-    ``db`` does not exist and ``KeyError`` for a run name it does not hold.
+    ``dataset`` embeds the pictures in HTML transcripts and marks the comprehension control turns (counted
+    apart from the test questions). Raises ``FileNotFoundError`` when ``db`` does not exist, ``KeyError`` for
+    a run name it does not hold, and ``ValueError`` for a dataset with control turns a run was not made on.
     """
     from commet.reports import Bootstrap, build_report, render_report, select_runs
+    from commet.reports.grouping import check_dataset, control_turns
+    from commet.sources import load_dataset
     from commet.store import Store
 
     if not Path(db).is_file():
         raise FileNotFoundError(f"no results store at {db}")
-    with Store(db) as store:
-        built = build_report(store, select_runs(store, runs), bootstrap=Bootstrap(seed=seed, resamples=resamples))
-    from commet.sources import load_dataset
-
     data = load_dataset(dataset) if isinstance(dataset, (str, Path)) else dataset
+    controls = control_turns(data) if data is not None else None
+    with Store(db) as store:
+        built = build_report(store, select_runs(store, runs), bootstrap=Bootstrap(seed=seed, resamples=resamples),
+                             controls=controls)
+    if data is not None and controls:
+        check_dataset(built.runs, data)
     return render_report(built, format, dataset=data)
 
 

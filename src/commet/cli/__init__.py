@@ -365,7 +365,7 @@ def eval_command(
 
     say(run_line(summary))
     say(_usage_line(db, summary.run.id, the_model))
-    counts = print_report(db, [summary.run.name], brief=True)
+    counts = print_report(db, [summary.run.name], brief=True, dataset=data)
     if summary.stopped_at_spend is not None:
         from commet.cli.consoles import console
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from commet.cli.common import echo, fail, say
+from commet.cli.common import _load, echo, fail, say
 from commet.cli.consoles import console
 from commet.cli.reporting import ReportFormat, find_run_or_fail, open_store
 from commet.conditions import Design
@@ -122,6 +122,8 @@ def calibrate_command(
     out: Annotated[Path | None, typer.Option(help="Write to this file (a folder for CSV: one file per table).")] = None,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples (judged figures, kappa).")] = 2000,
     db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite"),
+    dataset: Annotated[str | None, typer.Option(
+        help="The run's dataset: its comprehension control turns are kept out of the question accuracy.")] = None,
 ) -> None:
     """Judge calibration: draw a seeded, stratified random sample of a run's StoryTurns for people to label (`commet
     label --calibration` or the review app), then, per judge, its confusion with the people, accuracy and kappa with
@@ -135,6 +137,7 @@ def calibrate_command(
         judges_section,
         strata_section,
     )
+    from commet.reports.grouping import control_turns
     from commet.reports.ppi import Estimator
     from commet.reports.render import ReportTargetError, output_format
     from commet.reports.rundata import Bootstrap
@@ -193,7 +196,13 @@ def calibrate_command(
             if left is not None and left != (partner.name if partner is not None else None):
                 say(f"run {left}'s half of the old paired sample is no longer paired: its corrected figures and the "
                     f"corrected comparison wait until it is drawn again (commet calibrate --run {left} --redraw)")
-        result = calibrate(store, record, estimator=Estimator(estimator.value), bootstrap=boot)
+        controls = None
+        if dataset is not None:
+            loaded = _load(dataset)
+            if not loaded.hash_matches(record.dataset_hash):
+                fail(f"run {run!r} was made on other StoryTurns than {dataset}; give the dataset the run used")
+            controls = control_turns(loaded)
+        result = calibrate(store, record, estimator=Estimator(estimator.value), bootstrap=boot, controls=controls)
     assert result is not None
     report = Report([result.data], [strata_section([result]), calibration_section([result], boot),
                                     judges_section([result])], boot, _progress(db, result))

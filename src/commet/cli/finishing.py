@@ -103,7 +103,7 @@ def finish(*, source: str, model: str | None, dataset: str | None, judge: str, d
             except RunConflictError as exc:
                 fail(str(exc))
     say(run_line(summary, finishes=source_id))
-    counts = print_report(db, [source, summary.run.name], brief=True)
+    counts = print_report(db, [source, summary.run.name], brief=True, dataset=data)
     if not summary.results.complete:
         print_failures(summary.results, counts[summary.run.name], secrets=secrets, stopped_by=summary.stopped_by)
         raise typer.Exit(EXIT_INCOMPLETE)

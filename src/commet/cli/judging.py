@@ -110,7 +110,7 @@ def rejudge_command(
         console.print(table)
     else:
         console.print("the new verdicts would have chosen the same feedback everywhere")
-    counts = print_report(db, [source.name, result.run.name])
+    counts = print_report(db, [source.name, result.run.name], dataset=data)
     if result.results is not None and not result.results.complete:  # as eval: each kind of failure, exit 3
         print_failures(result.results, counts[result.run.name], secrets=secrets_of(the_judge))
         raise typer.Exit(EXIT_INCOMPLETE)

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from commet.engine.outcome import RunCounts
+    from commet.format.dataset import Dataset
     from commet.reports.differences import CorrectedComparison
     from commet.store import RunRecord, Store
 
@@ -148,12 +149,14 @@ def sweep_report_format(fmt: str | None, out: Path | None) -> str:
 
 
 def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: Path | None = None,
-                 dataset: str | None = None, seed: int | None = None, resamples: int | None = None,
+                 dataset: "str | Dataset | None" = None, seed: int | None = None, resamples: int | None = None,
                  brief: bool = False, tables: list[str] | None = None, pool: bool = False,
                  by: list[str] | None = None, feedback_cases: str = "correctness",
                  columns: str | None = None, adapter: str | None = None) -> dict[str, "RunCounts"]:
     """Build the report for ``names`` (all runs when empty) and print it, or write it to ``out``; the counts of
     each run reported, by name (what a command prints after its report reads them there: one count).
+    ``dataset`` (a path, or the dataset a command has loaded) marks the comprehension control turns, counted
+    apart from the test questions, and adds the by-task table where it has controls.
 
     ``brief`` prints one run's figures as a two-column table (what ``commet eval`` shows at the end
     of a run; it fits 80 columns). ``tables`` keeps only the sections with those keys. CSV is one
@@ -163,9 +166,12 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
     from commet.reports import Bootstrap, build_report, render_report, select_runs
     from commet.reports.composition import brief_tables, compose, is_csv_folder, write_csv_folder
     from commet.reports.feedback import FeedbackCases
+    from commet.reports.grouping import check_dataset, control_turns
     from commet.reports.render import OneTablePerFile, to_rich_tables
 
     boot = Bootstrap(**{k: v for k, v in (("seed", seed), ("resamples", resamples)) if v is not None})
+    loaded = _load(dataset, columns, adapter) if isinstance(dataset, str) else dataset
+    controls = control_turns(loaded) if loaded is not None else None
     with open_store(db, read_only=True) as store:
         try:
             runs = select_runs(store, names)
@@ -174,9 +180,13 @@ def print_report(db: Path, names: list[str] | None, fmt: str = "table", *, out: 
         if not runs:
             fail(f"nothing to report: no runs in {db}")
         report = build_report(store, runs, bootstrap=boot, pool=pool, brief=brief,
-                              feedback_cases=FeedbackCases(feedback_cases))
+                              feedback_cases=FeedbackCases(feedback_cases), controls=controls)
     counts = {data.run.name: data.counts for data in report.runs}
-    loaded = _load(dataset, columns, adapter) if dataset is not None else None
+    if loaded is not None and controls:  # the control turns are the dataset's: only for runs made on it
+        try:
+            check_dataset(report.runs, loaded)
+        except ValueError as exc:
+            fail(str(exc))
     try:
         compose(report, by=by, dataset=loaded, tables=tables)
     except ValueError as exc:  # a --by key or dataset that cannot be used, a --table the report has not
@@ -258,36 +268,43 @@ def compare(
     db: Annotated[Path, typer.Option(help="SQLite results file.")] = Path("commet.sqlite"),
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
+    dataset: Annotated[str | None, typer.Option(
+        help="The runs' dataset: its comprehension control turns are kept out of the corrected question "
+             "accuracy.")] = None,
 ) -> None:
-    """Paired comparison of two runs on the same StoryTurns: paired bootstrap CI of the story-accuracy
-    difference and McNemar's exact test on the judged figures; with a paired calibration sample labelled in both
-    runs (`commet calibrate --run A --pair B --sample N`), the differences of story and question accuracy
-    corrected for the judges' errors, overall and per category (docs/calibration.md)."""
+    """Paired comparison of two runs on the same StoryTurns (runs made on different StoryTurns are refused):
+    paired bootstrap CI of the story-accuracy difference and McNemar's exact test on the judged figures; with a
+    paired calibration sample labelled in both runs (`commet calibrate --run A --pair B --sample N`), the
+    differences of story and question accuracy corrected for the judges' errors, overall and per category
+    (docs/calibration.md)."""
     from rich.table import Table
 
     from commet.cli.consoles import console
     from commet.reports import Bootstrap, compare_runs
     from commet.reports.differences import corrected_comparison
+    from commet.reports.grouping import check_dataset, control_turns
     from commet.reports.stats import fixed
 
+    loaded = _load(dataset) if dataset is not None else None
     with open_store(db, read_only=True) as store:
         first, second = (find_run_or_fail(store, name) for name in (run_a, run_b))
-        run_a, run_b = first.name, second.name
         try:
             result = compare_runs(store, first, second, bootstrap=Bootstrap(resamples=resamples, seed=seed))
+            if loaded is not None:
+                check_dataset([result.a, result.b], loaded)
         except ValueError as exc:
             fail(str(exc))
-        corrected = corrected_comparison(store, first, second)
+        controls = control_turns(loaded) if loaded is not None else None
+        corrected = corrected_comparison(store, first, second, controls=controls)
     p = result.paired
     table = Table(title=f"Paired comparison on {p.items} StoryTurns", show_header=True)
     for column in ("", "A right", "A wrong"):
         table.add_column(column, justify="right")
     table.add_row("B right", str(p.both_right), str(p.b_only))
     table.add_row("B wrong", str(p.a_only), str(p.both_wrong))
-    console.print(f"A = {run_a}: story accuracy {p.accuracy_a:.2f}% on the {p.items} compared", highlight=False,
-                  markup=False)
-    console.print(f"B = {run_b}: story accuracy {p.accuracy_b:.2f}% on the {p.items} compared", highlight=False,
-                  markup=False)
+    for letter, data, accuracy in (("A", result.a, p.accuracy_a), ("B", result.b, p.accuracy_b)):
+        console.print(f"{letter} = {data.run.name} (images {data.images}, feedback {data.feedback}): story accuracy "
+                      f"{accuracy:.2f}% on the {p.items} compared", highlight=False, markup=False)
     console.print(table)
     console.print(f"difference A - B: {fixed(p.difference, 2, sign=True)} points, 95% paired bootstrap CI "
                   f"[{fixed(p.low, 2, sign=True)}, {fixed(p.high, 2, sign=True)}]; McNemar exact p = {p.p_value:.4g} "
@@ -389,10 +406,8 @@ def sweep(
         fail_problems(exc)
     except (RunConflictError, SpendLimitError, ModelSpecError, UnknownJudgeError, RuntimeError) as exc:
         fail(str(exc))
-    one = settings.datasets[0] if len(settings.datasets) == 1 else None
-    print_report(settings.db, names, report_format, out=settings.out, dataset=one,
-                 columns=settings.columns.get(one) if one is not None else None,
-                 adapter=settings.adapters.get(one) if one is not None else None)
+    one = datasets[settings.datasets[0]] if len(settings.datasets) == 1 else None  # (as the runs read it)
+    print_report(settings.db, names, report_format, out=settings.out, dataset=one)
     from commet.store import RunStatus
 
     with open_store(settings.db, read_only=True) as store:

@@ -2,7 +2,8 @@
 
 * story accuracy per category on the text-complete subset (paper, Table 1) and on the
   image-dependent subset (Table 2), in the paper's column order, one row per run;
-* a summary per run (not a paper table): story and question accuracy, undecided answers;
+* a summary per run (not a paper table): story and question accuracy (test questions; the comprehension
+  control turns the dataset marks counted apart), undecided answers;
 * feedback effectiveness (Table 3) and original versus correctness-only feedback (Table 14),
   in :mod:`commet.reports.feedback`;
 * one table per StoryTurn source (``stories.source``: the bundled sample versus generated
@@ -41,6 +42,7 @@ from commet.reports.rundata import (
     RUN_HEADER,
     Bootstrap,
     Cell,
+    Controls,
     Notice,
     Report,
     RunData,
@@ -54,6 +56,7 @@ from commet.reports.rundata import (
     ordered_categories,
     run_columns,
     run_label,
+    storyturns_differ,
     units,
 )
 from commet.reports.sections import SectionKey, source_key
@@ -77,27 +80,42 @@ SUGGESTED_JUDGE = "openai:gpt-4o"
 #: What the notice suggests where an LLM judge left answers undecided: a majority of three providers' models
 #: (a command that runs as printed, given their keys)
 SUGGESTED_PANEL = "panel:openai:gpt-4o,anthropic:claude-sonnet-4-5,google:gemini-2.5-pro"
+#: the Control questions cell of a run reported without its dataset (the store does not mark control turns)
+CONTROLS_UNKNOWN = "not known"
 
 
 def summary_section(runs: list[RunData], boot: Bootstrap) -> Section:
     """Per run, over all its StoryTurns: story and question accuracy with intervals, undecided and unscored
-    (every count from :attr:`RunData.counts`, as eval, the notices and the HTML report print them)."""
+    (every count from :attr:`RunData.counts`, as eval, the notices and the HTML report print them). Question
+    accuracy counts the test questions; the comprehension control turns (known from the run's dataset) are
+    counted apart, never pooled with them."""
     rows: list[list[Cell]] = []
     for data in runs:
         scored, counts = data.scored, data.counts
+        controls = [[t for t in s.turns if t.control is not None] for s in scored]
         rows.append([*run_columns(data), str(counts.stories), boot.stories(scored),
-                     boot.questions([s.turns for s in scored]), str(counts.undecided_answers), str(counts.hinging),
-                     str(counts.stopped), str(counts.not_scored)])
+                     boot.questions([s.turns for s in scored]),
+                     boot.questions(controls, controls=True) if any(t.answered for c in controls for t in c)
+                     else CONTROLS_UNKNOWN if not data.controls_known else "-",
+                     str(counts.undecided_answers), str(counts.hinging), str(counts.stopped), str(counts.not_scored)])
+    known = all(d.controls_known for d in runs)
     return Section(SectionKey.SUMMARY, "Summary per run, all StoryTurns (%, 95% CI; not a paper table)",
-                   [*RUN_HEADER, "Stories", "Story accuracy", "Question accuracy", "Undecided answers",
-                    "Stories hinging on undecided", "Stopped at undecided", "Not scored"], rows,
-                   "Stories: the run's StoryTurns; story accuracy counts those scored. Story accuracy a-b: undecided "
+                   [*RUN_HEADER, "Stories", "Story accuracy", "Question accuracy", "Control questions",
+                    "Undecided answers", "Stories hinging on undecided", "Stopped at undecided", "Not scored"], rows,
+                   "Stories: the run's StoryTurns; story accuracy counts those scored, a StoryTurn right only when "
+                   "every question of it is (its comprehension controls too). Question accuracy: the answered test "
+                   "questions; Control questions: the comprehension control turns (the story states the answer; "
+                   "the dataset marks them), counted apart"
+                   + ("" if known else f" ({CONTROLS_UNKNOWN}: give the run's --dataset to tell them; until then "
+                                        "every answered turn counts as a test question)")
+                   + ". Story accuracy a-b: undecided "
                    "answers counted wrong (a) and counted right (b); undecided is never counted right in a single "
                    "figure. Stopped: StoryTurns whose conversation ended at an undecided answer the next feedback "
                    "depended on, with none wrong before (in the range; one with a wrong answer before counts "
                    "wrong). Not scored: StoryTurns "
                    "with a call that failed for good or not started, left out of every accuracy. Intervals: "
-                   "percentile bootstrap over StoryTurns (a story's questions are resampled together).")
+                   "percentile bootstrap over StoryTurns (a story's questions are resampled together); at 0% or "
+                   "100% the exact (Clopper-Pearson) interval.")
 
 
 def subset_section(runs: list[RunData], subset: str, boot: Bootstrap) -> Section:
@@ -143,17 +161,17 @@ def source_sections(runs: list[RunData], boot: Bootstrap) -> list[Section]:
 
 
 def turns_section(runs: list[RunData], boot: Bootstrap) -> Section:
-    """Question accuracy by turn index (1 = first turn): where in a story models fail."""
+    """Question accuracy by turn index (1 = first turn): where in a story models fail; test questions only."""
     depth = max((len(s.turns) for d in runs for s in d.scored), default=0)
-    rows: list[list[Cell]] = []
-    for data in runs:
-        cells: list[Cell] = []
-        for k in range(depth):
-            cells.append(boot.questions([[s.turns[k]] for s in data.scored if len(s.turns) > k]))
-        rows.append([*run_columns(data), *cells])
+    cells = [[boot.questions([[s.turns[k]] for s in data.scored if len(s.turns) > k]) for k in range(depth)]
+             for data in runs]
+    kept = [k for k in range(depth) if any(mine[k].n for mine in cells)]  # columns with test questions
+    rows: list[list[Cell]] = [[*run_columns(data), *(mine[k] for k in kept)] for data, mine in zip(runs, cells,
+                                                                                                 strict=True)]
     return Section(SectionKey.TURNS, "Question accuracy by turn (%, 95% CI)",
-                   [*RUN_HEADER, *(f"Turn {k + 1}" for k in range(depth))], rows,
-                   "Only StoryTurns with at least that many turns count toward a column; a-b: undecided answers "
+                   [*RUN_HEADER, *(f"Turn {k + 1}" for k in kept)], rows,
+                   "Only StoryTurns with at least that many turns count toward a column, and only test questions "
+                   "(comprehension control turns are in the summary's Control questions); a-b: undecided answers "
                    "counted wrong - counted right.")
 
 
@@ -246,15 +264,16 @@ def undecided_notices(store: Store, runs: list[RunData]) -> list[Notice]:
 @cycle_collection_paused()
 def build_report(store: Store, runs: list[RunRecord], *, bootstrap: Bootstrap | None = None,
                  pool: bool = False, brief: bool = False,
-                 feedback_cases: FeedbackCases = FeedbackCases.correctness) -> Report:
+                 feedback_cases: FeedbackCases = FeedbackCases.correctness, controls: Controls | None = None) -> Report:
     """Every analysis for the given runs, one row per run (``pool``: Tables 3 and 14 and the wrong answers
     pool runs of one model, feedback condition and dataset); sections without rows are left out.
 
     ``brief``: only Tables 1 and 2 and the summary (what ``commet eval`` prints at the end of a run), so
-    a finished run's last line is not kept waiting for tables nobody sees.
+    a finished run's last line is not kept waiting for tables nobody sees. ``controls``: the comprehension control
+    turns of the runs' dataset (:func:`commet.reports.grouping.control_turns`), kept out of question accuracy.
     """
     boot = bootstrap or Bootstrap()
-    data = [load_run(store, r) for r in runs]
+    data = [load_run(store, r, controls) for r in runs]
     sections = [*(subset_section(data, subset, boot) for subset in SUBSETS), summary_section(data, boot)]
     if not brief:  # the calibration and paired-difference analyses are imported only here (a brief report
         # follows every run, and its process need not load them)
@@ -266,10 +285,10 @@ def build_report(store: Store, runs: list[RunRecord], *, bootstrap: Bootstrap | 
             feedback_conditions_section(data, boot, pool=pool, cases=feedback_cases),
             *source_sections(data, boot), turns_section(data, boot), wrong_answers_section(data, pool=pool),
         ]
-        calibrated = [c for r in runs if (c := calibrate(store, r, bootstrap=boot)) is not None]
+        calibrated = [c for r in runs if (c := calibrate(store, r, bootstrap=boot, controls=controls)) is not None]
         if calibrated:  # runs with a calibration sample: the judged figures beside the corrected ones
             sections += [calibration_section(calibrated, boot), judges_section(calibrated)]
-        compared = paired_comparisons(store, runs)
+        compared = paired_comparisons(store, runs, controls)
         if compared:  # pairs of runs with a paired sample: their judge-corrected differences
             sections.append(differences_section(compared))
     return Report(data, [s for s in sections if s.rows], boot, undecided_notices(store, data))
@@ -289,7 +308,8 @@ class RunComparison:
 
 
 def compare_runs(store: Store, a: RunRecord, b: RunRecord, *, bootstrap: Bootstrap | None = None) -> RunComparison:
-    """Paired bootstrap and McNemar's exact test on story correctness, matched by StoryTurn id.
+    """Paired bootstrap and McNemar's exact test on story correctness, matched by StoryTurn id (ValueError for runs
+    made on different StoryTurns).
 
     The StoryTurns compared are those both runs scored (as story accuracy counts them) whose result
     does not hinge on an undecided answer in either run: an undecided answer is neither counted
@@ -300,6 +320,10 @@ def compare_runs(store: Store, a: RunRecord, b: RunRecord, *, bootstrap: Bootstr
     scored_a = {s.story_id: s for s in data_a.scored}
     scored_b = {s.story_id: s for s in data_b.scored}
     common = [story_id for story_id in scored_a if story_id in scored_b]
+    if differ := storyturns_differ(data_a, data_b):
+        raise ValueError(f"runs {a.name!r} (dataset {a.dataset_name!r}) and {b.name!r} (dataset {b.dataset_name!r}) "
+                         f"were made on different StoryTurns ({differ}); a paired comparison needs runs of one "
+                         "dataset")
     decided = [i for i in common if not scored_a[i].hinges and not scored_b[i].hinges]
     if not decided:
         hinging = f" ({len(common)} hinge on undecided answers: re-judge them)" if common else ""

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -65,7 +66,16 @@ from commet.reports.ppi import (
     stratified_ppi,
     wilson,
 )
-from commet.reports.rundata import Bootstrap, Cell, RunData, Section, StoryResult, TurnResult, load_run
+from commet.reports.rundata import (
+    Bootstrap,
+    Cell,
+    Controls,
+    RunData,
+    Section,
+    StoryResult,
+    TurnResult,
+    load_run,
+)
 from commet.reports.sections import SectionKey
 from commet.reports.stats import Corrected, fixed
 from commet.store.calibration import CalibrationSample, SampledStory, load_sample
@@ -371,12 +381,13 @@ def _human(verdicts: dict[tuple[str, str, int], bool], origin: str, story: Story
 
 
 def calibrate(store: Store, record: RunRecord, *, estimator: Estimator = Estimator.ppi,
-              bootstrap: Bootstrap | None = None) -> Calibration | None:
-    """The run's calibration (None when it has no sample): progress, corrected accuracies, the judges."""
+              bootstrap: Bootstrap | None = None, controls: Controls | None = None) -> Calibration | None:
+    """The run's calibration (None when it has no sample): progress, corrected accuracies, the judges
+    (``controls``: the dataset's comprehension control turns, kept out of question accuracy)."""
     sample = load_sample(store, record.name)
     if sample is None:
         return None
-    data = load_run(store, record)
+    data = load_run(store, record, controls)
     partner = store.get_run(sample.partner) if sample.partner is not None else None
     if sample.partner is not None and partner is None:
         result = Calibration(data, sample, estimator, problem=f"the run {sample.partner!r} this sample is paired "
@@ -384,7 +395,7 @@ def calibrate(store: Store, record: RunRecord, *, estimator: Estimator = Estimat
         return result
     if broken := broken_pair(store, sample):
         return Calibration(data, sample, estimator, problem=broken, pair_broken=True)
-    stories, strata = design_units(data, load_run(store, partner) if partner is not None else None)
+    stories, strata = design_units(data, load_run(store, partner, controls) if partner is not None else None)
     result = Calibration(data, sample, estimator, stories=len(stories),
                          stopped=sum(s.status is StoryStatus.stopped for s in data.stories))
     verdicts = people_verdicts(store)
@@ -462,6 +473,19 @@ def _active_prefix(stories: list[StoryResult], sample: CalibrationSample, comple
     return used, chances, ""
 
 
+def question_counts(stories: list[StoryResult], truth: Sequence[Sequence[bool | None]],
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(x, f, y) of question accuracy per StoryTurn over its answered test questions: how many, judged right, right
+    by the people's labels (``truth``: one per answered turn, empty where not labelled); the comprehension control
+    turns are no test questions, as in every question accuracy."""
+    tests = [[t.control is None for t in s.turns if t.answered] for s in stories]
+    answered = [[t for t in s.turns if t.answered and t.control is None] for s in stories]
+    return (np.array([float(len(a)) for a in answered]),
+            np.array([float(sum(t.correct is True for t in a)) for a in answered]),
+            np.array([float(sum(bool(v) for v, test in zip(found, mask, strict=False) if test))
+                      for found, mask in zip(truth, tests, strict=True)]))
+
+
 def _active_estimates(stories: list[StoryResult], strata: list[str], humans: dict[str, list[bool | None]],
                       used: set[str], chance: dict[str, float]) -> tuple[PPIEstimates, PPIEstimates]:
     """Story and question accuracy by inverse-probability-weighted PPI (:func:`commet.reports.active.active_ppi`)."""
@@ -469,13 +493,10 @@ def _active_estimates(stories: list[StoryResult], strata: list[str], humans: dic
     code = np.array([codes[h] for h in strata])
     labelled = np.array([s.story_id in used for s in stories])
     pi = np.array([chance.get(s.story_id, 1.0) for s in stories])
-    answered = [[t for t in s.turns if t.answered] for s in stories]
     truth = [[bool(v) for v in humans[s.story_id]] if s.story_id in used else [] for s in stories]
     story_f = np.array([float(s.correct is True) for s in stories])
     story_y = np.array([float(bool(found) and all(found)) for found in truth])
-    question_x = np.array([float(len(a)) for a in answered])
-    question_f = np.array([float(sum(t.correct is True for t in a)) for a in answered])
-    question_y = np.array([float(sum(found)) for found in truth])
+    question_x, question_f, question_y = question_counts(stories, truth)
     return (active_ppi(np.ones(len(stories)), story_f, story_y, labelled, pi, code),
             active_ppi(question_x, question_f, question_y, labelled, pi, code))
 
@@ -488,13 +509,10 @@ def _estimates(stories: list[StoryResult], strata: list[str], humans: dict[str, 
     codes = {h: i for i, h in enumerate(sorted(set(strata)))}
     code = np.array([codes[h] for h in strata])
     labelled = np.array([s.story_id in complete for s in stories])
-    answered = [[t for t in s.turns if t.answered] for s in stories]
     truth = [humans.get(s.story_id, []) if s.story_id in complete else [] for s in stories]
     story_f = np.array([float(s.correct is True) for s in stories])
     story_y = np.array([float(bool(found) and all(found)) for found in truth])
-    question_x = np.array([float(len(a)) for a in answered])
-    question_f = np.array([float(sum(t.correct is True for t in a)) for a in answered])
-    question_y = np.array([float(sum(bool(v) for v in found)) for found in truth])
+    question_x, question_f, question_y = question_counts(stories, truth)
     try:
         story = stratified_ppi(np.ones(len(stories)), story_f, story_y, labelled, code, estimator=estimator,
                                least=MIN_LABELS, bound=bound)
@@ -602,7 +620,7 @@ def calibration_section(calibrations: list[Calibration], boot: Bootstrap) -> Sec
         basis = (f"active PPI (inverse-probability weights), {c.labelled - c.waiting} StoryTurns labelled in order"
                  if c.sample.design is Design.active
                  else f"{c.estimator.value.upper()}, {c.labelled} StoryTurns labelled")
-        answers = sum(sum(t.answered for t in s.turns) for s in stories)
+        answers = sum(sum(t.answered and t.control is None for t in s.turns) for s in stories)  # test questions
         rows.append([c.data.run.name, c.data.run.model, c.data.run.judge, str(c.stories),
                      f"{c.labelled} of {len(c.sample.items)}", boot.stories(stories),
                      _corrected(c.story, c.stories, basis), boot.questions([s.turns for s in stories]),
@@ -613,7 +631,10 @@ def calibration_section(calibrations: list[Calibration], boot: Bootstrap) -> Sec
             "prediction-powered inference from the people's labels on a stratified random sample of StoryTurns "
             "(commet calibrate); its interval holds both which StoryTurns the run has and which were labelled, so "
             "it widens with the judge's error and narrows with more labels (docs/calibration.md). StoryTurns "
-            "stopped at an undecided answer are outside it.")
+            "stopped at an undecided answer are outside it. Question accuracy: test questions only (the "
+            "comprehension control turns the dataset marks are counted apart, in the summary"
+            + (")." if all(c.data.controls_known for c in calibrations) else
+               "; without the run's --dataset they are not known and count as questions)."))
     return Section(SectionKey.CALIBRATION, "Judge-corrected accuracy (%, 95% CI; prediction-powered inference)",
                    ["Run", "Model", "Judge", "Stories", "Labelled", "Story accuracy (judged)",
                     "Story accuracy (corrected)", "Question accuracy (judged)", "Question accuracy (corrected)"], rows,

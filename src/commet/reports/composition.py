@@ -121,7 +121,9 @@ def brief_tables(report: Report) -> Iterator[RenderableType]:
         if summary is not None:
             row = next(r for r in summary.rows if r[0] == data.run.name)
             for index in range(4, len(summary.header)):
-                table.add_row(summary.header[index], Text(str(cell_text(row[index], summary))))
+                text = cell_text(row[index], summary)
+                if text != "-":  # (Control questions where the dataset has none)
+                    table.add_row(summary.header[index], Text(str(text)))
         for key, label in BRIEF_TABLES.items():
             section = by_key.get(key)
             found = next((r for r in section.rows if r[0] == data.run.name), None) if section else None

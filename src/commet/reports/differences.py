@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from commet.reports.calibration import design_units, people_truth, population
+from commet.reports.calibration import design_units, people_truth, population, question_counts
 from commet.reports.design import MIN_LABELS
 from commet.reports.ppi import LEVEL, NotEnoughLabels, strata_masks, t_value
-from commet.reports.rundata import Cell, Section, StoryResult, load_run
+from commet.reports.rundata import Cell, Controls, Section, StoryResult, load_run
 from commet.reports.sections import SectionKey
 from commet.reports.stats import fixed
 from commet.store.calibration import load_sample
@@ -149,16 +149,18 @@ class CorrectedComparison:
     problem: str = ""
 
 
-def corrected_comparison(store: Store, a: RunRecord, b: RunRecord, *, level: float = LEVEL) -> CorrectedComparison:
+def corrected_comparison(store: Store, a: RunRecord, b: RunRecord, *, level: float = LEVEL,
+                         controls: Controls | None = None) -> CorrectedComparison:
     """The judge-corrected differences of story and question accuracy of ``a`` and ``b``, overall and per category
-    of each subset, from their paired sample (see the module text)."""
+    of each subset, from their paired sample (see the module text); ``controls``: the dataset's comprehension
+    control turns, kept out of question accuracy."""
     result = CorrectedComparison(a.name, b.name)
     sample, other = load_sample(store, a.name), load_sample(store, b.name)
     if sample is None or other is None or sample.partner != b.name or other.partner != a.name:
         result.problem = (f"no paired sample of runs {a.name!r} and {b.name!r} yet: draw one with `commet calibrate "
                           f"--run {a.name} --pair {b.name} --sample N` and label both runs' answers on it")
         return result
-    data_a, data_b = load_run(store, a), load_run(store, b)
+    data_a, data_b = load_run(store, a, controls), load_run(store, b, controls)
     units, strata = design_units(data_a, data_b)
     if dict(Counter(strata)) != sample.population:
         result.problem = "the runs changed since their paired sample was drawn: draw again with --redraw"
@@ -198,14 +200,11 @@ Counts = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 def _counts(stories: list[StoryResult], truth: dict[str, list[bool]]) -> tuple[Counts, Counts]:
-    """(x, f, y) of story accuracy and of question accuracy per StoryTurn (y 0 where not labelled)."""
-    answered = [[t for t in s.turns if t.answered] for s in stories]
+    """(x, f, y) of story accuracy and of question accuracy (test questions) per StoryTurn (y 0 where not
+    labelled)."""
     story = (np.ones(len(stories)), np.array([float(s.correct is True) for s in stories]),
              np.array([float(s.story_id in truth and all(truth[s.story_id])) for s in stories]))
-    question = (np.array([float(len(a)) for a in answered]),
-                np.array([float(sum(t.correct is True for t in a)) for a in answered]),
-                np.array([float(sum(truth.get(s.story_id, []))) for s in stories]))
-    return story, question
+    return story, question_counts(stories, [truth.get(s.story_id, []) for s in stories])
 
 
 def _points(value: float) -> str:
@@ -237,12 +236,13 @@ def differences_section(comparisons: list[CorrectedComparison]) -> Section:
                    note + (" " + " ".join(problems) if problems else ""))
 
 
-def paired_comparisons(store: Store, runs: list[RunRecord]) -> list[CorrectedComparison]:
+def paired_comparisons(store: Store, runs: list[RunRecord], controls: Controls | None = None,
+                       ) -> list[CorrectedComparison]:
     """The corrected comparisons of the pairs among ``runs`` that share a paired sample (each pair once)."""
     names = {r.name: r for r in runs}
     found = []
     for record in runs:
         sample = load_sample(store, record.name)
         if sample is not None and sample.partner in names and record.name < sample.partner:
-            found.append(corrected_comparison(store, record, names[sample.partner]))
+            found.append(corrected_comparison(store, record, names[sample.partner], controls=controls))
     return found

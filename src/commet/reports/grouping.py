@@ -7,7 +7,9 @@ fields (``task``, ``category``, ``source``, ``image_dependent``). Metadata lives
 not the store, so a metadata key needs the dataset the runs were made on (checked by hash).
 Grouped by task, StoryTurns marked controls (``meta["item"] == "control"``) are counted apart from
 the task's test items ("false_belief_location (control)"); ``commet report --dataset`` adds that
-table by default when the dataset has controls.
+table by default when the dataset has controls. Comprehension control turns (``turn.meta["control"]``: the story
+states the answer) count in their StoryTurn's story accuracy, as every question does, but never in a question
+accuracy: they get a row of their own ("moral_false_belief [control questions]").
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import json
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
 from commet.reports.analyses import RUN_HEADER, Bootstrap, Cell, RunData, Section, StoryResult, TurnResult
+from commet.reports.rundata import Controls
 from commet.reports.sections import by_key
 
 #: Keys the store itself records per StoryTurn (no dataset needed).
@@ -25,6 +28,20 @@ MISSING = "(none)"
 #: StoryTurn metadata naming an item a control beside the task's test items (``meta["item"]``, written by the
 #: procedural generator): grouped by task, controls get a row of their own, never pooled with the test items.
 ITEM, CONTROL = "item", "control"
+#: the row of a value's comprehension control turns, apart from its test questions
+CONTROL_QUESTIONS = "{} [control questions]"
+
+
+def control_turns(dataset: Dataset) -> Controls:
+    """The dataset's comprehension control turns (``turn.meta["control"]``, written by the procedural generator:
+    a question whose answer the story states), by story id and turn index, with what each checks."""
+    found: dict[str, dict[int, str]] = {}
+    for storyturn in dataset.storyturns:
+        for index, turn in enumerate(storyturn.turns):
+            what = turn.meta.get(CONTROL)
+            if what:
+                found.setdefault(storyturn.id, {})[index] = _text(what)
+    return found
 
 
 def has_controls(dataset: Dataset) -> bool:
@@ -67,35 +84,44 @@ def check_dataset(runs: list[RunData], dataset: Dataset) -> None:
 
 
 def by_key_section(runs: list[RunData], key: str, boot: Bootstrap, dataset: Dataset | None = None) -> Section:
-    """Question accuracy per value of ``key`` and, where every turn of a story has one value, story accuracy."""
+    """Question accuracy per value of ``key`` and, where every turn of a story has one value, story accuracy (all
+    its turns, controls included); a value's comprehension control turns on a row of their own."""
     if dataset is None and key not in STORED_KEYS:
         raise ValueError(f"--by {key}: metadata keys are read from the dataset; give --dataset "
                          f"(the store knows only {', '.join(STORED_KEYS)})")
     by_id = {st.id: st for st in dataset.storyturns} if dataset is not None else {}
     rows: list[list[Cell]] = []
     for data in runs:
-        turns: dict[str, list[list[TurnResult]]] = {}  # value -> one list of turns per StoryTurn
+        # (value, control turns?) -> one list of turns per StoryTurn
+        turns: dict[tuple[str, bool], list[list[TurnResult]]] = {}
         stories: dict[str, list[StoryResult]] = {}
         for story in data.scored:
             values = _turn_values(story, key, by_id.get(story.story_id) if dataset is not None else None)
-            mine: dict[str, list[TurnResult]] = {}
+            mine: dict[tuple[str, bool], list[TurnResult]] = {}
             for turn, value in zip(story.turns, values, strict=True):
-                mine.setdefault(value, []).append(turn)
-            for value, group in mine.items():
-                turns.setdefault(value, []).append(group)
+                mine.setdefault((value, turn.control is not None), []).append(turn)
+            for group_key, group in mine.items():
+                turns.setdefault(group_key, []).append(group)
             if values and len(set(values)) == 1:
                 stories.setdefault(values[0], []).append(story)
-        for value in sorted(turns, key=lambda v: (v == MISSING, v)):
-            answered = sum(t.answered for group in turns[value] for t in group)
-            if not answered:
+        for value in stories:  # (a StoryTurn of control turns only still has its story row)
+            turns.setdefault((value, False), [])
+        for value, controls in sorted(turns, key=lambda v: (v[0] == MISSING, v)):
+            answered = sum(t.answered for group in turns[value, controls] for t in group)
+            members = [] if controls else stories.get(value, [])
+            if not answered and not members:
                 continue
-            members = stories.get(value, [])
-            rows.append([data.run.name, data.run.model, data.images, data.feedback, value, str(answered),
-                         boot.questions(turns[value]), str(len(members)) if members else "-",
-                         boot.stories(members) if members else "-"])
+            label = CONTROL_QUESTIONS.format(value) if controls else value
+            rows.append([data.run.name, data.run.model, data.images, data.feedback, label, str(answered),
+                         boot.questions(turns[value, controls], controls=controls) if answered else "-",
+                         str(len(members)) if members else "-", boot.stories(members) if members else "-"])
     return Section(by_key(key), f"Accuracy by {key} (%, 95% CI)",
                    [*RUN_HEADER, key, "Questions", "Question accuracy", "Stories", "Story accuracy"], rows,
                    f"Questions: answered turns whose {key} has that value (resampled by StoryTurn). Stories: "
                    f"StoryTurns whose turns all share it ('-' when none do). {MISSING}: the key is absent. "
                    + ("(control): the task's controls, apart from its test items. " if key == "task" else "")
-                   + "a-b: undecided answers counted wrong - counted right.")
+                   + ("[control questions]: the comprehension control turns (the story states the answer), never in "
+                      "a question accuracy with the test questions; " if dataset is not None else
+                      "Without --dataset the comprehension control turns are not known and count as questions; ")
+                   + "story accuracy counts every turn of a StoryTurn. "
+                   "a-b: undecided answers counted wrong - counted right.")

@@ -9,11 +9,15 @@ denominator and counted as failed. Every count is the run's :class:`~commet.engi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from commet.engine.outcome import StoryOutcome
 from commet.reports.sections import SUBSETS as SUBSETS  # (read from here by the tables)
 from commet.store.sqlite import RunRecord, Store
 from commet.taxonomy import CATEGORIES
+
+if TYPE_CHECKING:
+    from commet.reports.rundata import Controls
 
 
 @dataclass
@@ -35,6 +39,7 @@ class RunMetrics:
     run: RunRecord
     stories: Tally = field(default_factory=Tally)
     questions: Tally = field(default_factory=Tally)
+    control_questions: Tally = field(default_factory=Tally)
     per_category: dict[str, Tally] = field(default_factory=dict)
     per_subset: dict[str, Tally] = field(default_factory=dict)
     undecided_turns: int = 0
@@ -49,12 +54,14 @@ class RunMetrics:
         return known + sorted(set(self.per_category) - set(known))
 
 
-def run_metrics(store: Store, run: RunRecord) -> RunMetrics:
+def run_metrics(store: Store, run: RunRecord, controls: Controls | None = None) -> RunMetrics:
     """A run's accuracy tallies, over the StoryTurns story accuracy counts, with the counts every other output
-    prints (:attr:`~commet.reports.rundata.RunData.counts`): a story is right only when its outcome is right."""
+    prints (:attr:`~commet.reports.rundata.RunData.counts`): a story is right only when its outcome is right
+    (every turn, comprehension controls included); ``questions`` tallies the test questions (``controls``: the
+    dataset's control turns, :func:`commet.reports.grouping.control_turns`; ``control_questions`` the rest)."""
     from commet.reports.rundata import load_run
 
-    data = load_run(store, run)
+    data = load_run(store, run, controls)
     counts = data.counts
     metrics = RunMetrics(run=run, undecided_turns=counts.undecided_answers, failed_turns=counts.failed_calls,
                          failed_stories=counts.failed, stopped_stories=counts.stopped,
@@ -66,7 +73,7 @@ def run_metrics(store: Store, run: RunRecord) -> RunMetrics:
         metrics.per_subset.setdefault(story.subset, Tally()).add(correct)
         for turn in story.turns:
             if turn.answered:
-                metrics.questions.add(turn.correct is True)
+                (metrics.questions if turn.control is None else metrics.control_questions).add(turn.correct is True)
     return metrics
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -48,6 +48,9 @@ class TurnResult:
     model_key: str | None = None
     #: how its call failed for good (a model call without reply, or a judge without verdict), else None
     error_kind: str | None = None
+    #: what this turn checks when it is a comprehension control (``turn.meta["control"]`` in the dataset the
+    #: report was given: the story states its answer), else None; the store alone cannot tell
+    control: str | None = None
 
     @property
     def answered(self) -> bool:
@@ -140,6 +143,8 @@ class RunData:
 
     run: RunRecord
     stories: list[StoryResult]
+    #: whether its comprehension control turns are known (the report was given the run's dataset)
+    controls_known: bool = False
 
     @cached_property
     def counts(self) -> RunCounts:
@@ -175,9 +180,14 @@ class RunData:
         return "mixed" if len(shown) > 1 else "Yes" if shown == {True} else "No"
 
 
-def load_run(store: Store, run: RunRecord) -> RunData:
+#: the comprehension control turns of a dataset: story id -> turn index -> what the turn checks
+Controls = Mapping[str, Mapping[int, str]]
+
+
+def load_run(store: Store, run: RunRecord, controls: Controls | None = None) -> RunData:
     """The run's StoryTurns in dataset order, each with its turns (a report of 20,000 StoryTurns reads ~70,000
-    turns here: fields are passed by position, and JSON shared by many turns is decoded once)."""
+    turns here: fields are passed by position, and JSON shared by many turns is decoded once); ``controls``
+    (from the run's dataset) marks its comprehension control turns."""
     decoded: dict[str, Any] = {}  # most turns share their pictures' and expected answers' JSON
 
     def parsed(text: str) -> Any:  # noqa: ANN401 - JSON
@@ -186,17 +196,18 @@ def load_run(store: Store, run: RunRecord) -> RunData:
             value = decoded[text] = json.loads(text)
         return value
 
-    def results(rows: list[TurnRecord]) -> list[TurnResult]:
+    def results(rows: list[TurnRecord], marks: Mapping[int, str]) -> list[TurnResult]:
         return [TurnResult(row.turn, row.prompt, parsed(row.images_json), row.feedback_kind, row.response,
                            parsed(row.expected_json), row.outcome, row.correct, row.judge, row.rationale, row.error,
-                           row.model_key, row.error_kind) for row in rows]
+                           row.model_key, row.error_kind, marks.get(row.turn)) for row in rows]
 
     story_rows = store.story_rows(run.id)
     turns = store.turns_by_story(run.id)
+    known = controls or {}
     stories = [StoryResult(row.story_id, row.task, row.category, row.image_dependent, row.source, row.status,
-                           row.correct, results(turns.get(row.story_id, [])))
+                           row.correct, results(turns.get(row.story_id, []), known.get(row.story_id, {})))
                for row in story_rows]
-    return RunData(run, stories)
+    return RunData(run, stories, controls_known=controls is not None)
 
 
 @contextmanager
@@ -241,10 +252,11 @@ class Bootstrap:
         high = self.ratio([int(s.correct_if_undecided_right) for s in done])
         return Range(low.k, low.n, low.low, low.high, upper=high)
 
-    def questions(self, groups: list[list[TurnResult]]) -> Estimate:
-        """Question accuracy of answered turns, resampled by group (a story's turns stay together); a
-        :class:`Range` when some answers are undecided."""
-        answered = [[t for t in turns if t.answered] for turns in groups]
+    def questions(self, groups: list[list[TurnResult]], *, controls: bool = False) -> Estimate:
+        """Question accuracy of answered test turns (``controls``: of the comprehension control turns instead:
+        never pooled), resampled by group (a story's turns stay together); a :class:`Range` when some answers
+        are undecided."""
+        answered = [[t for t in turns if t.answered and (t.control is not None) is controls] for turns in groups]
         sizes = [len(turns) for turns in answered]
         low = self.ratio([sum(t.correct is True for t in turns) for turns in answered], sizes)
         if not any(t.undecided for turns in answered for t in turns):
@@ -343,12 +355,40 @@ class Unit:
         return [(d, s) for d in self.runs for s in d.stories]
 
 
+def storyturns_differ(a: RunData, b: RunData) -> str | None:
+    """How the StoryTurns two runs were made on differ (None: the same ones, as far as the store can tell).
+
+    Runs that showed their pictures alike recorded one dataset hash exactly when their StoryTurns were the same;
+    a run that showed none recorded the hash without them, so runs whose picture settings differ (``--images off``
+    against ``on``: the pictures' effect) are checked by what the store holds of each StoryTurn both have: its
+    turns, their expected answers and the first turn's text (later turns carry feedback that follows the run's
+    own answers)."""
+    if a.run.dataset_hash == b.run.dataset_hash:
+        return None
+    if a.run.settings.images == b.run.settings.images:
+        return "their dataset hashes differ"
+    theirs = {s.story_id: s for s in b.stories}
+    for story in a.stories:
+        other = theirs.get(story.story_id)
+        if other is None:
+            continue
+        if len(story.turns) != len(other.turns):
+            return f"story {story.story_id} has {len(story.turns)} turns in one and {len(other.turns)} in the other"
+        for mine, yours in zip(story.turns, other.turns, strict=True):
+            if mine.expected != yours.expected:
+                return f"story {story.story_id} turn {mine.turn + 1}: the expected answers differ"
+            if mine.turn == 0 and mine.prompt != yours.prompt:
+                return f"story {story.story_id} turn 1: the text differs"
+    return None
+
+
 def units(runs: list[RunData], pool: Callable[[RunData], tuple[str, ...]] | None) -> list[Unit]:
     """One unit per run, or (``pool`` given) one per group of runs sharing ``pool``'s key and their judge.
 
     Runs judged differently are never pooled (one figure, one judge), nor are runs whose answers are the
     same: a re-judged copy and its run (or two copies of one run) stay rows of their own, else the same
-    answers would count twice.
+    answers would count twice; nor runs made on different StoryTurns (another version of a dataset under
+    one name: :func:`storyturns_differ`).
     """
     if pool is None:
         return [Unit(d.run.name, [d]) for d in runs]
@@ -365,8 +405,9 @@ def units(runs: list[RunData], pool: Callable[[RunData], tuple[str, ...]] | None
     groups: dict[tuple[str, ...], list[RunData]] = {}
     for data in runs:
         key = (*pool(data), data.run.judge)
-        while any(answers_of(other) == answers_of(data) for other in groups.get(key, [])):
-            key = (*key, data.run.name)  # the same answers again: a row of its own
+        while any(answers_of(other) == answers_of(data) or storyturns_differ(other, data)
+                  for other in groups.get(key, [])):
+            key = (*key, data.run.name)  # the same answers again, or other StoryTurns: a row of its own
         groups.setdefault(key, []).append(data)
     return [Unit(members[0].run.name if len(members) == 1 else "pooled: " + ", ".join(d.run.name for d in members),
                  members) for members in groups.values()]

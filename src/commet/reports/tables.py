@@ -15,15 +15,17 @@ def _pct(tally: Tally | None, counts: bool = True) -> str:
 
 
 def accuracy_table(metrics: list[RunMetrics], *, counts: bool = True) -> tuple[list[str], list[list[str]]]:
-    """Header and rows: story accuracy overall, per category and subset; question accuracy; counts.
+    """Header and rows: story accuracy overall, per category and subset; question accuracy (test questions, and
+    the comprehension control questions apart where a run has them marked); counts.
 
     ``counts=False`` gives bare percentages (the terminal view; the story count is its own column).
     """
     categories: list[str] = []
     for m in metrics:
         categories.extend(c for c in m.categories if c not in categories)
+    controls = any(m.control_questions.total for m in metrics)
     header = ["Run", "Model", "Images", "Feedback", "Stories", "Overall", *categories, *(s.title() for s in SUBSETS),
-              "Questions", "Undecided", "Failed"]
+              "Questions", *(["Control questions"] if controls else []), "Undecided", "Failed"]
     rows = []
     for m in metrics:
         settings = m.run.settings
@@ -31,6 +33,7 @@ def accuracy_table(metrics: list[RunMetrics], *, counts: bool = True) -> tuple[l
             m.run.name, m.run.model, settings.images_label, str(settings.feedback or ""),
             str(m.stories.total), _pct(m.stories, counts), *(_pct(m.per_category.get(c), counts) for c in categories),
             *(_pct(m.per_subset.get(s), counts) for s in SUBSETS), _pct(m.questions, counts),
+            *([_pct(m.control_questions, counts)] if controls else []),
             f"{m.undecided_turns} turns / {m.stories_with_undecided} stories" if counts else str(m.undecided_turns),
             f"{m.failed_turns} turns / {m.failed_stories} stories" if counts else str(m.failed_turns),
         ])
