@@ -43,11 +43,14 @@ def test_proportions_at_the_boundaries_get_the_exact_interval_not_a_point() -> N
     assert none_right.high == pytest.approx(84.1886, abs=1e-4)
     all_right = bootstrap_ratio([1, 1, 1])
     assert (all_right.low, all_right.high) == (pytest.approx(29.2402, abs=1e-4), 100.0)
-    # the same for ratios (feedback cases, answers): 0/7 cases -> [0, 40.96]; 5/5 answers in two stories
+    # the same for ratios (feedback cases, answers), over the StoryTurns that hold them: a story's questions stand
+    # or fall together, so 0/7 cases in two stories (a third has none) -> [0, 1 - 0.025^(1/2)] = [0, 84.19], not
+    # the [0, 40.96] of seven independent cases; 5/5 answers in two stories -> [0.025^(1/2), 1] = [15.81, 100]
     cases = bootstrap_ratio([0, 0, 0], [3, 0, 4])
-    assert (cases.k, cases.n, cases.low) == (0, 7, 0.0) and cases.high == pytest.approx(40.9616, abs=1e-4)
+    assert (cases.k, cases.n, cases.low) == (0, 7, 0.0) and cases.high == pytest.approx(84.1886, abs=1e-4)
     answers = bootstrap_ratio([2, 3], [2, 3])
-    assert answers.low == pytest.approx(100 * 0.025 ** (1 / 5)) and answers.high == 100.0
+    assert answers.low == pytest.approx(15.8114, abs=1e-4) and answers.high == 100.0
+    assert exact_boundary_interval(0, 7) == (0.0, pytest.approx(40.9616, abs=1e-4))  # seven independent units
     # against Clopper-Pearson computed another way: the binomial tail at the bound is alpha/2
     for n in (1, 4, 19, 250):
         high = bootstrap_ratio([0] * n).high / 100

@@ -257,8 +257,10 @@ def bootstrap_ratio(numerators: Sequence[float], denominators: Sequence[float] |
     if not n:
         return Estimate(k, n)
     if all(x == 0 for x in nums) or all(x == d for x, d in zip(nums, dens, strict=True)):
-        # no variation: every resample repeats the figure, so the interval is the exact one instead
-        return Estimate(k, n, *exact_boundary_interval(k, n, level))
+        # no variation: every resample repeats the figure, so the interval is the exact one instead, over the
+        # StoryTurns resampled (a story's questions stand or fall together: as many independent answers, at
+        # least, as stories that have one; as the judge-corrected figure's census, commet.reports.ppi)
+        return Estimate(k, n, *exact_boundary_interval(k, n, level, units=sum(1 for d in dens if d)))
     if all(d == 1 for d in dens) and all(x in (0, 1) for x in nums):
         ratios = np.sort(_binary_resamples(len(nums), int(k), resamples, seed))
     elif (whole := _whole_numbers(nums, dens)) is not None and len(nums) * resamples <= COUNTS_LIMIT:
@@ -277,14 +279,15 @@ def bootstrap_ratio(numerators: Sequence[float], denominators: Sequence[float] |
     return Estimate(k, n, _quantile(ratios, tail), _quantile(ratios, 1.0 - tail))
 
 
-def exact_boundary_interval(k: float, n: float, level: float = LEVEL) -> tuple[float, float]:
+def exact_boundary_interval(k: float, n: float, level: float = LEVEL, *, units: int | None = None
+                            ) -> tuple[float, float]:
     """The exact (Clopper-Pearson) interval, in percent, of a proportion at a boundary: ``k == 0`` or ``k == n``.
 
     The Clopper-Pearson bounds are Beta quantiles; at the boundaries they have a closed form:
-    0/n gives [0, 1 - (alpha/2)^(1/n)] and n/n gives [(alpha/2)^(1/n), 1]. ``n`` is rounded
-    to whole units (at least 1).
+    0/u and u/u give [0, 1 - (alpha/2)^(1/u)] and [(alpha/2)^(1/u), 1], ``u`` the independent units:
+    ``units`` where given (the StoryTurns of a ratio over questions), else ``n`` rounded (at least 1).
     """
-    units = max(1, round(n))
+    units = max(1, units if units is not None else round(n))
     bound = 100.0 * ((1.0 - level) / 2) ** (1.0 / units)
     if k == 0:
         return 0.0, 100.0 - bound
