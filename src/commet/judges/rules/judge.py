@@ -36,6 +36,8 @@ from commet.judges.rules.conclusions import (
     Unclear,
     described,
     label_said_before,
+    option_clause,
+    other_bare_answer,
     statements,
     tail_problem,
 )
@@ -456,33 +458,16 @@ def _decide_choice(request: JudgeRequest, reply: Reply, region: int, choices: li
     earlier = label_said_before(reply, region, reply.token_at(statement.start), choices)
     if earlier is not None and earlier != statement.read:
         return _undecided(f"reply gives option {choices[earlier].label!r} before it names another; needs a judge")
+    other = other_bare_answer(reply, region, choices, statement)
+    if other is not None:
+        return _undecided(f"reply gives {choices[other].shown()!r} in a sentence of its own besides its "
+                          f"{statement.kind}; needs a judge")
     span = reply.tokens[reply.token_at(statement.start):reply.token_at(statement.end)]
     by_text = bool(named_options(span, choices) or emotion_named(span, choices))
     problem = tail_problem(reply, statement.end, statement.read, choices, frame, world, by_label=not by_text)
     if problem:
         return _undecided(f"reply {problem}; needs a judge")
     return _chosen(choices[statement.read], f"reply's {statement.kind} names")
-
-
-#: words a clause that only names an option may have besides it ("the red one", "in the blue box", "option B")
-_NAMING_WORDS = frozenset({"one", "ones", "option", "choice"})
-
-
-def _option_clause(words: Sequence[str], choices: list[Choice]) -> int | None:
-    """The option a clause consists of, and nothing else (its label, or its words with articles, prepositions and
-    "one": "the red one", "in the blue box", "option B"); None for any other clause."""
-    labels = [c.label for c in choices]
-    bare = [t for t in words if t not in _NAMING_WORDS]
-    if len(bare) == 1 and bare[0] in labels:  # before prepositions go: "a" is one in French
-        return labels.index(bare[0])
-    rest = [t for t in bare if t not in lexicon().prepositions]
-    if not rest:
-        return None
-    named = named_options(rest, choices)
-    kept = [t for t in rest if t not in ("a", "an", "the")]
-    if len(named) != 1 or named[0].end - named[0].start != len(kept) or named[0].start != rest.index(kept[0]):
-        return None
-    return named[0].index
 
 
 def _rejection_then_answer(reply: Reply, region: int, choices: list[Choice], frame: Frame,
@@ -498,8 +483,8 @@ def _rejection_then_answer(reply: Reply, region: int, choices: list[Choice], fra
     end = next((i for i in range(cut + 1, len(tokens)) if reply.boundary(i)), len(tokens))
     if cut >= len(tokens):
         return None
-    rejected = _option_clause(tokens[region + 1:cut], choices)
-    chosen = _option_clause(tokens[cut:end], choices)
+    rejected = option_clause(tokens[region + 1:cut], choices)
+    chosen = option_clause(tokens[cut:end], choices)
     if rejected is None or chosen is None or rejected == chosen:
         return None
     if end < len(tokens) and tail_problem(reply, reply.starts[end], chosen, choices, frame, world):
