@@ -27,7 +27,7 @@ from commet.judges.rules.labels import leading_label
 from commet.judges.rules.lexicon import answer_markers, hedged, judged, lexicon, negation_count, stem
 from commet.judges.rules.marks import Reply
 from commet.judges.rules.options import Choice, Named, cut_short, named_options, place_kept
-from commet.judges.rules.roles import Frame, Reading, emotion_named, sentence_choice
+from commet.judges.rules.roles import Frame, Reading, emotion_named, predicates, sentence_choice
 from commet.judges.rules.tails import REJECTING, World, unread_clause
 from commet.text import char_kind
 
@@ -499,12 +499,35 @@ def tail_problem(reply: Reply, offset: int, chosen: int, choices: Sequence[Choic
         return "takes its conclusion back with a bare negation ('... not.', '(not)')"
     if judged(tokens, frame.tokens) or lists.pointing_away.found_in([t for t in tokens if stem(t) not in frame.stems]):
         return "judges or points away after its conclusion"
+    again = _said_again(reply, first, chosen, choices, frame)
+    if again:
+        return f"says the question's predicate again without naming its answer ({again!r})"
     unread = unread_clause(reply, first, choices, chosen, world, addressed=frame.addressed)
     if unread:
         return f"says after its conclusion what is not read as leaving it standing ({unread!r})"
     return ""
 
 
+
+
+#: the last words of a clause whose verb phrase is left out, to be read from what came before ("She'd be
+#: wrong to.", "She won't.", "as she should"): they say something of the answer that the judge cannot read
+_ELLIPSIS = frozenset({"to", "do", "does", "did", "will", "would", "should", "shall", "can", "could", "may", "might",
+                       "must", "not"})
+
+
+def _said_again(reply: Reply, first: int, chosen: int, choices: Sequence[Choice], frame: Frame) -> str:
+    """The first clause from token ``first`` on that says the question's predicate again ("look" of "Where will
+    Sally look?") without reading as the chosen option in the question's frame ("Sally never looks there.",
+    "She will look there last."), or that leaves its verb phrase out ("She'd be mistaken to."); "" where there
+    is none. Such a clause speaks of the answer itself, and what it says of it is not read."""
+    verbs = predicates(frame)
+    for clause in reply.clauses_from(first):
+        if len(clause) > 1 and clause[-1] in _ELLIPSIS:
+            return " ".join(clause)
+        if any(stem(t) in verbs for t in clause) and sentence_choice(clause, choices, frame) != chosen:
+            return " ".join(clause)
+    return ""
 
 
 def _rejections_only(reply: Reply, first: int, chosen: int, choices: Sequence[Choice]) -> bool:

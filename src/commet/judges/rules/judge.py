@@ -360,8 +360,10 @@ def _literal(request: JudgeRequest, reply: Reply, choices: list[Choice] | None, 
     label with its option's text, word for word: decided, whatever its length, script or marks."""
     candidates = [_canonical(request.response)]
     markers = answer_markers(not frame.others_choice).matches(reply.tokens[:6])
-    if markers and markers[0][0] == 0:
-        candidates.append(_canonical(reply.text[reply.ends[markers[0][1] - 1]:].lstrip(" :：-·")))
+    after = markers[0][1] if markers and markers[0][0] == 0 else 0
+    if after and (after == len(reply.tokens) or reply.starts[after] >= reply.ends[after - 1]):
+        # the marker's last word is whole: "The answer isn't the box" is "the answer is" and "not" in one word
+        candidates.append(_canonical(reply.text[reply.ends[after - 1]:].lstrip(" :：-·")))
     expected = {_canonical(e): i for i, e in enumerate(request.expected)}
     for text in candidates:
         if text in expected:
