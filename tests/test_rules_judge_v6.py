@@ -138,3 +138,14 @@ def test_the_option_alone_still_decides_and_a_negation_inside_an_option_is_no_ne
                                                                                   (None, "not surprised"))
     expected = "the jar" if question == NOT_FIRST else "surprised"
     assert _ask(question, expected, reply, options) == verdict
+
+
+@pytest.mark.parametrize("reply", ['{"answer": "A"} {"answer": "B"}', '{"answer": "B"}\n{"answer": "A"}',
+                                   '"answer": "B"} and then {"answer": "A"'])
+def test_an_answer_line_the_judge_cannot_read_leaves_the_reply_undecided(reply: str) -> None:
+    assert _ask(WHERE, "the tin", reply) == "undecided"
+
+
+@pytest.mark.parametrize(("reply", "verdict"), [('{"answer": "A"}', "correct"), ('Answer: "B"', "incorrect")])
+def test_one_answer_line_in_quotes_still_decides(reply: str, verdict: str) -> None:
+    assert _ask(WHERE, "the tin", reply) == verdict

@@ -240,6 +240,8 @@ def statements(reply: Reply, region: int, choices: Sequence[Choice], frame: Fram
         if read is None and content + 1 < len(tokens) and (negation_count(tokens[content:content + 1])
                                                            or hedged(tokens[content:content + 1])):
             read = Unclear.UNCLEAR  # "Final answer: not B", "The answer is maybe A"
+        if read is None and content < len(tokens) and reply.boundary(content) and _has_label(tokens, content, choices):
+            read = Unclear.UNCLEAR  # '{"answer": "A"} {"answer": "B"}': an answer line the judge cannot read
         if isinstance(read, int) and hedged(tokens[_sentence_start(reply, start, region):start], frame.tokens):
             read = Unclear.UNCLEAR  # "Both are possible, but I'd go with the red box.": a hedge before the answer
         if read is not None:
@@ -351,6 +353,11 @@ def _clauses(reply: Reply, span: tuple[int, int]) -> list[tuple[int, int]]:
             spans.append((begin, end))
             begin = end
     return spans
+
+
+def _has_label(tokens: Sequence[str], content: int, choices: Sequence[Choice]) -> bool:
+    """Whether the first word of an answer line's answer is an option's label (a label it could not read as one)."""
+    return tokens[content] in {c.label for c in choices if c.label}
 
 
 def _own_answer(reply: Reply, marker: int, region: int) -> bool:
