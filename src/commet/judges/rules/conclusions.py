@@ -508,7 +508,7 @@ def tail_problem(reply: Reply, offset: int, chosen: int, choices: Sequence[Choic
         return "judges or points away after its conclusion"
     again = _said_again(reply, first, chosen, choices, frame)
     if again:
-        return f"says the question's predicate again without naming its answer ({again!r})"
+        return again
     unread = unread_clause(reply, first, choices, chosen, world, addressed=frame.addressed)
     if unread:
         return f"says after its conclusion what is not read as leaving it standing ({unread!r})"
@@ -524,16 +524,16 @@ _ELLIPSIS = frozenset({"to", "do", "does", "did", "will", "would", "should", "sh
 
 
 def _said_again(reply: Reply, first: int, chosen: int, choices: Sequence[Choice], frame: Frame) -> str:
-    """The first clause from token ``first`` on that says the question's predicate again ("look" of "Where will
-    Sally look?") without reading as the chosen option in the question's frame ("Sally never looks there.",
-    "She will look there last."), or that leaves its verb phrase out ("She'd be mistaken to."); "" where there
-    is none. Such a clause speaks of the answer itself, and what it says of it is not read."""
+    """Why a clause from token ``first`` on speaks of the answer itself in words that are not read: it says the
+    question's predicate again ("look" of "Where will Sally look?") without reading as the chosen option in the
+    question's frame ("Sally never looks there.", "She will look there last."), or it leaves its verb phrase out
+    ("She'd be mistaken to.", "She does."); "" where no clause does."""
     verbs = predicates(frame)
     for clause in reply.clauses_from(first):
         if len(clause) > 1 and clause[-1] in _ELLIPSIS:
-            return " ".join(clause)
+            return f"leaves a verb phrase out after its conclusion ({' '.join(clause)!r})"
         if any(stem(t) in verbs for t in clause) and sentence_choice(clause, choices, frame) != chosen:
-            return " ".join(clause)
+            return f"says the question's predicate again without naming its answer ({' '.join(clause)!r})"
     return ""
 
 
