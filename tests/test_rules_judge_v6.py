@@ -149,3 +149,18 @@ def test_an_answer_line_the_judge_cannot_read_leaves_the_reply_undecided(reply: 
 @pytest.mark.parametrize(("reply", "verdict"), [('{"answer": "A"}', "correct"), ('Answer: "B"', "incorrect")])
 def test_one_answer_line_in_quotes_still_decides(reply: str, verdict: str) -> None:
     assert _ask(WHERE, "the tin", reply) == verdict
+
+
+KNOW = "Does Zoe know that the cookie is in the jar?"
+
+
+@pytest.mark.parametrize("reply", ["No. She doesn't. She does.", "No, she doesn't, she does.", "Yes. She does. She doesn't.",
+                                   "Answer: no. Answer: yes.", "Final answer: yes\n\nFinal answer: no"])
+def test_a_yes_no_reply_that_answers_again_the_other_way_is_undecided(reply: str) -> None:
+    assert _ask(KNOW, "No", reply, ()) == "undecided"
+
+
+@pytest.mark.parametrize(("reply", "verdict"), [("No. She doesn't.", "correct"), ("No. She doesn't. She doesn't.", "correct"),
+                                                ("Answer: no. Final answer: no.", "correct"), ("Yes, she does.", "incorrect")])
+def test_a_yes_no_reply_that_answers_again_the_same_way_still_decides(reply: str, verdict: str) -> None:
+    assert _ask(KNOW, "No", reply, ()) == verdict

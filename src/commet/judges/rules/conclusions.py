@@ -13,7 +13,11 @@ correcta es la B", "答案是B". The reply decides when its conclusion is certai
 * else an opening sentence that names one option in the question's frame, with nothing after it that
   spoils it (a polite preamble such as "Great question!" is not the opening sentence).
 
-Reasoning before the conclusion may name any option and ask questions: it is not the answer.
+Reasoning before the conclusion may name any option and ask questions: it is not the answer. A sentence that is
+an answer of its own (an option alone, or with a reason: "The box.") is one, wherever it stands: where it names
+another option than the conclusion, the reply says two answers and is undecided ("The basket. The box. The
+basket."). After the conclusion, a clause that says the question's predicate again must name the same option,
+and one that leaves its verb phrase out is not read ("Sally never looks there.", "She'd be mistaken to.").
 """
 
 from __future__ import annotations

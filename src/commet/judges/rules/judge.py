@@ -532,6 +532,9 @@ def _decide_yes_no(request: JudgeRequest, reply: Reply, region: int, frame: Fram
     read = read_yes_no(reply, start, frame, frame.negative, world)
     if read.said is None:
         return _undecided(read.problem)
+    lines = {opening_yes_no(reply, at)[0] for at in _yes_no_lines(reply, region, frame)} - {None}
+    if len(lines) > 1:
+        return _undecided("reply's answer lines say yes and no; needs a judge")  # "Answer: no. Answer: yes."
     if start > region:  # an answer line after an opening yes or no that it never withdrew: two answers
         opening = opening_yes_no(reply, region)[0]
         if opening is not None and opening != read.said:
@@ -557,14 +560,20 @@ def _decide_yes_no(request: JudgeRequest, reply: Reply, region: int, frame: Fram
 def _yes_no_line(reply: Reply, region: int, frame: Frame) -> int:
     """Where the reply's yes or no is: after the last answer line ("Final answer: No") or "so"-conclusion
     ("So, yes, ...") that is followed by one, else the start of its answer."""
+    found = _yes_no_lines(reply, region, frame)
+    return found[-1] if found else region
+
+
+def _yes_no_lines(reply: Reply, region: int, frame: Frame) -> list[int]:
+    """Where each answer line ("Answer: no"), else each "so"-conclusion, that is followed by a yes or no puts it."""
     lists = lexicon()
     tokens = reply.tokens
     for phrases in (answer_markers(not frame.others_choice), lists.sentence_markers):
-        found = [end for start, end in phrases.matches(tokens[region:])
+        found = [region + end for start, end in phrases.matches(tokens[region:])
                  if region + end < len(tokens) and (tokens[region + end] in lists.yes or tokens[region + end] in lists.no)]
         if found:
-            return region + found[-1]
-    return region
+            return found
+    return []
 
 
 def _same_explanation(tail: Sequence[str], explanation: str) -> bool:
