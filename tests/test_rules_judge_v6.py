@@ -58,6 +58,7 @@ async def test_no_wrong_decided_verdict_on_the_v6_blind_sets(name: str, size: in
     (WHERE, "the tin", JARS, "Jar? Tin? Tin."),
     (FEEL, "upset", FEELINGS, "Glad. Upset. Glad."),
     (FEEL, "upset", FEELINGS, "Upset? Glad? Upset."),
+    (FEEL, "upset", FEELINGS, "Glad. Gutted. Glad."),
 ])
 def test_bare_answers_that_disagree_are_undecided(question: str, expected: str,
                                                   options: tuple[tuple[str, str], ...], reply: str) -> None:

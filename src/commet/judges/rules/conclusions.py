@@ -300,11 +300,12 @@ def option_clause(words: Sequence[str], choices: Sequence[Choice]) -> int | None
 
 
 def _named_alone(words: Sequence[str], choices: Sequence[Choice]) -> int | None:
-    """The option ``words`` name with nothing but articles and prepositions besides it."""
+    """The option ``words`` name (by its words, or as a feeling of the lexicon) with nothing but articles and
+    prepositions besides it."""
     rest = [t for t in words if t not in lexicon().prepositions]
     if not rest:
         return None
-    named = named_options(rest, choices)
+    named = named_options(rest, choices) or emotion_named(rest, choices)  # "Gutted." names "sad" by the lexicon
     kept = [t for t in rest if t not in ("a", "an", "the")]
     if not kept or len(named) != 1 or cut_short(rest, named[0], choices) or named[0].end - named[0].start != len(kept) \
             or named[0].start != rest.index(kept[0]):
