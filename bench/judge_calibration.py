@@ -48,9 +48,13 @@ Thirteen sets, labelled by hand with the verdict a careful person gives:
   back, unmarked chains of thought, letters and numbers that collide with labels, second-order questions answered
   at the first order, homoglyphs and zero-width characters, replies in other languages); rows may give the earlier
   turns (``context``).
+* tests/data/rules_judge_v6_blind.jsonl: 859 replies written blind to the judge's code and to the earlier sets
+  (reasoning-model output, \\boxed{} and <answer> tags, tables, JSON fences, conditionals, probability splits,
+  options inside each other, numeric options, yes/no idioms, eleven languages, emoji, later corrections, echoes,
+  refusals); rules_judge_v6_blind2.jsonl more replies of yet other styles, written after its fix without tuning.
 
 The story's branch rules are applied to each verdict, exactly as in a run. The rules judge's
-contract is 0 wrong decided verdicts on all sixteen. Each set's line gives wrong / decided / undecided; the
+contract is 0 wrong decided verdicts on all eighteen. Each set's line gives wrong / decided / undecided; the
 last line the rules judge's speed (replies per second, the longest reply's time, a reply of the most
 characters it reads). For the realistic set the decided share is
 printed per kind, with the share of right answers to questions that are not "why" questions.
@@ -102,9 +106,11 @@ V4_FOLLOWUP = CALIBRATION.with_name("rules_judge_v4_followup.jsonl")
 V5_TAILS = CALIBRATION.with_name("rules_judge_v5_tails.jsonl")
 V5_BLIND = CALIBRATION.with_name("rules_judge_v5_blind.jsonl")
 V5_BLIND_2 = CALIBRATION.with_name("rules_judge_v5_blind2.jsonl")
+V6_BLIND = CALIBRATION.with_name("rules_judge_v6_blind.jsonl")
+V6_BLIND_2 = CALIBRATION.with_name("rules_judge_v6_blind2.jsonl")
 SELF_CONTAINED = (LABELLED, AUDIT, REALISTIC, ADVERSARIAL, REDTEAM_REALISTIC, REDTEAM_ADVERSARIAL, REDTEAM_PROBES,
                   V4_REALISTIC, V4_ADVERSARIAL, V4_CANDIDATES, V4_PROBES, V4_FOLLOWUP, V5_TAILS, V5_BLIND,
-                  V5_BLIND_2)
+                  V5_BLIND_2, V6_BLIND, V6_BLIND_2)
 #: how a "why" question opens, in the six languages of the sets (its answers are explanations)
 WHY = ("why", "por qué", "porque", "warum", "wieso", "weshalb", "pourquoi", "なぜ", "どうして", "为什么", "為什麼")
 

@@ -13,7 +13,11 @@ correcta es la B", "答案是B". The reply decides when its conclusion is certai
 * else an opening sentence that names one option in the question's frame, with nothing after it that
   spoils it (a polite preamble such as "Great question!" is not the opening sentence).
 
-Reasoning before the conclusion may name any option and ask questions: it is not the answer.
+Reasoning before the conclusion may name any option and ask questions: it is not the answer. A sentence that is
+an answer of its own (an option alone, or with a reason: "The box.") is one, wherever it stands: where it names
+another option than the conclusion, the reply says two answers and is undecided ("The basket. The box. The
+basket."). After the conclusion, a clause that says the question's predicate again must name the same option,
+and one that leaves its verb phrase out is not read ("Sally never looks there.", "She'd be mistaken to.").
 """
 
 from __future__ import annotations
@@ -26,8 +30,8 @@ from dataclasses import dataclass
 from commet.judges.rules.labels import leading_label
 from commet.judges.rules.lexicon import answer_markers, hedged, judged, lexicon, negation_count, stem
 from commet.judges.rules.marks import Reply
-from commet.judges.rules.options import Choice, Named, named_options, place_kept
-from commet.judges.rules.roles import Frame, Reading, emotion_named, sentence_choice
+from commet.judges.rules.options import Choice, Named, cut_short, named_options, place_kept
+from commet.judges.rules.roles import Frame, Reading, emotion_named, predicates, sentence_choice
 from commet.judges.rules.tails import REJECTING, World, unread_clause
 from commet.text import char_kind
 
@@ -97,7 +101,10 @@ def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Fra
         rest = reply.tokens[first:min(reply.token_at(sentence_end(reply, rest_start)), first + ANSWER_WORDS)]
         named = named_options(rest, choices)
         labelled = labels.index(lead.label)
-        opens = bool(named) and named[0].start <= _lead_words(rest)
+        # "A box." where A is "the box" and B "the red box": the article "a" and a word that may be either option
+        opens = bool(named) and named[0].start <= _lead_words(rest) and (lead.marked or not cut_short(
+            reply.tokens[first - 1:first + named[0].end], Named(named[0].index, named[0].start + 1, named[0].end + 1),
+            choices))
         following = leading_label(text[rest_start:rest_start + 64])
         if following is not None and following.label in labels and following.label != "a" \
                 and (following.marked or following.rest >= len(text[rest_start:rest_start + 64].rstrip())):
@@ -115,6 +122,8 @@ def read_answer(reply: Reply, offset: int, choices: Sequence[Choice], frame: Fra
     first = reply.token_at(offset)
     words = reply.tokens[first:min(reply.token_at(end), first + ANSWER_WORDS)]
     named = named_options(words, choices) or emotion_named(words, choices)
+    if any(cut_short(words, name, choices) for name in named):
+        return Unclear.UNCLEAR, end  # "Box." where the options are "the box" and "the red box"
     if named and named[0].start <= _lead_words(words) and not place_kept(words[:named[0].start],
                                                                           choices[named[0].index]):
         return Unclear.UNCLEAR, end  # "Under the basket." for "the basket": another place
@@ -235,6 +244,8 @@ def statements(reply: Reply, region: int, choices: Sequence[Choice], frame: Fram
         if read is None and content + 1 < len(tokens) and (negation_count(tokens[content:content + 1])
                                                            or hedged(tokens[content:content + 1])):
             read = Unclear.UNCLEAR  # "Final answer: not B", "The answer is maybe A"
+        if read is None and content < len(tokens) and reply.boundary(content) and _has_label(tokens, content, choices):
+            read = Unclear.UNCLEAR  # '{"answer": "A"} {"answer": "B"}': an answer line the judge cannot read
         if isinstance(read, int) and hedged(tokens[_sentence_start(reply, start, region):start], frame.tokens):
             read = Unclear.UNCLEAR  # "Both are possible, but I'd go with the red box.": a hedge before the answer
         if read is not None:
@@ -267,6 +278,91 @@ def statements(reply: Reply, region: int, choices: Sequence[Choice], frame: Fram
             found["conclusion"].append(Statement("closing answer", reply.starts[closing], after, read))
     # a markdown table's rows are cells ("| B | no |"), read together; none of them states the answer
     return {kind: [s for s in said if not reply.in_table(s.start)] for kind, said in found.items()}
+
+
+#: words a clause that only names an option may have besides it ("the red one", "in the blue box", "option B")
+_NAMING_WORDS = frozenset({"one", "ones", "option", "choice"})
+
+
+def option_clause(words: Sequence[str], choices: Sequence[Choice]) -> int | None:
+    """The option a clause consists of, and nothing else (its label, its words with articles, prepositions and
+    "one", or its label and its own words: "the red one", "in the blue box", "option B", "A) the basket"); None
+    for any other clause, and for a label with another option's words."""
+    labels = [c.label for c in choices]
+    bare = [t for t in words if t not in _NAMING_WORDS]
+    if len(bare) == 1 and bare[0] in labels:  # before prepositions go: "a" is one in French
+        return labels.index(bare[0])
+    if len(bare) > 1 and bare[0] in labels:
+        named = _named_alone(bare[1:], choices)
+        if named is not None:
+            return named if named == labels.index(bare[0]) else None
+    return _named_alone(bare, choices)
+
+
+def _named_alone(words: Sequence[str], choices: Sequence[Choice]) -> int | None:
+    """The option ``words`` name (by its words, or as a feeling of the lexicon) with nothing but articles and
+    prepositions besides it."""
+    rest = [t for t in words if t not in lexicon().prepositions]
+    if not rest:
+        return None
+    named = named_options(rest, choices) or emotion_named(rest, choices)  # "Gutted." names "sad" by the lexicon
+    kept = [t for t in rest if t not in ("a", "an", "the")]
+    if not kept or len(named) != 1 or cut_short(rest, named[0], choices) or named[0].end - named[0].start != len(kept) \
+            or named[0].start != rest.index(kept[0]):
+        return None
+    return named[0].index
+
+
+def other_bare_answer(reply: Reply, region: int, choices: Sequence[Choice], conclusion: Statement) -> int | None:
+    """Another option than the conclusion's that a sentence of the reply gives as an answer of its own: the
+    sentence is the option alone, or the option and a reason ("The basket. The box. The basket.", "Sad? Happy?
+    Sad.", "The box, since it is there. So, the basket."); None where there is none. Such a sentence is an
+    answer, not reasoning about one, so the reply says two answers and nothing tells which one stands. A copy of
+    the option list (every option on a line of its own with its label: "A) Anna / B) Bea / C) Carl") is no
+    answer."""
+    labels = [c.label for c in choices]
+    bare: list[tuple[int, bool]] = []  # (option, given as its label and its own words)
+    for sentence in _sentences_from(reply, region):
+        clauses = list(_clauses(reply, sentence))
+        if reply.in_table(reply.starts[sentence[0]]):
+            continue
+        first = reply.tokens[clauses[0][0]:clauses[0][1]]
+        chosen = option_clause(first, choices)
+        if chosen is None or len(clauses) > 2 \
+                or len(clauses) == 2 and not _reason_opens(reply.tokens[clauses[1][0]:clauses[1][1]]):
+            continue
+        bare.append((chosen, len(first) > 1 and first[0] == labels[chosen]))
+    listed = {chosen for chosen, with_label in bare if with_label}
+    copy = len(listed) == len(choices)
+    return next((chosen for chosen, with_label in bare
+                 if chosen != conclusion.read and not (copy and with_label)), None)
+
+
+def _sentences_from(reply: Reply, region: int) -> list[tuple[int, int]]:
+    """The token spans [start, end) of the reply's sentences from token ``region`` on."""
+    spans = []
+    begin = region
+    for end in range(region + 1, len(reply.tokens) + 1):
+        if end == len(reply.tokens) or reply.boundary(end) == "sentence":
+            spans.append((begin, end))
+            begin = end
+    return spans
+
+
+def _clauses(reply: Reply, span: tuple[int, int]) -> list[tuple[int, int]]:
+    """The token spans of the clauses of the sentence ``span``."""
+    spans = []
+    begin = span[0]
+    for end in range(span[0] + 1, span[1] + 1):
+        if end == span[1] or reply.boundary(end):
+            spans.append((begin, end))
+            begin = end
+    return spans
+
+
+def _has_label(tokens: Sequence[str], content: int, choices: Sequence[Choice]) -> bool:
+    """Whether the first word of an answer line's answer is an option's label (a label it could not read as one)."""
+    return tokens[content] in {c.label for c in choices if c.label}
 
 
 def _own_answer(reply: Reply, marker: int, region: int) -> bool:
@@ -415,12 +511,35 @@ def tail_problem(reply: Reply, offset: int, chosen: int, choices: Sequence[Choic
         return "takes its conclusion back with a bare negation ('... not.', '(not)')"
     if judged(tokens, frame.tokens) or lists.pointing_away.found_in([t for t in tokens if stem(t) not in frame.stems]):
         return "judges or points away after its conclusion"
+    again = _said_again(reply, first, chosen, choices, frame)
+    if again:
+        return again
     unread = unread_clause(reply, first, choices, chosen, world, addressed=frame.addressed)
     if unread:
         return f"says after its conclusion what is not read as leaving it standing ({unread!r})"
     return ""
 
 
+
+
+#: the last words of a clause whose verb phrase is left out, to be read from what came before ("She'd be
+#: wrong to.", "She won't.", "as she should"): they say something of the answer that the judge cannot read
+_ELLIPSIS = frozenset({"to", "do", "does", "did", "will", "would", "should", "shall", "can", "could", "may", "might",
+                       "must", "not"})
+
+
+def _said_again(reply: Reply, first: int, chosen: int, choices: Sequence[Choice], frame: Frame) -> str:
+    """Why a clause from token ``first`` on speaks of the answer itself in words that are not read: it says the
+    question's predicate again ("look" of "Where will Sally look?") without reading as the chosen option in the
+    question's frame ("Sally never looks there.", "She will look there last."), or it leaves its verb phrase out
+    ("She'd be mistaken to.", "She does."); "" where no clause does."""
+    verbs = predicates(frame)
+    for clause in reply.clauses_from(first):
+        if len(clause) > 1 and clause[-1] in _ELLIPSIS:
+            return f"leaves a verb phrase out after its conclusion ({' '.join(clause)!r})"
+        if any(stem(t) in verbs for t in clause) and sentence_choice(clause, choices, frame) != chosen:
+            return f"says the question's predicate again without naming its answer ({' '.join(clause)!r})"
+    return ""
 
 
 def _rejections_only(reply: Reply, first: int, chosen: int, choices: Sequence[Choice]) -> bool:

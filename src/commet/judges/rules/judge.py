@@ -36,6 +36,8 @@ from commet.judges.rules.conclusions import (
     Unclear,
     described,
     label_said_before,
+    option_clause,
+    other_bare_answer,
     statements,
     tail_problem,
 )
@@ -358,8 +360,10 @@ def _literal(request: JudgeRequest, reply: Reply, choices: list[Choice] | None, 
     label with its option's text, word for word: decided, whatever its length, script or marks."""
     candidates = [_canonical(request.response)]
     markers = answer_markers(not frame.others_choice).matches(reply.tokens[:6])
-    if markers and markers[0][0] == 0:
-        candidates.append(_canonical(reply.text[reply.ends[markers[0][1] - 1]:].lstrip(" :：-·")))
+    after = markers[0][1] if markers and markers[0][0] == 0 else 0
+    if after and (after == len(reply.tokens) or reply.starts[after] >= reply.ends[after - 1]):
+        # the marker's last word is whole: "The answer isn't the box" is "the answer is" and "not" in one word
+        candidates.append(_canonical(reply.text[reply.ends[after - 1]:].lstrip(" :：-·")))
     expected = {_canonical(e): i for i, e in enumerate(request.expected)}
     for text in candidates:
         if text in expected:
@@ -456,33 +460,16 @@ def _decide_choice(request: JudgeRequest, reply: Reply, region: int, choices: li
     earlier = label_said_before(reply, region, reply.token_at(statement.start), choices)
     if earlier is not None and earlier != statement.read:
         return _undecided(f"reply gives option {choices[earlier].label!r} before it names another; needs a judge")
+    other = other_bare_answer(reply, region, choices, statement)
+    if other is not None:
+        return _undecided(f"reply gives {choices[other].shown()!r} in a sentence of its own besides its "
+                          f"{statement.kind}; needs a judge")
     span = reply.tokens[reply.token_at(statement.start):reply.token_at(statement.end)]
     by_text = bool(named_options(span, choices) or emotion_named(span, choices))
     problem = tail_problem(reply, statement.end, statement.read, choices, frame, world, by_label=not by_text)
     if problem:
         return _undecided(f"reply {problem}; needs a judge")
     return _chosen(choices[statement.read], f"reply's {statement.kind} names")
-
-
-#: words a clause that only names an option may have besides it ("the red one", "in the blue box", "option B")
-_NAMING_WORDS = frozenset({"one", "ones", "option", "choice"})
-
-
-def _option_clause(words: Sequence[str], choices: list[Choice]) -> int | None:
-    """The option a clause consists of, and nothing else (its label, or its words with articles, prepositions and
-    "one": "the red one", "in the blue box", "option B"); None for any other clause."""
-    labels = [c.label for c in choices]
-    bare = [t for t in words if t not in _NAMING_WORDS]
-    if len(bare) == 1 and bare[0] in labels:  # before prepositions go: "a" is one in French
-        return labels.index(bare[0])
-    rest = [t for t in bare if t not in lexicon().prepositions]
-    if not rest:
-        return None
-    named = named_options(rest, choices)
-    kept = [t for t in rest if t not in ("a", "an", "the")]
-    if len(named) != 1 or named[0].end - named[0].start != len(kept) or named[0].start != rest.index(kept[0]):
-        return None
-    return named[0].index
 
 
 def _rejection_then_answer(reply: Reply, region: int, choices: list[Choice], frame: Frame,
@@ -498,8 +485,8 @@ def _rejection_then_answer(reply: Reply, region: int, choices: list[Choice], fra
     end = next((i for i in range(cut + 1, len(tokens)) if reply.boundary(i)), len(tokens))
     if cut >= len(tokens):
         return None
-    rejected = _option_clause(tokens[region + 1:cut], choices)
-    chosen = _option_clause(tokens[cut:end], choices)
+    rejected = option_clause(tokens[region + 1:cut], choices)
+    chosen = option_clause(tokens[cut:end], choices)
     if rejected is None or chosen is None or rejected == chosen:
         return None
     if end < len(tokens) and tail_problem(reply, reply.starts[end], chosen, choices, frame, world):
@@ -545,6 +532,9 @@ def _decide_yes_no(request: JudgeRequest, reply: Reply, region: int, frame: Fram
     read = read_yes_no(reply, start, frame, frame.negative, world)
     if read.said is None:
         return _undecided(read.problem)
+    lines = {opening_yes_no(reply, at)[0] for at in _yes_no_lines(reply, region, frame)} - {None}
+    if len(lines) > 1:
+        return _undecided("reply's answer lines say yes and no; needs a judge")  # "Answer: no. Answer: yes."
     if start > region:  # an answer line after an opening yes or no that it never withdrew: two answers
         opening = opening_yes_no(reply, region)[0]
         if opening is not None and opening != read.said:
@@ -570,14 +560,20 @@ def _decide_yes_no(request: JudgeRequest, reply: Reply, region: int, frame: Fram
 def _yes_no_line(reply: Reply, region: int, frame: Frame) -> int:
     """Where the reply's yes or no is: after the last answer line ("Final answer: No") or "so"-conclusion
     ("So, yes, ...") that is followed by one, else the start of its answer."""
+    found = _yes_no_lines(reply, region, frame)
+    return found[-1] if found else region
+
+
+def _yes_no_lines(reply: Reply, region: int, frame: Frame) -> list[int]:
+    """Where each answer line ("Answer: no"), else each "so"-conclusion, that is followed by a yes or no puts it."""
     lists = lexicon()
     tokens = reply.tokens
     for phrases in (answer_markers(not frame.others_choice), lists.sentence_markers):
-        found = [end for start, end in phrases.matches(tokens[region:])
+        found = [region + end for start, end in phrases.matches(tokens[region:])
                  if region + end < len(tokens) and (tokens[region + end] in lists.yes or tokens[region + end] in lists.no)]
         if found:
-            return region + found[-1]
-    return region
+            return found
+    return []
 
 
 def _same_explanation(tail: Sequence[str], explanation: str) -> bool:

@@ -112,6 +112,30 @@ def distinctive_words(choices: Sequence[Choice], index: int) -> tuple[str, ...]:
     return own if own and not set(own) & others else ()
 
 
+def cut_short(words: Sequence[str], name: Named, choices: Sequence[Choice]) -> bool:
+    """Whether an option named at ``name`` in ``words`` may be another option cut short: its words lie inside
+    another option's ("the box" inside "the red box") and the reply does not give them with the option's own
+    article ("Box.", "a box"), so they may name either."""
+    article = _nested_article(choices, name.index)
+    if article is None:
+        return False
+    at = name.start
+    return (words[at - 1] if at and words[at - 1] in _ARTICLES else "") != article
+
+
+def _nested_article(choices: Sequence[Choice], index: int) -> str | None:
+    """The article an option's words need in a reply to name it ("" for none) where they lie inside another
+    option's words ("the box" inside "the red box", "the hat" inside "the hat with a star"): "Box." or "a box"
+    may be either option cut short; only the option's own words with its own article ("the box") name it.
+    None where the option lies inside no other (its words alone name it)."""
+    core = choices[index].core
+    if not any(j != index and len(c.core) > len(core) and find(c.core, core) for j, c in enumerate(choices)):
+        return None
+    words = tokens_of(choices[index].text)
+    at = next(iter(find(words, core)), 0)
+    return words[at - 1] if at and words[at - 1] in _ARTICLES else ""
+
+
 def find(tokens: Sequence[str], phrase: Sequence[str]) -> list[int]:
     """Start of every occurrence of ``phrase`` in ``tokens``."""
     size = len(phrase)

@@ -124,6 +124,37 @@ def question_frame(question: str, choices: Sequence[Choice]) -> Frame:
                  tuple(tokens_of(text)))
 
 
+def _asks_negated(frame: Frame, choices: Sequence[Choice]) -> bool:
+    """Whether the asking sentence has a negation outside the options it names ("Which box will Sam NOT open?";
+    not "How does Kai feel, surprised or not surprised?")."""
+    asked = frame.asking or frame.tokens
+    inside = {i for n in named_options(asked, choices) for i in range(n.start, n.end)}
+    return bool(negation_count([t for i, t in enumerate(asked) if i not in inside]))
+
+
+def predicates(frame: Frame) -> frozenset[str]:
+    """The stems of the verbs the question asks about: the first word after each of its people that is no
+    function word, person or question word ("look" of "Where will Sally look for her marble?", "think" and "look"
+    of "Where does Anne think Sally will look?"). A later clause that has one of them says the answer again."""
+    lists = lexicon()
+    asked = frame.asking or frame.tokens
+    people = {w for person in frame.persons for w in person}
+    found = set()
+    for i, token in enumerate(asked):
+        if token not in people or i + 1 < len(asked) and asked[i + 1] in people | {"s"}:
+            continue  # a name of several words, or one that owns what follows ("Omar's jacket")
+        for j in range(i + 1, len(asked)):
+            word = asked[j]
+            if len(word) < 2 or not word.isalpha() or word in lists.function_words or word in people \
+                    or word in lists.foreign_function_words \
+                    or word in lists.foreign_articles or word in lists.question_words or word in lists.subject_pronouns:
+                continue
+            if asked[j - 1] not in lists.determiners and asked[j - 1] not in lists.possessives:
+                found.add(stem(word))  # a word after a determiner is a noun ("su canica", "die Schokolade")
+                break
+    return frozenset(found)
+
+
 def _capitalised(text: str, word: str) -> bool:
     """Whether ``word`` is written with a capital in ``text`` (an option that may be a person's name: "Tom")."""
     folded = unicodedata.normalize("NFKC", text)
@@ -214,6 +245,10 @@ def sentence_choice(tokens: Sequence[str], choices: Sequence[Choice], frame: Fra
         return Reading.NONE
     if len({n.index for n in named}) > 1:
         return Reading.SEVERAL
+    if _asks_negated(frame, choices):
+        # "He'll open the red box first." to "Which box will Sam NOT open first?": a sentence without the question's
+        # negation answers the question without it, and one with it negates what it names: only the option decides
+        return Reading.OTHER_WORDS
     lead = named[0].start
     while lead > 0 and (tokens[lead - 1] in lists.places or tokens[lead - 1] in lists.prepositions):
         lead -= 1

@@ -163,6 +163,9 @@ def read_yes_no(reply: Reply, start: int, frame: Frame, negative_question: bool,
     for begin, end in parts:
         clause = tokens[begin:end]
         polarity = clause_polarity(clause, pred)
+        if polarity is None and all(t in lists.function_words or t in lists.pronouns or negation_count([t])
+                                    for t in clause):
+            polarity = negation_count(clause) % 2  # "No. He doesn't. He does.": each elliptic clause answers again
         if polarity is None and not (begin == parts[0][0] and elliptic) \
                 and not clause_stands(clause, (), None, world, addressed=frame.addressed):
             # "Yes, she's lying. Reverse that.", "No, he isn't lying, Mia falsely says.": a clause that is neither
