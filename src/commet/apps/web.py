@@ -32,6 +32,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import functools
 import hashlib
@@ -39,16 +40,18 @@ import hmac
 import io
 import ipaddress
 import json
+import os
 import secrets
 import sqlite3
 import time
 import unicodedata
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from fastapi import FastAPI, HTTPException, Request, Response
@@ -709,38 +712,124 @@ class LoginThrottle:
         delay = min(self.max_delay_s, self.base_s * 2.0 ** (entry.count - free))
         return max(0.0, delay - elapsed) if since_last else delay
 
-    def failed(self, name: str, client: str | None, device: str | None = None) -> None:
+    def failed(self, name: str, client: str | None, device: str | None = None) -> float:
         """A wrong password: counted for the pair and the name, and for the address, or, when the attempt came
-        with a :meth:`trusted` device, for that device instead."""
-        trusted = self.trusted(name, device)
-        self._count(self.failures, self.key(name, client))
-        self._count(self.accounts, normalise_name(name))
+        with a :meth:`trusted` device, for that device instead. Returns the time it was counted at."""
+        trusted, now = self.trusted(name, device), self.clock()
+        self._count(self.failures, self.key(name, client), now)
+        self._count(self.accounts, normalise_name(name), now)
         if trusted and device is not None:
             key = (normalise_name(name), device)
-            self._count(self.devices, key)
+            self._count(self.devices, key, now)
             if self.devices[key].count >= self.device_free:
                 self.worn[key] = None
                 while len(self.worn) > self.max_keys:
                     self.worn.popitem(last=False)
-            return
+            return now
         times = self.addresses.pop(client or "-", None) or deque()
-        times.append(self.clock())
+        times.append(now)
         while len(times) > self.address_limit:
             times.popleft()
         self.addresses[client or "-"] = times
         while len(self.addresses) > self.max_keys:
             self.addresses.popitem(last=False)
+        return now
 
-    def _count(self, table: OrderedDict[Any, _Failures], key: object) -> None:
+    def _count(self, table: OrderedDict[Any, _Failures], key: object, now: float) -> None:
         entry = table.pop(key, None)
-        table[key] = _Failures((entry.count if entry else 0) + 1, self.clock())
+        table[key] = _Failures((entry.count if entry else 0) + 1, now)
         while len(table) > self.max_keys:
             table.popitem(last=False)
+
+    @staticmethod
+    def _uncount(table: OrderedDict[Any, _Failures], key: object) -> None:
+        entry = table.get(key)
+        if entry is not None:
+            entry.count -= 1
+            if entry.count <= 0:
+                del table[key]
+
+    def reserve(self, name: str, client: str | None, device: str | None = None) -> Reserved | float:
+        """Let an attempt through and count it as a failure at once, or refuse it: the seconds to wait.
+
+        The password is checked off the event loop (:func:`password_check`), so other attempts are let through
+        while it runs; counting each one before its check means attempts sent together are held to the same
+        limits as attempts sent one after another. :meth:`settle` takes the count back when the password was
+        right, :meth:`release` when no answer came (an error)."""
+        wait = self.wait_s(name, client, device)
+        if wait > 0:
+            return wait
+        counted_for = device if self.trusted(name, device) else None
+        return Reserved(name, client, counted_for, self.failed(name, client, device))
+
+    def release(self, attempt: Reserved) -> None:
+        """Take back the failure :meth:`reserve` counted for ``attempt``, exactly (its pair, name, and address or
+        device)."""
+        self._uncount(self.failures, self.key(attempt.name, attempt.client))
+        self._uncount(self.accounts, normalise_name(attempt.name))
+        if attempt.device is not None:
+            key = (normalise_name(attempt.name), attempt.device)
+            self._uncount(self.devices, key)
+            entry = self.devices.get(key)
+            if entry is None or entry.count < self.device_free:
+                self.worn.pop(key, None)
+            return
+        times = self.addresses.get(attempt.client or "-")
+        if times is not None and attempt.at in times:
+            times.remove(attempt.at)
+
+    def settle(self, attempt: Reserved, right: bool) -> None:
+        """The password of a reserved attempt was checked: a wrong one stays counted; a right one is no failure
+        (its count is taken back) and clears the pair and the name (:meth:`succeeded`)."""
+        if right:
+            self.release(attempt)
+            self.succeeded(attempt.name, attempt.client)
 
     def succeeded(self, name: str, client: str | None) -> None:
         """A right password: the pair and the name start again (the address's failures stay, as they happened)."""
         self.failures.pop(self.key(name, client), None)
         self.accounts.pop(normalise_name(name), None)
+
+
+@dataclass(frozen=True)
+class Reserved:
+    """A sign-in attempt :meth:`LoginThrottle.reserve` let through, counted as a failure until it is settled."""
+
+    name: str
+    client: str | None
+    device: str | None  # the trusted device its failure was counted for; None: counted for the address
+    at: float  # when it was counted (the throttle's clock)
+
+
+#: Threads that check passwords, apart from the threads that serve synchronous routes: scrypt takes about 40 ms of
+#: CPU and 16 MiB a check, and releases the GIL, so checks run here and the event loop goes on answering; a flood of
+#: sign-ins queues here instead of taking every thread the pages need.
+PASSWORD_THREADS = ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1), thread_name_prefix="commet-password")
+
+R = TypeVar("R")
+
+
+async def password_check(check: Callable[..., R], *args: Any) -> R:
+    """``check(*args)`` (a password hash or verification) run in :data:`PASSWORD_THREADS`, not on the event loop."""
+    return await asyncio.get_running_loop().run_in_executor(PASSWORD_THREADS, functools.partial(check, *args))
+
+
+async def throttled_check(throttle: LoginThrottle, name: str, client: str | None, check: Callable[[], R],
+                          device: str | None = None) -> tuple[R | None, float]:
+    """A password check under ``throttle``: ``(check's answer, 0)`` when it was let through, ``(None, seconds to
+    wait)`` when it was refused. The attempt is counted before the check runs off the loop (:meth:`LoginThrottle.
+    reserve`), so attempts sent at once never pass the limits together; a falsy answer (None, False) is a wrong
+    password, any other a right one."""
+    reserved = throttle.reserve(name, client, device)
+    if not isinstance(reserved, Reserved):
+        return None, reserved
+    try:
+        answer = await password_check(check)
+    except BaseException:
+        throttle.release(reserved)
+        raise
+    throttle.settle(reserved, bool(answer))
+    return answer, 0.0
 
 
 def client_address(request: Request) -> str | None:

@@ -8,6 +8,7 @@ organiser's side (the password, the dashboard's figures, new links, the exports)
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import sqlite3
 from typing import Any
@@ -17,7 +18,7 @@ from commet.apps.study.db import StudyDB
 from commet.apps.study.export import participant_label, participant_status, response_records, to_csv, to_jsonl
 from commet.apps.study.flow import Position, position, question_count
 from commet.apps.study.panel import Ending, entry_link, kind_of
-from commet.apps.web import LoginThrottle, form_text, hash_password, verify_password
+from commet.apps.web import LoginThrottle, form_text, hash_password, throttled_check, verify_password
 from commet.engine.conversation import apply_branch_rules
 from commet.format.model import StoryTurn
 from commet.judges.base import Judge, JudgeRequest, Verdict
@@ -166,13 +167,13 @@ class Organiser:
         """How long the organiser must wait before trying a password again from ``client``."""
         return self.throttle.wait_s("organiser", client)
 
-    def sign_in(self, password: str, client: str | None) -> bool:
+    async def sign_in(self, password: str, client: str | None) -> tuple[bool, float]:
+        """(whether ``password`` is the organiser's, 0), or (False, seconds to wait) when the throttle refuses; the
+        check runs off the event loop, counted before it starts (:func:`~commet.apps.web.throttled_check`)."""
         assert self.password_hash is not None
-        if not verify_password(password, self.password_hash):
-            self.throttle.failed("organiser", client)
-            return False
-        self.throttle.succeeded("organiser", client)
-        return True
+        right, wait = await throttled_check(self.throttle, "organiser", client,
+                                            functools.partial(verify_password, password, self.password_hash))
+        return bool(right), wait
 
     def dashboard(self, base: str, new_links: list[str] | None) -> dict[str, Any]:
         """The organiser page's values: each participant, each questionnaire, the totals, links just made."""

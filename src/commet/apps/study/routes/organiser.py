@@ -40,13 +40,13 @@ async def login(request: Request, site: Site, password: Annotated[str, Form()] =
     session = pages.sessions.load(request)
     check_csrf(session, csrf)
     client = client_address(request)
-    wait = site.organiser.wait_s(client)
-    if wait <= 0:  # guessed from everywhere: every attempt slowed, the right password still let in
+    if site.organiser.wait_s(client) <= 0:  # guessed from everywhere: every attempt slowed, the right password let in
         await asyncio.sleep(site.organiser.throttle.delay_s("organiser"))
+    right, wait = await site.organiser.sign_in(password, client)
     if wait > 0:
         return pages.render(request, "login.html", session, status=429, csrf=csrf_token(session),
                             error=f"Too many wrong passwords; try again in {int(wait) + 1} seconds.")
-    if not site.organiser.sign_in(password, client):
+    if not right:
         return pages.render(request, "login.html", session, status=401, csrf=csrf_token(session),
                             error="Wrong password.")
     pages.sessions.drop(session)
