@@ -40,6 +40,7 @@ import hmac
 import io
 import ipaddress
 import json
+import logging
 import os
 import secrets
 import sqlite3
@@ -552,14 +553,66 @@ class HeaderSizeLimit:
         await self.app(scope, receive, send)
 
 
+class SecureCookiesOverHttps:
+    """ASGI middleware: every cookie set in the answer to a request that came over HTTPS is marked ``Secure``.
+
+    Behind a TLS-terminating proxy whose ``X-Forwarded-Proto`` the server believes (``--forwarded-allow-ips``), the
+    request's scheme is https; its session and device cookies must then never travel over plain HTTP, whether or
+    not the operator also passed ``--secure-cookies`` (which marks them on every request)."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("scheme") != "https":
+            await self.app(scope, receive, send)
+            return
+
+        async def secured(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [
+                    (key, value + b"; Secure") if key.lower() == b"set-cookie" and not _marked_secure(value)
+                    else (key, value) for key, value in message.get("headers", [])]}
+            await send(message)
+
+        await self.app(scope, receive, secured)
+
+
+def _marked_secure(set_cookie: bytes) -> bool:
+    return any(part.strip().lower() == b"secure" for part in set_cookie.split(b";")[1:])
+
+
+#: SQLite's words for a store that cannot be used right now, and what a visitor is told of each
+_STORE_TROUBLE = {"disk is full": "its disk is full", "disk i/o error": "it could not read or write its data; a "
+                  "full disk does this too", "is locked": "its data is busy in another program",
+                  "readonly": "its data cannot be written", "unable to open": "its data cannot be opened",
+                  "malformed": "its data is damaged", "not a database": "its data is damaged"}
+
+
+def store_unavailable(exc: sqlite3.DatabaseError) -> StarletteHTTPException:
+    """The 503 (with ``Retry-After``) a request gets when the app's SQLite store fails under it: a full disk, an I/O
+    error, a lock held past the timeout, a read-only or damaged file. SQLite rolled the write back, so nothing was
+    saved and the store is as it was; the visitor is told so instead of a bare "Internal Server Error", and the
+    server's log gets one line (no traceback, nothing from the request). Any other error is raised again."""
+    message = str(exc).lower()
+    why = next((text for words, text in _STORE_TROUBLE.items() if words in message), None)
+    if why is None:
+        raise exc
+    logging.getLogger("uvicorn.error").error("the app's SQLite store failed: %s (answered 503; nothing saved)", exc)
+    return StarletteHTTPException(503, headers={"Retry-After": "60"}, detail=(
+        f"The server cannot save anything right now ({why}). Nothing was saved. Go back to keep what you typed, "
+        "and try again in a few minutes."))
+
+
 def guarded_app(title: str, max_body_bytes: int, **options: Any) -> FastAPI:
     """A FastAPI app behind this layer's guards: no API docs, headers over their limits refused (431), bodies over
-    ``max_body_bytes`` refused, POSTs from other origins refused, HEAD answered as GET (outermost, so every layer
-    below sees a GET)."""
+    ``max_body_bytes`` refused, POSTs from other origins refused, HEAD answered as GET (so every layer below sees a
+    GET), cookies set over HTTPS marked Secure."""
     app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None, **options)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     app.add_middleware(SameOriginPosts)
     app.add_middleware(HeadAsGet)
+    app.add_middleware(SecureCookiesOverHttps)
     app.add_middleware(HeaderSizeLimit)
     return app
 

@@ -1,0 +1,129 @@
+"""Findings of an attacker's and a careless operator's probes of both web apps, each against real servers on 127.0.0.1.
+
+* Behind a TLS proxy (uvicorn believing its ``X-Forwarded-Proto``) the session and device cookies were sent
+  without ``Secure`` unless the operator also remembered ``--secure-cookies``.
+* A full disk (a real 2 MiB tmpfs in a private mount namespace) answered "Internal Server Error" with a traceback
+  in the log; now a 503 page that says nothing was saved, with the security headers and ``Retry-After``, and
+  both stores stay whole and work once there is space.
+* The current-password check of a password change was not throttled: a stolen session could guess the password
+  (to keep the account after a sign-out) at the rate limit of ordinary actions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+
+from commet.apps.review.app import create_app as create_review_app
+from commet.apps.review.db import ReviewDB
+from commet.apps.study.app import create_app as create_study_app
+from commet.apps.web import LoginThrottle
+from tests.review_server import PASSWORD, free_port, running_app, write_dataset
+from tests.test_disk_full import _can_mount_tmpfs
+from tests.test_review_security import csrf_of, sign_in
+from tests.test_sign_in_throttle import ORGANISER, study  # noqa: F401 - the fixture
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def behind_a_proxy(app: object) -> tuple[uvicorn.Server, str]:
+    """``app`` served as ``commet review serve --forwarded-allow-ips 127.0.0.1`` serves it (a proxy on this machine)."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",  # type: ignore[arg-type]
+                                           lifespan="off", proxy_headers=True, forwarded_allow_ips="127.0.0.1"))
+    threading.Thread(target=server.run, daemon=True).start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return server, f"http://127.0.0.1:{port}"
+
+
+def cookie_flags(response: httpx.Response) -> dict[str, set[str]]:
+    """Each cookie the response sets: its attribute names, lower case."""
+    flags = {}
+    for header in response.headers.get_list("set-cookie"):
+        name, *attributes = header.split(";")
+        flags[name.split("=")[0].strip()] = {a.split("=")[0].strip().lower() for a in attributes}
+    return flags
+
+
+def sent_back(response: httpx.Response, name: str) -> dict[str, str]:
+    """The Cookie header a browser on the https side sends back (httpx keeps Secure cookies off plain http)."""
+    return {"Cookie": f"{name}={response.cookies[name]}"}
+
+
+def test_cookies_set_over_https_are_secure_behind_a_proxy(tmp_path: Path, study: Path) -> None:  # noqa: F811
+    store = ReviewDB(tmp_path / "review.sqlite")
+    store.add_user("alice", PASSWORD)
+    review, review_base = behind_a_proxy(create_review_app(write_dataset(tmp_path / "review-ds"), store))
+    organiser, study_base = behind_a_proxy(create_study_app(study / "study.json", study / "study.sqlite", judge="rules",
+                                                            organiser_password=ORGANISER))
+    https = {"X-Forwarded-Proto": "https"}
+    try:
+        with httpx.Client(base_url=review_base, headers=https) as client:
+            page = client.get("/login")
+            assert cookie_flags(page)["commet_session"] >= {"secure", "httponly", "samesite"}
+            signed = client.post("/login", data={"csrf": csrf_of(page.text), "name": "alice", "password": PASSWORD},
+                                 headers=sent_back(page, "commet_session"))
+            assert signed.headers["location"] == "/"
+            flags = cookie_flags(signed)
+            assert "secure" in flags["commet_session"] and "secure" in flags["commet_device"]
+            assert [h.lower().count("secure") for h in signed.headers.get_list("set-cookie")] == [1, 1]  # once each
+        with httpx.Client(base_url=study_base, headers=https) as client:
+            page = client.get("/organiser")
+            assert "secure" in cookie_flags(page)["commet_study_session"]
+            signed = client.post("/organiser/login", data={"csrf": csrf_of(page.text), "password": ORGANISER},
+                                 headers=sent_back(page, "commet_study_session"))
+            assert signed.status_code == 303 and "secure" in cookie_flags(signed)["commet_study_session"]
+        with httpx.Client(base_url=review_base) as plain:  # plain HTTP on this machine keeps working
+            assert "secure" not in cookie_flags(plain.get("/login"))["commet_session"]
+    finally:
+        review.should_exit = organiser.should_exit = True
+
+
+def test_a_full_disk_is_a_503_page_and_both_stores_stay_whole(tmp_path: Path) -> None:
+    disk, work = tmp_path / "disk", tmp_path / "work"
+    if not _can_mount_tmpfs(disk):
+        pytest.skip("needs an unprivileged mount namespace (unshare -rm) to mount a small tmpfs")
+    work.mkdir()
+    run = subprocess.run(["unshare", "-rm", sys.executable, "-m", "tests.full_disk_apps", str(disk), str(work)],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])})
+    assert run.returncode == 0, run.stderr[-3000:]
+    seen = json.loads(run.stdout.strip().splitlines()[-1])
+    for action in ("edit", "sign_in", "answer"):
+        answer = seen[action]
+        assert answer["status"] == 503 and answer["retry"] == "60" and answer["csp"], (action, answer["status"])
+        assert "cannot save anything right now" in answer["text"] and "Nothing was saved" in answer["text"], action
+    assert seen["after"] == [200, 200, 303]  # space again: the item, the question and a sign-in work
+    assert seen["whole"] == ["ok", "ok"]
+    assert "Traceback" not in run.stderr
+    logged = [line for line in run.stderr.splitlines() if "SQLite store failed" in line]
+    assert len(logged) == 3 and not any(PASSWORD in line or "/p/" in line for line in logged)
+
+
+def test_guessing_the_current_password_on_the_account_page_is_throttled(tmp_path: Path) -> None:
+    throttle = LoginThrottle(free=3, base_s=30.0, address_limit=5)
+    with running_app(tmp_path, login_throttle=throttle) as (base, _), sign_in(base, "alice") as alice:
+        said = []
+        for n in range(6):
+            token = csrf_of(alice.get("/account").text)
+            alice.post("/account/password", data={"csrf": token, "current": f"guess {n}", "new": "a new long password",
+                                                  "again": "a new long password"})
+            said.append(re.search(r"(The current password is wrong|Too many wrong passwords)",
+                                  alice.get("/account").text).group(1))  # type: ignore[union-attr]
+        assert said == ["The current password is wrong"] * 3 + ["Too many wrong passwords"] * 3
+        with httpx.Client(base_url=base) as other:  # the address's count is the sign-in's: this address waits too
+            response = other.post("/login", data={"csrf": csrf_of(other.get("/login").text), "name": "alice",
+                                                  "password": PASSWORD})
+            assert response.status_code == 429
