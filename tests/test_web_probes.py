@@ -5,15 +5,19 @@
 * A full disk (a real 2 MiB tmpfs in a private mount namespace) answered "Internal Server Error" with a traceback
   in the log; now a 503 page that says nothing was saved, with the security headers and ``Retry-After``, and
   both stores stay whole and work once there is space.
+* The study store held, for each organiser session, a SHA-256 of the store's own secret and the organiser password:
+  whoever had the file (it holds the secret too) could test guesses of the password at SHA-256 speed, past scrypt.
 * The current-password check of a password change was not throttled: a stolen session could guess the password
   (to keep the account after a sign-out) at the rate limit of ordinary actions.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -28,7 +32,7 @@ from commet.apps.review.app import create_app as create_review_app
 from commet.apps.review.db import ReviewDB
 from commet.apps.study.app import create_app as create_study_app
 from commet.apps.web import LoginThrottle
-from tests.review_server import PASSWORD, free_port, running_app, write_dataset
+from tests.review_server import PASSWORD, free_port, running_app, serving, write_dataset
 from tests.test_disk_full import _can_mount_tmpfs
 from tests.test_review_security import csrf_of, sign_in
 from tests.test_sign_in_throttle import ORGANISER, study  # noqa: F401 - the fixture
@@ -127,3 +131,20 @@ def test_guessing_the_current_password_on_the_account_page_is_throttled(tmp_path
             response = other.post("/login", data={"csrf": csrf_of(other.get("/login").text), "name": "alice",
                                                   "password": PASSWORD})
             assert response.status_code == 429
+
+
+def test_the_study_store_gives_no_fast_check_of_the_organiser_password(study: Path) -> None:  # noqa: F811
+    app = create_study_app(study / "study.json", study / "study.sqlite", judge="rules", organiser_password=ORGANISER)
+    with serving(app) as base, httpx.Client(base_url=base) as client:
+        page = client.get("/organiser")
+        assert client.post("/organiser/login", data={"csrf": csrf_of(page.text),
+                                                     "password": ORGANISER}).status_code == 303
+    with sqlite3.connect(study / "study.sqlite") as db:
+        secret = db.execute("SELECT value FROM meta WHERE key = 'session_secret'").fetchone()[0]
+        (subject,) = {row[0] for row in db.execute("SELECT subject FROM web_sessions WHERE subject IS NOT NULL")}
+        dump = "\n".join(db.iterdump())
+    assert ORGANISER not in dump
+    fast = hashlib.sha256(f"{secret}\n{ORGANISER}".encode()).hexdigest()
+    assert fast[:24] not in subject  # what a SHA-256 guess would match
+    slow = hashlib.scrypt(ORGANISER.encode(), salt=secret.encode(), n=2**14, r=8, p=1, dklen=12).hex()
+    assert subject == f"organiser:{slow}"  # a guess costs one scrypt run, as against a password hash

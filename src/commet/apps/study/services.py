@@ -142,6 +142,17 @@ class Participation:
             self.db.save_draft(row["token"], now.storyturn.id, now.current.index, typed(response)[:MAX_ANSWER_CHARS])
 
 
+def organiser_subject(secret: str, password: str | None) -> str:
+    """The ``subject`` of organiser sessions opened with ``password``, kept in the store's ``web_sessions`` table: the
+    same for the same password (a restart keeps the sessions), another for another (they are revoked). Derived with
+    scrypt, as passwords are hashed, salted with the store's own secret: the store's file, which holds that secret,
+    gives a guesser no faster check of the password than the password hash would."""
+    if not password:
+        return "organiser:off"  # no organiser page: every organiser session is revoked
+    digest = hashlib.scrypt(password.encode(), salt=secret.encode(), n=2**14, r=8, p=1, dklen=12)
+    return f"organiser:{digest.hex()}"
+
+
 class Organiser:
     """The organiser's side: the password (off without one), the dashboard, new links and the exports.
 
@@ -155,8 +166,7 @@ class Organiser:
         self.db = db
         self.throttle = throttle
         self.password_hash = hash_password(password) if password else None
-        self.subject = "organiser:" + hashlib.sha256(
-            f"{db.session_secret()}\n{password or ''}".encode()).hexdigest()[:24]
+        self.subject = organiser_subject(db.session_secret(), password)
         db.revoke_other_organiser_sessions(self.subject)
 
     @property
