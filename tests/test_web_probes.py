@@ -7,12 +7,16 @@
   both stores stay whole and work once there is space.
 * The study store held, for each organiser session, a SHA-256 of the store's own secret and the organiser password:
   whoever had the file (it holds the secret too) could test guesses of the password at SHA-256 speed, past scrypt.
+* A review form sent twice (a double click, a page resent, two tabs at once) filed the same error twice (so Table 6's
+  per-category and per-reviewer counts grew), stored the same decision and note twice (the notes column of the
+  items spreadsheet repeated it), and the same regeneration mark twice; each now counts once.
 * The current-password check of a password change was not throttled: a stolen session could guess the password
   (to keep the account after a sign-out) at the rate limit of ordinary actions.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -148,3 +152,31 @@ def test_the_study_store_gives_no_fast_check_of_the_organiser_password(study: Pa
     assert fast[:24] not in subject  # what a SHA-256 guess would match
     slow = hashlib.scrypt(ORGANISER.encode(), salt=secret.encode(), n=2**14, r=8, p=1, dklen=12).hex()
     assert subject == f"organiser:{slow}"  # a guess costs one scrypt run, as against a password hash
+
+
+def test_a_review_form_sent_twice_counts_once(tmp_path: Path) -> None:
+    with running_app(tmp_path) as (base, db_path), sign_in(base, "alice") as alice:
+        page = alice.get("/items/rh-1").text
+        form = {"csrf": csrf_of(page), "revision": re.search(r'name="revision" value="(\d+)"', page).group(1)}  # type: ignore[union-attr]
+        picture = re.search(r'name="picture_id" value="(\d+)"', page).group(1)  # type: ignore[union-attr]
+        sends = [("/items/rh-1/errors", {**form, "category": "spatial", "picture_id": picture, "note": "boat floats"}),
+                 ("/items/rh-1/errors", {**form, "category": "text_other", "note": "typo"}),
+                 ("/items/rh-1/mark", {**form, "picture_id": picture, "note": "redraw the boats"}),
+                 ("/items/rh-1/decision", {**form, "decision": "reject", "note": "the boats overlap"})]
+
+        async def at_once(path: str, data: dict[str, str]) -> None:  # two tabs sending one form together
+            async with httpx.AsyncClient(base_url=base, cookies=alice.cookies) as tabs:
+                await asyncio.gather(tabs.post(path, data=data), tabs.post(path, data=data))
+
+        for path, data in sends:
+            assert alice.post(path, data=data).status_code == 303
+            asyncio.run(at_once(path, data))
+        again = alice.post(sends[0][0], data=sends[0][1], follow_redirects=True).text
+        assert "Already filed" in again
+        assert alice.post(sends[0][0], data={**sends[0][1], "note": "and one sinks"}).status_code == 303  # another error
+        with sqlite3.connect(db_path) as db:
+            counts = [db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+                      for table in ("error_filings", "regen_requests", "decisions")]
+        assert counts == [3, 1, 1]
+        items_csv = alice.get("/export/items.csv").text
+        assert items_csv.count("the boats overlap") == 1
