@@ -10,6 +10,8 @@
 * A review form sent twice (a double click, a page resent, two tabs at once) filed the same error twice (so Table 6's
   per-category and per-reviewer counts grew), stored the same decision and note twice (the notes column of the
   items spreadsheet repeated it), and the same regeneration mark twice; each now counts once.
+* A password change committed the new password, then deleted the reviewer's sessions in a second transaction: a crash
+  (or a failed write) between the two left the old sessions, a thief's included, alive with the new password.
 * The current-password check of a password change was not throttled: a stolen session could guess the password
   (to keep the account after a sign-out) at the rate limit of ordinary actions.
 """
@@ -180,3 +182,19 @@ def test_a_review_form_sent_twice_counts_once(tmp_path: Path) -> None:
         assert counts == [3, 1, 1]
         items_csv = alice.get("/export/items.csv").text
         assert items_csv.count("the boats overlap") == 1
+
+
+def test_a_new_password_and_the_end_of_the_old_sessions_commit_together(tmp_path: Path) -> None:
+    with running_app(tmp_path) as (base, db_path), sign_in(base, "alice") as alice:
+        with sqlite3.connect(db_path) as db:  # the session delete fails, as a crash between two commits would
+            db.execute("CREATE TRIGGER keep_sessions BEFORE DELETE ON web_sessions BEGIN "
+                       "SELECT RAISE(ABORT, 'simulated failure'); END")
+        store = ReviewDB(db_path)
+        with pytest.raises(sqlite3.IntegrityError, match="simulated failure"):
+            store.set_password("alice", "a brand new password")
+        assert store.authenticate("alice", PASSWORD) is not None  # nothing changed: the old password still holds
+        assert alice.get("/account").status_code == 200
+        with sqlite3.connect(db_path) as db:
+            db.execute("DROP TRIGGER keep_sessions")
+        store.set_password("alice", "a brand new password")
+        assert alice.get("/account").status_code == 303  # the session ended with the change

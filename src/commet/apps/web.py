@@ -207,10 +207,11 @@ def _sid_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def revoke_sessions(db_path: str | Path, subject: str) -> int:
-    """Delete every session of ``subject`` (e.g. ``user:3`` after a password change); returns how many."""
-    with _session_db(Path(db_path)) as db:
-        return db.execute("DELETE FROM web_sessions WHERE subject = ?", (subject,)).rowcount
+def revoke_sessions(db: sqlite3.Connection, subject: str) -> int:
+    """Delete every session of ``subject`` (e.g. ``user:3`` after a password change) in ``db``'s open transaction,
+    the one that makes the change: a new password and the end of the old sessions commit together or not at all (a
+    crash between two transactions would leave a thief's session alive). Returns how many."""
+    return db.execute("DELETE FROM web_sessions WHERE subject = ?", (subject,)).rowcount
 
 
 @contextmanager

@@ -31,7 +31,7 @@ class ReviewUsers(ReviewStoreBase):
             if row is None:
                 raise ReviewError(f"no user {name!r}")
             db.execute("UPDATE users SET password_hash = ? WHERE id = ?", (hash_password(password), row["id"]))
-        revoke_sessions(self.path, f"user:{row['id']}")
+            revoke_sessions(db, f"user:{row['id']}")  # in the same transaction: both happen or neither
         return int(row["id"])
 
     def authenticate(self, name: str, password: str) -> int | None:
