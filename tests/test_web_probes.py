@@ -33,11 +33,14 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
+from playwright.sync_api import sync_playwright
 
 from commet.apps.review.app import create_app as create_review_app
 from commet.apps.review.db import ReviewDB
 from commet.apps.study.app import create_app as create_study_app
 from commet.apps.web import LoginThrottle
+from tests.browser_checks import DESKTOP, PHONE, check_page
+from tests.conftest import launch_chromium
 from tests.review_server import PASSWORD, free_port, running_app, serving, write_dataset
 from tests.test_disk_full import _can_mount_tmpfs
 from tests.test_review_security import csrf_of, sign_in
@@ -198,3 +201,27 @@ def test_a_new_password_and_the_end_of_the_old_sessions_commit_together(tmp_path
             db.execute("DROP TRIGGER keep_sessions")
         store.set_password("alice", "a brand new password")
         assert alice.get("/account").status_code == 303  # the session ended with the change
+
+
+def test_a_damaged_store_is_a_503_page_that_fits_both_widths(tmp_path: Path) -> None:
+    """A review store that fails under the running server (its first page overwritten: "file is not a database") is
+    the app's own 503 page, readable at 1400 and 390 px (no sideways scrolling, no serious axe finding)."""
+    with running_app(tmp_path) as (base, db_path), sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        try:
+            page = browser.new_page(viewport=DESKTOP)
+            page.goto(base + "/login")
+            page.fill("input[name=name]", "alice")
+            page.fill("input[name=password]", PASSWORD)
+            page.click("button[type=submit]")
+            page.wait_for_url(base + "/")
+            with db_path.open("r+b") as damaged:
+                damaged.write(b"not a database" * 8)
+            for viewport in (DESKTOP, PHONE):
+                page.set_viewport_size(viewport)
+                response = page.goto(base + "/items/rh-1")
+                assert response is not None and response.status == 503
+                assert "cannot save anything right now (its data is damaged)" in page.inner_text("main")
+                check_page(page, f"503 at {viewport['width']} px")
+        finally:
+            browser.close()
