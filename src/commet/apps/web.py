@@ -18,8 +18,12 @@
   guesser elsewhere never locks the owner out. A browser a reviewer signed in from holds a signed
   device cookie for that name (:class:`DeviceCookies`), which exempts its sign-ins from its
   address's block, so a guesser sharing the owner's address does not lock the owner out either.
-  The client address is used in memory for this only and never stored. Request headers are
+  The client address is used in memory for this only and never stored. Password checks (scrypt) run in their
+  own threads, each attempt counted by the throttle before its check (:func:`throttled_check`), so the event
+  loop keeps answering and attempts sent together never pass the limits together. Request headers are
   bounded (:class:`HeaderSizeLimit`, 431).
+* Cookies set over HTTPS are marked Secure (:class:`SecureCookiesOverHttps`); a store that fails under a
+  request (full disk, lock, damaged file) is a 503 page, not a server error (:func:`store_unavailable`).
 * Files are served only through :mod:`commet.apps.files` (one confinement function).
 * Uploaded pictures are decoded under a pixel limit (:func:`decode_picture`); a
   decompression bomb is refused with 413 before its pixels are allocated.
@@ -686,7 +690,9 @@ class LoginThrottle:
       backoff (:meth:`delay_s`, the server waits before it answers) and never refused, so guesses from many
       addresses are slowed while the owner, with the right password, still gets in.
 
-    Refusals (:meth:`wait_s`) come only from the first two, both tied to the guesser's own address. A success
+    An attempt whose password is checked off the event loop is counted before the check (:meth:`reserve`) and
+    settled after it (:meth:`settle`, :meth:`release`), so attempts in flight together count as they would one
+    after another. Refusals (:meth:`wait_s`) come only from the first two, both tied to the guesser's own address. A success
     clears the pair and the name; entries are forgotten ``forget_s`` after their last failure. Addresses and
     names are held in memory only (at most ``max_keys`` of each kind, oldest dropped first).
 
