@@ -12,6 +12,9 @@
   items spreadsheet repeated it), and the same regeneration mark twice; each now counts once.
 * A password change committed the new password, then deleted the reviewer's sessions in a second transaction: a crash
   (or a failed write) between the two left the old sessions, a thief's included, alive with the new password.
+* A page of another site on the same host (any other port is the same site, so the browser sends the session
+  cookie) could embed the app's pictures, and learn from their loading that a reviewer is signed in and which
+  pictures exist; answers now carry ``Cross-Origin-Resource-Policy: same-origin`` (and ``-Opener-Policy``).
 * The current-password check of a password change was not throttled: a stolen session could guess the password
   (to keep the account after a sign-out) at the rate limit of ordinary actions.
 """
@@ -203,9 +206,20 @@ def test_a_new_password_and_the_end_of_the_old_sessions_commit_together(tmp_path
         assert alice.get("/account").status_code == 303  # the session ended with the change
 
 
+def other_site(picture: str) -> object:
+    """An ASGI app whose one page embeds ``picture`` (an address on another port: another origin, the same site)."""
+    async def app(scope: dict[str, object], receive: object, send: object) -> None:
+        body = f'<!doctype html><title>other</title><img id="probe" src="{picture}" alt="">'.encode()
+        await send({"type": "http.response.start", "status": 200,  # type: ignore[operator]
+                    "headers": [(b"content-type", b"text/html"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})  # type: ignore[operator]
+    return app
+
+
 def test_a_damaged_store_is_a_503_page_that_fits_both_widths(tmp_path: Path) -> None:
     """A review store that fails under the running server (its first page overwritten: "file is not a database") is
-    the app's own 503 page, readable at 1400 and 390 px (no sideways scrolling, no serious axe finding)."""
+    the app's own 503 page, readable at 1400 and 390 px (no sideways scrolling, no serious axe finding). First, in
+    the same browser: a page of another site on this host cannot embed the signed-in reviewer's pictures."""
     with running_app(tmp_path) as (base, db_path), sync_playwright() as playwright:
         browser = launch_chromium(playwright)
         try:
@@ -215,6 +229,13 @@ def test_a_damaged_store_is_a_503_page_that_fits_both_widths(tmp_path: Path) -> 
             page.fill("input[name=password]", PASSWORD)
             page.click("button[type=submit]")
             page.wait_for_url(base + "/")
+            # Another site on this host (any port is the same site, so the browser sends the session cookie): its
+            # page may not embed the app's pictures, or their loading would tell it who is signed in and to what.
+            with serving(other_site(base + "/images/bath.png")) as other:
+                page.goto(other)
+                page.wait_for_load_state("load")
+                assert page.evaluate("document.getElementById('probe').naturalWidth") == 0
+            assert page.goto(base + "/images/bath.png").status == 200  # the app's own pages show it  # type: ignore[union-attr]
             with db_path.open("r+b") as damaged:
                 damaged.write(b"not a database" * 8)
             for viewport in (DESKTOP, PHONE):

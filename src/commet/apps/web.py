@@ -1043,4 +1043,9 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "same-origin",
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
                                "script-src 'self'; form-action 'self'; frame-ancestors 'none'",
+    # no other origin may embed an answer (a picture, a style sheet): a page on another port of the same host is the
+    # same site, so its browser sends the session cookie, and a picture that loads would tell it who is signed in
+    "Cross-Origin-Resource-Policy": "same-origin",
+    # a window of another origin that opened the app (or that the app opened) gets no handle on it
+    "Cross-Origin-Opener-Policy": "same-origin",
 }
