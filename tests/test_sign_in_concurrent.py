@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 
 from commet.apps.study.app import create_app as create_study_app
-from commet.apps.web import DEVICE_COOKIE, LoginThrottle
+from commet.apps.web import DEVICE_COOKIE, LoginThrottle, Reserved
 from tests.review_server import PASSWORD, running_app, serving
 from tests.test_sign_in_throttle import ORGANISER, study  # noqa: F401 - the fixture
 
@@ -36,6 +36,28 @@ async def csrf(client: httpx.AsyncClient, page: str) -> str:
 async def together(client: httpx.AsyncClient, path: str, forms: list[dict[str, str]]) -> list[int]:
     """The statuses of ``forms`` posted to ``path`` all at once."""
     return [r.status_code for r in await asyncio.gather(*(client.post(path, data=form) for form in forms))]
+
+
+def test_a_reservation_counts_at_once_and_is_taken_back_exactly() -> None:
+    now = [0.0]
+    throttle = LoginThrottle(free=2, address_limit=3, device_free=2, clock=lambda: now[0])
+    held = [throttle.reserve(f"name{n}", "10.0.0.1") for n in range(5)]  # five in flight together
+    assert [isinstance(r, Reserved) for r in held] == [True, True, True, False, False]
+    right = held[0]
+    assert isinstance(right, Reserved)
+    throttle.settle(right, True)  # its password was right: no failure of the address's
+    assert isinstance(throttle.reserve("name9", "10.0.0.1"), Reserved)
+    assert not isinstance(throttle.reserve("name10", "10.0.0.1"), Reserved)  # three wrong in flight again
+    for reserved in held[1:3]:
+        assert isinstance(reserved, Reserved)
+        throttle.release(reserved)  # no answer came (an error): as if never tried
+    assert list(throttle.addresses["10.0.0.1"]) == [0.0] and "name1" not in throttle.accounts
+    # a device's attempts: counted for the device, not the address, and its wear taken back on release
+    first, second = (throttle.reserve("bob", "10.0.0.2", "dev") for _ in range(2))
+    assert isinstance(first, Reserved) and isinstance(second, Reserved) and first.device == "dev"
+    assert not throttle.trusted("bob", "dev") and "10.0.0.2" not in throttle.addresses
+    throttle.release(second)
+    assert throttle.trusted("bob", "dev")
 
 
 def test_review_attempts_sent_together_are_held_to_each_limit(tmp_path: Path) -> None:
