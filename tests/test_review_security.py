@@ -393,7 +393,7 @@ def test_posts_from_another_site_are_refused(served: tuple[str, Path]) -> None:
         assert same.status_code == 303 and len(store.decisions("xss-1")) == 1
 
 
-FORMULAS = ["=HYPERLINK(\"http://evil.example\",\"x\")", "+1+1", "-2+3", "@SUM(A1:A2)", "\tlead", "\rlead"]
+FORMULAS = ["=HYPERLINK(\"http://evil.example\",\"x\")", "+1+1", "-2+3", "@SUM(A1:A2)", "\ttab lead", "\rcarriage return lead"]  # distinct: one filing each
 
 
 def test_csv_exports_escape_formula_cells(served: tuple[str, Path]) -> None:
