@@ -14,8 +14,8 @@ from pathlib import Path
 
 import httpx
 
+from commet.apps.signin import DEVICE_COOKIE, LoginThrottle, Reserved
 from commet.apps.study.app import create_app as create_study_app
-from commet.apps.web import DEVICE_COOKIE, LoginThrottle, Reserved
 from tests.review_server import PASSWORD, running_app, serving
 from tests.test_sign_in_throttle import ORGANISER, study  # noqa: F401 - the fixture
 

@@ -40,8 +40,8 @@ from playwright.sync_api import sync_playwright
 
 from commet.apps.review.app import create_app as create_review_app
 from commet.apps.review.db import ReviewDB
+from commet.apps.signin import LoginThrottle
 from commet.apps.study.app import create_app as create_study_app
-from commet.apps.web import LoginThrottle
 from tests.browser_checks import DESKTOP, PHONE, check_page
 from tests.conftest import launch_chromium
 from tests.review_server import PASSWORD, free_port, running_app, serving, write_dataset

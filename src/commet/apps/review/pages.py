@@ -35,9 +35,9 @@ from commet.apps.review.db import (
 from commet.apps.review.display import item_segment
 from commet.apps.review.merge import FieldMerge, word_diff
 from commet.apps.review.services import Accounts, Exports, ItemList, ItemView, Pictures, TextEdits
+from commet.apps.signin import DeviceCookies
 from commet.apps.web import (
     SECURITY_HEADERS,
-    DeviceCookies,
     RateLimiter,
     Sessions,
     check_csrf,

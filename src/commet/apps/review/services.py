@@ -37,7 +37,8 @@ from commet.apps.review.db import (
 )
 from commet.apps.review.display import feedback_lines
 from commet.apps.review.merge import FieldKey, FieldMerge, merge_fields, merged_with, turn_values, values_at
-from commet.apps.web import MAX_UPLOAD_PIXELS, LoginThrottle, decode_picture, password_check, throttled_check
+from commet.apps.signin import LoginThrottle, password_check, throttled_check
+from commet.apps.web import MAX_UPLOAD_PIXELS, decode_picture
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
 from commet.format.pipe import format_feedback, parse_feedback
@@ -74,9 +75,9 @@ class Accounts:
 
     async def sign_in(self, name: str, password: str, client: str | None, device: str | None = None) -> SignIn:
         """Check the password unless the throttle refuses first; the check (scrypt) runs off the event loop, counted
-        by the throttle before it starts (:func:`~commet.apps.web.throttled_check`). ``device``: the id of the
+        by the throttle before it starts (:func:`~commet.apps.signin.throttled_check`). ``device``: the id of the
         browser's valid device cookie entry for this name (it signed in as this name before), which the throttle
-        exempts from the address's block and counts failures for (:class:`~commet.apps.web.LoginThrottle`)."""
+        exempts from the address's block and counts failures for (:class:`~commet.apps.signin.LoginThrottle`)."""
         uid, wait = await throttled_check(self.throttle, name, client,
                                           functools.partial(self.store.authenticate, name, password), device)
         return SignIn(uid, wait)

@@ -13,12 +13,13 @@ import hashlib
 import sqlite3
 from typing import Any
 
+from commet.apps.signin import LoginThrottle, hash_password, throttled_check, verify_password
 from commet.apps.study.build import Study, estimated_minutes, shows_image
 from commet.apps.study.db import StudyDB
 from commet.apps.study.export import participant_label, participant_status, response_records, to_csv, to_jsonl
 from commet.apps.study.flow import Position, position, question_count
 from commet.apps.study.panel import Ending, entry_link, kind_of
-from commet.apps.web import LoginThrottle, form_text, hash_password, throttled_check, verify_password
+from commet.apps.web import form_text
 from commet.engine.conversation import apply_branch_rules
 from commet.format.model import StoryTurn
 from commet.judges.base import Judge, JudgeRequest, Verdict
@@ -179,7 +180,7 @@ class Organiser:
 
     async def sign_in(self, password: str, client: str | None) -> tuple[bool, float]:
         """(whether ``password`` is the organiser's, 0), or (False, seconds to wait) when the throttle refuses; the
-        check runs off the event loop, counted before it starts (:func:`~commet.apps.web.throttled_check`)."""
+        check runs off the event loop, counted before it starts (:func:`~commet.apps.signin.throttled_check`)."""
         assert self.password_hash is not None
         right, wait = await throttled_check(self.throttle, "organiser", client,
                                             functools.partial(verify_password, password, self.password_hash))

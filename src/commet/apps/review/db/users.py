@@ -6,7 +6,8 @@ import sqlite3
 
 from commet.apps.review.db.connection import ReviewStoreBase, now
 from commet.apps.review.db.records import ReviewError, check_password, check_user_name
-from commet.apps.web import hash_password, normalise_name, revoke_sessions, unknown_user_hash, verify_password
+from commet.apps.signin import hash_password, unknown_user_hash, verify_password
+from commet.apps.web import normalise_name, revoke_sessions
 
 
 class ReviewUsers(ReviewStoreBase):

@@ -8,7 +8,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from commet.apps.review.pages import Review
-from commet.apps.web import check_csrf, client_address, csrf_token
+from commet.apps.signin import client_address
+from commet.apps.web import check_csrf, csrf_token
 
 router = APIRouter()
 

@@ -9,9 +9,10 @@ from typing import Annotated
 from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from commet.apps.signin import client_address
 from commet.apps.study.pages import Site, StudySite
 from commet.apps.study.services import MAX_LINKS_PER_REQUEST
-from commet.apps.web import check_csrf, client_address, csrf_token
+from commet.apps.web import check_csrf, csrf_token
 
 router = APIRouter()
 
