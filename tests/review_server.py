@@ -14,7 +14,7 @@ import uvicorn
 
 from commet.apps.review.app import create_app
 from commet.apps.review.db import ReviewDB
-from commet.apps.web import LoginThrottle
+from commet.apps.signin import LoginThrottle
 from commet.generation.llm.images import ImageModel
 from tests.browser_checks import DESKTOP, PHONE, check_page
 from tests.llm_gen_servers import small_png

@@ -23,7 +23,8 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from commet.apps.review.db import ReviewDB
-from commet.apps.web import LoginThrottle, csv_safe, normalise_name
+from commet.apps.signin import LoginThrottle
+from commet.apps.web import csv_safe, normalise_name
 from commet.cli import app as cli
 from tests.llm_gen_servers import small_png
 from tests.review_server import PASSWORD, running_app
@@ -279,9 +280,9 @@ def test_an_unknown_name_costs_one_scrypt_run_like_a_known_one(tmp_path: Path,
     unknown name's hash made once when the app starts."""
     import hashlib
 
-    from commet.apps import web
+    from commet.apps import signin
 
-    web.unknown_user_hash.cache_clear()
+    signin.unknown_user_hash.cache_clear()
     runs = [0]
     scrypt = hashlib.scrypt
 
@@ -289,7 +290,7 @@ def test_an_unknown_name_costs_one_scrypt_run_like_a_known_one(tmp_path: Path,
         runs[0] += 1
         return scrypt(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(web.hashlib, "scrypt", counted)
+    monkeypatch.setattr(signin.hashlib, "scrypt", counted)
     with running_app(tmp_path) as (base, _), httpx.Client(base_url=base) as client:
         work = {}
         for name, password in (("nobody", "guess 123"), ("nobody-else", PASSWORD), ("alice", "guess 123")):
@@ -393,7 +394,7 @@ def test_posts_from_another_site_are_refused(served: tuple[str, Path]) -> None:
         assert same.status_code == 303 and len(store.decisions("xss-1")) == 1
 
 
-FORMULAS = ["=HYPERLINK(\"http://evil.example\",\"x\")", "+1+1", "-2+3", "@SUM(A1:A2)", "\tlead", "\rlead"]
+FORMULAS = ["=HYPERLINK(\"http://evil.example\",\"x\")", "+1+1", "-2+3", "@SUM(A1:A2)", "\ttab lead", "\rcarriage return lead"]  # distinct: one filing each
 
 
 def test_csv_exports_escape_formula_cells(served: tuple[str, Path]) -> None:

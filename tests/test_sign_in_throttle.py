@@ -17,9 +17,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from commet.apps.review.app import create_app as create_review_app
+from commet.apps.signin import DEVICE_COOKIE, DEVICE_PREFIX, DeviceCookies, LoginThrottle
 from commet.apps.study.app import create_app as create_study_app
 from commet.apps.study.build import build_study
-from commet.apps.web import DEVICE_COOKIE, DEVICE_PREFIX, DeviceCookies, LoginThrottle
 from commet.format import Dataset, StoryTurn, Turn
 from tests.review_server import PASSWORD, running_app, serving, write_dataset
 from tests.test_review_security import attempt, client_at, csrf_of

@@ -24,11 +24,11 @@ from fastapi.testclient import TestClient
 from httpx import Response
 from playwright.sync_api import Browser, expect, sync_playwright
 
+from commet.apps.signin import LoginThrottle
 from commet.apps.study.app import SESSION_COOKIE as STUDY_COOKIE
 from commet.apps.study.app import create_app as create_study_app
 from commet.apps.study.build import ParticipantTexts, build_study, load_study
 from commet.apps.study.db import StudyDB
-from commet.apps.web import LoginThrottle
 from commet.format import Dataset, StoryTurn, Turn
 from tests.conftest import launch_chromium
 from tests.review_server import PASSWORD, VIEWPORTS, check, running_app, serving

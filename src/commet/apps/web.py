@@ -1,4 +1,4 @@
-"""What both web apps (expert review, human study) share: sessions, CSRF, origins, limits, passwords, exports.
+"""What both web apps (expert review, human study) share: sessions, CSRF, origins, limits, exports.
 
 * A signed-in session lives on the server, in a ``web_sessions`` table of the app's own SQLite
   file; the cookie holds only a random token (HttpOnly, SameSite=Lax) and the table only its
@@ -13,32 +13,29 @@
   reaches a route (:class:`SameOriginPosts`).
 * Names are compared in one normal form everywhere (:func:`normalise_name`: NFKC, stripped,
   casefolded), for sign-in and for its throttle alike.
-* Failed sign-ins are throttled per client address first, then per (name, client) with a capped
-  exponential backoff, and per name by a delay that never refuses (:class:`LoginThrottle`): a
-  guesser elsewhere never locks the owner out. A browser a reviewer signed in from holds a signed
-  device cookie for that name (:class:`DeviceCookies`), which exempts its sign-ins from its
-  address's block, so a guesser sharing the owner's address does not lock the owner out either.
-  The client address is used in memory for this only and never stored. Request headers are
+* Signing in (passwords, the sign-in throttle, device cookies, password checks off the event loop) is
+  :mod:`commet.apps.signin`, built on this module's signed cookies and store keys. Request headers are
   bounded (:class:`HeaderSizeLimit`, 431).
+* Cookies set over HTTPS are marked Secure (:class:`SecureCookiesOverHttps`); a store that fails under a
+  request (full disk, lock, damaged file) is a 503 page, not a server error (:func:`store_unavailable`).
 * Files are served only through :mod:`commet.apps.files` (one confinement function).
 * Uploaded pictures are decoded under a pixel limit (:func:`decode_picture`); a
   decompression bomb is refused with 413 before its pixels are allocated.
 * CSV and spreadsheet exports escape cells that a spreadsheet would run as a formula
   (:func:`csv_safe`, OWASP "CSV injection").
 * Request bodies are bounded (:class:`BodySizeLimit`) and requests can be rate-limited per
-  key (:class:`RateLimiter`). Passwords are hashed with scrypt and a random salt. Templates
-  autoescape, so story text can never inject markup.
+  key (:class:`RateLimiter`). Templates autoescape, so story text can never inject markup.
 """
 
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
 import hmac
 import io
 import ipaddress
 import json
+import logging
 import secrets
 import sqlite3
 import time
@@ -86,30 +83,6 @@ def form_text(value: str) -> str:
     place in an answer or a review and would reach exports, spreadsheets and terminals; bytes that were not
     UTF-8 arrive as U+FFFD (the form parser's replacement character), which is kept as the visible mark it is."""
     return value.replace("\r\n", "\n").replace("\r", "\n").translate(_CONTROLS).strip()
-
-
-def hash_password(password: str, *, salt: bytes | None = None) -> str:
-    salt = salt or secrets.token_bytes(16)
-    digest = hashlib.scrypt(password.encode(), salt=salt, n=2**14, r=8, p=1, dklen=32)
-    return f"scrypt${salt.hex()}${digest.hex()}"
-
-
-@functools.cache
-def unknown_user_hash() -> str:
-    """A password hash made once per process, verified against for a name that has no account: an unknown name
-    then costs one scrypt run, as a known one does (its time tells nothing about which names exist)."""
-    return hash_password(secrets.token_urlsafe(16))
-
-
-def verify_password(password: str, stored: str) -> bool:
-    try:
-        scheme, salt_hex, digest_hex = stored.split("$")
-    except ValueError:
-        return False
-    if scheme != "scrypt":
-        return False
-    candidate = hash_password(password, salt=bytes.fromhex(salt_hex)).split("$")[2]
-    return hmac.compare_digest(candidate, digest_hex)
 
 
 SESSION_SCHEMA = """
@@ -203,10 +176,11 @@ def _sid_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def revoke_sessions(db_path: str | Path, subject: str) -> int:
-    """Delete every session of ``subject`` (e.g. ``user:3`` after a password change); returns how many."""
-    with _session_db(Path(db_path)) as db:
-        return db.execute("DELETE FROM web_sessions WHERE subject = ?", (subject,)).rowcount
+def revoke_sessions(db: sqlite3.Connection, subject: str) -> int:
+    """Delete every session of ``subject`` (e.g. ``user:3`` after a password change) in ``db``'s open transaction,
+    the one that makes the change: a new password and the end of the old sessions commit together or not at all (a
+    crash between two transactions would leave a thief's session alive). Returns how many."""
+    return db.execute("DELETE FROM web_sessions WHERE subject = ?", (subject,)).rowcount
 
 
 @contextmanager
@@ -221,23 +195,23 @@ def _session_db(path: Path) -> Iterator[sqlite3.Connection]:
 
 
 
-def _encoded(value: object) -> str:
+def cookie_body(value: object) -> str:
     """``value`` as compact JSON in unpadded URL-safe base64: the body of a signed cookie."""
     return base64.urlsafe_b64encode(json.dumps(value, separators=(",", ":")).encode()).decode().rstrip("=")
 
 
-def _signature(key: bytes, context: str, body: str) -> str:
+def cookie_signature(key: bytes, context: str, body: str) -> str:
     """HMAC-SHA256 of a signed cookie's body under the store's key, bound to ``context`` (which cookie it is)."""
     digest = hmac.new(key, f"{context}|{body}".encode(), hashlib.sha256).digest()
     return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
 
-def _opened(key: bytes, context: str, value: str, max_chars: int) -> object:
+def opened_cookie(key: bytes, context: str, value: str, max_chars: int) -> object:
     """What a signed cookie's ``body.signature`` holds; None when it is malformed, too long, or its signature is not
     this store's for ``context`` (forged, altered, another store's or another cookie's)."""
     body, dot, signature = value.partition(".")
     if not dot or len(body) > max_chars + 8 or not hmac.compare_digest(
-            signature.encode(), _signature(key, context, body).encode()):
+            signature.encode(), cookie_signature(key, context, body).encode()):
         return None
     try:
         return json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
@@ -313,15 +287,15 @@ class Sessions:
         Values that would make the cookie too long are left out, the CSRF token last of all."""
         kept = dict(values)
         while True:
-            body = _encoded({"t": time.time(), "d": kept})
+            body = cookie_body({"t": time.time(), "d": kept})
             if len(body) <= MAX_SIGNED_CHARS or not kept:
                 break
             kept.pop(next((k for k in kept if k != "csrf"), "csrf"))
-        return f"{SIGNED_PREFIX}{body}.{_signature(self._key, self.cookie, body)}"
+        return f"{SIGNED_PREFIX}{body}.{cookie_signature(self._key, self.cookie, body)}"
 
     def _unsigned(self, value: str) -> dict[str, str]:
         """The values of an anonymous session's cookie; {} when it is forged, altered or too old."""
-        saved = _opened(self._key, self.cookie, value.removeprefix(SIGNED_PREFIX), MAX_SIGNED_CHARS)
+        saved = opened_cookie(self._key, self.cookie, value.removeprefix(SIGNED_PREFIX), MAX_SIGNED_CHARS)
         if not isinstance(saved, dict):
             return {}
         try:
@@ -351,72 +325,6 @@ class Sessions:
         """Sign out: the row is deleted (a copied cookie is dead too) and the cookie removed."""
         self.drop(data)
         response.delete_cookie(self.cookie)
-
-
-DEVICE_COOKIE = "commet_device"  # the review app's; sent with its sign-in form only (path /login)
-DEVICE_MAX_AGE_S = 180 * 24 * 3600
-#: how a device cookie's value begins (its format's version): its entries and their signature follow
-DEVICE_PREFIX = "d1."
-#: the most names one browser's device cookie holds (reviewers sharing it), the most recently signed-in kept
-MAX_DEVICE_NAMES = 8
-#: the most characters a device cookie's entries may take (browsers keep 4 KiB a cookie)
-MAX_DEVICE_CHARS = 2000
-
-
-class DeviceCookies:
-    """Device cookies (OWASP "Slow Down Online Guessing Attacks with Device Cookies"): proof that this browser
-    signed in as a name before, so that its sign-ins are not refused for its address's failures.
-
-    After each successful sign-in the browser gets one cookie (HttpOnly, SameSite=Strict, Secure when the
-    sessions' cookie is, sent to the sign-in form's path only, kept ``max_age_s``) listing, for up to
-    ``MAX_DEVICE_NAMES`` names, the normalised name, when it was issued and a random device id, signed with
-    HMAC-SHA256 under a key of the store's own (``web_keys``, purpose ``device``). A sign-in again replaces that
-    name's entry with a new id. An entry counts only for its own name, only unaltered, under this store's key
-    and within ``max_age_s`` of its issue; what it is worth is decided by :class:`LoginThrottle` (its failures
-    are counted per device and it stops counting after a few). Nothing is kept on the server."""
-
-    def __init__(self, db_path: str | Path, *, secure: bool = False, max_age_s: int = DEVICE_MAX_AGE_S,
-                 cookie: str = DEVICE_COOKIE, path: str = "/login", clock: Callable[[], float] = time.time):
-        self.cookie, self.secure, self.max_age_s, self.path, self.clock = cookie, secure, max_age_s, path, clock
-        self._key = store_key(Path(db_path), "device")
-
-    def entries(self, request: Request) -> list[tuple[str, int, str]]:
-        """The valid entries of the request's device cookie: (normalised name, issued at, device id), newest
-        first; [] when it is missing, forged, altered or signed under another store's key."""
-        value = request.cookies.get(self.cookie, "")
-        if not value.startswith(DEVICE_PREFIX):
-            return []
-        listed = _opened(self._key, f"device|{self.cookie}", value.removeprefix(DEVICE_PREFIX), MAX_DEVICE_CHARS)
-        now, found = self.clock(), []
-        for entry in listed if isinstance(listed, list) else []:
-            if isinstance(entry, list) and len(entry) == 3:
-                name, issued, device = entry
-                if isinstance(name, str) and isinstance(issued, int) and isinstance(device, str) and \
-                        -60 <= now - issued < self.max_age_s:
-                    found.append((name, issued, device))
-        return found[:MAX_DEVICE_NAMES]
-
-    def device(self, request: Request, name: str) -> str | None:
-        """The id of the request's device cookie entry for ``name`` (any spelling), or None."""
-        key = normalise_name(name)
-        return next((device for entry_name, _, device in self.entries(request) if entry_name == key), None)
-
-    def issue(self, request: Request, response: Response, name: str) -> None:
-        """After ``name`` signed in: the cookie again, with a new entry for the name first (the request's other
-        valid entries kept after it, the oldest dropped beyond ``MAX_DEVICE_NAMES`` or ``MAX_DEVICE_CHARS``)."""
-        key = normalise_name(name)
-        entries = [(key, int(self.clock()), secrets.token_urlsafe(16)),
-                   *(entry for entry in self.entries(request) if entry[0] != key)][:MAX_DEVICE_NAMES]
-        while True:
-            body = _encoded(entries)
-            if len(body) <= MAX_DEVICE_CHARS or len(entries) == 1:
-                break
-            entries.pop()
-        if len(body) > MAX_DEVICE_CHARS:
-            return  # a name too long to keep (NFKC can lengthen one): no exemption, nothing else lost
-        signed = f"{DEVICE_PREFIX}{body}.{_signature(self._key, f'device|{self.cookie}', body)}"
-        response.set_cookie(self.cookie, signed, max_age=self.max_age_s,
-                            path=self.path, httponly=True, samesite="strict", secure=self.secure)
 
 
 def csrf_token(session: dict[str, str]) -> str:
@@ -549,14 +457,66 @@ class HeaderSizeLimit:
         await self.app(scope, receive, send)
 
 
+class SecureCookiesOverHttps:
+    """ASGI middleware: every cookie set in the answer to a request that came over HTTPS is marked ``Secure``.
+
+    Behind a TLS-terminating proxy whose ``X-Forwarded-Proto`` the server believes (``--forwarded-allow-ips``), the
+    request's scheme is https; its session and device cookies must then never travel over plain HTTP, whether or
+    not the operator also passed ``--secure-cookies`` (which marks them on every request)."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("scheme") != "https":
+            await self.app(scope, receive, send)
+            return
+
+        async def secured(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [
+                    (key, value + b"; Secure") if key.lower() == b"set-cookie" and not _marked_secure(value)
+                    else (key, value) for key, value in message.get("headers", [])]}
+            await send(message)
+
+        await self.app(scope, receive, secured)
+
+
+def _marked_secure(set_cookie: bytes) -> bool:
+    return any(part.strip().lower() == b"secure" for part in set_cookie.split(b";")[1:])
+
+
+#: SQLite's words for a store that cannot be used right now, and what a visitor is told of each
+_STORE_TROUBLE = {"disk is full": "its disk is full", "disk i/o error": "it could not read or write its data; a "
+                  "full disk does this too", "is locked": "its data is busy in another program",
+                  "readonly": "its data cannot be written", "unable to open": "its data cannot be opened",
+                  "malformed": "its data is damaged", "not a database": "its data is damaged"}
+
+
+def store_unavailable(exc: sqlite3.DatabaseError) -> StarletteHTTPException:
+    """The 503 (with ``Retry-After``) a request gets when the app's SQLite store fails under it: a full disk, an I/O
+    error, a lock held past the timeout, a read-only or damaged file. SQLite rolled the write back, so nothing was
+    saved and the store is as it was; the visitor is told so instead of a bare "Internal Server Error", and the
+    server's log gets one line (no traceback, nothing from the request). Any other error is raised again."""
+    message = str(exc).lower()
+    why = next((text for words, text in _STORE_TROUBLE.items() if words in message), None)
+    if why is None:
+        raise exc
+    logging.getLogger("uvicorn.error").error("the app's SQLite store failed: %s (answered 503; nothing saved)", exc)
+    return StarletteHTTPException(503, headers={"Retry-After": "60"}, detail=(
+        f"The server cannot save anything right now ({why}). Nothing was saved. Go back to keep what you typed, "
+        "and try again in a few minutes."))
+
+
 def guarded_app(title: str, max_body_bytes: int, **options: Any) -> FastAPI:
     """A FastAPI app behind this layer's guards: no API docs, headers over their limits refused (431), bodies over
-    ``max_body_bytes`` refused, POSTs from other origins refused, HEAD answered as GET (outermost, so every layer
-    below sees a GET)."""
+    ``max_body_bytes`` refused, POSTs from other origins refused, HEAD answered as GET (so every layer below sees a
+    GET), cookies set over HTTPS marked Secure."""
     app = FastAPI(title=title, docs_url=None, redoc_url=None, openapi_url=None, **options)
     app.add_middleware(BodySizeLimit, max_bytes=max_body_bytes)
     app.add_middleware(SameOriginPosts)
     app.add_middleware(HeadAsGet)
+    app.add_middleware(SecureCookiesOverHttps)
     app.add_middleware(HeaderSizeLimit)
     return app
 
@@ -608,147 +568,6 @@ class RateLimiter:
         """Count an event, or refuse it (429) while ``key`` is over its limit."""
         if self.wait_s(key):
             raise HTTPException(status_code=429, detail="too many requests; slow down")
-
-
-@dataclass
-class _Failures:
-    count: int
-    last: float
-
-
-class LoginThrottle:
-    """Failed sign-ins counted three ways, so that guessing is slow and the owner is never locked out.
-
-    * **Per client address, whatever the name** (first): at most ``address_limit`` failures (default
-      ``4 * free``) in any ``address_window_s``; past that, every attempt from the address is refused until
-      the oldest failure leaves the window. Guessing one password over 40 names (spraying) counts here.
-    * **Per (normalised name, address)**: the first ``free`` failures cost nothing; after that each attempt
-      must wait ``base_s * 2 ** (failures - free)`` seconds since the last failure, at most ``max_delay_s``.
-    * **Per name, whatever the address** (a botnet, or forged proxy headers where a proxy is trusted): after
-      ``account_free`` failures (default ``4 * free``) each attempt on the name is *delayed* by the same
-      backoff (:meth:`delay_s`, the server waits before it answers) and never refused, so guesses from many
-      addresses are slowed while the owner, with the right password, still gets in.
-
-    Refusals (:meth:`wait_s`) come only from the first two, both tied to the guesser's own address. A success
-    clears the pair and the name; entries are forgotten ``forget_s`` after their last failure. Addresses and
-    names are held in memory only (at most ``max_keys`` of each kind, oldest dropped first).
-
-    **Device cookies** (:class:`DeviceCookies`): an attempt that presents a valid device cookie entry for that
-    very name (its ``device`` id) is exempt from the address's block, so the owner sharing a guesser's address
-    (a NAT, a proxy, an ``ssh -L`` tunnel) still gets in from a browser it signed in from before. Its failures
-    count for the pair and the name as any others, and for that device instead of the address; after
-    ``device_free`` failures the device id is exempt no more until the process restarts (a copied or stolen
-    cookie is worth that many guesses), and its attempts are blocked and counted with its address's like any
-    other. Worn-out device ids are held in memory (at most ``max_keys``); a success issues a new id
-    (:meth:`DeviceCookies.issue`), which starts again.
-    """
-
-    def __init__(self, *, free: int = 5, base_s: float = 1.0, max_delay_s: float = 30.0, forget_s: float = 900.0,
-                 max_keys: int = 50_000, clock: Callable[[], float] = time.monotonic, account_free: int | None = None,
-                 address_limit: int | None = None, address_window_s: float = 900.0, device_free: int = 5):
-        self.free, self.base_s, self.max_delay_s, self.forget_s = free, base_s, max_delay_s, forget_s
-        self.account_free = 4 * free if account_free is None else account_free
-        self.address_limit = 4 * free if address_limit is None else address_limit
-        self.address_window_s = address_window_s
-        self.max_keys = max_keys
-        self.clock = clock
-        self.failures: OrderedDict[tuple[str, str], _Failures] = OrderedDict()
-        self.accounts: OrderedDict[str, _Failures] = OrderedDict()
-        self.addresses: OrderedDict[str, deque[float]] = OrderedDict()
-        self.device_free = device_free
-        self.devices: OrderedDict[tuple[str, str], _Failures] = OrderedDict()
-        #: device ids worn out by ``device_free`` failures, apart from the counts: pushing one out of this table takes
-        #: ``max_keys`` other worn-out ids (that many times ``device_free`` failures), not any ``max_keys`` attempts
-        self.worn: OrderedDict[tuple[str, str], None] = OrderedDict()
-
-    @staticmethod
-    def key(name: str, client: str | None) -> tuple[str, str]:
-        return normalise_name(name), client or "-"
-
-    def trusted(self, name: str, device: str | None) -> bool:
-        """Whether ``device`` (the id of a valid device cookie entry for ``name``, None without one) still exempts
-        its attempts on ``name`` from the address's block: it failed fewer than ``device_free`` times."""
-        if device is None or (normalise_name(name), device) in self.worn:
-            return False
-        entry = self.devices.get((normalise_name(name), device))
-        return entry is None or entry.count < self.device_free
-
-    def wait_s(self, name: str, client: str | None, device: str | None = None) -> float:
-        """Seconds before this (name, client) may try again; 0 when it may try now (then :meth:`delay_s` applies).
-        ``device``: the id of the attempt's valid device cookie entry for ``name``, which, while
-        :meth:`trusted`, lifts the address's block (the pair's backoff stays)."""
-        pair = self._wait(self.failures, self.key(name, client), self.free)
-        return pair if self.trusted(name, device) else max(self._address_wait(client or "-"), pair)
-
-    def delay_s(self, name: str) -> float:
-        """Seconds the server waits before answering an attempt on ``name`` (right password or wrong): the
-        per-name backoff, which slows guesses from everywhere and never refuses the owner."""
-        return self._wait(self.accounts, normalise_name(name), self.account_free, since_last=False)
-
-    def _address_wait(self, client: str) -> float:
-        times = self.addresses.get(client)
-        if not times:
-            return 0.0
-        now = self.clock()
-        while times and now - times[0] >= self.address_window_s:
-            times.popleft()
-        if len(times) < self.address_limit:
-            return 0.0
-        return self.address_window_s - (now - times[0])
-
-    def _wait(self, table: OrderedDict[Any, _Failures], key: object, free: int, *, since_last: bool = True) -> float:
-        entry = table.get(key)
-        if entry is None:
-            return 0.0
-        elapsed = self.clock() - entry.last
-        if elapsed > self.forget_s:
-            del table[key]
-            return 0.0
-        if entry.count < free:
-            return 0.0
-        delay = min(self.max_delay_s, self.base_s * 2.0 ** (entry.count - free))
-        return max(0.0, delay - elapsed) if since_last else delay
-
-    def failed(self, name: str, client: str | None, device: str | None = None) -> None:
-        """A wrong password: counted for the pair and the name, and for the address, or, when the attempt came
-        with a :meth:`trusted` device, for that device instead."""
-        trusted = self.trusted(name, device)
-        self._count(self.failures, self.key(name, client))
-        self._count(self.accounts, normalise_name(name))
-        if trusted and device is not None:
-            key = (normalise_name(name), device)
-            self._count(self.devices, key)
-            if self.devices[key].count >= self.device_free:
-                self.worn[key] = None
-                while len(self.worn) > self.max_keys:
-                    self.worn.popitem(last=False)
-            return
-        times = self.addresses.pop(client or "-", None) or deque()
-        times.append(self.clock())
-        while len(times) > self.address_limit:
-            times.popleft()
-        self.addresses[client or "-"] = times
-        while len(self.addresses) > self.max_keys:
-            self.addresses.popitem(last=False)
-
-    def _count(self, table: OrderedDict[Any, _Failures], key: object) -> None:
-        entry = table.pop(key, None)
-        table[key] = _Failures((entry.count if entry else 0) + 1, self.clock())
-        while len(table) > self.max_keys:
-            table.popitem(last=False)
-
-    def succeeded(self, name: str, client: str | None) -> None:
-        """A right password: the pair and the name start again (the address's failures stay, as they happened)."""
-        self.failures.pop(self.key(name, client), None)
-        self.accounts.pop(normalise_name(name), None)
-
-
-def client_address(request: Request) -> str | None:
-    """The peer address, for the sign-in throttle only (never logged or stored).
-
-    The server (``serve_web_app``) reads ``X-Forwarded-For`` only from the proxies ``--forwarded-allow-ips``
-    names; otherwise this is the TCP peer, whatever headers the request carries."""
-    return request.client.host if request.client else None
 
 
 #: Host names a server bound to a loopback or wildcard address is reached by on this machine.
@@ -894,4 +713,9 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "same-origin",
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
                                "script-src 'self'; form-action 'self'; frame-ancestors 'none'",
+    # no other origin may embed an answer (a picture, a style sheet): a page on another port of the same host is the
+    # same site, so its browser sends the session cookie, and a picture that loads would tell it who is signed in
+    "Cross-Origin-Resource-Policy": "same-origin",
+    # a window of another origin that opened the app (or that the app opened) gets no handle on it
+    "Cross-Origin-Opener-Policy": "same-origin",
 }

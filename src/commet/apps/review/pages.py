@@ -8,6 +8,7 @@ the app's one state object (``Depends(review_app)``).
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -34,15 +35,16 @@ from commet.apps.review.db import (
 from commet.apps.review.display import item_segment
 from commet.apps.review.merge import FieldMerge, word_diff
 from commet.apps.review.services import Accounts, Exports, ItemList, ItemView, Pictures, TextEdits
+from commet.apps.signin import DeviceCookies
 from commet.apps.web import (
     SECURITY_HEADERS,
-    DeviceCookies,
     RateLimiter,
     Sessions,
     check_csrf,
     csrf_token,
     form_text,
     malformed_request,
+    store_unavailable,
     templates,
 )
 from commet.errors import CommetError
@@ -237,6 +239,11 @@ class ReviewPages:
         @app.exception_handler(UnknownRevision)
         async def unknown_revision(request: Request, exc: UnknownRevision) -> Response:
             page: Response = await error_page(request, StarletteHTTPException(400, f"{exc}; reload the item."))
+            return page
+
+        @app.exception_handler(sqlite3.DatabaseError)
+        async def store_failed(request: Request, exc: sqlite3.DatabaseError) -> Response:
+            page: Response = await error_page(request, store_unavailable(exc))
             return page
 
         @app.exception_handler(StoreError)

@@ -9,6 +9,7 @@ the item moved on), or an outcome the router tells apart (:class:`EditConflict`)
 
 from __future__ import annotations
 
+import functools
 import io
 import tempfile
 import zipfile
@@ -36,7 +37,8 @@ from commet.apps.review.db import (
 )
 from commet.apps.review.display import feedback_lines
 from commet.apps.review.merge import FieldKey, FieldMerge, merge_fields, merged_with, turn_values, values_at
-from commet.apps.web import MAX_UPLOAD_PIXELS, LoginThrottle, decode_picture
+from commet.apps.signin import LoginThrottle, password_check, throttled_check
+from commet.apps.web import MAX_UPLOAD_PIXELS, decode_picture
 from commet.format.dataset import Dataset
 from commet.format.model import StoryTurn
 from commet.format.pipe import format_feedback, parse_feedback
@@ -71,23 +73,26 @@ class Accounts:
         self.store = store
         self.throttle = throttle
 
-    def sign_in(self, name: str, password: str, client: str | None, device: str | None = None) -> SignIn:
-        """Check the password unless the throttle refuses first. ``device``: the id of the browser's valid device
-        cookie entry for this name (it signed in as this name before), which the throttle exempts from the
-        address's block and counts failures for (:class:`~commet.apps.web.LoginThrottle`)."""
-        wait = self.throttle.wait_s(name, client, device)
-        if wait > 0:
-            return SignIn(None, wait)
-        uid = self.store.authenticate(name, password)
-        if uid is None:
-            self.throttle.failed(name, client, device)
-        else:
-            self.throttle.succeeded(name, client)
-        return SignIn(uid)
+    async def sign_in(self, name: str, password: str, client: str | None, device: str | None = None) -> SignIn:
+        """Check the password unless the throttle refuses first; the check (scrypt) runs off the event loop, counted
+        by the throttle before it starts (:func:`~commet.apps.signin.throttled_check`). ``device``: the id of the
+        browser's valid device cookie entry for this name (it signed in as this name before), which the throttle
+        exempts from the address's block and counts failures for (:class:`~commet.apps.signin.LoginThrottle`)."""
+        uid, wait = await throttled_check(self.throttle, name, client,
+                                          functools.partial(self.store.authenticate, name, password), device)
+        return SignIn(uid, wait)
 
-    def change_password(self, user_id: int, name: str, current: str, new: str, again: str) -> str | None:
-        """Why the password was not changed, or None once it is (every session of the reviewer is revoked)."""
-        if not self.store.verify(user_id, current):
+    async def change_password(self, user_id: int, name: str, current: str, new: str, again: str,
+                              client: str | None) -> str | None:
+        """Why the password was not changed, or None once it is (every session of the reviewer is revoked).
+
+        The current password is checked as a sign-in is, under the same throttle (a stolen session is no way to
+        guess it faster), and off the event loop, as is hashing the new one."""
+        right, wait = await throttled_check(self.throttle, name, client,
+                                            functools.partial(self.store.verify, user_id, current))
+        if wait > 0:
+            return f"Too many wrong passwords from here or for this name; try again in {int(wait) + 1} s."
+        if not right:
             return "The current password is wrong; nothing changed."
         try:
             check_password(new)  # the length first: typing it again would not help
@@ -96,7 +101,7 @@ class Accounts:
         if new != again:
             return "The two new passwords differ; nothing changed."
         try:
-            self.store.set_password(name, new)  # revokes every session of this reviewer, this one included
+            await password_check(self.store.set_password, name, new)  # revokes every session of this reviewer
         except ReviewError as exc:
             return f"{exc}; nothing changed."
         return None

@@ -33,6 +33,7 @@ from commet.apps.web import (
     csrf_token,
     csrf_valid,
     malformed_request,
+    store_unavailable,
 )
 from commet.format.dataset import Dataset
 
@@ -148,8 +149,15 @@ class StudyPages:
                                        else None)
                 response.headers["Retry-After"] = "60"
                 return response
-            return self.render(request, "message.html", status=exc.status_code, heading="Sorry",
-                               message=str(exc.detail) if exc.status_code != 404 else "This page does not exist.")
+            response = self.render(request, "message.html", status=exc.status_code, heading="Sorry",
+                                   message=str(exc.detail) if exc.status_code != 404 else "This page does not exist.")
+            response.headers.update(exc.headers or {})
+            return response
+
+        @app.exception_handler(sqlite3.DatabaseError)
+        async def store_failed(request: Request, exc: sqlite3.DatabaseError) -> Response:
+            page: Response = await error_page(request, store_unavailable(exc))
+            return page
 
         @app.exception_handler(RequestValidationError)
         async def malformed(request: Request, exc: RequestValidationError) -> Response:

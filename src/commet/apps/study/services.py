@@ -8,16 +8,18 @@ organiser's side (the password, the dashboard's figures, new links, the exports)
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import sqlite3
 from typing import Any
 
+from commet.apps.signin import LoginThrottle, hash_password, throttled_check, verify_password
 from commet.apps.study.build import Study, estimated_minutes, shows_image
 from commet.apps.study.db import StudyDB
 from commet.apps.study.export import participant_label, participant_status, response_records, to_csv, to_jsonl
 from commet.apps.study.flow import Position, position, question_count
 from commet.apps.study.panel import Ending, entry_link, kind_of
-from commet.apps.web import LoginThrottle, form_text, hash_password, verify_password
+from commet.apps.web import form_text
 from commet.engine.conversation import apply_branch_rules
 from commet.format.model import StoryTurn
 from commet.judges.base import Judge, JudgeRequest, Verdict
@@ -141,6 +143,17 @@ class Participation:
             self.db.save_draft(row["token"], now.storyturn.id, now.current.index, typed(response)[:MAX_ANSWER_CHARS])
 
 
+def organiser_subject(secret: str, password: str | None) -> str:
+    """The ``subject`` of organiser sessions opened with ``password``, kept in the store's ``web_sessions`` table: the
+    same for the same password (a restart keeps the sessions), another for another (they are revoked). Derived with
+    scrypt, as passwords are hashed, salted with the store's own secret: the store's file, which holds that secret,
+    gives a guesser no faster check of the password than the password hash would."""
+    if not password:
+        return "organiser:off"  # no organiser page: every organiser session is revoked
+    digest = hashlib.scrypt(password.encode(), salt=secret.encode(), n=2**14, r=8, p=1, dklen=12)
+    return f"organiser:{digest.hex()}"
+
+
 class Organiser:
     """The organiser's side: the password (off without one), the dashboard, new links and the exports.
 
@@ -154,8 +167,7 @@ class Organiser:
         self.db = db
         self.throttle = throttle
         self.password_hash = hash_password(password) if password else None
-        self.subject = "organiser:" + hashlib.sha256(
-            f"{db.session_secret()}\n{password or ''}".encode()).hexdigest()[:24]
+        self.subject = organiser_subject(db.session_secret(), password)
         db.revoke_other_organiser_sessions(self.subject)
 
     @property
@@ -166,13 +178,13 @@ class Organiser:
         """How long the organiser must wait before trying a password again from ``client``."""
         return self.throttle.wait_s("organiser", client)
 
-    def sign_in(self, password: str, client: str | None) -> bool:
+    async def sign_in(self, password: str, client: str | None) -> tuple[bool, float]:
+        """(whether ``password`` is the organiser's, 0), or (False, seconds to wait) when the throttle refuses; the
+        check runs off the event loop, counted before it starts (:func:`~commet.apps.signin.throttled_check`)."""
         assert self.password_hash is not None
-        if not verify_password(password, self.password_hash):
-            self.throttle.failed("organiser", client)
-            return False
-        self.throttle.succeeded("organiser", client)
-        return True
+        right, wait = await throttled_check(self.throttle, "organiser", client,
+                                            functools.partial(verify_password, password, self.password_hash))
+        return bool(right), wait
 
     def dashboard(self, base: str, new_links: list[str] | None) -> dict[str, Any]:
         """The organiser page's values: each participant, each questionnaire, the totals, links just made."""

@@ -25,15 +25,22 @@ class ReviewDecisions(ReviewPictures):
     form carried, so it stands on the pictures)."""
 
     def file_error(self, item_id: str, user_id: int, category: str, note: str, *, picture_id: int | None = None,
-                   seen_revision: int | None = None) -> None:
+                   seen_revision: int | None = None) -> bool:
+        """File an error on the current revision; False (nothing added) when this reviewer already filed this very
+        error (category, picture and note) on it: a form sent twice (a double click, a resent page) counts once."""
         if category not in ERROR_CATEGORIES:
             raise ReviewError(f"unknown error category {category!r}")
         if category in IMAGE_ERRORS and picture_id is None:
             raise ReviewError("a picture error needs the picture it is about")
         with self.transaction(item_id, seen_revision) as db:
             revision = db.execute("SELECT revision FROM items WHERE id = ?", (item_id,)).fetchone()[0]
+            if db.execute("SELECT 1 FROM error_filings WHERE item_id = ? AND revision = ? AND user_id = ? AND "
+                          "category = ? AND note = ? AND picture_id IS ?",
+                          (item_id, revision, user_id, category, note, picture_id)).fetchone():
+                return False
             db.execute("INSERT INTO error_filings (item_id, picture_id, revision, user_id, category, note, at) "
                        "VALUES (?, ?, ?, ?, ?, ?, ?)", (item_id, picture_id, revision, user_id, category, note, now()))
+        return True
 
     def errors(self, item_id: str) -> list[sqlite3.Row]:
         with self.connect() as db:
@@ -60,8 +67,10 @@ class ReviewDecisions(ReviewPictures):
                     self._record_checks(db, pictures[picture_id], user_id, given)
             if decision == "accept":
                 refused = self._accept_blockers(db, item_id, user_id, list(pictures.values()))
-            if not refused:
-                revision = db.execute("SELECT revision FROM items WHERE id = ?", (item_id,)).fetchone()[0]
+            revision = db.execute("SELECT revision FROM items WHERE id = ?", (item_id,)).fetchone()[0]
+            latest = db.execute("SELECT decision, note FROM decisions WHERE item_id = ? AND user_id = ? AND revision = ? "
+                                "ORDER BY id DESC LIMIT 1", (item_id, user_id, revision)).fetchone()
+            if not refused and (latest is None or tuple(latest) != (decision, note)):  # a form sent twice counts once
                 db.execute("INSERT INTO decisions (item_id, user_id, revision, decision, note, at) "
                            "VALUES (?, ?, ?, ?, ?, ?)", (item_id, user_id, revision, decision, note, now()))
         if refused:

@@ -93,10 +93,14 @@ class ReviewPictures(ReviewStoreBase):
         return True
 
     def mark_for_regeneration(self, picture_id: int, user_id: int, note: str, *, seen_revision: int | None = None) -> None:
+        """Mark the picture for regeneration; this reviewer's open mark with the same note is not made twice (a form
+        sent twice)."""
         picture = self.picture(picture_id)
         with self.transaction(picture.item_id, seen_revision) as db:
-            db.execute("INSERT INTO regen_requests (picture_id, user_id, note, at) VALUES (?, ?, ?, ?)",
-                       (picture_id, user_id, note, now()))
+            if not db.execute("SELECT 1 FROM regen_requests WHERE picture_id = ? AND user_id = ? AND note = ? AND "
+                              "done_picture_id IS NULL", (picture_id, user_id, note)).fetchone():
+                db.execute("INSERT INTO regen_requests (picture_id, user_id, note, at) VALUES (?, ?, ?, ?)",
+                           (picture_id, user_id, note, now()))
 
     def withdraw_regeneration(self, picture_id: int, user_id: int, *, seen_revision: int | None = None) -> int:
         """Close this reviewer's open marks on the picture (kept as it is); returns how many."""

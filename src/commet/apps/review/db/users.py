@@ -6,7 +6,8 @@ import sqlite3
 
 from commet.apps.review.db.connection import ReviewStoreBase, now
 from commet.apps.review.db.records import ReviewError, check_password, check_user_name
-from commet.apps.web import hash_password, normalise_name, revoke_sessions, unknown_user_hash, verify_password
+from commet.apps.signin import hash_password, unknown_user_hash, verify_password
+from commet.apps.web import normalise_name, revoke_sessions
 
 
 class ReviewUsers(ReviewStoreBase):
@@ -31,7 +32,7 @@ class ReviewUsers(ReviewStoreBase):
             if row is None:
                 raise ReviewError(f"no user {name!r}")
             db.execute("UPDATE users SET password_hash = ? WHERE id = ?", (hash_password(password), row["id"]))
-        revoke_sessions(self.path, f"user:{row['id']}")
+            revoke_sessions(db, f"user:{row['id']}")  # in the same transaction: both happen or neither
         return int(row["id"])
 
     def authenticate(self, name: str, password: str) -> int | None:

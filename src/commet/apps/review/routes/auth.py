@@ -8,7 +8,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from commet.apps.review.pages import Review
-from commet.apps.web import check_csrf, client_address, csrf_token
+from commet.apps.signin import client_address
+from commet.apps.web import check_csrf, csrf_token
 
 router = APIRouter()
 
@@ -27,8 +28,8 @@ async def login(request: Request, review: Review) -> Response:
     check_csrf(session, token if isinstance(token, str) else None)
     name = str(form.get("name", ""))[:64]
     await asyncio.sleep(review.accounts.throttle.delay_s(name))  # a name guessed from everywhere: slowed, not locked
-    answer = review.accounts.sign_in(name, str(form.get("password", ""))[:1024], client_address(request),
-                                     pages.devices.device(request, name))
+    answer = await review.accounts.sign_in(name, str(form.get("password", ""))[:1024], client_address(request),
+                                           pages.devices.device(request, name))
     if answer.wait_s > 0:
         session["flash"] = f"Too many failed sign-ins from here or for this name; try again in {int(answer.wait_s) + 1} s."
         return pages.render(request, session, "login.html", status_code=429)
@@ -60,8 +61,9 @@ def account_page(request: Request, review: Review) -> Response:
 async def change_password(request: Request, review: Review) -> Response:
     pages = review.pages
     session, uid, name, form = await pages.posted(request)
-    refused = review.accounts.change_password(uid, name, str(form.get("current", ""))[:1024],
-                                              str(form.get("new", ""))[:1024], str(form.get("again", ""))[:1024])
+    refused = await review.accounts.change_password(uid, name, str(form.get("current", ""))[:1024],
+                                                    str(form.get("new", ""))[:1024], str(form.get("again", ""))[:1024],
+                                                    client_address(request))
     if refused is not None:
         return pages.back(session, "/account", refused)
     fresh: dict[str, str] = {"subject": f"user:{uid}"}

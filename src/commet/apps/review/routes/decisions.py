@@ -27,13 +27,15 @@ async def file_error(request: Request, review: Review, item_id: str) -> Response
     if picture_id is not None:
         pages.own_picture(item_id, picture_id)
     try:
-        review.store.file_error(item_id, uid, text(form, "category"), text(form, "note"), picture_id=picture_id,
-                                seen_revision=number(form, "revision"))
+        filed = review.store.file_error(item_id, uid, text(form, "category"), text(form, "note"), picture_id=picture_id,
+                                        seen_revision=number(form, "revision"))
     except StaleRevision as exc:
         return pages.conflict(request, session, name, exc)
     except ReviewError as exc:
         return pages.refuse(session, item_url(item_id, "file-error"), f"Not filed: {exc}.", form, at="file-error")
-    return pages.back(session, item_url(item_id, "file-error"), "Error filed.", at="file-error")
+    return pages.back(session, item_url(item_id, "file-error"), "Error filed." if filed else
+                      "Already filed: you filed this very error on this revision (the form was sent twice).",
+                      at="file-error")
 
 
 @router.post("/items/{item_id}/decision")

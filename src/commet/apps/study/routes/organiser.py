@@ -9,9 +9,10 @@ from typing import Annotated
 from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from commet.apps.signin import client_address
 from commet.apps.study.pages import Site, StudySite
 from commet.apps.study.services import MAX_LINKS_PER_REQUEST
-from commet.apps.web import check_csrf, client_address, csrf_token
+from commet.apps.web import check_csrf, csrf_token
 
 router = APIRouter()
 
@@ -40,13 +41,13 @@ async def login(request: Request, site: Site, password: Annotated[str, Form()] =
     session = pages.sessions.load(request)
     check_csrf(session, csrf)
     client = client_address(request)
-    wait = site.organiser.wait_s(client)
-    if wait <= 0:  # guessed from everywhere: every attempt slowed, the right password still let in
+    if site.organiser.wait_s(client) <= 0:  # guessed from everywhere: every attempt slowed, the right password let in
         await asyncio.sleep(site.organiser.throttle.delay_s("organiser"))
+    right, wait = await site.organiser.sign_in(password, client)
     if wait > 0:
         return pages.render(request, "login.html", session, status=429, csrf=csrf_token(session),
                             error=f"Too many wrong passwords; try again in {int(wait) + 1} seconds.")
-    if not site.organiser.sign_in(password, client):
+    if not right:
         return pages.render(request, "login.html", session, status=401, csrf=csrf_token(session),
                             error="Wrong password.")
     pages.sessions.drop(session)

@@ -11,10 +11,11 @@ from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from commet.apps.files import static_file
+from commet.apps.signin import client_address
 from commet.apps.study.pages import STATIC_DIR, Site
 from commet.apps.study.panel import Ending, PanelIdError, PanelIds, panel_ids, previewing
 from commet.apps.study.services import MAX_ANSWER_CHARS, typed
-from commet.apps.web import client_address, csrf_token, csrf_valid
+from commet.apps.web import csrf_token, csrf_valid
 
 router = APIRouter()
 
