@@ -25,8 +25,8 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 import commet
+from commet.apps.guards import AllowedHosts, host_name
 from commet.apps.signin import LoginThrottle
-from commet.apps.web import AllowedHosts, host_name
 from tests.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.review_server import PASSWORD, write_dataset
 

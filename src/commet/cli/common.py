@@ -444,7 +444,7 @@ def serve_web_app(web: ASGIApp, host: str, port: int, announce: Callable[[str], 
 
     import uvicorn
 
-    from commet.apps.web import AllowedHosts, HostAllowList
+    from commet.apps.guards import AllowedHosts, HostAllowList
 
     extra = [name for name in (allowed_hosts or "").split(",") if name.strip()]
     guarded = HostAllowList(web, AllowedHosts.for_server(host, extra))

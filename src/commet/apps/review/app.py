@@ -29,12 +29,13 @@ from pathlib import Path
 
 from fastapi import FastAPI
 
+from commet.apps.guards import guarded_app
 from commet.apps.review.db import ReviewDB
 from commet.apps.review.pages import NotSignedIn, ReviewApp, ReviewPages, review_templates
 from commet.apps.review.routes import auth, decisions, exports, items, pictures, statistics
 from commet.apps.review.services import Accounts, Exports, ItemList, ItemView, Pictures, TextEdits
 from commet.apps.signin import LoginThrottle, unknown_user_hash
-from commet.apps.web import MAX_UPLOAD_PIXELS, Sessions, guarded_app
+from commet.apps.web import MAX_UPLOAD_PIXELS, Sessions
 from commet.format.dataset import Dataset
 from commet.generation.llm.images import ImageModel
 from commet.sources.loading import load_dataset

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from fastapi import FastAPI
 
+from commet.apps.guards import guarded_app
 from commet.apps.signin import LoginThrottle
 from commet.apps.study.build import load_study
 from commet.apps.study.db import StudyDB
@@ -38,7 +39,7 @@ from commet.apps.study.pages import HERE, StudyPages, StudySite
 from commet.apps.study.panel import JOINS_PER_ADDRESS, MAX_PANEL_PARTICIPANTS
 from commet.apps.study.routes import organiser, participants
 from commet.apps.study.services import Organiser, Participation
-from commet.apps.web import RateLimiter, Sessions, guarded_app, templates
+from commet.apps.web import RateLimiter, Sessions, templates
 from commet.judges.base import Judge
 from commet.judges.registry import create_judge
 
