@@ -13,6 +13,7 @@ import functools
 import os
 import re
 import time
+import unicodedata
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -459,19 +460,23 @@ def validate_dataset(dataset: Dataset, *, strict: bool = False, decode_pictures:
     problems = list(dataset.warnings)
     if not dataset.storyturns:
         problems.append(Problem(dataset.source_file, None, None, None, None, "empty dataset: no StoryTurns"))
-    seen: dict[str, tuple[str, int | None]] = {}
+    seen: dict[str, tuple[str, int | None, str]] = {}  # by the id in NFC: "café" written two ways is one id
     if pictures is None:
         pictures = image_problems(dataset, _picture_ids(dataset), decode=decode_pictures)
     leaks: list[Problem] = []
     texts = _Texts()
     for index, st in enumerate(dataset.storyturns):
         file, line = dataset.where(index)
-        if st.id in seen:
-            first_file, first_line = seen[st.id]
+        key = unicodedata.normalize("NFC", st.id)
+        if key in seen:
+            first_file, first_line, first_id = seen[key]
             where = f"line {first_line}" if first_file == file else f"{first_file}:{first_line or 0}"
-            problems.append(Problem(file, line, st.id, None, "id", f"duplicate id (first at {where})"))
+            said = "" if first_id == st.id else (
+                f": {ascii(first_id)} and {ascii(st.id)} are one id written with other code points (Unicode NFC and NFD); "
+                "write them alike")
+            problems.append(Problem(file, line, st.id, None, "id", f"duplicate id (first at {where}){said}"))
         else:
-            seen[st.id] = (file, line)
+            seen[key] = (file, line, st.id)
         for problem in validate_storyturn(st, dataset, line, pictures, file=file, strict=strict, texts=texts):
             is_leak = problem.field == "answer" and problem.severity == "warning" and not problem.gates
             if is_leak and not strict:

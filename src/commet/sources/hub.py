@@ -36,7 +36,14 @@ from commet.format.problems import FormatError, Problem
 from commet.sources.adapters import Adapter
 from commet.sources.bounded import InputFileError, inside, read_regular_file
 from commet.sources.columns import ColumnMapping, column_of
-from commet.sources.folders import check_cells, check_folder, check_parquet, snapshot_blobs
+from commet.sources.folders import (
+    ARCHIVE_SUFFIXES,
+    archive_refusal,
+    check_cells,
+    check_folder,
+    check_parquet,
+    snapshot_blobs,
+)
 from commet.sources.hub_names import EXAMPLE, GRAMMAR, OFFICIAL, PREFIX, is_official
 from commet.sources.jsonl import apply_metadata
 from commet.sources.layouts import Source, Table, dataset_from_tables
@@ -410,6 +417,9 @@ def _refuse_unread(folder: Path, read: list[Path]) -> None:
 
     if front_matter(folder).get("configs"):
         return
+    archives = [file for file in _data_files(folder) if file.name.lower().endswith(ARCHIVE_SUFFIXES)]
+    if archives:  # beside data files: rows it may hold would go unread without a word
+        raise FormatError([archive_refusal(sorted(archives)[0])])
     taken = {os.path.realpath(file) for file in read}
     unread = sorted(file for file in _data_files(folder) if file.name.lower().endswith(DATA_SUFFIXES)
                     and file.name not in NOT_DATA and os.path.realpath(file) not in taken and _holds_rows(file))
@@ -429,14 +439,52 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
                 repo: str | None = None, adapter: Adapter | None = None) -> Dataset:
     """A local folder (or ``files`` in it) as ``datasets.load_dataset`` reads it, made into StoryTurns;
     ``repo`` names the Hub dataset when the folder is its snapshot. Every config is read when it has several
-    and no default one."""
-    datasets = _datasets()
+    and no default one. A refused load leaves nothing in ``datasets``' cache (what it prepared is removed)."""
     where = where or str(folder)
     if not files:
         check_folder(folder)  # nothing its card, metadata or links name outside it is read; tables within limits
     for file in files:
         if file.lower().endswith(".parquet"):
             check_parquet(Path(file))
+    if files:
+        return _load_tables(folder, given, where, config, split, dataset, files, repo, adapter)
+    cache = content_cache(folder)
+    made = _absent(cache)
+    try:
+        return _load_tables(folder, given, where, config, split, dataset, files, repo, adapter, cache)
+    except BaseException:  # a refusal (or an interruption) keeps nothing it prepared
+        _discard(made)
+        raise
+
+
+def _absent(cache: Path) -> list[Path]:
+    """``cache`` and those of its parents (up to ``datasets``' cache root) that do not exist yet: what a load makes."""
+    root = Path(str(_datasets().config.HF_DATASETS_CACHE)).expanduser()
+    missing = []
+    for folder in (cache, *cache.parents):
+        if folder.exists() or not folder.is_relative_to(root):
+            break
+        missing.append(folder)
+    return missing
+
+
+def _discard(made: list[Path]) -> None:
+    """Remove what a refused load made in ``datasets``' cache (the prepared rows of a table that makes no dataset):
+    a refusal writes nothing. The folders are CoMMET's content-keyed ones, made by this load."""
+    import shutil
+
+    if made:
+        shutil.rmtree(made[0], ignore_errors=True)
+    for folder in made[1:]:
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only while empty: another load may have put its own cache there meanwhile
+
+
+def _load_tables(folder: Path, given: ColumnMapping | None, where: str, config: str | None, split: str | None,
+                 dataset: Dataset | None, files: tuple[str, ...], repo: str | None, adapter: Adapter | None,
+                 cache_folder: Path | None = None) -> Dataset:
+    """:func:`load_folder`'s reading, through ``cache_folder`` (a folder) or a scratch cache (named files)."""
+    datasets = _datasets()
     reader = PictureFiles(folder)
     tables: list[Table] = []
     # datasets' shared cache answered a folder with the rows of another folder of the same name and card, read
@@ -452,7 +500,7 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
                                                **options)
                 tables = tables_of(loaded, where, reader)
             else:
-                cache = str(content_cache(folder))
+                cache = str(cache_folder)
                 # load_dataset's steps, so that the files the builders resolved are compared with the folder's
                 # before any is read: datasets drops data files silently once some are named for a split
                 builders = {name: datasets.load_dataset_builder(str(folder), name=name, cache_dir=cache)

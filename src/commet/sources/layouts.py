@@ -60,6 +60,7 @@ from commet.sources.columns import (
     mapping_of,
     numbered_pictures,
 )
+from commet.sources.option_columns import fold_option_columns
 from commet.sources.story_rows import _story_rows, holds_lists
 from commet.sources.table import (
     CATEGORY_HINT,
@@ -103,6 +104,9 @@ def detect_layout(table: Table, given: ColumnMapping | None, taxonomy: Taxonomy 
     taken = set(explicit.values()) | set(pictures)
     free = [c for c in table.columns if c.name not in taken]
     found = {role: column for role, column in by_name(free).items() if role not in explicit}
+    if table.options_of is not None and Role.OPTIONS not in explicit:  # option_a..option_d, made one column
+        found = {role: column for role, column in found.items() if role is not Role.OPTIONS}
+        found[Role.OPTIONS] = table.options_of
     if Role.IMAGE not in explicit and Role.IMAGE not in found:
         pictures = numbered_pictures(free)
         if pictures:
@@ -260,7 +264,9 @@ def dataset_from_tables(tables: list[Table], source: Source, given: ColumnMappin
     layouts: dict[str | None, Layout] = {}
     described: list[str] = []
     several_configs = len({table.config for table in tables}) > 1
+    recorded = given
     for table in tables:
+        table, given = fold_option_columns(table, recorded)
         this = detect_layout(table, given, dataset.taxonomy)
         layout = layouts.setdefault(table.config, this)
         if this != layout:
@@ -298,7 +304,7 @@ def dataset_from_tables(tables: list[Table], source: Source, given: ColumnMappin
                                      for i, st in enumerate(dataset.storyturns[first:]))
     dataset.taxonomy = declared_taxonomy(dataset.storyturns, dataset.taxonomy)
     dataset.origin = Origin(location=source.location, layout="; ".join(described),
-                            columns=str(given) if given is not None else None)
+                            columns=str(recorded) if recorded is not None else None)
     return dataset
 
 

@@ -45,6 +45,7 @@ class Table:
     columns: list[Column]
     rows: list[dict[str, object]]
     config: str | None = None  # the Hub config (subset) it belongs to, when the dataset has several
+    options_of: str | None = None  # the options column made of option columns (``option_a..option_d``)
 
     def subset_flag(self) -> bool | None:
         """Image-dependence its config or split name says (``image_dependent``, ``text-complete``), else None."""
