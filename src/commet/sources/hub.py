@@ -23,8 +23,8 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -134,14 +134,32 @@ class PictureFiles:
     #: are looked up there, and no file outside it is read (None: no file at all)
     base: Path | None
 
+    #: the folders (from ``base``, POSIX) that hold the data files read: an ``Image`` cell's path or a file name may
+    #: be written from the data file's folder (``data/``) rather than from the top
+    data_dirs: tuple[str, ...] = ()
+
     def read_path(self, path: str) -> bytes | None:
-        """The picture file ``path`` names (relative to the folder, or an absolute path into it); None when no such
-        file is there; :class:`PictureError` (nothing read) when it lies outside or is refused by its kind or size."""
+        """The picture file ``path`` names (relative to the folder or to a folder of its data files, or an absolute
+        path into it); None when no such file is there; :class:`PictureError` (nothing read) when it lies outside,
+        is refused by its kind or size, or names two different files (from the top and from a data folder)."""
         if self.base is None:
             raise PictureError(f"{path[:120]!r} names a file, and this dataset has no folder to read it from "
                                "(refused, not read)")
+        found: dict[str, bytes] = {}
+        for folder in (".", *(d for d in self.data_dirs if d != ".")):
+            relative = path if folder == "." or PurePosixPath(path).is_absolute() else str(PurePosixPath(folder) / path)
+            data = self._read(relative, path)
+            if data is not None:
+                found.setdefault(relative, data)
+        if len(set(found.values())) > 1:
+            raise PictureError(f"{path[:120]!r} names different files: {', '.join(found)} (write the path from the "
+                               "dataset folder; refused, not guessed)")
+        return next(iter(found.values()), None)
+
+    def _read(self, relative: str, path: str) -> bytes | None:
+        assert self.base is not None
         try:
-            found = inside(self.base, path, absolute=True, links_into=snapshot_blobs(self.base))
+            found = inside(self.base, relative, absolute=True, links_into=snapshot_blobs(self.base))
         except InputFileError as exc:
             raise PictureError(str(exc)) from None
         if not os.path.lexists(found):
@@ -451,10 +469,12 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
     cache = content_cache(folder)
     made = _absent(cache)
     try:
-        return _load_tables(folder, given, where, config, split, dataset, files, repo, adapter, cache)
+        data = _load_tables(folder, given, where, config, split, dataset, files, repo, adapter, cache)
     except BaseException:  # a refusal (or an interruption) keeps nothing it prepared
-        _discard(made)
+        discard_prepared(made)
         raise
+    data.prepared = tuple(made)  # removed too if validation refuses the dataset (commet.sources.checked)
+    return data
 
 
 def _absent(cache: Path) -> list[Path]:
@@ -468,7 +488,7 @@ def _absent(cache: Path) -> list[Path]:
     return missing
 
 
-def _discard(made: list[Path]) -> None:
+def discard_prepared(made: Sequence[Path]) -> None:
     """Remove what a refused load made in ``datasets``' cache (the prepared rows of a table that makes no dataset):
     a refusal writes nothing. The folders are CoMMET's content-keyed ones, made by this load."""
     import shutil
@@ -478,6 +498,16 @@ def _discard(made: list[Path]) -> None:
     for folder in made[1:]:
         with contextlib.suppress(OSError):
             folder.rmdir()  # only while empty: another load may have put its own cache there meanwhile
+
+
+def _folders_of(folder: Path, files: list[Path]) -> tuple[str, ...]:
+    """The folders (from ``folder``, POSIX) of the data files read that lie inside it, each once."""
+    found: list[str] = []
+    for file in files:
+        relative = os.path.relpath(str(file.parent), str(folder))
+        if not relative.startswith(".."):
+            found.append(PurePosixPath(*Path(relative).parts).as_posix() if relative != "." else ".")
+    return tuple(dict.fromkeys(found))
 
 
 def _load_tables(folder: Path, given: ColumnMapping | None, where: str, config: str | None, split: str | None,
@@ -496,6 +526,7 @@ def _load_tables(folder: Path, given: ColumnMapping | None, where: str, config: 
                 builder = {".csv": "csv", ".tsv": "csv", ".parquet": "parquet"}.get(Path(files[0]).suffix.lower(),
                                                                                     "json")
                 options = {"delimiter": "\t"} if files[0].lower().endswith(".tsv") else {}
+                reader = replace(reader, data_dirs=_folders_of(folder, [Path(f) for f in files]))
                 loaded = datasets.load_dataset(builder, data_files=list(files), split=split, cache_dir=scratch,
                                                **options)
                 tables = tables_of(loaded, where, reader)
@@ -507,6 +538,7 @@ def _load_tables(folder: Path, given: ColumnMapping | None, where: str, config: 
                             for name in configs_to_read(str(folder), config)}
                 read = [file for builder in builders.values() for file in _files_read(builder, folder)]
                 _refuse_unread(folder, read)
+                reader = replace(reader, data_dirs=_folders_of(folder, read))
                 for name, builder in builders.items():
                     builder.download_and_prepare()
                     tables += tables_of(builder.as_dataset(split=split), where, reader, name)
@@ -527,8 +559,6 @@ def _load_tables(folder: Path, given: ColumnMapping | None, where: str, config: 
 
 def _finish(tables: list[Table], source: Source, given: ColumnMapping | None, dataset: Dataset | None,
             folder: Path | None, official: bool, adapter: Adapter | None = None) -> Dataset:
-    from dataclasses import replace
-
     from commet.sources.card import metadata_from_card
 
     if not tables or not any(t.rows for t in tables):
@@ -630,8 +660,6 @@ def load_hub(spec: HubSpec, given: ColumnMapping | None = None, adapter: Adapter
 
 def _pinned(data: Dataset, spec: HubSpec, snapshot: Path | None) -> Dataset:
     """The dataset with its location naming the commit it was read at (the snapshot folder's name)."""
-    from dataclasses import replace
-
     assert data.origin is not None
     commit = snapshot.name if snapshot is not None and re.fullmatch(r"[0-9a-f]{40}", snapshot.name) else None
     data.origin = replace(data.origin, location=str(replace(spec, revision=commit or spec.revision)))
