@@ -23,7 +23,7 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -48,6 +48,14 @@ from commet.sources.hub_names import EXAMPLE, GRAMMAR, OFFICIAL, PREFIX, is_offi
 from commet.sources.jsonl import apply_metadata
 from commet.sources.layouts import Source, Table, dataset_from_tables
 from commet.sources.picture_tables import split_picture_tables
+from commet.sources.table_files import (
+    absent,
+    discard_prepared,
+    folders_of,
+    locate_storyturns,
+    located,
+    row_files,
+)
 
 
 class HubError(FormatError):
@@ -218,9 +226,11 @@ def _cell(value: Any, feature: Any, files: PictureFiles, where: str, split: str 
         raise FormatError([Problem(at, row, None, None, column, f"picture file {exc}")]) from None
 
 
-def tables_of(loaded: Any, where: str, files: PictureFiles, config: str | None = None) -> list[Table]:
+def tables_of(loaded: Any, where: str, files: PictureFiles, config: str | None = None,
+              split_files: dict[str, list[Path]] | None = None) -> list[Table]:
     """The splits of what ``datasets.load_dataset`` returned (a Dataset or a DatasetDict), as tables; ``config``
-    names the config they belong to when the dataset has several (their ``where`` then says it)."""
+    names the config they belong to when the dataset has several (their ``where`` then says it); ``split_files``,
+    the files of each split, lets a located error name the file of a row (:mod:`commet.sources.table_files`)."""
     splits = list(loaded.items()) if hasattr(loaded, "keys") else [(getattr(loaded, "split", None), loaded)]
     tables = []
     for split, data in splits:
@@ -234,7 +244,9 @@ def tables_of(loaded: Any, where: str, files: PictureFiles, config: str | None =
                 rows.append({name: _cell(row.get(name), features[name], files, where, split, len(rows) + 1, name)
                              for name in features})
         parts = [p for p in (config, split if len(splits) > 1 or config else None) if p]
-        tables.append(Table(f"{where}[{'/'.join(parts)}]" if parts else where, split, columns, rows, config))
+        read = (split_files or {}).get(split or "", [])
+        tables.append(Table(f"{where}[{'/'.join(parts)}]" if parts else where, split, columns, rows, config,
+                            files=row_files(read, len(rows)) if read else ()))
     return tables
 
 
@@ -467,7 +479,7 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
     if files:
         return _load_tables(folder, given, where, config, split, dataset, files, repo, adapter)
     cache = content_cache(folder)
-    made = _absent(cache)
+    made = absent(cache, Path(str(_datasets().config.HF_DATASETS_CACHE)).expanduser())
     try:
         data = _load_tables(folder, given, where, config, split, dataset, files, repo, adapter, cache)
     except BaseException:  # a refusal (or an interruption) keeps nothing it prepared
@@ -475,39 +487,6 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
         raise
     data.prepared = tuple(made)  # removed too if validation refuses the dataset (commet.sources.checked)
     return data
-
-
-def _absent(cache: Path) -> list[Path]:
-    """``cache`` and those of its parents (up to ``datasets``' cache root) that do not exist yet: what a load makes."""
-    root = Path(str(_datasets().config.HF_DATASETS_CACHE)).expanduser()
-    missing = []
-    for folder in (cache, *cache.parents):
-        if folder.exists() or not folder.is_relative_to(root):
-            break
-        missing.append(folder)
-    return missing
-
-
-def discard_prepared(made: Sequence[Path]) -> None:
-    """Remove what a refused load made in ``datasets``' cache (the prepared rows of a table that makes no dataset):
-    a refusal writes nothing. The folders are CoMMET's content-keyed ones, made by this load."""
-    import shutil
-
-    if made:
-        shutil.rmtree(made[0], ignore_errors=True)
-    for folder in made[1:]:
-        with contextlib.suppress(OSError):
-            folder.rmdir()  # only while empty: another load may have put its own cache there meanwhile
-
-
-def _folders_of(folder: Path, files: list[Path]) -> tuple[str, ...]:
-    """The folders (from ``folder``, POSIX) of the data files read that lie inside it, each once."""
-    found: list[str] = []
-    for file in files:
-        relative = os.path.relpath(str(file.parent), str(folder))
-        if not relative.startswith(".."):
-            found.append(PurePosixPath(*Path(relative).parts).as_posix() if relative != "." else ".")
-    return tuple(dict.fromkeys(found))
 
 
 def _load_tables(folder: Path, given: ColumnMapping | None, where: str, config: str | None, split: str | None,
@@ -526,7 +505,7 @@ def _load_tables(folder: Path, given: ColumnMapping | None, where: str, config: 
                 builder = {".csv": "csv", ".tsv": "csv", ".parquet": "parquet"}.get(Path(files[0]).suffix.lower(),
                                                                                     "json")
                 options = {"delimiter": "\t"} if files[0].lower().endswith(".tsv") else {}
-                reader = replace(reader, data_dirs=_folders_of(folder, [Path(f) for f in files]))
+                reader = replace(reader, data_dirs=folders_of(folder, [Path(f) for f in files]))
                 loaded = datasets.load_dataset(builder, data_files=list(files), split=split, cache_dir=scratch,
                                                **options)
                 tables = tables_of(loaded, where, reader)
@@ -538,10 +517,12 @@ def _load_tables(folder: Path, given: ColumnMapping | None, where: str, config: 
                             for name in configs_to_read(str(folder), config)}
                 read = [file for builder in builders.values() for file in _files_read(builder, folder)]
                 _refuse_unread(folder, read)
-                reader = replace(reader, data_dirs=_folders_of(folder, read))
+                reader = replace(reader, data_dirs=folders_of(folder, read))
                 for name, builder in builders.items():
                     builder.download_and_prepare()
-                    tables += tables_of(builder.as_dataset(split=split), where, reader, name)
+                    split_files = {str(part): [folder / os.path.relpath(str(file), folder) for file in found]
+                                   for part, found in (getattr(builder.config, "data_files", None) or {}).items()}
+                    tables += tables_of(builder.as_dataset(split=split), where, reader, name, split_files)
         except FormatError:  # CoMMET's own refusals (an unread file, a picture cell), located already
             raise
         except Exception as exc:  # noqa: BLE001 - datasets raises many kinds (ValueError, FileNotFoundError, ...)
@@ -574,10 +555,16 @@ def _finish(tables: list[Table], source: Source, given: ColumnMapping | None, da
     stories, pictures = split_picture_tables([t for t in tables if t.rows])
     if pictures:
         source = replace(source, read_picture=pictures.reader(source.read_picture))
+    shards = {table.where: table.files for table in stories if table.files}  # a row's file and line, said
     try:
         data = dataset_from_tables(stories, source, given, data, adapter)
     except PictureError as exc:  # a picture a turn names by file, refused: said as such, never "not found"
         raise HubError(source.location, f"picture file {exc}") from None
+    except HubError:
+        raise
+    except FormatError as exc:
+        raise FormatError(located(exc.problems, shards)) from None
+    locate_storyturns(data, shards)
     for table in pictures.tables:
         data.tables_read.append(TableRead(table.where, len(table.rows), f"pictures joined by id: {pictures.said}"))
     data.provenance = provenance_of(folder, source.source, official, data.licence)

@@ -34,6 +34,7 @@ from commet.sources.table import (
     _story_fields,
     _suffix,
     _text,
+    row_said,
 )
 
 # ----------------------------------------------------------------------------------------------- (b)
@@ -63,7 +64,7 @@ def _ordered(table: Table, roles: dict[Role, str], story_id: str,
             raise _fail(table, line, story_id, None, column, f"turn {row.get(column)!r} is not a number")
         if number in keyed:
             raise _fail(table, line, story_id, None, column,
-                        f"turn {number} of this story is also on row {keyed[number]}")
+                        f"turn {number} of this story is also on {row_said(table, keyed[number])}")
         keyed[number] = line
     return sorted(members, key=lambda member: _turn_number(member[1].get(column)) or 0)
 
