@@ -37,7 +37,7 @@ def _load_and_validate(path: str | Path, columns: str | None = None, *, strict: 
     dataset, problems = _loaded_and_validated(path, columns, strict=strict, adapter=adapter,
                                               decode_pictures=decode_pictures)
     if dataset is not None and dataset.prepared and has_errors(problems):
-        from commet.sources.hub import discard_prepared
+        from commet.sources.table_files import discard_prepared
 
         discard_prepared(dataset.prepared)
         dataset.prepared = ()
