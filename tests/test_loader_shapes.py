@@ -213,3 +213,26 @@ def test_ids_written_with_other_code_points_are_one_duplicate_id(tmp_path: Path,
     code, errors = _validate(path.parent.parent)
     assert code == 2 and len(errors) == 1 and errors[0].startswith(f"{path}:2 ") and "duplicate id" in errors[0]
     assert "NFC" in errors[0]
+
+
+def test_a_json_file_wrapping_its_rows_is_read_as_those_rows(tmp_path: Path, hub: Path) -> None:  # noqa: F811
+    path = tmp_path / "wrapped" / "data" / "test.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"data": TURNS}), encoding="utf-8")
+    data = load_dataset(path.parent.parent)
+    assert [(st.id, [(t.question, t.answers, _options(t)) for t in st.turns]) for st in data.storyturns] == [
+        (sid, [(r["question"], [r["answer"]], [(None, o) for o in r["options"]]) for r in TURNS if r["story_id"] == sid])
+        for sid in ("s1", "s2")]
+
+
+def test_what_datasets_cannot_cast_or_no_role_can_read_is_said(tmp_path: Path, hub: Path) -> None:  # noqa: F811
+    numbers = [row | {"answer": row["options"].index(row["answer"])} for row in TURNS]
+    code, errors = _validate(_jsonl(tmp_path / "numbers" / "data" / "test.jsonl", numbers).parent.parent)
+    assert code == 2 and len(errors) == 1 and "column 'answer' holds int64" in errors[0]
+    assert "whether they count from 0 or 1 is not guessed" in errors[0] and "--adapter" in errors[0]
+    folder = _jsonl(tmp_path / "card" / "data" / "test.jsonl", TURNS).parent.parent
+    (folder / "README.md").write_text("---\ndataset_info:\n  features:\n  - name: story_id\n    dtype: string\n---\n",
+                                      encoding="utf-8")
+    code, errors = _validate(folder)
+    assert code == 2 and len(errors) == 1 and "dataset_info (README.md) declares features" in errors[0], errors
+    assert _prepared(tmp_path) == []

@@ -50,11 +50,14 @@ from commet.sources.layouts import Source, Table, dataset_from_tables
 from commet.sources.picture_tables import split_picture_tables
 from commet.sources.table_files import (
     absent,
+    bad_json_line,
+    declares_features,
     discard_prepared,
     folders_of,
     locate_storyturns,
     located,
     row_files,
+    wrapper_column,
 )
 
 
@@ -226,6 +229,10 @@ def _cell(value: Any, feature: Any, files: PictureFiles, where: str, split: str 
         raise FormatError([Problem(at, row, None, None, column, f"picture file {exc}")]) from None
 
 
+def _items(cell: object) -> list[dict[str, object]]:
+    return [item for item in cell if isinstance(item, dict)] if isinstance(cell, list) else []
+
+
 def tables_of(loaded: Any, where: str, files: PictureFiles, config: str | None = None,
               split_files: dict[str, list[Path]] | None = None) -> list[Table]:
     """The splits of what ``datasets.load_dataset`` returned (a Dataset or a DatasetDict), as tables; ``config``
@@ -236,17 +243,26 @@ def tables_of(loaded: Any, where: str, files: PictureFiles, config: str | None =
     for split, data in splits:
         split = str(split) if split is not None else None
         features = data.features
-        columns = [column_of(name, feature) for name, feature in features.items()]
-        rows: list[dict[str, object]] = []
-        for batch in data.with_format("arrow").iter(batch_size=256):
-            check_cells(batch, f"{where}[{split}]" if split else where, len(rows) + 1)
-            for row in batch.to_pylist():
-                rows.append({name: _cell(row.get(name), features[name], files, where, split, len(rows) + 1, name)
-                             for name in features})
-        parts = [p for p in (config, split if len(splits) > 1 or config else None) if p]
         read = (split_files or {}).get(split or "", [])
+        shards = row_files(read, len(data)) if read else ()
+        at = f"{where}[{split}]" if split else where
+        rows: list[dict[str, object]] = []
+        try:
+            for batch in data.with_format("arrow").iter(batch_size=256):
+                check_cells(batch, at, len(rows) + 1)
+                for row in batch.to_pylist():
+                    rows.append({name: _cell(row.get(name), features[name], files, where, split, len(rows) + 1,
+                                             name) for name in features})
+        except FormatError as exc:  # a cell or picture file refused: said at its file and row
+            raise FormatError(located(exc.problems, {at: shards})) from None
+        wrapped = wrapper_column(features)
+        if wrapped is not None:  # {"data": [rows]}: the rows are the list's items
+            features, shards = wrapped[1], ()
+            rows = [dict(item) for row in rows for item in _items(row.get(wrapped[0]))]
+        columns = [column_of(name, feature) for name, feature in features.items()]
+        parts = [p for p in (config, split if len(splits) > 1 or config else None) if p]
         tables.append(Table(f"{where}[{'/'.join(parts)}]" if parts else where, split, columns, rows, config,
-                            files=row_files(read, len(rows)) if read else ()))
+                            files=shards))
     return tables
 
 
@@ -289,7 +305,7 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[0][:300]}" if text else type(exc).__name__
 
 
-def _unreadable(where: str, exc: BaseException, files: list[Path]) -> HubError:
+def _unreadable(where: str, exc: BaseException, files: list[Path], folder: Path | None = None) -> HubError:
     """``datasets``' refusal as one line: the cause under its wrapper and the innermost one (a file's own error, the
     JSON line that does not parse or the split whose columns differ, comes wrapped in a ``DatasetGenerationError``
     that says only "an error occurred"), located at the first line of the data files it read that is not JSON
@@ -301,49 +317,14 @@ def _unreadable(where: str, exc: BaseException, files: list[Path]) -> HubError:
     if any("cast" in str(cause).lower() for cause in causes):
         said += (" (a column holds different types in different files, splits or rows: give every file the same "
                  "columns and types, or load one file by its path)")
+        if folder is not None and declares_features(folder):
+            said += ("; or the dataset card's dataset_info (README.md) declares features the files do not have: "
+                     "correct or remove them")
     for file in files:
-        bad = _bad_json_line(file)
+        bad = bad_json_line(file)
         if bad is not None:
             return HubError(str(file), f"datasets cannot read this file: {bad} ({said})", bad.line)
     return HubError(where, f"datasets cannot read this folder: {said}")
-
-
-@dataclass(frozen=True)
-class _BadLine:
-    line: int
-    why: str
-
-    def __str__(self) -> str:
-        return f"line {self.line} {self.why}"
-
-
-def _bad_json_line(file: Path) -> _BadLine | None:
-    """The first line of a JSON lines file (or a ``.json`` file of lines) that is not a JSON value; None when each
-    is one, the file is one JSON document, is not JSON, or is past the size read for this."""
-    if file.suffix.lower() not in (".jsonl", ".ndjson", ".json"):
-        return None
-    try:
-        data = read_regular_file(file, max_bytes=MAX_SCANNED_BYTES, what="data file")
-    except (InputFileError, OSError):
-        return None
-    if file.suffix.lower() == ".json":
-        with contextlib.suppress(ValueError):
-            json.loads(data)
-            return None
-    for number, raw in enumerate(data.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            json.loads(raw.decode("utf-8"))
-        except UnicodeDecodeError:
-            return _BadLine(number, "is not UTF-8 text")
-        except ValueError as exc:
-            return _BadLine(number, f"is not JSON: {str(exc).splitlines()[0][:200]}")
-    return None
-
-
-#: a data file up to this size is scanned for the line ``datasets`` could not read (only when it refused one)
-MAX_SCANNED_BYTES = 256 * 1024 * 1024
 
 
 def configs_to_read(path: str, config: str | None, revision: str | None = None) -> list[str | None]:
@@ -526,7 +507,7 @@ def _load_tables(folder: Path, given: ColumnMapping | None, where: str, config: 
         except FormatError:  # CoMMET's own refusals (an unread file, a picture cell), located already
             raise
         except Exception as exc:  # noqa: BLE001 - datasets raises many kinds (ValueError, FileNotFoundError, ...)
-            raise _unreadable(where, exc, [Path(f) for f in files] or read) from None
+            raise _unreadable(where, exc, [Path(f) for f in files] or read, None if files else folder) from None
     card = card_text(folder)
     cached_as = "datasets--" + OFFICIAL.repo.replace("/", "--").lower()  # a snapshot folder of the Hub cache
     official = is_official(repo or "") or OFFICIAL.paper.split(":")[1] in card or OFFICIAL.repo.lower() in card.lower() \

@@ -44,6 +44,7 @@ from commet.sources.adapters import Adapter, Rows, apply_adapter
 from commet.sources.chat import _chat_rows, holds_messages
 from commet.sources.columns import (
     MAPPING_HELP_LIMIT,
+    NAMES,
     REQUIRED_CHAT,
     REQUIRED_PIPE,
     REQUIRED_STORY_ROWS,
@@ -54,6 +55,7 @@ from commet.sources.columns import (
     Role,
     by_content,
     by_name,
+    column_key,
     expand_columns,
     fits,
     mapping_help,
@@ -135,13 +137,27 @@ def detect_layout(table: Table, given: ColumnMapping | None, taxonomy: Taxonomy 
         required, kind = REQUIRED_TURN_ROWS, "b"
         roles.pop(Role.TURNS, None)
     else:
-        raise _help(table, roles, "no column of pipe-format turns, and no question and answer columns", taxonomy)
+        raise _help(table, roles, "no column of pipe-format turns, and no question and answer columns" +
+                    _unfit(table, roles), taxonomy)
     missing = [role.value for role in required if role not in roles]
     if missing:
         raise _help(table, roles, f"no {', no '.join(missing)} column found", taxonomy)
     if Role.IMAGE in roles and not pictures:
         pictures = [roles[Role.IMAGE]]
     return _layout(table, kind, roles, tuple(pictures) if Role.IMAGE in roles else ())
+
+
+def _unfit(table: Table, roles: dict[Role, str]) -> str:
+    """Columns named for the question or the answer whose values cannot be one (an answer of option numbers)."""
+    said = []
+    for role in (Role.QUESTION, Role.ANSWER):
+        column = next((c for c in table.columns if role not in roles and column_key(c.name) in NAMES[role]), None)
+        if column is not None and not fits(role, column):
+            numbers = ": option numbers are not read as answers, whether they count from 0 or 1 is not guessed; " \
+                      "write the option's text or label, or make the StoryTurns with --adapter FILE.py:FUNCTION"
+            said.append(f"column {column.name!r} holds {column.kind}, which cannot be the {role.value}" +
+                        (numbers if role is Role.ANSWER and column.number else ""))
+    return f": {'; '.join(said)}" if said else ""
 
 
 def _layout(table: Table, kind: str, roles: dict[Role, str], pictures: tuple[str, ...],

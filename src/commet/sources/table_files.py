@@ -1,5 +1,7 @@
 """The files behind a table ``datasets`` read from a folder: which file and line each row came from, the folders
-that hold them, and what a load made in ``datasets``' cache (removed when the dataset is refused).
+that hold them, what a load made in ``datasets``' cache (removed when the dataset is refused), and what in them
+``datasets`` misreads or names no line of (a JSON file wrapping its rows, a card declaring other features, a JSON
+line that does not parse).
 
 Why: ``datasets`` concatenates a split's files (``data/test-00000-of-00002.parquet``, ``-00001-``) into one
 table and names no file in what it gives back. A located error must name the file and its line, so the rows each
@@ -17,8 +19,9 @@ import json
 import os
 import shutil
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from commet.format.dataset import Dataset
 from commet.format.problems import Problem
@@ -130,3 +133,67 @@ def discard_prepared(made: Sequence[Path]) -> None:
     for folder in made[1:]:
         with contextlib.suppress(OSError):
             folder.rmdir()  # only while empty: another load may have put its own cache there meanwhile
+
+
+def wrapper_column(features: Any) -> tuple[str, Any] | None:
+    """The one column of a table that wraps its rows (a JSON file ``{"data": [{...}, ...]}``, which ``datasets``
+    reads as one row), with its items' features; None for any other table. Only a column whose name is no role's
+    (``data``, ``rows``, ``examples``), holding a list of structs, all alone: chat ``messages`` or ``turns`` are not
+    wrappers."""
+    from commet.sources.columns import NAMES, column_key
+
+    if len(features) != 1:
+        return None
+    name, feature = next(iter(features.items()))
+    inner = getattr(feature, "feature", None) if type(feature).__name__ in ("Sequence", "List", "LargeList") else \
+        feature[0] if isinstance(feature, list) and feature else None
+    if not isinstance(inner, dict) or any(column_key(name) in names for names in NAMES.values()):
+        return None
+    return name, inner
+
+
+def declares_features(folder: Path) -> bool:
+    """Whether the folder's dataset card declares features (``dataset_info``), which ``datasets`` casts the files to."""
+    from commet.sources.card import front_matter
+
+    info = front_matter(folder).get("dataset_info")
+    entries = info if isinstance(info, list) else [info]
+    return any(isinstance(entry, dict) and entry.get("features") for entry in entries)
+
+
+@dataclass(frozen=True)
+class BadLine:
+    line: int
+    why: str
+
+    def __str__(self) -> str:
+        return f"line {self.line} {self.why}"
+
+
+def bad_json_line(file: Path) -> BadLine | None:
+    """The first line of a JSON lines file (or a ``.json`` file of lines) that is not a JSON value; None when each
+    is one, the file is one JSON document, is not JSON, or is past the size read for this."""
+    if file.suffix.lower() not in (".jsonl", ".ndjson", ".json"):
+        return None
+    try:
+        data = read_regular_file(file, max_bytes=MAX_SCANNED_BYTES, what="data file")
+    except (InputFileError, OSError):
+        return None
+    if file.suffix.lower() == ".json":
+        with contextlib.suppress(ValueError):
+            json.loads(data)
+            return None
+    for number, raw in enumerate(data.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            return BadLine(number, "is not UTF-8 text")
+        except ValueError as exc:
+            return BadLine(number, f"is not JSON: {str(exc).splitlines()[0][:200]}")
+    return None
+
+
+#: a data file up to this size is scanned for the line ``datasets`` could not read (only when it refused one)
+MAX_SCANNED_BYTES = 256 * 1024 * 1024
