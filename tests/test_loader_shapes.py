@@ -25,7 +25,7 @@ from commet.sources import load_dataset
 from tests.test_hub_datasets import hub  # noqa: F401 - a fixture: the Hub offline, its caches in tmp_path
 
 TURNS = [
-    {"story_id": "s1", "turn": 1, "task": "false_belief_location", "category": "Belief", "story": "Sam puts the ball "
+    {"story_id": "s1", "turn": 1, "task": "false_belief_location", "category": "Belief", "story": "Sam puts a ball "
      "in the basket and leaves.", "question": "Where will Sam look?", "options": ["basket", "box"], "answer": "basket"},
     {"story_id": "s1", "turn": 2, "task": "false_belief_location", "category": "Belief", "story": "Ann moves it.",
      "question": "Where is the ball now?", "options": ["basket", "box"], "answer": "box"},
@@ -145,7 +145,8 @@ def test_option_columns_are_one_options_cell_labelled_by_their_letters(tmp_path:
     assert [_options(t) for t in turns] == [[("A", "basket"), ("B", "box")]] * 2 + [
         [("A", "He likes it"), ("B", "The opposite"), ("C", "He asks")]]
     assert [t.answers for t in turns] == [["A"], ["B"], ["B"]]
-    assert _validate(tmp_path / "letters")[0] == 0
+    result = CliRunner().invoke(app, ["validate", str(tmp_path / "letters")])
+    assert result.exit_code == 0 and "0 errors, 0 warnings" in result.stderr  # the label 'A' is no leak of "a ball"
     gap = [{k: v for k, v in row.items() if k != "OptionB"} for row in rows]
     code, errors = _validate(_jsonl(tmp_path / "gap" / "data" / "test.jsonl", gap).parent.parent)
     assert code == 2 and len(errors) == 1 and "field=options" in errors[0] and "--columns options=" in errors[0]

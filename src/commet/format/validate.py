@@ -423,11 +423,13 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
             if not answer.strip():
                 add(k, "answer", "empty answer")
                 continue
-            if turn.options and not repeated and not names_option(answer, turn.options, texts) \
-                    and not _explains_option(answer, turn.options, texts):
+            named = bool(turn.options) and names_option(answer, turn.options, texts)
+            if turn.options and not repeated and not named and not _explains_option(answer, turn.options, texts):
                 add(k, "answer", f"answer {answer!r} is none of this turn's options ({_options_said(turn)}): an "
                                  f"answer must be an option's text or its label, or name exactly one option"
                                  f"{_index_hint(answer, turn)}")
+            if named:
+                continue  # one of the options shown with the question (a label 'A' is no word of the story): no leak
             core = texts.leaked_core(answer)
             folded = fold(turn.story) if folded is None else folded
             if not all(word in folded for word in core.split()):
