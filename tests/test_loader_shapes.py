@@ -237,3 +237,20 @@ def test_what_datasets_cannot_cast_or_no_role_can_read_is_said(tmp_path: Path, h
     code, errors = _validate(folder)
     assert code == 2 and len(errors) == 1 and "dataset_info (README.md) declares features" in errors[0], errors
     assert _prepared(tmp_path) == []
+
+
+def test_a_table_of_single_questions_without_ids_makes_one_storyturn_per_row(tmp_path: Path,
+                                                                              hub: Path) -> None:  # noqa: F811
+    path = tmp_path / "questions" / "data" / "test.csv"
+    path.parent.mkdir(parents=True)
+    lines = ["STORY,QUESTION,OPTION-A,OPTION-B,ANSWER,task"] + [
+        f'"{row["story"]}","{row["question"]}","{row["options"][0]}","{row["options"][1]}",'
+        f'{"AB"[row["options"].index(row["answer"])]},{row["task"]}' for row in TURNS]
+    path.write_text("\ufeff" + "\n".join(lines) + "\n", encoding="utf-8")
+    data = load_dataset(path.parent.parent)
+    assert [(st.id, [(t.story, t.question, t.answers, _options(t)) for t in st.turns]) for st in data.storyturns] == [
+        (f"questions-{n:04d}", [(row["story"], row["question"], ["AB"[row["options"].index(row["answer"])]],
+                                 [("A", row["options"][0]), ("B", row["options"][1])])]) for n, row in enumerate(TURNS, 1)]
+    turns = [{k: v for k, v in row.items() if k != "story_id"} for row in TURNS]  # a turn column, and no story id
+    code, errors = _validate(_jsonl(tmp_path / "turns" / "data" / "test.jsonl", turns).parent.parent)
+    assert code == 2 and len(errors) == 1 and "no column can be the id" in errors[0], errors

@@ -48,7 +48,6 @@ from commet.sources.columns import (
     REQUIRED_CHAT,
     REQUIRED_PIPE,
     REQUIRED_STORY_ROWS,
-    REQUIRED_TURN_ROWS,
     STORY_ROLES,
     ColumnMapping,
     ColumnsError,
@@ -79,7 +78,7 @@ from commet.sources.table import (
     _text,
     pipe_turns,
 )
-from commet.sources.turn_rows import _turn_rows
+from commet.sources.turn_rows import _turn_rows, turn_rows_required
 from commet.taxonomy import BOOKLET, Task, Taxonomy
 
 __all__ = ["CATEGORY_HINT", "Layout", "PictureReader", "Source", "Table", "dataset_from_tables", "declared_taxonomy",
@@ -134,7 +133,7 @@ def detect_layout(table: Table, given: ColumnMapping | None, taxonomy: Taxonomy 
         required, kind = REQUIRED_STORY_ROWS, "d"  # each row holds its StoryTurn's questions as a list
         roles.pop(Role.TURNS, None)
     elif Role.QUESTION in roles and Role.ANSWER in roles:
-        required, kind = REQUIRED_TURN_ROWS, "b"
+        required, kind = turn_rows_required(roles), "b"
         roles.pop(Role.TURNS, None)
     else:
         raise _help(table, roles, "no column of pipe-format turns, and no question and answer columns" +
@@ -183,7 +182,7 @@ def _help(table: Table, roles: dict[Role, str], reason: str, taxonomy: Taxonomy)
             guesses[Role.MESSAGES] = chat
     required = REQUIRED_CHAT if Role.MESSAGES in guesses and Role.QUESTION not in guesses else \
         REQUIRED_PIPE if Role.TURNS in guesses else REQUIRED_STORY_ROWS if Role.QUESTION in guesses and \
-        holds_lists(table, guesses[Role.QUESTION]) else REQUIRED_TURN_ROWS
+        holds_lists(table, guesses[Role.QUESTION]) else turn_rows_required(guesses)
     missing = [role.value for role in required if role not in guesses]
     mapping: ColumnMapping | None = None
     refused: str | None = f"no column can be the {', the '.join(missing)}" if missing else None
@@ -305,7 +304,7 @@ def dataset_from_tables(tables: list[Table], source: Source, given: ColumnMappin
         elif this.kind == "chat":
             _chat_rows(table, this, dataset, source, first)
         else:
-            _turn_rows(table, this, dataset, source)
+            _turn_rows(table, this, dataset, source, first)
         for st in dataset.storyturns[first:]:
             if len(tables) > 1 and table.split:
                 st.meta.setdefault("split", table.split)

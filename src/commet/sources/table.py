@@ -127,8 +127,9 @@ class Layout:
                     f"columns {self.mapping()}")
         else:
             order = f"ordered by {roles[Role.TURN]!r}" if Role.TURN in roles else "in file order (no turn column)"
-            text = (f"layout (b): one row per turn, grouped into StoryTurns by {roles[Role.ID]!r}, {order}; "
-                    f"columns {self.mapping()}")
+            grouped = f"grouped into StoryTurns by {roles[Role.ID]!r}, {order}" if Role.ID in roles else \
+                "each row a one-turn StoryTurn (no story id, turn or feedback column: no row refers to another)"
+            text = f"layout (b): one row per turn, {grouped}; columns {self.mapping()}"
         return text + self.not_used()
 
     def not_used(self) -> str:

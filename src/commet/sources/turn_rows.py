@@ -18,6 +18,7 @@ from commet.format.pipe import (
 )
 from commet.sources.cells import list_cell, options_cell
 from commet.sources.columns import (
+    REQUIRED_TURN_ROWS,
     STORY_ROLES,
     Role,
 )
@@ -133,10 +134,19 @@ def _options(table: Table, line: int, story_id: str, k: int, column: str | None,
     return options if options else [o.model_dump() for o in options_in_question(question)]
 
 
-def _turn_rows(table: Table, layout: Layout, dataset: Dataset, source: Source) -> None:
+def turn_rows_required(roles: dict[Role, str]) -> tuple[Role, ...]:
+    """The roles rows of turns need: a story id, unless no row can refer to another (no id, turn or feedback
+    column: each row is a whole one-turn StoryTurn, as in a table of single questions, ids ``NAME-0001``..)."""
+    if any(role in roles for role in (Role.ID, Role.TURN, Role.FEEDBACK)):
+        return REQUIRED_TURN_ROWS
+    return tuple(role for role in REQUIRED_TURN_ROWS if role is not Role.ID)
+
+
+def _turn_rows(table: Table, layout: Layout, dataset: Dataset, source: Source, first: int = 0) -> None:
     roles = layout.roles
     used = set(roles.values()) | set(layout.pictures)
-    for story_id, members in story_groups(table, roles).items():
+    unnamed = None if Role.ID in roles else source.name  # one StoryTurn per row (turn_rows_required)
+    for story_id, members in story_groups(table, roles, unnamed, first).items():
         line = members[0][0]
         story = _story_fields(table, roles, members[0][1], line, story_id, source, dataset.taxonomy)
         dataset.storyturns.append(_assemble(table, layout, story_id, story, members, dataset, source, used))
