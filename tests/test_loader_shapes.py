@@ -254,3 +254,22 @@ def test_a_table_of_single_questions_without_ids_makes_one_storyturn_per_row(tmp
     turns = [{k: v for k, v in row.items() if k != "story_id"} for row in TURNS]  # a turn column, and no story id
     code, errors = _validate(_jsonl(tmp_path / "turns" / "data" / "test.jsonl", turns).parent.parent)
     assert code == 2 and len(errors) == 1 and "no column can be the id" in errors[0], errors
+
+
+@pytest.mark.parametrize("kind", ["gzip", "zip"])
+def test_a_compressed_file_given_as_text_says_to_decompress_it(kind: str, tmp_path: Path) -> None:
+    text = "".join(json.dumps(row) + "\n" for row in TURNS).encode()
+    packed = tmp_path / f"storyturns.jsonl.{kind[:2]}"
+    if kind == "gzip":
+        import gzip
+
+        packed.write_bytes(gzip.compress(text))
+    else:
+        with zipfile.ZipFile(packed, "w") as out:
+            out.writestr("storyturns.jsonl", text)
+    code, errors = _validate(packed)
+    assert code == 2 and errors == [f"{packed}:0 story=- turn=- field=-: error: a {kind}"
+                                    f"{'-compressed' if kind == 'gzip' else ' archive'} file, not text: decompress "
+                                    "or extract it and give the file inside"]
+    result = CliRunner().invoke(app, ["import", "bigtom", str(packed), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "not text: decompress" in result.output and not (tmp_path / "out").exists()
