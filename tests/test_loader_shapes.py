@@ -251,6 +251,11 @@ def test_a_table_of_single_questions_without_ids_makes_one_storyturn_per_row(tmp
     assert [(st.id, [(t.story, t.question, t.answers, _options(t)) for t in st.turns]) for st in data.storyturns] == [
         (f"questions-{n:04d}", [(row["story"], row["question"], ["AB"[row["options"].index(row["answer"])]],
                                  [("A", row["options"][0]), ("B", row["options"][1])])]) for n, row in enumerate(TURNS, 1)]
+    unnamed = [{k if k != "story" else "infilled_story": v for k, v in row.items() if k not in ("story_id", "turn")}
+               for row in TURNS]  # its story under a name no role has: asked for, never left empty
+    code, errors = _validate(_jsonl(tmp_path / "unnamed" / "data" / "test.jsonl", unnamed).parent.parent)
+    assert code == 2 and len(errors) == 1 and "(no story column found)" in errors[0], errors
+    assert "--columns story=infilled_story," in errors[0]
     turns = [{k: v for k, v in row.items() if k != "story_id"} for row in TURNS]  # a turn column, and no story id
     code, errors = _validate(_jsonl(tmp_path / "turns" / "data" / "test.jsonl", turns).parent.parent)
     assert code == 2 and len(errors) == 1 and "no column can be the id" in errors[0], errors

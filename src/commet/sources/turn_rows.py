@@ -136,10 +136,11 @@ def _options(table: Table, line: int, story_id: str, k: int, column: str | None,
 
 def turn_rows_required(roles: dict[Role, str]) -> tuple[Role, ...]:
     """The roles rows of turns need: a story id, unless no row can refer to another (no id, turn or feedback
-    column: each row is a whole one-turn StoryTurn, as in a table of single questions, ids ``NAME-0001``..)."""
+    column: each row is a whole one-turn StoryTurn, as in a table of single questions, ids ``NAME-0001``..); such
+    a row then needs its story column (a one-turn StoryTurn without its story is a table half read)."""
     if any(role in roles for role in (Role.ID, Role.TURN, Role.FEEDBACK)):
         return REQUIRED_TURN_ROWS
-    return tuple(role for role in REQUIRED_TURN_ROWS if role is not Role.ID)
+    return (*(role for role in REQUIRED_TURN_ROWS if role is not Role.ID), Role.STORY)
 
 
 def _turn_rows(table: Table, layout: Layout, dataset: Dataset, source: Source, first: int = 0) -> None:
