@@ -256,6 +256,11 @@ def test_a_table_of_single_questions_without_ids_makes_one_storyturn_per_row(tmp
     code, errors = _validate(_jsonl(tmp_path / "unnamed" / "data" / "test.jsonl", unnamed).parent.parent)
     assert code == 2 and len(errors) == 1 and "(no story column found)" in errors[0], errors
     assert "--columns story=infilled_story," in errors[0]
+    later = [{k: v for k, v in row.items() if k not in ("story_id", "turn")} | ({"story": ""} if row["turn"] == 2 else {})
+             for row in TURNS]  # a later turn's row, without its story or anything saying whose it is
+    code, errors = _validate(_jsonl(tmp_path / "later" / "data" / "test.jsonl", later).parent.parent)
+    assert code == 2 and len(errors) == 1 and ":2 story=later-0002 turn=- field=story" in errors[0], errors
+    assert "--columns id=COLUMN" in errors[0]
     turns = [{k: v for k, v in row.items() if k != "story_id"} for row in TURNS]  # a turn column, and no story id
     code, errors = _validate(_jsonl(tmp_path / "turns" / "data" / "test.jsonl", turns).parent.parent)
     assert code == 2 and len(errors) == 1 and "no column can be the id" in errors[0], errors

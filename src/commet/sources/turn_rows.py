@@ -149,6 +149,11 @@ def _turn_rows(table: Table, layout: Layout, dataset: Dataset, source: Source, f
     unnamed = None if Role.ID in roles else source.name  # one StoryTurn per row (turn_rows_required)
     for story_id, members in story_groups(table, roles, unnamed, first).items():
         line = members[0][0]
+        if unnamed is not None and not _text(members[0][1].get(roles[Role.STORY])):
+            raise _fail(table, line, story_id, None, roles[Role.STORY],
+                        "no story, and no story id column: this row may be a later turn of another row's story, "
+                        "which is not guessed; name the column that says which story a row belongs to with "
+                        "--columns id=COLUMN (and turn=COLUMN), or make the StoryTurns with --adapter FILE.py:FUNCTION")
         story = _story_fields(table, roles, members[0][1], line, story_id, source, dataset.taxonomy)
         dataset.storyturns.append(_assemble(table, layout, story_id, story, members, dataset, source, used))
         dataset.rows_read.append(RowsRead(table.where, story_id, tuple((line,) for line, _ in members)))
