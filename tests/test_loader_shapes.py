@@ -227,16 +227,24 @@ def test_a_json_file_wrapping_its_rows_is_read_as_those_rows(tmp_path: Path, hub
 
 
 def test_what_datasets_cannot_cast_or_no_role_can_read_is_said(tmp_path: Path, hub: Path) -> None:  # noqa: F811
-    numbers = [row | {"answer": row["options"].index(row["answer"])} for row in TURNS]
+    numbers = [row | {"answer": row["options"].index(row["answer"])} for row in TURNS]  # option numbers
     code, errors = _validate(_jsonl(tmp_path / "numbers" / "data" / "test.jsonl", numbers).parent.parent)
-    assert code == 2 and len(errors) == 1 and "column 'answer' holds int64" in errors[0]
-    assert "whether they count from 0 or 1 is not guessed" in errors[0] and "--adapter" in errors[0]
+    assert code == 2 and len(errors) == 3 and all("count from 0 or 1 is not guessed" in e for e in errors), errors
+    assert [e.split(" field=")[0].rsplit("/", 1)[1] for e in errors] == [
+        "test.jsonl:1 story=s1 turn=0", "test.jsonl:1 story=s1 turn=1", "test.jsonl:3 story=s2 turn=0"]
+    counts = [{k: v for k, v in row.items() if k != "options"} | {"answer": 3} for row in TURNS]  # "How many?"
+    data = load_dataset(_jsonl(tmp_path / "counts" / "data" / "test.jsonl", counts).parent.parent)
+    assert [t.answers for st in data.storyturns for t in st.turns] == [["3"]] * 3
+    struct = [row | {"question": {"text": row["question"]}} for row in TURNS]
+    code, errors = _validate(_jsonl(tmp_path / "struct" / "data" / "test.jsonl", struct).parent.parent)
+    assert code == 2 and len(errors) == 1 and "column 'question' holds struct {text}, which cannot be the question" \
+        in errors[0], errors
     folder = _jsonl(tmp_path / "card" / "data" / "test.jsonl", TURNS).parent.parent
     (folder / "README.md").write_text("---\ndataset_info:\n  features:\n  - name: story_id\n    dtype: string\n---\n",
                                       encoding="utf-8")
     code, errors = _validate(folder)
     assert code == 2 and len(errors) == 1 and "dataset_info (README.md) declares features" in errors[0], errors
-    assert _prepared(tmp_path) == []
+    assert not [p for p in _prepared(tmp_path) if "_card_" in p.name or "card" in p.parts]  # nothing of it kept
 
 
 def test_a_table_of_single_questions_without_ids_makes_one_storyturn_per_row(tmp_path: Path,

@@ -368,6 +368,9 @@ def fits(role: Role, column: Column) -> bool:
         return column.flag or column.text or column.number
     if role is Role.OPTIONS:
         return column.text or column.kind.startswith(("list", "struct"))  # a struct: {A: x, B: y}
+    if role is Role.ANSWER and re.fullmatch(r"u?int\d+", column.kind):
+        return True  # "3" to "How many?" (a CSV reader makes such a column integers); beside options, validation
+        # refuses a number that is no option's label (whether it counts from 0 or 1 is not guessed)
     if role in (Role.MENTAL_STATES, Role.ANSWER):
         return column.text or column.kind.startswith("list")  # answers per turn of a StoryTurn: lists of lists
     if role is Role.FEEDBACK:
