@@ -157,6 +157,8 @@ class Dataset:
     split: str | None = None
     provenance: Provenance | None = None  # where a dataset written by others comes from (its card, its release)
     tables_read: list[TableRead] = field(default_factory=list)  # the tables, and which column gave which field
+    #: folders this load made in ``datasets``' cache (the prepared rows of a table): removed if the dataset is refused
+    prepared: tuple[Path, ...] = field(default=(), repr=False, compare=False)
     rows_read: list[RowsRead] = field(default_factory=list)  # per StoryTurn, the rows that made it
     #: finds and reads the pictures of ``root`` (it travels with the dataset: copies, worker processes)
     folder_reader: PictureFolder | None = field(default_factory=_installed_reader, repr=False, compare=False)

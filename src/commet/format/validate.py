@@ -13,6 +13,7 @@ import functools
 import os
 import re
 import time
+import unicodedata
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -460,11 +461,13 @@ def validate_storyturn(st: StoryTurn, dataset: Dataset, line: int | None = None,
             if not answer.strip():
                 add(k, "answer", "empty answer")
                 continue
-            if turn.options and not repeated and not names_option(answer, turn.options, texts) \
-                    and not _explains_option(answer, turn.options, texts):
+            named = bool(turn.options) and names_option(answer, turn.options, texts)
+            if turn.options and not repeated and not named and not _explains_option(answer, turn.options, texts):
                 add(k, "answer", f"answer {answer!r} is none of this turn's options ({_options_said(turn)}): an "
                                  f"answer must be an option's text or its label, or name exactly one option"
                                  f"{_index_hint(answer, turn)}")
+            if named:
+                continue  # one of the options shown with the question (a label 'A' is no word of the story): no leak
             core = texts.leaked_core(answer)
             folded = fold(turn.story) if folded is None else folded
             if not all(word in folded for word in core.split()):
@@ -497,19 +500,23 @@ def validate_dataset(dataset: Dataset, *, strict: bool = False, decode_pictures:
     problems = list(dataset.warnings)
     if not dataset.storyturns:
         problems.append(Problem(dataset.source_file, None, None, None, None, "empty dataset: no StoryTurns"))
-    seen: dict[str, tuple[str, int | None]] = {}
+    seen: dict[str, tuple[str, int | None, str]] = {}  # by the id in NFC: "café" written two ways is one id
     if pictures is None:
         pictures = image_problems(dataset, _picture_ids(dataset), decode=decode_pictures)
     leaks: list[Problem] = []
     texts = _Texts()
     for index, st in enumerate(dataset.storyturns):
         file, line = dataset.where(index)
-        if st.id in seen:
-            first_file, first_line = seen[st.id]
+        key = unicodedata.normalize("NFC", st.id)
+        if key in seen:
+            first_file, first_line, first_id = seen[key]
             where = f"line {first_line}" if first_file == file else f"{first_file}:{first_line or 0}"
-            problems.append(Problem(file, line, st.id, None, "id", f"duplicate id (first at {where})"))
+            said = "" if first_id == st.id else (
+                f": {ascii(first_id)} and {ascii(st.id)} are one id written with other code points (Unicode NFC and NFD); "
+                "write them alike")
+            problems.append(Problem(file, line, st.id, None, "id", f"duplicate id (first at {where}){said}"))
         else:
-            seen[st.id] = (file, line)
+            seen[key] = (file, line, st.id)
         for problem in validate_storyturn(st, dataset, line, pictures, file=file, strict=strict, texts=texts):
             is_leak = problem.field == "answer" and problem.severity == "warning" and not problem.gates
             if is_leak and not strict:

@@ -413,3 +413,17 @@ def _paired(text: str, start: int, end: int) -> bool:
 def loads(text: str, *, max_depth: int = MAX_JSON_DEPTH, surrogates: bool = False) -> object:
     """:func:`loads_bounded` of a whole text: the one JSON value it holds."""
     return loads_bounded(text, max_depth=max_depth, surrogates=surrogates)[0]
+
+
+#: the first bytes of compressed files and archives (tar: ``ustar`` at byte 257)
+_MAGIC = ((b"\x1f\x8b", "gzip-compressed"), (b"PK\x03\x04", "zip archive"), (b"BZh", "bzip2-compressed"),
+          (b"\xfd7zXZ\x00", "xz-compressed"), (b"\x28\xb5\x2f\xfd", "zstd-compressed"), (b"7z\xbc\xaf\x27\x1c", "7z archive"))
+
+
+def packed_kind(head: bytes) -> str | None:
+    """What compressed file or archive ``head`` (a file's first 512 bytes) starts, None for anything else. Why: such
+    a file read as text fails as "not UTF-8", which does not say what to do (decompress or extract it)."""
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            return kind
+    return "tar archive" if head[257:262] == b"ustar" else None

@@ -32,6 +32,21 @@ def _cache_arguments(strict: bool, decode_pictures: bool) -> dict[str, Any]:
 
 def _load_and_validate(path: str | Path, columns: str | None = None, *, strict: bool = False,
                        adapter: str | None = None, decode_pictures: bool = False) -> tuple[Dataset | None, list[Problem]]:
+    """:func:`_loaded_and_validated`; a dataset with an error leaves nothing in ``datasets``' cache (what its load
+    prepared there is removed: a refused dataset writes nothing)."""
+    dataset, problems = _loaded_and_validated(path, columns, strict=strict, adapter=adapter,
+                                              decode_pictures=decode_pictures)
+    if dataset is not None and dataset.prepared and has_errors(problems):
+        from commet.sources.table_files import discard_prepared
+
+        discard_prepared(dataset.prepared)
+        dataset.prepared = ()
+    return dataset, problems
+
+
+def _loaded_and_validated(path: str | Path, columns: str | None = None, *, strict: bool = False,
+                          adapter: str | None = None, decode_pictures: bool = False
+                          ) -> tuple[Dataset | None, list[Problem]]:
     if columns is None and adapter is None:  # a dataset validated before on the same content: from the cache
         from commet.sources.validation_cache import cached_load_and_validate
 

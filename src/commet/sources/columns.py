@@ -87,8 +87,9 @@ def column_key(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", words.lower()).strip("_")
 
 
-#: Roles a mapping may give several columns (in order) or a pattern of them: pictures in ``Image_1``..``Image_4``.
-MULTI_ROLES = (Role.IMAGE,)
+#: Roles a mapping may give several columns (in order) or a pattern of them: pictures in ``Image_1``..``Image_4``,
+#: options in ``option_a``..``option_d`` (:mod:`commet.sources.option_columns`).
+MULTI_ROLES = (Role.IMAGE, Role.OPTIONS)
 _PATTERN = re.compile(r"[*?\[]")
 
 
@@ -117,8 +118,8 @@ class ColumnMapping:
                 pairs.append((pairs[-1][0], role_text))
                 continue
             if not equals or not column:
-                raise ColumnsError(f"--columns: {part!r} is not ROLE=COLUMN (only image takes several columns: "
-                                   "image=Image_1,Image_2 or image=Image_*)")
+                raise ColumnsError(f"--columns: {part!r} is not ROLE=COLUMN (only image and options take several "
+                                   "columns: image=Image_1,Image_2 or image=Image_*, options=option_a,option_b)")
             try:
                 role = Role(role_text.lower().replace("-", "_"))
             except ValueError:
@@ -367,6 +368,9 @@ def fits(role: Role, column: Column) -> bool:
         return column.flag or column.text or column.number
     if role is Role.OPTIONS:
         return column.text or column.kind.startswith(("list", "struct"))  # a struct: {A: x, B: y}
+    if role is Role.ANSWER and re.fullmatch(r"u?int\d+", column.kind):
+        return True  # "3" to "How many?" (a CSV reader makes such a column integers); beside options, validation
+        # refuses a number that is no option's label (whether it counts from 0 or 1 is not guessed)
     if role in (Role.MENTAL_STATES, Role.ANSWER):
         return column.text or column.kind.startswith("list")  # answers per turn of a StoryTurn: lists of lists
     if role is Role.FEEDBACK:

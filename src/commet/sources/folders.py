@@ -27,6 +27,20 @@ MAX_METADATA_BYTES = 64 * 1024 * 1024
 METADATA_FILES = ("metadata.jsonl", "metadata.csv")
 
 
+#: archives of data files (webdataset shards are ``.tar``): not read, refused naming the file
+ARCHIVE_SUFFIXES = (".zip", ".tar", ".tgz", ".tar.gz", ".tar.bz2", ".tar.xz", ".tar.zst", ".7z", ".rar")
+
+
+def archive_refusal(file: Path) -> Problem:
+    """Why an archive is not read, and what to do: one located line."""
+    kind = "a webdataset shard (a tar archive of samples)" if ".tar" in file.name.lower() else "an archive"
+    return Problem(str(file), None, None, None, None,
+                   f"{file.name} is {kind}: CoMMET reads the data files of a folder as they lie (parquet, JSON "
+                   "lines, JSON, CSV/TSV, picture files), never inside an archive; extract it into the folder and "
+                   "load the folder (rows read by their column names, with --columns ROLE=COLUMN,.. or with "
+                   "--adapter FILE.py:FUNCTION, docs/official-data.md), nothing was read")
+
+
 def snapshot_blobs(folder: Path) -> tuple[Path, ...]:
     """The ``blobs`` folder a Hub cache snapshot's links point into (``.../datasets--O--N/snapshots/REV``), else none."""
     if folder.parent.name == "snapshots" and folder.parent.parent.name.startswith("datasets--"):
@@ -145,13 +159,15 @@ MAX_BINARY_CELL_BYTES = 50 * 1024 * 1024
 def check_parquet(file: Path) -> None:
     """Refuse a parquet file by what its footer declares, before its rows are read: more than
     :data:`MAX_TABLE_ROWS` rows, or more than :data:`MAX_TABLE_BYTES` once decompressed (a 9 MB file of one
-    200 MB cell, a 4 MB file of a million rows: gigabytes once read). An unreadable footer is left to the reader."""
+    200 MB cell, a 4 MB file of a million rows: gigabytes once read). An unreadable footer (a truncated shard, a
+    file that is no parquet) is refused naming the file: ``datasets``, reading a folder of shards, names none."""
     import pyarrow.parquet as pq
 
     try:
         metadata = pq.ParquetFile(file).metadata
-    except Exception:  # noqa: BLE001 - not parquet, truncated: the reader names the broken file
-        return
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, OSError, ...: one located line
+        said = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+        raise _refused(file, None, f"cannot read {file.name}: {said}") from None
     if metadata.num_rows > MAX_TABLE_ROWS:
         raise _refused(file, None, f"has {metadata.num_rows:,} rows, more than the {MAX_TABLE_ROWS:,} a table may have "
                                    "(refused, not read); split it")

@@ -43,6 +43,7 @@ from commet.sources.card import (
     metadata_from_card,
     split_of,
 )
+from commet.sources.cells import options_cell
 from commet.sources.folders import check_cells, check_parquet
 
 if TYPE_CHECKING:
@@ -513,6 +514,24 @@ def _shown_cell(value: object) -> str:
     return f"{type(value).__name__} {text[:40]}{'...' if len(text) > 40 else ''}"
 
 
+#: the fields of a turn in CoMMET's own layout (``answer`` for ``answers``, ``image`` as an id in the older layout)
+TURN_FIELDS = ("story", "feedback", "question", "image_id", "image", "answers", "answer", "options", "candidates",
+               "rubric", "meta")
+
+
+def _unknown_turn_fields(turn: object) -> str | None:
+    """Why a nested turn cannot be read as CoMMET's: it is no struct, or it has fields CoMMET's own layout does not
+    read (``context``, ``choices``), which would be dropped without a word (a layout only half understood)."""
+    if not isinstance(turn, dict):
+        return f"a turn must be a struct of fields, not {_shown_cell(turn)}"
+    unknown = [str(name) for name in turn if name not in TURN_FIELDS]
+    if not unknown:
+        return None
+    return (f"turn field(s) {', '.join(map(repr, unknown))} are not CoMMET's own ({', '.join(TURN_FIELDS)}): "
+            "they would be dropped, not read; rename them to CoMMET's (context -> story, choices -> options), or "
+            "make the StoryTurns of these rows with --adapter FILE.py:FUNCTION (docs/official-data.md, Adapters)")
+
+
 def _storyturn(row: dict[str, Any], index: int, file: Path, dataset: Dataset, root: Path | None = None) -> StoryTurn:
     from commet.format.pictures import PictureError
     from commet.sources.jsonl import _pydantic_problems
@@ -525,6 +544,9 @@ def _storyturn(row: dict[str, Any], index: int, file: Path, dataset: Dataset, ro
         side_images = {f["id"]: f["bytes"] for f in row.get("image_files") or [] if f.get("bytes") is not None}
         turns = []
         for turn_index, turn in enumerate(row["turns"] or []):
+            unknown = _unknown_turn_fields(turn)
+            if unknown:
+                raise FormatError([Problem(str(file), index + 1, story_id, turn_index, "turns", unknown)])
             field = "image"
             image_id = turn.get("image_id")
             image = turn.get("image")
@@ -540,8 +562,14 @@ def _storyturn(row: dict[str, Any], index: int, file: Path, dataset: Dataset, ro
             feedback = turn.get("feedback")
             if isinstance(feedback, str):
                 feedback = bounded_loads(feedback) if feedback.strip() else None
-            answers = turn["answers"]
+            field = "answers"
+            answers = turn["answers"] if turn.get("answers") is not None else turn.get("answer")
+            if answers is None:
+                raise ValueError("this turn has no answers (a turn needs 'answers', a list, or 'answer')")
+            field = "options"
             options = turn.get("options") or []
+            if isinstance(options, (dict, str)):  # {A: x, B: y} (a struct), or one string of labelled options
+                options = options_cell(options) or []
             field = "meta"
             turns.append({
                 "story": turn.get("story") or "", "feedback": feedback, "question": turn["question"],

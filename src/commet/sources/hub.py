@@ -24,7 +24,7 @@ import re
 import stat
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -36,11 +36,29 @@ from commet.format.problems import FormatError, Problem
 from commet.sources.adapters import Adapter
 from commet.sources.bounded import InputFileError, inside, read_regular_file
 from commet.sources.columns import ColumnMapping, column_of
-from commet.sources.folders import check_cells, check_folder, check_parquet, snapshot_blobs
+from commet.sources.folders import (
+    ARCHIVE_SUFFIXES,
+    archive_refusal,
+    check_cells,
+    check_folder,
+    check_parquet,
+    snapshot_blobs,
+)
 from commet.sources.hub_names import EXAMPLE, GRAMMAR, OFFICIAL, PREFIX, is_official
 from commet.sources.jsonl import apply_metadata
 from commet.sources.layouts import Source, Table, dataset_from_tables
 from commet.sources.picture_tables import split_picture_tables
+from commet.sources.table_files import (
+    absent,
+    bad_json_line,
+    declares_features,
+    discard_prepared,
+    folders_of,
+    locate_storyturns,
+    located,
+    row_files,
+    wrapper_column,
+)
 
 
 class HubError(FormatError):
@@ -127,14 +145,32 @@ class PictureFiles:
     #: are looked up there, and no file outside it is read (None: no file at all)
     base: Path | None
 
+    #: the folders (from ``base``, POSIX) that hold the data files read: an ``Image`` cell's path or a file name may
+    #: be written from the data file's folder (``data/``) rather than from the top
+    data_dirs: tuple[str, ...] = ()
+
     def read_path(self, path: str) -> bytes | None:
-        """The picture file ``path`` names (relative to the folder, or an absolute path into it); None when no such
-        file is there; :class:`PictureError` (nothing read) when it lies outside or is refused by its kind or size."""
+        """The picture file ``path`` names (relative to the folder or to a folder of its data files, or an absolute
+        path into it); None when no such file is there; :class:`PictureError` (nothing read) when it lies outside,
+        is refused by its kind or size, or names two different files (from the top and from a data folder)."""
         if self.base is None:
             raise PictureError(f"{path[:120]!r} names a file, and this dataset has no folder to read it from "
                                "(refused, not read)")
+        found: dict[str, bytes] = {}
+        for folder in (".", *(d for d in self.data_dirs if d != ".")):
+            relative = path if folder == "." or PurePosixPath(path).is_absolute() else str(PurePosixPath(folder) / path)
+            data = self._read(relative, path)
+            if data is not None:
+                found.setdefault(relative, data)
+        if len(set(found.values())) > 1:
+            raise PictureError(f"{path[:120]!r} names different files: {', '.join(found)} (write the path from the "
+                               "dataset folder; refused, not guessed)")
+        return next(iter(found.values()), None)
+
+    def _read(self, relative: str, path: str) -> bytes | None:
+        assert self.base is not None
         try:
-            found = inside(self.base, path, absolute=True, links_into=snapshot_blobs(self.base))
+            found = inside(self.base, relative, absolute=True, links_into=snapshot_blobs(self.base))
         except InputFileError as exc:
             raise PictureError(str(exc)) from None
         if not os.path.lexists(found):
@@ -193,23 +229,40 @@ def _cell(value: Any, feature: Any, files: PictureFiles, where: str, split: str 
         raise FormatError([Problem(at, row, None, None, column, f"picture file {exc}")]) from None
 
 
-def tables_of(loaded: Any, where: str, files: PictureFiles, config: str | None = None) -> list[Table]:
+def _items(cell: object) -> list[dict[str, object]]:
+    return [item for item in cell if isinstance(item, dict)] if isinstance(cell, list) else []
+
+
+def tables_of(loaded: Any, where: str, files: PictureFiles, config: str | None = None,
+              split_files: dict[str, list[Path]] | None = None) -> list[Table]:
     """The splits of what ``datasets.load_dataset`` returned (a Dataset or a DatasetDict), as tables; ``config``
-    names the config they belong to when the dataset has several (their ``where`` then says it)."""
+    names the config they belong to when the dataset has several (their ``where`` then says it); ``split_files``,
+    the files of each split, lets a located error name the file of a row (:mod:`commet.sources.table_files`)."""
     splits = list(loaded.items()) if hasattr(loaded, "keys") else [(getattr(loaded, "split", None), loaded)]
     tables = []
     for split, data in splits:
         split = str(split) if split is not None else None
         features = data.features
-        columns = [column_of(name, feature) for name, feature in features.items()]
+        read = (split_files or {}).get(split or "", [])
+        shards = row_files(read, len(data)) if read else ()
+        at = f"{where}[{split}]" if split else where
         rows: list[dict[str, object]] = []
-        for batch in data.with_format("arrow").iter(batch_size=256):
-            check_cells(batch, f"{where}[{split}]" if split else where, len(rows) + 1)
-            for row in batch.to_pylist():
-                rows.append({name: _cell(row.get(name), features[name], files, where, split, len(rows) + 1, name)
-                             for name in features})
+        try:
+            for batch in data.with_format("arrow").iter(batch_size=256):
+                check_cells(batch, at, len(rows) + 1)
+                for row in batch.to_pylist():
+                    rows.append({name: _cell(row.get(name), features[name], files, where, split, len(rows) + 1,
+                                             name) for name in features})
+        except FormatError as exc:  # a cell or picture file refused: said at its file and row
+            raise FormatError(located(exc.problems, {at: shards})) from None
+        wrapped = wrapper_column(features)
+        if wrapped is not None:  # {"data": [rows]}: the rows are the list's items
+            features, shards = wrapped[1], ()
+            rows = [dict(item) for row in rows for item in _items(row.get(wrapped[0]))]
+        columns = [column_of(name, feature) for name, feature in features.items()]
         parts = [p for p in (config, split if len(splits) > 1 or config else None) if p]
-        tables.append(Table(f"{where}[{'/'.join(parts)}]" if parts else where, split, columns, rows, config))
+        tables.append(Table(f"{where}[{'/'.join(parts)}]" if parts else where, split, columns, rows, config,
+                            files=shards))
     return tables
 
 
@@ -252,7 +305,7 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[0][:300]}" if text else type(exc).__name__
 
 
-def _unreadable(where: str, exc: BaseException, files: list[Path]) -> HubError:
+def _unreadable(where: str, exc: BaseException, files: list[Path], folder: Path | None = None) -> HubError:
     """``datasets``' refusal as one line: the cause under its wrapper and the innermost one (a file's own error, the
     JSON line that does not parse or the split whose columns differ, comes wrapped in a ``DatasetGenerationError``
     that says only "an error occurred"), located at the first line of the data files it read that is not JSON
@@ -264,49 +317,14 @@ def _unreadable(where: str, exc: BaseException, files: list[Path]) -> HubError:
     if any("cast" in str(cause).lower() for cause in causes):
         said += (" (a column holds different types in different files, splits or rows: give every file the same "
                  "columns and types, or load one file by its path)")
+        if folder is not None and declares_features(folder):
+            said += ("; or the dataset card's dataset_info (README.md) declares features the files do not have: "
+                     "correct or remove them")
     for file in files:
-        bad = _bad_json_line(file)
+        bad = bad_json_line(file)
         if bad is not None:
             return HubError(str(file), f"datasets cannot read this file: {bad} ({said})", bad.line)
     return HubError(where, f"datasets cannot read this folder: {said}")
-
-
-@dataclass(frozen=True)
-class _BadLine:
-    line: int
-    why: str
-
-    def __str__(self) -> str:
-        return f"line {self.line} {self.why}"
-
-
-def _bad_json_line(file: Path) -> _BadLine | None:
-    """The first line of a JSON lines file (or a ``.json`` file of lines) that is not a JSON value; None when each
-    is one, the file is one JSON document, is not JSON, or is past the size read for this."""
-    if file.suffix.lower() not in (".jsonl", ".ndjson", ".json"):
-        return None
-    try:
-        data = read_regular_file(file, max_bytes=MAX_SCANNED_BYTES, what="data file")
-    except (InputFileError, OSError):
-        return None
-    if file.suffix.lower() == ".json":
-        with contextlib.suppress(ValueError):
-            json.loads(data)
-            return None
-    for number, raw in enumerate(data.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            json.loads(raw.decode("utf-8"))
-        except UnicodeDecodeError:
-            return _BadLine(number, "is not UTF-8 text")
-        except ValueError as exc:
-            return _BadLine(number, f"is not JSON: {str(exc).splitlines()[0][:200]}")
-    return None
-
-
-#: a data file up to this size is scanned for the line ``datasets`` could not read (only when it refused one)
-MAX_SCANNED_BYTES = 256 * 1024 * 1024
 
 
 def configs_to_read(path: str, config: str | None, revision: str | None = None) -> list[str | None]:
@@ -410,6 +428,9 @@ def _refuse_unread(folder: Path, read: list[Path]) -> None:
 
     if front_matter(folder).get("configs"):
         return
+    archives = [file for file in _data_files(folder) if file.name.lower().endswith(ARCHIVE_SUFFIXES)]
+    if archives:  # beside data files: rows it may hold would go unread without a word
+        raise FormatError([archive_refusal(sorted(archives)[0])])
     taken = {os.path.realpath(file) for file in read}
     unread = sorted(file for file in _data_files(folder) if file.name.lower().endswith(DATA_SUFFIXES)
                     and file.name not in NOT_DATA and os.path.realpath(file) not in taken and _holds_rows(file))
@@ -429,14 +450,31 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
                 repo: str | None = None, adapter: Adapter | None = None) -> Dataset:
     """A local folder (or ``files`` in it) as ``datasets.load_dataset`` reads it, made into StoryTurns;
     ``repo`` names the Hub dataset when the folder is its snapshot. Every config is read when it has several
-    and no default one."""
-    datasets = _datasets()
+    and no default one. A refused load leaves nothing in ``datasets``' cache (what it prepared is removed)."""
     where = where or str(folder)
     if not files:
         check_folder(folder)  # nothing its card, metadata or links name outside it is read; tables within limits
     for file in files:
         if file.lower().endswith(".parquet"):
             check_parquet(Path(file))
+    if files:
+        return _load_tables(folder, given, where, config, split, dataset, files, repo, adapter)
+    cache = content_cache(folder)
+    made = absent(cache, Path(str(_datasets().config.HF_DATASETS_CACHE)).expanduser())
+    try:
+        data = _load_tables(folder, given, where, config, split, dataset, files, repo, adapter, cache)
+    except BaseException:  # a refusal (or an interruption) keeps nothing it prepared
+        discard_prepared(made)
+        raise
+    data.prepared = tuple(made)  # removed too if validation refuses the dataset (commet.sources.checked)
+    return data
+
+
+def _load_tables(folder: Path, given: ColumnMapping | None, where: str, config: str | None, split: str | None,
+                 dataset: Dataset | None, files: tuple[str, ...], repo: str | None, adapter: Adapter | None,
+                 cache_folder: Path | None = None) -> Dataset:
+    """:func:`load_folder`'s reading, through ``cache_folder`` (a folder) or a scratch cache (named files)."""
+    datasets = _datasets()
     reader = PictureFiles(folder)
     tables: list[Table] = []
     # datasets' shared cache answered a folder with the rows of another folder of the same name and card, read
@@ -448,24 +486,28 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
                 builder = {".csv": "csv", ".tsv": "csv", ".parquet": "parquet"}.get(Path(files[0]).suffix.lower(),
                                                                                     "json")
                 options = {"delimiter": "\t"} if files[0].lower().endswith(".tsv") else {}
+                reader = replace(reader, data_dirs=folders_of(folder, [Path(f) for f in files]))
                 loaded = datasets.load_dataset(builder, data_files=list(files), split=split, cache_dir=scratch,
                                                **options)
                 tables = tables_of(loaded, where, reader)
             else:
-                cache = str(content_cache(folder))
+                cache = str(cache_folder)
                 # load_dataset's steps, so that the files the builders resolved are compared with the folder's
                 # before any is read: datasets drops data files silently once some are named for a split
                 builders = {name: datasets.load_dataset_builder(str(folder), name=name, cache_dir=cache)
                             for name in configs_to_read(str(folder), config)}
                 read = [file for builder in builders.values() for file in _files_read(builder, folder)]
                 _refuse_unread(folder, read)
+                reader = replace(reader, data_dirs=folders_of(folder, read))
                 for name, builder in builders.items():
                     builder.download_and_prepare()
-                    tables += tables_of(builder.as_dataset(split=split), where, reader, name)
+                    split_files = {str(part): [folder / os.path.relpath(str(file), folder) for file in found]
+                                   for part, found in (getattr(builder.config, "data_files", None) or {}).items()}
+                    tables += tables_of(builder.as_dataset(split=split), where, reader, name, split_files)
         except FormatError:  # CoMMET's own refusals (an unread file, a picture cell), located already
             raise
         except Exception as exc:  # noqa: BLE001 - datasets raises many kinds (ValueError, FileNotFoundError, ...)
-            raise _unreadable(where, exc, [Path(f) for f in files] or read) from None
+            raise _unreadable(where, exc, [Path(f) for f in files] or read, None if files else folder) from None
     card = card_text(folder)
     cached_as = "datasets--" + OFFICIAL.repo.replace("/", "--").lower()  # a snapshot folder of the Hub cache
     official = is_official(repo or "") or OFFICIAL.paper.split(":")[1] in card or OFFICIAL.repo.lower() in card.lower() \
@@ -479,8 +521,6 @@ def load_folder(folder: Path, given: ColumnMapping | None, *, where: str | None 
 
 def _finish(tables: list[Table], source: Source, given: ColumnMapping | None, dataset: Dataset | None,
             folder: Path | None, official: bool, adapter: Adapter | None = None) -> Dataset:
-    from dataclasses import replace
-
     from commet.sources.card import metadata_from_card
 
     if not tables or not any(t.rows for t in tables):
@@ -496,10 +536,16 @@ def _finish(tables: list[Table], source: Source, given: ColumnMapping | None, da
     stories, pictures = split_picture_tables([t for t in tables if t.rows])
     if pictures:
         source = replace(source, read_picture=pictures.reader(source.read_picture))
+    shards = {table.where: table.files for table in stories if table.files}  # a row's file and line, said
     try:
         data = dataset_from_tables(stories, source, given, data, adapter)
     except PictureError as exc:  # a picture a turn names by file, refused: said as such, never "not found"
         raise HubError(source.location, f"picture file {exc}") from None
+    except HubError:
+        raise
+    except FormatError as exc:
+        raise FormatError(located(exc.problems, shards)) from None
+    locate_storyturns(data, shards)
     for table in pictures.tables:
         data.tables_read.append(TableRead(table.where, len(table.rows), f"pictures joined by id: {pictures.said}"))
     data.provenance = provenance_of(folder, source.source, official, data.licence)
@@ -582,8 +628,6 @@ def load_hub(spec: HubSpec, given: ColumnMapping | None = None, adapter: Adapter
 
 def _pinned(data: Dataset, spec: HubSpec, snapshot: Path | None) -> Dataset:
     """The dataset with its location naming the commit it was read at (the snapshot folder's name)."""
-    from dataclasses import replace
-
     assert data.origin is not None
     commit = snapshot.name if snapshot is not None and re.fullmatch(r"[0-9a-f]{40}", snapshot.name) else None
     data.origin = replace(data.origin, location=str(replace(spec, revision=commit or spec.revision)))

@@ -30,6 +30,7 @@ from commet.sources.bounded import (
     InputFileError,
     JSONLimitError,
     loads,
+    packed_kind,
     read_regular_file,
 )
 
@@ -100,6 +101,10 @@ def decode_text(data: bytes, file: str) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        packed = packed_kind(data[:512])
+        if packed is not None:
+            raise _refused(file, f"a {packed} file, not text: decompress or extract it and give the file inside"
+                           ) from None
         line, _ = _position(data, exc.start)
         line_start = data.rfind(b"\n", 0, exc.start) + 1
         column = len(data[line_start:exc.start].decode("utf-8", errors="replace")) + 1

@@ -44,22 +44,24 @@ from commet.sources.adapters import Adapter, Rows, apply_adapter
 from commet.sources.chat import _chat_rows, holds_messages
 from commet.sources.columns import (
     MAPPING_HELP_LIMIT,
+    NAMES,
     REQUIRED_CHAT,
     REQUIRED_PIPE,
     REQUIRED_STORY_ROWS,
-    REQUIRED_TURN_ROWS,
     STORY_ROLES,
     ColumnMapping,
     ColumnsError,
     Role,
     by_content,
     by_name,
+    column_key,
     expand_columns,
     fits,
     mapping_help,
     mapping_of,
     numbered_pictures,
 )
+from commet.sources.option_columns import fold_option_columns
 from commet.sources.story_rows import _story_rows, holds_lists
 from commet.sources.table import (
     CATEGORY_HINT,
@@ -76,7 +78,7 @@ from commet.sources.table import (
     _text,
     pipe_turns,
 )
-from commet.sources.turn_rows import _turn_rows
+from commet.sources.turn_rows import _turn_rows, turn_rows_required
 from commet.taxonomy import BOOKLET, Task, Taxonomy
 
 __all__ = ["CATEGORY_HINT", "Layout", "PictureReader", "Source", "Table", "dataset_from_tables", "declared_taxonomy",
@@ -103,6 +105,9 @@ def detect_layout(table: Table, given: ColumnMapping | None, taxonomy: Taxonomy 
     taken = set(explicit.values()) | set(pictures)
     free = [c for c in table.columns if c.name not in taken]
     found = {role: column for role, column in by_name(free).items() if role not in explicit}
+    if table.options_of is not None and Role.OPTIONS not in explicit:  # option_a..option_d, made one column
+        found = {role: column for role, column in found.items() if role is not Role.OPTIONS}
+        found[Role.OPTIONS] = table.options_of
     if Role.IMAGE not in explicit and Role.IMAGE not in found:
         pictures = numbered_pictures(free)
         if pictures:
@@ -128,16 +133,30 @@ def detect_layout(table: Table, given: ColumnMapping | None, taxonomy: Taxonomy 
         required, kind = REQUIRED_STORY_ROWS, "d"  # each row holds its StoryTurn's questions as a list
         roles.pop(Role.TURNS, None)
     elif Role.QUESTION in roles and Role.ANSWER in roles:
-        required, kind = REQUIRED_TURN_ROWS, "b"
+        required, kind = turn_rows_required(roles), "b"
         roles.pop(Role.TURNS, None)
     else:
-        raise _help(table, roles, "no column of pipe-format turns, and no question and answer columns", taxonomy)
+        raise _help(table, roles, "no column of pipe-format turns, and no question and answer columns" +
+                    _unfit(table, roles), taxonomy)
     missing = [role.value for role in required if role not in roles]
     if missing:
         raise _help(table, roles, f"no {', no '.join(missing)} column found", taxonomy)
     if Role.IMAGE in roles and not pictures:
         pictures = [roles[Role.IMAGE]]
     return _layout(table, kind, roles, tuple(pictures) if Role.IMAGE in roles else ())
+
+
+def _unfit(table: Table, roles: dict[Role, str]) -> str:
+    """Columns named for the question or the answer whose values cannot be one (an answer of option numbers)."""
+    said = []
+    for role in (Role.QUESTION, Role.ANSWER):
+        column = next((c for c in table.columns if role not in roles and column_key(c.name) in NAMES[role]), None)
+        if column is not None and not fits(role, column):
+            numbers = ": option numbers are not read as answers, whether they count from 0 or 1 is not guessed; " \
+                      "write the option's text or label, or make the StoryTurns with --adapter FILE.py:FUNCTION"
+            said.append(f"column {column.name!r} holds {column.kind}, which cannot be the {role.value}" +
+                        (numbers if role is Role.ANSWER and column.number else ""))
+    return f": {'; '.join(said)}" if said else ""
 
 
 def _layout(table: Table, kind: str, roles: dict[Role, str], pictures: tuple[str, ...],
@@ -163,7 +182,7 @@ def _help(table: Table, roles: dict[Role, str], reason: str, taxonomy: Taxonomy)
             guesses[Role.MESSAGES] = chat
     required = REQUIRED_CHAT if Role.MESSAGES in guesses and Role.QUESTION not in guesses else \
         REQUIRED_PIPE if Role.TURNS in guesses else REQUIRED_STORY_ROWS if Role.QUESTION in guesses and \
-        holds_lists(table, guesses[Role.QUESTION]) else REQUIRED_TURN_ROWS
+        holds_lists(table, guesses[Role.QUESTION]) else turn_rows_required(guesses)
     missing = [role.value for role in required if role not in guesses]
     mapping: ColumnMapping | None = None
     refused: str | None = f"no column can be the {', the '.join(missing)}" if missing else None
@@ -260,7 +279,9 @@ def dataset_from_tables(tables: list[Table], source: Source, given: ColumnMappin
     layouts: dict[str | None, Layout] = {}
     described: list[str] = []
     several_configs = len({table.config for table in tables}) > 1
+    recorded = given
     for table in tables:
+        table, given = fold_option_columns(table, recorded)
         this = detect_layout(table, given, dataset.taxonomy)
         layout = layouts.setdefault(table.config, this)
         if this != layout:
@@ -283,7 +304,7 @@ def dataset_from_tables(tables: list[Table], source: Source, given: ColumnMappin
         elif this.kind == "chat":
             _chat_rows(table, this, dataset, source, first)
         else:
-            _turn_rows(table, this, dataset, source)
+            _turn_rows(table, this, dataset, source, first)
         for st in dataset.storyturns[first:]:
             if len(tables) > 1 and table.split:
                 st.meta.setdefault("split", table.split)
@@ -298,7 +319,7 @@ def dataset_from_tables(tables: list[Table], source: Source, given: ColumnMappin
                                      for i, st in enumerate(dataset.storyturns[first:]))
     dataset.taxonomy = declared_taxonomy(dataset.storyturns, dataset.taxonomy)
     dataset.origin = Origin(location=source.location, layout="; ".join(described),
-                            columns=str(given) if given is not None else None)
+                            columns=str(recorded) if recorded is not None else None)
     return dataset
 
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from commet.format.dataset import METADATA_FILE, STORYTURNS_FILE, Dataset
 from commet.format.problems import FormatError, Problem
 from commet.sources.bounded import files_under
+from commet.sources.folders import ARCHIVE_SUFFIXES, archive_refusal
 from commet.sources.hub_names import is_hub_spec
 from commet.sources.jsonl import _read_metadata, bundled_sample_path, read_storyturns
 
@@ -156,12 +157,48 @@ def _load_path(path: str | Path, mapping: ColumnMapping | None, adapter: Adapter
     if is_dir:
         if _table_files(path):
             return load_folder(path, mapping, adapter=adapter)
+        archives = files_under(path, ARCHIVE_SUFFIXES, DATA_DEPTH)
+        if archives:
+            raise FormatError([archive_refusal(archives[0])])
         raise FormatError([Problem(str(path), None, None, None, None,
                                    f"not a dataset folder: no {STORYTURNS_FILE}, no Hugging Face dataset files "
                                    "(state.json, .parquet) and no data files (.jsonl, .json, .csv)")])
-    if path.suffix.lower() in TABLE_FILES or mapping is not None or adapter is not None:
+    if path.name.lower().endswith(ARCHIVE_SUFFIXES):
+        raise FormatError([archive_refusal(path)])
+    if path.suffix.lower() in TABLE_FILES or mapping is not None or adapter is not None or _holds_table_rows(path):
         return load_folder(path.parent, mapping, where=str(path), files=(str(path),), adapter=adapter)
     return read_storyturns(path)
+
+
+#: keys of a record that make it a StoryTurn (canonical) or a pipe-format record
+STORYTURN_KEYS = ("turns", "storyturn")
+
+
+def _holds_table_rows(path: Path) -> bool:
+    """Whether a JSON or JSON lines file holds the rows of a table (one per turn, per question), not StoryTurns:
+    read whole, every record an object, none with ``turns`` or ``storyturn``, and the first with a question or
+    chat messages column by name. One StoryTurn among them, or a record that does not parse, and the file is read
+    as StoryTurns (whose reader locates each problem). A canonical file is told by its first line, unread further."""
+    from commet.sources.columns import NAMES, Role, column_key
+    from commet.sources.jsonl import _json_values_with_lines, read_text
+
+    if path.suffix.lower() not in (".json", ".jsonl", ".ndjson"):
+        return False
+    try:
+        text = read_text(path)
+    except FormatError:
+        return False  # the StoryTurns reader says why
+    first = text.lstrip()[:1]
+    if first == "{" and any(f'"{key}"' in text.split("\n", 1)[0] for key in STORYTURN_KEYS):
+        return False  # the first line is a StoryTurn
+    values, problems = _json_values_with_lines(text, str(path))
+    if problems or not values or not all(isinstance(value, dict) for _, value in values):
+        return False
+    records = [value for _, value in values if isinstance(value, dict)]
+    if any(key in record for record in records for key in STORYTURN_KEYS):
+        return False
+    said = {column_key(str(key)) for key in records[0]}
+    return bool(said & {*NAMES[Role.QUESTION], *NAMES[Role.MESSAGES]})
 
 
 def _load_saved(folder: Path, mapping: ColumnMapping | None, adapter: Adapter | None = None) -> Dataset:

@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from commet.format.dataset import Dataset, image_file_candidates
 from commet.format.model import StoryTurn
@@ -45,6 +45,8 @@ class Table:
     columns: list[Column]
     rows: list[dict[str, object]]
     config: str | None = None  # the Hub config (subset) it belongs to, when the dataset has several
+    options_of: str | None = None  # the options column made of option columns (``option_a..option_d``)
+    files: tuple[tuple[str, int], ...] = ()  # its files and the rows each holds, when several (table_files)
 
     def subset_flag(self) -> bool | None:
         """Image-dependence its config or split name says (``image_dependent``, ``text-complete``), else None."""
@@ -72,6 +74,15 @@ class Source:
 def _problem(table: Table, line: int | None, story: str | None, turn: int | None, field: str | None,
              message: str, severity: Severity = "error") -> Problem:
     return Problem(table.where, line, story, turn, field, message, severity)
+
+
+def row_said(table: Table, line: int) -> str:
+    """A row of ``table`` as a message names it: ``row N`` (of the file the problem names), or its file and row when
+    the table has several files."""
+    from commet.sources.table_files import file_and_line
+
+    found = file_and_line(table.files, line) if len(table.files) > 1 else None
+    return f"{Path(found[0]).name} row {found[1]}" if found else f"row {line}"
 
 
 def _fail(table: Table, line: int | None, story: str | None, turn: int | None, field: str | None,
@@ -116,8 +127,9 @@ class Layout:
                     f"columns {self.mapping()}")
         else:
             order = f"ordered by {roles[Role.TURN]!r}" if Role.TURN in roles else "in file order (no turn column)"
-            text = (f"layout (b): one row per turn, grouped into StoryTurns by {roles[Role.ID]!r}, {order}; "
-                    f"columns {self.mapping()}")
+            grouped = f"grouped into StoryTurns by {roles[Role.ID]!r}, {order}" if Role.ID in roles else \
+                "each row a one-turn StoryTurn (no story id, turn or feedback column: no row refers to another)"
+            text = f"layout (b): one row per turn, {grouped}; columns {self.mapping()}"
         return text + self.not_used()
 
     def not_used(self) -> str:

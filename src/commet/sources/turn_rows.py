@@ -18,6 +18,7 @@ from commet.format.pipe import (
 )
 from commet.sources.cells import list_cell, options_cell
 from commet.sources.columns import (
+    REQUIRED_TURN_ROWS,
     STORY_ROLES,
     Role,
 )
@@ -34,6 +35,7 @@ from commet.sources.table import (
     _story_fields,
     _suffix,
     _text,
+    row_said,
 )
 
 # ----------------------------------------------------------------------------------------------- (b)
@@ -63,7 +65,7 @@ def _ordered(table: Table, roles: dict[Role, str], story_id: str,
             raise _fail(table, line, story_id, None, column, f"turn {row.get(column)!r} is not a number")
         if number in keyed:
             raise _fail(table, line, story_id, None, column,
-                        f"turn {number} of this story is also on row {keyed[number]}")
+                        f"turn {number} of this story is also on {row_said(table, keyed[number])}")
         keyed[number] = line
     return sorted(members, key=lambda member: _turn_number(member[1].get(column)) or 0)
 
@@ -132,11 +134,26 @@ def _options(table: Table, line: int, story_id: str, k: int, column: str | None,
     return options if options else [o.model_dump() for o in options_in_question(question)]
 
 
-def _turn_rows(table: Table, layout: Layout, dataset: Dataset, source: Source) -> None:
+def turn_rows_required(roles: dict[Role, str]) -> tuple[Role, ...]:
+    """The roles rows of turns need: a story id, unless no row can refer to another (no id, turn or feedback
+    column: each row is a whole one-turn StoryTurn, as in a table of single questions, ids ``NAME-0001``..); such
+    a row then needs its story column (a one-turn StoryTurn without its story is a table half read)."""
+    if any(role in roles for role in (Role.ID, Role.TURN, Role.FEEDBACK)):
+        return REQUIRED_TURN_ROWS
+    return (*(role for role in REQUIRED_TURN_ROWS if role is not Role.ID), Role.STORY)
+
+
+def _turn_rows(table: Table, layout: Layout, dataset: Dataset, source: Source, first: int = 0) -> None:
     roles = layout.roles
     used = set(roles.values()) | set(layout.pictures)
-    for story_id, members in story_groups(table, roles).items():
+    unnamed = None if Role.ID in roles else source.name  # one StoryTurn per row (turn_rows_required)
+    for story_id, members in story_groups(table, roles, unnamed, first).items():
         line = members[0][0]
+        if unnamed is not None and not _text(members[0][1].get(roles[Role.STORY])):
+            raise _fail(table, line, story_id, None, roles[Role.STORY],
+                        "no story, and no story id column: this row may be a later turn of another row's story, "
+                        "which is not guessed; name the column that says which story a row belongs to with "
+                        "--columns id=COLUMN (and turn=COLUMN), or make the StoryTurns with --adapter FILE.py:FUNCTION")
         story = _story_fields(table, roles, members[0][1], line, story_id, source, dataset.taxonomy)
         dataset.storyturns.append(_assemble(table, layout, story_id, story, members, dataset, source, used))
         dataset.rows_read.append(RowsRead(table.where, story_id, tuple((line,) for line, _ in members)))

@@ -21,6 +21,7 @@ from commet.format.dataset import METADATA_FILE, Dataset
 from commet.format.model import Feedback, Option, Rubric, StoryTurn, Turn
 from commet.format.problems import FormatError, Problem
 from commet.format.validate import ANSWER_IN_STORY
+from commet.sources.bounded import packed_kind
 from commet.taxonomy import MENTAL_STATES, Task, Taxonomy
 from commet.text import normalize
 
@@ -125,6 +126,11 @@ def read_text(path: Path) -> str:
     except IsADirectoryError:
         raise source_error(path, None, None, "is a folder, expected a file") from None
     except UnicodeDecodeError as exc:
+        with path.open("rb") as handle:
+            packed = packed_kind(handle.read(512))
+        if packed is not None:
+            raise source_error(path, None, None, f"a {packed} file, not text: decompress or extract it and give "
+                                                 "the file inside") from None
         raise source_error(path, None, None, f"not UTF-8 text: {exc.reason}") from None
 
 
