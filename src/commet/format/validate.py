@@ -48,9 +48,10 @@ SHARES_PER_THREAD = 4
 #: Longest StoryTurn id accepted.
 MAX_ID_LENGTH = 200
 
-#: characters no text of a StoryTurn holds unless its file was damaged or mis-decoded: C0 and C1 controls and DEL
-#: (tab, line feed and carriage return are text); a model would be sent them, a person shown them
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+#: characters no text of a StoryTurn holds unless its file was damaged or mis-decoded: C0 and C1 controls and DEL,
+#: a model would be sent them and a person shown them; tab and the line and paragraph breaks (those
+#: ``str.splitlines`` breaks at: vertical tab, form feed, file, group and record separators, NEL) are text
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f]")
 _CONDITIONAL_LOOKING = re.compile(r"(?i)^\s*if\b[^:]{0,80}:")
 #: Turn metadata marking an answer that is meant to be found in the story (reading-comprehension
 #: benchmarks such as ToMi): the leak check does not apply to it.

@@ -19,6 +19,9 @@ from commet.taxonomy import CATEGORIES
 if TYPE_CHECKING:
     from commet.reports.rundata import Controls
 
+#: the column of the comprehension control questions, counted apart from the test questions (every table that has it)
+CONTROL_QUESTIONS = "Control questions"
+
 
 @dataclass
 class Tally:
