@@ -108,9 +108,10 @@ V5_BLIND = CALIBRATION.with_name("rules_judge_v5_blind.jsonl")
 V5_BLIND_2 = CALIBRATION.with_name("rules_judge_v5_blind2.jsonl")
 V6_BLIND = CALIBRATION.with_name("rules_judge_v6_blind.jsonl")
 V6_BLIND_2 = CALIBRATION.with_name("rules_judge_v6_blind2.jsonl")
+V7_BLIND = CALIBRATION.with_name("rules_judge_v7_blind.jsonl")
 SELF_CONTAINED = (LABELLED, AUDIT, REALISTIC, ADVERSARIAL, REDTEAM_REALISTIC, REDTEAM_ADVERSARIAL, REDTEAM_PROBES,
                   V4_REALISTIC, V4_ADVERSARIAL, V4_CANDIDATES, V4_PROBES, V4_FOLLOWUP, V5_TAILS, V5_BLIND,
-                  V5_BLIND_2, V6_BLIND, V6_BLIND_2)
+                  V5_BLIND_2, V6_BLIND, V6_BLIND_2, V7_BLIND)
 #: how a "why" question opens, in the six languages of the sets (its answers are explanations)
 WHY = ("why", "por qué", "porque", "warum", "wieso", "weshalb", "pourquoi", "なぜ", "どうして", "为什么", "為什麼")
 

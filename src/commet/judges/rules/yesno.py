@@ -203,6 +203,9 @@ def _read_clauses(reply: Reply, start: int, frame: Frame, pred: frozenset[str], 
     said: set[int] = set()
     for begin, end in clauses(reply, start, len(tokens), subordinate=True):
         clause = tokens[begin:end]
+        interjected = _interjection(clause, frame)
+        if interjected is not None:
+            clause = clause[1:]  # "No she does": the "no" answers; it is no negation of "she does"
         polarity = clause_polarity(clause, pred)
         if polarity is None and clause[0] in _SUBORDINATORS and not negation_count(clause) \
                 and restates(clause[1:], frame, pred):
@@ -215,10 +218,29 @@ def _read_clauses(reply: Reply, start: int, frame: Frame, pred: frozenset[str], 
             return unclear  # "True." says yes, not "no lie"; "I am not lying" speaks of someone else
         if polarity is None or polarity == UNREADABLE:
             return YesNo(None, "reply has a clause that neither restates the question nor answers it elliptically")
+        if interjected is not None and polarity != interjected:
+            return YesNo(None, "reply's yes or no and the clause run on after it read different ways")
         said.add(polarity)
     if len(said) != 1:
         return YesNo(None, "reply's clauses read both ways")
     return YesNo("no" if said.pop() else "yes", after=len(tokens))
+
+
+#: words after which a clause-opening yes or no is an interjection, not a determiner ("No she does", not "No one")
+_INTERJECTED_SUBJECTS = frozenset({"it", "i", "you", "we"})
+
+
+def _interjection(clause: Sequence[str], frame: Frame) -> int | None:
+    """The polarity (0 yes, 1 no) of a yes or no run on into its clause's subject without punctuation ("No she
+    does", "Yes he is", "No Mia knows"), else None. Such a word answers by itself: it is not the clause's own
+    negation (the clause after it must say the same), unlike "no" before a noun ("No one knows")."""
+    lists = lexicon()
+    names = {w for person in frame.persons for w in person}
+    if len(clause) < 3 or not (clause[0] in lists.yes or clause[0] in lists.no):
+        return None
+    if clause[1] in lists.subject_pronouns or clause[1] in _INTERJECTED_SUBJECTS or clause[1] in names:
+        return 0 if clause[0] in lists.yes else 1
+    return None
 
 
 def _reason_of_subject(clause: Sequence[str], frame: Frame, pred: frozenset[str]) -> bool:
