@@ -33,12 +33,14 @@ def _ask(question: str, expected: str, response: str, story: str = STORY) -> str
     return decide(request)[0]
 
 
-async def test_no_wrong_decided_verdict_on_the_v7_blind_set() -> None:
-    cases = bench.load_labelled(bench.CALIBRATION.with_name("rules_judge_v7_blind.jsonl"))
-    assert len(cases) >= 500 and {case.label for case in cases} == {"correct", "incorrect", "unclear"}
+@pytest.mark.parametrize(("name", "size", "decided"), [("rules_judge_v7_blind.jsonl", 500, 150),
+                                                       ("rules_judge_v7_probes.jsonl", 40, 15)])
+async def test_no_wrong_decided_verdict_on_the_v7_sets(name: str, size: int, decided: int) -> None:
+    cases = bench.load_labelled(bench.CALIBRATION.with_name(name))
+    assert len(cases) >= size and {case.label for case in cases} == {"correct", "incorrect", "unclear"}
     figures = await bench.measure(RulesJudge(), cases, SAMPLE)
     assert [(o.case.response, o.case.label, o.rationale) for o in figures.wrong] == []
-    assert len(figures.decided) > 150  # the plain replies of the set are still read
+    assert len(figures.decided) > decided  # the plain replies of the set are still read
 
 
 @pytest.mark.parametrize(("question", "expected", "reply", "story"), [
