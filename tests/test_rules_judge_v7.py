@@ -4,10 +4,12 @@ A set of 901 replies written blind to the judge's code and to the earlier sets (
 replies as model families write them on the 18 tasks: headings, typos, hedged prose, Chinese mixed in, bold answers,
 quotes of the story, references to earlier turns and to the feedback, why answers, belief statements without yes or
 no, feelings by synonym, characters where a place is asked) found no wrong decided verdict. Probes after reading the
-code found one class: a yes or no typed without punctuation before the clause that follows it ("No she does",
-"No Mia knows", "No he is") was counted as that clause's own negation, so "No she does" read as "she doesn't"
-and the judge decided a contradiction. Such a word now answers by itself and the clause after it must say the same
-("No she doesn't" is a no; "No she does" is undecided), while "no" before a noun stays a negation ("No one knows").
+code found one class: a yes or no typed without punctuation into its clause, before the subject ("No she does", "No Mia
+knows", "No really she knows") or at the end ("She is lying no"), was counted as that clause's own negation, so
+"No she does" read as "she doesn't" and the judge decided a contradiction. Such a word now answers by itself and
+the clause must say the same ("No she doesn't" is a no; "No she does" is undecided), while "no" before a noun
+stays a negation ("No one knows", "She is no liar"). A second class of the same probes: the "so" of "think so" and
+"says so" was read as a conclusion marker, so "He doesn't think so yes" decided "yes".
 The tests below use other wording than the probes.
 """
 
@@ -34,7 +36,7 @@ def _ask(question: str, expected: str, response: str, story: str = STORY) -> str
 
 
 @pytest.mark.parametrize(("name", "size", "decided"), [("rules_judge_v7_blind.jsonl", 500, 150),
-                                                       ("rules_judge_v7_probes.jsonl", 40, 15)])
+                                                       ("rules_judge_v7_probes.jsonl", 55, 25)])
 async def test_no_wrong_decided_verdict_on_the_v7_sets(name: str, size: int, decided: int) -> None:
     cases = bench.load_labelled(bench.CALIBRATION.with_name(name))
     assert len(cases) >= size and {case.label for case in cases} == {"correct", "incorrect", "unclear"}
@@ -53,6 +55,13 @@ async def test_no_wrong_decided_verdict_on_the_v7_sets(name: str, size: int, dec
     (LIE, "yes", "No she is", LIE_STORY),
     (LIE, "yes", "No Lina is lying", LIE_STORY),
     (LIE, "yes", "Yes she isn't", LIE_STORY),
+    (KNOW, "no", "No honestly he knows", STORY),
+    (KNOW, "no", "No clearly he does", STORY),
+    (KNOW, "no", "He knows no", STORY),
+    (KNOW, "no", "Omar does no", STORY),
+    (THINK, "yes", "He doesn't think so yes", STORY),
+    (LIE, "yes", "She is lying no", LIE_STORY),
+    (LIE, "yes", "Lina lies no", LIE_STORY),
 ])
 def test_a_run_on_yes_or_no_that_the_clause_after_it_contradicts_is_undecided(
         question: str, expected: str, reply: str, story: str) -> None:
@@ -67,6 +76,11 @@ def test_a_run_on_yes_or_no_that_the_clause_after_it_contradicts_is_undecided(
     (LIE, "yes", "Yes she is", LIE_STORY, "correct"),
     (LIE, "yes", "No she isn't", LIE_STORY, "incorrect"),
     (LIE, "yes", "No Lina isn't lying", LIE_STORY, "incorrect"),
+    (KNOW, "no", "No really he doesn't", STORY, "correct"),
+    (KNOW, "no", "He doesn't know no", STORY, "correct"),
+    (KNOW, "no", "He knows yes", STORY, "incorrect"),
+    (LIE, "yes", "She is lying yes", LIE_STORY, "correct"),
+    (LIE, "yes", "She isn't lying no", LIE_STORY, "incorrect"),
 ])
 def test_a_run_on_yes_or_no_that_the_clause_after_it_repeats_is_decided(
         question: str, expected: str, reply: str, story: str, outcome: str) -> None:
@@ -76,6 +90,19 @@ def test_a_run_on_yes_or_no_that_the_clause_after_it_repeats_is_decided(
 @pytest.mark.parametrize(("question", "expected", "reply", "outcome"), [
     (KNOW, "no", "Nobody knows.", "correct"),
     (KNOW, "no", "No one knows.", "correct"),
+    (LIE, "yes", "Lina is no liar.", "incorrect"),
 ])
 def test_no_before_a_noun_is_still_a_negation(question: str, expected: str, reply: str, outcome: str) -> None:
-    assert _ask(question, expected, reply) == outcome
+    assert _ask(question, expected, reply, LIE_STORY) == outcome
+
+
+@pytest.mark.parametrize(("reply", "outcome"), [
+    ("He doesn't think so yes", "undecided"),
+    ("Lina says so no", "undecided"),
+    ("I don't believe so yes", "undecided"),
+    ("He was at school so no", "correct"),
+    ("He was at school so yes", "incorrect"),
+])
+def test_so_after_a_verb_of_thinking_is_no_conclusion(reply: str, outcome: str) -> None:
+    """"think so", "says so": the "so" stands for a clause; a yes or no after it is no "so"-conclusion."""
+    assert _ask(KNOW, "no", reply) == outcome
