@@ -62,6 +62,8 @@ async def test_no_wrong_decided_verdict_on_the_v7_sets(name: str, size: int, dec
     (THINK, "yes", "He doesn't think so yes", STORY),
     (LIE, "yes", "She is lying no", LIE_STORY),
     (LIE, "yes", "Lina lies no", LIE_STORY),
+    ("Is the kite in the shed?", "no", "No it is", STORY),
+    ("Is the kite in the shed?", "no", "Yes it isn't", STORY),
 ])
 def test_a_run_on_yes_or_no_that_the_clause_after_it_contradicts_is_undecided(
         question: str, expected: str, reply: str, story: str) -> None:
@@ -81,6 +83,7 @@ def test_a_run_on_yes_or_no_that_the_clause_after_it_contradicts_is_undecided(
     (KNOW, "no", "He knows yes", STORY, "incorrect"),
     (LIE, "yes", "She is lying yes", LIE_STORY, "correct"),
     (LIE, "yes", "She isn't lying no", LIE_STORY, "incorrect"),
+    ("Is the kite in the shed?", "no", "No it isn't", STORY, "correct"),
 ])
 def test_a_run_on_yes_or_no_that_the_clause_after_it_repeats_is_decided(
         question: str, expected: str, reply: str, story: str, outcome: str) -> None:

@@ -245,7 +245,8 @@ def _interjection(clause: Sequence[str], frame: Frame) -> tuple[int, Sequence[st
     if len(clause) < 3 or not (clause[0] in lists.yes or clause[0] in lists.no):
         return None
     # adverbs may stand between the word and the subject ("No really she knows", "Yes of course he did")
-    subject = next((t for t in clause[1:] if t not in lists.emphasis and t not in _REASON_ADVERBS and t != "of"), "")
+    subject = next((t for t in clause[1:] if t in _INTERJECTED_SUBJECTS
+                    or t not in lists.emphasis and t not in _REASON_ADVERBS and t != "of"), "")
     if subject in lists.subject_pronouns or subject in _INTERJECTED_SUBJECTS or subject in names:
         return (0 if clause[0] in lists.yes else 1), clause[1:]
     return None
