@@ -73,7 +73,11 @@ POSITION, LAYOUT = "position", "layout"
 #: The lookups on where the options are drawn (:class:`PositionReader`).
 LOOKUPS = (POSITION, LAYOUT)
 FAMILIES = ("order", "cue word", "anchor", "context", "picture", *LOOKUPS, *CUE_FAMILIES, WORDS)
-INFORMATIONAL = ("earlier answers",)
+#: ``phrases`` counts how often each option's exact words occur in the story: where a story lists things ("a red
+#: duck with a bow, a red duck without ..."), that counts how many a description fits, which is the item's own fact
+#: in reference tasks (interpretation: the clue that fits one thing is the better one), so it is shown, not gated.
+PHRASES = "phrases"
+INFORMATIONAL = ("earlier answers", PHRASES)
 #: A cue word must occur in at least this many training items, and be absent from as many.
 MIN_WORD_ITEMS = 3
 #: Words the word reader reads before and after each mention of an option.
@@ -244,6 +248,17 @@ def _form_rules(options: Sequence[str], question: Text, keys: Sequence[tuple[str
         rules["named in the question"] = next(iter(asked))
         if len(options) == 2:
             rules["not named in the question"] = 1 - next(iter(asked))
+    return rules
+
+
+def _phrase_rules(story: str, options: Sequence[str]) -> dict[object, int]:
+    """The option whose exact words (less a leading article) occur most, or least, often in the story so far."""
+    counts = [len(re.findall(rf"\b{re.escape(re.sub(r'^(the|a|an) ', '', normalize(o)))}\b", normalize(story)))
+              for o in options]
+    rules: dict[object, int] = {}
+    for name, best in (("said most often", max(counts)), ("said least often", min(counts))):
+        if counts.count(best) == 1:
+            rules[name] = counts.index(best)
     return rules
 
 
@@ -545,12 +560,13 @@ def readings(storyturn: StoryTurn, scenes: Mapping[str, Mapping[str, object]] | 
                     order[f"colour named {rank + 1}"] = owners[0]
             order |= _form_rules([normalize(o) for o in options], Text.of([question_only]), keys)
             picks["order"] = order
+            picks[PHRASES] = _phrase_rules(" ".join(stories), options)
             picks["anchor"] = _anchor_rules(story_found, story, len(options))
             picks["picture"] = _scene_rules(latest_scene, keys, turn.question)
             positions, layout = _positions(latest_scene, keys), _layout(latest_scene, keys)
         else:
             positions, layout = (), ()
-            picks["order"], picks["anchor"], picks["picture"] = {}, {}, {}
+            picks["order"], picks["anchor"], picks["picture"], picks[PHRASES] = {}, {}, {}, {}
         picks["context"] = _context_rules(mentions(context_text, keys), mentions(Text.of(feedback_now), keys),
                                           len(texts)) if options else {}
         right_index = min(shape.right[0]) if shape.right else 0
@@ -650,7 +666,7 @@ def _best(rules: list[object], scores: np.ndarray) -> object:
 
 def fit_rule(items: Sequence[Reading], family: str) -> Rule:
     """The family's best rule on ``items`` (one (task, turn)), by training accuracy; ties go to the first."""
-    if family in ("order", "anchor", "picture", "earlier answers"):
+    if family in ("order", "anchor", "picture", *INFORMATIONAL):
         rules = sorted({r for item in items for r in item.picks[family]}, key=repr)
         if not rules:
             return Rule(family, ("position", 0))
