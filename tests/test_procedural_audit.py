@@ -28,7 +28,7 @@ from commet.format.model import Feedback, Option, StoryTurn, Turn
 from commet.generation.audit import BLIND, FAMILIES, OVERALL, audit_dataset
 from commet.generation.procedural import GENERATORS, generate_storyturn, is_image_dependent, variant_slot
 from commet.generation.procedural.variety import closest, skeleton_counts, vocabulary_sizes, words
-from commet.generation.shallow_readers import CUE_FAMILIES, INFORMATIONAL, PHRASES, readings
+from commet.generation.shallow_readers import CUE_FAMILIES, INFORMATIONAL, PHRASES, STATISTICS, readings
 from commet.models.base import Message, ModelRequest
 from commet.models.registry import create_model
 from commet.models.shortcut import ShortcutLearner, closed_turn
@@ -149,6 +149,22 @@ def test_audit_finds_the_shortcuts_of_a_dataset_that_has_them() -> None:
                                             options=[Option(text="the red one"), Option(text="the blue one")])]))
     assert audit_dataset(pictured, scenes=scenes).overall("picture").accuracy == 1.0
     assert audit_dataset(pictured).overall("picture").accuracy == 0.5  # without the scenes it has nothing to read
+
+
+def test_the_statistics_reader_finds_a_fact_told_in_more_sentences() -> None:
+    """One story fact told with one more sentence (or one more pronoun) than the other, in words drawn alike for
+    both: no single word tells them apart, the count does (the scratch probe found a pronoun count reading
+    moral_false_belief's crossed fact at 58.8 and 59.7 % on two seed pairs)."""
+    pool = ["The sun is out.", "Mo has a kite.", "A dog runs by.", "The bus is late.", "Tea is ready.",
+            "A bird sings.", "The door is red.", "Jo reads a book."]
+    stories = []
+    for k in range(48):
+        told = random.Random(k).sample(pool, 3 if k % 2 else 2)
+        stories.append(_story(k, "", [Turn(story=" ".join(told), question="Was a third thing told?",
+                                           answers=["Yes" if k % 2 else "No"])]))
+    audit = audit_dataset(stories)
+    assert audit.overall(STATISTICS).accuracy == 1.0
+    assert audit.overall("cue word").accuracy < 0.75 and audit.overall("words").accuracy < 0.75
 
 
 def test_the_phrase_reader_counts_how_many_things_a_description_fits_and_is_never_gated() -> None:

@@ -30,7 +30,9 @@ simple rule chosen per (task, turn) on training items and applied to held-out on
   and whether alone there), or with its spot; a layout where one kind of picture (no screen, say)
   always puts the answer at one size on one table is read off, though each cue alone is balanced;
 * ``words``: a linear model over the words around each option, or over all the words read for a
-  yes/no question (:mod:`commet.generation.word_reader`).
+  yes/no question (:mod:`commet.generation.word_reader`);
+* ``mention``, ``people picture``, ``feedback``, ``statistics``: a pseudo-word of :mod:`~commet.generation.surface_cues`
+  switches between two rules; ``phrases`` (shown, never gated): the option whose words are said most or least often.
 
 A rule that does not apply to an item (no option mentioned, no scene) answers the first
 option (or "yes"), which a balanced set makes a chance answer. The earlier answers' key is a
@@ -49,7 +51,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from commet.format.model import StoryTurn
-from commet.generation.surface_cues import always_shown, feedback_cues, mention_cues, people, picture_cues
+from commet.generation.surface_cues import (
+    always_shown,
+    feedback_cues,
+    mention_cues,
+    people,
+    picture_cues,
+    statistics_cues,
+)
 from commet.generation.word_reader import WORDS
 from commet.models.shortcut import closed_turn
 from commet.text import normalize
@@ -66,16 +75,15 @@ _FUNCTION = frozenset({"a", "an", "the", "in", "into", "on", "onto", "to", "at",
 _COLOURS = ("red", "blue", "green", "yellow", "orange", "purple", "pink", "brown", "black", "white", "grey", "gray")
 _YES_NO = ("yes", "no")
 #: Cue readers over :mod:`commet.generation.surface_cues`: one pseudo-word switches between two answers.
-MENTION, PEOPLE_PICTURE, FEEDBACK = "mention", "people picture", "feedback"
-CUE_FAMILIES = (MENTION, PEOPLE_PICTURE, FEEDBACK)
+MENTION, PEOPLE_PICTURE, FEEDBACK, STATISTICS = "mention", "people picture", "feedback", "statistics"
+CUE_FAMILIES = (MENTION, PEOPLE_PICTURE, FEEDBACK, STATISTICS)
 #: Families whose accuracy is gated (the earlier-answers reader is informational).
 POSITION, LAYOUT = "position", "layout"
 #: The lookups on where the options are drawn (:class:`PositionReader`).
 LOOKUPS = (POSITION, LAYOUT)
 FAMILIES = ("order", "cue word", "anchor", "context", "picture", *LOOKUPS, *CUE_FAMILIES, WORDS)
-#: ``phrases`` counts how often each option's exact words occur in the story: where a story lists things ("a red
-#: duck with a bow, a red duck without ..."), that counts how many a description fits, which is the item's own fact
-#: in reference tasks (interpretation: the clue that fits one thing is the better one), so it is shown, not gated.
+#: ``phrases`` counts each option's exact words in the story: where a story lists things ("a red duck with a bow, a red
+#: duck without ...") that counts how many a description fits, interpretation's own fact, so it is shown, not gated.
 PHRASES = "phrases"
 INFORMATIONAL = ("earlier answers", PHRASES)
 #: A cue word must occur in at least this many training items, and be absent from as many.
@@ -579,7 +587,8 @@ def readings(storyturn: StoryTurn, scenes: Mapping[str, Mapping[str, object]] | 
             option_words=option_words(story, keys) if options else (),
             cues={MENTION: mention_cues(turn.question, " ".join(stories), names),
                   PEOPLE_PICTURE: picture_cues(turn.question, shown, names),
-                  FEEDBACK: feedback_cues(turn.question, feedback_all, names)}, positions=positions, layout=layout))
+                  FEEDBACK: feedback_cues(turn.question, feedback_all, names),
+                  STATISTICS: statistics_cues(stories, turn.question, shown)}, positions=positions, layout=layout))
         earlier.append((tuple(texts), right_index))
         context.append(turn.question)
     return found
