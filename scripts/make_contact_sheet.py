@@ -36,7 +36,16 @@ def thumbnail(task_id: str, seed: int) -> Image.Image:
                                   fill=(90, 90, 90), font=ImageFont.load_default(), anchor="mm")
         return tile
     picture, _ = draw(builder.scenes[first])
-    return picture.resize(THUMB, Image.Resampling.LANCZOS)
+    return fit(picture)
+
+
+def fit(picture: Image.Image) -> Image.Image:
+    """The picture shrunk into a tile, its shape kept (the referent's pictures are wider), on white."""
+    scale = min(THUMB[0] / picture.width, THUMB[1] / picture.height)
+    size = (round(picture.width * scale), round(picture.height * scale))
+    tile = Image.new("RGB", THUMB, (255, 255, 255))
+    tile.paste(picture.resize(size, Image.Resampling.LANCZOS), ((THUMB[0] - size[0]) // 2, (THUMB[1] - size[1]) // 2))
+    return tile
 
 
 def contact_sheet(seed: int = 1, columns: int = COLUMNS, story: str = "moral_true_belief") -> Image.Image:
@@ -52,7 +61,7 @@ def contact_sheet(seed: int = 1, columns: int = COLUMNS, story: str = "moral_tru
                                                                   IMAGE_DEPENDENT_TASKS else ""))
              for k, task_id in enumerate(tasks)]
     tiles += [None] * (-len(tiles) % columns)  # the story starts a row of its own
-    tiles += [(draw(scene)[0].resize(THUMB, Image.Resampling.LANCZOS), f"{story}, picture {k + 1} of "
+    tiles += [(fit(draw(scene)[0]), f"{story}, picture {k + 1} of "
                f"{len(sequence)}") for k, scene in enumerate(sequence)]
     for k, tile in enumerate(tiles):
         if tile is None:

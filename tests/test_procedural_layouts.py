@@ -127,6 +127,7 @@ def test_each_person_is_nearer_to_the_answer_in_half_the_layouts(monkeypatch: py
     for key, count in counts.items():
         assert count[True] == count[False] == 16, (key, count)
     monkeypatch.setattr(reference, "REFERENT_LAYOUTS", OLD_REFERENT_CONTROL)
+    monkeypatch.setattr(reference, "REFERENT_WIDTH", WIDTH)  # the old tables drew 640 px pictures
     old = _nearer_counts()
     assert any(count[True] != count[False] for count in old.values()), old
 
@@ -145,6 +146,7 @@ def test_the_audit_flags_the_old_layouts_and_not_the_new(monkeypatch: pytest.Mon
     now = _excess()
     monkeypatch.setattr(reference, "EASY_LAYOUTS", OLD_EASY)
     monkeypatch.setattr(reference, "REFERENT_LAYOUTS", OLD_REFERENT)
+    monkeypatch.setattr(reference, "REFERENT_WIDTH", WIDTH)
     old = _excess()
     assert old[("reference_easy", "position")] > 40 and old[("reference_easy", "picture")] > 40, old
     assert old[("reference_hard_referent", "position")] > 15 and old[("reference_hard_referent", "picture")] > 15, old
@@ -289,51 +291,116 @@ def test_the_layout_reader_flags_the_old_perspective_control_and_not_the_new() -
 REFERENT = "reference_hard_referent"
 
 
-def _referent_layout_keys() -> dict[tuple[object, ...], Counter[bool]]:
-    """reference_hard_referent, seed 71, both variants, every joint coin of mirror, people's places and the things'
-    side twice per cell: per (cell, turn) and key of the audit's ``layout`` lookup (the screen's spot joined with
-    the option's table, or with its centre), how often an option drawn there is the answer (True) or not."""
-    counts: dict[tuple[object, ...], Counter[bool]] = defaultdict(Counter)
+#: The table before the wider picture (640 px): the control stood its screen at its own spots (0.73, mirrored) and
+#: both people on the side of the surface at the end, which held the answer.
+PREVIOUS_REFERENT = {
+    True: ({"near": 0.035, "speaker": 0.42, "screen": 0.57, "far": 0.78, "listener": 0.98},
+           {"far": 0.035, "listener": 0.42, "screen": 0.57, "near": 0.78, "speaker": 0.98}) * 2,
+    False: ({"near": 0.035, "speaker": 0.28, "listener": 0.57, "screen": 0.73, "far": 0.965},
+            {"near": 0.035, "listener": 0.28, "speaker": 0.57, "screen": 0.73, "far": 0.965}) * 2}
+
+
+def _referent_items() -> list[tuple[int, object, dict]]:  # type: ignore[type-arg]
+    """reference_hard_referent, seed 71, both variants, 32 items each: every joint coin of the room's mirror, the
+    speaker's side, the things' side and who stands nearer the screen, once per cell (16 per cell and variant)."""
+    out = []
     for image in (False, True):
         for k in range(32):
             storyturn, builder = generate_storyturn(REFERENT, k, seed=71, image_dependent=image, slot=k)
-            cell = storyturn.meta["cell"]["value"]
-            for reading in readings(storyturn, builder.shipped):
-                assert len(reading.layout) == reading.n == 2
-                (key,) = reading.right[0]
-                for j, spots in enumerate(reading.layout):
-                    for spot in spots:
-                        counts[(cell, reading.turn, spot)][j == key] += 1
+            out.append((storyturn.meta["cell"]["value"], storyturn, builder))
+    return out
+
+
+def _referent_layout_keys() -> dict[tuple[object, ...], Counter[bool]]:
+    """Per (cell, turn) and key of the audit's ``layout`` lookup (the screen's spot joined with the option's
+    table, or with its centre), how often an option drawn there is the answer (True) or not."""
+    counts: dict[tuple[object, ...], Counter[bool]] = defaultdict(Counter)
+    for cell, storyturn, builder in _referent_items():
+        for reading in readings(storyturn, builder.shipped):  # type: ignore[attr-defined]
+            assert len(reading.layout) == reading.n == 2
+            (key,) = reading.right[0]
+            for j, spots in enumerate(reading.layout):
+                for spot in spots:
+                    counts[(cell, reading.turn, spot)][j == key] += 1
     return counts
 
 
-def test_the_referent_test_item_hides_the_answer_from_the_layout_lookup_and_the_control_does_not() -> None:
-    """Exact, per cell and turn: in the test item every joint key of the layout lookup (screen spot and the
-    option's table, screen spot and the option's centre) is the answer as often as not. In the control it is
-    not: its screen stands at its own spots and both people always stand on the side of the end surface, which
-    holds the answer, so each such key is always or never the answer (the known leak of
-    tests/test_procedural_audit.py; see the next test for why no control table can close it in this picture)."""
+def test_the_referent_layout_lookup_reads_nothing_in_either_cell(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Exact, per cell and turn: every joint key of the layout lookup (screen spot and the option's table, screen
+    spot and the option's centre) is the answer as often as not, and both cells draw the same screen spots. On the
+    previous 640 px table the control's keys were always or never the answer, at screen spots of its own."""
     counts = _referent_layout_keys()
-    test = {key: c for key, c in counts.items() if key[0] == 1 and not key[2].startswith("screen: yes")}
-    control = {key: c for key, c in counts.items() if key[0] == 0 and not key[2].startswith("screen: yes")}
-    assert test and control
-    for key, count in test.items():
+    keys = {cell: {key[2] for key in counts if key[0] == cell and not key[2].startswith("screen: yes")}
+            for cell in (0, 1)}
+    assert keys[0] and keys[0] == keys[1]
+    for key, count in counts.items():
         assert count[True] == count[False], (key, count)
+    monkeypatch.setattr(reference, "REFERENT_LAYOUTS", PREVIOUS_REFERENT)
+    monkeypatch.setattr(reference, "REFERENT_WIDTH", WIDTH)
+    old = _referent_layout_keys()
+    control = {key: c for key, c in old.items() if key[0] == 0 and not key[2].startswith("screen: yes")}
     assert all(len(count) == 1 for count in control.values()), control
-    test_screens = {key[2].split("|")[0] for key in test}
-    control_screens = {key[2].split("|")[0] for key in control}
-    assert not test_screens & control_screens, (test_screens, control_screens)
+    screens = {cell: {key[2].split("|")[0] for key in old if key[0] == cell} - {"screen: yes"} for cell in (0, 1)}
+    assert not screens[0] & screens[1], screens
 
 
-def test_no_screen_spot_leaves_room_for_both_people_on_either_side() -> None:
-    """Why the referent control's layout leak is not closed by a layout table: for the layout lookup to read
-    chance, each (screen spot, surface spot) must have the people on that surface's side as often as on the
-    other, so both sides of one screen must hold a surface (two things: 138 px) and the child and the grown-up
-    (66 + 78 px) without overlapping. That takes 2 * 282 px plus the screen: the 640 px picture holds it only
-    for the folding screen (76 px) at the very centre, with no gap anywhere, and there every such packing puts
-    each person nearer the answer's thing in at least 26 layouts of 32 (the control's other guarantee, each
-    person nearer the answer in half, fails). If figure sizes or the picture's width change, this says so."""
+def _box(entity: dict) -> float:  # type: ignore[type-arg]
+    """Where an entity is drawn: its centre (its size and height come from named draws, independent of the cell
+    by construction, and not balanced at 32 items)."""
+    return round((entity["bbox"][0] + entity["bbox"][2]) / 2, 1)
+
+
+def test_every_nuisance_of_the_referent_picture_is_independent_of_the_key() -> None:
+    """Enumerates every joint coin of each cell and counts, exactly, what the picture shows apart from who stands on
+    which side of the screen (which is the item's fact: who can see what):
+
+    * the furniture and things (the picture's width, where the screen, both surfaces, every toy and landmark stand)
+      are drawn alike in the test item and the control: the same layouts, each as often;
+    * per cell and turn, within each such layout, the answer's thing stands at each of the two toys' spots as often
+      (the joint of the layout and the answer's spot is the joint of the layout and the other toy's spot);
+    * each person (the child who speaks, the grown-up who listens) stands at the same spots in both cells, each as
+      often, and in the picture's left half as often as in its right, in each cell."""
+    furniture: dict[int, Counter[tuple[object, ...]]] = defaultdict(Counter)
+    answer: dict[tuple[object, ...], Counter[tuple[object, ...]]] = defaultdict(Counter)
+    other: dict[tuple[object, ...], Counter[tuple[object, ...]]] = defaultdict(Counter)
+    spots: dict[tuple[object, ...], Counter[float]] = defaultdict(Counter)
+    halves: dict[tuple[object, ...], Counter[bool]] = defaultdict(Counter)
+    for cell, storyturn, builder in _referent_items():
+        world = storyturn.meta["world"]  # type: ignore[attr-defined]
+        scene = builder.scenes[storyturn.turns[0].image]  # type: ignore[attr-defined]
+        toys = {o["id"]: _box(o) for o in scene["objects"] if o["noun"] == world["thing"]}
+        layout = (scene["width"], *(_box(o) for o in scene["occluders"]), *sorted(_box(p) for p in scene["places"]),
+                  *sorted((o["noun"] == world["thing"], _box(o)) for o in scene["objects"]))
+        furniture[cell][layout] += 1
+        for role in ("given", "meant"):
+            (not_it,) = set(toys) - {world[role]}
+            answer[(cell, role)][(layout, toys[world[role]])] += 1
+            other[(cell, role)][(layout, toys[not_it])] += 1
+        for person in scene["agents"]:
+            spots[(cell, person["adult"])][_box(person)] += 1
+            halves[(cell, person["adult"])][(person["bbox"][0] + person["bbox"][2]) / 2 < scene["width"] / 2] += 1
+    assert furniture[0] == furniture[1] and len(set(furniture[0].values())) == 1, furniture
+    assert len(answer) == 4
+    for key in answer:
+        assert answer[key] == other[key], key
+    for adult in (False, True):
+        assert spots[(0, adult)] == spots[(1, adult)] and len(set(spots[(0, adult)].values())) == 1, spots
+        assert halves[(0, adult)][True] == halves[(0, adult)][False] == halves[(1, adult)][True], halves
+
+
+def test_each_side_of_the_screen_holds_a_surface_and_both_people() -> None:
+    """Why the referent's picture is wider: for the layout lookup to read chance, both people must stand on the left
+    of one screen as often as on its right, so each side must hold a surface (two things: 138 px) and the child and
+    the grown-up (66 + 78 px). 640 px held that only for the folding screen (76 px) at the very centre with no gap
+    anywhere, where nobody could stand nearer the hidden thing; ``REFERENT_WIDTH`` holds it for every screen, and no
+    two of the people, surfaces and screen overlap or leave the picture in any layout."""
     surface = max(max(PLACE_SIZE[k][0] for k in lex.SURFACES), 2 * SLOT * (WIDTH - 100) + 30)
     side = surface + 66 + 78
     room = {kind: WIDTH - 2 * side - OCCLUDER_SIZE[kind][0] for kind in lex.OCCLUDERS}
     assert room == {"folding screen": 0, "big plant": -8, "tall cupboard": -8}, room
+    assert min(reference.REFERENT_WIDTH - 2 * side - OCCLUDER_SIZE[kind][0] for kind in lex.OCCLUDERS) > 200
+    for _, storyturn, builder in _referent_items():
+        scene = builder.scenes[storyturn.turns[0].image]  # type: ignore[attr-defined]
+        boxes = sorted((e["bbox"][0], e["bbox"][2]) for key in ("agents", "places", "occluders") for e in scene[key])
+        assert boxes[0][0] >= 0 and max(b[1] for b in boxes) <= scene["width"] == reference.REFERENT_WIDTH, boxes
+        assert all(left[1] <= right[0] for left, right in zip(boxes, boxes[1:], strict=False)), boxes

@@ -45,7 +45,9 @@ def register(app: typer.Typer) -> None:
         questions), picture (sizes and left-to-right order in the scene), mention (where the asked
         person is mentioned among the others), people picture (where people stand in the pictures),
         feedback (the words of the feedback so far). Each rule is chosen per
-        task and turn. 'earlier answers' copies an earlier expected answer (shown, never gated).
+        task and turn. 'earlier answers' copies an earlier expected answer, and 'phrases' picks the option whose
+        exact words the story says most or least often (shown, never gated: in a story that lists things that counts
+        how many a description fits, the item's own fact).
         Cells more than 15 points above chance on a task, or 10 over all tasks, are marked with '!'. Turns keyed to the
         respondent's own pick (the booklet's desire and belief items) are shown apart.
         """
@@ -154,8 +156,8 @@ def _print_table(result: "Audit", against: str | None) -> None:
                 flag = "!" if line.turns and line.excess > limit and not designed else ""
                 cells.append(f"{100 * line.accuracy:.1f}{flag}")
             body.append([task, str(base.turns), f"{100 * base.chance_rate:.1f}", *cells])
-        note = ("! more than 15 points above chance on a task, or 10 over all tasks; 'earlier answers' is shown, "
-                "never gated") if not designed else ""
+        note = ("! more than 15 points above chance on a task, or 10 over all tasks; 'earlier answers' and "
+                "'phrases' are shown, never gated") if not designed else ""
         section = Section(f"audit-{int(designed)}", title, ["task", "closed turns", "chance %", *ALL_FAMILIES], body,
                           note)
         for renderable in column_parts(section, console.width, keep=3):  # task, turns and chance on every part

@@ -30,7 +30,9 @@ simple rule chosen per (task, turn) on training items and applied to held-out on
   and whether alone there), or with its spot; a layout where one kind of picture (no screen, say)
   always puts the answer at one size on one table is read off, though each cue alone is balanced;
 * ``words``: a linear model over the words around each option, or over all the words read for a
-  yes/no question (:mod:`commet.generation.word_reader`).
+  yes/no question (:mod:`commet.generation.word_reader`);
+* ``mention``, ``people picture``, ``feedback``, ``statistics``: a pseudo-word of :mod:`~commet.generation.surface_cues`
+  switches between two rules; ``phrases`` (shown, never gated): the option whose words are said most or least often.
 
 A rule that does not apply to an item (no option mentioned, no scene) answers the first
 option (or "yes"), which a balanced set makes a chance answer. The earlier answers' key is a
@@ -49,7 +51,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from commet.format.model import StoryTurn
-from commet.generation.surface_cues import always_shown, feedback_cues, mention_cues, people, picture_cues
+from commet.generation.surface_cues import (
+    always_shown,
+    feedback_cues,
+    mention_cues,
+    people,
+    picture_cues,
+    statistics_cues,
+)
 from commet.generation.word_reader import WORDS
 from commet.models.shortcut import closed_turn
 from commet.text import normalize
@@ -66,14 +75,17 @@ _FUNCTION = frozenset({"a", "an", "the", "in", "into", "on", "onto", "to", "at",
 _COLOURS = ("red", "blue", "green", "yellow", "orange", "purple", "pink", "brown", "black", "white", "grey", "gray")
 _YES_NO = ("yes", "no")
 #: Cue readers over :mod:`commet.generation.surface_cues`: one pseudo-word switches between two answers.
-MENTION, PEOPLE_PICTURE, FEEDBACK = "mention", "people picture", "feedback"
-CUE_FAMILIES = (MENTION, PEOPLE_PICTURE, FEEDBACK)
+MENTION, PEOPLE_PICTURE, FEEDBACK, STATISTICS = "mention", "people picture", "feedback", "statistics"
+CUE_FAMILIES = (MENTION, PEOPLE_PICTURE, FEEDBACK, STATISTICS)
 #: Families whose accuracy is gated (the earlier-answers reader is informational).
 POSITION, LAYOUT = "position", "layout"
 #: The lookups on where the options are drawn (:class:`PositionReader`).
 LOOKUPS = (POSITION, LAYOUT)
 FAMILIES = ("order", "cue word", "anchor", "context", "picture", *LOOKUPS, *CUE_FAMILIES, WORDS)
-INFORMATIONAL = ("earlier answers",)
+#: ``phrases`` counts each option's exact words in the story: where a story lists things ("a red duck with a bow, a red
+#: duck without ...") that counts how many a description fits, interpretation's own fact, so it is shown, not gated.
+PHRASES = "phrases"
+INFORMATIONAL = ("earlier answers", PHRASES)
 #: A cue word must occur in at least this many training items, and be absent from as many.
 MIN_WORD_ITEMS = 3
 #: Words the word reader reads before and after each mention of an option.
@@ -244,6 +256,17 @@ def _form_rules(options: Sequence[str], question: Text, keys: Sequence[tuple[str
         rules["named in the question"] = next(iter(asked))
         if len(options) == 2:
             rules["not named in the question"] = 1 - next(iter(asked))
+    return rules
+
+
+def _phrase_rules(story: str, options: Sequence[str]) -> dict[object, int]:
+    """The option whose exact words (less a leading article) occur most, or least, often in the story so far."""
+    counts = [len(re.findall(rf"\b{re.escape(re.sub(r'^(the|a|an) ', '', normalize(o)))}\b", normalize(story)))
+              for o in options]
+    rules: dict[object, int] = {}
+    for name, best in (("said most often", max(counts)), ("said least often", min(counts))):
+        if counts.count(best) == 1:
+            rules[name] = counts.index(best)
     return rules
 
 
@@ -545,12 +568,13 @@ def readings(storyturn: StoryTurn, scenes: Mapping[str, Mapping[str, object]] | 
                     order[f"colour named {rank + 1}"] = owners[0]
             order |= _form_rules([normalize(o) for o in options], Text.of([question_only]), keys)
             picks["order"] = order
+            picks[PHRASES] = _phrase_rules(" ".join(stories), options)
             picks["anchor"] = _anchor_rules(story_found, story, len(options))
             picks["picture"] = _scene_rules(latest_scene, keys, turn.question)
             positions, layout = _positions(latest_scene, keys), _layout(latest_scene, keys)
         else:
             positions, layout = (), ()
-            picks["order"], picks["anchor"], picks["picture"] = {}, {}, {}
+            picks["order"], picks["anchor"], picks["picture"], picks[PHRASES] = {}, {}, {}, {}
         picks["context"] = _context_rules(mentions(context_text, keys), mentions(Text.of(feedback_now), keys),
                                           len(texts)) if options else {}
         right_index = min(shape.right[0]) if shape.right else 0
@@ -563,7 +587,8 @@ def readings(storyturn: StoryTurn, scenes: Mapping[str, Mapping[str, object]] | 
             option_words=option_words(story, keys) if options else (),
             cues={MENTION: mention_cues(turn.question, " ".join(stories), names),
                   PEOPLE_PICTURE: picture_cues(turn.question, shown, names),
-                  FEEDBACK: feedback_cues(turn.question, feedback_all, names)}, positions=positions, layout=layout))
+                  FEEDBACK: feedback_cues(turn.question, feedback_all, names),
+                  STATISTICS: statistics_cues(stories, turn.question, shown)}, positions=positions, layout=layout))
         earlier.append((tuple(texts), right_index))
         context.append(turn.question)
     return found
@@ -650,7 +675,7 @@ def _best(rules: list[object], scores: np.ndarray) -> object:
 
 def fit_rule(items: Sequence[Reading], family: str) -> Rule:
     """The family's best rule on ``items`` (one (task, turn)), by training accuracy; ties go to the first."""
-    if family in ("order", "anchor", "picture", "earlier answers"):
+    if family in ("order", "anchor", "picture", *INFORMATIONAL):
         rules = sorted({r for item in items for r in item.picks[family]}, key=repr)
         if not rules:
             return Rule(family, ("position", 0))

@@ -20,7 +20,10 @@ scored on another. None of them reads what anyone sees, knows or wants.
   which tenths of the width are taken by a child and by a grown-up, whoever they are (a role always
   drawn at one spot tells who is there without looking at anyone's clothes);
 * :func:`feedback_cues`: the words of the feedback texts shown so far, and whether they name the
-  asked person.
+  asked person;
+* :func:`statistics_cues`: sizes and counts (sentences, words and pronouns of the turn and of the
+  story so far, the question's words, the pictures' count, width, places and screens): a story fact
+  told in longer sentences or with more pronouns, whatever the words.
 """
 
 from __future__ import annotations
@@ -175,4 +178,28 @@ def feedback_cues(question: str, feedback: Sequence[str], names: Sequence[str]) 
         cues.add("F:@asked-named")
         if sequence[0] == asked:
             cues.add("F:@asked-named-first")
+    return frozenset(cues)
+
+
+_PRONOUN = re.compile(r"\b(?:she|her|hers|herself|he|him|his|himself|they|them|their|themselves)\b")
+_SENTENCE = re.compile(r"[.!?]+['\u2019\"]?(?:\s|$)")
+
+
+def statistics_cues(stories: Sequence[str], question: str, pictures: Sequence[Mapping[str, object]]) -> frozenset[str]:
+    """Pseudo-words on sizes and counts that say nothing about anyone's mind: sentences, words and pronouns of the
+    turn's own story and of the story so far (words in tens), words of the question, pictures shown so far, and the
+    latest picture's width and how many places and screens it draws (not who or what is in it: that is the story's
+    own fact). A frame or a crossed story fact told in longer sentences, or with more pronouns, is read off them."""
+    turn, story = (stories[-1] if stories else "") or "", " ".join(s for s in stories if s)
+    cues = {f"#turn-sentences={len(_SENTENCE.findall(turn))}", f"#story-sentences={len(_SENTENCE.findall(story))}",
+            f"#turn-words={len(turn.split()) // 10}", f"#story-words={len(story.split()) // 10}",
+            f"#turn-pronouns={len(_PRONOUN.findall(turn.lower()))}",
+            f"#story-pronouns={len(_PRONOUN.findall(story.lower()))}",
+            f"#question-words={len(question.split())}", f"#pictures={len(pictures)}"}
+    if pictures:
+        scene = pictures[-1]
+        cues.add(f"#width={scene.get('width')}")
+        for key in ("places", "occluders"):
+            listed = scene.get(key)
+            cues.add(f"#{key}={len(listed) if isinstance(listed, list) else 0}")
     return frozenset(cues)

@@ -35,11 +35,13 @@ from commet.generation.procedural.shapes import (
     draw_place,
     draw_thing,
 )
-from commet.generation.procedural.world import SLOT, World
+from commet.generation.procedural.world import SLOT, WIDTH, World
 
 __all__ = ["HEIGHT", "SCENE_KINDS", "WIDTH", "compose", "draw", "draw_picture", "mask_ids", "png_bytes"]
 
-WIDTH, HEIGHT = 640, 480
+HEIGHT = 480
+#: Pixels per world x unit, whatever the picture's width (a wider picture shows more of the room, not a bigger one).
+UNIT = WIDTH - 100
 HORIZON = 300
 GROUND = 440  # where feet and furniture stand
 
@@ -61,7 +63,7 @@ SIZE_SCALE = {1: 0.62, 2: 0.85, 3: 1.15}
 
 def px(x: float) -> float:
     """World x (0..1) to picture x in pixels."""
-    return 50 + x * (WIDTH - 100)
+    return 50 + x * UNIT
 
 
 def _rgb(name: str) -> list[int]:
@@ -75,7 +77,7 @@ def _round(box: Box) -> list[float]:
 def compose(world: World, variant: int = 0) -> Scene:
     """The scene of the world's current state, as JSON-able data (pixel boxes, hiding, sight)."""
     room = next(r for r in ROOMS if r[0] == world.room)
-    scene: Scene = {"width": WIDTH, "height": HEIGHT, "room": world.room,
+    scene: Scene = {"width": world.width, "height": HEIGHT, "room": world.room,
                                 "wall": list(room[1]), "floor": list(room[2]), "variant": variant}
     agents, places, objects, occluders = [], [], [], []
     boxes: dict[str, Box] = {}
@@ -96,7 +98,7 @@ def compose(world: World, variant: int = 0) -> Scene:
         w, h = (float(side) for side in PLACE_SIZE[place.kind])
         n = len(_ever_on(world, place.id))  # furniture keeps its size from picture to picture
         if not place.closed:
-            w = max(w, n * SLOT * (WIDTH - 100) + 30)
+            w = max(w, n * SLOT * UNIT + 30)
         box = (px(place.x) - w / 2, GROUND - 6 - h, px(place.x) + w / 2, GROUND - 6)
         boxes[place.id] = box
         places.append({"id": place.id, "kind": place.kind, "colour": place.colour, "rgb": _rgb(place.colour),
@@ -156,22 +158,29 @@ def mask_ids(scene: Scene) -> dict[str, int]:
     return {entity_id: k + 1 for k, entity_id in enumerate(ids)}
 
 
+def _width(scene: Scene) -> int:
+    """The picture's width: the scene's own (a task that needs more room draws a wider picture), else the usual."""
+    width = scene.get("width", WIDTH)
+    return int(width) if isinstance(width, (int, float)) else WIDTH
+
+
 def _draw_background(pen: Pen, scene: Scene) -> None:
     wall, floor = tuple(scene["wall"]), tuple(scene["floor"])
-    pen.background((0, 0, WIDTH, HORIZON), wall)
-    pen.background((0, HORIZON, WIDTH, HEIGHT), floor)
+    width = _width(scene)
+    pen.background((0, 0, width, HORIZON), wall)
+    pen.background((0, HORIZON, width, HEIGHT), floor)
     if scene["room"] in OUTDOOR:
         pen._img.ellipse(pen._s((540, 30, 600, 90)), fill=(255, 225, 90))
         for cx in (120, 330):
             pen._img.ellipse(pen._s((cx, 50, cx + 90, 80)), fill=(255, 255, 255))
         if scene["room"] == "beach":  # the sea on the horizon
-            pen.background((0, HORIZON - 30, WIDTH, HORIZON), (90, 160, 215))
+            pen.background((0, HORIZON - 30, width, HORIZON), (90, 160, 215))
         else:
-            pen.background((0, HORIZON - 40, WIDTH, HORIZON), (110, 175, 95))
+            pen.background((0, HORIZON - 40, width, HORIZON), (110, 175, 95))
         return
     if not scene.get("decor", True):
         return
-    pen.background((0, HORIZON - 8, WIDTH, HORIZON), darker(wall, 0.85))
+    pen.background((0, HORIZON - 8, width, HORIZON), darker(wall, 0.85))
     wx = 90 + (scene["variant"] % 3) * 180
     pen._img.rounded_rectangle(pen._s((wx, 40, wx + 120, 140)), 6 * SS, fill=(200, 230, 250),
                                outline=(255, 255, 255), width=6 * SS)
@@ -278,7 +287,8 @@ def draw_picture(scene: Scene) -> Image.Image:
 
 
 def _paint(scene: Scene, with_mask: bool) -> tuple[Image.Image, Image.Image | None]:
-    pen = Pen((WIDTH, HEIGHT), tuple(scene["wall"]), with_mask)
+    width = _width(scene)
+    pen = Pen((width, HEIGHT), tuple(scene["wall"]), with_mask)
     _draw_background(pen, scene)
     ids = mask_ids(scene)
     hidden = [o for o in scene["objects"] if not o["visible"]]
@@ -299,7 +309,7 @@ def _paint(scene: Scene, with_mask: bool) -> tuple[Image.Image, Image.Image | No
         pen.value = ids[occ["id"]]
         draw_occluder(pen, occ)
     image = pen.image.reduce(SS)  # box-average each SS x SS block: smooth edges
-    mask = pen.mask.resize((WIDTH, HEIGHT), Image.Resampling.NEAREST) if pen.mask is not None else None
+    mask = pen.mask.resize((width, HEIGHT), Image.Resampling.NEAREST) if pen.mask is not None else None
     return image, mask
 
 

@@ -18,6 +18,9 @@ from commet.generation.procedural.lexicon import SIZE_WORDS, Kind
 
 #: Spacing (in world x units) of things standing side by side on one place.
 SLOT = 0.1
+#: The picture's width in pixels unless a task needs more room: world x 0..1 is drawn from 50 to ``WIDTH - 50`` px,
+#: and a wider picture (``World(room, width=...)``) goes on to the right at the same scale (x above 1).
+WIDTH = 640
 
 
 @dataclass
@@ -145,8 +148,9 @@ class Event:
 class World:
     """The state of one story, with perception and belief updates."""
 
-    def __init__(self, room: str) -> None:
+    def __init__(self, room: str, width: int = WIDTH) -> None:
         self.room = room
+        self.width = width  # of its pictures, in pixels
         self.agents: dict[str, Agent] = {}
         self.things: dict[str, Thing] = {}
         self.places: dict[str, Place] = {}

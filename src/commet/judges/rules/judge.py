@@ -55,7 +55,7 @@ from commet.judges.rules.roles import (
 )
 from commet.judges.rules.scratch import answer_part, json_reasoning
 from commet.judges.rules.tails import World
-from commet.judges.rules.yesno import opening_yes_no, read_yes_no, yes_no_of
+from commet.judges.rules.yesno import opening_yes_no, pro_form_so, read_yes_no, yes_no_of
 from commet.text import char_kind, fold
 
 #: marks that make a reply undecided wherever they are
@@ -570,7 +570,8 @@ def _yes_no_lines(reply: Reply, region: int, frame: Frame) -> list[int]:
     tokens = reply.tokens
     for phrases in (answer_markers(not frame.others_choice), lists.sentence_markers):
         found = [region + end for start, end in phrases.matches(tokens[region:])
-                 if region + end < len(tokens) and (tokens[region + end] in lists.yes or tokens[region + end] in lists.no)]
+                 if region + end < len(tokens) and (tokens[region + end] in lists.yes or tokens[region + end] in lists.no)
+                 and not pro_form_so(reply, region + start)]  # "She doesn't think so yes": no "so"-conclusion
         if found:
             return found
     return []

@@ -202,7 +202,11 @@ def _read_clauses(reply: Reply, start: int, frame: Frame, pred: frozenset[str], 
         return unclear
     said: set[int] = set()
     for begin, end in clauses(reply, start, len(tokens), subordinate=True):
-        clause = tokens[begin:end]
+        clause: Sequence[str] = tokens[begin:end]
+        interjection = _interjection(clause, frame)
+        if interjection is not None:
+            # "No she does", "She is lying no": the "no" answers by itself; it is no negation of the clause
+            clause = interjection[1]
         polarity = clause_polarity(clause, pred)
         if polarity is None and clause[0] in _SUBORDINATORS and not negation_count(clause) \
                 and restates(clause[1:], frame, pred):
@@ -215,10 +219,37 @@ def _read_clauses(reply: Reply, start: int, frame: Frame, pred: frozenset[str], 
             return unclear  # "True." says yes, not "no lie"; "I am not lying" speaks of someone else
         if polarity is None or polarity == UNREADABLE:
             return YesNo(None, "reply has a clause that neither restates the question nor answers it elliptically")
+        if interjection is not None and polarity != interjection[0]:
+            return YesNo(None, "reply's yes or no and the clause run on after it read different ways")
         said.add(polarity)
     if len(said) != 1:
         return YesNo(None, "reply's clauses read both ways")
     return YesNo("no" if said.pop() else "yes", after=len(tokens))
+
+
+#: words after which a clause-opening yes or no is an interjection, not a determiner ("No she does", not "No one")
+_INTERJECTED_SUBJECTS = frozenset({"it", "i", "you", "we"})
+
+
+def _interjection(clause: Sequence[str], frame: Frame) -> tuple[int, Sequence[str]] | None:
+    """(polarity: 0 yes, 1 no; the clause without it) for a yes or no run on into its clause without punctuation,
+    before the clause's subject ("No she does", "Yes he is", "No Mia knows", "No really she knows") or at its end
+    ("She is lying no", "She knows yes"); else None. Such a word answers by itself: it is not the clause's own
+    negation (the clause must say the same), unlike "no" before a noun ("No one knows", "She is no liar")."""
+    lists = lexicon()
+    names = {w for person in frame.persons for w in person}
+    if len(clause) < 2:
+        return None
+    if clause[-1] in lists.yes or clause[-1] in lists.no:
+        return (0 if clause[-1] in lists.yes else 1), clause[:-1]
+    if len(clause) < 3 or not (clause[0] in lists.yes or clause[0] in lists.no):
+        return None
+    # adverbs may stand between the word and the subject ("No really she knows", "Yes of course he did")
+    subject = next((t for t in clause[1:] if t in _INTERJECTED_SUBJECTS
+                    or t not in lists.emphasis and t not in _REASON_ADVERBS and t != "of"), "")
+    if subject in lists.subject_pronouns or subject in _INTERJECTED_SUBJECTS or subject in names:
+        return (0 if clause[0] in lists.yes else 1), clause[1:]
+    return None
 
 
 def _reason_of_subject(clause: Sequence[str], frame: Frame, pred: frozenset[str]) -> bool:
@@ -277,6 +308,13 @@ _AUXILIARY_FAMILY = {"is": "be", "are": "be", "was": "be", "were": "be", "am": "
                      "did": "do", "will": "will", "would": "will", "can": "can", "could": "can", "has": "have",
                      "have": "have", "had": "have", "should": "shall", "shall": "shall"}
 _ELLIPTIC_AUXILIARIES = frozenset(_AUXILIARY_FAMILY)
+
+
+def pro_form_so(reply: Reply, at: int) -> bool:
+    """Whether token ``at`` is the "so" that stands for a clause after a verb of saying or thinking ("She doesn't
+    think so", "He says so"), not the "so" that opens a conclusion ("She was outside so no")."""
+    before = reply.tokens[at - 1] if at > 0 else ""
+    return reply.tokens[at] == "so" and not reply.boundary(at) and stem(before) in {stem(w) for w in _SAYING}
 
 
 def opening_yes_no(reply: Reply, start: int) -> tuple[str | None, int]:

@@ -63,12 +63,22 @@ SWAP_SEEN = (
     "{n2.name} see it all.",
     "{m.name} trades the places of the {a} and the {b} {why}, and {n1.name} and {n2.name} both watch.",
 )
+#: Something the grown-up does that both children see, in the stories where the swap is not undone: it stands where
+#: the undone stories tell the swap both see, naming the grown-up and both children as it does, so that the two kinds
+#: of story have as many sentences and pronouns and name the people in the same order.
+SEEN = (
+    "Then {m.name} waters the flowers, and {n1.name} and {n2.name} both see it happen.",
+    "{m.name} comes by and opens a window wide; {n1.name} and {n2.name} both watch.",
+    "{m.name} sweeps up some crumbs, in full view of {n1.name} and {n2.name}.",
+    "Then {m.name} hangs some pictures up on the wall; {n1.name} and {n2.name} see it all.",
+    "{m.name} folds up a blanket, and {n1.name} and {n2.name} both watch.",
+)
 #: The swap undone, naming no child (who is away and who stays is told just before, see ``away_and_stays``).
 SWAP_BACK = (
-    "Then {m.name} changes {m.det} mind and swaps the two toys back, and the child who stayed sees it happen.",
+    "Then {m.name} thinks again and swaps the two toys back, and the child who stayed sees it happen.",
     "{m.name} thinks better of it and puts each toy back where it was before; the child in the room watches.",
     "{m.name} then swaps the {a} and the {b} back again, in full view of the child who stayed.",
-    "After a while {m.name} puts the two toys back the way they were, and the child who stayed sees it all.",
+    "After a while {m.name} puts the two toys back where each started, and the child who stayed sees it all.",
     "Then {m.name} undoes the swap, so that each toy is back in its first place; the child in the room watches.",
 )
 WANTS = (
@@ -142,7 +152,8 @@ class _Swapped:
         if self.back:  # the swap both see, then one child away while it is undone
             events = [_fmt(b.frame("swap", SWAP_SEEN), n1=names[0], n2=names[1], **swap), away_sentence, _fmt(b.frame("back", SWAP_BACK), **swap)]
         else:
-            events = [away_sentence, _fmt(b.frame("swap", SWAP), **swap)]
+            events = [_fmt(b.frame("seen", SEEN), n1=names[0], n2=names[1], **swap), away_sentence,
+                      _fmt(b.frame("swap", SWAP), **swap)]
         text = [
             _fmt(b.frame("intro", INTRO), names=f"{names[0].name}, {names[1].name} and {self.mover.name}",
                  room=w.room, boxes=" and ".join(an(p.name.removeprefix("the ")) for p in boxes)),
@@ -416,6 +427,15 @@ MIXUP_SEEN = (
     "This morning {pa.name} gets the two lunches the wrong way round; both children see it all.",
     "Today {pa.name} packs the two lunches into the wrong lunchboxes, and both children watch.",
 )
+#: Something the packer does that both children see, in the stories where the mix-up is not put right: it stands
+#: where the undone stories tell the mix-up both see, so that both kinds of story have as many sentences and pronouns.
+BREAKFAST_SEEN = (
+    "This morning {pa.name} makes toast for everyone; both children see it.",
+    "Today {pa.name} pours two glasses of milk, and both children watch.",
+    "This morning {pa.name} sweeps the floor, in full view of both children.",
+    "This morning {pa.name} opens the curtains wide; both children see it all.",
+    "Today {pa.name} sets out two bowls for breakfast, and both children watch.",
+)
 #: The mix-up put right, naming no child (who is away and who watches is told just before).
 MIXUP_BACK = (
     "Then {pa.name} notices the mistake and swaps the two lunches back; the child who stayed sees it.",
@@ -492,7 +512,8 @@ def expectation_false_belief(b: StoryBuilder, image_dependent: bool) -> None:
     slots = {"pa": parent, "p": p, "q": q, "ch": child, "away": away}
     away_sentence = away_and_stays(b, p, q, away, lead=h1)
     events = ([b.frame("mixup", MIXUP_SEEN).format(**slots), away_sentence, b.frame("back", MIXUP_BACK).format(**slots)]
-              if back else [away_sentence, b.frame("mixup", MIXUP).format(**slots)])
+              if back else [b.frame("seen", BREAKFAST_SEEN).format(**slots), away_sentence,
+                            b.frame("mixup", MIXUP).format(**slots)])
     story = " ".join([
         b.frame("habit", HABIT).format(c1=c1, c2=c2, f1=food[c1.id], f2=food[c2.id], **slots),
         *events,

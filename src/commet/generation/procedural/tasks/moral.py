@@ -66,17 +66,25 @@ SWAP = (
     "Then {h.name}, {why}, takes out the two papers and puts each back where the other was, and the child in the "
     "room watches.",
 )
+#: The picture variant's swap, told sentence for sentence as ``SWAP_PICTURE_BACK`` (the same frame index): where the
+#: undone story tells the swap both see, this one tells something the grown-up does that both see, so that the two
+#: have as many sentences and pronouns whatever the frame (counts a reader of sizes would otherwise read the fact off).
 SWAP_PICTURE = (
-    "{a.name} wears {a_shirt} top and {v.name} {v_shirt} one. Then one of the two goes out for a while, and "
-    "{h.name} tidies up {why} and swaps the two papers round. The picture shows who is in the room then.",
-    "{a.name} is in {a_shirt} top, {v.name} in {v_shirt} one. One of them leaves the room for a bit; meanwhile "
-    "{h.name}, {why}, puts each paper where the other was. The picture shows who stayed.",
-    "{a.name} has {a_shirt} top on and {v.name} {v_shirt} one. Later one of the two steps out, and {h.name} swaps "
-    "the two papers over {why}. The picture shows who is there while {h.sub} does it.",
-    "{a.name} wears {a_shirt} top; {v.name} wears {v_shirt} one. One of them goes out for a while, and {h.name} "
-    "mixes the papers up {why}. Who is in the room then is in the picture.",
-    "{a.name}'s top is {a_col} and {v.name}'s is {v_col}. While one of the two is out, {h.name} tidies up {why} and "
-    "swaps the papers round; the picture shows who is in the room.",
+    "{a.name} wears {a_shirt} top and {v.name} {v_shirt} one. {h.name} waters the flowers while both watch. Then one "
+    "of the two goes out for a while, and {h.name} tidies up {why} and swaps the two papers round. The picture shows "
+    "who is in the room then.",
+    "{a.name} is in {a_shirt} top, {v.name} in {v_shirt} one. With both of them watching, {h.name} opens a window "
+    "wide. One of them leaves the room for a bit; meanwhile {h.name}, {why}, takes them out and puts each paper where "
+    "the other was. The picture shows who stayed.",
+    "{a.name} has {a_shirt} top on and {v.name} {v_shirt} one. Both see {h.name} sweep up some crumbs. Later one of "
+    "the two steps out, and {h.name} swaps the two papers over {why}, moving them one at a time. The picture shows "
+    "who is there while {h.sub} does it.",
+    "{a.name} wears {a_shirt} top; {v.name} wears {v_shirt} one. {h.name} folds up a blanket, and both children see "
+    "it. Then one of them goes out for a while, and {h.name} mixes the papers up {why}. Who is in the room then is in "
+    "the picture.",
+    "{a.name}'s top is {a_col} and {v.name}'s is {v_col}. Both watch {h.name} hang some pictures up on the wall. "
+    "While one of the two is out, {h.name} tidies up {why}, picks up the two papers and swaps them round; the "
+    "picture shows who is in the room.",
 )
 #: The swap both children see, in the stories where it is later undone (``n1`` and ``n2`` in the story's lead order).
 SWAP_SEEN = (
@@ -101,7 +109,7 @@ SEEN = (
 )
 #: The swap undone while one child is away, naming no child.
 SWAP_BACK = (
-    "Then {h.name} changes {h.det} mind and swaps the two papers back; the child who stayed sees it happen.",
+    "Then {h.name} thinks again and swaps the two papers back; the child who stayed sees it happen.",
     "{h.name} thinks better of it and puts each paper back where it was before, in full view of the child who "
     "stayed.",
     "{h.name} then swaps the papers back again, while the child in the room watches.",

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from commet.generation.procedural import lexicon as lex
 from commet.generation.procedural.builder import Cast, StoryBuilder, an, cap, join_and, right_wrong
 from commet.generation.procedural.tasks.common import fill, room
-from commet.generation.procedural.world import Agent, Occluder, Place, Thing, World
+from commet.generation.procedural.world import WIDTH, Agent, Occluder, Place, Thing, World
 
 WANTS_FOR = ("for show-and-tell", "to take home", "for a game", "for {det} tea party", "to show {det} friend",
              "for the puppet show", "to take to bed", "for the photo", "for the race", "for the picnic")
@@ -211,23 +211,50 @@ REALLY_WANTED = ("Which {k} did {s.name} really want", "Which one did {s.name} m
 HOW_KNEW = ("How did you know?", "How can you tell?", "What tells you that?")
 
 
-#: Layouts of the referent item: where the speaker, the listener, the screen and the two surfaces stand. ``near``
-#: is the surface the speaker sees. Test items (each sees one side): whoever stands at the end is nearer to what
-#: they see; the other one is nearer to what the screen hides (with the things placed as
-#: ``reference_hard_referent`` places them). Each layout's role swap (speaker and listener), mirrored, is in the
-#: table, so that with the room's mirror the surface the speaker sees (and the thing on it) stands at exactly the
-#: spots the other one stands at, each as often; swapping the people swaps what they see.
-#: Controls (both see one side): the two surfaces stand at the two ends, both people and then the screen between
-#: them, one person by the surface both see and one by the screen, nearer to the hidden thing than to the seen one
-#: (the people swap places in the other layout). The things stand both toward the middle or both toward the ends
-#: (a coin), so the thing both see and the other one take mirror spots: with the room's mirror each stands at
-#: exactly the other's spots, each as often. Per cell, each person is nearer to the answer's thing in exactly half
-#: the layouts, and no place, side or distance from the centre tells the answer.
+def _px_to_x(pixels: float) -> float:
+    """The world x drawn at ``pixels`` (the inverse of the renderer's map, which is the same for every width)."""
+    return (pixels - 50) / (WIDTH - 100)
+
+
+#: The referent item's picture is wider than the others (1040 px against 640): one screen, one surface on each side of
+#: it, and room on **each** side for the surface and both people. In the control both people stand on one side (both
+#: see one landmark); for a reader of the picture's layout (the screen's spot joined with each option's place) to
+#: learn nothing, both people must stand on the left of the very same screen as often as on its right, so each side
+#: must hold a surface and a child and a grown-up: in 640 px only the folding screen at the very centre left room, and
+#: there nobody could stand nearer the hidden thing (docs/procedural.md, the referent's layout).
+REFERENT_WIDTH = 1040
+#: The furniture (pixel centres), the same in every cell: the left surface at the end, the screen, the right surface
+#: just beyond it; people stand on the left between the surface and the screen (``inner`` by the screen, ``outer``
+#: one step away) or on the right beyond the surface (``beyond``, then ``end``). Every spot where someone stands is in
+#: the picture's right half (in the left half when mirrored), so which half a person is in tells nothing about the
+#: side they see, and from each spot the thing on the right surface is nearer than the thing on the left one.
+_REFERENT_PX = {"left": 69.0, "screen": 690.0, "right": 805.0, "inner": 605.0, "outer": 523.0, "beyond": 917.0,
+                "end": 999.0}
+_R = {role: _px_to_x(pixels) for role, pixels in _REFERENT_PX.items()}
+#: Layouts of the referent item, indexed by two coins: which surface the speaker sees (the left one in layouts 0 and
+#: 2) and who stands nearer the screen (layouts 2 and 3). ``near`` is the surface the speaker sees. The test item (each
+#: sees one side) stands one person on each side: at the spots nearer the screen, or at the ones farther from it
+#: (the second coin). The control (both see one side) stands both on the speaker's side, in either order. So the
+#: screen, the surfaces and each spot where a person stands are the same in both cells; which surface holds the
+#: answer is a coin; and each person stands on the right surface's side in half the layouts of each cell, where the
+#: answer's thing is nearer to them, and on the left surface's side in the other half, where it is not.
 REFERENT_LAYOUTS: dict[bool, tuple[dict[str, float], ...]] = {
-    True: ({"near": 0.035, "speaker": 0.42, "screen": 0.57, "far": 0.78, "listener": 0.98},  # each sees one side
-           {"far": 0.035, "listener": 0.42, "screen": 0.57, "near": 0.78, "speaker": 0.98}) * 2,
-    False: ({"near": 0.035, "speaker": 0.28, "listener": 0.57, "screen": 0.73, "far": 0.965},  # both see one side
-            {"near": 0.035, "listener": 0.28, "speaker": 0.57, "screen": 0.73, "far": 0.965}) * 2,
+    True: ({"near": _R["left"], "speaker": _R["inner"], "screen": _R["screen"], "far": _R["right"],
+            "listener": _R["beyond"]},
+           {"far": _R["left"], "listener": _R["inner"], "screen": _R["screen"], "near": _R["right"],
+            "speaker": _R["beyond"]},
+           {"near": _R["left"], "speaker": _R["outer"], "screen": _R["screen"], "far": _R["right"],
+            "listener": _R["end"]},
+           {"far": _R["left"], "listener": _R["outer"], "screen": _R["screen"], "near": _R["right"],
+            "speaker": _R["end"]}),
+    False: ({"near": _R["left"], "speaker": _R["inner"], "listener": _R["outer"], "screen": _R["screen"],
+             "far": _R["right"]},
+            {"far": _R["left"], "screen": _R["screen"], "near": _R["right"], "speaker": _R["beyond"],
+             "listener": _R["end"]},
+            {"near": _R["left"], "speaker": _R["outer"], "listener": _R["inner"], "screen": _R["screen"],
+             "far": _R["right"]},
+            {"far": _R["left"], "screen": _R["screen"], "near": _R["right"], "speaker": _R["end"],
+             "listener": _R["beyond"]}),
 }
 
 
@@ -237,11 +264,12 @@ def reference_hard_referent(b: StoryBuilder, image_dependent: bool) -> None:
     the same one (the listener brings the right thing). Nothing is moved."""
     test = b.role(b.cell("different views", 2) == 1, "both see the same landmark: the listener understands")
     cast = Cast(b)
-    w = World(room(b))
-    flip, people_swapped, inward = b.flips("room mirrored", "layout", "layout: the things' side")
-    x: Callable[[float], float] = (lambda v: 1 - v) if flip else (lambda v: v)
-    layout_index = int(people_swapped) + 2 * int(inward)
-    spots = REFERENT_LAYOUTS[test][layout_index]
+    w = World(room(b), width=REFERENT_WIDTH)
+    flip, speaker_right, inward, swapped = b.flips("room mirrored", "layout", "layout: the things' side",
+                                                   "layout: who stands nearer the screen")
+    span = (REFERENT_WIDTH - 100) / (WIDTH - 100)  # the world x of the picture's right edge, less the margin
+    x: Callable[[float], float] = (lambda v: span - v) if flip else (lambda v: v)
+    spots = REFERENT_LAYOUTS[test][int(speaker_right) + 2 * int(swapped)]
     layout = (spots["speaker"], spots["listener"], spots["near"], spots["far"], spots["screen"])
     speaker, listener = cast.child(x(layout[0])), cast.adult(x(layout[1]))
     kind, mark_kind = b.sample("toys", [k for k in lex.TOYS if k.shape != "teddy"], 2)
@@ -259,17 +287,10 @@ def reference_hard_referent(b: StoryBuilder, image_dependent: bool) -> None:
         ("mark1", "mark2") if first_near else ("mark2", "mark1")
     mine, theirs = Thing(toy_ids[0], kind, colours[0], near.id), Thing(toy_ids[1], kind, colours[1], far.id)
     mark1, mark2 = Thing(mark_ids[0], mark_kind, mark_colour, near.id), Thing(mark_ids[1], mark_kind, mark_colour, far.id)
-    # on each surface the thing stands beside its landmark (things stand left to right as put down), so that the
-    # person by the screen is nearer to the hidden thing than to the one they see (each person is nearer to what
-    # they see in half the layouts). Test: away from the screen on the side the person nearer to what is hidden
-    # sees, toward it on the other; control: both toward the picture's middle, or both toward its ends (the coin),
-    # so that the thing both see and the other one take mirror spots.
-    if test:
-        hidden_nearer_sees_near = layout_index % 2 == 0  # in the other layout the listener stands by the screen
-        screen_right = x(layout[4]) > x(layout[2])  # of the near surface
-        toy_right = {near.id: screen_right != hidden_nearer_sees_near, far.id: screen_right != hidden_nearer_sees_near}
-    else:
-        toy_right = {place.id: (place.x < 0.5) == inward for place in (near, far)}
+    # on each surface the thing stands beside its landmark (things stand left to right as put down): both toward the
+    # screen or both away from it (a coin, the same in every cell), so the answer's thing and the other one stand at
+    # the same spots as often in each cell
+    toy_right = {place.id: (place.x < occ.x) == inward for place in (near, far)}
     near_items = (mark1, mine) if toy_right[near.id] else (mine, mark1)
     far_items = (mark2, theirs) if toy_right[far.id] else (theirs, mark2)
     first, second = (near_items, far_items) if first_near else (far_items, near_items)
