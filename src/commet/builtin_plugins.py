@@ -52,9 +52,6 @@ class Provider:
     readme: tuple[tuple[str, str], ...]
     #: list prices of exact model names (or their dated snapshots), ESTIMATES: see commet.models.pricing
     prices: Mapping[str, Price] = field(default_factory=dict)
-    #: modules its models import as they are made that spend much of their import outside the GIL: the program
-    #: begins them in a thread when its command line names this provider (:class:`commet.forked.ImportsAhead`)
-    imports_ahead: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -141,7 +138,7 @@ PROVIDERS: tuple[Provider, ...] = (
         "o3": (2.00, 8.00),
         "o3-mini": (1.10, 4.40),
         "o4-mini": (1.10, 4.40),
-    }, imports_ahead=("aiohttp",)),
+    }),
     Provider("anthropic", "commet.models.anthropic_model:create", "anthropic", (
         ("`anthropic:MODEL`", "the official `anthropic` SDK"),
     ), prices={

@@ -1,5 +1,4 @@
-"""CPU work done on a second core at start-up, in a forked child, with the same answer as doing it here (and
-imports begun in a thread, :class:`ImportsAhead`).
+"""CPU work done on a second core at start-up, in a forked child, with the same answer as doing it here.
 
 Why a process: Python threads take turns holding the GIL, so pure-Python work (serialising and hashing
 20,000 StoryTurns: 0.4 s) put in a thread only slows the thread beside it. A forked child has its own
@@ -18,64 +17,17 @@ of the child's.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 import pickle
 import signal
 import sys
 import tempfile
-import threading
-import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from typing import IO, Generic, TypeVar
 
 T = TypeVar("T")
-#: how long :func:`fork_is_safe` waits for the kernel to let a thread it joined go (usually well under 1 ms)
-THREAD_GONE_WAIT_S = 0.05
 #: a child is forked only where the memory available holds this many copies of the process (:func:`fork_is_safe`)
 ROOM_FOR_COPIES = 2
-
-
-class ImportsAhead:
-    """Modules imported in a thread while the program reads its command line: those that spend much of their
-    import outside the GIL, where a second core does it beside the main thread's Python.
-
-    Why: ``aiohttp`` makes its TLS contexts as it is imported (OpenSSL reading the CA bundle: 25 to 50 ms, without
-    the GIL), before a ``commet eval`` of an OpenAI-compatible model can send anything. Only a start-up's time
-    changes: a module is the same module whichever thread imported it first (Python's import locks make the other
-    wait), and one that fails to import here fails again, with its own error, where the program imports it.
-    :func:`fork_is_safe` waits for the thread (:meth:`settle`), so a child is still forked from one thread.
-    """
-
-    thread: threading.Thread | None = None
-
-    @classmethod
-    def start(cls, modules: Collection[str]) -> None:
-        """Import ``modules`` in a thread (not on a machine with one core, where it would only take turns)."""
-        if not modules or cls.thread is not None or _cores() < 2:
-            return
-
-        def imports() -> None:
-            for name in modules:
-                with contextlib.suppress(Exception):  # (its own error again where the program imports it)
-                    importlib.import_module(name)
-
-        cls.thread = threading.Thread(target=imports, name="commet-imports-ahead", daemon=True)
-        cls.thread.start()
-
-    @classmethod
-    def settle(cls) -> bool:
-        """Wait until the thread has imported its modules; whether there was one."""
-        if cls.thread is None:
-            return False
-        cls.thread.join()
-        cls.thread = None
-        return True
-
-
-def _cores() -> int:
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def fork_is_safe() -> bool:
@@ -84,14 +36,9 @@ def fork_is_safe() -> bool:
     Python's reference counts write to every object the child looks at: at worst the child copies them all)."""
     if sys.platform != "linux" or not hasattr(os, "fork"):
         return False
-    # its thread would keep the process threaded (no child at all); the kernel lets a joined thread go a moment later
-    settled = ImportsAhead.settle()
     try:
-        deadline = time.monotonic() + (THREAD_GONE_WAIT_S if settled else 0.0)
-        while len(os.listdir("/proc/self/task")) != 1:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.0005)
+        if len(os.listdir("/proc/self/task")) != 1:
+            return False
         with open("/proc/self/statm", encoding="ascii") as statm:
             resident = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
         with open("/proc/meminfo", encoding="ascii") as meminfo:

@@ -535,7 +535,6 @@ def main() -> None:
     Program.one_blas_thread()
     Program.stop_on_sigterm()
     Program.hold_collection()
-    Program.import_ahead(sys.argv[1:])
     try:
         program_for(sys.argv[1:])()
     except SystemExit as stop:

@@ -13,7 +13,7 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -32,17 +32,6 @@ if TYPE_CHECKING:
     from commet.engine.runner import RunResults, RunSummary
     from commet.format.dataset import Dataset
     from commet.models.base import SettingError
-
-
-def _option_values(args: Sequence[str], names: tuple[str, ...]) -> Iterator[str]:
-    """The values given to options ``names`` on a command line, as ``--name VALUE`` or ``--name=VALUE``."""
-    for at, arg in enumerate(args):
-        name, equals, value = arg.partition("=")
-        if name in names:
-            if equals:
-                yield value
-            elif at + 1 < len(args):
-                yield args[at + 1]
 
 
 def say(text: str, *, err: bool = False, style: str | None = None) -> None:
@@ -120,26 +109,6 @@ class Program:
                 raise KeyboardInterrupt
 
         signal.signal(signal.SIGTERM, terminate)
-
-    @staticmethod
-    def import_ahead(args: Sequence[str]) -> None:
-        """Begin, in a thread, the slow imports of the providers the command line's ``--model`` and ``--judge``
-        name (:attr:`commet.builtin_plugins.Provider.imports_ahead`, :class:`commet.forked.ImportsAhead`), while
-        the program builds its command and reads the command line (about 0.1 s).
-
-        A provider is recognised by its name as a part of a spec between ``:``, ``,``, ``?``, ``&`` and ``=``
-        (``openai:x``, ``llm-only:openai:x``, ``panel:openai:a,anthropic:b``): a name there that is not a
-        provider (a model called ``openai``) only imports a module early, and a third party's provider of a
-        built-in's name is not imported, only looked up later as now.
-        """
-        from commet.builtin_plugins import PROVIDERS
-        from commet.forked import ImportsAhead
-
-        if "--help" in args:
-            return
-        named = {part for spec in _option_values(args, ("--model", "--judge")) for part in re.split(r"[:,?&=]", spec)}
-        ImportsAhead.start([module for provider in PROVIDERS if provider.name in named
-                            for module in provider.imports_ahead])
 
     @classmethod
     def hold_collection(cls) -> None:
