@@ -38,6 +38,9 @@ def _folder(root: Path, rows: list[dict], split: str = "test") -> Path:
     path = root / "data" / f"{split}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    if split not in ("train", "test", "validation"):  # a split of another name is the card's to declare
+        (root / "README.md").write_text(f"---\nconfigs:\n- config_name: default\n  data_files:\n  - split: {split}\n"
+                                        f"    path: data/{split}.jsonl\n---\n", encoding="utf-8")
     return root
 
 
@@ -168,3 +171,55 @@ def test_pictures_listed_per_story_with_their_turn_numbers_are_refused(tmp_path:
     table.to_parquet(str(tmp_path / "d" / "data" / "test.parquet"))
     line = _refused(tmp_path / "d", tmp_path)
     assert "field=images" in line and "--columns turn=COLUMN" in line and "adapter" in line, line
+    adapter = tmp_path / "pictures.py"
+    adapter.write_text(PICTURES_BY_TURN, encoding="utf-8")
+    (st,) = load_dataset(str(tmp_path / "d"), adapter=f"{adapter}:storyturns").storyturns
+    assert [(t.story, t.question, t.answers, t.image is not None) for t in st.turns] == \
+        [(S1, Q1, ["basket"], True), (S2, Q2, ["box"], False)]
+
+
+# The adapters docs/official-data.md shows for the layouts refused above ("Layouts drawn from the paper").
+PIPE_PER_TURN = '''
+def storyturns(rows):
+    stories = {}
+    for row in sorted(rows, key=lambda row: (row["story_id"], int(row["turn"]))):
+        story = stories.setdefault(row["story_id"], {"id": row["story_id"], "task": row["task"],
+                                                     "category": row["category"], "storyturn": []})
+        story["storyturn"].append(row["text"])
+    return list(stories.values())
+'''
+SPLIT_PER_TASK = '''
+def storyturns(rows, split):
+    stories = {}
+    for row in sorted(rows, key=lambda row: (row["story_id"], int(row["turn"]))):
+        story = stories.setdefault(row["story_id"], {"id": row["story_id"], "task": split, "category": row["category"],
+                                                     "mental_states": [], "source": "CoMMET", "turns": []})
+        story["turns"].append({"story": row["story"], "question": row["question"], "answers": [row["answer"]]})
+    return list(stories.values())
+'''
+PICTURES_BY_TURN = '''
+def storyturns(record):
+    shown = dict(zip(record["image_turns"], record["images"]))  # turn numbers counted from 1
+    return {"id": record["story_id"], "task": record["task"], "category": record["category"], "mental_states": [],
+            "image_dependent": bool(shown), "source": "CoMMET",
+            "turns": [{"story": s, "question": q, "answers": [a], "image": shown.get(k + 1)}
+                      for k, (s, q, a) in enumerate(zip(record["stories"], record["questions"], record["answers"]))]}
+'''
+
+
+def test_the_adapters_the_docs_show_read_the_refused_layouts(tmp_path: Path, hub: Path) -> None:  # noqa: F811
+    docs = (Path(__file__).parent.parent / "docs" / "official-data.md").read_text(encoding="utf-8")
+    pipe = [{"story_id": "fb1", "turn": k, "text": f"{s} | | {q} | | {a}"} | BELIEF
+            for k, (s, q, a) in reversed(list(enumerate([(S1, Q1, "basket"), (S2, Q2, "box")], 1)))]
+    by_task = [{k: v for k, v in row.items() if k != "task"} for row in _rows()]
+    for name, source, folder in (("pipe", PIPE_PER_TURN, _folder(tmp_path / "pipe", pipe)),
+                                 ("task", SPLIT_PER_TASK, _folder(tmp_path / "task", by_task, "false_belief_location"))):
+        assert source.strip() in docs, name
+        adapter = tmp_path / f"{name}.py"
+        adapter.write_text(source, encoding="utf-8")
+        result = CliRunner().invoke(app, ["validate", str(folder), "--adapter", f"{adapter}:storyturns"])
+        assert result.exit_code == 0, result.output
+        (st,) = load_dataset(str(folder), adapter=f"{adapter}:storyturns").storyturns
+        assert (st.id, st.task, str(st.category)) == ("fb1", "false_belief_location", "Belief")
+        assert [(t.story, t.question, t.answers) for t in st.turns] == [(S1, Q1, ["basket"]), (S2, Q2, ["box"])]
+    assert PICTURES_BY_TURN.strip() in docs
