@@ -149,10 +149,20 @@ def test_pipe_text_per_turn_is_refused_naming_the_adapter(tmp_path: Path, hub: P
     assert "--adapter FILE.py:FUNCTION" in line, line
 
 
-def test_splits_named_for_tasks_without_a_task_column_are_refused(tmp_path: Path, hub: Path) -> None:  # noqa: F811
+def test_splits_named_for_tasks_give_their_storyturns_the_task(tmp_path: Path, hub: Path) -> None:  # noqa: F811
     rows = [{k: v for k, v in row.items() if k != "task"} for row in _rows()]
+    sarcasm = {"story_id": "sc1", "turn": 1, "story": "It rains. Tom says: what lovely weather.",
+               "question": "What does Tom mean?", "answer": "the opposite", "category": "NLC"}
     folder = _folder(tmp_path / "d", rows, split="false_belief_location")
-    line = _refused(folder, tmp_path)
+    _folder(tmp_path / "d", [sarcasm], split="Sarcasm")
+    (folder / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files:\n"
+                                      "  - split: false_belief_location\n    path: data/false_belief_location.jsonl\n"
+                                      "  - split: Sarcasm\n    path: data/Sarcasm.jsonl\n---\n", encoding="utf-8")
+    stories = {st.id: st for st in _read(folder)}
+    assert {i: (st.task, str(st.category), len(st.turns)) for i, st in stories.items()} == \
+        {"fb1": ("false_belief_location", "Belief", 2), "sc1": ("sarcasm", "NLC", 1)}
+    assert [t.question for t in stories["fb1"].turns] == [Q1, Q2]
+    line = _refused(_folder(tmp_path / "plain", rows), tmp_path)  # a split named for no task says none
     assert "no task column" in line and "--adapter" in line, line
 
 
@@ -188,15 +198,6 @@ def storyturns(rows):
         story["storyturn"].append(row["text"])
     return list(stories.values())
 '''
-SPLIT_PER_TASK = '''
-def storyturns(rows, split):
-    stories = {}
-    for row in sorted(rows, key=lambda row: (row["story_id"], int(row["turn"]))):
-        story = stories.setdefault(row["story_id"], {"id": row["story_id"], "task": split, "category": row["category"],
-                                                     "mental_states": [], "source": "CoMMET", "turns": []})
-        story["turns"].append({"story": row["story"], "question": row["question"], "answers": [row["answer"]]})
-    return list(stories.values())
-'''
 PICTURES_BY_TURN = '''
 def storyturns(record):
     shown = dict(zip(record["image_turns"], record["images"]))  # turn numbers counted from 1
@@ -211,9 +212,7 @@ def test_the_adapters_the_docs_show_read_the_refused_layouts(tmp_path: Path, hub
     docs = (Path(__file__).parent.parent / "docs" / "official-data.md").read_text(encoding="utf-8")
     pipe = [{"story_id": "fb1", "turn": k, "text": f"{s} | | {q} | | {a}"} | BELIEF
             for k, (s, q, a) in reversed(list(enumerate([(S1, Q1, "basket"), (S2, Q2, "box")], 1)))]
-    by_task = [{k: v for k, v in row.items() if k != "task"} for row in _rows()]
-    for name, source, folder in (("pipe", PIPE_PER_TURN, _folder(tmp_path / "pipe", pipe)),
-                                 ("task", SPLIT_PER_TASK, _folder(tmp_path / "task", by_task, "false_belief_location"))):
+    for name, source, folder in (("pipe", PIPE_PER_TURN, _folder(tmp_path / "pipe", pipe)),):
         assert source.strip() in docs, name
         adapter = tmp_path / f"{name}.py"
         adapter.write_text(source, encoding="utf-8")

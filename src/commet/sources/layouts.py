@@ -139,7 +139,8 @@ def detect_layout(table: Table, given: ColumnMapping | None, taxonomy: Taxonomy 
     else:
         raise _help(table, roles, "no column of pipe-format turns, and no question and answer columns" +
                     _unfit(table, roles), taxonomy)
-    missing = [role.value for role in required if role not in roles]
+    missing = [role.value for role in required if role not in roles  # a split named for a task gives it
+               and not (role is Role.TASK and table.named_task(taxonomy) is not None)]
     if missing:
         raise _help(table, roles, f"no {', no '.join(missing)} column found", taxonomy)
     if Role.IMAGE in roles and not pictures:
