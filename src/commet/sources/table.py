@@ -122,7 +122,8 @@ class Layout:
             text = "CoMMET's own layout: one row per StoryTurn, turns nested"
         elif self.kind == "a":
             where = f"; pictures from {', '.join(map(repr, self.pictures))}" if self.pictures else ""
-            text = (f"layout (a): one row per StoryTurn, turns in the paper's pipe format from {roles[Role.TURNS]!r}"
+            by = f"the rows of a story id {roles[Role.ID]!r} joined" if Role.ID in roles else "one row per StoryTurn"
+            text = (f"layout (a): {by}, turns in the paper's pipe format from {roles[Role.TURNS]!r}"
                     f"{where}; columns {self.mapping()}")
         elif self.kind == "chat":
             by = f"grouped into StoryTurns by {roles[Role.ID]!r}" if Role.ID in roles else "one row per StoryTurn"
