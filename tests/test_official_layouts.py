@@ -142,12 +142,12 @@ def test_a_picture_column_under_other_names_puts_the_picture_on_its_turn(column:
     assert [t.image for t in st.turns] == ["marble.png", None]
 
 
-def test_pipe_text_per_turn_is_refused_by_name_and_read_with_its_column_named(tmp_path: Path, hub: Path) -> None:  # noqa: F811
+def test_pipe_text_per_turn_is_refused_naming_the_mapping_that_reads_it(tmp_path: Path, hub: Path) -> None:  # noqa: F811
     rows = [{"story_id": "fb1", "turn": k, "text": f"{s} | | {q} | | {a}"} | BELIEF
             for k, (s, q, a) in enumerate([(S1, Q1, "basket"), (S2, Q2, "box")], 1)]
     folder = _folder(tmp_path / "d", rows[::-1])
     line = _refused(folder, tmp_path)
-    assert "--adapter FILE.py:FUNCTION" in line, line
+    assert "write (it reads the table" in line and "--columns turns=text,id=story_id,turn=turn" in line, line
     result = CliRunner().invoke(app, ["validate", str(folder), "--columns", "turns=text"])
     assert result.exit_code == 0 and "the rows of a story id 'story_id' joined" in result.output, result.output
     (st,) = load_dataset(str(folder), columns="turns=text").storyturns  # rows of one story joined in turn order

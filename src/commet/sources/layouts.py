@@ -173,6 +173,8 @@ def _layout(table: Table, kind: str, roles: dict[Role, str], pictures: tuple[str
 def _help(table: Table, roles: dict[Role, str], reason: str, taxonomy: Taxonomy) -> FormatError:
     """The mapping help: the guessed mapping only when the loader reads the table with it (never a blank or a
     guess it would then refuse); else why none was found, and the adapter that reads any rows."""
+    if Role.QUESTION not in roles and Role.TURNS not in roles:  # a story column alone makes nothing: its column
+        roles = {r: c for r, c in roles.items() if r is not Role.STORY}  # may hold pipe turns its name hides
     guesses = by_content(table.columns, table.rows[:200], taxonomy, roles)
     if Role.MESSAGES not in guesses and Role.QUESTION not in roles:  # chat messages under a name not foreseen
         chat = next((c.name for c in table.columns if c.name not in guesses.values() and fits(Role.MESSAGES, c)
