@@ -34,6 +34,8 @@ class Role(str, Enum):
     TURN = "turn"  # the turn's position in its story (one row per turn)
     STORY = "story"
     FEEDBACK = "feedback"
+    FEEDBACK_RIGHT = "feedback_right"  # the booklet's "If right: ..." text in a column of its own (rows per turn)
+    FEEDBACK_WRONG = "feedback_wrong"  # its "If wrong: ..." text
     QUESTION = "question"
     ANSWER = "answer"
     OPTIONS = "options"
@@ -59,6 +61,10 @@ NAMES: dict[Role, tuple[str, ...]] = {
                 "step", "question_index", "question_idx", "question_no", "question_number", "order"),
     Role.STORY: ("story", "story_text", "narrative", "context", "passage", "text", "stories", "story_texts"),
     Role.FEEDBACK: ("feedback", "feedback_text", "feedbacks"),
+    Role.FEEDBACK_RIGHT: ("feedback_right", "feedback_if_right", "feedback_correct", "if_right", "if_correct",
+                          "right_feedback", "correct_feedback", "feedback_when_right", "feedback_when_correct"),
+    Role.FEEDBACK_WRONG: ("feedback_wrong", "feedback_if_wrong", "feedback_incorrect", "if_wrong", "if_incorrect",
+                          "wrong_feedback", "incorrect_feedback", "feedback_when_wrong", "feedback_when_incorrect"),
     Role.QUESTION: ("question", "question_text", "query", "prompt", "questions"),
     Role.ANSWER: ("answers", "answer", "expected_answer", "expected_answers", "gold_answer", "correct_answer",
                   "ground_truth", "gold", "target", "label"),
@@ -514,5 +520,6 @@ def mapping_help(columns: Sequence[Column], first_row: dict[str, object] | None,
     return (f"cannot tell which columns make the StoryTurns ({reason}); columns ({rows} rows): {listed}; "
             f"row 1: {row}; roles: turns (the paper's pipe-format turns, one row per StoryTurn), messages (chat "
             f"messages, one row per StoryTurn or per question) or id (the story), "
-            f"turn, story, feedback, question, answer, options, image, image_id (one row per turn), each with task, "
+            f"turn, story, feedback (or feedback_right and feedback_wrong), question, answer, options, image, image_id "
+            f"(one row per turn), each with task, "
             f"category, image_dependent, mental_states, source; {advice}")

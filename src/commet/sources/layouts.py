@@ -75,10 +75,9 @@ from commet.sources.table import (
     _meta,
     _pictures,
     _story_fields,
-    _text,
     pipe_turns,
 )
-from commet.sources.turn_rows import _turn_rows, turn_rows_required
+from commet.sources.turn_rows import _turn_rows, story_groups, turn_rows_required
 from commet.taxonomy import BOOKLET, Task, Taxonomy
 
 __all__ = ["CATEGORY_HINT", "Layout", "PictureReader", "Source", "Table", "dataset_from_tables", "declared_taxonomy",
@@ -128,17 +127,19 @@ def detect_layout(table: Table, given: ColumnMapping | None, taxonomy: Taxonomy 
                                                          Role.IMAGE, *STORY_ROLES)}
     elif Role.TURNS in roles:
         required, kind = REQUIRED_PIPE, "a"
-        roles = {r: c for r, c in roles.items() if r in (Role.TURNS, Role.IMAGE, *STORY_ROLES)}
+        roles = {r: c for r, c in roles.items() if r in (Role.TURNS, Role.TURN, Role.IMAGE, *STORY_ROLES)}
     elif Role.QUESTION in roles and Role.ANSWER in roles and holds_lists(table, roles[Role.QUESTION]):
         required, kind = REQUIRED_STORY_ROWS, "d"  # each row holds its StoryTurn's questions as a list
-        roles.pop(Role.TURNS, None)
+        for role in (Role.TURNS, Role.FEEDBACK_RIGHT, Role.FEEDBACK_WRONG):  # right/wrong columns: rows per turn
+            roles.pop(role, None)  # only; here they are said unread, never taken as read
     elif Role.QUESTION in roles and Role.ANSWER in roles:
         required, kind = turn_rows_required(roles), "b"
         roles.pop(Role.TURNS, None)
     else:
         raise _help(table, roles, "no column of pipe-format turns, and no question and answer columns" +
                     _unfit(table, roles), taxonomy)
-    missing = [role.value for role in required if role not in roles]
+    missing = [role.value for role in required if role not in roles  # a split named for a task gives it
+               and not (role is Role.TASK and table.named_task(taxonomy) is not None)]
     if missing:
         raise _help(table, roles, f"no {', no '.join(missing)} column found", taxonomy)
     if Role.IMAGE in roles and not pictures:
@@ -172,6 +173,8 @@ def _layout(table: Table, kind: str, roles: dict[Role, str], pictures: tuple[str
 def _help(table: Table, roles: dict[Role, str], reason: str, taxonomy: Taxonomy) -> FormatError:
     """The mapping help: the guessed mapping only when the loader reads the table with it (never a blank or a
     guess it would then refuse); else why none was found, and the adapter that reads any rows."""
+    if Role.QUESTION not in roles and Role.TURNS not in roles:  # a story column alone makes nothing: its column
+        roles = {r: c for r, c in roles.items() if r is not Role.STORY}  # may hold pipe turns its name hides
     guesses = by_content(table.columns, table.rows[:200], taxonomy, roles)
     if Role.MESSAGES not in guesses and Role.QUESTION not in roles:  # chat messages under a name not foreseen
         chat = next((c.name for c in table.columns if c.name not in guesses.values() and fits(Role.MESSAGES, c)
@@ -215,17 +218,23 @@ def _help(table: Table, roles: dict[Role, str], reason: str, taxonomy: Taxonomy)
 
 
 def _pipe_rows(table: Table, layout: Layout, dataset: Dataset, source: Source, first: int) -> None:
+    """Rows of pipe turns: a StoryTurn a row, or, where rows share a story id, its rows' turns in turn order (the
+    paper's text one turn a row), the rows agreeing on the story's fields."""
     roles = layout.roles
     used = set(roles.values()) | set(layout.pictures)
-    for index, row in enumerate(table.rows):
-        line = index + 1
-        story_id = _text(row.get(roles[Role.ID])) if Role.ID in roles else None
-        story_id = story_id or f"{source.name}-{first + index + 1:04d}"
-        turns = pipe_turns(row.get(roles[Role.TURNS]))
-        if turns is None:
-            raise _fail(table, line, story_id, None, roles[Role.TURNS],
-                        "not the paper's pipe-format turns (story | feedback | question | image | answer): "
-                        "a list of such strings, or one string holding them")
+    unnamed = None if Role.ID in roles else source.name
+    for story_id, members in story_groups(table, roles, unnamed, first).items():
+        line, row = members[0]
+        turns: list[str] = []
+        made_by: list[tuple[int]] = []
+        for member_line, member in members:
+            these = pipe_turns(member.get(roles[Role.TURNS]))
+            if these is None:
+                raise _fail(table, member_line, story_id, None, roles[Role.TURNS],
+                            "not the paper's pipe-format turns (story | feedback | question | image | answer): "
+                            "a list of such strings, or one string holding them")
+            turns.extend(these)
+            made_by.extend((member_line,) for _ in these)
         story = _story_fields(table, roles, row, line, story_id, source, dataset.taxonomy)
         raw = RawStoryTurn(turns=turns, id=story_id, task=story.task, category=story.category,
                            image_dependent=story.image_dependent, mental_states=story.mental_states,
@@ -235,10 +244,11 @@ def _pipe_rows(table: Table, layout: Layout, dataset: Dataset, source: Source, f
             st.mental_states = []
         st.meta = _meta(row, used, table.columns)
         dataset.warnings.extend(warnings)
-        _attach_pipe_pictures(st, [p for column in layout.pictures for p in _pictures(row.get(column))],
+        _attach_pipe_pictures(st, [p for _, member in members for column in layout.pictures
+                                   for p in _pictures(member.get(column))],
                               dataset, source, table, line, roles.get(Role.IMAGE))
         _add(dataset, st, line)
-        dataset.rows_read.append(RowsRead(table.where, st.id, tuple((line,) for _ in st.turns)))
+        dataset.rows_read.append(RowsRead(table.where, st.id, tuple(made_by)))
 
 
 # ----------------------------------------------------------------------------------------------- the dataset

@@ -56,6 +56,15 @@ class Table:
                 return flag
         return None
 
+    def named_task(self, taxonomy: Taxonomy) -> str | None:
+        """The task its config or split is named for (``false_belief_location``, ``Sarcasm``), else None: a
+        release split by task gives its StoryTurns that task where no column says one."""
+        for name in (self.config, self.split):
+            task = canonical_task(name, taxonomy) if name else None
+            if task is not None and taxonomy.task(task) is not None:
+                return task
+        return None
+
 
 #: Reads a picture file a string cell names (confined to the data's folder), None when there is none.
 PictureReader = Callable[[str], "bytes | None"]
@@ -113,7 +122,8 @@ class Layout:
             text = "CoMMET's own layout: one row per StoryTurn, turns nested"
         elif self.kind == "a":
             where = f"; pictures from {', '.join(map(repr, self.pictures))}" if self.pictures else ""
-            text = (f"layout (a): one row per StoryTurn, turns in the paper's pipe format from {roles[Role.TURNS]!r}"
+            by = f"the rows of a story id {roles[Role.ID]!r} joined" if Role.ID in roles else "one row per StoryTurn"
+            text = (f"layout (a): {by}, turns in the paper's pipe format from {roles[Role.TURNS]!r}"
                     f"{where}; columns {self.mapping()}")
         elif self.kind == "chat":
             by = f"grouped into StoryTurns by {roles[Role.ID]!r}" if Role.ID in roles else "one row per StoryTurn"
@@ -199,7 +209,7 @@ def _story_fields(table: Table, roles: dict[Role, str], row: dict[str, object], 
     def cell(role: Role) -> object:
         return row.get(roles[role]) if role in roles else None
 
-    raw_task = _text(cell(Role.TASK))
+    raw_task = _text(cell(Role.TASK)) or table.named_task(taxonomy)
     if raw_task is None:
         raise _fail(table, line, story_id, None, roles.get(Role.TASK, "task"), "no task")
     task = canonical_task(raw_task, taxonomy) or raw_task

@@ -4,12 +4,13 @@ a turn column (file order without one), each row with its own picture (docs/offi
 
 from __future__ import annotations
 
+import json
 import re
 
 from pydantic import ValidationError
 
 from commet.format.dataset import Dataset
-from commet.format.model import Feedback, StoryTurn
+from commet.format.model import AnswerFeedback, Feedback, StoryTurn
 from commet.format.origin import RowsRead
 from commet.format.pipe import (
     decide_branches,
@@ -108,19 +109,66 @@ def _same_for_the_story(table: Table, roles: dict[Role, str], story_id: str,
                             f"and {row.get(column)!r}")
 
 
+def _keyed_feedback(value: dict[object, object]) -> Feedback | None:
+    """Feedback written as an object: Feedback's own fields (``right``, ``wrong``, ``by_answer``, ``always``), or
+    texts keyed by the previous answer (``{"basket": "...", "box": "..."}``, the booklet's "If the previous answer
+    is A: ..."); ``correct``/``incorrect`` are right/wrong. Mixing the two kinds of key is refused (a key that
+    is an answer ``right`` would be read as correctness)."""
+    items = {str(key).strip(): v for key, v in value.items() if v not in (None, "", [])}
+    alias = {"correct": "right", "incorrect": "wrong"}
+    own = {alias.get(key.lower(), key.lower()) for key in items} <= set(Feedback.model_fields)
+    if own:
+        feedback = Feedback.model_validate({alias.get(k.lower(), k.lower()): v for k, v in items.items()})
+    else:
+        if any(key.lower() in (*Feedback.model_fields, *alias) for key in items):
+            raise ValueError(f"feedback keys {sorted(items)} mix right/wrong with previous answers: which is meant "
+                             "is not guessed")
+        if not all(isinstance(v, str) for v in items.values()):
+            raise ValueError("feedback keyed by the previous answer must map each answer to its text")
+        feedback = Feedback(by_answer=[AnswerFeedback(answer=key, text=str(v).strip()) for key, v in items.items()])
+    return None if feedback.is_empty() else feedback
+
+
 def _turn_feedback(table: Table, line: int, story_id: str, k: int, column: str | None,
                    value: object) -> Feedback | None:
     if value is None or value == "":
         return None
     try:
         if isinstance(value, str):
-            return parse_feedback(value)
+            structured = _structured_object(value)
+            return parse_feedback(value) if structured is None else _keyed_feedback(structured)
         if isinstance(value, dict):
-            feedback = Feedback.model_validate({key: v for key, v in value.items() if v not in (None, [])})
-            return None if feedback.is_empty() else feedback
+            return _keyed_feedback(value)
     except (ValueError, ValidationError) as exc:
         raise _fail(table, line, story_id, k, column, str(exc).splitlines()[0]) from None
     raise _fail(table, line, story_id, k, column, f"feedback must be text, not {type(value).__name__}")
+
+
+def _structured_object(text: str) -> dict[object, object] | None:
+    """A feedback cell holding JSON text of an object (read as one, never as unconditional text), else None."""
+    stripped = text.strip()
+    if not (stripped.startswith("{") and stripped.endswith("}")):
+        return None
+    try:
+        value = json.loads(stripped)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"feedback looks like a JSON object but is not one ({exc.msg})") from None
+    return value if isinstance(value, dict) else None
+
+
+def _right_wrong(table: Table, line: int, story_id: str, k: int, roles: dict[Role, str], row: dict[str, object],
+                 feedback: Feedback | None) -> Feedback | None:
+    """The turn's feedback from its own right/wrong columns (``feedback_right``/``feedback_wrong``, ``if_right``..);
+    a row with text there and in its feedback column too is a located error (which one holds it is not guessed)."""
+    texts = {kind: _text(row.get(roles[role])) if role in roles else None
+             for kind, role in (("right", Role.FEEDBACK_RIGHT), ("wrong", Role.FEEDBACK_WRONG))}
+    if not any(texts.values()):
+        return feedback
+    if feedback is not None:
+        raise _fail(table, line, story_id, k, roles[Role.FEEDBACK], "feedback in both this column and the "
+                    f"right/wrong columns ({', '.join(roles[r] for r in (Role.FEEDBACK_RIGHT, Role.FEEDBACK_WRONG) if r in roles)}): "
+                    "which holds the turn's feedback is not guessed; map one with --columns")
+    return Feedback(right=texts["right"], wrong=texts["wrong"])
 
 
 def _options(table: Table, line: int, story_id: str, k: int, column: str | None, value: object,
@@ -138,7 +186,7 @@ def turn_rows_required(roles: dict[Role, str]) -> tuple[Role, ...]:
     """The roles rows of turns need: a story id, unless no row can refer to another (no id, turn or feedback
     column: each row is a whole one-turn StoryTurn, as in a table of single questions, ids ``NAME-0001``..); such
     a row then needs its story column (a one-turn StoryTurn without its story is a table half read)."""
-    if any(role in roles for role in (Role.ID, Role.TURN, Role.FEEDBACK)):
+    if any(role in roles for role in (Role.ID, Role.TURN, Role.FEEDBACK, Role.FEEDBACK_RIGHT, Role.FEEDBACK_WRONG)):
         return REQUIRED_TURN_ROWS
     return (*(role for role in REQUIRED_TURN_ROWS if role is not Role.ID), Role.STORY)
 
@@ -187,6 +235,7 @@ def _assemble(table: Table, layout: Layout, story_id: str, story: _Story,
         if not answer:
             raise _fail(table, line, story_id, k, roles[Role.ANSWER], "empty answer")
         feedback = _turn_feedback(table, line, story_id, k, roles.get(Role.FEEDBACK), cell(row, Role.FEEDBACK))
+        feedback = _right_wrong(table, line, story_id, k, roles, row, feedback)
         questions.append(question)
         feedbacks.append(feedback)
         raw_answers.append(answer)
