@@ -1,0 +1,39 @@
+"""The review app reflows at 320 CSS px (WCAG 1.4.10: a 1280 px laptop at 400 % zoom, a small phone at 120 %):
+no page scrolls sideways, wide tables scroll inside their own labelled region instead."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.sync_api import expect, sync_playwright
+
+from commet.apps.review.db import ReviewDB
+from tests.browser_checks import check_page
+from tests.conftest import launch_chromium
+from tests.review_server import PASSWORD, running_app
+
+REFLOW = {"width": 320, "height": 640}
+LONG_NAME = "reviewer-with-a-rather-long-name"
+
+
+def test_item_page_with_picture_checks_fits_320_px(tmp_path: Path) -> None:
+    with running_app(tmp_path) as (base, db_path), sync_playwright() as p:
+        store = ReviewDB(db_path)
+        reviewer = store.add_user(LONG_NAME, PASSWORD)
+        [picture] = store.current_pictures("rh-1").values()
+        store.record_checks(picture.id, reviewer, {"text_artifacts": True, "spatial": False, "narrative": True,
+                                                   "duplication": True, "clues": True}, prominent="spatial")
+        browser = launch_chromium(p)
+        page = browser.new_page(viewport=REFLOW, base_url=base)
+        page.goto("/login")
+        page.fill("input[name=name]", "alice")
+        page.fill("input[name=password]", PASSWORD)
+        page.click("main button[type=submit]")
+        expect(page.locator("h1")).to_have_text("Items")
+        for path in ("/items/rh-1", f"/items/rh-1/versions/{picture.id}", "/stats"):
+            page.goto(path)
+            check_page(page, f"{path} at 320 px")
+        page.goto("/items/rh-1")
+        region = page.get_by_role("region", name=f"Picture checks of {picture.image_id}")
+        expect(region.get_by_text(LONG_NAME)).to_have_count(5)  # one verdict a criterion: the other reviewers' verdicts stay readable
+        browser.close()
