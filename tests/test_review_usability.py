@@ -8,7 +8,7 @@ from pathlib import Path
 from playwright.sync_api import expect, sync_playwright
 
 from commet.apps.review.db import ReviewDB
-from tests.browser_checks import check_page
+from tests.browser_checks import PHONE, check_page
 from tests.conftest import launch_chromium
 from tests.review_server import PASSWORD, running_app
 
@@ -36,4 +36,31 @@ def test_item_page_with_picture_checks_fits_320_px(tmp_path: Path) -> None:
         page.goto("/items/rh-1")
         region = page.get_by_role("region", name=f"Picture checks of {picture.image_id}")
         expect(region.get_by_text(LONG_NAME)).to_have_count(5)  # one verdict a criterion: the other reviewers' verdicts stay readable
+        browser.close()
+
+
+def test_a_form_sent_after_the_session_ended_says_so_on_the_sign_in_page(tmp_path: Path) -> None:
+    """Before: a bare ``sign in first`` line (no title, no language, no way on) and the decision silently lost."""
+    with running_app(tmp_path) as (base, _), sync_playwright() as p:
+        browser = launch_chromium(p)
+        context = browser.new_context(viewport=PHONE, base_url=base)
+        page = context.new_page()
+        page.goto("/login")
+        page.fill("input[name=name]", "alice")
+        page.fill("input[name=password]", PASSWORD)
+        page.click("main button[type=submit]")
+        expect(page.locator("h1")).to_have_text("Items")
+        page.goto("/items/xss-1")
+        context.clear_cookies()  # the session ends while the reviewer reads the item
+        with page.expect_response(f"{base}/items/xss-1/decision") as sent:
+            page.click("#accept")
+        assert sent.value.status == 401
+        expect(page.get_by_role("alert")).to_have_text(
+            "You are signed out (the session ended, or this browser dropped its cookie), so what you just sent "
+            "was not saved. Sign in, then do it again.")
+        check_page(page, "signed-out page at 390 px")
+        page.fill("input[name=name]", "alice")
+        page.fill("input[name=password]", PASSWORD)
+        page.keyboard.press("Enter")  # the sign-in form on that page works by keyboard alone
+        expect(page.locator("h1")).to_have_text("Items")
         browser.close()
