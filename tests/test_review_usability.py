@@ -69,3 +69,23 @@ def test_a_form_sent_after_the_session_ended_says_so_on_the_sign_in_page(tmp_pat
         page.keyboard.press("Enter")  # the sign-in form on that page works by keyboard alone
         expect(page.locator("h1")).to_have_text("Items")
         browser.close()
+
+
+def test_a_search_that_matches_nothing_says_so_and_leads_back(tmp_path: Path) -> None:
+    """Before: the bare ``No items.`` of an empty dataset, whatever the search."""
+    with running_app(tmp_path) as (base, _), sync_playwright() as p:
+        browser = launch_chromium(p)
+        page = browser.new_page(viewport=PHONE, base_url=base)
+        page.goto("/login")
+        page.fill("input[name=name]", "alice")
+        page.fill("input[name=password]", PASSWORD)
+        page.click("main button[type=submit]")
+        page.fill("input[name=q]", "no such boat")
+        page.select_option("select[name=status]", "mine")
+        page.press("input[name=q]", "Enter")  # Enter in the search box sends the filter form
+        expect(page.locator("#none")).to_have_text(
+            "No item matches “no such boat” with the filter “Open for me”: show all items.")
+        check_page(page, "empty search at 390 px")
+        page.get_by_role("link", name="show all items").click()
+        expect(page.locator("#count")).to_have_text("2 items.")
+        browser.close()
