@@ -89,3 +89,39 @@ def test_a_search_that_matches_nothing_says_so_and_leads_back(tmp_path: Path) ->
         page.get_by_role("link", name="show all items").click()
         expect(page.locator("#count")).to_have_text("2 items.")
         browser.close()
+
+
+def test_enter_in_a_note_sends_nothing_and_never_decides(tmp_path: Path) -> None:
+    """Before: Enter in the decision's note (typing why the item is wrong) pressed the form's first button, Accept."""
+    with running_app(tmp_path) as (base, db_path), sync_playwright() as p:
+        browser = launch_chromium(p)
+        page = browser.new_page(viewport=PHONE, base_url=base)
+        sent: list[str] = []
+        page.on("request", lambda request: sent.append(request.url) if request.method == "POST" else None)
+        page.goto("/login")
+        page.fill("input[name=name]", "alice")
+        page.fill("input[name=password]", PASSWORD)
+        page.click("main button[type=submit]")
+        expect(page.locator("h1")).to_have_text("Items")
+        sent.clear()
+        for item, field in (("xss-1", "#verdict [name=note]"), ("rh-1", "#verdict [name=note]"),
+                            ("rh-1", "input[name^=note_]")):
+            page.goto(f"/items/{item}")
+            page.locator(field).fill("the story gives the answer away")
+            page.locator(field).press("Enter")
+            page.wait_for_timeout(300)  # a form sent by Enter would be on its way by now
+            expect(page.locator("#my-decision")).to_have_text("none yet")
+            assert sent == [], (item, field)
+        page.locator("input[name^=c_][value=fail]").first.check()
+        page.keyboard.press("Enter")  # on a check radio Chromium presses the first enabled button: a save, no decision
+        page.wait_for_timeout(300)
+        expect(page.locator("#my-decision")).to_have_text("none yet")
+        assert not [url for url in sent if url.endswith("/decision")]
+        store = ReviewDB(db_path)
+        assert store.status("xss-1").accepts == [] and store.status("rh-1").accepts == []
+        page.goto("/items/xss-1")  # the buttons still work from the keyboard
+        page.fill("#verdict [name=note]", "fine")
+        page.focus("#accept")
+        page.keyboard.press("Enter")
+        expect(page.locator("#my-decision")).to_have_text("✓ accept")
+        browser.close()
