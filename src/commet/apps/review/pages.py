@@ -17,7 +17,7 @@ from typing import Annotated, Any, cast
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import PlainTextResponse, RedirectResponse, Response
+from fastapi.responses import RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from starlette.datastructures import FormData
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -219,7 +219,12 @@ class ReviewPages:
         async def not_signed_in(request: Request, exc: NotSignedIn) -> Response:
             if request.method in ("GET", "HEAD"):
                 return RedirectResponse("/login", status_code=303)
-            return PlainTextResponse("sign in first", status_code=401)
+            # a form sent after the session ended: the sign-in page (not a bare line) says what was lost
+            session = self.sessions.load(request)
+            session["refused"] = "1"
+            session["flash"] = ("You are signed out (the session ended, or this browser dropped its cookie), so what "
+                                "you just sent was not saved. Sign in, then do it again.")
+            return self.render(request, session, "login.html", status_code=401)
 
         @app.exception_handler(StarletteHTTPException)
         async def error_page(request: Request, exc: StarletteHTTPException) -> Response:
