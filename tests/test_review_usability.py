@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import Page, expect, sync_playwright
 
 from commet.apps.review.db import ReviewDB
 from tests.browser_checks import PHONE, check_page
@@ -14,6 +14,14 @@ from tests.review_server import PASSWORD, running_app
 
 REFLOW = {"width": 320, "height": 640}
 LONG_NAME = "reviewer-with-a-rather-long-name"
+
+
+def _sign_in(page: Page) -> None:
+    """Sign in as alice from the sign-in page, as a reviewer does (the page's own form)."""
+    page.goto("/login")
+    page.fill("input[name=name]", "alice")
+    page.fill("input[name=password]", PASSWORD)
+    page.click("main button[type=submit]")
 
 
 def test_item_page_with_picture_checks_fits_320_px_and_200_percent_text(tmp_path: Path) -> None:
@@ -25,10 +33,7 @@ def test_item_page_with_picture_checks_fits_320_px_and_200_percent_text(tmp_path
                                                    "duplication": True, "clues": True}, prominent="spatial")
         browser = launch_chromium(p)
         page = browser.new_page(viewport=REFLOW, base_url=base)
-        page.goto("/login")
-        page.fill("input[name=name]", "alice")
-        page.fill("input[name=password]", PASSWORD)
-        page.click("main button[type=submit]")
+        _sign_in(page)
         expect(page.locator("h1")).to_have_text("Items")
         for path in ("/items/rh-1", f"/items/rh-1/versions/{picture.id}", "/stats"):
             page.goto(path)
@@ -50,10 +55,7 @@ def test_a_form_sent_after_the_session_ended_says_so_on_the_sign_in_page(tmp_pat
         browser = launch_chromium(p)
         context = browser.new_context(viewport=PHONE, base_url=base)
         page = context.new_page()
-        page.goto("/login")
-        page.fill("input[name=name]", "alice")
-        page.fill("input[name=password]", PASSWORD)
-        page.click("main button[type=submit]")
+        _sign_in(page)
         expect(page.locator("h1")).to_have_text("Items")
         page.goto("/items/xss-1")
         context.clear_cookies()  # the session ends while the reviewer reads the item
@@ -76,10 +78,7 @@ def test_a_search_that_matches_nothing_says_so_and_leads_back(tmp_path: Path) ->
     with running_app(tmp_path) as (base, _), sync_playwright() as p:
         browser = launch_chromium(p)
         page = browser.new_page(viewport=PHONE, base_url=base)
-        page.goto("/login")
-        page.fill("input[name=name]", "alice")
-        page.fill("input[name=password]", PASSWORD)
-        page.click("main button[type=submit]")
+        _sign_in(page)
         page.fill("input[name=q]", "no such boat")
         page.select_option("select[name=status]", "mine")
         page.press("input[name=q]", "Enter")  # Enter in the search box sends the filter form
@@ -98,10 +97,7 @@ def test_enter_in_a_note_sends_nothing_and_never_decides(tmp_path: Path) -> None
         page = browser.new_page(viewport=PHONE, base_url=base)
         sent: list[str] = []
         page.on("request", lambda request: sent.append(request.url) if request.method == "POST" else None)
-        page.goto("/login")
-        page.fill("input[name=name]", "alice")
-        page.fill("input[name=password]", PASSWORD)
-        page.click("main button[type=submit]")
+        _sign_in(page)
         expect(page.locator("h1")).to_have_text("Items")
         sent.clear()
         for item, field in (("xss-1", "#verdict [name=note]"), ("rh-1", "#verdict [name=note]"),
