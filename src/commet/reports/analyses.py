@@ -37,7 +37,7 @@ from commet.reports.feedback import (
     feedback_conditions_section,
     feedback_section,
 )
-from commet.reports.metrics import CONTROL_QUESTIONS, SUBSETS
+from commet.reports.metrics import CONTROL_QUESTIONS_COLUMN, SUBSETS
 from commet.reports.rundata import (
     RUN_HEADER,
     Bootstrap,
@@ -100,7 +100,7 @@ def summary_section(runs: list[RunData], boot: Bootstrap) -> Section:
                      str(counts.undecided_answers), str(counts.hinging), str(counts.stopped), str(counts.not_scored)])
     known = all(d.controls_known for d in runs)
     return Section(SectionKey.SUMMARY, "Summary per run, all StoryTurns (%, 95% CI; not a paper table)",
-                   [*RUN_HEADER, "Stories", "Story accuracy", "Question accuracy", CONTROL_QUESTIONS,
+                   [*RUN_HEADER, "Stories", "Story accuracy", "Question accuracy", CONTROL_QUESTIONS_COLUMN,
                     "Undecided answers", "Stories hinging on undecided", "Stopped at undecided", "Not scored"], rows,
                    "Stories: the run's StoryTurns; story accuracy counts those scored, a StoryTurn right only when "
                    "every question of it is (its comprehension controls too). Question accuracy: the answered test "

@@ -17,7 +17,7 @@ from commet.format.dataset import Dataset
 from commet.reports.analyses import Report
 from commet.reports.cells import cell_text
 from commet.reports.grouping import by_key_section, check_dataset, has_controls
-from commet.reports.metrics import CONTROL_QUESTIONS
+from commet.reports.metrics import CONTROL_QUESTIONS_COLUMN
 from commet.reports.render import ReportTargetError, csv_files, notice_texts
 from commet.reports.sections import SUBSET_KEYS, SectionKey
 from commet.reports.stats import Range
@@ -123,7 +123,7 @@ def brief_tables(report: Report) -> Iterator[RenderableType]:
             row = next(r for r in summary.rows if r[0] == data.run.name)
             for index in range(4, len(summary.header)):
                 text = cell_text(row[index], summary)
-                if text != "-" or summary.header[index] != CONTROL_QUESTIONS:  # (none where the dataset has none)
+                if text != "-" or summary.header[index] != CONTROL_QUESTIONS_COLUMN:  # (none where the dataset has none)
                     table.add_row(summary.header[index], Text(str(text)))
         for key, label in BRIEF_TABLES.items():
             section = by_key.get(key)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from commet.reports.rundata import Controls
 
 #: the column of the comprehension control questions, counted apart from the test questions (every table that has it)
-CONTROL_QUESTIONS = "Control questions"
+CONTROL_QUESTIONS_COLUMN = "Control questions"
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from commet.reports.metrics import CONTROL_QUESTIONS, SUBSETS, RunMetrics, Tally
+from commet.reports.metrics import CONTROL_QUESTIONS_COLUMN, SUBSETS, RunMetrics, Tally
 
 
 def _pct(tally: Tally | None, counts: bool = True) -> str:
@@ -25,7 +25,7 @@ def accuracy_table(metrics: list[RunMetrics], *, counts: bool = True) -> tuple[l
         categories.extend(c for c in m.categories if c not in categories)
     controls = any(m.control_questions.total for m in metrics)
     header = ["Run", "Model", "Images", "Feedback", "Stories", "Overall", *categories, *(s.title() for s in SUBSETS),
-              "Questions", *([CONTROL_QUESTIONS] if controls else []), "Undecided", "Failed"]
+              "Questions", *([CONTROL_QUESTIONS_COLUMN] if controls else []), "Undecided", "Failed"]
     rows = []
     for m in metrics:
         settings = m.run.settings
