@@ -283,3 +283,19 @@ def test_a_control_character_in_any_shown_text_is_an_error_naming_its_field(tmp_
     errors = only(validate_path(write(tmp_path, record)))
     assert len(errors) == 1 and f"field={where}:" in errors[0], errors
     assert f"U+{ord(char):04X} at character 4" in errors[0]
+
+
+def test_the_plain_texts_the_control_check_searches_are_every_shown_text_in_order() -> None:
+    """The fast list (validate._plain_texts) and the named walk (validate._shown_texts) list the same texts: a field
+    added to one only would go unchecked, or be reported without being searched."""
+    import commet.format.validate as checks
+    from commet.format.model import Turn
+
+    turn = Turn.model_validate({
+        "story": "s", "question": "q", "options": [{"label": "A", "text": "o1"}, {"text": "o2"}],
+        "answers": ["o1"], "candidates": ["c1", "c2"],
+        "feedback": {"always": "fa", "right": "fr", "wrong": "fw", "by_answer": [{"answer": "o1", "text": "fb"}]},
+        "rubric": {"key_inference": "k", "false_inferences": ["f1", "f2"]}})
+    named = [text for _, text in checks._shown_texts(turn)]
+    assert checks._plain_texts(turn) == named
+    assert len(named) == 14  # every kind of text, each once
