@@ -161,7 +161,10 @@ def _concludes_elsewhere(reasoning: str, answer: str, choices: list[Choice], fra
 
     answered = named(read_reply(answer).tokens)
     found = statements(said, 0, choices, frame)
-    drawn = [s.read for kind in ("answer line", "conclusion") for s in found[kind] if s.kind != "closing answer"]
+    drawn = [s.read for kind in ("answer line", "conclusion") for s in found[kind]]
+    # a reasoning that opens by stating an option in the question's frame ("Hugo will look in the blue box.")
+    # answers too; one it cannot read there only explains
+    drawn += [s.read for s in found["opening answer"] if isinstance(s.read, int)]
     if any(not isinstance(read, int) or {read} != answered for read in drawn):
         return True
     markers = lexicon().sentence_markers
