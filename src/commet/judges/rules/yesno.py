@@ -127,10 +127,14 @@ _CLAUSE_MARKERS = frozenset({"that", "if", "whether", "what", "which", "who", "w
                              "would", "can", "could", "should", "s", "re", "m", "ll", "d", "ve"})
 
 
+#: titles before a name ("Mrs Green"): no word of a predicate
+_TITLES = frozenset({"mr", "mrs", "ms", "miss", "dr", "mx"})
+
+
 def _complement(tokens: Sequence[str], pred: frozenset[str], also: frozenset[str] = frozenset()) -> Sequence[str]:
     """The words after the first word of the predicate (or of ``also``) in ``tokens``; all of them where it has
     none."""
-    pivot = next((i for i, t in enumerate(tokens) if stem(t) in pred or stem(t) in also), None)
+    pivot = next((i for i, t in enumerate(tokens) if t not in _TITLES and (stem(t) in pred or stem(t) in also)), None)
     return tokens if pivot is None else tokens[pivot + 1:]
 
 
@@ -142,7 +146,7 @@ def same_complement(tokens: Sequence[str], frame: Frame, pred: frozenset[str]) -
     something else, and "He didn't see Dad." to "Did Mateo see what Dad put in the lunchbox?" of one of its
     words in another role."""
     lists = lexicon()
-    if not any(stem(t) in pred or stem(t) in _opposites(pred) for t in tokens):
+    if not any(t not in _TITLES and (stem(t) in pred or stem(t) in _opposites(pred)) for t in tokens):
         return True
     asked = _complement(frame.asking or frame.tokens, pred)
     opposites = _opposites(pred)
@@ -153,7 +157,35 @@ def same_complement(tokens: Sequence[str], frame: Frame, pred: frozenset[str]) -
     if any(t not in _NEUTRAL_COMPLEMENT and stem(t) not in asked_stems for t in said):
         return False
     content = [t for t in said if t not in _NEUTRAL_COMPLEMENT]
-    return not content or not _is_clause(asked) or _is_clause(complement)
+    if not content:
+        return True
+    asking = frame.asking or frame.tokens
+    verb = next((stem(t) for t in asking if t not in _TITLES and stem(t) in pred), "")
+    action = next((stem(t) for t in asked if stem(t) in pred), None)
+    if verb in _PERCEPTION and action is not None and action not in {stem(t) for t in complement}:
+        return False  # "He saw Lina." to "Did he see Lina move the kite?": who was seen, not what she did
+    predicative = _predicative(asked)  # "Kai's" of "the shell was Kai's": what is said of its subject
+    return _is_clause(complement) and predicative in (None, _predicative(complement)) if _is_clause(asked) else True
+
+
+#: verbs of perception, whose complement is someone and what they do ("see Lina move the kite")
+_PERCEPTION = frozenset({"see", "watch", "hear", "notic", "observ", "spot", "feel"})
+#: copulas, and the contracted ones ("it's", "they're"), before what a complement clause says of its subject
+_COPULAS = frozenset({"is", "are", "was", "were", "be", "been", "am", "s", "re"})
+#: words of time and place that leave what a clause says the same ("where it is right now", "it's still there")
+_CIRCUMSTANCES = frozenset({"now", "right", "today", "still", "then", "already", "anymore", "here", "there", "yet"})
+
+
+def _predicative(tokens: Sequence[str]) -> frozenset[str] | None:
+    """The stems said of a complement clause's subject after its copula ("Kai's" of "the shell was Kai's", "a
+    shell" of "it was a shell"; nothing of "where it is right now"), or None where it has no copula."""
+    lists = lexicon()
+    at = next((i for i, t in enumerate(tokens) if t in _COPULAS
+               and (t not in _CONTRACTED or i and tokens[i - 1] in _CONTRACTING)), None)
+    if at is None:
+        return None
+    return frozenset(stem(t) for t in tokens[at + 1:] if t not in _NEUTRAL_COMPLEMENT and t not in _CIRCUMSTANCES
+                     and t not in lists.emphasis and not negation_count([t]))
 
 
 #: contracted auxiliaries ("it's", "they're") and the words they contract with; "s" after a noun is a possessive
