@@ -110,6 +110,10 @@ def decide(request: JudgeRequest) -> Decision:
     choices = choices_of(request)
     frame = question_frame(question_stem(request), choices or [])
     literal = _literal(request, reply, choices, frame)
+    if literal is not None and reasoning and choices is not None \
+            and _concludes_elsewhere(reasoning, answer, choices, frame):
+        # '{"answer": "in the shed", "reasoning": "... so the attic"}': an exact answer field says one thing of two
+        return _undecided("reply's reasoning field concludes otherwise than its answer field; needs a judge")
     if literal is not None:
         return literal
     foreign = _foreign_word(request, reply)
