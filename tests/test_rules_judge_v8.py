@@ -74,6 +74,9 @@ async def test_no_wrong_decided_verdict_on_the_v8_set() -> None:
     (WHERE, "no", "He doesn't know where to look."),
     (WHOSE, "yes", "She knew him."),
     (WHOSE, "yes", "She knew it was a kite."),
+    (WHERE, "no", "He knows where it was."),
+    (WHOSE, "yes", "She knew that it was a kite."),
+    (KNOW, "no", "He knows that it was a present."),
     (LIE, "yes", "Lina is not lying to her friend."),
 ])
 def test_the_question_s_verb_said_of_something_else_is_undecided(question: str, expected: str, reply: str) -> None:

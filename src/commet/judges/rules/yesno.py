@@ -140,32 +140,39 @@ def _complement(tokens: Sequence[str], pred: frozenset[str], also: frozenset[str
 
 def same_complement(tokens: Sequence[str], frame: Frame, pred: frozenset[str]) -> bool:
     """Whether a clause that says the question's predicate says it of what the question asks about: after the
-    predicate only pro-forms ("She knew it."), nothing ("He didn't see."), or the question's own words after its
-    predicate, as a clause where the question's is one ("She knew it was Kai's" to "Did Elsie know the shell was
-    Kai's?"). "She hardly knew him.", "She didn't know what to do." and "She knew the shell." say the verb of
-    something else, and "He didn't see Dad." to "Did Mateo see what Dad put in the lunchbox?" of one of its
-    words in another role."""
-    lists = lexicon()
+    predicate only pro-forms ("She knew it."), nothing ("He didn't see."), or the question's own complement said
+    again (:func:`_restated_complement`). "She hardly knew him.", "She didn't know what to do." and "She knew the
+    shell." say the verb of something else, and "He didn't see Dad." to "Did Mateo see what Dad put in the
+    lunchbox?" of one of its words in another role."""
     if not any(t not in _TITLES and (stem(t) in pred or stem(t) in _opposites(pred)) for t in tokens):
         return True
+    return _restated_complement(_complement(tokens, pred, _opposites(pred)), frame, pred)
+
+
+def _restated_complement(complement: Sequence[str], frame: Frame, pred: frozenset[str]) -> bool:
+    """Whether the words after a reply's predicate are the question's complement said again: only its words and
+    pro-forms, as a clause where the question's is one ("She knew it was Kai's" to "Did Elsie know the shell was
+    Kai's?"), saying the same of its subject in the same tense ("it was a shell", "where it was" to "where it is
+    now" are other claims), and keeping the action a verb of perception is asked about ("Lina move the kite")."""
+    lists = lexicon()
     asked = _complement(frame.asking or frame.tokens, pred)
     opposites = _opposites(pred)
-    complement = _complement(tokens, pred, opposites)
     said = [t for t in complement if t not in lists.emphasis and t not in _REASON_ADVERBS
             and not negation_count([t]) and stem(t) not in opposites]
     asked_stems = {stem(t) for t in asked}
     if any(t not in _NEUTRAL_COMPLEMENT and stem(t) not in asked_stems for t in said):
         return False
-    content = [t for t in said if t not in _NEUTRAL_COMPLEMENT]
-    if not content:
+    asked_copula, said_copula = _predicative(asked), _predicative(complement)
+    if asked_copula is not None and said_copula is not None and asked_copula[0] != said_copula[0]:
+        return False  # "She knows where it was." to "Does Mia know where the star is right now?"
+    if not any(t not in _NEUTRAL_COMPLEMENT for t in said):
         return True
-    asking = frame.asking or frame.tokens
-    verb = next((stem(t) for t in asking if t not in _TITLES and stem(t) in pred), "")
+    verb = next((stem(t) for t in frame.asking or frame.tokens if t not in _TITLES and stem(t) in pred), "")
     action = next((stem(t) for t in asked if stem(t) in pred), None)
     if verb in _PERCEPTION and action is not None and action not in {stem(t) for t in complement}:
         return False  # "He saw Lina." to "Did he see Lina move the kite?": who was seen, not what she did
-    predicative = _predicative(asked)  # "Kai's" of "the shell was Kai's": what is said of its subject
-    return _is_clause(complement) and predicative in (None, _predicative(complement)) if _is_clause(asked) else True
+    # "Kai's" of "the shell was Kai's" is what the question's clause says of its subject: the reply's must say it
+    return not _is_clause(asked) or _is_clause(complement) and asked_copula in (None, said_copula)
 
 
 #: verbs of perception, whose complement is someone and what they do ("see Lina move the kite")
@@ -176,16 +183,18 @@ _COPULAS = frozenset({"is", "are", "was", "were", "be", "been", "am", "s", "re"}
 _CIRCUMSTANCES = frozenset({"now", "right", "today", "still", "then", "already", "anymore", "here", "there", "yet"})
 
 
-def _predicative(tokens: Sequence[str]) -> frozenset[str] | None:
-    """The stems said of a complement clause's subject after its copula ("Kai's" of "the shell was Kai's", "a
-    shell" of "it was a shell"; nothing of "where it is right now"), or None where it has no copula."""
+def _predicative(tokens: Sequence[str]) -> tuple[bool, frozenset[str]] | None:
+    """Whether a complement clause's copula is in the past, and the stems it says of its subject ("Kai's" of "the
+    shell was Kai's", "a shell" of "it was a shell"; nothing of "where it is right now"); None where it has no
+    copula. "where it was" is not "where it is right now"."""
     lists = lexicon()
     at = next((i for i, t in enumerate(tokens) if t in _COPULAS
                and (t not in _CONTRACTED or i and tokens[i - 1] in _CONTRACTING)), None)
     if at is None:
         return None
-    return frozenset(stem(t) for t in tokens[at + 1:] if t not in _NEUTRAL_COMPLEMENT and t not in _CIRCUMSTANCES
-                     and t not in lists.emphasis and not negation_count([t]))
+    return tokens[at] in ("was", "were"), frozenset(
+        stem(t) for t in tokens[at + 1:] if t not in _NEUTRAL_COMPLEMENT and t not in _CIRCUMSTANCES
+        and t not in lists.emphasis and not negation_count([t]))
 
 
 #: contracted auxiliaries ("it's", "they're") and the words they contract with; "s" after a noun is a possessive
@@ -296,6 +305,8 @@ def _read_clauses(reply: Reply, start: int, frame: Frame, pred: frozenset[str], 
         if interjection is not None:
             # "No she does", "She is lying no": the "no" answers by itself; it is no negation of the clause
             clause = interjection[1]
+        if begin > start and clause[0] in _COMPLEMENT_OPENERS and not _subordinate_restates(clause, frame, pred):
+            return unclear  # "She knew | that it was a shell" to "Did she know the shell was Kai's?"
         polarity = clause_polarity(clause, pred)
         if polarity is None and clause[0] in _SUBORDINATORS and not negation_count(clause) \
                 and restates(clause[1:], frame, pred) and _subordinate_restates(clause, frame, pred):
@@ -319,15 +330,16 @@ def _read_clauses(reply: Reply, start: int, frame: Frame, pred: frozenset[str], 
 
 def _subordinate_restates(clause: Sequence[str], frame: Frame, pred: frozenset[str]) -> bool:
     """Whether a subordinate clause that may be the predicate's complement ("... where it is", "... about it") is the
-    question's own: it opens with a word of the question's complement and has only that complement's words and
-    pro-forms ("... what to do" to "Did he see what Dad put in the box?" asks another question). A reason or time
-    clause ("because ...", "while ...") is no complement."""
+    question's own: it opens with a word of the question's complement and says it again (:func:`_restated_complement`:
+    "... what to do" to "Did he see what Dad put in the box?" asks another question, "... that it was a shell" to
+    "Did she know the shell was Kai's?" says another thing). A reason or time clause ("because ...") is no
+    complement."""
     if clause[0] not in _COMPLEMENT_OPENERS or clause[1:] and all(t in _PRO_FORMS for t in clause[1:]):
         return True
     complement = _complement(frame.asking or frame.tokens, pred)
-    asked = {stem(t) for t in complement}
-    opens = stem(clause[0]) in asked or clause[0] == "that" and (len(clause) == 1 or _is_clause(complement))  # "She knew that (the shell was ...)"
-    return opens and all(t in _NEUTRAL_COMPLEMENT or stem(t) in asked for t in clause[1:])
+    opens = stem(clause[0]) in {stem(t) for t in complement} or clause[0] == "that" and (
+        len(clause) == 1 or _is_clause(complement))  # "She knew that (the shell was Kai's)"
+    return opens and _restated_complement(clause, frame, pred)
 
 
 #: the words that open a verb's complement clause ("know where ...", "see what ...", "know about ...")
