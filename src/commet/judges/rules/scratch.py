@@ -63,6 +63,8 @@ def without_template(text: str) -> str:
     "[/INST] B</s>", "B<|eot_id|>"): they are the format's, not the model's words. Where a template token is left
     inside (another turn follows: "B<|im_end|><|im_start|>user ...") or "<s>" may be HTML's strike-through
     ("<s>B</s> A"), the reply is read as it is."""
+    if "<" not in text and "[" not in text:
+        return text  # every template token has one of them: most replies are left at once
     body = text.strip()
     while True:
         folded = body.casefold()
