@@ -1,6 +1,6 @@
 """Measure a judge on the labelled sets: its decided share and its precision on what it decides.
 
-Twenty sets, labelled by hand with the verdict a careful person gives:
+Twenty-one sets, labelled by hand with the verdict a careful person gives:
 
 * tests/data/judge_calibration.jsonl: answers to questions of the bundled sample (and, at
   branch turns, the story's active branch); the judge sees the story so far (earlier turns
@@ -57,9 +57,13 @@ Twenty sets, labelled by hand with the verdict a careful person gives:
   quotes, earlier turns and feedback referred to, why answers, beliefs stated without yes or no, feelings by
   synonym, characters where a place is asked); rules_judge_v7_probes.jsonl the yes or no run on into its clause
   ("No she does") found by probing after.
+* tests/data/rules_judge_v8_blind.jsonl: 697 replies written blind to the judge's code, on StoryTurns of the sample
+  and of the procedural generator, in styles no earlier set used (chat-template tokens, the second person, letters,
+  postscripts, "hardly", "far from", "anything but", "not only", the former and the latter, diffs, logic notation,
+  passive voice, quoted thoughts, truncated replies, repetition loops, answers for another character).
 
 The story's branch rules are applied to each verdict, exactly as in a run. The rules judge's
-contract is 0 wrong decided verdicts on all twenty. Each set's line gives wrong / decided / undecided; the
+contract is 0 wrong decided verdicts on all twenty-one. Each set's line gives wrong / decided / undecided; the
 last line the rules judge's speed (replies per second, the longest reply's time, a reply of the most
 characters it reads). For the realistic set the decided share is
 printed per kind, with the share of right answers to questions that are not "why" questions.
@@ -115,9 +119,10 @@ V6_BLIND = CALIBRATION.with_name("rules_judge_v6_blind.jsonl")
 V6_BLIND_2 = CALIBRATION.with_name("rules_judge_v6_blind2.jsonl")
 V7_BLIND = CALIBRATION.with_name("rules_judge_v7_blind.jsonl")
 V7_PROBES = CALIBRATION.with_name("rules_judge_v7_probes.jsonl")
+V8_BLIND = CALIBRATION.with_name("rules_judge_v8_blind.jsonl")
 SELF_CONTAINED = (LABELLED, AUDIT, REALISTIC, ADVERSARIAL, REDTEAM_REALISTIC, REDTEAM_ADVERSARIAL, REDTEAM_PROBES,
                   V4_REALISTIC, V4_ADVERSARIAL, V4_CANDIDATES, V4_PROBES, V4_FOLLOWUP, V5_TAILS, V5_BLIND,
-                  V5_BLIND_2, V6_BLIND, V6_BLIND_2, V7_BLIND, V7_PROBES)
+                  V5_BLIND_2, V6_BLIND, V6_BLIND_2, V7_BLIND, V7_PROBES, V8_BLIND)
 #: how a "why" question opens, in the six languages of the sets (its answers are explanations)
 WHY = ("why", "por qué", "porque", "warum", "wieso", "weshalb", "pourquoi", "なぜ", "どうして", "为什么", "為什麼")
 

@@ -110,6 +110,10 @@ def decide(request: JudgeRequest) -> Decision:
     choices = choices_of(request)
     frame = question_frame(question_stem(request), choices or [])
     literal = _literal(request, reply, choices, frame)
+    if literal is not None and reasoning and choices is not None \
+            and _concludes_elsewhere(reasoning, answer, choices, frame):
+        # '{"answer": "in the shed", "reasoning": "... so the attic"}': an exact answer field says one thing of two
+        return _undecided("reply's reasoning field concludes otherwise than its answer field; needs a judge")
     if literal is not None:
         return literal
     foreign = _foreign_word(request, reply)
@@ -161,7 +165,10 @@ def _concludes_elsewhere(reasoning: str, answer: str, choices: list[Choice], fra
 
     answered = named(read_reply(answer).tokens)
     found = statements(said, 0, choices, frame)
-    drawn = [s.read for kind in ("answer line", "conclusion") for s in found[kind] if s.kind != "closing answer"]
+    drawn = [s.read for kind in ("answer line", "conclusion") for s in found[kind]]
+    # a reasoning that opens by stating an option in the question's frame ("Hugo will look in the blue box.")
+    # answers too; one it cannot read there only explains
+    drawn += [s.read for s in found["opening answer"] if isinstance(s.read, int)]
     if any(not isinstance(read, int) or {read} != answered for read in drawn):
         return True
     markers = lexicon().sentence_markers

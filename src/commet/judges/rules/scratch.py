@@ -14,6 +14,8 @@ unclosed ``<think>``, a "Reasoning:" section with no answer after it) has no ans
 * but a block or section after the answer, with nothing after it, is read as text: it may take the answer back
   ("B <think>no, A</think>"), and the judge's rules for what follows an answer apply to it;
 * ``\\boxed{X}`` (with ``\\text{}`` inside) is the answer line "Final answer: X";
+* a chat template's tokens at the reply's edges (a role header before it, an end-of-turn token after it:
+  "<|im_start|>assistant", "<|eot_id|>", "[/INST] ... </s>") are taken out: the format's, not the model's words;
 * a reply that is one JSON object with one answer field ("answer", "final_answer", "choice", ...) and otherwise
   only fields of reasoning is that field as an answer line (a field such as "confidence" may qualify it: the
   object is then read as it is).
@@ -45,9 +47,41 @@ _COLONS = ":："
 _BOXED = "\\boxed{"
 
 
+#: a chat template's role header before the reply, as a serving stack may leave it in the text (folded)
+_TEMPLATE_HEADERS = ("<|im_start|>assistant", "<|start_header_id|>assistant<|end_header_id|>", "<|assistant|>",
+                     "<start_of_turn>model", "[/inst]", "<|begin_of_text|>", "<bos>")
+#: a chat template's end-of-turn or end-of-text token after the reply (folded)
+_TEMPLATE_ENDS = ("<|eot_id|>", "<|im_end|>", "<|end|>", "<|endoftext|>", "<|end_of_text|>", "<end_of_turn>",
+                  "<eos>", "<｜end▁of▁sentence｜>", "</s>")
+#: what a template token opens with: one left inside the reply (another turn's header) is no edge of the reply
+_TEMPLATE_OPENERS = ("<|", "<｜", "<start_of_turn>", "<end_of_turn>", "[inst]", "[/inst]", "<s>", "</s>", "<eos>",
+                     "<bos>")
+
+
+def without_template(text: str) -> str:
+    """The reply without the chat template's tokens at its edges ("<|im_start|>assistant\\nB<|im_end|>",
+    "[/INST] B</s>", "B<|eot_id|>"): they are the format's, not the model's words. Where a template token is left
+    inside (another turn follows: "B<|im_end|><|im_start|>user ...") or "<s>" may be HTML's strike-through
+    ("<s>B</s> A"), the reply is read as it is."""
+    if "<" not in text and "[" not in text:
+        return text  # every template token has one of them: most replies are left at once
+    body = text.strip()
+    while True:
+        folded = body.casefold()
+        header = next((h for h in _TEMPLATE_HEADERS if folded.startswith(h)), None)
+        end = next((e for e in _TEMPLATE_ENDS if folded.endswith(e)), None)
+        if header is None and end is None:
+            break
+        body = body[len(header or ""):len(body) - len(end or "")].strip()
+    if body == text.strip() or any(opener in body.casefold() for opener in _TEMPLATE_OPENERS):
+        return text
+    return body
+
+
 def answer_part(text: str) -> str:
     """The reply without its scratch: reasoning blocks and sections removed, ``\\boxed{}`` and a JSON answer
     field made answer lines. Empty when everything in the reply is scratch."""
+    text = without_template(text)
     json_answer = _json_answer(text)
     if json_answer is not None:
         return f"Answer: {json_answer}"
@@ -175,6 +209,7 @@ def _json_answer(text: str) -> str | None:
 def json_reasoning(text: str) -> str:
     """The reasoning fields' text of a reply that is one JSON answer object ("" for any other reply): it never
     decides, but where it ends on another option than the answer field the reply says two things."""
+    text = without_template(text)
     fields = _json_fields(text)
     if fields is None or _json_answer(text) is None:
         return ""

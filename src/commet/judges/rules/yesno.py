@@ -116,6 +116,101 @@ def restates(tokens: Sequence[str], frame: Frame, pred: frozenset[str]) -> bool:
                or negation_count([t]) for t in tokens)
 
 
+#: words a restatement may put after the question's predicate without saying it of something else: pro-forms of
+#: what is asked ("She knew it.", "He didn't see that.", "the one"), articles, auxiliaries, adverbs of time and place
+_NEUTRAL_COMPLEMENT = frozenset({"it", "that", "this", "so", "they", "them", "one", "the", "a", "an", "is", "are",
+                                 "was", "were", "be", "been", "s", "there", "then", "now", "still", "already",
+                                 "about", "of", "at", "all", "either", "too", "anymore"})
+#: words that make a complement a clause ("... the shell was Kai's", "... where the star is")
+_CLAUSE_MARKERS = frozenset({"that", "if", "whether", "what", "which", "who", "whom", "whose", "where", "when", "how",
+                             "is", "are", "was", "were", "am", "do", "does", "did", "has", "have", "had", "will",
+                             "would", "can", "could", "should", "s", "re", "m", "ll", "d", "ve"})
+
+
+#: titles before a name ("Mrs Green"): no word of a predicate
+_TITLES = frozenset({"mr", "mrs", "ms", "miss", "dr", "mx"})
+
+
+def _complement(tokens: Sequence[str], pred: frozenset[str], also: frozenset[str] = frozenset()) -> Sequence[str]:
+    """The words after the first word of the predicate (or of ``also``) in ``tokens``; all of them where it has
+    none."""
+    pivot = next((i for i, t in enumerate(tokens) if t not in _TITLES and (stem(t) in pred or stem(t) in also)), None)
+    return tokens if pivot is None else tokens[pivot + 1:]
+
+
+def same_complement(tokens: Sequence[str], frame: Frame, pred: frozenset[str]) -> bool:
+    """Whether a clause that says the question's predicate says it of what the question asks about: after the
+    predicate only pro-forms ("She knew it."), nothing ("He didn't see."), or the question's own complement said
+    again (:func:`_restated_complement`). "She hardly knew him.", "She didn't know what to do." and "She knew the
+    shell." say the verb of something else, and "He didn't see Dad." to "Did Mateo see what Dad put in the
+    lunchbox?" of one of its words in another role."""
+    if not any(t not in _TITLES and (stem(t) in pred or stem(t) in _opposites(pred)) for t in tokens):
+        return True
+    return _restated_complement(_complement(tokens, pred, _opposites(pred)), frame, pred)
+
+
+def _restated_complement(complement: Sequence[str], frame: Frame, pred: frozenset[str]) -> bool:
+    """Whether the words after a reply's predicate are the question's complement said again: only its words and
+    pro-forms, as a clause where the question's is one ("She knew it was Kai's" to "Did Elsie know the shell was
+    Kai's?"), saying the same of its subject in the same tense ("it was a shell", "where it was" to "where it is
+    now" are other claims), and keeping the action a verb of perception is asked about ("Lina move the kite")."""
+    lists = lexicon()
+    asked = _complement(frame.asking or frame.tokens, pred)
+    opposites = _opposites(pred)
+    said = [t for t in complement if t not in lists.emphasis and t not in _REASON_ADVERBS
+            and not negation_count([t]) and stem(t) not in opposites]
+    asked_stems = {stem(t) for t in asked}
+    if any(t not in _NEUTRAL_COMPLEMENT and stem(t) not in asked_stems for t in said):
+        return False
+    asked_copula, said_copula = _predicative(asked), _predicative(complement)
+    if asked_copula is not None and said_copula is not None and asked_copula[0] != said_copula[0]:
+        return False  # "She knows where it was." to "Does Mia know where the star is right now?"
+    if not any(t not in _NEUTRAL_COMPLEMENT for t in said):
+        return True
+    verb = next((stem(t) for t in frame.asking or frame.tokens if t not in _TITLES and stem(t) in pred), "")
+    action = next((stem(t) for t in asked if stem(t) in pred), None)
+    if verb in _PERCEPTION and action is not None and action not in {stem(t) for t in complement}:
+        return False  # "He saw Lina." to "Did he see Lina move the kite?": who was seen, not what she did
+    # "Kai's" of "the shell was Kai's" is what the question's clause says of its subject: the reply's must say it
+    return not _is_clause(asked) or _is_clause(complement) and asked_copula in (None, said_copula)
+
+
+#: verbs of perception, whose complement is someone and what they do ("see Lina move the kite")
+_PERCEPTION = frozenset({"see", "watch", "hear", "notic", "observ", "spot", "feel"})
+#: copulas, and the contracted ones ("it's", "they're"), before what a complement clause says of its subject
+_COPULAS = frozenset({"is", "are", "was", "were", "be", "been", "am", "s", "re"})
+#: words of time and place that leave what a clause says the same ("where it is right now", "it's still there")
+_CIRCUMSTANCES = frozenset({"now", "right", "today", "still", "then", "already", "anymore", "here", "there", "yet"})
+
+
+def _predicative(tokens: Sequence[str]) -> tuple[bool, frozenset[str]] | None:
+    """Whether a complement clause's copula is in the past, and the stems it says of its subject ("Kai's" of "the
+    shell was Kai's", "a shell" of "it was a shell"; nothing of "where it is right now"); None where it has no
+    copula. "where it was" is not "where it is right now"."""
+    lists = lexicon()
+    at = next((i for i, t in enumerate(tokens) if t in _COPULAS
+               and (t not in _CONTRACTED or i and tokens[i - 1] in _CONTRACTING)), None)
+    if at is None:
+        return None
+    return tokens[at] in ("was", "were"), frozenset(
+        stem(t) for t in tokens[at + 1:] if t not in _NEUTRAL_COMPLEMENT and t not in _CIRCUMSTANCES
+        and t not in lists.emphasis and not negation_count([t]))
+
+
+#: contracted auxiliaries ("it's", "they're") and the words they contract with; "s" after a noun is a possessive
+#: ("Kai's shell"), no verb
+_CONTRACTED = frozenset({"s", "re", "m", "ll", "d", "ve"})
+_CONTRACTING = frozenset({"it", "that", "this", "there", "here", "he", "she", "they", "we", "you", "i", "who",
+                          "what", "where"})
+
+
+def _is_clause(tokens: Sequence[str]) -> bool:
+    """Whether a complement has a clause's opener or verb ("the shell was Kai's", "where it is", "it's his"), not
+    only a noun phrase ("the shell", "Kai's shell")."""
+    return any(t in _CLAUSE_MARKERS and (t not in _CONTRACTED or i and tokens[i - 1] in _CONTRACTING)
+               for i, t in enumerate(tokens))
+
+
 def clauses(reply: Reply, start: int, end: int, subordinate: bool = False) -> list[tuple[int, int]]:
     """Token ranges of the clauses between tokens ``start`` and ``end`` (split at punctuation and reasons, and
     where ``subordinate`` at the words that open a subordinate clause: "not | that he knows of")."""
@@ -157,7 +252,8 @@ def read_yes_no(reply: Reply, start: int, frame: Frame, negative_question: bool,
     elliptic = all(t in lists.function_words or t in lists.pronouns or negation_count([t]) for t in first)
     if elliptic and negation_count(first) % 2 != (said == "no"):
         return YesNo(None, f"reply says {said!r} but what follows reads the other way")
-    restated = restates(first, frame, pred) and clause_polarity(first, pred) is not None
+    restated = restates(first, frame, pred) and clause_polarity(first, pred) is not None \
+        and same_complement(first, frame, pred)
     if not (first[0] in _REASONS or elliptic or restated or _reason_of_subject(first, frame, pred)):
         return YesNo(None, f"reply says {said!r}; what follows neither restates the question nor gives a reason")
     for begin, end in parts:
@@ -178,6 +274,8 @@ def read_yes_no(reply: Reply, start: int, frame: Frame, negative_question: bool,
             return YesNo(None, f"reply says {said!r} but a clause after it reads the other way")
         if polarity is not None and _other_person(clause, frame):
             return YesNo(None, f"reply says {said!r} of someone the question does not ask about")
+        if polarity is not None and not same_complement(clause, frame, pred):
+            return YesNo(None, f"reply says {said!r}, then the question's verb of something else; needs a judge")
         if polarity is None and ({stem(t) for t in clause} & frame.claims or all(negation_count([t]) for t in clause)):
             # "Yes, because he didn't break it" to "Is he lying when he says he didn't break it?": whether that
             # supports the yes depends on what the question's own claim means; a lone "NOT" reverses it
@@ -207,15 +305,18 @@ def _read_clauses(reply: Reply, start: int, frame: Frame, pred: frozenset[str], 
         if interjection is not None:
             # "No she does", "She is lying no": the "no" answers by itself; it is no negation of the clause
             clause = interjection[1]
+        if begin > start and clause[0] in _COMPLEMENT_OPENERS and not _subordinate_restates(clause, frame, pred):
+            return unclear  # "She knew | that it was a shell" to "Did she know the shell was Kai's?"
         polarity = clause_polarity(clause, pred)
         if polarity is None and clause[0] in _SUBORDINATORS and not negation_count(clause) \
-                and restates(clause[1:], frame, pred):
+                and restates(clause[1:], frame, pred) and _subordinate_restates(clause, frame, pred):
             continue  # "... that the cookies are on the top shelf": the question's own claim, restated
         if polarity is None and said and len(clause) == 1 and (clause[0] in lexicon().yes or clause[0] in lexicon().no):
             polarity = 0 if clause[0] in lexicon().yes else 1  # "Tom is lying, yes.", "She didn't know, no."
         elif polarity is None:
             polarity = _elliptic(clause, frame)
-        elif not restates(clause, frame, pred) or _other_person(clause, frame):
+        elif not restates(clause, frame, pred) or _other_person(clause, frame) \
+                or not same_complement(clause, frame, pred):
             return unclear  # "True." says yes, not "no lie"; "I am not lying" speaks of someone else
         if polarity is None or polarity == UNREADABLE:
             return YesNo(None, "reply has a clause that neither restates the question nor answers it elliptically")
@@ -225,6 +326,27 @@ def _read_clauses(reply: Reply, start: int, frame: Frame, pred: frozenset[str], 
     if len(said) != 1:
         return YesNo(None, "reply's clauses read both ways")
     return YesNo("no" if said.pop() else "yes", after=len(tokens))
+
+
+def _subordinate_restates(clause: Sequence[str], frame: Frame, pred: frozenset[str]) -> bool:
+    """Whether a subordinate clause that may be the predicate's complement ("... where it is", "... about it") is the
+    question's own: it opens with a word of the question's complement and says it again (:func:`_restated_complement`:
+    "... what to do" to "Did he see what Dad put in the box?" asks another question, "... that it was a shell" to
+    "Did she know the shell was Kai's?" says another thing). A reason or time clause ("because ...") is no
+    complement."""
+    if clause[0] not in _COMPLEMENT_OPENERS or clause[1:] and all(t in _PRO_FORMS for t in clause[1:]):
+        return True
+    complement = _complement(frame.asking or frame.tokens, pred)
+    opens = stem(clause[0]) in {stem(t) for t in complement} or clause[0] == "that" and (
+        len(clause) == 1 or _is_clause(complement))  # "She knew that (the shell was Kai's)"
+    return opens and _restated_complement(clause, frame, pred)
+
+
+#: the words that open a verb's complement clause ("know where ...", "see what ...", "know about ...")
+_COMPLEMENT_OPENERS = frozenset({"that", "if", "whether", "what", "which", "who", "whom", "whose", "where", "when",
+                                 "how", "to", "about"})
+#: pro-forms of what the question asks about ("about it", "to that")
+_PRO_FORMS = frozenset({"it", "that", "this", "them", "so"})
 
 
 #: words after which a clause-opening yes or no is an interjection, not a determiner ("No she does", not "No one")
