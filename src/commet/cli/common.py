@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn, ParamSpec, TypeVar
 
 import typer
 
-from commet.format.problems import FormatError, printable
+from commet.format.problems import EMPTY_DATASET, FormatError, Problem, printable
 from commet.text import printable as visible
 
 if TYPE_CHECKING:
@@ -170,10 +170,12 @@ def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
 
 
 def fail(message: str) -> NoReturn:
-    """One line (never wrapped: a terminal folds it, a log or a test reads it whole), then exit 2."""
+    """One line (never wrapped: a terminal folds it, a log or a test reads it whole), then exit 2. A line break or
+    control character in it (a file name holds any but ``/``, a message quotes what it was given) is shown
+    escaped: it neither splits the line nor drives the terminal."""
     from commet.cli.consoles import err_console
 
-    err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
+    err_console.print(f"error: {printable(message)}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_USAGE)
 
 
@@ -182,7 +184,7 @@ def disk_full(message: str) -> NoReturn:
     was committed stays, and the same command resumes)."""
     from commet.cli.consoles import err_console
 
-    err_console.print(f"error: {message}; what was saved before is kept: free some space and run the same command "
+    err_console.print(f"error: {printable(message)}; what was saved before is kept: free some space and run the same command "
                       f"again to resume (exit code {EXIT_DISK_FULL})", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_DISK_FULL)
 
@@ -491,15 +493,21 @@ def fail_problems(exc: FormatError) -> NoReturn:
 
 
 def _load(path: str, columns: str | None = None, adapter: str | None = None) -> Dataset:
+    """A dataset read for a command that does not run it (stats, convert, audit, the reports' --dataset): not
+    validated, but one with no StoryTurns is refused as `commet validate` refuses it, not counted, converted or
+    audited as if it were data (zero rows that look like a result)."""
     from commet.sources import load_dataset
 
     check_dataset_path(path)
     try:
-        return load_dataset(path, columns=columns, adapter=adapter)
+        dataset = load_dataset(path, columns=columns, adapter=adapter)
     except FormatError as exc:
         fail_problems(exc)
     except RuntimeError as exc:
         fail(str(exc))
+    if not dataset.storyturns:
+        fail_problems(FormatError([Problem(dataset.source_file, None, None, None, None, EMPTY_DATASET)]))
+    return dataset
 
 
 def load_or_fail(path: str, force: bool = False, columns: str | None = None, adapter: str | None = None) -> Dataset:
