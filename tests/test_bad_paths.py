@@ -73,3 +73,17 @@ def test_merge_reads_a_shard_whose_name_holds_a_uri_character(tmp_path: Path) ->
     result = commet_cli("merge", "merged.sqlite", "shard#1.sqlite", cwd=tmp_path)
     assert result.returncode == 0 and "added 2 story rows" in result.stdout, result.stdout + result.stderr
     assert not (tmp_path / "shard").exists()
+
+
+@pytest.mark.skipif(not Path("/proc/version").is_file(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("command", [["report"], ["export", "--run", "RUN"]])
+def test_a_write_to_the_output_that_fails_is_one_line_naming_it(command: list[str], tmp_path: Path) -> None:
+    """``/proc/version`` opens for writing and refuses the write itself (EIO), as a full quota, a network file system
+    or a device can. Before: a traceback, since the error of a write to an open file names no file."""
+    made = commet_cli("eval", "--model", "baseline:first-option", "--limit", "2", "--quiet", "--db", "r.sqlite",
+                      cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    run = commet_cli("runs", "--db", "r.sqlite", cwd=tmp_path).stdout.split()[-1]
+    args = [run if arg == "RUN" else arg for arg in command]
+    refused(commet_cli(*args, "--db", "r.sqlite", "--out", "/proc/version", cwd=tmp_path),
+            "error: /proc/version: cannot write: Input/output error")

@@ -247,8 +247,11 @@ def _file_errors_as_failures(command: Callable[P, R]) -> Callable[P, R]:
                 if isinstance(written, (str, Path)):
                     disk_full(f"{written}: cannot write: the disk is full ({free_space(Path(written))})")
                 disk_full("cannot write: the disk is full")
-            if exc.filename is None:  # not a file (a socket, a process): not the user's path, so not hidden
-                raise
+            if exc.filename is None:
+                written = kwargs.get("out")
+                if isinstance(written, (str, Path)):  # a write to the open output failed (EIO, a device that refuses)
+                    fail(f"{written}: cannot write: {exc.strerror or exc}")
+                raise  # not a file (a socket, a process): not the user's path, so not hidden
             fail(_file_error(exc))
 
     wrapper.__dict__["refuses_bad_files"] = True
