@@ -87,3 +87,28 @@ def test_a_write_to_the_output_that_fails_is_one_line_naming_it(command: list[st
     args = [run if arg == "RUN" else arg for arg in command]
     refused(commet_cli(*args, "--db", "r.sqlite", "--out", "/proc/version", cwd=tmp_path),
             "error: /proc/version: cannot write: Input/output error")
+
+
+@pytest.mark.parametrize(("args", "start", "end"), [
+    (["eval", "--model", "baseline:first-option", "--concurrency", "0"],
+     "error: Invalid value for '--concurrency': Input should be greater than or equal to 1 (see ", "eval --help)"),
+    (["eval", "--no-such-option"], "error: No such option: --no-such-option", "eval --help)"),
+    (["evaluate"], "error: No such command 'evaluate'", "--help)"),
+    (["convert", "sample"], "error: Missing option '--to'. Choose from: jsonl, pipe, hf (see ", "convert --help)"),
+    (["report", "--format", "pdf"], "'pdf' is not one of", "report --help)"),
+])
+def test_a_usage_error_is_one_line_like_every_other_refusal(args: list[str], start: str, end: str,
+                                                           tmp_path: Path) -> None:
+    """Before: click's four lines (the usage, a hint, a blank line, the error, its choices on lines of their own),
+    where every other refusal is one line."""
+    result = commet_cli(*args, cwd=tmp_path)  # the command's help named as it was started (commet, python -m ...)
+    refused(result, start)
+    assert result.stderr.rstrip("\n").endswith(end), result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_group_named_alone_still_shows_its_help_and_help_still_exits_0(tmp_path: Path) -> None:
+    alone = commet_cli("generate", cwd=tmp_path)
+    assert alone.returncode == 2 and "generate [OPTIONS] COMMAND" in alone.stderr and "procedural" in alone.stderr
+    asked = commet_cli("eval", "--help", cwd=tmp_path)
+    assert asked.returncode == 0 and "eval [OPTIONS]" in asked.stdout and asked.stderr == ""

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from types import FrameType
+from types import FrameType, ModuleType
 from typing import TYPE_CHECKING, Annotated, NoReturn, ParamSpec, TypeVar
 
 import typer
@@ -169,14 +169,35 @@ def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
     typer.echo(visible(text.replace("\r\n", "\n")), err=err, nl=nl)
 
 
-def fail(message: str) -> NoReturn:
+def fail(message: str, *, lines: bool = False) -> NoReturn:
     """One line (never wrapped: a terminal folds it, a log or a test reads it whole), then exit 2. A line break or
     control character in it (a file name holds any but ``/``, a message quotes what it was given) is shown
-    escaped: it neither splits the line nor drives the terminal."""
+    escaped: it neither splits the line nor drives the terminal. ``lines``: a message made of lines by design (a
+    table of what differs), each line escaped on its own."""
     from commet.cli.consoles import err_console
 
-    err_console.print(f"error: {printable(message)}", markup=False, highlight=False, soft_wrap=True)
+    shown = "\n".join(map(printable, message.split("\n"))) if lines else printable(message)
+    err_console.print(f"error: {shown}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_USAGE)
+
+
+def click_errors() -> ModuleType:
+    """The exceptions module of the click that typer runs on: its own copy since typer 0.2x, click before."""
+    try:
+        from typer._click import exceptions
+    except ImportError:  # typer < 0.2x: click itself
+        from click import exceptions  # type: ignore[no-redef]
+    return exceptions
+
+
+def usage_error_line(exc: Exception) -> str:
+    """A usage error (an unknown option or command, an option's bad value, a missing argument) as one line, with the
+    command whose ``--help`` says how: ``Invalid value for '--concurrency': ... (see commet eval --help)``."""
+    message = printable(" ".join(getattr(exc, "format_message", lambda: str(exc))().split()))  # click's lists: one line
+    context = getattr(exc, "ctx", None)
+    if context is None or not isinstance(exc, click_errors().UsageError):
+        return message
+    return f"{message} (see {printable(context.command_path)} --help)"
 
 
 def disk_full(message: str) -> NoReturn:
