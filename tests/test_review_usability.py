@@ -1,5 +1,6 @@
 """The review app for people: it reflows at 320 CSS px (WCAG 1.4.10) and at 200 % text on a phone (WCAG 1.4.4) without
-sideways scrolling, and a form sent after the session ended says so on the sign-in page."""
+sideways scrolling, a form sent after the session ended says so on the sign-in page, and signing in leads back to
+where the reviewer was."""
 
 from __future__ import annotations
 
@@ -69,7 +70,50 @@ def test_a_form_sent_after_the_session_ended_says_so_on_the_sign_in_page(tmp_pat
         page.fill("input[name=name]", "alice")
         page.fill("input[name=password]", PASSWORD)
         page.keyboard.press("Enter")  # the sign-in form on that page works by keyboard alone
-        expect(page.locator("h1")).to_have_text("Items")
+        # back on the item whose decision was lost, to do it again (before: the item list, the item to find again)
+        expect(page).to_have_url(f"{base}/items/xss-1")
+        browser.close()
+
+
+def test_signing_in_leads_back_to_the_page_asked_for(tmp_path: Path) -> None:
+    """A link to an item opened while signed out (a bookmark, a link from a colleague, a session that ended) leads,
+    after the sign-in, to that item and its query, not to the item list; nothing else is remembered."""
+    with running_app(tmp_path) as (base, _), sync_playwright() as p:
+        browser = launch_chromium(p)
+        context = browser.new_context(viewport=PHONE, base_url=base)
+        page = context.new_page()
+        page.goto("/items/xss-1")
+        expect(page).to_have_url(f"{base}/login")
+        page.goto("/items/rh-1")  # the last page asked for is the one gone back to
+        page.fill("input[name=name]", "alice")
+        page.fill("input[name=password]", "not the password")
+        page.click("main button[type=submit]")  # a failed try keeps where to go back to
+        expect(page.get_by_text("Unknown user or wrong password.")).to_be_visible()
+        page.fill("input[name=name]", "alice")
+        page.fill("input[name=password]", PASSWORD)
+        page.click("main button[type=submit]")
+        expect(page).to_have_url(f"{base}/items/rh-1")
+        page.click("form.signout button")
+        page.goto("/?q=xss")  # a search: its query kept
+        page.fill("input[name=name]", "alice")
+        page.fill("input[name=password]", PASSWORD)
+        page.click("main button[type=submit]")
+        expect(page).to_have_url(f"{base}/?q=xss")
+        page.click("form.signout button")
+        _sign_in(page)  # signing in from the sign-in page itself: the item list, not the page of the last session
+        expect(page).to_have_url(f"{base}/")
+        browser.close()
+
+
+def test_review_pictures_are_not_kept_by_the_browser(tmp_path: Path) -> None:
+    """A picture seen while signed in is not in the browser's cache after sign-out (before: kept 5 minutes)."""
+    with running_app(tmp_path) as (base, _), sync_playwright() as p:
+        browser = launch_chromium(p)
+        page = browser.new_context(base_url=base).new_page()
+        _sign_in(page)
+        with page.expect_response(lambda response: "/images/" in response.url) as served:
+            page.goto("/items/rh-1")
+        assert served.value.status == 200 and served.value.headers["cache-control"] == "no-store"
         browser.close()
 
 

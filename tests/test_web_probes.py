@@ -42,6 +42,7 @@ from commet.apps.review.app import create_app as create_review_app
 from commet.apps.review.db import ReviewDB
 from commet.apps.signin import LoginThrottle
 from commet.apps.study.app import create_app as create_study_app
+from commet.apps.web import local_path
 from tests.browser_checks import DESKTOP, PHONE, check_page
 from tests.conftest import launch_chromium
 from tests.review_server import PASSWORD, free_port, running_app, serving, write_dataset
@@ -246,3 +247,17 @@ def test_a_damaged_store_is_a_503_page_that_fits_both_widths(tmp_path: Path) -> 
                 check_page(page, f"503 at {viewport['width']} px")
         finally:
             browser.close()
+
+
+@pytest.mark.parametrize("target", [None, "", "items", "//evil.example/x", "/\\evil.example", "/\t/evil.example",
+                                    "https://evil.example/", "/login", "/login?x=1", "/logout", "/items/a\nb",
+                                    "/" + "a" * 2001])
+def test_a_sign_in_never_leads_off_the_app(target: str | None) -> None:
+    """Where a sign-in leads back to comes from the request (its path, or its Referer): only a plain path of the app,
+    never another site (an open redirect) nor the sign-in or sign-out page."""
+    assert not local_path(target)
+
+
+@pytest.mark.parametrize("target", ["/", "/items/rh-1", "/items?q=xss&page=2", "/%2F%2Fevil.example"])
+def test_a_sign_in_leads_back_to_a_page_of_the_app(target: str) -> None:
+    assert local_path(target)

@@ -68,7 +68,9 @@ def picture_response(data: bytes) -> Response:
             media = PICTURE_TYPES[str(image.format)]
     except (PictureError, KeyError):
         raise HTTPException(404) from None
-    return Response(data, media_type=media, headers={"Cache-Control": "private, max-age=300"})
+    # not kept by the browser: a picture seen by a reviewer signed in on a shared computer is gone when they sign
+    # out (the review store's items are unpublished); the study app sends every answer so
+    return Response(data, media_type=media, headers={"Cache-Control": "no-store"})
 
 
 class DatasetPictures:

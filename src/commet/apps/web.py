@@ -41,6 +41,8 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeGuard
+from urllib.parse import urlsplit
 
 from fastapi import HTTPException, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -341,6 +343,33 @@ _STORE_TROUBLE = {"disk is full": "its disk is full", "disk i/o error": "it coul
                   "full disk does this too", "is locked": "its data is busy in another program",
                   "readonly": "its data cannot be written", "unable to open": "its data cannot be opened",
                   "malformed": "its data is damaged", "not a database": "its data is damaged"}
+
+
+#: the session key holding where a reviewer was when the session ended, to go back to after signing in
+AFTER_SIGN_IN = "after_sign_in"
+#: pages a sign-in never leads back to (itself, signing out)
+_NOT_BACK_TO = ("/login", "/logout")
+
+
+def local_path(target: str | None) -> TypeGuard[str]:
+    """Whether ``target`` is a path of this app to send a browser to: one leading ``/`` (``//host`` and ``/\\host``
+    are other sites to a browser), printable, of reasonable length, and not the sign-in or sign-out page: a redirect
+    from user-controlled text never leaves the app (no open redirect)."""
+    if not target or len(target) > 2000 or not target.startswith("/") or target[1:2] in ("/", "\\"):
+        return False
+    if any(ord(ch) < 0x21 or ord(ch) == 0x7F for ch in target):
+        return False
+    return urlsplit(target).path not in _NOT_BACK_TO
+
+
+def same_origin_path(referer: str | None, request: Request) -> str | None:
+    """The path and query of ``referer`` when it is a page of this app (same scheme, host and port), else None."""
+    if not referer:
+        return None
+    parts = urlsplit(referer)
+    if (parts.scheme, parts.netloc) != (request.url.scheme, request.url.netloc):
+        return None
+    return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
 def store_unavailable(exc: sqlite3.DatabaseError) -> StarletteHTTPException:

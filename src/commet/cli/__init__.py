@@ -40,6 +40,7 @@ from commet.cli.common import (  # noqa: F401 - the shared names stay importable
     cache_written_after,
     check_dataset_path,
     check_run_name,
+    click_errors,
     echo,
     fail,
     fail_option,
@@ -51,6 +52,7 @@ from commet.cli.common import (  # noqa: F401 - the shared names stay importable
     resumable,
     run_line,
     say,
+    usage_error_line,
 )
 from commet.conditions import FeedbackCondition, ImagePolicy, JudgeImages, UndecidedFeedback
 from commet.extras import MissingExtraError, missing_extra_message
@@ -360,7 +362,7 @@ def eval_command(
         try:
             summary = asyncio.run(evaluate_then_close())
         except (RunConflictError, SpendLimitError) as exc:
-            fail(str(exc))
+            fail(str(exc), lines=isinstance(exc, RunConflictError))  # what differs, as a table
     from commet.cli.reporting import print_report
 
     say(run_line(summary))
@@ -535,8 +537,21 @@ def main() -> None:
     Program.one_blas_thread()
     Program.stop_on_sigterm()
     Program.hold_collection()
+    errors = click_errors()
     try:
-        program_for(sys.argv[1:])()
+        # not click's standalone mode: a usage error is then one line here, as every other refusal (click's own is
+        # four: the usage, a hint, a blank line and the error)
+        code = program_for(sys.argv[1:])(standalone_mode=False)
+        sys.exit(code if isinstance(code, int) else 0)  # a command's typer.Exit(code), or 0 when it returned
+    except errors.ClickException as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a group named alone (click >= 8.2): its help, as asked
+            exc.show()
+        else:
+            echo(f"error: {usage_error_line(exc)}", err=True)
+        sys.exit(exc.exit_code)
+    except typer.Abort:  # EOF or Ctrl-C at a prompt, as click says it
+        echo("Aborted!", err=True)
+        sys.exit(1)
     except SystemExit as stop:
         # a command that is not resumable ends in click's "Aborted!" on a SIGTERM: its exit code says SIGTERM
         if Program.terminated and stop.code != EXIT_TERMINATED:

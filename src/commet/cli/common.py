@@ -16,12 +16,12 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from types import FrameType
+from types import FrameType, ModuleType
 from typing import TYPE_CHECKING, Annotated, NoReturn, ParamSpec, TypeVar
 
 import typer
 
-from commet.format.problems import FormatError, printable
+from commet.format.problems import EMPTY_DATASET, FormatError, Problem, printable
 from commet.text import printable as visible
 
 if TYPE_CHECKING:
@@ -169,12 +169,35 @@ def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
     typer.echo(visible(text.replace("\r\n", "\n")), err=err, nl=nl)
 
 
-def fail(message: str) -> NoReturn:
-    """One line (never wrapped: a terminal folds it, a log or a test reads it whole), then exit 2."""
+def fail(message: str, *, lines: bool = False) -> NoReturn:
+    """One line (never wrapped: a terminal folds it, a log or a test reads it whole), then exit 2. A line break or
+    control character in it (a file name holds any but ``/``, a message quotes what it was given) is shown
+    escaped: it neither splits the line nor drives the terminal. ``lines``: a message made of lines by design (a
+    table of what differs), each line escaped on its own."""
     from commet.cli.consoles import err_console
 
-    err_console.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
+    shown = "\n".join(map(printable, message.split("\n"))) if lines else printable(message)
+    err_console.print(f"error: {shown}", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_USAGE)
+
+
+def click_errors() -> ModuleType:
+    """The exceptions module of the click that typer runs on: its own copy since typer 0.2x, click before."""
+    try:
+        from typer._click import exceptions
+    except ImportError:  # typer < 0.2x: click itself
+        from click import exceptions  # type: ignore[no-redef]
+    return exceptions
+
+
+def usage_error_line(exc: Exception) -> str:
+    """A usage error (an unknown option or command, an option's bad value, a missing argument) as one line, with the
+    command whose ``--help`` says how: ``Invalid value for '--concurrency': ... (see commet eval --help)``."""
+    message = printable(" ".join(getattr(exc, "format_message", lambda: str(exc))().split()))  # click's lists: one line
+    context = getattr(exc, "ctx", None)
+    if context is None or not isinstance(exc, click_errors().UsageError):
+        return message
+    return f"{message} (see {printable(context.command_path)} --help)"
 
 
 def disk_full(message: str) -> NoReturn:
@@ -182,7 +205,7 @@ def disk_full(message: str) -> NoReturn:
     was committed stays, and the same command resumes)."""
     from commet.cli.consoles import err_console
 
-    err_console.print(f"error: {message}; what was saved before is kept: free some space and run the same command "
+    err_console.print(f"error: {printable(message)}; what was saved before is kept: free some space and run the same command "
                       f"again to resume (exit code {EXIT_DISK_FULL})", markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_DISK_FULL)
 
@@ -245,8 +268,11 @@ def _file_errors_as_failures(command: Callable[P, R]) -> Callable[P, R]:
                 if isinstance(written, (str, Path)):
                     disk_full(f"{written}: cannot write: the disk is full ({free_space(Path(written))})")
                 disk_full("cannot write: the disk is full")
-            if exc.filename is None:  # not a file (a socket, a process): not the user's path, so not hidden
-                raise
+            if exc.filename is None:
+                written = kwargs.get("out")
+                if isinstance(written, (str, Path)):  # a write to the open output failed (EIO, a device that refuses)
+                    fail(f"{written}: cannot write: {exc.strerror or exc}")
+                raise  # not a file (a socket, a process): not the user's path, so not hidden
             fail(_file_error(exc))
 
     wrapper.__dict__["refuses_bad_files"] = True
@@ -491,15 +517,21 @@ def fail_problems(exc: FormatError) -> NoReturn:
 
 
 def _load(path: str, columns: str | None = None, adapter: str | None = None) -> Dataset:
+    """A dataset read for a command that does not run it (stats, convert, audit, the reports' --dataset): not
+    validated, but one with no StoryTurns is refused as `commet validate` refuses it, not counted, converted or
+    audited as if it were data (zero rows that look like a result)."""
     from commet.sources import load_dataset
 
     check_dataset_path(path)
     try:
-        return load_dataset(path, columns=columns, adapter=adapter)
+        dataset = load_dataset(path, columns=columns, adapter=adapter)
     except FormatError as exc:
         fail_problems(exc)
     except RuntimeError as exc:
         fail(str(exc))
+    if not dataset.storyturns:
+        fail_problems(FormatError([Problem(dataset.source_file, None, None, None, None, EMPTY_DATASET)]))
+    return dataset
 
 
 def load_or_fail(path: str, force: bool = False, columns: str | None = None, adapter: str | None = None) -> Dataset:

@@ -101,7 +101,7 @@ def finish(*, source: str, model: str | None, dataset: str | None, judge: str, d
             try:
                 summary = asyncio.run(go(on_progress))
             except RunConflictError as exc:
-                fail(str(exc))
+                fail(str(exc), lines=True)  # what differs, as a table
     say(run_line(summary, finishes=source_id))
     counts = print_report(db, [source, summary.run.name], brief=True, dataset=data)
     if not summary.results.complete:

@@ -405,7 +405,7 @@ def sweep(
     except FormatError as exc:
         fail_problems(exc)
     except (RunConflictError, SpendLimitError, ModelSpecError, UnknownJudgeError, RuntimeError) as exc:
-        fail(str(exc))
+        fail(str(exc), lines=isinstance(exc, RunConflictError))  # a conflict: what differs, as a table
     one = datasets[settings.datasets[0]] if len(settings.datasets) == 1 else None  # (as the runs read it)
     print_report(settings.db, names, report_format, out=settings.out, dataset=one)
     from commet.store import RunStatus

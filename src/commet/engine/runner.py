@@ -252,7 +252,7 @@ def conflict_message(name: str, where: object, stored: dict[str, object], wanted
                                                           for k in keys]
     widths = [max(len(row[i]) for row in rows) for i in range(2)]
     table = "\n".join(f"  {row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]}" for row in rows)
-    return (f"run {name!r} already exists in {where} with other settings:\n{table}\n"
+    return (f"run {name!r} already exists in {printable(str(where))} with other settings:\n{table}\n"
             "pick another --run name, or leave --run out: the default name differs for each configuration")
 
 

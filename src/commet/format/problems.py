@@ -37,6 +37,8 @@ def printable(text: str) -> str:
 MAX_SHOWN = 200
 #: Longest message an error line shows whole (messages quote values from the data).
 MAX_MESSAGE = 600
+#: the one error of a dataset with no StoryTurns (validation, and the commands that read a dataset unvalidated)
+EMPTY_DATASET = "empty dataset: no StoryTurns"
 
 
 def shortened(text: str, limit: int = MAX_SHOWN) -> str:

@@ -30,7 +30,7 @@ from commet.format.pictures import (  # noqa: F401 - the limits, re-exported whe
     header_problem,
     picture_problem,
 )
-from commet.format.problems import FormatError, Problem, Severity
+from commet.format.problems import EMPTY_DATASET, FormatError, Problem, Severity
 from commet.taxonomy import BOOKLET, Taxonomy
 from commet.text import _LABEL_MARK, char_kind, contains_phrase, fold, labelled_options, normalize
 
@@ -515,7 +515,7 @@ def validate_dataset(dataset: Dataset, *, strict: bool = False, decode_pictures:
     """
     problems = list(dataset.warnings)
     if not dataset.storyturns:
-        problems.append(Problem(dataset.source_file, None, None, None, None, "empty dataset: no StoryTurns"))
+        problems.append(Problem(dataset.source_file, None, None, None, None, EMPTY_DATASET))
     seen: dict[str, tuple[str, int | None, str]] = {}  # by the id in NFC: "café" written two ways is one id
     if pictures is None:
         pictures = image_problems(dataset, _picture_ids(dataset), decode=decode_pictures)

@@ -12,9 +12,11 @@ is in); otherwise it is ``incomplete``.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 from commet.store.errors import StoreError
 from commet.store.sqlite import Store
@@ -39,16 +41,17 @@ _CACHE_ANSWER = {"model_calls": ("response_text", "finish_reason"), "judgments":
 
 def merge_stores(out: str | Path, inputs: list[str | Path]) -> MergeReport:
     """Merge the results stores ``inputs`` into ``out`` (created when missing); see the module text."""
-    out_path = Path(out).resolve()
+    # realpath, not Path.resolve: a link loop is then a path that is no file (refused below), not a RuntimeError
+    out_path = Path(os.path.realpath(out))
     sources = []
     for path in inputs:
-        resolved = Path(path).resolve()
+        resolved = Path(os.path.realpath(path))
         if resolved == out_path:
             raise MergeError(f"{path}: is the output store itself")
         if not resolved.is_file():
             raise MergeError(f"{path}: no such store file")
-        try:
-            con = sqlite3.connect(f"file:{resolved}?mode=ro", uri=True)
+        try:  # the path quoted in the URI: a "#" or "?" in a file name is part of the name, not of the URI
+            con = sqlite3.connect(f"file:{quote(str(resolved))}?mode=ro", uri=True)
             con.row_factory = sqlite3.Row
             con.execute("SELECT name, config_hash FROM runs LIMIT 1").fetchall()
         except sqlite3.DatabaseError as exc:

@@ -37,13 +37,16 @@ from commet.apps.review.merge import FieldMerge, word_diff
 from commet.apps.review.services import Accounts, Exports, ItemList, ItemView, Pictures, TextEdits
 from commet.apps.signin import DeviceCookies
 from commet.apps.web import (
+    AFTER_SIGN_IN,
     SECURITY_HEADERS,
     RateLimiter,
     Sessions,
     check_csrf,
     csrf_token,
     form_text,
+    local_path,
     malformed_request,
+    same_origin_path,
     store_unavailable,
     templates,
 )
@@ -217,10 +220,19 @@ class ReviewPages:
 
         @app.exception_handler(NotSignedIn)
         async def not_signed_in(request: Request, exc: NotSignedIn) -> Response:
-            if request.method in ("GET", "HEAD"):
-                return RedirectResponse("/login", status_code=303)
-            # a form sent after the session ended: the sign-in page (not a bare line) says what was lost
             session = self.sessions.load(request)
+            back_to: str | None
+            if request.method in ("GET", "HEAD"):
+                back_to = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+            else:  # the page the form was on, when this app sent it there
+                back_to = same_origin_path(request.headers.get("referer"), request)
+            if local_path(back_to):  # where the reviewer was: the sign-in leads back there, not to the item list
+                session[AFTER_SIGN_IN] = back_to
+            if request.method in ("GET", "HEAD"):
+                redirect = RedirectResponse("/login", status_code=303)
+                self.sessions.save(redirect, session)
+                return redirect
+            # a form sent after the session ended: the sign-in page (not a bare line) says what was lost
             session["refused"] = "1"
             session["flash"] = ("You are signed out (the session ended, or this browser dropped its cookie), so what "
                                 "you just sent was not saved. Sign in, then do it again.")

@@ -21,7 +21,8 @@ from commet.format.dataset import METADATA_FILE, Dataset
 from commet.format.model import Feedback, Option, Rubric, StoryTurn, Turn
 from commet.format.problems import FormatError, Problem
 from commet.format.validate import ANSWER_IN_STORY
-from commet.sources.bounded import packed_kind
+from commet.sources.bounded import InputFileError, packed_kind, read_regular_file
+from commet.sources.inputs import DEFAULT_MAX_BYTES
 from commet.taxonomy import MENTAL_STATES, Task, Taxonomy
 from commet.text import normalize
 
@@ -118,16 +119,19 @@ def source_error(file: str | Path, line: int | None, field_name: str | None, mes
 
 
 def read_text(path: Path) -> str:
-    """A UTF-8 text file, or a located error."""
+    """A UTF-8 text file (a byte-order mark allowed, as published files have one), or a located error. Read by the
+    bounded reader: a FIFO, a device (``/dev/zero``) or a file over the size limit is refused unread, never waited
+    on or read without end."""
     try:
-        return path.read_text(encoding="utf-8-sig")
+        data = read_regular_file(path, max_bytes=DEFAULT_MAX_BYTES, what="benchmark file")
     except FileNotFoundError:
         raise source_error(path, None, None, "file not found") from None
-    except IsADirectoryError:
-        raise source_error(path, None, None, "is a folder, expected a file") from None
+    except InputFileError as exc:
+        raise source_error(path, None, None, str(exc)) from None
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        with path.open("rb") as handle:
-            packed = packed_kind(handle.read(512))
+        packed = packed_kind(data[:512])
         if packed is not None:
             raise source_error(path, None, None, f"a {packed} file, not text: decompress or extract it and give "
                                                  "the file inside") from None

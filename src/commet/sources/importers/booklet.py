@@ -23,6 +23,8 @@ from importlib import resources
 from pathlib import Path
 
 from commet.format.model import AnswerFeedback, Feedback, Option, Rubric
+from commet.format.pictures import MAX_IMAGE_BYTES
+from commet.sources.bounded import InputFileError, read_regular_file
 from commet.sources.importers import base
 from commet.sources.importers.booklet_files import (
     Block,
@@ -157,8 +159,11 @@ def _picture(item: Item, source: Path) -> tuple[str, bytes] | None:
     folder = source if source.is_dir() else source.parent
     for name in item.images[:1]:
         for path in (folder / name, folder / f"ToM_Booklet_{item.booklet}_illustrations" / name):
-            if path.is_file():
-                return name, path.read_bytes()
+            if path.is_file():  # a regular file within the picture size limit, else a located error
+                try:
+                    return name, read_regular_file(path, max_bytes=MAX_IMAGE_BYTES, what="picture")
+                except InputFileError as exc:
+                    raise base.source_error(path, None, "image", str(exc)) from None
     return None
 
 

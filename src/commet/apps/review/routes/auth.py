@@ -9,7 +9,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from commet.apps.review.pages import Review
 from commet.apps.signin import client_address
-from commet.apps.web import check_csrf, csrf_token
+from commet.apps.web import AFTER_SIGN_IN, check_csrf, csrf_token, local_path
 
 router = APIRouter()
 
@@ -38,7 +38,8 @@ async def login(request: Request, review: Review) -> Response:
     pages.sessions.drop(session)  # a new session (and CSRF token) after sign-in: no fixation
     fresh: dict[str, str] = {"subject": f"user:{answer.user_id}"}
     csrf_token(fresh)
-    response = pages.back(fresh, "/")
+    back_to = session.get(AFTER_SIGN_IN)  # the page the reviewer was on when the session ended, if any
+    response = pages.back(fresh, back_to if local_path(back_to) else "/")
     pages.devices.issue(request, response, name)  # this browser is now known for this name (a new device id)
     return response
 
