@@ -82,6 +82,10 @@ SUGGESTED_JUDGE = "openai:gpt-4o"
 SUGGESTED_PANEL = "panel:openai:gpt-4o,anthropic:claude-sonnet-4-5,google:gemini-2.5-pro"
 #: the Control questions cell of a run reported without its dataset (the store does not mark control turns)
 CONTROLS_UNKNOWN = "not known"
+#: the column of the StoryTurns left out of every accuracy; every table's Stories counts them, as the summary's
+NOT_SCORED = "Not scored"
+NOT_SCORED_NOTE = ("Stories: the run's StoryTurns in the table, as in the summary; Not scored: those with a call that "
+                   "failed for good or not finished, left out of every accuracy.")
 
 
 def summary_section(runs: list[RunData], boot: Bootstrap) -> Section:
@@ -101,7 +105,7 @@ def summary_section(runs: list[RunData], boot: Bootstrap) -> Section:
     known = all(d.controls_known for d in runs)
     return Section(SectionKey.SUMMARY, "Summary per run, all StoryTurns (%, 95% CI; not a paper table)",
                    [*RUN_HEADER, "Stories", "Story accuracy", "Question accuracy", CONTROL_QUESTIONS_COLUMN,
-                    "Undecided answers", "Stories hinging on undecided", "Stopped at undecided", "Not scored"], rows,
+                    "Undecided answers", "Stories hinging on undecided", "Stopped at undecided", NOT_SCORED], rows,
                    "Stories: the run's StoryTurns; story accuracy counts those scored, a StoryTurn right only when "
                    "every question of it is (its comprehension controls too). Question accuracy: the answered test "
                    "questions; Control questions: the comprehension control turns (the story states the answer; "
@@ -121,42 +125,54 @@ def summary_section(runs: list[RunData], boot: Bootstrap) -> Section:
 def subset_section(runs: list[RunData], subset: str, boot: Bootstrap) -> Section:
     """Story accuracy overall and per category on one subset (Table 1: text-complete; Table 2:
     image-dependent), the paper's columns first and in its order, an empty one shown as '-'."""
-    members = {d.run.name: [s for s in d.scored if s.subset == subset] for d in runs}
+    members = {d.run.name: [s for s in d.stories if s.subset == subset] for d in runs}
     paper = PAPER_CATEGORIES[subset]
-    categories = ordered_categories((s for stories in members.values() for s in stories), paper)
+    categories = ordered_categories((s for stories in members.values() for s in stories if s.counted), paper)
+    unscored = any(not s.counted for stories in members.values() for s in stories)
     rows: list[list[Cell]] = []
     for data in runs:
-        stories = members[data.run.name]
-        if not stories:
+        everyone = members[data.run.name]
+        if not everyone:
             continue
-        rows.append([data.run.name, data.run.model, data.pictures_label(stories), data.feedback, str(len(stories)),
+        stories = [s for s in everyone if s.counted]
+        rows.append([data.run.name, data.run.model, data.pictures_label(everyone), data.feedback, str(len(everyone)),
+                     *([str(len(everyone) - len(stories))] if unscored else []),
                      boot.stories(stories), *(boot.stories(s for s in stories if s.category == c)
                                               for c in categories)])
     extra = categories[len(paper):]
     table = "Table 1" if subset == SUBSETS[0] else "Table 2"
     note = "Image: whether these StoryTurns were shown their pictures (Yes), not (No), or some of them (mixed)."
+    if unscored:
+        note += " " + NOT_SCORED_NOTE
     if extra:
         note += f" {', '.join(extra)}: categories the paper's {table} does not have."
     return Section(SectionKey(subset), f"{table}: {subset} subset, story accuracy (%, 95% CI)",
-                   ["Run", "Model", "Image", "Feedback", "Stories", "Overall", *categories], rows, note)
+                   ["Run", "Model", "Image", "Feedback", "Stories", *([NOT_SCORED] if unscored else []), "Overall",
+                    *categories], rows, note)
 
 
 def source_sections(runs: list[RunData], boot: Bootstrap) -> list[Section]:
     """One table per StoryTurn source (the bundled booklet-like sample, generated items, ...), as the paper
     separates the original booklet tasks (Tables 11 and 12) from CoMMET."""
-    sources = sorted({s.source for d in runs for s in d.scored})
+    sources = sorted({s.source for d in runs for s in d.stories})
     sections = []
     for source in sources:
+        members = {d.run.name: [s for s in d.stories if s.source == source] for d in runs}
+        unscored = any(not s.counted for everyone in members.values() for s in everyone)
         rows: list[list[Cell]] = []
         for data in runs:
-            stories = [s for s in data.scored if s.source == source]
-            if stories:
-                rows.append([*run_columns(data), str(len(stories)), boot.stories(stories),
+            everyone = members[data.run.name]
+            stories = [s for s in everyone if s.counted]
+            if everyone:
+                rows.append([*run_columns(data), str(len(everyone)),
+                             *([str(len(everyone) - len(stories))] if unscored else []), boot.stories(stories),
                              *(boot.stories(s for s in stories if s.subset == subset) for subset in SUBSETS)])
         sections.append(Section(
             source_key(source), f"Source {source}: story accuracy (%, 95% CI; paper Tables 11 and 12)",
-            [*RUN_HEADER, "Stories", "Overall", "Text-complete (Table 12)", "Image-dependent (Table 11)"], rows,
-            f"Only StoryTurns whose source is {source!r}; Images is the run's picture setting."))
+            [*RUN_HEADER, "Stories", *([NOT_SCORED] if unscored else []), "Overall", "Text-complete (Table 12)",
+             "Image-dependent (Table 11)"], rows,
+            f"Only StoryTurns whose source is {source!r}; Images is the run's picture setting."
+            + (" " + NOT_SCORED_NOTE if unscored else "")))
     return sections
 
 
