@@ -29,6 +29,8 @@ from commet.engine import EvalSettings, evaluate_async
 from commet.format.dataset import Dataset
 from commet.format.model import Feedback, StoryTurn, Turn
 from commet.reports.ppi import clopper_pearson
+from commet.sources import load_dataset
+from tests.judge_server import JudgeServer, verdict
 
 R, W, U = "The apple.", "The pear.", "I am not sure, the apple or the pear."
 QUESTION = "Which fruit, the apple or the pear?"
@@ -228,3 +230,61 @@ def test_compare_pairs_only_the_storyturns_both_scored_and_an_all_agreeing_pair_
     bound = 100 - 100 * 0.025 ** (1 / len(decided))
     assert f"Paired comparison on {len(decided)} StoryTurns" in text
     assert f"exact CI (the pairs all differ alike) [{-bound:+.2f}, {bound:+.2f}]" in text
+
+
+def _split(model: str, answer: str, expected: list[str], question: str) -> str:
+    """Four members: a and d go by 'saw'; b and c reverse it on answers saying 'maybe' (a 2-2 split: no majority)."""
+    right = "saw" in answer
+    if model in ("judge-b", "judge-c") and "maybe" in answer:
+        right = not right
+    return verdict(right, 1 if right else None)
+
+
+def _unanimous(model: str, answer: str, expected: list[str], question: str) -> str:
+    return verdict("saw" in answer, 1 if "saw" in answer else None)
+
+
+def test_a_split_panel_stopped_then_rejudged_matches_the_hand_count(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A panel of four whose members split 2-2 on some answers leaves them undecided (no member failed); under
+    --undecided-feedback stop two StoryTurns stop at their first answer. `commet rejudge` with a unanimous panel
+    decides them (one wrong: the StoryTurn counts wrong, its later questions never asked)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-test-key")
+    question = "Why does Sam pick it?"
+    stories = [StoryTurn(id=f"p{k}", task="false_belief_location", category=CATEGORIES[k % 3], image_dependent=False,
+                         turns=[Turn(story=f"Story p{k}.", question=question, answers=["Because he saw it"]),
+                                Turn(feedback=Feedback(right="Good.", wrong="Look."), question=question,
+                                     answers=["Because he saw it"])]) for k in range(6)]
+    folder = tmp_path / "data"
+    Dataset(stories, name="panel").save(folder)
+    replies = {"p0": ["dunno maybe", "he saw"], "p1": ["he saw", "he saw maybe"], "p2": ["he saw", "dunno"],
+               "p3": ["he saw maybe", "he saw"], "p4": ["he saw", "he saw"], "p5": ["dunno", "he saw"]}
+    (tmp_path / "r.json").write_text(json.dumps(replies))
+    path = tmp_path / "panel.sqlite"
+    with JudgeServer(_split) as server:
+        panel = "panel:" + ",".join(server.spec(m) for m in ("judge-a", "judge-b", "judge-c", "judge-d"))
+        asyncio.run(evaluate_async(f"replay:{tmp_path / 'r.json'}", load_dataset(folder), judge=panel, db=path,
+                                   run="split", settings=EvalSettings(undecided_feedback="stop")))
+    with JudgeServer(_unanimous) as server:
+        panel = "panel:" + ",".join(server.spec(m) for m in ("judge-a", "judge-b", "judge-c"))
+        rejudged = runner.invoke(app, ["rejudge", "--db", str(path), "--run", "split", "--judge", panel, "--as",
+                                       "decided", "--dataset", str(folder)])
+        assert rejudged.exit_code == 0, rejudged.output
+    hand = _hand(path)
+    # split: p0 and p3 stop at an undecided first answer (range); p1's second answer undecided (range); p2 and p5
+    # wrong; p4 right. decided: p0 wrong (its 'dunno' decided), p3 right so far but stopped (range: never asked)
+    assert {s: v["class"] for s, v in hand["split"].items()} == {
+        "p0": "range", "p1": "range", "p2": "wrong", "p3": "range", "p4": "right", "p5": "wrong"}
+    assert {s: v["class"] for s, v in hand["decided"].items()} == {
+        "p0": "wrong", "p1": "right", "p2": "wrong", "p3": "range", "p4": "right", "p5": "wrong"}
+    summary = _csv(path, "summary")
+    for name, stories_of in hand.items():
+        classes = [v["class"] for v in stories_of.values()]
+        _range(summary[name], "Story accuracy", classes)  # type: ignore[arg-type]
+        assert summary[name]["Stopped at undecided"] == str(sum(
+            v["status"] == "stopped" and v["class"] == "range" for v in stories_of.values()))
+    assert (summary["split"]["Undecided answers"], summary["decided"]["Undecided answers"]) == ("3", "0")
+    shown = runner.invoke(app, ["report", "--db", str(path), "--table", "summary", "--resamples", "100"])
+    text = " ".join(shown.output.split())
+    # decided: p3 still stopped (in the range), p0 stopped at an answer since decided wrong: said as such
+    assert "1 story stopped at an undecided answer and 1 more stopped with a wrong answer (counted wrong)" in text

@@ -260,15 +260,19 @@ def undecided_notices(store: Store, runs: list[RunData]) -> list[Notice]:
         if counts.stopped:
             what.append(f"{counts.stopped} {'story' if counts.stopped == 1 else 'stories'} stopped at an undecided "
                         "answer")
-        if counts.stopped_after_wrong:
-            what.append(f"{counts.stopped_after_wrong} more stopped at one after a wrong answer (counted wrong)")
+        if counts.stopped_after_wrong:  # a wrong answer before the undecided one, or the one it stopped at since
+            # decided wrong (a run re-judged from a stopped one): "at an undecided answer" would not be true of both
+            after = counts.stopped_after_wrong
+            what.append(f"{after} {'more' if counts.stopped else 'story' if after == 1 else 'stories'} stopped with a "
+                        "wrong answer (counted wrong)")
         hinging = f"{counts.hinging} of {counts.scored} scored stories hinge on them" if counts.hinging else \
             "no story's verdict hinges on them"
         stated = f"Run {run_id}: {', '.join(what[:-1]) + ' and ' if len(what) > 1 else ''}{what[-1]}; {hinging}"
         judge_spec = SUGGESTED_JUDGE if judge == "rules" else SUGGESTED_PANEL
         if unasked:  # questions never asked: re-judging cannot decide them, finishing asks them
             command = f"commet eval --db {store.path} --finish {run_id} --judge {judge_spec}"
-            stated += ". To decide them and ask the stopped stories' remaining questions:"
+            stated += (". To decide them and ask the stopped stories' remaining questions:" if counts.undecided_answers
+                       else ". To ask the stopped stories' remaining questions:")
         else:
             command = f"commet rejudge --db {store.path} --run {run_id} --judge {judge_spec}"
             stated += "." + (" To decide them (or run with --judge MODEL):" if judge == "rules" else
