@@ -35,6 +35,7 @@ from tests.judge_server import JudgeServer, verdict
 R, W, U = "The apple.", "The pear.", "I am not sure, the apple or the pear."
 QUESTION = "Which fruit, the apple or the pear?"
 CATEGORIES = ["Belief", "Desire", "Emotion"]
+TASKS = {"Belief": "false_belief_location", "Desire": "diverse_desire", "Emotion": "emotion_reminder"}
 runner = CliRunner()
 
 
@@ -49,7 +50,7 @@ def _story(k: int, turns: int) -> StoryTurn:
     first = Turn(story=f"Story s{k}.", image=f"pic-s{k}", question=QUESTION, answers=["The apple"])
     rest = [Turn(feedback=Feedback(right="Good.", wrong="It is the apple."), question=QUESTION, answers=["The apple"])
             for _ in range(turns - 1)]
-    return StoryTurn(id=f"s{k}", task="reference_easy" if dependent else "false_belief_location",
+    return StoryTurn(id=f"s{k}", task="reference_easy" if dependent else TASKS[CATEGORIES[k % 3]],
                      category="Percept" if dependent else CATEGORIES[k % 3], image_dependent=dependent,
                      turns=[first, *rest])
 
@@ -251,7 +252,7 @@ def test_a_split_panel_stopped_then_rejudged_matches_the_hand_count(tmp_path: Pa
     decides them (one wrong: the StoryTurn counts wrong, its later questions never asked)."""
     monkeypatch.setenv("OPENAI_API_KEY", "dummy-test-key")
     question = "Why does Sam pick it?"
-    stories = [StoryTurn(id=f"p{k}", task="false_belief_location", category=CATEGORIES[k % 3], image_dependent=False,
+    stories = [StoryTurn(id=f"p{k}", task=TASKS[CATEGORIES[k % 3]], category=CATEGORIES[k % 3], image_dependent=False,
                          turns=[Turn(story=f"Story p{k}.", question=question, answers=["Because he saw it"]),
                                 Turn(feedback=Feedback(right="Good.", wrong="Look."), question=question,
                                      answers=["Because he saw it"])]) for k in range(6)]
@@ -288,3 +289,34 @@ def test_a_split_panel_stopped_then_rejudged_matches_the_hand_count(tmp_path: Pa
     text = " ".join(shown.output.split())
     # decided: p3 still stopped (in the range), p0 stopped at an answer since decided wrong: said as such
     assert "1 story stopped at an undecided answer and 1 more stopped with a wrong answer (counted wrong)" in text
+
+
+@pytest.mark.parametrize("key", ["category", "task"])
+def test_by_tables_match_the_hand_count_and_count_unscored_storyturns_as_the_summary(db: Path, key: str) -> None:
+    hand = _hand(db)
+    con = sqlite3.connect(db)
+    values = {(name, sid): value for name, sid, value in con.execute(
+        f"SELECT r.name, s.story_id, s.{key} FROM stories s JOIN runs r ON r.id = s.run_id")}
+    con.close()
+    result = runner.invoke(app, ["report", "--db", str(db), "--format", "csv", "--by", key, "--table", f"by-{key}",
+                                 "--resamples", "100"])
+    assert result.exit_code == 0, result.output
+    rows = {(row["Run"], row[key]): row for row in csv.DictReader(io.StringIO(result.stdout))}
+    expected_rows = set()
+    for name, stories in hand.items():
+        groups: dict[str, list[dict[str, object]]] = defaultdict(list)
+        for sid, story in stories.items():
+            groups[values[name, sid]].append(story)
+        for value, members in groups.items():
+            expected_rows.add((name, value))
+            row = rows[name, value]
+            scored = [m for m in members if m["class"] != "not scored"]
+            answered = [o for m in scored for _, o, _ in m["turns"]  # type: ignore[attr-defined]
+                        if o in ("correct", "incorrect", "undecided")]
+            assert (row["Questions"], row["Question accuracy k"]) == (str(len(answered)),
+                                                                      str(answered.count("correct")))
+            # Stories: every StoryTurn of the value, as the summary counts them (needed: s3, s10 not scored)
+            assert (row["Stories"], row["Not scored"]) == (str(len(members)), str(len(members) - len(scored)))
+            _range(row, "Story accuracy", [m["class"] for m in scored])  # type: ignore[misc]
+    assert set(rows) == expected_rows  # no row for a value a run lacks (an empty group is no row, not a 0)
+    assert any(row["Not scored"] != "0" for row in rows.values())
