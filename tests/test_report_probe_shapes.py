@@ -320,3 +320,23 @@ def test_by_tables_match_the_hand_count_and_count_unscored_storyturns_as_the_sum
             _range(row, "Story accuracy", [m["class"] for m in scored])  # type: ignore[misc]
     assert set(rows) == expected_rows  # no row for a value a run lacks (an empty group is no row, not a 0)
     assert any(row["Not scored"] != "0" for row in rows.values())
+
+
+def test_an_accuracy_over_storyturns_none_scored_says_not_known(tmp_path: Path) -> None:
+    """Every call failed for good: the run has StoryTurns but no accuracy. Each format says "not known" with a note
+    where it was a '-' that read as an empty group; a category with no StoryTurn at all stays '-'."""
+    (tmp_path / "none.json").write_text("{}")
+    path = tmp_path / "none.sqlite"
+    asyncio.run(evaluate_async(f"replay:{tmp_path / 'none.json'}", _dataset(), judge="rules", db=path, run="nothing",
+                               settings=EvalSettings(limit=3)))  # s0 (image-dependent), s1 (Desire), s2 (Emotion)
+    summary = _csv(path, "summary")["nothing"]
+    assert (summary["Stories"], summary["Not scored"]) == ("3", "3")
+    assert summary["Story accuracy"] == summary["Question accuracy"] == "not known"
+    table1 = _csv(path, "text-complete")["nothing"]
+    assert (table1["Stories"], table1["Not scored"], table1["Overall"]) == ("2", "2", "not known")
+    assert table1["Desire"] == table1["Emotion"] == "not known" and table1["Belief"] == ""  # no Belief StoryTurn
+    for form in ("markdown", "html", "table"):
+        shown = runner.invoke(app, ["report", "--db", str(path), "--format", form, "--resamples", "100"])
+        assert shown.exit_code == 0, shown.output
+        text = " ".join(shown.output.split())
+        assert "not known: StoryTurns there, none scored" in text and "nan" not in text.lower().split()

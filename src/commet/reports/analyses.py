@@ -86,6 +86,17 @@ CONTROLS_UNKNOWN = "not known"
 NOT_SCORED = "Not scored"
 NOT_SCORED_NOTE = ("Stories: the run's StoryTurns in the table, as in the summary; Not scored: those with a call that "
                    "failed for good or not finished, left out of every accuracy.")
+#: an accuracy over StoryTurns none of which was scored: not computable, said so (an empty group is '-')
+NOT_KNOWN = "not known"
+NOT_KNOWN_NOTE = f"{NOT_KNOWN}: StoryTurns there, none scored (each had a call that failed for good), so no accuracy."
+
+
+def scored_stories(boot: Bootstrap, everyone: list[StoryResult]) -> Cell:
+    """Story accuracy of ``everyone``'s scored StoryTurns; :data:`NOT_KNOWN` when there are StoryTurns but none
+    scored (never a 0 or a blank that reads as an empty group), an empty figure ('-', blank k and n 0 in CSV) when
+    there are none."""
+    scored = [s for s in everyone if s.counted]
+    return NOT_KNOWN if everyone and not scored else boot.stories(scored)
 
 
 def summary_section(runs: list[RunData], boot: Bootstrap) -> Section:
@@ -97,8 +108,9 @@ def summary_section(runs: list[RunData], boot: Bootstrap) -> Section:
     for data in runs:
         scored, counts = data.scored, data.counts
         controls = [[t for t in s.turns if t.control is not None] for s in scored]
-        rows.append([*run_columns(data), str(counts.stories), boot.stories(scored),
-                     boot.questions([s.turns for s in scored]),
+        rows.append([*run_columns(data), str(counts.stories),
+                     *((NOT_KNOWN, NOT_KNOWN) if counts.stories and not scored
+                       else (boot.stories(scored), boot.questions([s.turns for s in scored]))),
                      boot.questions(controls, controls=True) if any(t.answered for c in controls for t in c)
                      else CONTROLS_UNKNOWN if not data.controls_known else "-",
                      str(counts.undecided_answers), str(counts.hinging), str(counts.stopped), str(counts.not_scored)])
@@ -119,7 +131,8 @@ def summary_section(runs: list[RunData], boot: Bootstrap) -> Section:
                    "wrong). Not scored: StoryTurns "
                    "with a call that failed for good or not started, left out of every accuracy. Intervals: "
                    "percentile bootstrap over StoryTurns (a story's questions are resampled together); at 0% or "
-                   "100% the exact (Clopper-Pearson) interval.")
+                   "100% the exact (Clopper-Pearson) interval."
+                   + (f" {NOT_KNOWN_NOTE}" if any(not d.scored and d.counts.stories for d in runs) else ""))
 
 
 def subset_section(runs: list[RunData], subset: str, boot: Bootstrap) -> Section:
@@ -127,7 +140,7 @@ def subset_section(runs: list[RunData], subset: str, boot: Bootstrap) -> Section
     image-dependent), the paper's columns first and in its order, an empty one shown as '-'."""
     members = {d.run.name: [s for s in d.stories if s.subset == subset] for d in runs}
     paper = PAPER_CATEGORIES[subset]
-    categories = ordered_categories((s for stories in members.values() for s in stories if s.counted), paper)
+    categories = ordered_categories((s for stories in members.values() for s in stories), paper)
     unscored = any(not s.counted for stories in members.values() for s in stories)
     rows: list[list[Cell]] = []
     for data in runs:
@@ -137,13 +150,15 @@ def subset_section(runs: list[RunData], subset: str, boot: Bootstrap) -> Section
         stories = [s for s in everyone if s.counted]
         rows.append([data.run.name, data.run.model, data.pictures_label(everyone), data.feedback, str(len(everyone)),
                      *([str(len(everyone) - len(stories))] if unscored else []),
-                     boot.stories(stories), *(boot.stories(s for s in stories if s.category == c)
-                                              for c in categories)])
+                     scored_stories(boot, everyone), *(scored_stories(boot, [s for s in everyone if s.category == c])
+                                                       for c in categories)])
     extra = categories[len(paper):]
     table = "Table 1" if subset == SUBSETS[0] else "Table 2"
     note = "Image: whether these StoryTurns were shown their pictures (Yes), not (No), or some of them (mixed)."
     if unscored:
         note += " " + NOT_SCORED_NOTE
+    if any(cell == NOT_KNOWN for row in rows for cell in row):
+        note += " " + NOT_KNOWN_NOTE
     if extra:
         note += f" {', '.join(extra)}: categories the paper's {table} does not have."
     return Section(SectionKey(subset), f"{table}: {subset} subset, story accuracy (%, 95% CI)",
@@ -165,14 +180,16 @@ def source_sections(runs: list[RunData], boot: Bootstrap) -> list[Section]:
             stories = [s for s in everyone if s.counted]
             if everyone:
                 rows.append([*run_columns(data), str(len(everyone)),
-                             *([str(len(everyone) - len(stories))] if unscored else []), boot.stories(stories),
-                             *(boot.stories(s for s in stories if s.subset == subset) for subset in SUBSETS)])
+                             *([str(len(everyone) - len(stories))] if unscored else []),
+                             scored_stories(boot, everyone),
+                             *(scored_stories(boot, [s for s in everyone if s.subset == subset]) for subset in SUBSETS)])
         sections.append(Section(
             source_key(source), f"Source {source}: story accuracy (%, 95% CI; paper Tables 11 and 12)",
             [*RUN_HEADER, "Stories", *([NOT_SCORED] if unscored else []), "Overall", "Text-complete (Table 12)",
              "Image-dependent (Table 11)"], rows,
             f"Only StoryTurns whose source is {source!r}; Images is the run's picture setting."
-            + (" " + NOT_SCORED_NOTE if unscored else "")))
+            + (" " + NOT_SCORED_NOTE if unscored else "")
+            + (" " + NOT_KNOWN_NOTE if any(cell == NOT_KNOWN for row in rows for cell in row) else "")))
     return sections
 
 
