@@ -340,3 +340,14 @@ def test_an_accuracy_over_storyturns_none_scored_says_not_known(tmp_path: Path) 
         assert shown.exit_code == 0, shown.output
         text = " ".join(shown.output.split())
         assert "not known: StoryTurns there, none scored" in text and "nan" not in text.lower().split()
+
+
+def test_by_a_key_no_storyturn_has_is_refused_not_a_table_of_one_empty_group(db: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "data"
+    _dataset().save(folder)
+    for key, hint in (("turn", "accuracy by turn index is the 'turns' table"), ("question_typ", "metadata: none")):
+        result = runner.invoke(app, ["report", "--db", str(db), "--by", key, "--dataset", str(folder), "--resamples",
+                                     "100"])
+        assert result.exit_code == 2, result.output
+        assert f"--by {key}: no StoryTurn or turn of " in result.output and hint in result.output
+        assert "Traceback" not in result.output

@@ -49,6 +49,11 @@ def has_controls(dataset: Dataset) -> bool:
     return any(st.meta.get(ITEM) == CONTROL for st in dataset.storyturns)
 
 
+def dataset_keys(dataset: Dataset) -> set[str]:
+    """The metadata keys of the dataset's StoryTurns and turns (what ``--by`` can group by, besides the fields)."""
+    return {key for st in dataset.storyturns for meta in (st.meta, *(t.meta for t in st.turns)) for key in meta}
+
+
 def _text(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
@@ -89,6 +94,14 @@ def by_key_section(runs: list[RunData], key: str, boot: Bootstrap, dataset: Data
     if dataset is None and key not in STORED_KEYS:
         raise ValueError(f"--by {key}: metadata keys are read from the dataset; give --dataset "
                          f"(the store knows only {', '.join(STORED_KEYS)})")
+    if dataset is not None and key not in STORED_KEYS:
+        known = dataset_keys(dataset)
+        if key not in known:  # a table of one '(none)' group would only hide the misspelt or absent key
+            found = ", ".join(sorted(known)[:12]) or "none"
+            raise ValueError(f"--by {key}: no StoryTurn or turn of {dataset.source_file} has the key {key!r} (keys: "
+                             f"{', '.join(STORED_KEYS)}; metadata: {found})"
+                             + ("; accuracy by turn index is the 'turns' table (--table turns)"
+                                if key in ("turn", "turns", "turn_index") else ""))
     by_id = {st.id: st for st in dataset.storyturns} if dataset is not None else {}
     rows: list[list[Cell]] = []
     unscored_any = any(not s.counted for data in runs for s in data.stories)
