@@ -60,7 +60,7 @@ from commet.reports.rundata import (
     units,
 )
 from commet.reports.sections import SectionKey, source_key
-from commet.reports.stats import PairedComparison, paired_comparison
+from commet.reports.stats import NOT_KNOWN, PairedComparison, paired_comparison
 from commet.store import short_ids
 from commet.store.sqlite import RunRecord, Store
 from commet.taxonomy import TABLE1_CATEGORIES, TABLE2_CATEGORIES
@@ -81,13 +81,12 @@ SUGGESTED_JUDGE = "openai:gpt-4o"
 #: (a command that runs as printed, given their keys)
 SUGGESTED_PANEL = "panel:openai:gpt-4o,anthropic:claude-sonnet-4-5,google:gemini-2.5-pro"
 #: the Control questions cell of a run reported without its dataset (the store does not mark control turns)
-CONTROLS_UNKNOWN = "not known"
+CONTROLS_UNKNOWN = NOT_KNOWN
 #: the column of the StoryTurns left out of every accuracy; every table's Stories counts them, as the summary's
 NOT_SCORED = "Not scored"
 NOT_SCORED_NOTE = ("Stories: the run's StoryTurns in the table, as in the summary; Not scored: those with a call that "
                    "failed for good or not finished, left out of every accuracy.")
-#: an accuracy over StoryTurns none of which was scored: not computable, said so (an empty group is '-')
-NOT_KNOWN = "not known"
+#: an accuracy over StoryTurns none of which was scored is not computable: said so (an empty group is '-')
 NOT_KNOWN_NOTE = f"{NOT_KNOWN}: StoryTurns there, none scored (each had a call that failed for good), so no accuracy."
 
 

@@ -77,7 +77,7 @@ from commet.reports.rundata import (
     load_run,
 )
 from commet.reports.sections import SectionKey
-from commet.reports.stats import Corrected, fixed
+from commet.reports.stats import NOT_KNOWN, Corrected, fixed
 from commet.store.calibration import CalibrationSample, SampledStory, load_sample
 from commet.store.labelling import unsure_answers
 from commet.store.records import StoryStatus
@@ -648,8 +648,6 @@ def _verdict_name(verdict: bool | None) -> str:
     return {True: "right", False: "wrong", None: "undecided"}[verdict]
 
 
-#: a figure that cannot be computed from the labels
-NOT_KNOWN = "not known"
 CONFUSION = [(verdict, human) for verdict in (True, False, None) for human in (True, False)]
 
 

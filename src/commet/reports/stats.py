@@ -28,6 +28,9 @@ from math import exp, lgamma, log, log1p
 
 import numpy as np
 
+#: the cell of a figure that cannot be computed (no StoryTurn scored, a kappa undefined, control turns not told):
+#: said so, with a note why, in every format; never a 0, a nan, or the '-' of an empty group
+NOT_KNOWN = "not known"
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 0
 LEVEL = 0.95
