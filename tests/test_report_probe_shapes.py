@@ -336,7 +336,8 @@ def test_an_accuracy_over_storyturns_none_scored_says_not_known(tmp_path: Path) 
     assert (table1["Stories"], table1["Not scored"], table1["Overall"]) == ("2", "2", "not known")
     assert table1["Desire"] == table1["Emotion"] == "not known" and table1["Belief"] == ""  # no Belief StoryTurn
     for form in ("markdown", "html", "table"):
-        shown = runner.invoke(app, ["report", "--db", str(path), "--format", form, "--resamples", "100"])
+        shown = runner.invoke(app, ["report", "--db", str(path), "--format", form, "--resamples", "100", "--table",
+                                    "summary", "--table", "text-complete"])  # (HTML: the headline too)
         assert shown.exit_code == 0, shown.output
         text = " ".join(shown.output.split())
         assert "not known: StoryTurns there, none scored" in text and "nan" not in text.lower().split()
