@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
-from math import sqrt
+from math import exp, lgamma, log, sqrt
 from pathlib import Path
 
 import pytest
@@ -113,6 +113,70 @@ def _hand(sampled: list[str], truth: str, replies: dict[str, list[str]]) -> dict
             "kappa_high": (high - chance) / (1 - chance) if chance < 1 else float("nan")}
 
 
+def _student_quantile(df: float, p: float = 0.975) -> float:
+    """Student's t quantile by bisection on its CDF, the regularised incomplete beta by Lentz's continued fraction
+    (plain Python, independent of the package's Cornish-Fisher approximation)."""
+    def beta_cf(a: float, b: float, x: float) -> float:
+        c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+        d = 1 / d
+        h = d
+        for m in range(1, 300):
+            for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                        -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+                d, c = 1 / (1 + num * d), 1 + num / c
+                h *= d * c
+        return h
+
+    def cdf(t: float) -> float:
+        x = df / (df + t * t)
+        a, b = df / 2, 0.5
+        front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log(1 - x)) / a
+        tail = front * beta_cf(a, b, x) / 2  # P(T > |t|)
+        return 1 - tail if t > 0 else tail
+
+    low, high = 0.0, 50.0
+    for _ in range(100):
+        mid = (low + high) / 2
+        low, high = (mid, high) if cdf(mid) < p else (low, mid)
+    return (low + high) / 2
+
+
+def _ppi_interval(sampled: list[str], truth: str, replies: dict[str, list[str]], story: bool) -> tuple[float, float]:
+    """The stratified PPI interval as docs/calibration.md states it, by hand: per sampled stratum the rectifiers
+    y - f of its labels with two pseudo-units at the ends of one answer's range (-r, 1 - r at the stratum's judged
+    rate r), N_h^2 (1 - n_h/N_h) s_h^2 / n_h; the StoryTurns' part N/(N-1) m2 N / X^2, m2 by PPI; Student's t at
+    Satterthwaite's degrees of freedom. (The pooled-labels ceiling on the pseudo-units does not bind here: the
+    rules judge's labelled error rate bounds it at 1.44 or more, above what the pseudo-units add.)"""
+    judged = {s: [r == R for r in replies[s]] for s in IDS}
+    truths = {s: [{"judge": v, "opposite": not v, "right": True}[truth] for v in judged[s]] for s in IDS}
+    x = {s: 1.0 if story else 2.0 for s in IDS}
+    f = {s: float(all(judged[s])) if story else float(sum(judged[s])) for s in IDS}
+    y = {s: float(all(truths[s])) if story else float(sum(truths[s])) for s in IDS}
+    strata = [[s for s in IDS if all(judged[s]) == right] for right in (True, False)]
+    total_x, n_all = sum(x.values()), len(IDS)
+    theta = (sum(f.values()) + sum(len(m) * sum(y[s] - f[s] for s in m if s in sampled)
+                                   / len([s for s in m if s in sampled]) for m in strata)) / total_x
+    parts, dfs = [], 0.0
+    for members in strata:
+        mine = [s for s in members if s in sampled]
+        rate = sum(f[s] for s in members) / sum(x[s] for s in members)  # right per answer
+        values = [y[s] - f[s] for s in mine] + [-rate, 1 - rate]
+        mean = sum(values) / len(values)
+        variance = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
+        big, small = len(members), len(mine)
+        part = big ** 2 * (1 - small / big) / small * variance / total_x ** 2
+        parts.append(part)
+        dfs += part ** 2 / (small - 1)
+    m2 = (sum((f[s] - theta * x[s]) ** 2 for s in IDS) + sum(
+        len(m) * sum((y[s] - theta * x[s]) ** 2 - (f[s] - theta * x[s]) ** 2 for s in m if s in sampled)
+        / len([s for s in m if s in sampled]) for m in strata)) / n_all
+    stories = max(m2, 0.0) * n_all / (n_all - 1) * n_all / total_x ** 2
+    total = sum(parts) + stories
+    df = total ** 2 / (dfs + stories ** 2 / (n_all - 1))
+    half = _student_quantile(df) * sqrt(total)
+    return 100 * max(0.0, theta - half), 100 * min(1.0, theta + half)
+
+
 def _kappa(text: str) -> tuple[float, float, float]:
     point, interval = text.split(" [")
     low, high = interval.rstrip("]").split(", ")
@@ -137,6 +201,11 @@ def test_a_judge_always_or_never_agreeing_gets_a_kappa_interval_not_a_point(tmp_
     assert low == pytest.approx(max(-1.0, hand["kappa_low"]), abs=6e-4)
     assert high == pytest.approx(min(1.0, hand["kappa_high"]), abs=6e-4)
     assert high - low > 0.1
+    for measure, story in (("Story", True), ("Question", False)):  # (0.05: the package's t is Cornish-Fisher's,
+        low, high = _ppi_interval(sampled, truth, MIXED, story)  # within 0.004 of the exact quantile: 0.01 points here)
+        column = f"{measure} accuracy (corrected)"
+        assert float(corrected[f"{column} CI low"]) == pytest.approx(low, abs=0.05), (measure, low, high)
+        assert float(corrected[f"{column} CI high"]) == pytest.approx(high, abs=0.05), (measure, low, high)
     if truth == "opposite":  # the always-wrong judge: corrected to the people's 0 % and 35 %
         assert (hand["story"], hand["question"], point) == (0.0, 35.0, pytest.approx(-0.835, abs=6e-4))
 
