@@ -96,8 +96,8 @@ def test_a_run_with_stopped_stories_reads_the_same_in_every_output(tmp_path: Pat
     assert brief_figure(text, "Not scored") == expected["not scored"] == 0
     stopped = "story" if expected["stopped"] == 1 else "stories"
     said = (f"{expected['undecided answers']} answers left undecided by the rules judge, {expected['stopped']} "
-            f"{stopped} stopped at an undecided answer and {expected['stopped after wrong']} more stopped at one after "
-            f"a wrong answer (counted wrong); {expected['hinging']} of {expected['scored']} scored stories hinge on "
+            f"{stopped} stopped at an undecided answer and {expected['stopped after wrong']} more stopped with a "
+            f"wrong answer (counted wrong); {expected['hinging']} of {expected['scored']} scored stories hinge on "
             "them")
     assert said in text
     with Store(db) as store:
@@ -117,7 +117,7 @@ def test_a_run_with_stopped_stories_reads_the_same_in_every_output(tmp_path: Pat
     assert calibrated.exit_code == 0, calibrated.stderr
     story_turns = "StoryTurn" if expected["stopped"] == 1 else "StoryTurns"
     assert (f"{expected['stopped']} {story_turns} stopped at an undecided answer and {expected['stopped after wrong']} "
-            "more after a wrong answer are outside the calibration") in " ".join(calibrated.stdout.split())
+            "more stopped with a wrong answer are outside the calibration") in " ".join(calibrated.stdout.split())
     from commet.reports import run_metrics
 
     with Store(db) as store:

@@ -99,8 +99,7 @@ def test_the_summary_and_table_1_count_the_outcomes(outcome_store: Path) -> None
     assert row["Stopped at undecided"] == str(counts[StoryOutcome.stopped]) == "1"  # the one with a wrong answer is wrong
     assert row["Not scored"] == str(counts[StoryOutcome.not_scored]) == "1"
     # the notice counts the stories that stopped with the table, and says apart the one that counts wrong
-    assert any("1 story stopped at an undecided answer and 1 more stopped at one after a wrong answer (counted "
-               "wrong)" in notice.text for notice in report.notices), report.notices
+    assert any("1 story stopped at an undecided answer and 1 more stopped with a wrong answer (counted wrong)" in notice.text for notice in report.notices), report.notices
     table1 = report.section("text-complete")
     overall = table1.rows[0][table1.header.index("Overall")]
     assert isinstance(overall, Range) and (overall.k, overall.upper.k, overall.n) == (1, 3, 5)

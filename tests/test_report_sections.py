@@ -34,11 +34,11 @@ def built(store_path: Path, dataset: Dataset | None = None, **options: object): 
 
 def test_every_table_of_a_report_has_a_declared_key(store_path: Path) -> None:  # noqa: F811
     dataset = load_dataset(store_path.parent / "toy")  # the StoryTurns the runs were made on
-    report = compose(built(store_path, dataset, pool=True), by=["task", "question_type"], dataset=dataset)
+    report = compose(built(store_path, dataset, pool=True), by=["task", "category"], dataset=dataset)
     keys = [s.key for s in report.sections]
     made = [k for k in keys if not isinstance(k, SectionKey)]
     assert made and all(k.startswith((SOURCE_PREFIX, BY_PREFIX)) for k in made), made
-    assert {"source-sample", "source-procedural", "by-task", "by-question_type"} <= set(made)
+    assert {"source-sample", "source-procedural", "by-task", "by-category"} <= set(made)
     assert keys[:3] == [*SUBSET_KEYS, SectionKey.SUMMARY]  # the paper's order: Tables 1 and 2, then the summary
     assert [f"{k}" for k in keys[:2]] == ["text-complete", "image-dependent"]  # written as their values
 

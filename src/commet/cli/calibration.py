@@ -87,9 +87,14 @@ def _progress(db: Path, c: "Calibration") -> "list[Notice]":
                               "of its answers has a label."))
     unasked = counts.stopped + counts.stopped_after_wrong  # the report's "Stopped at undecided", and the wrong ones
     if unasked:
-        after = f" and {counts.stopped_after_wrong} more after a wrong answer" if counts.stopped_after_wrong else ""
+        after = f"{counts.stopped_after_wrong} {{}}stopped with a wrong answer"
         story_turns = "StoryTurn" if counts.stopped == 1 else "StoryTurns"
-        notices.append(Notice(f"{counts.stopped} {story_turns} stopped at an undecided answer{after} are outside the "
+        if not counts.stopped:  # (a run re-judged from a stopped one: the answer it stopped at since decided wrong)
+            stopped = after.format("StoryTurn " if counts.stopped_after_wrong == 1 else "StoryTurns ")
+        else:
+            stopped = f"{counts.stopped} {story_turns} stopped at an undecided answer" + (
+                " and " + after.format("more ") if counts.stopped_after_wrong else "")
+        notices.append(Notice(f"{stopped} {'is' if unasked == 1 else 'are'} outside the "
                               "calibration (their last questions were never asked); finish them with (any judge spec):",
                               f"commet eval --db {db} --finish {run} --judge openai:gpt-4o"))
     if c.problem:

@@ -306,7 +306,8 @@ def compare(
         console.print(f"{letter} = {data.run.name} (images {data.images}, feedback {data.feedback}): story accuracy "
                       f"{accuracy:.2f}% on the {p.items} compared", highlight=False, markup=False)
     console.print(table)
-    console.print(f"difference A - B: {fixed(p.difference, 2, sign=True)} points, 95% paired bootstrap CI "
+    kind = "exact CI (the pairs all differ alike)" if p.exact else "paired bootstrap CI"
+    console.print(f"difference A - B: {fixed(p.difference, 2, sign=True)} points, 95% {kind} "
                   f"[{fixed(p.low, 2, sign=True)}, {fixed(p.high, 2, sign=True)}]; McNemar exact p = {p.p_value:.4g} "
                   f"(discordant: {p.a_only} A only, {p.b_only} B only)", highlight=False, markup=False)
     if result.only_a or result.only_b:

@@ -60,7 +60,7 @@ from commet.reports.rundata import (
     units,
 )
 from commet.reports.sections import SectionKey, source_key
-from commet.reports.stats import PairedComparison, paired_comparison
+from commet.reports.stats import NOT_KNOWN, PairedComparison, paired_comparison
 from commet.store import short_ids
 from commet.store.sqlite import RunRecord, Store
 from commet.taxonomy import TABLE1_CATEGORIES, TABLE2_CATEGORIES
@@ -81,7 +81,21 @@ SUGGESTED_JUDGE = "openai:gpt-4o"
 #: (a command that runs as printed, given their keys)
 SUGGESTED_PANEL = "panel:openai:gpt-4o,anthropic:claude-sonnet-4-5,google:gemini-2.5-pro"
 #: the Control questions cell of a run reported without its dataset (the store does not mark control turns)
-CONTROLS_UNKNOWN = "not known"
+CONTROLS_UNKNOWN = NOT_KNOWN
+#: the column of the StoryTurns left out of every accuracy; every table's Stories counts them, as the summary's
+NOT_SCORED = "Not scored"
+NOT_SCORED_NOTE = ("Stories: the run's StoryTurns in the table, as in the summary; Not scored: those with a call that "
+                   "failed for good or not finished, left out of every accuracy.")
+#: an accuracy over StoryTurns none of which was scored is not computable: said so (an empty group is '-')
+NOT_KNOWN_NOTE = f"{NOT_KNOWN}: StoryTurns there, none scored (each had a call that failed for good), so no accuracy."
+
+
+def scored_stories(boot: Bootstrap, everyone: list[StoryResult]) -> Cell:
+    """Story accuracy of ``everyone``'s scored StoryTurns; :data:`NOT_KNOWN` when there are StoryTurns but none
+    scored (never a 0 or a blank that reads as an empty group), an empty figure ('-', blank k and n 0 in CSV) when
+    there are none."""
+    scored = [s for s in everyone if s.counted]
+    return NOT_KNOWN if everyone and not scored else boot.stories(scored)
 
 
 def summary_section(runs: list[RunData], boot: Bootstrap) -> Section:
@@ -93,15 +107,16 @@ def summary_section(runs: list[RunData], boot: Bootstrap) -> Section:
     for data in runs:
         scored, counts = data.scored, data.counts
         controls = [[t for t in s.turns if t.control is not None] for s in scored]
-        rows.append([*run_columns(data), str(counts.stories), boot.stories(scored),
-                     boot.questions([s.turns for s in scored]),
+        rows.append([*run_columns(data), str(counts.stories),
+                     *((NOT_KNOWN, NOT_KNOWN) if counts.stories and not scored
+                       else (boot.stories(scored), boot.questions([s.turns for s in scored]))),
                      boot.questions(controls, controls=True) if any(t.answered for c in controls for t in c)
                      else CONTROLS_UNKNOWN if not data.controls_known else "-",
                      str(counts.undecided_answers), str(counts.hinging), str(counts.stopped), str(counts.not_scored)])
     known = all(d.controls_known for d in runs)
     return Section(SectionKey.SUMMARY, "Summary per run, all StoryTurns (%, 95% CI; not a paper table)",
                    [*RUN_HEADER, "Stories", "Story accuracy", "Question accuracy", CONTROL_QUESTIONS_COLUMN,
-                    "Undecided answers", "Stories hinging on undecided", "Stopped at undecided", "Not scored"], rows,
+                    "Undecided answers", "Stories hinging on undecided", "Stopped at undecided", NOT_SCORED], rows,
                    "Stories: the run's StoryTurns; story accuracy counts those scored, a StoryTurn right only when "
                    "every question of it is (its comprehension controls too). Question accuracy: the answered test "
                    "questions; Control questions: the comprehension control turns (the story states the answer; "
@@ -115,48 +130,65 @@ def summary_section(runs: list[RunData], boot: Bootstrap) -> Section:
                    "wrong). Not scored: StoryTurns "
                    "with a call that failed for good or not started, left out of every accuracy. Intervals: "
                    "percentile bootstrap over StoryTurns (a story's questions are resampled together); at 0% or "
-                   "100% the exact (Clopper-Pearson) interval.")
+                   "100% the exact (Clopper-Pearson) interval."
+                   + (f" {NOT_KNOWN_NOTE}" if any(not d.scored and d.counts.stories for d in runs) else ""))
 
 
 def subset_section(runs: list[RunData], subset: str, boot: Bootstrap) -> Section:
     """Story accuracy overall and per category on one subset (Table 1: text-complete; Table 2:
     image-dependent), the paper's columns first and in its order, an empty one shown as '-'."""
-    members = {d.run.name: [s for s in d.scored if s.subset == subset] for d in runs}
+    members = {d.run.name: [s for s in d.stories if s.subset == subset] for d in runs}
     paper = PAPER_CATEGORIES[subset]
     categories = ordered_categories((s for stories in members.values() for s in stories), paper)
+    unscored = any(not s.counted for stories in members.values() for s in stories)
     rows: list[list[Cell]] = []
     for data in runs:
-        stories = members[data.run.name]
-        if not stories:
+        everyone = members[data.run.name]
+        if not everyone:
             continue
-        rows.append([data.run.name, data.run.model, data.pictures_label(stories), data.feedback, str(len(stories)),
-                     boot.stories(stories), *(boot.stories(s for s in stories if s.category == c)
-                                              for c in categories)])
+        stories = [s for s in everyone if s.counted]
+        rows.append([data.run.name, data.run.model, data.pictures_label(everyone), data.feedback, str(len(everyone)),
+                     *([str(len(everyone) - len(stories))] if unscored else []),
+                     scored_stories(boot, everyone), *(scored_stories(boot, [s for s in everyone if s.category == c])
+                                                       for c in categories)])
     extra = categories[len(paper):]
     table = "Table 1" if subset == SUBSETS[0] else "Table 2"
     note = "Image: whether these StoryTurns were shown their pictures (Yes), not (No), or some of them (mixed)."
+    if unscored:
+        note += " " + NOT_SCORED_NOTE
+    if any(cell == NOT_KNOWN for row in rows for cell in row):
+        note += " " + NOT_KNOWN_NOTE
     if extra:
         note += f" {', '.join(extra)}: categories the paper's {table} does not have."
     return Section(SectionKey(subset), f"{table}: {subset} subset, story accuracy (%, 95% CI)",
-                   ["Run", "Model", "Image", "Feedback", "Stories", "Overall", *categories], rows, note)
+                   ["Run", "Model", "Image", "Feedback", "Stories", *([NOT_SCORED] if unscored else []), "Overall",
+                    *categories], rows, note)
 
 
 def source_sections(runs: list[RunData], boot: Bootstrap) -> list[Section]:
     """One table per StoryTurn source (the bundled booklet-like sample, generated items, ...), as the paper
     separates the original booklet tasks (Tables 11 and 12) from CoMMET."""
-    sources = sorted({s.source for d in runs for s in d.scored})
+    sources = sorted({s.source for d in runs for s in d.stories})
     sections = []
     for source in sources:
+        members = {d.run.name: [s for s in d.stories if s.source == source] for d in runs}
+        unscored = any(not s.counted for everyone in members.values() for s in everyone)
         rows: list[list[Cell]] = []
         for data in runs:
-            stories = [s for s in data.scored if s.source == source]
-            if stories:
-                rows.append([*run_columns(data), str(len(stories)), boot.stories(stories),
-                             *(boot.stories(s for s in stories if s.subset == subset) for subset in SUBSETS)])
+            everyone = members[data.run.name]
+            stories = [s for s in everyone if s.counted]
+            if everyone:
+                rows.append([*run_columns(data), str(len(everyone)),
+                             *([str(len(everyone) - len(stories))] if unscored else []),
+                             scored_stories(boot, everyone),
+                             *(scored_stories(boot, [s for s in everyone if s.subset == subset]) for subset in SUBSETS)])
         sections.append(Section(
             source_key(source), f"Source {source}: story accuracy (%, 95% CI; paper Tables 11 and 12)",
-            [*RUN_HEADER, "Stories", "Overall", "Text-complete (Table 12)", "Image-dependent (Table 11)"], rows,
-            f"Only StoryTurns whose source is {source!r}; Images is the run's picture setting."))
+            [*RUN_HEADER, "Stories", *([NOT_SCORED] if unscored else []), "Overall", "Text-complete (Table 12)",
+             "Image-dependent (Table 11)"], rows,
+            f"Only StoryTurns whose source is {source!r}; Images is the run's picture setting."
+            + (" " + NOT_SCORED_NOTE if unscored else "")
+            + (" " + NOT_KNOWN_NOTE if any(cell == NOT_KNOWN for row in rows for cell in row) else "")))
     return sections
 
 
@@ -244,15 +276,19 @@ def undecided_notices(store: Store, runs: list[RunData]) -> list[Notice]:
         if counts.stopped:
             what.append(f"{counts.stopped} {'story' if counts.stopped == 1 else 'stories'} stopped at an undecided "
                         "answer")
-        if counts.stopped_after_wrong:
-            what.append(f"{counts.stopped_after_wrong} more stopped at one after a wrong answer (counted wrong)")
+        if counts.stopped_after_wrong:  # a wrong answer before the undecided one, or the one it stopped at since
+            # decided wrong (a run re-judged from a stopped one): "at an undecided answer" would not be true of both
+            after = counts.stopped_after_wrong
+            what.append(f"{after} {'more' if counts.stopped else 'story' if after == 1 else 'stories'} stopped with a "
+                        "wrong answer (counted wrong)")
         hinging = f"{counts.hinging} of {counts.scored} scored stories hinge on them" if counts.hinging else \
             "no story's verdict hinges on them"
         stated = f"Run {run_id}: {', '.join(what[:-1]) + ' and ' if len(what) > 1 else ''}{what[-1]}; {hinging}"
         judge_spec = SUGGESTED_JUDGE if judge == "rules" else SUGGESTED_PANEL
         if unasked:  # questions never asked: re-judging cannot decide them, finishing asks them
             command = f"commet eval --db {store.path} --finish {run_id} --judge {judge_spec}"
-            stated += ". To decide them and ask the stopped stories' remaining questions:"
+            stated += (". To decide them and ask the stopped stories' remaining questions:" if counts.undecided_answers
+                       else ". To ask the stopped stories' remaining questions:")
         else:
             command = f"commet rejudge --db {store.path} --run {run_id} --judge {judge_spec}"
             stated += "." + (" To decide them (or run with --judge MODEL):" if judge == "rules" else

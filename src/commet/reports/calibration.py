@@ -77,7 +77,7 @@ from commet.reports.rundata import (
     load_run,
 )
 from commet.reports.sections import SectionKey
-from commet.reports.stats import Corrected, fixed
+from commet.reports.stats import NOT_KNOWN, Corrected, fixed
 from commet.store.calibration import CalibrationSample, SampledStory, load_sample
 from commet.store.labelling import unsure_answers
 from commet.store.records import StoryStatus
@@ -574,32 +574,35 @@ def _one_judge(judge: str, answers: int, undecided: int, found: list[tuple[str, 
     kappa = None
     totals = (weights[:, None] * cells).sum(axis=0)
     point = float(kappa_from_cells(totals))
-    if not np.isnan(point) and accuracy is not None and not (cells[:, 1] + cells[:, 2]).any():
-        # no disagreement: the bootstrap would only ever see kappa 1; kappa at the lower end of the agreement's
-        # Wilson interval, the chance agreement held at its observed value, is the lower bound instead
-        first, second = (totals[0] + totals[1]) / totals.sum(), (totals[0] + totals[2]) / totals.sum()
-        chance = first * second + (1 - first) * (1 - second)
-        kappa = (point, max(-1.0, ((accuracy.low or 0.0) / 100 - chance) / (1 - chance)), 1.0)
-    elif not np.isnan(point):
-        kappa = (point, *_kappa_interval(found, weights, cells, boot))
+    if not np.isnan(point) and accuracy is not None:
+        kappa = (point, *_kappa_interval(found, weights, cells, boot, accuracy, totals))
     return JudgeCalibration(judge, answers, undecided, dict(confusion), accuracy, kappa)
 
 
 def _kappa_interval(found: list[tuple[str, float, list[tuple[str, bool | None, bool]]]], weights: np.ndarray,
-                    cells: np.ndarray, boot: Bootstrap) -> tuple[float, float]:
-    """Percentile interval of the weighted kappa, resampling the labelled StoryTurns within each stratum."""
+                    cells: np.ndarray, boot: Bootstrap, accuracy: Corrected, totals: np.ndarray) -> tuple[float, float]:
+    """Percentile interval of the weighted kappa, resampling the labelled StoryTurns within each stratum.
+
+    Where the resamples show no spread (every labelled StoryTurn of each stratum alike: a judge that never
+    disagrees with the people, one that never agrees, or strata of identical StoryTurns) a percentile interval
+    would be a point, a certainty no finite sample has; the agreement's Wilson interval, carried to kappa with
+    the chance agreement held at its observed value, is the interval instead (kappa is linear in the agreement).
+    """
     rng = np.random.default_rng(boot.seed)
     strata = np.array([h for h, _, _ in found])
-    totals = np.zeros((boot.resamples, 4))
+    resampled = np.zeros((boot.resamples, 4))
     for h in np.unique(strata):
         members = np.flatnonzero(strata == h)
         draws = members[rng.integers(0, len(members), size=(boot.resamples, len(members)))]
-        totals += np.einsum("rn,rnc->rc", weights[draws], cells[draws])
-    kappas = kappa_from_cells(totals)
+        resampled += np.einsum("rn,rnc->rc", weights[draws], cells[draws])
+    kappas = kappa_from_cells(resampled)
     kappas = kappas[~np.isnan(kappas)]
-    if not kappas.size:
-        return float("nan"), float("nan")
-    return float(np.quantile(kappas, 0.025)), float(np.quantile(kappas, 0.975))
+    if kappas.size and np.ptp(kappas) > 1e-12:
+        return float(np.quantile(kappas, 0.025)), float(np.quantile(kappas, 0.975))
+    first, second = (totals[0] + totals[1]) / totals.sum(), (totals[0] + totals[2]) / totals.sum()
+    chance = first * second + (1 - first) * (1 - second)
+    low, high = ((bound or 0.0) / 100 for bound in (accuracy.low, accuracy.high))
+    return max(-1.0, (low - chance) / (1 - chance)), min(1.0, (high - chance) / (1 - chance))
 
 
 # sections ---------------------------------------------------------------------------------------------------------
@@ -651,11 +654,13 @@ CONFUSION = [(verdict, human) for verdict in (True, False, None) for human in (T
 def judges_section(calibrations: list[Calibration]) -> Section:
     """Per run and judge: answers, undecided rate, the confusion with the people, accuracy and kappa."""
     rows: list[list[Cell]] = []
+    unknown = False  # a kappa that cannot be computed: said, with why, not printed as 0 or nan
     for c in calibrations:
         for j in c.judges:
             rate = f"{fixed(100 * j.undecided / j.answers, 1)}%" if j.answers else "-"
-            kappa = "-" if j.kappa is None else (f"{fixed(j.kappa[0], 3)} [{fixed(j.kappa[1], 3)}, "
-                                                 f"{fixed(j.kappa[2], 3)}]")
+            kappa = NOT_KNOWN if j.kappa is None else (f"{fixed(j.kappa[0], 3)} [{fixed(j.kappa[1], 3)}, "
+                                                       f"{fixed(j.kappa[2], 3)}]")
+            unknown = unknown or j.kappa is None
             rows.append([c.data.run.name, j.judge, str(j.answers), f"{j.undecided} ({rate})", str(j.labelled),
                          *(str(j.confusion.get(pair, 0)) for pair in CONFUSION),
                          j.accuracy if j.accuracy is not None else "-", kappa])
@@ -667,7 +672,11 @@ def judges_section(calibrations: list[Calibration]) -> Section:
                    "confusion (the judge's verdict / the people's): answers of the labelled sample. Accuracy: on the "
                    "answers the judge decided, weighted by the strata's sampling rates (Wilson 95% interval at the "
                    "weights' effective size); Kappa: Cohen's, with a stratified bootstrap interval over the labelled "
-                   "StoryTurns. Only labels on the random sample count (not those given to disputed answers).")
+                   "StoryTurns (where the resamples cannot vary, as for a judge that always or never agrees, the "
+                   "agreement's interval carried to kappa). Only labels on the random sample count (not those given "
+                   "to disputed answers)."
+                   + (f" Kappa {NOT_KNOWN}: the judge decided no labelled answer, or its verdicts or the people's on "
+                      "them are all one way (chance agreement 1, where kappa is undefined)." if unknown else ""))
 
 
 def strata_section(calibrations: list[Calibration]) -> Section:

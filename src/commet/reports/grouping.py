@@ -49,6 +49,11 @@ def has_controls(dataset: Dataset) -> bool:
     return any(st.meta.get(ITEM) == CONTROL for st in dataset.storyturns)
 
 
+def dataset_keys(dataset: Dataset) -> set[str]:
+    """The metadata keys of the dataset's StoryTurns and turns (what ``--by`` can group by, besides the fields)."""
+    return {key for st in dataset.storyturns for meta in (st.meta, *(t.meta for t in st.turns)) for key in meta}
+
+
 def _text(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
@@ -89,14 +94,28 @@ def by_key_section(runs: list[RunData], key: str, boot: Bootstrap, dataset: Data
     if dataset is None and key not in STORED_KEYS:
         raise ValueError(f"--by {key}: metadata keys are read from the dataset; give --dataset "
                          f"(the store knows only {', '.join(STORED_KEYS)})")
+    if dataset is not None and key not in STORED_KEYS:
+        known = dataset_keys(dataset)
+        if key not in known:  # a table of one '(none)' group would only hide the misspelt or absent key
+            found = ", ".join(sorted(known)[:12]) or "none"
+            raise ValueError(f"--by {key}: no StoryTurn or turn of {dataset.source_file} has the key {key!r} (keys: "
+                             f"{', '.join(STORED_KEYS)}; metadata: {found})"
+                             + ("; accuracy by turn index is the 'turns' table (--table turns)"
+                                if key in ("turn", "turns", "turn_index") else ""))
     by_id = {st.id: st for st in dataset.storyturns} if dataset is not None else {}
     rows: list[list[Cell]] = []
+    unscored_any = any(not s.counted for data in runs for s in data.stories)
     for data in runs:
         # (value, control turns?) -> one list of turns per StoryTurn
         turns: dict[tuple[str, bool], list[list[TurnResult]]] = {}
         stories: dict[str, list[StoryResult]] = {}
-        for story in data.scored:
+        unscored: dict[str, int] = {}  # StoryTurns of the value left out (a call failed for good): counted, as everywhere
+        for story in data.stories:
             values = _turn_values(story, key, by_id.get(story.story_id) if dataset is not None else None)
+            if not story.counted:
+                if values and len(set(values)) == 1:
+                    unscored[values[0]] = unscored.get(values[0], 0) + 1
+                continue
             mine: dict[tuple[str, bool], list[TurnResult]] = {}
             for turn, value in zip(story.turns, values, strict=True):
                 mine.setdefault((value, turn.control is not None), []).append(turn)
@@ -104,21 +123,27 @@ def by_key_section(runs: list[RunData], key: str, boot: Bootstrap, dataset: Data
                 turns.setdefault(group_key, []).append(group)
             if values and len(set(values)) == 1:
                 stories.setdefault(values[0], []).append(story)
-        for value in stories:  # (a StoryTurn of control turns only still has its story row)
+        for value in [*stories, *unscored]:  # (a StoryTurn of control turns only still has its story row)
             turns.setdefault((value, False), [])
         for value, controls in sorted(turns, key=lambda v: (v[0] == MISSING, v)):
             answered = sum(t.answered for group in turns[value, controls] for t in group)
             members = [] if controls else stories.get(value, [])
-            if not answered and not members:
+            left_out = 0 if controls else unscored.get(value, 0)
+            if not answered and not members and not left_out:
                 continue
             label = CONTROL_QUESTIONS.format(value) if controls else value
             rows.append([data.run.name, data.run.model, data.images, data.feedback, label, str(answered),
                          boot.questions(turns[value, controls], controls=controls) if answered else "-",
-                         str(len(members)) if members else "-", boot.stories(members) if members else "-"])
+                         str(len(members) + left_out) if members or left_out else "-",
+                         *([str(left_out) if not controls else "-"] if unscored_any else []),
+                         boot.stories(members) if members else "-"])
     return Section(by_key(key), f"Accuracy by {key} (%, 95% CI)",
-                   [*RUN_HEADER, key, "Questions", "Question accuracy", "Stories", "Story accuracy"], rows,
+                   [*RUN_HEADER, key, "Questions", "Question accuracy", "Stories",
+                    *(["Not scored"] if unscored_any else []), "Story accuracy"], rows,
                    f"Questions: answered turns whose {key} has that value (resampled by StoryTurn). Stories: "
-                   f"StoryTurns whose turns all share it ('-' when none do). {MISSING}: the key is absent. "
+                   f"StoryTurns whose turns all share it ('-' when none do)"
+                   + (", scored or not, as the summary counts them; Not scored: those with a call that failed for "
+                      "good, left out of every accuracy" if unscored_any else "") + f". {MISSING}: the key is absent. "
                    + ("(control): the task's controls, apart from its test items. " if key == "task" else "")
                    + ("[control questions]: the comprehension control turns (the story states the answer), never in "
                       "a question accuracy with the test questions; " if dataset is not None else

@@ -97,11 +97,11 @@ def _headline(report: Report) -> list[dict[str, object]]:
         row = rows.get(data.run.name)
         story, question = (row["Story accuracy"], row["Question accuracy"]) if row else (
             boot.stories(data.scored), boot.questions([s.turns for s in data.scored]))
-        assert isinstance(story, Estimate) and isinstance(question, Estimate)
         counts = data.counts
         headline.append({"id": ids[data.run.name], "model": data.run.model, "images": data.images,
-                         "feedback": data.feedback, "judge": data.run.judge,
-                         "story": estimate_text(story), "question": estimate_text(question),
+                         "feedback": data.feedback, "judge": data.run.judge,  # (a figure not known is said so)
+                         **{key: estimate_text(cell) if isinstance(cell, Estimate) else str(cell)
+                            for key, cell in (("story", story), ("question", question))},
                          "stories": counts.stories,
                          "scored": counts.scored, "hinging": counts.hinging})
     return headline

@@ -1,10 +1,11 @@
 """Uncertainty: seeded bootstrap intervals over StoryTurns, paired comparisons and McNemar's exact test.
 
-A figure with no variation at all (0/n, n/n: every StoryTurn wrong, or every one right) gives
-every bootstrap resample the same value, so a bootstrap interval would be a point and claim a
-certainty no finite sample has; such a figure gets the exact (Clopper-Pearson) 95 % interval
-instead, which has the closed form [0, 1 - (alpha/2)^(1/n)] for 0/n and [(alpha/2)^(1/n), 1]
-for n/n (n: the units counted, e.g. StoryTurns, answers or feedback cases).
+A figure with no variation at all (0/n, n/n: every StoryTurn wrong, or every one right; or every
+StoryTurn with the same share of its questions right) gives every bootstrap resample the same
+value, so a bootstrap interval would be a point and claim a certainty no finite sample has; such a
+figure gets the exact (Clopper-Pearson) 95 % interval over its StoryTurns instead, which has the
+closed form [0, 1 - (alpha/2)^(1/n)] for 0/n and [(alpha/2)^(1/n), 1] for n/n (n: the units
+counted, e.g. StoryTurns or feedback cases). So does a paired difference whose pairs all agree.
 
 Every figure of a report is a ratio of per-story sums (correct stories / stories, correct
 questions / questions, effective feedback / feedback cases), so one resampling scheme serves
@@ -27,6 +28,9 @@ from math import exp, lgamma, log, log1p
 
 import numpy as np
 
+#: the cell of a figure that cannot be computed (no StoryTurn scored, a kappa undefined, control turns not told):
+#: said so, with a note why, in every format; never a 0, a nan, or the '-' of an empty group
+NOT_KNOWN = "not known"
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 0
 LEVEL = 0.95
@@ -256,11 +260,12 @@ def bootstrap_ratio(numerators: Sequence[float], denominators: Sequence[float] |
     k, n = sum(nums), sum(dens)
     if not n:
         return Estimate(k, n)
-    if all(x == 0 for x in nums) or all(x == d for x, d in zip(nums, dens, strict=True)):
-        # no variation: every resample repeats the figure, so the interval is the exact one instead, over the
-        # StoryTurns resampled (a story's questions stand or fall together: as many independent answers, at
-        # least, as stories that have one; as the judge-corrected figure's census, commet.reports.ppi)
-        return Estimate(k, n, *exact_boundary_interval(k, n, level, units=sum(1 for d in dens if d)))
+    if all(x * n == k * d for x, d in zip(nums, dens, strict=True) if d):
+        # no variation (every StoryTurn's own ratio is the figure: 0/n, n/n, or each story one of its two questions
+        # right): every resample repeats the figure, so the interval is the exact one instead, over the StoryTurns
+        # resampled (a story's questions stand or fall together: as many independent answers, at least, as stories
+        # that have one; as the judge-corrected figure's census, commet.reports.ppi)
+        return Estimate(k, n, *exact_interval(k, n, level, units=sum(1 for d in dens if d)))
     if all(d == 1 for d in dens) and all(x in (0, 1) for x in nums):
         ratios = np.sort(_binary_resamples(len(nums), int(k), resamples, seed))
     elif (whole := _whole_numbers(nums, dens)) is not None and len(nums) * resamples <= COUNTS_LIMIT:
@@ -277,6 +282,19 @@ def bootstrap_ratio(numerators: Sequence[float], denominators: Sequence[float] |
         ratios = np.sort(np.concatenate(blocks))
     tail = (1.0 - level) / 2
     return Estimate(k, n, _quantile(ratios, tail), _quantile(ratios, 1.0 - tail))
+
+
+def exact_interval(k: float, n: float, level: float = LEVEL, *, units: int) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) interval, in percent, of a ratio ``k / n`` whose ``units`` (StoryTurns) all have
+    that same ratio: at a boundary the closed form (:func:`exact_boundary_interval`), else Clopper-Pearson's at
+    the units, ``round(units * k / n)`` of them (as a census at the effective size, Korn and Graubard 1998)."""
+    if k == 0 or k == n:
+        return exact_boundary_interval(k, n, level, units=units)
+    from commet.reports.ppi import clopper_pearson
+
+    units = max(1, units)
+    low, high = clopper_pearson(round(units * k / n), units, level)
+    return 100.0 * low, 100.0 * high
 
 
 def exact_boundary_interval(k: float, n: float, level: float = LEVEL, *, units: int | None = None
@@ -333,6 +351,8 @@ class PairedComparison:
     b_only: int  # A wrong, B right
     both_wrong: int
     p_value: float
+    #: the interval is the exact one of the discordant rate (the pairs all differ alike: no bootstrap can vary)
+    exact: bool = False
 
     @property
     def significant(self) -> bool:
@@ -348,14 +368,23 @@ def paired_comparison(a: Sequence[bool], b: Sequence[bool], *, resamples: int = 
     n = len(a)
     pairs = list(zip(a, b, strict=True))
     diffs = [int(x) - int(y) for x, y in pairs]
-    diff_array = np.asarray(diffs, dtype=np.int64)
-    samples = np.sort(np.concatenate([100.0 * diff_array[idx].sum(axis=1) / n
-                                      for idx in _resample_indices(n, resamples, seed)]))
     tail = (1.0 - level) / 2
+    exact = len(set(diffs)) == 1
+    if exact:
+        # no variation (the runs agree on every StoryTurn, or one is right on each where the other is wrong): every
+        # resample repeats the difference, so the interval is the exact one of the discordant rate instead (0 of n
+        # discordant: within the Clopper-Pearson bound on either side; n of n: from its lower bound to 100)
+        bound = 100.0 * tail ** (1.0 / n)
+        low, high = {0: (bound - 100.0, 100.0 - bound), 1: (bound, 100.0), -1: (-100.0, -bound)}[diffs[0]]
+    else:
+        diff_array = np.asarray(diffs, dtype=np.int64)
+        samples = np.sort(np.concatenate([100.0 * diff_array[idx].sum(axis=1) / n
+                                          for idx in _resample_indices(n, resamples, seed)]))
+        low, high = _quantile(samples, tail), _quantile(samples, 1.0 - tail)
     a_only = sum(bool(x and not y) for x, y in pairs)
     b_only = sum(bool(y and not x) for x, y in pairs)
     both_right = sum(bool(x and y) for x, y in pairs)
     return PairedComparison(
         items=n, accuracy_a=100.0 * sum(a) / n, accuracy_b=100.0 * sum(b) / n, difference=100.0 * sum(diffs) / n,
-        low=_quantile(samples, tail), high=_quantile(samples, 1.0 - tail), both_right=both_right, a_only=a_only,
-        b_only=b_only, both_wrong=n - both_right - a_only - b_only, p_value=mcnemar_exact(a_only, b_only))
+        low=low, high=high, both_right=both_right, a_only=a_only, b_only=b_only,
+        both_wrong=n - both_right - a_only - b_only, p_value=mcnemar_exact(a_only, b_only), exact=exact)
