@@ -431,10 +431,6 @@ def test_the_lint_finds_each_fault(text: str, why: str) -> None:
 
 _PRONOUN = re.compile(r"\b(she|her|hers|herself|he|him|his|himself|they|them|their|themselves)\b")
 _SENTENCE = re.compile(r"[.!?]+['\u2019\"]?(?:\s|$)")
-#: Tasks whose stories still tell one cell (or crossed fact) in more sentences or with more pronouns than the other
-#: (the classroom's morning swap is a sentence of its own; the second-order story's first request told afterwards):
-#: docs/procedural.md, what is left.
-COUNTS_LEFT = {"true_belief_action", "second_order_belief_desire"}
 
 
 @functools.cache
@@ -479,7 +475,7 @@ def test_the_same_item_has_as_many_sentences_and_pronouns_in_every_cell() -> Non
                 assert len(seen) > 1 or task in {"common_desire", "diverse_desire", "diverse_belief"}, (task, seen)
                 if len(set().union(*seen.values())) > 1:
                     changed.add(task)
-    assert changed == COUNTS_LEFT, changed
+    assert changed == set(), changed
 
 
 _SHE = re.compile(r"\b(she|her|hers|herself)\b")
@@ -499,12 +495,6 @@ def _gender_view(storyturn: StoryTurn) -> tuple[str | None, tuple[tuple[int, int
         told += " " + (turn.story or "").lower()
         counts.append((len(_SHE.findall(told)), len(_HE.findall(told))))
     return (_NAME_PRONOUN[first.group(0)] if first else None, tuple(counts))
-
-
-#: Tasks whose first-named character is the cell itself: reference_hard_perspective's story opens with whoever
-#: sets the things out, the grown-up where the speaker is kept from one (the child comes in) and the child
-#: otherwise; who comes in is the fact the task turns on, not a nuisance (docs/procedural.md).
-FIRST_NAMED_IS_THE_CELL = {"reference_hard_perspective"}
 
 
 def _spread(views: list[tuple[str | None, tuple[tuple[int, int], ...]]]) -> dict[object, Fraction]:
@@ -531,5 +521,5 @@ def test_what_a_reader_of_gender_sees_is_spread_alike_over_every_cell() -> None:
                 if len({frozenset(_spread(vs).items()) for vs in views.values()}) > 1:
                     first_named.add(task)
                 checked += len(item) > 1
-    assert first_named == FIRST_NAMED_IS_THE_CELL, first_named
+    assert first_named == set(), first_named
     assert checked >= 6 * 24, checked  # every task's items land in more than one cell (the three without a key too)

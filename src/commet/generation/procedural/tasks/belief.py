@@ -256,7 +256,7 @@ BREAK = (
     "At break time, while {c1.name}, {c2.name} and the other children are outside, {tc.name} swaps the {a} and the "
     "{b} round {why}.",
     "During break, with {c1.name}, {c2.name} and the rest of the class out in the playground, {tc.name} puts the "
-    "{a} where the {b} were and the {b} where the {a} were {why}.",
+    "{a} and the {b} each in the other's place {why}.",
     "While {c1.name}, {c2.name} and their classmates are out at break, {tc.name} mixes the two lots up {why}, so "
     "that each ends up in the other's place.",
     "At break, when {c1.name}, {c2.name} and everyone else have gone out, {tc.name} trades the places of the {a} "
@@ -265,10 +265,10 @@ BREAK = (
     "and puts each lot back where the other was.",
 )
 ANNOUNCE = (
-    "When {p.name} comes back in, {tc.name} tells {p.obj}, 'I have swapped the {a} and the {b}!' {q.name} is still "
-    "out at the water fountain and does not hear it.",
-    "{tc.name} tells {p.name}, the first one back, 'The {a} and the {b} have changed places.' {q.name}, still out "
-    "in the playground, does not hear it.",
+    "When {p.name} comes back in, {tc.name} tells {p.obj}, 'I have swapped the {a} and the {b} round!' {q.name} is "
+    "still out at the water fountain and does not hear it.",
+    "{tc.name} tells {p.name}, the first one back, 'The {a} and the {b} have swapped places with each other.' "
+    "{q.name}, still out in the playground, does not hear it.",
     "As soon as {p.name} comes back, {tc.name} says to {p.obj}, 'Look, the {a} are where the {b} used to be, and "
     "the other way round.' {q.name} is still outside and misses it.",
     "{p.name} comes in first and hears {tc.name} say, 'I have put the {a} and the {b} in each other's places.' "
@@ -277,38 +277,51 @@ ANNOUNCE = (
     "still out on the swings and does not hear.",
 )
 #: In the stories where break undoes it: the swap everyone saw in the morning, then the swap back and its news.
+#: Each frame pairs with the one of :data:`MORNING_KEPT` at its index (same words, toys and pronouns counted).
 MORNING = (
     "This morning, with the whole class watching, {tc.name} swapped the {a} and the {b} round.",
-    "First thing this morning, in front of everyone, {tc.name} put the {a} where the {b} were and the {b} where the "
-    "{a} were.",
+    "First thing this morning, in front of everyone, {tc.name} put the {a} and the {b} each in the other's place.",
     "This morning {tc.name} mixed the two lots up while the whole class looked on, so that each went to the "
     "other's place.",
     "At the start of the day, as the whole class watched, {tc.name} traded the places of the {a} and the {b}.",
     "Before lessons began, {tc.name} swapped the {a} and the {b} over, and every child saw it.",
 )
+#: Something the teacher did with the toys that the whole class saw, in the stories where break does not undo a
+#: swap: it stands where the others tell the morning's swap, frame for frame in as many words and sentences, with
+#: the toys named as often and in the same order and no pronoun, so that no count of the story tells the two apart.
+MORNING_KEPT = (
+    "This morning, with the whole class watching, {tc.name} dusted the {a} and the {b} carefully.",
+    "First thing this morning, in front of everyone, {tc.name} checked the {a} and the {b} to see none were lost.",
+    "This morning {tc.name} wiped the two lots clean while the whole class looked on, so that each was as good as "
+    "new.",
+    "At the start of the day, as the whole class watched, {tc.name} read the labels of the {a} and the {b}.",
+    "Before lessons began, {tc.name} counted the {a} and the {b} again, and every child saw it.",
+)
+#: Each of these frames (and of :data:`ANNOUNCE_BACK`) says as many words as the one of :data:`BREAK`
+#: (:data:`ANNOUNCE`) at its index, names the toys as often and with as many pronouns.
 BREAK_BACK = (
     "At break time, while {c1.name}, {c2.name} and the other children are outside, {tc.name} swaps the {a} and the "
     "{b} back {why}.",
     "During break, with {c1.name}, {c2.name} and the rest of the class out in the playground, {tc.name} puts the "
-    "{a} and the {b} back where they were before {why}.",
+    "{a} and the {b} back where each was before {why}.",
     "While {c1.name}, {c2.name} and their classmates are out at break, {tc.name} undoes the swap {why}, so that "
-    "each lot is back in its old place.",
-    "At break, when {c1.name}, {c2.name} and everyone else have gone out, {tc.name} trades the places of the {a} "
-    "and the {b} back again {why}.",
+    "each lot ends up back in its old place.",
+    "At break, when {c1.name}, {c2.name} and everyone else have gone out, {tc.name} puts the {a} and the {b} back "
+    "in place {why}.",
     "Over break, with {c1.name}, {c2.name} and the others outside, {tc.name} takes out the {a} and the {b} {why} "
-    "and puts each lot back where it used to be.",
+    "and puts each lot back in its old place.",
 )
 ANNOUNCE_BACK = (
     "When {p.name} comes back in, {tc.name} tells {p.obj}, 'I have swapped the {a} and the {b} back!' {q.name} is "
     "still out at the water fountain and does not hear it.",
-    "{tc.name} tells {p.name}, the first one back, 'The {a} and the {b} are back in their old places.' {q.name}, "
+    "{tc.name} tells {p.name}, the first one back, 'The {a} and the {b} are back in the usual places.' {q.name}, "
     "still out in the playground, does not hear it.",
-    "As soon as {p.name} comes back, {tc.name} says to {p.obj}, 'Look, the {a} and the {b} are back where they "
-    "always were.' {q.name} is still outside and misses it.",
-    "{p.name} comes in first and hears {tc.name} say, 'I have put the {a} and the {b} back in their usual places.' "
+    "As soon as {p.name} comes back, {tc.name} says to {p.obj}, 'Look, the {a} and the {b} are back in just the "
+    "same places as always.' {q.name} is still outside and misses it.",
+    "{p.name} comes in first and hears {tc.name} say, 'I have put the {a} and the {b} back in place now.' "
     "{q.name} is still tying {q.det} shoes outside and does not hear a word.",
-    "{tc.name} tells {p.name}, who is back first, 'The {a} and the {b} have gone back to their old places.' "
-    "{q.name} is still out on the swings and does not hear.",
+    "{tc.name} tells {p.name}, who is back first, 'The {a} and the {b} have swapped back today.' {q.name} is "
+    "still out on the swings and does not hear.",
 )
 NEEDS = (
     "Later, {ch.name} wants {an_x} {for_}.", "Then {ch.name} needs {an_x} {for_}.",
@@ -354,7 +367,7 @@ def true_belief_action(b: StoryBuilder, image_dependent: bool) -> None:
              "an_x": an(kinds[0].noun), "for_": fill(b.pick("wants for", WANTS_FOR), child)}
     story = " ".join([
         b.frame("kept", KEPT).format(x1=x1, x2=x2, p1=p1.name, p2=p2.name, **slots),
-        *([b.frame("morning", MORNING).format(**slots)] if back else []),
+        b.frame("morning", MORNING if back else MORNING_KEPT).format(**slots),
         b.frame("swap", BREAK_BACK if back else BREAK).format(why=b.pick("tidy reason", TIDY_REASONS), **slots),
         b.frame("announce", ANNOUNCE_BACK if back else ANNOUNCE).format(**slots),
         b.frame("needs", NEEDS).format(**slots),

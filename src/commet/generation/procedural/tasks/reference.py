@@ -346,6 +346,15 @@ def reference_hard_referent(b: StoryBuilder, image_dependent: bool) -> None:
 
 # --- reference, hard: size and perspective ---------------------------------------------------
 
+#: The opening names both people, in an order drawn without the cell (``opening: named first``), before the sentence
+#: that says who sets the things out (which is the cell): so the first-named person tells nothing about the cell.
+OPENING = (
+    "{n1.name} and {n2.name} are going to play with some {ks} today.",
+    "Today {n1.name} and {n2.name} have a game to play with some {ks}.",
+    "This is a story about {n1.name}, {n2.name} and some {ks}.",
+    "{n1.name} and {n2.name} will need some {ks} today.",
+    "It is a busy day for {n1.name} and {n2.name}, and there are {ks} to play with.",
+)
 SET_OUT = (
     "{x.name} puts out three {ks}: a big one, a middle-sized one and a small one.",
     "{x.name} sets three {ks} out on the tables, a big one, a middle-sized one and a small one.",
@@ -451,7 +460,8 @@ def reference_hard_perspective(b: StoryBuilder, image_dependent: bool) -> None:
     occ = w.occluders["occluder"].kind
     slots = {"x": setter, "y": arriver, "z": blocked, "c": child, "h": helper, "k": kind.noun, "ks": kind.plural,
              "r": r, "hid": SIZE_WORD[alone], "occ": occ, "for_": fill(b.pick("wants for", WANTS_FOR), child)}
-    text = [b.frame("set out", SET_OUT).format(**slots)]
+    n1, n2 = b.shuffled("opening: named first", [child, helper])
+    text = [b.frame("opening", OPENING).format(n1=n1, n2=n2, **slots), b.frame("set out", SET_OUT).format(**slots)]
     if not image_dependent:
         text.append(b.frame("colours", COLOURS_ARE).format(
             **{f"z{k + 1}": SIZE_WORD[s] for k, s in enumerate(sizes)},

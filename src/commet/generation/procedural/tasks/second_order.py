@@ -62,7 +62,7 @@ EARLIER = (
     "The first wish, said while the two grown-ups listened, went:",
     "Until then, with everyone there, the words were:",
     "A minute earlier, with everybody listening, it sounded like this:",
-    "At the start, in the hearing of them all:",
+    "At the start, in the hearing of both grown-ups:",
 )
 #: The same two sentences with the one who stays named first (which comes first is a balanced nuisance choice).
 STEPS_OUT_STAYS_FIRST = (
