@@ -523,3 +523,58 @@ def test_what_a_reader_of_gender_sees_is_spread_alike_over_every_cell() -> None:
                 checked += len(item) > 1
     assert first_named == set(), first_named
     assert checked >= 6 * 24, checked  # every task's items land in more than one cell (the three without a key too)
+
+
+_SLOT = re.compile(r"\{([a-z_0-9]+)(?:\.[a-z]+)?\}")
+
+
+def _shape(*frames: str) -> tuple[int, int, int, tuple[tuple[str, int], ...]]:
+    """What a reader of sizes sees of frames told one after another, whatever fills them (every slot one word): their
+    words, sentences and pronouns, and how often each slot (a name, a toy, the reason) is filled in."""
+    text = " ".join(_SLOT.sub("X", f) for f in frames)
+    slots = Counter(s for f in frames for s in _SLOT.findall(f))
+    return len(text.split()), len(_SENTENCE.findall(text)), len(_PRONOUN.findall(text.lower())), tuple(sorted(slots.items()))
+
+
+def _paired_stories() -> dict[str, tuple[list[tuple[str, ...]], list[tuple[str, ...]]]]:
+    """Per story, the frames its two crossed facts tell at the same places (frame keys), as every pair of frame indices
+    can combine them: the kept story's and the undone one's."""
+    from commet.generation.procedural.tasks import belief, moral, second_order
+
+    def crossed(kept_a: tuple[str, ...], kept_b: tuple[str, ...], undone_a: tuple[str, ...], undone_b: tuple[str, ...]
+                ) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+        # ``a`` frames share one key (one index) and ``b`` frames another: the kept story tells kept_a[i] and kept_b[j]
+        # where the undone one tells undone_a[i] and undone_b[j]
+        pairs = [(i, j) for i in range(len(kept_a)) for j in range(len(kept_b))]
+        return [(kept_a[i], kept_b[j]) for i, j in pairs], [(undone_a[i], undone_b[j]) for i, j in pairs]
+
+    def same(kept: tuple[str, ...], undone: tuple[str, ...]) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+        return [(f,) for f in kept], [(f,) for f in undone]
+
+    return {
+        "false_belief_location": crossed(belief.SEEN, belief.SWAP, belief.SWAP_BACK, belief.SWAP_SEEN),
+        "expectation_false_belief": crossed(belief.BREAKFAST_SEEN, belief.MIXUP, belief.MIXUP_BACK, belief.MIXUP_SEEN),
+        "moral text": crossed(moral.SEEN, moral.SWAP, moral.SWAP_BACK, moral.SWAP_SEEN),
+        "moral picture": same(moral.SWAP_PICTURE, moral.SWAP_PICTURE_BACK),
+        "classroom morning": same(belief.MORNING_KEPT, belief.MORNING),
+        "classroom break": same(belief.BREAK, belief.BREAK_BACK),
+        "classroom news": same(belief.ANNOUNCE, belief.ANNOUNCE_BACK),
+        "second-order first request": ([(f, "'X!'") for f in second_order.EARLIER], [("'X!'",)] * 5),
+    }
+
+
+def test_a_crossed_fact_is_told_in_as_many_words_whatever_the_frames() -> None:
+    """Exact, over every pair of frame indices: where the stories with the swap undone (the classroom's, the location,
+    lunchbox and moral stories') tell the swap both children see and the swap back, the others tell a deed both see and
+    the swap, in as many words, sentences and pronouns, with every slot filled as often. A reader of the story's exact
+    word count (a threshold learned on one seed) read that fact at 63 to 75 % (chance 50) on the frames before these:
+    the undone stories were some 5 to 7 words longer; it now reads it at chance (docs/procedural.md)."""
+    checked = 0
+    for story, (kept, undone) in _paired_stories().items():
+        for a, b in zip(kept, undone, strict=True):
+            if story == "second-order first request":  # the lead-in and quote against none: only the pronouns count
+                assert _shape(*a)[2] == 0, (story, a)
+                continue
+            assert _shape(*a) == _shape(*b), (story, a, b)
+            checked += 1
+    assert checked >= 3 * 25 + 4 * 5

@@ -46,40 +46,40 @@ PUTS = (
 #: The swap, naming no child (who is away and who stays is told just before, see ``away_and_stays``).
 SWAP = (
     "Then {m.name} swaps the {a} and the {b} round {why}, and the child who stayed sees it happen.",
-    "{m.name} comes by {why} and puts the {a} where the {b} was and the {b} where the {a} was; the child in the "
-    "room watches.",
+    "{m.name} comes by {why} and puts the {a} where the {b} was and the {b} where the {a} was; the child who stayed "
+    "watches.",
     "{m.name} uses the time to swap the two toys over {why}, in full view of the child who stayed.",
-    "Then {m.name} mixes the two toys up {why}, so that each one ends up in the other's place; the child who "
-    "stayed sees it all.",
-    "{m.name} trades the places of the {a} and the {b} {why}, and the child in the room watches.",
+    "Then {m.name} mixes the two toys up {why}, so that each one ends up in the other's place; the child who stayed "
+    "sees it all.",
+    "{m.name} trades the places of the {a} and the {b} {why}, and the child who stayed watches.",
 )
 #: The swap both children see, in the stories where it is later undone.
 SWAP_SEEN = (
     "Then {m.name} swaps the {a} and the {b} round {why}, and {n1.name} and {n2.name} both see it happen.",
     "{m.name} comes by {why} and puts the {a} where the {b} was and the {b} where the {a} was; {n1.name} and "
     "{n2.name} both watch.",
-    "{m.name} uses the time to swap the two toys over {why}, in full view of {n1.name} and {n2.name}.",
+    "{m.name} uses the time to swap the two toys over {why}, in full view of both {n1.name} and {n2.name}.",
     "Then {m.name} mixes the two toys up {why}, so that each one ends up in the other's place; {n1.name} and "
-    "{n2.name} see it all.",
+    "{n2.name} both see it all.",
     "{m.name} trades the places of the {a} and the {b} {why}, and {n1.name} and {n2.name} both watch.",
 )
 #: Something the grown-up does that both children see, in the stories where the swap is not undone: it stands where
 #: the undone stories tell the swap both see, naming the grown-up and both children as it does, so that the two kinds
 #: of story have as many sentences and pronouns and name the people in the same order.
 SEEN = (
-    "Then {m.name} waters the flowers, and {n1.name} and {n2.name} both see it happen.",
-    "{m.name} comes by and opens a window wide; {n1.name} and {n2.name} both watch.",
-    "{m.name} sweeps up some crumbs, in full view of {n1.name} and {n2.name}.",
-    "Then {m.name} hangs some pictures up on the wall; {n1.name} and {n2.name} see it all.",
+    "Then {m.name} waters all the flowers, and {n1.name} and {n2.name} both see it happen.",
+    "{m.name} comes by and opens the big window wide; {n1.name} and {n2.name} both watch.",
+    "{m.name} sweeps up a few crumbs, in full view of both {n1.name} and {n2.name}.",
+    "Then {m.name} hangs two pictures on the wall by the door; {n1.name} and {n2.name} both see it all.",
     "{m.name} folds up a blanket, and {n1.name} and {n2.name} both watch.",
 )
 #: The swap undone, naming no child (who is away and who stays is told just before, see ``away_and_stays``).
 SWAP_BACK = (
-    "Then {m.name} thinks again and swaps the two toys back, and the child who stayed sees it happen.",
-    "{m.name} thinks better of it and puts each toy back where it was before; the child in the room watches.",
-    "{m.name} then swaps the {a} and the {b} back again, in full view of the child who stayed.",
-    "After a while {m.name} puts the two toys back where each started, and the child who stayed sees it all.",
-    "Then {m.name} undoes the swap, so that each toy is back in its first place; the child in the room watches.",
+    "{m.name} swaps the two toys back, and the child who stayed sees it happen.",
+    "{m.name} comes by and puts each toy back again; the child who stayed watches.",
+    "{m.name} swaps the two toys back, in full view of the child who stayed.",
+    "Then {m.name} puts each of the toys back in its place; the child who stayed sees it all.",
+    "{m.name} quickly undoes the swap, and the child who stayed watches.",
 )
 WANTS = (
     "Later, with everyone back in the room, {o.name} wants to play with {o.det} {t}.",
@@ -150,9 +150,9 @@ class _Swapped:
         swap = {"m": self.mover, "a": named[0].noun, "b": named[1].noun, "why": b.pick("tidy reason", TIDY_REASONS)}
         away_sentence = away_and_stays(b, self.p, self.q, away, lead=names[0])
         if self.back:  # the swap both see, then one child away while it is undone
-            events = [_fmt(b.frame("swap", SWAP_SEEN), n1=names[0], n2=names[1], **swap), away_sentence, _fmt(b.frame("back", SWAP_BACK), **swap)]
+            events = [_fmt(b.frame("swap", SWAP_SEEN), n1=names[0], n2=names[1], **swap), away_sentence, _fmt(b.frame("seen or back", SWAP_BACK), **swap)]
         else:
-            events = [_fmt(b.frame("seen", SEEN), n1=names[0], n2=names[1], **swap), away_sentence,
+            events = [_fmt(b.frame("seen or back", SEEN), n1=names[0], n2=names[1], **swap), away_sentence,
                       _fmt(b.frame("swap", SWAP), **swap)]
         text = [
             _fmt(b.frame("intro", INTRO), names=f"{names[0].name}, {names[1].name} and {self.mover.name}",
@@ -425,40 +425,37 @@ HABIT = (
 MIXUP = (
     "This morning {pa.name} mixes up the two lunches, so each lunchbox gets what usually goes in the other one; the "
     "child who stayed sees it.",
-    "Today {pa.name} swaps the two lunches over by mistake, and the child in the room watches.",
-    "This morning {pa.name} is in a hurry and puts each lunch in the wrong lunchbox, in full view of the child who "
-    "stayed.",
+    "Today {pa.name} swaps the two lunches over by mistake, and the child who stayed watches.",
+    "This morning {pa.name} is in a hurry and puts each lunch in the wrong lunchbox, and the child who stayed sees "
+    "it.",
     "This morning {pa.name} gets the two lunches the wrong way round; the child who stayed sees it all.",
-    "Today {pa.name} packs the two lunches into the wrong lunchboxes, and the child in the room watches.",
+    "Today {pa.name} packs the two lunches into the wrong lunchboxes, and the child who stayed watches.",
 )
 #: The mix-up both children see, in the stories where it is later put right.
 MIXUP_SEEN = (
-    "This morning {pa.name} mixes up the two lunches, so each lunchbox gets what usually goes in the other one; "
-    "both children see it.",
-    "Today {pa.name} swaps the two lunches over by mistake, and both children watch.",
-    "This morning {pa.name} is in a hurry and puts each lunch in the wrong lunchbox, in full view of both children.",
-    "This morning {pa.name} gets the two lunches the wrong way round; both children see it all.",
-    "Today {pa.name} packs the two lunches into the wrong lunchboxes, and both children watch.",
+    "This morning {pa.name} mixes up the two lunches, so each lunchbox gets what usually goes in the other one; both "
+    "of the children see it.",
+    "Today {pa.name} swaps the two lunches over by mistake, and both of the children watch.",
+    "This morning {pa.name} is in a hurry and puts each lunch in the wrong lunchbox, and both of the children see it.",
+    "This morning {pa.name} gets the two lunches the wrong way round; both of the children see it all.",
+    "Today {pa.name} packs the two lunches into the wrong lunchboxes, and both of the children watch.",
 )
 #: Something the packer does that both children see, in the stories where the mix-up is not put right: it stands
 #: where the undone stories tell the mix-up both see, so that both kinds of story have as many sentences and pronouns.
 BREAKFAST_SEEN = (
-    "This morning {pa.name} makes toast for everyone; both children see it.",
-    "Today {pa.name} pours two glasses of milk, and both children watch.",
-    "This morning {pa.name} sweeps the floor, in full view of both children.",
-    "This morning {pa.name} opens the curtains wide; both children see it all.",
-    "Today {pa.name} sets out two bowls for breakfast, and both children watch.",
+    "This morning {pa.name} makes toast and boils some eggs for everyone; both of the children see it.",
+    "Today {pa.name} pours two glasses of milk and puts out the jam, and both of the children watch.",
+    "This morning {pa.name} sweeps the kitchen floor clean, and both of the children see it.",
+    "This morning {pa.name} opens the curtains and lets the sunshine in; both of the children see it all.",
+    "Today {pa.name} sets out two bowls and two spoons on the table, and both of the children watch.",
 )
 #: The mix-up put right, naming no child (who is away and who watches is told just before).
 MIXUP_BACK = (
     "Then {pa.name} notices the mistake and swaps the two lunches back; the child who stayed sees it.",
-    "A moment later {pa.name} spots the mix-up and puts each lunch back in its usual lunchbox, and the child in the "
-    "room watches.",
-    "Then {pa.name} swaps the two lunches back again, in full view of the child who stayed.",
-    "{pa.name} soon sees the mistake and puts the two lunches back the usual way round; the child who stayed sees "
-    "it all.",
-    "Then {pa.name} undoes the mix-up, so each lunchbox holds its usual lunch again, and the child in the room "
-    "watches.",
+    "A moment later {pa.name} spots the mix-up and puts each lunch back, and the child who stayed watches.",
+    "Then {pa.name} swaps the two lunches back again, and the child who stayed sees it.",
+    "{pa.name} soon sees the mistake and puts the two lunches back; the child who stayed sees it all.",
+    "Then {pa.name} undoes the mix-up, so each lunchbox holds its usual lunch, and the child who stayed watches.",
 )
 HOPES = (
     "{c1.name} would love {g1} today, and {c2.name} would love {g2}.",
@@ -524,8 +521,8 @@ def expectation_false_belief(b: StoryBuilder, image_dependent: bool) -> None:
     hope = {child.id: an(wants.noun), sib.id: an(sib_wants.noun)}
     slots = {"pa": parent, "p": p, "q": q, "ch": child, "away": away}
     away_sentence = away_and_stays(b, p, q, away, lead=h1)
-    events = ([b.frame("mixup", MIXUP_SEEN).format(**slots), away_sentence, b.frame("back", MIXUP_BACK).format(**slots)]
-              if back else [b.frame("seen", BREAKFAST_SEEN).format(**slots), away_sentence,
+    events = ([b.frame("mixup", MIXUP_SEEN).format(**slots), away_sentence, b.frame("seen or back", MIXUP_BACK).format(**slots)]
+              if back else [b.frame("seen or back", BREAKFAST_SEEN).format(**slots), away_sentence,
                             b.frame("mixup", MIXUP).format(**slots)])
     story = " ".join([
         b.frame("habit", HABIT).format(c1=c1, c2=c2, f1=food[c1.id], f2=food[c2.id], **slots),
