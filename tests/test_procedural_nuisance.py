@@ -559,7 +559,7 @@ def _paired_stories() -> dict[str, tuple[list[tuple[str, ...]], list[tuple[str, 
         "classroom morning": same(belief.MORNING_KEPT, belief.MORNING),
         "classroom break": same(belief.BREAK, belief.BREAK_BACK),
         "classroom news": same(belief.ANNOUNCE, belief.ANNOUNCE_BACK),
-        "second-order first request": ([(f, "'X!'") for f in second_order.EARLIER], [("'X!'",)] * 5),
+        "second-order first request": same(second_order.IN_ORDER, second_order.EARLIER),
     }
 
 
@@ -568,13 +568,12 @@ def test_a_crossed_fact_is_told_in_as_many_words_whatever_the_frames() -> None:
     lunchbox and moral stories') tell the swap both children see and the swap back, the others tell a deed both see and
     the swap, in as many words, sentences and pronouns, with every slot filled as often. A reader of the story's exact
     word count (a threshold learned on one seed) read that fact at 63 to 75 % (chance 50) on the frames before these:
-    the undone stories were some 5 to 7 words longer; it now reads it at chance (docs/procedural.md)."""
+    the undone stories were some 5 to 7 words longer; it now reads it at chance (docs/procedural.md). So does the
+    second-order story's first request, told in order or afterwards (a balanced choice the audit's census reader
+    joined, by the story's length, with the order of mention: 55 to 60 %)."""
     checked = 0
     for story, (kept, undone) in _paired_stories().items():
         for a, b in zip(kept, undone, strict=True):
-            if story == "second-order first request":  # the lead-in and quote against none: only the pronouns count
-                assert _shape(*a)[2] == 0, (story, a)
-                continue
             assert _shape(*a) == _shape(*b), (story, a, b)
             checked += 1
-    assert checked >= 3 * 25 + 4 * 5
+    assert checked >= 3 * 25 + 5 * 5

@@ -70,7 +70,7 @@ SEEN = (
     "Then {m.name} waters all the flowers, and {n1.name} and {n2.name} both see it happen.",
     "{m.name} comes by and opens the big window wide; {n1.name} and {n2.name} both watch.",
     "{m.name} sweeps up a few crumbs, in full view of both {n1.name} and {n2.name}.",
-    "Then {m.name} hangs two pictures on the wall by the door; {n1.name} and {n2.name} both see it all.",
+    "Then {m.name} hangs two pictures on the wall by the window; {n1.name} and {n2.name} both see it all.",
     "{m.name} folds up a blanket, and {n1.name} and {n2.name} both watch.",
 )
 #: The swap undone, naming no child (who is away and who stays is told just before, see ``away_and_stays``).
@@ -447,7 +447,7 @@ BREAKFAST_SEEN = (
     "Today {pa.name} pours two glasses of milk and puts out the jam, and both of the children watch.",
     "This morning {pa.name} sweeps the kitchen floor clean, and both of the children see it.",
     "This morning {pa.name} opens the curtains and lets the sunshine in; both of the children see it all.",
-    "Today {pa.name} sets out two bowls and two spoons on the table, and both of the children watch.",
+    "Today {pa.name} sets out two bowls and two spoons for the meal, and both of the children watch.",
 )
 #: The mix-up put right, naming no child (who is away and who watches is told just before).
 MIXUP_BACK = (

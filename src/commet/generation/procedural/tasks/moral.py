@@ -103,7 +103,7 @@ SEEN = (
     "Then {h.name} comes in and waters each of the flowers, while {n1.name} and {n2.name} both watch.",
     "{h.name} opens a window to let some fresh air in, and {n1.name} and {n2.name} both see it.",
     "{h.name} sweeps up a few crumbs, in full view of both {n1.name} and {n2.name}.",
-    "Then {h.name} hangs two pictures on the wall by the door; {n1.name} and {n2.name} both see it happen.",
+    "Then {h.name} hangs two pictures on the wall by the window; {n1.name} and {n2.name} both see it happen.",
     "{h.name} folds up a blanket neatly, while {n1.name} and {n2.name} both watch.",
 )
 #: The swap undone while one child is away, naming no child.

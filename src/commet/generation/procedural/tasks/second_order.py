@@ -47,22 +47,29 @@ STEPS_OUT = (
     "Then {p.name} heads out to the car to find the keys, and {q.name} waits inside.",
     "Then {p.name} walks out to the car to get an umbrella, while {q.name} stays in the hall.",
 )
-#: The change of mind, in a sentence that names no toy.
-#: The first request told afterwards (a balanced choice: told in the order it happened, the child's wish now would
-#: always be the request told last, whatever the reader follows). Where the first request would stand, the child
-#: is named as often (``UNDECIDED``), and the later sentence names no one, so the people's mentions fall alike.
+#: The first request is told after a sentence that names the child (``UNDECIDED``), in a lead-in and the quoted words
+#: of every request, either in the order it happened (``IN_ORDER``) or after the one who missed the change is told
+#: (``EARLIER``, a balanced choice: told in the order it happened, the child's wish now would always be the request
+#: told last, whatever the reader follows). The two lead-ins at one frame index have as many words, no pronoun, and
+#: the same sentence before them, so the story's length and counts are the same either way: a reader that could tell
+#: the two orders apart by length (a threshold on the characters, 55 to 60 %) could join it with the order of mention.
 UNDECIDED = (
     "{c.name} cannot decide at first.", "{c.name} looks at the two toys for a long time.",
     "{c.name} takes a long look.", "{c.name} stares at the window.", "{c.name} points at the window.",
 )
-#: The first request, told afterwards, in the same quoted words as every request (so that each toy is named in a
-#: request in every story), after a lead-in of its own words (no one word, such as "both", marks these stories).
+IN_ORDER = (
+    "So, in front of both grown-ups, the first wish goes like this:",
+    "The first wish, said while the two grown-ups listen, goes:",
+    "At last, with everyone there, the words are:",
+    "Then at last, with everybody listening, it sounds like this:",
+    "In the end, for all in the hall to hear:",
+)
 EARLIER = (
     "Before that, in front of both grown-ups, the wish had been this:",
     "The first wish, said while the two grown-ups listened, went:",
     "Until then, with everyone there, the words were:",
     "A minute earlier, with everybody listening, it sounded like this:",
-    "At the start, in the hearing of both grown-ups:",
+    "At the start, for all in the hall to hear:",
 )
 #: The same two sentences with the one who stays named first (which comes first is a balanced nuisance choice).
 STEPS_OUT_STAYS_FIRST = (
@@ -79,6 +86,7 @@ HEARS_OUT_FIRST = (
     "{p.name} is outside and does not hear it, as {noise}, while {q.name} is in the hall and does.",
     "{p.name}, outside, misses it because {noise}; {q.name}, still inside, hears it clearly.",
 )
+#: The change of mind, in a sentence that names no toy.
 CHANGES = ("Just then {c.name} changes {c.det} mind.", "A moment later, {c.name} changes {c.det} mind.",
            "Then {c.name} has second thoughts about {c.det} wish.", "Suddenly {c.name} would rather have the other toy.",
            "Right then {c.name} decides on the other toy after all.", "Now {c.name} wants the other toy instead.")
@@ -155,13 +163,14 @@ def second_order_belief_desire(b: StoryBuilder, image_dependent: bool) -> None:
     stays_first = b.flip("the one who stays named first")  # in both sentences that name the two grown-ups
     told_later = b.flip("the first request told afterwards")
     text = [b.frame("window", WINDOW).format(t1=told[0], t2=told[1], **slots),
-            b.frame("undecided", UNDECIDED).format(**slots) if told_later else request(an(first.noun)),
+            b.frame("undecided", UNDECIDED).format(**slots),
+            *([] if told_later else [f"{b.frame('first request', IN_ORDER)} {said(an(first.noun))}"]),
             b.frame("steps out", STEPS_OUT_STAYS_FIRST if stays_first
                     else STEPS_OUT).format(**slots),
             b.frame("changes", CHANGES).format(**slots), request(an(second.noun)),
             b.frame("hears", HEARS if stays_first
                     else HEARS_OUT_FIRST).format(noise=b.pick("noise", NOISES), **slots),
-            *([f"{b.frame('earlier', EARLIER)} {said(an(first.noun))}"] if told_later else []),
+            *([f"{b.frame('first request', EARLIER)} {said(an(first.noun))}"] if told_later else []),
             b.frame("goes", GOES).format(**slots),
             b.frame("sold out", SOLD_OUT).format(t1=at_shop[0], t2=at_shop[1], **slots),
             b.frame("sorry", SORRY).format(**slots)]
