@@ -434,6 +434,13 @@ _SENTENCE = re.compile(r"[.!?]+['\u2019\"]?(?:\s|$)")
 
 
 @functools.cache
+def _generated(task: str, image: bool, k: int, slot: int) -> tuple[StoryTurn, dict[str, Scene]]:
+    """One StoryTurn of seed 5 and the scene files it ships."""
+    storyturn, built = generate_storyturn(task, k, 5, image, slot=slot)
+    return storyturn, built.shipped
+
+
+@functools.cache
 def _items_by_cell(task: str, image: bool) -> tuple[dict[tuple[object, object], tuple[StoryTurn, ...]], ...]:
     """Per item (its named draws fixed: index 0-5 of seed 5), the StoryTurns it becomes at slots 0-7 (every crossed
     cell twice), grouped by the cell (and crossed fact) each slot gives it."""
@@ -441,7 +448,7 @@ def _items_by_cell(task: str, image: bool) -> tuple[dict[tuple[object, object], 
     for k in range(6):
         seen: dict[tuple[object, object], list[StoryTurn]] = defaultdict(list)
         for slot in range(8):
-            storyturn, _ = generate_storyturn(task, k, 5, image, slot=slot)
+            storyturn, _ = _generated(task, image, k, slot)
             cell = storyturn.meta.get("cell") or {}
             seen[(cell.get("value"), (cell.get("fact") or {}).get("value"))].append(storyturn)
         out.append({cell: tuple(sts) for cell, sts in seen.items()})
@@ -577,3 +584,44 @@ def test_a_crossed_fact_is_told_in_as_many_words_whatever_the_frames() -> None:
             assert _shape(*a) == _shape(*b), (story, a, b)
             checked += 1
     assert checked >= 3 * 25 + 5 * 5
+
+
+def _census(storyturn: StoryTurn, scenes: dict[str, Scene]) -> tuple[object, ...]:
+    """What the audit's census reader (and a reviewer's picture counter) reads, the key apart: per picture shipped,
+    its people, grown-ups, things shown, how many colours the things have and how many share each, how many wear an
+    accessory and of how many kinds, its places and screens; and the story's people, and whether the first question's
+    person is the last one it names (its length in words: :func:`test_a_crossed_fact_is_told_in_as_many_words_whatever_the_frames`)."""
+    pictures = []
+    for scene in scenes.values():
+        things = [o for o in scene["objects"] if o.get("visible", True) is not False]
+        colours = Counter(o["colour"] for o in things)
+        pictures.append((len(scene["agents"]), sum(bool(a.get("adult")) for a in scene["agents"]), len(things),
+                         tuple(sorted(colours.values())), sum(bool(o.get("feature")) for o in things),
+                         len({o.get("feature") for o in things} - {None}), len(scene["places"]),
+                         len(scene.get("occluders", []))))
+    story = " ".join(t.story or "" for t in storyturn.turns)
+    named = _NAMES.findall(story)
+    asked = _NAMES.search(storyturn.turns[0].question)
+    return tuple(pictures), len(set(named)), bool(named and asked and named[-1] == asked.group(0))
+
+
+def test_what_a_census_sees_is_spread_alike_over_every_cell() -> None:
+    """Exact, per item (its named draws fixed), over every cell (and crossed fact) it can land in: the census of its
+    pictures and story (:func:`_census`) is spread alike. interpretation's rows had four colours where the colour
+    clue fits one thing and three where it fits two (the census reader read the key at 75 to 78 %, chance 50), and
+    the sarcasm pair served the asked child's wish in one cell and the other child's in the other, so the same item
+    drew another snack (and its colours) in each; the rows are one census now, and the served snack one draw."""
+    checked = 0
+    for task in sorted(GENERATORS):
+        for image in (False, True) if task in IMAGE_DEPENDENT_TASKS else (False,):
+            for k in range(6):
+                views: dict[tuple[object, object], list[tuple[object, ...]]] = defaultdict(list)
+                for slot in range(8):
+                    storyturn, scenes = _generated(task, image, k, slot)
+                    cell = storyturn.meta.get("cell") or {}
+                    views[(cell.get("value"), (cell.get("fact") or {}).get("value"))].append(
+                        _census(storyturn, scenes))
+                spreads = {cell: frozenset(_spread(vs).items()) for cell, vs in views.items()}  # type: ignore[arg-type]
+                assert len(set(spreads.values())) == 1, (task, image, k, views)
+                checked += 1
+    assert checked == 6 * sum(2 if t in IMAGE_DEPENDENT_TASKS else 1 for t in GENERATORS)

@@ -160,10 +160,12 @@ def _sarcasm(b: StoryBuilder, image_dependent: bool, sincere: bool) -> None:
     test = b.role(gets_wanted == sincere, "sincere: the child got what was asked for" if not sincere else
                   "sarcastic: the child got what the other child asked for")
     b.seat("children", [child, sib], (0.14, 0.3))  # the one asked about is the leftmost as often as not
-    wanted, other = kinds
+    # what is served is one draw, the same in every cell (so the picture's food, plates and colours are too); what
+    # each child asked for follows the cell: the asked child's wish is the served snack where the child gets it
+    served, spare = kinds
+    wanted, other = (served, spare) if gets_wanted else (spare, served)
     w.request(child.id, wanted.noun)
     w.request(sib.id, other.noun)
-    served = wanted if gets_wanted else other
     plates = [Thing("food", served, b.pick("colour: the first plate", served.colours), "counter"),
               Thing("food2", served, b.pick("colour: the second plate", served.colours), "counter")]
     for thing in plates:
