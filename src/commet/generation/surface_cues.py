@@ -235,9 +235,9 @@ def census_cues(stories: Sequence[str], question: str, pictures: Sequence[Mappin
         cues.add(f"@turn-last-named-asked={turn_sequence[-1] == asked}")
     if pictures:
         scene = pictures[-1]
-        agents = [a for a in scene.get("agents") or [] if isinstance(a, dict)]  # type: ignore[attr-defined]
-        things = [o for o in scene.get("objects") or [] if isinstance(o, dict)  # type: ignore[attr-defined]
-                  and o.get("visible", True) is not False]
+        agents, things = ([e for e in listed if isinstance(e, dict)] if isinstance(listed, list) else []
+                          for listed in (scene.get("agents"), scene.get("objects")))
+        things = [o for o in things if o.get("visible", True) is not False]
         cues |= {f"#agents={len(agents)}", f"#adults={sum(bool(a.get('adult')) for a in agents)}",
                  f"#things={len(things)}", f"#thing-colours={len({o.get('colour') for o in things})}"}
     return frozenset(cues)
