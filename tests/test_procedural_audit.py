@@ -28,7 +28,14 @@ from commet.format.model import Feedback, Option, StoryTurn, Turn
 from commet.generation.audit import BLIND, FAMILIES, OVERALL, audit_dataset
 from commet.generation.procedural import GENERATORS, generate_storyturn, is_image_dependent, variant_slot
 from commet.generation.procedural.variety import closest, skeleton_counts, vocabulary_sizes, words
-from commet.generation.shallow_readers import CENSUS, CUE_FAMILIES, INFORMATIONAL, PHRASES, STATISTICS, readings
+from commet.generation.shallow_readers import (
+    CENSUS,
+    CUE_FAMILIES,
+    INFORMATIONAL,
+    PHRASES,
+    STATISTICS,
+    readings,
+)
 from commet.models.base import Message, ModelRequest
 from commet.models.registry import create_model
 from commet.models.shortcut import ShortcutLearner, closed_turn
