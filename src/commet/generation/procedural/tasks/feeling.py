@@ -8,7 +8,9 @@
   same. The one asked about says "Mmm, my favourite!". It is sarcasm when the snack is the
   other child's (the sarcasm task's test item) and sincere when it is the one asked for (the
   non_sarcasm test item); each task has the other as its control, so the pair's members with
-  the same index differ in that one fact. In text the cue is each child's face, told with the
+  the same index differ in that one fact. The snack served is one draw, the same in every cell: which
+  child asked for it is what the cell changes, so the picture's food never does. In text the cue is
+  each child's face, told with the
   same words whichever child makes it; in the image-dependent variant the snack and the faces
   are only in the picture.
 """
