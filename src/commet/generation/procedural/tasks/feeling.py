@@ -10,9 +10,8 @@
   non_sarcasm test item); each task has the other as its control, so the pair's members with
   the same index differ in that one fact. The snack served is one draw, the same in every cell: which
   child asked for it is what the cell changes, so the picture's food never does. In text the cue is
-  each child's face, told with the
-  same words whichever child makes it; in the image-dependent variant the snack and the faces
-  are only in the picture.
+  each child's face, told with the same words whichever child makes it; in the image-dependent
+  variant the snack and the faces are only in the picture.
 """
 
 from __future__ import annotations
