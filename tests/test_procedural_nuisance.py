@@ -566,7 +566,7 @@ def _paired_stories() -> dict[str, tuple[list[tuple[str, ...]], list[tuple[str, 
         "classroom morning": same(belief.MORNING_KEPT, belief.MORNING),
         "classroom break": same(belief.BREAK, belief.BREAK_BACK),
         "classroom news": same(belief.ANNOUNCE, belief.ANNOUNCE_BACK),
-        "second-order first request": same(second_order.IN_ORDER, second_order.EARLIER),
+        "second-order first request": same(second_order.LEAD_INS, second_order.EARLIER),
     }
 
 

@@ -38,8 +38,6 @@ WINDOW = (
 #: toy: no word marks a request as the first or the later one; only the order they are told in does.
 REQUESTS = ("'Can I have {x}, please?'", "'I want {x}!'", "'Please get me {x}!'", "'{X}, please!'",
             "'I would like {x}!'", "'Get me {x}, please!'", "'I wish for {x}!'")
-ASKED = ("{c.name} says.", "{c.name} asks.", "{c.name} calls out.", "{c.name} cries.", "{c.name} begs.",
-         "{c.name} shouts.", "says {c.name}.", "calls {c.name}.")
 STEPS_OUT = (
     "Then {p.name} steps out to the car to fetch the shopping bags, and {q.name} stays in the hall.",
     "Then {p.name} goes out to the car for a moment, while {q.name} stays inside.",
@@ -47,22 +45,23 @@ STEPS_OUT = (
     "Then {p.name} heads out to the car to find the keys, and {q.name} waits inside.",
     "Then {p.name} walks out to the car to get an umbrella, while {q.name} stays in the hall.",
 )
-#: The first request is told after a sentence that names the child (``UNDECIDED``), in a lead-in and the quoted words
-#: of every request, either in the order it happened (``IN_ORDER``) or after the one who missed the change is told
-#: (``EARLIER``, a balanced choice: told in the order it happened, the child's wish now would always be the request
-#: told last, whatever the reader follows). The two lead-ins at one frame index have as many words, no pronoun, and
-#: the same sentence before them, so the story's length and counts are the same either way: a reader that could tell
-#: the two orders apart by length (a threshold on the characters, 55 to 60 %) could join it with the order of mention.
+#: Each request is told in a lead-in and its quoted words. In the order it happened, the first request and the
+#: change of mind draw two different lead-ins of ``LEAD_INS`` (so the words around the two toys are drawn alike);
+#: told afterwards (a balanced choice: told in the order it happened, the child's wish now would always be the request
+#: told last, whatever the reader follows), the first request's lead-in is the ``EARLIER`` one of the same index, as
+#: many words long, no pronoun in either. The first request always follows a sentence that names the child
+#: (``UNDECIDED``), so the story's length, sentences and people are the same either way: a reader that could tell the
+#: two orders apart by length (a threshold on the characters: 55 to 60 %) could join it with the order of mention.
 UNDECIDED = (
     "{c.name} cannot decide at first.", "{c.name} looks at the two toys for a long time.",
     "{c.name} takes a long look.", "{c.name} stares at the window.", "{c.name} points at the window.",
 )
-IN_ORDER = (
-    "So, in front of both grown-ups, the first wish goes like this:",
-    "The first wish, said while the two grown-ups listen, goes:",
-    "At last, with everyone there, the words are:",
-    "Then at last, with everybody listening, it sounds like this:",
-    "In the end, for all in the hall to hear:",
+LEAD_INS = (
+    "Loud enough for all in the hall, the words go like this:",
+    "Out it comes, loud and clear, in a sing-song voice:",
+    "The words tumble out all in a rush:",
+    "A shout rings out all through the house, like this:",
+    "With a big smile and a hop, the words are:",
 )
 EARLIER = (
     "Before that, in front of both grown-ups, the wish had been this:",
@@ -155,22 +154,18 @@ def second_order_belief_desire(b: StoryBuilder, image_dependent: bool) -> None:
     def said(x: str) -> str:
         return b.pick(f"request: {x}", REQUESTS).format(x=x, X=cap(x))
 
-    def request(x: str) -> str:
-        words = said(x)
-        verbs = [v for v in ASKED if words.endswith("?'") or "asks" not in v]  # "asks" only after a question
-        return f"{words} {b.pick(f'request: {x}: verb', verbs).format(**slots)}"
-
     stays_first = b.flip("the one who stays named first")  # in both sentences that name the two grown-ups
     told_later = b.flip("the first request told afterwards")
+    leads = b.sample("frame: request lead-ins", range(len(LEAD_INS)), 2)  # the first request's (or EARLIER's), the second's
     text = [b.frame("window", WINDOW).format(t1=told[0], t2=told[1], **slots),
             b.frame("undecided", UNDECIDED).format(**slots),
-            *([] if told_later else [f"{b.frame('first request', IN_ORDER)} {said(an(first.noun))}"]),
+            *([] if told_later else [f"{LEAD_INS[leads[0]]} {said(an(first.noun))}"]),
             b.frame("steps out", STEPS_OUT_STAYS_FIRST if stays_first
                     else STEPS_OUT).format(**slots),
-            b.frame("changes", CHANGES).format(**slots), request(an(second.noun)),
+            b.frame("changes", CHANGES).format(**slots), f"{LEAD_INS[leads[1]]} {said(an(second.noun))}",
             b.frame("hears", HEARS if stays_first
                     else HEARS_OUT_FIRST).format(noise=b.pick("noise", NOISES), **slots),
-            *([f"{b.frame('first request', EARLIER)} {said(an(first.noun))}"] if told_later else []),
+            *([f"{EARLIER[leads[0]]} {said(an(first.noun))}"] if told_later else []),
             b.frame("goes", GOES).format(**slots),
             b.frame("sold out", SOLD_OUT).format(t1=at_shop[0], t2=at_shop[1], **slots),
             b.frame("sorry", SORRY).format(**slots)]
