@@ -38,12 +38,12 @@ WINDOW = (
 #: toy: no word marks a request as the first or the later one; only the order they are told in does.
 REQUESTS = ("'Can I have {x}, please?'", "'I want {x}!'", "'Please get me {x}!'", "'{X}, please!'",
             "'I would like {x}!'", "'Get me {x}, please!'", "'I wish for {x}!'")
-#: Who said a request, after its quoted words, for every request (so that the words after each toy are drawn
-#: alike); the first request told afterwards takes the past form of the same index, as many words long.
-ASKED = ("{c.name} says.", "{c.name} asks.", "{c.name} calls out.", "{c.name} cries.", "{c.name} begs.",
-         "{c.name} shouts.", "says {c.name}.", "calls {c.name}.")
-ASKED_BEFORE = ("{c.name} said.", "{c.name} asked.", "{c.name} called out.", "{c.name} cried.", "{c.name} begged.",
-                "{c.name} shouted.", "said {c.name}.", "called {c.name}.")
+#: After its quoted words, every request is tagged alike (so that the words after each toy are drawn alike), naming
+#: no one (so that the child is named in the same places whichever order the requests are told in); the first request
+#: told afterwards takes the past form of the same index, as many words long.
+#: Each tag has a verb of its own, so that no one word (such as "came") is in every story told afterwards.
+ASKED = ("comes the cry.", "goes the shout.", "rings out the call.", "is the plea.", "bursts out the wish.")
+ASKED_BEFORE = ("came the cry.", "went the shout.", "rang out the call.", "was the plea.", "burst out the wish.")
 STEPS_OUT = (
     "Then {p.name} steps out to the car to fetch the shopping bags, and {q.name} stays in the hall.",
     "Then {p.name} goes out to the car for a moment, while {q.name} stays inside.",
@@ -51,7 +51,7 @@ STEPS_OUT = (
     "Then {p.name} heads out to the car to find the keys, and {q.name} waits inside.",
     "Then {p.name} walks out to the car to get an umbrella, while {q.name} stays in the hall.",
 )
-#: Each request is told in a lead-in, its quoted words and who said them (``ASKED``). In the order it happened, the first request and the
+#: Each request is told in a lead-in, its quoted words and a tag (``ASKED``). In the order it happened, the first request and the
 #: change of mind draw two different lead-ins of ``LEAD_INS`` (so the words around the two toys are drawn alike);
 #: told afterwards (a balanced choice: told in the order it happened, the child's wish now would always be the request
 #: told last, whatever the reader follows), the first request's lead-in is the ``EARLIER`` one of the same index, as
@@ -159,8 +159,8 @@ def second_order_belief_desire(b: StoryBuilder, image_dependent: bool) -> None:
 
     def said(x: str, before: bool = False) -> str:
         words = b.pick(f"request: {x}", REQUESTS).format(x=x, X=cap(x))
-        verbs = [k for k, v in enumerate(ASKED) if words.endswith("?'") or "asks" not in v]  # "asks" after a question
-        return f"{words} {(ASKED_BEFORE if before else ASKED)[b.pick(f'request: {x}: verb', verbs)].format(**slots)}"
+        tag = b.pick(f"request: {x}: tag", range(len(ASKED)))
+        return f"{words} {(ASKED_BEFORE if before else ASKED)[tag]}"
 
     stays_first = b.flip("the one who stays named first")  # in both sentences that name the two grown-ups
     told_later = b.flip("the first request told afterwards")
