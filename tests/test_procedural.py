@@ -167,7 +167,8 @@ def test_minimal_pairs_differ_in_one_fact() -> None:
     for index in range(6):
         sincere, f1 = _answers("non_sarcasm", index)
         sarcastic, f2 = _answers("sarcasm", index)
-        assert f1["asked_for"] == f2["asked_for"] and f1["got"] != f2["got"] and f1["feeling"] != f2["feeling"]
+        # one fact differs: what the asked child asked for (the snack served is one draw, the same in both)
+        assert f1["got"] == f2["got"] and f1["asked_for"] != f2["asked_for"] and f1["feeling"] != f2["feeling"]
         assert sincere.meta["item"] == sarcastic.meta["item"]  # each is the other's test item, or both controls
         assert (sarcastic.meta["item"] == "test") == f2["sarcastic"]
         fb, f3 = _answers("moral_false_belief", index)

@@ -431,10 +431,13 @@ def test_the_lint_finds_each_fault(text: str, why: str) -> None:
 
 _PRONOUN = re.compile(r"\b(she|her|hers|herself|he|him|his|himself|they|them|their|themselves)\b")
 _SENTENCE = re.compile(r"[.!?]+['\u2019\"]?(?:\s|$)")
-#: Tasks whose stories still tell one cell (or crossed fact) in more sentences or with more pronouns than the other
-#: (the classroom's morning swap is a sentence of its own; the second-order story's first request told afterwards):
-#: docs/procedural.md, what is left.
-COUNTS_LEFT = {"true_belief_action", "second_order_belief_desire"}
+
+
+@functools.cache
+def _generated(task: str, image: bool, k: int, slot: int) -> tuple[StoryTurn, dict[str, Scene]]:
+    """One StoryTurn of seed 5 and the scene files it ships."""
+    storyturn, built = generate_storyturn(task, k, 5, image, slot=slot)
+    return storyturn, built.shipped
 
 
 @functools.cache
@@ -445,7 +448,7 @@ def _items_by_cell(task: str, image: bool) -> tuple[dict[tuple[object, object], 
     for k in range(6):
         seen: dict[tuple[object, object], list[StoryTurn]] = defaultdict(list)
         for slot in range(8):
-            storyturn, _ = generate_storyturn(task, k, 5, image, slot=slot)
+            storyturn, _ = _generated(task, image, k, slot)
             cell = storyturn.meta.get("cell") or {}
             seen[(cell.get("value"), (cell.get("fact") or {}).get("value"))].append(storyturn)
         out.append({cell: tuple(sts) for cell, sts in seen.items()})
@@ -479,7 +482,7 @@ def test_the_same_item_has_as_many_sentences_and_pronouns_in_every_cell() -> Non
                 assert len(seen) > 1 or task in {"common_desire", "diverse_desire", "diverse_belief"}, (task, seen)
                 if len(set().union(*seen.values())) > 1:
                     changed.add(task)
-    assert changed == COUNTS_LEFT, changed
+    assert changed == set(), changed
 
 
 _SHE = re.compile(r"\b(she|her|hers|herself)\b")
@@ -499,12 +502,6 @@ def _gender_view(storyturn: StoryTurn) -> tuple[str | None, tuple[tuple[int, int
         told += " " + (turn.story or "").lower()
         counts.append((len(_SHE.findall(told)), len(_HE.findall(told))))
     return (_NAME_PRONOUN[first.group(0)] if first else None, tuple(counts))
-
-
-#: Tasks whose first-named character is the cell itself: reference_hard_perspective's story opens with whoever
-#: sets the things out, the grown-up where the speaker is kept from one (the child comes in) and the child
-#: otherwise; who comes in is the fact the task turns on, not a nuisance (docs/procedural.md).
-FIRST_NAMED_IS_THE_CELL = {"reference_hard_perspective"}
 
 
 def _spread(views: list[tuple[str | None, tuple[tuple[int, int], ...]]]) -> dict[object, Fraction]:
@@ -531,5 +528,101 @@ def test_what_a_reader_of_gender_sees_is_spread_alike_over_every_cell() -> None:
                 if len({frozenset(_spread(vs).items()) for vs in views.values()}) > 1:
                     first_named.add(task)
                 checked += len(item) > 1
-    assert first_named == FIRST_NAMED_IS_THE_CELL, first_named
+    assert first_named == set(), first_named
     assert checked >= 6 * 24, checked  # every task's items land in more than one cell (the three without a key too)
+
+
+_SLOT = re.compile(r"\{([a-z_0-9]+)(?:\.[a-z]+)?\}")
+
+
+def _shape(*frames: str) -> tuple[int, int, int, tuple[tuple[str, int], ...]]:
+    """What a reader of sizes sees of frames told one after another, whatever fills them (every slot one word): their
+    words, sentences and pronouns, and how often each slot (a name, a toy, the reason) is filled in."""
+    text = " ".join(_SLOT.sub("X", f) for f in frames)
+    slots = Counter(s for f in frames for s in _SLOT.findall(f))
+    return len(text.split()), len(_SENTENCE.findall(text)), len(_PRONOUN.findall(text.lower())), tuple(sorted(slots.items()))
+
+
+def _paired_stories() -> dict[str, tuple[list[tuple[str, ...]], list[tuple[str, ...]]]]:
+    """Per story, the frames its two crossed facts tell at the same places (frame keys), as every pair of frame indices
+    can combine them: the kept story's and the undone one's."""
+    from commet.generation.procedural.tasks import belief, moral, second_order
+
+    def crossed(kept_a: tuple[str, ...], kept_b: tuple[str, ...], undone_a: tuple[str, ...], undone_b: tuple[str, ...]
+                ) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+        # ``a`` frames share one key (one index) and ``b`` frames another: the kept story tells kept_a[i] and kept_b[j]
+        # where the undone one tells undone_a[i] and undone_b[j]
+        pairs = [(i, j) for i in range(len(kept_a)) for j in range(len(kept_b))]
+        return [(kept_a[i], kept_b[j]) for i, j in pairs], [(undone_a[i], undone_b[j]) for i, j in pairs]
+
+    def same(kept: tuple[str, ...], undone: tuple[str, ...]) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+        return [(f,) for f in kept], [(f,) for f in undone]
+
+    return {
+        "false_belief_location": crossed(belief.SEEN, belief.SWAP, belief.SWAP_BACK, belief.SWAP_SEEN),
+        "expectation_false_belief": crossed(belief.BREAKFAST_SEEN, belief.MIXUP, belief.MIXUP_BACK, belief.MIXUP_SEEN),
+        "moral text": crossed(moral.SEEN, moral.SWAP, moral.SWAP_BACK, moral.SWAP_SEEN),
+        "moral picture": same(moral.SWAP_PICTURE, moral.SWAP_PICTURE_BACK),
+        "classroom morning": same(belief.MORNING_KEPT, belief.MORNING),
+        "classroom break": same(belief.BREAK, belief.BREAK_BACK),
+        "classroom news": same(belief.ANNOUNCE, belief.ANNOUNCE_BACK),
+        "second-order first request": same(second_order.LEAD_INS, second_order.EARLIER),
+        "second-order who said it": same(second_order.ASKED, second_order.ASKED_BEFORE),
+    }
+
+
+def test_a_crossed_fact_is_told_in_as_many_words_whatever_the_frames() -> None:
+    """Exact, over every pair of frame indices: where the stories with the swap undone (the classroom's, the location,
+    lunchbox and moral stories') tell the swap both children see and the swap back, the others tell a deed both see and
+    the swap, in as many words, sentences and pronouns, with every slot filled as often. A reader of the story's exact
+    word count (a threshold learned on one seed) read that fact at 63 to 75 % (chance 50) on the frames before these:
+    the undone stories were some 5 to 7 words longer; it now reads it at chance (docs/procedural.md). So does the
+    second-order story's first request, told in order or afterwards (a balanced choice the audit's census reader
+    joined, by the story's length, with the order of mention: 55 to 60 %)."""
+    checked = 0
+    for story, (kept, undone) in _paired_stories().items():
+        for a, b in zip(kept, undone, strict=True):
+            assert _shape(*a) == _shape(*b), (story, a, b)
+            checked += 1
+    assert checked >= 3 * 25 + 5 * 5 + 5
+
+
+def _census(storyturn: StoryTurn, scenes: dict[str, Scene]) -> tuple[object, ...]:
+    """What the audit's census reader (and a reviewer's picture counter) reads, the key apart: per picture shipped,
+    its people, grown-ups, things shown, how many colours the things have and how many share each, how many wear an
+    accessory and of how many kinds, its places and screens; and the story's people, and whether the first question's
+    person is the last one it names (its length in words: :func:`test_a_crossed_fact_is_told_in_as_many_words_whatever_the_frames`)."""
+    pictures = []
+    for scene in scenes.values():
+        things = [o for o in scene["objects"] if o.get("visible", True) is not False]
+        colours = Counter(o["colour"] for o in things)
+        pictures.append((len(scene["agents"]), sum(bool(a.get("adult")) for a in scene["agents"]), len(things),
+                         tuple(sorted(colours.values())), sum(bool(o.get("feature")) for o in things),
+                         len({o.get("feature") for o in things} - {None}), len(scene["places"]),
+                         len(scene.get("occluders", []))))
+    story = " ".join(t.story or "" for t in storyturn.turns)
+    named = _NAMES.findall(story)
+    asked = _NAMES.search(storyturn.turns[0].question)
+    return tuple(pictures), len(set(named)), bool(named and asked and named[-1] == asked.group(0))
+
+
+def test_what_a_census_sees_is_spread_alike_over_every_cell() -> None:
+    """Exact, per item (its named draws fixed), over every cell (and crossed fact) it can land in: the census of its
+    pictures and story (:func:`_census`) is spread alike. interpretation's rows had four colours where the colour
+    clue fits one thing and three where it fits two (the census reader read the key at 75 to 78 %, chance 50), and
+    the sarcasm pair served the asked child's wish in one cell and the other child's in the other, so the same item
+    drew another snack (and its colours) in each; the rows are one census now, and the served snack one draw."""
+    checked = 0
+    for task in sorted(GENERATORS):
+        for image in (False, True) if task in IMAGE_DEPENDENT_TASKS else (False,):
+            for k in range(6):
+                views: dict[tuple[object, object], list[tuple[object, ...]]] = defaultdict(list)
+                for slot in range(8):
+                    storyturn, scenes = _generated(task, image, k, slot)
+                    cell = storyturn.meta.get("cell") or {}
+                    views[(cell.get("value"), (cell.get("fact") or {}).get("value"))].append(
+                        _census(storyturn, scenes))
+                spreads = {cell: frozenset(_spread(vs).items()) for cell, vs in views.items()}  # type: ignore[arg-type]
+                assert len(set(spreads.values())) == 1, (task, image, k, views)
+                checked += 1
+    assert checked == 6 * sum(2 if t in IMAGE_DEPENDENT_TASKS else 1 for t in GENERATORS)

@@ -44,7 +44,8 @@ def register(app: typer.Typer) -> None:
         two such rules), anchor (the option next to one word), context (only the feedback and the
         questions), picture (sizes and left-to-right order in the scene), mention (where the asked
         person is mentioned among the others), people picture (where people stand in the pictures),
-        feedback (the words of the feedback so far). Each rule is chosen per
+        feedback (the words of the feedback so far), statistics (sentences, words in tens, pronouns), census
+        (the story's exact length, the people it names, the picture's people, things and colours). Each rule is chosen per
         task and turn. 'earlier answers' copies an earlier expected answer, and 'phrases' picks the option whose
         exact words the story says most or least often (shown, never gated: in a story that lists things that counts
         how many a description fits, the item's own fact).

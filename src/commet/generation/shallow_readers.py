@@ -31,8 +31,7 @@ simple rule chosen per (task, turn) on training items and applied to held-out on
   always puts the answer at one size on one table is read off, though each cue alone is balanced;
 * ``words``: a linear model over the words around each option, or over all the words read for a
   yes/no question (:mod:`commet.generation.word_reader`);
-* ``mention``, ``people picture``, ``feedback``, ``statistics``: a pseudo-word of :mod:`~commet.generation.surface_cues`
-  switches between two rules; ``phrases`` (shown, never gated): the option whose words are said most or least often.
+* ``mention``, ``people picture``, ``feedback``, ``statistics``, ``census``: a pseudo-word of :mod:`~commet.generation.surface_cues` switches between two rules; ``phrases`` (shown, never gated): the option whose words are said most or least often.
 
 A rule that does not apply to an item (no option mentioned, no scene) answers the first
 option (or "yes"), which a balanced set makes a chance answer. The earlier answers' key is a
@@ -53,6 +52,7 @@ import numpy as np
 from commet.format.model import StoryTurn
 from commet.generation.surface_cues import (
     always_shown,
+    census_cues,
     feedback_cues,
     mention_cues,
     people,
@@ -75,8 +75,8 @@ _FUNCTION = frozenset({"a", "an", "the", "in", "into", "on", "onto", "to", "at",
 _COLOURS = ("red", "blue", "green", "yellow", "orange", "purple", "pink", "brown", "black", "white", "grey", "gray")
 _YES_NO = ("yes", "no")
 #: Cue readers over :mod:`commet.generation.surface_cues`: one pseudo-word switches between two answers.
-MENTION, PEOPLE_PICTURE, FEEDBACK, STATISTICS = "mention", "people picture", "feedback", "statistics"
-CUE_FAMILIES = (MENTION, PEOPLE_PICTURE, FEEDBACK, STATISTICS)
+MENTION, PEOPLE_PICTURE, FEEDBACK, STATISTICS, CENSUS = "mention", "people picture", "feedback", "statistics", "census"
+CUE_FAMILIES = (MENTION, PEOPLE_PICTURE, FEEDBACK, STATISTICS, CENSUS)
 #: Families whose accuracy is gated (the earlier-answers reader is informational).
 POSITION, LAYOUT = "position", "layout"
 #: The lookups on where the options are drawn (:class:`PositionReader`).
@@ -585,9 +585,8 @@ def readings(storyturn: StoryTurn, scenes: Mapping[str, Mapping[str, object]] | 
             words=frozenset(story.tokens) | _asked_person(turn.question, " ".join(stories)),
             context_words=frozenset(context_text.tokens), picks=picks,
             option_words=option_words(story, keys) if options else (),
-            cues={MENTION: mention_cues(turn.question, " ".join(stories), names),
-                  PEOPLE_PICTURE: picture_cues(turn.question, shown, names),
-                  FEEDBACK: feedback_cues(turn.question, feedback_all, names),
+            cues={MENTION: mention_cues(turn.question, " ".join(stories), names), CENSUS: census_cues(stories, turn.question, shown, names),
+                  PEOPLE_PICTURE: picture_cues(turn.question, shown, names), FEEDBACK: feedback_cues(turn.question, feedback_all, names),
                   STATISTICS: statistics_cues(stories, turn.question, shown)}, positions=positions, layout=layout))
         earlier.append((tuple(texts), right_index))
         context.append(turn.question)

@@ -23,7 +23,11 @@ scored on another. None of them reads what anyone sees, knows or wants.
   asked person;
 * :func:`statistics_cues`: sizes and counts (sentences, words and pronouns of the turn and of the
   story so far, the question's words, the pictures' count, width, places and screens): a story fact
-  told in longer sentences or with more pronouns, whatever the words.
+  told in longer sentences or with more pronouns, whatever the words;
+* :func:`census_cues`: what a reviewer's blunter readers count: the story's exact length as thresholds (a fact
+  told in a few more words is read off a learned cut, which tens of words hide), how many people it names and
+  whether the asked person is the last named, the first-named person's gender (the first she- or he-form after
+  them), and the latest picture's people, grown-ups, things and thing colours.
 """
 
 from __future__ import annotations
@@ -202,4 +206,38 @@ def statistics_cues(stories: Sequence[str], question: str, pictures: Sequence[Ma
         for key in ("places", "occluders"):
             listed = scene.get(key)
             cues.add(f"#{key}={len(listed) if isinstance(listed, list) else 0}")
+    return frozenset(cues)
+
+
+_SHE_HE = re.compile(r"\b(she|her|herself|he|him|his|himself)\b")
+#: Steps of the story-length thresholds (``#words>=k``, ``#chars>=k``).
+WORD_STEP, CHAR_STEP = 4, 20
+
+
+def census_cues(stories: Sequence[str], question: str, pictures: Sequence[Mapping[str, object]],
+                names: Sequence[str]) -> frozenset[str]:
+    """Pseudo-words of :func:`census_cues`'s kind (module docstring): counts and firsts and lasts of people and
+    picture elements, none of which says what anyone sees, knows or wants."""
+    story = " ".join(s for s in stories if s)
+    words, chars = len(story.split()), len(story)
+    cues = {f"#words>={k}" for k in range(WORD_STEP, words + 1, WORD_STEP)}
+    cues |= {f"#chars>={k}" for k in range(CHAR_STEP, chars + 1, CHAR_STEP)}
+    sequence = _sequence(story, names)
+    turn_sequence = _sequence((stories[-1] if stories else "") or "", names)
+    asked = asked_person(question, names)
+    cues |= {f"#people={len(set(sequence))}", f"#turn-people={len(set(turn_sequence))}"}
+    if sequence:
+        cues.add(f"@last-named-asked={sequence[-1] == asked}")
+        after = story[story.find(sequence[0]):]
+        gender = _SHE_HE.search(after.lower())
+        cues.add(f"@first-named-{'she' if gender and gender.group(1) in ('she', 'her', 'herself') else 'he'}")
+    if turn_sequence:
+        cues.add(f"@turn-last-named-asked={turn_sequence[-1] == asked}")
+    if pictures:
+        scene = pictures[-1]
+        agents, things = ([e for e in listed if isinstance(e, dict)] if isinstance(listed, list) else []
+                          for listed in (scene.get("agents"), scene.get("objects")))
+        things = [o for o in things if o.get("visible", True) is not False]
+        cues |= {f"#agents={len(agents)}", f"#adults={sum(bool(a.get('adult')) for a in agents)}",
+                 f"#things={len(things)}", f"#thing-colours={len({o.get('colour') for o in things})}"}
     return frozenset(cues)

@@ -46,40 +46,40 @@ PUTS = (
 #: The swap, naming no child (who is away and who stays is told just before, see ``away_and_stays``).
 SWAP = (
     "Then {m.name} swaps the {a} and the {b} round {why}, and the child who stayed sees it happen.",
-    "{m.name} comes by {why} and puts the {a} where the {b} was and the {b} where the {a} was; the child in the "
-    "room watches.",
+    "{m.name} comes by {why} and puts the {a} where the {b} was and the {b} where the {a} was; the child who stayed "
+    "watches.",
     "{m.name} uses the time to swap the two toys over {why}, in full view of the child who stayed.",
-    "Then {m.name} mixes the two toys up {why}, so that each one ends up in the other's place; the child who "
-    "stayed sees it all.",
-    "{m.name} trades the places of the {a} and the {b} {why}, and the child in the room watches.",
+    "Then {m.name} mixes the two toys up {why}, so that each one ends up in the other's place; the child who stayed "
+    "sees it all.",
+    "{m.name} trades the places of the {a} and the {b} {why}, and the child who stayed watches.",
 )
 #: The swap both children see, in the stories where it is later undone.
 SWAP_SEEN = (
     "Then {m.name} swaps the {a} and the {b} round {why}, and {n1.name} and {n2.name} both see it happen.",
     "{m.name} comes by {why} and puts the {a} where the {b} was and the {b} where the {a} was; {n1.name} and "
     "{n2.name} both watch.",
-    "{m.name} uses the time to swap the two toys over {why}, in full view of {n1.name} and {n2.name}.",
+    "{m.name} uses the time to swap the two toys over {why}, in full view of both {n1.name} and {n2.name}.",
     "Then {m.name} mixes the two toys up {why}, so that each one ends up in the other's place; {n1.name} and "
-    "{n2.name} see it all.",
+    "{n2.name} both see it all.",
     "{m.name} trades the places of the {a} and the {b} {why}, and {n1.name} and {n2.name} both watch.",
 )
 #: Something the grown-up does that both children see, in the stories where the swap is not undone: it stands where
 #: the undone stories tell the swap both see, naming the grown-up and both children as it does, so that the two kinds
 #: of story have as many sentences and pronouns and name the people in the same order.
 SEEN = (
-    "Then {m.name} waters the flowers, and {n1.name} and {n2.name} both see it happen.",
-    "{m.name} comes by and opens a window wide; {n1.name} and {n2.name} both watch.",
-    "{m.name} sweeps up some crumbs, in full view of {n1.name} and {n2.name}.",
-    "Then {m.name} hangs some pictures up on the wall; {n1.name} and {n2.name} see it all.",
+    "Then {m.name} waters all the flowers, and {n1.name} and {n2.name} both see it happen.",
+    "{m.name} comes by and opens the big window wide; {n1.name} and {n2.name} both watch.",
+    "{m.name} sweeps up a few crumbs, in full view of both {n1.name} and {n2.name}.",
+    "Then {m.name} hangs two pictures on the wall by the window; {n1.name} and {n2.name} both see it all.",
     "{m.name} folds up a blanket, and {n1.name} and {n2.name} both watch.",
 )
 #: The swap undone, naming no child (who is away and who stays is told just before, see ``away_and_stays``).
 SWAP_BACK = (
-    "Then {m.name} thinks again and swaps the two toys back, and the child who stayed sees it happen.",
-    "{m.name} thinks better of it and puts each toy back where it was before; the child in the room watches.",
-    "{m.name} then swaps the {a} and the {b} back again, in full view of the child who stayed.",
-    "After a while {m.name} puts the two toys back where each started, and the child who stayed sees it all.",
-    "Then {m.name} undoes the swap, so that each toy is back in its first place; the child in the room watches.",
+    "{m.name} swaps the two toys back, and the child who stayed sees it happen.",
+    "{m.name} comes by and puts each toy back again; the child who stayed watches.",
+    "{m.name} swaps the two toys back, in full view of the child who stayed.",
+    "Then {m.name} puts each of the toys back in its place; the child who stayed sees it all.",
+    "{m.name} quickly undoes the swap, and the child who stayed watches.",
 )
 WANTS = (
     "Later, with everyone back in the room, {o.name} wants to play with {o.det} {t}.",
@@ -150,9 +150,9 @@ class _Swapped:
         swap = {"m": self.mover, "a": named[0].noun, "b": named[1].noun, "why": b.pick("tidy reason", TIDY_REASONS)}
         away_sentence = away_and_stays(b, self.p, self.q, away, lead=names[0])
         if self.back:  # the swap both see, then one child away while it is undone
-            events = [_fmt(b.frame("swap", SWAP_SEEN), n1=names[0], n2=names[1], **swap), away_sentence, _fmt(b.frame("back", SWAP_BACK), **swap)]
+            events = [_fmt(b.frame("swap", SWAP_SEEN), n1=names[0], n2=names[1], **swap), away_sentence, _fmt(b.frame("seen or back", SWAP_BACK), **swap)]
         else:
-            events = [_fmt(b.frame("seen", SEEN), n1=names[0], n2=names[1], **swap), away_sentence,
+            events = [_fmt(b.frame("seen or back", SEEN), n1=names[0], n2=names[1], **swap), away_sentence,
                       _fmt(b.frame("swap", SWAP), **swap)]
         text = [
             _fmt(b.frame("intro", INTRO), names=f"{names[0].name}, {names[1].name} and {self.mover.name}",
@@ -256,7 +256,7 @@ BREAK = (
     "At break time, while {c1.name}, {c2.name} and the other children are outside, {tc.name} swaps the {a} and the "
     "{b} round {why}.",
     "During break, with {c1.name}, {c2.name} and the rest of the class out in the playground, {tc.name} puts the "
-    "{a} where the {b} were and the {b} where the {a} were {why}.",
+    "{a} and the {b} each in the other's place {why}.",
     "While {c1.name}, {c2.name} and their classmates are out at break, {tc.name} mixes the two lots up {why}, so "
     "that each ends up in the other's place.",
     "At break, when {c1.name}, {c2.name} and everyone else have gone out, {tc.name} trades the places of the {a} "
@@ -265,10 +265,10 @@ BREAK = (
     "and puts each lot back where the other was.",
 )
 ANNOUNCE = (
-    "When {p.name} comes back in, {tc.name} tells {p.obj}, 'I have swapped the {a} and the {b}!' {q.name} is still "
-    "out at the water fountain and does not hear it.",
-    "{tc.name} tells {p.name}, the first one back, 'The {a} and the {b} have changed places.' {q.name}, still out "
-    "in the playground, does not hear it.",
+    "When {p.name} comes back in, {tc.name} tells {p.obj}, 'I have swapped the {a} and the {b} round!' {q.name} is "
+    "still out at the water fountain and does not hear it.",
+    "{tc.name} tells {p.name}, the first one back, 'The {a} and the {b} have swapped places with each other.' "
+    "{q.name}, still out in the playground, does not hear it.",
     "As soon as {p.name} comes back, {tc.name} says to {p.obj}, 'Look, the {a} are where the {b} used to be, and "
     "the other way round.' {q.name} is still outside and misses it.",
     "{p.name} comes in first and hears {tc.name} say, 'I have put the {a} and the {b} in each other's places.' "
@@ -277,38 +277,51 @@ ANNOUNCE = (
     "still out on the swings and does not hear.",
 )
 #: In the stories where break undoes it: the swap everyone saw in the morning, then the swap back and its news.
+#: Each frame pairs with the one of :data:`MORNING_KEPT` at its index (same words, toys and pronouns counted).
 MORNING = (
     "This morning, with the whole class watching, {tc.name} swapped the {a} and the {b} round.",
-    "First thing this morning, in front of everyone, {tc.name} put the {a} where the {b} were and the {b} where the "
-    "{a} were.",
+    "First thing this morning, in front of everyone, {tc.name} put the {a} and the {b} each in the other's place.",
     "This morning {tc.name} mixed the two lots up while the whole class looked on, so that each went to the "
     "other's place.",
     "At the start of the day, as the whole class watched, {tc.name} traded the places of the {a} and the {b}.",
     "Before lessons began, {tc.name} swapped the {a} and the {b} over, and every child saw it.",
 )
+#: Something the teacher did with the toys that the whole class saw, in the stories where break does not undo a
+#: swap: it stands where the others tell the morning's swap, frame for frame in as many words and sentences, with
+#: the toys named as often and in the same order and no pronoun, so that no count of the story tells the two apart.
+MORNING_KEPT = (
+    "This morning, with the whole class watching, {tc.name} dusted the {a} and the {b} carefully.",
+    "First thing this morning, in front of everyone, {tc.name} checked the {a} and the {b} to see none were lost.",
+    "This morning {tc.name} wiped the two lots clean while the whole class looked on, so that each was as good as "
+    "new.",
+    "At the start of the day, as the whole class watched, {tc.name} read the labels of the {a} and the {b}.",
+    "Before lessons began, {tc.name} counted the {a} and the {b} again, and every child saw it.",
+)
+#: Each of these frames (and of :data:`ANNOUNCE_BACK`) says as many words as the one of :data:`BREAK`
+#: (:data:`ANNOUNCE`) at its index, names the toys as often and with as many pronouns.
 BREAK_BACK = (
     "At break time, while {c1.name}, {c2.name} and the other children are outside, {tc.name} swaps the {a} and the "
     "{b} back {why}.",
     "During break, with {c1.name}, {c2.name} and the rest of the class out in the playground, {tc.name} puts the "
-    "{a} and the {b} back where they were before {why}.",
+    "{a} and the {b} back where each was before {why}.",
     "While {c1.name}, {c2.name} and their classmates are out at break, {tc.name} undoes the swap {why}, so that "
-    "each lot is back in its old place.",
-    "At break, when {c1.name}, {c2.name} and everyone else have gone out, {tc.name} trades the places of the {a} "
-    "and the {b} back again {why}.",
+    "each lot ends up back in its old place.",
+    "At break, when {c1.name}, {c2.name} and everyone else have gone out, {tc.name} puts the {a} and the {b} back "
+    "in place {why}.",
     "Over break, with {c1.name}, {c2.name} and the others outside, {tc.name} takes out the {a} and the {b} {why} "
-    "and puts each lot back where it used to be.",
+    "and puts each lot back in its old place.",
 )
 ANNOUNCE_BACK = (
     "When {p.name} comes back in, {tc.name} tells {p.obj}, 'I have swapped the {a} and the {b} back!' {q.name} is "
     "still out at the water fountain and does not hear it.",
-    "{tc.name} tells {p.name}, the first one back, 'The {a} and the {b} are back in their old places.' {q.name}, "
+    "{tc.name} tells {p.name}, the first one back, 'The {a} and the {b} are back in the usual places.' {q.name}, "
     "still out in the playground, does not hear it.",
-    "As soon as {p.name} comes back, {tc.name} says to {p.obj}, 'Look, the {a} and the {b} are back where they "
-    "always were.' {q.name} is still outside and misses it.",
-    "{p.name} comes in first and hears {tc.name} say, 'I have put the {a} and the {b} back in their usual places.' "
+    "As soon as {p.name} comes back, {tc.name} says to {p.obj}, 'Look, the {a} and the {b} are back in just the "
+    "same places as always.' {q.name} is still outside and misses it.",
+    "{p.name} comes in first and hears {tc.name} say, 'I have put the {a} and the {b} back in place now.' "
     "{q.name} is still tying {q.det} shoes outside and does not hear a word.",
-    "{tc.name} tells {p.name}, who is back first, 'The {a} and the {b} have gone back to their old places.' "
-    "{q.name} is still out on the swings and does not hear.",
+    "{tc.name} tells {p.name}, who is back first, 'The {a} and the {b} have swapped back today.' {q.name} is "
+    "still out on the swings and does not hear.",
 )
 NEEDS = (
     "Later, {ch.name} wants {an_x} {for_}.", "Then {ch.name} needs {an_x} {for_}.",
@@ -354,7 +367,7 @@ def true_belief_action(b: StoryBuilder, image_dependent: bool) -> None:
              "an_x": an(kinds[0].noun), "for_": fill(b.pick("wants for", WANTS_FOR), child)}
     story = " ".join([
         b.frame("kept", KEPT).format(x1=x1, x2=x2, p1=p1.name, p2=p2.name, **slots),
-        *([b.frame("morning", MORNING).format(**slots)] if back else []),
+        b.frame("morning", MORNING if back else MORNING_KEPT).format(**slots),
         b.frame("swap", BREAK_BACK if back else BREAK).format(why=b.pick("tidy reason", TIDY_REASONS), **slots),
         b.frame("announce", ANNOUNCE_BACK if back else ANNOUNCE).format(**slots),
         b.frame("needs", NEEDS).format(**slots),
@@ -412,40 +425,37 @@ HABIT = (
 MIXUP = (
     "This morning {pa.name} mixes up the two lunches, so each lunchbox gets what usually goes in the other one; the "
     "child who stayed sees it.",
-    "Today {pa.name} swaps the two lunches over by mistake, and the child in the room watches.",
-    "This morning {pa.name} is in a hurry and puts each lunch in the wrong lunchbox, in full view of the child who "
-    "stayed.",
+    "Today {pa.name} swaps the two lunches over by mistake, and the child who stayed watches.",
+    "This morning {pa.name} is in a hurry and puts each lunch in the wrong lunchbox, and the child who stayed sees "
+    "it.",
     "This morning {pa.name} gets the two lunches the wrong way round; the child who stayed sees it all.",
-    "Today {pa.name} packs the two lunches into the wrong lunchboxes, and the child in the room watches.",
+    "Today {pa.name} packs the two lunches into the wrong lunchboxes, and the child who stayed watches.",
 )
 #: The mix-up both children see, in the stories where it is later put right.
 MIXUP_SEEN = (
-    "This morning {pa.name} mixes up the two lunches, so each lunchbox gets what usually goes in the other one; "
-    "both children see it.",
-    "Today {pa.name} swaps the two lunches over by mistake, and both children watch.",
-    "This morning {pa.name} is in a hurry and puts each lunch in the wrong lunchbox, in full view of both children.",
-    "This morning {pa.name} gets the two lunches the wrong way round; both children see it all.",
-    "Today {pa.name} packs the two lunches into the wrong lunchboxes, and both children watch.",
+    "This morning {pa.name} mixes up the two lunches, so each lunchbox gets what usually goes in the other one; both "
+    "of the children see it.",
+    "Today {pa.name} swaps the two lunches over by mistake, and both of the children watch.",
+    "This morning {pa.name} is in a hurry and puts each lunch in the wrong lunchbox, and both of the children see it.",
+    "This morning {pa.name} gets the two lunches the wrong way round; both of the children see it all.",
+    "Today {pa.name} packs the two lunches into the wrong lunchboxes, and both of the children watch.",
 )
 #: Something the packer does that both children see, in the stories where the mix-up is not put right: it stands
 #: where the undone stories tell the mix-up both see, so that both kinds of story have as many sentences and pronouns.
 BREAKFAST_SEEN = (
-    "This morning {pa.name} makes toast for everyone; both children see it.",
-    "Today {pa.name} pours two glasses of milk, and both children watch.",
-    "This morning {pa.name} sweeps the floor, in full view of both children.",
-    "This morning {pa.name} opens the curtains wide; both children see it all.",
-    "Today {pa.name} sets out two bowls for breakfast, and both children watch.",
+    "This morning {pa.name} makes toast and boils some eggs for everyone; both of the children see it.",
+    "Today {pa.name} pours two glasses of milk and puts out the jam, and both of the children watch.",
+    "This morning {pa.name} sweeps the kitchen floor clean, and both of the children see it.",
+    "This morning {pa.name} opens the curtains and lets the sunshine in; both of the children see it all.",
+    "Today {pa.name} sets out two bowls and two spoons for the meal, and both of the children watch.",
 )
 #: The mix-up put right, naming no child (who is away and who watches is told just before).
 MIXUP_BACK = (
     "Then {pa.name} notices the mistake and swaps the two lunches back; the child who stayed sees it.",
-    "A moment later {pa.name} spots the mix-up and puts each lunch back in its usual lunchbox, and the child in the "
-    "room watches.",
-    "Then {pa.name} swaps the two lunches back again, in full view of the child who stayed.",
-    "{pa.name} soon sees the mistake and puts the two lunches back the usual way round; the child who stayed sees "
-    "it all.",
-    "Then {pa.name} undoes the mix-up, so each lunchbox holds its usual lunch again, and the child in the room "
-    "watches.",
+    "A moment later {pa.name} spots the mix-up and puts each lunch back, and the child who stayed watches.",
+    "Then {pa.name} swaps the two lunches back again, and the child who stayed sees it.",
+    "{pa.name} soon sees the mistake and puts the two lunches back; the child who stayed sees it all.",
+    "Then {pa.name} undoes the mix-up, so each lunchbox holds its usual lunch, and the child who stayed watches.",
 )
 HOPES = (
     "{c1.name} would love {g1} today, and {c2.name} would love {g2}.",
@@ -511,8 +521,8 @@ def expectation_false_belief(b: StoryBuilder, image_dependent: bool) -> None:
     hope = {child.id: an(wants.noun), sib.id: an(sib_wants.noun)}
     slots = {"pa": parent, "p": p, "q": q, "ch": child, "away": away}
     away_sentence = away_and_stays(b, p, q, away, lead=h1)
-    events = ([b.frame("mixup", MIXUP_SEEN).format(**slots), away_sentence, b.frame("back", MIXUP_BACK).format(**slots)]
-              if back else [b.frame("seen", BREAKFAST_SEEN).format(**slots), away_sentence,
+    events = ([b.frame("mixup", MIXUP_SEEN).format(**slots), away_sentence, b.frame("seen or back", MIXUP_BACK).format(**slots)]
+              if back else [b.frame("seen or back", BREAKFAST_SEEN).format(**slots), away_sentence,
                             b.frame("mixup", MIXUP).format(**slots)])
     story = " ".join([
         b.frame("habit", HABIT).format(c1=c1, c2=c2, f1=food[c1.id], f2=food[c2.id], **slots),

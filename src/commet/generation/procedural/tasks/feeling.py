@@ -8,9 +8,10 @@
   same. The one asked about says "Mmm, my favourite!". It is sarcasm when the snack is the
   other child's (the sarcasm task's test item) and sincere when it is the one asked for (the
   non_sarcasm test item); each task has the other as its control, so the pair's members with
-  the same index differ in that one fact. In text the cue is each child's face, told with the
-  same words whichever child makes it; in the image-dependent variant the snack and the faces
-  are only in the picture.
+  the same index differ in that one fact. The snack served is one draw, the same in every cell: which
+  child asked for it is what the cell changes, so the picture's food never does. In text the cue is
+  each child's face, told with the same words whichever child makes it; in the image-dependent
+  variant the snack and the faces are only in the picture.
 """
 
 from __future__ import annotations
@@ -160,10 +161,12 @@ def _sarcasm(b: StoryBuilder, image_dependent: bool, sincere: bool) -> None:
     test = b.role(gets_wanted == sincere, "sincere: the child got what was asked for" if not sincere else
                   "sarcastic: the child got what the other child asked for")
     b.seat("children", [child, sib], (0.14, 0.3))  # the one asked about is the leftmost as often as not
-    wanted, other = kinds
+    # what is served is one draw, the same in every cell (so the picture's food, plates and colours are too); what
+    # each child asked for follows the cell: the asked child's wish is the served snack where the child gets it
+    served, spare = kinds
+    wanted, other = (served, spare) if gets_wanted else (spare, served)
     w.request(child.id, wanted.noun)
     w.request(sib.id, other.noun)
-    served = wanted if gets_wanted else other
     plates = [Thing("food", served, b.pick("colour: the first plate", served.colours), "counter"),
               Thing("food2", served, b.pick("colour: the second plate", served.colours), "counter")]
     for thing in plates:

@@ -60,17 +60,16 @@ PUTS = (
 SWAP = (
     "Then {h.name} tidies up {why} and swaps the two papers round; the child who stayed sees it happen.",
     "Now {h.name} comes in {why} and puts each paper where the other one was, in full view of the child who stayed.",
-    "{h.name} uses the time to tidy up {why} and swaps the two papers over, while the child in the room watches.",
-    "{h.name} mixes the papers up {why}, so that each ends up in the other's place; the child who stayed sees it "
-    "all.",
-    "Then {h.name}, {why}, takes out the two papers and puts each back where the other was, and the child in the "
-    "room watches.",
+    "{h.name} uses the time to tidy up {why} and swaps the two papers over, while the child who stayed watches.",
+    "{h.name} mixes the papers up {why}, so that each ends up in the other's place; the child who stayed sees it all.",
+    "Then {h.name}, {why}, takes out the two papers and puts each back where the other was, and the child who stayed "
+    "watches.",
 )
 #: The picture variant's swap, told sentence for sentence as ``SWAP_PICTURE_BACK`` (the same frame index): where the
 #: undone story tells the swap both see, this one tells something the grown-up does that both see, so that the two
 #: have as many sentences and pronouns whatever the frame (counts a reader of sizes would otherwise read the fact off).
 SWAP_PICTURE = (
-    "{a.name} wears {a_shirt} top and {v.name} {v_shirt} one. {h.name} waters the flowers while both watch. Then one "
+    "{a.name} wears {a_shirt} top and {v.name} {v_shirt} one. {h.name} waters all the flowers while both watch. Then one "
     "of the two goes out for a while, and {h.name} tidies up {why} and swaps the two papers round. The picture shows "
     "who is in the room then.",
     "{a.name} is in {a_shirt} top, {v.name} in {v_shirt} one. With both of them watching, {h.name} opens a window "
@@ -89,48 +88,49 @@ SWAP_PICTURE = (
 #: The swap both children see, in the stories where it is later undone (``n1`` and ``n2`` in the story's lead order).
 SWAP_SEEN = (
     "Then {h.name} tidies up {why} and swaps the two papers round; {n1.name} and {n2.name} both see it happen.",
-    "Now {h.name} comes in {why} and puts each paper where the other one was, in full view of {n1.name} and "
+    "Now {h.name} comes in {why} and puts each paper where the other one was, in full view of both {n1.name} and "
     "{n2.name}.",
-    "{h.name} tidies up {why} and swaps the two papers over, while {n1.name} and {n2.name} both watch.",
-    "{h.name} mixes the papers up {why}, so that each ends up in the other's place; {n1.name} and {n2.name} see it "
-    "all.",
+    "{h.name} uses the time to tidy up {why} and swaps the two papers over, while {n1.name} and {n2.name} both watch.",
+    "{h.name} mixes the papers up {why}, so that each ends up in the other's place; {n1.name} and {n2.name} both see "
+    "it all.",
     "Then {h.name}, {why}, takes out the two papers and puts each back where the other was, and {n1.name} and "
-    "{n2.name} watch.",
+    "{n2.name} both watch.",
 )
 #: Something the grown-up does that both children see, in the stories where the swap is not undone: it names the
 #: grown-up and both children just where the swap both see does, so that who is named next to whom does not tell
 #: whether the papers were swapped back.
 SEEN = (
-    "Then {h.name} comes in to water the flowers, while {n1.name} and {n2.name} both watch.",
-    "{h.name} opens a window wide, and {n1.name} and {n2.name} both see it.",
-    "{h.name} sweeps up some crumbs, in full view of {n1.name} and {n2.name}.",
-    "Then {h.name} hangs some pictures up on the wall; {n1.name} and {n2.name} both see it happen.",
-    "{h.name} folds up a blanket, while {n1.name} and {n2.name} both watch.",
+    "Then {h.name} comes in and waters each of the flowers, while {n1.name} and {n2.name} both watch.",
+    "{h.name} opens a window to let some fresh air in, and {n1.name} and {n2.name} both see it.",
+    "{h.name} sweeps up a few crumbs, in full view of both {n1.name} and {n2.name}.",
+    "Then {h.name} hangs two pictures on the wall by the window; {n1.name} and {n2.name} both see it happen.",
+    "{h.name} folds up a blanket neatly, while {n1.name} and {n2.name} both watch.",
 )
 #: The swap undone while one child is away, naming no child.
 SWAP_BACK = (
-    "Then {h.name} thinks again and swaps the two papers back; the child who stayed sees it happen.",
-    "{h.name} thinks better of it and puts each paper back where it was before, in full view of the child who "
-    "stayed.",
-    "{h.name} then swaps the papers back again, while the child in the room watches.",
-    "After a while {h.name} puts the two papers back the way they were; the child who stayed sees it all.",
-    "Then {h.name} undoes the swap, so that each paper is back in its first box, and the child in the room watches.",
+    "Then {h.name} thinks again and swaps the two papers back, while the child who stayed watches.",
+    "{h.name} thinks better of it and puts each paper back, and the child who stayed sees it.",
+    "{h.name} swaps the papers back again, in full view of the child who stayed.",
+    "After a while {h.name} puts the two papers back as before; the child who stayed sees it happen.",
+    "Then {h.name} quickly undoes the swap, while the child who stayed watches.",
 )
 SWAP_PICTURE_BACK = (
     "{a.name} wears {a_shirt} top and {v.name} {v_shirt} one. {h.name} tidies up {why} and swaps the two papers "
     "round while both watch. Then one of the two goes out for a while, and {h.name} swaps the papers back. The "
     "picture shows who is in the room then.",
     "{a.name} is in {a_shirt} top, {v.name} in {v_shirt} one. With both of them watching, {h.name}, {why}, puts each "
-    "paper where the other was. One of them leaves the room for a bit; meanwhile {h.name} puts them back. The "
-    "picture shows who stayed.",
+    "paper where the other was. One of them leaves the room for a bit; meanwhile {h.name} puts them back where each one was "
+    "before. The picture shows who stayed.",
     "{a.name} has {a_shirt} top on and {v.name} {v_shirt} one. Both see {h.name} swap the two papers over {why}. "
-    "Later one of the two steps out, and {h.name} swaps them back. The picture shows who is there while {h.sub} "
+    "Later one of the two steps out, and {h.name} quietly swaps them back again, one paper after the "
+    "other. The picture shows who is there while {h.sub} "
     "does it.",
     "{a.name} wears {a_shirt} top; {v.name} wears {v_shirt} one. {h.name} mixes the papers up {why}, and both "
-    "children see it. Then one of them goes out for a while, and {h.name} undoes the swap. Who is in the room then "
+    "children see it. Then one of them goes out for a while, and {h.name} quickly undoes the swap. Who is in the room then "
     "is in the picture.",
     "{a.name}'s top is {a_col} and {v.name}'s is {v_col}. Both watch {h.name} tidy up {why} and swap the papers "
-    "round. While one of the two is out, {h.name} swaps them back; the picture shows who is in the room.",
+    "round. While one of the two is out, {h.name} picks up both papers one by one and "
+    "swaps them back; the picture shows who is in the room.",
 )
 LATER = (
     "Later, while {v.name} is out at play, {a.name} wants {a.det} {w1}.",
@@ -228,9 +228,9 @@ def _moral(b: StoryBuilder, image_dependent: bool, true_belief: bool) -> None:
         text.append(b.frame("swap", SWAP_PICTURE_BACK if back else SWAP_PICTURE).format(**slots))
     elif back:
         text += [b.frame("swap", SWAP_SEEN).format(n1=names[0], n2=names[1], **slots),
-                 away_and_stays(b, p, q, away, lead=names[0]), b.frame("back", SWAP_BACK).format(**slots)]
+                 away_and_stays(b, p, q, away, lead=names[0]), b.frame("seen or back", SWAP_BACK).format(**slots)]
     else:
-        text += [b.frame("seen", SEEN).format(n1=names[0], n2=names[1], **slots),
+        text += [b.frame("seen or back", SEEN).format(n1=names[0], n2=names[1], **slots),
                  away_and_stays(b, p, q, away, lead=names[0]), b.frame("swap", SWAP).format(**slots)]
     text.append(b.frame("later", LATER).format(**slots))
     story = " ".join(text)

@@ -346,6 +346,15 @@ def reference_hard_referent(b: StoryBuilder, image_dependent: bool) -> None:
 
 # --- reference, hard: size and perspective ---------------------------------------------------
 
+#: The opening names both people, in an order drawn without the cell (``opening: named first``), before the sentence
+#: that says who sets the things out (which is the cell): so the first-named person tells nothing about the cell.
+OPENING = (
+    "{n1.name} and {n2.name} are going to play with some {ks} today.",
+    "Today {n1.name} and {n2.name} have a game to play with some {ks}.",
+    "This is a story about {n1.name}, {n2.name} and some {ks}.",
+    "{n1.name} and {n2.name} will need some {ks} today.",
+    "It is a busy day for {n1.name} and {n2.name}, and there are {ks} to play with.",
+)
 SET_OUT = (
     "{x.name} puts out three {ks}: a big one, a middle-sized one and a small one.",
     "{x.name} sets three {ks} out on the tables, a big one, a middle-sized one and a small one.",
@@ -451,7 +460,8 @@ def reference_hard_perspective(b: StoryBuilder, image_dependent: bool) -> None:
     occ = w.occluders["occluder"].kind
     slots = {"x": setter, "y": arriver, "z": blocked, "c": child, "h": helper, "k": kind.noun, "ks": kind.plural,
              "r": r, "hid": SIZE_WORD[alone], "occ": occ, "for_": fill(b.pick("wants for", WANTS_FOR), child)}
-    text = [b.frame("set out", SET_OUT).format(**slots)]
+    n1, n2 = b.shuffled("opening: named first", [child, helper])
+    text = [b.frame("opening", OPENING).format(n1=n1, n2=n2, **slots), b.frame("set out", SET_OUT).format(**slots)]
     if not image_dependent:
         text.append(b.frame("colours", COLOURS_ARE).format(
             **{f"z{k + 1}": SIZE_WORD[s] for k, s in enumerate(sizes)},
@@ -526,7 +536,14 @@ WHY_BETTER = ("Why is that the better clue?", "Why is that clue better?", "What 
 def interpretation(b: StoryBuilder, image_dependent: bool) -> None:
     """Is a description enough for the listener to find the wanted thing? A row of four: the wanted one has a
     colour and a feature; a second thing shares one of them (balanced which), so one clue fits one thing and the
-    other fits two. Every row names the feature word and the wanted colour equally often in both cases."""
+    other fits two. Every row names the feature word and the wanted colour equally often in both cases.
+
+    Every row is also the same census in both cases: three body colours, one of them on two things (one of the
+    two with an accessory, one plain); three accessories of two kinds, one kind on two things; one plain thing.
+    The other kind of accessory makes up the pair the wanted one is not in (two things of the other kind where
+    the colour is shared, a colour pair of a thing with it and a plain one where it is not), so that counting
+    colours or accessories without the clue (three colours against four read the key at 75 to 78 %) tells
+    nothing."""
     cast = Cast(b)
     w = World(room(b))
     child, helper = cast.child(0.08), cast.adult(0.92)
@@ -534,34 +551,39 @@ def interpretation(b: StoryBuilder, image_dependent: bool) -> None:
     w.add(helper)
     b.role(True, "")
     kind = b.pick("toy", [k for k in lex.TOYS if k.shape in ("duck", "teddy", "ball")])
-    feature = b.pick("feature", ("sunglasses", "bow") if kind.shape != "ball" else ("stripes", "dots"))
+    features = ("sunglasses", "bow") if kind.shape != "ball" else ("stripes", "dots")
+    feature = b.pick("feature", features)
+    second = next(f for f in features if f != feature)
     c, c2, c3, c4 = b.sample("colours: the row", lex.THING_COLOURS, 4)
     colour_unique = b.cell("colour unique", 2) == 1
     says_colour = b.flip("says colour")
     # (colour, feature colour, or "" for 'without ...'); the wanted one is (c, feature)
-    specs: list[tuple[str, str | None]]
+    # (colour, the clue's accessory's colour, the other accessory's colour; "" for none): the wanted one is (c, c, "").
     # The wanted one's accessory is always its own colour, so the wanted colour is said three times in both
     # cases, and right after "with a" in both: only which things it belongs to (one duck or two) tells the
     # clues apart. Colour unique: the feature fits two (the wanted one and a thing whose accessory has the
-    # wanted colour); else the colour fits two, and the feature word is said as often (one accessory and
-    # three 'without ...').
-    specs = [(c, c), (c2, c) if colour_unique else (c, ""), (c3, ""), (c4, "")]
+    # wanted colour); else the colour fits two. Every thing is told with both accessories or without them, so
+    # each accessory word is said four times either way.
+    specs = [(c, c, ""), (c2, c, "") if colour_unique else (c, "", ""), (c3, "", c3),
+             (c3, "", "") if colour_unique else (c4, "", c3)]
     specs = b.shuffled("order: the row", specs)
     w.add(Place("shelf", "shelf", "brown", 0.5, name="the shelf"))
-    for k, (colour, accessory) in enumerate(specs):
-        w.add(Thing(f"thing{k + 1}", kind, colour, "shelf", feature=feature if accessory else None,
-                    feature_colour=accessory or None))
+    for k, (colour, accessory, other) in enumerate(specs):
+        w.add(Thing(f"thing{k + 1}", kind, colour, "shelf", feature=feature if accessory else second if other else None,
+                    feature_colour=accessory or other or None))
     row = sorted(w.things.values(), key=lambda t: w.thing_x(t.id))
     target = next(t for t in row if t.colour == c and t.feature == feature)
     plain, coloured, without = _FEATURE[feature]
+    _, coloured_2, without_2 = _FEATURE[second]
     by_colour, by_feature = f"the {c} {kind.noun}", f"the {kind.noun} {plain}"
     fits = {by_colour: [t.id for t in row if t.colour == c], by_feature: [t.id for t in row if t.feature == feature]}
     better = next(clue for clue, ids in fits.items() if len(ids) == 1)
     clue = by_colour if says_colour else by_feature
 
     def describe(t: Thing) -> str:
-        extra = coloured.format(c=t.feature_colour) if t.feature else without
-        return an(f"{t.colour} {kind.noun} {extra}")
+        first = coloured.format(c=t.feature_colour) if t.feature == feature else without
+        other = coloured_2.format(c=t.feature_colour) if t.feature == second else without_2
+        return an(f"{t.colour} {kind.noun} {first} and {other}")
 
     slots = {"c": child, "h": helper, "k": kind.noun, "ks": kind.plural, "col": c, "feat": plain, "clue": clue,
              "Clue": cap(clue), "for_": fill(b.pick("wants for", WANTS_FOR), child)}

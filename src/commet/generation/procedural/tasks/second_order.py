@@ -38,8 +38,12 @@ WINDOW = (
 #: toy: no word marks a request as the first or the later one; only the order they are told in does.
 REQUESTS = ("'Can I have {x}, please?'", "'I want {x}!'", "'Please get me {x}!'", "'{X}, please!'",
             "'I would like {x}!'", "'Get me {x}, please!'", "'I wish for {x}!'")
-ASKED = ("{c.name} says.", "{c.name} asks.", "{c.name} calls out.", "{c.name} cries.", "{c.name} begs.",
-         "{c.name} shouts.", "says {c.name}.", "calls {c.name}.")
+#: After its quoted words, every request is tagged alike (so that the words after each toy are drawn alike), naming
+#: no one (so that the child is named in the same places whichever order the requests are told in); the first request
+#: told afterwards takes the past form of the same index, as many words long.
+#: Each tag has a verb of its own, so that no one word (such as "came") is in every story told afterwards.
+ASKED = ("comes the cry.", "goes the shout.", "rings out the call.", "is the plea.", "bursts out the wish.")
+ASKED_BEFORE = ("came the cry.", "went the shout.", "rang out the call.", "was the plea.", "burst out the wish.")
 STEPS_OUT = (
     "Then {p.name} steps out to the car to fetch the shopping bags, and {q.name} stays in the hall.",
     "Then {p.name} goes out to the car for a moment, while {q.name} stays inside.",
@@ -47,22 +51,30 @@ STEPS_OUT = (
     "Then {p.name} heads out to the car to find the keys, and {q.name} waits inside.",
     "Then {p.name} walks out to the car to get an umbrella, while {q.name} stays in the hall.",
 )
-#: The change of mind, in a sentence that names no toy.
-#: The first request told afterwards (a balanced choice: told in the order it happened, the child's wish now would
-#: always be the request told last, whatever the reader follows). Where the first request would stand, the child
-#: is named as often (``UNDECIDED``), and the later sentence names no one, so the people's mentions fall alike.
+#: Each request is told in a lead-in, its quoted words and a tag (``ASKED``). In the order it happened, the first request and the
+#: change of mind draw two different lead-ins of ``LEAD_INS`` (so the words around the two toys are drawn alike);
+#: told afterwards (a balanced choice: told in the order it happened, the child's wish now would always be the request
+#: told last, whatever the reader follows), the first request's lead-in is the ``EARLIER`` one of the same index, as
+#: many words long, no pronoun in either. The first request always follows a sentence that names the child
+#: (``UNDECIDED``), so the story's length, sentences and people are the same either way: a reader that could tell the
+#: two orders apart by length (a threshold on the characters: 55 to 60 %) could join it with the order of mention.
 UNDECIDED = (
     "{c.name} cannot decide at first.", "{c.name} looks at the two toys for a long time.",
     "{c.name} takes a long look.", "{c.name} stares at the window.", "{c.name} points at the window.",
 )
-#: The first request, told afterwards, in the same quoted words as every request (so that each toy is named in a
-#: request in every story), after a lead-in of its own words (no one word, such as "both", marks these stories).
+LEAD_INS = (
+    "Loud enough for all in the hall, the words go like this:",
+    "Out it comes, loud and clear, in a sing-song voice:",
+    "The words tumble out all in a rush:",
+    "A shout rings out all through the house, like this:",
+    "With a big smile and a hop, the words are:",
+)
 EARLIER = (
     "Before that, in front of both grown-ups, the wish had been this:",
     "The first wish, said while the two grown-ups listened, went:",
     "Until then, with everyone there, the words were:",
     "A minute earlier, with everybody listening, it sounded like this:",
-    "At the start, in the hearing of them all:",
+    "At the start, for all in the hall to hear:",
 )
 #: The same two sentences with the one who stays named first (which comes first is a balanced nuisance choice).
 STEPS_OUT_STAYS_FIRST = (
@@ -79,6 +91,7 @@ HEARS_OUT_FIRST = (
     "{p.name} is outside and does not hear it, as {noise}, while {q.name} is in the hall and does.",
     "{p.name}, outside, misses it because {noise}; {q.name}, still inside, hears it clearly.",
 )
+#: The change of mind, in a sentence that names no toy.
 CHANGES = ("Just then {c.name} changes {c.det} mind.", "A moment later, {c.name} changes {c.det} mind.",
            "Then {c.name} has second thoughts about {c.det} wish.", "Suddenly {c.name} would rather have the other toy.",
            "Right then {c.name} decides on the other toy after all.", "Now {c.name} wants the other toy instead.")
@@ -144,24 +157,23 @@ def second_order_belief_desire(b: StoryBuilder, image_dependent: bool) -> None:
     slots = {"c": child, "g1": g1, "g2": g2, "p": p, "q": q, "s": shopper, "occasion": occasion,
              "occasion_cap": cap(occasion)}
 
-    def said(x: str) -> str:
-        return b.pick(f"request: {x}", REQUESTS).format(x=x, X=cap(x))
-
-    def request(x: str) -> str:
-        words = said(x)
-        verbs = [v for v in ASKED if words.endswith("?'") or "asks" not in v]  # "asks" only after a question
-        return f"{words} {b.pick(f'request: {x}: verb', verbs).format(**slots)}"
+    def said(x: str, before: bool = False) -> str:
+        words = b.pick(f"request: {x}", REQUESTS).format(x=x, X=cap(x))
+        tag = b.pick(f"request: {x}: tag", range(len(ASKED)))
+        return f"{words} {(ASKED_BEFORE if before else ASKED)[tag]}"
 
     stays_first = b.flip("the one who stays named first")  # in both sentences that name the two grown-ups
     told_later = b.flip("the first request told afterwards")
+    leads = b.sample("frame: request lead-ins", range(len(LEAD_INS)), 2)  # the first request's (or EARLIER's), the second's
     text = [b.frame("window", WINDOW).format(t1=told[0], t2=told[1], **slots),
-            b.frame("undecided", UNDECIDED).format(**slots) if told_later else request(an(first.noun)),
+            b.frame("undecided", UNDECIDED).format(**slots),
+            *([] if told_later else [f"{LEAD_INS[leads[0]]} {said(an(first.noun))}"]),
             b.frame("steps out", STEPS_OUT_STAYS_FIRST if stays_first
                     else STEPS_OUT).format(**slots),
-            b.frame("changes", CHANGES).format(**slots), request(an(second.noun)),
+            b.frame("changes", CHANGES).format(**slots), f"{LEAD_INS[leads[1]]} {said(an(second.noun))}",
             b.frame("hears", HEARS if stays_first
                     else HEARS_OUT_FIRST).format(noise=b.pick("noise", NOISES), **slots),
-            *([f"{b.frame('earlier', EARLIER)} {said(an(first.noun))}"] if told_later else []),
+            *([f"{EARLIER[leads[0]]} {said(an(first.noun), before=True)}"] if told_later else []),
             b.frame("goes", GOES).format(**slots),
             b.frame("sold out", SOLD_OUT).format(t1=at_shop[0], t2=at_shop[1], **slots),
             b.frame("sorry", SORRY).format(**slots)]
