@@ -182,11 +182,12 @@ def fail(message: str, *, lines: bool = False) -> NoReturn:
 
 
 def click_errors() -> ModuleType:
-    """The exceptions module of the click that typer runs on: its own copy since typer 0.2x, click before."""
-    try:
-        from typer._click import exceptions
-    except ImportError:  # typer < 0.2x: click itself
-        from click import exceptions  # type: ignore[no-redef]
+    """The exceptions module of the click that typer runs on: its own copy (``typer._click``) since typer 0.2x, click
+    itself before (as ``typer.core`` names it)."""
+    import typer.core
+
+    click: ModuleType = getattr(typer.core, "_click", None) or typer.core.click  # type: ignore[attr-defined]
+    exceptions: ModuleType = click.exceptions
     return exceptions
 
 
