@@ -130,8 +130,7 @@ def detect_layout(table: Table, given: ColumnMapping | None, taxonomy: Taxonomy 
         roles = {r: c for r, c in roles.items() if r in (Role.TURNS, Role.TURN, Role.IMAGE, *STORY_ROLES)}
     elif Role.QUESTION in roles and Role.ANSWER in roles and holds_lists(table, roles[Role.QUESTION]):
         required, kind = REQUIRED_STORY_ROWS, "d"  # each row holds its StoryTurn's questions as a list
-        for role in (Role.TURNS, Role.FEEDBACK_RIGHT, Role.FEEDBACK_WRONG):  # right/wrong columns: rows per turn
-            roles.pop(role, None)  # only; here they are said unread, never taken as read
+        roles.pop(Role.TURNS, None)  # right/wrong feedback columns are lists too here (story_rows.LIST_ROLES)
     elif Role.QUESTION in roles and Role.ANSWER in roles:
         required, kind = turn_rows_required(roles), "b"
         roles.pop(Role.TURNS, None)
