@@ -122,3 +122,15 @@ def test_a_key_twice_is_located_on_the_line_that_writes_it_again(tmp_path: Path)
     (tmp_path / "Hi-ToM_data.json").write_text("\n".join(lines), encoding="utf-8")
     found = _refused(["import", "hitom", str(tmp_path / "Hi-ToM_data.json"), "--out", str(tmp_path / "out")])
     assert found["line"] == str(doubled + 2), found[0]
+
+
+def test_opentom_long_json_is_named_as_the_long_version(tmp_path: Path) -> None:
+    """``opentom_long.json`` (the authors' file of OpenToM-L) was read as OpenToM-L's task but named
+    ``opentom-conversation``, the normal narratives' dataset name: runs on the two shared a name."""
+    published = Path(__file__).parent / "data" / "importers_published" / "opentom_json" / "opentom.json"
+    shutil.copy(published, tmp_path / "opentom_long.json")
+    result = CliRunner().invoke(app, ["import", "opentom", str(tmp_path / "opentom_long.json"), "--out",
+                                      str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    metadata = json.loads((tmp_path / "out" / "dataset.json").read_text(encoding="utf-8"))
+    assert metadata["name"] == "opentom-long-conversation" and list(metadata["tasks"]) == ["opentom_long"]

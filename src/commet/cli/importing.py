@@ -49,9 +49,8 @@ def register(app: typer.Typer) -> None:
         the ToM Booklet)."""
         from commet.cli.common import fail
         from commet.format.problems import FormatError
-        from commet.sources.importers import ImportOptions, import_benchmark
-
         from commet.format.validate import has_errors, validate_dataset
+        from commet.sources.importers import ImportOptions, import_benchmark
 
         try:
             imported = import_benchmark(format_name.value, source, protocol.value,

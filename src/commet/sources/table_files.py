@@ -317,8 +317,9 @@ def key_twice_line(text: str, key: str) -> int:
             raise Found(text.count("\n", 0, spot) + 1)
         return dict(pairs), end
 
-    parser.parse_object = parse_object  # type: ignore[assignment]
-    parser.scan_once = scanner.py_make_scanner(parser)
+    # kept ignores: the pure-Python scanner's hooks are the decoder's attributes, which typeshed does not declare
+    parser.parse_object = parse_object  # type: ignore[attr-defined]
+    parser.scan_once = scanner.py_make_scanner(parser)  # type: ignore[attr-defined]
     try:
         parser.decode(text)
     except Found as found:

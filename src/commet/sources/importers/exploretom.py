@@ -53,7 +53,8 @@ def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
         text = row["infilled_story"].strip()
         story = stories.get(text)
         if story is None:
-            meta = {name: row[name] for name in row if name and name.startswith(("sprop=", "param=story_type"))}
+            meta: dict[str, object] = {name: row[name] for name in row
+                                       if name and name.startswith(("sprop=", "param=story_type"))}
             story = base.SourceStory(key=f"{len(stories) + 1:05d}", task=TASK, story=text, questions=[], line=line,
                                      meta=meta)
             stories[text] = story
