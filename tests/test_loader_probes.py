@@ -134,3 +134,15 @@ def test_opentom_long_json_is_named_as_the_long_version(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     metadata = json.loads((tmp_path / "out" / "dataset.json").read_text(encoding="utf-8"))
     assert metadata["name"] == "opentom-long-conversation" and list(metadata["tasks"]) == ["opentom_long"]
+
+
+def test_an_image_folders_metadata_nested_too_deeply_is_located(tmp_path: Path) -> None:
+    """The folder check parsed each metadata line for its ``file_name``: a line nested too deeply was a traceback."""
+    folder = tmp_path / "release"
+    folder.mkdir()
+    row = {**RECORD, "file_name": "a.png"}
+    deep = json.dumps(row)[:-1] + ', "x": ' + "[" * 60000 + "]" * 60000 + "}"
+    (folder / "metadata.jsonl").write_text(json.dumps(row) + "\n" + deep + "\n", encoding="utf-8")
+    found = _refused(["validate", str(folder)])
+    assert found["file"].endswith("metadata.jsonl") and found["line"] == "2", found[0]
+    assert "nests its values too deeply" in found["message"], found[0]

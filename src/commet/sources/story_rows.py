@@ -87,7 +87,8 @@ def _lists(table: Table, layout: Layout, story_id: str,
         if role in FEEDBACK_ROLES[1:] and _text(items[0]) is not None:
             raise _fail(table, first_line, story_id, 0, roles[role], f"{role.value} text for the first question, "
                         "which no answer comes before: item k is the feedback said before question k (the first "
-                        f"empty), or give {len(questions) - 1} items, one per later question; whether this list "
+                        f"empty), or give {len(questions) - 1} item{'s' if len(questions) > 2 else ''}, one per later "
+                        "question; whether this list "
                         "means the feedback after each answer is not guessed (--adapter FILE.py:FUNCTION)")
         found[role] = items
     return found
