@@ -26,10 +26,10 @@ FEEDBACK_ROLES = (Role.FEEDBACK, Role.FEEDBACK_RIGHT, Role.FEEDBACK_WRONG)
 
 
 def holds_lists(table: Table, column: str) -> bool:
-    """Whether a question column holds lists of questions (every one of its first 50 filled cells)."""
+    """Whether a question column holds lists of questions (every one of its first 50 filled cells is a list: one
+    holding a null or a number is such a list still, refused at its item, never read as one question's text)."""
     cells = [row.get(column) for row in table.rows if row.get(column) not in (None, "", [])][:50]
-    return bool(cells) and all((items := list_cell(c)) is not None and all(isinstance(i, str) for i in items)
-                               for c in cells)
+    return bool(cells) and all(list_cell(c) is not None for c in cells)
 
 
 def _groups(table: Table, layout: Layout, name: str, first: int) -> dict[str, list[tuple[int, dict[str, object]]]]:
@@ -67,6 +67,10 @@ def _lists(table: Table, layout: Layout, story_id: str,
     questions = list_cell(first.get(roles[Role.QUESTION])) or []
     if not questions:
         raise _fail(table, first_line, story_id, None, roles[Role.QUESTION], "no questions")
+    for k, question in enumerate(questions):
+        if not isinstance(question, str) or not question.strip():
+            raise _fail(table, first_line, story_id, k, roles[Role.QUESTION], f"item {k + 1} of the questions is "
+                        f"{question!r}, not a question's text")
     found: dict[Role, list[object]] = {Role.QUESTION: questions}
     for role in LIST_ROLES[1:]:
         if role not in roles:
