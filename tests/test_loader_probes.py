@@ -146,3 +146,14 @@ def test_an_image_folders_metadata_nested_too_deeply_is_located(tmp_path: Path) 
     found = _refused(["validate", str(folder)])
     assert found["file"].endswith("metadata.jsonl") and found["line"] == "2", found[0]
     assert "nests its values too deeply" in found["message"], found[0]
+
+
+def test_an_answer_column_empty_in_every_row_is_said_so(tmp_path: Path) -> None:
+    """It was "holds float64 ...: option numbers are not read as answers" (a CSV reader makes an empty column
+    floats), which sent the user looking for numbers that are not there."""
+    pytest.importorskip("datasets")
+    (tmp_path / "release" / "data").mkdir(parents=True)
+    (tmp_path / "release" / "data" / "test.csv").write_text(
+        HEADER + ROW1.replace(",box,", ",,") + ROW2.replace(",box,", ",,"), encoding="utf-8")
+    found = _refused(["validate", str(tmp_path / "release")])
+    assert "column 'answer' is empty in every row" in found["message"] and "option numbers" not in found["message"]
