@@ -126,6 +126,9 @@ def test_feedback_as_a_list_of_right_wrong_structs(tmp_path: Path) -> None:
     ({"images": ["blue.png", "red.png"]}, "images", "-",
      "a list of 2 pictures for 3 questions: which turn shows each is not certain; list one item per question"),
     ({"images": ["blue.png", "red.png", "red.png", "blue.png"]}, "images", "-", "a list of 4 pictures for 3"),
+    # a column of numbers beside the pictures may place them otherwise (image_turns [3, 2, 1]): not guessed
+    ({"images": ["red.png", "blue.png", "red.png"], "image_turns": [3, 2, 1]}, "images", "-",
+     "column 'image_turns' holds a number for each picture"),
     # a list holding a NaN was not taken for a list: the row became one turn asking '["Where is the ball?", NaN]'
     ({"questions": '["Where is the ball?", NaN, "What colour is the ball?"]'}, "questions", "1",
      "item 2 of the questions is nan, not a question's text"),

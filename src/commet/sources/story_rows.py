@@ -130,10 +130,27 @@ def _listed(layout: Layout, row: dict[str, object]) -> list[object] | None:
     return items if items is not None and len(items) > 1 else None
 
 
+def _numbering(layout: Layout, row: dict[str, object], length: int) -> str | None:
+    """A column no role reads (or the turn column) that holds, in this row, a list of as many whole numbers as the
+    row has pictures (``image_turns: [2, 1]``): it may say which turn shows each, so their order is not trusted."""
+    turn = layout.roles.get(Role.TURN)
+    for column in (*layout.unused, *([turn] if turn is not None else [])):
+        items = list_cell(row.get(column))
+        if items is not None and len(items) == length and all(isinstance(i, int) and not isinstance(i, bool)
+                                                              for i in items):
+            return column
+    return None
+
+
 def _place_listed(table: Table, line: int, story_id: str, column: str | None, listed: list[object], count: int,
-                  shown: dict[int, tuple[int, object]]) -> None:
+                  shown: dict[int, tuple[int, object]], numbering: str | None) -> None:
     """A list of pictures, one per question in order (null for a turn that shows none): item k on turn k. A list
-    of another length cannot be placed for sure (which turn lacks a picture?), so it is refused, located."""
+    of another length cannot be placed for sure (which turn lacks a picture?), nor one beside a column of numbers
+    that may place it otherwise, so either is refused, located."""
+    if numbering is not None:
+        raise _fail(table, line, story_id, None, column, f"column {numbering!r} holds a number for each picture, "
+                    "which may say the turn that shows it: whether the pictures go on the turns in their order or "
+                    "by those numbers is not guessed; make the StoryTurns with --adapter FILE.py:FUNCTION")
     if len(listed) != count:
         raise _fail(table, line, story_id, None, column, f"a list of {len(listed)} pictures for {count} questions: "
                     "which turn shows each is not certain; list one item per question, in order (null for a turn "
@@ -165,7 +182,8 @@ def _story_rows(table: Table, layout: Layout, dataset: Dataset, source: Source, 
                 continue
             listed = _listed(layout, row)
             if listed is not None:
-                _place_listed(table, line, story_id, picture_column, listed, count, shown)
+                _place_listed(table, line, story_id, picture_column, listed, count, shown, _numbering(layout, row,
+                                                                                                    len(listed)))
                 continue
             if len(pictures) > 1:
                 raise _fail(table, line, story_id, None, picture_column, "more than one picture in a row of one "
