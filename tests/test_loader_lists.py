@@ -137,8 +137,11 @@ def test_what_cannot_be_placed_for_sure_is_one_located_line(tmp_path: Path, colu
                                                              turn: str, says: str) -> None:
     folder = _table(tmp_path / "release", **columns)
     db = tmp_path / "run.sqlite"
-    for argv in (["validate", str(folder)],
-                 ["eval", "--model", "baseline:first-option", "--dataset", str(folder), "--db", str(db), "--quiet"]):
+    commands = [["validate", str(folder)]]
+    if field == "images":  # eval refuses it the same, and writes no store (once is enough: the load is shared)
+        commands.append(["eval", "--model", "baseline:first-option", "--dataset", str(folder), "--db", str(db),
+                         "--quiet"])
+    for argv in commands:
         result = CliRunner().invoke(app, argv)
         lines = [line for line in result.output.splitlines() if LOCATED.match(line)]
         assert result.exit_code == 2 and len(lines) == 1 and "Traceback" not in result.output, result.output
