@@ -49,15 +49,20 @@ def register(app: typer.Typer) -> None:
         the ToM Booklet)."""
         from commet.cli.common import fail
         from commet.format.problems import FormatError
+        from commet.format.validate import has_errors, validate_dataset
         from commet.sources.importers import ImportOptions, import_benchmark
 
         try:
             imported = import_benchmark(format_name.value, source, protocol.value,
                                         ImportOptions(language=language, context=context))
+            # checked before anything is written, located in the benchmark's own file: a file the importer reads
+            # but whose text CoMMET refuses (a NUL byte in a story) leaves no half-usable folder behind
+            refused = [p for p in validate_dataset(imported.dataset, decode_pictures=True) if p.severity == "error"]
+            if refused:
+                raise FormatError(refused)
         except FormatError as exc:
             fail(str(exc))
         folder = imported.save(out)
-        from commet.format.validate import has_errors
         from commet.sources.checked import validate_path
 
         problems = validate_path(folder)

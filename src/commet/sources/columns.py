@@ -379,8 +379,10 @@ def fits(role: Role, column: Column) -> bool:
         # refuses a number that is no option's label (whether it counts from 0 or 1 is not guessed)
     if role in (Role.MENTAL_STATES, Role.ANSWER):
         return column.text or column.kind.startswith("list")  # answers per turn of a StoryTurn: lists of lists
-    if role is Role.FEEDBACK:
-        return column.text or column.texts or column.kind.startswith("struct")
+    if role is Role.FEEDBACK:  # a struct {right, wrong}; a list of them: a StoryTurn's, one per turn (layout (d))
+        return column.text or column.texts or column.kind.startswith(("struct", "list of struct"))
+    if role in (Role.FEEDBACK_RIGHT, Role.FEEDBACK_WRONG):
+        return column.text or column.texts  # a list: a StoryTurn's texts, one per turn (layout (d))
     if role in (Role.QUESTION, Role.STORY):
         return column.text or column.texts  # a list: a StoryTurn's questions (or stories), one per turn
     return column.text

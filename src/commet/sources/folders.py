@@ -97,6 +97,8 @@ def _check_metadata(file: Path) -> None:
                     rows.append((number, json.loads(line)))
                 except ValueError:
                     continue  # (datasets says what is wrong with the line)
+                except RecursionError:  # pyarrow's JSON reader would overflow its stack on it: refused here
+                    raise _refused(file, number, "nests its values too deeply to be read") from None
     else:
         reader = csv.DictReader(io.StringIO(text, newline=""))
         try:

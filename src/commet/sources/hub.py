@@ -26,6 +26,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
+from types import SimpleNamespace
 from typing import Any
 
 from commet.extras import require
@@ -56,6 +57,7 @@ from commet.sources.table_files import (
     folders_of,
     locate_storyturns,
     located,
+    misread_rows,
     row_files,
     wrapper_column,
 )
@@ -327,6 +329,15 @@ def _unreadable(where: str, exc: BaseException, files: list[Path], folder: Path 
     return HubError(where, f"datasets cannot read this folder: {said}")
 
 
+def _refuse_misread(files: list[Path], config: object | None) -> None:
+    """A data file ``datasets`` would read without a word but wrongly (:func:`misread_rows`) is refused before any
+    is read, at its line."""
+    for file in files:
+        bad = misread_rows(file, config)
+        if bad is not None:
+            raise HubError(str(file), f"{bad.why}; nothing was read", bad.line)
+
+
 def configs_to_read(path: str, config: str | None, revision: str | None = None) -> list[str | None]:
     """The configs a load reads: the one named; else the default (None) when the dataset has a default config
     or only one; else every config, in the card's order (a release split into ``text_complete`` and
@@ -487,6 +498,7 @@ def _load_tables(folder: Path, given: ColumnMapping | None, where: str, config: 
                                                                                     "json")
                 options = {"delimiter": "\t"} if files[0].lower().endswith(".tsv") else {}
                 reader = replace(reader, data_dirs=folders_of(folder, [Path(f) for f in files]))
+                _refuse_misread([Path(f) for f in files], SimpleNamespace(**options))
                 loaded = datasets.load_dataset(builder, data_files=list(files), split=split, cache_dir=scratch,
                                                **options)
                 tables = tables_of(loaded, where, reader)
@@ -499,6 +511,8 @@ def _load_tables(folder: Path, given: ColumnMapping | None, where: str, config: 
                 read = [file for builder in builders.values() for file in _files_read(builder, folder)]
                 _refuse_unread(folder, read)
                 reader = replace(reader, data_dirs=folders_of(folder, read))
+                for builder in builders.values():
+                    _refuse_misread(_files_read(builder, folder), builder.config)
                 for name, builder in builders.items():
                     builder.download_and_prepare()
                     split_files = {str(part): [folder / os.path.relpath(str(file), folder) for file in found]

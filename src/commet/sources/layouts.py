@@ -130,8 +130,7 @@ def detect_layout(table: Table, given: ColumnMapping | None, taxonomy: Taxonomy 
         roles = {r: c for r, c in roles.items() if r in (Role.TURNS, Role.TURN, Role.IMAGE, *STORY_ROLES)}
     elif Role.QUESTION in roles and Role.ANSWER in roles and holds_lists(table, roles[Role.QUESTION]):
         required, kind = REQUIRED_STORY_ROWS, "d"  # each row holds its StoryTurn's questions as a list
-        for role in (Role.TURNS, Role.FEEDBACK_RIGHT, Role.FEEDBACK_WRONG):  # right/wrong columns: rows per turn
-            roles.pop(role, None)  # only; here they are said unread, never taken as read
+        roles.pop(Role.TURNS, None)  # right/wrong feedback columns are lists too here (story_rows.LIST_ROLES)
     elif Role.QUESTION in roles and Role.ANSWER in roles:
         required, kind = turn_rows_required(roles), "b"
         roles.pop(Role.TURNS, None)
@@ -152,12 +151,20 @@ def _unfit(table: Table, roles: dict[Role, str]) -> str:
     said = []
     for role in (Role.QUESTION, Role.ANSWER):
         column = next((c for c in table.columns if role not in roles and column_key(c.name) in NAMES[role]), None)
-        if column is not None and not fits(role, column):
+        if column is not None and not fits(role, column) and _blank(table, column.name):
+            said.append(f"column {column.name!r} is empty in every row (read as {column.kind}, as a CSV reader reads "
+                        f"a column of no values): write the {role.value}s")
+        elif column is not None and not fits(role, column):
             numbers = ": option numbers are not read as answers, whether they count from 0 or 1 is not guessed; " \
                       "write the option's text or label, or make the StoryTurns with --adapter FILE.py:FUNCTION"
             said.append(f"column {column.name!r} holds {column.kind}, which cannot be the {role.value}" +
                         (numbers if role is Role.ANSWER and column.number else ""))
     return f": {'; '.join(said)}" if said else ""
+
+
+def _blank(table: Table, column: str) -> bool:
+    """Whether ``column`` holds no value in any row (null, or the NaN a CSV reader writes for an empty cell)."""
+    return all(value is None or value != value for value in (row.get(column) for row in table.rows))
 
 
 def _layout(table: Table, kind: str, roles: dict[Role, str], pictures: tuple[str, ...],

@@ -18,14 +18,18 @@ from commet.sources.table import Layout, Source, Table, _fail, _story_fields, _t
 from commet.sources.turn_rows import _assemble, _same_for_the_story, _turn_number
 
 #: the per-turn roles a row may hold as lists (one item per question)
-LIST_ROLES = (Role.QUESTION, Role.ANSWER, Role.STORY, Role.FEEDBACK, Role.OPTIONS)
+LIST_ROLES = (Role.QUESTION, Role.ANSWER, Role.STORY, Role.FEEDBACK, Role.FEEDBACK_RIGHT, Role.FEEDBACK_WRONG,
+              Role.OPTIONS)
+#: feedback is said before a later question, about the answer before it: a list of one fewer than the questions
+#: is the feedback before the second question onwards (the first has none to follow), unambiguously
+FEEDBACK_ROLES = (Role.FEEDBACK, Role.FEEDBACK_RIGHT, Role.FEEDBACK_WRONG)
 
 
 def holds_lists(table: Table, column: str) -> bool:
-    """Whether a question column holds lists of questions (every one of its first 50 filled cells)."""
+    """Whether a question column holds lists of questions (every one of its first 50 filled cells is a list: one
+    holding a null or a number is such a list still, refused at its item, never read as one question's text)."""
     cells = [row.get(column) for row in table.rows if row.get(column) not in (None, "", [])][:50]
-    return bool(cells) and all((items := list_cell(c)) is not None and all(isinstance(i, str) for i in items)
-                               for c in cells)
+    return bool(cells) and all(list_cell(c) is not None for c in cells)
 
 
 def _groups(table: Table, layout: Layout, name: str, first: int) -> dict[str, list[tuple[int, dict[str, object]]]]:
@@ -63,6 +67,10 @@ def _lists(table: Table, layout: Layout, story_id: str,
     questions = list_cell(first.get(roles[Role.QUESTION])) or []
     if not questions:
         raise _fail(table, first_line, story_id, None, roles[Role.QUESTION], "no questions")
+    for k, question in enumerate(questions):
+        if not isinstance(question, str) or not question.strip():
+            raise _fail(table, first_line, story_id, k, roles[Role.QUESTION], f"item {k + 1} of the questions is "
+                        f"{question!r}, not a question's text")
     found: dict[Role, list[object]] = {Role.QUESTION: questions}
     for role in LIST_ROLES[1:]:
         if role not in roles:
@@ -73,9 +81,19 @@ def _lists(table: Table, layout: Layout, story_id: str,
             items = [value, *[""] * (len(questions) - 1)]  # one story text: told before the first question
         if items is None and value in (None, ""):
             continue
+        if role in FEEDBACK_ROLES and items is not None and len(items) == len(questions) - 1:
+            items = [None, *items]  # before the 2nd question onwards: the first has no answer before it
         if items is None or len(items) != len(questions):
-            raise _fail(table, first_line, story_id, None, roles[role],
-                        f"must be a list of {len(questions)} (one per question), not {str(value)[:60]!r}")
+            later = f" or {len(questions) - 1} (one per later question)" if role in FEEDBACK_ROLES else ""
+            raise _fail(table, first_line, story_id, None, roles[role], f"must be a list of {len(questions)} (one per "
+                        f"question){later}, not {str(value)[:60]!r}: which turn each item belongs to is not "
+                        "guessed; write the list so, or make the StoryTurns with --adapter FILE.py:FUNCTION")
+        if role in FEEDBACK_ROLES[1:] and _text(items[0]) is not None:
+            raise _fail(table, first_line, story_id, 0, roles[role], f"{role.value} text for the first question, "
+                        "which no answer comes before: item k is the feedback said before question k (the first "
+                        f"empty), or give {len(questions) - 1} item{'s' if len(questions) > 2 else ''}, one per later "
+                        "question; whether this list "
+                        "means the feedback after each answer is not guessed (--adapter FILE.py:FUNCTION)")
         found[role] = items
     return found
 
@@ -87,7 +105,7 @@ def _base(table: Table, layout: Layout, groups: dict[str, list[tuple[int, dict[s
     if column is None:
         return 0
     numbers = [(_turn_number(row.get(column)), counts[story]) for story, members in groups.items()
-               for _, row in members if _pictured(layout, row)]
+               for _, row in members if _pictured(layout, row) and _listed(layout, row) is None]
     if any(n == 0 for n, _ in numbers):
         return 0
     if any(n == count for n, count in numbers):
@@ -101,6 +119,49 @@ def _base(table: Table, layout: Layout, groups: dict[str, list[tuple[int, dict[s
 
 def _pictured(layout: Layout, row: dict[str, object]) -> list[object]:
     return [row.get(c) for c in layout.pictures if row.get(c) not in (None, "", [])]
+
+
+def _listed(layout: Layout, row: dict[str, object]) -> list[object] | None:
+    """The row's pictures when its one picture column lists several (a list, or JSON text of one): a StoryTurn's
+    pictures in turn order, one item per question; else None (one picture, placed by the row's turn)."""
+    if len(layout.pictures) != 1:
+        return None
+    items = list_cell(row.get(layout.pictures[0]))
+    return items if items is not None and len(items) > 1 else None
+
+
+def _numbering(layout: Layout, row: dict[str, object], length: int) -> str | None:
+    """A column no role reads (or the turn column) that holds, in this row, a list of as many whole numbers as the
+    row has pictures (``image_turns: [2, 1]``): it may say which turn shows each, so their order is not trusted."""
+    turn = layout.roles.get(Role.TURN)
+    for column in (*layout.unused, *([turn] if turn is not None else [])):
+        items = list_cell(row.get(column))
+        if items is not None and len(items) == length and all(isinstance(i, int) and not isinstance(i, bool)
+                                                              for i in items):
+            return column
+    return None
+
+
+def _place_listed(table: Table, line: int, story_id: str, column: str | None, listed: list[object], count: int,
+                  shown: dict[int, tuple[int, object]], numbering: str | None) -> None:
+    """A list of pictures, one per question in order (null for a turn that shows none): item k on turn k. A list
+    of another length cannot be placed for sure (which turn lacks a picture?), nor one beside a column of numbers
+    that may place it otherwise, so either is refused, located."""
+    if numbering is not None:
+        raise _fail(table, line, story_id, None, column, f"column {numbering!r} holds a number for each picture, "
+                    "which may say the turn that shows it: whether the pictures go on the turns in their order or "
+                    "by those numbers is not guessed; make the StoryTurns with --adapter FILE.py:FUNCTION")
+    if len(listed) != count:
+        raise _fail(table, line, story_id, None, column, f"a list of {len(listed)} pictures for {count} questions: "
+                    "which turn shows each is not certain; list one item per question, in order (null for a turn "
+                    "that shows none), give one row per picture with its turn (--columns turn=COLUMN), or make the "
+                    "StoryTurns with --adapter FILE.py:FUNCTION")
+    for k, item in enumerate(listed):
+        if item in (None, "", []):
+            continue
+        if k in shown:
+            raise _fail(table, line, story_id, k, column, f"turn {k} already shows the picture of row {shown[k][0]}")
+        shown[k] = (line, item)
 
 
 def _story_rows(table: Table, layout: Layout, dataset: Dataset, source: Source, first: int) -> None:
@@ -118,6 +179,11 @@ def _story_rows(table: Table, layout: Layout, dataset: Dataset, source: Source, 
         for line, row in members:
             pictures = _pictured(layout, row)
             if not pictures:
+                continue
+            listed = _listed(layout, row)
+            if listed is not None:
+                _place_listed(table, line, story_id, picture_column, listed, count, shown, _numbering(layout, row,
+                                                                                                    len(listed)))
                 continue
             if len(pictures) > 1:
                 raise _fail(table, line, story_id, None, picture_column, "more than one picture in a row of one "

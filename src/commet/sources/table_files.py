@@ -17,6 +17,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -180,20 +181,154 @@ def bad_json_line(file: Path) -> BadLine | None:
     except (InputFileError, OSError):
         return None
     if file.suffix.lower() == ".json":
-        with contextlib.suppress(ValueError):
+        with contextlib.suppress(ValueError, RecursionError):
             json.loads(data)
             return None
     for number, raw in enumerate(data.splitlines(), start=1):
         if not raw.strip():
             continue
         try:
-            json.loads(raw.decode("utf-8"))
+            json.loads(raw.decode("utf-8"), object_pairs_hook=refuse_key_twice)
         except UnicodeDecodeError:
             return BadLine(number, "is not UTF-8 text")
+        except KeyTwice as exc:
+            return BadLine(number, f"writes the key {exc.key!r} twice in one object")
+        except RecursionError:
+            return BadLine(number, "nests its values too deeply to be read")
         except ValueError as exc:
             return BadLine(number, f"is not JSON: {str(exc).splitlines()[0][:200]}")
     return None
 
 
-#: a data file up to this size is scanned for the line ``datasets`` could not read (only when it refused one)
+class KeyTwice(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def refuse_key_twice(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object, refused when it writes a key twice (``datasets`` would keep one of the two, unsaid)."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        raise KeyTwice(next(key for key, _ in pairs if key in seen or seen.add(key)))  # type: ignore[func-returns-value]
+    return found
+
+
+#: CSV options of ``datasets`` (pandas) under which a file's records are not its header's fields: not checked
+_CSV_RESHAPING = ("names", "column_names", "skiprows", "comment", "escapechar", "usecols", "index_col", "nrows")
+
+
+def misread_rows(file: Path, config: object | None = None) -> BadLine | None:
+    """What ``datasets`` would read without a word but wrongly, in a data file it is about to read: a CSV/TSV record
+    with more or fewer fields than its header (pandas pads a short record with nulls and takes a long one's first
+    fields for an index: its cells land in other columns), or a quote closed before the field ends (pandas joins
+    the rest on); an object of a ``.json`` document that writes a key twice (``datasets`` keeps the last). None
+    when none is found, or the file is compressed, past :data:`MAX_SCANNED_BYTES` or not UTF-8 (``datasets``
+    says so itself). ``config`` is the CSV builder's (its ``sep``, ``delimiter`` and ``quotechar``)."""
+    name = file.name.lower()
+    if not name.endswith((".csv", ".tsv", ".json", ".jsonl", ".ndjson")):
+        return None
+    try:
+        data = read_regular_file(file, max_bytes=MAX_SCANNED_BYTES, what="data file")
+        text = "" if name.endswith((".jsonl", ".ndjson")) else data.decode("utf-8-sig")
+    except (InputFileError, OSError, UnicodeDecodeError):
+        return None
+    if name.endswith(".json"):
+        try:
+            json.loads(text, object_pairs_hook=refuse_key_twice)
+        except KeyTwice as exc:
+            line = key_twice_line(text, exc.key)
+            return BadLine(line, f"line {line} of the file writes the key {exc.key!r} twice in one object: which "
+                                 "value is meant is not guessed")
+        except RecursionError:
+            return BadLine(1, f"its JSON {_TOO_DEEP}")
+        except ValueError:
+            return _too_deep(data)  # JSON lines, or not JSON: datasets reads or refuses it, bad_json_line says where
+        return None
+    if not name.endswith((".csv", ".tsv")):
+        return _too_deep(data)
+    if any(getattr(config, option, None) not in (None, [], 0, False) for option in _CSV_RESHAPING) or \
+            getattr(config, "header", "infer") not in ("infer", 0):
+        return None
+    delimiter = getattr(config, "delimiter", None) or getattr(config, "sep", None) or \
+        ("\t" if name.endswith(".tsv") else ",")
+    quote = getattr(config, "quotechar", None) or '"'
+    if len(delimiter) != 1 or len(quote) != 1:
+        return None  # a regular expression or several characters: pandas' python engine, not checked here
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quotechar=quote, strict=True)
+    number = 0
+    try:
+        header = next(reader, None)
+        if header is None:
+            return None
+        for number, row in enumerate(reader, start=1):  # rows counted as the loader locates them (header: 0)
+            if row and len(row) != len(header):
+                return BadLine(number, f"row {number} (line {reader.line_num} of the file) has {len(row)} fields "
+                                       f"and the header {len(header)}: its cells would land in other columns (a "
+                                       "separator too many or too few, or a quote not closed?)")
+    except csv.Error as exc:
+        return BadLine(number + 1, f"row {number + 1} (line {reader.line_num} of the file) is not CSV as written: "
+                                   f"{exc} (a quote closed before its field ends?)")
+    return None
+
+
+#: a line with more brackets than this may nest deeper than a JSON reader can follow: it is parsed to see
+DEEP_BRACKETS = 500
+_TOO_DEEP = "nests its values too deeply to be read (pyarrow's JSON reader, which datasets uses, would crash on it)"
+
+
+def _too_deep(data: bytes) -> BadLine | None:
+    """The first JSON line nested deeper than Python's parser follows (pyarrow's reader has no such guard: past
+    some ten thousand levels it overflows its stack and the process dies, with no error to report)."""
+    if data.count(b"[") + data.count(b"{") <= DEEP_BRACKETS:
+        return None
+    for number, raw in enumerate(data.splitlines(), start=1):
+        if raw.count(b"[") + raw.count(b"{") > DEEP_BRACKETS:
+            try:
+                json.loads(raw)
+            except RecursionError:
+                return BadLine(number, f"line {number} of the file {_TOO_DEEP}")
+            except ValueError:
+                continue
+    return None
+
+
+def key_twice_line(text: str, key: str) -> int:
+    """The line where ``key`` is written a second time in one object, found by parsing ``text`` again with the
+    pure-Python scanner, which knows where each object starts and ends (only once a key twice was found)."""
+    from json import decoder, scanner
+
+    class Found(Exception):
+        def __init__(self, line: int) -> None:
+            super().__init__(line)
+            self.line = line
+
+    parser = json.JSONDecoder()
+
+    def parse_object(s_and_end: tuple[str, int], strict: bool, scan_once: Any, object_hook: Any, pairs_hook: Any,
+                     memo: Any = None) -> tuple[object, int]:
+        start = s_and_end[1]
+        pairs, end = decoder.JSONObject(s_and_end, strict, scan_once, object_hook, list, memo)  # type: ignore[attr-defined]
+        keys = [k for k, _ in pairs]
+        if keys.count(key) > 1:
+            spots = [m.start() for m in re.finditer(re.escape(json.dumps(key)) + r"\s*:", text[start:end])]
+            spot = start + (spots[-1] if len(spots) > 1 else 0)  # the later one (a nested object may hold it too)
+            raise Found(text.count("\n", 0, spot) + 1)
+        return dict(pairs), end
+
+    # kept ignores: the pure-Python scanner's hooks are the decoder's attributes, which typeshed does not declare
+    parser.parse_object = parse_object  # type: ignore[attr-defined]
+    parser.scan_once = scanner.py_make_scanner(parser)  # type: ignore[attr-defined]
+    try:
+        parser.decode(text)
+    except Found as found:
+        return found.line
+    except (ValueError, RecursionError):
+        pass
+    return 0
+
+
+#: a data file up to this size is scanned for the line ``datasets`` could not read (only when it refused one), and
+#: for what it would misread (:func:`misread_rows`) before it reads it
 MAX_SCANNED_BYTES = 256 * 1024 * 1024

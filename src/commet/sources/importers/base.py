@@ -8,7 +8,9 @@ that every benchmark follows the same rules.
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -23,6 +25,7 @@ from commet.format.problems import FormatError, Problem
 from commet.format.validate import ANSWER_IN_STORY
 from commet.sources.bounded import InputFileError, packed_kind, read_regular_file
 from commet.sources.inputs import DEFAULT_MAX_BYTES
+from commet.sources.table_files import KeyTwice, key_twice_line, refuse_key_twice
 from commet.taxonomy import MENTAL_STATES, Task, Taxonomy
 from commet.text import normalize
 
@@ -139,22 +142,74 @@ def read_text(path: Path) -> str:
 
 
 def read_json(path: Path) -> object:
-    """A JSON document (NaN allowed, as pandas writes it), or a located error."""
+    """A JSON document (NaN allowed, as pandas writes it), or a located error: invalid JSON, an object writing a
+    key twice (``json`` keeps the last, unsaid: which the authors meant is not guessed), nesting too deep to read."""
+    text = read_text(path)
     try:
-        return json.loads(read_text(path))
+        return json.loads(text, object_pairs_hook=refuse_key_twice)
     except json.JSONDecodeError as exc:
         raise source_error(path, exc.lineno, None, f"invalid JSON: {exc.msg}") from None
+    except KeyTwice as exc:
+        raise source_error(path, key_twice_line(text, exc.key), exc.key, _TWICE) from None
+    except RecursionError:
+        raise source_error(path, deep_line(text), None, "invalid JSON: nested too deeply to be read") from None
+
+
+def deep_line(text: str, limit: int = 500) -> int | None:
+    """The line where ``text``'s JSON nests deeper than ``limit`` (brackets inside strings not counted): where a
+    document too deep to parse goes wrong."""
+    depth, quoted, escaped = 0, False, False
+    for index, char in enumerate(text):
+        if quoted:
+            escaped, quoted = (False, True) if escaped else (char == "\\", char != '"')
+        elif char == '"':
+            quoted = True
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return text.count("\n", 0, index) + 1
+        elif char in "]}":
+            depth -= 1
+    return None
 
 
 def read_json_lines(path: Path) -> Iterator[tuple[int, object]]:
-    """Each non-blank line of a JSON Lines file with its line number, parsed; invalid JSON is a located error."""
+    """Each non-blank line of a JSON Lines file with its line number, parsed; invalid JSON, a key written twice in
+    one object or nesting too deep is a located error."""
     for number, raw in enumerate(read_text(path).splitlines(), start=1):
         if not raw.strip():
             continue
         try:
-            yield number, json.loads(raw)
+            yield number, json.loads(raw, object_pairs_hook=refuse_key_twice)
         except json.JSONDecodeError as exc:
             raise source_error(path, number, None, f"invalid JSON: {exc.msg}") from None
+        except KeyTwice as exc:
+            raise source_error(path, number, exc.key, _TWICE) from None
+        except RecursionError:
+            raise source_error(path, number, None, "invalid JSON: nested too deeply to be read") from None
+
+
+_TWICE = "this key is written twice in one object: which value is meant is not guessed"
+
+
+def read_csv(path: Path, delimiter: str = ",") -> Iterator[tuple[int, list[str]]]:
+    """Each record of a CSV file with the line it ends on, the header's first; a record with more or fewer fields
+    than the header (its cells would be read under other columns) or a quote closed before its field ends is a
+    located error."""
+    reader = csv.reader(io.StringIO(read_text(path), newline=""), delimiter=delimiter, strict=True)
+    width: int | None = None
+    try:
+        for row in reader:
+            if not any(cell.strip() for cell in row):
+                continue
+            width = len(row) if width is None else width
+            if len(row) != width:
+                raise source_error(path, reader.line_num, None, f"{len(row)} fields, the header has {width}: the "
+                                   "cells would be read under other columns (a separator too many or too few, or a "
+                                   "quote not closed?)")
+            yield reader.line_num, row
+    except csv.Error as exc:
+        raise source_error(path, reader.line_num, None, f"not CSV as written: {exc}") from None
 
 
 def json_line(text: str, needle: str) -> int | None:

@@ -15,8 +15,6 @@ answer vocabulary (its other places, yes and no): a reply that is exactly one of
 from __future__ import annotations
 
 import ast
-import csv
-import io
 import re
 from pathlib import Path
 
@@ -36,13 +34,14 @@ _ROOMS = (re.compile(r"(?:entered|left|is in) the ([^,.]+)\."), re.compile(r"whi
 
 
 def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
-    reader = csv.DictReader(io.StringIO(base.read_text(source)))
-    missing = [name for name in REQUIRED if name not in (reader.fieldnames or [])]
+    records = base.read_csv(source)
+    header = next(records, (1, []))[1]
+    missing = [name for name in REQUIRED if name not in header]
     if missing:
         raise base.source_error(source, 1, missing[0], "column missing from the header")
     stories: dict[str, base.SourceStory] = {}
-    for row in reader:
-        line = reader.line_num
+    for line, record in records:
+        row = dict(zip(header, record, strict=True))
         for name in REQUIRED:
             if not (row.get(name) or "").strip():
                 raise base.source_error(source, line, name, "empty field")
@@ -54,7 +53,8 @@ def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
         text = row["infilled_story"].strip()
         story = stories.get(text)
         if story is None:
-            meta = {name: row[name] for name in row if name and name.startswith(("sprop=", "param=story_type"))}
+            meta: dict[str, object] = {name: row[name] for name in row
+                                       if name and name.startswith(("sprop=", "param=story_type"))}
             story = base.SourceStory(key=f"{len(stories) + 1:05d}", task=TASK, story=text, questions=[], line=line,
                                      meta=meta)
             stories[text] = story

@@ -52,8 +52,10 @@ CONTEXTS = {"short": "narrative", "long": "long_narrative"}
 
 
 def variant(source: Path, options: base.ImportOptions) -> str | None:
-    """The long narratives are a dataset of their own (``opentom-long-...``)."""
-    return "long" if options.context == "long" else None
+    """The long narratives are a dataset of their own (``opentom-long-...``): asked for with ``--context long``, or
+    given as the file the authors publish them in (``opentom_long.json``, read as OpenToM-L's task whatever the
+    context, :func:`_read_records`), so that its runs never share a name with the normal narratives'."""
+    return "long" if options.context == "long" or (source.is_file() and "long" in source.stem.lower()) else None
 
 
 def read(source: Path, options: base.ImportOptions) -> list[base.SourceStory]:
@@ -131,7 +133,7 @@ def _read_records(source: Path, context: str) -> list[base.SourceStory]:
     lines = base.key_lines(base.read_text(source), "narrative", len(document))
     field_name = CONTEXTS[context] if any(isinstance(r, dict) and CONTEXTS[context] in r for r in document) \
         else "narrative"
-    task = LONG_TASK if context == "long" or field_name == "long_narrative" or "long" in source.stem else TASK
+    task = LONG_TASK if context == "long" or field_name == "long_narrative" or "long" in source.stem.lower() else TASK
     stories: list[base.SourceStory] = []
     for index, record in enumerate(document):
         line = lines[index]
