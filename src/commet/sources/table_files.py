@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.format.problems import Problem
 from commet.sources.bounded import InputFileError, read_regular_file
@@ -200,7 +201,9 @@ def bad_json_line(file: Path) -> BadLine | None:
     return None
 
 
-class KeyTwice(ValueError):
+class KeyTwice(CommetError, ValueError):
+    """A JSON object that writes ``key`` twice (raised from the decoder's hook, located by the caller)."""
+
     def __init__(self, key: str) -> None:
         super().__init__(key)
         self.key = key
@@ -312,7 +315,7 @@ def key_twice_line(text: str, key: str) -> int:
         pairs, end = decoder.JSONObject(s_and_end, strict, scan_once, object_hook, list, memo)  # type: ignore[attr-defined]
         keys = [k for k, _ in pairs]
         if keys.count(key) > 1:
-            spots = [m.start() for m in re.finditer(re.escape(json.dumps(key)) + r"\s*:", text[start:end])]
+            spots = [m.start() for m in re.finditer(rf"{re.escape(json.dumps(key))}\s*:", text[start:end])]
             spot = start + (spots[-1] if len(spots) > 1 else 0)  # the later one (a nested object may hold it too)
             raise Found(text.count("\n", 0, spot) + 1)
         return dict(pairs), end
