@@ -112,3 +112,36 @@ def test_a_group_named_alone_still_shows_its_help_and_help_still_exits_0(tmp_pat
     assert alone.returncode == 2 and "generate [OPTIONS] COMMAND" in alone.stderr and "procedural" in alone.stderr
     asked = commet_cli("eval", "--help", cwd=tmp_path)
     assert asked.returncode == 0 and "eval [OPTIONS]" in asked.stdout and asked.stderr == ""
+
+
+def test_a_dataset_saved_over_another_leaves_none_of_its_pictures(tmp_path: Path) -> None:
+    """Before: the replaced dataset's pictures stayed in ``images/`` (validation passes, so they were published or
+    reviewed with the new one). A file the replaced dataset did not name is kept."""
+    folder = tmp_path / "out"
+    first = commet_cli("convert", "sample", "--to", "jsonl", "--out", str(folder), cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    old = {p.name for p in (folder / "images").iterdir()}
+    assert old, "the sample has pictures"
+    (folder / "images" / "my-notes.txt").write_text("not the dataset's\n", encoding="utf-8")
+    second = commet_cli("import", "tomi", str(_tomi(tmp_path)), "--out", str(folder), cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert sorted(p.name for p in (folder / "images").iterdir()) == ["my-notes.txt"]
+
+
+def test_a_replaced_dataset_that_cannot_be_read_whole_loses_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / "out"
+    assert commet_cli("convert", "sample", "--to", "jsonl", "--out", str(folder), cwd=tmp_path).returncode == 0
+    old = sorted(p.name for p in (folder / "images").iterdir())
+    with (folder / "storyturns.jsonl").open("a", encoding="utf-8") as out:
+        out.write("{not a StoryTurn\n")
+    assert commet_cli("import", "tomi", str(_tomi(tmp_path)), "--out", str(folder), cwd=tmp_path).returncode == 0
+    assert sorted(p.name for p in (folder / "images").iterdir()) == old  # which pictures were its own is not known
+
+
+def _tomi(tmp_path: Path) -> Path:
+    """A one-story ToMi file (its published layout), a dataset without pictures."""
+    path = tmp_path / "tomi.txt"
+    path.write_text("1 Mary entered the kitchen.\n2 John entered the kitchen.\n3 The apple is in the box.\n"
+                    "4 John exited the kitchen.\n5 Mary moved the apple to the basket.\n"
+                    "6 Where will John look for the apple?\tbox\t1\n", encoding="utf-8")
+    return path

@@ -373,8 +373,14 @@ class Dataset:
         return meta
 
     def save(self, folder: str | Path) -> Path:
-        """Write the canonical dataset folder (JSONL, images, metadata)."""
+        """Write the canonical dataset folder (JSONL, images, metadata).
+
+        A dataset saved where another was (``--out`` given twice) replaces it whole: the pictures the replaced
+        StoryTurns named and these do not are removed from ``images/``, so the folder holds no picture of another
+        dataset that would be published or reviewed with it. Files the replaced dataset did not name are left, and
+        so is everything when its StoryTurns cannot be read whole (nothing is removed on a guess)."""
         folder = Path(folder)
+        replaced = _pictures_named(folder / STORYTURNS_FILE)
         (folder / IMAGES_DIR).mkdir(parents=True, exist_ok=True)
         with (folder / STORYTURNS_FILE).open("w", encoding="utf-8") as out:
             for storyturn in self.storyturns:
@@ -388,6 +394,12 @@ class Dataset:
                 target = folder / IMAGES_DIR / self.saved_image_name(image_id)
                 if source is None or source.resolve() != target.resolve():
                     target.write_bytes(self.image_bytes(image_id))
+        named = {name for storyturn in self.storyturns for image_id in storyturn.images
+                 for name in (*image_file_candidates(image_id), self.saved_image_name(image_id))}
+        for name in sorted(replaced - named):
+            stale = folder / IMAGES_DIR / name
+            if stale.is_file() and not stale.is_symlink():
+                stale.unlink()
         return folder
 
     def saved_image_name(self, image_id: str) -> str:
@@ -402,6 +414,17 @@ class Dataset:
             for storyturn in self.storyturns:
                 out.write(json.dumps(to_pipe_record(storyturn), ensure_ascii=False) + "\n")
         return path
+
+
+def _pictures_named(storyturns_file: Path) -> set[str]:
+    """The picture file names the StoryTurns saved in ``storyturns_file`` may use, or none when there is no such file
+    or any of its lines cannot be read as a StoryTurn (:meth:`Dataset.save` then removes nothing)."""
+    try:
+        lines = storyturns_file.read_text(encoding="utf-8").splitlines() if storyturns_file.is_file() else []
+        return {name for line in lines if line.strip()
+                for image_id in StoryTurn.model_validate_json(line).images for name in image_file_candidates(image_id)}
+    except (OSError, UnicodeDecodeError, ValueError):  # pydantic's ValidationError is a ValueError
+        return set()
 
 
 #: guards the making of a dataset's picture memo (:meth:`Dataset._picture_files`)
