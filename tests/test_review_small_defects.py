@@ -54,3 +54,23 @@ def test_an_edit_tells_its_author_that_their_accept_no_longer_counts(tmp_path: P
     carol = store.add_user("carol", PASSWORD)
     again = TextEdits(store).save_turn("xss-1", 0, carol, now, {**sent, (0, "story"): "Ana hides a note."})
     assert "accept" not in again.message
+
+
+def test_export_over_the_dataset_under_review_is_refused_and_touches_nothing(tmp_path: Path) -> None:
+    """Before: the export replaced the reviewed dataset's StoryTurns with the final ones only, so the items not final
+    yet (and, as a dataset written over another leaves none of its pictures, their pictures) were gone."""
+    dataset = write_dataset(tmp_path / "ds")
+    store = ReviewDB(tmp_path / "review.sqlite")
+    store.import_dataset(load_dataset(dataset))
+    users = [store.add_user(name, PASSWORD) for name in ("alice", "bob", "carol")]
+    for user in users:  # one item final, the other not
+        store.decide("xss-1", user, "accept")
+    before = {p.relative_to(dataset): p.read_bytes() for p in dataset.rglob("*") if p.is_file()}
+    result = CliRunner().invoke(cli, ["review", "export", "--db", str(tmp_path / "review.sqlite"), "--out",
+                                      str(dataset), "--dataset", str(dataset)])
+    assert result.exit_code == 2, result.output
+    assert "is the dataset under review; export to another folder" in result.output
+    assert {p.relative_to(dataset): p.read_bytes() for p in dataset.rglob("*") if p.is_file()} == before
+    elsewhere = CliRunner().invoke(cli, ["review", "export", "--db", str(tmp_path / "review.sqlite"), "--out",
+                                         str(tmp_path / "out"), "--dataset", str(dataset)])
+    assert elsewhere.exit_code == 0 and "exported 1 final StoryTurn(s)" in elsewhere.output, elsewhere.output

@@ -10,6 +10,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from commet.apps.review.db.items import ReviewItems
+from commet.apps.review.db.records import ReviewError
 from commet.apps.review.db.statistics import ReviewStatistics
 from commet.apps.web import csv_safe
 from commet.format.dataset import Dataset
@@ -25,6 +26,9 @@ class ReviewExports(ReviewStatistics, ReviewItems):
     def export(self, out: str | Path, *, dataset_root: str | Path | None = None) -> tuple[Dataset, list[Problem]]:
         """Write the final items (with their current pictures) as a dataset folder and validate it."""
         root = Path(dataset_root or self.meta("dataset_root") or ".")
+        if Path(out).resolve() == root.resolve():  # an export replaces its folder's dataset whole
+            raise ReviewError(f"{out}: is the dataset under review; export to another folder (writing there would "
+                              "replace the items not final yet, and their pictures)")
         source = load_dataset(root) if (root / "storyturns.jsonl").is_file() else Dataset(storyturns=[], root=root)
         exported = Dataset(storyturns=[], name=self.meta("dataset_name") or "reviewed",
                            version=self.meta("dataset_version") or "0", licence=self.meta("dataset_licence") or "unspecified",
