@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import statistics
 import time
 from pathlib import Path
 
@@ -135,7 +136,10 @@ def test_the_server_keeps_answering_while_passwords_are_checked(tmp_path: Path) 
             took = time.monotonic() - started
             assert sorted(await burst) == [303] * 12
             assert len(answered) >= 10, f"{len(answered)} requests answered in {took:.2f} s of password checks"
-            assert max(answered) < took / 2, f"one request waited {max(answered):.2f} s of {took:.2f} s"
+            # the typical wait, not the longest: on a loaded machine (another test process on the other core) one
+            # request may wait for the CPU; with the checks on the loop every request waited for several of them
+            typical = statistics.median(answered)
+            assert typical < took / 10, f"half the requests waited over {typical:.2f} s of {took:.2f} s"
 
     with running_app(tmp_path, login_throttle=throttle) as (base, _):
         asyncio.run(run(base))
