@@ -16,10 +16,10 @@ import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote
 
 from commet.store.errors import StoreError
-from commet.store.sqlite import Store
+from commet.store.opening import connect_read_only
+from commet.store.sqlite import BUSY_TIMEOUT_S, Store
 
 
 class MergeError(StoreError):
@@ -50,8 +50,8 @@ def merge_stores(out: str | Path, inputs: list[str | Path]) -> MergeReport:
             raise MergeError(f"{path}: is the output store itself")
         if not resolved.is_file():
             raise MergeError(f"{path}: no such store file")
-        try:  # the path quoted in the URI: a "#" or "?" in a file name is part of the name, not of the URI
-            con = sqlite3.connect(f"file:{quote(str(resolved))}?mode=ro", uri=True)
+        try:  # opened as every store is read (a "#" or "?" in its name is part of the name, not of a URI)
+            con = connect_read_only(resolved, busy_timeout_s=BUSY_TIMEOUT_S)
             con.row_factory = sqlite3.Row
             con.execute("SELECT name, config_hash FROM runs LIMIT 1").fetchall()
         except sqlite3.DatabaseError as exc:
