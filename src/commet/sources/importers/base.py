@@ -23,7 +23,7 @@ from commet.format.dataset import METADATA_FILE, Dataset
 from commet.format.model import Feedback, Option, Rubric, StoryTurn, Turn
 from commet.format.problems import FormatError, Problem
 from commet.format.validate import ANSWER_IN_STORY
-from commet.sources.bounded import InputFileError, packed_kind, read_regular_file
+from commet.sources.bounded import InputFileError, depth_position, packed_kind, read_regular_file
 from commet.sources.inputs import DEFAULT_MAX_BYTES
 from commet.sources.table_files import KeyTwice, key_twice_line, refuse_key_twice
 from commet.taxonomy import MENTAL_STATES, Task, Taxonomy
@@ -156,21 +156,10 @@ def read_json(path: Path) -> object:
 
 
 def deep_line(text: str, limit: int = 500) -> int | None:
-    """The line where ``text``'s JSON nests deeper than ``limit`` (brackets inside strings not counted): where a
-    document too deep to parse goes wrong."""
-    depth, quoted, escaped = 0, False, False
-    for index, char in enumerate(text):
-        if quoted:
-            escaped, quoted = (False, True) if escaped else (char == "\\", char != '"')
-        elif char == '"':
-            quoted = True
-        elif char in "[{":
-            depth += 1
-            if depth > limit:
-                return text.count("\n", 0, index) + 1
-        elif char in "]}":
-            depth -= 1
-    return None
+    """The line where ``text``'s JSON nests deeper than ``limit`` (:func:`~commet.sources.bounded.depth_position`,
+    strings skipped): where a document too deep to parse goes wrong."""
+    position = depth_position(text, 0, limit)
+    return text.count("\n", 0, position) + 1 if position else None
 
 
 def read_json_lines(path: Path) -> Iterator[tuple[int, object]]:
