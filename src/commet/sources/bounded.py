@@ -217,6 +217,17 @@ class _DuplicateKeys(dict[str, object]):
     key: str
 
 
+def first_key_twice(pairs: list[tuple[str, object]]) -> str:
+    """The first key of a JSON object's ``pairs`` named a second time (one pass: an object may have many keys); the
+    caller knows one is (``dict(pairs)`` came out shorter)."""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            return key
+        seen.add(key)
+    raise ValueError("no key is named twice")
+
+
 class _Refused:
     """A number or constant the parser met and refused: it stands in the decoded value where the number was,
     so that the refusal can name the record and key that hold it."""
@@ -349,12 +360,7 @@ def loads_bounded(text: str, start: int = 0, *, max_depth: int = MAX_JSON_DEPTH,
         if len(made) == len(pairs):
             return made
         marked = _DuplicateKeys(made)
-        seen: set[str] = set()
-        for key, _ in pairs:  # the first key named twice (one pass: an object may have many keys)
-            if key in seen:
-                marked.key = key
-                break
-            seen.add(key)
+        marked.key = first_key_twice(pairs)
         duplicated.append(marked)
         return marked
 

@@ -27,7 +27,7 @@ from typing import Any
 from commet.errors import CommetError
 from commet.format.dataset import Dataset
 from commet.format.problems import Problem
-from commet.sources.bounded import InputFileError, read_regular_file
+from commet.sources.bounded import InputFileError, first_key_twice, read_regular_file
 
 #: a text data file up to this size is counted line by line for this (larger: the table's own row numbers)
 MAX_COUNTED_BYTES = 256 * 1024 * 1024
@@ -213,8 +213,7 @@ def refuse_key_twice(pairs: list[tuple[str, object]]) -> dict[str, object]:
     """A JSON object, refused when it writes a key twice (``datasets`` would keep one of the two, unsaid)."""
     found = dict(pairs)
     if len(found) != len(pairs):
-        seen: set[str] = set()
-        raise KeyTwice(next(key for key, _ in pairs if key in seen or seen.add(key)))  # type: ignore[func-returns-value]
+        raise KeyTwice(first_key_twice(pairs))
     return found
 
 
