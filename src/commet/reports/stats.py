@@ -374,8 +374,9 @@ def paired_comparison(a: Sequence[bool], b: Sequence[bool], *, resamples: int = 
         # no variation (the runs agree on every StoryTurn, or one is right on each where the other is wrong): every
         # resample repeats the difference, so the interval is the exact one of the discordant rate instead (0 of n
         # discordant: within the Clopper-Pearson bound on either side; n of n: from its lower bound to 100)
-        bound = 100.0 * tail ** (1.0 / n)
-        low, high = {0: (bound - 100.0, 100.0 - bound), 1: (bound, 100.0), -1: (-100.0, -bound)}[diffs[0]]
+        discordant_low, discordant_high = exact_boundary_interval(n if diffs[0] else 0, n, level)
+        low, high = {0: (-discordant_high, discordant_high), 1: (discordant_low, discordant_high),
+                     -1: (-discordant_high, -discordant_low)}[diffs[0]]
     else:
         diff_array = np.asarray(diffs, dtype=np.int64)
         samples = np.sort(np.concatenate([100.0 * diff_array[idx].sum(axis=1) / n
